@@ -1,0 +1,53 @@
+import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { CheckpointService } from "../gen/dline/v1/checkpoint_pb.js";
+import { HistoryService } from "../gen/dline/v1/history_pb.js";
+import { ImportService } from "../gen/dline/v1/import_pb.js";
+import { SettingsService } from "../gen/dline/v1/settings_pb.js";
+import { SystemService } from "../gen/dline/v1/system_pb.js";
+import { TaskService } from "../gen/dline/v1/task_pb.js";
+
+export interface DlineClients {
+  system: Client<typeof SystemService>;
+  settings: Client<typeof SettingsService>;
+  tasks: Client<typeof TaskService>;
+  history: Client<typeof HistoryService>;
+  checkpoints: Client<typeof CheckpointService>;
+  imports: Client<typeof ImportService>;
+  transport: Transport;
+}
+
+export function bearerInterceptor(token: string): Interceptor {
+  return (next) => (req) => {
+    req.header.set("Authorization", `Bearer ${token}`);
+    return next(req);
+  };
+}
+
+/**
+ * A transport to a sidecar: Connect over HTTP/1.1 with binary protobuf (JSON when `json` is
+ * set), the bearer token on every call. A `unix:PATH` url goes through the socket.
+ */
+export function sidecarTransport(url: string, token: string, options: { json?: boolean } = {}): Transport {
+  const unix = url.startsWith("unix:") ? url.slice("unix:".length) : undefined;
+  return createConnectTransport({
+    baseUrl: unix ? "http://localhost" : url,
+    httpVersion: "1.1",
+    useBinaryFormat: !options.json,
+    interceptors: [bearerInterceptor(token)],
+    nodeOptions: unix ? { socketPath: unix } : undefined,
+  });
+}
+
+export function createDlineClients(url: string, token: string, options: { json?: boolean } = {}): DlineClients {
+  const transport = sidecarTransport(url, token, options);
+  return {
+    system: createClient(SystemService, transport),
+    settings: createClient(SettingsService, transport),
+    tasks: createClient(TaskService, transport),
+    history: createClient(HistoryService, transport),
+    checkpoints: createClient(CheckpointService, transport),
+    imports: createClient(ImportService, transport),
+    transport,
+  };
+}

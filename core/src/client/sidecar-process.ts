@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import { parseHandshake, type Handshake } from "./handshake.js";
+
+export interface SpawnSidecarOptions {
+  /** Path of the dline-core executable. */
+  binary: string;
+  args?: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Where the sidecar's stderr goes: a file path, "inherit", or "ignore" (default "ignore"). */
+  stderr?: string | "inherit" | "ignore";
+  /** Give up waiting for the handshake after this long (default 30 s). */
+  handshakeTimeoutMs?: number;
+}
+
+export interface SidecarProcess {
+  handshake: Handshake;
+  child: ChildProcess;
+  /** Resolves with the exit code (or signal name) once the process is gone. */
+  exited: Promise<number | string>;
+  /** Closes stdin (the editor-died signal) and waits for the process to exit. */
+  stop(): Promise<number | string>;
+}
+
+/**
+ * Starts a sidecar as a child process and reads its handshake line. stdin stays a pipe: the
+ * sidecar exits when it closes, so a crashed parent never leaves it behind.
+ */
+export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProcess> {
+  const stderrTarget = options.stderr ?? "ignore";
+  const stderrFd = stderrTarget === "inherit" || stderrTarget === "ignore" ? stderrTarget : fs.openSync(stderrTarget, "a");
+  const child = spawn(options.binary, ["serve", ...(options.args ?? [])], {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ["pipe", "pipe", stderrFd],
+  });
+  if (typeof stderrFd === "number") fs.closeSync(stderrFd);
+  const exited = new Promise<number | string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? -1));
+  });
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error("The sidecar did not print its handshake in time."));
+    }, options.handshakeTimeoutMs ?? 30_000);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    };
+    child.once("error", fail);
+    void exited.then((code) => fail(new Error(`The sidecar exited (${code}) before its handshake.`)));
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", function onData(chunk: string) {
+      buffered += chunk;
+      const newline = buffered.indexOf("\n");
+      if (newline < 0) return;
+      child.stdout!.off("data", onData);
+      // Nothing else is ever printed on stdout; keep draining so the pipe never fills.
+      child.stdout!.resume();
+      clearTimeout(timer);
+      try {
+        const handshake = parseHandshake(buffered.slice(0, newline));
+        resolve({
+          handshake,
+          child,
+          exited,
+          stop() {
+            child.stdin?.end();
+            return exited;
+          },
+        });
+      } catch (err) {
+        child.kill("SIGKILL");
+        reject(err as Error);
+      }
+    });
+  });
+}

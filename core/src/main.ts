@@ -1,0 +1,162 @@
+import * as http from "node:http";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { createApp } from "./app.js";
+import { DlineError } from "./errors.js";
+import { Lifecycle } from "./lifecycle.js";
+import { createLogger, FileAndStderrSink, type LogLevel } from "./logging/logger.js";
+import { errorInterceptor } from "./rpc/error-interceptor.js";
+import { registerRoutes } from "./rpc/routes.js";
+import { authInterceptor, generateToken } from "./server/auth.js";
+import { listen, parseListen, type ListenTarget } from "./server/listen.js";
+import { InstanceLayout } from "./storage/instance-layout.js";
+import { resolveStorageRoots } from "./storage/roots.js";
+import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
+
+const USAGE = `Usage: dline-core <command> [options]
+
+Commands:
+  serve       Start the sidecar: prints one JSON handshake line on stdout, serves Connect RPC.
+  --version   Print the version and exit.
+  help        Print this help.
+
+Run "dline-core serve --help" for the serve options.
+`;
+
+const SERVE_USAGE = `Usage: dline-core serve [--listen 127.0.0.1:0 | --listen unix:PATH] [--log-level LEVEL]
+                        [--remote-config FILE]
+
+Starts the Dline core sidecar. It binds loopback only, creates a fresh bearer token, and prints
+exactly one line on stdout:
+  {"dline":"ready","protocol":${PROTOCOL_VERSION},"version":"...","url":"http://127.0.0.1:PORT","token":"...","pid":N}
+Every RPC needs "Authorization: Bearer <token>". The sidecar exits when its stdin closes, on
+SIGTERM/SIGINT, or on SystemService.Shutdown, after flushing its state. Logs go to stderr and
+to <resource home>/logs/dline-core.log.
+
+Options:
+  --listen ADDR         127.0.0.1:PORT, [::1]:PORT or unix:PATH (default 127.0.0.1:0: a free port).
+  --log-level LEVEL     debug, info, warn or error (default info).
+  --remote-config FILE  Remote configuration (JSON) that wins over every other setting source;
+                        also read from DLINE_REMOTE_CONFIG.
+
+Environment: DLINE_DIR, DLINE_HOME_DIR, DLINE_DOCS_DIR override the three storage roots.
+`;
+
+export interface ServeOptions {
+  listen: ListenTarget;
+  logLevel: LogLevel;
+  remoteConfig: string | undefined;
+}
+
+function parseServeArgs(args: string[]): ServeOptions | "help" {
+  const options: ServeOptions = { listen: parseListen("127.0.0.1:0"), logLevel: "info", remoteConfig: undefined };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = () => {
+      const v = inline ?? args[++i];
+      if (v === undefined) throw new DlineError("invalid_argument", `${flag} needs a value.`);
+      return v;
+    };
+    switch (flag) {
+      case "-h":
+      case "--help":
+        return "help";
+      case "--listen":
+        options.listen = parseListen(value());
+        break;
+      case "--log-level": {
+        const level = value();
+        if (!["debug", "info", "warn", "error"].includes(level)) {
+          throw new DlineError("invalid_argument", `--log-level ${level}: expected debug, info, warn or error.`);
+        }
+        options.logLevel = level as LogLevel;
+        break;
+      }
+      case "--remote-config":
+        options.remoteConfig = value();
+        break;
+      default:
+        throw new DlineError("invalid_argument", `Unknown option ${arg}. Run "dline-core serve --help".`);
+    }
+  }
+  return options;
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const env = { ...process.env };
+  if (options.remoteConfig) env.DLINE_REMOTE_CONFIG = options.remoteConfig;
+  const roots = await resolveStorageRoots(env);
+  const logFile = new InstanceLayout(roots).coreLogFile;
+  const sink = new FileAndStderrSink(logFile);
+  const logger = createLogger(sink, options.logLevel);
+  const lifecycle = new Lifecycle(logger, (code) => {
+    sink.close();
+    process.exit(code);
+  });
+  const app = await createApp({ roots, logger, logFile, lifecycle, env });
+
+  const token = generateToken();
+  const handler = connectNodeAdapter({
+    routes: (router) => registerRoutes(router, app),
+    interceptors: [authInterceptor(token), errorInterceptor(logger.child("rpc"))],
+    // Bounds memory per request; the largest legitimate request is a settings patch or a prompt.
+    readMaxBytes: 16 * 1024 * 1024,
+    writeMaxBytes: 64 * 1024 * 1024,
+  });
+  const server = http.createServer({ keepAliveTimeout: 60_000 }, handler);
+  const url = await listen(server, options.listen);
+  lifecycle.setCloser(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Streams end with the lifecycle signal; whatever is left is cut after a short grace.
+        setTimeout(() => server.closeAllConnections(), 200).unref();
+      }),
+  );
+
+  process.stdin.on("end", () => void lifecycle.stop("stdin closed"));
+  process.stdin.on("error", () => void lifecycle.stop("stdin error"));
+  process.stdin.resume();
+  process.on("SIGTERM", () => void lifecycle.stop("SIGTERM"));
+  process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
+  process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
+
+  const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
+  process.stdout.write(JSON.stringify(handshake) + "\n");
+  logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot });
+}
+
+/** Inside a SEA, argv[0] and argv[1] are both the executable; from sources argv[1] is the script. */
+function userArgs(): string[] {
+  return process.argv.slice(2);
+}
+
+export async function main(args = userArgs()): Promise<void> {
+  const [command, ...rest] = args;
+  if (command === "--version" || command === "-v" || command === "version") {
+    process.stdout.write(`dline-core ${SERVER_VERSION} (protocol ${PROTOCOL_VERSION})\n`);
+    return;
+  }
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    process.stdout.write(USAGE);
+    if (command === undefined) process.exitCode = 2;
+    return;
+  }
+  if (command !== "serve") {
+    process.stderr.write(`dline-core: unknown command "${command}".\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  const options = parseServeArgs(rest);
+  if (options === "help") {
+    process.stdout.write(SERVE_USAGE);
+    return;
+  }
+  await serve(options);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`dline-core: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(err instanceof DlineError && err.code === "invalid_argument" ? 2 : 1);
+});

@@ -1,0 +1,50 @@
+import { createHash, randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as sea from "node:sea";
+
+/** Name of the SEA asset that carries better-sqlite3's compiled addon (scripts/build-sidecar.mjs). */
+export const SQLITE_ADDON_ASSET = "better_sqlite3.node";
+
+/**
+ * Writes `bytes` to `target` unless it is already there, atomically: a unique temp file in the
+ * same folder, fsync, then rename. Two sidecars starting at once on a cold cache both write
+ * their own temp file and both renames succeed (same content), so neither sees a half file.
+ */
+export function writeFileOnceAtomic(target: string, bytes: Uint8Array): void {
+  if (fs.existsSync(target) && fs.statSync(target).size === bytes.byteLength) return;
+  fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+  const tmp = `${target}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const fd = fs.openSync(tmp, "w", 0o700);
+  try {
+    fs.writeSync(fd, bytes);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, target);
+}
+
+/**
+ * The native binding for better-sqlite3. Inside the single executable, `require` only loads
+ * built-ins, so the addon is read from the SEA asset, extracted once per content hash under
+ * `addonDirFor(hash)`, and loaded with process.dlopen. Outside a SEA (tests running the
+ * sources) it returns undefined and better-sqlite3 finds its addon in node_modules.
+ */
+export function loadSqliteBinding(
+  addonDirFor: (contentHash: string) => string,
+  /** The asset's hash computed at build time; saves hashing the addon at every start. */
+  knownHash?: string,
+): object | undefined {
+  if (!sea.isSea()) return undefined;
+  let file = knownHash ? path.join(addonDirFor(knownHash), SQLITE_ADDON_ASSET) : undefined;
+  if (!file || !fs.existsSync(file)) {
+    const bytes = new Uint8Array(sea.getRawAsset(SQLITE_ADDON_ASSET) as ArrayBuffer);
+    const hash = knownHash ?? createHash("sha256").update(bytes).digest("hex").slice(0, 24);
+    file = path.join(addonDirFor(hash), SQLITE_ADDON_ASSET);
+    writeFileOnceAtomic(file, bytes);
+  }
+  const module = { exports: {} as object };
+  process.dlopen(module, file);
+  return module.exports;
+}

@@ -1,0 +1,70 @@
+import * as fs from "node:fs";
+import type * as http from "node:http";
+import * as net from "node:net";
+import { DlineError } from "../errors.js";
+
+export type ListenTarget = { kind: "tcp"; host: string; port: number } | { kind: "unix"; path: string };
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** Parses `--listen`: `127.0.0.1:0`, `[::1]:0`, `localhost:PORT` or `unix:PATH`. Loopback only. */
+export function parseListen(value: string): ListenTarget {
+  if (value.startsWith("unix:")) {
+    const socketPath = value.slice("unix:".length);
+    if (!socketPath) throw new DlineError("invalid_argument", "--listen unix: needs a socket path.");
+    return { kind: "unix", path: socketPath };
+  }
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  if (!match) throw new DlineError("invalid_argument", `--listen ${value}: expected HOST:PORT or unix:PATH.`);
+  const host = match[1] ?? match[2];
+  const port = Number(match[3]);
+  if (!LOOPBACK_HOSTS.has(host)) {
+    throw new DlineError("invalid_argument", `--listen ${value}: the sidecar binds loopback only (127.0.0.1 or ::1).`);
+  }
+  if (port > 65535) throw new DlineError("invalid_argument", `--listen ${value}: port out of range.`);
+  return { kind: "tcp", host: host === "localhost" ? "127.0.0.1" : host, port };
+}
+
+/**
+ * Binds the server and answers the URL clients use. A Unix socket is created with umask 077
+ * so that it is 0600 from the first moment (no window where another user could connect),
+ * and chmod'ed again to be sure. A stale socket file from a dead sidecar is replaced only
+ * when nothing answers on it.
+ */
+export async function listen(server: http.Server, target: ListenTarget): Promise<string> {
+  if (target.kind === "tcp") {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(target.port, target.host, () => resolve());
+    });
+    const address = server.address() as net.AddressInfo;
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+  await removeStaleSocket(target.path);
+  const previousMask = process.umask(0o077);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(target.path, () => resolve());
+    });
+  } finally {
+    process.umask(previousMask);
+  }
+  fs.chmodSync(target.path, 0o600);
+  return `unix:${target.path}`;
+}
+
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  if (!fs.existsSync(socketPath)) return;
+  const alive = await new Promise<boolean>((resolve) => {
+    const probe = net.connect(socketPath);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", () => resolve(false));
+  });
+  if (alive) throw new DlineError("already_exists", `Another process is listening on ${socketPath}.`);
+  fs.unlinkSync(socketPath);
+}

@@ -1,0 +1,36 @@
+import Database from "better-sqlite3";
+
+export type SqliteDatabase = Database.Database;
+
+export interface OpenDatabaseOptions {
+  readonly?: boolean;
+  /** Fail instead of creating a missing file. */
+  fileMustExist?: boolean;
+}
+
+/**
+ * Opens SQLite databases with the right native binding (see native/sqlite-addon.ts) and the
+ * settings every Dline database shares: WAL, a busy timeout so that a second sidecar waits
+ * instead of surfacing SQLITE_BUSY, and foreign keys. Constructed once in main.ts.
+ */
+export class SqliteFactory {
+  constructor(
+    private readonly nativeBinding: object | undefined,
+    private readonly busyTimeoutMs = 5000,
+  ) {}
+
+  open(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
+    const db = new Database(file, {
+      readonly: options.readonly ?? false,
+      fileMustExist: options.fileMustExist ?? false,
+      timeout: this.busyTimeoutMs,
+      ...(this.nativeBinding ? { nativeBinding: this.nativeBinding as unknown as string } : {}),
+    });
+    if (!options.readonly) {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+    }
+    db.pragma("foreign_keys = ON");
+    return db;
+  }
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts", "core/src/**/*.test.ts"],
+    // Tests spawn real sidecars, git and SQLite; the machines have 2 cores.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    maxWorkers: 2,
+    reporters: ["default"],
+  },
+});
