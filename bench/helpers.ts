@@ -1,0 +1,22 @@
+/** Small statistics helpers shared by the benchmarks. */
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function median(samples: number[]): number {
+  return percentile(samples, 50);
+}
+
+export function fmtMs(ms: number): string {
+  return ms < 1 ? `${(ms * 1000).toFixed(0)} us` : `${ms.toFixed(2)} ms`;
+}
+
+export function ratio(value: number, baseline: number): string {
+  return `${(value / baseline).toFixed(2)}x`;
+}
+
+/** Prints one result line: name, value, baseline, ratio and the goal it is held against. */
+export function report(name: string, value: string, baseline: string, r: string, goal: string): void {
+  console.log(`${name.padEnd(44)} ${value.padStart(12)}  baseline ${baseline.padStart(12)}  ratio ${r.padStart(7)}  goal ${goal}`);
+}
