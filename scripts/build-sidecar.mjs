@@ -17,6 +17,35 @@ const require = (await import("node:module")).createRequire(import.meta.url);
 const addon = path.join(path.dirname(require.resolve("better-sqlite3/package.json", { paths: [path.join(root, "core")] })), "build", "Release", "better_sqlite3.node");
 const addonHash = createHash("sha256").update(fs.readFileSync(addon)).digest("hex").slice(0, 24);
 
+/**
+ * connect-node imports node:http2 and node:https at the top of modules the sidecar's server
+ * path loads, though the server only touches them on HTTP/2 or TLS (which it never serves).
+ * Compiling those built-ins costs ~15 ms of every start, so inside connect-node they are
+ * replaced with objects that load the real module on first use.
+ */
+function lazyBuiltinsPlugin() {
+  const lazy = {
+    "node:http2": ["constants", "connect"],
+    "node:https": ["request", "Agent", "globalAgent"],
+  };
+  return {
+    name: "lazy-builtins",
+    setup(build) {
+      build.onResolve({ filter: /^node:(http2|https)$/ }, (args) =>
+        args.importer.includes(`${path.sep}@connectrpc${path.sep}connect-node${path.sep}`)
+          ? { path: args.path, namespace: "lazy-builtin" }
+          : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
+        loader: "js",
+        contents:
+          `let m; const load = () => (m ??= require(${JSON.stringify(args.path)}));\n` +
+          `module.exports = {${lazy[args.path].map((k) => `get ${k}() { return load().${k}; }`).join(", ")}};\n`,
+      }));
+    },
+  };
+}
+
 fs.mkdirSync(work, { recursive: true });
 const bundle = path.join(work, "dline-core.cjs");
 await esbuild.build({
@@ -35,6 +64,7 @@ await esbuild.build({
   },
   // debug's optional colour support is not needed and would be an unresolvable require in a SEA.
   alias: { "supports-color": path.join(root, "scripts/stubs/supports-color.cjs") },
+  plugins: [lazyBuiltinsPlugin()],
   logLevel: "warning",
 });
 

@@ -31,7 +31,7 @@ export interface AppOptions {
 /** Wires the domain modules. Each later module is constructed here and given what it needs. */
 export async function createApp(options: AppOptions): Promise<App> {
   const layout = new InstanceLayout(options.roots);
-  const sqlite = new SqliteFactory(loadSqliteBinding((hash) => layout.nativeAddonDir(hash), SQLITE_ADDON_HASH));
+  const sqlite = new SqliteFactory(() => loadSqliteBinding((hash) => layout.nativeAddonDir(hash), SQLITE_ADDON_HASH));
   return {
     roots: options.roots,
     layout,

@@ -124,6 +124,15 @@ async function serve(options: ServeOptions): Promise<void> {
 
   const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
   process.stdout.write(JSON.stringify(handshake) + "\n");
+  // Off the start-up path: extract and load the SQLite addon before the first database needs it.
+  setImmediate(() => {
+    try {
+      app.sqlite.warm();
+      logger.info("sqlite addon loaded");
+    } catch (err) {
+      logger.error("cannot load the SQLite addon", { error: (err as Error).message });
+    }
+  });
   logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot });
 }
 

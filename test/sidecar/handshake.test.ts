@@ -120,7 +120,13 @@ describe("sidecar lifecycle", () => {
     expect(ha.status).toBe("ok");
     expect(hb.status).toBe("ok");
     expect(a.process.handshake.url).not.toBe(b.process.handshake.url);
+    // Each sidecar extracts the addon right after its handshake: wait for both to have done so.
     const nativeDir = path.join(roots.homeDir, "cache", "native");
+    const logOf = (s: RunningSidecar) => fs.readFileSync(s.stderrFile, "utf8");
+    const loaded = (s: RunningSidecar) => logOf(s).includes("sqlite addon loaded");
+    for (let i = 0; i < 200 && !(loaded(a) && loaded(b)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(logOf(a) + logOf(b)).not.toContain("cannot load the SQLite addon");
+    expect(loaded(a) && loaded(b)).toBe(true);
     const entries = fs.readdirSync(nativeDir);
     expect(entries).toHaveLength(1);
     // Only the final file remains: no half-written temp files.

@@ -14,10 +14,23 @@ export interface OpenDatabaseOptions {
  * instead of surfacing SQLITE_BUSY, and foreign keys. Constructed once in main.ts.
  */
 export class SqliteFactory {
+  private binding: { value: object | undefined } | undefined;
+
   constructor(
-    private readonly nativeBinding: object | undefined,
+    /** Loads the native binding on first use, so a sidecar that opens no database never maps it. */
+    private readonly loadNativeBinding: () => object | undefined,
     private readonly busyTimeoutMs = 5000,
   ) {}
+
+  private get nativeBinding(): object | undefined {
+    this.binding ??= { value: this.loadNativeBinding() };
+    return this.binding.value;
+  }
+
+  /** Loads the native binding now (extracting it on a cold cache) instead of at the first open. */
+  warm(): void {
+    void this.nativeBinding;
+  }
 
   open(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
     const db = new Database(file, {

@@ -1,0 +1,138 @@
+// Issue 2 benchmarks: cold start, unary round trip, binary size, idle memory. Every figure is
+// printed next to a baseline measured in this same run on this same machine.
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as os from "node:os";
+import * as path from "node:path";
+import { createDlineClients, spawnSidecar } from "../core/src/client/index.js";
+import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
+
+const binary = path.resolve("dist/dline-core");
+const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-"));
+const env = {
+  ...process.env,
+  HOME: base,
+  DLINE_DIR: path.join(base, "d"),
+  DLINE_HOME_DIR: path.join(base, "h"),
+  DLINE_DOCS_DIR: path.join(base, "docs"),
+};
+
+function timeProcess(file: string, args: string[]): Promise<{ handshake: number; exited: number }> {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(file, args, { env, stdio: ["pipe", "pipe", "ignore"] });
+    let handshake = 0;
+    child.stdout.once("data", () => {
+      handshake = Number(process.hrtime.bigint() - start) / 1e6;
+      child.stdin.end();
+    });
+    child.once("error", reject);
+    child.once("exit", () => resolve({ handshake, exited: Number(process.hrtime.bigint() - start) / 1e6 }));
+  });
+}
+
+async function coldStart(runs: number) {
+  // Warm the addon cache and the page cache once, as any second start would find them.
+  await timeProcess(binary, ["serve"]);
+  const nodeRuns: number[] = [];
+  const handshakeRuns: number[] = [];
+  const healthRuns: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    nodeRuns.push((await timeProcess(process.execPath, ["-e", "0"])).exited);
+    handshakeRuns.push((await timeProcess(binary, ["serve"])).handshake);
+    const start = process.hrtime.bigint();
+    const s = await spawnSidecar({ binary, env });
+    await createDlineClients(s.handshake.url, s.handshake.token).system.health({});
+    healthRuns.push(Number(process.hrtime.bigint() - start) / 1e6);
+    await s.stop();
+  }
+  const nodeP50 = median(nodeRuns);
+  report("cold start to handshake line (p50)", fmtMs(median(handshakeRuns)), fmtMs(nodeP50), ratio(median(handshakeRuns), nodeP50), "<= 1.5x node -e 0");
+  report("cold start to first Health answer (p50)", fmtMs(median(healthRuns)), fmtMs(nodeP50), ratio(median(healthRuns), nodeP50), "<= 1.5x node -e 0");
+}
+
+/** POSTs the same small JSON body over one keep-alive connection, n times; returns latencies. */
+async function rawJsonRoundTrips(url: string, pathName: string, headers: Record<string, string>, n: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const body = "{}";
+  const samples: number[] = [];
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(`${url}${pathName}`, {
+        method: "POST",
+        agent,
+        headers: { "Content-Type": "application/json", "Content-Length": body.length, ...headers },
+      });
+      req.on("response", (res) => {
+        res.resume();
+        res.on("end", () => resolve());
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await one();
+    samples.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  agent.destroy();
+  return samples;
+}
+
+async function roundTrip(n: number) {
+  const bare = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const out = JSON.stringify({ status: "ok", serverVersion: "0.0.0", uptimeMs: "1", pid: process.pid });
+      res.writeHead(200, { "Content-Type": "application/json" }).end(out);
+    });
+  });
+  // The bare server runs in its own process, as the sidecar does, so both pay the same IPC.
+  bare.close();
+  const bareProc = spawn(
+    process.execPath,
+    [
+      "-e",
+      `const http=require("node:http");const s=http.createServer({keepAliveTimeout:60000},(q,r)=>{q.resume();q.on("end",()=>{r.writeHead(200,{"Content-Type":"application/json"}).end(JSON.stringify({status:"ok",serverVersion:"0.0.0",uptimeMs:"1",pid:process.pid}))})});s.listen(0,"127.0.0.1",()=>console.log("http://127.0.0.1:"+s.address().port));process.stdin.on("end",()=>process.exit(0));process.stdin.resume();`,
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const bareUrl: string = await new Promise((resolve) => bareProc.stdout.once("data", (d) => resolve(String(d).trim())));
+  const s = await spawnSidecar({ binary, env });
+  const auth = { Authorization: `Bearer ${s.handshake.token}` };
+  const warm = 300;
+  await rawJsonRoundTrips(bareUrl, "/", {}, warm);
+  await rawJsonRoundTrips(s.handshake.url, "/dline.v1.SystemService/Health", auth, warm);
+  const bareSamples = await rawJsonRoundTrips(bareUrl, "/", {}, n);
+  const rawSamples = await rawJsonRoundTrips(s.handshake.url, "/dline.v1.SystemService/Health", auth, n);
+  const clients = createDlineClients(s.handshake.url, s.handshake.token);
+  for (let i = 0; i < warm; i++) await clients.system.health({});
+  const tsSamples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await clients.system.health({});
+    tsSamples.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  const b = median(bareSamples);
+  report("Health p50, raw keep-alive client (server cost)", fmtMs(median(rawSamples)), fmtMs(b), ratio(median(rawSamples), b), "<= 2x bare node:http");
+  report("Health p50, connect-node TS client", fmtMs(median(tsSamples)), fmtMs(b), ratio(median(tsSamples), b), "<= 2x bare node:http");
+  report("Health p99, raw keep-alive client", fmtMs(percentile(rawSamples, 99)), fmtMs(percentile(bareSamples, 99)), ratio(percentile(rawSamples, 99), percentile(bareSamples, 99)), "(info)");
+  const rps = (samples: number[]) => (1000 / (samples.reduce((a, x) => a + x, 0) / samples.length)).toFixed(0);
+  report("Health requests/s, one connection (raw client)", `${rps(rawSamples)}/s`, `${rps(bareSamples)}/s`, ratio(Number(rps(bareSamples)), Number(rps(rawSamples))), "(info)");
+
+  // Idle memory after Initialize, read from /proc of the sidecar.
+  await clients.system.initialize({ clientName: "bench" });
+  await new Promise((r) => setTimeout(r, 500));
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${s.handshake.pid}/status`, "utf8"))?.[1] ?? 0);
+  const nodeRss = Number(execFileSync(process.execPath, ["-e", "console.log(process.memoryUsage().rss)"]).toString()) / 1024;
+  report("idle RSS after Initialize", `${(rssKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(rssKb, nodeRss), "<= 60 MB");
+  await s.stop();
+  bareProc.stdin!.end();
+}
+
+const size = fs.statSync(binary).size;
+report("binary size", `${(size / 1e6).toFixed(1)} MB`, `${(fs.statSync(process.execPath).size / 1e6).toFixed(1)} MB`, ratio(size, fs.statSync(process.execPath).size), "<= 90 MB");
+await coldStart(Number(process.env.BENCH_RUNS ?? 15));
+await roundTrip(Number(process.env.BENCH_CALLS ?? 3000));
+fs.rmSync(base, { recursive: true, force: true });

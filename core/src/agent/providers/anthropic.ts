@@ -1,0 +1,195 @@
+/** Anthropic Messages API (POST {base_url}/v1/messages, stream: true). */
+import { classifyError, parseWireError } from "./http-errors.js";
+import { ModelError, redactSecrets } from "./errors.js";
+import { runModelStream, type WireDecoder } from "./stream-runner.js";
+import type { SseEvent } from "./sse.js";
+import type { ContentBlock, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
+import { parseToolArguments } from "./tool-arguments.js";
+
+export const anthropicVersion = "2023-06-01";
+const defaultMaxTokens = 8192;
+
+export class AnthropicProvider implements ModelProvider {
+  readonly id = "anthropic" as const;
+
+  constructor(private readonly config: ProviderConfig) {}
+
+  get model(): string {
+    return this.config.model;
+  }
+
+  stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
+    const body = buildAnthropicBody(this.config.model, request);
+    return runModelStream(this.config, "Anthropic", {
+      url: `${this.config.baseUrl.replace(/\/+$/, "")}/v1/messages`,
+      headers: {
+        ...this.config.headers,
+        "content-type": "application/json",
+        accept: "text/event-stream",
+        "x-api-key": this.config.apiKey,
+        "anthropic-version": anthropicVersion,
+      },
+      body: JSON.stringify(body),
+      createDecoder: () => new AnthropicDecoder(this.config.apiKey),
+    }, signal);
+  }
+}
+
+export function buildAnthropicBody(model: string, request: ModelRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model,
+    max_tokens: request.maxTokens ?? defaultMaxTokens,
+    // The system prompt is stable across turns: mark it for prompt caching.
+    system: [{ type: "text", text: request.systemPrompt, cache_control: { type: "ephemeral" } }],
+    messages: request.messages.map(toAnthropicMessage),
+    stream: true,
+  };
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+  }
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  return body;
+}
+
+function toAnthropicMessage(message: ModelMessage): Record<string, unknown> {
+  if (typeof message.content === "string") return { role: message.role, content: message.content };
+  return { role: message.role, content: message.content.map(toAnthropicBlock) };
+}
+
+function toAnthropicBlock(block: ContentBlock): Record<string, unknown> {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: block.text };
+    case "tool_use":
+      return { type: "tool_use", id: block.id, name: block.name, input: block.input ?? {} };
+    case "tool_result":
+      return { type: "tool_result", tool_use_id: block.toolUseId, content: block.content, ...(block.isError ? { is_error: true } : {}) };
+  }
+}
+
+const stopReasons: Record<string, StopReason> = {
+  end_turn: "end_turn",
+  tool_use: "tool_use",
+  max_tokens: "max_tokens",
+  stop_sequence: "stop_sequence",
+  refusal: "refusal",
+};
+
+interface OpenBlock {
+  kind: "text" | "tool" | "thinking" | "other";
+  id: string;
+  name: string;
+  args: string;
+}
+
+class AnthropicDecoder implements WireDecoder {
+  complete = false;
+  finished = false;
+  usage: TokenUsage | undefined;
+  stop: { reason: StopReason; raw: string | null } = { reason: "other", raw: null };
+  private readonly blocks = new Map<number, OpenBlock>();
+
+  constructor(private readonly apiKey: string) {}
+
+  decode(sse: SseEvent, out: ModelStreamEvent[]): void {
+    if (sse.event === "ping") return;
+    const data = JSON.parse(sse.data) as Record<string, any>;
+    const type = typeof data.type === "string" ? data.type : sse.event;
+    switch (type) {
+      case "message_start":
+        this.addUsage(data.message?.usage);
+        break;
+      case "content_block_start":
+        this.startBlock(data.index, data.content_block, out);
+        break;
+      case "content_block_delta":
+        this.delta(data.index, data.delta, out);
+        break;
+      case "content_block_stop":
+        this.stopBlock(data.index, out);
+        break;
+      case "message_delta":
+        if (typeof data.delta?.stop_reason === "string") {
+          this.stop = { reason: stopReasons[data.delta.stop_reason] ?? "other", raw: data.delta.stop_reason };
+          this.complete = true;
+        }
+        this.addUsage(data.usage);
+        break;
+      case "message_stop":
+        this.complete = true;
+        this.finished = true;
+        break;
+      case "error": {
+        const wire = parseWireError(data);
+        const suffix = wire?.message ? ` Server said: ${redactSecrets(wire.message, this.apiKey)}` : "";
+        throw classifyError(undefined, wire, suffix, undefined, { providerName: "Anthropic", model: "", baseUrl: "", apiKey: this.apiKey });
+      }
+      default:
+        break; // new event types are ignored, as the API asks clients to do
+    }
+  }
+
+  flush(out: ModelStreamEvent[]): void {
+    for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) this.stopBlock(index, out);
+  }
+
+  private startBlock(index: number, block: Record<string, any> | undefined, out: ModelStreamEvent[]): void {
+    if (typeof index !== "number" || !block) throw malformed("content_block_start without an index or block");
+    if (block.type === "tool_use") {
+      if (typeof block.id !== "string" || typeof block.name !== "string") throw malformed("tool_use block without id or name");
+      this.blocks.set(index, { kind: "tool", id: block.id, name: block.name, args: "" });
+      out.push({ type: "tool_call_start", id: block.id, name: block.name });
+    } else if (block.type === "text") {
+      this.blocks.set(index, { kind: "text", id: "", name: "", args: "" });
+      if (typeof block.text === "string" && block.text) out.push({ type: "text_delta", text: block.text });
+    } else if (block.type === "thinking") {
+      this.blocks.set(index, { kind: "thinking", id: "", name: "", args: "" });
+      if (typeof block.thinking === "string" && block.thinking) out.push({ type: "reasoning_delta", text: block.thinking });
+    } else {
+      this.blocks.set(index, { kind: "other", id: "", name: "", args: "" });
+    }
+  }
+
+  private delta(index: number, delta: Record<string, any> | undefined, out: ModelStreamEvent[]): void {
+    const block = this.blocks.get(index);
+    if (!block || !delta) throw malformed(`content_block_delta for unknown block ${index}`);
+    switch (delta.type) {
+      case "text_delta":
+        if (typeof delta.text === "string" && delta.text) out.push({ type: "text_delta", text: delta.text });
+        break;
+      case "thinking_delta":
+        if (typeof delta.thinking === "string" && delta.thinking) out.push({ type: "reasoning_delta", text: delta.thinking });
+        break;
+      case "input_json_delta":
+        if (block.kind !== "tool") throw malformed("input_json_delta outside a tool_use block");
+        if (typeof delta.partial_json === "string" && delta.partial_json) {
+          block.args += delta.partial_json;
+          out.push({ type: "tool_call_delta", id: block.id, argumentsDelta: delta.partial_json });
+        }
+        break;
+      default:
+        break; // signature_delta, citations_delta: nothing to show
+    }
+  }
+
+  private stopBlock(index: number, out: ModelStreamEvent[]): void {
+    const block = this.blocks.get(index);
+    if (!block) return;
+    this.blocks.delete(index);
+    if (block.kind === "tool") out.push({ type: "tool_call_end", id: block.id, name: block.name, arguments: block.args, ...parseToolArguments(block.args) });
+  }
+
+  private addUsage(usage: Record<string, unknown> | undefined): void {
+    if (!usage || typeof usage !== "object") return;
+    const u = (this.usage ??= { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    // message_delta repeats cumulative counts: the latest non-null value wins.
+    if (typeof usage.input_tokens === "number") u.inputTokens = usage.input_tokens;
+    if (typeof usage.output_tokens === "number") u.outputTokens = usage.output_tokens;
+    if (typeof usage.cache_read_input_tokens === "number") u.cacheReadTokens = usage.cache_read_input_tokens;
+    if (typeof usage.cache_creation_input_tokens === "number") u.cacheWriteTokens = usage.cache_creation_input_tokens;
+  }
+}
+
+function malformed(what: string): ModelError {
+  return new ModelError("malformed_stream", `Anthropic sent a malformed stream: ${what}.`);
+}

@@ -1,0 +1,85 @@
+import type { SkippedPath } from "./exclusions.js";
+
+export type CheckpointKind = "baseline" | "turn" | "completion" | "compaction" | "before_restore";
+
+/** What a checkpoint commit records about itself (JSON in its message body). */
+export interface CheckpointMeta {
+  v: 1;
+  task: string;
+  kind: CheckpointKind;
+  createdAt: number;
+  messageId: string;
+  hasFiles: boolean;
+  /** Paths recorded by editing tools for this save (workspace-relative, '/' separated). */
+  edited: string[];
+  /** What this snapshot left out and why (capped; `skippedTotal` is the full count). */
+  skipped: SkippedPath[];
+  skippedTotal: number;
+  /** Staging found no change: the snapshot (tree) of the previous checkpoint is reused. */
+  reused: boolean;
+}
+
+export interface CheckpointInfo extends CheckpointMeta {
+  /** The commit id; what RPCs call the checkpoint id. */
+  id: string;
+  tree: string;
+  /** Position in the task's sequence (1-based). */
+  seq: number;
+  ref: string;
+}
+
+export const MAX_RECORDED_SKIPS = 500;
+const TASK_REFS = "refs/dline/tasks";
+export const SNAPSHOT_HEAD = "refs/heads/dline-snapshots";
+
+export function taskRefPrefix(taskId: string): string {
+  return `${TASK_REFS}/${taskId}/`;
+}
+export function taskRef(taskId: string, seq: number): string {
+  return `${taskRefPrefix(taskId)}${String(seq).padStart(8, "0")}`;
+}
+export function restoredRef(taskId: string): string {
+  return `refs/dline/restored/${taskId}`;
+}
+export const ALL_TASK_REFS = `${TASK_REFS}/`;
+
+const SUBJECTS: Record<CheckpointKind, string> = {
+  baseline: "baseline",
+  turn: "turn",
+  completion: "completion",
+  compaction: "compaction",
+  before_restore: "before restore",
+};
+
+/** The commit message: a subject, the JSON record, and trailers a person can grep for. */
+export function encodeMessage(meta: CheckpointMeta): string {
+  return `Dline checkpoint: ${SUBJECTS[meta.kind]}\n\n${JSON.stringify(meta)}\n\nDline-Task: ${meta.task}\nDline-Kind: ${meta.kind}\n`;
+}
+
+export function decodeMessage(message: string): CheckpointMeta | undefined {
+  const line = message.split("\n").find((l) => l.startsWith("{"));
+  if (!line) return undefined;
+  try {
+    const meta = JSON.parse(line) as CheckpointMeta;
+    return meta && meta.v === 1 && typeof meta.task === "string" ? meta : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `for-each-ref` format producing one record per ref, fields NUL-separated, records \x01-ended. */
+export const REF_FORMAT = "%(refname)%00%(objectname)%00%(tree)%00%(contents)%01";
+
+export function parseRefRecords(out: string): CheckpointInfo[] {
+  const result: CheckpointInfo[] = [];
+  for (const rec of out.split("\x01")) {
+    const r = rec.replace(/^\n/, "");
+    if (!r) continue;
+    const [ref, id, tree, contents] = r.split("\0");
+    const meta = decodeMessage(contents ?? "");
+    if (!meta || !ref) continue;
+    const seq = Number(ref.slice(ref.lastIndexOf("/") + 1));
+    result.push({ ...meta, id, tree, seq, ref });
+  }
+  return result.sort((a, b) => a.seq - b.seq);
+}

@@ -1,0 +1,100 @@
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+
+/**
+ * The built-in exclusions of workspace scans (specs/checkpoints.md, "Which files a snapshot
+ * contains"), written into the shadow repository's `info/exclude` with Git LFS patterns of the
+ * project's root `.gitattributes`. The project's own `.gitignore` files apply by themselves
+ * because the shadow repository's work tree is the project folder.
+ */
+export const BUILT_IN_EXCLUDES: readonly string[] = [
+  // version control
+  ".git/",
+  // build and dependency folders
+  "node_modules/", "dist/", "build/", "out/", "bin/", "obj/", "vendor/", "venv/", ".venv/",
+  "coverage/", ".vscode/", ".idea/", "__pycache__/", "target/", ".gradle/", ".next/", ".nuxt/",
+  "bower_components/", "jspm_packages/", "Pods/", "DerivedData/", ".cache/", ".pytest_cache/",
+  ".mypy_cache/", ".tox/", ".terraform/",
+  // images, audio, video
+  "*.png", "*.jpg", "*.jpeg", "*.gif", "*.bmp", "*.ico", "*.webp", "*.tif", "*.tiff", "*.psd",
+  "*.heic", "*.raw", "*.mp4", "*.mov", "*.avi", "*.mkv", "*.wmv", "*.flv", "*.webm", "*.mp3",
+  "*.wav", "*.ogg", "*.flac", "*.aac", "*.m4a",
+  // caches and logs
+  "*.log", "*.lock", "*.tmp", "*.temp", "*.swp", "*.swo", "*.cache", "*.pid", ".DS_Store",
+  // environment files
+  "*.env*", ".env*", "*.local",
+  // archives and binaries
+  "*.zip", "*.tar", "*.gz", "*.tgz", "*.bz2", "*.xz", "*.7z", "*.rar", "*.jar", "*.war", "*.exe",
+  "*.dll", "*.so", "*.dylib", "*.o", "*.a", "*.lib", "*.class", "*.pyc", "*.pyo", "*.wasm",
+  "*.bin", "*.iso", "*.dmg", "*.pkg", "*.deb", "*.rpm", "*.msi",
+  // database files
+  "*.db", "*.sqlite", "*.sqlite3", "*.mdb", "*.accdb", "*.db-journal", "*.db-wal", "*.db-shm",
+  "*.dump", "*.bak",
+  // geospatial data
+  "*.csv", "*.shp", "*.shx", "*.dbf", "*.prj", "*.geojson", "*.kml", "*.kmz", "*.gpx", "*.gdb",
+  "*.gpkg", "*.tab", "*.mif", "*.las", "*.laz", "*.nc", "*.hdf", "*.tif.aux.xml",
+];
+
+export type SkipReason = "size" | "excluded_type" | "ignored" | "lfs" | "nested_repository";
+
+export interface SkippedPath {
+  path: string;
+  reason: SkipReason;
+}
+
+const LFS_MARKER = "# dline: lfs patterns";
+
+/** Patterns marked `filter=lfs` in the project's root `.gitattributes`. */
+export async function readLfsPatterns(workspaceRoot: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(workspaceRoot, ".gitattributes"), "utf8");
+  } catch {
+    return [];
+  }
+  const patterns: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const trimmed = line.trim();
+    if (!trimmed || trimmed.startsWith("#")) continue;
+    const [pattern, ...attrs] = trimmed.split(/\s+/);
+    if (attrs.includes("filter=lfs")) patterns.push(pattern);
+  }
+  return patterns;
+}
+
+/** Writes `info/exclude`: built-in patterns first, then the LFS section. */
+export async function writeExcludeFile(gitDir: string, lfsPatterns: string[]): Promise<void> {
+  const body = [
+    "# dline: built-in checkpoint exclusions",
+    ...BUILT_IN_EXCLUDES,
+    LFS_MARKER,
+    ...lfsPatterns,
+    "",
+  ].join("\n");
+  const file = path.join(gitDir, "info", "exclude");
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  let current = "";
+  try {
+    current = await fs.readFile(file, "utf8");
+  } catch {
+    // first write
+  }
+  if (current !== body) {
+    const tmp = `${file}.${process.pid}.tmp`;
+    await fs.writeFile(tmp, body);
+    await fs.rename(tmp, file);
+  }
+}
+
+/**
+ * Maps one `git check-ignore -v` source (file:line) to why a path was left out: lines of our
+ * `info/exclude` before the LFS marker are built-in exclusions, after it LFS; any other source
+ * is the project's own ignore files.
+ */
+export function reasonOfIgnoreSource(source: string, lineNo: number): SkipReason {
+  if (source.endsWith("info/exclude")) {
+    const lfsLine = BUILT_IN_EXCLUDES.length + 2; // header line + patterns, then the marker
+    return lineNo > lfsLine ? "lfs" : "excluded_type";
+  }
+  return "ignored";
+}

@@ -1,0 +1,48 @@
+import * as path from "node:path";
+import { DlineError } from "../errors.js";
+
+/** The sentences the spec gives for workspaces checkpoints cannot use. */
+export const MESSAGES = {
+  noWorkspace: "No workspace detected. Please open Dline in a workspace to use checkpoints.",
+  multiRoot: "Checkpoints are not currently supported in multi-root workspaces.",
+  gitMissing: "Git must be installed to use checkpoints.",
+  protectedDir: (name: string) => `Cannot use checkpoints in ${name} directory`,
+  slowInit:
+    "Checkpoints are taking longer than expected to initialize. Working in a large repository? Consider opening Dline in a specific project folder, or disabling checkpoints.",
+  initTimeout: "Checkpoints initialization timed out. The repository may be too large; retry or disable checkpoints.",
+  disabled: "Checkpoints are disabled.",
+  initializing: "Checkpoints are initializing.",
+  ready: "Checkpoints are ready.",
+  rebuilt: (aside: string) =>
+    `The checkpoint repository was damaged and has been rebuilt; earlier checkpoints were kept aside in ${aside}.`,
+} as const;
+
+/**
+ * Checks the workspace roots of a task before any shadow repository is made for them:
+ * exactly one root, and not the home, Desktop, Documents or Downloads folder itself.
+ * Returns the one root; throws `failed_precondition` with the spec's sentence otherwise.
+ */
+export function checkWorkspaceRoots(roots: readonly string[], homeDir: string): string {
+  const usable = roots.filter((r) => r.trim() !== "");
+  if (usable.length === 0) throw new DlineError("failed_precondition", MESSAGES.noWorkspace);
+  if (usable.length > 1) throw new DlineError("failed_precondition", MESSAGES.multiRoot);
+  const root = path.resolve(usable[0]);
+  const home = path.resolve(homeDir);
+  const protectedDirs: [string, string][] = [
+    [home, "home"],
+    [path.join(home, "Desktop"), "Desktop"],
+    [path.join(home, "Documents"), "Documents"],
+    [path.join(home, "Downloads"), "Downloads"],
+  ];
+  for (const [dir, name] of protectedDirs) {
+    if (samePath(root, dir)) throw new DlineError("failed_precondition", MESSAGES.protectedDir(name));
+  }
+  return root;
+}
+
+function samePath(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/[\\/]+$/, "");
+  return process.platform === "win32" || process.platform === "darwin"
+    ? norm(a).toLowerCase() === norm(b).toLowerCase()
+    : norm(a) === norm(b);
+}

@@ -1,0 +1,81 @@
+import { createHash } from "node:crypto";
+import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import { openTaskDb } from "./task-db.js";
+
+/** Usage of one model request. */
+export interface RequestMetrics {
+  time: number;
+  tokensIn: number;
+  tokensOut: number;
+  cacheReads: number;
+  cacheWrites: number;
+  cost: number;
+  /** JSON with anything else known about the request (model, latency, status). */
+  data: string;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS requests (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    fingerprint TEXT NOT NULL UNIQUE,
+    time INTEGER NOT NULL,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    cache_reads INTEGER NOT NULL DEFAULT 0,
+    cache_writes INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    data TEXT NOT NULL DEFAULT '{}'
+  );
+`;
+
+export function metricsFingerprint(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/**
+ * metrics.db: per-request usage rows. Every row has a unique fingerprint, so importing the same
+ * legacy line twice (an import retried after an interruption) stores it once.
+ */
+export class MetricsStore {
+  private constructor(private readonly db: SqliteDatabase) {}
+
+  static open(sqlite: SqliteFactory, file: string, options: { readonly?: boolean } = {}): MetricsStore {
+    return new MetricsStore(openTaskDb(sqlite, file, SCHEMA, 1, options));
+  }
+
+  /** Records one request; `fingerprint` defaults to a fresh unique value. Returns false if already present. */
+  record(m: RequestMetrics, fingerprint = metricsFingerprint(`${process.pid}:${Date.now()}:${Math.random()}`)): boolean {
+    return (
+      this.db
+        .prepare(
+          `INSERT OR IGNORE INTO requests (fingerprint, time, tokens_in, tokens_out, cache_reads, cache_writes, cost, data)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(fingerprint, m.time, m.tokensIn, m.tokensOut, m.cacheReads, m.cacheWrites, m.cost, m.data).changes > 0
+    );
+  }
+
+  recordMany(rows: { metrics: RequestMetrics; fingerprint: string }[]): number {
+    return this.db.transaction(() => rows.reduce((n, r) => n + (this.record(r.metrics, r.fingerprint) ? 1 : 0), 0))();
+  }
+
+  hasFingerprints(fingerprints: string[]): boolean {
+    const q = this.db.prepare("SELECT 1 FROM requests WHERE fingerprint = ?");
+    return fingerprints.every((f) => q.get(f) !== undefined);
+  }
+
+  totals(): Omit<RequestMetrics, "time" | "data"> & { requests: number } {
+    const r = this.db
+      .prepare(
+        `SELECT count(*) AS requests, coalesce(sum(tokens_in),0) AS tokensIn, coalesce(sum(tokens_out),0) AS tokensOut,
+           coalesce(sum(cache_reads),0) AS cacheReads, coalesce(sum(cache_writes),0) AS cacheWrites, coalesce(sum(cost),0) AS cost
+         FROM requests`,
+      )
+      .get() as Omit<RequestMetrics, "time" | "data"> & { requests: number };
+    return r;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

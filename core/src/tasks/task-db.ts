@@ -1,0 +1,82 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import { DlineError } from "../errors.js";
+import { withBusyRetry } from "./sqlite-retry.js";
+
+/** Thrown when a task file cannot be read: the task is listed as damaged with `reason`. */
+export class TaskFileDamaged extends DlineError {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super("data_loss", `${path.basename(file)} ${reason}; the file was kept in place.`);
+  }
+}
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/** A file that exists and does not start with SQLite's header is not a database (it may be empty: new). */
+export function assertLooksLikeSqlite(file: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  try {
+    const header = Buffer.alloc(16);
+    const n = fs.readSync(fd, header, 0, 16, 0);
+    if (n > 0 && header.toString("latin1", 0, n) !== SQLITE_MAGIC.slice(0, n)) {
+      throw new TaskFileDamaged(file, "is not a SQLite database");
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Opens one per-task database with its schema (versioned with user_version). A file that is
+ * not SQLite, or that SQLite finds corrupt, raises TaskFileDamaged; nothing is replaced.
+ */
+export function openTaskDb(
+  sqlite: SqliteFactory,
+  file: string,
+  schema: string,
+  version: number,
+  options: { readonly?: boolean } = {},
+): SqliteDatabase {
+  assertLooksLikeSqlite(file);
+  if (options.readonly && !fs.existsSync(file)) {
+    throw new DlineError("not_found", `${path.basename(file)} does not exist.`);
+  }
+  if (!options.readonly) fs.mkdirSync(path.dirname(file), { recursive: true });
+  let db: SqliteDatabase | undefined;
+  try {
+    db = withBusyRetry(() => sqlite.open(file, { readonly: options.readonly }));
+    const current = db.pragma("user_version", { simple: true }) as number;
+    if (current > version) {
+      throw new DlineError("failed_precondition", `${path.basename(file)} was written by a newer Dline (schema ${current}).`);
+    }
+    if (current < version && !options.readonly) {
+      const target = db;
+      withBusyRetry(() =>
+        target
+          .transaction(() => {
+            target.exec(schema);
+            target.pragma(`user_version = ${version}`);
+          })
+          .immediate(),
+      );
+    }
+    return db;
+  } catch (err) {
+    db?.close();
+    const code = (err as { code?: unknown }).code;
+    if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
+      throw new TaskFileDamaged(file, code === "SQLITE_NOTADB" ? "is not a SQLite database" : "is corrupt");
+    }
+    throw err;
+  }
+}

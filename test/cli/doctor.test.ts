@@ -1,0 +1,50 @@
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+
+describe("dline doctor", () => {
+  it("starts the sidecar and prints versions and roots as JSON", async () => {
+    const roots = makeTestRoots();
+    const { stdout } = await run(cli, ["--json", "doctor"], { env: { ...roots.env, DLINE_CORE: sidecarBinary } });
+    const report = JSON.parse(stdout);
+    expect(report.serverVersion).toMatch(/^\d+\.\d+\.\d+/);
+    expect(report.protocolVersion).toBe(1);
+    expect(report.core).toBe(sidecarBinary);
+    expect(report.dataRoot).toBe(path.join(roots.dlineDir, "data"));
+    expect(report.homeRoot).toBe(roots.homeDir);
+    expect(report.documentsRoot).toBe(roots.docsDir);
+    expect(report.gitVersion).toMatch(/^\d+\.\d+/);
+    expect(report.missing).toEqual([]);
+  });
+
+  it("reports git as missing when it is not on PATH", async () => {
+    const roots = makeTestRoots();
+    const bin = path.join(roots.base, "bin");
+    fs.mkdirSync(bin);
+    fs.symlinkSync(process.execPath, path.join(bin, "node"));
+    const err = await run(cli, ["doctor"], {
+      env: { ...roots.env, PATH: bin, DLINE_CORE: sidecarBinary },
+    }).catch((e: { code: number; stdout: string }) => e);
+    expect((err as { code: number }).code).toBe(1);
+    expect((err as { stdout: string }).stdout).toContain("git is not installed");
+    expect((err as { stdout: string }).stdout).toMatch(/git\s+missing/);
+  });
+
+  it("explains how to build the sidecar when it cannot be found", async () => {
+    const roots = makeTestRoots();
+    const lonely = path.join(roots.base, "dline");
+    fs.copyFileSync(cli, lonely);
+    const err = await run(process.execPath, [lonely, "doctor"], { env: roots.env, cwd: roots.base }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((err as { code: number }).code).toBe(1);
+    expect((err as { stderr: string }).stderr).toContain("Cannot find the dline-core sidecar");
+    expect((err as { stderr: string }).stderr).toContain("npm run build");
+  });
+});
