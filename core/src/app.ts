@@ -5,7 +5,12 @@ import { loadSqliteBinding } from "./native/sqlite-addon.js";
 import { InstanceLayout } from "./storage/instance-layout.js";
 import type { StorageRoots } from "./storage/roots.js";
 import { SqliteFactory } from "./storage/sqlite.js";
+import { createSettingsDomain, type SettingsDomain } from "./storage/settings-domain.js";
 import { SQLITE_ADDON_HASH } from "./version.js";
+import { lazyTaskStorage } from "./tasks/lazy-task-storage.js";
+import { homedir } from "node:os";
+import { CheckpointDeletionHook, CheckpointManager } from "./checkpoints/index.js";
+import type { TaskStorage } from "./tasks/task-storage.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
 export interface App {
@@ -18,6 +23,14 @@ export interface App {
   startedAt: number;
   gitVersion: () => Promise<string>;
   env: NodeJS.ProcessEnv;
+  /** Settings, state, secrets, profiles, toggles (storage/settings-domain.ts). */
+  settings: SettingsDomain;
+  /** Everything under tasks/ (history, task stores, deletion); opened right after start (tasks/task-storage.ts). */
+  tasks: () => Promise<TaskStorage>;
+  /** Shadow-git checkpoints (checkpoints/); the task runtime calls it at the save points. */
+  checkpoints: CheckpointManager;
+  /** Registered with the task deletion coordinator: removes a deleted task's checkpoint refs. */
+  checkpointDeletionHook: CheckpointDeletionHook;
 }
 
 export interface AppOptions {
@@ -32,7 +45,20 @@ export interface AppOptions {
 export async function createApp(options: AppOptions): Promise<App> {
   const layout = new InstanceLayout(options.roots);
   const sqlite = new SqliteFactory(() => loadSqliteBinding((hash) => layout.nativeAddonDir(hash), SQLITE_ADDON_HASH));
+  const settings = await createSettingsDomain(layout, options.logger.child("storage"), options.env, options.lifecycle);
+  const tasks = lazyTaskStorage({ layout, sqlite, logger: options.logger.child("tasks"), lifecycle: options.lifecycle });
+  const checkpoints = new CheckpointManager({
+    layout,
+    env: options.env,
+    homeDir: options.env.HOME?.trim() || options.env.USERPROFILE?.trim() || homedir(),
+    logger: options.logger.child("checkpoints"),
+  });
+  const checkpointDeletionHook = new CheckpointDeletionHook(checkpoints, options.logger.child("checkpoints"));
   return {
+    checkpoints,
+    checkpointDeletionHook,
+    tasks,
+    settings,
     roots: options.roots,
     layout,
     logger: options.logger,

@@ -103,7 +103,7 @@ async function serve(options: ServeOptions): Promise<void> {
     readMaxBytes: 16 * 1024 * 1024,
     writeMaxBytes: 64 * 1024 * 1024,
   });
-  const server = http.createServer({ keepAliveTimeout: 60_000 }, handler);
+  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, handler);
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>

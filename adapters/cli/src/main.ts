@@ -1,80 +1,112 @@
-import { fileURLToPath } from "node:url";
 import { ConnectError } from "@connectrpc/connect";
-import { createDlineClients, spawnSidecar, type DlineClients } from "../../../core/src/client/index.js";
-import { formatDoctor, runDoctor } from "./doctor.js";
-import { locateCore } from "./locate-core.js";
+import { parseArgs, UsageError } from "./args.js";
+import { checkpointsCommand, compareCommand, restoreCommand } from "./commands/checkpoints.js";
+import { formatDoctor, runDoctor } from "./commands/doctor.js";
+import { deleteCommand, historyCommand, showCommand } from "./commands/history.js";
+import { profileCommand } from "./commands/profile.js";
+import { settingsCommand } from "./commands/settings.js";
+import { resumeCommand, taskCommand } from "./commands/task.js";
+import { printJson, withSidecar, type CliContext } from "./session.js";
 
 declare const DLINE_VERSION: string | undefined;
 const CLI_VERSION = typeof DLINE_VERSION === "string" ? DLINE_VERSION : "0.0.0-dev";
 
-const USAGE = `Usage: dline [--core PATH] [--json] <command>
+const USAGE = `Usage: dline [--core PATH] [--json] <command> [args]
 
-Commands:
-  doctor      Start the sidecar, print its versions and roots, and what is missing.
-  version     Print the CLI version.
+Tasks:
+  task "PROMPT" [--workspace DIR] [--profile ID] [--yes]   run a task, approving on the terminal
+  resume TASK_ID [--message TEXT] [--yes]                  continue an interrupted task
+  history [--workspace DIR] [--query TEXT] [--favorites] [--sort newest|oldest|cost] [--limit N]
+  show TASK_ID                                             a task's messages
+  delete TASK_ID... | --all | --all-except-favorites
+Checkpoints:
+  checkpoints TASK_ID
+  compare TASK_ID CHECKPOINT_ID                            changes since the checkpoint
+  restore TASK_ID CHECKPOINT_ID [--mode files-and-task|files|task]
+Configuration:
+  settings [get [KEY] | set KEY JSON] [--workspace DIR] [--task ID]
+  profile add ID --provider anthropic|openai --model M [--base-url URL] [--api-key-env VAR] [--default]
+  profile list | profile rm ID
+Other:
+  doctor      start the sidecar, print its versions and roots, and what is missing
+  version
 
-Options:
-  --core PATH   The dline-core sidecar binary (default: $DLINE_CORE, or dline-core next to dline).
-  --json        Print machine-readable JSON.
+Models from the environment (no profile needed): OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_API_KEY
+for any OpenAI-compatible endpoint, or ANTHROPIC_API_KEY.
+Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next to dline), --json.
 `;
 
-interface GlobalOptions {
-  core: string | undefined;
-  json: boolean;
-  rest: string[];
-}
-
-function parseGlobal(argv: string[]): GlobalOptions {
-  const options: GlobalOptions = { core: undefined, json: false, rest: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === "--json") options.json = true;
-    else if (arg === "--core") options.core = argv[++i];
-    else if (arg.startsWith("--core=")) options.core = arg.slice("--core=".length);
-    else options.rest.push(arg);
-  }
-  return options;
-}
-
-/** Starts a private sidecar for this command and stops it (closing its stdin) afterwards. */
-async function withSidecar<T>(options: GlobalOptions, fn: (clients: DlineClients, core: string) => Promise<T>): Promise<T> {
-  const core = locateCore(options.core, process.env, fileURLToPath(import.meta.url));
-  const sidecar = await spawnSidecar({ binary: core, cwd: process.cwd(), env: process.env, stderr: "ignore" });
-  try {
-    return await fn(createDlineClients(sidecar.handshake.url, sidecar.handshake.token), core);
-  } finally {
-    await sidecar.stop();
-  }
-}
+const VALUE_FLAGS = new Set([
+  "core", "workspace", "profile", "query", "limit", "sort", "mode", "task", "message",
+  "provider", "base-url", "model", "context-window", "input-price", "output-price", "api-key-env", "name",
+]);
 
 export async function main(argv: string[]): Promise<number> {
-  const options = parseGlobal(argv);
-  const [command] = options.rest;
+  const args = parseArgs(argv, VALUE_FLAGS);
+  const core = args.flags.get("core");
+  const json = args.flags.has("json");
+  args.flags.delete("core");
+  args.flags.delete("json");
+  const ctx: CliContext = {
+    core: typeof core === "string" ? core : undefined,
+    json,
+    cliVersion: CLI_VERSION,
+    out: process.stdout,
+    err: process.stderr,
+    interactive: Boolean(process.stdin.isTTY),
+  };
+  if (args.flags.has("version") && args.positionals.length === 0) args.positionals.push("version");
+  if (args.flags.has("help") && args.positionals.length === 0) args.positionals.push("help");
+  args.flags.delete("version");
+  args.flags.delete("help");
+  const [command, ...rest] = args.positionals;
+  const sub = { positionals: rest, flags: args.flags };
   switch (command) {
     case "version":
-    case "--version":
-      process.stdout.write(options.json ? JSON.stringify({ version: CLI_VERSION }) + "\n" : `dline ${CLI_VERSION}\n`);
+      if (json) printJson(ctx, { version: CLI_VERSION });
+      else ctx.out.write(`dline ${CLI_VERSION}\n`);
       return 0;
     case "doctor": {
-      const report = await withSidecar(options, (clients, core) => runDoctor(clients, core, CLI_VERSION));
-      process.stdout.write(options.json ? JSON.stringify(report, null, 2) + "\n" : formatDoctor(report));
+      const report = await withSidecar(ctx, (clients, corePath) => runDoctor(clients, corePath, CLI_VERSION));
+      ctx.out.write(json ? JSON.stringify(report, null, 2) + "\n" : formatDoctor(report));
       return report.missing.length ? 1 : 0;
     }
+    case "task":
+      return taskCommand(ctx, sub);
+    case "resume":
+      return resumeCommand(ctx, sub);
+    case "history":
+      return historyCommand(ctx, sub);
+    case "show":
+      return showCommand(ctx, sub);
+    case "delete":
+      return deleteCommand(ctx, sub);
+    case "checkpoints":
+      return checkpointsCommand(ctx, sub);
+    case "compare":
+      return compareCommand(ctx, sub);
+    case "restore":
+      return restoreCommand(ctx, sub);
+    case "settings":
+      return settingsCommand(ctx, sub);
+    case "profile":
+      return profileCommand(ctx, sub);
     case undefined:
     case "help":
-    case "--help":
-    case "-h":
-      process.stdout.write(USAGE);
+      ctx.out.write(USAGE);
       return command === undefined ? 2 : 0;
     default:
-      process.stderr.write(`dline: unknown command "${command}".\n\n${USAGE}`);
-      return 2;
+      throw new UsageError(`unknown command "${command}".`);
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`dline: ${err.message}\n\n${USAGE}`);
+      process.exit(2);
+    }
     const message = err instanceof ConnectError ? `${err.code}: ${err.rawMessage}` : err instanceof Error ? err.message : String(err);
     process.stderr.write(`dline: ${message}\n`);
     process.exit(1);

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import type { DlineClients } from "../../../core/src/client/index.js";
+import type { DlineClients } from "../../../../core/src/client/index.js";
 
 export interface DoctorReport {
   cliVersion: string;

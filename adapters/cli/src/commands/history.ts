@@ -1,0 +1,73 @@
+import { toJson } from "@bufbuild/protobuf";
+import { TaskSort } from "../../../../core/src/gen/dline/v1/history_pb.js";
+import { DeleteMode, TaskStatus, TaskSummarySchema, UiMessageSchema } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { printJson, withSidecar, type CliContext } from "../session.js";
+
+export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["workspace", "query", "favorites", "limit", "sort"]);
+  const sortName = stringFlag(args, "sort") ?? "newest";
+  const sorts: Record<string, TaskSort> = { newest: TaskSort.NEWEST, oldest: TaskSort.OLDEST, cost: TaskSort.MOST_EXPENSIVE };
+  if (!(sortName in sorts)) throw new UsageError("--sort takes newest, oldest or cost.");
+  return withSidecar(ctx, async (clients) => {
+    const res = await clients.history.listTasks({
+      workspaceRoot: stringFlag(args, "workspace") ?? "",
+      query: stringFlag(args, "query") ?? "",
+      favoritesOnly: args.flags.has("favorites"),
+      pageSize: numberFlag(args, "limit") ?? 50,
+      sort: sorts[sortName],
+    });
+    if (ctx.json) {
+      printJson(ctx, { tasks: res.tasks.map((t) => toJson(TaskSummarySchema, t)), nextPageToken: res.nextPageToken });
+      return 0;
+    }
+    for (const t of res.tasks) {
+      const when = new Date(Number(t.createdAt)).toISOString().slice(0, 16).replace("T", " ");
+      ctx.out.write(`${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${t.title.slice(0, 70)}\n`);
+    }
+    if (res.tasks.length === 0) ctx.out.write("no tasks\n");
+    return 0;
+  });
+}
+
+export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, []);
+  const [taskId] = args.positionals;
+  if (!taskId) throw new UsageError("dline show needs a task id.");
+  return withSidecar(ctx, async (clients) => {
+    const res = await clients.tasks.getTask({ taskId });
+    if (ctx.json) {
+      printJson(ctx, {
+        task: res.task ? toJson(TaskSummarySchema, res.task) : null,
+        messages: res.messages.map((m) => toJson(UiMessageSchema, m)),
+        lastSeq: res.lastSeq.toString(),
+      });
+      return 0;
+    }
+    const t = res.task!;
+    ctx.out.write(`${t.title}\n${t.id} · ${t.workspaceRoot} · ${TaskStatus[t.status].toLowerCase()} · $${t.cost.toFixed(4)}\n\n`);
+    for (const m of res.messages) {
+      const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
+      ctx.out.write(`[${who}${m.kind !== "text" ? ` ${m.kind}` : ""}] ${m.text}\n`);
+    }
+    return 0;
+  });
+}
+
+export async function deleteCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["all", "all-except-favorites"]);
+  const mode = args.flags.has("all")
+    ? DeleteMode.ALL
+    : args.flags.has("all-except-favorites")
+      ? DeleteMode.ALL_EXCEPT_FAVORITES
+      : DeleteMode.SELECTED;
+  if (mode === DeleteMode.SELECTED && args.positionals.length === 0) {
+    throw new UsageError("dline delete needs task ids, --all or --all-except-favorites.");
+  }
+  return withSidecar(ctx, async (clients) => {
+    const res = await clients.tasks.deleteTasks({ taskIds: args.positionals, mode });
+    if (ctx.json) printJson(ctx, { deletedTaskIds: res.deletedTaskIds });
+    else ctx.out.write(`deleted ${res.deletedTaskIds.length} task(s)\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,51 @@
+import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { printJson, withSidecar, type CliContext } from "../session.js";
+
+/**
+ * dline profile add ID --provider anthropic|openai [--base-url URL] --model M [--context-window N]
+ *   [--input-price P] [--output-price P] [--api-key-env VAR] [--default]
+ * dline profile list | dline profile rm ID
+ * The key is read from an environment variable, never from the command line (shell history).
+ */
+export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["provider", "base-url", "model", "context-window", "input-price", "output-price", "api-key-env", "name", "default"]);
+  const [verb, id] = args.positionals;
+  return withSidecar(ctx, async (clients) => {
+    if (verb === "list") {
+      const res = await clients.settings.listProfiles({});
+      if (ctx.json) printJson(ctx, { profiles: res.profiles });
+      else for (const p of res.profiles) ctx.out.write(`${p.id}  ${p.provider}  ${p.model}  ${p.baseUrl}${p.secretsSet.includes("api_key") ? "  (key set)" : ""}\n`);
+      return 0;
+    }
+    if (verb === "rm") {
+      if (!id) throw new UsageError("dline profile rm ID");
+      await clients.settings.deleteProfile({ id });
+      return 0;
+    }
+    if (verb !== "add") throw new UsageError("dline profile add|list|rm");
+    if (!id) throw new UsageError("dline profile add ID --provider anthropic|openai --model MODEL");
+    const provider = stringFlag(args, "provider");
+    if (provider !== "anthropic" && provider !== "openai") throw new UsageError("--provider takes anthropic or openai.");
+    const model = stringFlag(args, "model");
+    if (!model) throw new UsageError("--model is required.");
+    const res = await clients.settings.upsertProfile({
+      profile: {
+        id,
+        name: stringFlag(args, "name") ?? id,
+        provider,
+        baseUrl: stringFlag(args, "base-url") ?? (provider === "anthropic" ? "https://api.anthropic.com" : "https://api.openai.com/v1"),
+        model,
+        contextWindow: BigInt(numberFlag(args, "context-window") ?? (provider === "anthropic" ? 200_000 : 128_000)),
+        inputPricePerMtok: numberFlag(args, "input-price") ?? 0,
+        outputPricePerMtok: numberFlag(args, "output-price") ?? 0,
+      },
+    });
+    const keyVar = stringFlag(args, "api-key-env") ?? (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+    const key = process.env[keyVar];
+    if (key) await clients.settings.setSecret({ profileId: id, name: "api_key", value: key });
+    if (args.flags.has("default")) await clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: id } as never });
+    if (ctx.json) printJson(ctx, { profile: res.profile, apiKeySet: Boolean(key) });
+    else ctx.out.write(`profile ${id} saved${key ? ` (key from $${keyVar})` : ` (no key: $${keyVar} is not set)`}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,105 @@
+import * as path from "node:path";
+import * as readline from "node:readline/promises";
+import type { DlineClients } from "../../../../core/src/client/index.js";
+import { AskKind, TaskStatus, type Ask } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { profileFromEnv } from "../profiles-from-env.js";
+import { EventRenderer, isTerminal } from "../render.js";
+import { withSidecar, type CliContext } from "../session.js";
+
+interface FollowOptions {
+  yes: boolean;
+}
+
+/** Answers one ask: --yes approves (and picks a follow-up's first option), a terminal asks the user. */
+async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promise<{ approve: boolean; text: string }> {
+  if (ask.kind === AskKind.FOLLOWUP) {
+    if (options.yes && ask.options.length > 0) return { approve: true, text: ask.options[0] };
+    if (!ctx.interactive) return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      if (ask.options.length) ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n") + "\n");
+      const text = (await rl.question(`${ask.summary}\n> `)).trim();
+      const n = Number(text);
+      return { approve: true, text: Number.isInteger(n) && ask.options[n - 1] ? ask.options[n - 1] : text };
+    } finally {
+      rl.close();
+    }
+  }
+  if (options.yes) return { approve: true, text: "" };
+  if (!ctx.interactive) return { approve: false, text: "Denied: the CLI is not interactive (use --yes to approve)." };
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const reply = (await rl.question(`Approve ${ask.tool}: ${ask.summary}? [y/N/feedback] `)).trim();
+    if (/^y(es)?$/i.test(reply)) return { approve: true, text: "" };
+    return { approve: false, text: /^n(o)?$/i.test(reply) || reply === "" ? "" : reply };
+  } finally {
+    rl.close();
+  }
+}
+
+/**
+ * Follows a task's events until its run ends, answering asks on the way. Ctrl-C cancels the
+ * task. Returns the exit code: 0 completed, 1 failed, 130 cancelled.
+ */
+export async function followTask(ctx: CliContext, clients: DlineClients, taskId: string, afterSeq: bigint, options: FollowOptions): Promise<number> {
+  const renderer = new EventRenderer(ctx.out, ctx.json);
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    void clients.tasks.cancel({ taskId }).catch(() => controller.abort());
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    let final: TaskStatus = TaskStatus.UNSPECIFIED;
+    for await (const res of clients.tasks.subscribe({ taskId, afterSeq }, { signal: controller.signal })) {
+      const event = res.event!;
+      renderer.render(event);
+      if (event.event.case === "ask") {
+        const reply = await answer(ctx, event.event.value, options);
+        await clients.tasks.respond({ taskId, askId: event.event.value.askId, approve: reply.approve, text: reply.text });
+      }
+      if (event.event.case === "statusChanged" && isTerminal(event.event.value.status)) {
+        final = event.event.value.status;
+        break;
+      }
+    }
+    if (!ctx.json) ctx.err.write(`task ${taskId}\n`);
+    if (interrupted || final === TaskStatus.CANCELLED) return 130;
+    return final === TaskStatus.COMPLETED ? 0 : 1;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+async function chooseProfile(clients: DlineClients, explicit: string | undefined): Promise<string> {
+  if (explicit) return explicit;
+  return (await profileFromEnv(clients, process.env)) ?? "";
+}
+
+export async function taskCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["workspace", "profile", "yes"]);
+  const text = args.positionals.join(" ").trim();
+  if (!text) throw new UsageError('dline task needs a prompt: dline task "what to do"');
+  const workspace = path.resolve(stringFlag(args, "workspace") ?? process.cwd());
+  return withSidecar(ctx, async (clients) => {
+    const profileId = await chooseProfile(clients, stringFlag(args, "profile"));
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text, profileId });
+    return followTask(ctx, clients, taskId, 0n, { yes: args.flags.has("yes") });
+  });
+}
+
+export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["yes", "message"]);
+  const [taskId] = args.positionals;
+  if (!taskId) throw new UsageError("dline resume needs a task id (see dline history).");
+  return withSidecar(ctx, async (clients) => {
+    await profileFromEnv(clients, process.env);
+    const { lastSeq } = await clients.tasks.getTask({ taskId });
+    const message = stringFlag(args, "message");
+    if (message) await clients.tasks.sendMessage({ taskId, text: message });
+    else await clients.tasks.resume({ taskId });
+    return followTask(ctx, clients, taskId, lastSeq, { yes: args.flags.has("yes") });
+  });
+}

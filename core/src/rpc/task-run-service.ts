@@ -1,0 +1,56 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  CancelResponseSchema,
+  NewTaskResponseSchema,
+  RespondResponseSchema,
+  ResumeResponseSchema,
+  SendMessageResponseSchema,
+  SubscribeResponseSchema,
+  type TaskService,
+} from "../gen/dline/v1/task_pb.js";
+import { DlineError } from "../errors.js";
+import type { TaskRuntime } from "../runtime/task-runtime.js";
+
+export interface TaskRunServiceDeps {
+  runtime: TaskRuntime;
+  /** Ends every stream when the sidecar stops. */
+  stopSignal: AbortSignal;
+}
+
+function required(value: string, field: string): string {
+  if (!value) throw new DlineError("invalid_argument", `${field} is required.`);
+  return value;
+}
+
+/** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume. */
+export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<typeof TaskService>> {
+  return {
+    async newTask(req) {
+      const taskId = await deps.runtime.newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId);
+      return create(NewTaskResponseSchema, { taskId });
+    },
+    async *subscribe(req, ctx: HandlerContext) {
+      const signal = AbortSignal.any([ctx.signal, deps.stopSignal]);
+      for await (const event of deps.runtime.subscribe(required(req.taskId, "task_id"), req.afterSeq, signal)) {
+        yield create(SubscribeResponseSchema, { event });
+      }
+    },
+    async sendMessage(req) {
+      await deps.runtime.sendMessage(required(req.taskId, "task_id"), req.text);
+      return create(SendMessageResponseSchema, {});
+    },
+    respond(req) {
+      deps.runtime.respond(required(req.taskId, "task_id"), required(req.askId, "ask_id"), req.approve, req.text);
+      return create(RespondResponseSchema, {});
+    },
+    async cancel(req) {
+      await deps.runtime.cancel(required(req.taskId, "task_id"));
+      return create(CancelResponseSchema, {});
+    },
+    async resume(req) {
+      await deps.runtime.resume(required(req.taskId, "task_id"));
+      return create(ResumeResponseSchema, {});
+    },
+  };
+}

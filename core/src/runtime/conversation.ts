@@ -1,0 +1,104 @@
+import type { ContentBlock, ModelMessage } from "../agent/providers/types.js";
+
+/** Journal entry kinds written by the runtime; the model conversation is rebuilt from them. */
+export const JOURNAL_KIND = {
+  user: "user_message",
+  assistant: "assistant_message",
+  toolResults: "tool_results",
+  /** Marks a point the conversation was rewound to (restores); entries before it stay. */
+  compaction: "compaction",
+} as const;
+
+export interface UserMessageData {
+  text: string;
+}
+export interface AssistantMessageData {
+  content: ContentBlock[];
+}
+export interface ToolResultsData {
+  results: { toolUseId: string; content: string; isError?: boolean }[];
+  /** Words the user added with an answer (feedback on an approval, a follow-up answer). */
+  feedback?: string;
+}
+export interface CompactionData {
+  summary: string;
+  /** Journal seq up to which the summary replaces the conversation. */
+  upToSeq: number;
+}
+
+export interface JournalEntryLike {
+  seq: number;
+  kind: string;
+  data: string;
+}
+
+/**
+ * Rebuilds the conversation sent to the model from the journal: user and assistant messages in
+ * order, tool results as user content, consecutive user contents merged (both APIs want the
+ * roles to alternate), and the latest compaction summary replacing everything before it.
+ */
+export function rebuildConversation(entries: JournalEntryLike[]): ModelMessage[] {
+  let start = 0;
+  let summary: string | undefined;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (entries[i].kind === JOURNAL_KIND.compaction) {
+      const data = JSON.parse(entries[i].data) as CompactionData;
+      summary = data.summary;
+      start = entries.findIndex((e) => e.seq > data.upToSeq && e.kind !== JOURNAL_KIND.compaction);
+      if (start < 0) start = entries.length;
+      break;
+    }
+  }
+  const messages: ModelMessage[] = [];
+  const push = (role: "user" | "assistant", blocks: ContentBlock[]) => {
+    const last = messages[messages.length - 1];
+    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
+    else messages.push({ role, content: [...blocks] });
+  };
+  if (summary !== undefined) {
+    push("user", [{ type: "text", text: `Summary of the conversation so far:\n${summary}` }]);
+  }
+  for (const entry of entries.slice(start)) {
+    switch (entry.kind) {
+      case JOURNAL_KIND.user: {
+        const data = JSON.parse(entry.data) as UserMessageData;
+        push("user", [{ type: "text", text: data.text }]);
+        break;
+      }
+      case JOURNAL_KIND.assistant: {
+        const data = JSON.parse(entry.data) as AssistantMessageData;
+        if (data.content.length > 0) push("assistant", data.content);
+        break;
+      }
+      case JOURNAL_KIND.toolResults: {
+        const data = JSON.parse(entry.data) as ToolResultsData;
+        push(
+          "user",
+          data.results.map((r) => ({ type: "tool_result" as const, toolUseId: r.toolUseId, content: r.content, isError: r.isError })),
+        );
+        if (data.feedback) push("user", [{ type: "text", text: data.feedback }]);
+        break;
+      }
+      default:
+        // Other kinds (imports, markers) carry no conversation.
+        break;
+    }
+  }
+  return messages;
+}
+
+/**
+ * Tool calls of the last assistant message that have no result yet: after a crash mid-turn,
+ * these get an "interrupted" result so that the conversation stays valid for the model.
+ */
+export function unansweredToolCalls(entries: JournalEntryLike[]): { id: string; name: string }[] {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (entry.kind === JOURNAL_KIND.toolResults || entry.kind === JOURNAL_KIND.user) return [];
+    if (entry.kind === JOURNAL_KIND.assistant) {
+      const data = JSON.parse(entry.data) as AssistantMessageData;
+      return data.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
+    }
+  }
+  return [];
+}

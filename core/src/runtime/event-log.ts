@@ -1,0 +1,85 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { TaskEventSchema, type TaskEvent } from "../gen/dline/v1/task_pb.js";
+
+/** The `event` oneof of TaskEvent, as a value to append (seq, task id and time are added here). */
+export type TaskEventBody = NonNullable<MessageInitShape<typeof TaskEventSchema>["event"]>;
+
+type Waiter = () => void;
+
+/**
+ * One ordered, resumable stream of a task's events. Every event gets the next `seq`; a
+ * subscriber passing `afterSeq` receives exactly the events after it, then live ones, with no
+ * gap and no duplicate. `firstSeq` continues from the task's last persisted seq, so that seq
+ * keeps increasing across sidecar restarts.
+ */
+export class TaskEventLog {
+  private readonly events: TaskEvent[] = [];
+  private readonly waiters = new Set<Waiter>();
+  private nextSeq: bigint;
+  private closed = false;
+
+  constructor(
+    readonly taskId: string,
+    /** The seq of the last event a previous process emitted for this task (0n for a new task). */
+    readonly baseSeq: bigint = 0n,
+  ) {
+    this.nextSeq = baseSeq + 1n;
+  }
+
+  get lastSeq(): bigint {
+    return this.nextSeq - 1n;
+  }
+
+  append(body: TaskEventBody): TaskEvent {
+    const event = create(TaskEventSchema, {
+      seq: this.nextSeq++,
+      taskId: this.taskId,
+      time: BigInt(Date.now()),
+      event: body,
+    });
+    this.events.push(event);
+    for (const wake of [...this.waiters]) wake();
+    return event;
+  }
+
+  /** Events with seq > afterSeq that this process still holds. */
+  since(afterSeq: bigint): TaskEvent[] {
+    if (afterSeq < this.baseSeq) afterSeq = this.baseSeq;
+    const index = Number(afterSeq - this.baseSeq);
+    return this.events.slice(index);
+  }
+
+  /** Ends every subscription (the task was deleted or the sidecar stops). */
+  close(): void {
+    this.closed = true;
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /**
+   * Yields every event after `afterSeq`, then live events until `signal` aborts or the log
+   * closes. Events are yielded in seq order; a slow subscriber never blocks the task (events
+   * are kept in memory for the task's lifetime in this process).
+   */
+  async *subscribe(afterSeq: bigint, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+    let cursor = afterSeq < this.baseSeq ? this.baseSeq : afterSeq;
+    while (!signal.aborted) {
+      const pending = this.since(cursor);
+      for (const event of pending) {
+        if (signal.aborted) return;
+        cursor = event.seq;
+        yield event;
+      }
+      if (this.closed) return;
+      if (this.since(cursor).length > 0) continue;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.waiters.delete(wake);
+          signal.removeEventListener("abort", wake);
+          resolve();
+        };
+        this.waiters.add(wake);
+        signal.addEventListener("abort", wake, { once: true });
+      });
+    }
+  }
+}

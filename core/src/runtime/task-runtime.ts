@@ -1,0 +1,336 @@
+import { randomUUID } from "node:crypto";
+import * as fs from "node:fs";
+import { TaskStatus } from "../gen/dline/v1/task_pb.js";
+import { DlineError } from "../errors.js";
+import type { Logger } from "../logging/logger.js";
+import type { InstanceLayout, TaskLayout } from "../storage/instance-layout.js";
+import type { SqliteFactory } from "../storage/sqlite.js";
+import { JournalStore } from "../tasks/journal-store.js";
+import { MessageStore } from "../tasks/message-store.js";
+import { MetricsStore } from "../tasks/metrics-store.js";
+import { StateFile } from "../tasks/state-file.js";
+import type { TaskHistory } from "../tasks/task-history.js";
+import type { TaskOwnership } from "../tasks/task-ownership.js";
+import type { TaskStatusName } from "../tasks/task-record.js";
+import { AskBroker } from "./ask-broker.js";
+import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
+import { TaskEventLog } from "./event-log.js";
+import type { CheckpointPort, RunnerModel, RuntimeTool } from "./ports.js";
+import { TurnLoop } from "./turn-loop.js";
+
+/** The kernel snapshot in state.json: enough to reopen and recover the task. */
+export interface KernelState {
+  status: TaskStatusName;
+  workspaceRoot: string;
+  profileId: string;
+  /** Messages the user sent while a run was going; taken at the next step. */
+  inputQueue: string[];
+  /** The seq of the last event emitted, so seq keeps increasing across restarts. */
+  lastSeq: string;
+  updatedAt: number;
+}
+
+export interface TaskRuntimeDeps {
+  layout: InstanceLayout;
+  sqlite: SqliteFactory;
+  history: TaskHistory;
+  ownership: TaskOwnership;
+  logger: Logger;
+  /** The model of a profile ("" = the default profile), with its key from the secrets store. */
+  resolveModel(profileId: string, taskId: string): Promise<RunnerModel>;
+  /** The tools of a task in a workspace (auto-approval applied from the global setting). */
+  toolsFor(taskId: string, workspaceRoot: string): ReadonlyMap<string, RuntimeTool>;
+  /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
+  checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
+  systemPrompt(workspaceRoot: string, taskId: string): string;
+  /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
+  shutdownSignal: AbortSignal;
+}
+
+const STATUS_NAMES: Record<TaskStatus, TaskStatusName> = {
+  [TaskStatus.UNSPECIFIED]: "interrupted",
+  [TaskStatus.RUNNING]: "running",
+  [TaskStatus.WAITING]: "waiting",
+  [TaskStatus.COMPLETED]: "completed",
+  [TaskStatus.CANCELLED]: "cancelled",
+  [TaskStatus.INTERRUPTED]: "interrupted",
+  [TaskStatus.FAILED]: "failed",
+  [TaskStatus.DAMAGED]: "damaged",
+};
+
+/** One task loaded in this process: its stores, event log, pending ask and current run. */
+class LiveTask {
+  run: { controller: AbortController; done: Promise<void> } | undefined;
+  readonly asks = new AskBroker();
+
+  constructor(
+    readonly id: string,
+    readonly files: TaskLayout,
+    readonly messages: MessageStore,
+    readonly journal: JournalStore,
+    readonly metrics: MetricsStore,
+    readonly state: StateFile<KernelState>,
+    readonly events: TaskEventLog,
+    public kernel: KernelState,
+  ) {}
+
+  close(): void {
+    this.events.close();
+    this.messages.close();
+    this.journal.close();
+    this.metrics.close();
+  }
+}
+
+/**
+ * Runs tasks in this sidecar: creates them, streams their events, passes the user's words and
+ * decisions to the turn loop, cancels and resumes them. A task is written only by the sidecar
+ * that owns it (TaskOwnership); others can read it.
+ */
+export class TaskRuntime {
+  private readonly live = new Map<string, LiveTask>();
+
+  constructor(private readonly deps: TaskRuntimeDeps) {
+    deps.ownership.setRunningTaskStopper((taskId) => this.unload(taskId));
+  }
+
+  async newTask(workspaceRoot: string, text: string, profileId: string): Promise<string> {
+    if (!text.trim()) throw new DlineError("invalid_argument", "A task needs some text.");
+    if (!workspaceRoot) throw new DlineError("invalid_argument", "A task needs a workspace_root.");
+    if (!fs.existsSync(workspaceRoot) || !fs.statSync(workspaceRoot).isDirectory()) {
+      throw new DlineError("invalid_argument", `The workspace ${workspaceRoot} is not a folder.`);
+    }
+    // Resolve the model first: a missing profile or key fails before anything is written.
+    const model = await this.deps.resolveModel(profileId, "");
+    const id = `${Date.now()}-${randomUUID().slice(0, 8)}`;
+    const files = this.deps.layout.task(id);
+    fs.mkdirSync(files.dir, { recursive: true });
+    this.deps.ownership.claim(id);
+    const title = text.trim().split("\n")[0].slice(0, 200);
+    await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
+    const task = this.open(id, { status: "running", workspaceRoot, profileId, inputQueue: [], lastSeq: "0", updatedAt: Date.now() });
+    const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
+    // The baseline starts now; the first modifying tool waits for it, read-only ones do not.
+    void checkpoints?.baseline().catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
+    const loop = this.loopFor(task, model, checkpoints);
+    loop.addUserMessage(text);
+    this.start(task, loop);
+    return id;
+  }
+
+  /** Loads a task of this process's history (for subscribing or continuing). */
+  private load(taskId: string): LiveTask {
+    const existing = this.live.get(taskId);
+    if (existing) return existing;
+    const record = this.deps.history.get(taskId);
+    if (!record) throw new DlineError("not_found", `Task ${taskId} does not exist.`);
+    const files = this.deps.layout.task(taskId);
+    const state = new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger).read();
+    const kernel: KernelState = state.value ?? {
+      status: record.status,
+      workspaceRoot: record.workspaceRoot,
+      profileId: "",
+      inputQueue: [],
+      lastSeq: "0",
+      updatedAt: Date.now(),
+    };
+    return this.open(taskId, kernel);
+  }
+
+  private open(taskId: string, kernel: KernelState): LiveTask {
+    const files = this.deps.layout.task(taskId);
+    const task = new LiveTask(
+      taskId,
+      files,
+      MessageStore.open(this.deps.sqlite, files.messagesDb),
+      JournalStore.open(this.deps.sqlite, files.journalDb),
+      MetricsStore.open(this.deps.sqlite, files.metricsDb),
+      new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger),
+      new TaskEventLog(taskId, BigInt(kernel.lastSeq || "0")),
+      kernel,
+    );
+    this.live.set(taskId, task);
+    return task;
+  }
+
+  private saveKernel(task: LiveTask, patch: Partial<KernelState> = {}): void {
+    task.kernel = { ...task.kernel, ...patch, lastSeq: task.events.lastSeq.toString(), updatedAt: Date.now() };
+    if (this.deps.ownership.holds(task.id)) task.state.write(task.kernel);
+  }
+
+  private loopFor(task: LiveTask, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
+    const { deps } = this;
+    return new TurnLoop({
+      taskId: task.id,
+      workspaceRoot: task.kernel.workspaceRoot,
+      events: task.events,
+      asks: task.asks,
+      messages: task.messages,
+      journal: task.journal,
+      model,
+      tools: deps.toolsFor(task.id, task.kernel.workspaceRoot),
+      checkpoints,
+      usage: {
+        record: (usage, costUsd, modelName) => {
+          task.metrics.record({
+            time: Date.now(),
+            tokensIn: usage.inputTokens,
+            tokensOut: usage.outputTokens,
+            cacheReads: usage.cacheReadTokens,
+            cacheWrites: usage.cacheWriteTokens,
+            cost: costUsd,
+            data: JSON.stringify({ model: modelName }),
+          });
+          const totals = task.metrics.totals();
+          void deps.history
+            .update(task.id, {
+              tokensIn: totals.tokensIn,
+              tokensOut: totals.tokensOut,
+              cacheReads: totals.cacheReads,
+              cacheWrites: totals.cacheWrites,
+              cost: totals.cost,
+            })
+            .catch((err: Error) => deps.logger.error("history usage update failed", { taskId: task.id, error: err.message }));
+        },
+      },
+      systemPrompt: () => deps.systemPrompt(task.kernel.workspaceRoot, task.id),
+      setStatus: (status, reason) => this.setStatus(task, status, reason),
+      logger: deps.logger,
+    });
+  }
+
+  private setStatus(task: LiveTask, status: TaskStatus, reason = ""): void {
+    const name = STATUS_NAMES[status];
+    if (task.kernel.status === name && status !== TaskStatus.WAITING) return;
+    task.events.append({ case: "statusChanged", value: { status, reason } });
+    this.saveKernel(task, { status: name });
+    void this.deps.history
+      .update(task.id, { status: name })
+      .catch((err: Error) => this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }));
+  }
+
+  private start(task: LiveTask, loop: TurnLoop): void {
+    const controller = new AbortController();
+    const onShutdown = () => controller.abort(new DlineError("unavailable", "The sidecar is stopping."));
+    this.deps.shutdownSignal.addEventListener("abort", onShutdown, { once: true });
+    const done = (async () => {
+      try {
+        let outcome = await loop.run(controller.signal);
+        // Messages sent while the run was going start the next run at once.
+        while ((outcome === "completed" || outcome === "idle") && task.kernel.inputQueue.length > 0 && !controller.signal.aborted) {
+          const [next, ...rest] = task.kernel.inputQueue;
+          this.saveKernel(task, { inputQueue: rest });
+          loop.addUserMessage(next);
+          outcome = await loop.run(controller.signal);
+        }
+        if (this.deps.shutdownSignal.aborted) this.saveKernel(task, { status: "interrupted" });
+      } finally {
+        this.deps.shutdownSignal.removeEventListener("abort", onShutdown);
+        task.run = undefined;
+        this.saveKernel(task);
+      }
+    })();
+    task.run = { controller, done };
+  }
+
+  private async continueTask(task: LiveTask): Promise<void> {
+    this.deps.ownership.claim(task.id, { reentrant: true });
+    const model = await this.deps.resolveModel(task.kernel.profileId, task.id);
+    const loop = this.loopFor(task, model, this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot));
+    this.start(task, loop);
+  }
+
+  subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal) {
+    return this.load(taskId).events.subscribe(afterSeq, signal);
+  }
+
+  lastSeq(taskId: string): bigint {
+    const task = this.live.get(taskId);
+    if (task) return task.events.lastSeq;
+    const files = this.deps.layout.task(taskId);
+    const state = new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger).read();
+    return BigInt(state.value?.lastSeq ?? "0");
+  }
+
+  pendingAskId(taskId: string): string | undefined {
+    return this.live.get(taskId)?.asks.pendingAskId;
+  }
+
+  async sendMessage(taskId: string, text: string): Promise<void> {
+    if (!text.trim()) throw new DlineError("invalid_argument", "The message is empty.");
+    const task = this.load(taskId);
+    this.deps.ownership.claim(taskId, { reentrant: true });
+    if (task.asks.pendingAskId) {
+      // A message while a question is pending answers it.
+      task.asks.respond(task.asks.pendingAskId, { approve: true, text });
+      return;
+    }
+    if (task.run) {
+      this.saveKernel(task, { inputQueue: [...task.kernel.inputQueue, text] });
+      return;
+    }
+    const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
+    const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
+    loop.addUserMessage(text);
+    this.start(task, loop);
+  }
+
+  respond(taskId: string, askId: string, approve: boolean, text: string): void {
+    const task = this.live.get(taskId);
+    if (!task || !task.asks.pendingAskId) {
+      throw new DlineError("failed_precondition", `Task ${taskId} is not waiting for an answer.`);
+    }
+    task.asks.respond(askId, { approve, text });
+  }
+
+  async cancel(taskId: string): Promise<void> {
+    const task = this.live.get(taskId);
+    if (!task?.run) throw new DlineError("failed_precondition", `Task ${taskId} is not running in this sidecar.`);
+    task.run.controller.abort(new DlineError("canceled", "The task was cancelled."));
+    await task.run.done;
+  }
+
+  /** Reopens an interrupted (or cancelled) task and continues where it stopped. */
+  async resume(taskId: string): Promise<void> {
+    const task = this.load(taskId);
+    if (task.run) throw new DlineError("failed_precondition", `Task ${taskId} is already running.`);
+    const unanswered = unansweredToolCalls(task.journal.entries());
+    if (unanswered.length > 0) {
+      task.journal.append({
+        kind: JOURNAL_KIND.toolResults,
+        data: JSON.stringify({
+          results: unanswered.map((c) => ({
+            toolUseId: c.id,
+            content: "This tool call was interrupted (the task stopped before it finished). Check the workspace before repeating it.",
+            isError: true,
+          })),
+        }),
+      });
+    }
+    await this.continueTask(task);
+  }
+
+  /** Stops a task's run (if any) and closes its stores; used before deletion and at shutdown. */
+  async unload(taskId: string): Promise<void> {
+    const task = this.live.get(taskId);
+    if (!task) return;
+    if (task.run) {
+      task.run.controller.abort(new DlineError("canceled", "The task is being deleted."));
+      await task.run.done.catch(() => {});
+    }
+    this.live.delete(taskId);
+    task.close();
+    this.deps.ownership.release(taskId);
+  }
+
+  /** At shutdown: stop every run (left interrupted), persist kernels, close stores. */
+  async stopAll(): Promise<void> {
+    const tasks = [...this.live.values()];
+    await Promise.all(tasks.map((t) => t.run?.done.catch(() => {})));
+    for (const t of tasks) {
+      this.saveKernel(t);
+      this.live.delete(t.id);
+      t.close();
+    }
+  }
+}

@@ -1,0 +1,318 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import {
+  AskKind,
+  AskSchema,
+  MessageRole,
+  TaskStatus,
+  UiMessageSchema,
+  type UiMessage,
+} from "../gen/dline/v1/task_pb.js";
+import type { ContentBlock } from "../agent/providers/types.js";
+import type { Logger } from "../logging/logger.js";
+import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
+import type { AskBroker } from "./ask-broker.js";
+import { JOURNAL_KIND, rebuildConversation, type ToolResultsData } from "./conversation.js";
+import type { TaskEventLog } from "./event-log.js";
+import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, RuntimeTool, UsagePort } from "./ports.js";
+
+export interface TurnLoopDeps {
+  taskId: string;
+  workspaceRoot: string;
+  events: TaskEventLog;
+  asks: AskBroker;
+  messages: MessagesPort;
+  journal: JournalPort;
+  model: RunnerModel;
+  tools: ReadonlyMap<string, RuntimeTool>;
+  checkpoints: CheckpointPort | undefined;
+  usage: UsagePort;
+  systemPrompt: () => string;
+  setStatus: (status: TaskStatus, reason?: string) => void;
+  logger: Logger;
+  /** Upper bound of model requests in one run, so a looping model cannot run forever. */
+  maxRequestsPerRun?: number;
+}
+
+/** How a run of the loop ended. */
+export type RunOutcome = "completed" | "idle" | "cancelled" | "failed";
+
+const FOLLOWUP_TOOL = "ask_followup_question";
+const COMPLETION_TOOL = "attempt_completion";
+
+function roleOf(role: StoredUiMessage["role"]): MessageRole {
+  switch (role) {
+    case "user":
+      return MessageRole.USER;
+    case "assistant":
+      return MessageRole.ASSISTANT;
+    case "tool":
+      return MessageRole.TOOL;
+    case "system":
+      return MessageRole.SYSTEM;
+    default:
+      return MessageRole.UNSPECIFIED;
+  }
+}
+
+export function toProtoMessage(m: StoredUiMessage): UiMessage {
+  return create(UiMessageSchema, {
+    id: m.id,
+    time: BigInt(m.time),
+    role: roleOf(m.role),
+    kind: m.kind,
+    text: m.text,
+    partial: m.partial,
+    tool: m.tool,
+    detail: m.detail,
+    checkpointId: m.checkpointId,
+    askId: m.askId,
+  });
+}
+
+/**
+ * The agent's turn loop for one task: ask the model, stream its answer as events, run the
+ * tools it calls (asking for approval unless auto-approved), journal every step, save a
+ * checkpoint after each turn that may have modified the workspace, until the model completes,
+ * stops calling tools, or the run is cancelled. The journal is the source of truth: each
+ * request's conversation is rebuilt from it.
+ */
+export class TurnLoop {
+  constructor(private readonly deps: TurnLoopDeps) {}
+
+  private addMessage(init: Partial<StoredUiMessage>): StoredUiMessage {
+    const message = uiMessage({ id: randomUUID(), ...init });
+    this.deps.messages.append(message);
+    this.deps.events.append({ case: "messageAdded", value: { message: toProtoMessage(message) } });
+    return message;
+  }
+
+  private finalize(message: StoredUiMessage): void {
+    this.deps.messages.update(message);
+    this.deps.events.append({ case: "messageFinalized", value: { message: toProtoMessage(message) } });
+  }
+
+  /** Adds the user's words to the journal and the chat. */
+  addUserMessage(text: string): StoredUiMessage {
+    this.deps.journal.append({ kind: JOURNAL_KIND.user, data: JSON.stringify({ text }) });
+    return this.addMessage({ role: "user", kind: "text", text });
+  }
+
+  async run(signal: AbortSignal): Promise<RunOutcome> {
+    const { deps } = this;
+    const maxRequests = deps.maxRequestsPerRun ?? 200;
+    deps.setStatus(TaskStatus.RUNNING);
+    try {
+      for (let request = 0; request < maxRequests; request++) {
+        signal.throwIfAborted();
+        const turn = await this.streamAssistantTurn(signal);
+        if (turn.failed) return "failed";
+        if (turn.toolCalls.length === 0) {
+          deps.setStatus(TaskStatus.COMPLETED, "the model ended its turn");
+          return "idle";
+        }
+        const outcome = await this.runTools(turn.toolCalls, turn.messageId, signal);
+        if (outcome === "completed") return "completed";
+      }
+      deps.setStatus(TaskStatus.FAILED, `stopped after ${maxRequests} model requests in one run`);
+      return "failed";
+    } catch (err) {
+      if (signal.aborted) {
+        // A stopping sidecar leaves the task interrupted (resumable); a user's cancel cancels it.
+        const stopping = (signal.reason as { code?: string } | undefined)?.code === "unavailable";
+        deps.setStatus(stopping ? TaskStatus.INTERRUPTED : TaskStatus.CANCELLED, stopping ? "the sidecar stopped" : "cancelled");
+        return "cancelled";
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      deps.logger.error("turn loop failed", { taskId: deps.taskId, error: message });
+      deps.events.append({ case: "error", value: { code: "internal", message, retryable: false } });
+      deps.setStatus(TaskStatus.FAILED, message);
+      return "failed";
+    }
+  }
+
+  private async streamAssistantTurn(signal: AbortSignal) {
+    const { deps } = this;
+    const conversation = rebuildConversation(deps.journal.entries());
+    const specs = [...deps.tools.values()].map((t) => t.spec);
+    let message: StoredUiMessage | undefined;
+    const toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[] = [];
+    let failed = false;
+    for await (const ev of deps.model.provider.stream({ systemPrompt: deps.systemPrompt(), messages: conversation, tools: specs }, signal)) {
+      switch (ev.type) {
+        case "text_delta":
+          if (!message) message = this.addMessage({ role: "assistant", kind: "text", text: ev.text, partial: true });
+          else {
+            message.text += ev.text;
+            deps.events.append({ case: "messageDelta", value: { messageId: message.id, text: ev.text } });
+          }
+          break;
+        case "tool_call_end":
+          toolCalls.push({ id: ev.id, name: ev.name, input: ev.input, parseError: ev.parseError });
+          break;
+        case "usage":
+          deps.usage.record(ev.usage, ev.costUsd, deps.model.provider.model);
+          deps.events.append({
+            case: "usage",
+            value: {
+              tokensIn: BigInt(ev.usage.inputTokens),
+              tokensOut: BigInt(ev.usage.outputTokens),
+              cacheReads: BigInt(ev.usage.cacheReadTokens),
+              cacheWrites: BigInt(ev.usage.cacheWriteTokens),
+              cost: ev.costUsd,
+            },
+          });
+          break;
+        case "error":
+          failed = true;
+          deps.events.append({
+            case: "error",
+            value: { code: ev.error.kind, message: ev.error.message, retryable: ev.error.retryable },
+          });
+          break;
+        default:
+          break;
+      }
+    }
+    signal.throwIfAborted();
+    if (message) {
+      message.partial = false;
+      this.finalize(message);
+    }
+    const content: ContentBlock[] = [];
+    if (message?.text) content.push({ type: "text", text: message.text });
+    for (const call of toolCalls) content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} });
+    if (failed) {
+      deps.setStatus(TaskStatus.FAILED, "the model request failed");
+      return { failed, toolCalls: [], messageId: message?.id ?? "" };
+    }
+    deps.journal.append({ kind: JOURNAL_KIND.assistant, data: JSON.stringify({ content }) });
+    return { failed, toolCalls, messageId: message?.id ?? "" };
+  }
+
+  /** Asks the editor and waits; the status is WAITING meanwhile. */
+  private async ask(kind: AskKind, tool: string, summary: string, detail: string, options: string[], signal: AbortSignal) {
+    const { deps } = this;
+    const answer = await deps.asks.ask((askId) => {
+      deps.events.append({ case: "ask", value: create(AskSchema, { askId, kind, tool, summary, detail, options }) });
+      deps.setStatus(TaskStatus.WAITING, summary);
+    }, signal);
+    deps.events.append({ case: "askResolved", value: { askId: "", approved: answer.approve, text: answer.text } });
+    deps.setStatus(TaskStatus.RUNNING);
+    return answer;
+  }
+
+  private async runTools(
+    calls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[],
+    assistantMessageId: string,
+    signal: AbortSignal,
+  ): Promise<"continue" | "completed"> {
+    const { deps } = this;
+    const results: ToolResultsData["results"] = [];
+    let feedback: string | undefined;
+    let denied = false;
+    let modified = false;
+    let commandRan = false;
+    let completion: StoredUiMessage | undefined;
+    const edited = new Set<string>();
+    for (const call of calls) {
+      const result = (content: string, isError = false) => results.push({ toolUseId: call.id, content, isError });
+      if (denied || completion) {
+        result("Not run: an earlier tool call in this turn was denied or completed the task.", true);
+        continue;
+      }
+      const tool = deps.tools.get(call.name);
+      if (!tool) {
+        result(`Unknown tool "${call.name}". Available tools: ${[...deps.tools.keys()].join(", ")}.`, true);
+        continue;
+      }
+      if (!call.input) {
+        result(`The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.`, true);
+        continue;
+      }
+      const input = call.input;
+      if (call.name === FOLLOWUP_TOOL) {
+        const question = String(input.question ?? "");
+        const options = Array.isArray(input.options) ? input.options.map(String) : [];
+        const q = this.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options }) });
+        const answer = await this.ask(AskKind.FOLLOWUP, call.name, question, JSON.stringify(input), options, signal);
+        this.addMessage({ role: "user", kind: "text", text: answer.text });
+        void q;
+        result(`<answer>\n${answer.text}\n</answer>`);
+        continue;
+      }
+      if (call.name === COMPLETION_TOOL) {
+        completion = this.addMessage({ role: "assistant", kind: "completion", text: String(input.result ?? "") });
+        result("The user was shown the result.");
+        continue;
+      }
+      const summary = tool.summarize(input);
+      if (!tool.autoApproved(input)) {
+        const kind = tool.isCommand ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
+        const answer = await this.ask(kind, call.name, summary, JSON.stringify(input), [], signal);
+        if (!answer.approve) {
+          denied = true;
+          this.addMessage({ role: "user", kind: "denied", text: answer.text, tool: call.name });
+          result(`The user denied this operation.${answer.text ? ` Their feedback: ${answer.text}` : ""}`, true);
+          continue;
+        }
+        if (answer.text) feedback = `The user approved with feedback: ${answer.text}`;
+      }
+      if (!tool.readOnly) {
+        await deps.checkpoints?.baseline();
+        modified = true;
+      }
+      const toolMessage = this.addMessage({
+        role: "tool",
+        kind: tool.isCommand ? "command" : "tool",
+        tool: call.name,
+        text: summary,
+        detail: JSON.stringify(input),
+        partial: true,
+      });
+      deps.events.append({ case: "toolStarted", value: { toolCallId: call.id, tool: call.name, summary, detail: JSON.stringify(input) } });
+      let outcome;
+      try {
+        outcome = await tool.run(input, {
+          workspaceRoot: deps.workspaceRoot,
+          signal,
+          onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: call.id, chunk } }),
+        });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        outcome = { ok: false, output: err instanceof Error ? err.message : String(err) };
+      }
+      for (const p of outcome.editedPaths ?? []) edited.add(p);
+      if (tool.isCommand) commandRan = true;
+      deps.events.append({ case: "toolFinished", value: { toolCallId: call.id, ok: outcome.ok, result: outcome.output.slice(0, 64 * 1024) } });
+      toolMessage.partial = false;
+      toolMessage.detail = JSON.stringify({ input, ok: outcome.ok, output: outcome.output.slice(0, 64 * 1024) });
+      this.finalize(toolMessage);
+      result(outcome.output, !outcome.ok);
+    }
+    deps.journal.append({ kind: JOURNAL_KIND.toolResults, data: JSON.stringify({ results, feedback } satisfies ToolResultsData) });
+    if (modified && deps.checkpoints) {
+      const anchor = assistantMessageId || (completion?.id ?? "");
+      const id = await deps.checkpoints.saveTurn({ editedPaths: [...edited], commandRan, messageId: anchor });
+      if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
+    }
+    if (completion) {
+      if (deps.checkpoints) {
+        const id = await deps.checkpoints.saveCompletion(completion.id);
+        if (id) {
+          completion.checkpointId = id;
+          deps.messages.update(completion);
+          deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: completion.id, kind: "CHECKPOINT_KIND_COMPLETION" } });
+        }
+      }
+      deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
+      return "completed";
+    }
+    if (denied) {
+      // A denial ends the run: the model hears about it with the user's next message.
+      deps.setStatus(TaskStatus.COMPLETED, "an operation was denied");
+      return "completed";
+    }
+    return "continue";
+  }
+}
