@@ -18,12 +18,22 @@ export class TaskEventLog {
   private nextSeq: bigint;
   private closed = false;
 
+  private reservedUpTo: bigint;
+
   constructor(
     readonly taskId: string,
-    /** The seq of the last event a previous process emitted for this task (0n for a new task). */
+    /** Every seq up to this one may have been used by a previous process (0n for a new task). */
     readonly baseSeq: bigint = 0n,
+    /**
+     * Called (synchronously, before the event is handed out) whenever seqs beyond the last
+     * reservation are needed: the owner persists the new upper bound, so that a process that
+     * dies without saving its last seq still never lets a successor reuse one ("hi/lo").
+     */
+    private readonly reserve: (upTo: bigint) => void = () => {},
+    private readonly reservationSize = 10_000n,
   ) {
     this.nextSeq = baseSeq + 1n;
+    this.reservedUpTo = baseSeq;
   }
 
   get lastSeq(): bigint {
@@ -31,6 +41,10 @@ export class TaskEventLog {
   }
 
   append(body: TaskEventBody): TaskEvent {
+    if (this.nextSeq > this.reservedUpTo) {
+      this.reservedUpTo = this.nextSeq + this.reservationSize;
+      this.reserve(this.reservedUpTo);
+    }
     const event = create(TaskEventSchema, {
       seq: this.nextSeq++,
       taskId: this.taskId,

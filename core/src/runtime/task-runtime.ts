@@ -15,7 +15,11 @@ import type { TaskStatusName } from "../tasks/task-record.js";
 import { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { TaskEventLog } from "./event-log.js";
-import type { CheckpointPort, RunnerModel, RuntimeTool } from "./ports.js";
+import type { AutoApprovalSettings } from "../agent/approval.js";
+import { builtinTools } from "../agent/tools/registry.js";
+import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
+import { CommandLogs } from "../tasks/command-logs.js";
+import type { CheckpointPort, RunnerModel } from "./ports.js";
 import { TurnLoop } from "./turn-loop.js";
 
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
@@ -27,6 +31,8 @@ export interface KernelState {
   inputQueue: string[];
   /** The seq of the last event emitted, so seq keeps increasing across restarts. */
   lastSeq: string;
+  /** Seqs up to this one may have been handed out (see TaskEventLog's reservation). */
+  seqReserved?: string;
   updatedAt: number;
 }
 
@@ -38,13 +44,20 @@ export interface TaskRuntimeDeps {
   logger: Logger;
   /** The model of a profile ("" = the default profile), with its key from the secrets store. */
   resolveModel(profileId: string, taskId: string): Promise<RunnerModel>;
-  /** The tools of a task in a workspace (auto-approval applied from the global setting). */
-  toolsFor(taskId: string, workspaceRoot: string): ReadonlyMap<string, RuntimeTool>;
+  /** The global autoApprovalSettings (read at every decision). */
+  autoApproval(): Promise<AutoApprovalSettings>;
+  /** Settings the runtime reads: command timeout and the per-task command-log budget. */
+  commandTimeoutMs(): Promise<number>;
+  commandLogBudgetBytes(): Promise<number>;
   /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
   checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
   systemPrompt(workspaceRoot: string, taskId: string): string;
   /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
   shutdownSignal: AbortSignal;
+}
+
+function maxBig(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
 }
 
 const STATUS_NAMES: Record<TaskStatus, TaskStatusName> = {
@@ -108,7 +121,7 @@ export class TaskRuntime {
     this.deps.ownership.claim(id);
     const title = text.trim().split("\n")[0].slice(0, 200);
     await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
-    const task = this.open(id, { status: "running", workspaceRoot, profileId, inputQueue: [], lastSeq: "0", updatedAt: Date.now() });
+    const task = this.open(id, { status: "running", workspaceRoot, profileId: model.profileId, inputQueue: [], lastSeq: "0", updatedAt: Date.now() });
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
     // The baseline starts now; the first modifying tool waits for it, read-only ones do not.
     void checkpoints?.baseline().catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
@@ -146,7 +159,11 @@ export class TaskRuntime {
       JournalStore.open(this.deps.sqlite, files.journalDb),
       MetricsStore.open(this.deps.sqlite, files.metricsDb),
       new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger),
-      new TaskEventLog(taskId, BigInt(kernel.lastSeq || "0")),
+      new TaskEventLog(taskId, maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")), (upTo) => {
+        // Runs before the event is handed out: the reservation is on disk first.
+        task.kernel = { ...task.kernel, seqReserved: upTo.toString() };
+        if (this.deps.ownership.holds(taskId)) task.state.write(task.kernel);
+      }),
       kernel,
     );
     this.live.set(taskId, task);
@@ -168,7 +185,19 @@ export class TaskRuntime {
       messages: task.messages,
       journal: task.journal,
       model,
-      tools: deps.toolsFor(task.id, task.kernel.workspaceRoot),
+      tools: builtinTools,
+      autoApproval: () => deps.autoApproval(),
+      agentIgnore: () => loadAgentIgnore(task.kernel.workspaceRoot),
+      commandLog: {
+        pathFor: (callId: string) => {
+          fs.mkdirSync(task.files.commandLogsDir, { recursive: true });
+          return new CommandLogs(task.files.commandLogsDir).logPath(callId);
+        },
+        afterCommand: async (file: string) => {
+          new CommandLogs(task.files.commandLogsDir, await deps.commandLogBudgetBytes()).enforceBudget(file);
+        },
+      },
+      commandTimeoutMs: () => deps.commandTimeoutMs(),
       checkpoints,
       usage: {
         record: (usage, costUsd, modelName) => {
@@ -308,6 +337,51 @@ export class TaskRuntime {
       });
     }
     await this.continueTask(task);
+  }
+
+  /**
+   * Rewinds the conversation (a checkpoint's Restore Task, Restore Chat and Restore All): UI
+   * messages after `messageId` go (with `beforeMessage`, the message itself too), and the
+   * journal is cut at the step that produced that message, so the model sees the same history.
+   * A running task is stopped first. With `editedText`, the task continues from the edit.
+   */
+  async rewind(taskId: string, messageId: string, options: { editedText?: string; beforeMessage?: boolean } = {}): Promise<void> {
+    const task = this.load(taskId);
+    this.deps.ownership.claim(taskId, { reentrant: true });
+    if (task.run) {
+      task.run.controller.abort(new DlineError("canceled", "The conversation is being restored."));
+      await task.run.done.catch(() => {});
+    }
+    const before = options.beforeMessage || options.editedText !== undefined;
+    const messages = task.messages.list();
+    const index = messages.findIndex((m) => m.id === messageId);
+    if (index < 0) throw new DlineError("not_found", `Message ${messageId} is not part of task ${taskId}.`);
+    const keepUpTo = before ? index - 1 : index;
+    if (keepUpTo >= 0) task.messages.truncateAfter(messages[keepUpTo].id);
+    else task.messages.clear();
+    const entries = task.journal.entries();
+    const entryIndex = entries.findIndex((e) => {
+      const ids = (JSON.parse(e.data) as { messageIds?: string[] }).messageIds;
+      return ids?.includes(messageId) ?? false;
+    });
+    if (entryIndex >= 0) {
+      const keepEntry = before ? entryIndex - 1 : entryIndex;
+      task.journal.truncateAfter(keepEntry >= 0 ? entries[keepEntry].seq : 0);
+    }
+    task.events.append({ case: "rewound", value: { afterMessageId: keepUpTo >= 0 ? messages[keepUpTo].id : "" } });
+    this.saveKernel(task, { inputQueue: [] });
+    if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
+    else this.setStatus(task, TaskStatus.COMPLETED, "the conversation was restored");
+  }
+
+  /** The text and time of one of a task's messages (for EditMessage). */
+  messageInfo(taskId: string, messageId: string): { text: string; createdAt: number; role: string } | undefined {
+    const m = this.load(taskId).messages.list().find((x) => x.id === messageId);
+    return m ? { text: m.text, createdAt: m.time, role: m.role } : undefined;
+  }
+
+  isRunning(taskId: string): boolean {
+    return Boolean(this.live.get(taskId)?.run);
   }
 
   /** Stops a task's run (if any) and closes its stores; used before deletion and at shutdown. */

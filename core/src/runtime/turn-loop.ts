@@ -8,13 +8,17 @@ import {
   UiMessageSchema,
   type UiMessage,
 } from "../gen/dline/v1/task_pb.js";
+import { decideApproval, type AutoApprovalSettings } from "../agent/approval.js";
 import type { ContentBlock } from "../agent/providers/types.js";
+import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
+import { runTool, toolSpecs } from "../agent/tools/registry.js";
+import type { ToolDefinition, ToolResult } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import type { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, rebuildConversation, type ToolResultsData } from "./conversation.js";
 import type { TaskEventLog } from "./event-log.js";
-import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, RuntimeTool, UsagePort } from "./ports.js";
+import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -24,7 +28,14 @@ export interface TurnLoopDeps {
   messages: MessagesPort;
   journal: JournalPort;
   model: RunnerModel;
-  tools: ReadonlyMap<string, RuntimeTool>;
+  tools: readonly ToolDefinition[];
+  /** The global autoApprovalSettings, read at each decision (never a task's snapshot). */
+  autoApproval: () => Promise<AutoApprovalSettings>;
+  /** The workspace's .agentignore, loaded once per run. */
+  agentIgnore: () => Promise<IgnoreMatcher>;
+  /** Where execute_command writes its log (tmp/command-logs/), and the budget enforcement after it. */
+  commandLog: { pathFor(callId: string): string; afterCommand(path: string): Promise<void> };
+  commandTimeoutMs: () => Promise<number>;
   checkpoints: CheckpointPort | undefined;
   usage: UsagePort;
   systemPrompt: () => string;
@@ -37,8 +48,14 @@ export interface TurnLoopDeps {
 /** How a run of the loop ended. */
 export type RunOutcome = "completed" | "idle" | "cancelled" | "failed";
 
-const FOLLOWUP_TOOL = "ask_followup_question";
-const COMPLETION_TOOL = "attempt_completion";
+const COMMAND_TOOL = "execute_command";
+
+/** One line a person reads about a tool call. */
+function summarize(tool: string, input: Record<string, unknown>): string {
+  const target = input.command ?? input.path ?? input.question ?? "";
+  const text = typeof target === "string" ? target : JSON.stringify(target);
+  return `${tool}${text ? ` ${text.split("\n")[0].slice(0, 200)}` : ""}`;
+}
 
 function roleOf(role: StoredUiMessage["role"]): MessageRole {
   switch (role) {
@@ -78,11 +95,23 @@ export function toProtoMessage(m: StoredUiMessage): UiMessage {
  * request's conversation is rebuilt from it.
  */
 export class TurnLoop {
+  /** Consecutive auto-approved calls, bounded by autoApprovalSettings.maxRequests. */
+  private autoApprovedInARow = 0;
+  /**
+   * UI messages added since the last journal entry: each entry records them, so that a restore
+   * to a message can cut the journal at the matching step.
+   */
+  private unjournaled: string[] = [];
+  /** The last UI message added: the anchor of the checkpoint saved at the end of a turn. */
+  private lastMessageId = "";
+
   constructor(private readonly deps: TurnLoopDeps) {}
 
   private addMessage(init: Partial<StoredUiMessage>): StoredUiMessage {
     const message = uiMessage({ id: randomUUID(), ...init });
     this.deps.messages.append(message);
+    this.unjournaled.push(message.id);
+    this.lastMessageId = message.id;
     this.deps.events.append({ case: "messageAdded", value: { message: toProtoMessage(message) } });
     return message;
   }
@@ -92,10 +121,17 @@ export class TurnLoop {
     this.deps.events.append({ case: "messageFinalized", value: { message: toProtoMessage(message) } });
   }
 
-  /** Adds the user's words to the journal and the chat. */
+  /** Appends a journal entry recording the UI messages added since the previous one. */
+  private journal(kind: string, data: object): void {
+    this.deps.journal.append({ kind, data: JSON.stringify({ ...data, messageIds: this.unjournaled }) });
+    this.unjournaled = [];
+  }
+
+  /** Adds the user's words to the chat and the journal. */
   addUserMessage(text: string): StoredUiMessage {
-    this.deps.journal.append({ kind: JOURNAL_KIND.user, data: JSON.stringify({ text }) });
-    return this.addMessage({ role: "user", kind: "text", text });
+    const message = this.addMessage({ role: "user", kind: "text", text });
+    this.journal(JOURNAL_KIND.user, { text });
+    return message;
   }
 
   async run(signal: AbortSignal): Promise<RunOutcome> {
@@ -134,11 +170,14 @@ export class TurnLoop {
   private async streamAssistantTurn(signal: AbortSignal) {
     const { deps } = this;
     const conversation = rebuildConversation(deps.journal.entries());
-    const specs = [...deps.tools.values()].map((t) => t.spec);
+    const specs = toolSpecs(deps.tools);
     let message: StoredUiMessage | undefined;
     const toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[] = [];
     let failed = false;
-    for await (const ev of deps.model.provider.stream({ systemPrompt: deps.systemPrompt(), messages: conversation, tools: specs }, signal)) {
+    for await (const ev of deps.model.provider.stream(
+      { systemPrompt: deps.systemPrompt(), messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
+      signal,
+    )) {
       switch (ev.type) {
         case "text_delta":
           if (!message) message = this.addMessage({ role: "assistant", kind: "text", text: ev.text, partial: true });
@@ -186,7 +225,7 @@ export class TurnLoop {
       deps.setStatus(TaskStatus.FAILED, "the model request failed");
       return { failed, toolCalls: [], messageId: message?.id ?? "" };
     }
-    deps.journal.append({ kind: JOURNAL_KIND.assistant, data: JSON.stringify({ content }) });
+    this.journal(JOURNAL_KIND.assistant, { content });
     return { failed, toolCalls, messageId: message?.id ?? "" };
   }
 
@@ -215,15 +254,16 @@ export class TurnLoop {
     let commandRan = false;
     let completion: StoredUiMessage | undefined;
     const edited = new Set<string>();
+    const agentIgnore = await deps.agentIgnore();
     for (const call of calls) {
       const result = (content: string, isError = false) => results.push({ toolUseId: call.id, content, isError });
       if (denied || completion) {
         result("Not run: an earlier tool call in this turn was denied or completed the task.", true);
         continue;
       }
-      const tool = deps.tools.get(call.name);
+      const tool = deps.tools.find((t) => t.name === call.name);
       if (!tool) {
-        result(`Unknown tool "${call.name}". Available tools: ${[...deps.tools.keys()].join(", ")}.`, true);
+        result(`Unknown tool "${call.name}". Available tools: ${deps.tools.map((t) => t.name).join(", ")}.`, true);
         continue;
       }
       if (!call.input) {
@@ -231,25 +271,14 @@ export class TurnLoop {
         continue;
       }
       const input = call.input;
-      if (call.name === FOLLOWUP_TOOL) {
-        const question = String(input.question ?? "");
-        const options = Array.isArray(input.options) ? input.options.map(String) : [];
-        const q = this.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options }) });
-        const answer = await this.ask(AskKind.FOLLOWUP, call.name, question, JSON.stringify(input), options, signal);
-        this.addMessage({ role: "user", kind: "text", text: answer.text });
-        void q;
-        result(`<answer>\n${answer.text}\n</answer>`);
-        continue;
-      }
-      if (call.name === COMPLETION_TOOL) {
-        completion = this.addMessage({ role: "assistant", kind: "completion", text: String(input.result ?? "") });
-        result("The user was shown the result.");
-        continue;
-      }
-      const summary = tool.summarize(input);
-      if (!tool.autoApproved(input)) {
-        const kind = tool.isCommand ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
+      const summary = summarize(call.name, input);
+      const isCommand = tool.name === COMMAND_TOOL;
+      const decision = decideApproval(tool.approvalCategory(input), await deps.autoApproval(), this.autoApprovedInARow);
+      if (decision.kind === "auto_approved") this.autoApprovedInARow++;
+      if (decision.kind === "ask") {
+        const kind = isCommand ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
         const answer = await this.ask(kind, call.name, summary, JSON.stringify(input), [], signal);
+        this.autoApprovedInARow = 0;
         if (!answer.approve) {
           denied = true;
           this.addMessage({ role: "user", kind: "denied", text: answer.text, tool: call.name });
@@ -262,37 +291,53 @@ export class TurnLoop {
         await deps.checkpoints?.baseline();
         modified = true;
       }
-      const toolMessage = this.addMessage({
-        role: "tool",
-        kind: tool.isCommand ? "command" : "tool",
-        tool: call.name,
-        text: summary,
-        detail: JSON.stringify(input),
-        partial: true,
-      });
-      deps.events.append({ case: "toolStarted", value: { toolCallId: call.id, tool: call.name, summary, detail: JSON.stringify(input) } });
-      let outcome;
+      const visible = tool.approvalCategory(input) !== undefined;
+      const toolMessage = visible
+        ? this.addMessage({ role: "tool", kind: isCommand ? "command" : "tool", tool: call.name, text: summary, detail: JSON.stringify(input), partial: true })
+        : undefined;
+      if (visible) deps.events.append({ case: "toolStarted", value: { toolCallId: call.id, tool: call.name, summary, detail: JSON.stringify(input) } });
+      const logPath = isCommand ? deps.commandLog.pathFor(call.id.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
+      let outcome: ToolResult;
       try {
-        outcome = await tool.run(input, {
+        outcome = await runTool(tool, input, {
           workspaceRoot: deps.workspaceRoot,
           signal,
+          agentIgnore,
+          recordEditedPath: (p) => edited.add(p),
           onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: call.id, chunk } }),
+          commandLogPath: logPath,
+          commandTimeoutMs: isCommand ? await deps.commandTimeoutMs() : undefined,
         });
-      } catch (err) {
-        if (signal.aborted) throw err;
-        outcome = { ok: false, output: err instanceof Error ? err.message : String(err) };
+      } finally {
+        if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));
       }
-      for (const p of outcome.editedPaths ?? []) edited.add(p);
-      if (tool.isCommand) commandRan = true;
-      deps.events.append({ case: "toolFinished", value: { toolCallId: call.id, ok: outcome.ok, result: outcome.output.slice(0, 64 * 1024) } });
-      toolMessage.partial = false;
-      toolMessage.detail = JSON.stringify({ input, ok: outcome.ok, output: outcome.output.slice(0, 64 * 1024) });
-      this.finalize(toolMessage);
-      result(outcome.output, !outcome.ok);
+      if (isCommand) commandRan = true;
+      if (toolMessage) {
+        deps.events.append({ case: "toolFinished", value: { toolCallId: call.id, ok: !outcome.isError, result: outcome.content.slice(0, 64 * 1024) } });
+        toolMessage.partial = false;
+        toolMessage.detail = JSON.stringify({ input, ok: !outcome.isError, output: outcome.content.slice(0, 64 * 1024) });
+        this.finalize(toolMessage);
+      }
+      const interaction = outcome.interaction;
+      if (interaction?.kind === "followup") {
+        this.addMessage({ role: "assistant", kind: "followup", text: interaction.question, detail: JSON.stringify({ options: interaction.options }) });
+        const answer = await this.ask(AskKind.FOLLOWUP, call.name, interaction.question, JSON.stringify(input), interaction.options, signal);
+        this.autoApprovedInARow = 0;
+        this.addMessage({ role: "user", kind: "text", text: answer.text });
+        result(`<answer>\n${answer.text}\n</answer>`);
+        continue;
+      }
+      if (interaction?.kind === "completion") {
+        completion = this.addMessage({ role: "assistant", kind: "completion", text: interaction.result });
+        result("The user was shown the result.");
+        continue;
+      }
+      result(outcome.content, outcome.isError);
     }
-    deps.journal.append({ kind: JOURNAL_KIND.toolResults, data: JSON.stringify({ results, feedback } satisfies ToolResultsData) });
+    this.journal(JOURNAL_KIND.toolResults, { results, feedback } satisfies ToolResultsData);
     if (modified && deps.checkpoints) {
-      const anchor = assistantMessageId || (completion?.id ?? "");
+      // The checkpoint follows the whole turn: it is anchored on the turn's last message.
+      const anchor = this.lastMessageId || assistantMessageId;
       const id = await deps.checkpoints.saveTurn({ editedPaths: [...edited], commandRan, messageId: anchor });
       if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
     }

@@ -1,0 +1,23 @@
+import type { CheckpointManager } from "../checkpoints/index.js";
+import type { CheckpointPort } from "./ports.js";
+
+/** The checkpoint save points of one task, as the turn loop calls them. */
+export function taskCheckpoints(manager: CheckpointManager, taskId: string, workspaceRoot: string): CheckpointPort {
+  const task = { id: taskId, workspaceRoots: [workspaceRoot] };
+  return {
+    async baseline() {
+      await manager.ensureBaseline(task);
+    },
+    async saveTurn(change) {
+      const saved = await manager.saveTurn(task, {
+        editedPaths: change.editedPaths,
+        commandRan: change.commandRan,
+        messageId: change.messageId,
+      });
+      return saved?.id ?? "";
+    },
+    async saveCompletion(messageId) {
+      return (await manager.saveCompletion(task, { messageId }))?.id ?? "";
+    },
+  };
+}

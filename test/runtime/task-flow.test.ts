@@ -1,0 +1,236 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { execFileSync } from "node:child_process";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterEach, describe, expect, it } from "vitest";
+import { AskKind, MessageRole, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import type { WireFormat } from "../model-server/script.js";
+import type { ModelServerProcess } from "../model-server/spawn.js";
+import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import { configureModel, eventCases, followUntilDone, makeWorkspace, setAutoApproval, TEST_KEY } from "./harness.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+async function setup(format: WireFormat, turns: Parameters<typeof configureModel>[2]["turns"]) {
+  const sidecar = await startSidecar();
+  cleanups.push(() => sidecar.stop());
+  const { server, profileId } = await configureModel(sidecar.clients, format, { turns });
+  cleanups.push(() => server.stop());
+  const workspace = makeWorkspace(sidecar.roots.base);
+  return { sidecar, server, profileId, workspace };
+}
+
+/** The full scenario of the issue: read, edit two files, run a command, ask a follow-up, complete. */
+function fullScenario() {
+  return [
+    { text: "Let me look at the file.", toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }], usage: { input: 100, output: 20 } },
+    {
+      text: "Now I will edit two files.",
+      toolCalls: [
+        { name: "write_to_file", input: { path: "src/new.txt", content: "created by dline\n" } },
+        { name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } },
+      ],
+      usage: { input: 200, output: 40 },
+    },
+    { toolCalls: [{ name: "execute_command", input: { command: "echo ran > out.log && cat src/app.txt", requires_approval: false } }], usage: { input: 300, output: 10 } },
+    { toolCalls: [{ name: "ask_followup_question", input: { question: "Which greeting?", options: ["formal", "casual"] } }] },
+    { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Edited app.txt and created new.txt." } }], usage: { input: 400, output: 5 } },
+  ];
+}
+
+describe.each<WireFormat>(["openai", "anthropic"])("a task through the sidecar (%s wire format)", (format) => {
+  it("reads, edits two files, runs a command, asks a follow-up and completes", async () => {
+    const { sidecar, server, profileId, workspace } = await setup(format, fullScenario());
+    const { clients } = sidecar;
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Greet the world", profileId });
+    const asks: AskKind[] = [];
+    const events = await followUntilDone(clients, taskId, async (e) => {
+      if (e.event.case !== "ask") return;
+      asks.push(e.event.value.kind);
+      const answer = e.event.value.kind === AskKind.FOLLOWUP ? "casual" : "";
+      await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: true, text: answer });
+    });
+
+    // Files in the workspace.
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello, world\n");
+    expect(fs.readFileSync(path.join(workspace, "src/new.txt"), "utf8")).toBe("created by dline\n");
+    expect(fs.readFileSync(path.join(workspace, "out.log"), "utf8")).toBe("ran\n");
+
+    // Approvals were asked (nothing is auto-approved by default), then the follow-up.
+    expect(asks).toEqual([
+      AskKind.TOOL_APPROVAL, // read_file
+      AskKind.TOOL_APPROVAL, // write_to_file
+      AskKind.TOOL_APPROVAL, // replace_in_file
+      AskKind.COMMAND_APPROVAL,
+      AskKind.FOLLOWUP,
+    ]);
+
+    // Events: ordered by seq without gaps, streamed text, tools, checkpoints, usage, completion.
+    const seqs = events.map((e) => Number(e.seq));
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
+    const cases = eventCases(events);
+    for (const c of ["messageAdded", "messageDelta", "messageFinalized", "toolStarted", "toolOutput", "toolFinished", "checkpointSaved", "usage", "ask", "askResolved"]) {
+      expect(cases, c).toContain(c);
+    }
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
+    const output = events.flatMap((e) => (e.event.case === "toolOutput" ? [e.event.value.chunk] : [])).join("");
+    expect(output).toContain("hello, world");
+
+    // The model saw the conversation rebuilt from the journal: the follow-up answer came back.
+    const requests = await server.requests();
+    expect(requests).toHaveLength(5);
+    expect(JSON.stringify(requests[4].body)).toContain("casual");
+    expect(JSON.stringify(requests[0].body)).toContain("Greet the world");
+
+    // History row, messages, checkpoints.
+    const task = await clients.tasks.getTask({ taskId });
+    expect(task.task?.status).toBe(TaskStatus.COMPLETED);
+    expect(task.task?.title).toBe("Greet the world");
+    expect(Number(task.task?.tokensIn)).toBe(1000);
+    expect(Number(task.task?.tokensOut)).toBe(75);
+    expect(task.task?.cost).toBeCloseTo((1000 * 3 + 75 * 15) / 1e6, 8);
+    const kinds = task.messages.map((m) => `${MessageRole[m.role]}:${m.kind}`);
+    expect(kinds[0]).toBe("USER:text");
+    expect(kinds).toContain("TOOL:command");
+    expect(kinds).toContain("ASSISTANT:followup");
+    expect(kinds[kinds.length - 1]).toBe("ASSISTANT:completion");
+    const list = await clients.checkpoints.listCheckpoints({ taskId });
+    expect(list.checkpoints.length).toBeGreaterThanOrEqual(3); // baseline, turns, completion
+    const listed = await clients.history.listTasks({ workspaceRoot: workspace });
+    expect(listed.tasks.map((t) => t.id)).toEqual([taskId]);
+
+    // The key never reached the log.
+    const log = fs.readFileSync(path.join(sidecar.roots.homeDir, "logs", "dline-core.log"), "utf8");
+    expect(log).not.toContain(TEST_KEY);
+  });
+});
+
+describe("approvals, cancel and errors", () => {
+  it("a denied approval leaves the file untouched and tells the model", async () => {
+    const { sidecar, server, profileId, workspace } = await setup("openai", [
+      { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "overwritten\n" } }] },
+      { text: "Understood, I will not.", toolCalls: [{ name: "attempt_completion", input: { result: "Nothing changed." } }] },
+    ]);
+    const { clients } = sidecar;
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "overwrite it", profileId });
+    await followUntilDone(clients, taskId, async (e) => {
+      if (e.event.case === "ask") await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: false, text: "keep it" });
+    });
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
+    // The user's next message continues the task; the model hears about the denial.
+    await clients.tasks.sendMessage({ taskId, text: "ok, finish" });
+    await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
+    const requests = await server.requests();
+    expect(JSON.stringify(requests[1].body)).toContain("denied");
+    expect(JSON.stringify(requests[1].body)).toContain("keep it");
+  });
+
+  it("Cancel stops a running command and kills its process group", async () => {
+    const { sidecar, profileId, workspace } = await setup("openai", [
+      { toolCalls: [{ name: "execute_command", input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false } }] },
+    ]);
+    const { clients } = sidecar;
+    await setAutoApproval(clients, { executeSafeCommands: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "wait a minute", profileId });
+    const pidFile = path.join(workspace, "child.pid");
+    const follow = followUntilDone(clients, taskId);
+    for (let i = 0; i < 200 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+    const pid = Number(fs.readFileSync(pidFile, "utf8"));
+    await clients.tasks.cancel({ taskId });
+    const events = await follow;
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.CANCELLED);
+    let alive = true;
+    for (let i = 0; i < 40 && alive; i++) {
+      try {
+        process.kill(pid, 0);
+        await new Promise((r) => setTimeout(r, 50));
+      } catch {
+        alive = false;
+      }
+    }
+    expect(alive).toBe(false);
+    expect((await clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.CANCELLED);
+  });
+
+  it("a bad key is a clear task error, without the key", async () => {
+    const sidecar = await startSidecar();
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "anthropic", { turns: [{ text: "never" }] });
+    cleanups.push(() => server.stop());
+    await sidecar.clients.settings.setSecret({ profileId, name: "api_key", value: "sk-wrong-key-XYZ" });
+    const workspace = makeWorkspace(sidecar.roots.base);
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi", profileId });
+    const events = await followUntilDone(sidecar.clients, taskId);
+    const error = events.find((e) => e.event.case === "error");
+    expect(error).toBeDefined();
+    expect(JSON.stringify(error)).not.toContain("sk-wrong-key-XYZ");
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.FAILED);
+  });
+
+  it("NewTask without any model profile is failed_precondition", async () => {
+    const sidecar = await startSidecar();
+    cleanups.push(() => sidecar.stop());
+    const workspace = makeWorkspace(sidecar.roots.base);
+    const err = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi" }).catch((e) => e);
+    expect(ConnectError.from(err).code).toBe(Code.FailedPrecondition);
+  });
+
+  it("Subscribe resumes with after_seq without loss or duplicates, with several subscribers", async () => {
+    const { sidecar, profileId, workspace } = await setup("openai", [
+      { text: "a fairly long answer streamed in many small pieces to make many events", textChunkChars: 3 },
+    ]);
+    const { clients } = sidecar;
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "talk", profileId });
+    const [all, other] = await Promise.all([followUntilDone(clients, taskId), followUntilDone(clients, taskId)]);
+    expect(other.map((e) => e.seq)).toEqual(all.map((e) => e.seq));
+    const middle = all[Math.floor(all.length / 2)].seq;
+    const rest = await followUntilDone(clients, taskId, undefined, middle);
+    expect(rest.map((e) => e.seq)).toEqual(all.filter((e) => e.seq > middle).map((e) => e.seq));
+  });
+});
+
+describe("crash and resume", () => {
+  it("a task whose sidecar was SIGKILLed mid-turn reopens interrupted and resumes correctly", async () => {
+    const sidecarA = await startSidecar();
+    const { server, profileId } = await configureModel(sidecarA.clients, "openai", {
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "first.txt", content: "1\n" } }] },
+        // The second request stalls: the sidecar is killed while it waits.
+        { text: "slow", interrupt: { afterFrames: 1, mode: "stall" } },
+        { text: "Resumed.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after resume." } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(sidecarA.roots.base);
+    await setAutoApproval(sidecarA.clients, { editFiles: true, readFiles: true });
+    const { taskId } = await sidecarA.clients.tasks.newTask({ workspaceRoot: workspace, text: "write files", profileId });
+    for (let i = 0; i < 200 && (await server.requests()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readFileSync(path.join(workspace, "first.txt"), "utf8")).toBe("1\n");
+    sidecarA.process.child.kill("SIGKILL");
+    await sidecarA.process.exited;
+
+    const sidecarB = await startSidecar({ roots: sidecarA.roots });
+    cleanups.push(() => sidecarB.stop());
+    const before = await sidecarB.clients.tasks.getTask({ taskId });
+    expect(before.task?.status).toBe(TaskStatus.INTERRUPTED);
+    await sidecarB.clients.tasks.resume({ taskId });
+    const events = await followUntilDone(sidecarB.clients, taskId, undefined, before.lastSeq);
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
+    // seq continued after the restart instead of starting over.
+    expect(Number(events[0].seq)).toBeGreaterThan(Number(before.lastSeq));
+    const requests = await server.requests();
+    expect(requests).toHaveLength(3);
+    // The resumed request carries the first turn's tool call and its result.
+    expect(JSON.stringify(requests[2].body)).toContain("first.txt");
+    const after = await sidecarB.clients.tasks.getTask({ taskId });
+    expect(after.messages[after.messages.length - 1].kind).toBe("completion");
+    execFileSync("git", ["status"], { cwd: workspace }); // the project's git is intact
+  });
+});
