@@ -179,6 +179,10 @@ export class InstanceLayout {
   get pendingDeletionsJson(): string {
     return path.join(this.tasksDir, "pending-deletions.json");
   }
+  /** Task folders being deleted are renamed in here first, so a half-removed folder never looks like a task. */
+  get deletingTasksDir(): string {
+    return path.join(this.tasksDir, ".deleting");
+  }
   task(taskId: string): TaskLayout {
     assertSafeId("task id", taskId);
     return taskLayoutAt(path.join(this.tasksDir, taskId), taskId);

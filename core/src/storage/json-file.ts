@@ -11,6 +11,44 @@ export interface JsonFileOptions {
 }
 
 let tempCounter = 0;
+/** Files whose folder was already swept for orphaned temp files by this process. */
+const swept = new Set<string>();
+
+function tempPrefix(file: string): string {
+  return `.${path.basename(file)}.`;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes temp files that a killed writer (SIGKILL between open and rename) left beside
+ * `file`. Only files of processes that no longer exist are removed; done once per file and
+ * process, the first time we write it.
+ */
+async function removeOrphanTemps(file: string): Promise<void> {
+  if (swept.has(file)) return;
+  swept.add(file);
+  const prefix = tempPrefix(file);
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(path.dirname(file));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = name.startsWith(prefix) ? /^(\d+)\.\d+\.tmp$/.exec(name.slice(prefix.length)) : null;
+    if (match && Number(match[1]) !== process.pid && !isAlive(Number(match[1]))) {
+      await fs.promises.rm(path.join(path.dirname(file), name), { force: true });
+    }
+  }
+}
 
 /** Folder for a file: created when missing, and tightened to 0o700 when the file is a secret. */
 export async function ensureDirFor(file: string, options: JsonFileOptions = {}): Promise<void> {
@@ -26,8 +64,9 @@ export async function ensureDirFor(file: string, options: JsonFileOptions = {}):
  */
 export async function writeFileAtomic(file: string, text: string, options: JsonFileOptions = {}): Promise<void> {
   await ensureDirFor(file, options);
+  await removeOrphanTemps(file);
   const mode = options.mode ?? 0o644;
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${++tempCounter}.tmp`);
+  const temp = path.join(path.dirname(file), `${tempPrefix(file)}${process.pid}.${++tempCounter}.tmp`);
   const handle = await fs.promises.open(temp, "w", mode);
   try {
     await handle.writeFile(text, "utf8");

@@ -10,7 +10,8 @@ import { loadJsonRecordOrKeepAside, readJsonRecord, repairMode, writeJsonAtomic,
 
 const SECRET_MODE = 0o600;
 const SECRET_DIR_MODE = 0o700;
-const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+/** Secret names become JSON keys: plain characters only, and never `__proto__`-like keys. */
+const NAME_PATTERN = /^(?!__)[A-Za-z0-9_.-]{1,64}$/;
 
 /** Secret names with a file of their own; every other profile secret is a provider secret. */
 export const API_KEY = "api_key";
@@ -38,7 +39,7 @@ export class SecretsStore {
   ) {}
 
   private slot(profileId: string, name: string): SecretSlot {
-    if (!NAME_PATTERN.test(name)) throw new DlineError("invalid_argument", "A secret name must be 1-64 letters, digits, '_', '.' or '-'.");
+    if (!NAME_PATTERN.test(name)) throw new DlineError("invalid_argument", "A secret name must be 1-64 letters, digits, '_', '.' or '-', not starting with '__'.");
     if (profileId === "") return { file: this.layout.secretsJson, keys: [name] };
     assertSafeId("profile id", profileId);
     if (name === API_KEY) return { file: this.layout.apiKeysJson, keys: [profileId] };
@@ -65,15 +66,23 @@ export class SecretsStore {
     return typeof value === "string" ? value : undefined;
   }
 
-  /** Names of the secrets set for a profile (never their values). */
-  async names(profileId: string): Promise<string[]> {
-    assertSafeId("profile id", profileId);
-    const names: string[] = [];
-    if (typeof (await this.read(this.layout.apiKeysJson))[profileId] === "string") names.push(API_KEY);
-    const provider = (await this.read(this.layout.providerSecretsJson))[profileId];
-    if (isPlainObject(provider)) names.push(...Object.keys(provider).filter((k) => typeof provider[k] === "string"));
-    if (typeof (await this.read(this.layout.oauthCredentialsJson(profileId))).credentials === "string") names.push(OAUTH);
-    return names.sort();
+  /** Names of the secrets set for each profile (never their values); shared files read once. */
+  async namesByProfile(profileIds: string[]): Promise<Map<string, string[]>> {
+    const apiKeys = await this.read(this.layout.apiKeysJson);
+    const providerSecrets = await this.read(this.layout.providerSecretsJson);
+    const result = new Map<string, string[]>();
+    for (const profileId of profileIds) {
+      assertSafeId("profile id", profileId);
+      const names: string[] = [];
+      if (typeof apiKeys[profileId] === "string") names.push(API_KEY);
+      const provider = providerSecrets[profileId];
+      if (isPlainObject(provider)) names.push(...Object.keys(provider).filter((k) => typeof provider[k] === "string"));
+      if (fs.existsSync(this.layout.oauthCredentialsJson(profileId))) {
+        if (typeof (await this.read(this.layout.oauthCredentialsJson(profileId))).credentials === "string") names.push(OAUTH);
+      }
+      result.set(profileId, names.sort());
+    }
+    return result;
   }
 
   /** Typed secrets of `secrets.json` (no profile), names only. */

@@ -1,7 +1,7 @@
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { FileLocks } from "./file-lock.js";
-import { loadJsonRecordOrKeepAside, writeJsonAtomic, type JsonRecord } from "./json-file.js";
+import { loadJsonRecordOrKeepAside, readJsonRecord, writeJsonAtomic, type JsonRecord } from "./json-file.js";
 
 export interface StateStoreOptions {
   /** Changes are batched: the first change of a batch schedules one write this much later. */
@@ -48,7 +48,15 @@ export class StateStore {
    */
   async load(): Promise<JsonRecord> {
     if (!this.values) {
-      const loaded = await this.locks.withLock(this.file, () => loadJsonRecordOrKeepAside(this.file, this.what));
+      // Writes are atomic renames, so a plain read sees a whole file (and never waits on a
+      // lock at start-up); only a malformed file takes the lock, to be kept aside once.
+      const read = await readJsonRecord(this.file);
+      const loaded =
+        read.kind === "ok"
+          ? read.value
+          : read.kind === "missing"
+            ? undefined
+            : await this.locks.withLock(this.file, () => loadJsonRecordOrKeepAside(this.file, this.what));
       if (!this.values) this.values = { ...(loaded ?? {}) };
       for (const [key, value] of this.pending) applyChange(this.values, key, value);
     }
@@ -111,6 +119,7 @@ export class StateStore {
     if (this.pending.size === 0) return;
     const batch = new Map(this.pending);
     this.pending.clear();
+    let keptAside: DlineError | undefined;
     try {
       const merged = await this.locks.withLock(this.file, async () => {
         let latest: JsonRecord | undefined;
@@ -118,8 +127,10 @@ export class StateStore {
           latest = await loadJsonRecordOrKeepAside(this.file, this.what);
         } catch (err) {
           if (!(err instanceof DlineError && err.code === "data_loss")) throw err;
-          // The malformed file is safe in its kept-aside copy; our changes start a new file.
+          // The malformed file is safe in its kept-aside copy; our changes start a new file,
+          // and the caller of the flush still hears about it (below).
           this.logger.error("malformed state file kept aside", { file: this.file });
+          keptAside = err;
           latest = undefined;
         }
         const next: JsonRecord = { ...(latest ?? {}) };
@@ -131,7 +142,9 @@ export class StateStore {
       // Other processes' keys become visible; our own newer pending changes stay on top.
       this.values = merged;
       for (const [key, value] of this.pending) applyChange(this.values, key, value);
+      if (keptAside) throw keptAside;
     } catch (err) {
+      if (err === keptAside) throw err;
       for (const [key, value] of batch) if (!this.pending.has(key)) this.pending.set(key, value);
       throw err;
     }

@@ -1,0 +1,14 @@
+export { createSettingsDomain, type SettingsDomain } from "./settings-domain.js";
+export { SettingsRegistry, SETTINGS, CAPABILITY_KINDS, type SettingScope, type SettingDeclaration } from "./settings-registry.js";
+export { SettingsRepository, type SettingsSnapshot } from "./settings-repository.js";
+export { SettingsStores, type ScopeTarget } from "./settings-stores.js";
+export { StateStore, STATE_DEBOUNCE_MS } from "./state-store.js";
+export { SecretsStore } from "./secrets-store.js";
+export { ProfileCatalogRepository, type ProfileRecord } from "./profile-catalog.js";
+export { SettingResolver, type ResolvedSetting, type SettingSourceName } from "./setting-resolver.js";
+export { CapabilityToggles, type CapabilityToggleView, type ToggleState } from "./capability-toggles.js";
+export { StorageMigrations, type HostStateImport, type ImportResult } from "./migrations.js";
+export { FileLocks } from "./file-lock.js";
+export { InstanceLayout } from "./instance-layout.js";
+export { resolveStorageRoots, getDlineDataDir, getDlineHomePath, type StorageRoots } from "./roots.js";
+export { SqliteFactory } from "./sqlite.js";
