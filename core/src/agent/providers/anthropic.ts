@@ -1,7 +1,8 @@
 /** Anthropic Messages API (POST {base_url}/v1/messages, stream: true). */
-import { classifyError, parseWireError } from "./http-errors.js";
+import { inspect } from "node:util";
+import { classifyError, makeErrorContext, parseWireError, type ErrorContext } from "./http-errors.js";
 import { ModelError, redactSecrets } from "./errors.js";
-import { runModelStream, type WireDecoder } from "./stream-runner.js";
+import { assertHttpBaseUrl, runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
 import type { ContentBlock, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
@@ -12,10 +13,21 @@ const defaultMaxTokens = 8192;
 export class AnthropicProvider implements ModelProvider {
   readonly id = "anthropic" as const;
 
-  constructor(private readonly config: ProviderConfig) {}
+  constructor(private readonly config: ProviderConfig) {
+    assertHttpBaseUrl(config.baseUrl);
+  }
 
   get model(): string {
     return this.config.model;
+  }
+
+  /** What logging or inspecting a provider shows: never the key. */
+  toJSON(): Record<string, string> {
+    return { id: this.id, model: this.config.model, baseUrl: makeErrorContext("", this.config).baseUrl };
+  }
+
+  [inspect.custom](): string {
+    return `${this.constructor.name} ${JSON.stringify(this.toJSON())}`;
   }
 
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
@@ -30,7 +42,8 @@ export class AnthropicProvider implements ModelProvider {
         "anthropic-version": anthropicVersion,
       },
       body: JSON.stringify(body),
-      createDecoder: () => new AnthropicDecoder(this.config.apiKey),
+      createDecoder: () =>
+        new AnthropicDecoder(makeErrorContext("Anthropic", this.config)),
     }, signal);
   }
 }
@@ -41,7 +54,7 @@ export function buildAnthropicBody(model: string, request: ModelRequest): Record
     max_tokens: request.maxTokens ?? defaultMaxTokens,
     // The system prompt is stable across turns: mark it for prompt caching.
     system: [{ type: "text", text: request.systemPrompt, cache_control: { type: "ephemeral" } }],
-    messages: request.messages.map(toAnthropicMessage),
+    messages: withCacheBreakpoints(request.messages.map(toAnthropicMessage)),
     stream: true,
   };
   if (request.tools && request.tools.length > 0) {
@@ -49,6 +62,25 @@ export function buildAnthropicBody(model: string, request: ModelRequest): Record
   }
   if (request.temperature !== undefined) body.temperature = request.temperature;
   return body;
+}
+
+/**
+ * Marks the last block of the last two user messages for prompt caching (with the system
+ * prompt that makes 3 of the 4 breakpoints the API allows): each request then reads the
+ * previous request's prefix from the cache and writes its own.
+ */
+function withCacheBreakpoints(messages: Record<string, unknown>[]): Record<string, unknown>[] {
+  let marked = 0;
+  for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
+    const message = messages[i];
+    if (message.role !== "user") continue;
+    const content = typeof message.content === "string" ? [{ type: "text", text: message.content }] : (message.content as Record<string, unknown>[]);
+    if (content.length === 0) continue;
+    const lastBlock = { ...content[content.length - 1], cache_control: { type: "ephemeral" } };
+    messages[i] = { ...message, content: [...content.slice(0, -1), lastBlock] };
+    marked++;
+  }
+  return messages;
 }
 
 function toAnthropicMessage(message: ModelMessage): Record<string, unknown> {
@@ -89,7 +121,7 @@ class AnthropicDecoder implements WireDecoder {
   stop: { reason: StopReason; raw: string | null } = { reason: "other", raw: null };
   private readonly blocks = new Map<number, OpenBlock>();
 
-  constructor(private readonly apiKey: string) {}
+  constructor(private readonly errorContext: ErrorContext) {}
 
   decode(sse: SseEvent, out: ModelStreamEvent[]): void {
     if (sse.event === "ping") return;
@@ -121,8 +153,8 @@ class AnthropicDecoder implements WireDecoder {
         break;
       case "error": {
         const wire = parseWireError(data);
-        const suffix = wire?.message ? ` Server said: ${redactSecrets(wire.message, this.apiKey)}` : "";
-        throw classifyError(undefined, wire, suffix, undefined, { providerName: "Anthropic", model: "", baseUrl: "", apiKey: this.apiKey });
+        const suffix = wire?.message ? ` Server said: ${redactSecrets(wire.message, this.errorContext.apiKey)}` : "";
+        throw classifyError(undefined, wire, suffix, undefined, this.errorContext);
       }
       default:
         break; // new event types are ignored, as the API asks clients to do

@@ -53,6 +53,8 @@ export class ModelError extends DlineError {
  */
 export function redactSecrets(text: string, apiKey: string): string {
   let out = text;
+  // A short key would garble any text it is cut out of: withhold the whole text instead.
+  if (apiKey && apiKey.length < 8 && text.includes(apiKey)) return "[withheld: it may contain the API key]";
   if (apiKey) {
     out = out.split(apiKey).join("[redacted]");
     // A server may echo a shortened key ("sk-abc...wxyz"): drop any 8+ char run of it too.

@@ -26,12 +26,30 @@ const contextOverflowHints = /context[_ ]length|context window|prompt is too lon
 export interface ErrorContext {
   providerName: string;
   model: string;
+  /** Safe to show: credentials in the URL and the key are removed (see makeErrorContext). */
   baseUrl: string;
   apiKey: string;
 }
 
-/** Turns a non-2xx response into a typed ModelError with a sentence a person can act on. */
-export async function errorFromResponse(response: Response, ctx: ErrorContext): Promise<ModelError> {
+export function makeErrorContext(providerName: string, config: { model: string; baseUrl: string; apiKey: string }): ErrorContext {
+  let baseUrl = config.baseUrl;
+  try {
+    const url = new URL(config.baseUrl);
+    url.username = "";
+    url.password = "";
+    url.search = "";
+    baseUrl = url.toString().replace(/\/$/, "");
+  } catch {
+    // not a URL: fetch will say so; show it redacted
+  }
+  return { providerName, model: config.model, baseUrl: redactSecrets(baseUrl, config.apiKey), apiKey: config.apiKey };
+}
+
+/**
+ * Turns a non-2xx response (or a 2xx JSON answer where a stream was expected) into a typed
+ * ModelError with a sentence a person can act on.
+ */
+export async function errorFromResponse(response: Response, ctx: ErrorContext, kindWithoutError?: "malformed_stream"): Promise<ModelError> {
   let bodyText = "";
   try {
     bodyText = (await response.text()).slice(0, 4000);
@@ -43,6 +61,13 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext): 
     wire = parseWireError(JSON.parse(bodyText));
   } catch {
     wire = undefined;
+  }
+  if (response.ok && kindWithoutError) {
+    if (!wire) {
+      return new ModelError("malformed_stream", `${ctx.providerName} answered with JSON instead of an event stream; check that it supports streaming at ${ctx.baseUrl}.`);
+    }
+    const message = redactSecrets(wire.message.slice(0, 500), ctx.apiKey);
+    return classifyError(undefined, wire, message ? ` Server said: ${message}` : "", undefined, ctx);
   }
   const status = response.status;
   const serverSays = redactSecrets((wire?.message || bodyText || response.statusText).trim().slice(0, 500), ctx.apiKey);

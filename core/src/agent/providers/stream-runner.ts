@@ -4,9 +4,10 @@
  * A retry happens only while nothing but `retry` events has reached the caller, so the caller
  * never sees half of one answer followed by another.
  */
+import { DlineError } from "../../errors.js";
 import { computeCostUsd } from "./cost.js";
 import { ModelError, redactSecrets } from "./errors.js";
-import { errorFromResponse, type ErrorContext } from "./http-errors.js";
+import { errorFromResponse, makeErrorContext, type ErrorContext } from "./http-errors.js";
 import { backoffDelayMs, defaultRetryPolicy, sleep } from "./retry.js";
 import { SseParser, type SseEvent } from "./sse.js";
 import type { ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
@@ -34,6 +35,19 @@ export interface WireRequest {
 
 export const defaultIdleTimeoutMs = 60_000;
 
+/** A profile's base URL must be an http(s) URL; anything else is a configuration error, not a retry. */
+export function assertHttpBaseUrl(baseUrl: string): void {
+  let protocol = "";
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new DlineError("invalid_argument", "The profile's base URL is not an http:// or https:// URL.");
+  }
+}
+
 export async function* runModelStream(
   config: ProviderConfig,
   providerName: string,
@@ -41,7 +55,7 @@ export async function* runModelStream(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ModelStreamEvent> {
   const policy = { ...defaultRetryPolicy, ...config.retry };
-  const errorContext: ErrorContext = { providerName, model: config.model, baseUrl: config.baseUrl, apiKey: config.apiKey };
+  const errorContext = makeErrorContext(providerName, config);
   for (let attempt = 1; ; attempt++) {
     const outcome = yield* attemptOnce(config, request, signal, errorContext);
     if (outcome.done) return;
@@ -92,12 +106,14 @@ async function* attemptOnce(
     idleTimer.refresh();
   };
   let sentOutput = false;
+  let gotResponse = false;
   let decoder: WireDecoder | undefined;
   const out: ModelStreamEvent[] = [];
   try {
     arm();
     const response = await fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal: controller.signal });
     armed = false;
+    gotResponse = true;
     if (!response.ok) {
       arm();
       const error = await errorFromResponse(response, errorContext);
@@ -106,8 +122,13 @@ async function* attemptOnce(
     }
     const contentType = response.headers.get("content-type") ?? "";
     if (!contentType.includes("text/event-stream") || !response.body) {
+      // Some compatible servers answer an error with status 200 and a JSON body.
+      arm();
+      const error = contentType.includes("json")
+        ? await errorFromResponse(response, errorContext, "malformed_stream")
+        : new ModelError("malformed_stream", `${errorContext.providerName} answered with "${contentType || "no content type"}" instead of an event stream; check the base URL ${errorContext.baseUrl}.`);
+      armed = false;
       await response.body?.cancel().catch(() => undefined);
-      const error = new ModelError("malformed_stream", `${errorContext.providerName} answered with "${contentType || "no content type"}" instead of an event stream; check the base URL ${config.baseUrl}.`);
       return { done: false, error, sentOutput, usage: undefined };
     }
     decoder = request.createDecoder();
@@ -125,11 +146,24 @@ async function* attemptOnce(
       for (let i = 0; i < events.length && !decoder.finished; i++) decoder.decode(events[i], out);
       if (out.length > 0) {
         sentOutput = true;
-        for (let i = 0; i < out.length; i++) yield out[i];
+        for (let i = 0; i < out.length; i++) {
+          yield out[i];
+          // The caller may abort while holding an event: deliver nothing more after that.
+          if (signal?.aborted) {
+            out.length = 0;
+            throw canceledError();
+          }
+        }
         out.length = 0;
       }
     }
     if (!decoder.finished) reader.cancel().catch(() => undefined);
+    if (out.length > 0) {
+      // events of a last frame the server ended without a blank line
+      sentOutput = true;
+      for (const event of out) yield event;
+      out.length = 0;
+    }
     if (!decoder.complete) {
       const error = new ModelError("stream_dropped", `The ${errorContext.providerName} stream ended before the answer was complete.`);
       return { done: false, error, sentOutput, usage: decoder.usage };
@@ -146,7 +180,8 @@ async function* attemptOnce(
       sentOutput = true;
       for (const event of out) yield event;
     }
-    return { done: false, error: toModelError(err, { stalled, canceled: signal?.aborted === true, idleMs, errorContext }), sentOutput, usage: decoder?.usage };
+    const error = toModelError(err, { stalled, canceled: signal?.aborted === true, gotResponse, idleMs, errorContext });
+    return { done: false, error, sentOutput, usage: decoder?.usage };
   } finally {
     armed = false;
     clearTimeout(idleTimer);
@@ -163,10 +198,11 @@ function canceledError(): ModelError {
   return new ModelError("canceled", "The model request was cancelled.");
 }
 
-function toModelError(err: unknown, ctx: { stalled: boolean; canceled: boolean; idleMs: number; errorContext: ErrorContext }): ModelError {
+function toModelError(err: unknown, ctx: { stalled: boolean; canceled: boolean; gotResponse: boolean; idleMs: number; errorContext: ErrorContext }): ModelError {
   if (ctx.canceled) return canceledError();
   if (ctx.stalled) {
-    return new ModelError("stalled", `${ctx.errorContext.providerName} sent nothing for ${Math.round(ctx.idleMs / 1000)} s; the stream was abandoned.`);
+    const seconds = (ctx.idleMs / 1000).toFixed(ctx.idleMs % 1000 === 0 ? 0 : 1);
+    return new ModelError("stalled", `${ctx.errorContext.providerName} sent nothing for ${seconds} s; the request was abandoned.`);
   }
   if (err instanceof ModelError) return err;
   if (err instanceof SyntaxError) {
@@ -175,7 +211,7 @@ function toModelError(err: unknown, ctx: { stalled: boolean; canceled: boolean; 
   const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
   const code = typeof cause?.code === "string" ? cause.code : "";
   const text = redactSecrets(err instanceof Error ? err.message : String(err), ctx.errorContext.apiKey);
-  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|UND_ERR_CONNECT/.test(code) || text === "fetch failed") {
+  if (!ctx.gotResponse) {
     return new ModelError("network", `Cannot reach ${ctx.errorContext.baseUrl}${code ? ` (${code})` : ""}.`);
   }
   return new ModelError("stream_dropped", `The ${ctx.errorContext.providerName} stream broke: ${text}${code ? ` (${code})` : ""}.`);

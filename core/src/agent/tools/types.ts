@@ -1,0 +1,68 @@
+/** What every tool is: a name and JSON schema for native tool calling, flags the runtime needs, and execute. */
+import { DlineError } from "../../errors.js";
+import type { IgnoreMatcher } from "./ignore-matcher.js";
+
+/** The autoApprovalSettings switch that covers a tool call (useMcp: for MCP tools, none yet). */
+export type ApprovalCategory = "readFiles" | "editFiles" | "executeSafeCommands" | "executeAllCommands" | "useMcp";
+
+export interface ToolContext {
+  /** Absolute path of the workspace; every file tool stays inside it. */
+  workspaceRoot: string;
+  /** Aborts a running tool (Cancel); execute_command kills its process group. */
+  signal: AbortSignal;
+  /** `.agentignore` of the workspace: paths it matches are neither read nor written. */
+  agentIgnore: IgnoreMatcher;
+  /** Records a workspace-relative path an editing tool touched (for checkpoints). */
+  recordEditedPath(relativePath: string): void;
+  /** Receives output chunks as they come (execute_command). */
+  onOutput?(chunk: string): void;
+  /** execute_command appends its output here (the task's tmp/command-logs/ file). */
+  commandLogPath?: string;
+  /** execute_command timeout; default 10 minutes. */
+  commandTimeoutMs?: number;
+  /** Shell for execute_command; default $SHELL, else /bin/sh. */
+  shell?: string;
+}
+
+/** Tools whose effect is a question to the person: the runtime turns them into an ask. */
+export type ToolInteraction =
+  | { kind: "followup"; question: string; options: string[] }
+  | { kind: "completion"; result: string };
+
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+export interface ToolResult {
+  /** The text given back to the model. */
+  content: string;
+  isError: boolean;
+  interaction?: ToolInteraction;
+  command?: CommandOutcome;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** In the checkpoint spec's read-only list: a turn of only such tools saves no checkpoint. */
+  readOnly: boolean;
+  /** The approval switch for this call, or undefined when the tool needs no approval (questions). */
+  approvalCategory(input: Record<string, unknown>): ApprovalCategory | undefined;
+  execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A refusal or bad input that the model should read and correct; not a crash. */
+export class ToolError extends DlineError {
+  constructor(message: string, code: "invalid_argument" | "permission_denied" | "not_found" | "failed_precondition" = "invalid_argument") {
+    super(code, message);
+    this.name = "ToolError";
+  }
+}
+
+export function ok(content: string): ToolResult {
+  return { content, isError: false };
+}

@@ -1,0 +1,173 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { findTool, runTool } from "../../core/src/agent/tools/registry.js";
+import { gitInit, makeContext, makeWorkspace, type TestWorkspace } from "./tool-helpers.js";
+
+let ws: TestWorkspace;
+afterEach(() => ws?.cleanup());
+
+async function call(tool: string, input: Record<string, unknown>, ctx?: Awaited<ReturnType<typeof makeContext>>) {
+  const context = ctx ?? (await makeContext(ws.root));
+  return runTool(findTool(tool)!, input, context);
+}
+
+describe("read_file", () => {
+  it("returns a file's text", async () => {
+    ws = makeWorkspace({ "src/a.ts": "export const a = 1;\n" });
+    expect(await call("read_file", { path: "src/a.ts" })).toEqual({ content: "export const a = 1;\n", isError: false });
+  });
+
+  it("reports a missing file and a binary file as errors for the model", async () => {
+    ws = makeWorkspace();
+    fs.writeFileSync(path.join(ws.root, "bin.dat"), Buffer.from([1, 0, 2, 3]));
+    const missing = await call("read_file", { path: "nope.txt" });
+    expect(missing.isError).toBe(true);
+    expect(missing.content).toMatch(/does not exist/);
+    expect((await call("read_file", { path: "bin.dat" })).content).toMatch(/binary/);
+    expect((await call("read_file", {})).content).toMatch(/"path" is required/);
+  });
+});
+
+describe("paths outside the workspace", () => {
+  it("refuses .., absolute paths elsewhere and symlinks that escape, for reads and writes", async () => {
+    ws = makeWorkspace({ "inside.txt": "ok\n" });
+    fs.symlinkSync(ws.outside, path.join(ws.root, "link-dir"));
+    fs.symlinkSync(path.join(ws.outside, "secret.txt"), path.join(ws.root, "link-file"));
+    fs.symlinkSync(path.join(ws.outside, "not-yet.txt"), path.join(ws.root, "dangling"));
+    const attempts: [string, Record<string, unknown>][] = [
+      ["read_file", { path: "../outside/secret.txt" }],
+      ["read_file", { path: path.join(ws.outside, "secret.txt") }],
+      ["read_file", { path: "link-dir/secret.txt" }],
+      ["read_file", { path: "link-file" }],
+      ["write_to_file", { path: "../outside/new.txt", content: "x" }],
+      ["write_to_file", { path: "link-dir/new.txt", content: "x" }],
+      ["write_to_file", { path: "link-dir/deeper/new.txt", content: "x" }],
+      ["write_to_file", { path: "link-file", content: "overwritten" }],
+      ["write_to_file", { path: "dangling", content: "x" }],
+      ["replace_in_file", { path: "link-file", diff: "------- SEARCH\ntop secret\n=======\nx\n+++++++ REPLACE" }],
+      ["list_files", { path: "link-dir", recursive: false }],
+      ["search_files", { path: "..", regex: "secret" }],
+    ];
+    for (const [tool, input] of attempts) {
+      const result = await call(tool, input);
+      expect(result.isError, `${tool} ${JSON.stringify(input)}`).toBe(true);
+      expect(result.content).toMatch(/outside the workspace/);
+    }
+    // A search walks over the links but never reads through one that leaves the workspace.
+    const search = await call("search_files", { path: ".", regex: "secret" });
+    expect(search.content).toBe("Found 0 results.");
+    expect(fs.readdirSync(ws.outside)).toEqual(["secret.txt"]);
+    expect(fs.readFileSync(path.join(ws.outside, "secret.txt"), "utf8")).toBe("top secret\n");
+  });
+
+  it("allows absolute paths and symlinks that stay inside", async () => {
+    ws = makeWorkspace({ "real/file.txt": "inside\n" });
+    fs.symlinkSync(path.join(ws.root, "real"), path.join(ws.root, "alias"));
+    expect((await call("read_file", { path: path.join(ws.root, "real/file.txt") })).content).toBe("inside\n");
+    expect((await call("read_file", { path: "alias/file.txt" })).content).toBe("inside\n");
+    fs.symlinkSync(path.join(ws.root, "real/file.txt"), path.join(ws.root, "file-link.txt"));
+    expect((await call("search_files", { path: ".", regex: "inside" })).content).toBe("Found 2 results.\n\nfile-link.txt:1: inside\nreal/file.txt:1: inside");
+    expect((await call("search_files", { path: "real/file.txt", regex: "ins" })).content).toBe("Found 1 result.\n\nreal/file.txt:1: inside");
+  });
+});
+
+describe(".agentignore", () => {
+  it("blocks reads and writes of matching paths and hides them from listings and searches", async () => {
+    ws = makeWorkspace({ ".agentignore": "secrets/\n*.env\n", "secrets/key.txt": "needle\n", "app.env": "needle\n", "src/ok.ts": "needle\n" });
+    const ctx = await makeContext(ws.root);
+    for (const [tool, input] of [
+      ["read_file", { path: "secrets/key.txt" }],
+      ["read_file", { path: "app.env" }],
+      ["write_to_file", { path: "new.env", content: "x" }],
+      ["write_to_file", { path: "secrets/other.txt", content: "x" }],
+      ["replace_in_file", { path: "app.env", diff: "------- SEARCH\nneedle\n=======\nx\n+++++++ REPLACE" }],
+    ] as const) {
+      const result = await call(tool, input, ctx);
+      expect(result.isError, `${tool} ${JSON.stringify(input)}`).toBe(true);
+      expect(result.content).toMatch(/\.agentignore/);
+    }
+    expect(fs.existsSync(path.join(ws.root, "new.env"))).toBe(false);
+    expect(ctx.edited).toEqual([]);
+    const listed = await call("list_files", { path: ".", recursive: true }, ctx);
+    expect(listed.content.split("\n").sort()).toEqual([".agentignore", "src/ok.ts"]);
+    const top = await call("list_files", { path: ".", recursive: false }, ctx);
+    expect(top.content.split("\n")).toEqual([".agentignore", "src/"]);
+    const found = await call("search_files", { path: ".", regex: "needle" }, ctx);
+    expect(found.content).toBe("Found 1 result.\n\nsrc/ok.ts:1: needle");
+  });
+});
+
+describe("symlinks inside the workspace", () => {
+  it("cannot reach a file .agentignore blocks", async () => {
+    ws = makeWorkspace({ ".agentignore": "secrets/\n", "secrets/key.txt": "k\n" });
+    fs.symlinkSync(path.join(ws.root, "secrets/key.txt"), path.join(ws.root, "innocent.txt"));
+    const result = await call("read_file", { path: "innocent.txt" });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/secrets\/key\.txt" is blocked by the workspace's \.agentignore/);
+  });
+
+  it("edits the file a link points at, keeps the link and records the real path", async () => {
+    ws = makeWorkspace({ "real/config.json": "{}\n" });
+    fs.symlinkSync("real/config.json", path.join(ws.root, "config.json"));
+    const ctx = await makeContext(ws.root);
+    expect((await call("write_to_file", { path: "config.json", content: '{"a":1}\n' }, ctx)).isError).toBe(false);
+    expect(fs.lstatSync(path.join(ws.root, "config.json")).isSymbolicLink()).toBe(true);
+    expect(ws.read("real/config.json")).toBe('{"a":1}\n');
+    expect(ctx.edited).toEqual(["real/config.json"]);
+  });
+});
+
+describe("write_to_file", () => {
+  it("creates folders, replaces content, keeps the mode and records the edited paths", async () => {
+    ws = makeWorkspace({ "run.sh": "echo old\n" });
+    fs.chmodSync(path.join(ws.root, "run.sh"), 0o755);
+    const ctx = await makeContext(ws.root);
+    expect((await call("write_to_file", { path: "a/b/c.txt", content: "héllo\n" }, ctx)).content).toMatch(/Created a\/b\/c\.txt/);
+    expect((await call("write_to_file", { path: "run.sh", content: "echo new\n" }, ctx)).content).toMatch(/Replaced run\.sh/);
+    expect(ws.read("a/b/c.txt")).toBe("héllo\n");
+    expect(ws.read("run.sh")).toBe("echo new\n");
+    expect(fs.statSync(path.join(ws.root, "run.sh")).mode & 0o777).toBe(0o755);
+    expect(ctx.edited).toEqual(["a/b/c.txt", "run.sh"]);
+    expect(fs.readdirSync(path.join(ws.root, "a/b"))).toEqual(["c.txt"]); // no temp file left
+  });
+});
+
+describe.each(["walk", "git"] as const)("list_files and search_files honour .gitignore (%s mode)", (mode) => {
+  function setup() {
+    ws = makeWorkspace({
+      ".gitignore": "node_modules/\n*.log\n",
+      "src/main.ts": "const answer = 42;\nfunction hello() {}\n",
+      "src/util.py": "answer = 42\n",
+      "src/nested/.gitignore": "generated.ts\n",
+      "src/nested/generated.ts": "const answer = 42;\n",
+      "src/nested/kept.ts": "// answer\n",
+      "node_modules/lib/index.js": "const answer = 42;\n",
+      "debug.log": "answer\n",
+      "README.md": "The answer.\n",
+    });
+    if (mode === "git") gitInit(ws.root);
+  }
+
+  it("lists the top level and, recursively, the files git would see", async () => {
+    setup();
+    const top = await call("list_files", { path: ".", recursive: false });
+    expect(top.content.split("\n")).toEqual([".gitignore", "README.md", "debug.log", "node_modules/", "src/"]);
+    const all = await call("list_files", { path: ".", recursive: "true" });
+    expect(all.content.split("\n")).toEqual([".gitignore", "README.md", "src/main.ts", "src/nested/.gitignore", "src/nested/kept.ts", "src/util.py"]);
+    const sub = await call("list_files", { path: "src/nested", recursive: true });
+    expect(sub.content.split("\n")).toEqual([".gitignore", "kept.ts"]);
+  });
+
+  it("searches with a regex and a file pattern", async () => {
+    setup();
+    const all = await call("search_files", { path: ".", regex: "answer\\s*=\\s*\\d+" });
+    expect(all.content).toBe("Found 2 results.\n\nsrc/main.ts:1: const answer = 42;\nsrc/util.py:1: answer = 42");
+    const ts = await call("search_files", { path: "src", regex: "answer", file_pattern: "*.ts" });
+    expect(ts.content).toBe("Found 2 results.\n\nsrc/main.ts:1: const answer = 42;\nsrc/nested/kept.ts:1: // answer");
+    expect((await call("search_files", { path: ".", regex: "nothing-like-this" })).content).toBe("Found 0 results.");
+    const bad = await call("search_files", { path: ".", regex: "(unclosed" });
+    expect(bad.isError).toBe(true);
+    expect(bad.content).toMatch(/invalid regular expression/);
+  });
+});
