@@ -16,6 +16,7 @@ const SCHEMA = `
     kind TEXT NOT NULL,
     data TEXT NOT NULL
   );
+  CREATE TABLE IF NOT EXISTS imports (name TEXT PRIMARY KEY, rows INTEGER NOT NULL);
 `;
 
 /** activities.db: task activity events (commands run, files touched), the one writer. */
@@ -35,6 +36,22 @@ export class ActivityStore {
     this.db.transaction(() => {
       for (const a of activities) insert.run(a.time, a.kind, a.data);
     })();
+  }
+
+  /** Imports rows once under `name` (atomic with its marker); returns the row count recorded for that import. */
+  importOnce(name: string, activities: Omit<TaskActivity, "seq">[]): number {
+    return this.db.transaction(() => {
+      const done = this.db.prepare("SELECT rows FROM imports WHERE name = ?").get(name) as { rows: number } | undefined;
+      if (done) return done.rows;
+      const insert = this.db.prepare("INSERT INTO activities (time, kind, data) VALUES (?, ?, ?)");
+      for (const a of activities) insert.run(a.time, a.kind, a.data);
+      this.db.prepare("INSERT INTO imports (name, rows) VALUES (?, ?)").run(name, activities.length);
+      return activities.length;
+    }).immediate();
+  }
+
+  importedRows(name: string): number | undefined {
+    return (this.db.prepare("SELECT rows FROM imports WHERE name = ?").get(name) as { rows: number } | undefined)?.rows;
   }
 
   list(): TaskActivity[] {

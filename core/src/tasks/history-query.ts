@@ -57,11 +57,9 @@ function decodePageToken(token: string, o: HistoryListOptions, sort: HistorySort
  * required. Quoting keeps FTS5 syntax characters in user text from raising a syntax error.
  */
 export function ftsQuery(text: string): string | undefined {
-  const words = text
-    .split(/\s+/)
-    .map((w) => w.replace(/"/g, "").trim())
-    .filter((w) => w.length > 0)
-    .slice(0, 16);
+  // The unicode61 tokenizer splits on anything that is not a letter or digit: so do we, which
+  // also drops FTS5 syntax characters from user text.
+  const words = (text.match(/[\p{L}\p{N}_]+/gu) ?? []).slice(0, 16);
   if (words.length === 0) return undefined;
   return words.map((w) => `"${w}"*`).join(" ");
 }

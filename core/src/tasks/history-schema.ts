@@ -49,6 +49,9 @@ const migrations: { version: number; sql: string }[] = [
         INSERT INTO tasks_fts(tasks_fts, rowid, title, task_text) VALUES ('delete', old.seq, old.title, old.task_text);
         INSERT INTO tasks_fts(rowid, title, task_text) VALUES (new.seq, new.title, new.task_text);
       END;
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      -- Created with the database: the legacy taskHistory.jsonl is imported only into a new database.
+      INSERT OR IGNORE INTO meta (key, value) VALUES ('legacy_history_import', 'pending');
       -- Every change, in order: watchers in any sidecar read what changed since their last seq.
       CREATE TABLE IF NOT EXISTS changes (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -8,6 +8,33 @@ export interface HistoryNotice {
   removedTaskIds: string[];
   /** The change could not be narrowed down (the watcher fell behind): list again. */
   reload: boolean;
+  /** The last change covered; a subscriber resumes after it. */
+  seq: number;
+}
+
+/**
+ * What changed after `afterSeq`, folded into one notice (a task changed then removed is
+ * "removed"); `reload` when changes after afterSeq were already pruned or are too many.
+ * Undefined when nothing changed.
+ */
+export function readNotice(history: TaskHistory, afterSeq: number, limit = 5000): HistoryNotice | undefined {
+  const result = history.changesSince(afterSeq, limit);
+  if (result.latest <= afterSeq) return undefined;
+  const fellBehind = afterSeq > 0 && result.oldestKept > afterSeq + 1;
+  const lastRead = result.changes.length > 0 ? result.changes[result.changes.length - 1].seq : afterSeq;
+  if (fellBehind || lastRead < result.latest) return { changedTaskIds: [], removedTaskIds: [], reload: true, seq: result.latest };
+  const changed = new Set<string>();
+  const removed = new Set<string>();
+  for (const c of result.changes) {
+    if (c.kind === "removed") {
+      removed.add(c.taskId);
+      changed.delete(c.taskId);
+    } else {
+      changed.add(c.taskId);
+      removed.delete(c.taskId);
+    }
+  }
+  return { changedTaskIds: [...changed], removedTaskIds: [...removed], reload: false, seq: lastRead };
 }
 
 export type HistoryListener = (notice: HistoryNotice) => void;
@@ -57,6 +84,10 @@ export class HistoryWatcher {
     this.listeners.clear();
   }
 
+  get seq(): number {
+    return this.lastSeq;
+  }
+
   subscribe(listener: HistoryListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -65,32 +96,15 @@ export class HistoryWatcher {
   /** Reads pending changes now (also used right after a local write). */
   poll(): void {
     if (this.stopped) return;
-    let result: ReturnType<TaskHistory["changesSince"]>;
+    let notice: HistoryNotice | undefined;
     try {
-      result = this.history.changesSince(this.lastSeq, 5000);
+      notice = readNotice(this.history, this.lastSeq);
     } catch (err) {
       this.logger.warn("reading history changes failed", { error: (err as Error).message });
       return;
     }
-    if (result.changes.length === 0 && result.latest <= this.lastSeq) return;
-    const fellBehind = this.lastSeq > 0 && result.oldestKept > this.lastSeq + 1;
-    const changed = new Set<string>();
-    const removed = new Set<string>();
-    for (const c of result.changes) {
-      if (c.kind === "removed") {
-        removed.add(c.taskId);
-        changed.delete(c.taskId);
-      } else {
-        changed.add(c.taskId);
-        removed.delete(c.taskId);
-      }
-    }
-    const more = result.changes.length > 0 && result.changes[result.changes.length - 1].seq < result.latest;
-    this.lastSeq = result.changes.length > 0 ? result.changes[result.changes.length - 1].seq : result.latest;
-    const notice: HistoryNotice = fellBehind || more
-      ? { changedTaskIds: [], removedTaskIds: [], reload: true }
-      : { changedTaskIds: [...changed], removedTaskIds: [...removed], reload: false };
-    if (more) this.lastSeq = result.latest;
+    if (!notice) return;
+    this.lastSeq = notice.seq;
     for (const listener of this.listeners) {
       try {
         listener(notice);

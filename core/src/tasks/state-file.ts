@@ -25,7 +25,11 @@ export class StateFile<T extends object = Record<string, unknown>> {
     private readonly isValid: (value: unknown) => boolean = (v) => typeof v === "object" && v !== null && !Array.isArray(v),
   ) {}
 
-  read(): StateRead<T> {
+  /**
+   * Reads the state. `keepAsideDamaged` (default) moves a corrupt state.json aside; a reader
+   * that does not own the task passes false and only falls back to the backup in memory.
+   */
+  read(options: { keepAsideDamaged?: boolean } = {}): StateRead<T> {
     const main = readJson<T>(this.file);
     if (main.ok && this.isValid(main.value)) return { value: main.value, source: "state" };
     const bak = readJson<T>(this.backup);
@@ -35,6 +39,7 @@ export class StateFile<T extends object = Record<string, unknown>> {
     }
     const reason = main.ok ? "does not hold an object" : main.reason;
     if (!bakOk) throw new TaskFileDamaged(this.file, `${reason}, and state.json.bak cannot be used either`);
+    if (options.keepAsideDamaged === false) return { value: (bak as { value: T }).value, source: "backup" };
     const keptAside = keepAside(this.file);
     this.logger?.warn("state.json was damaged; using state.json.bak", { file: this.file, keptAside, reason });
     return { value: (bak as { value: T }).value, source: "backup", keptAside };

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import type Database from "better-sqlite3";
 import type { Logger } from "../logging/logger.js";
 import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
 import { DlineError } from "../errors.js";
@@ -89,17 +90,17 @@ export class TaskHistory {
   // ---- reads
 
   get(id: string): TaskRecord | undefined {
-    const row = this.db.prepare(`SELECT ${LIST_COLUMNS}, t.task_text FROM tasks t WHERE t.id = ?`).get(id);
+    const row = this.stmt(`SELECT ${LIST_COLUMNS}, t.task_text FROM tasks t WHERE t.id = ?`).get(id);
     return row ? recordFromRow(row as Record<string, unknown>) : undefined;
   }
 
   count(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM tasks").get() as { n: number }).n;
+    return (this.stmt("SELECT count(*) AS n FROM tasks").get() as { n: number }).n;
   }
 
   list(options: HistoryListOptions = {}): HistoryPage {
     const q = buildListQuery(options, LIST_COLUMNS);
-    const rows = this.db.prepare(q.sql).all(...q.params) as Record<string, unknown>[];
+    const rows = this.stmt(q.sql).all(...q.params) as Record<string, unknown>[];
     const more = rows.length > q.pageSize;
     const page = rows.slice(0, q.pageSize);
     const tasks = page.map(recordFromRow);
@@ -114,7 +115,7 @@ export class TaskHistory {
 
   /** Ids (with workspace and favourite flag) of every task, for "delete everything". */
   allIds(): { id: string; workspaceRoot: string; favorite: boolean }[] {
-    return (this.db.prepare("SELECT id, workspace_root, favorite FROM tasks").all() as Record<string, unknown>[]).map((r) => ({
+    return (this.stmt("SELECT id, workspace_root, favorite FROM tasks").all() as Record<string, unknown>[]).map((r) => ({
       id: String(r.id),
       workspaceRoot: typeof r.workspace_root === "string" ? r.workspace_root : "",
       favorite: r.favorite === 1,
@@ -123,16 +124,16 @@ export class TaskHistory {
 
   idsWithStatus(statuses: string[]): string[] {
     const marks = statuses.map(() => "?").join(",");
-    return (this.db.prepare(`SELECT id FROM tasks WHERE status IN (${marks})`).all(...statuses) as { id: string }[]).map((r) =>
+    return (this.stmt(`SELECT id FROM tasks WHERE status IN (${marks})`).all(...statuses) as { id: string }[]).map((r) =>
       String(r.id),
     );
   }
 
   /** Changes after `afterSeq`, and the oldest seq still kept (to detect a watcher that fell behind). */
   changesSince(afterSeq: number, limit = 1000): { changes: HistoryChange[]; oldestKept: number; latest: number } {
-    const bounds = this.db.prepare("SELECT min(seq) AS lo, max(seq) AS hi FROM changes").get() as { lo: number | null; hi: number | null };
+    const bounds = this.stmt("SELECT min(seq) AS lo, max(seq) AS hi FROM changes").get() as { lo: number | null; hi: number | null };
     const changes = (
-      this.db.prepare("SELECT seq, task_id, kind FROM changes WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit) as {
+      this.stmt("SELECT seq, task_id, kind FROM changes WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit) as {
         seq: number;
         task_id: string;
         kind: "changed" | "removed";
@@ -142,7 +143,7 @@ export class TaskHistory {
   }
 
   latestChangeSeq(): number {
-    return ((this.db.prepare("SELECT max(seq) AS hi FROM changes").get() as { hi: number | null }).hi ?? 0);
+    return ((this.stmt("SELECT max(seq) AS hi FROM changes").get() as { hi: number | null }).hi ?? 0);
   }
 
   // ---- immediate writes (the caller waits for the answer)
@@ -161,6 +162,25 @@ export class TaskHistory {
     });
   }
 
+  getMeta(key: string): string | undefined {
+    return (this.stmt("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+  }
+
+  /** Inserts rows that are not there yet and sets a meta key, in one transaction (an import that is all or nothing). */
+  importMany(inits: TaskRecordInit[], metaKey: string, metaValue: string): number {
+    return this.write(() => {
+      let added = 0;
+      const exists = this.stmt("SELECT 1 FROM tasks WHERE id = ?");
+      for (const init of inits) {
+        if (exists.get(init.id)) continue;
+        this.putNow(newTaskRecord(init));
+        added++;
+      }
+      this.stmt("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(metaKey, metaValue);
+      return added;
+    });
+  }
+
   /** Sets the favourite flag; false when there is no such task. */
   setFavorite(id: string, favorite: boolean): boolean {
     return this.write(() => this.updateNow(id, { favorite, updatedAt: Date.now() }));
@@ -172,7 +192,7 @@ export class TaskHistory {
     if (entries.length === 0) return this.get(id) !== undefined;
     return this.write(() => {
       const sets = entries.map(([k]) => `${columnOf[k]} = ?`).join(", ");
-      const info = this.db.prepare(`UPDATE tasks SET ${sets} WHERE id = ?`).run(...entries.map(([, v]) => sqlValue(v)), id);
+      const info = this.stmt(`UPDATE tasks SET ${sets} WHERE id = ?`).run(...entries.map(([, v]) => sqlValue(v)), id);
       if (info.changes > 0) this.noteChange(id, "changed");
       return info.changes > 0;
     });
@@ -182,9 +202,10 @@ export class TaskHistory {
   remove(ids: string[]): string[] {
     return this.write(() => {
       const removed: string[] = [];
-      const del = this.db.prepare("DELETE FROM tasks WHERE id = ?");
+      const del = this.stmt("DELETE FROM tasks WHERE id = ?");
       for (const id of ids) {
-        if (del.run(id).changes > 0) removed.push(id);
+        if (del.run(id).changes === 0) continue;
+        removed.push(id);
         this.noteChange(id, "removed");
       }
       return removed;
@@ -263,6 +284,17 @@ export class TaskHistory {
     this.draining = undefined;
   }
 
+  /** Prepared statements by SQL text (a handful of shapes: the list filters combine in few ways). */
+  private readonly statements = new Map<string, Database.Statement<unknown[]>>();
+  private stmt(sql: string): Database.Statement<unknown[]> {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      if (this.statements.size < 200) this.statements.set(sql, s);
+    }
+    return s;
+  }
+
   private write<T>(fn: () => T): T {
     if (this.closed) throw new DlineError("unavailable", "The task history is closed.");
     return withBusyRetry(() => this.db.transaction(fn).immediate());
@@ -287,8 +319,8 @@ export class TaskHistory {
   }
 
   private noteChange(taskId: string, kind: "changed" | "removed"): void {
-    const info = this.db.prepare("INSERT INTO changes (task_id, kind, at) VALUES (?, ?, ?)").run(taskId, kind, Date.now());
+    const info = this.stmt("INSERT INTO changes (task_id, kind, at) VALUES (?, ?, ?)").run(taskId, kind, Date.now());
     const seq = Number(info.lastInsertRowid);
-    if (seq % 500 === 0) this.db.prepare("DELETE FROM changes WHERE seq <= ?").run(seq - CHANGES_KEPT);
+    if (seq % 500 === 0) this.stmt("DELETE FROM changes WHERE seq <= ?").run(seq - CHANGES_KEPT);
   }
 }

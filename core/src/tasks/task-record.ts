@@ -43,7 +43,8 @@ export function newTaskRecord(init: TaskRecordInit, now = Date.now()): TaskRecor
     status: "completed",
     source: "dline",
     damagedReason: "",
-    ...init,
+    // An explicit `undefined` means "not given": it must not erase a default.
+    ...(Object.fromEntries(Object.entries(init).filter(([, v]) => v !== undefined)) as TaskRecordInit),
   };
 }
 

@@ -1,0 +1,59 @@
+import * as fs from "node:fs";
+import type { Logger } from "../logging/logger.js";
+import type { InstanceLayout } from "../storage/instance-layout.js";
+import { readJson } from "./atomic-file.js";
+import type { TaskHistory } from "./task-history.js";
+import type { TaskRecordInit } from "./task-record.js";
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Lists task folders that have no history row (the index was rebuilt after being damaged, or a
+ * legacy history file missed them) and adds a row for each from its task_metadata.json; a
+ * folder without readable metadata is listed as damaged, never hidden. Returns the ids added.
+ */
+export function indexOrphanFolders(layout: InstanceLayout, history: TaskHistory, logger: Logger): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(layout.tasksDir, { withFileTypes: true }).filter((d) => d.isDirectory() && ID.test(d.name) && !d.name.includes("..")).map((d) => d.name);
+  } catch {
+    return [];
+  }
+  const rows: TaskRecordInit[] = [];
+  for (const id of names) {
+    if (history.get(id)) continue;
+    const task = layout.task(id);
+    const meta = readJson<Record<string, unknown>>(task.metadataJson);
+    let createdAt = 0;
+    try {
+      createdAt = fs.statSync(task.dir).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (meta.ok && typeof meta.value === "object" && meta.value !== null) {
+      const m = meta.value;
+      rows.push({
+        id,
+        title: typeof m.title === "string" ? m.title : "",
+        workspaceRoot: typeof m.workspaceRoot === "string" ? m.workspaceRoot : "",
+        createdAt: typeof m.createdAt === "number" ? m.createdAt : Math.floor(createdAt),
+        updatedAt: Math.floor(createdAt),
+        source: typeof m.source === "string" ? m.source : "dline",
+        status: "interrupted",
+      });
+    } else {
+      rows.push({
+        id,
+        createdAt: Math.floor(createdAt),
+        updatedAt: Math.floor(createdAt),
+        status: "damaged",
+        damagedReason: meta.ok || meta.missing ? "its history row was lost and task_metadata.json is missing" : `task_metadata.json ${meta.reason}`,
+      });
+    }
+  }
+  if (rows.length) {
+    history.putMany(rows);
+    logger.warn("indexed task folders that had no history row", { count: rows.length });
+  }
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,105 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import lockfile from "proper-lockfile";
+import type { Logger } from "../logging/logger.js";
+import { keepAside, readJson, writeFileAtomic } from "./atomic-file.js";
+
+export interface PendingDeletion {
+  taskId: string;
+  workspaceRoot: string;
+  /** The sidecar doing it; its entries are finished by another one only once it is gone. */
+  pid: number;
+  hostname: string;
+  at: number;
+}
+
+interface Journal {
+  version: 1;
+  tasks: PendingDeletion[];
+  /** "Every task is gone" hooks still to run (delete everything, or the last task went). */
+  allTasks: { pid: number; hostname: string; at: number } | null;
+}
+
+const EMPTY: Journal = { version: 1, tasks: [], allTasks: null };
+
+/**
+ * tasks/pending-deletions.json: written before a deletion touches anything, so an interrupted
+ * deletion is finished on the next start. Shared by every sidecar: each change is a
+ * read-modify-write under a proper-lockfile lock, written atomically.
+ */
+export class PendingDeletions {
+  constructor(
+    private readonly file: string,
+    private readonly logger: Logger,
+  ) {}
+
+  read(): Journal {
+    const r = readJson<Journal>(this.file);
+    if (r.ok && r.value && Array.isArray(r.value.tasks)) return { ...EMPTY, ...r.value };
+    if (!r.ok && r.missing) return { ...EMPTY, tasks: [] };
+    // Keep the unreadable journal for inspection; deletions it named are found again by the folder scan.
+    const aside = keepAside(this.file);
+    this.logger.warn("pending-deletions.json was malformed; kept aside", { keptAside: aside });
+    return { ...EMPTY, tasks: [] };
+  }
+
+  async add(entries: { taskId: string; workspaceRoot: string }[], allTasks = false): Promise<void> {
+    const mine = { pid: process.pid, hostname: os.hostname(), at: Date.now() };
+    await this.mutate((j) => {
+      const known = new Set(j.tasks.map((t) => t.taskId));
+      for (const e of entries) if (!known.has(e.taskId)) j.tasks.push({ ...e, ...mine });
+      if (allTasks) j.allTasks = mine;
+    });
+  }
+
+  async done(taskIds: string[]): Promise<void> {
+    const gone = new Set(taskIds);
+    await this.mutate((j) => {
+      j.tasks = j.tasks.filter((t) => !gone.has(t.taskId));
+    });
+  }
+
+  async markAllTasks(): Promise<void> {
+    await this.mutate((j) => {
+      j.allTasks = { pid: process.pid, hostname: os.hostname(), at: Date.now() };
+    });
+  }
+
+  async allTasksDone(): Promise<void> {
+    await this.mutate((j) => {
+      j.allTasks = null;
+    });
+  }
+
+  /** Hands entries of dead sidecars over to this one (returns the journal after the takeover). */
+  async adoptOrphans(isLive: (pid: number, hostname: string) => boolean): Promise<Journal> {
+    let result: Journal = { ...EMPTY, tasks: [] };
+    await this.mutate((j) => {
+      for (const t of j.tasks) {
+        if (t.pid !== process.pid && !isLive(t.pid, t.hostname)) {
+          t.pid = process.pid;
+          t.hostname = os.hostname();
+        }
+      }
+      if (j.allTasks && j.allTasks.pid !== process.pid && !isLive(j.allTasks.pid, j.allTasks.hostname)) {
+        j.allTasks = { pid: process.pid, hostname: os.hostname(), at: Date.now() };
+      }
+      result = structuredClone(j);
+    });
+    return result;
+  }
+
+  private async mutate(change: (j: Journal) => void): Promise<void> {
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const release = await lockfile.lock(this.file, { realpath: false, stale: 10_000, retries: { retries: 60, minTimeout: 10, maxTimeout: 100 } });
+    try {
+      const j = this.read();
+      change(j);
+      if (j.tasks.length === 0 && !j.allTasks) fs.rmSync(this.file, { force: true });
+      else writeFileAtomic(this.file, JSON.stringify(j));
+    } finally {
+      await release();
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import * as fs from "node:fs";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { DlineError } from "../../core/src/errors.js";
+import { HistoryWatcher, type HistoryNotice } from "../../core/src/tasks/history-watcher.js";
+import { TaskHistory } from "../../core/src/tasks/task-history.js";
+import { taskEnv, type TaskEnv } from "./helpers.js";
+
+const open: TaskHistory[] = [];
+afterEach(async () => {
+  for (const h of open.splice(0)) await h.close().catch(() => {});
+});
+
+function openHistory(env: TaskEnv): TaskHistory {
+  fs.mkdirSync(env.layout.tasksDir, { recursive: true });
+  const h = TaskHistory.open(env.sqlite, env.layout.taskHistoryDb, env.logger).history;
+  open.push(h);
+  return h;
+}
+
+function seed(h: TaskHistory) {
+  h.putMany([
+    { id: "t1", title: "Fix the login bug", taskText: "users cannot log in with SSO", workspaceRoot: "/ws/a", createdAt: 1000, cost: 0.5 },
+    { id: "t2", title: "Write docs", taskText: "document the deploy pipeline", workspaceRoot: "/ws/b", createdAt: 2000, cost: 2.0, favorite: true },
+    { id: "t3", title: "Refactor parser", taskText: "split the tokenizer from the parser", workspaceRoot: "/ws/a", createdAt: 3000, cost: 1.0 },
+    { id: "t4", title: "Deploy", taskText: "login page deploy", workspaceRoot: "/ws/a", createdAt: 3000, cost: 0.1 },
+  ]);
+}
+
+describe("TaskHistory", () => {
+  it("lists newest, oldest and most expensive first, with stable cursor paging", () => {
+    const h = openHistory(taskEnv());
+    seed(h);
+    expect(h.list().tasks.map((t) => t.id)).toEqual(["t4", "t3", "t2", "t1"]);
+    expect(h.list({ sort: "oldest" }).tasks.map((t) => t.id)).toEqual(["t1", "t2", "t3", "t4"]);
+    expect(h.list({ sort: "most_expensive" }).tasks.map((t) => t.id)).toEqual(["t2", "t3", "t1", "t4"]);
+    const seen: string[] = [];
+    let token = "";
+    do {
+      const page = h.list({ pageSize: 1, pageToken: token, sort: "newest" });
+      seen.push(...page.tasks.map((t) => t.id));
+      token = page.nextPageToken;
+    } while (token);
+    expect(seen).toEqual(["t4", "t3", "t2", "t1"]);
+  });
+
+  it("filters by workspace, favourites and full-text search over title and task text", () => {
+    const h = openHistory(taskEnv());
+    seed(h);
+    expect(h.list({ workspaceRoot: "/ws/a" }).tasks.map((t) => t.id)).toEqual(["t4", "t3", "t1"]);
+    expect(h.list({ favoritesOnly: true }).tasks.map((t) => t.id)).toEqual(["t2"]);
+    expect(h.list({ query: "login" }).tasks.map((t) => t.id)).toEqual(["t4", "t1"]);
+    expect(h.list({ query: "tokeni" }).tasks.map((t) => t.id)).toEqual(["t3"]); // prefix match in task text
+    expect(h.list({ query: 'login" (* NEAR' }).tasks.length).toBe(0);
+    expect(h.list({ query: 'login" (*' }).tasks.map((t) => t.id)).toEqual(["t4", "t1"]); // FTS syntax is inert
+    expect(h.list({ query: "login", workspaceRoot: "/ws/b" }).tasks).toEqual([]);
+  });
+
+  it("refuses a page token issued for other filters, or garbage, with invalid_argument", () => {
+    const h = openHistory(taskEnv());
+    seed(h);
+    const token = h.list({ pageSize: 1 }).nextPageToken;
+    expect(token).not.toBe("");
+    const err = (() => {
+      try {
+        h.list({ pageSize: 1, pageToken: token, sort: "oldest" });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(DlineError);
+    expect((err as DlineError).code).toBe("invalid_argument");
+    expect(() => h.list({ pageToken: "%%%not-a-token" })).toThrow(DlineError);
+  });
+
+  it("sets favourites and reports a missing task", () => {
+    const h = openHistory(taskEnv());
+    seed(h);
+    expect(h.setFavorite("t1", true)).toBe(true);
+    expect(h.get("t1")?.favorite).toBe(true);
+    expect(h.setFavorite("nope", true)).toBe(false);
+  });
+
+  it("queues metadata writes and flush() reports every failed one", async () => {
+    const h = openHistory(taskEnv());
+    seed(h);
+    const ok = h.update("t1", { title: "renamed", tokensIn: 10 });
+    const bad1 = h.update("missing-1", { title: "x" });
+    const bad2 = h.update("missing-2", { title: "y" });
+    bad1.catch(() => {});
+    bad2.catch(() => {});
+    // Not applied yet: queued behind the caller.
+    expect(h.get("t1")?.title).toBe("Fix the login bug");
+    const flushed = await h.flush().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await ok;
+    expect(h.get("t1")).toMatchObject({ title: "renamed", tokensIn: 10 });
+    expect(flushed).toBeInstanceOf(AggregateError);
+    expect((flushed as AggregateError).errors).toHaveLength(2);
+    await expect(h.flush()).resolves.toBeUndefined(); // reported once
+  });
+
+  it("lists a row with wrong types as damaged and keeps listing the others", () => {
+    const env = taskEnv();
+    const h = openHistory(env);
+    seed(h);
+    const raw = new Database(env.layout.taskHistoryDb);
+    raw.prepare("UPDATE tasks SET tokens_in = 'lots', status = 'exploded' WHERE id = 't3'").run();
+    raw.close();
+    const tasks = h.list().tasks;
+    expect(tasks.map((t) => t.id)).toEqual(["t4", "t3", "t2", "t1"]);
+    const t3 = tasks.find((t) => t.id === "t3")!;
+    expect(t3.status).toBe("damaged");
+    expect(t3.damagedReason).toMatch(/tokens_in/);
+    expect(t3.damagedReason).toMatch(/status/);
+    expect(tasks.filter((t) => t.status === "damaged")).toHaveLength(1);
+  });
+
+  it("refuses a database from a newer schema with failed_precondition", () => {
+    const env = taskEnv();
+    fs.mkdirSync(env.layout.tasksDir, { recursive: true });
+    const raw = new Database(env.layout.taskHistoryDb);
+    raw.pragma("user_version = 99");
+    raw.close();
+    expect(() => TaskHistory.open(env.sqlite, env.layout.taskHistoryDb, env.logger)).toThrow(/newer/);
+  });
+
+  it("notifies watchers of changes made through another connection (debounced, with ids)", async () => {
+    const env = taskEnv();
+    const mine = openHistory(env);
+    const other = openHistory(env); // a second connection, as another sidecar would hold
+    const watcher = new HistoryWatcher(mine, env.logger, 20, 200);
+    watcher.start();
+    const notices: HistoryNotice[] = [];
+    watcher.subscribe((n) => notices.push(n));
+    try {
+      other.put({ id: "x1", title: "from elsewhere" });
+      other.put({ id: "x2", title: "also" });
+      other.remove(["x2"]);
+      await expect.poll(() => notices.flatMap((n) => n.changedTaskIds), { timeout: 5000 }).toContain("x1");
+      await expect.poll(() => notices.flatMap((n) => n.removedTaskIds), { timeout: 5000 }).toContain("x2");
+      expect(notices.every((n) => !n.reload)).toBe(true);
+      expect(notices.flatMap((n) => n.changedTaskIds)).not.toContain("x2");
+    } finally {
+      watcher.stop();
+    }
+  });
+});
