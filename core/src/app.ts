@@ -11,6 +11,8 @@ import { lazyTaskStorage } from "./tasks/lazy-task-storage.js";
 import { homedir } from "node:os";
 import { CheckpointDeletionHook, CheckpointManager } from "./checkpoints/index.js";
 import type { TaskStorage } from "./tasks/task-storage.js";
+import { lazyTaskRuntime } from "./runtime/create-runtime.js";
+import type { TaskRuntime } from "./runtime/task-runtime.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
 export interface App {
@@ -29,6 +31,8 @@ export interface App {
   tasks: () => Promise<TaskStorage>;
   /** Shadow-git checkpoints (checkpoints/); the task runtime calls it at the save points. */
   checkpoints: CheckpointManager;
+  /** Runs tasks (the agent turn loop); built once the task storage is open. */
+  runtime: () => Promise<TaskRuntime>;
   /** Registered with the task deletion coordinator: removes a deleted task's checkpoint refs. */
   checkpointDeletionHook: CheckpointDeletionHook;
 }
@@ -46,15 +50,40 @@ export async function createApp(options: AppOptions): Promise<App> {
   const layout = new InstanceLayout(options.roots);
   const sqlite = new SqliteFactory(() => loadSqliteBinding((hash) => layout.nativeAddonDir(hash), SQLITE_ADDON_HASH));
   const settings = await createSettingsDomain(layout, options.logger.child("storage"), options.env, options.lifecycle);
-  const tasks = lazyTaskStorage({ layout, sqlite, logger: options.logger.child("tasks"), lifecycle: options.lifecycle });
+  const numberSetting = async (key: string): Promise<number | undefined> => {
+    const value = (await settings.resolver.resolve(key).catch(() => undefined))?.value;
+    return typeof value === "number" && value > 0 ? value : undefined;
+  };
   const checkpoints = new CheckpointManager({
     layout,
     env: options.env,
     homeDir: options.env.HOME?.trim() || options.env.USERPROFILE?.trim() || homedir(),
     logger: options.logger.child("checkpoints"),
+    sizeLimitBytes: await numberSetting("checkpointMaxFileBytes"),
+    budgetBytes: await numberSetting("checkpointRepoBudgetBytes"),
+    isEnabled: async (workspaceRoot) =>
+      (await settings.resolver.resolve("checkpointsEnabled", { workspaceRoot }).catch(() => undefined))?.value !== false,
   });
   const checkpointDeletionHook = new CheckpointDeletionHook(checkpoints, options.logger.child("checkpoints"));
+  // Opened just after start; deletion hooks are registered before it finishes interrupted deletions.
+  const tasks = lazyTaskStorage({
+    layout,
+    sqlite,
+    logger: options.logger.child("tasks"),
+    lifecycle: options.lifecycle,
+    deletionHooks: () => [checkpointDeletionHook],
+  });
+  const runtime = lazyTaskRuntime({
+    layout,
+    sqlite,
+    settings,
+    tasks,
+    checkpoints,
+    lifecycle: options.lifecycle,
+    logger: options.logger.child("runtime"),
+  });
   return {
+    runtime,
     checkpoints,
     checkpointDeletionHook,
     tasks,

@@ -6,7 +6,12 @@ import { SettingsService } from "../gen/dline/v1/settings_pb.js";
 import { SystemService } from "../gen/dline/v1/system_pb.js";
 import { TaskService } from "../gen/dline/v1/task_pb.js";
 import type { App } from "../app.js";
+import { settingsService } from "./settings-service.js";
 import { systemService } from "./system-service.js";
+import { checkpointService } from "./checkpoint-service.js";
+import { historyService } from "./history-service.js";
+import { taskStorageMethods } from "./task-service.js";
+import { taskRunMethods } from "./task-run-service.js";
 
 /**
  * Registers all six services. A method not implemented yet answers `unimplemented`
@@ -24,9 +29,16 @@ export function registerRoutes(router: ConnectRouter, app: App): void {
       gitVersion: app.gitVersion,
     }),
   );
-  router.service(SettingsService, {});
-  router.service(TaskService, {});
-  router.service(HistoryService, {});
-  router.service(CheckpointService, {});
+  router.service(
+    SettingsService,
+    settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") }),
+  );
+  const storageMethods = taskStorageMethods({ tasks: app.tasks });
+  router.service(TaskService, {
+    ...storageMethods,
+    ...taskRunMethods({ runtime: app.runtime, storageGetTask: storageMethods.getTask!, stopSignal: app.lifecycle.signal }),
+  });
+  router.service(HistoryService, historyService({ tasks: app.tasks, stopSignal: app.lifecycle.signal }));
+  router.service(CheckpointService, checkpointService(app.checkpoints));
   router.service(ImportService, {});
 }

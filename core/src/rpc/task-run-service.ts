@@ -13,7 +13,10 @@ import { DlineError } from "../errors.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
 
 export interface TaskRunServiceDeps {
-  runtime: TaskRuntime;
+  /** The runtime, built once the task storage is open. */
+  runtime: () => Promise<TaskRuntime>;
+  /** GetTask of the task store; the runtime adds the live parts (last seq, pending ask). */
+  storageGetTask: NonNullable<Partial<ServiceImpl<typeof TaskService>>["getTask"]>;
   /** Ends every stream when the sidecar stops. */
   stopSignal: AbortSignal;
 }
@@ -26,30 +29,37 @@ function required(value: string, field: string): string {
 /** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume. */
 export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<typeof TaskService>> {
   return {
+    async getTask(req, ctx) {
+      const res = await deps.storageGetTask(req, ctx);
+      const runtime = await deps.runtime();
+      res.lastSeq = runtime.lastSeq(req.taskId);
+      res.pendingAsk = runtime.pendingAsk(req.taskId);
+      return res;
+    },
     async newTask(req) {
-      const taskId = await deps.runtime.newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId);
+      const taskId = await (await deps.runtime()).newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId);
       return create(NewTaskResponseSchema, { taskId });
     },
     async *subscribe(req, ctx: HandlerContext) {
       const signal = AbortSignal.any([ctx.signal, deps.stopSignal]);
-      for await (const event of deps.runtime.subscribe(required(req.taskId, "task_id"), req.afterSeq, signal)) {
+      for await (const event of (await deps.runtime()).subscribe(required(req.taskId, "task_id"), req.afterSeq, signal)) {
         yield create(SubscribeResponseSchema, { event });
       }
     },
     async sendMessage(req) {
-      await deps.runtime.sendMessage(required(req.taskId, "task_id"), req.text);
+      await (await deps.runtime()).sendMessage(required(req.taskId, "task_id"), req.text);
       return create(SendMessageResponseSchema, {});
     },
-    respond(req) {
-      deps.runtime.respond(required(req.taskId, "task_id"), required(req.askId, "ask_id"), req.approve, req.text);
+    async respond(req) {
+      (await deps.runtime()).respond(required(req.taskId, "task_id"), required(req.askId, "ask_id"), req.approve, req.text);
       return create(RespondResponseSchema, {});
     },
     async cancel(req) {
-      await deps.runtime.cancel(required(req.taskId, "task_id"));
+      await (await deps.runtime()).cancel(required(req.taskId, "task_id"));
       return create(CancelResponseSchema, {});
     },
     async resume(req) {
-      await deps.runtime.resume(required(req.taskId, "task_id"));
+      await (await deps.runtime()).resume(required(req.taskId, "task_id"));
       return create(ResumeResponseSchema, {});
     },
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import { TaskStatus } from "../gen/dline/v1/task_pb.js";
+import { TaskStatus, type Ask } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout, TaskLayout } from "../storage/instance-layout.js";
@@ -281,8 +281,15 @@ export class TaskRuntime {
     return BigInt(state.value?.lastSeq ?? "0");
   }
 
-  pendingAskId(taskId: string): string | undefined {
-    return this.live.get(taskId)?.asks.pendingAskId;
+  /** The question a task waits on in this process, as it was asked (for GetTask). */
+  pendingAsk(taskId: string): Ask | undefined {
+    const task = this.live.get(taskId);
+    const askId = task?.asks.pendingAskId;
+    if (!task || !askId) return undefined;
+    for (const event of task.events.since(task.events.baseSeq).reverse()) {
+      if (event.event.case === "ask" && event.event.value.askId === askId) return event.event.value;
+    }
+    return undefined;
   }
 
   async sendMessage(taskId: string, text: string): Promise<void> {

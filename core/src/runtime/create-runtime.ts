@@ -1,0 +1,60 @@
+import { parseAutoApprovalSettings } from "../agent/approval.js";
+import { buildSystemPrompt, collectWorkspaceFacts } from "../agent/system-prompt.js";
+import { builtinTools } from "../agent/tools/registry.js";
+import type { CheckpointManager } from "../checkpoints/index.js";
+import type { Lifecycle } from "../lifecycle.js";
+import type { Logger } from "../logging/logger.js";
+import type { InstanceLayout } from "../storage/instance-layout.js";
+import type { SettingsDomain } from "../storage/settings-domain.js";
+import type { SqliteFactory } from "../storage/sqlite.js";
+import type { TaskStorage } from "../tasks/task-storage.js";
+import { runtimeConversationPort } from "./conversation-port.js";
+import { ModelResolver } from "./model-resolver.js";
+import { taskCheckpoints } from "./task-checkpoints.js";
+import { TaskRuntime } from "./task-runtime.js";
+
+export interface RuntimeWiring {
+  layout: InstanceLayout;
+  sqlite: SqliteFactory;
+  settings: SettingsDomain;
+  tasks: () => Promise<TaskStorage>;
+  checkpoints: CheckpointManager;
+  lifecycle: Lifecycle;
+  logger: Logger;
+}
+
+/**
+ * Builds the task runtime once the task storage is open, connects it to settings (model
+ * profiles, keys, auto-approval), checkpoints (save points, and the conversation side of
+ * restores) and the lifecycle (runs stop before the stores close).
+ */
+export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
+  let building: Promise<TaskRuntime> | undefined;
+  const get = (): Promise<TaskRuntime> =>
+    (building ??= (async () => {
+      const storage = await w.tasks();
+      const { resolver, stores } = w.settings;
+      const setting = async (key: string, context: { workspaceRoot?: string; taskId?: string } = {}) =>
+        (await resolver.resolve(key, context)).value;
+      const models = new ModelResolver(stores.profiles, stores.secrets, resolver);
+      const runtime = new TaskRuntime({
+        layout: w.layout,
+        sqlite: w.sqlite,
+        history: storage.history,
+        ownership: storage.ownership,
+        logger: w.logger,
+        resolveModel: (profileId, taskId) => models.resolve(profileId, taskId),
+        autoApproval: async () => parseAutoApprovalSettings(await setting("autoApprovalSettings")),
+        commandTimeoutMs: async () => Number(await setting("commandTimeoutSeconds")) * 1000 || 600_000,
+        commandLogBudgetBytes: async () => Number(await setting("commandLogBudgetBytes")) || 200 * 1024 * 1024,
+        checkpointsFor: (taskId, workspaceRoot) => taskCheckpoints(w.checkpoints, taskId, workspaceRoot),
+        systemPrompt: (workspaceRoot) => buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), builtinTools, []),
+        shutdownSignal: w.lifecycle.signal,
+      });
+      // Registered after the task storage: flushers run in reverse, so runs stop first.
+      w.lifecycle.onStop("task runtime", () => runtime.stopAll());
+      return runtime;
+    })());
+  w.checkpoints.attachConversation(runtimeConversationPort(get, w.tasks));
+  return get;
+}
