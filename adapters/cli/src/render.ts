@@ -49,7 +49,7 @@ export class EventRenderer {
         this.inText = false;
         break;
       case "toolStarted":
-        this.line(`» ${e.value.tool}: ${e.value.summary}`);
+        this.line(`» ${e.value.summary}`);
         break;
       case "toolOutput":
         if (this.inText) this.out.write("\n");
