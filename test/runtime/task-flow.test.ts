@@ -237,3 +237,79 @@ describe("crash and resume", () => {
     execFileSync("git", ["status"], { cwd: workspace }); // the project's git is intact
   });
 });
+
+describe("several sidecars", () => {
+  it("a running task cannot be continued by another sidecar; once idle it can", async () => {
+    const a = await startSidecar();
+    cleanups.push(() => a.stop());
+    const { server, profileId } = await configureModel(a.clients, "openai", {
+      turns: [
+        { toolCalls: [{ name: "ask_followup_question", input: { question: "Go on?" } }] },
+        { text: "ok", toolCalls: [{ name: "attempt_completion", input: { result: "first run done" } }] },
+        { text: "second", toolCalls: [{ name: "attempt_completion", input: { result: "continued in B" } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(a.roots.base);
+    const { taskId } = await a.clients.tasks.newTask({ workspaceRoot: workspace, text: "start", profileId });
+    const b = await startSidecar({ roots: a.roots });
+    cleanups.push(() => b.stop());
+    // A waits on the follow-up: it owns the task.
+    let askId = "";
+    for (let i = 0; i < 200 && !askId; i++) {
+      askId = (await a.clients.tasks.getTask({ taskId })).pendingAsk?.askId ?? "";
+      if (!askId) await new Promise((r) => setTimeout(r, 50));
+    }
+    const refused = await b.clients.tasks.sendMessage({ taskId, text: "from B" }).catch((e) => e);
+    expect(ConnectError.from(refused).code).toBe(Code.FailedPrecondition);
+    expect(ConnectError.from(refused).rawMessage).toContain(String(a.process.handshake.pid));
+    await a.clients.tasks.respond({ taskId, askId, approve: true, text: "yes" });
+    await followUntilDone(a.clients, taskId);
+    // Idle now: B continues it, and sees A's conversation.
+    await b.clients.tasks.sendMessage({ taskId, text: "continue from B" });
+    const events = await followUntilDone(b.clients, taskId, undefined, (await b.clients.tasks.getTask({ taskId })).lastSeq - 1n);
+    expect(events.some((e) => e.event.case === "messageAdded" && e.event.value.message?.text === "continued in B")).toBe(true);
+    const requests = await server.requests();
+    expect(JSON.stringify(requests[2].body)).toContain("first run done");
+  });
+});
+
+describe("tasks of an earlier version", () => {
+  it("imports api_conversation_history.jsonl into the journal the first time the task is continued", async () => {
+    const sidecar = await startSidecar();
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "anthropic", {
+      turns: [
+        { text: "Seeded.", toolCalls: [{ name: "attempt_completion", input: { result: "seeded" } }] },
+        { text: "Continuing.", toolCalls: [{ name: "attempt_completion", input: { result: "continued" } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(sidecar.roots.base);
+    // An earlier version's task: a history row (through the task store) and its legacy files.
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "seed", profileId });
+    await followUntilDone(sidecar.clients, taskId);
+    await sidecar.stop();
+    const dir = path.join(sidecar.roots.docsDir, "tasks", taskId);
+    for (const f of ["journal.db", "journal.db-wal", "journal.db-shm"]) fs.rmSync(path.join(dir, f), { force: true });
+    const legacy = [
+      { role: "user", content: [{ type: "text", text: "<task>legacy question about llamas</task>" }] },
+      { role: "assistant", content: [{ type: "text", text: "legacy answer" }] },
+    ];
+    fs.writeFileSync(path.join(dir, "api_conversation_history.jsonl"), legacy.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const again = await startSidecar({ roots: sidecar.roots });
+    cleanups.push(() => again.stop());
+    await again.clients.tasks.sendMessage({ taskId, text: "and now?" });
+    const events = await followUntilDone(again.clients, taskId, undefined, (await again.clients.tasks.getTask({ taskId })).lastSeq - 1n);
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
+    const requests = await server.requests();
+    expect(requests).toHaveLength(2);
+    const body = JSON.stringify(requests[1].body);
+    expect(body).toContain("legacy question about llamas");
+    expect(body).toContain("legacy answer");
+    expect(body).toContain("and now?");
+    // The legacy file is left unchanged.
+    expect(fs.existsSync(path.join(dir, "api_conversation_history.jsonl"))).toBe(true);
+  });
+});

@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelMessage } from "../agent/providers/types.js";
+import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
 
 /** Journal entry kinds written by the runtime; the model conversation is rebuilt from them. */
 export const JOURNAL_KIND = {
@@ -79,12 +80,45 @@ export function rebuildConversation(entries: JournalEntryLike[]): ModelMessage[]
         if (data.feedback) push("user", [{ type: "text", text: data.feedback }]);
         break;
       }
+      case LEGACY_CONVERSATION_KIND: {
+        const legacy = JSON.parse(entry.data) as { role: "user" | "assistant"; content: unknown };
+        const blocks = legacyBlocks(legacy.content);
+        if (blocks.length > 0) push(legacy.role, blocks);
+        break;
+      }
       default:
-        // Other kinds (imports, markers) carry no conversation.
+        // Other kinds (markers) carry no conversation.
         break;
     }
   }
   return messages;
+}
+
+/**
+ * Content of a message of an earlier version's api_conversation_history.jsonl (Anthropic
+ * message shape, see specs/cline-import.md): text, tool_use and tool_result blocks are carried;
+ * images and other block types become a short text note so the model knows something was there.
+ */
+function legacyBlocks(content: unknown): ContentBlock[] {
+  if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((raw): ContentBlock[] => {
+    const b = raw as Record<string, unknown>;
+    switch (b.type) {
+      case "text":
+        return typeof b.text === "string" && b.text ? [{ type: "text", text: b.text }] : [];
+      case "tool_use":
+        return [{ type: "tool_use", id: String(b.id ?? ""), name: String(b.name ?? ""), input: b.input ?? {} }];
+      case "tool_result": {
+        const inner = Array.isArray(b.content)
+          ? (b.content as Record<string, unknown>[]).map((c) => (c.type === "text" ? String(c.text ?? "") : `[${String(c.type)}]`)).join("\n")
+          : String(b.content ?? "");
+        return [{ type: "tool_result", toolUseId: String(b.tool_use_id ?? ""), content: inner, isError: b.is_error === true }];
+      }
+      default:
+        return [{ type: "text", text: `[${String(b.type)} omitted]` }];
+    }
+  });
 }
 
 /**
@@ -98,6 +132,11 @@ export function unansweredToolCalls(entries: JournalEntryLike[]): { id: string; 
     if (entry.kind === JOURNAL_KIND.assistant) {
       const data = JSON.parse(entry.data) as AssistantMessageData;
       return data.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
+    }
+    if (entry.kind === LEGACY_CONVERSATION_KIND) {
+      const legacy = JSON.parse(entry.data) as { role: string; content: unknown };
+      if (legacy.role === "user") return [];
+      return legacyBlocks(legacy.content).flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
     }
   }
   return [];

@@ -6,6 +6,7 @@ import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout, TaskLayout } from "../storage/instance-layout.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
 import { JournalStore } from "../tasks/journal-store.js";
+import { importLegacyConversation } from "../tasks/legacy-import.js";
 import { MessageStore } from "../tasks/message-store.js";
 import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
@@ -257,16 +258,41 @@ export class TaskRuntime {
         this.deps.shutdownSignal.removeEventListener("abort", onShutdown);
         task.run = undefined;
         this.saveKernel(task);
+        this.releaseIfIdle(task);
       }
     })();
     task.run = { controller, done };
   }
 
   private async continueTask(task: LiveTask): Promise<void> {
-    this.deps.ownership.claim(task.id, { reentrant: true });
+    importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, task.id);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot));
     this.start(task, loop);
+  }
+
+  /**
+   * Claims a task for writing in this process and returns its live state. A task is claimed
+   * only while it runs or waits for an answer; when another sidecar continued it in between,
+   * its state on disk is newer than ours, so it is loaded again first.
+   */
+  private claimForWrite(taskId: string): LiveTask {
+    let task = this.load(taskId);
+    if (!this.deps.ownership.holds(taskId)) {
+      this.deps.ownership.claim(taskId, { reentrant: true });
+      const onDisk = task.state.read().value;
+      if (onDisk && onDisk.updatedAt !== task.kernel.updatedAt && !task.run) {
+        this.live.delete(taskId);
+        task.close();
+        task = this.load(taskId);
+      }
+    }
+    return task;
+  }
+
+  /** A run ended and nothing is pending: other sidecars may continue the task now. */
+  private releaseIfIdle(task: LiveTask): void {
+    if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id)) this.deps.ownership.release(task.id);
   }
 
   subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal) {
@@ -294,8 +320,7 @@ export class TaskRuntime {
 
   async sendMessage(taskId: string, text: string): Promise<void> {
     if (!text.trim()) throw new DlineError("invalid_argument", "The message is empty.");
-    const task = this.load(taskId);
-    this.deps.ownership.claim(taskId, { reentrant: true });
+    const task = this.claimForWrite(taskId);
     if (task.asks.pendingAskId) {
       // A message while a question is pending answers it.
       task.asks.respond(task.asks.pendingAskId, { approve: true, text });
@@ -305,6 +330,7 @@ export class TaskRuntime {
       this.saveKernel(task, { inputQueue: [...task.kernel.inputQueue, text] });
       return;
     }
+    importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
     loop.addUserMessage(text);
@@ -328,8 +354,9 @@ export class TaskRuntime {
 
   /** Reopens an interrupted (or cancelled) task and continues where it stopped. */
   async resume(taskId: string): Promise<void> {
-    const task = this.load(taskId);
+    const task = this.claimForWrite(taskId);
     if (task.run) throw new DlineError("failed_precondition", `Task ${taskId} is already running.`);
+    importLegacyConversation(this.deps.sqlite, task.files);
     const unanswered = unansweredToolCalls(task.journal.entries());
     if (unanswered.length > 0) {
       task.journal.append({
@@ -353,8 +380,7 @@ export class TaskRuntime {
    * A running task is stopped first. With `editedText`, the task continues from the edit.
    */
   async rewind(taskId: string, messageId: string, options: { editedText?: string; beforeMessage?: boolean } = {}): Promise<void> {
-    const task = this.load(taskId);
-    this.deps.ownership.claim(taskId, { reentrant: true });
+    const task = this.claimForWrite(taskId);
     if (task.run) {
       task.run.controller.abort(new DlineError("canceled", "The conversation is being restored."));
       await task.run.done.catch(() => {});
@@ -378,7 +404,10 @@ export class TaskRuntime {
     task.events.append({ case: "rewound", value: { afterMessageId: keepUpTo >= 0 ? messages[keepUpTo].id : "" } });
     this.saveKernel(task, { inputQueue: [] });
     if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
-    else this.setStatus(task, TaskStatus.COMPLETED, "the conversation was restored");
+    else {
+      this.setStatus(task, TaskStatus.COMPLETED, "the conversation was restored");
+      this.releaseIfIdle(task);
+    }
   }
 
   /** The text and time of one of a task's messages (for EditMessage). */
