@@ -24,6 +24,14 @@ export interface CheckpointPort {
   /** After a turn that may have modified the workspace; returns the checkpoint id or "" when unavailable. */
   saveTurn(change: { editedPaths: string[]; commandRan: boolean; messageId: string }): Promise<string>;
   saveCompletion(messageId: string): Promise<string>;
+  /** A compaction checkpoint: no file snapshot, only "task only" restores. */
+  saveCompaction(messageId: string): Promise<string>;
+}
+
+/** context.json and context_history.jsonl of a task (context management records). */
+export interface ContextPort {
+  write(value: Record<string, unknown>): void;
+  appendHistory(record: Record<string, unknown>): void;
 }
 
 export interface UsagePort {

@@ -19,5 +19,8 @@ export function taskCheckpoints(manager: CheckpointManager, taskId: string, work
     async saveCompletion(messageId) {
       return (await manager.saveCompletion(task, { messageId }))?.id ?? "";
     },
+    async saveCompaction(messageId) {
+      return (await manager.saveCompaction(task, { messageId }))?.id ?? "";
+    },
   };
 }

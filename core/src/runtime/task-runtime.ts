@@ -10,6 +10,7 @@ import { importLegacyConversation } from "../tasks/legacy-import.js";
 import { MessageStore } from "../tasks/message-store.js";
 import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
+import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { TaskHistory } from "../tasks/task-history.js";
 import type { TaskOwnership } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
@@ -224,6 +225,10 @@ export class TaskRuntime {
         },
       },
       systemPrompt: () => deps.systemPrompt(task.kernel.workspaceRoot, task.id),
+      context: {
+        write: (value) => new TaskJsonFiles(task.files).writeContext(value),
+        appendHistory: (record) => new TaskJsonFiles(task.files).appendContextHistory(record),
+      },
       setStatus: (status, reason) => this.setStatus(task, status, reason),
       logger: deps.logger,
     });

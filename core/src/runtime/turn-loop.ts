@@ -18,7 +18,7 @@ import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import type { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, rebuildConversation, type ToolResultsData } from "./conversation.js";
 import type { TaskEventLog } from "./event-log.js";
-import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
+import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -43,7 +43,15 @@ export interface TurnLoopDeps {
   logger: Logger;
   /** Upper bound of model requests in one run, so a looping model cannot run forever. */
   maxRequestsPerRun?: number;
+  context: ContextPort;
+  /** Share of the context window past which older turns are compacted (default 0.8). */
+  compactAt?: number;
 }
+
+const COMPACTION_PROMPT =
+  "Summarize the conversation so far so that the work can continue from the summary alone: the task and the person's " +
+  "requests, what was done (files read, created and changed, commands run and their outcome), decisions taken, open " +
+  "questions, and what remains to do. Keep file paths, names and exact values. Answer with the summary only.";
 
 /** How a run of the loop ended. */
 export type RunOutcome = "completed" | "idle" | "cancelled" | "failed";
@@ -104,6 +112,8 @@ export class TurnLoop {
   private unjournaled: string[] = [];
   /** The last UI message added: the anchor of the checkpoint saved at the end of a turn. */
   private lastMessageId = "";
+  /** Tokens the last request occupied in the context window (prompt and answer). */
+  private contextTokens = 0;
 
   constructor(private readonly deps: TurnLoopDeps) {}
 
@@ -167,13 +177,54 @@ export class TurnLoop {
     }
   }
 
-  private async streamAssistantTurn(signal: AbortSignal) {
+  /**
+   * Context management: when the last request filled most of the context window, older turns
+   * are replaced by a summary the model writes (a compaction entry in the journal, recorded in
+   * context.json and context_history.jsonl, marked by a compaction checkpoint).
+   */
+  private async compactIfNeeded(signal: AbortSignal, force = false): Promise<void> {
     const { deps } = this;
+    const window = deps.model.contextWindow;
+    if (!force && (window <= 0 || this.contextTokens < window * (deps.compactAt ?? 0.8))) return;
+    const entries = deps.journal.entries();
+    if (entries.length < 2) return;
+    const conversation = rebuildConversation(entries);
+    conversation.push({ role: "user", content: [{ type: "text", text: COMPACTION_PROMPT }] });
+    let summary = "";
+    for await (const ev of deps.model.provider.stream({ systemPrompt: "You write faithful, compact summaries of coding sessions.", messages: conversation }, signal)) {
+      if (ev.type === "text_delta") summary += ev.text;
+      else if (ev.type === "usage") deps.usage.record(ev.usage, ev.costUsd, deps.model.provider.model);
+      else if (ev.type === "error") throw ev.error;
+    }
+    signal.throwIfAborted();
+    if (!summary.trim()) return;
+    const upToSeq = entries[entries.length - 1].seq;
+    const tokensBefore = this.contextTokens;
+    const marker = this.addMessage({ role: "system", kind: "compaction", text: "Older turns were summarized to fit the context window.", detail: JSON.stringify({ summary }) });
+    this.journal(JOURNAL_KIND.compaction, { summary, upToSeq });
+    const record = { time: Date.now(), upToSeq, tokensBefore, contextWindow: window, summaryChars: summary.length };
+    deps.context.write({ lastCompaction: record, summary });
+    deps.context.appendHistory({ kind: "compaction", ...record });
+    this.contextTokens = 0;
+    if (deps.checkpoints) {
+      const id = await deps.checkpoints.saveCompaction(marker.id);
+      if (id) {
+        marker.checkpointId = id;
+        deps.messages.update(marker);
+        deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: marker.id, kind: "CHECKPOINT_KIND_COMPACTION" } });
+      }
+    }
+  }
+
+  private async streamAssistantTurn(signal: AbortSignal, retriedAfterOverflow = false): Promise<{ failed: boolean; toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[]; messageId: string }> {
+    const { deps } = this;
+    await this.compactIfNeeded(signal);
     const conversation = rebuildConversation(deps.journal.entries());
     const specs = toolSpecs(deps.tools);
     let message: StoredUiMessage | undefined;
     const toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[] = [];
     let failed = false;
+    let overflow = false;
     for await (const ev of deps.model.provider.stream(
       { systemPrompt: deps.systemPrompt(), messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
       signal,
@@ -190,6 +241,7 @@ export class TurnLoop {
           toolCalls.push({ id: ev.id, name: ev.name, input: ev.input, parseError: ev.parseError });
           break;
         case "usage":
+          this.contextTokens = ev.usage.inputTokens + ev.usage.cacheReadTokens + ev.usage.cacheWriteTokens + ev.usage.outputTokens;
           deps.usage.record(ev.usage, ev.costUsd, deps.model.provider.model);
           deps.events.append({
             case: "usage",
@@ -203,6 +255,10 @@ export class TurnLoop {
           });
           break;
         case "error":
+          if (ev.error.kind === "context_overflow" && !retriedAfterOverflow && !message && toolCalls.length === 0) {
+            overflow = true;
+            break;
+          }
           failed = true;
           deps.events.append({
             case: "error",
@@ -214,6 +270,11 @@ export class TurnLoop {
       }
     }
     signal.throwIfAborted();
+    if (overflow) {
+      // The prompt no longer fits (e.g. after a restart, with no usage seen yet): compact, once.
+      await this.compactIfNeeded(signal, true);
+      return this.streamAssistantTurn(signal, true);
+    }
     if (message) {
       message.partial = false;
       this.finalize(message);
