@@ -342,3 +342,32 @@ describe("context management", () => {
     expect(task.messages.some((m) => m.kind === "compaction")).toBe(true);
   });
 });
+
+describe("subagents", () => {
+  it("new_subagent runs a subagent stored under subagents/<id>/ and returns its result", async () => {
+    const { sidecar, server, profileId, workspace } = await setup("openai", [
+      { text: "Delegating.", toolCalls: [{ name: "new_subagent", input: { prompt: "SUBTASK-41: create sub.txt saying sub" } }] },
+      { toolCalls: [{ name: "write_to_file", input: { path: "sub.txt", content: "sub\n" } }] }, // the subagent
+      { toolCalls: [{ name: "attempt_completion", input: { result: "SUB-RESULT-9: sub.txt created" } }] }, // the subagent
+      { text: "All good.", toolCalls: [{ name: "attempt_completion", input: { result: "parent done" } }] },
+    ]);
+    const { clients } = sidecar;
+    await setAutoApproval(clients, { editFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "delegate the file", profileId });
+    const events = await followUntilDone(clients, taskId);
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
+    expect(fs.readFileSync(path.join(workspace, "sub.txt"), "utf8")).toBe("sub\n");
+    const requests = await server.requests();
+    expect(requests).toHaveLength(4);
+    // The subagent saw only its prompt; the parent got the subagent's result back.
+    expect(JSON.stringify(requests[1].body)).toContain("SUBTASK-41");
+    expect(JSON.stringify(requests[1].body)).not.toContain("delegate the file");
+    expect(JSON.stringify(requests[3].body)).toContain("SUB-RESULT-9");
+    const subDir = path.join(sidecar.roots.docsDir, "tasks", taskId, "subagents");
+    const [subId] = fs.readdirSync(subDir);
+    expect(subId).toMatch(/^sub-/);
+    for (const f of ["messages.db", "journal.db", "task_metadata.json"]) expect(fs.existsSync(path.join(subDir, subId, f)), f).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(subDir, subId, "task_metadata.json"), "utf8")).outcome).toBe("completed");
+  });
+});

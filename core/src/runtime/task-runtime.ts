@@ -10,7 +10,6 @@ import { importLegacyConversation } from "../tasks/legacy-import.js";
 import { MessageStore } from "../tasks/message-store.js";
 import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
-import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { TaskHistory } from "../tasks/task-history.js";
 import type { TaskOwnership } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
@@ -18,11 +17,10 @@ import { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { TaskEventLog } from "./event-log.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
-import { builtinTools } from "../agent/tools/registry.js";
-import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
-import { CommandLogs } from "../tasks/command-logs.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
-import { TurnLoop } from "./turn-loop.js";
+import type { TurnLoop } from "./turn-loop.js";
+import { buildTurnLoop } from "./loop-factory.js";
+import type { TokenUsage } from "../agent/providers/types.js";
 
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
 export interface KernelState {
@@ -179,60 +177,48 @@ export class TaskRuntime {
 
   private loopFor(task: LiveTask, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
     const { deps } = this;
-    return new TurnLoop({
-      taskId: task.id,
-      workspaceRoot: task.kernel.workspaceRoot,
-      events: task.events,
-      asks: task.asks,
-      messages: task.messages,
-      journal: task.journal,
+    const usage = {
+      record: (u: TokenUsage, costUsd: number, modelName: string) => {
+        task.metrics.record({
+          time: Date.now(),
+          tokensIn: u.inputTokens,
+          tokensOut: u.outputTokens,
+          cacheReads: u.cacheReadTokens,
+          cacheWrites: u.cacheWriteTokens,
+          cost: costUsd,
+          data: JSON.stringify({ model: modelName }),
+        });
+        const totals = task.metrics.totals();
+        void deps.history
+          .update(task.id, {
+            tokensIn: totals.tokensIn,
+            tokensOut: totals.tokensOut,
+            cacheReads: totals.cacheReads,
+            cacheWrites: totals.cacheWrites,
+            cost: totals.cost,
+          })
+          .catch((err: Error) => deps.logger.error("history usage update failed", { taskId: task.id, error: err.message }));
+      },
+    };
+    return buildTurnLoop(
+      deps,
+      {
+        taskId: task.id,
+        workspaceRoot: task.kernel.workspaceRoot,
+        files: task.files,
+        events: task.events,
+        asks: task.asks,
+        messages: task.messages,
+        journal: task.journal,
+        usage,
+        setStatus: (status, reason) => this.setStatus(task, status, reason),
+        depth: 0,
+      },
       model,
-      tools: builtinTools,
-      autoApproval: () => deps.autoApproval(),
-      agentIgnore: () => loadAgentIgnore(task.kernel.workspaceRoot),
-      commandLog: {
-        pathFor: (callId: string) => {
-          fs.mkdirSync(task.files.commandLogsDir, { recursive: true });
-          return new CommandLogs(task.files.commandLogsDir).logPath(callId);
-        },
-        afterCommand: async (file: string) => {
-          new CommandLogs(task.files.commandLogsDir, await deps.commandLogBudgetBytes()).enforceBudget(file);
-        },
-      },
-      commandTimeoutMs: () => deps.commandTimeoutMs(),
       checkpoints,
-      usage: {
-        record: (usage, costUsd, modelName) => {
-          task.metrics.record({
-            time: Date.now(),
-            tokensIn: usage.inputTokens,
-            tokensOut: usage.outputTokens,
-            cacheReads: usage.cacheReadTokens,
-            cacheWrites: usage.cacheWriteTokens,
-            cost: costUsd,
-            data: JSON.stringify({ model: modelName }),
-          });
-          const totals = task.metrics.totals();
-          void deps.history
-            .update(task.id, {
-              tokensIn: totals.tokensIn,
-              tokensOut: totals.tokensOut,
-              cacheReads: totals.cacheReads,
-              cacheWrites: totals.cacheWrites,
-              cost: totals.cost,
-            })
-            .catch((err: Error) => deps.logger.error("history usage update failed", { taskId: task.id, error: err.message }));
-        },
-      },
-      systemPrompt: () => deps.systemPrompt(task.kernel.workspaceRoot, task.id),
-      context: {
-        write: (value) => new TaskJsonFiles(task.files).writeContext(value),
-        appendHistory: (record) => new TaskJsonFiles(task.files).appendContextHistory(record),
-      },
-      setStatus: (status, reason) => this.setStatus(task, status, reason),
-      logger: deps.logger,
-    });
+    );
   }
+
 
   private setStatus(task: LiveTask, status: TaskStatus, reason = ""): void {
     const name = STATUS_NAMES[status];

@@ -44,6 +44,8 @@ export interface TurnLoopDeps {
   /** Upper bound of model requests in one run, so a looping model cannot run forever. */
   maxRequestsPerRun?: number;
   context: ContextPort;
+  /** Runs a subagent for new_subagent and returns its result (absent: subagents are not available). */
+  runSubagent?: (prompt: string, signal: AbortSignal) => Promise<string>;
   /** Share of the context window past which older turns are compacted (default 0.8). */
   compactAt?: number;
 }
@@ -386,6 +388,14 @@ export class TurnLoop {
         this.autoApprovedInARow = 0;
         this.addMessage({ role: "user", kind: "text", text: answer.text });
         result(`<answer>\n${answer.text}\n</answer>`);
+        continue;
+      }
+      if (interaction?.kind === "subagent") {
+        if (!deps.runSubagent) {
+          result("Subagents are not available here.", true);
+          continue;
+        }
+        result(await deps.runSubagent(interaction.prompt, signal));
         continue;
       }
       if (interaction?.kind === "completion") {

@@ -3,6 +3,7 @@ import { executeCommandTool } from "./execute-command.js";
 import { listFilesTool, readFileTool, searchFilesTool, writeToFileTool } from "./file-tools.js";
 import { askFollowupQuestionTool, attemptCompletionTool } from "./interaction-tools.js";
 import { replaceInFileTool } from "./replace-in-file.js";
+import { newSubagentTool } from "./subagent-tool.js";
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from "./types.js";
 import type { ToolSpec } from "../providers/types.js";
 
@@ -15,6 +16,7 @@ export const builtinTools: readonly ToolDefinition[] = [
   executeCommandTool,
   askFollowupQuestionTool,
   attemptCompletionTool,
+  newSubagentTool,
 ];
 
 export function findTool(name: string, tools: readonly ToolDefinition[] = builtinTools): ToolDefinition | undefined {

@@ -27,7 +27,8 @@ export interface ToolContext {
 /** Tools whose effect is a question to the person: the runtime turns them into an ask. */
 export type ToolInteraction =
   | { kind: "followup"; question: string; options: string[] }
-  | { kind: "completion"; result: string };
+  | { kind: "completion"; result: string }
+  | { kind: "subagent"; prompt: string };
 
 export interface CommandOutcome {
   exitCode: number | null;

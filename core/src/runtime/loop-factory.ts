@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import * as fs from "node:fs";
+import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
+import { builtinTools } from "../agent/tools/registry.js";
+import { TaskStatus } from "../gen/dline/v1/task_pb.js";
+import type { TaskLayout } from "../storage/instance-layout.js";
+import { CommandLogs } from "../tasks/command-logs.js";
+import { JournalStore } from "../tasks/journal-store.js";
+import { MessageStore } from "../tasks/message-store.js";
+import { TaskJsonFiles } from "../tasks/task-json-files.js";
+import type { AskBroker } from "./ask-broker.js";
+import type { TaskEventLog } from "./event-log.js";
+import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
+import type { TaskRuntimeDeps } from "./task-runtime.js";
+import { TurnLoop } from "./turn-loop.js";
+
+/** Subagents may start subagents, to this depth. */
+const MAX_SUBAGENT_DEPTH = 3;
+
+/** Where one turn loop reads and writes: a task, or one of its (nested) subagents. */
+export interface LoopScope {
+  taskId: string;
+  workspaceRoot: string;
+  files: TaskLayout;
+  /** A task and its subagents share one event stream and one pending question. */
+  events: TaskEventLog;
+  asks: AskBroker;
+  messages: MessagesPort;
+  journal: JournalPort;
+  /** Usage is counted on the top task (metrics and history totals), subagents included. */
+  usage: UsagePort;
+  setStatus(status: TaskStatus, reason?: string): void;
+  depth: number;
+}
+
+export function buildTurnLoop(deps: TaskRuntimeDeps, scope: LoopScope, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
+  return new TurnLoop({
+    taskId: scope.taskId,
+    workspaceRoot: scope.workspaceRoot,
+    events: scope.events,
+    asks: scope.asks,
+    messages: scope.messages,
+    journal: scope.journal,
+    model,
+    tools: scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent"),
+    autoApproval: () => deps.autoApproval(),
+    agentIgnore: () => loadAgentIgnore(scope.workspaceRoot),
+    commandLog: {
+      pathFor: (callId: string) => {
+        fs.mkdirSync(scope.files.commandLogsDir, { recursive: true });
+        return new CommandLogs(scope.files.commandLogsDir).logPath(callId);
+      },
+      afterCommand: async (file: string) => {
+        new CommandLogs(scope.files.commandLogsDir, await deps.commandLogBudgetBytes()).enforceBudget(file);
+      },
+    },
+    commandTimeoutMs: () => deps.commandTimeoutMs(),
+    checkpoints,
+    usage: scope.usage,
+    systemPrompt: () => deps.systemPrompt(scope.workspaceRoot, scope.taskId),
+    context: {
+      write: (value) => new TaskJsonFiles(scope.files).writeContext(value),
+      appendHistory: (record) => new TaskJsonFiles(scope.files).appendContextHistory(record),
+    },
+    setStatus: (status, reason) => scope.setStatus(status, reason),
+    runSubagent: (prompt, signal) => runSubagent(deps, scope, model, checkpoints, prompt, signal),
+    logger: deps.logger,
+  });
+}
+
+/**
+ * Runs a subagent to its end: its own messages and journal under `subagents/<id>/` (nested to
+ * any depth), the task's event stream and approvals, the task's checkpoints and usage. Returns
+ * what the parent model reads: the subagent's completion result, or why there is none.
+ */
+async function runSubagent(
+  deps: TaskRuntimeDeps,
+  parent: LoopScope,
+  model: RunnerModel,
+  checkpoints: CheckpointPort | undefined,
+  prompt: string,
+  signal: AbortSignal,
+): Promise<string> {
+  const id = `sub-${Date.now()}-${randomUUID().slice(0, 8)}`;
+  const files = parent.files.subagent(id);
+  fs.mkdirSync(files.dir, { recursive: true });
+  const meta = new TaskJsonFiles(files);
+  meta.writeMetadata({ kind: "subagent", id, parentDir: parent.files.dir, taskId: parent.taskId, prompt, startedAt: Date.now() });
+  const messages = MessageStore.open(deps.sqlite, files.messagesDb);
+  const journal = JournalStore.open(deps.sqlite, files.journalDb);
+  try {
+    const loop = buildTurnLoop(
+      deps,
+      {
+        ...parent,
+        files,
+        messages,
+        journal,
+        depth: parent.depth + 1,
+        // Only "waiting for an answer" and back concern the task; the subagent's end does not.
+        setStatus: (status, reason) => {
+          if (status === TaskStatus.WAITING || status === TaskStatus.RUNNING) parent.setStatus(status, reason);
+        },
+      },
+      model,
+      checkpoints,
+    );
+    loop.addUserMessage(prompt);
+    const outcome = await loop.run(signal);
+    signal.throwIfAborted();
+    const all = messages.list();
+    const completion = [...all].reverse().find((m) => m.kind === "completion");
+    meta.writeMetadata({ kind: "subagent", id, taskId: parent.taskId, prompt, outcome, endedAt: Date.now() });
+    if (completion) return `Subagent ${id} finished:\n${completion.text}`;
+    const last = [...all].reverse().find((m) => m.role === "assistant" && m.text);
+    return `Subagent ${id} ended without a result (${outcome}).${last ? ` Its last words: ${last.text.slice(0, 2000)}` : ""}`;
+  } finally {
+    messages.close();
+    journal.close();
+  }
+}
