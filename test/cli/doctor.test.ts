@@ -48,3 +48,24 @@ describe("dline doctor", () => {
     expect((err as { stderr: string }).stderr).toContain("npm run build");
   });
 });
+
+describe("dline settings and profile", () => {
+  it("sets and resolves a setting, adds and lists a profile without printing its key", async () => {
+    const roots = makeTestRoots();
+    const env = { ...roots.env, DLINE_CORE: sidecarBinary, MY_KEY: "sk-cli-secret-123" };
+    await run(cli, ["settings", "set", "commandTimeoutSeconds", "42"], { env });
+    const got = JSON.parse((await run(cli, ["--json", "settings", "get", "commandTimeoutSeconds"], { env })).stdout);
+    expect(got).toEqual({ key: "commandTimeoutSeconds", value: 42, source: "global" });
+    const bad = await run(cli, ["settings", "set", "noSuchSetting", "1"], { env }).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(1);
+    expect((bad as { stderr: string }).stderr).toContain("invalid_argument");
+    const added = await run(cli, ["profile", "add", "work", "--provider", "anthropic", "--model", "claude-x", "--api-key-env", "MY_KEY", "--default"], { env });
+    expect(added.stdout).toContain("key from $MY_KEY");
+    const listed = await run(cli, ["profile", "list"], { env });
+    expect(listed.stdout).toContain("work  anthropic  claude-x");
+    expect(listed.stdout).toContain("(key set)");
+    expect(listed.stdout + added.stdout).not.toContain("sk-cli-secret-123");
+    const def = JSON.parse((await run(cli, ["--json", "settings", "get", "defaultProfileId"], { env })).stdout);
+    expect(def.value).toBe("work");
+  });
+});

@@ -1,4 +1,4 @@
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { parseArgs, UsageError } from "./args.js";
 import { checkpointsCommand, compareCommand, restoreCommand } from "./commands/checkpoints.js";
 import { formatDoctor, runDoctor } from "./commands/doctor.js";
@@ -107,7 +107,8 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`dline: ${err.message}\n\n${USAGE}`);
       process.exit(2);
     }
-    const message = err instanceof ConnectError ? `${err.code}: ${err.rawMessage}` : err instanceof Error ? err.message : String(err);
+    const codeName = (c: Code) => Code[c].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+    const message = err instanceof ConnectError ? `${codeName(err.code)}: ${err.rawMessage}` : err instanceof Error ? err.message : String(err);
     process.stderr.write(`dline: ${message}\n`);
     process.exit(1);
   },

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import { TaskStatus, type Ask } from "../gen/dline/v1/task_pb.js";
+import { toJson } from "@bufbuild/protobuf";
+import { AskSchema, TaskStatus, type Ask } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout, TaskLayout } from "../storage/instance-layout.js";
@@ -33,6 +34,8 @@ export interface KernelState {
   lastSeq: string;
   /** Seqs up to this one may have been handed out (see TaskEventLog's reservation). */
   seqReserved?: string;
+  /** The question the task waits on (Connect JSON of an Ask), while it waits. */
+  pendingAsk?: unknown;
   updatedAt: number;
 }
 
@@ -224,7 +227,8 @@ export class TaskRuntime {
     const name = STATUS_NAMES[status];
     if (task.kernel.status === name && status !== TaskStatus.WAITING) return;
     task.events.append({ case: "statusChanged", value: { status, reason } });
-    this.saveKernel(task, { status: name });
+    const ask = status === TaskStatus.WAITING ? this.pendingAsk(task.id) : undefined;
+    this.saveKernel(task, { status: name, pendingAsk: ask ? toJson(AskSchema, ask) : undefined });
     void this.deps.history
       .update(task.id, { status: name })
       .catch((err: Error) => this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }));
