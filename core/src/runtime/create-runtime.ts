@@ -1,6 +1,5 @@
 import { parseAutoApprovalSettings } from "../agent/approval.js";
 import { buildSystemPrompt, collectWorkspaceFacts } from "../agent/system-prompt.js";
-import { builtinTools } from "../agent/tools/registry.js";
 import type { CheckpointManager } from "../checkpoints/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
@@ -48,7 +47,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         commandTimeoutMs: async () => Number(await setting("commandTimeoutSeconds")) * 1000 || 600_000,
         commandLogBudgetBytes: async () => Number(await setting("commandLogBudgetBytes")) || 200 * 1024 * 1024,
         checkpointsFor: (taskId, workspaceRoot) => taskCheckpoints(w.checkpoints, taskId, workspaceRoot),
-        systemPrompt: (workspaceRoot) => buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), builtinTools, []),
+        systemPrompt: (workspaceRoot, _taskId, rules, tools) => buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), tools, rules),
         shutdownSignal: w.lifecycle.signal,
       });
       // Registered after the task storage: flushers run in reverse, so runs stop first.

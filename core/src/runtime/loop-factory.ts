@@ -5,10 +5,12 @@ import { builtinTools } from "../agent/tools/registry.js";
 import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { TaskLayout } from "../storage/instance-layout.js";
 import { CommandLogs } from "../tasks/command-logs.js";
+import { ActivityStore } from "../tasks/activity-store.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { MessageStore } from "../tasks/message-store.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { AskBroker } from "./ask-broker.js";
+import { noCapabilities } from "./capabilities-port.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import type { TaskRuntimeDeps } from "./task-runtime.js";
@@ -33,7 +35,17 @@ export interface LoopScope {
   depth: number;
 }
 
-export function buildTurnLoop(deps: TaskRuntimeDeps, scope: LoopScope, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
+export function buildTurnLoop(
+  deps: TaskRuntimeDeps,
+  scope: LoopScope,
+  model: RunnerModel,
+  checkpoints: CheckpointPort | undefined,
+  /** A subagent definition's allowed tools (undefined = all). */
+  allowedTools?: readonly string[],
+): TurnLoop {
+  const tools = (scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent")).filter(
+    (t) => !allowedTools || allowedTools.includes(t.name) || t.name === "attempt_completion",
+  );
   return new TurnLoop({
     taskId: scope.taskId,
     workspaceRoot: scope.workspaceRoot,
@@ -42,7 +54,7 @@ export function buildTurnLoop(deps: TaskRuntimeDeps, scope: LoopScope, model: Ru
     messages: scope.messages,
     journal: scope.journal,
     model,
-    tools: scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent"),
+    tools,
     autoApproval: () => deps.autoApproval(),
     agentIgnore: () => loadAgentIgnore(scope.workspaceRoot),
     commandLog: {
@@ -57,15 +69,29 @@ export function buildTurnLoop(deps: TaskRuntimeDeps, scope: LoopScope, model: Ru
     commandTimeoutMs: () => deps.commandTimeoutMs(),
     checkpoints,
     usage: scope.usage,
-    systemPrompt: () => deps.systemPrompt(scope.workspaceRoot, scope.taskId),
+    systemPrompt: (rules, tools) => deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools),
+    capabilities: deps.capabilities ?? noCapabilities,
+    recordActivity: activityRecorder(deps, scope.files),
     context: {
       write: (value) => new TaskJsonFiles(scope.files).writeContext(value),
       appendHistory: (record) => new TaskJsonFiles(scope.files).appendContextHistory(record),
     },
     setStatus: (status, reason) => scope.setStatus(status, reason),
-    runSubagent: (prompt, signal) => runSubagent(deps, scope, model, checkpoints, prompt, signal),
+    runSubagent: (prompt, name, signal) => runSubagent(deps, scope, model, checkpoints, prompt, name, signal),
     logger: deps.logger,
   });
+}
+
+/** Appends to a task's (or subagent's) activities.db; rare events, so the file is opened per write. */
+export function activityRecorder(deps: Pick<TaskRuntimeDeps, "sqlite">, files: TaskLayout) {
+  return (kind: string, data: Record<string, unknown>): void => {
+    const activities = ActivityStore.open(deps.sqlite, files.activitiesDb);
+    try {
+      activities.append({ time: Date.now(), kind, data: JSON.stringify(data) });
+    } finally {
+      activities.close();
+    }
+  };
 }
 
 /**
@@ -79,13 +105,17 @@ async function runSubagent(
   model: RunnerModel,
   checkpoints: CheckpointPort | undefined,
   prompt: string,
+  name: string | undefined,
   signal: AbortSignal,
 ): Promise<string> {
+  const definition = name ? await (deps.capabilities ?? noCapabilities).subagent(name, { taskId: parent.taskId, workspaceRoot: parent.workspaceRoot }) : undefined;
+  if (name && !definition) return `There is no subagent named "${name}". Call new_subagent without "subagent" for a general one.`;
+  const subModel = definition?.profileId ? await deps.resolveModel(definition.profileId, parent.taskId) : model;
   const id = `sub-${Date.now()}-${randomUUID().slice(0, 8)}`;
   const files = parent.files.subagent(id);
   fs.mkdirSync(files.dir, { recursive: true });
   const meta = new TaskJsonFiles(files);
-  meta.writeMetadata({ kind: "subagent", id, parentDir: parent.files.dir, taskId: parent.taskId, prompt, startedAt: Date.now() });
+  meta.writeMetadata({ kind: "subagent", id, name: name ?? "", parentDir: parent.files.dir, taskId: parent.taskId, prompt, startedAt: Date.now() });
   const messages = MessageStore.open(deps.sqlite, files.messagesDb);
   const journal = JournalStore.open(deps.sqlite, files.journalDb);
   try {
@@ -102,10 +132,11 @@ async function runSubagent(
           if (status === TaskStatus.WAITING || status === TaskStatus.RUNNING) parent.setStatus(status, reason);
         },
       },
-      model,
+      subModel,
       checkpoints,
+      definition?.tools,
     );
-    loop.addUserMessage(prompt);
+    await loop.addUserMessage(definition?.instructions ? `${definition.instructions}\n\n${prompt}` : prompt);
     const outcome = await loop.run(signal);
     signal.throwIfAborted();
     const all = messages.list();

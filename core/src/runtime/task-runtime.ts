@@ -20,7 +20,10 @@ import { TaskEventLog } from "./event-log.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
 import type { TurnLoop } from "./turn-loop.js";
-import { buildTurnLoop } from "./loop-factory.js";
+import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEvent } from "./capabilities-port.js";
+import type { EnabledRule } from "../agent/system-prompt.js";
+import type { ToolDefinition } from "../agent/tools/types.js";
+import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TokenUsage } from "../agent/providers/types.js";
 
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
@@ -54,7 +57,9 @@ export interface TaskRuntimeDeps {
   commandLogBudgetBytes(): Promise<number>;
   /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
   checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
-  systemPrompt(workspaceRoot: string, taskId: string): string;
+  systemPrompt(workspaceRoot: string, taskId: string, rules: readonly EnabledRule[], tools: readonly ToolDefinition[]): string;
+  /** Rules, workflows, skills, subagent definitions, hooks and MCP tools; none when absent. */
+  capabilities?: CapabilitiesPort;
   /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
   shutdownSignal: AbortSignal;
 }
@@ -129,7 +134,8 @@ export class TaskRuntime {
     // The baseline starts now; the first modifying tool waits for it, read-only ones do not.
     void checkpoints?.baseline().catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
     const loop = this.loopFor(task, model, checkpoints);
-    loop.addUserMessage(text);
+    await this.taskHooks(task, "TaskStart", { text, workspaceRoot });
+    await loop.addUserMessage(text);
     this.start(task, loop);
     return id;
   }
@@ -245,7 +251,7 @@ export class TaskRuntime {
         while ((outcome === "completed" || outcome === "idle") && task.kernel.inputQueue.length > 0 && !controller.signal.aborted) {
           const [next, ...rest] = task.kernel.inputQueue;
           this.saveKernel(task, { inputQueue: rest });
-          loop.addUserMessage(next);
+          await loop.addUserMessage(next);
           outcome = await loop.run(controller.signal);
         }
         if (this.deps.shutdownSignal.aborted) this.saveKernel(task, { status: "interrupted" });
@@ -263,6 +269,7 @@ export class TaskRuntime {
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, task.id);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot));
+    await this.taskHooks(task, "TaskResume", {});
     this.start(task, loop);
   }
 
@@ -283,6 +290,11 @@ export class TaskRuntime {
       }
     }
     return task;
+  }
+
+  private taskHooks(task: LiveTask, event: HookEvent, payload: Record<string, unknown>) {
+    const ctx = { taskId: task.id, workspaceRoot: task.kernel.workspaceRoot };
+    return runAndRecordHooks(this.deps.capabilities ?? noCapabilities, activityRecorder(this.deps, task.files), event, payload, ctx);
   }
 
   /** A run ended and nothing is pending: other sidecars may continue the task now. */
@@ -328,7 +340,7 @@ export class TaskRuntime {
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
-    loop.addUserMessage(text);
+    await loop.addUserMessage(text);
     this.start(task, loop);
   }
 
@@ -345,6 +357,7 @@ export class TaskRuntime {
     if (!task?.run) throw new DlineError("failed_precondition", `Task ${taskId} is not running in this sidecar.`);
     task.run.controller.abort(new DlineError("canceled", "The task was cancelled."));
     await task.run.done;
+    await this.taskHooks(task, "TaskCancel", {});
   }
 
   /** Reopens an interrupted (or cancelled) task and continues where it stopped. */

@@ -19,6 +19,8 @@ import type { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, rebuildConversation, type ToolResultsData } from "./conversation.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
+import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
+import type { EnabledRule } from "../agent/system-prompt.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -38,14 +40,19 @@ export interface TurnLoopDeps {
   commandTimeoutMs: () => Promise<number>;
   checkpoints: CheckpointPort | undefined;
   usage: UsagePort;
-  systemPrompt: () => string;
+  /** The system prompt with this turn's enabled rules and tools. */
+  systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[]) => string;
+  /** Rules, workflows, skills, hooks, MCP tools (issue 11); read at every turn. */
+  capabilities: CapabilitiesPort;
+  /** Records an activity (activities.db): hook runs and their output, never as the user's words. */
+  recordActivity: (kind: string, data: Record<string, unknown>) => void;
   setStatus: (status: TaskStatus, reason?: string) => void;
   logger: Logger;
   /** Upper bound of model requests in one run, so a looping model cannot run forever. */
   maxRequestsPerRun?: number;
   context: ContextPort;
   /** Runs a subagent for new_subagent and returns its result (absent: subagents are not available). */
-  runSubagent?: (prompt: string, signal: AbortSignal) => Promise<string>;
+  runSubagent?: (prompt: string, name: string | undefined, signal: AbortSignal) => Promise<string>;
   /** Share of the context window past which older turns are compacted (default 0.8). */
   compactAt?: number;
 }
@@ -116,6 +123,8 @@ export class TurnLoop {
   private lastMessageId = "";
   /** Tokens the last request occupied in the context window (prompt and answer). */
   private contextTokens = 0;
+  /** This turn's tools: the built-in ones and those capabilities add (read at every turn). */
+  private turnTools: readonly ToolDefinition[] = [];
 
   constructor(private readonly deps: TurnLoopDeps) {}
 
@@ -139,10 +148,24 @@ export class TurnLoop {
     this.unjournaled = [];
   }
 
-  /** Adds the user's words to the chat and the journal. */
-  addUserMessage(text: string): StoredUiMessage {
+  private get capabilityContext() {
+    return { taskId: this.deps.taskId, workspaceRoot: this.deps.workspaceRoot };
+  }
+
+  /** Runs the hooks of an event and records what they printed as activities. */
+  async hooks(event: HookEvent, payload: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
+    return runAndRecordHooks(this.deps.capabilities, this.deps.recordActivity, event, payload, { ...this.capabilityContext, signal });
+  }
+
+  /**
+   * Adds the user's words to the chat and the journal. The chat shows them as typed; the model
+   * reads them with `/workflow` references expanded.
+   */
+  async addUserMessage(text: string): Promise<StoredUiMessage> {
+    await this.hooks("UserPromptSubmit", { text });
+    const expanded = await this.deps.capabilities.expandUserText(text, this.capabilityContext);
     const message = this.addMessage({ role: "user", kind: "text", text });
-    this.journal(JOURNAL_KIND.user, { text });
+    this.journal(JOURNAL_KIND.user, { text: expanded });
     return message;
   }
 
@@ -222,13 +245,15 @@ export class TurnLoop {
     const { deps } = this;
     await this.compactIfNeeded(signal);
     const conversation = rebuildConversation(deps.journal.entries());
-    const specs = toolSpecs(deps.tools);
+    const capabilities = await deps.capabilities.forTurn({ ...this.capabilityContext, signal });
+    this.turnTools = [...deps.tools, ...capabilities.tools.filter((t) => !deps.tools.some((b) => b.name === t.name))];
+    const specs = toolSpecs(this.turnTools);
     let message: StoredUiMessage | undefined;
     const toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[] = [];
     let failed = false;
     let overflow = false;
     for await (const ev of deps.model.provider.stream(
-      { systemPrompt: deps.systemPrompt(), messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
+      { systemPrompt: deps.systemPrompt(capabilities.rules, this.turnTools), messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
       signal,
     )) {
       switch (ev.type) {
@@ -324,9 +349,9 @@ export class TurnLoop {
         result("Not run: an earlier tool call in this turn was denied or completed the task.", true);
         continue;
       }
-      const tool = deps.tools.find((t) => t.name === call.name);
+      const tool = this.turnTools.find((t) => t.name === call.name);
       if (!tool) {
-        result(`Unknown tool "${call.name}". Available tools: ${deps.tools.map((t) => t.name).join(", ")}.`, true);
+        result(`Unknown tool "${call.name}". Available tools: ${this.turnTools.map((t) => t.name).join(", ")}.`, true);
         continue;
       }
       if (!call.input) {
@@ -349,6 +374,11 @@ export class TurnLoop {
           continue;
         }
         if (answer.text) feedback = `The user approved with feedback: ${answer.text}`;
+      }
+      const pre = await this.hooks("PreToolUse", { tool: call.name, input }, signal);
+      if (pre.blocked) {
+        result(`A PreToolUse hook blocked ${call.name}: ${pre.blocked}`, true);
+        continue;
       }
       if (!tool.readOnly) {
         await deps.checkpoints?.baseline();
@@ -375,6 +405,7 @@ export class TurnLoop {
         if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));
       }
       if (isCommand) commandRan = true;
+      await this.hooks("PostToolUse", { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) }, signal);
       if (toolMessage) {
         deps.events.append({ case: "toolFinished", value: { toolCallId: call.id, ok: !outcome.isError, result: outcome.content.slice(0, 64 * 1024) } });
         toolMessage.partial = false;
@@ -395,7 +426,7 @@ export class TurnLoop {
           result("Subagents are not available here.", true);
           continue;
         }
-        result(await deps.runSubagent(interaction.prompt, signal));
+        result(await deps.runSubagent(interaction.prompt, interaction.name, signal));
         continue;
       }
       if (interaction?.kind === "completion") {
@@ -421,6 +452,7 @@ export class TurnLoop {
           deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: completion.id, kind: "CHECKPOINT_KIND_COMPLETION" } });
         }
       }
+      await this.hooks("TaskComplete", { result: completion.text });
       deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
       return "completed";
     }

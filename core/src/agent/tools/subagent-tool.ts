@@ -1,5 +1,5 @@
 /** new_subagent: the runtime runs a subagent task (stored under subagents/<id>/) and returns its result. */
-import { requireNonEmptyString } from "./input.js";
+import { optionalString, requireNonEmptyString } from "./input.js";
 import type { ToolDefinition } from "./types.js";
 
 export const newSubagentTool: ToolDefinition = {
@@ -9,7 +9,10 @@ export const newSubagentTool: ToolDefinition = {
     "works with the same tools in the same workspace, and its final result comes back to you as this tool's result.",
   inputSchema: {
     type: "object",
-    properties: { prompt: { type: "string", description: "The subagent's complete task description." } },
+    properties: {
+      prompt: { type: "string", description: "The subagent's complete task description." },
+      subagent: { type: "string", description: "Optional: the name of a defined subagent to use (its instructions, tools and model)." },
+    },
     required: ["prompt"],
   },
   // The subagent may edit the workspace: the turn waits for the baseline and saves a checkpoint.
@@ -17,6 +20,7 @@ export const newSubagentTool: ToolDefinition = {
   // The call itself needs no approval: each of the subagent's tool calls is approved on its own.
   approvalCategory: () => undefined,
   async execute(input) {
-    return { content: "", isError: false, interaction: { kind: "subagent", prompt: requireNonEmptyString(input, "prompt", "new_subagent") } };
+    const name = optionalString(input, "subagent", "new_subagent");
+    return { content: "", isError: false, interaction: { kind: "subagent", prompt: requireNonEmptyString(input, "prompt", "new_subagent"), name } };
   },
 };

@@ -28,7 +28,7 @@ export interface ToolContext {
 export type ToolInteraction =
   | { kind: "followup"; question: string; options: string[] }
   | { kind: "completion"; result: string }
-  | { kind: "subagent"; prompt: string };
+  | { kind: "subagent"; prompt: string; name?: string };
 
 export interface CommandOutcome {
   exitCode: number | null;

@@ -1,0 +1,69 @@
+import type { EnabledRule } from "../agent/system-prompt.js";
+import type { ToolDefinition } from "../agent/tools/types.js";
+
+/** The hook events of issue 11; a hook receives a JSON payload on stdin. */
+export type HookEvent = "TaskStart" | "TaskResume" | "TaskCancel" | "TaskComplete" | "PreToolUse" | "PostToolUse" | "UserPromptSubmit";
+
+export interface HookRun {
+  /** Which hook ran (its path or name). */
+  hook: string;
+  exitCode: number | null;
+  output: string;
+  timedOut: boolean;
+}
+
+export interface HookOutcome {
+  /** Set when a PreToolUse hook blocked the tool: the reason the model reads. */
+  blocked?: string;
+  runs: HookRun[];
+}
+
+/** A subagent definition: what a named subagent may use. */
+export interface SubagentDefinition {
+  name: string;
+  instructions: string;
+  /** Tool names it may use; undefined = every tool. */
+  tools?: string[];
+  /** The model profile it runs on; undefined = the parent's. */
+  profileId?: string;
+}
+
+export interface CapabilityContext {
+  taskId: string;
+  workspaceRoot: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * What capabilities (rules, workflows, skills, subagent definitions, hooks, MCP tools) add to a
+ * task. Read at every turn, so that a change on disk applies to the next turn. The runtime works
+ * without any (`noCapabilities`).
+ */
+export interface CapabilitiesPort {
+  /** The enabled rules (system prompt) and the extra tools (load_workflow, load_skill, MCP tools). */
+  forTurn(ctx: CapabilityContext): Promise<{ rules: EnabledRule[]; tools: ToolDefinition[] }>;
+  /** Expands `/workflow-name` in a user's message into the text the model reads. */
+  expandUserText(text: string, ctx: CapabilityContext): Promise<string>;
+  subagent(name: string, ctx: CapabilityContext): Promise<SubagentDefinition | undefined>;
+  runHooks(event: HookEvent, payload: Record<string, unknown>, ctx: CapabilityContext): Promise<HookOutcome>;
+}
+
+export const noCapabilities: CapabilitiesPort = {
+  forTurn: async () => ({ rules: [], tools: [] }),
+  expandUserText: async (text) => text,
+  subagent: async () => undefined,
+  runHooks: async () => ({ runs: [] }),
+};
+
+/** Runs the hooks of an event and records each run as an activity (never as the user's words). */
+export async function runAndRecordHooks(
+  capabilities: CapabilitiesPort,
+  recordActivity: (kind: string, data: Record<string, unknown>) => void,
+  event: HookEvent,
+  payload: Record<string, unknown>,
+  ctx: CapabilityContext,
+): Promise<HookOutcome> {
+  const outcome = await capabilities.runHooks(event, { event, taskId: ctx.taskId, ...payload }, ctx);
+  for (const run of outcome.runs) recordActivity("hook", { event, ...run, blocked: outcome.blocked });
+  return outcome;
+}
