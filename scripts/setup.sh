@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages the build and the tests use. Installed only when something is missing.
-packages=(git curl ca-certificates build-essential python3)
+packages=(git curl ca-certificates build-essential python3 neovim maven openjdk-17-jdk-headless)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -32,3 +32,6 @@ fi
 
 npm ci --no-audit --no-fund
 npm run build
+
+# The VS Code end-to-end test (test/vscode): chromium, code-server and its Node 24, in .cache/.
+scripts/setup-vscode-test.sh

@@ -15,7 +15,7 @@ describe("the tool set", () => {
       execute_command: ["command", "requires_approval"],
       ask_followup_question: ["question", "options"],
       attempt_completion: ["result"],
-      new_subagent: ["prompt"],
+      new_subagent: ["prompt", "subagent"],
     });
     for (const spec of toolSpecs()) {
       expect(spec.inputSchema.type).toBe("object");

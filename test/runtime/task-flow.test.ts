@@ -371,3 +371,34 @@ describe("subagents", () => {
     expect(JSON.parse(fs.readFileSync(path.join(subDir, subId, "task_metadata.json"), "utf8")).outcome).toBe("completed");
   });
 });
+
+describe("restores and deletion through the runtime", () => {
+  it("Restore Files & Task to the baseline keeps the task's first message; deleting a task ends its streams", async () => {
+    const { sidecar, profileId, workspace } = await setup("openai", [
+      { toolCalls: [{ name: "write_to_file", input: { path: "made.txt", content: "made\n" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "made it" } }] },
+    ]);
+    const { clients } = sidecar;
+    await setAutoApproval(clients, { editFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "make a file", profileId });
+    await followUntilDone(clients, taskId);
+    expect(fs.existsSync(path.join(workspace, "made.txt"))).toBe(true);
+    const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
+    const baseline = checkpoints.find((c) => c.kind === 1)!;
+    const res = await clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: 1 /* FILES_AND_TASK */ });
+    expect(res.fileError).toBe("");
+    expect(fs.existsSync(path.join(workspace, "made.txt"))).toBe(false);
+    const after = await clients.tasks.getTask({ taskId });
+    expect(after.messages.map((m) => m.text)).toEqual(["make a file"]);
+
+    // A subscriber of a task that gets deleted sees its stream end.
+    const stream = (async () => {
+      const seen: string[] = [];
+      for await (const r of clients.tasks.subscribe({ taskId, afterSeq: after.lastSeq })) seen.push(r.event!.event.case ?? "");
+      return seen;
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    await clients.tasks.deleteTasks({ taskIds: [taskId], mode: 1 });
+    await expect(stream).resolves.toBeDefined();
+  });
+});

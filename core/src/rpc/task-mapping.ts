@@ -4,7 +4,7 @@ import type { StoredUiMessage } from "../tasks/message-store.js";
 import type { TaskRecord, TaskStatusName } from "../tasks/task-record.js";
 
 /** proto <-> domain mapping of tasks, shared by HistoryService and TaskService. */
-const statusToProto: Record<TaskStatusName, TaskStatus> = {
+export const statusToProto: Record<TaskStatusName, TaskStatus> = {
   running: TaskStatus.RUNNING,
   waiting: TaskStatus.WAITING,
   completed: TaskStatus.COMPLETED,

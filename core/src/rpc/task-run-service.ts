@@ -11,6 +11,7 @@ import {
 } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
+import { statusToProto, uiMessageToProto } from "./task-mapping.js";
 
 export interface TaskRunServiceDeps {
   /** The runtime, built once the task storage is open. */
@@ -32,8 +33,16 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
     async getTask(req, ctx) {
       const res = await deps.storageGetTask(req, ctx);
       const runtime = await deps.runtime();
-      res.lastSeq = runtime.lastSeq(req.taskId);
-      res.pendingAsk = runtime.pendingAsk(req.taskId);
+      // A task loaded here: messages, status and last seq from one consistent view.
+      const live = runtime.liveView(req.taskId);
+      if (!live) {
+        res.lastSeq = runtime.storedLastSeq(req.taskId);
+        return res;
+      }
+      res.lastSeq = live.lastSeq;
+      res.messages = live.messages.map(uiMessageToProto);
+      res.pendingAsk = live.pendingAsk;
+      if (res.task) res.task.status = statusToProto[live.status];
       return res;
     },
     async newTask(req) {

@@ -7,6 +7,7 @@ import type { InstanceLayout } from "../storage/instance-layout.js";
 import type { SettingsDomain } from "../storage/settings-domain.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
+import type { CapabilitiesPort } from "./capabilities-port.js";
 import { runtimeConversationPort } from "./conversation-port.js";
 import { ModelResolver } from "./model-resolver.js";
 import { taskCheckpoints } from "./task-checkpoints.js";
@@ -20,6 +21,8 @@ export interface RuntimeWiring {
   checkpoints: CheckpointManager;
   lifecycle: Lifecycle;
   logger: Logger;
+  /** Rules, workflows, skills, subagent definitions, hooks, MCP tools (capabilities/). */
+  capabilities?: CapabilitiesPort;
 }
 
 /**
@@ -49,6 +52,13 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         checkpointsFor: (taskId, workspaceRoot) => taskCheckpoints(w.checkpoints, taskId, workspaceRoot),
         systemPrompt: (workspaceRoot, _taskId, rules, tools) => buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), tools, rules),
         shutdownSignal: w.lifecycle.signal,
+        capabilities: w.capabilities,
+      });
+      // A deleted task's runs stop and its streams end, in this process too.
+      storage.deletion.registerHook({
+        name: "task runtime",
+        onTaskDeleted: (taskId) => runtime.unload(taskId, { release: false }),
+        onAllTasksDeleted: () => runtime.unloadAll(),
       });
       // Registered after the task storage: flushers run in reverse, so runs stop first.
       w.lifecycle.onStop("task runtime", () => runtime.stopAll());

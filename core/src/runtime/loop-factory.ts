@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
 import { builtinTools } from "../agent/tools/registry.js";
+import type { ToolEnvironment } from "../agent/tools/types.js";
 import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { TaskLayout } from "../storage/instance-layout.js";
 import { CommandLogs } from "../tasks/command-logs.js";
@@ -33,6 +34,8 @@ export interface LoopScope {
   usage: UsagePort;
   setStatus(status: TaskStatus, reason?: string): void;
   depth: number;
+  /** The host editor's file and terminal I/O for the task (subagents share it); absent: local. */
+  environment?: () => ToolEnvironment | undefined;
 }
 
 export function buildTurnLoop(
@@ -79,6 +82,7 @@ export function buildTurnLoop(
     setStatus: (status, reason) => scope.setStatus(status, reason),
     runSubagent: (prompt, name, signal) => runSubagent(deps, scope, model, checkpoints, prompt, name, signal),
     logger: deps.logger,
+    environment: scope.environment,
   });
 }
 

@@ -5,8 +5,8 @@ import type { CheckpointPort } from "./ports.js";
 export function taskCheckpoints(manager: CheckpointManager, taskId: string, workspaceRoot: string): CheckpointPort {
   const task = { id: taskId, workspaceRoots: [workspaceRoot] };
   return {
-    async baseline() {
-      await manager.ensureBaseline(task);
+    async baseline(messageId) {
+      await manager.ensureBaseline(task, messageId);
     },
     async saveTurn(change) {
       const saved = await manager.saveTurn(task, {

@@ -8,7 +8,7 @@ import type { InstanceLayout, TaskLayout } from "../storage/instance-layout.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { importLegacyConversation } from "../tasks/legacy-import.js";
-import { MessageStore } from "../tasks/message-store.js";
+import { MessageStore, type StoredUiMessage } from "../tasks/message-store.js";
 import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
 import type { TaskHistory } from "../tasks/task-history.js";
@@ -22,7 +22,8 @@ import type { CheckpointPort, RunnerModel } from "./ports.js";
 import type { TurnLoop } from "./turn-loop.js";
 import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEvent } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
-import type { ToolDefinition } from "../agent/tools/types.js";
+import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
+import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TokenUsage } from "../agent/providers/types.js";
 
@@ -110,12 +111,24 @@ class LiveTask {
  */
 export class TaskRuntime {
   private readonly live = new Map<string, LiveTask>();
+  /** Host editors' file and terminal I/O per task (ACP sessions); tasks without one use the local tools. */
+  private readonly environments = new Map<string, ToolEnvironment>();
 
   constructor(private readonly deps: TaskRuntimeDeps) {
     deps.ownership.setRunningTaskStopper((taskId) => this.unload(taskId));
   }
 
-  async newTask(workspaceRoot: string, text: string, profileId: string): Promise<string> {
+  /**
+   * Routes a task's file and terminal I/O through a host editor from its next tool call on
+   * (undefined: back to the local tools). Kept for this process only.
+   */
+  setToolEnvironment(taskId: string, environment: ToolEnvironment | undefined): void {
+    if (environment) this.environments.set(taskId, environment);
+    else this.environments.delete(taskId);
+  }
+
+  /** `options.taskId` lets a caller choose the id in advance (an ACP session id is the task id). */
+  async newTask(workspaceRoot: string, text: string, profileId: string, options: { taskId?: string } = {}): Promise<string> {
     if (!text.trim()) throw new DlineError("invalid_argument", "A task needs some text.");
     if (!workspaceRoot) throw new DlineError("invalid_argument", "A task needs a workspace_root.");
     if (!fs.existsSync(workspaceRoot) || !fs.statSync(workspaceRoot).isDirectory()) {
@@ -123,7 +136,9 @@ export class TaskRuntime {
     }
     // Resolve the model first: a missing profile or key fails before anything is written.
     const model = await this.deps.resolveModel(profileId, "");
-    const id = `${Date.now()}-${randomUUID().slice(0, 8)}`;
+    const id = options.taskId ?? TaskRuntime.newTaskId();
+    assertSafeId("task id", id);
+    if (this.deps.history.get(id) || this.live.has(id)) throw new DlineError("already_exists", `Task ${id} already exists.`);
     const files = this.deps.layout.task(id);
     fs.mkdirSync(files.dir, { recursive: true });
     this.deps.ownership.claim(id);
@@ -131,13 +146,19 @@ export class TaskRuntime {
     await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
     const task = this.open(id, { status: "running", workspaceRoot, profileId: model.profileId, inputQueue: [], lastSeq: "0", updatedAt: Date.now() });
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
-    // The baseline starts now; the first modifying tool waits for it, read-only ones do not.
-    void checkpoints?.baseline().catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
     const loop = this.loopFor(task, model, checkpoints);
     await this.taskHooks(task, "TaskStart", { text, workspaceRoot });
-    await loop.addUserMessage(text);
+    const first = await loop.addUserMessage(text);
+    // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
+    // that message); the first modifying tool waits for it, read-only ones do not.
+    void checkpoints?.baseline(first.id).catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
     this.start(task, loop);
     return id;
+  }
+
+  /** A fresh task id, in the form every task id has. */
+  static newTaskId(): string {
+    return `${Date.now()}-${randomUUID().slice(0, 8)}`;
   }
 
   /** Loads a task of this process's history (for subscribing or continuing). */
@@ -222,6 +243,7 @@ export class TaskRuntime {
         usage,
         setStatus: (status, reason) => this.setStatus(task, status, reason),
         depth: 0,
+        environment: () => this.environments.get(task.id),
       },
       model,
       checkpoints,
@@ -306,12 +328,28 @@ export class TaskRuntime {
     return this.load(taskId).events.subscribe(afterSeq, signal);
   }
 
-  lastSeq(taskId: string): bigint {
+  /**
+   * A consistent view of a task loaded in this process, for GetTask: the messages (pending
+   * appends committed first) and the seq of the last event, taken together, so a client that
+   * renders them and subscribes after that seq misses nothing and sees nothing twice.
+   * Undefined when the task is not loaded here (the stored view is then the whole truth).
+   */
+  liveView(taskId: string): { lastSeq: bigint; messages: StoredUiMessage[]; status: TaskStatusName; pendingAsk: Ask | undefined } | undefined {
     const task = this.live.get(taskId);
-    if (task) return task.events.lastSeq;
-    const files = this.deps.layout.task(taskId);
-    const state = new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger).read();
-    return BigInt(state.value?.lastSeq ?? "0");
+    if (!task) return undefined;
+    return { lastSeq: task.events.lastSeq, messages: task.messages.list(), status: task.kernel.status, pendingAsk: this.pendingAsk(taskId) };
+  }
+
+  /** The seq a subscriber continues after, for a task not loaded here: from state.json (0 if unreadable). */
+  storedLastSeq(taskId: string): bigint {
+    try {
+      const files = this.deps.layout.task(taskId);
+      const state = new StateFile<KernelState>(files.stateJson, files.stateJsonBak).read().value;
+      const seqs = [state?.lastSeq, state?.seqReserved].map((v) => BigInt(v ?? "0"));
+      return seqs[0] > seqs[1] ? seqs[0] : seqs[1];
+    } catch {
+      return 0n;
+    }
   }
 
   /** The question a task waits on in this process, as it was asked (for GetTask). */
@@ -395,7 +433,8 @@ export class TaskRuntime {
     }
     const before = options.beforeMessage || options.editedText !== undefined;
     const messages = task.messages.list();
-    const index = messages.findIndex((m) => m.id === messageId);
+    // A checkpoint without an anchor (a baseline of an older task) stands for the task's start.
+    const index = messageId ? messages.findIndex((m) => m.id === messageId) : messages.length > 0 ? 0 : -1;
     if (index < 0) throw new DlineError("not_found", `Message ${messageId} is not part of task ${taskId}.`);
     const keepUpTo = before ? index - 1 : index;
     if (keepUpTo >= 0) task.messages.truncateAfter(messages[keepUpTo].id);
@@ -403,7 +442,7 @@ export class TaskRuntime {
     const entries = task.journal.entries();
     const entryIndex = entries.findIndex((e) => {
       const ids = (JSON.parse(e.data) as { messageIds?: string[] }).messageIds;
-      return ids?.includes(messageId) ?? false;
+      return ids?.includes(messageId || messages[0]?.id) ?? false;
     });
     if (entryIndex >= 0) {
       const keepEntry = before ? entryIndex - 1 : entryIndex;
@@ -429,7 +468,7 @@ export class TaskRuntime {
   }
 
   /** Stops a task's run (if any) and closes its stores; used before deletion and at shutdown. */
-  async unload(taskId: string): Promise<void> {
+  async unload(taskId: string, options: { release?: boolean } = {}): Promise<void> {
     const task = this.live.get(taskId);
     if (!task) return;
     if (task.run) {
@@ -438,7 +477,13 @@ export class TaskRuntime {
     }
     this.live.delete(taskId);
     task.close();
-    this.deps.ownership.release(taskId);
+    // After a deletion the claim belongs to the deletion coordinator: leave it alone then.
+    if ((options.release ?? true) && this.deps.ownership.holds(taskId)) this.deps.ownership.release(taskId);
+  }
+
+  /** Every task was deleted: stop and close every task loaded here. */
+  async unloadAll(): Promise<void> {
+    for (const id of [...this.live.keys()]) await this.unload(id, { release: false });
   }
 
   /** At shutdown: stop every run (left interrupted), persist kernels, close stores. */

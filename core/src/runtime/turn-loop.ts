@@ -12,7 +12,7 @@ import { decideApproval, type AutoApprovalSettings } from "../agent/approval.js"
 import type { ContentBlock } from "../agent/providers/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import { runTool, toolSpecs } from "../agent/tools/registry.js";
-import type { ToolDefinition, ToolResult } from "../agent/tools/types.js";
+import type { ToolDefinition, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import type { AskBroker } from "./ask-broker.js";
@@ -55,6 +55,8 @@ export interface TurnLoopDeps {
   runSubagent?: (prompt: string, name: string | undefined, signal: AbortSignal) => Promise<string>;
   /** Share of the context window past which older turns are compacted (default 0.8). */
   compactAt?: number;
+  /** The host editor's file and terminal I/O for this task, read at each tool call (absent: local). */
+  environment?: () => ToolEnvironment | undefined;
 }
 
 const COMPACTION_PROMPT =
@@ -400,6 +402,8 @@ export class TurnLoop {
           onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: call.id, chunk } }),
           commandLogPath: logPath,
           commandTimeoutMs: isCommand ? await deps.commandTimeoutMs() : undefined,
+          toolCallId: call.id,
+          environment: deps.environment?.(),
         });
       } finally {
         if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));

@@ -1,0 +1,257 @@
+--- *dline.checkpoints* A task's checkpoints: list, compare in diff mode, restore.
+---
+--- What it does: lists checkpoints (ListCheckpoints), opens "Changes since snapshot"
+--- (Compare: the checkpoint's content against the current file, one diff tab per changed
+--- file, every file in the quickfix list), and restores with the menu of the checkpoints
+--- spec (vim.ui.select), then reloads buffers whose files the restore changed.
+--- What it does not do: touch the shadow repository (the sidecar owns it).
+
+local M = {}
+local H = {}
+
+local function dline()
+  return require("dline")
+end
+
+--- The restore menu: option, menu text, mode (specs/checkpoints.md).
+M.RESTORE_OPTIONS = {
+  { label = "Restore Files & Task", description = "Revert files and clear messages after this point", mode = "RESTORE_MODE_FILES_AND_TASK" },
+  { label = "Restore Files Only", description = "Revert files to this checkpoint", mode = "RESTORE_MODE_FILES" },
+  { label = "Restore Task Only", description = "Clear messages after this point", mode = "RESTORE_MODE_TASK" },
+}
+
+--- The options offered for `checkpoint`: only "Task Only" without a file snapshot or for a
+--- compaction checkpoint; no "Files Only" once its files were restored.
+function M.restore_options(checkpoint)
+  if checkpoint.hasFiles == false or checkpoint.kind == "CHECKPOINT_KIND_COMPACTION" then
+    return { M.RESTORE_OPTIONS[3] }
+  end
+  if checkpoint.restored then return { M.RESTORE_OPTIONS[1], M.RESTORE_OPTIONS[3] } end
+  return vim.deepcopy(M.RESTORE_OPTIONS)
+end
+
+function H.kind_name(kind)
+  return (((kind or ""):gsub("^CHECKPOINT_KIND_", "")):lower():gsub("_", " "))
+end
+
+function H.describe(cp)
+  local when = cp.createdAt and os.date("%Y-%m-%d %H:%M:%S", math.floor(tonumber(cp.createdAt) / 1000)) or ""
+  local flags = {}
+  if cp.restored then table.insert(flags, "restored") end
+  if cp.hasFiles == false then table.insert(flags, "no files") end
+  return ("%s  %s  %s%s"):format(cp.id:sub(1, 8), when, H.kind_name(cp.kind), #flags > 0 and (" (" .. table.concat(flags, ", ") .. ")") or "")
+end
+
+--- Lists the checkpoints of `task_id`, newest first: `cb(err, checkpoints)`.
+function M.list(task_id, cb)
+  dline().session():call("CheckpointService", "ListCheckpoints", { taskId = task_id }, function(err, res)
+    if err then return cb(err) end
+    local list = res.checkpoints or {}
+    table.sort(list, function(a, b)
+      return tonumber(a.createdAt or "0") > tonumber(b.createdAt or "0")
+    end)
+    cb(nil, list)
+  end)
+end
+
+--- Picks a checkpoint of `task_id` with vim.ui.select (or takes `checkpoint_id`).
+function M.pick(task_id, checkpoint_id, prompt, cb)
+  M.list(task_id, function(err, list)
+    if err then return dline().notify_error("checkpoints", err) end
+    if #list == 0 then return dline().notify("task " .. task_id:sub(1, 8) .. " has no checkpoints yet", vim.log.levels.WARN) end
+    if checkpoint_id and checkpoint_id ~= "" then
+      for _, cp in ipairs(list) do
+        if cp.id == checkpoint_id or cp.id:sub(1, #checkpoint_id) == checkpoint_id then return cb(cp) end
+      end
+      return dline().notify("no checkpoint " .. checkpoint_id .. " in task " .. task_id:sub(1, 8), vim.log.levels.ERROR)
+    end
+    vim.ui.select(list, { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" }, function(cp)
+      if cp then cb(cp) end
+    end)
+  end)
+end
+
+-- Compare -------------------------------------------------------------------------------
+
+function H.absolute(root, path)
+  if path:sub(1, 1) == "/" then return path end
+  return (root or (vim.uv or vim.loop).cwd()) .. "/" .. path
+end
+
+function H.scratch(name, text)
+  local existing = vim.fn.bufnr(name)
+  if existing ~= -1 then vim.api.nvim_buf_delete(existing, { force = true }) end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  local lines = vim.split(text or "", "\n", { plain = true })
+  if lines[#lines] == "" then table.remove(lines) end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
+--- Opens the changes since checkpoint `cp` of task `task_id`: a tab per changed file with the
+--- checkpoint's content (left) against the current file (right) in diff mode, and the
+--- quickfix list of all changed files titled "Changes since snapshot".
+function M.compare(task_id, cp, workspace_root, cb)
+  dline().session():call("CheckpointService", "Compare", { taskId = task_id, checkpointId = cp.id }, function(err, res)
+    if err then
+      dline().notify_error("compare", err)
+      return cb and cb(err)
+    end
+    local files = res.files or {}
+    if #files == 0 then
+      dline().notify("no changes since checkpoint " .. cp.id:sub(1, 8))
+      return cb and cb(nil, { tabs = 0, files = files })
+    end
+    local qf = {}
+    local tabs = 0
+    local max_tabs = dline().config().compare.max_tabs
+    for _, file in ipairs(files) do
+      local path = H.absolute(workspace_root, file.path)
+      local status = ((file.status or ""):gsub("^FILE_STATUS_", "")):lower()
+      local note = status
+      if file.binary then note = note .. ", binary" end
+      if file.tooLarge then note = note .. ", too large to show" end
+      table.insert(qf, { filename = path, lnum = 1, text = note })
+      if not file.binary and not file.tooLarge and tabs < max_tabs then
+        tabs = tabs + 1
+        vim.cmd("tabnew")
+        local before = H.scratch(("dline://checkpoint/%s/%s"):format(cp.id:sub(1, 8), file.path), file.before or "")
+        vim.api.nvim_win_set_buf(0, before)
+        vim.cmd("diffthis")
+        if file.status == "FILE_STATUS_DELETED" then
+          vim.cmd("rightbelow vsplit")
+          vim.api.nvim_win_set_buf(0, H.scratch("dline://deleted/" .. file.path, ""))
+        else
+          vim.cmd("rightbelow vsplit " .. vim.fn.fnameescape(path))
+          -- The checkpoint side gets the current file's filetype (same highlighting).
+          if vim.bo.filetype ~= "" then vim.bo[before].filetype = vim.bo.filetype end
+        end
+        vim.cmd("diffthis")
+        vim.t.dline_compare = file.path
+      end
+    end
+    vim.fn.setqflist({}, " ", { title = "Changes since snapshot", items = qf })
+    if cb then cb(nil, { tabs = tabs, files = files }) end
+  end)
+end
+
+-- Restore -------------------------------------------------------------------------------
+
+--- Re-reads loaded buffers of files the restore rewrote or deleted (unless modified).
+function M.reload_buffers(root, paths)
+  for _, p in ipairs(paths) do
+    local buf = vim.fn.bufnr(H.absolute(root, p))
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd("silent! edit!")
+      end)
+    end
+  end
+end
+
+--- Re-reads every unmodified buffer whose file changed on disk (Restore All gives no paths).
+function M.reload_all_buffers()
+  local autoread = vim.o.autoread
+  vim.o.autoread = true
+  pcall(vim.cmd, "silent! checktime")
+  vim.o.autoread = autoread
+end
+
+--- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
+function M.restore(task_id, cp, workspace_root, cb)
+  local options = M.restore_options(cp)
+  vim.ui.select(options, {
+    prompt = "Restore checkpoint " .. cp.id:sub(1, 8),
+    kind = "dline.restore",
+    format_item = function(o)
+      return o.label .. ": " .. o.description
+    end,
+  }, function(choice)
+    if not choice then return cb and cb("cancelled") end
+    dline().session():call("CheckpointService", "Restore", { taskId = task_id, checkpointId = cp.id, mode = choice.mode }, function(err, res)
+      if err then
+        dline().notify_error("restore", err)
+        return cb and cb(err)
+      end
+      local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
+      M.reload_buffers(workspace_root, changed)
+      if res.fileError and res.fileError ~= "" then
+        dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
+      else
+        dline().notify(("%s: %d file(s) restored, %d deleted%s"):format(
+          choice.label,
+          #(res.restoredPaths or {}),
+          #(res.deletedPaths or {}),
+          res.conversationRestored and ", conversation restored" or ""
+        ))
+      end
+      local controller = require("dline.task").get(task_id)
+      if controller and res.conversationRestored then controller:reload() end
+      if cb then cb(nil, res, choice) end
+    end)
+  end)
+end
+
+-- Editing a sent message --------------------------------------------------------------
+
+--- The choices after editing a sent message (specs/checkpoints.md, "Editing a sent message").
+M.EDIT_OPTIONS = {
+  { label = "Restore Chat", description = "Rewind the conversation to just before this message and continue with the edited text", mode = "EDIT_MESSAGE_MODE_RESTORE_CHAT" },
+  { label = "Restore All", description = "Restore the conversation and the workspace files to this message's checkpoint", mode = "EDIT_MESSAGE_MODE_RESTORE_ALL" },
+}
+
+--- Edits one of the user's messages of task `task_id`: pick the message, change its text
+--- (vim.ui.input), then choose Restore Chat or Restore All.
+function M.edit_message(task_id, workspace_root, cb)
+  dline().session():call("TaskService", "GetTask", { taskId = task_id }, function(err, res)
+    if err then return dline().notify_error("edit message", err) end
+    local mine = {}
+    for _, m in ipairs(res.messages or {}) do
+      if m.role == "MESSAGE_ROLE_USER" and (m.kind or "text") == "text" and (m.text or "") ~= "" then table.insert(mine, m) end
+    end
+    if #mine == 0 then return dline().notify("task " .. task_id:sub(1, 8) .. " has no message of yours to edit", vim.log.levels.WARN) end
+    vim.ui.select(mine, {
+      prompt = "Edit which message?",
+      kind = "dline.edit_message",
+      format_item = function(m)
+        return (m.text:gsub("\n", " ")):sub(1, 80)
+      end,
+    }, function(msg)
+      if not msg then return end
+      vim.ui.input({ prompt = "Edited message: ", default = msg.text }, function(text)
+        if not text then return end
+        if text == msg.text then return dline().notify("the text is unchanged: nothing to restore") end
+        vim.ui.select(M.EDIT_OPTIONS, {
+          prompt = "Apply the edit",
+          kind = "dline.edit_mode",
+          format_item = function(o)
+            return o.label .. ": " .. o.description
+          end,
+        }, function(choice)
+          if not choice then return end
+          dline().session():call("CheckpointService", "EditMessage", { taskId = task_id, messageId = msg.id, text = text, mode = choice.mode }, function(edit_err, edit_res)
+            if edit_err then
+              dline().notify_error("edit message", edit_err)
+              return cb and cb(edit_err)
+            end
+            if edit_res.fileError and edit_res.fileError ~= "" then
+              dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
+            end
+            M.reload_all_buffers()
+            dline().notify(("%s: %s"):format(choice.label, edit_res.restored and "done" or "nothing restored"))
+            local controller = require("dline.task").get(task_id)
+            if controller then controller:reload() end
+            if cb then cb(nil, edit_res, choice) end
+          end)
+        end)
+      end)
+    end)
+  end)
+end
+
+return M

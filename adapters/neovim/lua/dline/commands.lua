@@ -1,0 +1,192 @@
+--- *dline.commands* `:Dline {subcommand} [args]`: parsing, dispatch and completion.
+
+local M = {}
+local H = {}
+
+local function dline()
+  return require("dline")
+end
+
+local function task_mod()
+  return require("dline.task")
+end
+
+--- The current task's controller, or a warning.
+function H.current()
+  local controller = task_mod().current()
+  if not controller then dline().notify("no task: start one with :Dline new {prompt} or pick one with :Dline history", vim.log.levels.WARN) end
+  return controller
+end
+
+--- Runs `fn(task_id, workspace_root)` for the current task.
+function H.with_task(fn)
+  local controller = H.current()
+  if controller then fn(controller.task_id, controller.workspace_root) end
+end
+
+H.subcommands = {
+  new = {
+    desc = "start a task: :Dline new [prompt]",
+    run = function(args)
+      local prompt = table.concat(args, " ")
+      if prompt ~= "" then return task_mod().new_task(prompt) end
+      vim.ui.input({ prompt = "Dline task: " }, function(text)
+        if text and vim.trim(text) ~= "" then task_mod().new_task(text) end
+      end)
+    end,
+  },
+  chat = {
+    desc = "open the chat of the current task",
+    run = function()
+      local controller = H.current()
+      if controller then controller.chat:open(dline().config().chat) end
+    end,
+  },
+  send = {
+    desc = "send a message to the current task: :Dline send {text}",
+    run = function(args)
+      local controller = H.current()
+      if controller and #args > 0 then controller:send(table.concat(args, " ")) end
+    end,
+  },
+  approve = {
+    desc = "approve the pending request: :Dline approve [feedback]",
+    run = function(args)
+      local controller = H.current()
+      if controller then controller:respond(true, table.concat(args, " ")) end
+    end,
+  },
+  deny = {
+    desc = "deny the pending request: :Dline deny [feedback]",
+    run = function(args)
+      local controller = H.current()
+      if controller then controller:respond(false, table.concat(args, " ")) end
+    end,
+  },
+  cancel = {
+    desc = "cancel the running task",
+    run = function()
+      local controller = H.current()
+      if controller then controller:cancel() end
+    end,
+  },
+  resume = {
+    desc = "resume a task: :Dline resume [task id]",
+    run = function(args)
+      if args[1] then return task_mod().resume(args[1]) end
+      local controller = H.current()
+      if controller then controller:resume() end
+    end,
+  },
+  history = {
+    desc = "pick a task to open, resume, favourite or delete: :Dline history [query]",
+    run = function(args)
+      require("dline.history").open(table.concat(args, " "))
+    end,
+  },
+  checkpoints = {
+    desc = "list the current task's checkpoints, then compare or restore one",
+    run = function()
+      H.with_task(function(task_id, root)
+        local cps = require("dline.checkpoints")
+        cps.pick(task_id, nil, "Checkpoints", function(cp)
+          vim.ui.select({ "Compare", "Restore" }, { prompt = "Checkpoint " .. cp.id:sub(1, 8) }, function(action)
+            if action == "Compare" then cps.compare(task_id, cp, root) end
+            if action == "Restore" then cps.restore(task_id, cp, root) end
+          end)
+        end)
+      end)
+    end,
+  },
+  compare = {
+    desc = "changes since a checkpoint, in diff mode: :Dline compare [checkpoint id]",
+    run = function(args)
+      H.with_task(function(task_id, root)
+        local cps = require("dline.checkpoints")
+        cps.pick(task_id, args[1], "Compare with checkpoint", function(cp)
+          cps.compare(task_id, cp, root)
+        end)
+      end)
+    end,
+  },
+  restore = {
+    desc = "restore a checkpoint (files, task, or both): :Dline restore [checkpoint id]",
+    run = function(args)
+      H.with_task(function(task_id, root)
+        local cps = require("dline.checkpoints")
+        cps.pick(task_id, args[1], "Restore checkpoint", function(cp)
+          cps.restore(task_id, cp, root)
+        end)
+      end)
+    end,
+  },
+  edit = {
+    desc = "edit a message you sent, then Restore Chat or Restore All",
+    run = function()
+      H.with_task(function(task_id, root)
+        require("dline.checkpoints").edit_message(task_id, root)
+      end)
+    end,
+  },
+  settings = {
+    desc = "edit the global settings (JSON; :write saves)",
+    run = function()
+      require("dline.settings").open()
+    end,
+  },
+  ["import-cline"] = {
+    desc = "import Cline's tasks (read-only)",
+    run = function()
+      require("dline.import").run()
+    end,
+  },
+  restart = {
+    desc = "restart the sidecar (also after it gave up)",
+    run = function()
+      local err = dline().session():restart()
+      if err then dline().notify(err, vim.log.levels.ERROR) end
+    end,
+  },
+  log = {
+    desc = "open the plugin's log file",
+    run = function()
+      vim.cmd("split " .. vim.fn.fnameescape(dline().config().log_file))
+    end,
+  },
+}
+H.subcommands.task = H.subcommands.new
+
+function M.names()
+  local names = vim.tbl_keys(H.subcommands)
+  table.sort(names)
+  return names
+end
+
+--- Handler of :Dline (opts from nvim_create_user_command).
+function M.run(opts)
+  local args = vim.split(vim.trim(opts.args or ""), "%s+", { trimempty = true })
+  local name = table.remove(args, 1)
+  if not name then
+    local controller = task_mod().current()
+    if controller then return controller.chat:open(dline().config().chat) end
+    return H.subcommands.new.run({})
+  end
+  local sub = H.subcommands[name]
+  if not sub then
+    return dline().notify(("unknown command '%s'; one of: %s"):format(name, table.concat(M.names(), ", ")), vim.log.levels.ERROR)
+  end
+  local ok, err = pcall(sub.run, args, opts)
+  if not ok then dline().notify(name .. ": " .. tostring(err), vim.log.levels.ERROR) end
+end
+
+function M.complete(arg_lead, cmd_line)
+  local words = vim.split(cmd_line, "%s+", { trimempty = true })
+  if #words <= 1 or (#words == 2 and arg_lead ~= "") then
+    return vim.tbl_filter(function(n)
+      return n:sub(1, #arg_lead) == arg_lead
+    end, M.names())
+  end
+  return {}
+end
+
+return M

