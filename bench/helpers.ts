@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+
 /** Small statistics helpers shared by the benchmarks. */
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -16,7 +18,12 @@ export function ratio(value: number, baseline: number): string {
   return `${(value / baseline).toFixed(2)}x`;
 }
 
-/** Prints one result line: name, value, baseline, ratio and the goal it is held against. */
+/**
+ * Prints one result line: name, value, baseline, ratio and the goal it is held against. When
+ * bench/run.mjs runs the benchmark, the line is also collected for bench/report.md and .json.
+ */
 export function report(name: string, value: string, baseline: string, r: string, goal: string): void {
   console.log(`${name.padEnd(44)} ${value.padStart(12)}  baseline ${baseline.padStart(12)}  ratio ${r.padStart(7)}  goal ${goal}`);
+  const file = process.env.DLINE_BENCH_RESULTS;
+  if (file) fs.appendFileSync(file, JSON.stringify({ bench: process.env.DLINE_BENCH_NAME ?? "", name, value, baseline, ratio: r, goal }) + "\n");
 }

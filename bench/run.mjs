@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import * as osModule from "node:os";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = path.join(root, "bench");
@@ -21,6 +22,8 @@ if (!fs.existsSync(path.join(root, "dist", "dline-core"))) {
   process.exit(1);
 }
 fs.mkdirSync(outDir, { recursive: true });
+const resultsFile = path.join(outDir, "results.jsonl");
+fs.rmSync(resultsFile, { force: true });
 let failed = 0;
 for (const file of files) {
   const outfile = path.join(outDir, file.replace(/\.ts$/, ".mjs"));
@@ -35,7 +38,37 @@ for (const file of files) {
     logLevel: "warning",
   });
   console.log(`\n=== ${file} ===`);
-  const result = spawnSync(process.execPath, ["--expose-gc", outfile], { stdio: "inherit", cwd: root });
+  const result = spawnSync(process.execPath, ["--expose-gc", outfile], {
+    stdio: "inherit",
+    cwd: root,
+    env: { ...process.env, DLINE_BENCH_RESULTS: resultsFile, DLINE_BENCH_NAME: file.replace(/\.bench\.ts$/, "") },
+  });
   if (result.status !== 0) failed++;
 }
+writeReport();
 process.exit(failed ? 1 : 0);
+
+/** bench/report.md and bench/report.json: every figure of this run with its baseline, ratio and goal. */
+function writeReport() {
+  const rows = fs.existsSync(resultsFile)
+    ? fs.readFileSync(resultsFile, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l))
+    : [];
+  const meta = { date: new Date().toISOString(), node: process.version, cpus: (await_os()).cpus().length, benches: files };
+  fs.writeFileSync(path.join(benchDir, "report.json"), JSON.stringify({ ...meta, results: rows }, null, 2) + "\n");
+  const lines = [
+    "# Benchmark report",
+    "",
+    `Run ${meta.date} on ${meta.cpus} cores, Node ${meta.node}. Baselines are measured in the same run.`,
+    "",
+    "| benchmark | figure | result | baseline | ratio | goal |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.bench} | ${r.name} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.goal} |`),
+    "",
+  ];
+  fs.writeFileSync(path.join(benchDir, "report.md"), lines.join("\n"));
+  console.log(`\nreport: bench/report.md (${rows.length} figures)`);
+}
+
+function await_os() {
+  return osModule;
+}

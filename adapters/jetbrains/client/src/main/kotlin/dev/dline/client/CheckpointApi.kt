@@ -1,0 +1,64 @@
+package dev.dline.client
+
+import dline.v1.CheckpointOuterClass.CompareRequest
+import dline.v1.CheckpointOuterClass.CompareResponse
+import dline.v1.CheckpointOuterClass.DisableRequest
+import dline.v1.CheckpointOuterClass.EditMessageMode
+import dline.v1.CheckpointOuterClass.EditMessageRequest
+import dline.v1.CheckpointOuterClass.EditMessageResponse
+import dline.v1.CheckpointOuterClass.GetStatusRequest
+import dline.v1.CheckpointOuterClass.GetStatusResponse
+import dline.v1.CheckpointOuterClass.ListCheckpointsRequest
+import dline.v1.CheckpointOuterClass.RestoreRequest
+import dline.v1.CheckpointOuterClass.RestoreResponse
+import dline.v1.CheckpointOuterClass.RetryRequest
+import dline.v1.CheckpointOuterClass.ViewChangesRequest
+import dline.v1.CheckpointOuterClass.ViewChangesResponse
+
+/** CheckpointService: list, compare (the plugin shows files in DiffManager), restore. */
+class CheckpointApi internal constructor(private val source: ConnectionSource) {
+    suspend fun list(taskId: String): List<Checkpoint> =
+        source.unary { checkpoints.listCheckpoints(ListCheckpointsRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
+            .checkpointsList
+
+    /** The checkpoint against the current workspace ("Changes since snapshot"). */
+    suspend fun compare(taskId: String, checkpointId: String): CompareResponse =
+        source.unary {
+            checkpoints.compare(CompareRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).build(), emptyMap())
+        }
+
+    /** What the task changed since its previous completion ("New changes"). */
+    suspend fun viewChanges(taskId: String): ViewChangesResponse =
+        source.unary { checkpoints.viewChanges(ViewChangesRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
+
+    suspend fun restore(taskId: String, checkpointId: String, mode: RestoreMode): RestoreResponse =
+        source.unary {
+            checkpoints.restore(
+                RestoreRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).setMode(mode).build(),
+                emptyMap(),
+            )
+        }
+
+    suspend fun editMessage(taskId: String, messageId: String, text: String, mode: EditMessageMode): EditMessageResponse =
+        source.unary {
+            checkpoints.editMessage(
+                EditMessageRequest.newBuilder().setTaskId(taskId).setMessageId(messageId).setText(text).setMode(mode).build(),
+                emptyMap(),
+            )
+        }
+
+    suspend fun status(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse =
+        source.unary {
+            checkpoints.getStatus(GetStatusRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+        }
+
+    suspend fun retry(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse =
+        source.unary {
+            checkpoints.retry(RetryRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+        }.status
+
+    suspend fun disable(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse =
+        source.unary {
+            checkpoints.disable(DisableRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+        }.status
+}

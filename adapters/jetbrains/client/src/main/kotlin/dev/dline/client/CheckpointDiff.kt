@@ -1,0 +1,36 @@
+package dev.dline.client
+
+import dline.v1.CheckpointOuterClass.CompareResponse
+import dline.v1.CheckpointOuterClass.FileStatus
+import dline.v1.CheckpointOuterClass.ViewChangesResponse
+
+/**
+ * What a multi-file diff window shows for Compare ("Changes since snapshot") and View Changes
+ * ("New changes"): one entry per file with the two sides as text. Binary and oversized files get
+ * a one-line placeholder instead of content. The plugin hands the entries to DiffManager.
+ */
+data class CheckpointDiff(val title: String, val entries: List<Entry>) {
+    data class Entry(val path: String, val status: FileStatus, val before: String, val after: String, val note: String?)
+
+    companion object {
+        const val COMPARE_TITLE = "Changes since snapshot"
+        const val VIEW_CHANGES_TITLE = "New changes"
+
+        fun ofCompare(response: CompareResponse) = CheckpointDiff(COMPARE_TITLE, response.filesList.map(::entry))
+
+        fun ofViewChanges(response: ViewChangesResponse) = CheckpointDiff(VIEW_CHANGES_TITLE, response.filesList.map(::entry))
+
+        private fun entry(file: FileChange): Entry {
+            val note = when {
+                file.binary -> "Binary file: not shown."
+                file.tooLarge -> "File too large to show."
+                else -> null
+            }
+            return if (note != null) {
+                Entry(file.path, file.status, note, note, note)
+            } else {
+                Entry(file.path, file.status, file.before, file.after, null)
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package dev.dline.client
+
+import com.connectrpc.Code
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.future.await
+import kotlinx.coroutines.isActive
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runInterruptible
+import kotlinx.coroutines.withTimeoutOrNull
+import okhttp3.OkHttpClient
+import java.util.logging.Level
+import java.util.logging.Logger
+import kotlin.time.Duration
+
+/**
+ * Keeps one sidecar running for one project window: starts it, restarts it with backoff when it
+ * dies (as [policy] allows), and stops it by closing its stdin. Its [state] drives the UI; the
+ * facade asks it for the live [SidecarConnection].
+ */
+class SidecarSupervisor(
+    private val launch: SidecarLaunch,
+    private val policy: RestartPolicy = RestartPolicy(),
+    private val options: ClientOptions = ClientOptions(),
+    private val baseHttp: OkHttpClient = ClientOptions.baseHttpClient(),
+) : ConnectionSource, AutoCloseable {
+    private val log = Logger.getLogger(SidecarSupervisor::class.java.name)
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
+    private val tracker = RestartPolicy.Tracker(policy)
+    private val _state = MutableStateFlow<SidecarState>(SidecarState.NotStarted)
+    private var loop: Job? = null
+    private var generation = 0
+
+    @Volatile private var stopping = false
+
+    @Volatile private var current: SidecarConnection? = null
+
+    val state: StateFlow<SidecarState> = _state.asStateFlow()
+
+    /** Starts the sidecar (again, after [SidecarState.Failed]); does nothing while one runs. */
+    @Synchronized
+    fun start() {
+        if (loop?.isActive == true) return
+        check(!stopping) { "This supervisor was stopped; create a new one." }
+        tracker.reset()
+        loop = scope.launch { supervise() }
+    }
+
+    private suspend fun supervise() {
+        while (scope.isActive && !stopping) {
+            _state.value = SidecarState.Starting(generation + 1)
+            val why = try {
+                val process = runInterruptible { SidecarProcess.start(launch) }
+                val connection = SidecarConnection(++generation, process, baseHttp, options)
+                current = connection
+                if (stopping) process.stop()
+                _state.value = SidecarState.Ready(connection)
+                log.info("dline sidecar ready: $connection")
+                val code = process.exited.await()
+                if (stopping) break
+                "The sidecar (pid ${process.pid}) exited with code $code."
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                // SidecarStartException, or e.g. an unwritable log folder: a failed start either way.
+                e.message ?: "The sidecar could not start (${e.javaClass.simpleName})."
+            }
+            log.log(Level.WARNING, why)
+            when (val decision = tracker.onDeath()) {
+                is RestartPolicy.Decision.Restart -> {
+                    _state.value = SidecarState.Restarting(decision.attempt, decision.delay, why)
+                    delay(decision.delay)
+                }
+                is RestartPolicy.Decision.GiveUp -> {
+                    _state.value = SidecarState.Failed("$why ${decision.reason}")
+                    return
+                }
+            }
+        }
+        _state.value = SidecarState.Stopped
+    }
+
+    override suspend fun connection(): SidecarConnection {
+        if (_state.value == SidecarState.NotStarted) start()
+        // A Ready whose process already died is stale: the supervisor is about to notice; wait for what follows.
+        val settled = _state.first {
+            (it is SidecarState.Ready && it.connection.process.isAlive) || it is SidecarState.Failed || it is SidecarState.Stopped
+        }
+        return when (val state = settled) {
+            is SidecarState.Ready -> state.connection
+            is SidecarState.Failed -> throw DlineException(Code.UNAVAILABLE, state.reason)
+            else -> throw DlineException(Code.UNAVAILABLE, "The Dline sidecar was stopped.")
+        }
+    }
+
+    override suspend fun diedWithin(connection: SidecarConnection, grace: Duration): Boolean =
+        withTimeoutOrNull(grace) { connection.process.exited.await() } != null
+
+    /**
+     * Stops for good (the project closes): closes the sidecar's stdin so it flushes and exits,
+     * and waits for that. Blocking; call it off the UI thread.
+     */
+    fun stop() {
+        stopping = true
+        current?.process?.stop()
+        runBlocking { loop?.cancelAndJoin() }
+        scope.cancel()
+        _state.value = SidecarState.Stopped
+    }
+
+    override fun close() = stop()
+}

@@ -1,0 +1,18 @@
+package dev.dline.client
+
+// Short names for the generated messages the facade's callers use most (protoc's outer classes
+// are named after the .proto files: dline.v1.Task, dline.v1.Settings, ...).
+
+typealias TaskEvent = dline.v1.Task.TaskEvent
+typealias TaskStatus = dline.v1.Task.TaskStatus
+typealias TaskSummary = dline.v1.Task.TaskSummary
+typealias UiMessage = dline.v1.Task.UiMessage
+typealias Ask = dline.v1.Task.Ask
+typealias AskKind = dline.v1.Task.AskKind
+typealias GetTaskResponse = dline.v1.Task.GetTaskResponse
+typealias DeleteMode = dline.v1.Task.DeleteMode
+typealias Profile = dline.v1.Settings.Profile
+typealias SettingsScope = dline.v1.Settings.SettingsScope
+typealias Checkpoint = dline.v1.CheckpointOuterClass.Checkpoint
+typealias FileChange = dline.v1.CheckpointOuterClass.FileChange
+typealias RestoreMode = dline.v1.CheckpointOuterClass.RestoreMode

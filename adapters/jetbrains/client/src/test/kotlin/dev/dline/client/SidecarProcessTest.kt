@@ -1,0 +1,95 @@
+package dev.dline.client
+
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.time.Duration.Companion.seconds
+
+class SidecarProcessTest {
+    @Test
+    fun `starts the real sidecar, reads its handshake and stops it by closing stdin`() {
+        val roots = TestRoots()
+        val sidecar = SidecarProcess.start(roots.launch())
+        try {
+            assertTrue(sidecar.handshake.url.matches(Regex("http://127\\.0\\.0\\.1:\\d+")), sidecar.handshake.url)
+            assertEquals(sidecar.pid, sidecar.handshake.pid)
+            assertTrue(sidecar.handshake.token.length >= 16)
+            assertTrue(sidecar.isAlive)
+        } finally {
+            assertEquals(0, sidecar.stop())
+        }
+        assertFalse(sidecar.isAlive)
+        // stderr went to the log file, and nothing of the token is in it.
+        val log = Files.readString(roots.stderrLog)
+        assertTrue(log.contains("serving"), log)
+        assertFalse(log.contains(sidecar.handshake.token))
+    }
+
+    @Test
+    fun `two sidecars get two ports, never a fixed one`() {
+        val roots = TestRoots()
+        val a = SidecarProcess.start(roots.launch())
+        val b = SidecarProcess.start(roots.launch())
+        try {
+            assertTrue(a.handshake.url != b.handshake.url)
+        } finally {
+            a.stop()
+            b.stop()
+        }
+    }
+
+    @Test
+    fun `gives up on a sidecar that never hands shake, and kills it`() {
+        val roots = TestRoots()
+        val launch = roots.launch(FakeSidecars.script(roots.base, "never-handshakes")).copy(handshakeTimeout = 3.seconds)
+        val e = assertThrows<SidecarStartException> { SidecarProcess.start(launch) }
+        assertTrue(e.message!!.contains("did not print its handshake"), e.message)
+        assertNoChildRunning("never-handshakes")
+    }
+
+    @Test
+    fun `reports a sidecar that exits before its handshake, pointing at its log`() {
+        val roots = TestRoots()
+        val e = assertThrows<SidecarStartException> { SidecarProcess.start(roots.launch(FakeSidecars.script(roots.base, "exits-before-handshake"))) }
+        assertTrue(e.message!!.contains("exited (code 3) before its handshake"), e.message)
+        assertTrue(e.message!!.contains(roots.stderrLog.toString()), e.message)
+        assertTrue(Files.readString(roots.stderrLog).contains("fake sidecar: cannot start"))
+    }
+
+    @Test
+    fun `refuses a first line that is not a handshake`() {
+        val roots = TestRoots()
+        val e = assertThrows<SidecarStartException> { SidecarProcess.start(roots.launch(FakeSidecars.script(roots.base, "prints-garbage"))) }
+        assertTrue(e.message!!.contains("not a handshake"), e.message)
+        assertNoChildRunning("prints-garbage")
+    }
+
+    @Test
+    fun `locates the binary in the bundled path first, then DLINE_CORE, then the repository dist folder`() {
+        val real = Repo.sidecarBinary()
+        val missing = Path.of("/nonexistent/dline-core")
+        assertEquals(real, SidecarLocator(bundled = real, environment = emptyMap()).locate())
+        assertEquals(real, SidecarLocator(bundled = missing, environment = mapOf("DLINE_CORE" to real.toString())).locate())
+        assertEquals(
+            Repo.root.resolve("dist/dline-core"),
+            SidecarLocator(environment = emptyMap(), searchFrom = Repo.root.resolve("adapters/jetbrains/client")).locate(),
+        )
+        val e = assertThrows<SidecarStartException> {
+            SidecarLocator(bundled = missing, environment = mapOf("DLINE_CORE" to "/nonexistent/other"), searchFrom = Path.of("/")).locate()
+        }
+        assertTrue(e.message!!.contains("/nonexistent/dline-core") && e.message!!.contains("DLINE_CORE=/nonexistent/other"), e.message)
+    }
+
+    private fun assertNoChildRunning(mode: String) {
+        val deadline = System.nanoTime() + 5.seconds.inWholeNanoseconds
+        fun left() = ProcessHandle.current().children()
+            .filter { p -> p.isAlive && p.info().arguments().map { args -> mode in args }.orElse(false) }
+            .count()
+        while (left() > 0 && System.nanoTime() < deadline) Thread.sleep(50)
+        assertEquals(0L, left(), "a fake sidecar ($mode) is still running")
+    }
+}

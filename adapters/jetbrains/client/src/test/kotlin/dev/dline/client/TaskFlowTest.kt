@@ -1,0 +1,150 @@
+package dev.dline.client
+
+import com.connectrpc.Code
+import dline.v1.CheckpointOuterClass.CheckpointKind
+import dline.v1.CheckpointOuterClass.FileStatus
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.time.Duration.Companion.seconds
+
+/**
+ * Whole tasks through the Kotlin facade: the real sidecar runs the agent turn loop against the
+ * repository's scripted model server (a separate process speaking Anthropic's SSE format).
+ */
+class TaskFlowTest {
+    private val roots = TestRoots()
+    private val workspace: Path = Files.createDirectories(roots.base.resolve("workspace"))
+    private val harness = SidecarHarness(roots)
+    private val dline = harness.dline
+    private var model: ModelServer? = null
+
+    @AfterEach
+    fun stop() {
+        harness.close()
+        model?.close()
+    }
+
+    /** Model turns: write hello.txt (needs approval), then complete; then complete again (a resumed run). */
+    private val script = """
+        {"turns": [
+          {"text": "I will create the file.", "toolCalls": [{"name": "write_to_file", "input": {"path": "hello.txt", "content": "hello from kotlin\n"}}]},
+          {"toolCalls": [{"name": "attempt_completion", "input": {"result": "Created hello.txt."}}]},
+          {"toolCalls": [{"name": "attempt_completion", "input": {"result": "Done after the restart."}}]}
+        ]}
+    """.trimIndent()
+
+    private suspend fun startTask(): String {
+        model = ModelServer.start(roots.base, script)
+        val profile = dline.settings.upsertProfile(
+            Profile.newBuilder().setName("Scripted").setProvider("anthropic").setBaseUrl(model!!.url).setModel("claude-scripted")
+                .setContextWindow(200_000).build(),
+        )
+        dline.settings.setSecret(profile.id, "api_key", "test-key")
+        Files.writeString(workspace.resolve("readme.txt"), "kept\n")
+        dline.system.initialize("junit", "1", listOf(workspace.toString()))
+        return dline.tasks.newTask(workspace.toString(), "Create hello.txt", profile.id)
+    }
+
+    @Test
+    fun `a task with an approval runs to completion, then compare, restore, history and delete`() = runBlocking {
+        val taskId = startTask()
+        coroutineScope {
+            val events = EventCollector(this, dline.tasks.subscribe(taskId))
+            val ask = events.await("tool approval") { it.hasAsk() }.ask
+            assertEquals(AskKind.ASK_KIND_TOOL_APPROVAL, ask.kind)
+            assertEquals("write_to_file", ask.tool)
+            dline.tasks.respond(taskId, ask.askId, approve = true)
+            events.await("completion") { it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_COMPLETED }
+            events.cancel()
+            val seqs = events.seen.map { it.seq }
+            assertEquals((1L..seqs.size).toList(), seqs, "events arrive in seq order from 1, without gaps")
+            assertTrue(events.seen.any { it.hasCheckpointSaved() })
+            // A window that opens the task now (GetTask, then events after its last_seq) shows
+            // the same chat as one that followed every event.
+            val followed = events.seen.fold(ChatState(), ChatState::apply)
+            val opened = ChatState.of(dline.tasks.get(taskId))
+            assertEquals(followed.messages.map { Triple(it.id, it.kind, it.text) }, opened.messages.map { Triple(it.id, it.kind, it.text) })
+            assertEquals(followed.lastSeq, opened.lastSeq)
+            assertEquals(TaskStatus.TASK_STATUS_COMPLETED, opened.status)
+            assertEquals(null, opened.pendingAsk)
+        }
+        assertEquals("hello from kotlin\n", Files.readString(workspace.resolve("hello.txt")))
+
+        val task = dline.tasks.get(taskId)
+        assertEquals(TaskStatus.TASK_STATUS_COMPLETED, task.task.status)
+        assertTrue(task.messagesList.any { it.kind == "completion" && it.text == "Created hello.txt." })
+
+        // Compare the baseline with the workspace: hello.txt was added. Restore files to it: gone again.
+        val checkpoints = dline.checkpoints.list(taskId)
+        val baseline = checkpoints.first { it.kind == CheckpointKind.CHECKPOINT_KIND_BASELINE }
+        assertTrue(checkpoints.any { it.kind == CheckpointKind.CHECKPOINT_KIND_TURN })
+        val changes = dline.checkpoints.compare(taskId, baseline.id).filesList
+        val hello = changes.single { it.path == "hello.txt" }
+        assertEquals(FileStatus.FILE_STATUS_ADDED, hello.status)
+        assertEquals("hello from kotlin\n", hello.after)
+        assertTrue(changes.none { it.path == "readme.txt" })
+        val restored = dline.checkpoints.restore(taskId, baseline.id, RestoreMode.RESTORE_MODE_FILES)
+        assertTrue(restored.filesRestored, restored.fileError)
+        assertEquals(listOf("hello.txt"), restored.deletedPathsList)
+        assertFalse(Files.exists(workspace.resolve("hello.txt")))
+        assertEquals("kept\n", Files.readString(workspace.resolve("readme.txt")))
+
+        val listed = dline.history.list(workspaceRoot = workspace.toString()).tasksList.single { it.id == taskId }
+        assertEquals("Create hello.txt", listed.title)
+        dline.history.setFavorite(taskId, true)
+        assertTrue(dline.history.list(favoritesOnly = true).tasksList.any { it.id == taskId })
+
+        assertEquals(listOf(taskId), dline.tasks.delete(DeleteMode.DELETE_MODE_SELECTED, listOf(taskId)))
+        assertEquals(Code.NOT_FOUND, assertThrows<DlineException> { runBlocking { dline.tasks.get(taskId) } }.code)
+        assertTrue(dline.history.list().tasksList.none { it.id == taskId })
+    }
+
+    @Test
+    fun `subscribing to a task that does not exist fails with not_found`() = runBlocking {
+        val e = assertThrows<DlineException> { runBlocking { withTimeout(30.seconds) { dline.tasks.subscribe("no-such-task").first() } } }
+        assertEquals(Code.NOT_FOUND, e.code)
+    }
+
+    @Test
+    fun `a task stream survives a sidecar kill and resumes after the last seq`() = runBlocking {
+        val taskId = startTask()
+        coroutineScope {
+            val events = EventCollector(this, dline.tasks.subscribe(taskId))
+            events.await("tool approval") { it.hasAsk() }
+            // The status change to WAITING is the last event before the task blocks on the ask.
+            val lastBeforeKill = events.await("waiting status") {
+                it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_WAITING
+            }.seq
+            val first = harness.connection()
+            first.process.kill()
+            withTimeout(30.seconds) {
+                harness.supervisor.state.first { it is SidecarState.Ready && it.connection.generation == 2 }
+            }
+            // The new sidecar finds the task interrupted mid-ask; resuming it runs the next model turn.
+            dline.tasks.resume(taskId)
+            events.await("completion after the restart") {
+                it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_COMPLETED
+            }
+            events.cancel()
+            val after = events.seen.map { it.seq }.filter { it > lastBeforeKill }
+            assertTrue(after.isNotEmpty())
+            assertEquals(events.seen.map { it.seq }.sorted().distinct(), events.seen.map { it.seq }, "strictly increasing, no duplicates")
+            // A fresh subscriber on the new sidecar, from the same seq, sees exactly what the resumed flow got.
+            val fresh = EventCollector(this, dline.tasks.subscribe(taskId, afterSeq = lastBeforeKill))
+            fresh.await("the same completion") { it.seq == after.last() }
+            fresh.cancel()
+            assertEquals(events.seen.filter { it.seq > lastBeforeKill }, fresh.seen)
+        }
+        assertEquals(TaskStatus.TASK_STATUS_COMPLETED, dline.tasks.get(taskId).task.status)
+    }
+}

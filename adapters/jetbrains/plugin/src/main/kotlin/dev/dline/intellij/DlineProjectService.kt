@@ -1,0 +1,127 @@
+package dev.dline.intellij
+
+import com.intellij.ide.plugins.PluginManagerCore
+import com.intellij.notification.NotificationGroupManager
+import com.intellij.notification.NotificationType
+import com.intellij.openapi.Disposable
+import com.intellij.openapi.application.ApplicationInfo
+import com.intellij.openapi.application.ApplicationManager
+import com.intellij.openapi.application.PathManager
+import com.intellij.openapi.components.Service
+import com.intellij.openapi.components.service
+import com.intellij.openapi.extensions.PluginId
+import com.intellij.openapi.project.Project
+import dev.dline.client.ChatState
+import dev.dline.client.DlineClient
+import dev.dline.client.DlineException
+import dev.dline.client.SidecarLaunch
+import dev.dline.client.SidecarLocator
+import dev.dline.client.SidecarState
+import dev.dline.client.SidecarSupervisor
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.flow.update
+import kotlinx.coroutines.launch
+import java.nio.file.Path
+
+/**
+ * One Dline core per project window: the supervisor starts it on first use and stops it (by
+ * closing its stdin) when the project closes. Holds the chat of the task shown in the tool
+ * window. Every decision lives in the client library; this is wiring.
+ */
+@Service(Service.Level.PROJECT)
+class DlineProjectService(private val project: Project, val scope: CoroutineScope) : Disposable {
+    val supervisor: SidecarSupervisor by lazy {
+        val bundled = PluginManagerCore.getPlugin(PluginId.getId(PLUGIN_ID))?.pluginPath?.resolve("bin/dline-core")
+        val binary = SidecarLocator(bundled = bundled, searchFrom = project.basePath?.let(Path::of)).locate()
+        val log = Path.of(PathManager.getLogPath(), "dline-core-${project.locationHash}.log")
+        SidecarSupervisor(SidecarLaunch(binary = binary, workingDirectory = project.basePath?.let(Path::of), stderrLog = log)).also {
+            watchSidecar(it)
+            it.start()
+        }
+    }
+
+    val dline: DlineClient by lazy { DlineClient(supervisor) }
+
+    private val _chat = MutableStateFlow(ChatState())
+    val chat: StateFlow<ChatState> = _chat.asStateFlow()
+
+    @Volatile
+    var currentTaskId: String? = null
+        private set
+    private var subscription: Job? = null
+
+    val workspaceRoot: String get() = project.basePath ?: ""
+
+    /** Tells every new sidecar who we are and which folder is open; reports a give-up. */
+    private fun watchSidecar(supervisor: SidecarSupervisor) = scope.launch {
+        supervisor.state.collect { state ->
+            when (state) {
+                is SidecarState.Ready -> guarded {
+                    dline.system.initialize("JetBrains", ApplicationInfo.getInstance().fullVersion, listOfNotNull(project.basePath))
+                }
+                is SidecarState.Failed -> notify(state.reason, NotificationType.ERROR)
+                else -> Unit
+            }
+        }
+    }
+
+    fun startTask(text: String) = scope.launch {
+        guarded { show(dline.tasks.newTask(workspaceRoot, text)) }
+    }
+
+    /** Shows a task: its stored chat first, then its live events after that point. */
+    fun show(taskId: String) {
+        subscription?.cancel()
+        currentTaskId = taskId
+        subscription = scope.launch {
+            guarded {
+                val task = dline.tasks.get(taskId)
+                _chat.value = ChatState.of(task)
+                dline.tasks.subscribe(taskId, afterSeq = task.lastSeq).collect { event -> _chat.update { it.apply(event) } }
+            }
+        }
+    }
+
+    fun send(text: String) = scope.launch {
+        val taskId = currentTaskId
+        guarded { if (taskId == null) show(dline.tasks.newTask(workspaceRoot, text)) else dline.tasks.sendMessage(taskId, text) }
+    }
+
+    fun respond(approve: Boolean, text: String = "") = scope.launch {
+        val taskId = currentTaskId ?: return@launch
+        val ask = chat.value.pendingAsk ?: return@launch
+        guarded { dline.tasks.respond(taskId, ask.askId, approve, text) }
+    }
+
+    fun cancel() = scope.launch { currentTaskId?.let { guarded { dline.tasks.cancel(it) } } }
+
+    /** Runs a call, turning its DlineException into a notification with the core's sentence. */
+    suspend fun guarded(block: suspend () -> Unit) {
+        try {
+            block()
+        } catch (e: DlineException) {
+            notify(e.message, NotificationType.ERROR)
+        } catch (e: dev.dline.client.SidecarStartException) {
+            notify(e.message ?: "The Dline core could not start.", NotificationType.ERROR)
+        }
+    }
+
+    fun notify(text: String, type: NotificationType = NotificationType.INFORMATION) {
+        NotificationGroupManager.getInstance().getNotificationGroup("Dline").createNotification(text, type).notify(project)
+    }
+
+    override fun dispose() {
+        // Closing stdin lets the core flush; it may take a moment, so not on the UI thread.
+        ApplicationManager.getApplication().executeOnPooledThread { supervisor.stop() }
+    }
+
+    companion object {
+        const val PLUGIN_ID = "dev.dline.intellij"
+
+        fun of(project: Project): DlineProjectService = project.service()
+    }
+}
