@@ -35,8 +35,9 @@ export const SNAPSHOT_HEAD = "refs/heads/dline-snapshots";
 export function taskRefPrefix(taskId: string): string {
   return `${TASK_REFS}/${taskId}/`;
 }
-export function taskRef(taskId: string, seq: number): string {
-  return `${taskRefPrefix(taskId)}${String(seq).padStart(8, "0")}`;
+/** Ref names sort by creation time: milliseconds, then a tie-breaker within one millisecond. */
+export function taskRef(taskId: string, timeMs: number, tie: number): string {
+  return `${taskRefPrefix(taskId)}${String(timeMs).padStart(14, "0")}-${String(tie).padStart(3, "0")}`;
 }
 export function restoredRef(taskId: string): string {
   return `refs/dline/restored/${taskId}`;
@@ -78,8 +79,9 @@ export function parseRefRecords(out: string): CheckpointInfo[] {
     const [ref, id, tree, contents] = r.split("\0");
     const meta = decodeMessage(contents ?? "");
     if (!meta || !ref) continue;
-    const seq = Number(ref.slice(ref.lastIndexOf("/") + 1));
-    result.push({ ...meta, id, tree, seq, ref });
+    result.push({ ...meta, id, tree, seq: 0, ref });
   }
-  return result.sort((a, b) => a.seq - b.seq);
+  result.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  result.forEach((c, i) => (c.seq = i + 1));
+  return result;
 }

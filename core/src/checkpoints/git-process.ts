@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 
 /**
  * Runs the system `git` against one shadow repository with an environment isolated from the
@@ -82,6 +83,8 @@ export class ShadowGit {
       "-c", "core.autocrlf=false",
       "-c", "core.safecrlf=false",
       "-c", "safe.directory=*",
+      "-c", "core.excludesFile=/dev/null",
+      "-c", "core.attributesFile=/dev/null",
       ...args,
     ];
     return new Promise((resolve, reject) => {
@@ -99,7 +102,9 @@ export class ShadowGit {
         // git may exit before reading all input (e.g. on an error); the exit code tells.
       });
       child.on("error", (e: NodeJS.ErrnoException) => {
-        if (e.code === "ENOENT") {
+        if (e.code === "ENOENT" && !existsSync(this.options.workTree)) {
+          reject(new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null));
+        } else if (e.code === "ENOENT") {
           reject(new GitError("Git must be installed to use checkpoints.", args, "", null, true));
         } else {
           reject(new GitError(`git ${args[0]} failed: ${e.message}`, args, "", null));
@@ -149,6 +154,8 @@ const CORRUPTION = [
   /unable to read tree/i,
   /fatal: packed object .* is corrupt/i,
   /cannot read .* object/i,
+  /unable to read sha1 file/i,
+  /missing (blob|tree|commit) /i,
 ];
 
 export function looksCorrupt(err: unknown): boolean {

@@ -17,6 +17,7 @@ export class RepoLock {
     private readonly staleMs = 10_000,
     /** How long to wait for another process before giving up. */
     private readonly waitMs = 120_000,
+    private readonly onCompromised: (err: Error) => void = () => {},
   ) {}
 
   async with<T>(fn: () => Promise<T>): Promise<T> {
@@ -33,6 +34,9 @@ export class RepoLock {
       realpath: false,
       lockfilePath: `${this.lockTarget}.lock`,
       retries: { retries: Math.ceil(this.waitMs / 100), minTimeout: 50, maxTimeout: 200, factor: 1.2 },
+      // proper-lockfile's default throws from a timer (taking the process down) when the lock
+      // could not be refreshed in time; the git steps themselves stay safe, so only note it.
+      onCompromised: (err) => this.onCompromised(err),
     });
     try {
       return await fn();

@@ -1,0 +1,170 @@
+import {
+  ALL_TASK_REFS,
+  encodeMessage,
+  parseRefRecords,
+  REF_FORMAT,
+  restoredRef,
+  SNAPSHOT_HEAD,
+  taskRef,
+  taskRefPrefix,
+  type CheckpointInfo,
+  type CheckpointMeta,
+} from "./checkpoint-record.js";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { GitError, type ShadowGit } from "./git-process.js";
+
+/**
+ * The checkpoints of a shadow repository as commits and refs: one ref per checkpoint under
+ * `refs/dline/tasks/<task-id>/`, the newest snapshot of any task at `refs/heads/dline-snapshots`
+ * (HEAD), and the "restored" marker of a task at `refs/dline/restored/<task-id>`.
+ */
+export class CheckpointLog {
+  private readonly gitDir: string;
+
+  constructor(private readonly git: ShadowGit) {
+    this.gitDir = git.options.gitDir;
+  }
+
+  async list(taskId: string, signal?: AbortSignal): Promise<CheckpointInfo[]> {
+    return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, taskRefPrefix(taskId)], { signal }));
+  }
+
+  async listAll(signal?: AbortSignal): Promise<CheckpointInfo[]> {
+    return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, ALL_TASK_REFS], { signal }));
+  }
+
+  async headTree(signal?: AbortSignal): Promise<string | undefined> {
+    const out = await this.git.text(["rev-parse", "--verify", "-q", `${SNAPSHOT_HEAD}^{tree}`], { okCodes: [1], signal });
+    return out.trim() || undefined;
+  }
+
+  /**
+   * Commits the index (or `tree` when given: checkpoints without a new snapshot) as a
+   * checkpoint of `meta.task`, moves HEAD to it and clears the task's restored marker. HEAD
+ * only serves as the base `git status` compares the index with.
+   */
+  async commit(meta: Omit<CheckpointMeta, "reused">, options: { tree?: string; signal?: AbortSignal } = {}): Promise<CheckpointInfo> {
+    const { signal } = options;
+    const [written, previous] = await Promise.all([
+      options.tree ? Promise.resolve(options.tree) : this.git.text(["write-tree"], { signal }).then((t) => t.trim()),
+      this.headTree(signal),
+    ]);
+    const tree = written || (await this.emptyTree(signal));
+    const full: CheckpointMeta = { ...meta, reused: !options.tree && previous === tree };
+    // Parentless on purpose: each checkpoint keeps only its own snapshot alive, so deleting the
+    // refs of a task (or its oldest checkpoints, for the size budget) lets gc free them.
+    const commit = (
+      await this.git.text(["commit-tree", tree, "-F", "-"], { input: encodeMessage(full), signal })
+    ).trim();
+    const ref = await this.createTaskRef(meta.task, meta.createdAt, commit, signal);
+    await this.clearRestoredMarker(meta.task, signal);
+    await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
+    return { ...full, id: commit, tree, seq: 0, ref };
+  }
+
+  /**
+   * Creates the checkpoint's ref. With the files ref backend the loose ref is written directly
+   * (atomic rename, then a hard link that fails if the name is taken); callers hold the
+   * repository lock, so no git process races it. This saves one git process per checkpoint.
+   */
+  private async createTaskRef(taskId: string, timeMs: number, commit: string, signal?: AbortSignal): Promise<string> {
+    for (let tie = 0; tie < 1000; tie++) {
+      const ref = taskRef(taskId, timeMs, tie);
+      if (!(await this.filesBackend())) {
+        try {
+          await this.git.run(["update-ref", ref, commit, ""], { signal });
+          return ref;
+        } catch (err) {
+          if (err instanceof GitError && /exists/i.test(err.stderr)) continue;
+          throw err;
+        }
+      }
+      const file = path.join(this.gitDir, ...ref.split("/"));
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await fs.writeFile(tmp, `${commit}\n`);
+      try {
+        await fs.link(tmp, file);
+        return ref;
+      } catch (err) {
+        // Another checkpoint of this task in the same millisecond: take the next name.
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      } finally {
+        await fs.rm(tmp, { force: true });
+      }
+    }
+    throw new Error("no free checkpoint ref name");
+  }
+
+  private async writeLooseRef(ref: string, commit: string, signal?: AbortSignal): Promise<void> {
+    if (!(await this.filesBackend())) {
+      await this.git.run(["update-ref", ref, commit], { signal });
+      return;
+    }
+    const file = path.join(this.gitDir, ...ref.split("/"));
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    await fs.writeFile(tmp, `${commit}\n`);
+    await fs.rename(tmp, file);
+  }
+
+  /** A ref name for a new checkpoint of `taskId` that no checkpoint uses yet (callers hold the lock). */
+  async freeTaskRef(taskId: string, timeMs: number): Promise<string> {
+    for (let tie = 0; ; tie++) {
+      const ref = taskRef(taskId, timeMs, tie);
+      const taken = await fs.stat(path.join(this.gitDir, ...ref.split("/"))).then(() => true, () => false);
+      if (!taken) return ref;
+    }
+  }
+
+  /** The restored marker goes with the next checkpoint; git is asked only when one exists. */
+  async clearRestoredMarker(taskId: string, signal?: AbortSignal): Promise<void> {
+    const ref = restoredRef(taskId);
+    const loose = await fs.stat(path.join(this.gitDir, ...ref.split("/"))).then(() => true, () => false);
+    const packed = await fs.readFile(path.join(this.gitDir, "packed-refs"), "utf8").then((t) => t.includes(` ${ref}\n`), () => false);
+    if (loose || packed || !(await this.filesBackend())) {
+      await this.git.run(["update-ref", "-d", ref], { signal });
+    }
+  }
+
+  private backend: Promise<boolean> | undefined;
+  /** True for the classic files ref store (a reftable repository is always written through git). */
+  private filesBackend(): Promise<boolean> {
+    return (this.backend ??= fs.stat(path.join(this.gitDir, "reftable")).then(() => false, () => true));
+  }
+
+  async emptyTree(signal?: AbortSignal): Promise<string> {
+    return (await this.git.text(["hash-object", "-t", "tree", "-w", "--stdin"], { input: "", signal })).trim();
+  }
+
+  async restoredMarker(taskId: string, signal?: AbortSignal): Promise<string | undefined> {
+    const out = await this.git.text(["rev-parse", "--verify", "-q", restoredRef(taskId)], { okCodes: [1], signal });
+    return out.trim() || undefined;
+  }
+
+  async setRestoredMarker(taskId: string, commit: string, signal?: AbortSignal): Promise<void> {
+    await this.writeLooseRef(restoredRef(taskId), commit, signal);
+  }
+
+  async moveHead(commit: string, signal?: AbortSignal): Promise<void> {
+    await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
+  }
+
+  /** Deletes refs (checkpoints of deleted or pruned tasks); their objects become prunable. */
+  async deleteRefs(refs: string[], signal?: AbortSignal): Promise<void> {
+    if (!refs.length) return;
+    await this.git.run(["update-ref", "--stdin"], { input: refs.map((r) => `delete ${r}`).join("\n") + "\n", signal });
+  }
+
+  async taskIds(signal?: AbortSignal): Promise<string[]> {
+    const out = await this.git.text(["for-each-ref", "--format=%(refname)", ALL_TASK_REFS], { signal });
+    const ids = new Set<string>();
+    for (const line of out.split("\n")) {
+      const rest = line.slice(ALL_TASK_REFS.length);
+      const id = rest.slice(0, rest.indexOf("/"));
+      if (id) ids.add(id);
+    }
+    return [...ids];
+  }
+}

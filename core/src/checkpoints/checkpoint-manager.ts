@@ -1,0 +1,423 @@
+import * as fs from "node:fs/promises";
+import { DlineError } from "../errors.js";
+import type { Logger } from "../logging/logger.js";
+import { assertSafeId, normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
+import type { CheckpointInfo } from "./checkpoint-record.js";
+import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
+import type { SkippedPath } from "./exclusions.js";
+import { GitError } from "./git-process.js";
+import type { TaskConversationPort } from "./ports.js";
+import type { FileChange } from "./snapshot-diff.js";
+import { checkWorkspaceRoots, MESSAGES } from "./workspace-guard.js";
+import { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import { findCheckpoint, RestoreFlow, type RestoreMode, type RestoreOutcome } from "./restore-flow.js";
+import { findTaskWorkspace } from "./task-repository-finder.js";
+import { initializeWorkspace, statusBeforeInit } from "./workspace-init.js";
+
+export type { RestoreMode, RestoreOutcome } from "./restore-flow.js";
+
+export interface CheckpointManagerOptions {
+  layout: InstanceLayout;
+  /** Environment git runs with (PATH from here; GIT_* variables are dropped). */
+  env: NodeJS.ProcessEnv;
+  /** The user's home folder: checkpoints refuse it and its Desktop, Documents and Downloads. */
+  homeDir: string;
+  logger: Logger;
+  conversation?: TaskConversationPort;
+  /** Files larger than this are left out of snapshots. Default 5 MiB (spec setting). */
+  sizeLimitBytes?: number;
+  /** Object bytes per shadow repository before the oldest checkpoints are pruned. Default 2 GiB. */
+  budgetBytes?: number;
+  /** After this long, initialization reports that the repository may be large. Default 15 s (spec). */
+  slowInitMs?: number;
+  /** Initialization gives up after this long and reports a timeout. Default 2 min. */
+  initTimeoutMs?: number;
+  /** A repository lock not refreshed for this long belongs to a killed process. Default 10 s. */
+  lockStaleMs?: number;
+  /** Saves between two size-budget checks. Default 25. */
+  budgetCheckEvery?: number;
+  /** The checkpoints setting; false turns the feature off for a workspace. Default: on. */
+  isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
+  /** Called whenever a workspace's status changes (e.g. to "slow" after 15 s). */
+  onStatus?: (workspaceRoot: string, status: CheckpointStatus) => void;
+}
+
+/** The task as the checkpoint module sees it. */
+export interface CheckpointTask {
+  id: string;
+  workspaceRoots: readonly string[];
+}
+
+export interface SaveOptions {
+  messageId?: string;
+  /** Paths editing tools recorded this turn (force-added). */
+  editedPaths?: readonly string[];
+  /** A command ran this turn: the workspace is scanned as well. */
+  commandRan?: boolean;
+}
+
+
+export interface CheckpointView extends CheckpointInfo {
+  /** Files were restored to it and no checkpoint was saved since. */
+  restored: boolean;
+  /** A "before restore" checkpoint still offered as "Undo restore" (no turn since). */
+  undoAvailable: boolean;
+}
+
+interface WorkspaceEntry {
+  engine: WorkspaceCheckpoints;
+  status: CheckpointStatus;
+  init?: Promise<void>;
+  saves: number;
+  /** The status shows a failed save (not a failed initialization). */
+  saveFailed?: boolean;
+}
+
+/**
+ * The checkpoint API the task runtime calls at the spec's save points, and the RPC layer
+ * calls for List / Compare / View Changes / Restore / Edit Message / status. One
+ * WorkspaceCheckpoints per workspace; this class adds the status machine (initializing,
+ * slow, failed, unavailable, disabled), task-to-workspace lookup and the restore rules.
+ */
+export class CheckpointManager {
+  private readonly entries = new Map<string, WorkspaceEntry>();
+  private readonly baselines = new Map<string, Promise<CheckpointInfo | undefined>>();
+  private readonly taskWorkspaces = new Map<string, string>();
+  private readonly running = new Set<string>();
+  private conversation: TaskConversationPort | undefined;
+  private readonly o: Required<Omit<CheckpointManagerOptions, "conversation" | "isEnabled" | "onStatus">> &
+    Pick<CheckpointManagerOptions, "isEnabled" | "onStatus">;
+
+  constructor(options: CheckpointManagerOptions) {
+    this.conversation = options.conversation;
+    this.o = {
+      ...options,
+      sizeLimitBytes: options.sizeLimitBytes ?? 5 * 1024 * 1024,
+      budgetBytes: options.budgetBytes ?? 2 * 1024 * 1024 * 1024,
+      slowInitMs: options.slowInitMs ?? 15_000,
+      initTimeoutMs: options.initTimeoutMs ?? 120_000,
+      lockStaleMs: options.lockStaleMs ?? 10_000,
+      budgetCheckEvery: options.budgetCheckEvery ?? 25,
+    };
+  }
+
+  /** Supplies the conversation side once the task store exists (composition root). */
+  attachConversation(port: TaskConversationPort): void {
+    this.conversation = port;
+  }
+
+  // ---------------------------------------------------------------- save points
+
+  /**
+   * The baseline of a task: saved once (the first request), awaited by the first tool that may
+   * modify the workspace. Never throws: a workspace that cannot have checkpoints gets a status
+   * instead, and the task runs without checkpoints.
+   */
+  ensureBaseline(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
+    let pending = this.baselines.get(task.id);
+    if (!pending) {
+      pending = this.guarded(task, async (entry) => {
+        const existing = await entry.engine.list(task.id);
+        if (existing.length) return existing[0];
+        return entry.engine.save({ taskId: task.id, kind: "baseline", messageId, editedPaths: [], scan: true, hasFiles: true });
+      });
+      this.baselines.set(task.id, pending);
+      pending.then((cp) => cp === undefined && this.baselines.delete(task.id), () => this.baselines.delete(task.id));
+      this.running.add(task.id);
+    }
+    return pending;
+  }
+
+  /** After an assistant turn that may have modified the workspace. */
+  async saveTurn(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
+    return this.saveFiles(task, "turn", options);
+  }
+
+  /** The completion result's checkpoint (View Changes compares completions). */
+  async saveCompletion(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
+    const cp = await this.saveFiles(task, "completion", options);
+    this.running.delete(task.id);
+    return cp;
+  }
+
+  /** Context compaction: a checkpoint without a file snapshot (only "task only" restores). */
+  async saveCompaction(task: CheckpointTask, options: { messageId?: string } = {}): Promise<CheckpointInfo | undefined> {
+    await this.ensureBaseline(task);
+    return this.guarded(task, (entry) =>
+      entry.engine.save({ taskId: task.id, kind: "compaction", messageId: options.messageId ?? "", editedPaths: [], scan: false, hasFiles: false }),
+    );
+  }
+
+  private async saveFiles(task: CheckpointTask, kind: "turn" | "completion", options: SaveOptions): Promise<CheckpointInfo | undefined> {
+    await this.ensureBaseline(task);
+    const edited = options.editedPaths ?? [];
+    return this.guarded(task, async (entry) => {
+      const cp = await entry.engine.save({
+        taskId: task.id,
+        kind,
+        messageId: options.messageId ?? "",
+        editedPaths: edited,
+        scan: !!options.commandRan || edited.length === 0,
+        hasFiles: true,
+      });
+      if (++entry.saves % this.o.budgetCheckEvery === 0) {
+        this.enforceBudget(entry.engine.workspaceRoot).catch((err) =>
+          this.o.logger.warn("checkpoint size budget check failed", { error: String(err) }),
+        );
+      }
+      return cp;
+    });
+  }
+
+  /** Runs `fn` when the task's workspace is ready; records failures as status, returns undefined. */
+  private async guarded<T>(task: CheckpointTask, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
+    assertSafeId("task id", task.id);
+    let root: string;
+    try {
+      root = checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir);
+    } catch (err) {
+      this.o.logger.info("checkpoints unavailable for task", { task: task.id, reason: (err as Error).message });
+      return undefined;
+    }
+    this.taskWorkspaces.set(task.id, root);
+    const entry = this.entryFor(root);
+    if (!(await this.ready(entry))) return undefined;
+    try {
+      const result = await fn(entry);
+      const rebuilt = entry.engine.rebuiltFrom ? MESSAGES.rebuilt(entry.engine.rebuiltFrom) : undefined;
+      if (entry.saveFailed || (rebuilt && entry.status.message !== rebuilt)) {
+        entry.saveFailed = false;
+        // A repository rebuilt during this save says so (it kept the damaged one aside).
+        this.setStatus(entry, "ready", rebuilt ?? MESSAGES.ready);
+      }
+      return result;
+    } catch (err) {
+      this.o.logger.error("checkpoint save failed", { task: task.id, error: (err as Error).message });
+      const missing = err instanceof GitError && err.missing;
+      this.setStatus(entry, missing ? "unavailable" : "failed", describe(err));
+      // A failed save is shown, but the next save tries again (unlike a failed initialization).
+      entry.saveFailed = !missing;
+      return undefined;
+    }
+  }
+
+  // ---------------------------------------------------------------- status
+
+  private entryFor(root: string): WorkspaceEntry {
+    const key = normaliseWorkspacePath(root);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = {
+        engine: new WorkspaceCheckpoints({
+          workspaceRoot: key,
+          repoDir: this.o.layout.checkpointRepoDir(key),
+          env: this.o.env,
+          sizeLimitBytes: this.o.sizeLimitBytes,
+          lockStaleMs: this.o.lockStaleMs,
+          logger: this.o.logger,
+        }),
+        status: makeStatus("initializing", MESSAGES.initializing),
+        saves: 0,
+      };
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  private setStatus(entry: WorkspaceEntry, state: CheckpointState, message: string, skipped?: SkippedPath[]): void {
+    entry.status = makeStatus(state, message, { skipped: skipped ?? entry.status.skipped });
+    this.o.onStatus?.(entry.engine.workspaceRoot, entry.status);
+  }
+
+  private async ready(entry: WorkspaceEntry): Promise<boolean> {
+    if (this.o.isEnabled && !(await this.o.isEnabled(entry.engine.workspaceRoot))) {
+      if (entry.status.state !== "disabled") this.setStatus(entry, "disabled", MESSAGES.disabled);
+      return false;
+    }
+    const state = entry.status.state;
+    if (state === "ready" || (state === "failed" && entry.saveFailed)) return true;
+    if (state === "disabled" || state === "failed" || state === "unavailable") return false;
+    entry.init ??= initializeWorkspace(
+      entry.engine,
+      this.o,
+      (state, message, skipped) => this.setStatus(entry, state, message, skipped),
+      this.o.logger,
+    ).finally(() => (entry.init = undefined));
+    await entry.init;
+    return entry.status.state === "ready";
+  }
+
+  /** The status of a workspace (or of a task's workspace). Never starts a scan. */
+  async status(query: { taskId?: string; workspaceRoot?: string }): Promise<CheckpointStatus> {
+    let root: string;
+    try {
+      root = await this.rootFor(query);
+    } catch (err) {
+      if (err instanceof DlineError && err.code === "failed_precondition") return makeStatus("unavailable", err.message, { canRetry: false });
+      throw err;
+    }
+    const entry = this.entries.get(normaliseWorkspacePath(root));
+    if (this.o.isEnabled && !(await this.o.isEnabled(root))) return makeStatus("disabled", MESSAGES.disabled);
+    const size = entry ? await entry.engine.repo.objectBytes().catch(() => 0) : 0;
+    // An entry made only for queries (never initialized) says nothing yet.
+    const initialized = entry && (entry.init !== undefined || entry.status.state !== "initializing");
+    if (entry && initialized) {
+      return { ...entry.status, repositorySizeBytes: size, skipped: await this.latestSkips(entry, query.taskId) };
+    }
+    return statusBeforeInit(this.entryFor(root).engine, this.o.env, query.taskId);
+  }
+
+  private async latestSkips(entry: WorkspaceEntry, taskId?: string): Promise<SkippedPath[]> {
+    if (taskId && entry.status.state === "ready") {
+      const cps = await entry.engine.list(taskId).catch(() => []);
+      if (cps.length) return cps[cps.length - 1].skipped;
+    }
+    return entry.status.skipped;
+  }
+
+  /** Retry Checkpoints: clears a failure and initializes again. */
+  async retry(query: { taskId?: string; workspaceRoot?: string }): Promise<CheckpointStatus> {
+    const root = await this.rootFor(query);
+    const entry = this.entryFor(root);
+    if (entry.status.state !== "ready") {
+      entry.saveFailed = false;
+      entry.status = makeStatus("initializing", MESSAGES.initializing);
+      await this.ready(entry);
+    }
+    return this.status({ workspaceRoot: root });
+  }
+
+  /** Disable Checkpoints for a workspace in this process (the setting is the lasting switch). */
+  async disable(query: { taskId?: string; workspaceRoot?: string }): Promise<void> {
+    const root = await this.rootFor(query);
+    this.setStatus(this.entryFor(root), "disabled", MESSAGES.disabled);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  async list(taskId: string): Promise<CheckpointView[]> {
+    const engine = await this.engineOfTask(taskId);
+    const cps = await engine.list(taskId);
+    const marker = await engine.restoredMarker(taskId);
+    const last = cps[cps.length - 1];
+    return cps.map((c) => ({
+      ...c,
+      restored: marker !== undefined && c.id === marker && c !== last,
+      undoAvailable: c === last && c.kind === "before_restore",
+    }));
+  }
+
+  async compare(taskId: string, checkpointId: string): Promise<{ files: FileChange[]; skipped: SkippedPath[] }> {
+    const engine = await this.engineOfTask(taskId);
+    const cp = await this.find(engine, taskId, checkpointId);
+    if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
+    return { files: await engine.compare(cp.id), skipped: cp.skipped };
+  }
+
+  /** What the task changed since its previous completion (or its start), up to its latest completion. */
+  async viewChanges(taskId: string): Promise<{ files: FileChange[]; from: string; to: string }> {
+    const engine = await this.engineOfTask(taskId);
+    const cps = (await engine.list(taskId)).filter((c) => c.hasFiles);
+    const completions = cps.filter((c) => c.kind === "completion");
+    if (!completions.length) throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
+    const to = completions[completions.length - 1];
+    const from = completions.length > 1 ? completions[completions.length - 2] : cps[0];
+    return { files: await engine.between(from.id, to.id), from: from.id, to: to.id };
+  }
+
+  // ---------------------------------------------------------------- restore
+
+  /** Restore Files & Task / Files Only / Task Only, by the spec's restore rules. */
+  async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
+    const engine = await this.engineOfTask(taskId);
+    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    return flow.restore(checkpointId, mode);
+  }
+
+  /** Restore Chat / Restore All for an edited earlier message; unchanged text restores nothing. */
+  async editMessage(
+    taskId: string,
+    messageId: string,
+    text: string,
+    mode: "restore_chat" | "restore_all",
+  ): Promise<{ restored: boolean; fileError: string }> {
+    const engine = await this.engineOfTask(taskId);
+    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    return flow.editMessage(messageId, text, mode, async () => {
+      const status = await this.status({ taskId });
+      return status.state === "failed" || status.state === "unavailable" || status.state === "disabled" ? status.message : undefined;
+    });
+  }
+
+  private async find(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<CheckpointInfo> {
+    return findCheckpoint(await engine.list(taskId), taskId, checkpointId);
+  }
+
+  // ---------------------------------------------------------------- task lookup, budget, deletion
+
+  private async rootFor(query: { taskId?: string; workspaceRoot?: string }): Promise<string> {
+    if (query.workspaceRoot) return checkWorkspaceRoots([query.workspaceRoot], this.o.homeDir);
+    if (query.taskId) return this.workspaceOfTask(query.taskId);
+    throw new DlineError("invalid_argument", "Give a task id or a workspace root.");
+  }
+
+  private async engineOfTask(taskId: string): Promise<WorkspaceCheckpoints> {
+    return this.entryFor(await this.workspaceOfTask(taskId)).engine;
+  }
+
+  /** The task's workspace: from the task store when attached, else found among the shadow repositories. */
+  async workspaceOfTask(taskId: string): Promise<string> {
+    assertSafeId("task id", taskId);
+    const known = this.taskWorkspaces.get(taskId);
+    if (known) return known;
+    const roots = await this.conversation?.workspaceRootsOf(taskId);
+    if (roots) {
+      const root = checkWorkspaceRoots(roots, this.o.homeDir);
+      this.taskWorkspaces.set(taskId, root);
+      return root;
+    }
+    const found = await this.findTaskRepository(taskId);
+    if (!found) throw new DlineError("not_found", `Task ${taskId} has no checkpoints.`);
+    this.taskWorkspaces.set(taskId, found);
+    return found;
+  }
+
+  private findTaskRepository(taskId: string): Promise<string | undefined> {
+    return findTaskWorkspace(this.o.layout.checkpointsDir, taskId, this.o.env);
+  }
+
+  /** Applies the size budget to a workspace's repository now. */
+  async enforceBudget(workspaceRoot: string): Promise<string[]> {
+    const entry = this.entryFor(checkWorkspaceRoots([workspaceRoot], this.o.homeDir));
+    return entry.engine.enforceBudget(this.o.budgetBytes, async (taskId) => {
+      const known = await this.conversation?.taskState?.(taskId);
+      if (known) return known;
+      return this.running.has(taskId) ? "running" : "finished";
+    });
+  }
+
+  /** A task was deleted: its refs go, other tasks' checkpoints stay. */
+  async deleteTask(taskId: string, workspaceRoot: string): Promise<void> {
+    const root = workspaceRoot || (await this.findTaskRepository(taskId));
+    this.baselines.delete(taskId);
+    this.running.delete(taskId);
+    this.taskWorkspaces.delete(taskId);
+    if (!root) return;
+    await this.entryFor(normaliseWorkspacePath(root)).engine.deleteTask(taskId);
+  }
+
+  /** The last task went (or Delete Everything): the whole checkpoints folder goes. */
+  async deleteAll(): Promise<void> {
+    this.entries.clear();
+    this.baselines.clear();
+    this.taskWorkspaces.clear();
+    this.running.clear();
+    await fs.rm(this.o.layout.checkpointsDir, { recursive: true, force: true });
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof DlineError) return err.message;
+  if (err instanceof GitError) return err.missing ? MESSAGES.gitMissing : err.message;
+  return (err as Error)?.message ?? String(err);
+}

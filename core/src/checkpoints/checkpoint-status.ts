@@ -1,0 +1,30 @@
+import type { SkippedPath } from "./exclusions.js";
+
+export type CheckpointState = "ready" | "initializing" | "slow" | "failed" | "unavailable" | "disabled";
+
+/** What the task header shows about checkpoints of one workspace. */
+export interface CheckpointStatus {
+  state: CheckpointState;
+  /** The sentence a person reads (the spec's texts for the limits). */
+  message: string;
+  canRetry: boolean;
+  canDisable: boolean;
+  /** What the latest scan left out and why. */
+  skipped: SkippedPath[];
+  repositorySizeBytes: number;
+}
+
+export function makeStatus(
+  state: CheckpointState,
+  message: string,
+  extra: Partial<Omit<CheckpointStatus, "state" | "message">> = {},
+): CheckpointStatus {
+  return {
+    state,
+    message,
+    canRetry: extra.canRetry ?? (state === "failed" || state === "unavailable"),
+    canDisable: extra.canDisable ?? (state === "failed" || state === "slow"),
+    skipped: extra.skipped ?? [],
+    repositorySizeBytes: extra.repositorySizeBytes ?? 0,
+  };
+}

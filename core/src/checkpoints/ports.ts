@@ -1,0 +1,45 @@
+/**
+ * What the checkpoint module needs from the task store / runtime (issue 6), which owns the
+ * conversation. The composition root supplies an implementation; until then, operations that
+ * touch the conversation answer `failed_precondition`.
+ */
+export interface TaskConversationPort {
+  /** The workspace roots a task runs in; undefined for an unknown task. */
+  workspaceRootsOf(taskId: string): Promise<readonly string[] | undefined>;
+  /**
+   * Deletes the messages after `messageId` (and the API records and context after it). With
+   * `editedText`, the message itself is replaced by that text and the task continues from it
+   * (Restore Chat); without, the conversation is rewound to just before the message's
+   * follow-ups (Restore Task / Restore All).
+   */
+  rewindConversation(taskId: string, messageId: string, options?: { editedText?: string; beforeMessage?: boolean }): Promise<void>;
+  /** A sent message's text and time, for EditMessage; undefined when there is no such message. */
+  messageInfo(taskId: string, messageId: string): Promise<{ text: string; createdAt: number } | undefined>;
+  /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */
+  recordedEditedPaths?(taskId: string): Promise<readonly string[]>;
+  /** For the size budget: a running task's checkpoints are never pruned. Unknown = "deleted". */
+  taskState?(taskId: string): Promise<"running" | "finished" | "deleted">;
+}
+
+/** The tools the spec lists as read-only: they do not wait for the baseline and save no turn checkpoint. */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "read_file",
+  "list_files",
+  "search_files",
+  "list_code_definition_names",
+  "find_references",
+  "web_search",
+  "web_fetch",
+  "load_skill",
+  "load_workflow",
+  "browser_action",
+  "browser",
+  "ask_followup_question",
+  "plan_mode_respond",
+  "attempt_completion",
+]);
+
+/** Whether a turn that used these tools may have modified the workspace (and needs a checkpoint). */
+export function turnMayModify(toolNames: readonly string[]): boolean {
+  return toolNames.some((t) => !READ_ONLY_TOOLS.has(t));
+}

@@ -1,0 +1,127 @@
+import { DlineError } from "../errors.js";
+import type { Logger } from "../logging/logger.js";
+import type { CheckpointInfo } from "./checkpoint-record.js";
+import type { TaskConversationPort } from "./ports.js";
+import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+
+export type RestoreMode = "files_and_task" | "files" | "task";
+
+export interface RestoreOutcome {
+  filesRestored: boolean;
+  fileError: string;
+  restoredPaths: string[];
+  deletedPaths: string[];
+  undoCheckpointId: string;
+  conversationRestored: boolean;
+}
+
+export function findCheckpoint(cps: CheckpointInfo[], taskId: string, checkpointId: string): CheckpointInfo {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(checkpointId)) {
+    throw new DlineError("invalid_argument", `"${checkpointId.slice(0, 80)}" is not a checkpoint id.`);
+  }
+  const cp = cps.find((c) => c.id === checkpointId);
+  if (!cp) throw new DlineError("not_found", `Checkpoint ${checkpointId} does not belong to task ${taskId}.`);
+  return cp;
+}
+
+/**
+ * One restore of one task: the mode rules (compaction and snapshot-less checkpoints allow only
+ * "task only"), the files part through WorkspaceCheckpoints, the conversation part through the
+ * task store's port, and "Files & Task" restoring the conversation even when files fail.
+ */
+export class RestoreFlow {
+  constructor(
+    private readonly engine: WorkspaceCheckpoints,
+    private readonly taskId: string,
+    private readonly conversation: TaskConversationPort | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  async restore(checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
+    const cps = await this.engine.list(this.taskId);
+    const cp = findCheckpoint(cps, this.taskId, checkpointId);
+    const outcome: RestoreOutcome = {
+      filesRestored: false,
+      fileError: "",
+      restoredPaths: [],
+      deletedPaths: [],
+      undoCheckpointId: "",
+      conversationRestored: false,
+    };
+    if (mode !== "task" && (!cp.hasFiles || cp.kind === "compaction")) {
+      throw new DlineError("failed_precondition", "This checkpoint has no file snapshot; only Restore Task Only is available.");
+    }
+    const port = mode === "files" ? undefined : this.requireConversation();
+    if (mode !== "task") {
+      try {
+        const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps));
+        Object.assign(outcome, {
+          filesRestored: true,
+          restoredPaths: result.restored,
+          deletedPaths: result.deleted,
+          undoCheckpointId: result.undo.id,
+        });
+      } catch (err) {
+        if (mode === "files") throw err;
+        // Restore Files & Task: the conversation is still restored; the file error is reported.
+        outcome.fileError = `Restoring files failed: ${(err as Error).message}`;
+        this.logger.error("file restore failed", { task: this.taskId, error: String(err) });
+      }
+    }
+    if (port) {
+      await port.rewindConversation(this.taskId, cp.messageId);
+      outcome.conversationRestored = true;
+    }
+    return outcome;
+  }
+
+  /**
+   * Restore Chat rewinds to just before the message and continues with the edited text;
+   * Restore All also restores files to the checkpoint of that message (only Restore Chat sends
+   * the edited text, per the spec). `checkpointError` answers the header's error, if any,
+   * which hides Restore All.
+   */
+  async editMessage(
+    messageId: string,
+    text: string,
+    mode: "restore_chat" | "restore_all",
+    checkpointError: () => Promise<string | undefined>,
+  ): Promise<{ restored: boolean; fileError: string }> {
+    const port = this.requireConversation();
+    const message = await port.messageInfo(this.taskId, messageId);
+    if (!message) throw new DlineError("not_found", `Message ${messageId.slice(0, 80)} does not exist in task ${this.taskId}.`);
+    if (message.text === text) return { restored: false, fileError: "" };
+    if (mode === "restore_chat") {
+      await port.rewindConversation(this.taskId, messageId, { editedText: text, beforeMessage: true });
+      return { restored: true, fileError: "" };
+    }
+    const error = await checkpointError();
+    if (error) throw new DlineError("failed_precondition", `Restore All is not available: ${error}`);
+    const all = await this.engine.list(this.taskId);
+    const cps = all.filter((c) => c.hasFiles).reverse();
+    const cp = cps.find((c) => c.messageId === messageId) ?? cps.find((c) => c.createdAt <= message.createdAt) ?? cps[cps.length - 1];
+    let fileError = "";
+    if (cp) {
+      try {
+        await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all));
+      } catch (err) {
+        fileError = `Restoring files failed: ${(err as Error).message}`;
+      }
+    }
+    await port.rewindConversation(this.taskId, messageId, { beforeMessage: true });
+    return { restored: true, fileError };
+  }
+
+  /** Paths this task's editing tools recorded: from its checkpoints and from the task store. */
+  private async recordedPaths(cps: CheckpointInfo[]): Promise<string[]> {
+    const fromPort = (await this.conversation?.recordedEditedPaths?.(this.taskId)) ?? [];
+    return [...new Set([...cps.flatMap((c) => c.edited), ...fromPort])];
+  }
+
+  private requireConversation(): TaskConversationPort {
+    if (!this.conversation) {
+      throw new DlineError("failed_precondition", "Restoring the conversation needs the task store, which is not available in this version yet.");
+    }
+    return this.conversation;
+  }
+}

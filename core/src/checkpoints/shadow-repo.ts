@@ -1,0 +1,166 @@
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { DlineError } from "../errors.js";
+import { normaliseWorkspacePath } from "../storage/instance-layout.js";
+import { GitError, ShadowGit } from "./git-process.js";
+
+/**
+ * Creates, opens and repairs the shadow repository of one workspace:
+ * `<repoDir>/.git` with `core.worktree` = the project folder. Callers hold the repository lock.
+ */
+export interface ShadowRepoPaths {
+  repoDir: string;
+  gitDir: string;
+  hooksDir: string;
+  lockTarget: string;
+}
+
+export function shadowRepoPaths(repoDir: string): ShadowRepoPaths {
+  return {
+    repoDir,
+    gitDir: path.join(repoDir, ".git"),
+    hooksDir: path.join(repoDir, "no-hooks"),
+    lockTarget: path.join(repoDir, "repo"),
+  };
+}
+
+/** Settings of every shadow repository; written at creation and re-applied on open. */
+const REPO_CONFIG: [string, string][] = [
+  ["core.bare", "false"],
+  ["core.logAllRefUpdates", "false"],
+  ["core.untrackedCache", "true"],
+  ["core.splitIndex", "true"],
+  ["splitIndex.maxPercentChange", "50"],
+  ["index.version", "4"],
+  ["core.preloadIndex", "true"],
+  ["core.checkStat", "minimal"],
+  ["commit.gpgSign", "false"],
+  ["user.name", "Dline Checkpoint"],
+  ["user.email", "checkpoint@dline.invalid"],
+  ["gc.reflogExpire", "now"],
+  ["gc.reflogExpireUnreachable", "now"],
+  ["gc.pruneExpire", "now"],
+  ["gc.autoDetach", "false"],
+  ["submodule.recurse", "false"],
+  // Git's default global ignore and attributes files live outside the global config; the
+  // user's global git setup must not shape snapshots either.
+  ["core.excludesFile", "/dev/null"],
+  ["core.attributesFile", "/dev/null"],
+];
+
+/** `[section "sub"] key = value` text for dotted keys (values here need no quoting). */
+function configText(entries: [string, string][]): string {
+  const sections = new Map<string, string[]>();
+  for (const [key, value] of entries) {
+    const dot = key.lastIndexOf(".");
+    const section = key.slice(0, dot);
+    const name = key.slice(dot + 1);
+    const first = section.indexOf(".");
+    const header = first < 0 ? `[${section}]` : `[${section.slice(0, first)} "${section.slice(first + 1)}"]`;
+    sections.set(header, [...(sections.get(header) ?? []), `\t${name} = ${value}`]);
+  }
+  return [...sections].map(([h, lines]) => `${h}\n${lines.join("\n")}\n`).join("");
+}
+
+/** Files git leaves behind when it is killed mid-write; safe to remove while we hold the lock. */
+const TOP_LEVEL_LOCKS = ["index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "shallow.lock"];
+
+export class ShadowRepo {
+  readonly paths: ShadowRepoPaths;
+  readonly git: ShadowGit;
+
+  constructor(
+    readonly workspaceRoot: string,
+    repoDir: string,
+    baseEnv: NodeJS.ProcessEnv,
+  ) {
+    this.paths = shadowRepoPaths(repoDir);
+    this.git = new ShadowGit({
+      gitDir: this.paths.gitDir,
+      workTree: workspaceRoot,
+      emptyHooksDir: this.paths.hooksDir,
+      baseEnv,
+    });
+  }
+
+  async exists(): Promise<boolean> {
+    return fs.stat(path.join(this.paths.gitDir, "HEAD")).then(() => true, () => false);
+  }
+
+  /**
+   * Opens the repository, creating it when missing. Refuses one recorded for another folder
+   * (hash collision or a moved checkpoints folder): that repository is not ours to write.
+   * Returns true when it was created now.
+   */
+  async openOrCreate(signal?: AbortSignal): Promise<boolean> {
+    await fs.mkdir(this.paths.hooksDir, { recursive: true });
+    await this.removeStaleLocks();
+    if (await fs.stat(this.paths.gitDir).then(() => true, () => false)) {
+      const recorded = (await this.git.text(["config", "--get", "core.worktree"], { okCodes: [1], signal })).trim();
+      if (!recorded) {
+        throw new GitError("the shadow repository has no core.worktree", ["config"], "not a git repository (no core.worktree)", 1);
+      }
+      if (normaliseWorkspacePath(recorded) !== normaliseWorkspacePath(this.workspaceRoot)) {
+        throw new DlineError(
+          "failed_precondition",
+          `The checkpoint repository ${this.paths.gitDir} belongs to another folder (${recorded}); it was left untouched.`,
+        );
+      }
+      await this.git.run(["rev-parse", "--git-dir"], { signal });
+      return false;
+    }
+    await fs.mkdir(this.paths.repoDir, { recursive: true });
+    await this.git.run(["init", "--quiet", `--initial-branch=dline-snapshots`], { signal });
+    await this.git.run(["config", "core.worktree", this.workspaceRoot], { signal });
+    // The rest in one write (one git process per key costs ~10 ms each on a busy machine).
+    await fs.appendFile(path.join(this.paths.gitDir, "config"), configText(REPO_CONFIG));
+    // Sample hooks from the template would never run (hooksPath), but they are noise on disk.
+    await fs.rm(path.join(this.paths.gitDir, "hooks"), { recursive: true, force: true });
+    return true;
+  }
+
+  /**
+   * Removes lock files a killed git left; only called while holding the repository lock, so no
+   * git of ours is running. `deep` also walks refs/ (ref locks, our temporary ref files): done
+   * when a repository is opened and when git reports a lock, not on every operation.
+   */
+  async removeStaleLocks(deep = true): Promise<string[]> {
+    const removed: string[] = [];
+    for (const name of TOP_LEVEL_LOCKS) {
+      const file = path.join(this.paths.gitDir, name);
+      if (await fs.rm(file).then(() => true, () => false)) removed.push(name);
+    }
+    if (!deep) return removed;
+    const walk = async (dir: string): Promise<void> => {
+      const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (e.name.endsWith(".lock") || e.name.endsWith(".tmp")) {
+          await fs.rm(p, { force: true });
+          removed.push(path.relative(this.paths.gitDir, p));
+        }
+      }
+    };
+    await walk(path.join(this.paths.gitDir, "refs"));
+    return removed;
+  }
+
+  /**
+   * Moves a damaged repository aside (`.git.corrupt-<time>`), never deleting it: it may still
+   * hold checkpoints someone wants to recover by hand. Returns where it went.
+   */
+  async setAside(): Promise<string> {
+    const aside = path.join(this.paths.repoDir, `.git.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    await fs.rename(this.paths.gitDir, aside);
+    return aside;
+  }
+
+  /** Bytes used by the repository's objects (the part the size budget governs), from git's own count. */
+  async objectBytes(): Promise<number> {
+    if (!(await this.exists())) return 0;
+    const out = await this.git.text(["count-objects", "-v"]);
+    const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)`, "m").exec(out)?.[1] ?? 0);
+    return (kib("size") + kib("size-pack") + kib("size-garbage")) * 1024;
+  }
+}

@@ -1,0 +1,129 @@
+import * as fs from "node:fs/promises";
+import { splitNul, type ShadowGit } from "./git-process.js";
+import { mapLimit, toAbsolute } from "./workspace-paths.js";
+
+export type FileStatus = "added" | "modified" | "deleted";
+
+/** One changed file, as Compare and View Changes show it. */
+export interface FileChange {
+  path: string;
+  status: FileStatus;
+  before: string;
+  after: string;
+  binary: boolean;
+  /** One side is over the size limit: its text is left out. */
+  tooLarge: boolean;
+}
+
+interface RawEntry {
+  path: string;
+  status: FileStatus;
+  oldBlob: string;
+  newBlob: string;
+}
+
+const ZERO = /^0+$/;
+
+/** Parses `git diff-* -z --raw --no-abbrev` output. */
+function parseRaw(out: Buffer): RawEntry[] {
+  const fields = splitNul(out);
+  const entries: RawEntry[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, , oldBlob, newBlob, letter] = fields[i].split(/\s+/);
+    const p = fields[i + 1];
+    const status: FileStatus = letter === "A" ? "added" : letter === "D" ? "deleted" : "modified";
+    entries.push({ path: p, status, oldBlob: ZERO.test(oldBlob) ? "" : oldBlob, newBlob: ZERO.test(newBlob) ? "" : newBlob });
+  }
+  return entries;
+}
+
+/** Contents of blobs by id, through one `cat-file --batch` (blobs over the limit are not read). */
+async function readBlobs(git: ShadowGit, ids: string[], limit: number): Promise<Map<string, Buffer | "too_large">> {
+  const result = new Map<string, Buffer | "too_large">();
+  const unique = [...new Set(ids.filter(Boolean))];
+  if (!unique.length) return result;
+  const sizes = (await git.text(["cat-file", "--batch-check"], { input: unique.join("\n") + "\n" })).split("\n");
+  const small: string[] = [];
+  unique.forEach((id, i) => {
+    const size = Number(sizes[i]?.split(" ")[2] ?? 0);
+    if (size > limit) result.set(id, "too_large");
+    else small.push(id);
+  });
+  if (!small.length) return result;
+  const out = (await git.run(["cat-file", "--batch"], { input: small.join("\n") + "\n" })).stdout;
+  let pos = 0;
+  while (pos < out.length) {
+    const nl = out.indexOf(10, pos);
+    const [id, , sizeText] = out.subarray(pos, nl).toString("latin1").split(" ");
+    const size = Number(sizeText);
+    result.set(id, out.subarray(nl + 1, nl + 1 + size));
+    pos = nl + 1 + size + 1;
+  }
+  return result;
+}
+
+export function isBinary(buf: Buffer): boolean {
+  return buf.subarray(0, 8000).includes(0);
+}
+
+/** Text of all files of one answer together; past it, files are listed without their text. */
+const MAX_TOTAL_TEXT = 16 * 1024 * 1024;
+
+/** Drops texts once the running total passes the cap (marked too large, never silently cut). */
+function capTotal(changes: FileChange[]): FileChange[] {
+  let total = 0;
+  return changes.map((c) => {
+    total += c.before.length + c.after.length;
+    return total > MAX_TOTAL_TEXT ? { ...c, before: "", after: "", tooLarge: true } : c;
+  });
+}
+
+export class SnapshotDiff {
+  constructor(
+    private readonly git: ShadowGit,
+    private readonly workspaceRoot: string,
+    private readonly sizeLimitBytes: number,
+  ) {}
+
+  /** A checkpoint against the index, which the caller just brought up to date with the workspace; "after" is read from disk. */
+  async againstWorkspace(commit: string): Promise<FileChange[]> {
+    const raw = parseRaw((await this.git.run(["diff-index", "--cached", "-z", "--raw", "--no-renames", "--no-abbrev", commit])).stdout);
+    const blobs = await readBlobs(this.git, raw.map((e) => e.oldBlob), this.sizeLimitBytes);
+    const changes = await mapLimit(raw, 16, async (e) => {
+      let after: Buffer | "too_large" | undefined;
+      if (e.status !== "deleted") {
+        const file = toAbsolute(this.workspaceRoot, e.path);
+        const st = await fs.lstat(file).catch(() => undefined);
+        if (st && st.size > this.sizeLimitBytes) after = "too_large";
+        else if (st?.isSymbolicLink()) after = Buffer.from(await fs.readlink(file));
+        else after = await fs.readFile(file).catch(() => Buffer.alloc(0));
+      }
+      return this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
+    });
+    return capTotal(changes);
+  }
+
+  /** Two checkpoints against each other (View Changes). */
+  async betweenCommits(from: string, to: string): Promise<FileChange[]> {
+    const raw = parseRaw((await this.git.run(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", from, to])).stdout);
+    const blobs = await readBlobs(this.git, raw.flatMap((e) => [e.oldBlob, e.newBlob]), this.sizeLimitBytes);
+    return capTotal(
+      raw.map((e) => this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined)),
+    );
+  }
+
+  private change(e: RawEntry, before: Buffer | "too_large" | undefined, after: Buffer | "too_large" | undefined): FileChange {
+    const tooLarge = before === "too_large" || after === "too_large";
+    const b = before instanceof Buffer ? before : undefined;
+    const a = after instanceof Buffer ? after : undefined;
+    const binary = (b ? isBinary(b) : false) || (a ? isBinary(a) : false);
+    return {
+      path: e.path,
+      status: e.status,
+      before: binary || !b ? "" : b.toString("utf8"),
+      after: binary || !a ? "" : a.toString("utf8"),
+      binary,
+      tooLarge,
+    };
+  }
+}

@@ -1,0 +1,59 @@
+import type { Logger } from "../logging/logger.js";
+import { tmpdir } from "node:os";
+import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
+import type { SkippedPath } from "./exclusions.js";
+import { GitError, ShadowGit } from "./git-process.js";
+import { MESSAGES } from "./workspace-guard.js";
+import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+
+export interface InitTiming {
+  /** After this long, report that the repository may be large (spec: 15 s). */
+  slowInitMs: number;
+  /** Give up (and kill git) after this long, reporting a timeout. */
+  initTimeoutMs: number;
+}
+
+/**
+ * Opens a workspace's shadow repository and scans the workspace, reporting each state as the
+ * spec describes: initializing, slow after `slowInitMs`, then ready, or failed (timeout, other
+ * error: Retry and Disable offered) or unavailable (no git).
+ */
+export async function initializeWorkspace(
+  engine: WorkspaceCheckpoints,
+  timing: InitTiming,
+  report: (state: CheckpointState, message: string, skipped?: SkippedPath[]) => void,
+  logger: Logger,
+): Promise<void> {
+  report("initializing", MESSAGES.initializing);
+  const abort = new AbortController();
+  const slow = setTimeout(() => report("slow", MESSAGES.slowInit), timing.slowInitMs);
+  const timeout = setTimeout(() => abort.abort(), timing.initTimeoutMs);
+  try {
+    const skipped = await engine.prepare(abort.signal);
+    report("ready", engine.rebuiltFrom ? MESSAGES.rebuilt(engine.rebuiltFrom) : MESSAGES.ready, skipped);
+  } catch (err) {
+    if (abort.signal.aborted) report("failed", MESSAGES.initTimeout);
+    else if (err instanceof GitError && err.missing) report("unavailable", MESSAGES.gitMissing);
+    else report("failed", (err as Error).message);
+    logger.error("checkpoint initialization failed", { workspace: engine.workspaceRoot, error: String(err) });
+  } finally {
+    clearTimeout(slow);
+    clearTimeout(timeout);
+  }
+}
+
+/**
+ * The status of a workspace this process has not opened: no git -> unavailable; else ready,
+ * with what the existing repository (if any) records. Never scans.
+ */
+export async function statusBeforeInit(engine: WorkspaceCheckpoints, env: NodeJS.ProcessEnv, taskId?: string): Promise<CheckpointStatus> {
+  const probe = new ShadowGit({ gitDir: "/nonexistent", workTree: tmpdir(), emptyHooksDir: tmpdir(), baseEnv: env });
+  const missing = await probe.run(["--version"]).then(() => false, (e) => e instanceof GitError && e.missing);
+  if (missing) return makeStatus("unavailable", MESSAGES.gitMissing);
+  if (!(await engine.repo.exists())) return makeStatus("ready", MESSAGES.ready);
+  const cps = taskId ? await engine.list(taskId).catch(() => []) : [];
+  return makeStatus("ready", MESSAGES.ready, {
+    skipped: cps.length ? cps[cps.length - 1].skipped : [],
+    repositorySizeBytes: await engine.repo.objectBytes().catch(() => 0),
+  });
+}

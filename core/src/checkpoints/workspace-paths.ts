@@ -1,0 +1,62 @@
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+
+/**
+ * Workspace-relative paths as git wants them ('/'-separated, no leading './'), or undefined
+ * for a path outside the workspace (never staged, never restored).
+ */
+export function toRepoPath(workspaceRoot: string, p: string): string | undefined {
+  const abs = path.resolve(workspaceRoot, p);
+  const rel = path.relative(workspaceRoot, abs);
+  if (!rel || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  const posix = rel.split(path.sep).join("/");
+  if (posix === ".git" || posix.startsWith(".git/")) return undefined;
+  return posix;
+}
+
+export function toAbsolute(workspaceRoot: string, repoPath: string): string {
+  return path.join(workspaceRoot, ...repoPath.split("/"));
+}
+
+/**
+ * Finds whether a path lies inside a nested repository or submodule (an ancestor folder below
+ * the workspace root holding a `.git` file or folder). Memoises folder answers per instance.
+ */
+export class NestedRepoDetector {
+  private readonly known = new Map<string, string | undefined>();
+
+  constructor(private readonly workspaceRoot: string) {}
+
+  /** The nested repository folder containing `repoPath`, or undefined. */
+  async containing(repoPath: string): Promise<string | undefined> {
+    const parts = repoPath.split("/");
+    let dir = "";
+    for (let i = 0; i < parts.length - 1; i++) {
+      dir = dir ? `${dir}/${parts[i]}` : parts[i];
+      let hit = this.known.get(dir);
+      if (!this.known.has(dir)) {
+        const hasGit = await fs
+          .lstat(path.join(toAbsolute(this.workspaceRoot, dir), ".git"))
+          .then(() => true, () => false);
+        hit = hasGit ? dir : undefined;
+        this.known.set(dir, hit);
+      }
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+}
+
+/** Runs `fn` over items with at most `limit` in flight. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

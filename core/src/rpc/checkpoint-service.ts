@@ -1,0 +1,170 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import {
+  CheckpointKind,
+  CheckpointSchema,
+  CheckpointState,
+  CompareResponseSchema,
+  DisableResponseSchema,
+  EditMessageMode,
+  EditMessageResponseSchema,
+  FileChangeSchema,
+  FileStatus,
+  GetStatusResponseSchema,
+  ListCheckpointsResponseSchema,
+  RestoreMode,
+  RestoreResponseSchema,
+  RetryResponseSchema,
+  SkipReason,
+  SkippedPathSchema,
+  ViewChangesResponseSchema,
+  type CheckpointService,
+  type GetStatusResponse,
+} from "../gen/dline/v1/checkpoint_pb.js";
+import type {
+  CheckpointKind as DomainKind,
+  CheckpointManager,
+  CheckpointState as DomainState,
+  CheckpointStatus,
+  CheckpointView,
+  FileChange,
+  RestoreMode as DomainRestoreMode,
+  SkippedPath,
+  SkipReason as DomainSkipReason,
+} from "../checkpoints/index.js";
+import { DlineError } from "../errors.js";
+import { assertSafeId } from "../storage/instance-layout.js";
+
+/** Maps CheckpointService to the CheckpointManager; proto <-> domain only. */
+export function checkpointService(manager: CheckpointManager): Partial<ServiceImpl<typeof CheckpointService>> {
+  return {
+    async listCheckpoints(req) {
+      assertSafeId("task id", req.taskId);
+      return create(ListCheckpointsResponseSchema, { checkpoints: (await manager.list(req.taskId)).map(toCheckpoint) });
+    },
+    async compare(req) {
+      assertSafeId("task id", req.taskId);
+      const { files, skipped } = await manager.compare(req.taskId, req.checkpointId);
+      return create(CompareResponseSchema, { files: files.map(toFileChange), skipped: skipped.map(toSkipped) });
+    },
+    async viewChanges(req) {
+      assertSafeId("task id", req.taskId);
+      const { files, from, to } = await manager.viewChanges(req.taskId);
+      return create(ViewChangesResponseSchema, { files: files.map(toFileChange), fromCheckpointId: from, toCheckpointId: to });
+    },
+    async restore(req) {
+      assertSafeId("task id", req.taskId);
+      const outcome = await manager.restore(req.taskId, req.checkpointId, restoreMode(req.mode));
+      return create(RestoreResponseSchema, {
+        filesRestored: outcome.filesRestored,
+        fileError: outcome.fileError,
+        restoredPaths: outcome.restoredPaths,
+        deletedPaths: outcome.deletedPaths,
+        undoCheckpointId: outcome.undoCheckpointId,
+        conversationRestored: outcome.conversationRestored,
+      });
+    },
+    async editMessage(req) {
+      assertSafeId("task id", req.taskId);
+      const mode =
+        req.mode === EditMessageMode.RESTORE_CHAT ? "restore_chat" : req.mode === EditMessageMode.RESTORE_ALL ? "restore_all" : undefined;
+      if (!mode) throw new DlineError("invalid_argument", "Choose Restore Chat or Restore All.");
+      const result = await manager.editMessage(req.taskId, req.messageId, req.text, mode);
+      return create(EditMessageResponseSchema, result);
+    },
+    async getStatus(req) {
+      return toStatus(await manager.status(query(req)));
+    },
+    async retry(req) {
+      return create(RetryResponseSchema, { status: toStatus(await manager.retry(query(req))) });
+    },
+    async disable(req) {
+      const q = query(req);
+      await manager.disable(q);
+      return create(DisableResponseSchema, { status: toStatus(await manager.status(q)) });
+    },
+  };
+}
+
+function query(req: { taskId: string; workspaceRoot: string }): { taskId?: string; workspaceRoot?: string } {
+  if (req.workspaceRoot) return { workspaceRoot: req.workspaceRoot };
+  if (req.taskId) {
+    assertSafeId("task id", req.taskId);
+    return { taskId: req.taskId };
+  }
+  throw new DlineError("invalid_argument", "Give a task id or a workspace root.");
+}
+
+function restoreMode(mode: RestoreMode): DomainRestoreMode {
+  switch (mode) {
+    case RestoreMode.FILES_AND_TASK:
+      return "files_and_task";
+    case RestoreMode.FILES:
+      return "files";
+    case RestoreMode.TASK:
+      return "task";
+    default:
+      throw new DlineError("invalid_argument", "Choose a restore mode: files and task, files, or task.");
+  }
+}
+
+const KINDS: Record<DomainKind, CheckpointKind> = {
+  baseline: CheckpointKind.BASELINE,
+  turn: CheckpointKind.TURN,
+  completion: CheckpointKind.COMPLETION,
+  compaction: CheckpointKind.COMPACTION,
+  before_restore: CheckpointKind.BEFORE_RESTORE,
+};
+
+const REASONS: Record<DomainSkipReason, SkipReason> = {
+  size: SkipReason.SIZE,
+  excluded_type: SkipReason.EXCLUDED_TYPE,
+  ignored: SkipReason.IGNORED,
+  lfs: SkipReason.LFS,
+  nested_repository: SkipReason.NESTED_REPOSITORY,
+};
+
+const STATES: Record<DomainState, CheckpointState> = {
+  ready: CheckpointState.READY,
+  initializing: CheckpointState.INITIALIZING,
+  slow: CheckpointState.SLOW_INITIALIZATION,
+  failed: CheckpointState.FAILED,
+  unavailable: CheckpointState.UNAVAILABLE,
+  disabled: CheckpointState.DISABLED,
+};
+
+function toSkipped(s: SkippedPath) {
+  return create(SkippedPathSchema, { path: s.path, reason: REASONS[s.reason] });
+}
+
+function toCheckpoint(c: CheckpointView) {
+  return create(CheckpointSchema, {
+    id: c.id,
+    kind: KINDS[c.kind],
+    createdAt: BigInt(c.createdAt),
+    messageId: c.messageId,
+    hasFiles: c.hasFiles,
+    restored: c.restored,
+    skipped: c.skipped.map(toSkipped),
+    undoAvailable: c.undoAvailable,
+    reused: c.reused,
+    skippedTotal: c.skippedTotal,
+    editedPaths: c.edited,
+  });
+}
+
+function toFileChange(f: FileChange) {
+  const status = f.status === "added" ? FileStatus.ADDED : f.status === "deleted" ? FileStatus.DELETED : FileStatus.MODIFIED;
+  return create(FileChangeSchema, { path: f.path, status, before: f.before, after: f.after, binary: f.binary, tooLarge: f.tooLarge });
+}
+
+function toStatus(s: CheckpointStatus): GetStatusResponse {
+  return create(GetStatusResponseSchema, {
+    state: STATES[s.state],
+    message: s.message,
+    canRetry: s.canRetry,
+    canDisable: s.canDisable,
+    skipped: s.skipped.map(toSkipped),
+    repositorySizeBytes: BigInt(s.repositorySizeBytes),
+  });
+}

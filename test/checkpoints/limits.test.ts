@@ -1,0 +1,180 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHECKPOINT_MESSAGES, type CheckpointStatus } from "../../core/src/checkpoints/index.js";
+import { makeManager, makeSandbox, write } from "./helpers.js";
+
+/**
+ * A `git` earlier on PATH whose `status` (a large repository's scan) is slow while a flag file
+ * exists: it waits `seconds` and then runs, or with `hang` never finishes (it becomes the sleep,
+ * so killing it on timeout leaves nothing behind).
+ */
+function slowGitPath(sb: ReturnType<typeof makeSandbox>, seconds: number, hang = false): { flag: string; PATH: string } {
+  const bin = path.join(sb.base, "slow-bin");
+  const flag = path.join(sb.base, "git-is-slow");
+  const realGit = process.env.PATH!.split(path.delimiter)
+    .map((d) => path.join(d, "git"))
+    .find((p) => fs.existsSync(p))!;
+  const wait = hang ? `exec sleep ${seconds}` : `sleep ${seconds}`;
+  write(bin, "git", `#!/bin/sh\ncase " $* " in *" status "*) [ -f "${flag}" ] && ${wait};; esac\nexec "${realGit}" "$@"\n`);
+  fs.chmodSync(path.join(bin, "git"), 0o755);
+  fs.writeFileSync(flag, "");
+  return { flag, PATH: `${bin}${path.delimiter}${process.env.PATH}` };
+}
+
+describe("workspaces checkpoints refuse", () => {
+  it("the home, Desktop, Documents and Downloads folders, with the spec's sentence", async () => {
+    const sb = makeSandbox();
+    const manager = makeManager(sb);
+    for (const [dir, name] of [
+      [sb.home, "home"],
+      [path.join(sb.home, "Desktop"), "Desktop"],
+      [path.join(sb.home, "Documents"), "Documents"],
+      [path.join(sb.home, "Downloads"), "Downloads"],
+    ]) {
+      fs.mkdirSync(dir, { recursive: true });
+      write(dir, "file.txt", "x");
+      expect(await manager.ensureBaseline({ id: `t-${name}`, workspaceRoots: [dir] })).toBeUndefined();
+      const status = await manager.status({ workspaceRoot: dir + "/" });
+      expect(status).toMatchObject({ state: "unavailable", message: `Cannot use checkpoints in ${name} directory` });
+    }
+    // Nothing was created for them.
+    expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
+    // A project folder inside the home folder is fine.
+    expect(await manager.ensureBaseline({ id: "ok", workspaceRoots: [sb.workspace] })).toBeDefined();
+  });
+
+  it("no workspace and multi-root workspaces", async () => {
+    const sb = makeSandbox();
+    const manager = makeManager(sb);
+    expect(await manager.ensureBaseline({ id: "none", workspaceRoots: [] })).toBeUndefined();
+    expect(await manager.ensureBaseline({ id: "multi", workspaceRoots: [sb.workspace, sb.base] })).toBeUndefined();
+    await expect(manager.retry({ workspaceRoot: "" })).rejects.toMatchObject({ code: "invalid_argument" });
+    expect(CHECKPOINT_MESSAGES.noWorkspace).toBe("No workspace detected. Please open Dline in a workspace to use checkpoints.");
+    expect(CHECKPOINT_MESSAGES.multiRoot).toBe("Checkpoints are not currently supported in multi-root workspaces.");
+    expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
+  });
+
+  it("a machine without git", async () => {
+    const sb = makeSandbox();
+    sb.env.PATH = path.join(sb.base, "empty-bin");
+    const manager = makeManager(sb);
+    expect(await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] })).toBeUndefined();
+    const status = await manager.status({ workspaceRoot: sb.workspace });
+    expect(status).toMatchObject({ state: "unavailable", message: "Git must be installed to use checkpoints.", canRetry: true });
+  });
+});
+
+describe("initialization", () => {
+  it("reports a slow initialization, then becomes ready", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "a");
+    const slow = slowGitPath(sb, 1.5);
+    sb.env.PATH = slow.PATH;
+    const events: CheckpointStatus[] = [];
+    const manager = makeManager(sb, { slowInitMs: 300, onStatus: (_ws, s) => events.push(s) });
+    const base = await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] });
+    expect(base).toBeDefined();
+    const states = events.map((e) => e.state);
+    expect(states).toEqual(["initializing", "slow", "ready"]);
+    expect(events[1].message).toBe(CHECKPOINT_MESSAGES.slowInit);
+    expect(events[1].message).toMatch(/large repository/);
+    expect(events[1].canDisable).toBe(true);
+  });
+
+  it("times out, offers Retry and Disable, and recovers on Retry", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "a");
+    const slow = slowGitPath(sb, 60, true);
+    sb.env.PATH = slow.PATH;
+    const manager = makeManager(sb, { slowInitMs: 200, initTimeoutMs: 3000 });
+    const task = { id: "t", workspaceRoots: [sb.workspace] };
+    expect(await manager.ensureBaseline(task)).toBeUndefined();
+    let status = await manager.status({ workspaceRoot: sb.workspace });
+    expect(status).toMatchObject({ state: "failed", message: CHECKPOINT_MESSAGES.initTimeout, canRetry: true, canDisable: true });
+    // Saves while failed do nothing and do not throw.
+    expect(await manager.saveTurn(task, { editedPaths: ["a.txt"] })).toBeUndefined();
+    fs.rmSync(slow.flag);
+    status = await manager.retry({ workspaceRoot: sb.workspace });
+    expect(status.state).toBe("ready");
+    expect(await manager.ensureBaseline(task)).toBeDefined();
+    await manager.disable({ workspaceRoot: sb.workspace });
+    expect((await manager.status({ workspaceRoot: sb.workspace })).state).toBe("disabled");
+    expect(await manager.saveTurn(task, { editedPaths: ["a.txt"] })).toBeUndefined();
+  });
+
+  it("a failed save is reported, and the next save tries again", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "a");
+    const manager = makeManager(sb);
+    const task = { id: "t", workspaceRoots: [sb.workspace] };
+    expect(await manager.ensureBaseline(task)).toBeDefined();
+    fs.renameSync(sb.workspace, sb.workspace + "-moved");
+    expect(await manager.saveTurn(task, { commandRan: true })).toBeUndefined();
+    const failed = await manager.status({ workspaceRoot: sb.workspace });
+    expect(failed.state).toBe("failed");
+    expect(failed.message).toMatch(/does not exist/);
+    fs.renameSync(sb.workspace + "-moved", sb.workspace);
+    write(sb.workspace, "a.txt", "b");
+    expect(await manager.saveTurn(task, { commandRan: true })).toBeDefined();
+    expect((await manager.status({ workspaceRoot: sb.workspace })).state).toBe("ready");
+  });
+
+  it("the checkpoints setting turns the feature off", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "a");
+    const manager = makeManager(sb, { isEnabled: () => false });
+    expect(await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] })).toBeUndefined();
+    expect((await manager.status({ workspaceRoot: sb.workspace })).state).toBe("disabled");
+    expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
+  });
+});
+
+describe("what snapshots leave out", () => {
+  it("records excluded types, ignored files, LFS patterns, nested repositories and large files, with why", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, ".gitignore", "private/\n");
+    write(ws, ".gitattributes", "*.weights filter=lfs diff=lfs merge=lfs -text\n");
+    write(ws, "src/index.ts", "code");
+    write(ws, "node_modules/pkg/index.js", "dep");
+    write(ws, "app.log", "log line");
+    write(ws, "photo.png", Buffer.from([137, 80, 78, 71]));
+    write(ws, ".env", "SECRET=1");
+    write(ws, "data/cities.csv", "a,b");
+    write(ws, "private/notes.txt", "mine");
+    write(ws, "model.weights", "lfs pointer or data");
+    write(ws, "nested/.git/HEAD", "ref: refs/heads/main\n");
+    write(ws, "nested/file.txt", "inside");
+    write(ws, "big.txt", Buffer.alloc(2048, 97));
+    const manager = makeManager(sb, { sizeLimitBytes: 1024 });
+    const task = { id: "t", workspaceRoots: [ws] };
+    const base = (await manager.ensureBaseline(task))!;
+    const reasons = Object.fromEntries(base.skipped.map((s) => [s.path, s.reason]));
+    expect(reasons).toEqual({
+      "node_modules": "excluded_type",
+      "app.log": "excluded_type",
+      "photo.png": "excluded_type",
+      ".env": "excluded_type",
+      "data/cities.csv": "excluded_type",
+      "private": "ignored",
+      "model.weights": "lfs",
+      "nested": "nested_repository",
+      "big.txt": "size",
+    });
+    const { files, skipped } = await manager.compare("t", base.id);
+    expect(files).toEqual([]);
+    expect(skipped).toEqual(base.skipped);
+    const status = await manager.status({ taskId: "t" });
+    expect(status.skipped).toEqual(base.skipped);
+    expect(status.repositorySizeBytes).toBeGreaterThan(0);
+
+    // A file an editing tool wrote is force-added even when ignored; over the limit it is still left out.
+    write(ws, "private/notes.txt", "edited by the task");
+    write(ws, "big.txt", Buffer.alloc(4096, 98));
+    const turn = (await manager.saveTurn(task, { editedPaths: ["private/notes.txt", "big.txt"] }))!;
+    expect(turn.skipped).toContainEqual({ path: "big.txt", reason: "size" });
+    const after = await manager.compare("t", base.id);
+    expect(after.files.map((f) => [f.path, f.status])).toEqual([["private/notes.txt", "added"]]);
+  });
+});

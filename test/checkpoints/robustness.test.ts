@@ -1,0 +1,190 @@
+import { spawn, execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as esbuild from "esbuild";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CheckpointDeletionHook } from "../../core/src/checkpoints/index.js";
+import { silentLogger } from "../../core/src/logging/logger.js";
+import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+
+let driver = "";
+beforeAll(async () => {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-cp-driver-"));
+  driver = path.join(outDir, "save-driver.mjs");
+  await esbuild.build({
+    entryPoints: [path.join(import.meta.dirname, "fixtures", "save-driver.ts")],
+    outfile: driver,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    absWorkingDir: path.resolve(import.meta.dirname, "../.."),
+    logLevel: "warning",
+  });
+  // Resolve the externals (proper-lockfile) from the repository's node_modules.
+  fs.symlinkSync(path.resolve(import.meta.dirname, "../../node_modules"), path.join(outDir, "node_modules"));
+});
+
+function runDriver(sb: Sandbox, taskId: string, turns: number, files: string[]) {
+  const child = spawn(process.execPath, [driver, JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files })], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (b) => (out += b));
+  child.stderr.on("data", (b) => (err += b));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, out, err })),
+  );
+  return { child, done, output: () => out };
+}
+
+function shadowGit(sb: Sandbox, ...args: string[]): string {
+  return execFileSync("git", ["--git-dir", path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git"), ...args], {
+    env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    encoding: "utf8",
+  });
+}
+
+describe("several processes on one shadow repository", () => {
+  it("two processes checkpoint the same workspace at once; every checkpoint is intact", async () => {
+    const sb = makeSandbox();
+    for (let i = 0; i < 50; i++) write(sb.workspace, `src/file-${i}.ts`, `export const v = ${i};\n`);
+    const a = runDriver(sb, "task-a", 15, ["a/one.txt", "a/two.txt"]);
+    const b = runDriver(sb, "task-b", 15, ["b/one.txt"]);
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect(ra.err + rb.err).toBe("");
+    expect([ra.code, rb.code]).toEqual([0, 0]);
+    const manager = makeManager(sb);
+    const listA = await manager.list("task-a");
+    const listB = await manager.list("task-b");
+    expect(listA.length).toBe(16);
+    expect(listB.length).toBe(16);
+    // Each turn's snapshot holds that task's content of that turn.
+    expect(shadowGit(sb, "show", `${listA[15].id}:a/one.txt`)).toBe("task-a turn 15\n");
+    expect(shadowGit(sb, "show", `${listB[7].id}:b/one.txt`)).toBe("task-b turn 7\n");
+    expect(shadowGit(sb, "fsck", "--no-dangling", "--no-progress")).toBe("");
+  });
+
+  it("a process killed in the middle of saves leaves nothing that blocks the next save", async () => {
+    const sb = makeSandbox();
+    for (let i = 0; i < 300; i++) write(sb.workspace, `src/f-${i}.txt`, `content ${i}\n`.repeat(50));
+    const files = Array.from({ length: 40 }, (_, i) => `gen/out-${i}.txt`);
+    const run = runDriver(sb, "victim", 1000, files);
+    // Kill it once it is busy saving.
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (run.output().includes("saved 3 ")) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+    });
+    run.child.kill("SIGKILL");
+    const result = await run.done;
+    expect(result.signal).toBe("SIGKILL");
+    // Whatever the killed git left behind (index.lock, the repository lock) is recovered.
+    const gitDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git");
+    fs.writeFileSync(path.join(gitDir, "index.lock"), "");
+    const manager = makeManager(sb, { lockStaleMs: 2000 });
+    const task = { id: "next", workspaceRoots: [sb.workspace] };
+    expect(await manager.ensureBaseline(task)).toBeDefined();
+    write(sb.workspace, "src/f-1.txt", "changed after the crash\n");
+    const cp = (await manager.saveTurn(task, { editedPaths: ["src/f-1.txt"] }))!;
+    expect(cp).toBeDefined();
+    expect(shadowGit(sb, "show", `${cp.id}:src/f-1.txt`)).toBe("changed after the crash\n");
+    expect(fs.existsSync(path.join(gitDir, "index.lock"))).toBe(false);
+  });
+});
+
+describe("damage and cleanup", () => {
+  it("a shadow repository with empty object files is set aside and rebuilt, with a clear status", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one");
+    const first = makeManager(sb);
+    const task = { id: "t1", workspaceRoots: [sb.workspace] };
+    await first.ensureBaseline(task);
+    await first.saveTurn(task, { commandRan: true });
+    // A crash left every object file empty.
+    const objects = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git", "objects");
+    for (const dir of fs.readdirSync(objects).filter((d) => /^[0-9a-f]{2}$/.test(d))) {
+      for (const f of fs.readdirSync(path.join(objects, dir))) fs.writeFileSync(path.join(objects, dir, f), "");
+    }
+    const second = makeManager(sb);
+    write(sb.workspace, "a.txt", "two");
+    const cp = await second.saveTurn(task, { editedPaths: ["a.txt"] });
+    expect(cp).toBeDefined();
+    const status = await second.status({ workspaceRoot: sb.workspace });
+    expect(status.state).toBe("ready");
+    expect(status.message).toMatch(/damaged and has been rebuilt; earlier checkpoints were kept aside in .*\.git\.corrupt-/);
+    const aside = fs.readdirSync(sb.layout.checkpointRepoDir(sb.workspace)).filter((n) => n.startsWith(".git.corrupt-"));
+    expect(aside.length).toBe(1);
+    expect(shadowGit(sb, "show", `${cp!.id}:a.txt`)).toBe("two");
+    expect((await second.list("t1")).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("deleting a task removes its refs and prunes its objects; other tasks stay; deleting all removes the folder", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "shared.txt", "shared");
+    const manager = makeManager(sb);
+    const hook = new CheckpointDeletionHook(manager, silentLogger());
+    const a = { id: "task-a", workspaceRoots: [sb.workspace] };
+    const b = { id: "task-b", workspaceRoots: [sb.workspace] };
+    await manager.ensureBaseline(a);
+    write(sb.workspace, "only-a.txt", "unique content of task a");
+    const aTurn = (await manager.saveTurn(a, { editedPaths: ["only-a.txt"] }))!;
+    fs.rmSync(path.join(sb.workspace, "only-a.txt"));
+    await manager.ensureBaseline(b);
+    write(sb.workspace, "only-b.txt", "unique content of task b");
+    const bTurn = (await manager.saveTurn(b, { editedPaths: ["only-b.txt"] }))!;
+    const blobA = shadowGit(sb, "rev-parse", `${aTurn.id}:only-a.txt`).trim();
+
+    await hook.onTaskDeleted("task-a", sb.workspace);
+    expect(shadowGit(sb, "for-each-ref", "refs/dline/tasks/task-a/")).toBe("");
+    expect(() => shadowGit(sb, "cat-file", "-e", blobA)).toThrow();
+    expect(shadowGit(sb, "show", `${bTurn.id}:only-b.txt`)).toBe("unique content of task b");
+    expect((await manager.list("task-b")).length).toBe(2);
+
+    // Unknown workspace ("" from the task store): found among the shadow repositories.
+    await hook.onTaskDeleted("task-b", "");
+    expect(shadowGit(sb, "for-each-ref", "refs/dline/tasks/")).toBe("");
+
+    await hook.onAllTasksDeleted();
+    expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
+    expect(read(sb.workspace, "shared.txt")).toBe("shared");
+  });
+
+  it("the size budget prunes the oldest checkpoints of deleted tasks, then finished ones, never a running task's", async () => {
+    const sb = makeSandbox();
+    const states: Record<string, "running" | "finished" | "deleted"> = { old: "deleted", done: "finished", live: "running" };
+    const manager = makeManager(sb, {
+      budgetBytes: 1,
+      conversation: {
+        workspaceRootsOf: async () => [sb.workspace],
+        rewindConversation: async () => {},
+        messageInfo: async () => undefined,
+        taskState: async (id) => states[id] ?? "deleted",
+      },
+    });
+    for (const id of ["old", "done", "live"]) {
+      const task = { id, workspaceRoots: [sb.workspace] };
+      await manager.ensureBaseline(task);
+      for (let i = 0; i < 2; i++) {
+        write(sb.workspace, `${id}.txt`, `${id} ${i} `.repeat(1000));
+        await manager.saveTurn(task, { editedPaths: [`${id}.txt`] });
+      }
+      if (id === "done") await manager.saveCompletion(task);
+    }
+    const live = await manager.list("live");
+    const old = await manager.list("old");
+    const done = await manager.list("done");
+    const removed = await manager.enforceBudget(sb.workspace);
+    // A 1-byte budget cannot be met: everything prunable goes, deleted tasks' first, oldest first.
+    expect(removed).toEqual([...old, ...done].map((c) => c.id));
+    expect(await manager.list("old").catch(() => [])).toEqual([]);
+    expect((await manager.list("live")).map((c) => c.id)).toEqual(live.map((c) => c.id));
+    expect(shadowGit(sb, "fsck", "--no-dangling", "--no-progress")).toBe("");
+  });
+});

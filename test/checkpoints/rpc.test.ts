@@ -1,0 +1,96 @@
+import * as path from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  CheckpointKind,
+  CheckpointState,
+  FileStatus,
+  RestoreMode,
+  SkipReason,
+} from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
+import { CheckpointManager } from "../../core/src/checkpoints/index.js";
+import { silentLogger } from "../../core/src/logging/logger.js";
+import { makeTestRoots, startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import { read, write } from "./helpers.js";
+
+const running: RunningSidecar[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+});
+
+async function codeOf(p: Promise<unknown>): Promise<Code | "ok"> {
+  try {
+    await p;
+    return "ok";
+  } catch (err) {
+    return ConnectError.from(err).code;
+  }
+}
+
+describe("CheckpointService over the real sidecar", () => {
+  it("reports status, lists, compares and restores checkpoints another process saved", async () => {
+    const roots = makeTestRoots("dline-cp-rpc-");
+    const workspace = path.join(roots.home, "project");
+    write(workspace, "src/a.ts", "one\n");
+    write(workspace, "build/out.js", "built");
+    // This test process saves checkpoints as the task runtime will, over the same roots.
+    const manager = new CheckpointManager({
+      layout: new InstanceLayout({ dataRoot: path.join(roots.dlineDir, "data"), homeRoot: roots.homeDir, documentsRoot: roots.docsDir }),
+      env: roots.env,
+      homeDir: roots.home,
+      logger: silentLogger(),
+    });
+    const task = { id: "task-1", workspaceRoots: [workspace] };
+    const base = (await manager.ensureBaseline(task))!;
+    write(workspace, "src/a.ts", "two\n");
+    write(workspace, "src/b.ts", "new\n");
+    await manager.saveTurn(task, { editedPaths: ["src/a.ts", "src/b.ts"] });
+
+    const s = await startSidecar({ roots });
+    running.push(s);
+    const cp = s.clients.checkpoints;
+
+    const home = await cp.getStatus({ workspaceRoot: roots.home });
+    expect(home.state).toBe(CheckpointState.UNAVAILABLE);
+    expect(home.message).toBe("Cannot use checkpoints in home directory");
+    const status = await cp.getStatus({ taskId: "task-1" });
+    expect(status.state).toBe(CheckpointState.READY);
+    expect(status.skipped.map((x) => [x.path, x.reason])).toEqual([["build", SkipReason.EXCLUDED_TYPE]]);
+
+    const list = await cp.listCheckpoints({ taskId: "task-1" });
+    expect(list.checkpoints.map((c) => c.kind)).toEqual([CheckpointKind.BASELINE, CheckpointKind.TURN]);
+    expect(list.checkpoints[0].id).toBe(base.id);
+    expect(list.checkpoints[1].editedPaths).toEqual(["src/a.ts", "src/b.ts"]);
+
+    const compare = await cp.compare({ taskId: "task-1", checkpointId: base.id });
+    expect(compare.files.map((f) => [f.path, f.status, f.before, f.after])).toEqual([
+      ["src/a.ts", FileStatus.MODIFIED, "one\n", "two\n"],
+      ["src/b.ts", FileStatus.ADDED, "", "new\n"],
+    ]);
+
+    const restored = await cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.FILES });
+    expect(restored.filesRestored).toBe(true);
+    expect(restored.deletedPaths).toEqual(["src/b.ts"]);
+    expect(restored.undoCheckpointId).toMatch(/^[0-9a-f]{40}$/);
+    expect(read(workspace, "src/a.ts")).toBe("one\n");
+    const after = await cp.listCheckpoints({ taskId: "task-1" });
+    expect(after.checkpoints[0].restored).toBe(true);
+    expect(after.checkpoints[2].undoAvailable).toBe(true);
+
+    // The conversation side belongs to the task store: this task is unknown to it (not_found),
+    // or no task store is wired into the sidecar (failed_precondition). Files stay as they are.
+    expect([Code.NotFound, Code.FailedPrecondition]).toContain(
+      await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.TASK })),
+    );
+    expect(read(workspace, "src/a.ts")).toBe("one\n");
+    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.UNSPECIFIED }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(cp.listCheckpoints({ taskId: "no-such-task" }))).toBe(Code.NotFound);
+    expect(await codeOf(cp.listCheckpoints({ taskId: "../evil" }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(cp.viewChanges({ taskId: "task-1" }))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(cp.compare({ taskId: "task-1", checkpointId: "f".repeat(40) }))).toBe(Code.NotFound);
+
+    const disabled = await cp.disable({ workspaceRoot: workspace });
+    expect(disabled.status?.state).toBe(CheckpointState.DISABLED);
+  });
+});
