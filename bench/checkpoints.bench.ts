@@ -65,6 +65,7 @@ const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
 
 for (const n of sizes) {
   console.log(`\n--- ${n.toLocaleString("en")} files`);
+  const at = `@${n / 1000}k`;
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-cp-bench-"));
   const ws = path.join(base, "workspace");
   const copy = path.join(base, "copy");
@@ -88,7 +89,7 @@ for (const n of sizes) {
   });
   const [ourBaseline, baseCp] = await timeAsync(() => manager.ensureBaseline(task));
   if (!baseCp) throw new Error(JSON.stringify(await manager.status({ workspaceRoot: ws })));
-  report("baseline save", fmtMs(ourBaseline), fmtMs(peerBaseline), ratio(ourBaseline, peerBaseline), "<= 1.3x");
+  report(`baseline save ${at}`, fmtMs(ourBaseline), fmtMs(peerBaseline), ratio(ourBaseline, peerBaseline), "<= 1.3x");
 
   const edited = [0, Math.floor(n / 2), n - 1].map((i) => `pkg-${Math.floor(i / 1000)}/mod-${Math.floor(i / 50) % 20}/file-${i}.ts`);
   const edit = (root: string, turn: number) => {
@@ -107,7 +108,7 @@ for (const n of sizes) {
       rawGit(copy, "commit", "-qm", `turn ${t}`);
     })[0]);
   }
-  report("turn save, 3 tool-edited files (median)", fmtMs(median(ours)), fmtMs(median(peer)), ratio(median(ours), median(peer)), "< 40 ms, >= 10x faster");
+  report(`turn save, 3 tool-edited files (median) ${at}`, fmtMs(median(ours)), fmtMs(median(peer)), ratio(median(ours), median(peer)), "< 40 ms, >= 10x faster");
 
   // Per-turn save after a command changed 3 files (no recorded paths).
   const oursCmd: number[] = [];
@@ -121,7 +122,7 @@ for (const n of sizes) {
       rawGit(copy, "commit", "-qm", `cmd ${t}`);
     })[0]);
   }
-  report("turn save, command changed 3 files", fmtMs(median(oursCmd)), fmtMs(median(peerCmd)), ratio(median(oursCmd), median(peerCmd)), "faster than peer");
+  report(`turn save, command changed 3 files ${at}`, fmtMs(median(oursCmd)), fmtMs(median(peerCmd)), ratio(median(oursCmd), median(peerCmd)), "faster than peer");
 
   // Restore of those 3 files (the task recorded them), vs the peer's `git checkout <commit> -- paths`.
   const cps = await manager.list("bench");
@@ -134,7 +135,7 @@ for (const n of sizes) {
     restores.push((await timeAsync(() => manager.restore("bench", target.id, "files")))[0]);
     peerRestores.push(time(() => rawGit(copy, "checkout", "HEAD~3", "--", ...edited))[0]);
   }
-  report("restore of 3 files (median)", fmtMs(median(restores)), fmtMs(median(peerRestores)), ratio(median(restores), median(peerRestores)), "< 30 ms at 20k");
+  report(`restore of 3 files (median) ${at}`, fmtMs(median(restores)), fmtMs(median(peerRestores)), ratio(median(restores), median(peerRestores)), "< 30 ms at 20k");
 
   if (n === 20_000) {
     for (let t = 1; t <= 100; t++) {
@@ -143,11 +144,11 @@ for (const n of sizes) {
     }
     const shadow = dirBytes(path.join(layout.checkpointRepoDir(ws), ".git"));
     const tree = dirBytes(ws);
-    report("disk after 100 more turns (shadow .git)", mb(shadow), mb(tree), ratio(shadow, tree), "vs the tree itself");
+    report(`disk after 100 more turns (shadow .git) ${at}`, mb(shadow), mb(tree), ratio(shadow, tree), "vs the tree itself");
     const gitDir = path.join(layout.checkpointRepoDir(ws), ".git");
     execFileSync("git", ["--git-dir", gitDir, "gc", "--quiet"], { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } });
     const packed = dirBytes(gitDir);
-    report("  same after git gc", mb(packed), mb(tree), ratio(packed, tree), "vs the tree itself");
+    report(`  same after git gc ${at}`, mb(packed), mb(tree), ratio(packed, tree), "vs the tree itself");
   }
   fs.rmSync(base, { recursive: true, force: true });
 }
