@@ -1,6 +1,6 @@
 import { parseAutoApprovalSettings } from "../agent/approval.js";
 import { buildSystemPrompt, collectWorkspaceFacts } from "../agent/system-prompt.js";
-import type { CheckpointManager } from "../checkpoints/index.js";
+import type { CheckpointManager, CheckpointStatus } from "../checkpoints/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
@@ -13,7 +13,22 @@ import { ModelResolver } from "./model-resolver.js";
 import { taskCheckpoints } from "./task-checkpoints.js";
 import { TaskRuntime } from "./task-runtime.js";
 
+/** Carries checkpoint status changes from the checkpoint manager (built first) to the runtime. */
+export class CheckpointStatusRelay {
+  private listener: ((workspaceRoot: string, status: CheckpointStatus) => void) | undefined;
+
+  emit(workspaceRoot: string, status: CheckpointStatus): void {
+    this.listener?.(workspaceRoot, status);
+  }
+
+  listen(listener: (workspaceRoot: string, status: CheckpointStatus) => void): void {
+    this.listener = listener;
+  }
+}
+
 export interface RuntimeWiring {
+  /** Checkpoint status changes, forwarded to the tasks of the workspace as events. */
+  checkpointStatus?: CheckpointStatusRelay;
   layout: InstanceLayout;
   sqlite: SqliteFactory;
   settings: SettingsDomain;
@@ -54,6 +69,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         shutdownSignal: w.lifecycle.signal,
         capabilities: w.capabilities,
       });
+      w.checkpointStatus?.listen((workspaceRoot, status) => runtime.checkpointStatusChanged(workspaceRoot, status));
       // A deleted task's runs stop and its streams end, in this process too.
       storage.deletion.registerHook({
         name: "task runtime",

@@ -4,7 +4,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { AskSchema, TaskStatus, type Ask } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout, TaskLayout } from "../storage/instance-layout.js";
+import { normaliseWorkspacePath, type InstanceLayout, type TaskLayout } from "../storage/instance-layout.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { importLegacyConversation } from "../tasks/legacy-import.js";
@@ -479,6 +479,18 @@ export class TaskRuntime {
     task.close();
     // After a deletion the claim belongs to the deletion coordinator: leave it alone then.
     if ((options.release ?? true) && this.deps.ownership.holds(taskId)) this.deps.ownership.release(taskId);
+  }
+
+  /** Tells the tasks loaded here that run in `workspaceRoot` how their checkpoints are doing. */
+  checkpointStatusChanged(workspaceRoot: string, status: { state: string; message: string; canRetry: boolean; canDisable: boolean }): void {
+    const target = normaliseWorkspacePath(workspaceRoot);
+    for (const task of this.live.values()) {
+      if (normaliseWorkspacePath(task.kernel.workspaceRoot) !== target) continue;
+      task.events.append({
+        case: "checkpointStatus",
+        value: { state: `CHECKPOINT_STATE_${status.state.toUpperCase()}`, message: status.message, canRetry: status.canRetry, canDisable: status.canDisable },
+      });
+    }
   }
 
   /** Every task was deleted: stop and close every task loaded here. */
