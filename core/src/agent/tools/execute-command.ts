@@ -33,7 +33,10 @@ export const executeCommandTool: ToolDefinition = {
   // A missing flag counts as "requires approval": the safe default.
   approvalCategory: (input) => (optionalBoolean(input, "requires_approval", "execute_command", true) ? "executeAllCommands" : "executeSafeCommands"),
   async execute(input, ctx) {
-    return runCommand(requireNonEmptyString(input, "command", "execute_command"), ctx);
+    const command = requireNonEmptyString(input, "command", "execute_command");
+    // In the host editor's terminal when it offers one.
+    if (ctx.environment?.runCommand) return ctx.environment.runCommand(command, ctx);
+    return runCommand(command, ctx);
   },
 };
 

@@ -35,6 +35,8 @@ export const readFileTool: ToolDefinition = {
     if (stat.size > maxReadBytes) throw new ToolError(`read_file: "${target.relative}" is ${stat.size} bytes, more than the ${maxReadBytes} bytes read_file returns.`);
     const bytes = await fs.readFile(target.absolute);
     if (looksBinary(bytes)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
+    // The editor's view of the file (unsaved changes) when the host offers one.
+    if (ctx.environment?.readTextFile) return ok(await ctx.environment.readTextFile(target.absolute, ctx.signal));
     return ok(bytes.toString("utf8"));
   },
 };
@@ -166,7 +168,8 @@ export const writeToFileTool: ToolDefinition = {
     const existing = await fs.stat(target.absolute).catch(() => undefined);
     if (existing?.isDirectory()) throw new ToolError(`write_to_file: "${target.relative}" is a folder.`);
     await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-    await writeFileAtomic(target.absolute, content);
+    if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, content, ctx.signal);
+    else await writeFileAtomic(target.absolute, content);
     ctx.recordEditedPath(target.relative);
     return ok(`${existing ? "Replaced" : "Created"} ${target.relative} (${Buffer.byteLength(content)} bytes).`);
   },

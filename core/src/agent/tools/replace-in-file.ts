@@ -36,6 +36,8 @@ export const replaceInFileTool: ToolDefinition = {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
+    // Edit what the editor shows (unsaved changes included) when the host offers it.
+    if (original !== undefined && ctx.environment?.readTextFile) original = await ctx.environment.readTextFile(target.absolute, ctx.signal);
     if (original === undefined && !(blocks.length === 1 && blocks[0].search === "")) {
       throw new ToolError(`replace_in_file: "${target.relative}" does not exist; use write_to_file to create it.`, "not_found");
     }
@@ -43,7 +45,9 @@ export const replaceInFileTool: ToolDefinition = {
     const normalised = (original ?? "").replace(/\r\n/g, "\n");
     const updated = applySearchReplaceBlocks(normalised, blocks, target.relative);
     if (original === undefined) await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-    await writeFileAtomic(target.absolute, crlf ? updated.replace(/\n/g, "\r\n") : updated);
+    const text = crlf ? updated.replace(/\n/g, "\r\n") : updated;
+    if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, text, ctx.signal);
+    else await writeFileAtomic(target.absolute, text);
     ctx.recordEditedPath(target.relative);
     return ok(`Applied ${blocks.length} block${blocks.length === 1 ? "" : "s"} to ${target.relative}.`);
   },

@@ -22,6 +22,27 @@ export interface ToolContext {
   commandTimeoutMs?: number;
   /** Shell for execute_command; default $SHELL, else /bin/sh. */
   shell?: string;
+  /** The id of the tool call being run (lets an environment tie its work to the call). */
+  toolCallId?: string;
+  /**
+   * Where file and command I/O happens when not on this machine's disk and shell directly,
+   * e.g. an ACP editor's buffers and terminals. Absent: the tools use the local file system.
+   */
+  environment?: ToolEnvironment;
+}
+
+/**
+ * I/O a host editor offers in place of the local one. Each method is optional: a tool uses it
+ * when present and its own local implementation otherwise. Paths are absolute and have passed
+ * the workspace and .agentignore checks already.
+ */
+export interface ToolEnvironment {
+  /** The file as the editor sees it, unsaved changes included. */
+  readTextFile?(absolutePath: string, signal: AbortSignal): Promise<string>;
+  /** Writes the whole file through the editor (which persists it to disk). */
+  writeTextFile?(absolutePath: string, content: string, signal: AbortSignal): Promise<void>;
+  /** Runs execute_command's command line (in the editor's terminal); same result shape as the local run. */
+  runCommand?(command: string, ctx: ToolContext): Promise<ToolResult>;
 }
 
 /** Tools whose effect is a question to the person: the runtime turns them into an ask. */
