@@ -1,8 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { parseArgs, UsageError } from "./args.js";
+import { capabilitiesCommand } from "./commands/capabilities.js";
 import { checkpointsCommand, compareCommand, restoreCommand } from "./commands/checkpoints.js";
 import { formatDoctor, runDoctor } from "./commands/doctor.js";
 import { deleteCommand, historyCommand, showCommand } from "./commands/history.js";
+import { importClineCommand } from "./commands/import-cline.js";
 import { profileCommand } from "./commands/profile.js";
 import { settingsCommand } from "./commands/settings.js";
 import { resumeCommand, taskCommand } from "./commands/task.js";
@@ -19,6 +21,7 @@ Tasks:
   history [--workspace DIR] [--query TEXT] [--favorites] [--sort newest|oldest|cost] [--limit N]
   show TASK_ID                                             a task's messages
   delete TASK_ID... | --all | --all-except-favorites
+  import-cline [--dry-run] [--all | SOURCE_KEY...]         list Cline tasks and sessions, or import them
 Checkpoints:
   checkpoints TASK_ID
   compare TASK_ID CHECKPOINT_ID                            changes since the checkpoint
@@ -27,6 +30,8 @@ Configuration:
   settings [get [KEY] | set KEY JSON] [--workspace DIR] [--task ID]
   profile add ID --provider anthropic|openai --model M [--base-url URL] [--api-key-env VAR] [--default]
   profile list | profile rm ID
+  capabilities [--workspace DIR] [--task ID] [--kind K] [--connect]   rules, workflows, skills, subagents, hooks, MCP servers
+  capabilities enable|disable|inherit KIND RESOURCE [--scope global|workspace|task] [--workspace DIR] [--task ID]
 Other:
   doctor      start the sidecar, print its versions and roots, and what is missing
   version
@@ -39,6 +44,7 @@ Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next 
 const VALUE_FLAGS = new Set([
   "core", "workspace", "profile", "query", "limit", "sort", "mode", "task", "message",
   "provider", "base-url", "model", "context-window", "input-price", "output-price", "api-key-env", "name",
+  "kind", "scope",
 ]);
 
 export async function main(argv: string[]): Promise<number> {
@@ -91,6 +97,10 @@ export async function main(argv: string[]): Promise<number> {
       return settingsCommand(ctx, sub);
     case "profile":
       return profileCommand(ctx, sub);
+    case "import-cline":
+      return importClineCommand(ctx, sub);
+    case "capabilities":
+      return capabilitiesCommand(ctx, sub);
     case undefined:
     case "help":
       ctx.out.write(USAGE);

@@ -1,0 +1,54 @@
+import { toJson } from "@bufbuild/protobuf";
+import { ImportItemKind, ImportItemSchema, ImportResultSchema, type ImportItem } from "../../../../core/src/gen/dline/v1/import_pb.js";
+import { checkFlags, UsageError, type ParsedArgs } from "../args.js";
+import { printJson, withSidecar, type CliContext } from "../session.js";
+
+function kindName(kind: ImportItemKind): string {
+  return kind === ImportItemKind.SESSION ? "session" : "legacy";
+}
+
+function describe(item: ImportItem): string {
+  const when = item.createdAt > 0n ? new Date(Number(item.createdAt)).toISOString().slice(0, 16).replace("T", " ") : "unknown date    ";
+  const where = item.workspaceRoot || "(no workspace)";
+  const tail = item.skippedReason ? `skipped: ${item.skippedReason}` : item.importedTaskId ? `imported as ${item.importedTaskId}` : where;
+  return `${kindName(item.kind).padEnd(7)} ${item.sourceKey}  ${when}  ${item.title.slice(0, 60)}\n          ${tail}\n`;
+}
+
+/**
+ * `dline import-cline [--dry-run] [--json] [--all | SOURCE_KEY...]`: without a selection it
+ * lists what DiscoverCline found; with `--all` or source keys it imports (or, with --dry-run,
+ * reports what an import would do). Exit code 1 when an item failed.
+ */
+export async function importClineCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["dry-run", "all"]);
+  const all = args.flags.has("all");
+  const dryRun = args.flags.has("dry-run");
+  if (all && args.positionals.length > 0) throw new UsageError("dline import-cline takes --all or source keys, not both.");
+  return withSidecar(ctx, async (clients) => {
+    if (!all && args.positionals.length === 0) {
+      const found = await clients.imports.discoverCline({});
+      if (ctx.json) {
+        printJson(ctx, { items: found.items.map((i) => toJson(ImportItemSchema, i)), rootsSearched: found.rootsSearched });
+        return 0;
+      }
+      for (const item of found.items) ctx.out.write(describe(item));
+      const importable = found.items.filter((i) => !i.skippedReason && !i.importedTaskId).length;
+      ctx.out.write(`${found.items.length} item(s) found, ${importable} not imported yet; import them with: dline import-cline --all\n`);
+      return 0;
+    }
+    const res = await clients.imports.importCline({ all, sourceKeys: args.positionals, dryRun });
+    const failed = res.results.filter((r) => r.outcome === "failed").length;
+    if (ctx.json) {
+      printJson(ctx, { dryRun: res.dryRun, results: res.results.map((r) => toJson(ImportResultSchema, r)) });
+      return failed ? 1 : 0;
+    }
+    const counts = new Map<string, number>();
+    for (const r of res.results) {
+      counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+      ctx.out.write(`${r.outcome.padEnd(16)} ${r.sourceKey}${r.taskId ? ` -> ${r.taskId}` : ""}${r.error ? `: ${r.error}` : ""}\n`);
+      for (const note of r.notCarriedOver) ctx.out.write(`                 not carried over: ${note}\n`);
+    }
+    ctx.out.write(`${dryRun ? "dry run (nothing written): " : ""}${[...counts].map(([k, n]) => `${n} ${k}`).join(", ") || "nothing to import"}\n`);
+    return failed ? 1 : 0;
+  });
+}

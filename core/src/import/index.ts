@@ -1,0 +1,10 @@
+export { ClineImporter } from "./cline-importer.js";
+export type { ClineImporterDeps, DiscoveredItem, ImportItemResult, ImportOutcome } from "./cline-importer.js";
+export { resolveClineRoots, VSCODE_VARIANTS } from "./cline-roots.js";
+export type { ClineRoots } from "./cline-roots.js";
+export { listCandidates, parseCandidate, describeCandidate } from "./cline-discovery.js";
+export type { Candidate, CandidateList } from "./cline-discovery.js";
+export { visibleUserText, isRuntimePrompt } from "./session-text.js";
+export { MalformedClineFile } from "./import-types.js";
+export type { ClineItem, ClineItemKind, ParsedClineItem, SkipCode, UsageTotals } from "./import-types.js";
+export { importedTaskId, importSource, legacySourceKey, sessionSourceKey, requestKey } from "./source-keys.js";
