@@ -11,8 +11,9 @@ import { lazyTaskStorage } from "./tasks/lazy-task-storage.js";
 import { homedir } from "node:os";
 import { CheckpointDeletionHook, CheckpointManager } from "./checkpoints/index.js";
 import type { TaskStorage } from "./tasks/task-storage.js";
-import { lazyTaskRuntime } from "./runtime/create-runtime.js";
+import { CheckpointStatusRelay, lazyTaskRuntime } from "./runtime/create-runtime.js";
 import type { TaskRuntime } from "./runtime/task-runtime.js";
+import { Capabilities } from "./capabilities/index.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
 export interface App {
@@ -35,6 +36,8 @@ export interface App {
   runtime: () => Promise<TaskRuntime>;
   /** Registered with the task deletion coordinator: removes a deleted task's checkpoint refs. */
   checkpointDeletionHook: CheckpointDeletionHook;
+  /** Rules, workflows, skills, subagents, hooks and MCP servers (capabilities/). */
+  capabilities: Capabilities;
 }
 
 export interface AppOptions {
@@ -54,7 +57,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     const value = (await settings.resolver.resolve(key).catch(() => undefined))?.value;
     return typeof value === "number" && value > 0 ? value : undefined;
   };
+  const checkpointStatus = new CheckpointStatusRelay();
   const checkpoints = new CheckpointManager({
+    onStatus: (workspaceRoot, status) => checkpointStatus.emit(workspaceRoot, status),
     layout,
     env: options.env,
     homeDir: options.env.HOME?.trim() || options.env.USERPROFILE?.trim() || homedir(),
@@ -73,7 +78,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     lifecycle: options.lifecycle,
     deletionHooks: () => [checkpointDeletionHook],
   });
+  const capabilities = new Capabilities(layout, settings.toggles, options.logger.child("capabilities"));
+  // Registered before the runtime's flusher: flushers run in reverse, so runs stop first.
+  options.lifecycle.onStop("mcp servers", () => capabilities.stop());
   const runtime = lazyTaskRuntime({
+    checkpointStatus,
+    capabilities,
     layout,
     sqlite,
     settings,
@@ -83,6 +93,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     logger: options.logger.child("runtime"),
   });
   return {
+    capabilities,
     runtime,
     checkpoints,
     checkpointDeletionHook,

@@ -1,5 +1,6 @@
 import * as http from "node:http";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { loadAcp } from "./acp/load.js";
 import { createApp } from "./app.js";
 import { DlineError } from "./errors.js";
 import { Lifecycle } from "./lifecycle.js";
@@ -16,6 +17,7 @@ const USAGE = `Usage: dline-core <command> [options]
 
 Commands:
   serve       Start the sidecar: prints one JSON handshake line on stdout, serves Connect RPC.
+  acp         Run as an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains, Neovim...).
   --version   Print the version and exit.
   help        Print this help.
 
@@ -150,6 +152,21 @@ export async function main(args = userArgs()): Promise<void> {
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
     process.stdout.write(USAGE);
     if (command === undefined) process.exitCode = 2;
+    return;
+  }
+  if (command === "acp") {
+    // Same options as serve, minus --listen: stdin/stdout are the protocol channel.
+    if (rest.some((a) => a === "--listen" || a.startsWith("--listen="))) {
+      throw new DlineError("invalid_argument", "dline-core acp speaks on stdin/stdout: --listen does not apply.");
+    }
+    const options = parseServeArgs(rest);
+    if (options === "help") {
+      process.stdout.write("Usage: dline-core acp [--log-level LEVEL] [--remote-config FILE]\n");
+      return;
+    }
+    // Loaded only here: the ACP SDK and its schemas stay off `serve`'s start-up path.
+    const { runAcp } = await loadAcp();
+    await runAcp({ logLevel: options.logLevel, remoteConfig: options.remoteConfig });
     return;
   }
   if (command !== "serve") {

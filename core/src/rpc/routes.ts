@@ -7,11 +7,14 @@ import { SystemService } from "../gen/dline/v1/system_pb.js";
 import { TaskService } from "../gen/dline/v1/task_pb.js";
 import type { App } from "../app.js";
 import { settingsService } from "./settings-service.js";
+import { capabilitiesMethods } from "./capabilities-service.js";
 import { systemService } from "./system-service.js";
 import { checkpointService } from "./checkpoint-service.js";
 import { historyService } from "./history-service.js";
 import { taskStorageMethods } from "./task-service.js";
 import { taskRunMethods } from "./task-run-service.js";
+import { importService } from "./import-service.js";
+import { ClineImporter } from "../import/index.js";
 
 /**
  * Registers all six services. A method not implemented yet answers `unimplemented`
@@ -31,7 +34,10 @@ export function registerRoutes(router: ConnectRouter, app: App): void {
   );
   router.service(
     SettingsService,
-    settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") }),
+    {
+      ...settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") }),
+      ...capabilitiesMethods(app.capabilities),
+    },
   );
   const storageMethods = taskStorageMethods({ tasks: app.tasks });
   router.service(TaskService, {
@@ -40,5 +46,10 @@ export function registerRoutes(router: ConnectRouter, app: App): void {
   });
   router.service(HistoryService, historyService({ tasks: app.tasks, stopSignal: app.lifecycle.signal }));
   router.service(CheckpointService, checkpointService(app.checkpoints));
-  router.service(ImportService, {});
+  router.service(
+    ImportService,
+    importService(
+      new ClineImporter({ env: app.env, layout: app.layout, sqlite: app.sqlite, tasks: app.tasks, logger: app.logger.child("import") }),
+    ),
+  );
 }

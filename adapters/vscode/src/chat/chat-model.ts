@@ -1,0 +1,225 @@
+import { AskKind, MessageRole, TaskStatus, type Ask, type GetTaskResponse, type TaskEvent, type UiMessage } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { emptyChatState, type ChatAsk, type ChatItem, type ChatMessageItem, type ChatState, type ChatToolItem } from "./chat-state.js";
+
+/**
+ * Folds a task's events into the chat's state. Pure: no VS Code, no I/O, so the same events
+ * always give the same chat (and it can be tested without an editor).
+ */
+export class ChatModel {
+  private state: ChatState = emptyChatState();
+
+  get snapshot(): ChatState {
+    return this.state;
+  }
+
+  /** Starts over for another task (or none). Keeps what is known of the core and checkpoints header. */
+  reset(taskId: string | undefined, title = ""): void {
+    const { core, coreMessage, checkpointHeader } = this.state;
+    this.state = { ...emptyChatState(), taskId, title, core, coreMessage, checkpointHeader };
+  }
+
+  /** The task was started or continued (the core does not always say so with an event). */
+  markRunning(): void {
+    if (this.state.status !== "waiting") this.state = { ...this.state, status: "running", statusReason: "" };
+  }
+
+  /** A status the task's events cannot carry (its sidecar died): interrupted, damaged. */
+  setStatusFromHistory(status: TaskStatus): void {
+    const name = statusName(status);
+    if (name === "interrupted" || name === "damaged") this.state = { ...this.state, status: name, pendingAsk: undefined };
+  }
+
+  setCore(core: ChatState["core"], message = ""): void {
+    this.state = { ...this.state, core, coreMessage: message };
+  }
+
+  setCheckpointHeader(header: ChatState["checkpointHeader"]): void {
+    this.state = { ...this.state, checkpointHeader: header };
+  }
+
+  setCheckpoints(checkpoints: ChatState["checkpoints"]): void {
+    this.state = { ...this.state, checkpoints };
+  }
+
+  /** Loads what GetTask returned (an opened task), before its events stream in. */
+  load(task: GetTaskResponse): void {
+    this.reset(task.task?.id, task.task?.title ?? "");
+    this.state.items = task.messages.map(messageItem);
+    this.state.status = statusName(task.task?.status ?? TaskStatus.UNSPECIFIED);
+    // Running or waiting with no sidecar running it: its sidecar died and no other one has
+    // marked it yet. It is interrupted (and can be resumed).
+    if ((this.state.status === "running" || this.state.status === "waiting") && task.ownerPid === 0) this.state.status = "interrupted";
+    this.state.pendingAsk = task.pendingAsk ? askItem(task.pendingAsk) : undefined;
+    if (task.task) {
+      this.state.usage = { tokensIn: Number(task.task.tokensIn), tokensOut: Number(task.task.tokensOut), cost: task.task.cost };
+    }
+  }
+
+  apply(event: TaskEvent): void {
+    const s = { ...this.state, items: [...this.state.items] };
+    const e = event.event;
+    switch (e.case) {
+      case "messageAdded":
+      case "messageFinalized":
+        if (e.value.message) upsertMessage(s.items, messageItem(e.value.message));
+        break;
+      case "messageDelta": {
+        const index = s.items.findIndex((i) => i.type === "message" && i.id === e.value.messageId);
+        if (index >= 0) {
+          const item = s.items[index] as ChatMessageItem;
+          s.items[index] = { ...item, text: item.text + e.value.text };
+        }
+        break;
+      }
+      case "ask":
+        s.pendingAsk = askItem(e.value);
+        break;
+      case "askResolved":
+        if (s.pendingAsk?.askId === e.value.askId) s.pendingAsk = undefined;
+        break;
+      case "toolStarted": {
+        // The tool's chat row (a tool message) shows the call when there is one; else its own item.
+        const row = findLastIndex(s.items, (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId);
+        if (row >= 0) s.items[row] = { ...(s.items[row] as ChatMessageItem), toolCallId: e.value.toolCallId, output: "" };
+        else s.items.push({ type: "tool", toolCallId: e.value.toolCallId, tool: e.value.tool, summary: e.value.summary, detail: e.value.detail, output: "", result: "" });
+        break;
+      }
+      case "toolOutput":
+        updateTool(s.items, e.value.toolCallId, (t) => ({ ...t, output: (t.output ?? "") + e.value.chunk }));
+        break;
+      case "toolFinished":
+        updateTool(s.items, e.value.toolCallId, (t) => (t.type === "tool" ? { ...t, ok: e.value.ok, result: e.value.result } : { ...t, ok: e.value.ok }));
+        break;
+      case "checkpointSaved": {
+        const { checkpointId, messageId, kind } = e.value;
+        const index = s.items.findIndex((i) => i.type === "message" && i.id === messageId);
+        if (index >= 0) s.items[index] = { ...(s.items[index] as ChatMessageItem), checkpointId };
+        // A new checkpoint clears every "restored" mark (the spec: the state clears when a new one is saved).
+        s.checkpoints = [
+          ...s.checkpoints.filter((c) => c.id !== checkpointId).map((c) => ({ ...c, restored: false })),
+          { id: checkpointId, kind, messageId, hasFiles: kind !== "CHECKPOINT_KIND_COMPACTION", restored: false },
+        ];
+        break;
+      }
+      case "statusChanged":
+        s.status = statusName(e.value.status);
+        s.statusReason = e.value.reason;
+        if (s.status !== "waiting") s.pendingAsk = undefined;
+        break;
+      case "usage":
+        s.usage = {
+          tokensIn: s.usage.tokensIn + Number(e.value.tokensIn),
+          tokensOut: s.usage.tokensOut + Number(e.value.tokensOut),
+          cost: s.usage.cost + e.value.cost,
+        };
+        break;
+      case "error":
+        s.items.push({ type: "error", code: e.value.code, message: e.value.message });
+        break;
+      case "rewound": {
+        const after = e.value.afterMessageId;
+        const index = after ? s.items.findIndex((i) => i.type === "message" && i.id === after) : -1;
+        s.items = after && index < 0 ? s.items : s.items.slice(0, index + 1);
+        const kept = new Set(s.items.flatMap((i) => (i.type === "message" ? [i.id] : [])));
+        s.checkpoints = s.checkpoints.filter((c) => !c.messageId || kept.has(c.messageId));
+        s.pendingAsk = undefined;
+        break;
+      }
+      default:
+        break;
+    }
+    if (!s.title) {
+      const first = s.items.find((i): i is ChatMessageItem => i.type === "message" && i.role === "user");
+      if (first) s.title = first.text.split("\n")[0].slice(0, 80);
+    }
+    this.state = s;
+  }
+}
+
+function upsertMessage(items: ChatItem[], message: ChatMessageItem): void {
+  const index = items.findIndex((i) => i.type === "message" && i.id === message.id);
+  if (index < 0) items.push(message);
+  else {
+    const previous = items[index] as ChatMessageItem;
+    // A finalized row keeps what events added to it: its checkpoint and its live tool call.
+    items[index] = {
+      ...message,
+      checkpointId: message.checkpointId || previous.checkpointId,
+      toolCallId: previous.toolCallId,
+      output: previous.output,
+      ok: previous.ok,
+    };
+  }
+}
+
+function updateTool(items: ChatItem[], id: string, change: <T extends ChatToolItem | ChatMessageItem>(tool: T) => T): void {
+  const index = items.findIndex((i) => (i.type === "tool" || i.type === "message") && i.toolCallId === id);
+  if (index >= 0) items[index] = change(items[index] as ChatToolItem | ChatMessageItem);
+}
+
+function findLastIndex<T>(items: T[], predicate: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i])) return i;
+  return -1;
+}
+
+export function messageItem(m: UiMessage): ChatMessageItem {
+  return {
+    type: "message",
+    id: m.id,
+    time: Number(m.time),
+    role: roleName(m.role),
+    kind: m.kind,
+    text: m.text,
+    partial: m.partial,
+    tool: m.tool,
+    detail: m.detail,
+    checkpointId: m.checkpointId,
+  };
+}
+
+export function askItem(a: Ask): ChatAsk {
+  const kinds: Record<number, ChatAsk["kind"]> = {
+    [AskKind.TOOL_APPROVAL]: "tool",
+    [AskKind.COMMAND_APPROVAL]: "command",
+    [AskKind.FOLLOWUP]: "followup",
+    [AskKind.COMPLETION]: "completion",
+    [AskKind.RESUME]: "resume",
+  };
+  return { askId: a.askId, kind: kinds[a.kind] ?? "unknown", tool: a.tool, summary: a.summary, detail: a.detail, options: [...a.options] };
+}
+
+function roleName(role: MessageRole): ChatMessageItem["role"] {
+  switch (role) {
+    case MessageRole.USER:
+      return "user";
+    case MessageRole.ASSISTANT:
+      return "assistant";
+    case MessageRole.TOOL:
+      return "tool";
+    case MessageRole.SYSTEM:
+      return "system";
+    default:
+      return "unknown";
+  }
+}
+
+export function statusName(status: TaskStatus): ChatState["status"] {
+  switch (status) {
+    case TaskStatus.RUNNING:
+      return "running";
+    case TaskStatus.WAITING:
+      return "waiting";
+    case TaskStatus.COMPLETED:
+      return "completed";
+    case TaskStatus.CANCELLED:
+      return "cancelled";
+    case TaskStatus.INTERRUPTED:
+      return "interrupted";
+    case TaskStatus.FAILED:
+      return "failed";
+    case TaskStatus.DAMAGED:
+      return "damaged";
+    default:
+      return "none";
+  }
+}

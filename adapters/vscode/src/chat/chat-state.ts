@@ -1,0 +1,113 @@
+/**
+ * What the chat webview shows, as plain JSON (webview messages cannot carry bigint or class
+ * instances). Shared by the extension (which builds it) and documents what media/chat.js reads.
+ */
+export interface ChatMessageItem {
+  type: "message";
+  id: string;
+  time: number;
+  role: "user" | "assistant" | "tool" | "system" | "unknown";
+  kind: string;
+  text: string;
+  partial: boolean;
+  tool: string;
+  detail: string;
+  checkpointId: string;
+  /** For a tool row: the live tool call shown in it (output streamed, outcome). */
+  toolCallId?: string;
+  output?: string;
+  ok?: boolean;
+}
+
+export interface ChatToolItem {
+  type: "tool";
+  toolCallId: string;
+  tool: string;
+  summary: string;
+  detail: string;
+  output: string;
+  /** Undefined while the tool runs. */
+  ok?: boolean;
+  result: string;
+}
+
+export interface ChatErrorItem {
+  type: "error";
+  code: string;
+  message: string;
+}
+
+export type ChatItem = ChatMessageItem | ChatToolItem | ChatErrorItem;
+
+export interface ChatAsk {
+  askId: string;
+  kind: "tool" | "command" | "followup" | "completion" | "resume" | "unknown";
+  tool: string;
+  summary: string;
+  detail: string;
+  options: string[];
+}
+
+export interface ChatCheckpoint {
+  id: string;
+  kind: string;
+  messageId: string;
+  hasFiles: boolean;
+  restored: boolean;
+}
+
+export interface CheckpointHeader {
+  state: string;
+  message: string;
+  canRetry: boolean;
+  canDisable: boolean;
+}
+
+export interface ChatState {
+  taskId: string | undefined;
+  title: string;
+  status: "none" | "running" | "waiting" | "completed" | "cancelled" | "interrupted" | "failed" | "damaged";
+  statusReason: string;
+  items: ChatItem[];
+  pendingAsk: ChatAsk | undefined;
+  checkpoints: ChatCheckpoint[];
+  /** Set when checkpoints are limited (no workspace, home folder, git missing, ...). */
+  checkpointHeader: CheckpointHeader | undefined;
+  core: "starting" | "running" | "restarting" | "failed";
+  coreMessage: string;
+  usage: { tokensIn: number; tokensOut: number; cost: number };
+}
+
+export function emptyChatState(): ChatState {
+  return {
+    taskId: undefined,
+    title: "",
+    status: "none",
+    statusReason: "",
+    items: [],
+    pendingAsk: undefined,
+    checkpoints: [],
+    checkpointHeader: undefined,
+    core: "starting",
+    coreMessage: "",
+    usage: { tokensIn: 0, tokensOut: 0, cost: 0 },
+  };
+}
+
+/** Messages from the webview to the extension. */
+export type WebviewRequest =
+  | { type: "ready" }
+  | { type: "newTask"; text: string }
+  | { type: "send"; text: string }
+  | { type: "respond"; approve: boolean; text: string }
+  | { type: "cancel" }
+  | { type: "resume" }
+  | { type: "compare"; checkpointId: string }
+  | { type: "restore"; checkpointId: string }
+  | { type: "viewChanges" }
+  | { type: "editMessage"; messageId: string; text: string; mode: "chat" | "all" }
+  | { type: "retryCheckpoints" }
+  | { type: "disableCheckpoints" };
+
+/** Messages from the extension to the webview. */
+export type WebviewUpdate = { type: "state"; state: ChatState };

@@ -1,0 +1,80 @@
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { FileStatus, type FileChange } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import type { CheckpointDocuments } from "./checkpoint-documents.js";
+
+export const COMPARE_TITLE = "Changes since snapshot";
+export const VIEW_CHANGES_TITLE = "New changes";
+
+/** One file of a shown diff: what is on each side. */
+export interface ShownDiff {
+  path: string;
+  status: "added" | "modified" | "deleted" | "unknown";
+  original: vscode.Uri;
+  modified: vscode.Uri;
+}
+
+/**
+ * Opens a set of file changes in VS Code's native multi-file diff editor (`vscode.changes`),
+ * or, where that command does not exist, one `vscode.diff` editor per file.
+ *
+ * The left side is always the checkpoint, served by the `dline-checkpoint:` provider. The
+ * right side is the workspace file itself when it exists and `rightIsWorkspace` is set
+ * (Compare: the checkpoint against the current workspace), else the change's `after` content.
+ */
+export class DiffPresenter {
+  constructor(private readonly documents: CheckpointDocuments) {}
+
+  async show(options: {
+    title: string;
+    workspaceRoot: string;
+    files: FileChange[];
+    rightIsWorkspace: boolean;
+  }): Promise<ShownDiff[]> {
+    const { title, workspaceRoot, files } = options;
+    if (files.length === 0) {
+      void vscode.window.showInformationMessage(`${title}: no changes.`);
+      return [];
+    }
+    const setId = this.documents.beginSet();
+    const shown: ShownDiff[] = files.map((file) => {
+      const absolute = path.join(workspaceRoot, file.path);
+      const original = this.documents.add(setId, "before", absolute, sideText(file, "before"), title);
+      const modified =
+        options.rightIsWorkspace && file.status !== FileStatus.DELETED && !file.binary && !file.tooLarge
+          ? vscode.Uri.file(absolute)
+          : this.documents.add(setId, "after", absolute, sideText(file, "after"), title);
+      return { path: file.path, status: statusName(file.status), original, modified };
+    });
+    const commands = await vscode.commands.getCommands(true);
+    if (commands.includes("vscode.changes")) {
+      const resources = shown.map((d) => [vscode.Uri.file(path.join(workspaceRoot, d.path)), d.original, d.modified]);
+      await vscode.commands.executeCommand("vscode.changes", title, resources);
+    } else {
+      for (const d of shown) {
+        await vscode.commands.executeCommand("vscode.diff", d.original, d.modified, `${d.path} (${title})`, { preview: false });
+      }
+    }
+    return shown;
+  }
+}
+
+function sideText(file: FileChange, side: "before" | "after"): string {
+  if (file.binary) return "(binary file: not shown)";
+  if (file.tooLarge) return "(file over the size limit: not shown)";
+  if (side === "before") return file.status === FileStatus.ADDED ? "" : file.before;
+  return file.status === FileStatus.DELETED ? "" : file.after;
+}
+
+function statusName(status: FileStatus): ShownDiff["status"] {
+  switch (status) {
+    case FileStatus.ADDED:
+      return "added";
+    case FileStatus.MODIFIED:
+      return "modified";
+    case FileStatus.DELETED:
+      return "deleted";
+    default:
+      return "unknown";
+  }
+}

@@ -1,0 +1,50 @@
+import { RestoreMode } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+
+/** One entry of the restore menu, with the specification's wording. */
+export interface RestoreOption {
+  label: string;
+  /** The menu text of the specification (specs/checkpoints.md, "Restoring a checkpoint"). */
+  description: string;
+  mode: RestoreMode;
+  /** Shown under "More options". */
+  more: boolean;
+  /** Shown but not selectable (Restore Files Only right after a file restore). */
+  disabled: boolean;
+}
+
+export interface RestoreTarget {
+  hasFiles: boolean;
+  /** The checkpoint was created by context compaction ("Compaction checkpoint"). */
+  compaction: boolean;
+  /** Files were restored to it and no checkpoint was saved since ("Checkpoint (restored)"). */
+  restored: boolean;
+}
+
+export const MORE_OPTIONS_LABEL = "More options";
+
+/**
+ * The restore menu for one checkpoint. Without a file snapshot, or for a compaction
+ * checkpoint, only Restore Task Only is offered; after a file restore, Restore Files Only is
+ * disabled until a new checkpoint is saved.
+ */
+export function restoreOptions(target: RestoreTarget): RestoreOption[] {
+  const taskOnly: RestoreOption = {
+    label: "Restore Task Only",
+    description: "Clear messages after this point",
+    mode: RestoreMode.TASK,
+    more: true,
+    disabled: false,
+  };
+  if (!target.hasFiles || target.compaction) return [{ ...taskOnly, more: false }];
+  return [
+    { label: "Restore Files & Task", description: "Revert files and clear messages after this point", mode: RestoreMode.FILES_AND_TASK, more: false, disabled: false },
+    { label: "Restore Files Only", description: "Revert files to this checkpoint", mode: RestoreMode.FILES, more: true, disabled: target.restored },
+    taskOnly,
+  ];
+}
+
+/** How the marker reads in the chat. */
+export function checkpointLabel(target: RestoreTarget): string {
+  if (target.compaction) return "Compaction checkpoint";
+  return target.restored ? "Checkpoint (restored)" : "Checkpoint";
+}

@@ -1,0 +1,194 @@
+import * as vscode from "vscode";
+import { RestoreMode } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import type { DlineApi } from "./api.js";
+import { ChatController } from "./chat/chat-controller.js";
+import { ChatViewProvider } from "./chat/chat-view.js";
+import { CHECKPOINT_SCHEME, CheckpointDocuments } from "./checkpoints/checkpoint-documents.js";
+import { DiffPresenter } from "./checkpoints/diff-presenter.js";
+import { registerHistoryCommands } from "./history/history-commands.js";
+import { HistoryTree } from "./history/history-tree.js";
+import { registerProfileCommands } from "./profiles.js";
+import { migrateHostState } from "./settings/host-state-migration.js";
+import { SettingsMirror } from "./settings/settings-mirror.js";
+import { locateCore } from "./sidecar/locate-core.js";
+import type { Log } from "./sidecar/log.js";
+import { SidecarSupervisor } from "./sidecar/sidecar-supervisor.js";
+
+let supervisor: SidecarSupervisor | undefined;
+
+/** Composition root: builds every part of the extension and wires them together. */
+export function activate(context: vscode.ExtensionContext): DlineApi {
+  const channel = vscode.window.createOutputChannel("Dline", { log: true });
+  const log: Log = { info: (m) => channel.info(m), warn: (m) => channel.warn(m), error: (m) => channel.error(m) };
+  const version = String(context.extension.packageJSON.version ?? "0.0.0");
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+
+  const core = new SidecarSupervisor({
+    locateBinary: () => {
+      const location = locateCore(vscode.workspace.getConfiguration("dline").get<string>("corePath"), process.env, context.extensionUri.fsPath);
+      log.info(`core binary: ${location.path} (${location.source})`);
+      return location.path;
+    },
+    workspaceRoots: folders,
+    env: process.env,
+    clientVersion: version,
+    logDir: context.logUri.fsPath,
+    log,
+  });
+  supervisor = core;
+
+  const documents = new CheckpointDocuments();
+  const chat = new ChatController(core, new DiffPresenter(documents), log);
+  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  const history = new HistoryTree(core, log);
+  const historyView = vscode.window.createTreeView("dline.history", { treeDataProvider: history, showCollapseAll: false });
+  history.attach(historyView);
+  const settings = new SettingsMirror(core, log);
+  history.onDidChangeTasks((ids) => void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`)));
+
+  let migrated = false;
+  core.onDidStart((running) => {
+    chat.setCore("running");
+    void chat.refreshCheckpointHeader();
+    if (!migrated) {
+      migrated = true;
+      void migrateHostState(context, core, log).catch((err) => {
+        migrated = false;
+        log.error(`host state migration failed (it is retried at the next start): ${(err as Error).message}`);
+      });
+    }
+    if (running.generation > 1) {
+      void vscode.window.setStatusBarMessage("Dline core restarted", 3_000);
+      void chat.reload().catch((err) => log.warn(`reopening the task after a restart: ${(err as Error).message}`));
+    }
+  });
+  core.onDidExit(() => chat.setCore("restarting"));
+  core.onDidFail((err) => {
+    chat.setCore("failed", err.message);
+    void vscode.window.showErrorMessage(`Dline: ${err.message}`, "Restart Core", "Show Log").then((choice) => {
+      if (choice === "Restart Core") void vscode.commands.executeCommand("dline.restartCore");
+      if (choice === "Show Log") channel.show();
+    });
+  });
+
+  const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R | undefined> => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        chat.showError(err);
+        return undefined;
+      }
+    };
+  const checkpointArg = async (arg: unknown, placeHolder: string): Promise<string | undefined> => {
+    if (typeof arg === "string") return arg;
+    const items = [...chat.state.checkpoints].reverse().map((c) => ({ label: c.id.slice(0, 12), description: c.kind.replace("CHECKPOINT_KIND_", "").toLowerCase(), id: c.id }));
+    return (await vscode.window.showQuickPick(items, { placeHolder }))?.id;
+  };
+
+  context.subscriptions.push(
+    channel,
+    documents,
+    chat,
+    chatView,
+    history,
+    historyView,
+    settings,
+    vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, documents),
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand(
+      "dline.newTask",
+      run(async (text?: string, profileId?: string) => {
+        const prompt = text ?? (await vscode.window.showInputBox({ prompt: "What should Dline do?" }));
+        if (!prompt) return undefined;
+        await chatView.reveal();
+        return chat.newTask(prompt, profileId);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      "dline.sendMessage",
+      run(async (text?: string) => {
+        const message = text ?? (await vscode.window.showInputBox({ prompt: "Message to Dline" }));
+        if (message) await chat.send(message);
+      }),
+    ),
+    vscode.commands.registerCommand("dline.approve", run((text?: string) => chat.respond(true, text ?? ""))),
+    vscode.commands.registerCommand("dline.reject", run((text?: string) => chat.respond(false, text ?? ""))),
+    vscode.commands.registerCommand("dline.cancelTask", run(() => chat.cancel())),
+    vscode.commands.registerCommand("dline.resumeTask", run(() => chat.resume())),
+    vscode.commands.registerCommand(
+      "dline.openTask",
+      run(async (taskId: string) => {
+        await chatView.reveal();
+        await chat.openTask(taskId);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      "dline.compare",
+      run(async (checkpointId?: string) => {
+        const id = await checkpointArg(checkpointId, "Compare the workspace with which checkpoint?");
+        return id ? chat.compare(id) : undefined;
+      }),
+    ),
+    vscode.commands.registerCommand("dline.viewChanges", run(() => chat.viewChanges())),
+    vscode.commands.registerCommand(
+      "dline.restore",
+      run(async (checkpointId?: string, mode?: "filesAndTask" | "files" | "task") => {
+        const id = await checkpointArg(checkpointId, "Restore which checkpoint?");
+        const modes = { filesAndTask: RestoreMode.FILES_AND_TASK, files: RestoreMode.FILES, task: RestoreMode.TASK };
+        return id ? chat.restore(id, mode ? modes[mode] : undefined) : undefined;
+      }),
+    ),
+    vscode.commands.registerCommand(
+      "dline.editMessage",
+      run(async (messageId: string, text: string, mode: "chat" | "all" = "chat") => chat.editMessage(messageId, text, mode)),
+    ),
+    vscode.commands.registerCommand("dline.retryCheckpoints", run(() => chat.retryCheckpoints())),
+    vscode.commands.registerCommand("dline.disableCheckpoints", run(() => chat.disableCheckpoints())),
+    vscode.commands.registerCommand(
+      "dline.restartCore",
+      run(async () => {
+        const running = await core.restart();
+        return running.handshake.pid;
+      }),
+    ),
+    vscode.commands.registerCommand("dline.showLog", () => channel.show()),
+    ...registerHistoryCommands(core, history, (ids) => chat.forget(ids), run),
+    ...registerProfileCommands(core),
+  );
+
+  void core.start();
+  history.watch();
+  settings.start();
+
+  const generationWaiters: { after: number; resolve: (g: number) => void }[] = [];
+  core.onDidStart((running) => {
+    for (const w of generationWaiters.splice(0)) {
+      if (running.generation > w.after) w.resolve(running.generation);
+      else generationWaiters.push(w);
+    }
+  });
+
+  return {
+    clients: async () => (await core.ready()).clients,
+    corePid: () => core.pid,
+    coreGeneration: () => core.current?.generation ?? 0,
+    waitForCore: (after) =>
+      core.current && core.current.generation > after
+        ? Promise.resolve(core.current.generation)
+        : new Promise((resolve) => generationWaiters.push({ after, resolve })),
+    chat: {
+      state: () => chat.state,
+      onDidChangeState: (listener) => chat.onDidChangeState(listener),
+      compare: (id) => chat.compare(id),
+      viewChanges: () => chat.viewChanges(),
+    },
+    history: { list: () => history.listTasks() },
+  };
+}
+
+/** Stops the core: it flushes its state and exits (VS Code waits for the returned promise). */
+export async function deactivate(): Promise<void> {
+  await supervisor?.stop();
+  supervisor = undefined;
+}

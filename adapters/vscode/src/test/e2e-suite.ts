@@ -1,0 +1,317 @@
+/**
+ * The end-to-end suite, run inside a real VS Code extension host (code-server, loaded through
+ * the workbench's extensionTestsPath). It drives the extension the way a person does (commands,
+ * the chat webview, quick picks) against the real sidecar and the scripted model server that
+ * test/vscode/e2e.test.ts started, and checks the files on disk and what the core stored.
+ *
+ * Environment (set by the harness): DLINE_E2E_OUT (output folder), DLINE_E2E_MODEL_URL,
+ * DLINE_E2E_API_KEY, DLINE_E2E_USER_DATA, and the isolated DLINE_DIR / DLINE_HOME_DIR /
+ * DLINE_DOCS_DIR / HOME.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import type { DlineApi } from "../api.js";
+import type { ShownDiff } from "../checkpoints/diff-presenter.js";
+import { activateDline, allTabs, modelRequests, processExists, required, waitForGeneration, waitForTab } from "./helpers.js";
+import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
+import { UiBridge } from "./ui-bridge.js";
+
+const PROFILE_ID = "scripted";
+
+export function defineE2eSuite(suite: TestSuite, outDir: string): void {
+  const ui = new UiBridge(outDir);
+  const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+  const file = (name: string) => path.join(workspace, name);
+  let api: DlineApi;
+  let taskId = "";
+  let baselineId = "";
+
+  suite.test("activates on its view and starts the core with the workspace folder", async () => {
+    api = await activateDline();
+    const clients = await api.clients();
+    const health = await clients.system.health({});
+    assertEqual(health.status, "ok", "health status");
+    const pid = api.corePid();
+    assert(pid && pid === health.pid, `core pid ${pid} vs health pid ${health.pid}`);
+    process.kill(pid, 0); // the process exists
+    const init = await clients.system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
+    assert(init.dataRoot.startsWith(required("DLINE_DIR")), `data root ${init.dataRoot} is not under DLINE_DIR`);
+    // The sidecar runs in the workspace folder.
+    assertEqual(fs.realpathSync(fs.readlinkSync(`/proc/${pid}/cwd`)), fs.realpathSync(workspace), "core working directory");
+  });
+
+  suite.test("migrates the extension's ExtensionContext state once (ImportHostState marker)", async () => {
+    const clients = await api.clients();
+    const init = await clients.system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
+    const globalState = path.join(init.dataRoot, "globalState.json");
+    const state = await waitFor("globalState.json with the vscode migration marker", () => {
+      if (!fs.existsSync(globalState)) return undefined;
+      const json = JSON.parse(fs.readFileSync(globalState, "utf8")) as Record<string, unknown>;
+      return json.__vscodeMigrationVersion !== undefined && json;
+    });
+    assertEqual(state.__vscodeMigrationVersion, 1, "__vscodeMigrationVersion");
+    const again = await clients.settings.importHostState({ host: "vscode", globalState: {}, workspaces: [], secrets: {} });
+    assert(again.alreadyMigrated, "a second import must report already_migrated");
+  });
+
+  suite.test("mirrors settings both ways (core files are the truth)", async () => {
+    const clients = await api.clients();
+    await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: PROFILE_ID } });
+    await waitFor("dline.defaultProfile to mirror the core", () => vscode.workspace.getConfiguration("dline").get("defaultProfile") === PROFILE_ID);
+    await vscode.workspace.getConfiguration("dline").update("autoApproval.maxRequests", 33, vscode.ConfigurationTarget.Global);
+    await waitFor("the core's autoApprovalSettings.maxRequests to follow VS Code", async () => {
+      const settings = (await clients.settings.getSettings({ scope: SettingsScope.GLOBAL })).settings as Record<string, any>;
+      return settings?.autoApprovalSettings?.maxRequests === 33;
+    });
+  });
+
+  suite.test("runs a task: streamed text, approvals from the webview button and the command, file changed on disk", async () => {
+    const clients = await api.clients();
+    await clients.settings.upsertProfile({
+      profile: { id: PROFILE_ID, name: "scripted", provider: "openai", baseUrl: required("DLINE_E2E_MODEL_URL"), model: "scripted-model", contextWindow: 100_000n },
+    });
+    await clients.settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: required("DLINE_E2E_API_KEY") });
+
+    taskId = (await vscode.commands.executeCommand<string>("dline.newTask", "Greet the world", PROFILE_ID)) ?? "";
+    assert(taskId, "dline.newTask returned no task id");
+    const firstAsk = await waitFor("the first approval", () => api.chat.state().pendingAsk);
+    assertEqual(firstAsk.kind, "tool", "first ask kind");
+    assertEqual(firstAsk.tool, "replace_in_file", "first ask tool");
+    // Mid-task: the chat shows the streamed text and the approval buttons.
+    await waitFor("the streamed assistant text", () =>
+      api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.includes("update the greeting")),
+    );
+    // The webview draws the ask once it has loaded; then the screenshot shows the chat mid-task.
+    await waitFor("the Approve button in the chat webview", async () =>
+      (await ui.request({ action: "texts", selector: 'button[data-action="approve"]', frame: "webview" })).length > 0,
+    );
+    await ui.request({ action: "widenSidebar", width: 520 });
+    await ui.request({ action: "screenshot", name: "chat-mid-task" });
+    await ui.request({ action: "click", selector: 'button[data-action="approve"]', frame: "webview" });
+    await waitFor("hello.txt edited", () => fs.readFileSync(file("hello.txt"), "utf8") === "hello, world\n");
+
+    const secondAsk = await waitFor("the second approval", () => {
+      const ask = api.chat.state().pendingAsk;
+      return ask && ask.askId !== firstAsk.askId && ask;
+    });
+    assertEqual(secondAsk.tool, "write_to_file", "second ask tool");
+    await vscode.commands.executeCommand("dline.approve");
+    await waitFor("the task to complete", () => api.chat.state().status === "completed", 45_000);
+    assertEqual(fs.readFileSync(file("notes.md"), "utf8"), "# Notes\ncreated by dline\n", "notes.md");
+    const state = api.chat.state();
+    fs.writeFileSync(path.join(outDir, "chat-state-after-task.json"), JSON.stringify(state, null, 2));
+    assert(
+      state.items.some((i) => (i.type === "tool" || (i.type === "message" && i.toolCallId)) && i.tool === "replace_in_file" && i.ok === true),
+      "the replace_in_file tool is shown as done",
+    );
+    assert(state.items.some((i) => i.type === "message" && i.kind === "completion"), "the completion is shown");
+    await waitFor("checkpoints listed in the chat", () => api.chat.state().checkpoints.length >= 2);
+  });
+
+  suite.test("history lists the task; search and favourite work", async () => {
+    const listed = await waitFor("the task in history", async () => (await api.history.list()).find((t) => t.id === taskId));
+    assertEqual(listed.title, "Greet the world", "history title");
+    await vscode.commands.executeCommand("dline.history.search", "zebra-no-such-task");
+    assertEqual((await api.history.list()).length, 0, "tasks matching a search that matches nothing");
+    await vscode.commands.executeCommand("dline.history.search", "greet");
+    assertEqual((await api.history.list()).map((t) => t.id), [taskId], "tasks matching 'greet'");
+    await vscode.commands.executeCommand("dline.history.clearSearch");
+    await vscode.commands.executeCommand("dline.history.toggleFavorite", taskId);
+    await waitFor("the favourite flag", async () => (await api.history.list()).find((t) => t.id === taskId)?.favorite === true);
+  });
+
+  suite.test('Compare opens the native diff "Changes since snapshot" with the checkpoint on the left', async () => {
+    const clients = await api.clients();
+    const checkpoints = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE);
+    assert(baseline, `no baseline checkpoint among ${checkpoints.map((c) => CheckpointKind[c.kind]).join(", ")}`);
+    baselineId = baseline.id;
+    // From the chat: the Compare button of the first turn's marker (shown on hover).
+    const firstTurn = checkpoints.find((c) => c.kind === CheckpointKind.TURN);
+    assert(firstTurn, "no turn checkpoint");
+    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${firstTurn.id}"] button[data-action="compare"]`, frame: "webview" });
+    await waitForTab("Changes since snapshot");
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+    const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", baselineId)) ?? [];
+    assertEqual(shown.map((d) => d.path).sort(), ["hello.txt", "notes.md"], "compared paths");
+    const hello = shown.find((d) => d.path === "hello.txt")!;
+    assertEqual(hello.original.scheme, "dline-checkpoint", "left side scheme");
+    assertEqual((await vscode.workspace.openTextDocument(hello.original)).getText(), "hello\n", "left side (checkpoint) of hello.txt");
+    assertEqual(hello.modified.scheme, "file", "right side is the workspace file");
+    assertEqual((await vscode.workspace.openTextDocument(hello.modified)).getText(), "hello, world\n", "right side of hello.txt");
+    const notes = shown.find((d) => d.path === "notes.md")!;
+    assertEqual((await vscode.workspace.openTextDocument(notes.original)).getText(), "", "left side of an added file");
+    // The multi-file diff editor's tab reads "<title> (N files)"; per-file diffs "<path> (<title>)".
+    const tab = await waitForTab("Changes since snapshot");
+    const diffs = (tab.input as { textDiffs?: vscode.TabInputTextDiff[] }).textDiffs;
+    if (diffs) assertEqual(diffs.map((d) => d.original.scheme), ["dline-checkpoint", "dline-checkpoint"], "left sides of the multi-file diff");
+    await ui.request({ action: "screenshot", name: "compare" });
+  });
+
+  suite.test('View Changes opens "New changes"', async () => {
+    const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.viewChanges")) ?? [];
+    assert(shown.some((d) => d.path === "hello.txt"), `View Changes shows hello.txt (got ${shown.map((d) => d.path).join(", ")})`);
+    await waitForTab("New changes");
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+  });
+
+  suite.test("Restore through the menu: More options → Restore Files Only reverts the files, keeps the chat", async () => {
+    const itemsBefore = api.chat.state().items.length;
+    // The Restore button of the baseline's marker (after the first message) opens the menu.
+    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${baselineId}"] button[data-action="restore"]`, frame: "webview" });
+    const rows = ".quick-input-widget .monaco-list-row";
+    const first = await waitFor("the restore menu", async () => {
+      const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
+      return texts.some((t) => t.includes("More options")) && texts;
+    });
+    assert(first.some((t) => t.includes("Restore Files & Task") && t.includes("Revert files and clear messages after this point")), `menu: ${JSON.stringify(first)}`);
+    await ui.request({ action: "click", selector: rows, text: "More options", frame: "main" });
+    const more = await waitFor("the More options menu", async () => {
+      const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
+      return texts.some((t) => t.includes("Restore Files Only")) && texts;
+    });
+    assert(more.some((t) => t.includes("Revert files to this checkpoint")), `more options: ${JSON.stringify(more)}`);
+    assert(more.some((t) => t.includes("Restore Task Only") && t.includes("Clear messages after this point")), `more options: ${JSON.stringify(more)}`);
+    await ui.request({ action: "click", selector: rows, text: "Restore Files Only", frame: "main" });
+    await waitFor("hello.txt restored", () => fs.readFileSync(file("hello.txt"), "utf8") === "hello\n");
+    assert(!fs.existsSync(file("notes.md")), "notes.md (created after the checkpoint) is deleted");
+    assertEqual(api.chat.state().items.length, itemsBefore, "chat items after a files-only restore");
+    await waitFor("the marker to read restored", () => api.chat.state().checkpoints.find((c) => c.id === baselineId)?.restored === true);
+    await waitFor("the chat to show Checkpoint (restored)", async () =>
+      (await ui.request({ action: "texts", selector: `.checkpoint[data-checkpoint-id="${baselineId}"] .checkpoint-label`, frame: "webview" })).includes("Checkpoint (restored)"),
+    );
+    // Restore Files Only is now disabled: the More options menu no longer offers it.
+    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${baselineId}"] button[data-action="restore"]`, frame: "webview" });
+    await waitFor("the restore menu", async () => (await ui.request({ action: "texts", selector: rows, frame: "main" })).some((t) => t.includes("More options")));
+    await ui.request({ action: "click", selector: rows, text: "More options", frame: "main" });
+    const after = await waitFor("the More options menu", async () => {
+      const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
+      return texts.some((t) => t.includes("Restore Task Only")) && texts;
+    });
+    assert(!after.some((t) => t.includes("Restore Files Only")), `Restore Files Only is still offered: ${JSON.stringify(after)}`);
+    await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
+  });
+
+  suite.test("editing the first message with Restore Chat continues the task with the new text", async () => {
+    const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
+    assert(first && first.type === "message", "the first user message");
+    // In the chat: click the message, change the text, press Restore Chat.
+    await ui.request({ action: "click", selector: `.message.user[data-message-id="${first.id}"]`, frame: "webview" });
+    await ui.request({ action: "fill", selector: ".edit-box textarea", value: "Greet the world politely", frame: "webview" });
+    const buttons = await ui.request({ action: "texts", selector: ".edit-box button", frame: "webview" });
+    assertEqual(buttons, ["Restore Chat", "Restore All"], "edit buttons");
+    await ui.request({ action: "click", selector: ".edit-box button", text: "Restore Chat", frame: "webview" });
+    await waitFor("the edited text in the chat", () =>
+      api.chat.state().items.some((i) => i.type === "message" && i.role === "user" && i.text === "Greet the world politely"),
+    );
+    // The model's next turn (the script's "Greeted politely.") answers the edited text.
+    await waitFor("the continued task to complete", () =>
+      api.chat.state().status === "completed" && api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Greeted politely")),
+    45_000);
+    assert(!api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Greeting updated and notes added")), "the rewound completion is gone");
+  });
+
+  suite.test("Delete All Except Favorites keeps the favourite; deleting it removes it from history", async () => {
+    const kept = (await vscode.commands.executeCommand<string[]>("dline.history.deleteAll", "exceptFavorites")) ?? [];
+    assert(!kept.includes(taskId), "the favourite task was deleted by Delete All Except Favorites");
+    assert((await api.history.list()).some((t) => t.id === taskId), "the favourite is still listed");
+    await vscode.commands.executeCommand("dline.history.delete", taskId);
+    await waitFor("the task gone from history", async () => !(await api.history.list()).some((t) => t.id === taskId));
+    assertEqual(api.chat.state().taskId, undefined, "the chat of a deleted task is closed");
+  });
+
+  suite.test("Set API Key takes the key in a password box and stores it in the core, not in VS Code", async () => {
+    const key = "sk-typed-in-the-box-42";
+    const setting = vscode.commands.executeCommand("dline.setApiKey", PROFILE_ID);
+    await ui.request({ action: "fill", selector: ".quick-input-widget .quick-input-box input", value: key, press: "Enter", frame: "main" });
+    await setting;
+    const profile = (await (await api.clients()).settings.listProfiles({})).profiles.find((p) => p.id === PROFILE_ID);
+    assert(profile?.secretsSet.includes("api_key"), "the profile's api_key is set");
+    const userSettings = path.join(required("DLINE_E2E_USER_DATA"), "User", "settings.json");
+    assert(!fs.readFileSync(userSettings, "utf8").includes(key), "the key must not reach VS Code's settings");
+    // The scripted model checks the key: put the right one back.
+    await (await api.clients()).settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: required("DLINE_E2E_API_KEY") });
+  });
+
+  suite.test('Delete All History → "Delete Everything" deletes every task and the checkpoints folder', async () => {
+    const second = (await vscode.commands.executeCommand<string>("dline.newTask", "Say hi", PROFILE_ID)) ?? "";
+    assert(second, "no second task");
+    await waitFor("the second task to complete", () => api.chat.state().taskId === second && api.chat.state().status === "completed", 45_000);
+    const init = await (await api.clients()).system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
+    const checkpointsDir = path.join(init.documentsRoot, "checkpoints");
+    assert(fs.existsSync(checkpointsDir), `${checkpointsDir} exists before the deletion`);
+    // The command asks with a modal dialog, but VS Code refuses modal dialogs while extension
+    // tests run ("refused to show dialog in tests"): that path is checked to delete nothing,
+    // then the choice is passed as the command's argument, as a keybinding would.
+    assertEqual(await vscode.commands.executeCommand<string[]>("dline.history.deleteAll"), undefined, "a refused dialog deletes nothing");
+    assert((await api.history.list()).some((t) => t.id === second), "the task is still there after a dismissed dialog");
+    const deleting = vscode.commands.executeCommand<string[]>("dline.history.deleteAll", "everything");
+    const deleted = (await deleting) ?? [];
+    assert(deleted.includes(second), `deleted ${JSON.stringify(deleted)}`);
+    assertEqual((await api.history.list()).length, 0, "tasks left in history");
+    await waitFor("the checkpoints folder removed", () => !fs.existsSync(checkpointsDir));
+  });
+
+  suite.test("Restart Core stops the core gracefully (stdin closed) and starts a new one", async () => {
+    const pid = api.corePid();
+    assert(pid, "no core pid");
+    const newPid = await vscode.commands.executeCommand<number>("dline.restartCore");
+    assert(newPid && newPid !== pid, `restarted pid ${newPid} vs ${pid}`);
+    await waitFor("the old core to exit", () => !processExists(pid));
+  });
+
+  suite.test("Cancel in the chat stops the running task; Resume in the chat finishes it", async () => {
+    const before = await modelRequests();
+    const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Think slowly", PROFILE_ID)) ?? "";
+    assert(id, "no task");
+    await waitFor("the model to be streaming", async () => (await modelRequests()) > before);
+    await waitFor("the streamed text", () => api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.startsWith("Thin")));
+    fs.writeFileSync(path.join(outDir, "chat-state-before-cancel.json"), JSON.stringify(api.chat.state(), null, 2));
+    await ui.request({ action: "screenshot", name: "before-cancel" });
+    await ui.request({ action: "click", selector: "#cancel", frame: "webview" });
+    await waitFor("the task to be cancelled", () => api.chat.state().status === "cancelled");
+    await ui.request({ action: "click", selector: "#resume", frame: "webview" });
+    await waitFor("the resumed task to complete", () =>
+      api.chat.state().status === "completed" && api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Finished after cancel")),
+    45_000);
+  });
+
+  suite.test("a task running when the core is killed: the core restarts, the chat reopens it interrupted, Resume finishes it", async () => {
+    const before = await modelRequests();
+    const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Think slowly again", PROFILE_ID)) ?? "";
+    assert(id, "no task");
+    await waitFor("the model to be streaming", async () => (await modelRequests()) > before);
+    await waitFor("the streamed text", () => api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.startsWith("Slow")));
+    const pid = api.corePid();
+    const generation = api.coreGeneration();
+    assert(pid, "no core pid");
+    process.kill(pid, "SIGKILL");
+    await waitForGeneration(api, generation, 30_000);
+    await waitFor("the chat to show the task interrupted", () => api.chat.state().taskId === id && api.chat.state().status === "interrupted").catch((err) => {
+      fs.writeFileSync(path.join(outDir, "chat-state-after-crash.json"), JSON.stringify(api.chat.state(), null, 2));
+      throw err;
+    });
+    await ui.request({ action: "click", selector: "#resume", frame: "webview" });
+    await waitFor("the resumed task to complete", () =>
+      api.chat.state().status === "completed" && api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Finished after resume")),
+    45_000);
+  });
+
+  suite.test("restarts the core after it is killed", async () => {
+    const pid = api.corePid();
+    const generation = api.coreGeneration();
+    assert(pid, "no core pid");
+    process.kill(pid, "SIGKILL");
+    const next = await waitForGeneration(api, generation, 30_000);
+    assert(next > generation, "generation did not increase");
+    const newPid = api.corePid();
+    assert(newPid && newPid !== pid, `new pid ${newPid} vs killed ${pid}`);
+    const health = await (await api.clients()).system.health({});
+    assertEqual(health.pid, newPid, "health answers from the new core");
+  });
+
+}
+

@@ -1,0 +1,52 @@
+import * as vscode from "vscode";
+import type { DlineApi } from "../api.js";
+import { assert, waitFor } from "./runner.js";
+
+export const EXTENSION_ID = "dline.dline-vscode";
+
+/** Opens the chat view (the extension activates on it) and returns the extension's API. */
+export async function activateDline(): Promise<DlineApi> {
+  const extension = vscode.extensions.getExtension<DlineApi>(EXTENSION_ID);
+  assert(extension, `extension ${EXTENSION_ID} is not loaded`);
+  await vscode.commands.executeCommand("dline.chat.focus");
+  return extension.activate();
+}
+
+export function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this suite through test/vscode/e2e.test.ts`);
+  return value;
+}
+
+/** How many requests the scripted model server has received. */
+export async function modelRequests(): Promise<number> {
+  const res = await fetch(`${required("DLINE_E2E_MODEL_URL")}/__requests`);
+  return ((await res.json()) as unknown[]).length;
+}
+
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function allTabs(): vscode.Tab[] {
+  return vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+}
+
+export async function waitForTab(title: string): Promise<vscode.Tab> {
+  const matches = (t: vscode.Tab) => t.label === title || t.label.startsWith(`${title} (`) || t.label.endsWith(`(${title})`);
+  return waitFor(`a tab titled "${title}"`, () => allTabs().find(matches), 10_000).catch((err) => {
+    throw new Error(`${(err as Error).message}; tabs: ${JSON.stringify(allTabs().map((t) => t.label))}`);
+  });
+}
+
+export function waitForGeneration(api: DlineApi, after: number, timeoutMs: number): Promise<number> {
+  return Promise.race([
+    api.waitForCore(after),
+    new Promise<number>((_, reject) => setTimeout(() => reject(new Error("the core was not restarted in time")), timeoutMs)),
+  ]);
+}

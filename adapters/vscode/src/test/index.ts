@@ -1,0 +1,21 @@
+/**
+ * The extensionTestsPath module: VS Code calls run() in the extension host and reports its
+ * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
+ * end-to-end checks) or "conformance" (the cross-client scenario of test/conformance).
+ */
+import { defineConformanceSuite } from "./conformance-suite.js";
+import { defineE2eSuite } from "./e2e-suite.js";
+import { required } from "./helpers.js";
+import { TestSuite } from "./runner.js";
+
+export async function run(): Promise<void> {
+  const outDir = required("DLINE_E2E_OUT");
+  const suite = new TestSuite(outDir);
+  const name = process.env.DLINE_E2E_SUITE ?? "e2e";
+  if (name === "e2e") defineE2eSuite(suite, outDir);
+  else if (name === "conformance") defineConformanceSuite(suite, outDir);
+  else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
+  const results = await suite.run();
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length > 0) throw new Error(`${failed.length} of ${results.length} extension tests failed: ${failed.map((f) => f.name).join("; ")}`);
+}

@@ -1,0 +1,32 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { waitFor } from "./runner.js";
+
+/**
+ * Asks the harness outside the editor (Playwright driving the browser that shows this
+ * workbench) to act on the page: take a screenshot, click an element, read texts. A request
+ * is a file `ui-request-<n>.json` in the output folder; the answer `ui-answer-<n>.json`.
+ */
+export type UiRequest =
+  | { action: "screenshot"; name: string }
+  | { action: "click"; selector: string; text?: string; frame?: "webview" | "main" }
+  | { action: "widenSidebar"; width: number }
+  | { action: "fill"; selector: string; value: string; press?: string; frame?: "webview" | "main" }
+  | { action: "texts"; selector: string; frame?: "webview" | "main" };
+
+export class UiBridge {
+  private counter = 0;
+
+  constructor(private readonly outDir: string) {}
+
+  async request(req: UiRequest, timeoutMs = 20_000): Promise<string[]> {
+    const n = ++this.counter;
+    const answerFile = path.join(this.outDir, `ui-answer-${n}.json`);
+    const requestFile = path.join(this.outDir, `ui-request-${n}.json`);
+    fs.writeFileSync(`${requestFile}.tmp`, JSON.stringify(req));
+    fs.renameSync(`${requestFile}.tmp`, requestFile);
+    const answer = await waitFor(`the harness to do ${JSON.stringify(req)}`, () => fs.existsSync(answerFile) && (JSON.parse(fs.readFileSync(answerFile, "utf8")) as { ok: boolean; error?: string; texts?: string[] }), timeoutMs);
+    if (!answer.ok) throw new Error(`the harness could not do ${JSON.stringify(req)}: ${answer.error}`);
+    return answer.texts ?? [];
+  }
+}

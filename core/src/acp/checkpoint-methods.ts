@@ -1,0 +1,116 @@
+/**
+ * Checkpoints over ACP. The protocol has no file rollback, so they are extension methods (ACP
+ * reserves names starting with "_" for them). The session id is the task id; any session of
+ * the history works, not only the ones open on this connection.
+ *
+ *   _dline/checkpoints/list          {sessionId}                          -> {checkpoints}
+ *   _dline/checkpoints/compare       {sessionId, checkpointId}            -> {files, skipped}
+ *   _dline/checkpoints/view_changes  {sessionId}                          -> {files, fromCheckpointId, toCheckpointId}
+ *   _dline/checkpoints/restore       {sessionId, checkpointId, mode}      -> RestoreResult
+ *   _dline/checkpoints/undo          {sessionId}                          -> RestoreResult
+ *   _dline/checkpoints/status        {sessionId}                          -> CheckpointStatus
+ *   _dline/checkpoints/retry         {sessionId}                          -> CheckpointStatus
+ *   _dline/checkpoints/disable       {sessionId}                          -> CheckpointStatus
+ *
+ * mode is "files_and_task", "files" or "task" (the three restore menu entries).
+ */
+import { RequestError, type AgentApp } from "@agentclientprotocol/sdk";
+import type { CheckpointManager, CheckpointView, RestoreMode } from "../checkpoints/index.js";
+import { DlineError } from "../errors.js";
+import { assertSafeId } from "../storage/instance-layout.js";
+import { mapErrors, objectParams } from "./acp-errors.js";
+
+export const CHECKPOINT_METHODS = {
+  list: "_dline/checkpoints/list",
+  compare: "_dline/checkpoints/compare",
+  viewChanges: "_dline/checkpoints/view_changes",
+  restore: "_dline/checkpoints/restore",
+  undo: "_dline/checkpoints/undo",
+  status: "_dline/checkpoints/status",
+  retry: "_dline/checkpoints/retry",
+  disable: "_dline/checkpoints/disable",
+} as const;
+
+const MODES: readonly RestoreMode[] = ["files_and_task", "files", "task"];
+
+function sessionParams(raw: unknown) {
+  const params = objectParams(["sessionId"])(raw);
+  assertSafeOrInvalid(params.sessionId);
+  return params;
+}
+
+function assertSafeOrInvalid(id: string): void {
+  try {
+    assertSafeId("session id", id);
+  } catch (err) {
+    throw RequestError.invalidParams(undefined, (err as Error).message);
+  }
+}
+
+function checkpointJson(c: CheckpointView) {
+  return {
+    id: c.id,
+    kind: c.kind,
+    createdAt: new Date(c.createdAt).toISOString(),
+    messageId: c.messageId,
+    hasFiles: c.hasFiles,
+    restored: c.restored,
+    undoAvailable: c.undoAvailable,
+    editedPaths: c.edited,
+    skippedTotal: c.skippedTotal,
+  };
+}
+
+export function registerCheckpointMethods(agent: AgentApp, checkpoints: CheckpointManager): void {
+  agent.onRequest(CHECKPOINT_METHODS.list, sessionParams, ({ params }) =>
+    mapErrors(async () => ({ checkpoints: (await checkpoints.list(params.sessionId)).map(checkpointJson) })),
+  );
+  agent.onRequest(
+    CHECKPOINT_METHODS.compare,
+    (raw: unknown) => {
+      const params = objectParams(["sessionId", "checkpointId"])(raw);
+      assertSafeOrInvalid(params.sessionId);
+      return params;
+    },
+    ({ params }) =>
+      mapErrors(async () => {
+        const { files, skipped } = await checkpoints.compare(params.sessionId, params.checkpointId);
+        return { files, skipped };
+      }),
+  );
+  agent.onRequest(CHECKPOINT_METHODS.viewChanges, sessionParams, ({ params }) =>
+    mapErrors(async () => {
+      const { files, from, to } = await checkpoints.viewChanges(params.sessionId);
+      return { files, fromCheckpointId: from, toCheckpointId: to };
+    }),
+  );
+  agent.onRequest(
+    CHECKPOINT_METHODS.restore,
+    (raw: unknown) => {
+      const params = objectParams(["sessionId", "checkpointId", "mode"])(raw);
+      assertSafeOrInvalid(params.sessionId);
+      if (!MODES.includes(params.mode as RestoreMode)) {
+        throw RequestError.invalidParams(undefined, `mode must be one of ${MODES.join(", ")}`);
+      }
+      return params;
+    },
+    ({ params }) => mapErrors(() => checkpoints.restore(params.sessionId, params.checkpointId, params.mode as RestoreMode)),
+  );
+  // Undo restore: the "before restore" checkpoint the last restore saved, restored (files only).
+  agent.onRequest(CHECKPOINT_METHODS.undo, sessionParams, ({ params }) =>
+    mapErrors(async () => {
+      const undo = (await checkpoints.list(params.sessionId)).find((c) => c.undoAvailable);
+      if (!undo) throw new DlineError("failed_precondition", "There is no restore to undo (or a checkpoint was saved since).");
+      return checkpoints.restore(params.sessionId, undo.id, "files");
+    }),
+  );
+  // The task header's state: "Git must be installed...", Retry Checkpoints, Disable Checkpoints.
+  agent.onRequest(CHECKPOINT_METHODS.status, sessionParams, ({ params }) => mapErrors(() => checkpoints.status({ taskId: params.sessionId })));
+  agent.onRequest(CHECKPOINT_METHODS.retry, sessionParams, ({ params }) => mapErrors(() => checkpoints.retry({ taskId: params.sessionId })));
+  agent.onRequest(CHECKPOINT_METHODS.disable, sessionParams, ({ params }) =>
+    mapErrors(async () => {
+      await checkpoints.disable({ taskId: params.sessionId });
+      return checkpoints.status({ taskId: params.sessionId });
+    }),
+  );
+}

@@ -1,0 +1,129 @@
+/**
+ * The tools' file and terminal I/O routed through an ACP client: read_file and replace_in_file
+ * read what the editor shows (unsaved buffers included), write_to_file and replace_in_file
+ * write through the editor, execute_command runs in the editor's own terminal. Only what the
+ * client advertised in `initialize` is used; the rest stays local.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { methods, type AgentContext, type ClientCapabilities } from "@agentclientprotocol/sdk";
+import { defaultCommandTimeoutMs } from "../agent/tools/execute-command.js";
+import type { CommandOutcome, ToolContext, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
+
+/** The output a terminal keeps for us; the model gets at most its tail (as with local commands). */
+const OUTPUT_BYTE_LIMIT = 256 * 1024;
+const MAX_MODEL_OUTPUT_CHARS = 64 * 1024;
+const POLL_MS = 250;
+
+export interface ClientEnvironmentOptions {
+  client: AgentContext;
+  capabilities: ClientCapabilities | undefined;
+  sessionId: string;
+  /** A command of tool call `toolCallId` runs in terminal `terminalId` (the session shows it in the call). */
+  onTerminal(toolCallId: string, terminalId: string): Promise<void> | void;
+}
+
+/** Returns undefined when the client offers neither file nor terminal access. */
+export function clientEnvironment(o: ClientEnvironmentOptions): ToolEnvironment | undefined {
+  const caps = o.capabilities;
+  const environment: ToolEnvironment = {};
+  if (caps?.fs?.readTextFile) {
+    environment.readTextFile = async (absolutePath, signal) =>
+      (await o.client.request(methods.client.fs.readTextFile, { sessionId: o.sessionId, path: absolutePath }, { cancellationSignal: signal, stopWaitingOnCancel: true })).content;
+  }
+  if (caps?.fs?.writeTextFile) {
+    environment.writeTextFile = async (absolutePath, content, signal) => {
+      await o.client.request(methods.client.fs.writeTextFile, { sessionId: o.sessionId, path: absolutePath, content }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+    };
+  }
+  if (caps?.terminal) environment.runCommand = (command, ctx) => runInClientTerminal(o, command, ctx);
+  return Object.keys(environment).length > 0 ? environment : undefined;
+}
+
+async function runInClientTerminal(o: ClientEnvironmentOptions, command: string, ctx: ToolContext): Promise<ToolResult> {
+  const shell = ctx.shell ?? process.env.SHELL ?? "/bin/sh";
+  const terminal = await o.client.createTerminal({
+    sessionId: o.sessionId,
+    command: shell,
+    args: ["-c", command],
+    cwd: ctx.workspaceRoot,
+    outputByteLimit: OUTPUT_BYTE_LIMIT,
+  });
+  let log: fs.WriteStream | undefined;
+  if (ctx.commandLogPath) {
+    fs.mkdirSync(path.dirname(ctx.commandLogPath), { recursive: true });
+    log = fs.createWriteStream(ctx.commandLogPath, { flags: "a" });
+    log.on("error", () => {
+      log = undefined;
+    });
+    log.write(`$ ${command}\n`);
+  }
+  // Output goes to the task's stream (other editors following the task) as it grows.
+  let sent = "";
+  const forward = (output: string) => {
+    if (output.length > sent.length && output.startsWith(sent)) {
+      const chunk = output.slice(sent.length);
+      ctx.onOutput?.(chunk);
+      log?.write(chunk);
+    }
+    sent = output;
+  };
+  let timedOut = false;
+  let cancelled = false;
+  const kill = () => void terminal.kill().catch(() => {});
+  const onAbort = () => {
+    cancelled = true;
+    kill();
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, ctx.commandTimeoutMs ?? defaultCommandTimeoutMs);
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      if (!polling) break;
+      const out = await terminal.currentOutput().catch(() => undefined);
+      if (out) forward(out.output);
+    }
+  })();
+  try {
+    // Not awaited: showing the terminal in the tool call must never hold the command up.
+    if (ctx.toolCallId) void Promise.resolve(o.onTerminal(ctx.toolCallId, terminal.id)).catch(() => {});
+    const exit = await terminal.waitForExit();
+    polling = false;
+    await poller;
+    const final = await terminal.currentOutput();
+    forward(final.output);
+    const outcome: CommandOutcome = { exitCode: exit.exitCode ?? null, signal: exit.signal ?? null, timedOut, cancelled };
+    return commandResult(final.output, final.truncated, outcome, ctx.commandTimeoutMs ?? defaultCommandTimeoutMs);
+  } finally {
+    polling = false;
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort);
+    await terminal.release().catch(() => {});
+    const openLog = log as fs.WriteStream | undefined;
+    if (openLog) await new Promise<void>((resolve) => openLog.end(resolve));
+  }
+}
+
+/** The model's view of a finished command, worded as for a local run. */
+function commandResult(output: string, truncated: boolean, outcome: CommandOutcome, timeoutMs: number): ToolResult {
+  let shown = output.length > MAX_MODEL_OUTPUT_CHARS ? output.slice(output.length - MAX_MODEL_OUTPUT_CHARS) : output;
+  if (truncated || shown.length < output.length) shown = `[earlier output omitted]\n${shown}`;
+  const status = outcome.cancelled
+    ? "The command was cancelled."
+    : outcome.timedOut
+      ? `The command timed out after ${Math.round(timeoutMs / 1000)} s and was killed.`
+      : outcome.exitCode !== null
+        ? `Exit code: ${outcome.exitCode}`
+        : `The command was killed by ${outcome.signal ?? "a signal"}.`;
+  return {
+    content: `${shown ? `Output:\n${shown}${shown.endsWith("\n") ? "" : "\n"}` : "No output.\n"}${status}`,
+    isError: outcome.cancelled || outcome.timedOut || outcome.exitCode !== 0,
+    command: outcome,
+  };
+}

@@ -1,0 +1,353 @@
+/**
+ * One ACP prompt turn: sends the user's words to the task (creating it on the session's first
+ * prompt), follows the task's event stream and turns it into session/update notifications,
+ * asks the client's permission for the asks, and ends with the stop reason when the run ends
+ * (or waits for an answer only the user can type).
+ */
+import { methods, RequestError, type AgentContext, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { AskKind, MessageRole, TaskStatus, type Ask, type TaskEvent } from "../gen/dline/v1/task_pb.js";
+import type { Logger } from "../logging/logger.js";
+import type { TaskRuntime } from "../runtime/task-runtime.js";
+import { parseDetail, text, toolKind, toolLocations } from "./session-updates.js";
+
+/** The tail of a tool's output shown in its tool call while it runs. */
+const SHOWN_OUTPUT_CHARS = 32 * 1024;
+const OUTPUT_FLUSH_MS = 100;
+
+/** What the turn needs of its session. */
+export interface TurnSession {
+  readonly id: string;
+  readonly cwd: string;
+  readonly profileId: string;
+  /** False until the first prompt created the task (the task id is the session id). */
+  started: boolean;
+}
+
+export interface PromptTurnDeps {
+  runtime: TaskRuntime;
+  client: AgentContext;
+  session: TurnSession;
+  logger: Logger;
+  /** The model's context window, for usage_update (absent: no usage updates). */
+  contextWindow?: number;
+  /** The task's cost so far (USD), so usage_update carries the session's total. */
+  costBefore?: number;
+}
+
+type ToolDisplay = { acpId: string; output: string; timer?: NodeJS.Timeout; terminalId?: string };
+
+export class PromptTurn {
+  private readonly stop = new AbortController();
+  private cancelRequested = false;
+  private sending: Promise<void> = Promise.resolve();
+  /** How each streamed message is shown: agent text, agent thought, or not at all. */
+  private readonly messageKinds = new Map<string, "agent" | "thought" | "skip">();
+  /** Core tool call id -> what the client sees of it. */
+  private readonly tools = new Map<string, ToolDisplay>();
+  private readonly toolWaiters = new Map<string, (d: ToolDisplay) => void>();
+  /** A tool call the client approved, shown under the ask's id until the tool starts. */
+  private approved: { acpId: string; tool: string; detail: string } | undefined;
+  private lastError: { code: string; message: string } | undefined;
+  private cost = 0;
+
+  constructor(private readonly deps: PromptTurnDeps) {}
+
+  private get taskId(): string {
+    return this.deps.session.id;
+  }
+
+  /** Runs the turn to its stop reason. `signal` aborts when the request is cancelled or the connection closes. */
+  async run(userText: string, signal: AbortSignal): Promise<StopReason> {
+    const { runtime, session } = this.deps;
+    // `$/cancel_request` for the prompt cancels the run like session/cancel; a closed connection
+    // only stops following it (the core's own stop leaves the task interrupted, resumable).
+    const onAbort = () => {
+      const reason = signal.reason as { code?: unknown } | undefined;
+      if (reason instanceof RequestError && reason.code === -32800) void this.cancel();
+      else this.stop.abort();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      let afterSeq = 0n;
+      if (!session.started) {
+        await runtime.newTask(session.cwd, userText, session.profileId, { taskId: session.id });
+        session.started = true;
+      } else {
+        afterSeq = runtime.liveView(this.taskId)?.lastSeq ?? runtime.storedLastSeq(this.taskId);
+        await runtime.sendMessage(this.taskId, userText);
+      }
+      if (this.cancelRequested) await this.cancelRun();
+      for await (const event of runtime.subscribe(this.taskId, afterSeq, this.stop.signal)) {
+        const reason = await this.handle(event);
+        if (reason) return reason;
+      }
+      return "cancelled";
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      this.stop.abort();
+      for (const display of this.tools.values()) clearTimeout(display.timer);
+      await this.sending;
+    }
+  }
+
+  /** session/cancel: stops the task's run; the turn then ends with "cancelled". */
+  async cancel(): Promise<void> {
+    this.cancelRequested = true;
+    if (this.deps.session.started) await this.cancelRun();
+  }
+
+  private async cancelRun(): Promise<void> {
+    if (!this.deps.runtime.isRunning(this.taskId)) return;
+    await this.deps.runtime.cancel(this.taskId).catch((err: Error) => this.deps.logger.warn("cancel failed", { taskId: this.taskId, error: err.message }));
+  }
+
+  /** The command of core tool call `toolCallId` runs in client terminal `terminalId`: show it in the call. */
+  async terminalStarted(toolCallId: string, terminalId: string): Promise<void> {
+    const display = this.tools.get(toolCallId) ?? (await new Promise<ToolDisplay>((resolve) => this.toolWaiters.set(toolCallId, resolve)));
+    display.terminalId = terminalId;
+    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, content: [{ type: "terminal", terminalId }] });
+  }
+
+  /** Notifications go out one after the other, in event order. */
+  private send(update: SessionUpdate): void {
+    const params = { sessionId: this.deps.session.id, update };
+    this.sending = this.sending
+      .then(() => this.deps.client.notify(methods.client.session.update, params))
+      .catch((err: Error) => this.deps.logger.warn("session/update not sent", { error: err.message }));
+  }
+
+  private sendExtension(method: string, params: Record<string, unknown>): void {
+    this.sending = this.sending
+      .then(() => this.deps.client.notify(method, { sessionId: this.taskId, ...params }))
+      .catch((err: Error) => this.deps.logger.warn("extension notification not sent", { method, error: err.message }));
+  }
+
+  private async handle(event: TaskEvent): Promise<StopReason | undefined> {
+    const e = event.event;
+    switch (e.case) {
+      case "messageAdded": {
+        const m = e.value.message!;
+        const shown = m.role !== MessageRole.ASSISTANT ? "skip" : m.kind === "reasoning" ? "thought" : "agent";
+        this.messageKinds.set(m.id, shown);
+        const body = m.kind === "error" ? `Error: ${m.text}` : m.text;
+        if (shown !== "skip" && body) this.sendChunk(shown, m.id, body);
+        return undefined;
+      }
+      case "messageDelta": {
+        const shown = this.messageKinds.get(e.value.messageId);
+        if (shown && shown !== "skip") this.sendChunk(shown, e.value.messageId, e.value.text);
+        return undefined;
+      }
+      case "ask":
+        return this.onAsk(e.value);
+      case "toolStarted":
+        this.toolStarted(e.value.toolCallId, e.value.tool, e.value.summary, e.value.detail);
+        return undefined;
+      case "toolOutput":
+        this.toolOutput(e.value.toolCallId, e.value.chunk);
+        return undefined;
+      case "toolFinished":
+        this.toolFinished(e.value.toolCallId, e.value.ok, e.value.result);
+        return undefined;
+      case "checkpointSaved":
+        // Not part of ACP: extension notifications, so editors can offer Compare / Restore there.
+        this.sendExtension("_dline/checkpoint_saved", {
+          checkpointId: e.value.checkpointId,
+          messageId: e.value.messageId,
+          // The same names as _dline/checkpoints/list ("turn", "completion", ...).
+          kind: e.value.kind.replace(/^CHECKPOINT_KIND_/, "").toLowerCase(),
+        });
+        return undefined;
+      case "checkpointStatus":
+        this.sendExtension("_dline/checkpoint_status", {
+          state: e.value.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase(),
+          message: e.value.message,
+          canRetry: e.value.canRetry,
+          canDisable: e.value.canDisable,
+        });
+        return undefined;
+      case "error":
+        this.lastError = { code: e.value.code, message: e.value.message };
+        return undefined;
+      case "usage": {
+        this.cost += e.value.cost;
+        if (!this.deps.contextWindow) return undefined;
+        const u = e.value;
+        this.send({
+          sessionUpdate: "usage_update",
+          used: Number(u.tokensIn + u.cacheReads + u.cacheWrites + u.tokensOut),
+          size: this.deps.contextWindow,
+          cost: { amount: (this.deps.costBefore ?? 0) + this.cost, currency: "USD" },
+        });
+        return undefined;
+      }
+      case "statusChanged":
+        return this.onStatus(e.value.status, e.value.reason);
+      default:
+        return undefined;
+    }
+  }
+
+  private sendChunk(shown: "agent" | "thought", messageId: string, chunk: string): void {
+    this.send({ sessionUpdate: shown === "agent" ? "agent_message_chunk" : "agent_thought_chunk", content: text(chunk), messageId });
+  }
+
+  private onStatus(status: TaskStatus, reason: string): StopReason | undefined {
+    switch (status) {
+      case TaskStatus.COMPLETED:
+        return "end_turn";
+      case TaskStatus.CANCELLED:
+      case TaskStatus.INTERRUPTED:
+        return "cancelled";
+      case TaskStatus.FAILED:
+        if (/model requests in one run/.test(reason)) return "max_turn_requests";
+        throw new RequestError(-32603, this.lastError?.message || reason || "The task failed.", {
+          dlineCode: this.lastError?.code ?? "internal",
+          sessionId: this.taskId,
+        });
+      default:
+        return undefined;
+    }
+  }
+
+  private toolStarted(callId: string, tool: string, summary: string, detail: string): void {
+    const approved = this.approved && this.approved.tool === tool && this.approved.detail === detail ? this.approved : undefined;
+    this.approved = undefined;
+    const display: ToolDisplay = { acpId: approved?.acpId ?? callId, output: "" };
+    this.tools.set(callId, display);
+    this.toolWaiters.get(callId)?.(display);
+    this.toolWaiters.delete(callId);
+    if (approved) {
+      this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: "in_progress" });
+      return;
+    }
+    const input = parseDetail(detail);
+    this.send({
+      sessionUpdate: "tool_call",
+      toolCallId: display.acpId,
+      title: summary,
+      kind: toolKind(tool),
+      status: "in_progress",
+      rawInput: input,
+      locations: toolLocations(input, this.deps.session.cwd),
+    });
+  }
+
+  private toolOutput(callId: string, chunk: string): void {
+    const display = this.tools.get(callId);
+    if (!display || display.terminalId) return; // the editor's terminal shows it already
+    display.output = (display.output + chunk).slice(-SHOWN_OUTPUT_CHARS);
+    display.timer ??= setTimeout(() => {
+      display.timer = undefined;
+      this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, content: [{ type: "content", content: text(display.output) }] });
+    }, OUTPUT_FLUSH_MS);
+  }
+
+  private toolFinished(callId: string, ok: boolean, result: string): void {
+    const display = this.tools.get(callId);
+    if (!display) return;
+    clearTimeout(display.timer);
+    display.timer = undefined;
+    const content: ToolCallContent[] = display.terminalId
+      ? [{ type: "terminal", terminalId: display.terminalId }]
+      : [{ type: "content", content: text(result) }];
+    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: ok ? "completed" : "failed", content, rawOutput: { ok, result } });
+  }
+
+  private async onAsk(ask: Ask): Promise<StopReason | undefined> {
+    switch (ask.kind) {
+      case AskKind.TOOL_APPROVAL:
+      case AskKind.COMMAND_APPROVAL:
+        await this.approval(ask);
+        return undefined;
+      case AskKind.FOLLOWUP:
+        return this.followup(ask);
+      default:
+        // Nothing else waits on the client within a turn: the user's next prompt answers it.
+        return "end_turn";
+    }
+  }
+
+  private async requestPermission(params: Parameters<AgentContext["request"]>[1] & object) {
+    try {
+      return await this.deps.client.request(methods.client.session.requestPermission, params as never, {
+        cancellationSignal: this.stop.signal,
+        stopWaitingOnCancel: true,
+      });
+    } catch (err) {
+      this.deps.logger.warn("session/request_permission failed", { error: (err as Error).message });
+      return { outcome: { outcome: "cancelled" as const } };
+    }
+  }
+
+  private respond(askId: string, approve: boolean, answer: string): void {
+    try {
+      this.deps.runtime.respond(this.taskId, askId, approve, answer);
+    } catch (err) {
+      // The question went away meanwhile (cancelled): nothing to answer.
+      this.deps.logger.info("ask no longer pending", { taskId: this.taskId, error: (err as Error).message });
+    }
+  }
+
+  /** Tool and command approvals: allow once or reject once, as the core's approval rules ask. */
+  private async approval(ask: Ask): Promise<void> {
+    const acpId = `ask-${ask.askId}`;
+    const input = parseDetail(ask.detail);
+    const toolCall = { toolCallId: acpId, title: ask.summary, kind: toolKind(ask.tool), status: "pending" as const, rawInput: input };
+    this.send({ sessionUpdate: "tool_call", ...toolCall, locations: toolLocations(input, this.deps.session.cwd) });
+    await this.sending;
+    const command = ask.kind === AskKind.COMMAND_APPROVAL;
+    const res = await this.requestPermission({
+      sessionId: this.taskId,
+      toolCall,
+      options: [
+        { optionId: "allow", name: command ? "Run" : "Allow", kind: "allow_once" },
+        { optionId: "reject", name: command ? "Don't run" : "Reject", kind: "reject_once" },
+      ],
+    });
+    if (res.outcome.outcome === "selected" && res.outcome.optionId === "allow") {
+      this.approved = { acpId, tool: ask.tool, detail: ask.detail };
+      this.respond(ask.askId, true, "");
+    } else if (res.outcome.outcome === "selected") {
+      this.respond(ask.askId, false, "");
+      this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "failed", content: [{ type: "content", content: text("Rejected by the user.") }] });
+    } else {
+      // "cancelled": the client cancelled the turn (session/cancel), or could not ask.
+      this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "failed" });
+      await this.cancelRun();
+    }
+  }
+
+  /**
+   * A follow-up question: its options are offered as permission choices; a question without
+   * options (or "answer in the chat") ends the turn, and the user's next prompt is the answer.
+   */
+  private async followup(ask: Ask): Promise<StopReason | undefined> {
+    if (ask.options.length === 0) return "end_turn";
+    const acpId = `ask-${ask.askId}`;
+    const toolCall = { toolCallId: acpId, title: ask.summary, kind: "other" as const, status: "pending" as const, rawInput: { question: ask.summary, options: ask.options } };
+    this.send({ sessionUpdate: "tool_call", ...toolCall });
+    await this.sending;
+    const res = await this.requestPermission({
+      sessionId: this.taskId,
+      toolCall,
+      options: [
+        ...ask.options.map((name, i) => ({ optionId: `option-${i}`, name, kind: "allow_once" as const })),
+        { optionId: "chat", name: "Answer in the chat", kind: "reject_once" as const },
+      ],
+    });
+    const chosen = res.outcome.outcome === "selected" ? /^option-(\d+)$/.exec(res.outcome.optionId) : null;
+    if (chosen && ask.options[Number(chosen[1])] !== undefined) {
+      const answer = ask.options[Number(chosen[1])];
+      this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "completed", content: [{ type: "content", content: text(answer) }] });
+      this.respond(ask.askId, true, answer);
+      return undefined;
+    }
+    this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "completed" });
+    if (res.outcome.outcome === "cancelled" && this.cancelRequested) {
+      await this.cancelRun();
+      return undefined;
+    }
+    return "end_turn";
+  }
+}

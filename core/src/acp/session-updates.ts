@@ -1,0 +1,119 @@
+/**
+ * Pure mappings between the core's task vocabulary and ACP's: tool kinds and locations, the
+ * history replay of a session (stored UI messages -> session/update), and the user's prompt
+ * content blocks -> the text a task receives.
+ */
+import * as path from "node:path";
+import type { ContentBlock, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
+import type { StoredUiMessage } from "../tasks/message-store.js";
+
+const TOOL_KINDS: Record<string, ToolKind> = {
+  read_file: "read",
+  list_files: "search",
+  search_files: "search",
+  write_to_file: "edit",
+  replace_in_file: "edit",
+  execute_command: "execute",
+  new_subagent: "think",
+};
+
+export function toolKind(tool: string): ToolKind {
+  return TOOL_KINDS[tool] ?? "other";
+}
+
+/** Parses a tool's JSON arguments; anything unparseable is passed on as the raw text. */
+export function parseDetail(detail: string): unknown {
+  if (!detail) return undefined;
+  try {
+    return JSON.parse(detail) as unknown;
+  } catch {
+    return detail;
+  }
+}
+
+/** The file a tool call touches, as an absolute path the editor can open ("follow along"). */
+export function toolLocations(input: unknown, workspaceRoot: string): ToolCallLocation[] {
+  const p = (input as { path?: unknown } | undefined)?.path;
+  if (typeof p !== "string" || !p) return [];
+  return [{ path: path.resolve(workspaceRoot, p) }];
+}
+
+export function text(value: string) {
+  return { type: "text" as const, text: value };
+}
+
+/**
+ * A stored conversation replayed for session/load: the user's words as user_message_chunk,
+ * the model's answers, questions and results as agent_message_chunk, its reasoning as
+ * agent_thought_chunk, and every tool call as a finished tool_call with its outcome.
+ */
+export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoot: string): SessionUpdate[] {
+  const updates: SessionUpdate[] = [];
+  for (const m of messages) {
+    switch (m.kind) {
+      case "text":
+        if (!m.text) break;
+        if (m.role === "user") updates.push({ sessionUpdate: "user_message_chunk", content: text(m.text), messageId: m.id });
+        else updates.push({ sessionUpdate: "agent_message_chunk", content: text(m.text), messageId: m.id });
+        break;
+      case "denied":
+        if (m.text) updates.push({ sessionUpdate: "user_message_chunk", content: text(m.text), messageId: m.id });
+        break;
+      case "reasoning":
+        if (m.text) updates.push({ sessionUpdate: "agent_thought_chunk", content: text(m.text), messageId: m.id });
+        break;
+      case "completion":
+      case "followup":
+        updates.push({ sessionUpdate: "agent_message_chunk", content: text(m.text), messageId: m.id });
+        break;
+      case "error":
+        updates.push({ sessionUpdate: "agent_message_chunk", content: text(`Error: ${m.text}`), messageId: m.id });
+        break;
+      case "tool":
+      case "command": {
+        const detail = parseDetail(m.detail) as { input?: unknown; ok?: boolean; output?: string } | undefined;
+        // A finished call stores {input, ok, output}; a call cut short stores only its input.
+        const finished = !m.partial && typeof detail === "object" && detail !== null && "ok" in detail;
+        const input = finished ? detail.input : detail;
+        updates.push({
+          sessionUpdate: "tool_call",
+          toolCallId: m.id,
+          title: m.text || m.tool,
+          kind: toolKind(m.tool),
+          status: finished && detail.ok ? "completed" : "failed",
+          rawInput: input,
+          locations: toolLocations(input, workspaceRoot),
+          content: finished && detail.output ? [{ type: "content", content: text(detail.output) }] : [],
+        });
+        break;
+      }
+      default:
+        // checkpoint markers, compaction notes and system rows have no ACP counterpart
+        break;
+    }
+  }
+  return updates;
+}
+
+/**
+ * What a task receives from a prompt: text blocks as they are, a resource link as the
+ * `@path` mention models know, an embedded text resource as a quoted file.
+ */
+export function promptText(blocks: readonly ContentBlock[]): string {
+  const parts: string[] = [];
+  for (const block of blocks) {
+    if (block.type === "text") parts.push(block.text);
+    else if (block.type === "resource_link") parts.push(`@${uriToPath(block.uri)}`);
+    else if (block.type === "resource") {
+      const resource = block.resource as { uri: string; text?: string };
+      if (typeof resource.text === "string") parts.push(`<file path="${uriToPath(resource.uri)}">\n${resource.text}\n</file>`);
+      else parts.push(`@${uriToPath(resource.uri)}`);
+    }
+    // images and audio are not advertised (promptCapabilities), so none arrive
+  }
+  return parts.join("\n\n");
+}
+
+function uriToPath(uri: string): string {
+  return uri.startsWith("file://") ? decodeURIComponent(uri.slice("file://".length)) : uri;
+}

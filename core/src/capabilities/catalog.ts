@@ -1,0 +1,256 @@
+/**
+ * The file-based capabilities found in a workspace's locations (global under the documents
+ * root, workspace under `<project>/.agents/`): rules, workflows, skills, subagent definitions
+ * and hooks. MCP servers are read by mcp/config.ts. Each entry keeps its source path and a
+ * problem (a malformed definition) instead of failing the whole scan.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { HookEvent, SubagentDefinition } from "../runtime/capabilities-port.js";
+import type { InstanceLayout } from "../storage/instance-layout.js";
+import type { CapabilityKind } from "../storage/settings-registry.js";
+import { FileCache, listDir, listFilesRecursive } from "./file-cache.js";
+import { listField, parseFrontMatter, stringField } from "./front-matter.js";
+
+export type CapabilityOrigin = "global" | "workspace";
+
+export const HOOK_EVENTS: readonly HookEvent[] = ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PreToolUse", "PostToolUse", "UserPromptSubmit"];
+
+interface EntryBase {
+  /** The toggle resource: a path relative to its location (a skill: its folder name). */
+  resource: string;
+  /** The name the model or the person uses (`/name`, load_skill name, subagent name). */
+  name: string;
+  description: string;
+  origin: CapabilityOrigin;
+  sourcePath: string;
+  /** Why the entry cannot be used (it is listed, never used). */
+  error?: string;
+}
+
+export interface RuleEntry extends EntryBase {
+  text: string;
+}
+export interface WorkflowEntry extends EntryBase {
+  text: string;
+}
+export interface SkillEntry extends EntryBase {
+  instructions: string;
+  dir: string;
+  /** The skill's other files, relative to its folder. */
+  files: string[];
+}
+export interface SubagentEntry extends EntryBase {
+  definition: SubagentDefinition;
+}
+export interface HookEntry extends EntryBase {
+  event: HookEvent;
+}
+
+export interface FileCapabilities {
+  rules: RuleEntry[];
+  workflows: WorkflowEntry[];
+  skills: SkillEntry[];
+  subagents: SubagentEntry[];
+  hooks: HookEntry[];
+}
+
+export type FileKind = Exclude<CapabilityKind, "mcp">;
+
+const TEXT_FILE = (name: string) => /\.(md|markdown|txt)$/i.test(name);
+const baseName = (rel: string) => path.basename(rel).replace(/\.(md|markdown|txt|json)$/i, "");
+
+export class CapabilityCatalog {
+  private readonly cache = new FileCache();
+
+  constructor(private readonly layout: InstanceLayout) {}
+
+  /** Global locations first, then the workspace's; named entries of the workspace win on lookup. */
+  locations(kind: FileKind | "mcp", workspaceRoot: string | undefined): { origin: CapabilityOrigin; dir: string }[] {
+    const out: { origin: CapabilityOrigin; dir: string }[] = [{ origin: "global", dir: this.layout.capabilityDir(kind) }];
+    if (workspaceRoot) out.push({ origin: "workspace", dir: this.layout.workspaceCapabilityDir(workspaceRoot, kind) });
+    return out;
+  }
+
+  /** Scans the given kinds (default all); the others come back empty. */
+  scan(workspaceRoot: string | undefined, kinds: readonly FileKind[] = ["rules", "workflows", "skills", "subagents", "hooks"]): FileCapabilities {
+    const want = (k: FileKind) => kinds.includes(k);
+    return {
+      rules: want("rules") ? this.scanRules(workspaceRoot) : [],
+      workflows: want("workflows") ? this.scanWorkflows(workspaceRoot) : [],
+      skills: want("skills") ? this.scanSkills(workspaceRoot) : [],
+      subagents: want("subagents") ? this.scanSubagents(workspaceRoot) : [],
+      hooks: want("hooks") ? this.scanHooks(workspaceRoot) : [],
+    };
+  }
+
+  private scanRules(workspaceRoot: string | undefined): RuleEntry[] {
+    const out: RuleEntry[] = [];
+    for (const { origin, dir } of this.locations("rules", workspaceRoot)) {
+      for (const rel of listFilesRecursive(dir, 3, TEXT_FILE)) {
+        const sourcePath = path.join(dir, rel);
+        const text = this.cache.read(sourcePath);
+        const { fields, body } = parseFrontMatter(text ?? "");
+        out.push({
+          resource: rel,
+          name: `${origin === "global" ? "rules" : ".agents/rules"}/${rel}`,
+          description: stringField(fields, "description") ?? "",
+          origin,
+          sourcePath,
+          text: body,
+          error: text === undefined ? "unreadable" : undefined,
+        });
+      }
+    }
+    return out;
+  }
+
+  private scanWorkflows(workspaceRoot: string | undefined): WorkflowEntry[] {
+    const out: WorkflowEntry[] = [];
+    for (const { origin, dir } of this.locations("workflows", workspaceRoot)) {
+      for (const rel of listFilesRecursive(dir, 0, TEXT_FILE)) {
+        const sourcePath = path.join(dir, rel);
+        const text = this.cache.read(sourcePath);
+        const { fields, body } = parseFrontMatter(text ?? "");
+        out.push({
+          resource: rel,
+          name: baseName(rel),
+          description: stringField(fields, "description") ?? firstLine(body),
+          origin,
+          sourcePath,
+          text: body,
+          error: text === undefined ? "unreadable" : undefined,
+        });
+      }
+    }
+    return out;
+  }
+
+  private scanSkills(workspaceRoot: string | undefined): SkillEntry[] {
+    const out: SkillEntry[] = [];
+    for (const { origin, dir } of this.locations("skills", workspaceRoot)) {
+      for (const entry of listDir(dir)) {
+        const skillDir = path.join(dir, entry.name);
+        if (!isDirectory(skillDir)) continue;
+        const sourcePath = path.join(skillDir, "SKILL.md");
+        const text = this.cache.read(sourcePath);
+        const { fields, body } = parseFrontMatter(text ?? "");
+        const name = stringField(fields, "name") ?? entry.name;
+        const description = stringField(fields, "description") ?? "";
+        let error: string | undefined;
+        if (text === undefined) error = "SKILL.md is missing";
+        else if (!description) error = "SKILL.md has no description in its front matter";
+        out.push({
+          resource: entry.name,
+          name,
+          description,
+          origin,
+          sourcePath,
+          instructions: body,
+          dir: skillDir,
+          files: text === undefined ? [] : listFilesRecursive(skillDir, 3).filter((f) => f !== "SKILL.md").slice(0, 100),
+          error,
+        });
+      }
+    }
+    return out;
+  }
+
+  private scanSubagents(workspaceRoot: string | undefined): SubagentEntry[] {
+    const out: SubagentEntry[] = [];
+    for (const { origin, dir } of this.locations("subagents", workspaceRoot)) {
+      for (const rel of listFilesRecursive(dir, 0, (n) => TEXT_FILE(n) || /\.json$/i.test(n))) {
+        const sourcePath = path.join(dir, rel);
+        const text = this.cache.read(sourcePath);
+        const parsed = text === undefined ? { error: "unreadable" } : parseSubagent(text, rel);
+        const definition = "definition" in parsed ? parsed.definition : { name: baseName(rel), instructions: "" };
+        out.push({
+          resource: rel,
+          name: definition.name,
+          description: "description" in parsed ? parsed.description : "",
+          origin,
+          sourcePath,
+          definition,
+          error: "error" in parsed ? parsed.error : undefined,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** A hook is an executable named after its event (`PreToolUse`, `PreToolUse.sh`) or inside `<Event>/`. */
+  private scanHooks(workspaceRoot: string | undefined): HookEntry[] {
+    const out: HookEntry[] = [];
+    for (const { origin, dir } of this.locations("hooks", workspaceRoot)) {
+      for (const rel of listFilesRecursive(dir, 1)) {
+        const [first, second] = rel.split("/");
+        const eventName = second === undefined ? first.replace(/\.[^.]*$/, "") : first;
+        const event = HOOK_EVENTS.find((e) => e === eventName);
+        if (!event) continue;
+        const sourcePath = path.join(dir, rel);
+        out.push({
+          resource: rel,
+          name: rel,
+          description: `${event} hook`,
+          origin,
+          sourcePath,
+          event,
+          error: isExecutable(sourcePath) ? undefined : "not executable (chmod +x it)",
+        });
+      }
+    }
+    return out;
+  }
+}
+
+function firstLine(text: string): string {
+  return (text.split("\n").find((l) => l.trim()) ?? "").replace(/^#+\s*/, "").slice(0, 200);
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A subagent definition: markdown with front matter, or JSON `{name, description, tools, profile, instructions}`. */
+export function parseSubagent(text: string, rel: string): { definition: SubagentDefinition; description: string } | { error: string } {
+  if (/\.json$/i.test(rel)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      return { error: `malformed JSON: ${(err as Error).message}` };
+    }
+    if (!value || typeof value !== "object" || Array.isArray(value)) return { error: "expected a JSON object" };
+    const v = value as Record<string, unknown>;
+    const str = (k: string) => (typeof v[k] === "string" && (v[k] as string).length > 0 ? (v[k] as string) : undefined);
+    const tools = v.tools === undefined ? undefined : Array.isArray(v.tools) && v.tools.every((t) => typeof t === "string") ? (v.tools as string[]) : null;
+    if (tools === null) return { error: "tools must be a list of tool names" };
+    return {
+      definition: { name: str("name") ?? baseName(rel), instructions: str("instructions") ?? "", tools, profileId: str("profileId") ?? str("profile") },
+      description: str("description") ?? "",
+    };
+  }
+  const { fields, body } = parseFrontMatter(text);
+  return {
+    definition: {
+      name: stringField(fields, "name") ?? baseName(rel),
+      instructions: body.trim(),
+      tools: listField(fields, "tools"),
+      profileId: stringField(fields, "profileId") ?? stringField(fields, "profile"),
+    },
+    description: stringField(fields, "description") ?? "",
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Runs hook executables. The contract (also in docs of `dline capabilities`):
+ * - A hook is an executable in `hooks/` (global) or `<project>/.agents/hooks/`, named after its
+ *   event (`PreToolUse`, `PreToolUse.sh`) or placed in a folder named after it (`PreToolUse/x`).
+ * - It runs with the workspace as its working folder, receives the event's JSON payload on
+ *   stdin (`event`, `taskId`, `workspaceRoot` and the event's fields, e.g. `tool` and `input`
+ *   for PreToolUse), and `DLINE_HOOK_EVENT` in its environment. It is killed after the timeout.
+ * - PreToolUse: the tool is blocked when the hook exits non-zero, times out, or prints a JSON
+ *   line `{"block": true, "reason": "..."}` on stdout. The reason the model reads is that
+ *   `reason`, else the hook's output, else its exit status.
+ * - Its stdout and stderr (bounded) are recorded as activities, never as the user's words.
+ */
+import { spawn } from "node:child_process";
+import type { HookEvent, HookOutcome, HookRun } from "../runtime/capabilities-port.js";
+
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
+const MAX_OUTPUT_CHARS = 16 * 1024;
+
+export interface HookToRun {
+  name: string;
+  path: string;
+}
+
+function runOne(hook: HookToRun, event: HookEvent, payload: Record<string, unknown>, cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<HookRun & { stdout: string }> {
+  return new Promise((resolve) => {
+    let output = "";
+    let stdout = "";
+    let timedOut = false;
+    const append = (chunk: Buffer, isStdout: boolean) => {
+      const text = chunk.toString("utf8");
+      if (isStdout && stdout.length < MAX_OUTPUT_CHARS) stdout += text;
+      if (output.length < MAX_OUTPUT_CHARS) output += text;
+    };
+    let child;
+    try {
+      child = spawn(hook.path, [], {
+        cwd,
+        env: { ...process.env, DLINE_HOOK_EVENT: event },
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: process.platform !== "win32",
+      });
+    } catch (err) {
+      resolve({ hook: hook.name, exitCode: null, output: `could not start: ${(err as Error).message}`, timedOut: false, stdout: "" });
+      return;
+    }
+    const kill = () => {
+      try {
+        if (child.pid && process.platform !== "win32") process.kill(-child.pid, "SIGKILL");
+        else child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutMs);
+    const onAbort = () => kill();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (c: Buffer) => append(c, true));
+    child.stderr.on("data", (c: Buffer) => append(c, false));
+    child.stdin.on("error", () => {}); // a hook that does not read its stdin
+    child.stdin.end(JSON.stringify(payload));
+    let settled = false;
+    const finish = (exitCode: number | null, extra = "") => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve({ hook: hook.name, exitCode, output: (output + extra).slice(0, MAX_OUTPUT_CHARS), timedOut, stdout });
+    };
+    child.on("error", (err) => finish(null, `could not start: ${err.message}`));
+    child.on("close", (code) => finish(code));
+  });
+}
+
+/** `{"block": true, "reason": "..."}` on a line of stdout. */
+function blockRequest(stdout: string): { reason?: string } | undefined {
+  for (const line of stdout.split("\n").reverse()) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith("{")) continue;
+    try {
+      const value = JSON.parse(trimmed) as { block?: unknown; reason?: unknown };
+      if (value.block === true) return { reason: typeof value.reason === "string" ? value.reason : undefined };
+    } catch {
+      // not JSON: plain output
+    }
+  }
+  return undefined;
+}
+
+/** Runs the hooks of one event one after another (a blocking PreToolUse hook stops the rest). */
+export async function runHooks(
+  hooks: readonly HookToRun[],
+  event: HookEvent,
+  payload: Record<string, unknown>,
+  cwd: string,
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<HookOutcome> {
+  const runs: HookRun[] = [];
+  for (const hook of hooks) {
+    const { stdout, ...run } = await runOne(hook, event, payload, cwd, options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, options.signal);
+    runs.push(run);
+    if (event !== "PreToolUse") continue;
+    const requested = blockRequest(stdout);
+    if (requested || run.exitCode !== 0) {
+      const status = run.timedOut ? "timed out" : run.exitCode === null ? "did not run" : `exited with code ${run.exitCode}`;
+      const reason = requested?.reason ?? (run.output.trim().slice(0, 2000) || `the hook ${hook.name} ${status}`);
+      return { blocked: reason, runs };
+    }
+  }
+  return { runs };
+}

@@ -1,0 +1,2 @@
+export { Capabilities, type CapabilityListing, type CapabilityView } from "./capabilities.js";
+export { HOOK_EVENTS } from "./catalog.js";

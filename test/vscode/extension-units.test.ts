@@ -1,0 +1,224 @@
+/**
+ * The VS Code extension's pure parts (no editor needed): restart backoff, locating the core,
+ * the restore menu, the checkpoint header, the settings mirror's mapping, the host-state
+ * import payload, and the chat model folding task events.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { CheckpointState, GetStatusResponseSchema, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { AskKind, MessageRole, TaskEventSchema, TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
+import { checkpointHeader, MULTI_ROOT, NO_WORKSPACE } from "../../adapters/vscode/src/checkpoints/checkpoint-header.js";
+import { checkpointLabel, restoreOptions } from "../../adapters/vscode/src/checkpoints/restore-options.js";
+import { toImportableState } from "../../adapters/vscode/src/settings/host-state.js";
+import { corePatchFromHost, HOST_DEFAULTS, hostValuesFromCore } from "../../adapters/vscode/src/settings/settings-mapping.js";
+import { locateCore } from "../../adapters/vscode/src/sidecar/locate-core.js";
+import { RestartPolicy } from "../../adapters/vscode/src/sidecar/restart-policy.js";
+
+describe("RestartPolicy", () => {
+  const options = { initialDelayMs: 100, maxDelayMs: 1_000, healthyAfterMs: 10_000, maxConsecutiveFailures: 5 };
+
+  it("backs off exponentially up to the ceiling, then gives up", () => {
+    const policy = new RestartPolicy(options);
+    const delays = [1, 2, 3, 4, 5].map(() => policy.onExit(50));
+    expect(delays.map((d) => (d.restart ? d.delayMs : -1))).toEqual([100, 200, 400, 800, 1_000]);
+    expect(policy.onExit(50)).toEqual({ restart: false, attempt: 6 });
+  });
+
+  it("starts again from the first delay after a healthy run or a reset", () => {
+    const policy = new RestartPolicy(options);
+    policy.onExit(0);
+    policy.onStartFailure();
+    expect(policy.onExit(20_000)).toEqual({ restart: true, delayMs: 100, attempt: 1 });
+    policy.onExit(0);
+    policy.reset();
+    expect(policy.onExit(0)).toEqual({ restart: true, delayMs: 100, attempt: 1 });
+  });
+});
+
+describe("locateCore", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-vscode-locate-"));
+  const executable = (file: string) => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, "#!/bin/sh\n", { mode: 0o755 });
+    return file;
+  };
+  const extension = path.join(dir, "repo", "adapters", "vscode");
+  fs.mkdirSync(extension, { recursive: true });
+
+  it("prefers the setting, then DLINE_CORE, then the bundled binary, then the repository build", () => {
+    const fromSetting = executable(path.join(dir, "setting", "dline-core"));
+    const fromEnv = executable(path.join(dir, "env", "dline-core"));
+    const repository = executable(path.join(dir, "repo", "dist", "dline-core"));
+    expect(locateCore(fromSetting, { DLINE_CORE: fromEnv }, extension)).toEqual({ path: fromSetting, source: "setting" });
+    expect(locateCore("", { DLINE_CORE: fromEnv }, extension)).toEqual({ path: fromEnv, source: "DLINE_CORE" });
+    expect(locateCore(undefined, {}, extension)).toEqual({ path: repository, source: "repository" });
+    const bundled = executable(path.join(extension, "bin", "dline-core"));
+    expect(locateCore(undefined, {}, extension)).toEqual({ path: bundled, source: "bundled" });
+  });
+
+  it("names an explicit path that is not an executable instead of falling back", () => {
+    const notExecutable = path.join(dir, "plain-file");
+    fs.writeFileSync(notExecutable, "x", { mode: 0o644 });
+    expect(() => locateCore(notExecutable, {}, extension)).toThrow(/dline\.corePath setting is not an executable file/);
+    expect(() => locateCore(undefined, { DLINE_CORE: path.join(dir, "missing") }, extension)).toThrow(/DLINE_CORE variable/);
+    expect(() => locateCore(undefined, {}, path.join(dir, "elsewhere", "a", "b"))).toThrow(/was not found/);
+  });
+});
+
+describe("restore menu", () => {
+  it("offers the three restores with the specification's menu texts", () => {
+    const options = restoreOptions({ hasFiles: true, compaction: false, restored: false });
+    expect(options.map((o) => [o.label, o.description, o.more, o.disabled, o.mode])).toEqual([
+      ["Restore Files & Task", "Revert files and clear messages after this point", false, false, RestoreMode.FILES_AND_TASK],
+      ["Restore Files Only", "Revert files to this checkpoint", true, false, RestoreMode.FILES],
+      ["Restore Task Only", "Clear messages after this point", true, false, RestoreMode.TASK],
+    ]);
+    expect(checkpointLabel({ hasFiles: true, compaction: false, restored: false })).toBe("Checkpoint");
+  });
+
+  it("only Restore Task Only without a file snapshot or for a compaction checkpoint", () => {
+    for (const target of [
+      { hasFiles: false, compaction: false, restored: false },
+      { hasFiles: true, compaction: true, restored: false },
+    ]) {
+      expect(restoreOptions(target).map((o) => [o.label, o.more])).toEqual([["Restore Task Only", false]]);
+    }
+    expect(checkpointLabel({ hasFiles: true, compaction: true, restored: false })).toBe("Compaction checkpoint");
+  });
+
+  it("disables Restore Files Only after a file restore and says so on the marker", () => {
+    const target = { hasFiles: true, compaction: false, restored: true };
+    expect(restoreOptions(target).find((o) => o.mode === RestoreMode.FILES)?.disabled).toBe(true);
+    expect(checkpointLabel(target)).toBe("Checkpoint (restored)");
+  });
+});
+
+describe("checkpoint header", () => {
+  const status = (state: CheckpointState, message = "", canRetry = false, canDisable = false) =>
+    create(GetStatusResponseSchema, { state, message, canRetry, canDisable });
+
+  it("says what the editor knows: no workspace, multi-root", () => {
+    expect(checkpointHeader([], undefined)?.message).toBe(NO_WORKSPACE);
+    expect(checkpointHeader(["/a", "/b"], status(CheckpointState.READY))?.message).toBe(MULTI_ROOT);
+  });
+
+  it("shows the core's sentence and its Retry / Disable offers; nothing when checkpoints work", () => {
+    expect(checkpointHeader(["/p"], status(CheckpointState.READY))).toBeUndefined();
+    expect(checkpointHeader(["/p"], status(CheckpointState.INITIALIZING))).toBeUndefined();
+    expect(checkpointHeader(["/p"], status(CheckpointState.FAILED, "boom", true, true))).toEqual({ state: "failed", message: "boom", canRetry: true, canDisable: true });
+    expect(checkpointHeader(["/p"], status(CheckpointState.UNAVAILABLE, "Git must be installed to use checkpoints.", true))?.message).toBe(
+      "Git must be installed to use checkpoints.",
+    );
+    expect(checkpointHeader(["/p"], status(CheckpointState.SLOW_INITIALIZATION, "slow", false, true))?.canDisable).toBe(true);
+  });
+});
+
+describe("settings mirror mapping", () => {
+  it("maps the core's settings to VS Code values, defaults for what is unset", () => {
+    expect(hostValuesFromCore({})).toEqual(HOST_DEFAULTS);
+    const values = hostValuesFromCore({ checkpointsEnabled: false, defaultProfileId: "p1", autoApprovalSettings: { enabled: true, readFiles: true, maxRequests: 7 } });
+    expect(values["checkpoints.enabled"]).toBe(false);
+    expect(values.defaultProfile).toBe("p1");
+    expect(values["autoApproval.enabled"]).toBe(true);
+    expect(values["autoApproval.readFiles"]).toBe(true);
+    expect(values["autoApproval.editFiles"]).toBe(false);
+    expect(values["autoApproval.maxRequests"]).toBe(7);
+  });
+
+  it("sends only what a person changed, and nothing when both agree (no echo)", () => {
+    const core = { checkpointsEnabled: false, autoApprovalSettings: { enabled: true, maxRequests: 7 } };
+    expect(corePatchFromHost(hostValuesFromCore(core), core)).toBeUndefined();
+    const changed = { ...hostValuesFromCore(core), "autoApproval.editFiles": true };
+    expect(corePatchFromHost(changed, core)).toEqual({
+      autoApprovalSettings: { enabled: true, readFiles: false, editFiles: true, executeSafeCommands: false, executeAllCommands: false, useMcp: false, maxRequests: 7 },
+    });
+    expect(corePatchFromHost({ ...hostValuesFromCore(core), "checkpoints.enabled": true }, core)).toEqual({ checkpointsEnabled: true });
+  });
+});
+
+describe("host state import payload", () => {
+  it("keeps JSON values, drops undefined, unserialisable values and reserved __ keys", () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const state = toImportableState([
+      ["taskHistory", [{ id: "t1" }]],
+      ["mode", "plan"],
+      ["undefinedValue", undefined],
+      ["__vscodeMigrationVersion", 1],
+      ["cyclic", cyclic],
+      ["big", 10n],
+      ["date", new Date(0)],
+    ]);
+    expect(state).toEqual({ taskHistory: [{ id: "t1" }], mode: "plan", date: "1970-01-01T00:00:00.000Z" });
+  });
+});
+
+describe("ChatModel", () => {
+  let seq = 0n;
+  const event = (e: TaskEvent["event"]): TaskEvent => create(TaskEventSchema, { seq: ++seq, taskId: "t1", event: e });
+  const message = (id: string, role: MessageRole, kind: string, text: string, extra: Record<string, unknown> = {}) => ({ id, role, kind, text, ...extra });
+
+  it("folds streamed text, a tool call with output, an ask, checkpoints and the status", () => {
+    const model = new ChatModel();
+    model.reset("t1");
+    model.apply(event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "Greet the world") } as never }));
+    model.apply(event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "", { partial: true }) } as never }));
+    model.apply(event({ case: "messageDelta", value: { messageId: "a1", text: "I will " } as never }));
+    model.apply(event({ case: "messageDelta", value: { messageId: "a1", text: "edit." } as never }));
+    model.apply(event({ case: "messageFinalized", value: { message: message("a1", MessageRole.ASSISTANT, "text", "I will edit.") } as never }));
+    model.apply(event({ case: "ask", value: { askId: "k1", kind: AskKind.TOOL_APPROVAL, tool: "write_to_file", summary: "write a.txt", options: [] } as never }));
+    model.apply(event({ case: "statusChanged", value: { status: TaskStatus.WAITING, reason: "" } as never }));
+    expect(model.snapshot.pendingAsk).toMatchObject({ askId: "k1", kind: "tool", tool: "write_to_file" });
+    model.apply(event({ case: "askResolved", value: { askId: "k1", approved: true } as never }));
+    expect(model.snapshot.pendingAsk).toBeUndefined();
+    model.apply(event({ case: "messageAdded", value: { message: message("m1", MessageRole.TOOL, "tool", "write_to_file a.txt", { tool: "write_to_file" }) } as never }));
+    model.apply(event({ case: "toolStarted", value: { toolCallId: "c1", tool: "write_to_file", summary: "write a.txt" } as never }));
+    model.apply(event({ case: "toolOutput", value: { toolCallId: "c1", chunk: "wrote " } as never }));
+    model.apply(event({ case: "toolOutput", value: { toolCallId: "c1", chunk: "a.txt" } as never }));
+    model.apply(event({ case: "toolFinished", value: { toolCallId: "c1", ok: true, result: "ok" } as never }));
+    model.apply(event({ case: "messageFinalized", value: { message: message("m1", MessageRole.TOOL, "tool", "write_to_file a.txt", { tool: "write_to_file" }) } as never }));
+    model.apply(event({ case: "checkpointSaved", value: { checkpointId: "cp1", messageId: "m1", kind: "CHECKPOINT_KIND_TURN" } as never }));
+    model.apply(event({ case: "usage", value: { tokensIn: 10n, tokensOut: 5n, cost: 0.5 } as never }));
+    model.apply(event({ case: "statusChanged", value: { status: TaskStatus.COMPLETED, reason: "" } as never }));
+
+    const s = model.snapshot;
+    expect(s.title).toBe("Greet the world");
+    expect(s.status).toBe("completed");
+    expect(s.items.map((i) => (i.type === "message" ? `${i.role}:${i.text}` : i.type))).toEqual(["user:Greet the world", "assistant:I will edit.", "tool:write_to_file a.txt"]);
+    expect(s.items[2]).toMatchObject({ toolCallId: "c1", output: "wrote a.txt", ok: true, checkpointId: "cp1" });
+    expect(s.checkpoints).toEqual([{ id: "cp1", kind: "CHECKPOINT_KIND_TURN", messageId: "m1", hasFiles: true, restored: false }]);
+    expect(s.usage).toEqual({ tokensIn: 10, tokensOut: 5, cost: 0.5 });
+  });
+
+  it("an opened task that no sidecar runs reads as interrupted; history can say interrupted", async () => {
+    const { create: make } = await import("@bufbuild/protobuf");
+    const { GetTaskResponseSchema } = await import("../../core/src/gen/dline/v1/task_pb.js");
+    const model = new ChatModel();
+    model.load(make(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: TaskStatus.RUNNING }, ownerPid: 0, messages: [message("u1", MessageRole.USER, "text", "hi") as never] }));
+    expect(model.snapshot.status).toBe("interrupted");
+    model.load(make(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: TaskStatus.RUNNING }, ownerPid: 1234 }));
+    expect(model.snapshot.status).toBe("running");
+    model.setStatusFromHistory(TaskStatus.COMPLETED); // events say that: ignored here
+    expect(model.snapshot.status).toBe("running");
+    model.setStatusFromHistory(TaskStatus.INTERRUPTED);
+    expect(model.snapshot.status).toBe("interrupted");
+  });
+
+  it("drops the rows after a rewind, and their checkpoints", () => {
+    const model = new ChatModel();
+    model.reset("t1");
+    model.apply(event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "one") } as never }));
+    model.apply(event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "two") } as never }));
+    model.apply(event({ case: "checkpointSaved", value: { checkpointId: "cp1", messageId: "a1", kind: "CHECKPOINT_KIND_TURN" } as never }));
+    model.apply(event({ case: "error", value: { code: "unavailable", message: "model down" } as never }));
+    model.apply(event({ case: "rewound", value: { afterMessageId: "u1" } as never }));
+    expect(model.snapshot.items.map((i) => (i.type === "message" ? i.id : i.type))).toEqual(["u1"]);
+    expect(model.snapshot.checkpoints).toEqual([]);
+    model.apply(event({ case: "rewound", value: { afterMessageId: "" } as never }));
+    expect(model.snapshot.items).toEqual([]);
+  });
+});
