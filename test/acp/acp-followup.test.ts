@@ -30,6 +30,8 @@ beforeAll(async () => {
       { text: "Resumed." },
       { toolCalls: [{ name: "write_to_file", input: { path: "home-note.txt", content: "x\n" } }] },
       { text: "Written." },
+      { status: 400, errorMessage: "prompt is malformed" },
+      { text: "Recovered." },
     ],
   }));
   await sidecar.stop();
@@ -106,5 +108,16 @@ describe("dline-core acp questions and session lifecycle", () => {
       code: -32603,
       data: { dlineCode: "failed_precondition" },
     });
+  });
+
+  it("answers a failed model request with a JSON-RPC error; the session goes on", async () => {
+    const a = agent!;
+    const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
+    const failed = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "fail please" }] }).catch((err) => err);
+    expect(failed).toMatchObject({ code: -32603, data: { sessionId } });
+    expect(failed.message).toContain("prompt is malformed");
+    const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "try again" }] });
+    expect(res.stopReason).toBe("end_turn");
+    expect(agentText(updatesOf(a, sessionId))).toBe("Recovered.");
   });
 });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   const sidecar = await startSidecar({ roots });
   ({ server: model } = await configureModel(sidecar.clients, "anthropic", {
     turns: [
-      { text: "slow answer ".repeat(50), writeChunkBytes: 100, writeDelayMs: 25 },
+      { text: "slow answer ".repeat(50), writeChunkBytes: 100, writeDelayMs: 40 },
       { text: "Answer to B." },
       { text: "Answer to A again." },
     ],

@@ -92,6 +92,11 @@ describe("dline-core acp", () => {
     expect(statuses(commandId)).toEqual(["pending", "failed"]);
     const writeCall = updates.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === writeId) as acp.ToolCall;
     expect(writeCall.locations).toEqual([{ path: path.join(workspace, "notes.txt") }]);
+    // The edit's diff is in the permission prompt and in the finished call.
+    const diff = { type: "diff", path: path.join(workspace, "notes.txt"), oldText: null, newText: "first\n" };
+    expect(a.permissions[0].toolCall.content).toEqual([diff]);
+    const finished = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === writeId && u.status === "completed");
+    expect((finished[0] as acp.ToolCallUpdate).content).toEqual([diff]);
     // The approved write happened; the denied command did not run.
     expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("first\n");
     expect(fs.existsSync(path.join(workspace, "README.md"))).toBe(true);

@@ -72,7 +72,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
     });
 
-    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(16);
+    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(17);
     expect(run.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.split("\n")[0]}`)).toEqual([]);
     expect(run.exitCode).toBe(0);
     expect(fs.existsSync(path.join(OUT, "chat-mid-task.png"))).toBe(true);
@@ -80,5 +80,15 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     const bodies = (await model.requests()).map((r) => JSON.stringify(r.body));
     expect(bodies.some((b) => b.includes("Greet the world politely"))).toBe(true);
     fs.rmSync(roots.base, { recursive: true, force: true }); // kept when the test fails, for a look
+  });
+
+  it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
+    const roots = makeTestRoots("dline-vscode-limits-");
+    const run = await runExtensionSuite({ suite: "limits", base: roots.base, workspace: roots.home, env: roots.env, outDir: path.join(OUT, "..", "vscode-limits") });
+    expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+      ["the home folder as workspace: the chat header says checkpoints cannot be used there", true, undefined],
+    ]);
+    expect(run.exitCode).toBe(0);
+    fs.rmSync(roots.base, { recursive: true, force: true });
   });
 });

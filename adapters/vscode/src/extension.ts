@@ -14,6 +14,7 @@ import { locateCore } from "./sidecar/locate-core.js";
 import type { Log } from "./sidecar/log.js";
 import { SidecarSupervisor } from "./sidecar/sidecar-supervisor.js";
 
+// VS Code's deactivate() takes no arguments: the one running supervisor is kept here for it.
 let supervisor: SidecarSupervisor | undefined;
 
 /** Composition root: builds every part of the extension and wires them together. */

@@ -75,6 +75,7 @@ export function dlineAgent(app: App): AgentApp {
           onTerminal: (toolCallId, terminalId) => session.turn?.terminalStarted(toolCallId, terminalId),
         })
       : undefined;
+    session.environment = environment;
     (await app.runtime()).setToolEnvironment(id, environment);
     return session;
   };

@@ -4,10 +4,12 @@
  * asks the client's permission for the asks, and ends with the stop reason when the run ends
  * (or waits for an answer only the user can type).
  */
-import { methods, RequestError, type AgentContext, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { methods, RequestError, type AgentContext, type Diff, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
 import { AskKind, MessageRole, TaskStatus, type Ask, type TaskEvent } from "../gen/dline/v1/task_pb.js";
+import type { ToolEnvironment } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
+import { editPreview } from "./edit-preview.js";
 import { parseDetail, text, toolKind, toolLocations } from "./session-updates.js";
 
 /** The tail of a tool's output shown in its tool call while it runs. */
@@ -21,6 +23,8 @@ export interface TurnSession {
   readonly profileId: string;
   /** False until the first prompt created the task (the task id is the session id). */
   started: boolean;
+  /** The client's file and terminal I/O the task's tools use, if it offers any. */
+  environment?: ToolEnvironment;
 }
 
 export interface PromptTurnDeps {
@@ -34,7 +38,7 @@ export interface PromptTurnDeps {
   costBefore?: number;
 }
 
-type ToolDisplay = { acpId: string; output: string; timer?: NodeJS.Timeout; terminalId?: string };
+type ToolDisplay = { acpId: string; output: string; timer?: NodeJS.Timeout; terminalId?: string; diff?: Diff };
 
 export class PromptTurn {
   private readonly stop = new AbortController();
@@ -46,7 +50,7 @@ export class PromptTurn {
   private readonly tools = new Map<string, ToolDisplay>();
   private readonly toolWaiters = new Map<string, (d: ToolDisplay) => void>();
   /** A tool call the client approved, shown under the ask's id until the tool starts. */
-  private approved: { acpId: string; tool: string; detail: string } | undefined;
+  private approved: { acpId: string; tool: string; detail: string; diff?: Diff } | undefined;
   private lastError: { code: string; message: string } | undefined;
   private cost = 0;
 
@@ -213,7 +217,7 @@ export class PromptTurn {
   private toolStarted(callId: string, tool: string, summary: string, detail: string): void {
     const approved = this.approved && this.approved.tool === tool && this.approved.detail === detail ? this.approved : undefined;
     this.approved = undefined;
-    const display: ToolDisplay = { acpId: approved?.acpId ?? callId, output: "" };
+    const display: ToolDisplay = { acpId: approved?.acpId ?? callId, output: "", diff: approved?.diff };
     this.tools.set(callId, display);
     this.toolWaiters.get(callId)?.(display);
     this.toolWaiters.delete(callId);
@@ -250,7 +254,9 @@ export class PromptTurn {
     display.timer = undefined;
     const content: ToolCallContent[] = display.terminalId
       ? [{ type: "terminal", terminalId: display.terminalId }]
-      : [{ type: "content", content: text(result) }];
+      : ok && display.diff
+        ? [{ type: "diff", ...display.diff }]
+        : [{ type: "content", content: text(result) }];
     this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: ok ? "completed" : "failed", content, rawOutput: { ok, result } });
   }
 
@@ -293,7 +299,17 @@ export class PromptTurn {
   private async approval(ask: Ask): Promise<void> {
     const acpId = `ask-${ask.askId}`;
     const input = parseDetail(ask.detail);
-    const toolCall = { toolCallId: acpId, title: ask.summary, kind: toolKind(ask.tool), status: "pending" as const, rawInput: input };
+    // An edit shows its diff in the permission prompt (computed before it runs).
+    const readFromEditor = this.deps.session.environment?.readTextFile;
+    const diff = await editPreview(ask.tool, input, this.deps.session.cwd, readFromEditor && ((p) => readFromEditor(p, this.stop.signal)));
+    const toolCall = {
+      toolCallId: acpId,
+      title: ask.summary,
+      kind: toolKind(ask.tool),
+      status: "pending" as const,
+      rawInput: input,
+      ...(diff ? { content: [{ type: "diff" as const, ...diff }] } : {}),
+    };
     this.send({ sessionUpdate: "tool_call", ...toolCall, locations: toolLocations(input, this.deps.session.cwd) });
     await this.sending;
     const command = ask.kind === AskKind.COMMAND_APPROVAL;
@@ -306,7 +322,7 @@ export class PromptTurn {
       ],
     });
     if (res.outcome.outcome === "selected" && res.outcome.optionId === "allow") {
-      this.approved = { acpId, tool: ask.tool, detail: ask.detail };
+      this.approved = { acpId, tool: ask.tool, detail: ask.detail, diff };
       this.respond(ask.askId, true, "");
     } else if (res.outcome.outcome === "selected") {
       this.respond(ask.askId, false, "");

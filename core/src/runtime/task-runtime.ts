@@ -84,6 +84,8 @@ const STATUS_NAMES: Record<TaskStatus, TaskStatusName> = {
 class LiveTask {
   run: { controller: AbortController; done: Promise<void> } | undefined;
   readonly asks = new AskBroker();
+  /** The status last announced on the event stream (undefined: none yet in this process). */
+  lastStatus: TaskStatus | undefined;
 
   constructor(
     readonly id: string,
@@ -253,7 +255,9 @@ export class TaskRuntime {
 
   private setStatus(task: LiveTask, status: TaskStatus, reason = ""): void {
     const name = STATUS_NAMES[status];
-    if (task.kernel.status === name && status !== TaskStatus.WAITING) return;
+    // Every change is announced once, including the first "running" of a new task.
+    if (task.lastStatus === status && status !== TaskStatus.WAITING) return;
+    task.lastStatus = status;
     task.events.append({ case: "statusChanged", value: { status, reason } });
     const ask = status === TaskStatus.WAITING ? this.pendingAsk(task.id) : undefined;
     this.saveKernel(task, { status: name, pendingAsk: ask ? toJson(AskSchema, ask) : undefined });

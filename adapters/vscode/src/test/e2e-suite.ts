@@ -313,5 +313,28 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     assertEqual(health.pid, newPid, "health answers from the new core");
   });
 
+
+  suite.test("Disable Checkpoints: the chat header says checkpoints are disabled", async () => {
+    await vscode.commands.executeCommand("dline.disableCheckpoints");
+    await waitFor("the header in the chat", async () =>
+      (await ui.request({ action: "texts", selector: ".checkpoint-header", frame: "webview" })).some((t) => t.includes("Checkpoints are disabled.")),
+    );
+  });
 }
 
+/** Opened on the home folder itself: checkpoints are unavailable, in the specification's words. */
+export function defineLimitsSuite(suite: TestSuite, outDir: string): void {
+  const ui = new UiBridge(outDir);
+  suite.test("the home folder as workspace: the chat header says checkpoints cannot be used there", async () => {
+    const api = await activateDline();
+    await api.clients();
+    const header = await waitFor("the checkpoint header", () => api.chat.state().checkpointHeader);
+    assertEqual(header.message, "Cannot use checkpoints in home directory", "header message");
+    assert(!header.canDisable, "nothing to disable in the home folder");
+    const shown = await waitFor("the header in the chat", async () => {
+      const texts = await ui.request({ action: "texts", selector: ".checkpoint-header", frame: "webview" });
+      return texts.length > 0 && texts;
+    });
+    assert(shown.some((t) => t.includes("Cannot use checkpoints in home directory")), `header: ${JSON.stringify(shown)}`);
+  });
+}

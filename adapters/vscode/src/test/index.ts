@@ -1,10 +1,10 @@
 /**
  * The extensionTestsPath module: VS Code calls run() in the extension host and reports its
  * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
- * end-to-end checks) or "conformance" (the cross-client scenario of test/conformance).
+ * end-to-end checks), "limits" (checkpoint limits) or "conformance" (the cross-client scenario of test/conformance).
  */
 import { defineConformanceSuite } from "./conformance-suite.js";
-import { defineE2eSuite } from "./e2e-suite.js";
+import { defineE2eSuite, defineLimitsSuite } from "./e2e-suite.js";
 import { required } from "./helpers.js";
 import { TestSuite } from "./runner.js";
 
@@ -14,6 +14,7 @@ export async function run(): Promise<void> {
   const name = process.env.DLINE_E2E_SUITE ?? "e2e";
   if (name === "e2e") defineE2eSuite(suite, outDir);
   else if (name === "conformance") defineConformanceSuite(suite, outDir);
+  else if (name === "limits") defineLimitsSuite(suite, outDir);
   else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
   const results = await suite.run();
   const failed = results.filter((r) => !r.ok);
