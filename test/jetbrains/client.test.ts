@@ -4,16 +4,12 @@
  * server), then plays the conformance scenario through the Kotlin client and requires the same
  * state as the CLI leaves. Maven downloads its plugins and dependencies once into ~/.m2.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process";
-import * as fs from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliDriver } from "../conformance/drivers/cli-driver.js";
-import type { Driver, DriverResult } from "../conformance/drivers/driver.js";
-import { scenario } from "../conformance/scenario.js";
-import { takeSnapshot, type Snapshot } from "../conformance/snapshot.js";
-import { assertBinaryBuilt, makeTestRoots, repoRoot } from "../helpers/sidecar.js";
-import { spawnModelServer } from "../model-server/spawn.js";
+import { play } from "../conformance/play.js";
+import { assertBinaryBuilt, repoRoot } from "../helpers/sidecar.js";
 import { kotlinDriver } from "./kotlin-driver.js";
 
 const clientDir = path.join(repoRoot, "adapters", "jetbrains", "client");
@@ -29,32 +25,6 @@ function run(command: string, args: string[], cwd: string): Promise<{ code: numb
   });
 }
 
-/** Plays the conformance scenario with one driver in fresh roots (as test/conformance does). */
-async function play(driver: Driver): Promise<{ result: DriverResult; afterEdit: Snapshot; afterDelete: Snapshot }> {
-  const roots = makeTestRoots(`dline-conformance-${driver.name}-`);
-  const workspace = path.join(roots.base, "project");
-  for (const [name, content] of Object.entries(scenario.files)) {
-    fs.mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
-    fs.writeFileSync(path.join(workspace, name), content);
-  }
-  execFileSync("git", ["init", "-q"], { cwd: workspace });
-  const server = await spawnModelServer(scenario.script);
-  try {
-    const ctx = { roots, workspace, modelUrl: server.url };
-    const snapshotRoots = {
-      workspace,
-      dataRoot: path.join(roots.dlineDir, "data"),
-      documentsRoot: roots.docsDir,
-      replace: { [roots.base]: "<base>", [server.url]: "<model-url>" },
-    };
-    const result = await driver.play(ctx);
-    const afterEdit = takeSnapshot(snapshotRoots);
-    await driver.deleteTask(ctx, result.taskId);
-    return { result, afterEdit, afterDelete: takeSnapshot(snapshotRoots) };
-  } finally {
-    await server.stop();
-  }
-}
 
 describe("JetBrains Kotlin client", () => {
   it("builds from proto/ with Maven and passes its JUnit 5 tests against the real sidecar", { timeout: 20 * 60_000 }, async () => {
