@@ -11,6 +11,7 @@ import { importLegacyConversation } from "../tasks/legacy-import.js";
 import { MessageStore, type StoredUiMessage } from "../tasks/message-store.js";
 import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
+import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { TaskHistory } from "../tasks/task-history.js";
 import type { TaskOwnership } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
@@ -145,6 +146,8 @@ export class TaskRuntime {
     fs.mkdirSync(files.dir, { recursive: true });
     this.deps.ownership.claim(id);
     const title = text.trim().split("\n")[0].slice(0, 200);
+    // task_metadata.json lets the index be rebuilt from the folders if taskHistory.db is lost.
+    new TaskJsonFiles(files).writeMetadata({ id, title, workspaceRoot, createdAt: Date.now(), source: "dline" });
     await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
     const task = this.open(id, { status: "running", workspaceRoot, profileId: model.profileId, inputQueue: [], lastSeq: "0", updatedAt: Date.now() });
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
