@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -88,5 +88,106 @@ describe("dline task (the CLI as a separate process)", () => {
     const { stdout } = await dline(env, ["task", "write x", "--workspace", workspace]);
     expect(stdout).toContain("write_to_file");
     expect(fs.existsSync(path.join(workspace, "x.txt"))).toBe(false);
+  });
+});
+
+describe("the task scenarios through the CLI", () => {
+  function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProcess, extra: NodeJS.ProcessEnv = {}) {
+    return { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "scripted-model", OPENAI_API_KEY: TEST_KEY, ...extra };
+  }
+
+  function waitFor(check: () => boolean, what: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      const tick = () => {
+        if (check()) return resolve();
+        if (Date.now() - started > 30_000) return reject(new Error(`timed out waiting for ${what}`));
+        setTimeout(tick, 50);
+      };
+      tick();
+    });
+  }
+
+  it("Ctrl-C cancels the task and kills its running command", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ toolCalls: [{ name: "execute_command", input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false } }] }],
+    });
+    servers.push(server);
+    const child = spawn(cli, ["task", "wait for it", "--workspace", workspace, "--yes"], { env: envFor(roots, server), stdio: ["ignore", "pipe", "pipe"] });
+    const pidFile = path.join(workspace, "child.pid");
+    await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "", "the command to start");
+    const commandPid = Number(fs.readFileSync(pidFile, "utf8"));
+    child.kill("SIGINT");
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(code).toBe(130);
+    await waitFor(() => {
+      try {
+        process.kill(commandPid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, "the command's process to be gone");
+    const history = JSON.parse((await dline(envFor(roots, server), ["--json", "history"])).stdout);
+    expect(history.tasks[0].status).toBe("TASK_STATUS_CANCELLED");
+  });
+
+  it("a task whose sidecar was killed is resumed with dline resume", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "first.txt", content: "1\n" } }] },
+        { text: "slow", interrupt: { afterFrames: 1, mode: "stall" } },
+        { text: "Resumed.", toolCalls: [{ name: "attempt_completion", input: { result: "finished after resume" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = envFor(roots, server);
+    const child = spawn(cli, ["--json", "task", "write it", "--workspace", workspace, "--yes"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    await waitFor(() => fs.existsSync(path.join(workspace, "first.txt")), "the first turn");
+    for (let i = 0; i < 200 && (await server.requests()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    // The CLI's own sidecar is its child process: kill it hard, as a crash would.
+    const sidecarPid = Number(execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"]).toString().trim().split("\n")[0]);
+    process.kill(sidecarPid, "SIGKILL");
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(code).not.toBe(0);
+    const taskId = JSON.parse(out.trim().split("\n")[0]).taskId as string;
+    const resumed = await dline(env, ["--json", "resume", taskId, "--yes"]);
+    const events = resumed.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
+    const shown = JSON.parse((await dline(env, ["--json", "show", taskId])).stdout);
+    expect(shown.messages[shown.messages.length - 1].text).toBe("finished after resume");
+  });
+
+  it("runs a subagent and a compaction", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        { text: "Reading.", toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }], usage: { input: 85_000, output: 10 } },
+        { text: "SUMMARY: app.txt says hello." }, // the compaction request
+        { toolCalls: [{ name: "new_subagent", input: { prompt: "create sub.txt" } }] },
+        { toolCalls: [{ name: "write_to_file", input: { path: "sub.txt", content: "sub\n" } }] }, // the subagent
+        { toolCalls: [{ name: "attempt_completion", input: { result: "sub done" } }] }, // the subagent
+        { toolCalls: [{ name: "attempt_completion", input: { result: "all done" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = envFor(roots, server, { OPENAI_CONTEXT_WINDOW: "100000" });
+    const { stdout } = await dline(env, ["--json", "task", "read then delegate", "--workspace", workspace, "--yes"]);
+    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
+    expect(events.some((e) => e.checkpointSaved?.kind === "CHECKPOINT_KIND_COMPACTION")).toBe(true);
+    expect(fs.readFileSync(path.join(workspace, "sub.txt"), "utf8")).toBe("sub\n");
+    const taskId = events[0].taskId as string;
+    expect(fs.readdirSync(path.join(roots.docsDir, "tasks", taskId, "subagents"))).toHaveLength(1);
   });
 });
