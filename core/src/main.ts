@@ -9,6 +9,7 @@ import { errorInterceptor } from "./rpc/error-interceptor.js";
 import { registerRoutes } from "./rpc/routes.js";
 import { authInterceptor, generateToken } from "./server/auth.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
+import { malformedBinaryIsInvalidArgument } from "./server/malformed-binary.js";
 import { InstanceLayout } from "./storage/instance-layout.js";
 import { resolveStorageRoots } from "./storage/roots.js";
 import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
@@ -105,7 +106,7 @@ async function serve(options: ServeOptions): Promise<void> {
     readMaxBytes: 16 * 1024 * 1024,
     writeMaxBytes: 64 * 1024 * 1024,
   });
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, handler);
+  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, malformedBinaryIsInvalidArgument(handler));
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>
