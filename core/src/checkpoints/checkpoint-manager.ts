@@ -398,6 +398,9 @@ export class CheckpointManager {
 
   /** A task was deleted: its refs go, other tasks' checkpoints stay. */
   async deleteTask(taskId: string, workspaceRoot: string): Promise<void> {
+    // A baseline still being saved (it starts without anyone waiting) must land before the
+    // task's refs go; otherwise it would write them again after the deletion.
+    await this.baselines.get(taskId)?.catch(() => undefined);
     const root = workspaceRoot || (await this.findTaskRepository(taskId));
     this.baselines.delete(taskId);
     this.running.delete(taskId);

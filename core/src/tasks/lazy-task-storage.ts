@@ -20,10 +20,15 @@ export function lazyTaskStorage(deps: {
   let opening: Promise<TaskStorage> | undefined;
   const get = () => {
     if (!opening) {
-      opening = openTaskStorage({ ...deps, deletionHooks: deps.deletionHooks?.() ?? [] });
-      opening.then(
+      const attempt = openTaskStorage({ ...deps, deletionHooks: deps.deletionHooks?.() ?? [] });
+      opening = attempt;
+      attempt.then(
         (storage) => deps.lifecycle.onStop("task storage", () => storage.close()),
-        (err: unknown) => deps.logger.error("opening the task storage failed", { error: (err as Error).message }),
+        (err: unknown) => {
+          deps.logger.error("opening the task storage failed", { error: (err as Error).message });
+          // Not remembered: the next call tries again (e.g. once a dead process's lock is stale).
+          if (opening === attempt) opening = undefined;
+        },
       );
     }
     return opening;

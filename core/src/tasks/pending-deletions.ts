@@ -92,7 +92,9 @@ export class PendingDeletions {
 
   private async mutate(change: (j: Journal) => void): Promise<void> {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const release = await lockfile.lock(this.file, { realpath: false, stale: 10_000, retries: { retries: 60, minTimeout: 10, maxTimeout: 100 } });
+    // A holder SIGKILLed mid-deletion leaves its lock behind: it becomes stale after `stale`
+    // (the live holder refreshes it every stale/2), and the retries outlast that.
+    const release = await lockfile.lock(this.file, { realpath: false, stale: 5_000, retries: { retries: 150, minTimeout: 20, maxTimeout: 100 } });
     try {
       const j = this.read();
       change(j);
