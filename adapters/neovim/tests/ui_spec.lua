@@ -17,7 +17,7 @@ S.case("plugin/dline.lua only defines the command: nothing loads or starts befor
   T.eq(package.loaded["dline.session"], nil, "session not loaded")
   T.eq(vim.fn.getcompletion("Dline hi", "cmdline"), { "history" }, "completion")
   local all = vim.fn.getcompletion("Dline ", "cmdline")
-  for _, name in ipairs({ "new", "task", "chat", "history", "approve", "deny", "cancel", "resume", "checkpoints", "compare", "restore", "settings", "import-cline" }) do
+  for _, name in ipairs({ "new", "task", "chat", "history", "approve", "deny", "cancel", "resume", "checkpoints", "compare", "restore", "settings", "capabilities", "import-cline" }) do
     T.truthy(vim.tbl_contains(all, name), "subcommand " .. name)
   end
   T.eq(package.loaded["dline.session"], nil, "completion starts nothing")

@@ -258,10 +258,14 @@ export class TaskRuntime {
 
   private setStatus(task: LiveTask, status: TaskStatus, reason = ""): void {
     const name = STATUS_NAMES[status];
-    // Every change is announced once, including the first "running" of a new task.
-    if (task.lastStatus === status && status !== TaskStatus.WAITING) return;
-    task.lastStatus = status;
-    task.events.append({ case: "statusChanged", value: { status, reason } });
+    // The stream announces every change it has not announced yet in this process (so a new
+    // task's first "running" too). The stored status is written only when it changes, so the
+    // files do not depend on how many sidecars a task's life was spread over.
+    if (task.lastStatus !== status || status === TaskStatus.WAITING) {
+      task.lastStatus = status;
+      task.events.append({ case: "statusChanged", value: { status, reason } });
+    }
+    if (task.kernel.status === name && status !== TaskStatus.WAITING) return;
     const ask = status === TaskStatus.WAITING ? this.pendingAsk(task.id) : undefined;
     this.saveKernel(task, { status: name, pendingAsk: ask ? toJson(AskSchema, ask) : undefined });
     void this.deps.history

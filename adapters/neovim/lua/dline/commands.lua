@@ -134,6 +134,12 @@ H.subcommands = {
       require("dline.settings").open()
     end,
   },
+  capabilities = {
+    desc = "list rules, workflows, skills, subagents, hooks and MCP servers; toggle one in this workspace",
+    run = function()
+      require("dline.capabilities").open()
+    end,
+  },
   ["import-cline"] = {
     desc = "import Cline's tasks (read-only)",
     run = function()

@@ -19,4 +19,5 @@ class DlineClient(source: ConnectionSource) {
     val tasks = TaskApi(source)
     val history = HistoryApi(source)
     val checkpoints = CheckpointApi(source)
+    val imports = ImportApi(source)
 }

@@ -5,6 +5,8 @@ import dline.v1.Settings.DeleteProfileRequest
 import dline.v1.Settings.GetCapabilityTogglesRequest
 import dline.v1.Settings.GetSettingsRequest
 import dline.v1.Settings.GetSettingsResponse
+import dline.v1.Settings.ListCapabilitiesRequest
+import dline.v1.Settings.ListCapabilitiesResponse
 import dline.v1.Settings.ListProfilesRequest
 import dline.v1.Settings.ResolveSettingRequest
 import dline.v1.Settings.ResolveSettingResponse
@@ -15,7 +17,7 @@ import dline.v1.Settings.UpdateSettingsRequest
 import dline.v1.Settings.UpdateSettingsResponse
 import dline.v1.Settings.UpsertProfileRequest
 
-/** SettingsService: settings by scope, profiles, write-only secrets, capability toggles. */
+/** SettingsService: settings by scope, profiles, write-only secrets, capabilities and their toggles. */
 class SettingsApi internal constructor(private val source: ConnectionSource) {
     suspend fun get(scope: SettingsScope, workspaceRoot: String = "", taskId: String = ""): GetSettingsResponse =
         source.unary {
@@ -91,4 +93,41 @@ class SettingsApi internal constructor(private val source: ConnectionSource) {
 
     suspend fun setCapabilityToggle(request: SetCapabilityToggleRequest) =
         source.unary { settings.setCapabilityToggle(request, emptyMap()) }.toggle
+
+    /**
+     * Sets the toggle of one capability ([Capability.getKind], [Capability.getResource]) in
+     * [scope]; [ToggleState.TOGGLE_STATE_INHERIT] removes the scope's entry. Returns the toggle
+     * as resolved afterwards.
+     */
+    suspend fun setCapabilityToggle(
+        scope: ToggleScope,
+        kind: String,
+        resource: String,
+        state: ToggleState,
+        workspaceRoot: String = "",
+        taskId: String = "",
+    ): CapabilityToggle = setCapabilityToggle(
+        SetCapabilityToggleRequest.newBuilder()
+            .setScope(scope).setKind(kind).setResource(resource).setState(state)
+            .setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
+    )
+
+    /**
+     * Every rule, workflow, skill, subagent definition, hook and MCP server seen from
+     * [workspaceRoot] (and [taskId]'s toggles): origin, effective state, per-scope toggles,
+     * errors, MCP status; malformed files are in [ListCapabilitiesResponse.getProblemsList].
+     * [kind] narrows to one kind; [connectMcp] starts the enabled MCP servers first.
+     */
+    suspend fun listCapabilities(
+        workspaceRoot: String = "",
+        taskId: String = "",
+        kind: String = "",
+        connectMcp: Boolean = false,
+    ): ListCapabilitiesResponse = source.unary {
+        settings.listCapabilities(
+            ListCapabilitiesRequest.newBuilder()
+                .setWorkspaceRoot(workspaceRoot).setTaskId(taskId).setKind(kind).setConnectMcp(connectMcp).build(),
+            emptyMap(),
+        )
+    }
 }

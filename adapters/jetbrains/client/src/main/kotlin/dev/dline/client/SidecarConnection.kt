@@ -6,6 +6,7 @@ import com.connectrpc.impl.ProtocolClient
 import com.connectrpc.okhttp.ConnectOkHttpClient
 import dline.v1.CheckpointServiceClient
 import dline.v1.HistoryServiceClient
+import dline.v1.ImportServiceClient
 import dline.v1.SettingsServiceClient
 import dline.v1.SystemServiceClient
 import dline.v1.TaskServiceClient
@@ -43,6 +44,7 @@ class SidecarConnection internal constructor(
     val tasks = TaskServiceClient(protocolClient)
     val history = HistoryServiceClient(protocolClient)
     val checkpoints = CheckpointServiceClient(protocolClient)
+    val imports = ImportServiceClient(protocolClient)
 
     override fun toString(): String = "SidecarConnection(generation=$generation, $process)"
 }
