@@ -45,7 +45,8 @@ const GLOBAL = SettingsScope.GLOBAL;
 const N = 500;
 
 describe("two sidecars over the same roots", () => {
-  it(`apply ${N} UpdateSettings each to different keys and ${N} profile upserts without losing one`, async () => {
+  // Bounded in count; the generous timeout only catches a hang on a loaded 2-core machine.
+  it(`apply ${N} UpdateSettings each to different keys and ${N} profile upserts without losing one`, { timeout: 240_000 }, async () => {
     const a = await start();
     const b = await start({ roots: a.roots });
     const dataRoot = path.join(a.roots.dlineDir, "data");

@@ -2,6 +2,7 @@ import type { DlineClients } from "../../../core/src/client/index.js";
 import type { ChatState } from "./chat/chat-state.js";
 import type { ShownDiff } from "./checkpoints/diff-presenter.js";
 import type { TaskSummary } from "../../../core/src/gen/dline/v1/task_pb.js";
+import type { Capability } from "../../../core/src/gen/dline/v1/settings_pb.js";
 
 /**
  * What the extension gives other extensions (vscode.extensions.getExtension("dline.dline-vscode")
@@ -25,5 +26,9 @@ export interface DlineApi {
   };
   history: {
     list(): Promise<TaskSummary[]>;
+  };
+  capabilities: {
+    /** What the Capabilities view lists (ListCapabilities for the first workspace folder). */
+    list(): Promise<Capability[]>;
   };
 }

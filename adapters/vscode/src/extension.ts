@@ -5,8 +5,10 @@ import { ChatController } from "./chat/chat-controller.js";
 import { ChatViewProvider } from "./chat/chat-view.js";
 import { CHECKPOINT_SCHEME, CheckpointDocuments } from "./checkpoints/checkpoint-documents.js";
 import { DiffPresenter } from "./checkpoints/diff-presenter.js";
+import { CapabilitiesTree, registerCapabilityCommands } from "./capabilities/capabilities-tree.js";
 import { registerHistoryCommands } from "./history/history-commands.js";
 import { HistoryTree } from "./history/history-tree.js";
+import { importFromCline } from "./import/import-command.js";
 import { registerProfileCommands } from "./profiles.js";
 import { migrateHostState } from "./settings/host-state-migration.js";
 import { SettingsMirror } from "./settings/settings-mirror.js";
@@ -45,12 +47,15 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   const historyView = vscode.window.createTreeView("dline.history", { treeDataProvider: history, showCollapseAll: false });
   history.attach(historyView);
   const settings = new SettingsMirror(core, log);
+  const capabilities = new CapabilitiesTree(core, folders[0], log);
+  const capabilitiesView = vscode.window.createTreeView("dline.capabilities", { treeDataProvider: capabilities, showCollapseAll: true });
   history.onDidChangeTasks((ids) => void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`)));
 
   let migrated = false;
   core.onDidStart((running) => {
     chat.setCore("running");
     void chat.refreshCheckpointHeader();
+    capabilities.refresh();
     if (!migrated) {
       migrated = true;
       void migrateHostState(context, core, log).catch((err) => {
@@ -95,6 +100,8 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     history,
     historyView,
     settings,
+    capabilities,
+    capabilitiesView,
     vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, documents),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand(
@@ -156,6 +163,11 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     vscode.commands.registerCommand("dline.showLog", () => channel.show()),
     ...registerHistoryCommands(core, history, (ids) => chat.forget(ids), run),
     ...registerProfileCommands(core),
+    ...registerCapabilityCommands(core, capabilities, folders[0], run),
+    vscode.commands.registerCommand(
+      "dline.importCline",
+      run(() => importFromCline(core, log, () => channel.show(), () => history.refresh())),
+    ),
   );
 
   void core.start();
@@ -185,6 +197,7 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
       viewChanges: () => chat.viewChanges(),
     },
     history: { list: () => history.listTasks() },
+    capabilities: { list: async () => (await capabilities.list()).capabilities },
   };
 }
 

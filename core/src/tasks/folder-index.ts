@@ -7,35 +7,12 @@ import type { TaskRecordInit } from "./task-record.js";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/**
- * A folder is a task's only when it holds one of a task's files: tasks/ also holds other
- * owners' entries (for example the `<file>.lock` folders of cross-process locks).
- */
-function looksLikeTaskFolder(task: ReturnType<InstanceLayout["task"]>): boolean {
-  const files = [
-    task.metadataJson,
-    task.stateJson,
-    task.stateJsonBak,
-    task.messagesDb,
-    task.journalDb,
-    task.legacy.uiMessagesJson,
-    task.legacy.uiMessagesJsonl,
-    task.legacy.claudeMessagesJson,
-    task.legacy.apiConversationHistoryJsonl,
-  ];
-  return files.some((f) => fs.existsSync(f));
-}
-
-/**
- * Lists task folders that have no history row (the index was rebuilt after being damaged, or a
- * legacy history file missed them) and adds a row for each from its task_metadata.json; a
- * folder without readable metadata is listed as damaged, never hidden. Returns the ids added.
- */
 export function indexOrphanFolders(layout: InstanceLayout, history: TaskHistory, logger: Logger): string[] {
   let names: string[];
   try {
     names = fs
       .readdirSync(layout.tasksDir, { withFileTypes: true })
+      // `<file>.lock` folders belong to cross-process locks (proper-lockfile), not to tasks.
       .filter((d) => d.isDirectory() && ID.test(d.name) && !d.name.includes("..") && !d.name.endsWith(".lock"))
       .map((d) => d.name);
   } catch {
@@ -45,7 +22,6 @@ export function indexOrphanFolders(layout: InstanceLayout, history: TaskHistory,
   for (const id of names) {
     if (history.get(id)) continue;
     const task = layout.task(id);
-    if (!looksLikeTaskFolder(task)) continue;
     const meta = readJson<Record<string, unknown>>(task.metadataJson);
     let createdAt = 0;
     try {

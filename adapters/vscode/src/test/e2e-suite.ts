@@ -12,7 +12,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import { SettingsScope, ToggleScope, ToggleState } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import { clineHomeData, writeLegacyTask } from "../../../../test/import/fixtures.js";
 import type { DlineApi } from "../api.js";
 import type { ShownDiff } from "../checkpoints/diff-presenter.js";
 import { activateDline, allTabs, modelRequests, processExists, required, waitForGeneration, waitForTab } from "./helpers.js";
@@ -177,7 +178,8 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     assert(more.some((t) => t.includes("Restore Task Only") && t.includes("Clear messages after this point")), `more options: ${JSON.stringify(more)}`);
     await ui.request({ action: "click", selector: rows, text: "Restore Files Only", frame: "main" });
     await waitFor("hello.txt restored", () => fs.readFileSync(file("hello.txt"), "utf8") === "hello\n");
-    assert(!fs.existsSync(file("notes.md")), "notes.md (created after the checkpoint) is deleted");
+    // The restore writes hello.txt and deletes notes.md one after the other: wait for both.
+    await waitFor("notes.md (created after the checkpoint) deleted", () => !fs.existsSync(file("notes.md")), 5_000);
     assertEqual(api.chat.state().items.length, itemsBefore, "chat items after a files-only restore");
     await waitFor("the marker to read restored", () => api.chat.state().checkpoints.find((c) => c.id === baselineId)?.restored === true);
     await waitFor("the chat to show Checkpoint (restored)", async () =>
@@ -320,6 +322,74 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       (await ui.request({ action: "texts", selector: ".checkpoint-header", frame: "webview" })).some((t) => t.includes("Checkpoints are disabled.")),
     );
   });
+
+  suite.test("Import from Cline: pick (a skipped item cannot be chosen), dry run, import; the task is listed", async () => {
+    // A legacy Cline task folder in the isolated HOME, and a malformed one (skipped).
+    const data = clineHomeData(required("HOME"));
+    writeLegacyTask(data, "1717000000001", { task: "Port the parser from Cline" });
+    writeLegacyTask(data, "1717000000002", { rawUi: '[{"ts": 1, "type": "say", "te' });
+    const rows = ".quick-input-widget .monaco-list-row";
+    const importing = vscode.commands.executeCommand<{ results: { outcome: string; taskId: string; sourceKey: string }[] }>("dline.importCline");
+    await waitFor("the import pick", async () => {
+      const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
+      return texts.some((t) => t.includes("Port the parser from Cline")) && texts.some((t) => t.includes("Skipped:")) && texts;
+    });
+    // Check the importable task, and try the skipped one (it is unchecked again), then accept.
+    const checkedCount = async () => (await ui.request({ action: "texts", selector: ".quick-input-widget .quick-input-count", frame: "main" })).join(" ").trim();
+    await ui.request({ action: "click", selector: rows, text: "Port the parser from Cline", frame: "main" });
+    await waitFor("one item checked", async () => /^1\b/.test(await checkedCount()));
+    await ui.request({ action: "click", selector: rows, text: "Skipped:", frame: "main" });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitFor("the skipped item unchecked again", async () => /^1\b/.test(await checkedCount()), 5_000);
+    await ui.request({ action: "fill", selector: ".quick-input-widget .quick-input-box input", value: "", press: "Enter", frame: "main" });
+    const dryRun = await waitFor("the dry-run confirmation", async () => {
+      const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
+      return texts.some((t) => t.includes("Import 1 task")) && texts;
+    });
+    assert(dryRun.some((t) => t.includes("Port the parser from Cline") && t.includes("would be imported")), `dry run: ${JSON.stringify(dryRun)}`);
+    const clients = await api.clients();
+    assert(!(await clients.history.listTasks({ query: "", pageSize: 200, pageToken: "" })).tasks.some((t) => t.title.includes("Port the parser")), "the dry run wrote nothing");
+    await ui.request({ action: "click", selector: rows, text: "Import 1 task", frame: "main" });
+    const response = await importing;
+    assert(response, "the import returned nothing");
+    assertEqual(response.results.map((r) => [r.sourceKey, r.outcome]), [["legacy:1717000000001", "imported"]], "import results");
+    const tasks = (await clients.history.listTasks({ query: "", pageSize: 200, pageToken: "" })).tasks;
+    const imported = tasks.find((t) => t.id === response.results[0]!.taskId);
+    assert(imported && imported.title.includes("Port the parser from Cline"), `ListTasks: ${JSON.stringify(tasks.map((t) => [t.id, t.title]))}`);
+    await waitFor("the imported task in the history view", async () => (await api.history.list()).some((t) => t.id === imported.id));
+  }, 30_000);
+
+  suite.test("Capabilities view: a workspace rule is listed; toggling it off in the workspace disables it", async () => {
+    fs.mkdirSync(file(".agents/rules"), { recursive: true });
+    fs.writeFileSync(file(".agents/rules/e2e-style.md"), "Answer in haiku.\n");
+    await vscode.commands.executeCommand("dline.capabilities.focus");
+    await vscode.commands.executeCommand("dline.capabilities.refresh");
+    const treeRows = '.pane-body .monaco-list-row';
+    await waitFor("the rule in the Capabilities view", async () =>
+      (await ui.request({ action: "texts", selector: treeRows, frame: "main" })).some((t) => t.includes("e2e-style") && t.includes("enabled")),
+    );
+    const rule = (await api.capabilities.list()).find((c) => c.kind === "rules" && c.resource.includes("e2e-style"));
+    assert(rule && rule.enabled, `the rule is listed and enabled: ${JSON.stringify(rule?.name)}`);
+    // What the view's context menu passes: the tree node.
+    const toggling = vscode.commands.executeCommand("dline.capabilities.toggle", { type: "capability", capability: rule });
+    const rows = ".quick-input-widget .monaco-list-row";
+    const choices = await waitFor("the toggle pick", async () => {
+      const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
+      return texts.some((t) => t.includes("Disabled")) && texts;
+    });
+    const labels = ["Enabled", "Disabled", "Inherit"];
+    assert(choices.length === 3 && labels.every((l, i) => choices[i]!.startsWith(l)), `toggle choices: ${JSON.stringify(choices)}`);
+    assert(choices[2]!.includes("current"), `Inherit is marked as the current workspace state: ${JSON.stringify(choices)}`);
+    await ui.request({ action: "click", selector: rows, text: "Disabled", frame: "main" });
+    await toggling;
+    const clients = await api.clients();
+    const after = (await clients.settings.listCapabilities({ workspaceRoot: workspace })).capabilities.find((c) => c.kind === "rules" && c.resource === rule.resource);
+    assert(after, "the rule after the toggle");
+    assertEqual([after.enabled, after.toggle?.workspace, after.toggle?.decidedBy], [false, ToggleState.DISABLED, ToggleScope.WORKSPACE], "enabled, workspace toggle, decided by");
+    await waitFor("the view to show the rule disabled", async () =>
+      (await ui.request({ action: "texts", selector: treeRows, frame: "main" })).some((t) => t.includes("e2e-style") && t.includes("disabled")),
+    );
+  }, 30_000);
 }
 
 /** Opened on the home folder itself: checkpoints are unavailable, in the specification's words. */

@@ -1,0 +1,127 @@
+import * as vscode from "vscode";
+import { ToggleScope, type Capability, type CapabilityFileProblem } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
+import type { Log } from "../sidecar/log.js";
+import { capabilityRow, groupCapabilities, toggleChoices, type CapabilityGroup } from "./capability-mapping.js";
+
+export type CapabilityNode =
+  | { type: "group"; group: CapabilityGroup }
+  | { type: "capability"; capability: Capability }
+  | { type: "problems"; problems: CapabilityFileProblem[] }
+  | { type: "problem"; problem: CapabilityFileProblem };
+
+/**
+ * The Capabilities view: SettingsService.ListCapabilities for the first workspace folder,
+ * grouped by kind. Refreshed on demand and after a toggle; MCP status is what the core knows
+ * (servers start on demand).
+ */
+export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<CapabilityNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(
+    private readonly supervisor: SidecarSupervisor,
+    private readonly workspaceRoot: string | undefined,
+    private readonly log: Log,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  async list(): Promise<{ capabilities: Capability[]; problems: CapabilityFileProblem[] }> {
+    const { clients } = await this.supervisor.ready();
+    return clients.settings.listCapabilities({ workspaceRoot: this.workspaceRoot ?? "" });
+  }
+
+  async getChildren(element?: CapabilityNode): Promise<CapabilityNode[]> {
+    if (element?.type === "group") return element.group.capabilities.map((capability) => ({ type: "capability", capability }));
+    if (element?.type === "problems") return element.problems.map((problem) => ({ type: "problem", problem }));
+    if (element) return [];
+    try {
+      const listing = await this.list();
+      const nodes: CapabilityNode[] = groupCapabilities(listing.capabilities).map((group) => ({ type: "group", group }));
+      if (listing.problems.length > 0) nodes.push({ type: "problems", problems: listing.problems });
+      return nodes;
+    } catch (err) {
+      this.log.warn(`capabilities: ${(err as Error).message}`);
+      return [];
+    }
+  }
+
+  getTreeItem(node: CapabilityNode): vscode.TreeItem {
+    switch (node.type) {
+      case "group": {
+        const item = new vscode.TreeItem(node.group.title, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `group:${node.group.kind}`;
+        item.description = String(node.group.capabilities.length);
+        item.contextValue = "dlineCapabilityGroup";
+        return item;
+      }
+      case "problems": {
+        const item = new vscode.TreeItem("Problems", vscode.TreeItemCollapsibleState.Expanded);
+        item.id = "problems";
+        item.iconPath = new vscode.ThemeIcon("warning");
+        return item;
+      }
+      case "problem": {
+        const item = new vscode.TreeItem(node.problem.path, vscode.TreeItemCollapsibleState.None);
+        item.description = node.problem.message;
+        item.tooltip = `${node.problem.path}\n${node.problem.code}: ${node.problem.message}`;
+        item.iconPath = new vscode.ThemeIcon("warning");
+        return item;
+      }
+      case "capability": {
+        const c = node.capability;
+        const row = capabilityRow(c);
+        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `${c.kind}:${c.origin}:${c.resource}`;
+        item.description = row.description;
+        item.tooltip = row.tooltip.join("\n");
+        item.contextValue = row.contextValue;
+        item.iconPath = new vscode.ThemeIcon(row.icon);
+        return item;
+      }
+    }
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** A capability from a command argument: the tree's node, a Capability, or { kind, resource }. */
+function capabilityOf(arg: unknown): { kind: string; resource: string; workspace?: number } | undefined {
+  const node = arg as Partial<CapabilityNode> & { kind?: string; resource?: string };
+  if (node?.type === "capability" && "capability" in node && node.capability) {
+    return { kind: node.capability.kind, resource: node.capability.resource, workspace: node.capability.toggle?.workspace };
+  }
+  if (typeof node?.kind === "string" && typeof node.resource === "string") return { kind: node.kind, resource: node.resource };
+  return undefined;
+}
+
+type Guard = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R | undefined>;
+
+export function registerCapabilityCommands(supervisor: SidecarSupervisor, tree: CapabilitiesTree, workspaceRoot: string | undefined, guard: Guard): vscode.Disposable[] {
+  return [
+    vscode.commands.registerCommand("dline.capabilities.refresh", guard(async () => tree.refresh())),
+    /** Toggle at the workspace scope: Enabled / Disabled / Inherit. Returns the new toggle. */
+    vscode.commands.registerCommand(
+      "dline.capabilities.toggle",
+      guard(async (arg: unknown) => {
+        const target = capabilityOf(arg);
+        if (!target) throw new Error("Choose a capability in the Capabilities view.");
+        if (!workspaceRoot) throw new Error("Open a folder to change a capability for its workspace.");
+        const picked = await vscode.window.showQuickPick(toggleChoices(target.workspace), {
+          title: `${target.resource} (${target.kind}) in this workspace`,
+          placeHolder: "Enable, disable, or inherit the global setting",
+        });
+        if (!picked) return undefined;
+        const { clients } = await supervisor.ready();
+        const res = await clients.settings.setCapabilityToggle({ scope: ToggleScope.WORKSPACE, workspaceRoot, kind: target.kind, resource: target.resource, state: picked.state });
+        tree.refresh();
+        return res.toggle;
+      }),
+    ),
+  ];
+}

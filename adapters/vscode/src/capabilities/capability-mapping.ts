@@ -1,0 +1,137 @@
+import { McpServerState, ToggleScope, ToggleState, type Capability } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+
+/** The kinds in the order the view shows them, with their group titles. */
+export const CAPABILITY_KINDS: readonly { kind: string; title: string }[] = [
+  { kind: "rules", title: "Rules" },
+  { kind: "workflows", title: "Workflows" },
+  { kind: "skills", title: "Skills" },
+  { kind: "subagents", title: "Subagents" },
+  { kind: "hooks", title: "Hooks" },
+  { kind: "mcp", title: "MCP Servers" },
+];
+
+export interface CapabilityGroup {
+  kind: string;
+  title: string;
+  capabilities: Capability[];
+}
+
+/** Groups by kind in the view's order (a kind the view does not know goes last, by name). */
+export function groupCapabilities(capabilities: readonly Capability[]): CapabilityGroup[] {
+  const known = new Map(CAPABILITY_KINDS.map((k, i) => [k.kind, i]));
+  const groups = new Map<string, CapabilityGroup>();
+  for (const c of capabilities) {
+    let group = groups.get(c.kind);
+    if (!group) {
+      group = { kind: c.kind, title: CAPABILITY_KINDS.find((k) => k.kind === c.kind)?.title ?? c.kind, capabilities: [] };
+      groups.set(c.kind, group);
+    }
+    group.capabilities.push(c);
+  }
+  const order = (kind: string) => known.get(kind) ?? CAPABILITY_KINDS.length;
+  return [...groups.values()]
+    .sort((a, b) => order(a.kind) - order(b.kind) || a.kind.localeCompare(b.kind))
+    .map((g) => ({ ...g, capabilities: [...g.capabilities].sort((a, b) => (a.name || a.resource).localeCompare(b.name || b.resource)) }));
+}
+
+export function toggleStateWord(state: ToggleState): string {
+  switch (state) {
+    case ToggleState.ENABLED:
+      return "enabled";
+    case ToggleState.DISABLED:
+      return "disabled";
+    default:
+      return "inherit";
+  }
+}
+
+export function toggleScopeWord(scope: ToggleScope): string {
+  switch (scope) {
+    case ToggleScope.GLOBAL:
+      return "global";
+    case ToggleScope.WORKSPACE:
+      return "workspace";
+    case ToggleScope.TASK:
+      return "task";
+    default:
+      return "default";
+  }
+}
+
+export function mcpStateWord(state: McpServerState): string {
+  switch (state) {
+    case McpServerState.STOPPED:
+      return "stopped";
+    case McpServerState.STARTING:
+      return "starting";
+    case McpServerState.CONNECTED:
+      return "connected";
+    case McpServerState.RESTARTING:
+      return "restarting";
+    case McpServerState.FAILED:
+      return "failed";
+    default:
+      return "";
+  }
+}
+
+export interface CapabilityRow {
+  label: string;
+  description: string;
+  /** Tooltip lines (plain text). */
+  tooltip: string[];
+  /** The tree item's contextValue: the toggle command is offered on every capability. */
+  contextValue: "dlineCapability";
+  icon: "pass" | "circle-slash" | "error" | "warning";
+}
+
+/** What a capability's row shows: effective state, origin, MCP status, errors. */
+export function capabilityRow(c: Capability): CapabilityRow {
+  const mcpState = c.mcp ? mcpStateWord(c.mcp.state) : "";
+  const mcpError = c.mcp?.lastError ?? "";
+  const problem = c.error || mcpError;
+  const description = [
+    c.enabled ? "enabled" : "disabled",
+    c.origin,
+    mcpState,
+    c.mcp && c.mcp.tools.length > 0 ? `${c.mcp.tools.length} tool${c.mcp.tools.length === 1 ? "" : "s"}` : "",
+    problem ? `⚠ ${problem}` : "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  const t = c.toggle;
+  const tooltip = [
+    `${c.name || c.resource} (${c.kind})`,
+    c.description,
+    `Effective: ${c.enabled ? "enabled" : "disabled"}${t ? ` (decided by ${toggleScopeWord(t.decidedBy)})` : ""}`,
+    t ? `Toggles: global ${toggleStateWord(t.global)} · workspace ${toggleStateWord(t.workspace)} · task ${toggleStateWord(t.task)}` : "",
+    `Source: ${c.origin}${c.sourcePath ? ` — ${c.sourcePath}` : ""}`,
+    c.mcp ? `MCP: ${mcpState}${c.mcp.transport ? ` over ${c.mcp.transport}` : ""}${c.mcp.restarts ? `, ${c.mcp.restarts} restarts` : ""}` : "",
+    c.mcp && c.mcp.tools.length > 0 ? `Tools: ${c.mcp.tools.join(", ")}` : "",
+    c.error ? `Error: ${c.error}` : "",
+    mcpError && mcpError !== c.error ? `Last MCP error: ${mcpError}` : "",
+  ].filter(Boolean);
+  return {
+    label: c.name || c.resource,
+    description,
+    tooltip,
+    contextValue: "dlineCapability",
+    icon: c.error ? "error" : mcpError || c.mcp?.state === McpServerState.FAILED ? "warning" : c.enabled ? "pass" : "circle-slash",
+  };
+}
+
+export interface ToggleChoice {
+  label: string;
+  description: string;
+  state: ToggleState;
+}
+
+/** The toggle pick's three choices, the current workspace state marked. */
+export function toggleChoices(current: ToggleState | undefined): ToggleChoice[] {
+  const mark = (s: ToggleState) => ((current ?? ToggleState.INHERIT) === s || (s === ToggleState.INHERIT && current === ToggleState.UNSPECIFIED) ? "current" : "");
+  return [
+    { label: "Enabled", description: mark(ToggleState.ENABLED), state: ToggleState.ENABLED },
+    { label: "Disabled", description: mark(ToggleState.DISABLED), state: ToggleState.DISABLED },
+    { label: "Inherit", description: [mark(ToggleState.INHERIT), "use the global setting"].filter(Boolean).join(" · "), state: ToggleState.INHERIT },
+  ];
+}
