@@ -1,17 +1,14 @@
 import * as http from "node:http";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { loadAcp } from "./acp/load.js";
-import { createApp } from "./app.js";
+import { bootCore } from "./boot.js";
 import { DlineError } from "./errors.js";
-import { Lifecycle } from "./lifecycle.js";
-import { createLogger, FileAndStderrSink, type LogLevel } from "./logging/logger.js";
+import type { LogLevel } from "./logging/logger.js";
 import { errorInterceptor } from "./rpc/error-interceptor.js";
 import { registerRoutes } from "./rpc/routes.js";
 import { authInterceptor, generateToken } from "./server/auth.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
 import { malformedBinaryIsInvalidArgument } from "./server/malformed-binary.js";
-import { InstanceLayout } from "./storage/instance-layout.js";
-import { resolveStorageRoots } from "./storage/roots.js";
 import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
 
 const USAGE = `Usage: dline-core <command> [options]
@@ -86,17 +83,8 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const env = { ...process.env };
-  if (options.remoteConfig) env.DLINE_REMOTE_CONFIG = options.remoteConfig;
-  const roots = await resolveStorageRoots(env);
-  const logFile = new InstanceLayout(roots).coreLogFile;
-  const sink = new FileAndStderrSink(logFile);
-  const logger = createLogger(sink, options.logLevel);
-  const lifecycle = new Lifecycle(logger, (code) => {
-    sink.close();
-    process.exit(code);
-  });
-  const app = await createApp({ roots, logger, logFile, lifecycle, env });
+  const { app, logger, lifecycle } = await bootCore(options);
+  const { roots } = app;
 
   const token = generateToken();
   const handler = connectNodeAdapter({
@@ -121,21 +109,9 @@ async function serve(options: ServeOptions): Promise<void> {
   process.stdin.on("end", () => void lifecycle.stop("stdin closed"));
   process.stdin.on("error", () => void lifecycle.stop("stdin error"));
   process.stdin.resume();
-  process.on("SIGTERM", () => void lifecycle.stop("SIGTERM"));
-  process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
-  process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
 
   const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
   process.stdout.write(JSON.stringify(handshake) + "\n");
-  // Off the start-up path: extract and load the SQLite addon before the first database needs it.
-  setImmediate(() => {
-    try {
-      app.sqlite.warm();
-      logger.info("sqlite addon loaded");
-    } catch (err) {
-      logger.error("cannot load the SQLite addon", { error: (err as Error).message });
-    }
-  });
   logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot });
 }
 
