@@ -1,13 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import {
-  AskKind,
-  AskSchema,
-  MessageRole,
-  TaskStatus,
-  UiMessageSchema,
-  type UiMessage,
-} from "../gen/dline/v1/task_pb.js";
+import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
 import { decideApproval, type AutoApprovalSettings } from "../agent/approval.js";
 import type { ContentBlock } from "../agent/providers/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
@@ -15,6 +8,7 @@ import { runTool, toolSpecs } from "../agent/tools/registry.js";
 import type { ToolDefinition, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
+import { uiMessageToProto } from "../rpc/task-mapping.js";
 import type { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, rebuildConversation, type ToolResultsData } from "./conversation.js";
 import type { TaskEventLog } from "./event-log.js";
@@ -76,36 +70,6 @@ function summarize(tool: string, input: Record<string, unknown>): string {
   return `${tool}${text ? ` ${text.split("\n")[0].slice(0, 200)}` : ""}`;
 }
 
-function roleOf(role: StoredUiMessage["role"]): MessageRole {
-  switch (role) {
-    case "user":
-      return MessageRole.USER;
-    case "assistant":
-      return MessageRole.ASSISTANT;
-    case "tool":
-      return MessageRole.TOOL;
-    case "system":
-      return MessageRole.SYSTEM;
-    default:
-      return MessageRole.UNSPECIFIED;
-  }
-}
-
-export function toProtoMessage(m: StoredUiMessage): UiMessage {
-  return create(UiMessageSchema, {
-    id: m.id,
-    time: BigInt(m.time),
-    role: roleOf(m.role),
-    kind: m.kind,
-    text: m.text,
-    partial: m.partial,
-    tool: m.tool,
-    detail: m.detail,
-    checkpointId: m.checkpointId,
-    askId: m.askId,
-  });
-}
-
 /**
  * The agent's turn loop for one task: ask the model, stream its answer as events, run the
  * tools it calls (asking for approval unless auto-approved), journal every step, save a
@@ -135,13 +99,13 @@ export class TurnLoop {
     this.deps.messages.append(message);
     this.unjournaled.push(message.id);
     this.lastMessageId = message.id;
-    this.deps.events.append({ case: "messageAdded", value: { message: toProtoMessage(message) } });
+    this.deps.events.append({ case: "messageAdded", value: { message: uiMessageToProto(message) } });
     return message;
   }
 
   private finalize(message: StoredUiMessage): void {
     this.deps.messages.update(message);
-    this.deps.events.append({ case: "messageFinalized", value: { message: toProtoMessage(message) } });
+    this.deps.events.append({ case: "messageFinalized", value: { message: uiMessageToProto(message) } });
   }
 
   /** Appends a journal entry recording the UI messages added since the previous one. */
