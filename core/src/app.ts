@@ -14,6 +14,7 @@ import type { TaskStorage } from "./tasks/task-storage.js";
 import { CheckpointStatusRelay, lazyTaskRuntime } from "./runtime/create-runtime.js";
 import type { TaskRuntime } from "./runtime/task-runtime.js";
 import { Capabilities } from "./capabilities/index.js";
+import { ClineImporter } from "./import/index.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
 export interface App {
@@ -38,6 +39,8 @@ export interface App {
   checkpointDeletionHook: CheckpointDeletionHook;
   /** Rules, workflows, skills, subagents, hooks and MCP servers (capabilities/). */
   capabilities: Capabilities;
+  /** The explicit, read-only import from Cline (import/). */
+  clineImporter: ClineImporter;
 }
 
 export interface AppOptions {
@@ -92,7 +95,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     lifecycle: options.lifecycle,
     logger: options.logger.child("runtime"),
   });
+  const clineImporter = new ClineImporter({ env: options.env, layout, sqlite, tasks, logger: options.logger.child("import") });
   return {
+    clineImporter,
     capabilities,
     runtime,
     checkpoints,

@@ -14,11 +14,10 @@ import { historyService } from "./history-service.js";
 import { taskStorageMethods } from "./task-service.js";
 import { taskRunMethods } from "./task-run-service.js";
 import { importService } from "./import-service.js";
-import { ClineImporter } from "../import/index.js";
 
 /**
- * Registers all six services. A method not implemented yet answers `unimplemented`
- * (connect-es fills in every method missing from a partial implementation).
+ * Registers all six services, each built from the App's domain modules. (A method missing from
+ * an implementation would answer `unimplemented`; test/sidecar checks that none is.)
  */
 export function registerRoutes(router: ConnectRouter, app: App): void {
   router.service(
@@ -46,10 +45,5 @@ export function registerRoutes(router: ConnectRouter, app: App): void {
   });
   router.service(HistoryService, historyService({ tasks: app.tasks, stopSignal: app.lifecycle.signal }));
   router.service(CheckpointService, checkpointService(app.checkpoints));
-  router.service(
-    ImportService,
-    importService(
-      new ClineImporter({ env: app.env, layout: app.layout, sqlite: app.sqlite, tasks: app.tasks, logger: app.logger.child("import") }),
-    ),
-  );
+  router.service(ImportService, importService(app.clineImporter));
 }
