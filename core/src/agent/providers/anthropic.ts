@@ -1,34 +1,17 @@
 /** Anthropic Messages API (POST {base_url}/v1/messages, stream: true). */
-import { inspect } from "node:util";
 import { classifyError, makeErrorContext, parseWireError, type ErrorContext } from "./http-errors.js";
 import { ModelError, redactSecrets } from "./errors.js";
-import { assertHttpBaseUrl, runModelStream, type WireDecoder } from "./stream-runner.js";
+import { HttpModelProvider } from "./http-provider.js";
+import { runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
-import type { ContentBlock, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
+import type { ContentBlock, ModelMessage, ModelRequest, ModelStreamEvent, StopReason, TokenUsage } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 export const anthropicVersion = "2023-06-01";
 const defaultMaxTokens = 8192;
 
-export class AnthropicProvider implements ModelProvider {
+export class AnthropicProvider extends HttpModelProvider {
   readonly id = "anthropic" as const;
-
-  constructor(private readonly config: ProviderConfig) {
-    assertHttpBaseUrl(config.baseUrl);
-  }
-
-  get model(): string {
-    return this.config.model;
-  }
-
-  /** What logging or inspecting a provider shows: never the key. */
-  toJSON(): Record<string, string> {
-    return { id: this.id, model: this.config.model, baseUrl: makeErrorContext("", this.config).baseUrl };
-  }
-
-  [inspect.custom](): string {
-    return `${this.constructor.name} ${JSON.stringify(this.toJSON())}`;
-  }
 
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
     const body = buildAnthropicBody(this.config.model, request);

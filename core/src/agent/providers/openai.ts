@@ -3,34 +3,17 @@
  * covers OpenAI, OpenRouter, Ollama, LM Studio, vLLM and llama.cpp. Tool calls arrive split
  * across chunks, keyed by `index`; `id` and `name` come in the first chunk of each call.
  */
-import { inspect } from "node:util";
 import { randomBytes } from "node:crypto";
 import { classifyError, makeErrorContext, parseWireError, type ErrorContext } from "./http-errors.js";
 import { ModelError, redactSecrets } from "./errors.js";
-import { assertHttpBaseUrl, runModelStream, type WireDecoder } from "./stream-runner.js";
+import { HttpModelProvider } from "./http-provider.js";
+import { runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
+import type { ModelMessage, ModelRequest, ModelStreamEvent, StopReason, TokenUsage } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
-export class OpenAiCompatibleProvider implements ModelProvider {
+export class OpenAiCompatibleProvider extends HttpModelProvider {
   readonly id = "openai" as const;
-
-  constructor(private readonly config: ProviderConfig) {
-    assertHttpBaseUrl(config.baseUrl);
-  }
-
-  get model(): string {
-    return this.config.model;
-  }
-
-  /** What logging or inspecting a provider shows: never the key. */
-  toJSON(): Record<string, string> {
-    return { id: this.id, model: this.config.model, baseUrl: makeErrorContext("", this.config).baseUrl };
-  }
-
-  [inspect.custom](): string {
-    return `${this.constructor.name} ${JSON.stringify(this.toJSON())}`;
-  }
 
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
     const headers: Record<string, string> = { ...this.config.headers, "content-type": "application/json", accept: "text/event-stream" };
