@@ -1,7 +1,7 @@
 // Builds dist/dline-core: an esbuild bundle of core/src/main.ts injected into a stripped copy of
 // the local `node` as a single executable application, with better-sqlite3's addon as an asset.
 // See ../shared/TOOLCHAIN.md ("The sidecar binary") for why each step is the way it is.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -18,29 +18,32 @@ const addon = path.join(path.dirname(require.resolve("better-sqlite3/package.jso
 const addonHash = createHash("sha256").update(fs.readFileSync(addon)).digest("hex").slice(0, 24);
 
 /**
- * connect-node imports node:http2 and node:https at the top of modules the sidecar's server
- * path loads, though the server only touches them on HTTP/2 or TLS (which it never serves).
- * Compiling those built-ins costs ~15 ms of every start, so inside connect-node they are
- * replaced with objects that load the real module on first use.
+ * The binary starts from a V8 start-up snapshot of the evaluated bundle (see core/src/main.ts):
+ * protobuf descriptors, connect and every module are deserialised instead of compiled and run,
+ * which is most of the start-up cost. A snapshot cannot hold some built-ins (node:http fails to
+ * load while one is built; child_process and sea are "not verified"), and HTTP/2 and TLS are
+ * never used by the server anyway, so every import of these is replaced with an object whose
+ * getters load the real module on first use. The getters cover every export of the module in
+ * the Node that runs this build, the same Node the binary is made from.
  */
-function lazyBuiltinsPlugin() {
-  const lazy = {
-    "node:http2": ["constants", "connect"],
-    "node:https": ["request", "Agent", "globalAgent"],
-  };
+const LAZY_BUILTINS = ["http", "https", "http2", "child_process", "sea"];
+
+async function lazyBuiltinsPlugin() {
+  const exportsOf = {};
+  for (const name of LAZY_BUILTINS) exportsOf[name] = Object.keys(require(`node:${name}`));
+  const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
   return {
     name: "lazy-builtins",
     setup(build) {
-      build.onResolve({ filter: /^node:(http2|https)$/ }, (args) =>
-        args.importer.includes(`${path.sep}@connectrpc${path.sep}connect-node${path.sep}`)
-          ? { path: args.path, namespace: "lazy-builtin" }
-          : undefined,
+      build.onResolve({ filter }, (args) =>
+        // The stub's own require of the real module resolves normally.
+        args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
       );
       build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
         loader: "js",
         contents:
-          `let m; const load = () => (m ??= require(${JSON.stringify(args.path)}));\n` +
-          `module.exports = {${lazy[args.path].map((k) => `get ${k}() { return load().${k}; }`).join(", ")}};\n`,
+          `let m; const load = () => (m ??= require("node:${args.path}"));\n` +
+          `module.exports = {${exportsOf[args.path].map((k) => `get ${JSON.stringify(k)}() { return load()[${JSON.stringify(k)}]; }`).join(", ")}};\n`,
       }));
     },
   };
@@ -63,8 +66,13 @@ await esbuild.build({
     DLINE_SQLITE_ADDON_HASH: JSON.stringify(addonHash),
   },
   // debug's optional colour support is not needed and would be an unresolvable require in a SEA.
-  alias: { "supports-color": path.join(root, "scripts/stubs/supports-color.cjs") },
-  plugins: [lazyBuiltinsPlugin()],
+  alias: {
+    "supports-color": path.join(root, "scripts/stubs/supports-color.cjs"),
+    // proper-lockfile registers signal-exit's handlers when it loads; a snapshot cannot hold them.
+    "signal-exit": path.join(root, "scripts/stubs/signal-exit-after-snapshot.cjs"),
+    "signal-exit-at-run-time": require.resolve("signal-exit", { paths: [path.join(root, "core")] }),
+  },
+  plugins: [await lazyBuiltinsPlugin()],
   logLevel: "warning",
 });
 
@@ -77,10 +85,16 @@ fs.writeFileSync(
     output: blob,
     disableExperimentalSEAWarning: true,
     useCodeCache: false,
+    useSnapshot: true,
     assets: { "better_sqlite3.node": addon },
   }),
 );
-execFileSync(process.execPath, ["--experimental-sea-config", seaConfig], { stdio: ["ignore", "ignore", "inherit"] });
+// Building the snapshot runs the bundle; its warnings matter only when it fails.
+const sea = spawnSync(process.execPath, ["--experimental-sea-config", seaConfig], { encoding: "utf8" });
+if (sea.status !== 0) {
+  console.error(`${sea.stdout}${sea.stderr}`.slice(-1500));
+  throw new Error("build-sidecar: building the single executable blob (and its start-up snapshot) failed");
+}
 
 const target = path.join(dist, "dline-core");
 const staging = `${target}.${process.pid}.tmp`;
@@ -100,5 +114,5 @@ const out = execFileSync(
 if (/error/i.test(out)) console.error(out);
 fs.renameSync(staging, target);
 const size = fs.statSync(target).size;
-fs.rmSync(work, { recursive: true, force: true });
+if (!process.env.KEEP_BUILD) fs.rmSync(work, { recursive: true, force: true });
 console.log(`built ${path.relative(root, target)} ${version} (${(size / 1e6).toFixed(1)} MB, addon ${addonHash})`);

@@ -1,4 +1,5 @@
 import * as http from "node:http";
+import { startupSnapshot } from "node:v8";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { loadAcp } from "./acp/load.js";
 import { bootCore } from "./boot.js";
@@ -41,7 +42,7 @@ Options:
 Environment: DLINE_DIR, DLINE_HOME_DIR, DLINE_DOCS_DIR override the three storage roots.
 `;
 
-export interface ServeOptions {
+interface ServeOptions {
   listen: ListenTarget;
   logLevel: LogLevel;
   remoteConfig: string | undefined;
@@ -120,7 +121,7 @@ function userArgs(): string[] {
   return process.argv.slice(2);
 }
 
-export async function main(args = userArgs()): Promise<void> {
+async function main(args = userArgs()): Promise<void> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-v" || command === "version") {
     process.stdout.write(`dline-core ${SERVER_VERSION} (protocol ${PROTOCOL_VERSION})\n`);
@@ -159,7 +160,16 @@ export async function main(args = userArgs()): Promise<void> {
   await serve(options);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`dline-core: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(err instanceof DlineError && err.code === "invalid_argument" ? 2 : 1);
-});
+function run(): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(`dline-core: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(err instanceof DlineError && err.code === "invalid_argument" ? 2 : 1);
+  });
+}
+
+// The binary is built from a start-up snapshot taken after this bundle was evaluated
+// (scripts/build-sidecar.mjs): at every start the snapshot is deserialised and `run` is called.
+// This module exports nothing: an export would make the bundle assign `module.exports`, which the
+// snapshot builder does not provide.
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(run);
+else run();
