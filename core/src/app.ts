@@ -13,7 +13,7 @@ import { CheckpointDeletionHook, CheckpointManager } from "./checkpoints/index.j
 import type { TaskStorage } from "./tasks/task-storage.js";
 import { CheckpointStatusRelay, lazyTaskRuntime } from "./runtime/create-runtime.js";
 import type { TaskRuntime } from "./runtime/task-runtime.js";
-import { Capabilities } from "./capabilities/index.js";
+import { Capabilities, StoredCapabilitySettings } from "./capabilities/index.js";
 import { ClineImporter } from "./import/index.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
@@ -81,7 +81,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     lifecycle: options.lifecycle,
     deletionHooks: () => [checkpointDeletionHook],
   });
-  const capabilities = new Capabilities(layout, settings.toggles, options.logger.child("capabilities"));
+  const capabilities = new Capabilities(
+    layout,
+    settings.toggles,
+    new StoredCapabilitySettings(settings.stores, settings.resolver),
+    options.logger.child("capabilities"),
+  );
   // Registered before the runtime's flusher: flushers run in reverse, so runs stop first.
   options.lifecycle.onStop("mcp servers", () => capabilities.stop());
   const runtime = lazyTaskRuntime({

@@ -10,6 +10,7 @@ import { registerRoutes } from "./rpc/routes.js";
 import { authInterceptor, generateToken } from "./server/auth.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
 import { malformedBinaryIsInvalidArgument } from "./server/malformed-binary.js";
+import { sendUnaryAnswersWhole } from "./server/unary-responses.js";
 import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
 
 const USAGE = `Usage: dline-core <command> [options]
@@ -95,7 +96,7 @@ async function serve(options: ServeOptions): Promise<void> {
     readMaxBytes: 16 * 1024 * 1024,
     writeMaxBytes: 64 * 1024 * 1024,
   });
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, malformedBinaryIsInvalidArgument(handler));
+  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, sendUnaryAnswersWhole(handler, malformedBinaryIsInvalidArgument));
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>

@@ -80,7 +80,7 @@ describe("dline-core acp", () => {
     expect(agentText(updates)).toBe("Writing the notes.Now cleaning up.");
     // Permission requests: the write, then the command, each for a pending tool call.
     expect(a.permissions.map((p) => p.toolCall.kind)).toEqual(["edit", "execute"]);
-    expect(a.permissions[0].options.map((o) => o.kind)).toEqual(["allow_once", "reject_once"]);
+    expect(a.permissions[0].options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once", "reject_always"]);
     const writeId = a.permissions[0].toolCall.toolCallId;
     const commandId = a.permissions[1].toolCall.toolCallId;
     const statuses = (id: string) =>

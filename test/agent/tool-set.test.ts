@@ -16,6 +16,7 @@ describe("the tool set", () => {
       ask_followup_question: ["question", "options"],
       attempt_completion: ["result"],
       new_subagent: ["prompt", "subagent"],
+      update_plan: ["plan", "explanation"],
     });
     for (const spec of toolSpecs()) {
       expect(spec.inputSchema.type).toBe("object");
@@ -25,7 +26,7 @@ describe("the tool set", () => {
 
   it("marks the checkpoint spec's read-only tools (reads and questions) as read-only", () => {
     const readOnly = builtinTools.filter((t) => t.readOnly).map((t) => t.name);
-    expect(readOnly).toEqual(["read_file", "list_files", "search_files", "ask_followup_question", "attempt_completion"]);
+    expect(readOnly).toEqual(["read_file", "list_files", "search_files", "ask_followup_question", "attempt_completion", "update_plan"]);
   });
 
   it("turns questions and completion into interactions for the runtime", async () => {
@@ -38,6 +39,12 @@ describe("the tool set", () => {
       });
       expect(await runTool(findTool("attempt_completion")!, { result: "All done." }, ctx)).toMatchObject({ interaction: { kind: "completion", result: "All done." } });
       expect((await runTool(findTool("ask_followup_question")!, { question: "?", options: "not json" }, ctx)).content).toMatch(/array of strings/);
+      const plan = [{ step: "Read", status: "completed" }, { step: "Fix", status: "in_progress", priority: "high" }];
+      expect(await runTool(findTool("update_plan")!, { plan }, ctx)).toMatchObject({
+        isError: false,
+        interaction: { kind: "plan", steps: [{ step: "Read", status: "completed", priority: "medium" }, { step: "Fix", status: "in_progress", priority: "high" }] },
+      });
+      expect(await runTool(findTool("update_plan")!, { plan: [{ step: "Fix", status: "started" }] }, ctx)).toMatchObject({ isError: true });
     } finally {
       ws.cleanup();
     }

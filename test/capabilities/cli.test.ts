@@ -34,4 +34,26 @@ describe("dline capabilities", () => {
     const bad = await run(cli, ["capabilities", "toggle", "rules", "x"], { env }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
   });
+
+  it("trust lets a workspace's hooks run; untrust stops them", async () => {
+    const roots = makeTestRoots();
+    const env = { ...roots.env, DLINE_CORE: sidecarBinary };
+    const ws = path.join(roots.base, "ws");
+    writeFile(path.join(ws, ".agents", "hooks", "TaskStart.sh"), "#!/bin/sh\necho started\n", 0o755);
+
+    const before = await run(cli, ["capabilities", "--workspace", ws, "--kind", "hooks"], { env });
+    expect(before.stdout).toMatch(/hooks\s+no\s+-\/-\/-\s+TaskStart\.sh \[untrusted\]/);
+    expect(before.stdout).toContain(`dline capabilities trust --workspace ${ws}`);
+
+    expect((await run(cli, ["capabilities", "trust", "--workspace", ws], { env })).stdout).toBe(`${ws}: trusted (its hooks and MCP servers may run)\n`);
+    const after = JSON.parse((await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "hooks"], { env })).stdout);
+    expect(after.workspaceTrusted).toBe(true);
+    expect(after.capabilities[0]).toMatchObject({ name: "TaskStart.sh", enabled: true });
+    expect(after.capabilities[0].untrusted ?? false).toBe(false);
+
+    await run(cli, ["capabilities", "untrust", "--workspace", ws], { env });
+    const again = JSON.parse((await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "hooks"], { env })).stdout);
+    expect(again.workspaceTrusted ?? false).toBe(false);
+    expect(again.capabilities[0].untrusted).toBe(true);
+  });
 });

@@ -161,6 +161,7 @@ describe("subagents and hooks", () => {
       done("could not"),
     ]);
     await setAutoApproval(clients, { readFiles: true, editFiles: true });
+    await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true }); // workspace hooks run once trusted
     writeFile(
       path.join(workspace, ".agents", "hooks", "PreToolUse.sh"),
       [

@@ -37,6 +37,7 @@ describe("MCP servers", () => {
     cleanups.push(() => http.stop());
     writeFile(path.join(docs, "settings", "mcp_settings.json"), JSON.stringify({ mcpServers: { calc: stdioServer("calc") } }, null, 2));
     writeFile(path.join(workspace, ".agents", "mcp", "remote.json"), JSON.stringify({ type: "streamableHttp", url: http.url }));
+    await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "add numbers", profileId });
     const asked: string[] = [];
@@ -127,6 +128,7 @@ describe("MCP servers", () => {
     writeFile(settingsFile, malformed);
     writeFile(path.join(workspace, ".agents", "mcp", "broken.json"), JSON.stringify({ command: path.join(workspace, "no-such-server") }));
     writeFile(path.join(workspace, ".agents", "mcp", "odd.json"), JSON.stringify({ url: "ftp://example.invalid/" }));
+    await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
 
     // A task still runs; the bad servers offer no tools.
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "hello", profileId });

@@ -94,8 +94,11 @@ function openAiFrames(turn: ScriptTurn, model: string, n: number): string[] {
     frames.push(chunk({ tool_calls: [{ index: i, id, type: "function", function: { name: call.name, arguments: "" } }] }));
     for (const p of pieces(argumentsText(call), turn.argumentChunkChars ?? 7)) frames.push(chunk({ tool_calls: [{ index: i, function: { arguments: p } }] }));
   });
+  for (const p of pieces(turn.refusal ?? "", textSize)) frames.push(chunk({ refusal: p }));
   const reason = stopReason(turn);
-  frames.push(chunk({}, reason === "tool_use" ? "tool_calls" : reason === "max_tokens" ? "length" : "stop"));
+  const finishes: Record<string, string> = { tool_use: "tool_calls", max_tokens: "length", refusal: "content_filter" };
+  const finish = finishes[reason] ?? "stop";
+  frames.push(chunk({}, turn.refusal ? "stop" : finish));
   const u = turn.usage ?? {};
   frames.push(sse(undefined, {
     ...base,

@@ -32,6 +32,7 @@ Configuration:
   profile list | profile rm ID
   capabilities [--workspace DIR] [--task ID] [--kind K] [--connect]   rules, workflows, skills, subagents, hooks, MCP servers
   capabilities enable|disable|inherit KIND RESOURCE [--scope global|workspace|task] [--workspace DIR] [--task ID]
+  capabilities trust|untrust [--workspace DIR]   let the workspace's .agents/hooks and .agents/mcp servers run (or not)
 Other:
   doctor      start the sidecar, print its versions and roots, and what is missing
   version

@@ -22,15 +22,17 @@ import { ModelResolver } from "../runtime/model-resolver.js";
 import { TaskRuntime } from "../runtime/task-runtime.js";
 import { SERVER_VERSION } from "../version.js";
 import { mapErrors } from "./acp-errors.js";
+import { AlwaysAnswers } from "./always-answers.js";
 import { registerCheckpointMethods } from "./checkpoint-methods.js";
 import { clientEnvironment } from "./client-environment.js";
 import { PromptTurn, type TurnSession } from "./prompt-turn.js";
 import { promptText, replayUpdates } from "./session-updates.js";
+import { SessionModes, type ModeSession } from "./session-modes.js";
 
 export const AUTH_METHOD_ID = "dline-model-profile";
 const LIST_PAGE_SIZE = 50;
 
-interface AcpSession extends TurnSession {
+interface AcpSession extends TurnSession, ModeSession {
   turn: PromptTurn | undefined;
 }
 
@@ -52,6 +54,8 @@ export function dlineAgent(app: App): AgentApp {
   const models = new ModelResolver(app.settings.stores.profiles, app.settings.stores.secrets, app.settings.resolver);
   let capabilities: ClientCapabilities | undefined;
   let client: AgentContext | undefined;
+  const modes = new SessionModes(app.settings, app.layout);
+  const always = new AlwaysAnswers(app.settings);
 
   /** A model must be configured before a session can run: ACP's "authentication". */
   const requireModel = async (profileId: string) => {
@@ -65,7 +69,7 @@ export function dlineAgent(app: App): AgentApp {
   const open = async (id: string, cwd: string, profileId: string, started: boolean): Promise<AcpSession> => {
     const existing = sessions.get(id);
     if (existing?.turn) throw RequestError.invalidRequest(undefined, `session ${id} has a prompt running`);
-    const session: AcpSession = { id, cwd, profileId, started, turn: undefined };
+    const session: AcpSession = { id, cwd, profileId, started, turn: undefined, rejectedAlways: new Set() };
     sessions.set(id, session);
     const environment = client
       ? clientEnvironment({
@@ -103,6 +107,7 @@ export function dlineAgent(app: App): AgentApp {
           loadSession: true,
           promptCapabilities: { embeddedContext: true },
           sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
+          mcpCapabilities: { http: true, sse: false }, // session MCP servers: stdio and streamable HTTP
           _meta: { dline: { checkpoints: true } },
         },
         authMethods: [
@@ -127,24 +132,27 @@ export function dlineAgent(app: App): AgentApp {
         const profileId = profileOf(params._meta);
         await requireModel(profileId);
         const session = await open(TaskRuntime.newTaskId(), cwd, profileId, false);
+        await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []); // for the session's lifetime
         logger.info("session created", { sessionId: session.id });
-        return { sessionId: session.id };
+        return { sessionId: session.id, modes: await modes.state(session) };
       }),
     )
     .onRequest(methods.agent.session.load, ({ params, client: peer }) =>
       mapErrors(async () => {
         const { session, record } = await openStored(params.sessionId);
+        await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
         const view = (await app.tasks()).store.get(session.id);
         for (const update of replayUpdates(view.messages, record.workspaceRoot)) {
           await peer.notify(methods.client.session.update, { sessionId: session.id, update });
         }
-        return {};
+        return { modes: await modes.state(session) };
       }),
     )
     .onRequest(methods.agent.session.resume, ({ params }) =>
       mapErrors(async () => {
-        await openStored(params.sessionId);
-        return {};
+        const { session } = await openStored(params.sessionId);
+        await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
+        return { modes: await modes.state(session) };
       }),
     )
     .onRequest(methods.agent.session.list, ({ params }) =>
@@ -169,6 +177,7 @@ export function dlineAgent(app: App): AgentApp {
         await session?.turn?.cancel();
         sessions.delete(params.sessionId);
         (await app.runtime()).setToolEnvironment(params.sessionId, undefined);
+        await app.capabilities.endSession(params.sessionId); // its session MCP servers stop
         const { history, deletion, watcher } = await app.tasks();
         if (!history.get(params.sessionId)) {
           if (session) return {}; // never prompted: nothing was stored
@@ -190,6 +199,7 @@ export function dlineAgent(app: App): AgentApp {
         await session.turn?.cancel();
         sessions.delete(params.sessionId);
         (await app.runtime()).setToolEnvironment(params.sessionId, undefined);
+        await app.capabilities.endSession(params.sessionId); // its session MCP servers stop
         return {};
       }),
     )
@@ -211,13 +221,30 @@ export function dlineAgent(app: App): AgentApp {
           logger,
           contextWindow,
           costBefore: history.get(session.id)?.cost ?? 0,
+          always,
         });
         session.turn = turn;
         try {
+          // A mode changed elsewhere (another editor, the settings) is announced before the turn.
+          const changed = await modes.changed(session);
+          if (changed) await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: changed } });
+          if (!session.started) await modes.persistPending(session);
           return { stopReason: await turn.run(userText, signal) };
+        } catch (err) {
+          modes.discardPending(session);
+          throw err;
         } finally {
           session.turn = undefined;
         }
+      }),
+    )
+    .onRequest(methods.agent.session.setMode, ({ params, client: peer }) =>
+      mapErrors(async () => {
+        const session = sessions.get(params.sessionId);
+        if (!session) throw RequestError.sessionNotFound(params.sessionId);
+        const mode = await modes.set(session, params.modeId);
+        await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: mode } });
+        return {};
       }),
     )
     .onNotification(methods.agent.session.cancel, async ({ params }) => {

@@ -6,11 +6,13 @@
  */
 import { methods, RequestError, type AgentContext, type Diff, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
 import { AskKind, MessageRole, TaskStatus, type Ask, type TaskEvent } from "../gen/dline/v1/task_pb.js";
-import type { ToolEnvironment } from "../agent/tools/types.js";
+import type { ApprovalCategory, ToolEnvironment } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
+import { MODEL_STOP_REASONS } from "../runtime/turn-loop.js";
+import { alwaysName, approvalCategoryOf, type AlwaysAnswers } from "./always-answers.js";
 import { editPreview } from "./edit-preview.js";
-import { parseDetail, text, toolKind, toolLocations } from "./session-updates.js";
+import { parseDetail, planUpdate, text, toolKind, toolLocations } from "./session-updates.js";
 
 /** The tail of a tool's output shown in its tool call while it runs. */
 const SHOWN_OUTPUT_CHARS = 32 * 1024;
@@ -25,6 +27,8 @@ export interface TurnSession {
   started: boolean;
   /** The client's file and terminal I/O the task's tools use, if it offers any. */
   environment?: ToolEnvironment;
+  /** Approval kinds the person chose "reject always" for: rejected without asking in this session. */
+  readonly rejectedAlways: Set<ApprovalCategory>;
 }
 
 export interface PromptTurnDeps {
@@ -36,6 +40,8 @@ export interface PromptTurnDeps {
   contextWindow?: number;
   /** The task's cost so far (USD), so usage_update carries the session's total. */
   costBefore?: number;
+  /** Where "allow always" / "reject always" are stored (the shared approval rules). */
+  always: AlwaysAnswers;
 }
 
 type ToolDisplay = { acpId: string; output: string; timer?: NodeJS.Timeout; terminalId?: string; diff?: Diff };
@@ -131,6 +137,12 @@ export class PromptTurn {
     switch (e.case) {
       case "messageAdded": {
         const m = e.value.message!;
+        if (m.kind === "plan") {
+          this.messageKinds.set(m.id, "skip");
+          const plan = planUpdate(m.detail);
+          if (plan) this.send(plan);
+          return undefined;
+        }
         const shown = m.role !== MessageRole.ASSISTANT ? "skip" : m.kind === "reasoning" ? "thought" : "agent";
         this.messageKinds.set(m.id, shown);
         const body = m.kind === "error" ? `Error: ${m.text}` : m.text;
@@ -199,6 +211,8 @@ export class PromptTurn {
   private onStatus(status: TaskStatus, reason: string): StopReason | undefined {
     switch (status) {
       case TaskStatus.COMPLETED:
+        if (reason === MODEL_STOP_REASONS.maxTokens) return "max_tokens";
+        if (reason === MODEL_STOP_REASONS.refusal) return "refusal";
         return "end_turn";
       case TaskStatus.CANCELLED:
       case TaskStatus.INTERRUPTED:
@@ -295,10 +309,20 @@ export class PromptTurn {
     }
   }
 
-  /** Tool and command approvals: allow once or reject once, as the core's approval rules ask. */
+  /**
+   * Tool and command approvals, as the core's approval rules ask: allow or reject once, or
+   * always (for the call's approval kind; see AlwaysAnswers).
+   */
   private async approval(ask: Ask): Promise<void> {
     const acpId = `ask-${ask.askId}`;
     const input = parseDetail(ask.detail);
+    const category = approvalCategoryOf(ask.tool, ask.detail);
+    if (category && this.deps.session.rejectedAlways.has(category)) {
+      const rejected = `Rejected: the person chose to always reject ${alwaysName(category)} in this session.`;
+      this.send({ sessionUpdate: "tool_call", toolCallId: acpId, title: ask.summary, kind: toolKind(ask.tool), status: "failed", rawInput: input, content: [{ type: "content", content: text(rejected) }] });
+      this.respond(ask.askId, false, "");
+      return;
+    }
     // An edit shows its diff in the permission prompt (computed before it runs).
     const readFromEditor = this.deps.session.environment?.readTextFile;
     const diff = await editPreview(ask.tool, input, this.deps.session.cwd, readFromEditor && ((p) => readFromEditor(p, this.stop.signal)));
@@ -318,10 +342,19 @@ export class PromptTurn {
       toolCall,
       options: [
         { optionId: "allow", name: command ? "Run" : "Allow", kind: "allow_once" },
+        ...(category ? [{ optionId: "allow_always", name: `Always allow ${alwaysName(category)}`, kind: "allow_always" as const }] : []),
         { optionId: "reject", name: command ? "Don't run" : "Reject", kind: "reject_once" },
+        ...(category ? [{ optionId: "reject_always", name: `Always reject ${alwaysName(category)}`, kind: "reject_always" as const }] : []),
       ],
     });
-    if (res.outcome.outcome === "selected" && res.outcome.optionId === "allow") {
+    const chosen = res.outcome.outcome === "selected" ? res.outcome.optionId : undefined;
+    if (category && (chosen === "allow_always" || chosen === "reject_always")) {
+      if (chosen === "reject_always") this.deps.session.rejectedAlways.add(category);
+      await (chosen === "allow_always" ? this.deps.always.allow(category) : this.deps.always.reject(category)).catch((err: Error) =>
+        this.deps.logger.warn("approval setting not saved", { category, error: err.message }),
+      );
+    }
+    if (chosen === "allow" || chosen === "allow_always") {
       this.approved = { acpId, tool: ask.tool, detail: ask.detail, diff };
       this.respond(ask.askId, true, "");
     } else if (res.outcome.outcome === "selected") {

@@ -4,7 +4,7 @@
  * content blocks -> the text a task receives.
  */
 import * as path from "node:path";
-import type { ContentBlock, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
+import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { StoredUiMessage } from "../tasks/message-store.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
@@ -42,10 +42,30 @@ export function text(value: string) {
   return { type: "text" as const, text: value };
 }
 
+const PLAN_STATUSES = new Set<string>(["pending", "in_progress", "completed"]);
+const PLAN_PRIORITIES = new Set<string>(["high", "medium", "low"]);
+
+/** A plan message (update_plan; detail `{steps: [{step, status, priority}]}`) as ACP's plan update: the whole plan. */
+export function planUpdate(detail: string): SessionUpdate | undefined {
+  const steps = (parseDetail(detail) as { steps?: unknown } | undefined)?.steps;
+  if (!Array.isArray(steps)) return undefined;
+  const entries: PlanEntry[] = [];
+  for (const s of steps as { step?: unknown; status?: unknown; priority?: unknown }[]) {
+    if (typeof s?.step !== "string") continue;
+    entries.push({
+      content: s.step,
+      status: PLAN_STATUSES.has(String(s.status)) ? (s.status as PlanEntry["status"]) : "pending",
+      priority: PLAN_PRIORITIES.has(String(s.priority)) ? (s.priority as PlanEntry["priority"]) : "medium",
+    });
+  }
+  return { sessionUpdate: "plan", entries };
+}
+
 /**
  * A stored conversation replayed for session/load: the user's words as user_message_chunk,
  * the model's answers, questions and results as agent_message_chunk, its reasoning as
- * agent_thought_chunk, and every tool call as a finished tool_call with its outcome.
+ * agent_thought_chunk, every tool call as a finished tool_call with its outcome, and every plan
+ * the model made as a plan update (each replaces the previous one, so the latest one stays).
  */
 export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoot: string): SessionUpdate[] {
   const updates: SessionUpdate[] = [];
@@ -69,6 +89,11 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
       case "error":
         updates.push({ sessionUpdate: "agent_message_chunk", content: text(`Error: ${m.text}`), messageId: m.id });
         break;
+      case "plan": {
+        const plan = planUpdate(m.detail);
+        if (plan) updates.push(plan);
+        break;
+      }
       case "tool":
       case "command": {
         const detail = parseDetail(m.detail) as { input?: unknown; ok?: boolean; output?: string } | undefined;

@@ -12,7 +12,8 @@ import type { CapabilityKind } from "../storage/settings-registry.js";
 import { FileCache, listDir, listFilesRecursive } from "./file-cache.js";
 import { listField, parseFrontMatter, stringField } from "./front-matter.js";
 
-export type CapabilityOrigin = "global" | "workspace";
+/** "session": an MCP server an editor gave one task for its lifetime (ACP session/new). */
+export type CapabilityOrigin = "global" | "workspace" | "session";
 
 export const HOOK_EVENTS: readonly HookEvent[] = ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PreToolUse", "PostToolUse", "UserPromptSubmit"];
 

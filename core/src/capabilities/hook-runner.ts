@@ -4,7 +4,8 @@
  *   event (`PreToolUse`, `PreToolUse.sh`) or placed in a folder named after it (`PreToolUse/x`).
  * - It runs with the workspace as its working folder, receives the event's JSON payload on
  *   stdin (`event`, `taskId`, `workspaceRoot` and the event's fields, e.g. `tool` and `input`
- *   for PreToolUse), and `DLINE_HOOK_EVENT` in its environment. It is killed after the timeout.
+ *   for PreToolUse), and `DLINE_HOOK_EVENT` in its environment. It is killed after the
+ *   timeout (the setting `hookTimeoutSeconds`, default 30).
  * - PreToolUse: the tool is blocked when the hook exits non-zero, times out, or prints a JSON
  *   line `{"block": true, "reason": "..."}` on stdout. The reason the model reads is that
  *   `reason`, else the hook's output, else its exit status.

@@ -1,15 +1,20 @@
-/** SettingsService.ListCapabilities: maps the capabilities listing to proto, nothing else. */
+/**
+ * SettingsService.ListCapabilities and TrustWorkspace: map the capabilities listing to proto.
+ * SetCapabilityToggle is the settings service's; wrapped here so that an MCP server toggled off
+ * stops at once.
+ */
 import * as path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Capabilities, CapabilityView } from "../capabilities/index.js";
-import type { McpState } from "../capabilities/mcp/connection.js";
+import type { McpListedState } from "../capabilities/capabilities.js";
 import { DlineError } from "../errors.js";
 import {
   CapabilityFileProblemSchema,
   CapabilitySchema,
   CapabilityToggleSchema,
   ListCapabilitiesResponseSchema,
+  TrustWorkspaceResponseSchema,
   McpServerState,
   McpServerStatusSchema,
   ToggleScope,
@@ -26,12 +31,13 @@ const TOGGLE_STATES: Record<DomainToggleState, ToggleState> = {
 
 const DECIDED_BY = { global: ToggleScope.GLOBAL, workspace: ToggleScope.WORKSPACE, task: ToggleScope.TASK } as const;
 
-const MCP_STATES: Record<McpState, McpServerState> = {
+const MCP_STATES: Record<McpListedState, McpServerState> = {
   stopped: McpServerState.STOPPED,
   starting: McpServerState.STARTING,
   connected: McpServerState.CONNECTED,
   restarting: McpServerState.RESTARTING,
   failed: McpServerState.FAILED,
+  untrusted: McpServerState.UNTRUSTED,
 };
 
 function capabilityMessage(c: CapabilityView) {
@@ -45,6 +51,7 @@ function capabilityMessage(c: CapabilityView) {
     sourcePath: c.sourcePath,
     enabled: c.enabled,
     error: c.error ?? "",
+    untrusted: c.untrusted,
     toggle: create(CapabilityToggleSchema, {
       kind: t.kind,
       resource: t.resource,
@@ -66,10 +73,31 @@ function capabilityMessage(c: CapabilityView) {
   });
 }
 
-export function capabilitiesMethods(capabilities: Capabilities): Pick<ServiceImpl<typeof SettingsService>, "listCapabilities"> {
+function requireAbsolute(workspaceRoot: string, required: boolean): void {
+  if (required && !workspaceRoot) throw new DlineError("invalid_argument", "workspace_root is required.");
+  if (workspaceRoot && !path.isAbsolute(workspaceRoot)) throw new DlineError("invalid_argument", "workspace_root must be an absolute path.");
+}
+
+export function capabilitiesMethods(
+  capabilities: Capabilities,
+  settings: Partial<ServiceImpl<typeof SettingsService>>,
+): Pick<ServiceImpl<typeof SettingsService>, "listCapabilities" | "trustWorkspace" | "setCapabilityToggle"> {
   return {
+    async setCapabilityToggle(req, context) {
+      if (!settings.setCapabilityToggle) throw new DlineError("internal", "SetCapabilityToggle is not available.");
+      const response = await settings.setCapabilityToggle(req, context);
+      await capabilities.applyToggle({ workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined }, req.kind, req.resource);
+      return response;
+    },
+
+    async trustWorkspace(req) {
+      requireAbsolute(req.workspaceRoot, true);
+      await capabilities.trustWorkspace(req.workspaceRoot, req.trusted);
+      return create(TrustWorkspaceResponseSchema, { workspaceTrusted: req.trusted });
+    },
+
     async listCapabilities(req) {
-      if (req.workspaceRoot && !path.isAbsolute(req.workspaceRoot)) throw new DlineError("invalid_argument", "workspace_root must be an absolute path.");
+      requireAbsolute(req.workspaceRoot, false);
       const listing = await capabilities.list({
         workspaceRoot: req.workspaceRoot || undefined,
         taskId: req.taskId || undefined,
@@ -79,6 +107,7 @@ export function capabilitiesMethods(capabilities: Capabilities): Pick<ServiceImp
       return create(ListCapabilitiesResponseSchema, {
         capabilities: listing.capabilities.map(capabilityMessage),
         problems: listing.problems.map((p) => create(CapabilityFileProblemSchema, p)),
+        workspaceTrusted: listing.workspaceTrusted,
       });
     },
   };

@@ -31,13 +31,8 @@ export function registerRoutes(router: ConnectRouter, app: App): void {
       gitVersion: app.gitVersion,
     }),
   );
-  router.service(
-    SettingsService,
-    {
-      ...settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") }),
-      ...capabilitiesMethods(app.capabilities),
-    },
-  );
+  const settingsMethods = settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") });
+  router.service(SettingsService, { ...settingsMethods, ...capabilitiesMethods(app.capabilities, settingsMethods) });
   const storageMethods = taskStorageMethods({ tasks: app.tasks });
   router.service(TaskService, {
     ...storageMethods,

@@ -55,6 +55,39 @@ export const noCapabilities: CapabilitiesPort = {
   runHooks: async () => ({ runs: [] }),
 };
 
+/**
+ * Whether a subagent definition's allow-list lets it use a tool. `attempt_completion` is always
+ * allowed (a subagent must be able to finish); an entry ending in `*` allows a prefix
+ * (`mcp__docs__*` allows every tool of the MCP server "docs"). No list = every tool.
+ */
+export function toolAllowed(name: string, allowed: readonly string[] | undefined): boolean {
+  if (!allowed || name === "attempt_completion") return true;
+  return allowed.some((entry) => (entry.endsWith("*") ? name.startsWith(entry.slice(0, -1)) : entry === name));
+}
+
+/**
+ * The capabilities a subagent with an allow-list sees: the tools capabilities add (load_skill,
+ * load_workflow, MCP tools) are filtered like the built-in ones, so a call to any other tool is
+ * refused as unknown and never runs. Without load_skill, the skills list is not offered either.
+ */
+export function restrictCapabilityTools(port: CapabilitiesPort, allowed: readonly string[] | undefined): CapabilitiesPort {
+  if (!allowed) return port;
+  return {
+    forTurn: async (ctx) => {
+      const { rules, tools } = await port.forTurn(ctx);
+      const kept = tools.filter((t) => toolAllowed(t.name, allowed));
+      const hasSkills = kept.some((t) => t.name === "load_skill");
+      return { rules: hasSkills ? rules : rules.filter((r) => r.name !== SKILLS_RULE_NAME), tools: kept };
+    },
+    expandUserText: (text, ctx) => port.expandUserText(text, ctx),
+    subagent: (name, ctx) => port.subagent(name, ctx),
+    runHooks: (event, payload, ctx) => port.runHooks(event, payload, ctx),
+  };
+}
+
+/** The rule listing the skills (capabilities/capabilities.ts adds it with load_skill). */
+export const SKILLS_RULE_NAME = "Skills";
+
 /** Runs the hooks of an event and records each run as an activity (never as the user's words). */
 export async function runAndRecordHooks(
   capabilities: CapabilitiesPort,

@@ -68,6 +68,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         systemPrompt: (workspaceRoot, _taskId, rules, tools) => buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), tools, rules),
         shutdownSignal: w.lifecycle.signal,
         capabilities: w.capabilities,
+        taskMode: async (taskId, workspaceRoot) => ((await setting("mode", { workspaceRoot, taskId })) === "plan" ? "plan" : "act"),
       });
       w.checkpointStatus?.listen((workspaceRoot, status) => runtime.checkpointStatusChanged(workspaceRoot, status));
       // A deleted task's runs stop and its streams end, in this process too.

@@ -11,7 +11,7 @@ import { JournalStore } from "../tasks/journal-store.js";
 import { MessageStore } from "../tasks/message-store.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { AskBroker } from "./ask-broker.js";
-import { noCapabilities } from "./capabilities-port.js";
+import { noCapabilities, restrictCapabilityTools, toolAllowed } from "./capabilities-port.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import type { TaskRuntimeDeps } from "./task-runtime.js";
@@ -46,9 +46,7 @@ export function buildTurnLoop(
   /** A subagent definition's allowed tools (undefined = all). */
   allowedTools?: readonly string[],
 ): TurnLoop {
-  const tools = (scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent")).filter(
-    (t) => !allowedTools || allowedTools.includes(t.name) || t.name === "attempt_completion",
-  );
+  const tools = (scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent")).filter((t) => toolAllowed(t.name, allowedTools));
   return new TurnLoop({
     taskId: scope.taskId,
     workspaceRoot: scope.workspaceRoot,
@@ -73,7 +71,8 @@ export function buildTurnLoop(
     checkpoints,
     usage: scope.usage,
     systemPrompt: (rules, tools) => deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools),
-    capabilities: deps.capabilities ?? noCapabilities,
+    // The allow-list restricts every tool: built-in ones above, and those capabilities add.
+    capabilities: restrictCapabilityTools(deps.capabilities ?? noCapabilities, allowedTools),
     recordActivity: activityRecorder(deps, scope.files),
     context: {
       write: (value) => new TaskJsonFiles(scope.files).writeContext(value),

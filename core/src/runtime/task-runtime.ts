@@ -20,7 +20,7 @@ import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { TaskEventLog } from "./event-log.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
-import type { TurnLoop } from "./turn-loop.js";
+import type { TaskMode, TurnLoop } from "./turn-loop.js";
 import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEvent } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
@@ -64,6 +64,8 @@ export interface TaskRuntimeDeps {
   capabilities?: CapabilitiesPort;
   /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
   shutdownSignal: AbortSignal;
+  /** The task's `mode` setting (plan: workspace-modifying tools are refused); absent: act. */
+  taskMode?(taskId: string, workspaceRoot: string): Promise<TaskMode>;
 }
 
 function maxBig(a: bigint, b: bigint): bigint {
@@ -235,7 +237,7 @@ export class TaskRuntime {
           .catch((err: Error) => deps.logger.error("history usage update failed", { taskId: task.id, error: err.message }));
       },
     };
-    return buildTurnLoop(
+    const loop = buildTurnLoop(
       deps,
       {
         taskId: task.id,
@@ -253,6 +255,9 @@ export class TaskRuntime {
       model,
       checkpoints,
     );
+    const taskMode = deps.taskMode;
+    if (taskMode) loop.setModeSource(() => taskMode(task.id, task.kernel.workspaceRoot));
+    return loop;
   }
 
 

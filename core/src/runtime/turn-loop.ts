@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
 import { decideApproval, type AutoApprovalSettings } from "../agent/approval.js";
-import type { ContentBlock } from "../agent/providers/types.js";
+import type { ContentBlock, StopReason } from "../agent/providers/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
+import { planText } from "../agent/tools/plan-tool.js";
 import { runTool, toolSpecs } from "../agent/tools/registry.js";
 import type { ToolDefinition, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
@@ -61,7 +62,25 @@ const COMPACTION_PROMPT =
 /** How a run of the loop ended. */
 export type RunOutcome = "completed" | "idle" | "cancelled" | "failed";
 
+/**
+ * The status reasons of a run that ended because of how the model's answer stopped (not
+ * because it chose to end its turn); clients map them (ACP: the `max_tokens` and `refusal`
+ * stop reasons).
+ */
+export const MODEL_STOP_REASONS = {
+  maxTokens: "the model's answer reached its output token limit",
+  refusal: "the model refused to answer",
+} as const;
+
 const COMMAND_TOOL = "execute_command";
+
+/** The `mode` setting: in plan mode the agent reads and plans; tools that change anything are refused. */
+export type TaskMode = "act" | "plan";
+
+const PLAN_MODE_PROMPT =
+  "# Plan mode\nThe person set this task to plan mode: explore with the read-only tools, ask what you need to know, and " +
+  "answer with a plan of the changes (update_plan helps them follow it). Tools that modify the workspace, run commands or " +
+  "start subagents are refused in plan mode; the person switches to act mode when the plan suits them.";
 
 /** One line a person reads about a tool call. */
 function summarize(tool: string, input: Record<string, unknown>): string {
@@ -91,8 +110,19 @@ export class TurnLoop {
   private contextTokens = 0;
   /** This turn's tools: the built-in ones and those capabilities add (read at every turn). */
   private turnTools: readonly ToolDefinition[] = [];
+  /** The task's mode, read at every request and tool call (absent: act). */
+  private modeSource: (() => Promise<TaskMode>) | undefined;
 
   constructor(private readonly deps: TurnLoopDeps) {}
+
+  /** Where the loop reads the task's mode (the runtime sets it for a task's own loop). */
+  setModeSource(source: () => Promise<TaskMode>): void {
+    this.modeSource = source;
+  }
+
+  private async mode(): Promise<TaskMode> {
+    return this.modeSource ? this.modeSource() : "act";
+  }
 
   private addMessage(init: Partial<StoredUiMessage>): StoredUiMessage {
     const message = uiMessage({ id: randomUUID(), ...init });
@@ -145,7 +175,9 @@ export class TurnLoop {
         const turn = await this.streamAssistantTurn(signal);
         if (turn.failed) return "failed";
         if (turn.toolCalls.length === 0) {
-          deps.setStatus(TaskStatus.COMPLETED, "the model ended its turn");
+          const reason =
+            turn.stopReason === "max_tokens" ? MODEL_STOP_REASONS.maxTokens : turn.stopReason === "refusal" ? MODEL_STOP_REASONS.refusal : "the model ended its turn";
+          deps.setStatus(TaskStatus.COMPLETED, reason);
           return "idle";
         }
         const outcome = await this.runTools(turn.toolCalls, turn.messageId, signal);
@@ -207,7 +239,10 @@ export class TurnLoop {
     }
   }
 
-  private async streamAssistantTurn(signal: AbortSignal, retriedAfterOverflow = false): Promise<{ failed: boolean; toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[]; messageId: string }> {
+  private async streamAssistantTurn(
+    signal: AbortSignal,
+    retriedAfterOverflow = false,
+  ): Promise<{ failed: boolean; toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[]; messageId: string; stopReason?: StopReason }> {
     const { deps } = this;
     await this.compactIfNeeded(signal);
     const conversation = rebuildConversation(deps.journal.entries());
@@ -218,8 +253,11 @@ export class TurnLoop {
     const toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[] = [];
     let failed = false;
     let overflow = false;
+    let stopReason: StopReason | undefined;
+    const planMode = (await this.mode()) === "plan";
+    const systemPrompt = deps.systemPrompt(capabilities.rules, this.turnTools);
     for await (const ev of deps.model.provider.stream(
-      { systemPrompt: deps.systemPrompt(capabilities.rules, this.turnTools), messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
+      { systemPrompt: planMode ? `${systemPrompt}\n${PLAN_MODE_PROMPT}\n` : systemPrompt, messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
       signal,
     )) {
       switch (ev.type) {
@@ -246,6 +284,9 @@ export class TurnLoop {
               cost: ev.costUsd,
             },
           });
+          break;
+        case "stop":
+          stopReason = ev.reason;
           break;
         case "error":
           if (ev.error.kind === "context_overflow" && !retriedAfterOverflow && !message && toolCalls.length === 0) {
@@ -280,7 +321,7 @@ export class TurnLoop {
       return { failed, toolCalls: [], messageId: message?.id ?? "" };
     }
     this.journal(JOURNAL_KIND.assistant, { content });
-    return { failed, toolCalls, messageId: message?.id ?? "" };
+    return { failed, toolCalls, messageId: message?.id ?? "", stopReason };
   }
 
   /** Asks the editor and waits; the status is WAITING meanwhile. */
@@ -325,6 +366,10 @@ export class TurnLoop {
         continue;
       }
       const input = call.input;
+      if (!tool.readOnly && (await this.mode()) === "plan") {
+        result(`${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`, true);
+        continue;
+      }
       const summary = summarize(call.name, input);
       const isCommand = tool.name === COMMAND_TOOL;
       const decision = decideApproval(tool.approvalCategory(input), await deps.autoApproval(), this.autoApprovedInARow);
@@ -395,6 +440,12 @@ export class TurnLoop {
           continue;
         }
         result(await deps.runSubagent(interaction.prompt, interaction.name, signal));
+        continue;
+      }
+      if (interaction?.kind === "plan") {
+        // The plan as a chat message: its text a checklist, its detail the steps (clients show the latest).
+        this.addMessage({ role: "assistant", kind: "plan", text: planText(interaction.steps), detail: JSON.stringify({ steps: interaction.steps, explanation: interaction.explanation ?? "" }) });
+        result(outcome.content);
         continue;
       }
       if (interaction?.kind === "completion") {

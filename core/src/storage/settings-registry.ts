@@ -108,6 +108,21 @@ export const SETTINGS: readonly SettingDeclaration[] = [
   { key: "preferredLanguage", type: { kind: "string" }, default: "English", scopes: ALL_SCOPES, description: "Language of answers." },
   { key: "customInstructions", type: { kind: "string" }, default: "", scopes: ALL_SCOPES, description: "Appended to the system prompt." },
   {
+    key: "hookTimeoutSeconds",
+    type: { kind: "integer", min: 1, max: 3600 },
+    default: 30,
+    scopes: ALL_SCOPES,
+    description: "A capability hook still running after this long is killed (a PreToolUse hook that times out blocks its tool).",
+  },
+  {
+    key: "workspaceTrusted",
+    type: { kind: "boolean" },
+    default: false,
+    // Only the workspace's own settings file (in the data root, never in the repository) says so.
+    scopes: ["workspace"],
+    description: "The person trusted this workspace: its .agents/hooks and .agents/mcp servers may run.",
+  },
+  {
     key: "capabilityToggles",
     type: { kind: "toggles" },
     default: {},

@@ -82,6 +82,8 @@ class OpenAiDecoder implements WireDecoder {
   usage: TokenUsage | undefined;
   stop: { reason: StopReason; raw: string | null } = { reason: "other", raw: null };
   private readonly calls = new Map<number, OpenCall>();
+  /** The answer carried a `refusal` field: the stop reason is "refusal" whatever finish_reason says. */
+  private refused = false;
 
   constructor(private readonly errorContext: ErrorContext) {}
 
@@ -108,10 +110,16 @@ class OpenAiDecoder implements WireDecoder {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === "string" && reasoning) out.push({ type: "reasoning_delta", text: reasoning });
     if (typeof delta.content === "string" && delta.content) out.push({ type: "text_delta", text: delta.content });
+    // A refusal comes as its own text field; the person reads it as the answer.
+    if (typeof delta.refusal === "string" && delta.refusal) {
+      this.refused = true;
+      out.push({ type: "text_delta", text: delta.refusal });
+    }
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.toolCallDelta(call, out);
     if (typeof choice.finish_reason === "string" && choice.finish_reason) {
       this.closeCalls(out);
-      this.stop = { reason: finishReasons[choice.finish_reason] ?? "other", raw: choice.finish_reason };
+      const reason = this.refused ? "refusal" : (finishReasons[choice.finish_reason] ?? "other");
+      this.stop = { reason, raw: choice.finish_reason };
       this.complete = true;
     }
   }

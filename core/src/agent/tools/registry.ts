@@ -2,6 +2,7 @@
 import { executeCommandTool } from "./execute-command.js";
 import { listFilesTool, readFileTool, searchFilesTool, writeToFileTool } from "./file-tools.js";
 import { askFollowupQuestionTool, attemptCompletionTool } from "./interaction-tools.js";
+import { updatePlanTool } from "./plan-tool.js";
 import { replaceInFileTool } from "./replace-in-file.js";
 import { newSubagentTool } from "./subagent-tool.js";
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from "./types.js";
@@ -17,6 +18,7 @@ export const builtinTools: readonly ToolDefinition[] = [
   askFollowupQuestionTool,
   attemptCompletionTool,
   newSubagentTool,
+  updatePlanTool,
 ];
 
 export function findTool(name: string, tools: readonly ToolDefinition[] = builtinTools): ToolDefinition | undefined {

@@ -45,11 +45,19 @@ export interface ToolEnvironment {
   runCommand?(command: string, ctx: ToolContext): Promise<ToolResult>;
 }
 
-/** Tools whose effect is a question to the person: the runtime turns them into an ask. */
+/** One step of the model's plan (update_plan). */
+export interface PlanStep {
+  step: string;
+  status: "pending" | "in_progress" | "completed";
+  priority: "high" | "medium" | "low";
+}
+
+/** Tools whose effect is a question to the person: the runtime turns them into an ask (a plan: into a plan message). */
 export type ToolInteraction =
   | { kind: "followup"; question: string; options: string[] }
   | { kind: "completion"; result: string }
-  | { kind: "subagent"; prompt: string; name?: string };
+  | { kind: "subagent"; prompt: string; name?: string }
+  | { kind: "plan"; steps: PlanStep[]; explanation?: string };
 
 export interface CommandOutcome {
   exitCode: number | null;

@@ -45,7 +45,7 @@ export class McpHub {
     const existing = this.connections.get(key);
     if (existing && existing.configKey === entry.configKey) return existing.connection;
     if (existing) void existing.connection.stop();
-    const baseDir = entry.origin === "workspace" && workspaceRoot ? workspaceRoot : path.dirname(entry.sourcePath);
+    const baseDir = entry.origin !== "global" && workspaceRoot ? workspaceRoot : path.dirname(entry.sourcePath);
     const connection = new McpConnection(entry.name, entry.config, baseDir, () => (this.sdk ??= import("./sdk.js")), this.logger);
     this.connections.set(key, { configKey: entry.configKey, connection });
     return connection;
@@ -65,6 +65,28 @@ export class McpHub {
         void connection.stop();
       }
     }
+  }
+
+  /**
+   * Stops the connections (process) of the given servers (toggled off, no longer trusted, or
+   * their session ended); a later turn that may use one starts a new connection on demand.
+   */
+  async stopServers(entries: readonly McpServerEntry[]): Promise<void> {
+    const stopping: Promise<void>[] = [];
+    for (const entry of entries) {
+      const key = this.keyOf(entry);
+      const existing = this.connections.get(key);
+      if (!existing) continue;
+      this.connections.delete(key);
+      this.logger.info("mcp server stopped", { server: entry.name });
+      stopping.push(existing.connection.stop());
+    }
+    await Promise.all(stopping);
+  }
+
+  /** Whether this hub holds a connection (running or restarting) for the entry. */
+  has(entry: McpServerEntry): boolean {
+    return this.connections.has(this.keyOf(entry));
   }
 
   status(entry: McpServerEntry): McpServerStatus {

@@ -13,6 +13,7 @@ import dline.v1.Settings.ResolveSettingResponse
 import dline.v1.Settings.SetCapabilityToggleRequest
 import dline.v1.Settings.SetSecretRequest
 import dline.v1.Settings.SetSessionOverrideRequest
+import dline.v1.Settings.TrustWorkspaceRequest
 import dline.v1.Settings.UpdateSettingsRequest
 import dline.v1.Settings.UpdateSettingsResponse
 import dline.v1.Settings.UpsertProfileRequest
@@ -130,4 +131,12 @@ class SettingsApi internal constructor(private val source: ConnectionSource) {
             emptyMap(),
         )
     }
+
+    /**
+     * Trusts (or stops trusting) [workspaceRoot]: its `.agents/hooks` and `.agents/mcp` servers
+     * come from the repository and run only once trusted. Returns whether it is trusted now.
+     */
+    suspend fun trustWorkspace(workspaceRoot: String, trusted: Boolean): Boolean = source.unary {
+        settings.trustWorkspace(TrustWorkspaceRequest.newBuilder().setWorkspaceRoot(workspaceRoot).setTrusted(trusted).build(), emptyMap())
+    }.workspaceTrusted
 }

@@ -16,13 +16,18 @@ import java.awt.BorderLayout
 import javax.swing.JComponent
 import javax.swing.JPanel
 
-/** The Dline tool window: Chat, History and Checkpoints tabs, each under the core's status line. */
+/** The Dline tool window: Chat, History, Checkpoints and Capabilities tabs, each under the core's status line. */
 class DlineToolWindowFactory : ToolWindowFactory, DumbAware {
     override fun createToolWindowContent(project: Project, toolWindow: ToolWindow) {
         val service = DlineProjectService.of(project)
         val factory = ContentFactory.getInstance()
         val panels: List<Pair<String, DlinePanel>> =
-            listOf("Chat" to ChatPanel(service), "History" to HistoryPanel(service), "Checkpoints" to CheckpointsPanel(project, service))
+            listOf(
+                "Chat" to ChatPanel(service),
+                "History" to HistoryPanel(service),
+                "Checkpoints" to CheckpointsPanel(project, service),
+                "Capabilities" to CapabilitiesPanel(service),
+            )
         for ((title, panel) in panels) {
             val content = factory.createContent(withStatusLine(service, panel.component, panel), title, false)
             Disposer.register(content, panel)

@@ -1,0 +1,89 @@
+/**
+ * Session-scoped MCP servers over ACP: the client passes a stdio and a streamable HTTP server in
+ * session/new, the scripted model calls their tools (approved through session/request_permission),
+ * and the stdio server's process stops when the session is closed.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBinaryBuilt, makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import type { ModelServerProcess } from "../model-server/spawn.js";
+import { configureModel, makeWorkspace } from "../runtime/harness.js";
+import { isAlive, mcpServerScript, startHttpMcpServer } from "../capabilities/helpers.js";
+import { startAcpAgent, waitFor, type RunningAcpAgent } from "./acp-harness.js";
+
+let roots: TestRoots;
+let sidecar: RunningSidecar;
+let model: ModelServerProcess;
+let workspace: string;
+let http: Awaited<ReturnType<typeof startHttpMcpServer>>;
+const agents: RunningAcpAgent[] = [];
+
+beforeAll(async () => {
+  assertBinaryBuilt();
+  roots = makeTestRoots("dline-acp-mcp-");
+  workspace = makeWorkspace(roots.base);
+  sidecar = await startSidecar({ roots });
+  ({ server: model } = await configureModel(sidecar.clients, "anthropic", {
+    turns: [
+      { toolCalls: [{ name: "mcp__calc__add", input: { a: 2, b: 3 } }, { name: "mcp__web__add", input: { a: 4, b: 5 } }] },
+      { text: "Both added." },
+      { text: "Plain." },
+    ],
+  }));
+  http = await startHttpMcpServer(roots.base, "web");
+});
+
+afterAll(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+  await sidecar?.stop();
+  await model?.stop();
+  await http?.stop();
+  fs.rmSync(roots.base, { recursive: true, force: true });
+});
+
+describe("ACP session MCP servers", () => {
+  it("servers passed in session/new offer tools the model calls; closing the session stops them", async () => {
+    const a = await startAcpAgent(roots);
+    agents.push(a);
+    expect(a.init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: false });
+    const log = path.join(roots.base, "calc-calls.log");
+    const { sessionId } = await a.agent.request("session/new", {
+      cwd: workspace,
+      mcpServers: [
+        {
+          name: "calc",
+          command: process.execPath,
+          args: [mcpServerScript, "stdio"],
+          env: [
+            { name: "MCP_TEST_LABEL", value: "acp-stdio" },
+            { name: "MCP_TEST_CALL_LOG", value: log },
+          ],
+        },
+        { type: "http", name: "web", url: http.url, headers: [{ name: "X-Test", value: "1" }] },
+      ],
+    });
+    const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Add some numbers" }] });
+    expect(res.stopReason).toBe("end_turn");
+
+    const requests = await model.requests();
+    const tools = (requests[0].body.tools ?? []).map((t: { name: string }) => t.name);
+    expect(tools).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami", "mcp__web__add"]));
+    const results = JSON.stringify(requests[1].body.messages);
+    expect(results).toContain("sum=5 from acp-stdio");
+    expect(results).toContain("sum=9 from web");
+    expect(a.permissions).toHaveLength(2); // useMcp asks the editor
+    expect(fs.readFileSync(log, "utf8")).toBe("acp-stdio add\n");
+
+    // The servers belong to the session: another session does not see them.
+    const other = (await a.agent.request("session/new", { cwd: workspace, mcpServers: [] })).sessionId;
+    await a.agent.request("session/prompt", { sessionId: other, prompt: [{ type: "text", text: "Anything?" }] });
+    const otherTools = ((await model.requests())[2].body.tools ?? []).map((t: { name: string }) => t.name);
+    expect(otherTools.filter((n: string) => n.startsWith("mcp__"))).toEqual([]);
+
+    const pid = Number(fs.readFileSync(`${log}.pid-acp-stdio`, "utf8"));
+    expect(isAlive(pid)).toBe(true);
+    await a.agent.request("session/close", { sessionId });
+    await waitFor(() => !isAlive(pid));
+  });
+});
