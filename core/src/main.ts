@@ -1,6 +1,5 @@
 import * as http from "node:http";
 import { startupSnapshot } from "node:v8";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { loadAcp } from "./acp/load.js";
 import { bootCore } from "./boot.js";
 import { DlineError } from "./errors.js";
@@ -10,7 +9,7 @@ import { registerRoutes } from "./rpc/routes.js";
 import { authInterceptor, generateToken } from "./server/auth.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
 import { malformedBinaryIsInvalidArgument } from "./server/malformed-binary.js";
-import { sendUnaryAnswersWhole } from "./server/unary-responses.js";
+import { connectHandler } from "./server/node-adapter.js";
 import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
 
 const USAGE = `Usage: dline-core <command> [options]
@@ -89,14 +88,16 @@ async function serve(options: ServeOptions): Promise<void> {
   const { roots } = app;
 
   const token = generateToken();
-  const handler = connectNodeAdapter({
+  const handler = connectHandler({
     routes: (router) => registerRoutes(router, app),
     interceptors: [authInterceptor(token), errorInterceptor(logger.child("rpc"))],
     // Bounds memory per request; the largest legitimate request is a settings patch or a prompt.
     readMaxBytes: 16 * 1024 * 1024,
     writeMaxBytes: 64 * 1024 * 1024,
+    rewriteUnary: malformedBinaryIsInvalidArgument,
+    onBrokenCall: (method, reason) => logger.warn("call ended without an answer", { method, error: (reason as Error)?.message }),
   });
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, sendUnaryAnswersWhole(handler, malformedBinaryIsInvalidArgument));
+  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, handler);
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>

@@ -72,7 +72,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
     });
 
-    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(19);
+    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(20);
     expect(run.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.split("\n")[0]}`)).toEqual([]);
     expect(run.exitCode).toBe(0);
     expect(fs.existsSync(path.join(OUT, "chat-mid-task.png"))).toBe(true);

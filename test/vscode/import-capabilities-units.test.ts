@@ -1,12 +1,13 @@
 /**
  * Pure parts of "Dline: Import from Cline" (pick rows, outcomes, summary) and of the
- * Capabilities view (grouping by kind, a row's description and tooltip, the toggle choices).
+ * Capabilities view (grouping by kind, a row's description and tooltip, the toggle choices,
+ * untrusted workspace hooks/MCP servers and the trust row and confirmation).
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ImportItemKind, ImportItemSchema, ImportResultSchema } from "../../core/src/gen/dline/v1/import_pb.js";
 import { CapabilitySchema, McpServerState, ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
-import { capabilityRow, groupCapabilities, toggleChoices } from "../../adapters/vscode/src/capabilities/capability-mapping.js";
+import { capabilityRow, groupCapabilities, toggleChoices, trustConfirmation, trustRow } from "../../adapters/vscode/src/capabilities/capability-mapping.js";
 import { importPickRows, importResultLines, importSummary, outcomeWord } from "../../adapters/vscode/src/import/import-mapping.js";
 
 describe("import from Cline: mapping", () => {
@@ -118,5 +119,40 @@ describe("Capabilities view: mapping", () => {
       ["Inherit", "use the global setting", ToggleState.INHERIT],
     ]);
     expect(toggleChoices(undefined)[2]!.description).toBe("current · use the global setting");
+  });
+
+  const untrustedHook = create(CapabilitySchema, { kind: "hooks", resource: "UserPromptSubmit.sh", name: "UserPromptSubmit", origin: "workspace", enabled: false, untrusted: true });
+  const untrustedServer = create(CapabilitySchema, {
+    kind: "mcp",
+    resource: "proj",
+    name: "proj",
+    origin: "workspace",
+    enabled: false,
+    untrusted: true,
+    mcp: { state: McpServerState.UNTRUSTED, tools: [], transport: "stdio" },
+  });
+
+  it("shows untrusted workspace hooks and MCP servers as such, with the trust action on them", () => {
+    const hook = capabilityRow(untrustedHook);
+    expect(hook).toMatchObject({ description: "disabled · workspace · untrusted", icon: "workspace-untrusted", contextValue: "dlineCapabilityUntrusted" });
+    expect(hook.tooltip.at(-1)).toMatch(/do not run until you trust the workspace/);
+    // The MCP state already says it: once.
+    expect(capabilityRow(untrustedServer).description).toBe("disabled · workspace · untrusted");
+    expect(capabilityRow(rule).contextValue).toBe("dlineCapability");
+  });
+
+  it("a row at the top offers trusting a workspace with untrusted entries, and stopping once trusted", () => {
+    expect(trustRow(false, [rule, server])).toBeUndefined();
+    const untrusted = trustRow(false, [rule, untrustedHook, untrustedServer])!;
+    expect(untrusted).toMatchObject({ label: "Workspace not trusted", description: "2 hooks/MCP servers not run", contextValue: "dlineWorkspaceUntrusted" });
+    expect(untrusted.tooltip).toContain("Not run: UserPromptSubmit (hooks), proj (mcp)");
+    expect(trustRow(true, [rule])).toMatchObject({ label: "Workspace trusted", contextValue: "dlineWorkspaceTrusted", icon: "workspace-trusted" });
+  });
+
+  it("the confirmation says what trusting allows: running the workspace's hooks and MCP servers", () => {
+    const ask = trustConfirmation("/p");
+    expect(ask.message).toBe("Trust the workspace /p?");
+    expect(ask.detail).toContain("run this workspace's own hooks (.agents/hooks) and MCP servers (.agents/mcp)");
+    expect(ask.confirm).toBe("Trust");
   });
 });

@@ -15,7 +15,7 @@ import { noCapabilities, restrictCapabilityTools, toolAllowed } from "./capabili
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import type { TaskRuntimeDeps } from "./task-runtime.js";
-import { TurnLoop } from "./turn-loop.js";
+import { TurnLoop, type TaskMode } from "./turn-loop.js";
 
 /** Subagents may start subagents, to this depth. */
 const MAX_SUBAGENT_DEPTH = 3;
@@ -36,6 +36,11 @@ export interface LoopScope {
   depth: number;
   /** The host editor's file and terminal I/O for the task (subagents share it); absent: local. */
   environment?: () => ToolEnvironment | undefined;
+  /**
+   * The task's mode (absent: act), read at every request and tool call. Subagents share their
+   * task's, so one started or running while the task is in plan mode runs read-only tools only.
+   */
+  mode?: () => Promise<TaskMode>;
 }
 
 export function buildTurnLoop(
@@ -47,7 +52,7 @@ export function buildTurnLoop(
   allowedTools?: readonly string[],
 ): TurnLoop {
   const tools = (scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent")).filter((t) => toolAllowed(t.name, allowedTools));
-  return new TurnLoop({
+  const loop = new TurnLoop({
     taskId: scope.taskId,
     workspaceRoot: scope.workspaceRoot,
     events: scope.events,
@@ -83,6 +88,8 @@ export function buildTurnLoop(
     logger: deps.logger,
     environment: scope.environment,
   });
+  if (scope.mode) loop.setModeSource(scope.mode);
+  return loop;
 }
 
 /** Appends to a task's (or subagent's) activities.db; rare events, so the file is opened per write. */

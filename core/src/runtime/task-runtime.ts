@@ -237,7 +237,8 @@ export class TaskRuntime {
           .catch((err: Error) => deps.logger.error("history usage update failed", { taskId: task.id, error: err.message }));
       },
     };
-    const loop = buildTurnLoop(
+    const taskMode = deps.taskMode;
+    return buildTurnLoop(
       deps,
       {
         taskId: task.id,
@@ -251,13 +252,11 @@ export class TaskRuntime {
         setStatus: (status, reason) => this.setStatus(task, status, reason),
         depth: 0,
         environment: () => this.environments.get(task.id),
+        mode: taskMode ? () => taskMode(task.id, task.kernel.workspaceRoot) : undefined,
       },
       model,
       checkpoints,
     );
-    const taskMode = deps.taskMode;
-    if (taskMode) loop.setModeSource(() => taskMode(task.id, task.kernel.workspaceRoot));
-    return loop;
   }
 
 

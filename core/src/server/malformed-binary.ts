@@ -1,4 +1,4 @@
-import type { UnaryRewrite } from "./unary-responses.js";
+import type { UnaryRewrite } from "./node-adapter.js";
 
 /**
  * connect-es answers a unary request body that is not valid protobuf binary with `internal`
@@ -9,7 +9,7 @@ import type { UnaryRewrite } from "./unary-responses.js";
 export const malformedBinaryIsInvalidArgument: UnaryRewrite = (req, answer) => {
   if (answer.status !== 500 || req.headers["content-type"] !== "application/proto") return undefined;
   try {
-    const error = JSON.parse(answer.body.toString("utf8")) as { code?: string; message?: string };
+    const error = JSON.parse(Buffer.from(answer.body).toString("utf8")) as { code?: string; message?: string };
     if (error.code !== "internal" || !error.message?.startsWith("parse binary:")) return undefined;
     const message = `The request is not a valid protobuf message (${error.message.slice(14, 200)}).`;
     return { status: 400, body: Buffer.from(JSON.stringify({ code: "invalid_argument", message })) };

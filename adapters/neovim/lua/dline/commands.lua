@@ -140,6 +140,18 @@ H.subcommands = {
       require("dline.capabilities").open()
     end,
   },
+  trust = {
+    desc = "trust this workspace (after a confirmation): its hooks and MCP servers may run",
+    run = function()
+      require("dline.capabilities").set_trust(true)
+    end,
+  },
+  untrust = {
+    desc = "stop trusting this workspace: its hooks and MCP servers do not run",
+    run = function()
+      require("dline.capabilities").set_trust(false)
+    end,
+  },
   ["import-cline"] = {
     desc = "import Cline's tasks (read-only)",
     run = function()

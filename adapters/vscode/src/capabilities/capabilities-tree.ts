@@ -2,9 +2,10 @@ import * as vscode from "vscode";
 import { ToggleScope, type Capability, type CapabilityFileProblem } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
-import { capabilityRow, groupCapabilities, toggleChoices, type CapabilityGroup } from "./capability-mapping.js";
+import { capabilityRow, groupCapabilities, toggleChoices, trustConfirmation, trustRow, type CapabilityGroup, type TrustRow } from "./capability-mapping.js";
 
 export type CapabilityNode =
+  | { type: "trust"; row: TrustRow }
   | { type: "group"; group: CapabilityGroup }
   | { type: "capability"; capability: Capability }
   | { type: "problems"; problems: CapabilityFileProblem[] }
@@ -12,8 +13,10 @@ export type CapabilityNode =
 
 /**
  * The Capabilities view: SettingsService.ListCapabilities for the first workspace folder,
- * grouped by kind. Refreshed on demand and after a toggle; MCP status is what the core knows
- * (servers start on demand).
+ * grouped by kind. Refreshed on demand and after a toggle or a change of trust; MCP status is
+ * what the core knows (servers start on demand). A row at the top says whether the workspace is
+ * trusted (its own hooks and MCP servers run only then); the context key
+ * `dline.workspaceTrusted` picks the view's title action (trust / stop trusting).
  */
 export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<CapabilityNode | undefined>();
@@ -29,9 +32,11 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
     this.changed.fire(undefined);
   }
 
-  async list(): Promise<{ capabilities: Capability[]; problems: CapabilityFileProblem[] }> {
+  async list(): Promise<{ capabilities: Capability[]; problems: CapabilityFileProblem[]; workspaceTrusted: boolean }> {
     const { clients } = await this.supervisor.ready();
-    return clients.settings.listCapabilities({ workspaceRoot: this.workspaceRoot ?? "" });
+    const listing = await clients.settings.listCapabilities({ workspaceRoot: this.workspaceRoot ?? "" });
+    void vscode.commands.executeCommand("setContext", "dline.workspaceTrusted", listing.workspaceTrusted);
+    return listing;
   }
 
   async getChildren(element?: CapabilityNode): Promise<CapabilityNode[]> {
@@ -40,7 +45,9 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
     if (element) return [];
     try {
       const listing = await this.list();
-      const nodes: CapabilityNode[] = groupCapabilities(listing.capabilities).map((group) => ({ type: "group", group }));
+      const trust = this.workspaceRoot ? trustRow(listing.workspaceTrusted, listing.capabilities) : undefined;
+      const nodes: CapabilityNode[] = trust ? [{ type: "trust", row: trust }] : [];
+      nodes.push(...groupCapabilities(listing.capabilities).map((group): CapabilityNode => ({ type: "group", group })));
       if (listing.problems.length > 0) nodes.push({ type: "problems", problems: listing.problems });
       return nodes;
     } catch (err) {
@@ -51,6 +58,16 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
 
   getTreeItem(node: CapabilityNode): vscode.TreeItem {
     switch (node.type) {
+      case "trust": {
+        const item = new vscode.TreeItem(node.row.label, vscode.TreeItemCollapsibleState.None);
+        item.id = "trust";
+        item.description = node.row.description;
+        item.tooltip = node.row.tooltip;
+        item.contextValue = node.row.contextValue;
+        item.iconPath = new vscode.ThemeIcon(node.row.icon);
+        if (node.row.contextValue === "dlineWorkspaceUntrusted") item.command = { command: "dline.capabilities.trust", title: "Trust This Workspace" };
+        return item;
+      }
       case "group": {
         const item = new vscode.TreeItem(node.group.title, vscode.TreeItemCollapsibleState.Expanded);
         item.id = `group:${node.group.kind}`;
@@ -102,8 +119,31 @@ function capabilityOf(arg: unknown): { kind: string; resource: string; workspace
 
 type Guard = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R | undefined>;
 
+/**
+ * TrustWorkspace for the view's workspace, after a modal confirmation that says what trusting
+ * allows (a keybinding or script that passes "confirmed" has chosen already). Returns whether
+ * the workspace is trusted afterwards (undefined: the person declined or the dialog was refused).
+ */
+async function setTrust(supervisor: SidecarSupervisor, tree: CapabilitiesTree, workspaceRoot: string | undefined, trusted: boolean, arg: unknown): Promise<boolean | undefined> {
+  if (!workspaceRoot) throw new Error("Open a folder to trust its workspace.");
+  if (trusted && arg !== "confirmed") {
+    const ask = trustConfirmation(workspaceRoot);
+    const answer = await vscode.window.showWarningMessage(ask.message, { modal: true, detail: ask.detail }, ask.confirm);
+    if (answer !== ask.confirm) return undefined;
+  }
+  const { clients } = await supervisor.ready();
+  const res = await clients.settings.trustWorkspace({ workspaceRoot, trusted });
+  tree.refresh();
+  void vscode.window.showInformationMessage(
+    res.workspaceTrusted ? "Dline trusts this workspace: its hooks and MCP servers may run." : "Dline no longer trusts this workspace: its hooks and MCP servers do not run.",
+  );
+  return res.workspaceTrusted;
+}
+
 export function registerCapabilityCommands(supervisor: SidecarSupervisor, tree: CapabilitiesTree, workspaceRoot: string | undefined, guard: Guard): vscode.Disposable[] {
   return [
+    vscode.commands.registerCommand("dline.capabilities.trust", guard(async (arg?: unknown) => setTrust(supervisor, tree, workspaceRoot, true, arg))),
+    vscode.commands.registerCommand("dline.capabilities.untrust", guard(async (arg?: unknown) => setTrust(supervisor, tree, workspaceRoot, false, arg))),
     vscode.commands.registerCommand("dline.capabilities.refresh", guard(async () => tree.refresh())),
     /** Toggle at the workspace scope: Enabled / Disabled / Inherit. Returns the new toggle. */
     vscode.commands.registerCommand(

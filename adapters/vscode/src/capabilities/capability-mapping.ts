@@ -70,6 +70,8 @@ export function mcpStateWord(state: McpServerState): string {
       return "restarting";
     case McpServerState.FAILED:
       return "failed";
+    case McpServerState.UNTRUSTED:
+      return "untrusted";
     default:
       return "";
   }
@@ -80,10 +82,13 @@ export interface CapabilityRow {
   description: string;
   /** Tooltip lines (plain text). */
   tooltip: string[];
-  /** The tree item's contextValue: the toggle command is offered on every capability. */
-  contextValue: "dlineCapability";
-  icon: "pass" | "circle-slash" | "error" | "warning";
+  /** The tree item's contextValue: the toggle command is offered on every capability; an untrusted one also offers trusting. */
+  contextValue: "dlineCapability" | "dlineCapabilityUntrusted";
+  icon: "pass" | "circle-slash" | "error" | "warning" | "workspace-untrusted";
 }
+
+/** Why an untrusted capability does not run (tooltip and the trust prompt say it the same way). */
+export const UNTRUSTED_NOTE = "Untrusted: this workspace's own hooks and MCP servers do not run until you trust the workspace.";
 
 /** What a capability's row shows: effective state, origin, MCP status, errors. */
 export function capabilityRow(c: Capability): CapabilityRow {
@@ -93,6 +98,7 @@ export function capabilityRow(c: Capability): CapabilityRow {
   const description = [
     c.enabled ? "enabled" : "disabled",
     c.origin,
+    c.untrusted && mcpState !== "untrusted" ? "untrusted" : "",
     mcpState,
     c.mcp && c.mcp.tools.length > 0 ? `${c.mcp.tools.length} tool${c.mcp.tools.length === 1 ? "" : "s"}` : "",
     problem ? `⚠ ${problem}` : "",
@@ -110,13 +116,70 @@ export function capabilityRow(c: Capability): CapabilityRow {
     c.mcp && c.mcp.tools.length > 0 ? `Tools: ${c.mcp.tools.join(", ")}` : "",
     c.error ? `Error: ${c.error}` : "",
     mcpError && mcpError !== c.error ? `Last MCP error: ${mcpError}` : "",
+    c.untrusted ? UNTRUSTED_NOTE : "",
   ].filter(Boolean);
   return {
     label: c.name || c.resource,
     description,
     tooltip,
-    contextValue: "dlineCapability",
-    icon: c.error ? "error" : mcpError || c.mcp?.state === McpServerState.FAILED ? "warning" : c.enabled ? "pass" : "circle-slash",
+    contextValue: c.untrusted ? "dlineCapabilityUntrusted" : "dlineCapability",
+    icon: c.error
+      ? "error"
+      : mcpError || c.mcp?.state === McpServerState.FAILED
+        ? "warning"
+        : c.untrusted
+          ? "workspace-untrusted"
+          : c.enabled
+            ? "pass"
+            : "circle-slash",
+  };
+}
+
+/** Kinds whose workspace entries run only in a trusted workspace. */
+const TRUST_KINDS = new Set(["hooks", "mcp"]);
+
+export interface TrustRow {
+  label: string;
+  description: string;
+  tooltip: string;
+  /** contextValue: the inline action is "Trust this workspace" or "Stop trusting". */
+  contextValue: "dlineWorkspaceUntrusted" | "dlineWorkspaceTrusted";
+  icon: "workspace-untrusted" | "workspace-trusted";
+}
+
+/**
+ * The row at the top of the view about the workspace's trust: shown when the workspace has its
+ * own hooks or MCP servers (or is trusted, so that trust can be withdrawn); none otherwise.
+ */
+export function trustRow(workspaceTrusted: boolean, capabilities: readonly Capability[]): TrustRow | undefined {
+  if (workspaceTrusted) {
+    return {
+      label: "Workspace trusted",
+      description: "its hooks and MCP servers may run",
+      tooltip: "You trusted this workspace: Dline may run its own hooks (.agents/hooks) and MCP servers (.agents/mcp). Stop trusting it to stop them.",
+      contextValue: "dlineWorkspaceTrusted",
+      icon: "workspace-trusted",
+    };
+  }
+  const untrusted = capabilities.filter((c) => c.untrusted && TRUST_KINDS.has(c.kind));
+  if (untrusted.length === 0) return undefined;
+  return {
+    label: "Workspace not trusted",
+    description: `${untrusted.length} hook${untrusted.length === 1 ? "" : "s"}/MCP server${untrusted.length === 1 ? "" : "s"} not run`,
+    tooltip: `${UNTRUSTED_NOTE}\nNot run: ${untrusted.map((c) => `${c.name || c.resource} (${c.kind})`).join(", ")}`,
+    contextValue: "dlineWorkspaceUntrusted",
+    icon: "workspace-untrusted",
+  };
+}
+
+/** The modal confirmation before trusting: what trusting allows, in plain words. */
+export function trustConfirmation(workspaceRoot: string): { message: string; detail: string; confirm: string } {
+  return {
+    message: `Trust the workspace ${workspaceRoot}?`,
+    detail:
+      "Trusting it allows Dline to run this workspace's own hooks (.agents/hooks) and MCP servers (.agents/mcp). " +
+      "They come from the repository and run as programs with your permissions. Only trust a workspace whose files you trust.",
+    confirm: "Trust",
   };
 }
 

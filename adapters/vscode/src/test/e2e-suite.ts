@@ -390,6 +390,29 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       (await ui.request({ action: "texts", selector: treeRows, frame: "main" })).some((t) => t.includes("e2e-style") && t.includes("disabled")),
     );
   }, 30_000);
+
+  suite.test("Capabilities view: a workspace hook is shown untrusted; Trust This Workspace (confirmed) and Stop Trusting change it", async () => {
+    fs.mkdirSync(file(".agents/hooks"), { recursive: true });
+    fs.writeFileSync(file(".agents/hooks/UserPromptSubmit.sh"), "#!/bin/sh\ncat >/dev/null\n", { mode: 0o755 });
+    await vscode.commands.executeCommand("dline.capabilities.refresh");
+    const treeRows = ".pane-body .monaco-list-row";
+    const rowsShow = (what: string, check: (texts: string[]) => boolean) =>
+      waitFor(what, async () => check(await ui.request({ action: "texts", selector: treeRows, frame: "main" })));
+    const hookRow = (texts: string[]) => texts.find((t) => t.includes("UserPromptSubmit")) ?? "";
+    await rowsShow("the hook untrusted and the trust row", (texts) => hookRow(texts).includes("untrusted") && texts.some((t) => t.includes("Workspace not trusted")));
+    const clients = await api.clients();
+    // Without a confirmation nothing is trusted (VS Code refuses modal dialogs while tests run).
+    assertEqual(await vscode.commands.executeCommand("dline.capabilities.trust"), undefined, "a refused confirmation");
+    assertEqual((await clients.settings.listCapabilities({ workspaceRoot: workspace })).workspaceTrusted, false, "trusted after a refused confirmation");
+    assertEqual(await vscode.commands.executeCommand("dline.capabilities.trust", "confirmed"), true, "trusted after confirming");
+    const trusted = await clients.settings.listCapabilities({ workspaceRoot: workspace });
+    const hook = trusted.capabilities.find((c) => c.kind === "hooks" && c.origin === "workspace");
+    assertEqual([trusted.workspaceTrusted, hook?.untrusted, hook?.enabled], [true, false, true], "workspace trusted, hook untrusted, hook enabled");
+    await rowsShow("the view to show the workspace trusted", (texts) => texts.some((t) => t.includes("Workspace trusted")) && !hookRow(texts).includes("untrusted"));
+    assertEqual(await vscode.commands.executeCommand("dline.capabilities.untrust"), false, "trusted after Stop Trusting");
+    assertEqual((await clients.settings.listCapabilities({ workspaceRoot: workspace })).workspaceTrusted, false, "the core's trust after Stop Trusting");
+    await rowsShow("the hook untrusted again", (texts) => hookRow(texts).includes("untrusted") && texts.some((t) => t.includes("Workspace not trusted")));
+  }, 30_000);
 }
 
 /** Opened on the home folder itself: checkpoints are unavailable, in the specification's words. */

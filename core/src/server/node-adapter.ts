@@ -1,0 +1,138 @@
+import type * as http from "node:http";
+import { createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
+
+type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** A change to a complete unary answer before it is sent (see malformed-binary.ts). */
+export type UnaryRewrite = (
+  req: http.IncomingMessage,
+  answer: { status: number; body: Uint8Array },
+) => { status: number; body: Uint8Array } | undefined;
+
+export interface NodeAdapterOptions extends ConnectRouterOptions {
+  routes: (router: ConnectRouter) => void;
+  /** Applied to every complete unary answer before it is sent. */
+  rewriteUnary?: UnaryRewrite;
+  /** Called with a handler failure that could not be answered (the connection broke). */
+  onBrokenCall?: (method: string, reason: unknown) => void;
+}
+
+const UNARY_CONTENT_TYPES = new Set(["application/json", "application/proto"]);
+/** The abort reason of a call whose connection closed or whose answer was sent. */
+const CALL_ENDED = Object.freeze(new Error("The call ended."));
+
+/**
+ * Serves connect's handlers (every protocol rule, interceptor and error stays connect's) over
+ * node:http, like connect-node's connectNodeAdapter, with a lighter path for unary calls: the
+ * request body is read with plain stream events, the call's signal is one AbortController, and
+ * the answer goes out in one write with a Content-Length instead of a chunked response. Most of
+ * a small call's cost in connect-node was this glue, not the protocol. Streaming calls, GET
+ * requests and compressed bodies take connect-node's own conversion.
+ */
+export function connectHandler(options: NodeAdapterOptions): NodeHandler {
+  // connect-node's adapter accepts gzip and brotli request bodies by default; so does this one.
+  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
+  options.routes(router);
+  const paths = new Map<string, UniversalHandler>();
+  for (const handler of router.handlers) paths.set(handler.requestPath, handler);
+  const readMaxBytes = options.readMaxBytes ?? 0xffffffff;
+
+  return (req, res) => {
+    const handler = paths.get((req.url ?? "").split("?", 1)[0]);
+    if (!handler) {
+      res.writeHead(404).end();
+      return;
+    }
+    const unary =
+      req.method === "POST" && UNARY_CONTENT_TYPES.has(req.headers["content-type"] ?? "") && req.headers["content-encoding"] === undefined;
+    if (!unary) {
+      handler(universalRequestFromNodeRequest(req, res, undefined, undefined))
+        .then((answer) => universalResponseToNodeResponse(answer, res))
+        .catch((reason: unknown) => options.onBrokenCall?.(handler.method.name, reason));
+      return;
+    }
+    readBody(req, readMaxBytes).then(
+      (body) => serveUnary(handler, req, res, body, options.rewriteUnary),
+      () => res.destroy(),
+    );
+  };
+}
+
+/** The whole request body; one past the limit is enough for connect to answer resource_exhausted. */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      if (size > limit) return;
+      size += chunk.byteLength;
+      chunks.push(chunk);
+    });
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.once("error", reject);
+  });
+}
+
+async function serveUnary(
+  handler: UniversalHandler,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: Uint8Array,
+  rewrite: UnaryRewrite | undefined,
+): Promise<void> {
+  const abort = new AbortController();
+  const onClose = () => abort.abort(CALL_ENDED);
+  res.once("close", onClose);
+  const request: UniversalServerRequest = {
+    httpVersion: req.httpVersion,
+    method: "POST",
+    url: `http://${req.headers.host ?? "localhost"}${req.url ?? ""}`,
+    header: webHeaders(req.rawHeaders),
+    body: oneChunk(body),
+    signal: abort.signal,
+  };
+  let answer: UniversalServerResponse;
+  try {
+    answer = await handler(request);
+  } catch {
+    res.destroy();
+    return;
+  }
+  if (answer.trailer !== undefined) {
+    // HTTP trailers (not used by the Connect protocol's unary answers): connect-node's writer.
+    await universalResponseToNodeResponse(answer, res).catch(() => res.destroy());
+    res.off("close", onClose);
+    return;
+  }
+  let status = answer.status;
+  let bytes = await collect(answer.body);
+  const rewritten = rewrite?.(req, { status, body: bytes });
+  if (rewritten) ({ status, body: bytes } = rewritten);
+  const headers: http.OutgoingHttpHeaders = {};
+  answer.header?.forEach((value, key) => {
+    headers[key] = value;
+  });
+  headers["content-length"] = String(bytes.byteLength);
+  if (!res.destroyed) res.writeHead(status, headers).end(bytes);
+  res.off("close", onClose);
+}
+
+function webHeaders(raw: string[]): Headers {
+  const headers = new Headers();
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  return headers;
+}
+
+async function* oneChunk(body: Uint8Array): AsyncIterable<Uint8Array> {
+  yield body;
+}
+
+async function collect(body: UniversalServerResponse["body"]): Promise<Uint8Array> {
+  if (body === undefined) return new Uint8Array(0);
+  if (body instanceof Uint8Array) return body;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
