@@ -301,20 +301,18 @@ export class TaskHistory {
   }
 
   private putNow(r: TaskRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO tasks (id, workspace_root, title, task_text, created_at, updated_at, favorite, tokens_in, tokens_out,
-           cache_reads, cache_writes, cost, size_bytes, status, source, damaged_reason)
-         VALUES (@id, @workspaceRoot, @title, @taskText, @createdAt, @updatedAt, @favorite, @tokensIn, @tokensOut,
-           @cacheReads, @cacheWrites, @cost, @sizeBytes, @status, @source, @damagedReason)
-         ON CONFLICT(id) DO UPDATE SET workspace_root = excluded.workspace_root, title = excluded.title,
-           task_text = excluded.task_text, created_at = excluded.created_at, updated_at = excluded.updated_at,
-           favorite = excluded.favorite, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
-           cache_reads = excluded.cache_reads, cache_writes = excluded.cache_writes, cost = excluded.cost,
-           size_bytes = excluded.size_bytes, status = excluded.status, source = excluded.source,
-           damaged_reason = excluded.damaged_reason`,
-      )
-      .run({ ...r, favorite: r.favorite ? 1 : 0 });
+    this.stmt(
+      `INSERT INTO tasks (id, workspace_root, title, task_text, created_at, updated_at, favorite, tokens_in, tokens_out,
+         cache_reads, cache_writes, cost, size_bytes, status, source, damaged_reason)
+       VALUES (@id, @workspaceRoot, @title, @taskText, @createdAt, @updatedAt, @favorite, @tokensIn, @tokensOut,
+         @cacheReads, @cacheWrites, @cost, @sizeBytes, @status, @source, @damagedReason)
+       ON CONFLICT(id) DO UPDATE SET workspace_root = excluded.workspace_root, title = excluded.title,
+         task_text = excluded.task_text, created_at = excluded.created_at, updated_at = excluded.updated_at,
+         favorite = excluded.favorite, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
+         cache_reads = excluded.cache_reads, cache_writes = excluded.cache_writes, cost = excluded.cost,
+         size_bytes = excluded.size_bytes, status = excluded.status, source = excluded.source,
+         damaged_reason = excluded.damaged_reason`,
+    ).run({ ...r, favorite: r.favorite ? 1 : 0 });
     this.noteChange(r.id, "changed");
   }
 
