@@ -74,4 +74,42 @@ describe("plan mode and subagents", () => {
     expect(JSON.stringify(requests[4]!.body)).toContain("SUB-RESULT: planned only");
     expect(JSON.stringify(requests[5]!.body.messages.at(-1))).toContain("plan mode");
   });
+
+  it("in plan mode a subagent may start, and it explores in plan mode as well", async () => {
+    const sidecar = await startSidecar();
+    cleanups.push(() => sidecar.stop());
+    const { clients } = sidecar;
+    const { server, profileId } = await configureModel(clients, "openai", {
+      turns: [
+        { toolCalls: [{ name: "new_subagent", input: { prompt: "SURVEY-3: look around" } }] },
+        // the subagent: a write (refused: plan mode) and a read (runs)
+        {
+          toolCalls: [
+            { name: "write_to_file", input: { path: "sub.txt", content: "sub\n" } },
+            { name: "read_file", input: { path: "README.md" } },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "SURVEY-RESULT: one readme" } }] },
+        { text: "The plan: add a section to the readme." },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(sidecar.roots.base);
+    await setAutoApproval(clients, { readFiles: true });
+    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { mode: "plan" } as never });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "plan a change", profileId });
+    const events = await followUntilDone(clients, taskId, async () => {});
+    const last = events[events.length - 1]!;
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
+    expect(fs.existsSync(path.join(workspace, "sub.txt"))).toBe(false);
+    const requests = await server.requests();
+    expect(requests).toHaveLength(4);
+    // Every request, the subagent's included, is in plan mode.
+    expect(requests.map((r) => systemText(r.body).includes("# Plan mode"))).toEqual([true, true, true, true]);
+    const subAfterRefusal = JSON.stringify(requests[2]!.body.messages.slice(-2));
+    expect(subAfterRefusal).toContain("write_to_file was not run: the task is in plan mode");
+    expect(subAfterRefusal).toContain("# demo");
+    // The parent got the subagent's result (not a refusal of new_subagent).
+    expect(JSON.stringify(requests[3]!.body)).toContain("SURVEY-RESULT: one readme");
+  });
 });

@@ -17,7 +17,7 @@ export const AVAILABLE_MODES: SessionMode[] = [
   {
     id: "plan",
     name: "Plan",
-    description: "Dline explores with read-only tools and proposes a plan; edits, commands and subagents are refused until you switch to Act.",
+    description: "Dline explores with read-only tools (and subagents that do the same) and proposes a plan; edits and commands are refused until you switch to Act.",
   },
 ];
 

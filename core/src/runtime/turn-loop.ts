@@ -73,14 +73,16 @@ export const MODEL_STOP_REASONS = {
 } as const;
 
 const COMMAND_TOOL = "execute_command";
+const SUBAGENT_TOOL = "new_subagent";
 
 /** The `mode` setting: in plan mode the agent reads and plans; tools that change anything are refused. */
 export type TaskMode = "act" | "plan";
 
 const PLAN_MODE_PROMPT =
   "# Plan mode\nThe person set this task to plan mode: explore with the read-only tools, ask what you need to know, and " +
-  "answer with a plan of the changes (update_plan helps them follow it). Tools that modify the workspace, run commands or " +
-  "start subagents are refused in plan mode; the person switches to act mode when the plan suits them.";
+  "answer with a plan of the changes (update_plan helps them follow it). Tools that modify the workspace or run commands " +
+  "are refused in plan mode; subagents you start explore in plan mode too. The person switches to act mode when the " +
+  "plan suits them.";
 
 /** One line a person reads about a tool call. */
 function summarize(tool: string, input: Record<string, unknown>): string {
@@ -366,7 +368,8 @@ export class TurnLoop {
         continue;
       }
       const input = call.input;
-      if (!tool.readOnly && (await this.mode()) === "plan") {
+      // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
+      if (!tool.readOnly && tool.name !== SUBAGENT_TOOL && (await this.mode()) === "plan") {
         result(`${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`, true);
         continue;
       }
