@@ -4,7 +4,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { AskSchema, TaskStatus, type Ask } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import { normaliseWorkspacePath, type InstanceLayout, type TaskLayout } from "../storage/instance-layout.js";
+import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { importLegacyConversation } from "../tasks/legacy-import.js";
@@ -15,8 +15,10 @@ import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { TaskHistory } from "../tasks/task-history.js";
 import type { TaskOwnership } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
-import { AskBroker } from "./ask-broker.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
+import { cutConversation } from "./conversation-cut.js";
+import { LiveTask, maxBig, STATUS_NAMES, type KernelState } from "./live-task.js";
+import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
@@ -26,23 +28,6 @@ import type { EnabledRule } from "../agent/system-prompt.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
-import type { TokenUsage } from "../agent/providers/types.js";
-
-/** The kernel snapshot in state.json: enough to reopen and recover the task. */
-export interface KernelState {
-  status: TaskStatusName;
-  workspaceRoot: string;
-  profileId: string;
-  /** Messages the user sent while a run was going; taken at the next step. */
-  inputQueue: string[];
-  /** The seq of the last event emitted, so seq keeps increasing across restarts. */
-  lastSeq: string;
-  /** Seqs up to this one may have been handed out (see TaskEventLog's reservation). */
-  seqReserved?: string;
-  /** The question the task waits on (Connect JSON of an Ask), while it waits. */
-  pendingAsk?: unknown;
-  updatedAt: number;
-}
 
 export interface TaskRuntimeDeps {
   layout: InstanceLayout;
@@ -66,47 +51,6 @@ export interface TaskRuntimeDeps {
   shutdownSignal: AbortSignal;
   /** The task's `mode` setting (plan: workspace-modifying tools are refused); absent: act. */
   taskMode?(taskId: string, workspaceRoot: string): Promise<TaskMode>;
-}
-
-function maxBig(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
-const STATUS_NAMES: Record<TaskStatus, TaskStatusName> = {
-  [TaskStatus.UNSPECIFIED]: "interrupted",
-  [TaskStatus.RUNNING]: "running",
-  [TaskStatus.WAITING]: "waiting",
-  [TaskStatus.COMPLETED]: "completed",
-  [TaskStatus.CANCELLED]: "cancelled",
-  [TaskStatus.INTERRUPTED]: "interrupted",
-  [TaskStatus.FAILED]: "failed",
-  [TaskStatus.DAMAGED]: "damaged",
-};
-
-/** One task loaded in this process: its stores, event log, pending ask and current run. */
-class LiveTask {
-  run: { controller: AbortController; done: Promise<void> } | undefined;
-  readonly asks = new AskBroker();
-  /** The status last announced on the event stream (undefined: none yet in this process). */
-  lastStatus: TaskStatus | undefined;
-
-  constructor(
-    readonly id: string,
-    readonly files: TaskLayout,
-    readonly messages: MessageStore,
-    readonly journal: JournalStore,
-    readonly metrics: MetricsStore,
-    readonly state: StateFile<KernelState>,
-    readonly events: TaskEventLog,
-    public kernel: KernelState,
-  ) {}
-
-  close(): void {
-    this.events.close();
-    this.messages.close();
-    this.journal.close();
-    this.metrics.close();
-  }
 }
 
 /**
@@ -214,29 +158,7 @@ export class TaskRuntime {
 
   private loopFor(task: LiveTask, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
     const { deps } = this;
-    const usage = {
-      record: (u: TokenUsage, costUsd: number, modelName: string) => {
-        task.metrics.record({
-          time: Date.now(),
-          tokensIn: u.inputTokens,
-          tokensOut: u.outputTokens,
-          cacheReads: u.cacheReadTokens,
-          cacheWrites: u.cacheWriteTokens,
-          cost: costUsd,
-          data: JSON.stringify({ model: modelName }),
-        });
-        const totals = task.metrics.totals();
-        void deps.history
-          .update(task.id, {
-            tokensIn: totals.tokensIn,
-            tokensOut: totals.tokensOut,
-            cacheReads: totals.cacheReads,
-            cacheWrites: totals.cacheWrites,
-            cost: totals.cost,
-          })
-          .catch((err: Error) => deps.logger.error("history usage update failed", { taskId: task.id, error: err.message }));
-      },
-    };
+    const usage = usageRecorder(task, deps.history, deps.logger);
     const taskMode = deps.taskMode;
     return buildTurnLoop(
       deps,
@@ -447,23 +369,8 @@ export class TaskRuntime {
       await task.run.done.catch(() => {});
     }
     const before = options.beforeMessage || options.editedText !== undefined;
-    const messages = task.messages.list();
-    // A checkpoint without an anchor (a baseline of an older task) stands for the task's start.
-    const index = messageId ? messages.findIndex((m) => m.id === messageId) : messages.length > 0 ? 0 : -1;
-    if (index < 0) throw new DlineError("not_found", `Message ${messageId} is not part of task ${taskId}.`);
-    const keepUpTo = before ? index - 1 : index;
-    if (keepUpTo >= 0) task.messages.truncateAfter(messages[keepUpTo].id);
-    else task.messages.clear();
-    const entries = task.journal.entries();
-    const entryIndex = entries.findIndex((e) => {
-      const ids = (JSON.parse(e.data) as { messageIds?: string[] }).messageIds;
-      return ids?.includes(messageId || messages[0]?.id) ?? false;
-    });
-    if (entryIndex >= 0) {
-      const keepEntry = before ? entryIndex - 1 : entryIndex;
-      task.journal.truncateAfter(keepEntry >= 0 ? entries[keepEntry].seq : 0);
-    }
-    task.events.append({ case: "rewound", value: { afterMessageId: keepUpTo >= 0 ? messages[keepUpTo].id : "" } });
+    const kept = cutConversation(task, messageId, before);
+    task.events.append({ case: "rewound", value: { afterMessageId: kept } });
     this.saveKernel(task, { inputQueue: [] });
     if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
     else {

@@ -1,0 +1,67 @@
+import { TaskStatus } from "../gen/dline/v1/task_pb.js";
+import type { TaskLayout } from "../storage/instance-layout.js";
+import type { JournalStore } from "../tasks/journal-store.js";
+import type { MessageStore } from "../tasks/message-store.js";
+import type { MetricsStore } from "../tasks/metrics-store.js";
+import type { StateFile } from "../tasks/state-file.js";
+import type { TaskStatusName } from "../tasks/task-record.js";
+import { AskBroker } from "./ask-broker.js";
+import type { TaskEventLog } from "./event-log.js";
+
+/** The kernel snapshot in state.json: enough to reopen and recover the task. */
+export interface KernelState {
+  status: TaskStatusName;
+  workspaceRoot: string;
+  profileId: string;
+  /** Messages the user sent while a run was going; taken at the next step. */
+  inputQueue: string[];
+  /** The seq of the last event emitted, so seq keeps increasing across restarts. */
+  lastSeq: string;
+  /** Seqs up to this one may have been handed out (see TaskEventLog's reservation). */
+  seqReserved?: string;
+  /** The question the task waits on (Connect JSON of an Ask), while it waits. */
+  pendingAsk?: unknown;
+  updatedAt: number;
+}
+
+export function maxBig(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
+export const STATUS_NAMES: Record<TaskStatus, TaskStatusName> = {
+  [TaskStatus.UNSPECIFIED]: "interrupted",
+  [TaskStatus.RUNNING]: "running",
+  [TaskStatus.WAITING]: "waiting",
+  [TaskStatus.COMPLETED]: "completed",
+  [TaskStatus.CANCELLED]: "cancelled",
+  [TaskStatus.INTERRUPTED]: "interrupted",
+  [TaskStatus.FAILED]: "failed",
+  [TaskStatus.DAMAGED]: "damaged",
+};
+
+/** One task loaded in this process: its stores, event log, pending ask and current run. */
+export class LiveTask {
+  run: { controller: AbortController; done: Promise<void> } | undefined;
+  readonly asks = new AskBroker();
+  /** The status last announced on the event stream (undefined: none yet in this process). */
+  lastStatus: TaskStatus | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly files: TaskLayout,
+    readonly messages: MessageStore,
+    readonly journal: JournalStore,
+    readonly metrics: MetricsStore,
+    readonly state: StateFile<KernelState>,
+    readonly events: TaskEventLog,
+    public kernel: KernelState,
+  ) {}
+
+  close(): void {
+    this.events.close();
+    this.messages.close();
+    this.journal.close();
+    this.metrics.close();
+  }
+}
+

@@ -1,0 +1,31 @@
+import type { TokenUsage } from "../agent/providers/types.js";
+import type { Logger } from "../logging/logger.js";
+import type { TaskHistory } from "../tasks/task-history.js";
+import type { LiveTask } from "./live-task.js";
+
+/** Records a model call's usage in the task's metrics.db and its totals in the history row. */
+export function usageRecorder(task: LiveTask, history: TaskHistory, logger: Logger) {
+  return {
+    record: (u: TokenUsage, costUsd: number, modelName: string) => {
+      task.metrics.record({
+        time: Date.now(),
+        tokensIn: u.inputTokens,
+        tokensOut: u.outputTokens,
+        cacheReads: u.cacheReadTokens,
+        cacheWrites: u.cacheWriteTokens,
+        cost: costUsd,
+        data: JSON.stringify({ model: modelName }),
+      });
+      const totals = task.metrics.totals();
+      void history
+        .update(task.id, {
+          tokensIn: totals.tokensIn,
+          tokensOut: totals.tokensOut,
+          cacheReads: totals.cacheReads,
+          cacheWrites: totals.cacheWrites,
+          cost: totals.cost,
+        })
+        .catch((err: Error) => logger.error("history usage update failed", { taskId: task.id, error: err.message }));
+    },
+  };
+}
