@@ -14,7 +14,8 @@ const TASKS = Number(process.env.DLINE_BENCH_IMPORT_TASKS ?? 2000);
 const MESSAGES = 200;
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-import-"));
 const home = path.join(base, "home");
-const binary = path.resolve("dist/dline-core");
+// DLINE_BENCH_BINARY compares another build (e.g. the one before a change) on the same machine.
+const binary = path.resolve(process.env.DLINE_BENCH_BINARY || "dist/dline-core");
 
 function peakRssKb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
@@ -52,7 +53,7 @@ try {
     const res = await clients.imports.importCline({ all: true }, { timeoutMs: 600_000 });
     const imported = performance.now() - t0;
     const ok = res.results.filter((r) => r.outcome === "imported").length;
-    if (ok !== TASKS) throw new Error(`imported ${ok} of ${TASKS}`);
+    if (ok !== TASKS) throw new Error(`imported ${ok} of ${TASKS}: ${res.results.find((r) => r.outcome !== "imported")?.error}`);
     const rssPeak = peakRssKb(sidecar.handshake.pid);
     report(`discover ${TASKS} legacy tasks`, fmtMs(discovery), fmtMs(baseline), ratio(discovery, baseline), "< 2 s");
     report(`import ${TASKS} legacy tasks`, fmtMs(imported), fmtMs(baseline), ratio(imported, baseline), "< 30 s");

@@ -8,7 +8,8 @@ import type { TaskStorage } from "../tasks/task-storage.js";
 import { describeCandidate, listCandidates, parseCandidate, type Candidate } from "./cline-discovery.js";
 import { resolveClineRoots, type ClineRoots } from "./cline-roots.js";
 import { MalformedClineFile, type ClineItem } from "./import-types.js";
-import { writeImportedTask } from "./imported-task-writer.js";
+import { ImportCommitter } from "./import-committer.js";
+import { buildImportedTask, clearInterruptedAttempt } from "./imported-task-writer.js";
 import { importedTaskId, importSource } from "./source-keys.js";
 
 export interface DiscoveredItem extends ClineItem {
@@ -92,7 +93,7 @@ export class ClineImporter {
     const selected: (Candidate | string)[] = request.all ? candidates : [...new Set(request.sourceKeys)].map((k) => byKey.get(k) ?? k);
     const storage = await this.deps.tasks();
     const results: ImportItemResult[] = [];
-    let wrote = false;
+    const committer = new ImportCommitter(storage, this.deps.layout.tasksDir, this.deps.logger);
     try {
       for (const [i, c] of selected.entries()) {
         if (i % YIELD_EVERY === YIELD_EVERY - 1) await tick();
@@ -101,18 +102,25 @@ export class ClineImporter {
           results.push({ sourceKey: c, taskId: "", outcome: "failed", notCarriedOver: [], error: "no such item under the Cline roots (run DiscoverCline)" });
           continue;
         }
-        const result = await this.importOne(c, roots, storage, request.dryRun);
-        if (result.outcome === "imported") wrote = true;
-        results.push(result);
+        results.push(await this.importOne(c, roots, storage, committer, request.dryRun));
       }
     } finally {
+      // What was written is committed (durable) before the import answers, even when it was cancelled.
+      await committer.flush();
       // WatchHistory subscribers hear about the new tasks now rather than at the next poll.
-      if (wrote) storage.watcher.poll();
+      if (committer.committed > 0) {
+        storage.watcher.poll();
+        this.deps.logger.info("imported from Cline", { tasks: committer.committed });
+      }
     }
     return results;
   }
 
-  private async importOne(c: Candidate, roots: ClineRoots, storage: TaskStorage, dryRun: boolean): Promise<ImportItemResult> {
+  /**
+   * Imports one item. A written item is handed to the committer with its claim held, and its
+   * result says "imported" once the committer made it durable (at the latest when the import ends).
+   */
+  private async importOne(c: Candidate, roots: ClineRoots, storage: TaskStorage, committer: ImportCommitter, dryRun: boolean): Promise<ImportItemResult> {
     const base = { sourceKey: c.sourceKey, taskId: "", notCarriedOver: [] as string[], error: "" };
     if (c.decided) return { ...base, outcome: "skipped", error: c.decided.skip?.reason ?? "not importable", item: c.decided };
     const taskId = importedTaskId(c.kind, c.sourceId);
@@ -131,19 +139,22 @@ export class ClineImporter {
       if (err instanceof MalformedClineFile) return { ...base, outcome: "skipped", error: `malformed file: ${err.message}` };
       return { ...base, outcome: "failed", error: (err as Error).message };
     }
-    const result = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, item: parsed.item };
+    const result: ImportItemResult = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, item: parsed.item, outcome: "failed" };
     if (dryRun) return { ...result, outcome: "would_import" };
 
-    const claimed = await this.claim(taskId, storage);
-    if (claimed !== true) return { ...result, outcome: "failed", error: claimed };
+    const claimed = await this.claim(taskId, storage, committer);
+    if (claimed !== true) return { ...result, error: claimed };
     const task = this.deps.layout.task(taskId);
+    let built;
     try {
       // Another sidecar may have finished this item while we waited for its claim.
       const meanwhile = alreadyImported();
-      if (meanwhile) return meanwhile;
-      writeImportedTask({ sqlite: this.deps.sqlite, history: storage.history }, task, taskId, parsed, Date.now());
-      this.deps.logger.info("imported from Cline", { sourceKey: c.sourceKey, taskId, messages: parsed.messages.length });
-      return { ...result, outcome: "imported" };
+      if (meanwhile) {
+        storage.ownership.release(taskId);
+        return meanwhile;
+      }
+      clearInterruptedAttempt(task);
+      built = buildImportedTask(this.deps.sqlite, task, taskId, parsed, Date.now());
     } catch (err) {
       this.deps.logger.warn("importing from Cline failed", { sourceKey: c.sourceKey, error: (err as Error).message });
       // Without its history row the folder is not a task: remove what this attempt wrote.
@@ -151,14 +162,15 @@ export class ClineImporter {
         fs.rmSync(task.dir, { recursive: true, force: true });
         storage.ownership.forget(taskId);
       }
-      return { ...result, outcome: "failed", error: (err as Error).message.slice(0, 500) };
-    } finally {
       storage.ownership.release(taskId);
+      return { ...result, error: (err as Error).message.slice(0, 500) };
     }
+    await committer.add(built, result);
+    return result;
   }
 
   /** Claims the task folder, waiting (bounded) while another sidecar imports the same item. */
-  private async claim(taskId: string, storage: TaskStorage): Promise<true | string> {
+  private async claim(taskId: string, storage: TaskStorage, committer: ImportCommitter): Promise<true | string> {
     const deadline = Date.now() + (this.deps.claimWaitMs ?? 60_000);
     for (;;) {
       try {
@@ -168,6 +180,8 @@ export class ClineImporter {
         if (!(err instanceof TaskOwnedElsewhere)) return (err as Error).message;
         if (Date.now() > deadline) return `${err.message} (still busy after waiting)`;
       }
+      // Never wait while holding claims: the other sidecar may be waiting for one of ours.
+      await committer.flush();
       await new Promise((r) => setTimeout(r, 25));
     }
   }

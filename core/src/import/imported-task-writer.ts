@@ -6,69 +6,71 @@ import { JournalStore } from "../tasks/journal-store.js";
 import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
 import { MessageStore } from "../tasks/message-store.js";
 import { MetricsStore, metricsFingerprint } from "../tasks/metrics-store.js";
+import { IN_MEMORY } from "../tasks/task-db.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
-import type { TaskHistory } from "../tasks/task-history.js";
+import type { TaskRecordInit } from "../tasks/task-record.js";
 import type { ParsedClineItem } from "./import-types.js";
 import { importSource } from "./source-keys.js";
 
 /** Journal meta key naming the source whose conversation the journal holds. */
 const JOURNAL_IMPORT_META = "cline_import_source";
 
-function folderSize(dir: string): number {
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) total += folderSize(p);
-    else if (e.isFile()) total += fs.statSync(p).size;
+/** One file of a built task: its path and its whole content. */
+export interface FileImage {
+  path: string;
+  bytes: Buffer;
+}
+
+/** A task built in memory, to be written whole, synced, and then made a task by its history row. */
+export interface BuiltTask {
+  taskId: string;
+  dir: string;
+  files: FileImage[];
+  row: TaskRecordInit;
+}
+
+/** Builds one owner's database in memory and returns its file image. */
+function built<S extends { image(): Buffer; close(): void }>(store: S, fill: (store: S) => void): Buffer {
+  try {
+    fill(store);
+    return store.image();
+  } finally {
+    store.close();
   }
-  return total;
 }
 
 /**
- * Writes one parsed item into a Dline task folder through each file's owner: messages.db, then
- * journal.db, metrics.db and task_metadata.json, and the history row last. The row is the
- * commit point: until it exists the import is "not done", and every step before it is
- * idempotent (message ids, the journal's import mark, metrics fingerprints), so an import
- * interrupted at any point is simply done again. The caller holds the task's claim.
+ * Builds one parsed item as the files of a Dline task folder, each through its owner:
+ * messages.db, journal.db and metrics.db are built in memory by their stores (no WAL file, no
+ * per-file sync), task_metadata.json is encoded by TaskJsonFiles. Nothing is written here: the
+ * ImportCommitter writes the files of many tasks, fsyncs them at once, and then commits their
+ * history rows, the commit point. Until its row exists the folder is not a task, and the next
+ * import redoes it (see clearInterruptedAttempt). The caller holds the task's claim.
  */
-export function writeImportedTask(deps: { sqlite: SqliteFactory; history: TaskHistory }, task: TaskLayout, taskId: string, parsed: ParsedClineItem, importedAt: number): void {
+export function buildImportedTask(sqlite: SqliteFactory, task: TaskLayout, taskId: string, parsed: ParsedClineItem, importedAt: number): BuiltTask {
   const { item } = parsed;
-  fs.mkdirSync(task.dir, { recursive: true });
-
-  const messages = MessageStore.open(deps.sqlite, task.messagesDb);
-  try {
-    messages.importMany(parsed.messages);
-  } finally {
-    messages.close();
-  }
+  const files: FileImage[] = [];
+  files.push({ path: task.messagesDb, bytes: built(MessageStore.open(sqlite, IN_MEMORY), (s) => s.importMany(parsed.messages)) });
 
   if (parsed.conversation.length > 0) {
-    const journal = JournalStore.open(deps.sqlite, task.journalDb);
-    try {
-      if (journal.getMeta(JOURNAL_IMPORT_META) !== item.sourceKey) {
-        journal.transaction(() => {
-          journal.truncateAfter(0);
-          // The runtime rebuilds the model conversation from these (runtime/conversation.ts).
-          journal.appendMany(parsed.conversation.map((data) => ({ kind: LEGACY_CONVERSATION_KIND, data, time: item.startedAt || importedAt })));
-          journal.setMeta(JOURNAL_IMPORT_META, item.sourceKey);
-        });
-      }
-    } finally {
-      journal.close();
-    }
+    const time = item.startedAt || importedAt;
+    const bytes = built(JournalStore.open(sqlite, IN_MEMORY), (journal) =>
+      journal.transaction(() => {
+        // The runtime rebuilds the model conversation from these (runtime/conversation.ts).
+        journal.appendMany(parsed.conversation.map((data) => ({ kind: LEGACY_CONVERSATION_KIND, data, time })));
+        journal.setMeta(JOURNAL_IMPORT_META, item.sourceKey);
+      }),
+    );
+    files.push({ path: task.journalDb, bytes });
   }
 
   if (parsed.requests.length > 0) {
-    const metrics = MetricsStore.open(deps.sqlite, task.metricsDb);
-    try {
-      metrics.recordMany(parsed.requests.map((r) => ({ metrics: r.metrics, fingerprint: metricsFingerprint(r.key) })));
-    } finally {
-      metrics.close();
-    }
+    const rows = parsed.requests.map((r) => ({ metrics: r.metrics, fingerprint: metricsFingerprint(r.key) }));
+    files.push({ path: task.metricsDb, bytes: built(MetricsStore.open(sqlite, IN_MEMORY), (s) => s.recordMany(rows)) });
   }
 
   const createdAt = item.startedAt || importedAt;
-  new TaskJsonFiles(task).writeMetadata({
+  const metadata = TaskJsonFiles.metadataBytes({
     id: taskId,
     workspaceRoot: item.workspaceRoot,
     title: item.title,
@@ -86,21 +88,39 @@ export function writeImportedTask(deps: { sqlite: SqliteFactory; history: TaskHi
     },
     ...parsed.metadata,
   });
+  files.push({ path: task.metadataJson, bytes: metadata });
 
-  deps.history.put({
-    id: taskId,
-    workspaceRoot: item.workspaceRoot,
-    title: item.title,
-    taskText: parsed.taskText.slice(0, 10_000),
-    createdAt,
-    updatedAt: Math.max(item.updatedAt, createdAt),
-    tokensIn: item.usage.tokensIn,
-    tokensOut: item.usage.tokensOut,
-    cacheReads: item.usage.cacheReads,
-    cacheWrites: item.usage.cacheWrites,
-    cost: item.usage.cost,
-    sizeBytes: folderSize(task.dir),
-    status: parsed.status,
-    source: importSource(item.sourceKey),
-  });
+  return {
+    taskId,
+    dir: task.dir,
+    files,
+    row: {
+      id: taskId,
+      workspaceRoot: item.workspaceRoot,
+      title: item.title,
+      taskText: parsed.taskText.slice(0, 10_000),
+      createdAt,
+      updatedAt: Math.max(item.updatedAt, createdAt),
+      tokensIn: item.usage.tokensIn,
+      tokensOut: item.usage.tokensOut,
+      cacheReads: item.usage.cacheReads,
+      cacheWrites: item.usage.cacheWrites,
+      cost: item.usage.cost,
+      sizeBytes: files.reduce((n, f) => n + f.bytes.length, 0),
+      status: parsed.status,
+      source: importSource(item.sourceKey),
+    },
+  };
+}
+
+/**
+ * Removes what an interrupted attempt left in a task folder that has no history row (the
+ * caller checked, and holds the claim): partly written files, a stale -wal that must never be
+ * replayed over a new database, a database this attempt will not write. Only the claim stays.
+ */
+export function clearInterruptedAttempt(task: TaskLayout): void {
+  const claim = path.basename(task.ownerLock);
+  for (const name of fs.readdirSync(task.dir)) {
+    if (name !== claim) fs.rmSync(path.join(task.dir, name), { recursive: true, force: true });
+  }
 }

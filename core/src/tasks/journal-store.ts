@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
+import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
-import { openTaskDb } from "./task-db.js";
+import { dbFileImage, openTaskDb } from "./task-db.js";
 
 /** One committed step of the task runtime. `data` is JSON the runtime defines. */
 export interface JournalEntry {
@@ -52,6 +53,10 @@ const SCHEMA = `
  * back in order. Each append is one transaction, committed (SIGKILL-safe) when it returns.
  */
 export class JournalStore {
+  /** Prepared on first append (not at open: a read-only journal may lack the tables). */
+  private insertEntry: Statement | undefined;
+  private insertPublication: Statement | undefined;
+
   private constructor(private readonly db: SqliteDatabase) {}
 
   static open(sqlite: SqliteFactory, file: string, options: { readonly?: boolean } = {}): JournalStore {
@@ -124,6 +129,11 @@ export class JournalStore {
     return this.db.transaction(fn).immediate();
   }
 
+  /** This database (opened IN_MEMORY) as the bytes of its file (see dbFileImage). */
+  image(): Buffer {
+    return dbFileImage(this.db);
+  }
+
   close(): void {
     this.db.close();
   }
@@ -135,13 +145,12 @@ export class JournalStore {
       payloadId = createHash("sha256").update(bytes).digest("hex");
       this.db.prepare("INSERT OR IGNORE INTO payloads (id, bytes) VALUES (?, ?)").run(payloadId, bytes);
     }
-    const seq = Number(
-      this.db
-        .prepare("INSERT INTO entries (kind, time, data, payload_id) VALUES (?, ?, ?, ?)")
-        .run(entry.kind, entry.time ?? Date.now(), entry.data, payloadId).lastInsertRowid,
-    );
-    const pub = this.db.prepare("INSERT INTO publications (entry_seq, command, data) VALUES (?, ?, ?)");
-    for (const p of entry.publications ?? []) pub.run(seq, p.command, p.data);
+    this.insertEntry ??= this.db.prepare("INSERT INTO entries (kind, time, data, payload_id) VALUES (?, ?, ?, ?)");
+    const seq = Number(this.insertEntry.run(entry.kind, entry.time ?? Date.now(), entry.data, payloadId).lastInsertRowid);
+    if (entry.publications?.length) {
+      this.insertPublication ??= this.db.prepare("INSERT INTO publications (entry_seq, command, data) VALUES (?, ?, ?)");
+      for (const p of entry.publications) this.insertPublication.run(seq, p.command, p.data);
+    }
     return seq;
   }
 }

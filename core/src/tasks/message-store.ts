@@ -1,6 +1,6 @@
 import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
 import { DlineError } from "../errors.js";
-import { openTaskDb } from "./task-db.js";
+import { dbFileImage, openTaskDb } from "./task-db.js";
 
 /** One row of the chat projection; mirrors UiMessage in proto/dline/v1/task.proto. */
 export interface StoredUiMessage {
@@ -133,11 +133,10 @@ export class MessageStore {
   importMany(messages: StoredUiMessage[]): void {
     this.commitBuffer();
     const insert = this.db.prepare(
-      `INSERT OR IGNORE INTO messages (id, time, role, kind, text, partial, tool, detail, checkpoint_id, ask_id)
-       VALUES (@id, @time, @role, @kind, @text, @partial, @tool, @detail, @checkpointId, @askId)`,
+      "INSERT OR IGNORE INTO messages (id, time, role, kind, text, partial, tool, detail, checkpoint_id, ask_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.db.transaction(() => {
-      for (const m of messages) insert.run(rowOf(m));
+      for (const m of messages) insert.run(m.id, m.time, m.role, m.kind, m.text, m.partial ? 1 : 0, m.tool, m.detail, m.checkpointId, m.askId);
     }).immediate();
   }
 
@@ -207,6 +206,12 @@ export class MessageStore {
     const row = this.db.prepare("SELECT seq FROM messages WHERE id = ?").get(messageId) as { seq: number } | undefined;
     if (!row) throw new DlineError("not_found", `Message ${messageId} does not exist.`);
     return this.db.prepare("DELETE FROM messages WHERE seq > ?").run(row.seq).changes;
+  }
+
+  /** This database (opened IN_MEMORY) as the bytes of its file (see dbFileImage). */
+  image(): Buffer {
+    this.flush();
+    return dbFileImage(this.db);
   }
 
   close(): void {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
+import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
-import { openTaskDb } from "./task-db.js";
+import { dbFileImage, openTaskDb } from "./task-db.js";
 
 /** Usage of one model request. */
 export interface RequestMetrics {
@@ -37,6 +38,8 @@ export function metricsFingerprint(text: string): string {
  * legacy line twice (an import retried after an interruption) stores it once.
  */
 export class MetricsStore {
+  private insert: Statement | undefined;
+
   private constructor(private readonly db: SqliteDatabase) {}
 
   static open(sqlite: SqliteFactory, file: string, options: { readonly?: boolean } = {}): MetricsStore {
@@ -45,14 +48,12 @@ export class MetricsStore {
 
   /** Records one request; `fingerprint` defaults to a fresh unique value. Returns false if already present. */
   record(m: RequestMetrics, fingerprint = metricsFingerprint(`${process.pid}:${Date.now()}:${Math.random()}`)): boolean {
-    return (
-      this.db
-        .prepare(
-          `INSERT OR IGNORE INTO requests (fingerprint, time, tokens_in, tokens_out, cache_reads, cache_writes, cost, data)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(fingerprint, m.time, m.tokensIn, m.tokensOut, m.cacheReads, m.cacheWrites, m.cost, m.data).changes > 0
+    // Prepared on first use (not at open: a read-only metrics.db may lack the table).
+    this.insert ??= this.db.prepare(
+      `INSERT OR IGNORE INTO requests (fingerprint, time, tokens_in, tokens_out, cache_reads, cache_writes, cost, data)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    return this.insert.run(fingerprint, m.time, m.tokensIn, m.tokensOut, m.cacheReads, m.cacheWrites, m.cost, m.data).changes > 0;
   }
 
   recordMany(rows: { metrics: RequestMetrics; fingerprint: string }[]): number {
@@ -73,6 +74,11 @@ export class MetricsStore {
       )
       .get() as Omit<RequestMetrics, "time" | "data"> & { requests: number };
     return r;
+  }
+
+  /** This database (opened IN_MEMORY) as the bytes of its file (see dbFileImage). */
+  image(): Buffer {
+    return dbFileImage(this.db);
   }
 
   close(): void {

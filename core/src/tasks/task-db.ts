@@ -16,6 +16,22 @@ export class TaskFileDamaged extends DlineError {
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
+/** Opens a database in memory (an import builds a task's database there and writes its `dbFileImage`). */
+export const IN_MEMORY = ":memory:";
+
+/**
+ * An in-memory database as the bytes of its file, marked WAL (header bytes 18-19) as
+ * SqliteFactory leaves every database it opened, so the first open writes nothing. Whoever
+ * writes the bytes replaces the whole file, and removes any -wal/-shm beside it first (they
+ * belong to the replaced content).
+ */
+export function dbFileImage(db: SqliteDatabase): Buffer {
+  const image = db.serialize();
+  image[18] = 2;
+  image[19] = 2;
+  return image;
+}
+
 /** A file that exists and does not start with SQLite's header is not a database (it may be empty: new). */
 export function assertLooksLikeSqlite(file: string): void {
   let fd: number;
@@ -47,11 +63,13 @@ export function openTaskDb(
   version: number,
   options: { readonly?: boolean } = {},
 ): SqliteDatabase {
-  assertLooksLikeSqlite(file);
-  if (options.readonly && !fs.existsSync(file)) {
-    throw new DlineError("not_found", `${path.basename(file)} does not exist.`);
+  if (file !== IN_MEMORY) {
+    assertLooksLikeSqlite(file);
+    if (options.readonly && !fs.existsSync(file)) {
+      throw new DlineError("not_found", `${path.basename(file)} does not exist.`);
+    }
+    if (!options.readonly) fs.mkdirSync(path.dirname(file), { recursive: true });
   }
-  if (!options.readonly) fs.mkdirSync(path.dirname(file), { recursive: true });
   let db: SqliteDatabase | undefined;
   try {
     db = withBusyRetry(() => sqlite.open(file, { readonly: options.readonly }));

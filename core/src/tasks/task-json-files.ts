@@ -53,7 +53,12 @@ export class TaskJsonFiles {
   }
 
   writeMetadata(value: Record<string, unknown>): void {
-    writeFileAtomic(this.layout.metadataJson, JSON.stringify(value));
+    writeFileAtomic(this.layout.metadataJson, TaskJsonFiles.metadataBytes(value));
+  }
+
+  /** The bytes of task_metadata.json for `value` (an import writes many tasks' files itself, then syncs them at once). */
+  static metadataBytes(value: Record<string, unknown>): Buffer {
+    return Buffer.from(JSON.stringify(value));
   }
 
   private readObject(file: string): Record<string, unknown> | undefined {
