@@ -3,6 +3,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
 import { HistoryWatcher, type HistoryNotice } from "../../core/src/tasks/history-watcher.js";
+import type { HistoryListOptions } from "../../core/src/tasks/history-query.js";
+import type { SearchPlan } from "../../core/src/tasks/history-search.js";
 import { TaskHistory } from "../../core/src/tasks/task-history.js";
 import { taskEnv, type TaskEnv } from "./helpers.js";
 
@@ -146,5 +148,111 @@ describe("TaskHistory", () => {
     } finally {
       watcher.stop();
     }
+  });
+});
+
+describe("TaskHistory text search plans", () => {
+  // A few thousand rows: created_at with many ties, insertion mostly in creation order but with
+  // shuffled stretches (rowids then do not follow the sort), costs with ties, four workspaces.
+  const words = ["alpha", "beta", "gamma", "gamut", "omega"];
+  function generate(n: number) {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rows = Array.from({ length: n }, (_, i) => {
+      const title = ["alpha", i % 3 === 0 ? "beta" : "", i % 40 === 1 ? "gamma" : "", i % 97 === 5 ? "gamut" : ""].filter(Boolean).join(" ");
+      return {
+        id: `r-${(i * 7919) % n}`,
+        title: `${title} task`,
+        taskText: i % 11 === 0 ? "omega notes" : "notes",
+        createdAt: 1_000_000 + Math.floor(i / 3) * 1000, // three rows per instant
+        cost: Math.floor(rand() * 40) / 8,
+        workspaceRoot: `/ws/${Math.floor(rand() * 4)}`,
+        favorite: rand() < 0.2,
+      };
+    });
+    // Shuffle stretches of the insertion order (as an import of old tasks would).
+    for (let start = 0; start < n; start += 400) {
+      if ((start / 400) % 2 === 0) continue;
+      const block = rows.slice(start, start + 400);
+      for (let i = block.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [block[i], block[j]] = [block[j], block[i]];
+      }
+      rows.splice(start, block.length, ...block);
+    }
+    return rows;
+  }
+  type Gen = ReturnType<typeof generate>[number];
+
+  /** Brute force: the same filters, prefix matching of every word, the sort with id as tiebreaker. */
+  function expected(rows: Gen[], o: HistoryListOptions): string[] {
+    const terms = (o.query ?? "").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+    const key = (r: Gen) => (o.sort === "most_expensive" ? r.cost : r.createdAt);
+    const sign = o.sort === "oldest" ? 1 : -1;
+    return rows
+      .filter((r) => !o.workspaceRoot || r.workspaceRoot === o.workspaceRoot)
+      .filter((r) => !o.favoritesOnly || r.favorite)
+      .filter((r) => {
+        const tokens = `${r.title} ${r.taskText}`.toLowerCase().split(/[^a-z0-9]+/);
+        return terms.every((t) => tokens.some((w) => w.startsWith(t)));
+      })
+      .sort((a, b) => sign * (key(a) - key(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+      .map((r) => r.id);
+  }
+
+  function pages(h: TaskHistory, o: HistoryListOptions, plan: SearchPlan): { ids: string[]; tokens: string[] } {
+    const ids: string[] = [];
+    const tokens: string[] = [];
+    let token = "";
+    do {
+      const page = h.list({ ...o, pageToken: token }, plan);
+      ids.push(...page.tasks.map((t) => t.id));
+      tokens.push(page.nextPageToken);
+      token = page.nextPageToken;
+    } while (token && tokens.length < 1000);
+    return { ids, tokens };
+  }
+
+  it("answers the same pages and page tokens with every plan, in brute-force order", () => {
+    const env = taskEnv();
+    const rows = generate(2400);
+    const h = openHistory(env);
+    for (let i = 0; i < rows.length; i += 500) h.putMany(rows.slice(i, i + 500));
+    // A second connection whose planner calls 60 matches "many", so that its walk is exercised too.
+    const small = TaskHistory.open(env.sqlite, env.layout.taskHistoryDb, env.logger, { searchMatchCap: 60 }).history;
+    open.push(small);
+    let nonEmpty = 0;
+    for (const query of ["alpha", "beta task", "gam", "gamma", "omega bet", "zeta"]) {
+      for (const sort of ["newest", "oldest", "most_expensive"] as const) {
+        for (const filter of [{}, { workspaceRoot: "/ws/2" }, { favoritesOnly: true }, { workspaceRoot: "/ws/1", favoritesOnly: true }]) {
+          const o: HistoryListOptions = { query, sort, pageSize: 15, ...filter };
+          const want = expected(rows, o);
+          if (want.length > 0) nonEmpty++;
+          const reference = pages(h, o, "sort");
+          expect(reference.ids, JSON.stringify(o)).toEqual(want);
+          for (const [history, plan] of [[h, "auto"], [h, "walk"], [small, "auto"]] as const) {
+            const got = pages(history, o, plan);
+            expect(got.ids, `${plan} ${JSON.stringify(o)}`).toEqual(want);
+            expect(got.tokens, `${plan} ${JSON.stringify(o)}`).toEqual(reference.tokens);
+          }
+        }
+      }
+    }
+    expect(nonEmpty).toBeGreaterThan(50);
+  });
+
+  it("continues a page token issued by one plan with another", () => {
+    const env = taskEnv();
+    const rows = generate(600);
+    const h = openHistory(env);
+    h.putMany(rows);
+    const o: HistoryListOptions = { query: "alpha", pageSize: 25, sort: "newest" };
+    const first = h.list(o, "walk");
+    const want = expected(rows, o);
+    expect(first.tasks.map((t) => t.id)).toEqual(want.slice(0, 25));
+    for (const plan of ["auto", "sort", "walk"] as const) {
+      expect(h.list({ ...o, pageToken: first.nextPageToken }, plan).tasks.map((t) => t.id)).toEqual(want.slice(25, 50));
+    }
+    expect(() => h.list({ ...o, sort: "oldest", pageToken: first.nextPageToken }, "auto")).toThrow(DlineError);
   });
 });

@@ -5,6 +5,7 @@ import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
 import { DlineError } from "../errors.js";
 import { migrateHistory } from "./history-schema.js";
 import { buildListQuery, encodePageToken, type HistoryListOptions } from "./history-query.js";
+import { HistorySearch, type SearchPlan } from "./history-search.js";
 import { withBusyRetry } from "./sqlite-retry.js";
 import { newTaskRecord, recordFromRow, type TaskRecord, type TaskRecordInit } from "./task-record.js";
 
@@ -65,17 +66,28 @@ export class TaskHistory {
   private draining: Promise<void> | undefined;
   private failures: Error[] = [];
   private closed = false;
+  private readonly search: HistorySearch;
 
   private constructor(
     db: SqliteDatabase,
     readonly file: string,
     private readonly logger: Logger,
+    searchMatchCap?: number,
   ) {
     this.db = db;
+    this.search = new HistorySearch((sql) => this.stmt(sql), LIST_COLUMNS, searchMatchCap);
   }
 
-  /** Opens (creating and migrating) the index. `created` says the file did not exist before. */
-  static open(sqlite: SqliteFactory, file: string, logger: Logger): { history: TaskHistory; created: boolean } {
+  /**
+   * Opens (creating and migrating) the index. `created` says the file did not exist before.
+   * `searchMatchCap`: how many text matches a search reads before it walks the sort index instead.
+   */
+  static open(
+    sqlite: SqliteFactory,
+    file: string,
+    logger: Logger,
+    options: { searchMatchCap?: number } = {},
+  ): { history: TaskHistory; created: boolean } {
     const existed = fs.existsSync(file);
     const db = withBusyRetry(() => sqlite.open(file));
     try {
@@ -84,7 +96,7 @@ export class TaskHistory {
       db.close();
       throw err;
     }
-    return { history: new TaskHistory(db, file, logger), created: !existed };
+    return { history: new TaskHistory(db, file, logger, options.searchMatchCap), created: !existed };
   }
 
   // ---- reads
@@ -98,9 +110,13 @@ export class TaskHistory {
     return (this.stmt("SELECT count(*) AS n FROM tasks").get() as { n: number }).n;
   }
 
-  list(options: HistoryListOptions = {}): HistoryPage {
+  /** One page; a text search is planned by HistorySearch (`plan` forces one plan: same rows, other speed). */
+  list(options: HistoryListOptions = {}, plan: SearchPlan = "auto"): HistoryPage {
     const q = buildListQuery(options, LIST_COLUMNS);
-    const rows = this.stmt(q.sql).all(...q.params) as Record<string, unknown>[];
+    // A search may read in several statements: one transaction gives them one snapshot.
+    const rows =
+      (options.query ? this.db.transaction(() => this.search.rows(options, q, plan))() : undefined) ??
+      (this.stmt(q.sql).all(...q.params) as Record<string, unknown>[]);
     const more = rows.length > q.pageSize;
     const page = rows.slice(0, q.pageSize);
     const tasks = page.map(recordFromRow);
