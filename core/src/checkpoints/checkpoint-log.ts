@@ -21,6 +21,8 @@ import { GitError, type ShadowGit } from "./git-process.js";
  */
 export class CheckpointLog {
   private readonly gitDir: string;
+  /** The last HEAD this process wrote, with its tree. */
+  private knownHead: { commit: string; tree: string } | undefined;
 
   constructor(private readonly git: ShadowGit) {
     this.gitDir = git.options.gitDir;
@@ -34,9 +36,22 @@ export class CheckpointLog {
     return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, ALL_TASK_REFS], { signal }));
   }
 
+  /**
+   * The tree of the newest snapshot. The commit HEAD points at is read from the ref file; when
+   * it is the one this process wrote last, its tree is known without asking git.
+   */
   async headTree(signal?: AbortSignal): Promise<string | undefined> {
+    const files = await this.filesBackend();
+    const head = files ? await this.readRef(SNAPSHOT_HEAD) : undefined;
+    if (files && !head) return undefined;
+    if (head && this.knownHead?.commit === head) return this.knownHead.tree;
     const out = await this.git.text(["rev-parse", "--verify", "-q", `${SNAPSHOT_HEAD}^{tree}`], { okCodes: [1], signal });
     return out.trim() || undefined;
+  }
+
+  /** Remembers the commit and tree HEAD was just moved to (by us, under the lock). */
+  noteHead(commit: string, tree: string): void {
+    this.knownHead = { commit, tree };
   }
 
   /**
@@ -60,6 +75,7 @@ export class CheckpointLog {
     const ref = await this.createTaskRef(meta.task, meta.createdAt, commit, signal);
     await this.clearRestoredMarker(meta.task, signal);
     await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
+    this.noteHead(commit, tree);
     return { ...full, id: commit, tree, seq: 0, ref };
   }
 
@@ -118,14 +134,36 @@ export class CheckpointLog {
     }
   }
 
-  /** The restored marker goes with the next checkpoint; git is asked only when one exists. */
+  /**
+   * The commit a ref points at, read from the files ref store (loose file, then packed-refs)
+   * without a git process; undefined when absent or when the repository uses reftable.
+   */
+  async readRef(ref: string): Promise<string | undefined> {
+    if (!(await this.filesBackend())) return undefined;
+    const loose = await fs.readFile(path.join(this.gitDir, ...ref.split("/")), "utf8").catch(() => undefined);
+    if (loose !== undefined) {
+      const id = loose.trim();
+      return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(id) ? id : undefined;
+    }
+    const packed = await fs.readFile(path.join(this.gitDir, "packed-refs"), "utf8").catch(() => "");
+    const line = packed.split("\n").find((l) => l.endsWith(` ${ref}`));
+    return line?.slice(0, line.indexOf(" ")) || undefined;
+  }
+
+  /**
+   * The restored marker goes with the next checkpoint. A loose marker is removed directly
+   * (callers hold the repository lock, so no git process races it); git is asked only when
+   * the marker is packed or the ref store is not the files one.
+   */
   async clearRestoredMarker(taskId: string, signal?: AbortSignal): Promise<void> {
     const ref = restoredRef(taskId);
-    const loose = await fs.stat(path.join(this.gitDir, ...ref.split("/"))).then(() => true, () => false);
+    const files = await this.filesBackend();
     const packed = await fs.readFile(path.join(this.gitDir, "packed-refs"), "utf8").then((t) => t.includes(` ${ref}\n`), () => false);
-    if (loose || packed || !(await this.filesBackend())) {
-      await this.git.run(["update-ref", "-d", ref], { signal });
+    if (files && !packed) {
+      await fs.rm(path.join(this.gitDir, ...ref.split("/")), { force: true });
+      return;
     }
+    await this.git.run(["update-ref", "-d", ref], { signal });
   }
 
   private backend: Promise<boolean> | undefined;
@@ -147,8 +185,9 @@ export class CheckpointLog {
     await this.writeLooseRef(restoredRef(taskId), commit, signal);
   }
 
-  async moveHead(commit: string, signal?: AbortSignal): Promise<void> {
+  async moveHead(commit: string, tree: string, signal?: AbortSignal): Promise<void> {
     await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
+    this.noteHead(commit, tree);
   }
 
   /** Deletes refs (checkpoints of deleted or pruned tasks); their objects become prunable. */

@@ -3,16 +3,15 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { assertSafeId, normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
-import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
+import { makeStatus, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
-import { GitError } from "./git-process.js";
 import type { TaskConversationPort } from "./ports.js";
 import type { FileChange } from "./snapshot-diff.js";
-import { checkWorkspaceRoots, MESSAGES } from "./workspace-guard.js";
-import { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import { checkWorkspaceRoots } from "./workspace-guard.js";
+import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
 import { findCheckpoint, RestoreFlow, type RestoreMode, type RestoreOutcome } from "./restore-flow.js";
 import { findTaskWorkspace } from "./task-repository-finder.js";
-import { initializeWorkspace, statusBeforeInit } from "./workspace-init.js";
 
 export type { RestoreMode, RestoreOutcome } from "./restore-flow.js";
 
@@ -56,7 +55,6 @@ export interface SaveOptions {
   commandRan?: boolean;
 }
 
-
 export interface CheckpointView extends CheckpointInfo {
   /** Files were restored to it and no checkpoint was saved since. */
   restored: boolean;
@@ -64,23 +62,14 @@ export interface CheckpointView extends CheckpointInfo {
   undoAvailable: boolean;
 }
 
-interface WorkspaceEntry {
-  engine: WorkspaceCheckpoints;
-  status: CheckpointStatus;
-  init?: Promise<void>;
-  saves: number;
-  /** The status shows a failed save (not a failed initialization). */
-  saveFailed?: boolean;
-}
-
 /**
  * The checkpoint API the task runtime calls at the spec's save points, and the RPC layer
  * calls for List / Compare / View Changes / Restore / Edit Message / status. One
- * WorkspaceCheckpoints per workspace; this class adds the status machine (initializing,
- * slow, failed, unavailable, disabled), task-to-workspace lookup and the restore rules.
+ * WorkspaceCheckpoints per workspace, with its status (WorkspaceRegistry); this class adds
+ * the save points, task-to-workspace lookup, the restore rules, budget and deletion.
  */
 export class CheckpointManager {
-  private readonly entries = new Map<string, WorkspaceEntry>();
+  private readonly workspaces: WorkspaceRegistry;
   private readonly baselines = new Map<string, Promise<CheckpointInfo | undefined>>();
   private readonly taskWorkspaces = new Map<string, string>();
   private readonly running = new Set<string>();
@@ -99,6 +88,7 @@ export class CheckpointManager {
       lockStaleMs: options.lockStaleMs ?? 10_000,
       budgetCheckEvery: options.budgetCheckEvery ?? 25,
     };
+    this.workspaces = new WorkspaceRegistry(this.o);
   }
 
   /** Supplies the conversation side once the task store exists (composition root). */
@@ -180,72 +170,10 @@ export class CheckpointManager {
       return undefined;
     }
     this.taskWorkspaces.set(task.id, root);
-    const entry = this.entryFor(root);
-    if (!(await this.ready(entry))) return undefined;
-    try {
-      const result = await fn(entry);
-      const rebuilt = entry.engine.rebuiltFrom ? MESSAGES.rebuilt(entry.engine.rebuiltFrom) : undefined;
-      if (entry.saveFailed || (rebuilt && entry.status.message !== rebuilt)) {
-        entry.saveFailed = false;
-        // A repository rebuilt during this save says so (it kept the damaged one aside).
-        this.setStatus(entry, "ready", rebuilt ?? MESSAGES.ready);
-      }
-      return result;
-    } catch (err) {
-      this.o.logger.error("checkpoint save failed", { task: task.id, error: (err as Error).message });
-      const missing = err instanceof GitError && err.missing;
-      this.setStatus(entry, missing ? "unavailable" : "failed", describe(err));
-      // A failed save is shown, but the next save tries again (unlike a failed initialization).
-      entry.saveFailed = !missing;
-      return undefined;
-    }
+    return this.workspaces.run(root, task.id, fn);
   }
 
   // ---------------------------------------------------------------- status
-
-  private entryFor(root: string): WorkspaceEntry {
-    const key = normaliseWorkspacePath(root);
-    let entry = this.entries.get(key);
-    if (!entry) {
-      entry = {
-        engine: new WorkspaceCheckpoints({
-          workspaceRoot: key,
-          repoDir: this.o.layout.checkpointRepoDir(key),
-          env: this.o.env,
-          sizeLimitBytes: this.o.sizeLimitBytes,
-          lockStaleMs: this.o.lockStaleMs,
-          logger: this.o.logger,
-        }),
-        status: makeStatus("initializing", MESSAGES.initializing),
-        saves: 0,
-      };
-      this.entries.set(key, entry);
-    }
-    return entry;
-  }
-
-  private setStatus(entry: WorkspaceEntry, state: CheckpointState, message: string, skipped?: SkippedPath[]): void {
-    entry.status = makeStatus(state, message, { skipped: skipped ?? entry.status.skipped });
-    this.o.onStatus?.(entry.engine.workspaceRoot, entry.status);
-  }
-
-  private async ready(entry: WorkspaceEntry): Promise<boolean> {
-    if (this.o.isEnabled && !(await this.o.isEnabled(entry.engine.workspaceRoot))) {
-      if (entry.status.state !== "disabled") this.setStatus(entry, "disabled", MESSAGES.disabled);
-      return false;
-    }
-    const state = entry.status.state;
-    if (state === "ready" || (state === "failed" && entry.saveFailed)) return true;
-    if (state === "disabled" || state === "failed" || state === "unavailable") return false;
-    entry.init ??= initializeWorkspace(
-      entry.engine,
-      this.o,
-      (state, message, skipped) => this.setStatus(entry, state, message, skipped),
-      this.o.logger,
-    ).finally(() => (entry.init = undefined));
-    await entry.init;
-    return entry.status.state === "ready";
-  }
 
   /** The status of a workspace (or of a task's workspace). Never starts a scan. */
   async status(query: { taskId?: string; workspaceRoot?: string }): Promise<CheckpointStatus> {
@@ -256,41 +184,19 @@ export class CheckpointManager {
       if (err instanceof DlineError && err.code === "failed_precondition") return makeStatus("unavailable", err.message, { canRetry: false });
       throw err;
     }
-    const entry = this.entries.get(normaliseWorkspacePath(root));
-    if (this.o.isEnabled && !(await this.o.isEnabled(root))) return makeStatus("disabled", MESSAGES.disabled);
-    const size = entry ? await entry.engine.repo.objectBytes().catch(() => 0) : 0;
-    // An entry made only for queries (never initialized) says nothing yet.
-    const initialized = entry && (entry.init !== undefined || entry.status.state !== "initializing");
-    if (entry && initialized) {
-      return { ...entry.status, repositorySizeBytes: size, skipped: await this.latestSkips(entry, query.taskId) };
-    }
-    return statusBeforeInit(this.entryFor(root).engine, this.o.env, query.taskId);
-  }
-
-  private async latestSkips(entry: WorkspaceEntry, taskId?: string): Promise<SkippedPath[]> {
-    if (taskId && entry.status.state === "ready") {
-      const cps = await entry.engine.list(taskId).catch(() => []);
-      if (cps.length) return cps[cps.length - 1].skipped;
-    }
-    return entry.status.skipped;
+    return this.workspaces.status(root, query.taskId);
   }
 
   /** Retry Checkpoints: clears a failure and initializes again. */
   async retry(query: { taskId?: string; workspaceRoot?: string }): Promise<CheckpointStatus> {
     const root = await this.rootFor(query);
-    const entry = this.entryFor(root);
-    if (entry.status.state !== "ready") {
-      entry.saveFailed = false;
-      entry.status = makeStatus("initializing", MESSAGES.initializing);
-      await this.ready(entry);
-    }
+    await this.workspaces.retry(root);
     return this.status({ workspaceRoot: root });
   }
 
   /** Disable Checkpoints for a workspace in this process (the setting is the lasting switch). */
   async disable(query: { taskId?: string; workspaceRoot?: string }): Promise<void> {
-    const root = await this.rootFor(query);
-    this.setStatus(this.entryFor(root), "disabled", MESSAGES.disabled);
+    this.workspaces.disable(await this.rootFor(query));
   }
 
   // ---------------------------------------------------------------- queries
@@ -362,7 +268,7 @@ export class CheckpointManager {
   }
 
   private async engineOfTask(taskId: string): Promise<WorkspaceCheckpoints> {
-    return this.entryFor(await this.workspaceOfTask(taskId)).engine;
+    return this.workspaces.entryFor(await this.workspaceOfTask(taskId)).engine;
   }
 
   /** The task's workspace: from the task store when attached, else found among the shadow repositories. */
@@ -388,7 +294,7 @@ export class CheckpointManager {
 
   /** Applies the size budget to a workspace's repository now. */
   async enforceBudget(workspaceRoot: string): Promise<string[]> {
-    const entry = this.entryFor(checkWorkspaceRoots([workspaceRoot], this.o.homeDir));
+    const entry = this.workspaces.entryFor(checkWorkspaceRoots([workspaceRoot], this.o.homeDir));
     return entry.engine.enforceBudget(this.o.budgetBytes, async (taskId) => {
       const known = await this.conversation?.taskState?.(taskId);
       if (known) return known;
@@ -406,21 +312,15 @@ export class CheckpointManager {
     this.running.delete(taskId);
     this.taskWorkspaces.delete(taskId);
     if (!root) return;
-    await this.entryFor(normaliseWorkspacePath(root)).engine.deleteTask(taskId);
+    await this.workspaces.entryFor(normaliseWorkspacePath(root)).engine.deleteTask(taskId);
   }
 
   /** The last task went (or Delete Everything): the whole checkpoints folder goes. */
   async deleteAll(): Promise<void> {
-    this.entries.clear();
+    this.workspaces.clear();
     this.baselines.clear();
     this.taskWorkspaces.clear();
     this.running.clear();
     await fs.rm(this.o.layout.checkpointsDir, { recursive: true, force: true });
   }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof DlineError) return err.message;
-  if (err instanceof GitError) return err.missing ? MESSAGES.gitMissing : err.message;
-  return (err as Error)?.message ?? String(err);
 }

@@ -98,3 +98,10 @@ export function reasonOfIgnoreSource(source: string, lineNo: number): SkipReason
   }
   return "ignored";
 }
+
+/** One entry per path (the first reason given wins). */
+export function dedupeSkips(skips: SkippedPath[]): SkippedPath[] {
+  const seen = new Map<string, SkippedPath>();
+  for (const s of skips) if (!seen.has(s.path)) seen.set(s.path, s);
+  return [...seen.values()];
+}

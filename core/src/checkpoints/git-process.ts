@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
 
 /**
  * Runs the system `git` against one shadow repository with an environment isolated from the
@@ -48,6 +49,13 @@ export interface ShadowGitOptions {
   baseEnv: NodeJS.ProcessEnv;
 }
 
+/** A running git process (ShadowGit.spawn). */
+export interface GitProcess {
+  stdin: Writable;
+  stdout: Readable;
+  exit: Promise<{ code: number; stderr: string }>;
+}
+
 export class ShadowGit {
   private readonly env: NodeJS.ProcessEnv;
 
@@ -74,7 +82,22 @@ export class ShadowGit {
   }
 
   /** Runs `git <args>` with the isolated environment; rejects with GitError on failure. */
-  run(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
+  async run(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
+    const proc = this.spawn(args, opts);
+    const out: Buffer[] = [];
+    proc.stdout.on("data", (b: Buffer) => out.push(b));
+    if (opts.input !== undefined) proc.stdin.end(opts.input);
+    else proc.stdin.end();
+    const { code, stderr } = await proc.exit;
+    return { stdout: Buffer.concat(out), stderr, code };
+  }
+
+  /**
+   * Starts `git <args>` and leaves its stdin open and its stdout to the caller (for a process
+   * talked to while it runs, e.g. fast-import answering `ls`). `exit` settles when it ends:
+   * rejected with GitError unless the code is 0 or in `okCodes`.
+   */
+  spawn(args: string[], opts: Omit<GitRunOptions, "input"> = {}): GitProcess {
     const fullArgs = [
       "-c", `core.hooksPath=${this.options.emptyHooksDir}`,
       "-c", "commit.gpgSign=false",
@@ -87,20 +110,18 @@ export class ShadowGit {
       "-c", "core.attributesFile=/dev/null",
       ...args,
     ];
-    return new Promise((resolve, reject) => {
-      const child = spawn("git", fullArgs, {
-        cwd: this.options.workTree,
-        env: opts.env ? { ...this.env, ...opts.env } : this.env,
-        stdio: ["pipe", "pipe", "pipe"],
-        signal: opts.signal,
-      });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on("data", (b: Buffer) => out.push(b));
-      child.stderr.on("data", (b: Buffer) => err.push(b));
-      child.stdin.on("error", () => {
-        // git may exit before reading all input (e.g. on an error); the exit code tells.
-      });
+    const child = spawn("git", fullArgs, {
+      cwd: this.options.workTree,
+      env: opts.env ? { ...this.env, ...opts.env } : this.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      signal: opts.signal,
+    });
+    const err: Buffer[] = [];
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.stdin.on("error", () => {
+      // git may exit before reading all input (e.g. on an error); the exit code tells.
+    });
+    const exit = new Promise<{ code: number; stderr: string }>((resolve, reject) => {
       child.on("error", (e: NodeJS.ErrnoException) => {
         if (e.code === "ENOENT" && !existsSync(this.options.workTree)) {
           reject(new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null));
@@ -112,16 +133,15 @@ export class ShadowGit {
       });
       child.on("close", (code) => {
         const stderr = Buffer.concat(err).toString("utf8");
-        const exit = code ?? -1;
-        if (exit === 0 || opts.okCodes?.includes(exit)) {
-          resolve({ stdout: Buffer.concat(out), stderr, code: exit });
+        const exitCode = code ?? -1;
+        if (exitCode === 0 || opts.okCodes?.includes(exitCode)) {
+          resolve({ code: exitCode, stderr });
         } else {
-          reject(new GitError(`git ${args[0]} failed (${exit}): ${stderr.trim().split("\n").slice(-3).join(" ")}`, args, stderr, exit));
+          reject(new GitError(`git ${args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`, args, stderr, exitCode));
         }
       });
-      if (opts.input !== undefined) child.stdin.end(opts.input);
-      else child.stdin.end();
     });
+    return { stdin: child.stdin, stdout: child.stdout, exit };
   }
 
   async text(args: string[], opts?: GitRunOptions): Promise<string> {

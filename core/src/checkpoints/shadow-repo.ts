@@ -62,6 +62,11 @@ function configText(entries: [string, string][]): string {
   return [...sections].map(([h, lines]) => `${h}\n${lines.join("\n")}\n`).join("");
 }
 
+/** A config value in double quotes: `#` and `;` stay literal, `\`, `"` and newlines escaped. */
+function quoteConfigValue(value: string): string {
+  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+}
+
 /** Files git leaves behind when it is killed mid-write; safe to remove while we hold the lock. */
 const TOP_LEVEL_LOCKS = ["index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "shallow.lock"];
 
@@ -111,9 +116,13 @@ export class ShadowRepo {
     }
     await fs.mkdir(this.paths.repoDir, { recursive: true });
     await this.git.run(["init", "--quiet", `--initial-branch=dline-snapshots`], { signal });
-    await this.git.run(["config", "core.worktree", this.workspaceRoot], { signal });
-    // The rest in one write (one git process per key costs ~10 ms each on a busy machine).
-    await fs.appendFile(path.join(this.paths.gitDir, "config"), configText(REPO_CONFIG));
+    // All settings in one write (one git process per key costs ~10 ms each on a busy machine).
+    // `git init` records the work tree itself, resolved through symbolic links: ours replaces
+    // it, as given (the recorded folder is compared with the workspace on every open).
+    const configFile = path.join(this.paths.gitDir, "config");
+    const initial = (await fs.readFile(configFile, "utf8")).split("\n").filter((l) => !/^\s*worktree\s*=/i.test(l));
+    const settings = configText([["core.worktree", quoteConfigValue(this.workspaceRoot)], ...REPO_CONFIG]);
+    await fs.writeFile(configFile, `${initial.join("\n").trimEnd()}\n${settings}`);
     // Sample hooks from the template would never run (hooksPath), but they are noise on disk.
     await fs.rm(path.join(this.paths.gitDir, "hooks"), { recursive: true, force: true });
     return true;

@@ -1,9 +1,18 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
-import type { FastCommitter, TreeEntries } from "./fast-commit.js";
-import { GitError, splitNul, type ShadowGit } from "./git-process.js";
+import { SNAPSHOT_HEAD } from "./checkpoint-record.js";
+import { sessionEntries, type TreeEntries } from "./fast-commit.js";
+import type { FastImportSession } from "./fast-import-session.js";
+import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { toAbsolute, toRepoPath } from "./workspace-paths.js";
+
+/** The entries and contents of the paths to restore, read before any file is touched. */
+export interface TargetFiles {
+  paths: string[];
+  entries: TreeEntries;
+  blobs: Map<string, Buffer>;
+}
 
 export interface FileRestoreResult {
   restored: string[];
@@ -19,7 +28,6 @@ export interface FileRestoreResult {
 export class SnapshotRestore {
   constructor(
     private readonly git: ShadowGit,
-    private readonly fast: FastCommitter,
     private readonly workspaceRoot: string,
   ) {}
 
@@ -48,24 +56,34 @@ export class SnapshotRestore {
   }
 
   /**
-   * The task edited files with its tools: only those come back. A path in the checkpoint gets
-   * its content back; a path absent from it is deleted, but only when the undo checkpoint holds
-   * it (so the restore itself can be undone) and the checkpoint did not merely leave it out.
-   * The index is not written: the next scan restages from HEAD, index and work tree.
+   * The task edited files with its tools: only those come back. Reads, from the open
+   * fast-import `session`, the checkpoint's entries of those paths and every blob to write,
+   * before anything is touched (and while the undo checkpoint is being written).
    */
-  async restorePaths(
-    commit: string,
-    undoCommit: string,
-    recordedPaths: readonly string[],
-    leftOut: ReadonlySet<string>,
-  ): Promise<FileRestoreResult> {
+  readTarget(session: FastImportSession, commit: string, recordedPaths: readonly string[], leftOut: ReadonlySet<string>): Promise<TargetFiles> {
     const paths = [...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p))].filter(
       (p) => !leftOut.has(p),
     );
-    const [entries, backedUp] = await Promise.all([this.fast.entries(commit, paths), this.fast.entries(undoCommit, paths)]);
+    return (async () => {
+      const entries = await sessionEntries(session, commit, paths);
+      const ids = [...new Set([...entries.values()].map((e) => e.id))];
+      const contents = await Promise.all(ids.map((id) => session.catBlob(id)));
+      return { paths, entries, blobs: new Map(ids.map((id, i) => [id, contents[i]])) };
+    })();
+  }
+
+  /**
+   * Writes what `readTarget` read. A path in the checkpoint gets its content back; a path absent
+   * from it is deleted, but only when the undo checkpoint (`undo`, a commit or a mark of the
+   * session) holds it, so the restore itself can be undone, and the checkpoint did not merely
+   * leave it out. The index is not written: the next scan restages from HEAD, index and work tree.
+   */
+  async restorePaths(session: FastImportSession, target: TargetFiles, undo: string): Promise<FileRestoreResult> {
+    const { paths, entries, blobs } = target;
     const restore = paths.filter((p) => entries.has(p));
-    const remove = paths.filter((p) => !entries.has(p) && backedUp.has(p));
-    const blobs = await this.readAll(restore.map((p) => entries.get(p)!.id));
+    const absent = paths.filter((p) => !entries.has(p));
+    const backedUp = absent.length ? await sessionEntries(session, undo, absent) : new Map();
+    const remove = absent.filter((p) => backedUp.has(p));
     for (const p of restore) await this.assertWritable(p);
     for (const p of restore) {
       const e = entries.get(p)!;
@@ -78,6 +96,28 @@ export class SnapshotRestore {
       await this.removeEmptyParents(path.dirname(abs));
     }
     return { restored: restore, deleted, entries };
+  }
+
+  /**
+   * After a path restore the newest snapshot (what fast commits build on) must show the restored
+   * files: the undo snapshot with the restored and deleted paths applied, at HEAD only.
+   * False when nothing changed (HEAD stays at the undo snapshot).
+   */
+  headAfterPathRestore(session: FastImportSession, undoTree: string, targetId: string, result: FileRestoreResult): boolean {
+    if (!result.restored.length && !result.deleted.length) return false;
+    session.commit({
+      ref: SNAPSHOT_HEAD,
+      mark: 2,
+      message: `Dline snapshot after restoring ${targetId}\n`,
+      timeMs: Date.now(),
+      identity: CHECKPOINT_IDENTITY,
+      baseTree: undoTree,
+      changes: [
+        ...[...result.entries].map(([p, e]) => ({ path: p, mode: e.mode, id: e.id })),
+        ...result.deleted.map((p) => ({ path: p, mode: "delete" })),
+      ],
+    });
+    return true;
   }
 
   /** A file can go back where a folder now stands only by deleting the folder: refused. */

@@ -1,7 +1,17 @@
+import { lstatSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
 import { mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
+
+/** From this many paths on, update-index writes new objects into packs (bulk check-in)... */
+const BULK_CHECKIN_PATHS = 500;
+/** ...this many paths per process. */
+const BULK_CHECKIN_CHUNK = 10_000;
+
+function nulJoined(paths: Buffer[]): Buffer {
+  return Buffer.concat(paths.flatMap((b) => [b, Buffer.from([0])]));
+}
 
 /**
  * Brings the shadow index up to date with the workspace. Two ways, as the spec says:
@@ -98,22 +108,28 @@ export class SnapshotStager {
     // a `.git` git would not recognise (a broken gitfile, a half-made repository).
     const nested = new NestedRepoDetector(this.workspaceRoot);
     const nestedSeen = new Set<string>();
-    await mapLimit(toCheckSize, 32, async (rel) => {
-      const repo = await nested.containing(rel);
-      if (repo) {
-        if (!nestedSeen.has(repo)) skipped.push({ path: repo, reason: "nested_repository" });
-        nestedSeen.add(repo);
-        return;
+    // Synchronous lstat in slices: a baseline checks every file of the workspace, and 100,000
+    // promise round trips through the thread pool cost seconds; between slices other work runs.
+    for (let i = 0; i < toCheckSize.length; i += 2000) {
+      if (i) await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+      for (const rel of toCheckSize.slice(i, i + 2000)) {
+        const repo = nested.containingSync(rel);
+        if (repo) {
+          if (!nestedSeen.has(repo)) skipped.push({ path: repo, reason: "nested_repository" });
+          nestedSeen.add(repo);
+          continue;
+        }
+        const st = lstatSync(toAbsolute(this.workspaceRoot, rel), { throwIfNoEntry: false });
+        if (onlyInSnapshot.has(rel) && (!st || st.isDirectory())) continue;
+        if (st && !st.isDirectory() && st.size > this.sizeLimitBytes) {
+          skipped.push({ path: rel, reason: "size" });
+          tooLarge.push(rel);
+        } else {
+          update.push(rel);
+        }
       }
-      const st = await fs.lstat(toAbsolute(this.workspaceRoot, rel)).catch(() => undefined);
-      if (onlyInSnapshot.has(rel) && (!st || st.isDirectory())) return;
-      if (st && !st.isDirectory() && st.size > this.sizeLimitBytes) {
-        skipped.push({ path: rel, reason: "size" });
-        tooLarge.push(rel);
-      } else {
-        update.push(rel);
-      }
-    });
+    }
     if (tooLarge.length) {
       await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], { input: tooLarge.join("\0") + "\0", signal });
     }
@@ -132,10 +148,20 @@ export class SnapshotStager {
     // In git's (byte) order: update-index inserts each entry into its sorted array, so paths
     // out of order cost a move of the array per path (82 s instead of seconds at 100,000).
     const sorted = paths.map((p) => Buffer.from(p, "utf8")).sort(Buffer.compare);
-    await this.git.run(["update-index", "--add", "--remove", "-z", "--stdin"], {
-      input: Buffer.concat(sorted.flatMap((b) => [b, Buffer.from([0])])),
-      signal,
-    });
+    if (sorted.length < BULK_CHECKIN_PATHS) {
+      await this.git.run(["update-index", "--add", "--remove", "-z", "--stdin"], { input: nulJoined(sorted), signal });
+      return;
+    }
+    // Many new files (a baseline): stream them into packs (bulk check-in) instead of one loose
+    // object file each; creating 20,000 small files costs more than hashing them. Git checks
+    // each new object against the pack being written one by one (quadratic), so one process
+    // takes at most BULK_CHECKIN_CHUNK paths. Few paths stay loose: turns leave no pack each.
+    for (let i = 0; i < sorted.length; i += BULK_CHECKIN_CHUNK) {
+      await this.git.run(["-c", "core.bigFileThreshold=1", "update-index", "--add", "--remove", "-z", "--stdin"], {
+        input: nulJoined(sorted.slice(i, i + BULK_CHECKIN_CHUNK)),
+        signal,
+      });
+    }
   }
 
   /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */

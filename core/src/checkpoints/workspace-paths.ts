@@ -1,3 +1,4 @@
+import { lstatSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 
@@ -41,6 +42,22 @@ export class NestedRepoDetector {
         hit = hasGit ? dir : undefined;
         this.known.set(dir, hit);
       }
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
+  /** `containing` with synchronous lstat calls (for long loops over many paths). */
+  containingSync(repoPath: string): string | undefined {
+    const parts = repoPath.split("/");
+    let dir = "";
+    for (let i = 0; i < parts.length - 1; i++) {
+      dir = dir ? `${dir}/${parts[i]}` : parts[i];
+      if (!this.known.has(dir)) {
+        const hasGit = lstatSync(path.join(toAbsolute(this.workspaceRoot, dir), ".git"), { throwIfNoEntry: false }) !== undefined;
+        this.known.set(dir, hasGit ? dir : undefined);
+      }
+      const hit = this.known.get(dir);
       if (hit) return hit;
     }
     return undefined;

@@ -1,0 +1,91 @@
+import { encodeMessage, MAX_RECORDED_SKIPS, SNAPSHOT_HEAD, type CheckpointInfo, type CheckpointMeta } from "./checkpoint-record.js";
+import type { CheckpointLog } from "./checkpoint-log.js";
+import { dedupeSkips, type SkippedPath } from "./exclusions.js";
+import { changesTree, readPathChanges, sessionEntries, type FastCommitter, type PathChange } from "./fast-commit.js";
+import type { FastImportSession } from "./fast-import-session.js";
+import { CHECKPOINT_IDENTITY } from "./git-process.js";
+import type { SnapshotStager } from "./snapshot-stager.js";
+
+/**
+ * The per-turn fast path: a checkpoint that is the previous snapshot (HEAD) plus the paths the
+ * editing tools recorded, written by one fast-import process: HEAD is read from the ref file,
+ * its tree and the old entries of the paths are asked of fast-import, the commit follows in
+ * the same stream. No index read or write, no status: the cost follows the recorded paths.
+ */
+export type BaseMeta = Omit<CheckpointMeta, "skipped" | "skippedTotal" | "reused">;
+
+export class RecordedPathSaver {
+  constructor(
+    private readonly log: CheckpointLog,
+    private readonly stager: SnapshotStager,
+    private readonly fast: FastCommitter,
+    private readonly workspaceRoot: string,
+  ) {}
+
+  /**
+   * Saves the checkpoint; undefined when it cannot be built this way (no previous snapshot,
+   * a ref store we do not write directly, HEAD unreadable): the caller then stages and scans.
+   * With `session` (a restore), the commit is written on it as mark 1 and checkpointed, so the
+   * undo point is on disk before any file is touched; the caller finishes the session.
+   */
+  async save(
+    meta: BaseMeta,
+    editedPaths: readonly string[],
+    carried: SkippedPath[],
+    options: { session?: FastImportSession; signal?: AbortSignal } = {},
+  ): Promise<CheckpointInfo | undefined> {
+    if (!(await this.fast.usable())) return undefined;
+    const head = await this.log.readRef(SNAPSHOT_HEAD);
+    if (!head) return undefined;
+    const own = !options.session;
+    const session = options.session ?? this.fast.open({ signal: options.signal });
+    try {
+      const baseTreeAnswer = session.rootTree(head);
+      baseTreeAnswer.catch(() => undefined); // awaited below; not unhandled meanwhile
+      const { take, drop, skipped } = await this.stager.classifyPaths(editedPaths);
+      const paths = [...take, ...drop];
+      let baseTree: string;
+      let baseEntries;
+      let read: PathChange[];
+      try {
+        [baseTree, baseEntries, read] = await Promise.all([
+          baseTreeAnswer,
+          sessionEntries(session, head, paths),
+          readPathChanges(this.workspaceRoot, take),
+        ]);
+      } catch {
+        // HEAD unreadable (e.g. damaged objects): the staging path finds out and repairs.
+        if (own) await session.abort();
+        return undefined;
+      }
+      const changes: PathChange[] = [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" }))];
+      const unique = dedupeSkips([...skipped, ...carried]);
+      const full: CheckpointMeta = {
+        ...meta,
+        skipped: unique.slice(0, MAX_RECORDED_SKIPS),
+        skippedTotal: unique.length,
+        reused: !changesTree(baseEntries, changes),
+      };
+      const ref = await this.log.freeTaskRef(meta.task, meta.createdAt);
+      session.commit({
+        ref,
+        mark: 1,
+        message: encodeMessage(full),
+        timeMs: full.createdAt,
+        identity: CHECKPOINT_IDENTITY,
+        baseTree,
+        changes,
+      });
+      session.resetTo(SNAPSHOT_HEAD, 1);
+      if (!own) session.checkpoint();
+      const [commit, tree] = await Promise.all([session.getMark(1), session.rootTree(":1")]);
+      if (own) await session.finish();
+      this.log.noteHead(commit, tree);
+      await this.log.clearRestoredMarker(meta.task, options.signal);
+      return { ...full, id: commit, tree, seq: 0, ref };
+    } catch (err) {
+      if (own) await session.abort();
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,158 @@
+import type { Logger } from "../logging/logger.js";
+import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
+import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
+import type { SkippedPath } from "./exclusions.js";
+import { GitError } from "./git-process.js";
+import { DlineError } from "../errors.js";
+import { MESSAGES } from "./workspace-guard.js";
+import { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import { initializeWorkspace, statusBeforeInit } from "./workspace-init.js";
+
+/** One workspace this process checkpoints: its engine and the status machine around it. */
+export interface WorkspaceEntry {
+  engine: WorkspaceCheckpoints;
+  status: CheckpointStatus;
+  init?: Promise<void>;
+  saves: number;
+  /** The status shows a failed save (not a failed initialization). */
+  saveFailed?: boolean;
+}
+
+export interface WorkspaceRegistryOptions {
+  layout: InstanceLayout;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  sizeLimitBytes: number;
+  slowInitMs: number;
+  initTimeoutMs: number;
+  lockStaleMs: number;
+  isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
+  onStatus?: (workspaceRoot: string, status: CheckpointStatus) => void;
+}
+
+/**
+ * The workspaces of this process, each with its status: initializing (slow after 15 s), ready,
+ * failed (Retry, Disable), unavailable (no git) or disabled (the setting, or Disable). Roots
+ * given here were checked by the caller (workspace-guard.ts).
+ */
+export class WorkspaceRegistry {
+  private readonly entries = new Map<string, WorkspaceEntry>();
+
+  constructor(private readonly o: WorkspaceRegistryOptions) {}
+
+  entryFor(root: string): WorkspaceEntry {
+    const key = normaliseWorkspacePath(root);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = {
+        engine: new WorkspaceCheckpoints({
+          workspaceRoot: key,
+          repoDir: this.o.layout.checkpointRepoDir(key),
+          env: this.o.env,
+          sizeLimitBytes: this.o.sizeLimitBytes,
+          lockStaleMs: this.o.lockStaleMs,
+          logger: this.o.logger,
+        }),
+        status: makeStatus("initializing", MESSAGES.initializing),
+        saves: 0,
+      };
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /**
+   * Runs `fn` once the workspace is ready; a failure becomes the workspace's status (the next
+   * save tries again) and the answer is undefined. Never throws for git or workspace errors.
+   */
+  async run<T>(root: string, taskId: string, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
+    const entry = this.entryFor(root);
+    if (!(await this.ready(entry))) return undefined;
+    try {
+      const result = await fn(entry);
+      const rebuilt = entry.engine.rebuiltFrom ? MESSAGES.rebuilt(entry.engine.rebuiltFrom) : undefined;
+      if (entry.saveFailed || (rebuilt && entry.status.message !== rebuilt)) {
+        entry.saveFailed = false;
+        // A repository rebuilt during this save says so (it kept the damaged one aside).
+        this.setStatus(entry, "ready", rebuilt ?? MESSAGES.ready);
+      }
+      return result;
+    } catch (err) {
+      this.o.logger.error("checkpoint save failed", { task: taskId, error: (err as Error).message });
+      const missing = err instanceof GitError && err.missing;
+      this.setStatus(entry, missing ? "unavailable" : "failed", describe(err));
+      // A failed save is shown, but the next save tries again (unlike a failed initialization).
+      entry.saveFailed = !missing;
+      return undefined;
+    }
+  }
+
+  setStatus(entry: WorkspaceEntry, state: CheckpointState, message: string, skipped?: SkippedPath[]): void {
+    entry.status = makeStatus(state, message, { skipped: skipped ?? entry.status.skipped });
+    this.o.onStatus?.(entry.engine.workspaceRoot, entry.status);
+  }
+
+  private async ready(entry: WorkspaceEntry): Promise<boolean> {
+    if (this.o.isEnabled && !(await this.o.isEnabled(entry.engine.workspaceRoot))) {
+      if (entry.status.state !== "disabled") this.setStatus(entry, "disabled", MESSAGES.disabled);
+      return false;
+    }
+    const state = entry.status.state;
+    if (state === "ready" || (state === "failed" && entry.saveFailed)) return true;
+    if (state === "disabled" || state === "failed" || state === "unavailable") return false;
+    entry.init ??= initializeWorkspace(
+      entry.engine,
+      this.o,
+      (state, message, skipped) => this.setStatus(entry, state, message, skipped),
+      this.o.logger,
+    ).finally(() => (entry.init = undefined));
+    await entry.init;
+    return entry.status.state === "ready";
+  }
+
+  /** The status of a workspace (with what the task's latest checkpoint left out). Never starts a scan. */
+  async status(root: string, taskId?: string): Promise<CheckpointStatus> {
+    const entry = this.entries.get(normaliseWorkspacePath(root));
+    if (this.o.isEnabled && !(await this.o.isEnabled(root))) return makeStatus("disabled", MESSAGES.disabled);
+    const size = entry ? await entry.engine.repo.objectBytes().catch(() => 0) : 0;
+    // An entry made only for queries (never initialized) says nothing yet.
+    const initialized = entry && (entry.init !== undefined || entry.status.state !== "initializing");
+    if (entry && initialized) {
+      return { ...entry.status, repositorySizeBytes: size, skipped: await this.latestSkips(entry, taskId) };
+    }
+    return statusBeforeInit(this.entryFor(root).engine, this.o.env, taskId);
+  }
+
+  private async latestSkips(entry: WorkspaceEntry, taskId?: string): Promise<SkippedPath[]> {
+    if (taskId && entry.status.state === "ready") {
+      const cps = await entry.engine.list(taskId).catch(() => []);
+      if (cps.length) return cps[cps.length - 1].skipped;
+    }
+    return entry.status.skipped;
+  }
+
+  /** Retry Checkpoints: clears a failure and initializes again. */
+  async retry(root: string): Promise<void> {
+    const entry = this.entryFor(root);
+    if (entry.status.state !== "ready") {
+      entry.saveFailed = false;
+      entry.status = makeStatus("initializing", MESSAGES.initializing);
+      await this.ready(entry);
+    }
+  }
+
+  /** Disable Checkpoints for a workspace in this process (the setting is the lasting switch). */
+  disable(root: string): void {
+    this.setStatus(this.entryFor(root), "disabled", MESSAGES.disabled);
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof DlineError) return err.message;
+  if (err instanceof GitError) return err.missing ? MESSAGES.gitMissing : err.message;
+  return (err as Error)?.message ?? String(err);
+}
