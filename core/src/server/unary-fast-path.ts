@@ -1,0 +1,155 @@
+import type * as http from "node:http";
+import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createHandlerContext,
+  createMethodImplSpec,
+  type ConnectRouter,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+import {
+  createMethodSerializationLookup,
+  invokeUnaryImplementation,
+  mergeNonProtocolHeaders,
+  type MethodSerializationLookup,
+} from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes, trailerMux } from "@connectrpc/connect/protocol-connect";
+
+/** A unary method served without connect's universal handler (see UnaryFastPath). */
+interface UnaryRoute {
+  spec: MethodImplSpec<DescMessage, DescMessage> & { kind: "unary" };
+  serialization: MethodSerializationLookup<DescMessage, DescMessage>;
+}
+
+export interface UnaryFastPathOptions {
+  interceptors: Interceptor[];
+  readMaxBytes: number;
+  writeMaxBytes: number;
+  shutdownSignal?: AbortSignal;
+}
+
+/**
+ * The Connect protocol's plain unary call (POST, `application/json` or `application/proto`, no
+ * compression, no timeout header, protocol version 1 or unstated) answered with connect's own
+ * parts: its handler context, interceptors, message serialization and error encoding. What it
+ * skips is the generic machinery around them (protocol negotiation and async-iterable pipes),
+ * which was most of a small call's cost. Any other request goes to connect's handler.
+ */
+export class UnaryFastPath {
+  private readonly routes = new Map<string, UnaryRoute>();
+
+  constructor(private readonly options: UnaryFastPathOptions) {}
+
+  /** A router that registers with `router` and remembers each service's unary methods. */
+  recording(router: ConnectRouter): ConnectRouter {
+    const fast = this;
+    const recorder: ConnectRouter = {
+      get handlers() {
+        return router.handlers;
+      },
+      service(service, implementation, options) {
+        router.service(service, implementation, options);
+        // Per-service options (interceptors, limits) are connect's to apply: no fast path then.
+        if (options === undefined) fast.remember(service, implementation as Record<string, unknown>);
+        return recorder;
+      },
+      rpc(method, implementation, options) {
+        router.rpc(method, implementation, options);
+        return recorder;
+      },
+    };
+    return recorder;
+  }
+
+  private remember(service: DescService, implementation: Record<string, unknown>): void {
+    for (const method of service.methods) {
+      const fn = implementation[method.localName];
+      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
+      this.routes.set(`/${service.typeName}/${method.name}`, {
+        spec: createMethodImplSpec(method as DescMethod & { methodKind: "unary" }, fn.bind(implementation)) as UnaryRoute["spec"],
+        serialization: createMethodSerializationLookup(method as never, undefined, undefined, this.options),
+      });
+    }
+  }
+
+  /** The route for this request when it is a plain unary call, else undefined. */
+  routeFor(path: string, req: http.IncomingMessage): UnaryRoute | undefined {
+    const type = req.headers["content-type"];
+    if (req.method !== "POST" || (type !== "application/json" && type !== "application/proto")) return undefined;
+    const version = req.headers["connect-protocol-version"];
+    if (req.headers["content-encoding"] !== undefined || req.headers["connect-timeout-ms"] !== undefined) return undefined;
+    if (version !== undefined && version !== "1") return undefined;
+    return this.routes.get(path);
+  }
+
+  /** Answers one call whose whole body was read; the answer is sent in one write. */
+  async serve(route: UnaryRoute, req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array, requestSignal: AbortSignal): Promise<void> {
+    const binary = req.headers["content-type"] === "application/proto";
+    const method = route.spec.method;
+    const context = createHandlerContext({
+      ...route.spec,
+      service: method.parent,
+      requestMethod: "POST",
+      protocolName: "connect",
+      timeoutMs: undefined,
+      shutdownSignal: this.options.shutdownSignal,
+      requestSignal,
+      requestHeader: requestHeaders(req.rawHeaders),
+      url: `http://${req.headers.host ?? "localhost"}${req.url ?? ""}`,
+      responseHeader: { "content-type": binary ? "application/proto" : "application/json" },
+      contextValues: undefined,
+    });
+    let status = 200;
+    let answer: Uint8Array;
+    try {
+      const input = parse(route, binary, body, this.options.readMaxBytes);
+      const output = await invokeUnaryImplementation(route.spec, context, input, this.options.interceptors);
+      answer = route.serialization.getO(binary).serialize(output);
+    } catch (e) {
+      context.abort(e);
+      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      status = codeToHttpStatus(error.code);
+      context.responseHeader.set("content-type", "application/json");
+      if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
+      answer = errorToJsonBytes(error, {});
+    } finally {
+      context.abort(CALL_DONE);
+    }
+    if (res.destroyed) return;
+    const headers: http.OutgoingHttpHeaders = {};
+    trailerMux(context.responseHeader, context.responseTrailer).forEach((value, key) => {
+      headers[key] = value;
+    });
+    headers["content-length"] = String(answer.byteLength);
+    res.writeHead(status, headers).end(answer);
+  }
+}
+
+/**
+ * The reason a finished call's signal gives (no DOMException with a stack per call). A plain
+ * Error: a ConnectError made here would create a Headers object while the start-up snapshot is
+ * built, which loads node:http (see scripts/build-sidecar.mjs).
+ */
+const CALL_DONE = Object.freeze(new Error("The call is done."));
+
+/** A body that is not a valid message of the method's input is the client's error. */
+function parse(route: UnaryRoute, binary: boolean, body: Uint8Array, readMaxBytes: number) {
+  if (body.byteLength > readMaxBytes) {
+    throw new ConnectError(`The message is ${body.byteLength} bytes; the limit is ${readMaxBytes}.`, Code.ResourceExhausted);
+  }
+  try {
+    return route.serialization.getI(binary).parse(body);
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.ResourceExhausted) throw e;
+    const detail = e instanceof Error ? e.message.replace(/^\[\w+\] /, "").slice(0, 200) : String(e);
+    throw new ConnectError(`The request is not a valid ${binary ? "protobuf" : "JSON"} message (${detail}).`, Code.InvalidArgument);
+  }
+}
+
+function requestHeaders(raw: string[]): Headers {
+  const headers = new Headers();
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  return headers;
+}
