@@ -1,5 +1,6 @@
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { unaryTransport } from "./unary-transport.js";
 import { CheckpointService } from "../gen/dline/v1/checkpoint_pb.js";
 import { HistoryService } from "../gen/dline/v1/history_pb.js";
 import { ImportService } from "../gen/dline/v1/import_pb.js";
@@ -30,13 +31,17 @@ export function bearerInterceptor(token: string): Interceptor {
  */
 export function sidecarTransport(url: string, token: string, options: { json?: boolean } = {}): Transport {
   const unix = url.startsWith("unix:") ? url.slice("unix:".length) : undefined;
-  return createConnectTransport({
-    baseUrl: unix ? "http://localhost" : url,
+  const baseUrl = unix ? "http://localhost" : url;
+  const useBinaryFormat = !options.json;
+  const interceptors = [bearerInterceptor(token)];
+  const connect = createConnectTransport({
+    baseUrl,
     httpVersion: "1.1",
-    useBinaryFormat: !options.json,
-    interceptors: [bearerInterceptor(token)],
+    useBinaryFormat,
+    interceptors,
     nodeOptions: unix ? { socketPath: unix } : undefined,
   });
+  return unaryTransport({ baseUrl, socketPath: unix, useBinaryFormat, interceptors, fallback: connect });
 }
 
 export function createDlineClients(url: string, token: string, options: { json?: boolean } = {}): DlineClients {
