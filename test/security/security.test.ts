@@ -61,20 +61,7 @@ const servers: ModelServerProcess[] = [];
 beforeAll(async () => {
   main = await startSidecar({ args: ["--log-level", "debug"] });
   redactions.push(main.process.handshake.token);
-  const transport = createConnectTransport({
-    baseUrl: main.process.handshake.url,
-    httpVersion: "1.1",
-    interceptors: [bearerInterceptor(main.process.handshake.token), recorder],
-  });
-  clients = {
-    system: createClient(SystemService, transport),
-    settings: createClient(SettingsService, transport),
-    tasks: createClient(TaskService, transport),
-    history: createClient(HistoryService, transport),
-    checkpoints: createClient(CheckpointService, transport),
-    imports: createClient(ImportService, transport),
-    transport,
-  };
+  clients = createDlineClients(main.process.handshake.url, main.process.handshake.token, { interceptors: [recorder] });
 });
 
 const tempDirs: string[] = [];

@@ -29,11 +29,18 @@ export function bearerInterceptor(token: string): Interceptor {
  * A transport to a sidecar: Connect over HTTP/1.1 with binary protobuf (JSON when `json` is
  * set), the bearer token on every call. A `unix:PATH` url goes through the socket.
  */
-export function sidecarTransport(url: string, token: string, options: { json?: boolean } = {}): Transport {
+export interface ClientOptions {
+  /** Connect JSON instead of binary protobuf. */
+  json?: boolean;
+  /** Interceptors run after the bearer token is set (e.g. to record answers). */
+  interceptors?: Interceptor[];
+}
+
+export function sidecarTransport(url: string, token: string, options: ClientOptions = {}): Transport {
   const unix = url.startsWith("unix:") ? url.slice("unix:".length) : undefined;
   const baseUrl = unix ? "http://localhost" : url;
   const useBinaryFormat = !options.json;
-  const interceptors = [bearerInterceptor(token)];
+  const interceptors = [bearerInterceptor(token), ...(options.interceptors ?? [])];
   const connect = createConnectTransport({
     baseUrl,
     httpVersion: "1.1",
@@ -44,7 +51,7 @@ export function sidecarTransport(url: string, token: string, options: { json?: b
   return unaryTransport({ baseUrl, socketPath: unix, useBinaryFormat, interceptors, fallback: connect });
 }
 
-export function createDlineClients(url: string, token: string, options: { json?: boolean } = {}): DlineClients {
+export function createDlineClients(url: string, token: string, options: ClientOptions = {}): DlineClients {
   const transport = sidecarTransport(url, token, options);
   return {
     system: createClient(SystemService, transport),

@@ -5,4 +5,4 @@ export type { Handshake } from "./handshake.js";
 export { spawnSidecar } from "./sidecar-process.js";
 export type { SidecarProcess, SpawnSidecarOptions } from "./sidecar-process.js";
 export { bearerInterceptor, createDlineClients, sidecarTransport } from "./clients.js";
-export type { DlineClients } from "./clients.js";
+export type { ClientOptions, DlineClients } from "./clients.js";

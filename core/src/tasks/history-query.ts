@@ -16,7 +16,7 @@ export interface HistoryListOptions {
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
 
-interface Cursor {
+export interface Cursor {
   /** Filter fingerprint: a token is only valid with the filters it was issued for. */
   f: string;
   /** Sort key of the last row of the previous page. */
@@ -36,7 +36,7 @@ export function encodePageToken(o: HistoryListOptions, sort: HistorySort, key: n
   return Buffer.from(JSON.stringify(cursor)).toString("base64url");
 }
 
-function decodePageToken(token: string, o: HistoryListOptions, sort: HistorySort): Cursor {
+export function decodePageToken(token: string, o: HistoryListOptions, sort: HistorySort): Cursor {
   let cursor: Cursor;
   try {
     cursor = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Cursor;
@@ -72,10 +72,8 @@ export interface BuiltQuery {
   sortKeyColumn: "created_at" | "cost";
 }
 
-/** Builds the list query: filters, keyset paging on (key, id), one extra row to detect a next page. */
-export function buildListQuery(o: HistoryListOptions, columns: string): BuiltQuery {
-  const sort = o.sort ?? "newest";
-  const pageSize = Math.min(MAX_PAGE_SIZE, o.pageSize && o.pageSize > 0 ? o.pageSize : DEFAULT_PAGE_SIZE);
+/** The workspace and favourites conditions of a listing (on `tasks t`), with their parameters. */
+export function listFilters(o: HistoryListOptions): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   if (o.workspaceRoot) {
@@ -83,6 +81,14 @@ export function buildListQuery(o: HistoryListOptions, columns: string): BuiltQue
     params.push(o.workspaceRoot);
   }
   if (o.favoritesOnly) where.push("t.favorite = 1");
+  return { where, params };
+}
+
+/** Builds the list query: filters, keyset paging on (key, id), one extra row to detect a next page. */
+export function buildListQuery(o: HistoryListOptions, columns: string): BuiltQuery {
+  const sort = o.sort ?? "newest";
+  const pageSize = Math.min(MAX_PAGE_SIZE, o.pageSize && o.pageSize > 0 ? o.pageSize : DEFAULT_PAGE_SIZE);
+  const { where, params } = listFilters(o);
   const fts = o.query ? ftsQuery(o.query) : undefined;
   if (fts) {
     where.push("t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)");

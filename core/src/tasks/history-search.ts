@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { encodePageToken, ftsQuery, type BuiltQuery, type HistoryListOptions, type HistorySort } from "./history-query.js";
+import { decodePageToken, ftsQuery, listFilters, type BuiltQuery, type HistoryListOptions, type HistorySort } from "./history-query.js";
 
 /**
  * How a text search finds its page:
@@ -61,7 +61,7 @@ export class HistorySearch {
     const shape = this.shape(o, q);
     if (shape === undefined) return undefined;
     const sorted = () => this.statement(q.sql).all(...q.params) as Row[];
-    if (shape === null || plan === "sort") return sorted();
+    if (plan === "sort") return sorted();
     if (plan === "walk") return shape.index ? this.walkAll(shape, shape.index) : sorted();
     return this.auto(shape, sorted);
   }
@@ -110,22 +110,16 @@ export class HistorySearch {
 
   /**
    * The search's filters, sort and cursor as `buildListQuery` applies them; undefined for a plain
-   * listing, null when only `q` itself can answer (a token this module does not read alike).
+   * listing.
    */
-  private shape(o: HistoryListOptions, q: BuiltQuery): Shape | null | undefined {
+  private shape(o: HistoryListOptions, q: BuiltQuery): Shape | undefined {
     const fts = o.query ? ftsQuery(o.query) : undefined;
     if (!fts) return undefined;
     const dir = q.sort === "oldest" ? "ASC" : "DESC";
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (o.workspaceRoot) {
-      where.push("t.workspace_root = ?");
-      params.push(o.workspaceRoot);
-    }
-    if (o.favoritesOnly) where.push("t.favorite = 1");
+    const { where, params } = listFilters(o);
     if (o.pageToken) {
-      const cursor = cursorOf(o, q.sort);
-      if (!cursor) return null;
+      // buildListQuery already decoded and checked this token (it throws on a bad one).
+      const cursor = decodePageToken(o.pageToken, o, q.sort);
       where.push(`(t.${q.sortKeyColumn}, t.id) ${dir === "DESC" ? "<" : ">"} (?, ?)`);
       params.push(cursor.k, cursor.id);
     }
@@ -138,18 +132,4 @@ function sortIndex(o: HistoryListOptions, sort: HistorySort): string | undefined
   if (sort === "most_expensive") return o.workspaceRoot ? undefined : "tasks_by_cost";
   if (o.workspaceRoot) return "tasks_by_workspace";
   return o.favoritesOnly ? "tasks_by_favorite" : "tasks_by_created";
-}
-
-/**
- * The (key, id) of a page token that buildListQuery already validated. The token is read here
- * and accepted only if encoding it back gives the same token, so both modules agree on it.
- */
-function cursorOf(o: HistoryListOptions, sort: HistorySort): { k: number; id: string } | undefined {
-  try {
-    const c = JSON.parse(Buffer.from(o.pageToken ?? "", "base64url").toString("utf8")) as { k?: unknown; id?: unknown };
-    if (typeof c.k !== "number" || typeof c.id !== "string") return undefined;
-    return encodePageToken(o, sort, c.k, c.id) === o.pageToken ? { k: c.k, id: c.id } : undefined;
-  } catch {
-    return undefined;
-  }
 }
