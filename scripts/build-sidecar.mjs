@@ -28,7 +28,7 @@ const addonHash = createHash("sha256").update(fs.readFileSync(addon)).digest("he
  */
 const LAZY_BUILTINS = ["http", "https", "http2", "child_process", "sea"];
 
-async function lazyBuiltinsPlugin() {
+function lazyBuiltinsPlugin() {
   const exportsOf = {};
   for (const name of LAZY_BUILTINS) exportsOf[name] = Object.keys(require(`node:${name}`));
   const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
@@ -72,7 +72,7 @@ await esbuild.build({
     "signal-exit": path.join(root, "scripts/stubs/signal-exit-after-snapshot.cjs"),
     "signal-exit-at-run-time": require.resolve("signal-exit", { paths: [path.join(root, "core")] }),
   },
-  plugins: [await lazyBuiltinsPlugin()],
+  plugins: [lazyBuiltinsPlugin()],
   logLevel: "warning",
 });
 
@@ -114,5 +114,6 @@ const out = execFileSync(
 if (/error/i.test(out)) console.error(out);
 fs.renameSync(staging, target);
 const size = fs.statSync(target).size;
+// KEEP_BUILD=1 keeps dist/build/<pid> (the bundle and the blob) for inspection.
 if (!process.env.KEEP_BUILD) fs.rmSync(work, { recursive: true, force: true });
 console.log(`built ${path.relative(root, target)} ${version} (${(size / 1e6).toFixed(1)} MB, addon ${addonHash})`);
