@@ -23,28 +23,43 @@ const addonHash = createHash("sha256").update(fs.readFileSync(addon)).digest("he
  * which is most of the start-up cost. A snapshot cannot hold some built-ins (node:http fails to
  * load while one is built; child_process and sea are "not verified"), and HTTP/2 and TLS are
  * never used by the server anyway, so every import of these is replaced with an object whose
- * getters load the real module on first use. The getters cover every export of the module in
- * the Node that runs this build, the same Node the binary is made from.
+ * getters load the real module on first use. The getters cover every export of the module as
+ * the Node that runs this build (the same Node the binary is made from) loads it.
  */
 const LAZY_BUILTINS = ["http", "https", "http2", "child_process", "sea"];
+/**
+ * Packages that keep process state from the moment they load, which a snapshot would freeze at
+ * build time: graceful-fs caches `process.cwd()` (every later process.cwd() and path.resolve()
+ * would answer the build's folder). They load on first use too, after the snapshot is read.
+ */
+const LAZY_PACKAGES = ["graceful-fs"];
 
-function lazyBuiltinsPlugin() {
-  const exportsOf = {};
-  for (const name of LAZY_BUILTINS) exportsOf[name] = Object.keys(require(`node:${name}`));
-  const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
+function lazyModulesPlugin() {
+  const stubs = {};
+  for (const name of LAZY_BUILTINS) stubs[name] = { load: `node:${name}`, keys: Object.keys(require(`node:${name}`)) };
+  for (const name of LAZY_PACKAGES) {
+    const file = require.resolve(name, { paths: [path.join(root, "core")] });
+    stubs[name] = { load: file, keys: Object.keys(require(file)) };
+  }
+  const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$|^(${LAZY_PACKAGES.join("|")})$`);
   return {
-    name: "lazy-builtins",
+    name: "lazy-modules",
     setup(build) {
       build.onResolve({ filter }, (args) =>
-        // The stub's own require of the real module resolves normally.
-        args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
+        // The stub's own require of a built-in stays a plain require.
+        args.namespace === "lazy-module" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-module" },
       );
-      build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
-        loader: "js",
-        contents:
-          `let m; const load = () => (m ??= require("node:${args.path}"));\n` +
-          `module.exports = {${exportsOf[args.path].map((k) => `get ${JSON.stringify(k)}() { return load()[${JSON.stringify(k)}]; }`).join(", ")}};\n`,
-      }));
+      build.onLoad({ filter: /.*/, namespace: "lazy-module" }, (args) => {
+        const { load, keys } = stubs[args.path];
+        return {
+          loader: "js",
+          // A package's absolute path is bundled (resolved from root); a built-in stays external.
+          resolveDir: root,
+          contents:
+            `let m; const load = () => (m ??= require(${JSON.stringify(load)}));\n` +
+            `module.exports = {${keys.map((k) => `get ${JSON.stringify(k)}() { return load()[${JSON.stringify(k)}]; }`).join(", ")}};\n`,
+        };
+      });
     },
   };
 }
@@ -72,7 +87,7 @@ await esbuild.build({
     "signal-exit": path.join(root, "scripts/stubs/signal-exit-after-snapshot.cjs"),
     "signal-exit-at-run-time": require.resolve("signal-exit", { paths: [path.join(root, "core")] }),
   },
-  plugins: [lazyBuiltinsPlugin()],
+  plugins: [lazyModulesPlugin()],
   logLevel: "warning",
 });
 

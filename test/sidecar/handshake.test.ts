@@ -188,4 +188,29 @@ describe("sidecar lifecycle", () => {
       await s.stop();
     }
   });
+
+  it("sees the folder it runs in, not the one it was built in (the start-up snapshot keeps no process state)", async () => {
+    assertBinaryBuilt();
+    const roots = makeTestRoots();
+    const folder = path.join(roots.base, "elsewhere");
+    fs.mkdirSync(folder);
+    // A preloaded script (Node's --require) reports what the running process sees.
+    const probe = path.join(roots.base, "probe.cjs");
+    const report = path.join(roots.base, "probe.json");
+    fs.writeFileSync(
+      probe,
+      `setTimeout(() => require("fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ cwd: process.cwd(), resolved: require("path").resolve("x") })), 300);`,
+    );
+    const s = await spawnSidecar({ binary: sidecarBinary, cwd: folder, env: { ...roots.env, NODE_OPTIONS: `--require ${probe}` } });
+    try {
+      // Settings and tasks load their lock library on first use: make sure they have.
+      await createDlineClients(s.handshake.url, s.handshake.token).settings.getSettings({});
+      await expect.poll(() => fs.existsSync(report), { timeout: 5000 }).toBe(true);
+      const seen = JSON.parse(fs.readFileSync(report, "utf8")) as { cwd: string; resolved: string };
+      expect(seen.cwd).toBe(folder);
+      expect(seen.resolved).toBe(path.join(folder, "x"));
+    } finally {
+      await s.stop();
+    }
+  });
 });
