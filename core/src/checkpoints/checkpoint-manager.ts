@@ -71,6 +71,8 @@ export interface CheckpointView extends CheckpointInfo {
 export class CheckpointManager {
   private readonly workspaces: WorkspaceRegistry;
   private readonly baselines = new Map<string, Promise<CheckpointInfo | undefined>>();
+  /** Size budget checks started after a save without anyone waiting (Delete Everything waits). */
+  private readonly budgetChecks = new Set<Promise<unknown>>();
   private readonly taskWorkspaces = new Map<string, string>();
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
@@ -151,9 +153,11 @@ export class CheckpointManager {
         hasFiles: true,
       });
       if (++entry.saves % this.o.budgetCheckEvery === 0) {
-        this.enforceBudget(entry.engine.workspaceRoot).catch((err) =>
+        const check = this.enforceBudget(entry.engine.workspaceRoot).catch((err) =>
           this.o.logger.warn("checkpoint size budget check failed", { error: String(err) }),
         );
+        this.budgetChecks.add(check);
+        void check.finally(() => this.budgetChecks.delete(check));
       }
       return cp;
     });
@@ -317,6 +321,10 @@ export class CheckpointManager {
 
   /** The last task went (or Delete Everything): the whole checkpoints folder goes. */
   async deleteAll(): Promise<void> {
+    // Baselines and budget checks start without anyone waiting, and a save or an initialization
+    // may be under way: their git processes would write into the folder again after it went.
+    await Promise.allSettled([...this.baselines.values(), ...this.budgetChecks]);
+    await this.workspaces.settle();
     this.workspaces.clear();
     this.baselines.clear();
     this.taskWorkspaces.clear();

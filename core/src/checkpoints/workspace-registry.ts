@@ -37,6 +37,8 @@ export interface WorkspaceRegistryOptions {
  */
 export class WorkspaceRegistry {
   private readonly entries = new Map<string, WorkspaceEntry>();
+  /** Initializations and saves under way, so that Delete Everything can wait for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly o: WorkspaceRegistryOptions) {}
 
@@ -65,11 +67,26 @@ export class WorkspaceRegistry {
     this.entries.clear();
   }
 
+  /** Resolves once every initialization and save started so far has ended (however it ended). */
+  async settle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work)).catch(() => undefined);
+    return work;
+  }
+
   /**
    * Runs `fn` once the workspace is ready; a failure becomes the workspace's status (the next
    * save tries again) and the answer is undefined. Never throws for git or workspace errors.
    */
-  async run<T>(root: string, taskId: string, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
+  run<T>(root: string, taskId: string, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
+    return this.track(this.runNow(root, taskId, fn));
+  }
+
+  private async runNow<T>(root: string, taskId: string, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
     const entry = this.entryFor(root);
     if (!(await this.ready(entry))) return undefined;
     try {
@@ -104,11 +121,8 @@ export class WorkspaceRegistry {
     const state = entry.status.state;
     if (state === "ready" || (state === "failed" && entry.saveFailed)) return true;
     if (state === "disabled" || state === "failed" || state === "unavailable") return false;
-    entry.init ??= initializeWorkspace(
-      entry.engine,
-      this.o,
-      (state, message, skipped) => this.setStatus(entry, state, message, skipped),
-      this.o.logger,
+    entry.init ??= this.track(
+      initializeWorkspace(entry.engine, this.o, (state, message, skipped) => this.setStatus(entry, state, message, skipped), this.o.logger),
     ).finally(() => (entry.init = undefined));
     await entry.init;
     return entry.status.state === "ready";
