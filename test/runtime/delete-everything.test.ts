@@ -1,8 +1,9 @@
 /**
  * Delete Everything right after a task in a workspace of some thousands of files, whose
- * baseline checkpoint starts without anyone waiting: the checkpoints folder is gone when
- * DeleteTasks answers and stays gone (checkpoint work under way finishes before the folder is
- * removed, instead of writing into it again). Real sidecar binary, real git, scripted model.
+ * baseline checkpoint starts without anyone waiting, while an editor keeps reading the task's
+ * checkpoints: the checkpoints folder is gone when DeleteTasks answers and stays gone
+ * (checkpoint work under way finishes before the folder is removed, and reads do not create a
+ * repository). Real sidecar binary, real git, scripted model.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -36,8 +37,23 @@ describe("Delete Everything and checkpoints in flight", () => {
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(fs.existsSync(checkpointsDir)).toBe(true);
 
+    // An editor keeps asking for the task's checkpoints while it is being deleted (the chat's
+    // refresh after the last checkpoint): those reads must not bring the folder back.
+    let reading = true;
+    const reads = (async () => {
+      let n = 0;
+      while (reading) {
+        await clients.checkpoints.listCheckpoints({ taskId }).catch(() => undefined);
+        await clients.checkpoints.getStatus({ workspaceRoot: workspace }).catch(() => undefined);
+        n++;
+      }
+      return n;
+    })();
     const { deletedTaskIds } = await clients.tasks.deleteTasks({ mode: DeleteMode.ALL });
     expect(deletedTaskIds).toEqual([taskId]);
+    await new Promise((r) => setTimeout(r, 300));
+    reading = false;
+    expect(await reads).toBeGreaterThan(0);
     expect(fs.existsSync(checkpointsDir)).toBe(false);
     // Nothing writes it again afterwards.
     await new Promise((r) => setTimeout(r, 1500));

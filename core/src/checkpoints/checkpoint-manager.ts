@@ -1,4 +1,5 @@
 import * as fs from "node:fs/promises";
+import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { assertSafeId, normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
@@ -325,10 +326,19 @@ export class CheckpointManager {
     // may be under way: their git processes would write into the folder again after it went.
     await Promise.allSettled([...this.baselines.values(), ...this.budgetChecks]);
     await this.workspaces.settle();
+    // Reads (ListCheckpoints of a task being deleted) hold a repository's lock: each repository
+    // is moved away under its lock, so that none is removed while in use.
+    const dir = this.o.layout.checkpointsDir;
+    for (const [i, engine] of this.workspaces.engines().entries()) {
+      await engine.moveAway(path.join(dir, `.deleting-${process.pid}-${i}`)).catch((err: Error) =>
+        this.o.logger.warn("moving a checkpoint repository away failed", { error: err.message }),
+      );
+    }
     this.workspaces.clear();
     this.baselines.clear();
     this.taskWorkspaces.clear();
     this.running.clear();
-    await fs.rm(this.o.layout.checkpointsDir, { recursive: true, force: true });
+    // Retried: another process may still be finishing a write in a repository of its own.
+    await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 }

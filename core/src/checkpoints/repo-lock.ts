@@ -20,14 +20,23 @@ export class RepoLock {
     private readonly onCompromised: (err: Error) => void = () => {},
   ) {}
 
-  async with<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(() => this.withFileLock(fn));
+  /**
+   * Runs `fn` under the lock. With `create: false` the lock's folder is not created: when it does
+   * not exist (the repository is gone), the answer is `RepoLock.MISSING` and `fn` does not run.
+   */
+  async with<T>(fn: () => Promise<T>, options: { create: false }): Promise<T | typeof RepoLock.MISSING>;
+  async with<T>(fn: () => Promise<T>, options?: { create: true }): Promise<T>;
+  async with<T>(fn: () => Promise<T>, options: { create: boolean } = { create: true }): Promise<T | typeof RepoLock.MISSING> {
+    const run = this.tail.then(() => this.withFileLock(fn, options.create));
     this.tail = run.catch(() => undefined);
     return run;
   }
 
-  private async withFileLock<T>(fn: () => Promise<T>): Promise<T> {
-    await fs.mkdir(path.dirname(this.lockTarget), { recursive: true });
+  static readonly MISSING: unique symbol = Symbol("repository missing");
+
+  private async withFileLock<T>(fn: () => Promise<T>, create: boolean): Promise<T | typeof RepoLock.MISSING> {
+    if (create) await fs.mkdir(path.dirname(this.lockTarget), { recursive: true });
+    else if (!(await fs.stat(path.dirname(this.lockTarget)).then(() => true, () => false))) return RepoLock.MISSING;
     const release = await lockfile.lock(this.lockTarget, {
       stale: this.staleMs,
       update: Math.max(1000, Math.floor(this.staleMs / 2)),
@@ -37,7 +46,12 @@ export class RepoLock {
       // proper-lockfile's default throws from a timer (taking the process down) when the lock
       // could not be refreshed in time; the git steps themselves stay safe, so only note it.
       onCompromised: (err) => this.onCompromised(err),
+    }).catch((err: NodeJS.ErrnoException) => {
+      // The folder went between the check and the lock (Delete Everything): nothing to read.
+      if (!create && err.code === "ENOENT") return undefined;
+      throw err;
     });
+    if (!release) return RepoLock.MISSING;
     try {
       return await fn();
     } finally {

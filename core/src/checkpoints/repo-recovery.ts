@@ -39,37 +39,51 @@ export class RecoveringLock {
     );
   }
 
+  /**
+   * A read: runs `fn` under the lock like `run`, but a repository that does not exist is not
+   * created for it (after Delete Everything, a late ListCheckpoints must not bring it back):
+   * the answer is then `whenMissing()`.
+   */
+  async read<T>(fn: () => Promise<T>, whenMissing: () => T): Promise<T> {
+    const answer = await this.lock.with(() => this.recovering(fn, true), { create: false });
+    return answer === RepoLock.MISSING ? whenMissing() : answer;
+  }
+
   run<T>(fn: () => Promise<T>, retryAfterRebuild = true): Promise<T> {
     return this.lock.with(async () => {
       await fs.mkdir(this.repo.paths.repoDir, { recursive: true });
-      if (await this.repo.exists()) {
-        const removed = await this.repo.removeStaleLocks(false);
-        if (removed.length) this.logger.warn("removed stale git locks", { locks: removed.join(",") });
-      }
-      try {
-        return await fn();
-      } catch (err) {
-        if (!(err instanceof GitError)) throw err;
-        if (STALE_LOCK.test(err.stderr)) {
-          // A killed git left a lock we did not look for (a ref lock): clear all, once more.
-          const removed = await this.repo.removeStaleLocks(true);
-          this.logger.warn("removed stale git locks", { locks: removed.join(",") });
-          return fn();
-        }
-        if (INDEX_DAMAGE.test(err.stderr)) {
-          this.logger.warn("shadow index damaged; rebuilding it", { repo: this.repo.paths.repoDir });
-          await this.dropIndex();
-          this.events.indexDropped();
-          return fn();
-        }
-        if (!looksCorrupt(err)) throw err;
-        const aside = await this.repo.setAside();
-        this.events.rebuilt(aside);
-        this.logger.error("shadow repository damaged; set aside and rebuilt", { aside });
-        if (!retryAfterRebuild) throw new DlineError("data_loss", MESSAGES.rebuilt(aside), { cause: err });
+      return this.recovering(fn, retryAfterRebuild);
+    });
+  }
+
+  private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+    if (await this.repo.exists()) {
+      const removed = await this.repo.removeStaleLocks(false);
+      if (removed.length) this.logger.warn("removed stale git locks", { locks: removed.join(",") });
+    }
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof GitError)) throw err;
+      if (STALE_LOCK.test(err.stderr)) {
+        // A killed git left a lock we did not look for (a ref lock): clear all, once more.
+        const removed = await this.repo.removeStaleLocks(true);
+        this.logger.warn("removed stale git locks", { locks: removed.join(",") });
         return fn();
       }
-    });
+      if (INDEX_DAMAGE.test(err.stderr)) {
+        this.logger.warn("shadow index damaged; rebuilding it", { repo: this.repo.paths.repoDir });
+        await this.dropIndex();
+        this.events.indexDropped();
+        return fn();
+      }
+      if (!looksCorrupt(err)) throw err;
+      const aside = await this.repo.setAside();
+      this.events.rebuilt(aside);
+      this.logger.error("shadow repository damaged; set aside and rebuilt", { aside });
+      if (!retryAfterRebuild) throw new DlineError("data_loss", MESSAGES.rebuilt(aside), { cause: err });
+      return fn();
+    }
   }
 
   private async dropIndex(): Promise<void> {

@@ -1,3 +1,4 @@
+import * as fs from "node:fs/promises";
 import type { Logger } from "../logging/logger.js";
 import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
@@ -148,18 +149,28 @@ export class WorkspaceCheckpoints {
     };
   }
 
+  /**
+   * Delete Everything: once operations under way on this repository have ended, it is moved to
+   * `trash` (in the same folder, so the move is atomic); operations after that find no
+   * repository. The caller removes the trash.
+   */
+  async moveAway(trash: string): Promise<void> {
+    await this.lock.read(() => fs.rename(this.repo.paths.repoDir, trash), () => undefined);
+  }
+
+  /** A task's checkpoints; none when the repository does not exist (it is not created to say so). */
   async list(taskId: string): Promise<CheckpointInfo[]> {
-    return this.lock.run(async () => {
+    return this.lock.read(async () => {
       await this.open();
       return this.log.list(taskId);
-    });
+    }, () => []);
   }
 
   async restoredMarker(taskId: string): Promise<string | undefined> {
-    return this.lock.run(async () => {
+    return this.lock.read(async () => {
       await this.open();
       return this.log.restoredMarker(taskId);
-    });
+    }, () => undefined);
   }
 
   /** The checkpoint against the current workspace ("Changes since snapshot"). */

@@ -67,6 +67,11 @@ export class WorkspaceRegistry {
     this.entries.clear();
   }
 
+  /** The engines of the workspaces this process has used. */
+  engines(): WorkspaceCheckpoints[] {
+    return [...this.entries.values()].map((e) => e.engine);
+  }
+
   /** Resolves once every initialization and save started so far has ended (however it ended). */
   async settle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
