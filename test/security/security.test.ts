@@ -197,7 +197,8 @@ describe("never listening beyond loopback", () => {
             let stderr = "";
             child.stdout.on("data", (d) => (stdout += d));
             child.stderr.on("data", (d) => (stderr += d));
-            child.once("exit", (code) => resolve({ args, code, stdout, stderr }));
+            // "close", not "exit": the output may still be on its way when the process has exited.
+            child.once("close", (code) => resolve({ args, code, stdout, stderr }));
           }),
       ),
     );

@@ -7,7 +7,17 @@ import type { TaskRecordInit } from "./task-record.js";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-export function indexOrphanFolders(layout: InstanceLayout, history: TaskHistory, logger: Logger): string[] {
+/**
+ * Gives every task folder without a history row one: from its task_metadata.json (status
+ * interrupted), or listed as damaged. Folders a live process has claimed are left alone (their
+ * task is being created or deleted right now); rows that appear meanwhile are not overwritten.
+ */
+export function indexOrphanFolders(
+  layout: InstanceLayout,
+  history: TaskHistory,
+  logger: Logger,
+  claimedByLiveProcess: (taskId: string) => boolean = () => false,
+): string[] {
   let names: string[];
   try {
     names = fs
@@ -19,8 +29,9 @@ export function indexOrphanFolders(layout: InstanceLayout, history: TaskHistory,
     return [];
   }
   const rows: TaskRecordInit[] = [];
+  const indexed = history.ids();
   for (const id of names) {
-    if (history.get(id)) continue;
+    if (indexed.has(id) || claimedByLiveProcess(id)) continue;
     const task = layout.task(id);
     const meta = readJson<Record<string, unknown>>(task.metadataJson);
     let createdAt = 0;
@@ -50,9 +61,7 @@ export function indexOrphanFolders(layout: InstanceLayout, history: TaskHistory,
       });
     }
   }
-  if (rows.length) {
-    history.putMany(rows);
-    logger.warn("indexed task folders that had no history row", { count: rows.length });
-  }
-  return rows.map((r) => r.id);
+  const added = rows.length ? history.putManyIfAbsent(rows) : [];
+  if (added.length) logger.warn("indexed task folders that had no history row", { count: added.length });
+  return added;
 }

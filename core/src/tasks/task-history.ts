@@ -178,6 +178,25 @@ export class TaskHistory {
     });
   }
 
+  /** Rows for the tasks that have none yet, in one transaction; the ids that were added. */
+  putManyIfAbsent(inits: TaskRecordInit[]): string[] {
+    return this.write(() => {
+      const exists = this.stmt("SELECT 1 FROM tasks WHERE id = ?");
+      const added: string[] = [];
+      for (const init of inits) {
+        if (exists.get(init.id)) continue;
+        this.putNow(newTaskRecord(init));
+        added.push(init.id);
+      }
+      return added;
+    });
+  }
+
+  /** Every task id in the index (start-up checks against the task folders). */
+  ids(): Set<string> {
+    return new Set(this.stmt("SELECT id FROM tasks").pluck().all() as string[]);
+  }
+
   getMeta(key: string): string | undefined {
     return (this.stmt("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
   }

@@ -46,7 +46,6 @@ export async function openTaskStorage(deps: {
   const { layout, sqlite, logger } = deps;
   fs.mkdirSync(layout.tasksDir, { recursive: true });
   let history: TaskHistory;
-  let rebuild = false;
   try {
     assertLooksLikeSqlite(layout.taskHistoryDb);
     history = TaskHistory.open(sqlite, layout.taskHistoryDb, logger).history;
@@ -58,11 +57,9 @@ export async function openTaskStorage(deps: {
     }
     logger.error("taskHistory.db was damaged: kept aside, rebuilding the index from the task folders", { keptAside: aside });
     history = TaskHistory.open(sqlite, layout.taskHistoryDb, logger).history;
-    rebuild = true;
   }
-  let imported = 0;
   try {
-    imported = importLegacyHistory(history, layout.legacyTaskHistoryJsonl, logger);
+    importLegacyHistory(history, layout.legacyTaskHistoryJsonl, logger);
   } catch (err) {
     // Still "pending" in the database: retried on the next start. The index stays usable.
     logger.error("importing the legacy taskHistory.jsonl failed; it will be retried", { error: (err as Error).message });
@@ -72,7 +69,9 @@ export async function openTaskStorage(deps: {
   const deletion = new TaskDeletionCoordinator(layout, history, ownership, logger);
   for (const hook of deps.deletionHooks ?? []) deletion.registerHook(hook);
   await deletion.resume();
-  if (rebuild || imported > 0) indexOrphanFolders(layout, history, logger);
+  // Folders without a row: a rebuilt or imported index, or a sidecar killed while it created a
+  // task (its folder made, its row not yet written). Every start gives them one.
+  indexOrphanFolders(layout, history, logger, (id) => ownership.owner(id) !== undefined);
   store.recoverInterrupted();
   const watcher = new HistoryWatcher(history, logger);
   watcher.start();
