@@ -9,14 +9,15 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**
  * Gives every task folder without a history row one: from its task_metadata.json (status
- * interrupted), or listed as damaged. Folders a live process has claimed are left alone (their
- * task is being created or deleted right now); rows that appear meanwhile are not overwritten.
+ * interrupted), or listed as damaged, except those `leaveAlone` names (e.g. claimed by a live
+ * process: being created or deleted right now); rows that appear meanwhile are not overwritten.
  */
 export function indexOrphanFolders(
   layout: InstanceLayout,
   history: TaskHistory,
   logger: Logger,
-  claimedByLiveProcess: (taskId: string) => boolean = () => false,
+  /** Folders to leave alone (claimed by a live process, or recovered by their own owner). */
+  leaveAlone: (taskId: string) => boolean = () => false,
 ): string[] {
   let names: string[];
   try {
@@ -31,7 +32,7 @@ export function indexOrphanFolders(
   const rows: TaskRecordInit[] = [];
   const indexed = history.ids();
   for (const id of names) {
-    if (indexed.has(id) || claimedByLiveProcess(id)) continue;
+    if (indexed.has(id) || leaveAlone(id)) continue;
     const task = layout.task(id);
     const meta = readJson<Record<string, unknown>>(task.metadataJson);
     let createdAt = 0;

@@ -46,6 +46,7 @@ export async function openTaskStorage(deps: {
   const { layout, sqlite, logger } = deps;
   fs.mkdirSync(layout.tasksDir, { recursive: true });
   let history: TaskHistory;
+  let rebuild = false;
   try {
     assertLooksLikeSqlite(layout.taskHistoryDb);
     history = TaskHistory.open(sqlite, layout.taskHistoryDb, logger).history;
@@ -57,9 +58,11 @@ export async function openTaskStorage(deps: {
     }
     logger.error("taskHistory.db was damaged: kept aside, rebuilding the index from the task folders", { keptAside: aside });
     history = TaskHistory.open(sqlite, layout.taskHistoryDb, logger).history;
+    rebuild = true;
   }
+  let imported = 0;
   try {
-    importLegacyHistory(history, layout.legacyTaskHistoryJsonl, logger);
+    imported = importLegacyHistory(history, layout.legacyTaskHistoryJsonl, logger);
   } catch (err) {
     // Still "pending" in the database: retried on the next start. The index stays usable.
     logger.error("importing the legacy taskHistory.jsonl failed; it will be retried", { error: (err as Error).message });
@@ -69,9 +72,12 @@ export async function openTaskStorage(deps: {
   const deletion = new TaskDeletionCoordinator(layout, history, ownership, logger);
   for (const hook of deps.deletionHooks ?? []) deletion.registerHook(hook);
   await deletion.resume();
-  // Folders without a row: a rebuilt or imported index, or a sidecar killed while it created a
-  // task (its folder made, its row not yet written). Every start gives them one.
-  indexOrphanFolders(layout, history, logger, (id) => ownership.owner(id) !== undefined);
+  // Folders without a row: after a rebuilt or imported index, every one gets a row. At every
+  // start, so do the folders of tasks whose sidecar was killed while creating them (folder
+  // made, row not yet written); not those of a Cline import (`cline-...`), whose missing row
+  // means "not imported yet" and which the next import redoes (import/import-committer.ts).
+  const indexAll = rebuild || imported > 0;
+  indexOrphanFolders(layout, history, logger, (id) => ownership.owner(id) !== undefined || (!indexAll && id.startsWith("cline-")));
   store.recoverInterrupted();
   const watcher = new HistoryWatcher(history, logger);
   watcher.start();
