@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as esbuild from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CheckpointDeletionHook } from "../../core/src/checkpoints/index.js";
+import { CheckpointDeletionHook, type CheckpointManager } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
 
@@ -154,6 +154,46 @@ describe("damage and cleanup", () => {
     await hook.onAllTasksDeleted();
     expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
     expect(read(sb.workspace, "shared.txt")).toBe("shared");
+  });
+
+  it("a restore or save that reaches the repository after the task was deleted writes no ref of it", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one");
+    const rows = new Set(["task-a", "task-b"]);
+    let deleteDuringRestore = false;
+    const manager: CheckpointManager = makeManager(sb, {
+      conversation: {
+        workspaceRootsOf: async (id) => (rows.has(id) ? [sb.workspace] : undefined),
+        taskExists: async (id) => rows.has(id),
+        // Asked between reading the checkpoint and taking the repository lock: the deletion
+        // (as another sidecar would run it: row first, then the refs) lands right there.
+        recordedEditedPaths: async (id) => {
+          if (deleteDuringRestore) {
+            rows.delete(id);
+            await hook.onTaskDeleted(id, sb.workspace);
+          }
+          return [];
+        },
+        rewindConversation: async () => {},
+        messageInfo: async () => undefined,
+      },
+    });
+    const hook = new CheckpointDeletionHook(manager, silentLogger());
+    const a = { id: "task-a", workspaceRoots: [sb.workspace] };
+    const baseline = (await manager.ensureBaseline(a))!;
+    write(sb.workspace, "a.txt", "two");
+    await manager.saveTurn(a, { editedPaths: ["a.txt"] });
+
+    deleteDuringRestore = true;
+    await expect(manager.restore("task-a", baseline.id, "files")).rejects.toMatchObject({ code: "not_found" });
+    expect(shadowGit(sb, "for-each-ref", "refs/dline/")).not.toContain("task-a");
+    expect(read(sb.workspace, "a.txt")).toBe("two");
+
+    // A save of a deleted task is dropped without marking the workspace's checkpoints failed.
+    rows.delete("task-b");
+    expect(await manager.ensureBaseline({ id: "task-b", workspaceRoots: [sb.workspace] })).toBeUndefined();
+    expect(shadowGit(sb, "for-each-ref", "refs/dline/")).not.toContain("task-b");
+    expect((await manager.status({ workspaceRoot: sb.workspace })).state).toBe("ready");
   });
 
   it("the size budget prunes the oldest checkpoints of deleted tasks, then finished ones, never a running task's", async () => {

@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
@@ -69,6 +70,11 @@ describe("CheckpointService over the real sidecar", () => {
       ["src/b.ts", FileStatus.ADDED, "", "new\n"],
     ]);
 
+    // Files of a task that does not exist (deleted) are never restored; task-1 gets its folder,
+    // as the task runtime makes it before the task's first checkpoint.
+    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.FILES }))).toBe(Code.NotFound);
+    expect(read(workspace, "src/b.ts")).toBe("new\n");
+    fs.mkdirSync(path.join(roots.docsDir, "tasks", "task-1"), { recursive: true });
     const restored = await cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.FILES });
     expect(restored.filesRestored).toBe(true);
     expect(restored.deletedPaths).toEqual(["src/b.ts"]);

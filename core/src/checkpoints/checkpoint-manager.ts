@@ -91,7 +91,10 @@ export class CheckpointManager {
       lockStaleMs: options.lockStaleMs ?? 10_000,
       budgetCheckEvery: options.budgetCheckEvery ?? 25,
     };
-    this.workspaces = new WorkspaceRegistry(this.o);
+    this.workspaces = new WorkspaceRegistry({
+      ...this.o,
+      taskExists: async (taskId) => (await this.conversation?.taskExists?.(taskId)) ?? true,
+    });
   }
 
   /** Supplies the conversation side once the task store exists (composition root). */

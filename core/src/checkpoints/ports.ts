@@ -17,6 +17,11 @@ export interface TaskConversationPort {
   messageInfo(taskId: string, messageId: string): Promise<{ text: string; createdAt: number } | undefined>;
   /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */
   recordedEditedPaths?(taskId: string): Promise<readonly string[]>;
+  /**
+   * False once the task's history row is gone (a deletion removes the row before the task's
+   * checkpoint refs): checkpoints of such a task are not written, since nothing would remove them.
+   */
+  taskExists?(taskId: string): Promise<boolean>;
   /** For the size budget: a running task's checkpoints are never pruned. Unknown = "deleted". */
   taskState?(taskId: string): Promise<"running" | "finished" | "deleted">;
 }

@@ -1,4 +1,5 @@
 import * as fs from "node:fs/promises";
+import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
@@ -21,6 +22,20 @@ export interface WorkspaceCheckpointsOptions {
   sizeLimitBytes: number;
   lockStaleMs: number;
   logger: Logger;
+  /** Asked under the lock before a task's checkpoint is written (see TaskDeletedError). */
+  taskExists?: (taskId: string) => Promise<boolean>;
+}
+
+/**
+ * A checkpoint of a task that was deleted meanwhile (a restore or save racing the deletion,
+ * maybe in another sidecar). The deletion removes the history row before it takes this lock to
+ * remove the task's refs, so a writer that checks under the lock either sees the task gone or
+ * finishes before the refs are removed: no ref of a deleted task is left behind.
+ */
+export class TaskDeletedError extends DlineError {
+  constructor(readonly taskId: string) {
+    super("not_found", `Task ${taskId} was deleted: no checkpoint is saved or restored for it.`);
+  }
 }
 
 export interface SaveRequest {
@@ -96,6 +111,7 @@ export class WorkspaceCheckpoints {
 
   async save(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {
     return this.lock.run(async () => {
+      await this.assertTaskExists(req.taskId);
       await this.open(signal);
       return this.saveLocked(req, signal);
     });
@@ -199,6 +215,7 @@ export class WorkspaceCheckpoints {
     recordedPaths: readonly string[],
   ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
     return this.lock.run(async () => {
+      await this.assertTaskExists(taskId);
       await this.open();
       const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
       let result: FileRestoreResult & { undo: CheckpointInfo };
@@ -253,6 +270,10 @@ export class WorkspaceCheckpoints {
       await session?.abort();
       throw err;
     }
+  }
+
+  private async assertTaskExists(taskId: string): Promise<void> {
+    if (this.options.taskExists && !(await this.options.taskExists(taskId))) throw new TaskDeletedError(taskId);
   }
 
   /** Removes the refs of one task, then lets git drop what nothing else references. */

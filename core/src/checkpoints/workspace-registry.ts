@@ -5,7 +5,7 @@ import type { SkippedPath } from "./exclusions.js";
 import { GitError } from "./git-process.js";
 import { DlineError } from "../errors.js";
 import { MESSAGES } from "./workspace-guard.js";
-import { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import { TaskDeletedError, WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { initializeWorkspace, statusBeforeInit } from "./workspace-init.js";
 
 /** One workspace this process checkpoints: its engine and the status machine around it. */
@@ -28,6 +28,7 @@ export interface WorkspaceRegistryOptions {
   lockStaleMs: number;
   isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
   onStatus?: (workspaceRoot: string, status: CheckpointStatus) => void;
+  taskExists?: (taskId: string) => Promise<boolean>;
 }
 
 /**
@@ -54,6 +55,7 @@ export class WorkspaceRegistry {
           sizeLimitBytes: this.o.sizeLimitBytes,
           lockStaleMs: this.o.lockStaleMs,
           logger: this.o.logger,
+          taskExists: this.o.taskExists,
         }),
         status: makeStatus("initializing", MESSAGES.initializing),
         saves: 0,
@@ -104,6 +106,11 @@ export class WorkspaceRegistry {
       }
       return result;
     } catch (err) {
+      if (err instanceof TaskDeletedError) {
+        // Deleted while this save waited: nothing to save, and nothing wrong with the workspace.
+        this.o.logger.info("checkpoint of a deleted task not saved", { task: taskId });
+        return undefined;
+      }
       this.o.logger.error("checkpoint save failed", { task: taskId, error: (err as Error).message });
       const missing = err instanceof GitError && err.missing;
       this.setStatus(entry, missing ? "unavailable" : "failed", describe(err));

@@ -1,4 +1,6 @@
+import * as fs from "node:fs";
 import type { TaskConversationPort } from "../checkpoints/ports.js";
+import type { InstanceLayout } from "../storage/instance-layout.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
 import type { TaskRuntime } from "./task-runtime.js";
 
@@ -6,11 +8,20 @@ import type { TaskRuntime } from "./task-runtime.js";
  * The conversation side of checkpoint restores, served by the runtime and the task index. Both
  * open just after start, so each call waits for them (a restore can come before any task runs).
  */
-export function runtimeConversationPort(runtime: () => Promise<TaskRuntime>, tasks: () => Promise<TaskStorage>): TaskConversationPort {
+export function runtimeConversationPort(
+  runtime: () => Promise<TaskRuntime>,
+  tasks: () => Promise<TaskStorage>,
+  layout: InstanceLayout,
+): TaskConversationPort {
   return {
     async workspaceRootsOf(taskId) {
       const record = (await tasks()).history.get(taskId);
       return record ? [record.workspaceRoot] : undefined;
+    },
+    async taskExists(taskId) {
+      // A deletion removes the row, then the folder, then the checkpoint refs. A folder without
+      // a row (a sidecar killed while creating the task) is indexed at the next start: it exists.
+      return (await tasks()).history.get(taskId) !== undefined || fs.existsSync(layout.task(taskId).dir);
     },
     async rewindConversation(taskId, messageId, options) {
       await (await runtime()).rewind(taskId, messageId, options);

@@ -81,6 +81,6 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
       w.lifecycle.onStop("task runtime", () => runtime.stopAll());
       return runtime;
     })());
-  w.checkpoints.attachConversation(runtimeConversationPort(get, w.tasks));
+  w.checkpoints.attachConversation(runtimeConversationPort(get, w.tasks, w.layout));
   return get;
 }
