@@ -125,7 +125,7 @@ describe("damage and cleanup", () => {
     expect((await second.list("t1")).length).toBeGreaterThanOrEqual(1);
   });
 
-  it("deleting a task removes its refs and prunes its objects; other tasks stay; deleting all removes the folder", async () => {
+  it("deleting a task removes its refs and, once the request is done, its objects; other tasks stay; deleting all removes the folder", async () => {
     const sb = makeSandbox();
     write(sb.workspace, "shared.txt", "shared");
     const manager = makeManager(sb);
@@ -143,6 +143,8 @@ describe("damage and cleanup", () => {
 
     await hook.onTaskDeleted("task-a", sb.workspace);
     expect(shadowGit(sb, "for-each-ref", "refs/dline/tasks/task-a/")).toBe("");
+    // The coordinator ends each deletion request with onDeletionsFinished: the garbage goes then.
+    await hook.onDeletionsFinished();
     expect(() => shadowGit(sb, "cat-file", "-e", blobA)).toThrow();
     expect(shadowGit(sb, "show", `${bTurn.id}:only-b.txt`)).toBe("unique content of task b");
     expect((await manager.list("task-b")).length).toBe(2);

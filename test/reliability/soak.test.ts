@@ -182,7 +182,9 @@ describe("soak", () => {
     let databases = 0;
     const check = (file: string) => {
       if (!fs.existsSync(file)) return;
-      const db = new Database(file, { readonly: true });
+      // Opened as the product opens it (read-write): a WAL left by a killed writer needs
+      // recovery on open, which a read-only connection refuses ("readonly database").
+      const db = new Database(file, { fileMustExist: true });
       expect(db.pragma("integrity_check", { simple: true }), file).toBe("ok");
       db.close();
       databases++;

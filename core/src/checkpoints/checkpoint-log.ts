@@ -10,7 +10,7 @@ import {
   type CheckpointInfo,
   type CheckpointMeta,
 } from "./checkpoint-record.js";
-import * as fs from "node:fs/promises";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { GitError, type ShadowGit } from "./git-process.js";
 
@@ -54,6 +54,11 @@ export class CheckpointLog {
     this.knownHead = { commit, tree };
   }
 
+  /** HEAD's tree when `commit` is the HEAD this process last noted. */
+  knownTreeOf(commit: string): string | undefined {
+    return this.knownHead?.commit === commit ? this.knownHead.tree : undefined;
+  }
+
   /**
    * Commits the index (or `tree` when given: checkpoints without a new snapshot) as a
    * checkpoint of `meta.task`, moves HEAD to it and clears the task's restored marker. HEAD
@@ -72,7 +77,7 @@ export class CheckpointLog {
     const commit = (
       await this.git.text(["commit-tree", tree, "-F", "-"], { input: encodeMessage(full), signal })
     ).trim();
-    const ref = await this.createTaskRef(meta.task, meta.createdAt, commit, signal);
+    const ref = await this.addTaskRef(meta.task, meta.createdAt, commit, signal);
     await this.clearRestoredMarker(meta.task, signal);
     await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
     this.noteHead(commit, tree);
@@ -84,7 +89,7 @@ export class CheckpointLog {
    * (atomic rename, then a hard link that fails if the name is taken); callers hold the
    * repository lock, so no git process races it. This saves one git process per checkpoint.
    */
-  private async createTaskRef(taskId: string, timeMs: number, commit: string, signal?: AbortSignal): Promise<string> {
+  async addTaskRef(taskId: string, timeMs: number, commit: string, signal?: AbortSignal): Promise<string> {
     for (let tie = 0; tie < 1000; tie++) {
       const ref = taskRef(taskId, timeMs, tie);
       if (!(await this.filesBackend())) {
@@ -97,17 +102,17 @@ export class CheckpointLog {
         }
       }
       const file = path.join(this.gitDir, ...ref.split("/"));
-      await fs.mkdir(path.dirname(file), { recursive: true });
+      fs.mkdirSync(path.dirname(file), { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
-      await fs.writeFile(tmp, `${commit}\n`);
+      fs.writeFileSync(tmp, `${commit}\n`);
       try {
-        await fs.link(tmp, file);
+        fs.linkSync(tmp, file);
         return ref;
       } catch (err) {
         // Another checkpoint of this task in the same millisecond: take the next name.
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       } finally {
-        await fs.rm(tmp, { force: true });
+        fs.rmSync(tmp, { force: true });
       }
     }
     throw new Error("no free checkpoint ref name");
@@ -119,17 +124,17 @@ export class CheckpointLog {
       return;
     }
     const file = path.join(this.gitDir, ...ref.split("/"));
-    await fs.mkdir(path.dirname(file), { recursive: true });
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, `${commit}\n`);
-    await fs.rename(tmp, file);
+    fs.writeFileSync(tmp, `${commit}\n`);
+    fs.renameSync(tmp, file);
   }
 
   /** A ref name for a new checkpoint of `taskId` that no checkpoint uses yet (callers hold the lock). */
   async freeTaskRef(taskId: string, timeMs: number): Promise<string> {
     for (let tie = 0; ; tie++) {
       const ref = taskRef(taskId, timeMs, tie);
-      const taken = await fs.stat(path.join(this.gitDir, ...ref.split("/"))).then(() => true, () => false);
+      const taken = fs.existsSync(path.join(this.gitDir, ...ref.split("/")));
       if (!taken) return ref;
     }
   }
@@ -140,12 +145,12 @@ export class CheckpointLog {
    */
   async readRef(ref: string): Promise<string | undefined> {
     if (!(await this.filesBackend())) return undefined;
-    const loose = await fs.readFile(path.join(this.gitDir, ...ref.split("/")), "utf8").catch(() => undefined);
+    const loose = readOrUndefined(path.join(this.gitDir, ...ref.split("/")));
     if (loose !== undefined) {
       const id = loose.trim();
       return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(id) ? id : undefined;
     }
-    const packed = await fs.readFile(path.join(this.gitDir, "packed-refs"), "utf8").catch(() => "");
+    const packed = readOrUndefined(path.join(this.gitDir, "packed-refs")) ?? "";
     const line = packed.split("\n").find((l) => l.endsWith(` ${ref}`));
     return line?.slice(0, line.indexOf(" ")) || undefined;
   }
@@ -158,9 +163,9 @@ export class CheckpointLog {
   async clearRestoredMarker(taskId: string, signal?: AbortSignal): Promise<void> {
     const ref = restoredRef(taskId);
     const files = await this.filesBackend();
-    const packed = await fs.readFile(path.join(this.gitDir, "packed-refs"), "utf8").then((t) => t.includes(` ${ref}\n`), () => false);
+    const packed = (readOrUndefined(path.join(this.gitDir, "packed-refs")) ?? "").includes(` ${ref}\n`);
     if (files && !packed) {
-      await fs.rm(path.join(this.gitDir, ...ref.split("/")), { force: true });
+      fs.rmSync(path.join(this.gitDir, ...ref.split("/")), { force: true });
       return;
     }
     await this.git.run(["update-ref", "-d", ref], { signal });
@@ -169,7 +174,7 @@ export class CheckpointLog {
   private backend: Promise<boolean> | undefined;
   /** True for the classic files ref store (a reftable repository is always written through git). */
   private filesBackend(): Promise<boolean> {
-    return (this.backend ??= fs.stat(path.join(this.gitDir, "reftable")).then(() => false, () => true));
+    return (this.backend ??= Promise.resolve(!fs.existsSync(path.join(this.gitDir, "reftable"))));
   }
 
   async emptyTree(signal?: AbortSignal): Promise<string> {
@@ -205,5 +210,17 @@ export class CheckpointLog {
       if (id) ids.add(id);
     }
     return [...ids];
+  }
+}
+
+/**
+ * Ref files are a few bytes, read and written under the repository lock on every checkpoint:
+ * synchronous calls take microseconds where each asynchronous one is a thread-pool round trip.
+ */
+function readOrUndefined(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
   }
 }

@@ -311,7 +311,8 @@ export class CheckpointManager {
   }
 
   /** A task was deleted: its refs go, other tasks' checkpoints stay. */
-  async deleteTask(taskId: string, workspaceRoot: string): Promise<void> {
+  /** Removes a task's checkpoint refs; answers the workspace whose repository held them. */
+  async deleteTask(taskId: string, workspaceRoot: string): Promise<string | undefined> {
     // A baseline still being saved (it starts without anyone waiting) must land before the
     // task's refs go; otherwise it would write them again after the deletion.
     await this.baselines.get(taskId)?.catch(() => undefined);
@@ -319,8 +320,15 @@ export class CheckpointManager {
     this.baselines.delete(taskId);
     this.running.delete(taskId);
     this.taskWorkspaces.delete(taskId);
-    if (!root) return;
-    await this.workspaces.entryFor(normaliseWorkspacePath(root)).engine.deleteTask(taskId);
+    if (!root) return undefined;
+    const key = normaliseWorkspacePath(root);
+    await this.workspaces.entryFor(key).engine.deleteTask(taskId);
+    return key;
+  }
+
+  /** Frees what deleted checkpoints left in a workspace's repository (loose and packed objects). */
+  async collectGarbage(workspaceRoot: string): Promise<void> {
+    await this.workspaces.entryFor(normaliseWorkspacePath(workspaceRoot)).engine.collectGarbage();
   }
 
   /** The last task went (or Delete Everything): the whole checkpoints folder goes. */

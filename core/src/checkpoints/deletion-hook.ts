@@ -4,11 +4,14 @@ import type { CheckpointManager } from "./checkpoint-manager.js";
 
 /**
  * Registered with the task deletion coordinator: deleting a task removes its checkpoint refs
- * (its objects are then pruned; other tasks' checkpoints stay); when every task is gone the
+ * (other tasks' checkpoints stay); once the request's tasks are gone, the objects nothing
+ * references any more are collected, once per repository touched; when every task is gone the
  * whole checkpoints folder goes. "Delete All Except Favorites" does not call onAllTasksDeleted.
  */
 export class CheckpointDeletionHook implements TaskDeletionHook {
   readonly name = "checkpoints";
+  /** Workspaces whose repositories lost refs since the last collection. */
+  private readonly touched = new Set<string>();
 
   constructor(
     private readonly checkpoints: CheckpointManager,
@@ -16,11 +19,19 @@ export class CheckpointDeletionHook implements TaskDeletionHook {
   ) {}
 
   async onTaskDeleted(taskId: string, workspaceRoot: string): Promise<void> {
-    await this.checkpoints.deleteTask(taskId, workspaceRoot);
+    const root = await this.checkpoints.deleteTask(taskId, workspaceRoot);
+    if (root) this.touched.add(root);
     this.logger.info("checkpoint refs of task removed", { task: taskId });
   }
 
+  async onDeletionsFinished(): Promise<void> {
+    const roots = [...this.touched];
+    this.touched.clear();
+    for (const root of roots) await this.checkpoints.collectGarbage(root);
+  }
+
   async onAllTasksDeleted(): Promise<void> {
+    this.touched.clear();
     await this.checkpoints.deleteAll();
     this.logger.info("checkpoints folder removed");
   }

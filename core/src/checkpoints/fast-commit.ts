@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { FastImportSession, type TreeEntry } from "./fast-import-session.js";
@@ -33,19 +34,36 @@ export function changesTree(base: TreeEntries, changes: Change[]): boolean {
   });
 }
 
+/**
+ * A turn records a few paths, mostly small files: those are read with synchronous calls
+ * (microseconds each, where each asynchronous one is a thread-pool round trip). Long lists and
+ * large files are read asynchronously, so the event loop is not held up.
+ */
+export const FEW_PATHS = 64;
+const SMALL_FILE = 256 * 1024;
+
 /** Reads what changed for each path from the work tree (missing -> delete). */
 export async function readPathChanges(workspaceRoot: string, paths: string[]): Promise<PathChange[]> {
+  const sync = paths.length <= FEW_PATHS;
   return Promise.all(
     paths.map(async (p): Promise<PathChange> => {
       const abs = toAbsolute(workspaceRoot, p);
-      const st = await fs.lstat(abs).catch(() => undefined);
+      const st = sync ? lstatSync(abs, { throwIfNoEntry: false }) : await fs.lstat(abs).catch(() => undefined);
       if (!st || st.isDirectory()) return { path: p, mode: "delete" };
-      if (st.isSymbolicLink()) return { path: p, mode: "120000", content: Buffer.from(await fs.readlink(abs)) };
-      const content = await fs.readFile(abs).catch(() => undefined);
+      if (st.isSymbolicLink()) return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
+      const content = await (sync && st.size <= SMALL_FILE ? readSmall(abs) : fs.readFile(abs).catch(() => undefined));
       if (!content) return { path: p, mode: "delete" };
       return { path: p, mode: st.mode & 0o111 ? "100755" : "100644", content };
     }),
   );
+}
+
+async function readSmall(file: string): Promise<Buffer | undefined> {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 function blobId(content: Buffer): string {

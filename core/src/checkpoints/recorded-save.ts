@@ -5,22 +5,36 @@ import { changesTree, readPathChanges, sessionEntries, type FastCommitter, type 
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY } from "./git-process.js";
 import type { SnapshotStager } from "./snapshot-stager.js";
+import { commitBody } from "./git-objects.js";
+import { writePack } from "./pack-writer.js";
+import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 
 /**
  * The per-turn fast path: a checkpoint that is the previous snapshot (HEAD) plus the paths the
- * editing tools recorded, written by one fast-import process: HEAD is read from the ref file,
- * its tree and the old entries of the paths are asked of fast-import, the commit follows in
- * the same stream. No index read or write, no status: the cost follows the recorded paths.
+ * editing tools recorded. No index read or write, no status: the cost follows the recorded
+ * paths. Two ways to write it:
+ * - without any git process (a turn's usual case): the trees along the changed paths are
+ *   rewritten (TreeEditor), the new blobs, trees and commit written as one pack and the refs
+ *   directly; this needs HEAD's commit and the trees on the way remembered from the previous
+ *   turn or readable as loose objects;
+ * - otherwise with one fast-import process: HEAD's tree and the old entries of the paths are
+ *   asked of it and the commit follows in the same stream (also the way restores save their
+ *   undo point, on the restore's own session).
  */
 export type BaseMeta = Omit<CheckpointMeta, "skipped" | "skippedTotal" | "reused">;
 
 export class RecordedPathSaver {
+  private readonly editor: TreeEditor;
+
   constructor(
     private readonly log: CheckpointLog,
     private readonly stager: SnapshotStager,
     private readonly fast: FastCommitter,
     private readonly workspaceRoot: string,
-  ) {}
+    private readonly objectsDir: string,
+  ) {
+    this.editor = new TreeEditor(objectsDir);
+  }
 
   /**
    * Saves the checkpoint; undefined when it cannot be built this way (no previous snapshot,
@@ -37,6 +51,10 @@ export class RecordedPathSaver {
     if (!(await this.fast.usable())) return undefined;
     const head = await this.log.readRef(SNAPSHOT_HEAD);
     if (!head) return undefined;
+    if (!options.session) {
+      const saved = await this.saveWithoutGit(meta, head, editedPaths, carried);
+      if (saved) return saved;
+    }
     const own = !options.session;
     const session = options.session ?? this.fast.open({ signal: options.signal });
     try {
@@ -85,6 +103,35 @@ export class RecordedPathSaver {
       return { ...full, id: commit, tree, seq: 0, ref };
     } catch (err) {
       if (own) await session.abort();
+      throw err;
+    }
+  }
+
+  /** The git-less way (see above); undefined when a tree on the way is neither remembered nor loose. */
+  private async saveWithoutGit(meta: BaseMeta, head: string, editedPaths: readonly string[], carried: SkippedPath[]): Promise<CheckpointInfo | undefined> {
+    try {
+      const baseTree = this.log.knownTreeOf(head) ?? this.editor.treeOfCommit(head);
+      const { take, drop, skipped } = await this.stager.classifyPaths(editedPaths);
+      const read = await readPathChanges(this.workspaceRoot, take);
+      const changes: PathChange[] = [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" }))];
+      const batch = new ObjectBatch();
+      const tree = this.editor.apply(baseTree, changes, batch);
+      const unique = dedupeSkips([...skipped, ...carried]);
+      const full: CheckpointMeta = {
+        ...meta,
+        skipped: unique.slice(0, MAX_RECORDED_SKIPS),
+        skippedTotal: unique.length,
+        reused: tree === baseTree,
+      };
+      const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, full.createdAt, encodeMessage(full)));
+      await writePack(this.objectsDir, batch.objects);
+      // Objects first, then the checkpoint's ref, then HEAD: a crash leaves no ref to a missing object.
+      const ref = await this.log.addTaskRef(meta.task, meta.createdAt, commit);
+      await this.log.moveHead(commit, tree);
+      await this.log.clearRestoredMarker(meta.task);
+      return { ...full, id: commit, tree, seq: 0, ref };
+    } catch (err) {
+      if (err instanceof TreeUnavailable) return undefined;
       throw err;
     }
   }

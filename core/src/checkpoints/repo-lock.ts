@@ -1,6 +1,7 @@
-import * as fs from "node:fs/promises";
+import { existsSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
+import { syncLockFs } from "./lock-fs.js";
 
 /**
  * One lock per shadow repository, held across processes (proper-lockfile: a lock folder whose
@@ -10,6 +11,7 @@ import lockfile from "proper-lockfile";
  */
 export class RepoLock {
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly lockFs = syncLockFs();
 
   constructor(
     private readonly lockTarget: string,
@@ -35,13 +37,14 @@ export class RepoLock {
   static readonly MISSING: unique symbol = Symbol("repository missing");
 
   private async withFileLock<T>(fn: () => Promise<T>, create: boolean): Promise<T | typeof RepoLock.MISSING> {
-    if (create) await fs.mkdir(path.dirname(this.lockTarget), { recursive: true });
-    else if (!(await fs.stat(path.dirname(this.lockTarget)).then(() => true, () => false))) return RepoLock.MISSING;
+    if (create) mkdirSync(path.dirname(this.lockTarget), { recursive: true });
+    else if (!existsSync(path.dirname(this.lockTarget))) return RepoLock.MISSING;
     const release = await lockfile.lock(this.lockTarget, {
       stale: this.staleMs,
       update: Math.max(1000, Math.floor(this.staleMs / 2)),
       realpath: false,
       lockfilePath: `${this.lockTarget}.lock`,
+      fs: this.lockFs,
       retries: { retries: Math.ceil(this.waitMs / 100), minTimeout: 50, maxTimeout: 200, factor: 1.2 },
       // proper-lockfile's default throws from a timer (taking the process down) when the lock
       // could not be refreshed in time; the git steps themselves stay safe, so only note it.

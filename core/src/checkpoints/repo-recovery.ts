@@ -1,4 +1,5 @@
 import * as fs from "node:fs/promises";
+import { mkdirSync } from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
@@ -51,7 +52,7 @@ export class RecoveringLock {
 
   run<T>(fn: () => Promise<T>, retryAfterRebuild = true): Promise<T> {
     return this.lock.with(async () => {
-      await fs.mkdir(this.repo.paths.repoDir, { recursive: true });
+      mkdirSync(this.repo.paths.repoDir, { recursive: true });
       return this.recovering(fn, retryAfterRebuild);
     });
   }

@@ -2,6 +2,7 @@ import { lstatSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
+import { FEW_PATHS } from "./fast-commit.js";
 import { mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** From this many paths on, update-index writes new objects into packs (bulk check-in)... */
@@ -43,12 +44,16 @@ export class SnapshotStager {
     const take: string[] = [];
     const drop: string[] = [];
     const unique = [...new Set(paths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p))];
+    // A turn records a few paths: synchronous stats (microseconds each) beat thread-pool round
+    // trips; a long list is checked asynchronously, so the event loop is not held up.
+    const sync = unique.length <= FEW_PATHS;
     await mapLimit(unique, 16, async (rel) => {
-      if (await nested.containing(rel)) {
+      if (sync ? nested.containingSync(rel) : await nested.containing(rel)) {
         skipped.push({ path: rel, reason: "nested_repository" });
         return;
       }
-      const st = await fs.lstat(toAbsolute(this.workspaceRoot, rel)).catch(() => undefined);
+      const abs = toAbsolute(this.workspaceRoot, rel);
+      const st = sync ? lstatSync(abs, { throwIfNoEntry: false }) : await fs.lstat(abs).catch(() => undefined);
       if (st?.isDirectory()) return;
       if (st && st.size > this.sizeLimitBytes) {
         skipped.push({ path: rel, reason: "size" });

@@ -1,4 +1,5 @@
 import * as fs from "node:fs/promises";
+import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
@@ -89,7 +90,7 @@ export class WorkspaceCheckpoints {
     this.stager = new SnapshotStager(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.diff = new SnapshotDiff(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.fast = new FastCommitter(this.repo.git, this.repo.paths.gitDir);
-    this.recorded = new RecordedPathSaver(this.log, this.stager, this.fast, options.workspaceRoot);
+    this.recorded = new RecordedPathSaver(this.log, this.stager, this.fast, options.workspaceRoot, path.join(this.repo.paths.gitDir, "objects"));
     this.restorer = new SnapshotRestore(this.repo.git, options.workspaceRoot);
   }
 
@@ -276,7 +277,7 @@ export class WorkspaceCheckpoints {
     if (this.options.taskExists && !(await this.options.taskExists(taskId))) throw new TaskDeletedError(taskId);
   }
 
-  /** Removes the refs of one task, then lets git drop what nothing else references. */
+  /** Removes the refs of one task; its objects go at the next collectGarbage. */
   async deleteTask(taskId: string): Promise<void> {
     await this.lock.run(async () => {
       if (!(await this.repo.exists())) return;
@@ -284,9 +285,18 @@ export class WorkspaceCheckpoints {
       const refs = (await this.log.list(taskId)).map((c) => c.ref);
       const marker = await this.log.restoredMarker(taskId);
       await this.log.deleteRefs(marker ? [...refs, `refs/dline/restored/${taskId}`] : refs);
-      await this.repo.git.run(["prune", "--expire=now"]);
-      await this.repo.git.run(["gc", "--auto", "--quiet"]);
     });
+  }
+
+  /**
+   * Drops every object no ref reaches: loose ones, and those in the packs turn saves write
+   * (one each), which a full repack folds together. Run once after a batch of deletions.
+   */
+  async collectGarbage(): Promise<void> {
+    await this.lock.read(async () => {
+      if (!(await this.repo.exists())) return;
+      await this.repo.git.run(["gc", "--prune=now", "--quiet"]);
+    }, () => undefined);
   }
 
   /** Keeps the objects under `budgetBytes` (see checkpoint-budget.ts); returns the ids removed. */

@@ -23,8 +23,9 @@ export interface DeleteResult {
  * ownership claim (stopping it first if this sidecar runs it), remove its history row (from
  * then on it is never listed), move its folder into tasks/.deleting/ and remove it, then call
  * every TaskDeletionHook (checkpoints). When every task is gone (mode "all", or the last one was
- * deleted) the hooks' onAllTasksDeleted runs, never for "all except favourites". A deletion cut
- * short (crash, SIGKILL) is finished by `resume` on the next start.
+ * deleted) the hooks' onAllTasksDeleted runs, never for "all except favourites"; otherwise their
+ * onDeletionsFinished runs once for the request. A deletion cut short (crash, SIGKILL) is
+ * finished by `resume` on the next start.
  */
 export class TaskDeletionCoordinator {
   private readonly hooks: TaskDeletionHook[] = [];
@@ -70,6 +71,7 @@ export class TaskDeletionCoordinator {
     await done.flush();
     const everything = mode === "all" || (mode === "selected" && result.deleted.length > 0 && this.history.count() === 0);
     if (everything && result.refused.length === 0) await this.allTasksDeleted();
+    else await this.deletionsFinished();
     if (mode === "selected" && result.refused.length > 0) {
       throw new DlineError(
         "failed_precondition",
@@ -93,6 +95,7 @@ export class TaskDeletionCoordinator {
     await done.flush();
     if (finished.length) this.logger.info("finished interrupted task deletions", { count: finished.length });
     if (journal.allTasks && journal.allTasks.pid === process.pid) await this.allTasksDeleted();
+    else if (finished.length) await this.deletionsFinished();
     this.sweepDeletingDir();
     return finished;
   }
@@ -145,6 +148,16 @@ export class TaskDeletionCoordinator {
       }
     }
     await this.journal.allTasksDone();
+  }
+
+  private async deletionsFinished(): Promise<void> {
+    for (const hook of this.hooks) {
+      try {
+        await hook.onDeletionsFinished?.();
+      } catch (err) {
+        this.logger.error("deletion hook failed (after deletions)", { hook: hook.name, error: (err as Error).message });
+      }
+    }
   }
 
   private async runTaskHooks(taskId: string, workspaceRoot: string): Promise<void> {

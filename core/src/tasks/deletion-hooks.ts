@@ -13,4 +13,9 @@ export interface TaskDeletionHook {
    * owner keeps for tasks. Not called for "Delete All Except Favorites".
    */
   onAllTasksDeleted(): Promise<void>;
+  /**
+   * A deletion request (one or many tasks) has run its onTaskDeleted calls: work worth doing
+   * once per request rather than once per task (e.g. collecting the garbage they left).
+   */
+  onDeletionsFinished?(): Promise<void>;
 }
