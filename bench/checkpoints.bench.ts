@@ -7,7 +7,8 @@
 // - restore of the 3 edited files vs `git checkout <commit> -- <paths>`;
 // - shadow repository size after 100 turns vs the tree itself;
 // - how each cost grows from 2,000 to 100,000 files (the scaling curve).
-// Prints figures; asserts nothing.
+// Each timed save or restore (ours and the peer's) starts on a flushed disk. Prints figures;
+// asserts nothing.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -60,6 +61,15 @@ function globNestedGit(root: string): string[] {
   };
   walk(root);
   return found;
+}
+
+/**
+ * Flushes what earlier steps left for the disk to write. Each timed save and restore (ours and
+ * the peer's alike) starts after one, so it pays for its own writes, not for the write-back of
+ * the step before it (the peer's `git add .` rewrites a multi-megabyte index every turn).
+ */
+function flushDisk(): void {
+  execFileSync("sync");
 }
 
 function time<T>(fn: () => T): [number, T] {
@@ -170,7 +180,9 @@ for (const n of sizes) {
   for (let t = 1; t <= turns; t++) {
     edit(ws, t);
     edit(copy, t);
+    flushDisk();
     ours.push((await timeAsync(() => manager.saveTurn(task, { editedPaths: edited })))[0]);
+    flushDisk();
     const p = peerSave(`turn ${t}`);
     peer.push(p.full);
     peerAddCommit.push(p.addCommit);
@@ -185,7 +197,9 @@ for (const n of sizes) {
   for (let t = 1; t <= turns; t++) {
     edit(ws, 100 + t);
     edit(copy, 100 + t);
+    flushDisk();
     oursCmd.push((await timeAsync(() => manager.saveTurn(task, { commandRan: true })))[0]);
+    flushDisk();
     peerCmd.push(peerSave(`cmd ${t}`).full);
   }
   const cmd = median(oursCmd);
@@ -199,7 +213,9 @@ for (const n of sizes) {
   for (let r = 0; r < 7; r++) {
     edit(ws, 500 + r);
     edit(copy, 500 + r);
+    flushDisk();
     restores.push((await timeAsync(() => manager.restore("bench", target.id, "files")))[0]);
+    flushDisk();
     peerRestores.push(time(() => rawGit(copy, "checkout", "HEAD~3", "--", ...edited))[0]);
   }
   const restore = median(restores);

@@ -15,6 +15,13 @@ const deflate = promisify(zlib.deflate);
  */
 const SMALL = 256 * 1024;
 
+/**
+ * zlib settings for those small objects: a 4 KiB window and little hash memory make each call's
+ * set-up several times cheaper than the defaults, for a slightly larger result (git reads
+ * streams of any window size).
+ */
+const SMALL_DEFLATE: zlib.ZlibOptions = { level: 1, memLevel: 2, windowBits: 12 };
+
 const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
 export interface NewObject {
@@ -40,7 +47,7 @@ export async function writePack(objectsDir: string, objects: ReadonlyMap<string,
   let offset = header.length;
   const records: { id: string; offset: number; crc: number }[] = [];
   for (const e of entries) {
-    const compressed = e.body.length <= SMALL ? zlib.deflateSync(e.body, { level: 1 }) : await deflate(e.body, { level: 1 });
+    const compressed = e.body.length <= SMALL ? zlib.deflateSync(e.body, SMALL_DEFLATE) : await deflate(e.body, { level: 1 });
     const packed = Buffer.concat([objectHeader(TYPE_CODES[e.type], e.body.length), compressed]);
     records.push({ id: e.id, offset, crc: zlib.crc32(packed) });
     parts.push(packed);
