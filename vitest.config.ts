@@ -9,5 +9,7 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     reporters: ["default"],
+    // A temporary folder per run, removed at the end (test/global-setup.ts).
+    globalSetup: ["test/global-setup.ts"],
   },
 });
