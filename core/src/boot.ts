@@ -35,13 +35,15 @@ export async function bootCore(options: BootOptions): Promise<Booted> {
   process.on("SIGTERM", () => void lifecycle.stop("SIGTERM"));
   process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
   process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
-  setImmediate(() => {
+  // Loaded once the editor's first calls (Initialize, Health) have had the process to
+  // themselves; a call that needs SQLite before then loads it on the spot.
+  setTimeout(() => {
     try {
       app.sqlite.warm();
       logger.info("sqlite addon loaded");
     } catch (err) {
       logger.error("cannot load the SQLite addon", { error: (err as Error).message });
     }
-  });
+  }, 150).unref();
   return { app, logger, lifecycle };
 }
