@@ -1,21 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
-import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
-import { decideApproval, type AutoApprovalSettings } from "../agent/approval.js";
+import { TaskStatus } from "../gen/dline/v1/task_pb.js";
+import type { AutoApprovalSettings } from "../agent/approval.js";
 import type { ContentBlock, StopReason } from "../agent/providers/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
-import { planText } from "../agent/tools/plan-tool.js";
-import { runTool, toolSpecs } from "../agent/tools/registry.js";
-import type { ToolDefinition, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
+import { toolSpecs } from "../agent/tools/registry.js";
+import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import { uiMessageToProto } from "../rpc/task-mapping.js";
 import type { AskBroker } from "./ask-broker.js";
-import { JOURNAL_KIND, rebuildConversation, type ToolResultsData } from "./conversation.js";
+import { JOURNAL_KIND, rebuildConversation } from "./conversation.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
+import { runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -72,9 +71,6 @@ export const MODEL_STOP_REASONS = {
   refusal: "the model refused to answer",
 } as const;
 
-const COMMAND_TOOL = "execute_command";
-const SUBAGENT_TOOL = "new_subagent";
-
 /** The `mode` setting: in plan mode the agent reads and plans; tools that change anything are refused. */
 export type TaskMode = "act" | "plan";
 
@@ -83,13 +79,6 @@ const PLAN_MODE_PROMPT =
   "answer with a plan of the changes (update_plan helps them follow it). Tools that modify the workspace or run commands " +
   "are refused in plan mode; subagents you start explore in plan mode too. The person switches to act mode when the " +
   "plan suits them.";
-
-/** One line a person reads about a tool call. */
-function summarize(tool: string, input: Record<string, unknown>): string {
-  const target = input.command ?? input.path ?? input.question ?? "";
-  const text = typeof target === "string" ? target : JSON.stringify(target);
-  return `${tool}${text ? ` ${text.split("\n")[0].slice(0, 200)}` : ""}`;
-}
 
 /**
  * The agent's turn loop for one task: ask the model, stream its answer as events, run the
@@ -182,7 +171,7 @@ export class TurnLoop {
           deps.setStatus(TaskStatus.COMPLETED, reason);
           return "idle";
         }
-        const outcome = await this.runTools(turn.toolCalls, turn.messageId, signal);
+        const outcome = await runToolCalls(this.toolHost(), turn.toolCalls, turn.messageId, signal);
         if (outcome === "completed") return "completed";
       }
       deps.setStatus(TaskStatus.FAILED, `stopped after ${maxRequests} model requests in one run`);
@@ -326,163 +315,26 @@ export class TurnLoop {
     return { failed, toolCalls, messageId: message?.id ?? "", stopReason };
   }
 
-  /** Asks the editor and waits; the status is WAITING meanwhile. */
-  private async ask(kind: AskKind, tool: string, summary: string, detail: string, options: string[], signal: AbortSignal) {
-    const { deps } = this;
-    const answer = await deps.asks.ask((askId) => {
-      deps.events.append({ case: "ask", value: create(AskSchema, { askId, kind, tool, summary, detail, options }) });
-      deps.setStatus(TaskStatus.WAITING, summary);
-    }, signal);
-    deps.events.append({ case: "askResolved", value: { askId: "", approved: answer.approve, text: answer.text } });
-    deps.setStatus(TaskStatus.RUNNING);
-    return answer;
-  }
-
-  private async runTools(
-    calls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[],
-    assistantMessageId: string,
-    signal: AbortSignal,
-  ): Promise<"continue" | "completed"> {
-    const { deps } = this;
-    const results: ToolResultsData["results"] = [];
-    let feedback: string | undefined;
-    let denied = false;
-    let modified = false;
-    let commandRan = false;
-    let completion: StoredUiMessage | undefined;
-    const edited = new Set<string>();
-    const agentIgnore = await deps.agentIgnore();
-    for (const call of calls) {
-      const result = (content: string, isError = false) => results.push({ toolUseId: call.id, content, isError });
-      if (denied || completion) {
-        result("Not run: an earlier tool call in this turn was denied or completed the task.", true);
-        continue;
-      }
-      const tool = this.turnTools.find((t) => t.name === call.name);
-      if (!tool) {
-        result(`Unknown tool "${call.name}". Available tools: ${this.turnTools.map((t) => t.name).join(", ")}.`, true);
-        continue;
-      }
-      if (!call.input) {
-        result(`The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.`, true);
-        continue;
-      }
-      const input = call.input;
-      // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
-      if (!tool.readOnly && tool.name !== SUBAGENT_TOOL && (await this.mode()) === "plan") {
-        result(`${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`, true);
-        continue;
-      }
-      const summary = summarize(call.name, input);
-      const isCommand = tool.name === COMMAND_TOOL;
-      const decision = decideApproval(tool.approvalCategory(input), await deps.autoApproval(), this.autoApprovedInARow);
-      if (decision.kind === "auto_approved") this.autoApprovedInARow++;
-      if (decision.kind === "ask") {
-        const kind = isCommand ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
-        const answer = await this.ask(kind, call.name, summary, JSON.stringify(input), [], signal);
-        this.autoApprovedInARow = 0;
-        if (!answer.approve) {
-          denied = true;
-          this.addMessage({ role: "user", kind: "denied", text: answer.text, tool: call.name });
-          result(`The user denied this operation.${answer.text ? ` Their feedback: ${answer.text}` : ""}`, true);
-          continue;
-        }
-        if (answer.text) feedback = `The user approved with feedback: ${answer.text}`;
-      }
-      const pre = await this.hooks("PreToolUse", { tool: call.name, input }, signal);
-      if (pre.blocked) {
-        result(`A PreToolUse hook blocked ${call.name}: ${pre.blocked}`, true);
-        continue;
-      }
-      if (!tool.readOnly) {
-        await deps.checkpoints?.baseline();
-        modified = true;
-      }
-      const visible = tool.approvalCategory(input) !== undefined;
-      const toolMessage = visible
-        ? this.addMessage({ role: "tool", kind: isCommand ? "command" : "tool", tool: call.name, text: summary, detail: JSON.stringify(input), partial: true })
-        : undefined;
-      if (visible) deps.events.append({ case: "toolStarted", value: { toolCallId: call.id, tool: call.name, summary, detail: JSON.stringify(input) } });
-      const logPath = isCommand ? deps.commandLog.pathFor(call.id.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
-      let outcome: ToolResult;
-      try {
-        outcome = await runTool(tool, input, {
-          workspaceRoot: deps.workspaceRoot,
-          signal,
-          agentIgnore,
-          recordEditedPath: (p) => edited.add(p),
-          onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: call.id, chunk } }),
-          commandLogPath: logPath,
-          commandTimeoutMs: isCommand ? await deps.commandTimeoutMs() : undefined,
-          toolCallId: call.id,
-          environment: deps.environment?.(),
-        });
-      } finally {
-        if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));
-      }
-      if (isCommand) commandRan = true;
-      await this.hooks("PostToolUse", { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) }, signal);
-      if (toolMessage) {
-        deps.events.append({ case: "toolFinished", value: { toolCallId: call.id, ok: !outcome.isError, result: outcome.content.slice(0, 64 * 1024) } });
-        toolMessage.partial = false;
-        toolMessage.detail = JSON.stringify({ input, ok: !outcome.isError, output: outcome.content.slice(0, 64 * 1024) });
-        this.finalize(toolMessage);
-      }
-      const interaction = outcome.interaction;
-      if (interaction?.kind === "followup") {
-        this.addMessage({ role: "assistant", kind: "followup", text: interaction.question, detail: JSON.stringify({ options: interaction.options }) });
-        const answer = await this.ask(AskKind.FOLLOWUP, call.name, interaction.question, JSON.stringify(input), interaction.options, signal);
-        this.autoApprovedInARow = 0;
-        this.addMessage({ role: "user", kind: "text", text: answer.text });
-        result(`<answer>\n${answer.text}\n</answer>`);
-        continue;
-      }
-      if (interaction?.kind === "subagent") {
-        if (!deps.runSubagent) {
-          result("Subagents are not available here.", true);
-          continue;
-        }
-        result(await deps.runSubagent(interaction.prompt, interaction.name, signal));
-        continue;
-      }
-      if (interaction?.kind === "plan") {
-        // The plan as a chat message: its text a checklist, its detail the steps (clients show the latest).
-        this.addMessage({ role: "assistant", kind: "plan", text: planText(interaction.steps), detail: JSON.stringify({ steps: interaction.steps, explanation: interaction.explanation ?? "" }) });
-        result(outcome.content);
-        continue;
-      }
-      if (interaction?.kind === "completion") {
-        completion = this.addMessage({ role: "assistant", kind: "completion", text: interaction.result });
-        result("The user was shown the result.");
-        continue;
-      }
-      result(outcome.content, outcome.isError);
-    }
-    this.journal(JOURNAL_KIND.toolResults, { results, feedback } satisfies ToolResultsData);
-    if (modified && deps.checkpoints) {
-      // The checkpoint follows the whole turn: it is anchored on the turn's last message.
-      const anchor = this.lastMessageId || assistantMessageId;
-      const id = await deps.checkpoints.saveTurn({ editedPaths: [...edited], commandRan, messageId: anchor });
-      if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
-    }
-    if (completion) {
-      if (deps.checkpoints) {
-        const id = await deps.checkpoints.saveCompletion(completion.id);
-        if (id) {
-          completion.checkpointId = id;
-          deps.messages.update(completion);
-          deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: completion.id, kind: "CHECKPOINT_KIND_COMPLETION" } });
-        }
-      }
-      await this.hooks("TaskComplete", { result: completion.text });
-      deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
-      return "completed";
-    }
-    if (denied) {
-      // A denial ends the run: the model hears about it with the user's next message.
-      deps.setStatus(TaskStatus.COMPLETED, "an operation was denied");
-      return "completed";
-    }
-    return "continue";
+  /** The loop's side of running a turn's tool calls (tool-turn.ts). */
+  private toolHost(): ToolTurnHost {
+    const loop = this;
+    return {
+      deps: this.deps,
+      tools: this.turnTools,
+      get lastMessageId() {
+        return loop.lastMessageId;
+      },
+      get autoApprovedInARow() {
+        return loop.autoApprovedInARow;
+      },
+      set autoApprovedInARow(count: number) {
+        loop.autoApprovedInARow = count;
+      },
+      mode: () => this.mode(),
+      hooks: (event, payload, signal) => this.hooks(event, payload, signal),
+      addMessage: (init) => this.addMessage(init),
+      finalize: (message) => this.finalize(message),
+      journal: (kind, data) => this.journal(kind, data),
+    };
   }
 }
