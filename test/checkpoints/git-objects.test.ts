@@ -95,4 +95,17 @@ describe("objects written without git", () => {
     const base = git("rev-parse", "HEAD^{tree}").trim();
     expect(() => new TreeEditor(objects).apply(base, [{ path: "pkg-0/f0.ts", mode: "delete" }], new ObjectBatch())).toThrow(TreeUnavailable);
   });
+
+  it("packs large objects too (multi-byte size headers, compressed off the event loop)", async () => {
+    const { dir, git } = repo();
+    const objects = path.join(dir, ".git", "objects");
+    const batch = new ObjectBatch();
+    // Sizes around the header's 4- and 7-bit boundaries, and past the synchronous limit (256 KiB).
+    const contents = [0, 15, 16, 2047, 70_000, 300_000].map((n, i) => Buffer.from(Array.from({ length: n }, (_, k) => String.fromCharCode(32 + ((k * 7 + i) % 90))).join("")));
+    const ids = contents.map((c) => batch.put("blob", c));
+    await writePack(objects, batch.objects);
+    const pack = fs.readdirSync(path.join(objects, "pack")).find((n) => n.endsWith(".idx"))!;
+    git("verify-pack", path.join(".git", "objects", "pack", pack));
+    ids.forEach((id, i) => expect(git("cat-file", "-p", id)).toBe(contents[i].toString()));
+  });
 });
