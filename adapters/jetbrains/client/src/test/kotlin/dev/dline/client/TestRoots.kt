@@ -5,7 +5,9 @@ import java.nio.file.Path
 
 /** Isolated roots for one test, as test/helpers/sidecar.ts makes them: nothing touches the real ~/.dline. */
 class TestRoots(prefix: String = "dline-kt-") {
-    val base: Path = Files.createTempDirectory(prefix)
+    // Under the test run's own temporary folder when there is one (TMPDIR, set by the vitest run
+    // and removed after it); the JVM's java.io.tmpdir ignores TMPDIR.
+    val base: Path = Files.createTempDirectory(tempRoot(), prefix)
     val home: Path = Files.createDirectories(base.resolve("home"))
     val dlineDir: Path = base.resolve("dline")
     val homeDir: Path = base.resolve("dline-home")
@@ -18,7 +20,7 @@ class TestRoots(prefix: String = "dline-kt-") {
         "DLINE_DIR" to dlineDir.toString(),
         "DLINE_HOME_DIR" to homeDir.toString(),
         "DLINE_DOCS_DIR" to docsDir.toString(),
-        "TMPDIR" to System.getProperty("java.io.tmpdir"),
+        "TMPDIR" to tempRoot().toString(),
     )
 
     /** A launch of [binary] (the real sidecar by default) with only these roots in its environment. */
@@ -43,3 +45,6 @@ object Repo {
         return binary
     }
 }
+
+private fun tempRoot(): Path =
+    System.getenv("TMPDIR")?.takeIf { it.isNotBlank() }?.let { Path.of(it) } ?: Path.of(System.getProperty("java.io.tmpdir"))
