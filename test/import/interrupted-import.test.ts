@@ -6,28 +6,12 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import { describe, expect, it } from "vitest";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import type { TestRoots } from "../helpers/sidecar.js";
 import { clineHomeData, vscodeGlobalStorage, writeLegacyTask } from "./fixtures.js";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-const temps: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function testRoots(prefix: string): TestRoots {
-  const roots = makeTestRoots(prefix);
-  temps.push(roots.base);
-  return roots;
-}
-
-async function sidecar(roots: TestRoots): Promise<RunningSidecar> {
-  const s = await startSidecar({ roots });
-  cleanups.push(() => s.stop());
-  return s;
-}
+const { testRoots, sidecar } = scopedSidecars();
 
 function query(file: string, sql: string): unknown[] {
   const db = new Database(file, { readonly: true, fileMustExist: true });

@@ -2,10 +2,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { Code } from "@connectrpc/connect";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ImportItemKind } from "../../core/src/gen/dline/v1/import_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
-import { makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import type { TestRoots } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace } from "../runtime/harness.js";
 import {
   clineHomeData,
@@ -17,24 +18,7 @@ import {
   writeSession,
 } from "./fixtures.js";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-const temps: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
-  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function testRoots(prefix: string): TestRoots {
-  const roots = makeTestRoots(prefix);
-  temps.push(roots.base);
-  return roots;
-}
-
-async function sidecar(roots?: TestRoots): Promise<RunningSidecar> {
-  const s = await startSidecar({ roots });
-  cleanups.push(() => s.stop());
-  return s;
-}
+const { testRoots, sidecar, onCleanup } = scopedSidecars();
 
 /** A Cline tree with every kind of item the import must handle. */
 function clineTree(home: string, workspace: string) {
@@ -213,7 +197,7 @@ describe("ImportService through the real sidecar", () => {
     const { server } = await configureModel(s.clients, "anthropic", {
       turns: [{ text: "Continuing.", toolCalls: [{ name: "attempt_completion", input: { result: "continued" } }] }],
     });
-    cleanups.push(() => server.stop());
+    onCleanup(() => server.stop());
     const res = await s.clients.imports.importCline({ sourceKeys: ["session:1717000000000_ccccc"] });
     expect(res.results[0].outcome).toBe("imported");
     const taskId = res.results[0].taskId;
@@ -236,7 +220,7 @@ describe("ImportService through the real sidecar", () => {
     const { server } = await configureModel(s.clients, "openai", {
       turns: [{ text: "Sure.", toolCalls: [{ name: "attempt_completion", input: { result: "explained" } }] }],
     });
-    cleanups.push(() => server.stop());
+    onCleanup(() => server.stop());
     const res = await s.clients.imports.importCline({ sourceKeys: ["legacy:6001"] });
     const taskId = res.results[0].taskId;
     expect(res.results[0].outcome).toBe("imported");

@@ -60,30 +60,17 @@ export class RecordedPathSaver {
     try {
       const baseTreeAnswer = session.rootTree(head);
       baseTreeAnswer.catch(() => undefined); // awaited below; not unhandled meanwhile
-      const { take, drop, skipped } = await this.stager.classifyPaths(editedPaths);
-      const paths = [...take, ...drop];
+      const { changes, skipped } = await this.changesOf(editedPaths);
       let baseTree: string;
       let baseEntries;
-      let read: PathChange[];
       try {
-        [baseTree, baseEntries, read] = await Promise.all([
-          baseTreeAnswer,
-          sessionEntries(session, head, paths),
-          readPathChanges(this.workspaceRoot, take),
-        ]);
+        [baseTree, baseEntries] = await Promise.all([baseTreeAnswer, sessionEntries(session, head, changes.map((c) => c.path))]);
       } catch {
         // HEAD unreadable (e.g. damaged objects): the staging path finds out and repairs.
         if (own) await session.abort();
         return undefined;
       }
-      const changes: PathChange[] = [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" }))];
-      const unique = dedupeSkips([...skipped, ...carried]);
-      const full: CheckpointMeta = {
-        ...meta,
-        skipped: unique.slice(0, MAX_RECORDED_SKIPS),
-        skippedTotal: unique.length,
-        reused: !changesTree(baseEntries, changes),
-      };
+      const full = withSkips(meta, skipped, carried, !changesTree(baseEntries, changes));
       const ref = await this.log.freeTaskRef(meta.task, meta.createdAt);
       session.commit({
         ref,
@@ -111,18 +98,10 @@ export class RecordedPathSaver {
   private async saveWithoutGit(meta: BaseMeta, head: string, editedPaths: readonly string[], carried: SkippedPath[]): Promise<CheckpointInfo | undefined> {
     try {
       const baseTree = this.log.knownTreeOf(head) ?? this.editor.treeOfCommit(head);
-      const { take, drop, skipped } = await this.stager.classifyPaths(editedPaths);
-      const read = await readPathChanges(this.workspaceRoot, take);
-      const changes: PathChange[] = [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" }))];
+      const { changes, skipped } = await this.changesOf(editedPaths);
       const batch = new ObjectBatch();
       const tree = this.editor.apply(baseTree, changes, batch);
-      const unique = dedupeSkips([...skipped, ...carried]);
-      const full: CheckpointMeta = {
-        ...meta,
-        skipped: unique.slice(0, MAX_RECORDED_SKIPS),
-        skippedTotal: unique.length,
-        reused: tree === baseTree,
-      };
+      const full = withSkips(meta, skipped, carried, tree === baseTree);
       const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, full.createdAt, encodeMessage(full)));
       await writePack(this.objectsDir, batch.objects);
       // Objects first, then the checkpoint's ref, then HEAD: a crash leaves no ref to a missing object.
@@ -135,4 +114,17 @@ export class RecordedPathSaver {
       throw err;
     }
   }
+
+  /** The recorded paths' changes as read from the work tree (left-out large files removed), and what was left out. */
+  private async changesOf(editedPaths: readonly string[]): Promise<{ changes: PathChange[]; skipped: SkippedPath[] }> {
+    const { take, drop, skipped } = await this.stager.classifyPaths(editedPaths);
+    const read = await readPathChanges(this.workspaceRoot, take);
+    return { changes: [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" }))], skipped };
+  }
+}
+
+/** The checkpoint's metadata with what this save and the earlier scan left out (capped). */
+function withSkips(meta: BaseMeta, skipped: SkippedPath[], carried: SkippedPath[], reused: boolean): CheckpointMeta {
+  const unique = dedupeSkips([...skipped, ...carried]);
+  return { ...meta, skipped: unique.slice(0, MAX_RECORDED_SKIPS), skippedTotal: unique.length, reused };
 }
