@@ -131,14 +131,27 @@ function rssOf(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 }
 
-/** Memory of a sidecar that started, answered Initialize and sits idle, against `node -e 0`'s. */
+/**
+ * Memory of a sidecar that started, answered Initialize and sits idle, against `node -e 0`'s;
+ * then (info) the same sidecar after an editor's usual next calls, which load the domain
+ * modules and open the task storage, and how long the first of them took.
+ */
 async function idleMemory() {
   const s = await spawnSidecar({ binary, env });
-  await createDlineClients(s.handshake.url, s.handshake.token).system.initialize({ clientName: "bench" });
+  const clients = createDlineClients(s.handshake.url, s.handshake.token);
+  await clients.system.initialize({ clientName: "bench" });
   await new Promise((r) => setTimeout(r, 1000));
   const rssKb = rssOf(s.handshake.pid);
   const nodeRss = Number(execFileSync(process.execPath, ["-e", "console.log(process.memoryUsage().rss)"]).toString()) / 1024;
   report("idle RSS after Initialize", `${(rssKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(rssKb, nodeRss), "<= 60 MB");
+  const start = process.hrtime.bigint();
+  await clients.history.listTasks({});
+  const firstList = Number(process.hrtime.bigint() - start) / 1e6;
+  await clients.settings.getSettings({});
+  await new Promise((r) => setTimeout(r, 1000));
+  report("first ListTasks (loads the domain modules)", fmtMs(firstList), "", "", "(info)");
+  const usedKb = rssOf(s.handshake.pid);
+  report("idle RSS after ListTasks and GetSettings", `${(usedKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(usedKb, nodeRss), "(info)");
   await s.stop();
 }
 

@@ -1,7 +1,10 @@
-// Builds dist/dline-core: an esbuild bundle of core/src/main.ts injected into a stripped copy of
-// the local `node` as a single executable application, with better-sqlite3's addon as an asset.
+// Builds dist/dline-core: a stripped copy of the local `node` made a single executable
+// application whose main script (scripts/sea/main.cjs) runs an esbuild bundle of
+// core/src/main.ts with V8's code cache of a warmed-up start; the bundle, the cache and
+// better-sqlite3's addon (stripped and gzipped) are its assets.
 // See ../shared/TOOLCHAIN.md ("The sidecar binary") for why each step is the way it is.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -15,56 +18,51 @@ const work = path.join(dist, "build", String(process.pid));
 const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
 const require = (await import("node:module")).createRequire(import.meta.url);
 const addon = path.join(path.dirname(require.resolve("better-sqlite3/package.json", { paths: [path.join(root, "core")] })), "build", "Release", "better_sqlite3.node");
-const addonHash = createHash("sha256").update(fs.readFileSync(addon)).digest("hex").slice(0, 24);
 
 /**
- * The binary starts from a V8 start-up snapshot of the evaluated bundle (see core/src/main.ts):
- * protobuf descriptors, connect and every module are deserialised instead of compiled and run,
- * which is most of the start-up cost. A snapshot cannot hold some built-ins (node:http fails to
- * load while one is built; child_process and sea are "not verified"), and HTTP/2 and TLS are
- * never used by the server anyway, so every import of these is replaced with an object whose
- * getters load the real module on first use. The getters cover every export of the module as
- * the Node that runs this build (the same Node the binary is made from) loads it.
+ * Built-ins the bundle's start-up path imports but seldom or never uses (connect-node's client
+ * transports import http2 and https; child_process and sea serve a few calls) are replaced with
+ * an object whose getters load the real module on first use, so that starting the sidecar does
+ * not load them. The getters cover every export of the module as the Node that runs this build
+ * (the same Node the binary is made from) loads it.
  */
-const LAZY_BUILTINS = ["http", "https", "http2", "child_process", "sea"];
-/**
- * Packages that keep process state from the moment they load, which a snapshot would freeze at
- * build time: graceful-fs caches `process.cwd()` (every later process.cwd() and path.resolve()
- * would answer the build's folder). They load on first use too, after the snapshot is read.
- */
-const LAZY_PACKAGES = ["graceful-fs"];
+const LAZY_BUILTINS = ["http2", "https", "child_process", "sea"];
 
-function lazyModulesPlugin() {
-  const stubs = {};
-  for (const name of LAZY_BUILTINS) stubs[name] = { load: `node:${name}`, keys: Object.keys(require(`node:${name}`)) };
-  for (const name of LAZY_PACKAGES) {
-    const file = require.resolve(name, { paths: [path.join(root, "core")] });
-    stubs[name] = { load: file, keys: Object.keys(require(file)) };
-  }
-  const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$|^(${LAZY_PACKAGES.join("|")})$`);
+function lazyBuiltinsPlugin() {
+  const keys = Object.fromEntries(LAZY_BUILTINS.map((name) => [name, Object.keys(require(`node:${name}`))]));
+  const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
   return {
-    name: "lazy-modules",
+    name: "lazy-builtins",
     setup(build) {
       build.onResolve({ filter }, (args) =>
-        // The stub's own require of a built-in stays a plain require.
-        args.namespace === "lazy-module" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-module" },
+        // The stub's own require of the built-in stays a plain require.
+        args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
       );
-      build.onLoad({ filter: /.*/, namespace: "lazy-module" }, (args) => {
-        const { load, keys } = stubs[args.path];
-        return {
-          loader: "js",
-          // A package's absolute path is bundled (resolved from root); a built-in stays external.
-          resolveDir: root,
-          contents:
-            `let m; const load = () => (m ??= require(${JSON.stringify(load)}));\n` +
-            `module.exports = {${keys.map((k) => `get ${JSON.stringify(k)}() { return load()[${JSON.stringify(k)}]; }`).join(", ")}};\n`,
-        };
-      });
+      build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
+        loader: "js",
+        contents:
+          `let m; const load = () => (m ??= require("node:${args.path}"));\n` +
+          `module.exports = {${keys[args.path].map((k) => `get ${JSON.stringify(k)}() { return load()[${JSON.stringify(k)}]; }`).join(", ")}};\n`,
+      }));
     },
   };
 }
 
 fs.mkdirSync(work, { recursive: true });
+// The addon's debug symbols are of no use to users; gzip halves what is left. The hash is the
+// extracted file's (core/src/native/sqlite-addon.ts checks it when it extracts the asset).
+const strippedAddon = path.join(work, "better_sqlite3.node");
+fs.copyFileSync(addon, strippedAddon);
+try {
+  execFileSync("strip", ["--strip-unneeded", strippedAddon], { stdio: "inherit" });
+} catch {
+  console.warn("build-sidecar: strip is not available; the SQLite addon stays unstripped");
+}
+const addonBytes = fs.readFileSync(strippedAddon);
+const addonHash = createHash("sha256").update(addonBytes).digest("hex").slice(0, 24);
+const addonAsset = path.join(work, "better_sqlite3.node.gz");
+fs.writeFileSync(addonAsset, gzipSync(addonBytes, { level: 9 }));
+
 const bundle = path.join(work, "dline-core.cjs");
 await esbuild.build({
   entryPoints: [path.join(root, "core/src/main.ts")],
@@ -81,34 +79,59 @@ await esbuild.build({
     DLINE_SQLITE_ADDON_HASH: JSON.stringify(addonHash),
   },
   // debug's optional colour support is not needed and would be an unresolvable require in a SEA.
-  alias: {
-    "supports-color": path.join(root, "scripts/stubs/supports-color.cjs"),
-    // proper-lockfile registers signal-exit's handlers when it loads; a snapshot cannot hold them.
-    "signal-exit": path.join(root, "scripts/stubs/signal-exit-after-snapshot.cjs"),
-    "signal-exit-at-run-time": require.resolve("signal-exit", { paths: [path.join(root, "core")] }),
-  },
-  plugins: [lazyModulesPlugin()],
+  alias: { "supports-color": path.join(root, "scripts/stubs/supports-color.cjs") },
+  plugins: [lazyBuiltinsPlugin()],
   logLevel: "warning",
 });
+
+// The bundle as a CommonJS function, the form scripts/sea/main.cjs compiles and calls.
+const wrapped = path.join(work, "dline-core.js");
+fs.writeFileSync(wrapped, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync(bundle, "utf8")}\n})`);
+const codeCache = path.join(work, "dline-core.cache");
+await warmCodeCache(wrapped, codeCache);
+
+/**
+ * V8's code cache of the bundle after a start and an editor's first calls (Health, Initialize),
+ * made by running it in a separate `node` (the one the binary is made from, so V8 accepts the
+ * cache). Start-up is kept short by loading modules on first need; this cache saves compiling
+ * what the first calls need. (A V8 start-up snapshot would start faster still, but it carries
+ * Node's own start-up heap, 4 MB, and the binary must stay under 90 MB.)
+ */
+async function warmCodeCache(script, cacheFile) {
+  const scratch = fs.mkdtempSync(path.join(work, "warm-"));
+  try {
+    // stdin stays open while it runs: the sidecar stops when its stdin closes.
+    const child = spawn(process.execPath, [path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, scratch], {
+      stdio: ["pipe", "inherit", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    if (code !== 0 || !fs.existsSync(cacheFile)) {
+      console.error(stderr.slice(-1500));
+      throw new Error("build-sidecar: warming up the code cache failed");
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
 
 const seaConfig = path.join(work, "sea-config.json");
 const blob = path.join(work, "sea-prep.blob");
 fs.writeFileSync(
   seaConfig,
   JSON.stringify({
-    main: bundle,
+    main: path.join(root, "scripts/sea/main.cjs"),
     output: blob,
     disableExperimentalSEAWarning: true,
-    useCodeCache: false,
-    useSnapshot: true,
-    assets: { "better_sqlite3.node": addon },
+    assets: { "dline-core.js": wrapped, "dline-core.cache": codeCache, "better_sqlite3.node.gz": addonAsset },
   }),
 );
-// Building the snapshot runs the bundle; its warnings matter only when it fails.
+// Its warnings matter only when it fails.
 const sea = spawnSync(process.execPath, ["--experimental-sea-config", seaConfig], { encoding: "utf8" });
 if (sea.status !== 0) {
   console.error(`${sea.stdout}${sea.stderr}`.slice(-1500));
-  throw new Error("build-sidecar: building the single executable blob (and its start-up snapshot) failed");
+  throw new Error("build-sidecar: building the single executable blob failed");
 }
 
 const target = path.join(dist, "dline-core");

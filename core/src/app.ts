@@ -1,4 +1,3 @@
-import { gitVersionProbe } from "./git-version.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "./logging/logger.js";
 import { loadSqliteBinding } from "./native/sqlite-addon.js";
@@ -24,8 +23,6 @@ export interface App {
   logFile: string | undefined;
   lifecycle: Lifecycle;
   sqlite: SqliteFactory;
-  startedAt: number;
-  gitVersion: () => Promise<string>;
   env: NodeJS.ProcessEnv;
   /** Settings, state, secrets, profiles, toggles (storage/settings-domain.ts). */
   settings: SettingsDomain;
@@ -56,7 +53,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const layout = new InstanceLayout(options.roots);
   const sqlite = new SqliteFactory(() => loadSqliteBinding((hash) => layout.nativeAddonDir(hash), SQLITE_ADDON_HASH));
   const settings = await createSettingsDomain(layout, options.logger.child("storage"), options.env, options.lifecycle);
+  // Read once, here. With a malformed settings or state file the defaults apply (until the next
+  // start) and the file is left for the first client read to keep aside and report.
   const numberSetting = async (key: string): Promise<number | undefined> => {
+    if (!(await settings.stores.globalFilesWellFormed().catch(() => false))) return undefined;
     const value = (await settings.resolver.resolve(key).catch(() => undefined))?.value;
     return typeof value === "number" && value > 0 ? value : undefined;
   };
@@ -115,8 +115,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     logFile: options.logFile,
     lifecycle: options.lifecycle,
     sqlite,
-    startedAt: Date.now(),
-    gitVersion: gitVersionProbe(options.env),
     env: options.env,
   };
 }

@@ -1,12 +1,22 @@
-import { createApp, type App } from "./app.js";
+import type { App } from "./app.js";
 import { Lifecycle } from "./lifecycle.js";
 import { createLogger, FileAndStderrSink, type LogLevel, type Logger } from "./logging/logger.js";
 import { InstanceLayout } from "./storage/instance-layout.js";
-import { resolveStorageRoots } from "./storage/roots.js";
+import { resolveStorageRoots, type StorageRoots } from "./storage/roots.js";
 
 export interface BootOptions {
   logLevel: LogLevel;
   remoteConfig: string | undefined;
+}
+
+/** What is there before any domain module loads: enough to serve SystemService. */
+export interface Base {
+  roots: StorageRoots;
+  logger: Logger;
+  logFile: string;
+  lifecycle: Lifecycle;
+  env: NodeJS.ProcessEnv;
+  startedAt: number;
 }
 
 export interface Booted {
@@ -17,10 +27,11 @@ export interface Booted {
 
 /**
  * What every way of running the core starts with (`serve`, `acp`): the roots, the log (stderr
- * and the log file), the lifecycle that flushes and exits, and the app. Signals stop the
- * lifecycle; the SQLite addon is loaded just after start, off the start-up path.
+ * and the log file), and the lifecycle that flushes and exits; signals stop the lifecycle.
+ * It loads none of the domain modules (storage, tasks, checkpoints...): see `loadApp`.
  */
-export async function bootCore(options: BootOptions): Promise<Booted> {
+export async function startBase(options: BootOptions): Promise<Base> {
+  const startedAt = Date.now();
   const env = { ...process.env };
   if (options.remoteConfig) env.DLINE_REMOTE_CONFIG = options.remoteConfig;
   const roots = await resolveStorageRoots(env);
@@ -31,19 +42,39 @@ export async function bootCore(options: BootOptions): Promise<Booted> {
     sink.close();
     process.exit(code);
   });
-  const app = await createApp({ roots, logger, logFile, lifecycle, env });
   process.on("SIGTERM", () => void lifecycle.stop("SIGTERM"));
   process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
   process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
-  // Loaded once the editor's first calls (Initialize, Health) have had the process to
-  // themselves; a call that needs SQLite before then loads it on the spot.
-  setTimeout(() => {
-    try {
-      app.sqlite.warm();
-      logger.info("sqlite addon loaded");
-    } catch (err) {
-      logger.error("cannot load the SQLite addon", { error: (err as Error).message });
+  return { roots, logger, logFile, lifecycle, env, startedAt };
+}
+
+/**
+ * The domain modules and the app that wires them, loaded on first need: the first call of a
+ * service other than SystemService, or right away for `acp`. Loading them is most of the
+ * sidecar's start-up work and memory, so a sidecar that was only started and initialized has
+ * not paid for it. A failed attempt is not remembered: the next call tries again.
+ */
+export function appLoader(base: Base): () => Promise<App> {
+  let loading: Promise<App> | undefined;
+  return () => {
+    if (!loading) {
+      const attempt = import("./app.js").then(({ createApp }) => createApp(base));
+      loading = attempt;
+      attempt.then(
+        () => base.logger.info("domain modules loaded"),
+        (err: unknown) => {
+          base.logger.error("loading the domain modules failed", { error: (err as Error).message });
+          if (loading === attempt) loading = undefined;
+        },
+      );
     }
-  }, 150).unref();
-  return { app, logger, lifecycle };
+    return loading;
+  };
+}
+
+/** `startBase` and the app at once, for `acp`, which needs the app for its first message. */
+export async function bootCore(options: BootOptions): Promise<Booted> {
+  const base = await startBase(options);
+  const app = await appLoader(base)();
+  return { app, logger: base.logger, lifecycle: base.lifecycle };
 }

@@ -1,15 +1,11 @@
 import * as http from "node:http";
-import { startupSnapshot } from "node:v8";
 import { loadAcp } from "./acp/load.js";
-import { bootCore } from "./boot.js";
+import { startBase } from "./boot.js";
 import { DlineError } from "./errors.js";
 import type { LogLevel } from "./logging/logger.js";
-import { errorInterceptor } from "./rpc/error-interceptor.js";
-import { registerRoutes } from "./rpc/routes.js";
-import { authInterceptor, generateToken } from "./server/auth.js";
+import { DeferredHandler } from "./server/deferred-handler.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
-import { malformedBinaryIsInvalidArgument } from "./server/malformed-binary.js";
-import { connectHandler } from "./server/node-adapter.js";
+import { generateToken } from "./server/token.js";
 import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
 
 const USAGE = `Usage: dline-core <command> [options]
@@ -83,21 +79,23 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
   return options;
 }
 
+/**
+ * Start-up does the least that lets the editor connect: the roots, the log, the token and the
+ * listening socket, then the handshake line. Connect and SystemService load right after it,
+ * while the editor reads the line and connects; the domain modules load with the first call
+ * that needs them (rpc/services.ts).
+ */
 async function serve(options: ServeOptions): Promise<void> {
-  const { app, logger, lifecycle } = await bootCore(options);
-  const { roots } = app;
+  const base = await startBase(options);
+  const { roots, logger, lifecycle } = base;
 
   const token = generateToken();
-  const handler = connectHandler({
-    routes: (router) => registerRoutes(router, app),
-    interceptors: [authInterceptor(token), errorInterceptor(logger.child("rpc"))],
-    // Bounds memory per request; the largest legitimate request is a settings patch or a prompt.
-    readMaxBytes: 16 * 1024 * 1024,
-    writeMaxBytes: 64 * 1024 * 1024,
-    rewriteUnary: malformedBinaryIsInvalidArgument,
-    onBrokenCall: (method, reason) => logger.warn("call ended without an answer", { method, error: (reason as Error)?.message }),
-  });
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, handler);
+  // Connect, protobuf and the services load after the handshake line is out (rpc/rpc-handler.ts).
+  const rpc = new DeferredHandler(
+    async () => (await import("./rpc/rpc-handler.js")).createRpcHandler(base, token),
+    (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
+  );
+  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, rpc.handle);
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>
@@ -115,6 +113,7 @@ async function serve(options: ServeOptions): Promise<void> {
 
   const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
   process.stdout.write(JSON.stringify(handshake) + "\n");
+  setImmediate(() => void rpc.start().catch(() => {}));
   logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot });
 }
 
@@ -169,9 +168,4 @@ function run(): void {
   });
 }
 
-// The binary is built from a start-up snapshot taken after this bundle was evaluated
-// (scripts/build-sidecar.mjs): at every start the snapshot is deserialised and `run` is called.
-// This module exports nothing: an export would make the bundle assign `module.exports`, which the
-// snapshot builder does not provide.
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(run);
-else run();
+run();

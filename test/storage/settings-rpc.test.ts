@@ -70,6 +70,28 @@ describe("SettingsService over the sidecar", () => {
     expect(fs.existsSync(path.join(s.roots.docsDir, "tasks", "t1", "settings.json"))).toBe(false);
   });
 
+  it("tells the first client read about settings and state files that were malformed before the sidecar started", async () => {
+    const roots = makeTestRoots();
+    const data = path.join(roots.dlineDir, "data");
+    const settingsFile = path.join(data, "settings", "settings.json");
+    const stateFile = path.join(data, "globalState.json");
+    fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+    fs.writeFileSync(settingsFile, '{"mode": "pla');
+    fs.writeFileSync(stateFile, "[1, 2");
+    const s = await start({ roots });
+    // Loading the settings at the first call reads neither file for itself (nothing is kept
+    // aside silently): the call that reads each one keeps it aside and names the copy.
+    const settingsErr = await codeOf(s.clients.settings.getSettings({ scope: GLOBAL }));
+    expect(settingsErr.code).toBe(Code.DataLoss);
+    expect(corruptCopies(settingsFile)).toHaveLength(1);
+    expect(settingsErr.rawMessage).toContain(corruptCopies(settingsFile)[0]);
+    const stateErr = await codeOf(s.clients.settings.importHostState({ host: "vscode", globalState: { a: 1 } }));
+    expect(stateErr.code).toBe(Code.DataLoss);
+    expect(stateErr.rawMessage).toContain(corruptCopies(stateFile)[0]);
+    expect(fs.readFileSync(corruptCopies(settingsFile)[0], "utf8")).toBe('{"mode": "pla');
+    expect(fs.readFileSync(corruptCopies(stateFile)[0], "utf8")).toBe("[1, 2");
+  });
+
   it("answers data_loss for malformed settings, profiles and state files and keeps each aside", async () => {
     const roots = makeTestRoots();
     const data = path.join(roots.dlineDir, "data");

@@ -1,5 +1,5 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
-import { toConnectError } from "../errors.js";
+import { toConnectError } from "./connect-errors.js";
 import type { Logger } from "../logging/logger.js";
 
 /**

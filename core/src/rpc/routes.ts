@@ -3,12 +3,10 @@ import { CheckpointService } from "../gen/dline/v1/checkpoint_pb.js";
 import { HistoryService } from "../gen/dline/v1/history_pb.js";
 import { ImportService } from "../gen/dline/v1/import_pb.js";
 import { SettingsService } from "../gen/dline/v1/settings_pb.js";
-import { SystemService } from "../gen/dline/v1/system_pb.js";
 import { TaskService } from "../gen/dline/v1/task_pb.js";
 import type { App } from "../app.js";
 import { settingsService } from "./settings-service.js";
 import { capabilitiesMethods } from "./capabilities-service.js";
-import { systemService } from "./system-service.js";
 import { checkpointService } from "./checkpoint-service.js";
 import { historyService } from "./history-service.js";
 import { taskStorageMethods } from "./task-service.js";
@@ -16,29 +14,29 @@ import { taskRunMethods } from "./task-run-service.js";
 import { importService } from "./import-service.js";
 
 /**
- * Registers all six services, each built from the App's domain modules. (A method missing from
- * an implementation would answer `unimplemented`; test/sidecar checks that none is.)
+ * The services built from the App's domain modules, by name (SystemService needs none of them:
+ * system-routes.ts). A method missing from an implementation would answer `unimplemented`;
+ * test/sidecar checks that none is.
  */
-export function registerRoutes(router: ConnectRouter, app: App): void {
-  router.service(
-    SystemService,
-    systemService({
-      roots: app.roots,
-      lifecycle: app.lifecycle,
-      logger: app.logger.child("system"),
-      logFile: app.logFile,
-      startedAt: app.startedAt,
-      gitVersion: app.gitVersion,
-    }),
-  );
-  const settingsMethods = settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") });
-  router.service(SettingsService, { ...settingsMethods, ...capabilitiesMethods(app.capabilities, settingsMethods) });
-  const storageMethods = taskStorageMethods({ tasks: app.tasks });
-  router.service(TaskService, {
-    ...storageMethods,
-    ...taskRunMethods({ runtime: app.runtime, storageGetTask: storageMethods.getTask!, stopSignal: app.lifecycle.signal }),
-  });
-  router.service(HistoryService, historyService({ tasks: app.tasks, stopSignal: app.lifecycle.signal }));
-  router.service(CheckpointService, checkpointService(app.checkpoints));
-  router.service(ImportService, importService(app.clineImporter));
-}
+export const appRoutes: Record<string, (router: ConnectRouter, app: App) => void> = {
+  [SettingsService.typeName]: (router, app) => {
+    const settingsMethods = settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") });
+    router.service(SettingsService, { ...settingsMethods, ...capabilitiesMethods(app.capabilities, settingsMethods) });
+  },
+  [TaskService.typeName]: (router, app) => {
+    const storageMethods = taskStorageMethods({ tasks: app.tasks });
+    router.service(TaskService, {
+      ...storageMethods,
+      ...taskRunMethods({ runtime: app.runtime, storageGetTask: storageMethods.getTask!, stopSignal: app.lifecycle.signal }),
+    });
+  },
+  [HistoryService.typeName]: (router, app) => {
+    router.service(HistoryService, historyService({ tasks: app.tasks, stopSignal: app.lifecycle.signal }));
+  },
+  [CheckpointService.typeName]: (router, app) => {
+    router.service(CheckpointService, checkpointService(app.checkpoints));
+  },
+  [ImportService.typeName]: (router, app) => {
+    router.service(ImportService, importService(app.clineImporter));
+  },
+};

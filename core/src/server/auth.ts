@@ -1,10 +1,5 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-
-/** A fresh bearer token per start: 256 random bits, URL-safe. */
-export function generateToken(): string {
-  return randomBytes(32).toString("base64url");
-}
 
 /**
  * Compares in constant time. Tokens of another length are refused before comparing: every

@@ -2,6 +2,7 @@ import type * as http from "node:http";
 import { createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { LazyServices, type LazyService } from "./lazy-services.js";
 import { UnaryFastPath } from "./unary-fast-path.js";
 
 type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -13,11 +14,14 @@ export type UnaryRewrite = (
 ) => { status: number; body: Uint8Array } | undefined;
 
 export interface NodeAdapterOptions extends ConnectRouterOptions {
-  routes: (router: ConnectRouter) => void;
+  /** Each service is loaded on its first call (see lazy-services.ts). */
+  services: LazyService[];
   /** Applied to every complete unary answer before it is sent. */
   rewriteUnary?: UnaryRewrite;
   /** Called with a handler failure that could not be answered (the connection broke). */
   onBrokenCall?: (method: string, reason: unknown) => void;
+  /** Called when a service's modules could not be loaded. */
+  onLoadFailed?: (service: string, reason: unknown) => void;
 }
 
 const UNARY_CONTENT_TYPES = new Set(["application/json", "application/proto"]);
@@ -33,7 +37,7 @@ const CALL_ENDED = Object.freeze(new Error("The call ended."));
  * other unary calls (compressed, with a timeout) through connect's handler; streaming calls
  * through connect-node's own conversion.
  */
-export function connectHandler(options: NodeAdapterOptions): NodeHandler {
+export function connectHandler(options: NodeAdapterOptions): NodeHandler & { preload: (typeName: string) => void } {
   // connect-node's adapter accepts gzip and brotli request bodies by default; so does this one.
   const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
   const readMaxBytes = options.readMaxBytes ?? 0xffffffff;
@@ -43,11 +47,21 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler {
     writeMaxBytes: options.writeMaxBytes ?? 0xffffffff,
     shutdownSignal: options.shutdownSignal,
   });
-  options.routes(fast.recording(router));
   const paths = new Map<string, UniversalHandler>();
-  for (const handler of router.handlers) paths.set(handler.requestPath, handler);
+  const services = new LazyServices(
+    options.services,
+    (service, register) => {
+      const before = router.handlers.length;
+      register(fast.recording(router));
+      for (const handler of router.handlers.slice(before)) {
+        if (handler.service.typeName !== service.typeName) throw new Error(`${service.typeName} registered ${handler.service.typeName}.`);
+        paths.set(handler.requestPath, handler);
+      }
+    },
+    options.onLoadFailed,
+  );
 
-  return (req, res) => {
+  const dispatch: NodeHandler = (req, res) => {
     const path = (req.url ?? "").split("?", 1)[0];
     const handler = paths.get(path);
     if (!handler) {
@@ -81,6 +95,30 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler {
       () => res.destroy(),
     );
   };
+
+  return Object.assign(
+    (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const path = (req.url ?? "").split("?", 1)[0];
+      if (paths.has(path)) return dispatch(req, res);
+      const service = services.serviceOf(path);
+      if (!service) {
+        res.writeHead(404).end();
+        return;
+      }
+      services.load(service).then(
+        () => dispatch(req, res),
+        () => unavailable(res, service.typeName),
+      );
+    },
+    { preload: (typeName: string) => services.preload(typeName) },
+  );
+}
+
+/** The Connect protocol's error answer for a service whose modules did not load. */
+function unavailable(res: http.ServerResponse, service: string): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = JSON.stringify({ code: "unavailable", message: `${service} could not be started; see the sidecar's log.` });
+  res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
 }
 
 /** The whole request body; one past the limit is enough for connect to answer resource_exhausted. */

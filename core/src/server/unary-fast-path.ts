@@ -3,19 +3,22 @@ import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
-  createHandlerContext,
+  createContextValues,
   createMethodImplSpec,
   type ConnectRouter,
+  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import {
+  createLinkedAbortController,
   createMethodSerializationLookup,
   invokeUnaryImplementation,
   mergeNonProtocolHeaders,
   type MethodSerializationLookup,
 } from "@connectrpc/connect/protocol";
-import { codeToHttpStatus, errorToJsonBytes, trailerMux } from "@connectrpc/connect/protocol-connect";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { HeaderMap } from "./header-map.js";
 
 /** A unary method served without connect's universal handler (see UnaryFastPath). */
 interface UnaryRoute {
@@ -33,9 +36,11 @@ export interface UnaryFastPathOptions {
 /**
  * The Connect protocol's plain unary call (POST, `application/json` or `application/proto`, no
  * compression, no timeout header, protocol version 1 or unstated) answered with connect's own
- * parts: its handler context, interceptors, message serialization and error encoding. What it
- * skips is the generic machinery around them (protocol negotiation and async-iterable pipes),
- * which was most of a small call's cost. Any other request goes to connect's handler.
+ * parts: its interceptors, message serialization and error encoding, and a handler context
+ * like connect's. What it skips is the generic machinery around them (protocol negotiation and
+ * async-iterable pipes), which was most of a small call's cost, and the global `Headers`, whose
+ * first use costs more than the rest of start-up (see header-map.ts). Any other request goes to
+ * connect's handler.
  */
 export class UnaryFastPath {
   private readonly routes = new Map<string, UnaryRoute>();
@@ -88,19 +93,20 @@ export class UnaryFastPath {
   async serve(route: UnaryRoute, req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array, requestSignal: AbortSignal): Promise<void> {
     const binary = req.headers["content-type"] === "application/proto";
     const method = route.spec.method;
-    const context = createHandlerContext({
-      ...route.spec,
+    const call = createLinkedAbortController(requestSignal, this.options.shutdownSignal);
+    const context: HandlerContext = {
       service: method.parent,
-      requestMethod: "POST",
+      method,
       protocolName: "connect",
-      timeoutMs: undefined,
-      shutdownSignal: this.options.shutdownSignal,
-      requestSignal,
-      requestHeader: requestHeaders(req.rawHeaders),
+      requestMethod: "POST",
       url: `http://${req.headers.host ?? "localhost"}${req.url ?? ""}`,
-      responseHeader: { "content-type": binary ? "application/proto" : "application/json" },
-      contextValues: undefined,
-    });
+      timeoutMs: () => undefined,
+      signal: call.signal,
+      requestHeader: HeaderMap.fromRaw(req.rawHeaders),
+      responseHeader: new HeaderMap({ "content-type": binary ? "application/proto" : "application/json" }),
+      responseTrailer: new HeaderMap(),
+      values: createContextValues(),
+    };
     let status = 200;
     let answer: Uint8Array;
     try {
@@ -108,19 +114,24 @@ export class UnaryFastPath {
       const output = await invokeUnaryImplementation(route.spec, context, input, this.options.interceptors);
       answer = route.serialization.getO(binary).serialize(output);
     } catch (e) {
-      context.abort(e);
+      call.abort(e);
       const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
       status = codeToHttpStatus(error.code);
       context.responseHeader.set("content-type", "application/json");
       if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
       answer = errorToJsonBytes(error, {});
     } finally {
-      context.abort(CALL_DONE);
+      call.abort(CALL_DONE);
     }
     if (res.destroyed) return;
+    // The Connect protocol's unary answer carries trailers as headers prefixed "trailer-".
     const headers: http.OutgoingHttpHeaders = {};
-    trailerMux(context.responseHeader, context.responseTrailer).forEach((value, key) => {
+    context.responseHeader.forEach((value, key) => {
       headers[key] = value;
+    });
+    context.responseTrailer.forEach((value, key) => {
+      const name = `trailer-${key}`;
+      headers[name] = headers[name] === undefined ? value : `${String(headers[name])}, ${value}`;
     });
     headers["content-length"] = String(answer.byteLength);
     res.writeHead(status, headers).end(answer);
@@ -129,8 +140,7 @@ export class UnaryFastPath {
 
 /**
  * The reason a finished call's signal gives (no DOMException with a stack per call). A plain
- * Error: a ConnectError made here would create a Headers object while the start-up snapshot is
- * built, which loads node:http (see scripts/build-sidecar.mjs).
+ * Error: a ConnectError would create a global Headers object as this module loads.
  */
 const CALL_DONE = Object.freeze(new Error("The call is done."));
 
@@ -146,10 +156,4 @@ function parse(route: UnaryRoute, binary: boolean, body: Uint8Array, readMaxByte
     const detail = e instanceof Error ? e.message.replace(/^\[\w+\] /, "").slice(0, 200) : String(e);
     throw new ConnectError(`The request is not a valid ${binary ? "protobuf" : "JSON"} message (${detail}).`, Code.InvalidArgument);
   }
-}
-
-function requestHeaders(raw: string[]): Headers {
-  const headers = new Headers();
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  return headers;
 }

@@ -46,6 +46,12 @@ export class StorageMigrations {
    */
   async migrateLegacySettings(): Promise<{ moved: number; removed: number }> {
     const registry = this.stores.registry;
+    // A malformed file is left for the first client read to report; the migration runs at the
+    // next start.
+    if (!(await this.stores.globalFilesWellFormed())) {
+      this.logger.warn("legacy settings migration skipped: a malformed settings or state file waits for its first reader");
+      return { moved: 0, removed: 0 };
+    }
     const state = await this.stores.globalState.getAll();
     const legacy = Object.keys(state).filter((key) => registry.has(key) && isValid(registry, key, state[key]));
     if (legacy.length === 0) return { moved: 0, removed: 0 };

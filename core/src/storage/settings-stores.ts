@@ -1,6 +1,7 @@
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { FileLocks } from "./file-lock.js";
+import { readJsonRecord } from "./json-file.js";
 import type { InstanceLayout } from "./instance-layout.js";
 import { normaliseWorkspacePath } from "./instance-layout.js";
 import { ProfileCatalogRepository } from "./profile-catalog.js";
@@ -81,6 +82,17 @@ export class SettingsStores {
       case "task":
         return this.taskSettings(requireValue(target.taskId, "task_id"));
     }
+  }
+
+  /**
+   * Whether the global settings and state files are well-formed (or missing), read without
+   * side effects. The sidecar's own reads at start-up (the legacy migration, settings read once
+   * when the app is built) check this first and leave a malformed file where it is, so that
+   * the first client call that reads it keeps it aside and is told (data_loss).
+   */
+  async globalFilesWellFormed(): Promise<boolean> {
+    const reads = await Promise.all([readJsonRecord(this.globalSettings.file), readJsonRecord(this.globalState.file)]);
+    return reads.every((read) => read.kind !== "malformed");
   }
 
   /** Every state store's pending changes, until none remain. */

@@ -1,0 +1,17 @@
+// The single executable's main script. It compiles the sidecar's bundle (the asset
+// "dline-core.js", already wrapped as a CommonJS function) with V8's code cache of a warmed-up
+// start (the asset "dline-core.cache", made by scripts/sea/warm-code-cache.cjs at build time),
+// and runs it. Node's own SEA code cache holds only what V8 compiles before running a script;
+// this one also holds every function the start-up and the first calls compiled, which the
+// editor's first answers would otherwise wait for.
+"use strict";
+const { getAsset, getRawAsset } = require("node:sea");
+const { Script } = require("node:vm");
+
+const script = new Script(getAsset("dline-core.js", "utf8"), {
+  filename: "dline-core.js",
+  // A cache made by another V8 or with other V8 flags is rejected, and the bundle compiles as usual.
+  cachedData: new Uint8Array(getRawAsset("dline-core.cache")),
+});
+const mod = { exports: {} };
+script.runInThisContext()(mod.exports, require, mod, process.execPath, require("node:path").dirname(process.execPath));
