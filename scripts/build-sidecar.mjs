@@ -84,9 +84,12 @@ await esbuild.build({
   logLevel: "warning",
 });
 
-// The bundle as a CommonJS function, the form scripts/sea/main.cjs compiles and calls.
+// The bundle as a CommonJS function, the form scripts/sea/main.cjs compiles and calls; it reads
+// it as Latin-1, which is only right for ASCII (esbuild's default output charset).
+const bundleText = fs.readFileSync(bundle, "latin1");
+if (/[^\x00-\x7f]/.test(bundleText)) throw new Error("build-sidecar: the bundle is not ASCII; scripts/sea/main.cjs reads it as Latin-1");
 const wrapped = path.join(work, "dline-core.js");
-fs.writeFileSync(wrapped, `(function (exports, require, module, __filename, __dirname) {${fs.readFileSync(bundle, "utf8")}\n})`);
+fs.writeFileSync(wrapped, `(function (exports, require, module, __filename, __dirname) {${bundleText}\n})`, "latin1");
 const codeCache = path.join(work, "dline-core.cache");
 await warmCodeCache(wrapped, codeCache);
 
