@@ -28,7 +28,7 @@ export interface Booted {
 /**
  * What every way of running the core starts with (`serve`, `acp`): the roots, the log (stderr
  * and the log file), and the lifecycle that flushes and exits; signals stop the lifecycle.
- * It loads none of the domain modules (storage, tasks, checkpoints...): see `loadApp`.
+ * It loads none of the domain modules (storage, tasks, checkpoints...): see `appLoader`.
  */
 export async function startBase(options: BootOptions): Promise<Base> {
   const startedAt = Date.now();

@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import { answerUnavailable } from "./unavailable.js";
 
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -20,11 +21,7 @@ export class DeferredHandler {
     if (this.listener) return this.listener(req, res);
     this.start().then(
       (listener) => listener(req, res),
-      () => {
-        if (res.headersSent || res.destroyed) return;
-        const body = JSON.stringify({ code: "unavailable", message: "The sidecar could not start its services; see its log." });
-        res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
-      },
+      () => answerUnavailable(res, "The sidecar could not start its services; see its log."),
     );
   };
 

@@ -4,6 +4,7 @@ import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, un
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { LazyServices, type LazyService } from "./lazy-services.js";
 import { UnaryFastPath } from "./unary-fast-path.js";
+import { answerUnavailable } from "./unavailable.js";
 
 type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -35,7 +36,8 @@ const CALL_ENDED = Object.freeze(new Error("The call ended."));
  * instead of a chunked response. A plain unary call goes through UnaryFastPath (connect's
  * context, interceptors, serialization and errors without its negotiation and stream pipes);
  * other unary calls (compressed, with a timeout) through connect's handler; streaming calls
- * through connect-node's own conversion.
+ * through connect-node's own conversion. Each service is registered on its first call (or
+ * `preload`); a path of no known service is answered 404 at once.
  */
 export function connectHandler(options: NodeAdapterOptions): NodeHandler & { preload: (typeName: string) => void } {
   // connect-node's adapter accepts gzip and brotli request bodies by default; so does this one.
@@ -107,18 +109,11 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
       }
       services.load(service).then(
         () => dispatch(req, res),
-        () => unavailable(res, service.typeName),
+        () => answerUnavailable(res, `${service.typeName} could not be started; see the sidecar's log.`),
       );
     },
     { preload: (typeName: string) => services.preload(typeName) },
   );
-}
-
-/** The Connect protocol's error answer for a service whose modules did not load. */
-function unavailable(res: http.ServerResponse, service: string): void {
-  if (res.headersSent || res.destroyed) return;
-  const body = JSON.stringify({ code: "unavailable", message: `${service} could not be started; see the sidecar's log.` });
-  res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
 }
 
 /** The whole request body; one past the limit is enough for connect to answer resource_exhausted. */

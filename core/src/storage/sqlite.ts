@@ -27,11 +27,6 @@ export class SqliteFactory {
     return this.binding.value;
   }
 
-  /** Loads the native binding now (extracting it on a cold cache) instead of at the first open. */
-  warm(): void {
-    void this.nativeBinding;
-  }
-
   open(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
     const db = new Database(file, {
       readonly: options.readonly ?? false,
