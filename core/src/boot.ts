@@ -2,7 +2,7 @@ import type { App } from "./app.js";
 import { Lifecycle } from "./lifecycle.js";
 import { createLogger, FileAndStderrSink, type LogLevel, type Logger } from "./logging/logger.js";
 import { InstanceLayout } from "./storage/instance-layout.js";
-import { resolveStorageRoots, type StorageRoots } from "./storage/roots.js";
+import { getDlineHomePath, resolveStorageRoots, type StorageRoots } from "./storage/roots.js";
 
 export interface BootOptions {
   logLevel: LogLevel;
@@ -25,17 +25,22 @@ export interface Booted {
   lifecycle: Lifecycle;
 }
 
+/** `Base` while its roots are still being resolved (see `startBase`). */
+export type StartingBase = Omit<Base, "roots"> & { roots: Promise<StorageRoots> };
+
 /**
  * What every way of running the core starts with (`serve`, `acp`): the roots, the log (stderr
  * and the log file), and the lifecycle that flushes and exits; signals stop the lifecycle.
  * It loads none of the domain modules (storage, tasks, checkpoints...): see `appLoader`.
+ * The roots may take a child process to find (the system Documents folder, when DLINE_DOCS_DIR
+ * is not set), so they come as a promise: the sidecar listens and prints its handshake meanwhile.
  */
-export async function startBase(options: BootOptions): Promise<Base> {
+export function startBaseResolving(options: BootOptions): StartingBase {
   const startedAt = Date.now();
   const env = { ...process.env };
   if (options.remoteConfig) env.DLINE_REMOTE_CONFIG = options.remoteConfig;
-  const roots = await resolveStorageRoots(env);
-  const logFile = new InstanceLayout(roots).coreLogFile;
+  const roots = resolveStorageRoots(env);
+  const logFile = InstanceLayout.coreLogFileIn(getDlineHomePath(env));
   const sink = new FileAndStderrSink(logFile);
   const logger = createLogger(sink, options.logLevel);
   const lifecycle = new Lifecycle(logger, (code) => {
@@ -46,6 +51,12 @@ export async function startBase(options: BootOptions): Promise<Base> {
   process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
   process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
   return { roots, logger, logFile, lifecycle, env, startedAt };
+}
+
+/** `startBaseResolving`, once the roots are known. */
+export async function startBase(options: BootOptions): Promise<Base> {
+  const starting = startBaseResolving(options);
+  return { ...starting, roots: await starting.roots };
 }
 
 /**

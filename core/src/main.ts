@@ -1,6 +1,6 @@
 import * as http from "node:http";
 import { loadAcp } from "./acp/load.js";
-import { startBase } from "./boot.js";
+import { startBaseResolving } from "./boot.js";
 import { DlineError } from "./errors.js";
 import type { LogLevel } from "./logging/logger.js";
 import { DeferredHandler } from "./server/deferred-handler.js";
@@ -80,19 +80,22 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
 }
 
 /**
- * Start-up does the least that lets the editor connect: the roots, the log, the token and the
- * listening socket, then the handshake line. Connect and SystemService load right after it,
+ * Start-up does the least that lets the editor connect: the log, the token and the listening
+ * socket, then the handshake line (the roots are resolved meanwhile). Connect and SystemService load right after it,
  * while the editor reads the line and connects; the domain modules load with the first call
  * that needs them (rpc/services.ts).
  */
 async function serve(options: ServeOptions): Promise<void> {
-  const base = await startBase(options);
-  const { roots, logger, lifecycle } = base;
+  const starting = startBaseResolving(options);
+  const { logger, lifecycle } = starting;
+  // Finding the roots cannot fail (the Documents lookup falls back to ~/Documents); if it did,
+  // every call would answer unavailable and the log would say why.
+  starting.roots.catch((err: unknown) => logger.error("cannot resolve the storage roots", { error: (err as Error).message }));
 
   const token = generateToken();
   // Connect, protobuf and the services load after the handshake line is out (rpc/rpc-handler.ts).
   const rpc = new DeferredHandler(
-    async () => (await import("./rpc/rpc-handler.js")).createRpcHandler(base, token),
+    async () => (await import("./rpc/rpc-handler.js")).createRpcHandler({ ...starting, roots: await starting.roots }, token),
     (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
   );
   const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, rpc.handle);
@@ -114,7 +117,10 @@ async function serve(options: ServeOptions): Promise<void> {
   const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
   process.stdout.write(JSON.stringify(handshake) + "\n");
   setImmediate(() => void rpc.start().catch(() => {}));
-  logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot });
+  starting.roots.then(
+    (roots) => logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot }),
+    () => {},
+  );
 }
 
 /** Inside a SEA, argv[0] and argv[1] are both the executable; from sources argv[1] is the script. */

@@ -151,7 +151,11 @@ export class InstanceLayout {
     return path.join(this.roots.homeRoot, "logs");
   }
   get coreLogFile(): string {
-    return path.join(this.logsDir, "dline-core.log");
+    return InstanceLayout.coreLogFileIn(this.roots.homeRoot);
+  }
+  /** The core's log file under a resource home: known before the other roots are. */
+  static coreLogFileIn(homeRoot: string): string {
+    return path.join(homeRoot, "logs", "dline-core.log");
   }
   get cacheDir(): string {
     return path.join(this.roots.homeRoot, "cache");
