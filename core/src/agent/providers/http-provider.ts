@@ -24,7 +24,8 @@ export abstract class HttpModelProvider implements ModelProvider {
   }
 
   [inspect.custom](): string {
-    return `${this.constructor.name} ${JSON.stringify(this.toJSON())}`;
+    // Not the class name: the sidecar's bundle is minified without keeping names.
+    return `ModelProvider ${JSON.stringify(this.toJSON())}`;
   }
 
   abstract stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent>;
