@@ -181,14 +181,7 @@ export async function runToolCalls(
     if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
   }
   if (completion) {
-    if (deps.checkpoints) {
-      const id = await deps.checkpoints.saveCompletion(completion.id);
-      if (id) {
-        completion.checkpointId = id;
-        deps.messages.update(completion);
-        deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: completion.id, kind: "CHECKPOINT_KIND_COMPLETION" } });
-      }
-    }
+    if (deps.checkpoints) attachCheckpoint(deps, completion, await deps.checkpoints.saveCompletion(completion.id), "CHECKPOINT_KIND_COMPLETION");
     await host.hooks("TaskComplete", { result: completion.text });
     deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
     return "completed";
@@ -199,4 +192,17 @@ export async function runToolCalls(
     return "completed";
   }
   return "continue";
+}
+
+/** Records a checkpoint saved at `message` on the message and tells subscribers; nothing when none was saved. */
+export function attachCheckpoint(
+  deps: Pick<TurnLoopDeps, "messages" | "events">,
+  message: StoredUiMessage,
+  checkpointId: string | undefined,
+  kind: "CHECKPOINT_KIND_COMPLETION" | "CHECKPOINT_KIND_COMPACTION",
+): void {
+  if (!checkpointId) return;
+  message.checkpointId = checkpointId;
+  deps.messages.update(message);
+  deps.events.append({ case: "checkpointSaved", value: { checkpointId, messageId: message.id, kind } });
 }

@@ -14,7 +14,7 @@ import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
-import { runToolCalls, type ToolTurnHost } from "./tool-turn.js";
+import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -220,14 +220,7 @@ export class TurnLoop {
     deps.context.write({ lastCompaction: record, summary });
     deps.context.appendHistory({ kind: "compaction", ...record });
     this.contextTokens = 0;
-    if (deps.checkpoints) {
-      const id = await deps.checkpoints.saveCompaction(marker.id);
-      if (id) {
-        marker.checkpointId = id;
-        deps.messages.update(marker);
-        deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: marker.id, kind: "CHECKPOINT_KIND_COMPACTION" } });
-      }
-    }
+    if (deps.checkpoints) attachCheckpoint(deps, marker, await deps.checkpoints.saveCompaction(marker.id), "CHECKPOINT_KIND_COMPACTION");
   }
 
   private async streamAssistantTurn(
