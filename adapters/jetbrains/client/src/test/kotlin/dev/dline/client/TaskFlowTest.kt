@@ -121,10 +121,14 @@ class TaskFlowTest {
         coroutineScope {
             val events = EventCollector(this, dline.tasks.subscribe(taskId))
             events.await("tool approval") { it.hasAsk() }
-            // The status change to WAITING is the last event before the task blocks on the ask.
-            val lastBeforeKill = events.await("waiting status") {
+            events.await("waiting status") {
                 it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_WAITING
-            }.seq
+            }
+            // The workspace's checkpoints become ready alongside the first turn, before or after the
+            // task blocks on the ask. Once both happened the old sidecar has nothing left to say; its
+            // events stay with it (a new sidecar cannot replay them), so the kill comes after them.
+            if (events.seen.none(::checkpointsReady)) events.await("checkpoints ready", predicate = ::checkpointsReady)
+            val lastBeforeKill = events.seen.maxOf { it.seq }
             val first = harness.connection()
             first.process.kill()
             withTimeout(30.seconds) {
@@ -148,3 +152,6 @@ class TaskFlowTest {
         assertEquals(TaskStatus.TASK_STATUS_COMPLETED, dline.tasks.get(taskId).task.status)
     }
 }
+
+private fun checkpointsReady(event: TaskEvent): Boolean =
+    event.hasCheckpointStatus() && event.checkpointStatus.state == "CHECKPOINT_STATE_READY"
