@@ -21,12 +21,13 @@ const addon = path.join(path.dirname(require.resolve("better-sqlite3/package.jso
 
 /**
  * Built-ins the bundle's start-up path imports but seldom or never uses (connect-node's client
- * transports import http2 and https; child_process and sea serve a few calls) are replaced with
+ * transports import http2 and https; child_process and sea serve a few calls; crypto, 3 ms to
+ * load, serves the domain modules' hashing, not start-up or the first calls) are replaced with
  * an object whose getters load the real module on first use, so that starting the sidecar does
  * not load them. The getters cover every export of the module as the Node that runs this build
  * (the same Node the binary is made from) loads it.
  */
-const LAZY_BUILTINS = ["http2", "https", "child_process", "sea"];
+const LAZY_BUILTINS = ["http2", "https", "child_process", "sea", "crypto"];
 
 function lazyBuiltinsPlugin() {
   const keys = Object.fromEntries(LAZY_BUILTINS.map((name) => [name, Object.keys(require(`node:${name}`))]));
