@@ -1,3 +1,6 @@
+import * as http from "node:http";
+import * as net from "node:net";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { HeaderMap } from "../../core/src/server/header-map.js";
 
@@ -7,7 +10,34 @@ function both(ops: (h: Headers) => void): { ours: [string, string][]; node: [str
   const node = new Headers();
   ops(ours);
   ops(node);
+  expect(forEachOf(ours)).toEqual(forEachOf(node));
   return { ours: [...ours], node: [...node] };
+}
+
+function forEachOf(headers: Headers): string[] {
+  const seen: string[] = [];
+  headers.forEach((value, key) => seen.push(`${key}=${value}`));
+  return seen;
+}
+
+/** Sends `head` (request line and headers) to a node:http server; its answer's status and the request's rawHeaders. */
+async function rawRequest(head: string): Promise<{ status: string; rawHeaders?: string[] }> {
+  let rawHeaders: string[] | undefined;
+  const server = http.createServer((req, res) => {
+    rawHeaders = req.rawHeaders;
+    res.end("ok");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const socket = net.connect((server.address() as AddressInfo).port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += String(d)));
+    socket.end(`${head}\r\n\r\n`);
+    await new Promise((resolve) => socket.on("close", resolve));
+    return { status: answer.split("\r\n", 1)[0], rawHeaders };
+  } finally {
+    server.close();
+  }
 }
 
 describe("HeaderMap (the Fetch standard's Headers for the server's unary calls)", () => {
@@ -63,6 +93,27 @@ describe("HeaderMap (the Fetch standard's Headers for the server's unary calls)"
     ]) {
       expect(() => new Headers().append(name, value), `${name}: ${value}`).toThrow(TypeError);
       expect(() => new HeaderMap().append(name, value), `${name}: ${value}`).toThrow(TypeError);
+    }
+  });
+
+  it("builds from what node:http's parser let through, as Node's Headers does", async () => {
+    const { status, rawHeaders } = await rawRequest(
+      "POST /x HTTP/1.1\r\nHost: h\r\nX-Pad:   padded value \t\r\nX-Dup: 1\r\nx-dup: 2\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n" +
+        "Authorization: Bearer t\r\nX-Empty:\r\nConnection: close",
+    );
+    expect(status).toBe("HTTP/1.1 200 OK");
+    const ours = HeaderMap.fromRaw(rawHeaders!);
+    const node = new Headers();
+    for (let i = 0; i < rawHeaders!.length; i += 2) node.append(rawHeaders![i], rawHeaders![i + 1]);
+    expect([...ours]).toEqual([...node]);
+    expect(forEachOf(ours)).toEqual(forEachOf(node));
+    expect(ours.getSetCookie()).toEqual(node.getSetCookie());
+    expect(ours.get("x-pad")).toBe("padded value");
+    // What fromRaw does not check again: node's parser refuses such requests before any handler.
+    for (const bad of ["X-Bad: a\0b", "Bad Name: v", "X-Bad: a\rb", "H\u00e9: v"]) {
+      const refused = await rawRequest(`POST /x HTTP/1.1\r\nHost: h\r\n${bad}\r\nConnection: close`);
+      expect(refused.status, bad).toBe("HTTP/1.1 400 Bad Request");
+      expect(refused.rawHeaders, bad).toBeUndefined();
     }
   });
 

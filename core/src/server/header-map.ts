@@ -15,10 +15,18 @@ export class HeaderMap implements Headers {
     for (const [name, value] of pairs) this.append(name, value);
   }
 
-  /** From node:http's `rawHeaders`: name, value, name, value... */
+  /**
+   * From node:http's `rawHeaders`: name, value, name, value... Not checked again: node's parser
+   * has refused any name that is not a token and any value with NUL, CR or LF, and trimmed them.
+   */
   static fromRaw(raw: readonly string[]): HeaderMap {
     const headers = new HeaderMap();
-    for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const key = raw[i].toLowerCase();
+      const list = headers.map.get(key);
+      if (list) list.push(raw[i + 1]);
+      else headers.map.set(key, [raw[i + 1]]);
+    }
     return headers;
   }
 
@@ -50,7 +58,13 @@ export class HeaderMap implements Headers {
   }
 
   forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
-    for (const [key, value] of this.entries()) callback.call(thisArg, value, key, this);
+    // Without the generator: every answer's headers go through here.
+    const keys = this.map.size > 1 ? [...this.map.keys()].sort() : this.map.keys();
+    for (const key of keys) {
+      const values = this.map.get(key)!;
+      if (key === "set-cookie") for (const value of values) callback.call(thisArg, value, key, this);
+      else callback.call(thisArg, values.length === 1 ? values[0] : values.join(", "), key, this);
+    }
   }
 
   *entries(): IterableIterator<[string, string]> {

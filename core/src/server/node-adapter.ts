@@ -2,6 +2,7 @@ import type * as http from "node:http";
 import { createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { CallSignal } from "./call-signal.js";
 import { LazyServices, type LazyService } from "./lazy-services.js";
 import { UnaryFastPath } from "./unary-fast-path.js";
 import { answerUnavailable } from "./unavailable.js";
@@ -47,7 +48,6 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
     interceptors: options.interceptors ?? [],
     readMaxBytes,
     writeMaxBytes: options.writeMaxBytes ?? 0xffffffff,
-    shutdownSignal: options.shutdownSignal,
   });
   const paths = new Map<string, UniversalHandler>();
   const services = new LazyServices(
@@ -63,8 +63,7 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
     options.onLoadFailed,
   );
 
-  const dispatch: NodeHandler = (req, res) => {
-    const path = (req.url ?? "").split("?", 1)[0];
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse, path: string): void => {
     const handler = paths.get(path);
     if (!handler) {
       res.writeHead(404).end();
@@ -72,11 +71,11 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
     }
     const route = fast.routeFor(path, req);
     if (route) {
-      const call = new AbortController();
+      const call = new CallSignal(options.shutdownSignal);
       const onClose = () => call.abort(CALL_ENDED);
       res.once("close", onClose);
       readBody(req, readMaxBytes)
-        .then((body) => fast.serve(route, req, res, body, call.signal))
+        .then((body) => fast.serve(route, req, res, body, call))
         .catch((reason: unknown) => {
           options.onBrokenCall?.(handler.method.name, reason);
           res.destroy();
@@ -100,20 +99,25 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
 
   return Object.assign(
     (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const path = (req.url ?? "").split("?", 1)[0];
-      if (paths.has(path)) return dispatch(req, res);
+      const path = pathOf(req.url ?? "");
+      if (paths.has(path)) return dispatch(req, res, path);
       const service = services.serviceOf(path);
       if (!service) {
         res.writeHead(404).end();
         return;
       }
       services.load(service).then(
-        () => dispatch(req, res),
+        () => dispatch(req, res, path),
         () => answerUnavailable(res, `${service.typeName} could not be started; see the sidecar's log.`),
       );
     },
     { preload: (typeName: string) => services.preload(typeName) },
   );
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query < 0 ? url : url.slice(0, query);
 }
 
 /** The whole request body; one past the limit is enough for connect to answer resource_exhausted. */

@@ -1,5 +1,5 @@
 import type * as http from "node:http";
-import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import { create, type DescMessage, type DescMethod, type DescService, type MessageShape } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -9,15 +9,12 @@ import {
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
+  type UnaryRequest,
+  type UnaryResponse,
 } from "@connectrpc/connect";
-import {
-  createLinkedAbortController,
-  createMethodSerializationLookup,
-  invokeUnaryImplementation,
-  mergeNonProtocolHeaders,
-  type MethodSerializationLookup,
-} from "@connectrpc/connect/protocol";
+import { createMethodSerializationLookup, mergeNonProtocolHeaders, type MethodSerializationLookup } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { CallSignal } from "./call-signal.js";
 import { HeaderMap } from "./header-map.js";
 
 /** A unary method served without connect's universal handler (see UnaryFastPath). */
@@ -30,7 +27,6 @@ export interface UnaryFastPathOptions {
   interceptors: Interceptor[];
   readMaxBytes: number;
   writeMaxBytes: number;
-  shutdownSignal?: AbortSignal;
 }
 
 /**
@@ -89,11 +85,14 @@ export class UnaryFastPath {
     return this.routes.get(path);
   }
 
-  /** Answers one call whose whole body was read; the answer is sent in one write. */
-  async serve(route: UnaryRoute, req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array, requestSignal: AbortSignal): Promise<void> {
+  /**
+   * Answers one call whose whole body was read; the answer is sent in one write. `call` is ended
+   * when the connection closes; here it is also ended when the call is done (its signal is then
+   * aborted, as connect's handlers do).
+   */
+  async serve(route: UnaryRoute, req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array, call: CallSignal): Promise<void> {
     const binary = req.headers["content-type"] === "application/proto";
     const method = route.spec.method;
-    const call = createLinkedAbortController(requestSignal, this.options.shutdownSignal);
     const context: HandlerContext = {
       service: method.parent,
       method,
@@ -101,7 +100,9 @@ export class UnaryFastPath {
       requestMethod: "POST",
       url: `http://${req.headers.host ?? "localhost"}${req.url ?? ""}`,
       timeoutMs: () => undefined,
-      signal: call.signal,
+      get signal() {
+        return call.signal;
+      },
       requestHeader: HeaderMap.fromRaw(req.rawHeaders),
       responseHeader: new HeaderMap({ "content-type": binary ? "application/proto" : "application/json" }),
       responseTrailer: new HeaderMap(),
@@ -111,7 +112,7 @@ export class UnaryFastPath {
     let answer: Uint8Array;
     try {
       const input = parse(route, binary, body, this.options.readMaxBytes);
-      const output = await invokeUnaryImplementation(route.spec, context, input, this.options.interceptors);
+      const output = await invokeUnary(route.spec, context, input, this.options.interceptors);
       answer = route.serialization.getO(binary).serialize(output);
     } catch (e) {
       call.abort(e);
@@ -136,6 +137,67 @@ export class UnaryFastPath {
     headers["content-length"] = String(answer.byteLength);
     res.writeHead(status, headers).end(answer);
   }
+}
+
+type AnyUnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
+
+/**
+ * Runs the interceptors and the method, as connect's invokeUnaryImplementation does, except that
+ * the signal is read from the call context only when an interceptor or the method reads it (see
+ * call-signal.ts): connect's copies it into the request and the handler's context up front.
+ */
+async function invokeUnary(spec: UnaryRoute["spec"], context: HandlerContext, input: MessageShape<DescMessage>, interceptors: Interceptor[]) {
+  const method = spec.method;
+  let next: AnyUnaryFn = async (req) => {
+    const handlerContext: HandlerContext = {
+      ...withoutSignal(context),
+      service: req.service,
+      requestHeader: req.header,
+      values: req.contextValues,
+      get signal() {
+        return req.signal;
+      },
+    };
+    return {
+      stream: false,
+      message: create(method.output, await spec.impl(req.message, handlerContext)),
+      method,
+      service: method.parent,
+      header: context.responseHeader,
+      trailer: context.responseTrailer,
+    };
+  };
+  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as never) as AnyUnaryFn;
+  const request: UnaryRequest = {
+    stream: false,
+    message: input,
+    method,
+    requestMethod: context.requestMethod,
+    url: context.url,
+    get signal() {
+      return context.signal;
+    },
+    header: context.requestHeader,
+    service: method.parent,
+    contextValues: context.values,
+  };
+  const { message, header, trailer } = await next(request);
+  copyHeaders(header, context.responseHeader);
+  copyHeaders(trailer, context.responseTrailer);
+  return message;
+}
+
+/** The context's other fields: spreading it would read (and so make) its signal. */
+function withoutSignal(context: HandlerContext): Omit<HandlerContext, "signal"> {
+  const { service, method, protocolName, requestMethod, url, timeoutMs, requestHeader, responseHeader, responseTrailer, values } = context;
+  return { service, method, protocolName, requestMethod, url, timeoutMs, requestHeader, responseHeader, responseTrailer, values };
+}
+
+/** An interceptor's own header object replaces the call's (connect's copyHeaders). */
+function copyHeaders(from: Headers, to: Headers): void {
+  if (from === to) return;
+  for (const key of [...to.keys()]) to.delete(key);
+  from.forEach((value, key) => to.set(key, value));
 }
 
 /**
