@@ -2,6 +2,7 @@ import * as http from "node:http";
 import { loadAcp } from "./acp/load.js";
 import { startBaseResolving } from "./boot.js";
 import { DlineError } from "./errors.js";
+import { writeToStdio } from "./logging/stdio.js";
 import type { LogLevel } from "./logging/logger.js";
 import { DeferredHandler } from "./server/deferred-handler.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
@@ -115,7 +116,7 @@ async function serve(options: ServeOptions): Promise<void> {
   process.stdin.resume();
 
   const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
-  process.stdout.write(JSON.stringify(handshake) + "\n");
+  writeToStdio(1, JSON.stringify(handshake) + "\n");
   setImmediate(() => void rpc.start().catch(() => {}));
   starting.roots.then(
     (roots) => logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot }),

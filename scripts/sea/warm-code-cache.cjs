@@ -17,12 +17,15 @@ delete process.env.DLINE_REMOTE_CONFIG;
 
 const script = new Script(fs.readFileSync(bundle, "utf8"), { filename: "dline-core.js" });
 
-// The handshake line is the bundle's one stdout write: take it instead of printing it.
-const write = process.stdout.write.bind(process.stdout);
-process.stdout.write = (chunk, ...rest) => {
-  const text = String(chunk);
-  if (!text.startsWith('{"dline":"ready"')) return write(chunk, ...rest);
-  process.stdout.write = write;
+// The handshake line is the bundle's one stdout write (a synchronous write to descriptor 1,
+// core/src/logging/stdio.ts): take it instead of printing it.
+const writeSync = fs.writeSync;
+fs.writeSync = function (fd, data, offset, ...rest) {
+  if (fd !== 1) return writeSync.call(this, fd, data, offset, ...rest);
+  const bytes = typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength).subarray(offset ?? 0);
+  const text = bytes.toString("utf8");
+  if (!text.startsWith('{"dline":"ready"')) return writeSync.call(this, fd, data, offset, ...rest);
+  fs.writeSync = writeSync;
   void firstCalls(JSON.parse(text)).then(
     () => {
       fs.writeFileSync(out, script.createCachedData());
@@ -33,7 +36,7 @@ process.stdout.write = (chunk, ...rest) => {
       process.exit(1);
     },
   );
-  return true;
+  return bytes.byteLength;
 };
 
 function call(handshake, method, body) {

@@ -15,7 +15,8 @@ afterEach(() => {
   for (const server of servers.splice(0)) server.closeAllConnections(), server.close();
 });
 
-type Health = (req: unknown, ctx: HandlerContext) => Promise<unknown> | unknown;
+type HealthAnswer = { status: string; serverVersion: string; uptimeMs: bigint; pid: number };
+type Health = (req: unknown, ctx: HandlerContext) => Promise<HealthAnswer> | HealthAnswer;
 
 async function serveHealth(health: Health, extra: { interceptors?: Interceptor[]; shutdownSignal?: AbortSignal } = {}): Promise<string> {
   const handler = connectHandler({
@@ -54,7 +55,7 @@ describe("plain unary calls", () => {
     const url = await serveHealth(async (_req, ctx) => {
       ctx.signal.addEventListener("abort", () => aborted.resolve(ctx.signal.reason));
       started.resolve();
-      await new Promise(() => {});
+      return new Promise<never>(() => {});
     });
     await abandonedCall(url, started.promise);
     expect(String(await aborted.promise)).toMatch(/The call ended/);

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeToStdio } from "./stdio.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -39,7 +40,11 @@ export class FileAndStderrSink implements LogSink {
   }
 
   write(line: string): void {
-    process.stderr.write(line);
+    try {
+      writeToStdio(2, line);
+    } catch {
+      // A closed stderr (the editor went away) loses only its copy: the log file has the line.
+    }
     if (this.fd !== undefined) {
       try {
         fs.writeSync(this.fd, line);
