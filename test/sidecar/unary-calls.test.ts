@@ -1,5 +1,6 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import type { HandlerContext, Interceptor } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { SystemService } from "../../core/src/gen/dline/v1/system_pb.js";
@@ -18,7 +19,10 @@ afterEach(() => {
 type HealthAnswer = { status: string; serverVersion: string; uptimeMs: bigint; pid: number };
 type Health = (req: unknown, ctx: HandlerContext) => Promise<HealthAnswer> | HealthAnswer;
 
-async function serveHealth(health: Health, extra: { interceptors?: Interceptor[]; shutdownSignal?: AbortSignal } = {}): Promise<string> {
+async function serveHealth(
+  health: Health,
+  extra: { interceptors?: Interceptor[]; shutdownSignal?: AbortSignal; readMaxBytes?: number } = {},
+): Promise<string> {
   const handler = connectHandler({
     services: [{ typeName: SystemService.typeName, load: async () => (router) => router.service(SystemService, { health }) }],
     ...extra,
@@ -129,6 +133,25 @@ describe("plain unary calls", () => {
     expect(res.headers.get("x-replaced")).toBe("3");
     expect(res.headers.get("x-from-interceptor")).toBeNull();
     expect(res.headers.get("trailer-x-trailer")).toBe("2");
+  });
+});
+
+describe("compressed calls (connect's handler, with connect-node's compression loaded on first need)", () => {
+  it("accept gzip and brotli request bodies, and refuse one that inflates past the read limit", async () => {
+    const url = await serveHealth(() => OK, { readMaxBytes: 1024 });
+    for (const [encoding, body] of [
+      ["gzip", gzipSync("{}")],
+      ["br", brotliCompressSync("{}")],
+    ] as const) {
+      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": encoding }, body });
+      expect(res.status, encoding).toBe(200);
+      expect(await res.json()).toMatchObject({ status: "ok" });
+    }
+    const bomb = gzipSync(JSON.stringify({ padding: "x".repeat(100_000) }));
+    const refused = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: bomb });
+    expect(await refused.json()).toMatchObject({ code: "resource_exhausted" });
+    const unknown = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "zstd" }, body: "{}" });
+    expect(await unknown.json()).toMatchObject({ code: "unimplemented" });
   });
 });
 

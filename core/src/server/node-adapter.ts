@@ -1,8 +1,8 @@
 import type * as http from "node:http";
 import { createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
-import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { CallSignal } from "./call-signal.js";
+import { lazyCompressions, loadConnectNode } from "./connect-node.js";
 import { LazyServices, type LazyService } from "./lazy-services.js";
 import { UnaryFastPath } from "./unary-fast-path.js";
 import { answerUnavailable } from "./unavailable.js";
@@ -42,7 +42,7 @@ const CALL_ENDED = Object.freeze(new Error("The call ended."));
  */
 export function connectHandler(options: NodeAdapterOptions): NodeHandler & { preload: (typeName: string) => void } {
   // connect-node's adapter accepts gzip and brotli request bodies by default; so does this one.
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
+  const router = createConnectRouter({ acceptCompression: lazyCompressions, ...options });
   const readMaxBytes = options.readMaxBytes ?? 0xffffffff;
   const fast = new UnaryFastPath({
     interceptors: options.interceptors ?? [],
@@ -86,8 +86,8 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
     const unary =
       req.method === "POST" && UNARY_CONTENT_TYPES.has(req.headers["content-type"] ?? "") && req.headers["content-encoding"] === undefined;
     if (!unary) {
-      handler(universalRequestFromNodeRequest(req, res, undefined, undefined))
-        .then((answer) => universalResponseToNodeResponse(answer, res))
+      loadConnectNode()
+        .then(async (node) => node.universalResponseToNodeResponse(await handler(node.universalRequestFromNodeRequest(req, res, undefined, undefined)), res))
         .catch((reason: unknown) => options.onBrokenCall?.(handler.method.name, reason));
       return;
     }
@@ -162,7 +162,9 @@ async function serveUnary(
   }
   if (answer.trailer !== undefined) {
     // HTTP trailers (not used by the Connect protocol's unary answers): connect-node's writer.
-    await universalResponseToNodeResponse(answer, res).catch(() => res.destroy());
+    await loadConnectNode()
+      .then((node) => node.universalResponseToNodeResponse(answer, res))
+      .catch(() => res.destroy());
     res.off("close", onClose);
     return;
   }
