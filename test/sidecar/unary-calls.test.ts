@@ -1,7 +1,7 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, gzipSync } from "node:zlib";
-import type { HandlerContext, Interceptor } from "@connectrpc/connect";
+import { createContextKey, createContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { SystemService } from "../../core/src/gen/dline/v1/system_pb.js";
 import { CallSignal } from "../../core/src/server/call-signal.js";
@@ -118,6 +118,28 @@ describe("plain unary calls", () => {
     await started.promise;
     shutdown.abort(new Error("shutting down"));
     expect((await answer).status).toBe(500);
+  });
+
+  it("give the handler what an interceptor passed on: its headers, context values and signal", async () => {
+    const user = createContextKey("nobody");
+    const passOn: Interceptor = (next) => async (req) => {
+      const values = createContextValues();
+      values.set(user, "alice");
+      const header = new Headers(req.header);
+      header.set("x-added", "yes");
+      return next({ ...req, header, contextValues: values });
+    };
+    let seen: { user: string; added: string | null; aborted: boolean; path: string } | undefined;
+    const url = await serveHealth(
+      (_req, ctx) => {
+        seen = { user: ctx.values.get(user), added: ctx.requestHeader.get("x-added"), aborted: ctx.signal.aborted, path: new URL(ctx.url).pathname };
+        return OK;
+      },
+      { interceptors: [passOn] },
+    );
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(res.status).toBe(200);
+    expect(seen).toEqual({ user: "alice", added: "yes", aborted: false, path: "/dline.v1.SystemService/Health" });
   });
 
   it("answer with the headers and trailers an interceptor sets, as connect does", async () => {

@@ -149,8 +149,15 @@ type AnyUnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
 async function invokeUnary(spec: UnaryRoute["spec"], context: HandlerContext, input: MessageShape<DescMessage>, interceptors: Interceptor[]) {
   const method = spec.method;
   let next: AnyUnaryFn = async (req) => {
+    // connect's mergeRequest: the call's context with what the interceptors passed on.
     const handlerContext: HandlerContext = {
-      ...withoutSignal(context),
+      method,
+      protocolName: context.protocolName,
+      requestMethod: context.requestMethod,
+      url: context.url,
+      timeoutMs: context.timeoutMs,
+      responseHeader: context.responseHeader,
+      responseTrailer: context.responseTrailer,
       service: req.service,
       requestHeader: req.header,
       values: req.contextValues,
@@ -185,12 +192,6 @@ async function invokeUnary(spec: UnaryRoute["spec"], context: HandlerContext, in
   copyHeaders(header, context.responseHeader);
   copyHeaders(trailer, context.responseTrailer);
   return message;
-}
-
-/** The context's other fields: spreading it would read (and so make) its signal. */
-function withoutSignal(context: HandlerContext): Omit<HandlerContext, "signal"> {
-  const { service, method, protocolName, requestMethod, url, timeoutMs, requestHeader, responseHeader, responseTrailer, values } = context;
-  return { service, method, protocolName, requestMethod, url, timeoutMs, requestHeader, responseHeader, responseTrailer, values };
 }
 
 /** An interceptor's own header object replaces the call's (connect's copyHeaders). */
