@@ -7,7 +7,8 @@ import * as fs from "node:fs";
 
 // The handshake line and the log's stderr copy are written with writeToStdio (plain synchronous
 // writes). A reader that is slow to drain the pipe must still get every byte, in order, whether
-// the pipe blocks the writer or answers EAGAIN (a non-blocking pipe).
+// the pipe blocks the writer or answers EAGAIN (a non-blocking pipe), where later lines must not
+// overtake the refused rest queued in process.stdout.
 
 async function buildWriter(): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-stdio-"));
