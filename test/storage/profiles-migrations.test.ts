@@ -20,6 +20,11 @@ function profile(id: string, extra: Partial<ProfileRecord> = {}): ProfileRecord 
     outputPricePerMtok: 15,
     cacheReadPricePerMtok: 0,
     cacheWritePricePerMtok: 0,
+    firstByteTimeoutSeconds: 0,
+    reasoningEffort: "",
+    thinkingBudgetTokens: 0,
+    toolCallFormat: "",
+    zeroCost: false,
     ...extra,
   };
 }

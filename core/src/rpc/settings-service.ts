@@ -26,6 +26,7 @@ import {
   type SettingsService,
   type WatchSettingsResponse,
 } from "../gen/dline/v1/settings_pb.js";
+import { resolvePrices } from "../agent/providers/pricing.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
 import type { CapabilityToggleView, ToggleState as DomainToggleState } from "../storage/capability-toggles.js";
@@ -109,8 +110,25 @@ function profileMessage(record: ProfileRecord, secretsSet: string[]): Profile {
     outputPricePerMtok: record.outputPricePerMtok,
     cacheReadPricePerMtok: record.cacheReadPricePerMtok,
     cacheWritePricePerMtok: record.cacheWritePricePerMtok,
+    firstByteTimeoutSeconds: Math.trunc(record.firstByteTimeoutSeconds),
+    reasoningEffort: record.reasoningEffort,
+    thinkingBudgetTokens: BigInt(Math.trunc(record.thinkingBudgetTokens)),
+    toolCallFormat: record.toolCallFormat,
+    zeroCost: record.zeroCost,
+    priceSource: describePriceSource(record),
     secretsSet,
   });
+}
+
+function describePriceSource(record: ProfileRecord): string {
+  return resolvePrices({
+    model: record.model,
+    inputPerMTok: record.inputPricePerMtok,
+    outputPerMTok: record.outputPricePerMtok,
+    cacheReadPerMTok: record.cacheReadPricePerMtok,
+    cacheWritePerMTok: record.cacheWritePricePerMtok,
+    zeroCost: record.zeroCost,
+  }).source;
 }
 
 function profileRecord(profile: Profile): ProfileRecord {
@@ -126,6 +144,11 @@ function profileRecord(profile: Profile): ProfileRecord {
     outputPricePerMtok: profile.outputPricePerMtok,
     cacheReadPricePerMtok: profile.cacheReadPricePerMtok,
     cacheWritePricePerMtok: profile.cacheWritePricePerMtok,
+    firstByteTimeoutSeconds: profile.firstByteTimeoutSeconds,
+    reasoningEffort: profile.reasoningEffort,
+    thinkingBudgetTokens: Number(profile.thinkingBudgetTokens),
+    toolCallFormat: profile.toolCallFormat,
+    zeroCost: profile.zeroCost,
   };
 }
 

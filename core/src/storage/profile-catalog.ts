@@ -22,7 +22,20 @@ export interface ProfileRecord {
   outputPricePerMtok: number;
   cacheReadPricePerMtok: number;
   cacheWritePricePerMtok: number;
+  /** Seconds without a byte (before the first one, and between) before a request is abandoned; 0 = 60 s. */
+  firstByteTimeoutSeconds: number;
+  /** OpenAI-style `reasoning_effort` ("" = not sent). */
+  reasoningEffort: string;
+  /** Anthropic extended thinking budget (0 = off). */
+  thinkingBudgetTokens: number;
+  /** "" / "native": native tool calling (text fallback when the server rejects tools); "xml": tools in text. */
+  toolCallFormat: string;
+  /** The model costs nothing: $0 rather than unknown when no price is set. */
+  zeroCost: boolean;
 }
+
+export const TOOL_CALL_FORMATS = ["", "native", "xml"] as const;
+export const REASONING_EFFORTS = ["", "minimal", "low", "medium", "high"] as const;
 
 const NUMBER_FIELDS = [
   "contextWindow",
@@ -31,6 +44,8 @@ const NUMBER_FIELDS = [
   "outputPricePerMtok",
   "cacheReadPricePerMtok",
   "cacheWritePricePerMtok",
+  "firstByteTimeoutSeconds",
+  "thinkingBudgetTokens",
 ] as const;
 
 /** Checks a profile from a client; throws invalid_argument naming the field. */
@@ -52,6 +67,15 @@ export function validateProfile(profile: ProfileRecord): void {
     const value = profile[field];
     if (!Number.isFinite(value) || value < 0) throw new DlineError("invalid_argument", `Profile field "${field}" must be a number >= 0.`);
   }
+  if (!(TOOL_CALL_FORMATS as readonly string[]).includes(profile.toolCallFormat)) {
+    throw new DlineError("invalid_argument", `Profile field "tool_call_format" must be "native" or "xml", not "${profile.toolCallFormat.slice(0, 40)}".`);
+  }
+  if (!(REASONING_EFFORTS as readonly string[]).includes(profile.reasoningEffort)) {
+    throw new DlineError("invalid_argument", `Profile field "reasoning_effort" must be one of minimal, low, medium, high, not "${profile.reasoningEffort.slice(0, 40)}".`);
+  }
+  if (profile.thinkingBudgetTokens > 0 && profile.thinkingBudgetTokens < 1024) {
+    throw new DlineError("invalid_argument", 'Profile field "thinking_budget_tokens" must be 0 (off) or at least 1024.');
+  }
 }
 
 function fromStored(value: unknown): ProfileRecord | undefined {
@@ -70,6 +94,11 @@ function fromStored(value: unknown): ProfileRecord | undefined {
     outputPricePerMtok: num("outputPricePerMtok"),
     cacheReadPricePerMtok: num("cacheReadPricePerMtok"),
     cacheWritePricePerMtok: num("cacheWritePricePerMtok"),
+    firstByteTimeoutSeconds: num("firstByteTimeoutSeconds"),
+    reasoningEffort: str("reasoningEffort"),
+    thinkingBudgetTokens: num("thinkingBudgetTokens"),
+    toolCallFormat: str("toolCallFormat"),
+    zeroCost: value.zeroCost === true,
   };
 }
 
