@@ -1,8 +1,15 @@
-// Builds dist/dline-core: a stripped copy of the local `node` made a single executable
-// application whose main script (scripts/sea/main.cjs) runs an esbuild bundle of
-// core/src/main.ts with V8's code cache of a warmed-up start; the bundle, the cache and
-// better-sqlite3's addon (stripped and gzipped) are its assets.
-// See ../shared/TOOLCHAIN.md ("The sidecar binary") for why each step is the way it is.
+// Builds dist/dline-core: a stripped copy of the pinned Node (scripts/node-runtime.json, never
+// the Node that runs this script) made a single executable application whose main script
+// (scripts/sea/main.cjs) runs an esbuild bundle of core/src/main.ts with V8's code cache of a
+// warmed-up start; the bundle, the cache and better-sqlite3's addon compiled for that Node
+// (stripped and gzipped) are its assets. The runtime and the addon come from the build cache
+// (scripts/lib/node-runtime.mjs), made there on first need.
+//
+//   node scripts/build-sidecar.mjs [--platform linux-arm64] [--out FILE]
+//
+// Another platform than this machine's is cross-built: its Node from the registry, the addon
+// compiled with the platform's cross compiler, the code cache made by running that Node under
+// qemu-user when it is installed (without it the binary compiles its bundle at start-up).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
@@ -10,27 +17,51 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { HOST_PLATFORM, ensureNodeRuntime, ensureSqliteAddon, stripFor } from "./lib/node-runtime.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
+const option = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const platform = option("--platform") ?? HOST_PLATFORM;
+const target = path.resolve(option("--out") ?? path.join(dist, platform === HOST_PLATFORM ? "dline-core" : `dline-core-${platform}`));
 // A folder per build process, so that two builds at once (parallel test runs) do not collide.
 const work = path.join(dist, "build", String(process.pid));
 const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
 const require = (await import("node:module")).createRequire(import.meta.url);
-const addon = path.join(path.dirname(require.resolve("better-sqlite3/package.json", { paths: [path.join(root, "core")] })), "build", "Release", "better_sqlite3.node");
+
+// The Node the binary is made of, and one of the same version this machine runs (the same one
+// unless cross-building): it makes the SEA blob and tells which exports the built-ins have.
+const runtime = ensureNodeRuntime(platform);
+const hostRuntime = platform === HOST_PLATFORM ? runtime : ensureNodeRuntime(HOST_PLATFORM);
+const addon = ensureSqliteAddon(runtime);
+const nodeMajor = runtime.version.split(".")[0];
+/** Runs the embedded Node: directly, or under qemu-user for another architecture (undefined without it). */
+const embeddedNodeCommand = platform === HOST_PLATFORM ? [runtime.node] : qemuCommand(platform, runtime.node);
+
+function qemuCommand(platform, node) {
+  const arch = { "linux-arm64": "aarch64" }[platform];
+  const qemu = arch && spawnSync("sh", ["-c", `command -v qemu-${arch}`], { encoding: "utf8" }).stdout.trim();
+  return qemu ? [qemu, "-L", `/usr/${arch}-linux-gnu`, node] : undefined;
+}
 
 /**
  * Built-ins the bundle's start-up path imports but seldom or never uses (connect-node's client
  * transports import http2 and https; child_process and sea serve a few calls; crypto, 3 ms to
  * load, serves the domain modules' hashing, not start-up or the first calls) are replaced with
  * an object whose getters load the real module on first use, so that starting the sidecar does
- * not load them. The getters cover every export of the module as the Node that runs this build
- * (the same Node the binary is made from) loads it.
+ * not load them. The getters cover every export of the module as the embedded Node has it.
  */
 const LAZY_BUILTINS = ["http2", "https", "child_process", "sea", "crypto"];
 
 function lazyBuiltinsPlugin() {
-  const keys = Object.fromEntries(LAZY_BUILTINS.map((name) => [name, Object.keys(require(`node:${name}`))]));
+  const keys = JSON.parse(
+    execFileSync(hostRuntime.node, ["-p", `JSON.stringify(Object.fromEntries(${JSON.stringify(LAZY_BUILTINS)}.map((n) => [n, Object.keys(require("node:" + n))])))`], {
+      encoding: "utf8",
+    }),
+  );
   const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
   return {
     name: "lazy-builtins",
@@ -79,9 +110,9 @@ fs.mkdirSync(work, { recursive: true });
 const strippedAddon = path.join(work, "better_sqlite3.node");
 fs.copyFileSync(addon, strippedAddon);
 try {
-  execFileSync("strip", ["--strip-unneeded", strippedAddon], { stdio: "inherit" });
+  execFileSync(stripFor(platform), ["--strip-unneeded", strippedAddon], { stdio: "inherit" });
 } catch {
-  console.warn("build-sidecar: strip is not available; the SQLite addon stays unstripped");
+  console.warn(`build-sidecar: ${stripFor(platform)} is not available; the SQLite addon stays unstripped`);
 }
 const addonBytes = fs.readFileSync(strippedAddon);
 const addonHash = createHash("sha256").update(addonBytes).digest("hex").slice(0, 24);
@@ -95,7 +126,7 @@ await esbuild.build({
   bundle: true,
   platform: "node",
   format: "cjs",
-  target: "node20",
+  target: `node${nodeMajor}`,
   // Without keepNames: it wraps every function and class in a naming call as the bundle loads
   // (5-9 ms of start-up). Nothing here depends on a function's or class's own name.
   minify: true,
@@ -117,12 +148,18 @@ if (/[^\x00-\x7f]/.test(bundleText)) throw new Error("build-sidecar: the bundle 
 const wrapped = path.join(work, "dline-core.js");
 fs.writeFileSync(wrapped, `(function (exports, require, module, __filename, __dirname) {${bundleText}\n})`, "latin1");
 const codeCache = path.join(work, "dline-core.cache");
-await warmCodeCache(wrapped, codeCache);
+if (embeddedNodeCommand) {
+  await warmCodeCache(wrapped, codeCache);
+} else {
+  // An empty cache is rejected at start-up (scripts/sea/main.cjs says so on stderr): the bundle compiles as usual.
+  console.warn(`build-sidecar: qemu-user is not installed, so no code cache for ${platform}: its binary compiles the bundle at each start`);
+  fs.writeFileSync(codeCache, "");
+}
 
 /**
  * V8's code cache of the bundle after a start and an editor's first calls (Health, Initialize),
- * made by running it in a separate `node` (the one the binary is made from, so V8 accepts the
- * cache). Start-up is kept short by loading modules on first need; this cache saves compiling
+ * made by running it in the Node the binary is made from (V8 accepts only a cache of its own
+ * version and flags; under qemu-user for another architecture). Start-up is kept short by loading modules on first need; this cache saves compiling
  * what the first calls need. (A V8 start-up snapshot would start faster still, but it carries
  * Node's own start-up heap, 4 MB, and the binary must stay under 90 MB.)
  */
@@ -130,7 +167,8 @@ async function warmCodeCache(script, cacheFile) {
   const scratch = fs.mkdtempSync(path.join(work, "warm-"));
   try {
     // stdin stays open while it runs: the sidecar stops when its stdin closes.
-    const child = spawn(process.execPath, [path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, scratch], {
+    const [command, ...prefix] = embeddedNodeCommand;
+    const child = spawn(command, [...prefix, path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, scratch], {
       stdio: ["pipe", "inherit", "pipe"],
     });
     let stderr = "";
@@ -156,21 +194,22 @@ fs.writeFileSync(
     assets: { "dline-core.js": wrapped, "dline-core.cache": codeCache, "better_sqlite3.node.gz": addonAsset },
   }),
 );
-// Its warnings matter only when it fails.
-const sea = spawnSync(process.execPath, ["--experimental-sea-config", seaConfig], { encoding: "utf8" });
+// Its warnings matter only when it fails. Without useCodeCache or a snapshot the blob does not
+// depend on the architecture, only on Node's version.
+const sea = spawnSync(hostRuntime.node, ["--experimental-sea-config", seaConfig], { encoding: "utf8" });
 if (sea.status !== 0) {
   console.error(`${sea.stdout}${sea.stderr}`.slice(-1500));
   throw new Error("build-sidecar: building the single executable blob failed");
 }
 
-const target = path.join(dist, "dline-core");
 const staging = `${target}.${process.pid}.tmp`;
-fs.copyFileSync(process.execPath, staging);
+fs.mkdirSync(path.dirname(target), { recursive: true });
+fs.copyFileSync(runtime.node, staging);
 fs.chmodSync(staging, 0o755);
 try {
-  execFileSync("strip", [staging], { stdio: "inherit" });
+  execFileSync(stripFor(platform), [staging], { stdio: "inherit" });
 } catch {
-  console.warn("build-sidecar: strip is not available; the binary stays unstripped");
+  console.warn(`build-sidecar: ${stripFor(platform)} is not available; the binary stays unstripped`);
 }
 const postject = path.join(path.dirname(require.resolve("postject/package.json")), "dist", "cli.js");
 const out = execFileSync(
@@ -183,4 +222,4 @@ fs.renameSync(staging, target);
 const size = fs.statSync(target).size;
 // KEEP_BUILD=1 keeps dist/build/<pid> (the bundle and the blob) for inspection.
 if (!process.env.KEEP_BUILD) fs.rmSync(work, { recursive: true, force: true });
-console.log(`built ${path.relative(root, target)} ${version} (${(size / 1e6).toFixed(1)} MB, addon ${addonHash})`);
+console.log(`built ${path.relative(root, target)} ${version} (${platform}, node v${runtime.version}, ${(size / 1e6).toFixed(1)} MB, addon ${addonHash})`);

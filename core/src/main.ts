@@ -7,7 +7,7 @@ import type { LogLevel } from "./logging/logger.js";
 import { DeferredHandler } from "./server/deferred-handler.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
 import { generateToken } from "./server/token.js";
-import { PROTOCOL_VERSION, SERVER_VERSION } from "./version.js";
+import { PROTOCOL_VERSION, SERVER_VERSION, versionLine } from "./version.js";
 
 const USAGE = `Usage: dline-core <command> [options]
 
@@ -132,7 +132,7 @@ function userArgs(): string[] {
 async function main(args = userArgs()): Promise<void> {
   const [command, ...rest] = args;
   if (command === "--version" || command === "-v" || command === "version") {
-    process.stdout.write(`dline-core ${SERVER_VERSION} (protocol ${PROTOCOL_VERSION})\n`);
+    process.stdout.write(`${versionLine()}\n`);
     return;
   }
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {

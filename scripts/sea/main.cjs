@@ -11,10 +11,16 @@ const { Script } = require("node:vm");
 // The bundle is ASCII (esbuild escapes every other character; the build checks it), so it is read
 // as Latin-1: no text decoder, whose first use loads ICU's converters (3 MB of resident memory).
 const source = Buffer.from(getRawAsset("dline-core.js")).toString("latin1");
+// Empty when the build could not run the embedded Node (a cross-build without qemu-user).
+const cache = getRawAsset("dline-core.cache");
 const script = new Script(source, {
   filename: "dline-core.js",
   // A cache made by another V8 or with other V8 flags is rejected, and the bundle compiles as usual.
-  cachedData: new Uint8Array(getRawAsset("dline-core.cache")),
+  cachedData: cache.byteLength > 0 ? new Uint8Array(cache) : undefined,
 });
+if (script.cachedDataRejected) {
+  // Still works, only slower to start: said on stderr (the log), never on stdout (the handshake).
+  require("node:fs").writeSync(2, "dline-core: V8 rejected the embedded code cache (made by another Node or other flags); the bundle was compiled at start-up\n");
+}
 const mod = { exports: {} };
 script.runInThisContext()(mod.exports, require, mod, process.execPath, require("node:path").dirname(process.execPath));

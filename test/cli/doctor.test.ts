@@ -7,6 +7,7 @@ import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
+const runtimePin = JSON.parse(fs.readFileSync(path.join(repoRoot, "scripts", "node-runtime.json"), "utf8")) as { version: string };
 
 describe("dline doctor", () => {
   it("starts the sidecar and prints versions and roots as JSON", async () => {
@@ -15,12 +16,21 @@ describe("dline doctor", () => {
     const report = JSON.parse(stdout);
     expect(report.serverVersion).toMatch(/^\d+\.\d+\.\d+/);
     expect(report.protocolVersion).toBe(1);
+    // The Node the sidecar embeds (scripts/node-runtime.json), not the one running the CLI.
+    expect(report.nodeVersion).toBe(`v${runtimePin.version}`);
+    expect(report.coreVersionLine).toBe(`dline-core ${report.serverVersion} (protocol 1, node v${runtimePin.version})`);
     expect(report.core).toBe(sidecarBinary);
     expect(report.dataRoot).toBe(path.join(roots.dlineDir, "data"));
     expect(report.homeRoot).toBe(roots.homeDir);
     expect(report.documentsRoot).toBe(roots.docsDir);
     expect(report.gitVersion).toMatch(/^\d+\.\d+/);
     expect(report.missing).toEqual([]);
+  });
+
+  it("prints the sidecar's Node version", async () => {
+    const roots = makeTestRoots();
+    const { stdout } = await run(cli, ["doctor"], { env: { ...roots.env, DLINE_CORE: sidecarBinary } });
+    expect(stdout).toMatch(new RegExp(`^dline-core +\\S+ \\(protocol 1, node v${runtimePin.version.replace(/\./g, "\\.")}, pid \\d+\\)$`, "m"));
   });
 
   it("reports git as missing when it is not on PATH", async () => {

@@ -173,7 +173,7 @@ describe("sidecar lifecycle", () => {
     fs.copyFileSync(sidecarBinary, copy);
     fs.chmodSync(copy, 0o755);
     const { stdout } = await run(copy, ["--version"], { cwd: roots.base, env: { PATH: "/usr/bin:/bin", HOME: roots.home } });
-    expect(stdout).toMatch(/^dline-core \S+ \(protocol 1\)/);
+    expect(stdout).toMatch(/^dline-core \S+ \(protocol 1, node v\d+\.\d+\.\d+\)$/m);
     const help = await run(copy, ["serve", "--help"], { cwd: roots.base, env: { PATH: "/usr/bin:/bin", HOME: roots.home } });
     expect(help.stdout).toContain("--listen");
     const s = await spawnSidecar({ binary: copy, cwd: roots.base, env: { PATH: "/usr/bin:/bin", HOME: roots.home } });

@@ -7,6 +7,10 @@ export interface DoctorReport {
   core: string;
   serverVersion: string;
   protocolVersion: number;
+  /** What `dline-core --version` prints, e.g. `dline-core 0.1.0 (protocol 1, node v24.22.3)`. */
+  coreVersionLine: string;
+  /** The Node the sidecar runs on (`v24.22.3`), from that line; empty if it does not say. */
+  nodeVersion: string;
   pid: number;
   dataRoot: string;
   homeRoot: string;
@@ -21,13 +25,19 @@ function commandExists(command: string): Promise<boolean> {
   return new Promise((resolve) => execFile(command, ["--version"], (err) => resolve(!err)));
 }
 
+/** The first line `<core> --version` prints, or "" if it fails. */
+function coreVersion(core: string): Promise<string> {
+  return new Promise((resolve) => execFile(core, ["--version"], (err, stdout) => resolve(err ? "" : String(stdout).split("\n")[0].trim())));
+}
+
 /** Asks a running sidecar for its versions and roots and lists what is missing. */
 export async function runDoctor(clients: DlineClients, core: string, cliVersion: string): Promise<DoctorReport> {
-  const health = await clients.system.health({});
+  const [health, coreVersionLine] = await Promise.all([clients.system.health({}), coreVersion(core)]);
   const init = await clients.system.initialize({ clientName: "dline-cli", clientVersion: cliVersion, workspaceRoots: [process.cwd()] });
   const missing: string[] = [];
   if (!init.gitVersion) missing.push("git is not installed: checkpoints need it (Git must be installed to use checkpoints).");
   if (health.status !== "ok") missing.push(`the sidecar reports "${health.status}".`);
+  if (!coreVersionLine) missing.push(`${core} --version failed.`);
   for (const [name, dir] of [
     ["data root", init.dataRoot],
     ["documents root", init.documentsRoot],
@@ -48,6 +58,8 @@ export async function runDoctor(clients: DlineClients, core: string, cliVersion:
     core,
     serverVersion: init.serverVersion,
     protocolVersion: init.protocolVersion,
+    coreVersionLine,
+    nodeVersion: /\bnode (v\d+\.\d+\.\d+)/.exec(coreVersionLine)?.[1] ?? "",
     pid: init.pid,
     dataRoot: init.dataRoot,
     homeRoot: init.homeRoot,
@@ -61,7 +73,7 @@ export async function runDoctor(clients: DlineClients, core: string, cliVersion:
 export function formatDoctor(r: DoctorReport): string {
   const lines = [
     `dline CLI        ${r.cliVersion}`,
-    `dline-core       ${r.serverVersion} (protocol ${r.protocolVersion}, pid ${r.pid})`,
+    `dline-core       ${r.serverVersion} (protocol ${r.protocolVersion}, node ${r.nodeVersion || "unknown"}, pid ${r.pid})`,
     `sidecar binary   ${r.core}`,
     `git              ${r.gitVersion || "missing"}`,
     `data root        ${r.dataRoot}`,

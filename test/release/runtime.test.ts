@@ -1,0 +1,57 @@
+/**
+ * The sidecar runs on the Node pinned in scripts/node-runtime.json (taken from the npm registry
+ * and checked against its pinned checksum), not on the Node that runs the build, and its V8
+ * code cache is one that Node accepts.
+ */
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
+
+const run = promisify(execFile);
+const pin = JSON.parse(fs.readFileSync(path.join(repoRoot, "scripts", "node-runtime.json"), "utf8")) as {
+  version: string;
+  platforms: Record<string, { package: string; integrity: string }>;
+};
+const packageVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).version as string;
+
+describe("the sidecar's runtime", () => {
+  it("names its version, the protocol and the pinned Node it embeds", async () => {
+    const { stdout } = await run(sidecarBinary, ["--version"]);
+    expect(stdout).toBe(`dline-core ${packageVersion} (protocol 1, node v${pin.version})\n`);
+    expect(pin.version.split(".")[0]).not.toBe(process.versions.node.split(".")[0]);
+  });
+
+  it("starts with its embedded code cache accepted (nothing on stderr about it)", async () => {
+    const sidecar = await startSidecar();
+    try {
+      await sidecar.clients.system.health({});
+    } finally {
+      await sidecar.stop();
+    }
+    const stderr = fs.readFileSync(sidecar.stderrFile, "utf8");
+    expect(stderr).toContain('"msg":"serving"');
+    expect(stderr).not.toContain("code cache");
+  });
+
+  it("refuses a runtime package whose tarball does not match the pinned checksum", async () => {
+    const roots = makeTestRoots("dline-runtime-pin-");
+    // A copy of the scripts with the pin's checksum changed: the real registry package, a wrong pin.
+    const scripts = path.join(roots.base, "repo", "scripts");
+    fs.cpSync(path.join(repoRoot, "scripts", "lib"), path.join(scripts, "lib"), { recursive: true });
+    const wrong = structuredClone(pin);
+    const host = `${process.platform}-${process.arch}`;
+    wrong.platforms[host].integrity = `sha512-${Buffer.alloc(64, 7).toString("base64")}`;
+    fs.writeFileSync(path.join(scripts, "node-runtime.json"), JSON.stringify(wrong));
+    const cache = path.join(roots.base, "cache");
+    const err = await run(process.execPath, [path.join(scripts, "lib", "node-runtime.mjs"), host], {
+      env: { ...process.env, DLINE_BUILD_CACHE: cache },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect((err as { code: number }).code).not.toBe(0);
+    expect((err as { stderr: string }).stderr).toContain("does not match its pinned checksum");
+    // Nothing of the refused package is left where a later build would take it from.
+    expect(fs.readdirSync(path.join(cache, "node"))).toEqual([]);
+  });
+});
