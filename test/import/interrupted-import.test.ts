@@ -64,6 +64,25 @@ describe("a Cline import interrupted at any point", () => {
     expect(fs.existsSync(path.join(dir, "owner.lock"))).toBe(false);
   });
 
+  it("outwaits a claim torn by a sidecar killed between creating its lock file and writing it", async () => {
+    const roots = testRoots("dline-import-torn-claim-");
+    writeLegacyTask(clineHomeData(roots.home), "8051", { task: "Torn claim", padTo: 20 });
+    const dir = path.join(roots.docsDir, "tasks", "cline-8051");
+    fs.mkdirSync(dir, { recursive: true });
+    // An empty lock file, as young as a live writer's for the whole import (its mtime is ahead):
+    // only waiting out the grace period, not a count of quick retries, gets past it.
+    const lock = path.join(dir, "owner.lock");
+    fs.writeFileSync(lock, "");
+    const ahead = new Date(Date.now() + 60_000);
+    fs.utimesSync(lock, ahead, ahead);
+
+    const s = await sidecar(roots);
+    const res = await s.clients.imports.importCline({ all: true });
+    expect(res.results.map((r) => [r.sourceKey, r.outcome, r.error])).toEqual([["legacy:8051", "imported", ""]]);
+    expect((await s.clients.tasks.getTask({ taskId: "cline-8051" })).messages).toHaveLength(20);
+    expect(fs.existsSync(lock)).toBe(false);
+  });
+
   it("writes databases that are whole WAL-mode files: nothing to replay, intact, at the owners' schema version", async () => {
     const roots = testRoots("dline-import-images-");
     writeLegacyTask(clineHomeData(roots.home), "8101", { task: "Images", padTo: 30 });

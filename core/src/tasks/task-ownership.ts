@@ -98,9 +98,8 @@ export class TaskOwnership {
       if (info !== "torn") {
         const ours = info.pid === process.pid && info.hostname === os.hostname();
         if (!ours && isClaimLive(info.pid, info.hostname)) throw new TaskOwnedElsewhere(taskId, info);
-      } else if (Date.now() - this.mtime(task.ownerLock) < TORN_CLAIM_GRACE_MS) {
-        sleepSync(20);
-        continue;
+      } else if (!this.waitOutTornClaim(task.ownerLock)) {
+        continue; // written or released meanwhile: read it again
       }
       this.recoverStale(task.ownerLock, info);
     }
@@ -176,6 +175,24 @@ export class TaskOwnership {
     } finally {
       unlock();
     }
+  }
+
+  /**
+   * A lock file without a readable claim is either being written by a live process (open and
+   * write are two steps) or was torn by a writer killed between them. Waits, polling, until its
+   * content appears or it is older than the grace period; the wait is bounded by the grace from
+   * now (a clock that moved or a future mtime cannot make it endless). Returns true when it is
+   * still torn: a dead writer's, to recover. Waiting here instead of counting claim attempts
+   * matters: a sidecar killed in that window leaves a young torn claim, and the next claim (an
+   * import finishing the killed one, say) must outwait it rather than give up.
+   */
+  private waitOutTornClaim(file: string): boolean {
+    const waitUntil = Date.now() + TORN_CLAIM_GRACE_MS;
+    while (Date.now() - this.mtime(file) < TORN_CLAIM_GRACE_MS && Date.now() < waitUntil) {
+      sleepSync(20);
+      if (this.readClaim(file) !== "torn") return false;
+    }
+    return true;
   }
 
   private readClaim(file: string): OwnerInfo | "torn" | undefined {
