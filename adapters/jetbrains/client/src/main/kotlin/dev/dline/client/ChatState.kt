@@ -1,52 +1,51 @@
 package dev.dline.client
 
+import dline.v1.Task.TaskEvent.EventCase
+
 /**
  * A task's chat as every client renders it, folded from its [TaskEvent]s: the messages in
- * order (deltas appended, finalized ones replaced), the pending ask, the status, and the last
- * seq applied (what a reconnect passes as after_seq). Immutable: [apply] returns the next state.
+ * order (deltas appended, finalized ones replaced), the pending ask, the status, the checkpoints
+ * marked on messages, and the last seq applied (what a reconnect passes as after_seq).
+ * Immutable: [apply] returns the next state. One small function per event kind, so a new kind
+ * is one more branch in [apply].
  */
 data class ChatState(
     val messages: List<UiMessage> = emptyList(),
     val pendingAsk: Ask? = null,
     val status: TaskStatus = TaskStatus.TASK_STATUS_UNSPECIFIED,
     val lastError: String? = null,
-    val checkpointIds: List<String> = emptyList(),
+    val checkpoints: List<CheckpointMark> = emptyList(),
     val lastSeq: Long = 0,
 ) {
+    /** A checkpoint saved after [messageId] ("" when it belongs to no message, e.g. the baseline). */
+    data class CheckpointMark(val checkpointId: String, val messageId: String)
+
+    val checkpointIds: List<String> get() = checkpoints.map { it.checkpointId }
+
     fun apply(event: TaskEvent): ChatState {
         if (java.lang.Long.compareUnsigned(event.seq, lastSeq) <= 0) return this // already applied
-        val next = when {
-            event.hasMessageAdded() -> upsert(event.messageAdded.message)
-            event.hasMessageFinalized() -> upsert(event.messageFinalized.message)
-            event.hasMessageDelta() -> {
-                val delta = event.messageDelta
-                copy(messages = messages.map { if (it.id == delta.messageId) it.toBuilder().setText(it.text + delta.text).build() else it })
-            }
-            event.hasAsk() -> copy(pendingAsk = event.ask)
-            event.hasAskResolved() -> copy(pendingAsk = null)
-            event.hasStatusChanged() -> copy(
-                status = event.statusChanged.status,
-                pendingAsk = if (event.statusChanged.status == TaskStatus.TASK_STATUS_WAITING) pendingAsk else null,
-            )
-            event.hasCheckpointSaved() -> copy(
-                checkpointIds = checkpointIds + event.checkpointSaved.checkpointId,
-                messages = messages.map {
-                    if (it.id == event.checkpointSaved.messageId) it.toBuilder().setCheckpointId(event.checkpointSaved.checkpointId).build() else it
-                },
-            )
-            event.hasError() -> copy(lastError = event.error.message)
+        val next = when (event.eventCase) {
+            EventCase.MESSAGE_ADDED -> upsert(event.messageAdded.message)
+            EventCase.MESSAGE_FINALIZED -> upsert(event.messageFinalized.message)
+            EventCase.MESSAGE_DELTA -> appendDelta(event.messageDelta.messageId, event.messageDelta.text)
+            EventCase.ASK -> copy(pendingAsk = event.ask)
+            EventCase.ASK_RESOLVED -> copy(pendingAsk = null)
+            EventCase.STATUS_CHANGED -> statusChanged(event.statusChanged.status)
+            EventCase.CHECKPOINT_SAVED -> checkpointSaved(event.checkpointSaved.checkpointId, event.checkpointSaved.messageId)
+            EventCase.ERROR -> copy(lastError = event.error.message)
+            EventCase.REWOUND -> rewound(event.rewound.afterMessageId)
             else -> this
         }
         return next.copy(lastSeq = event.seq)
     }
 
-    /** Starts from a GetTask answer (history already on disk), then [apply] events after its last_seq. */
     companion object {
+        /** Starts from a GetTask answer (history already on disk), then [apply] events after its last_seq. */
         fun of(task: GetTaskResponse) = ChatState(
             messages = task.messagesList,
             pendingAsk = if (task.hasPendingAsk()) task.pendingAsk else null,
             status = task.task.status,
-            checkpointIds = task.messagesList.mapNotNull { it.checkpointId.ifEmpty { null } },
+            checkpoints = task.messagesList.filter { it.checkpointId.isNotEmpty() }.map { CheckpointMark(it.checkpointId, it.id) },
             lastSeq = task.lastSeq,
         )
     }
@@ -54,5 +53,32 @@ data class ChatState(
     private fun upsert(message: UiMessage): ChatState {
         val index = messages.indexOfFirst { it.id == message.id }
         return copy(messages = if (index < 0) messages + message else messages.toMutableList().also { it[index] = message })
+    }
+
+    private fun appendDelta(messageId: String, text: String): ChatState =
+        copy(messages = messages.map { if (it.id == messageId) it.toBuilder().setText(it.text + text).build() else it })
+
+    private fun statusChanged(status: TaskStatus): ChatState =
+        copy(status = status, pendingAsk = if (status == TaskStatus.TASK_STATUS_WAITING) pendingAsk else null)
+
+    private fun checkpointSaved(checkpointId: String, messageId: String): ChatState = copy(
+        checkpoints = checkpoints + CheckpointMark(checkpointId, messageId),
+        messages = messages.map { if (it.id == messageId) it.toBuilder().setCheckpointId(checkpointId).build() else it },
+    )
+
+    /**
+     * A restore cut the conversation: messages after [afterMessageId] are gone ("" = all of them),
+     * and with them their checkpoint marks and any pending ask. An id this chat does not know
+     * leaves the messages as they are (the next GetTask shows the truth).
+     */
+    private fun rewound(afterMessageId: String): ChatState {
+        val keep = if (afterMessageId.isEmpty()) 0 else messages.indexOfFirst { it.id == afterMessageId } + 1
+        val kept = if (afterMessageId.isNotEmpty() && keep == 0) messages else messages.take(keep)
+        val keptIds = kept.mapTo(HashSet()) { it.id }
+        return copy(
+            messages = kept,
+            checkpoints = checkpoints.filter { it.messageId.isEmpty() || it.messageId in keptIds },
+            pendingAsk = null,
+        )
     }
 }

@@ -2,6 +2,7 @@ package dev.dline.client
 
 import dline.v1.Task.AskResolved
 import dline.v1.Task.CheckpointSaved
+import dline.v1.Task.ConversationRewound
 import dline.v1.Task.MessageAdded
 import dline.v1.Task.MessageDelta
 import dline.v1.Task.MessageFinalized
@@ -50,5 +51,34 @@ class ChatStateTest {
         val state = ChatState(messages = listOf(message("m1", "hi", true)), lastSeq = 0).apply(delta)
         assertEquals(state, state.apply(delta))
         assertEquals("hi!", state.messages.single().text)
+    }
+
+    private fun added(id: String) = event { messageAdded = MessageAdded.newBuilder().setMessage(message(id, id, false)).build() }
+    private fun saved(checkpointId: String, messageId: String) =
+        event { checkpointSaved = CheckpointSaved.newBuilder().setCheckpointId(checkpointId).setMessageId(messageId).build() }
+    private fun rewound(afterMessageId: String) = event { rewound = ConversationRewound.newBuilder().setAfterMessageId(afterMessageId).build() }
+
+    @Test
+    fun `a rewind drops the messages after its point, their checkpoints and the pending ask`() {
+        val before = listOf(
+            saved("c0", ""), added("m1"), saved("c1", "m1"), added("m2"), saved("c2", "m2"), added("m3"),
+            event { ask = Ask.newBuilder().setAskId("a1").setKind(AskKind.ASK_KIND_FOLLOWUP).build() },
+        ).fold(ChatState(), ChatState::apply)
+        val after = before.apply(rewound("m1"))
+        assertEquals(listOf("m1"), after.messages.map { it.id })
+        assertEquals(listOf("c0", "c1"), after.checkpointIds)
+        assertNull(after.pendingAsk)
+        assertEquals(before.lastSeq + 1, after.lastSeq)
+        // New messages after the rewind follow the kept ones.
+        assertEquals(listOf("m1", "m4"), after.apply(added("m4")).messages.map { it.id })
+    }
+
+    @Test
+    fun `a rewind to the start clears every message, and one to an unknown message keeps them`() {
+        val state = listOf(added("m1"), saved("c1", "m1"), added("m2")).fold(ChatState(), ChatState::apply)
+        val cleared = state.apply(rewound(""))
+        assertEquals(emptyList<UiMessage>(), cleared.messages)
+        assertEquals(emptyList<String>(), cleared.checkpointIds)
+        assertEquals(listOf("m1", "m2"), state.apply(rewound("not-here")).messages.map { it.id })
     }
 }

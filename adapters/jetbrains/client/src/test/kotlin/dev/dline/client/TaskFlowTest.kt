@@ -110,6 +110,28 @@ class TaskFlowTest {
     }
 
     @Test
+    fun `a task restore rewinds the chat a subscriber follows to what GetTask shows`() = runBlocking {
+        val taskId = startTask()
+        coroutineScope {
+            val events = EventCollector(this, dline.tasks.subscribe(taskId))
+            val ask = events.await("tool approval") { it.hasAsk() }.ask
+            dline.tasks.respond(taskId, ask.askId, approve = true)
+            events.await("completion") { it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_COMPLETED }
+            val beforeRestore = events.seen.fold(ChatState(), ChatState::apply)
+            val turn = dline.checkpoints.list(taskId).first { it.kind == CheckpointKind.CHECKPOINT_KIND_TURN && it.messageId.isNotEmpty() }
+            dline.checkpoints.restore(taskId, turn.id, RestoreMode.RESTORE_MODE_TASK)
+            events.await("rewind") { it.hasRewound() }
+            events.cancel()
+            val followed = events.seen.fold(ChatState(), ChatState::apply)
+            val opened = ChatState.of(dline.tasks.get(taskId))
+            assertTrue(opened.messages.size < beforeRestore.messages.size, "the restore removed messages")
+            assertEquals(turn.messageId, opened.messages.last().id)
+            assertEquals(opened.messages.map { it.id to it.text }, followed.messages.map { it.id to it.text })
+            assertEquals(null, followed.pendingAsk)
+        }
+    }
+
+    @Test
     fun `subscribing to a task that does not exist fails with not_found`() = runBlocking {
         val e = assertThrows<DlineException> { runBlocking { withTimeout(30.seconds) { dline.tasks.subscribe("no-such-task").first() } } }
         assertEquals(Code.NOT_FOUND, e.code)
