@@ -170,11 +170,12 @@ describe("what snapshots leave out", () => {
     expect(status.repositorySizeBytes).toBeGreaterThan(0);
 
     // A file an editing tool wrote is force-added even when ignored; over the limit it is still left out.
+    // It existed before (ignored), so Compare calls it modified, never added.
     write(ws, "private/notes.txt", "edited by the task");
     write(ws, "big.txt", Buffer.alloc(4096, 98));
     const turn = (await manager.saveTurn(task, { editedPaths: ["private/notes.txt", "big.txt"] }))!;
     expect(turn.skipped).toContainEqual({ path: "big.txt", reason: "size" });
     const after = await manager.compare("t", base.id);
-    expect(after.files.map((f) => [f.path, f.status])).toEqual([["private/notes.txt", "added"]]);
+    expect(after.files.map((f) => [f.path, f.status, f.notTracked])).toEqual([["private/notes.txt", "modified", true]]);
   });
 });

@@ -29,9 +29,9 @@ export async function enforceBudget(
     const batch = pool.slice(0, Math.max(1, Math.ceil(pool.length / 4)));
     await log.deleteRefs(batch.map((c) => c.ref));
     removed.push(...batch.map((c) => c.id));
-    await repo.git.run(["gc", "--prune=now", "--quiet"]);
+    await repo.git.command(["gc", "--prune=now", "--quiet"]);
   }
   // Under budget: let git pack loose objects when it thinks it is time.
-  if (!removed.length) await repo.git.run(["gc", "--auto", "--quiet"]);
+  if (!removed.length) await repo.git.command(["gc", "--auto", "--quiet"]);
   return removed;
 }

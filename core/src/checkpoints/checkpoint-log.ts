@@ -94,7 +94,7 @@ export class CheckpointLog {
       const ref = taskRef(taskId, timeMs, tie);
       if (!(await this.filesBackend())) {
         try {
-          await this.git.run(["update-ref", ref, commit, ""], { signal });
+          await this.git.command(["update-ref", ref, commit, ""], { signal });
           return ref;
         } catch (err) {
           if (err instanceof GitError && /exists/i.test(err.stderr)) continue;
@@ -118,9 +118,20 @@ export class CheckpointLog {
     throw new Error("no free checkpoint ref name");
   }
 
+  /** Points `ref` at `commit` (callers hold the repository lock). */
+  async setRef(ref: string, commit: string): Promise<void> {
+    await this.writeLooseRef(ref, commit);
+  }
+
+  /** The commit a ref points at, whatever the ref store; undefined when there is no such ref. */
+  async resolveRef(ref: string, signal?: AbortSignal): Promise<string | undefined> {
+    if (await this.filesBackend()) return this.readRef(ref);
+    return (await this.git.text(["rev-parse", "--verify", "-q", ref], { okCodes: [1], signal })).trim() || undefined;
+  }
+
   private async writeLooseRef(ref: string, commit: string, signal?: AbortSignal): Promise<void> {
     if (!(await this.filesBackend())) {
-      await this.git.run(["update-ref", ref, commit], { signal });
+      await this.git.command(["update-ref", ref, commit], { signal });
       return;
     }
     const file = path.join(this.gitDir, ...ref.split("/"));
@@ -168,7 +179,7 @@ export class CheckpointLog {
       fs.rmSync(path.join(this.gitDir, ...ref.split("/")), { force: true });
       return;
     }
-    await this.git.run(["update-ref", "-d", ref], { signal });
+    await this.git.command(["update-ref", "-d", ref], { signal });
   }
 
   private backend: Promise<boolean> | undefined;

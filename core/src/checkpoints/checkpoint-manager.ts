@@ -136,6 +136,16 @@ export class CheckpointManager {
     return cp;
   }
 
+  /**
+   * Before a tool changes files of the workspace (after the baseline): keeps what the task's
+   * newest checkpoint does not hold of them, so that a restore never loses a file that existed
+   * (see WorkspaceCheckpoints.beforeEdit). Never throws: a failure is logged and the tool runs.
+   */
+  async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
+    await this.ensureBaseline(task);
+    await this.guarded(task, (entry) => entry.engine.beforeEdit(task.id, paths));
+  }
+
   /** Context compaction: a checkpoint without a file snapshot (only "task only" restores). */
   async saveCompaction(task: CheckpointTask, options: { messageId?: string } = {}): Promise<CheckpointInfo | undefined> {
     await this.ensureBaseline(task);
@@ -225,7 +235,7 @@ export class CheckpointManager {
     const engine = await this.engineOfTask(taskId);
     const cp = await this.find(engine, taskId, checkpointId);
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
-    return { files: await engine.compare(cp.id), skipped: cp.skipped };
+    return { files: await engine.compare(taskId, cp), skipped: cp.skipped };
   }
 
   /** What the task changed since its previous completion (or its start), up to its latest completion. */
@@ -236,7 +246,7 @@ export class CheckpointManager {
     if (!completions.length) throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
     const to = completions[completions.length - 1];
     const from = completions.length > 1 ? completions[completions.length - 2] : cps[0];
-    return { files: await engine.between(from.id, to.id), from: from.id, to: to.id };
+    return { files: await engine.between(taskId, from, to), from: from.id, to: to.id };
   }
 
   // ---------------------------------------------------------------- restore

@@ -1,12 +1,18 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import { COMMAND_LINE_SETTINGS, isolatedGitEnv } from "./git-environment.js";
+import { runOneShot } from "./one-shot-git.js";
+
+export { CHECKPOINT_IDENTITY } from "./git-environment.js";
 
 /**
- * Runs the system `git` against one shadow repository with an environment isolated from the
- * user's git: no global or system config, no inherited GIT_* variables, hooks off, signing
- * off, the Dline identity, explicit GIT_DIR / GIT_WORK_TREE. Every git call of the checkpoint
- * module goes through here.
+ * Runs the system `git` against one shadow repository, isolated from the user's git and the
+ * workspace's config (git-environment.ts). Every git call of the checkpoint module goes through
+ * here, one of three ways (docs/checkpoints.md says which call goes where):
+ * - `text`/`command`: one-shot commands without input, through simple-git and its guards;
+ * - `run`: commands fed on stdin or answering binary data (update-index --stdin, cat-file --batch);
+ * - `spawn`: a process talked to while it runs (fast-import).
  */
 export interface GitRunOptions {
   /** Bytes written to git's stdin (then closed). */
@@ -38,12 +44,10 @@ export class GitError extends Error {
   }
 }
 
-export const CHECKPOINT_IDENTITY = { name: "Dline Checkpoint", email: "checkpoint@dline.invalid" };
-
 export interface ShadowGitOptions {
   gitDir: string;
   workTree: string;
-  /** An empty folder used as core.hooksPath, so no hook of any kind runs. */
+  /** An empty folder: git's HOME (so there is no global config) and the hooks path. */
   emptyHooksDir: string;
   /** The environment to start from (PATH is taken from it; GIT_* variables are dropped). */
   baseEnv: NodeJS.ProcessEnv;
@@ -57,31 +61,13 @@ export interface GitProcess {
 }
 
 export class ShadowGit {
-  private readonly env: NodeJS.ProcessEnv;
+  readonly env: NodeJS.ProcessEnv;
 
   constructor(readonly options: ShadowGitOptions) {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(options.baseEnv)) {
-      if (!k.toUpperCase().startsWith("GIT_")) env[k] = v;
-    }
-    Object.assign(env, {
-      GIT_DIR: options.gitDir,
-      GIT_WORK_TREE: options.workTree,
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_TERMINAL_PROMPT: "0",
-      // Paths we pass are file names, never patterns.
-      GIT_LITERAL_PATHSPECS: "1",
-      GIT_AUTHOR_NAME: CHECKPOINT_IDENTITY.name,
-      GIT_AUTHOR_EMAIL: CHECKPOINT_IDENTITY.email,
-      GIT_COMMITTER_NAME: CHECKPOINT_IDENTITY.name,
-      GIT_COMMITTER_EMAIL: CHECKPOINT_IDENTITY.email,
-      LC_ALL: "C",
-    });
-    this.env = env;
+    this.env = isolatedGitEnv({ gitDir: options.gitDir, workTree: options.workTree, emptyDir: options.emptyHooksDir, baseEnv: options.baseEnv });
   }
 
-  /** Runs `git <args>` with the isolated environment; rejects with GitError on failure. */
+  /** Runs `git <args>` fed with `input`; rejects with GitError on failure. */
   async run(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
     const proc = this.spawn(args, opts);
     const out: Buffer[] = [];
@@ -98,19 +84,7 @@ export class ShadowGit {
    * rejected with GitError unless the code is 0 or in `okCodes`.
    */
   spawn(args: string[], opts: Omit<GitRunOptions, "input"> = {}): GitProcess {
-    const fullArgs = [
-      "-c", `core.hooksPath=${this.options.emptyHooksDir}`,
-      "-c", "commit.gpgSign=false",
-      "-c", "tag.gpgSign=false",
-      "-c", "core.quotePath=false",
-      "-c", "core.autocrlf=false",
-      "-c", "core.safecrlf=false",
-      "-c", "safe.directory=*",
-      "-c", "core.excludesFile=/dev/null",
-      "-c", "core.attributesFile=/dev/null",
-      ...args,
-    ];
-    const child = spawn("git", fullArgs, {
+    const child = spawn("git", [...COMMAND_LINE_SETTINGS, ...args], {
       cwd: this.options.workTree,
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       stdio: ["pipe", "pipe", "pipe"],
@@ -122,31 +96,47 @@ export class ShadowGit {
       // git may exit before reading all input (e.g. on an error); the exit code tells.
     });
     const exit = new Promise<{ code: number; stderr: string }>((resolve, reject) => {
-      child.on("error", (e: NodeJS.ErrnoException) => {
-        if (e.code === "ENOENT" && !existsSync(this.options.workTree)) {
-          reject(new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null));
-        } else if (e.code === "ENOENT") {
-          reject(new GitError("Git must be installed to use checkpoints.", args, "", null, true));
-        } else {
-          reject(new GitError(`git ${args[0]} failed: ${e.message}`, args, "", null));
-        }
-      });
+      child.on("error", (e: NodeJS.ErrnoException) => reject(this.spawnFailure(args, e.code, e.message)));
       child.on("close", (code) => {
         const stderr = Buffer.concat(err).toString("utf8");
         const exitCode = code ?? -1;
-        if (exitCode === 0 || opts.okCodes?.includes(exitCode)) {
-          resolve({ code: exitCode, stderr });
-        } else {
-          reject(new GitError(`git ${args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`, args, stderr, exitCode));
-        }
+        if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
+        else reject(failure(args, stderr, exitCode));
       });
     });
     return { stdin: child.stdin, stdout: child.stdout, exit };
   }
 
-  async text(args: string[], opts?: GitRunOptions): Promise<string> {
-    return (await this.run(args, opts)).stdout.toString("utf8");
+  /** A one-shot command without input, through simple-git (its argument and environment guards). */
+  async command(args: string[], opts: Omit<GitRunOptions, "input"> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+    if (!existsSync(this.options.workTree)) throw this.spawnFailure(args, "ENOENT", "");
+    const result = await runOneShot([...COMMAND_LINE_SETTINGS, ...args], {
+      cwd: this.options.workTree,
+      env: opts.env ? { ...this.env, ...opts.env } : this.env,
+      signal: opts.signal,
+    });
+    if (result.spawnError) throw this.spawnFailure(args, result.spawnError, result.stderr);
+    if (result.code === 0 || opts.okCodes?.includes(result.code)) return result;
+    throw failure(args, result.stderr, result.code);
   }
+
+  /** stdout of a command as text: one-shot through simple-git, or fed with `input`. */
+  async text(args: string[], opts: GitRunOptions = {}): Promise<string> {
+    if (opts.input !== undefined) return (await this.run(args, opts)).stdout.toString("utf8");
+    return (await this.command(args, opts)).stdout;
+  }
+
+  private spawnFailure(args: string[], code: string | undefined, message: string): GitError {
+    if (code === "ENOENT" && !existsSync(this.options.workTree)) {
+      return new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null);
+    }
+    if (code === "ENOENT") return new GitError("Git must be installed to use checkpoints.", args, "", null, true);
+    return new GitError(`git ${args[0]} failed: ${message}`, args, "", null);
+  }
+}
+
+function failure(args: string[], stderr: string, exitCode: number): GitError {
+  return new GitError(`git ${args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`, args, stderr, exitCode);
 }
 
 /** NUL-separated git output to a list (the trailing empty entry dropped). */

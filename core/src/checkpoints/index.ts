@@ -15,4 +15,5 @@ export type { SkippedPath, SkipReason } from "./exclusions.js";
 export { READ_ONLY_TOOLS, turnMayModify } from "./ports.js";
 export type { TaskConversationPort } from "./ports.js";
 export type { FileChange, FileStatus } from "./snapshot-diff.js";
+export type { KeptPath, KeptReason } from "./snapshot-restore.js";
 export { MESSAGES as CHECKPOINT_MESSAGES } from "./workspace-guard.js";

@@ -7,7 +7,7 @@ import { CHECKPOINT_IDENTITY } from "./git-process.js";
 import type { SnapshotStager } from "./snapshot-stager.js";
 import { commitBody } from "./git-objects.js";
 import { writePack } from "./pack-writer.js";
-import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
+import { ObjectBatch, TreeUnavailable, type TreeEditor } from "./tree-editor.js";
 
 /**
  * The per-turn fast path: a checkpoint that is the previous snapshot (HEAD) plus the paths the
@@ -24,17 +24,14 @@ import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 export type BaseMeta = Omit<CheckpointMeta, "skipped" | "skippedTotal" | "reused">;
 
 export class RecordedPathSaver {
-  private readonly editor: TreeEditor;
-
   constructor(
     private readonly log: CheckpointLog,
     private readonly stager: SnapshotStager,
     private readonly fast: FastCommitter,
     private readonly workspaceRoot: string,
     private readonly objectsDir: string,
-  ) {
-    this.editor = new TreeEditor(objectsDir);
-  }
+    private readonly editor: TreeEditor,
+  ) {}
 
   /**
    * Saves the checkpoint; undefined when it cannot be built this way (no previous snapshot,

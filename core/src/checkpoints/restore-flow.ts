@@ -2,6 +2,7 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
 import type { TaskConversationPort } from "./ports.js";
+import type { KeptPath } from "./snapshot-restore.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 
 export type RestoreMode = "files_and_task" | "files" | "task";
@@ -11,6 +12,8 @@ export interface RestoreOutcome {
   fileError: string;
   restoredPaths: string[];
   deletedPaths: string[];
+  /** Files that existed before and were left as they are (too large to snapshot, or not tracked by checkpoints). */
+  keptPaths: KeptPath[];
   undoCheckpointId: string;
   conversationRestored: boolean;
 }
@@ -45,6 +48,7 @@ export class RestoreFlow {
       fileError: "",
       restoredPaths: [],
       deletedPaths: [],
+      keptPaths: [],
       undoCheckpointId: "",
       conversationRestored: false,
     };
@@ -59,6 +63,7 @@ export class RestoreFlow {
           filesRestored: true,
           restoredPaths: result.restored,
           deletedPaths: result.deleted,
+          keptPaths: result.kept,
           undoCheckpointId: result.undo.id,
         });
       } catch (err) {

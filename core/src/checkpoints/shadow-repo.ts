@@ -1,9 +1,11 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import { normaliseWorkspacePath } from "../storage/instance-layout.js";
+import { writeAttributesFile } from "./attributes-file.js";
 import { GitError, ShadowGit } from "./git-process.js";
+import { mergeConfig, quoteConfigValue } from "./shadow-config.js";
 
 /**
  * Creates, opens and repairs the shadow repository of one workspace:
@@ -25,7 +27,11 @@ export function shadowRepoPaths(repoDir: string): ShadowRepoPaths {
   };
 }
 
-/** Settings of every shadow repository; written at creation and re-applied on open. */
+/**
+ * Settings of every shadow repository; written at creation and brought up to date on open.
+ * The hooks path is an empty folder and fsmonitor is off, so no git process of ours runs a
+ * program; automatic gc is off: packing runs outside the repository lock (maintenance.ts).
+ */
 const REPO_CONFIG: [string, string][] = [
   ["core.bare", "false"],
   ["core.logAllRefUpdates", "false"],
@@ -35,38 +41,24 @@ const REPO_CONFIG: [string, string][] = [
   ["index.version", "4"],
   ["core.preloadIndex", "true"],
   ["core.checkStat", "minimal"],
+  ["core.fsmonitor", "false"],
+  ["core.pager", "cat"],
   ["commit.gpgSign", "false"],
   ["user.name", "Dline Checkpoint"],
   ["user.email", "checkpoint@dline.invalid"],
+  ["gc.auto", "0"],
   ["gc.reflogExpire", "now"],
   ["gc.reflogExpireUnreachable", "now"],
   ["gc.pruneExpire", "now"],
   ["gc.autoDetach", "false"],
+  ["maintenance.auto", "false"],
+  ["protocol.allow", "never"],
   ["submodule.recurse", "false"],
   // Git's default global ignore and attributes files live outside the global config; the
   // user's global git setup must not shape snapshots either.
   ["core.excludesFile", "/dev/null"],
   ["core.attributesFile", "/dev/null"],
 ];
-
-/** `[section "sub"] key = value` text for dotted keys (values here need no quoting). */
-function configText(entries: [string, string][]): string {
-  const sections = new Map<string, string[]>();
-  for (const [key, value] of entries) {
-    const dot = key.lastIndexOf(".");
-    const section = key.slice(0, dot);
-    const name = key.slice(dot + 1);
-    const first = section.indexOf(".");
-    const header = first < 0 ? `[${section}]` : `[${section.slice(0, first)} "${section.slice(first + 1)}"]`;
-    sections.set(header, [...(sections.get(header) ?? []), `\t${name} = ${value}`]);
-  }
-  return [...sections].map(([h, lines]) => `${h}\n${lines.join("\n")}\n`).join("");
-}
-
-/** A config value in double quotes: `#` and `;` stay literal, `\`, `"` and newlines escaped. */
-function quoteConfigValue(value: string): string {
-  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
-}
 
 /** Files git leaves behind when it is killed mid-write; safe to remove while we hold the lock. */
 const TOP_LEVEL_LOCKS = ["index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "shallow.lock"];
@@ -113,21 +105,37 @@ export class ShadowRepo {
           `The checkpoint repository ${this.paths.gitDir} belongs to another folder (${recorded}); it was left untouched.`,
         );
       }
-      await this.git.run(["rev-parse", "--git-dir"], { signal });
+      this.applySettings();
+      await this.git.command(["rev-parse", "--git-dir"], { signal });
       return false;
     }
     await fs.mkdir(this.paths.repoDir, { recursive: true });
-    await this.git.run(["init", "--quiet", `--initial-branch=dline-snapshots`], { signal });
-    // All settings in one write (one git process per key costs ~10 ms each on a busy machine).
-    // `git init` records the work tree itself, resolved through symbolic links: ours replaces
-    // it, as given (the recorded folder is compared with the workspace on every open).
-    const configFile = path.join(this.paths.gitDir, "config");
-    const initial = (await fs.readFile(configFile, "utf8")).split("\n").filter((l) => !/^\s*worktree\s*=/i.test(l));
-    const settings = configText([["core.worktree", quoteConfigValue(this.workspaceRoot)], ...REPO_CONFIG]);
-    await fs.writeFile(configFile, `${initial.join("\n").trimEnd()}\n${settings}`);
+    await this.git.command(["init", "--quiet", `--initial-branch=dline-snapshots`], { signal });
     // Sample hooks from the template would never run (hooksPath), but they are noise on disk.
     await fs.rm(path.join(this.paths.gitDir, "hooks"), { recursive: true, force: true });
+    this.applySettings();
     return true;
+  }
+
+  /**
+   * Brings the config and `info/attributes` up to date: git init's keys merged with ours in one
+   * write (a git process per key costs ~10 ms each on a busy machine). `git init` records the
+   * work tree itself, resolved through symbolic links: ours replaces it, as given (the recorded
+   * folder is compared with the workspace on every open). Synchronous: a few hundred bytes.
+   */
+  private applySettings(): void {
+    const configFile = path.join(this.paths.gitDir, "config");
+    const current = readFileSync(configFile, "utf8");
+    const wanted = mergeConfig(current, [
+      ["core.worktree", quoteConfigValue(this.workspaceRoot)],
+      ["core.hooksPath", quoteConfigValue(this.paths.hooksDir)],
+      ...REPO_CONFIG,
+    ]);
+    if (wanted !== current) {
+      writeFileSync(`${configFile}.${process.pid}.tmp`, wanted);
+      renameSync(`${configFile}.${process.pid}.tmp`, configFile);
+    }
+    writeAttributesFile(this.paths.gitDir);
   }
 
   /**

@@ -13,6 +13,8 @@ export interface FileChange {
   binary: boolean;
   /** One side is over the size limit: its text is left out. */
   tooLarge: boolean;
+  /** The file existed before, but checkpoints left it out: its earlier content is unknown. */
+  notTracked?: boolean;
 }
 
 interface RawEntry {
@@ -25,7 +27,7 @@ interface RawEntry {
 const ZERO = /^0+$/;
 
 /** Parses `git diff-* -z --raw --no-abbrev` output. */
-function parseRaw(out: Buffer): RawEntry[] {
+function parseRaw(out: string): RawEntry[] {
   const fields = splitNul(out);
   const entries: RawEntry[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
@@ -87,7 +89,7 @@ export class SnapshotDiff {
 
   /** A checkpoint against the index, which the caller just brought up to date with the workspace; "after" is read from disk. */
   async againstWorkspace(commit: string): Promise<FileChange[]> {
-    const raw = parseRaw((await this.git.run(["diff-index", "--cached", "-z", "--raw", "--no-renames", "--no-abbrev", commit])).stdout);
+    const raw = parseRaw(await this.git.text(["diff-index", "--cached", "-z", "--raw", "--no-renames", "--no-abbrev", commit]));
     const blobs = await readBlobs(this.git, raw.map((e) => e.oldBlob), this.sizeLimitBytes);
     const changes = await mapLimit(raw, 16, async (e) => {
       let after: Buffer | "too_large" | undefined;
@@ -105,11 +107,30 @@ export class SnapshotDiff {
 
   /** Two checkpoints against each other (View Changes). */
   async betweenCommits(from: string, to: string): Promise<FileChange[]> {
-    const raw = parseRaw((await this.git.run(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", from, to])).stdout);
+    const raw = parseRaw(await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", from, to]));
     const blobs = await readBlobs(this.git, raw.flatMap((e) => [e.oldBlob, e.newBlob]), this.sizeLimitBytes);
     return capTotal(
       raw.map((e) => this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined)),
     );
+  }
+
+  /** Contents of blobs by id (those over the size limit are left out). */
+  async blobTexts(ids: string[]): Promise<Map<string, Buffer | "too_large">> {
+    return readBlobs(this.git, ids, this.sizeLimitBytes);
+  }
+
+  /** An "added" file shown as modified, with the content it had before (a pre-image). */
+  withBefore(c: FileChange, before: Buffer | "too_large" | undefined): FileChange {
+    const b = before instanceof Buffer ? before : undefined;
+    const binary = c.binary || (b ? isBinary(b) : false);
+    return {
+      ...c,
+      status: "modified",
+      before: binary || !b ? "" : b.toString("utf8"),
+      after: binary ? "" : c.after,
+      binary,
+      tooLarge: c.tooLarge || before === "too_large",
+    };
   }
 
   private change(e: RawEntry, before: Buffer | "too_large" | undefined, after: Buffer | "too_large" | undefined): FileChange {

@@ -1,29 +1,52 @@
 import * as fs from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
-import { SNAPSHOT_HEAD } from "./checkpoint-record.js";
+import { SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
+import { captureAfter, type EditCapture } from "./edit-captures.js";
 import { sessionEntries, type TreeEntries } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
+import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
 import { toAbsolute, toRepoPath } from "./workspace-paths.js";
 
-/** The entries and contents of the paths to restore, read before any file is touched. */
-export interface TargetFiles {
-  paths: string[];
+/** Why a restore left a file as it is instead of bringing back its checkpoint version. */
+export type KeptReason = "too_large" | "not_tracked";
+
+export interface KeptPath {
+  path: string;
+  reason: KeptReason;
+}
+
+/** What a path restore will do, read before any file is touched. */
+export interface RestorePlan {
+  /** Files to write back (from the checkpoint, or a pre-image taken before the task changed them). */
   entries: TreeEntries;
   blobs: Map<string, Buffer>;
+  /** Files the task created after the checkpoint (removed when the undo checkpoint holds them). */
+  created: string[];
+  kept: KeptPath[];
 }
 
 export interface FileRestoreResult {
   restored: string[];
   deleted: string[];
-  /** Mode and blob of each restored path in the checkpoint. */
+  /** Files that existed before and are left as they are (never deleted). */
+  kept: KeptPath[];
+  /** Mode and blob of each restored path. */
   entries: TreeEntries;
 }
 
+/** Which of these paths the workspace's exclusions leave out now (ignored, excluded, nested, too large). */
+export type ExcludedNow = (paths: string[]) => Promise<Set<string>>;
+
 /**
- * Writes a checkpoint back into the workspace by the spec's restore rules. Callers hold the
- * repository lock and have already saved the "before restore" checkpoint (`undoCommit`).
+ * Writes a checkpoint back into the workspace by the spec's restore rules, without ever
+ * deleting a file or folder that existed at the checkpoint: a file absent from the checkpoint
+ * is deleted only when the task created it after the checkpoint; one the checkpoint left out
+ * (excluded, ignored, too large) comes back from the pre-image taken before the task changed
+ * it, or is left as it is. Callers hold the repository lock and have saved the "before
+ * restore" checkpoint first (`undo`).
  */
 export class SnapshotRestore {
   constructor(
@@ -32,70 +55,58 @@ export class SnapshotRestore {
   ) {}
 
   /**
-   * Contents of blobs by id in one `cat-file --batch`. Every blob must be there: a missing one
-   * fails the restore before the first file is touched (git's own checkout would already have
-   * removed the file by then).
-   */
-  private async readAll(ids: string[]): Promise<Map<string, Buffer>> {
-    const result = new Map<string, Buffer>();
-    const unique = [...new Set(ids)];
-    if (!unique.length) return result;
-    const out = (await this.git.run(["cat-file", "--batch"], { input: unique.join("\n") + "\n" })).stdout;
-    let pos = 0;
-    while (pos < out.length) {
-      const nl = out.indexOf(10, pos);
-      const header = out.subarray(pos, nl).toString("latin1").split(" ");
-      if (header[1] === "missing" || header[1] !== "blob") {
-        throw new GitError("checkpoint objects are missing", ["cat-file"], `missing blob ${header[0]}`, 1);
-      }
-      const size = Number(header[2]);
-      result.set(header[0], out.subarray(nl + 1, nl + 1 + size));
-      pos = nl + 1 + size + 1;
-    }
-    return result;
-  }
-
-  /**
    * The task edited files with its tools: only those come back. Reads, from the open
    * fast-import `session`, the checkpoint's entries of those paths and every blob to write,
    * before anything is touched (and while the undo checkpoint is being written).
    */
-  readTarget(session: FastImportSession, commit: string, recordedPaths: readonly string[], leftOut: ReadonlySet<string>): Promise<TargetFiles> {
-    const paths = [...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p))].filter(
-      (p) => !leftOut.has(p),
-    );
-    return (async () => {
-      const entries = await sessionEntries(session, commit, paths);
-      const ids = [...new Set([...entries.values()].map((e) => e.id))];
-      const contents = await Promise.all(ids.map((id) => session.catBlob(id)));
-      return { paths, entries, blobs: new Map(ids.map((id, i) => [id, contents[i]])) };
-    })();
+  async planPaths(
+    session: FastImportSession,
+    target: CheckpointInfo,
+    recordedPaths: readonly string[],
+    captures: readonly EditCapture[],
+    excludedNow: ExcludedNow,
+  ): Promise<RestorePlan> {
+    const paths = [...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p))];
+    const entries = await sessionEntries(session, target.id, paths);
+    const plan: RestorePlan = { entries, blobs: new Map(), created: [], kept: [] };
+    const undecided: string[] = [];
+    for (const p of paths.filter((p) => !entries.has(p))) {
+      const capture = captureAfter(captures, p, target.createdAt);
+      if (capture?.kind === "preimage") entries.set(p, { mode: capture.mode!, id: capture.id! });
+      else if (capture?.kind === "too_large") plan.kept.push({ path: p, reason: "too_large" });
+      else if (capture?.kind === "created") plan.created.push(p);
+      else if (leftOutBy(target.skipped, p)) plan.kept.push({ path: p, reason: "not_tracked" });
+      else undecided.push(p);
+    }
+    // No capture says what these were: past a cut skip list, a path the exclusions leave out now
+    // may have been left out then too, so it stays.
+    const excluded = undecided.length && skipListTruncated(target) ? await excludedNow(undecided) : new Set<string>();
+    for (const p of undecided) {
+      if (excluded.has(p)) plan.kept.push({ path: p, reason: "not_tracked" });
+      else plan.created.push(p);
+    }
+    const ids = [...new Set([...entries.values()].map((e) => e.id))];
+    const contents = await Promise.all(ids.map((id) => session.catBlob(id)));
+    ids.forEach((id, i) => plan.blobs.set(id, contents[i]));
+    return plan;
   }
 
   /**
-   * Writes what `readTarget` read. A path in the checkpoint gets its content back; a path absent
-   * from it is deleted, but only when the undo checkpoint (`undo`, a commit or a mark of the
-   * session) holds it, so the restore itself can be undone, and the checkpoint did not merely
-   * leave it out. The index is not written: the next scan restages from HEAD, index and work tree.
+   * Carries out a plan. A created file is deleted only when the undo checkpoint (`undo`, a
+   * commit or a mark of the session) holds it, so that the restore itself can be undone; the
+   * folders it leaves empty go only when they were made after the checkpoint. The index is not
+   * written: the next scan restages from HEAD, index and work tree.
    */
-  async restorePaths(session: FastImportSession, target: TargetFiles, undo: string): Promise<FileRestoreResult> {
-    const { paths, entries, blobs } = target;
-    const restore = paths.filter((p) => entries.has(p));
-    const absent = paths.filter((p) => !entries.has(p));
-    const backedUp = absent.length ? await sessionEntries(session, undo, absent) : new Map();
-    const remove = absent.filter((p) => backedUp.has(p));
+  async applyPlan(session: FastImportSession, plan: RestorePlan, undo: string, target: CheckpointInfo): Promise<FileRestoreResult> {
+    const backedUp = plan.created.length ? await sessionEntries(session, undo, plan.created) : new Map();
+    const restore = [...plan.entries.keys()];
     for (const p of restore) await this.assertWritable(p);
     for (const p of restore) {
-      const e = entries.get(p)!;
-      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!);
+      const e = plan.entries.get(p)!;
+      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
     }
-    const deleted: string[] = [];
-    for (const p of remove) {
-      const abs = toAbsolute(this.workspaceRoot, p);
-      if (await fs.rm(abs).then(() => true, () => false)) deleted.push(p);
-      await this.removeEmptyParents(path.dirname(abs));
-    }
-    return { restored: restore, deleted, entries };
+    const deleted = await this.deleteCreated(plan.created.filter((p) => backedUp.has(p)), target.createdAt);
+    return { restored: restore, deleted, kept: plan.kept, entries: plan.entries };
   }
 
   /**
@@ -118,6 +129,83 @@ export class SnapshotRestore {
       ],
     });
     return true;
+  }
+
+  /**
+   * The task has no recorded edits: `reset --hard` semantics in the shadow repository, carried
+   * out file by file. Every file the snapshot tracks returns (all blobs are read before the
+   * first file is touched); a file the undo snapshot tracks but the checkpoint does not is
+   * removed, unless the checkpoint left it out or it existed before the checkpoint. Untracked,
+   * ignored and nested-repository files are not touched.
+   */
+  async resetHard(target: CheckpointInfo, undoCommit: string): Promise<FileRestoreResult> {
+    const fields = splitNul(await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", undoCommit, target.id]));
+    const entries: TreeEntries = new Map();
+    const gone: string[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const [, newMode, , newId, letter] = fields[i].slice(1).split(" ");
+      const p = fields[i + 1];
+      if (letter === "D") gone.push(p);
+      else if (newMode !== "160000") entries.set(p, { mode: newMode, id: newId });
+    }
+    const blobs = await this.readAll([...new Set([...entries.values()].map((e) => e.id))]);
+    const kept: KeptPath[] = [];
+    const created: string[] = [];
+    const truncated = skipListTruncated(target);
+    for (const p of gone) {
+      const born = lstatSync(toAbsolute(this.workspaceRoot, p), { throwIfNoEntry: false })?.birthtimeMs ?? 0;
+      // A cut skip list cannot tell; a file whose inode is older than the checkpoint was there.
+      if (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt))) kept.push({ path: p, reason: "not_tracked" });
+      else created.push(p);
+    }
+    for (const p of entries.keys()) await this.assertWritable(p);
+    for (const [p, e] of entries) await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!);
+    const deleted = await this.deleteCreated(created, target.createdAt);
+    return { restored: [...entries.keys()], deleted, kept, entries };
+  }
+
+  /**
+   * Contents of blobs by id in one `cat-file --batch`. Every blob must be there: a missing one
+   * fails the restore before the first file is touched.
+   */
+  private async readAll(ids: string[]): Promise<Map<string, Buffer>> {
+    const result = new Map<string, Buffer>();
+    if (!ids.length) return result;
+    const out = (await this.git.run(["cat-file", "--batch"], { input: ids.join("\n") + "\n" })).stdout;
+    let pos = 0;
+    while (pos < out.length) {
+      const nl = out.indexOf(10, pos);
+      const header = out.subarray(pos, nl).toString("latin1").split(" ");
+      if (header[1] !== "blob") throw new GitError("checkpoint objects are missing", ["cat-file"], `missing blob ${header[0]}`, 1);
+      const size = Number(header[2]);
+      result.set(header[0], out.subarray(nl + 1, nl + 1 + size));
+      pos = nl + 1 + size + 1;
+    }
+    return result;
+  }
+
+  /** Deletes files; then the folders this left empty, when they were made after `since`. */
+  private async deleteCreated(paths: string[], since: number): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const p of paths) {
+      const abs = toAbsolute(this.workspaceRoot, p);
+      const st = lstatSync(abs, { throwIfNoEntry: false });
+      if (!st || st.isDirectory()) continue;
+      if (await fs.rm(abs).then(() => true, () => false)) deleted.push(p);
+      await this.removeFoldersMadeAfter(path.dirname(abs), since);
+    }
+    return deleted;
+  }
+
+  /** A folder the user had (empty or not) stays; only empty folders born after `since` go. */
+  private async removeFoldersMadeAfter(dir: string, since: number): Promise<void> {
+    let current = dir;
+    while (current.startsWith(this.workspaceRoot + path.sep)) {
+      const st = lstatSync(current, { throwIfNoEntry: false });
+      if (!st?.isDirectory() || existedAt(st.birthtimeMs, since)) return;
+      if (!(await fs.rmdir(current).then(() => true, () => false))) return;
+      current = path.dirname(current);
+    }
   }
 
   /** A file can go back where a folder now stands only by deleting the folder: refused. */
@@ -149,35 +237,5 @@ export class SnapshotRestore {
       await fs.chmod(tmp, mode === "100755" ? 0o755 : 0o644);
     }
     await fs.rename(tmp, abs);
-  }
-
-  /**
-   * The task has no recorded edits: `reset --hard` semantics in the shadow repository. Every
-   * file the snapshot tracks returns; files tracked now but absent from it are removed. The
-   * index and HEAD follow; untracked, ignored and nested-repository files are not touched.
-   */
-  async resetHard(commit: string, undoCommit: string): Promise<FileRestoreResult> {
-    const changed = splitNul(
-      (await this.git.run(["diff-tree", "-r", "-z", "--name-status", "--no-renames", undoCommit, commit])).stdout,
-    );
-    const listing = splitNul((await this.git.run(["ls-tree", "-r", "-z", "--full-tree", commit])).stdout);
-    // Reads every blob (and fails on a missing one) before read-tree writes anything.
-    await this.readAll(listing.filter((e) => e.includes(" blob ")).map((e) => e.split(" ")[2].split("\t")[0]));
-    await this.git.run(["read-tree", "--reset", "-u", commit]);
-    const restored: string[] = [];
-    const deleted: string[] = [];
-    for (let i = 0; i + 1 < changed.length; i += 2) {
-      if (changed[i] === "D") deleted.push(changed[i + 1]);
-      else restored.push(changed[i + 1]);
-    }
-    return { restored, deleted, entries: new Map() };
-  }
-
-  private async removeEmptyParents(dir: string): Promise<void> {
-    let current = dir;
-    while (current.startsWith(this.workspaceRoot + path.sep)) {
-      if (!(await fs.rmdir(current).then(() => true, () => false))) return;
-      current = path.dirname(current);
-    }
   }
 }

@@ -82,7 +82,7 @@ export class SnapshotStager {
    */
   async stageScan(options: { listIgnored: boolean; signal?: AbortSignal }): Promise<StageResult> {
     const { signal } = options;
-    const out = await this.git.run(
+    const out = await this.git.text(
       ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
       { signal, env: { GIT_OPTIONAL_LOCKS: "1" } },
     );
@@ -90,7 +90,7 @@ export class SnapshotStager {
     const update: string[] = [];
     const toCheckSize: string[] = [];
     const onlyInSnapshot = new Set<string>();
-    for (const entry of splitNul(out.stdout)) {
+    for (const entry of splitNul(out)) {
       const xy = entry.slice(0, 2);
       const rel = entry.slice(3);
       if (!rel) continue;
@@ -169,10 +169,33 @@ export class SnapshotStager {
     }
   }
 
+  /**
+   * Which of these paths a scan would leave out now: ignored or excluded (the exclusions and the
+   * project's ignore files, whether or not the path is in the index), inside a nested
+   * repository, or over the size limit.
+   */
+  async excludedNow(paths: string[], signal?: AbortSignal): Promise<Set<string>> {
+    const result = new Set<string>();
+    if (!paths.length) return result;
+    const nested = new NestedRepoDetector(this.workspaceRoot);
+    for (const p of paths) {
+      const st = lstatSync(toAbsolute(this.workspaceRoot, p), { throwIfNoEntry: false });
+      if (nested.containingSync(p) || (st && !st.isDirectory() && st.size > this.sizeLimitBytes)) result.add(p);
+    }
+    const out = await this.git.run(["check-ignore", "-z", "--no-index", "--stdin"], {
+      input: paths.join("\0") + "\0",
+      okCodes: [1],
+      signal,
+      env: { GIT_LITERAL_PATHSPECS: "0" },
+    });
+    for (const p of splitNul(out.stdout)) result.add(p);
+    return result;
+  }
+
   /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */
   private async listIgnored(signal?: AbortSignal): Promise<SkippedPath[]> {
     const listed = splitNul(
-      (await this.git.run(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal })).stdout,
+      await this.git.text(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal }),
     ).slice(0, 5000);
     if (!listed.length) return [];
     const out = await this.git.run(["check-ignore", "-z", "-v", "--no-index", "--stdin"], {

@@ -66,6 +66,24 @@ export class TreeEditor {
     return this.edit(baseTree, root, batch) ?? this.putTree([], batch);
   }
 
+  /**
+   * Mode and id of the file at `repoPath` in a tree, undefined when absent (or a folder); throws
+   * TreeUnavailable when a tree on the way is neither remembered nor loose.
+   */
+  entryAt(treeId: string, repoPath: string): { mode: string; id: string } | undefined {
+    const parts = repoPath.split("/");
+    let tree = treeId;
+    for (let i = 0; i < parts.length; i++) {
+      const name = Buffer.from(parts[i], "utf8");
+      const item = this.readTree(tree).find((t) => t.name.equals(name));
+      if (!item) return undefined;
+      if (i === parts.length - 1) return item.mode === TREE_MODE ? undefined : { mode: item.mode, id: item.id };
+      if (item.mode !== TREE_MODE) return undefined;
+      tree = item.id;
+    }
+    return undefined;
+  }
+
   /** Writes one folder's new tree; undefined when it ends up empty (git stores no empty folders). */
   private edit(treeId: string | undefined, edits: FolderEdits, batch: ObjectBatch): string | undefined {
     const items = new Map<string, TreeItem>();

@@ -6,14 +6,17 @@ import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
 import { MAX_RECORDED_SKIPS, type CheckpointInfo, type CheckpointKind } from "./checkpoint-record.js";
 import { dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
+import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
-import type { FastImportSession } from "./fast-import-session.js";
+import { leftOutBy, skipListTruncated } from "./left-out.js";
+import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import { ShadowRepo } from "./shadow-repo.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult } from "./snapshot-restore.js";
 import { SnapshotStager } from "./snapshot-stager.js";
+import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { toRepoPath } from "./workspace-paths.js";
 
 export interface WorkspaceCheckpointsOptions {
@@ -67,6 +70,12 @@ export class WorkspaceCheckpoints {
   private readonly restorer: SnapshotRestore;
   private readonly fast: FastCommitter;
   private readonly recorded: RecordedPathSaver;
+  private readonly editor: TreeEditor;
+  private readonly captures: EditCaptures;
+  /** Each task's newest checkpoint (what a tool's edit is compared with). */
+  private readonly latest = new Map<string, { tree: string; createdAt: number }>();
+  /** The last stamp given: checkpoint times and capture times strictly increase. */
+  private lastStamp = 0;
   /** What the last full listing of ignored files found (carried into later checkpoints). */
   private lastIgnored: SkippedPath[] | undefined;
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
@@ -90,8 +99,11 @@ export class WorkspaceCheckpoints {
     this.stager = new SnapshotStager(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.diff = new SnapshotDiff(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.fast = new FastCommitter(this.repo.git, this.repo.paths.gitDir);
-    this.recorded = new RecordedPathSaver(this.log, this.stager, this.fast, options.workspaceRoot, path.join(this.repo.paths.gitDir, "objects"));
+    const objectsDir = path.join(this.repo.paths.gitDir, "objects");
+    this.editor = new TreeEditor(objectsDir);
+    this.recorded = new RecordedPathSaver(this.log, this.stager, this.fast, options.workspaceRoot, objectsDir, this.editor);
     this.restorer = new SnapshotRestore(this.repo.git, options.workspaceRoot);
+    this.captures = new EditCaptures(this.repo.git, this.log, objectsDir, options.workspaceRoot, options.sizeLimitBytes);
   }
 
   get workspaceRoot(): string {
@@ -114,8 +126,55 @@ export class WorkspaceCheckpoints {
     return this.lock.run(async () => {
       await this.assertTaskExists(req.taskId);
       await this.open(signal);
-      return this.saveLocked(req, signal);
+      const cp = await this.saveLocked(req, signal);
+      this.latest.set(req.taskId, { tree: cp.tree, createdAt: cp.createdAt });
+      return cp;
     });
+  }
+
+  /**
+   * Before a tool changes these files: each one the task's newest checkpoint does not hold
+   * (left out by an exclusion, an ignore file, a skip limit, or not there yet) is captured as it
+   * is now, so that no restore loses it (edit-captures.ts). Nothing is written for files the
+   * checkpoint holds, the usual case.
+   */
+  async beforeEdit(taskId: string, paths: readonly string[]): Promise<void> {
+    const latest = await this.latestOf(taskId);
+    if (!latest) return;
+    const missing: string[] = [];
+    for (const p of normalisePaths(this.workspaceRoot, paths)) if (!(await this.entryIn(latest.tree, p))) missing.push(p);
+    if (!missing.length) return;
+    await this.lock.run(async () => {
+      await this.assertTaskExists(taskId);
+      await this.open();
+      for (const p of missing) await this.captures.capture(taskId, p, this.stamp(), latest.createdAt);
+    });
+  }
+
+  private async latestOf(taskId: string): Promise<{ tree: string; createdAt: number } | undefined> {
+    let latest = this.latest.get(taskId);
+    if (!latest) {
+      const cps = (await this.list(taskId)).filter((c) => c.hasFiles);
+      const last = cps[cps.length - 1];
+      if (last) this.latest.set(taskId, (latest = { tree: last.tree, createdAt: last.createdAt }));
+    }
+    return latest;
+  }
+
+  /** Whether a snapshot holds a file: from remembered or loose trees, else asked of git. */
+  private async entryIn(tree: string, repoPath: string): Promise<boolean> {
+    try {
+      return this.editor.entryAt(tree, repoPath) !== undefined;
+    } catch (err) {
+      if (!(err instanceof TreeUnavailable)) throw err;
+      return (await this.repo.git.text(["ls-tree", "-z", tree, "--", repoPath])).length > 0;
+    }
+  }
+
+  /** Milliseconds, strictly increasing within this process (a capture always follows the checkpoint before it). */
+  private stamp(): number {
+    this.lastStamp = Math.max(Date.now(), this.lastStamp + 1);
+    return this.lastStamp;
   }
 
   /** One checkpoint; the caller holds the lock and opened the repository. */
@@ -159,7 +218,7 @@ export class WorkspaceCheckpoints {
       v: 1,
       task: req.taskId,
       kind: req.kind,
-      createdAt: Date.now(),
+      createdAt: this.stamp(),
       messageId: req.messageId,
       hasFiles: req.hasFiles,
       edited: normalisePaths(this.workspaceRoot, req.editedPaths),
@@ -191,18 +250,46 @@ export class WorkspaceCheckpoints {
   }
 
   /** The checkpoint against the current workspace ("Changes since snapshot"). */
-  async compare(commit: string): Promise<FileChange[]> {
+  async compare(taskId: string, target: CheckpointInfo): Promise<FileChange[]> {
     return this.lock.run(async () => {
       await this.open();
       await this.stager.stageScan({ listIgnored: false });
-      return this.diff.againstWorkspace(commit);
+      return this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
     }, false);
   }
 
-  async between(from: string, to: string): Promise<FileChange[]> {
+  async between(taskId: string, from: CheckpointInfo, to: CheckpointInfo): Promise<FileChange[]> {
     return this.lock.run(async () => {
       await this.open();
-      return this.diff.betweenCommits(from, to);
+      return this.correctAdded(taskId, from, to.createdAt, await this.diff.betweenCommits(from.id, to.id));
+    });
+  }
+
+  /**
+   * A file absent from the earlier checkpoint is "added" only when the task created it: one that
+   * existed but was left out is "modified", with its pre-image as "before" when one was taken,
+   * or marked not tracked (its earlier content is unknown).
+   */
+  private async correctAdded(taskId: string, from: CheckpointInfo, until: number, changes: FileChange[]): Promise<FileChange[]> {
+    const added = changes.filter((c) => c.status === "added");
+    if (!added.length) return changes;
+    const captures = (await this.captures.list(taskId)).filter((c) => c.at <= until);
+    const undecided = added.filter((c) => !captureAfter(captures, c.path, from.createdAt) && !leftOutBy(from.skipped, c.path)).map((c) => c.path);
+    const excluded = undecided.length && skipListTruncated(from) ? await this.stager.excludedNow(undecided) : new Set<string>();
+    const preimages = new Map<string, string>();
+    for (const c of added) {
+      const capture = captureAfter(captures, c.path, from.createdAt);
+      if (capture?.kind === "preimage") preimages.set(c.path, capture.id!);
+    }
+    const before = await this.diff.blobTexts([...preimages.values()]);
+    return changes.map((c) => {
+      if (c.status !== "added") return c;
+      const capture = captureAfter(captures, c.path, from.createdAt);
+      if (capture?.kind === "created") return c;
+      if (capture?.kind === "preimage") return this.diff.withBefore(c, before.get(capture.id!));
+      if (capture?.kind === "too_large") return { ...c, status: "modified", before: "", tooLarge: true };
+      if (leftOutBy(from.skipped, c.path) || excluded.has(c.path)) return { ...c, status: "modified", before: "", notTracked: true };
+      return c;
     });
   }
 
@@ -221,56 +308,31 @@ export class WorkspaceCheckpoints {
       const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
-        result = await this.restoreRecordedPaths(taskId, target, recorded);
+        const undoReq: SaveRequest = { taskId, kind: "before_restore", messageId: target.messageId, editedPaths: recorded, scan: false, hasFiles: true };
+        result = await restoreRecordedPaths(
+          {
+            fast: this.fast,
+            recorded: this.recorded,
+            restorer: this.restorer,
+            excludedNow: (paths) => this.stager.excludedNow(paths),
+            saveUndoSlowly: () => this.saveLocked(undoReq),
+          },
+          target,
+          recorded,
+          await this.captures.list(taskId),
+          this.meta(undoReq),
+          this.lastIgnored ?? [],
+        );
       } else {
         // reset --hard semantics touch every tracked file: the undo point scans the workspace.
         const undo = await this.saveLocked({ taskId, kind: "before_restore", messageId: target.messageId, editedPaths: [], scan: true, hasFiles: true });
-        result = { ...(await this.restorer.resetHard(target.id, undo.id)), undo };
+        result = { ...(await this.restorer.resetHard(target, undo.id)), undo };
         await this.log.moveHead(target.id, target.tree);
       }
+      this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
       return result;
     }, false);
-  }
-
-  /**
-   * Only the recorded paths: one fast-import process saves the undo point (checkpointed before
-   * any file is touched), reads the target's entries and blobs, and after the files are written
-   * moves HEAD to the undo snapshot with the restored paths applied.
-   */
-  private async restoreRecordedPaths(
-    taskId: string,
-    target: CheckpointInfo,
-    recorded: string[],
-  ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
-    const undoReq: SaveRequest = { taskId, kind: "before_restore", messageId: target.messageId, editedPaths: recorded, scan: false, hasFiles: true };
-    let session: FastImportSession | undefined = this.fast.open({ keepPacks: true });
-    const leftOut = new Set(target.skipped.map((s) => s.path));
-    try {
-      // The target's entries and blobs are asked for first; the undo checkpoint is written (and
-      // checkpointed to disk) while they arrive; files are touched only after both.
-      let reading = this.restorer.readTarget(session, target.id, recorded, leftOut);
-      reading.catch(() => undefined); // awaited below
-      let undo = await this.recorded.save(this.meta(undoReq), recorded, this.lastIgnored ?? [], { session });
-      let undoRef = ":1";
-      if (!undo) {
-        // No fast path here (no previous snapshot, or HEAD unreadable): stage and commit instead.
-        await session.abort();
-        session = undefined;
-        undo = await this.saveLocked(undoReq);
-        undoRef = undo.id;
-        session = this.fast.open({ keepPacks: true });
-        reading = this.restorer.readTarget(session, target.id, recorded, leftOut);
-      }
-      const result = await this.restorer.restorePaths(session, await reading, undoRef);
-      // HEAD moves on to a snapshot this process does not note (the next scan asks git for it).
-      this.restorer.headAfterPathRestore(session, undo.tree, target.id, result);
-      await session.finish();
-      return { ...result, undo };
-    } catch (err) {
-      await session?.abort();
-      throw err;
-    }
   }
 
   private async assertTaskExists(taskId: string): Promise<void> {
@@ -284,7 +346,9 @@ export class WorkspaceCheckpoints {
       await this.open();
       const refs = (await this.log.list(taskId)).map((c) => c.ref);
       const marker = await this.log.restoredMarker(taskId);
-      await this.log.deleteRefs(marker ? [...refs, `refs/dline/restored/${taskId}`] : refs);
+      const captured = await this.log.resolveRef(capturesRef(taskId));
+      await this.log.deleteRefs([...refs, ...(marker ? [`refs/dline/restored/${taskId}`] : []), ...(captured ? [capturesRef(taskId)] : [])]);
+      this.latest.delete(taskId);
     });
   }
 
@@ -295,7 +359,7 @@ export class WorkspaceCheckpoints {
   async collectGarbage(): Promise<void> {
     await this.lock.read(async () => {
       if (!(await this.repo.exists())) return;
-      await this.repo.git.run(["gc", "--prune=now", "--quiet"]);
+      await this.repo.git.command(["gc", "--prune=now", "--quiet"]);
     }, () => undefined);
   }
 

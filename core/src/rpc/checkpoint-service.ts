@@ -11,6 +11,7 @@ import {
   FileChangeSchema,
   FileStatus,
   GetStatusResponseSchema,
+  KeptReason,
   ListCheckpointsResponseSchema,
   RestoreMode,
   RestoreResponseSchema,
@@ -60,6 +61,7 @@ export function checkpointService(manager: CheckpointManager): Partial<ServiceIm
         fileError: outcome.fileError,
         restoredPaths: outcome.restoredPaths,
         deletedPaths: outcome.deletedPaths,
+        keptPaths: outcome.keptPaths.map((k) => ({ path: k.path, reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED })),
         undoCheckpointId: outcome.undoCheckpointId,
         conversationRestored: outcome.conversationRestored,
       });
@@ -155,7 +157,15 @@ function toCheckpoint(c: CheckpointView) {
 
 function toFileChange(f: FileChange) {
   const status = f.status === "added" ? FileStatus.ADDED : f.status === "deleted" ? FileStatus.DELETED : FileStatus.MODIFIED;
-  return create(FileChangeSchema, { path: f.path, status, before: f.before, after: f.after, binary: f.binary, tooLarge: f.tooLarge });
+  return create(FileChangeSchema, {
+    path: f.path,
+    status,
+    before: f.before,
+    after: f.after,
+    binary: f.binary,
+    tooLarge: f.tooLarge,
+    notTracked: f.notTracked ?? false,
+  });
 }
 
 function toStatus(s: CheckpointStatus): GetStatusResponse {

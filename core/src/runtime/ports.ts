@@ -21,6 +21,8 @@ export interface JournalPort {
 export interface CheckpointPort {
   /** Starts (once) and waits for the task's baseline snapshot, anchored on the task's first message. */
   baseline(messageId?: string): Promise<void>;
+  /** Before a tool changes these workspace-relative files: keeps what the checkpoints would otherwise lose. */
+  beforeEdit(paths: string[]): Promise<void>;
   /** After a turn that may have modified the workspace; returns the checkpoint id or "" when unavailable. */
   saveTurn(change: { editedPaths: string[]; commandRan: boolean; messageId: string }): Promise<string>;
   saveCompletion(messageId: string): Promise<string>;

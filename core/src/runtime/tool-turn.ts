@@ -126,6 +126,9 @@ export async function runToolCalls(
         signal,
         agentIgnore,
         recordEditedPath: (p) => edited.add(p),
+        beforeEdit: async (p) => {
+          await deps.checkpoints?.beforeEdit([p]);
+        },
         onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: call.id, chunk } }),
         commandLogPath: logPath,
         commandTimeoutMs: isCommand ? await deps.commandTimeoutMs() : undefined,

@@ -167,6 +167,7 @@ export const writeToFileTool: ToolDefinition = {
     const content = requireString(input, "content", "write_to_file");
     const existing = await fs.stat(target.absolute).catch(() => undefined);
     if (existing?.isDirectory()) throw new ToolError(`write_to_file: "${target.relative}" is a folder.`);
+    await ctx.beforeEdit?.(target.relative);
     await fs.mkdir(path.dirname(target.absolute), { recursive: true });
     if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, content, ctx.signal);
     else await writeFileAtomic(target.absolute, content);

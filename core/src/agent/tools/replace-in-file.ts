@@ -44,6 +44,7 @@ export const replaceInFileTool: ToolDefinition = {
     const crlf = original !== undefined && original.includes("\r\n");
     const normalised = (original ?? "").replace(/\r\n/g, "\n");
     const updated = applySearchReplaceBlocks(normalised, blocks, target.relative);
+    await ctx.beforeEdit?.(target.relative);
     if (original === undefined) await fs.mkdir(path.dirname(target.absolute), { recursive: true });
     const text = crlf ? updated.replace(/\n/g, "\r\n") : updated;
     if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, text, ctx.signal);

@@ -14,6 +14,8 @@ export interface ToolContext {
   agentIgnore: IgnoreMatcher;
   /** Records a workspace-relative path an editing tool touched (for checkpoints). */
   recordEditedPath(relativePath: string): void;
+  /** Called by an editing tool before it changes a workspace-relative path (checkpoints keep what it was). */
+  beforeEdit?(relativePath: string): Promise<void>;
   /** Receives output chunks as they come (execute_command). */
   onOutput?(chunk: string): void;
   /** execute_command appends its output here (the task's tmp/command-logs/ file). */

@@ -1,0 +1,127 @@
+import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { commitBody } from "./git-objects.js";
+import { CHECKPOINT_IDENTITY, type ShadowGit } from "./git-process.js";
+import { readLooseObject } from "./loose-objects.js";
+import { writePack } from "./pack-writer.js";
+import { ObjectBatch } from "./tree-editor.js";
+import { toAbsolute } from "./workspace-paths.js";
+
+/**
+ * What a file was just before a tool of the task first changed it, when the task's latest
+ * checkpoint does not hold it (an excluded folder, an ignored or environment file, a file left
+ * out past a skip limit): a restore to an earlier checkpoint puts this back instead of deleting
+ * the file. `created`: the file did not exist (the task made it, a restore may remove it);
+ * `too_large`: it existed but was over the size limit, so a restore leaves it as it is.
+ */
+export interface EditCapture {
+  path: string;
+  /** When it was taken (the repository's stamp clock: later than every earlier checkpoint). */
+  at: number;
+  kind: "preimage" | "created" | "too_large";
+  /** The pre-image's blob and mode (kind "preimage"). */
+  id?: string;
+  mode?: "100644" | "100755" | "120000";
+}
+
+interface CaptureRecord {
+  v: 1;
+  task: string;
+  captures: EditCapture[];
+}
+
+export function capturesRef(taskId: string): string {
+  return `refs/dline/preimages/${taskId}`;
+}
+
+/** Refs of a ref store and their commits, as CheckpointLog offers them (files store: direct writes under the lock). */
+export interface RefStore {
+  resolveRef(ref: string): Promise<string | undefined>;
+  setRef(ref: string, commit: string): Promise<void>;
+}
+
+/**
+ * The pre-images of one shadow repository, one record per task: a parentless commit at
+ * `refs/dline/preimages/<task>` whose message lists the captures (JSON) and whose tree holds
+ * every captured blob under its id (so each stays reachable, whatever paths it had). Written
+ * before the tool touches the file (blob, tree and commit as one pack, then the ref); callers
+ * hold the repository lock. Deleting the task deletes the ref.
+ */
+export class EditCaptures {
+  private readonly cache = new Map<string, { commit: string; record: CaptureRecord }>();
+
+  constructor(
+    private readonly git: ShadowGit,
+    private readonly refs: RefStore,
+    private readonly objectsDir: string,
+    private readonly workspaceRoot: string,
+    private readonly sizeLimitBytes: number,
+  ) {}
+
+  /** The captures of a task, oldest first. */
+  async list(taskId: string): Promise<EditCapture[]> {
+    return (await this.read(taskId))?.record.captures ?? [];
+  }
+
+  /**
+   * Captures `repoPath` as it is now. Called only when the task's latest checkpoint does not
+   * hold the path. A path already captured after `since` (the latest checkpoint's time) is not
+   * captured again: the first capture is what the checkpoint before it saw.
+   */
+  async capture(taskId: string, repoPath: string, at: number, since: number): Promise<EditCapture | undefined> {
+    const previous = await this.read(taskId);
+    const captures = previous?.record.captures ?? [];
+    if (captures.some((c) => c.path === repoPath && c.at > since)) return undefined;
+    const batch = new ObjectBatch();
+    const capture = this.take(repoPath, at, batch);
+    const record: CaptureRecord = { v: 1, task: taskId, captures: [...captures, capture] };
+    const blobs = [...new Set(record.captures.flatMap((c) => (c.id ? [c.id] : [])))].sort();
+    const tree = batch.put("tree", Buffer.concat(blobs.map((id) => Buffer.concat([Buffer.from(`100644 ${id}\0`, "latin1"), Buffer.from(id, "hex")]))));
+    const message = `Dline pre-images\n\n${JSON.stringify(record)}\n`;
+    const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, at, message));
+    // The captured blob may be in the pack already written; the pack then repeats it (harmless).
+    await writePack(this.objectsDir, batch.objects);
+    await this.refs.setRef(capturesRef(taskId), commit);
+    this.cache.set(taskId, { commit, record });
+    return capture;
+  }
+
+  /** Reads the file (synchronously: a tool waits for this, and the file is at most the size limit). */
+  private take(repoPath: string, at: number, batch: ObjectBatch): EditCapture {
+    const abs = toAbsolute(this.workspaceRoot, repoPath);
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    if (!st || st.isDirectory()) return { path: repoPath, at, kind: "created" };
+    if (st.size > this.sizeLimitBytes) return { path: repoPath, at, kind: "too_large" };
+    if (st.isSymbolicLink()) return { path: repoPath, at, kind: "preimage", mode: "120000", id: batch.put("blob", Buffer.from(readlinkSync(abs))) };
+    let content: Buffer;
+    try {
+      content = readFileSync(abs);
+    } catch {
+      // Unreadable (permissions, a socket): the tool will fail on it too; nothing to keep.
+      return { path: repoPath, at, kind: "too_large" };
+    }
+    return { path: repoPath, at, kind: "preimage", mode: st.mode & 0o111 ? "100755" : "100644", id: batch.put("blob", content) };
+  }
+
+  private async read(taskId: string): Promise<{ commit: string; record: CaptureRecord } | undefined> {
+    const commit = await this.refs.resolveRef(capturesRef(taskId));
+    if (!commit) {
+      this.cache.delete(taskId);
+      return undefined;
+    }
+    const cached = this.cache.get(taskId);
+    if (cached?.commit === commit) return cached;
+    const loose = readLooseObject(this.objectsDir, commit);
+    const body = loose?.type === "commit" ? loose.body.toString("utf8") : await this.git.text(["cat-file", "commit", commit]);
+    const line = body.split("\n").find((l) => l.startsWith("{"));
+    const record = line ? (JSON.parse(line) as CaptureRecord) : undefined;
+    if (!record || record.v !== 1 || !Array.isArray(record.captures)) return undefined;
+    const entry = { commit, record };
+    this.cache.set(taskId, entry);
+    return entry;
+  }
+}
+
+/** The first capture of `repoPath` taken after `time` (what the file was at a checkpoint of that time). */
+export function captureAfter(captures: readonly EditCapture[], repoPath: string, time: number): EditCapture | undefined {
+  return captures.find((c) => c.path === repoPath && c.at > time);
+}

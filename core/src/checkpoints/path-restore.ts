@@ -1,0 +1,58 @@
+import type { CheckpointInfo } from "./checkpoint-record.js";
+import type { EditCapture } from "./edit-captures.js";
+import type { FastCommitter } from "./fast-commit.js";
+import type { FastImportSession } from "./fast-import-session.js";
+import type { BaseMeta, RecordedPathSaver } from "./recorded-save.js";
+import type { ExcludedNow, FileRestoreResult, SnapshotRestore } from "./snapshot-restore.js";
+
+/** What a restore of recorded paths needs from its workspace (callers hold the repository lock). */
+export interface PathRestoreDeps {
+  fast: FastCommitter;
+  recorded: RecordedPathSaver;
+  restorer: SnapshotRestore;
+  excludedNow: ExcludedNow;
+  /** The undo checkpoint saved by staging and committing, when the fast path cannot write it. */
+  saveUndoSlowly(): Promise<CheckpointInfo>;
+}
+
+/**
+ * Restores only the paths the task's tools recorded. One fast-import process saves the undo
+ * point (checkpointed to disk before any file is touched), reads the target's entries and the
+ * blobs to write (checkpoint versions and pre-images), and, after the files are written, moves
+ * HEAD to the undo snapshot with the restored paths applied.
+ */
+export async function restoreRecordedPaths(
+  deps: PathRestoreDeps,
+  target: CheckpointInfo,
+  recorded: string[],
+  captures: readonly EditCapture[],
+  undoMeta: BaseMeta,
+  carried: Parameters<RecordedPathSaver["save"]>[2],
+): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
+  let session: FastImportSession | undefined = deps.fast.open({ keepPacks: true });
+  try {
+    // The target's entries and blobs are asked for first; the undo checkpoint is written (and
+    // checkpointed to disk) while they arrive; files are touched only after both.
+    let planning = deps.restorer.planPaths(session, target, recorded, captures, deps.excludedNow);
+    planning.catch(() => undefined); // awaited below
+    let undo = await deps.recorded.save(undoMeta, recorded, carried, { session });
+    let undoRef = ":1";
+    if (!undo) {
+      // No fast path here (no previous snapshot, or HEAD unreadable): stage and commit instead.
+      await session.abort();
+      session = undefined;
+      undo = await deps.saveUndoSlowly();
+      undoRef = undo.id;
+      session = deps.fast.open({ keepPacks: true });
+      planning = deps.restorer.planPaths(session, target, recorded, captures, deps.excludedNow);
+    }
+    const result = await deps.restorer.applyPlan(session, await planning, undoRef, target);
+    // HEAD moves on to a snapshot this process does not note (the next scan asks git for it).
+    deps.restorer.headAfterPathRestore(session, undo.tree, target.id, result);
+    await session.finish();
+    return { ...result, undo };
+  } catch (err) {
+    await session?.abort();
+    throw err;
+  }
+}

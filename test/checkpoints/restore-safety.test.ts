@@ -1,0 +1,195 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
+import { FileConversation, git, makeManager, makeSandbox, read, write } from "./helpers.js";
+
+/**
+ * A restore never loses a file that existed before the task: the shapes seen on real
+ * repositories (a tracked file under an excluded `build/` or `bin/` folder, an `.env` past the
+ * 500 recorded skips, `* text eol=lf` with CRLF files, a user's empty folder, a file over the
+ * size limit).
+ */
+function setup(options: { sizeLimitBytes?: number } = {}) {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, { conversation, ...options });
+  const task: CheckpointTask = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { sb, manager, task, ws: sb.workspace };
+}
+
+/** What an editing tool does: tells the checkpoints first (as the runtime's tools do), then writes. */
+async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+  await manager.beforeEdit?.(task, [rel]);
+  write(task.workspaceRoots[0], rel, content);
+}
+
+function bytes(root: string, rel: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(path.join(root, rel));
+  } catch {
+    return undefined;
+  }
+}
+
+describe("a restore never deletes a file that existed before the task", () => {
+  it("a tracked file under an excluded build/ folder is edited: Compare says modified, restore brings it back", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "build/GenerateDevPackages.cs", "class Generate {}\n");
+    write(ws, "src/main.cs", "class Main {}\n");
+    git(ws, "init", "-q");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "user's commit");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skipped).toContainEqual({ path: "build", reason: "excluded_type" });
+
+    await toolWrite(manager, task, "build/GenerateDevPackages.cs", "class Generate {}\n// appended by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["build/GenerateDevPackages.cs"] });
+
+    const { files } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status, f.before])).toEqual([["build/GenerateDevPackages.cs", "modified", "class Generate {}\n"]]);
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(outcome.restoredPaths).toEqual(["build/GenerateDevPackages.cs"]);
+    expect(read(ws, "build/GenerateDevPackages.cs")).toBe("class Generate {}\n");
+    expect(git(ws, "status", "--porcelain")).toBe("");
+  });
+
+  it("an executable file under bin/ keeps its mode and its folder", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "packages/babel-cli/bin/babel.js", "#!/usr/bin/env node\nimport '../lib/babel/index.js';\n");
+    fs.chmodSync(path.join(ws, "packages/babel-cli/bin/babel.js"), 0o755);
+    write(ws, "packages/babel-cli/package.json", "{}\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "packages/babel-cli/bin/babel.js", "#!/usr/bin/env node\n// edited by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["packages/babel-cli/bin/babel.js"] });
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(read(ws, "packages/babel-cli/bin/babel.js")).toBe("#!/usr/bin/env node\nimport '../lib/babel/index.js';\n");
+    expect(fs.statSync(path.join(ws, "packages/babel-cli/bin/babel.js")).mode & 0o777).toBe(0o755);
+  });
+
+  it("an untracked .env past the 500 recorded skips comes back with its original content; Undo brings the task's version", async () => {
+    const { manager, task, ws } = setup();
+    for (let i = 0; i < 600; i++) write(ws, `modules/m${String(i).padStart(3, "0")}/.env.example`, `X=${i}\n`);
+    write(ws, "sources/engine/.env", "API_KEY=original-key\n");
+    write(ws, "sources/engine/main.cs", "class Engine {}\n");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skippedTotal).toBeGreaterThan(500);
+    expect(base.skipped.map((s) => s.path)).not.toContain("sources/engine/.env");
+
+    await toolWrite(manager, task, "sources/engine/.env", "API_KEY=task-key\n");
+    await manager.saveTurn(task, { editedPaths: ["sources/engine/.env"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(read(ws, "sources/engine/.env")).toBe("API_KEY=original-key\n");
+
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "sources/engine/.env")).toBe("API_KEY=task-key\n");
+  });
+
+  it("without a pre-image (an edit the checkpoints were not told of), an excluded file past the skip limit is kept, not deleted", async () => {
+    const { manager, task, ws } = setup();
+    for (let i = 0; i < 600; i++) write(ws, `modules/m${String(i).padStart(3, "0")}/.env.example`, `X=${i}\n`);
+    write(ws, "sources/engine/.env", "API_KEY=original-key\n");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "sources/engine/.env", "API_KEY=task-key\n");
+    await manager.saveTurn(task, { editedPaths: ["sources/engine/.env"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(outcome.keptPaths).toEqual([{ path: "sources/engine/.env", reason: "not_tracked" }]);
+    expect(read(ws, "sources/engine/.env")).toBe("API_KEY=task-key\n");
+  });
+
+  it("a file over the size limit is left as it is and reported, never deleted", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "assets/big.txt", Buffer.alloc(2048, 97));
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "assets/big.txt", "now small\n");
+    await manager.saveTurn(task, { editedPaths: ["assets/big.txt"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(outcome.keptPaths).toEqual([{ path: "assets/big.txt", reason: "too_large" }]);
+    expect(read(ws, "assets/big.txt")).toBe("now small\n");
+    const { files } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status, f.tooLarge])).toEqual([["assets/big.txt", "modified", true]]);
+  });
+});
+
+describe("the user's folders stay", () => {
+  it("removes only the files and folders the task created; an empty folder the user had stays", async () => {
+    const { manager, task, ws } = setup();
+    fs.mkdirSync(path.join(ws, "notes"));
+    fs.mkdirSync(path.join(ws, "empty-and-kept"));
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "notes/todo.md", "made by the task\n");
+    await toolWrite(manager, task, "gen/code/x.ts", "generated\n");
+    await manager.saveTurn(task, { editedPaths: ["notes/todo.md", "gen/code/x.ts"] });
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths.sort()).toEqual(["gen/code/x.ts", "notes/todo.md"]);
+    expect(fs.existsSync(path.join(ws, "notes"))).toBe(true);
+    expect(fs.existsSync(path.join(ws, "empty-and-kept"))).toBe(true);
+    expect(fs.existsSync(path.join(ws, "gen"))).toBe(false);
+  });
+
+  it("a restore without recorded edits (reset) keeps the user's folders too", async () => {
+    const { manager, task, ws } = setup();
+    fs.mkdirSync(path.join(ws, "notes"));
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    // A command creates files (no recorded edits): one in the user's empty folder, one in a new folder.
+    write(ws, "notes/todo.md", "made by a command\n");
+    write(ws, "gen/code/x.ts", "generated\n");
+    await manager.saveTurn(task, { commandRan: true });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths.sort()).toEqual(["gen/code/x.ts", "notes/todo.md"]);
+    expect(fs.existsSync(path.join(ws, "notes"))).toBe(true);
+    expect(fs.existsSync(path.join(ws, "gen"))).toBe(false);
+  });
+});
+
+describe("bytes exactly as they were", () => {
+  it("a CRLF file under `* text eol=lf` comes back with its CRLFs, by either restore rule", async () => {
+    const { manager, task, ws } = setup();
+    const crlf = Buffer.from("line one\r\nline two\r\n");
+    write(ws, ".gitattributes", "* text eol=lf\n*.dat ident\n");
+    write(ws, "src/windows.txt", crlf);
+    write(ws, "src/other.txt", crlf);
+    write(ws, "src/id.dat", "$Id$\n");
+    const base = (await manager.ensureBaseline(task))!;
+    // A tool edit of one file (recorded-paths restore)...
+    await toolWrite(manager, task, "src/windows.txt", "changed\n");
+    await manager.saveTurn(task, { editedPaths: ["src/windows.txt"] });
+    await manager.restore("t1", base.id, "files");
+    expect(bytes(ws, "src/windows.txt")).toEqual(crlf);
+    // ...and the workspace unchanged by the snapshot: Compare finds nothing.
+    expect((await manager.compare("t1", base.id)).files).toEqual([]);
+
+    // A command-only task (reset rule) restores every file byte for byte.
+    const t2: CheckpointTask = { id: "t2", workspaceRoots: [ws] };
+    const base2 = (await manager.ensureBaseline(t2))!;
+    write(ws, "src/other.txt", "changed by a command\n");
+    write(ws, "src/id.dat", "changed\n");
+    await manager.saveTurn(t2, { commandRan: true });
+    await manager.restore("t2", base2.id, "files");
+    expect(bytes(ws, "src/other.txt")).toEqual(crlf);
+    expect(read(ws, "src/id.dat")).toBe("$Id$\n");
+  });
+
+  it("the shadow config has one section per name and names no program of the workspace", async () => {
+    const { manager, task, ws, sb } = setup();
+    write(ws, "a.txt", "a");
+    await manager.ensureBaseline(task);
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    const config = fs.readFileSync(path.join(gitDir, "config"), "utf8");
+    expect(config.match(/^\[core\]$/gm)).toHaveLength(1);
+    expect(config).toMatch(/hooksPath = ".*no-hooks"/);
+    expect(config).toMatch(/fsmonitor = false/);
+    expect(fs.readFileSync(path.join(gitDir, "info", "attributes"), "utf8")).toMatch(/^\* -text -eol .*-filter -ident -working-tree-encoding/m);
+  });
+});
+
