@@ -99,6 +99,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     checkpoints,
     lifecycle: options.lifecycle,
     logger: options.logger.child("runtime"),
+    env: options.env,
   });
   const clineImporter = new ClineImporter({ env: options.env, layout, sqlite, tasks, logger: options.logger.child("import") });
   return {

@@ -79,10 +79,11 @@ describe("execute_command", () => {
     await waitFor(() => !isAlive(grandchild), "the grandchild to die");
   });
 
-  it("gives the model the tail of a long output", async () => {
+  it("gives the model the head and the tail of a long output", async () => {
     ws = makeWorkspace();
     const result = await runTool(execute, { command: "seq 1 30000", requires_approval: false }, await makeContext(ws.root));
-    expect(result.content).toMatch(/earlier characters omitted/);
+    expect(result.content).toMatch(/\n\[\d+ characters omitted\]\n/);
+    expect(result.content).toMatch(/^Output:\n1\n2\n3\n/);
     expect(result.content).toContain("\n30000\n");
     expect(result.content.length).toBeLessThan(70 * 1024);
   });

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { IgnoreMatcher, loadAgentIgnore } from "../../core/src/agent/tools/ignore-matcher.js";
+import { noToolGuard } from "../../core/src/agent/tools/tool-guard.js";
 import type { ToolContext } from "../../core/src/agent/tools/types.js";
 
 export interface TestWorkspace {
@@ -60,6 +61,7 @@ export async function makeContext(root: string, extra: Partial<ToolContext> = {}
     agentIgnore: fs.existsSync(path.join(root, ".agentignore")) ? await loadAgentIgnore(root) : new IgnoreMatcher(),
     recordEditedPath: (p) => edited.push(p),
     onOutput: (c) => output.push(c),
+    guard: noToolGuard,
     ...extra,
     edited,
     output,

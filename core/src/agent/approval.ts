@@ -29,10 +29,20 @@ export const defaultAutoApprovalSettings: AutoApprovalSettings = {
 export type ApprovalDecision =
   | { kind: "not_needed" } // questions: the tool itself is the ask
   | { kind: "auto_approved" } // run now; counts toward maxRequests
-  | { kind: "ask"; reason: "disabled" | "category_off" | "max_requests_reached" };
+  | { kind: "ask"; reason: "disabled" | "category_off" | "max_requests_reached" | "always_ask" };
 
-export function decideApproval(category: ApprovalCategory | undefined, settings: AutoApprovalSettings, consecutiveAutoApproved: number): ApprovalDecision {
+/**
+ * `alwaysAsk`: the call is one no setting may approve on the person's behalf (an edit of a
+ * repository's `.git` internals, see protected-edits.ts).
+ */
+export function decideApproval(
+  category: ApprovalCategory | undefined,
+  settings: AutoApprovalSettings,
+  consecutiveAutoApproved: number,
+  options: { alwaysAsk?: boolean } = {},
+): ApprovalDecision {
   if (category === undefined) return { kind: "not_needed" };
+  if (options.alwaysAsk) return { kind: "ask", reason: "always_ask" };
   if (!settings.enabled) return { kind: "ask", reason: "disabled" };
   if (!categoryAllowed(category, settings)) return { kind: "ask", reason: "category_off" };
   if (settings.maxRequests > 0 && consecutiveAutoApproved >= settings.maxRequests) return { kind: "ask", reason: "max_requests_reached" };

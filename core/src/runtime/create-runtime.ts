@@ -1,5 +1,6 @@
 import { parseAutoApprovalSettings } from "../agent/approval.js";
 import { buildSystemPrompt, collectWorkspaceFacts } from "../agent/system-prompt.js";
+import { createToolGuard } from "../agent/tools/tool-guard.js";
 import type { CheckpointManager, CheckpointStatus } from "../checkpoints/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
@@ -38,7 +39,12 @@ export interface RuntimeWiring {
   logger: Logger;
   /** Rules, workflows, skills, subagent definitions, hooks, MCP tools (capabilities/). */
   capabilities?: CapabilitiesPort;
+  /** The sidecar's environment: session-only model keys and the remote configuration file. */
+  env?: NodeJS.ProcessEnv;
 }
+
+/** Keys a session-only profile takes from the environment: secrets too, redacted like stored ones. */
+const ENV_SECRETS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /**
  * Builds the task runtime once the task storage is open, connects it to settings (model
@@ -61,6 +67,14 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         ownership: storage.ownership,
         logger: w.logger,
         resolveModel: (profileId, taskId) => models.resolve(profileId, taskId),
+        toolGuard: async () => {
+          const env = w.env ?? {};
+          const { dataRoot, homeRoot, documentsRoot } = w.layout.roots;
+          // The remote configuration wins over every setting: a tool that could write it could approve anything.
+          const remoteConfig = env.DLINE_REMOTE_CONFIG ? [env.DLINE_REMOTE_CONFIG] : [];
+          const secrets = [...(await stores.secrets.values()), ...ENV_SECRETS.map((k) => env[k] ?? "")];
+          return createToolGuard([dataRoot, homeRoot, documentsRoot, ...remoteConfig], secrets);
+        },
         autoApproval: async () => parseAutoApprovalSettings(await setting("autoApprovalSettings")),
         commandTimeoutMs: async () => Number(await setting("commandTimeoutSeconds")) * 1000 || 600_000,
         commandLogBudgetBytes: async () => Number(await setting("commandLogBudgetBytes")) || 200 * 1024 * 1024,

@@ -63,6 +63,7 @@ export function buildTurnLoop(
     tools,
     autoApproval: () => deps.autoApproval(),
     agentIgnore: () => loadAgentIgnore(scope.workspaceRoot),
+    toolGuard: () => deps.toolGuard(),
     commandLog: {
       pathFor: (callId: string) => {
         fs.mkdirSync(scope.files.commandLogsDir, { recursive: true });

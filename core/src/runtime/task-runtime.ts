@@ -26,6 +26,7 @@ import type { TaskMode, TurnLoop } from "./turn-loop.js";
 import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEvent } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
+import type { ToolGuard } from "../agent/tools/tool-guard.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 
@@ -39,6 +40,8 @@ export interface TaskRuntimeDeps {
   resolveModel(profileId: string, taskId: string): Promise<RunnerModel>;
   /** The global autoApprovalSettings (read at every decision). */
   autoApproval(): Promise<AutoApprovalSettings>;
+  /** The core's own folders (out of the tools' reach) and the stored secrets (redacted from tool output), read at each turn. */
+  toolGuard(): Promise<ToolGuard>;
   /** Settings the runtime reads: command timeout and the per-task command-log budget. */
   commandTimeoutMs(): Promise<number>;
   commandLogBudgetBytes(): Promise<number>;
@@ -52,6 +55,9 @@ export interface TaskRuntimeDeps {
   /** The task's `mode` setting (plan: workspace-modifying tools are refused); absent: act. */
   taskMode?(taskId: string, workspaceRoot: string): Promise<TaskMode>;
 }
+
+/** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
+const CANCEL_GRACE_MS = 1_500;
 
 /**
  * Runs tasks in this sidecar: creates them, streams their events, passes the user's words and
@@ -331,7 +337,18 @@ export class TaskRuntime {
     const task = this.live.get(taskId);
     if (!task?.run) throw new DlineError("failed_precondition", `Task ${taskId} is not running in this sidecar.`);
     task.run.controller.abort(new DlineError("canceled", "The task was cancelled."));
-    await task.run.done;
+    // Every step of a run stops on the abort; one that does not (a stuck file system, a
+    // checkpoint still saving) does not hold the Cancel: the task is cancelled all the same.
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      task.run.done.then(() => true, () => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CANCEL_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!ended) {
+      this.deps.logger.warn("a cancelled run did not stop in time; it is left to finish in the background", { taskId });
+      this.setStatus(task, TaskStatus.CANCELLED, "cancelled");
+    }
     await this.taskHooks(task, "TaskCancel", {});
   }
 

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
 import { decideApproval } from "../agent/approval.js";
 import { planText } from "../agent/tools/plan-tool.js";
+import { editsGitInternals } from "../agent/tools/protected-edits.js";
 import { runTool } from "../agent/tools/registry.js";
 import type { ToolDefinition, ToolResult } from "../agent/tools/types.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
@@ -67,6 +68,7 @@ export async function runToolCalls(
   let completion: StoredUiMessage | undefined;
   const edited = new Set<string>();
   const agentIgnore = await deps.agentIgnore();
+  const guard = await deps.toolGuard();
   for (const call of calls) {
     const result = (content: string, isError = false) => results.push({ toolUseId: call.id, content, isError });
     if (denied || completion) {
@@ -90,7 +92,8 @@ export async function runToolCalls(
     }
     const summary = summarize(call.name, input);
     const isCommand = tool.name === COMMAND_TOOL;
-    const decision = decideApproval(tool.approvalCategory(input), await deps.autoApproval(), host.autoApprovedInARow);
+    const alwaysAsk = await editsGitInternals(tool, input, deps.workspaceRoot);
+    const decision = decideApproval(tool.approvalCategory(input), await deps.autoApproval(), host.autoApprovedInARow, { alwaysAsk });
     if (decision.kind === "auto_approved") host.autoApprovedInARow++;
     if (decision.kind === "ask") {
       const kind = isCommand ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
@@ -125,6 +128,7 @@ export async function runToolCalls(
         workspaceRoot: deps.workspaceRoot,
         signal,
         agentIgnore,
+        guard,
         recordEditedPath: (p) => edited.add(p),
         beforeEdit: async (p) => {
           await deps.checkpoints?.beforeEdit([p]);

@@ -5,6 +5,7 @@ import type { ContentBlock, StopReason } from "../agent/providers/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import { toolSpecs } from "../agent/tools/registry.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
+import type { ToolGuard } from "../agent/tools/tool-guard.js";
 import type { Logger } from "../logging/logger.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import { uiMessageToProto } from "../rpc/task-mapping.js";
@@ -29,6 +30,8 @@ export interface TurnLoopDeps {
   autoApproval: () => Promise<AutoApprovalSettings>;
   /** The workspace's .agentignore, loaded once per run. */
   agentIgnore: () => Promise<IgnoreMatcher>;
+  /** The core's own folders (out of the tools' reach) and the stored secrets (redacted from tool output). */
+  toolGuard: () => Promise<ToolGuard>;
   /** Where execute_command writes its log (tmp/command-logs/), and the budget enforcement after it. */
   commandLog: { pathFor(callId: string): string; afterCommand(path: string): Promise<void> };
   commandTimeoutMs: () => Promise<number>;

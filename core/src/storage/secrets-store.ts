@@ -85,6 +85,27 @@ export class SecretsStore {
     return result;
   }
 
+  /**
+   * Every stored secret value, for one purpose only: redacting them from what tools print
+   * (agent/tools/tool-guard.ts). Never logged, never sent anywhere.
+   */
+  async values(): Promise<string[]> {
+    const out: string[] = [];
+    const collect = (node: unknown): void => {
+      if (typeof node === "string") out.push(node);
+      else if (isPlainObject(node)) for (const v of Object.values(node)) collect(v);
+    };
+    collect(await this.read(this.layout.secretsJson));
+    collect(await this.read(this.layout.apiKeysJson));
+    collect(await this.read(this.layout.providerSecretsJson));
+    const oauth = await fs.promises.readdir(this.layout.secretsDir).catch(() => [] as string[]);
+    for (const name of oauth) {
+      const file = path.join(this.layout.secretsDir, name);
+      if (name.endsWith(".json") && file !== this.layout.apiKeysJson && file !== this.layout.providerSecretsJson) collect(await this.read(file));
+    }
+    return out;
+  }
+
   /** Typed secrets of `secrets.json` (no profile), names only. */
   async globalNames(): Promise<string[]> {
     return Object.keys(await this.read(this.layout.secretsJson)).sort();

@@ -2,7 +2,11 @@
  * execute_command: runs the command in a shell that leads its own process group (detached),
  * so that a timeout or a Cancel can kill the shell and everything it started (SIGTERM to the
  * group, SIGKILL after a grace period). Output streams to ctx.onOutput and is appended to
- * ctx.commandLogPath; the model gets the output (its tail when long) and the exit code.
+ * ctx.commandLogPath; the model gets the output (its head and tail when long) and the exit code.
+ * Whatever the command prints, memory stays bounded: the sidecar keeps the head and the tail,
+ * streams at most `maxStreamedChars` to the task's events, and writes the rest only to the
+ * command log (itself cut at `ctx.commandLogMaxBytes`, waiting for the disk when it lags).
+ * Stored secrets are redacted before the output goes anywhere.
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -12,9 +16,17 @@ import type { CommandOutcome, ToolContext, ToolDefinition, ToolResult } from "./
 
 export const defaultCommandTimeoutMs = 10 * 60_000;
 const killGraceMs = 2_000;
+/** On Cancel the group gets less time: a cancelled task ends within 2 s, whatever its command does. */
+const cancelKillGraceMs = 700;
 /** After the shell exits, wait this long for its output pipes (a background child may hold them). */
 const drainGraceMs = 300;
-const maxModelOutputChars = 64 * 1024;
+/** What the model (and the tool's result) gets of a long output: its start and its end. */
+const headChars = 16 * 1024;
+const tailChars = 48 * 1024;
+/** Output streamed live to the task's events (kept in memory for the task's life); the rest is in the log. */
+const maxStreamedChars = 256 * 1024;
+/** A single command's log stops growing here (the folder's budget is enforced after the command too). */
+const defaultLogMaxBytes = 200 * 1024 * 1024;
 
 export const executeCommandTool: ToolDefinition = {
   name: "execute_command",
@@ -41,22 +53,25 @@ export const executeCommandTool: ToolDefinition = {
 };
 
 export async function runCommand(command: string, ctx: ToolContext): Promise<ToolResult> {
-  let log: fs.WriteStream | undefined;
-  if (ctx.commandLogPath) {
-    fs.mkdirSync(path.dirname(ctx.commandLogPath), { recursive: true });
-    log = fs.createWriteStream(ctx.commandLogPath, { flags: "a" });
-    // A log that cannot be written must not take the command (or the sidecar) down.
-    log.on("error", () => {
-      log = undefined;
-    });
-    log.write(`$ ${command}\n`);
-  }
-  const tail = new OutputTail(maxModelOutputChars);
-  const emit = (chunk: string) => {
-    tail.push(chunk);
-    log?.write(chunk);
-    ctx.onOutput?.(chunk);
+  const log = ctx.commandLogPath ? new BoundedLog(ctx.commandLogPath, ctx.commandLogMaxBytes ?? defaultLogMaxBytes) : undefined;
+  log?.write(`$ ${command}\n`);
+  const kept = new HeadAndTail(headChars, tailChars);
+  const redactor = ctx.guard.redactStream();
+  let streamed = 0;
+  const pass = (text: string) => {
+    if (!text) return;
+    kept.push(text);
+    log?.write(text);
+    if (streamed >= maxStreamedChars) return;
+    const room = maxStreamedChars - streamed;
+    const part = text.length > room ? text.slice(0, room) : text;
+    streamed += part.length;
+    ctx.onOutput?.(part);
+    if (streamed >= maxStreamedChars) {
+      ctx.onOutput?.(`\n[Only the first ${maxStreamedChars} characters are shown while the command runs; the whole output goes to the command log.]\n`);
+    }
   };
+  const emit = (chunk: string) => pass(redactor.push(chunk));
 
   const outcome = await new Promise<CommandOutcome>((resolve) => {
     const shell = ctx.shell ?? process.env.SHELL ?? "/bin/sh";
@@ -65,17 +80,17 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
     let cancelled = false;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
-    const killGroup = () => {
+    const killGroup = (graceMs: number) => {
       signalGroup(child.pid, "SIGTERM");
-      killTimer ??= setTimeout(() => signalGroup(child.pid, "SIGKILL"), killGraceMs);
+      killTimer ??= setTimeout(() => signalGroup(child.pid, "SIGKILL"), graceMs);
     };
     const timeout = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      killGroup(killGraceMs);
     }, ctx.commandTimeoutMs ?? defaultCommandTimeoutMs);
     const onAbort = () => {
       cancelled = true;
-      killGroup();
+      killGroup(cancelKillGraceMs);
     };
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
@@ -84,6 +99,17 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
     child.stderr.setEncoding("utf8");
     child.stdout.on("data", emit);
     child.stderr.on("data", emit);
+    // A log that lags behind the command holds the command back instead of filling memory.
+    log?.onBackpressure(
+      () => {
+        child.stdout.pause();
+        child.stderr.pause();
+      },
+      () => {
+        child.stdout.resume();
+        child.stderr.resume();
+      },
+    );
 
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
       if (settled) return;
@@ -113,9 +139,9 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
     });
   });
 
-  const openLog = log as fs.WriteStream | undefined;
-  if (openLog) await new Promise<void>((resolve) => openLog.end(resolve));
-  const output = tail.text();
+  pass(redactor.end());
+  await log?.end();
+  const output = kept.text();
   const status = outcome.cancelled
     ? "The command was cancelled."
     : outcome.timedOut
@@ -139,30 +165,105 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-/** Keeps the last `max` characters of the output, remembering how much was dropped. */
-class OutputTail {
-  private chunks: string[] = [];
-  private length = 0;
-  private dropped = 0;
+/** Keeps the first `headMax` and the last `tailMax` characters of the output, and how much was left out between them. */
+class HeadAndTail {
+  private head = "";
+  private tail: string[] = [];
+  private tailLength = 0;
+  private omitted = 0;
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly headMax: number,
+    private readonly tailMax: number,
+  ) {}
 
   push(chunk: string): void {
-    this.chunks.push(chunk);
-    this.length += chunk.length;
-    while (this.length > this.max && this.chunks.length > 1) {
-      const first = this.chunks.shift()!;
-      this.length -= first.length;
-      this.dropped += first.length;
+    let text = chunk;
+    if (this.head.length < this.headMax) {
+      const room = this.headMax - this.head.length;
+      this.head += text.slice(0, room);
+      text = text.slice(room);
+    }
+    if (!text) return;
+    this.tail.push(text);
+    this.tailLength += text.length;
+    while (this.tailLength > this.tailMax && this.tail.length > 1) {
+      const first = this.tail.shift()!;
+      this.tailLength -= first.length;
+      this.omitted += first.length;
+    }
+    if (this.tailLength > this.tailMax * 2) {
+      // One chunk larger than the tail: keep its end only.
+      const joined = this.tail.join("");
+      this.omitted += joined.length - this.tailMax;
+      this.tail = [joined.slice(joined.length - this.tailMax)];
+      this.tailLength = this.tailMax;
     }
   }
 
   text(): string {
-    let text = this.chunks.join("");
-    if (text.length > this.max) {
-      this.dropped += text.length - this.max;
-      text = text.slice(text.length - this.max);
+    let tail = this.tail.join("");
+    let omitted = this.omitted;
+    if (tail.length > this.tailMax) {
+      omitted += tail.length - this.tailMax;
+      tail = tail.slice(tail.length - this.tailMax);
     }
-    return this.dropped > 0 ? `[${this.dropped} earlier characters omitted]\n${text}` : text;
+    return omitted > 0 ? `${this.head}\n[${omitted} characters omitted]\n${tail}` : this.head + tail;
+  }
+}
+
+/**
+ * The command's log file: appended to without holding the output in memory (a write that
+ * lags tells the command to pause), cut with a note at `maxBytes`. A log that cannot be
+ * written (a full disk) never takes the command, or the sidecar, down.
+ */
+class BoundedLog {
+  private stream: fs.WriteStream | undefined;
+  private written = 0;
+  private cut = false;
+  private pause: (() => void) | undefined;
+  private resume: (() => void) | undefined;
+
+  constructor(
+    file: string,
+    private readonly maxBytes: number,
+  ) {
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      this.stream = fs.createWriteStream(file, { flags: "a", mode: 0o600 });
+      this.stream.on("error", () => {
+        this.stream = undefined;
+        this.resume?.();
+      });
+      this.stream.on("drain", () => this.resume?.());
+    } catch {
+      this.stream = undefined;
+    }
+  }
+
+  onBackpressure(pause: () => void, resume: () => void): void {
+    this.pause = pause;
+    this.resume = resume;
+  }
+
+  write(text: string): void {
+    if (!this.stream || this.cut) return;
+    const bytes = Buffer.byteLength(text);
+    if (this.written + bytes > this.maxBytes) {
+      this.cut = true;
+      this.stream.write(`\n[The log stops here: it reached ${this.maxBytes} bytes.]\n`);
+      return;
+    }
+    this.written += bytes;
+    if (!this.stream.write(text)) this.pause?.();
+  }
+
+  end(): Promise<void> {
+    const stream = this.stream;
+    if (!stream) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      stream.once("error", () => resolve());
+      stream.end(() => resolve());
+    });
   }
 }

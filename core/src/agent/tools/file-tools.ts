@@ -2,6 +2,9 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { listWorkspaceFiles } from "./file-listing.js";
+import { readRegularFile, assertRegularOrAbsent } from "./regular-file.js";
+import { searchInWorker } from "./search-worker.js";
+import { isProtectedPath } from "./tool-guard.js";
 import { globToRegexSource } from "./ignore-matcher.js";
 import { optionalBoolean, optionalString, requireNonEmptyString, requireString } from "./input.js";
 import { resolveAllowedPath, resolveWorkspacePath } from "./workspace-path.js";
@@ -12,6 +15,10 @@ const maxListEntries = 1000;
 const maxSearchResults = 300;
 const maxSearchFileBytes = 1024 * 1024;
 const maxSearchFiles = 20_000;
+/** Lines longer than this (minified or generated code) are not searched: a regex's cost can grow with the cube of a line's length. */
+const maxSearchLineChars = 8192;
+/** A search that takes longer stops and answers what it found so far. */
+const searchTimeBudgetMs = 10_000;
 
 function looksBinary(bytes: Buffer): boolean {
   return bytes.subarray(0, 8000).includes(0);
@@ -29,11 +36,8 @@ export const readFileTool: ToolDefinition = {
   approvalCategory: () => "readFiles",
   async execute(input, ctx) {
     const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "read_file"), "read_file");
-    const stat = await fs.stat(target.absolute).catch(() => undefined);
-    if (!stat) throw new ToolError(`read_file: "${target.relative}" does not exist.`, "not_found");
-    if (stat.isDirectory()) throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
-    if (stat.size > maxReadBytes) throw new ToolError(`read_file: "${target.relative}" is ${stat.size} bytes, more than the ${maxReadBytes} bytes read_file returns.`);
-    const bytes = await fs.readFile(target.absolute);
+    if ((await fs.stat(target.absolute).catch(() => undefined))?.isDirectory()) throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
+    const bytes = await readRegularFile(target.absolute, "read_file", target.relative, maxReadBytes, (size) => `read_file: "${target.relative}" is ${size} bytes, more than the ${maxReadBytes} bytes read_file returns.`);
     if (looksBinary(bytes)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
     // The editor's view of the file (unsaved changes) when the host offers one.
     if (ctx.environment?.readTextFile) return ok(await ctx.environment.readTextFile(target.absolute, ctx.signal));
@@ -62,14 +66,14 @@ export const listFilesTool: ToolDefinition = {
     let lines: string[];
     let truncated = false;
     if (recursive) {
-      const listed = await listWorkspaceFiles(ctx.workspaceRoot, dir.relative, maxListEntries * 4, ctx.signal);
+      const listed = await listWorkspaceFiles(ctx.workspaceRoot, dir.relative, maxListEntries * 4, ctx.signal, ctx.guard);
       lines = listed.files.filter((f) => !ctx.agentIgnore.ignores(f));
       truncated = listed.truncated || lines.length > maxListEntries;
       lines = lines.slice(0, maxListEntries).map((f) => (dir.relative === "." ? f : f.slice(dir.relative.length + 1)));
     } else {
       const entries = await fs.readdir(dir.absolute, { withFileTypes: true });
       lines = entries
-        .filter((e) => e.name !== ".git")
+        .filter((e) => e.name !== ".git" && !isProtectedPath(ctx.guard, path.join(dir.absolute, e.name)))
         .filter((e) => !ctx.agentIgnore.ignores(dir.relative === "." ? e.name : `${dir.relative}/${e.name}`, e.isDirectory()))
         .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
         .sort();
@@ -116,35 +120,46 @@ export const searchFilesTool: ToolDefinition = {
     // A file path searches just that file.
     const listed = stat.isFile()
       ? { files: [dir.relative], truncated: false }
-      : await listWorkspaceFiles(ctx.workspaceRoot, dir.relative, maxSearchFiles, ctx.signal);
-    const results: string[] = [];
-    let truncated = false;
+      : await listWorkspaceFiles(ctx.workspaceRoot, dir.relative, maxSearchFiles, ctx.signal, ctx.guard);
+    const files: string[] = [];
     for (const file of listed.files) {
-      if (results.length >= maxSearchResults) {
-        truncated = true;
-        break;
-      }
-      ctx.signal.throwIfAborted();
       if (ctx.agentIgnore.ignores(file)) continue;
       if (patternRegex && !patternRegex.test(file)) continue;
-      const absolute = path.join(ctx.workspaceRoot, file);
-      // A symlink may point outside the workspace: search it only if its target is inside.
-      if ((await fs.lstat(absolute).catch(() => undefined))?.isSymbolicLink()) {
-        const inside = await resolveWorkspacePath(ctx.workspaceRoot, file, "search_files").then(() => true, () => false);
-        if (!inside) continue;
+      // A symlink may point outside the workspace (or into the core's storage): search it only if its target is allowed.
+      if ((await fs.lstat(path.join(ctx.workspaceRoot, file)).catch(() => undefined))?.isSymbolicLink()) {
+        const allowed = await resolveWorkspacePath(ctx.workspaceRoot, file, "search_files", ctx.guard).then(() => true, () => false);
+        if (!allowed) continue;
       }
-      const fileStat = await fs.stat(absolute).catch(() => undefined);
-      if (!fileStat?.isFile() || fileStat.size > maxSearchFileBytes) continue;
-      const bytes = await fs.readFile(absolute);
-      if (looksBinary(bytes)) continue;
-      const lines = bytes.toString("utf8").split(/\r?\n/);
-      for (let i = 0; i < lines.length && results.length < maxSearchResults; i++) {
-        if (regex.test(lines[i])) results.push(`${file}:${i + 1}: ${lines[i].length > 300 ? `${lines[i].slice(0, 300)}…` : lines[i]}`);
-      }
+      files.push(file);
     }
-    if (results.length === 0) return ok("Found 0 results.");
-    const header = `Found ${results.length}${truncated || listed.truncated ? "+" : ""} result${results.length === 1 ? "" : "s"}.`;
-    return ok(`${header}\n\n${results.join("\n")}`);
+    const found = await searchInWorker(
+      {
+        root: await fs.realpath(ctx.workspaceRoot),
+        files,
+        source: regex.source,
+        flags: regex.flags,
+        maxResults: maxSearchResults,
+        maxFileBytes: maxSearchFileBytes,
+        maxLineChars: maxSearchLineChars,
+        shownLineChars: 300,
+      },
+      searchTimeBudgetMs,
+      ctx.signal,
+    );
+    const results = found.results;
+    const truncated = results.length >= maxSearchResults;
+    const notes: string[] = [];
+    if (found.stoppedAt) {
+      notes.push(
+        `(The search stopped after ${searchTimeBudgetMs / 1000} s${found.stoppedAt.file ? `, in ${found.stoppedAt.file}` : ""}: the results are partial. ` +
+          "A simpler regular expression, a narrower path or a file_pattern finishes sooner.)",
+      );
+    }
+    if (found.longLinesSkipped > 0) notes.push(`(${found.longLinesSkipped} line${found.longLinesSkipped === 1 ? "" : "s"} longer than ${maxSearchLineChars} characters, minified or generated code, were not searched.)`);
+    const note = notes.length ? `\n\n${notes.join("\n")}` : "";
+    if (results.length === 0) return ok(`Found 0 results.${note}`);
+    const header = `Found ${results.length}${truncated || listed.truncated || found.stoppedAt ? "+" : ""} result${results.length === 1 ? "" : "s"}.`;
+    return ok(`${header}\n\n${results.join("\n")}${note}`);
   },
 };
 
@@ -167,6 +182,7 @@ export const writeToFileTool: ToolDefinition = {
     const content = requireString(input, "content", "write_to_file");
     const existing = await fs.stat(target.absolute).catch(() => undefined);
     if (existing?.isDirectory()) throw new ToolError(`write_to_file: "${target.relative}" is a folder.`);
+    await assertRegularOrAbsent(target.absolute, "write_to_file", target.relative);
     await ctx.beforeEdit?.(target.relative);
     await fs.mkdir(path.dirname(target.absolute), { recursive: true });
     if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, content, ctx.signal);

@@ -30,29 +30,72 @@ export function toolSpecs(tools: readonly ToolDefinition[] = builtinTools): Tool
   return tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
 }
 
+/** How long a tool may go on after its call was cancelled before the call ends without it. */
+const abortGraceMs = 1_500;
+
+/** The file-system errors a tool call reports to the model (the call fails, not the task). */
+const fsMessages: Record<string, string> = {
+  ENOENT: "a file or folder does not exist",
+  EISDIR: "the path is a folder",
+  ENOTDIR: "a part of the path is not a folder",
+  EACCES: "permission denied by the file system",
+  EPERM: "permission denied by the file system",
+  ELOOP: "too many levels of symbolic links",
+  ENOSPC: "the disk is full",
+  EDQUOT: "the disk quota is exceeded",
+  ENAMETOOLONG: "a file name in the path is too long",
+  EROFS: "the file system is read-only",
+  EEXIST: "the file already exists",
+  ENOTEMPTY: "the folder is not empty",
+  EBUSY: "the file is busy",
+  ETXTBSY: "the file is a running program",
+  EMFILE: "too many files are open",
+  ENFILE: "too many files are open",
+  EINVAL: "the file system refused the path",
+  EXDEV: "the path crosses file systems",
+  EIO: "the disk reported an input/output error",
+  EFBIG: "the file is too large",
+  ENXIO: "no such device",
+  ENODEV: "no such device",
+};
+
 /**
- * Runs one tool call. Refusals and bad input (ToolError) and ordinary file-system failures come
- * back as an error result the model can read and correct; anything else is a bug and is thrown.
- * An abort while running is thrown as the signal's reason, except for execute_command, which
- * reports its own cancellation in its result.
+ * Runs one tool call. Refusals and bad input (ToolError) and file-system failures come back as
+ * an error result the model can read and correct (a failed call never fails the task); anything
+ * else is a bug and is thrown. An abort while running is thrown as the signal's reason, except
+ * for execute_command, which reports its own cancellation in its result; a tool that does not
+ * end soon after the abort is left behind, so a Cancel always ends the call. Every result's
+ * text has the stored secrets redacted.
  */
 export async function runTool(tool: ToolDefinition, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   try {
-    return await tool.execute(input, ctx);
+    const result = await untilAbortedPlusGrace(tool.execute(input, ctx), ctx.signal);
+    return { ...result, content: ctx.guard.redact(result.content) };
   } catch (err) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (err instanceof ToolError) return { content: err.message, isError: true };
+    if (err instanceof ToolError) return { content: ctx.guard.redact(err.message), isError: true };
     const code = (err as NodeJS.ErrnoException | null)?.code;
-    const fsMessages: Record<string, string> = {
-      ENOENT: "a file or folder does not exist",
-      EISDIR: "the path is a folder",
-      ENOTDIR: "a part of the path is not a folder",
-      EACCES: "permission denied by the file system",
-      EPERM: "permission denied by the file system",
-      ELOOP: "too many levels of symbolic links",
-      ENOSPC: "the disk is full",
-    };
-    if (code && fsMessages[code]) return { content: `${tool.name}: ${fsMessages[code]}.`, isError: true };
+    if (code && fsMessages[code]) return { content: `${tool.name}: ${fsMessages[code]} (${code}).`, isError: true };
+    // Any other system error of a file or process operation: the call failed, not the task.
+    if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code) && typeof (err as NodeJS.ErrnoException).syscall === "string") {
+      return { content: `${tool.name}: the operating system refused the operation (${code}).`, isError: true };
+    }
     throw err;
   }
+}
+
+/** The tool's own outcome, unless the signal aborted and the tool is still running `abortGraceMs` later. */
+function untilAbortedPlusGrace<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      timer = setTimeout(() => reject(signal.reason), abortGraceMs);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+    });
+  });
 }

@@ -4,6 +4,10 @@ import { requireNonEmptyString, requireString } from "./input.js";
 import { applySearchReplaceBlocks, parseSearchReplaceBlocks } from "./search-replace.js";
 import { resolveAllowedPath } from "./workspace-path.js";
 import { writeFileAtomic } from "./file-tools.js";
+import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
+
+/** Files larger than this are not edited with SEARCH/REPLACE blocks. */
+const maxEditBytes = 16 * 1024 * 1024;
 import { ok, ToolError, type ToolDefinition } from "./types.js";
 
 export const replaceInFileTool: ToolDefinition = {
@@ -30,22 +34,20 @@ export const replaceInFileTool: ToolDefinition = {
   async execute(input, ctx) {
     const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "replace_in_file"), "replace_in_file");
     const blocks = parseSearchReplaceBlocks(requireString(input, "diff", "replace_in_file"));
-    let original: string | undefined;
-    try {
-      original = await fs.readFile(target.absolute, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    }
+    // Regular files only, opened without blocking (a FIFO never hangs the call).
+    const original = (await assertRegularOrAbsent(target.absolute, "replace_in_file", target.relative))
+      ? (await readRegularFile(target.absolute, "replace_in_file", target.relative, maxEditBytes)).toString("utf8")
+      : undefined;
     // Edit what the editor shows (unsaved changes included) when the host offers it.
-    if (original !== undefined && ctx.environment?.readTextFile) original = await ctx.environment.readTextFile(target.absolute, ctx.signal);
-    if (original === undefined && !(blocks.length === 1 && blocks[0].search === "")) {
+    const shown = original !== undefined && ctx.environment?.readTextFile ? await ctx.environment.readTextFile(target.absolute, ctx.signal) : original;
+    if (shown === undefined && !(blocks.length === 1 && blocks[0].search === "")) {
       throw new ToolError(`replace_in_file: "${target.relative}" does not exist; use write_to_file to create it.`, "not_found");
     }
-    const crlf = original !== undefined && original.includes("\r\n");
-    const normalised = (original ?? "").replace(/\r\n/g, "\n");
+    const crlf = shown !== undefined && shown.includes("\r\n");
+    const normalised = (shown ?? "").replace(/\r\n/g, "\n");
     const updated = applySearchReplaceBlocks(normalised, blocks, target.relative);
     await ctx.beforeEdit?.(target.relative);
-    if (original === undefined) await fs.mkdir(path.dirname(target.absolute), { recursive: true });
+    if (shown === undefined) await fs.mkdir(path.dirname(target.absolute), { recursive: true });
     const text = crlf ? updated.replace(/\n/g, "\r\n") : updated;
     if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, text, ctx.signal);
     else await writeFileAtomic(target.absolute, text);

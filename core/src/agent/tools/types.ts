@@ -1,6 +1,7 @@
 /** What every tool is: a name and JSON schema for native tool calling, flags the runtime needs, and execute. */
 import { DlineError } from "../../errors.js";
 import type { IgnoreMatcher } from "./ignore-matcher.js";
+import type { ToolGuard } from "./tool-guard.js";
 
 /** The autoApprovalSettings switch that covers a tool call (useMcp: for MCP tools, none yet). */
 export type ApprovalCategory = "readFiles" | "editFiles" | "executeSafeCommands" | "executeAllCommands" | "useMcp";
@@ -12,6 +13,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** `.agentignore` of the workspace: paths it matches are neither read nor written. */
   agentIgnore: IgnoreMatcher;
+  /** The core's own folders (never reached) and the stored secrets (redacted from every output). */
+  guard: ToolGuard;
   /** Records a workspace-relative path an editing tool touched (for checkpoints). */
   recordEditedPath(relativePath: string): void;
   /** Called by an editing tool before it changes a workspace-relative path (checkpoints keep what it was). */
@@ -20,6 +23,8 @@ export interface ToolContext {
   onOutput?(chunk: string): void;
   /** execute_command appends its output here (the task's tmp/command-logs/ file). */
   commandLogPath?: string;
+  /** A single command's log is cut at this size (default: 200 MiB, the task's default budget). */
+  commandLogMaxBytes?: number;
   /** execute_command timeout; default 10 minutes. */
   commandTimeoutMs?: number;
   /** Shell for execute_command; default $SHELL, else /bin/sh. */

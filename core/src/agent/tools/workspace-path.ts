@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
+import { isProtectedPath, type ToolGuard } from "./tool-guard.js";
 import { ToolError, type ToolContext } from "./types.js";
 
 export interface WorkspacePath {
@@ -16,7 +17,7 @@ export interface WorkspacePath {
   requestedRelative: string;
 }
 
-export async function resolveWorkspacePath(workspaceRoot: string, requested: string, tool: string): Promise<WorkspacePath> {
+export async function resolveWorkspacePath(workspaceRoot: string, requested: string, tool: string, guard?: ToolGuard): Promise<WorkspacePath> {
   if (requested.includes("\0")) throw new ToolError(`${tool}: the path contains a NUL byte.`);
   const root = path.resolve(workspaceRoot);
   const realRoot = await fs.realpath(root);
@@ -30,6 +31,11 @@ export async function resolveWorkspacePath(workspaceRoot: string, requested: str
   if (insideOrUndefined(realRoot, existing.real) === undefined) {
     throw new ToolError(`${tool}: "${requested}" leads outside the workspace through a symbolic link; refused.`, "permission_denied");
   }
+  // The core's own storage (settings, secrets, tasks, shadow repositories) may lie inside the
+  // workspace (a workspace at the home folder): never reachable, whatever the approval.
+  if (guard && (isProtectedPath(guard, existing.real) || isProtectedPath(guard, candidate))) {
+    throw new ToolError(`${tool}: "${requested}" is inside Dline's own storage; tools never read, list or change it.`, "permission_denied");
+  }
   const realRelative = insideOrUndefined(realRoot, existing.real) ?? "";
   return { absolute: existing.real, relative: toSlashes(realRelative), requestedRelative: toSlashes(relative) };
 }
@@ -40,7 +46,7 @@ function toSlashes(relative: string): string {
 
 /** Resolves and also refuses paths that `.agentignore` blocks, as requested or through a symlink. */
 export async function resolveAllowedPath(ctx: ToolContext, requested: string, tool: string, isDirectory = false): Promise<WorkspacePath> {
-  const resolved = await resolveWorkspacePath(ctx.workspaceRoot, requested, tool);
+  const resolved = await resolveWorkspacePath(ctx.workspaceRoot, requested, tool, ctx.guard);
   for (const rel of new Set([resolved.requestedRelative, resolved.relative])) {
     if (rel !== "." && ctx.agentIgnore.ignores(rel, isDirectory)) {
       throw new ToolError(`${tool}: access to "${rel}" is blocked by the workspace's .agentignore file.`, "permission_denied");
