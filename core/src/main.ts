@@ -7,7 +7,11 @@ import type { LogLevel } from "./logging/logger.js";
 import { DeferredHandler } from "./server/deferred-handler.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
 import { generateToken } from "./server/token.js";
+import { boundUnauthenticatedConnections } from "./server/unauthenticated.js";
 import { PROTOCOL_VERSION, SERVER_VERSION, versionLine } from "./version.js";
+
+/** Connections open at once that have not shown the token yet; past this the oldest is closed. */
+const MAX_UNAUTHENTICATED_CONNECTIONS = 64;
 
 const USAGE = `Usage: dline-core <command> [options]
 
@@ -99,7 +103,9 @@ async function serve(options: ServeOptions): Promise<void> {
     async () => (await import("./rpc/rpc-handler.js")).createRpcHandler({ ...starting, roots: await starting.roots }, token),
     (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
   );
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true }, rpc.handle);
+  // A peer gets 10 s to send a request's headers; those without the token are bounded (server/unauthenticated.ts).
+  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 }, rpc.handle);
+  boundUnauthenticatedConnections(server, MAX_UNAUTHENTICATED_CONNECTIONS);
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>

@@ -6,7 +6,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { toJsonString } from "@bufbuild/protobuf";
 import { ConnectError, type Code, type Interceptor } from "@connectrpc/connect";
-import { expect } from "vitest";
+import { expect, it } from "vitest";
+import type { RunningSidecar } from "../helpers/sidecar.js";
 
 // Every check runs (soft assertions) and is counted; failures are listed at the end.
 const tally = { checks: 0, failures: [] as string[] };
@@ -19,6 +20,44 @@ export function check(label: string, ok: boolean, rawDetail = ""): void {
   tally.checks++;
   if (!ok) tally.failures.push(detail ? `${label}: ${detail}` : label);
   expect.soft(ok, detail ? `${label}: ${detail}` : label).toBe(true);
+}
+
+// Attacks: one test each, named for the attack; it held when none of its checks failed.
+const attacks = { tried: 0, held: 0 };
+
+/** A test named for an attack; counted as held when it ends with none of its checks failed. */
+export function attack(name: string, body: () => Promise<void>, timeout = 180_000): void {
+  it(name, { timeout }, async () => {
+    attacks.tried++;
+    const failuresBefore = tally.failures.length;
+    await body();
+    if (tally.failures.length === failuresBefore) attacks.held++;
+  });
+}
+
+/** "security attacks: N tried, H held" (the line CI shows for each attack file). */
+export function attackLine(): string {
+  return `security attacks: ${attacks.tried} tried, ${attacks.held} held`;
+}
+
+/** `promise`'s value, or undefined when it takes longer than `ms` (a hung call is a failed check, not a hung test). */
+export async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Stops a sidecar; one that does not exit (a hung old build) is killed. */
+export async function stopOrKill(sidecar: RunningSidecar): Promise<void> {
+  if (sidecar.process.child.exitCode !== null || sidecar.process.child.signalCode !== null) return;
+  const stopped = await withDeadline(sidecar.stop(), 10_000);
+  if (stopped === undefined) {
+    sidecar.process.child.kill("SIGKILL");
+    await sidecar.process.exited;
+  }
 }
 
 /** The file's summary line: "security: N checks, failures: F" and each failure. */

@@ -38,7 +38,8 @@ export function toConnectError(err: unknown): ConnectError {
     if (code === "EACCES" || code === "EPERM") {
       return new ConnectError("Permission denied by the file system.", Code.PermissionDenied);
     }
-    if (code === "ENOSPC") return new ConnectError("The disk is full.", Code.ResourceExhausted);
+    if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") return new ConnectError("The disk is full.", Code.ResourceExhausted);
+    if (code === "ENAMETOOLONG") return new ConnectError("A file name is too long.", Code.InvalidArgument);
   }
   return new ConnectError("Internal error in the Dline core; see its log.", Code.Internal);
 }

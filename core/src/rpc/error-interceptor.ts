@@ -1,4 +1,4 @@
-import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { toConnectError } from "./connect-errors.js";
 import type { Logger } from "../logging/logger.js";
 
@@ -10,8 +10,11 @@ import type { Logger } from "../logging/logger.js";
 export function errorInterceptor(logger: Logger): Interceptor {
   const convert = (err: unknown, method: string): ConnectError => {
     const mapped = toConnectError(err);
-    if (!(err instanceof ConnectError) && mapped.code !== undefined && !(err as { code?: unknown })?.code) {
-      logger.error("handler failed", { method, error: (err as Error)?.stack ?? String(err) });
+    // An answer that says "see its log" must find something there: every error answered
+    // internal is logged, an unmapped errno or SQLite code too (the code and the stack).
+    if (!(err instanceof ConnectError) && mapped.code === Code.Internal) {
+      const code = (err as { code?: unknown } | null)?.code;
+      logger.error("handler failed", { method, ...(typeof code === "string" ? { code } : {}), error: (err as Error)?.stack ?? String(err) });
     }
     return mapped;
   };

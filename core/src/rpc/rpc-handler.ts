@@ -1,6 +1,7 @@
 import type { Base } from "../boot.js";
 import { appLoader } from "../boot.js";
-import { authInterceptor } from "../server/auth.js";
+import { authInterceptor, bearerFrom, tokenMatches } from "../server/auth.js";
+import { markAuthenticated } from "../server/unauthenticated.js";
 import { malformedBinaryIsInvalidArgument } from "../server/malformed-binary.js";
 import { connectHandler } from "../server/node-adapter.js";
 import { errorInterceptor } from "./error-interceptor.js";
@@ -13,7 +14,15 @@ import { dlineServices } from "./services.js";
  */
 export function createRpcHandler(base: Base, token: string): ReturnType<typeof connectHandler> {
   const { logger } = base;
+  const expected = Buffer.from(token);
   const handler = connectHandler({
+    // The token is checked on the headers, before any body is read (the interceptor checks it again).
+    authorize: (req) => {
+      const presented = bearerFrom(req.headers.authorization);
+      if (presented === undefined || !tokenMatches(expected, presented)) return false;
+      markAuthenticated(req.socket);
+      return true;
+    },
     services: dlineServices(base, appLoader(base)),
     interceptors: [authInterceptor(token), errorInterceptor(logger.child("rpc"))],
     // Bounds memory per request; the largest legitimate request is a settings patch or a prompt.

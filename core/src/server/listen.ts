@@ -55,8 +55,21 @@ export async function listen(server: http.Server, target: ListenTarget): Promise
   return `unix:${target.path}`;
 }
 
+/**
+ * Makes room for the socket: a socket file nobody answers on (left by a dead sidecar) is
+ * removed; anything else at the path (a regular file, a folder, a link) is never touched.
+ */
 async function removeStaleSocket(socketPath: string): Promise<void> {
-  if (!fs.existsSync(socketPath)) return;
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(socketPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  if (!stat.isSocket()) {
+    throw new DlineError("already_exists", `--listen unix:${socketPath}: the path exists and is not a socket; it was left untouched. Choose another path.`);
+  }
   const alive = await new Promise<boolean>((resolve) => {
     const probe = net.connect(socketPath);
     probe.once("connect", () => {
@@ -66,5 +79,6 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
     probe.once("error", () => resolve(false));
   });
   if (alive) throw new DlineError("already_exists", `Another process is listening on ${socketPath}.`);
-  fs.unlinkSync(socketPath);
+  // Still the socket we probed (not replaced meanwhile by something else): remove it.
+  if (fs.lstatSync(socketPath).isSocket()) fs.unlinkSync(socketPath);
 }

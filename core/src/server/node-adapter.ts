@@ -5,6 +5,7 @@ import { CallSignal } from "./call-signal.js";
 import { lazyCompressions, loadConnectNode } from "./connect-node.js";
 import { LazyServices, type LazyService } from "./lazy-services.js";
 import { UnaryFastPath } from "./unary-fast-path.js";
+import { answerUnauthenticated } from "./unauthenticated.js";
 import { answerUnavailable } from "./unavailable.js";
 
 type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -24,6 +25,8 @@ export interface NodeAdapterOptions extends ConnectRouterOptions {
   onBrokenCall?: (method: string, reason: unknown) => void;
   /** Called when a service's modules could not be loaded. */
   onLoadFailed?: (service: string, reason: unknown) => void;
+  /** Whether a request may go on, from its headers alone; one that may not is answered `unauthenticated` unread. */
+  authorize?: (req: http.IncomingMessage) => boolean;
 }
 
 const UNARY_CONTENT_TYPES = new Set(["application/json", "application/proto"]);
@@ -99,6 +102,7 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
 
   return Object.assign(
     (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (options.authorize && !options.authorize(req)) return answerUnauthenticated(req, res);
       const path = pathOf(req.url ?? "");
       if (paths.has(path)) return dispatch(req, res, path);
       const service = services.serviceOf(path);

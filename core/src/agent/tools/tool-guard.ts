@@ -46,8 +46,9 @@ export function createToolGuard(paths: readonly string[], secretValues: readonly
         push(chunk) {
           if (longest === 0) return chunk;
           const text = redact(held + chunk);
-          // Hold back what could be the beginning of a secret cut by the chunk boundary.
-          const keep = Math.min(text.length, longest - 1);
+          // Hold back only an end that is the beginning of a secret (cut by the chunk boundary).
+          let keep = Math.min(text.length, longest - 1);
+          while (keep > 0 && !secrets.some((secret) => secret.startsWith(text.slice(text.length - keep)))) keep--;
           held = text.slice(text.length - keep);
           return text.slice(0, text.length - keep);
         },
