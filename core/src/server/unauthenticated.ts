@@ -1,9 +1,10 @@
 /**
- * Requests without the right token are answered from their headers alone: the body is never
- * read (a 16 MB body without a token used to be buffered, and parsed, before the token was
- * checked), and the connection is closed after the answer, so a peer without the token can
- * neither make the sidecar work nor keep connections open. Connections that have not shown
- * the token yet are bounded too: past `max`, the oldest of them is closed.
+ * Requests without the right token are judged on their headers alone: the body is never kept
+ * or parsed (a 16 MB body without a token used to be buffered, and parsed, before the token
+ * was checked; now a small one is dropped as it arrives and a large one cuts the connection),
+ * and the connection is closed after the answer, so a peer without the token can neither make
+ * the sidecar work nor keep connections open. Connections that have not shown the token yet
+ * are bounded too: past `max`, the oldest of them is closed.
  */
 import type * as http from "node:http";
 import type * as net from "node:net";
@@ -23,23 +24,45 @@ export function markAuthenticated(socket: net.Socket): void {
  * error), Connect streaming (an end-of-stream envelope), gRPC and gRPC-web (trailers-only).
  */
 export function answerUnauthenticated(req: http.IncomingMessage, res: http.ServerResponse): void {
+  // Nothing of the body is kept: a small one is read and dropped, then answered (a client
+  // still sending it would otherwise see its connection cut instead of the answer); past
+  // DISCARD_BYTES the connection is cut without one.
+  let discarded = 0;
+  req.on("data", (chunk: Buffer) => {
+    discarded += chunk.byteLength;
+    if (discarded > DISCARD_BYTES) req.socket.destroy();
+  });
+  req.once("end", () => {
+    if (!res.destroyed) writeAnswer(req, res);
+  });
+}
+
+function writeAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+  // The connection ends with the answer.
   const close = { connection: "close" };
   if (type.startsWith("application/grpc")) {
-    res.writeHead(200, { ...close, "content-type": type, "grpc-status": "16", "grpc-message": encodeURIComponent(MESSAGE), "content-length": "0" }).end();
+    // gRPC-web carries the status in a trailer frame (flag 0x80) at the end of the body.
+    const trailer = Buffer.from(`grpc-status: 16\r\ngrpc-message: ${encodeURIComponent(MESSAGE)}\r\n`);
+    const body = Buffer.concat([frameHead(0x80, trailer.byteLength), trailer]);
+    res.writeHead(200, { ...close, "content-type": type, "content-length": String(body.byteLength) }).end(body);
   } else if (type.startsWith("application/connect+")) {
     const payload = Buffer.from(JSON.stringify({ error: { code: "unauthenticated", message: MESSAGE } }));
-    const head = Buffer.alloc(5);
-    head[0] = 0x02; // end of stream
-    head.writeUInt32BE(payload.byteLength, 1);
-    const body = Buffer.concat([head, payload]);
+    const body = Buffer.concat([frameHead(0x02, payload.byteLength), payload]); // end of stream
     res.writeHead(200, { ...close, "content-type": type, "content-length": String(body.byteLength) }).end(body);
   } else {
     const body = JSON.stringify({ code: "unauthenticated", message: MESSAGE });
     res.writeHead(401, { ...close, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }).end(body);
   }
-  // The body was not read: nothing of it is wanted, and the connection ends with the answer.
-  res.once("finish", () => req.socket.destroySoon());
+}
+
+const DISCARD_BYTES = 64 * 1024;
+
+function frameHead(flags: number, length: number): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(length, 1);
+  return head;
 }
 
 /**
