@@ -25,11 +25,11 @@ interface Answer {
  * Sends one request. A stream that the sidecar keeps open (a valid subscription) is read for
  * `openStreamMs` and then closed by us: that is a success, not a hang.
  */
-function post(url: string, token: string, path: string, body: Buffer | string, contentType: string, slowMs = 0, openStreamMs = 0): Promise<Answer> {
+function post(url: string, token: string | undefined, path: string, body: Buffer | string, contentType: string, slowMs = 0, openStreamMs = 0): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}/${path}`, {
       method: "POST",
-      headers: { "Content-Type": contentType, Authorization: `Bearer ${token}`, "Connect-Protocol-Version": "1" },
+      headers: { "Content-Type": contentType, ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }), "Connect-Protocol-Version": "1" },
       timeout: 20_000,
     });
     const chunks: Buffer[] = [];
@@ -160,6 +160,24 @@ describe("protocol fuzzing", () => {
         codes.set(code ?? "?", (codes.get(code ?? "?") ?? 0) + 1);
       }
     }
+    // The same bad inputs without the token, or with a wrong one: every one is unauthenticated,
+    // answered from the headers alone (the body is never parsed, so never "invalid_argument").
+    let unauthenticatedTried = 0;
+    for (const m of methods) {
+      const bodies = m.streaming
+        ? [envelope(Buffer.from("{")), envelope(Buffer.from(deep)), Buffer.from([0, 0xff, 0xff, 0xff, 0xff]), envelope(Buffer.from('{"taskId": "x"}'))]
+        : [...unaryJson, "{}"];
+      for (const [i, body] of bodies.entries()) {
+        const credential = i % 2 === 0 ? undefined : `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+        const type = m.streaming ? (i === 2 ? "application/connect+proto" : "application/connect+json") : "application/json";
+        const answer = await post(url, credential, m.path, body, type, 0, m.streaming ? 1000 : 0);
+        const code = codeOf(answer, m.streaming);
+        unauthenticatedTried++;
+        expect(code, `${m.path} without the token: ${answer.status} ${answer.body.toString().slice(0, 200)}`).toBe("unauthenticated");
+      }
+    }
+    tried += unauthenticatedTried;
+
     // Over the size limit: refused, not buffered.
     const huge = await post(url, token, "dline.v1.SettingsService/UpdateSettings", `{"patch": {"x": "${"y".repeat(17 * 1024 * 1024)}"}}`, "application/json");
     expect(codeOf(huge, false)).toBe("resource_exhausted");
@@ -174,6 +192,6 @@ describe("protocol fuzzing", () => {
     expect(health.status).toBe("ok");
     const rssMb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${sidecar.process.handshake.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
     expect(rssMb).toBeLessThan(400);
-    console.log(`protocol fuzzing: ${methods.length} methods, ${tried} bad inputs tried, codes ${JSON.stringify(Object.fromEntries(codes))}, RSS ${rssMb.toFixed(0)} MB, crashes: 0`);
+    console.log(`protocol fuzzing: ${methods.length} methods, ${tried} bad inputs tried (${unauthenticatedTried} without the token, all unauthenticated), codes ${JSON.stringify(Object.fromEntries(codes))}, RSS ${rssMb.toFixed(0)} MB, crashes: 0`);
   });
 });

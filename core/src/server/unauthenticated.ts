@@ -56,7 +56,8 @@ function writeAnswer(req: http.IncomingMessage, res: http.ServerResponse): void 
   }
 }
 
-const DISCARD_BYTES = 64 * 1024;
+/** A client with a stale token still gets its answer for an ordinary request (a prompt, a settings patch). */
+const DISCARD_BYTES = 256 * 1024;
 
 function frameHead(flags: number, length: number): Buffer {
   const head = Buffer.alloc(5);
