@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createDlineClients, spawnSidecar } from "../core/src/client/index.js";
-import { vscodeGlobalStorage, writeLegacyTask } from "../test/import/fixtures.js";
+import { historyItem, legacyUiMessages, vscodeGlobalStorage, writeHistoryItems, writeLegacyTask } from "../test/import/fixtures.js";
 import { fmtMs, ratio, report } from "./helpers.js";
 
 const TASKS = Number(process.env.DLINE_BENCH_IMPORT_TASKS ?? 2000);
@@ -26,14 +26,21 @@ try {
   const root = vscodeGlobalStorage(home, "Code");
   let bytes = 0;
   let t0 = performance.now();
+  // Cline's state/taskHistory.json holds one item per task (working folder, totals): written once.
+  const items: Record<string, unknown>[] = [];
   for (let i = 0; i < TASKS; i++) {
-    const dir = writeLegacyTask(root, `${1_700_000_000_000 + i}`, { task: `Bench task ${i}`, padTo: MESSAGES });
+    const id = `${1_700_000_000_000 + i}`;
+    const options = { task: `Bench task ${i}`, padTo: MESSAGES, cwd: `/home/user/project-${i % 20}` };
+    const dir = writeLegacyTask(root, id, { ...options, cwd: null });
+    items.push(historyItem(id, legacyUiMessages(options), options));
     for (const f of fs.readdirSync(dir)) bytes += fs.statSync(path.join(dir, f)).size;
   }
+  writeHistoryItems(root, items);
   console.log(`wrote ${TASKS} tasks of ${MESSAGES} messages (${(bytes / 1e6).toFixed(1)} MB) in ${fmtMs(performance.now() - t0)}`);
 
   // Baseline: read and parse every file discovery needs, nothing else.
   t0 = performance.now();
+  JSON.parse(fs.readFileSync(path.join(root, "state", "taskHistory.json"), "utf8"));
   for (const id of fs.readdirSync(path.join(root, "tasks"))) {
     for (const f of ["ui_messages.json", "api_conversation_history.json"]) JSON.parse(fs.readFileSync(path.join(root, "tasks", id, f), "utf8"));
   }

@@ -7,9 +7,10 @@ import { ImportItemKind } from "../../core/src/gen/dline/v1/import_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import type { TestRoots } from "../helpers/sidecar.js";
-import { configureModel, followUntilDone, makeWorkspace } from "../runtime/harness.js";
+import { makeWorkspace } from "../runtime/harness.js";
 import {
   clineHomeData,
+  readOnly,
   sessionManifest,
   snapshotTree,
   T0,
@@ -18,13 +19,15 @@ import {
   writeSession,
 } from "./fixtures.js";
 
-const { testRoots, sidecar, onCleanup } = scopedSidecars();
+const { testRoots, sidecar } = scopedSidecars();
 
 /** A Cline tree with every kind of item the import must handle. */
 function clineTree(home: string, workspace: string) {
   const sessions = path.join(clineHomeData(home), "sessions");
   writeLegacyTask(vscodeGlobalStorage(home, "Code"), "5001", {
     task: "Make the tests pass",
+    cwd: "/home/me/tests-project",
+    favorite: true,
     mtime: new Date(T0 + 60_000),
     extra: [{ type: "say", say: "user_feedback", text: "see screenshot", images: ["data:image/png;base64,AAAA"] }],
   });
@@ -134,11 +137,14 @@ describe("ImportService through the real sidecar", () => {
     const legacyId = outcome(res, "legacy:5001").taskId;
     const legacyRow = listed.find((t) => t.id === legacyId)!;
     expect(legacyRow.source).toBe("cline-import:legacy:5001");
-    expect(legacyRow.workspaceRoot).toBe("");
     expect(legacyRow.tokensIn).toBe(100n);
     expect(legacyRow.status).toBe(TaskStatus.COMPLETED);
+    expect(legacyRow.favorite).toBe(true);
     const inWorkspace = (await clients.history.listTasks({ workspaceRoot: workspace })).tasks;
     expect(inWorkspace.map((t) => t.id)).toEqual([outcome(res, "session:1717000000000_aaaaa").taskId]);
+    // The legacy task is listed under the folder Cline recorded for it.
+    expect(legacyRow.workspaceRoot).toBe("/home/me/tests-project");
+    expect((await clients.history.listTasks({ workspaceRoot: "/home/me/tests-project" })).tasks.map((t) => t.id)).toEqual([legacyId]);
 
     // GetTask shows the messages.
     const legacyTask = await clients.tasks.getTask({ taskId: legacyId });
@@ -161,6 +167,7 @@ describe("ImportService through the real sidecar", () => {
     await expect(clients.imports.importCline({})).rejects.toMatchObject({ code: Code.InvalidArgument });
     const one = await clients.imports.importCline({ sourceKeys: ["legacy:5001", "legacy:nope"] });
     expect(one.results.map((r) => r.outcome)).toEqual(["already_imported", "failed"]);
+    expect(one.results[1].errorCode).toBe("unknown_source_key");
     expect((await clients.history.listTasks({})).tasks).toHaveLength(4);
     expect(rows(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 1 }]);
     expect(rows(path.join(dir, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 4 }]);
@@ -175,7 +182,7 @@ describe("ImportService through the real sidecar", () => {
     const roots = testRoots("dline-import-race-");
     for (let i = 0; i < 24; i++) writeLegacyTask(vscodeGlobalStorage(roots.home, i % 2 ? "Code" : "VSCodium"), `${7000 + i}`, { task: `task ${i}` });
     const [a, b] = [await sidecar(roots), await sidecar(roots)];
-    const [ra, rb] = await Promise.all([a.clients.imports.importCline({ all: true }), b.clients.imports.importCline({ all: true })]);
+    const [ra, rb] = await readOnly(roots.home, () => Promise.all([a.clients.imports.importCline({ all: true }), b.clients.imports.importCline({ all: true })]));
     for (let i = 0; i < 24; i++) {
       const key = `legacy:${7000 + i}`;
       const outcomes = [ra, rb].map((r) => r.results.find((x) => x.sourceKey === key)!.outcome).sort();
@@ -189,51 +196,11 @@ describe("ImportService through the real sidecar", () => {
     }
   });
 
-  it("continues an imported session: the model receives the imported conversation", async () => {
-    const roots = testRoots("dline-import-continue-");
-    const workspace = makeWorkspace(roots.base);
-    writeSession(path.join(clineHomeData(roots.home), "sessions"), "1717000000000_ccccc", { cwd: workspace });
-    const s = await sidecar(roots);
-    const { server } = await configureModel(s.clients, "anthropic", {
-      turns: [{ text: "Continuing.", toolCalls: [{ name: "attempt_completion", input: { result: "continued" } }] }],
-    });
-    onCleanup(() => server.stop());
-    const res = await s.clients.imports.importCline({ sourceKeys: ["session:1717000000000_ccccc"] });
-    expect(res.results[0].outcome).toBe("imported");
-    const taskId = res.results[0].taskId;
-    await s.clients.tasks.sendMessage({ taskId, text: "Now add a licence" });
-    await followUntilDone(s.clients, taskId);
-    const requests = await server.requests();
-    expect(requests).toHaveLength(1);
-    const body = JSON.stringify(requests[0].body);
-    for (const expected of ["Add a README", "I will write the README.", "toolu_1", "README written.", "Now add a licence"]) expect(body).toContain(expected);
-    // A display-only error was never sent to the model, and is not sent now.
-    expect(body).not.toContain("Request failed, retrying");
-    const task = await s.clients.tasks.getTask({ taskId });
-    expect(task.messages.map((m) => m.text)).toContain("Now add a licence");
-  });
-
-  it("continues an imported legacy task (no workspace): the model receives the legacy conversation", async () => {
-    const roots = testRoots("dline-import-continue-legacy-");
-    writeLegacyTask(vscodeGlobalStorage(roots.home, "Code"), "6001", { task: "Explain the parser" });
-    const s = await sidecar(roots);
-    const { server } = await configureModel(s.clients, "openai", {
-      turns: [{ text: "Sure.", toolCalls: [{ name: "attempt_completion", input: { result: "explained" } }] }],
-    });
-    onCleanup(() => server.stop());
-    const res = await s.clients.imports.importCline({ sourceKeys: ["legacy:6001"] });
-    const taskId = res.results[0].taskId;
-    expect(res.results[0].outcome).toBe("imported");
-    await s.clients.tasks.sendMessage({ taskId, text: "And the lexer?" });
-    await followUntilDone(s.clients, taskId);
-    const body = JSON.stringify((await server.requests())[0].body);
-    for (const expected of ["Explain the parser", "I will read the file.", "export const a = 1;", "The test passes now.", "And the lexer?"]) expect(body).toContain(expected);
-  });
-
   it("finishes an import that a SIGKILL interrupted: the next import completes it, counting nothing twice", async () => {
     const roots = testRoots("dline-import-kill-");
     const TASKS = 40;
     for (let i = 0; i < TASKS; i++) writeLegacyTask(clineHomeData(roots.home), `${9000 + i}`, { task: `killed ${i}`, padTo: 120 });
+    const clineBefore = snapshotTree(roots.home);
     const first = await sidecar(roots);
     const pending = first.clients.imports.importCline({ all: true }).catch((err: Error) => err);
     for (let i = 0; i < 400 && taskFolders(roots).length < 5; i++) await new Promise((r) => setTimeout(r, 10));
@@ -263,5 +230,6 @@ describe("ImportService through the real sidecar", () => {
       expect(rows(path.join(roots.docsDir, "tasks", t.id, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 1 }]);
       expect(rows(path.join(roots.docsDir, "tasks", t.id, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 4 }]);
     }
+    expect(snapshotTree(roots.home)).toEqual(clineBefore);
   });
 });

@@ -80,11 +80,13 @@ describe("legacy imports", () => {
     expect(view.record.status).toBe("completed");
     expect(view.messages.map((m) => [m.role, m.kind, m.text.slice(0, 12)])).toEqual([
       ["user", "text", "Add a README"],
-      ["system", "api_req_started", '{"tokensIn":'],
-      ["tool", "tool", '{"tool":"new'],
+      ["system", "api_req_started", "API request:"],
+      ["tool", "tool", "created READ"],
       ["assistant", "completion", "Done."],
     ]);
     expect(view.messages[2].tool).toBe("newFileCreated");
+    // What Cline stored stays in the detail.
+    expect(JSON.parse(view.messages[1].detail).tokensIn).toBeGreaterThan(0);
     const t = env.layout.task("old1");
     expect(fs.existsSync(`${t.legacy.uiMessagesJson}.migrated`)).toBe(true);
     expect(fs.existsSync(t.legacy.uiMessagesJson)).toBe(false);

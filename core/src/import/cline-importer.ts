@@ -3,21 +3,25 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
+import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import { TaskOwnedElsewhere } from "../tasks/task-ownership.js";
+import type { TaskRecord } from "../tasks/task-record.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
-import { describeCandidate, listCandidates, parseCandidate, type Candidate } from "./cline-discovery.js";
+import { candidateSources, describeCandidate, discoveryContext, listCandidates, parseCandidate, type Candidate, type DiscoveryContext } from "./cline-discovery.js";
 import { resolveClineRoots, type ClineRoots } from "./cline-roots.js";
-import { MalformedClineFile, type ClineItem } from "./import-types.js";
+import { MalformedClineFile, type ClineItem, type ParsedClineItem } from "./import-types.js";
 import { ImportCommitter } from "./import-committer.js";
+import { importRecord, IMPORT_FORMAT, sourceStamp, storedImportRecord } from "./import-record.js";
+import { changedInDline, refreshImportedTask } from "./import-refresh.js";
 import { buildImportedTask, clearInterruptedAttempt } from "./imported-task-writer.js";
-import { importedTaskId, importSource } from "./source-keys.js";
+import { importedTaskId, importSource, legacySourceKey } from "./source-keys.js";
 
 export interface DiscoveredItem extends ClineItem {
   /** The Dline task this item was already imported as ("" when it was not). */
   importedTaskId: string;
 }
 
-export type ImportOutcome = "imported" | "would_import" | "already_imported" | "skipped" | "failed";
+export type ImportOutcome = "imported" | "would_import" | "refreshed" | "would_refresh" | "already_imported" | "skipped" | "failed";
 
 export interface ImportItemResult {
   sourceKey: string;
@@ -25,6 +29,10 @@ export interface ImportItemResult {
   outcome: ImportOutcome;
   notCarriedOver: string[];
   error: string;
+  /** A short code for the error: "unknown_source_key" when the key names nothing under the Cline roots. */
+  errorCode?: string;
+  /** What happened, when the outcome alone does not say (why a task was refreshed, or left as it was). */
+  detail?: string;
   item?: ClineItem;
 }
 
@@ -44,11 +52,18 @@ export interface ClineImporterDeps {
 const YIELD_EVERY = 25;
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
+/** The Dline task an item goes to, and its history row when it was imported before. */
+interface Target {
+  taskId: string;
+  row?: TaskRecord;
+}
+
 /**
- * The explicit, read-only "import from Cline" (specs/cline-import.md). Discovery lists what is
- * under the Cline roots; import writes selected items through Dline's owners. Idempotent by
- * source key (the task id is derived from it, and the history row says where it came from);
- * two sidecars importing at once serialise on the task's claim, so each item is imported once.
+ * The explicit, read-only "import from Cline". Discovery lists what is under the Cline roots;
+ * import writes selected items through Dline's owners. Idempotent by source key (the task id is
+ * derived from it, and the history row says where it came from); an item whose source changed
+ * since it was imported is refreshed, unless its Dline copy was changed in Dline. Two sidecars
+ * importing at once serialise on the task's claim, so each item is imported once.
  */
 export class ClineImporter {
   /** One import at a time in this process (the claim is per process, not per request). */
@@ -61,8 +76,8 @@ export class ClineImporter {
   }
 
   async discover(signal?: AbortSignal): Promise<{ items: DiscoveredItem[]; rootsSearched: string[] }> {
-    const roots = this.roots();
-    const { candidates, rootsSearched } = listCandidates(roots);
+    const ctx = discoveryContext(this.roots());
+    const { candidates, rootsSearched } = listCandidates(ctx.roots);
     const { history } = await this.deps.tasks();
     const items: DiscoveredItem[] = [];
     for (const [i, c] of candidates.entries()) {
@@ -70,9 +85,10 @@ export class ClineImporter {
         await tick();
         signal?.throwIfAborted();
       }
-      const { item } = describeCandidate(c, roots);
-      const row = item.taskId ? history.get(item.taskId) : undefined;
-      items.push({ ...item, importedTaskId: row && row.source === importSource(c.sourceKey) ? row.id : "" });
+      const { item } = describeCandidate(c, ctx);
+      const target = c.decided ? undefined : this.targetOf(c, history);
+      const imported = target?.row && this.fromThisSource(c, target.row) ? target.row.id : "";
+      items.push({ ...item, taskId: item.taskId && target ? target.taskId : item.taskId, importedTaskId: imported, skip: this.withDuplicateHint(c, item, history) });
     }
     return { items, rootsSearched };
   }
@@ -87,8 +103,8 @@ export class ClineImporter {
   }
 
   private async importNow(request: { sourceKeys: string[]; all: boolean; dryRun: boolean }, signal?: AbortSignal): Promise<ImportItemResult[]> {
-    const roots = this.roots();
-    const { candidates } = listCandidates(roots);
+    const ctx = discoveryContext(this.roots());
+    const { candidates } = listCandidates(ctx.roots);
     const byKey = new Map(candidates.map((c) => [c.sourceKey, c]));
     const selected: (Candidate | string)[] = request.all ? candidates : [...new Set(request.sourceKeys)].map((k) => byKey.get(k) ?? k);
     const storage = await this.deps.tasks();
@@ -99,47 +115,90 @@ export class ClineImporter {
         if (i % YIELD_EVERY === YIELD_EVERY - 1) await tick();
         signal?.throwIfAborted();
         if (typeof c === "string") {
-          results.push({ sourceKey: c, taskId: "", outcome: "failed", notCarriedOver: [], error: "no such item under the Cline roots (run DiscoverCline)" });
+          results.push({ sourceKey: c, taskId: "", outcome: "failed", notCarriedOver: [], error: "no such item under the Cline roots", errorCode: "unknown_source_key" });
           continue;
         }
-        results.push(await this.importOne(c, roots, storage, committer, request.dryRun));
+        results.push(await this.importOne(c, ctx, storage, committer, request.dryRun));
       }
     } finally {
       // What was written is committed (durable) before the import answers, even when it was cancelled.
       await committer.flush();
+      const refreshed = results.filter((r) => r.outcome === "refreshed").length;
       // WatchHistory subscribers hear about the new tasks now rather than at the next poll.
-      if (committer.committed > 0) {
+      if (committer.committed > 0 || refreshed > 0) {
         storage.watcher.poll();
-        this.deps.logger.info("imported from Cline", { tasks: committer.committed });
+        this.deps.logger.info("imported from Cline", { tasks: committer.committed, refreshed });
       }
     }
     return results;
   }
 
   /**
+   * The task an item goes to: the one it was imported as before, else the id derived from its
+   * source key. A session that continues a legacy task goes to the legacy task's import when
+   * only that one exists (imported before Cline 4 resumed it), so it is not counted twice.
+   */
+  private targetOf(c: Candidate, history: TaskStorage["history"]): Target {
+    const own = importedTaskId(c.kind, c.sourceId);
+    const ownRow = history.get(own);
+    if (ownRow || !c.legacyPartner) return { taskId: own, row: ownRow };
+    const legacyId = importedTaskId("legacy_task", c.sourceId);
+    const legacyRow = history.get(legacyId);
+    return legacyRow && legacyRow.source === importSource(legacySourceKey(c.sourceId)) ? { taskId: legacyId, row: legacyRow } : { taskId: own };
+  }
+
+  private fromThisSource(c: Candidate, row: TaskRecord): boolean {
+    return row.source === importSource(c.sourceKey) || (c.legacyPartner !== undefined && row.source === importSource(legacySourceKey(c.sourceId)));
+  }
+
+  /**
+   * A migrated legacy task that an earlier import made a task of its own while its session was
+   * imported too: both are kept (nothing is deleted), and the reason says which one to remove.
+   */
+  private withDuplicateHint(c: Candidate, item: ClineItem, history: TaskStorage["history"]): ClineItem["skip"] {
+    if (item.skip?.code !== "migrated") return item.skip;
+    const legacyId = importedTaskId("legacy_task", c.sourceId);
+    const sessionId = importedTaskId("session", c.sourceId);
+    const legacyRow = history.get(legacyId);
+    if (!legacyRow || legacyRow.source !== importSource(c.sourceKey) || !history.get(sessionId)) return item.skip;
+    return {
+      ...item.skip,
+      reason: `${item.skip.reason}; an earlier import also made it Dline task ${legacyId}, which ${sessionId} includes: delete ${legacyId} so its usage is not counted twice`,
+    };
+  }
+
+  /**
    * Imports one item. A written item is handed to the committer with its claim held, and its
    * result says "imported" once the committer made it durable (at the latest when the import ends).
    */
-  private async importOne(c: Candidate, roots: ClineRoots, storage: TaskStorage, committer: ImportCommitter, dryRun: boolean): Promise<ImportItemResult> {
+  private async importOne(c: Candidate, ctx: DiscoveryContext, storage: TaskStorage, committer: ImportCommitter, dryRun: boolean): Promise<ImportItemResult> {
     const base = { sourceKey: c.sourceKey, taskId: "", notCarriedOver: [] as string[], error: "" };
-    if (c.decided) return { ...base, outcome: "skipped", error: c.decided.skip?.reason ?? "not importable", item: c.decided };
-    const taskId = importedTaskId(c.kind, c.sourceId);
+    if (c.decided) {
+      const skip = this.withDuplicateHint(c, c.decided, storage.history);
+      return { ...base, outcome: "skipped", error: skip?.reason ?? "not importable", item: c.decided };
+    }
+    const target = this.targetOf(c, storage.history);
+    const taskId = target.taskId;
     const alreadyImported = (): ImportItemResult | undefined => {
       const row = storage.history.get(taskId);
       if (!row) return undefined;
-      if (row.source === importSource(c.sourceKey)) return { ...base, taskId, outcome: "already_imported" };
+      if (this.fromThisSource(c, row)) return { ...base, taskId, outcome: "already_imported" };
       return { ...base, outcome: "failed", error: `Dline task ${taskId} already exists and did not come from ${c.sourceKey}` };
     };
-    const before = alreadyImported();
-    if (before) return before;
+    const sources = candidateSources(c, ctx);
+    const stamp = sourceStamp(sources.files, sources.facts);
+    if (target.row) {
+      const before = alreadyImported()!;
+      return before.outcome === "failed" ? before : this.refreshIfChanged(c, ctx, storage, target.row, stamp, dryRun);
+    }
     let parsed;
     try {
-      parsed = parseCandidate(c, roots);
+      parsed = parseCandidate(c, ctx);
     } catch (err) {
       if (err instanceof MalformedClineFile) return { ...base, outcome: "skipped", error: `malformed file: ${err.message}` };
       return { ...base, outcome: "failed", error: (err as Error).message };
     }
-    const result: ImportItemResult = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, item: parsed.item, outcome: "failed" };
+    const result: ImportItemResult = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, item: { ...parsed.item, taskId }, outcome: "failed" };
     if (dryRun) return { ...result, outcome: "would_import" };
 
     const claimed = await this.claim(taskId, storage, committer);
@@ -154,7 +213,7 @@ export class ClineImporter {
         return meanwhile;
       }
       clearInterruptedAttempt(task);
-      built = buildImportedTask(this.deps.sqlite, task, taskId, parsed, Date.now());
+      built = buildImportedTask(this.deps.sqlite, task, taskId, parsed, Date.now(), importRecord(parsed, stamp));
     } catch (err) {
       this.deps.logger.warn("importing from Cline failed", { sourceKey: c.sourceKey, error: (err as Error).message });
       // Without its history row the folder is not a task: remove what this attempt wrote.
@@ -167,6 +226,57 @@ export class ClineImporter {
     }
     await committer.add(built, result);
     return result;
+  }
+
+  /**
+   * An item imported before: left as it is when its source did not change (the stamp of its
+   * files, then the hash of what it reads to), refreshed when it did and the Dline copy was not
+   * changed in Dline, otherwise reported and left alone. A copy made by an earlier version of
+   * the import (no record, or an older one) is refreshed too when unchanged in Dline: the import
+   * reads more of Cline's data now (usage, the workspace, the truncated conversation).
+   */
+  private async refreshIfChanged(c: Candidate, ctx: DiscoveryContext, storage: TaskStorage, row: TaskRecord, stamp: string, dryRun: boolean): Promise<ImportItemResult> {
+    const task = this.deps.layout.task(row.id);
+    const unchanged: ImportItemResult = { sourceKey: c.sourceKey, taskId: row.id, outcome: "already_imported", notCarriedOver: [], error: "" };
+    let stored;
+    try {
+      stored = storedImportRecord(new TaskJsonFiles(task).readMetadata());
+    } catch {
+      stored = undefined;
+    }
+    const current = stored?.format === IMPORT_FORMAT;
+    if (current && stored!.sourceStamp === stamp) return unchanged;
+    let parsed: ParsedClineItem;
+    try {
+      parsed = parseCandidate(c, ctx);
+    } catch (err) {
+      if (!(err instanceof MalformedClineFile)) throw err;
+      return { ...unchanged, detail: `its source cannot be read now (${err.message}): the imported copy is kept as it is` };
+    }
+    const record = importRecord(parsed, stamp);
+    if (current && stored!.contentHash === record.contentHash) return unchanged;
+    if (changedInDline(this.deps.sqlite, task, stored)) {
+      return current
+        ? { ...unchanged, outcome: "skipped", error: `changed in Cline since the import, but ${row.id} was continued or rewound in Dline: not refreshed, nothing overwritten` }
+        : unchanged;
+    }
+    const why = current ? "changed in Cline since the import" : "imported by an earlier version of the import";
+    const result: ImportItemResult = { ...unchanged, notCarriedOver: parsed.notCarriedOver, item: { ...parsed.item, taskId: row.id }, detail: why };
+    if (dryRun) return { ...result, outcome: "would_refresh" };
+    try {
+      storage.ownership.claim(row.id);
+    } catch (err) {
+      return { ...result, outcome: "skipped", error: `${(err as Error).message} Not refreshed.` };
+    }
+    try {
+      refreshImportedTask({ sqlite: this.deps.sqlite, history: storage.history }, task, row, parsed, Date.now(), record, !current);
+    } catch (err) {
+      this.deps.logger.warn("refreshing an imported task failed", { taskId: row.id, error: (err as Error).message });
+      return { ...result, outcome: "failed", error: (err as Error).message.slice(0, 500) };
+    } finally {
+      storage.ownership.release(row.id);
+    }
+    return { ...result, outcome: "refreshed" };
   }
 
   /** Claims the task folder, waiting (bounded) while another sidecar imports the same item. */

@@ -40,7 +40,7 @@ function variantUserDir(variant: string, home: string, env: NodeJS.ProcessEnv, p
 }
 
 /**
- * Resolves every Cline root (specs/cline-import.md): the globalStorage of the extension in each
+ * Resolves every Cline root (docs/cline-import.md): the globalStorage of the extension in each
  * VS Code variant, `~/.cline/data`, and Cline 4's data and sessions folders
  * (CLINE_SESSION_DATA_DIR, CLINE_DATA_DIR, CLINE_DIR/data, each trimmed, empty = unset).
  */

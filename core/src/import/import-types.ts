@@ -1,11 +1,11 @@
 import type { RequestMetrics } from "../tasks/metrics-store.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
 
-/** Connect-free model of Cline data found on disk (specs/cline-import.md). */
+/** Connect-free model of Cline data found on disk (docs/cline-import.md). */
 export type ClineItemKind = "legacy_task" | "session";
 
 /** Why an item is listed but not importable. */
-export type SkipCode = "duplicate" | "imported_elsewhere" | "subagent_file" | "malformed" | "no_messages";
+export type SkipCode = "duplicate" | "imported_elsewhere" | "subagent_file" | "malformed" | "no_messages" | "migrated";
 
 export interface UsageTotals {
   tokensIn: number;
@@ -43,7 +43,7 @@ export interface ClineItem {
 
 /** One model request's usage, keyed so that a re-import never counts it twice. */
 export interface ImportedRequest {
-  /** `cline:<taskId or sessionId>:<index>` (specs/cline-import.md). */
+  /** `cline:<taskId>:<index>` (legacy tasks), `cline:session:<sessionId>:<index>` (sessions). */
   key: string;
   metrics: RequestMetrics;
 }
@@ -53,6 +53,8 @@ export interface ParsedClineItem {
   item: ClineItem;
   taskText: string;
   status: "completed" | "interrupted";
+  /** Cline's favourite (star) flag. */
+  favorite: boolean;
   messages: StoredUiMessage[];
   /** Anthropic-shaped `{role, content}` JSON lines for journal.db (the conversation to continue). */
   conversation: string[];

@@ -10,10 +10,11 @@ import { IN_MEMORY } from "../tasks/task-db.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { TaskRecordInit } from "../tasks/task-record.js";
 import type { ParsedClineItem } from "./import-types.js";
+import type { ImportRecord } from "./import-record.js";
 import { importSource } from "./source-keys.js";
 
 /** Journal meta key naming the source whose conversation the journal holds. */
-const JOURNAL_IMPORT_META = "cline_import_source";
+export const JOURNAL_IMPORT_META = "cline_import_source";
 
 /** One file of a built task: its path and its whole content. */
 export interface FileImage {
@@ -47,7 +48,14 @@ function built<S extends { image(): Buffer; close(): void }>(store: S, fill: (st
  * history rows, the commit point. Until its row exists the folder is not a task, and the next
  * import redoes it (see clearInterruptedAttempt). The caller holds the task's claim.
  */
-export function buildImportedTask(sqlite: SqliteFactory, task: TaskLayout, taskId: string, parsed: ParsedClineItem, importedAt: number): BuiltTask {
+export function buildImportedTask(
+  sqlite: SqliteFactory,
+  task: TaskLayout,
+  taskId: string,
+  parsed: ParsedClineItem,
+  importedAt: number,
+  record: ImportRecord,
+): BuiltTask {
   const { item } = parsed;
   const files: FileImage[] = [];
   files.push({ path: task.messagesDb, bytes: built(MessageStore.open(sqlite, IN_MEMORY), (s) => s.importMany(parsed.messages)) });
@@ -69,12 +77,19 @@ export function buildImportedTask(sqlite: SqliteFactory, task: TaskLayout, taskI
     files.push({ path: task.metricsDb, bytes: built(MetricsStore.open(sqlite, IN_MEMORY), (s) => s.recordMany(rows)) });
   }
 
-  const createdAt = item.startedAt || importedAt;
-  const metadata = TaskJsonFiles.metadataBytes({
+  files.push({ path: task.metadataJson, bytes: TaskJsonFiles.metadataBytes(importedMetadata(taskId, parsed, importedAt, record)) });
+  const row = importedRow(taskId, parsed, importedAt, files.reduce((n, f) => n + f.bytes.length, 0));
+  return { taskId, dir: task.dir, files, row: { ...row, favorite: parsed.favorite } };
+}
+
+/** task_metadata.json of an imported task: what the index is rebuilt from, and where the task came from. */
+export function importedMetadata(taskId: string, parsed: ParsedClineItem, importedAt: number, record: ImportRecord): Record<string, unknown> {
+  const { item } = parsed;
+  return {
     id: taskId,
     workspaceRoot: item.workspaceRoot,
     title: item.title,
-    createdAt,
+    createdAt: item.startedAt || importedAt,
     source: importSource(item.sourceKey),
     importedFrom: {
       sourceKey: item.sourceKey,
@@ -85,31 +100,31 @@ export function buildImportedTask(sqlite: SqliteFactory, task: TaskLayout, taskI
       models: item.models,
       workspaceNote: item.workspaceNote,
       notCarriedOver: parsed.notCarriedOver,
+      record,
     },
     ...parsed.metadata,
-  });
-  files.push({ path: task.metadataJson, bytes: metadata });
+  };
+}
 
+/** The history row of an imported task (the favourite flag is the caller's to set). */
+export function importedRow(taskId: string, parsed: ParsedClineItem, importedAt: number, sizeBytes: number): TaskRecordInit {
+  const { item } = parsed;
+  const createdAt = item.startedAt || importedAt;
   return {
-    taskId,
-    dir: task.dir,
-    files,
-    row: {
-      id: taskId,
-      workspaceRoot: item.workspaceRoot,
-      title: item.title,
-      taskText: parsed.taskText.slice(0, 10_000),
-      createdAt,
-      updatedAt: Math.max(item.updatedAt, createdAt),
-      tokensIn: item.usage.tokensIn,
-      tokensOut: item.usage.tokensOut,
-      cacheReads: item.usage.cacheReads,
-      cacheWrites: item.usage.cacheWrites,
-      cost: item.usage.cost,
-      sizeBytes: files.reduce((n, f) => n + f.bytes.length, 0),
-      status: parsed.status,
-      source: importSource(item.sourceKey),
-    },
+    id: taskId,
+    workspaceRoot: item.workspaceRoot,
+    title: item.title,
+    taskText: parsed.taskText.slice(0, 10_000),
+    createdAt,
+    updatedAt: Math.max(item.updatedAt, createdAt),
+    tokensIn: item.usage.tokensIn,
+    tokensOut: item.usage.tokensOut,
+    cacheReads: item.usage.cacheReads,
+    cacheWrites: item.usage.cacheWrites,
+    cost: item.usage.cost,
+    sizeBytes,
+    status: parsed.status,
+    source: importSource(item.sourceKey),
   };
 }
 

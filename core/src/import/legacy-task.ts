@@ -1,16 +1,21 @@
 import * as path from "node:path";
 import { clineMessagesToUi } from "../tasks/legacy-parsers.js";
 import { TaskFileDamaged } from "../tasks/task-db.js";
-import { emptyUsage, MalformedClineFile, type ClineItem, type ImportedRequest, type ParsedClineItem } from "./import-types.js";
-import { finiteNumber, isObject, readJsonFile } from "./read-only-files.js";
-import { importedTaskId, legacySourceKey, requestKey } from "./source-keys.js";
+import { MalformedClineFile, type ClineItem, type ParsedClineItem } from "./import-types.js";
+import { legacyConversation } from "./legacy-conversation.js";
+import type { LegacyHistoryIndex } from "./legacy-task-history.js";
+import { legacyUsage } from "./legacy-usage.js";
+import { isObject, readJsonFile, statOrUndefined } from "./read-only-files.js";
+import { importedTaskId, legacySourceKey } from "./source-keys.js";
 
 /** Cline's message kinds (ask/say) that Dline renders; anything else is reported as unknown. */
 const KNOWN_KINDS = new Set([
-  "task", "text", "reasoning", "error", "user_feedback", "user_feedback_diff", "completion_result", "followup",
+  "task", "text", "reasoning", "error", "error_retry", "user_feedback", "user_feedback_diff", "completion_result", "followup",
   "plan_mode_respond", "act_mode_respond", "command", "command_output", "tool", "api_req_started", "api_req_finished",
-  "api_req_retried", "api_req_failed", "checkpoint_created", "deleted_api_reqs", "shell_integration_warning",
-  "resume_task", "resume_completed_task", "mistake_limit_reached", "auto_approval_max_req_reached", "info", "diff_error",
+  "api_req_retried", "api_req_failed", "checkpoint_created", "deleted_api_reqs", "subagent_usage", "shell_integration_warning",
+  "shell_integration_warning_with_suggestion", "resume_task", "resume_completed_task", "mistake_limit_reached",
+  "auto_approval_max_req_reached", "info", "diff_error", "clineignore_error", "command_permission_denied", "task_progress",
+  "hook_status", "hook_output_stream", "conditional_rules_applied",
 ]);
 
 /** Cline tool names (the `tool` of a "tool" message) that have a Dline tool. */
@@ -21,9 +26,20 @@ const TOOLS_WITH_DLINE_EQUIVALENT = new Set([
 const KINDS_WITHOUT_DLINE_TOOL = new Set([
   "browser_action", "browser_action_launch", "browser_action_result", "use_mcp_server", "mcp_server_response",
   "mcp_server_request_started", "mcp_notification", "new_task", "condense", "summarize_task", "report_bug", "load_mcp_documentation",
+  "subagent", "use_subagents", "generate_explanation",
 ]);
 
-const NO_WORKSPACE_NOTE = "legacy Cline tasks record no reliable working directory; imported without a workspace";
+/** Where Cline keeps a legacy task's UI messages: ui_messages.json, or claude_messages.json (older versions; Cline still reads it). */
+export const LEGACY_UI_FILES = ["ui_messages.json", "claude_messages.json"] as const;
+
+/** The UI messages file a task folder has, if any. */
+export function legacyUiFile(dir: string): { name: string; mtimeMs: number } | undefined {
+  for (const name of LEGACY_UI_FILES) {
+    const st = statOrUndefined(path.join(dir, name));
+    if (st?.isFile()) return { name, mtimeMs: st.mtimeMs };
+  }
+  return undefined;
+}
 
 function counted(counts: Map<string, number>): string {
   return [...counts].map(([k, n]) => (n > 1 ? `${k} (${n})` : k)).join(", ");
@@ -33,46 +49,46 @@ function bump(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }
 
-function modelOf(message: Record<string, unknown>): string | undefined {
-  const info = message.modelInfo;
-  if (isObject(info) && typeof info.modelId === "string" && info.modelId) return info.modelId;
-  if (typeof message.model === "string" && message.model) return message.model;
+/** The last deleted range a UI message recorded (Cline stamps each message with the range of its time). */
+function lastRecordedRange(raw: Record<string, unknown>[]): [number, number] | undefined {
+  for (let i = raw.length - 1; i >= 0; i--) {
+    const r = raw[i].conversationHistoryDeletedRange;
+    if (Array.isArray(r) && r.length === 2 && r.every((n) => Number.isInteger(n))) return [r[0] as number, r[1] as number];
+  }
   return undefined;
 }
 
 /**
- * Parses one legacy task folder (`tasks/<taskId>/`) read-only: ui_messages.json (required),
- * api_conversation_history.json and task_metadata.json (read when present). Throws
- * MalformedClineFile for a file that cannot be used; a usage entry that cannot be read is only
- * reported.
+ * Parses one legacy task folder (`tasks/<taskId>/`) read-only: its UI messages (required),
+ * api_conversation_history.json, context_history.json and task_metadata.json (read when
+ * present), and its entry in the root's state/taskHistory.json (working folder, favourite,
+ * truncation). Throws MalformedClineFile for a file that cannot be used; what can be read of
+ * a conversation file cut short is used, with a note.
  */
-export function parseLegacyTask(dir: string, taskId: string, root: string): ParsedClineItem {
+export function parseLegacyTask(dir: string, taskId: string, root: string, historyIndex: LegacyHistoryIndex): ParsedClineItem {
   const rel = (name: string) => path.join(path.basename(dir), name);
-  const uiFile = path.join(dir, "ui_messages.json");
-  const raw = readJsonFile(uiFile, rel("ui_messages.json"));
-  if (raw === undefined) throw new MalformedClineFile(rel("ui_messages.json"), "is missing");
-  if (!Array.isArray(raw)) throw new MalformedClineFile(rel("ui_messages.json"), "does not hold a JSON array");
+  const uiName = legacyUiFile(dir)?.name ?? LEGACY_UI_FILES[0];
+  const raw = readJsonFile(path.join(dir, uiName), rel(uiName));
+  if (raw === undefined) throw new MalformedClineFile(rel(uiName), "is missing");
+  if (!Array.isArray(raw)) throw new MalformedClineFile(rel(uiName), "does not hold a JSON array");
   let messages;
   try {
-    messages = clineMessagesToUi(rel("ui_messages.json"), raw);
+    messages = clineMessagesToUi(rel(uiName), raw);
   } catch (err) {
-    if (err instanceof TaskFileDamaged) throw new MalformedClineFile(rel("ui_messages.json"), err.reason);
+    if (err instanceof TaskFileDamaged) throw new MalformedClineFile(rel(uiName), err.reason);
     throw err;
   }
+  const entries = raw as Record<string, unknown>[];
+  const { entry, problem: historyProblem } = historyIndex.entry(root, taskId);
 
   const notCarried: string[] = [];
-  const usage = emptyUsage();
-  const requests: ImportedRequest[] = [];
+  const usage = legacyUsage(taskId, entries);
   const unknownKinds = new Map<string, number>();
   const foreignTools = new Map<string, number>();
   let images = 0;
   let checkpoints = 0;
-  let unreadableUsage = 0;
-  let title = "";
   let taskText = "";
-  let requestIndex = 0;
-  raw.forEach((entry) => {
-    const m = entry as Record<string, unknown>;
+  for (const m of entries) {
     const sub = String((m.type === "ask" ? m.ask : m.say) ?? "");
     const text = typeof m.text === "string" ? m.text : "";
     if (!taskText && sub === "task") taskText = text;
@@ -90,58 +106,15 @@ export function parseLegacyTask(dir: string, taskId: string, root: string): Pars
       }
       if (tool && !TOOLS_WITH_DLINE_EQUIVALENT.has(tool)) bump(foreignTools, tool);
     }
-    if (m.type === "say" && sub === "api_req_started") {
-      const index = requestIndex++;
-      let info: unknown;
-      try {
-        info = JSON.parse(text);
-      } catch {
-        unreadableUsage++;
-        return;
-      }
-      if (!isObject(info)) {
-        unreadableUsage++;
-        return;
-      }
-      const row = {
-        tokensIn: finiteNumber(info.tokensIn),
-        tokensOut: finiteNumber(info.tokensOut),
-        cacheWrites: finiteNumber(info.cacheWrites),
-        cacheReads: finiteNumber(info.cacheReads),
-        cost: finiteNumber(info.cost),
-      };
-      usage.tokensIn += row.tokensIn;
-      usage.tokensOut += row.tokensOut;
-      usage.cacheWrites += row.cacheWrites;
-      usage.cacheReads += row.cacheReads;
-      usage.cost += row.cost;
-      const extra: Record<string, unknown> = { source: "cline", request: index };
-      if (typeof info.cancelReason === "string") extra.cancelReason = info.cancelReason;
-      if (typeof info.streamingFailedMessage === "string") extra.streamingFailedMessage = info.streamingFailedMessage;
-      requests.push({ key: requestKey(taskId, index), metrics: { time: m.ts as number, ...row, data: JSON.stringify(extra) } });
-    }
-  });
-  title = (taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0].slice(0, 200);
+  }
+  const title = (taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0].slice(0, 200);
 
-  // The conversation as sent to the model: carried into journal.db so the task can be continued.
-  const models = new Set<string>();
-  const conversation: string[] = [];
-  let conversationImages = 0;
-  const history = readJsonFile(path.join(dir, "api_conversation_history.json"), rel("api_conversation_history.json"));
-  if (history !== undefined) {
-    if (!Array.isArray(history)) throw new MalformedClineFile(rel("api_conversation_history.json"), "does not hold a JSON array");
-    history.forEach((entry, i) => {
-      if (!isObject(entry) || (entry.role !== "user" && entry.role !== "assistant")) {
-        throw new MalformedClineFile(rel("api_conversation_history.json"), `message ${i + 1} has no user/assistant role`);
-      }
-      if (typeof entry.content !== "string" && !Array.isArray(entry.content)) {
-        throw new MalformedClineFile(rel("api_conversation_history.json"), `message ${i + 1} has content that is neither text nor blocks`);
-      }
-      if (Array.isArray(entry.content)) conversationImages += entry.content.filter((b) => isObject(b) && b.type === "image").length;
-      const model = entry.role === "assistant" ? modelOf(entry) : undefined;
-      if (model) models.add(model);
-      conversation.push(JSON.stringify({ role: entry.role, content: entry.content }));
-    });
+  // The conversation as Cline would send it next: carried into journal.db so the task can be continued.
+  const models = new Set<string>(entry?.modelId ? [entry.modelId] : []);
+  const conversation = legacyConversation(dir, entry?.deletedRange ?? lastRecordedRange(entries));
+  if (conversation) {
+    for (const m of conversation.models) models.add(m);
+    notCarried.push(...conversation.notes);
   } else {
     notCarried.push("no api_conversation_history.json: the task can be read but the model will not see its earlier conversation");
   }
@@ -160,15 +133,25 @@ export function parseLegacyTask(dir: string, taskId: string, root: string): Pars
     notCarried.push(`task_metadata.json: ${(err as Error).message}`);
   }
 
+  if (uiName !== LEGACY_UI_FILES[0]) notCarried.push(`read from ${uiName}, the file older Cline versions wrote (there is no ui_messages.json)`);
   if (images > 0) notCarried.push(`${images} image(s) attached to messages`);
-  if (conversationImages > 0) notCarried.push(`${conversationImages} image(s) in the conversation (the model sees a placeholder)`);
+  if (conversation && conversation.images > 0) notCarried.push(`${conversation.images} image(s) in the conversation (the model sees a placeholder)`);
   if (foreignTools.size > 0) notCarried.push(`tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(foreignTools)}`);
   if (checkpoints > 0) notCarried.push(`${checkpoints} Cline checkpoint(s) (Dline cannot restore them)`);
   if (unknownKinds.size > 0) notCarried.push(`unknown message kinds (kept as text): ${counted(unknownKinds)}`);
-  if (unreadableUsage > 0) notCarried.push(`${unreadableUsage} request(s) whose usage could not be read`);
-  notCarried.push(`workspace: ${NO_WORKSPACE_NOTE}`);
+  if (usage.unreadable > 0) notCarried.push(`${usage.unreadable} request(s) whose usage could not be read`);
+  if (usage.deletedEntries > 0) {
+    notCarried.push(`usage of requests whose messages a Cline checkpoint restore removed (${usage.deletedEntries} record(s)) is counted, as Cline counts it; the messages are gone`);
+  }
+  const workspaceNote = entry?.cwd
+    ? ""
+    : entry
+      ? "Cline recorded no working folder for this task: imported without a workspace"
+      : `${historyProblem ?? "no history entry"}: imported without a workspace`;
+  if (workspaceNote) notCarried.push(`workspace: ${workspaceNote}`);
+  if (!entry && historyProblem) notCarried.push(`favourite flag and truncation range unknown (${historyProblem})`);
 
-  const last = raw[raw.length - 1] as Record<string, unknown> | undefined;
+  const last = entries[entries.length - 1];
   const lastKind = last ? String((last.type === "ask" ? last.ask : last.say) ?? "") : "";
   const item: ClineItem = {
     sourceKey: legacySourceKey(taskId),
@@ -179,19 +162,20 @@ export function parseLegacyTask(dir: string, taskId: string, root: string): Pars
     title,
     startedAt: messages[0]?.time ?? 0,
     updatedAt: messages[messages.length - 1]?.time ?? 0,
-    workspaceRoot: "",
-    workspaceNote: NO_WORKSPACE_NOTE,
+    workspaceRoot: entry?.cwd ?? "",
+    workspaceNote,
     models: [...models],
     messageCount: messages.length,
-    usage,
+    usage: usage.usage,
   };
   return {
     item,
     taskText,
     status: lastKind === "completion_result" ? "completed" : "interrupted",
+    favorite: entry?.favorite ?? false,
     messages,
-    conversation,
-    requests,
+    conversation: conversation?.lines ?? [],
+    requests: usage.requests,
     notCarriedOver: notCarried,
     metadata,
   };

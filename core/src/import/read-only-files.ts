@@ -3,7 +3,7 @@ import { MalformedClineFile } from "./import-types.js";
 
 /**
  * The only ways the import touches Cline's folders: stat, list, read. Nothing here opens a
- * file for writing, renames or locks it (specs/cline-import.md: read-only on Cline's files).
+ * file for writing, renames or locks it: the import is read-only on Cline's files.
  */
 
 export function statOrUndefined(file: string): fs.Stats | undefined {
@@ -48,4 +48,65 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 export function finiteNumber(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+/**
+ * The complete elements at the start of a JSON array whose text was cut short (a write that
+ * never finished): undefined when the text is not such an array, e.g. when it is damaged
+ * somewhere other than its end. Strings and nesting are tracked, so a bracket inside a string
+ * does not count.
+ */
+export function cutShortArrayPrefix(text: string): unknown[] | undefined {
+  const start = text.search(/\S/);
+  if (start < 0 || text[start] !== "[") return undefined;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let lastEnd = start + 1;
+  for (let k = start; k < text.length; k++) {
+    const c = text[k];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "[" || c === "{") depth++;
+    else if (c === "]" || c === "}") {
+      depth--;
+      if (depth === 0) return undefined; // the array is closed: damaged, not cut short
+      if (depth === 1) lastEnd = k + 1;
+    } else if (c === "," && depth === 1) lastEnd = k;
+  }
+  try {
+    const value = JSON.parse(`${text.slice(start, lastEnd).replace(/,\s*$/, "")}]`) as unknown;
+    return Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Like readJsonFile for a file that holds a JSON array, but a file cut short gives the elements
+ * it holds whole (`cutShort` set) instead of throwing; any other damage still throws.
+ */
+export function readJsonArrayFile(file: string, name = file): { values: unknown[]; cutShort: boolean } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new MalformedClineFile(name, `could not be read (${(err as Error).message.slice(0, 120)})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (err) {
+    const prefix = cutShortArrayPrefix(text);
+    if (prefix) return { values: prefix, cutShort: true };
+    throw new MalformedClineFile(name, `is not valid JSON (${(err as Error).message.slice(0, 120)})`);
+  }
+  if (!Array.isArray(value)) throw new MalformedClineFile(name, "does not hold a JSON array");
+  return { values: value, cutShort: false };
 }

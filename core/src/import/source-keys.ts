@@ -27,7 +27,16 @@ export function importedTaskId(kind: "legacy_task" | "session", sourceId: string
   return prefix + "h" + createHash("sha256").update(sourceId).digest("hex").slice(0, 32);
 }
 
-/** Per-request usage key (specs/cline-import.md): a re-import never counts a request twice. */
+/** Per-request usage key of a legacy task: a re-import never counts a request twice. */
 export function requestKey(sourceId: string, index: number): string {
   return `cline:${sourceId}:${index}`;
+}
+
+/**
+ * Per-request usage key of a Cline 4 session. Distinct from the legacy keys: Cline 4 resumes a
+ * legacy task as a session with the same id, and the two are imported as one task whose
+ * metrics.db holds the requests of both.
+ */
+export function sessionRequestKey(sessionId: string, index: number): string {
+  return `cline:session:${sessionId}:${index}`;
 }

@@ -49,6 +49,8 @@ function resultToProto(r: ImportItemResult) {
     title: r.item?.title ?? "",
     workspaceRoot: r.item?.workspaceRoot ?? "",
     messageCount: BigInt(r.item?.messageCount ?? 0),
+    detail: r.detail ?? "",
+    errorCode: r.errorCode ?? "",
   });
 }
 

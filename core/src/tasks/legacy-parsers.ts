@@ -1,11 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { legacyMessageText } from "./legacy-message-text.js";
 import { TaskFileDamaged } from "./task-db.js";
 import type { StoredUiMessage } from "./message-store.js";
 import type { TaskRecordInit } from "./task-record.js";
 
 /**
- * Parsers of the Cline-shaped legacy files (../shared/specs/cline-import.md). Each returns
+ * Parsers of the Cline-shaped legacy files (docs/cline-import.md). Each returns
  * typed values or throws TaskFileDamaged with the first problem; none of them writes.
  */
 
@@ -41,7 +42,11 @@ function parseJsonFile(file: string): unknown {
 
 const USER_SAYS = new Set(["task", "user_feedback", "user_feedback_diff"]);
 const TOOL_NAMES = new Set(["tool", "command", "command_output", "use_mcp_server", "mcp_server_response", "browser_action", "browser_action_launch", "browser_action_result"]);
-const SYSTEM_SAYS = new Set(["api_req_started", "api_req_finished", "api_req_retried", "checkpoint_created", "deleted_api_reqs", "shell_integration_warning"]);
+const SYSTEM_SAYS = new Set([
+  "api_req_started", "api_req_finished", "api_req_retried", "checkpoint_created", "deleted_api_reqs", "subagent_usage", "shell_integration_warning", "hook_status",
+]);
+/** Cline marks a completion whose changes can be viewed by appending this to its text. */
+const COMPLETION_CHANGES_FLAG = "HAS_CHANGES";
 const KIND_OF: Record<string, string> = {
   text: "text",
   task: "text",
@@ -65,13 +70,15 @@ export function clineMessagesToUi(file: string, raw: unknown[]): StoredUiMessage
     if (m.type !== "ask" && m.type !== "say") throw new TaskFileDamaged(file, `entry ${i + 1} has type ${JSON.stringify(m.type)?.slice(0, 20)}`);
     const sub = String((m.type === "ask" ? m.ask : m.say) ?? "");
     if (m.text !== undefined && m.text !== null && typeof m.text !== "string") throw new TaskFileDamaged(file, `entry ${i + 1} has a non-text text`);
-    const text = typeof m.text === "string" ? m.text : "";
+    const raw = typeof m.text === "string" ? m.text : "";
+    const shown = sub === "completion_result" && raw.endsWith(COMPLETION_CHANGES_FLAG) ? raw.slice(0, -COMPLETION_CHANGES_FLAG.length) : raw;
+    const text = legacyMessageText(sub, shown);
     const role: StoredUiMessage["role"] =
       m.type === "say" && USER_SAYS.has(sub) ? "user" : TOOL_NAMES.has(sub) ? "tool" : SYSTEM_SAYS.has(sub) ? "system" : "assistant";
     let tool = "";
     if (sub === "tool") {
       try {
-        tool = String((JSON.parse(text) as { tool?: unknown }).tool ?? "");
+        tool = String((JSON.parse(raw) as { tool?: unknown }).tool ?? "");
       } catch {
         tool = "";
       }
@@ -84,7 +91,8 @@ export function clineMessagesToUi(file: string, raw: unknown[]): StoredUiMessage
       text,
       partial: m.partial === true,
       tool,
-      detail: sub === "tool" || SYSTEM_SAYS.has(sub) ? text : "",
+      // What Cline stored, where the text shown is a reading of it.
+      detail: sub === "tool" || SYSTEM_SAYS.has(sub) || text !== shown ? raw : "",
       checkpointId: "",
       askId: m.type === "ask" ? `legacy-ask-${i}` : "",
     };

@@ -140,6 +140,16 @@ export class MessageStore {
     }).immediate();
   }
 
+  /** Replaces every message with these, in one transaction (an imported task refreshed from its changed source). */
+  replaceAll(messages: StoredUiMessage[]): void {
+    this.commitBuffer();
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM messages").run();
+      for (const m of messages) this.insertRow(m);
+    }).immediate();
+    this.emitCommitted(messages.map((m) => m.id));
+  }
+
   /** How many of these ids are stored (an import reads its rows back before renaming its source). */
   countIds(ids: string[]): number {
     this.commitBuffer();

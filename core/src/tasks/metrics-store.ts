@@ -60,6 +60,14 @@ export class MetricsStore {
     return this.db.transaction(() => rows.reduce((n, r) => n + (this.record(r.metrics, r.fingerprint) ? 1 : 0), 0))();
   }
 
+  /** Replaces every row with these, in one transaction (an imported task refreshed from its changed source). */
+  replaceAll(rows: { metrics: RequestMetrics; fingerprint: string }[]): void {
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM requests").run();
+      for (const r of rows) this.record(r.metrics, r.fingerprint);
+    })();
+  }
+
   hasFingerprints(fingerprints: string[]): boolean {
     const q = this.db.prepare("SELECT 1 FROM requests WHERE fingerprint = ?");
     return fingerprints.every((f) => q.get(f) !== undefined);
