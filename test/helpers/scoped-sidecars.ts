@@ -8,7 +8,8 @@ import { makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from
  */
 export function scopedSidecars(): {
   testRoots(prefix: string): TestRoots;
-  sidecar(roots?: TestRoots): Promise<RunningSidecar>;
+  /** `cwd`: the sidecar's current folder (default: the roots' base folder). */
+  sidecar(roots?: TestRoots, options?: { cwd?: string }): Promise<RunningSidecar>;
   /** Runs after the test with the sidecars' stops (e.g. a model server's). */
   onCleanup(cleanup: () => Promise<unknown>): void;
 } {
@@ -24,8 +25,8 @@ export function scopedSidecars(): {
       temps.push(roots.base);
       return roots;
     },
-    async sidecar(roots) {
-      const s = await startSidecar({ roots });
+    async sidecar(roots, options = {}) {
+      const s = await startSidecar({ roots, cwd: options.cwd });
       cleanups.push(() => s.stop());
       return s;
     },

@@ -4,7 +4,7 @@ import { capabilitiesCommand } from "./commands/capabilities.js";
 import { checkpointsCommand, compareCommand, restoreCommand } from "./commands/checkpoints.js";
 import { formatDoctor, runDoctor } from "./commands/doctor.js";
 import { deleteCommand, historyCommand, showCommand } from "./commands/history.js";
-import { importClineCommand } from "./commands/import-cline.js";
+import { IMPORT_CLINE_HELP, importClineCommand } from "./commands/import-cline.js";
 import { profileCommand } from "./commands/profile.js";
 import { settingsCommand } from "./commands/settings.js";
 import { resumeCommand, taskCommand } from "./commands/task.js";
@@ -17,7 +17,7 @@ const USAGE = `Usage: dline [--core PATH] [--json] <command> [args]
 
 Tasks:
   task "PROMPT" [--workspace DIR] [--profile ID] [--yes]   run a task, approving on the terminal
-  resume TASK_ID [--message TEXT] [--yes]                  continue an interrupted task
+  resume TASK_ID [--message TEXT] [--workspace DIR] [--yes]   continue a task (--workspace: for one that has none)
   history [--workspace DIR] [--query TEXT] [--favorites] [--sort newest|oldest|cost] [--limit N]
   show TASK_ID                                             a task's messages
   delete TASK_ID... | --all | --all-except-favorites
@@ -42,6 +42,9 @@ for any OpenAI-compatible endpoint, or ANTHROPIC_API_KEY.
 Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next to dline), --json.
 `;
 
+/** Help of its own for the commands that have more to say than their USAGE line. */
+const COMMAND_HELP: Record<string, string> = { "import-cline": IMPORT_CLINE_HELP };
+
 const VALUE_FLAGS = new Set([
   "core", "workspace", "profile", "query", "limit", "sort", "mode", "task", "message",
   "provider", "base-url", "model", "context-window", "input-price", "output-price", "api-key-env", "name",
@@ -63,10 +66,16 @@ export async function main(argv: string[]): Promise<number> {
     interactive: Boolean(process.stdin.isTTY),
   };
   if (args.flags.has("version") && args.positionals.length === 0) args.positionals.push("version");
-  if (args.flags.has("help") && args.positionals.length === 0) args.positionals.push("help");
+  const wantsHelp = args.flags.has("help");
+  if (wantsHelp && args.positionals.length === 0) args.positionals.push("help");
   args.flags.delete("version");
   args.flags.delete("help");
   const [command, ...rest] = args.positionals;
+  // `dline COMMAND --help` prints help and runs nothing.
+  if (wantsHelp && command !== "help") {
+    ctx.out.write(COMMAND_HELP[command] ?? USAGE);
+    return 0;
+  }
   const sub = { positionals: rest, flags: args.flags };
   switch (command) {
     case "version":

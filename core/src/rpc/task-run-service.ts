@@ -56,7 +56,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       }
     },
     async sendMessage(req) {
-      await (await deps.runtime()).sendMessage(required(req.taskId, "task_id"), req.text);
+      await (await deps.runtime()).sendMessage(required(req.taskId, "task_id"), req.text, { workspaceRoot: req.workspaceRoot || undefined });
       return create(SendMessageResponseSchema, {});
     },
     async respond(req) {
@@ -68,7 +68,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       return create(CancelResponseSchema, {});
     },
     async resume(req) {
-      await (await deps.runtime()).resume(required(req.taskId, "task_id"));
+      await (await deps.runtime()).resume(required(req.taskId, "task_id"), { workspaceRoot: req.workspaceRoot || undefined });
       return create(ResumeResponseSchema, {});
     },
   };

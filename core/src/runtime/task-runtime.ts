@@ -29,6 +29,7 @@ import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
 import type { ToolGuard } from "../agent/tools/tool-guard.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
+import { workspaceToContinueIn } from "./task-workspace.js";
 
 export interface TaskRuntimeDeps {
   layout: InstanceLayout;
@@ -163,6 +164,8 @@ export class TaskRuntime {
   }
 
   private loopFor(task: LiveTask, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
+    // Tools run in the task's workspace, never in the sidecar's own current folder.
+    if (!task.kernel.workspaceRoot) throw new DlineError("failed_precondition", `Task ${task.id} has no workspace.`);
     const { deps } = this;
     const usage = usageRecorder(task, deps.history, deps.logger);
     const taskMode = deps.taskMode;
@@ -306,7 +309,33 @@ export class TaskRuntime {
     return undefined;
   }
 
-  async sendMessage(taskId: string, text: string): Promise<void> {
+  /**
+   * Settles the folder a task continues in (see workspaceToContinueIn): a folder the caller names
+   * for a task that has none is recorded (state, history row, task_metadata.json). A task that
+   * cannot continue is not left claimed.
+   */
+  private async settleWorkspace(task: LiveTask, given: string | undefined): Promise<void> {
+    let chosen;
+    try {
+      chosen = workspaceToContinueIn(task.id, task.kernel.workspaceRoot, given);
+    } catch (err) {
+      this.releaseIfIdle(task);
+      throw err;
+    }
+    if (!chosen.changed) return;
+    const { workspaceRoot } = chosen;
+    this.saveKernel(task, { workspaceRoot });
+    const files = new TaskJsonFiles(task.files);
+    try {
+      files.writeMetadata({ ...(files.readMetadata() ?? { id: task.id }), workspaceRoot });
+    } catch (err) {
+      // A damaged task_metadata.json is left as it is; the state and the index hold the folder.
+      this.deps.logger.warn("recording the workspace in task_metadata.json failed", { taskId: task.id, error: (err as Error).message });
+    }
+    await this.deps.history.update(task.id, { workspaceRoot });
+  }
+
+  async sendMessage(taskId: string, text: string, options: { workspaceRoot?: string } = {}): Promise<void> {
     if (!text.trim()) throw new DlineError("invalid_argument", "The message is empty.");
     const task = this.claimForWrite(taskId);
     if (task.asks.pendingAskId) {
@@ -318,6 +347,7 @@ export class TaskRuntime {
       this.saveKernel(task, { inputQueue: [...task.kernel.inputQueue, text] });
       return;
     }
+    await this.settleWorkspace(task, options.workspaceRoot);
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
@@ -353,9 +383,10 @@ export class TaskRuntime {
   }
 
   /** Reopens an interrupted (or cancelled) task and continues where it stopped. */
-  async resume(taskId: string): Promise<void> {
+  async resume(taskId: string, options: { workspaceRoot?: string } = {}): Promise<void> {
     const task = this.claimForWrite(taskId);
     if (task.run) throw new DlineError("failed_precondition", `Task ${taskId} is already running.`);
+    await this.settleWorkspace(task, options.workspaceRoot);
     importLegacyConversation(this.deps.sqlite, task.files);
     const unanswered = unansweredToolCalls(task.journal.entries());
     if (unanswered.length > 0) {

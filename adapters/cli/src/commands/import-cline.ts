@@ -14,9 +14,28 @@ function describe(item: ImportItem): string {
   return `${kindName(item.kind).padEnd(7)} ${item.sourceKey}  ${when}  ${item.title.slice(0, 60)}\n          ${tail}\n`;
 }
 
+export const IMPORT_CLINE_HELP = `Usage: dline [--json] import-cline [--dry-run] [--all | SOURCE_KEY...]
+
+Imports tasks from Cline, read-only: nothing under Cline's folders is written.
+
+  dline import-cline                      list the Cline tasks and sessions found, with their source keys
+  dline import-cline --all                import every one that can be imported
+  dline import-cline SOURCE_KEY...        import these (keys as listed: legacy:<id>, session:<id>)
+  dline import-cline --dry-run --all      say what an import would do, write nothing
+
+Importing again changes nothing for items whose source did not change; an item that went on
+in Cline since its import is refreshed, unless it was continued in Dline (then it is left as
+it is). A task imported without a workspace asks for one when continued:
+dline resume TASK_ID --workspace DIR.
+
+Where it looks: the globalStorage of the Cline extension in VS Code, VS Code Insiders and
+VSCodium, ~/.cline/data, and Cline 4's sessions ($CLINE_SESSION_DATA_DIR, $CLINE_DATA_DIR,
+$CLINE_DIR/data). Exit code 1 when an item failed.
+`;
+
 /**
  * `dline import-cline [--dry-run] [--json] [--all | SOURCE_KEY...]`: without a selection it
- * lists what DiscoverCline found; with `--all` or source keys it imports (or, with --dry-run,
+ * lists what the discovery found; with `--all` or source keys it imports (or, with --dry-run,
  * reports what an import would do). Exit code 1 when an item failed.
  */
 export async function importClineCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
@@ -45,7 +64,9 @@ export async function importClineCommand(ctx: CliContext, args: ParsedArgs): Pro
     const counts = new Map<string, number>();
     for (const r of res.results) {
       counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
-      ctx.out.write(`${r.outcome.padEnd(16)} ${r.sourceKey}${r.taskId ? ` -> ${r.taskId}` : ""}${r.error ? `: ${r.error}` : ""}\n`);
+      const error = r.errorCode === "unknown_source_key" ? `${r.error}; list them with: dline import-cline` : r.error;
+      const said = [r.detail, error].filter(Boolean).join("; ");
+      ctx.out.write(`${r.outcome.padEnd(16)} ${r.sourceKey}${r.taskId ? ` -> ${r.taskId}` : ""}${said ? `: ${said}` : ""}\n`);
       for (const note of r.notCarriedOver) ctx.out.write(`                 not carried over: ${note}\n`);
     }
     ctx.out.write(`${dryRun ? "dry run (nothing written): " : ""}${[...counts].map(([k, n]) => `${n} ${k}`).join(", ") || "nothing to import"}\n`);

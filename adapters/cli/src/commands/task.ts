@@ -1,4 +1,6 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
 import * as readline from "node:readline/promises";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { AskKind, TaskStatus, type Ask } from "../../../../core/src/gen/dline/v1/task_pb.js";
@@ -91,15 +93,36 @@ export async function taskCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
 }
 
 export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
-  checkFlags(args, ["yes", "message"]);
+  checkFlags(args, ["yes", "message", "workspace"]);
   const [taskId] = args.positionals;
   if (!taskId) throw new UsageError("dline resume needs a task id (see dline history).");
+  const given = stringFlag(args, "workspace");
+  // Never the current folder by default: a task continues in its own workspace or a named one.
+  const workspaceRoot = given === undefined ? "" : path.resolve(given);
   return withSidecar(ctx, async (clients) => {
     await profileFromEnv(clients, process.env);
-    const { lastSeq } = await clients.tasks.getTask({ taskId });
+    const { lastSeq, task } = await clients.tasks.getTask({ taskId });
     const message = stringFlag(args, "message");
-    if (message) await clients.tasks.sendMessage({ taskId, text: message });
-    else await clients.tasks.resume({ taskId });
+    try {
+      if (message) await clients.tasks.sendMessage({ taskId, text: message, workspaceRoot });
+      else await clients.tasks.resume({ taskId, workspaceRoot });
+    } catch (err) {
+      if (!workspaceRoot && err instanceof ConnectError && err.code === Code.FailedPrecondition && needsWorkspace(task?.workspaceRoot ?? "")) {
+        const where = task?.workspaceRoot ? `its folder ${task.workspaceRoot} is not on this machine` : "it has no workspace";
+        throw new Error(`task ${taskId} cannot continue: ${where}. Name the folder to continue it in: dline resume ${taskId} --workspace DIR`);
+      }
+      throw err;
+    }
     return followTask(ctx, clients, taskId, lastSeq, { yes: args.flags.has("yes") });
   });
+}
+
+/** A task with no workspace, or whose recorded folder is not here, needs one named to continue. */
+function needsWorkspace(recorded: string): boolean {
+  if (!recorded) return true;
+  try {
+    return !fs.statSync(recorded).isDirectory();
+  } catch {
+    return true;
+  }
 }
