@@ -88,6 +88,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     options.logger.child("capabilities"),
   );
   // Registered before the runtime's flusher: flushers run in reverse, so runs stop first.
+  options.lifecycle.onStop("checkpoint maintenance", () => checkpoints.stop());
   options.lifecycle.onStop("mcp servers", () => capabilities.stop());
   const runtime = lazyTaskRuntime({
     checkpointStatus,

@@ -75,11 +75,14 @@ describe("initialization", () => {
     const manager = makeManager(sb, { slowInitMs: 300, onStatus: (_ws, s) => events.push(s) });
     const base = await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] });
     expect(base).toBeDefined();
-    const states = events.map((e) => e.state);
+    // Progress reports repeat a state (scanning, then staging n of m): the states in turn.
+    const states = events.map((e) => e.state).filter((s, i, all) => s !== all[i - 1]);
     expect(states).toEqual(["initializing", "slow", "ready"]);
-    expect(events[1].message).toBe(CHECKPOINT_MESSAGES.slowInit);
-    expect(events[1].message).toMatch(/large repository/);
-    expect(events[1].canDisable).toBe(true);
+    const slowEvent = events.find((e) => e.state === "slow")!;
+    expect(slowEvent.message).toBe(CHECKPOINT_MESSAGES.slowInit);
+    expect(slowEvent.message).toMatch(/large repository/);
+    expect(slowEvent.canDisable).toBe(true);
+    expect(events.filter((e) => e.progress).map((e) => e.progress!.phase)).toContain("scanning");
   });
 
   it("times out, offers Retry and Disable, and recovers on Retry", async () => {

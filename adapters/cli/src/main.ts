@@ -120,6 +120,14 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that goes away early (`dline checkpoints ID | head -1`) ends the output, not the command with a stack.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {

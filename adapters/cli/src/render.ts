@@ -1,15 +1,59 @@
 import { toJsonString } from "@bufbuild/protobuf";
-import { AskKind, TaskEventSchema, TaskStatus, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, TaskEventSchema, TaskStatus, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
+
+/**
+ * Checkpoint status on stderr while a task runs, so that the wait for a first baseline (seconds
+ * on a large repository) is visible: on a terminal one line rewritten in place, otherwise a
+ * line per phase.
+ */
+export class CheckpointStatusLine {
+  private shown = "";
+  private open = false;
+
+  constructor(
+    private readonly err: NodeJS.WritableStream & { isTTY?: boolean },
+  ) {}
+
+  render(s: CheckpointStatusChanged): void {
+    const state = s.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase();
+    const counts = s.phase === "staging" && s.filesTotal > 0n ? ` ${s.filesDone.toLocaleString("en")} of ${s.filesTotal.toLocaleString("en")} files` : "";
+    const detail = s.phase === "scanning" ? ": scanning the workspace" : s.phase === "staging" ? `: taking in${counts}` : "";
+    const text = state === "ready" || state === "initializing" ? `checkpoints ${state}${detail}` : `checkpoints ${state}: ${s.message}`;
+    if (this.err.isTTY) {
+      this.err.write(`\r\x1b[2K${text}`);
+      this.open = true;
+      if (state !== "initializing" && state !== "slow") this.end();
+      return;
+    }
+    // Not a terminal: one line per phase or state, not per count.
+    const key = `${state}:${s.phase}`;
+    if (key === this.shown) return;
+    this.shown = key;
+    this.err.write(`${text}\n`);
+  }
+
+  /** Ends a line rewritten in place before other output. */
+  end(): void {
+    if (!this.open) return;
+    this.err.write("\n");
+    this.open = false;
+  }
+}
 
 /** Turns a task's events into terminal output (or JSON lines with --json). */
 export class EventRenderer {
   private inText = false;
   private lastSeq = 0n;
 
+  private readonly checkpointLine: CheckpointStatusLine | undefined;
+
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly json: boolean,
-  ) {}
+    err?: NodeJS.WritableStream & { isTTY?: boolean },
+  ) {
+    this.checkpointLine = err && new CheckpointStatusLine(err);
+  }
 
   get seq(): bigint {
     return this.lastSeq;
@@ -28,6 +72,11 @@ export class EventRenderer {
       return;
     }
     const e = event.event;
+    if (e.case === "checkpointStatus") {
+      this.checkpointLine?.render(e.value);
+      return;
+    }
+    this.checkpointLine?.end();
     switch (e.case) {
       case "messageAdded": {
         const m = e.value.message!;

@@ -19,12 +19,31 @@ export interface CliContext {
 export async function withSidecar<T>(ctx: CliContext, fn: (clients: DlineClients, core: string) => Promise<T>): Promise<T> {
   const core = locateCore(ctx.core, process.env, fileURLToPath(import.meta.url));
   const sidecar = await spawnSidecar({ binary: core, cwd: process.cwd(), env: process.env, stderr: "ignore" });
+  let exit: number | string | undefined;
+  void sidecar.exited.then((code) => (exit = code));
   try {
     const clients = createDlineClients(sidecar.handshake.url, sidecar.handshake.token);
     await clients.system.initialize({ clientName: "dline-cli", clientVersion: ctx.cliVersion, workspaceRoots: [process.cwd()] });
     return await fn(clients, core);
+  } catch (err) {
+    // A call cut off because the sidecar died says so, not "aborted": its exit is awaited briefly,
+    // since the broken connection is usually seen before the process is reaped.
+    await Promise.race([sidecar.exited, new Promise((resolve) => setTimeout(resolve, 500).unref())]);
+    if (exit !== undefined) throw new SidecarDiedError(exit);
+    throw err;
   } finally {
     await sidecar.stop();
+  }
+}
+
+/** The sidecar process ended while a command was using it. */
+export class SidecarDiedError extends Error {
+  constructor(readonly exit: number | string) {
+    super(
+      `the sidecar (dline-core) stopped unexpectedly (${typeof exit === "number" ? `exit code ${exit}` : exit}); ` +
+        `its log is dline-core.log in the logs folder "dline doctor" names`,
+    );
+    this.name = "SidecarDiedError";
   }
 }
 

@@ -7,7 +7,8 @@ export type TaskState = "running" | "finished" | "deleted";
 /**
  * The size budget of one shadow repository: while its objects exceed `budgetBytes`, deletes
  * the oldest checkpoints of deleted tasks, then of finished tasks, never a running task's,
- * pruning between rounds. Callers hold the repository lock. Returns the ids removed.
+ * pruning between rounds. Callers hold the repository lock. Returns the ids removed. Packing
+ * under budget is not done here but in the background, outside the lock (pack-maintenance.ts).
  */
 export async function enforceBudget(
   repo: ShadowRepo,
@@ -31,7 +32,5 @@ export async function enforceBudget(
     removed.push(...batch.map((c) => c.id));
     await repo.git.command(["gc", "--prune=now", "--quiet"]);
   }
-  // Under budget: let git pack loose objects when it thinks it is time.
-  if (!removed.length) await repo.git.command(["gc", "--auto", "--quiet"]);
   return removed;
 }

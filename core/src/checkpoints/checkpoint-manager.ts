@@ -341,6 +341,16 @@ export class CheckpointManager {
     await this.workspaces.entryFor(normaliseWorkspacePath(workspaceRoot)).engine.collectGarbage();
   }
 
+  /** Resolves when no workspace of this process is packing objects in the background. */
+  async idle(): Promise<void> {
+    await Promise.allSettled(this.workspaces.engines().map((e) => e.idle()));
+  }
+
+  /** The process stops: background packing gets a moment to finish, then ends. */
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.workspaces.engines().map((e) => e.stop()));
+  }
+
   /** The last task went (or Delete Everything): the whole checkpoints folder goes. */
   async deleteAll(): Promise<void> {
     // Baselines and budget checks start without anyone waiting, and a save or an initialization

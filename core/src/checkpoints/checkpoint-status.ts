@@ -1,4 +1,5 @@
 import type { SkippedPath } from "./exclusions.js";
+import type { ScanProgress } from "./snapshot-stager.js";
 
 export type CheckpointState = "ready" | "initializing" | "slow" | "failed" | "unavailable" | "disabled";
 
@@ -12,6 +13,8 @@ export interface CheckpointStatus {
   /** What the latest scan left out and why. */
   skipped: SkippedPath[];
   repositorySizeBytes: number;
+  /** While a baseline scan runs: its phase and, when staging, files done of total. */
+  progress?: ScanProgress;
 }
 
 export function makeStatus(
@@ -26,5 +29,6 @@ export function makeStatus(
     canDisable: extra.canDisable ?? (state === "failed" || state === "slow"),
     skipped: extra.skipped ?? [],
     repositorySizeBytes: extra.repositorySizeBytes ?? 0,
+    ...(extra.progress ? { progress: extra.progress } : {}),
   };
 }

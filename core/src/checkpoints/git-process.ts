@@ -115,6 +115,7 @@ export class ShadowGit {
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       signal: opts.signal,
     });
+    if (opts.signal?.aborted) throw new GitError(`git ${args[0]} was stopped`, args, result.stderr, null);
     if (result.spawnError) throw this.spawnFailure(args, result.spawnError, result.stderr);
     if (result.code === 0 || opts.okCodes?.includes(result.code)) return result;
     throw failure(args, result.stderr, result.code);

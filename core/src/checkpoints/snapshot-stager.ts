@@ -9,6 +9,8 @@ import { mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspac
 const BULK_CHECKIN_PATHS = 500;
 /** ...this many paths per process. */
 const BULK_CHECKIN_CHUNK = 10_000;
+/** Paths per write when the progress of a scan is reported. */
+const PROGRESS_SLICE = 500;
 
 function nulJoined(paths: Buffer[]): Buffer {
   return Buffer.concat(paths.flatMap((b) => [b, Buffer.from([0])]));
@@ -24,6 +26,13 @@ export interface StageResult {
   skipped: SkippedPath[];
   /** Paths given to update-index (added, changed or removed). */
   staged: number;
+}
+
+/** How far a scan is: listing the workspace, then staging `done` of `total` files. */
+export interface ScanProgress {
+  phase: "scanning" | "staging";
+  done: number;
+  total: number;
 }
 
 export class SnapshotStager {
@@ -80,8 +89,9 @@ export class SnapshotStager {
    * With `listIgnored`, also lists what the exclusions and ignore files left out (a second
    * walk, so only for baselines and explicit scans).
    */
-  async stageScan(options: { listIgnored: boolean; signal?: AbortSignal }): Promise<StageResult> {
-    const { signal } = options;
+  async stageScan(options: { listIgnored: boolean; signal?: AbortSignal; onProgress?: (p: ScanProgress) => void }): Promise<StageResult> {
+    const { signal, onProgress } = options;
+    onProgress?.({ phase: "scanning", done: 0, total: 0 });
     const out = await this.git.text(
       ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
       { signal, env: { GIT_OPTIONAL_LOCKS: "1" } },
@@ -140,15 +150,17 @@ export class SnapshotStager {
     }
     // Listing ignored files only reads the index, and the paths being staged are not ignored
     // ones: both run at once.
+    const staging = onProgress && ((done: number) => onProgress({ phase: "staging", done, total: update.length }));
+    staging?.(0);
     const [, ignored] = await Promise.all([
-      this.updateIndex(update, signal),
+      this.updateIndex(update, signal, staging),
       options.listIgnored ? this.listIgnored(signal) : Promise.resolve([]),
     ]);
     skipped.push(...ignored);
     return { skipped, staged: update.length };
   }
 
-  private async updateIndex(paths: string[], signal?: AbortSignal): Promise<void> {
+  private async updateIndex(paths: string[], signal?: AbortSignal, onStaged?: (done: number) => void): Promise<void> {
     if (!paths.length) return;
     // In git's (byte) order: update-index inserts each entry into its sorted array, so paths
     // out of order cost a move of the array per path (82 s instead of seconds at 100,000).
@@ -162,11 +174,28 @@ export class SnapshotStager {
     // each new object against the pack being written one by one (quadratic), so one process
     // takes at most BULK_CHECKIN_CHUNK paths. Few paths stay loose: turns leave no pack each.
     for (let i = 0; i < sorted.length; i += BULK_CHECKIN_CHUNK) {
-      await this.git.run(["-c", "core.bigFileThreshold=1", "update-index", "--add", "--remove", "-z", "--stdin"], {
-        input: nulJoined(sorted.slice(i, i + BULK_CHECKIN_CHUNK)),
-        signal,
-      });
+      const args = ["-c", "core.bigFileThreshold=1", "update-index", "--add", "--remove", "-z", "--stdin"];
+      const chunk = sorted.slice(i, i + BULK_CHECKIN_CHUNK);
+      if (onStaged) await this.updateReporting(args, chunk, (n) => onStaged(i + n), signal);
+      else await this.git.run(args, { input: nulJoined(chunk), signal });
     }
+    onStaged?.(sorted.length);
+  }
+
+  /**
+   * update-index fed in slices, reporting how many paths git has taken from its stdin so far (a
+   * slice's write completes once it is in the pipe, at most a pipe's buffer ahead of git).
+   * `--verbose` would say it exactly, but makes a bulk check-in a hundred times slower.
+   */
+  private async updateReporting(args: string[], paths: Buffer[], onCount: (n: number) => void, signal?: AbortSignal): Promise<void> {
+    const proc = this.git.spawn(args, { signal });
+    proc.stdout.resume();
+    for (let i = 0; i < paths.length; i += PROGRESS_SLICE) {
+      const end = Math.min(paths.length, i + PROGRESS_SLICE);
+      proc.stdin.write(nulJoined(paths.slice(i, end)), () => onCount(end));
+    }
+    proc.stdin.end();
+    await proc.exit;
   }
 
   /**

@@ -9,13 +9,14 @@ import { dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
+import { PackMaintenance } from "./pack-maintenance.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import { ShadowRepo } from "./shadow-repo.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult } from "./snapshot-restore.js";
-import { SnapshotStager } from "./snapshot-stager.js";
+import { SnapshotStager, type ScanProgress } from "./snapshot-stager.js";
 import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { toRepoPath } from "./workspace-paths.js";
 
@@ -72,6 +73,7 @@ export class WorkspaceCheckpoints {
   private readonly recorded: RecordedPathSaver;
   private readonly editor: TreeEditor;
   private readonly captures: EditCaptures;
+  private readonly packing: PackMaintenance;
   /** Each task's newest checkpoint (what a tool's edit is compared with). */
   private readonly latest = new Map<string, { tree: string; createdAt: number }>();
   /** The last stamp given: checkpoint times and capture times strictly increase. */
@@ -104,6 +106,7 @@ export class WorkspaceCheckpoints {
     this.recorded = new RecordedPathSaver(this.log, this.stager, this.fast, options.workspaceRoot, objectsDir, this.editor);
     this.restorer = new SnapshotRestore(this.repo.git, options.workspaceRoot);
     this.captures = new EditCaptures(this.repo.git, this.log, objectsDir, options.workspaceRoot, options.sizeLimitBytes);
+    this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger);
   }
 
   get workspaceRoot(): string {
@@ -111,10 +114,10 @@ export class WorkspaceCheckpoints {
   }
 
   /** Opens (or creates) the repository and scans the whole workspace into its index. */
-  async prepare(signal?: AbortSignal): Promise<SkippedPath[]> {
+  async prepare(signal?: AbortSignal, onProgress?: (p: ScanProgress) => void): Promise<SkippedPath[]> {
     return this.lock.run(async () => {
       await this.open(signal);
-      const { skipped } = await this.stager.stageScan({ listIgnored: true, signal });
+      const { skipped } = await this.stager.stageScan({ listIgnored: true, signal, onProgress });
       this.rememberScan(skipped, true);
       this.freshScanAt = Date.now();
       this.freshSizeSkips = skipped.filter((x) => x.reason === "size");
@@ -123,13 +126,26 @@ export class WorkspaceCheckpoints {
   }
 
   async save(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {
-    return this.lock.run(async () => {
+    const cp = await this.lock.run(async () => {
       await this.assertTaskExists(req.taskId);
       await this.open(signal);
-      const cp = await this.saveLocked(req, signal);
-      this.latest.set(req.taskId, { tree: cp.tree, createdAt: cp.createdAt });
-      return cp;
+      const saved = await this.saveLocked(req, signal);
+      this.latest.set(req.taskId, { tree: saved.tree, createdAt: saved.createdAt });
+      return saved;
     });
+    // Outside the lock: no save waits for it (pack-maintenance.ts).
+    this.packing.maybeStart();
+    return cp;
+  }
+
+  /** Resolves when no background packing runs. */
+  async idle(): Promise<void> {
+    await this.packing.settled();
+  }
+
+  /** Background work of this repository ends (the process stops): packing gets `graceMs` to finish. */
+  async stop(graceMs = 2000): Promise<void> {
+    await this.packing.stop(graceMs);
   }
 
   /**
@@ -231,6 +247,7 @@ export class WorkspaceCheckpoints {
    * repository. The caller removes the trash.
    */
   async moveAway(trash: string): Promise<void> {
+    await this.packing.stop(0);
     await this.lock.read(() => fs.rename(this.repo.paths.repoDir, trash), () => undefined);
   }
 
@@ -359,6 +376,8 @@ export class WorkspaceCheckpoints {
   async collectGarbage(): Promise<void> {
     await this.lock.read(async () => {
       if (!(await this.repo.exists())) return;
+      // Pruning now while a background repack writes its pack would only fail it; let it end first.
+      await this.packing.settled();
       await this.repo.git.command(["gc", "--prune=now", "--quiet"]);
     }, () => undefined);
   }
@@ -386,6 +405,8 @@ export class WorkspaceCheckpoints {
     await this.repo.openOrCreate(signal);
     await writeExcludeFile(this.repo.paths.gitDir, await readLfsPatterns(this.workspaceRoot));
     this.opened = true;
+    // What earlier processes left loose (each CLI run is one) is packed while this one works.
+    this.packing.maybeStart();
   }
 }
 

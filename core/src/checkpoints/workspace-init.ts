@@ -2,9 +2,12 @@ import type { Logger } from "../logging/logger.js";
 import { tmpdir } from "node:os";
 import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
+import type { ScanProgress } from "./snapshot-stager.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { MESSAGES } from "./workspace-guard.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+
+const PROGRESS_EVERY_MS = 250;
 
 export interface InitTiming {
   /** After this long, report that the repository may be large (spec: 15 s). */
@@ -21,15 +24,28 @@ export interface InitTiming {
 export async function initializeWorkspace(
   engine: WorkspaceCheckpoints,
   timing: InitTiming,
-  report: (state: CheckpointState, message: string, skipped?: SkippedPath[]) => void,
+  report: (state: CheckpointState, message: string, skipped?: SkippedPath[], progress?: ScanProgress) => void,
   logger: Logger,
 ): Promise<void> {
   report("initializing", MESSAGES.initializing);
   const abort = new AbortController();
-  const slow = setTimeout(() => report("slow", MESSAGES.slowInit), timing.slowInitMs);
+  let state: "initializing" | "slow" = "initializing";
+  const slow = setTimeout(() => report((state = "slow"), MESSAGES.slowInit), timing.slowInitMs);
   const timeout = setTimeout(() => abort.abort(), timing.initTimeoutMs);
+  // At most a few progress reports a second (each is an event on every task of the workspace).
+  let last: ScanProgress | undefined;
+  let lastAt = 0;
+  const onProgress = (p: ScanProgress) => {
+    const now = Date.now();
+    const phaseChanged = p.phase !== last?.phase;
+    if (!phaseChanged && p.done === last?.done) return;
+    if (!phaseChanged && p.done !== p.total && now - lastAt < PROGRESS_EVERY_MS) return;
+    last = p;
+    lastAt = now;
+    report(state, state === "slow" ? MESSAGES.slowInit : MESSAGES.initializing, undefined, p);
+  };
   try {
-    const skipped = await engine.prepare(abort.signal);
+    const skipped = await engine.prepare(abort.signal, onProgress);
     report("ready", engine.rebuiltFrom ? MESSAGES.rebuilt(engine.rebuiltFrom) : MESSAGES.ready, skipped);
   } catch (err) {
     if (abort.signal.aborted) report("failed", MESSAGES.initTimeout);

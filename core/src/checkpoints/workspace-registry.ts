@@ -2,6 +2,7 @@ import type { Logger } from "../logging/logger.js";
 import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
 import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
+import type { ScanProgress } from "./snapshot-stager.js";
 import { GitError } from "./git-process.js";
 import { DlineError } from "../errors.js";
 import { MESSAGES } from "./workspace-guard.js";
@@ -120,8 +121,8 @@ export class WorkspaceRegistry {
     }
   }
 
-  setStatus(entry: WorkspaceEntry, state: CheckpointState, message: string, skipped?: SkippedPath[]): void {
-    entry.status = makeStatus(state, message, { skipped: skipped ?? entry.status.skipped });
+  setStatus(entry: WorkspaceEntry, state: CheckpointState, message: string, skipped?: SkippedPath[], progress?: ScanProgress): void {
+    entry.status = makeStatus(state, message, { skipped: skipped ?? entry.status.skipped, progress });
     this.o.onStatus?.(entry.engine.workspaceRoot, entry.status);
   }
 
@@ -134,7 +135,7 @@ export class WorkspaceRegistry {
     if (state === "ready" || (state === "failed" && entry.saveFailed)) return true;
     if (state === "disabled" || state === "failed" || state === "unavailable") return false;
     entry.init ??= this.track(
-      initializeWorkspace(entry.engine, this.o, (state, message, skipped) => this.setStatus(entry, state, message, skipped), this.o.logger),
+      initializeWorkspace(entry.engine, this.o, (state, message, skipped, progress) => this.setStatus(entry, state, message, skipped, progress), this.o.logger),
     ).finally(() => (entry.init = undefined));
     await entry.init;
     return entry.status.state === "ready";

@@ -176,5 +176,8 @@ function toStatus(s: CheckpointStatus): GetStatusResponse {
     canDisable: s.canDisable,
     skipped: s.skipped.map(toSkipped),
     repositorySizeBytes: BigInt(s.repositorySizeBytes),
+    phase: s.progress?.phase ?? "",
+    filesDone: BigInt(s.progress?.done ?? 0),
+    filesTotal: BigInt(s.progress?.total ?? 0),
   });
 }

@@ -452,13 +452,25 @@ export class TaskRuntime {
   }
 
   /** Tells the tasks loaded here that run in `workspaceRoot` how their checkpoints are doing. */
-  checkpointStatusChanged(workspaceRoot: string, status: { state: string; message: string; canRetry: boolean; canDisable: boolean }): void {
+  checkpointStatusChanged(
+    workspaceRoot: string,
+    status: { state: string; message: string; canRetry: boolean; canDisable: boolean; progress?: { phase: string; done: number; total: number } },
+  ): void {
+    const progress = status.progress
+      ? { phase: status.progress.phase, filesDone: BigInt(status.progress.done), filesTotal: BigInt(status.progress.total) }
+      : {};
     const target = normaliseWorkspacePath(workspaceRoot);
     for (const task of this.live.values()) {
       if (normaliseWorkspacePath(task.kernel.workspaceRoot) !== target) continue;
       task.events.append({
         case: "checkpointStatus",
-        value: { state: `CHECKPOINT_STATE_${status.state.toUpperCase()}`, message: status.message, canRetry: status.canRetry, canDisable: status.canDisable },
+        value: {
+          state: `CHECKPOINT_STATE_${status.state.toUpperCase()}`,
+          message: status.message,
+          canRetry: status.canRetry,
+          canDisable: status.canDisable,
+          ...progress,
+        },
       });
     }
   }

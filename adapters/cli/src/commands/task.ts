@@ -45,7 +45,7 @@ async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promis
  * task. Returns the exit code: 0 completed, 1 failed, 130 cancelled.
  */
 export async function followTask(ctx: CliContext, clients: DlineClients, taskId: string, afterSeq: bigint, options: FollowOptions): Promise<number> {
-  const renderer = new EventRenderer(ctx.out, ctx.json);
+  const renderer = new EventRenderer(ctx.out, ctx.json, ctx.err);
   const controller = new AbortController();
   let interrupted = false;
   const onSigint = () => {

@@ -1,0 +1,80 @@
+import { readdirSync } from "node:fs";
+import * as path from "node:path";
+import type { Logger } from "../logging/logger.js";
+import type { ShadowGit } from "./git-process.js";
+
+/** Loose objects (estimated) from which they are packed: a baseline leaves thousands (trees), turns a few each. */
+const LOOSE_LIMIT = 1024;
+/** Packs from which they are folded into one: each turn save writes one. */
+const PACK_LIMIT = 32;
+
+/**
+ * Packs a shadow repository's objects in the background, outside the repository lock, so that
+ * no turn waits for it (git's `gc --auto` under the lock held a turn for seconds). Only
+ * `git repack -d` runs here: it writes new packs and removes what they made redundant, and
+ * never drops an unreachable object (those become loose, and go at the next collection under
+ * the lock after a deletion), so a save writing its objects meanwhile loses nothing; it touches
+ * no ref either. Started when a repository is opened and after saves, so that short-lived
+ * processes (one CLI run each) still get their objects packed eventually.
+ */
+export class PackMaintenance {
+  private running: { done: Promise<void>; abort: AbortController } | undefined;
+
+  constructor(
+    private readonly git: ShadowGit,
+    private readonly objectsDir: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts packing when loose objects or packs piled up and none is running; never waits for it. */
+  maybeStart(): void {
+    if (this.running) return;
+    const { loose, packs } = countObjects(this.objectsDir);
+    const consolidate = packs >= PACK_LIMIT;
+    if (loose < LOOSE_LIMIT && !consolidate) return;
+    const abort = new AbortController();
+    // -A: everything into one pack (unreachable objects become loose instead of being dropped).
+    const args = ["-c", "pack.threads=1", "repack", ...(consolidate ? ["-A"] : []), "-d", "-l", "-q", "--no-write-bitmap-index"];
+    const done = this.git
+      .command(args, { signal: abort.signal })
+      .then(
+        () => this.logger.info("checkpoint objects packed", { loose, packs }),
+        (err: Error) => {
+          if (!abort.signal.aborted) this.logger.warn("packing checkpoint objects failed", { error: err.message });
+        },
+      )
+      .finally(() => (this.running = undefined));
+    this.running = { done, abort };
+  }
+
+  /** Resolves when no packing runs (tests, Delete Everything). */
+  async settled(): Promise<void> {
+    await this.running?.done;
+  }
+
+  /** Lets a packing under way finish within `graceMs`, then stops it (git removes its temporary files). */
+  async stop(graceMs: number): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    const timer = setTimeout(() => running.abort.abort(), graceMs);
+    await running.done;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Loose objects estimated as git does (the files of one of the 256 fan-out folders, times 256)
+ * and the number of packs: two small directory reads.
+ */
+export function countObjects(objectsDir: string): { loose: number; packs: number } {
+  const list = (dir: string) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  };
+  const loose = list(path.join(objectsDir, "17")).length * 256;
+  const packs = list(path.join(objectsDir, "pack")).filter((n) => n.endsWith(".idx")).length;
+  return { loose, packs };
+}

@@ -1,0 +1,63 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeManager, makeSandbox, write } from "./helpers.js";
+
+/** Loose objects of a repository, counted file by file. */
+function looseObjects(gitDir: string): number {
+  const objects = path.join(gitDir, "objects");
+  return fs
+    .readdirSync(objects)
+    .filter((d) => /^[0-9a-f]{2}$/.test(d))
+    .reduce((n, d) => n + fs.readdirSync(path.join(objects, d)).length, 0);
+}
+
+/** Turns every pack of a repository back into loose objects. */
+function unpackAll(gitDir: string, aside: string): void {
+  fs.mkdirSync(aside, { recursive: true });
+  const packDir = path.join(gitDir, "objects", "pack");
+  for (const name of fs.readdirSync(packDir)) fs.renameSync(path.join(packDir, name), path.join(aside, name));
+  for (const name of fs.readdirSync(aside).filter((n) => n.endsWith(".pack"))) {
+    execFileSync("git", ["--git-dir", gitDir, "unpack-objects", "-q"], {
+      input: fs.readFileSync(path.join(aside, name)),
+      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
+  }
+}
+
+describe("packing runs outside the repository lock", () => {
+  it("a size-budget check packs nothing under the lock; a later process packs what an earlier one left loose", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    // 7,000 folders: the baseline leaves one loose tree object each, past git's `gc --auto` threshold.
+    for (let i = 0; i < 7000; i++) write(ws, `m${Math.floor(i / 100)}/d${i}/f.ts`, `export const x = ${i};\n`);
+    write(ws, "src/a.ts", "a\n");
+    const task = { id: "t1", workspaceRoots: [ws] };
+    const first = makeManager(sb);
+    await first.ensureBaseline(task);
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    // Whatever this process packed after its save, the objects are made loose again: the state a
+    // long run of saves leaves behind, with nothing running in the background.
+    await first.idle?.();
+    unpackAll(gitDir, path.join(sb.base, "packs-aside"));
+    const before = looseObjects(gitDir);
+    expect(before).toBeGreaterThan(7000);
+
+    // The periodic budget check (under the lock, in the middle of a task's saves) leaves packing alone.
+    await first.enforceBudget(ws);
+    expect(looseObjects(gitDir)).toBe(before);
+
+    // The next process (each CLI run is one) opens the repository and packs in the background.
+    const second = makeManager(sb);
+    await second.list("t1");
+    await second.idle();
+    expect(looseObjects(gitDir)).toBeLessThan(100);
+    // Nothing was lost: the checkpoint still restores.
+    const [base] = await second.list("t1");
+    write(ws, "src/a.ts", "changed\n");
+    await second.saveTurn(task, { editedPaths: ["src/a.ts"] });
+    await second.restore("t1", base.id, "files");
+    expect(fs.readFileSync(path.join(ws, "src/a.ts"), "utf8")).toBe("a\n");
+  });
+});

@@ -1,0 +1,111 @@
+import { execFile, execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
+import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const servers: ModelServerProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProcess): NodeJS.ProcessEnv {
+  return { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "scripted-model", OPENAI_API_KEY: TEST_KEY };
+}
+
+function exitOf(child: ReturnType<typeof spawn>): Promise<number | null> {
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+describe("checkpoints through the CLI and the real sidecar", () => {
+  it("tools edit a tracked file under bin/ and an .env; a restore to the baseline brings both back; the baseline's progress is shown", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base, {
+      "packages/cli/bin/run.js": "#!/usr/bin/env node\nrequire('../lib');\n",
+      "packages/core/.env": "API_KEY=original-key\n",
+    });
+    fs.chmodSync(path.join(workspace, "packages/cli/bin/run.js"), 0o755);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "replace_in_file",
+              input: { path: "packages/cli/bin/run.js", diff: "------- SEARCH\n#!/usr/bin/env node\n=======\n#!/usr/bin/env node\n// edited by the task\n+++++++ REPLACE" },
+            },
+            { name: "write_to_file", input: { path: "packages/core/.env", content: "API_KEY=task-key\n" } },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = envFor(roots, server);
+    const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
+    // Not a terminal: a line per phase of the first baseline, on stderr.
+    expect(task.stderr).toMatch(/^checkpoints initializing: scanning the workspace$/m);
+    expect(task.stderr).toMatch(/^checkpoints ready$/m);
+    const taskId = /task (\S+)/.exec(task.stderr)![1];
+
+    const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout);
+    const baseline = checkpoints.find((c: { kind: string }) => c.kind === "CHECKPOINT_KIND_BASELINE");
+    const { files } = JSON.parse((await run(cli, ["--json", "compare", taskId, baseline.id], { env })).stdout);
+    expect(files.map((f: { path: string; status: string }) => [f.path, f.status]).sort()).toEqual([
+      ["packages/cli/bin/run.js", "FILE_STATUS_MODIFIED"],
+      ["packages/core/.env", "FILE_STATUS_MODIFIED"],
+    ]);
+    const restored = JSON.parse((await run(cli, ["--json", "restore", taskId, baseline.id, "--mode", "files"], { env })).stdout);
+    expect(restored.deletedPaths ?? []).toEqual([]);
+    expect(fs.readFileSync(path.join(workspace, "packages/cli/bin/run.js"), "utf8")).toBe("#!/usr/bin/env node\nrequire('../lib');\n");
+    expect(fs.statSync(path.join(workspace, "packages/cli/bin/run.js")).mode & 0o777).toBe(0o755);
+    expect(fs.readFileSync(path.join(workspace, "packages/core/.env"), "utf8")).toBe("API_KEY=original-key\n");
+
+    // A reader that stops early (`dline checkpoints ID | head -1`) ends the output quietly.
+    const early = spawn(cli, ["checkpoints", taskId], { env, stdio: ["ignore", "pipe", "pipe"] });
+    early.stdout!.destroy();
+    let stderr = "";
+    early.stderr!.on("data", (d) => (stderr += d));
+    expect(await exitOf(early)).toBe(0);
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+  });
+
+  it("a sidecar that dies during a command is named as such, not as 'aborted'", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ toolCalls: [{ name: "execute_command", input: { command: "echo started > started.txt; sleep 30", requires_approval: false } }] }],
+    });
+    servers.push(server);
+    const child = spawn(cli, ["task", "wait", "--workspace", workspace, "--yes"], { env: envFor(roots, server), stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    const exited = exitOf(child);
+    while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
+    // The CLI's own sidecar is its child process: kill it hard, as a crash would.
+    const sidecarPid = Number(execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"]).toString().trim().split("\n")[0]);
+    const commandShell = execFileSync("pgrep", ["-P", String(sidecarPid)]).toString().trim().split("\n").map(Number);
+    process.kill(sidecarPid, "SIGKILL");
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(/dline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/);
+    expect(stderr).not.toMatch(/aborted: aborted/);
+    // The killed sidecar's command is left behind by the crash: end it (the test started it).
+    for (const pid of commandShell) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    }
+  });
+});
