@@ -1,6 +1,7 @@
 import type { App } from "./app.js";
 import { Lifecycle } from "./lifecycle.js";
 import { createLogger, FileAndStderrSink, type LogLevel, type Logger } from "./logging/logger.js";
+import { isDiskFull } from "./errors.js";
 import { InstanceLayout } from "./storage/instance-layout.js";
 import { getDlineHomePath, resolveStorageRoots, type StorageRoots } from "./storage/roots.js";
 
@@ -47,6 +48,7 @@ export function startBaseResolving(options: BootOptions): StartingBase {
     sink.close();
     process.exit(code);
   });
+  guardAgainstDiskFull(logger);
   process.on("SIGTERM", () => void lifecycle.stop("SIGTERM"));
   process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
   process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
@@ -88,4 +90,22 @@ export async function bootCore(options: BootOptions): Promise<Booted> {
   const base = await startBase(options);
   const app = await appLoader(base)();
   return { app, logger: base.logger, lifecycle: base.lifecycle };
+}
+
+/**
+ * The last line of defence of "a full disk never ends the process": a write refused by a full
+ * disk that escaped every handler (a timer's, a promise nobody awaited) is logged and the
+ * sidecar keeps serving. Any other uncaught error still ends the process, as Node would.
+ */
+function guardAgainstDiskFull(logger: Logger): void {
+  const onError = (kind: string) => (err: unknown) => {
+    if (isDiskFull(err)) {
+      logger.error(`${kind}: the disk is full`, { code: (err as NodeJS.ErrnoException).code, error: (err as Error).message });
+      return;
+    }
+    process.stderr.write(`dline-core: ${kind}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  };
+  process.on("uncaughtException", onError("uncaught exception"));
+  process.on("unhandledRejection", onError("unhandled rejection"));
 }

@@ -28,3 +28,15 @@ export class DlineError extends Error {
     this.name = "DlineError";
   }
 }
+
+/** Error codes of a full disk (or quota): the file system's and SQLite's. */
+const DISK_FULL_CODES = new Set(["ENOSPC", "EDQUOT", "SQLITE_FULL"]);
+
+/** Whether `err` says the disk (or the user's quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && DISK_FULL_CODES.has(code);
+}
+
+/** The sentence every answer about a full disk gives. */
+export const DISK_FULL_MESSAGE = "The disk is full.";

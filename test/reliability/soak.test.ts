@@ -12,7 +12,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeTestRoots, startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import * as os from "node:os";
+import { makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import { fillDisk, mountSmallTmpfs } from "../helpers/small-disk.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 
@@ -36,10 +38,27 @@ function digestTree(dir: string): string {
 
 let server: ModelServerProcess | undefined;
 const running = new Set<RunningSidecar>();
+const unmounts: (() => void)[] = [];
 afterAll(async () => {
   await Promise.all([...running].map((s) => s.stop().catch(() => {})));
   await server?.stop();
+  for (const unmount of unmounts) unmount();
 });
+
+/** Opens every task database of the roots read-write (recovering a WAL) and answers how many passed integrity_check. */
+function checkDatabases(tasksDir: string, ids: string[]): number {
+  let databases = 0;
+  const check = (file: string) => {
+    if (!fs.existsSync(file)) return;
+    const db = new Database(file, { fileMustExist: true });
+    expect(db.pragma("integrity_check", { simple: true }), file).toBe("ok");
+    db.close();
+    databases++;
+  };
+  check(path.join(tasksDir, "taskHistory.db"));
+  for (const id of ids) for (const f of ["messages.db", "journal.db", "metrics.db", "activities.db"]) check(path.join(tasksDir, id, f));
+  return databases;
+}
 
 describe("soak", () => {
   it("random operations on two sidecars under SIGKILLs lose nothing acknowledged", { timeout: SOAK_MS + 120_000 }, async () => {
@@ -208,4 +227,99 @@ describe("soak", () => {
         `${ackedProfiles.size} profiles, ${databases} databases checked, lost: 0`,
     );
   });
+
+  const disk = mountSmallTmpfs(24);
+  it.skipIf(!("dir" in disk))(
+    `a disk that fills up under two sidecars running tasks: no crash, no damaged database, nothing acknowledged lost${"reason" in disk ? ` (skipped: ${disk.reason})` : ""}`,
+    { timeout: 180_000 },
+    async () => {
+      const dir = (disk as { dir: string; unmount(): void }).dir;
+      unmounts.push((disk as { unmount(): void }).unmount);
+      // The roots on the small disk; the test's own files (stderr) and the workspace beside it.
+      const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-soak-full-"));
+      const roots: TestRoots = { base, home: path.join(base, "home"), dlineDir: path.join(dir, "dline"), homeDir: path.join(dir, "dline-home"), docsDir: path.join(dir, "docs"), env: {} };
+      fs.mkdirSync(roots.home);
+      roots.env = { PATH: process.env.PATH, HOME: roots.home, DLINE_DIR: roots.dlineDir, DLINE_HOME_DIR: roots.homeDir, DLINE_DOCS_DIR: roots.docsDir, TMPDIR: os.tmpdir() };
+      const workspace = makeWorkspace(base);
+      const model = await spawnModelServer({
+        apiKey: TEST_KEY,
+        loop: true,
+        turns: [
+          { text: "working ".repeat(200), toolCalls: [{ name: "write_to_file", input: { path: "soak/out.txt", content: "soak\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+        ],
+      });
+      const sidecars = [await startSidecar({ roots }), await startSidecar({ roots })];
+      for (const s of sidecars) running.add(s);
+      await sidecars[0].clients.settings.upsertProfile({ profile: { id: "full", name: "full", provider: "openai", baseUrl: model.url, model: "m", contextWindow: 100_000n } });
+      await sidecars[0].clients.settings.setSecret({ profileId: "full", name: "api_key", value: TEST_KEY });
+      await sidecars[0].clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 1000 } } as never });
+      const ackedTasks = new Set<string>();
+      const ackedProfiles = new Set<string>();
+      let ops = 0;
+      let refused = 0;
+      let phase: "before" | "full" | "after" = "before";
+      const worker = async (i: number, until: () => boolean) => {
+        for (let n = 0; !until(); n++) {
+          const s = sidecars[i];
+          ops++;
+          try {
+            if (n % 2 === 0) {
+              const { taskId } = await s.clients.tasks.newTask({ workspaceRoot: workspace, text: `full ${phase} ${i}-${n}`, profileId: "full" });
+              ackedTasks.add(taskId);
+            } else {
+              const id = `full-${i}-${n}`;
+              await s.clients.settings.upsertProfile({ profile: { id, name: id, provider: "openai", baseUrl: "http://127.0.0.1:9", model: "m" } });
+              ackedProfiles.add(id);
+            }
+          } catch {
+            refused++; // refused while the disk is full: not acknowledged
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const end = Date.now() + 9_000;
+      const working = Promise.all([worker(0, () => Date.now() > end), worker(1, () => Date.now() > end)]);
+      await new Promise((r) => setTimeout(r, 2_500));
+      phase = "full";
+      const filler = fillDisk(dir);
+      await new Promise((r) => setTimeout(r, 3_000));
+      const aliveWhileFull = sidecars.every((s) => s.process.child.exitCode === null && s.process.child.signalCode === null);
+      const healthWhileFull = await Promise.all(sidecars.map((s) => s.clients.system.health({}).then((h) => h.status, () => "failed")));
+      fs.rmSync(filler);
+      phase = "after";
+      await working;
+      expect(aliveWhileFull, "both sidecars alive while the disk was full").toBe(true);
+      expect(healthWhileFull).toEqual(["ok", "ok"]);
+      expect(refused, "some operations were refused while the disk was full").toBeGreaterThan(0);
+      // Quiesce, restart one, check what was acknowledged and every database.
+      for (const s of sidecars) {
+        await s.stop();
+        running.delete(s);
+      }
+      const final = await startSidecar({ roots });
+      running.add(final);
+      await new Promise((r) => setTimeout(r, 500));
+      const profiles = new Set((await final.clients.settings.listProfiles({})).profiles.map((p) => p.id));
+      for (const id of ackedProfiles) expect(profiles.has(id), `profile ${id}`).toBe(true);
+      const listed = new Set<string>();
+      for (let token = ""; ; ) {
+        const page = await final.clients.history.listTasks({ pageSize: 200, pageToken: token });
+        for (const t of page.tasks) listed.add(t.id);
+        if (!page.nextPageToken) break;
+        token = page.nextPageToken;
+      }
+      for (const id of ackedTasks) expect(listed.has(id), `task ${id}`).toBe(true);
+      for (const id of ackedTasks) await final.clients.tasks.getTask({ taskId: id });
+      const databases = checkDatabases(path.join(roots.docsDir, "tasks"), [...listed]);
+      await final.stop();
+      running.delete(final);
+      await model.stop();
+      fs.rmSync(base, { recursive: true, force: true });
+      console.log(
+        `soak (disk full): ${ops} operations, ${refused} refused while full, ${ackedTasks.size} tasks and ${ackedProfiles.size} profiles acknowledged, ` +
+          `${databases} databases checked, crashes: 0, lost: 0`,
+      );
+    },
+  );
 });

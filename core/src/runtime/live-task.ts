@@ -57,11 +57,21 @@ export class LiveTask {
     public kernel: KernelState,
   ) {}
 
+  /**
+   * Closes every store, each even when another fails (a buffered write that a full disk
+   * refused is thrown by its store's close); the first failure is thrown at the end.
+   */
   close(): void {
     this.events.close();
-    this.messages.close();
-    this.journal.close();
-    this.metrics.close();
+    let first: unknown;
+    for (const store of [this.messages, this.journal, this.metrics]) {
+      try {
+        store.close();
+      } catch (err) {
+        first ??= err;
+      }
+    }
+    if (first !== undefined) throw first;
   }
 }
 

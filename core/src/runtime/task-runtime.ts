@@ -148,9 +148,10 @@ export class TaskRuntime {
       MetricsStore.open(this.deps.sqlite, files.metricsDb),
       new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger),
       new TaskEventLog(taskId, maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")), (upTo) => {
-        // Runs before the event is handed out: the reservation is on disk first.
+        // Runs before the event is handed out: the reservation is on disk first (when the disk
+        // lets it: a full disk must not stop the events that say so).
         task.kernel = { ...task.kernel, seqReserved: upTo.toString() };
-        if (this.deps.ownership.holds(taskId)) task.state.write(task.kernel);
+        if (this.deps.ownership.holds(taskId)) this.writeState(task);
       }),
       kernel,
     );
@@ -160,7 +161,20 @@ export class TaskRuntime {
 
   private saveKernel(task: LiveTask, patch: Partial<KernelState> = {}): void {
     task.kernel = { ...task.kernel, ...patch, lastSeq: task.events.lastSeq.toString(), updatedAt: Date.now() };
-    if (this.deps.ownership.holds(task.id)) task.state.write(task.kernel);
+    if (this.deps.ownership.holds(task.id)) this.writeState(task);
+  }
+
+  /**
+   * Writes state.json. A write that fails (a full disk) leaves the previous state.json.bak in
+   * place and the kernel in memory; the next save writes it. It never throws: the run that
+   * saves is the one that reports the failure to the person.
+   */
+  private writeState(task: LiveTask): void {
+    try {
+      task.state.write(task.kernel);
+    } catch (err) {
+      this.deps.logger.warn("task state not saved", { taskId: task.id, code: (err as NodeJS.ErrnoException).code, error: (err as Error).message });
+    }
   }
 
   private loopFor(task: LiveTask, model: RunnerModel, checkpoints: CheckpointPort | undefined): TurnLoop {
@@ -229,7 +243,11 @@ export class TaskRuntime {
         this.saveKernel(task);
         this.releaseIfIdle(task);
       }
-    })();
+    })().catch((err: unknown) => {
+      // The loop reports its own failures; what escapes it (a store that could not even
+      // record the failure) is logged, never left to end the process.
+      this.deps.logger.error("task run ended with an error", { taskId: task.id, code: (err as NodeJS.ErrnoException)?.code, error: (err as Error)?.message });
+    });
     task.run = { controller, done };
   }
 
@@ -446,7 +464,7 @@ export class TaskRuntime {
       await task.run.done.catch(() => {});
     }
     this.live.delete(taskId);
-    task.close();
+    this.closeTask(task);
     // After a deletion the claim belongs to the deletion coordinator: leave it alone then.
     if ((options.release ?? true) && this.deps.ownership.holds(taskId)) this.deps.ownership.release(taskId);
   }
@@ -487,7 +505,16 @@ export class TaskRuntime {
     for (const t of tasks) {
       this.saveKernel(t);
       this.live.delete(t.id);
-      t.close();
+      this.closeTask(t);
+    }
+  }
+
+  /** Closes a task's stores; a write they could not finish (a full disk) is logged, the rest still closes. */
+  private closeTask(task: LiveTask): void {
+    try {
+      task.close();
+    } catch (err) {
+      this.deps.logger.error("task stores closed with an error", { taskId: task.id, code: (err as NodeJS.ErrnoException).code, error: (err as Error).message });
     }
   }
 }

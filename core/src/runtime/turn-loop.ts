@@ -16,6 +16,7 @@ import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerMode
 import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
 import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
+import { describeRunFailure } from "./run-failure.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -186,9 +187,9 @@ export class TurnLoop {
         deps.setStatus(stopping ? TaskStatus.INTERRUPTED : TaskStatus.CANCELLED, stopping ? "the sidecar stopped" : "cancelled");
         return "cancelled";
       }
-      const message = err instanceof Error ? err.message : String(err);
-      deps.logger.error("turn loop failed", { taskId: deps.taskId, error: message });
-      deps.events.append({ case: "error", value: { code: "internal", message, retryable: false } });
+      const { code, message } = describeRunFailure(err);
+      deps.logger.error("turn loop failed", { taskId: deps.taskId, error: err instanceof Error ? err.message : String(err) });
+      deps.events.append({ case: "error", value: { code, message, retryable: false } });
       deps.setStatus(TaskStatus.FAILED, message);
       return "failed";
     }
