@@ -14,6 +14,7 @@ import { CheckpointStatusRelay, lazyTaskRuntime } from "./runtime/create-runtime
 import type { TaskRuntime } from "./runtime/task-runtime.js";
 import { Capabilities, StoredCapabilitySettings } from "./capabilities/index.js";
 import { ClineImporter } from "./import/index.js";
+import { securePrivateRoots } from "./storage/private-mode.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
 export interface App {
@@ -51,6 +52,8 @@ export interface AppOptions {
 /** Wires the domain modules. Each later module is constructed here and given what it needs. */
 export async function createApp(options: AppOptions): Promise<App> {
   const layout = new InstanceLayout(options.roots);
+  // The roots are the user's alone (0700), whatever the umask and whatever an older version left.
+  securePrivateRoots([options.roots.dataRoot, options.roots.homeRoot, options.roots.documentsRoot]);
   const sqlite = new SqliteFactory(() => loadSqliteBinding((hash) => layout.nativeAddonDir(hash), SQLITE_ADDON_HASH));
   const settings = await createSettingsDomain(layout, options.logger.child("storage"), options.env, options.lifecycle);
   // Read once, here. With a malformed settings or state file the defaults apply (until the next

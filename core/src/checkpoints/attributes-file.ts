@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
  * The shadow repository's `info/attributes`, which takes precedence over every `.gitattributes`
@@ -25,8 +26,8 @@ export function writeAttributesFile(gitDir: string): void {
     // first write
   }
   if (current === ATTRIBUTES) return;
-  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, ATTRIBUTES);
+  writeFileSync(tmp, ATTRIBUTES, { mode: PRIVATE_FILE_MODE });
   renameSync(tmp, file);
 }

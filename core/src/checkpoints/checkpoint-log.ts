@@ -13,6 +13,7 @@ import {
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { GitError, type ShadowGit } from "./git-process.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
  * The checkpoints of a shadow repository as commits and refs: one ref per checkpoint under
@@ -102,9 +103,9 @@ export class CheckpointLog {
         }
       }
       const file = path.join(this.gitDir, ...ref.split("/"));
-      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
       const tmp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, `${commit}\n`);
+      fs.writeFileSync(tmp, `${commit}\n`, { mode: PRIVATE_FILE_MODE });
       try {
         fs.linkSync(tmp, file);
         return ref;
@@ -135,9 +136,9 @@ export class CheckpointLog {
       return;
     }
     const file = path.join(this.gitDir, ...ref.split("/"));
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${commit}\n`);
+    fs.writeFileSync(tmp, `${commit}\n`, { mode: PRIVATE_FILE_MODE });
     fs.renameSync(tmp, file);
   }
 

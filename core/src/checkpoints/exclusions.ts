@@ -1,5 +1,6 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
  * The built-in exclusions of workspace scans (specs/checkpoints.md, "Which files a snapshot
@@ -72,7 +73,7 @@ export async function writeExcludeFile(gitDir: string, lfsPatterns: string[]): P
     "",
   ].join("\n");
   const file = path.join(gitDir, "info", "exclude");
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   let current = "";
   try {
     current = await fs.readFile(file, "utf8");
@@ -81,7 +82,7 @@ export async function writeExcludeFile(gitDir: string, lfsPatterns: string[]): P
   }
   if (current !== body) {
     const tmp = `${file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, body);
+    await fs.writeFile(tmp, body, { mode: PRIVATE_FILE_MODE });
     await fs.rename(tmp, file);
   }
 }

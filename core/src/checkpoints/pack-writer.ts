@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import type { ObjectType } from "./git-objects.js";
+import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
 
 const deflate = promisify(zlib.deflate);
 
@@ -123,14 +124,14 @@ function hashOf(parts: Buffer[]): Buffer {
 
 async function writeNew(file: string, data: Buffer, dir: string): Promise<void> {
   const write = async () => {
-    if (data.length <= SMALL) fs.writeFileSync(file, data, { mode: 0o444, flag: "wx" });
-    else await fs.promises.writeFile(file, data, { mode: 0o444, flag: "wx" });
+    if (data.length <= SMALL) fs.writeFileSync(file, data, { mode: 0o400, flag: "wx" });
+    else await fs.promises.writeFile(file, data, { mode: 0o400, flag: "wx" });
   };
   try {
     await write();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await write();
   }
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import { syncLockFs } from "./lock-fs.js";
+import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
 
 /**
  * One lock per shadow repository, held across processes (proper-lockfile: a lock folder whose
@@ -37,7 +38,7 @@ export class RepoLock {
   static readonly MISSING: unique symbol = Symbol("repository missing");
 
   private async withFileLock<T>(fn: () => Promise<T>, create: boolean): Promise<T | typeof RepoLock.MISSING> {
-    if (create) mkdirSync(path.dirname(this.lockTarget), { recursive: true });
+    if (create) mkdirSync(path.dirname(this.lockTarget), { recursive: true, mode: PRIVATE_DIR_MODE });
     else if (!existsSync(path.dirname(this.lockTarget))) return RepoLock.MISSING;
     const release = await lockfile.lock(this.lockTarget, {
       stale: this.staleMs,

@@ -6,6 +6,7 @@ import { normaliseWorkspacePath } from "../storage/instance-layout.js";
 import { writeAttributesFile } from "./attributes-file.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { mergeConfig, quoteConfigValue } from "./shadow-config.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
  * Creates, opens and repairs the shadow repository of one workspace:
@@ -34,6 +35,9 @@ export function shadowRepoPaths(repoDir: string): ShadowRepoPaths {
  */
 const REPO_CONFIG: [string, string][] = [
   ["core.bare", "false"],
+  // Every file git writes in the repository is 0600 and every folder 0700: the repository
+  // holds copies of the workspace's files, for its user alone.
+  ["core.sharedRepository", "0600"],
   ["core.logAllRefUpdates", "false"],
   ["core.untrackedCache", "true"],
   ["core.splitIndex", "true"],
@@ -92,7 +96,7 @@ export class ShadowRepo {
    * Returns true when it was created now.
    */
   async openOrCreate(signal?: AbortSignal): Promise<boolean> {
-    await fs.mkdir(this.paths.hooksDir, { recursive: true });
+    await fs.mkdir(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.removeStaleLocks();
     if (await fs.stat(this.paths.gitDir).then(() => true, () => false)) {
       const recorded = (await this.git.text(["config", "--get", "core.worktree"], { okCodes: [1], signal })).trim();
@@ -109,8 +113,8 @@ export class ShadowRepo {
       await this.git.command(["rev-parse", "--git-dir"], { signal });
       return false;
     }
-    await fs.mkdir(this.paths.repoDir, { recursive: true });
-    await this.git.command(["init", "--quiet", `--initial-branch=dline-snapshots`], { signal });
+    await fs.mkdir(this.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await this.git.command(["init", "--quiet", "--shared=0600", `--initial-branch=dline-snapshots`], { signal });
     // Sample hooks from the template would never run (hooksPath), but they are noise on disk.
     await fs.rm(path.join(this.paths.gitDir, "hooks"), { recursive: true, force: true });
     this.applySettings();
@@ -132,7 +136,7 @@ export class ShadowRepo {
       ...REPO_CONFIG,
     ]);
     if (wanted !== current) {
-      writeFileSync(`${configFile}.${process.pid}.tmp`, wanted);
+      writeFileSync(`${configFile}.${process.pid}.tmp`, wanted, { mode: PRIVATE_FILE_MODE });
       renameSync(`${configFile}.${process.pid}.tmp`, configFile);
     }
     writeAttributesFile(this.paths.gitDir);

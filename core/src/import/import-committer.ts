@@ -3,6 +3,7 @@ import type { Logger } from "../logging/logger.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
 import type { ImportItemResult } from "./cline-importer.js";
 import type { BuiltTask } from "./imported-task-writer.js";
+import { PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /** The per-item result an import reports; the committer sets its outcome when the batch is committed. */
 type PendingResult = Pick<ImportItemResult, "outcome" | "error">;
@@ -77,7 +78,7 @@ export class ImportCommitter {
     try {
       try {
         const files = batch.flatMap(({ built }) => built.files);
-        await eachConcurrently(files, (f) => fs.promises.writeFile(f.path, f.bytes));
+        await eachConcurrently(files, (f) => fs.promises.writeFile(f.path, f.bytes, { mode: PRIVATE_FILE_MODE }));
         await syncAll(files.map((f) => f.path), "file");
         await syncAll([...batch.map(({ built }) => built.dir), this.tasksDir], "dir");
         history.putMany(batch.map(({ built }) => built.row));

@@ -16,6 +16,7 @@ import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import type { TaskRuntimeDeps } from "./task-runtime.js";
 import { TurnLoop, type TaskMode } from "./turn-loop.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Subagents may start subagents, to this depth. */
 const MAX_SUBAGENT_DEPTH = 3;
@@ -66,7 +67,7 @@ export function buildTurnLoop(
     toolGuard: () => deps.toolGuard(),
     commandLog: {
       pathFor: (callId: string) => {
-        fs.mkdirSync(scope.files.commandLogsDir, { recursive: true });
+        mkdirPrivate(scope.files.commandLogsDir);
         return new CommandLogs(scope.files.commandLogsDir).logPath(callId);
       },
       afterCommand: async (file: string) => {
@@ -124,7 +125,7 @@ async function runSubagent(
   const subModel = definition?.profileId ? await deps.resolveModel(definition.profileId, parent.taskId) : model;
   const id = `sub-${Date.now()}-${randomUUID().slice(0, 8)}`;
   const files = parent.files.subagent(id);
-  fs.mkdirSync(files.dir, { recursive: true });
+  mkdirPrivate(files.dir);
   const meta = new TaskJsonFiles(files);
   meta.writeMetadata({ kind: "subagent", id, name: name ?? "", parentDir: parent.files.dir, taskId: parent.taskId, prompt, startedAt: Date.now() });
   const messages = MessageStore.open(deps.sqlite, files.messagesDb);

@@ -30,6 +30,7 @@ import type { ToolGuard } from "../agent/tools/tool-guard.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 export interface TaskRuntimeDeps {
   layout: InstanceLayout;
@@ -96,7 +97,7 @@ export class TaskRuntime {
     assertSafeId("task id", id);
     if (this.deps.history.get(id) || this.live.has(id)) throw new DlineError("already_exists", `Task ${id} already exists.`);
     const files = this.deps.layout.task(id);
-    fs.mkdirSync(files.dir, { recursive: true });
+    mkdirPrivate(files.dir);
     this.deps.ownership.claim(id);
     const title = text.trim().split("\n")[0].slice(0, 200);
     // task_metadata.json lets the index be rebuilt from the folders if taskHistory.db is lost.

@@ -17,6 +17,7 @@ import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutc
 import type { EnabledRule } from "../agent/system-prompt.js";
 import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 import { describeRunFailure } from "./run-failure.js";
+import { boundedDelta } from "./message-bounds.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -249,13 +250,16 @@ export class TurnLoop {
       signal,
     )) {
       switch (ev.type) {
-        case "text_delta":
-          if (!message) message = this.addMessage({ role: "assistant", kind: "text", text: ev.text, partial: true });
+        case "text_delta": {
+          const text = boundedDelta(message?.text.length ?? 0, ev.text);
+          if (!text) break;
+          if (!message) message = this.addMessage({ role: "assistant", kind: "text", text, partial: true });
           else {
-            message.text += ev.text;
-            deps.events.append({ case: "messageDelta", value: { messageId: message.id, text: ev.text } });
+            message.text += text;
+            deps.events.append({ case: "messageDelta", value: { messageId: message.id, text } });
           }
           break;
+        }
         case "tool_call_end":
           toolCalls.push({ id: ev.id, name: ev.name, input: ev.input, parseError: ev.parseError });
           break;

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
+import { mkdirPrivateAsync } from "./private-mode.js";
 
 /** Tuning of the cross-process lock; the defaults suit settings files (critical sections of ms). */
 export interface FileLockOptions {
@@ -46,7 +47,7 @@ export class FileLocks {
   private async withProcessLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
     const staleMs = this.options.staleMs ?? DEFAULT_STALE_MS;
     const deadline = Date.now() + (this.options.waitMs ?? DEFAULT_WAIT_MS);
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    await mkdirPrivateAsync(path.dirname(file));
     let compromised: Error | undefined;
     let release: (() => Promise<void>) | undefined;
     for (let attempt = 0; ; attempt++) {

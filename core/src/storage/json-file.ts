@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./private-mode.js";
 
 /** A JSON object as stored on disk. */
 export type JsonRecord = Record<string, unknown>;
@@ -50,11 +51,9 @@ async function removeOrphanTemps(file: string): Promise<void> {
   }
 }
 
-/** Folder for a file: created when missing, and tightened to 0o700 when the file is a secret. */
-export async function ensureDirFor(file: string, options: JsonFileOptions = {}): Promise<void> {
-  const dir = path.dirname(file);
-  const secret = options.mode !== undefined && (options.mode & 0o077) === 0;
-  await fs.promises.mkdir(dir, { recursive: true, mode: secret ? 0o700 : 0o755 });
+/** Folder for a file: created (0700, as every folder under the roots) when missing. */
+export async function ensureDirFor(file: string): Promise<void> {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
 }
 
 /**
@@ -63,9 +62,9 @@ export async function ensureDirFor(file: string, options: JsonFileOptions = {}):
  * therefore sees either the old or the new content, never a torn file.
  */
 export async function writeFileAtomic(file: string, text: string, options: JsonFileOptions = {}): Promise<void> {
-  await ensureDirFor(file, options);
+  await ensureDirFor(file);
   await removeOrphanTemps(file);
-  const mode = options.mode ?? 0o644;
+  const mode = options.mode ?? PRIVATE_FILE_MODE;
   const temp = path.join(path.dirname(file), `${tempPrefix(file)}${process.pid}.${++tempCounter}.tmp`);
   const handle = await fs.promises.open(temp, "w", mode);
   try {

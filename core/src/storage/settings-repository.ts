@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { FileLocks } from "./file-lock.js";
 import { isReservedKey } from "./settings-registry.js";
 import { loadJsonRecordOrKeepAside, readJsonRecord, writeJsonAtomic, type JsonRecord } from "./json-file.js";
+import { mkdirPrivate } from "./private-mode.js";
 
 /** Reserved key holding the write counter inside the settings file itself. */
 export const REVISION_KEY = "__revision";
@@ -136,7 +137,7 @@ export class SettingsRepository {
     const dir = path.dirname(this.file);
     const name = path.basename(this.file);
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      mkdirPrivate(dir);
       this.watcher = fs.watch(dir, { persistent: false }, (_event, filename) => {
         if (filename !== null && filename !== name) return;
         clearTimeout(this.settleTimer);

@@ -1,4 +1,6 @@
+import * as fs from "node:fs";
 import Database from "better-sqlite3";
+import { narrowMode, PRIVATE_FILE_MODE } from "./private-mode.js";
 
 export type SqliteDatabase = Database.Database;
 
@@ -28,6 +30,7 @@ export class SqliteFactory {
   }
 
   open(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
+    if (!options.readonly && file !== ":memory:") privateDatabaseFiles(file, options.fileMustExist ?? false);
     const db = new Database(file, {
       readonly: options.readonly ?? false,
       fileMustExist: options.fileMustExist ?? false,
@@ -41,4 +44,20 @@ export class SqliteFactory {
     db.pragma("foreign_keys = ON");
     return db;
   }
+}
+
+/**
+ * A database is created 0600 before SQLite opens it (SQLite would create it 0644, and its WAL
+ * and shared-memory files take the database's mode); an older one left open to others is
+ * narrowed, its WAL and shared-memory files too.
+ */
+function privateDatabaseFiles(file: string, mustExist: boolean): void {
+  if (!mustExist) {
+    try {
+      fs.closeSync(fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, PRIVATE_FILE_MODE));
+    } catch {
+      // SQLite reports what is wrong with the path when it opens it
+    }
+  }
+  for (const suffix of ["", "-wal", "-shm"]) narrowMode(file + suffix, PRIVATE_FILE_MODE);
 }

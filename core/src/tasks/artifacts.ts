@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import { writeFileAtomic } from "./atomic-file.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 /**
  * A task's artifacts/ folder. Only task-relative paths are accepted: absolute paths, `..`
@@ -32,7 +33,7 @@ export class TaskArtifacts {
 
   write(relative: string, bytes: Uint8Array | string): string {
     const full = this.resolve(relative);
-    fs.mkdirSync(path.dirname(full), { recursive: true });
+    mkdirPrivate(path.dirname(full));
     this.assertNoSymlinkEscape(full);
     writeFileAtomic(full, bytes);
     return full;

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /** Writes `text` to `file` atomically: a unique temp file in the same folder, fsync, rename. */
-export function writeFileAtomic(file: string, text: string | Uint8Array, mode = 0o644): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+export function writeFileAtomic(file: string, text: string | Uint8Array, mode = PRIVATE_FILE_MODE): void {
+  mkdirPrivate(path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   const fd = fs.openSync(tmp, "w", mode);
   try {

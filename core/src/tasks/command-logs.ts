@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { assertSafeId } from "../storage/instance-layout.js";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 export const DEFAULT_COMMAND_LOG_BUDGET = 200 * 1024 * 1024;
 
@@ -22,8 +23,8 @@ export class CommandLogs {
   }
 
   append(file: string, chunk: string | Uint8Array): void {
-    fs.mkdirSync(this.dir, { recursive: true });
-    fs.appendFileSync(file, chunk);
+    mkdirPrivate(this.dir);
+    fs.appendFileSync(file, chunk, { mode: PRIVATE_FILE_MODE });
   }
 
   totalBytes(): number {

@@ -9,6 +9,7 @@ import { PendingDeletions, type PendingDeletion } from "./pending-deletions.js";
 import { isClaimLive } from "./process-alive.js";
 import type { TaskHistory } from "./task-history.js";
 import type { TaskOwnership } from "./task-ownership.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 export type DeleteMode = "selected" | "all" | "all_except_favorites";
 
@@ -175,7 +176,7 @@ export class TaskDeletionCoordinator {
     const dir = this.layout.task(taskId).dir;
     const trash = path.join(this.layout.deletingTasksDir, `${taskId}.${process.pid}.${randomBytes(3).toString("hex")}`);
     try {
-      fs.mkdirSync(this.layout.deletingTasksDir, { recursive: true });
+      mkdirPrivate(this.layout.deletingTasksDir);
       fs.renameSync(dir, trash);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return;

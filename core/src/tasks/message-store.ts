@@ -51,8 +51,24 @@ export function uiMessage(init: Partial<StoredUiMessage> & { id: string }): Stor
   };
 }
 
+/**
+ * No stored message may be larger than an answer can carry (GetTask and Subscribe would fail
+ * for the task for good): text past this is cut with a note, and a detail past it (JSON of a
+ * tool's input or output) is replaced by a JSON note of its size. The writers bound what they
+ * write far below this; this is the store's own guarantee.
+ */
+export const MAX_STORED_FIELD_CHARS = 1024 * 1024;
+
+function boundedText(text: string): string {
+  return text.length <= MAX_STORED_FIELD_CHARS ? text : `${text.slice(0, MAX_STORED_FIELD_CHARS)}\n\n[Cut: the text was ${text.length} characters long.]`;
+}
+
+function boundedDetail(detail: string): string {
+  return detail.length <= MAX_STORED_FIELD_CHARS ? detail : JSON.stringify({ truncated: true, chars: detail.length });
+}
+
 function rowOf(m: StoredUiMessage) {
-  return { ...m, partial: m.partial ? 1 : 0 };
+  return { ...m, text: boundedText(m.text), detail: boundedDetail(m.detail), partial: m.partial ? 1 : 0 };
 }
 
 /** A buffered append is committed at most this long after the call (or sooner, see MAX_BUFFERED). */
@@ -88,7 +104,7 @@ export class MessageStore {
 
   /** Positional binding: measurably cheaper than named parameters on the append path. */
   private insertRow(m: StoredUiMessage): void {
-    this.insertStatement.run(m.id, m.time, m.role, m.kind, m.text, m.partial ? 1 : 0, m.tool, m.detail, m.checkpointId, m.askId);
+    this.insertStatement.run(m.id, m.time, m.role, m.kind, boundedText(m.text), m.partial ? 1 : 0, m.tool, boundedDetail(m.detail), m.checkpointId, m.askId);
   }
 
   static open(sqlite: SqliteFactory, file: string, options: { readonly?: boolean } = {}): MessageStore {

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
 import { keepAside, readJson, writeFileAtomic } from "./atomic-file.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 export interface PendingDeletion {
   taskId: string;
@@ -91,7 +92,7 @@ export class PendingDeletions {
   }
 
   private async mutate(change: (j: Journal) => void): Promise<void> {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    mkdirPrivate(path.dirname(this.file));
     // A holder SIGKILLed mid-deletion leaves its lock behind: it becomes stale after `stale`
     // (the live holder refreshes it every stale/2), and the retries outlast that.
     const release = await lockfile.lock(this.file, { realpath: false, stale: 5_000, retries: { retries: 150, minTimeout: 20, maxTimeout: 100 } });

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
 import { DlineError } from "../errors.js";
 import { withBusyRetry } from "./sqlite-retry.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Thrown when a task file cannot be read: the task is listed as damaged with `reason`. */
 export class TaskFileDamaged extends DlineError {
@@ -68,7 +69,7 @@ export function openTaskDb(
     if (options.readonly && !fs.existsSync(file)) {
       throw new DlineError("not_found", `${path.basename(file)} does not exist.`);
     }
-    if (!options.readonly) fs.mkdirSync(path.dirname(file), { recursive: true });
+    if (!options.readonly) mkdirPrivate(path.dirname(file));
   }
   let db: SqliteDatabase | undefined;
   try {

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import type { TaskLayout } from "../storage/instance-layout.js";
 import { readJson, writeFileAtomic } from "./atomic-file.js";
 import { TaskFileDamaged } from "./task-db.js";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
  * The small JSON files of a task: context.json, context_history.jsonl and task_metadata.json.
@@ -20,8 +21,8 @@ export class TaskJsonFiles {
   }
 
   appendContextHistory(record: Record<string, unknown>): void {
-    fs.mkdirSync(this.layout.dir, { recursive: true });
-    fs.appendFileSync(this.layout.contextHistoryJsonl, JSON.stringify(record) + "\n");
+    mkdirPrivate(this.layout.dir);
+    fs.appendFileSync(this.layout.contextHistoryJsonl, JSON.stringify(record) + "\n", { mode: PRIVATE_FILE_MODE });
   }
 
   readContextHistory(): Record<string, unknown>[] {

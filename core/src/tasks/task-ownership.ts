@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
 import { DlineError } from "../errors.js";
 import { isClaimLive, sleepSync } from "./process-alive.js";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 export interface OwnerInfo {
   pid: number;
@@ -77,10 +78,10 @@ export class TaskOwnership {
       if (options.reentrant) return;
       throw new DlineError("failed_precondition", `Task ${taskId} is already open for writing in this sidecar (pid ${process.pid}).`);
     }
-    if (options.mustExist === false) fs.mkdirSync(task.dir, { recursive: true });
+    if (options.mustExist === false) mkdirPrivate(task.dir);
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
-        const fd = fs.openSync(task.ownerLock, "wx", 0o644);
+        const fd = fs.openSync(task.ownerLock, "wx", PRIVATE_FILE_MODE);
         try {
           fs.writeSync(fd, JSON.stringify({ pid: process.pid, hostname: os.hostname(), since: Date.now(), purpose: options.purpose ?? "run" } satisfies OwnerInfo));
         } finally {

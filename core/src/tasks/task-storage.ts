@@ -12,6 +12,7 @@ import { assertLooksLikeSqlite, TaskFileDamaged } from "./task-db.js";
 import { TaskHistory } from "./task-history.js";
 import { TaskOwnership } from "./task-ownership.js";
 import { TaskStore } from "./task-store.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Everything under <documents-root>/tasks/, constructed once by createApp. */
 export interface TaskStorage {
@@ -44,7 +45,7 @@ export async function openTaskStorage(deps: {
   deletionHooks?: TaskDeletionHook[];
 }): Promise<TaskStorage> {
   const { layout, sqlite, logger } = deps;
-  fs.mkdirSync(layout.tasksDir, { recursive: true });
+  mkdirPrivate(layout.tasksDir);
   let history: TaskHistory;
   let rebuild = false;
   try {

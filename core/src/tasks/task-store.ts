@@ -11,6 +11,7 @@ import { TaskFiles } from "./task-files.js";
 import type { TaskHistory } from "./task-history.js";
 import type { TaskOwnership } from "./task-ownership.js";
 import { newTaskRecord, type TaskRecord, type TaskRecordInit } from "./task-record.js";
+import { mkdirPrivate } from "../storage/private-mode.js";
 
 export interface TaskView {
   record: TaskRecord;
@@ -44,7 +45,7 @@ export class TaskStore {
   create(init: TaskRecordInit): WritableTask {
     const task = this.layout.task(init.id);
     if (this.history.get(init.id) || fs.existsSync(task.dir)) throw new DlineError("already_exists", `Task ${init.id} already exists.`);
-    fs.mkdirSync(task.dir, { recursive: true });
+    mkdirPrivate(task.dir);
     this.ownership.claim(init.id);
     const record = newTaskRecord(init);
     const files = new TaskFiles(task, this.sqlite, this.logger);
