@@ -246,7 +246,7 @@ describe("legacy task discovery", () => {
     expect(byKey(items, "legacy:3401").models).toContain("claude-3-5-sonnet");
     expect(parsedOf({ HOME: home }, "legacy:3401").favorite).toBe(true);
     expect(byKey(items, "legacy:3402").workspaceRoot).toBe("");
-    expect(byKey(items, "legacy:3402").workspaceNote).toMatch(/not in .*taskHistory\.json: imported without a workspace/);
+    expect(byKey(items, "legacy:3402").workspaceNote).toMatch(/not in .*taskHistory\.json .*: imported without a workspace/);
     expect(parsedOf({ HOME: home }, "legacy:3402").favorite).toBe(false);
     expect(byKey(items, "legacy:3403").workspaceRoot).toBe("C:\\Users\\me\\app");
   });

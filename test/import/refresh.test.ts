@@ -58,6 +58,7 @@ describe("importing again", () => {
     const byKey = new Map(res.results.map((r) => [r.sourceKey, r]));
     expect(byKey.get("legacy:1719000000000")?.outcome).toBe("skipped");
     expect(byKey.get("session:1719000000000")?.outcome).toBe("imported");
+    expect(byKey.get("session:1719000000000")?.detail).toMatch(/with legacy:1719000000000, which Cline 4 continued as this session/);
     const listed = (await s.clients.history.listTasks({})).tasks;
     expect(listed).toHaveLength(1);
     const [task] = listed;
@@ -73,6 +74,29 @@ describe("importing again", () => {
     // Again: nothing new.
     const again = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
     expect(again.results.map((r) => r.outcome).sort()).toEqual(["already_imported", "skipped"]);
+    expect((await s.clients.history.listTasks({})).tasks).toHaveLength(1);
+  });
+
+  it("a legacy task imported before Cline 4 resumed it takes the session's turns in: still one task", async () => {
+    const roots = testRoots("dline-import-migrated-later-");
+    const workspace = makeWorkspace(roots.base);
+    const data = clineHomeData(roots.home);
+    const usages = [{ tokensIn: 2000, tokensOut: 400, cacheWrites: 1000, cacheReads: 0, cost: 0.0459 }];
+    writeLegacyTask(data, "1719000000100", { task: "Tidy the styles", usages, cwd: workspace });
+    const s = await sidecar(roots);
+    const first = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
+    expect(first.results.map((r) => [r.sourceKey, r.outcome, r.taskId])).toEqual([["legacy:1719000000100", "imported", "cline-1719000000100"]]);
+
+    // Then the user resumed it in Cline 4.
+    writeMigratedSession(path.join(data, "sessions"), "1719000000100", { task: "Tidy the styles", usages }, more(1), workspace);
+    const second = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
+    const outcomes = Object.fromEntries(second.results.map((r) => [r.sourceKey, [r.outcome, r.taskId]]));
+    expect(outcomes).toEqual({ "legacy:1719000000100": ["skipped", ""], "session:1719000000100": ["refreshed", "cline-1719000000100"] });
+    const listed = (await s.clients.history.listTasks({})).tasks;
+    expect(listed.map((t) => [t.id, t.cost.toFixed(4)])).toEqual([["cline-1719000000100", "0.0959"]]);
+    expect((await s.clients.tasks.getTask({ taskId: "cline-1719000000100" })).messages.map((m) => m.text).slice(-2)).toEqual(["Follow-up 1", "Answer 1."]);
+    const third = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
+    expect(third.results.map((r) => r.outcome).sort()).toEqual(["already_imported", "skipped"]);
     expect((await s.clients.history.listTasks({})).tasks).toHaveLength(1);
   });
 

@@ -144,7 +144,7 @@ export class ClineImporter {
     if (ownRow || !c.legacyPartner) return { taskId: own, row: ownRow };
     const legacyId = importedTaskId("legacy_task", c.sourceId);
     const legacyRow = history.get(legacyId);
-    return legacyRow && legacyRow.source === importSource(legacySourceKey(c.sourceId)) ? { taskId: legacyId, row: legacyRow } : { taskId: own };
+    return legacyRow && this.fromThisSource(c, legacyRow) ? { taskId: legacyId, row: legacyRow } : { taskId: own };
   }
 
   private fromThisSource(c: Candidate, row: TaskRecord): boolean {
@@ -198,7 +198,7 @@ export class ClineImporter {
       if (err instanceof MalformedClineFile) return { ...base, outcome: "skipped", error: `malformed file: ${err.message}` };
       return { ...base, outcome: "failed", error: (err as Error).message };
     }
-    const result: ImportItemResult = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, item: { ...parsed.item, taskId }, outcome: "failed" };
+    const result: ImportItemResult = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, detail: parsed.detail, item: { ...parsed.item, taskId }, outcome: "failed" };
     if (dryRun) return { ...result, outcome: "would_import" };
 
     const claimed = await this.claim(taskId, storage, committer);

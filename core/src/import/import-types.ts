@@ -61,6 +61,8 @@ export interface ParsedClineItem {
   requests: ImportedRequest[];
   /** What could not be carried over, one sentence each. */
   notCarriedOver: string[];
+  /** What the import makes of the item when that is not plain (a legacy task and its session imported as one). */
+  detail?: string;
   /** Extra facts for task_metadata.json (Cline's own metadata, files in context...). */
   metadata: Record<string, unknown>;
 }

@@ -147,9 +147,8 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
     ? ""
     : entry
       ? "Cline recorded no working folder for this task: imported without a workspace"
-      : `${historyProblem ?? "no history entry"}: imported without a workspace`;
+      : `${historyProblem ?? "no history item"} (where Cline records the task's folder, favourite flag and truncation): imported without a workspace`;
   if (workspaceNote) notCarried.push(`workspace: ${workspaceNote}`);
-  if (!entry && historyProblem) notCarried.push(`favourite flag and truncation range unknown (${historyProblem})`);
 
   const last = entries[entries.length - 1];
   const lastKind = last ? String((last.type === "ask" ? last.ask : last.say) ?? "") : "";

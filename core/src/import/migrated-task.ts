@@ -25,10 +25,7 @@ export function mergeMigratedTask(legacy: ParsedClineItem, session: ParsedSessio
   }, emptyUsage());
   const messages = [...legacy.messages, ...ownMessages];
   const workspaceRoot = session.item.workspaceRoot || legacy.item.workspaceRoot;
-  const notes = [
-    `Cline 4 continued legacy task ${legacy.item.sourceKey.replace(/^legacy:/, "")} as this session: imported as one task (the legacy task's messages, then the session's)`,
-    ...new Set([...legacy.notCarriedOver, ...session.notCarriedOver].filter((n) => !(workspaceRoot && n.startsWith("workspace:")))),
-  ];
+  const notes = [...new Set([...legacy.notCarriedOver, ...session.notCarriedOver].filter((n) => !(workspaceRoot && n.startsWith("workspace:"))))];
   return {
     item: {
       ...session.item,
@@ -48,6 +45,7 @@ export function mergeMigratedTask(legacy: ParsedClineItem, session: ParsedSessio
     conversation: session.conversation,
     requests,
     notCarriedOver: notes,
+    detail: `with ${legacy.item.sourceKey}, which Cline 4 continued as this session: one task, the legacy messages then the session's`,
     metadata: { ...legacy.metadata, ...session.metadata, migratedFromLegacy: { sourceKey: legacy.item.sourceKey, path: legacy.item.path } },
   };
 }
