@@ -1,5 +1,14 @@
 /** Renders a script turn into the SSE frames of each wire format, as the real APIs send them. */
+import { createHash } from "node:crypto";
 import type { ScriptTurn, WireFormat } from "./script.js";
+
+/**
+ * The signature the server gives a thinking block, and checks when the block comes back (as
+ * Anthropic does: a thinking block must be returned unmodified with its signature).
+ */
+export function thinkingSignature(thinking: string): string {
+  return createHash("sha256").update(`dline-model-server\0${thinking}`).digest("base64");
+}
 
 export function renderFrames(format: WireFormat, turn: ScriptTurn, model: string, turnNumber: number): string[] {
   return format === "anthropic" ? anthropicFrames(turn, model, turnNumber) : openAiFrames(turn, model, turnNumber);
@@ -57,7 +66,12 @@ function anthropicFrames(turn: ScriptTurn, model: string, n: number): string[] {
   if (turn.reasoning) {
     frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "" } }));
     for (const p of pieces(turn.reasoning, textSize)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: p } }));
-    frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }));
+    frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: thinkingSignature(turn.reasoning) } }));
+    frames.push(sse("content_block_stop", { type: "content_block_stop", index }));
+    index++;
+  }
+  if (turn.redactedThinking) {
+    frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "redacted_thinking", data: turn.redactedThinking } }));
     frames.push(sse("content_block_stop", { type: "content_block_stop", index }));
     index++;
   }
@@ -77,7 +91,7 @@ function anthropicFrames(turn: ScriptTurn, model: string, n: number): string[] {
     index++;
   });
   frames.push(sse("message_delta", { type: "message_delta", delta: { stop_reason: stopReason(turn), stop_sequence: null }, usage: { output_tokens: u.output ?? 0 } }));
-  frames.push(sse("message_stop", { type: "message_stop" }));
+  if (!turn.holdAfterFinish) frames.push(sse("message_stop", { type: "message_stop" }));
   return frames;
 }
 
@@ -108,8 +122,9 @@ function openAiFrames(turn: ScriptTurn, model: string, n: number): string[] {
       completion_tokens: u.output ?? 0,
       total_tokens: (u.input ?? 0) + (u.cacheRead ?? 0) + (u.output ?? 0),
       prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0 },
+      ...(u.cost !== undefined ? { cost: u.cost } : {}),
     },
   }));
-  frames.push("data: [DONE]\n\n");
+  if (!turn.holdAfterFinish) frames.push("data: [DONE]\n\n");
   return frames;
 }

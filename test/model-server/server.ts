@@ -8,6 +8,8 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { errorBody, errorFrame, renderFrames } from "./frames.js";
 import type { ModelServerScript, RecordedRequest, ScriptTurn, WireFormat } from "./script.js";
+import { countRequestTokens, countTextTokens, cutAtTokens } from "./tokens.js";
+import { refuseInvalid, refuseOverflow, type Refusal } from "./validation.js";
 
 export interface ModelServer {
   /** Base URL: use it as Anthropic's base_url, and as the OpenAI base_url (with or without /v1). */
@@ -26,6 +28,8 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
   let next = 0;
   let played = 0;
   let disconnects = 0;
+  /** Reasoning texts streamed so far (DeepSeek's thinking mode wants them back). */
+  const reasoningSent = new Set<string>();
   const server = http.createServer((req, res) => {
     void handle(req, res).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
@@ -57,24 +61,45 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
-    requests.push({ format, path: url.pathname, headers, body });
+    const promptTokens = countRequestTokens(body);
+    const recorded: RecordedRequest = { format, path: url.pathname, headers, body, promptTokens, status: 200 };
+    requests.push(recorded);
+    const refuse = (refusal: Refusal) => {
+      recorded.status = refusal.status;
+      sendJson(res, refusal.status, refusal.body);
+    };
 
     if (script.apiKey !== undefined) {
       const sent = format === "anthropic" ? headers["x-api-key"] : headers.authorization?.replace(/^Bearer /, "");
-      if (sent !== script.apiKey) return sendError(res, format, 401, `Incorrect API key provided: ${sent ?? "(none)"}.`);
+      if (sent !== script.apiKey) return refuse({ status: 401, body: errorBody(format, 401, `Incorrect API key provided: ${sent ?? "(none)"}.`) });
     }
     if (script.models && !script.models.includes(body.model)) {
-      return sendError(res, format, 404, `The model \`${body.model}\` does not exist or you do not have access to it.`);
+      return refuse({ status: 404, body: errorBody(format, 404, `The model \`${body.model}\` does not exist or you do not have access to it.`) });
     }
-    if (next >= script.turns.length) {
-      if (!script.loop || script.turns.length === 0) return sendError(res, format, 500, "the model server script has no turn left");
-      next = 0;
+    const invalid = refuseInvalid(format, body, script, reasoningSent);
+    if (invalid) return refuse(invalid);
+    const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : typeof body.max_completion_tokens === "number" ? body.max_completion_tokens : undefined;
+    const overflow = script.contextWindow !== undefined ? refuseOverflow(format, script.contextWindow, promptTokens, maxTokens) : undefined;
+    if (overflow) return refuse(overflow);
+    const system = typeof body.system === "string" ? body.system : JSON.stringify(body.system ?? body.messages?.[0]?.content ?? "");
+    const responder = script.responders?.find((r) => system.includes(r.systemIncludes));
+    let turn: ScriptTurn;
+    if (responder) turn = responder.turn;
+    else {
+      if (next >= script.turns.length) {
+        if (!script.loop || script.turns.length === 0) return refuse({ status: 500, body: errorBody(format, 500, "the model server script has no turn left") });
+        next = 0;
+      }
+      turn = script.turns[next++];
     }
     const turnNumber = ++played;
-    const turn = script.turns[next++];
+    if (turn.firstByteDelayMs) await new Promise((r) => setTimeout(r, turn.firstByteDelayMs));
     if (turn.status !== undefined) {
-      return sendError(res, format, turn.status, turn.errorMessage ?? `scripted HTTP ${turn.status}`, turn.retryAfter);
+      recorded.status = turn.status;
+      return sendError(res, format, turn.status, turn.errorMessage ?? `scripted HTTP ${turn.status}`, turn.retryAfter, turn.retryAfterMs);
     }
+    turn = effectiveTurn(turn, script, promptTokens, turn.honorMaxTokens ? maxTokens : undefined);
+    if (turn.reasoning) reasoningSent.add(turn.reasoning);
     if (turn.holdHeaders) return; // the client's idle timeout or the server's close ends it
     if (turn.jsonBody !== undefined) {
       res.writeHead(200, { "content-type": "application/json" });
@@ -106,11 +131,49 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
   };
 }
 
-function sendError(res: http.ServerResponse, format: WireFormat, status: number, message: string, retryAfter?: string): void {
-  const headers: Record<string, string> = { "content-type": "application/json" };
+function sendError(res: http.ServerResponse, format: WireFormat, status: number, message: string, retryAfter?: string, retryAfterMs?: string): void {
+  const headers: Record<string, string> = {};
   if (retryAfter !== undefined) headers["retry-after"] = retryAfter;
-  res.writeHead(status, headers);
-  res.end(JSON.stringify(errorBody(format, status, message)));
+  if (retryAfterMs !== undefined) headers["retry-after-ms"] = retryAfterMs;
+  sendJson(res, status, errorBody(format, status, message), headers);
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/**
+ * The turn as played: usage the script leaves out is the server's count when it models a
+ * context window, and with `maxTokens` the answer is cut where it reaches that many tokens.
+ */
+function effectiveTurn(turn: ScriptTurn, script: ModelServerScript, promptTokens: number, maxTokens: number | undefined): ScriptTurn {
+  let out: ScriptTurn = turn;
+  let outputTokens = countTextTokens(turn.reasoning ?? "") + countTextTokens(turn.text ?? "");
+  for (const call of turn.toolCalls ?? []) outputTokens += countTextTokens(call.rawArguments ?? JSON.stringify(call.input ?? {}));
+  if (maxTokens !== undefined && outputTokens > maxTokens) {
+    let left = maxTokens;
+    const take = (text: string | undefined) => {
+      if (text === undefined) return undefined;
+      const cut = cutAtTokens(text, left);
+      left -= cut.tokens;
+      return cut.text;
+    };
+    const reasoning = take(turn.reasoning);
+    const text = take(turn.text);
+    const toolCalls = [];
+    for (const call of turn.toolCalls ?? []) {
+      if (left <= 0) break;
+      toolCalls.push({ id: call.id, name: call.name, rawArguments: take(call.rawArguments ?? JSON.stringify(call.input ?? {})) });
+    }
+    out = { ...turn, reasoning, text, toolCalls, stopReason: "max_tokens" };
+    outputTokens = maxTokens;
+  }
+  if (script.contextWindow !== undefined) {
+    const u = out.usage ?? {};
+    out = { ...out, usage: { ...u, input: u.input ?? Math.max(0, promptTokens - (u.cacheRead ?? 0) - (u.cacheWrite ?? 0)), output: u.output ?? outputTokens } };
+  }
+  return out;
 }
 
 async function playStream(res: http.ServerResponse, format: WireFormat, turn: ScriptTurn, model: string, turnNumber: number): Promise<void> {
