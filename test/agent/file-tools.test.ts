@@ -104,7 +104,7 @@ describe("symlinks inside the workspace", () => {
     fs.symlinkSync(path.join(ws.root, "secrets/key.txt"), path.join(ws.root, "innocent.txt"));
     const result = await call("read_file", { path: "innocent.txt" });
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/secrets\/key\.txt" is blocked by the workspace's \.agentignore/);
+    expect(result.content).toMatch(/secrets\/key\.txt" is blocked by the workspace's ignore file \(\.agentignore/);
   });
 
   it("edits the file a link points at, keeps the link and records the real path", async () => {

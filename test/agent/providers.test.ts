@@ -130,19 +130,31 @@ describe.each(formats)("%s provider against the scripted model server", (format)
     expect(last(events).type).toBe("stop");
   });
 
-  it("does not retry a stream that drops after output: the text so far, then stream_dropped", async () => {
-    const s = await serve({ turns: [{ text: "partial answer here", interrupt: { afterFrames: 5, mode: "drop" } }, { text: "unused" }] });
+  it("retries a stream that drops after output, and tells the caller to discard the partial answer", async () => {
+    const s = await serve({ turns: [{ text: "partial answer here", interrupt: { afterFrames: 5, mode: "drop" } }, { text: "the whole answer" }] });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
-    expect(s.requests).toHaveLength(1);
-    expect(textOf(events).length).toBeGreaterThan(0);
-    expect(errorOf(events).kind).toBe("stream_dropped");
+    expect(s.requests).toHaveLength(2);
+    const retryAt = events.findIndex((e) => e.type === "retry");
+    expect(textOf(events.slice(0, retryAt)).length).toBeGreaterThan(0);
+    expect(events[retryAt]).toMatchObject({ type: "retry", attempt: 2, discard: true });
+    expect(textOf(events.slice(retryAt))).toBe("the whole answer");
+    expect(last(events).type).toBe("stop");
   });
 
-  it("turns an error event mid-stream into a typed error after the text already sent", async () => {
-    const s = await serve({ turns: [{ text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } }] });
+  it("retries an overload error event that comes mid-stream, discarding the partial answer", async () => {
+    const s = await serve({ turns: [{ text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } }, { text: "recovered answer" }] });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
+    expect(s.requests).toHaveLength(2);
+    const retry = events.find((e) => e.type === "retry");
+    expect(retry).toMatchObject({ discard: true, maxAttempts: 4 });
+    expect(retry?.type === "retry" && retry.reason).toContain("Overloaded");
+    expect(textOf(events.slice(events.indexOf(retry!)))).toBe("recovered answer");
+  });
+
+  it("gives up mid-stream after the last attempt with the typed error", async () => {
+    const s = await serve({ turns: [{ text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } }] });
+    const events = await collect(makeProvider(format, s.url, { retry: { maxAttempts: 1 } }).stream(simpleRequest));
     expect(s.requests).toHaveLength(1);
-    expect(textOf(events).length).toBeGreaterThan(0);
     const error = errorOf(events);
     expect(error.kind).toBe("server");
     expect(error.message).toContain("Overloaded");
@@ -187,8 +199,8 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("abandons a stalled stream after the idle timeout", async () => {
-    const s = await serve({ turns: [{ text: "then silence", interrupt: { afterFrames: 4, mode: "stall" } }] });
-    const events = await collect(makeProvider(format, s.url, { idleTimeoutMs: 1000 }).stream(simpleRequest));
+    const s = await serve({ turns: [{ text: "then silence falls on the stream", interrupt: { afterFrames: 4, mode: "stall" } }] });
+    const events = await collect(makeProvider(format, s.url, { idleTimeoutMs: 1000, retry: { maxAttempts: 1 } }).stream(simpleRequest));
     expect(textOf(events).length).toBeGreaterThan(0);
     const error = errorOf(events);
     expect(error.kind).toBe("stalled");
@@ -301,7 +313,7 @@ describe("wire quirks of compatible servers", () => {
     });
     const events = await collect(makeProvider("openai", s.url).stream(simpleRequest));
     const types = events.map((e) => e.type);
-    expect(types).toEqual(["reasoning_delta", "tool_call_start", "tool_call_delta", "tool_call_delta", "tool_call_start", "tool_call_delta", "tool_call_end", "tool_call_end", "usage", "stop"]);
+    expect(types).toEqual(["reasoning_delta", "tool_call_start", "tool_call_delta", "tool_call_delta", "tool_call_start", "tool_call_delta", "reasoning_end", "tool_call_end", "tool_call_end", "usage", "stop"]);
     const ends = events.filter((e) => e.type === "tool_call_end");
     expect(ends.map((e) => e.type === "tool_call_end" && [e.name, e.input])).toEqual([["read_file", { path: "a.ts" }], ["list_files", { path: "." }]]);
     const ids = ends.map((e) => (e.type === "tool_call_end" ? e.id : ""));
@@ -312,7 +324,7 @@ describe("wire quirks of compatible servers", () => {
 
   it("OpenAI-compatible: a stream that ends without a finish reason or [DONE] is a dropped stream", async () => {
     const s = await serve({ turns: [{ rawFrames: [chunk({ content: "half" })] }] });
-    const events = await collect(makeProvider("openai", s.url).stream(simpleRequest));
+    const events = await collect(makeProvider("openai", s.url, { retry: { maxAttempts: 1 } }).stream(simpleRequest));
     expect(textOf(events)).toBe("half");
     expect(errorOf(events).kind).toBe("stream_dropped");
   });

@@ -21,9 +21,15 @@ describe("backoff", () => {
     expect(backoffDelayMs(policy, 3, undefined, () => 0)).toBe(2000);
     expect(backoffDelayMs(policy, 10, undefined, () => 1)).toBe(8000);
   });
-  it("waits at least what retry-after asks", () => {
+  it("waits what retry-after asks, as the official SDKs do", () => {
     expect(backoffDelayMs(policy, 1, 5000, () => 0)).toBe(5000);
-    expect(backoffDelayMs(policy, 4, 10, () => 1)).toBe(8000);
+    expect(backoffDelayMs(policy, 4, 10, () => 1)).toBe(10);
+  });
+  it("spends about a minute on its default attempts", () => {
+    const waits = [1, 2, 3, 4, 5].map((attempt) => backoffDelayMs(defaultRetryPolicy, attempt, undefined, () => 1));
+    expect(defaultRetryPolicy.maxAttempts).toBe(6);
+    expect(waits.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(55_000);
+    expect(waits.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(65_000);
   });
   it("parses retry-after-ms, seconds and HTTP dates", () => {
     expect(parseRetryAfterMs(new Headers({ "retry-after-ms": "250" }))).toBe(250);
@@ -62,7 +68,6 @@ describe("redactSecrets", () => {
 describe("cost and provider choice", () => {
   it("prices each kind of token per million", () => {
     expect(computeCostUsd({ inputTokens: 1_000_000, outputTokens: 2_000_000, cacheReadTokens: 500_000, cacheWriteTokens: 100_000 }, { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 })).toBeCloseTo(3 + 30 + 0.15 + 0.375, 10);
-    expect(computeCostUsd({ inputTokens: 10, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }, undefined)).toBe(0);
   });
   it("builds the provider a profile names and refuses others", () => {
     const config = { baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "" };

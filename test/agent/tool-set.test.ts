@@ -7,7 +7,7 @@ describe("the tool set", () => {
   it("uses the parameter names models know, with JSON schemas for native tool calling", () => {
     const params = Object.fromEntries(builtinTools.map((t) => [t.name, Object.keys((t.inputSchema as { properties: object }).properties)]));
     expect(params).toEqual({
-      read_file: ["path"],
+      read_file: ["path", "start_line", "end_line"],
       list_files: ["path", "recursive"],
       search_files: ["path", "regex", "file_pattern"],
       write_to_file: ["path", "content"],

@@ -168,12 +168,17 @@ describe("the task scenarios through the CLI", () => {
 
   it("runs a subagent and a compaction", async () => {
     const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base);
+    const big = (seed: string) => Array.from({ length: 1500 }, (_, i) => `const ${seed}${i} = compute(${i}, "${seed}"); // line ${i} of ${seed}`).join("\n");
+    const workspace = makeWorkspace(roots.base, { "src/one.ts": big("one"), "src/two.ts": big("two"), "src/three.ts": big("three") });
     const server = await spawnModelServer({
       apiKey: TEST_KEY,
+      // A 16k window: three large reads do not fit it together, so the context is trimmed.
+      contextWindow: 16_000,
+      responders: [{ systemIncludes: "compact summaries", turn: { text: "SUMMARY: three files were read." } }],
       turns: [
-        { text: "Reading.", toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }], usage: { input: 85_000, output: 10 } },
-        { text: "SUMMARY: app.txt says hello." }, // the compaction request
+        { text: "Reading.", toolCalls: [{ name: "read_file", input: { path: "src/one.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "src/two.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "src/three.ts" } }] },
         { toolCalls: [{ name: "new_subagent", input: { prompt: "create sub.txt" } }] },
         { toolCalls: [{ name: "write_to_file", input: { path: "sub.txt", content: "sub\n" } }] }, // the subagent
         { toolCalls: [{ name: "attempt_completion", input: { result: "sub done" } }] }, // the subagent
@@ -181,7 +186,7 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const env = envFor(roots, server, { OPENAI_CONTEXT_WINDOW: "100000" });
+    const env = envFor(roots, server, { OPENAI_CONTEXT_WINDOW: "16000" });
     const { stdout } = await dline(env, ["--json", "task", "read then delegate", "--workspace", workspace, "--yes"]);
     const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");

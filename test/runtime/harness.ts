@@ -3,7 +3,8 @@ import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import type { TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
-import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { SettingsScope, type ProfileSchema } from "../../core/src/gen/dline/v1/settings_pb.js";
 import type { DlineClients } from "../../core/src/client/index.js";
 import type { ModelServerScript, WireFormat } from "../model-server/script.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
@@ -27,6 +28,8 @@ export async function configureModel(
   clients: DlineClients,
   format: WireFormat,
   script: ModelServerScript,
+  /** Profile fields that differ from the default scripted profile (100k window, $3/$15). */
+  profile: Omit<MessageInitShape<typeof ProfileSchema>, "$typeName"> = {},
 ): Promise<{ server: ModelServerProcess; profileId: string }> {
   const server = await spawnModelServer({ apiKey: TEST_KEY, ...script });
   const profileId = `scripted-${format}`;
@@ -40,6 +43,7 @@ export async function configureModel(
       contextWindow: 100_000n,
       inputPricePerMtok: 3,
       outputPricePerMtok: 15,
+      ...profile,
     },
   });
   await clients.settings.setSecret({ profileId, name: "api_key", value: TEST_KEY });

@@ -314,35 +314,6 @@ describe("tasks of an earlier version", () => {
   });
 });
 
-describe("context management", () => {
-  it("compacts older turns near the context window, records it and marks a compaction checkpoint", async () => {
-    const { sidecar, server, profileId, workspace } = await setup("anthropic", [
-      { text: "Reading.", toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }], usage: { input: 85_000, output: 100 } },
-      { text: "SUMMARY-7f3a: the person asked about app.txt; it says hello." }, // the summary request
-      { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Explained app.txt." } }], usage: { input: 2_000, output: 10 } },
-    ]);
-    const { clients } = sidecar;
-    await setAutoApproval(clients, { readFiles: true });
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "ORIGINAL-TASK-b21: explain app.txt", profileId });
-    const events = await followUntilDone(clients, taskId);
-    const last = events[events.length - 1];
-    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
-    const requests = await server.requests();
-    expect(requests).toHaveLength(3);
-    expect(JSON.stringify(requests[1].body)).toContain("Summarize the conversation so far");
-    const continued = JSON.stringify(requests[2].body);
-    expect(continued).toContain("SUMMARY-7f3a");
-    expect(continued).not.toContain("ORIGINAL-TASK-b21");
-    const taskDir = path.join(sidecar.roots.docsDir, "tasks", taskId);
-    expect(JSON.parse(fs.readFileSync(path.join(taskDir, "context.json"), "utf8")).summary).toContain("SUMMARY-7f3a");
-    expect(fs.readFileSync(path.join(taskDir, "context_history.jsonl"), "utf8").trim().split("\n")).toHaveLength(1);
-    const saved = events.filter((e) => e.event.case === "checkpointSaved").map((e) => (e.event.value as { kind: string }).kind);
-    expect(saved).toContain("CHECKPOINT_KIND_COMPACTION");
-    const task = await clients.tasks.getTask({ taskId });
-    expect(task.messages.some((m) => m.kind === "compaction")).toBe(true);
-  });
-});
-
 describe("subagents", () => {
   it("new_subagent runs a subagent stored under subagents/<id>/ and returns its result", async () => {
     const { sidecar, server, profileId, workspace } = await setup("openai", [

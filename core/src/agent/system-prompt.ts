@@ -1,5 +1,6 @@
 /** Builds the system prompt: who the agent is, how to use tools, the workspace facts, the enabled rules. */
 import * as os from "node:os";
+import { textToolPrompt } from "./text-tool-calls.js";
 import type { ToolDefinition } from "./tools/types.js";
 
 export interface WorkspaceFacts {
@@ -25,11 +26,12 @@ export function collectWorkspaceFacts(cwd: string, now: Date): WorkspaceFacts {
   };
 }
 
-export function buildSystemPrompt(facts: WorkspaceFacts, tools: readonly ToolDefinition[], rules: readonly EnabledRule[]): string {
+/** `textTools`: the model calls tools in its text (Cline's XML format) instead of native tool calling. */
+export function buildSystemPrompt(facts: WorkspaceFacts, tools: readonly ToolDefinition[], rules: readonly EnabledRule[], options: { textTools?: boolean } = {}): string {
   const sections = [
     "You are Dline, a software engineering agent working in the person's workspace. You accomplish the task step by step with the tools below, " +
       "one or more tool calls per turn, and you read each tool's result before deciding the next step.",
-    [
+    options.textTools ? textToolPrompt(tools) : [
       "# Tool use",
       "Call tools through native tool calling; paths are relative to the workspace root and must stay inside it.",
       "Read a file before editing it. Prefer replace_in_file for small edits and write_to_file for new files or whole rewrites.",

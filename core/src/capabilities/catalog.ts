@@ -59,6 +59,8 @@ export interface FileCapabilities {
 export type FileKind = Exclude<CapabilityKind, "mcp">;
 
 const TEXT_FILE = (name: string) => /\.(md|markdown|txt)$/i.test(name);
+/** Rule files of other agents, at the workspace root. */
+const ROOT_RULE_FILES = [".clinerules", "AGENTS.md", ".cursorrules", ".windsurfrules"] as const;
 const baseName = (rel: string) => path.basename(rel).replace(/\.(md|markdown|txt|json)$/i, "");
 
 export class CapabilityCatalog {
@@ -86,7 +88,7 @@ export class CapabilityCatalog {
   }
 
   private scanRules(workspaceRoot: string | undefined): RuleEntry[] {
-    const out: RuleEntry[] = [];
+    const out: RuleEntry[] = workspaceRoot ? this.scanAgentRuleFiles(workspaceRoot) : [];
     for (const { origin, dir } of this.locations("rules", workspaceRoot)) {
       for (const rel of listFilesRecursive(dir, 3, TEXT_FILE)) {
         const sourcePath = path.join(dir, rel);
@@ -102,6 +104,28 @@ export class CapabilityCatalog {
           error: text === undefined ? "unreadable" : undefined,
         });
       }
+    }
+    return out;
+  }
+
+  /**
+   * The rule files other agents read at a workspace's root: Cline's `.clinerules` (a file, or a
+   * folder of them), `AGENTS.md`, Cursor's `.cursorrules` and Windsurf's `.windsurfrules`. Each
+   * is a rule like the others (listed, toggled by its path from the workspace root).
+   */
+  private scanAgentRuleFiles(workspaceRoot: string): RuleEntry[] {
+    const out: RuleEntry[] = [];
+    const add = (rel: string) => {
+      const sourcePath = path.join(workspaceRoot, rel);
+      const text = this.cache.read(sourcePath);
+      const { fields, body } = parseFrontMatter(text ?? "");
+      out.push({ resource: rel, name: rel, description: stringField(fields, "description") ?? "", origin: "workspace", sourcePath, text: body, error: text === undefined ? "unreadable" : undefined });
+    };
+    for (const rel of ROOT_RULE_FILES) {
+      const file = path.join(workspaceRoot, rel);
+      if (rel === ".clinerules" && isDirectory(file)) {
+        for (const inner of listFilesRecursive(file, 3, (n) => TEXT_FILE(n) || !n.includes("."))) add(`${rel}/${inner}`);
+      } else if (isFile(file)) add(rel);
     }
     return out;
   }
@@ -211,6 +235,14 @@ function firstLine(text: string): string {
 function isDirectory(p: string): boolean {
   try {
     return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
   } catch {
     return false;
   }

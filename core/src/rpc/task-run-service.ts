@@ -7,8 +7,10 @@ import {
   ResumeResponseSchema,
   SendMessageResponseSchema,
   SubscribeResponseSchema,
+  type EditorState,
   type TaskService,
 } from "../gen/dline/v1/task_pb.js";
+import type { EditorFiles } from "../agent/environment-details.js";
 import { DlineError } from "../errors.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
 import { statusToProto, uiMessageToProto } from "./task-mapping.js";
@@ -25,6 +27,12 @@ export interface TaskRunServiceDeps {
 function required(value: string, field: string): string {
   if (!value) throw new DlineError("invalid_argument", `${field} is required.`);
   return value;
+}
+
+/** What a client reported of its editor (undefined when it reported nothing). */
+function editorFiles(editor: EditorState | undefined): EditorFiles | undefined {
+  if (!editor || (editor.visibleFiles.length === 0 && editor.openFiles.length === 0)) return undefined;
+  return { visibleFiles: editor.visibleFiles.slice(0, 500), openFiles: editor.openFiles.slice(0, 500) };
 }
 
 /** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume. */
@@ -46,7 +54,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       return res;
     },
     async newTask(req) {
-      const taskId = await (await deps.runtime()).newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId);
+      const taskId = await (await deps.runtime()).newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId, { editor: editorFiles(req.editor) });
       return create(NewTaskResponseSchema, { taskId });
     },
     async *subscribe(req, ctx: HandlerContext) {
@@ -56,7 +64,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       }
     },
     async sendMessage(req) {
-      await (await deps.runtime()).sendMessage(required(req.taskId, "task_id"), req.text, { workspaceRoot: req.workspaceRoot || undefined });
+      await (await deps.runtime()).sendMessage(required(req.taskId, "task_id"), req.text, { workspaceRoot: req.workspaceRoot || undefined, editor: editorFiles(req.editor) });
       return create(SendMessageResponseSchema, {});
     },
     async respond(req) {

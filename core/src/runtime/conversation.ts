@@ -1,17 +1,24 @@
 import type { ContentBlock, ModelMessage } from "../agent/providers/types.js";
 import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
+import { applyContextTrim, type ContextTrimData, type ConversationItem } from "./context-trim.js";
 
 /** Journal entry kinds written by the runtime; the model conversation is rebuilt from them. */
 export const JOURNAL_KIND = {
   user: "user_message",
   assistant: "assistant_message",
   toolResults: "tool_results",
-  /** Marks a point the conversation was rewound to (restores); entries before it stay. */
+  /** An earlier version's summary that replaced everything before `upToSeq` (still read). */
   compaction: "compaction",
+  /** What the context manager left out or shortened to fit the window (context-trim.ts); the latest one holds. */
+  contextTrim: "context_trim",
+  /** The task switched how tools are offered (native or Cline's XML in text); the latest one holds. */
+  toolFormat: "tool_format",
 } as const;
 
 export interface UserMessageData {
   text: string;
+  /** Environment details the model reads with the message (workspace files, the editor's open files). */
+  environment?: string;
 }
 export interface AssistantMessageData {
   content: ContentBlock[];
@@ -36,34 +43,38 @@ export interface JournalEntryLike {
 /**
  * Rebuilds the conversation sent to the model from the journal: user and assistant messages in
  * order, tool results as user content, consecutive user contents merged (both APIs want the
- * roles to alternate), and the latest compaction summary replacing everything before it.
+ * roles to alternate), an earlier version's compaction summary replacing everything before it,
+ * and the latest context trim applied (what was left out or shortened to fit the window).
  */
 export function rebuildConversation(entries: JournalEntryLike[]): ModelMessage[] {
+  return mergeRoles(applyContextTrim(conversationItems(entries), latestContextTrim(entries)));
+}
+
+/** The journal's conversation as items (one per journal step, with its seq), before any trim. */
+export function conversationItems(entries: JournalEntryLike[]): ConversationItem[] {
   let start = 0;
   let summary: string | undefined;
+  let summarySeq = 0;
   for (let i = entries.length - 1; i >= 0; i--) {
     if (entries[i].kind === JOURNAL_KIND.compaction) {
       const data = JSON.parse(entries[i].data) as CompactionData;
       summary = data.summary;
+      summarySeq = entries[i].seq;
       start = entries.findIndex((e) => e.seq > data.upToSeq && e.kind !== JOURNAL_KIND.compaction);
       if (start < 0) start = entries.length;
       break;
     }
   }
-  const messages: ModelMessage[] = [];
-  const push = (role: "user" | "assistant", blocks: ContentBlock[]) => {
-    const last = messages[messages.length - 1];
-    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
-    else messages.push({ role, content: [...blocks] });
-  };
+  const items: ConversationItem[] = [];
   if (summary !== undefined) {
-    push("user", [{ type: "text", text: `Summary of the conversation so far:\n${summary}` }]);
+    items.push({ seq: summarySeq, role: "user", blocks: [{ type: "text", text: `Summary of the conversation so far:\n${summary}` }] });
   }
   for (const entry of entries.slice(start)) {
+    const push = (role: "user" | "assistant", blocks: ContentBlock[]) => items.push({ seq: entry.seq, role, blocks });
     switch (entry.kind) {
       case JOURNAL_KIND.user: {
         const data = JSON.parse(entry.data) as UserMessageData;
-        push("user", [{ type: "text", text: data.text }]);
+        push("user", [{ type: "text", text: data.environment ? `${data.text}\n\n${data.environment}` : data.text }]);
         break;
       }
       case JOURNAL_KIND.assistant: {
@@ -73,11 +84,9 @@ export function rebuildConversation(entries: JournalEntryLike[]): ModelMessage[]
       }
       case JOURNAL_KIND.toolResults: {
         const data = JSON.parse(entry.data) as ToolResultsData;
-        push(
-          "user",
-          data.results.map((r) => ({ type: "tool_result" as const, toolUseId: r.toolUseId, content: r.content, isError: r.isError })),
-        );
-        if (data.feedback) push("user", [{ type: "text", text: data.feedback }]);
+        const blocks: ContentBlock[] = data.results.map((r) => ({ type: "tool_result" as const, toolUseId: r.toolUseId, content: r.content, isError: r.isError }));
+        if (data.feedback) blocks.push({ type: "text", text: data.feedback });
+        push("user", blocks);
         break;
       }
       case LEGACY_CONVERSATION_KIND: {
@@ -90,6 +99,35 @@ export function rebuildConversation(entries: JournalEntryLike[]): ModelMessage[]
         // Other kinds (markers) carry no conversation.
         break;
     }
+  }
+  return items;
+}
+
+/** The latest context trim of the journal (after the latest compaction, if any). */
+export function latestContextTrim(entries: JournalEntryLike[]): ContextTrimData | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (entries[i].kind === JOURNAL_KIND.contextTrim) return JSON.parse(entries[i].data) as ContextTrimData;
+    if (entries[i].kind === JOURNAL_KIND.compaction) return undefined;
+  }
+  return undefined;
+}
+
+/** The tool format the task uses now: "xml" once it switched (or was set so), else native. */
+export function latestToolFormat(entries: JournalEntryLike[]): "native" | "xml" | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (entries[i].kind === JOURNAL_KIND.toolFormat) return (JSON.parse(entries[i].data) as { format: "native" | "xml" }).format;
+  }
+  return undefined;
+}
+
+/** Items to messages: consecutive items of one role merge (both APIs want the roles to alternate). */
+export function mergeRoles(items: readonly ConversationItem[]): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  for (const item of items) {
+    if (item.blocks.length === 0) continue;
+    const last = messages[messages.length - 1];
+    if (last && last.role === item.role && Array.isArray(last.content)) last.content.push(...item.blocks);
+    else messages.push({ role: item.role, content: [...item.blocks] });
   }
   return messages;
 }

@@ -77,11 +77,12 @@ export function buildTurnLoop(
     commandTimeoutMs: () => deps.commandTimeoutMs(),
     checkpoints,
     usage: scope.usage,
-    systemPrompt: (rules, tools) => deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools),
+    systemPrompt: (rules, tools, options) => deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools, options),
     // The allow-list restricts every tool: built-in ones above, and those capabilities add.
     capabilities: restrictCapabilityTools(deps.capabilities ?? noCapabilities, allowedTools),
     recordActivity: activityRecorder(deps, scope.files),
     context: {
+      read: () => new TaskJsonFiles(scope.files).readContext(),
       write: (value) => new TaskJsonFiles(scope.files).writeContext(value),
       appendHistory: (record) => new TaskJsonFiles(scope.files).appendContextHistory(record),
     },

@@ -1,4 +1,6 @@
 import { createModelProvider } from "../agent/providers/create-provider.js";
+import { knownMaxOutputTokens } from "../agent/providers/price-table.js";
+import { resolvePrices } from "../agent/providers/pricing.js";
 import { DlineError } from "../errors.js";
 import type { ProfileCatalogRepository } from "../storage/profile-catalog.js";
 import { API_KEY, type SecretsStore } from "../storage/secrets-store.js";
@@ -36,17 +38,31 @@ export class ModelResolver {
     const profile = all.find((p) => p.id === id);
     if (!profile) throw new DlineError("not_found", `Model profile "${id}" does not exist.`);
     const apiKey = (await this.secrets.get(profile.id, API_KEY)) ?? "";
+    const { prices } = resolvePrices({
+      model: profile.model,
+      inputPerMTok: profile.inputPricePerMtok,
+      outputPerMTok: profile.outputPricePerMtok,
+      cacheReadPerMTok: profile.cacheReadPricePerMtok,
+      cacheWritePerMTok: profile.cacheWritePricePerMtok,
+      zeroCost: profile.zeroCost,
+    });
     const provider = createModelProvider(profile.provider, {
       baseUrl: profile.baseUrl,
       model: profile.model,
       apiKey,
-      prices: {
-        inputPerMTok: profile.inputPricePerMtok,
-        outputPerMTok: profile.outputPricePerMtok,
-        cacheReadPerMTok: profile.cacheReadPricePerMtok,
-        cacheWritePerMTok: profile.cacheWritePricePerMtok,
-      },
+      prices,
+      idleTimeoutMs: profile.firstByteTimeoutSeconds > 0 ? profile.firstByteTimeoutSeconds * 1000 : undefined,
+      reasoningEffort: profile.reasoningEffort || undefined,
+      thinkingBudgetTokens: profile.provider === "anthropic" && profile.thinkingBudgetTokens > 0 ? profile.thinkingBudgetTokens : undefined,
     });
-    return { provider, contextWindow: profile.contextWindow || 128_000, profileId: profile.id, maxOutputTokens: profile.maxOutputTokens };
+    return {
+      provider,
+      contextWindow: profile.contextWindow || 128_000,
+      profileId: profile.id,
+      maxOutputTokens: profile.maxOutputTokens,
+      modelMaxOutputTokens: knownMaxOutputTokens(profile.model),
+      thinkingBudgetTokens: profile.provider === "anthropic" ? profile.thinkingBudgetTokens : 0,
+      toolCallFormat: profile.toolCallFormat === "xml" ? "xml" : "native",
+    };
   }
 }

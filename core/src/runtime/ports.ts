@@ -11,6 +11,9 @@ export interface MessagesPort {
   append(message: StoredUiMessage): void;
   update(message: StoredUiMessage): void;
   list(): StoredUiMessage[];
+  /** Removes the messages after this one (a failed attempt's partial answer). */
+  truncateAfter(messageId: string): number;
+  clear(): number;
 }
 
 export interface JournalPort {
@@ -32,13 +35,18 @@ export interface CheckpointPort {
 
 /** context.json and context_history.jsonl of a task (context management records). */
 export interface ContextPort {
+  /** context.json as last written (undefined when absent or unreadable). */
+  read(): Record<string, unknown> | undefined;
   write(value: Record<string, unknown>): void;
   appendHistory(record: Record<string, unknown>): void;
 }
 
 export interface UsagePort {
-  /** Records one model request's usage (metrics.db) and adds it to the task's totals (history). */
-  record(usage: TokenUsage, costUsd: number, model: string): void;
+  /**
+   * Records one model request's usage (metrics.db) and adds it to the task's totals (history).
+   * `costUsd` undefined: no price is known for the model (the cost is unknown, not $0).
+   */
+  record(usage: TokenUsage, costUsd: number | undefined, model: string): void;
 }
 
 export interface RunnerModel {
@@ -46,5 +54,12 @@ export interface RunnerModel {
   contextWindow: number;
   /** The profile this model came from (kept in state.json so a resume uses the same one). */
   profileId: string;
+  /** The profile's output limit (0 or absent: the default, raised after an answer is cut). */
   maxOutputTokens?: number;
+  /** The most output tokens the model allows, when known (the limit is never raised past it). */
+  modelMaxOutputTokens?: number;
+  /** Anthropic extended thinking budget (0: off); max_tokens must exceed it. */
+  thinkingBudgetTokens?: number;
+  /** "xml": tools are offered in text (Cline's format); else natively, with a switch to text if the server refuses tools. */
+  toolCallFormat?: "native" | "xml";
 }

@@ -27,6 +27,7 @@ import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEven
 import type { EnabledRule } from "../agent/system-prompt.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
 import type { ToolGuard } from "../agent/tools/tool-guard.js";
+import type { EditorFiles } from "../agent/environment-details.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
@@ -49,7 +50,7 @@ export interface TaskRuntimeDeps {
   commandLogBudgetBytes(): Promise<number>;
   /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
   checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
-  systemPrompt(workspaceRoot: string, taskId: string, rules: readonly EnabledRule[], tools: readonly ToolDefinition[]): string;
+  systemPrompt(workspaceRoot: string, taskId: string, rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options?: { textTools: boolean }): string;
   /** Rules, workflows, skills, subagent definitions, hooks and MCP tools; none when absent. */
   capabilities?: CapabilitiesPort;
   /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
@@ -84,8 +85,11 @@ export class TaskRuntime {
     else this.environments.delete(taskId);
   }
 
-  /** `options.taskId` lets a caller choose the id in advance (an ACP session id is the task id). */
-  async newTask(workspaceRoot: string, text: string, profileId: string, options: { taskId?: string } = {}): Promise<string> {
+  /**
+   * `options.taskId` lets a caller choose the id in advance (an ACP session id is the task id);
+   * `options.editor`: the files the editor shows, when the client reports them.
+   */
+  async newTask(workspaceRoot: string, text: string, profileId: string, options: { taskId?: string; editor?: EditorFiles } = {}): Promise<string> {
     if (!text.trim()) throw new DlineError("invalid_argument", "A task needs some text.");
     if (!workspaceRoot) throw new DlineError("invalid_argument", "A task needs a workspace_root.");
     if (!fs.existsSync(workspaceRoot) || !fs.statSync(workspaceRoot).isDirectory()) {
@@ -107,7 +111,7 @@ export class TaskRuntime {
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
     await this.taskHooks(task, "TaskStart", { text, workspaceRoot });
-    const first = await loop.addUserMessage(text);
+    const first = await loop.addUserMessage(text, { firstMessage: true, editor: options.editor });
     // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
     // that message); the first modifying tool waits for it, read-only ones do not.
     void checkpoints?.baseline(first.id).catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
@@ -354,7 +358,7 @@ export class TaskRuntime {
     await this.deps.history.update(task.id, { workspaceRoot });
   }
 
-  async sendMessage(taskId: string, text: string, options: { workspaceRoot?: string } = {}): Promise<void> {
+  async sendMessage(taskId: string, text: string, options: { workspaceRoot?: string; editor?: EditorFiles } = {}): Promise<void> {
     if (!text.trim()) throw new DlineError("invalid_argument", "The message is empty.");
     const task = this.claimForWrite(taskId);
     if (task.asks.pendingAskId) {
@@ -370,7 +374,7 @@ export class TaskRuntime {
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
-    await loop.addUserMessage(text);
+    await loop.addUserMessage(text, { editor: options.editor });
     this.start(task, loop);
   }
 

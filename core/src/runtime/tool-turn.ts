@@ -27,6 +27,8 @@ export interface ToolTurnHost {
   addMessage(init: Partial<StoredUiMessage>): StoredUiMessage;
   finalize(message: StoredUiMessage): void;
   journal(kind: string, data: object): void;
+  /** The most characters one tool result should take in the context window. */
+  readonly maxResultChars?: number;
 }
 
 /** One line a person reads about a tool call. */
@@ -138,6 +140,7 @@ export async function runToolCalls(
         commandTimeoutMs: isCommand ? await deps.commandTimeoutMs() : undefined,
         toolCallId: call.id,
         environment: deps.environment?.(),
+        maxResultChars: host.maxResultChars,
       });
     } finally {
       if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));

@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { TaskStatus } from "../gen/dline/v1/task_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
+import { environmentDetails, type EditorFiles } from "../agent/environment-details.js";
+import { anthropicMaxTokens } from "../agent/providers/anthropic.js";
 import type { ContentBlock, StopReason } from "../agent/providers/types.js";
+import { parseTextToolCalls, TextToolStreamFilter } from "../agent/text-tool-calls.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import { toolSpecs } from "../agent/tools/registry.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
@@ -10,7 +14,10 @@ import type { Logger } from "../logging/logger.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import { uiMessageToProto } from "../rpc/task-mapping.js";
 import type { AskBroker } from "./ask-broker.js";
-import { JOURNAL_KIND, rebuildConversation } from "./conversation.js";
+import { streamAnswer, type AnswerHost, type AssistantAnswer, type ModelToolCall } from "./assistant-stream.js";
+import { ContextManager } from "./context-manager.js";
+import { JOURNAL_KIND, latestToolFormat } from "./conversation.js";
+import { textToolItems } from "./text-tool-conversation.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
@@ -18,6 +25,7 @@ import type { EnabledRule } from "../agent/system-prompt.js";
 import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 import { describeRunFailure } from "./run-failure.js";
 import { boundedDelta } from "./message-bounds.js";
+import type { ContextTrimData } from "./context-trim.js";
 
 export interface TurnLoopDeps {
   taskId: string;
@@ -39,8 +47,8 @@ export interface TurnLoopDeps {
   commandTimeoutMs: () => Promise<number>;
   checkpoints: CheckpointPort | undefined;
   usage: UsagePort;
-  /** The system prompt with this turn's enabled rules and tools. */
-  systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[]) => string;
+  /** The system prompt with this turn's enabled rules and tools (`textTools`: tools taught in text, Cline's XML format). */
+  systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options: { textTools: boolean }) => string;
   /** Rules, workflows, skills, hooks, MCP tools (issue 11); read at every turn. */
   capabilities: CapabilitiesPort;
   /** Records an activity (activities.db): hook runs and their output, never as the user's words. */
@@ -52,17 +60,31 @@ export interface TurnLoopDeps {
   context: ContextPort;
   /** Runs a subagent for new_subagent and returns its result (absent: subagents are not available). */
   runSubagent?: (prompt: string, name: string | undefined, signal: AbortSignal) => Promise<string>;
-  /** Share of the context window past which older turns are compacted (default 0.8). */
-  compactAt?: number;
   /** The host editor's file and terminal I/O for this task, read at each tool call (absent: local). */
   environment?: () => ToolEnvironment | undefined;
 }
 
-const COMPACTION_PROMPT =
-  "Summarize the conversation so far so that the work can continue from the summary alone: the task and the person's " +
-  "requests, what was done (files read, created and changed, commands run and their outcome), decisions taken, open " +
-  "questions, and what remains to do. Keep file paths, names and exact values. Answer with the summary only.";
+/** Answers in a row whose tool calls could not be run before the person is asked (Cline's mistake limit). */
+export const MAX_CONSECUTIVE_MISTAKES = 3;
+const MISTAKE_OPTIONS = ["Keep trying", "Stop the task"] as const;
 
+/** What the model reads about a tool call its answer was cut in (its arguments are incomplete). */
+function cutToolCallNote(limit: number): string {
+  return (
+    `your answer reached the output token limit (${limit} tokens) in the middle of this tool call, so its arguments are incomplete and it was not run. ` +
+    "Write smaller pieces: create a large file with a first part and add the rest with replace_in_file, and split large edits into several calls"
+  );
+}
+
+interface AssistantTurn {
+  failed: boolean;
+  toolCalls: ModelToolCall[];
+  messageId: string;
+  stopReason?: StopReason;
+  /** Tool calls that cannot run at all (cut, not valid, unknown tool). */
+  malformed: number;
+  problem?: string;
+}
 /** How a run of the loop ended. */
 export type RunOutcome = "completed" | "idle" | "cancelled" | "failed";
 
@@ -74,6 +96,7 @@ export type RunOutcome = "completed" | "idle" | "cancelled" | "failed";
 export const MODEL_STOP_REASONS = {
   maxTokens: "the model's answer reached its output token limit",
   refusal: "the model refused to answer",
+  contextWindow: "the model's answer filled the context window",
 } as const;
 
 /** The `mode` setting: in plan mode the agent reads and plans; tools that change anything are refused. */
@@ -102,14 +125,27 @@ export class TurnLoop {
   private unjournaled: string[] = [];
   /** The last UI message added: the anchor of the checkpoint saved at the end of a turn. */
   private lastMessageId = "";
-  /** Tokens the last request occupied in the context window (prompt and answer). */
-  private contextTokens = 0;
+  /** Keeps each request inside the context window. */
+  private readonly context: ContextManager;
+  /** The output limit after an answer was cut (undefined: the profile's). */
+  private raisedOutputLimit: number | undefined;
+  /** Answers in a row whose tool calls could not be run. */
+  private mistakes = 0;
   /** This turn's tools: the built-in ones and those capabilities add (read at every turn). */
   private turnTools: readonly ToolDefinition[] = [];
   /** The task's mode, read at every request and tool call (absent: act). */
   private modeSource: (() => Promise<TaskMode>) | undefined;
 
-  constructor(private readonly deps: TurnLoopDeps) {}
+  constructor(private readonly deps: TurnLoopDeps) {
+    this.context = new ContextManager({
+      journal: deps.journal,
+      model: deps.model,
+      usage: deps.usage,
+      context: deps.context,
+      logger: deps.logger,
+      recordTrim: (trim, description) => this.recordTrim(trim, description),
+    });
+  }
 
   /** Where the loop reads the task's mode (the runtime sets it for a task's own loop). */
   setModeSource(source: () => Promise<TaskMode>): void {
@@ -151,14 +187,31 @@ export class TurnLoop {
 
   /**
    * Adds the user's words to the chat and the journal. The chat shows them as typed; the model
-   * reads them with `/workflow` references expanded.
+   * reads them with `/workflow` references expanded, and with environment details: the files the
+   * editor shows (when the client reports them) and, with the task's first message, the
+   * workspace's top-level files.
    */
-  async addUserMessage(text: string): Promise<StoredUiMessage> {
+  async addUserMessage(text: string, options: { editor?: EditorFiles; firstMessage?: boolean } = {}): Promise<StoredUiMessage> {
     await this.hooks("UserPromptSubmit", { text });
     const expanded = await this.deps.capabilities.expandUserText(text, this.capabilityContext);
+    const environment =
+      options.editor || options.firstMessage
+        ? await environmentDetails({ workspaceRoot: this.deps.workspaceRoot, editor: options.editor, workspaceFiles: options.firstMessage === true, ignore: await this.deps.agentIgnore() })
+        : undefined;
     const message = this.addMessage({ role: "user", kind: "text", text });
-    this.journal(JOURNAL_KIND.user, { text: expanded });
+    this.journal(JOURNAL_KIND.user, environment ? { text: expanded, environment } : { text: expanded });
     return message;
+  }
+
+  /** Records a context trim: the journal entry (what the next requests leave out), the chat's marker, context.json and its history, a compaction checkpoint. */
+  private async recordTrim(trim: ContextTrimData, description: string): Promise<void> {
+    const { deps } = this;
+    const marker = this.addMessage({ role: "system", kind: "compaction", text: description, detail: JSON.stringify({ summary: trim.summary ?? "", ...trim }) });
+    this.journal(JOURNAL_KIND.contextTrim, trim);
+    const record = { time: Date.now(), kind: "trim", droppedThroughSeq: trim.droppedThroughSeq, elided: trim.elided.length, shortened: trim.shortened.length, tokensBefore: trim.tokensBefore, tokensAfter: trim.tokensAfter, contextWindow: this.context.contextWindow, summaryChars: trim.summary?.length ?? 0 };
+    deps.context.write({ ...(deps.context.read() ?? {}), lastTrim: record, summary: trim.summary ?? "" });
+    deps.context.appendHistory(record);
+    if (deps.checkpoints) attachCheckpoint(deps, marker, await deps.checkpoints.saveCompaction(marker.id), "CHECKPOINT_KIND_COMPACTION");
   }
 
   async run(signal: AbortSignal): Promise<RunOutcome> {
@@ -172,12 +225,23 @@ export class TurnLoop {
         if (turn.failed) return "failed";
         if (turn.toolCalls.length === 0) {
           const reason =
-            turn.stopReason === "max_tokens" ? MODEL_STOP_REASONS.maxTokens : turn.stopReason === "refusal" ? MODEL_STOP_REASONS.refusal : "the model ended its turn";
+            turn.stopReason === "max_tokens"
+              ? MODEL_STOP_REASONS.maxTokens
+              : turn.stopReason === "refusal"
+                ? MODEL_STOP_REASONS.refusal
+                : turn.stopReason === "context_window_exceeded"
+                  ? MODEL_STOP_REASONS.contextWindow
+                  : "the model ended its turn";
           deps.setStatus(TaskStatus.COMPLETED, reason);
           return "idle";
         }
         const outcome = await runToolCalls(this.toolHost(), turn.toolCalls, turn.messageId, signal);
         if (outcome === "completed") return "completed";
+        this.mistakes = turn.malformed === turn.toolCalls.length ? this.mistakes + 1 : 0;
+        if (this.mistakes >= MAX_CONSECUTIVE_MISTAKES && !(await this.askAfterMistakes(turn.problem, signal))) {
+          deps.setStatus(TaskStatus.COMPLETED, "stopped after repeated tool calls that could not be run");
+          return "idle";
+        }
       }
       deps.setStatus(TaskStatus.FAILED, `stopped after ${maxRequests} model requests in one run`);
       return "failed";
@@ -197,123 +261,157 @@ export class TurnLoop {
   }
 
   /**
-   * Context management: when the last request filled most of the context window, older turns
-   * are replaced by a summary the model writes (a compaction entry in the journal, recorded in
-   * context.json and context_history.jsonl, marked by a compaction checkpoint).
+   * One model request and its answer: the conversation fitted to the context window (trimmed
+   * and recorded when it would not fit), the answer streamed, an answer refused as too large
+   * sent again smaller, and a server that refuses native tools answered in text from then on.
    */
-  private async compactIfNeeded(signal: AbortSignal, force = false): Promise<void> {
+  private async streamAssistantTurn(signal: AbortSignal): Promise<AssistantTurn> {
     const { deps } = this;
-    const window = deps.model.contextWindow;
-    if (!force && (window <= 0 || this.contextTokens < window * (deps.compactAt ?? 0.8))) return;
-    const entries = deps.journal.entries();
-    if (entries.length < 2) return;
-    const conversation = rebuildConversation(entries);
-    conversation.push({ role: "user", content: [{ type: "text", text: COMPACTION_PROMPT }] });
-    let summary = "";
-    for await (const ev of deps.model.provider.stream({ systemPrompt: "You write faithful, compact summaries of coding sessions.", messages: conversation }, signal)) {
-      if (ev.type === "text_delta") summary += ev.text;
-      else if (ev.type === "usage") deps.usage.record(ev.usage, ev.costUsd, deps.model.provider.model);
-      else if (ev.type === "error") throw ev.error;
-    }
-    signal.throwIfAborted();
-    if (!summary.trim()) return;
-    const upToSeq = entries[entries.length - 1].seq;
-    const tokensBefore = this.contextTokens;
-    const marker = this.addMessage({ role: "system", kind: "compaction", text: "Older turns were summarized to fit the context window.", detail: JSON.stringify({ summary }) });
-    this.journal(JOURNAL_KIND.compaction, { summary, upToSeq });
-    const record = { time: Date.now(), upToSeq, tokensBefore, contextWindow: window, summaryChars: summary.length };
-    deps.context.write({ lastCompaction: record, summary });
-    deps.context.appendHistory({ kind: "compaction", ...record });
-    this.contextTokens = 0;
-    if (deps.checkpoints) attachCheckpoint(deps, marker, await deps.checkpoints.saveCompaction(marker.id), "CHECKPOINT_KIND_COMPACTION");
-  }
-
-  private async streamAssistantTurn(
-    signal: AbortSignal,
-    retriedAfterOverflow = false,
-  ): Promise<{ failed: boolean; toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[]; messageId: string; stopReason?: StopReason }> {
-    const { deps } = this;
-    await this.compactIfNeeded(signal);
-    const conversation = rebuildConversation(deps.journal.entries());
     const capabilities = await deps.capabilities.forTurn({ ...this.capabilityContext, signal });
     this.turnTools = [...deps.tools, ...capabilities.tools.filter((t) => !deps.tools.some((b) => b.name === t.name))];
-    const specs = toolSpecs(this.turnTools);
-    let message: StoredUiMessage | undefined;
-    const toolCalls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[] = [];
-    let failed = false;
-    let overflow = false;
-    let stopReason: StopReason | undefined;
+    const textTools = this.toolFormat() === "xml";
+    const specs = textTools ? [] : toolSpecs(this.turnTools);
     const planMode = (await this.mode()) === "plan";
-    const systemPrompt = deps.systemPrompt(capabilities.rules, this.turnTools);
-    for await (const ev of deps.model.provider.stream(
-      { systemPrompt: planMode ? `${systemPrompt}\n${PLAN_MODE_PROMPT}\n` : systemPrompt, messages: conversation, tools: specs, maxTokens: deps.model.maxOutputTokens || undefined },
-      signal,
-    )) {
-      switch (ev.type) {
-        case "text_delta": {
-          const text = boundedDelta(message?.text.length ?? 0, ev.text);
-          if (!text) break;
-          if (!message) message = this.addMessage({ role: "assistant", kind: "text", text, partial: true });
-          else {
-            message.text += text;
-            deps.events.append({ case: "messageDelta", value: { messageId: message.id, text } });
-          }
-          break;
-        }
-        case "tool_call_end":
-          toolCalls.push({ id: ev.id, name: ev.name, input: ev.input, parseError: ev.parseError });
-          break;
-        case "usage":
-          this.contextTokens = ev.usage.inputTokens + ev.usage.cacheReadTokens + ev.usage.cacheWriteTokens + ev.usage.outputTokens;
-          deps.usage.record(ev.usage, ev.costUsd, deps.model.provider.model);
-          deps.events.append({
-            case: "usage",
-            value: {
-              tokensIn: BigInt(ev.usage.inputTokens),
-              tokensOut: BigInt(ev.usage.outputTokens),
-              cacheReads: BigInt(ev.usage.cacheReadTokens),
-              cacheWrites: BigInt(ev.usage.cacheWriteTokens),
-              cost: ev.costUsd,
-            },
-          });
-          break;
-        case "stop":
-          stopReason = ev.reason;
-          break;
-        case "error":
-          if (ev.error.kind === "context_overflow" && !retriedAfterOverflow && !message && toolCalls.length === 0) {
-            overflow = true;
-            break;
-          }
-          failed = true;
-          deps.events.append({
-            case: "error",
-            value: { code: ev.error.kind, message: ev.error.message, retryable: ev.error.retryable },
-          });
-          break;
-        default:
-          break;
+    const basePrompt = deps.systemPrompt(capabilities.rules, this.turnTools, { textTools });
+    const systemPrompt = planMode ? `${basePrompt}\n${PLAN_MODE_PROMPT}\n` : basePrompt;
+    for (let overflows = 0; ; ) {
+      const maxTokens = this.outputLimit();
+      const prepared = await this.context.prepare(
+        { systemPrompt, tools: specs, maxOutputTokens: this.outputReserve(maxTokens), convert: textTools ? textToolItems : undefined },
+        signal,
+      );
+      const answer = await streamAnswer(
+        this.answerHost(),
+        deps.model.provider.stream({ systemPrompt, messages: prepared.messages, tools: specs, maxTokens }, signal),
+        textTools ? () => new TextToolStreamFilter(this.turnTools) : undefined,
+      );
+      signal.throwIfAborted();
+      if (answer.usage) this.context.noteUsage(prepared.chars, answer.usage);
+      const error = answer.error;
+      if (error?.kind === "context_overflow" && !answer.message && answer.toolCalls.length === 0) {
+        overflows++;
+        if (this.context.noteOverflow(error, prepared.chars, overflows)) continue;
       }
+      if (error?.kind === "tools_unsupported" && !textTools) {
+        // Answered in text from now on (recorded: the rest of the task, a resume too).
+        deps.logger.warn("the server refused native tools; switching to text tool calls", { taskId: deps.taskId });
+        this.journal(JOURNAL_KIND.toolFormat, { format: "xml", reason: error.message });
+        return this.streamAssistantTurn(signal);
+      }
+      return this.finishAnswer(answer, textTools, maxTokens);
     }
-    signal.throwIfAborted();
-    if (overflow) {
-      // The prompt no longer fits (e.g. after a restart, with no usage seen yet): compact, once.
-      await this.compactIfNeeded(signal, true);
-      return this.streamAssistantTurn(signal, true);
+  }
+
+  /** Journals a finished answer (reasoning, text, tool calls); a cut tool call is marked as such. */
+  private finishAnswer(answer: AssistantAnswer, textTools: boolean, maxTokens: number | undefined): AssistantTurn {
+    const { deps } = this;
+    // What the chat kept of the text (a runaway reply is cut there) is what the model reads back.
+    let text = answer.message?.text ?? "";
+    let toolCalls = answer.toolCalls;
+    if (textTools) {
+      const parsed = parseTextToolCalls(answer.text, this.turnTools);
+      text = boundedDelta(0, parsed.text);
+      toolCalls = parsed.calls.map((c) => ({
+        id: `call_text_${randomUUID().slice(0, 12)}`,
+        name: c.name,
+        input: c.problem ? undefined : c.input,
+        parseError: c.problem ? `the tool call is not complete: ${c.problem}` : undefined,
+      }));
     }
-    if (message) {
-      message.partial = false;
-      this.finalize(message);
+    if (answer.message) {
+      answer.message.partial = false;
+      if (textTools) answer.message.text = text;
+      this.finalize(answer.message);
     }
-    const content: ContentBlock[] = [];
-    if (message?.text) content.push({ type: "text", text: message.text });
-    for (const call of toolCalls) content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} });
-    if (failed) {
+    if (answer.error) {
+      deps.events.append({ case: "error", value: { code: answer.error.kind, message: answer.error.message, retryable: answer.error.retryable } });
       deps.setStatus(TaskStatus.FAILED, "the model request failed");
-      return { failed, toolCalls: [], messageId: message?.id ?? "" };
+      return { failed: true, toolCalls: [], messageId: answer.message?.id ?? "", malformed: 0 };
     }
+    const cut = answer.stopReason === "max_tokens" || answer.stopReason === "context_window_exceeded";
+    if (cut && toolCalls.length > 0) {
+      // The answer stopped inside its last tool call: say so, and allow longer answers.
+      const limit = maxTokens ?? this.outputReserve(maxTokens);
+      const last = toolCalls[toolCalls.length - 1];
+      toolCalls = [...toolCalls.slice(0, -1), { ...last, input: undefined, parseError: cutToolCallNote(limit) }];
+      this.raiseOutputLimit(limit);
+    }
+    const content: ContentBlock[] = [...answer.thinking];
+    if (text) content.push({ type: "text", text });
+    for (const call of toolCalls) content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} });
     this.journal(JOURNAL_KIND.assistant, { content });
-    return { failed, toolCalls, messageId: message?.id ?? "", stopReason };
+    const malformed = toolCalls.filter((c) => !c.input || !this.turnTools.some((t) => t.name === c.name)).length;
+    return { failed: false, toolCalls, messageId: answer.message?.id ?? "", stopReason: answer.stopReason, malformed, problem: toolCalls.find((c) => c.parseError)?.parseError };
+  }
+
+  /** The max_tokens sent: the profile's, or a raised one after an answer was cut; undefined: the API's default. */
+  private outputLimit(): number | undefined {
+    return this.raisedOutputLimit ?? (this.deps.model.maxOutputTokens || undefined);
+  }
+
+  /** Output tokens kept free in the context window for the answer. */
+  private outputReserve(maxTokens: number | undefined): number {
+    const { model } = this.deps;
+    if (model.provider.id === "anthropic") return anthropicMaxTokens(maxTokens, model.thinkingBudgetTokens);
+    return maxTokens ?? Math.min(8192, Math.floor(this.context.contextWindow / 4));
+  }
+
+  private raiseOutputLimit(current: number): void {
+    const { model } = this.deps;
+    const ceiling = Math.min(model.modelMaxOutputTokens ?? (model.provider.id === "anthropic" ? 32_000 : 16_384), Math.floor(this.context.contextWindow / 2));
+    const raised = Math.min(ceiling, Math.max(current * 2, 8192));
+    if (raised > current) this.raisedOutputLimit = raised;
+  }
+
+  /** How tools are offered now: the task's recorded switch, else the profile's choice. */
+  private toolFormat(): "native" | "xml" {
+    return latestToolFormat(this.deps.journal.entries()) ?? this.deps.model.toolCallFormat ?? "native";
+  }
+
+  private answerHost(): AnswerHost {
+    const { deps } = this;
+    return {
+      events: deps.events,
+      usage: deps.usage,
+      modelName: deps.model.provider.model,
+      addMessage: (init) => this.addMessage(init),
+      finalize: (message) => this.finalize(message),
+      lastMessageId: () => this.lastMessageId,
+      removeMessagesAfter: (messageId) => {
+        const kept = deps.messages.list();
+        const index = messageId ? kept.findIndex((m) => m.id === messageId) : -1;
+        const removed = new Set(kept.slice(index + 1).map((m) => m.id));
+        if (messageId) deps.messages.truncateAfter(messageId);
+        else deps.messages.clear();
+        this.unjournaled = this.unjournaled.filter((id) => !removed.has(id));
+        this.lastMessageId = messageId;
+      },
+    };
+  }
+
+  /**
+   * After several answers in a row whose tool calls could not be run (cut, malformed, unknown
+   * tools), the person decides: keep going (with advice for the model) or stop. True: go on.
+   */
+  private async askAfterMistakes(problem: string | undefined, signal: AbortSignal): Promise<boolean> {
+    const { deps } = this;
+    const question =
+      `The model's last ${this.mistakes} answers held tool calls that could not be run${problem ? ` (the last: ${problem.slice(0, 300)})` : ""}. ` +
+      "Should it keep trying? You can also tell it what to do differently.";
+    this.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options: MISTAKE_OPTIONS }) });
+    const answer = await deps.asks.ask((askId) => {
+      deps.events.append({ case: "ask", value: create(AskSchema, { askId, kind: AskKind.FOLLOWUP, tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }) });
+      deps.setStatus(TaskStatus.WAITING, question);
+    }, signal);
+    deps.events.append({ case: "askResolved", value: { askId: "", approved: answer.approve, text: answer.text } });
+    deps.setStatus(TaskStatus.RUNNING);
+    this.mistakes = 0;
+    const text = answer.text.trim();
+    if (!answer.approve || text.toLowerCase() === MISTAKE_OPTIONS[1].toLowerCase()) return false;
+    const advice = text && text.toLowerCase() !== MISTAKE_OPTIONS[0].toLowerCase() ? text : "Keep trying, and write smaller tool calls.";
+    this.addMessage({ role: "user", kind: "text", text: advice });
+    this.journal(JOURNAL_KIND.user, { text: advice });
+    return true;
   }
 
   /** The loop's side of running a turn's tool calls (tool-turn.ts). */
@@ -336,6 +434,7 @@ export class TurnLoop {
       addMessage: (init) => this.addMessage(init),
       finalize: (message) => this.finalize(message),
       journal: (kind, data) => this.journal(kind, data),
+      maxResultChars: this.context.maxResultChars(),
     };
   }
 }

@@ -4,17 +4,26 @@ import { ModelError, redactSecrets } from "./errors.js";
 import { HttpModelProvider } from "./http-provider.js";
 import { runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
-import type { ContentBlock, ModelMessage, ModelRequest, ModelStreamEvent, StopReason, TokenUsage } from "./types.js";
+import type { ContentBlock, ModelMessage, ModelRequest, ModelStreamEvent, StopReason, ThinkingBlock, TokenUsage } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 export const anthropicVersion = "2023-06-01";
 const defaultMaxTokens = 8192;
 
+/**
+ * The max_tokens an Anthropic request carries: what was asked (8192 by default), and with
+ * extended thinking more than the thinking budget (the API's rule), leaving room for the answer.
+ */
+export function anthropicMaxTokens(requested: number | undefined, thinkingBudgetTokens: number | undefined): number {
+  const base = requested ?? defaultMaxTokens;
+  return thinkingBudgetTokens && thinkingBudgetTokens > 0 ? Math.max(base, thinkingBudgetTokens + 4096) : base;
+}
+
 export class AnthropicProvider extends HttpModelProvider {
   readonly id = "anthropic" as const;
 
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
-    const body = buildAnthropicBody(this.config.model, request);
+    const body = buildAnthropicBody(this.config.model, request, this.config.thinkingBudgetTokens);
     return runModelStream(this.config, "Anthropic", {
       url: `${this.config.baseUrl.replace(/\/+$/, "")}/v1/messages`,
       headers: {
@@ -31,19 +40,22 @@ export class AnthropicProvider extends HttpModelProvider {
   }
 }
 
-export function buildAnthropicBody(model: string, request: ModelRequest): Record<string, unknown> {
+export function buildAnthropicBody(model: string, request: ModelRequest, thinkingBudgetTokens?: number): Record<string, unknown> {
+  const thinking = thinkingBudgetTokens !== undefined && thinkingBudgetTokens > 0;
   const body: Record<string, unknown> = {
     model,
-    max_tokens: request.maxTokens ?? defaultMaxTokens,
+    max_tokens: anthropicMaxTokens(request.maxTokens, thinkingBudgetTokens),
     // The system prompt is stable across turns: mark it for prompt caching.
     system: [{ type: "text", text: request.systemPrompt, cache_control: { type: "ephemeral" } }],
-    messages: withCacheBreakpoints(request.messages.map(toAnthropicMessage)),
+    messages: withCacheBreakpoints(request.messages.map((m) => toAnthropicMessage(m, thinking)).filter((m) => (m.content as unknown[]).length > 0)),
     stream: true,
   };
   if (request.tools && request.tools.length > 0) {
     body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
   }
-  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (thinking) body.thinking = { type: "enabled", budget_tokens: thinkingBudgetTokens };
+  // With extended thinking the API accepts no other temperature than its default.
+  else if (request.temperature !== undefined) body.temperature = request.temperature;
   return body;
 }
 
@@ -66,15 +78,23 @@ function withCacheBreakpoints(messages: Record<string, unknown>[]): Record<strin
   return messages;
 }
 
-function toAnthropicMessage(message: ModelMessage): Record<string, unknown> {
-  if (typeof message.content === "string") return { role: message.role, content: message.content };
-  return { role: message.role, content: message.content.map(toAnthropicBlock) };
+/**
+ * Thinking blocks go back (first, unmodified, with their signature) only while thinking is on,
+ * as the API wants them in the tool-use loop; without thinking they are left out.
+ */
+function toAnthropicMessage(message: ModelMessage, thinking: boolean): Record<string, unknown> {
+  if (typeof message.content === "string") return { role: message.role, content: [{ type: "text", text: message.content }] };
+  const blocks = message.content.filter((b) => b.type !== "thinking" || (thinking && b.wire === "anthropic" && (b.signature || b.redactedData)));
+  const ordered = [...blocks.filter((b) => b.type === "thinking"), ...blocks.filter((b) => b.type !== "thinking")];
+  return { role: message.role, content: ordered.map(toAnthropicBlock) };
 }
 
 function toAnthropicBlock(block: ContentBlock): Record<string, unknown> {
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text };
+    case "thinking":
+      return block.redactedData ? { type: "redacted_thinking", data: block.redactedData } : { type: "thinking", thinking: block.text, signature: block.signature };
     case "tool_use":
       return { type: "tool_use", id: block.id, name: block.name, input: block.input ?? {} };
     case "tool_result":
@@ -88,13 +108,17 @@ const stopReasons: Record<string, StopReason> = {
   max_tokens: "max_tokens",
   stop_sequence: "stop_sequence",
   refusal: "refusal",
+  // The answer filled what was left of the context window.
+  model_context_window_exceeded: "context_window_exceeded",
 };
 
 interface OpenBlock {
-  kind: "text" | "tool" | "thinking" | "other";
+  kind: "text" | "tool" | "thinking" | "redacted_thinking" | "other";
   id: string;
   name: string;
+  /** Tool arguments, thinking text, or redacted thinking data, as streamed. */
   args: string;
+  signature: string;
 }
 
 class AnthropicDecoder implements WireDecoder {
@@ -124,11 +148,13 @@ class AnthropicDecoder implements WireDecoder {
         this.stopBlock(data.index, out);
         break;
       case "message_delta":
+        this.addUsage(data.usage);
         if (typeof data.delta?.stop_reason === "string") {
           this.stop = { reason: stopReasons[data.delta.stop_reason] ?? "other", raw: data.delta.stop_reason };
+          // The stop reason and the final usage are all there is: message_stop adds nothing.
           this.complete = true;
+          this.finished = true;
         }
-        this.addUsage(data.usage);
         break;
       case "message_stop":
         this.complete = true;
@@ -150,18 +176,26 @@ class AnthropicDecoder implements WireDecoder {
 
   private startBlock(index: number, block: Record<string, any> | undefined, out: ModelStreamEvent[]): void {
     if (typeof index !== "number" || !block) throw malformed("content_block_start without an index or block");
+    const open = (kind: OpenBlock["kind"], id = "", name = "") => this.blocks.set(index, { kind, id, name, args: "", signature: "" });
     if (block.type === "tool_use") {
       if (typeof block.id !== "string" || typeof block.name !== "string") throw malformed("tool_use block without id or name");
-      this.blocks.set(index, { kind: "tool", id: block.id, name: block.name, args: "" });
+      open("tool", block.id, block.name);
       out.push({ type: "tool_call_start", id: block.id, name: block.name });
     } else if (block.type === "text") {
-      this.blocks.set(index, { kind: "text", id: "", name: "", args: "" });
+      open("text");
       if (typeof block.text === "string" && block.text) out.push({ type: "text_delta", text: block.text });
     } else if (block.type === "thinking") {
-      this.blocks.set(index, { kind: "thinking", id: "", name: "", args: "" });
-      if (typeof block.thinking === "string" && block.thinking) out.push({ type: "reasoning_delta", text: block.thinking });
+      open("thinking");
+      if (typeof block.thinking === "string" && block.thinking) {
+        this.blocks.get(index)!.args = block.thinking;
+        out.push({ type: "reasoning_delta", text: block.thinking });
+      }
+      if (typeof block.signature === "string") this.blocks.get(index)!.signature = block.signature;
+    } else if (block.type === "redacted_thinking") {
+      open("redacted_thinking");
+      if (typeof block.data === "string") this.blocks.get(index)!.args = block.data;
     } else {
-      this.blocks.set(index, { kind: "other", id: "", name: "", args: "" });
+      open("other");
     }
   }
 
@@ -173,7 +207,13 @@ class AnthropicDecoder implements WireDecoder {
         if (typeof delta.text === "string" && delta.text) out.push({ type: "text_delta", text: delta.text });
         break;
       case "thinking_delta":
-        if (typeof delta.thinking === "string" && delta.thinking) out.push({ type: "reasoning_delta", text: delta.thinking });
+        if (typeof delta.thinking === "string" && delta.thinking) {
+          block.args += delta.thinking;
+          out.push({ type: "reasoning_delta", text: delta.thinking });
+        }
+        break;
+      case "signature_delta":
+        if (typeof delta.signature === "string") block.signature += delta.signature;
         break;
       case "input_json_delta":
         if (block.kind !== "tool") throw malformed("input_json_delta outside a tool_use block");
@@ -183,7 +223,7 @@ class AnthropicDecoder implements WireDecoder {
         }
         break;
       default:
-        break; // signature_delta, citations_delta: nothing to show
+        break; // citations_delta: nothing to show
     }
   }
 
@@ -192,6 +232,12 @@ class AnthropicDecoder implements WireDecoder {
     if (!block) return;
     this.blocks.delete(index);
     if (block.kind === "tool") out.push({ type: "tool_call_end", id: block.id, name: block.name, arguments: block.args, ...parseToolArguments(block.args) });
+    if (block.kind === "thinking") {
+      const thinking: ThinkingBlock = { type: "thinking", text: block.args, wire: "anthropic" };
+      if (block.signature) thinking.signature = block.signature;
+      out.push({ type: "reasoning_end", block: thinking });
+    }
+    if (block.kind === "redacted_thinking") out.push({ type: "reasoning_end", block: { type: "thinking", text: "", redactedData: block.args, wire: "anthropic" } });
   }
 
   private addUsage(usage: Record<string, unknown> | undefined): void {

@@ -4,9 +4,8 @@ export function emptyUsage(): TokenUsage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 }
 
-/** Cost in US dollars of one request's usage, from the profile's prices per million tokens. */
-export function computeCostUsd(usage: TokenUsage, prices: ModelPrices | undefined): number {
-  if (!prices) return 0;
+/** Cost in US dollars of one request's usage at the given prices per million tokens (see pricing.ts). */
+export function computeCostUsd(usage: TokenUsage, prices: ModelPrices): number {
   const perToken = (price: number | undefined) => (price ?? 0) / 1_000_000;
   return (
     usage.inputTokens * perToken(prices.inputPerMTok) +

@@ -9,6 +9,7 @@ export type ModelErrorKind =
   | "model_not_found" // 404 / model_not_found
   | "bad_request" // other 4xx
   | "context_overflow" // the prompt does not fit the model's context window
+  | "tools_unsupported" // the server refuses native tool calling for this model
   | "rate_limited" // 429
   | "server" // 5xx, overloaded
   | "network" // connection refused/reset, DNS
@@ -24,6 +25,7 @@ const dlineCodes: Record<ModelErrorKind, DlineErrorCode> = {
   model_not_found: "not_found",
   bad_request: "invalid_argument",
   context_overflow: "resource_exhausted",
+  tools_unsupported: "failed_precondition",
   rate_limited: "resource_exhausted",
   server: "unavailable",
   network: "unavailable",
@@ -39,7 +41,13 @@ export class ModelError extends DlineError {
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
-    readonly details: { status?: number; retryAfterMs?: number } = {},
+    readonly details: {
+      status?: number;
+      retryAfterMs?: number;
+      /** context_overflow: the prompt's size and the window, when the server said them. */
+      promptTokens?: number;
+      contextLimit?: number;
+    } = {},
   ) {
     super(dlineCodes[kind], message);
     this.name = "ModelError";

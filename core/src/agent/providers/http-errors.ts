@@ -21,7 +21,35 @@ export function parseWireError(value: unknown): WireErrorBody | undefined {
   };
 }
 
-const contextOverflowHints = /context[_ ]length|context window|prompt is too long|too many tokens|maximum context/i;
+const contextOverflowHints =
+  /context[_ ]length|context window|context limit|prompt is too long|input is too long|too many tokens|maximum context|exceeds? the (?:model'?s? )?(?:max(?:imum)? )?(?:context|input)/i;
+/** A server that does not offer native tool calling for this model (Ollama, llama.cpp, some routers). */
+const toolsUnsupportedHints =
+  /does not support tools|tools? (?:are |is )?not supported|(?:function|tool)[ _-]?calling is not (?:supported|enabled)|does not support (?:function|tool)[ _-]?calling|no endpoints found that support tool use/i;
+
+/**
+ * Token counts an overflow error states ("prompt is too long: 210000 tokens > 200000 maximum",
+ * "maximum context length is 32768 tokens. However, your messages resulted in 40000 tokens",
+ * "... 195000 + 8192 > 200000"): how large the prompt was and what the window is.
+ */
+export function overflowFigures(message: string): { promptTokens?: number; contextLimit?: number } {
+  const num = (s: string | undefined) => (s === undefined ? undefined : Number(s.replace(/[,_]/g, "")));
+  let m = /(\d[\d,]*) tokens? > (\d[\d,]*)/.exec(message);
+  if (m) return { promptTokens: num(m[1]), contextLimit: num(m[2]) };
+  m = /(\d[\d,]*) \+ (\d[\d,]*) > (\d[\d,]*)/.exec(message);
+  if (m) return { promptTokens: num(m[1]), contextLimit: num(m[3]) };
+  const limit = /maximum context length is (\d[\d,]*)/i.exec(message);
+  const prompt = /\((\d[\d,]*) in the messages|messages resulted in (\d[\d,]*)/i.exec(message);
+  return { contextLimit: num(limit?.[1]), promptTokens: num(prompt?.[1] ?? prompt?.[2]) };
+}
+
+/** "45 s", "2 min", "1 h 5 min": a wait as people read it. */
+export function describeWait(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds < 90) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 90 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
 
 export interface ErrorContext {
   providerName: string;
@@ -83,7 +111,7 @@ export function classifyError(
   retryAfterMs: number | undefined,
   ctx: ErrorContext,
 ): ModelError {
-  const details = { status, retryAfterMs };
+  const details: ModelError["details"] = { status, retryAfterMs };
   const statusText = status !== undefined ? ` (HTTP ${status})` : "";
   const kindHint = `${wire?.type ?? ""} ${wire?.code ?? ""}`;
   if (status === 401 || status === 403 || /authentication_error|permission_error|invalid_api_key/.test(kindHint)) {
@@ -93,10 +121,15 @@ export function classifyError(
     return new ModelError("model_not_found", `${ctx.providerName} does not know the model "${ctx.model}" at ${ctx.baseUrl}${statusText}.${suffix}`, details);
   }
   if (status === 429 || /rate_limit/.test(kindHint)) {
-    return new ModelError("rate_limited", `${ctx.providerName} is rate limiting requests${statusText}.${suffix}`, details);
+    const wait = retryAfterMs !== undefined ? `; it asks to wait ${describeWait(retryAfterMs)} before the next request` : "";
+    return new ModelError("rate_limited", `${ctx.providerName} is rate limiting requests${statusText}${wait}.${suffix}`, details);
   }
-  if (contextOverflowHints.test(`${wire?.code ?? ""} ${wire?.message ?? ""}`) && (status === undefined || status === 400 || status === 413)) {
-    return new ModelError("context_overflow", `The conversation does not fit the context window of "${ctx.model}"${statusText}.${suffix}`, details);
+  const said = `${wire?.code ?? ""} ${wire?.message ?? ""}`;
+  if (contextOverflowHints.test(said) && (status === undefined || status === 400 || status === 413)) {
+    return new ModelError("context_overflow", `The conversation does not fit the context window of "${ctx.model}"${statusText}.${suffix}`, { ...details, ...overflowFigures(wire?.message ?? "") });
+  }
+  if (toolsUnsupportedHints.test(said) && (status === undefined || (status >= 400 && status < 500))) {
+    return new ModelError("tools_unsupported", `${ctx.providerName} does not offer native tool calling for "${ctx.model}"${statusText}.${suffix}`, details);
   }
   if (status === undefined || status >= 500 || status === 408 || status === 409 || /overloaded|api_error|server_error/.test(kindHint)) {
     return new ModelError("server", `${ctx.providerName} failed to answer${statusText}.${suffix}`, details);

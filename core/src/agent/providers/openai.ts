@@ -9,7 +9,7 @@ import { ModelError, redactSecrets } from "./errors.js";
 import { HttpModelProvider } from "./http-provider.js";
 import { runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
-import type { ModelMessage, ModelRequest, ModelStreamEvent, StopReason, TokenUsage } from "./types.js";
+import type { ModelMessage, ModelRequest, ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 export class OpenAiCompatibleProvider extends HttpModelProvider {
@@ -23,21 +23,35 @@ export class OpenAiCompatibleProvider extends HttpModelProvider {
     return runModelStream(this.config, errorContext.providerName, {
       url: `${this.config.baseUrl.replace(/\/+$/, "")}/chat/completions`,
       headers,
-      body: JSON.stringify(buildOpenAiBody(this.config.model, request)),
+      body: JSON.stringify(buildOpenAiBody(this.config.model, request, this.config)),
       createDecoder: () => new OpenAiDecoder(errorContext),
     }, signal);
   }
 }
 
-export function buildOpenAiBody(model: string, request: ModelRequest): Record<string, unknown> {
+function hostOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).hostname;
+  } catch {
+    return "";
+  }
+}
+
+export function buildOpenAiBody(model: string, request: ModelRequest, config: Pick<ProviderConfig, "baseUrl" | "reasoningEffort"> = { baseUrl: "" }): Record<string, unknown> {
   const messages: Record<string, unknown>[] = [{ role: "system", content: request.systemPrompt }];
   for (const message of request.messages) messages.push(...toOpenAiMessages(message));
   const body: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } };
   if (request.tools && request.tools.length > 0) {
     body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
   }
-  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+  const host = hostOf(config.baseUrl);
+  // OpenAI's own API refuses max_tokens for its reasoning models; every model there takes
+  // max_completion_tokens. Other compatible servers know max_tokens.
+  if (request.maxTokens !== undefined) body[host === "api.openai.com" ? "max_completion_tokens" : "max_tokens"] = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (config.reasoningEffort) body.reasoning_effort = config.reasoningEffort;
+  // OpenRouter reports each request's cost in its usage when asked.
+  if (host === "openrouter.ai" || host.endsWith(".openrouter.ai")) body.usage = { include: true };
   return body;
 }
 
@@ -51,6 +65,10 @@ function toOpenAiMessages(message: ModelMessage): Record<string, unknown>[] {
     );
     const out: Record<string, unknown> = { role: "assistant", content: text || null };
     if (toolCalls.length > 0) out.tool_calls = toolCalls;
+    // DeepSeek's thinking mode wants its reasoning back (a 400 otherwise); only reasoning that
+    // came as reasoning_content goes back, so other servers never see the field.
+    const reasoning = message.content.flatMap((b) => (b.type === "thinking" && b.wire === "reasoning_content" ? [b.text] : [])).join("");
+    if (reasoning) out.reasoning_content = reasoning;
     return [out];
   }
   const out: Record<string, unknown>[] = [];
@@ -80,8 +98,12 @@ class OpenAiDecoder implements WireDecoder {
   complete = false;
   finished = false;
   usage: TokenUsage | undefined;
+  reportedCostUsd: number | undefined;
   stop: { reason: StopReason; raw: string | null } = { reason: "other", raw: null };
   private readonly calls = new Map<number, OpenCall>();
+  /** The reasoning streamed so far, and the field it came in (DeepSeek: reasoning_content). */
+  private reasoning = "";
+  private reasoningField: "reasoning_content" | "reasoning" | undefined;
   /** The answer carried a `refusal` field: the stop reason is "refusal" whatever finish_reason says. */
   private refused = false;
 
@@ -102,13 +124,22 @@ class OpenAiDecoder implements WireDecoder {
       const suffix = wire?.message ? ` Server said: ${redactSecrets(wire.message, this.errorContext.apiKey)}` : "";
       throw classifyError(undefined, wire, suffix, undefined, this.errorContext);
     }
-    if (chunk.usage && typeof chunk.usage === "object") this.setUsage(chunk.usage);
+    if (chunk.usage && typeof chunk.usage === "object") {
+      this.setUsage(chunk.usage);
+      // Usage comes last, after the finish reason: the answer is whole, [DONE] adds nothing.
+      if (this.complete) this.finished = true;
+    }
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!choice) return;
     const delta = choice.delta ?? {};
     // DeepSeek and vLLM use reasoning_content; OpenRouter and Ollama use reasoning.
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === "string" && reasoning) out.push({ type: "reasoning_delta", text: reasoning });
+    const field = typeof delta.reasoning_content === "string" ? "reasoning_content" : typeof delta.reasoning === "string" ? "reasoning" : undefined;
+    const reasoning = field ? (delta[field] as string) : "";
+    if (field && reasoning) {
+      this.reasoning += reasoning;
+      this.reasoningField ??= field;
+      out.push({ type: "reasoning_delta", text: reasoning });
+    }
     if (typeof delta.content === "string" && delta.content) out.push({ type: "text_delta", text: delta.content });
     // A refusal comes as its own text field; the person reads it as the answer.
     if (typeof delta.refusal === "string" && delta.refusal) {
@@ -121,6 +152,8 @@ class OpenAiDecoder implements WireDecoder {
       const reason = this.refused ? "refusal" : (finishReasons[choice.finish_reason] ?? "other");
       this.stop = { reason, raw: choice.finish_reason };
       this.complete = true;
+      // Some servers put the usage in the finish chunk itself.
+      if (chunk.usage && typeof chunk.usage === "object") this.finished = true;
     }
   }
 
@@ -158,6 +191,7 @@ class OpenAiDecoder implements WireDecoder {
   }
 
   private closeCalls(out: ModelStreamEvent[]): void {
+    this.endReasoning(out);
     for (const index of [...this.calls.keys()].sort((a, b) => a - b)) {
       const call = this.calls.get(index)!;
       this.calls.delete(index);
@@ -166,8 +200,19 @@ class OpenAiDecoder implements WireDecoder {
     }
   }
 
+  /** The reasoning block is whole once the answer or a tool call starts, or the answer ends. */
+  private endReasoning(out: ModelStreamEvent[]): void {
+    if (!this.reasoning) return;
+    out.push({ type: "reasoning_end", block: { type: "thinking", text: this.reasoning, wire: this.reasoningField === "reasoning_content" ? "reasoning_content" : "other" } });
+    this.reasoning = "";
+  }
+
   private setUsage(usage: Record<string, any>): void {
-    const cached = typeof usage.prompt_tokens_details?.cached_tokens === "number" ? usage.prompt_tokens_details.cached_tokens : 0;
+    // OpenRouter: the request's cost in US dollars (credits).
+    if (typeof usage.cost === "number" && Number.isFinite(usage.cost)) this.reportedCostUsd = usage.cost;
+    // DeepSeek reports cache hits as prompt_cache_hit_tokens.
+    const cachedField = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens;
+    const cached = typeof cachedField === "number" ? cachedField : 0;
     const prompt = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : 0;
     this.usage = {
       inputTokens: Math.max(0, prompt - cached),

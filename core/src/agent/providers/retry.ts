@@ -1,21 +1,25 @@
 import type { RetryPolicy } from "./types.js";
 
+/**
+ * Six attempts: the five waits (about 1-2, 2-4, 4-8, 8-16 and 16-30 s) add up to about a
+ * minute, what an overloaded API usually needs to recover.
+ */
 export const defaultRetryPolicy: RetryPolicy = {
-  maxAttempts: 4,
-  baseDelayMs: 1000,
+  maxAttempts: 6,
+  baseDelayMs: 2000,
   maxDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
 };
 
 /**
  * Delay before retry number `attempt` (1 = the first retry): exponential with "equal jitter"
- * (half fixed, half random) so that many clients do not retry in lockstep. A server's
- * retry-after wins when it is longer.
+ * (half fixed, half random) so that many clients do not retry in lockstep. A server that says
+ * when to come back (retry-after) is taken at its word, as the official SDKs do.
  */
 export function backoffDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined, random = Math.random): number {
+  if (retryAfterMs !== undefined) return retryAfterMs;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  const jittered = Math.round(ceiling / 2 + random() * (ceiling / 2));
-  return retryAfterMs !== undefined ? Math.max(retryAfterMs, jittered) : jittered;
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
 /** Parses `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds. */

@@ -5,6 +5,7 @@ import { listWorkspaceFiles } from "./file-listing.js";
 import { readRegularFile, assertRegularOrAbsent } from "./regular-file.js";
 import { searchInWorker } from "./search-worker.js";
 import { isProtectedPath } from "./tool-guard.js";
+import { lineNumber, readWindow } from "./read-window.js";
 import { globToRegexSource } from "./ignore-matcher.js";
 import { optionalBoolean, optionalString, requireNonEmptyString, requireString } from "./input.js";
 import { resolveAllowedPath, resolveWorkspacePath } from "./workspace-path.js";
@@ -26,22 +27,29 @@ function looksBinary(bytes: Buffer): boolean {
 
 export const readFileTool: ToolDefinition = {
   name: "read_file",
-  description: "Read the contents of a text file in the workspace. Use it to examine files you need to understand or edit.",
+  description:
+    "Read the contents of a text file in the workspace. Use it to examine files you need to understand or edit. " +
+    "A long file is returned in parts: the result then says which lines it shows of how many, and start_line/end_line read other parts.",
   inputSchema: {
     type: "object",
-    properties: { path: { type: "string", description: "Path of the file, relative to the workspace root." } },
+    properties: {
+      path: { type: "string", description: "Path of the file, relative to the workspace root." },
+      start_line: { type: "integer", description: "First line to read (1-based). Default: 1." },
+      end_line: { type: "integer", description: "Last line to read (inclusive). Default: as many lines as fit in one read." },
+    },
     required: ["path"],
   },
   readOnly: true,
   approvalCategory: () => "readFiles",
   async execute(input, ctx) {
     const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "read_file"), "read_file");
+    const window = { startLine: lineNumber(input, "start_line"), endLine: lineNumber(input, "end_line"), maxChars: ctx.maxResultChars, path: target.relative };
     if ((await fs.stat(target.absolute).catch(() => undefined))?.isDirectory()) throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
     const bytes = await readRegularFile(target.absolute, "read_file", target.relative, maxReadBytes, (size) => `read_file: "${target.relative}" is ${size} bytes, more than the ${maxReadBytes} bytes read_file returns.`);
     if (looksBinary(bytes)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
     // The editor's view of the file (unsaved changes) when the host offers one.
-    if (ctx.environment?.readTextFile) return ok(await ctx.environment.readTextFile(target.absolute, ctx.signal));
-    return ok(bytes.toString("utf8"));
+    if (ctx.environment?.readTextFile) return ok(readWindow(await ctx.environment.readTextFile(target.absolute, ctx.signal), window));
+    return ok(readWindow(bytes.toString("utf8"), window));
   },
 };
 

@@ -130,13 +130,22 @@ function escapeRegex(c: string): string {
   return /[.+^${}()|[\]\\/-]/.test(c) ? `\\${c}` : c;
 }
 
-/** Reads `<workspace>/.agentignore` (absent file = nothing ignored). */
+/** The workspace files that keep paths away from the agent: ours, and Cline's (same syntax). */
+export const AGENT_IGNORE_FILES = [".agentignore", ".clineignore"] as const;
+
+/** Reads `<workspace>/.agentignore` and `.clineignore` (absent files = nothing ignored). */
 export async function loadAgentIgnore(workspaceRoot: string): Promise<IgnoreMatcher> {
   const matcher = new IgnoreMatcher();
-  try {
-    matcher.add(await fs.readFile(path.join(workspaceRoot, ".agentignore"), "utf8"));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  for (const name of AGENT_IGNORE_FILES) {
+    const file = path.join(workspaceRoot, name);
+    try {
+      // Regular files only: reading a FIFO of that name would never return.
+      if (!(await fs.stat(file)).isFile()) continue;
+      matcher.add(await fs.readFile(file, "utf8"));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "EISDIR") throw err;
+    }
   }
   return matcher;
 }

@@ -7,8 +7,9 @@
  *   lines to put instead
  *   +++++++ REPLACE           (or >>>>>>> REPLACE)
  *
- * Each block is matched exactly first, then line by line ignoring leading/trailing whitespace.
- * All blocks must match, or nothing changes.
+ * Each block is matched exactly first, then line by line ignoring leading/trailing whitespace,
+ * then by its first and last lines. A block that matches several places is refused (the model
+ * adds context). All blocks must match, or nothing changes.
  */
 import { ToolError } from "./types.js";
 
@@ -69,20 +70,11 @@ export function applySearchReplaceBlocks(content: string, blocks: SearchReplaceB
       result = block.replace;
       return;
     }
-    const exact = result.indexOf(block.search);
-    if (exact !== -1) {
-      result = result.slice(0, exact) + block.replace + result.slice(exact + block.search.length);
-      return;
-    }
-    // The search text without its final newline may match at the very end of a file lacking one.
-    if (block.search.endsWith("\n") && result.endsWith(block.search.slice(0, -1))) {
-      const at = result.length - (block.search.length - 1);
-      result = result.slice(0, at) + block.replace.replace(/\n$/, "");
-      return;
-    }
-    const lineMatch = matchLinesIgnoringWhitespace(result, block.search);
-    if (lineMatch) {
-      result = result.slice(0, lineMatch.start) + block.replace + result.slice(lineMatch.end);
+    const match = findUnique(result, block.search, label, fileLabel);
+    if (match) {
+      // Matched at the very end of a file that lacks a final newline: keep it lacking one.
+      const replace = match.end === result.length && !result.endsWith("\n") && block.search.endsWith("\n") ? block.replace.replace(/\n$/, "") : block.replace;
+      result = result.slice(0, match.start) + replace + result.slice(match.end);
       return;
     }
     const firstLine = block.search.split("\n").find((l) => l.trim() !== "") ?? "";
@@ -94,29 +86,82 @@ export function applySearchReplaceBlocks(content: string, blocks: SearchReplaceB
   return result;
 }
 
-/** Finds the search lines in the content comparing trimmed lines; returns character offsets of whole lines. */
-function matchLinesIgnoringWhitespace(content: string, search: string): { start: number; end: number } | undefined {
-  const searchLines = search.replace(/\n$/, "").split("\n").map((l) => l.trim());
-  const contentLines = content.split("\n");
-  const offsets: number[] = [];
-  let offset = 0;
-  for (const line of contentLines) {
-    offsets.push(offset);
-    offset += line.length + 1;
-  }
-  for (let i = 0; i + searchLines.length <= contentLines.length; i++) {
-    let all = true;
-    for (let j = 0; j < searchLines.length; j++) {
-      if (contentLines[i + j].trim() !== searchLines[j]) {
-        all = false;
-        break;
-      }
-    }
-    if (all) {
-      const endLine = i + searchLines.length;
-      const end = endLine < contentLines.length ? offsets[endLine] : content.length;
-      return { start: offsets[i], end };
+interface Match {
+  start: number;
+  end: number;
+}
+
+/**
+ * Where the search text is, trying in turn: the exact text, the lines ignoring leading and
+ * trailing whitespace, and (for three lines or more) the first and last lines as anchors with
+ * the same number of lines between them (Cline's block-anchor fallback). The first strategy
+ * that matches decides; if it matches several places, the edit is refused, since it is not
+ * known which one was meant.
+ */
+function findUnique(content: string, search: string, label: string, fileLabel: string): Match | undefined {
+  const lines = lineIndex(content);
+  const strategies: [string, Match[]][] = [
+    ["exactly", exactMatches(content, search)],
+    ["ignoring indentation", lineMatches(content, lines, search, "trimmed")],
+    ["by its first and last lines", lineMatches(content, lines, search, "anchors")],
+  ];
+  for (const [how, matches] of strategies) {
+    if (matches.length === 1) return matches[0];
+    if (matches.length > 1) {
+      const at = matches.slice(0, 5).map((m) => lineOf(lines, m.start));
+      throw new ToolError(
+        `replace_in_file: ${label} matches ${matches.length} places in ${fileLabel} (${how}; at lines ${at.join(", ")}${matches.length > 5 ? ", ..." : ""}). ` +
+          "No change was made to the file. Add lines around the text you want to change to the SEARCH part (and the same lines to REPLACE) so that it matches one place only.",
+      );
     }
   }
   return undefined;
+}
+
+function exactMatches(content: string, search: string): Match[] {
+  const out: Match[] = [];
+  for (let at = content.indexOf(search); at !== -1; at = content.indexOf(search, at + 1)) out.push({ start: at, end: at + search.length });
+  // The search text without its final newline may match at the very end of a file lacking one.
+  if (out.length === 0 && search.endsWith("\n") && content.endsWith(search.slice(0, -1)) && !content.endsWith("\n")) {
+    out.push({ start: content.length - (search.length - 1), end: content.length });
+  }
+  return out;
+}
+
+/** Start offsets of each line of the content. */
+function lineIndex(content: string): number[] {
+  const offsets = [0];
+  for (let i = content.indexOf("\n"); i !== -1; i = content.indexOf("\n", i + 1)) offsets.push(i + 1);
+  return offsets;
+}
+
+function lineOf(offsets: number[], position: number): number {
+  let low = 0;
+  let high = offsets.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (offsets[mid] <= position) low = mid;
+    else high = mid - 1;
+  }
+  return low + 1;
+}
+
+/** Whole-line matches: every line trimmed, or (anchors) only the first and last lines, for 3+ lines. */
+function lineMatches(content: string, offsets: number[], search: string, mode: "trimmed" | "anchors"): Match[] {
+  const searchLines = search.replace(/\n$/, "").split("\n").map((l) => l.trim());
+  if (mode === "anchors" && searchLines.length < 3) return [];
+  const contentLines = content.split("\n");
+  const last = searchLines.length - 1;
+  const out: Match[] = [];
+  for (let i = 0; i + searchLines.length <= contentLines.length; i++) {
+    let all = true;
+    if (mode === "anchors") all = contentLines[i].trim() === searchLines[0] && contentLines[i + last].trim() === searchLines[last];
+    else {
+      for (let j = 0; j < searchLines.length && all; j++) if (contentLines[i + j].trim() !== searchLines[j]) all = false;
+    }
+    if (!all) continue;
+    const endLine = i + searchLines.length;
+    out.push({ start: offsets[i], end: endLine < contentLines.length ? offsets[endLine] : content.length });
+  }
+  return out;
 }

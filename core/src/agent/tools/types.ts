@@ -29,6 +29,8 @@ export interface ToolContext {
   commandTimeoutMs?: number;
   /** Shell for execute_command; default $SHELL, else /bin/sh. */
   shell?: string;
+  /** The most characters one result should take (a share of the context window): read_file reads no more at once. */
+  maxResultChars?: number;
   /** The id of the tool call being run (lets an environment tie its work to the call). */
   toolCallId?: string;
   /**

@@ -49,7 +49,7 @@ export async function resolveAllowedPath(ctx: ToolContext, requested: string, to
   const resolved = await resolveWorkspacePath(ctx.workspaceRoot, requested, tool, ctx.guard);
   for (const rel of new Set([resolved.requestedRelative, resolved.relative])) {
     if (rel !== "." && ctx.agentIgnore.ignores(rel, isDirectory)) {
-      throw new ToolError(`${tool}: access to "${rel}" is blocked by the workspace's .agentignore file.`, "permission_denied");
+      throw new ToolError(`${tool}: access to "${rel}" is blocked by the workspace's ignore file (.agentignore or .clineignore).`, "permission_denied");
     }
   }
   return resolved;
