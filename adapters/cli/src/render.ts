@@ -1,4 +1,5 @@
 import { toJsonString } from "@bufbuild/protobuf";
+import { visible, visibleLine } from "./visible-text.js";
 import { AskKind, TaskEventSchema, TaskStatus, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
 
 /**
@@ -82,15 +83,15 @@ export class EventRenderer {
         const m = e.value.message!;
         if (m.kind === "text" && m.role === 2 /* assistant */) {
           if (this.inText) this.out.write("\n");
-          this.out.write(m.text);
+          this.out.write(visible(m.text));
           this.inText = true;
-        } else if (m.kind === "completion") this.line(`\n✔ ${m.text}`);
-        else if (m.kind === "text" && m.role === 1 /* user */) this.line(`> ${m.text}`);
-        else if (m.kind === "followup") this.line(`? ${m.text}`);
+        } else if (m.kind === "completion") this.line(`\n✔ ${visible(m.text)}`);
+        else if (m.kind === "text" && m.role === 1 /* user */) this.line(`> ${visible(m.text)}`);
+        else if (m.kind === "followup") this.line(`? ${visible(m.text)}`);
         break;
       }
       case "messageDelta":
-        this.out.write(e.value.text);
+        this.out.write(visible(e.value.text));
         this.inText = true;
         break;
       case "messageFinalized":
@@ -98,29 +99,29 @@ export class EventRenderer {
         this.inText = false;
         break;
       case "toolStarted":
-        this.line(`» ${e.value.summary}`);
+        this.line(`» ${visibleLine(e.value.summary)}`);
         break;
       case "toolOutput":
         if (this.inText) this.out.write("\n");
         this.inText = false;
-        this.out.write(e.value.chunk);
+        this.out.write(visible(e.value.chunk));
         break;
       case "toolFinished":
-        this.line(e.value.ok ? "  ✓ done" : `  ✗ ${e.value.result.split("\n")[0].slice(0, 300)}`);
+        this.line(e.value.ok ? "  ✓ done" : `  ✗ ${visibleLine(e.value.result.split("\n")[0].slice(0, 300))}`);
         break;
       case "checkpointSaved":
         this.line(`  [checkpoint ${e.value.checkpointId.slice(0, 12)}]`);
         break;
       case "error":
-        this.line(`error (${e.value.code}): ${e.value.message}`);
+        this.line(`error (${visibleLine(e.value.code)}): ${visible(e.value.message)}`);
         break;
       case "statusChanged":
         if (e.value.status !== TaskStatus.RUNNING && e.value.status !== TaskStatus.WAITING) {
-          this.line(`[${TaskStatus[e.value.status].toLowerCase()}${e.value.reason ? `: ${e.value.reason}` : ""}]`);
+          this.line(`[${TaskStatus[e.value.status].toLowerCase()}${e.value.reason ? `: ${visibleLine(e.value.reason)}` : ""}]`);
         }
         break;
       case "ask":
-        if (e.value.kind !== AskKind.FOLLOWUP) this.line(`? ${AskKind[e.value.kind].toLowerCase()}: ${e.value.summary}`);
+        if (e.value.kind !== AskKind.FOLLOWUP) this.line(`? ${AskKind[e.value.kind].toLowerCase()}: ${visibleLine(e.value.summary)}`);
         break;
       default:
         break;

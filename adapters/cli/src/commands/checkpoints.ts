@@ -8,6 +8,7 @@ import {
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
+import { visibleLine } from "../visible-text.js";
 
 export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
@@ -40,7 +41,7 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       return 0;
     }
     ctx.out.write("Changes since snapshot\n");
-    for (const f of res.files) ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${f.path}${f.binary ? " (binary)" : ""}\n`);
+    for (const f of res.files) ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${f.binary ? " (binary)" : ""}\n`);
     if (res.files.length === 0) ctx.out.write("  no changes\n");
     return 0;
   });

@@ -3,6 +3,7 @@ import { TaskSort } from "../../../../core/src/gen/dline/v1/history_pb.js";
 import { DeleteMode, TaskStatus, TaskSummarySchema, UiMessageSchema } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
+import { visible, visibleLine } from "../visible-text.js";
 
 export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["workspace", "query", "favorites", "limit", "sort"]);
@@ -23,7 +24,7 @@ export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise
     }
     for (const t of res.tasks) {
       const when = new Date(Number(t.createdAt)).toISOString().slice(0, 16).replace("T", " ");
-      ctx.out.write(`${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${t.title.slice(0, 70)}\n`);
+      ctx.out.write(`${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${visibleLine(t.title.slice(0, 70))}\n`);
     }
     if (res.tasks.length === 0) ctx.out.write("no tasks\n");
     return 0;
@@ -45,10 +46,10 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
       return 0;
     }
     const t = res.task!;
-    ctx.out.write(`${t.title}\n${t.id} · ${t.workspaceRoot} · ${TaskStatus[t.status].toLowerCase()} · $${t.cost.toFixed(4)}\n\n`);
+    ctx.out.write(`${visibleLine(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · $${t.cost.toFixed(4)}\n\n`);
     for (const m of res.messages) {
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
-      ctx.out.write(`[${who}${m.kind !== "text" ? ` ${m.kind}` : ""}] ${m.text}\n`);
+      ctx.out.write(`[${who}${m.kind !== "text" ? ` ${m.kind}` : ""}] ${visible(m.text)}\n`);
     }
     return 0;
   });

@@ -8,9 +8,28 @@ import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js"
 import { profileFromEnv } from "../profiles-from-env.js";
 import { EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
+import { visible, visibleLine } from "../visible-text.js";
 
 interface FollowOptions {
   yes: boolean;
+}
+
+/**
+ * The approval question, with the model's text made visible. A command is shown whole and
+ * exactly as it will run (every line, indented), not its one-line summary.
+ */
+export function approvalQuestion(ask: Ask): string {
+  let input: Record<string, unknown> = {};
+  try {
+    input = JSON.parse(ask.detail) as Record<string, unknown>;
+  } catch {
+    // no arguments to show: the summary says what it is
+  }
+  if (ask.kind === AskKind.COMMAND_APPROVAL && typeof input.command === "string") {
+    const lines = visible(input.command).split("\n").map((l) => `    ${l}`).join("\n");
+    return `Approve ${visibleLine(ask.tool)}? The exact command:\n${lines}\n[y/N/feedback] `;
+  }
+  return `Approve ${visibleLine(ask.tool)}: ${visibleLine(ask.summary)}? [y/N/feedback] `;
 }
 
 /** Answers one ask: --yes approves (and picks a follow-up's first option), a terminal asks the user. */
@@ -20,8 +39,8 @@ async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promis
     if (!ctx.interactive) return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
     try {
-      if (ask.options.length) ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n") + "\n");
-      const text = (await rl.question(`${ask.summary}\n> `)).trim();
+      if (ask.options.length) ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${visibleLine(o)}`).join("\n") + "\n");
+      const text = (await rl.question(`${visible(ask.summary)}\n> `)).trim();
       const n = Number(text);
       return { approve: true, text: Number.isInteger(n) && ask.options[n - 1] ? ask.options[n - 1] : text };
     } finally {
@@ -32,7 +51,7 @@ async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promis
   if (!ctx.interactive) return { approve: false, text: "Denied: the CLI is not interactive (use --yes to approve)." };
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const reply = (await rl.question(`Approve ${ask.tool}: ${ask.summary}? [y/N/feedback] `)).trim();
+    const reply = (await rl.question(approvalQuestion(ask))).trim();
     if (/^y(es)?$/i.test(reply)) return { approve: true, text: "" };
     return { approve: false, text: /^n(o)?$/i.test(reply) || reply === "" ? "" : reply };
   } finally {
