@@ -23,7 +23,8 @@ end
 ---@param ask table  the Ask message (askId, kind, tool, summary, detail, options)
 ---@param answer fun(approve: boolean, text: string)
 function M.prompt(ask, answer)
-  local summary = ask.summary or ""
+  -- The model's words, with control characters made visible, on one line.
+  local summary = require("dline.visible")(ask.summary or ""):gsub("\n", "\\n")
   if ask.kind == "ASK_KIND_FOLLOWUP" then
     local options = ask.options or {}
     if #options == 0 then

@@ -6,6 +6,7 @@
 --- buffer below it sends with <CR> (normal mode) or <C-s> (insert mode).
 --- What it does not do: talk to the sidecar (dline.task does) or ask questions (dline.ask).
 
+local visible = require("dline.visible")
 local M = {}
 local H = {}
 
@@ -197,8 +198,9 @@ function H.flush_text(entry)
   return entry.msg
 end
 
+--- Model text as buffer lines, its control characters made visible.
 function H.split(text)
-  return vim.split(text or "", "\n", { plain = true })
+  return vim.split(visible(text or ""), "\n", { plain = true })
 end
 
 function H.header_lines(self)
@@ -220,7 +222,8 @@ function H.message_lines(msg)
   local kind, role, text = msg.kind or "text", msg.role or "", msg.text or ""
   local lines
   if kind == "tool" or kind == "command" then
-    local head = kind == "command" and ("### $ " .. text) or ("### " .. (msg.tool or "tool") .. ": " .. text)
+    local head = kind == "command" and ("### $ " .. visible(text)) or ("### " .. visible(msg.tool or "tool") .. ": " .. visible(text))
+    head = head:gsub("\n", "\\n")
     lines = { head }
     local ok, detail = pcall(vim.json.decode, msg.detail or "")
     if ok and type(detail) == "table" and detail.output ~= nil then
@@ -240,7 +243,7 @@ function H.message_lines(msg)
     local ok, detail = pcall(vim.json.decode, msg.detail or "")
     if ok and type(detail) == "table" and type(detail.options) == "table" then
       for i, option in ipairs(detail.options) do
-        table.insert(lines, ("  %d. %s"):format(i, option))
+        table.insert(lines, ("  %d. %s"):format(i, (visible(tostring(option)):gsub("\n", " "))))
       end
     end
   elseif kind == "denied" then
@@ -355,8 +358,9 @@ function M.apply(self, event)
     end
   elseif event.ask then
     local a = event.ask
-    local what = a.kind == "ASK_KIND_FOLLOWUP" and ("Question: " .. (a.summary or ""))
-      or ("Approve %s: %s? (:Dline approve / :Dline deny)"):format(a.tool or "", a.summary or "")
+    local summary = visible(a.summary or ""):gsub("\n", "\\n")
+    local what = a.kind == "ASK_KIND_FOLLOWUP" and ("Question: " .. summary)
+      or ("Approve %s: %s? (:Dline approve / :Dline deny)"):format(visible(a.tool or ""), summary)
     self.ask_seq = (self.ask_seq or 0) + 1
     self.ask_key = "ask:" .. self.ask_seq
     H.set_block(self, self.ask_key, { ">> " .. what, "" })
