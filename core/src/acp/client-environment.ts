@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { methods, type AgentContext, type ClientCapabilities } from "@agentclientprotocol/sdk";
 import { defaultCommandTimeoutMs } from "../agent/tools/execute-command.js";
 import type { CommandOutcome, ToolContext, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /** The output a terminal keeps for us; the model gets at most its tail (as with local commands). */
 const OUTPUT_BYTE_LIMIT = 256 * 1024;
@@ -51,8 +52,8 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
   });
   let log: fs.WriteStream | undefined;
   if (ctx.commandLogPath) {
-    fs.mkdirSync(path.dirname(ctx.commandLogPath), { recursive: true });
-    log = fs.createWriteStream(ctx.commandLogPath, { flags: "a" });
+    mkdirPrivate(path.dirname(ctx.commandLogPath));
+    log = fs.createWriteStream(ctx.commandLogPath, { flags: "a", mode: PRIVATE_FILE_MODE });
     log.on("error", () => {
       log = undefined;
     });
@@ -62,7 +63,8 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
   let sent = "";
   const forward = (output: string) => {
     if (output.length > sent.length && output.startsWith(sent)) {
-      const chunk = output.slice(sent.length);
+      // Stored secrets never reach the task's stream or the log (the result is redacted by runTool).
+      const chunk = ctx.guard.redact(output.slice(sent.length));
       ctx.onOutput?.(chunk);
       log?.write(chunk);
     }
