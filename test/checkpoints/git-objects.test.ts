@@ -109,3 +109,26 @@ describe("objects written without git", () => {
     ids.forEach((id, i) => expect(git("cat-file", "-p", id)).toBe(contents[i].toString()));
   });
 });
+
+describe("a baseline's trees built in the process", () => {
+  it("are the trees git write-tree makes of the same index, odd names, links and modes included, in one pack", async () => {
+    const { ShadowGit } = await import("../../core/src/checkpoints/git-process.js");
+    const { treeOfIndex } = await import("../../core/src/checkpoints/index-tree.js");
+    const { dir, git } = repo();
+    for (let i = 0; i < 50; i++) write(dir, `src/m${i % 7}/f${i}.ts`, `export const x = ${i};\n`);
+    write(dir, "a b/c#d/e;f.txt", "odd\n");
+    write(dir, "tool.sh", "#!/bin/sh\n");
+    fs.chmodSync(path.join(dir, "tool.sh"), 0o755);
+    fs.symlinkSync("src/m0/f0.ts", path.join(dir, "link"));
+    // A name that is not valid UTF-8 (Latin-1 "café"), which git stores byte for byte.
+    fs.writeFileSync(Buffer.concat([Buffer.from(dir + "/caf"), Buffer.from([0xe9]), Buffer.from(".txt")]), "latin-1 name\n");
+    git("add", "-A");
+    const expected = git("write-tree").trim();
+    const shadow = new ShadowGit({ gitDir: path.join(dir, ".git"), workTree: dir, emptyHooksDir: path.join(dir, ".git", "empty"), baseEnv: { PATH: process.env.PATH } });
+    const batch = new ObjectBatch();
+    const tree = await treeOfIndex(shadow, batch);
+    expect(tree).toBe(expected);
+    await writePack(path.join(dir, ".git", "objects"), batch.objects);
+    git("fsck", "--strict", "--no-dangling");
+  });
+});

@@ -12,7 +12,11 @@ import {
 } from "./checkpoint-record.js";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { GitError, type ShadowGit } from "./git-process.js";
+import { commitBody } from "./git-objects.js";
+import { CHECKPOINT_IDENTITY, GitError, type ShadowGit } from "./git-process.js";
+import { treeOfIndex } from "./index-tree.js";
+import { writePack } from "./pack-writer.js";
+import { ObjectBatch } from "./tree-editor.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
@@ -65,8 +69,12 @@ export class CheckpointLog {
    * checkpoint of `meta.task`, moves HEAD to it and clears the task's restored marker. HEAD
  * only serves as the base `git status` compares the index with.
    */
-  async commit(meta: Omit<CheckpointMeta, "reused">, options: { tree?: string; signal?: AbortSignal } = {}): Promise<CheckpointInfo> {
+  async commit(
+    meta: Omit<CheckpointMeta, "reused">,
+    options: { tree?: string; signal?: AbortSignal; packInto?: string } = {},
+  ): Promise<CheckpointInfo> {
     const { signal } = options;
+    if (options.packInto && !options.tree) return this.commitPacked(meta, options.packInto, signal);
     const [written, previous] = await Promise.all([
       options.tree ? Promise.resolve(options.tree) : this.git.text(["write-tree"], { signal }).then((t) => t.trim()),
       this.headTree(signal),
@@ -78,8 +86,27 @@ export class CheckpointLog {
     const commit = (
       await this.git.text(["commit-tree", tree, "-F", "-"], { input: encodeMessage(full), signal })
     ).trim();
-    const ref = await this.addTaskRef(meta.task, meta.createdAt, commit, signal);
-    await this.clearRestoredMarker(meta.task, signal);
+    return this.finishCommit(full, commit, tree, signal);
+  }
+
+  /**
+   * The index's trees and the commit built in this process and written as one pack into
+   * `objectsDir` (index-tree.ts): for saves that staged a whole workspace, where write-tree
+   * would create thousands of loose tree files.
+   */
+  private async commitPacked(meta: Omit<CheckpointMeta, "reused">, objectsDir: string, signal?: AbortSignal): Promise<CheckpointInfo> {
+    const batch = new ObjectBatch();
+    const [tree, previous] = await Promise.all([treeOfIndex(this.git, batch, signal), this.headTree(signal)]);
+    const full: CheckpointMeta = { ...meta, reused: previous === tree };
+    const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, full.createdAt, encodeMessage(full)));
+    await writePack(objectsDir, batch.objects);
+    return this.finishCommit(full, commit, tree, signal);
+  }
+
+  /** Objects are written: the checkpoint's ref, then HEAD (a crash leaves no ref to a missing object). */
+  private async finishCommit(full: CheckpointMeta, commit: string, tree: string, signal?: AbortSignal): Promise<CheckpointInfo> {
+    const ref = await this.addTaskRef(full.task, full.createdAt, commit, signal);
+    await this.clearRestoredMarker(full.task, signal);
     await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
     this.noteHead(commit, tree);
     return { ...full, id: commit, tree, seq: 0, ref };

@@ -164,6 +164,7 @@ export class CheckpointManager {
         messageId: options.messageId ?? "",
         editedPaths: edited,
         scan: !!options.commandRan || edited.length === 0,
+        commandRan: !!options.commandRan,
         hasFiles: true,
       });
       if (++entry.saves % this.o.budgetCheckEvery === 0) {

@@ -47,7 +47,9 @@ export async function writePack(objectsDir: string, objects: ReadonlyMap<string,
   const parts: Buffer[] = [header];
   let offset = header.length;
   const records: { id: string; offset: number; crc: number }[] = [];
-  for (const e of entries) {
+  for (const [i, e] of entries.entries()) {
+    // A baseline's thousands of trees: other work of the process runs between slices.
+    if (i > 0 && i % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
     const compressed = e.body.length <= SMALL ? zlib.deflateSync(e.body, SMALL_DEFLATE) : await deflate(e.body, { level: 1 });
     const packed = Buffer.concat([objectHeader(TYPE_CODES[e.type], e.body.length), compressed]);
     records.push({ id: e.id, offset, crc: zlib.crc32(packed) });

@@ -5,11 +5,13 @@ import type { Logger } from "../logging/logger.js";
 import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
 import { MAX_RECORDED_SKIPS, type CheckpointInfo, type CheckpointKind } from "./checkpoint-record.js";
-import { dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
+import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
 import { PackMaintenance } from "./pack-maintenance.js";
+import { pathsToStage } from "./watched-paths.js";
+import { WorkspaceWatcher } from "./workspace-watcher.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
@@ -19,6 +21,18 @@ import { SnapshotRestore, type FileRestoreResult } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress } from "./snapshot-stager.js";
 import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { toRepoPath } from "./workspace-paths.js";
+
+/** A watcher no save used for this long is closed. */
+const WATCHER_IDLE_MS = 10 * 60_000;
+
+/** Folders never watched: `.git` and the built-in excluded folders (their files never enter a scan). */
+const EXCLUDED_FOLDERS = new Set(BUILT_IN_EXCLUDES.filter((p) => p.endsWith("/")).map((p) => p.slice(0, -1)));
+function skipFolder(_repoPath: string, name: string): boolean {
+  return EXCLUDED_FOLDERS.has(name);
+}
+
+/** From this many staged paths on, a save builds its trees in this process (CheckpointLog.commit). */
+const WHOLE_TREE_STAGED = 500;
 
 export interface WorkspaceCheckpointsOptions {
   workspaceRoot: string;
@@ -50,6 +64,8 @@ export interface SaveRequest {
   editedPaths: readonly string[];
   /** Scan the workspace (baseline, a command ran, no recorded paths). */
   scan: boolean;
+  /** A command ran this turn (the workspace is watched from then on). */
+  commandRan?: boolean;
   /** False for compaction checkpoints: no new snapshot. */
   hasFiles: boolean;
   /** Force a listing of ignored files (otherwise the last listing is carried over). */
@@ -80,12 +96,19 @@ export class WorkspaceCheckpoints {
   private lastStamp = 0;
   /** What the last full listing of ignored files found (carried into later checkpoints). */
   private lastIgnored: SkippedPath[] | undefined;
+  /** Watches the workspace once a command ran (saves after commands then stage only what changed). */
+  private watcher: WorkspaceWatcher | undefined;
+  /** The newest snapshot was scanned while the watcher watched: its changes since are all the watcher's. */
+  private watchSynced = false;
+  private watcherIdle: NodeJS.Timeout | undefined;
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
   rebuiltFrom: string | undefined;
   private opened = false;
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
   private freshScanAt = 0;
   private freshSizeSkips: SkippedPath[] = [];
+  /** How many paths that scan staged. */
+  private freshStaged = 0;
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env);
@@ -117,7 +140,8 @@ export class WorkspaceCheckpoints {
   async prepare(signal?: AbortSignal, onProgress?: (p: ScanProgress) => void): Promise<SkippedPath[]> {
     return this.lock.run(async () => {
       await this.open(signal);
-      const { skipped } = await this.stager.stageScan({ listIgnored: true, signal, onProgress });
+      const { skipped, staged } = await this.stager.stageScan({ listIgnored: true, signal, onProgress });
+      this.freshStaged = staged;
       this.rememberScan(skipped, true);
       this.freshScanAt = Date.now();
       this.freshSizeSkips = skipped.filter((x) => x.reason === "size");
@@ -145,6 +169,7 @@ export class WorkspaceCheckpoints {
 
   /** Background work of this repository ends (the process stops): packing gets `graceMs` to finish. */
   async stop(graceMs = 2000): Promise<void> {
+    this.stopWatching();
     await this.packing.stop(graceMs);
   }
 
@@ -202,8 +227,16 @@ export class WorkspaceCheckpoints {
       const quick = await this.recorded.save(this.meta(req), req.editedPaths, this.lastIgnored ?? [], { signal });
       if (quick) return quick;
     }
+    if (req.hasFiles && req.scan && !fresh) {
+      const watched = await this.saveWatched(req, signal);
+      if (watched) return watched;
+      // The first command of this process: from now on the workspace is watched, and the scan
+      // below (which starts once the watch is in place) is what the watcher's changes add to.
+      if (req.commandRan && !this.watcher) await this.startWatching();
+    }
     const skipped: SkippedPath[] = [];
     let tree: string | undefined;
+    let staged = fresh ? this.freshStaged : 0;
     if (!req.hasFiles) {
       tree = await this.log.headTree(signal);
       tree ??= await this.log.emptyTree(signal);
@@ -214,7 +247,12 @@ export class WorkspaceCheckpoints {
         // LFS patterns may have changed since the repository was opened.
         await writeExcludeFile(this.repo.paths.gitDir, await readLfsPatterns(this.workspaceRoot));
         const listIgnored = !!req.listIgnored || this.lastIgnored === undefined;
-        const scanned = (await this.stager.stageScan({ listIgnored, signal })).skipped;
+        const watching = this.watcher?.trustworthy ?? false;
+        this.watcher?.resync();
+        const scan = await this.stager.stageScan({ listIgnored, signal });
+        this.watchSynced = watching;
+        const scanned = scan.skipped;
+        staged = scan.staged;
         this.rememberScan(scanned, listIgnored);
         skipped.push(...scanned.filter((s) => s.reason === "size"));
       } else {
@@ -225,8 +263,63 @@ export class WorkspaceCheckpoints {
     const unique = dedupeSkips(skipped);
     return this.log.commit(
       { ...this.meta(req), skipped: unique.slice(0, MAX_RECORDED_SKIPS), skippedTotal: unique.length },
-      { tree, signal },
+      // A whole workspace staged (a baseline): its trees go into one pack instead of thousands of files.
+      { tree, signal, packInto: staged >= WHOLE_TREE_STAGED ? path.join(this.repo.paths.gitDir, "objects") : undefined },
     );
+  }
+
+  /**
+   * A save after a command or at completion without a scan: the previous snapshot plus what the
+   * watcher saw change since it (and the task's recorded paths), staged as a scan would. Undefined
+   * when the watcher cannot vouch for that period (not started, not yet synced by a scan, an
+   * overflow or error): the caller scans.
+   */
+  private async saveWatched(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo | undefined> {
+    this.armWatcherIdleClose();
+    if (!this.watcher || !this.watchSynced) return undefined;
+    // The kernel queued the events of every write that finished before this save; a full turn of
+    // the event loop (its poll phase reads them) delivers them before the set is taken. The first
+    // immediate may run in the turn under way, whose poll phase is over: the second cannot.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    const changed = this.watcher.drain();
+    const headTree = changed && (await this.log.headTree(signal));
+    if (!changed || !headTree) {
+      this.watchSynced = false;
+      return undefined;
+    }
+    const paths = await pathsToStage(
+      this.workspaceRoot,
+      [...new Set([...changed, ...normalisePaths(this.workspaceRoot, req.editedPaths)])],
+      (p) => this.entryIn(headTree, p),
+      (p) => this.stager.excludedNow(p, signal),
+      skipFolder,
+    );
+    const saved = await this.recorded.save(this.meta(req), paths, this.lastIgnored ?? [], { signal });
+    if (!saved) this.watchSynced = false;
+    return saved;
+  }
+
+  private async startWatching(): Promise<void> {
+    const watcher = new WorkspaceWatcher(this.workspaceRoot, skipFolder);
+    this.watcher = watcher;
+    await watcher.start();
+    this.armWatcherIdleClose();
+  }
+
+  /** A watcher no save used for a while is closed (its folders are watched again at the next command). */
+  private armWatcherIdleClose(): void {
+    if (!this.watcher) return;
+    clearTimeout(this.watcherIdle);
+    this.watcherIdle = setTimeout(() => this.stopWatching(), WATCHER_IDLE_MS);
+    this.watcherIdle.unref?.();
+  }
+
+  private stopWatching(): void {
+    clearTimeout(this.watcherIdle);
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.watchSynced = false;
   }
 
   private meta(req: SaveRequest): BaseMeta {
@@ -247,6 +340,7 @@ export class WorkspaceCheckpoints {
    * repository. The caller removes the trash.
    */
   async moveAway(trash: string): Promise<void> {
+    this.stopWatching();
     await this.packing.stop(0);
     await this.lock.read(() => fs.rename(this.repo.paths.repoDir, trash), () => undefined);
   }

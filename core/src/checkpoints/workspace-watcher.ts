@@ -1,0 +1,128 @@
+import { watch, type FSWatcher } from "node:fs";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+
+/**
+ * Past this many events between two saves the watcher is not trusted (a command that touched
+ * that many files may have overflowed the kernel's queue, which Node does not report): the
+ * next save scans. Well below inotify's default queue of 16,384 events.
+ */
+const TOO_MANY_EVENTS = 8000;
+
+/**
+ * What changed in a workspace since the last save, from Node's own `fs.watch` on each folder
+ * (inotify on Linux; measured: 2,100 folders / 100,000 files watched in 0.14-0.27 s and 20-25 MB,
+ * where Node's recursive watcher took 0.9-5.5 s and 170-290 MB and chokidar 6-23 s). Folders
+ * whose contents never enter a snapshot are not watched: `.git`, nested repositories and the
+ * built-in excluded folders (`skipFolder`). Changes are workspace-relative paths of files or
+ * folders; a folder created after the watch began is watched from then on, and reported itself
+ * (the caller walks it). Any doubt (an error, a folder that could not be watched, a burst of
+ * events) makes `drain` answer undefined: the caller scans instead.
+ */
+export class WorkspaceWatcher {
+  private readonly watchers = new Map<string, FSWatcher>();
+  private changed = new Set<string>();
+  private events = 0;
+  private broken = false;
+  private closed = false;
+  /** When the whole workspace was being watched (undefined until then). */
+  readyAt: number | undefined;
+
+  constructor(
+    private readonly root: string,
+    private readonly skipFolder: (repoPath: string, name: string) => boolean,
+  ) {}
+
+  /** Walks the workspace and watches every folder; resolves once all are watched. */
+  async start(): Promise<void> {
+    await this.watchTree("");
+    if (!this.closed) this.readyAt = Date.now();
+  }
+
+  /** True while the watcher knows every change since `readyAt` (or since the last drain). */
+  get trustworthy(): boolean {
+    return this.readyAt !== undefined && !this.broken && !this.closed;
+  }
+
+  /**
+   * The paths changed since the last drain, and a fresh set for what follows; undefined when
+   * the watcher cannot be trusted for that period (the caller scans, then calls `resync`).
+   */
+  drain(): string[] | undefined {
+    const paths = [...this.changed];
+    const trusted = this.trustworthy && this.events <= TOO_MANY_EVENTS;
+    this.changed = new Set();
+    this.events = 0;
+    return trusted ? paths : undefined;
+  }
+
+  /** A full scan is about to start: what was missed before it no longer matters. */
+  resync(): void {
+    this.changed = new Set();
+    this.events = 0;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+  }
+
+  private async watchTree(rel: string): Promise<void> {
+    if (this.closed || this.watchers.has(rel)) return;
+    const abs = rel ? path.join(this.root, ...rel.split("/")) : this.root;
+    let watcher: FSWatcher;
+    try {
+      watcher = watch(abs, { persistent: false }, (_event, name) => this.onEvent(rel, name));
+    } catch (err) {
+      // Gone meanwhile: its parent's event reports it. Anything else (the kernel's limit on
+      // watches, permissions): changes there would go unseen, so the watcher is not trusted.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.broken = true;
+      return;
+    }
+    watcher.on("error", () => {
+      this.broken = true;
+    });
+    this.watchers.set(rel, watcher);
+    const entries = await fs.readdir(abs, { withFileTypes: true }).catch(() => []);
+    if (entries.some((e) => e.name === ".git") && rel) {
+      // A nested repository: its files never enter a snapshot.
+      watcher.close();
+      this.watchers.delete(rel);
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (!this.skipFolder(child, e.name)) await this.watchTree(child);
+    }
+  }
+
+  private onEvent(dirRel: string, name: string | Buffer | null): void {
+    this.events++;
+    if (name === null) {
+      // The kernel did not say what changed in this folder.
+      this.broken = true;
+      return;
+    }
+    const child = dirRel ? `${dirRel}/${name.toString()}` : name.toString();
+    if (child === ".git" || child.startsWith(".git/")) return;
+    this.changed.add(child);
+    const base = name.toString();
+    if (this.skipFolder(child, base)) return;
+    // A folder that appeared (or was renamed here) is watched from now on; one that went is unwatched.
+    void fs.lstat(path.join(this.root, ...child.split("/"))).then(
+      (st) => {
+        if (st.isDirectory()) return this.watchTree(child);
+      },
+      () => {
+        for (const key of [...this.watchers.keys()]) {
+          if (key === child || key.startsWith(`${child}/`)) {
+            this.watchers.get(key)!.close();
+            this.watchers.delete(key);
+          }
+        }
+      },
+    );
+  }
+}
