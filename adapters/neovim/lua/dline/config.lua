@@ -10,7 +10,8 @@ local H = {}
 function M.defaults()
   local cache = vim.fn.stdpath("cache") .. "/dline"
   return {
-    -- Path of the dline-core executable; nil: $DLINE_CORE, then the repository's dist/dline-core.
+    -- Path of the dline-core executable; nil: $DLINE_CORE, then bin/dline-core next to the
+    -- plugin, then a Dline checkout's dist/dline-core, then dline-core on PATH.
     core_path = nil,
     -- Extra arguments after `dline-core serve` (e.g. { "--log-level", "debug" }).
     core_args = {},

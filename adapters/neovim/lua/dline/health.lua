@@ -58,7 +58,7 @@ function M.check()
     r.ok("found: " .. path)
   else
     r.error("dline-core not found; tried: " .. table.concat(tried, ", "), {
-      "set setup{ core_path = ... } or $DLINE_CORE, or build it with `node scripts/build-sidecar.mjs`",
+      "put dline-core on PATH or in the plugin's bin/ folder, set setup{ core_path = ... } or $DLINE_CORE, or build it with `npm run build` in a Dline checkout",
     })
   end
   local session = dline.has_session() and dline.session() or nil

@@ -1,7 +1,7 @@
 --- *dline.sidecar* Finds, starts, supervises and stops the dline-core process.
 ---
---- What it does: locates the executable (setup{core_path}, $DLINE_CORE, the repository's
---- dist/dline-core), spawns `dline-core serve` in the editor's working directory, reads the
+--- What it does: locates the executable (setup{core_path}; else $DLINE_CORE, bin/dline-core
+--- next to the plugin, a Dline checkout's dist/dline-core, then dline-core on PATH), spawns `dline-core serve` in the editor's working directory, reads the
 --- one-line JSON handshake from stdout, writes stderr to a log file, and restarts the
 --- process with backoff when it dies (a small policy object decides). Stopping closes its
 --- stdin, which makes the sidecar flush and exit; a process that lingers is killed.
@@ -16,14 +16,17 @@ M.PROTOCOL = 1
 
 -- Locating ------------------------------------------------------------------------------
 
---- The repository's dist/dline-core, relative to this file (adapters/neovim/lua/dline/).
-function H.repository_binary()
+--- The plugin's root folder (this file is <root>/lua/dline/sidecar.lua).
+function H.plugin_root()
   local source = debug.getinfo(1, "S").source:gsub("^@", "")
-  local root = vim.fn.fnamemodify(source, ":p:h:h:h:h:h")
-  return root .. "/dist/dline-core"
+  return vim.fn.fnamemodify(source, ":p:h:h:h")
 end
 
---- Returns the executable path, or nil and the list of places tried.
+--- Returns the executable path, or nil and the list of places tried. An explicit core_path is
+--- the only candidate (falling back would hide a wrong setting); otherwise $DLINE_CORE, the
+--- binary next to the plugin (<root>/bin/dline-core, where a release archive's user puts it),
+--- the repository's dist/dline-core when the plugin runs from a Dline checkout
+--- (adapters/neovim), then `dline-core` on PATH.
 ---@return string|nil, string[]
 function M.locate(core_path, env_value)
   local tried = {}
@@ -32,11 +35,17 @@ function M.locate(core_path, env_value)
     candidates[#candidates + 1] = { core_path, "setup{ core_path }" }
   else
     if env_value and env_value ~= "" then candidates[#candidates + 1] = { env_value, "$DLINE_CORE" } end
-    candidates[#candidates + 1] = { H.repository_binary(), "the repository's dist/dline-core" }
+    local root = H.plugin_root()
+    candidates[#candidates + 1] = { root .. "/bin/dline-core", "next to the plugin" }
+    candidates[#candidates + 1] = { vim.fn.fnamemodify(root, ":h:h") .. "/dist/dline-core", "the repository's dist/dline-core" }
+    local on_path = vim.fn.exepath("dline-core")
+    candidates[#candidates + 1] = { on_path ~= "" and on_path or "dline-core", "PATH" }
   end
   for _, c in ipairs(candidates) do
     local path = vim.fn.expand(c[1])
-    if vim.fn.executable(path) == 1 then return path, tried end
+    if vim.fn.executable(path) == 1 and vim.fn.isdirectory(path) == 0 then
+      return vim.fn.fnamemodify(path, ":p"), tried
+    end
     tried[#tried + 1] = ("%s (%s)"):format(path, c[2])
   end
   return nil, tried
