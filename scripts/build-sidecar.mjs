@@ -17,7 +17,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { HOST_PLATFORM, ensureNodeRuntime, ensureSqliteAddon, stripFor } from "./lib/node-runtime.mjs";
+import { HOST_PLATFORM, assertCanBuildFor, ensureNodeRuntime, ensureSqliteAddon, nodeCommand, stripFor } from "./lib/node-runtime.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -34,18 +34,13 @@ const require = (await import("node:module")).createRequire(import.meta.url);
 
 // The Node the binary is made of, and one of the same version this machine runs (the same one
 // unless cross-building): it makes the SEA blob and tells which exports the built-ins have.
+assertCanBuildFor(platform);
 const runtime = ensureNodeRuntime(platform);
 const hostRuntime = platform === HOST_PLATFORM ? runtime : ensureNodeRuntime(HOST_PLATFORM);
 const addon = ensureSqliteAddon(runtime);
 const nodeMajor = runtime.version.split(".")[0];
 /** Runs the embedded Node: directly, or under qemu-user for another architecture (undefined without it). */
-const embeddedNodeCommand = platform === HOST_PLATFORM ? [runtime.node] : qemuCommand(platform, runtime.node);
-
-function qemuCommand(platform, node) {
-  const arch = { "linux-arm64": "aarch64" }[platform];
-  const qemu = arch && spawnSync("sh", ["-c", `command -v qemu-${arch}`], { encoding: "utf8" }).stdout.trim();
-  return qemu ? [qemu, "-L", `/usr/${arch}-linux-gnu`, node] : undefined;
-}
+const embeddedNodeCommand = nodeCommand(runtime);
 
 /**
  * Built-ins the bundle's start-up path imports but seldom or never uses (connect-node's client

@@ -7,8 +7,8 @@
 // - the addon is better-sqlite3 (the version in node_modules) compiled by npm's node-gyp against
 //   that package's headers (`--nodedir`: nothing is downloaded), in a copy of the package, so the
 //   addon in node_modules stays the one for the Node that runs npm and the tests.
-// `node scripts/lib/node-runtime.mjs [platform...]` makes sure both exist and prints their paths
-// as JSON on stdout (progress goes to stderr).
+// `node scripts/lib/node-runtime.mjs [--node-only] [platform...]` makes sure both exist and prints
+// their paths as JSON on stdout (progress goes to stderr).
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -36,8 +36,19 @@ export function buildCacheDir() {
  * only on a machine of that platform.
  */
 const CROSS = {
-  "linux-arm64": { prefix: "aarch64-linux-gnu-", arch: "arm64", apt: ["g++-aarch64-linux-gnu", "binutils-aarch64-linux-gnu"] },
+  "linux-arm64": { prefix: "aarch64-linux-gnu-", arch: "arm64", qemu: "aarch64", apt: ["g++-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "qemu-user"] },
 };
+
+/**
+ * The command that runs `runtime`'s node on this machine: itself, or under qemu-user (with the
+ * cross toolchain's libraries as its root) for another architecture; undefined without qemu.
+ */
+export function nodeCommand(runtime) {
+  if (runtime.platform === HOST_PLATFORM) return [runtime.node];
+  const { qemu } = crossToolchain(runtime.platform);
+  const found = spawnSync("sh", ["-c", `command -v qemu-${qemu}`], { encoding: "utf8" }).stdout.trim();
+  return found ? [found, "-L", `/usr/${qemu}-linux-gnu`, runtime.node] : undefined;
+}
 
 /** The `strip` that understands binaries of `platform`. */
 export function stripFor(platform) {
@@ -48,6 +59,16 @@ function crossToolchain(platform) {
   const cross = CROSS[platform];
   if (!cross) throw new Error(`node-runtime: no cross toolchain is known for ${platform} (building on ${HOST_PLATFORM})`);
   return cross;
+}
+
+/** Throws, naming the packages to install, when building for `platform` needs a cross compiler that is missing. */
+export function assertCanBuildFor(platform) {
+  if (platform === HOST_PLATFORM) return;
+  const cross = crossToolchain(platform);
+  const missing = ["gcc", "g++", "strip"].filter((tool) => spawnSync("sh", ["-c", `command -v ${cross.prefix}${tool}`]).status !== 0);
+  if (missing.length > 0) {
+    throw new Error(`node-runtime: building for ${platform} needs ${missing.map((t) => cross.prefix + t).join(", ")}: apt-get install ${cross.apt.join(" ")} (scripts/setup-test.sh does)`);
+  }
 }
 
 /** A folder next to `target` for building it, renamed into place when complete. */
@@ -168,7 +189,7 @@ export function ensureSqliteAddon(runtime) {
     const result = path.join(scratch, "result");
     fs.mkdirSync(result);
     fs.copyFileSync(path.join(copy, "build", "Release", "better_sqlite3.node"), path.join(result, "better_sqlite3.node"));
-    if (runtime.platform === HOST_PLATFORM) assertLoads(runtime, path.join(result, "better_sqlite3.node"));
+    assertLoads(runtime, path.join(result, "better_sqlite3.node"));
     publish(result, folder);
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
@@ -176,11 +197,13 @@ export function ensureSqliteAddon(runtime) {
   return file;
 }
 
-/** The embedded Node loads the addon (a wrong ABI fails here, not in the sidecar). */
+/** The embedded Node loads the addon (a wrong ABI fails here, not in the sidecar); skipped when it cannot run here. */
 function assertLoads(runtime, addon) {
+  const command = nodeCommand(runtime);
+  if (!command) return;
   const check = spawnSync(
-    runtime.node,
-    ["-e", "const m = { exports: {} }; process.dlopen(m, process.argv[1]); if (typeof m.exports.Database !== 'function') process.exit(3);", addon],
+    command[0],
+    [...command.slice(1), "-e", "const m = { exports: {} }; process.dlopen(m, process.argv[1]); if (typeof m.exports.Database !== 'function') process.exit(3);", addon],
     { encoding: "utf8" },
   );
   if (check.status !== 0) throw new Error(`node-runtime: node v${runtime.version} cannot load the compiled addon:\n${check.stderr.slice(-1500)}`);
@@ -191,12 +214,16 @@ export function describeRuntime(runtime) {
   return `node v${runtime.version} ${runtime.platform} (${runtime.dir})`;
 }
 
-// `node scripts/lib/node-runtime.mjs [platform...]`: prepare and print as JSON.
+// `node scripts/lib/node-runtime.mjs [--node-only] [platform...]`: prepare and print as JSON.
+// --node-only skips the addon (it needs node_modules; setup.sh asks for the Node before npm ci).
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const platforms = process.argv.slice(2).length ? process.argv.slice(2) : [HOST_PLATFORM];
+  const args = process.argv.slice(2);
+  const nodeOnly = args.includes("--node-only");
+  const platforms = args.filter((a) => a !== "--node-only");
+  if (platforms.length === 0) platforms.push(HOST_PLATFORM);
   const out = platforms.map((platform) => {
     const runtime = ensureNodeRuntime(platform);
-    return { ...runtime, sqliteAddon: ensureSqliteAddon(runtime) };
+    return nodeOnly ? runtime : { ...runtime, sqliteAddon: ensureSqliteAddon(runtime) };
   });
   console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
 }
