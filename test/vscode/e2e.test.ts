@@ -7,7 +7,7 @@
  * page through files (src/test/ui-bridge.ts). Output (results, logs, screenshot) goes to
  * test-output/vscode/.
  *
- * Needs: bash scripts/setup-vscode-test.sh (CI runs it through scripts/setup.sh). When the
+ * Needs: bash scripts/setup-vscode-test.sh (npm test runs it through scripts/setup-test.sh). When the
  * tools are missing this test fails with that instruction; it never skips.
  */
 import { execFileSync } from "node:child_process";
