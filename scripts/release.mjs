@@ -120,27 +120,65 @@ function sourceDate() {
   return git.status === 0 && git.stdout.trim() ? git.stdout.trim() : String(Math.floor(Date.now() / 1000));
 }
 
-/** The Kotlin client library's jar, built by Maven without its tests, and its POM. */
+/**
+ * The Kotlin client library's jar, built by Maven without its tests (the suite runs them), and
+ * its POM for users: the client's POM has a parent (adapters/jetbrains/pom.xml) and a build that
+ * generates code from proto/, neither of which a user has, so the released POM is flattened from
+ * the effective one: coordinates, licence and the dependencies a user needs (test ones left out).
+ */
 function releaseJetbrains() {
-  const client = path.join(root, "adapters", "jetbrains", "client");
-  const pom = fs.readFileSync(path.join(client, "pom.xml"), "utf8");
-  const artifactId = /<artifactId>([^<]+)<\/artifactId>/.exec(pom.slice(pom.indexOf("</modelVersion>")))?.[1];
-  const pomVersion = /<version>([^<]+)<\/version>/.exec(pom.slice(pom.indexOf("</modelVersion>")))?.[1];
-  if (artifactId !== "dline-jetbrains-client" || pomVersion !== version) {
-    throw new Error(`release: adapters/jetbrains/client/pom.xml is ${artifactId} ${pomVersion}; the release is dline-jetbrains-client ${version}`);
-  }
+  const adapter = path.join(root, "adapters", "jetbrains");
   // Built in a copy, so that it never shares target/ with a `mvn test` running in the client folder.
-  const dir = path.join(stage, "jetbrains-client");
+  const dir = path.join(stage, "jetbrains");
   fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  fs.copyFileSync(path.join(client, "pom.xml"), path.join(dir, "pom.xml"));
-  fs.cpSync(path.join(client, "src", "main"), path.join(dir, "src", "main"), { recursive: true });
-  run("mvn", ["-B", "-q", "-DskipTests", `-Ddline.proto.dir=${path.join(root, "proto")}`, "package"], { cwd: dir });
-  const jar = path.join(out, `${artifactId}-${version}.jar`);
-  fs.copyFileSync(path.join(dir, "target", `${artifactId}-${version}.jar`), jar);
-  const pomOut = path.join(out, `${artifactId}-${version}.pom`);
-  fs.copyFileSync(path.join(client, "pom.xml"), pomOut);
+  fs.mkdirSync(path.join(dir, "client"), { recursive: true });
+  fs.copyFileSync(path.join(adapter, "pom.xml"), path.join(dir, "pom.xml"));
+  fs.copyFileSync(path.join(adapter, "client", "pom.xml"), path.join(dir, "client", "pom.xml"));
+  fs.cpSync(path.join(adapter, "client", "src", "main"), path.join(dir, "client", "src", "main"), { recursive: true });
+  const effective = path.join(dir, "effective-pom.xml");
+  run("mvn", ["-B", "-q", "-DskipTests", `-Ddline.proto.dir=${path.join(root, "proto")}`, "package", "help:effective-pom", `-Doutput=${effective}`], {
+    cwd: path.join(dir, "client"),
+  });
+  const pom = flattenPom(fs.readFileSync(effective, "utf8"));
+  const jar = path.join(out, `${pom.artifactId}-${pom.version}.jar`);
+  fs.copyFileSync(path.join(dir, "client", "target", `${pom.artifactId}-${pom.version}.jar`), jar);
+  const pomOut = path.join(out, `${pom.artifactId}-${pom.version}.pom`);
+  fs.writeFileSync(pomOut, pom.text);
   return [jar, pomOut];
+}
+
+/** A consumer's POM from Maven's effective POM (help:effective-pom: two-space indented XML). */
+function flattenPom(effective) {
+  const field = (name) => new RegExp(`\n  <${name}>([^<]*)</${name}>`).exec(effective)?.[1];
+  const [groupId, artifactId, pomVersion, name] = ["groupId", "artifactId", "version", "name"].map(field);
+  if (artifactId !== "dline-jetbrains-client" || pomVersion !== version) {
+    throw new Error(`release: adapters/jetbrains/client/pom.xml builds ${artifactId} ${pomVersion}; the release is dline-jetbrains-client ${version}`);
+  }
+  const dependencies = /\n  <dependencies>\n([\s\S]*?)\n  <\/dependencies>\n/.exec(effective)?.[1];
+  if (!dependencies) throw new Error("release: no dependencies in the client's effective POM");
+  const kept = (dependencies.match(/ {4}<dependency>[\s\S]*?\n {4}<\/dependency>/g) ?? []).filter((d) => !/<scope>test<\/scope>/.test(d));
+  const text = `<?xml version="1.0" encoding="UTF-8"?>
+<!-- Dline's Kotlin client library for JetBrains IDEs, ${version}: flattened from adapters/jetbrains/client/pom.xml by scripts/release.mjs. -->
+<project xmlns="http://maven.apache.org/POM/4.0.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>${groupId}</groupId>
+  <artifactId>${artifactId}</artifactId>
+  <version>${pomVersion}</version>
+  <packaging>jar</packaging>
+  <name>${name}</name>
+  <description>Kotlin client of the Dline core sidecar (Connect RPC), for JetBrains IDE plugins.</description>
+  <licenses>
+    <license>
+      <name>Apache-2.0</name>
+      <url>https://www.apache.org/licenses/LICENSE-2.0</url>
+    </license>
+  </licenses>
+  <dependencies>
+${kept.join("\n")}
+  </dependencies>
+</project>
+`;
+  return { artifactId, version: pomVersion, text };
 }
 
 function writeChecksums(files) {
