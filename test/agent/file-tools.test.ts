@@ -18,6 +18,33 @@ describe("read_file", () => {
     expect(await call("read_file", { path: "src/a.ts" })).toEqual({ content: "export const a = 1;\n", isError: false });
   });
 
+  it("reads a long file in windows of lines, saying how many lines it has and how to read on", async () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`);
+    ws = makeWorkspace({ "long.txt": `${lines.join("\n")}\n` });
+    const first = (await call("read_file", { path: "long.txt" })).content;
+    expect(first.startsWith("line 1\nline 2\n")).toBe(true);
+    expect(first).toContain("line 2000\n\n[Showing lines 1-2000 of 5000 of long.txt. To read more, call read_file with start_line 2001.]");
+    expect(first).not.toContain("line 2001\n");
+    const middle = (await call("read_file", { path: "long.txt", start_line: 4001, end_line: "4003" })).content;
+    expect(middle).toBe("line 4001\nline 4002\nline 4003\n\n[Showing lines 4001-4003 of 5000 of long.txt. To read more, call read_file with start_line 4004.]");
+    const end = (await call("read_file", { path: "long.txt", start_line: 4999 })).content;
+    expect(end).toBe("line 4999\nline 5000\n\n[Showing lines 4999-5000 of 5000 of long.txt.]");
+    expect((await call("read_file", { path: "long.txt", start_line: 6000 })).content).toMatch(/has 5000 lines; start_line 6000 is past its end/);
+    expect((await call("read_file", { path: "long.txt", start_line: 0 })).content).toMatch(/must be a line number/);
+  });
+
+  it("reads no more characters than one result may take of the context window", async () => {
+    const line = "x".repeat(99);
+    ws = makeWorkspace({ "wide.txt": `${Array.from({ length: 500 }, () => line).join("\n")}\n`, "minified.js": "y".repeat(50_000) });
+    const ctx = { ...(await makeContext(ws.root)), maxResultChars: 5000 };
+    const wide = (await call("read_file", { path: "wide.txt" }, ctx)).content;
+    expect(wide.length).toBeLessThanOrEqual(5000);
+    expect(wide).toMatch(/\[Showing lines 1-46 of 500 of wide\.txt\. To read more, call read_file with start_line 47\.\]$/);
+    const minified = (await call("read_file", { path: "minified.js" }, ctx)).content;
+    expect(minified.length).toBeLessThanOrEqual(5000);
+    expect(minified).toContain("Line 1 is 50000 characters long; only its first 4600 are shown.");
+  });
+
   it("reports a missing file and a binary file as errors for the model", async () => {
     ws = makeWorkspace();
     fs.writeFileSync(path.join(ws.root, "bin.dat"), Buffer.from([1, 0, 2, 3]));

@@ -79,6 +79,41 @@ describe("replace_in_file", () => {
     expect(fs.existsSync(path.join(ws.root, "missing.js"))).toBe(false);
   });
 
+  it("falls back to the first and last lines as anchors when the lines between differ (Cline's block anchors)", async () => {
+    const file = ["function area(r) {", "  // the area of a circle", "  const pi = 3.14159;", "  return pi * r * r;", "}", ""].join("\n");
+    ws = makeWorkspace({ "geo.js": file });
+    // The model remembered the middle lines wrongly; the first and last lines pin the block.
+    const diff = "------- SEARCH\nfunction area(r) {\n  // area\n  const pi = 3.14;\n  return pi * r ** 2;\n}\n=======\nfunction area(r) {\n  return Math.PI * r * r;\n}\n+++++++ REPLACE";
+    const { result } = await replace(diff, "geo.js");
+    expect(result.isError).toBe(false);
+    expect(ws.read("geo.js")).toBe("function area(r) {\n  return Math.PI * r * r;\n}\n");
+  });
+
+  it("refuses a SEARCH that matches several places, saying where, and changes nothing", async () => {
+    const file = ["if (a) {", "  count += 1;", "}", "if (b) {", "  count += 1;", "}", ""].join("\n");
+    ws = makeWorkspace({ "dup.js": file });
+    const { result, edited } = await replace("------- SEARCH\n  count += 1;\n=======\n  count += 2;\n+++++++ REPLACE", "dup.js");
+    expect(result.isError).toBe(true);
+    expect(result.content).toContain("matches 2 places in dup.js");
+    expect(result.content).toContain("at lines 2, 5");
+    expect(result.content).toContain("Add lines around the text");
+    expect(ws.read("dup.js")).toBe(file);
+    expect(edited).toEqual([]);
+    // With context it matches one place.
+    const ok = await replace("------- SEARCH\nif (b) {\n  count += 1;\n=======\nif (b) {\n  count += 2;\n+++++++ REPLACE", "dup.js");
+    expect(ok.result.isError).toBe(false);
+    expect(ws.read("dup.js")).toBe(file.replace("if (b) {\n  count += 1;", "if (b) {\n  count += 2;"));
+  });
+
+  it("refuses block anchors that fit several places", async () => {
+    const file = ["{", "  a();", "}", "{", "  b();", "}", ""].join("\n");
+    ws = makeWorkspace({ "blocks.js": file });
+    const { result } = await replace("------- SEARCH\n{\n  c();\n}\n=======\n{}\n+++++++ REPLACE", "blocks.js");
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/matches 2 places .*by its first and last lines/);
+    expect(ws.read("blocks.js")).toBe(file);
+  });
+
   it("creates a new file from a single block with an empty SEARCH", async () => {
     ws = makeWorkspace();
     const { result, edited } = await replace("------- SEARCH\n=======\nfresh\n+++++++ REPLACE", "new/file.txt");

@@ -78,4 +78,34 @@ describe("dline settings and profile", () => {
     const def = JSON.parse((await run(cli, ["--json", "settings", "get", "defaultProfileId"], { env })).stdout);
     expect(def.value).toBe("work");
   });
+
+  it("profile add takes cache prices, the output limit and the model's options; unpriced models say so", async () => {
+    const roots = makeTestRoots();
+    const env = { ...roots.env, DLINE_CORE: sidecarBinary };
+    const flags = ["--input-price", "2", "--output-price", "8", "--cache-read-price", "0.2", "--cache-write-price", "2.5", "--max-output-tokens", "16000"];
+    const more = ["--first-byte-timeout", "300", "--reasoning-effort", "high", "--tool-format", "xml", "--context-window", "64000"];
+    await run(cli, ["profile", "add", "local", "--provider", "openai", "--base-url", "http://127.0.0.1:11434/v1", "--model", "qwen3:8b", ...flags, ...more], { env });
+    const thinking = await run(cli, ["profile", "add", "claude", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking-budget", "4096"], { env });
+    expect(thinking.stdout).toContain("prices: price table (claude-sonnet-4-5)");
+    const unpriced = await run(cli, ["profile", "add", "llama", "--provider", "openai", "--base-url", "http://127.0.0.1:11434/v1", "--model", "llama3.1:8b"], { env });
+    expect(unpriced.stdout).toContain("prices: unknown");
+    const free = await run(cli, ["profile", "add", "free", "--provider", "openai", "--model", "llama3.1:8b", "--zero-cost"], { env });
+    expect(free.stdout).toContain("prices: zero cost");
+    const { profiles } = JSON.parse((await run(cli, ["--json", "profile", "list"], { env })).stdout);
+    expect(profiles.find((p: { id: string }) => p.id === "local")).toMatchObject({
+      inputPricePerMtok: 2,
+      outputPricePerMtok: 8,
+      cacheReadPricePerMtok: 0.2,
+      cacheWritePricePerMtok: 2.5,
+      maxOutputTokens: "16000",
+      firstByteTimeoutSeconds: 300,
+      reasoningEffort: "high",
+      toolCallFormat: "xml",
+      contextWindow: "64000",
+      priceSource: "profile",
+    });
+    expect(profiles.find((p: { id: string }) => p.id === "claude")).toMatchObject({ thinkingBudgetTokens: "4096" });
+    const bad = await run(cli, ["profile", "add", "x", "--provider", "anthropic", "--model", "m", "--thinking-budget", "100"], { env }).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { stderr: string }).stderr).toContain("thinking_budget_tokens");
+  });
 });

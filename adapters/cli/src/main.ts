@@ -29,6 +29,9 @@ Checkpoints:
 Configuration:
   settings [get [KEY] | set KEY JSON] [--workspace DIR] [--task ID]
   profile add ID --provider anthropic|openai --model M [--base-url URL] [--api-key-env VAR] [--default]
+      [--context-window N] [--max-output-tokens N] [--input-price P] [--output-price P] [--cache-read-price P]
+      [--cache-write-price P] [--zero-cost] [--first-byte-timeout SECONDS] [--reasoning-effort low|medium|high]
+      [--thinking-budget TOKENS] [--tool-format native|xml]          prices in US$ per million tokens
   profile list | profile rm ID
   capabilities [--workspace DIR] [--task ID] [--kind K] [--connect]   rules, workflows, skills, subagents, hooks, MCP servers
   capabilities enable|disable|inherit KIND RESOURCE [--scope global|workspace|task] [--workspace DIR] [--task ID]
@@ -48,6 +51,7 @@ const COMMAND_HELP: Record<string, string> = { "import-cline": IMPORT_CLINE_HELP
 const VALUE_FLAGS = new Set([
   "core", "workspace", "profile", "query", "limit", "sort", "mode", "task", "message",
   "provider", "base-url", "model", "context-window", "input-price", "output-price", "api-key-env", "name",
+  "cache-read-price", "cache-write-price", "max-output-tokens", "first-byte-timeout", "reasoning-effort", "thinking-budget", "tool-format",
   "kind", "scope",
 ]);
 

@@ -33,8 +33,8 @@ export async function profileFromEnv(clients: DlineClients, env: NodeJS.ProcessE
         baseUrl: env.ANTHROPIC_BASE_URL || "https://api.anthropic.com",
         model: env.ANTHROPIC_MODEL || "claude-sonnet-4-5",
         contextWindow: 200_000n,
-        inputPricePerMtok: 3,
-        outputPricePerMtok: 15,
+        // No prices here: the core prices the model ANTHROPIC_MODEL names (cache reads and
+        // writes included) from its price table, or says the cost is unknown.
       },
     });
     await clients.settings.setSecret({ profileId: id, name: "api_key", value: env.ANTHROPIC_API_KEY });

@@ -45,6 +45,8 @@ export class CheckpointStatusLine {
 export class EventRenderer {
   private inText = false;
   private lastSeq = 0n;
+  /** The reasoning message being streamed (shown apart from the answer, after "thinking:"). */
+  private reasoningId = "";
 
   private readonly checkpointLine: CheckpointStatusLine | undefined;
 
@@ -81,7 +83,13 @@ export class EventRenderer {
     switch (e.case) {
       case "messageAdded": {
         const m = e.value.message!;
-        if (m.kind === "text" && m.role === 2 /* assistant */) {
+        if (m.kind === "reasoning") {
+          if (this.inText) this.out.write("\n");
+          this.out.write(`(thinking) ${m.text}`);
+          this.inText = true;
+          this.reasoningId = m.id;
+        } else if (m.kind === "compaction") this.line(`[context] ${m.text}`);
+        else if (m.kind === "text" && m.role === 2 /* assistant */) {
           if (this.inText) this.out.write("\n");
           this.out.write(visible(m.text));
           this.inText = true;
@@ -94,9 +102,21 @@ export class EventRenderer {
         this.out.write(visible(e.value.text));
         this.inText = true;
         break;
+      case "reasoningDelta":
+        this.out.write(e.value.text);
+        this.inText = true;
+        break;
       case "messageFinalized":
         if (this.inText) this.out.write("\n");
         this.inText = false;
+        if (e.value.message?.id === this.reasoningId) this.reasoningId = "";
+        break;
+      case "modelRetry":
+        // Text already printed cannot be taken back: say that it does not count.
+        this.line(`⟳ ${e.value.message}${e.value.discardedMessageIds.length > 0 ? " (the partial answer above is dropped)" : ""}: ${e.value.reason}`);
+        break;
+      case "modelWaiting":
+        this.line(`… ${e.value.message}`);
         break;
       case "toolStarted":
         this.line(`» ${visibleLine(e.value.summary)}`);

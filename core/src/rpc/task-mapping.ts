@@ -36,6 +36,7 @@ export function taskSummaryToProto(r: TaskRecord): TaskSummary {
     cacheReads: BigInt(Math.trunc(r.cacheReads)),
     cacheWrites: BigInt(Math.trunc(r.cacheWrites)),
     cost: r.cost,
+    costUnknown: r.costUnknown,
     sizeBytes: BigInt(Math.trunc(r.sizeBytes)),
     source: r.source,
     damagedReason: r.damagedReason,

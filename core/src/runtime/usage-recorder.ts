@@ -6,15 +6,16 @@ import type { LiveTask } from "./live-task.js";
 /** Records a model call's usage in the task's metrics.db and its totals in the history row. */
 export function usageRecorder(task: LiveTask, history: TaskHistory, logger: Logger) {
   return {
-    record: (u: TokenUsage, costUsd: number, modelName: string) => {
+    record: (u: TokenUsage, costUsd: number | undefined, modelName: string) => {
       task.metrics.record({
         time: Date.now(),
         tokensIn: u.inputTokens,
         tokensOut: u.outputTokens,
         cacheReads: u.cacheReadTokens,
         cacheWrites: u.cacheWriteTokens,
-        cost: costUsd,
-        data: JSON.stringify({ model: modelName }),
+        cost: costUsd ?? 0,
+        // No price known: the row says so, and the task's cost is shown as partly unknown.
+        data: JSON.stringify(costUsd === undefined ? { model: modelName, costUnknown: true } : { model: modelName }),
       });
       const totals = task.metrics.totals();
       void history
@@ -24,6 +25,7 @@ export function usageRecorder(task: LiveTask, history: TaskHistory, logger: Logg
           cacheReads: totals.cacheReads,
           cacheWrites: totals.cacheWrites,
           cost: totals.cost,
+          costUnknown: totals.costUnknown > 0,
         })
         .catch((err: Error) => logger.error("history usage update failed", { taskId: task.id, error: err.message }));
     },

@@ -6,7 +6,7 @@ import { DlineError } from "../errors.js";
  * version; each migration runs in one immediate transaction, so two sidecars starting at once
  * never both apply it, and an interrupted one is rolled back and applied again.
  */
-export const HISTORY_SCHEMA_VERSION = 1;
+export const HISTORY_SCHEMA_VERSION = 2;
 
 const migrations: { version: number; sql: string }[] = [
   {
@@ -60,6 +60,11 @@ const migrations: { version: number; sql: string }[] = [
         at INTEGER NOT NULL
       );
     `,
+  },
+  {
+    // Whether part of a task's requests had no known price (its cost then counts the others only).
+    version: 2,
+    sql: "ALTER TABLE tasks ADD COLUMN cost_unknown INTEGER NOT NULL DEFAULT 0;",
   },
 ];
 

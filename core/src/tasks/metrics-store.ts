@@ -73,14 +73,16 @@ export class MetricsStore {
     return fingerprints.every((f) => q.get(f) !== undefined);
   }
 
-  totals(): Omit<RequestMetrics, "time" | "data"> & { requests: number } {
+  /** Sums of every request; `costUnknown` counts the requests whose data says no price was known. */
+  totals(): Omit<RequestMetrics, "time" | "data"> & { requests: number; costUnknown: number } {
     const r = this.db
       .prepare(
         `SELECT count(*) AS requests, coalesce(sum(tokens_in),0) AS tokensIn, coalesce(sum(tokens_out),0) AS tokensOut,
-           coalesce(sum(cache_reads),0) AS cacheReads, coalesce(sum(cache_writes),0) AS cacheWrites, coalesce(sum(cost),0) AS cost
+           coalesce(sum(cache_reads),0) AS cacheReads, coalesce(sum(cache_writes),0) AS cacheWrites, coalesce(sum(cost),0) AS cost,
+           coalesce(sum(CASE WHEN json_valid(data) AND json_extract(data, '$.costUnknown') = 1 THEN 1 ELSE 0 END),0) AS costUnknown
          FROM requests`,
       )
-      .get() as Omit<RequestMetrics, "time" | "data"> & { requests: number };
+      .get() as Omit<RequestMetrics, "time" | "data"> & { requests: number; costUnknown: number };
     return r;
   }
 

@@ -23,7 +23,7 @@ export interface HistoryPage {
 /** Columns a listing reads (task_text stays in the database: it is only searched). */
 const LIST_COLUMNS =
   "t.id, t.workspace_root, t.title, t.created_at, t.updated_at, t.favorite, t.tokens_in, t.tokens_out, " +
-  "t.cache_reads, t.cache_writes, t.cost, t.size_bytes, t.status, t.source, t.damaged_reason";
+  "t.cache_reads, t.cache_writes, t.cost, t.cost_unknown, t.size_bytes, t.status, t.source, t.damaged_reason";
 
 /** How many change rows are kept for watchers; older ones are pruned (a watcher that fell behind reloads). */
 const CHANGES_KEPT = 10_000;
@@ -41,6 +41,7 @@ const columnOf: Record<keyof Patch, string> = {
   cacheReads: "cache_reads",
   cacheWrites: "cache_writes",
   cost: "cost",
+  costUnknown: "cost_unknown",
   sizeBytes: "size_bytes",
   status: "status",
   source: "source",
@@ -338,16 +339,16 @@ export class TaskHistory {
   private putNow(r: TaskRecord): void {
     this.stmt(
       `INSERT INTO tasks (id, workspace_root, title, task_text, created_at, updated_at, favorite, tokens_in, tokens_out,
-         cache_reads, cache_writes, cost, size_bytes, status, source, damaged_reason)
+         cache_reads, cache_writes, cost, cost_unknown, size_bytes, status, source, damaged_reason)
        VALUES (@id, @workspaceRoot, @title, @taskText, @createdAt, @updatedAt, @favorite, @tokensIn, @tokensOut,
-         @cacheReads, @cacheWrites, @cost, @sizeBytes, @status, @source, @damagedReason)
+         @cacheReads, @cacheWrites, @cost, @costUnknown, @sizeBytes, @status, @source, @damagedReason)
        ON CONFLICT(id) DO UPDATE SET workspace_root = excluded.workspace_root, title = excluded.title,
          task_text = excluded.task_text, created_at = excluded.created_at, updated_at = excluded.updated_at,
          favorite = excluded.favorite, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
-         cache_reads = excluded.cache_reads, cache_writes = excluded.cache_writes, cost = excluded.cost,
+         cache_reads = excluded.cache_reads, cache_writes = excluded.cache_writes, cost = excluded.cost, cost_unknown = excluded.cost_unknown,
          size_bytes = excluded.size_bytes, status = excluded.status, source = excluded.source,
          damaged_reason = excluded.damaged_reason`,
-    ).run({ ...r, favorite: r.favorite ? 1 : 0 });
+    ).run({ ...r, favorite: r.favorite ? 1 : 0, costUnknown: r.costUnknown ? 1 : 0 });
     this.noteChange(r.id, "changed");
   }
 

@@ -16,6 +16,8 @@ export interface TaskRecord {
   cacheReads: number;
   cacheWrites: number;
   cost: number;
+  /** Part of the task's requests had no known price: `cost` counts the others only. */
+  costUnknown: boolean;
   sizeBytes: number;
   status: TaskStatusName;
   /** "dline", or "cline-import:<source key>". */
@@ -39,6 +41,7 @@ export function newTaskRecord(init: TaskRecordInit, now = Date.now()): TaskRecor
     cacheReads: 0,
     cacheWrites: 0,
     cost: 0,
+    costUnknown: false,
     sizeBytes: 0,
     status: "completed",
     source: "dline",
@@ -88,6 +91,7 @@ export function recordFromRow(row: HistoryRow): TaskRecord {
   if ("task_text" in row) record.taskText = str("task_text");
   for (const [column, field] of intFields) record[field] = num(column, true);
   record.cost = num("cost", false);
+  record.costUnknown = row.cost_unknown === 1 || row.cost_unknown === 1n;
   const favorite = row.favorite;
   if (favorite === 0 || favorite === 1) record.favorite = favorite === 1;
   else problems.push("favorite is not 0 or 1");
