@@ -196,7 +196,8 @@ async function playStream(res: http.ServerResponse, format: WireFormat, turn: Sc
     else if (turn.writeChunkBytes) await new Promise((r) => setImmediate(r));
     if (!res.write(bytes.subarray(i, i + step))) await new Promise((r) => res.once("drain", r));
   }
-  if (interrupt?.mode === "stall") return; // left open until the client gives up or the server closes
+  // Left open until the client gives up or the server closes.
+  if (interrupt?.mode === "stall" || turn.holdAfterFinish) return;
   if (interrupt?.mode === "drop") {
     await new Promise((r) => setTimeout(r, 10)); // let the written bytes leave first
     res.socket?.destroy();
