@@ -271,6 +271,10 @@ describe("special files and stuck tools", () => {
     const ws = newWorkspace(main, "fifo", { "src/real.txt": "real\n" });
     const fifos = ["p1", "p2", "p3", "p4", "src/p5"];
     for (const f of fifos) execFileSync("mkfifo", [path.join(ws, f)]);
+    // Files of the repository the core reads by itself, as FIFOs too. (Not .gitignore or
+    // .gitattributes: the checkpoints' git reads those itself.)
+    fs.mkdirSync(path.join(ws, ".agents", "rules"), { recursive: true });
+    for (const f of [".agentignore", ".clineignore", ".agents/rules/evil.md"]) execFileSync("mkfifo", [path.join(ws, f)]);
     await autoApprove(main, { readFiles: true, editFiles: true });
     const calls = [
       ...fifos.slice(0, 4).map((f) => ({ id: `read-${f}`, name: "read_file", input: { path: f } })),

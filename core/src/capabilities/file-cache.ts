@@ -33,7 +33,8 @@ export class FileCache {
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.text;
     let text: string;
     try {
-      const fd = fs.openSync(file, "r");
+      // Non-blocking: a FIFO swapped in after the check above must not hang the sidecar.
+      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
       try {
         const buffer = Buffer.alloc(Math.min(stat.size, MAX_CAPABILITY_FILE_BYTES));
         const read = fs.readSync(fd, buffer, 0, buffer.length, 0);

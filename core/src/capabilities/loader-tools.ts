@@ -55,8 +55,19 @@ export function loadSkillTool(skills: ReadonlyMap<string, SkillEntry>): ToolDefi
         // Only the files listed for the skill: no path leaves its folder.
         if (!skill.files.includes(file)) throw new ToolError(`The skill "${name}" has no file "${file}". Its files: ${skill.files.join(", ") || "none"}.`, "not_found");
         const full = path.join(skill.dir, file);
-        const stat = fs.statSync(full);
-        const text = fs.readFileSync(full).subarray(0, MAX_CAPABILITY_FILE_BYTES).toString("utf8");
+        // A regular file only, opened without blocking (a FIFO in a repository never hangs the
+        // sidecar), and read no further than the bound.
+        const fd = fs.openSync(full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+        let text: string;
+        let stat: fs.Stats;
+        try {
+          stat = fs.fstatSync(fd);
+          if (!stat.isFile()) throw new ToolError(`The skill file "${file}" is not a regular file.`);
+          const buffer = Buffer.alloc(Math.min(stat.size, MAX_CAPABILITY_FILE_BYTES));
+          text = buffer.subarray(0, fs.readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8");
+        } finally {
+          fs.closeSync(fd);
+        }
         return ok(`<skill_file skill="${name}" path="${file}"${stat.size > MAX_CAPABILITY_FILE_BYTES ? ' truncated="true"' : ""}>\n${text}\n</skill_file>`);
       }
       const files = skill.files.length ? `\n\nFiles of this skill (load one with load_skill and "file"):\n${skill.files.map((f) => `- ${f}`).join("\n")}` : "";

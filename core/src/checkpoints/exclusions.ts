@@ -49,7 +49,10 @@ const LFS_MARKER = "# dline: lfs patterns";
 export async function readLfsPatterns(workspaceRoot: string): Promise<string[]> {
   let text: string;
   try {
-    text = await fs.readFile(path.join(workspaceRoot, ".gitattributes"), "utf8");
+    const file = path.join(workspaceRoot, ".gitattributes");
+    // A regular file only: a FIFO of that name would hold one of libuv's threads for good.
+    if (!(await fs.stat(file)).isFile()) return [];
+    text = await fs.readFile(file, "utf8");
   } catch {
     return [];
   }
