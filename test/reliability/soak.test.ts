@@ -229,12 +229,12 @@ describe("soak", () => {
   });
 
   const disk = mountSmallTmpfs(24);
+  if ("unmount" in disk) unmounts.push(disk.unmount);
   it.skipIf(!("dir" in disk))(
     `a disk that fills up under two sidecars running tasks: no crash, no damaged database, nothing acknowledged lost${"reason" in disk ? ` (skipped: ${disk.reason})` : ""}`,
     { timeout: 180_000 },
     async () => {
       const dir = (disk as { dir: string; unmount(): void }).dir;
-      unmounts.push((disk as { unmount(): void }).unmount);
       // The roots on the small disk; the test's own files (stderr) and the workspace beside it.
       const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-soak-full-"));
       const roots: TestRoots = { base, home: path.join(base, "home"), dlineDir: path.join(dir, "dline"), homeDir: path.join(dir, "dline-home"), docsDir: path.join(dir, "docs"), env: {} };
