@@ -42,11 +42,12 @@ data class Handshake(
             }
             if (!url.startsWith("http://")) {
                 // connect-kotlin speaks HTTP over TCP only: a unix: listener cannot be used from here.
-                throw SidecarStartException("The sidecar listens on $url; this client needs an http:// address.")
+                throw SidecarStartException("The sidecar listens on $url; this client needs an http:// address.", permanent = true)
             }
             if (protocol != SUPPORTED_PROTOCOL) {
                 throw SidecarStartException(
                     "The sidecar speaks protocol $protocol; this client speaks protocol $SUPPORTED_PROTOCOL. Update the plugin or the sidecar.",
+                    permanent = true,
                 )
             }
             return Handshake(protocol, fields["version"] as? String ?: "", url, token, pid)

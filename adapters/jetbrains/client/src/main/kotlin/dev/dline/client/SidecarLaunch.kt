@@ -4,8 +4,8 @@ import java.nio.file.Path
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
 
-/** How to start one sidecar process. */
-data class SidecarLaunch(
+/** How to start one sidecar process. From Java: `new SidecarLaunch(binary)` and the overloads after it. */
+data class SidecarLaunch @JvmOverloads constructor(
     /** The dline-core executable (see [SidecarLocator]). */
     val binary: Path,
     /** Extra arguments after `serve`. Never a fixed port: the sidecar picks a free one by default. */

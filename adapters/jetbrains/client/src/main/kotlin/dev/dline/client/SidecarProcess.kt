@@ -60,6 +60,13 @@ class SidecarProcess private constructor(
     companion object {
         /** Starts the sidecar and returns once it has handed shake; throws [SidecarStartException] otherwise. */
         fun start(launch: SidecarLaunch): SidecarProcess {
+            // Checked first: these can never succeed by trying again, and the supervisor says so at once.
+            if (!Files.isRegularFile(launch.binary)) {
+                throw SidecarStartException("The sidecar ${launch.binary} does not exist.", permanent = true)
+            }
+            if (!Files.isExecutable(launch.binary)) {
+                throw SidecarStartException("The sidecar ${launch.binary} is not executable (chmod +x it).", permanent = true)
+            }
             val builder = ProcessBuilder(listOf(launch.binary.toString(), "serve") + launch.args)
             launch.workingDirectory?.let { builder.directory(it.toFile()) }
             val env = builder.environment()
@@ -76,7 +83,8 @@ class SidecarProcess private constructor(
             val process = try {
                 builder.start()
             } catch (e: IOException) {
-                throw SidecarStartException("Cannot start ${launch.binary}: ${e.message}", e)
+                // The OS refused to run it (e.g. a program for another architecture): trying again cannot help.
+                throw SidecarStartException("Cannot start ${launch.binary}: ${e.message}", e, permanent = true)
             }
             val firstLine = readStdout(process)
             val line = try {

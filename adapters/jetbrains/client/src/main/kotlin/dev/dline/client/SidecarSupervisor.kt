@@ -8,7 +8,6 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.cancelAndJoin
-import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
@@ -17,6 +16,7 @@ import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.isActive
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.runInterruptible
 import kotlinx.coroutines.withTimeoutOrNull
 import okhttp3.OkHttpClient
@@ -25,16 +25,28 @@ import java.util.logging.Logger
 import kotlin.time.Duration
 
 /**
- * Keeps one sidecar running for one project window: starts it, restarts it with backoff when it
- * dies (as [policy] allows), and stops it by closing its stdin. Its [state] drives the UI; the
- * facade asks it for the live [SidecarConnection].
+ * Keeps one sidecar running for one project window: starts it on first use, restarts it with
+ * backoff when it dies (as [policy] allows), and stops it by closing its stdin. Its [state]
+ * drives the UI; the facade asks it for the live [SidecarConnection].
+ *
+ * [launchOf] is asked for the launch at every start, so finding the binary is part of starting:
+ * a missing binary becomes [SidecarState.Failed] with the reason (not an exception where the
+ * supervisor is created), and a restart finds a binary installed since. Creating a supervisor
+ * starts nothing; neither does [stop] on one that never started.
  */
-class SidecarSupervisor(
-    private val launch: SidecarLaunch,
+class SidecarSupervisor @JvmOverloads constructor(
+    private val launchOf: () -> SidecarLaunch,
     private val policy: RestartPolicy = RestartPolicy(),
     private val options: ClientOptions = ClientOptions(),
     private val baseHttp: OkHttpClient = ClientOptions.baseHttpClient(),
 ) : ConnectionSource, AutoCloseable {
+    @JvmOverloads constructor(
+        launch: SidecarLaunch,
+        policy: RestartPolicy = RestartPolicy(),
+        options: ClientOptions = ClientOptions(),
+        baseHttp: OkHttpClient = ClientOptions.baseHttpClient(),
+    ) : this({ launch }, policy, options, baseHttp)
+
     private val log = Logger.getLogger(SidecarSupervisor::class.java.name)
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
     private val tracker = RestartPolicy.Tracker(policy)
@@ -45,6 +57,9 @@ class SidecarSupervisor(
     @Volatile private var stopping = false
 
     @Volatile private var current: SidecarConnection? = null
+
+    /** The generation [restart] asked to replace: its exit is a restart, not a death to count. */
+    @Volatile private var replacing = 0
 
     val state: StateFlow<SidecarState> = _state.asStateFlow()
 
@@ -57,11 +72,32 @@ class SidecarSupervisor(
         loop = scope.launch { supervise() }
     }
 
+    /**
+     * What "Restart Dline Core" does: a running sidecar is stopped by closing its stdin (so it
+     * flushes) and a fresh one started, without counting as a crash; after [SidecarState.Failed]
+     * or before any start, it starts one. While one is starting or restarting, it does nothing
+     * more. Blocking while the old sidecar exits; call it off the UI thread.
+     */
+    fun restart() {
+        val running = synchronized(this) {
+            check(!stopping) { "This supervisor was stopped; create a new one." }
+            val ready = _state.value as? SidecarState.Ready
+            if (loop?.isActive != true) {
+                start()
+                return
+            }
+            if (ready == null) return
+            replacing = ready.connection.generation
+            ready.connection
+        }
+        running.process.stop()
+    }
+
     private suspend fun supervise() {
         while (scope.isActive && !stopping) {
             _state.value = SidecarState.Starting(generation + 1)
             val why = try {
-                val process = runInterruptible { SidecarProcess.start(launch) }
+                val process = runInterruptible { SidecarProcess.start(launchOf()) }
                 val connection = SidecarConnection(++generation, process, baseHttp, options)
                 current = connection
                 if (stopping) process.stop()
@@ -69,11 +105,24 @@ class SidecarSupervisor(
                 log.info("dline sidecar ready: $connection")
                 val code = process.exited.await()
                 if (stopping) break
+                if (replacing == connection.generation) {
+                    log.info("dline sidecar (pid ${process.pid}) stopped for a restart")
+                    tracker.reset()
+                    continue
+                }
                 "The sidecar (pid ${process.pid}) exited with code $code."
             } catch (e: CancellationException) {
                 throw e
+            } catch (e: SidecarStartException) {
+                if (e.permanent) {
+                    // Missing, not executable, another protocol: the same start would fail again.
+                    log.log(Level.WARNING, e.message)
+                    _state.value = SidecarState.Failed(e.message ?: "The sidecar cannot start.")
+                    return
+                }
+                e.message ?: "The sidecar could not start."
             } catch (e: Exception) {
-                // SidecarStartException, or e.g. an unwritable log folder: a failed start either way.
+                // E.g. an unwritable log folder: a failed start, which may succeed later.
                 e.message ?: "The sidecar could not start (${e.javaClass.simpleName})."
             }
             log.log(Level.WARNING, why)
@@ -109,7 +158,7 @@ class SidecarSupervisor(
 
     /**
      * Stops for good (the project closes): closes the sidecar's stdin so it flushes and exits,
-     * and waits for that. Blocking; call it off the UI thread.
+     * and waits for that. Starts nothing when none was started. Blocking; call it off the UI thread.
      */
     fun stop() {
         stopping = true

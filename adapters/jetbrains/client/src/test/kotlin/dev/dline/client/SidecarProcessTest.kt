@@ -69,19 +69,35 @@ class SidecarProcessTest {
     }
 
     @Test
-    fun `locates the binary in the bundled path first, then DLINE_CORE, then the repository dist folder`() {
+    fun `locates the plugin's build for this platform first, then DLINE_CORE, then the repository dist folder`() {
         val real = Repo.sidecarBinary()
-        val missing = Path.of("/nonexistent/dline-core")
-        assertEquals(real, SidecarLocator(bundled = real, environment = emptyMap()).locate())
-        assertEquals(real, SidecarLocator(bundled = missing, environment = mapOf("DLINE_CORE" to real.toString())).locate())
+        val roots = TestRoots()
+        val bin = roots.base.resolve("plugin/bin")
+        val linux = Files.createDirectories(bin.resolve("linux-x64")).resolve("dline-core")
+        Files.copy(real, linux)
+        assertEquals(linux, SidecarLocator(bundledBin = bin, environment = emptyMap(), platform = "linux-x64").locate())
+        // Another platform's build is never offered: DLINE_CORE next, then the repository's build.
+        assertEquals(real, SidecarLocator(bundledBin = bin, environment = mapOf("DLINE_CORE" to real.toString()), platform = "darwin-arm64").locate())
         assertEquals(
             Repo.root.resolve("dist/dline-core"),
             SidecarLocator(environment = emptyMap(), searchFrom = Repo.root.resolve("adapters/jetbrains/client")).locate(),
         )
         val e = assertThrows<SidecarStartException> {
-            SidecarLocator(bundled = missing, environment = mapOf("DLINE_CORE" to "/nonexistent/other"), searchFrom = Path.of("/")).locate()
+            SidecarLocator(bundledBin = bin, environment = mapOf("DLINE_CORE" to "/nonexistent/other"), searchFrom = Path.of("/"), platform = "win32-x64").locate()
         }
-        assertTrue(e.message!!.contains("/nonexistent/dline-core") && e.message!!.contains("DLINE_CORE=/nonexistent/other"), e.message)
+        assertTrue(e.permanent)
+        assertTrue(e.message!!.startsWith("This Dline plugin has no dline-core for win32-x64 (it ships: linux-x64)."), e.message)
+        assertTrue(e.message!!.contains("win32-x64${java.io.File.separator}dline-core.exe") && e.message!!.contains("DLINE_CORE=/nonexistent/other (no such file)"), e.message)
+    }
+
+    @Test
+    fun `names platforms as the sidecar builds do`() {
+        assertEquals("linux-x64", SidecarPlatform.of("Linux", "amd64"))
+        assertEquals("linux-arm64", SidecarPlatform.of("Linux", "aarch64"))
+        assertEquals("darwin-arm64", SidecarPlatform.of("Mac OS X", "aarch64"))
+        assertEquals("darwin-x64", SidecarPlatform.of("Mac OS X", "x86_64"))
+        assertEquals("win32-x64", SidecarPlatform.of("Windows 11", "amd64"))
+        assertEquals("dline-core.exe", SidecarPlatform.binaryName("win32-x64"))
     }
 
     private fun assertNoChildRunning(mode: String) {
