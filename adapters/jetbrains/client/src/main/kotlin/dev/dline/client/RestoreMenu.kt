@@ -3,7 +3,7 @@ package dev.dline.client
 import dline.v1.CheckpointOuterClass.CheckpointKind
 
 /**
- * The restore menu of one checkpoint, with the texts of specs/checkpoints.md ("Restoring a
+ * The restore menu of one checkpoint, with the texts of the checkpoints spec ("Restoring a
  * checkpoint"), so that every editor offers the same choices. The plugin only renders it.
  */
 object RestoreMenu {
@@ -33,11 +33,22 @@ object RestoreMenu {
         underMoreOptions = true, enabled = true,
     )
 
+    /** A file restore's undo: the files go back to how they were just before it; the conversation stays. */
+    private val undoRestore = Option(
+        RestoreMode.RESTORE_MODE_FILES, "Undo restore", "Put the files back as they were before the restore",
+        underMoreOptions = false, enabled = true,
+    )
+
     /**
      * A checkpoint without a file snapshot, or a compaction checkpoint, offers only Restore Task
      * Only; after its files were restored, Restore Files Only is disabled until a new checkpoint.
+     * The checkpoint a file restore saved first offers only "Undo restore" while no checkpoint
+     * followed it; after that it is a snapshot like any other.
      */
     fun optionsFor(checkpoint: Checkpoint): List<Option> {
+        if (checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE && checkpoint.undoAvailable && checkpoint.hasFiles) {
+            return listOf(undoRestore)
+        }
         if (!checkpoint.hasFiles || checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_COMPACTION) {
             return listOf(taskOnly.copy(underMoreOptions = false))
         }
@@ -47,6 +58,7 @@ object RestoreMenu {
     /** The marker text of a checkpoint in the chat. */
     fun markerText(checkpoint: Checkpoint): String = when {
         checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_COMPACTION -> "Compaction checkpoint"
+        checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE -> "Before restore"
         checkpoint.restored -> "Checkpoint (restored)"
         else -> "Checkpoint"
     }

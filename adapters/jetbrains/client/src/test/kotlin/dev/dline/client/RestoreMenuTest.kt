@@ -7,8 +7,12 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Test
 
 class RestoreMenuTest {
-    private fun checkpoint(kind: CheckpointKind = CheckpointKind.CHECKPOINT_KIND_TURN, hasFiles: Boolean = true, restored: Boolean = false) =
-        Checkpoint.newBuilder().setId("c1").setKind(kind).setHasFiles(hasFiles).setRestored(restored).build()
+    private fun checkpoint(
+        kind: CheckpointKind = CheckpointKind.CHECKPOINT_KIND_TURN,
+        hasFiles: Boolean = true,
+        restored: Boolean = false,
+        undoAvailable: Boolean = false,
+    ) = Checkpoint.newBuilder().setId("c1").setKind(kind).setHasFiles(hasFiles).setRestored(restored).setUndoAvailable(undoAvailable).build()
 
     @Test
     fun `a checkpoint with files offers files and task first, the two others under More options`() {
@@ -44,6 +48,19 @@ class RestoreMenuTest {
         val options = RestoreMenu.optionsFor(checkpoint(restored = true))
         assertEquals(false, options.single { it.mode == RestoreMode.RESTORE_MODE_FILES }.enabled)
         assertEquals("Checkpoint (restored)", RestoreMenu.markerText(checkpoint(restored = true)))
+    }
+
+    @Test
+    fun `the checkpoint a file restore saved offers Undo restore, until a checkpoint follows it`() {
+        val undo = checkpoint(kind = CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE, undoAvailable = true)
+        val option = RestoreMenu.optionsFor(undo).single()
+        assertEquals("Undo restore", option.title)
+        assertEquals(RestoreMode.RESTORE_MODE_FILES, option.mode)
+        assertEquals(false, option.underMoreOptions)
+        assertEquals(true, option.enabled)
+        assertEquals("Before restore", RestoreMenu.markerText(undo))
+        val later = RestoreMenu.optionsFor(checkpoint(kind = CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE, undoAvailable = false))
+        assertEquals(listOf("Restore Files & Task", "Restore Files Only", "Restore Task Only"), later.map { it.title })
     }
 
     @Test

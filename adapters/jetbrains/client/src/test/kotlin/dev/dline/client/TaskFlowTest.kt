@@ -99,6 +99,14 @@ class TaskFlowTest {
         assertFalse(Files.exists(workspace.resolve("hello.txt")))
         assertEquals("kept\n", Files.readString(workspace.resolve("readme.txt")))
 
+        // The restore saved a "before restore" checkpoint; its menu is "Undo restore", which brings hello.txt back.
+        val undoPoint = dline.checkpoints.list(taskId).single { it.id == restored.undoCheckpointId }
+        assertEquals(CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE, undoPoint.kind)
+        val undo = RestoreMenu.optionsFor(undoPoint).single()
+        assertEquals("Undo restore", undo.title)
+        assertTrue(dline.checkpoints.restore(taskId, undoPoint.id, undo.mode).filesRestored)
+        assertEquals("hello from kotlin\n", Files.readString(workspace.resolve("hello.txt")))
+
         val listed = dline.history.list(workspaceRoot = workspace.toString()).tasksList.single { it.id == taskId }
         assertEquals("Create hello.txt", listed.title)
         dline.history.setFavorite(taskId, true)
