@@ -36,8 +36,14 @@ class TaskApi internal constructor(private val source: ConnectionSource) {
             dropSeen = true,
         ).map { it.event }
 
-    suspend fun sendMessage(taskId: String, text: String) {
-        source.unary { tasks.sendMessage(SendMessageRequest.newBuilder().setTaskId(taskId).setText(text).build(), emptyMap()) }
+    /**
+     * The user's next message. [workspaceRoot]: the folder to continue in, for a task that has
+     * none (imported without one) or whose folder is not on this machine; "" otherwise.
+     */
+    suspend fun sendMessage(taskId: String, text: String, workspaceRoot: String = "") {
+        source.unary {
+            tasks.sendMessage(SendMessageRequest.newBuilder().setTaskId(taskId).setText(text).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+        }
     }
 
     /** Answers the pending ask [askId]: approve or deny a tool, or answer a follow-up with [text]. */
@@ -54,8 +60,9 @@ class TaskApi internal constructor(private val source: ConnectionSource) {
         source.unary { tasks.cancel(CancelRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
     }
 
-    suspend fun resume(taskId: String) {
-        source.unary { tasks.resume(ResumeRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
+    /** Continues an interrupted task; [workspaceRoot] as in [sendMessage]. */
+    suspend fun resume(taskId: String, workspaceRoot: String = "") {
+        source.unary { tasks.resume(ResumeRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap()) }
     }
 
     suspend fun get(taskId: String): GetTaskResponse =
