@@ -34,6 +34,6 @@ class ViewChangesAction : AnAction() {
 class RestartCoreAction : AnAction() {
     override fun actionPerformed(e: AnActionEvent) {
         val project = e.project ?: return
-        DlineProjectService.of(project).supervisor.start()
+        DlineProjectService.of(project).restartCore()
     }
 }

@@ -1,6 +1,7 @@
 package dev.dline.intellij
 
 import com.intellij.openapi.application.EDT
+import com.intellij.ui.SimpleListCellRenderer
 import com.intellij.ui.components.JBLabel
 import com.intellij.ui.components.JBList
 import com.intellij.ui.components.JBScrollPane
@@ -16,12 +17,16 @@ import javax.swing.JPanel
 /**
  * Rules, workflows, skills, subagents, hooks and MCP servers of this project with their
  * toggles (workspace scope). Only renders [CapabilitiesPresenter] (tested in the client module).
+ * Making it calls nothing: a core that cannot start shows as an error when the list loads.
  */
 class CapabilitiesPanel(private val service: DlineProjectService) : DlinePanel {
     private val presenter = CapabilitiesPresenter(service.dline.settings, service.workspaceRoot)
     private val rows = DefaultListModel<CapabilitiesPresenter.Row>()
     private val list = JBList(rows).apply {
-        setCellRenderer { _, row, _, _, _ -> javax.swing.JLabel(row.label).apply { toolTipText = row.sourcePath } }
+        cellRenderer = SimpleListCellRenderer.create { label, row: CapabilitiesPresenter.Row, _ ->
+            label.text = row.label
+            label.toolTipText = row.sourcePath
+        }
     }
     private val notice = JBLabel()
     private val trustButton = JButton("Trust this project").apply {

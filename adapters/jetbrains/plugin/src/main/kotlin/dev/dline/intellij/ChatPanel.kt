@@ -6,6 +6,8 @@ import com.intellij.ui.components.JBScrollPane
 import com.intellij.ui.components.JBTextArea
 import dev.dline.client.AskKind
 import dev.dline.client.ChatState
+import dev.dline.client.ListPatch
+import dev.dline.client.RowLabels
 import dev.dline.client.UiMessage
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -19,6 +21,9 @@ import javax.swing.JPanel
 /** Streamed messages, the pending ask with its buttons, and the input box. */
 class ChatPanel(private val service: DlineProjectService) : DlinePanel {
     private val messages = DefaultListModel<UiMessage>()
+
+    /** What [messages] holds: each new state is applied as a [ListPatch], so a token repaints one row. */
+    private var shown: List<UiMessage> = emptyList()
     private val askLabel = JLabel()
     private val approve = JButton("Approve").apply { addActionListener { service.respond(true, input.text.also { input.text = "" }) } }
     private val deny = JButton("Deny").apply { addActionListener { service.respond(false, input.text.also { input.text = "" }) } }
@@ -47,8 +52,11 @@ class ChatPanel(private val service: DlineProjectService) : DlinePanel {
     private val job = service.scope.launch(Dispatchers.EDT) { service.chat.collect(::render) }
 
     private fun render(state: ChatState) {
-        messages.clear()
-        state.messages.forEach(messages::addElement)
+        val patch = ListPatch.between(shown, state.messages) { a, b -> a.id == b.id }
+        for ((index, message) in patch.changed) messages.set(index, message)
+        patch.removedFrom?.let { from -> messages.removeRange(from, messages.size() - 1) }
+        patch.added.forEach(messages::addElement)
+        shown = state.messages
         val ask = state.pendingAsk
         askBar.isVisible = ask != null
         if (ask != null) {
@@ -68,9 +76,9 @@ private class MessageRenderer : javax.swing.ListCellRenderer<UiMessage> {
     override fun getListCellRendererComponent(
         list: javax.swing.JList<out UiMessage>, value: UiMessage, index: Int, selected: Boolean, focused: Boolean,
     ): java.awt.Component = area.apply {
-        val who = value.role.name.removePrefix("MESSAGE_ROLE_").lowercase()
-        val marker = if (value.checkpointId.isNotEmpty()) "  [Checkpoint]" else ""
-        text = "$who: ${value.text}${if (value.partial) " …" else ""}$marker"
+        text = RowLabels.message(value)
+        // The selected row is the one Edit/Restore would act on: it must look selected.
         background = if (selected) list.selectionBackground else list.background
+        foreground = if (selected) list.selectionForeground else list.foreground
     }
 }

@@ -12,11 +12,13 @@ import com.intellij.openapi.application.EDT
 import com.intellij.openapi.fileTypes.FileTypeManager
 import com.intellij.openapi.project.Project
 import com.intellij.openapi.ui.popup.JBPopupFactory
+import com.intellij.ui.SimpleListCellRenderer
 import com.intellij.ui.components.JBList
 import com.intellij.ui.components.JBScrollPane
 import dev.dline.client.Checkpoint
 import dev.dline.client.CheckpointDiff
 import dev.dline.client.RestoreMenu
+import dev.dline.client.RowLabels
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.flow.distinctUntilChanged
 import kotlinx.coroutines.flow.map
@@ -31,7 +33,7 @@ import javax.swing.JPanel
 class CheckpointsPanel(private val project: Project, private val service: DlineProjectService) : DlinePanel {
     private val checkpoints = DefaultListModel<Checkpoint>()
     private val list = JBList(checkpoints).apply {
-        setCellRenderer { _, c, _, _, _ -> javax.swing.JLabel("${RestoreMenu.markerText(c)}  ${c.kind.name.removePrefix("CHECKPOINT_KIND_").lowercase()}  ${java.time.Instant.ofEpochMilli(c.createdAt)}") }
+        cellRenderer = SimpleListCellRenderer.create("") { c: Checkpoint -> RowLabels.checkpoint(c) }
     }
     private val restore = JButton("Restore")
 
@@ -55,8 +57,10 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
         service.guarded {
             val all = service.dline.checkpoints.list(taskId)
             withContext(Dispatchers.EDT) {
+                val selectedId = list.selectedValue?.id
                 checkpoints.clear()
                 all.forEach(checkpoints::addElement)
+                all.indexOfFirst { it.id == selectedId }.takeIf { it >= 0 }?.let { list.selectedIndex = it }
             }
         }
     }
@@ -71,7 +75,7 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
         }
     }
 
-    /** Restore Files & Task first; the two others under "More options", as specs/checkpoints.md says. */
+    /** The options RestoreMenu gives: Restore Files & Task first, the two others under "More options"; "Undo restore" for a before-restore checkpoint. */
     private fun showRestoreMenu(checkpoint: Checkpoint) {
         val taskId = service.currentTaskId ?: return
         val group = DefaultActionGroup()

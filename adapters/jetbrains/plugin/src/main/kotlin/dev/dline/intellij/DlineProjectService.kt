@@ -28,23 +28,26 @@ import kotlinx.coroutines.launch
 import java.nio.file.Path
 
 /**
- * One Dline core per project window: the supervisor starts it on first use and stops it (by
- * closing its stdin) when the project closes. Holds the chat of the task shown in the tool
- * window. Every decision lives in the client library; this is wiring.
+ * One Dline core per project window. The supervisor and the client are made at once and start
+ * nothing: the core starts with the first call, finding the binary for this OS and architecture
+ * is part of that start (a missing one shows as the Failed state with the reason), and closing
+ * the project stops a core only if one runs. Holds the chat of the task shown in the tool window.
+ * Every decision lives in the client library; this is wiring.
  */
 @Service(Service.Level.PROJECT)
 class DlineProjectService(private val project: Project, val scope: CoroutineScope) : Disposable {
-    val supervisor: SidecarSupervisor by lazy {
-        val bundled = PluginManagerCore.getPlugin(PluginId.getId(PLUGIN_ID))?.pluginPath?.resolve("bin/dline-core")
-        val binary = SidecarLocator(bundled = bundled, searchFrom = project.basePath?.let(Path::of)).locate()
-        val log = Path.of(PathManager.getLogPath(), "dline-core-${project.locationHash}.log")
-        SidecarSupervisor(SidecarLaunch(binary = binary, workingDirectory = project.basePath?.let(Path::of), stderrLog = log)).also {
-            watchSidecar(it)
-            it.start()
-        }
-    }
+    private val projectDir: Path? = project.basePath?.let(Path::of)
 
-    val dline: DlineClient by lazy { DlineClient(supervisor) }
+    val supervisor = SidecarSupervisor({
+        val bin = PluginManagerCore.getPlugin(PluginId.getId(PLUGIN_ID))?.pluginPath?.resolve("bin")
+        SidecarLaunch(
+            binary = SidecarLocator(bundledBin = bin, searchFrom = projectDir).locate(),
+            workingDirectory = projectDir,
+            stderrLog = Path.of(PathManager.getLogPath(), "dline-core-${project.locationHash}.log"),
+        )
+    })
+
+    val dline = DlineClient(supervisor)
 
     private val _chat = MutableStateFlow(ChatState())
     val chat: StateFlow<ChatState> = _chat.asStateFlow()
@@ -56,8 +59,12 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
 
     val workspaceRoot: String get() = project.basePath ?: ""
 
+    init {
+        watchSidecar()
+    }
+
     /** Tells every new sidecar who we are and which folder is open; reports a give-up. */
-    private fun watchSidecar(supervisor: SidecarSupervisor) = scope.launch {
+    private fun watchSidecar() = scope.launch {
         supervisor.state.collect { state ->
             when (state) {
                 is SidecarState.Ready -> guarded {
@@ -99,14 +106,17 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
 
     fun cancel() = scope.launch { currentTaskId?.let { guarded { dline.tasks.cancel(it) } } }
 
+    /** "Restart Dline Core": a fresh core even while one runs (the chat's stream resumes on it). */
+    fun restartCore() {
+        ApplicationManager.getApplication().executeOnPooledThread { supervisor.restart() }
+    }
+
     /** Runs a call, turning its DlineException into a notification with the core's sentence. */
     suspend fun guarded(block: suspend () -> Unit) {
         try {
             block()
         } catch (e: DlineException) {
             notify(e.message, NotificationType.ERROR)
-        } catch (e: dev.dline.client.SidecarStartException) {
-            notify(e.message ?: "The Dline core could not start.", NotificationType.ERROR)
         }
     }
 
@@ -115,7 +125,8 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
     }
 
     override fun dispose() {
-        // Closing stdin lets the core flush; it may take a moment, so not on the UI thread.
+        // Closing stdin lets the core flush; it may take a moment, so not on the UI thread. A core
+        // that never started stays unstarted.
         ApplicationManager.getApplication().executeOnPooledThread { supervisor.stop() }
     }
 

@@ -8,7 +8,6 @@ import com.intellij.openapi.wm.ToolWindow
 import com.intellij.openapi.wm.ToolWindowFactory
 import com.intellij.ui.components.JBLabel
 import com.intellij.ui.content.ContentFactory
-import dev.dline.client.SidecarStartException
 import dev.dline.client.SidecarState
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -37,19 +36,13 @@ class DlineToolWindowFactory : ToolWindowFactory, DumbAware {
 
     private fun withStatusLine(service: DlineProjectService, body: JComponent, owner: com.intellij.openapi.Disposable): JComponent {
         val status = JBLabel()
-        val supervisor = try {
-            service.supervisor
-        } catch (e: SidecarStartException) {
-            status.text = e.message // e.g. the binary is missing: say where it was looked for
-            null
-        }
         val job = service.scope.launch(Dispatchers.EDT) {
-            supervisor?.state?.collect { state ->
+            service.supervisor.state.collect { state ->
                 status.text = when (state) {
                     is SidecarState.Ready -> "Dline core ${state.connection.handshake.version} (pid ${state.connection.process.pid})"
                     is SidecarState.Starting -> "Starting the Dline core…"
                     is SidecarState.Restarting -> "The Dline core stopped; restarting (attempt ${state.attempt})…"
-                    is SidecarState.Failed -> state.reason
+                    is SidecarState.Failed -> state.reason // e.g. no dline-core for this OS: what was looked for
                     SidecarState.Stopped -> "The Dline core is stopped."
                     SidecarState.NotStarted -> ""
                 }

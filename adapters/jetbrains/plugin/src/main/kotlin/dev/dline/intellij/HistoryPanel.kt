@@ -1,9 +1,11 @@
 package dev.dline.intellij
 
 import com.intellij.openapi.application.EDT
+import com.intellij.ui.SimpleListCellRenderer
 import com.intellij.ui.components.JBList
 import com.intellij.ui.components.JBScrollPane
 import dev.dline.client.DeleteMode
+import dev.dline.client.RowLabels
 import dev.dline.client.TaskSummary
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -19,7 +21,8 @@ import javax.swing.JPanel
 class HistoryPanel(private val service: DlineProjectService) : DlinePanel {
     private val tasks = DefaultListModel<TaskSummary>()
     private val list = JBList(tasks).apply {
-        setCellRenderer { _, task, _, _, _ -> javax.swing.JLabel("${if (task.favorite) "★ " else ""}${task.title}  (${task.status.name.removePrefix("TASK_STATUS_").lowercase()})") }
+        // SimpleListCellRenderer paints the selection, so the row Open/Favorite/Delete act on shows.
+        cellRenderer = SimpleListCellRenderer.create("") { task: TaskSummary -> RowLabels.task(task) }
         addMouseListener(object : MouseAdapter() {
             override fun mouseClicked(e: MouseEvent) {
                 if (e.clickCount == 2) selectedValue?.let { service.show(it.id) }
@@ -53,8 +56,10 @@ class HistoryPanel(private val service: DlineProjectService) : DlinePanel {
     private suspend fun reload() = service.guarded {
         val page = service.dline.history.list(workspaceRoot = service.workspaceRoot, pageSize = 200).tasksList
         withContext(Dispatchers.EDT) {
+            val selectedId = list.selectedValue?.id
             tasks.clear()
             page.forEach(tasks::addElement)
+            page.indexOfFirst { it.id == selectedId }.takeIf { it >= 0 }?.let { list.selectedIndex = it }
         }
     }
 
