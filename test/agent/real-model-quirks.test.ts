@@ -83,6 +83,14 @@ describe("answers cut at the output limit", () => {
   });
 });
 
+describe("an answer that filled the context window", () => {
+  it("is Anthropic's model_context_window_exceeded stop reason", async () => {
+    const s = await serve({ turns: [{ text: "cut short", stopReason: "context_window_exceeded" }] });
+    const events = await collect(makeProvider("anthropic", s.url).stream(simpleRequest));
+    expect(last(events)).toEqual({ type: "stop", reason: "context_window_exceeded", rawReason: "model_context_window_exceeded" });
+  });
+});
+
 describe("Anthropic extended thinking", () => {
   const request: ModelRequest = { ...simpleRequest, maxTokens: 4096 };
 

@@ -46,6 +46,8 @@ function argumentsText(call: NonNullable<ScriptTurn["toolCalls"]>[number]): stri
 }
 
 function stopReason(turn: ScriptTurn): string {
+  // Anthropic's name for an answer that filled what was left of the context window.
+  if (turn.stopReason === "context_window_exceeded") return "model_context_window_exceeded";
   return turn.stopReason ?? (turn.toolCalls?.length ? "tool_use" : "end_turn");
 }
 
@@ -110,7 +112,7 @@ function openAiFrames(turn: ScriptTurn, model: string, n: number): string[] {
   });
   for (const p of pieces(turn.refusal ?? "", textSize)) frames.push(chunk({ refusal: p }));
   const reason = stopReason(turn);
-  const finishes: Record<string, string> = { tool_use: "tool_calls", max_tokens: "length", refusal: "content_filter" };
+  const finishes: Record<string, string> = { tool_use: "tool_calls", max_tokens: "length", refusal: "content_filter", model_context_window_exceeded: "length" };
   const finish = finishes[reason] ?? "stop";
   frames.push(chunk({}, turn.refusal ? "stop" : finish));
   const u = turn.usage ?? {};

@@ -35,7 +35,7 @@ export interface ScriptTurn {
   toolCalls?: ScriptToolCall[];
   usage?: ScriptUsage;
   /** Neutral stop reason; default tool_use when there are tool calls, else end_turn. */
-  stopReason?: "end_turn" | "tool_use" | "max_tokens" | "refusal";
+  stopReason?: "end_turn" | "tool_use" | "max_tokens" | "refusal" | "context_window_exceeded";
   /** OpenAI only: the answer's `refusal` field (streamed as delta.refusal), ending with finish_reason "stop". */
   refusal?: string;
   /** Characters per text/reasoning delta (default 8) and per tool-argument delta (default 7). */

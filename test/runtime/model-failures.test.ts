@@ -56,6 +56,19 @@ describe("an answer cut at the output limit", () => {
     expect(told).not.toContain("not valid JSON");
   });
 
+  it("an answer that filled the context window (model_context_window_exceeded) is explained too, and the context is trimmed harder", async () => {
+    const { clients, server, profileId, workspace } = await setup("anthropic", [
+      { toolCalls: [{ name: "write_to_file", rawArguments: '{"path": "a.txt", "content": "cut by the wind' }], stopReason: "context_window_exceeded" },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "ok" } }] },
+    ]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "write a.txt", profileId });
+    const events = await followUntilDone(clients, taskId);
+    expect(lastStatus(events)?.status).toBe(TaskStatus.COMPLETED);
+    const requests = await server.requests();
+    expect(JSON.stringify(requests[1].body.messages)).toContain("filled what was left of the context window");
+    expect(requests[1].body.max_tokens).toBe(requests[0].body.max_tokens);
+  });
+
   it("after three answers in a row whose tool calls cannot run, the person is asked; stopping ends the run", async () => {
     const broken = { toolCalls: [{ name: "write_to_file", rawArguments: '{"path": "a.txt", "content": "unfinis' }] };
     const { clients, server, profileId, workspace } = await setup("openai", [broken, broken, broken, { text: "never asked for" }]);

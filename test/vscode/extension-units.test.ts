@@ -208,6 +208,27 @@ describe("ChatModel", () => {
     expect(model.snapshot.status).toBe("interrupted");
   });
 
+  it("folds reasoning, retries (dropping the failed attempt's answer), waits and an unknown cost", () => {
+    const model = new ChatModel();
+    model.reset("t1");
+    model.apply(event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "hi") } as never }));
+    model.apply(event({ case: "messageAdded", value: { message: message("r1", MessageRole.ASSISTANT, "reasoning", "Let me ", { partial: true }) } as never }));
+    model.apply(event({ case: "reasoningDelta", value: { messageId: "r1", text: "think." } as never }));
+    model.apply(event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "half an ans", { partial: true }) } as never }));
+    model.apply(event({ case: "modelRetry", value: { attempt: 2, maxAttempts: 6, delayMs: 4000n, reason: "Overloaded", message: "retrying in 4 s (attempt 2 of 6)", discardedMessageIds: ["r1", "a1"] } as never }));
+    expect(model.snapshot.items.map((i) => (i.type === "message" ? i.id : i.type))).toEqual(["u1"]);
+    expect(model.snapshot.notice).toBe("retrying in 4 s (attempt 2 of 6): Overloaded");
+    model.apply(event({ case: "modelWaiting", value: { waitedMs: 5000n, timeoutMs: 60000n, message: "waiting for the model: 5 s (gives up after 60 s without an answer)" } as never }));
+    expect(model.snapshot.notice).toContain("waiting for the model: 5 s");
+    model.apply(event({ case: "messageAdded", value: { message: message("r2", MessageRole.ASSISTANT, "reasoning", "Again ", { partial: true }) } as never }));
+    model.apply(event({ case: "reasoningDelta", value: { messageId: "r2", text: "thinking." } as never }));
+    expect(model.snapshot.notice).toBe("");
+    expect(model.snapshot.items.find((i) => i.type === "message" && i.id === "r2")).toMatchObject({ kind: "reasoning", text: "Again thinking." });
+    model.apply(event({ case: "usage", value: { tokensIn: 10n, tokensOut: 5n, cost: 0, costUnknown: true } as never }));
+    model.apply(event({ case: "usage", value: { tokensIn: 10n, tokensOut: 5n, cost: 0.01 } as never }));
+    expect(model.snapshot.usage).toEqual({ tokensIn: 20, tokensOut: 10, cost: 0.01, costUnknown: true });
+  });
+
   it("drops the rows after a rewind, and their checkpoints", () => {
     const model = new ChatModel();
     model.reset("t1");

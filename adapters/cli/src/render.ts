@@ -85,10 +85,10 @@ export class EventRenderer {
         const m = e.value.message!;
         if (m.kind === "reasoning") {
           if (this.inText) this.out.write("\n");
-          this.out.write(`(thinking) ${m.text}`);
+          this.out.write(`(thinking) ${visible(m.text)}`);
           this.inText = true;
           this.reasoningId = m.id;
-        } else if (m.kind === "compaction") this.line(`[context] ${m.text}`);
+        } else if (m.kind === "compaction") this.line(`[context] ${visibleLine(m.text)}`);
         else if (m.kind === "text" && m.role === 2 /* assistant */) {
           if (this.inText) this.out.write("\n");
           this.out.write(visible(m.text));
@@ -103,7 +103,7 @@ export class EventRenderer {
         this.inText = true;
         break;
       case "reasoningDelta":
-        this.out.write(e.value.text);
+        this.out.write(visible(e.value.text));
         this.inText = true;
         break;
       case "messageFinalized":
@@ -113,10 +113,10 @@ export class EventRenderer {
         break;
       case "modelRetry":
         // Text already printed cannot be taken back: say that it does not count.
-        this.line(`⟳ ${e.value.message}${e.value.discardedMessageIds.length > 0 ? " (the partial answer above is dropped)" : ""}: ${e.value.reason}`);
+        this.line(`⟳ ${visibleLine(e.value.message)}${e.value.discardedMessageIds.length > 0 ? " (the partial answer above is dropped)" : ""}: ${visibleLine(e.value.reason)}`);
         break;
       case "modelWaiting":
-        this.line(`… ${e.value.message}`);
+        this.line(`… ${visibleLine(e.value.message)}`);
         break;
       case "toolStarted":
         this.line(`» ${visibleLine(e.value.summary)}`);

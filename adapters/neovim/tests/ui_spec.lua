@@ -79,6 +79,21 @@ S.case("the chat renders streamed text, tool output, questions and checkpoints a
   T.eq(vim.api.nvim_buf_get_lines(chat.input_buf, 0, -1, false), { "" }, "input cleared")
 end)
 
+S.case("the chat shows reasoning, retries (dropping the failed attempt's answer) and waits", function()
+  local chat = require("dline.chat").new("task-reasoning", "Think")
+  chat:open({ position = "current", width = 80, height = 20, input_height = 3 })
+  chat:apply({ messageAdded = { message = { id = "r1", role = "MESSAGE_ROLE_ASSISTANT", kind = "reasoning", text = "Let me ", partial = true } } })
+  chat:apply({ reasoningDelta = { messageId = "r1", text = "think." } })
+  T.contains(chat:text(), "Let me think.", "reasoning streamed")
+  chat:apply({ messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "PARTIAL answer", partial = true } } })
+  chat:apply({ modelRetry = { attempt = 2, maxAttempts = 6, delayMs = "4000", reason = "Overloaded", message = "retrying in 4 s (attempt 2 of 6)", discardedMessageIds = { "r1", "a1" } } })
+  T.contains(chat:text(), "~~ retrying in 4 s (attempt 2 of 6): Overloaded", "retry line")
+  T.truthy(not chat:text():find("PARTIAL answer", 1, true), "the failed attempt's answer is gone")
+  chat:apply({ modelWaiting = { waitedMs = "5000", timeoutMs = "60000", message = "waiting for the model: 5 s (gives up after 60 s without an answer)" } })
+  T.contains(chat:text(), "~~ waiting for the model: 5 s", "wait line replaces the retry line")
+  T.truthy(not chat:text():find("retrying in 4 s", 1, true), "one status line")
+end)
+
 S.case("a chat rendered from stored messages shows a replay of their events once", function()
   local chat = require("dline.chat").new("task-replay")
   chat:set_messages({

@@ -99,6 +99,7 @@
       node.addEventListener("click", () => startEdit(item));
     }
     if (item.kind === "completion") node.append(el("div", { class: "badge" }, "Task completed"));
+    if (item.kind === "reasoning") node.append(el("div", { class: "badge" }, "Thinking"));
     if (item.role === "tool" || item.kind === "tool" || item.kind === "command") node.append(el("div", { class: "badge" }, item.tool || item.kind));
     node.append(body);
     if (item.toolCallId) {
@@ -130,7 +131,9 @@
     if (state.taskId) {
       header.append(el("div", { class: "title" }, state.title || "Task", el("span", { class: `status ${state.status}` }, state.status)));
       const u = state.usage;
-      if (u.tokensIn || u.tokensOut) header.append(el("div", { class: "usage" }, `↑ ${u.tokensIn} ↓ ${u.tokensOut} · $${u.cost.toFixed(4)}`));
+      const cost = u.costUnknown ? (u.cost > 0 ? `$${u.cost.toFixed(4)} + unknown` : "cost unknown") : `$${u.cost.toFixed(4)}`;
+      if (u.tokensIn || u.tokensOut) header.append(el("div", { class: "usage" }, `↑ ${u.tokensIn} ↓ ${u.tokensOut} · ${cost}`));
+      if (state.notice) header.append(el("div", { class: "notice" }, state.notice));
     }
     const h = state.checkpointHeader;
     if (h) {

@@ -155,6 +155,11 @@ export class ContextManager {
     return attempt < MAX_OVERFLOW_RETRIES;
   }
 
+  /** An answer filled the rest of the window (Anthropic's model_context_window_exceeded): aim lower. */
+  leaveMoreRoom(): void {
+    this.squeeze *= 0.8;
+  }
+
   private save(): void {
     try {
       const current = this.deps.context.read() ?? {};

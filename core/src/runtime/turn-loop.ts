@@ -69,9 +69,10 @@ export const MAX_CONSECUTIVE_MISTAKES = 3;
 const MISTAKE_OPTIONS = ["Keep trying", "Stop the task"] as const;
 
 /** What the model reads about a tool call its answer was cut in (its arguments are incomplete). */
-function cutToolCallNote(limit: number): string {
+function cutToolCallNote(limit: number, windowFull: boolean): string {
+  const where = windowFull ? "filled what was left of the context window" : `reached the output token limit (${limit} tokens)`;
   return (
-    `your answer reached the output token limit (${limit} tokens) in the middle of this tool call, so its arguments are incomplete and it was not run. ` +
+    `your answer ${where} in the middle of this tool call, so its arguments are incomplete and it was not run. ` +
     "Write smaller pieces: create a large file with a first part and add the rest with replace_in_file, and split large edits into several calls"
   );
 }
@@ -328,13 +329,15 @@ export class TurnLoop {
       deps.setStatus(TaskStatus.FAILED, "the model request failed");
       return { failed: true, toolCalls: [], messageId: answer.message?.id ?? "", malformed: 0 };
     }
+    // The answer filled the context window: the next requests leave more room.
+    if (answer.stopReason === "context_window_exceeded") this.context.leaveMoreRoom();
     const cut = answer.stopReason === "max_tokens" || answer.stopReason === "context_window_exceeded";
     if (cut && toolCalls.length > 0) {
       // The answer stopped inside its last tool call: say so, and allow longer answers.
       const limit = maxTokens ?? this.outputReserve(maxTokens);
       const last = toolCalls[toolCalls.length - 1];
-      toolCalls = [...toolCalls.slice(0, -1), { ...last, input: undefined, parseError: cutToolCallNote(limit) }];
-      this.raiseOutputLimit(limit);
+      toolCalls = [...toolCalls.slice(0, -1), { ...last, input: undefined, parseError: cutToolCallNote(limit, answer.stopReason === "context_window_exceeded") }];
+      if (answer.stopReason === "max_tokens") this.raiseOutputLimit(limit);
     }
     const content: ContentBlock[] = [...answer.thinking];
     if (text) content.push({ type: "text", text });

@@ -46,7 +46,8 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
       return 0;
     }
     const t = res.task!;
-    ctx.out.write(`${visibleLine(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · $${t.cost.toFixed(4)}\n\n`);
+    const cost = t.costUnknown ? (t.cost > 0 ? `$${t.cost.toFixed(4)} + unknown` : "cost unknown") : `$${t.cost.toFixed(4)}`;
+    ctx.out.write(`${visibleLine(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · ${cost}\n\n`);
     for (const m of res.messages) {
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
       ctx.out.write(`[${who}${m.kind !== "text" ? ` ${m.kind}` : ""}] ${visible(m.text)}\n`);

@@ -308,8 +308,9 @@ function M.apply(self, event)
     local entry = self.index[msg.id]
     if entry and entry.final then return end
     H.put_message(self, msg)
-  elseif event.messageDelta then
-    local d = event.messageDelta
+  elseif event.messageDelta or event.reasoningDelta then
+    -- Reasoning streams into a message of its own (kind "reasoning") the same way.
+    local d = event.messageDelta or event.reasoningDelta
     local entry = self.index[d.messageId]
     if entry and entry.final then
       return
@@ -379,6 +380,14 @@ function M.apply(self, event)
   elseif event.usage then
     self.usage = event.usage
     H.set_block(self, "header", H.header_lines(self))
+  elseif event.modelRetry or event.modelWaiting then
+    -- "retrying in 4 s (attempt 2 of 6)", "waiting for the model: 10 s ...": one line, replaced.
+    local r = event.modelRetry or event.modelWaiting
+    for _, id in ipairs(r.discardedMessageIds or {}) do
+      if self.index[id] then H.set_block(self, "msg:" .. id, {}) end
+    end
+    local reason = event.modelRetry and r.reason and r.reason ~= "" and (": " .. visible(r.reason):gsub("\n", " ")) or ""
+    H.set_block(self, "notice", { "~~ " .. visible(r.message or "") .. reason, "" })
   elseif event.error then
     local e = event.error
     H.set_block(self, "err:" .. (event.seq or tostring(#self.blocks)), { ("## Error (%s)"):format(e.code or "unknown"), e.message or "", "" })

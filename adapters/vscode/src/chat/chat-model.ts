@@ -51,7 +51,7 @@ export class ChatModel {
     if ((this.state.status === "running" || this.state.status === "waiting") && task.ownerPid === 0) this.state.status = "interrupted";
     this.state.pendingAsk = task.pendingAsk ? askItem(task.pendingAsk) : undefined;
     if (task.task) {
-      this.state.usage = { tokensIn: Number(task.task.tokensIn), tokensOut: Number(task.task.tokensOut), cost: task.task.cost };
+      this.state.usage = { tokensIn: Number(task.task.tokensIn), tokensOut: Number(task.task.tokensOut), cost: task.task.cost, costUnknown: task.task.costUnknown };
     }
   }
 
@@ -63,7 +63,9 @@ export class ChatModel {
       case "messageFinalized":
         if (e.value.message) upsertMessage(s.items, messageItem(e.value.message));
         break;
-      case "messageDelta": {
+      case "messageDelta":
+      case "reasoningDelta": {
+        s.notice = "";
         const index = s.items.findIndex((i) => i.type === "message" && i.id === e.value.messageId);
         if (index >= 0) {
           const item = s.items[index] as ChatMessageItem;
@@ -102,6 +104,7 @@ export class ChatModel {
         break;
       }
       case "statusChanged":
+        s.notice = "";
         s.status = statusName(e.value.status);
         s.statusReason = e.value.reason;
         if (s.status !== "waiting") s.pendingAsk = undefined;
@@ -111,7 +114,18 @@ export class ChatModel {
           tokensIn: s.usage.tokensIn + Number(e.value.tokensIn),
           tokensOut: s.usage.tokensOut + Number(e.value.tokensOut),
           cost: s.usage.cost + e.value.cost,
+          ...(s.usage.costUnknown || e.value.costUnknown ? { costUnknown: true } : {}),
         };
+        break;
+      case "modelRetry": {
+        // The failed attempt's partial answer is gone; the line says when the next one comes.
+        const dropped = new Set(e.value.discardedMessageIds);
+        s.items = s.items.filter((i) => i.type !== "message" || !dropped.has(i.id));
+        s.notice = `${e.value.message}: ${e.value.reason}`;
+        break;
+      }
+      case "modelWaiting":
+        s.notice = e.value.message;
         break;
       case "error":
         s.items.push({ type: "error", code: e.value.code, message: e.value.message });

@@ -75,7 +75,10 @@ export interface ChatState {
   checkpointHeader: CheckpointHeader | undefined;
   core: "starting" | "running" | "restarting" | "failed";
   coreMessage: string;
-  usage: { tokensIn: number; tokensOut: number; cost: number };
+  /** costUnknown: part of the requests had no known price (the cost shown counts the others). */
+  usage: { tokensIn: number; tokensOut: number; cost: number; costUnknown?: boolean };
+  /** The latest model status line ("retrying in 4 s (attempt 2 of 6)", a slow first byte); "" when none. */
+  notice?: string;
 }
 
 export function emptyChatState(): ChatState {
