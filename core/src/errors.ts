@@ -18,14 +18,23 @@ export type DlineErrorCode =
   | "deadline_exceeded"
   | "unimplemented";
 
+/**
+ * Why a call failed, where a client can act on it (each client maps it to its own way of
+ * setting up or choosing a model). Carried next to the code, never instead of it.
+ */
+export type DlineErrorReason = "no_model" | "no_default_profile" | "profile_not_found";
+
 export class DlineError extends Error {
+  readonly errorReason: DlineErrorReason | undefined;
+
   constructor(
     readonly code: DlineErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; errorReason?: DlineErrorReason },
   ) {
     super(message, options);
     this.name = "DlineError";
+    this.errorReason = options?.errorReason;
   }
 }
 

@@ -60,8 +60,9 @@ describe("dline-core acp with the client's fs and terminal", () => {
     const res = await agent.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Edit the app file and run it" }] });
     expect(res.stopReason).toBe("end_turn");
 
-    // Reads went to the client (the buffer): read_file, the edit's preview, replace_in_file.
-    expect(agent.fsCalls.filter((c) => c.method === "read").map((c) => c.path)).toEqual([appFile, appFile, appFile]);
+    // Reads went to the client (the buffer): read_file; replace_in_file computing its change,
+    // checking after the approval that the buffer did not change, and once more as it writes.
+    expect(agent.fsCalls.filter((c) => c.method === "read").map((c) => c.path)).toEqual([appFile, appFile, appFile, appFile]);
     // The permission prompts of the edits carry their diffs, computed from the buffer.
     const diffs = agent.permissions.map((p) => (p.toolCall.content ?? []).find((c) => c.type === "diff"));
     expect(diffs[1]).toEqual({ type: "diff", path: appFile, oldText: "hello from the unsaved buffer\n", newText: "edited buffer\n" });

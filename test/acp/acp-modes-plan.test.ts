@@ -1,8 +1,8 @@
 /**
  * `dline-core acp` beyond the basics, against the real binary and the scripted model server:
  * plan updates from update_plan (live and replayed), session modes (plan mode refuses
- * workspace changes; the mode is the task's `mode` setting), permission answers "always"
- * (stored in the shared autoApprovalSettings / remembered in the session), and the stop
+ * workspace changes, shown as failed tool calls; the mode is the task's `mode` setting),
+ * permission answers "always" (for the session only, never the global setting), and the stop
  * reasons max_tokens and refusal from both wire formats.
  */
 import * as fs from "node:fs";
@@ -62,10 +62,15 @@ beforeAll(async () => {
       { toolCalls: [{ name: "write_to_file", input: { path: "fix.txt", content: "fixed\n" } }] },
       { toolCalls: [{ name: "replace_in_file", input: { path: "fix.txt", diff: "------- SEARCH\nfixed\n=======\nfixed twice\n+++++++ REPLACE" } }] },
       { text: "Both edits done." },
-      // prompt 3: a command answered "reject always" (the denial ends the run)
+      // another session, prompt 1: an edit is asked again there (the "always" stayed in the first session)
+      { toolCalls: [{ name: "write_to_file", input: { path: "other.txt", content: "other\n" } }] },
+      { text: "Other session done." },
+      // prompt 3: a command answered "reject always"; the model hears the rejection and answers
       { toolCalls: [{ name: "execute_command", input: { command: "echo one > one.txt", requires_approval: true } }] },
+      { text: "I will not run it." },
       // prompt 4: another command, rejected without asking; then the model answers
       { toolCalls: [{ name: "execute_command", input: { command: "echo two > two.txt", requires_approval: true } }] },
+      { text: "Still not running it." },
       // stop reasons (a new session)
       { text: "The answer was cut", stopReason: "max_tokens" },
       { text: "I can't help with that.", stopReason: "refusal" },
@@ -107,8 +112,11 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     expect(await prompt(sessionId, "Plan the fix")).toBe("end_turn");
     const updates = updatesOf(a, sessionId);
     expect(updates.filter((u) => u.sessionUpdate === "plan")).toEqual([{ sessionUpdate: "plan", entries: PLAN_ENTRIES }]);
-    // The write was refused without a permission request, and did not happen.
+    // The write was refused without a permission request, did not happen, and shows as a failed tool call.
     expect(a.permissions).toHaveLength(0);
+    const refused = updates.find((u) => u.sessionUpdate === "tool_call" && u.kind === "edit") as acp.ToolCall;
+    expect(refused).toMatchObject({ status: "failed", title: "write_to_file fix.txt" });
+    expect(JSON.stringify(refused.content)).toContain("plan mode");
     expect(fs.existsSync(path.join(workspace, "fix.txt"))).toBe(false);
     expect(agentText(updates)).toBe("Planning.Here is the plan.");
     const requests = await anthropic.requests();
@@ -123,7 +131,7 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     expect(messages.find((m) => m.kind === "plan")?.text).toBe("- [x] Read the code\n- [-] Fix the bug\n- [ ] Run the tests");
   });
 
-  it("switches back to act mode; 'allow always' turns on the shared auto-approval, so the next edit runs unasked", async () => {
+  it("switches back to act mode; 'allow always' applies to the session: its next edit runs unasked, the global setting is unchanged", async () => {
     await a.agent.request("session/set_mode", { sessionId, modeId: "act" });
     expect(updatesOf(a, sessionId).at(-1)).toEqual({ sessionUpdate: "current_mode_update", currentModeId: "act" });
     expect(await resolved("mode", sessionId)).toBe("act");
@@ -134,25 +142,37 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     expect(a.permissions[0].options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once", "reject_always"]);
     expect(a.permissions[0].options.find((o) => o.kind === "allow_always")?.name).toBe("Always allow editing files");
     expect(fs.readFileSync(path.join(workspace, "fix.txt"), "utf8")).toBe("fixed twice\n");
-    // Stored where every editor reads it: only the edit switch was turned on.
-    expect(await resolved("autoApprovalSettings")).toMatchObject({ enabled: true, editFiles: true, readFiles: false, executeSafeCommands: false, executeAllCommands: false });
+    // Not stored where every editor and project reads it.
+    expect(await resolved("autoApprovalSettings")).toMatchObject({ enabled: false, editFiles: false });
+  });
+
+  it("another session keeps asking for edits", async () => {
+    const { sessionId: other } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
+    a.setPermissionPolicy(choose("allow_once"));
+    expect(await prompt(other, "Write the other file")).toBe("end_turn");
+    expect(a.permissions).toHaveLength(2);
+    expect(a.permissions[1].toolCall.kind).toBe("edit");
+    expect(fs.readFileSync(path.join(workspace, "other.txt"), "utf8")).toBe("other\n");
   });
 
   it("'reject always' rejects that kind of call from then on in the session, without asking", async () => {
     a.setPermissionPolicy(choose("reject_always"));
     expect(await prompt(sessionId, "Clean up")).toBe("end_turn");
-    expect(a.permissions).toHaveLength(2);
-    expect(a.permissions[1].toolCall.kind).toBe("execute");
+    expect(a.permissions).toHaveLength(3);
+    expect(a.permissions[2].toolCall.kind).toBe("execute");
 
     const before = a.updates.length;
     expect(await prompt(sessionId, "Try again")).toBe("end_turn");
-    expect(a.permissions).toHaveLength(2);
-    const failed = a.updates.slice(before).map((u) => u.update).find((u) => u.sessionUpdate === "tool_call") as acp.ToolCall;
-    expect(failed).toMatchObject({ kind: "execute", status: "failed" });
+    expect(a.permissions).toHaveLength(3);
+    const later = a.updates.slice(before).map((u) => u.update);
+    const call = later.find((u) => u.sessionUpdate === "tool_call") as acp.ToolCall;
+    expect(call).toMatchObject({ kind: "execute" });
+    const failed = later.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId && u.status === "failed") as acp.ToolCallUpdate;
     expect(JSON.stringify(failed.content)).toContain("always reject all commands");
+    expect(agentText(later)).toBe("Still not running it.");
     expect(fs.existsSync(path.join(workspace, "one.txt"))).toBe(false);
     expect(fs.existsSync(path.join(workspace, "two.txt"))).toBe(false);
-    expect(await resolved("autoApprovalSettings")).toMatchObject({ editFiles: true, executeAllCommands: false });
+    expect(await resolved("autoApprovalSettings")).toMatchObject({ enabled: false, executeAllCommands: false });
   });
 
   it("replays the plan and announces the mode on session/load in a new process", async () => {

@@ -36,9 +36,10 @@ beforeAll(async () => {
   sidecar = await startSidecar({ roots });
   ({ server: model } = await configureModel(sidecar.clients, "anthropic", {
     turns: [
-      // prompt 1: a write (approved), then a command (denied), which ends the run
+      // prompt 1: a write (approved), then a command (denied): the model hears it and answers
       { text: "Writing the notes.", toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "first\n" } }] },
       { text: "Now cleaning up.", toolCalls: [{ name: "execute_command", input: { command: "rm README.md", requires_approval: true } }] },
+      { text: "Understood, README.md stays." },
       // prompt 2: completion
       { text: "Finishing.", toolCalls: [{ name: "attempt_completion", input: { result: "All done." } }] },
       // prompt 3: slow text, cancelled by the client
@@ -77,7 +78,7 @@ describe("dline-core acp", () => {
     expect(res.stopReason).toBe("end_turn");
 
     const updates = updatesOf(a, sessionId);
-    expect(agentText(updates)).toBe("Writing the notes.Now cleaning up.");
+    expect(agentText(updates)).toBe("Writing the notes.Now cleaning up.Understood, README.md stays.");
     // Permission requests: the write, then the command, each for a pending tool call.
     expect(a.permissions.map((p) => p.toolCall.kind)).toEqual(["edit", "execute"]);
     expect(a.permissions[0].options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once", "reject_always"]);

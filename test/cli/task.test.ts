@@ -81,13 +81,39 @@ describe("dline task (the CLI as a separate process)", () => {
     const server = await spawnModelServer({
       turns: [
         { toolCalls: [{ name: "write_to_file", input: { path: "x.txt", content: "x" } }] },
+        { text: "Understood: no file." },
       ],
     });
     servers.push(server);
     const env = { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "m" };
     const { stdout } = await dline(env, ["task", "write x", "--workspace", workspace]);
     expect(stdout).toContain("write_to_file");
+    // The denial went back to the model, which answered.
+    expect(stdout).toContain("Understood: no file.");
     expect(fs.existsSync(path.join(workspace, "x.txt"))).toBe(false);
+  });
+});
+
+describe("the CLI's approval prompt shows what is approved", () => {
+  it("an edit as a unified diff, and the exact command line with its folder", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const command = "printf 'x\\n' > out.txt\r\u001b[2K && echo ok";
+    const server = await spawnModelServer({
+      turns: [
+        { toolCalls: [{ name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }] },
+        { toolCalls: [{ name: "execute_command", input: { command, requires_approval: true } }] },
+        { text: "Nothing changed then." },
+      ],
+    });
+    servers.push(server);
+    const env = { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "m" };
+    // Not interactive and without --yes: each ask is shown, then denied.
+    const { stdout } = await dline(env, ["task", "greet the world", "--workspace", workspace]);
+    expect(stdout).toContain(["--- a/src/app.txt", "+++ b/src/app.txt", "@@ -1,1 +1,1 @@", "-hello", "+hello, world"].join("\n"));
+    // The command exactly as it runs, its control characters made visible, and where it runs.
+    expect(stdout).toContain(`  $ printf 'x\\n' > out.txt\\r\\e[2K && echo ok\n  (in ${workspace})`);
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
   });
 });
 

@@ -1,5 +1,6 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { visible, visibleLine } from "./visible-text.js";
+import { approvalDetails } from "./approval-view.js";
 import { AskKind, TaskEventSchema, TaskStatus, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
 
 /**
@@ -141,7 +142,11 @@ export class EventRenderer {
         }
         break;
       case "ask":
-        if (e.value.kind !== AskKind.FOLLOWUP) this.line(`? ${AskKind[e.value.kind].toLowerCase()}: ${visibleLine(e.value.summary)}`);
+        if (e.value.kind !== AskKind.FOLLOWUP) {
+          this.line(`? ${AskKind[e.value.kind].toLowerCase()}: ${visibleLine(e.value.summary)}`);
+          // What is approved: the exact change of an edit, or the exact command line and its folder.
+          this.out.write(approvalDetails(e.value));
+        }
         break;
       default:
         break;

@@ -91,10 +91,10 @@ S.case("a new task streams text, asks approval with vim.ui.select, edits the fil
   T.contains(vim.json.encode(requests[3].body), "casual", "the answer in the next request")
 end)
 
-S.case("denying with feedback leaves the file alone and shows the denial", function()
+S.case("denying with feedback leaves the file alone, shows the denial, and the model answers it", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")
-  T.configure_model(s, edit_turns())
+  T.configure_model(s, { edit_turns()[1], { text = "Understood: hello.txt stays as it is." } })
   T.script_select(function(_, opts)
     if opts.kind == "dline.approval" then return ask.DENY_FEEDBACK end
   end)
@@ -103,9 +103,10 @@ S.case("denying with feedback leaves the file alone and shows the denial", funct
   end)
   local controller = new_task("Greet the world")
   wait_terminal(controller)
-  T.eq(controller.status, "TASK_STATUS_COMPLETED", "a denial ends the run")
+  T.eq(controller.status, "TASK_STATUS_COMPLETED", "the run went on to the model's answer")
   T.eq(T.read(file), "hello\n", "the file is unchanged")
   T.contains(controller.chat:text(), "## You denied replace_in_file: not like that", "the denial")
+  T.contains(controller.chat:text(), "Understood: hello.txt stays as it is.", "the model's answer to it")
 end)
 
 S.case("a message from the input buffer starts the next turn; :Dline approve answers without the prompt", function()

@@ -10,7 +10,7 @@ import { DlineError } from "../errors.js";
 export function toRequestError(err: unknown): RequestError {
   if (err instanceof RequestError) return err;
   if (err instanceof DlineError) {
-    const data = { dlineCode: err.code };
+    const data = { dlineCode: err.code, ...(err.errorReason ? { reason: err.errorReason } : {}) };
     if (err.code === "invalid_argument") return new RequestError(-32602, err.message, data);
     if (err.code === "not_found") return new RequestError(-32002, err.message, data);
     return new RequestError(-32603, err.message, data);

@@ -18,11 +18,11 @@ import {
   type ListSessionsResponse,
 } from "@agentclientprotocol/sdk";
 import type { App } from "../app.js";
-import { ModelResolver } from "../runtime/model-resolver.js";
+import { ModelResolver, SET_UP_A_MODEL } from "../runtime/model-resolver.js";
 import { TaskRuntime } from "../runtime/task-runtime.js";
 import { SERVER_VERSION } from "../version.js";
-import { mapErrors } from "./acp-errors.js";
-import { AlwaysAnswers } from "./always-answers.js";
+import { DlineError } from "../errors.js";
+import { mapErrors, toRequestError } from "./acp-errors.js";
 import { registerCheckpointMethods } from "./checkpoint-methods.js";
 import { clientEnvironment } from "./client-environment.js";
 import { PromptTurn, type TurnSession } from "./prompt-turn.js";
@@ -51,26 +51,28 @@ function requireFolder(cwd: string): string {
 export function dlineAgent(app: App): AgentApp {
   const logger = app.logger.child("acp");
   const sessions = new Map<string, AcpSession>();
-  const models = new ModelResolver(app.settings.stores.profiles, app.settings.stores.secrets, app.settings.resolver);
+  const models = new ModelResolver(app.settings.stores.profiles, app.settings.stores.secrets, app.settings.resolver, app.settings.environmentProfile);
   let capabilities: ClientCapabilities | undefined;
   let client: AgentContext | undefined;
   const modes = new SessionModes(app.settings, app.layout);
-  const always = new AlwaysAnswers(app.settings);
 
   /** A model must be configured before a session can run: ACP's "authentication". */
   const requireModel = async (profileId: string) => {
     try {
       await models.resolve(profileId, "");
     } catch (err) {
-      throw RequestError.authRequired({ dlineCode: "failed_precondition" }, (err as Error).message);
+      const reason = err instanceof DlineError ? err.errorReason : undefined;
+      if (reason === "profile_not_found") throw toRequestError(err);
+      throw RequestError.authRequired({ dlineCode: "failed_precondition", ...(reason ? { reason } : {}) }, (err as Error).message);
     }
   };
 
   const open = async (id: string, cwd: string, profileId: string, started: boolean): Promise<AcpSession> => {
     const existing = sessions.get(id);
     if (existing?.turn) throw RequestError.invalidRequest(undefined, `session ${id} has a prompt running`);
-    const session: AcpSession = { id, cwd, profileId, started, turn: undefined, rejectedAlways: new Set() };
+    const session: AcpSession = { id, cwd, profileId, started, turn: undefined, approvals: { allowed: new Set(), rejected: new Set() }, toolCallIds: new Set() };
     sessions.set(id, session);
+    (await app.runtime()).setApprovalOverlay(id, session.approvals);
     const environment = client
       ? clientEnvironment({
           client,
@@ -114,7 +116,7 @@ export function dlineAgent(app: App): AgentApp {
           {
             id: AUTH_METHOD_ID,
             name: "Dline model profile",
-            description: "Dline uses the model profiles configured for every editor (dline profile add, or the settings of any Dline adapter).",
+            description: `Dline needs a model: ${SET_UP_A_MODEL} (for example in the env of this agent's settings).`,
           },
         ],
       };
@@ -177,6 +179,7 @@ export function dlineAgent(app: App): AgentApp {
         await session?.turn?.cancel();
         sessions.delete(params.sessionId);
         (await app.runtime()).setToolEnvironment(params.sessionId, undefined);
+        (await app.runtime()).setApprovalOverlay(params.sessionId, undefined);
         await app.capabilities.endSession(params.sessionId); // its session MCP servers stop
         const { history, deletion, watcher } = await app.tasks();
         if (!history.get(params.sessionId)) {
@@ -199,6 +202,7 @@ export function dlineAgent(app: App): AgentApp {
         await session.turn?.cancel();
         sessions.delete(params.sessionId);
         (await app.runtime()).setToolEnvironment(params.sessionId, undefined);
+        (await app.runtime()).setApprovalOverlay(params.sessionId, undefined);
         await app.capabilities.endSession(params.sessionId); // its session MCP servers stop
         return {};
       }),
@@ -221,7 +225,6 @@ export function dlineAgent(app: App): AgentApp {
           logger,
           contextWindow,
           costBefore: history.get(session.id)?.cost ?? 0,
-          always,
         });
         session.turn = turn;
         try {

@@ -4,31 +4,39 @@
  * asks the client's permission for the asks, and ends with the stop reason when the run ends
  * (or waits for an answer only the user can type).
  */
-import { methods, RequestError, type AgentContext, type Diff, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
-import { AskKind, MessageRole, TaskStatus, type Ask, type TaskEvent } from "../gen/dline/v1/task_pb.js";
+import { methods, RequestError, type AgentContext, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { AskKind, MessageRole, TaskStatus, ToolCallStatus, type Ask, type FileEdit, type TaskEvent, type ToolCall } from "../gen/dline/v1/task_pb.js";
 import type { ApprovalCategory, ToolEnvironment } from "../agent/tools/types.js";
 import type { Logger } from "../logging/logger.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
 import { MODEL_STOP_REASONS } from "../runtime/turn-loop.js";
-import { alwaysName, approvalCategoryOf, type AlwaysAnswers } from "./always-answers.js";
-import { editPreview } from "./edit-preview.js";
+import { alwaysName, approvalCategoryOf } from "./always-answers.js";
 import { parseDetail, planUpdate, text, toolKind, toolLocations } from "./session-updates.js";
+import { acpStatus, diffContent, settledContent } from "./tool-call-updates.js";
 
 /** The tail of a tool's output shown in its tool call while it runs. */
 const SHOWN_OUTPUT_CHARS = 32 * 1024;
 const OUTPUT_FLUSH_MS = 100;
 
+/** Approval kinds answered "always" in a session: applied to the session's task only. */
+export interface SessionApprovals {
+  readonly allowed: Set<ApprovalCategory>;
+  readonly rejected: Set<ApprovalCategory>;
+}
+
 /** What the turn needs of its session. */
 export interface TurnSession {
   readonly id: string;
   readonly cwd: string;
-  readonly profileId: string;
+  profileId: string;
   /** False until the first prompt created the task (the task id is the session id). */
   started: boolean;
   /** The client's file and terminal I/O the task's tools use, if it offers any. */
   environment?: ToolEnvironment;
-  /** Approval kinds the person chose "reject always" for: rejected without asking in this session. */
-  readonly rejectedAlways: Set<ApprovalCategory>;
+  /** "Allow always" / "reject always" of this session (the runtime applies them to the task). */
+  readonly approvals: SessionApprovals;
+  /** Tool call ids sent in this session: each is sent once as a new tool call. */
+  readonly toolCallIds: Set<string>;
 }
 
 export interface PromptTurnDeps {
@@ -40,11 +48,21 @@ export interface PromptTurnDeps {
   contextWindow?: number;
   /** The task's cost so far (USD), so usage_update carries the session's total. */
   costBefore?: number;
-  /** Where "allow always" / "reject always" are stored (the shared approval rules). */
-  always: AlwaysAnswers;
 }
 
-type ToolDisplay = { acpId: string; output: string; timer?: NodeJS.Timeout; terminalId?: string; diff?: Diff };
+type ToolDisplay = {
+  acpId: string;
+  output: string;
+  timer?: NodeJS.Timeout;
+  terminalId?: string;
+  /** The status and edits last sent, so an unchanged row sends nothing. */
+  sent: { status: ToolCallStatus; edits: string };
+  /** The tool's own end was sent (its result, diff or terminal): later row updates add nothing. */
+  ended: boolean;
+};
+
+/** A command killed in a client terminal gets this long to exit before the turn stops waiting for it. */
+export const CANCEL_GRACE_MS = 1_000;
 
 export class PromptTurn {
   private readonly stop = new AbortController();
@@ -55,8 +73,6 @@ export class PromptTurn {
   /** Core tool call id -> what the client sees of it. */
   private readonly tools = new Map<string, ToolDisplay>();
   private readonly toolWaiters = new Map<string, (d: ToolDisplay) => void>();
-  /** A tool call the client approved, shown under the ask's id until the tool starts. */
-  private approved: { acpId: string; tool: string; detail: string; diff?: Diff } | undefined;
   private lastError: { code: string; message: string } | undefined;
   private cost = 0;
 
@@ -137,6 +153,10 @@ export class PromptTurn {
     switch (e.case) {
       case "messageAdded": {
         const m = e.value.message!;
+        if (m.toolCall) {
+          this.toolRow(m.text, m.toolCall);
+          return undefined;
+        }
         if (m.kind === "plan") {
           this.messageKinds.set(m.id, "skip");
           const plan = planUpdate(m.detail);
@@ -149,6 +169,11 @@ export class PromptTurn {
         if (shown !== "skip" && body) this.sendChunk(shown, m.id, body);
         return undefined;
       }
+      case "messageFinalized": {
+        const m = e.value.message!;
+        if (m.toolCall) this.toolRow(m.text, m.toolCall);
+        return undefined;
+      }
       case "messageDelta": {
         const shown = this.messageKinds.get(e.value.messageId);
         if (shown && shown !== "skip") this.sendChunk(shown, e.value.messageId, e.value.text);
@@ -157,13 +182,13 @@ export class PromptTurn {
       case "ask":
         return this.onAsk(e.value);
       case "toolStarted":
-        this.toolStarted(e.value.toolCallId, e.value.tool, e.value.summary, e.value.detail);
+        this.toolStarted(e.value.toolCallId);
         return undefined;
       case "toolOutput":
         this.toolOutput(e.value.toolCallId, e.value.chunk);
         return undefined;
       case "toolFinished":
-        this.toolFinished(e.value.toolCallId, e.value.ok, e.value.result);
+        this.toolFinished(e.value.toolCallId, e.value.ok, e.value.result, e.value.edits, e.value.status);
         return undefined;
       case "checkpointSaved":
         // Not part of ACP: extension notifications, so editors can offer Compare / Restore there.
@@ -228,27 +253,60 @@ export class PromptTurn {
     }
   }
 
-  private toolStarted(callId: string, tool: string, summary: string, detail: string): void {
-    const approved = this.approved && this.approved.tool === tool && this.approved.detail === detail ? this.approved : undefined;
-    this.approved = undefined;
-    const display: ToolDisplay = { acpId: approved?.acpId ?? callId, output: "", diff: approved?.diff };
-    this.tools.set(callId, display);
-    this.toolWaiters.get(callId)?.(display);
-    this.toolWaiters.delete(callId);
-    if (approved) {
-      this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: "in_progress" });
+  /** A unique ACP id for a core tool call (sent once per session as a new tool call). */
+  private acpIdFor(toolCallId: string): string {
+    const used = this.deps.session.toolCallIds;
+    let id = toolCallId;
+    for (let n = 2; used.has(id); n++) id = `${toolCallId}#${n}`;
+    used.add(id);
+    return id;
+  }
+
+  /**
+   * A tool call's row, added or replaced: the first time a new `tool_call` (pending, in
+   * progress, or already failed when it was refused), then an update whenever its status or
+   * proposed edits change. The tool's own end (result, diff, terminal) comes with toolFinished.
+   */
+  private toolRow(title: string, call: ToolCall): void {
+    const edits = JSON.stringify(call.edits.map((e) => [e.path, e.originalText, e.proposedText]));
+    const existing = this.tools.get(call.toolCallId);
+    if (!existing) {
+      const display: ToolDisplay = { acpId: this.acpIdFor(call.toolCallId), output: "", sent: { status: call.status, edits }, ended: false };
+      this.tools.set(call.toolCallId, display);
+      this.toolWaiters.get(call.toolCallId)?.(display);
+      this.toolWaiters.delete(call.toolCallId);
+      const input = parseDetail(call.input);
+      const over = call.status !== ToolCallStatus.PENDING && call.status !== ToolCallStatus.RUNNING;
+      display.ended = over;
+      this.send({
+        sessionUpdate: "tool_call",
+        toolCallId: display.acpId,
+        title: title || call.tool,
+        kind: toolKind(call.tool),
+        status: acpStatus(call.status),
+        rawInput: input,
+        locations: toolLocations(input, this.deps.session.cwd),
+        content: over ? settledContent(call) : diffContent(call.edits, this.deps.session.cwd),
+      });
       return;
     }
-    const input = parseDetail(detail);
+    if (existing.ended || (existing.sent.status === call.status && existing.sent.edits === edits)) return;
+    existing.sent = { status: call.status, edits };
+    const over = call.status !== ToolCallStatus.PENDING && call.status !== ToolCallStatus.RUNNING;
+    if (over) existing.ended = true;
     this.send({
-      sessionUpdate: "tool_call",
-      toolCallId: display.acpId,
-      title: summary,
-      kind: toolKind(tool),
-      status: "in_progress",
-      rawInput: input,
-      locations: toolLocations(input, this.deps.session.cwd),
+      sessionUpdate: "tool_call_update",
+      toolCallId: existing.acpId,
+      status: acpStatus(call.status),
+      ...(over ? { content: settledContent(call) } : call.status === ToolCallStatus.PENDING ? { content: diffContent(call.edits, this.deps.session.cwd) } : {}),
     });
+  }
+
+  private toolStarted(callId: string): void {
+    const display = this.tools.get(callId);
+    if (!display || display.sent.status === ToolCallStatus.RUNNING) return;
+    display.sent = { ...display.sent, status: ToolCallStatus.RUNNING };
+    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: "in_progress" });
   }
 
   private toolOutput(callId: string, chunk: string): void {
@@ -261,17 +319,20 @@ export class PromptTurn {
     }, OUTPUT_FLUSH_MS);
   }
 
-  private toolFinished(callId: string, ok: boolean, result: string): void {
+  private toolFinished(callId: string, ok: boolean, result: string, edits: FileEdit[], status: ToolCallStatus): void {
     const display = this.tools.get(callId);
-    if (!display) return;
-    clearTimeout(display.timer);
+    clearTimeout(display?.timer);
+    // Not shown, or its row said already how it ended (refused, denied, interrupted).
+    if (!display || display.ended) return;
     display.timer = undefined;
+    display.ended = true;
+    const diffs = ok ? diffContent(edits, this.deps.session.cwd) : [];
     const content: ToolCallContent[] = display.terminalId
       ? [{ type: "terminal", terminalId: display.terminalId }]
-      : ok && display.diff
-        ? [{ type: "diff", ...display.diff }]
+      : diffs.length > 0
+        ? diffs
         : [{ type: "content", content: text(result) }];
-    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: ok ? "completed" : "failed", content, rawOutput: { ok, result } });
+    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: ok ? "completed" : acpStatus(status || ToolCallStatus.FAILED), content, rawOutput: { ok, result } });
   }
 
   private async onAsk(ask: Ask): Promise<StopReason | undefined> {
@@ -311,30 +372,30 @@ export class PromptTurn {
 
   /**
    * Tool and command approvals, as the core's approval rules ask: allow or reject once, or
-   * always (for the call's approval kind; see AlwaysAnswers).
+   * always, for the call's approval kind in this session (the runtime applies the session's
+   * answers to its task; other sessions and editors keep asking).
    */
   private async approval(ask: Ask): Promise<void> {
-    const acpId = `ask-${ask.askId}`;
+    const display = this.tools.get(ask.toolCallId);
+    const acpId = display?.acpId ?? this.acpIdFor(`ask-${ask.askId}`);
     const input = parseDetail(ask.detail);
     const category = approvalCategoryOf(ask.tool, ask.detail);
-    if (category && this.deps.session.rejectedAlways.has(category)) {
-      const rejected = `Rejected: the person chose to always reject ${alwaysName(category)} in this session.`;
-      this.send({ sessionUpdate: "tool_call", toolCallId: acpId, title: ask.summary, kind: toolKind(ask.tool), status: "failed", rawInput: input, content: [{ type: "content", content: text(rejected) }] });
-      this.respond(ask.askId, false, "");
+    const { approvals } = this.deps.session;
+    if (category && approvals.rejected.has(category)) {
+      // The row turns "failed" with the reason when the core records the denial.
+      this.respond(ask.askId, false, `The person chose to always reject ${alwaysName(category)} in this session.`);
       return;
     }
-    // An edit shows its diff in the permission prompt (computed before it runs).
-    const readFromEditor = this.deps.session.environment?.readTextFile;
-    const diff = await editPreview(ask.tool, input, this.deps.session.cwd, readFromEditor && ((p) => readFromEditor(p, this.stop.signal)));
     const toolCall = {
       toolCallId: acpId,
       title: ask.summary,
       kind: toolKind(ask.tool),
       status: "pending" as const,
       rawInput: input,
-      ...(diff ? { content: [{ type: "diff" as const, ...diff }] } : {}),
+      content: diffContent(ask.edits, this.deps.session.cwd),
+      locations: toolLocations(input, this.deps.session.cwd),
     };
-    this.send({ sessionUpdate: "tool_call", ...toolCall, locations: toolLocations(input, this.deps.session.cwd) });
+    if (!display) this.send({ sessionUpdate: "tool_call", ...toolCall });
     await this.sending;
     const command = ask.kind === AskKind.COMMAND_APPROVAL;
     const res = await this.requestPermission({
@@ -348,21 +409,17 @@ export class PromptTurn {
       ],
     });
     const chosen = res.outcome.outcome === "selected" ? res.outcome.optionId : undefined;
-    if (category && (chosen === "allow_always" || chosen === "reject_always")) {
-      if (chosen === "reject_always") this.deps.session.rejectedAlways.add(category);
-      await (chosen === "allow_always" ? this.deps.always.allow(category) : this.deps.always.reject(category)).catch((err: Error) =>
-        this.deps.logger.warn("approval setting not saved", { category, error: err.message }),
-      );
+    if (category && chosen === "allow_always") {
+      approvals.rejected.delete(category);
+      approvals.allowed.add(category);
+    } else if (category && chosen === "reject_always") {
+      approvals.allowed.delete(category);
+      approvals.rejected.add(category);
     }
-    if (chosen === "allow" || chosen === "allow_always") {
-      this.approved = { acpId, tool: ask.tool, detail: ask.detail, diff };
-      this.respond(ask.askId, true, "");
-    } else if (res.outcome.outcome === "selected") {
-      this.respond(ask.askId, false, "");
-      this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "failed", content: [{ type: "content", content: text("Rejected by the user.") }] });
-    } else {
+    if (chosen === "allow" || chosen === "allow_always") this.respond(ask.askId, true, "");
+    else if (res.outcome.outcome === "selected") this.respond(ask.askId, false, "");
+    else {
       // "cancelled": the client cancelled the turn (session/cancel), or could not ask.
-      this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "failed" });
       await this.cancelRun();
     }
   }

@@ -6,6 +6,7 @@
 import * as path from "node:path";
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { StoredUiMessage } from "../tasks/message-store.js";
+import { toolCallOf } from "../runtime/tool-call-record.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: "read",
@@ -96,19 +97,26 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
       }
       case "tool":
       case "command": {
-        const detail = parseDetail(m.detail) as { input?: unknown; ok?: boolean; output?: string } | undefined;
-        // A finished call stores {input, ok, output}; a call cut short stores only its input.
-        const finished = !m.partial && typeof detail === "object" && detail !== null && "ok" in detail;
-        const input = finished ? detail.input : detail;
+        const call = toolCallOf(m, { stopped: true });
+        if (!call) break;
+        const done = call.status === "done";
+        const diffs = done ? call.edits.filter((e) => !e.truncated) : [];
+        const why = call.status === "denied" ? (call.feedback ? `Rejected by the user: ${call.feedback}` : "Rejected by the user.") : call.reason;
+        const shown = done ? call.output : why || call.output;
         updates.push({
           sessionUpdate: "tool_call",
-          toolCallId: m.id,
+          toolCallId: call.toolCallId || m.id,
           title: m.text || m.tool,
           kind: toolKind(m.tool),
-          status: finished && detail.ok ? "completed" : "failed",
-          rawInput: input,
-          locations: toolLocations(input, workspaceRoot),
-          content: finished && detail.output ? [{ type: "content", content: text(detail.output) }] : [],
+          status: done ? "completed" : "failed",
+          rawInput: call.input,
+          locations: toolLocations(call.input, workspaceRoot),
+          content:
+            diffs.length > 0
+              ? diffs.map((e) => ({ type: "diff" as const, path: path.resolve(workspaceRoot, e.path), oldText: e.status === "added" ? null : e.originalText, newText: e.proposedText }))
+              : shown
+                ? [{ type: "content", content: text(shown) }]
+                : [],
         });
         break;
       }

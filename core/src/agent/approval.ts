@@ -84,3 +84,25 @@ export function parseAutoApprovalSettings(value: unknown): AutoApprovalSettings 
     maxRequests: max,
   };
 }
+
+/** Approval kinds a person answered "always" for in one session (an ACP session): they apply to its task only. */
+export interface ApprovalOverlay {
+  readonly allowed: ReadonlySet<ApprovalCategory>;
+  readonly rejected: ReadonlySet<ApprovalCategory>;
+}
+
+const CATEGORIES: readonly ApprovalCategory[] = ["readFiles", "editFiles", "executeSafeCommands", "executeAllCommands", "useMcp"];
+
+/**
+ * The settings one task decides with: the global ones, plus the kinds its session allowed
+ * always, minus those it rejected always (they are asked, and the session answers). When
+ * auto-approval is off as a whole, only the session's kinds are on.
+ */
+export function withOverlay(settings: AutoApprovalSettings, overlay: ApprovalOverlay | undefined): AutoApprovalSettings {
+  if (!overlay || (overlay.allowed.size === 0 && overlay.rejected.size === 0)) return settings;
+  const next: AutoApprovalSettings = settings.enabled ? { ...settings } : { ...settings, ...Object.fromEntries(CATEGORIES.map((c) => [c, false])) };
+  next.enabled = true;
+  for (const c of overlay.allowed) next[c] = true;
+  for (const c of overlay.rejected) next[c] = false;
+  return next;
+}

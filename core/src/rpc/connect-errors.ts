@@ -1,5 +1,12 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { DlineError, type DlineErrorCode } from "../errors.js";
+import { ErrorDetailSchema, ErrorReason } from "../gen/dline/v1/errors_pb.js";
+import { DlineError, type DlineErrorCode, type DlineErrorReason } from "../errors.js";
+
+const reasons: Record<DlineErrorReason, ErrorReason> = {
+  no_model: ErrorReason.NO_MODEL,
+  no_default_profile: ErrorReason.NO_DEFAULT_PROFILE,
+  profile_not_found: ErrorReason.PROFILE_NOT_FOUND,
+};
 
 const connectCodes: Record<DlineErrorCode, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -25,7 +32,10 @@ const connectCodes: Record<DlineErrorCode, Code> = {
  */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
-  if (err instanceof DlineError) return new ConnectError(err.message, connectCodes[err.code]);
+  if (err instanceof DlineError) {
+    const details = err.errorReason ? [{ desc: ErrorDetailSchema, value: { reason: reasons[err.errorReason] } }] : undefined;
+    return new ConnectError(err.message, connectCodes[err.code], undefined, details);
+  }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string") {
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {

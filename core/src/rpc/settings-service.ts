@@ -11,6 +11,7 @@ import {
   ImportHostStateResponseSchema,
   ListProfilesResponseSchema,
   ProfileSchema,
+  ProfileSource,
   ResolveSettingResponseSchema,
   SetCapabilityToggleResponseSchema,
   SetSecretResponseSchema,
@@ -31,6 +32,7 @@ import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
 import type { CapabilityToggleView, ToggleState as DomainToggleState } from "../storage/capability-toggles.js";
 import type { ProfileRecord, ProviderKind } from "../storage/profile-catalog.js";
+import { API_KEY } from "../storage/secrets-store.js";
 import type { SettingsDomain } from "../storage/settings-domain.js";
 import type { SettingScope } from "../storage/settings-registry.js";
 import type { SettingsSnapshot } from "../storage/settings-repository.js";
@@ -97,7 +99,7 @@ function toggleMessage(view: CapabilityToggleView) {
   });
 }
 
-function profileMessage(record: ProfileRecord, secretsSet: string[]): Profile {
+function profileMessage(record: ProfileRecord, secretsSet: string[], source = ProfileSource.STORED): Profile {
   return create(ProfileSchema, {
     id: record.id,
     name: record.name,
@@ -117,6 +119,7 @@ function profileMessage(record: ProfileRecord, secretsSet: string[]): Profile {
     zeroCost: record.zeroCost,
     priceSource: describePriceSource(record),
     secretsSet,
+    source,
   });
 }
 
@@ -254,9 +257,13 @@ export function settingsService(deps: SettingsServiceDeps): Partial<ServiceImpl<
     },
 
     async listProfiles() {
-      const profiles = await stores.profiles.list();
-      const names = await stores.secrets.namesByProfile(profiles.map((p) => p.id));
-      return create(ListProfilesResponseSchema, { profiles: profiles.map((p) => profileMessage(p, names.get(p.id) ?? [])) });
+      // The environment's profile (this process only) first; a stored one of the same id is shadowed by it.
+      const environment = deps.settings.environmentProfile;
+      const stored = (await stores.profiles.list()).filter((p) => p.id !== environment?.profile.id);
+      const names = await stores.secrets.namesByProfile(stored.map((p) => p.id));
+      const profiles = stored.map((p) => profileMessage(p, names.get(p.id) ?? [], ProfileSource.STORED));
+      if (environment) profiles.unshift(profileMessage(environment.profile, environment.apiKey ? [API_KEY] : [], ProfileSource.ENVIRONMENT));
+      return create(ListProfilesResponseSchema, { profiles });
     },
 
     async upsertProfile(req) {

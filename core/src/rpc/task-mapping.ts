@@ -1,6 +1,22 @@
 import { create } from "@bufbuild/protobuf";
-import { MessageRole, TaskStatus, TaskSummarySchema, UiMessageSchema, type TaskSummary, type UiMessage } from "../gen/dline/v1/task_pb.js";
+import { FileStatus } from "../gen/dline/v1/checkpoint_pb.js";
+import {
+  CommandLineSchema,
+  FileEditSchema,
+  MessageRole,
+  TaskStatus,
+  TaskSummarySchema,
+  ToolCallSchema,
+  ToolCallStatus,
+  UiMessageSchema,
+  type CommandLine,
+  type FileEdit,
+  type TaskSummary,
+  type ToolCall,
+  type UiMessage,
+} from "../gen/dline/v1/task_pb.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
+import { toolCallOf, type CommandLineRecord, type FileEditRecord, type ToolCallRecord, type ToolCallStatusName } from "../runtime/tool-call-record.js";
 import type { TaskRecord, TaskStatusName } from "../tasks/task-record.js";
 
 /** proto <-> domain mapping of tasks, shared by HistoryService and TaskService. */
@@ -43,7 +59,52 @@ export function taskSummaryToProto(r: TaskRecord): TaskSummary {
   });
 }
 
-export function uiMessageToProto(m: StoredUiMessage): UiMessage {
+const fileStatusToProto: Record<FileEditRecord["status"], FileStatus> = {
+  added: FileStatus.ADDED,
+  modified: FileStatus.MODIFIED,
+  deleted: FileStatus.DELETED,
+};
+
+const toolCallStatusToProto: Record<ToolCallStatusName, ToolCallStatus> = {
+  pending: ToolCallStatus.PENDING,
+  running: ToolCallStatus.RUNNING,
+  done: ToolCallStatus.DONE,
+  failed: ToolCallStatus.FAILED,
+  denied: ToolCallStatus.DENIED,
+  interrupted: ToolCallStatus.INTERRUPTED,
+};
+
+export function fileEditsToProto(edits: readonly FileEditRecord[]): FileEdit[] {
+  return edits.map((e) =>
+    create(FileEditSchema, { path: e.path, status: fileStatusToProto[e.status], originalText: e.originalText, proposedText: e.proposedText, truncated: e.truncated }),
+  );
+}
+
+export function commandLineToProto(c: CommandLineRecord): CommandLine {
+  return create(CommandLineSchema, { command: c.command, workingDirectory: c.workingDirectory });
+}
+
+export function toolCallToProto(r: ToolCallRecord): ToolCall {
+  return create(ToolCallSchema, {
+    toolCallId: r.toolCallId,
+    tool: r.tool,
+    status: toolCallStatusToProto[r.status],
+    input: r.input === undefined ? "" : JSON.stringify(r.input),
+    output: r.output,
+    outputTruncated: r.outputTruncated,
+    edits: fileEditsToProto(r.edits),
+    command: r.command ? commandLineToProto(r.command) : undefined,
+    feedback: r.feedback,
+    reason: r.reason,
+  });
+}
+
+/**
+ * A stored UI message as the protocol's. `stopped`: nothing runs the task any more, so a tool
+ * call still pending or running shows as interrupted.
+ */
+export function uiMessageToProto(m: StoredUiMessage, options: { stopped?: boolean } = {}): UiMessage {
+  const toolCall = toolCallOf(m, options);
   return create(UiMessageSchema, {
     id: m.id,
     time: BigInt(Math.trunc(m.time)),
@@ -55,5 +116,6 @@ export function uiMessageToProto(m: StoredUiMessage): UiMessage {
     detail: m.detail,
     checkpointId: m.checkpointId,
     askId: m.askId,
+    toolCall: toolCall ? toolCallToProto(toolCall) : undefined,
   });
 }

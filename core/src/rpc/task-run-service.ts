@@ -48,7 +48,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
         return res;
       }
       res.lastSeq = live.lastSeq;
-      res.messages = live.messages.map(uiMessageToProto);
+      res.messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
       res.pendingAsk = live.pendingAsk;
       if (res.task) res.task.status = statusToProto[live.status];
       return res;

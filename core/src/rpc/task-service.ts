@@ -35,7 +35,7 @@ export function taskStorageMethods(deps: TaskStorageServiceDeps): Partial<Servic
       const view = (await deps.tasks()).store.get(req.taskId);
       return create(GetTaskResponseSchema, {
         task: taskSummaryToProto(view.record),
-        messages: view.messages.map(uiMessageToProto),
+        messages: view.messages.map((m) => uiMessageToProto(m, { stopped: view.ownerPid === 0 })),
         ownerPid: view.ownerPid,
       });
     },

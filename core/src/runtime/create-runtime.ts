@@ -59,7 +59,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
       const { resolver, stores } = w.settings;
       const setting = async (key: string, context: { workspaceRoot?: string; taskId?: string } = {}) =>
         (await resolver.resolve(key, context)).value;
-      const models = new ModelResolver(stores.profiles, stores.secrets, resolver);
+      const models = new ModelResolver(stores.profiles, stores.secrets, resolver, w.settings.environmentProfile);
       const runtime = new TaskRuntime({
         layout: w.layout,
         sqlite: w.sqlite,

@@ -1,11 +1,12 @@
 import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { TaskLayout } from "../storage/instance-layout.js";
 import type { JournalStore } from "../tasks/journal-store.js";
-import type { MessageStore } from "../tasks/message-store.js";
+import type { MessageStore, StoredUiMessage } from "../tasks/message-store.js";
 import type { MetricsStore } from "../tasks/metrics-store.js";
 import type { StateFile } from "../tasks/state-file.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
 import { AskBroker } from "./ask-broker.js";
+import { toolCallOf } from "./tool-call-record.js";
 import type { TaskEventLog } from "./event-log.js";
 
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
@@ -45,6 +46,7 @@ export class LiveTask {
   readonly asks = new AskBroker();
   /** The status last announced on the event stream (undefined: none yet in this process). */
   lastStatus: TaskStatus | undefined;
+  private usedToolCallIds: Set<string> | undefined;
 
   constructor(
     readonly id: string,
@@ -56,6 +58,12 @@ export class LiveTask {
     readonly events: TaskEventLog,
     public kernel: KernelState,
   ) {}
+
+  /** The tool call ids of the task's rows, read once, then kept up to date by the turn loops. */
+  get toolCallIds(): Set<string> {
+    this.usedToolCallIds ??= new Set(this.messages.list().flatMap((m) => toolCallIdOf(m)));
+    return this.usedToolCallIds;
+  }
 
   /**
    * Closes every store, each even when another fails (a buffered write that a full disk
@@ -75,3 +83,8 @@ export class LiveTask {
   }
 }
 
+
+function toolCallIdOf(m: StoredUiMessage): string[] {
+  const call = toolCallOf(m);
+  return call ? [call.toolCallId] : [];
+}

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
+import { withOverlay, type ApprovalOverlay } from "../agent/approval.js";
 import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
 import { builtinTools } from "../agent/tools/registry.js";
 import type { ToolEnvironment } from "../agent/tools/types.js";
@@ -28,6 +29,8 @@ export interface LoopScope {
   files: TaskLayout;
   /** A task and its subagents share one event stream and one pending question. */
   events: TaskEventLog;
+  /** The tool call ids used in the task's rows (subagents' too), so every new one is unique. */
+  toolCallIds: Set<string>;
   asks: AskBroker;
   messages: MessagesPort;
   journal: JournalPort;
@@ -35,6 +38,8 @@ export interface LoopScope {
   usage: UsagePort;
   setStatus(status: TaskStatus, reason?: string): void;
   depth: number;
+  /** "Always" answers of the task's session (subagents share them); absent: the global settings alone. */
+  approvalOverlay?: () => ApprovalOverlay | undefined;
   /** The host editor's file and terminal I/O for the task (subagents share it); absent: local. */
   environment?: () => ToolEnvironment | undefined;
   /**
@@ -62,7 +67,7 @@ export function buildTurnLoop(
     journal: scope.journal,
     model,
     tools,
-    autoApproval: () => deps.autoApproval(),
+    autoApproval: async () => withOverlay(await deps.autoApproval(), scope.approvalOverlay?.()),
     agentIgnore: () => loadAgentIgnore(scope.workspaceRoot),
     toolGuard: () => deps.toolGuard(),
     commandLog: {
@@ -90,9 +95,19 @@ export function buildTurnLoop(
     runSubagent: (prompt, name, signal) => runSubagent(deps, scope, model, checkpoints, prompt, name, signal),
     logger: deps.logger,
     environment: scope.environment,
+    uniqueToolCallId: (modelId) => uniqueId(scope.toolCallIds, modelId),
   });
   if (scope.mode) loop.setModeSource(scope.mode);
   return loop;
+}
+
+/** `wanted` (or "call"), suffixed when the set has it already; the id is added to the set. */
+function uniqueId(used: Set<string>, wanted: string): string {
+  const base = wanted || "call";
+  let id = base;
+  for (let n = 2; used.has(id); n++) id = `${base}#${n}`;
+  used.add(id);
+  return id;
 }
 
 /** Appends to a task's (or subagent's) activities.db; rare events, so the file is opened per write. */

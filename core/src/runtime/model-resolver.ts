@@ -2,21 +2,29 @@ import { createModelProvider } from "../agent/providers/create-provider.js";
 import { knownMaxOutputTokens } from "../agent/providers/price-table.js";
 import { resolvePrices } from "../agent/providers/pricing.js";
 import { DlineError } from "../errors.js";
-import type { ProfileCatalogRepository } from "../storage/profile-catalog.js";
+import type { EnvironmentProfile } from "../storage/environment-profile.js";
+import type { ProfileCatalogRepository, ProfileRecord } from "../storage/profile-catalog.js";
 import { API_KEY, type SecretsStore } from "../storage/secrets-store.js";
 import type { SettingResolver } from "../storage/setting-resolver.js";
 import type { RunnerModel } from "./ports.js";
 
+/** Where to set up a model, in the words every "no model" error uses. */
+export const SET_UP_A_MODEL =
+  "add a profile (dline profile add, or the model settings of any Dline editor), or start Dline with OPENAI_BASE_URL and OPENAI_MODEL (and OPENAI_API_KEY), or ANTHROPIC_API_KEY, in its environment";
+
 /**
- * Turns a profile id into a ready model provider: "" means the `defaultProfileId` setting, or
- * the only profile when there is exactly one. The API key comes from the secrets store (it may
- * be absent for local OpenAI-compatible servers) and goes only into the provider's headers.
+ * Turns a profile id into a ready model provider. "" means: the `defaultProfileId` setting,
+ * else the profile the sidecar's environment names (kept for this process only), else the only
+ * stored profile. A stored profile's API key comes from the secrets store (it may be absent for
+ * local OpenAI-compatible servers), the environment profile's from the environment; either goes
+ * only into the provider's headers.
  */
 export class ModelResolver {
   constructor(
     private readonly profiles: ProfileCatalogRepository,
     private readonly secrets: SecretsStore,
     private readonly settings: SettingResolver,
+    private readonly environment: EnvironmentProfile | undefined,
   ) {}
 
   async resolve(profileId: string, taskId: string): Promise<RunnerModel> {
@@ -25,19 +33,20 @@ export class ModelResolver {
       const configured = await this.settings.resolve("defaultProfileId", { taskId: taskId || undefined });
       id = typeof configured.value === "string" ? configured.value : "";
     }
+    if (!id && this.environment) id = this.environment.profile.id;
     const all = await this.profiles.list();
     if (!id && all.length === 1) id = all[0].id;
     if (!id) {
-      throw new DlineError(
-        "failed_precondition",
-        all.length === 0
-          ? "No model is configured: add a profile (dline profile add) or set OPENAI_BASE_URL/OPENAI_MODEL or ANTHROPIC_API_KEY."
-          : "Several model profiles exist and none is the default: pass a profile id or set defaultProfileId.",
-      );
+      if (all.length === 0) throw new DlineError("failed_precondition", `No model is configured: ${SET_UP_A_MODEL}.`, { errorReason: "no_model" });
+      throw new DlineError("failed_precondition", "Several model profiles exist and none is the default: pass a profile id or set defaultProfileId.", {
+        errorReason: "no_default_profile",
+      });
     }
-    const profile = all.find((p) => p.id === id);
-    if (!profile) throw new DlineError("not_found", `Model profile "${id}" does not exist.`);
-    const apiKey = (await this.secrets.get(profile.id, API_KEY)) ?? "";
+    // The environment's profile is the one this process was started with: it wins over a stored one of the same id.
+    const fromEnvironment = this.environment?.profile.id === id ? this.environment : undefined;
+    const profile: ProfileRecord | undefined = fromEnvironment?.profile ?? all.find((p) => p.id === id);
+    if (!profile) throw new DlineError("not_found", `Model profile "${id.slice(0, 128)}" does not exist.`, { errorReason: "profile_not_found" });
+    const apiKey = fromEnvironment ? fromEnvironment.apiKey : ((await this.secrets.get(profile.id, API_KEY)) ?? "");
     const { prices } = resolvePrices({
       model: profile.model,
       inputPerMTok: profile.inputPricePerMtok,

@@ -14,6 +14,8 @@ export interface MessagesPort {
   /** Removes the messages after this one (a failed attempt's partial answer). */
   truncateAfter(messageId: string): number;
   clear(): number;
+  /** Commits buffered appends now (before a question: what it is about is on disk first). */
+  flush(): void;
 }
 
 export interface JournalPort {

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import { toJson } from "@bufbuild/protobuf";
-import { AskSchema, TaskStatus, type Ask } from "../gen/dline/v1/task_pb.js";
+import { create, toJson } from "@bufbuild/protobuf";
+import { AskSchema, TaskEventSchema, TaskStatus, type Ask, type TaskEvent } from "../gen/dline/v1/task_pb.js";
+import { statusToProto, uiMessageToProto } from "../rpc/task-mapping.js";
+import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
@@ -20,7 +22,7 @@ import { cutConversation } from "./conversation-cut.js";
 import { LiveTask, maxBig, STATUS_NAMES, type KernelState } from "./live-task.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
-import type { AutoApprovalSettings } from "../agent/approval.js";
+import type { ApprovalOverlay, AutoApprovalSettings } from "../agent/approval.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
 import type { TaskMode, TurnLoop } from "./turn-loop.js";
 import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEvent } from "./capabilities-port.js";
@@ -71,6 +73,8 @@ export class TaskRuntime {
   private readonly live = new Map<string, LiveTask>();
   /** Host editors' file and terminal I/O per task (ACP sessions); tasks without one use the local tools. */
   private readonly environments = new Map<string, ToolEnvironment>();
+  /** "Always" answers of a task's session (ACP), applied on top of the global approval settings. */
+  private readonly approvalOverlays = new Map<string, ApprovalOverlay>();
 
   constructor(private readonly deps: TaskRuntimeDeps) {
     deps.ownership.setRunningTaskStopper((taskId) => this.unload(taskId));
@@ -83,6 +87,15 @@ export class TaskRuntime {
   setToolEnvironment(taskId: string, environment: ToolEnvironment | undefined): void {
     if (environment) this.environments.set(taskId, environment);
     else this.environments.delete(taskId);
+  }
+
+  /**
+   * Applies a session's "always" answers to a task from its next decision on (undefined: the
+   * global settings alone). Kept for this process only; `overlay` is read at each decision.
+   */
+  setApprovalOverlay(taskId: string, overlay: ApprovalOverlay | undefined): void {
+    if (overlay) this.approvalOverlays.set(taskId, overlay);
+    else this.approvalOverlays.delete(taskId);
   }
 
   /**
@@ -124,8 +137,12 @@ export class TaskRuntime {
     return `${Date.now()}-${randomUUID().slice(0, 8)}`;
   }
 
-  /** Loads a task of this process's history (for subscribing or continuing). */
-  private load(taskId: string): LiveTask {
+  /**
+   * Loads a task of this process's history (for subscribing or continuing). `continuing`: the
+   * caller runs it next, so a run its dead sidecar left is settled without announcing the
+   * interruption (the new run's status follows at once).
+   */
+  private load(taskId: string, options: { continuing?: boolean } = {}): LiveTask {
     const existing = this.live.get(taskId);
     if (existing) return existing;
     const record = this.deps.history.get(taskId);
@@ -140,7 +157,44 @@ export class TaskRuntime {
       lastSeq: "0",
       updatedAt: Date.now(),
     };
-    return this.open(taskId, kernel);
+    const task = this.open(taskId, kernel);
+    this.recoverDeadRun(task, !options.continuing);
+    return task;
+  }
+
+  /**
+   * A task that was running or waiting for an answer when its sidecar died (no live process
+   * owns it): its calls still pending or running, its half-streamed text and its question are
+   * settled as interrupted (the question as dropped), and its status becomes INTERRUPTED, on
+   * disk and on the stream, so a client that subscribes again sees it at once.
+   */
+  private recoverDeadRun(task: LiveTask, announce: boolean): void {
+    if (task.kernel.status !== "running" && task.kernel.status !== "waiting") return;
+    if (task.run || this.deps.ownership.owner(task.id)) return;
+    try {
+      this.deps.ownership.claim(task.id);
+    } catch (err) {
+      if (err instanceof DlineError && err.code === "failed_precondition") return; // another sidecar took it meanwhile
+      throw err;
+    }
+    try {
+      for (const message of task.messages.list()) {
+        const call = toolCallOf(message);
+        const unfinished = call ? !["done", "failed", "denied", "interrupted"].includes(call.status) : message.partial;
+        if (!unfinished) continue;
+        if (call) message.detail = toolCallDetail({ ...call, status: "interrupted", reason: "The sidecar running the task stopped before this call finished." });
+        message.partial = false;
+        task.messages.update(message);
+        task.events.append({ case: "messageFinalized", value: { message: uiMessageToProto(message) } });
+      }
+      const askId = (task.kernel.pendingAsk as { askId?: unknown } | undefined)?.askId;
+      if (typeof askId === "string" && askId) task.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
+      if (announce) this.setStatus(task, TaskStatus.INTERRUPTED, "the sidecar running the task stopped");
+      else this.saveKernel(task, { status: "interrupted", pendingAsk: undefined });
+      this.deps.logger.info("a task left running by a stopped sidecar is interrupted", { taskId: task.id });
+    } finally {
+      this.deps.ownership.release(task.id);
+    }
   }
 
   private open(taskId: string, kernel: KernelState): LiveTask {
@@ -195,6 +249,7 @@ export class TaskRuntime {
         workspaceRoot: task.kernel.workspaceRoot,
         files: task.files,
         events: task.events,
+        toolCallIds: task.toolCallIds,
         asks: task.asks,
         messages: task.messages,
         journal: task.journal,
@@ -202,6 +257,7 @@ export class TaskRuntime {
         setStatus: (status, reason) => this.setStatus(task, status, reason),
         depth: 0,
         environment: () => this.environments.get(task.id),
+        approvalOverlay: () => this.approvalOverlays.get(task.id),
         mode: taskMode ? () => taskMode(task.id, task.kernel.workspaceRoot) : undefined,
       },
       model,
@@ -270,14 +326,14 @@ export class TaskRuntime {
    * its state on disk is newer than ours, so it is loaded again first.
    */
   private claimForWrite(taskId: string): LiveTask {
-    let task = this.load(taskId);
+    let task = this.load(taskId, { continuing: true });
     if (!this.deps.ownership.holds(taskId)) {
       this.deps.ownership.claim(taskId, { reentrant: true });
       const onDisk = task.state.read().value;
       if (onDisk && onDisk.updatedAt !== task.kernel.updatedAt && !task.run) {
         this.live.delete(taskId);
         task.close();
-        task = this.load(taskId);
+        task = this.load(taskId, { continuing: true });
       }
     }
     return task;
@@ -293,8 +349,19 @@ export class TaskRuntime {
     if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id)) this.deps.ownership.release(task.id);
   }
 
-  subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal) {
-    return this.load(taskId).events.subscribe(afterSeq, signal);
+  /**
+   * The task's events after `afterSeq`, then live ones. A subscriber behind what this process
+   * holds (it followed the task in an earlier sidecar) gets the task's current status first,
+   * with the seq this process started from, so it never shows a status the task left.
+   */
+  async *subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+    const task = this.load(taskId);
+    const base = task.events.baseSeq;
+    if (afterSeq < base && task.events.lastSeq === base) {
+      const status = statusToProto[task.kernel.status];
+      yield create(TaskEventSchema, { seq: base, taskId, time: BigInt(Date.now()), event: { case: "statusChanged", value: { status, reason: "" } } });
+    }
+    yield* task.events.subscribe(afterSeq, signal);
   }
 
   /**
@@ -303,10 +370,15 @@ export class TaskRuntime {
    * renders them and subscribes after that seq misses nothing and sees nothing twice.
    * Undefined when the task is not loaded here (the stored view is then the whole truth).
    */
-  liveView(taskId: string): { lastSeq: bigint; messages: StoredUiMessage[]; status: TaskStatusName; pendingAsk: Ask | undefined } | undefined {
+  liveView(
+    taskId: string,
+  ): { lastSeq: bigint; messages: StoredUiMessage[]; status: TaskStatusName; pendingAsk: Ask | undefined; stopped: boolean } | undefined {
     const task = this.live.get(taskId);
     if (!task) return undefined;
-    return { lastSeq: task.events.lastSeq, messages: task.messages.list(), status: task.kernel.status, pendingAsk: this.pendingAsk(taskId) };
+    const pendingAsk = this.pendingAsk(taskId);
+    // Nothing runs it here, and no other sidecar does: a call left unfinished was interrupted.
+    const stopped = !task.run && !pendingAsk && (this.deps.ownership.holds(taskId) || !this.deps.ownership.owner(taskId));
+    return { lastSeq: task.events.lastSeq, messages: task.messages.list(), status: task.kernel.status, pendingAsk, stopped };
   }
 
   /** The seq a subscriber continues after, for a task not loaded here: from state.json (0 if unreadable). */

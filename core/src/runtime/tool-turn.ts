@@ -1,17 +1,26 @@
 import { create } from "@bufbuild/protobuf";
-import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
-import { decideApproval } from "../agent/approval.js";
+import { AskKind, AskSchema, TaskStatus, ToolCallStatus } from "../gen/dline/v1/task_pb.js";
+import { decideApproval, type ApprovalDecision } from "../agent/approval.js";
+import { isCurrent, StaleEditError, type PreparedEdit } from "../agent/tools/file-edit.js";
 import { planText } from "../agent/tools/plan-tool.js";
 import { editsGitInternals } from "../agent/tools/protected-edits.js";
+import type { ToolGuard } from "../agent/tools/tool-guard.js";
 import { runTool } from "../agent/tools/registry.js";
-import type { ToolDefinition, ToolResult } from "../agent/tools/types.js";
+import { ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult } from "../agent/tools/types.js";
+import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
+import { commandLineToProto, fileEditsToProto } from "../rpc/task-mapping.js";
 import type { HookEvent, HookOutcome } from "./capabilities-port.js";
 import { JOURNAL_KIND, type ToolResultsData } from "./conversation.js";
+import { boundedOutput, editRecords, type CommandLineRecord, type FileEditRecord } from "./tool-call-record.js";
+import { ToolRow } from "./tool-row.js";
+import type { ModelToolCall } from "./assistant-stream.js";
 import type { TaskMode, TurnLoopDeps } from "./turn-loop.js";
 
 const COMMAND_TOOL = "execute_command";
 const SUBAGENT_TOOL = "new_subagent";
+/** An edit whose file keeps changing under it is proposed at most this many times. */
+const MAX_PROPOSALS = 5;
 
 /** What running a turn's tool calls needs from the turn loop that runs them. */
 export interface ToolTurnHost {
@@ -29,179 +38,355 @@ export interface ToolTurnHost {
   journal(kind: string, data: object): void;
   /** The most characters one tool result should take in the context window. */
   readonly maxResultChars?: number;
+  /** A tool call id unique in the task, from the model's (models may repeat theirs). */
+  uniqueToolCallId(modelId: string): string;
 }
 
 /** One line a person reads about a tool call. */
-function summarize(tool: string, input: Record<string, unknown>): string {
-  const target = input.command ?? input.path ?? input.question ?? "";
+function summarize(tool: string, input: Record<string, unknown> | undefined): string {
+  const target = input?.command ?? input?.path ?? input?.question ?? "";
   const text = typeof target === "string" ? target : JSON.stringify(target);
   return `${tool}${text ? ` ${text.split("\n")[0].slice(0, 200)}` : ""}`;
 }
 
-/** Asks the editor (approval, follow-up question) and waits; the status is WAITING meanwhile. */
-async function ask(deps: TurnLoopDeps, kind: AskKind, tool: string, summary: string, detail: string, options: string[], signal: AbortSignal) {
-  const answer = await deps.asks.ask((askId) => {
-    deps.events.append({ case: "ask", value: create(AskSchema, { askId, kind, tool, summary, detail, options }) });
-    deps.setStatus(TaskStatus.WAITING, summary);
-  }, signal);
-  deps.events.append({ case: "askResolved", value: { askId: "", approved: answer.approve, text: answer.text } });
-  deps.setStatus(TaskStatus.RUNNING);
-  return answer;
+interface AskInit {
+  kind: AskKind;
+  tool: string;
+  summary: string;
+  detail: string;
+  options?: string[];
+  toolCallId?: string;
+  edits?: FileEditRecord[];
+  command?: CommandLineRecord;
 }
 
 /**
- * Runs the tool calls of one assistant turn in order: refuses unknown tools, bad arguments and
- * (in plan mode) tools that modify; asks for approval unless auto-approved; runs the PreToolUse
- * and PostToolUse hooks; records the results in the journal; saves the turn's checkpoint when a
- * tool may have modified the workspace, and the completion's when the task completed.
+ * Asks the editor (approval, follow-up question) and waits; the status is WAITING meanwhile.
+ * An ask nobody answered (the task was cancelled or its sidecar stopped) is resolved as dropped.
  */
-export async function runToolCalls(
-  host: ToolTurnHost,
-  calls: { id: string; name: string; input: Record<string, unknown> | undefined; parseError?: string }[],
-  assistantMessageId: string,
-  signal: AbortSignal,
-): Promise<"continue" | "completed"> {
-  const { deps } = host;
-  const results: ToolResultsData["results"] = [];
-  let feedback: string | undefined;
-  let denied = false;
-  let modified = false;
-  let commandRan = false;
-  let completion: StoredUiMessage | undefined;
-  const edited = new Set<string>();
-  const agentIgnore = await deps.agentIgnore();
-  const guard = await deps.toolGuard();
-  for (const call of calls) {
-    const result = (content: string, isError = false) => results.push({ toolUseId: call.id, content, isError });
-    if (denied || completion) {
-      result("Not run: an earlier tool call in this turn was denied or completed the task.", true);
-      continue;
+export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal) {
+  let askId = "";
+  // The rows the question is about survive a crash while it waits.
+  deps.messages.flush();
+  try {
+    const answer = await deps.asks.ask((id) => {
+      askId = id;
+      const value = create(AskSchema, {
+        askId,
+        kind: init.kind,
+        tool: init.tool,
+        summary: init.summary,
+        detail: init.detail,
+        options: init.options ?? [],
+        toolCallId: init.toolCallId ?? "",
+        edits: fileEditsToProto(init.edits ?? []),
+        command: init.command ? commandLineToProto(init.command) : undefined,
+      });
+      deps.events.append({ case: "ask", value });
+      deps.setStatus(TaskStatus.WAITING, init.summary);
+    }, signal);
+    deps.events.append({ case: "askResolved", value: { askId, approved: answer.approve, text: answer.text } });
+    deps.setStatus(TaskStatus.RUNNING);
+    return answer;
+  } catch (err) {
+    if (askId) deps.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
+    throw err;
+  }
+}
+
+type Proposal = { kind: "run"; prepared: PreparedEdit | undefined } | { kind: "denied"; feedback: string } | { kind: "refused"; message: string };
+
+/**
+ * Runs the tool calls of one assistant turn in order: refuses unknown tools, bad arguments and
+ * (in plan mode) tools that modify; computes an edit's exact change and a command's exact
+ * command line before asking for approval (unless auto-approved); runs the PreToolUse and
+ * PostToolUse hooks; records the results in the journal; saves the turn's checkpoint when a
+ * tool may have modified the workspace, and the completion's when the task completed. Every
+ * call the model made shows as a chat row with its status: refused and failed calls, denied
+ * ones (the model hears the denial and the person's feedback, and answers), interrupted ones.
+ */
+export async function runToolCalls(host: ToolTurnHost, calls: ModelToolCall[], assistantMessageId: string, signal: AbortSignal): Promise<"continue" | "completed"> {
+  return new ToolTurn(host, signal).run(calls, assistantMessageId);
+}
+
+class ToolTurn {
+  private readonly results: ToolResultsData["results"] = [];
+  private feedback: string | undefined;
+  private denied = false;
+  private modified = false;
+  private commandRan = false;
+  private completion: StoredUiMessage | undefined;
+  private readonly edited = new Set<string>();
+  private agentIgnore!: IgnoreMatcher;
+  private guard!: ToolGuard;
+
+  constructor(
+    private readonly host: ToolTurnHost,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  private get deps(): TurnLoopDeps {
+    return this.host.deps;
+  }
+
+  private result(call: ModelToolCall, content: string, isError = false): void {
+    this.results.push({ toolUseId: call.id, content, isError });
+  }
+
+  async run(calls: ModelToolCall[], assistantMessageId: string): Promise<"continue" | "completed"> {
+    const { deps } = this;
+    this.agentIgnore = await deps.agentIgnore();
+    this.guard = await deps.toolGuard();
+    for (const call of calls) {
+      if (this.denied || this.completion) {
+        this.result(call, "Not run: an earlier tool call in this turn was denied or completed the task.", true);
+        continue;
+      }
+      await this.runCall(call);
     }
+    this.host.journal(JOURNAL_KIND.toolResults, { results: this.results, feedback: this.feedback } satisfies ToolResultsData);
+    if (this.modified && deps.checkpoints) {
+      // The checkpoint follows the whole turn: it is anchored on the turn's last message.
+      const anchor = this.host.lastMessageId || assistantMessageId;
+      const id = await deps.checkpoints.saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor });
+      if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
+    }
+    if (this.completion) {
+      if (deps.checkpoints) attachCheckpoint(deps, this.completion, await deps.checkpoints.saveCompletion(this.completion.id), "CHECKPOINT_KIND_COMPLETION");
+      await this.host.hooks("TaskComplete", { result: this.completion.text });
+      deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
+      return "completed";
+    }
+    // A denial continues the run: the model reads it (and the person's feedback) and answers.
+    return "continue";
+  }
+
+  /** A refused call: a failed row, and the reason as the model's tool result. */
+  private refuse(call: ModelToolCall, toolCallId: string, message: string): void {
+    new ToolRow(this.host, { toolCallId, tool: call.name, status: "failed", input: call.input, output: message, reason: message }, summarize(call.name, call.input));
+    this.ended(toolCallId, ToolCallStatus.FAILED, message);
+    this.result(call, message, true);
+  }
+
+  /** Every tool call shown ends with tool_finished, also one that never ran (refused, denied, interrupted). */
+  private ended(toolCallId: string, status: ToolCallStatus, message: string): void {
+    this.deps.events.append({ case: "toolFinished", value: { toolCallId, ok: false, result: message, status } });
+  }
+
+  /** A call that did not run: its row (shown already, or new) fails with the reason the model reads. */
+  private fail(call: ModelToolCall, toolCallId: string, row: ToolRow | undefined, message: string): void {
+    if (!row) return this.refuse(call, toolCallId, message);
+    row.update({ status: "failed", output: message, reason: message });
+    this.ended(toolCallId, ToolCallStatus.FAILED, message);
+    this.result(call, message, true);
+  }
+
+  private async runCall(call: ModelToolCall): Promise<void> {
+    const { host, deps } = this;
+    const toolCallId = host.uniqueToolCallId(call.id);
     const tool = host.tools.find((t) => t.name === call.name);
-    if (!tool) {
-      result(`Unknown tool "${call.name}". Available tools: ${host.tools.map((t) => t.name).join(", ")}.`, true);
-      continue;
-    }
-    if (!call.input) {
-      result(`The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.`, true);
-      continue;
-    }
+    if (!tool) return this.refuse(call, toolCallId, `Unknown tool "${call.name}". Available tools: ${host.tools.map((t) => t.name).join(", ")}.`);
+    if (!call.input) return this.refuse(call, toolCallId, `The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.`);
     const input = call.input;
+    let category: ApprovalCategory | undefined;
+    try {
+      category = tool.approvalCategory(input);
+    } catch (err) {
+      if (err instanceof ToolError) return this.refuse(call, toolCallId, err.message);
+      throw err;
+    }
     // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
     if (!tool.readOnly && tool.name !== SUBAGENT_TOOL && (await host.mode()) === "plan") {
-      result(`${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`, true);
-      continue;
+      return this.refuse(call, toolCallId, `${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`);
     }
     const summary = summarize(call.name, input);
     const isCommand = tool.name === COMMAND_TOOL;
+    const command = isCommand && typeof input.command === "string" ? { command: input.command, workingDirectory: deps.workspaceRoot } : undefined;
+    // Edits in a .git folder are always asked, whatever the settings allow.
     const alwaysAsk = await editsGitInternals(tool, input, deps.workspaceRoot);
-    const decision = decideApproval(tool.approvalCategory(input), await deps.autoApproval(), host.autoApprovedInARow, { alwaysAsk });
+    const decision = decideApproval(category, await deps.autoApproval(), host.autoApprovedInARow, { alwaysAsk });
     if (decision.kind === "auto_approved") host.autoApprovedInARow++;
-    if (decision.kind === "ask") {
-      const kind = isCommand ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
-      const answer = await ask(deps, kind, call.name, summary, JSON.stringify(input), [], signal);
-      host.autoApprovedInARow = 0;
-      if (!answer.approve) {
-        denied = true;
-        host.addMessage({ role: "user", kind: "denied", text: answer.text, tool: call.name });
-        result(`The user denied this operation.${answer.text ? ` Their feedback: ${answer.text}` : ""}`, true);
-        continue;
+    // Questions, plans, completions and subagents have rows of their own: no tool row.
+    const visible = category !== undefined;
+    const row: { current?: ToolRow } = {};
+    try {
+      const proposal = await this.propose(tool, call, { toolCallId, summary, visible, command, decision }, row);
+      if (proposal.kind === "refused") return this.fail(call, toolCallId, row.current, proposal.message);
+      if (proposal.kind === "denied") {
+        this.denied = true;
+        const words = proposal.feedback ? ` Their feedback: ${proposal.feedback}` : "";
+        if (row.current) {
+          row.current.update({ status: "denied", feedback: proposal.feedback });
+          this.ended(toolCallId, ToolCallStatus.DENIED, `Denied by the user.${words}`);
+        }
+        if (proposal.feedback) host.addMessage({ role: "user", kind: "denied", text: proposal.feedback, tool: call.name });
+        this.result(call, `The user denied this operation.${words} Answer them: change your approach or ask what they want.`, true);
+        return;
       }
-      if (answer.text) feedback = `The user approved with feedback: ${answer.text}`;
+      await this.execute(tool, call, proposal.prepared, row.current, { toolCallId, summary, isCommand, command });
+    } catch (err) {
+      if (this.signal.aborted && row.current && !row.current.over) {
+        const stopping = (this.signal.reason as { code?: string } | undefined)?.code === "unavailable";
+        const reason = stopping ? "The sidecar stopped before this call finished." : "The task was cancelled before this call finished.";
+        row.current.update({ status: "interrupted", reason });
+        this.ended(toolCallId, ToolCallStatus.INTERRUPTED, reason);
+      }
+      throw err;
     }
-    const pre = await host.hooks("PreToolUse", { tool: call.name, input }, signal);
-    if (pre.blocked) {
-      result(`A PreToolUse hook blocked ${call.name}: ${pre.blocked}`, true);
-      continue;
+  }
+
+  private toolContext(extra: Partial<ToolContext> = {}): ToolContext {
+    return {
+      workspaceRoot: this.deps.workspaceRoot,
+      signal: this.signal,
+      agentIgnore: this.agentIgnore,
+      guard: this.guard,
+      recordEditedPath: (p) => this.edited.add(p),
+      beforeEdit: async (p) => {
+        await this.deps.checkpoints?.beforeEdit([p]);
+      },
+      environment: this.deps.environment?.(),
+      ...extra,
+    };
+  }
+
+  /**
+   * Proposes the call: computes an edit's exact change, shows the row, asks for approval unless
+   * auto-approved, and makes sure an edit's files did not change meanwhile (else computes the
+   * change again and asks again), so what runs is exactly what was approved.
+   */
+  private async propose(
+    tool: ToolDefinition,
+    call: ModelToolCall,
+    o: { toolCallId: string; summary: string; visible: boolean; command: CommandLineRecord | undefined; decision: ApprovalDecision },
+    row: { current?: ToolRow },
+  ): Promise<Proposal> {
+    const input = call.input!;
+    for (let attempt = 1; ; attempt++) {
+      let prepared: PreparedEdit | undefined;
+      if (tool.prepareEdit) {
+        try {
+          prepared = await tool.prepareEdit(input, this.toolContext());
+        } catch (err) {
+          if (this.signal.aborted) throw err;
+          if (err instanceof ToolError) return { kind: "refused", message: err.message };
+          throw err;
+        }
+      }
+      const edits = editRecords(prepared);
+      const status = o.decision.kind === "ask" ? "pending" : "running";
+      if (o.visible) {
+        if (!row.current) row.current = new ToolRow(this.host, { toolCallId: o.toolCallId, tool: call.name, status, input, edits, command: o.command }, o.summary);
+        else row.current.update({ status, edits });
+      }
+      if (o.decision.kind === "ask") {
+        const kind = o.command ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
+        const answer = await ask(this.deps, { kind, tool: call.name, summary: o.summary, detail: JSON.stringify(input), toolCallId: o.toolCallId, edits, command: o.command }, this.signal);
+        this.host.autoApprovedInARow = 0;
+        if (!answer.approve) return { kind: "denied", feedback: answer.text };
+        if (answer.text) {
+          this.feedback = `The user approved with feedback: ${answer.text}`;
+          row.current?.update({ feedback: answer.text });
+        }
+      }
+      // Auto-approved: nothing waited since the preparation (the commit checks once more).
+      if (!prepared || o.decision.kind !== "ask" || (await isCurrent(prepared, this.toolContext()))) return { kind: "run", prepared };
+      if (attempt >= MAX_PROPOSALS) {
+        return { kind: "refused", message: `${call.name}: the file kept changing while the edit was proposed; nothing was written. Read it again before editing.` };
+      }
+      this.deps.logger.info("an edit's file changed before it was written: proposing it again", { tool: call.name, attempt });
     }
+  }
+
+  private async execute(
+    tool: ToolDefinition,
+    call: ModelToolCall,
+    prepared: PreparedEdit | undefined,
+    row: ToolRow | undefined,
+    o: { toolCallId: string; summary: string; isCommand: boolean; command: CommandLineRecord | undefined },
+  ): Promise<void> {
+    const { host, deps } = this;
+    const input = call.input!;
+    const pre = await host.hooks("PreToolUse", { tool: call.name, input }, this.signal);
+    if (pre.blocked) return this.fail(call, o.toolCallId, row, `A PreToolUse hook blocked ${call.name}: ${pre.blocked}`);
     if (!tool.readOnly) {
       await deps.checkpoints?.baseline();
-      modified = true;
+      this.modified = true;
     }
-    const visible = tool.approvalCategory(input) !== undefined;
-    const toolMessage = visible
-      ? host.addMessage({ role: "tool", kind: isCommand ? "command" : "tool", tool: call.name, text: summary, detail: JSON.stringify(input), partial: true })
-      : undefined;
-    if (visible) deps.events.append({ case: "toolStarted", value: { toolCallId: call.id, tool: call.name, summary, detail: JSON.stringify(input) } });
-    const logPath = isCommand ? deps.commandLog.pathFor(call.id.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
+    if (row) {
+      if (row.record.status !== "running") row.update({ status: "running" });
+      const command = o.command ? commandLineToProto(o.command) : undefined;
+      deps.events.append({ case: "toolStarted", value: { toolCallId: o.toolCallId, tool: call.name, summary: o.summary, detail: JSON.stringify(input), command, messageId: row.message.id } });
+    }
+    const logPath = o.isCommand ? deps.commandLog.pathFor(o.toolCallId.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
     let outcome: ToolResult;
     try {
-      outcome = await runTool(tool, input, {
-        workspaceRoot: deps.workspaceRoot,
-        signal,
-        agentIgnore,
-        guard,
-        recordEditedPath: (p) => edited.add(p),
-        beforeEdit: async (p) => {
-          await deps.checkpoints?.beforeEdit([p]);
-        },
-        onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: call.id, chunk } }),
-        commandLogPath: logPath,
-        commandTimeoutMs: isCommand ? await deps.commandTimeoutMs() : undefined,
-        toolCallId: call.id,
-        environment: deps.environment?.(),
-        maxResultChars: host.maxResultChars,
-      });
+      outcome = await runTool(
+        tool,
+        input,
+        this.toolContext({
+          onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: o.toolCallId, chunk } }),
+          commandLogPath: logPath,
+          commandTimeoutMs: o.isCommand ? await deps.commandTimeoutMs() : undefined,
+          toolCallId: o.toolCallId,
+          preparedEdit: prepared,
+          maxResultChars: host.maxResultChars,
+        }),
+      );
+    } catch (err) {
+      // The file changed at the last moment (after the check above): nothing was written.
+      if (!(err instanceof StaleEditError) || this.signal.aborted) throw err;
+      outcome = { content: `${err.message} Read the file again before editing it.`, isError: true };
     } finally {
       if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));
     }
-    if (isCommand) commandRan = true;
-    await host.hooks("PostToolUse", { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) }, signal);
-    if (toolMessage) {
-      deps.events.append({ case: "toolFinished", value: { toolCallId: call.id, ok: !outcome.isError, result: outcome.content.slice(0, 64 * 1024) } });
-      toolMessage.partial = false;
-      toolMessage.detail = JSON.stringify({ input, ok: !outcome.isError, output: outcome.content.slice(0, 64 * 1024) });
-      host.finalize(toolMessage);
+    if (o.isCommand) this.commandRan = true;
+    await host.hooks("PostToolUse", { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) }, this.signal);
+    if (row) {
+      const ok = !outcome.isError;
+      // A command stopped by a cancel reports it in its result: the call was interrupted.
+      const interrupted = !ok && outcome.command?.cancelled === true && this.signal.aborted;
+      const shown = boundedOutput(outcome.content);
+      const applied = ok ? editRecords(prepared) : [];
+      const status = ok ? "done" : interrupted ? "interrupted" : "failed";
+      const protoStatus = ok ? ToolCallStatus.DONE : interrupted ? ToolCallStatus.INTERRUPTED : ToolCallStatus.FAILED;
+      deps.events.append({ case: "toolFinished", value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: fileEditsToProto(applied), status: protoStatus } });
+      const reason = ok ? "" : interrupted ? "The task was cancelled before this call finished." : firstLine(outcome.content);
+      row.update({ status, output: shown.text, outputTruncated: shown.truncated, edits: ok ? applied : row.record.edits, reason });
     }
+    await this.interaction(call, outcome);
+  }
+
+  /** What a question, a subagent, a plan or a completion does after its tool ran. */
+  private async interaction(call: ModelToolCall, outcome: ToolResult): Promise<void> {
+    const { host, deps } = this;
     const interaction = outcome.interaction;
     if (interaction?.kind === "followup") {
       host.addMessage({ role: "assistant", kind: "followup", text: interaction.question, detail: JSON.stringify({ options: interaction.options }) });
-      const answer = await ask(deps, AskKind.FOLLOWUP, call.name, interaction.question, JSON.stringify(input), interaction.options, signal);
+      const answer = await ask(deps, { kind: AskKind.FOLLOWUP, tool: call.name, summary: interaction.question, detail: JSON.stringify(call.input), options: interaction.options }, this.signal);
       host.autoApprovedInARow = 0;
       host.addMessage({ role: "user", kind: "text", text: answer.text });
-      result(`<answer>\n${answer.text}\n</answer>`);
-      continue;
+      return this.result(call, `<answer>\n${answer.text}\n</answer>`);
     }
     if (interaction?.kind === "subagent") {
-      if (!deps.runSubagent) {
-        result("Subagents are not available here.", true);
-        continue;
-      }
-      result(await deps.runSubagent(interaction.prompt, interaction.name, signal));
-      continue;
+      if (!deps.runSubagent) return this.result(call, "Subagents are not available here.", true);
+      return this.result(call, await deps.runSubagent(interaction.prompt, interaction.name, this.signal));
     }
     if (interaction?.kind === "plan") {
       // The plan as a chat message: its text a checklist, its detail the steps (clients show the latest).
       host.addMessage({ role: "assistant", kind: "plan", text: planText(interaction.steps), detail: JSON.stringify({ steps: interaction.steps, explanation: interaction.explanation ?? "" }) });
-      result(outcome.content);
-      continue;
+      return this.result(call, outcome.content);
     }
     if (interaction?.kind === "completion") {
-      completion = host.addMessage({ role: "assistant", kind: "completion", text: interaction.result });
-      result("The user was shown the result.");
-      continue;
+      this.completion = host.addMessage({ role: "assistant", kind: "completion", text: interaction.result });
+      return this.result(call, "The user was shown the result.");
     }
-    result(outcome.content, outcome.isError);
+    this.result(call, outcome.content, outcome.isError);
   }
-  host.journal(JOURNAL_KIND.toolResults, { results, feedback } satisfies ToolResultsData);
-  if (modified && deps.checkpoints) {
-    // The checkpoint follows the whole turn: it is anchored on the turn's last message.
-    const anchor = host.lastMessageId || assistantMessageId;
-    const id = await deps.checkpoints.saveTurn({ editedPaths: [...edited], commandRan, messageId: anchor });
-    if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
-  }
-  if (completion) {
-    if (deps.checkpoints) attachCheckpoint(deps, completion, await deps.checkpoints.saveCompletion(completion.id), "CHECKPOINT_KIND_COMPLETION");
-    await host.hooks("TaskComplete", { result: completion.text });
-    deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
-    return "completed";
-  }
-  if (denied) {
-    // A denial ends the run: the model hears about it with the user's next message.
-    deps.setStatus(TaskStatus.COMPLETED, "an operation was denied");
-    return "completed";
-  }
-  return "continue";
+}
+
+function firstLine(text: string): string {
+  return text.split("\n").find((l) => l.trim())?.slice(0, 300) ?? "";
 }
 
 /** Records a checkpoint saved at `message` on the message and tells subscribers; nothing when none was saved. */

@@ -22,7 +22,7 @@ import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
-import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
+import { ask, attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 import { describeRunFailure } from "./run-failure.js";
 import { boundedDelta } from "./message-bounds.js";
 import type { ContextTrimData } from "./context-trim.js";
@@ -62,6 +62,8 @@ export interface TurnLoopDeps {
   runSubagent?: (prompt: string, name: string | undefined, signal: AbortSignal) => Promise<string>;
   /** The host editor's file and terminal I/O for this task, read at each tool call (absent: local). */
   environment?: () => ToolEnvironment | undefined;
+  /** A tool call id unique in the task, from the model's (models may repeat theirs). */
+  uniqueToolCallId: (modelId: string) => string;
 }
 
 /** Answers in a row whose tool calls could not be run before the person is asked (Cline's mistake limit). */
@@ -402,12 +404,7 @@ export class TurnLoop {
       `The model's last ${this.mistakes} answers held tool calls that could not be run${problem ? ` (the last: ${problem.slice(0, 300)})` : ""}. ` +
       "Should it keep trying? You can also tell it what to do differently.";
     this.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options: MISTAKE_OPTIONS }) });
-    const answer = await deps.asks.ask((askId) => {
-      deps.events.append({ case: "ask", value: create(AskSchema, { askId, kind: AskKind.FOLLOWUP, tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }) });
-      deps.setStatus(TaskStatus.WAITING, question);
-    }, signal);
-    deps.events.append({ case: "askResolved", value: { askId: "", approved: answer.approve, text: answer.text } });
-    deps.setStatus(TaskStatus.RUNNING);
+    const answer = await ask(deps, { kind: AskKind.FOLLOWUP, tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }, signal);
     this.mistakes = 0;
     const text = answer.text.trim();
     if (!answer.approve || text.toLowerCase() === MISTAKE_OPTIONS[1].toLowerCase()) return false;
@@ -438,6 +435,7 @@ export class TurnLoop {
       finalize: (message) => this.finalize(message),
       journal: (kind, data) => this.journal(kind, data),
       maxResultChars: this.context.maxResultChars(),
+      uniqueToolCallId: (modelId) => this.deps.uniqueToolCallId(modelId),
     };
   }
 }

@@ -1,6 +1,7 @@
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
 import { CapabilityToggles } from "./capability-toggles.js";
+import { environmentProfile, type EnvironmentProfile } from "./environment-profile.js";
 import type { InstanceLayout } from "./instance-layout.js";
 import { StorageMigrations } from "./migrations.js";
 import { REMOTE_CONFIG_ENV, RemoteConfig } from "./remote-config.js";
@@ -17,6 +18,8 @@ export interface SettingsDomain {
   resolver: SettingResolver;
   toggles: CapabilityToggles;
   migrations: StorageMigrations;
+  /** The model profile the process's environment names, if any (never stored). */
+  environmentProfile: EnvironmentProfile | undefined;
 }
 
 export async function createSettingsDomain(
@@ -41,5 +44,5 @@ export async function createSettingsDomain(
     // starts; the next read of that file reports the problem to the client.
     logger.error("legacy settings migration failed", { error: (err as Error).message });
   }
-  return { registry, stores, session, resolver, toggles, migrations };
+  return { registry, stores, session, resolver, toggles, migrations, environmentProfile: environmentProfile(env) };
 }

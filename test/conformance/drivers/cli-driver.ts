@@ -52,7 +52,7 @@ export const cliDriver: Driver = {
     await dline(ctx, ["restore", taskId, baseline.id, "--mode", "files", "--json"]);
 
     // Edit the last message sent (the follow-up answer) with Restore All, through the TS client.
-    const sidecar = await startSidecar({ roots: ctx.roots, cwd: ctx.workspace });
+    const sidecar = await startSidecar({ roots: ctx.roots, cwd: ctx.workspace, env: { OPENAI_BASE_URL: ctx.modelUrl, OPENAI_MODEL: MODEL, OPENAI_API_KEY: TEST_KEY } });
     try {
       const task = await sidecar.clients.tasks.getTask({ taskId });
       const mine = task.messages.filter((m) => m.role === MessageRole.USER && m.kind === "text" && m.text !== "");

@@ -5,7 +5,6 @@ import * as readline from "node:readline/promises";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { AskKind, TaskStatus, type Ask } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
-import { profileFromEnv } from "../profiles-from-env.js";
 import { EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../visible-text.js";
@@ -94,18 +93,15 @@ export async function followTask(ctx: CliContext, clients: DlineClients, taskId:
   }
 }
 
-async function chooseProfile(clients: DlineClients, explicit: string | undefined): Promise<string> {
-  if (explicit) return explicit;
-  return (await profileFromEnv(clients, process.env)) ?? "";
-}
-
 export async function taskCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["workspace", "profile", "yes"]);
   const text = args.positionals.join(" ").trim();
   if (!text) throw new UsageError('dline task needs a prompt: dline task "what to do"');
   const workspace = path.resolve(stringFlag(args, "workspace") ?? process.cwd());
   return withSidecar(ctx, async (clients) => {
-    const profileId = await chooseProfile(clients, stringFlag(args, "profile"));
+    // Without --profile the sidecar chooses: the default profile, else the model the environment
+    // names (OPENAI_* / ANTHROPIC_*, which the sidecar reads itself and never stores).
+    const profileId = stringFlag(args, "profile") ?? "";
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text, profileId });
     return followTask(ctx, clients, taskId, 0n, { yes: args.flags.has("yes") });
   });
@@ -119,7 +115,6 @@ export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<
   // Never the current folder by default: a task continues in its own workspace or a named one.
   const workspaceRoot = given === undefined ? "" : path.resolve(given);
   return withSidecar(ctx, async (clients) => {
-    await profileFromEnv(clients, process.env);
     const { lastSeq, task } = await clients.tasks.getTask({ taskId });
     const message = stringFlag(args, "message");
     try {

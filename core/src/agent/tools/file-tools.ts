@@ -8,6 +8,7 @@ import { isProtectedPath } from "./tool-guard.js";
 import { lineNumber, readWindow } from "./read-window.js";
 import { globToRegexSource } from "./ignore-matcher.js";
 import { optionalBoolean, optionalString, requireNonEmptyString, requireString } from "./input.js";
+import { commitEdit, fileChange, readForEdit } from "./file-edit.js";
 import { resolveAllowedPath, resolveWorkspacePath } from "./workspace-path.js";
 import { ok, ToolError, type ToolDefinition } from "./types.js";
 
@@ -185,30 +186,17 @@ export const writeToFileTool: ToolDefinition = {
   },
   readOnly: false,
   approvalCategory: () => "editFiles",
-  async execute(input, ctx) {
+  async prepareEdit(input, ctx) {
     const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "write_to_file"), "write_to_file");
     const content = requireString(input, "content", "write_to_file");
     const existing = await fs.stat(target.absolute).catch(() => undefined);
     if (existing?.isDirectory()) throw new ToolError(`write_to_file: "${target.relative}" is a folder.`);
-    await assertRegularOrAbsent(target.absolute, "write_to_file", target.relative);
-    await ctx.beforeEdit?.(target.relative);
-    await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-    if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, content, ctx.signal);
-    else await writeFileAtomic(target.absolute, content);
-    ctx.recordEditedPath(target.relative);
-    return ok(`${existing ? "Replaced" : "Created"} ${target.relative} (${Buffer.byteLength(content)} bytes).`);
+    return { changes: [fileChange(target.relative, target.absolute, await readForEdit(target.absolute, ctx, "write_to_file", target.relative), content)] };
+  },
+  async execute(input, ctx) {
+    const edit = ctx.preparedEdit ?? (await this.prepareEdit!(input, ctx));
+    await commitEdit(edit, ctx);
+    const [change] = edit.changes;
+    return ok(`${change.status === "added" ? "Created" : "Replaced"} ${change.path} (${Buffer.byteLength(change.after ?? "")} bytes).`);
   },
 };
-
-/** Writes through a temp file and rename, keeping the file's mode, so a crash never leaves half a file. */
-export async function writeFileAtomic(absolute: string, content: string): Promise<void> {
-  const mode = await fs.stat(absolute).then((s) => s.mode & 0o7777, () => undefined);
-  const temp = path.join(path.dirname(absolute), `.${path.basename(absolute)}.dline-${process.pid}-${Date.now()}.tmp`);
-  try {
-    await fs.writeFile(temp, content, mode !== undefined ? { mode } : undefined);
-    await fs.rename(temp, absolute);
-  } catch (err) {
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
-}

@@ -1,13 +1,7 @@
-import * as fs from "node:fs/promises";
-import * as path from "node:path";
 import { requireNonEmptyString, requireString } from "./input.js";
 import { applySearchReplaceBlocks, parseSearchReplaceBlocks } from "./search-replace.js";
 import { resolveAllowedPath } from "./workspace-path.js";
-import { writeFileAtomic } from "./file-tools.js";
-import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
-
-/** Files larger than this are not edited with SEARCH/REPLACE blocks. */
-const maxEditBytes = 16 * 1024 * 1024;
+import { commitEdit, fileChange, MAX_EDIT_READ_BYTES, readForEdit } from "./file-edit.js";
 import { ok, ToolError, type ToolDefinition } from "./types.js";
 
 export const replaceInFileTool: ToolDefinition = {
@@ -31,27 +25,27 @@ export const replaceInFileTool: ToolDefinition = {
   },
   readOnly: false,
   approvalCategory: () => "editFiles",
-  async execute(input, ctx) {
+  async prepareEdit(input, ctx) {
     const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "replace_in_file"), "replace_in_file");
     const blocks = parseSearchReplaceBlocks(requireString(input, "diff", "replace_in_file"));
-    // Regular files only, opened without blocking (a FIFO never hangs the call).
-    const original = (await assertRegularOrAbsent(target.absolute, "replace_in_file", target.relative))
-      ? (await readRegularFile(target.absolute, "replace_in_file", target.relative, maxEditBytes)).toString("utf8")
-      : undefined;
-    // Edit what the editor shows (unsaved changes included) when the host offers it.
-    const shown = original !== undefined && ctx.environment?.readTextFile ? await ctx.environment.readTextFile(target.absolute, ctx.signal) : original;
-    if (shown === undefined && !(blocks.length === 1 && blocks[0].search === "")) {
+    // What the editor shows (unsaved changes included) when the host offers it.
+    const current = await readForEdit(target.absolute, ctx, "replace_in_file", target.relative);
+    if (current === undefined && !(blocks.length === 1 && blocks[0].search === "")) {
       throw new ToolError(`replace_in_file: "${target.relative}" does not exist; use write_to_file to create it.`, "not_found");
     }
-    const crlf = shown !== undefined && shown.includes("\r\n");
-    const normalised = (shown ?? "").replace(/\r\n/g, "\n");
-    const updated = applySearchReplaceBlocks(normalised, blocks, target.relative);
-    await ctx.beforeEdit?.(target.relative);
-    if (shown === undefined) await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-    const text = crlf ? updated.replace(/\n/g, "\r\n") : updated;
-    if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(target.absolute, text, ctx.signal);
-    else await writeFileAtomic(target.absolute, text);
-    ctx.recordEditedPath(target.relative);
-    return ok(`Applied ${blocks.length} block${blocks.length === 1 ? "" : "s"} to ${target.relative}.`);
+    if (current?.binary) throw new ToolError(`replace_in_file: "${target.relative}" is a binary file.`);
+    if (current && current.text === undefined) {
+      throw new ToolError(`replace_in_file: "${target.relative}" is larger than the ${MAX_EDIT_READ_BYTES} bytes replace_in_file handles; use write_to_file.`);
+    }
+    const text = current?.text ?? "";
+    const crlf = text.includes("\r\n");
+    const updated = applySearchReplaceBlocks(text.replace(/\r\n/g, "\n"), blocks, target.relative);
+    return { changes: [fileChange(target.relative, target.absolute, current, crlf ? updated.replace(/\n/g, "\r\n") : updated)] };
+  },
+  async execute(input, ctx) {
+    const edit = ctx.preparedEdit ?? (await this.prepareEdit!(input, ctx));
+    await commitEdit(edit, ctx);
+    const blocks = parseSearchReplaceBlocks(requireString(input, "diff", "replace_in_file"));
+    return ok(`Applied ${blocks.length} block${blocks.length === 1 ? "" : "s"} to ${edit.changes[0].path}.`);
   },
 };

@@ -1,5 +1,6 @@
 /** What every tool is: a name and JSON schema for native tool calling, flags the runtime needs, and execute. */
 import { DlineError } from "../../errors.js";
+import type { PreparedEdit } from "./file-edit.js";
 import type { IgnoreMatcher } from "./ignore-matcher.js";
 import type { ToolGuard } from "./tool-guard.js";
 
@@ -38,6 +39,11 @@ export interface ToolContext {
    * e.g. an ACP editor's buffers and terminals. Absent: the tools use the local file system.
    */
   environment?: ToolEnvironment;
+  /**
+   * The edit as it was prepared (and approved): an edit tool writes exactly this, or refuses
+   * with StaleEditError when a file changed since. Absent: the tool prepares it itself.
+   */
+  preparedEdit?: PreparedEdit;
 }
 
 /**
@@ -91,6 +97,11 @@ export interface ToolDefinition {
   readOnly: boolean;
   /** The approval switch for this call, or undefined when the tool needs no approval (questions). */
   approvalCategory(input: Record<string, unknown>): ApprovalCategory | undefined;
+  /**
+   * Edit tools: computes the exact change before anything is written (the ask shows it, the
+   * commit writes it). Throws ToolError when the edit cannot be made.
+   */
+  prepareEdit?(input: Record<string, unknown>, ctx: ToolContext): Promise<PreparedEdit>;
   execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 

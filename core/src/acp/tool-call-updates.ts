@@ -1,0 +1,48 @@
+/**
+ * A core tool call (its row's ToolCall, its ask, its end) in ACP's words: status, and the
+ * content shown in the tool call: the diff of an edit (proposed, then applied), or why a call
+ * failed, was rejected or interrupted.
+ */
+import * as path from "node:path";
+import type { ToolCallContent, ToolCallStatus as AcpToolCallStatus } from "@agentclientprotocol/sdk";
+import { FileStatus } from "../gen/dline/v1/checkpoint_pb.js";
+import { ToolCallStatus, type FileEdit, type ToolCall } from "../gen/dline/v1/task_pb.js";
+import { text } from "./session-updates.js";
+
+export function acpStatus(status: ToolCallStatus): AcpToolCallStatus {
+  switch (status) {
+    case ToolCallStatus.PENDING:
+      return "pending";
+    case ToolCallStatus.RUNNING:
+      return "in_progress";
+    case ToolCallStatus.DONE:
+      return "completed";
+    default:
+      return "failed";
+  }
+}
+
+/** Edits as ACP diffs (absolute paths); edits too large for a preview are left out. */
+export function diffContent(edits: readonly FileEdit[], workspaceRoot: string): ToolCallContent[] {
+  return edits
+    .filter((e) => !e.truncated)
+    .map((e) => ({
+      type: "diff" as const,
+      path: path.resolve(workspaceRoot, e.path),
+      oldText: e.status === FileStatus.ADDED ? null : e.originalText,
+      newText: e.proposedText,
+    }));
+}
+
+/** What a call that is over without its tool's own result shows: why it did not run, or ran no further. */
+export function settledContent(call: ToolCall): ToolCallContent[] {
+  switch (call.status) {
+    case ToolCallStatus.DENIED:
+      return [{ type: "content", content: text(call.feedback ? `Rejected by the user: ${call.feedback}` : "Rejected by the user.") }];
+    case ToolCallStatus.FAILED:
+    case ToolCallStatus.INTERRUPTED:
+      return call.reason || call.output ? [{ type: "content", content: text(call.reason || call.output) }] : [];
+    default:
+      return call.output ? [{ type: "content", content: text(call.output) }] : [];
+  }
+}

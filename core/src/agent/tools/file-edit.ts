@@ -1,0 +1,132 @@
+/**
+ * Edits computed before they are written. An edit tool first prepares the exact content of
+ * every file it changes (what the person is asked to approve), then commits it: the commit
+ * checks that each file is still what the preparation read and writes exactly the prepared
+ * text. A file that changed in between is refused with StaleEditError (the runtime prepares
+ * and asks again), so what was approved is what is written.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { DlineError } from "../../errors.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
+import type { ToolContext } from "./types.js";
+
+/** Texts larger than this (characters) are left out of previews; the edit itself is not limited. */
+export const EDIT_PREVIEW_MAX_CHARS = 256 * 1024;
+
+export interface FileChange {
+  /** Forward-slash path relative to the workspace root. */
+  path: string;
+  absolutePath: string;
+  status: "added" | "modified" | "deleted";
+  /** The file as the preparation read it (undefined: it did not exist). */
+  before: string | undefined;
+  /** What the edit leaves (undefined: the file is deleted). */
+  after: string | undefined;
+  /** Digest of `before` as read, to tell whether the file changed before the commit. */
+  beforeDigest: string | undefined;
+  /** The texts are too large (or binary) for a preview; the edit still writes `after` whole. */
+  previewTruncated: boolean;
+}
+
+export interface PreparedEdit {
+  changes: FileChange[];
+}
+
+/** The file changed between the preparation (and the approval) and the commit: nothing was written. */
+export class StaleEditError extends DlineError {
+  constructor(readonly relativePath: string) {
+    super("aborted", `"${relativePath}" changed after the edit was prepared; nothing was written.`);
+    this.name = "StaleEditError";
+  }
+}
+
+/** Files larger than this are edited whole (write_to_file) but never read for a preview or SEARCH/REPLACE. */
+export const MAX_EDIT_READ_BYTES = 16 * 1024 * 1024;
+
+function digest(text: string | Buffer): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function looksBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, 8000).includes(0);
+}
+
+/** A file as an edit read it. `text` is absent when it is over MAX_EDIT_READ_BYTES (its digest is then of its size and time). */
+export interface CurrentFile {
+  text: string | undefined;
+  binary: boolean;
+  digest: string;
+}
+
+/**
+ * The file as an edit sees it: the editor's view (unsaved changes) when the host offers one,
+ * else the disk. Undefined when it does not exist. Regular files only, opened without blocking
+ * (a FIFO never hangs an edit); a file too large to read is described by its size and time.
+ */
+export async function readForEdit(absolutePath: string, ctx: ToolContext, tool: string, shown: string): Promise<CurrentFile | undefined> {
+  if (!(await assertRegularOrAbsent(absolutePath, tool, shown))) return undefined;
+  const stat = await fs.stat(absolutePath);
+  if (stat.size > MAX_EDIT_READ_BYTES) return { text: undefined, binary: false, digest: `large:${stat.size}:${stat.mtimeMs}:${stat.ino}` };
+  const bytes = await readRegularFile(absolutePath, tool, shown, MAX_EDIT_READ_BYTES);
+  if (looksBinary(bytes)) return { text: undefined, binary: true, digest: digest(bytes) };
+  const text = ctx.environment?.readTextFile ? await ctx.environment.readTextFile(absolutePath, ctx.signal) : bytes.toString("utf8");
+  return { text, binary: false, digest: digest(text) };
+}
+
+/** A change of one file from what `readForEdit` returned to `after` (undefined: delete). */
+export function fileChange(relativePath: string, absolutePath: string, current: CurrentFile | undefined, after: string | undefined): FileChange {
+  const before = current?.text;
+  const large = (before?.length ?? 0) > EDIT_PREVIEW_MAX_CHARS || (after?.length ?? 0) > EDIT_PREVIEW_MAX_CHARS;
+  return {
+    path: relativePath,
+    absolutePath,
+    status: current === undefined ? "added" : after === undefined ? "deleted" : "modified",
+    before,
+    after,
+    beforeDigest: current?.digest,
+    previewTruncated: current !== undefined && before === undefined ? true : large,
+  };
+}
+
+/** Throws StaleEditError when a file is no longer what the preparation read. */
+export async function assertUnchanged(edit: PreparedEdit, ctx: ToolContext): Promise<void> {
+  for (const change of edit.changes) {
+    const now = await readForEdit(change.absolutePath, ctx, "edit", change.path);
+    if (now?.digest !== change.beforeDigest) throw new StaleEditError(change.path);
+  }
+}
+
+/** Whether every file is still what the preparation read (false: prepare and ask again). */
+export async function isCurrent(edit: PreparedEdit, ctx: ToolContext): Promise<boolean> {
+  try {
+    await assertUnchanged(edit, ctx);
+    return true;
+  } catch (err) {
+    if (err instanceof StaleEditError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Writes a prepared edit: checks every file first (nothing is written if one changed), then
+ * writes each file's prepared text through the host editor when it offers that, else
+ * atomically on disk, and records the edited paths.
+ */
+export async function commitEdit(edit: PreparedEdit, ctx: ToolContext): Promise<void> {
+  await assertUnchanged(edit, ctx);
+  for (const change of edit.changes) {
+    // Checkpoints keep what the file was before it changes.
+    await ctx.beforeEdit?.(change.path);
+    if (change.after === undefined) {
+      await fs.rm(change.absolutePath, { force: true });
+    } else {
+      await fs.mkdir(path.dirname(change.absolutePath), { recursive: true });
+      if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(change.absolutePath, change.after, ctx.signal);
+      else await writeFileAtomic(change.absolutePath, change.after);
+    }
+    ctx.recordEditedPath(change.path);
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * Every change seen before and after it happens, through the real sidecar: an edit approval
+ * carries the exact change (and what is approved is what is written, even when the file
+ * changes meanwhile), a command approval the exact command line and folder; a denial with
+ * feedback continues the run; every tool call shows on its row with its status (done, failed,
+ * denied, interrupted), also after a reopen and after a sidecar death.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { FileStatus } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { AskKind, TaskStatus, ToolCallStatus, type Ask, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import type { ScriptTurn } from "../model-server/script.js";
+import { startSidecar } from "../helpers/sidecar.js";
+import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+async function setup(turns: ScriptTurn[], files: Record<string, string> = {}) {
+  const sidecar = await startSidecar();
+  cleanups.push(() => sidecar.stop());
+  const { server, profileId } = await configureModel(sidecar.clients, "openai", { turns });
+  cleanups.push(() => server.stop());
+  const workspace = makeWorkspace(sidecar.roots.base, files);
+  return { sidecar, server, profileId, workspace, clients: sidecar.clients };
+}
+
+const asks = (events: TaskEvent[]): Ask[] => events.flatMap((e) => (e.event.case === "ask" ? [e.event.value] : []));
+const statuses = (events: TaskEvent[]) => events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value] : []));
+const finished = (events: TaskEvent[]) => events.flatMap((e) => (e.event.case === "toolFinished" ? [e.event.value] : []));
+const done = (s: TaskStatus) => s === TaskStatus.COMPLETED || s === TaskStatus.FAILED || s === TaskStatus.CANCELLED || s === TaskStatus.INTERRUPTED;
+
+describe("proposed changes travel with the ask", () => {
+  it("an edit approval carries the exact change, the file becomes exactly the proposed text, and the finished call carries the applied edit", async () => {
+    const { clients, profileId, workspace } = await setup(
+      [
+        {
+          toolCalls: [
+            { name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } },
+            { name: "write_to_file", input: { path: "docs/new.md", content: "# New\n" } },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "edited" } }] },
+      ],
+      { "src/app.txt": "first\nhello\nlast\n" },
+    );
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "edit", profileId });
+    const seenOnDisk: string[] = [];
+    const events = await followUntilDone(clients, taskId, async (e) => {
+      const ask = e.event.value as Ask;
+      // Nothing is written before the approval.
+      seenOnDisk.push(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8"));
+      await clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    });
+    const [replace, write] = asks(events);
+    expect(replace.kind).toBe(AskKind.TOOL_APPROVAL);
+    expect(replace.edits).toHaveLength(1);
+    expect(replace.edits[0]).toMatchObject({ path: "src/app.txt", status: FileStatus.MODIFIED, originalText: "first\nhello\nlast\n", proposedText: "first\nhello, world\nlast\n", truncated: false });
+    expect(write.edits[0]).toMatchObject({ path: "docs/new.md", status: FileStatus.ADDED, originalText: "", proposedText: "# New\n" });
+    expect(seenOnDisk[0]).toBe("first\nhello\nlast\n");
+    // What was approved is what was written.
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe(replace.edits[0].proposedText);
+    expect(fs.readFileSync(path.join(workspace, "docs/new.md"), "utf8")).toBe(write.edits[0].proposedText);
+    // The event ending each edit carries the applied change; the ask names the row's call.
+    const ends = finished(events);
+    expect(ends.map((f) => [f.toolCallId, f.status, f.edits.map((x) => x.path)])).toEqual([
+      [replace.toolCallId, ToolCallStatus.DONE, ["src/app.txt"]],
+      [write.toolCallId, ToolCallStatus.DONE, ["docs/new.md"]],
+    ]);
+    expect(ends[0].edits[0].proposedText).toBe("first\nhello, world\nlast\n");
+    // The reopened task shows the same: each row with its call, status and edits.
+    const task = await clients.tasks.getTask({ taskId });
+    const calls = task.messages.flatMap((m) => (m.toolCall ? [m.toolCall] : []));
+    expect(calls.map((c) => [c.tool, c.status, c.toolCallId])).toEqual([
+      ["replace_in_file", ToolCallStatus.DONE, replace.toolCallId],
+      ["write_to_file", ToolCallStatus.DONE, write.toolCallId],
+    ]);
+    expect(calls[0].edits[0]).toMatchObject({ path: "src/app.txt", originalText: "first\nhello\nlast\n", proposedText: "first\nhello, world\nlast\n" });
+    expect(calls[0].output).toContain("Applied 1 block");
+  });
+
+  it("an auto-approved edit's finished event carries the applied change", async () => {
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "replaced\n" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+    ]);
+    await setAutoApproval(clients, { editFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "replace", profileId });
+    const events = await followUntilDone(clients, taskId);
+    expect(asks(events)).toHaveLength(0);
+    const [end] = finished(events);
+    expect(end.edits.map((e) => ({ path: e.path, status: e.status, originalText: e.originalText, proposedText: e.proposedText }))).toEqual([
+      { path: "src/app.txt", status: FileStatus.MODIFIED, originalText: "hello\n", proposedText: "replaced\n" },
+    ]);
+  });
+
+  it("when the file changes while the approval is pending, the edit is computed again and asked again; the new change is what is written", async () => {
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nHELLO\n+++++++ REPLACE" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+    ]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "shout", profileId });
+    const file = path.join(workspace, "src/app.txt");
+    let first = true;
+    const events = await followUntilDone(clients, taskId, async (e) => {
+      const ask = e.event.value as Ask;
+      // The person (or their editor) changes the file before answering the first ask.
+      if (first) fs.writeFileSync(file, "hello\nadded meanwhile\n");
+      first = false;
+      await clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    });
+    const [stale, again] = asks(events);
+    expect(stale.edits[0].proposedText).toBe("HELLO\n");
+    expect(again.toolCallId).toBe(stale.toolCallId);
+    expect(again.edits[0]).toMatchObject({ originalText: "hello\nadded meanwhile\n", proposedText: "HELLO\nadded meanwhile\n" });
+    // The first proposal (which would have dropped the new line) was never written.
+    expect(fs.readFileSync(file, "utf8")).toBe("HELLO\nadded meanwhile\n");
+    expect(finished(events)[0].edits[0].proposedText).toBe("HELLO\nadded meanwhile\n");
+  });
+
+  it("an edit that cannot be applied any more after a change is refused and shown as failed, without asking", async () => {
+    const { clients, server, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nHELLO\n+++++++ REPLACE" } }] },
+      { text: "I will read it again." },
+    ]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "shout", profileId });
+    const file = path.join(workspace, "src/app.txt");
+    const events = await followUntilDone(clients, taskId, async (e) => {
+      fs.writeFileSync(file, "goodbye\n"); // the SEARCH text is gone
+      await clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" });
+    });
+    expect(asks(events)).toHaveLength(1);
+    expect(fs.readFileSync(file, "utf8")).toBe("goodbye\n");
+    const task = await clients.tasks.getTask({ taskId });
+    const call = task.messages.find((m) => m.toolCall)!.toolCall!;
+    expect(call.status).toBe(ToolCallStatus.FAILED);
+    expect(call.reason).toMatch(/replace_in_file/);
+    expect(JSON.stringify((await server.requests())[1].body)).toMatch(/SEARCH|not found|does not match/i);
+  });
+
+  it("a command approval carries the exact command line and its working folder", async () => {
+    const command = "printf 'a\\tb' > out.txt && echo done";
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "execute_command", input: { command, requires_approval: true } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "ran" } }] },
+    ]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "run", profileId });
+    const events = await followUntilDone(clients, taskId, (e) => clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" }).then(() => {}));
+    const [ask] = asks(events);
+    expect(ask.kind).toBe(AskKind.COMMAND_APPROVAL);
+    expect(ask.command).toMatchObject({ command, workingDirectory: workspace });
+    const started = events.find((e) => e.event.case === "toolStarted")!.event.value as { command?: { command: string; workingDirectory: string } };
+    expect(started.command).toMatchObject({ command, workingDirectory: workspace });
+    const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.kind === "command")!;
+    expect(row.toolCall).toMatchObject({ status: ToolCallStatus.DONE, command: { command, workingDirectory: workspace } });
+    expect(row.toolCall!.output).toContain("done");
+  });
+});
+
+describe("a rejection with feedback continues the task", () => {
+  it("the model gets the denial and the feedback and answers; the status never says completed for the denial; denied and failed calls are on their rows", async () => {
+    const { clients, server, profileId, workspace } = await setup([
+      {
+        toolCalls: [
+          { name: "no_such_tool", input: {} },
+          { name: "write_to_file", input: { path: "src/app.txt", content: "overwritten\n" } },
+          { name: "execute_command", input: { command: "touch never.txt", requires_approval: true } },
+        ],
+      },
+      { text: "Sorry: I will keep the file and use a new one instead." },
+    ]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "change it", profileId });
+    const events = await followUntilDone(clients, taskId, (e) =>
+      clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: false, text: "keep app.txt, write a new file" }).then(() => {}),
+    );
+    expect(asks(events)).toHaveLength(1); // the command after the denial is not proposed
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
+    expect(fs.existsSync(path.join(workspace, "never.txt"))).toBe(false);
+    // The run went on to the model's answer: no "completed" until the model ended its turn.
+    const seen = statuses(events);
+    const firstCompleted = seen.findIndex((s) => s.status === TaskStatus.COMPLETED);
+    expect(seen.slice(0, firstCompleted).map((s) => s.status)).not.toContain(TaskStatus.COMPLETED);
+    expect(seen[firstCompleted].reason).toBe("the model ended its turn");
+    const requests = await server.requests();
+    expect(requests).toHaveLength(2);
+    const second = JSON.stringify(requests[1].body);
+    expect(second).toContain("The user denied this operation");
+    expect(second).toContain("keep app.txt, write a new file");
+    const task = await clients.tasks.getTask({ taskId });
+    expect(task.task?.status).toBe(TaskStatus.COMPLETED);
+    const calls = task.messages.flatMap((m) => (m.toolCall ? [m.toolCall] : []));
+    expect(calls.map((c) => [c.tool, c.status])).toEqual([
+      ["no_such_tool", ToolCallStatus.FAILED],
+      ["write_to_file", ToolCallStatus.DENIED],
+    ]);
+    expect(calls[0].reason).toContain('Unknown tool "no_such_tool"');
+    expect(calls[1].feedback).toBe("keep app.txt, write a new file");
+    expect(calls[1].edits[0]).toMatchObject({ path: "src/app.txt", proposedText: "overwritten\n" });
+    const last = task.messages[task.messages.length - 1];
+    expect(last.text).toBe("Sorry: I will keep the file and use a new one instead.");
+  });
+});
+
+describe("a reopened task looks like the live one", () => {
+  it("tool call ids stay unique when the model repeats its ids", async () => {
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ id: "call_1", name: "read_file", input: { path: "README.md" } }] },
+      { toolCalls: [{ id: "call_1", name: "read_file", input: { path: "src/app.txt" } }] },
+      { text: "read both" },
+    ]);
+    await setAutoApproval(clients, { readFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read", profileId });
+    const events = await followUntilDone(clients, taskId);
+    const ids = events.flatMap((e) => (e.event.case === "toolStarted" ? [e.event.value.toolCallId] : []));
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+    const rows = (await clients.tasks.getTask({ taskId })).messages.flatMap((m) => (m.toolCall ? [m.toolCall.toolCallId] : []));
+    expect(rows).toEqual(ids);
+  });
+
+  it("a call cancelled while it waits for approval is interrupted on its row, and its ask is resolved as dropped", async () => {
+    const { clients, profileId, workspace } = await setup([{ toolCalls: [{ name: "write_to_file", input: { path: "x.txt", content: "x\n" } }] }]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "write", profileId });
+    const events = await followUntilDone(clients, taskId, () => clients.tasks.cancel({ taskId }).then(() => {}));
+    const ask = asks(events)[0];
+    const resolved = events.find((e) => e.event.case === "askResolved")!.event.value as { askId: string; dropped: boolean; approved: boolean };
+    expect(resolved).toMatchObject({ askId: ask.askId, dropped: true, approved: false });
+    expect(statuses(events).pop()?.status).toBe(TaskStatus.CANCELLED);
+    const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.toolCall)!;
+    expect(row.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
+    expect(fs.existsSync(path.join(workspace, "x.txt"))).toBe(false);
+  });
+
+  it("a call cancelled while it runs is interrupted on its row", async () => {
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "execute_command", input: { command: "echo started; sleep 30", requires_approval: false } }] },
+    ]);
+    await setAutoApproval(clients, { executeSafeCommands: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "wait", profileId });
+    const events: TaskEvent[] = [];
+    const follow = (async () => {
+      for await (const r of clients.tasks.subscribe({ taskId })) {
+        events.push(r.event!);
+        if (r.event!.event.case === "toolOutput") void clients.tasks.cancel({ taskId });
+        if (r.event!.event.case === "statusChanged" && done(r.event!.event.value.status)) break;
+      }
+    })();
+    await follow;
+    const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.kind === "command")!;
+    expect(row.partial).toBe(false);
+    expect(row.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
+    expect(row.toolCall?.reason).toMatch(/cancelled/);
+  });
+
+  it("after a sidecar death, a client subscribing again gets INTERRUPTED at once, the pending ask dropped and the call interrupted", async () => {
+    const a = await startSidecar();
+    const { server, profileId } = await configureModel(a.clients, "openai", {
+      turns: [{ toolCalls: [{ name: "write_to_file", input: { path: "pending.txt", content: "never\n" } }] }],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(a.roots.base);
+    const { taskId } = await a.clients.tasks.newTask({ workspaceRoot: workspace, text: "write", profileId });
+    // Follow until the approval is pending, as a client would, then the sidecar dies.
+    const seen = await followUntilDone(a.clients, taskId, undefined, 0n, (s) => s === TaskStatus.WAITING);
+    const ask = asks(seen)[0];
+    const lastSeq = seen[seen.length - 1].seq;
+    a.process.child.kill("SIGKILL");
+    await a.process.exited;
+
+    const b = await startSidecar({ roots: a.roots });
+    cleanups.push(() => b.stop());
+    // The reopened task: the call that waited for approval is interrupted.
+    const reopened = await b.clients.tasks.getTask({ taskId });
+    expect(reopened.task?.status).toBe(TaskStatus.INTERRUPTED);
+    expect(reopened.messages.find((m) => m.toolCall)?.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
+    // The client subscribes again where it was: the news comes at once, no new run needed.
+    const events = await followUntilDone(b.clients, taskId, undefined, lastSeq);
+    const dropped = events.find((e) => e.event.case === "askResolved")!.event.value as { askId: string; dropped: boolean };
+    expect(dropped).toMatchObject({ askId: ask.askId, dropped: true });
+    const row = events.find((e) => e.event.case === "messageFinalized")!.event.value as { message?: { toolCall?: { status: ToolCallStatus } } };
+    expect(row.message?.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
+    const last = events[events.length - 1];
+    expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.INTERRUPTED);
+    expect(fs.existsSync(path.join(workspace, "pending.txt"))).toBe(false);
+    // A second client, behind too, gets the status at once as well.
+    const other = await followUntilDone(b.clients, taskId, undefined, lastSeq - 3n);
+    expect(other.map((e) => e.seq)).toEqual(events.map((e) => e.seq));
+  });
+});
