@@ -5,7 +5,7 @@ import { isCurrent, StaleEditError, type PreparedEdit } from "../agent/tools/fil
 import { planText } from "../agent/tools/plan-tool.js";
 import { editsGitInternals } from "../agent/tools/protected-edits.js";
 import type { ToolGuard } from "../agent/tools/tool-guard.js";
-import { runTool } from "../agent/tools/registry.js";
+import { prepareToolEdit, runTool } from "../agent/tools/registry.js";
 import { ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult } from "../agent/tools/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
@@ -265,13 +265,9 @@ class ToolTurn {
     for (let attempt = 1; ; attempt++) {
       let prepared: PreparedEdit | undefined;
       if (tool.prepareEdit) {
-        try {
-          prepared = await tool.prepareEdit(input, this.toolContext());
-        } catch (err) {
-          if (this.signal.aborted) throw err;
-          if (err instanceof ToolError) return { kind: "refused", message: err.message };
-          throw err;
-        }
+        const outcome = await prepareToolEdit(tool, input, this.toolContext());
+        if (outcome.failure !== undefined) return { kind: "refused", message: outcome.failure };
+        prepared = outcome.edit;
       }
       const edits = editRecords(prepared);
       const status = o.decision.kind === "ask" ? "pending" : "running";

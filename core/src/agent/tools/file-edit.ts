@@ -99,14 +99,17 @@ export async function assertUnchanged(edit: PreparedEdit, ctx: ToolContext): Pro
   }
 }
 
-/** Whether every file is still what the preparation read (false: prepare and ask again). */
+/**
+ * Whether every file is still what the preparation read. False (prepare again, which reports
+ * any problem as the call's failure) also when a file can no longer be read as it was.
+ */
 export async function isCurrent(edit: PreparedEdit, ctx: ToolContext): Promise<boolean> {
   try {
     await assertUnchanged(edit, ctx);
     return true;
   } catch (err) {
-    if (err instanceof StaleEditError) return false;
-    throw err;
+    if (ctx.signal.aborted) throw err;
+    return false;
   }
 }
 

@@ -5,6 +5,7 @@ import { askFollowupQuestionTool, attemptCompletionTool } from "./interaction-to
 import { updatePlanTool } from "./plan-tool.js";
 import { replaceInFileTool } from "./replace-in-file.js";
 import { newSubagentTool } from "./subagent-tool.js";
+import type { PreparedEdit } from "./file-edit.js";
 import { ToolError, type ToolContext, type ToolDefinition, type ToolResult } from "./types.js";
 import type { ToolSpec } from "../providers/types.js";
 
@@ -73,15 +74,42 @@ export async function runTool(tool: ToolDefinition, input: Record<string, unknow
     return { ...result, content: ctx.guard.redact(result.content) };
   } catch (err) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (err instanceof ToolError) return { content: ctx.guard.redact(err.message), isError: true };
-    const code = (err as NodeJS.ErrnoException | null)?.code;
-    if (code && fsMessages[code]) return { content: `${tool.name}: ${fsMessages[code]} (${code}).`, isError: true };
-    // Any other system error of a file or process operation: the call failed, not the task.
-    if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code) && typeof (err as NodeJS.ErrnoException).syscall === "string") {
-      return { content: `${tool.name}: the operating system refused the operation (${code}).`, isError: true };
-    }
+    const failure = callFailure(tool, err, ctx);
+    if (failure !== undefined) return { content: failure, isError: true };
     throw err;
   }
+}
+
+/**
+ * Computes an edit tool's exact change before anything is written (see file-edit.ts), with the
+ * same failures as running it: a refusal or a file-system error is the call's failure (what
+ * the model reads), never the task's.
+ */
+export async function prepareToolEdit(
+  tool: ToolDefinition,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<{ edit: PreparedEdit; failure?: undefined } | { failure: string; edit?: undefined }> {
+  try {
+    return { edit: await untilAbortedPlusGrace(tool.prepareEdit!(input, ctx), ctx.signal) };
+  } catch (err) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    const failure = callFailure(tool, err, ctx);
+    if (failure !== undefined) return { failure };
+    throw err;
+  }
+}
+
+/** What the model reads for an error a tool threw; undefined for a bug (thrown on). */
+function callFailure(tool: ToolDefinition, err: unknown, ctx: ToolContext): string | undefined {
+  if (err instanceof ToolError) return ctx.guard.redact(err.message);
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code && fsMessages[code]) return `${tool.name}: ${fsMessages[code]} (${code}).`;
+  // Any other system error of a file or process operation: the call failed, not the task.
+  if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code) && typeof (err as NodeJS.ErrnoException).syscall === "string") {
+    return `${tool.name}: the operating system refused the operation (${code}).`;
+  }
+  return undefined;
 }
 
 /** The tool's own outcome, unless the signal aborted and the tool is still running `abortGraceMs` later. */
