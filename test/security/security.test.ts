@@ -469,6 +469,8 @@ describe("commands never run without approval unless auto-approval allows them",
           { name: "execute_command", input: { command: "touch second.marker", requires_approval: false } },
         ],
       },
+      // The denial goes back to the model, which answers.
+      { text: "Understood: not running it." },
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: ws, text: "run both", profileId });
     let asks = 0;
