@@ -182,7 +182,12 @@ export class MessageStore {
            detail = @detail, checkpoint_id = @checkpointId, ask_id = @askId WHERE id = @id`,
       )
       .run(rowOf(message));
-    if (info.changes === 0) throw new DlineError("not_found", `Message ${message.id} does not exist.`);
+    if (info.changes === 0) {
+      // A row whose buffered append failed in the background (a full disk): that failure is the cause.
+      const failed = this.backgroundError;
+      this.backgroundError = undefined;
+      throw failed ?? new DlineError("not_found", `Message ${message.id} does not exist.`);
+    }
   }
 
   list(): StoredUiMessage[] {
