@@ -28,6 +28,8 @@ export interface ClientTerminal {
 export interface AcpOffer {
   fs?: boolean;
   terminal?: boolean;
+  /** Variables added to the agent's environment (as an editor's agent settings pass them). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunningAcpAgent {
@@ -63,7 +65,7 @@ export const rejectOnce: PermissionPolicy = (req) => ({
 export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Promise<RunningAcpAgent> {
   const stderrFile = path.join(roots.base, `acp-${Date.now()}-${Math.random().toString(36).slice(2)}.stderr`);
   const stderr = fs.openSync(stderrFile, "a");
-  const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env: roots.env, stdio: ["pipe", "pipe", stderr] });
+  const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env: { ...roots.env, ...offer.env }, stdio: ["pipe", "pipe", stderr] });
   fs.closeSync(stderr);
   const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   const updates: acp.SessionNotification[] = [];

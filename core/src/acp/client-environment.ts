@@ -15,6 +15,8 @@ import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 const OUTPUT_BYTE_LIMIT = 256 * 1024;
 const MAX_MODEL_OUTPUT_CHARS = 64 * 1024;
 const POLL_MS = 250;
+/** After a kill, how long the command may take to exit before the call ends without it. */
+const KILL_GRACE_MS = 1_000;
 
 export interface ClientEnvironmentOptions {
   client: AgentContext;
@@ -72,7 +74,15 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
   };
   let timedOut = false;
   let cancelled = false;
-  const kill = () => void terminal.kill().catch(() => {});
+  // A terminal whose command does not exit when killed (it ignores the signal, or the client
+  // does not kill it) is waited for only a short grace: then the call ends without it.
+  let giveUp: () => void = () => {};
+  const givenUp = new Promise<undefined>((resolve) => (giveUp = () => resolve(undefined)));
+  let graceTimer: NodeJS.Timeout | undefined;
+  const kill = () => {
+    void terminal.kill().catch(() => {});
+    graceTimer ??= setTimeout(giveUp, KILL_GRACE_MS);
+  };
   const onAbort = () => {
     cancelled = true;
     kill();
@@ -95,8 +105,13 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
   try {
     // Not awaited: showing the terminal in the tool call must never hold the command up.
     if (ctx.toolCallId) void Promise.resolve(o.onTerminal(ctx.toolCallId, terminal.id)).catch(() => {});
-    const exit = await terminal.waitForExit();
+    const exit = await Promise.race([terminal.waitForExit(), givenUp]);
     polling = false;
+    if (!exit) {
+      // Killed and still running: the output so far (if the client still answers), and no exit status.
+      const outcome: CommandOutcome = { exitCode: null, signal: null, timedOut, cancelled };
+      return commandResult(sent, false, outcome, ctx.commandTimeoutMs ?? defaultCommandTimeoutMs);
+    }
     await poller;
     const final = await terminal.currentOutput();
     forward(final.output);
@@ -105,8 +120,10 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
   } finally {
     polling = false;
     clearTimeout(timer);
+    clearTimeout(graceTimer);
     ctx.signal.removeEventListener("abort", onAbort);
-    await terminal.release().catch(() => {});
+    // Released in the background: a client that does not answer must not hold the call.
+    void Promise.race([terminal.release(), new Promise((r) => setTimeout(r, KILL_GRACE_MS).unref())]).catch(() => {});
     const openLog = log as fs.WriteStream | undefined;
     if (openLog) await new Promise<void>((resolve) => openLog.end(resolve));
   }

@@ -22,12 +22,13 @@ import { ModelResolver, SET_UP_A_MODEL } from "../runtime/model-resolver.js";
 import { TaskRuntime } from "../runtime/task-runtime.js";
 import { SERVER_VERSION } from "../version.js";
 import { DlineError } from "../errors.js";
-import { mapErrors, toRequestError } from "./acp-errors.js";
+import { mapErrors, objectParams, toRequestError } from "./acp-errors.js";
 import { registerCheckpointMethods } from "./checkpoint-methods.js";
 import { clientEnvironment } from "./client-environment.js";
 import { PromptTurn, type TurnSession } from "./prompt-turn.js";
 import { promptText, replayUpdates } from "./session-updates.js";
 import { SessionModes, type ModeSession } from "./session-modes.js";
+import { MODEL_CONFIG_ID, SessionModels } from "./session-models.js";
 
 export const AUTH_METHOD_ID = "dline-model-profile";
 const LIST_PAGE_SIZE = 50;
@@ -55,6 +56,7 @@ export function dlineAgent(app: App): AgentApp {
   let capabilities: ClientCapabilities | undefined;
   let client: AgentContext | undefined;
   const modes = new SessionModes(app.settings, app.layout);
+  const sessionModels = new SessionModels(app.settings, models, () => app.runtime());
 
   /** A model must be configured before a session can run: ACP's "authentication". */
   const requireModel = async (profileId: string) => {
@@ -136,7 +138,7 @@ export function dlineAgent(app: App): AgentApp {
         const session = await open(TaskRuntime.newTaskId(), cwd, profileId, false);
         await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []); // for the session's lifetime
         logger.info("session created", { sessionId: session.id });
-        return { sessionId: session.id, modes: await modes.state(session) };
+        return { sessionId: session.id, modes: await modes.state(session), ...(await sessionModels.state(session)) };
       }),
     )
     .onRequest(methods.agent.session.load, ({ params, client: peer }) =>
@@ -147,14 +149,14 @@ export function dlineAgent(app: App): AgentApp {
         for (const update of replayUpdates(view.messages, record.workspaceRoot)) {
           await peer.notify(methods.client.session.update, { sessionId: session.id, update });
         }
-        return { modes: await modes.state(session) };
+        return { modes: await modes.state(session), ...(await sessionModels.state(session)) };
       }),
     )
     .onRequest(methods.agent.session.resume, ({ params }) =>
       mapErrors(async () => {
         const { session } = await openStored(params.sessionId);
         await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
-        return { modes: await modes.state(session) };
+        return { modes: await modes.state(session), ...(await sessionModels.state(session)) };
       }),
     )
     .onRequest(methods.agent.session.list, ({ params }) =>
@@ -247,6 +249,26 @@ export function dlineAgent(app: App): AgentApp {
         if (!session) throw RequestError.sessionNotFound(params.sessionId);
         const mode = await modes.set(session, params.modeId);
         await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: mode } });
+        return {};
+      }),
+    )
+    .onRequest(methods.agent.session.setConfigOption, ({ params }) =>
+      mapErrors(async () => {
+        const session = sessions.get(params.sessionId);
+        if (!session) throw RequestError.sessionNotFound(params.sessionId);
+        if (params.configId !== MODEL_CONFIG_ID || typeof params.value !== "string") {
+          throw RequestError.invalidParams(undefined, `unknown config option "${String(params.configId).slice(0, 100)}"; the options are ${MODEL_CONFIG_ID}`);
+        }
+        await sessionModels.set(session, params.value);
+        return { configOptions: (await sessionModels.state(session)).configOptions ?? [] };
+      }),
+    )
+    // The model selector of clients of the earlier (unstable) model API.
+    .onRequest("session/set_model", objectParams(["sessionId", "modelId"]), ({ params }) =>
+      mapErrors(async () => {
+        const session = sessions.get(params.sessionId);
+        if (!session) throw RequestError.sessionNotFound(params.sessionId);
+        await sessionModels.set(session, params.modelId);
         return {};
       }),
     )

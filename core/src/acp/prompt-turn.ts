@@ -61,8 +61,6 @@ type ToolDisplay = {
   ended: boolean;
 };
 
-/** A command killed in a client terminal gets this long to exit before the turn stops waiting for it. */
-export const CANCEL_GRACE_MS = 1_000;
 
 export class PromptTurn {
   private readonly stop = new AbortController();

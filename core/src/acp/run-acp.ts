@@ -2,15 +2,14 @@
  * `dline-core acp`: the same core (createApp: storage roots, settings, tasks, checkpoints,
  * runtime, lifecycle) speaking the Agent Client Protocol on stdin/stdout. stdout carries the
  * protocol only: logs go to stderr and the log file. The process exits when stdin closes (the
- * editor went away) or on SIGTERM/SIGINT/SIGHUP, after flushing; a prompt running then leaves
- * its task interrupted, resumable from any client.
+ * editor went away; the requests it had sent are answered first) or on SIGTERM/SIGINT/SIGHUP,
+ * after flushing; a prompt running then leaves its task interrupted, resumable from any client.
  */
-import { Readable, Writable } from "node:stream";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
 import { bootCore } from "../boot.js";
 import type { LogLevel } from "../logging/logger.js";
 import { SERVER_VERSION } from "../version.js";
 import { dlineAgent } from "./dline-agent.js";
+import { stdioStream } from "./stdio-stream.js";
 
 export interface AcpOptions {
   logLevel: LogLevel;
@@ -20,10 +19,7 @@ export interface AcpOptions {
 export async function runAcp(options: AcpOptions): Promise<void> {
   const { app, logger, lifecycle } = await bootCore(options);
 
-  const stream = ndJsonStream(
-    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
-    Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>,
-  );
+  const stream = stdioStream(process.stdin, process.stdout);
   const connection = dlineAgent(app).connect(stream);
   void connection.closed.then(() => lifecycle.stop("stdin closed"));
   lifecycle.setCloser(() => connection.close());

@@ -522,6 +522,22 @@ export class TaskRuntime {
     }
   }
 
+  /** The model profile a task runs with ("" when it has none recorded, e.g. an imported task). */
+  profileOf(taskId: string): string {
+    const live = this.live.get(taskId);
+    if (live) return live.kernel.profileId;
+    const files = this.deps.layout.task(taskId);
+    return new StateFile<KernelState>(files.stateJson, files.stateJsonBak).read().value?.profileId ?? "";
+  }
+
+  /** Switches a task's model profile: its next run uses it (the profile must resolve). */
+  async setTaskProfile(taskId: string, profileId: string): Promise<void> {
+    await this.deps.resolveModel(profileId, taskId);
+    const task = this.claimForWrite(taskId);
+    this.saveKernel(task, { profileId });
+    this.releaseIfIdle(task);
+  }
+
   /** The text and time of one of a task's messages (for EditMessage). */
   messageInfo(taskId: string, messageId: string): { text: string; createdAt: number; role: string } | undefined {
     const m = this.load(taskId).messages.list().find((x) => x.id === messageId);
