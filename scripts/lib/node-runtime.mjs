@@ -151,10 +151,32 @@ function betterSqlite3Dir() {
 }
 
 /**
+ * Throws unless better-sqlite3 declares support for both Nodes that load it: the embedded one
+ * and the one running the build and the tests (which load it in-process). npm's own engines
+ * check cannot say it: scripts/setup.sh runs npm on the embedded Node. (better-sqlite3 13
+ * declares Node 22+ and crashes on Node 20.)
+ */
+export function assertSqliteSupports(runtime, buildNodeVersion = process.versions.node) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(betterSqlite3Dir(), "package.json"), "utf8"));
+  const range = manifest.engines?.node;
+  if (!range) return;
+  const semver = require("semver");
+  for (const [who, version] of [
+    [`the embedded Node (scripts/node-runtime.json, ${runtime.platform})`, runtime.version],
+    ["the Node running the build and the tests", buildNodeVersion],
+  ]) {
+    if (!semver.satisfies(version, range)) {
+      throw new Error(`node-runtime: better-sqlite3 ${manifest.version} supports Node ${range}, not ${who}: v${version}`);
+    }
+  }
+}
+
+/**
  * better-sqlite3's addon compiled for `runtime` (from ensureNodeRuntime), unstripped; a path in
  * the build cache keyed by better-sqlite3's version, the Node version and the platform.
  */
 export function ensureSqliteAddon(runtime) {
+  assertSqliteSupports(runtime);
   const source = betterSqlite3Dir();
   const sqliteVersion = JSON.parse(fs.readFileSync(path.join(source, "package.json"), "utf8")).version;
   const folder = path.join(buildCacheDir(), "addons", `better-sqlite3-${sqliteVersion}-node-v${runtime.version}-${runtime.platform}`);

@@ -36,6 +36,29 @@ describe("the sidecar's runtime", () => {
     expect(stderr).not.toContain("code cache");
   });
 
+  it("refuses a better-sqlite3 that does not declare support for a Node that loads it", async () => {
+    // The check the build makes: both the embedded Node and the Node running the tests.
+    const check = (embedded: string, build: string) =>
+      run(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `import { assertSqliteSupports, ensureNodeRuntime } from ${JSON.stringify(path.join(repoRoot, "scripts", "lib", "node-runtime.mjs"))};
+           assertSqliteSupports({ ...ensureNodeRuntime(), version: process.argv[1] }, process.argv[2]);`,
+          embedded,
+          build,
+        ],
+        { env: process.env },
+      ).then(
+        () => "accepted",
+        (e: { stderr: string }) => e.stderr,
+      );
+    expect(await check(pin.version, process.versions.node)).toBe("accepted");
+    expect(await check(pin.version, "19.9.0")).toContain("not the Node running the build and the tests: v19.9.0");
+    expect(await check("18.20.0", process.versions.node)).toContain("not the embedded Node");
+  });
+
   it("refuses a runtime package whose tarball does not match the pinned checksum", async () => {
     const roots = makeTestRoots("dline-runtime-pin-");
     // A copy of the scripts with the pin's checksum changed: the real registry package, a wrong pin.
