@@ -18,6 +18,7 @@ class SidecarLocator @JvmOverloads constructor(
     private val searchFrom: Path? = null,
     private val platform: String = SidecarPlatform.current(),
 ) {
+    @Throws(SidecarStartException::class)
     fun locate(): Path {
         val tried = mutableListOf<String>()
         var noBuildForPlatform: String? = null

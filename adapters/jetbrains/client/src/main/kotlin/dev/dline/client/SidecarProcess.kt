@@ -59,6 +59,8 @@ class SidecarProcess private constructor(
 
     companion object {
         /** Starts the sidecar and returns once it has handed shake; throws [SidecarStartException] otherwise. */
+        @JvmStatic
+        @Throws(SidecarStartException::class, InterruptedException::class)
         fun start(launch: SidecarLaunch): SidecarProcess {
             // Checked first: these can never succeed by trying again, and the supervisor says so at once.
             if (!Files.isRegularFile(launch.binary)) {
