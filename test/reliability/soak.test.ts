@@ -40,10 +40,11 @@ let server: ModelServerProcess | undefined;
 const running = new Set<RunningSidecar>();
 const unmounts: (() => void)[] = [];
 afterAll(async () => {
+  // First (a lazy unmount detaches it at once): the small disk never outlives the file.
+  for (const unmount of unmounts) unmount();
   await Promise.all([...running].map((s) => s.stop().catch(() => {})));
   await server?.stop();
-  for (const unmount of unmounts) unmount();
-});
+}, 60_000);
 
 /** Opens every task database of the roots read-write (recovering a WAL) and answers how many passed integrity_check. */
 function checkDatabases(tasksDir: string, ids: string[]): number {

@@ -25,10 +25,12 @@ const sidecars: RunningSidecar[] = [];
 afterAll(async () => {
   console.log(attackLine());
   console.log(tallyLine());
+  // First (a lazy unmount detaches it at once): the small disk never outlives the file, even
+  // when stopping the processes below takes longer than the hook may.
+  mounted?.unmount();
   await Promise.all(sidecars.map((s) => stopOrKill(s)));
   await server?.stop();
-  mounted?.unmount();
-});
+}, 60_000);
 
 /** The three roots on the small file system; the test's own files (the sidecar's stderr) beside it. */
 function rootsOn(dir: string): TestRoots {
