@@ -4,7 +4,8 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
-import { MAX_RECORDED_SKIPS, type CheckpointInfo, type CheckpointKind } from "./checkpoint-record.js";
+import { decodeMessage, MAX_RECORDED_SKIPS, SNAPSHOT_HEAD, type CheckpointInfo, type CheckpointKind } from "./checkpoint-record.js";
+import { readLooseObject } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
@@ -140,7 +141,11 @@ export class WorkspaceCheckpoints {
   async prepare(signal?: AbortSignal, onProgress?: (p: ScanProgress) => void): Promise<SkippedPath[]> {
     return this.lock.run(async () => {
       await this.open(signal);
-      const { skipped, staged } = await this.stager.stageScan({ listIgnored: true, signal, onProgress });
+      // What the newest snapshot recorded as left out stands for this scan too: listing ignored
+      // files walks the whole workspace again (a second walk at every process start).
+      const known = await this.leftOutByHead(signal);
+      const { skipped: scanned, staged } = await this.stager.stageScan({ listIgnored: !known, signal, onProgress });
+      const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
       this.freshStaged = staged;
       this.rememberScan(skipped, true);
       this.freshScanAt = Date.now();
@@ -482,6 +487,20 @@ export class WorkspaceCheckpoints {
       await this.open();
       return enforceBudget(this.repo, this.log, budgetBytes, stateOf);
     });
+  }
+
+  /**
+   * What the newest snapshot's scan left out (its metadata), when its list is whole; undefined
+   * when there is none or it was cut at its limit (the listing then runs again).
+   */
+  private async leftOutByHead(signal?: AbortSignal): Promise<SkippedPath[] | undefined> {
+    const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
+    if (!head) return undefined;
+    const loose = readLooseObject(path.join(this.repo.paths.gitDir, "objects"), head);
+    const body = loose?.type === "commit" ? loose.body.toString("utf8") : await this.repo.git.text(["cat-file", "commit", head], { signal }).catch(() => "");
+    const meta = decodeMessage(body);
+    if (!meta?.hasFiles || skipListTruncated(meta)) return undefined;
+    return meta.skipped.filter((s) => s.reason !== "size");
   }
 
   /** Keeps what the last scan left out (all but size skips, which belong to one save). */
