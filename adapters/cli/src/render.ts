@@ -20,16 +20,20 @@ export class CheckpointStatusLine {
     const state = s.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase();
     const counts = s.phase === "staging" && s.filesTotal > 0n ? ` ${s.filesDone.toLocaleString("en")} of ${s.filesTotal.toLocaleString("en")} files` : "";
     const detail = s.phase === "scanning" ? ": scanning the workspace" : s.phase === "staging" ? `: taking in${counts}` : "";
-    const text = state === "ready" || state === "initializing" ? `checkpoints ${state}${detail}` : `checkpoints ${state}: ${s.message}`;
+    const label = state === "slow" ? "initializing (slow: a large repository?)" : state;
+    const text = state === "ready" || state === "initializing" || state === "slow" ? `checkpoints ${label}${detail}` : `checkpoints ${state}: ${s.message}`;
     if (this.err.isTTY) {
-      this.err.write(`\r\x1b[2K${text}`);
+      // One terminal row, rewritten: a longer line would wrap, and \r only goes back one row.
+      const width = (this.err as { columns?: number }).columns ?? 80;
+      this.err.write(`\r\x1b[2K${text.slice(0, Math.max(20, width - 1))}`);
       this.open = true;
       if (state !== "initializing" && state !== "slow") this.end();
       return;
     }
-    // Not a terminal: one line per phase or state, not per count.
+    // Not a terminal: one line per phase or state, not per count; the slow sentence once.
     const key = `${state}:${s.phase}`;
     if (key === this.shown) return;
+    if (state === "slow" && !this.shown.startsWith("slow:")) this.err.write(`checkpoints: ${s.message}\n`);
     this.shown = key;
     this.err.write(`${text}\n`);
   }
