@@ -109,3 +109,58 @@ describe("isolation from the user's git", () => {
     expect(shadowGit(gitDir, "config", "--get", "core.worktree").trim()).toBe(path.join(sb.base, "elsewhere"));
   });
 });
+
+describe("isolation from the workspace's own git config and attributes", () => {
+  it("runs nothing the workspace names: hooks, fsmonitor, filters, textconv, external diff, pager; the environment's git variables are ignored", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    const marks = path.join(sb.base, "marks");
+    fs.mkdirSync(marks);
+    // A program that leaves a mark when anything runs it.
+    const evil = path.join(sb.base, "evil.sh");
+    fs.writeFileSync(evil, `#!/bin/sh\ntouch "${marks}/$(date +%s%N)"\ncat\n`);
+    fs.chmodSync(evil, 0o755);
+    write(ws, "src/a.txt", "a\n");
+    write(ws, "src/b.dat", "b\n");
+    git(ws, "init", "-q");
+    for (const [key, value] of [
+      ["core.hooksPath", path.join(sb.base, "hooks")],
+      ["core.fsmonitor", evil],
+      ["core.pager", evil],
+      ["filter.evil.clean", evil],
+      ["filter.evil.smudge", evil],
+      ["filter.evil.required", "true"],
+      ["diff.evil.textconv", evil],
+      ["diff.external", evil],
+      ["alias.status", `!${evil}`],
+      ["include.path", path.join(sb.base, "included.cfg")],
+    ]) git(ws, "config", key, value);
+    fs.writeFileSync(path.join(sb.base, "included.cfg"), `[core]\n\tfsmonitor = ${evil}\n`);
+    fs.mkdirSync(path.join(sb.base, "hooks"));
+    for (const hook of ["pre-commit", "post-commit", "reference-transaction", "pre-auto-gc", "post-checkout", "post-index-change"]) {
+      fs.writeFileSync(path.join(sb.base, "hooks", hook), `#!/bin/sh\n"${evil}" </dev/null\n`);
+      fs.chmodSync(path.join(sb.base, "hooks", hook), 0o755);
+    }
+    write(ws, ".gitattributes", "* filter=evil diff=evil\n");
+    // Git variables of the environment the sidecar was started in point at the same programs.
+    const manager = makeManager(sb, {
+      env: { ...sb.env, GIT_EXTERNAL_DIFF: evil, GIT_PAGER: evil, PAGER: evil, GIT_CONFIG_PARAMETERS: `'core.fsmonitor'='${evil}'`, GIT_DIR: path.join(ws, ".git") },
+    });
+    const task = { id: "t1", workspaceRoots: [ws] };
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit(task, ["src/a.txt"]);
+    write(ws, "src/a.txt", "changed\n");
+    await manager.saveTurn(task, { editedPaths: ["src/a.txt"] });
+    write(ws, "src/b.dat", "changed by a command\n");
+    await manager.saveTurn(task, { commandRan: true });
+    await manager.compare("t1", base.id);
+    await manager.restore("t1", base.id, "files");
+    await manager.saveCompletion(task, {});
+    await manager.stop();
+    expect(fs.readdirSync(marks)).toEqual([]);
+    expect(read(ws, "src/a.txt")).toBe("a\n");
+    // The trap works: the user's own git in the workspace runs the filter.
+    git(ws, "add", "src/a.txt");
+    expect(fs.readdirSync(marks).length).toBeGreaterThan(0);
+  });
+});
