@@ -51,7 +51,7 @@ describe("packing runs outside the repository lock", () => {
     // The next process (each CLI run is one) opens the repository and packs in the background.
     const second = makeManager(sb);
     await second.list("t1");
-    await second.idle();
+    await second.idle?.();
     expect(looseObjects(gitDir)).toBeLessThan(100);
     // Nothing was lost: the checkpoint still restores.
     const [base] = await second.list("t1");
