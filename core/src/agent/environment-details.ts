@@ -12,6 +12,8 @@ import type { IgnoreMatcher } from "./tools/ignore-matcher.js";
 export interface EditorFiles {
   visibleFiles: readonly string[];
   openFiles: readonly string[];
+  /** Files with unsaved changes (edits to them are refused); absent: not reported. */
+  unsavedFiles?: readonly string[];
 }
 
 const MAX_LISTED = 200;

@@ -7,6 +7,7 @@ import {
   ResumeResponseSchema,
   SendMessageResponseSchema,
   SubscribeResponseSchema,
+  UpdateEditorStateResponseSchema,
   type EditorState,
   type TaskService,
 } from "../gen/dline/v1/task_pb.js";
@@ -31,8 +32,8 @@ function required(value: string, field: string): string {
 
 /** What a client reported of its editor (undefined when it reported nothing). */
 function editorFiles(editor: EditorState | undefined): EditorFiles | undefined {
-  if (!editor || (editor.visibleFiles.length === 0 && editor.openFiles.length === 0)) return undefined;
-  return { visibleFiles: editor.visibleFiles.slice(0, 500), openFiles: editor.openFiles.slice(0, 500) };
+  if (!editor) return undefined;
+  return { visibleFiles: editor.visibleFiles.slice(0, 500), openFiles: editor.openFiles.slice(0, 500), unsavedFiles: editor.unsavedFiles.slice(0, 500) };
 }
 
 /** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume. */
@@ -70,6 +71,10 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
     async respond(req) {
       (await deps.runtime()).respond(required(req.taskId, "task_id"), required(req.askId, "ask_id"), req.approve, req.text);
       return create(RespondResponseSchema, {});
+    },
+    async updateEditorState(req) {
+      (await deps.runtime()).setUnsavedInEditor(required(req.taskId, "task_id"), req.editor?.unsavedFiles ?? []);
+      return create(UpdateEditorStateResponseSchema, {});
     },
     async cancel(req) {
       await (await deps.runtime()).cancel(required(req.taskId, "task_id"));

@@ -42,6 +42,8 @@ export interface LoopScope {
   approvalOverlay?: () => ApprovalOverlay | undefined;
   /** The host editor's file and terminal I/O for the task (subagents share it); absent: local. */
   environment?: () => ToolEnvironment | undefined;
+  /** Files the editor reports as modified and unsaved (subagents share them). */
+  unsavedInEditor?: () => readonly string[];
   /**
    * The task's mode (absent: act), read at every request and tool call. Subagents share their
    * task's, so one started or running while the task is in plan mode runs read-only tools only.
@@ -95,6 +97,7 @@ export function buildTurnLoop(
     runSubagent: (prompt, name, signal) => runSubagent(deps, scope, model, checkpoints, prompt, name, signal),
     logger: deps.logger,
     environment: scope.environment,
+    unsavedInEditor: scope.unsavedInEditor,
     uniqueToolCallId: (modelId) => uniqueId(scope.toolCallIds, modelId),
   });
   if (scope.mode) loop.setModeSource(scope.mode);

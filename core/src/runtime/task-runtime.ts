@@ -73,6 +73,8 @@ export class TaskRuntime {
   private readonly live = new Map<string, LiveTask>();
   /** Host editors' file and terminal I/O per task (ACP sessions); tasks without one use the local tools. */
   private readonly environments = new Map<string, ToolEnvironment>();
+  /** Per task: the files its client's editor reports as modified and unsaved (never stored). */
+  private readonly unsavedInEditor = new Map<string, readonly string[]>();
   /** "Always" answers of a task's session (ACP), applied on top of the global approval settings. */
   private readonly approvalOverlays = new Map<string, ApprovalOverlay>();
 
@@ -87,6 +89,17 @@ export class TaskRuntime {
   setToolEnvironment(taskId: string, environment: ToolEnvironment | undefined): void {
     if (environment) this.environments.set(taskId, environment);
     else this.environments.delete(taskId);
+  }
+
+  /**
+   * Records the files the task's editor has modified and unsaved (replacing the last report):
+   * edits to them are refused from now on, with the reason for the model. Kept for this
+   * process only; a client reports again after a restart.
+   */
+  setUnsavedInEditor(taskId: string, files: readonly string[]): void {
+    if (!this.live.has(taskId) && !this.deps.history.get(taskId)) throw new DlineError("not_found", `Task ${taskId} does not exist.`);
+    if (files.length > 0) this.unsavedInEditor.set(taskId, files.slice(0, 500));
+    else this.unsavedInEditor.delete(taskId);
   }
 
   /**
@@ -124,6 +137,7 @@ export class TaskRuntime {
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
     await this.taskHooks(task, "TaskStart", { text, workspaceRoot });
+    if (options.editor?.unsavedFiles) this.setUnsavedInEditor(id, options.editor.unsavedFiles);
     const first = await loop.addUserMessage(text, { firstMessage: true, editor: options.editor });
     // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
     // that message); the first modifying tool waits for it, read-only ones do not.
@@ -257,6 +271,7 @@ export class TaskRuntime {
         setStatus: (status, reason) => this.setStatus(task, status, reason),
         depth: 0,
         environment: () => this.environments.get(task.id),
+        unsavedInEditor: () => this.unsavedInEditor.get(task.id) ?? [],
         approvalOverlay: () => this.approvalOverlays.get(task.id),
         mode: taskMode ? () => taskMode(task.id, task.kernel.workspaceRoot) : undefined,
       },
@@ -433,6 +448,7 @@ export class TaskRuntime {
   async sendMessage(taskId: string, text: string, options: { workspaceRoot?: string; editor?: EditorFiles } = {}): Promise<void> {
     if (!text.trim()) throw new DlineError("invalid_argument", "The message is empty.");
     const task = this.claimForWrite(taskId);
+    if (options.editor?.unsavedFiles) this.setUnsavedInEditor(taskId, options.editor.unsavedFiles);
     if (task.asks.pendingAskId) {
       // A message while a question is pending answers it.
       task.asks.respond(task.asks.pendingAskId, { approve: true, text });
@@ -557,6 +573,7 @@ export class TaskRuntime {
       await task.run.done.catch(() => {});
     }
     this.live.delete(taskId);
+    this.unsavedInEditor.delete(taskId);
     this.closeTask(task);
     // After a deletion the claim belongs to the deletion coordinator: leave it alone then.
     if ((options.release ?? true) && this.deps.ownership.holds(taskId)) this.deps.ownership.release(taskId);

@@ -6,6 +6,7 @@ import { planText } from "../agent/tools/plan-tool.js";
 import { editsGitInternals } from "../agent/tools/protected-edits.js";
 import type { ToolGuard } from "../agent/tools/tool-guard.js";
 import { prepareToolEdit, runTool } from "../agent/tools/registry.js";
+import { beingEditedMessage, fileBeingEdited } from "../agent/tools/unsaved-in-editor.js";
 import { ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult } from "../agent/tools/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
@@ -246,6 +247,7 @@ class ToolTurn {
         await this.deps.checkpoints?.beforeEdit([p]);
       },
       environment: this.deps.environment?.(),
+      unsavedInEditor: this.deps.unsavedInEditor,
       ...extra,
     };
   }
@@ -268,6 +270,9 @@ class ToolTurn {
         const outcome = await prepareToolEdit(tool, input, this.toolContext());
         if (outcome.failure !== undefined) return { kind: "refused", message: outcome.failure };
         prepared = outcome.edit;
+        // A file the person is editing (unsaved in their editor) is not proposed at all.
+        const busy = this.beingEdited(prepared);
+        if (busy) return { kind: "refused", message: busy };
       }
       const edits = editRecords(prepared);
       const status = o.decision.kind === "ask" ? "pending" : "running";
@@ -284,6 +289,9 @@ class ToolTurn {
           this.feedback = `The user approved with feedback: ${answer.text}`;
           row.current?.update({ feedback: answer.text });
         }
+        // They may have started editing the file while the question waited.
+        const busy = prepared && this.beingEdited(prepared);
+        if (busy) return { kind: "refused", message: busy };
       }
       // Auto-approved: nothing waited since the preparation (the commit checks once more).
       if (!prepared || o.decision.kind !== "ask" || (await isCurrent(prepared, this.toolContext()))) return { kind: "run", prepared };
@@ -292,6 +300,12 @@ class ToolTurn {
       }
       this.deps.logger.info("an edit's file changed before it was written: proposing it again", { tool: call.name, attempt });
     }
+  }
+
+  /** Why `edit` must not be written now: a file of it is unsaved in the editor; undefined when none is. */
+  private beingEdited(edit: PreparedEdit): string | undefined {
+    const busy = fileBeingEdited(edit, this.deps.unsavedInEditor?.() ?? [], this.deps.workspaceRoot);
+    return busy === undefined ? undefined : beingEditedMessage(busy);
   }
 
   private async execute(

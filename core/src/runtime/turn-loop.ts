@@ -62,6 +62,8 @@ export interface TurnLoopDeps {
   runSubagent?: (prompt: string, name: string | undefined, signal: AbortSignal) => Promise<string>;
   /** The host editor's file and terminal I/O for this task, read at each tool call (absent: local). */
   environment?: () => ToolEnvironment | undefined;
+  /** Files the editor reports as modified and unsaved, read at each edit (absent: none reported). */
+  unsavedInEditor?: () => readonly string[];
   /** A tool call id unique in the task, from the model's (models may repeat theirs). */
   uniqueToolCallId: (modelId: string) => string;
 }

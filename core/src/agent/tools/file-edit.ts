@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { DlineError } from "../../errors.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
+import { assertNotBeingEdited } from "./unsaved-in-editor.js";
 import type { ToolContext } from "./types.js";
 
 /** Texts larger than this (characters) are left out of previews; the edit itself is not limited. */
@@ -114,11 +115,13 @@ export async function isCurrent(edit: PreparedEdit, ctx: ToolContext): Promise<b
 }
 
 /**
- * Writes a prepared edit: checks every file first (nothing is written if one changed), then
+ * Writes a prepared edit: checks every file first (nothing is written if one changed, or if the
+ * editor reports one as modified and unsaved: the person is editing it), then
  * writes each file's prepared text through the host editor when it offers that, else
  * atomically on disk, and records the edited paths.
  */
 export async function commitEdit(edit: PreparedEdit, ctx: ToolContext): Promise<void> {
+  assertNotBeingEdited(edit, ctx.unsavedInEditor?.() ?? [], ctx.workspaceRoot);
   await assertUnchanged(edit, ctx);
   for (const change of edit.changes) {
     // Checkpoints keep what the file was before it changes.

@@ -40,6 +40,11 @@ export interface ToolContext {
    */
   environment?: ToolEnvironment;
   /**
+   * Files the editor reports as open with unsaved changes (absolute or workspace-relative):
+   * edits to them are refused. Absent: the client reports none.
+   */
+  unsavedInEditor?: () => readonly string[];
+  /**
    * The edit as it was prepared (and approved): an edit tool writes exactly this, or refuses
    * with StaleEditError when a file changed since. Absent: the tool prepares it itself.
    */
