@@ -257,14 +257,22 @@ describe("npm run release", () => {
     const jar = unpackInto(roots, path.join(release, `dline-jetbrains-client-${version}.jar`));
     const pom = unpackInto(roots, path.join(release, `dline-jetbrains-client-${version}.pom`));
     const maven = { cwd: roots.base, env: { ...process.env, HOME: process.env.HOME }, timeout: 600_000, maxBuffer: 32 * 1024 * 1024 };
-    // As a user without access to our repository would: the released files into the local repository.
-    await run("mvn", ["-B", "-q", "install:install-file", `-Dfile=${jar}`, `-DpomFile=${pom}`], maven);
+    // As a user without access to our repository would: the released files into the local
+    // repository, under a version of this run's own (the POM's version changed, nothing else),
+    // so that test runs in other checkouts at the same time never read each other's jar.
+    const checkVersion = `${version}-releasecheck-${process.pid}`;
+    const pomText = fs.readFileSync(pom, "utf8");
+    const ownPom = path.join(roots.base, "check.pom");
+    fs.writeFileSync(ownPom, pomText.replace(`<version>${version}</version>`, `<version>${checkVersion}</version>`));
+    const installed = path.join(process.env.HOME ?? "", ".m2", "repository", "dev", "dline", "dline-jetbrains-client", checkVersion);
+    cleanups.push(() => fs.rmSync(installed, { recursive: true, force: true }));
+    await run("mvn", ["-B", "-q", "install:install-file", `-Dfile=${jar}`, `-DpomFile=${ownPom}`], maven);
     const consumer = path.join(roots.base, "consumer");
     fs.cpSync(path.join(repoRoot, "test", "release", "fixtures", "jetbrains-consumer"), consumer, { recursive: true });
     const classpathFile = path.join(consumer, "classpath.txt");
-    await run("mvn", ["-B", "-q", `-Ddline.version=${version}`, "compile", "dependency:build-classpath", `-Dmdep.outputFile=${classpathFile}`], { ...maven, cwd: consumer });
+    await run("mvn", ["-B", "-q", `-Ddline.version=${checkVersion}`, "compile", "dependency:build-classpath", `-Dmdep.outputFile=${classpathFile}`], { ...maven, cwd: consumer });
     const classpath = [path.join(consumer, "target", "classes"), fs.readFileSync(classpathFile, "utf8").trim()].join(path.delimiter);
-    expect(classpath).toContain(`dline-jetbrains-client-${version}.jar`);
+    expect(classpath).toContain(path.join(installed, `dline-jetbrains-client-${checkVersion}.jar`));
     const sidecar = unpackInto(roots, path.join(release, `dline-core-${version}-${platform}`));
     const { stdout } = await run("java", ["-cp", classpath, "MainKt", sidecar], { cwd: roots.base, env: { ...roots.env, PATH: process.env.PATH }, timeout: 120_000 });
     expect(stdout).toMatch(new RegExp(`^health ok version ${version.replace(/\./g, "\\.")} pid \\d+$`, "m"));
