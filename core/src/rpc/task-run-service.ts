@@ -6,6 +6,7 @@ import {
   RespondResponseSchema,
   ResumeResponseSchema,
   SendMessageResponseSchema,
+  SetTaskProfileResponseSchema,
   SubscribeResponseSchema,
   UpdateEditorStateResponseSchema,
   type EditorState,
@@ -43,6 +44,16 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       const res = await deps.storageGetTask(req, ctx);
       const runtime = await deps.runtime();
       // A task loaded here: messages, status and last seq from one consistent view.
+      try {
+        res.profileId = runtime.profileOf(req.taskId);
+      } catch {
+        // An unreadable state.json: GetTask reports the task (damaged) without its profile.
+      }
+      const context = runtime.contextOf(req.taskId);
+      if (context) {
+        res.contextTokens = BigInt(context.tokens);
+        res.contextWindow = BigInt(context.window);
+      }
       const live = runtime.liveView(req.taskId);
       if (!live) {
         res.lastSeq = runtime.storedLastSeq(req.taskId);
@@ -79,6 +90,10 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
     async cancel(req) {
       await (await deps.runtime()).cancel(required(req.taskId, "task_id"));
       return create(CancelResponseSchema, {});
+    },
+    async setTaskProfile(req) {
+      await (await deps.runtime()).setTaskProfile(required(req.taskId, "task_id"), req.profileId);
+      return create(SetTaskProfileResponseSchema, {});
     },
     async resume(req) {
       await (await deps.runtime()).resume(required(req.taskId, "task_id"), { workspaceRoot: req.workspaceRoot || undefined });

@@ -39,6 +39,8 @@ export interface AnswerHost {
   events: TaskEventLog;
   usage: UsagePort;
   modelName: string;
+  /** The context window of the task's own requests; undefined for a subagent's. */
+  contextWindow?: number;
   addMessage(init: Partial<StoredUiMessage>): StoredUiMessage;
   finalize(message: StoredUiMessage): void;
   /** Removes the chat messages after this one (a failed attempt's partial answer). */
@@ -105,7 +107,7 @@ export async function streamAnswer(host: AnswerHost, stream: AsyncIterable<Model
         break;
       case "usage":
         answer.usage = ev.usage;
-        host.usage.record(ev.usage, ev.costUsd, host.modelName);
+        host.usage.record(ev.usage, ev.costUsd, host.modelName, host.contextWindow);
         host.events.append({
           case: "usage",
           value: {
@@ -115,6 +117,7 @@ export async function streamAnswer(host: AnswerHost, stream: AsyncIterable<Model
             cacheWrites: BigInt(ev.usage.cacheWriteTokens),
             cost: ev.costUsd ?? 0,
             costUnknown: ev.costUsd === undefined,
+            contextWindow: BigInt(host.contextWindow ?? 0),
           },
         });
         break;

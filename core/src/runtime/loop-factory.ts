@@ -84,6 +84,7 @@ export function buildTurnLoop(
     commandTimeoutMs: () => deps.commandTimeoutMs(),
     checkpoints,
     usage: scope.usage,
+    ownsContext: scope.depth === 0,
     systemPrompt: (rules, tools, options) => deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools, options),
     // The allow-list restricts every tool: built-in ones above, and those capabilities add.
     capabilities: restrictCapabilityTools(deps.capabilities ?? noCapabilities, allowedTools),

@@ -47,8 +47,10 @@ export interface UsagePort {
   /**
    * Records one model request's usage (metrics.db) and adds it to the task's totals (history).
    * `costUsd` undefined: no price is known for the model (the cost is unknown, not $0).
+   * `contextWindow`: set for the task's own requests (not a subagent's), whose size tells how
+   * full the task's context is.
    */
-  record(usage: TokenUsage, costUsd: number | undefined, model: string): void;
+  record(usage: TokenUsage, costUsd: number | undefined, model: string, contextWindow?: number): void;
 }
 
 export interface RunnerModel {

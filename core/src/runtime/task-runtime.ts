@@ -546,6 +546,28 @@ export class TaskRuntime {
     return new StateFile<KernelState>(files.stateJson, files.stateJsonBak).read().value?.profileId ?? "";
   }
 
+  /**
+   * How full the task's context is: the size of its own last model request and the window it
+   * was made under (undefined before the first request, or when metrics.db cannot be read).
+   */
+  contextOf(taskId: string): { tokens: number; window: number } | undefined {
+    const live = this.live.get(taskId);
+    if (live) return live.metrics.lastContext();
+    const file = this.deps.layout.task(taskId).metricsDb;
+    if (!fs.existsSync(file)) return undefined;
+    try {
+      const metrics = MetricsStore.open(this.deps.sqlite, file, { readonly: true });
+      try {
+        return metrics.lastContext();
+      } finally {
+        metrics.close();
+      }
+    } catch (err) {
+      this.deps.logger.warn("the task's context size could not be read", { taskId, error: (err as Error).message });
+      return undefined;
+    }
+  }
+
   /** Switches a task's model profile: its next run uses it (the profile must resolve). */
   async setTaskProfile(taskId: string, profileId: string): Promise<void> {
     await this.deps.resolveModel(profileId, taskId);

@@ -47,6 +47,8 @@ export interface TurnLoopDeps {
   commandTimeoutMs: () => Promise<number>;
   checkpoints: CheckpointPort | undefined;
   usage: UsagePort;
+  /** The task's own loop (not a subagent's): its requests measure the task's context. */
+  ownsContext?: boolean;
   /** The system prompt with this turn's enabled rules and tools (`textTools`: tools taught in text, Cline's XML format). */
   systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options: { textTools: boolean }) => string;
   /** Rules, workflows, skills, hooks, MCP tools (issue 11); read at every turn. */
@@ -381,6 +383,7 @@ export class TurnLoop {
       events: deps.events,
       usage: deps.usage,
       modelName: deps.model.provider.model,
+      contextWindow: deps.ownsContext ? this.context.contextWindow : undefined,
       addMessage: (init) => this.addMessage(init),
       finalize: (message) => this.finalize(message),
       lastMessageId: () => this.lastMessageId,

@@ -6,7 +6,7 @@ import type { LiveTask } from "./live-task.js";
 /** Records a model call's usage in the task's metrics.db and its totals in the history row. */
 export function usageRecorder(task: LiveTask, history: TaskHistory, logger: Logger) {
   return {
-    record: (u: TokenUsage, costUsd: number | undefined, modelName: string) => {
+    record: (u: TokenUsage, costUsd: number | undefined, modelName: string, contextWindow?: number) => {
       task.metrics.record({
         time: Date.now(),
         tokensIn: u.inputTokens,
@@ -15,7 +15,11 @@ export function usageRecorder(task: LiveTask, history: TaskHistory, logger: Logg
         cacheWrites: u.cacheWriteTokens,
         cost: costUsd ?? 0,
         // No price known: the row says so, and the task's cost is shown as partly unknown.
-        data: JSON.stringify(costUsd === undefined ? { model: modelName, costUnknown: true } : { model: modelName }),
+        data: JSON.stringify({
+          model: modelName,
+          ...(costUsd === undefined ? { costUnknown: true } : {}),
+          ...(contextWindow ? { contextWindow } : {}),
+        }),
       });
       const totals = task.metrics.totals();
       void history
