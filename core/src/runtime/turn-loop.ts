@@ -1,9 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
-import { AskKind, AskSchema, TaskStatus } from "../gen/dline/v1/task_pb.js";
+import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
 import { environmentDetails, type EditorFiles } from "../agent/environment-details.js";
-import { anthropicMaxTokens } from "../agent/providers/anthropic.js";
 import type { ContentBlock, StopReason } from "../agent/providers/types.js";
 import { parseTextToolCalls, TextToolStreamFilter } from "../agent/text-tool-calls.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
@@ -22,8 +20,10 @@ import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import type { EnabledRule } from "../agent/system-prompt.js";
-import { ask, attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
+import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 import { describeRunFailure } from "./run-failure.js";
+import { askAfterMistakes, MAX_CONSECUTIVE_MISTAKES } from "./mistake-limit.js";
+import { OutputLimit } from "./output-limit.js";
 import { boundedDelta } from "./message-bounds.js";
 import type { ContextTrimData } from "./context-trim.js";
 
@@ -70,9 +70,6 @@ export interface TurnLoopDeps {
   uniqueToolCallId: (modelId: string) => string;
 }
 
-/** Answers in a row whose tool calls could not be run before the person is asked (Cline's mistake limit). */
-export const MAX_CONSECUTIVE_MISTAKES = 3;
-const MISTAKE_OPTIONS = ["Keep trying", "Stop the task"] as const;
 
 /** What the model reads about a tool call its answer was cut in (its arguments are incomplete). */
 function cutToolCallNote(limit: number, windowFull: boolean): string {
@@ -134,8 +131,8 @@ export class TurnLoop {
   private lastMessageId = "";
   /** Keeps each request inside the context window. */
   private readonly context: ContextManager;
-  /** The output limit after an answer was cut (undefined: the profile's). */
-  private raisedOutputLimit: number | undefined;
+  /** The max_tokens of the requests (raised after an answer was cut). */
+  private readonly outputLimit: OutputLimit;
   /** Answers in a row whose tool calls could not be run. */
   private mistakes = 0;
   /** This turn's tools: the built-in ones and those capabilities add (read at every turn). */
@@ -144,6 +141,7 @@ export class TurnLoop {
   private modeSource: (() => Promise<TaskMode>) | undefined;
 
   constructor(private readonly deps: TurnLoopDeps) {
+    this.outputLimit = new OutputLimit(deps.model);
     this.context = new ContextManager({
       journal: deps.journal,
       model: deps.model,
@@ -245,7 +243,10 @@ export class TurnLoop {
         const outcome = await runToolCalls(this.toolHost(), turn.toolCalls, turn.messageId, signal);
         if (outcome === "completed") return "completed";
         this.mistakes = turn.malformed === turn.toolCalls.length ? this.mistakes + 1 : 0;
-        if (this.mistakes >= MAX_CONSECUTIVE_MISTAKES && !(await this.askAfterMistakes(turn.problem, signal))) {
+        if (this.mistakes >= MAX_CONSECUTIVE_MISTAKES) {
+          const goOn = await askAfterMistakes({ deps, addMessage: (init) => this.addMessage(init), journal: (kind, data) => this.journal(kind, data) }, this.mistakes, turn.problem, signal);
+          this.mistakes = 0;
+          if (goOn) continue;
           deps.setStatus(TaskStatus.COMPLETED, "stopped after repeated tool calls that could not be run");
           return "idle";
         }
@@ -282,9 +283,9 @@ export class TurnLoop {
     const basePrompt = deps.systemPrompt(capabilities.rules, this.turnTools, { textTools });
     const systemPrompt = planMode ? `${basePrompt}\n${PLAN_MODE_PROMPT}\n` : basePrompt;
     for (let overflows = 0; ; ) {
-      const maxTokens = this.outputLimit();
+      const maxTokens = this.outputLimit.current;
       const prepared = await this.context.prepare(
-        { systemPrompt, tools: specs, maxOutputTokens: this.outputReserve(maxTokens), convert: textTools ? textToolItems : undefined },
+        { systemPrompt, tools: specs, maxOutputTokens: this.outputLimit.reserve(maxTokens, this.context.contextWindow), convert: textTools ? textToolItems : undefined },
         signal,
       );
       const answer = await streamAnswer(
@@ -340,10 +341,10 @@ export class TurnLoop {
     const cut = answer.stopReason === "max_tokens" || answer.stopReason === "context_window_exceeded";
     if (cut && toolCalls.length > 0) {
       // The answer stopped inside its last tool call: say so, and allow longer answers.
-      const limit = maxTokens ?? this.outputReserve(maxTokens);
+      const limit = maxTokens ?? this.outputLimit.reserve(maxTokens, this.context.contextWindow);
       const last = toolCalls[toolCalls.length - 1];
       toolCalls = [...toolCalls.slice(0, -1), { ...last, input: undefined, parseError: cutToolCallNote(limit, answer.stopReason === "context_window_exceeded") }];
-      if (answer.stopReason === "max_tokens") this.raiseOutputLimit(limit);
+      if (answer.stopReason === "max_tokens") this.outputLimit.raise(limit, this.context.contextWindow);
     }
     const content: ContentBlock[] = [...answer.thinking];
     if (text) content.push({ type: "text", text });
@@ -351,25 +352,6 @@ export class TurnLoop {
     this.journal(JOURNAL_KIND.assistant, { content });
     const malformed = toolCalls.filter((c) => !c.input || !this.turnTools.some((t) => t.name === c.name)).length;
     return { failed: false, toolCalls, messageId: answer.message?.id ?? "", stopReason: answer.stopReason, malformed, problem: toolCalls.find((c) => c.parseError)?.parseError };
-  }
-
-  /** The max_tokens sent: the profile's, or a raised one after an answer was cut; undefined: the API's default. */
-  private outputLimit(): number | undefined {
-    return this.raisedOutputLimit ?? (this.deps.model.maxOutputTokens || undefined);
-  }
-
-  /** Output tokens kept free in the context window for the answer. */
-  private outputReserve(maxTokens: number | undefined): number {
-    const { model } = this.deps;
-    if (model.provider.id === "anthropic") return anthropicMaxTokens(maxTokens, model.thinkingBudgetTokens);
-    return maxTokens ?? Math.min(8192, Math.floor(this.context.contextWindow / 4));
-  }
-
-  private raiseOutputLimit(current: number): void {
-    const { model } = this.deps;
-    const ceiling = Math.min(model.modelMaxOutputTokens ?? (model.provider.id === "anthropic" ? 32_000 : 16_384), Math.floor(this.context.contextWindow / 2));
-    const raised = Math.min(ceiling, Math.max(current * 2, 8192));
-    if (raised > current) this.raisedOutputLimit = raised;
   }
 
   /** How tools are offered now: the task's recorded switch, else the profile's choice. */
@@ -397,26 +379,6 @@ export class TurnLoop {
         this.lastMessageId = messageId;
       },
     };
-  }
-
-  /**
-   * After several answers in a row whose tool calls could not be run (cut, malformed, unknown
-   * tools), the person decides: keep going (with advice for the model) or stop. True: go on.
-   */
-  private async askAfterMistakes(problem: string | undefined, signal: AbortSignal): Promise<boolean> {
-    const { deps } = this;
-    const question =
-      `The model's last ${this.mistakes} answers held tool calls that could not be run${problem ? ` (the last: ${problem.slice(0, 300)})` : ""}. ` +
-      "Should it keep trying? You can also tell it what to do differently.";
-    this.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options: MISTAKE_OPTIONS }) });
-    const answer = await ask(deps, { kind: AskKind.FOLLOWUP, tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }, signal);
-    this.mistakes = 0;
-    const text = answer.text.trim();
-    if (!answer.approve || text.toLowerCase() === MISTAKE_OPTIONS[1].toLowerCase()) return false;
-    const advice = text && text.toLowerCase() !== MISTAKE_OPTIONS[0].toLowerCase() ? text : "Keep trying, and write smaller tool calls.";
-    this.addMessage({ role: "user", kind: "text", text: advice });
-    this.journal(JOURNAL_KIND.user, { text: advice });
-    return true;
   }
 
   /** The loop's side of running a turn's tool calls (tool-turn.ts). */
