@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { startSidecar } from "../helpers/sidecar.js";
-import { configureModel, followUntilDone, makeWorkspace } from "./harness.js";
+import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -23,15 +23,25 @@ describe("a task's profile and context size", () => {
     const { server, profileId } = await configureModel(
       sidecar.clients,
       "openai",
-      { turns: [{ text: "Hello.", usage: { input: 1200, output: 30, cacheRead: 800 } }] },
+      {
+        turns: [
+          { text: "Looking.", toolCalls: [{ name: "list_files", input: { path: "." } }], usage: { input: 1200, output: 30, cacheRead: 800 } },
+          // A request whose usage the server does not report leaves the last known size.
+          { text: "Hello." },
+        ],
+      },
       { contextWindow: 32_000n },
     );
     cleanups.push(() => server.stop());
     const workspace = makeWorkspace(sidecar.roots.base);
+    await setAutoApproval(sidecar.clients, { readFiles: true });
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi", profileId });
     const events = await followUntilDone(sidecar.clients, taskId);
     const usage = events.flatMap((e) => (e.event.case === "usage" ? [e.event.value] : []));
-    expect(usage.map((u) => [u.tokensIn, u.cacheReads, u.tokensOut, u.contextWindow])).toEqual([[1200n, 800n, 30n, 32_000n]]);
+    expect(usage.map((u) => [u.tokensIn, u.cacheReads, u.tokensOut, u.contextWindow])).toEqual([
+      [1200n, 800n, 30n, 32_000n],
+      [0n, 0n, 0n, 32_000n],
+    ]);
 
     const live = await sidecar.clients.tasks.getTask({ taskId });
     expect([live.profileId, live.contextTokens, live.contextWindow]).toEqual([profileId, 2030n, 32_000n]);
@@ -50,7 +60,7 @@ describe("a task's profile and context size", () => {
     // The first model fails every request: the task fails, and is retried with the second one.
     const first = await configureModel(sidecar.clients, "openai", { turns: [{ status: 401, errorMessage: "bad key" }] });
     cleanups.push(() => first.server.stop());
-    const second = await configureModel(sidecar.clients, "anthropic", { turns: [{ text: "Answered by the second model." }] });
+    const second = await configureModel(sidecar.clients, "anthropic", { turns: [{ text: "Answered by the second model.", usage: { input: 50, output: 5 } }] });
     cleanups.push(() => second.server.stop());
     const workspace = makeWorkspace(sidecar.roots.base);
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi", profileId: first.profileId });
@@ -74,6 +84,6 @@ describe("a task's profile and context size", () => {
     expect(await second.server.requests()).toHaveLength(1);
     const after = await sidecar.clients.tasks.getTask({ taskId });
     expect(after.messages.some((m) => m.text.includes("Answered by the second model."))).toBe(true);
-    expect(after.contextWindow).toBe(100_000n);
+    expect([after.contextTokens, after.contextWindow]).toEqual([55n, 100_000n]);
   });
 });

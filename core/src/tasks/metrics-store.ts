@@ -87,14 +87,16 @@ export class MetricsStore {
   }
 
   /**
-   * The task's own last request (one recorded with its context window; subagents' are not):
-   * its whole size (prompt, cache reads and writes, answer) and the window it was made under.
+   * The task's own last request (one recorded with its context window; subagents' are not)
+   * whose usage the server reported: its whole size (prompt, cache reads and writes, answer)
+   * and the window it was made under.
    */
   lastContext(): { tokens: number; window: number } | undefined {
     const r = this.db
       .prepare(
         `SELECT tokens_in + cache_reads + cache_writes + tokens_out AS tokens, json_extract(data, '$.contextWindow') AS window
-         FROM requests WHERE json_valid(data) AND json_extract(data, '$.contextWindow') > 0 ORDER BY seq DESC LIMIT 1`,
+         FROM requests WHERE json_valid(data) AND json_extract(data, '$.contextWindow') > 0 AND tokens_in + cache_reads + cache_writes + tokens_out > 0
+         ORDER BY seq DESC LIMIT 1`,
       )
       .get() as { tokens: number; window: number } | undefined;
     return r ? { tokens: Number(r.tokens), window: Number(r.window) } : undefined;
