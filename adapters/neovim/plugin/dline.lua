@@ -7,6 +7,8 @@ vim.api.nvim_create_user_command("Dline", function(opts)
 end, {
   nargs = "*",
   bang = true,
+  -- :'<,'>Dline new|send|add: the lines go with the message.
+  range = true,
   desc = "Dline: AI coding agent (see :help dline)",
   complete = function(arg_lead, cmd_line)
     return require("dline.commands").complete(arg_lead, cmd_line)

@@ -20,6 +20,27 @@ local function input(prompt, cb)
   end)
 end
 
+--- The one line an approval asks: the exact command line (and where it runs) for a command,
+--- the change in numbers for an edit ("write_to_file notes.txt (+3 -1)"); the summary names
+--- the tool already.
+function M.approval_prompt(ask)
+  local render = require("dline.chat_render")
+  if ask.kind == "ASK_KIND_COMMAND_APPROVAL" then
+    local c = ask.command or {}
+    local line = render.one_line((c.command or "") ~= "" and c.command or ask.summary)
+    local where = (c.workingDirectory or "") ~= "" and (" (in " .. render.one_line(c.workingDirectory) .. ")") or ""
+    return ("Dline wants to run: %s%s"):format(line, where)
+  end
+  local stats = {}
+  for _, edit in ipairs(ask.edits or {}) do
+    table.insert(stats, #(ask.edits or {}) > 1 and (render.one_line(edit.path) .. " " .. render.edit_stat(edit)) or render.edit_stat(edit))
+  end
+  return ("Dline wants to: %s%s"):format(render.one_line(ask.summary), #stats > 0 and (" " .. table.concat(stats, ", ")) or "")
+end
+
+--- Asks for feedback text (vim.ui.input); `cb(text)` unless dismissed.
+M.input = input
+
 ---@param ask table  the Ask message (askId, kind, tool, summary, detail, options)
 ---@param answer fun(approve: boolean, text: string)
 function M.prompt(ask, answer)
@@ -48,8 +69,7 @@ function M.prompt(ask, answer)
       if choice ~= nil then answer(choice == "Resume", "") end
     end)
   end
-  local verb = ask.kind == "ASK_KIND_COMMAND_APPROVAL" and "run" or "use " .. (ask.tool or "a tool")
-  local prompt = ("Dline wants to %s: %s"):format(verb, summary)
+  local prompt = M.approval_prompt(ask)
   vim.ui.select({ M.APPROVE, M.APPROVE_FEEDBACK, M.DENY, M.DENY_FEEDBACK }, { prompt = prompt, kind = "dline.approval" }, function(choice)
     if choice == M.APPROVE then
       answer(true, "")

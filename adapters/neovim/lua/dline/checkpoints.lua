@@ -58,12 +58,12 @@ end
 function M.pick(task_id, checkpoint_id, prompt, cb)
   M.list(task_id, function(err, list)
     if err then return dline().notify_error("checkpoints", err) end
-    if #list == 0 then return dline().notify("task " .. task_id:sub(1, 8) .. " has no checkpoints yet", vim.log.levels.WARN) end
+    if #list == 0 then return dline().notify("task " .. require("dline.ids").short(task_id) .. " has no checkpoints yet", vim.log.levels.WARN) end
     if checkpoint_id and checkpoint_id ~= "" then
       for _, cp in ipairs(list) do
         if cp.id == checkpoint_id or cp.id:sub(1, #checkpoint_id) == checkpoint_id then return cb(cp) end
       end
-      return dline().notify("no checkpoint " .. checkpoint_id .. " in task " .. task_id:sub(1, 8), vim.log.levels.ERROR)
+      return dline().notify("no checkpoint " .. checkpoint_id .. " in task " .. require("dline.ids").short(task_id), vim.log.levels.ERROR)
     end
     vim.ui.select(list, { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" }, function(cp)
       if cp then cb(cp) end
@@ -142,24 +142,10 @@ end
 
 -- Restore -------------------------------------------------------------------------------
 
---- Re-reads loaded buffers of files the restore rewrote or deleted (unless modified).
+--- Re-reads loaded buffers of files the restore rewrote or deleted; a buffer with unsaved
+--- changes is kept and the user told.
 function M.reload_buffers(root, paths)
-  for _, p in ipairs(paths) do
-    local buf = vim.fn.bufnr(H.absolute(root, p))
-    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
-      vim.api.nvim_buf_call(buf, function()
-        vim.cmd("silent! edit!")
-      end)
-    end
-  end
-end
-
---- Re-reads every unmodified buffer whose file changed on disk (Restore All gives no paths).
-function M.reload_all_buffers()
-  local autoread = vim.o.autoread
-  vim.o.autoread = true
-  pcall(vim.cmd, "silent! checktime")
-  vim.o.autoread = autoread
+  require("dline.buffers").reload(root, paths, "The restore")
 end
 
 --- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
@@ -214,7 +200,7 @@ function M.edit_message(task_id, workspace_root, cb)
     for _, m in ipairs(res.messages or {}) do
       if m.role == "MESSAGE_ROLE_USER" and (m.kind or "text") == "text" and (m.text or "") ~= "" then table.insert(mine, m) end
     end
-    if #mine == 0 then return dline().notify("task " .. task_id:sub(1, 8) .. " has no message of yours to edit", vim.log.levels.WARN) end
+    if #mine == 0 then return dline().notify("task " .. require("dline.ids").short(task_id) .. " has no message of yours to edit", vim.log.levels.WARN) end
     vim.ui.select(mine, {
       prompt = "Edit which message?",
       kind = "dline.edit_message",
@@ -242,7 +228,8 @@ function M.edit_message(task_id, workspace_root, cb)
             if edit_res.fileError and edit_res.fileError ~= "" then
               dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
             end
-            M.reload_all_buffers()
+            -- Restore All gives no paths: every unmodified buffer whose file changed is re-read.
+            require("dline.buffers").reload_changed(workspace_root)
             dline().notify(("%s: %s"):format(choice.label, edit_res.restored and "done" or "nothing restored"))
             local controller = require("dline.task").get(task_id)
             if controller then controller:reload() end

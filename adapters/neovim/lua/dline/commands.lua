@@ -26,12 +26,15 @@ end
 
 H.subcommands = {
   new = {
-    desc = "start a task: :Dline new [prompt]",
-    run = function(args)
+    desc = "start a task: :[range]Dline new [prompt] (#buffer, #file:path)",
+    run = function(args, opts)
+      local context = require("dline.context")
+      local buf = vim.api.nvim_get_current_buf()
       local prompt = table.concat(args, " ")
-      if prompt ~= "" then return task_mod().new_task(prompt) end
+      -- #buffer means the buffer the command was given in.
+      if prompt ~= "" then return task_mod().new_task(context.with_range(prompt, opts, buf)) end
       vim.ui.input({ prompt = "Dline task: " }, function(text)
-        if text and vim.trim(text) ~= "" then task_mod().new_task(text) end
+        if text and vim.trim(text) ~= "" then task_mod().new_task(context.with_range(text, opts, buf)) end
       end)
     end,
   },
@@ -42,11 +45,50 @@ H.subcommands = {
       if controller then controller.chat:open(dline().config().chat) end
     end,
   },
+  toggle = {
+    desc = "open or close the chat sidebar",
+    run = function()
+      local controller = task_mod().current()
+      require("dline.sidebar").toggle(controller and controller.chat or nil)
+    end,
+  },
   send = {
-    desc = "send a message to the current task: :Dline send {text}",
-    run = function(args)
+    desc = "send a message to the current task: :[range]Dline send {text}",
+    run = function(args, opts)
       local controller = H.current()
-      if controller and #args > 0 then controller:send(table.concat(args, " ")) end
+      local text = require("dline.context").with_range(table.concat(args, " "), opts)
+      if controller and text ~= "" then controller:send(text) end
+    end,
+  },
+  add = {
+    desc = "add lines to the message being written: :[range]Dline add (the chat input)",
+    run = function(_, opts)
+      local context = require("dline.context")
+      local sidebar = require("dline.sidebar")
+      local buf = vim.api.nvim_get_current_buf()
+      local first, last = opts.line1, opts.line2
+      if (opts.range or 0) == 0 then first, last = 1, vim.api.nvim_buf_line_count(buf) end
+      local block = context.range_block(buf, first, last)
+      local input = sidebar.input_buffer()
+      local lines = vim.api.nvim_buf_get_lines(input, 0, -1, false)
+      if #lines == 1 and lines[1] == "" then lines = {} end
+      if #lines > 0 then table.insert(lines, "") end
+      vim.list_extend(lines, vim.split(block, "\n", { plain = true }))
+      vim.api.nvim_buf_set_lines(input, 0, -1, false, lines)
+      local controller = task_mod().current()
+      if controller then controller.chat:open(dline().config().chat) end
+      dline().notify(("added %d line(s) to the message in the chat input"):format(last - first + 1))
+    end,
+  },
+  profile = {
+    desc = "model profiles: :Dline profile add | list | rm {id}",
+    run = function(args)
+      local profile = require("dline.profile")
+      local sub = args[1] or "list"
+      if sub == "add" then return profile.add() end
+      if sub == "list" then return profile.open() end
+      if sub == "rm" and args[2] then return profile.remove(args[2]) end
+      dline().notify("usage: :Dline profile add | list | rm {id}", vim.log.levels.ERROR)
     end,
   },
   approve = {
@@ -184,6 +226,10 @@ end
 function M.run(opts)
   local args = vim.split(vim.trim(opts.args or ""), "%s+", { trimempty = true })
   local name = table.remove(args, 1)
+  local ranged = { new = true, task = true, send = true, add = true }
+  if (opts.range or 0) > 0 and name and not ranged[name] then
+    return dline().notify(("%s takes no range (only new, send and add do)"):format(name), vim.log.levels.ERROR)
+  end
   if not name then
     local controller = task_mod().current()
     if controller then return controller.chat:open(dline().config().chat) end
@@ -199,11 +245,19 @@ end
 
 function M.complete(arg_lead, cmd_line)
   local words = vim.split(cmd_line, "%s+", { trimempty = true })
-  if #words <= 1 or (#words == 2 and arg_lead ~= "") then
+  local function starting(list)
     return vim.tbl_filter(function(n)
       return n:sub(1, #arg_lead) == arg_lead
-    end, M.names())
+    end, list)
   end
+  -- The subcommand is the word after "Dline" (a range may come before it).
+  local at = 1
+  for i, w in ipairs(words) do
+    if w:match("Dline$") then at = i end
+  end
+  local count = #words - at
+  if count == 0 or (count == 1 and arg_lead ~= "") then return starting(M.names()) end
+  if words[at + 1] == "profile" and (count == 1 or (count == 2 and arg_lead ~= "")) then return starting({ "add", "list", "rm" }) end
   return {}
 end
 

@@ -30,12 +30,16 @@ function M.defaults()
     restart = { max_restarts = 5, window_ms = 180000, base_delay_ms = 200, max_delay_ms = 5000 },
     -- Profile for new tasks; "" uses the configured default profile.
     profile_id = "",
-    -- Where the chat opens: "right" (vertical split), "below" (split), "tab" or "current".
+    -- Where the chat sidebar opens: "right" or "left" (vertical split), "below" (split), "tab"
+    -- or "current" (the current window). One sidebar per tab page shows every task's chat.
     chat = { position = "right", width = 80, height = 20, input_height = 3 },
     -- Compare opens one tab per changed file, up to this many; all files go to the quickfix list.
     compare = { max_tabs = 8 },
     -- Ask with vim.ui.select when the task needs an approval or an answer.
     prompt_on_ask = true,
+    -- Before asking to approve an edit, show the change in diff tabs (gp in the chat shows it
+    -- again).
+    preview = true,
   }
 end
 
@@ -55,6 +59,7 @@ H.schema = {
   chat = { "table", fields = { position = { "string" }, width = { "number" }, height = { "number" }, input_height = { "number" } } },
   compare = { "table", fields = { max_tabs = { "number" } } },
   prompt_on_ask = { "boolean" },
+  preview = { "boolean" },
 }
 
 function H.check(schema, value, prefix)
@@ -78,9 +83,9 @@ function M.resolve(user)
   if not require("dline.log").levels[merged.log_level] then
     error(("(dline) setup: 'log_level' must be one of debug, info, warn, error, got '%s'"):format(merged.log_level), 0)
   end
-  local positions = { right = true, below = true, tab = true, current = true }
+  local positions = { right = true, left = true, below = true, tab = true, current = true }
   if not positions[merged.chat.position] then
-    error(("(dline) setup: 'chat.position' must be right, below, tab or current, got '%s'"):format(merged.chat.position), 0)
+    error(("(dline) setup: 'chat.position' must be right, left, below, tab or current, got '%s'"):format(merged.chat.position), 0)
   end
   return merged
 end

@@ -1,7 +1,9 @@
 --- *dline.health* `:checkhealth dline`: Neovim version, the sidecar (found, state, version),
---- git, the storage roots, and the errors seen lately.
+--- the model (a profile, or one from the sidecar's environment), git, the storage roots, and
+--- the errors seen lately.
 ---
---- It does not start a sidecar: it reports the one this editor runs, if any.
+--- The sidecar section reports the one this editor runs, if any; the model section asks the
+--- sidecar for its profiles, starting it when it is not running yet.
 
 local M = {}
 local H = {}
@@ -36,6 +38,51 @@ function H.writable_dir(path)
     dir = parent
   end
   return vim.fn.filewritable(dir) == 2
+end
+
+--- Waits (at most `ms`) for a session call; returns err, response.
+function H.call(session, service, method, request, ms)
+  local done, err, res = false, nil, nil
+  session:call(service, method, request, function(e, r)
+    done, err, res = true, e, r
+  end, { timeout_ms = ms })
+  vim.wait(ms + 500, function()
+    return done
+  end, 20)
+  if not done then return { code = "deadline_exceeded", message = "no answer within " .. math.floor(ms / 1000) .. " s" } end
+  return err, res
+end
+
+function H.check_model(r, dline)
+  r.start("Model")
+  local session = dline.session()
+  local config = dline.config()
+  local err, res = H.call(session, "SettingsService", "ListProfiles", vim.empty_dict(), 15000)
+  if err then return r.error("cannot ask the sidecar for its profiles: " .. require("dline.connect").format_error(err)) end
+  local profiles = res.profiles or {}
+  local advice = {
+    ":Dline profile add sets up a model (provider, model, base URL, key)",
+    "or start Neovim with OPENAI_BASE_URL and OPENAI_MODEL (and OPENAI_API_KEY), or ANTHROPIC_API_KEY, in its environment",
+  }
+  if #profiles == 0 then return r.warn("no model is configured: a new task fails until one is", advice) end
+  local _, setting = H.call(session, "SettingsService", "ResolveSetting", { key = "defaultProfileId" }, 5000)
+  local default = config.profile_id ~= "" and config.profile_id or (setting and type(setting.value) == "string" and setting.value or "")
+  for _, p in ipairs(profiles) do
+    local from = p.source == "PROFILE_SOURCE_ENVIRONMENT" and ", from the sidecar's environment (this session only)" or ""
+    local mark = p.id == default and " (new tasks use it)" or ""
+    local keyless = p.source ~= "PROFILE_SOURCE_ENVIRONMENT" and not (p.secretsSet and #p.secretsSet > 0)
+    local line = ("%s: %s %s at %s%s%s"):format(p.id, p.provider, p.model, p.baseUrl ~= "" and p.baseUrl or "the provider's default URL", from, mark)
+    if keyless then
+      r.warn(line .. ": no API key is set", { "fine for a local server; otherwise :Dline profile add stores one" })
+    else
+      r.ok(line)
+    end
+  end
+  if default ~= "" and not vim.tbl_contains(vim.tbl_map(function(p)
+    return p.id
+  end, profiles), default) then
+    r.warn(("new tasks use profile '%s', which does not exist"):format(default), advice)
+  end
 end
 
 function M.check()
@@ -89,6 +136,8 @@ function M.check()
       r.warn(state .. (session.sidecar and session.sidecar.last_error and (": " .. session.sidecar.last_error) or ""))
     end
   end
+
+  H.check_model(r, dline)
 
   r.start("Git (checkpoints)")
   if vim.fn.executable("git") == 1 then

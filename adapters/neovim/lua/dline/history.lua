@@ -13,10 +13,21 @@ end
 
 M.ACTIONS = { "Open", "Resume", "Toggle favourite", "Delete" }
 
+--- Statuses a task can be resumed from; a completed one is continued with a new message.
+M.RESUMABLE = { TASK_STATUS_INTERRUPTED = true, TASK_STATUS_CANCELLED = true, TASK_STATUS_FAILED = true }
+
+--- The actions offered for `task`: no Resume for a completed (or running) task.
+function M.actions(task)
+  return vim.tbl_filter(function(a)
+    return a ~= "Resume" or M.RESUMABLE[task.status] == true
+  end, M.ACTIONS)
+end
+
 function H.describe(task)
   local status = ((task.status or ""):gsub("^TASK_STATUS_", "")):lower()
   local when = task.updatedAt and os.date("%Y-%m-%d %H:%M", math.floor(tonumber(task.updatedAt) / 1000)) or ""
-  return ("%s%s  [%s]  %s  %s"):format(task.favorite and "★ " or "", task.title ~= "" and task.title or task.id, status, when, task.workspaceRoot or "")
+  local id = require("dline.ids").short(task.id)
+  return ("%s%s  %s  [%s]  %s  %s"):format(task.favorite and "★ " or "", id, task.title ~= "" and task.title or "", status, when, task.workspaceRoot or "")
 end
 
 --- Lists tasks: `cb(err, tasks)`. `opts`: query, favorites_only, workspace_root.
@@ -89,7 +100,7 @@ function M.open(query, cb)
     if #tasks == 0 then return dline().notify("no tasks" .. (query and query ~= "" and (" matching " .. query) or "")) end
     vim.ui.select(tasks, { prompt = "Dline history", format_item = H.describe, kind = "dline.history" }, function(task)
       if not task then return end
-      vim.ui.select(M.ACTIONS, { prompt = H.describe(task), kind = "dline.history_action" }, function(action)
+      vim.ui.select(M.actions(task), { prompt = H.describe(task), kind = "dline.history_action" }, function(action)
         if action then M.act(task, action, cb) end
       end)
     end)

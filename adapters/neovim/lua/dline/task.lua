@@ -3,11 +3,16 @@
 ---
 --- What it does: one controller per open task, which loads the task (GetTask), renders it
 --- in a dline.chat, follows its events (Subscribe, resumed with after_seq across sidecar
---- restarts) and sends the user's words and decisions back (SendMessage, Respond).
+--- restarts), shows the change an approval is about before asking (dline.preview), reloads
+--- the buffers of files a tool changed, tells the core which files the editor has unsaved,
+--- and sends the user's words and decisions back (SendMessage, Respond).
 --- What it does not do: run the agent (the sidecar does) or write Dline's files.
 
 local chat_mod = require("dline.chat")
 local ask = require("dline.ask")
+local ids = require("dline.ids")
+local buffers = require("dline.buffers")
+local context = require("dline.context")
 
 local M = {}
 local H = {}
@@ -28,12 +33,17 @@ end
 ---@field pending_ask table|nil
 ---@field workspace_root string|nil
 ---@field events integer  events received
+---@field preview dline.Preview|nil  the change of the pending approval, on screen
 
 --- The controller of the task shown in the current buffer, else of the last task used.
 ---@return dline.TaskController|nil
 function M.current()
   local id = vim.b.dline_task_id
   if id and H.controllers[id] then return H.controllers[id] end
+  local shown = require("dline.sidebar").current()
+  if vim.api.nvim_get_current_buf() == require("dline.sidebar").input_buffer() and shown and H.controllers[shown.task_id] then
+    return H.controllers[shown.task_id]
+  end
   return H.last and H.controllers[H.last] or nil
 end
 
@@ -41,26 +51,61 @@ function M.get(task_id)
   return H.controllers[task_id]
 end
 
---- Starts a task with `prompt` in the editor's working directory and opens its chat.
+--- Every open controller.
+function M.all()
+  return vim.tbl_values(H.controllers)
+end
+
+--- Whether a failed call failed for want of a model (the core's ErrorDetail reason).
+function H.no_model(err)
+  for _, d in ipairs(type(err) == "table" and err.details or {}) do
+    local reason = type(d) == "table" and type(d.debug) == "table" and d.debug.reason
+    if reason == "ERROR_REASON_NO_MODEL" or reason == "ERROR_REASON_NO_DEFAULT_PROFILE" then return reason end
+  end
+end
+
+--- No model: offer to set one up (then start the task), and keep the prompt in the input area.
+function H.offer_model_setup(prompt, reason, cb)
+  local sidebar = require("dline.sidebar")
+  vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, vim.split(prompt, "\n", { plain = true }))
+  local what = reason == "ERROR_REASON_NO_MODEL" and "No model is configured" or "No default model profile is chosen"
+  vim.ui.select({ "Set up a model now", "Not now" }, { prompt = what .. ": your prompt is kept in the chat input.", kind = "dline.no_model" }, function(choice)
+    if choice ~= "Set up a model now" then return cb and cb("no model") end
+    require("dline.profile").add(function(err)
+      if err then return cb and cb(err) end
+      vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, {})
+      M.new_task(prompt, cb)
+    end)
+  end)
+end
+
+--- Starts a task with `prompt` (its #buffer / #file: references expanded) in the editor's
+--- working directory and opens its chat.
 function M.new_task(prompt, cb)
+  local text, problem = context.expand(prompt)
+  if not text then
+    dline().notify(problem, vim.log.levels.ERROR)
+    return cb and cb(problem)
+  end
   local session = dline().session()
   local config = dline().config()
-  session:call("TaskService", "NewTask", {
-    workspaceRoot = (vim.uv or vim.loop).cwd(),
-    text = prompt,
-    profileId = config.profile_id,
-  }, function(err, res)
+  local root = (vim.uv or vim.loop).cwd()
+  local editor = buffers.editor_state(root)
+  session:call("TaskService", "NewTask", { workspaceRoot = root, text = text, profileId = config.profile_id, editor = editor }, function(err, res)
     if err then
+      local reason = H.no_model(err)
+      if reason then return H.offer_model_setup(prompt, reason, cb) end
       dline().notify_error("new task", err)
       return cb and cb(err)
     end
-    local controller = M.open(res.taskId, { replay = true })
+    local controller = M.open(res.taskId, { replay = true, workspace_root = root, reported = table.concat(editor.unsavedFiles, "\n") })
     if cb then cb(nil, controller) end
   end)
 end
 
 --- Opens the chat of task `task_id` and follows its events. `opts.replay`: render from the
---- events (a task just created); otherwise from GetTask, then events after its last seq.
+--- events (a task just created); otherwise from GetTask, then events after its last seq, and
+--- `opts.on_loaded(controller)` once it is loaded.
 ---@return dline.TaskController
 function M.open(task_id, opts)
   opts = opts or {}
@@ -68,15 +113,18 @@ function M.open(task_id, opts)
   local existing = H.controllers[task_id]
   if existing and vim.api.nvim_buf_is_valid(existing.chat.buf) then
     existing.chat:open(dline().config().chat)
+    if opts.on_loaded then opts.on_loaded(existing) end
     return existing
   end
-  local controller = setmetatable({ task_id = task_id, events = 0 }, { __index = H.Controller })
+  local controller = setmetatable({ task_id = task_id, events = 0, workspace_root = opts.workspace_root, reported = opts.reported }, { __index = H.Controller })
   controller.chat = chat_mod.new(task_id)
   controller.chat.on_send = function(text)
     controller:send(text)
   end
   H.controllers[task_id] = controller
   H.watch_history()
+  H.watch_editor()
+  context.track()
   controller.chat:open(dline().config().chat)
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = controller.chat.buf,
@@ -87,10 +135,24 @@ function M.open(task_id, opts)
   })
   if opts.replay then
     controller:follow("0")
+    H.checkpoint_status(controller)
   else
-    controller:reload()
+    controller:reload(function(err)
+      if err then return end
+      H.checkpoint_status(controller)
+      if opts.on_loaded then opts.on_loaded(controller) end
+    end)
   end
   return controller
+end
+
+--- Shows up front when the task's checkpoints are not working (e.g. unavailable in the home
+--- folder), instead of only when a checkpoint is asked for.
+function H.checkpoint_status(self)
+  dline().session():call("CheckpointService", "GetStatus", { taskId = self.task_id }, function(err, res)
+    if err or not res or not vim.api.nvim_buf_is_valid(self.chat.buf) then return end
+    if res.state and res.state ~= "CHECKPOINT_STATE_READY" then self.chat:set_checkpoint_status(res) end
+  end)
 end
 
 --- Follows the history index (this and other sidecars) to close the chats of tasks that
@@ -100,7 +162,7 @@ function H.watch_history()
   local function gone(task_id)
     local controller = H.controllers[task_id]
     if not controller then return end
-    dline().notify("task " .. task_id:sub(1, 8) .. " no longer exists")
+    dline().notify("task " .. ids.short(task_id) .. " no longer exists")
     controller.chat:close()
   end
   H.history_watch = dline().session():watch({
@@ -130,21 +192,57 @@ function H.watch_history()
   })
 end
 
+--- Reports the editor's unsaved files to the tasks that run, whenever a buffer is modified,
+--- saved or closed, and again after a sidecar restart (the core keeps them per process).
+function H.watch_editor()
+  if H.editor_watch then return end
+  H.editor_watch = true
+  buffers.on_unsaved_change(function()
+    for _, c in pairs(H.controllers) do
+      H.report_editor(c)
+    end
+  end)
+  dline().session():on(function(event)
+    if event ~= "ready" then return end
+    for _, c in pairs(H.controllers) do
+      c.reported = nil
+      H.report_editor(c)
+    end
+  end)
+end
+
+function H.active(self)
+  return self.status == "TASK_STATUS_RUNNING" or self.status == "TASK_STATUS_WAITING" or self.status == nil
+end
+
+function H.report_editor(self)
+  if not H.active(self) or not self.workspace_root then return end
+  local unsaved = buffers.editor_state(self.workspace_root).unsavedFiles
+  local key = table.concat(unsaved, "\n")
+  if key == (self.reported or "") then return end
+  self.reported = key
+  dline().session():call("TaskService", "UpdateEditorState", { taskId = self.task_id, editor = { unsavedFiles = unsaved } }, function(err)
+    if err then
+      self.reported = nil
+      dline().logger():warn("reporting unsaved files: " .. require("dline.connect").format_error(err))
+    end
+  end)
+end
+
 H.Controller = {}
 
---- Loads the task (GetTask), renders its messages and follows events after its last seq.
+--- Loads the task (GetTask), renders it and follows events after its last seq.
 function H.Controller.reload(self, cb)
   dline().session():call("TaskService", "GetTask", { taskId = self.task_id }, function(err, res)
     if err then
-      dline().notify_error("open task " .. self.task_id, err)
+      dline().notify_error("open task " .. ids.short(self.task_id), err)
       return cb and cb(err)
     end
     local task = res.task or {}
-    self.workspace_root = task.workspaceRoot
-    self.chat.title = task.title or ""
-    self.chat.status = task.status
-    self.status = task.status
-    self.chat:set_messages(res.messages or {})
+    self.workspace_root = task.workspaceRoot ~= "" and task.workspaceRoot or self.workspace_root
+    self.chat:load(res)
+    self.status = self.chat.state.status
+    self.pending_ask = nil
     -- Follow from the last event this chat saw if that is earlier than GetTask's last seq:
     -- events that happened while GetTask was read are then replayed (the chat ignores what
     -- the stored messages already show) instead of missed; statuses catch up the same way.
@@ -154,7 +252,7 @@ function H.Controller.reload(self, cb)
       self.watch.close()
     end
     self:follow(from)
-    if res.pendingAsk and res.pendingAsk.askId then H.on_ask(self, res.pendingAsk) end
+    if self.chat.state.pending_ask then H.on_ask(self, self.chat.state.pending_ask) end
     if cb then cb(nil) end
   end)
 end
@@ -176,10 +274,10 @@ function H.Controller.follow(self, after_seq)
     on_error = function(err)
       if err.code == "not_found" then
         -- Deleted (here, or by another client): its chat has nothing left to show.
-        if H.controllers[self.task_id] == self then dline().notify("task " .. self.task_id:sub(1, 8) .. " no longer exists") end
+        if H.controllers[self.task_id] == self then dline().notify("task " .. ids.short(self.task_id) .. " no longer exists") end
         return self.chat:close()
       end
-      dline().notify_error("task " .. self.task_id .. " events", err)
+      dline().notify_error("task " .. ids.short(self.task_id) .. " events", err)
     end,
   })
 end
@@ -187,11 +285,52 @@ end
 function H.on_event(self, event)
   self.events = self.events + 1
   self.chat:apply(event)
-  if event.statusChanged then self.status = event.statusChanged.status end
+  local state = self.chat.state
+  local was = self.status
+  self.status = state.status
   if event.ask then H.on_ask(self, event.ask) end
-  if event.askResolved then self.pending_ask = nil end
+  if self.pending_ask and state.pending_ask ~= self.pending_ask and not event.ask then
+    -- Answered (here or by another client), dropped, or no longer waited for.
+    self.pending_ask = nil
+    H.close_preview(self)
+  end
+  if event.statusChanged and self.status ~= was then
+    if self.status == "TASK_STATUS_INTERRUPTED" then
+      dline().notify(("task %s is interrupted: its sidecar stopped before it finished. R in its chat (or :Dline resume) continues it"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+    elseif self.status == "TASK_STATUS_RUNNING" then
+      H.report_editor(self)
+    end
+  end
+  if event.toolFinished then H.after_tool(self, event.toolFinished) end
   for _, fn in ipairs(self.listeners or {}) do
     fn(event)
+  end
+end
+
+--- After a tool call: the buffers of the files it changed show the new text (a command may
+--- change any file), and an edit refused because its file is unsaved here is explained.
+function H.after_tool(self, finished)
+  local root = self.workspace_root
+  local paths = {}
+  for _, edit in ipairs(finished.edits or {}) do
+    table.insert(paths, edit.path)
+  end
+  if #paths > 0 then buffers.reload(root, paths, "Dline") end
+  local item = require("dline.chat_state").tool_item(self.chat.state, finished.toolCallId)
+  if item and item.kind == "command" then buffers.reload_changed(root) end
+  if finished.status == "TOOL_CALL_STATUS_FAILED" and item then
+    local call = require("dline.chat_render").tool_call(item)
+    local targets = vim.tbl_map(function(e)
+      return e.path
+    end, call.edits or {})
+    local ok, input = pcall(vim.json.decode, call.input or "")
+    if #targets == 0 and ok and type(input) == "table" and type(input.path) == "string" then targets = { input.path } end
+    for _, path in ipairs(targets) do
+      local buf = vim.fn.bufnr(vim.fn.fnamemodify((root or ".") .. "/" .. path, ":p"))
+      if buf ~= -1 and vim.bo[buf].modified then
+        dline().notify(("Dline did not edit %s: it has unsaved changes here. Save it, then tell Dline to go on."):format(path), vim.log.levels.WARN)
+      end
+    end
   end
 end
 
@@ -201,10 +340,37 @@ function H.on_ask(self, a)
   -- After the batch of events in hand: the question may already be answered in it.
   vim.schedule(function()
     if self.pending_ask ~= a then return end
+    H.show_preview(self)
     ask.prompt(a, function(approve, text)
-      if self.pending_ask == a then self:respond(approve, text) end
+      if self.pending_ask == a then
+        self:respond(approve, text)
+      else
+        dline().notify("that question is no longer pending", vim.log.levels.WARN)
+      end
     end)
   end)
+end
+
+--- Shows the change the pending approval is about (diff tabs), once.
+function H.show_preview(self)
+  local a = self.pending_ask
+  if not a or not dline().config().preview or (self.preview and self.preview.ask == a) then return end
+  H.close_preview(self)
+  local preview = require("dline.preview").open(a, self.workspace_root, function(action)
+    self:answer(action)
+  end, { max_tabs = dline().config().compare.max_tabs })
+  if preview then
+    preview.ask = a
+    self.preview = preview
+  end
+end
+
+function H.close_preview(self)
+  if self.preview then
+    local preview = self.preview
+    self.preview = nil
+    preview.close()
+  end
 end
 
 --- Calls `fn(event)` for every event of this task from now on (tests, integrations).
@@ -217,7 +383,11 @@ end
 function H.Controller.respond(self, approve, text, cb)
   local a = self.pending_ask
   if not a then
-    dline().notify("task " .. self.task_id:sub(1, 8) .. " is not waiting for an answer", vim.log.levels.WARN)
+    if self.status == "TASK_STATUS_INTERRUPTED" then
+      dline().notify(("task %s is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+    else
+      dline().notify("task " .. ids.short(self.task_id) .. " is not waiting for an answer", vim.log.levels.WARN)
+    end
     return cb and cb("not waiting")
   end
   dline().session():call("TaskService", "Respond", { taskId = self.task_id, askId = a.askId, approve = approve, text = text or "" }, function(err)
@@ -226,10 +396,38 @@ function H.Controller.respond(self, approve, text, cb)
   end)
 end
 
---- Sends a message: the answer to a pending question, or the next user turn.
+--- An answer from a keymap (chat or preview): "approve", "deny", or with feedback.
+function H.Controller.answer(self, action)
+  local a = self.pending_ask
+  if a and a.kind == "ASK_KIND_FOLLOWUP" then
+    if action == "approve" then
+      return ask.prompt(a, function(_, text)
+        if self.pending_ask == a then self:respond(true, text) end
+      end)
+    end
+    return dline().notify("answer the question in the input area (or ga to pick an option)", vim.log.levels.WARN)
+  end
+  if action == "approve" or action == "deny" or not a then return self:respond(action == "approve", "") end
+  ask.input("Feedback: ", function(text)
+    if self.pending_ask == a then self:respond(action == "approve_feedback", text) end
+  end)
+end
+
+--- Sends a message: the answer to a pending question, or the next user turn. `#buffer` and
+--- `#file:path` are expanded.
 function H.Controller.send(self, text, cb)
-  dline().session():call("TaskService", "SendMessage", { taskId = self.task_id, text = text }, function(err)
-    if err then dline().notify_error("send", err) end
+  local expanded, problem = context.expand(text)
+  if not expanded then
+    dline().notify(problem, vim.log.levels.ERROR)
+    return cb and cb(problem)
+  end
+  local editor = buffers.editor_state(self.workspace_root)
+  dline().session():call("TaskService", "SendMessage", { taskId = self.task_id, text = expanded, editor = editor }, function(err)
+    if err then
+      dline().notify_error("send", err)
+    else
+      self.reported = table.concat(editor.unsavedFiles, "\n")
+    end
     if cb then cb(err) end
   end)
 end
@@ -241,14 +439,25 @@ function H.Controller.cancel(self, cb)
   end)
 end
 
+--- Continues an interrupted (or cancelled, failed) task. A completed task is continued with a
+--- new message instead: resuming it would send the model a request with nothing new.
 function H.Controller.resume(self, cb)
+  if self.status == "TASK_STATUS_COMPLETED" then
+    dline().notify(("task %s is completed: send a message to continue it (the chat input, or :Dline send)"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+    return cb and cb("completed")
+  end
   dline().session():call("TaskService", "Resume", { taskId = self.task_id }, function(err)
     if err then dline().notify_error("resume", err) end
+    if not err then
+      self.reported = nil
+      H.report_editor(self)
+    end
     if cb then cb(err) end
   end)
 end
 
 function H.Controller.close(self)
+  H.close_preview(self)
   if self.watch then self.watch.close() end
   H.controllers[self.task_id] = nil
   if H.last == self.task_id then H.last = nil end
@@ -258,11 +467,72 @@ function H.Controller.close(self)
   end
 end
 
---- Resumes task `task_id`: opens its chat and asks the sidecar to continue it.
+--- Resumes task `task_id` (a full id or its short form): opens its chat and continues it.
 function M.resume(task_id, cb)
-  local controller = M.open(task_id)
-  controller:resume(cb)
-  return controller
+  local function go(id)
+    -- Once loaded, the controller knows the status: a completed task is not resumed.
+    return M.open(id, {
+      on_loaded = function(controller)
+        controller:resume(cb)
+      end,
+    })
+  end
+  if H.controllers[task_id] or task_id:find("-", 1, true) then return go(task_id) end
+  require("dline.history").list({}, function(err, tasks)
+    if err then return dline().notify_error("resume", err) end
+    for _, t in ipairs(tasks) do
+      if ids.matches(t.id, task_id) then return go(t.id) end
+    end
+    dline().notify("no task " .. task_id, vim.log.levels.ERROR)
+    if cb then cb("not found") end
+  end)
+end
+
+--- A keymap of a chat buffer `buf`: see dline.sidebar.KEYS.
+function M.chat_action(action, buf)
+  local sidebar = require("dline.sidebar")
+  local id = vim.b[buf].dline_task_id
+  local controller = id and H.controllers[id]
+  if action == "close" then return sidebar.close() end
+  if action == "help" then
+    local lines = {}
+    for _, key in ipairs(sidebar.KEYS) do
+      table.insert(lines, ("%-6s %s"):format(key[1], key[3]))
+    end
+    return vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
+  end
+  if action == "next_ask" or action == "prev_ask" then return sidebar.jump_ask(action == "next_ask") end
+  if action == "input" then
+    local _, input_win = sidebar.windows()
+    if not input_win and controller then
+      controller.chat:open(dline().config().chat)
+      _, input_win = sidebar.windows()
+    end
+    if input_win then
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd("startinsert")
+    end
+    return
+  end
+  if not controller then return dline().notify("this chat's task is not open", vim.log.levels.WARN) end
+  if action == "preview" then
+    if not controller.pending_ask then return dline().notify("nothing waits for approval", vim.log.levels.WARN) end
+    if controller.preview then controller.preview.close() end
+    controller.preview = nil
+    return H.show_preview(controller)
+  elseif action == "resume" then
+    return controller:resume()
+  elseif action == "cancel" then
+    return controller:cancel()
+  elseif action == "compare" or action == "restore" then
+    local cp = require("dline.chat_render").checkpoint_on_line(vim.api.nvim_get_current_line())
+    local cps = require("dline.checkpoints")
+    return cps.pick(controller.task_id, cp, action == "compare" and "Compare with checkpoint" or "Restore checkpoint", function(chosen)
+      if action == "compare" then return cps.compare(controller.task_id, chosen, controller.workspace_root) end
+      cps.restore(controller.task_id, chosen, controller.workspace_root)
+    end)
+  end
+  controller:answer(action)
 end
 
 return M

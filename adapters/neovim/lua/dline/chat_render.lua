@@ -1,0 +1,252 @@
+--- *dline.chat_render* The lines the chat buffer shows for a dline.chat_state.
+---
+--- What it does: turns the header, each row, the notice and the pending question into buffer
+--- lines. Model text has its control characters made visible. Tool output lines start with
+--- `M.OUTPUT_PREFIX`, which the chat window folds (`foldexpr`), so long output stays closed
+--- until opened with `zo`.
+--- What it does not do: write buffers (dline.chat does).
+
+local visible = require("dline.visible")
+local ids = require("dline.ids")
+
+local M = {}
+local H = {}
+
+--- Tool output lines start with this; the chat folds them.
+M.OUTPUT_PREFIX = "  │ "
+--- Lines of tool output shown at most (the rest: a count; the command log has it all).
+M.MAX_OUTPUT_LINES = 200
+
+M.STATUS_TEXT = {
+  TASK_STATUS_RUNNING = "running",
+  TASK_STATUS_WAITING = "waiting for you",
+  TASK_STATUS_COMPLETED = "completed",
+  TASK_STATUS_CANCELLED = "cancelled",
+  TASK_STATUS_INTERRUPTED = "interrupted",
+  TASK_STATUS_FAILED = "failed",
+  TASK_STATUS_DAMAGED = "damaged",
+}
+
+H.tool_status = {
+  TOOL_CALL_STATUS_PENDING = "waiting for approval",
+  TOOL_CALL_STATUS_RUNNING = "running",
+  TOOL_CALL_STATUS_DONE = "done",
+  TOOL_CALL_STATUS_FAILED = "failed",
+  TOOL_CALL_STATUS_DENIED = "denied",
+  TOOL_CALL_STATUS_INTERRUPTED = "interrupted",
+}
+
+--- Model text as buffer lines, its control characters made visible.
+function M.split(text)
+  return vim.split(visible(text or ""), "\n", { plain = true })
+end
+
+--- One line: newlines shown as \n.
+function M.one_line(text)
+  return (visible(text or ""):gsub("\n", "\\n"))
+end
+
+function H.tokens(n)
+  n = tonumber(n) or 0
+  if n >= 1e6 then return ("%.1fM"):format(n / 1e6) end
+  if n >= 1e4 then return ("%.0fk"):format(n / 1e3) end
+  if n >= 1e3 then return ("%.1fk"):format(n / 1e3) end
+  return tostring(math.floor(n))
+end
+
+--- "1.2k in, 90 out, $0.0123" (or "cost unknown") of the whole task.
+function M.usage_text(usage)
+  if not usage or (usage.tokensIn == 0 and usage.tokensOut == 0) then return nil end
+  local cost
+  if usage.costUnknown and usage.cost == 0 then
+    cost = "cost unknown"
+  else
+    cost = ("$%.4f%s"):format(usage.cost or 0, usage.costUnknown and " + unknown" or "")
+  end
+  return ("%s in, %s out, %s"):format(H.tokens(usage.tokensIn), H.tokens(usage.tokensOut), cost)
+end
+
+--- The checkpoints' state as one line, when it is worth showing.
+function M.checkpoint_text(c)
+  if not c or c.state == "ready" or c.state == "" then return nil end
+  if c.state == "initializing" or c.state == "slow" or c.state == "slow_initialization" then
+    local progress = ""
+    if c.phase == "staging" and c.filesTotal > 0 then
+      progress = (": staging %d of %d files"):format(c.filesDone, c.filesTotal)
+    elseif c.phase ~= "" then
+      progress = ": " .. c.phase
+    end
+    local slow = (c.state ~= "initializing") and (" (" .. M.one_line(c.message) .. ")") or ""
+    return "checkpoints initializing" .. progress .. slow
+  end
+  return ("checkpoints %s: %s"):format(c.state, M.one_line(c.message))
+end
+
+function M.header_lines(state)
+  local status = state.status and (M.STATUS_TEXT[state.status] or state.status) or "…"
+  local parts = { "# Dline " .. ids.short(state.task_id), status }
+  local usage = M.usage_text(state.usage)
+  if usage then table.insert(parts, usage) end
+  local lines = { table.concat(parts, " · ") }
+  if state.title ~= "" then table.insert(lines, M.one_line(state.title)) end
+  local cp = M.checkpoint_text(state.checkpoints)
+  if cp then table.insert(lines, cp) end
+  if state.status == "TASK_STATUS_INTERRUPTED" then
+    table.insert(lines, "Interrupted: its sidecar stopped before it finished. R (or :Dline resume) continues it.")
+  end
+  table.insert(lines, "")
+  return lines
+end
+
+-- Rows ----------------------------------------------------------------------------------
+
+--- The ToolCall of a row: the proto field, or (older rows) what its detail JSON holds.
+function M.tool_call(item)
+  if item.toolCall then return item.toolCall end
+  local ok, detail = pcall(vim.json.decode, item.detail or "")
+  if not ok or type(detail) ~= "table" then return {} end
+  local status = detail.status and ("TOOL_CALL_STATUS_" .. detail.status:upper()) or (detail.ok == false and "TOOL_CALL_STATUS_FAILED" or (detail.output ~= nil and "TOOL_CALL_STATUS_DONE" or nil))
+  return { status = status, output = detail.output ~= nil and tostring(detail.output) or nil, edits = detail.edits, command = detail.command, feedback = detail.feedback, reason = detail.reason }
+end
+
+--- "+3 -1" of one FileEdit.
+function M.edit_stat(edit)
+  if edit.truncated then return "(not shown: binary or large)" end
+  local before, after = edit.originalText or "", edit.proposedText or ""
+  local added, removed = 0, 0
+  local ok, hunks = pcall(vim.diff, before, after, { result_type = "indices" })
+  if ok and type(hunks) == "table" then
+    for _, h in ipairs(hunks) do
+      removed = removed + h[2]
+      added = added + h[4]
+    end
+  end
+  local what = edit.status == "FILE_STATUS_ADDED" and "new, " or edit.status == "FILE_STATUS_DELETED" and "deleted, " or ""
+  return ("(%s+%d -%d)"):format(what, added, removed)
+end
+
+function H.tool_lines(item)
+  local call = M.tool_call(item)
+  local status = H.tool_status[call.status] or (item.partial and "running" or "")
+  if item.running then status = "running" end
+  local head
+  if item.kind == "command" then
+    local command = call.command and call.command.command or item.text or ""
+    head = "### $ " .. M.one_line(command)
+  else
+    -- The summary names the tool already ("write_to_file notes.txt").
+    head = "### " .. M.one_line(item.text ~= "" and item.text or item.tool or "tool")
+  end
+  local lines = { head .. (status ~= "" and ("  [" .. status .. "]") or "") }
+  for _, edit in ipairs(call.edits or {}) do
+    table.insert(lines, ("  %s %s"):format(M.one_line(edit.path), M.edit_stat(edit)))
+  end
+  if (call.feedback or "") ~= "" then table.insert(lines, "  feedback: " .. M.one_line(call.feedback)) end
+  if (call.reason or "") ~= "" and call.status ~= "TOOL_CALL_STATUS_DONE" then table.insert(lines, "  " .. M.one_line(call.reason)) end
+  local output = item.running and item.output or call.output or item.output
+  if output and output ~= "" and not ((call.reason or "") ~= "" and vim.trim(output) == vim.trim(call.reason)) then
+    local out = M.split(output)
+    if out[#out] == "" then table.remove(out) end
+    for i = 1, math.min(#out, M.MAX_OUTPUT_LINES) do
+      table.insert(lines, M.OUTPUT_PREFIX .. out[i])
+    end
+    if #out > M.MAX_OUTPUT_LINES then table.insert(lines, M.OUTPUT_PREFIX .. ("… %d more lines"):format(#out - M.MAX_OUTPUT_LINES)) end
+  end
+  return lines
+end
+
+--- The lines of one row (a blank separator last).
+function M.item_lines(item)
+  local kind, role, text = item.kind or "text", item.role or "", item.text or ""
+  local lines
+  if kind == "tool" or kind == "command" then
+    lines = H.tool_lines(item)
+  elseif kind == "completion" then
+    lines = vim.list_extend({ "## Task completed" }, M.split(text))
+  elseif kind == "followup" then
+    lines = vim.list_extend({ "## Question" }, M.split(text))
+    local ok, detail = pcall(vim.json.decode, item.detail or "")
+    if ok and type(detail) == "table" and type(detail.options) == "table" then
+      for i, option in ipairs(detail.options) do
+        table.insert(lines, ("  %d. %s"):format(i, M.one_line(tostring(option))))
+      end
+    end
+  elseif kind == "denied" then
+    lines = { "## You denied " .. (item.tool or "the operation") .. (text ~= "" and (": " .. M.one_line(text)) or "") }
+  elseif kind == "error" then
+    lines = vim.list_extend({ "## Error" }, M.split(text))
+  elseif kind == "task_error" then
+    lines = vim.list_extend({ ("## Error (%s)"):format(item.tool or "unknown") }, M.split(text))
+  elseif kind == "reasoning" then
+    lines = { "## Thinking" }
+    for _, l in ipairs(M.split(text)) do
+      table.insert(lines, "> " .. l)
+    end
+  elseif kind == "checkpoint" then
+    lines = {}
+  elseif kind == "notice" then
+    lines = { "~~ " .. M.one_line(text) }
+  elseif kind == "plan" then
+    lines = vim.list_extend({ "## Plan" }, M.split(text))
+  elseif kind == "compaction" then
+    lines = vim.list_extend({ "## Conversation summarized" }, M.split(text))
+  elseif role == "MESSAGE_ROLE_USER" then
+    lines = vim.list_extend({ "## You" }, M.split(text))
+  else
+    lines = vim.list_extend({ "## Dline" }, M.split(text))
+  end
+  if item.checkpointId and item.checkpointId ~= "" then table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind)) end
+  table.insert(lines, "")
+  return lines
+end
+
+--- A short checkpoint marker (gc compares with it, gs restores it, cursor on the line).
+function M.checkpoint_line(id, kind)
+  local name = kind and kind:gsub("^CHECKPOINT_KIND_", ""):lower():gsub("_", " ") or "checkpoint"
+  return ("── checkpoint %s (%s)"):format(id:sub(1, 8), name)
+end
+
+--- The checkpoint id prefix on a marker line, or nil.
+function M.checkpoint_on_line(line)
+  return line and line:match("^── checkpoint (%x+) ") or nil
+end
+
+-- The question --------------------------------------------------------------------------
+
+--- What the pending question (or the one nobody answered) shows at the end of the chat.
+function M.ask_lines(state)
+  local a = state.pending_ask
+  if not a then
+    if state.dropped_ask and state.status == "TASK_STATUS_INTERRUPTED" then
+      return { ">> Not answered: the sidecar stopped while it asked. R (or :Dline resume) continues the task.", "" }
+    end
+    return {}
+  end
+  local lines
+  if a.kind == "ASK_KIND_FOLLOWUP" then
+    lines = { ">> Question: " .. M.one_line(a.summary), "   answer in the input below, or ga to pick an option" }
+  elseif a.kind == "ASK_KIND_RESUME" then
+    lines = { ">> " .. M.one_line(a.summary), "   ga resumes, gr does not" }
+  elseif a.kind == "ASK_KIND_COMMAND_APPROVAL" then
+    local c = a.command or {}
+    lines = { ">> Run this command?  ga approve · gr deny · gA / gR with feedback" }
+    for _, l in ipairs(M.split(c.command ~= nil and c.command ~= "" and c.command or a.summary)) do
+      table.insert(lines, "   $ " .. l)
+    end
+    if (c.workingDirectory or "") ~= "" then table.insert(lines, "   in " .. M.one_line(c.workingDirectory)) end
+  else
+    lines = { ">> Approve " .. M.one_line(a.summary) .. "?  ga approve · gr deny · gA / gR with feedback · gp preview" }
+    for _, edit in ipairs(a.edits or {}) do
+      table.insert(lines, ("   %s %s"):format(M.one_line(edit.path), M.edit_stat(edit)))
+    end
+  end
+  table.insert(lines, "")
+  return lines
+end
+
+function M.notice_lines(state)
+  if (state.notice or "") == "" then return {} end
+  return { "~~ " .. M.one_line(state.notice), "" }
+end
+
+return M

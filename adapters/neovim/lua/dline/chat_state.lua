@@ -1,0 +1,320 @@
+--- *dline.chat_state* The chat of one task as data: folded from GetTask and the task's events.
+---
+--- What it does: keeps the conversation's rows (UiMessages, with their tool calls and live
+--- output), the pending question, the status, the task's total usage, the one-line notice
+--- (retrying, waiting for the model) and the checkpoints' state, and says what each event
+--- changed so that a renderer can redraw only that.
+--- What it does not do: touch buffers, windows or the sidecar. It is pure: the same events
+--- always give the same state, so tests drive it with recorded event streams (Connect JSON).
+
+local M = {}
+local H = {}
+
+---@class dline.ChatItem  a UiMessage (Connect JSON) plus what events add
+---@field id string
+---@field role string|nil
+---@field kind string|nil
+---@field text string|nil
+---@field partial boolean|nil
+---@field tool string|nil
+---@field detail string|nil
+---@field checkpointId string|nil
+---@field toolCall table|nil   the ToolCall of a tool or command row
+---@field output string|nil    live output of a running call (tool_output chunks)
+---@field final boolean|nil    complete as stored: a replayed stream does not change it
+---@field checkpointKind string|nil
+
+---@class dline.ChatState
+---@field task_id string
+---@field title string
+---@field status string|nil         a TaskStatus name
+---@field status_reason string
+---@field items dline.ChatItem[]
+---@field pending_ask table|nil     the Ask waiting for an answer
+---@field dropped_ask table|nil     the Ask nobody answered (its sidecar stopped)
+---@field usage table               { tokensIn, tokensOut, cost, costUnknown } of the whole task
+---@field notice string             "retrying in 4 s ...", "waiting for the model ..." or ""
+---@field checkpoints table|nil     { state, message, phase, filesDone, filesTotal }
+---@field base_seq number           events up to this seq are in the loaded usage totals
+
+---@class dline.ChatChange  what one event changed
+---@field header boolean|nil
+---@field items string[]|nil       ids of rows to redraw
+---@field delta table|nil          { id, text }: text appended to a row
+---@field removed string[]|nil     ids of rows that are gone
+---@field ask boolean|nil          the question block changed
+---@field notice boolean|nil
+
+---@return dline.ChatState
+function M.new(task_id, title)
+  return {
+    task_id = task_id,
+    title = title or "",
+    status = nil,
+    status_reason = "",
+    items = {},
+    index = {},
+    tool_rows = {},
+    pending_ask = nil,
+    dropped_ask = nil,
+    usage = { tokensIn = 0, tokensOut = 0, cost = 0, costUnknown = false },
+    notice = "",
+    checkpoints = nil,
+    base_seq = 0,
+  }
+end
+
+M.TERMINAL = { TASK_STATUS_COMPLETED = true, TASK_STATUS_CANCELLED = true, TASK_STATUS_FAILED = true, TASK_STATUS_INTERRUPTED = true, TASK_STATUS_DAMAGED = true }
+
+function H.num(v)
+  return tonumber(v) or 0
+end
+
+--- Loads a GetTaskResponse (Connect JSON): rows, status, pending question, usage totals.
+--- A task marked running or waiting that no sidecar runs (owner pid 0) is interrupted: its
+--- sidecar died, and nobody will answer its question.
+function M.load(state, res)
+  local task = res.task or {}
+  local fresh = M.new(state.task_id, task.title or state.title)
+  for k, v in pairs(fresh) do
+    state[k] = v
+  end
+  state.status = task.status
+  if (state.status == "TASK_STATUS_RUNNING" or state.status == "TASK_STATUS_WAITING") and H.num(res.ownerPid) == 0 then
+    state.status = "TASK_STATUS_INTERRUPTED"
+  end
+  for _, msg in ipairs(res.messages or {}) do
+    local item = H.upsert(state, msg)
+    -- Complete as stored: deltas of a replayed stream must not append to it again.
+    item.final = not msg.partial
+  end
+  if res.pendingAsk and res.pendingAsk.askId and state.status ~= "TASK_STATUS_INTERRUPTED" then state.pending_ask = res.pendingAsk end
+  state.usage = { tokensIn = H.num(task.tokensIn), tokensOut = H.num(task.tokensOut), cost = tonumber(task.cost) or 0, costUnknown = task.costUnknown == true }
+  state.base_seq = H.num(res.lastSeq)
+  return state
+end
+
+--- The row with `id`, or nil.
+function M.item(state, id)
+  return state.index[id]
+end
+
+--- The rows that show tool calls, by tool call id.
+function M.tool_item(state, tool_call_id)
+  local id = state.tool_rows[tool_call_id]
+  return id and state.index[id] or nil
+end
+
+function H.upsert(state, msg)
+  local item = state.index[msg.id]
+  if not item then
+    item = {}
+    state.index[msg.id] = item
+    table.insert(state.items, item)
+  end
+  local checkpoint, kind, output = item.checkpointId, item.checkpointKind, item.output
+  for k in pairs(item) do
+    item[k] = nil
+  end
+  for k, v in pairs(msg) do
+    item[k] = v
+  end
+  -- A finalized row keeps what events added to it: its checkpoint and its live output.
+  if (item.checkpointId or "") == "" then item.checkpointId = checkpoint end
+  item.checkpointKind = kind
+  item.output = output
+  if item.toolCall and item.toolCall.toolCallId then state.tool_rows[item.toolCall.toolCallId] = item.id end
+  return item
+end
+
+function H.remove(state, ids)
+  local gone = {}
+  for _, id in ipairs(ids) do
+    if state.index[id] then gone[id] = true end
+  end
+  if next(gone) == nil then return {} end
+  local kept, removed = {}, {}
+  for _, item in ipairs(state.items) do
+    if gone[item.id] then
+      state.index[item.id] = nil
+      table.insert(removed, item.id)
+    else
+      table.insert(kept, item)
+    end
+  end
+  state.items = kept
+  return removed
+end
+
+--- Applies one TaskEvent (Connect JSON). Returns what changed (dline.ChatChange).
+---@return dline.ChatChange
+function M.apply(state, event)
+  local seq = H.num(event.seq)
+  if event.messageAdded then
+    local msg = event.messageAdded.message or {}
+    local item = state.index[msg.id]
+    if item and item.final then return {} end
+    H.upsert(state, msg)
+    return H.with_title(state, { items = { msg.id } })
+  elseif event.messageDelta or event.reasoningDelta then
+    local d = event.messageDelta or event.reasoningDelta
+    local item = state.index[d.messageId]
+    if item and item.final then return {} end
+    state.notice = ""
+    if not item then
+      H.upsert(state, { id = d.messageId, role = "MESSAGE_ROLE_ASSISTANT", kind = event.reasoningDelta and "reasoning" or "text", text = d.text or "", partial = true })
+      return { items = { d.messageId }, notice = true }
+    end
+    item.text = (item.text or "") .. (d.text or "")
+    return { delta = { id = d.messageId, text = d.text or "" }, notice = true }
+  elseif event.messageFinalized then
+    local msg = event.messageFinalized.message or {}
+    local item = state.index[msg.id]
+    if item and item.final then return {} end
+    item = H.upsert(state, msg)
+    item.final = not msg.partial
+    return H.with_title(state, { items = { msg.id } })
+  elseif event.toolStarted then
+    local t = event.toolStarted
+    local id = (t.messageId ~= nil and t.messageId ~= "") and t.messageId or H.last_open_tool_row(state)
+    local item = id and state.index[id]
+    if not item then return {} end
+    state.tool_rows[t.toolCallId] = id
+    item.output = ""
+    item.running = true
+    return { items = { id } }
+  elseif event.toolOutput then
+    local item = M.tool_item(state, event.toolOutput.toolCallId)
+    if not item or not item.running then return {} end
+    item.output = (item.output or "") .. (event.toolOutput.chunk or "")
+    return { items = { item.id } }
+  elseif event.toolFinished then
+    local f = event.toolFinished
+    local item = M.tool_item(state, f.toolCallId)
+    if not item then return {} end
+    item.running = false
+    item.finished = f
+    return { items = { item.id } }
+  elseif event.ask then
+    state.pending_ask = event.ask
+    state.dropped_ask = nil
+    return { ask = true, header = true }
+  elseif event.askResolved then
+    local r = event.askResolved
+    if state.pending_ask and (r.askId == nil or r.askId == "" or r.askId == state.pending_ask.askId) then
+      if r.dropped then state.dropped_ask = state.pending_ask end
+      state.pending_ask = nil
+    end
+    return { ask = true, header = true }
+  elseif event.checkpointSaved then
+    local c = event.checkpointSaved
+    local item = c.messageId and state.index[c.messageId]
+    if item then
+      item.checkpointId = c.checkpointId
+      item.checkpointKind = c.kind
+      return { items = { item.id } }
+    end
+    local id = "checkpoint:" .. c.checkpointId
+    H.upsert(state, { id = id, kind = "checkpoint", checkpointId = c.checkpointId })
+    state.index[id].checkpointKind = c.kind
+    return { items = { id } }
+  elseif event.statusChanged then
+    state.status = event.statusChanged.status
+    state.status_reason = event.statusChanged.reason or ""
+    state.notice = ""
+    local change = { header = true, notice = true }
+    if state.status ~= "TASK_STATUS_WAITING" and state.pending_ask then
+      -- Interrupted while asking: nobody will answer that question any more.
+      if state.status == "TASK_STATUS_INTERRUPTED" then state.dropped_ask = state.pending_ask end
+      state.pending_ask = nil
+      change.ask = true
+    end
+    if state.status == "TASK_STATUS_INTERRUPTED" or state.status == "TASK_STATUS_RUNNING" then change.ask = true end
+    return change
+  elseif event.usage then
+    -- Per request; GetTask's totals already count the events up to its last seq.
+    if seq > 0 and seq <= state.base_seq then return {} end
+    local u = event.usage
+    state.usage = {
+      tokensIn = state.usage.tokensIn + H.num(u.tokensIn),
+      tokensOut = state.usage.tokensOut + H.num(u.tokensOut),
+      cost = state.usage.cost + (tonumber(u.cost) or 0),
+      costUnknown = state.usage.costUnknown or u.costUnknown == true,
+    }
+    return { header = true }
+  elseif event.modelRetry or event.modelWaiting then
+    local r = event.modelRetry or event.modelWaiting
+    local removed = H.remove(state, r.discardedMessageIds or {})
+    local reason = event.modelRetry and r.reason and r.reason ~= "" and (": " .. r.reason) or ""
+    state.notice = (r.message or "") .. reason
+    return { notice = true, removed = removed }
+  elseif event.checkpointStatus then
+    local c = event.checkpointStatus
+    local name = (c.state or ""):gsub("^CHECKPOINT_STATE_", ""):lower()
+    state.checkpoints = { state = name, message = c.message or "", phase = c.phase or "", filesDone = H.num(c.filesDone), filesTotal = H.num(c.filesTotal) }
+    return { header = true }
+  elseif event.rewound then
+    local after = event.rewound.afterMessageId or ""
+    local ids = {}
+    if after ~= "" and not state.index[after] then return {} end
+    for i = #state.items, 1, -1 do
+      local item = state.items[i]
+      if item.id == after then break end
+      table.insert(ids, item.id)
+    end
+    local removed = H.remove(state, ids)
+    state.pending_ask = nil
+    return { removed = removed, ask = true }
+  elseif event.error then
+    local e = event.error
+    local id = "error:" .. (event.seq or tostring(#state.items + 1))
+    H.upsert(state, { id = id, kind = "task_error", text = e.message or "", tool = e.code or "unknown" })
+    return { items = { id } }
+  end
+  return {}
+end
+
+function H.last_open_tool_row(state)
+  for i = #state.items, 1, -1 do
+    local item = state.items[i]
+    if (item.kind == "tool" or item.kind == "command") and item.partial then return item.id end
+  end
+end
+
+function H.with_title(state, change)
+  if state.title == "" then
+    for _, item in ipairs(state.items) do
+      if item.role == "MESSAGE_ROLE_USER" and (item.text or "") ~= "" then
+        state.title = item.text:match("^[^\n]*"):sub(1, 80)
+        change.header = true
+        break
+      end
+    end
+  end
+  return change
+end
+
+--- The state as plain data for comparisons (tests, recorded streams): rows with their kind,
+--- role, text and tool call status, the status, the pending question, the usage.
+function M.snapshot(state)
+  local rows = {}
+  for _, item in ipairs(state.items) do
+    table.insert(rows, {
+      id = item.id,
+      role = item.role,
+      kind = item.kind,
+      text = item.text,
+      toolStatus = item.toolCall and item.toolCall.status or nil,
+      checkpointId = item.checkpointId,
+    })
+  end
+  return {
+    status = state.status,
+    rows = rows,
+    pendingAskId = state.pending_ask and state.pending_ask.askId or nil,
+    usage = state.usage,
+    notice = state.notice,
+  }
+end
+
+return M

@@ -1,0 +1,122 @@
+--- *dline.context* Code context in a message: a range of lines, `#buffer` and `#file:path`.
+---
+--- What it does: turns a range of a buffer into a block the model reads (the file, the lines
+--- and their text), and expands the references of a prompt: `#buffer` (the buffer you were
+--- in, unsaved changes included) and `#file:path` (a file, relative to the working
+--- directory). Remembers the last file buffer you were in, for prompts typed in the chat.
+--- What it does not do: send anything (dline.task does).
+
+local M = {}
+local H = {}
+
+H.origin = nil -- the last file buffer entered
+
+--- Starts remembering the last file buffer entered (the buffer `#buffer` means in the chat).
+function M.track()
+  if H.tracking then return end
+  H.tracking = true
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = vim.api.nvim_create_augroup("dline_context", { clear = true }),
+    callback = function(args)
+      if vim.bo[args.buf].buftype == "" and vim.api.nvim_buf_get_name(args.buf) ~= "" then H.origin = args.buf end
+    end,
+  })
+  local current = vim.api.nvim_get_current_buf()
+  if vim.bo[current].buftype == "" and vim.api.nvim_buf_get_name(current) ~= "" then H.origin = current end
+end
+
+--- The buffer `#buffer` means: the current one when it is a file's, else the last file buffer entered.
+function M.origin_buffer()
+  local current = vim.api.nvim_get_current_buf()
+  if vim.bo[current].buftype == "" and vim.api.nvim_buf_get_name(current) ~= "" then return current end
+  if H.origin and vim.api.nvim_buf_is_valid(H.origin) then return H.origin end
+end
+
+function H.relative(name)
+  return vim.fn.fnamemodify(name, ":~:.")
+end
+
+function H.fence(lines)
+  -- A fence longer than any backtick run in the text.
+  local longest = 2
+  for _, l in ipairs(lines) do
+    for run in l:gmatch("`+") do
+      if #run > longest then longest = #run end
+    end
+  end
+  return string.rep("`", longest + 1)
+end
+
+function H.block(header, filetype, lines)
+  local fence = H.fence(lines)
+  return table.concat(vim.list_extend({ header, fence .. (filetype or "") }, vim.list_extend(vim.deepcopy(lines), { fence })), "\n")
+end
+
+--- The block for lines `first`..`last` (1-based, inclusive) of buffer `buf`.
+function M.range_block(buf, first, last)
+  local lines = vim.api.nvim_buf_get_lines(buf, first - 1, last, false)
+  local name = vim.api.nvim_buf_get_name(buf)
+  local where = name ~= "" and H.relative(name) or ("buffer " .. buf)
+  local span = first == last and ("line %d"):format(first) or ("lines %d-%d"):format(first, last)
+  return H.block(("File: %s (%s)"):format(where, span), vim.bo[buf].filetype, lines)
+end
+
+--- The whole of buffer `buf` as a block (unsaved changes included).
+function M.buffer_block(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  return H.block(("File: %s"):format(name ~= "" and H.relative(name) or ("buffer " .. buf)), vim.bo[buf].filetype, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+end
+
+--- A file as a block: its loaded buffer when there is one (what you see), else the file.
+function M.file_block(path)
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local buf = vim.fn.bufnr(full)
+  if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then return M.buffer_block(buf) end
+  if vim.fn.filereadable(full) == 0 then return nil, ("#file:%s: no such file"):format(path) end
+  local lines = vim.fn.readfile(full, "b")
+  if lines[#lines] == "" then table.remove(lines) end
+  local ok, ft = pcall(vim.filetype.match, { filename = full })
+  if not ok then ok, ft = pcall(vim.filetype.match, full) end
+  return H.block(("File: %s"):format(H.relative(full)), ok and ft or "", lines)
+end
+
+--- Expands `#buffer` and `#file:path` in `text`: each reference stays in the text (as the
+--- file's name) and its content follows the text as a block. Returns the text, or nil and why.
+function M.expand(text, origin)
+  local blocks, seen = {}, {}
+  local problem
+  local function add(key, block, err)
+    if err then problem = problem or err end
+    if block and not seen[key] then
+      seen[key] = true
+      table.insert(blocks, block)
+    end
+  end
+  local expanded = text:gsub("#file:(%S+)", function(path)
+    add("file:" .. path, M.file_block(path))
+    return "`" .. path .. "`"
+  end)
+  expanded = expanded:gsub("#buffer%f[%W]", function()
+    local buf = origin or M.origin_buffer()
+    if not buf then
+      problem = problem or "#buffer: no file buffer to send (open a file first)"
+      return "#buffer"
+    end
+    local name = vim.api.nvim_buf_get_name(buf)
+    add("buffer:" .. buf, M.buffer_block(buf))
+    return "`" .. (name ~= "" and H.relative(name) or "buffer") .. "`"
+  end)
+  if problem then return nil, problem end
+  if #blocks == 0 then return text end
+  return expanded .. "\n\n" .. table.concat(blocks, "\n\n")
+end
+
+--- `text` with the range of a :Dline command (opts.range > 0) appended as a block.
+function M.with_range(text, opts, buf)
+  if not opts or (opts.range or 0) == 0 then return text end
+  local block = M.range_block(buf or vim.api.nvim_get_current_buf(), opts.line1, opts.line2)
+  if text == "" then return block end
+  return text .. "\n\n" .. block
+end
+
+return M

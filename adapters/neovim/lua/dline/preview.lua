@@ -1,0 +1,151 @@
+--- *dline.preview* The change an approval is about, shown before the choice.
+---
+--- What it does: for an edit approval, opens a tab per changed file in diff mode: the file as
+--- it is (its buffer when loaded, else the text the core read) against the proposed text, with
+--- keymaps to answer (ga approve, gr deny, gA / gR with feedback, q close). The tab closes when
+--- the question is answered, from here or anywhere else.
+--- What it does not do: decide anything (dline.task answers) or write the file.
+
+local render = require("dline.chat_render")
+
+local M = {}
+local H = {}
+
+M.KEYS = {
+  { "ga", "approve", "approve this change" },
+  { "gA", "approve_feedback", "approve with feedback" },
+  { "gr", "deny", "deny this change" },
+  { "gR", "deny_feedback", "deny with feedback" },
+  { "q", "close", "close the preview (the question stays)" },
+}
+
+function H.scratch(name, text, filetype)
+  local existing = vim.fn.bufnr(name)
+  if existing ~= -1 then vim.api.nvim_buf_delete(existing, { force = true }) end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  local lines = vim.split(text or "", "\n", { plain = true })
+  if lines[#lines] == "" and #lines > 1 then table.remove(lines) end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  if filetype and filetype ~= "" then vim.bo[buf].filetype = filetype end
+  return buf
+end
+
+function H.filetype(path)
+  local ok, ft = pcall(vim.filetype.match, { filename = path })
+  if ok and type(ft) == "string" then return ft end
+  ok, ft = pcall(vim.filetype.match, path)
+  if ok and type(ft) == "string" then return ft end
+  return ""
+end
+
+function H.keymaps(buf, answer)
+  for _, key in ipairs(M.KEYS) do
+    vim.keymap.set("n", key[1], function()
+      answer(key[2])
+    end, { buffer = buf, desc = "Dline: " .. key[3], nowait = true })
+  end
+end
+
+---@class dline.Preview
+---@field tabs integer[]
+---@field close fun()
+
+--- Opens the preview of `ask` (its `edits`) for a task in `root`. `answer(action)` is called
+--- with "approve", "approve_feedback", "deny", "deny_feedback" from the keymaps. Returns nil
+--- when the ask has no edit to show.
+---@return dline.Preview|nil
+function M.open(ask, root, answer, opts)
+  opts = opts or {}
+  local edits = ask.edits or {}
+  if #edits == 0 then return nil end
+  local previous_tab = vim.api.nvim_get_current_tabpage()
+  local preview = { tabs = {}, scratch = {} }
+  local max_tabs = opts.max_tabs or 8
+  local function on_key(action)
+    if action == "close" then return preview.close() end
+    answer(action)
+  end
+  for i, edit in ipairs(edits) do
+    if i > max_tabs then break end
+    local path = (root or (vim.uv or vim.loop).cwd()) .. "/" .. edit.path
+    local ft = H.filetype(path)
+    vim.cmd("tabnew")
+    local tab = vim.api.nvim_get_current_tabpage()
+    table.insert(preview.tabs, tab)
+    vim.t.dline_preview = edit.path
+    local left_win = vim.api.nvim_get_current_win()
+    local placeholder = vim.api.nvim_get_current_buf()
+    local current
+    if edit.truncated then
+      local status = ((edit.status or ""):gsub("^FILE_STATUS_", "")):lower()
+      current = H.scratch("dline://proposed/" .. ask.askId .. "/" .. edit.path, ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(edit.path, status), "")
+      vim.api.nvim_win_set_buf(left_win, current)
+      table.insert(preview.scratch, current)
+    else
+      local buf = vim.fn.bufnr(vim.fn.fnamemodify(path, ":p"))
+      if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and edit.status ~= "FILE_STATUS_ADDED" then
+        -- Your buffer, as it is, against the proposed text.
+        current = buf
+      else
+        current = H.scratch("dline://current/" .. ask.askId .. "/" .. edit.path, edit.originalText or "", ft)
+        table.insert(preview.scratch, current)
+      end
+      vim.api.nvim_win_set_buf(left_win, current)
+      vim.cmd("diffthis")
+      vim.cmd("rightbelow vsplit")
+      local proposed = H.scratch("dline://proposed/" .. ask.askId .. "/" .. edit.path, edit.proposedText or "", ft)
+      table.insert(preview.scratch, proposed)
+      vim.api.nvim_win_set_buf(0, proposed)
+      vim.cmd("diffthis")
+      H.keymaps(proposed, on_key)
+    end
+    if current ~= placeholder and vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= current then
+      pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+    end
+    -- Your own buffer keeps its keymaps: the keys answer from the proposed side.
+    if vim.tbl_contains(preview.scratch, current) then H.keymaps(current, on_key) end
+    vim.api.nvim_echo({ { ("Dline proposes: %s %s  ga approve · gr deny · gA/gR with feedback · q close"):format(edit.path, render.edit_stat(edit)), "MoreMsg" } }, false, {})
+  end
+
+  local closed = false
+  function preview.close()
+    if closed then return end
+    closed = true
+    for _, tab in ipairs(preview.tabs) do
+      if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
+        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+          pcall(vim.api.nvim_win_call, win, function()
+            vim.cmd("diffoff")
+          end)
+        end
+        local number = vim.api.nvim_tabpage_get_number(tab)
+        pcall(vim.cmd, "tabclose " .. number)
+      end
+    end
+    for _, buf in ipairs(preview.scratch) do
+      if vim.api.nvim_buf_is_valid(buf) then pcall(vim.api.nvim_buf_delete, buf, { force = true }) end
+    end
+    if vim.api.nvim_tabpage_is_valid(previous_tab) then vim.api.nvim_set_current_tabpage(previous_tab) end
+  end
+  return preview
+end
+
+--- The windows of the preview tabs that are in diff mode (tests, :checkhealth-like checks).
+function M.diff_windows(preview)
+  local wins = {}
+  for _, tab in ipairs(preview and preview.tabs or {}) do
+    if vim.api.nvim_tabpage_is_valid(tab) then
+      for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+        if vim.wo[win].diff then table.insert(wins, win) end
+      end
+    end
+  end
+  return wins
+end
+
+return M

@@ -1,0 +1,284 @@
+-- The editor around a task, through the real sidecar and the scripted model server: the change
+-- an approval is about is on screen before the choice (diff tabs, keymaps to answer), a
+-- command approval shows its exact command line, buffers show what a tool wrote without
+-- :checktime, a buffer with unsaved changes is never written behind the user's back (the core
+-- refuses the edit and the model reads why), and code context (ranges, #buffer, #file:path,
+-- the open and visible files) reaches the model.
+local T = require("dline_test")
+local ask = require("dline.ask")
+local S = T.suite()
+
+local function session(opts)
+  T.fail_on_error_notices()
+  require("dline").setup(vim.tbl_extend("force", { chat = { position = "current" } }, opts or {}))
+  local s = require("dline").session()
+  T.defer(function()
+    s:stop()
+  end)
+  return s
+end
+
+local function workspace_file(name, text)
+  local path = vim.loop.cwd() .. "/" .. name
+  T.write(path, text)
+  return path
+end
+
+local function new_task(prompt)
+  local before = require("dline.task").current()
+  vim.cmd("Dline new " .. prompt)
+  local controller
+  T.wait(function()
+    controller = require("dline.task").current()
+    return controller ~= nil and controller ~= before
+  end, "the task to be created")
+  return controller
+end
+
+local function wait_status(controller, status)
+  local ok, err = pcall(T.wait, function()
+    return controller.status == status
+  end, "status " .. status, 30000)
+  if not ok then T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text())) end
+end
+
+local replace = { name = "replace_in_file", input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }
+local function done(result)
+  return { toolCalls = { { name = "attempt_completion", input = { result = result or "Done." } } } }
+end
+
+--- The windows of the current tab page in diff mode: { name, lines } each.
+local function diff_windows()
+  local out = {}
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.wo[win].diff then
+      local buf = vim.api.nvim_win_get_buf(win)
+      table.insert(out, { name = vim.api.nvim_buf_get_name(buf), lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) })
+    end
+  end
+  return out
+end
+
+S.case("the proposed change is visible in diff mode when the choice is asked, and closes with the answer", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, { { text = "Updating.", toolCalls = { replace } }, done() })
+  local seen
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" then
+      -- What is on screen while the choice is asked.
+      seen = { diff = diff_windows(), tabs = #vim.api.nvim_list_tabpages() }
+      return ask.APPROVE
+    end
+  end)
+  local tabs = #vim.api.nvim_list_tabpages()
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.truthy(seen, "the approval was asked")
+  T.eq(seen.tabs, tabs + 1, "a preview tab")
+  T.eq(#seen.diff, 2, "two windows in diff mode")
+  T.eq(seen.diff[1].lines, { "hello" }, "the file as it is")
+  T.eq(seen.diff[2].lines, { "hello, world" }, "the proposed text")
+  T.matches(seen.diff[2].name, "^dline://proposed/.*/hello%.txt$", "the proposed side")
+  T.eq(#vim.api.nvim_list_tabpages(), tabs, "the preview closed with the answer")
+  T.eq(T.read(file), "hello, world\n", "what was approved was written")
+end)
+
+S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, {
+    { text = "Updating.", toolCalls = { replace } },
+    { text = "Then a new file.", toolCalls = { { name = "write_to_file", input = { path = "new.txt", content = "fresh\n" } } } },
+    done(),
+  })
+  -- The picker is dismissed: the preview stays, and its keys answer.
+  T.script_select(function()
+    return nil
+  end)
+  local controller = new_task("Greet the world")
+  local function press_in_preview(keys, what)
+    T.wait(function()
+      return #diff_windows() == 2 and vim.api.nvim_buf_get_name(0):find("^dline://proposed/") ~= nil
+    end, "the preview of " .. what)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
+  end
+  press_in_preview("gr", "the edit")
+  T.wait(function()
+    return controller.chat:text():find("[denied]", 1, true) ~= nil
+  end, "the denial")
+  press_in_preview("ga", "the new file")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(T.read(file), "hello\n", "denied: unchanged")
+  T.eq(T.read(vim.loop.cwd() .. "/new.txt"), "fresh\n", "approved: written")
+  T.eq(#diff_windows(), 0, "no preview left")
+end)
+
+S.case("a command approval shows the exact command line and its folder, in the prompt and in the chat", function()
+  local s = session()
+  T.configure_model(s, {
+    { toolCalls = { { name = "execute_command", input = { command = "echo one && echo two", requires_approval = true } } } },
+    done(),
+  })
+  local prompt, chat_text
+  local controller
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" then
+      prompt = opts.prompt
+      chat_text = controller and controller.chat:text()
+      return ask.APPROVE
+    end
+  end)
+  controller = new_task("Run it")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(prompt, "Dline wants to run: echo one && echo two (in " .. vim.loop.cwd() .. ")", "the prompt")
+  T.contains(chat_text, ">> Run this command?", "the chat asks")
+  T.contains(chat_text, "   $ echo one && echo two\n   in " .. vim.loop.cwd(), "the exact command line and folder")
+  T.contains(controller.chat:text(), "### $ echo one && echo two  [done]", "the row names the command once")
+end)
+
+S.case("an open buffer holds the new text once the tool wrote it, without :checktime", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  T.configure_model(s, {
+    { toolCalls = { replace } },
+    { toolCalls = { { name = "execute_command", input = { command = "printf 'by a command\\n' > hello.txt", requires_approval = false } } } },
+    done(),
+  })
+  local seen_after_edit
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" and opts.prompt:find("run:", 1, true) then
+      seen_after_edit = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    end
+    return ask.APPROVE
+  end)
+  vim.cmd("split")
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(seen_after_edit, { "hello, world" }, "the buffer after the edit")
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "by a command" }, "the buffer after a command changed the file")
+  T.eq(vim.bo[buf].modified, false, "not modified")
+end)
+
+S.case("a buffer with unsaved changes is never replaced: the core refuses the edit, the model reads why, the user is told", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "my own words" })
+  local server = T.configure_model(s, { { toolCalls = { replace } }, { text = "I will wait until you save it." } })
+  local notices = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notices, msg)
+    return notify(msg, level)
+  end
+  local selects = T.script_select(function()
+    return ask.APPROVE
+  end)
+  vim.cmd("split")
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(#selects, 0, "nothing to approve: refused before asking")
+  T.eq(T.read(file), "hello\n", "the file is untouched")
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "my own words" }, "the buffer is untouched")
+  T.contains(controller.chat:text(), "[failed]", "the call failed")
+  T.contains(table.concat(notices, "\n"), "Dline did not edit hello.txt: it has unsaved changes here", "the user is told")
+  local requests = T.model_requests(server)
+  T.contains(vim.json.encode(requests[2].body), "has unsaved changes in the user's editor", "the model reads why")
+end)
+
+S.case("a buffer modified while an approval waits is reported at once, and the approved edit is refused", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  T.configure_model(s, { { toolCalls = { replace } }, { text = "Waiting for your save." } })
+  require("dline").config().prompt_on_ask = false
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_WAITING")
+  -- The user starts typing in the file; the plugin reports it (BufModifiedSet).
+  local calls = {}
+  local call = s.call
+  s.call = function(self, service, method, request, cb, opts)
+    if method == "UpdateEditorState" then
+      local entry = { request = request }
+      table.insert(calls, entry)
+      return call(self, service, method, request, function(err, res)
+        entry.done = true
+        cb(err, res)
+      end, opts)
+    end
+    return call(self, service, method, request, cb, opts)
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "typing" })
+  T.wait(function()
+    return calls[1] and calls[1].done
+  end, "the report of the unsaved file")
+  T.eq(calls[1].request.editor.unsavedFiles, { file }, "the unsaved file")
+  vim.cmd("Dline approve")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(T.read(file), "hello\n", "not written")
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "typing" }, "the buffer is the user's")
+  T.contains(controller.chat:text(), "has unsaved changes in the user's editor", "the refusal on the row")
+end)
+
+S.case("a range, #buffer, #file: and the open and visible files reach the model", function()
+  local s = session()
+  local app = workspace_file("app.py", "import os\n\ndef main():\n    print('hi')\n")
+  workspace_file("notes.md", "# Notes\nremember\n")
+  local server = T.configure_model(s, { { text = "It prints hi." }, { text = "Got the buffer and the notes." } })
+  vim.cmd("edit " .. vim.fn.fnameescape(app))
+  local app_buf = vim.api.nvim_get_current_buf()
+  vim.cmd("3,4Dline new explain this")
+  local controller
+  T.wait(function()
+    controller = require("dline.task").current()
+    return controller ~= nil and controller.status == "TASK_STATUS_COMPLETED"
+  end, "the first task")
+  local first = vim.json.encode(T.model_requests(server)[1].body)
+  T.contains(first, "explain this\\n\\nFile: app.py (lines 3-4)\\n```python\\ndef main():\\n    print('hi')\\n```", "the range")
+  T.contains(first, "# Visible files in the editor\\napp.py", "visible files")
+  T.contains(first, "# Files open in the editor\\napp.py", "open files")
+  -- #buffer from the chat input means the file buffer you were in (unsaved text included).
+  vim.api.nvim_buf_set_lines(app_buf, 0, 1, false, { "import sys" })
+  controller:send("look at #buffer and #file:notes.md")
+  T.wait(function()
+    return #T.model_requests(server) >= 2 and controller.status == "TASK_STATUS_COMPLETED"
+  end, "the second answer")
+  local second = vim.json.encode(T.model_requests(server)[2].body)
+  T.contains(second, "look at `app.py` and `notes.md`", "the references named")
+  T.contains(second, "File: app.py\\n```python\\nimport sys\\n", "the buffer as it is now")
+  T.contains(second, "# Notes\\nremember\\n```", "the file's text")
+  T.contains(second, "File: notes.md\\n```", "the file")
+end)
+
+S.case(":'<,'>Dline add puts the lines in the chat input; :Dline send with a range sends them", function()
+  local s = session()
+  local app = workspace_file("app.py", "a = 1\nb = 2\nc = 3\n")
+  local server = T.configure_model(s, { { text = "Noted." }, { text = "Noted again." } })
+  vim.cmd("edit " .. vim.fn.fnameescape(app))
+  local controller = new_task("hello")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  vim.cmd("wincmd p")
+  vim.cmd("edit " .. vim.fn.fnameescape(app))
+  vim.cmd("2Dline add")
+  local input = require("dline.sidebar").input_buffer()
+  T.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { "File: app.py (line 2)", "```python", "b = 2", "```" }, "the input holds the range")
+  vim.cmd("edit " .. vim.fn.fnameescape(app))
+  vim.cmd("1,3Dline send what are these?")
+  T.wait(function()
+    return #T.model_requests(server) >= 2
+  end, "the message")
+  T.contains(vim.json.encode(T.model_requests(server)[2].body), "what are these?\\n\\nFile: app.py (lines 1-3)", "the range sent")
+  local messages = {}
+  vim.notify = function(msg)
+    table.insert(messages, msg)
+  end
+  vim.cmd("3Dline history")
+  T.contains(messages[1], "history takes no range", "other commands refuse a range")
+end)
+
+return S
