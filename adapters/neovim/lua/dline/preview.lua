@@ -36,9 +36,9 @@ function H.scratch(name, text, filetype)
 end
 
 function H.filetype(path)
+  -- 0.8+; 0.7's vim.filetype.match(name, buf) sets the filetype of a buffer instead.
+  if vim.fn.has("nvim-0.8") == 0 then return "" end
   local ok, ft = pcall(vim.filetype.match, { filename = path })
-  if ok and type(ft) == "string" then return ft end
-  ok, ft = pcall(vim.filetype.match, path)
   if ok and type(ft) == "string" then return ft end
   return ""
 end

@@ -58,14 +58,18 @@ end
 
 -- Windows -------------------------------------------------------------------------------
 
+--- Whether `buf` is a task's chat (its name, which no filetype plugin changes).
+function M.is_chat(buf)
+  return vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_get_name(buf):find("^dline://chat/") ~= nil
+end
+
 --- The sidebar's windows in the current tab page: the window showing a chat, and the input
 --- window (the one showing the input buffer).
 function M.windows()
   local chat_win, input_win
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     local buf = vim.api.nvim_win_get_buf(win)
-    local ft = vim.bo[buf].filetype
-    if ft == "dline" and not chat_win then chat_win = win end
+    if not chat_win and M.is_chat(buf) then chat_win = win end
     if buf == H.input then input_win = win end
   end
   return chat_win, input_win
@@ -166,14 +170,13 @@ function H.watch_close()
     callback = function(args)
       local closed = tonumber(args.match)
       if not closed or not vim.api.nvim_win_is_valid(closed) then return end
-      local buf = vim.api.nvim_win_get_buf(closed)
-      if vim.bo[buf].filetype ~= "dline" then return end
+      if not M.is_chat(vim.api.nvim_win_get_buf(closed)) then return end
       local tab = vim.api.nvim_win_get_tabpage(closed)
       vim.schedule(function()
         if not vim.api.nvim_tabpage_is_valid(tab) then return end
         local wins = vim.api.nvim_tabpage_list_wins(tab)
         for _, win in ipairs(wins) do
-          if vim.api.nvim_buf_is_valid(vim.api.nvim_win_get_buf(win)) and vim.bo[vim.api.nvim_win_get_buf(win)].filetype == "dline" then return end
+          if win ~= closed and M.is_chat(vim.api.nvim_win_get_buf(win)) then return end
         end
         for _, win in ipairs(wins) do
           if vim.api.nvim_win_get_buf(win) == H.input and #vim.api.nvim_tabpage_list_wins(tab) > 1 then vim.api.nvim_win_close(win, false) end

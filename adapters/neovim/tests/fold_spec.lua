@@ -1,0 +1,135 @@
+-- The chat fold (dline.chat_state) alone, driven by event streams as Connect JSON: no buffer,
+-- no sidecar. Tool calls with their status and edits, dropped questions and interrupted
+-- tasks, a restore's rewind, the task's total usage (cost unknown included), retries and
+-- waits, checkpoint progress, and a reopened task (GetTask) replayed without duplicates.
+local T = require("dline_test")
+local fold = require("dline.chat_state")
+local render = require("dline.chat_render")
+local S = T.suite()
+
+local function play(state, events)
+  for i, e in ipairs(events) do
+    e.seq = e.seq or tostring(i)
+    fold.apply(state, e)
+  end
+  return state
+end
+
+local function rows(state)
+  return vim.tbl_map(function(r)
+    return { r.id, r.kind, r.toolStatus }
+  end, fold.snapshot(state).rows)
+end
+
+local user = function(id, text)
+  return { messageAdded = { message = { id = id, role = "MESSAGE_ROLE_USER", kind = "text", text = text } } }
+end
+local tool_row = function(id, status, partial, extra)
+  return {
+    messageFinalized = {
+      message = vim.tbl_extend("force", { id = id, role = "MESSAGE_ROLE_TOOL", kind = "tool", tool = "write_to_file", text = "write_to_file a.txt", partial = partial, toolCall = { toolCallId = "c1", tool = "write_to_file", status = status, edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\n" } } } }, extra or {}),
+    },
+  }
+end
+
+S.case("an edit's row goes from pending to done with its change; the question comes and goes", function()
+  local state = play(fold.new("t1"), {
+    { statusChanged = { status = "TASK_STATUS_RUNNING" } },
+    user("u1", "write a.txt"),
+    { messageAdded = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "tool", tool = "write_to_file", text = "write_to_file a.txt", partial = true, toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_PENDING" } } } },
+    { ask = { askId = "k1", kind = "ASK_KIND_TOOL_APPROVAL", tool = "write_to_file", summary = "write_to_file a.txt", toolCallId = "c1", edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\n" } } } },
+    { statusChanged = { status = "TASK_STATUS_WAITING" } },
+  })
+  T.eq(fold.snapshot(state).pendingAskId, "k1", "waiting for k1")
+  T.contains(table.concat(render.ask_lines(state), "\n"), ">> Approve write_to_file a.txt?", "the question")
+  play(state, {
+    { seq = "6", askResolved = { askId = "k1", approved = true } },
+    { seq = "7", statusChanged = { status = "TASK_STATUS_RUNNING" } },
+    { seq = "8", toolStarted = { toolCallId = "c1", tool = "write_to_file", messageId = "t1" } },
+    vim.tbl_extend("force", tool_row("t1", "TOOL_CALL_STATUS_DONE", false), { seq = "9" }),
+    { seq = "10", toolFinished = { toolCallId = "c1", ok = true, status = "TOOL_CALL_STATUS_DONE", edits = { { path = "a.txt" } } } },
+  })
+  T.eq(fold.snapshot(state).pendingAskId, nil, "answered")
+  T.eq(rows(state), { { "u1", "text" }, { "t1", "tool", "TOOL_CALL_STATUS_DONE" } }, "the rows")
+  T.eq(render.item_lines(fold.item(state, "t1")), { "### write_to_file a.txt  [done]", "  a.txt (new, +1 -0)", "" }, "the row: named once, with its change")
+end)
+
+S.case("a sidecar death: the question is dropped, the task interrupted, and a reopen of it shows the same", function()
+  local events = {
+    { statusChanged = { status = "TASK_STATUS_RUNNING" } },
+    user("u1", "run it"),
+    { messageAdded = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", tool = "execute_command", text = "execute_command make", partial = true, toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_PENDING", command = { command = "make", workingDirectory = "/w" } } } } },
+    { ask = { askId = "k1", kind = "ASK_KIND_COMMAND_APPROVAL", summary = "execute_command make", command = { command = "make", workingDirectory = "/w" } } },
+    { statusChanged = { status = "TASK_STATUS_WAITING" } },
+  }
+  local state = play(fold.new("t2"), events)
+  T.eq(render.ask_lines(state), { ">> Run this command?  ga approve · gr deny · gA / gR with feedback", "   $ make", "   in /w", "" }, "the exact command line")
+  play(state, {
+    { seq = "6", askResolved = { askId = "k1", dropped = true } },
+    { seq = "7", messageFinalized = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", text = "execute_command make", toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_INTERRUPTED", reason = "The sidecar stopped before this call finished." } } } },
+    { seq = "8", statusChanged = { status = "TASK_STATUS_INTERRUPTED" } },
+  })
+  local snap = fold.snapshot(state)
+  T.eq(snap.status, "TASK_STATUS_INTERRUPTED", "interrupted")
+  T.eq(snap.pendingAskId, nil, "the stale question is gone")
+  T.contains(render.ask_lines(state)[1], "Not answered: the sidecar stopped", "said so")
+  T.contains(table.concat(render.header_lines(state), "\n"), "R (or :Dline resume) continues it", "the Resume action")
+  -- A reopened task whose sidecar died reads running with no owner: interrupted, no question.
+  local reopened = fold.load(fold.new("t2"), {
+    task = { id = "t2", title = "run it", status = "TASK_STATUS_WAITING", tokensIn = "10", tokensOut = "2" },
+    messages = { { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "run it" } },
+    pendingAsk = { askId = "k1", kind = "ASK_KIND_COMMAND_APPROVAL" },
+    lastSeq = "5",
+    ownerPid = 0,
+  })
+  T.eq(fold.snapshot(reopened).status, "TASK_STATUS_INTERRUPTED", "reopened: interrupted")
+  T.eq(fold.snapshot(reopened).pendingAskId, nil, "reopened: no question")
+end)
+
+S.case("a restore's rewind drops the rows after the message; a replay after GetTask adds nothing twice", function()
+  local state = fold.load(fold.new("t3"), {
+    task = { id = "t3", status = "TASK_STATUS_COMPLETED", tokensIn = "1000", tokensOut = "50", cost = 0.01 },
+    messages = {
+      { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "first" },
+      { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "answer one" },
+      { id = "u2", role = "MESSAGE_ROLE_USER", kind = "text", text = "second" },
+      { id = "a2", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "answer two" },
+    },
+    lastSeq = "20",
+    ownerPid = 1,
+  })
+  -- Events up to seq 20 are in what GetTask returned: replaying them changes nothing.
+  play(state, {
+    { seq = "19", messageDelta = { messageId = "a2", text = " again" } },
+    { seq = "20", usage = { tokensIn = "500", tokensOut = "20", cost = 0.005 } },
+  })
+  T.eq(fold.item(state, "a2").text, "answer two", "no duplicate text")
+  T.eq(state.usage.tokensIn, 1000, "usage counted once")
+  play(state, { { seq = "21", usage = { tokensIn = "300", tokensOut = "10", cost = 0, costUnknown = true } } })
+  T.eq(render.usage_text(state.usage), "1.3k in, 60 out, $0.0100 + unknown", "totals of the task, part of the cost unknown")
+  play(state, { { seq = "22", rewound = { afterMessageId = "a1" } } })
+  T.eq(rows(state), { { "u1", "text" }, { "a1", "text" } }, "rows after a1 are gone")
+  play(state, { { seq = "23", rewound = { afterMessageId = "" } } })
+  T.eq(rows(state), {}, "a rewind to the start leaves nothing")
+end)
+
+S.case("retries drop the failed attempt's answer, waits and checkpoint progress show as one line each", function()
+  local state = play(fold.new("t4"), {
+    { messageAdded = { message = { id = "r1", role = "MESSAGE_ROLE_ASSISTANT", kind = "reasoning", text = "", partial = true } } },
+    { reasoningDelta = { messageId = "r1", text = "thinking" } },
+    { messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "partial", partial = true } } },
+    { modelRetry = { attempt = 2, maxAttempts = 5, delayMs = "4000", reason = "overloaded", message = "retrying in 4 s (attempt 2 of 5)", discardedMessageIds = { "r1", "a1" } } },
+  })
+  T.eq(rows(state), {}, "the failed attempt's rows are gone")
+  T.eq(state.notice, "retrying in 4 s (attempt 2 of 5): overloaded", "the retry line")
+  play(state, { { seq = "9", modelWaiting = { waitedMs = "20000", timeoutMs = "300000", message = "waiting for the model: 20 s (gives up after 300 s)" } } })
+  T.eq(render.notice_lines(state), { "~~ waiting for the model: 20 s (gives up after 300 s)", "" }, "one line, replaced")
+  play(state, { { seq = "10", checkpointStatus = { state = "CHECKPOINT_STATE_INITIALIZING", phase = "staging", filesDone = "120", filesTotal = "5000" } } })
+  T.contains(table.concat(render.header_lines(state), "\n"), "checkpoints initializing: staging 120 of 5000 files", "progress in the header")
+  play(state, { { seq = "11", checkpointStatus = { state = "CHECKPOINT_STATE_READY" } } })
+  T.truthy(not table.concat(render.header_lines(state), "\n"):find("checkpoints", 1, true), "ready: nothing to say")
+  play(state, { { seq = "12", usage = { tokensIn = "10", tokensOut = "5", cost = 0, costUnknown = true } } })
+  T.contains(render.header_lines(state)[1], "10 in, 5 out, cost unknown", "cost unknown, never $0")
+end)
+
+return S
