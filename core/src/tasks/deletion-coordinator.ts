@@ -24,7 +24,8 @@ export interface DeleteResult {
  * ownership claim (stopping it first if this sidecar runs it), remove its history row (from
  * then on it is never listed), move its folder into tasks/.deleting/ and remove it, then call
  * every TaskDeletionHook (checkpoints). When every task is gone (mode "all", or the last one was
- * deleted) the hooks' onAllTasksDeleted runs, never for "all except favourites"; otherwise their
+ * deleted, and the index holds no task, a refused one or one another sidecar created meanwhile)
+ * the hooks' onAllTasksDeleted runs, never for "all except favourites"; otherwise their
  * onDeletionsFinished runs once for the request. A deletion cut short (crash, SIGKILL) is
  * finished by `resume` on the next start.
  */
@@ -70,8 +71,9 @@ export class TaskDeletionCoordinator {
       await done.add(t.id);
     }
     await done.flush();
-    const everything = mode === "all" || (mode === "selected" && result.deleted.length > 0 && this.history.count() === 0);
-    if (everything && result.refused.length === 0) await this.allTasksDeleted();
+    const everything = mode === "all" || (mode === "selected" && result.deleted.length > 0);
+    // Refused tasks keep their rows, so they count as tasks left.
+    if (everything && this.noTaskLeft()) await this.allTasksDeleted();
     else await this.deletionsFinished();
     if (mode === "selected" && result.refused.length > 0) {
       throw new DlineError(
@@ -95,8 +97,15 @@ export class TaskDeletionCoordinator {
     }
     await done.flush();
     if (finished.length) this.logger.info("finished interrupted task deletions", { count: finished.length });
-    if (journal.allTasks && journal.allTasks.pid === process.pid) await this.allTasksDeleted();
-    else if (finished.length) await this.deletionsFinished();
+    if (journal.allTasks && journal.allTasks.pid === process.pid) {
+      // A task made since (by any sidecar) keeps its checkpoints: the request ends without them.
+      if (this.noTaskLeft()) await this.allTasksDeleted();
+      else {
+        this.logger.info("interrupted deletion of every task ends without removing all checkpoints: tasks were created since");
+        await this.journal.allTasksDone();
+        await this.deletionsFinished();
+      }
+    } else if (finished.length) await this.deletionsFinished();
     this.sweepDeletingDir();
     return finished;
   }
@@ -137,6 +146,14 @@ export class TaskDeletionCoordinator {
       },
       flush,
     };
+  }
+
+  /**
+   * "Every task is gone" is checked against the index, not the request: another sidecar may have
+   * created a task meanwhile, whose checkpoints the all-tasks hooks would remove.
+   */
+  private noTaskLeft(): boolean {
+    return this.history.count() === 0;
   }
 
   private async allTasksDeleted(): Promise<void> {
