@@ -110,17 +110,19 @@ describe("settings subscribers", () => {
     watcher.close();
   });
 
-  it("are told about a hand edit that keeps the revision (written in place)", async () => {
+  it("are told about hand edits written in place, also one that keeps the revision", async () => {
     const { layout } = tempLayout();
     const file = layout.globalSettingsJson;
     const { logger } = watchedLogger();
     const repo = repoAt(file, logger);
     const rec = recorder();
     repo.subscribe(rec.listener);
-    await repo.applyPatch({ mode: "plan" });
+    editByHand(file, { __revision: 1, mode: "plan" });
+    await rec.next((s) => s.settings.mode === "plan");
     editByHand(file, { __revision: 1, mode: "act" });
     const edited = await rec.next((s) => s.settings.mode === "act");
     expect(edited.revision).toBe(1);
+    expect(rec.seen.map((s) => s.settings.mode)).toEqual(["plan", "act"]);
     repo.close();
   });
 
