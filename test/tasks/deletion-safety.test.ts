@@ -3,6 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
+import { createLogger, type Logger } from "../../core/src/logging/logger.js";
 import type { TaskDeletionHook } from "../../core/src/tasks/deletion-hooks.js";
 import { uiMessage } from "../../core/src/tasks/message-store.js";
 import { openTaskStorage, type TaskStorage } from "../../core/src/tasks/task-storage.js";
@@ -36,8 +37,14 @@ function recordingHook(onTaskDeleted?: (id: string) => Promise<void>): Recording
   };
 }
 
-async function open(env: TaskEnv, hooks: TaskDeletionHook[] = []): Promise<TaskStorage> {
-  const s = await openTaskStorage({ layout: env.layout, sqlite: env.sqlite, logger: env.logger, deletionHooks: hooks });
+/** A logger keeping its records: hook failures are only logged. */
+function recordingLogger(): { logger: Logger; records: any[] } {
+  const records: any[] = [];
+  return { records, logger: createLogger({ write: (l) => records.push(JSON.parse(l)), close: () => {} }, "debug") };
+}
+
+async function open(env: TaskEnv, hooks: TaskDeletionHook[] = [], logger: Logger = env.logger): Promise<TaskStorage> {
+  const s = await openTaskStorage({ layout: env.layout, sqlite: env.sqlite, logger, deletionHooks: hooks });
   cleanup.push(() => s.close());
   return s;
 }
@@ -130,6 +137,77 @@ describe("deleting tasks never takes another task's checkpoints", () => {
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
   });
 
+  it("deleting a task that does not exist deletes nothing and tells no hook, also not that every task is gone", async () => {
+    const env = taskEnv();
+    const hook = recordingHook();
+    const s = await open(env, [hook]);
+    expect(await s.deletion.delete("selected", ["ghost"])).toEqual({ deleted: [], refused: [] });
+    expect(hook.calls).toEqual(["finished"]);
+    seedTasks(s, ["real"]);
+    expect(await s.deletion.delete("selected", ["ghost"])).toEqual({ deleted: [], refused: [] });
+    expect(hook.calls).toEqual(["finished", "finished"]);
+    expect(s.history.list().tasks.map((t) => t.id)).toEqual(["real"]);
+  });
+
+  it("'all except favourites' never runs the all-tasks hooks, even when there was no favourite", async () => {
+    const env = taskEnv();
+    const hook = recordingHook();
+    const s = await open(env, [hook]);
+    seedTasks(s, ["a", "b"]);
+    const result = await s.deletion.delete("all_except_favorites");
+    expect(result.deleted.sort()).toEqual(["a", "b"]);
+    expect(hook.calls.filter((c) => !c.startsWith("task:"))).toEqual(["finished"]);
+  });
+
+  it("an empty selection is refused, saying what to name", async () => {
+    const env = taskEnv();
+    const s = await open(env);
+    const err = await s.deletion.delete("selected").catch((e: unknown) => e);
+    expect((err as DlineError).code).toBe("invalid_argument");
+    expect((err as DlineError).message).toBe("task_ids is empty: name the tasks to delete.");
+  });
+
+  it("a refusal names the owner and says what was deleted, only when something was", async () => {
+    const env = taskEnv();
+    const s = await open(env);
+    seedTasks(s, ["theirs"]);
+    await runInOtherSidecar(env, "theirs");
+    const err = (await s.deletion.delete("selected", ["theirs"]).catch((e: unknown) => e)) as DlineError;
+    expect(err.code).toBe("failed_precondition");
+    expect(err.message).toMatch(/pid \d+/);
+    expect(err.message).not.toContain("Deleted:");
+    const owner = (await s.deletion.delete("all")).refused[0].reason;
+    expect(err.message).toBe(owner);
+  });
+
+  it("a task whose history row is gone is deleted from its folder alone, its workspace unknown to the hooks", async () => {
+    const env = taskEnv();
+    const hook = recordingHook();
+    const s = await open(env, [hook]);
+    seedTasks(s, ["t1", "t2"]);
+    s.history.remove(["t1"]);
+    expect(await s.deletion.delete("selected", ["t1"])).toEqual({ deleted: ["t1"], refused: [] });
+    expect(hook.calls).toEqual(["task:t1:", "finished"]);
+    expect(fs.existsSync(env.layout.task("t1").dir)).toBe(false);
+  });
+
+  it("a hook without a garbage step is fine, and a deletion that went well logs no hook failure", async () => {
+    const env = taskEnv();
+    const { logger, records } = recordingLogger();
+    const calls: string[] = [];
+    const minimal: TaskDeletionHook = {
+      name: "minimal",
+      onTaskDeleted: async (id) => void calls.push(id),
+      onAllTasksDeleted: async () => void calls.push("all"),
+    };
+    const s = await open(env, [minimal], logger);
+    seedTasks(s, ["a", "b"]);
+    await s.deletion.delete("selected", ["a"]);
+    await s.deletion.delete("all");
+    expect(calls).toEqual(["a", "b", "all"]);
+    expect(records.filter((r) => r.level === "error" || r.level === "warn")).toEqual([]);
+  });
+
   it("keeps going when a hook fails: the other hooks still run and the failure is only logged", async () => {
     const env = taskEnv();
     const failing: TaskDeletionHook = {
@@ -145,12 +223,20 @@ describe("deleting tasks never takes another task's checkpoints", () => {
       },
     };
     const hook = recordingHook();
-    const s = await open(env, [failing, hook]);
+    const { logger, records } = recordingLogger();
+    const s = await open(env, [failing, hook], logger);
     seedTasks(s, ["a", "b"]);
     expect(await s.deletion.delete("selected", ["a"])).toEqual({ deleted: ["a"], refused: [] });
     expect(await s.deletion.delete("selected", ["b"])).toEqual({ deleted: ["b"], refused: [] });
     expect(hook.calls).toEqual(["task:a:/ws/a", "finished", "task:b:/ws/b", "all"]);
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
+    const failures = records.filter((r) => r.level === "error").map(({ msg, hook: name, taskId, error }) => ({ msg, name, taskId, error }));
+    expect(failures).toEqual([
+      { msg: "deletion hook failed", name: "failing", taskId: "a", error: "task hook broke" },
+      { msg: "deletion hook failed (after deletions)", name: "failing", taskId: undefined, error: "finished hook broke" },
+      { msg: "deletion hook failed", name: "failing", taskId: "b", error: "task hook broke" },
+      { msg: "deletion hook failed (all tasks)", name: "failing", taskId: undefined, error: "all hook broke" },
+    ]);
   });
 });
 
@@ -162,11 +248,27 @@ describe("a deletion cut short is finished on the next start", () => {
     first.history.remove(["t1"]);
     await journalOfDeadSidecar(env, ["t1"], false);
     const hook = recordingHook();
-    const s = await open(env, [hook]);
+    const { logger, records } = recordingLogger();
+    const s = await open(env, [hook], logger);
     expect(fs.existsSync(env.layout.task("t1").dir)).toBe(false);
     expect(hook.calls).toEqual(["task:t1:/ws/t1", "finished"]);
+    expect(records.find((r) => r.msg === "finished interrupted task deletions")).toMatchObject({ level: "info", count: 1 });
     expect(s.history.list().tasks.map((t) => t.id)).toEqual(["t2"]);
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
+  });
+
+  it("a journaled task that another sidecar has opened since is left to it, and not counted as finished", async () => {
+    const env = taskEnv();
+    const first = await open(env);
+    seedTasks(first, ["t1", "t2"]);
+    await journalOfDeadSidecar(env, ["t1", "t2"], false);
+    await runInOtherSidecar(env, "t2");
+    const hook = recordingHook();
+    const { logger, records } = recordingLogger();
+    const s = await open(env, [hook], logger);
+    expect(hook.calls).toEqual(["task:t1:/ws/t1", "finished"]);
+    expect(records.find((r) => r.msg === "finished interrupted task deletions")).toMatchObject({ count: 1 });
+    expect(s.history.list().tasks.map((t) => t.id)).toEqual(["t2"]);
   });
 
   it("when 'delete everything' was cut after its tasks went: the all-tasks hooks run", async () => {
@@ -196,8 +298,10 @@ describe("a deletion cut short is finished on the next start", () => {
     seedTasks(first, ["later"]);
     await journalOfDeadSidecar(env, [], true);
     const hook = recordingHook();
-    const s = await open(env, [hook]);
-    expect(hook.calls).not.toContain("all");
+    const { logger, records } = recordingLogger();
+    const s = await open(env, [hook], logger);
+    expect(hook.calls).toEqual(["finished"]);
+    expect(records.map((r) => r.msg)).toContain("interrupted deletion of every task ends without removing all checkpoints: tasks were created since");
     expect(s.history.list().tasks.map((t) => t.id)).toEqual(["later"]);
     // The interrupted request is over: the next start does not try again.
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
