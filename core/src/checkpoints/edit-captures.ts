@@ -1,10 +1,10 @@
-import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { commitBody } from "./git-objects.js";
 import { CHECKPOINT_IDENTITY, type ShadowGit } from "./git-process.js";
 import { readLooseObject } from "./loose-objects.js";
 import { writePack } from "./pack-writer.js";
 import { ObjectBatch } from "./tree-editor.js";
-import { toAbsolute } from "./workspace-paths.js";
+import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
  * What a file was just before a tool of the task first changed it, when the task's latest
@@ -88,7 +88,7 @@ export class EditCaptures {
   /** Reads the file (synchronously: a tool waits for this, and the file is at most the size limit). */
   private take(repoPath: string, at: number, batch: ObjectBatch): EditCapture {
     const abs = toAbsolute(this.workspaceRoot, repoPath);
-    const st = lstatSync(abs, { throwIfNoEntry: false });
+    const st = lstatIfPresent(abs);
     if (!st || st.isDirectory()) return { path: repoPath, at, kind: "created" };
     if (st.size > this.sizeLimitBytes) return { path: repoPath, at, kind: "too_large" };
     if (st.isSymbolicLink()) return { path: repoPath, at, kind: "preimage", mode: "120000", id: batch.put("blob", Buffer.from(readlinkSync(abs))) };

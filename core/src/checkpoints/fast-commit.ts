@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { FastImportSession, type TreeEntry } from "./fast-import-session.js";
 import type { ShadowGit } from "./git-process.js";
-import { toAbsolute } from "./workspace-paths.js";
+import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
  * What fast commits need: the changes of recorded paths read from the work tree, whether they
@@ -48,7 +48,7 @@ export async function readPathChanges(workspaceRoot: string, paths: string[]): P
   return Promise.all(
     paths.map(async (p): Promise<PathChange> => {
       const abs = toAbsolute(workspaceRoot, p);
-      const st = sync ? lstatSync(abs, { throwIfNoEntry: false }) : await fs.lstat(abs).catch(() => undefined);
+      const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(() => undefined);
       if (!st || st.isDirectory()) return { path: p, mode: "delete" };
       if (st.isSymbolicLink()) return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
       const content = await (sync && st.size <= SMALL_FILE ? readSmall(abs) : fs.readFile(abs).catch(() => undefined));

@@ -1,5 +1,4 @@
 import * as fs from "node:fs/promises";
-import { lstatSync } from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import { SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
@@ -8,7 +7,7 @@ import { sessionEntries, type TreeEntries } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
-import { toAbsolute, toRepoPath } from "./workspace-paths.js";
+import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** Why a restore left a file as it is instead of bringing back its checkpoint version. */
 export type KeptReason = "too_large" | "not_tracked";
@@ -153,7 +152,7 @@ export class SnapshotRestore {
     const created: string[] = [];
     const truncated = skipListTruncated(target);
     for (const p of gone) {
-      const born = lstatSync(toAbsolute(this.workspaceRoot, p), { throwIfNoEntry: false })?.birthtimeMs ?? 0;
+      const born = lstatIfPresent(toAbsolute(this.workspaceRoot, p))?.birthtimeMs ?? 0;
       // A cut skip list cannot tell; a file whose inode is older than the checkpoint was there.
       if (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt))) kept.push({ path: p, reason: "not_tracked" });
       else created.push(p);
@@ -189,7 +188,7 @@ export class SnapshotRestore {
     const deleted: string[] = [];
     for (const p of paths) {
       const abs = toAbsolute(this.workspaceRoot, p);
-      const st = lstatSync(abs, { throwIfNoEntry: false });
+      const st = lstatIfPresent(abs);
       if (!st || st.isDirectory()) continue;
       if (await fs.rm(abs).then(() => true, () => false)) deleted.push(p);
       await this.removeFoldersMadeAfter(path.dirname(abs), since);
@@ -201,7 +200,7 @@ export class SnapshotRestore {
   private async removeFoldersMadeAfter(dir: string, since: number): Promise<void> {
     let current = dir;
     while (current.startsWith(this.workspaceRoot + path.sep)) {
-      const st = lstatSync(current, { throwIfNoEntry: false });
+      const st = lstatIfPresent(current);
       if (!st?.isDirectory() || existedAt(st.birthtimeMs, since)) return;
       if (!(await fs.rmdir(current).then(() => true, () => false))) return;
       current = path.dirname(current);

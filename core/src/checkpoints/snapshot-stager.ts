@@ -1,9 +1,8 @@
-import { lstatSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
 import { FEW_PATHS } from "./fast-commit.js";
-import { mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
+import { lstatIfPresent, mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** From this many paths on, update-index writes new objects into packs (bulk check-in)... */
 const BULK_CHECKIN_PATHS = 500;
@@ -62,7 +61,7 @@ export class SnapshotStager {
         return;
       }
       const abs = toAbsolute(this.workspaceRoot, rel);
-      const st = sync ? lstatSync(abs, { throwIfNoEntry: false }) : await fs.lstat(abs).catch(() => undefined);
+      const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(() => undefined);
       if (st?.isDirectory()) return;
       if (st && st.size > this.sizeLimitBytes) {
         skipped.push({ path: rel, reason: "size" });
@@ -135,7 +134,7 @@ export class SnapshotStager {
           nestedSeen.add(repo);
           continue;
         }
-        const st = lstatSync(toAbsolute(this.workspaceRoot, rel), { throwIfNoEntry: false });
+        const st = lstatIfPresent(toAbsolute(this.workspaceRoot, rel));
         if (onlyInSnapshot.has(rel) && (!st || st.isDirectory())) continue;
         if (st && !st.isDirectory() && st.size > this.sizeLimitBytes) {
           skipped.push({ path: rel, reason: "size" });
@@ -160,13 +159,17 @@ export class SnapshotStager {
     return { skipped, staged: update.length };
   }
 
+  /**
+   * `--replace`: a file where the index has a folder (or the other way round: the user replaced
+   * one by the other) replaces the index entries it conflicts with, instead of failing the save.
+   */
   private async updateIndex(paths: string[], signal?: AbortSignal, onStaged?: (done: number) => void): Promise<void> {
     if (!paths.length) return;
     // In git's (byte) order: update-index inserts each entry into its sorted array, so paths
     // out of order cost a move of the array per path (82 s instead of seconds at 100,000).
     const sorted = paths.map((p) => Buffer.from(p, "utf8")).sort(Buffer.compare);
     if (sorted.length < BULK_CHECKIN_PATHS) {
-      await this.git.run(["update-index", "--add", "--remove", "-z", "--stdin"], { input: nulJoined(sorted), signal });
+      await this.git.run(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], { input: nulJoined(sorted), signal });
       return;
     }
     // Many new files (a baseline): stream them into packs (bulk check-in) instead of one loose
@@ -174,7 +177,7 @@ export class SnapshotStager {
     // each new object against the pack being written one by one (quadratic), so one process
     // takes at most BULK_CHECKIN_CHUNK paths. Few paths stay loose: turns leave no pack each.
     for (let i = 0; i < sorted.length; i += BULK_CHECKIN_CHUNK) {
-      const args = ["-c", "core.bigFileThreshold=1", "update-index", "--add", "--remove", "-z", "--stdin"];
+      const args = ["-c", "core.bigFileThreshold=1", "update-index", "--add", "--remove", "--replace", "-z", "--stdin"];
       const chunk = sorted.slice(i, i + BULK_CHECKIN_CHUNK);
       if (onStaged) await this.updateReporting(args, chunk, (n) => onStaged(i + n), signal);
       else await this.git.run(args, { input: nulJoined(chunk), signal });
@@ -208,7 +211,7 @@ export class SnapshotStager {
     if (!paths.length) return result;
     const nested = new NestedRepoDetector(this.workspaceRoot);
     for (const p of paths) {
-      const st = lstatSync(toAbsolute(this.workspaceRoot, p), { throwIfNoEntry: false });
+      const st = lstatIfPresent(toAbsolute(this.workspaceRoot, p));
       if (nested.containingSync(p) || (st && !st.isDirectory() && st.size > this.sizeLimitBytes)) result.add(p);
     }
     const out = await this.git.run(["check-ignore", "-z", "--no-index", "--stdin"], {

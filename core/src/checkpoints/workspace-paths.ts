@@ -1,4 +1,4 @@
-import { lstatSync } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 
@@ -17,6 +17,19 @@ export function toRepoPath(workspaceRoot: string, p: string): string | undefined
 
 export function toAbsolute(workspaceRoot: string, repoPath: string): string {
   return path.join(workspaceRoot, ...repoPath.split("/"));
+}
+
+/**
+ * lstat answering undefined when nothing is at the path: it is missing (ENOENT), or a folder on
+ * the way is a file now (ENOTDIR: the user replaced a folder by a file of the same name).
+ */
+export function lstatIfPresent(abs: string): Stats | undefined {
+  try {
+    return lstatSync(abs, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOTDIR") return undefined;
+    throw err;
+  }
 }
 
 /**
@@ -54,7 +67,7 @@ export class NestedRepoDetector {
     for (let i = 0; i < parts.length - 1; i++) {
       dir = dir ? `${dir}/${parts[i]}` : parts[i];
       if (!this.known.has(dir)) {
-        const hasGit = lstatSync(path.join(toAbsolute(this.workspaceRoot, dir), ".git"), { throwIfNoEntry: false }) !== undefined;
+        const hasGit = lstatIfPresent(path.join(toAbsolute(this.workspaceRoot, dir), ".git")) !== undefined;
         this.known.set(dir, hasGit ? dir : undefined);
       }
       const hit = this.known.get(dir);
