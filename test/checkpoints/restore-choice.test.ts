@@ -1,0 +1,166 @@
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { DlineError } from "../../core/src/errors.js";
+import type { CheckpointInfo } from "../../core/src/checkpoints/index.js";
+import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+
+// Which checkpoint a restore goes back to, and what it does to the conversation: restoring to
+// the wrong checkpoint puts files back to a state the user never asked for.
+
+function setup(withConversation = true) {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, withConversation ? { conversation } : {});
+  const task = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { sb, conversation, manager, task, ws: sb.workspace };
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "ok";
+  } catch (err) {
+    return err instanceof DlineError ? err.code : String(err);
+  }
+}
+
+/**
+ * Waits until the wall clock is past a checkpoint's stamp, so a message added next is dated
+ * after it (checkpoint stamps may run a little ahead of the clock: they never repeat).
+ */
+function pastStampOf(cp: CheckpointInfo): void {
+  while (Date.now() <= cp.createdAt) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+}
+
+describe("Restore All on an edited message", () => {
+  it("without a checkpoint of its own goes back to the newest checkpoint made before the message, not a later or the first one", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    await manager.ensureBaseline(task, "m1");
+    conversation.addMessage("t1", "m2", "make it two");
+    write(ws, "a.txt", "two");
+    const second = (await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" }))!;
+    pastStampOf(second);
+    // m3 has no checkpoint of its own (a message whose turn changed nothing, say).
+    conversation.addMessage("t1", "m3", "now four");
+    conversation.addMessage("t1", "m4", "four it is");
+    write(ws, "a.txt", "four");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m4" });
+
+    const result = await manager.editMessage("t1", "m3", "now three", "restore_all");
+    expect(result).toEqual({ restored: true, fileError: "" });
+    expect(read(ws, "a.txt")).toBe("two");
+    expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1", "m2"]);
+  });
+
+  it("on a message older than every checkpoint goes back to the first checkpoint", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m0", "before any checkpoint");
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task, "m1"))!;
+    pastStampOf(base);
+    conversation.addMessage("t1", "m1", "make it two");
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m1" });
+    // m0 predates the baseline: only the baseline can stand for it.
+    await manager.editMessage("t1", "m0", "before, edited", "restore_all");
+    expect(read(ws, "a.txt")).toBe("one");
+    expect(conversation.messages("t1")).toEqual([]);
+  });
+
+  it("with its own checkpoint goes back to that one, even when older checkpoints are dated before the message", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task, "m1"))!;
+    pastStampOf(base);
+    conversation.addMessage("t1", "m2", "two");
+    write(ws, "a.txt", "two");
+    const second = (await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" }))!;
+    pastStampOf(second);
+    conversation.addMessage("t1", "m3", "three");
+    write(ws, "a.txt", "three");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m3" });
+    // m2 was written before its checkpoint: by date alone the baseline would be chosen.
+    await manager.editMessage("t1", "m2", "two, edited", "restore_all");
+    expect(read(ws, "a.txt")).toBe("two");
+    expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
+  });
+
+  it("skips checkpoints without files (a compaction) when choosing where to go back to", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    await manager.ensureBaseline(task, "m1");
+    conversation.addMessage("t1", "m2", "two");
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" });
+    conversation.addMessage("t1", "m3", "three");
+    write(ws, "a.txt", "three");
+    // The compaction checkpoint names m3 but holds no files.
+    const compaction = (await manager.saveCompaction(task, { messageId: "m3" }))!;
+    expect(compaction.hasFiles).toBe(false);
+    const result = await manager.editMessage("t1", "m3", "three, edited", "restore_all");
+    expect(result.fileError).toBe("");
+    expect(read(ws, "a.txt")).toBe("two");
+  });
+
+  it("an unknown message is not_found and nothing is restored", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    await manager.ensureBaseline(task, "m1");
+    write(ws, "a.txt", "two");
+    expect(await codeOf(manager.editMessage("t1", "nope", "x", "restore_all"))).toBe("not_found");
+    expect(read(ws, "a.txt")).toBe("two");
+    expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
+  });
+});
+
+describe("restore modes", () => {
+  it("without the task store a files-only restore still works; the conversation modes are refused before any file changes", async () => {
+    const { manager, task, ws } = setup(false);
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"] });
+    expect(await codeOf(manager.restore("t1", base.id, "files_and_task"))).toBe("failed_precondition");
+    expect(await codeOf(manager.restore("t1", base.id, "task"))).toBe("failed_precondition");
+    expect(read(ws, "a.txt")).toBe("two");
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome).toMatchObject({ filesRestored: true, conversationRestored: false, restoredPaths: ["a.txt"], fileError: "" });
+    expect(outcome.undoCheckpointId).toMatch(/^[0-9a-f]{40}/);
+    expect(read(ws, "a.txt")).toBe("one");
+  });
+
+  it("a files-only restore that fails says so (it is not reported as done)", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task, "m1"))!;
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m1" });
+    // A folder now stands where the checkpoint's file was.
+    const fs = await import("node:fs");
+    fs.rmSync(path.join(ws, "a.txt"));
+    fs.mkdirSync(path.join(ws, "a.txt"));
+    write(ws, "a.txt/mine.txt", "the user's file");
+    expect(await codeOf(manager.restore("t1", base.id, "files"))).toBe("failed_precondition");
+    expect(read(ws, "a.txt/mine.txt")).toBe("the user's file");
+    expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
+  });
+
+  it("ids are checked: full 40 or 64 hex digits of this task's checkpoints only", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(await codeOf(manager.restore("t1", base.id.toUpperCase(), "files"))).toBe("invalid_argument");
+    expect(await codeOf(manager.restore("t1", base.id.slice(0, 39), "files"))).toBe("invalid_argument");
+    expect(await codeOf(manager.restore("t1", `${base.id}0`, "files"))).toBe("invalid_argument");
+    expect(await codeOf(manager.restore("t1", `x${base.id}`, "files"))).toBe("invalid_argument");
+    expect(await codeOf(manager.restore("t1", "a".repeat(64), "files"))).toBe("not_found");
+    const err = await manager.restore("t1", "b".repeat(40), "files").catch((e: DlineError) => e);
+    expect((err as DlineError).message).toBe(`Checkpoint ${"b".repeat(40)} does not belong to task t1.`);
+  });
+});
