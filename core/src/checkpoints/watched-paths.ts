@@ -1,7 +1,6 @@
-import { lstatSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { toAbsolute } from "./workspace-paths.js";
+import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
  * Turns what the watcher saw into the paths a save takes, as a scan would: files of folders that
@@ -18,7 +17,7 @@ export async function pathsToStage(
   const candidates = new Set<string>();
   const folders: string[] = [];
   for (const p of changed) {
-    const st = lstatSync(toAbsolute(workspaceRoot, p), { throwIfNoEntry: false });
+    const st = lstatIfPresent(toAbsolute(workspaceRoot, p));
     if (st?.isDirectory()) folders.push(p);
     else candidates.add(p);
   }
@@ -32,7 +31,7 @@ export async function pathsToStage(
   const take: string[] = [];
   const fresh: string[] = [];
   for (const p of candidates) {
-    const exists = lstatSync(toAbsolute(workspaceRoot, p), { throwIfNoEntry: false }) !== undefined;
+    const exists = lstatIfPresent(toAbsolute(workspaceRoot, p)) !== undefined;
     // Gone: removed from the snapshot (a folder with everything in it); a no-op when it was not there.
     if (!exists || (await inSnapshot(p))) take.push(p);
     else fresh.push(p);
