@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -175,6 +176,35 @@ describe("settings subscribers", () => {
     repo.subscribe(second.listener);
     await repo.applyPatch({ mode: "plan" });
     expect(second.revisions()).toEqual([1]);
+    repo.close();
+  });
+
+  it("who subscribe anew are not told what a read begun under an earlier watch found", async () => {
+    const { layout } = tempLayout();
+    const file = layout.globalSettingsJson;
+    const { logger } = watchedLogger();
+    const repo = repoAt(file, logger);
+    const first = recorder();
+    const stop = repo.subscribe(first.listener);
+    await repo.applyPatch({ mode: "plan" });
+    await repo.applyPatch({ mode: "act" });
+    // The file becomes a FIFO: the watch's reload opens it and waits for bytes, so the test knows
+    // the read is under way (opening the writing end returns once the reader has opened it).
+    fs.rmSync(file);
+    execFileSync("mkfifo", [file]);
+    const writer = await fs.promises.open(file, "w");
+    stop();
+    fs.rmSync(file);
+    const second = recorder();
+    repo.subscribe(second.listener);
+    // The read under way now gets the old content...
+    await writer.writeFile(JSON.stringify({ __revision: 2, mode: "act" }));
+    await writer.close();
+    // ...while the file is started again from nothing.
+    await repo.applyPatch({ mode: "plan" });
+    await repo.read();
+    expect(second.revisions()).toEqual([1]);
+    expect(second.seen.map((s) => s.settings.mode)).toEqual(["plan"]);
     repo.close();
   });
 

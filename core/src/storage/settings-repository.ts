@@ -55,6 +55,8 @@ export class SettingsRepository {
   private settleTimer: NodeJS.Timeout | undefined;
   private lastNotified = "";
   private lastRevision = 0;
+  /** Counts watches stopped: a reload begun under an earlier watch is not delivered. */
+  private watchesStopped = 0;
 
   constructor(
     readonly file: string,
@@ -155,12 +157,17 @@ export class SettingsRepository {
     this.watcher = undefined;
     this.lastNotified = "";
     this.lastRevision = 0;
+    this.watchesStopped++;
   }
 
   private async reloadFromWatch(): Promise<void> {
     if (this.listeners.size === 0) return;
+    const watch = this.watchesStopped;
     try {
-      this.notify(await this.read());
+      const snapshot = await this.read();
+      // The watch stopped while reading (every listener left): this read may predate whatever the
+      // next subscribers are told, and would set them back to it.
+      if (watch === this.watchesStopped) this.notify(snapshot);
     } catch (err) {
       this.logger.warn("settings reload failed", { file: this.file, error: (err as Error).message });
     }
