@@ -80,6 +80,19 @@ describe("a SEARCH/REPLACE edit changes only the place it names", () => {
     expect(apply("a\nb\nc\n", block(["b"], []))).toBe("a\nc\n");
   });
 
+  it("ignores the indentation of the SEARCH lines too, for blocks too short for the first-and-last-lines fallback", () => {
+    expect(apply("  one();\n}\n", block(["        one();", "}"], ["  uno();", "}"]))).toBe("  uno();\n}\n");
+  });
+
+  it("matches first and last lines ignoring their indentation", () => {
+    const content = ["  start", "    old", "  end", "tail", ""].join("\n");
+    expect(apply(content, block(["start", "remembered", "end"], ["  start", "    new", "  end"]))).toBe(["  start", "    new", "  end", "tail", ""].join("\n"));
+  });
+
+  it("a replacement of several lines at the end of a file without a final newline keeps its line breaks", () => {
+    expect(apply("a\nlast", block(["last"], ["first new", "second new"]))).toBe("a\nfirst new\nsecond new");
+  });
+
   it("keeps a file without a final newline without one after an edit of its last line", () => {
     expect(apply("a\nlast", block(["last"], ["final"]))).toBe("a\nfinal");
     expect(apply("a\nb\nc", block(["b"], ["B"]))).toBe("a\nB\nc");
@@ -106,8 +119,13 @@ describe("a SEARCH/REPLACE edit that could land in the wrong place changes nothi
   });
 
   it("lines that match twice ignoring indentation are refused, naming the strategy and lines", () => {
-    const err = refusal(() => apply("  x();\n    x();\n", block(["x();"], ["y();"])));
-    expect(err.message).toContain("matches 2 places");
+    const err = refusal(() => apply("  x();\n    x();\n", block(["x();  "], ["y();"])));
+    expect(err.message).toContain("matches 2 places in f.txt (ignoring indentation; at lines 1, 2)");
+  });
+
+  it("text found once in the file and again as its last line without a final newline is refused as ambiguous", () => {
+    const err = refusal(() => apply("x\ny\nx", block(["x"], ["z"])));
+    expect(err.message).toContain("matches 2 places in f.txt (exactly; at lines 1, 3)");
   });
 
   it("a block whose first and last lines frame two places is refused", () => {
@@ -131,9 +149,12 @@ describe("a SEARCH/REPLACE edit that could land in the wrong place changes nothi
     expect(err.message).toContain('(its first line: "  three();")');
   });
 
-  it("the error about a block that did not match quotes its first non-blank line", () => {
-    const err = refusal(() => apply(program, block(["", "  nowhere();"], ["x"])));
+  it("the error about a block that did not match quotes its first non-blank line, at most 120 characters, and says nothing changed", () => {
+    const err = refusal(() => apply(program, block(["", "   ", "  nowhere();"], ["x"])));
     expect(err.message).toContain('(its first line: "  nowhere();")');
+    expect(err.message).toContain("No change was made to the file. Read the file again");
+    const long = `${"y".repeat(150)}();`;
+    expect(refusal(() => apply(program, block([long], ["x"]))).message).toContain(`(its first line: "${"y".repeat(120)}")`);
   });
 });
 
@@ -197,10 +218,21 @@ describe("parsing SEARCH/REPLACE blocks", () => {
     ]);
   });
 
+  it("accepts markers written without a space before SEARCH or REPLACE and with spaces around them", () => {
+    const diff = ["<<<<<<<SEARCH   ", "a", "=======", "b", "  >>>>>>>REPLACE", "-------SEARCH", "c", "=======", "d", " +++++++REPLACE "].join("\n");
+    expect(parseSearchReplaceBlocks(diff)).toEqual([
+      { search: "a\n", replace: "b\n" },
+      { search: "c\n", replace: "d\n" },
+    ]);
+  });
+
   it("does not take lines that only resemble markers as markers", () => {
     const diff = block(["-- SEARCH", "== x", "++ REPLACE", "SEARCH", "<<< SEARCH here", "=== ==="], ["ok"]);
     expect(parseSearchReplaceBlocks(diff)).toEqual([{ search: "-- SEARCH\n== x\n++ REPLACE\nSEARCH\n<<< SEARCH here\n=== ===\n", replace: "ok\n" }]);
     expect(refusal(() => parseSearchReplaceBlocks("x ------- SEARCH\na\n=======\nb\n+++++++ REPLACE")).message).toContain("holds no block");
+    const replaceLookalikes = block(["a"], ["x +++++++ REPLACE", "+++++++ REPLACE now", "x ======="]);
+    expect(parseSearchReplaceBlocks(replaceLookalikes)).toEqual([{ search: "a\n", replace: "x +++++++ REPLACE\n+++++++ REPLACE now\nx =======\n" }]);
+    expect(parseSearchReplaceBlocks(block(["------- SEARCH now", "a", "x ======="], ["b"]))).toEqual([{ search: "------- SEARCH now\na\nx =======\n", replace: "b\n" }]);
   });
 
   it("an empty SEARCH part and an empty REPLACE part are empty strings", () => {

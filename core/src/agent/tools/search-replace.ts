@@ -121,8 +121,9 @@ function findUnique(content: string, search: string, label: string, fileLabel: s
 function exactMatches(content: string, search: string): Match[] {
   const out: Match[] = [];
   for (let at = content.indexOf(search); at !== -1; at = content.indexOf(search, at + 1)) out.push({ start: at, end: at + search.length });
-  // The search text without its final newline may match at the very end of a file lacking one.
-  if (out.length === 0 && search.endsWith("\n") && content.endsWith(search.slice(0, -1)) && !content.endsWith("\n")) {
+  // The search text without its final newline may match at the very end of a file lacking one
+  // (also when it matched elsewhere: then it is ambiguous).
+  if (search.endsWith("\n") && content.endsWith(search.slice(0, -1)) && !content.endsWith("\n")) {
     out.push({ start: content.length - (search.length - 1), end: content.length });
   }
   return out;
