@@ -1,10 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClineImporter } from "../../core/src/import/index.js";
+import { ClineImporter, discoveryContext, importedTaskId, listCandidates, parseCandidate, resolveClineRoots } from "../../core/src/import/index.js";
+import { ImportCommitter } from "../../core/src/import/import-committer.js";
+import { importRecord } from "../../core/src/import/import-record.js";
+import { buildImportedTask, type BuiltTask } from "../../core/src/import/imported-task-writer.js";
+import type { ImportItemResult } from "../../core/src/import/cline-importer.js";
 import { createLogger } from "../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
-import { openTaskStorage } from "../../core/src/tasks/task-storage.js";
+import { openTaskStorage, type TaskStorage } from "../../core/src/tasks/task-storage.js";
 import { fillDisk, mountSmallTmpfs } from "../helpers/small-disk.js";
 import { taskEnv, type TaskEnv } from "../tasks/helpers.js";
 import { clineHomeData, writeLegacyTask } from "./fixtures.js";
@@ -112,4 +116,102 @@ describe("committing imported tasks", () => {
     expect(storage.history.count()).toBe(5);
   });
 
+});
+
+/**
+ * Tasks built as the importer builds them (parsed from Cline's files, then each owner's files in
+ * memory), claimed, ready for the committer. `padTo` makes their files larger.
+ */
+function builtTasks(env: TaskEnv, storage: TaskStorage, layout: InstanceLayout, count: number, padTo?: number): BuiltTask[] {
+  writeClineTasks(env, count, padTo);
+  const ctx = discoveryContext(resolveClineRoots({ HOME: env.roots.home }, "linux"));
+  return listCandidates(ctx.roots).candidates.map((c) => {
+    const taskId = importedTaskId(c.kind, c.sourceId);
+    storage.ownership.claim(taskId, { mustExist: false });
+    const parsed = parseCandidate(c, ctx);
+    return buildImportedTask(env.sqlite, layout.task(taskId), taskId, parsed, Date.now(), importRecord(parsed, "stamp"));
+  });
+}
+
+/** A built task whose folder went away before the commit: writing its files fails. */
+function doomed(task: BuiltTask): BuiltTask {
+  fs.rmSync(task.dir, { recursive: true, force: true });
+  return task;
+}
+
+function pending(): Pick<ImportItemResult, "outcome" | "error"> {
+  return { outcome: "failed", error: "" };
+}
+
+describe("the import committer's batches", () => {
+  async function committerFor(env: TaskEnv, layout = env.layout) {
+    const { logger } = recordingLogger();
+    const storage = await openTaskStorage({ layout, sqlite: env.sqlite, logger });
+    cleanup.push(() => storage.close());
+    return { storage, committer: new ImportCommitter(storage, layout.tasksDir, logger) };
+  }
+
+  it("a batch is committed once 64 tasks wait: a task failing after them fails alone", async () => {
+    const env = taskEnv();
+    const { storage, committer } = await committerFor(env);
+    const tasks = builtTasks(env, storage, env.layout, 65);
+    const results = tasks.map(() => pending());
+    for (let i = 0; i < 64; i++) await committer.add(tasks[i], results[i]);
+    await committer.add(doomed(tasks[64]), results[64]);
+    await committer.flush();
+    expect(results.slice(0, 64).every((r) => r.outcome === "imported")).toBe(true);
+    expect(results[64].outcome).toBe("failed");
+    expect(results[64].error).toContain("ENOENT");
+    expect(committer.committed).toBe(64);
+    expect(storage.history.count()).toBe(64);
+    expect(storage.ownership.holds(tasks[64].taskId)).toBe(false);
+  });
+
+  it("a batch is committed once its files reach 4 MB: a task failing after them fails alone", async () => {
+    const env = taskEnv();
+    const { storage, committer } = await committerFor(env);
+    // Tasks of about 1.4 MB each: the third fills the batch.
+    const tasks = builtTasks(env, storage, env.layout, 4, 4000);
+    const sizes = tasks.map((t) => t.files.reduce((n, f) => n + f.bytes.length, 0));
+    expect(sizes[0] + sizes[1]).toBeLessThan(4 * 1024 * 1024);
+    expect(sizes[0] + sizes[1] + sizes[2]).toBeGreaterThanOrEqual(4 * 1024 * 1024);
+    const results = tasks.map(() => pending());
+    for (let i = 0; i < 3; i++) await committer.add(tasks[i], results[i]);
+    await committer.add(doomed(tasks[3]), results[3]);
+    await committer.flush();
+    expect(results.map((r) => r.outcome)).toEqual(["imported", "imported", "imported", "failed"]);
+  });
+
+  it("a batch is committed once its first task waited a second: a task failing after that fails alone", async () => {
+    const env = taskEnv();
+    const { storage, committer } = await committerFor(env);
+    const tasks = builtTasks(env, storage, env.layout, 3);
+    const results = tasks.map(() => pending());
+    await committer.add(tasks[0], results[0]);
+    // Past the batch's age (not a measurement: the commit must not wait for more tasks).
+    const started = Date.now();
+    while (Date.now() - started <= 1000) await new Promise((r) => setTimeout(r, 50));
+    await committer.add(tasks[1], results[1]);
+    await committer.add(doomed(tasks[2]), results[2]);
+    await committer.flush();
+    expect(results.map((r) => r.outcome)).toEqual(["imported", "imported", "failed"]);
+  });
+
+  it("a failed commit reports the error, cut to 500 characters", async () => {
+    const env = taskEnv();
+    // A documents root deep enough that the failing file's path makes a message over 500
+    // characters (and short enough for SQLite, which opens paths of up to 512).
+    let deep = env.roots.docsDir;
+    while (deep.length < 450) deep = path.join(deep, "x".repeat(Math.min(40, 450 - deep.length)));
+    const layout = new InstanceLayout({ dataRoot: env.layout.roots.dataRoot, homeRoot: env.roots.homeDir, documentsRoot: deep });
+    const { storage, committer } = await committerFor(env, layout);
+    const [task] = builtTasks(env, storage, layout, 1);
+    const result = pending();
+    await committer.add(doomed(task), result);
+    await committer.flush();
+    expect(result.outcome).toBe("failed");
+    expect(result.error.length).toBe(500);
+    expect(result.error).toMatch(/^ENOENT: no such file or directory, open '/);
+    expect(taskFolders(layout)).toEqual([]);
+  });
 });
