@@ -24,6 +24,37 @@ export const mutationModules = [
     mutate: ["core/src/import/import-committer.ts"],
     testFiles: ["test/import/import-commit.test.ts"],
   },
+  {
+    name: "snapshot-restore",
+    mutate: ["core/src/checkpoints/snapshot-restore.ts"],
+    testFiles: [
+      "test/checkpoints/restore.test.ts",
+      "test/checkpoints/restore-safety.test.ts",
+      "test/checkpoints/restore-guards.test.ts",
+      "test/checkpoints/save-shapes.test.ts",
+      "test/checkpoints/fast-paths.test.ts",
+    ],
+  },
+  {
+    name: "restore-flow",
+    mutate: ["core/src/checkpoints/restore-flow.ts"],
+    testFiles: ["test/checkpoints/restore.test.ts", "test/checkpoints/restore-choice.test.ts"],
+  },
+  {
+    // The save path: a turn's recorded paths, the paths the workspace watcher saw after a
+    // command, and the pre-images taken before a tool first changes a file.
+    name: "checkpoint-save",
+    mutate: ["core/src/checkpoints/recorded-save.ts", "core/src/checkpoints/watched-paths.ts", "core/src/checkpoints/edit-captures.ts"],
+    testFiles: [
+      "test/checkpoints/snapshots.test.ts",
+      "test/checkpoints/fast-paths.test.ts",
+      "test/checkpoints/watched-saves.test.ts",
+      "test/checkpoints/restore.test.ts",
+      "test/checkpoints/restore-safety.test.ts",
+      "test/checkpoints/restore-guards.test.ts",
+      "test/checkpoints/save-shapes.test.ts",
+    ],
+  },
 ];
 
 /** Detected / valid mutants (percent) below which `npm run test:mutation` fails. */
