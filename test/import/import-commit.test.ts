@@ -34,10 +34,10 @@ async function importerFor(env: TaskEnv, layout = env.layout) {
   return { importer, storage, lines };
 }
 
-function writeClineTasks(env: TaskEnv, count: number, padTo?: number): string[] {
+function writeClineTasks(env: TaskEnv, count: number, padTo?: number, conversation?: false): string[] {
   const root = clineHomeData(env.roots.home);
   const ids = Array.from({ length: count }, (_, i) => `17170000${String(i).padStart(5, "0")}`);
-  for (const id of ids) writeLegacyTask(root, id, { task: `Cline task ${id}`, padTo });
+  for (const id of ids) writeLegacyTask(root, id, { task: `Cline task ${id}`, padTo, conversation });
   return ids;
 }
 
@@ -122,8 +122,8 @@ describe("committing imported tasks", () => {
  * Tasks built as the importer builds them (parsed from Cline's files, then each owner's files in
  * memory), claimed, ready for the committer. `padTo` makes their files larger.
  */
-function builtTasks(env: TaskEnv, storage: TaskStorage, layout: InstanceLayout, count: number, padTo?: number): BuiltTask[] {
-  writeClineTasks(env, count, padTo);
+function builtTasks(env: TaskEnv, storage: TaskStorage, layout: InstanceLayout, count: number, padTo?: number, conversation?: false): BuiltTask[] {
+  writeClineTasks(env, count, padTo, conversation);
   const ctx = discoveryContext(resolveClineRoots({ HOME: env.roots.home }, "linux"));
   return listCandidates(ctx.roots).candidates.map((c) => {
     const taskId = importedTaskId(c.kind, c.sourceId);
@@ -154,7 +154,9 @@ describe("the import committer's batches", () => {
   it("a batch is committed once 64 tasks wait: a task failing after them fails alone", async () => {
     const env = taskEnv();
     const { storage, committer } = await committerFor(env);
-    const tasks = builtTasks(env, storage, env.layout, 65);
+    // Small tasks (no conversation to journal): 64 of them stay far below the batch's 4 MB.
+    const tasks = builtTasks(env, storage, env.layout, 65, undefined, false);
+    expect(tasks.slice(0, 64).reduce((n, t) => n + t.files.reduce((m, f) => m + f.bytes.length, 0), 0)).toBeLessThan(3 * 1024 * 1024);
     const results = tasks.map(() => pending());
     for (let i = 0; i < 64; i++) await committer.add(tasks[i], results[i]);
     await committer.add(doomed(tasks[64]), results[64]);
