@@ -10,7 +10,10 @@ import { generateToken } from "./server/token.js";
 import { boundUnauthenticatedConnections } from "./server/unauthenticated.js";
 import { PROTOCOL_VERSION, SERVER_VERSION, versionLine } from "./version.js";
 
-/** Connections open at once that have not shown the token yet; past this the oldest is closed. */
+/**
+ * Connections open at once that have not shown the token yet (after a grace to send their first
+ * request); past this the oldest is closed (server/unauthenticated.ts).
+ */
 const MAX_UNAUTHENTICATED_CONNECTIONS = 64;
 
 const USAGE = `Usage: dline-core <command> [options]
@@ -105,7 +108,7 @@ async function serve(options: ServeOptions): Promise<void> {
   );
   // A peer gets 10 s to send a request's headers; those without the token are bounded (server/unauthenticated.ts).
   const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 }, rpc.handle);
-  boundUnauthenticatedConnections(server, MAX_UNAUTHENTICATED_CONNECTIONS);
+  boundUnauthenticatedConnections(server, { max: MAX_UNAUTHENTICATED_CONNECTIONS });
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
     () =>

@@ -4,7 +4,7 @@
  * was checked; now a small one is dropped as it arrives and a large one cuts the connection),
  * and the connection is closed after the answer, so a peer without the token can neither make
  * the sidecar work nor keep connections open. Connections that have not shown the token yet
- * are bounded too: past `max`, the oldest of them is closed.
+ * are bounded too (`boundUnauthenticatedConnections`), without ever cutting an editor's own.
  */
 import type * as http from "node:http";
 import type * as net from "node:net";
@@ -66,25 +66,61 @@ function frameHead(flags: number, length: number): Buffer {
   return head;
 }
 
+export interface ConnectionBound {
+  /** Connections without the token kept open once they had `graceMs` to send a request. */
+  max: number;
+  /**
+   * How long a new connection has to show the token before it counts against `max`. An editor
+   * opens many connections at once (a stream each, a pool of keep-alive ones), and the sidecar
+   * accepts a burst of them before it reads any; they must not be taken for silent peers.
+   */
+  graceMs?: number;
+  /** Connections without the token past which the oldest is closed at once, whatever its age. */
+  ceiling?: number;
+}
+
 /**
- * Keeps at most `max` connections open that have not carried a request with the token (an
- * editor's first connection authenticates with its first request); past that, the oldest is
- * closed. Slow or silent peers also meet the server's headers timeout.
+ * Bounds the connections that have not carried a request with the token: past `max`, the oldest
+ * of those that had `graceMs` to send their request is closed (a silent peer cannot hold many
+ * open; an editor's burst of new connections authenticates within the grace); past `ceiling`
+ * the oldest is closed at once. A connection that showed the token never counts again, however
+ * long it stays open or idle. Slow or silent peers also meet the server's headers timeout.
  */
-export function boundUnauthenticatedConnections(server: http.Server, max: number): void {
-  const pending = new Set<MarkedSocket>();
-  server.on("connection", (socket: MarkedSocket) => {
-    pending.add(socket);
-    socket.once("close", () => pending.delete(socket));
-    if (pending.size <= max) return;
-    for (const s of pending) {
-      if (s[AUTHENTICATED]) {
-        pending.delete(s);
-        continue;
+export function boundUnauthenticatedConnections(server: http.Server, bound: ConnectionBound): void {
+  const { max, graceMs = 2_000, ceiling = max * 16 } = bound;
+  /** Connections not known to be authenticated, oldest first, with the time each was accepted. */
+  const pending = new Map<MarkedSocket, number>();
+  let sweepQueued = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  // Runs after the I/O callbacks of the loop turn that accepted a connection: the requests read
+  // in that turn have marked their sockets before anything is judged (a connection accepted in
+  // that turn is within its grace anyway).
+  const sweep = () => {
+    sweepQueued = false;
+    for (const socket of pending.keys()) if (socket[AUTHENTICATED]) pending.delete(socket);
+    const now = performance.now();
+    for (const [socket, acceptedAt] of pending) {
+      if (pending.size <= max) break;
+      const waited = now - acceptedAt;
+      if (waited < graceMs && pending.size <= ceiling) {
+        clearTimeout(timer);
+        timer = setTimeout(queueSweep, graceMs - waited).unref();
+        break;
       }
-      pending.delete(s);
-      s.destroy();
-      break;
+      pending.delete(socket);
+      socket.destroy();
     }
+  };
+  const queueSweep = () => {
+    if (sweepQueued) return;
+    sweepQueued = true;
+    setImmediate(sweep);
+  };
+
+  server.on("connection", (socket: MarkedSocket) => {
+    pending.set(socket, performance.now());
+    socket.once("close", () => pending.delete(socket));
+    if (pending.size > max) queueSweep();
   });
 }
