@@ -221,4 +221,31 @@ S.case("a task in the home folder says at once that checkpoints are unavailable 
   T.contains(header, "checkpoints unavailable", "still in the header")
 end)
 
+S.case("quitting Neovim while a task streams stops the sidecar cleanly: no error in either log", function()
+  local server = T.model_server({ apiKey = T.TEST_KEY, loop = true, turns = { { text = string.rep("slow ", 200), textChunkChars = 5, writeDelayMs = 50 } } })
+  local script = T.base() .. "/quit.lua"
+  T.write(script, table.concat({
+    "require('dline').setup({ chat = { position = 'current' } })",
+    "vim.cmd('Dline new talk slowly')",
+    "vim.wait(20000, function() local c = require('dline.task').current(); return c ~= nil and c.chat:text():find('slow slow', 1, true) ~= nil end, 20)",
+    "io.stdout:write('STREAMING ' .. tostring(require('dline').session().sidecar:pid()) .. '\\n')",
+    "vim.cmd('qa!')",
+  }, "\n"))
+  local env = { "OPENAI_BASE_URL=" .. server.url .. "/v1", "OPENAI_MODEL=scripted-model", "OPENAI_API_KEY=" .. T.TEST_KEY }
+  local init = T.repo_root() .. "/adapters/neovim/tests/minimal_init.lua"
+  local out = T.sh(("env %s %s --headless --clean -u %s -c 'luafile %s'"):format(table.concat(env, " "), vim.fn.shellescape(vim.env.DLINE_TEST_NVIM or vim.v.progpath), vim.fn.shellescape(init), vim.fn.shellescape(script)))
+  local pid = tonumber(out:match("STREAMING (%d+)"))
+  T.truthy(pid, "the task streamed before the quit: " .. out)
+  T.wait(function()
+    return not T.alive(pid)
+  end, "the sidecar to exit")
+  local core_log = T.read(vim.env.DLINE_HOME_DIR .. "/logs/dline-core.log") or ""
+  local plugin_log = T.read(vim.fn.stdpath("cache") .. "/dline/dline.log") or ""
+  T.contains(core_log, '"reason":"stdin closed"', "the sidecar stopped because the editor went away")
+  for name, text in pairs({ core = core_log, plugin = plugin_log }) do
+    T.truthy(not text:find("destroyed", 1, true), name .. " log: no write after a stream was destroyed")
+    T.truthy(not text:find('"level":"error"', 1, true) and not text:find(" ERROR ", 1, true), name .. " log: no error\n" .. text)
+  end
+end)
+
 return S

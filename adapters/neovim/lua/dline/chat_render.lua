@@ -92,7 +92,7 @@ function M.header_lines(state)
   local cp = M.checkpoint_text(state.checkpoints)
   if cp then table.insert(lines, cp) end
   if state.status == "TASK_STATUS_INTERRUPTED" then
-    table.insert(lines, "Interrupted: its sidecar stopped before it finished. R (or :Dline resume) continues it.")
+    table.insert(lines, "Interrupted. R (or :Dline resume) continues it.")
   end
   table.insert(lines, "")
   return lines
@@ -218,7 +218,7 @@ function M.ask_lines(state)
   local a = state.pending_ask
   if not a then
     if state.dropped_ask and state.status == "TASK_STATUS_INTERRUPTED" then
-      return { ">> Not answered: the sidecar stopped while it asked. R (or :Dline resume) continues the task.", "" }
+      return { ">> Not answered: the sidecar stopped. R resumes the task.", "" }
     end
     return {}
   end

@@ -83,7 +83,7 @@ function M.open(ask, root, answer, opts)
     local current
     if edit.truncated then
       local status = ((edit.status or ""):gsub("^FILE_STATUS_", "")):lower()
-      current = H.scratch("dline://proposed/" .. ask.askId .. "/" .. edit.path, ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(edit.path, status), "")
+      current = H.scratch("dline://proposed/" .. edit.path, ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(edit.path, status), "")
       vim.api.nvim_win_set_buf(left_win, current)
       table.insert(preview.scratch, current)
     else
@@ -92,13 +92,13 @@ function M.open(ask, root, answer, opts)
         -- Your buffer, as it is, against the proposed text.
         current = buf
       else
-        current = H.scratch("dline://current/" .. ask.askId .. "/" .. edit.path, edit.originalText or "", ft)
+        current = H.scratch("dline://current/" .. edit.path, edit.originalText or "", ft)
         table.insert(preview.scratch, current)
       end
       vim.api.nvim_win_set_buf(left_win, current)
       vim.cmd("diffthis")
       vim.cmd("rightbelow vsplit")
-      local proposed = H.scratch("dline://proposed/" .. ask.askId .. "/" .. edit.path, edit.proposedText or "", ft)
+      local proposed = H.scratch("dline://proposed/" .. edit.path, edit.proposedText or "", ft)
       table.insert(preview.scratch, proposed)
       vim.api.nvim_win_set_buf(0, proposed)
       vim.cmd("diffthis")

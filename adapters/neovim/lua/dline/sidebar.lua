@@ -91,6 +91,7 @@ function H.chat_window_options(win)
   o("foldlevel", 0)
   o("foldenable", true)
   o("foldtext", "'  │ … '.(v:foldend-v:foldstart+1).' lines of output (zo opens)'")
+  o("fillchars", "fold: ")
 end
 
 --- Shows `chat` in the sidebar (see config.chat): its windows are reused when they exist.

@@ -341,6 +341,9 @@ function H.on_ask(self, a)
   vim.schedule(function()
     if self.pending_ask ~= a then return end
     H.show_preview(self)
+    -- The preview and the question in the chat are on screen before a picker (the built-in
+    -- one blocks until answered) covers them.
+    vim.cmd("redraw")
     ask.prompt(a, function(approve, text)
       if self.pending_ask == a then
         self:respond(approve, text)
