@@ -67,9 +67,11 @@ S.case("five tasks share one chat sidebar and one input area: the window count s
     local controller = new_task("task number " .. i)
     wait_status(controller, "TASK_STATUS_COMPLETED")
     table.insert(counts, #vim.api.nvim_tabpage_list_wins(0))
-    local chat_win = require("dline.sidebar").windows()
-    table.insert(widths, vim.api.nvim_win_get_width(chat_win))
-    ids[require("dline.ids").short(controller.task_id)] = true
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if vim.api.nvim_win_get_buf(win) == controller.chat.buf then table.insert(widths, vim.api.nvim_win_get_width(win)) end
+    end
+    -- The id in the chat's header.
+    ids[vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 1, false)[1]:match("^# Dline (%S+)")] = true
     -- The user goes back to their file between tasks.
     vim.cmd("wincmd t")
   end
