@@ -178,7 +178,7 @@ function M.redraw(self)
   self.blocks = {}
   self.line_count = 0
   H.set_block(self, "header", render.header_lines(self.state))
-  for _, item in ipairs(self.state.items) do
+  for _, item in ipairs(state_mod.items(self.state)) do
     H.set_block(self, "msg:" .. item.id, render.item_lines(item))
   end
   H.set_block(self, "notice", render.notice_lines(self.state), true)
@@ -216,7 +216,8 @@ function M.apply(self, event)
     H.remove_block(self, "msg:" .. id)
   end
   if change.delta then
-    local item = state_mod.item(self.state, change.delta.id)
+    -- The row as it is (its text not joined: append_text needs only its kind).
+    local item = self.state.index[change.delta.id]
     if item and not H.append_text(self, item, change.delta.text) then H.render_item(self, item.id) end
   end
   for _, id in ipairs(change.items or {}) do

@@ -94,9 +94,27 @@ function M.load(state, res)
   return state
 end
 
---- The row with `id`, or nil.
+--- Joins a row's streamed pieces into its text. Deltas are kept as pieces: joining on every
+--- delta would copy a long answer once per delta.
+function M.flush(item)
+  if item and item.parts then
+    item.text = (item.text or "") .. table.concat(item.parts)
+    item.parts = nil
+  end
+  return item
+end
+
+--- The row with `id` (its text complete), or nil.
 function M.item(state, id)
-  return state.index[id]
+  return M.flush(state.index[id])
+end
+
+--- The rows, in order, their texts complete.
+function M.items(state)
+  for _, item in ipairs(state.items) do
+    M.flush(item)
+  end
+  return state.items
 end
 
 --- The rows that show tool calls, by tool call id.
@@ -112,6 +130,7 @@ function H.upsert(state, msg)
     state.index[msg.id] = item
     table.insert(state.items, item)
   end
+  M.flush(item)
   local checkpoint, kind, output = item.checkpointId, item.checkpointKind, item.output
   for k in pairs(item) do
     item[k] = nil
@@ -160,13 +179,16 @@ function M.apply(state, event)
     local d = event.messageDelta or event.reasoningDelta
     local item = state.index[d.messageId]
     if item and item.final then return {} end
+    -- The answer is coming: a retry or wait line is over.
+    local notice = state.notice ~= ""
     state.notice = ""
     if not item then
       H.upsert(state, { id = d.messageId, role = "MESSAGE_ROLE_ASSISTANT", kind = event.reasoningDelta and "reasoning" or "text", text = d.text or "", partial = true })
-      return { items = { d.messageId }, notice = true }
+      return { items = { d.messageId }, notice = notice }
     end
-    item.text = (item.text or "") .. (d.text or "")
-    return { delta = { id = d.messageId, text = d.text or "" }, notice = true }
+    item.parts = item.parts or {}
+    table.insert(item.parts, d.text or "")
+    return { delta = { id = d.messageId, text = d.text or "" }, notice = notice }
   elseif event.messageFinalized then
     local msg = event.messageFinalized.message or {}
     local item = state.index[msg.id]
@@ -284,7 +306,7 @@ end
 function H.with_title(state, change)
   if state.title == "" then
     for _, item in ipairs(state.items) do
-      if item.role == "MESSAGE_ROLE_USER" and (item.text or "") ~= "" then
+      if item.role == "MESSAGE_ROLE_USER" and not item.parts and (item.text or "") ~= "" then
         state.title = item.text:match("^[^\n]*"):sub(1, 80)
         change.header = true
         break
@@ -298,7 +320,7 @@ end
 --- role, text and tool call status, the status, the pending question, the usage.
 function M.snapshot(state)
   local rows = {}
-  for _, item in ipairs(state.items) do
+  for _, item in ipairs(M.items(state)) do
     table.insert(rows, {
       id = item.id,
       role = item.role,
