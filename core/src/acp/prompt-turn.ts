@@ -172,11 +172,23 @@ export class PromptTurn {
         if (m.toolCall) this.toolRow(m.text, m.toolCall);
         return undefined;
       }
-      case "messageDelta": {
+      case "messageDelta":
+      case "reasoningDelta": {
         const shown = this.messageKinds.get(e.value.messageId);
         if (shown && shown !== "skip") this.sendChunk(shown, e.value.messageId, e.value.text);
         return undefined;
       }
+      case "modelRetry":
+        // Text an editor showed cannot be taken back: a thought says the answer starts over.
+        this.send({
+          sessionUpdate: "agent_thought_chunk",
+          content: text(`\n[${e.value.message}: ${e.value.reason}${e.value.discardedMessageIds.length > 0 ? " The answer above was cut off and starts over." : ""}]\n`),
+        });
+        this.sendExtension("_dline/model_retry", { attempt: e.value.attempt, maxAttempts: e.value.maxAttempts, delayMs: Number(e.value.delayMs), reason: e.value.reason, discardedMessageIds: e.value.discardedMessageIds });
+        return undefined;
+      case "modelWaiting":
+        this.sendExtension("_dline/model_waiting", { waitedMs: Number(e.value.waitedMs), timeoutMs: Number(e.value.timeoutMs), message: e.value.message });
+        return undefined;
       case "ask":
         return this.onAsk(e.value);
       case "toolStarted":
