@@ -53,20 +53,26 @@ function H.call(session, service, method, request, ms)
   return err, res
 end
 
-function H.check_model(r, dline)
-  r.start("Model")
+--- The sidecar's profiles and the default profile id (starting the sidecar when needed).
+function H.profiles(dline)
   local session = dline.session()
-  local config = dline.config()
   local err, res = H.call(session, "SettingsService", "ListProfiles", vim.empty_dict(), 15000)
-  if err then return r.error("cannot ask the sidecar for its profiles: " .. require("dline.connect").format_error(err)) end
-  local profiles = res.profiles or {}
+  if err then return { err = err } end
+  local _, setting = H.call(session, "SettingsService", "ResolveSetting", { key = "defaultProfileId" }, 5000)
+  return { profiles = res.profiles or {}, default = setting and type(setting.value) == "string" and setting.value or "" }
+end
+
+function H.check_model(r, dline, found)
+  r.start("Model")
+  local config = dline.config()
+  if found.err then return r.error("cannot ask the sidecar for its profiles: " .. require("dline.connect").format_error(found.err)) end
+  local profiles = found.profiles
   local advice = {
     ":Dline profile add sets up a model (provider, model, base URL, key)",
     "or start Neovim with OPENAI_BASE_URL and OPENAI_MODEL (and OPENAI_API_KEY), or ANTHROPIC_API_KEY, in its environment",
   }
   if #profiles == 0 then return r.warn("no model is configured: a new task fails until one is", advice) end
-  local _, setting = H.call(session, "SettingsService", "ResolveSetting", { key = "defaultProfileId" }, 5000)
-  local default = config.profile_id ~= "" and config.profile_id or (setting and type(setting.value) == "string" and setting.value or "")
+  local default = config.profile_id ~= "" and config.profile_id or found.default
   for _, p in ipairs(profiles) do
     local from = p.source == "PROFILE_SOURCE_ENVIRONMENT" and ", from the sidecar's environment (this session only)" or ""
     local mark = p.id == default and " (new tasks use it)" or ""
@@ -108,6 +114,8 @@ function M.check()
       "put dline-core on PATH or in the plugin's bin/ folder, set setup{ core_path = ... } or $DLINE_CORE, or build it with `npm run build` in a Dline checkout",
     })
   end
+  -- The model check asks the sidecar (and so starts it) first: the state below is then current.
+  local profiles = path and H.profiles(dline) or { err = { code = "failed_precondition", message = "dline-core not found" } }
   local session = dline.has_session() and dline.session() or nil
   if not session then
     r.info("not started in this editor (it starts on the first :Dline command)")
@@ -137,7 +145,7 @@ function M.check()
     end
   end
 
-  H.check_model(r, dline)
+  H.check_model(r, dline, profiles)
 
   r.start("Git (checkpoints)")
   if vim.fn.executable("git") == 1 then
