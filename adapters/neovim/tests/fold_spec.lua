@@ -52,6 +52,9 @@ S.case("an edit's row goes from pending to done with its change; the question co
   T.eq(fold.snapshot(state).pendingAskId, nil, "answered")
   T.eq(rows(state), { { "u1", "text" }, { "t1", "tool", "TOOL_CALL_STATUS_DONE" } }, "the rows")
   T.eq(render.item_lines(fold.item(state, "t1")), { "### write_to_file a.txt  [done]", "  a.txt (new, +1 -0)", "" }, "the row: named once, with its change")
+  -- A row read back without the texts says what happened to the file, no "+0 -0".
+  local stored = { id = "t9", kind = "tool", text = "write_to_file b.txt", toolCall = { status = "TOOL_CALL_STATUS_DONE", edits = { { path = "b.txt", status = "FILE_STATUS_MODIFIED" } } } }
+  T.eq(render.item_lines(stored)[2], "  b.txt", "no numbers of nothing")
 end)
 
 S.case("a sidecar death: the question is dropped, the task interrupted, and a reopen of it shows the same", function()

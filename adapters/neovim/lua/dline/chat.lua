@@ -143,16 +143,24 @@ function H.append_text(self, item, text)
   return true
 end
 
---- Keeps windows that showed the end of the chat at its end (a window scrolled up to read
---- stays where it is). Cheap when nothing was added: called on every streamed delta.
+--- Keeps windows whose cursor was at the end of the chat at its end (one whose cursor is
+--- elsewhere, where the user reads, stays). Cheap when nothing was added: called on every
+--- streamed delta.
 function H.follow(self, force)
   local count = vim.api.nvim_buf_line_count(self.buf)
   local before = self.line_count or 0
   self.line_count = count
   if count == before and not force then return end
   for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == self.buf and (force or win ~= vim.api.nvim_get_current_win()) then
+    if vim.api.nvim_win_get_buf(win) == self.buf then
       if force or vim.api.nvim_win_get_cursor(win)[1] >= before - 1 then pcall(vim.api.nvim_win_set_cursor, win, { count, 0 }) end
+      if force or count < before then
+        -- The chat got shorter (a restore, a retry): a window whose top line is past the new
+        -- end would show nothing but "~" until something scrolled it. Show the end.
+        pcall(vim.api.nvim_win_call, win, function()
+          vim.cmd("normal! zb")
+        end)
+      end
     end
   end
 end

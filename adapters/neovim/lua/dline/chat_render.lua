@@ -112,6 +112,9 @@ end
 --- "+3 -1" of one FileEdit.
 function M.edit_stat(edit)
   if edit.truncated then return "(not shown: binary or large)" end
+  local what = edit.status == "FILE_STATUS_ADDED" and "new" or edit.status == "FILE_STATUS_DELETED" and "deleted" or nil
+  -- A row read back without its texts: what happened to the file, not numbers of nothing.
+  if (edit.originalText or "") == "" and (edit.proposedText or "") == "" then return what and ("(" .. what .. ")") or "" end
   local before, after = edit.originalText or "", edit.proposedText or ""
   local added, removed = 0, 0
   local ok, hunks = pcall(vim.diff, before, after, { result_type = "indices" })
@@ -121,8 +124,7 @@ function M.edit_stat(edit)
       added = added + h[4]
     end
   end
-  local what = edit.status == "FILE_STATUS_ADDED" and "new, " or edit.status == "FILE_STATUS_DELETED" and "deleted, " or ""
-  return ("(%s+%d -%d)"):format(what, added, removed)
+  return ("(%s+%d -%d)"):format(what and (what .. ", ") or "", added, removed)
 end
 
 function H.tool_lines(item)
@@ -139,7 +141,8 @@ function H.tool_lines(item)
   end
   local lines = { head .. (status ~= "" and ("  [" .. status .. "]") or "") }
   for _, edit in ipairs(call.edits or {}) do
-    table.insert(lines, ("  %s %s"):format(M.one_line(edit.path), M.edit_stat(edit)))
+    local stat = M.edit_stat(edit)
+    table.insert(lines, "  " .. M.one_line(edit.path) .. (stat ~= "" and (" " .. stat) or ""))
   end
   if (call.feedback or "") ~= "" then table.insert(lines, "  feedback: " .. M.one_line(call.feedback)) end
   if (call.reason or "") ~= "" and call.status ~= "TOOL_CALL_STATUS_DONE" then table.insert(lines, "  " .. M.one_line(call.reason)) end
