@@ -40,8 +40,13 @@ if [ "$installed" != "$CODE_SERVER_VERSION" ] || { [ -n "$built_for" ] && [ "$bu
   echo "setup-vscode-test: installing code-server@$CODE_SERVER_VERSION (native modules build; a few minutes)"
   rm -rf "$cache/code-server"
   mkdir -p "$cache/code-server"
-  # code-server's engines need Node 24: that node first on PATH, its headers for node-gyp.
-  PATH="$node24_dir/bin:$PATH" npm_config_nodedir="$node24_dir" \
+  # code-server's engines need Node 24: that node first on PATH, its headers for node-gyp. Run
+  # from `npm test`, the outer npm's settings are in the environment (npm_config_user_agent names
+  # the Node that outer npm runs on, and code-server's postinstall refuses anything but 24):
+  # the inner npm starts without them.
+  inherited=()
+  while IFS= read -r name; do inherited+=(-u "$name"); done < <(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p')
+  env "${inherited[@]}" PATH="$node24_dir/bin:$PATH" npm_config_nodedir="$node24_dir" \
     npm install --prefix "$cache/code-server" --no-save --no-audit --no-fund --no-package-lock \
     "code-server@$CODE_SERVER_VERSION" >"$cache/code-server-install.log" 2>&1 || {
       echo "setup-vscode-test: code-server install failed; see $cache/code-server-install.log" >&2
