@@ -1,5 +1,7 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { createLogger } from "../../core/src/logging/logger.js";
 import { DlineError } from "../../core/src/errors.js";
 import type { CheckpointInfo } from "../../core/src/checkpoints/index.js";
 import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
@@ -13,6 +15,11 @@ function setup(withConversation = true) {
   const manager = makeManager(sb, withConversation ? { conversation } : {});
   const task = { id: "t1", workspaceRoots: [sb.workspace] };
   return { sb, conversation, manager, task, ws: sb.workspace };
+}
+
+function recordingLogger() {
+  const records: any[] = [];
+  return { records, logger: createLogger({ write: (l) => records.push(JSON.parse(l)), close: () => {} }, "debug") };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
@@ -88,6 +95,57 @@ describe("Restore All on an edited message", () => {
     expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
   });
 
+  it("never goes back to a checkpoint without files, even one made for the message itself", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    await manager.ensureBaseline(task, "m1");
+    conversation.addMessage("t1", "m2", "two");
+    write(ws, "a.txt", "two");
+    const second = (await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" }))!;
+    pastStampOf(second);
+    conversation.addMessage("t1", "m3", "three");
+    write(ws, "a.txt", "three");
+    // The snapshot of "three" is saved after m3 was written (for a later message)...
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m4" });
+    // ...and a compaction checkpoint names m3: it holds no files of its own (its tree is the latest snapshot).
+    await manager.saveCompaction(task, { messageId: "m3" });
+    const result = await manager.editMessage("t1", "m3", "three, edited", "restore_all");
+    expect(result).toEqual({ restored: true, fileError: "" });
+    expect(read(ws, "a.txt")).toBe("two");
+  });
+
+  it("whose files cannot be restored still rewinds the conversation, and says why", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    await manager.ensureBaseline(task, "m1");
+    conversation.addMessage("t1", "m2", "two");
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" });
+    // A folder of the user's stands where the checkpoint's file goes.
+    fs.rmSync(path.join(ws, "a.txt"));
+    write(ws, "a.txt/mine.txt", "the user's\n");
+    const result = await manager.editMessage("t1", "m1", "start, edited", "restore_all");
+    expect(result).toEqual({ restored: true, fileError: "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way." });
+    expect(read(ws, "a.txt/mine.txt")).toBe("the user's\n");
+    expect(conversation.messages("t1")).toEqual([]);
+  });
+
+  it("is refused while the checkpoints report an error, naming it; Restore Chat answers without a file error", async () => {
+    const { manager, task, ws, conversation } = setup();
+    write(ws, "a.txt", "one");
+    conversation.addMessage("t1", "m1", "first");
+    await manager.ensureBaseline(task, "m1");
+    fs.renameSync(ws, `${ws}-away`);
+    await manager.saveTurn(task, { commandRan: true });
+    const status = await manager.status({ taskId: "t1" });
+    const err = (await manager.editMessage("t1", "m1", "first, edited", "restore_all").catch((e: unknown) => e)) as DlineError;
+    expect(err.code).toBe("failed_precondition");
+    expect(err.message).toBe(`Restore All is not available: ${status.message}`);
+    expect(await manager.editMessage("t1", "m1", "first, edited", "restore_chat")).toEqual({ restored: true, fileError: "" });
+  });
+
   it("skips checkpoints without files (a compaction) when choosing where to go back to", async () => {
     const { manager, task, ws, conversation } = setup();
     conversation.addMessage("t1", "m1", "start");
@@ -112,7 +170,9 @@ describe("Restore All on an edited message", () => {
     write(ws, "a.txt", "one");
     await manager.ensureBaseline(task, "m1");
     write(ws, "a.txt", "two");
-    expect(await codeOf(manager.editMessage("t1", "nope", "x", "restore_all"))).toBe("not_found");
+    const err = (await manager.editMessage("t1", `nope${"x".repeat(100)}`, "x", "restore_all").catch((e: unknown) => e)) as DlineError;
+    expect(err.code).toBe("not_found");
+    expect(err.message).toBe(`Message nope${"x".repeat(76)} does not exist in task t1.`);
     expect(read(ws, "a.txt")).toBe("two");
     expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
   });
@@ -125,13 +185,64 @@ describe("restore modes", () => {
     const base = (await manager.ensureBaseline(task))!;
     write(ws, "a.txt", "two");
     await manager.saveTurn(task, { editedPaths: ["a.txt"] });
+    const refused = (await manager.restore("t1", base.id, "task").catch((e: unknown) => e)) as DlineError;
+    expect(refused.code).toBe("failed_precondition");
+    expect(refused.message).toBe("Restoring the conversation needs the task store, which is not available in this version yet.");
     expect(await codeOf(manager.restore("t1", base.id, "files_and_task"))).toBe("failed_precondition");
-    expect(await codeOf(manager.restore("t1", base.id, "task"))).toBe("failed_precondition");
     expect(read(ws, "a.txt")).toBe("two");
     const outcome = await manager.restore("t1", base.id, "files");
     expect(outcome).toMatchObject({ filesRestored: true, conversationRestored: false, restoredPaths: ["a.txt"], fileError: "" });
     expect(outcome.undoCheckpointId).toMatch(/^[0-9a-f]{40}/);
     expect(read(ws, "a.txt")).toBe("one");
+  });
+
+  it("task only answers what it did: the conversation, no files", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task, "m1"))!;
+    conversation.addMessage("t1", "m2", "more");
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" });
+    expect(await manager.restore("t1", base.id, "task")).toEqual({
+      filesRestored: false,
+      fileError: "",
+      restoredPaths: [],
+      deletedPaths: [],
+      keptPaths: [],
+      undoCheckpointId: "",
+      conversationRestored: true,
+    });
+    expect(read(ws, "a.txt")).toBe("two");
+  });
+
+  it("a checkpoint without files allows only task only, saying so", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    await manager.ensureBaseline(task, "m1");
+    const compaction = (await manager.saveCompaction(task, { messageId: "m1" }))!;
+    const err = (await manager.restore("t1", compaction.id, "files").catch((e: unknown) => e)) as DlineError;
+    expect(err.message).toBe("This checkpoint has no file snapshot; only Restore Task Only is available.");
+  });
+
+  it("files and task logs a file restore that failed", async () => {
+    const { records, logger } = recordingLogger();
+    const sb = makeSandbox();
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+    const manager = makeManager(sb, { conversation, logger });
+    const task = { id: "t1", workspaceRoots: [sb.workspace] };
+    const ws = sb.workspace;
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task, "m1"))!;
+    write(ws, "a.txt", "two");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m1" });
+    fs.rmSync(path.join(ws, "a.txt"));
+    fs.mkdirSync(path.join(ws, "a.txt"));
+    const outcome = await manager.restore("t1", base.id, "files_and_task");
+    expect(outcome.fileError).toBe("Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.");
+    expect(records.find((r) => r.msg === "file restore failed")).toMatchObject({ level: "error", task: "t1" });
   });
 
   it("a files-only restore that fails says so (it is not reported as done)", async () => {
@@ -142,7 +253,6 @@ describe("restore modes", () => {
     write(ws, "a.txt", "two");
     await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m1" });
     // A folder now stands where the checkpoint's file was.
-    const fs = await import("node:fs");
     fs.rmSync(path.join(ws, "a.txt"));
     fs.mkdirSync(path.join(ws, "a.txt"));
     write(ws, "a.txt/mine.txt", "the user's file");
@@ -159,6 +269,8 @@ describe("restore modes", () => {
     expect(await codeOf(manager.restore("t1", base.id.slice(0, 39), "files"))).toBe("invalid_argument");
     expect(await codeOf(manager.restore("t1", `${base.id}0`, "files"))).toBe("invalid_argument");
     expect(await codeOf(manager.restore("t1", `x${base.id}`, "files"))).toBe("invalid_argument");
+    const long = (await manager.restore("t1", `not an id ${"z".repeat(200)}`, "files").catch((e: unknown) => e)) as DlineError;
+    expect(long.message).toBe(`"not an id ${"z".repeat(70)}" is not a checkpoint id.`);
     expect(await codeOf(manager.restore("t1", "a".repeat(64), "files"))).toBe("not_found");
     const err = await manager.restore("t1", "b".repeat(40), "files").catch((e: DlineError) => e);
     expect((err as DlineError).message).toBe(`Checkpoint ${"b".repeat(40)} does not belong to task t1.`);

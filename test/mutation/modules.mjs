@@ -33,6 +33,7 @@ export const mutationModules = [
       "test/checkpoints/restore-guards.test.ts",
       "test/checkpoints/save-shapes.test.ts",
       "test/checkpoints/fast-paths.test.ts",
+      "test/checkpoints/preimages.test.ts",
     ],
   },
   {
@@ -53,6 +54,7 @@ export const mutationModules = [
       "test/checkpoints/restore-safety.test.ts",
       "test/checkpoints/restore-guards.test.ts",
       "test/checkpoints/save-shapes.test.ts",
+      "test/checkpoints/preimages.test.ts",
     ],
   },
 ];

@@ -1,0 +1,112 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
+import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+
+// Pre-images: what a file the checkpoints leave out (an excluded folder, an ignored file) was
+// before a tool of the task first changed it. A restore puts it back from there; without it the
+// user's version would be lost.
+
+function setup() {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, { conversation });
+  const task: CheckpointTask = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { sb, conversation, manager, task, ws: sb.workspace };
+}
+
+async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string): Promise<void> {
+  await manager.beforeEdit?.(task, [rel]);
+  write(task.workspaceRoots[0], rel, content);
+}
+
+describe("a pre-image", () => {
+  it("is the file as the checkpoint before saw it: a second edit in the same turn does not replace it", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "build/config.cs", "original\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/config.cs", "first edit\n");
+    await toolWrite(manager, task, "build/config.cs", "second edit\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.cs"] });
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("original\n");
+  });
+
+  it("is taken again after each checkpoint: each restore brings back its own checkpoint's version", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "build/config.cs", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/config.cs", "v2\n");
+    const second = (await manager.saveTurn(task, { editedPaths: ["build/config.cs"] }))!;
+    await toolWrite(manager, task, "build/config.cs", "v3\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.cs"] });
+    await manager.restore("t1", second.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("v2\n");
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("v1\n");
+  });
+
+  it("keeps an executable's mode and a symbolic link as a link", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "build/run.sh", "#!/bin/sh\necho v1\n");
+    fs.chmodSync(path.join(ws, "build/run.sh"), 0o755);
+    write(ws, "build/target.txt", "target\n");
+    fs.symlinkSync("target.txt", path.join(ws, "build/link"));
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/run.sh", "#!/bin/sh\necho v2\n");
+    fs.chmodSync(path.join(ws, "build/run.sh"), 0o644);
+    await manager.beforeEdit?.(task, ["build/link"]);
+    fs.rmSync(path.join(ws, "build/link"));
+    write(ws, "build/link", "now a file\n");
+    await manager.saveTurn(task, { editedPaths: ["build/run.sh", "build/link"] });
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "build/run.sh")).toBe("#!/bin/sh\necho v1\n");
+    expect(fs.statSync(path.join(ws, "build/run.sh")).mode & 0o777).toBe(0o755);
+    expect(fs.lstatSync(path.join(ws, "build/link")).isSymbolicLink()).toBe(true);
+    expect(fs.readlinkSync(path.join(ws, "build/link"))).toBe("target.txt");
+  });
+
+  it("of a file the task created says so: the restore removes it", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/generated.cs", "made by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["build/generated.cs"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["build/generated.cs"]);
+    expect(fs.existsSync(path.join(ws, "build"))).toBe(false);
+  });
+
+  it("is read back by another sidecar (a new manager) and still restores", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "build/config.cs", "original\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/config.cs", "edited\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.cs"] });
+    await manager.stop();
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] });
+    const other = makeManager(sb, { conversation });
+    await other.restore("t1", base.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("original\n");
+    await other.stop();
+  });
+
+  it("is taken only of paths the latest checkpoint does not hold, and per task", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "src/app.ts", "app v1\n");
+    write(ws, "build/config.cs", "config v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    const other: CheckpointTask = { id: "t2", workspaceRoots: [ws] };
+    await manager.ensureBaseline(other);
+    // t2 edits the excluded file first: t1's pre-image must still be t1's own.
+    await toolWrite(manager, other, "build/config.cs", "config by t2\n");
+    await toolWrite(manager, task, "build/config.cs", "config by t1\n");
+    await toolWrite(manager, task, "src/app.ts", "app v2\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.cs", "src/app.ts"] });
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("config by t2\n");
+    expect(read(ws, "src/app.ts")).toBe("app v1\n");
+    void sb;
+  });
+});
