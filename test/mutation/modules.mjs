@@ -47,10 +47,8 @@ export const mutationModules = [
     name: "checkpoint-save",
     mutate: ["core/src/checkpoints/recorded-save.ts", "core/src/checkpoints/watched-paths.ts", "core/src/checkpoints/edit-captures.ts"],
     testFiles: [
-      "test/checkpoints/snapshots.test.ts",
       "test/checkpoints/fast-paths.test.ts",
       "test/checkpoints/watched-saves.test.ts",
-      "test/checkpoints/restore.test.ts",
       "test/checkpoints/restore-safety.test.ts",
       "test/checkpoints/restore-guards.test.ts",
       "test/checkpoints/save-shapes.test.ts",

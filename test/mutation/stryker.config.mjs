@@ -25,6 +25,6 @@ export default {
   clearTextReporter: { allowColor: false, logTests: false },
   tempDirName: `.stryker-tmp/${module.name}`,
   // Only what the in-process tests load is copied into the sandbox.
-  ignorePatterns: ["dist", "adapters", "bench", "docs", ".cache", "test-output", ".scratch", ".bench"],
+  ignorePatterns: ["dist", "adapters", "bench", "docs", ".cache", "test-output", ".scratch", ".bench", ".stryker-tmp"],
   cleanTempDir: true,
 };
