@@ -1,4 +1,4 @@
-// Issue 13 scaling curve: sidecar memory against concurrent tasks (1, 10, 50). Each size runs
+// Scaling curve: sidecar memory against concurrent tasks (1, 10, 50). Each size runs
 // in a fresh dist/dline-core with fresh roots; N tasks are started at once through the TS
 // client against the scripted model server, which streams slowly so that every task is
 // mid-turn while the sidecar's RSS is sampled from /proc/<pid>/status. The baseline is the

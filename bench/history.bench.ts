@@ -1,7 +1,7 @@
-// Task store benchmarks (issue 4): ListTasks and text search over 100,000 tasks, durable UI
+// Task store benchmarks: ListTasks and text search over 100,000 tasks, durable UI
 // message appends, and opening a task of 10,000 messages. Baselines are measured in the same
 // run: a raw better-sqlite3 query/insert loop doing the same work without our modules.
-// Issue 13 adds the scaling curve: first page, keyset next page, search and favourites over
+// The scaling curve: first page, keyset next page, search and favourites over
 // histories of 1k, 100k and 1M tasks (BENCH_HISTORY_SIZES overrides the sizes).
 import * as fs from "node:fs";
 import * as os from "node:os";

@@ -1,4 +1,4 @@
-// Import from Cline (issue 12): discovery and import of 2,000 legacy tasks of 200 messages each
+// Import from Cline: discovery and import of 2,000 legacy tasks of 200 messages each
 // through the real sidecar. Baseline, measured in the same run: reading and JSON-parsing the
 // same ui_messages.json and api_conversation_history.json files in this process (the least any
 // discovery must do). Memory: the sidecar's peak resident set (VmHWM) against the bytes of the

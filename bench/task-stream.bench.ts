@@ -1,4 +1,4 @@
-// Issue 6 benchmarks: task events per second from a model server through the core to a TS
+// Task stream benchmarks: task events per second from a model server through the core to a TS
 // subscriber, against a bare connect-node server stream of 100-byte messages measured in the
 // same run; added latency from a model chunk to the client; sidecar memory with 10 tasks.
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 /**
- * The rest of issue 11 end to end through the real sidecar binary and the scripted model: a
+ * Capabilities end to end through the real sidecar binary and the scripted model: a
  * subagent's allow-list restricts every tool (load_skill, load_workflow, MCP tools too); project
  * hooks and MCP servers wait for the workspace to be trusted; an MCP server toggled off has its
  * process stopped and starts again on demand (also in another sidecar process over the same

@@ -1,4 +1,4 @@
-// Crash safety of the batched import (issue 12, benchmark goal): files are written without a
+// Crash safety of the batched import (a benchmark goal of the import): files are written without a
 // sync per file, synced per batch, and the history row is the commit point. A killed import
 // must leave complete tasks or folders the next import redoes from scratch.
 import { spawnSync } from "node:child_process";

@@ -1,5 +1,5 @@
 /**
- * Security checks of issue 13 in one place, against the real dist/dline-core: no RPC without
+ * The security checks in one place, against the real dist/dline-core: no RPC without
  * the token (every method, every protocol), loopback only, owner-only socket and secret files
  * (even under umask 000), file tools and artifacts confined to their roots, commands only with
  * approval unless auto-approval allows them, and secrets absent from logs, errors, responses

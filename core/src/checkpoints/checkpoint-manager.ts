@@ -24,11 +24,11 @@ export interface CheckpointManagerOptions {
   homeDir: string;
   logger: Logger;
   conversation?: TaskConversationPort;
-  /** Files larger than this are left out of snapshots. Default 5 MiB (spec setting). */
+  /** Files larger than this are left out of snapshots. Default 5 MiB (setting checkpointMaxFileBytes). */
   sizeLimitBytes?: number;
   /** Object bytes per shadow repository before the oldest checkpoints are pruned. Default 2 GiB. */
   budgetBytes?: number;
-  /** After this long, initialization reports that the repository may be large. Default 15 s (spec). */
+  /** After this long, initialization reports that the repository may be large. Default 15 s (docs/checkpoints.md, "Limits"). */
   slowInitMs?: number;
   /** Initialization gives up after this long and reports a timeout. Default 2 min. */
   initTimeoutMs?: number;
@@ -64,7 +64,7 @@ export interface CheckpointView extends CheckpointInfo {
 }
 
 /**
- * The checkpoint API the task runtime calls at the spec's save points, and the RPC layer
+ * The checkpoint API the task runtime calls at the save points of docs/checkpoints.md, and the RPC layer
  * calls for List / Compare / View Changes / Restore / Edit Message / status. One
  * WorkspaceCheckpoints per workspace, with its status (WorkspaceRegistry); this class adds
  * the save points, task-to-workspace lookup, the restore rules, budget and deletion.
@@ -252,7 +252,7 @@ export class CheckpointManager {
 
   // ---------------------------------------------------------------- restore
 
-  /** Restore Files & Task / Files Only / Task Only, by the spec's restore rules. */
+  /** Restore Files & Task / Files Only / Task Only, by the restore rules of docs/checkpoints.md. */
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
     const engine = await this.engineOfTask(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);

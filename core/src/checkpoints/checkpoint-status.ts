@@ -6,7 +6,7 @@ export type CheckpointState = "ready" | "initializing" | "slow" | "failed" | "un
 /** What the task header shows about checkpoints of one workspace. */
 export interface CheckpointStatus {
   state: CheckpointState;
-  /** The sentence a person reads (the spec's texts for the limits). */
+  /** The sentence a person reads (docs/checkpoints.md, "Limits"). */
   message: string;
   canRetry: boolean;
   canDisable: boolean;

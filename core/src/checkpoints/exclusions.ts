@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
- * The built-in exclusions of workspace scans (specs/checkpoints.md, "Which files a snapshot
- * contains"), written into the shadow repository's `info/exclude` with Git LFS patterns of the
+ * The built-in exclusions of workspace scans (docs/checkpoints.md, "What a snapshot
+ * holds"), written into the shadow repository's `info/exclude` with Git LFS patterns of the
  * project's root `.gitattributes`. The project's own `.gitignore` files apply by themselves
  * because the shadow repository's work tree is the project folder.
  */

@@ -1,5 +1,5 @@
 /**
- * What the checkpoint module needs from the task store / runtime (issue 6), which owns the
+ * What the checkpoint module needs from the task store / runtime, which owns the
  * conversation. The composition root supplies an implementation; until then, operations that
  * touch the conversation answer `failed_precondition`.
  */
@@ -26,7 +26,7 @@ export interface TaskConversationPort {
   taskState?(taskId: string): Promise<"running" | "finished" | "deleted">;
 }
 
-/** The tools the spec lists as read-only: they do not wait for the baseline and save no turn checkpoint. */
+/** The tools docs/checkpoints.md lists as read-only: they do not wait for the baseline and save no turn checkpoint. */
 export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
   "read_file",
   "list_files",

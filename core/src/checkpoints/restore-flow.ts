@@ -83,7 +83,7 @@ export class RestoreFlow {
   /**
    * Restore Chat rewinds to just before the message and continues with the edited text;
    * Restore All also restores files to the checkpoint of that message (only Restore Chat sends
-   * the edited text, per the spec). `checkpointError` answers the header's error, if any,
+   * the edited text, as docs/checkpoints.md says). `checkpointError` answers the header's error, if any,
    * which hides Restore All.
    */
   async editMessage(

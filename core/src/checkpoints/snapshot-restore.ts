@@ -40,7 +40,7 @@ export interface FileRestoreResult {
 export type ExcludedNow = (paths: string[]) => Promise<Set<string>>;
 
 /**
- * Writes a checkpoint back into the workspace by the spec's restore rules, without ever
+ * Writes a checkpoint back into the workspace by the restore rules of docs/checkpoints.md, without ever
  * deleting a file or folder that existed at the checkpoint: a file absent from the checkpoint
  * is deleted only when the task created it after the checkpoint; one the checkpoint left out
  * (excluded, ignored, too large) comes back from the pre-image taken before the task changed

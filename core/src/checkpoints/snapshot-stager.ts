@@ -16,7 +16,7 @@ function nulJoined(paths: Buffer[]): Buffer {
 }
 
 /**
- * Brings the shadow index up to date with the workspace. Two ways, as the spec says:
+ * Brings the shadow index up to date with the workspace. Two ways (docs/checkpoints.md, "What a snapshot holds"):
  * recorded paths (force-added, cost follows the number of paths) or a status scan (git's
  * untracked cache and stat data keep it proportional to what changed where it can).
  * Files over the size limit and nested repositories are left out and reported.

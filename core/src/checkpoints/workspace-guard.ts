@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 
-/** The sentences the spec gives for workspaces checkpoints cannot use. */
+/** The sentences (docs/checkpoints.md, "Limits") for workspaces checkpoints cannot use. */
 export const MESSAGES = {
   noWorkspace: "No workspace detected. Please open Dline in a workspace to use checkpoints.",
   multiRoot: "Checkpoints are not currently supported in multi-root workspaces.",
@@ -20,7 +20,7 @@ export const MESSAGES = {
 /**
  * Checks the workspace roots of a task before any shadow repository is made for them:
  * exactly one root, and not the home, Desktop, Documents or Downloads folder itself.
- * Returns the one root; throws `failed_precondition` with the spec's sentence otherwise.
+ * Returns the one root; throws `failed_precondition` with its sentence otherwise.
  */
 export function checkWorkspaceRoots(roots: readonly string[], homeDir: string): string {
   const usable = roots.filter((r) => r.trim() !== "");

@@ -10,7 +10,7 @@ import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 const PROGRESS_EVERY_MS = 250;
 
 export interface InitTiming {
-  /** After this long, report that the repository may be large (spec: 15 s). */
+  /** After this long, report that the repository may be large (15 s by default). */
   slowInitMs: number;
   /** Give up (and kill git) after this long, reporting a timeout. */
   initTimeoutMs: number;
@@ -18,7 +18,7 @@ export interface InitTiming {
 
 /**
  * Opens a workspace's shadow repository and scans the workspace, reporting each state as the
- * spec describes: initializing, slow after `slowInitMs`, then ready, or failed (timeout, other
+ * docs/checkpoints.md describes it: initializing, slow after `slowInitMs`, then ready, or failed (timeout, other
  * error: Retry and Disable offered) or unavailable (no git).
  */
 export async function initializeWorkspace(

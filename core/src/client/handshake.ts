@@ -1,4 +1,4 @@
-/** The one line a sidecar prints on stdout when it is ready (DESIGN.md, "The sidecar"). */
+/** The one line a sidecar prints on stdout when it is ready (docs/protocol.md, "Handshake and authentication"). */
 export interface Handshake {
   dline: "ready";
   protocol: number;

@@ -1,7 +1,7 @@
 import type { EnabledRule } from "../agent/system-prompt.js";
 import type { ToolDefinition } from "../agent/tools/types.js";
 
-/** The hook events of issue 11; a hook receives a JSON payload on stdin. */
+/** The events a hook can run on; a hook receives a JSON payload on stdin. */
 export type HookEvent = "TaskStart" | "TaskResume" | "TaskCancel" | "TaskComplete" | "PreToolUse" | "PostToolUse" | "UserPromptSubmit";
 
 export interface HookRun {

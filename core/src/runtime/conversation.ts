@@ -134,7 +134,7 @@ export function mergeRoles(items: readonly ConversationItem[]): ModelMessage[] {
 
 /**
  * Content of a message of an earlier version's api_conversation_history.jsonl (Anthropic
- * message shape, see specs/cline-import.md): text, tool_use and tool_result blocks are carried;
+ * message shape, see docs/cline-import.md): text, tool_use and tool_result blocks are carried;
  * images and other block types become a short text note so the model knows something was there.
  */
 function legacyBlocks(content: unknown): ContentBlock[] {

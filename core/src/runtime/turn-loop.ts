@@ -51,7 +51,7 @@ export interface TurnLoopDeps {
   ownsContext?: boolean;
   /** The system prompt with this turn's enabled rules and tools (`textTools`: tools taught in text, Cline's XML format). */
   systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options: { textTools: boolean }) => string;
-  /** Rules, workflows, skills, hooks, MCP tools (issue 11); read at every turn. */
+  /** Rules, workflows, skills, hooks, MCP tools; read at every turn. */
   capabilities: CapabilitiesPort;
   /** Records an activity (activities.db): hook runs and their output, never as the user's words. */
   recordActivity: (kind: string, data: Record<string, unknown>) => void;

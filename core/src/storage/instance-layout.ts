@@ -46,7 +46,7 @@ export interface TaskLayout {
   subagentsDir: string;
   /** Cross-process claim of the one sidecar that runs (writes) this task. */
   ownerLock: string;
-  /** Legacy files imported once (specs/storage.md, "Migration boundaries"). */
+  /** Legacy files imported once (docs/storage.md, "Migrations"). */
   legacy: {
     uiMessagesJsonl: string;
     uiMessagesJson: string;
@@ -100,7 +100,7 @@ function taskLayoutAt(dir: string, id: string): TaskLayout {
 }
 
 /**
- * The single source of every persistent path (specs/storage.md). Modules receive an
+ * The single source of every persistent path (docs/storage.md). Modules receive an
  * InstanceLayout and never join root paths themselves.
  */
 export class InstanceLayout {

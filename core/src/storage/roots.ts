@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
 
-/** The three independent file roots of specs/storage.md. */
+/** The three independent file roots of docs/storage.md. */
 export interface StorageRoots {
   /** State/data root: `<DLINE_DIR>/data`, default `~/.dline/data`. */
   dataRoot: string;

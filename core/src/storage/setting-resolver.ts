@@ -19,8 +19,8 @@ export interface ResolveContext {
 /**
  * Resolves a setting; the first hit wins: remote configuration, session override, task
  * setting, workspace setting, global setting, legacy global-state copy (during migration),
- * declared default. The spec lists no workspace step; workspace settings sit between task
- * and global, the narrower scope being stronger. `globalOnly` settings (autoApprovalSettings)
+ * declared default. Workspace settings sit between task and
+ * global, the narrower scope being stronger. `globalOnly` settings (autoApprovalSettings)
  * skip session, task and workspace, so a task snapshot cannot widen approvals.
  * A stored value of the wrong type (a hand edit) is skipped with a warning.
  */

@@ -18,7 +18,7 @@ export interface SettingDeclaration {
   scopes: readonly SettingScope[];
   /**
    * Reads only the global setting (and remote configuration): a task snapshot or a session
-   * must not widen what is auto-approved (specs/storage.md, autoApprovalSettings).
+   * must not widen what is auto-approved (docs/storage.md, "Setting resolution").
    */
   globalOnly?: boolean;
   description: string;

@@ -10,7 +10,7 @@ export interface StateStoreOptions {
   what?: string;
 }
 
-/** Spec: non-setting state is written in batches with a 2-second debounce. */
+/** Non-setting state is written in batches with a 2-second debounce (docs/storage.md). */
 export const STATE_DEBOUNCE_MS = 2_000;
 
 /**

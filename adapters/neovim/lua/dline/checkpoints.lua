@@ -3,7 +3,7 @@
 --- What it does: lists checkpoints (ListCheckpoints), opens "Changes since snapshot"
 --- (Compare: the checkpoint's content against the current file, one diff tab per changed
 --- file, every file in the quickfix list), and restores with the menu of the checkpoints
---- spec (vim.ui.select), then reloads buffers whose files the restore changed.
+--- docs/checkpoints.md (vim.ui.select), then reloads buffers whose files the restore changed.
 --- What it does not do: touch the shadow repository (the sidecar owns it).
 
 local M = {}
@@ -13,7 +13,7 @@ local function dline()
   return require("dline")
 end
 
---- The restore menu: option, menu text, mode (specs/checkpoints.md).
+--- The restore menu: option, menu text, mode (docs/checkpoints.md, "Restoring a checkpoint").
 M.RESTORE_OPTIONS = {
   { label = "Restore Files & Task", description = "Revert files and clear messages after this point", mode = "RESTORE_MODE_FILES_AND_TASK" },
   { label = "Restore Files Only", description = "Revert files to this checkpoint", mode = "RESTORE_MODE_FILES" },
@@ -185,7 +185,7 @@ end
 
 -- Editing a sent message --------------------------------------------------------------
 
---- The choices after editing a sent message (specs/checkpoints.md, "Editing a sent message").
+--- The choices after editing a sent message (docs/checkpoints.md, "Editing a sent message").
 M.EDIT_OPTIONS = {
   { label = "Restore Chat", description = "Rewind the conversation to just before this message and continue with the edited text", mode = "EDIT_MESSAGE_MODE_RESTORE_CHAT" },
   { label = "Restore All", description = "Restore the conversation and the workspace files to this message's checkpoint", mode = "EDIT_MESSAGE_MODE_RESTORE_ALL" },

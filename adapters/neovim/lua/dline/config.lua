@@ -26,8 +26,8 @@ function M.defaults()
     request_timeout_ms = 30000,
     -- Restart policy when the sidecar dies: at most `max_restarts` within `window_ms`,
     -- waiting `base_delay_ms`, doubling up to `max_delay_ms`; then it stays stopped and
-    -- says so (`:Dline restart` tries again).
-    restart = { max_restarts = 5, window_ms = 180000, base_delay_ms = 200, max_delay_ms = 5000 },
+    -- says so (`:Dline restart` tries again). Every client uses these numbers (docs/clients.md).
+    restart = { max_restarts = 5, window_ms = 180000, base_delay_ms = 250, max_delay_ms = 8000 },
     -- Profile for new tasks; "" uses the configured default profile.
     profile_id = "",
     -- Where the chat sidebar opens: "right" or "left" (vertical split), "below" (split), "tab"

@@ -98,7 +98,7 @@ export interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  /** In the checkpoint spec's read-only list: a turn of only such tools saves no checkpoint. */
+  /** In the read-only list of docs/checkpoints.md: a turn of only such tools saves no checkpoint. */
   readOnly: boolean;
   /** The approval switch for this call, or undefined when the tool needs no approval (questions). */
   approvalCategory(input: Record<string, unknown>): ApprovalCategory | undefined;

@@ -7,7 +7,7 @@ import okio.Buffer
 import java.io.IOException
 
 /**
- * The one line a sidecar prints on stdout when it is ready (DESIGN.md, "The sidecar"):
+ * The one line a sidecar prints on stdout when it is ready (docs/protocol.md, "Handshake and authentication"):
  * `{"dline":"ready","protocol":1,"version":"…","url":"http://127.0.0.1:PORT","token":"…","pid":N}`.
  */
 data class Handshake(
