@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
+import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
@@ -25,7 +26,7 @@ export class TaskOwnedElsewhere extends DlineError {
       "failed_precondition",
       owner.purpose === "delete"
         ? `Task ${taskId} is being deleted by another Dline sidecar (pid ${owner.pid}).`
-        : `Task ${taskId} is open in another Dline sidecar (pid ${owner.pid}); it can be read but not changed there.`,
+        : `Task ${taskId} is running in another Dline window (pid ${owner.pid}).`,
     );
   }
 }
@@ -141,6 +142,34 @@ export class TaskOwnership {
       waited = true;
       await new Promise((r) => setTimeout(r, 25));
     }
+  }
+
+  /**
+   * Calls `onChange` whenever the task's claim may have changed hands (its lock file created,
+   * replaced or removed), and every `pollMs` in any case: a file-system watch can miss events
+   * (or be unavailable), and the caller's check is cheap. Returns the function that stops it.
+   */
+  watchClaim(taskId: string, onChange: () => void, pollMs = 2000): () => void {
+    const task = this.layout.task(taskId);
+    const lockName = path.basename(task.ownerLock);
+    let watcher: fs.FSWatcher | undefined;
+    try {
+      watcher = fs.watch(task.dir, { persistent: false }, (_event, name) => {
+        if (!name || name === lockName) onChange();
+      });
+      watcher.on("error", () => {
+        watcher?.close();
+        watcher = undefined;
+      });
+    } catch {
+      // the folder is gone or cannot be watched: the poll alone sees the changes
+    }
+    const timer = setInterval(onChange, watcher ? pollMs : Math.min(pollMs, 250));
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      watcher?.close();
+    };
   }
 
   /** Forgets a claim whose folder was deleted with the task. */
