@@ -15,6 +15,8 @@ import type { TaskRuntime } from "./runtime/task-runtime.js";
 import { Capabilities, StoredCapabilitySettings } from "./capabilities/index.js";
 import { ClineImporter } from "./import/index.js";
 import { securePrivateRoots } from "./storage/private-mode.js";
+import { PeerConnections, PeerRegistry, startPeerEndpoint, TaskRouter } from "./peer/index.js";
+import { createPeerHandler } from "./rpc/peer-handler.js";
 
 /** Everything the RPC layer needs, constructed once per process by `createApp` (no singletons). */
 export interface App {
@@ -39,6 +41,8 @@ export interface App {
   capabilities: Capabilities;
   /** The explicit, read-only import from Cline (import/). */
   clineImporter: ClineImporter;
+  /** Where calls about a task go: here, or the sidecar that runs it (peer/). */
+  taskRouter: TaskRouter;
 }
 
 export interface AppOptions {
@@ -93,7 +97,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Registered before the runtime's flusher: flushers run in reverse, so runs stop first.
   options.lifecycle.onStop("checkpoint maintenance", () => checkpoints.stop());
   options.lifecycle.onStop("mcp servers", () => capabilities.stop());
+  // Other sidecars over the same roots reach this one through its peer endpoint, published in
+  // the registry before the runtime claims any task; calls about tasks they run go to them.
+  const peerLogger = options.logger.child("peers");
+  const peerRegistry = new PeerRegistry(layout, peerLogger);
+  const taskRouter = new TaskRouter({ ownership: async () => (await tasks()).ownership, registry: peerRegistry, connections: new PeerConnections(), logger: peerLogger });
+  let settleReachable!: () => void;
+  const reachable = new Promise<void>((resolve) => (settleReachable = resolve));
   const runtime = lazyTaskRuntime({
+    reachable,
     checkpointStatus,
     capabilities,
     layout,
@@ -106,7 +118,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     env: options.env,
   });
   const clineImporter = new ClineImporter({ env: options.env, layout, sqlite, tasks, logger: options.logger.child("import") });
+  startPeerEndpoint({
+    registry: peerRegistry,
+    lifecycle: options.lifecycle,
+    logger: peerLogger,
+    handler: (token) => createPeerHandler({ tasks, runtime, checkpoints, stopSignal: options.lifecycle.signal, logger: peerLogger }, token),
+  })
+    .catch((err: Error) => peerLogger.warn("other Dline windows cannot reach this one: tasks it runs can be followed only here", { error: err.message }))
+    .finally(settleReachable);
   return {
+    taskRouter,
     clineImporter,
     capabilities,
     runtime,

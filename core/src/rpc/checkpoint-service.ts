@@ -20,7 +20,9 @@ import {
   SkippedPathSchema,
   ViewChangesResponseSchema,
   type CheckpointService,
+  type EditMessageRequest,
   type GetStatusResponse,
+  type RestoreRequest,
 } from "../gen/dline/v1/checkpoint_pb.js";
 import type {
   CheckpointKind as DomainKind,
@@ -34,10 +36,34 @@ import type {
   SkipReason as DomainSkipReason,
 } from "../checkpoints/index.js";
 import { DlineError } from "../errors.js";
+import type { PeerClients } from "../peer/peer-clients.js";
+import type { TaskRouter } from "../peer/task-router.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 
-/** Maps CheckpointService to the CheckpointManager; proto <-> domain only. */
-export function checkpointService(manager: CheckpointManager): Partial<ServiceImpl<typeof CheckpointService>> {
+/**
+ * Maps CheckpointService to the CheckpointManager; proto <-> domain only. With a `router`, a
+ * restore of a task another sidecar runs is made by that sidecar (it stops the run and rewinds
+ * the conversation it holds), as if its own client had asked for it.
+ */
+export function checkpointService(manager: CheckpointManager, router?: TaskRouter): Partial<ServiceImpl<typeof CheckpointService>> {
+  const routed = <T>(taskId: string, here: () => Promise<T>, there: (peer: PeerClients) => Promise<T>) => (router ? router.call(taskId, here, there) : here());
+  const restoreHere = async (req: RestoreRequest) => {
+    const outcome = await manager.restore(req.taskId, req.checkpointId, restoreMode(req.mode));
+    return create(RestoreResponseSchema, {
+      filesRestored: outcome.filesRestored,
+      fileError: outcome.fileError,
+      restoredPaths: outcome.restoredPaths,
+      deletedPaths: outcome.deletedPaths,
+      keptPaths: outcome.keptPaths.map((k) => ({ path: k.path, reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED })),
+      undoCheckpointId: outcome.undoCheckpointId,
+      conversationRestored: outcome.conversationRestored,
+    });
+  };
+  const editMessageHere = async (req: EditMessageRequest) => {
+    const mode = req.mode === EditMessageMode.RESTORE_CHAT ? "restore_chat" : req.mode === EditMessageMode.RESTORE_ALL ? "restore_all" : undefined;
+    if (!mode) throw new DlineError("invalid_argument", "Choose Restore Chat or Restore All.");
+    return create(EditMessageResponseSchema, await manager.editMessage(req.taskId, req.messageId, req.text, mode));
+  };
   return {
     async listCheckpoints(req) {
       assertSafeId("task id", req.taskId);
@@ -53,26 +79,13 @@ export function checkpointService(manager: CheckpointManager): Partial<ServiceIm
       const { files, from, to } = await manager.viewChanges(req.taskId);
       return create(ViewChangesResponseSchema, { files: files.map(toFileChange), fromCheckpointId: from, toCheckpointId: to });
     },
-    async restore(req) {
+    async restore(req, ctx) {
       assertSafeId("task id", req.taskId);
-      const outcome = await manager.restore(req.taskId, req.checkpointId, restoreMode(req.mode));
-      return create(RestoreResponseSchema, {
-        filesRestored: outcome.filesRestored,
-        fileError: outcome.fileError,
-        restoredPaths: outcome.restoredPaths,
-        deletedPaths: outcome.deletedPaths,
-        keptPaths: outcome.keptPaths.map((k) => ({ path: k.path, reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED })),
-        undoCheckpointId: outcome.undoCheckpointId,
-        conversationRestored: outcome.conversationRestored,
-      });
+      return routed(req.taskId, () => restoreHere(req), (peer) => peer.checkpoints.restore(req, { signal: ctx.signal }));
     },
-    async editMessage(req) {
+    async editMessage(req, ctx) {
       assertSafeId("task id", req.taskId);
-      const mode =
-        req.mode === EditMessageMode.RESTORE_CHAT ? "restore_chat" : req.mode === EditMessageMode.RESTORE_ALL ? "restore_all" : undefined;
-      if (!mode) throw new DlineError("invalid_argument", "Choose Restore Chat or Restore All.");
-      const result = await manager.editMessage(req.taskId, req.messageId, req.text, mode);
-      return create(EditMessageResponseSchema, result);
+      return routed(req.taskId, () => editMessageHere(req), (peer) => peer.checkpoints.editMessage(req, { signal: ctx.signal }));
     },
     async getStatus(req) {
       return toStatus(await manager.status(query(req)));

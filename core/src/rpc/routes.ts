@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { CheckpointService } from "../gen/dline/v1/checkpoint_pb.js";
 import { HistoryService } from "../gen/dline/v1/history_pb.js";
@@ -25,16 +26,22 @@ export const appRoutes: Record<string, (router: ConnectRouter, app: App) => void
   },
   [TaskService.typeName]: (router, app) => {
     const storageMethods = taskStorageMethods({ tasks: app.tasks });
+    const forwarding = {
+      router: app.taskRouter,
+      ownership: async () => (await app.tasks()).ownership,
+      taskExists: (taskId: string) => fs.existsSync(app.layout.task(taskId).dir),
+      logger: app.logger.child("peers"),
+    };
     router.service(TaskService, {
       ...storageMethods,
-      ...taskRunMethods({ runtime: app.runtime, storageGetTask: storageMethods.getTask!, stopSignal: app.lifecycle.signal }),
+      ...taskRunMethods({ runtime: app.runtime, storageGetTask: storageMethods.getTask!, stopSignal: app.lifecycle.signal, forwarding }),
     });
   },
   [HistoryService.typeName]: (router, app) => {
     router.service(HistoryService, historyService({ tasks: app.tasks, stopSignal: app.lifecycle.signal }));
   },
   [CheckpointService.typeName]: (router, app) => {
-    router.service(CheckpointService, checkpointService(app.checkpoints));
+    router.service(CheckpointService, checkpointService(app.checkpoints, app.taskRouter));
   },
   [ImportService.typeName]: (router, app) => {
     router.service(ImportService, importService(app.clineImporter));

@@ -10,12 +10,27 @@ import {
   SubscribeResponseSchema,
   UpdateEditorStateResponseSchema,
   type EditorState,
+  type TaskEvent,
   type TaskService,
 } from "../gen/dline/v1/task_pb.js";
 import type { EditorFiles } from "../agent/environment-details.js";
 import { DlineError } from "../errors.js";
+import type { Logger } from "../logging/logger.js";
+import type { PeerClients } from "../peer/peer-clients.js";
+import { followTask } from "../peer/task-follower.js";
+import type { TaskRouter } from "../peer/task-router.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
+import type { TaskOwnership } from "../tasks/task-ownership.js";
 import { statusToProto, uiMessageToProto } from "./task-mapping.js";
+
+/** What serving tasks that other sidecars run needs (absent: every call is served here). */
+export interface TaskForwarding {
+  router: TaskRouter;
+  ownership: () => Promise<TaskOwnership>;
+  /** Whether the task's folder still exists (a follower's stream ends when it is deleted). */
+  taskExists(taskId: string): boolean;
+  logger: Logger;
+}
 
 export interface TaskRunServiceDeps {
   /** The runtime, built once the task storage is open. */
@@ -24,6 +39,11 @@ export interface TaskRunServiceDeps {
   storageGetTask: NonNullable<Partial<ServiceImpl<typeof TaskService>>["getTask"]>;
   /** Ends every stream when the sidecar stops. */
   stopSignal: AbortSignal;
+  /**
+   * Calls about a task another sidecar runs go to that sidecar (its peer endpoint), which
+   * applies them as if its own client had sent them. The peer endpoint itself has none.
+   */
+  forwarding?: TaskForwarding;
 }
 
 function required(value: string, field: string): string {
@@ -37,67 +57,143 @@ function editorFiles(editor: EditorState | undefined): EditorFiles | undefined {
   return { visibleFiles: editor.visibleFiles.slice(0, 500), openFiles: editor.openFiles.slice(0, 500), unsavedFiles: editor.unsavedFiles.slice(0, 500) };
 }
 
-/** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume. */
+/** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume, and a task's editor state and profile. */
 export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<typeof TaskService>> {
+  const { forwarding } = deps;
+  /** `here` in this sidecar, or `there` on the sidecar that runs the task. */
+  const routed = <T>(taskId: string, here: () => Promise<T>, there: (peer: PeerClients) => Promise<T>) =>
+    forwarding ? forwarding.router.call(taskId, here, there) : here();
+
+  const localGetTask: typeof deps.storageGetTask = async (req, ctx) => {
+    const res = await deps.storageGetTask(req, ctx);
+    const runtime = await deps.runtime();
+    try {
+      res.profileId = runtime.profileOf(req.taskId);
+    } catch {
+      // An unreadable state.json: GetTask reports the task (damaged) without its profile.
+    }
+    const context = runtime.contextOf(req.taskId);
+    if (context) {
+      res.contextTokens = BigInt(context.tokens);
+      res.contextWindow = BigInt(context.window);
+    }
+    // A task loaded here: messages, status and last seq from one consistent view.
+    const live = runtime.liveView(req.taskId);
+    if (!live) {
+      res.lastSeq = runtime.storedLastSeq(req.taskId);
+      return res;
+    }
+    res.lastSeq = live.lastSeq;
+    res.messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
+    res.pendingAsk = live.pendingAsk;
+    if (res.task) res.task.status = statusToProto[live.status];
+    return res;
+  };
+
   return {
     async getTask(req, ctx) {
-      const res = await deps.storageGetTask(req, ctx);
-      const runtime = await deps.runtime();
-      // A task loaded here: messages, status and last seq from one consistent view.
-      try {
-        res.profileId = runtime.profileOf(req.taskId);
-      } catch {
-        // An unreadable state.json: GetTask reports the task (damaged) without its profile.
+      if (!forwarding || !req.taskId) return localGetTask(req, ctx);
+      // The owner's view: its messages, pending question and last seq, taken together. When
+      // the owner cannot answer, the stored view is still the truth of what is on disk.
+      const route = await forwarding.router.route(req.taskId);
+      if (route.kind === "peer") {
+        try {
+          return await route.clients.tasks.getTask(req, { signal: ctx.signal });
+        } catch (err) {
+          forwarding.logger.debug("the sidecar running a task did not answer GetTask; the stored view is served", { taskId: req.taskId, pid: route.pid, error: (err as Error).message });
+        }
       }
-      const context = runtime.contextOf(req.taskId);
-      if (context) {
-        res.contextTokens = BigInt(context.tokens);
-        res.contextWindow = BigInt(context.window);
-      }
-      const live = runtime.liveView(req.taskId);
-      if (!live) {
-        res.lastSeq = runtime.storedLastSeq(req.taskId);
-        return res;
-      }
-      res.lastSeq = live.lastSeq;
-      res.messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
-      res.pendingAsk = live.pendingAsk;
-      if (res.task) res.task.status = statusToProto[live.status];
-      return res;
+      return localGetTask(req, ctx);
     },
     async newTask(req) {
       const taskId = await (await deps.runtime()).newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId, { editor: editorFiles(req.editor) });
       return create(NewTaskResponseSchema, { taskId });
     },
     async *subscribe(req, ctx: HandlerContext) {
+      const taskId = required(req.taskId, "task_id");
       const signal = AbortSignal.any([ctx.signal, deps.stopSignal]);
-      for await (const event of (await deps.runtime()).subscribe(required(req.taskId, "task_id"), req.afterSeq, signal)) {
-        yield create(SubscribeResponseSchema, { event });
+      const runtime = await deps.runtime();
+      let events: AsyncIterable<TaskEvent>;
+      if (forwarding) {
+        events = followTask(taskId, req.afterSeq, signal, {
+          router: forwarding.router,
+          ownership: await forwarding.ownership(),
+          local: (afterSeq, legSignal) => runtime.subscribe(taskId, afterSeq, legSignal),
+          localLastSeq: () => runtime.loadedLastSeq(taskId),
+          exists: () => forwarding.taskExists(taskId),
+          logger: forwarding.logger,
+        });
+      } else {
+        events = runtime.subscribe(taskId, req.afterSeq, signal);
       }
+      for await (const event of events) yield create(SubscribeResponseSchema, { event });
     },
-    async sendMessage(req) {
-      await (await deps.runtime()).sendMessage(required(req.taskId, "task_id"), req.text, { workspaceRoot: req.workspaceRoot || undefined, editor: editorFiles(req.editor) });
-      return create(SendMessageResponseSchema, {});
+    async sendMessage(req, ctx) {
+      const taskId = required(req.taskId, "task_id");
+      return routed(
+        taskId,
+        async () => {
+          await (await deps.runtime()).sendMessage(taskId, req.text, { workspaceRoot: req.workspaceRoot || undefined, editor: editorFiles(req.editor) });
+          return create(SendMessageResponseSchema, {});
+        },
+        (peer) => peer.tasks.sendMessage(req, { signal: ctx.signal }),
+      );
     },
-    async respond(req) {
-      (await deps.runtime()).respond(required(req.taskId, "task_id"), required(req.askId, "ask_id"), req.approve, req.text);
-      return create(RespondResponseSchema, {});
+    async respond(req, ctx) {
+      const taskId = required(req.taskId, "task_id");
+      const askId = required(req.askId, "ask_id");
+      return routed(
+        taskId,
+        async () => {
+          (await deps.runtime()).respond(taskId, askId, req.approve, req.text);
+          return create(RespondResponseSchema, {});
+        },
+        (peer) => peer.tasks.respond(req, { signal: ctx.signal }),
+      );
     },
-    async updateEditorState(req) {
-      (await deps.runtime()).setUnsavedInEditor(required(req.taskId, "task_id"), req.editor?.unsavedFiles ?? []);
-      return create(UpdateEditorStateResponseSchema, {});
+    async updateEditorState(req, ctx) {
+      const taskId = required(req.taskId, "task_id");
+      return routed(
+        taskId,
+        async () => {
+          (await deps.runtime()).setUnsavedInEditor(taskId, req.editor?.unsavedFiles ?? []);
+          return create(UpdateEditorStateResponseSchema, {});
+        },
+        (peer) => peer.tasks.updateEditorState(req, { signal: ctx.signal }),
+      );
     },
-    async cancel(req) {
-      await (await deps.runtime()).cancel(required(req.taskId, "task_id"));
-      return create(CancelResponseSchema, {});
+    async cancel(req, ctx) {
+      const taskId = required(req.taskId, "task_id");
+      return routed(
+        taskId,
+        async () => {
+          await (await deps.runtime()).cancel(taskId);
+          return create(CancelResponseSchema, {});
+        },
+        (peer) => peer.tasks.cancel(req, { signal: ctx.signal }),
+      );
     },
-    async setTaskProfile(req) {
-      await (await deps.runtime()).setTaskProfile(required(req.taskId, "task_id"), req.profileId);
-      return create(SetTaskProfileResponseSchema, {});
+    async setTaskProfile(req, ctx) {
+      const taskId = required(req.taskId, "task_id");
+      return routed(
+        taskId,
+        async () => {
+          await (await deps.runtime()).setTaskProfile(taskId, req.profileId);
+          return create(SetTaskProfileResponseSchema, {});
+        },
+        (peer) => peer.tasks.setTaskProfile(req, { signal: ctx.signal }),
+      );
     },
-    async resume(req) {
-      await (await deps.runtime()).resume(required(req.taskId, "task_id"), { workspaceRoot: req.workspaceRoot || undefined });
-      return create(ResumeResponseSchema, {});
+    async resume(req, ctx) {
+      const taskId = required(req.taskId, "task_id");
+      return routed(
+        taskId,
+        async () => {
+          await (await deps.runtime()).resume(taskId, { workspaceRoot: req.workspaceRoot || undefined });
+          return create(ResumeResponseSchema, {});
+        },
+        (peer) => peer.tasks.resume(req, { signal: ctx.signal }),
+      );
     },
   };
 }

@@ -41,6 +41,11 @@ export interface RuntimeWiring {
   capabilities?: CapabilitiesPort;
   /** The sidecar's environment: session-only model keys and the remote configuration file. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Settles once other sidecars can reach this one (or it is known they cannot): the runtime
+   * claims no task before, so a task it runs is never one its followers cannot reach.
+   */
+  reachable?: Promise<unknown>;
 }
 
 /** Keys a session-only profile takes from the environment: secrets too, redacted like stored ones. */
@@ -56,6 +61,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
   const get = (): Promise<TaskRuntime> =>
     (building ??= (async () => {
       const storage = await w.tasks();
+      await w.reachable;
       const { resolver, stores } = w.settings;
       const setting = async (key: string, context: { workspaceRoot?: string; taskId?: string } = {}) =>
         (await resolver.resolve(key, context)).value;

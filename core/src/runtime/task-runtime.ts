@@ -15,7 +15,7 @@ import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import type { TaskHistory } from "../tasks/task-history.js";
-import type { TaskOwnership } from "../tasks/task-ownership.js";
+import { TaskOwnedElsewhere, type TaskOwnership } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { cutConversation } from "./conversation-cut.js";
@@ -354,6 +354,30 @@ export class TaskRuntime {
     return task;
   }
 
+  /**
+   * `load`, except that a task loaded here earlier that another sidecar has run since (its
+   * state on disk is newer, and nothing runs or waits here) is loaded again: its events
+   * continue after the other sidecar's seqs, and a run that sidecar left when it died is
+   * settled as interrupted. The stale copy's subscribers see their stream end.
+   */
+  private loadCurrent(taskId: string): LiveTask {
+    const loaded = this.live.get(taskId);
+    if (loaded && !loaded.run && !this.deps.ownership.holds(taskId)) {
+      const onDisk = loaded.state.read().value;
+      if (onDisk && onDisk.updatedAt !== loaded.kernel.updatedAt) {
+        this.live.delete(taskId);
+        this.closeTask(loaded);
+      }
+    }
+    return this.load(taskId);
+  }
+
+  /** Another live sidecar holds the task: the sentence says so, with its pid. */
+  private ownedElsewhere(taskId: string): TaskOwnedElsewhere | undefined {
+    const owner = this.deps.ownership.owner(taskId);
+    return owner && !this.deps.ownership.holds(taskId) ? new TaskOwnedElsewhere(taskId, owner) : undefined;
+  }
+
   private taskHooks(task: LiveTask, event: HookEvent, payload: Record<string, unknown>) {
     const ctx = { taskId: task.id, workspaceRoot: task.kernel.workspaceRoot };
     return runAndRecordHooks(this.deps.capabilities ?? noCapabilities, activityRecorder(this.deps, task.files), event, payload, ctx);
@@ -370,7 +394,7 @@ export class TaskRuntime {
    * with the seq this process started from, so it never shows a status the task left.
    */
   async *subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal): AsyncGenerator<TaskEvent> {
-    const task = this.load(taskId);
+    const task = this.loadCurrent(taskId);
     const base = task.events.baseSeq;
     if (afterSeq < base && task.events.lastSeq === base) {
       const status = statusToProto[task.kernel.status];
@@ -394,6 +418,11 @@ export class TaskRuntime {
     // Nothing runs it here, and no other sidecar does: a call left unfinished was interrupted.
     const stopped = !task.run && !pendingAsk && (this.deps.ownership.holds(taskId) || !this.deps.ownership.owner(taskId));
     return { lastSeq: task.events.lastSeq, messages: task.messages.list(), status: task.kernel.status, pendingAsk, stopped };
+  }
+
+  /** The seq of the last event of a task loaded here (undefined: not loaded). */
+  loadedLastSeq(taskId: string): bigint | undefined {
+    return this.live.get(taskId)?.events.lastSeq;
   }
 
   /** The seq a subscriber continues after, for a task not loaded here: from state.json (0 if unreadable). */
@@ -469,14 +498,14 @@ export class TaskRuntime {
   respond(taskId: string, askId: string, approve: boolean, text: string): void {
     const task = this.live.get(taskId);
     if (!task || !task.asks.pendingAskId) {
-      throw new DlineError("failed_precondition", `Task ${taskId} is not waiting for an answer.`);
+      throw this.ownedElsewhere(taskId) ?? new DlineError("failed_precondition", `Task ${taskId} is not waiting for an answer.`);
     }
     task.asks.respond(askId, { approve, text });
   }
 
   async cancel(taskId: string): Promise<void> {
     const task = this.live.get(taskId);
-    if (!task?.run) throw new DlineError("failed_precondition", `Task ${taskId} is not running in this sidecar.`);
+    if (!task?.run) throw this.ownedElsewhere(taskId) ?? new DlineError("failed_precondition", `Task ${taskId} is not running.`);
     task.run.controller.abort(new DlineError("canceled", "The task was cancelled."));
     // Every step of a run stops on the abort; one that does not (a stuck file system, a
     // checkpoint still saving) does not hold the Cancel: the task is cancelled all the same.

@@ -136,6 +136,14 @@ export class InstanceLayout {
     assertSafeId("profile id", profileId);
     return path.join(this.secretsDir, `oauth-${profileId}.json`);
   }
+  /** One file per running sidecar, `<pid>.json`: how other sidecars reach it (peer/peer-registry.ts). */
+  get peersDir(): string {
+    return path.join(this.roots.dataRoot, "peers");
+  }
+  peerEntry(pid: number): string {
+    if (!Number.isInteger(pid) || pid <= 0) throw new DlineError("invalid_argument", `${pid} is not a process id.`);
+    return path.join(this.peersDir, `${pid}.json`);
+  }
   workspaceDir(workspaceRoot: string): string {
     return path.join(this.roots.dataRoot, "workspaces", workspaceHash(workspaceRoot));
   }

@@ -1,0 +1,149 @@
+/**
+ * One task, every editor: several sidecars over the same roots (each editor window starts its
+ * own), a task that runs in one of them, followed and answered from the others as if it ran
+ * there. Real sidecar processes, the scripted model server.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe as suite, expect, it } from "vitest";
+import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import { openWindows, readIn, shape, watch, writeThenComplete } from "./follow-helpers.js";
+
+const scope = scopedSidecars();
+
+suite("a task running in one sidecar, followed from another", () => {
+  it("streams the owner's events from after_seq 0 with the owner's seqs, takes the approval there, and completes", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+    const [owner, follower] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const followed = watch(follower.clients, taskId);
+
+    const ask = await followed.ask(AskKind.TOOL_APPROVAL);
+    expect(ask.tool).toBe("write_to_file");
+    await follower.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+
+    await followed.status(TaskStatus.COMPLETED);
+    await direct.status(TaskStatus.COMPLETED);
+    expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
+    // The same events, with the same seqs, in both windows.
+    expect(shape(followed.events)).toEqual(shape(direct.events));
+    const approved = followed.events.find((e) => e.event.case === "askResolved");
+    expect(approved?.event.value).toMatchObject({ askId: ask.askId, approved: true });
+    await Promise.all([direct.stop(), followed.stop()]);
+  });
+
+  it("follows from the middle: GetTask and Subscribe after its last seq there miss nothing and repeat nothing", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+    const [owner, follower] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const ask = await direct.ask(AskKind.TOOL_APPROVAL);
+
+    // The follower's view is the owner's: the pending question and the last seq with it.
+    const view = await follower.clients.tasks.getTask({ taskId });
+    expect(view.task?.status).toBe(TaskStatus.WAITING);
+    expect(view.pendingAsk?.askId).toBe(ask.askId);
+    expect(view.ownerPid).toBe(owner.process.handshake.pid);
+    const lastBefore = direct.events[direct.events.length - 1].seq;
+    expect(view.lastSeq).toBe(lastBefore);
+
+    // From a seq in the middle of what the owner streamed: exactly the events after it.
+    const middle = direct.events[Math.floor(direct.events.length / 2)].seq;
+    const fromMiddle = watch(follower.clients, taskId, middle);
+    const afterView = watch(follower.clients, taskId, view.lastSeq);
+    await fromMiddle.until((e) => e.seq === lastBefore);
+    await follower.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    await Promise.all([fromMiddle.status(TaskStatus.COMPLETED), afterView.status(TaskStatus.COMPLETED), direct.status(TaskStatus.COMPLETED)]);
+    expect(shape(fromMiddle.events)).toEqual(shape(direct.events.filter((e) => e.seq > middle)));
+    expect(shape(afterView.events)).toEqual(shape(direct.events.filter((e) => e.seq > view.lastSeq)));
+    await Promise.all([direct.stop(), fromMiddle.stop(), afterView.stop()]);
+  });
+
+  it("cancels from the follower: the owner stops the run and every window sees it cancelled", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+    const [owner, follower] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const followed = watch(follower.clients, taskId);
+    await followed.ask(AskKind.TOOL_APPROVAL);
+
+    await follower.clients.tasks.cancel({ taskId });
+    await Promise.all([direct.status(TaskStatus.CANCELLED), followed.status(TaskStatus.CANCELLED)]);
+    expect(readIn(workspace, "notes.txt")).toBeUndefined();
+    expect((await follower.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.CANCELLED);
+    await Promise.all([direct.stop(), followed.stop()]);
+  });
+
+  it("when the owner is killed, the follower sees the task interrupted at once and resumes it in its own sidecar", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+    const [owner, follower] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const followed = watch(follower.clients, taskId);
+    await followed.ask(AskKind.TOOL_APPROVAL);
+    const beforeKill = followed.events[followed.events.length - 1].seq;
+
+    process.kill(owner.process.handshake.pid, "SIGKILL");
+    const interrupted = await followed.status(TaskStatus.INTERRUPTED);
+    expect(interrupted.seq).toBeGreaterThan(beforeKill);
+    // The question the dead owner asked is settled as dropped, on the same stream.
+    expect(followed.events.some((e) => e.event.case === "askResolved" && e.event.value.dropped)).toBe(true);
+
+    // Resumed in the follower's sidecar: the same subscription shows the rest of the task.
+    await follower.clients.tasks.resume({ taskId });
+    await followed.status(TaskStatus.COMPLETED);
+    expect(followed.events.some((e) => e.seq > interrupted.seq && e.event.case === "statusChanged" && e.event.value.status === TaskStatus.RUNNING)).toBe(true);
+    const seqs = followed.events.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect((await follower.clients.tasks.getTask({ taskId })).ownerPid).toBe(0);
+    await followed.stop();
+  });
+
+  it("three sidecars: two followers see the same stream; an answer from either reaches the owner", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 3, writeThenComplete());
+    const [owner, second, third] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const fromSecond = watch(second.clients, taskId);
+    const fromThird = watch(third.clients, taskId);
+    const ask = await fromSecond.ask(AskKind.TOOL_APPROVAL);
+    await fromThird.until((e) => e.event.case === "ask" && e.event.value.askId === ask.askId);
+    await third.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    // The question is answered: a second answer from the other follower is refused, truthfully.
+    const late = await second.clients.tasks.respond({ taskId, askId: ask.askId, approve: false, text: "" }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(ConnectError);
+    expect([Code.FailedPrecondition, Code.Aborted]).toContain((late as ConnectError).code);
+    expect((late as ConnectError).rawMessage).not.toMatch(/another Dline window/);
+
+    await Promise.all([direct.status(TaskStatus.COMPLETED), fromSecond.status(TaskStatus.COMPLETED), fromThird.status(TaskStatus.COMPLETED)]);
+    expect(shape(fromSecond.events)).toEqual(shape(direct.events));
+    expect(shape(fromThird.events)).toEqual(shape(direct.events));
+    expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
+    await Promise.all([direct.stop(), fromSecond.stop(), fromThird.stop()]);
+  });
+
+  it("a message sent from a follower continues the task in the owner", async () => {
+    const turns = [
+      ...writeThenComplete(),
+      { text: "Second round.", toolCalls: [{ name: "attempt_completion", input: { result: "Answered the follow-up." } }] },
+    ];
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, turns);
+    const [owner, follower] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const ask = await direct.ask(AskKind.TOOL_APPROVAL);
+    await owner.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    const first = await direct.status(TaskStatus.COMPLETED);
+
+    // Nobody runs the task now; the follower's message starts the next run where it is sent.
+    const followed = watch(follower.clients, taskId, first.seq);
+    await follower.clients.tasks.sendMessage({ taskId, text: "And one more thing." });
+    await followed.status(TaskStatus.COMPLETED);
+    // The owner's own subscriber sees that run too, wherever it ran.
+    await direct.until((e) => e.seq > first.seq && e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED);
+    const texts = (await owner.clients.tasks.getTask({ taskId })).messages.map((m) => m.text);
+    expect(texts).toContain("And one more thing.");
+    await Promise.all([direct.stop(), followed.stop()]);
+  });
+});

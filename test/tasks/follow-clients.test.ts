@@ -1,0 +1,103 @@
+/**
+ * The editors' own clients as followers of a task that runs in another sidecar: the Neovim
+ * plugin (its own sidecar over the same roots, headless Neovim, a scripted vim.ui.select).
+ * The TypeScript client kit is the follower of follow-across-sidecars.test.ts.
+ */
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { repoRoot, sidecarBinary, type TestRoots } from "../helpers/sidecar.js";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import { openWindows, readIn, watch, writeThenComplete } from "./follow-helpers.js";
+
+const scope = scopedSidecars();
+const nvim = process.env.DLINE_NVIM ?? "nvim";
+
+interface NeovimView {
+  pid: number;
+  seqs: string[];
+  statuses: string[];
+  prompts: number;
+  chat: string;
+}
+
+/** Headless Neovim with the plugin, over `roots`, running nvim-follower.lua on `taskId`. */
+function neovimFollower(roots: TestRoots, workspace: string, taskId: string, until: string, extra: Record<string, string> = {}) {
+  const out = path.join(roots.base, `nvim-${Date.now()}.json`);
+  const xdg = (name: string) => {
+    const dir = path.join(roots.base, `xdg-${name}`);
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  const child = spawn(nvim, ["--headless", "--clean", "-u", path.join(repoRoot, "adapters", "neovim", "tests", "minimal_init.lua"), "-c", `luafile ${path.join(repoRoot, "test", "tasks", "nvim-follower.lua")}`], {
+    cwd: workspace,
+    env: {
+      ...roots.env,
+      XDG_CONFIG_HOME: xdg("config"),
+      XDG_DATA_HOME: xdg("data"),
+      XDG_STATE_HOME: xdg("state"),
+      XDG_CACHE_HOME: xdg("cache"),
+      DLINE_CORE: sidecarBinary,
+      DLINE_TEST_BASE: roots.base,
+      DLINE_FOLLOW_TASK: taskId,
+      DLINE_FOLLOW_UNTIL: until,
+      DLINE_FOLLOW_OUT: out,
+      ...extra,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d: Buffer) => (output += d.toString("utf8")));
+  child.stderr.on("data", (d: Buffer) => (output += d.toString("utf8")));
+  scope.onCleanup(async () => void child.kill("SIGKILL"));
+  return new Promise<NeovimView>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0 || !fs.existsSync(out)) return reject(new Error(`Neovim exited with ${code}:\n${output}`));
+      resolve(JSON.parse(fs.readFileSync(out, "utf8")) as NeovimView);
+    });
+  });
+}
+
+describe("editors' clients following a task another sidecar runs", () => {
+  it("Neovim opens the task, is asked the owner's question, approves it there, and sees it complete", async () => {
+    const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
+    const [owner] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const ask = await direct.ask(AskKind.TOOL_APPROVAL);
+    // Neovim opens the task in the middle of its life: after the question was asked.
+    const askedAt = direct.events.find((e) => e.event.case === "ask")!.seq;
+
+    const view = await neovimFollower(roots, workspace, taskId, "TASK_STATUS_COMPLETED");
+    expect(view.pid).not.toBe(owner.process.handshake.pid);
+    expect(view.prompts).toBe(1);
+    await direct.status(TaskStatus.COMPLETED);
+    expect(direct.events.find((e) => e.event.case === "askResolved")?.event.value).toMatchObject({ askId: ask.askId, approved: true });
+    expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
+    // Neovim received the owner's events after what it read with GetTask (the question
+    // included), with the owner's seqs: every one of them from there on, once.
+    expect(BigInt(view.seqs[0])).toBeGreaterThan(askedAt);
+    const owned = direct.events.filter((e) => e.seq >= BigInt(view.seqs[0])).map((e) => e.seq.toString());
+    expect(view.seqs).toEqual(owned);
+    expect(view.statuses[view.statuses.length - 1]).toBe("TASK_STATUS_COMPLETED");
+    expect(view.chat).toContain("Done.");
+    await direct.stop();
+  });
+
+  it("Neovim shows the task interrupted when the sidecar running it is killed", async () => {
+    const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
+    const [owner] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    await watch(owner.clients, taskId).ask(AskKind.TOOL_APPROVAL);
+    const ready = path.join(roots.base, "nvim-asked");
+    const viewing = neovimFollower(roots, workspace, taskId, "TASK_STATUS_INTERRUPTED", { DLINE_FOLLOW_ANSWER: "none", DLINE_FOLLOW_READY: ready });
+    await expect.poll(() => fs.existsSync(ready), { timeout: 60_000 }).toBe(true);
+    process.kill(owner.process.handshake.pid, "SIGKILL");
+    const view = await viewing;
+    expect(view.statuses).toContain("TASK_STATUS_INTERRUPTED");
+    expect(readIn(workspace, "notes.txt")).toBeUndefined();
+  });
+});
