@@ -110,6 +110,21 @@ export class CheckpointManager {
    * instead, and the task runs without checkpoints.
    */
   ensureBaseline(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
+    // The runtime asks for the baseline before every tool that may modify the workspace.
+    this.noteToolStarting(task);
+    return this.baselineOf(task, messageId);
+  }
+
+  /** Until the task's next scan or edit, its workspace's completions scan (WorkspaceCheckpoints.toolStarting). */
+  private noteToolStarting(task: CheckpointTask): void {
+    try {
+      this.workspaces.entryFor(checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir)).engine.toolStarting(task.id);
+    } catch {
+      // No checkpoints for this workspace: nothing to note.
+    }
+  }
+
+  private baselineOf(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
     let pending = this.baselines.get(task.id);
     if (!pending) {
       pending = this.guarded(task, async (entry) => {
@@ -142,20 +157,20 @@ export class CheckpointManager {
    * (see WorkspaceCheckpoints.beforeEdit). Never throws: a failure is logged and the tool runs.
    */
   async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
-    await this.ensureBaseline(task);
+    await this.baselineOf(task);
     await this.guarded(task, (entry) => entry.engine.beforeEdit(task.id, paths));
   }
 
   /** Context compaction: a checkpoint without a file snapshot (only "task only" restores). */
   async saveCompaction(task: CheckpointTask, options: { messageId?: string } = {}): Promise<CheckpointInfo | undefined> {
-    await this.ensureBaseline(task);
+    await this.baselineOf(task);
     return this.guarded(task, (entry) =>
       entry.engine.save({ taskId: task.id, kind: "compaction", messageId: options.messageId ?? "", editedPaths: [], scan: false, hasFiles: false }),
     );
   }
 
   private async saveFiles(task: CheckpointTask, kind: "turn" | "completion", options: SaveOptions): Promise<CheckpointInfo | undefined> {
-    await this.ensureBaseline(task);
+    await this.baselineOf(task);
     const edited = options.editedPaths ?? [];
     return this.guarded(task, async (entry) => {
       const cp = await entry.engine.save({

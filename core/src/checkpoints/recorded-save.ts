@@ -97,7 +97,8 @@ export class RecordedPathSaver {
       const baseTree = this.log.knownTreeOf(head) ?? this.editor.treeOfCommit(head);
       const { changes, skipped } = await this.changesOf(editedPaths);
       const batch = new ObjectBatch();
-      const tree = this.editor.apply(baseTree, changes, batch);
+      // Nothing to change (a completion after tool edits the turns saved): HEAD's tree as it is.
+      const tree = changes.length ? this.editor.apply(baseTree, changes, batch) : baseTree;
       const full = withSkips(meta, skipped, carried, tree === baseTree);
       const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, full.createdAt, encodeMessage(full)));
       await writePack(this.objectsDir, batch.objects);

@@ -40,6 +40,9 @@ const REPO_CONFIG: [string, string][] = [
   ["core.sharedRepository", "0600"],
   ["core.logAllRefUpdates", "false"],
   ["core.untrackedCache", "true"],
+  // Scans ask for every untracked file (--untracked-files=all); git uses the untracked cache
+  // only when this setting asks for the same, otherwise each status reads every folder again.
+  ["status.showUntrackedFiles", "all"],
   ["core.splitIndex", "true"],
   ["splitIndex.maxPercentChange", "50"],
   ["index.version", "4"],

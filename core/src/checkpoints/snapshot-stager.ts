@@ -25,6 +25,11 @@ export interface StageResult {
   skipped: SkippedPath[];
   /** Paths given to update-index (added, changed or removed). */
   staged: number;
+  /**
+   * Every file path the status listed (differing between HEAD, the index and the work tree):
+   * the index's tree after staging is HEAD's with these paths as they are now. Scans only.
+   */
+  listed?: string[];
 }
 
 /** How far a scan is: listing the workspace, then staging `done` of `total` files. */
@@ -99,10 +104,12 @@ export class SnapshotStager {
     const update: string[] = [];
     const toCheckSize: string[] = [];
     const onlyInSnapshot = new Set<string>();
+    const listed: string[] = [];
     for (const entry of splitNul(out)) {
       const xy = entry.slice(0, 2);
       const rel = entry.slice(3);
       if (!rel) continue;
+      if (!rel.endsWith("/")) listed.push(rel);
       if (xy === "??") {
         if (rel.endsWith("/")) skipped.push({ path: rel.slice(0, -1), reason: "nested_repository" });
         else toCheckSize.push(rel);
@@ -156,7 +163,7 @@ export class SnapshotStager {
       options.listIgnored ? this.listIgnored(signal) : Promise.resolve([]),
     ]);
     skipped.push(...ignored);
-    return { skipped, staged: update.length };
+    return { skipped, staged: update.length, listed };
   }
 
   /**

@@ -108,18 +108,31 @@ export class WorkspaceCheckpoints {
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
   private freshScanAt = 0;
   private freshSizeSkips: SkippedPath[] = [];
-  /** How many paths that scan staged. */
+  /** How many paths that scan staged, and which paths it listed. */
   private freshStaged = 0;
+  private freshListed: string[] | undefined;
+  /** A scan of this process brought the index and HEAD up to date with the workspace. */
+  private scanned = false;
+  /**
+   * Tasks that started a tool that may modify the workspace, not known to be an edit (which
+   * records its path) and not followed by a scan of theirs yet: a command cancelled before its
+   * turn's save, for instance. While any is here, a completion scans.
+   */
+  private readonly unrecorded = new Set<string>();
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env);
     this.log = new CheckpointLog(this.repo.git);
     this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.logger, {
-      indexDropped: () => (this.lastIgnored = undefined),
+      indexDropped: () => {
+        this.lastIgnored = undefined;
+        this.scanned = false;
+      },
       rebuilt: (aside) => {
         this.rebuiltFrom = aside;
         this.opened = false;
         this.lastIgnored = undefined;
+        this.scanned = false;
       },
     });
     this.stager = new SnapshotStager(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
@@ -144,9 +157,11 @@ export class WorkspaceCheckpoints {
       // What the newest snapshot recorded as left out stands for this scan too: listing ignored
       // files walks the whole workspace again (a second walk at every process start).
       const known = await this.leftOutByHead(signal);
-      const { skipped: scanned, staged } = await this.stager.stageScan({ listIgnored: !known, signal, onProgress });
+      const { skipped: scanned, staged, listed } = await this.stager.stageScan({ listIgnored: !known, signal, onProgress });
       const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
       this.freshStaged = staged;
+      this.freshListed = listed;
+      this.scanned = true;
       this.rememberScan(skipped, true);
       this.freshScanAt = Date.now();
       this.freshSizeSkips = skipped.filter((x) => x.reason === "size");
@@ -185,6 +200,8 @@ export class WorkspaceCheckpoints {
    * checkpoint holds, the usual case.
    */
   async beforeEdit(taskId: string, paths: readonly string[]): Promise<void> {
+    // The tool that started is an edit: its paths are recorded and saved by its turn.
+    this.unrecorded.delete(taskId);
     const latest = await this.latestOf(taskId);
     if (!latest) return;
     const missing: string[] = [];
@@ -217,6 +234,15 @@ export class WorkspaceCheckpoints {
     }
   }
 
+  /**
+   * A tool that may modify the workspace is starting for `taskId` (before we know whether it is
+   * an edit, whose paths its turn records, or a command): until the task's next scan or edit,
+   * completions scan the workspace.
+   */
+  toolStarting(taskId: string): void {
+    this.unrecorded.add(taskId);
+  }
+
   /** Milliseconds, strictly increasing within this process (a capture always follows the checkpoint before it). */
   private stamp(): number {
     this.lastStamp = Math.max(Date.now(), this.lastStamp + 1);
@@ -232,9 +258,18 @@ export class WorkspaceCheckpoints {
       const quick = await this.recorded.save(this.meta(req), req.editedPaths, this.lastIgnored ?? [], { signal });
       if (quick) return quick;
     }
+    if (this.coveredBySaves(req)) {
+      // Every change since this process's scan was saved by the turns (their tools recorded
+      // the paths) and no command ran: the completion is the newest snapshot as it is.
+      const quick = await this.recorded.save(this.meta(req), [], this.lastIgnored ?? [], { signal });
+      if (quick) return quick;
+    }
     if (req.hasFiles && req.scan && !fresh) {
       const watched = await this.saveWatched(req, signal);
-      if (watched) return watched;
+      if (watched) {
+        this.unrecorded.delete(req.taskId);
+        return watched;
+      }
       // The first command of this process: from now on the workspace is watched, and the scan
       // below (which starts once the watch is in place) is what the watcher's changes add to.
       if (req.commandRan && !this.watcher) await this.startWatching();
@@ -242,6 +277,7 @@ export class WorkspaceCheckpoints {
     const skipped: SkippedPath[] = [];
     let tree: string | undefined;
     let staged = fresh ? this.freshStaged : 0;
+    let listed = fresh ? this.freshListed : undefined;
     if (!req.hasFiles) {
       tree = await this.log.headTree(signal);
       tree ??= await this.log.emptyTree(signal);
@@ -258,12 +294,22 @@ export class WorkspaceCheckpoints {
         this.watchSynced = watching;
         const scanned = scan.skipped;
         staged = scan.staged;
+        listed = scan.listed;
+        this.scanned = true;
+        this.unrecorded.delete(req.taskId);
         this.rememberScan(scanned, listIgnored);
         skipped.push(...scanned.filter((s) => s.reason === "size"));
       } else {
         skipped.push(...this.freshSizeSkips);
       }
       skipped.push(...(this.lastIgnored ?? []));
+    }
+    const edited = normalisePaths(this.workspaceRoot, req.editedPaths);
+    if (req.hasFiles && listed && listed.length + edited.length < WHOLE_TREE_STAGED) {
+      // The index's tree is HEAD's with the listed paths as they are now: built in this process
+      // (RecordedPathSaver) instead of by write-tree, which reads the whole index.
+      const quick = await this.recorded.save(this.meta(req), [...new Set([...listed, ...edited])], this.lastIgnored ?? [], { signal });
+      if (quick) return quick;
     }
     const unique = dedupeSkips(skipped);
     return this.log.commit(
@@ -303,6 +349,11 @@ export class WorkspaceCheckpoints {
     const saved = await this.recorded.save(this.meta(req), paths, this.lastIgnored ?? [], { signal });
     if (!saved) this.watchSynced = false;
     return saved;
+  }
+
+  /** A completion with nothing to scan for: see `unrecorded`. */
+  private coveredBySaves(req: SaveRequest): boolean {
+    return req.kind === "completion" && req.hasFiles && !req.commandRan && !req.editedPaths.length && this.scanned && this.unrecorded.size === 0;
   }
 
   private async startWatching(): Promise<void> {
@@ -460,6 +511,7 @@ export class WorkspaceCheckpoints {
     await this.lock.run(async () => {
       if (!(await this.repo.exists())) return;
       await this.open();
+      this.unrecorded.delete(taskId);
       const refs = (await this.log.list(taskId)).map((c) => c.ref);
       const marker = await this.log.restoredMarker(taskId);
       const captured = await this.log.resolveRef(capturesRef(taskId));
@@ -498,6 +550,9 @@ export class WorkspaceCheckpoints {
     if (!head) return undefined;
     const loose = readLooseObject(path.join(this.repo.paths.gitDir, "objects"), head);
     const body = loose?.type === "commit" ? loose.body.toString("utf8") : await this.repo.git.text(["cat-file", "commit", head], { signal }).catch(() => "");
+    // Its tree, known from here on: saves build on HEAD without asking git for it.
+    const tree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
+    if (tree) this.log.noteHead(head, tree);
     const meta = decodeMessage(body);
     if (!meta?.hasFiles || skipListTruncated(meta)) return undefined;
     return meta.skipped.filter((s) => s.reason !== "size");
