@@ -13,6 +13,7 @@ import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
 import { findCheckpoint, RestoreFlow, type RestoreMode, type RestoreOutcome } from "./restore-flow.js";
 import { findTaskWorkspace } from "./task-repository-finder.js";
+import { GitChildren } from "./git-children.js";
 
 export type { RestoreMode, RestoreOutcome } from "./restore-flow.js";
 
@@ -77,6 +78,8 @@ export class CheckpointManager {
   private readonly taskWorkspaces = new Map<string, string>();
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
+  /** Every git process the checkpoints started: killed when this sidecar stops. */
+  private readonly children = new GitChildren();
   private readonly o: Required<Omit<CheckpointManagerOptions, "conversation" | "isEnabled" | "onStatus">> &
     Pick<CheckpointManagerOptions, "isEnabled" | "onStatus">;
 
@@ -94,6 +97,7 @@ export class CheckpointManager {
     this.workspaces = new WorkspaceRegistry({
       ...this.o,
       taskExists: async (taskId) => (await this.conversation?.taskExists?.(taskId)) ?? true,
+      children: this.children,
     });
   }
 
@@ -365,6 +369,8 @@ export class CheckpointManager {
   /** The process stops: background packing gets a moment to finish, then ends. */
   async stop(): Promise<void> {
     await Promise.allSettled(this.workspaces.engines().map((e) => e.stop()));
+    // Whatever still runs (a scan, a save) would outlive the sidecar.
+    this.children.killAll();
   }
 
   /** The last task went (or Delete Everything): the whole checkpoints folder goes. */

@@ -92,6 +92,8 @@ export class EditCaptures {
     if (!st || st.isDirectory()) return { path: repoPath, at, kind: "created" };
     if (st.size > this.sizeLimitBytes) return { path: repoPath, at, kind: "too_large" };
     if (st.isSymbolicLink()) return { path: repoPath, at, kind: "preimage", mode: "120000", id: batch.put("blob", Buffer.from(readlinkSync(abs))) };
+    // A named pipe, socket or device: reading it could wait forever; a restore leaves it as it is.
+    if (!st.isFile()) return { path: repoPath, at, kind: "too_large" };
     let content: Buffer;
     try {
       content = readFileSync(abs);

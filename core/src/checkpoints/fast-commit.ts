@@ -49,7 +49,8 @@ export async function readPathChanges(workspaceRoot: string, paths: string[]): P
     paths.map(async (p): Promise<PathChange> => {
       const abs = toAbsolute(workspaceRoot, p);
       const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(() => undefined);
-      if (!st || st.isDirectory()) return { path: p, mode: "delete" };
+      // Only files and links are snapshotted: reading a named pipe (FIFO) would wait forever.
+      if (!st || !(st.isFile() || st.isSymbolicLink())) return { path: p, mode: "delete" };
       if (st.isSymbolicLink()) return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
       const content = await (sync && st.size <= SMALL_FILE ? readSmall(abs) : fs.readFile(abs).catch(() => undefined));
       if (!content) return { path: p, mode: "delete" };

@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import * as path from "node:path";
+import { fifoWaitedOn } from "./fifo-wait.js";
+import { GitChildren } from "./git-children.js";
 import { COMMAND_LINE_SETTINGS, isolatedGitEnv } from "./git-environment.js";
 import { runOneShot } from "./one-shot-git.js";
 
@@ -13,6 +16,10 @@ export { CHECKPOINT_IDENTITY } from "./git-environment.js";
  * - `text`/`command`: one-shot commands without input, through simple-git and its guards;
  * - `run`: commands fed on stdin or answering binary data (update-index --stdin, cat-file --batch);
  * - `spawn`: a process talked to while it runs (fast-import).
+ * `run` and `spawn` (and `command` for the commands that read the workspace's files or start
+ * git children, WORKSPACE_READERS) run git in a process group of its own, killed as a whole on
+ * the caller's abort and when the sidecar stops (git-children.ts), and watched for waiting on a
+ * named pipe (fifo-wait.ts): git would wait forever on a FIFO named `.gitignore`.
  */
 export interface GitRunOptions {
   /** Bytes written to git's stdin (then closed). */
@@ -51,6 +58,35 @@ export interface ShadowGitOptions {
   emptyHooksDir: string;
   /** The environment to start from (PATH is taken from it; GIT_* variables are dropped). */
   baseEnv: NodeJS.ProcessEnv;
+  /** The registry of running git processes (one per sidecar); a private one when not given. */
+  children?: GitChildren;
+}
+
+/** Subcommands run in our own process group even without input: they read the workspace's files or start git children. */
+const WORKSPACE_READERS = new Set(["status", "ls-files", "diff-index", "diff-files", "gc", "repack"]);
+
+/** How often a running git is checked for waiting on a named pipe (the first check after this long too). */
+const FIFO_CHECK_MS = 200;
+
+/** git's subcommand in an argument list (after any `-c key=value`). */
+function subcommandOf(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "-c") i++;
+    else if (!args[i].startsWith("-")) return args[i];
+  }
+  return undefined;
+}
+
+/** A git process waited on a named pipe (FIFO) of the workspace and was stopped. */
+export class SpecialFileError extends Error {
+  constructor(readonly fifoPath: string) {
+    super(
+      fifoPath
+        ? `Checkpoints cannot read ${fifoPath}: it is a named pipe (FIFO), on which git would wait forever. Remove or rename it, then retry checkpoints.`
+        : "Checkpoints stopped git: it waited on a named pipe (FIFO) in the workspace, where it reads a file such as .gitignore. Remove the FIFO, then retry checkpoints.",
+    );
+    this.name = "SpecialFileError";
+  }
 }
 
 /** A running git process (ShadowGit.spawn). */
@@ -62,9 +98,11 @@ export interface GitProcess {
 
 export class ShadowGit {
   readonly env: NodeJS.ProcessEnv;
+  private readonly children: GitChildren;
 
   constructor(readonly options: ShadowGitOptions) {
     this.env = isolatedGitEnv({ gitDir: options.gitDir, workTree: options.workTree, emptyDir: options.emptyHooksDir, baseEnv: options.baseEnv });
+    this.children = options.children ?? new GitChildren();
   }
 
   /** Runs `git <args>` fed with `input`; rejects with GitError on failure. */
@@ -88,8 +126,27 @@ export class ShadowGit {
       cwd: this.options.workTree,
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       stdio: ["pipe", "pipe", "pipe"],
-      signal: opts.signal,
+      // Its own process group: stopping it stops the children it started.
+      detached: true,
     });
+    const pid = child.pid;
+    if (pid !== undefined) this.children.add(pid);
+    const stop = () => pid !== undefined && this.children.kill(pid);
+    const signal = opts.signal;
+    if (signal?.aborted) stop();
+    signal?.addEventListener("abort", stop);
+    // A git waiting on a named pipe of the workspace would wait forever: it is stopped.
+    let fifo: string | undefined;
+    const watch =
+      pid === undefined
+        ? undefined
+        : setInterval(() => {
+            const waited = fifoWaitedOn(pid);
+            if (waited === undefined) return;
+            fifo = waited && this.shownPath(waited);
+            stop();
+          }, FIFO_CHECK_MS);
+    watch?.unref();
     const err: Buffer[] = [];
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.stdin.on("error", () => {
@@ -98,18 +155,33 @@ export class ShadowGit {
     const exit = new Promise<{ code: number; stderr: string }>((resolve, reject) => {
       child.on("error", (e: NodeJS.ErrnoException) => reject(this.spawnFailure(args, e.code, e.message)));
       child.on("close", (code) => {
+        clearInterval(watch);
+        signal?.removeEventListener("abort", stop);
+        if (pid !== undefined) this.children.remove(pid);
         const stderr = Buffer.concat(err).toString("utf8");
         const exitCode = code ?? -1;
-        if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
+        if (fifo !== undefined) reject(new SpecialFileError(fifo));
+        else if (signal?.aborted) reject(new GitError(`git ${subcommandOf(args) ?? args[0]} was stopped`, args, stderr, null));
+        else if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
         else reject(failure(args, stderr, exitCode));
       });
     });
     return { stdin: child.stdin, stdout: child.stdout, exit };
   }
 
+  /** A path as the person knows it: relative to the workspace when inside it. */
+  private shownPath(p: string): string {
+    const rel = path.relative(this.options.workTree, p);
+    return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p;
+  }
+
   /** A one-shot command without input, through simple-git (its argument and environment guards). */
   async command(args: string[], opts: Omit<GitRunOptions, "input"> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
     if (!existsSync(this.options.workTree)) throw this.spawnFailure(args, "ENOENT", "");
+    if (WORKSPACE_READERS.has(subcommandOf(args) ?? "")) {
+      const result = await this.run(args, opts);
+      return { stdout: result.stdout.toString("utf8"), stderr: result.stderr, code: result.code };
+    }
     const result = await runOneShot([...COMMAND_LINE_SETTINGS, ...args], {
       cwd: this.options.workTree,
       env: opts.env ? { ...this.env, ...opts.env } : this.env,

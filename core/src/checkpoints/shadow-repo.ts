@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import { normaliseWorkspacePath } from "../storage/instance-layout.js";
 import { writeAttributesFile } from "./attributes-file.js";
+import type { GitChildren } from "./git-children.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { mergeConfig, quoteConfigValue } from "./shadow-config.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
@@ -78,6 +79,7 @@ export class ShadowRepo {
     readonly workspaceRoot: string,
     repoDir: string,
     baseEnv: NodeJS.ProcessEnv,
+    children?: GitChildren,
   ) {
     this.paths = shadowRepoPaths(repoDir);
     this.git = new ShadowGit({
@@ -85,6 +87,7 @@ export class ShadowRepo {
       workTree: workspaceRoot,
       emptyHooksDir: this.paths.hooksDir,
       baseEnv,
+      children,
     });
   }
 

@@ -98,7 +98,8 @@ export class SnapshotDiff {
         const st = await fs.lstat(file).catch(() => undefined);
         if (st && st.size > this.sizeLimitBytes) after = "too_large";
         else if (st?.isSymbolicLink()) after = Buffer.from(await fs.readlink(file));
-        else after = await fs.readFile(file).catch(() => Buffer.alloc(0));
+        // A named pipe would hold a thread for good: only files are read.
+        else after = st?.isFile() ? await fs.readFile(file).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
       }
       return this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
     });

@@ -68,6 +68,11 @@ export class SnapshotStager {
       const abs = toAbsolute(this.workspaceRoot, rel);
       const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(() => undefined);
       if (st?.isDirectory()) return;
+      if (st && !st.isFile() && !st.isSymbolicLink()) {
+        // A named pipe, socket or device: git cannot store it; it leaves the snapshot.
+        drop.push(rel);
+        return;
+      }
       if (st && st.size > this.sizeLimitBytes) {
         skipped.push({ path: rel, reason: "size" });
         drop.push(rel);
@@ -124,7 +129,8 @@ export class SnapshotStager {
         toCheckSize.push(rel);
       }
     }
-    const tooLarge: string[] = [];
+    /** Paths that leave the index: over the size limit, or no longer a file git can store. */
+    const leavingIndex: string[] = [];
     // Git already skips folders it recognises as repositories ("dir/" above); this also catches
     // a `.git` git would not recognise (a broken gitfile, a half-made repository).
     const nested = new NestedRepoDetector(this.workspaceRoot);
@@ -143,16 +149,20 @@ export class SnapshotStager {
         }
         const st = lstatIfPresent(toAbsolute(this.workspaceRoot, rel));
         if (onlyInSnapshot.has(rel) && (!st || st.isDirectory())) continue;
-        if (st && !st.isDirectory() && st.size > this.sizeLimitBytes) {
+        if (st && !st.isDirectory() && !st.isFile() && !st.isSymbolicLink()) {
+          // A named pipe, socket or device where a file was: git cannot store it (update-index
+          // would fail on it); it leaves the index.
+          leavingIndex.push(rel);
+        } else if (st && !st.isDirectory() && st.size > this.sizeLimitBytes) {
           skipped.push({ path: rel, reason: "size" });
-          tooLarge.push(rel);
+          leavingIndex.push(rel);
         } else {
           update.push(rel);
         }
       }
     }
-    if (tooLarge.length) {
-      await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], { input: tooLarge.join("\0") + "\0", signal });
+    if (leavingIndex.length) {
+      await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], { input: leavingIndex.join("\0") + "\0", signal });
     }
     // Listing ignored files only reads the index, and the paths being staged are not ignored
     // ones: both run at once.

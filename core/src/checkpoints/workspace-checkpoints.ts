@@ -9,6 +9,7 @@ import { readLooseObject } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
+import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
@@ -44,6 +45,8 @@ export interface WorkspaceCheckpointsOptions {
   logger: Logger;
   /** Asked under the lock before a task's checkpoint is written (see TaskDeletedError). */
   taskExists?: (taskId: string) => Promise<boolean>;
+  /** The sidecar's running git processes (stopped with it). */
+  children?: GitChildren;
 }
 
 /**
@@ -121,7 +124,7 @@ export class WorkspaceCheckpoints {
   private readonly unrecorded = new Set<string>();
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
-    this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env);
+    this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
     this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.logger, {
       indexDropped: () => {

@@ -3,6 +3,7 @@ import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance
 import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
 import type { ScanProgress } from "./snapshot-stager.js";
+import type { GitChildren } from "./git-children.js";
 import { GitError } from "./git-process.js";
 import { DlineError } from "../errors.js";
 import { MESSAGES } from "./workspace-guard.js";
@@ -30,6 +31,7 @@ export interface WorkspaceRegistryOptions {
   isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
   onStatus?: (workspaceRoot: string, status: CheckpointStatus) => void;
   taskExists?: (taskId: string) => Promise<boolean>;
+  children?: GitChildren;
 }
 
 /**
@@ -57,6 +59,7 @@ export class WorkspaceRegistry {
           lockStaleMs: this.o.lockStaleMs,
           logger: this.o.logger,
           taskExists: this.o.taskExists,
+          children: this.o.children,
         }),
         status: makeStatus("initializing", MESSAGES.initializing),
         saves: 0,

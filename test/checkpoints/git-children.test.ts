@@ -1,0 +1,76 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { GitChildren } from "../../core/src/checkpoints/git-children.js";
+import { GitError, ShadowGit } from "../../core/src/checkpoints/git-process.js";
+import { makeSandbox } from "./helpers.js";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !fs.readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
+
+async function until(cond: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
+  return cond();
+}
+
+/** The pids of the processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        return Number(fs.readFileSync(`/proc/${n}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe("the git processes of the checkpoints", () => {
+  function shadowGit(children: GitChildren): ShadowGit {
+    const sb = makeSandbox();
+    const gitDir = path.join(sb.base, "shadow.git");
+    fs.mkdirSync(gitDir);
+    return new ShadowGit({ gitDir, workTree: sb.workspace, emptyHooksDir: sb.base, baseEnv: sb.env, children });
+  }
+
+  it("each runs in a process group of its own, stopped as a whole by the caller's abort", async () => {
+    const children = new GitChildren();
+    const git = shadowGit(children);
+    await git.run(["init", "-q"]);
+    const abort = new AbortController();
+    // A git that waits on its input until it is stopped.
+    const proc = git.spawn(["cat-file", "--batch"], { signal: abort.signal });
+    expect(children.running).toBe(1);
+    abort.abort();
+    await expect(proc.exit).rejects.toBeInstanceOf(GitError);
+    expect(children.running).toBe(0);
+  });
+
+  it("killAll (the sidecar stopping) ends every git still running, each a process group of its own", async () => {
+    const children = new GitChildren();
+    const git = shadowGit(children);
+    await git.run(["init", "-q"]);
+    // Two gits waiting on their input, as a scan or a save stuck on the workspace would.
+    const first = git.spawn(["cat-file", "--batch"]);
+    const second = git.spawn(["hash-object", "--stdin"]);
+    first.exit.catch(() => undefined);
+    second.exit.catch(() => undefined);
+    expect(children.running).toBe(2);
+    const pids = childrenOf(process.pid).filter((pid) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "git");
+    expect(pids.length).toBeGreaterThanOrEqual(2);
+    for (const pid of pids) expect(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]).toBe(String(pid));
+    children.killAll();
+    expect(await until(() => pids.every((pid) => !alive(pid)))).toBe(true);
+    await Promise.allSettled([first.exit, second.exit]);
+    expect(children.running).toBe(0);
+  });
+});
