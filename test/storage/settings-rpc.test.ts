@@ -227,25 +227,34 @@ describe("SettingsService over the sidecar", () => {
     const abort = new AbortController();
     const seen: unknown[] = [];
     const stream = a.clients.settings.watchSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/shared" }, { signal: abort.signal });
+    let firstCame!: () => void;
+    const first = new Promise<void>((r) => (firstCame = r));
     const done = (async () => {
       for await (const msg of stream) {
         seen.push(msg.settings);
+        firstCame();
         if (msg.settings?.mode === "plan") return msg.revision;
       }
       return -1n;
     })();
-    await new Promise((r) => setTimeout(r, 200));
+    // The stream's first message (the settings as they are) comes after it subscribed.
+    await first;
     await b.clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/shared", patch: { mode: "plan" } });
     expect(await done).toBe(1n);
     expect(seen[0]).toEqual({});
     // A second stream ends (successfully) when the sidecar shuts down.
     const second = a.clients.settings.watchSettings({ scope: GLOBAL });
+    let secondCame!: () => void;
+    const secondFirst = new Promise<void>((r) => (secondCame = r));
     const ended = (async () => {
       let n = 0;
-      for await (const _ of second) n++;
+      for await (const _ of second) {
+        n++;
+        secondCame();
+      }
       return n;
     })();
-    await new Promise((r) => setTimeout(r, 100));
+    await secondFirst;
     await a.clients.system.shutdown({ reason: "test" }).catch(() => {});
     expect(await ended).toBe(1);
   });

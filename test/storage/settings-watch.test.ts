@@ -81,6 +81,22 @@ function editByHand(file: string, content: unknown): void {
   fs.writeFileSync(file, typeof content === "string" ? content : JSON.stringify(content, null, 2));
 }
 
+/** How many inotify watches of this process are on the folder with this inode (Linux). */
+function inotifyWatchesOn(inode: number): number {
+  const tag = ` ino:${inode.toString(16)} `;
+  let count = 0;
+  for (const fd of fs.readdirSync("/proc/self/fdinfo")) {
+    let info: string;
+    try {
+      info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8");
+    } catch {
+      continue; // closed meanwhile
+    }
+    count += info.split("\n").filter((l) => l.startsWith("inotify ") && l.includes(tag)).length;
+  }
+  return count;
+}
+
 describe("settings subscribers", () => {
   it("are told about every write of their own repository, in order", async () => {
     const { layout } = tempLayout();
@@ -206,6 +222,88 @@ describe("settings subscribers", () => {
     expect(second.revisions()).toEqual([1]);
     expect(second.seen.map((s) => s.settings.mode)).toEqual(["plan"]);
     repo.close();
+  });
+
+  it("of a file removed by hand while they listen hear the next write, which starts again at revision 1", async () => {
+    const { layout } = tempLayout();
+    const file = layout.globalSettingsJson;
+    const { logger } = watchedLogger();
+    const repo = repoAt(file, logger);
+    const rec = recorder();
+    repo.subscribe(rec.listener);
+    await repo.applyPatch({ mode: "plan" });
+    await repo.applyPatch({ mode: "act" });
+    fs.rmSync(file);
+    const written = await repo.applyPatch({ mode: "plan" });
+    expect(written.revision).toBe(1);
+    expect(rec.seen.at(-1)).toEqual(written);
+    repo.close();
+  });
+
+  it("are told about an older copy of the file put back by hand, though its revision is lower", async () => {
+    const { layout } = tempLayout();
+    const file = layout.globalSettingsJson;
+    const { logger } = watchedLogger();
+    const repo = repoAt(file, logger);
+    const rec = recorder();
+    repo.subscribe(rec.listener);
+    await repo.applyPatch({ mode: "plan" });
+    await repo.applyPatch({ mode: "act" });
+    await repo.applyPatch({ mode: "review" });
+    editByHand(file, { __revision: 1, mode: "plan" });
+    await rec.next((s) => s.revision === 1 && s.settings.mode === "plan" && rec.seen.indexOf(s) > 0);
+    expect(rec.seen.map((s) => s.settings.mode)).toEqual(["plan", "act", "review", "plan"]);
+    repo.close();
+  });
+
+  it("are never set back by a watch read that a newer write overtook", async () => {
+    const { layout } = tempLayout();
+    const file = layout.globalSettingsJson;
+    const { logger } = watchedLogger();
+    const repo = repoAt(file, logger);
+    const other = repoAt(file, logger, new FileLocks(logger));
+    const rec = recorder();
+    repo.subscribe(rec.listener);
+    await repo.applyPatch({ mode: "plan" });
+    await repo.applyPatch({ mode: "act" });
+    // The file becomes a FIFO: the watch's reload opens it and waits for bytes (opening the
+    // writing end returns once that read is under way).
+    fs.rmSync(file);
+    execFileSync("mkfifo", [file]);
+    const writer = await fs.promises.open(file, "w");
+    fs.rmSync(file);
+    editByHand(file, { __revision: 5, mode: "act" });
+    const newer = await repo.applyPatch({ mode: "review" });
+    expect(newer.revision).toBe(6);
+    // The read under way ends with content older than what the subscribers were told.
+    await writer.writeFile(JSON.stringify({ __revision: 2, mode: "plan" }));
+    await writer.close();
+    // A later write of another process, seen through the watch after that read ended.
+    const later = await other.applyPatch({ mode: "act" });
+    await rec.next((s) => s.revision === later.revision);
+    const revisions = rec.revisions();
+    expect(revisions).toEqual([...revisions].sort((a, b) => a - b));
+    expect(rec.seen.map((s) => s.settings.mode).slice(-2)).toEqual(["review", "act"]);
+    repo.close();
+  });
+
+  it("subscribing twice and leaving leaves no watch on the settings folder", async () => {
+    const { layout } = tempLayout();
+    const file = layout.globalSettingsJson;
+    const { logger } = watchedLogger();
+    const repo = repoAt(file, logger);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const folder = fs.statSync(path.dirname(file)).ino;
+    const first = repo.subscribe(() => {});
+    const second = repo.subscribe(() => {});
+    expect(inotifyWatchesOn(folder)).toBe(1);
+    first();
+    second();
+    expect(inotifyWatchesOn(folder)).toBe(0);
+    repo.subscribe(() => {});
+    repo.subscribe(() => {});
+    repo.close();
+    expect(inotifyWatchesOn(folder)).toBe(0);
   });
 
   it("hear nothing after close(), even of other processes' writes", async () => {

@@ -55,6 +55,8 @@ export class SettingsRepository {
   private settleTimer: NodeJS.Timeout | undefined;
   private lastNotified = "";
   private lastRevision = 0;
+  /** Counts notifications: a watch read is stale only if one came while it was under way. */
+  private notifications = 0;
   /** Counts watches stopped: a reload begun under an earlier watch is not delivered. */
   private watchesStopped = 0;
 
@@ -163,11 +165,17 @@ export class SettingsRepository {
   private async reloadFromWatch(): Promise<void> {
     if (this.listeners.size === 0) return;
     const watch = this.watchesStopped;
+    const notificationsBefore = this.notifications;
     try {
       const snapshot = await this.read();
       // The watch stopped while reading (every listener left): this read may predate whatever the
       // next subscribers are told, and would set them back to it.
-      if (watch === this.watchesStopped) this.notify(snapshot);
+      if (watch !== this.watchesStopped) return;
+      // A write told meanwhile may be newer than what this read found: never go back to it. A read
+      // begun after the last notification is the file as it is (also a file removed or replaced
+      // by hand with a lower revision).
+      if (this.notifications !== notificationsBefore && snapshot.revision < this.lastRevision) return;
+      this.notify(snapshot);
     } catch (err) {
       this.logger.warn("settings reload failed", { file: this.file, error: (err as Error).message });
     }
@@ -175,10 +183,10 @@ export class SettingsRepository {
 
   private notify(snapshot: SettingsSnapshot): void {
     const key = JSON.stringify([snapshot.revision, snapshot.settings]);
-    // A watch event may deliver an older read after a newer write of ours: never go back.
-    if (key === this.lastNotified || snapshot.revision < this.lastRevision) return;
+    if (key === this.lastNotified) return;
     this.lastNotified = key;
     this.lastRevision = snapshot.revision;
+    this.notifications++;
     for (const listener of [...this.listeners]) {
       try {
         listener(snapshot);
