@@ -5,7 +5,10 @@
 // (stripped and gzipped) are its assets. The runtime and the addon come from the build cache
 // (scripts/lib/node-runtime.mjs), made there on first need.
 //
-//   node scripts/build-sidecar.mjs [--platform linux-arm64] [--out FILE]
+//   node scripts/build-sidecar.mjs [--platform linux-arm64] [--out FILE] [--readable]
+//
+// --readable keeps the bundle's names (whitespace and syntax are still minified), so that CPU
+// profiles and stack traces of that binary name the sources' functions.
 //
 // Another platform than this machine's is cross-built: its Node from the registry, the addon
 // compiled with the platform's cross compiler, the code cache made by running that Node under
@@ -124,7 +127,9 @@ await esbuild.build({
   target: `node${nodeMajor}`,
   // Without keepNames: it wraps every function and class in a naming call as the bundle loads
   // (5-9 ms of start-up). Nothing here depends on a function's or class's own name.
-  minify: true,
+  minify: !process.argv.includes("--readable"),
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: "none",
   define: {
     DLINE_VERSION: JSON.stringify(version),
@@ -155,8 +160,9 @@ if (embeddedNodeCommand) {
  * V8's code cache of the bundle after a start and an editor's first calls (Health, Initialize),
  * made by running it in the Node the binary is made from (V8 accepts only a cache of its own
  * version and flags; under qemu-user for another architecture). Start-up is kept short by loading modules on first need; this cache saves compiling
- * what the first calls need. (A V8 start-up snapshot would start faster still, but it carries
- * Node's own start-up heap, 4 MB, and the binary must stay under 90 MB.)
+ * what the first calls need. (Not a start-up snapshot, `useSnapshot`: Node 24 cannot put node:http
+ * in one (its HTTP parser binding does not serialize), and a snapshot holding only net and
+ * stream is 6.6 MB, over the size budget, and took longer to deserialize than they take to load.)
  */
 async function warmCodeCache(script, cacheFile) {
   const scratch = fs.mkdtempSync(path.join(work, "warm-"));

@@ -99,7 +99,7 @@ export function boundUnauthenticatedConnections(server: http.Server, bound: Conn
   const sweep = () => {
     sweepQueued = false;
     for (const socket of pending.keys()) if (socket[AUTHENTICATED]) pending.delete(socket);
-    const now = performance.now();
+    const now = monotonicMs();
     for (const [socket, acceptedAt] of pending) {
       if (pending.size <= max) break;
       const waited = now - acceptedAt;
@@ -119,8 +119,13 @@ export function boundUnauthenticatedConnections(server: http.Server, bound: Conn
   };
 
   server.on("connection", (socket: MarkedSocket) => {
-    pending.set(socket, performance.now());
+    pending.set(socket, monotonicMs());
     socket.once("close", () => pending.delete(socket));
     if (pending.size > max) queueSweep();
   });
+}
+
+/** A monotonic clock in ms (the global `performance` loads perf_hooks at its first use: about 1 ms of start-up). */
+function monotonicMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
 }
