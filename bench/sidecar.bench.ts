@@ -52,6 +52,31 @@ function cpuMsOf(pid: number | "self"): number {
 /** `node -e` that prints the CPU time it used up to running its code (cpuMsOf, inlined). */
 const NODE_CPU_SCRIPT = `const fs=require("fs");let ns=0;for(const t of fs.readdirSync("/proc/self/task"))ns+=Number(fs.readFileSync("/proc/self/task/"+t+"/schedstat","utf8").split(" ")[0]);process.stdout.write(String(ns/1e6))`;
 
+/**
+ * The floor any HTTP server on this Node pays: a bare node:http server (the same as the round
+ * trips' baseline) listening on loopback and answering one POST, in its own process, as the sidecar does.
+ */
+const BARE_SERVER_SCRIPT = `const http=require("node:http");const s=http.createServer({keepAliveTimeout:60000},(q,r)=>{q.resume();q.on("end",()=>{r.writeHead(200,{"Content-Type":"application/json"}).end(JSON.stringify({status:"ok",serverVersion:"0.0.0",uptimeMs:"1",pid:process.pid}))})});s.listen(0,"127.0.0.1",()=>require("node:fs").writeSync(1,"http://127.0.0.1:"+s.address().port+"\\n"));process.stdin.on("end",()=>process.exit(0));process.stdin.resume();`;
+
+async function spawnBareServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child = spawn(node, ["-e", BARE_SERVER_SCRIPT], { env, stdio: ["pipe", "pipe", "inherit"] });
+  const url: string = await new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout.once("data", (d) => resolve(String(d).trim()));
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return { url, pid: child.pid!, stop: () => (child.stdin.end(), exited) };
+}
+
+/** CPU time (ms) of a fresh bare node:http server up to its first answer. */
+async function bareServerFirstAnswerCpu(): Promise<number> {
+  const bare = await spawnBareServer();
+  await rawJsonRoundTrips(bare.url, "/", {}, 1);
+  const cpu = cpuMsOf(bare.pid);
+  await bare.stop();
+  return cpu;
+}
+
 async function coldStart(runs: number) {
   // Warm the addon cache and the page cache once, as any second start would find them.
   await timeProcess(binary, ["serve"]);
@@ -61,6 +86,7 @@ async function coldStart(runs: number) {
   const nodeCpu: number[] = [];
   const handshakeCpu: number[] = [];
   const healthCpu: number[] = [];
+  const bareCpu: number[] = [];
   for (let i = 0; i < runs; i++) {
     nodeRuns.push((await timeProcess(node, ["-e", "0"])).exited);
     handshakeRuns.push((await timeProcess(binary, ["serve"])).handshake);
@@ -72,6 +98,7 @@ async function coldStart(runs: number) {
     healthCpu.push(cpuMsOf(s.handshake.pid));
     await s.stop();
     nodeCpu.push(Number(execFileSync(node, ["-e", NODE_CPU_SCRIPT], { env, encoding: "utf8" })));
+    bareCpu.push(await bareServerFirstAnswerCpu());
   }
   const nodeP50 = median(nodeRuns);
   report("cold start to handshake line (p50)", fmtMs(median(handshakeRuns)), fmtMs(nodeP50), ratio(median(handshakeRuns), nodeP50), "<= 1.5x node -e 0");
@@ -80,6 +107,9 @@ async function coldStart(runs: number) {
   const nodeCpuP50 = median(nodeCpu);
   report("CPU time to handshake line (p50)", fmtMs(median(handshakeCpu)), fmtMs(nodeCpuP50), ratio(median(handshakeCpu), nodeCpuP50), "(info) node -e 0's CPU");
   report("CPU time to first Health answer (p50)", fmtMs(median(healthCpu)), fmtMs(nodeCpuP50), ratio(median(healthCpu), nodeCpuP50), "(info) node -e 0's CPU");
+  // What any node:http server pays on this Node before its first answer: the floor for the above.
+  report("CPU time, bare node:http to first answer (p50)", fmtMs(median(bareCpu)), fmtMs(nodeCpuP50), ratio(median(bareCpu), nodeCpuP50), "(info) node -e 0's CPU");
+  report("CPU time to first Health vs bare node:http", fmtMs(median(healthCpu)), fmtMs(median(bareCpu)), ratio(median(healthCpu), median(bareCpu)), "(info)");
 }
 
 /** POSTs the same small JSON body over one keep-alive connection, n times; returns latencies. */
@@ -111,24 +141,9 @@ async function rawJsonRoundTrips(url: string, pathName: string, headers: Record<
 }
 
 async function roundTrip(n: number) {
-  const bare = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-    req.resume();
-    req.on("end", () => {
-      const out = JSON.stringify({ status: "ok", serverVersion: "0.0.0", uptimeMs: "1", pid: process.pid });
-      res.writeHead(200, { "Content-Type": "application/json" }).end(out);
-    });
-  });
   // The bare server runs in its own process, as the sidecar does, so both pay the same IPC.
-  bare.close();
-  const bareProc = spawn(
-    node,
-    [
-      "-e",
-      `const http=require("node:http");const s=http.createServer({keepAliveTimeout:60000},(q,r)=>{q.resume();q.on("end",()=>{r.writeHead(200,{"Content-Type":"application/json"}).end(JSON.stringify({status:"ok",serverVersion:"0.0.0",uptimeMs:"1",pid:process.pid}))})});s.listen(0,"127.0.0.1",()=>console.log("http://127.0.0.1:"+s.address().port));process.stdin.on("end",()=>process.exit(0));process.stdin.resume();`,
-    ],
-    { stdio: ["pipe", "pipe", "inherit"] },
-  );
-  const bareUrl: string = await new Promise((resolve) => bareProc.stdout.once("data", (d) => resolve(String(d).trim())));
+  const bare = await spawnBareServer();
+  const bareUrl = bare.url;
   const s = await spawnSidecar({ binary, env });
   const auth = { Authorization: `Bearer ${s.handshake.token}` };
   const warm = 300;
@@ -154,7 +169,7 @@ async function roundTrip(n: number) {
   // The same sidecar's memory after all these calls (info); the idle figure is a fresh sidecar.
   report("RSS after the round trips above", `${(rssOf(s.handshake.pid) / 1024).toFixed(1)} MB`, "", "", "(info)");
   await s.stop();
-  bareProc.stdin!.end();
+  await bare.stop();
 }
 
 /**
@@ -190,6 +205,14 @@ async function idleMemory() {
   const rssKb = rssOf(s.handshake.pid);
   const nodeRss = Number(execFileSync(node, ["-e", "console.log(process.memoryUsage().rss)"]).toString()) / 1024;
   report("idle RSS after Initialize", `${(rssKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(rssKb, nodeRss), "<= 60 MB");
+  // The same for a bare node:http server that answered one request (its binary evicted too).
+  evictFromPageCache(node);
+  const bare = await spawnBareServer();
+  await rawJsonRoundTrips(bare.url, "/", {}, 1);
+  await new Promise((r) => setTimeout(r, 1000));
+  const bareRss = rssOf(bare.pid);
+  await bare.stop();
+  report("idle RSS, bare node:http after one answer", `${(bareRss / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(bareRss, nodeRss), "(info)");
   const start = process.hrtime.bigint();
   await clients.history.listTasks({});
   const firstList = Number(process.hrtime.bigint() - start) / 1e6;
