@@ -75,7 +75,7 @@ export function unaryTransport(options: UnaryTransportOptions): Transport {
   };
 }
 
-/** A signal for calls made without one. */
+/** A signal for calls made without one. It never aborts, so `post` does not listen to it. */
 const NEVER = new AbortController().signal;
 
 interface Answer {
@@ -94,10 +94,16 @@ function post(agent: http.Agent, socketPath: string | undefined, url: string, he
     });
     headers["content-length"] = String(body.byteLength);
     const req = http.request({ method: "POST", host: target.hostname, port: target.port, path: target.pathname, headers, agent, socketPath });
+    // Every call without a signal shares NEVER: listening to it would pile one listener per call
+    // in flight on one signal (Node warns past 10), for an event that never comes.
+    const watched = signal !== NEVER;
     const onAbort = () => req.destroy(ConnectError.from(signal.reason, Code.Canceled));
-    signal.addEventListener("abort", onAbort, { once: true });
+    if (watched) signal.addEventListener("abort", onAbort, { once: true });
+    const unwatch = () => {
+      if (watched) signal.removeEventListener("abort", onAbort);
+    };
     const fail = (err: unknown) => {
-      signal.removeEventListener("abort", onAbort);
+      unwatch();
       reject(networkError(err));
     };
     req.once("error", fail);
@@ -106,7 +112,7 @@ function post(agent: http.Agent, socketPath: string | undefined, url: string, he
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.once("error", fail);
       res.once("end", () => {
-        signal.removeEventListener("abort", onAbort);
+        unwatch();
         const responseHeader = new Headers();
         for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeader.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
         resolve({ status: res.statusCode ?? 0, header: responseHeader, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
