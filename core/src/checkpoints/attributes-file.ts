@@ -1,6 +1,6 @@
-import { readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { writeFileAtomicSync } from "../storage/atomic-file.js";
 
 /**
  * The shadow repository's `info/attributes`, which takes precedence over every `.gitattributes`
@@ -26,8 +26,5 @@ export function writeAttributesFile(gitDir: string): void {
     // first write
   }
   if (current === ATTRIBUTES) return;
-  mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, ATTRIBUTES, { mode: PRIVATE_FILE_MODE });
-  renameSync(tmp, file);
+  writeFileAtomicSync(file, ATTRIBUTES);
 }

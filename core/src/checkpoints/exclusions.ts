@@ -1,6 +1,7 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
+import { writeFileAtomic } from "../storage/atomic-file.js";
 
 /**
  * The built-in exclusions of workspace scans (docs/checkpoints.md, "What a snapshot
@@ -84,9 +85,7 @@ export async function writeExcludeFile(gitDir: string, lfsPatterns: string[]): P
     // first write
   }
   if (current !== body) {
-    const tmp = `${file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, body, { mode: PRIVATE_FILE_MODE });
-    await fs.rename(tmp, file);
+    await writeFileAtomic(file, body);
   }
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -7,7 +7,8 @@ import { writeAttributesFile } from "./attributes-file.js";
 import type { GitChildren } from "./git-children.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { mergeConfig, quoteConfigValue } from "./shadow-config.js";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
+import { corruptCopyPath, writeFileAtomicSync } from "../storage/atomic-file.js";
 
 /**
  * Creates, opens and repairs the shadow repository of one workspace:
@@ -142,8 +143,7 @@ export class ShadowRepo {
       ...REPO_CONFIG,
     ]);
     if (wanted !== current) {
-      writeFileSync(`${configFile}.${process.pid}.tmp`, wanted, { mode: PRIVATE_FILE_MODE });
-      renameSync(`${configFile}.${process.pid}.tmp`, configFile);
+      writeFileAtomicSync(configFile, wanted);
     }
     writeAttributesFile(this.paths.gitDir);
   }
@@ -187,7 +187,7 @@ export class ShadowRepo {
    * hold checkpoints someone wants to recover by hand. Returns where it went.
    */
   async setAside(): Promise<string> {
-    const aside = path.join(this.paths.repoDir, `.git.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    const aside = corruptCopyPath(this.paths.gitDir);
     await fs.rename(this.paths.gitDir, aside);
     return aside;
   }

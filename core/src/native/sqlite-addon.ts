@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as sea from "node:sea";
 import { gunzipSync } from "node:zlib";
+import { writeFileAtomicSync } from "../storage/atomic-file.js";
 
 /** The addon's file name in the cache folder. */
 export const SQLITE_ADDON_FILE = "better_sqlite3.node";
@@ -10,22 +11,13 @@ export const SQLITE_ADDON_FILE = "better_sqlite3.node";
 export const SQLITE_ADDON_ASSET = "better_sqlite3.node.gz";
 
 /**
- * Writes `bytes` to `target` unless it is already there, atomically: a unique temp file in the
- * same folder, fsync, then rename. Two sidecars starting at once on a cold cache both write
- * their own temp file and both renames succeed (same content), so neither sees a half file.
+ * Writes `bytes` to `target` unless it is already there, atomically. Two sidecars starting at
+ * once on a cold cache both write their own temp file and both renames succeed (same content),
+ * so neither sees a half file.
  */
-export function writeFileOnceAtomic(target: string, bytes: Uint8Array): void {
+function writeFileOnceAtomic(target: string, bytes: Uint8Array): void {
   if (fs.existsSync(target) && fs.statSync(target).size === bytes.byteLength) return;
-  fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-  const tmp = `${target}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const fd = fs.openSync(tmp, "w", 0o700);
-  try {
-    fs.writeSync(fd, bytes);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, target);
+  writeFileAtomicSync(target, bytes, { mode: 0o700 });
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
-import { writeFileAtomic } from "./atomic-file.js";
+import { writeFileAtomicSync } from "../storage/atomic-file.js";
 import { mkdirPrivate } from "../storage/private-mode.js";
 
 /**
@@ -35,7 +35,7 @@ export class TaskArtifacts {
     const full = this.resolve(relative);
     mkdirPrivate(path.dirname(full));
     this.assertNoSymlinkEscape(full);
-    writeFileAtomic(full, bytes);
+    writeFileAtomicSync(full, bytes);
     return full;
   }
 

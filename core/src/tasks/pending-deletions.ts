@@ -3,7 +3,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
-import { keepAside, readJson, writeFileAtomic } from "./atomic-file.js";
+import { moveAsideSync, writeFileAtomicSync } from "../storage/atomic-file.js";
+import { readJson } from "./json-read.js";
 import { mkdirPrivate } from "../storage/private-mode.js";
 
 export interface PendingDeletion {
@@ -40,7 +41,7 @@ export class PendingDeletions {
     if (r.ok && r.value && Array.isArray(r.value.tasks)) return { ...EMPTY, ...r.value };
     if (!r.ok && r.missing) return { ...EMPTY, tasks: [] };
     // Keep the unreadable journal for inspection; deletions it named are found again by the folder scan.
-    const aside = keepAside(this.file);
+    const aside = moveAsideSync(this.file);
     this.logger.warn("pending-deletions.json was malformed; kept aside", { keptAside: aside });
     return { ...EMPTY, tasks: [] };
   }
@@ -100,7 +101,7 @@ export class PendingDeletions {
       const j = this.read();
       change(j);
       if (j.tasks.length === 0 && !j.allTasks) fs.rmSync(this.file, { force: true });
-      else writeFileAtomic(this.file, JSON.stringify(j));
+      else writeFileAtomicSync(this.file, JSON.stringify(j));
     } finally {
       await release();
     }

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { keepAside, readJson, writeFileAtomic } from "./atomic-file.js";
+import { moveAsideSync, writeFileAtomicSync } from "../storage/atomic-file.js";
+import { readJson } from "./json-read.js";
 import { TaskFileDamaged } from "./task-db.js";
 
 export interface StateRead<T> {
@@ -40,7 +41,7 @@ export class StateFile<T extends object = Record<string, unknown>> {
     const reason = main.ok ? "does not hold an object" : main.reason;
     if (!bakOk) throw new TaskFileDamaged(this.file, `${reason}, and state.json.bak cannot be used either`);
     if (options.keepAsideDamaged === false) return { value: (bak as { value: T }).value, source: "backup" };
-    const keptAside = keepAside(this.file);
+    const keptAside = moveAsideSync(this.file);
     this.logger?.warn("state.json was damaged; using state.json.bak", { file: this.file, keptAside, reason });
     return { value: (bak as { value: T }).value, source: "backup", keptAside };
   }
@@ -51,8 +52,8 @@ export class StateFile<T extends object = Record<string, unknown>> {
     if (current.ok && this.isValid(current.value)) {
       fs.renameSync(this.file, this.backup);
     } else if (!current.ok && !current.missing) {
-      keepAside(this.file);
+      moveAsideSync(this.file);
     }
-    writeFileAtomic(this.file, text);
+    writeFileAtomicSync(this.file, text);
   }
 }

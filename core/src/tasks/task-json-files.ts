@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import type { TaskLayout } from "../storage/instance-layout.js";
-import { readJson, writeFileAtomic } from "./atomic-file.js";
+import { writeFileAtomicSync } from "../storage/atomic-file.js";
+import { readJson } from "./json-read.js";
 import { TaskFileDamaged } from "./task-db.js";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
@@ -17,7 +18,7 @@ export class TaskJsonFiles {
   }
 
   writeContext(value: Record<string, unknown>): void {
-    writeFileAtomic(this.layout.contextJson, JSON.stringify(value));
+    writeFileAtomicSync(this.layout.contextJson, JSON.stringify(value));
   }
 
   appendContextHistory(record: Record<string, unknown>): void {
@@ -54,7 +55,7 @@ export class TaskJsonFiles {
   }
 
   writeMetadata(value: Record<string, unknown>): void {
-    writeFileAtomic(this.layout.metadataJson, TaskJsonFiles.metadataBytes(value));
+    writeFileAtomicSync(this.layout.metadataJson, TaskJsonFiles.metadataBytes(value));
   }
 
   /** The bytes of task_metadata.json for `value` (an import writes many tasks' files itself, then syncs them at once). */

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
 import type { SqliteFactory } from "../storage/sqlite.js";
-import { keepAside } from "./atomic-file.js";
+import { moveAsideSync } from "../storage/atomic-file.js";
 import { TaskDeletionCoordinator } from "./deletion-coordinator.js";
 import type { TaskDeletionHook } from "./deletion-hooks.js";
 import { indexOrphanFolders } from "./folder-index.js";
@@ -53,7 +53,7 @@ export async function openTaskStorage(deps: {
     history = TaskHistory.open(sqlite, layout.taskHistoryDb, logger).history;
   } catch (err) {
     if (!isDamagedDb(err)) throw err;
-    const aside = keepAside(layout.taskHistoryDb);
+    const aside = moveAsideSync(layout.taskHistoryDb);
     for (const suffix of ["-wal", "-shm"]) {
       if (fs.existsSync(layout.taskHistoryDb + suffix)) fs.renameSync(layout.taskHistoryDb + suffix, aside + suffix);
     }

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../../errors.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeFileAtomic } from "../../storage/atomic-file.js";
 import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
 import { assertNotBeingEdited } from "./unsaved-in-editor.js";
 import type { ToolContext } from "./types.js";
@@ -131,7 +131,7 @@ export async function commitEdit(edit: PreparedEdit, ctx: ToolContext): Promise<
     } else {
       await fs.mkdir(path.dirname(change.absolutePath), { recursive: true });
       if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(change.absolutePath, change.after, ctx.signal);
-      else await writeFileAtomic(change.absolutePath, change.after);
+      else await writeFileAtomic(change.absolutePath, change.after, { userFile: true });
     }
     ctx.recordEditedPath(change.path);
   }
