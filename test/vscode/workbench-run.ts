@@ -170,6 +170,13 @@ async function perform(page: Page, request: UiRequest, outDir: string): Promise<
       for (const frame of framesFor(page, request)) texts.push(...(await frame.locator(request.selector!).allInnerTexts().catch(() => [])));
       return texts;
     }
+    case "values": {
+      const values: string[] = [];
+      for (const frame of framesFor(page, request)) {
+        values.push(...(await frame.locator(request.selector!).evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value)).catch(() => [])));
+      }
+      return values;
+    }
     case "fill": {
       const target = await find(page, request);
       await target.fill(request.value ?? "", { timeout: 5_000 });

@@ -91,6 +91,27 @@ S.case("a new task streams text, asks approval with vim.ui.select, edits the fil
   T.contains(vim.json.encode(requests[3].body), "casual", "the answer in the next request")
 end)
 
+S.case("words sent from the chat input that the sidecar refuses come back to the input", function()
+  -- No fail_on_error_notices here: the refusal is an error notice on purpose.
+  require("dline").setup({ chat = { position = "current" } })
+  local s = require("dline").session()
+  T.defer(function()
+    s:stop()
+  end)
+  T.configure_model(s, { { text = "Hi.", toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } } } })
+  local controller = new_task("Say hi")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  -- Deleted meanwhile (from another editor): the next message is refused (not found).
+  T.call(s, "TaskService", "DeleteTasks", { taskIds = { controller.task_id }, mode = "DELETE_MODE_SELECTED" })
+  local input = require("dline.sidebar").input_buffer()
+  vim.api.nvim_buf_set_lines(input, 0, -1, false, { "my long, carefully", "written message" })
+  controller.chat:send_input()
+  T.wait(function()
+    return vim.api.nvim_buf_get_lines(input, 0, -1, false)[1] ~= ""
+  end, "the words back in the input", 20000)
+  T.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { "my long, carefully", "written message" }, "the words, as typed")
+end)
+
 S.case("denying with feedback leaves the file alone, shows the denial, and the model answers it", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

@@ -71,14 +71,17 @@ S.case("the chat renders streamed text, tool output, questions and checkpoints a
   T.eq(first, "# Dline task-123 · completed · 2.0k in, 40 out, $0.0133", "header: the task's totals")
   T.eq(vim.bo[chat.buf].modifiable, false, "the chat is read-only")
   -- The input buffer sends with <CR>.
-  local sent
-  chat.on_send = function(text)
-    sent = text
+  local sent, restore
+  chat.on_send = function(text, put_back)
+    sent, restore = text, put_back
   end
   vim.api.nvim_buf_set_lines(chat.input_buf, 0, -1, false, { "next step", "please" })
   chat:send_input()
   T.eq(sent, "next step\nplease", "sent text")
   T.eq(vim.api.nvim_buf_get_lines(chat.input_buf, 0, -1, false), { "" }, "input cleared")
+  -- A send the sidecar refused (no model set up yet...) puts the words back.
+  restore()
+  T.eq(vim.api.nvim_buf_get_lines(chat.input_buf, 0, -1, false), { "next step", "please" }, "input restored")
 end)
 
 S.case("the chat shows reasoning, retries (dropping the failed attempt's answer) and waits", function()

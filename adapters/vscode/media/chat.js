@@ -161,7 +161,17 @@
           "div",
           { class: "row" },
           button(ask.kind === "command" ? "Run Command" : "Approve", () => post({ type: "respond", approve: true, text: "" }), "", { "data-action": "approve" }),
-          button("Reject", () => post({ type: "respond", approve: false, text: input.value.trim() }), "secondary", { "data-action": "reject" }),
+          button(
+            "Reject",
+            () => {
+              // The feedback goes with the rejection once: the box is emptied.
+              post({ type: "respond", approve: false, text: input.value.trim() });
+              input.value = "";
+              vscode.setState({ draft: "" });
+            },
+            "secondary",
+            { "data-action": "reject" },
+          ),
         ),
       );
     } else if (ask.kind === "followup") {
@@ -201,6 +211,8 @@
           : "Type a message…";
   }
 
+  let lastUnsent = 0;
+
   function submit() {
     const text = input.value.trim();
     if (!text) return;
@@ -226,6 +238,14 @@
     const message = event.data;
     if (message && message.type === "state") {
       state = message.state;
+      // Words the core refused come back to the input (unless something else was typed since).
+      if (state.unsent && state.unsent.id !== lastUnsent) {
+        lastUnsent = state.unsent.id;
+        if (!input.value.trim()) {
+          input.value = state.unsent.text;
+          vscode.setState({ draft: input.value });
+        }
+      }
       if (editing && !state.items.some((i) => i.type === "message" && i.id === editing.messageId)) editing = undefined;
       render();
     }

@@ -30,6 +30,8 @@ export interface ToolTurnHost {
   readonly tools: readonly ToolDefinition[];
   /** The last UI message added: the anchor of the checkpoint saved at the end of the turn. */
   readonly lastMessageId: string;
+  /** That message (its row records the turn's checkpoint). */
+  readonly lastMessage: StoredUiMessage | undefined;
   /** Consecutive auto-approved calls, bounded by autoApprovalSettings.maxRequests. */
   autoApprovedInARow: number;
   mode(): Promise<TaskMode>;
@@ -148,9 +150,12 @@ class ToolTurn {
     this.host.journal(JOURNAL_KIND.toolResults, { results: this.results, feedback: this.feedback } satisfies ToolResultsData);
     if (this.modified && deps.checkpoints) {
       // The checkpoint follows the whole turn: it is anchored on the turn's last message.
+      const last = this.host.lastMessage;
       const anchor = this.host.lastMessageId || assistantMessageId;
       const id = await deps.checkpoints.saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor });
-      if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
+      // Recorded on the message too, so a reopened task shows it where the live one did.
+      if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
+      else if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
     }
     if (this.completion) {
       if (deps.checkpoints) attachCheckpoint(deps, this.completion, await deps.checkpoints.saveCompletion(this.completion.id), "CHECKPOINT_KIND_COMPLETION");
@@ -404,7 +409,7 @@ export function attachCheckpoint(
   deps: Pick<TurnLoopDeps, "messages" | "events">,
   message: StoredUiMessage,
   checkpointId: string | undefined,
-  kind: "CHECKPOINT_KIND_COMPLETION" | "CHECKPOINT_KIND_COMPACTION",
+  kind: "CHECKPOINT_KIND_TURN" | "CHECKPOINT_KIND_COMPLETION" | "CHECKPOINT_KIND_COMPACTION",
 ): void {
   if (!checkpointId) return;
   message.checkpointId = checkpointId;

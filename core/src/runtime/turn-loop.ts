@@ -129,6 +129,8 @@ export class TurnLoop {
   private unjournaled: string[] = [];
   /** The last UI message added: the anchor of the checkpoint saved at the end of a turn. */
   private lastMessageId = "";
+  /** The last UI message added (its row records a turn checkpoint anchored on it). */
+  private lastMessage: StoredUiMessage | undefined;
   /** Keeps each request inside the context window. */
   private readonly context: ContextManager;
   /** The max_tokens of the requests (raised after an answer was cut). */
@@ -166,6 +168,7 @@ export class TurnLoop {
     this.deps.messages.append(message);
     this.unjournaled.push(message.id);
     this.lastMessageId = message.id;
+    this.lastMessage = message;
     this.deps.events.append({ case: "messageAdded", value: { message: uiMessageToProto(message) } });
     return message;
   }
@@ -377,6 +380,7 @@ export class TurnLoop {
         else deps.messages.clear();
         this.unjournaled = this.unjournaled.filter((id) => !removed.has(id));
         this.lastMessageId = messageId;
+        this.lastMessage = index >= 0 ? kept[index] : undefined;
       },
     };
   }
@@ -389,6 +393,9 @@ export class TurnLoop {
       tools: this.turnTools,
       get lastMessageId() {
         return loop.lastMessageId;
+      },
+      get lastMessage() {
+        return loop.lastMessage;
       },
       get autoApprovedInARow() {
         return loop.autoApprovedInARow;

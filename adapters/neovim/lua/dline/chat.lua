@@ -18,7 +18,7 @@ local H = {}
 ---@field input_buf integer   the shared input area (dline.sidebar)
 ---@field state dline.ChatState
 ---@field blocks table[]   { key = string, lines = string[], tail = boolean }
----@field on_send fun(text: string)|nil
+---@field on_send fun(text: string, restore: fun())|nil  `restore` puts the words back (the send was refused)
 
 ---@return dline.Chat
 function M.new(task_id, title)

@@ -44,6 +44,17 @@ function M.error(code, message, details)
   return { code = code, message = message, details = details }
 end
 
+--- The machine-readable reason of an error (a dline.v1.ErrorDetail in its details), e.g.
+--- "ERROR_REASON_NO_MODEL" when no model is set up yet; nil when it has none.
+---@param err dline.RpcError
+---@return string|nil
+function M.reason(err)
+  for _, detail in ipairs(type(err) == "table" and err.details or {}) do
+    if detail.type == "dline.v1.ErrorDetail" and type(detail.debug) == "table" then return detail.debug.reason end
+  end
+  return nil
+end
+
 --- "(not_found) Task x does not exist." for messages a person reads.
 ---@param err dline.RpcError
 function M.format_error(err)

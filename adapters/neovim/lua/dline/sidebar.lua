@@ -46,14 +46,20 @@ function M.current()
   if H.current and vim.api.nvim_buf_is_valid(H.current.buf) then return H.current end
 end
 
---- Sends the input area's text to `chat`'s task and clears it.
+--- Sends the input area's text to `chat`'s task and clears it. `chat.on_send(text, restore)`
+--- calls `restore` when the send was refused: the words come back (unless new ones were typed).
 function M.send(chat)
   local buf = M.input_buffer()
   local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
   if text == "" then return end
   if not chat then return dline().notify("no chat to send to: start a task with :Dline new", vim.log.levels.WARN) end
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
-  if chat.on_send then chat.on_send(text) end
+  local restore = function()
+    if not vim.api.nvim_buf_is_valid(buf) then return end
+    local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    if #now == 1 and now[1] == "" then vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { plain = true })) end
+  end
+  if chat.on_send then chat.on_send(text, restore) end
 end
 
 -- Windows -------------------------------------------------------------------------------

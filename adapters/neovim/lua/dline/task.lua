@@ -58,10 +58,8 @@ end
 
 --- Whether a failed call failed for want of a model (the core's ErrorDetail reason).
 function H.no_model(err)
-  for _, d in ipairs(type(err) == "table" and err.details or {}) do
-    local reason = type(d) == "table" and type(d.debug) == "table" and d.debug.reason
-    if reason == "ERROR_REASON_NO_MODEL" or reason == "ERROR_REASON_NO_DEFAULT_PROFILE" then return reason end
-  end
+  local reason = require("dline.connect").reason(err)
+  if reason == "ERROR_REASON_NO_MODEL" or reason == "ERROR_REASON_NO_DEFAULT_PROFILE" then return reason end
 end
 
 --- No model: offer to set one up (then start the task), and keep the prompt in the input area.
@@ -118,8 +116,10 @@ function M.open(task_id, opts)
   end
   local controller = setmetatable({ task_id = task_id, events = 0, workspace_root = opts.workspace_root, reported = opts.reported }, { __index = H.Controller })
   controller.chat = chat_mod.new(task_id)
-  controller.chat.on_send = function(text)
-    controller:send(text)
+  controller.chat.on_send = function(text, restore)
+    controller:send(text, function(err)
+      if err and restore then restore() end
+    end)
   end
   H.controllers[task_id] = controller
   H.watch_history()

@@ -1,5 +1,7 @@
 import * as vscode from "vscode";
 import { CheckpointKind, EditMessageMode, RestoreMode, type Checkpoint } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { ConnectError } from "@connectrpc/connect";
+import { ErrorDetailSchema, ErrorReason } from "../../../../core/src/gen/dline/v1/errors_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
 import { COMPARE_TITLE, VIEW_CHANGES_TITLE, type DiffPresenter, type ShownDiff } from "../checkpoints/diff-presenter.js";
@@ -85,6 +87,10 @@ export class ChatController implements vscode.Disposable {
       }
     } catch (err) {
       this.showError(err);
+      if (request.type === "newTask" || request.type === "send") {
+        this.model.setUnsent(request.text, errorReason(err));
+        this.emit();
+      }
     }
   }
 
@@ -332,6 +338,12 @@ export class ChatController implements vscode.Disposable {
   private emit(): void {
     this.changed.fire(this.model.snapshot);
   }
+}
+
+/** The machine-readable reason a Connect error carries (ErrorDetail), as its enum name; "" when none. */
+export function errorReason(err: unknown): string {
+  const reason = ConnectError.from(err).findDetails(ErrorDetailSchema)[0]?.reason;
+  return reason ? `ERROR_REASON_${ErrorReason[reason]}` : "";
 }
 
 function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {

@@ -1,5 +1,17 @@
-import { AskKind, MessageRole, TaskStatus, type Ask, type GetTaskResponse, type TaskEvent, type UiMessage } from "../../../../core/src/gen/dline/v1/task_pb.js";
-import { emptyChatState, type ChatAsk, type ChatItem, type ChatMessageItem, type ChatState, type ChatToolItem } from "./chat-state.js";
+import { FileStatus } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import {
+  AskKind,
+  MessageRole,
+  TaskStatus,
+  ToolCallStatus,
+  type Ask,
+  type FileEdit,
+  type GetTaskResponse,
+  type TaskEvent,
+  type ToolCall,
+  type UiMessage,
+} from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { emptyChatState, type ChatAsk, type ChatFileEdit, type ChatItem, type ChatMessageItem, type ChatState, type ChatToolCall, type ChatToolItem } from "./chat-state.js";
 
 /**
  * Folds a task's events into the chat's state. Pure: no VS Code, no I/O, so the same events
@@ -27,6 +39,11 @@ export class ChatModel {
   setStatusFromHistory(status: TaskStatus): void {
     const name = statusName(status);
     if (name === "interrupted" || name === "damaged") this.state = { ...this.state, status: name, pendingAsk: undefined };
+  }
+
+  /** The core refused words the person sent: the input gets them back. */
+  setUnsent(text: string, reason: string): void {
+    this.state = { ...this.state, unsent: { id: (this.state.unsent?.id ?? 0) + 1, text, reason } };
   }
 
   setCore(core: ChatState["core"], message = ""): void {
@@ -81,7 +98,8 @@ export class ChatModel {
         break;
       case "toolStarted": {
         // The tool's chat row (a tool message) shows the call when there is one; else its own item.
-        const row = findLastIndex(s.items, (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId);
+        const named = e.value.messageId ? s.items.findIndex((i) => i.type === "message" && i.id === e.value.messageId) : -1;
+        const row = named >= 0 ? named : findLastIndex(s.items, (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId);
         if (row >= 0) s.items[row] = { ...(s.items[row] as ChatMessageItem), toolCallId: e.value.toolCallId, output: "" };
         else s.items.push({ type: "tool", toolCallId: e.value.toolCallId, tool: e.value.tool, summary: e.value.summary, detail: e.value.detail, output: "", result: "" });
         break;
@@ -188,6 +206,37 @@ export function messageItem(m: UiMessage): ChatMessageItem {
     tool: m.tool,
     detail: m.detail,
     checkpointId: m.checkpointId,
+    ...(m.toolCall ? { toolCall: toolCallItem(m.toolCall) } : {}),
+  };
+}
+
+const toolCallStatuses: Record<number, ChatToolCall["status"]> = {
+  [ToolCallStatus.PENDING]: "pending",
+  [ToolCallStatus.RUNNING]: "running",
+  [ToolCallStatus.DONE]: "done",
+  [ToolCallStatus.FAILED]: "failed",
+  [ToolCallStatus.DENIED]: "denied",
+  [ToolCallStatus.INTERRUPTED]: "interrupted",
+};
+
+const fileStatuses: Record<number, ChatFileEdit["status"]> = { [FileStatus.ADDED]: "added", [FileStatus.MODIFIED]: "modified", [FileStatus.DELETED]: "deleted" };
+
+export function fileEditItems(edits: readonly FileEdit[]): ChatFileEdit[] {
+  return edits.map((e) => ({ path: e.path, status: fileStatuses[e.status] ?? "unknown", originalText: e.originalText, proposedText: e.proposedText, truncated: e.truncated }));
+}
+
+export function toolCallItem(c: ToolCall): ChatToolCall {
+  return {
+    toolCallId: c.toolCallId,
+    tool: c.tool,
+    status: toolCallStatuses[c.status] ?? "unknown",
+    input: c.input,
+    output: c.output,
+    outputTruncated: c.outputTruncated,
+    edits: fileEditItems(c.edits),
+    ...(c.command ? { command: { command: c.command.command, workingDirectory: c.command.workingDirectory } } : {}),
+    feedback: c.feedback,
+    reason: c.reason,
   };
 }
 
@@ -199,7 +248,17 @@ export function askItem(a: Ask): ChatAsk {
     [AskKind.COMPLETION]: "completion",
     [AskKind.RESUME]: "resume",
   };
-  return { askId: a.askId, kind: kinds[a.kind] ?? "unknown", tool: a.tool, summary: a.summary, detail: a.detail, options: [...a.options] };
+  return {
+    askId: a.askId,
+    kind: kinds[a.kind] ?? "unknown",
+    tool: a.tool,
+    summary: a.summary,
+    detail: a.detail,
+    options: [...a.options],
+    toolCallId: a.toolCallId,
+    edits: fileEditItems(a.edits),
+    ...(a.command ? { command: { command: a.command.command, workingDirectory: a.command.workingDirectory } } : {}),
+  };
 }
 
 function roleName(role: MessageRole): ChatMessageItem["role"] {

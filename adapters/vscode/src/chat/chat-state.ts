@@ -17,6 +17,33 @@ export interface ChatMessageItem {
   toolCallId?: string;
   output?: string;
   ok?: boolean;
+  /** For a tool row: the call as the core records it (status, edits, exact command). */
+  toolCall?: ChatToolCall;
+}
+
+/** A proposed or applied change of one file (what an edit approval is about). */
+export interface ChatFileEdit {
+  /** Relative to the workspace root, "/" separators. */
+  path: string;
+  status: "added" | "modified" | "deleted" | "unknown";
+  originalText: string;
+  proposedText: string;
+  /** The texts are left out (binary, or too large). */
+  truncated: boolean;
+}
+
+export interface ChatToolCall {
+  toolCallId: string;
+  tool: string;
+  status: "pending" | "running" | "done" | "failed" | "denied" | "interrupted" | "unknown";
+  input: string;
+  output: string;
+  outputTruncated: boolean;
+  edits: ChatFileEdit[];
+  /** The exact command line and its folder (execute_command). */
+  command?: { command: string; workingDirectory: string };
+  feedback: string;
+  reason: string;
 }
 
 export interface ChatToolItem {
@@ -46,6 +73,12 @@ export interface ChatAsk {
   summary: string;
   detail: string;
   options: string[];
+  /** The tool call the approval is about (its row has the same id). */
+  toolCallId: string;
+  /** An edit approval: the exact change, computed by the core (what is approved is what is written). */
+  edits: ChatFileEdit[];
+  /** A command approval: the exact command line and its folder. */
+  command?: { command: string; workingDirectory: string };
 }
 
 export interface ChatCheckpoint {
@@ -79,6 +112,12 @@ export interface ChatState {
   usage: { tokensIn: number; tokensOut: number; cost: number; costUnknown?: boolean };
   /** The latest model status line ("retrying in 4 s (attempt 2 of 6)", a slow first byte); "" when none. */
   notice?: string;
+  /**
+   * Words the person sent that the core refused (no model set up yet, ...): the input shows
+   * them again, never loses them. `reason` is the error's machine-readable reason
+   * ("ERROR_REASON_NO_MODEL", ...; "" when it had none). `id` changes with each refusal.
+   */
+  unsent?: { id: number; text: string; reason: string };
 }
 
 export function emptyChatState(): ChatState {

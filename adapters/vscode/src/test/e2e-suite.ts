@@ -58,6 +58,18 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     assert(again.alreadyMigrated, "a second import must report already_migrated");
   });
 
+  // Before "mirrors settings" sets a default profile that does not exist yet (another refusal).
+  suite.test("without a model, a task typed in the chat is refused with the no-model reason and stays in the input", async () => {
+    const input = async () => (await ui.request({ action: "values", selector: "#input", frame: "webview" }))[0];
+    await waitFor("the chat webview's input", async () => (await input()) !== undefined);
+    await ui.request({ action: "fill", selector: "#input", value: "Plan my day, carefully", press: "Enter", frame: "webview" });
+    const unsent = await waitFor("the refusal", () => api.chat.state().unsent);
+    assertEqual(unsent.reason, "ERROR_REASON_NO_MODEL", "the refusal's reason");
+    await waitFor("the prompt back in the input", async () => (await input()) === "Plan my day, carefully");
+    assertEqual(api.chat.state().taskId, undefined, "no task was created");
+    await ui.request({ action: "fill", selector: "#input", value: "", frame: "webview" });
+  });
+
   suite.test("mirrors settings both ways (core files are the truth)", async () => {
     const clients = await api.clients();
     await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: PROFILE_ID } });

@@ -12,7 +12,9 @@ export type UiRequest =
   | { action: "click"; selector: string; text?: string; frame?: "webview" | "main" }
   | { action: "widenSidebar"; width: number }
   | { action: "fill"; selector: string; value: string; press?: string; frame?: "webview" | "main" }
-  | { action: "texts"; selector: string; frame?: "webview" | "main" };
+  | { action: "texts"; selector: string; frame?: "webview" | "main" }
+  /** The values of form fields (a textarea's text as typed). */
+  | { action: "values"; selector: string; frame?: "webview" | "main" };
 
 export class UiBridge {
   private counter = 0;

@@ -4,8 +4,10 @@ import dline.v1.Task.TaskEvent.EventCase
 
 /**
  * A task's chat as every client renders it, folded from its [TaskEvent]s: the messages in
- * order (deltas appended, finalized ones replaced), the pending ask, the status, the checkpoints
- * marked on messages, and the last seq applied (what a reconnect passes as after_seq).
+ * order (deltas appended, finalized ones replaced; a tool row carries its call's status, edits
+ * and command in [UiMessage.getToolCall]), the pending ask, the status, the checkpoints marked
+ * on messages, and the last seq applied (what a reconnect passes as after_seq). The recorded
+ * streams of test/conformance/fold must fold to the core's own view (ChatStateConformanceTest).
  * Immutable: [apply] returns the next state. One small function per event kind, so a new kind
  * is one more branch in [apply].
  */
@@ -28,8 +30,11 @@ data class ChatState(
             EventCase.MESSAGE_ADDED -> upsert(event.messageAdded.message)
             EventCase.MESSAGE_FINALIZED -> upsert(event.messageFinalized.message)
             EventCase.MESSAGE_DELTA -> appendDelta(event.messageDelta.messageId, event.messageDelta.text)
+            // Reasoning streams into a message of its own (kind "reasoning") the same way.
+            EventCase.REASONING_DELTA -> appendDelta(event.reasoningDelta.messageId, event.reasoningDelta.text)
             EventCase.ASK -> copy(pendingAsk = event.ask)
-            EventCase.ASK_RESOLVED -> copy(pendingAsk = null)
+            EventCase.ASK_RESOLVED -> askResolved(event.askResolved.askId)
+            EventCase.MODEL_RETRY -> dropped(event.modelRetry.discardedMessageIdsList.toSet())
             EventCase.STATUS_CHANGED -> statusChanged(event.statusChanged.status)
             EventCase.CHECKPOINT_SAVED -> checkpointSaved(event.checkpointSaved.checkpointId, event.checkpointSaved.messageId)
             EventCase.ERROR -> copy(lastError = event.error.message)
@@ -50,10 +55,23 @@ data class ChatState(
         )
     }
 
+    /** A whole message, new or replacing its earlier form (a tool row at each change of its call). */
     private fun upsert(message: UiMessage): ChatState {
         val index = messages.indexOfFirst { it.id == message.id }
-        return copy(messages = if (index < 0) messages + message else messages.toMutableList().also { it[index] = message })
+        if (index < 0) return copy(messages = messages + message)
+        // A row replaced whole keeps the checkpoint an event marked on it.
+        val kept = messages[index].checkpointId
+        val next = if (message.checkpointId.isEmpty() && kept.isNotEmpty()) message.toBuilder().setCheckpointId(kept).build() else message
+        return copy(messages = messages.toMutableList().also { it[index] = next })
     }
+
+    /** The question with this id was answered (or dropped: nobody will answer it). */
+    private fun askResolved(askId: String): ChatState =
+        if (askId.isEmpty() || pendingAsk?.askId == askId) copy(pendingAsk = null) else this
+
+    /** A failed attempt's partial answer is gone (the model is asked again). */
+    private fun dropped(ids: Set<String>): ChatState =
+        if (ids.isEmpty()) this else copy(messages = messages.filterNot { it.id in ids })
 
     private fun appendDelta(messageId: String, text: String): ChatState =
         copy(messages = messages.map { if (it.id == messageId) it.toBuilder().setText(it.text + text).build() else it })

@@ -7,12 +7,15 @@ import java.io.IOException
 /**
  * An RPC failed. [code] is the Connect code the sidecar answered (`not_found`, `invalid_argument`,
  * `data_loss`, ...), or `unavailable` when the sidecar could not be reached; [message] is the
- * sidecar's sentence. Callers branch on [code], never on the sentence.
+ * sidecar's sentence; [reason] says what a person can do about it when the sidecar says
+ * (ERROR_REASON_NO_MODEL: set up a model, ...). Callers branch on [code] and [reason], never on
+ * the sentence.
  */
 class DlineException(
     val code: Code,
     override val message: String,
     cause: Throwable? = null,
+    val reason: ErrorReason = ErrorReason.ERROR_REASON_UNSPECIFIED,
 ) : Exception(message, cause) {
     /** The code's wire name, e.g. "not_found". */
     val codeName: String get() = code.codeName
@@ -30,8 +33,14 @@ class DlineException(
             val code = if (transport) Code.UNAVAILABLE else e.code
             val message = e.message?.takeIf { it.isNotBlank() }
                 ?: if (transport) "Cannot reach the Dline sidecar: ${rootMessage(e)}" else "The sidecar answered ${e.code.codeName}."
-            return DlineException(code, message, e)
+            return DlineException(code, message, e, reasonOf(e))
         }
+
+        /** The reason of the error's dline.v1.ErrorDetail, if it carries one. */
+        private fun reasonOf(e: ConnectException): ErrorReason =
+            e.details.firstOrNull { it.type.removePrefix("type.googleapis.com/") == ErrorDetail.getDescriptor().fullName }
+                ?.let { runCatching { ErrorDetail.parseFrom(it.payload.toByteArray()).reason }.getOrNull() }
+                ?: ErrorReason.ERROR_REASON_UNSPECIFIED
 
         private fun rootMessage(e: Throwable): String =
             generateSequence(e) { it.cause }.last().let { it.message ?: it.javaClass.simpleName }

@@ -66,6 +66,10 @@ class RpcTest {
             runBlocking { dline.settings.update(SettingsScope.SETTINGS_SCOPE_GLOBAL, mapOf("noSuchSetting" to 1)) }
         }
         assertEquals(Code.INVALID_ARGUMENT, unknownKey.code)
+        // No model set up: the reason says so, machine-readably.
+        val noModel = assertThrows<DlineException> { runBlocking { dline.tasks.newTask(harness.roots.base.toString(), "hello", "") } }
+        assertEquals(Code.FAILED_PRECONDITION, noModel.code)
+        assertEquals(ErrorReason.ERROR_REASON_NO_MODEL, noModel.reason)
     }
 
     @Test
