@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
 import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { StateStore } from "../../core/src/storage/state-store.js";
@@ -11,8 +11,6 @@ function storeAt(file: string, debounceMs = 200) {
   return new StateStore(file, new FileLocks(logger), logger, { debounceMs });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe("StateStore", () => {
   it("batches a burst of changes into one write after the debounce", async () => {
     const { layout } = tempLayout();
@@ -22,8 +20,10 @@ describe("StateStore", () => {
     expect(store.writes).toBe(0);
     expect(fs.existsSync(layout.globalStateJson)).toBe(false);
     expect(await store.get("k9")).toBe(999);
-    await sleep(400);
+    // The debounce timer fires no earlier than 200 ms, later on a busy machine: wait for the write.
+    await vi.waitFor(() => expect(store.writes).toBeGreaterThan(0), { timeout: 15_000, interval: 10 });
     expect(store.writes).toBe(1);
+    expect(store.hasPending).toBe(false);
     expect(readJson(layout.globalStateJson).k9).toBe(999);
   });
 

@@ -77,6 +77,7 @@ export function buildTurnLoop(
         mkdirPrivate(scope.files.commandLogsDir);
         return new CommandLogs(scope.files.commandLogsDir).logPath(callId);
       },
+      maxBytes: () => deps.commandLogBudgetBytes(),
       afterCommand: async (file: string) => {
         new CommandLogs(scope.files.commandLogsDir, await deps.commandLogBudgetBytes()).enforceBudget(file);
       },

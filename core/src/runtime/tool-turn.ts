@@ -342,6 +342,7 @@ class ToolTurn {
         this.toolContext({
           onOutput: (chunk) => deps.events.append({ case: "toolOutput", value: { toolCallId: o.toolCallId, chunk } }),
           commandLogPath: logPath,
+          commandLogMaxBytes: logPath ? await deps.commandLog.maxBytes() : undefined,
           commandTimeoutMs: o.isCommand ? await deps.commandTimeoutMs() : undefined,
           toolCallId: o.toolCallId,
           preparedEdit: prepared,

@@ -43,7 +43,8 @@ export interface TurnLoopDeps {
   /** The core's own folders (out of the tools' reach) and the stored secrets (redacted from tool output). */
   toolGuard: () => Promise<ToolGuard>;
   /** Where execute_command writes its log (tmp/command-logs/), and the budget enforcement after it. */
-  commandLog: { pathFor(callId: string): string; afterCommand(path: string): Promise<void> };
+  /** Where a command's output is logged; one log is cut at the task's budget, then the oldest logs go. */
+  commandLog: { pathFor(callId: string): string; maxBytes(): Promise<number>; afterCommand(path: string): Promise<void> };
   commandTimeoutMs: () => Promise<number>;
   checkpoints: CheckpointPort | undefined;
   usage: UsagePort;
