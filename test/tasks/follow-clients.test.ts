@@ -1,11 +1,13 @@
 /**
  * The editors' own clients as followers of a task that runs in another sidecar: the Neovim
- * plugin (its own sidecar over the same roots, headless Neovim, a scripted vim.ui.select).
- * The TypeScript client kit is the follower of follow-across-sidecars.test.ts.
+ * plugin (its own sidecar over the same roots, headless Neovim, a scripted vim.ui.select) and
+ * the CLI (its own sidecar; on a real terminal through util-linux `script`). The TypeScript
+ * client kit is the follower of follow-across-sidecars.test.ts.
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { repoRoot, sidecarBinary, type TestRoots } from "../helpers/sidecar.js";
@@ -14,6 +16,7 @@ import { openWindows, readIn, watch, writeThenComplete } from "./follow-helpers.
 
 const scope = scopedSidecars();
 const nvim = process.env.DLINE_NVIM ?? "nvim";
+const cli = path.join(repoRoot, "dist", "dline");
 
 interface NeovimView {
   pid: number;
@@ -99,5 +102,61 @@ describe("editors' clients following a task another sidecar runs", () => {
     const view = await viewing;
     expect(view.statuses).toContain("TASK_STATUS_INTERRUPTED");
     expect(readIn(workspace, "notes.txt")).toBeUndefined();
+  });
+});
+
+/** Words for a shell command line (`script -c` takes one). */
+const shellWords = (words: string[]) => words.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(" ");
+
+/** The CLI on a terminal of its own (a pseudo-terminal from `script`): its output as the terminal shows it. */
+function cliOnTerminal(env: NodeJS.ProcessEnv, args: string[]) {
+  const child = spawn("script", ["-qfec", shellWords([cli, ...args]), "/dev/null"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  let screen = "";
+  child.stdout.on("data", (d: Buffer) => (screen += d.toString("utf8")));
+  child.stderr.on("data", (d: Buffer) => (screen += d.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  scope.onCleanup(async () => {
+    child.kill("SIGKILL");
+    await exited;
+  });
+  return { screen: () => screen, exited };
+}
+
+describe("the CLI as a window of its own over the same roots", () => {
+  it("dline follow shows the question the task waits on in another sidecar, approves it there, and follows the task to its end", async () => {
+    const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
+    const [owner] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const ask = await direct.ask(AskKind.TOOL_APPROVAL);
+
+    const { stdout } = await promisify(execFile)(cli, ["--json", "follow", taskId, "--yes"], { env: { ...roots.env, DLINE_CORE: sidecarBinary } });
+    const [first, ...events] = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(first.pendingAsk.askId).toBe(ask.askId);
+    expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
+    await direct.status(TaskStatus.COMPLETED);
+    expect(direct.events.find((e) => e.event.case === "askResolved")?.event.value).toMatchObject({ askId: ask.askId, approved: true });
+    expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
+    // The owner's events after the question, with the owner's seqs.
+    const after = direct.events.filter((e) => e.seq >= BigInt(events[0].seq)).map((e) => e.seq.toString());
+    expect(events.map((e) => e.seq)).toEqual(after);
+    await direct.stop();
+  });
+
+  it("dline task on a terminal takes its question back when another window answers it, and goes on to the end", async () => {
+    const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
+    const [other] = sidecars;
+    const terminal = cliOnTerminal({ ...roots.env, DLINE_CORE: sidecarBinary }, ["task", "Write notes.txt", "--workspace", workspace, "--profile", profileId]);
+    await expect.poll(() => terminal.screen(), { timeout: 60_000 }).toContain("[y/N/feedback]");
+    const [task] = (await other.clients.history.listTasks({})).tasks;
+    const view = await other.clients.tasks.getTask({ taskId: task.id });
+    expect(view.ownerPid).not.toBe(other.process.handshake.pid);
+    await other.clients.tasks.respond({ taskId: task.id, askId: view.pendingAsk!.askId, approve: true, text: "" });
+
+    const code = await Promise.race([terminal.exited, new Promise((resolve) => setTimeout(() => resolve("still waiting at its prompt"), 30_000))]);
+    expect(code, terminal.screen()).toBe(0);
+    expect(terminal.screen()).toContain("(approved in another window)");
+    expect(terminal.screen()).toContain("[completed");
+    expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
   });
 });

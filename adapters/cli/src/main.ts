@@ -7,7 +7,7 @@ import { deleteCommand, historyCommand, showCommand } from "./commands/history.j
 import { IMPORT_CLINE_HELP, importClineCommand } from "./commands/import-cline.js";
 import { profileCommand } from "./commands/profile.js";
 import { settingsCommand } from "./commands/settings.js";
-import { resumeCommand, taskCommand } from "./commands/task.js";
+import { followCommand, resumeCommand, taskCommand } from "./commands/task.js";
 import { printJson, withSidecar, type CliContext } from "./session.js";
 
 declare const DLINE_VERSION: string | undefined;
@@ -18,6 +18,7 @@ const USAGE = `Usage: dline [--core PATH] [--json] <command> [args]
 Tasks:
   task "PROMPT" [--workspace DIR] [--profile ID] [--yes]   run a task, approving on the terminal
   resume TASK_ID [--message TEXT] [--workspace DIR] [--yes]   continue a task (--workspace: for one that has none)
+  follow TASK_ID [--yes]                                   watch a running task (here or in another window) and answer it
   history [--workspace DIR] [--query TEXT] [--favorites] [--sort newest|oldest|cost] [--limit N]
   show TASK_ID                                             a task's messages
   delete TASK_ID... | --all | --all-except-favorites
@@ -95,6 +96,8 @@ export async function main(argv: string[]): Promise<number> {
       return taskCommand(ctx, sub);
     case "resume":
       return resumeCommand(ctx, sub);
+    case "follow":
+      return followCommand(ctx, sub);
     case "history":
       return historyCommand(ctx, sub);
     case "show":

@@ -1,7 +1,7 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { visible, visibleLine } from "./visible-text.js";
 import { approvalDetails } from "./approval-view.js";
-import { AskKind, TaskEventSchema, TaskStatus, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, AskSchema, TaskEventSchema, TaskStatus, type Ask, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
 
 /**
  * Checkpoint status on stderr while a task runs, so that the wait for a first baseline (seconds
@@ -71,6 +71,22 @@ export class EventRenderer {
     if (this.inText) this.out.write("\n");
     this.inText = false;
     this.out.write(text + "\n");
+  }
+
+  /** A question the task waits on already (a follower starts after it was asked). */
+  renderAsk(ask: Ask): void {
+    if (this.json) {
+      this.out.write(`{"pendingAsk":${toJsonString(AskSchema, ask)}}\n`);
+      return;
+    }
+    this.askLines(ask);
+  }
+
+  private askLines(ask: Ask): void {
+    if (ask.kind === AskKind.FOLLOWUP) return;
+    this.line(`? ${AskKind[ask.kind].toLowerCase()}: ${visibleLine(ask.summary)}`);
+    // What is approved: the exact change of an edit, or the exact command line and its folder.
+    this.out.write(approvalDetails(ask));
   }
 
   render(event: TaskEvent): void {
@@ -146,11 +162,7 @@ export class EventRenderer {
         }
         break;
       case "ask":
-        if (e.value.kind !== AskKind.FOLLOWUP) {
-          this.line(`? ${AskKind[e.value.kind].toLowerCase()}: ${visibleLine(e.value.summary)}`);
-          // What is approved: the exact change of an edit, or the exact command line and its folder.
-          this.out.write(approvalDetails(e.value));
-        }
+        this.askLines(e.value);
         break;
       default:
         break;

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as readline from "node:readline/promises";
 import type { DlineClients } from "../../../../core/src/client/index.js";
-import { AskKind, TaskStatus, type Ask } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, TaskStatus, type Ask, type TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
@@ -31,15 +31,18 @@ export function approvalQuestion(ask: Ask): string {
   return `Approve ${visibleLine(ask.tool)}: ${visibleLine(ask.summary)}? [y/N/feedback] `;
 }
 
-/** Answers one ask: --yes approves (and picks a follow-up's first option), a terminal asks the user. */
-async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promise<{ approve: boolean; text: string }> {
+/**
+ * Answers one ask: --yes approves (and picks a follow-up's first option), a terminal asks the
+ * user. `signal` takes the question back (it was answered in another window).
+ */
+async function answer(ctx: CliContext, ask: Ask, options: FollowOptions, signal: AbortSignal): Promise<{ approve: boolean; text: string }> {
   if (ask.kind === AskKind.FOLLOWUP) {
     if (options.yes && ask.options.length > 0) return { approve: true, text: ask.options[0] };
     if (!ctx.interactive) return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
     try {
       if (ask.options.length) ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${visibleLine(o)}`).join("\n") + "\n");
-      const text = (await rl.question(`${visible(ask.summary)}\n> `)).trim();
+      const text = (await rl.question(`${visible(ask.summary)}\n> `, { signal })).trim();
       const n = Number(text);
       return { approve: true, text: Number.isInteger(n) && ask.options[n - 1] ? ask.options[n - 1] : text };
     } finally {
@@ -50,7 +53,7 @@ async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promis
   if (!ctx.interactive) return { approve: false, text: "Denied: the CLI is not interactive (use --yes to approve)." };
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const reply = (await rl.question(approvalQuestion(ask))).trim();
+    const reply = (await rl.question(approvalQuestion(ask), { signal })).trim();
     if (/^y(es)?$/i.test(reply)) return { approve: true, text: "" };
     return { approve: false, text: /^n(o)?$/i.test(reply) || reply === "" ? "" : reply };
   } finally {
@@ -59,32 +62,118 @@ async function answer(ctx: CliContext, ask: Ask, options: FollowOptions): Promis
 }
 
 /**
- * Follows a task's events until its run ends, answering asks on the way. Ctrl-C cancels the
+ * The question on the terminal while the task's events keep coming: the same task may be open
+ * in another window (another editor, another `dline`), and when the question is answered there
+ * this one is taken back instead of waiting for an answer nobody needs.
+ */
+class PendingQuestion {
+  private readonly controller = new AbortController();
+  private answeredHere = false;
+  readonly done: Promise<void>;
+
+  constructor(
+    ctx: CliContext,
+    clients: DlineClients,
+    taskId: string,
+    readonly ask: Ask,
+    options: FollowOptions,
+  ) {
+    this.done = (async () => {
+      let reply: { approve: boolean; text: string };
+      try {
+        reply = await answer(ctx, ask, options, this.controller.signal);
+      } catch (err) {
+        if (this.controller.signal.aborted) return;
+        throw err;
+      }
+      this.answeredHere = true;
+      try {
+        await clients.tasks.respond({ taskId, askId: ask.askId, approve: reply.approve, text: reply.text });
+      } catch (err) {
+        // Answered in another window between the reply and this call: that answer stands.
+        if (this.controller.signal.aborted || (await this.answeredElsewhere(clients, taskId, err))) return;
+        throw err;
+      }
+    })();
+  }
+
+  private async answeredElsewhere(clients: DlineClients, taskId: string, err: unknown): Promise<boolean> {
+    if (!(err instanceof ConnectError) || err.code !== Code.FailedPrecondition) return false;
+    const view = await clients.tasks.getTask({ taskId }).catch(() => undefined);
+    return view !== undefined && view.pendingAsk?.askId !== this.ask.askId;
+  }
+
+  /** Still waiting for the task to take an answer (from here or another window). */
+  get open(): boolean {
+    return !this.controller.signal.aborted;
+  }
+
+  /** The question was settled elsewhere (another window's answer, a cancel, the task's end). */
+  settled(ctx: CliContext, approved: boolean | undefined): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort();
+    if (!this.answeredHere && approved !== undefined && !ctx.json) ctx.err.write(`\n(${approved ? "approved" : "denied"} in another window)\n`);
+  }
+}
+
+/**
+ * Follows a task's events until its run ends, answering asks on the way (`pending`: the question
+ * the task waits on already, for a follower that starts after it was asked). Ctrl-C cancels the
  * task. Returns the exit code: 0 completed, 1 failed, 130 cancelled.
  */
-export async function followTask(ctx: CliContext, clients: DlineClients, taskId: string, afterSeq: bigint, options: FollowOptions): Promise<number> {
+export async function followTask(ctx: CliContext, clients: DlineClients, taskId: string, afterSeq: bigint, options: FollowOptions, pending?: Ask): Promise<number> {
   const renderer = new EventRenderer(ctx.out, ctx.json, ctx.err);
   const controller = new AbortController();
   let interrupted = false;
+  let question: PendingQuestion | undefined;
+  let failure: unknown;
+  const held: TaskEvent[] = [];
   const onSigint = () => {
     interrupted = true;
     void clients.tasks.cancel({ taskId }).catch(() => controller.abort());
   };
+  const ask = (value: Ask) => {
+    question?.settled(ctx, undefined);
+    const current = new PendingQuestion(ctx, clients, taskId, value, options);
+    question = current;
+    current.done.catch((err: unknown) => {
+      failure ??= err;
+      controller.abort();
+    });
+  };
   process.on("SIGINT", onSigint);
   try {
     let final: TaskStatus = TaskStatus.UNSPECIFIED;
-    for await (const res of clients.tasks.subscribe({ taskId, afterSeq }, { signal: controller.signal })) {
-      const event = res.event!;
-      renderer.render(event);
-      if (event.event.case === "ask") {
-        const reply = await answer(ctx, event.event.value, options);
-        await clients.tasks.respond({ taskId, askId: event.event.value.askId, approve: reply.approve, text: reply.text });
-      }
-      if (event.event.case === "statusChanged" && isTerminal(event.event.value.status)) {
-        final = event.event.value.status;
-        break;
-      }
+    if (pending) {
+      renderer.renderAsk(pending);
+      ask(pending);
     }
+    try {
+      for await (const res of clients.tasks.subscribe({ taskId, afterSeq }, { signal: controller.signal })) {
+        const event = res.event!;
+        const e = event.event;
+        const ends = e.case === "statusChanged" && isTerminal(e.value.status);
+        if (question?.open && !ends && e.case !== "ask" && !(e.case === "askResolved" && e.value.askId === question.ask.askId)) {
+          // Shown once the question is settled: output now would write over the prompt.
+          held.push(event);
+          continue;
+        }
+        question?.settled(ctx, e.case === "askResolved" && !e.value.dropped ? e.value.approved : undefined);
+        for (const earlier of held.splice(0)) renderer.render(earlier);
+        renderer.render(event);
+        if (e.case === "ask") ask(e.value);
+        if (ends) {
+          final = e.value.status;
+          break;
+        }
+      }
+    } catch (err) {
+      if (failure === undefined) throw err;
+    }
+    question?.settled(ctx, undefined);
+    for (const earlier of held.splice(0)) renderer.render(earlier);
+    await question?.done.catch(() => undefined);
+    if (failure !== undefined) throw failure;
     if (!ctx.json) ctx.err.write(`task ${taskId}\n`);
     if (interrupted || final === TaskStatus.CANCELLED) return 130;
     return final === TaskStatus.COMPLETED ? 0 : 1;
@@ -139,4 +228,30 @@ function needsWorkspace(recorded: string): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Follows a task that runs elsewhere (another editor window, another `dline`), or here: its
+ * conversation so far, then its events, answering its questions on this terminal. A task that
+ * does not run is shown, not continued (`dline resume` continues it).
+ */
+export async function followCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
+  checkFlags(args, ["yes"]);
+  const [taskId] = args.positionals;
+  if (!taskId) throw new UsageError("dline follow needs a task id (see dline history).");
+  return withSidecar(ctx, async (clients) => {
+    const view = await clients.tasks.getTask({ taskId });
+    const status = view.task?.status ?? TaskStatus.UNSPECIFIED;
+    if (status !== TaskStatus.RUNNING && status !== TaskStatus.WAITING) {
+      if (!ctx.json) ctx.err.write(`task ${taskId} is not running (${TaskStatus[status].toLowerCase()}): dline show ${taskId} prints it, dline resume ${taskId} continues it\n`);
+      return status === TaskStatus.COMPLETED ? 0 : 1;
+    }
+    if (!ctx.json) {
+      for (const m of view.messages) {
+        if (m.kind === "text" && (m.role === 1 || m.role === 2)) ctx.out.write(`${m.role === 1 ? "> " : ""}${visible(m.text)}\n`);
+      }
+      ctx.err.write(`following task ${taskId}${view.ownerPid ? `, running in the Dline window of pid ${view.ownerPid}` : ""}\n`);
+    }
+    return followTask(ctx, clients, taskId, view.lastSeq, { yes: args.flags.has("yes") }, view.pendingAsk);
+  });
 }
