@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
+import { writeFileAtomicSync } from "../storage/atomic-file.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
 import { mkdirPrivate, narrowMode, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 import { isProcessAlive } from "../tasks/process-alive.js";
@@ -44,15 +45,7 @@ export class PeerRegistry {
     this.removeStale();
     const full: PeerEntry = { pid: process.pid, hostname: os.hostname(), ...entry };
     const file = this.layout.peerEntry(process.pid);
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.rmSync(temp, { force: true });
-    const fd = fs.openSync(temp, "wx", PRIVATE_FILE_MODE);
-    try {
-      fs.writeSync(fd, JSON.stringify(full));
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(temp, file);
+    writeFileAtomicSync(file, JSON.stringify(full), { mode: PRIVATE_FILE_MODE });
     this.registered = file;
   }
 
