@@ -118,6 +118,50 @@ describe("a restore never deletes a file that existed before the task", () => {
   });
 });
 
+describe("what a path restore keeps", () => {
+  it("without a pre-image, a file the checkpoint left out as too large, made small since, is kept, not deleted", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "assets/big.txt", Buffer.alloc(2048, 97));
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skipped).toContainEqual({ path: "assets/big.txt", reason: "size" });
+    // Changed without telling the checkpoints first: no pre-image; the turn's save now holds it.
+    write(ws, "assets/big.txt", "now small\n");
+    await manager.saveTurn(task, { editedPaths: ["assets/big.txt"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(outcome.keptPaths).toEqual([{ path: "assets/big.txt", reason: "not_tracked" }]);
+    expect(read(ws, "assets/big.txt")).toBe("now small\n");
+  });
+
+  it("a file the task created that the undo checkpoint cannot hold (too large) stays: deleting it could not be undone", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "out/data.bin", Buffer.alloc(4096, 98));
+    await toolWrite(manager, task, "src/made.ts", "made by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["out/data.bin", "src/made.ts"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["src/made.ts"]);
+    expect(bytes(ws, "out/data.bin")).toEqual(Buffer.alloc(4096, 98));
+  });
+
+  it("the next turn's checkpoint builds on the restored files, not on the task's versions", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "src/app.ts", "v2 by the task\n");
+    await toolWrite(manager, task, "src/made.ts", "made by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["src/app.ts", "src/made.ts"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["src/app.ts"]);
+    expect(outcome.deletedPaths).toEqual(["src/made.ts"]);
+    await toolWrite(manager, task, "src/other.ts", "other\n");
+    const next = (await manager.saveTurn(task, { editedPaths: ["src/other.ts"] }))!;
+    // Against the workspace, that checkpoint differs in nothing: it holds app.ts at v1 and no made.ts.
+    expect((await manager.compare("t1", next.id)).files).toEqual([]);
+  });
+});
+
 describe("the user's folders stay", () => {
   it("removes only the files and folders the task created; an empty folder the user had stays", async () => {
     const { manager, task, ws } = setup();
