@@ -3,7 +3,9 @@
 // named ones of test/mutation/modules.mjs), one module at a time with only its tests, then a
 // table of the scores and the mutants no test detected. Exits 1 when a module is below the
 // threshold or a run fails. DLINE_MUTATION_CONCURRENCY sets Stryker's workers (default 2);
-// --report prints the table from the last runs' reports without running Stryker.
+// --report prints the table from the last runs' reports without running Stryker. A run retests
+// only the mutants whose code or covering test files changed since the module's last run
+// (Stryker's incremental mode); --force retests them all.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -12,7 +14,8 @@ import { breakThreshold, mutationModules } from "../test/mutation/modules.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const reportOnly = process.argv.includes("--report");
-const names = process.argv.slice(2).filter((a) => a !== "--report");
+const force = process.argv.includes("--force");
+const names = process.argv.slice(2).filter((a) => a !== "--report" && a !== "--force");
 const unknown = names.filter((n) => !mutationModules.some((m) => m.name === n));
 if (unknown.length > 0) {
   console.error(`unknown module ${unknown.join(", ")}; known: ${mutationModules.map((m) => m.name).join(", ")}`);
@@ -29,7 +32,7 @@ for (const module of selected) {
   if (!reportOnly) {
     fs.rmSync(report, { force: true });
     console.log(`\n== ${module.name}: ${module.mutate.join(", ")}`);
-    const run = spawnSync(path.join(root, "node_modules", ".bin", "stryker"), ["run", "test/mutation/stryker.config.mjs"], {
+    const run = spawnSync(path.join(root, "node_modules", ".bin", "stryker"), ["run", "test/mutation/stryker.config.mjs", ...(force ? ["--force"] : [])], {
       cwd: root,
       stdio: "inherit",
       env: { ...process.env, DLINE_MUTATION_MODULE: module.name },

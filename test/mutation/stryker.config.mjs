@@ -22,6 +22,9 @@ export default {
   thresholds: { high: 90, low: breakThreshold, break: breakThreshold },
   reporters: ["clear-text", "progress", "json"],
   jsonReporter: { fileName: `test-output/mutation/${module.name}.json` },
+  // A later run retests only the mutants whose code or covering test files changed (--force: all).
+  incremental: true,
+  incrementalFile: `test-output/mutation/${module.name}.incremental.json`,
   clearTextReporter: { allowColor: false, logTests: false },
   tempDirName: `.stryker-tmp/${module.name}`,
   // Only what the in-process tests load is copied into the sandbox.
