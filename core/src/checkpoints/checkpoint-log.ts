@@ -1,10 +1,12 @@
 import {
   ALL_TASK_REFS,
   encodeMessage,
+  inRefOrder,
   parseRefRecords,
   REF_FORMAT,
   restoredRef,
   SNAPSHOT_HEAD,
+  TASK_REF_NAME,
   taskRef,
   taskRefPrefix,
   type CheckpointInfo,
@@ -28,13 +30,71 @@ export class CheckpointLog {
   private readonly gitDir: string;
   /** The last HEAD this process wrote, with its tree. */
   private knownHead: { commit: string; tree: string } | undefined;
+  /** The last listing of a few tasks (most recent last), by ref, with the checkpoints written since. */
+  private readonly listings = new Map<string, Map<string, CheckpointInfo>>();
 
   constructor(private readonly git: ShadowGit) {
     this.gitDir = git.options.gitDir;
   }
 
+  /**
+   * The task's checkpoints, oldest first. When its refs (read from the ref files) are none, or
+   * the ones of the last listing and of checkpoints written since by this process, the listing
+   * is answered without a git process: a commit never changes, so neither does what it records.
+   */
   async list(taskId: string, signal?: AbortSignal): Promise<CheckpointInfo[]> {
-    return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, taskRefPrefix(taskId)], { signal }));
+    const refs = await this.taskRefs(taskId);
+    if (refs?.size === 0) return [];
+    const known = this.listings.get(taskId);
+    if (known && refs && refs.size === known.size && [...refs].every(([ref, id]) => known.get(ref)?.id === id)) {
+      return inRefOrder([...known.values()].map((c) => ({ ...c })));
+    }
+    const listed = parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, taskRefPrefix(taskId)], { signal }));
+    this.listings.delete(taskId);
+    this.listings.set(taskId, new Map(listed.map((c) => [c.ref, { ...c }])));
+    // A few tasks' listings are kept (each holds up to 500 left-out entries per checkpoint).
+    for (const oldest of this.listings.keys()) {
+      if (this.listings.size <= KEPT_LISTINGS) break;
+      this.listings.delete(oldest);
+    }
+    return listed;
+  }
+
+  /** A checkpoint this process just wrote joins its task's kept listing. */
+  remember(checkpoint: CheckpointInfo): void {
+    this.listings.get(checkpoint.task)?.set(checkpoint.ref, { ...checkpoint });
+  }
+
+  /**
+   * The task's checkpoint refs and their commits, read from the files ref store (loose refs,
+   * then packed-refs) without a git process; undefined when that cannot be done safely (a
+   * reftable repository, an unexpected entry), and git is asked instead.
+   */
+  private async taskRefs(taskId: string): Promise<Map<string, string> | undefined> {
+    if (!(await this.filesBackend())) return undefined;
+    const prefix = taskRefPrefix(taskId);
+    const refs = new Map<string, string>();
+    const packed = readOrUndefined(path.join(this.gitDir, "packed-refs")) ?? "";
+    for (const line of packed.split("\n")) {
+      const space = line.indexOf(" ");
+      if (line.startsWith("#") || line.startsWith("^") || !line.startsWith(prefix, space + 1)) continue;
+      refs.set(line.slice(space + 1), line.slice(0, space));
+    }
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(this.gitDir, ...prefix.split("/")), { withFileTypes: true });
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === "ENOENT" ? refs : undefined;
+    }
+    for (const e of entries) {
+      // Files of a ref being written (ours, see addTaskRef, or git's lock files) are not refs yet.
+      if (e.name.endsWith(".tmp") || e.name.endsWith(".lock")) continue;
+      if (!TASK_REF_NAME.test(e.name) || !e.isFile()) return undefined;
+      const id = readOrUndefined(path.join(this.gitDir, ...prefix.split("/"), e.name))?.trim();
+      if (!id || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(id)) return undefined;
+      refs.set(prefix + e.name, id);
+    }
+    return refs;
   }
 
   async listAll(signal?: AbortSignal): Promise<CheckpointInfo[]> {
@@ -109,7 +169,9 @@ export class CheckpointLog {
     await this.clearRestoredMarker(full.task, signal);
     await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);
     this.noteHead(commit, tree);
-    return { ...full, id: commit, tree, seq: 0, ref };
+    const checkpoint = { ...full, id: commit, tree, seq: 0, ref };
+    this.remember(checkpoint);
+    return checkpoint;
   }
 
   /**
@@ -221,8 +283,7 @@ export class CheckpointLog {
   }
 
   async restoredMarker(taskId: string, signal?: AbortSignal): Promise<string | undefined> {
-    const out = await this.git.text(["rev-parse", "--verify", "-q", restoredRef(taskId)], { okCodes: [1], signal });
-    return out.trim() || undefined;
+    return this.resolveRef(restoredRef(taskId), signal);
   }
 
   async setRestoredMarker(taskId: string, commit: string, signal?: AbortSignal): Promise<void> {
@@ -251,6 +312,8 @@ export class CheckpointLog {
     return [...ids];
   }
 }
+
+const KEPT_LISTINGS = 8;
 
 /**
  * Ref files are a few bytes, read and written under the repository lock on every checkpoint:

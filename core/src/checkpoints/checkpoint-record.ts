@@ -81,7 +81,15 @@ export function parseRefRecords(out: string): CheckpointInfo[] {
     if (!meta || !ref) continue;
     result.push({ ...meta, id, tree, seq: 0, ref });
   }
-  result.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
-  result.forEach((c, i) => (c.seq = i + 1));
-  return result;
+  return inRefOrder(result);
 }
+
+/** Sorted by ref name (creation time), numbered from 1. */
+export function inRefOrder(checkpoints: CheckpointInfo[]): CheckpointInfo[] {
+  checkpoints.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+  checkpoints.forEach((c, i) => (c.seq = i + 1));
+  return checkpoints;
+}
+
+/** A checkpoint ref's last part: `<14-digit milliseconds>-<3-digit tie>` (see taskRef). */
+export const TASK_REF_NAME = /^\d{14}-\d{3}$/;

@@ -84,7 +84,9 @@ export class RecordedPathSaver {
       if (own) await session.finish();
       this.log.noteHead(commit, tree);
       await this.log.clearRestoredMarker(meta.task, options.signal);
-      return { ...full, id: commit, tree, seq: 0, ref };
+      const checkpoint = { ...full, id: commit, tree, seq: 0, ref };
+      this.log.remember(checkpoint);
+      return checkpoint;
     } catch (err) {
       if (own) await session.abort();
       throw err;
@@ -106,7 +108,9 @@ export class RecordedPathSaver {
       const ref = await this.log.addTaskRef(meta.task, meta.createdAt, commit);
       await this.log.moveHead(commit, tree);
       await this.log.clearRestoredMarker(meta.task);
-      return { ...full, id: commit, tree, seq: 0, ref };
+      const checkpoint = { ...full, id: commit, tree, seq: 0, ref };
+      this.log.remember(checkpoint);
+      return checkpoint;
     } catch (err) {
       if (err instanceof TreeUnavailable) return undefined;
       throw err;
