@@ -60,14 +60,19 @@ local function diff_windows()
 end
 
 S.case("the proposed change is visible in diff mode when the choice is asked, and closes with the answer", function()
-  local s = session()
+  -- The sidebar as users have it: the preview opens from the chat window.
+  local s = session({ chat = { position = "right", width = 60, height = 20, input_height = 3 } })
   local file = workspace_file("hello.txt", "hello\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
   T.configure_model(s, { { text = "Updating.", toolCalls = { replace } }, done() })
   local seen
   T.script_select(function(_, opts)
     if opts.kind == "dline.approval" then
       -- What is on screen while the choice is asked.
-      seen = { diff = diff_windows(), tabs = #vim.api.nvim_list_tabpages() }
+      seen = { diff = diff_windows(), tabs = #vim.api.nvim_list_tabpages(), foldtexts = {} }
+      for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        table.insert(seen.foldtexts, vim.wo[win].foldtext)
+      end
       return ask.APPROVE
     end
   end)
@@ -80,6 +85,8 @@ S.case("the proposed change is visible in diff mode when the choice is asked, an
   T.eq(seen.diff[1].lines, { "hello" }, "the file as it is")
   T.eq(seen.diff[2].lines, { "hello, world" }, "the proposed text")
   T.matches(seen.diff[2].name, "^dline://proposed/hello%.txt$", "the proposed side")
+  -- Opened from the chat window, the diff windows still fold and number as windows do.
+  T.eq(seen.foldtexts, { "foldtext()", "foldtext()" }, "Neovim's fold text in both, not the chat's")
   T.eq(#vim.api.nvim_list_tabpages(), tabs, "the preview closed with the answer")
   T.eq(T.read(file), "hello, world\n", "what was approved was written")
 end)

@@ -55,6 +55,10 @@ S.case("an edit's row goes from pending to done with its change; the question co
   -- A row read back without the texts says what happened to the file, no "+0 -0".
   local stored = { id = "t9", kind = "tool", text = "write_to_file b.txt", toolCall = { status = "TOOL_CALL_STATUS_DONE", edits = { { path = "b.txt", status = "FILE_STATUS_MODIFIED" } } } }
   T.eq(render.item_lines(stored)[2], "  b.txt", "no numbers of nothing")
+  -- A row read back (GetTask) knows its checkpoint, not the kind: no "(checkpoint)" filler.
+  local marker = render.item_lines({ id = "a9", kind = "text", role = "MESSAGE_ROLE_ASSISTANT", text = "ok", checkpointId = "abcdef0123456789" })[3]
+  T.eq(marker, "── checkpoint abcdef01", "the marker of a reloaded row")
+  T.eq(render.checkpoint_on_line(marker), "abcdef01", "gc / gs find its id")
 end)
 
 S.case("a sidecar death: the question is dropped, the task interrupted, and a reopen of it shows the same", function()

@@ -40,6 +40,23 @@ S.case(":help dline finds the documentation", function()
   T.contains(vim.api.nvim_get_current_line(), "restore", "restore entry")
 end)
 
+S.case("the sidebar's window options stay in its windows: the user's global values are untouched", function()
+  vim.o.number, vim.o.wrap = true, false
+  local before = {}
+  local names = { "number", "wrap", "linebreak", "signcolumn", "winfixwidth", "winfixheight", "foldmethod", "foldexpr", "foldtext", "foldlevel", "fillchars" }
+  for _, name in ipairs(names) do
+    before[name] = vim.fn.eval("&g:" .. name)
+  end
+  local chat = require("dline.chat").new("task-options", "Options")
+  chat:open({ position = "right", width = 60, height = 20, input_height = 3 })
+  local chat_win = require("dline.sidebar").windows()
+  T.eq(vim.wo[chat_win].foldmethod, "expr", "the chat folds tool output")
+  T.eq(vim.wo[chat_win].number, false, "the chat has no numbers")
+  for _, name in ipairs(names) do
+    T.eq(vim.fn.eval("&g:" .. name), before[name], "global '" .. name .. "'")
+  end
+end)
+
 S.case("the chat renders streamed text, tool output, questions and checkpoints as they arrive", function()
   local chat = require("dline.chat").new("task-1234567890", "Add a greeting")
   chat:open({ position = "current", width = 80, height = 20, input_height = 3 })

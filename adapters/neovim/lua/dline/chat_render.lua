@@ -205,13 +205,15 @@ end
 
 --- A short checkpoint marker (gc compares with it, gs restores it, cursor on the line).
 function M.checkpoint_line(id, kind)
-  local name = kind and kind:gsub("^CHECKPOINT_KIND_", ""):lower():gsub("_", " ") or "checkpoint"
+  -- A chat read back from GetTask knows the checkpoint, not its kind: the id alone then.
+  if not kind or kind == "" then return "── checkpoint " .. id:sub(1, 8) end
+  local name = kind:gsub("^CHECKPOINT_KIND_", ""):lower():gsub("_", " ")
   return ("── checkpoint %s (%s)"):format(id:sub(1, 8), name)
 end
 
 --- The checkpoint id prefix on a marker line, or nil.
 function M.checkpoint_on_line(line)
-  return line and line:match("^── checkpoint (%x+) ") or nil
+  return line and line:match("^── checkpoint (%x+)") or nil
 end
 
 -- The question --------------------------------------------------------------------------

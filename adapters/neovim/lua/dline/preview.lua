@@ -35,6 +35,18 @@ function H.scratch(name, text, filetype)
   return buf
 end
 
+--- Window options a new window copies from the one it was opened from (the chat sidebar sets
+--- them): a preview window takes the global values, so it folds and numbers like any other.
+H.inherited = { "foldmethod", "foldexpr", "foldtext", "foldlevel", "fillchars", "wrap", "linebreak", "number", "relativenumber", "signcolumn", "winfixwidth", "winfixheight" }
+
+function H.plain_window(win)
+  vim.api.nvim_win_call(win, function()
+    for _, name in ipairs(H.inherited) do
+      vim.cmd("setlocal " .. name .. "<")
+    end
+  end)
+end
+
 function H.filetype(path)
   -- 0.8+; 0.7's vim.filetype.match(name, buf) sets the filetype of a buffer instead.
   if vim.fn.has("nvim-0.8") == 0 then return "" end
@@ -79,6 +91,7 @@ function M.open(ask, root, answer, opts)
     table.insert(preview.tabs, tab)
     vim.t.dline_preview = edit.path
     local left_win = vim.api.nvim_get_current_win()
+    H.plain_window(left_win)
     local placeholder = vim.api.nvim_get_current_buf()
     local current
     if edit.truncated then

@@ -81,9 +81,17 @@ function M.windows()
   return chat_win, input_win
 end
 
+--- Sets a window option of `win` only: nvim_win_set_option sets the global value too, which
+--- every window opened later would take (the chat's folds, no numbers, a fixed width).
+function H.set_local(win, name, value)
+  vim.api.nvim_win_call(win, function()
+    vim.api.nvim_set_option_value(name, value, { scope = "local" })
+  end)
+end
+
 function H.chat_window_options(win)
   local o = function(name, value)
-    vim.api.nvim_win_set_option(win, name, value)
+    H.set_local(win, name, value)
   end
   o("wrap", true)
   o("linebreak", true)
@@ -128,8 +136,8 @@ function M.show(chat, opts)
     input_win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(input_win, input)
     vim.api.nvim_win_set_height(input_win, opts.input_height)
-    vim.api.nvim_win_set_option(input_win, "winfixheight", true)
-    vim.api.nvim_win_set_option(input_win, "number", false)
+    H.set_local(input_win, "winfixheight", true)
+    H.set_local(input_win, "number", false)
     vim.api.nvim_set_current_win(chat_win)
   end
   H.watch_close()
