@@ -38,6 +38,18 @@ S.case(":help dline finds the documentation", function()
   vim.cmd("help dline-commands")
   vim.cmd("help :Dline-restore")
   T.contains(vim.api.nvim_get_current_line(), "restore", "restore entry")
+  -- Every subcommand and every key of the chat has its entry.
+  local help = T.read(rtp .. "/doc/dline.txt")
+  for _, name in ipairs(vim.fn.getcompletion("Dline ", "cmdline")) do
+    if name ~= "task" then T.contains(help, "*:Dline-" .. name .. "*", "the help of :Dline " .. name) end
+  end
+  local keys = help:match("%*dline%-chat%-keys%*(.-)\nThe input area")
+  for _, key in ipairs(require("dline.sidebar").KEYS) do
+    T.truthy(keys:find(" " .. key[1] .. " ", 1, true) or keys:find(" " .. key[1] .. ",", 1, true), "the chat key " .. key[1] .. " in |dline-chat-keys|")
+  end
+  for name in pairs(require("dline.config").defaults()) do
+    T.contains(help, "    " .. name .. " = ", "the option " .. name .. " in |dline-config|")
+  end
 end)
 
 S.case("the sidebar's window options stay in its windows: the user's global values are untouched", function()
