@@ -3,6 +3,7 @@ import { ToggleScope, type Capability, type CapabilityFileProblem } from "../../
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { capabilityRow, groupCapabilities, toggleChoices, trustConfirmation, trustRow, type CapabilityGroup, type TrustRow } from "./capability-mapping.js";
+import { visibleLine } from "../text/visible-text.js";
 
 export type CapabilityNode =
   | { type: "trust"; row: TrustRow }
@@ -59,7 +60,7 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
   getTreeItem(node: CapabilityNode): vscode.TreeItem {
     switch (node.type) {
       case "trust": {
-        const item = new vscode.TreeItem(node.row.label, vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(visibleLine(node.row.label), vscode.TreeItemCollapsibleState.None);
         item.id = "trust";
         item.description = node.row.description;
         item.tooltip = node.row.tooltip;
@@ -82,7 +83,7 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
         return item;
       }
       case "problem": {
-        const item = new vscode.TreeItem(node.problem.path, vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(visibleLine(node.problem.path), vscode.TreeItemCollapsibleState.None);
         item.description = node.problem.message;
         item.tooltip = `${node.problem.path}\n${node.problem.code}: ${node.problem.message}`;
         item.iconPath = new vscode.ThemeIcon("warning");
@@ -91,7 +92,7 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
       case "capability": {
         const c = node.capability;
         const row = capabilityRow(c);
-        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(visibleLine(row.label), vscode.TreeItemCollapsibleState.None);
         item.id = `${c.kind}:${c.origin}:${c.resource}`;
         item.description = row.description;
         item.tooltip = row.tooltip.join("\n");

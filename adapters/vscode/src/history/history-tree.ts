@@ -2,6 +2,7 @@ import * as vscode from "vscode";
 import { TaskStatus, type TaskSummary } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
+import { visibleLine } from "../text/visible-text.js";
 
 /**
  * The task history view: the core's task index (HistoryService.ListTasks), filtered by a
@@ -67,14 +68,14 @@ export class HistoryTree implements vscode.TreeDataProvider<TaskSummary>, vscode
   }
 
   getTreeItem(task: TaskSummary): vscode.TreeItem {
-    const item = new vscode.TreeItem(task.title || "(untitled task)", vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(visibleLine(task.title || "(untitled task)"), vscode.TreeItemCollapsibleState.None);
     item.id = task.id;
     item.contextValue = task.favorite ? "dlineTaskFavorite" : "dlineTask";
     item.description = [task.favorite ? "★" : "", relativeTime(Number(task.updatedAt || task.createdAt)), statusWord(task.status)]
       .filter(Boolean)
       .join(" · ");
     item.tooltip = new vscode.MarkdownString(
-      [`**${escapeMarkdown(task.title || "(untitled task)")}**`, task.workspaceRoot, `Cost: $${task.cost.toFixed(4)}`, task.damagedReason]
+      [`**${escapeMarkdown(visibleLine(task.title || "(untitled task)"))}**`, task.workspaceRoot, task.costUnknown ? "Cost: unknown" : `Cost: $${task.cost.toFixed(4)}`, task.damagedReason]
         .filter(Boolean)
         .join("\n\n"),
     );
@@ -90,7 +91,7 @@ export class HistoryTree implements vscode.TreeDataProvider<TaskSummary>, vscode
       while (!this.disposed) {
         this.watching = new AbortController();
         try {
-          const { clients } = await this.supervisor.ready();
+          const { clients } = await this.supervisor.whenRunning();
           this.refresh();
           for await (const notice of clients.history.watchHistory({ afterSeq }, { signal: this.watching.signal })) {
             afterSeq = notice.seq;

@@ -3,6 +3,7 @@ import type { ImportClineResponse } from "../../../../core/src/gen/dline/v1/impo
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { importPickRows, importResultLines, importSummary, outcomeWord, type ImportPickRow } from "./import-mapping.js";
+import { visibleLine } from "../text/visible-text.js";
 
 interface RowItem extends vscode.QuickPickItem {
   row?: ImportPickRow;
@@ -96,7 +97,7 @@ function confirmDryRun(dry: ImportClineResponse): Promise<boolean> {
   const IMPORT: vscode.QuickPickItem = { label: `$(cloud-download) Import ${going} task${going === 1 ? "" : "s"}`, detail: importSummary(dry.results, true) };
   const CANCEL: vscode.QuickPickItem = { label: "$(close) Cancel" };
   const info: vscode.QuickPickItem[] = dry.results.map((r) => ({
-    label: r.title || r.sourceKey,
+    label: visibleLine(r.title || r.sourceKey),
     description: outcomeWord(r.outcome),
     detail: [r.error, r.notCarriedOver.length > 0 ? `Not carried over: ${r.notCarriedOver.join(", ")}` : ""].filter(Boolean).join(" · ") || undefined,
   }));

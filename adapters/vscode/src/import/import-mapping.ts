@@ -1,4 +1,5 @@
 import { ImportItemKind, type ImportItem, type ImportResult } from "../../../../core/src/gen/dline/v1/import_pb.js";
+import { visibleLine } from "../text/visible-text.js";
 
 /** One row of the "Import from Cline" pick: skipped items are listed but cannot be chosen. */
 export interface ImportPickRow {
@@ -28,7 +29,7 @@ export function importPickRows(items: readonly ImportItem[]): ImportPickRow[] {
     ].filter(Boolean);
     return {
       sourceKey: item.sourceKey,
-      label: item.title || "(untitled)",
+      label: visibleLine(item.title || "(untitled)"),
       description,
       detail: selectable ? facts.join(" · ") : `Skipped: ${item.skippedReason}`,
       selectable,
