@@ -18,6 +18,8 @@ export interface DlineApi {
   coreGeneration(): number;
   /** Waits until a core with a generation above `generation` runs. */
   waitForCore(afterGeneration: number): Promise<number>;
+  /** True while the core cannot start (from a failed start until the next successful one). */
+  coreFailing(): boolean;
   chat: {
     state(): ChatState;
     onDidChangeState(listener: (state: ChatState) => void): { dispose(): void };

@@ -14,6 +14,9 @@ export class SettingsMirror implements vscode.Disposable {
   private watch: AbortController | undefined;
   private disposed = false;
   private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly coreChanged = new vscode.EventEmitter<JsonObject>();
+  /** The core's global settings, each time they change (and once per start of the watch). */
+  readonly onDidChangeCore = this.coreChanged.event;
   /** Serialises writes so that a burst of changes is applied in order. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -33,9 +36,10 @@ export class SettingsMirror implements vscode.Disposable {
       while (!this.disposed) {
         this.watch = new AbortController();
         try {
-          const { clients } = await this.supervisor.ready();
+          const { clients } = await this.supervisor.whenRunning();
           for await (const res of clients.settings.watchSettings({ scope: SettingsScope.GLOBAL }, { signal: this.watch.signal })) {
             const settings = (res.settings ?? {}) as JsonObject;
+            this.coreChanged.fire(settings);
             this.enqueue(() => this.applyCore(settings));
           }
         } catch (err) {
@@ -84,6 +88,7 @@ export class SettingsMirror implements vscode.Disposable {
   dispose(): void {
     this.disposed = true;
     this.watch?.abort();
+    this.coreChanged.dispose();
     for (const s of this.subscriptions) s.dispose();
   }
 }

@@ -47,6 +47,8 @@ export class SidecarSupervisor {
   private readonly startListeners = new Set<Listener<RunningCore>>();
   private readonly exitListeners = new Set<Listener<{ generation: number; code: number | string }>>();
   private readonly failListeners = new Set<Listener<Error>>();
+  private readonly startFailureListeners = new Set<Listener<Error>>();
+  private runningWaiters: ((core: RunningCore) => void)[] = [];
   private readonly policy: RestartPolicy;
   private tail: LogTail | undefined;
   /** Set when the policy gave up; ready() rejects with it until a manual restart. */
@@ -78,6 +80,25 @@ export class SidecarSupervisor {
   onDidFail(listener: Listener<Error>): { dispose(): void } {
     this.failListeners.add(listener);
     return { dispose: () => this.failListeners.delete(listener) };
+  }
+
+  /**
+   * A start failed (binary missing or not runnable, no handshake, Initialize refused): told at
+   * once, at every failed attempt, while restarts go on by the policy.
+   */
+  onDidFailToStart(listener: Listener<Error>): { dispose(): void } {
+    this.startFailureListeners.add(listener);
+    return { dispose: () => this.startFailureListeners.delete(listener) };
+  }
+
+  /**
+   * The running sidecar, however long that takes: unlike ready() it neither starts one nor
+   * fails while the core cannot start, so a stream that follows the core waits quietly for it
+   * to come back (after a fix and a restart) instead of retrying and logging in a loop.
+   */
+  whenRunning(): Promise<RunningCore> {
+    if (this.running) return Promise.resolve(this.running);
+    return new Promise((resolve) => this.runningWaiters.push(resolve));
   }
 
   /** The running sidecar, waiting for a start or restart in progress. */
@@ -162,10 +183,12 @@ export class SidecarSupervisor {
       const started = proc;
       void proc.exited.then((code) => this.onExit(started, core, code, startedAt));
       for (const waiter of this.waiters.splice(0)) waiter.resolve(core);
+      for (const resolve of this.runningWaiters.splice(0)) resolve(core);
       for (const listener of this.startListeners) safely(log, () => listener(core));
     } catch (err) {
       log.error(`the core did not start: ${(err as Error).message}`);
       if (proc && this.process !== proc) await stopProcess(proc).catch(() => {});
+      for (const listener of this.startFailureListeners) safely(log, () => listener(err as Error));
       this.scheduleRestart(this.policy.onStartFailure(), err as Error);
     }
   }

@@ -36,7 +36,7 @@ export class TaskStream {
     let failures = 0;
     while (!this.closed) {
       try {
-        const core = await this.supervisor.ready();
+        const core = await this.supervisor.whenRunning();
         const stream = core.clients.tasks.subscribe({ taskId: this.taskId, afterSeq: this.lastSeq }, { signal: this.controller.signal });
         let received = false;
         for await (const res of stream) {
