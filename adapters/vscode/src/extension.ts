@@ -3,6 +3,7 @@ import { RestoreMode } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { DlineApi } from "./api.js";
 import { ChatController } from "./chat/chat-controller.js";
 import { ChatViewProvider } from "./chat/chat-view.js";
+import { PROPOSED_SCHEME, ProposedChanges } from "./chat/proposed-changes.js";
 import { CHECKPOINT_SCHEME, CheckpointDocuments } from "./checkpoints/checkpoint-documents.js";
 import { DiffPresenter } from "./checkpoints/diff-presenter.js";
 import { CapabilitiesTree, registerCapabilityCommands } from "./capabilities/capabilities-tree.js";
@@ -12,9 +13,11 @@ import { importFromCline } from "./import/import-command.js";
 import { registerProfileCommands } from "./profiles.js";
 import { migrateHostState } from "./settings/host-state-migration.js";
 import { SettingsMirror } from "./settings/settings-mirror.js";
+import { CORE_PATH_SETTING, CoreProblemReporter, openCoreSettings } from "./sidecar/core-problem-reporter.js";
 import { locateCore } from "./sidecar/locate-core.js";
 import type { Log } from "./sidecar/log.js";
 import { SidecarSupervisor } from "./sidecar/sidecar-supervisor.js";
+import { watchUnsavedFiles } from "./tasks/unsaved-files.js";
 
 // VS Code's deactivate() takes no arguments: the one running supervisor is kept here for it.
 let supervisor: SidecarSupervisor | undefined;
@@ -41,21 +44,32 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   supervisor = core;
 
   const documents = new CheckpointDocuments();
-  const chat = new ChatController(core, new DiffPresenter(documents), log);
-  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  const proposedDocuments = new CheckpointDocuments(8, PROPOSED_SCHEME);
+  const proposed = new ProposedChanges(proposedDocuments);
+  const chat = new ChatController(core, new DiffPresenter(documents), proposed, log);
   const history = new HistoryTree(core, log);
   const historyView = vscode.window.createTreeView("dline.history", { treeDataProvider: history, showCollapseAll: false });
   history.attach(historyView);
+  const onDeleted = (ids: string[]) => {
+    chat.forget(ids);
+    history.refresh();
+  };
+  const chatView = new ChatViewProvider(context.extensionUri, chat, { supervisor: core, showLog: () => channel.show(), onDeleted, historyQuery: { value: "" } });
   const settings = new SettingsMirror(core, log);
   const capabilities = new CapabilitiesTree(core, folders[0], log);
   const capabilitiesView = vscode.window.createTreeView("dline.capabilities", { treeDataProvider: capabilities, showCollapseAll: true });
+  const problems = new CoreProblemReporter(() => channel.show());
   history.onDidChangeTasks((ids) => void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`)));
+  settings.onDidChangeCore((values) => chat.preferences.fromGlobalSettings(values));
 
   let migrated = false;
   core.onDidStart((running) => {
+    problems.recovered();
     chat.setCore("running");
     void chat.refreshCheckpointHeader();
+    void chat.preferences.refresh({ taskId: chat.taskId }).catch((err) => log.warn(`preferences: ${(err as Error).message}`));
     capabilities.refresh();
+    history.refresh();
     if (!migrated) {
       migrated = true;
       void migrateHostState(context, core, log).catch((err) => {
@@ -69,12 +83,14 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     }
   });
   core.onDidExit(() => chat.setCore("restarting"));
+  // A start that fails is said at once (once per stretch of failures); the restarts go on meanwhile.
+  core.onDidFailToStart((err) => {
+    problems.failed(err);
+    if (!core.current) chat.setCore("failed", err.message);
+  });
   core.onDidFail((err) => {
+    problems.failed(err);
     chat.setCore("failed", err.message);
-    void vscode.window.showErrorMessage(`Dline: ${err.message}`, "Restart Core", "Show Log").then((choice) => {
-      if (choice === "Restart Core") void vscode.commands.executeCommand("dline.restartCore");
-      if (choice === "Show Log") channel.show();
-    });
   });
 
   const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
@@ -91,10 +107,14 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     const items = [...chat.state.checkpoints].reverse().map((c) => ({ label: c.id.slice(0, 12), description: c.kind.replace("CHECKPOINT_KIND_", "").toLowerCase(), id: c.id }));
     return (await vscode.window.showQuickPick(items, { placeHolder }))?.id;
   };
+  // Approve / Reject also sit on the diff editor's title bar, which passes the editor's URI.
+  const feedback = (arg: unknown) => (typeof arg === "string" ? arg : "");
 
   context.subscriptions.push(
     channel,
     documents,
+    proposedDocuments,
+    proposed,
     chat,
     chatView,
     history,
@@ -102,32 +122,44 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     settings,
     capabilities,
     capabilitiesView,
+    problems,
     vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, documents),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposedDocuments),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      // A fixed path takes effect at once (and clears the failure when the core starts).
+      if (e.affectsConfiguration(CORE_PATH_SETTING)) void core.restart().catch((err) => log.warn(`restart after a dline.corePath change: ${(err as Error).message}`));
+    }),
+    watchUnsavedFiles(() => void chat.reportEditorState().catch((err) => log.warn(`editor state: ${(err as Error).message}`))),
     vscode.commands.registerCommand(
       "dline.newTask",
       run(async (text?: string, profileId?: string) => {
-        const prompt = text ?? (await vscode.window.showInputBox({ prompt: "What should Dline do?" }));
-        if (!prompt) return undefined;
-        await chatView.reveal();
-        return chat.newTask(prompt, profileId);
+        await chatView.reveal("chat");
+        if (typeof text !== "string" || !text) {
+          await chat.newChat();
+          return undefined;
+        }
+        return chat.newTask(text, profileId);
       }),
     ),
+    vscode.commands.registerCommand("dline.showHistory", run(() => chatView.reveal("history"))),
+    vscode.commands.registerCommand("dline.configureProfile", run(() => chatView.reveal("model"))),
+    vscode.commands.registerCommand("dline.openCoreSettings", run(() => openCoreSettings())),
     vscode.commands.registerCommand(
       "dline.sendMessage",
       run(async (text?: string) => {
-        const message = text ?? (await vscode.window.showInputBox({ prompt: "Message to Dline" }));
+        const message = typeof text === "string" ? text : await vscode.window.showInputBox({ prompt: "Message to Dline" });
         if (message) await chat.send(message);
       }),
     ),
-    vscode.commands.registerCommand("dline.approve", run((text?: string) => chat.respond(true, text ?? ""))),
-    vscode.commands.registerCommand("dline.reject", run((text?: string) => chat.respond(false, text ?? ""))),
+    vscode.commands.registerCommand("dline.approve", run((text?: unknown) => chat.respond(true, feedback(text)))),
+    vscode.commands.registerCommand("dline.reject", run((text?: unknown) => chat.respond(false, feedback(text)))),
     vscode.commands.registerCommand("dline.cancelTask", run(() => chat.cancel())),
     vscode.commands.registerCommand("dline.resumeTask", run(() => chat.resume())),
     vscode.commands.registerCommand(
       "dline.openTask",
       run(async (taskId: string) => {
-        await chatView.reveal();
+        await chatView.reveal("chat");
         await chat.openTask(taskId);
       }),
     ),
@@ -161,7 +193,7 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
       }),
     ),
     vscode.commands.registerCommand("dline.showLog", () => channel.show()),
-    ...registerHistoryCommands(core, history, (ids) => chat.forget(ids), run),
+    ...registerHistoryCommands(core, history, onDeleted, run),
     ...registerProfileCommands(core),
     ...registerCapabilityCommands(core, capabilities, folders[0], run),
     vscode.commands.registerCommand(
@@ -190,6 +222,7 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
       core.current && core.current.generation > after
         ? Promise.resolve(core.current.generation)
         : new Promise((resolve) => generationWaiters.push({ after, resolve })),
+    coreFailing: () => problems.failing,
     chat: {
       state: () => chat.state,
       onDidChangeState: (listener) => chat.onDidChangeState(listener),

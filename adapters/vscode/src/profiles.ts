@@ -1,36 +1,13 @@
 import * as vscode from "vscode";
-import { SettingsScope } from "../../../core/src/gen/dline/v1/settings_pb.js";
 import type { SidecarSupervisor } from "./sidecar/sidecar-supervisor.js";
 
 /**
- * Profiles live in the core (api_profiles.json); these commands edit them with input boxes.
- * Secrets typed here go straight to SetSecret: never into VS Code settings or state.
+ * Profiles live in the core (api_profiles.json); the chat's model form sets them up, and Set
+ * API Key changes a key in a password box. Secrets typed here go straight to SetSecret: never
+ * into VS Code settings or state.
  */
 export function registerProfileCommands(supervisor: SidecarSupervisor): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand("dline.configureProfile", async () => {
-      const provider = await vscode.window.showQuickPick(
-        [
-          { label: "anthropic", detail: "Anthropic Messages API" },
-          { label: "openai", detail: "Any OpenAI-compatible Chat Completions endpoint" },
-        ],
-        { title: "Dline profile: provider" },
-      );
-      if (!provider) return;
-      const id = await vscode.window.showInputBox({ title: "Dline profile: id", value: provider.label, validateInput: (v) => (/^[A-Za-z0-9_.-]+$/.test(v) ? undefined : "Letters, digits, _ . - only") });
-      if (!id) return;
-      const baseUrl = await vscode.window.showInputBox({ title: "Dline profile: base URL (empty for the provider's default)" });
-      if (baseUrl === undefined) return;
-      const model = await vscode.window.showInputBox({ title: "Dline profile: model" });
-      if (!model) return;
-      const { clients } = await supervisor.ready();
-      await clients.settings.upsertProfile({ profile: { id, name: id, provider: provider.label, baseUrl, model } });
-      await setApiKey(supervisor, id);
-      const makeDefault = await vscode.window.showQuickPick(["Yes", "No"], { title: `Use ${id} for new tasks?` });
-      if (makeDefault === "Yes") {
-        await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: id } });
-      }
-    }),
     vscode.commands.registerCommand("dline.setApiKey", async (profileId?: string) => {
       let id = profileId;
       if (!id) {

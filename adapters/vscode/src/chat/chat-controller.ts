@@ -1,16 +1,20 @@
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind, EditMessageMode, RestoreMode, type Checkpoint } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { ConnectError } from "@connectrpc/connect";
-import { ErrorDetailSchema, ErrorReason } from "../../../../core/src/gen/dline/v1/errors_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
 import { COMPARE_TITLE, VIEW_CHANGES_TITLE, type DiffPresenter, type ShownDiff } from "../checkpoints/diff-presenter.js";
 import { MORE_OPTIONS_LABEL, restoreOptions, type RestoreOption } from "../checkpoints/restore-options.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
+import { editorFiles } from "../tasks/editor-state.js";
 import { TaskStream } from "../tasks/task-stream.js";
+import { visibleLine } from "../text/visible-text.js";
 import { ChatModel } from "./chat-model.js";
-import type { ChatState, WebviewRequest } from "./chat-state.js";
+import { ChatPreferencesSource } from "./chat-preferences.js";
+import type { ChatMessageItem, ChatState } from "./chat-state.js";
+import { bannerOf, errorReason } from "./error-banner.js";
+import type { ProposedChanges, ShownEdit } from "./proposed-changes.js";
 
 /**
  * The chat's behaviour, apart from how it is drawn: which task is open, its event stream,
@@ -18,6 +22,7 @@ import type { ChatState, WebviewRequest } from "./chat-state.js";
  */
 export class ChatController implements vscode.Disposable {
   private readonly model = new ChatModel();
+  readonly preferences: ChatPreferencesSource;
   private stream: TaskStream | undefined;
   private workspaceRoot = "";
   private readonly changed = new vscode.EventEmitter<ChatState>();
@@ -27,8 +32,14 @@ export class ChatController implements vscode.Disposable {
   constructor(
     private readonly supervisor: SidecarSupervisor,
     private readonly diffs: DiffPresenter,
+    private readonly proposed: ProposedChanges,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.preferences = new ChatPreferencesSource(supervisor, (change) => {
+      this.model.setPreferences(change);
+      this.emit();
+    });
+  }
 
   get state(): ChatState {
     return this.model.snapshot;
@@ -43,73 +54,53 @@ export class ChatController implements vscode.Disposable {
     this.emit();
   }
 
-  /** Handles a message from the webview. Errors are shown, never thrown at the webview. */
-  async handle(request: WebviewRequest): Promise<void> {
-    try {
-      switch (request.type) {
-        case "ready":
-          this.emit();
-          await this.refreshCheckpointHeader();
-          break;
-        case "newTask":
-          await this.newTask(request.text);
-          break;
-        case "send":
-          await this.send(request.text);
-          break;
-        case "respond":
-          await this.respond(request.approve, request.text);
-          break;
-        case "cancel":
-          await this.cancel();
-          break;
-        case "resume":
-          await this.resume();
-          break;
-        case "compare":
-          await this.compare(request.checkpointId);
-          break;
-        case "restore":
-          await this.restore(request.checkpointId);
-          break;
-        case "viewChanges":
-          await this.viewChanges();
-          break;
-        case "editMessage":
-          await this.editMessage(request.messageId, request.text, request.mode);
-          break;
-        case "retryCheckpoints":
-          await this.retryCheckpoints();
-          break;
-        case "disableCheckpoints":
-          await this.disableCheckpoints();
-          break;
-      }
-    } catch (err) {
-      this.showError(err);
-      if (request.type === "newTask" || request.type === "send") {
-        this.model.setUnsent(request.text, errorReason(err));
-        this.emit();
-      }
-    }
-  }
-
   showError(err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
     this.log.error(message);
-    void vscode.window.showErrorMessage(`Dline: ${message}`);
+    void vscode.window.showErrorMessage(`Dline: ${visibleLine(message)}`);
   }
 
-  /** Starts a task in the first workspace folder with the default profile. */
+  logWarning(message: string): void {
+    this.log.warn(message);
+  }
+
+  /** Shows a failure in the chat itself (with Configure Model when a model is missing). */
+  showBanner(err: unknown): void {
+    this.model.setBanner(bannerOf(err));
+    this.emit();
+  }
+
+  /** The core refused words the person sent: the banner says why, and the state keeps them (the chat's box still holds them). */
+  private refused(text: string, err: unknown): void {
+    this.model.setBanner(bannerOf(err));
+    this.model.setUnsent(text, errorReason(err));
+    this.emit();
+  }
+
+  dismissBanner(): void {
+    this.model.setBanner(undefined);
+    this.emit();
+  }
+
+  /** Starts a task in the first workspace folder; a refusal (no model) leaves the prompt where it was. */
   async newTask(text: string, profileId = ""): Promise<string> {
     if (!text.trim()) throw new Error("Type what the task should do.");
     const { clients } = await this.supervisor.ready();
-    const workspaceRoot = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot, text, profileId });
+    const workspaceRoot = this.folders()[0] ?? "";
+    let taskId: string;
+    try {
+      ({ taskId } = await clients.tasks.newTask({ workspaceRoot, text, profileId, editor: editorFiles(workspaceRoot) }));
+    } catch (err) {
+      this.refused(text, err);
+      throw err;
+    }
+    await this.proposed.closeProposal();
     this.model.reset(taskId, text.split("\n")[0].slice(0, 80));
+    this.model.setBanner(undefined);
     this.model.markRunning();
     this.follow(taskId, workspaceRoot, 0n);
     this.emit();
+    void this.refreshTaskPreferences(taskId);
     void this.refreshCheckpointHeader();
     return taskId;
   }
@@ -118,11 +109,24 @@ export class ChatController implements vscode.Disposable {
   async openTask(taskId: string): Promise<void> {
     const { clients } = await this.supervisor.ready();
     const task = await clients.tasks.getTask({ taskId });
+    if (this.model.snapshot.taskId !== taskId) await this.proposed.closeProposal();
     this.model.load(task);
     this.follow(taskId, task.task?.workspaceRoot ?? "", task.lastSeq);
     this.emit();
+    this.onAskChanged();
     await this.refreshCheckpoints();
+    void this.refreshTaskPreferences(taskId);
     void this.refreshCheckpointHeader();
+  }
+
+  /** Back to the start screen (no task open). */
+  async newChat(): Promise<void> {
+    this.stream?.close();
+    this.stream = undefined;
+    await this.proposed.closeProposal();
+    this.model.reset(undefined);
+    this.emit();
+    void this.preferences.refresh().catch((err) => this.log.warn(`preferences: ${(err as Error).message}`));
   }
 
   /**
@@ -147,17 +151,12 @@ export class ChatController implements vscode.Disposable {
 
   /** Closes the chat of a task that was deleted. */
   forget(taskIds: string[]): void {
-    if (this.taskId && taskIds.includes(this.taskId)) {
-      this.stream?.close();
-      this.stream = undefined;
-      this.model.reset(undefined);
-      this.emit();
-    }
+    if (this.taskId && taskIds.includes(this.taskId)) void this.newChat();
   }
 
   /**
-   * The follow-up input: answers a pending question, gives feedback on a pending approval
-   * (which declines it), continues a finished task, or starts a new one.
+   * The composer: answers a pending question, rejects a pending approval with the text as
+   * feedback, continues the task, or starts a new one.
    */
   async send(text: string): Promise<void> {
     const { taskId, pendingAsk } = this.model.snapshot;
@@ -166,14 +165,20 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     const { clients } = await this.supervisor.ready();
-    if (pendingAsk) {
-      const answers = pendingAsk.kind === "followup" || pendingAsk.kind === "completion" || pendingAsk.kind === "resume";
-      await clients.tasks.respond({ taskId, askId: pendingAsk.askId, approve: answers, text });
-    } else {
-      await clients.tasks.sendMessage({ taskId, text });
-      this.model.markRunning();
-      this.emit();
+    try {
+      if (pendingAsk) {
+        const answers = pendingAsk.kind === "followup" || pendingAsk.kind === "completion" || pendingAsk.kind === "resume";
+        await clients.tasks.respond({ taskId, askId: pendingAsk.askId, approve: answers, text });
+      } else {
+        await clients.tasks.sendMessage({ taskId, text, editor: editorFiles(this.workspaceRoot) });
+        this.model.markRunning();
+      }
+    } catch (err) {
+      this.refused(text, err);
+      throw err;
     }
+    this.model.setBanner(undefined);
+    this.emit();
   }
 
   async respond(approve: boolean, text = ""): Promise<void> {
@@ -189,12 +194,53 @@ export class ChatController implements vscode.Disposable {
     await clients.tasks.cancel({ taskId });
   }
 
+  /** Resume, and Retry of a failed task (with the model the picker chose). */
   async resume(): Promise<void> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    await clients.tasks.resume({ taskId });
+    try {
+      await clients.tasks.resume({ taskId });
+    } catch (err) {
+      this.showBanner(err);
+      throw err;
+    }
+    this.model.setBanner(undefined);
     this.model.markRunning();
     this.emit();
+  }
+
+  /** Opens a file a tool row names (relative to the task's workspace). */
+  async openFile(relativePath: string): Promise<void> {
+    const root = this.workspaceRoot || this.folders()[0];
+    if (!root) throw new Error("No workspace folder is open.");
+    const target = path.resolve(root, relativePath);
+    const inside = path.relative(root, target);
+    if (inside.startsWith("..") || path.isAbsolute(inside)) throw new Error(`${visibleLine(relativePath)} is outside the workspace.`);
+    try {
+      const stat = await vscode.workspace.fs.stat(vscode.Uri.file(target));
+      if (stat.type & vscode.FileType.Directory) {
+        await vscode.commands.executeCommand("revealInExplorer", vscode.Uri.file(target));
+        return;
+      }
+    } catch {
+      throw new Error(`${visibleLine(relativePath)} does not exist (any more).`);
+    }
+    await vscode.window.showTextDocument(vscode.Uri.file(target), { preview: true });
+  }
+
+  /** "Changed N files": what a finished edit changed, in the diff editor. */
+  async showEdits(messageId: string): Promise<ShownEdit[]> {
+    const row = this.model.snapshot.items.find((i): i is ChatMessageItem => i.type === "message" && i.id === messageId);
+    const edits = row?.toolCall?.edits ?? [];
+    if (edits.length === 0) throw new Error("That tool call changed no file.");
+    return this.proposed.showApplied(edits, this.workspaceRoot);
+  }
+
+  /** The pending approval's change, in the diff editor (again). */
+  async showProposed(): Promise<ShownEdit[]> {
+    const ask = this.model.snapshot.pendingAsk;
+    if (!ask || ask.edits.length === 0) throw new Error("No change is waiting for approval.");
+    return this.proposed.showProposal(ask.askId, ask.edits, this.workspaceRoot, true);
   }
 
   /** Compare: the checkpoint against the current workspace, in the native multi-file diff. */
@@ -228,7 +274,7 @@ export class ChatController implements vscode.Disposable {
     const option = options.find((o) => o.mode === chosen);
     if (!option || option.disabled) throw new Error("That restore is not available for this checkpoint.");
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
-    if (res.fileError) void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${res.fileError}`);
+    if (res.fileError) void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     else if (res.filesRestored) {
       const count = res.restoredPaths.length + res.deletedPaths.length;
       void vscode.window.showInformationMessage(`Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}).`);
@@ -241,13 +287,8 @@ export class ChatController implements vscode.Disposable {
   async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const res = await clients.checkpoints.editMessage({
-      taskId,
-      messageId,
-      text,
-      mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL,
-    });
-    if (res.fileError) void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${res.fileError}`);
+    const res = await clients.checkpoints.editMessage({ taskId, messageId, text, mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL });
+    if (res.fileError) void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     if (!res.restored) void vscode.window.showInformationMessage("Dline: the text is unchanged, nothing was restored.");
     await this.refreshCheckpoints();
     return res.restored;
@@ -281,10 +322,25 @@ export class ChatController implements vscode.Disposable {
     this.emit();
   }
 
+  /** Tells the core which files have unsaved changes now (it refuses to edit those). */
+  async reportEditorState(): Promise<void> {
+    const { taskId, status } = this.model.snapshot;
+    if (!taskId || (status !== "running" && status !== "waiting") || !this.supervisor.current) return;
+    await this.supervisor.current.clients.tasks.updateEditorState({ taskId, editor: editorFiles(this.workspaceRoot) });
+  }
+
   dispose(): void {
     this.stream?.close();
     if (this.checkpointRefresh) clearTimeout(this.checkpointRefresh);
     this.changed.dispose();
+  }
+
+  private async refreshTaskPreferences(taskId: string): Promise<void> {
+    try {
+      await this.preferences.refresh({ taskId, workspaceRoot: this.workspaceRoot });
+    } catch (err) {
+      this.log.warn(`preferences: ${(err as Error).message}`);
+    }
   }
 
   private follow(taskId: string, workspaceRoot: string, afterSeq: bigint): void {
@@ -298,8 +354,16 @@ export class ChatController implements vscode.Disposable {
     this.model.apply(event);
     this.emit();
     const kind = event.event.case;
+    if (kind === "ask" || kind === "askResolved" || kind === "statusChanged" || kind === "rewound") this.onAskChanged();
     if (kind === "checkpointSaved" || kind === "rewound") this.scheduleCheckpointRefresh();
     if (kind === "statusChanged") void this.refreshCheckpointHeader();
+  }
+
+  /** An edit approval opens its diff; once answered (or dropped), the diff goes. */
+  private onAskChanged(): void {
+    const ask = this.model.snapshot.pendingAsk;
+    const work = ask && ask.edits.length > 0 ? this.proposed.showProposal(ask.askId, ask.edits, this.workspaceRoot) : this.proposed.closeProposal();
+    void Promise.resolve(work).catch((err: Error) => this.log.warn(`proposed change: ${err.message}`));
   }
 
   /** Checkpoint flags (restored, has files) come from ListCheckpoints; batched. */
@@ -338,12 +402,6 @@ export class ChatController implements vscode.Disposable {
   private emit(): void {
     this.changed.fire(this.model.snapshot);
   }
-}
-
-/** The machine-readable reason a Connect error carries (ErrorDetail), as its enum name; "" when none. */
-export function errorReason(err: unknown): string {
-  const reason = ConnectError.from(err).findDetails(ErrorDetailSchema)[0]?.reason;
-  return reason ? `ERROR_REASON_${ErrorReason[reason]}` : "";
 }
 
 function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {

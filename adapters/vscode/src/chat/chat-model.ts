@@ -5,17 +5,30 @@ import {
   TaskStatus,
   ToolCallStatus,
   type Ask,
+  type CommandLine,
   type FileEdit,
   type GetTaskResponse,
   type TaskEvent,
   type ToolCall,
   type UiMessage,
 } from "../../../../core/src/gen/dline/v1/task_pb.js";
-import { emptyChatState, type ChatAsk, type ChatFileEdit, type ChatItem, type ChatMessageItem, type ChatState, type ChatToolCall, type ChatToolItem } from "./chat-state.js";
+import {
+  emptyChatState,
+  type ChatAsk,
+  type ChatBanner,
+  type ChatCommandLine,
+  type ChatFileEdit,
+  type ChatItem,
+  type ChatMessageItem,
+  type ChatPreferences,
+  type ChatState,
+  type ChatToolCall,
+  type ChatToolItem,
+} from "./chat-state.js";
 
 /**
  * Folds a task's events into the chat's state. Pure: no VS Code, no I/O, so the same events
- * always give the same chat (and it can be tested without an editor).
+ * always give the same chat (and it can be tested without an editor, with recorded streams).
  */
 export class ChatModel {
   private state: ChatState = emptyChatState();
@@ -24,10 +37,10 @@ export class ChatModel {
     return this.state;
   }
 
-  /** Starts over for another task (or none). Keeps what is known of the core and checkpoints header. */
+  /** Starts over for another task (or none). Keeps what is known of the core, checkpoints and preferences. */
   reset(taskId: string | undefined, title = ""): void {
-    const { core, coreMessage, checkpointHeader } = this.state;
-    this.state = { ...emptyChatState(), taskId, title, core, coreMessage, checkpointHeader };
+    const { core, coreMessage, checkpointHeader, preferences } = this.state;
+    this.state = { ...emptyChatState(), taskId, title, core, coreMessage, checkpointHeader, preferences: { ...preferences, taskProfileId: "" } };
   }
 
   /** The task was started or continued (the core does not always say so with an event). */
@@ -58,6 +71,14 @@ export class ChatModel {
     this.state = { ...this.state, checkpoints };
   }
 
+  setPreferences(change: Partial<ChatPreferences>): void {
+    this.state = { ...this.state, preferences: { ...this.state.preferences, ...change } };
+  }
+
+  setBanner(banner: ChatBanner | undefined): void {
+    this.state = { ...this.state, banner };
+  }
+
   /** Loads what GetTask returned (an opened task), before its events stream in. */
   load(task: GetTaskResponse): void {
     this.reset(task.task?.id, task.task?.title ?? "");
@@ -70,6 +91,8 @@ export class ChatModel {
     if (task.task) {
       this.state.usage = { tokensIn: Number(task.task.tokensIn), tokensOut: Number(task.task.tokensOut), cost: task.task.cost, costUnknown: task.task.costUnknown };
     }
+    if (task.contextWindow > 0n && task.contextTokens > 0n) this.state.context = { tokens: Number(task.contextTokens), window: Number(task.contextWindow) };
+    this.state.preferences = { ...this.state.preferences, taskProfileId: task.profileId };
   }
 
   apply(event: TaskEvent): void {
@@ -97,7 +120,7 @@ export class ChatModel {
         if (s.pendingAsk?.askId === e.value.askId) s.pendingAsk = undefined;
         break;
       case "toolStarted": {
-        // The tool's chat row (a tool message) shows the call when there is one; else its own item.
+        // The call's chat row (named by the event) shows it; older cores: the last tool row of that tool; else its own item.
         const named = e.value.messageId ? s.items.findIndex((i) => i.type === "message" && i.id === e.value.messageId) : -1;
         const row = named >= 0 ? named : findLastIndex(s.items, (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId);
         if (row >= 0) s.items[row] = { ...(s.items[row] as ChatMessageItem), toolCallId: e.value.toolCallId, output: "" };
@@ -107,9 +130,17 @@ export class ChatModel {
       case "toolOutput":
         updateTool(s.items, e.value.toolCallId, (t) => ({ ...t, output: (t.output ?? "") + e.value.chunk }));
         break;
-      case "toolFinished":
-        updateTool(s.items, e.value.toolCallId, (t) => (t.type === "tool" ? { ...t, ok: e.value.ok, result: e.value.result } : { ...t, ok: e.value.ok }));
+      case "toolFinished": {
+        const { ok, result } = e.value;
+        const status = toolCallStatuses[e.value.status];
+        const edits = fileEditItems(e.value.edits);
+        updateTool(s.items, e.value.toolCallId, (t) => {
+          if (t.type === "tool") return { ...t, ok, result };
+          const call = t.toolCall ? { ...t.toolCall, ...(status ? { status } : {}), ...(edits.length ? { edits } : {}) } : undefined;
+          return { ...t, ok, ...(call ? { toolCall: call } : {}) };
+        });
         break;
+      }
       case "checkpointSaved": {
         const { checkpointId, messageId, kind } = e.value;
         const index = s.items.findIndex((i) => i.type === "message" && i.id === messageId);
@@ -121,20 +152,35 @@ export class ChatModel {
         ];
         break;
       }
+      case "checkpointStatus": {
+        const state = e.value.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase();
+        // Shown while the baseline is taken; gone once checkpoints are ready (or have a header of their own).
+        s.checkpointProgress =
+          state === "initializing" || state === "slow_initialization"
+            ? { state, message: e.value.message, phase: e.value.phase, filesDone: Number(e.value.filesDone), filesTotal: Number(e.value.filesTotal) }
+            : undefined;
+        break;
+      }
       case "statusChanged":
         s.notice = "";
         s.status = statusName(e.value.status);
         s.statusReason = e.value.reason;
         if (s.status !== "waiting") s.pendingAsk = undefined;
+        if (s.status !== "running" && s.status !== "waiting") s.checkpointProgress = undefined;
         break;
-      case "usage":
+      case "usage": {
+        const u = e.value;
         s.usage = {
-          tokensIn: s.usage.tokensIn + Number(e.value.tokensIn),
-          tokensOut: s.usage.tokensOut + Number(e.value.tokensOut),
-          cost: s.usage.cost + e.value.cost,
-          ...(s.usage.costUnknown || e.value.costUnknown ? { costUnknown: true } : {}),
+          tokensIn: s.usage.tokensIn + Number(u.tokensIn),
+          tokensOut: s.usage.tokensOut + Number(u.tokensOut),
+          cost: s.usage.cost + u.cost,
+          ...(s.usage.costUnknown || u.costUnknown ? { costUnknown: true } : {}),
         };
+        // The task's own requests carry their window (a subagent's do not); one without usage tells nothing.
+        const tokens = Number(u.tokensIn + u.cacheReads + u.cacheWrites + u.tokensOut);
+        if (u.contextWindow > 0n && tokens > 0) s.context = { tokens, window: Number(u.contextWindow) };
         break;
+      }
       case "modelRetry": {
         // The failed attempt's partial answer is gone; the line says when the next one comes.
         const dropped = new Set(e.value.discardedMessageIds);
@@ -185,7 +231,7 @@ function upsertMessage(items: ChatItem[], message: ChatMessageItem): void {
 }
 
 function updateTool(items: ChatItem[], id: string, change: <T extends ChatToolItem | ChatMessageItem>(tool: T) => T): void {
-  const index = items.findIndex((i) => (i.type === "tool" || i.type === "message") && i.toolCallId === id);
+  const index = items.findIndex((i) => (i.type === "tool" || i.type === "message") && (i.toolCallId === id || (i.type === "message" && i.toolCall?.toolCallId === id)));
   if (index >= 0) items[index] = change(items[index] as ChatToolItem | ChatMessageItem);
 }
 
@@ -225,6 +271,10 @@ export function fileEditItems(edits: readonly FileEdit[]): ChatFileEdit[] {
   return edits.map((e) => ({ path: e.path, status: fileStatuses[e.status] ?? "unknown", originalText: e.originalText, proposedText: e.proposedText, truncated: e.truncated }));
 }
 
+function commandItem(c: CommandLine | undefined): { command?: ChatCommandLine } {
+  return c ? { command: { command: c.command, workingDirectory: c.workingDirectory } } : {};
+}
+
 export function toolCallItem(c: ToolCall): ChatToolCall {
   return {
     toolCallId: c.toolCallId,
@@ -234,7 +284,7 @@ export function toolCallItem(c: ToolCall): ChatToolCall {
     output: c.output,
     outputTruncated: c.outputTruncated,
     edits: fileEditItems(c.edits),
-    ...(c.command ? { command: { command: c.command.command, workingDirectory: c.command.workingDirectory } } : {}),
+    ...commandItem(c.command),
     feedback: c.feedback,
     reason: c.reason,
   };
@@ -257,7 +307,7 @@ export function askItem(a: Ask): ChatAsk {
     options: [...a.options],
     toolCallId: a.toolCallId,
     edits: fileEditItems(a.edits),
-    ...(a.command ? { command: { command: a.command.command, workingDirectory: a.command.workingDirectory } } : {}),
+    ...commandItem(a.command),
   };
 }
 

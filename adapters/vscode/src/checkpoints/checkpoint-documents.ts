@@ -3,9 +3,10 @@ import * as vscode from "vscode";
 export const CHECKPOINT_SCHEME = "dline-checkpoint";
 
 /**
- * Serves the read-only side of checkpoint diffs under the `dline-checkpoint:` scheme. Contents
- * come from the core's Compare / ViewChanges answers and are kept for as long as a diff may be
- * reopened (a few comparisons at most: older sets are dropped).
+ * Serves read-only sides of diffs under one scheme: `dline-checkpoint:` for checkpoints (the
+ * core's Compare / ViewChanges answers), `dline-proposed:` for the change an edit approval is
+ * about and the changes edits made. Kept for as long as a diff may be reopened (a few sets at
+ * most: older sets are dropped).
  */
 export class CheckpointDocuments implements vscode.TextDocumentContentProvider {
   private readonly contents = new Map<string, string>();
@@ -14,7 +15,10 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider {
   readonly onDidChange = this.changed.event;
   private counter = 0;
 
-  constructor(private readonly keepSets = 8) {}
+  constructor(
+    private readonly keepSets = 8,
+    readonly scheme = CHECKPOINT_SCHEME,
+  ) {}
 
   /** Starts a new set of documents (one Compare or View Changes); returns its id. */
   beginSet(): string {
@@ -31,7 +35,7 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider {
    */
   add(setId: string, side: string, absolutePath: string, content: string, label: string): vscode.Uri {
     const uri = vscode.Uri.from({
-      scheme: CHECKPOINT_SCHEME,
+      scheme: this.scheme,
       path: vscode.Uri.file(absolutePath).path,
       query: new URLSearchParams({ set: setId, side, label }).toString(),
     });
@@ -44,7 +48,7 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider {
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     const content = this.contents.get(uri.toString());
-    if (content === undefined) return "(This checkpoint comparison is no longer available: compare again.)";
+    if (content === undefined) return "(This comparison is no longer available: open it again from the chat.)";
     return content;
   }
 

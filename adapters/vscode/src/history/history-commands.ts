@@ -2,9 +2,11 @@ import * as vscode from "vscode";
 import { DeleteMode } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import type { TaskSummary } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
+import { visibleLine } from "../text/visible-text.js";
 import type { HistoryTree } from "./history-tree.js";
 
 export const DELETE_EVERYTHING = "Delete Everything";
+export const DELETE_TASK = "Delete Task";
 export const DELETE_ALL_EXCEPT_FAVORITES = "Delete All Except Favorites";
 
 /** A task id from a command argument: a tree element, or the id itself. */
@@ -39,13 +41,24 @@ export function registerHistoryCommands(
       await clients.history.setFavorite({ taskId, favorite: next });
       tree.refresh();
     }),
-    register("dline.history.delete", async (arg: TaskSummary | string) => {
+    /** Asks first (a modal dialog); `"confirmed"` as the second argument skips it (keybindings, scripts). */
+    register("dline.history.delete", async (arg: TaskSummary | string, confirmed?: "confirmed") => {
       const taskId = taskIdOf(arg);
-      if (!taskId) return;
+      if (!taskId) return [];
       const { clients } = await supervisor.ready();
+      if (confirmed !== "confirmed") {
+        const title = typeof arg === "string" ? (await clients.tasks.getTask({ taskId })).task?.title : arg.title;
+        const picked = await vscode.window.showWarningMessage(
+          `Delete the task "${visibleLine(title || taskId).slice(0, 120)}"?`,
+          { modal: true, detail: "Its messages and checkpoints are deleted too. This cannot be undone." },
+          DELETE_TASK,
+        );
+        if (picked !== DELETE_TASK) return [];
+      }
       const res = await clients.tasks.deleteTasks({ taskIds: [taskId], mode: DeleteMode.SELECTED });
       onDeleted(res.deletedTaskIds);
       tree.refresh();
+      return res.deletedTaskIds;
     }),
     /**
      * Delete All History: asks which kind (the spec's two buttons). The choice can be passed

@@ -1,0 +1,24 @@
+import { ConnectError } from "@connectrpc/connect";
+import { ErrorDetailSchema, ErrorReason } from "../../../../core/src/gen/dline/v1/errors_pb.js";
+import type { ChatBanner } from "./chat-state.js";
+
+const REASONS: Partial<Record<ErrorReason, string>> = {
+  [ErrorReason.NO_MODEL]: "no_model",
+  [ErrorReason.NO_DEFAULT_PROFILE]: "no_default_profile",
+  [ErrorReason.PROFILE_NOT_FOUND]: "profile_not_found",
+};
+
+/** A failure as the chat shows it: the core's sentence, and its reason when the chat can help (set up a model). */
+export function bannerOf(err: unknown): ChatBanner {
+  if (err instanceof ConnectError) {
+    const reason = err.findDetails(ErrorDetailSchema)[0]?.reason;
+    return { message: err.rawMessage, reason: (reason !== undefined && REASONS[reason]) || "" };
+  }
+  return { message: err instanceof Error ? err.message : String(err), reason: "" };
+}
+
+/** The machine-readable reason a Connect error carries (ErrorDetail), as its enum name; "" when none. */
+export function errorReason(err: unknown): string {
+  const reason = ConnectError.from(err).findDetails(ErrorDetailSchema)[0]?.reason;
+  return reason ? `ERROR_REASON_${ErrorReason[reason]}` : "";
+}

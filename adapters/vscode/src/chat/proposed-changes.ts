@@ -1,0 +1,83 @@
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { CheckpointDocuments } from "../checkpoints/checkpoint-documents.js";
+import { visibleLine } from "../text/visible-text.js";
+import type { ChatFileEdit } from "./chat-state.js";
+
+export const PROPOSED_SCHEME = "dline-proposed";
+/** True while an edit approval's diff is open: the diff editor's title bar shows Approve / Reject. */
+export const PROPOSED_CONTEXT = "dline.proposedChangePending";
+
+/** One file of a shown change, with what is on each side. */
+export interface ShownEdit {
+  path: string;
+  original: vscode.Uri;
+  modified: vscode.Uri;
+}
+
+/**
+ * Shows file edits in VS Code's diff editor: the change an edit approval is about before the
+ * person answers (closed once it is answered), and the change a finished edit made ("Changed N
+ * files"). Both sides are the texts the core computed, served read-only under `dline-proposed:`.
+ */
+export class ProposedChanges implements vscode.Disposable {
+  private shownAskId: string | undefined;
+
+  constructor(private readonly documents: CheckpointDocuments) {}
+
+  /** Opens the approval's diff (once per ask unless `again`). */
+  async showProposal(askId: string, edits: ChatFileEdit[], workspaceRoot: string, again = false): Promise<ShownEdit[]> {
+    if (edits.length === 0 || (!again && this.shownAskId === askId)) return [];
+    this.shownAskId = askId;
+    await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, true);
+    return this.open(edits, workspaceRoot, "proposed change", "Proposed changes (Dline)", true);
+  }
+
+  /** The approval was answered (or dropped): its diff goes. */
+  async closeProposal(): Promise<void> {
+    if (!this.shownAskId) return;
+    this.shownAskId = undefined;
+    await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => isProposalTab(t, this.documents.scheme));
+    if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
+  }
+
+  /** What a finished edit changed ("Changed N files"). */
+  showApplied(edits: ChatFileEdit[], workspaceRoot: string): Promise<ShownEdit[]> {
+    return this.open(edits, workspaceRoot, "change by Dline", "Changes by Dline", false);
+  }
+
+  private async open(edits: ChatFileEdit[], workspaceRoot: string, label: string, title: string, proposal: boolean): Promise<ShownEdit[]> {
+    const setId = this.documents.beginSet();
+    const side = proposal ? "proposal" : "applied";
+    const shown = edits.map((e) => {
+      const absolute = path.join(workspaceRoot, ...e.path.split("/"));
+      const tooLarge = "(not shown: binary, or too large to show)";
+      return {
+        path: e.path,
+        original: this.documents.add(setId, `${side}-before`, absolute, e.truncated ? tooLarge : e.status === "added" ? "" : e.originalText, label),
+        modified: this.documents.add(setId, `${side}-after`, absolute, e.truncated ? tooLarge : e.status === "deleted" ? "" : e.proposedText, label),
+      };
+    });
+    if (shown.length === 1) {
+      const [one] = shown;
+      await vscode.commands.executeCommand("vscode.diff", one.original, one.modified, `${visibleLine(one.path)} (${label})`, { preview: true, preserveFocus: proposal });
+    } else if ((await vscode.commands.getCommands(true)).includes("vscode.changes")) {
+      await vscode.commands.executeCommand("vscode.changes", title, shown.map((d) => [vscode.Uri.file(path.join(workspaceRoot, d.path)), d.original, d.modified]));
+    } else {
+      for (const d of shown) await vscode.commands.executeCommand("vscode.diff", d.original, d.modified, `${visibleLine(d.path)} (${label})`, { preview: false });
+    }
+    return shown;
+  }
+
+  dispose(): void {
+    void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
+  }
+}
+
+function isProposalTab(tab: vscode.Tab, scheme: string): boolean {
+  const input = tab.input;
+  if (input instanceof vscode.TabInputTextDiff) return input.modified.scheme === scheme && input.modified.query.includes("side=proposal");
+  const multi = input as { textDiffs?: vscode.TabInputTextDiff[] } | undefined;
+  return Boolean(multi?.textDiffs?.some((d) => d.modified.scheme === scheme && d.modified.query.includes("side=proposal")));
+}

@@ -1,0 +1,177 @@
+import type { ChatMessageItem, ChatState, HistoryRow, WebviewAction } from "../chat/chat-state.js";
+import { button, el, visibleText } from "./dom.js";
+import { itemKey, itemSignature, renderItem, type RowContext } from "./rows.js";
+
+interface Cached {
+  signature: string;
+  nodes: Node[];
+}
+
+/**
+ * The conversation: one cached set of nodes per item, redrawn only when the item changed (a
+ * streamed answer redraws its own Markdown, not the whole chat), kept scrolled to the bottom
+ * while the person is there. With no task: the welcome (no model yet) or the start screen.
+ */
+export class MessagesView {
+  private readonly cache = new Map<string, Cached>();
+  /** Open/closed choices the person made on <details> (reasoning, outputs), by key. */
+  private readonly opened = new Map<string, boolean>();
+  /** The message being edited, with its live edit box. */
+  private editing: { messageId: string; box: HTMLElement } | undefined;
+  private state: ChatState | undefined;
+  private recent: HistoryRow[] = [];
+
+  constructor(
+    private readonly container: HTMLElement,
+    private readonly markdown: (text: string) => string,
+    private readonly post: (action: WebviewAction) => void,
+    private readonly show: (screen: "history" | "model") => void,
+  ) {
+    container.addEventListener(
+      "toggle",
+      (e) => {
+        const target = e.target as HTMLElement;
+        const key = target.getAttribute?.("data-details-key");
+        if (key) this.opened.set(key, (target as HTMLDetailsElement).open);
+      },
+      true,
+    );
+    // Copy buttons of code blocks (rendered Markdown has no listeners of its own).
+    container.addEventListener("click", (e) => {
+      const target = e.target as HTMLElement;
+      if (!target.classList.contains("copy-code")) return;
+      e.stopPropagation();
+      const code = target.closest("pre")?.querySelector("code")?.textContent ?? "";
+      this.post({ type: "copy", text: code });
+      target.textContent = "Copied";
+      setTimeout(() => (target.textContent = "Copy"), 1500);
+    });
+  }
+
+  setRecent(rows: HistoryRow[]): void {
+    this.recent = rows;
+    if (this.state && !this.state.taskId) this.render(this.state);
+  }
+
+  render(state: ChatState): void {
+    this.state = state;
+    if (this.editing && !state.items.some((i) => i.type === "message" && i.id === this.editing!.messageId)) this.editing = undefined;
+    const c = this.container;
+    const nearBottom = c.scrollHeight - c.scrollTop - c.clientHeight < 48;
+    const ctx: RowContext = {
+      state,
+      markdown: this.markdown,
+      post: this.post,
+      edit: (item) => this.startEdit(item),
+      isOpen: (key, fallback) => this.opened.get(key) ?? fallback,
+    };
+    const nodes: Node[] = [];
+    const seen = new Set<string>();
+    state.items.forEach((item, index) => {
+      const key = itemKey(item, index);
+      seen.add(key);
+      if (this.editing && item.type === "message" && item.id === this.editing.messageId) {
+        nodes.push(this.editing.box);
+        return;
+      }
+      const signature = itemSignature(item, state);
+      let cached = this.cache.get(key);
+      if (!cached || cached.signature !== signature) {
+        cached = { signature, nodes: renderItem(item, ctx) };
+        this.cache.set(key, cached);
+      }
+      nodes.push(...cached.nodes);
+    });
+    for (const key of [...this.cache.keys()]) if (!seen.has(key)) this.cache.delete(key);
+    if (nodes.length === 0) nodes.push(state.taskId ? el("div", { class: "empty" }, "Loading the task…") : this.startScreen(state));
+    c.replaceChildren(...nodes);
+    if (nearBottom) c.scrollTop = c.scrollHeight;
+  }
+
+  private startScreen(state: ChatState): HTMLElement {
+    const prefs = state.preferences;
+    if (prefs.loaded && prefs.profiles.length === 0) {
+      return el(
+        "div",
+        { class: "welcome", "data-screen": "welcome" },
+        el("h2", {}, "Welcome to Dline"),
+        el("p", {}, "Dline is a coding agent that works in your workspace: it reads files, proposes edits and commands, and makes them once you approve. Every step is saved as a checkpoint you can compare and restore."),
+        el("p", {}, "To start, connect a model: Anthropic, or any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, LM Studio, vLLM)."),
+        button("Set Up a Model", () => this.show("model"), "primary", { "data-action": "set-up-model" }),
+        el("p", { class: "hint" }, "Your key is kept by Dline on this machine (readable only by you), never in VS Code's settings."),
+      );
+    }
+    return el(
+      "div",
+      { class: "start", "data-screen": "start" },
+      el("h2", {}, "What should Dline do?"),
+      el("p", { class: "hint" }, "Describe a task below. Dline asks before it changes a file or runs a command; switch to Plan to talk it through first."),
+      this.recent.length > 0
+        ? el(
+            "section",
+            { class: "recent" },
+            el("h3", {}, "Recent tasks"),
+            this.recent.slice(0, 3).map((t) =>
+              el(
+                "button",
+                { class: "recent-task", type: "button", "data-task-id": t.id, onclick: () => this.post({ type: "openTask", taskId: t.id }) },
+                el("span", { class: "recent-title" }, visibleText(t.title || "(untitled task)")),
+                el("span", { class: "recent-meta" }, relativeTime(t.updatedAt)),
+              ),
+            ),
+            button("View all history", () => this.show("history"), "link", { "data-action": "show-history" }),
+          )
+        : el("p", { class: "hint" }, "Your tasks will be listed here and under History."),
+    );
+  }
+
+  private startEdit(item: ChatMessageItem): void {
+    if (!this.state) return;
+    const area = el("textarea", { rows: "3", class: "edit-input", "aria-label": "Edit message" });
+    area.value = item.text;
+    const restoreAllHidden = this.state.checkpointHeader?.state === "failed";
+    const send = (mode: "chat" | "all") => {
+      if (area.value === item.text) return; // unchanged: neither button restores anything
+      this.editing = undefined;
+      this.post({ type: "editMessage", messageId: item.id, text: area.value, mode });
+      if (this.state) this.render(this.state);
+    };
+    area.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) {
+        e.preventDefault();
+        send("chat");
+      } else if (e.key === "Escape") {
+        this.editing = undefined;
+        if (this.state) this.render(this.state);
+      }
+    });
+    const box = el(
+      "div",
+      { class: "edit-box" },
+      area,
+      el(
+        "div",
+        { class: "row" },
+        button("Restore Chat", () => send("chat")),
+        restoreAllHidden ? undefined : button("Restore All", () => send("all"), "secondary"),
+        button("Cancel", () => {
+          this.editing = undefined;
+          if (this.state) this.render(this.state);
+        }, "secondary"),
+      ),
+    );
+    this.editing = { messageId: item.id, box };
+    this.render(this.state);
+    area.focus();
+  }
+}
+
+export function relativeTime(ms: number): string {
+  if (!ms) return "";
+  const minutes = Math.round((Date.now() - ms) / 60_000);
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return new Date(ms).toLocaleDateString();
+}
