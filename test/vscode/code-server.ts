@@ -41,7 +41,15 @@ export interface CodeServer {
  * scratch user-data and extensions folders, no auth, and the smoke-test driver that lets a
  * workbench URL run an extension test suite.
  */
-export async function startCodeServer(options: { base: string; workspace: string; env: NodeJS.ProcessEnv }): Promise<CodeServer> {
+export async function startCodeServer(options: {
+  base: string;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  /** More user settings (merged over the quiet defaults). */
+  userSettings?: Record<string, unknown>;
+  /** Settings of the machine code-server runs on (the Remote tab: machine-scoped settings live there). */
+  machineSettings?: Record<string, unknown>;
+}): Promise<CodeServer> {
   const dir = (name: string) => {
     const p = path.join(options.base, name);
     fs.mkdirSync(p, { recursive: true });
@@ -61,8 +69,14 @@ export async function startCodeServer(options: { base: string; workspace: string
       "extensions.autoUpdate": false,
       "update.mode": "none",
       "telemetry.telemetryLevel": "off",
+      ...options.userSettings,
     }),
   );
+  if (options.machineSettings) {
+    const machineSettings = path.join(dir("vscode-user-data"), "Machine", "settings.json");
+    fs.mkdirSync(path.dirname(machineSettings), { recursive: true });
+    fs.writeFileSync(machineSettings, JSON.stringify(options.machineSettings));
+  }
   const logFile = path.join(options.base, "code-server.log");
   const log = fs.openSync(logFile, "a");
   const args = [
@@ -184,7 +198,8 @@ export async function openWorkbench(url: string, consoleLog?: string): Promise<W
       "--disable-dev-shm-usage",
     ],
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // The clipboard permissions: the chat's Copy buttons write through VS Code to the page's clipboard.
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ["clipboard-read", "clipboard-write"] });
   let report: (code: number) => void = () => {};
   const exitCode = new Promise<number>((resolve) => (report = resolve));
   // Registered before the page loads: the workbench calls it when the test run ends.

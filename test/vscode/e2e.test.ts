@@ -1,11 +1,11 @@
 /**
- * The VS Code extension, end to end in a real VS Code: code-server (from npm) serves the
- * workbench, headless Chromium (playwright-core) opens it with a payload that loads
- * adapters/vscode as the extension under development and runs its suite
- * (adapters/vscode/src/test/index.ts) in the extension host, against the real sidecar binary
- * and the scripted model server. The suite asks this harness to click, read and screenshot the
- * page through files (src/test/ui-bridge.ts). Output (results, logs, screenshot) goes to
- * test-output/vscode/.
+ * The VS Code extension, end to end in a real VS Code: the VSIX made by the release script is
+ * installed into code-server (from npm), which serves the workbench; headless Chromium
+ * (playwright-core) opens it with a payload that runs the suite (adapters/vscode/src/test) in
+ * the extension host, against the sidecar inside the VSIX and the scripted model server. The
+ * suite asks this harness to click, read, evaluate and screenshot the page through files
+ * (src/test/ui-bridge.ts). Output (results, logs, screenshots of each view in the light and the
+ * dark theme) goes to test-output/vscode and test-output/vscode-core-problem.
  *
  * Needs: bash scripts/setup-vscode-test.sh (npm test runs it through scripts/setup-test.sh). When the
  * tools are missing this test fails with that instruction; it never skips.
@@ -22,12 +22,14 @@ import { runExtensionSuite } from "./workbench-run.js";
 const API_KEY = "sk-test-SECRET-vscode-0123456789";
 const OUT = path.join(repoRoot, "test-output", "vscode");
 
-/** The model's side of the suite's task (see the suite for what each step checks). */
+/** The model's side of the suite's tasks, in the order the suite asks (see the suite for what each step checks). */
 const script: ModelServerScript = {
   apiKey: API_KEY,
   turns: [
     {
-      text: "I will update the greeting in hello.txt.",
+      // Markdown the chat renders as elements; its raw HTML must stay text.
+      text:
+        "I will **update** the greeting in `hello.txt`:\n\n```js\nconst greeting = \"hello, world\";\n```\n\n- one\n- two\n\n<img src=x onerror=alert(1)> <script>alert(2)</script>",
       toolCalls: [{ name: "replace_in_file", input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }],
       usage: { input: 100, output: 20 },
     },
@@ -35,13 +37,22 @@ const script: ModelServerScript = {
     { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated and notes added." } }], usage: { input: 200, output: 5 } },
     // After "Restore Chat" on the first message the task continues with the edited text.
     { text: "Politely done.", toolCalls: [{ name: "attempt_completion", input: { result: "Greeted politely." } }] },
+    // "Tidy up": a command with an escape sequence in it, rejected with feedback; the model answers the denial.
+    { text: "I'll clean the build folder.", toolCalls: [{ name: "execute_command", input: { command: "echo tidy\u001b[2K > /dev/null", requires_approval: true } }] },
+    { text: "Understood, I will not run it.", toolCalls: [{ name: "attempt_completion", input: { result: "Left the build folder alone." } }] },
+    // "Add a footer" with edits auto-approved from the chat.
+    { text: "Adding a footer.", toolCalls: [{ name: "write_to_file", input: { path: "footer.txt", content: "-- footer --\n" } }], usage: { input: 300, output: 10 } },
+    { text: "Footer added.", toolCalls: [{ name: "attempt_completion", input: { result: "footer.txt created." } }] },
+    // "Fail first": the scripted profile's request is refused; Retry with the backup model answers.
+    { status: 401, errorMessage: "invalid api key for this model" },
+    { text: "Answered by the backup model.", toolCalls: [{ name: "attempt_completion", input: { result: "Done with the backup." } }] },
     // A second task, for Delete All History → Delete Everything.
     { text: "Hi.", toolCalls: [{ name: "attempt_completion", input: { result: "Said hi." } }] },
     // Cancel in the chat while the model streams, then Resume.
     { text: "Thinking very slowly about it", textChunkChars: 4, interrupt: { afterFrames: 3, mode: "stall" } },
     { text: "Back.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after cancel." } }] },
-    // The core is killed while the model streams: the task reopens interrupted, Resume finishes it.
-    { text: "Slow thoughts again", textChunkChars: 4, interrupt: { afterFrames: 3, mode: "stall" } },
+    // The core is killed while a command runs: the task reopens interrupted, Resume finishes it.
+    { text: "Running the long job.", toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }] },
     { text: "Resumed.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after resume." } }] },
     { text: "Spare." },
   ],
@@ -53,7 +64,7 @@ afterAll(async () => {
 });
 
 describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
-  it("runs the extension's end-to-end suite in the extension host", { timeout: 600_000 }, async () => {
+  it("runs the extension's end-to-end suite in the extension host", { timeout: 1_200_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-e2e-");
     const workspace = path.join(roots.base, "project");
     fs.mkdirSync(path.join(workspace, "src"), { recursive: true });
@@ -70,12 +81,15 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       env: roots.env,
       outDir: OUT,
       extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
+      timeoutMs: 1_080_000,
     });
 
-    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(20);
+    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(28);
     expect(run.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.split("\n")[0]}`)).toEqual([]);
     expect(run.exitCode).toBe(0);
-    expect(fs.existsSync(path.join(OUT, "chat-mid-task.png"))).toBe(true);
+    for (const view of ["welcome", "no-model", "model-form", "approval", "completed", "command-approval", "denied", "auto-approve", "history", "history-confirm", "failed", "interrupted"]) {
+      for (const theme of ["light", "dark"]) expect(fs.existsSync(path.join(OUT, `${view}-${theme}.png`)), `${view}-${theme}.png`).toBe(true);
+    }
     // Restore Chat sent the edited text to the model.
     const bodies = (await model.requests()).map((r) => JSON.stringify(r.body));
     expect(bodies.some((b) => b.includes("Greet the world politely"))).toBe(true);
@@ -89,6 +103,25 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       ["the home folder as workspace: the chat header says checkpoints cannot be used there", true, undefined],
     ]);
     expect(run.exitCode).toBe(0);
+    fs.rmSync(roots.base, { recursive: true, force: true });
+  });
+
+  it("reports a core that cannot start once, with Open Settings on the Remote tab, and clears it when the setting is fixed", { timeout: 400_000 }, async () => {
+    const roots = makeTestRoots("dline-vscode-core-problem-");
+    const workspace = path.join(roots.base, "project");
+    fs.mkdirSync(workspace, { recursive: true });
+    // A "core" that fails as a broken install does: it says something on stderr and exits.
+    const broken = path.join(roots.base, "broken-dline-core");
+    fs.writeFileSync(broken, "#!/bin/sh\necho 'broken install' >&2\nexit 3\n", { mode: 0o755 });
+    const out = path.join(OUT, "..", "vscode-core-problem");
+    const run = await runExtensionSuite({ suite: "core-problem", base: roots.base, workspace, env: roots.env, outDir: out, machineSettings: { "dline.corePath": broken } });
+    expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+      ["a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat", true, undefined],
+      ["Open Settings opens the Remote settings on dline.corePath", true, undefined],
+      ["naming a working core in the setting brings it back and clears the failure", true, undefined],
+    ]);
+    expect(run.exitCode).toBe(0);
+    console.log(`the failing core was reported ${JSON.parse(fs.readFileSync(path.join(out, "report-delay.json"), "utf8")).fromActivationMs} ms after activation`);
     fs.rmSync(roots.base, { recursive: true, force: true });
   });
 });

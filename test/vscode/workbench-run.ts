@@ -1,17 +1,22 @@
 /**
  * Runs one extension test suite (adapters/vscode/src/test, chosen by DLINE_E2E_SUITE) in a
- * real VS Code: code-server + headless Chromium, the extension loaded as the extension under
- * development. Serves the suite's UI requests (src/test/ui-bridge.ts) while it runs, and
- * returns its per-test results and exit code. Stops everything it started.
+ * real VS Code: code-server + headless Chromium, with Dline installed from its VSIX (made by
+ * the release script) as a person installs it; a small driver extension (test/vscode/driver)
+ * is the extension under development only so that VS Code runs the suite. Serves the suite's
+ * UI requests (src/test/ui-bridge.ts) while it runs, and returns its per-test results and exit
+ * code. Stops everything it started.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Page } from "playwright-core";
-import { assertBinaryBuilt, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
+import { assertBinaryBuilt, repoRoot } from "../helpers/sidecar.js";
 import { assertToolsInstalled, openWorkbench, startCodeServer, webviewFrames, workbenchUrl } from "./code-server.js";
+import { installVsix, testVsix } from "./vsix.js";
 
 export const EXTENSION = path.join(repoRoot, "adapters", "vscode");
+/** The extension under development: nothing but the way to run the suite. */
+const DRIVER = path.join(repoRoot, "test", "vscode", "driver");
 
 export interface SuiteResult {
   name: string;
@@ -47,20 +52,32 @@ export async function runExtensionSuite(options: {
   outDir: string;
   extraEnv?: Record<string, string>;
   timeoutMs?: number;
+  userSettings?: Record<string, unknown>;
+  machineSettings?: Record<string, unknown>;
 }): Promise<SuiteRun> {
   assertToolsInstalled();
   assertBinaryBuilt();
   buildExtension();
+  const vsix = testVsix();
   fs.rmSync(options.outDir, { recursive: true, force: true });
   fs.mkdirSync(options.outDir, { recursive: true });
   const stops: (() => Promise<unknown>)[] = [];
   try {
+    const installed = installVsix(vsix, {
+      extensionsDir: path.join(options.base, "vscode-extensions"),
+      userDataDir: path.join(options.base, "vscode-user-data"),
+      env: options.env,
+    });
+    const { DLINE_CORE: _notUsed, ...env } = options.env;
     const server = await startCodeServer({
       base: options.base,
       workspace: options.workspace,
+      userSettings: options.userSettings,
+      machineSettings: options.machineSettings,
       env: {
-        ...options.env,
-        DLINE_CORE: sidecarBinary,
+        // No DLINE_CORE: the installed extension runs the sidecar its VSIX carries.
+        ...env,
+        DLINE_E2E_INSTALLED: installed,
         DLINE_E2E_SUITE: options.suite,
         DLINE_E2E_OUT: options.outDir,
         DLINE_E2E_USER_DATA: path.join(options.base, "vscode-user-data"),
@@ -71,7 +88,7 @@ export async function runExtensionSuite(options: {
       await server.stop();
       fs.copyFileSync(server.logFile, path.join(options.outDir, path.basename(server.logFile)));
     });
-    const url = workbenchUrl(server.url, options.workspace, EXTENSION, path.join(EXTENSION, "out", "test", "index.js"));
+    const url = workbenchUrl(server.url, options.workspace, DRIVER, path.join(EXTENSION, "out", "test", "index.js"));
     const bench = await openWorkbench(url, path.join(options.outDir, "browser-console.log"));
     stops.push(() => bench.browser.close());
     const served = serveUiRequests(bench.page, options.outDir);
@@ -100,6 +117,8 @@ interface UiRequest {
   press?: string;
   width?: number;
   frame?: "webview" | "main";
+  /** evaluate: a JavaScript expression run in the frame (the chat's document for "webview"); its JSON value is the answer. */
+  expression?: string;
 }
 
 /** Answers the suite's UI requests (files ui-request-<n>.json in outDir) until stopped. */
@@ -165,6 +184,17 @@ async function perform(page: Page, request: UiRequest, outDir: string): Promise<
       await page.mouse.up();
       return [];
     }
+    case "evaluate": {
+      // The chat's document is the webview frame that holds #chat-screen.
+      for (const frame of framesFor(page, request)) {
+        const has = request.frame !== "webview" || (await frame.evaluate("Boolean(document.getElementById(\"chat-screen\"))").catch(() => false));
+        if (has) return [JSON.stringify(await frame.evaluate(request.expression!))];
+      }
+      throw new Error("no frame with the chat's document");
+    }
+    case "press":
+      await page.keyboard.press(request.press!);
+      return [];
     case "texts": {
       const texts: string[] = [];
       for (const frame of framesFor(page, request)) texts.push(...(await frame.locator(request.selector!).allInnerTexts().catch(() => [])));

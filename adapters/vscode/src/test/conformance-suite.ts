@@ -84,7 +84,7 @@ export function defineConformanceSuite(suite: TestSuite, outDir: string): void {
       const api = await activateDline();
       const taskId = required("DLINE_CONFORMANCE_TASK");
       await waitFor("the task in history", async () => (await api.history.list()).some((t) => t.id === taskId));
-      await vscode.commands.executeCommand("dline.history.delete", taskId);
+      await vscode.commands.executeCommand("dline.history.delete", taskId, "confirmed");
       await waitFor("the task gone from history", async () => !(await api.history.list()).some((t) => t.id === taskId));
       fs.writeFileSync(resultFile, JSON.stringify({ deleted: taskId }));
     });

@@ -1,12 +1,14 @@
 /**
- * The end-to-end suite, run inside a real VS Code extension host (code-server, loaded through
- * the workbench's extensionTestsPath). It drives the extension the way a person does (commands,
- * the chat webview, quick picks) against the real sidecar and the scripted model server that
- * test/vscode/e2e.test.ts started, and checks the files on disk and what the core stored.
+ * The end-to-end suite, run inside a real VS Code extension host (code-server, the suite loaded
+ * through the workbench's extensionTestsPath) with Dline installed from its VSIX. It drives the
+ * extension the way a person does (the chat webview, commands, quick picks, the diff editor's
+ * title bar) against the sidecar the VSIX carries and the scripted model server that
+ * test/vscode/e2e.test.ts started, checks the files on disk and what the core stored, and saves
+ * screenshots of each view in the light and the dark theme.
  *
  * Environment (set by the harness): DLINE_E2E_OUT (output folder), DLINE_E2E_MODEL_URL,
- * DLINE_E2E_API_KEY, DLINE_E2E_USER_DATA, and the isolated DLINE_DIR / DLINE_HOME_DIR /
- * DLINE_DOCS_DIR / HOME.
+ * DLINE_E2E_API_KEY, DLINE_E2E_USER_DATA, DLINE_E2E_INSTALLED, and the isolated DLINE_DIR /
+ * DLINE_HOME_DIR / DLINE_DOCS_DIR / HOME.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -14,141 +16,47 @@ import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { SettingsScope, ToggleScope, ToggleState } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import { clineHomeData, writeLegacyTask } from "../../../../test/import/fixtures.js";
-import type { DlineApi } from "../api.js";
 import type { ShownDiff } from "../checkpoints/diff-presenter.js";
-import { activateDline, allTabs, modelRequests, processExists, required, waitForGeneration, waitForTab } from "./helpers.js";
+import { defineChatFlowTests } from "./chat-flows-suite.js";
+import { E2eContext, PROFILE_ID } from "./e2e-context.js";
+import { defineFirstRunTests } from "./first-run-suite.js";
+import { activateDline, modelRequests, processExists, required, waitForGeneration, waitForTab } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
-const PROFILE_ID = "scripted";
-
 export function defineE2eSuite(suite: TestSuite, outDir: string): void {
-  const ui = new UiBridge(outDir);
-  const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+  const e2e = new E2eContext(outDir);
+  const ui = e2e.ui;
+  const workspace = e2e.workspace;
   const file = (name: string) => path.join(workspace, name);
-  let api: DlineApi;
-  let taskId = "";
-  let baselineId = "";
 
-  suite.test("activates on its view and starts the core with the workspace folder", async () => {
-    api = await activateDline();
-    const clients = await api.clients();
-    const health = await clients.system.health({});
-    assertEqual(health.status, "ok", "health status");
-    const pid = api.corePid();
-    assert(pid && pid === health.pid, `core pid ${pid} vs health pid ${health.pid}`);
-    process.kill(pid, 0); // the process exists
-    const init = await clients.system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
-    assert(init.dataRoot.startsWith(required("DLINE_DIR")), `data root ${init.dataRoot} is not under DLINE_DIR`);
-    // The sidecar runs in the workspace folder.
-    assertEqual(fs.realpathSync(fs.readlinkSync(`/proc/${pid}/cwd`)), fs.realpathSync(workspace), "core working directory");
-  });
-
-  suite.test("migrates the extension's ExtensionContext state once (ImportHostState marker)", async () => {
-    const clients = await api.clients();
-    const init = await clients.system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
-    const globalState = path.join(init.dataRoot, "globalState.json");
-    const state = await waitFor("globalState.json with the vscode migration marker", () => {
-      if (!fs.existsSync(globalState)) return undefined;
-      const json = JSON.parse(fs.readFileSync(globalState, "utf8")) as Record<string, unknown>;
-      return json.__vscodeMigrationVersion !== undefined && json;
-    });
-    assertEqual(state.__vscodeMigrationVersion, 1, "__vscodeMigrationVersion");
-    const again = await clients.settings.importHostState({ host: "vscode", globalState: {}, workspaces: [], secrets: {} });
-    assert(again.alreadyMigrated, "a second import must report already_migrated");
-  });
-
-  // Before "mirrors settings" sets a default profile that does not exist yet (another refusal).
-  suite.test("without a model, a task typed in the chat is refused with the no-model reason and stays in the input", async () => {
-    const input = async () => (await ui.request({ action: "values", selector: "#input", frame: "webview" }))[0];
-    await waitFor("the chat webview's input", async () => (await input()) !== undefined);
-    await ui.request({ action: "fill", selector: "#input", value: "Plan my day, carefully", press: "Enter", frame: "webview" });
-    const unsent = await waitFor("the refusal", () => api.chat.state().unsent);
-    assertEqual(unsent.reason, "ERROR_REASON_NO_MODEL", "the refusal's reason");
-    await waitFor("the prompt back in the input", async () => (await input()) === "Plan my day, carefully");
-    assertEqual(api.chat.state().taskId, undefined, "no task was created");
-    await ui.request({ action: "fill", selector: "#input", value: "", frame: "webview" });
-  });
-
-  suite.test("mirrors settings both ways (core files are the truth)", async () => {
-    const clients = await api.clients();
-    await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: PROFILE_ID } });
-    await waitFor("dline.defaultProfile to mirror the core", () => vscode.workspace.getConfiguration("dline").get("defaultProfile") === PROFILE_ID);
-    await vscode.workspace.getConfiguration("dline").update("autoApproval.maxRequests", 33, vscode.ConfigurationTarget.Global);
-    await waitFor("the core's autoApprovalSettings.maxRequests to follow VS Code", async () => {
-      const settings = (await clients.settings.getSettings({ scope: SettingsScope.GLOBAL })).settings as Record<string, any>;
-      return settings?.autoApprovalSettings?.maxRequests === 33;
-    });
-  });
-
-  suite.test("runs a task: streamed text, approvals from the webview button and the command, file changed on disk", async () => {
-    const clients = await api.clients();
-    await clients.settings.upsertProfile({
-      profile: { id: PROFILE_ID, name: "scripted", provider: "openai", baseUrl: required("DLINE_E2E_MODEL_URL"), model: "scripted-model", contextWindow: 100_000n },
-    });
-    await clients.settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: required("DLINE_E2E_API_KEY") });
-
-    taskId = (await vscode.commands.executeCommand<string>("dline.newTask", "Greet the world", PROFILE_ID)) ?? "";
-    assert(taskId, "dline.newTask returned no task id");
-    const firstAsk = await waitFor("the first approval", () => api.chat.state().pendingAsk);
-    assertEqual(firstAsk.kind, "tool", "first ask kind");
-    assertEqual(firstAsk.tool, "replace_in_file", "first ask tool");
-    // Mid-task: the chat shows the streamed text and the approval buttons.
-    await waitFor("the streamed assistant text", () =>
-      api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.includes("update the greeting")),
-    );
-    // The webview draws the ask once it has loaded; then the screenshot shows the chat mid-task.
-    await waitFor("the Approve button in the chat webview", async () =>
-      (await ui.request({ action: "texts", selector: 'button[data-action="approve"]', frame: "webview" })).length > 0,
-    );
-    await ui.request({ action: "widenSidebar", width: 520 });
-    await ui.request({ action: "screenshot", name: "chat-mid-task" });
-    await ui.request({ action: "click", selector: 'button[data-action="approve"]', frame: "webview" });
-    await waitFor("hello.txt edited", () => fs.readFileSync(file("hello.txt"), "utf8") === "hello, world\n");
-
-    const secondAsk = await waitFor("the second approval", () => {
-      const ask = api.chat.state().pendingAsk;
-      return ask && ask.askId !== firstAsk.askId && ask;
-    });
-    assertEqual(secondAsk.tool, "write_to_file", "second ask tool");
-    await vscode.commands.executeCommand("dline.approve");
-    await waitFor("the task to complete", () => api.chat.state().status === "completed", 45_000);
-    assertEqual(fs.readFileSync(file("notes.md"), "utf8"), "# Notes\ncreated by dline\n", "notes.md");
-    const state = api.chat.state();
-    fs.writeFileSync(path.join(outDir, "chat-state-after-task.json"), JSON.stringify(state, null, 2));
-    assert(
-      state.items.some((i) => (i.type === "tool" || (i.type === "message" && i.toolCallId)) && i.tool === "replace_in_file" && i.ok === true),
-      "the replace_in_file tool is shown as done",
-    );
-    assert(state.items.some((i) => i.type === "message" && i.kind === "completion"), "the completion is shown");
-    await waitFor("checkpoints listed in the chat", () => api.chat.state().checkpoints.length >= 2);
-  });
+  defineFirstRunTests(suite, e2e);
 
   suite.test("history lists the task; search and favourite work", async () => {
-    const listed = await waitFor("the task in history", async () => (await api.history.list()).find((t) => t.id === taskId));
+    const listed = await waitFor("the task in history", async () => (await e2e.api.history.list()).find((t) => t.id === e2e.taskId));
     assertEqual(listed.title, "Greet the world", "history title");
     await vscode.commands.executeCommand("dline.history.search", "zebra-no-such-task");
-    assertEqual((await api.history.list()).length, 0, "tasks matching a search that matches nothing");
+    assertEqual((await e2e.api.history.list()).length, 0, "tasks matching a search that matches nothing");
     await vscode.commands.executeCommand("dline.history.search", "greet");
-    assertEqual((await api.history.list()).map((t) => t.id), [taskId], "tasks matching 'greet'");
+    assertEqual((await e2e.api.history.list()).map((t) => t.id), [e2e.taskId], "tasks matching 'greet'");
     await vscode.commands.executeCommand("dline.history.clearSearch");
-    await vscode.commands.executeCommand("dline.history.toggleFavorite", taskId);
-    await waitFor("the favourite flag", async () => (await api.history.list()).find((t) => t.id === taskId)?.favorite === true);
+    await vscode.commands.executeCommand("dline.history.toggleFavorite", e2e.taskId);
+    await waitFor("the favourite flag", async () => (await e2e.api.history.list()).find((t) => t.id === e2e.taskId)?.favorite === true);
   });
 
   suite.test('Compare opens the native diff "Changes since snapshot" with the checkpoint on the left', async () => {
-    const clients = await api.clients();
-    const checkpoints = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+    const clients = await e2e.api.clients();
+    const checkpoints = (await clients.checkpoints.listCheckpoints({ taskId: e2e.taskId })).checkpoints;
     const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE);
     assert(baseline, `no baseline checkpoint among ${checkpoints.map((c) => CheckpointKind[c.kind]).join(", ")}`);
-    baselineId = baseline.id;
+    e2e.baselineId = baseline.id;
     // From the chat: the Compare button of the first turn's marker (shown on hover).
     const firstTurn = checkpoints.find((c) => c.kind === CheckpointKind.TURN);
     assert(firstTurn, "no turn checkpoint");
     await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${firstTurn.id}"] button[data-action="compare"]`, frame: "webview" });
     await waitForTab("Changes since snapshot");
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
-    const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", baselineId)) ?? [];
+    const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", e2e.baselineId)) ?? [];
     assertEqual(shown.map((d) => d.path).sort(), ["hello.txt", "notes.md"], "compared paths");
     const hello = shown.find((d) => d.path === "hello.txt")!;
     assertEqual(hello.original.scheme, "dline-checkpoint", "left side scheme");
@@ -172,9 +80,9 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
   });
 
   suite.test("Restore through the menu: More options → Restore Files Only reverts the files, keeps the chat", async () => {
-    const itemsBefore = api.chat.state().items.length;
+    const itemsBefore = e2e.api.chat.state().items.length;
     // The Restore button of the baseline's marker (after the first message) opens the menu.
-    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${baselineId}"] button[data-action="restore"]`, frame: "webview" });
+    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${e2e.baselineId}"] button[data-action="restore"]`, frame: "webview" });
     const rows = ".quick-input-widget .monaco-list-row";
     const first = await waitFor("the restore menu", async () => {
       const texts = await ui.request({ action: "texts", selector: rows, frame: "main" });
@@ -192,13 +100,13 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     await waitFor("hello.txt restored", () => fs.readFileSync(file("hello.txt"), "utf8") === "hello\n");
     // The restore writes hello.txt and deletes notes.md one after the other: wait for both.
     await waitFor("notes.md (created after the checkpoint) deleted", () => !fs.existsSync(file("notes.md")), 5_000);
-    assertEqual(api.chat.state().items.length, itemsBefore, "chat items after a files-only restore");
-    await waitFor("the marker to read restored", () => api.chat.state().checkpoints.find((c) => c.id === baselineId)?.restored === true);
+    assertEqual(e2e.api.chat.state().items.length, itemsBefore, "chat items after a files-only restore");
+    await waitFor("the marker to read restored", () => e2e.api.chat.state().checkpoints.find((c) => c.id === e2e.baselineId)?.restored === true);
     await waitFor("the chat to show Checkpoint (restored)", async () =>
-      (await ui.request({ action: "texts", selector: `.checkpoint[data-checkpoint-id="${baselineId}"] .checkpoint-label`, frame: "webview" })).includes("Checkpoint (restored)"),
+      (await ui.request({ action: "texts", selector: `.checkpoint[data-checkpoint-id="${e2e.baselineId}"] .checkpoint-label`, frame: "webview" })).includes("Checkpoint (restored)"),
     );
     // Restore Files Only is now disabled: the More options menu no longer offers it.
-    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${baselineId}"] button[data-action="restore"]`, frame: "webview" });
+    await ui.request({ action: "click", selector: `.checkpoint[data-checkpoint-id="${e2e.baselineId}"] button[data-action="restore"]`, frame: "webview" });
     await waitFor("the restore menu", async () => (await ui.request({ action: "texts", selector: rows, frame: "main" })).some((t) => t.includes("More options")));
     await ui.request({ action: "click", selector: rows, text: "More options", frame: "main" });
     const after = await waitFor("the More options menu", async () => {
@@ -210,31 +118,34 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
   });
 
   suite.test("editing the first message with Restore Chat continues the task with the new text", async () => {
-    const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
+    const first = e2e.api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
     assert(first && first.type === "message", "the first user message");
     // In the chat: click the message, change the text, press Restore Chat.
     await ui.request({ action: "click", selector: `.message.user[data-message-id="${first.id}"]`, frame: "webview" });
     await ui.request({ action: "fill", selector: ".edit-box textarea", value: "Greet the world politely", frame: "webview" });
     const buttons = await ui.request({ action: "texts", selector: ".edit-box button", frame: "webview" });
-    assertEqual(buttons, ["Restore Chat", "Restore All"], "edit buttons");
+    assertEqual(buttons, ["Restore Chat", "Restore All", "Cancel"], "edit buttons");
     await ui.request({ action: "click", selector: ".edit-box button", text: "Restore Chat", frame: "webview" });
     await waitFor("the edited text in the chat", () =>
-      api.chat.state().items.some((i) => i.type === "message" && i.role === "user" && i.text === "Greet the world politely"),
+      e2e.api.chat.state().items.some((i) => i.type === "message" && i.role === "user" && i.text === "Greet the world politely"),
     );
     // The model's next turn (the script's "Greeted politely.") answers the edited text.
     await waitFor("the continued task to complete", () =>
-      api.chat.state().status === "completed" && api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Greeted politely")),
+      e2e.api.chat.state().status === "completed" && e2e.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Greeted politely")),
     45_000);
-    assert(!api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Greeting updated and notes added")), "the rewound completion is gone");
+    assert(!e2e.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Greeting updated and notes added")), "the rewound completion is gone");
   });
+
+
+  defineChatFlowTests(suite, e2e);
 
   suite.test("Delete All Except Favorites keeps the favourite; deleting it removes it from history", async () => {
     const kept = (await vscode.commands.executeCommand<string[]>("dline.history.deleteAll", "exceptFavorites")) ?? [];
-    assert(!kept.includes(taskId), "the favourite task was deleted by Delete All Except Favorites");
-    assert((await api.history.list()).some((t) => t.id === taskId), "the favourite is still listed");
-    await vscode.commands.executeCommand("dline.history.delete", taskId);
-    await waitFor("the task gone from history", async () => !(await api.history.list()).some((t) => t.id === taskId));
-    assertEqual(api.chat.state().taskId, undefined, "the chat of a deleted task is closed");
+    assert(!kept.includes(e2e.taskId), "the favourite task was deleted by Delete All Except Favorites");
+    assert((await e2e.api.history.list()).some((t) => t.id === e2e.taskId), "the favourite is still listed");
+    await vscode.commands.executeCommand("dline.history.delete", e2e.taskId, "confirmed");
+    await waitFor("the task gone from history", async () => !(await e2e.api.history.list()).some((t) => t.id === e2e.taskId));
+    assertEqual(e2e.api.chat.state().taskId, undefined, "the chat of a deleted task is closed");
   });
 
   suite.test("Set API Key takes the key in a password box and stores it in the core, not in VS Code", async () => {
@@ -242,35 +153,35 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     const setting = vscode.commands.executeCommand("dline.setApiKey", PROFILE_ID);
     await ui.request({ action: "fill", selector: ".quick-input-widget .quick-input-box input", value: key, press: "Enter", frame: "main" });
     await setting;
-    const profile = (await (await api.clients()).settings.listProfiles({})).profiles.find((p) => p.id === PROFILE_ID);
+    const profile = (await (await e2e.api.clients()).settings.listProfiles({})).profiles.find((p) => p.id === PROFILE_ID);
     assert(profile?.secretsSet.includes("api_key"), "the profile's api_key is set");
     const userSettings = path.join(required("DLINE_E2E_USER_DATA"), "User", "settings.json");
     assert(!fs.readFileSync(userSettings, "utf8").includes(key), "the key must not reach VS Code's settings");
     // The scripted model checks the key: put the right one back.
-    await (await api.clients()).settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: required("DLINE_E2E_API_KEY") });
+    await (await e2e.api.clients()).settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: required("DLINE_E2E_API_KEY") });
   });
 
   suite.test('Delete All History → "Delete Everything" deletes every task and the checkpoints folder', async () => {
     const second = (await vscode.commands.executeCommand<string>("dline.newTask", "Say hi", PROFILE_ID)) ?? "";
     assert(second, "no second task");
-    await waitFor("the second task to complete", () => api.chat.state().taskId === second && api.chat.state().status === "completed", 45_000);
-    const init = await (await api.clients()).system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
+    await waitFor("the second task to complete", () => e2e.api.chat.state().taskId === second && e2e.api.chat.state().status === "completed", 45_000);
+    const init = await (await e2e.api.clients()).system.initialize({ clientName: "e2e", workspaceRoots: [workspace] });
     const checkpointsDir = path.join(init.documentsRoot, "checkpoints");
     assert(fs.existsSync(checkpointsDir), `${checkpointsDir} exists before the deletion`);
     // The command asks with a modal dialog, but VS Code refuses modal dialogs while extension
     // tests run ("refused to show dialog in tests"): that path is checked to delete nothing,
     // then the choice is passed as the command's argument, as a keybinding would.
     assertEqual(await vscode.commands.executeCommand<string[]>("dline.history.deleteAll"), undefined, "a refused dialog deletes nothing");
-    assert((await api.history.list()).some((t) => t.id === second), "the task is still there after a dismissed dialog");
+    assert((await e2e.api.history.list()).some((t) => t.id === second), "the task is still there after a dismissed dialog");
     const deleting = vscode.commands.executeCommand<string[]>("dline.history.deleteAll", "everything");
     const deleted = (await deleting) ?? [];
     assert(deleted.includes(second), `deleted ${JSON.stringify(deleted)}`);
-    assertEqual((await api.history.list()).length, 0, "tasks left in history");
+    assertEqual((await e2e.api.history.list()).length, 0, "tasks left in history");
     await waitFor("the checkpoints folder removed", () => !fs.existsSync(checkpointsDir));
   });
 
   suite.test("Restart Core stops the core gracefully (stdin closed) and starts a new one", async () => {
-    const pid = api.corePid();
+    const pid = e2e.api.corePid();
     assert(pid, "no core pid");
     const newPid = await vscode.commands.executeCommand<number>("dline.restartCore");
     assert(newPid && newPid !== pid, `restarted pid ${newPid} vs ${pid}`);
@@ -282,48 +193,53 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Think slowly", PROFILE_ID)) ?? "";
     assert(id, "no task");
     await waitFor("the model to be streaming", async () => (await modelRequests()) > before);
-    await waitFor("the streamed text", () => api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.startsWith("Thin")));
-    fs.writeFileSync(path.join(outDir, "chat-state-before-cancel.json"), JSON.stringify(api.chat.state(), null, 2));
+    await waitFor("the streamed text", () => e2e.api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.startsWith("Thin")));
+    fs.writeFileSync(path.join(outDir, "chat-state-before-cancel.json"), JSON.stringify(e2e.api.chat.state(), null, 2));
     await ui.request({ action: "screenshot", name: "before-cancel" });
     await ui.request({ action: "click", selector: "#cancel", frame: "webview" });
-    await waitFor("the task to be cancelled", () => api.chat.state().status === "cancelled");
+    await waitFor("the task to be cancelled", () => e2e.api.chat.state().status === "cancelled");
     await ui.request({ action: "click", selector: "#resume", frame: "webview" });
     await waitFor("the resumed task to complete", () =>
-      api.chat.state().status === "completed" && api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Finished after cancel")),
+      e2e.api.chat.state().status === "completed" && e2e.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Finished after cancel")),
     45_000);
   });
 
-  suite.test("a task running when the core is killed: the core restarts, the chat reopens it interrupted, Resume finishes it", async () => {
-    const before = await modelRequests();
-    const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Think slowly again", PROFILE_ID)) ?? "";
+  suite.test("a command running when the core is killed: the core restarts, the chat reopens the task interrupted with the call Interrupted, Resume finishes it", async () => {
+    const clients = await e2e.api.clients();
+    await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: { enabled: true, readFiles: false, editFiles: true, executeSafeCommands: true, executeAllCommands: true, useMcp: false, maxRequests: 20 } } });
+    const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Run the long job", PROFILE_ID)) ?? "";
     assert(id, "no task");
-    await waitFor("the model to be streaming", async () => (await modelRequests()) > before);
-    await waitFor("the streamed text", () => api.chat.state().items.some((i) => i.type === "message" && i.role === "assistant" && i.text.startsWith("Slow")));
-    const pid = api.corePid();
-    const generation = api.coreGeneration();
+    await waitFor("the command running", () =>
+      e2e.api.chat.state().items.some((i) => i.type === "message" && i.toolCall?.tool === "execute_command" && i.toolCall.status === "running"),
+    45_000);
+    const pid = e2e.api.corePid();
+    const generation = e2e.api.coreGeneration();
     assert(pid, "no core pid");
     process.kill(pid, "SIGKILL");
-    await waitForGeneration(api, generation, 30_000);
-    await waitFor("the chat to show the task interrupted", () => api.chat.state().taskId === id && api.chat.state().status === "interrupted").catch((err) => {
-      fs.writeFileSync(path.join(outDir, "chat-state-after-crash.json"), JSON.stringify(api.chat.state(), null, 2));
+    await waitForGeneration(e2e.api, generation, 30_000);
+    await waitFor("the chat to show the task interrupted", () => e2e.api.chat.state().taskId === id && e2e.api.chat.state().status === "interrupted").catch((err) => {
+      fs.writeFileSync(path.join(outDir, "chat-state-after-crash.json"), JSON.stringify(e2e.api.chat.state(), null, 2));
       throw err;
     });
+    const rows = await e2e.chat.waitFor("the command row interrupted", '.tool-row[data-tool="execute_command"][data-status="interrupted"]', "Interrupted");
+    assert(rows.some((r) => r.includes("sleep 30")), `the interrupted row: ${JSON.stringify(rows)}`);
+    await e2e.chat.screenshots("interrupted");
     await ui.request({ action: "click", selector: "#resume", frame: "webview" });
     await waitFor("the resumed task to complete", () =>
-      api.chat.state().status === "completed" && api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Finished after resume")),
+      e2e.api.chat.state().status === "completed" && e2e.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Finished after resume")),
     45_000);
-  });
+  }, 150_000);
 
   suite.test("restarts the core after it is killed", async () => {
-    const pid = api.corePid();
-    const generation = api.coreGeneration();
+    const pid = e2e.api.corePid();
+    const generation = e2e.api.coreGeneration();
     assert(pid, "no core pid");
     process.kill(pid, "SIGKILL");
-    const next = await waitForGeneration(api, generation, 30_000);
+    const next = await waitForGeneration(e2e.api, generation, 30_000);
     assert(next > generation, "generation did not increase");
-    const newPid = api.corePid();
+    const newPid = e2e.api.corePid();
     assert(newPid && newPid !== pid, `new pid ${newPid} vs killed ${pid}`);
-    const health = await (await api.clients()).system.health({});
+    const health = await (await e2e.api.clients()).system.health({});
     assertEqual(health.pid, newPid, "health answers from the new core");
   });
 
@@ -359,7 +275,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       return texts.some((t) => t.includes("Import 1 task")) && texts;
     });
     assert(dryRun.some((t) => t.includes("Port the parser from Cline") && t.includes("would be imported")), `dry run: ${JSON.stringify(dryRun)}`);
-    const clients = await api.clients();
+    const clients = await e2e.api.clients();
     assert(!(await clients.history.listTasks({ query: "", pageSize: 200, pageToken: "" })).tasks.some((t) => t.title.includes("Port the parser")), "the dry run wrote nothing");
     await ui.request({ action: "click", selector: rows, text: "Import 1 task", frame: "main" });
     const response = await importing;
@@ -368,7 +284,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     const tasks = (await clients.history.listTasks({ query: "", pageSize: 200, pageToken: "" })).tasks;
     const imported = tasks.find((t) => t.id === response.results[0]!.taskId);
     assert(imported && imported.title.includes("Port the parser from Cline"), `ListTasks: ${JSON.stringify(tasks.map((t) => [t.id, t.title]))}`);
-    await waitFor("the imported task in the history view", async () => (await api.history.list()).some((t) => t.id === imported.id));
+    await waitFor("the imported task in the history view", async () => (await e2e.api.history.list()).some((t) => t.id === imported.id));
   }, 30_000);
 
   suite.test("Capabilities view: a workspace rule is listed; toggling it off in the workspace disables it", async () => {
@@ -380,7 +296,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     await waitFor("the rule in the Capabilities view", async () =>
       (await ui.request({ action: "texts", selector: treeRows, frame: "main" })).some((t) => t.includes("e2e-style") && t.includes("enabled")),
     );
-    const rule = (await api.capabilities.list()).find((c) => c.kind === "rules" && c.resource.includes("e2e-style"));
+    const rule = (await e2e.api.capabilities.list()).find((c) => c.kind === "rules" && c.resource.includes("e2e-style"));
     assert(rule && rule.enabled, `the rule is listed and enabled: ${JSON.stringify(rule?.name)}`);
     // What the view's context menu passes: the tree node.
     const toggling = vscode.commands.executeCommand("dline.capabilities.toggle", { type: "capability", capability: rule });
@@ -394,7 +310,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     assert(choices[2]!.includes("current"), `Inherit is marked as the current workspace state: ${JSON.stringify(choices)}`);
     await ui.request({ action: "click", selector: rows, text: "Disabled", frame: "main" });
     await toggling;
-    const clients = await api.clients();
+    const clients = await e2e.api.clients();
     const after = (await clients.settings.listCapabilities({ workspaceRoot: workspace })).capabilities.find((c) => c.kind === "rules" && c.resource === rule.resource);
     assert(after, "the rule after the toggle");
     assertEqual([after.enabled, after.toggle?.workspace, after.toggle?.decidedBy], [false, ToggleState.DISABLED, ToggleScope.WORKSPACE], "enabled, workspace toggle, decided by");
@@ -412,7 +328,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       waitFor(what, async () => check(await ui.request({ action: "texts", selector: treeRows, frame: "main" })));
     const hookRow = (texts: string[]) => texts.find((t) => t.includes("UserPromptSubmit")) ?? "";
     await rowsShow("the hook untrusted and the trust row", (texts) => hookRow(texts).includes("untrusted") && texts.some((t) => t.includes("Workspace not trusted")));
-    const clients = await api.clients();
+    const clients = await e2e.api.clients();
     // Without a confirmation nothing is trusted (VS Code refuses modal dialogs while tests run).
     assertEqual(await vscode.commands.executeCommand("dline.capabilities.trust"), undefined, "a refused confirmation");
     assertEqual((await clients.settings.listCapabilities({ workspaceRoot: workspace })).workspaceTrusted, false, "trusted after a refused confirmation");

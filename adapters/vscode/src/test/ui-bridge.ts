@@ -14,7 +14,10 @@ export type UiRequest =
   | { action: "fill"; selector: string; value: string; press?: string; frame?: "webview" | "main" }
   | { action: "texts"; selector: string; frame?: "webview" | "main" }
   /** The values of form fields (a textarea's text as typed). */
-  | { action: "values"; selector: string; frame?: "webview" | "main" };
+  | { action: "values"; selector: string; frame?: "webview" | "main" }
+  /** Runs a JavaScript expression in the frame (the chat's document for "webview"): the answer is its JSON. */
+  | { action: "evaluate"; expression: string; frame?: "webview" | "main" }
+  | { action: "press"; press: string };
 
 export class UiBridge {
   private counter = 0;
@@ -30,5 +33,11 @@ export class UiBridge {
     const answer = await waitFor(`the harness to do ${JSON.stringify(req)}`, () => fs.existsSync(answerFile) && (JSON.parse(fs.readFileSync(answerFile, "utf8")) as { ok: boolean; error?: string; texts?: string[] }), timeoutMs);
     if (!answer.ok) throw new Error(`the harness could not do ${JSON.stringify(req)}: ${answer.error}`);
     return answer.texts ?? [];
+  }
+
+  /** The value of a JavaScript expression evaluated in the page (JSON round trip). */
+  async evaluate<T>(expression: string, frame: "webview" | "main" = "webview"): Promise<T> {
+    const [json] = await this.request({ action: "evaluate", expression, frame });
+    return JSON.parse(json) as T;
   }
 }
