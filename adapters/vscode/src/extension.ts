@@ -59,7 +59,10 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   const capabilities = new CapabilitiesTree(core, folders[0], log);
   const capabilitiesView = vscode.window.createTreeView("dline.capabilities", { treeDataProvider: capabilities, showCollapseAll: true });
   const problems = new CoreProblemReporter(() => channel.show());
-  history.onDidChangeTasks((ids) => void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`)));
+  history.onDidChangeTasks((ids) => {
+    void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`));
+    chatView.refreshHistory();
+  });
   settings.onDidChangeCore((values) => chat.preferences.fromGlobalSettings(values));
 
   let migrated = false;

@@ -113,7 +113,8 @@ export async function handleChatRequest(action: WebviewAction, deps: ChatRequest
   }
 }
 
-async function postHistory(deps: ChatRequestDeps): Promise<void> {
+/** Sends the chat's history screen the tasks matching its search. */
+export async function postHistory(deps: Pick<ChatRequestDeps, "supervisor" | "historyQuery" | "post">): Promise<void> {
   const query = deps.historyQuery.value;
   const { clients } = await deps.supervisor.ready();
   const page = await clients.history.listTasks({ query, pageSize: 200, pageToken: "" });

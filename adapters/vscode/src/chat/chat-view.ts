@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { ChatController } from "./chat-controller.js";
 import { bannerOf } from "./error-banner.js";
-import { handleChatRequest, type ChatRequestDeps } from "./chat-requests.js";
+import { handleChatRequest, postHistory, type ChatRequestDeps } from "./chat-requests.js";
 import type { Screen, WebviewRequest, WebviewUpdate } from "./chat-state.js";
 
 /**
@@ -14,6 +14,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   static readonly viewId = "dline.chat";
   private view: vscode.WebviewView | undefined;
   private pending: NodeJS.Timeout | undefined;
+  private historyRefresh: NodeJS.Timeout | undefined;
   /** A screen asked for before the view existed (History from the view's title bar). */
   private pendingScreen: Screen | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -51,6 +52,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (this.view) this.post({ type: "screen", screen });
       else this.pendingScreen = screen;
     }
+  }
+
+  /** The task list changed (a task ran, was imported or deleted elsewhere): the history screen follows. */
+  refreshHistory(): void {
+    // A running task changes its row often: one list per quarter second at most.
+    if (!this.view || this.historyRefresh) return;
+    this.historyRefresh = setTimeout(() => {
+      this.historyRefresh = undefined;
+      void postHistory({ ...this.requestDeps, post: (u) => this.post(u) }).catch((err) => this.controller.logWarning(`history: ${(err as Error).message}`));
+    }, 250);
   }
 
   private async handle(request: WebviewRequest): Promise<void> {
@@ -119,6 +130,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   dispose(): void {
     if (this.pending) clearTimeout(this.pending);
+    if (this.historyRefresh) clearTimeout(this.historyRefresh);
     for (const s of this.subscriptions) s.dispose();
   }
 }
