@@ -6,12 +6,14 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as vscode from "vscode";
 import { ChatUi } from "./chat-ui.js";
 import { activateDline, required } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
-const TOAST = ".notifications-toasts .notification-toast";
+// With the smoke-test driver VS Code shows no toasts: notifications are read in the notifications center.
+const NOTIFICATION = ".notifications-center .notification-list-item";
 const MESSAGE = "the core cannot start";
 
 export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
@@ -19,7 +21,10 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
   const chat = new ChatUi(ui);
   const userData = required("DLINE_E2E_USER_DATA");
   const machineSettings = path.join(userData, "Machine", "settings.json");
-  const toasts = async () => (await ui.request({ action: "texts", selector: TOAST, frame: "main" })).filter((t) => t.includes(MESSAGE));
+  const notifications = async () => {
+    await vscode.commands.executeCommand("notifications.showList");
+    return (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).filter((t) => t.includes(MESSAGE));
+  };
   /** The "Dline" output channel's log file, where the supervisor writes each restart. */
   const extensionLog = () => {
     const found: string[] = [];
@@ -37,7 +42,7 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
   suite.test("a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat", async () => {
     const activated = Date.now();
     const api = await activateDline();
-    await waitFor("the notification", async () => (await toasts()).length > 0, 30_000);
+    await waitFor("the notification", async () => (await notifications()).length > 0, 30_000);
     // A figure for the report (never asserted: the machine's load decides it).
     fs.writeFileSync(path.join(outDir, "report-delay.json"), JSON.stringify({ fromActivationMs: Date.now() - activated }));
     const restarts = (log: string) => [...log.matchAll(/restarting the core in \d+ ms \(attempt (\d+)\)/g)].map((m) => Number(m[1]));
@@ -46,7 +51,8 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
     await chat.waitFor("the chat's header", ".core-status.failed", "exited (3) before its handshake");
     // The restarts go on; the person is not told again.
     await waitFor("the third failed start", () => Math.max(0, ...restarts(extensionLog())) >= 3, 60_000);
-    assertEqual((await toasts()).length, 1, "notifications about the core");
+    assertEqual((await notifications()).length, 1, "notifications about the core");
+    await vscode.commands.executeCommand("notifications.hideList");
     assert(api.coreFailing(), "the extension knows the core cannot start");
     const status = await ui.request({ action: "texts", selector: ".statusbar-item", frame: "main" });
     assert(status.some((s) => s.includes("Dline core")), `status bar: ${JSON.stringify(status)}`);
@@ -71,7 +77,7 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
       return value !== null && value.titles.some((t) => t.includes("Core Path")) ? value : undefined;
     });
     assert(shown.tab.includes("Remote"), `the settings tab: ${JSON.stringify(shown)}`);
-    await ui.request({ action: "screenshot", name: "core-settings-remote-dark" });
+    await ui.request({ action: "screenshot", name: "core-settings-remote" });
   });
 
   suite.test("naming a working core in the setting brings it back and clears the failure", async () => {
