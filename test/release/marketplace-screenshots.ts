@@ -101,11 +101,8 @@ async function main() {
     stops.push(() => bench.browser.close());
     const page = bench.page;
     await page.setViewportSize({ width: 1280, height: 800 });
-    // The Dline view with the chat given the whole side bar, and the file being worked on.
+    // The Dline view (the chat fills the side bar), and the file being worked on.
     await page.locator('.activitybar [aria-label^="Dline"]').first().click({ timeout: 120_000 });
-    for (const view of ["History", "Capabilities"]) {
-      await page.locator(".sidebar .pane-header", { hasText: view }).first().click({ timeout: 60_000 });
-    }
     await page.keyboard.press("Control+P");
     await page.locator(".quick-input-widget input").waitFor({ timeout: 60_000 });
     await page.keyboard.type("greet.js");
@@ -134,8 +131,6 @@ async function main() {
     await compare.hover({ force: true });
     await compare.click();
     await page.getByText("Changes since snapshot").first().waitFor({ timeout: 60_000 });
-    // The history of tasks, below the chat.
-    await page.locator(".sidebar .pane-header", { hasText: "History" }).first().click();
     await new Promise((r) => setTimeout(r, 1500)); // the diff editor lays out its content
     await page.screenshot({ path: path.join(outDir, "compare-checkpoint.png") });
     console.log(`screenshots written to ${path.relative(repoRoot, outDir)}`);

@@ -46,6 +46,9 @@ const script: ModelServerScript = {
     // "Fail first": the scripted profile's request is refused; Retry with the backup model answers.
     { status: 401, errorMessage: "invalid api key for this model" },
     { text: "Answered by the backup model.", toolCalls: [{ name: "attempt_completion", input: { result: "Done with the backup." } }] },
+    // "Touch the draft": the editor has draft.txt unsaved, so the core refuses the edit; the model reads why.
+    { text: "Editing the draft.", toolCalls: [{ name: "write_to_file", input: { path: "draft.txt", content: "rewritten\n" } }] },
+    { text: "You are editing it; I left it.", toolCalls: [{ name: "attempt_completion", input: { result: "draft.txt left alone." } }] },
     // A second task, for Delete All History → Delete Everything.
     { text: "Hi.", toolCalls: [{ name: "attempt_completion", input: { result: "Said hi." } }] },
     // Cancel in the chat while the model streams, then Resume.
@@ -84,7 +87,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       timeoutMs: 1_080_000,
     });
 
-    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(28);
+    expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(29);
     expect(run.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.split("\n")[0]}`)).toEqual([]);
     expect(run.exitCode).toBe(0);
     for (const view of ["welcome", "no-model", "model-form", "approval", "completed", "command-approval", "denied", "auto-approve", "history", "history-confirm", "failed", "interrupted"]) {

@@ -58,7 +58,7 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   const settings = new SettingsMirror(core, log);
   const capabilities = new CapabilitiesTree(core, folders[0], log);
   const capabilitiesView = vscode.window.createTreeView("dline.capabilities", { treeDataProvider: capabilities, showCollapseAll: true });
-  const problems = new CoreProblemReporter(() => channel.show());
+  const problems = new CoreProblemReporter(() => channel.show(), log);
   history.onDidChangeTasks((ids) => {
     void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`));
     chatView.refreshHistory();

@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import { visibleLine } from "../text/visible-text.js";
 import { FailureEpisode } from "./failure-episode.js";
+import type { Log } from "./log.js";
 
 export const CORE_PATH_SETTING = "dline.corePath";
 
@@ -14,7 +15,10 @@ export class CoreProblemReporter implements vscode.Disposable {
   private readonly episode = new FailureEpisode();
   private readonly item = vscode.window.createStatusBarItem("dline.coreProblem", vscode.StatusBarAlignment.Left, 100);
 
-  constructor(private readonly showLog: () => void) {
+  constructor(
+    private readonly showLog: () => void,
+    private readonly log: Log,
+  ) {
     this.item.name = "Dline core";
     this.item.command = "dline.openCoreSettings";
     this.item.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
@@ -32,6 +36,7 @@ export class CoreProblemReporter implements vscode.Disposable {
     this.item.tooltip = `The Dline core cannot start: ${message}\nClick to open the dline.corePath setting.`;
     this.item.show();
     if (!first) return;
+    this.log.error(`told the person the core cannot start: ${message}`);
     void vscode.window.showErrorMessage(`Dline: the core cannot start: ${message}`, "Open Settings", "Show Log").then((choice) => {
       if (choice === "Open Settings") void openCoreSettings();
       if (choice === "Show Log") this.showLog();

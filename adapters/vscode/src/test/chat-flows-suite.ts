@@ -111,18 +111,20 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
     await t.chat.waitFor("the empty search state", '#history-screen [data-empty="search"]', "No task matches");
     await t.chat.fill("#history-screen .history-search", "");
     await t.chat.waitFor("the rows again", "#history-screen .history-row", "Greet the world");
-    // The footer task (the first one was rewound by Restore Chat: its calls are gone).
+    // The Tidy up task, continued with "Add a footer" (the first task was rewound by Restore Chat: its calls are gone).
     await vscode.commands.executeCommand("dline.newTask");
     await vscode.commands.executeCommand("dline.showHistory");
     await t.chat.click(`#history-screen .history-row[data-task-id="${footerTaskId}"] .history-open`);
     await waitFor("the footer task open", () => t.api.chat.state().taskId === footerTaskId);
     const tools = await waitFor("its tool rows", async () => {
       const r = await t.chat.evaluate<{ tool: string; status: string; output: string }[]>(`[...document.querySelectorAll(".tool-row")].map((r) => ({ tool: r.dataset.tool, status: r.dataset.status, output: r.querySelector(".tool-output pre")?.textContent ?? "" }))`);
-      return r.length >= 1 && r;
+      return r.length >= 2 && r;
     });
-    assertEqual(tools.map((r) => `${r.tool} ${r.status}`), ["write_to_file done"], "the reopened task's tool rows");
+    assertEqual(tools.map((r) => `${r.tool} ${r.status}`), ["execute_command denied", "write_to_file done"], "the reopened task's tool rows");
     const recorded = t.api.chat.state().items.find((i): i is ChatMessageItem => i.type === "message" && i.toolCall?.tool === "write_to_file")?.toolCall?.output ?? "";
-    assert(recorded.length > 0 && tools[0].output.trim() === recorded.trim(), `the write_to_file output: shown ${JSON.stringify(tools[0].output)}, recorded ${JSON.stringify(recorded)}`);
+    assert(recorded.length > 0 && tools[1].output.trim() === recorded.trim(), `the write_to_file output: shown ${JSON.stringify(tools[1].output)}, recorded ${JSON.stringify(recorded)}`);
+    const denied = await rowsOf("execute_command");
+    assert(denied[0]?.text.includes(FEEDBACK), `the reopened denial keeps its feedback: ${denied[0]?.text}`);
   });
 
   suite.test("deleting from the history asks first: Keep keeps the task, Delete deletes it", async () => {
@@ -166,5 +168,30 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
     await waitFor("the retried task to complete", () => t.api.chat.state().status === "completed" && t.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("Done with the backup")), 45_000);
     const last = (await t.modelRequests()).at(-1);
     assertEqual(last?.body.model, "backup-model", "the model of the retried request");
+  }, 120_000);
+
+  suite.test("a file with unsaved changes in the editor: the core refuses the task's edit of it; the chat shows the call failed; the disk and the editor keep their text", async () => {
+    const draft = path.join(t.workspace, "draft.txt");
+    fs.writeFileSync(draft, "draft\n");
+    const document = await vscode.workspace.openTextDocument(draft);
+    const editor = await vscode.window.showTextDocument(document);
+    await editor.edit((b) => b.insert(new vscode.Position(0, 0), "my words "));
+    assert(document.isDirty, "draft.txt has unsaved changes");
+    const requestsBefore = (await t.modelRequests()).length;
+    await vscode.commands.executeCommand("dline.newTask");
+    await t.chat.fill("#input", "Touch the draft");
+    await t.chat.click("#send");
+    await waitFor("the draft task to complete", () => t.api.chat.state().status === "completed" && t.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("draft.txt left alone")), 45_000);
+    const rows = await waitFor("the write row drawn failed", async () => {
+      const r = await rowsOf("write_to_file");
+      return r.length === 1 && r[0].status === "failed" && r;
+    });
+    assert(rows[0].text.includes("unsaved changes"), `the write row: ${rows[0].text}`);
+    assertEqual(fs.readFileSync(draft, "utf8"), "draft\n", "draft.txt on disk");
+    assertEqual(document.getText(), "my words draft\n", "draft.txt in the editor");
+    const after = (await t.modelRequests()).slice(requestsBefore);
+    assert(after.length === 2 && JSON.stringify(after[1].body).includes("has unsaved changes in the user's editor"), "the model read why the edit was refused");
+    await vscode.commands.executeCommand("workbench.action.files.revert");
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   }, 120_000);
 }
