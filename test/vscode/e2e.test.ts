@@ -85,6 +85,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       outDir: OUT,
       extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
       timeoutMs: 1_080_000,
+      // In a browser VS Code saves edits after a delay by default: off, so a file can stay unsaved.
+      userSettings: { "files.autoSave": "off" },
     });
 
     expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(29);
