@@ -137,6 +137,11 @@ S.case("retries drop the failed attempt's answer, waits and checkpoint progress 
   T.truthy(not table.concat(render.header_lines(state), "\n"):find("checkpoints", 1, true), "ready: nothing to say")
   play(state, { { seq = "12", usage = { tokensIn = "10", tokensOut = "5", cost = 0, costUnknown = true } } })
   T.contains(render.header_lines(state)[1], "10 in, 5 out, cost unknown", "cost unknown, never $0")
+  -- Your own message is no answer; a tool call as the model's whole answer ends the wait line.
+  play(state, { { seq = "13", modelWaiting = { message = "waiting for the model: 5 s" } }, { seq = "14", messageAdded = { message = { id = "u2", role = "MESSAGE_ROLE_USER", kind = "text", text = "and also" } } } })
+  T.eq(state.notice, "waiting for the model: 5 s", "still waiting")
+  play(state, { { seq = "15", messageAdded = { message = { id = "t2", role = "MESSAGE_ROLE_TOOL", kind = "tool", text = "read_file a.txt", partial = true } } } })
+  T.eq(render.notice_lines(state), {}, "the wait is over")
 end)
 
 return S

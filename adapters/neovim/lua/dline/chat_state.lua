@@ -174,7 +174,13 @@ function M.apply(state, event)
     local item = state.index[msg.id]
     if item and item.final then return {} end
     H.upsert(state, msg)
-    return H.with_title(state, { items = { msg.id } })
+    local change = { items = { msg.id } }
+    -- A row of the model's (a tool call may be its whole answer): a retry or wait line is over.
+    if msg.role ~= "MESSAGE_ROLE_USER" and state.notice ~= "" then
+      state.notice = ""
+      change.notice = true
+    end
+    return H.with_title(state, change)
   elseif event.messageDelta or event.reasoningDelta then
     local d = event.messageDelta or event.reasoningDelta
     local item = state.index[d.messageId]
