@@ -5,7 +5,7 @@ import { ClineImporter, discoveryContext, importedTaskId, listCandidates, parseC
 import { ImportCommitter } from "../../core/src/import/import-committer.js";
 import { importRecord } from "../../core/src/import/import-record.js";
 import { buildImportedTask, type BuiltTask } from "../../core/src/import/imported-task-writer.js";
-import type { ImportItemResult } from "../../core/src/import/cline-importer.js";
+import type { ImportItemResult } from "../../core/src/import/import-types.js";
 import { createLogger } from "../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
 import { openTaskStorage, type TaskStorage } from "../../core/src/tasks/task-storage.js";

@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RequestError, type SessionMode, type SessionModeState } from "@agentclientprotocol/sdk";
-import type { TaskMode } from "../runtime/turn-loop.js";
+import type { TaskMode } from "../runtime/turn-deps.js";
 import type { InstanceLayout } from "../storage/instance-layout.js";
 import type { SettingsDomain } from "../storage/settings-domain.js";
 

@@ -9,7 +9,7 @@ import type { TaskRecord } from "../tasks/task-record.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
 import { candidateSources, describeCandidate, discoveryContext, listCandidates, parseCandidate, type Candidate, type DiscoveryContext } from "./cline-discovery.js";
 import { resolveClineRoots, type ClineRoots } from "./cline-roots.js";
-import { MalformedClineFile, type ClineItem, type ParsedClineItem } from "./import-types.js";
+import { MalformedClineFile, type ClineItem, type ImportItemResult, type ParsedClineItem } from "./import-types.js";
 import { ImportCommitter } from "./import-committer.js";
 import { importRecord, IMPORT_FORMAT, sourceStamp, storedImportRecord } from "./import-record.js";
 import { changedInDline, refreshImportedTask } from "./import-refresh.js";
@@ -19,21 +19,6 @@ import { importedTaskId, importSource, legacySourceKey } from "./source-keys.js"
 export interface DiscoveredItem extends ClineItem {
   /** The Dline task this item was already imported as ("" when it was not). */
   importedTaskId: string;
-}
-
-export type ImportOutcome = "imported" | "would_import" | "refreshed" | "would_refresh" | "already_imported" | "skipped" | "failed";
-
-export interface ImportItemResult {
-  sourceKey: string;
-  taskId: string;
-  outcome: ImportOutcome;
-  notCarriedOver: string[];
-  error: string;
-  /** A short code for the error: "unknown_source_key" when the key names nothing under the Cline roots. */
-  errorCode?: string;
-  /** What happened, when the outcome alone does not say (why a task was refreshed, or left as it was). */
-  detail?: string;
-  item?: ClineItem;
 }
 
 export interface ClineImporterDeps {

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
-import type { ImportItemResult } from "./cline-importer.js";
+import type { ImportItemResult } from "./import-types.js";
 import type { BuiltTask } from "./imported-task-writer.js";
 import { PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 

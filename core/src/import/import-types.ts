@@ -76,3 +76,19 @@ export class MalformedClineFile extends Error {
     super(`${file} ${reason}`);
   }
 }
+
+/** What happened to one item of an import request. */
+export type ImportOutcome = "imported" | "would_import" | "refreshed" | "would_refresh" | "already_imported" | "skipped" | "failed";
+
+export interface ImportItemResult {
+  sourceKey: string;
+  taskId: string;
+  outcome: ImportOutcome;
+  notCarriedOver: string[];
+  error: string;
+  /** A short code for the error: "unknown_source_key" when the key names nothing under the Cline roots. */
+  errorCode?: string;
+  /** What happened, when the outcome alone does not say (why a task was refreshed, or left as it was). */
+  detail?: string;
+  item?: ClineItem;
+}

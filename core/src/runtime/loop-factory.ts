@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import * as fs from "node:fs";
 import { withOverlay, type ApprovalOverlay } from "../agent/approval.js";
 import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
 import { builtinTools } from "../agent/tools/registry.js";
@@ -15,8 +14,9 @@ import type { AskBroker } from "./ask-broker.js";
 import { noCapabilities, restrictCapabilityTools, toolAllowed } from "./capabilities-port.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
-import type { TaskRuntimeDeps } from "./task-runtime.js";
-import { TurnLoop, type TaskMode } from "./turn-loop.js";
+import type { TaskRuntimeDeps } from "./runtime-deps.js";
+import { TurnLoop } from "./turn-loop.js";
+import type { TaskMode } from "./turn-deps.js";
 import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Subagents may start subagents, to this depth. */

@@ -2,7 +2,7 @@ import { AskKind } from "../gen/dline/v1/task_pb.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
 import { JOURNAL_KIND } from "./conversation.js";
 import { ask } from "./tool-turn.js";
-import type { TurnLoopDeps } from "./turn-loop.js";
+import type { TurnLoopDeps } from "./turn-deps.js";
 
 /** Answers in a row whose tool calls could not be run before the person is asked (Cline's mistake limit). */
 export const MAX_CONSECUTIVE_MISTAKES = 3;

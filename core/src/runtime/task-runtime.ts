@@ -5,61 +5,32 @@ import { AskSchema, TaskEventSchema, TaskStatus, type Ask, type TaskEvent } from
 import { statusToProto, uiMessageToProto } from "../rpc/task-mapping.js";
 import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
-import type { Logger } from "../logging/logger.js";
-import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import { normaliseWorkspacePath } from "../storage/instance-layout.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { importLegacyConversation } from "../tasks/legacy-import.js";
 import { MessageStore, type StoredUiMessage } from "../tasks/message-store.js";
 import { MetricsStore } from "../tasks/metrics-store.js";
 import { StateFile } from "../tasks/state-file.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
-import type { TaskHistory } from "../tasks/task-history.js";
-import { TaskOwnedElsewhere, type TaskOwnership } from "../tasks/task-ownership.js";
+import { TaskOwnedElsewhere } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { cutConversation } from "./conversation-cut.js";
 import { LiveTask, maxBig, STATUS_NAMES, type KernelState } from "./live-task.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
-import type { ApprovalOverlay, AutoApprovalSettings } from "../agent/approval.js";
+import type { ApprovalOverlay } from "../agent/approval.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
-import type { TaskMode, TurnLoop } from "./turn-loop.js";
-import { noCapabilities, runAndRecordHooks, type CapabilitiesPort, type HookEvent } from "./capabilities-port.js";
-import type { EnabledRule } from "../agent/system-prompt.js";
-import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
-import type { ToolGuard } from "../agent/tools/tool-guard.js";
+import type { TurnLoop } from "./turn-loop.js";
+import { noCapabilities, runAndRecordHooks, type HookEvent } from "./capabilities-port.js";
+import type { ToolEnvironment } from "../agent/tools/types.js";
 import type { EditorFiles } from "../agent/environment-details.js";
 import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
+import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
 import { mkdirPrivate } from "../storage/private-mode.js";
 
-export interface TaskRuntimeDeps {
-  layout: InstanceLayout;
-  sqlite: SqliteFactory;
-  history: TaskHistory;
-  ownership: TaskOwnership;
-  logger: Logger;
-  /** The model of a profile ("" = the default profile), with its key from the secrets store. */
-  resolveModel(profileId: string, taskId: string): Promise<RunnerModel>;
-  /** The global autoApprovalSettings (read at every decision). */
-  autoApproval(): Promise<AutoApprovalSettings>;
-  /** The core's own folders (out of the tools' reach) and the stored secrets (redacted from tool output), read at each turn. */
-  toolGuard(): Promise<ToolGuard>;
-  /** Settings the runtime reads: command timeout and the per-task command-log budget. */
-  commandTimeoutMs(): Promise<number>;
-  commandLogBudgetBytes(): Promise<number>;
-  /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
-  checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
-  systemPrompt(workspaceRoot: string, taskId: string, rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options?: { textTools: boolean }): string;
-  /** Rules, workflows, skills, subagent definitions, hooks and MCP tools; none when absent. */
-  capabilities?: CapabilitiesPort;
-  /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
-  shutdownSignal: AbortSignal;
-  /** The task's `mode` setting (plan: workspace-modifying tools are refused); absent: act. */
-  taskMode?(taskId: string, workspaceRoot: string): Promise<TaskMode>;
-}
 
 /** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
 const CANCEL_GRACE_MS = 1_500;

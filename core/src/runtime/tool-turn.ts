@@ -16,7 +16,7 @@ import { JOURNAL_KIND, type ToolResultsData } from "./conversation.js";
 import { boundedOutput, editRecords, type CommandLineRecord, type FileEditRecord } from "./tool-call-record.js";
 import { ToolRow } from "./tool-row.js";
 import type { ModelToolCall } from "./assistant-stream.js";
-import type { TaskMode, TurnLoopDeps } from "./turn-loop.js";
+import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
 
 const COMMAND_TOOL = "execute_command";
 const SUBAGENT_TOOL = "new_subagent";

@@ -1,75 +1,25 @@
 import { randomUUID } from "node:crypto";
 import { TaskStatus } from "../gen/dline/v1/task_pb.js";
-import type { AutoApprovalSettings } from "../agent/approval.js";
 import { environmentDetails, type EditorFiles } from "../agent/environment-details.js";
 import type { ContentBlock, StopReason } from "../agent/providers/types.js";
 import { parseTextToolCalls, TextToolStreamFilter } from "../agent/text-tool-calls.js";
-import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import { toolSpecs } from "../agent/tools/registry.js";
-import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
-import type { ToolGuard } from "../agent/tools/tool-guard.js";
-import type { Logger } from "../logging/logger.js";
+import type { ToolDefinition } from "../agent/tools/types.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
 import { uiMessageToProto } from "../rpc/task-mapping.js";
-import type { AskBroker } from "./ask-broker.js";
 import { streamAnswer, type AnswerHost, type AssistantAnswer, type ModelToolCall } from "./assistant-stream.js";
 import { ContextManager } from "./context-manager.js";
 import { JOURNAL_KIND, latestToolFormat } from "./conversation.js";
 import { textToolItems } from "./text-tool-conversation.js";
-import type { TaskEventLog } from "./event-log.js";
-import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
-import { runAndRecordHooks, type CapabilitiesPort, type HookEvent, type HookOutcome } from "./capabilities-port.js";
-import type { EnabledRule } from "../agent/system-prompt.js";
+import { runAndRecordHooks, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 import { describeRunFailure } from "./run-failure.js";
 import { askAfterMistakes, MAX_CONSECUTIVE_MISTAKES } from "./mistake-limit.js";
 import { OutputLimit } from "./output-limit.js";
+import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
 import { boundedDelta } from "./message-bounds.js";
 import type { ContextTrimData } from "./context-trim.js";
 
-export interface TurnLoopDeps {
-  taskId: string;
-  workspaceRoot: string;
-  events: TaskEventLog;
-  asks: AskBroker;
-  messages: MessagesPort;
-  journal: JournalPort;
-  model: RunnerModel;
-  tools: readonly ToolDefinition[];
-  /** The global autoApprovalSettings, read at each decision (never a task's snapshot). */
-  autoApproval: () => Promise<AutoApprovalSettings>;
-  /** The workspace's .agentignore, loaded once per run. */
-  agentIgnore: () => Promise<IgnoreMatcher>;
-  /** The core's own folders (out of the tools' reach) and the stored secrets (redacted from tool output). */
-  toolGuard: () => Promise<ToolGuard>;
-  /** Where execute_command writes its log (tmp/command-logs/), and the budget enforcement after it. */
-  /** Where a command's output is logged; one log is cut at the task's budget, then the oldest logs go. */
-  commandLog: { pathFor(callId: string): string; maxBytes(): Promise<number>; afterCommand(path: string): Promise<void> };
-  commandTimeoutMs: () => Promise<number>;
-  checkpoints: CheckpointPort | undefined;
-  usage: UsagePort;
-  /** The task's own loop (not a subagent's): its requests measure the task's context. */
-  ownsContext?: boolean;
-  /** The system prompt with this turn's enabled rules and tools (`textTools`: tools taught in text, Cline's XML format). */
-  systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options: { textTools: boolean }) => string;
-  /** Rules, workflows, skills, hooks, MCP tools; read at every turn. */
-  capabilities: CapabilitiesPort;
-  /** Records an activity (activities.db): hook runs and their output, never as the user's words. */
-  recordActivity: (kind: string, data: Record<string, unknown>) => void;
-  setStatus: (status: TaskStatus, reason?: string) => void;
-  logger: Logger;
-  /** Upper bound of model requests in one run, so a looping model cannot run forever. */
-  maxRequestsPerRun?: number;
-  context: ContextPort;
-  /** Runs a subagent for new_subagent and returns its result (absent: subagents are not available). */
-  runSubagent?: (prompt: string, name: string | undefined, signal: AbortSignal) => Promise<string>;
-  /** The host editor's file and terminal I/O for this task, read at each tool call (absent: local). */
-  environment?: () => ToolEnvironment | undefined;
-  /** Files the editor reports as modified and unsaved, read at each edit (absent: none reported). */
-  unsavedInEditor?: () => readonly string[];
-  /** A tool call id unique in the task, from the model's (models may repeat theirs). */
-  uniqueToolCallId: (modelId: string) => string;
-}
 
 
 /** What the model reads about a tool call its answer was cut in (its arguments are incomplete). */
@@ -104,8 +54,6 @@ export const MODEL_STOP_REASONS = {
   contextWindow: "the model's answer filled the context window",
 } as const;
 
-/** The `mode` setting: in plan mode the agent reads and plans; tools that change anything are refused. */
-export type TaskMode = "act" | "plan";
 
 const PLAN_MODE_PROMPT =
   "# Plan mode\nThe person set this task to plan mode: explore with the read-only tools, ask what you need to know, and " +

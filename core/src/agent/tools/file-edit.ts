@@ -13,28 +13,12 @@ import { writeFileAtomic } from "../../storage/atomic-file.js";
 import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
 import { assertNotBeingEdited } from "./unsaved-in-editor.js";
 import type { ToolContext } from "./types.js";
+import type { FileChange, PreparedEdit } from "./prepared-edit.js";
+
+export type { FileChange, PreparedEdit } from "./prepared-edit.js";
 
 /** Texts larger than this (characters) are left out of previews; the edit itself is not limited. */
 export const EDIT_PREVIEW_MAX_CHARS = 256 * 1024;
-
-export interface FileChange {
-  /** Forward-slash path relative to the workspace root. */
-  path: string;
-  absolutePath: string;
-  status: "added" | "modified" | "deleted";
-  /** The file as the preparation read it (undefined: it did not exist). */
-  before: string | undefined;
-  /** What the edit leaves (undefined: the file is deleted). */
-  after: string | undefined;
-  /** Digest of `before` as read, to tell whether the file changed before the commit. */
-  beforeDigest: string | undefined;
-  /** The texts are too large (or binary) for a preview; the edit still writes `after` whole. */
-  previewTruncated: boolean;
-}
-
-export interface PreparedEdit {
-  changes: FileChange[];
-}
 
 /** The file changed between the preparation (and the approval) and the commit: nothing was written. */
 export class StaleEditError extends DlineError {

@@ -1,6 +1,6 @@
 /** What every tool is: a name and JSON schema for native tool calling, flags the runtime needs, and execute. */
 import { DlineError } from "../../errors.js";
-import type { PreparedEdit } from "./file-edit.js";
+import type { PreparedEdit } from "./prepared-edit.js";
 import type { IgnoreMatcher } from "./ignore-matcher.js";
 import type { ToolGuard } from "./tool-guard.js";
 

@@ -4,7 +4,7 @@
  * odds, and the person's next save would silently undo the edit (or the edit their work).
  */
 import * as path from "node:path";
-import type { PreparedEdit } from "./file-edit.js";
+import type { PreparedEdit } from "./prepared-edit.js";
 import { ToolError } from "./types.js";
 
 /** The first file of `edit` that the editor reports as modified and unsaved, as its workspace path. */

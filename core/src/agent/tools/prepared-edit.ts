@@ -1,0 +1,19 @@
+/** An edit computed before it is written (file-edit.ts prepares and commits it). */
+export interface FileChange {
+  /** Forward-slash path relative to the workspace root. */
+  path: string;
+  absolutePath: string;
+  status: "added" | "modified" | "deleted";
+  /** The file as the preparation read it (undefined: it did not exist). */
+  before: string | undefined;
+  /** What the edit leaves (undefined: the file is deleted). */
+  after: string | undefined;
+  /** Digest of `before` as read, to tell whether the file changed before the commit. */
+  beforeDigest: string | undefined;
+  /** The texts are too large (or binary) for a preview; the edit still writes `after` whole. */
+  previewTruncated: boolean;
+}
+
+export interface PreparedEdit {
+  changes: FileChange[];
+}
