@@ -108,6 +108,28 @@ describe("isolation from the user's git", () => {
     expect(status.message).toMatch(/belongs to another folder/);
     expect(shadowGit(gitDir, "config", "--get", "core.worktree").trim()).toBe(path.join(sb.base, "elsewhere"));
   });
+
+  it("a later process knows its folder by the recorded work tree, whatever the folder's name; another folder written in our own quoting is refused too", async () => {
+    const sb = makeSandbox();
+    const ws = path.join(sb.home, 'odd "quoted" \\ back#slash; folder');
+    write(ws, "a.txt", "a");
+    const first = makeManager(sb);
+    expect(await first.ensureBaseline({ id: "t1", workspaceRoots: [ws] })).toBeDefined();
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    expect(shadowGit(gitDir, "config", "--get", "core.worktree").trim()).toBe(ws);
+    write(ws, "a.txt", "changed");
+    const later = (await makeManager(sb).ensureBaseline({ id: "t2", workspaceRoots: [ws] }))!;
+    expect(shadowGit(gitDir, "show", `${later.id}:a.txt`)).toBe("changed");
+
+    // The config as we write it (quoted), naming a folder whose name only starts like this one.
+    const config = path.join(gitDir, "config");
+    const quoted = (p: string) => `"${p.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+    fs.writeFileSync(config, fs.readFileSync(config, "utf8").replace(quoted(ws), quoted(`${ws}-elsewhere`)));
+    expect(shadowGit(gitDir, "config", "--get", "core.worktree").trim()).toBe(`${ws}-elsewhere`);
+    const third = makeManager(sb);
+    expect(await third.ensureBaseline({ id: "t3", workspaceRoots: [ws] })).toBeUndefined();
+    expect((await third.status({ workspaceRoot: ws })).message).toMatch(/belongs to another folder/);
+  });
 });
 
 describe("isolation from the workspace's own git config and attributes", () => {

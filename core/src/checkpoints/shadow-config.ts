@@ -53,3 +53,13 @@ export function mergeConfig(existing: string, entries: readonly (readonly [strin
 export function quoteConfigValue(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
+
+/**
+ * The value of `section.key` when it is written as quoteConfigValue writes it (as this module
+ * writes every value it sets); undefined otherwise, and git is asked.
+ */
+export function quotedConfigValue(text: string, section: string, key: string): string | undefined {
+  const value = parseConfig(text).get(headerOf(section))?.get(key.toLowerCase())?.value;
+  const quoted = value === undefined ? undefined : /^"((?:[^"\\]|\\["\\n])*)"$/.exec(value);
+  return quoted?.[1].replace(/\\(["\\n])/g, (_, c: string) => (c === "n" ? "\n" : c));
+}

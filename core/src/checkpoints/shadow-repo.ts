@@ -6,7 +6,7 @@ import { normaliseWorkspacePath } from "../storage/instance-layout.js";
 import { writeAttributesFile } from "./attributes-file.js";
 import type { GitChildren } from "./git-children.js";
 import { GitError, ShadowGit } from "./git-process.js";
-import { mergeConfig, quoteConfigValue } from "./shadow-config.js";
+import { mergeConfig, quoteConfigValue, quotedConfigValue } from "./shadow-config.js";
 import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
 import { corruptCopyPath, writeFileAtomicSync } from "../storage/atomic-file.js";
 
@@ -106,7 +106,9 @@ export class ShadowRepo {
     await fs.mkdir(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.removeStaleLocks();
     if (await fs.stat(this.paths.gitDir).then(() => true, () => false)) {
-      const recorded = (await this.git.text(["config", "--get", "core.worktree"], { okCodes: [1], signal })).trim();
+      // The work tree as we wrote it, read without a git process; git is asked when it reads otherwise.
+      const written = quotedConfigValue(readIfPresent(path.join(this.paths.gitDir, "config")), "core", "worktree");
+      const recorded = written ?? (await this.git.text(["config", "--get", "core.worktree"], { okCodes: [1], signal })).trim();
       if (!recorded) {
         throw new GitError("the shadow repository has no core.worktree", ["config"], "not a git repository (no core.worktree)", 1);
       }
@@ -198,5 +200,13 @@ export class ShadowRepo {
     const out = await this.git.text(["count-objects", "-v"]);
     const kib = (key: string) => Number(new RegExp(`^${key}: (\\d+)`, "m").exec(out)?.[1] ?? 0);
     return (kib("size") + kib("size-pack") + kib("size-garbage")) * 1024;
+  }
+}
+
+function readIfPresent(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
   }
 }
