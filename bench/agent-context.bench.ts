@@ -68,7 +68,7 @@ async function runTask(window: number): Promise<Run> {
   const sidecar = await spawnSidecar({ binary, env });
   const clients = createDlineClients(sidecar.handshake.url, sidecar.handshake.token);
   await clients.settings.upsertProfile({ profile: { id: "bench", name: "bench", provider: "anthropic", baseUrl: server.url, model: "claude-sonnet-4-5", contextWindow: BigInt(window) } });
-  await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: { enabled: true, maxRequests: 1000, readFiles: true, editFiles: true } } as never });
+  await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: { enabled: true, maxRequests: 1000, readFiles: true, editFiles: true } } });
   const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Rename the tenth function of every module.", profileId: "bench" });
   let status = TaskStatus.RUNNING;
   for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n })) {

@@ -3,7 +3,7 @@
 // (goal: at least 10,000) against a baseline measured in the same run, the same bytes read
 // from the socket without decoding; and the longest stall of Neovim's main loop while
 // streaming (goal: under 16 ms), measured with a 2 ms timer in the editor. Asserts nothing.
-import { spawnSync } from "node:child_process";
+import { type spawnSync } from "node:child_process";
 import * as http from "node:http";
 import * as path from "node:path";
 import { report, ratio } from "./helpers.js";
@@ -44,7 +44,7 @@ const port = (server.address() as { port: number }).port;
 
 const result = await new Promise<ReturnType<typeof spawnSync>>((resolve) => {
   // spawnSync would block this process's server: run nvim asynchronously.
-  import("node:child_process").then(({ spawn }) => {
+  void import("node:child_process").then(({ spawn }) => {
     const child = spawn(process.env.DLINE_NVIM ?? "nvim", ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${path.join(root, "adapters", "neovim", "tests", "bench", "stream.lua")}`], {
       env: { ...process.env, BENCH_URL: `http://127.0.0.1:${port}`, BENCH_PLUGIN: path.join(root, "adapters", "neovim") },
       stdio: ["ignore", "pipe", "pipe"],
@@ -58,7 +58,7 @@ const result = await new Promise<ReturnType<typeof spawnSync>>((resolve) => {
 });
 server.close();
 if (result.status !== 0) {
-  console.error(`neovim bench failed (exit ${result.status}):\n${result.stderr}`);
+  console.error(`neovim bench failed (exit ${result.status}):\n${String(result.stderr)}`);
   process.exit(1);
 }
 const rows = String(result.stdout)

@@ -10,7 +10,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { build } from "esbuild";
 import { spawnSidecar, createDlineClients, type DlineClients } from "../core/src/client/index.js";
-import { TaskService } from "../core/src/gen/dline/v1/task_pb.js";
+import { TaskService, TaskStatus } from "../core/src/gen/dline/v1/task_pb.js";
 import { spawnModelServer } from "../test/model-server/spawn.js";
 import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
 
@@ -30,7 +30,7 @@ async function bareRate(n: number): Promise<number> {
   const start = process.hrtime.bigint();
   for await (const _ of client.subscribe({ taskId: "t", afterSeq: BigInt(n) })) count++;
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  child.stdin!.end();
+  child.stdin.end();
   return count / seconds;
 }
 
@@ -54,7 +54,7 @@ async function coreRate(chunks: number): Promise<number> {
       last = process.hrtime.bigint();
       deltas++;
     }
-    if (e.case === "statusChanged" && e.value.status !== 1) break;
+    if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
   }
   await s.stop();
   await server.stop();
@@ -97,7 +97,7 @@ async function chunkLatency(chunks: number): Promise<number[]> {
     const text = e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? e.value.message?.text ?? "" : "";
     const now = process.hrtime.bigint();
     for (const m of text.matchAll(/<(\d+)>/g)) samples.push(Number(now - BigInt(m[1])) / 1e6);
-    if (e.case === "statusChanged" && e.value.status !== 1) break;
+    if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
   }
   await s.stop();
   model.close();

@@ -8,7 +8,7 @@
 // cross-built (scripts/build-sidecar.mjs --platform; Debian's aarch64 cross compiler, and
 // qemu-user for its code cache). `--platform linux-x64` (or DLINE_RELEASE_PLATFORMS) chooses;
 // `--only core,vscode,nvim,jetbrains` makes some of the artifacts; `--out DIR` writes them elsewhere.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -154,7 +154,7 @@ function flattenPom(effective) {
   if (artifactId !== "dline-jetbrains-client" || pomVersion !== version) {
     throw new Error(`release: adapters/jetbrains/client/pom.xml builds ${artifactId} ${pomVersion}; the release is dline-jetbrains-client ${version}`);
   }
-  const dependencies = /\n  <dependencies>\n([\s\S]*?)\n  <\/dependencies>\n/.exec(effective)?.[1];
+  const dependencies = /\n {2}<dependencies>\n([\s\S]*?)\n {2}<\/dependencies>\n/.exec(effective)?.[1];
   if (!dependencies) throw new Error("release: no dependencies in the client's effective POM");
   const kept = (dependencies.match(/ {4}<dependency>[\s\S]*?\n {4}<\/dependency>/g) ?? []).filter((d) => !/<scope>test<\/scope>/.test(d));
   const text = `<?xml version="1.0" encoding="UTF-8"?>

@@ -10,7 +10,7 @@
 // `node scripts/lib/node-runtime.mjs [--node-only] [platform...]` makes sure both exist and prints
 // their paths as JSON on stdout (progress goes to stderr).
 import { execFileSync, spawnSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";

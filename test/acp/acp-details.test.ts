@@ -47,7 +47,7 @@ beforeAll(async () => {
     ],
   });
   openai = await configureModel(sidecar.clients, "openai", { turns: [{ text: "OpenAI answers." }, { text: "OpenAI again." }] });
-  await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: anthropic.profileId } as never });
+  await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: anthropic.profileId } });
 });
 
 afterAll(async () => {
@@ -115,7 +115,7 @@ function walk(dir: string): string[] {
 
 describe("dline-core acp: cancel and tool call ids", () => {
   it("session/cancel answers while the client's terminal still runs a command that ignores the kill", async () => {
-    await sidecar.clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, readFiles: true, maxRequests: 50 } } as never });
+    await sidecar.clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, readFiles: true, maxRequests: 50 } } });
     const a = await start({ terminal: true });
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     const prompt = a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "run it" }] });
@@ -151,7 +151,7 @@ function rawAgent(env: NodeJS.ProcessEnv = roots.env) {
   const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env, stdio: ["pipe", "pipe", "ignore"] });
   const lines: any[] = [];
   const waiters: (() => void)[] = [];
-  readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
     lines.push(JSON.parse(line));
     waiters.splice(0).forEach((w) => w());
   });
@@ -171,25 +171,25 @@ const request = (id: number | string, method: string, params: unknown) => JSON.s
 describe("dline-core acp transport", () => {
   it("answers a message over the size limit with a JSON-RPC error for its id, and goes on serving", async () => {
     const a = rawAgent();
-    a.child.stdin!.write(`${request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} })}\n`);
+    a.child.stdin.write(`${request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} })}\n`);
     expect(await a.next()).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
     // 33 MiB of prompt text: over the 32 MiB the agent accepts.
     const huge = `{"jsonrpc":"2.0","id":"big-7","method":"session/prompt","params":{"sessionId":"x","prompt":[{"type":"text","text":"${"a".repeat(33 * 1024 * 1024)}"}]}}\n`;
-    a.child.stdin!.write(huge);
-    a.child.stdin!.write(`${request(2, "session/list", {})}\n`);
+    a.child.stdin.write(huge);
+    a.child.stdin.write(`${request(2, "session/list", {})}\n`);
     const refused = await a.next();
     expect(refused).toMatchObject({ id: "big-7", error: { code: -32600 } });
     expect(refused.error.message).toMatch(/larger than the \d+ bytes/);
     expect(await a.next()).toMatchObject({ id: 2, result: { sessions: expect.any(Array) } });
-    a.child.stdin!.end();
+    a.child.stdin.end();
     expect(await a.exited).toBe(0);
   });
 
   it("serves a last request line that has no newline before the end of input, then exits", async () => {
     const a = rawAgent();
-    a.child.stdin!.write(`${request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} })}\n`);
+    a.child.stdin.write(`${request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} })}\n`);
     expect(await a.next()).toMatchObject({ id: 1 });
-    a.child.stdin!.end(request(2, "session/list", {}));
+    a.child.stdin.end(request(2, "session/list", {}));
     expect(await a.next()).toMatchObject({ id: 2, result: { sessions: expect.any(Array) } });
     expect(await a.exited).toBe(0);
   });

@@ -110,8 +110,8 @@ export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Pro
         released: false,
         exit: new Promise((resolve) => proc.once("close", (code, signal) => resolve({ exitCode: code, signal }))),
       };
-      proc.stdout!.on("data", (d: Buffer) => (terminal.output += d.toString("utf8")));
-      proc.stderr!.on("data", (d: Buffer) => (terminal.output += d.toString("utf8")));
+      proc.stdout.on("data", (d: Buffer) => (terminal.output += d.toString("utf8")));
+      proc.stderr.on("data", (d: Buffer) => (terminal.output += d.toString("utf8")));
       terminals.push(terminal);
       return { terminalId: id };
     })
@@ -132,7 +132,7 @@ export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Pro
       return {};
     });
 
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>);
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!));
   const connection = app.connect(stream);
   const init = await connection.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,

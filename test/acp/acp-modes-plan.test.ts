@@ -84,7 +84,7 @@ beforeAll(async () => {
     ],
   });
   // The default profile is the Anthropic one.
-  await sidecar.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: "scripted-anthropic" } as never });
+  await sidecar.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: "scripted-anthropic" } });
   a = await startAcpAgent(roots);
 });
 
@@ -201,7 +201,7 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     const { sessionId: id } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     expect(await prompt(id, "Write a long essay")).toBe("max_tokens");
     // A mode set elsewhere (here: the task's setting through SettingsService) is announced with the next prompt.
-    await sidecar.clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId: id, patch: { mode: "plan" } as never });
+    await sidecar.clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId: id, patch: { mode: "plan" } });
     const before = updatesOf(a, id).length;
     expect(await prompt(id, "Something forbidden")).toBe("refusal");
     expect(updatesOf(a, id)[before]).toEqual({ sessionUpdate: "current_mode_update", currentModeId: "plan" });

@@ -36,19 +36,19 @@ function rawAgent() {
   const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env: roots.env, stdio: ["pipe", "pipe", "ignore"] });
   const lines: any[] = [];
   const waiters: (() => void)[] = [];
-  readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
     lines.push(JSON.parse(line));
     waiters.splice(0).forEach((w) => w());
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return {
-    send: (text: string) => child.stdin!.write(`${text}\n`),
+    send: (text: string) => child.stdin.write(`${text}\n`),
     async next(): Promise<any> {
       while (lines.length === 0) await new Promise<void>((r) => waiters.push(r));
       return lines.shift();
     },
     close: async () => {
-      child.stdin!.end();
+      child.stdin.end();
       return exited;
     },
   };

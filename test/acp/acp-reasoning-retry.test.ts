@@ -28,7 +28,7 @@ beforeAll(async () => {
       { reasoning: "THOUGHT-3f: the person greets me; a short greeting back will do.", text: "Hello there.", textChunkChars: 5 },
     ],
   });
-  await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: model.profileId } as never });
+  await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: model.profileId } });
 });
 
 afterAll(async () => {

@@ -5,7 +5,7 @@
  * sentences, and the limits the real APIs enforce (the scripted server enforces them too).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ModelError } from "../../core/src/agent/providers/errors.js";
+import { type ModelError } from "../../core/src/agent/providers/errors.js";
 import { classifyError, makeErrorContext } from "../../core/src/agent/providers/http-errors.js";
 import type { ModelRequest, ModelStreamEvent, ThinkingBlock } from "../../core/src/agent/providers/types.js";
 import { startModelServer, type ModelServer } from "../model-server/server.js";

@@ -143,7 +143,7 @@ describe("workspace trust", () => {
 
     // Trust is the workspace's own setting: a task cannot grant it.
     const byTask = await clients.settings
-      .updateSettings({ scope: SettingsScope.TASK, taskId, patch: { workspaceTrusted: true } as never })
+      .updateSettings({ scope: SettingsScope.TASK, taskId, patch: { workspaceTrusted: true } })
       .catch((e) => e);
     expect(ConnectError.from(byTask).code).toBe(Code.InvalidArgument);
     const relative = await clients.settings.trustWorkspace({ workspaceRoot: "ws", trusted: true }).catch((e) => e);
@@ -205,9 +205,9 @@ describe("MCP server toggles and hook timeout", () => {
       done("blocked"),
     ]);
     await setAutoApproval(clients, { readFiles: true });
-    const bad = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { hookTimeoutSeconds: 0 } as never }).catch((e) => e);
+    const bad = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { hookTimeoutSeconds: 0 } }).catch((e) => e);
     expect(ConnectError.from(bad).code).toBe(Code.InvalidArgument);
-    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { hookTimeoutSeconds: 1 } as never });
+    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { hookTimeoutSeconds: 1 } });
     // Within the default 30 s this hook would allow the read (it exits 0 after 5 s).
     writeFile(path.join(docs, "hooks", "PreToolUse.sh"), '#!/bin/sh\ncase "$(cat)" in *read_file*) sleep 5;; esac\nexit 0\n', 0o755);
 

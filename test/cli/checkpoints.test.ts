@@ -68,9 +68,9 @@ describe("checkpoints through the CLI and the real sidecar", () => {
 
     // A reader that stops early (`dline checkpoints ID | head -1`) ends the output quietly.
     const early = spawn(cli, ["checkpoints", taskId], { env, stdio: ["ignore", "pipe", "pipe"] });
-    early.stdout!.destroy();
+    early.stdout.destroy();
     let stderr = "";
-    early.stderr!.on("data", (d) => (stderr += d));
+    early.stderr.on("data", (d) => (stderr += d));
     expect(await exitOf(early)).toBe(0);
     expect(stderr).not.toMatch(/EPIPE|Error/);
   });
@@ -85,7 +85,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     servers.push(server);
     const child = spawn(cli, ["task", "wait", "--workspace", workspace, "--yes"], { env: envFor(roots, server), stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
-    child.stderr!.on("data", (d) => (stderr += d));
+    child.stderr.on("data", (d) => (stderr += d));
     const exited = exitOf(child);
     while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.

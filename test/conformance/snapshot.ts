@@ -83,7 +83,7 @@ function checkpointTrees(documentsRoot: string): string[] {
     const gitDir = path.join(root, entry, ".git");
     if (!fs.existsSync(gitDir)) continue;
     const git = (...args: string[]) => execFileSync("git", ["--git-dir", gitDir, ...args], { encoding: "utf8" });
-    let ids: string[] = [];
+    let ids: string[];
     try {
       ids = git("rev-list", "--all").split("\n").filter(Boolean);
     } catch {

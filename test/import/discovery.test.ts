@@ -13,7 +13,6 @@ import {
 import {
   clineHomeData,
   contextTextEdit,
-  LEGACY_RESUME_WARNING,
   legacyConversation,
   sessionAssistant,
   sessionManifest,

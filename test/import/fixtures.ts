@@ -96,7 +96,7 @@ export function legacyUiMessages(o: LegacyTaskOptions = {}): Record<string, unkn
   out.push({ ts: ++ts, type: "ask", ask: "tool", text: JSON.stringify({ tool: "readFile", path: "src/a.ts", content: "/p/src/a.ts", operationIsLocatedInWorkspace: true }) });
   for (const e of o.extra ?? []) out.push({ ts: ++ts, ...e });
   while (o.padTo && out.length < o.padTo - 1) out.push({ ts: ++ts, type: "say", say: "text", text: `Step ${out.length}: ${"lorem ipsum ".repeat(20)}` });
-  out.push({ ts: ++ts, type: "say", say: "completion_result", text: "The test passes now.HAS_CHANGES" });
+  out.push({ ts: ts + 1, type: "say", say: "completion_result", text: "The test passes now.HAS_CHANGES" });
   if (o.deletedRange) for (const m of out.slice(-3)) m.conversationHistoryDeletedRange = o.deletedRange;
   return out;
 }

@@ -16,7 +16,7 @@ import { clineHomeData, writeLegacyTask } from "./fixtures.js";
 // The import's commit, in process: what it writes becomes a task only whole (files synced, then
 // the history row), and a commit that fails leaves nothing behind that looks like a task.
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });

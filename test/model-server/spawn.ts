@@ -54,14 +54,14 @@ export async function spawnModelServer(script: ModelServerScript): Promise<Model
       buffered += chunk.toString("utf8");
       const newline = buffered.indexOf("\n");
       if (newline === -1) return;
-      child.stdout!.off("data", onData);
+      child.stdout.off("data", onData);
       try {
         resolve((JSON.parse(buffered.slice(0, newline)) as { url: string }).url);
       } catch (err) {
         reject(err);
       }
     };
-    child.stdout!.on("data", onData);
+    child.stdout.on("data", onData);
     child.once("exit", (code) => reject(new Error(`model server exited early with code ${code}`)));
   });
   return {
@@ -76,7 +76,7 @@ export async function spawnModelServer(script: ModelServerScript): Promise<Model
         };
         if (child.exitCode !== null) return done();
         child.once("exit", done);
-        child.stdin!.end();
+        child.stdin.end();
       }),
   };
 }

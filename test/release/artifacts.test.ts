@@ -47,7 +47,7 @@ const TASK_SCRIPT: ModelServerScript = {
 };
 
 let release: string;
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
+const cleanups: (() => unknown)[] = [];
 
 beforeAll(async () => {
   fs.rmSync(OUT, { recursive: true, force: true });

@@ -89,7 +89,7 @@ describe("soak", () => {
       profile: { id: "soak", name: "soak", provider: "openai", baseUrl: server.url, model: "m", contextWindow: 100_000n },
     });
     await first.clients.settings.setSecret({ profileId: "soak", name: "api_key", value: TEST_KEY });
-    await first.clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 1000 } } as never });
+    await first.clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 1000 } } });
 
     const ackedProfiles = new Set<string>();
     const ackedTasks = new Set<string>();
@@ -254,7 +254,7 @@ describe("soak", () => {
       for (const s of sidecars) running.add(s);
       await sidecars[0].clients.settings.upsertProfile({ profile: { id: "full", name: "full", provider: "openai", baseUrl: model.url, model: "m", contextWindow: 100_000n } });
       await sidecars[0].clients.settings.setSecret({ profileId: "full", name: "api_key", value: TEST_KEY });
-      await sidecars[0].clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 1000 } } as never });
+      await sidecars[0].clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 1000 } } });
       const ackedTasks = new Set<string>();
       const ackedProfiles = new Set<string>();
       let ops = 0;

@@ -33,7 +33,7 @@ describe("Delete Everything and checkpoints in flight", () => {
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Say hi", profileId });
     const events = await followUntilDone(clients, taskId, async () => {});
-    const last = events[events.length - 1]!;
+    const last = events[events.length - 1];
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(fs.existsSync(checkpointsDir)).toBe(true);
 

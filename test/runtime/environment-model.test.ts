@@ -68,7 +68,7 @@ describe("a model from the environment", () => {
     cleanups.push(() => sidecar.stop());
     const { server, profileId } = await configureModel(sidecar.clients, "anthropic", { turns: [{ text: "from the stored profile" }] });
     cleanups.push(() => server.stop());
-    await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: profileId } as never });
+    await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: profileId } });
     const listed = (await sidecar.clients.settings.listProfiles({})).profiles.map((p) => [p.id, p.source]);
     expect(listed).toEqual([
       ["env-openai", ProfileSource.ENVIRONMENT],

@@ -53,7 +53,7 @@ export async function configureModel(
 export async function setAutoApproval(clients: DlineClients, value: Record<string, unknown>): Promise<void> {
   await clients.settings.updateSettings({
     scope: SettingsScope.GLOBAL,
-    patch: { autoApprovalSettings: { enabled: true, maxRequests: 50, ...value } } as never,
+    patch: { autoApprovalSettings: { enabled: true, maxRequests: 50, ...value } },
   });
 }
 

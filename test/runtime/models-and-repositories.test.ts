@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
-import { TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import { MessageRole, TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { ModelServerScript, WireFormat } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
@@ -60,7 +60,7 @@ describe("models without native tool calling", () => {
     expect(later).toContain("hello");
     // People read the answer, not the XML; the task completes with the model's result.
     const task = await clients.tasks.getTask({ taskId });
-    const texts = task.messages.filter((m) => m.kind === "text" && m.role === 2).map((m) => m.text);
+    const texts = task.messages.filter((m) => m.kind === "text" && m.role === MessageRole.ASSISTANT).map((m) => m.text);
     expect(texts).toEqual(["I will read the file first.", "It says hello. Writing the note."]);
     expect(events.some((e) => e.event.case === "messageDelta" && e.event.value.text.includes("<read_file"))).toBe(false);
     expect(task.messages[task.messages.length - 1]).toMatchObject({ kind: "completion", text: "Read app.txt and wrote note.txt." });

@@ -51,10 +51,10 @@ describe("plan mode and subagents", () => {
     const events = await followUntilDone(clients, taskId, async (e) => {
       if (e.event.case !== "ask") return;
       asks++;
-      await clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId, patch: { mode: "plan" } as never });
+      await clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId, patch: { mode: "plan" } });
       await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: true, text: "" });
     });
-    const last = events[events.length - 1]!;
+    const last = events[events.length - 1];
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(asks).toBe(1);
     // The command approved in act mode ran; the writes asked for in plan mode did not happen.
@@ -68,11 +68,11 @@ describe("plan mode and subagents", () => {
     // Act for the parent's first request and the subagent's first; plan from the switch on.
     expect(plan).toEqual([false, false, true, true, true, true]);
     // The subagent's write came back refused, its read ran.
-    const subAfterRefusal = JSON.stringify(requests[3]!.body.messages.slice(-2));
+    const subAfterRefusal = JSON.stringify(requests[3].body.messages.slice(-2));
     expect(subAfterRefusal).toContain("write_to_file was not run: the task is in plan mode");
     expect(subAfterRefusal).toContain("# demo");
-    expect(JSON.stringify(requests[4]!.body)).toContain("SUB-RESULT: planned only");
-    expect(JSON.stringify(requests[5]!.body.messages.at(-1))).toContain("plan mode");
+    expect(JSON.stringify(requests[4].body)).toContain("SUB-RESULT: planned only");
+    expect(JSON.stringify(requests[5].body.messages.at(-1))).toContain("plan mode");
   });
 
   it("in plan mode a subagent may start, and it explores in plan mode as well", async () => {
@@ -96,20 +96,20 @@ describe("plan mode and subagents", () => {
     cleanups.push(() => server.stop());
     const workspace = makeWorkspace(sidecar.roots.base);
     await setAutoApproval(clients, { readFiles: true });
-    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { mode: "plan" } as never });
+    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { mode: "plan" } });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "plan a change", profileId });
     const events = await followUntilDone(clients, taskId, async () => {});
-    const last = events[events.length - 1]!;
+    const last = events[events.length - 1];
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(fs.existsSync(path.join(workspace, "sub.txt"))).toBe(false);
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
     // Every request, the subagent's included, is in plan mode.
     expect(requests.map((r) => systemText(r.body).includes("# Plan mode"))).toEqual([true, true, true, true]);
-    const subAfterRefusal = JSON.stringify(requests[2]!.body.messages.slice(-2));
+    const subAfterRefusal = JSON.stringify(requests[2].body.messages.slice(-2));
     expect(subAfterRefusal).toContain("write_to_file was not run: the task is in plan mode");
     expect(subAfterRefusal).toContain("# demo");
     // The parent got the subagent's result (not a refusal of new_subagent).
-    expect(JSON.stringify(requests[3]!.body)).toContain("SURVEY-RESULT: one readme");
+    expect(JSON.stringify(requests[3].body)).toContain("SURVEY-RESULT: one readme");
   });
 });

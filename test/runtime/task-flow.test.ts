@@ -4,10 +4,10 @@ import { execFileSync } from "node:child_process";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { toJsonString } from "@bufbuild/protobuf";
+import { CheckpointKind, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { AskKind, MessageRole, TaskEventSchema, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { WireFormat } from "../model-server/script.js";
-import type { ModelServerProcess } from "../model-server/spawn.js";
-import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, eventCases, followUntilDone, makeWorkspace, setAutoApproval, TEST_KEY } from "./harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -353,8 +353,8 @@ describe("restores and deletion through the runtime", () => {
     await followUntilDone(clients, taskId);
     expect(fs.existsSync(path.join(workspace, "made.txt"))).toBe(true);
     const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
-    const baseline = checkpoints.find((c) => c.kind === 1)!;
-    const res = await clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: 1 /* FILES_AND_TASK */ });
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    const res = await clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES_AND_TASK });
     expect(res.fileError).toBe("");
     expect(fs.existsSync(path.join(workspace, "made.txt"))).toBe(false);
     const after = await clients.tasks.getTask({ taskId });

@@ -84,7 +84,7 @@ describe.skipIf(!mounted)(`a full disk ${mounted ? "" : `(skipped: ${"reason" in
     await first.clients.settings.setSecret({ profileId: "p", name: "api_key", value: TEST_KEY });
     await first.clients.settings.updateSettings({
       scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, executeSafeCommands: true, maxRequests: 1000 } } as never,
+      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, executeSafeCommands: true, maxRequests: 1000 } },
     });
     // A task stored before the disk fills: it must come through intact.
     const { server: quick } = { server: await spawnModelServer({ apiKey: TEST_KEY, turns: [{ text: "earlier answer" }] }) };

@@ -150,7 +150,7 @@ export function nonLoopbackAddresses(): { address: string; family: string }[] {
     .map((a) => ({ address: a.address, family: a.family }));
 }
 
-export function tryConnect(host: string, port: number): Promise<"connected" | string> {
+export function tryConnect(host: string, port: number): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port, timeout: 2000 });
     socket.once("connect", () => {

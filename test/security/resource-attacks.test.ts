@@ -73,7 +73,7 @@ describe("a model's output costs bounded memory", () => {
   attack("three commands printing 100 MB each: the sidecar keeps a head and a tail, the log has it all", async () => {
     await main.clients.settings.updateSettings({
       scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, maxRequests: 100 } } as never,
+      patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, maxRequests: 100 } },
     });
     const command = "head -c 100000000 /dev/zero | tr '\\0' 'a' | fold -w 100";
     const before = rssMb(main.process.handshake.pid);
@@ -131,7 +131,7 @@ describe("what a neighbour can read", () => {
     const ws = makeWorkspace(fs.mkdtempSync(path.join(main.roots.base, "modes-")), { ".env": "TOKEN=neighbour-must-not-read\n" });
     await main.clients.settings.updateSettings({
       scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, executeSafeCommands: true, maxRequests: 100 } } as never,
+      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, executeSafeCommands: true, maxRequests: 100 } },
     });
     const profileId = await scripted(main, [
       {

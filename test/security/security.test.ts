@@ -84,7 +84,7 @@ async function scriptedProfile(turns: ScriptTurn[], apiKey = SECRET, provider: "
 async function setAutoApproval(value: Record<string, unknown>): Promise<void> {
   await clients.settings.updateSettings({
     scope: SettingsScope.GLOBAL,
-    patch: { autoApprovalSettings: { enabled: false, readFiles: false, editFiles: false, executeSafeCommands: false, executeAllCommands: false, maxRequests: 100, ...value } } as never,
+    patch: { autoApprovalSettings: { enabled: false, readFiles: false, editFiles: false, executeSafeCommands: false, executeAllCommands: false, maxRequests: 100, ...value } },
   });
 }
 

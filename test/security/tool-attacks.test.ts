@@ -49,7 +49,7 @@ async function scripted(sidecar: RunningSidecar, turns: ScriptTurn[]): Promise<{
 async function autoApprove(sidecar: RunningSidecar, value: Record<string, unknown>): Promise<void> {
   await sidecar.clients.settings.updateSettings({
     scope: SettingsScope.GLOBAL,
-    patch: { autoApprovalSettings: { enabled: true, readFiles: false, editFiles: false, executeSafeCommands: false, executeAllCommands: false, maxRequests: 100, ...value } } as never,
+    patch: { autoApprovalSettings: { enabled: true, readFiles: false, editFiles: false, executeSafeCommands: false, executeAllCommands: false, maxRequests: 100, ...value } },
   });
 }
 

@@ -79,7 +79,7 @@ describe("an editor's connections are never cut", () => {
     const idle = Array.from({ length: IDLE_CONNECTIONS }, () => new KeepAliveConnection(url, token));
     cleanups.push(() => idle.forEach((c) => c.close()));
     const first = await Promise.allSettled(idle.map((c) => c.health()));
-    expect(first.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(first.filter((r) => r.status === "rejected").map((r) => String((r).reason))).toEqual([]);
 
     // Many streams opened in one burst, each on a connection of its own.
     const controller = new AbortController();
@@ -118,7 +118,7 @@ describe("an editor's connections are never cut", () => {
 
     // ...and none of the editor's: each idle connection answers again on its own socket.
     const again = await Promise.allSettled(idle.map((c) => c.health()));
-    expect(again.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(again.filter((r) => r.status === "rejected").map((r) => String((r).reason))).toEqual([]);
     expect(again.map((r) => (r as PromiseFulfilledResult<{ status: number; reused: boolean }>).value)).toEqual(idle.map(() => ({ status: 200, reused: true })));
     expect(idle.map((c) => c.closedByServer)).toEqual(idle.map(() => 0));
     expect(idle.map((c) => c.sockets.size)).toEqual(idle.map(() => 1));

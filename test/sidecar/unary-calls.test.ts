@@ -13,7 +13,10 @@ import { connectHandler } from "../../core/src/server/node-adapter.js";
 
 const servers: http.Server[] = [];
 afterEach(() => {
-  for (const server of servers.splice(0)) server.closeAllConnections(), server.close();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
 });
 
 type HealthAnswer = { status: string; serverVersion: string; uptimeMs: bigint; pid: number };

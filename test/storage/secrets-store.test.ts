@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DlineError } from "../../core/src/errors.js";
+import { type DlineError } from "../../core/src/errors.js";
 import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { SecretsStore } from "../../core/src/storage/secrets-store.js";
 import { corruptCopies, modeOf, recordingLogger, tempLayout } from "./helpers.js";

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DlineError } from "../../core/src/errors.js";
+import { type DlineError } from "../../core/src/errors.js";
 import { createLogger, type Logger } from "../../core/src/logging/logger.js";
 import type { TaskDeletionHook } from "../../core/src/tasks/deletion-hooks.js";
 import { uiMessage } from "../../core/src/tasks/message-store.js";
@@ -12,7 +12,7 @@ import { buildChild, deadPid, exited, lineCollector, runChild, taskEnv, type Tas
 // What a deletion must never do to the user's other tasks and their checkpoints, and how one cut
 // short is finished. The hooks here record what the checkpoint owner would be asked to do.
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });

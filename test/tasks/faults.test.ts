@@ -9,7 +9,7 @@ import { MessageStore, uiMessage } from "../../core/src/tasks/message-store.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { buildChild, deadPid, exited, lineCollector, openStorage, runChild, taskEnv, type TaskEnv } from "./helpers.js";
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
@@ -126,7 +126,7 @@ describe("faults", () => {
       ops.push(b.clients.history.listTasks({ query: "task" }));
     }
     const results = await Promise.allSettled(ops);
-    const failures = results.filter((r) => r.status === "rejected").map((r) => ConnectError.from((r as PromiseRejectedResult).reason));
+    const failures = results.filter((r) => r.status === "rejected").map((r) => ConnectError.from((r).reason));
     expect(failures.map((f) => `${Code[f.code]}: ${f.rawMessage}`)).toEqual([]);
     const [la, lb] = await Promise.all([a.clients.history.listTasks({ pageSize: 100 }), b.clients.history.listTasks({ pageSize: 100 })]);
     expect(la.tasks.map((t) => t.id).sort()).toEqual(keep);

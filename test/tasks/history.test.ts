@@ -154,7 +154,6 @@ describe("TaskHistory", () => {
 describe("TaskHistory text search plans", () => {
   // A few thousand rows: created_at with many ties, insertion mostly in creation order but with
   // shuffled stretches (rowids then do not follow the sort), costs with ties, four workspaces.
-  const words = ["alpha", "beta", "gamma", "gamut", "omega"];
   function generate(n: number) {
     let seed = 7;
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);

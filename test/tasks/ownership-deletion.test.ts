@@ -3,13 +3,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { DlineError } from "../../core/src/errors.js";
+import { type DlineError } from "../../core/src/errors.js";
 import type { TaskDeletionHook } from "../../core/src/tasks/deletion-hooks.js";
 import { uiMessage } from "../../core/src/tasks/message-store.js";
 import { openTaskStorage, type TaskStorage } from "../../core/src/tasks/task-storage.js";
 import { buildChild, deadPid, exited, lineCollector, openStorage, runChild, taskEnv, type TaskEnv } from "./helpers.js";
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });

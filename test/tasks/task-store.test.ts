@@ -5,7 +5,7 @@ import { uiMessage } from "../../core/src/tasks/message-store.js";
 import type { TaskStorage } from "../../core/src/tasks/task-storage.js";
 import { buildChild, exited, lineCollector, openStorage, runChild, taskEnv, type TaskEnv } from "./helpers.js";
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });

@@ -118,7 +118,7 @@ describe("Capabilities view: mapping", () => {
       ["Disabled", "current", ToggleState.DISABLED],
       ["Inherit", "use the global setting", ToggleState.INHERIT],
     ]);
-    expect(toggleChoices(undefined)[2]!.description).toBe("current · use the global setting");
+    expect(toggleChoices(undefined)[2].description).toBe("current · use the global setting");
   });
 
   const untrustedHook = create(CapabilitySchema, { kind: "hooks", resource: "UserPromptSubmit.sh", name: "UserPromptSubmit", origin: "workspace", enabled: false, untrusted: true });

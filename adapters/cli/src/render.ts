@@ -1,7 +1,7 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { visible, visibleLine } from "./visible-text.js";
 import { approvalDetails } from "./approval-view.js";
-import { AskKind, AskSchema, TaskEventSchema, TaskStatus, type Ask, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, AskSchema, MessageRole, TaskEventSchema, TaskStatus, type Ask, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
 
 /**
  * Checkpoint status on stderr while a task runs, so that the wait for a first baseline (seconds
@@ -110,12 +110,12 @@ export class EventRenderer {
           this.inText = true;
           this.reasoningId = m.id;
         } else if (m.kind === "compaction") this.line(`[context] ${visibleLine(m.text)}`);
-        else if (m.kind === "text" && m.role === 2 /* assistant */) {
+        else if (m.kind === "text" && m.role === MessageRole.ASSISTANT) {
           if (this.inText) this.out.write("\n");
           this.out.write(visible(m.text));
           this.inText = true;
         } else if (m.kind === "completion") this.line(`\n✔ ${visible(m.text)}`);
-        else if (m.kind === "text" && m.role === 1 /* user */) this.line(`> ${visible(m.text)}`);
+        else if (m.kind === "text" && m.role === MessageRole.USER) this.line(`> ${visible(m.text)}`);
         else if (m.kind === "followup") this.line(`? ${visible(m.text)}`);
         break;
       }

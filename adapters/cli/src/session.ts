@@ -49,6 +49,6 @@ export class SidecarDiedError extends Error {
 
 export function printJson(ctx: CliContext, value: unknown): void {
   ctx.out.write(
-    JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v), ctx.json ? undefined : 2) + "\n",
+    JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), ctx.json ? undefined : 2) + "\n",
   );
 }

@@ -25,7 +25,6 @@ end
 
 --- Runs :Dline capabilities, picking the item labelled with `needle`, then `action`.
 local function toggle_via_command(needle, action)
-  local picked = {}
   local calls = T.script_select(function(items, opts, entry)
     if opts.kind == "dline.capabilities" then
       for i, label in ipairs(entry.labels) do
@@ -35,7 +34,6 @@ local function toggle_via_command(needle, action)
     end
     for i, label in ipairs(entry.labels) do
       if label:find(action, 1, true) then
-        picked.action = label
         return items[i]
       end
     end

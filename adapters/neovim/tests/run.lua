@@ -13,7 +13,6 @@ local uv = vim.uv or vim.loop
 local tests = vim.fn.fnamemodify(debug.getinfo(1, "S").source:gsub("^@", ""), ":p:h")
 vim.opt.runtimepath:append(tests)
 vim.opt.runtimepath:prepend(vim.fn.fnamemodify(tests, ":h"))
-local T = require("dline_test")
 
 local function out(line)
   io.stdout:write(line .. "\n")
@@ -125,7 +124,7 @@ local function run(job)
     out("not ok - " .. job.name .. " (cannot start " .. nvim .. ")")
     return
   end
-  local function reader(err, data)
+  local function reader(_, data)
     if data then table.insert(output, data) end
   end
   stdout:read_start(function(err, data)

@@ -26,7 +26,7 @@ let supervisor: SidecarSupervisor | undefined;
 export function activate(context: vscode.ExtensionContext): DlineApi {
   const channel = vscode.window.createOutputChannel("Dline", { log: true });
   const log: Log = { info: (m) => channel.info(m), warn: (m) => channel.warn(m), error: (m) => channel.error(m) };
-  const version = String(context.extension.packageJSON.version ?? "0.0.0");
+  const version = String((context.extension.packageJSON as { version?: string }).version ?? "0.0.0");
   const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
 
   const core = new SidecarSupervisor({

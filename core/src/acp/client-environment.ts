@@ -124,7 +124,7 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
     ctx.signal.removeEventListener("abort", onAbort);
     // Released in the background: a client that does not answer must not hold the call.
     void Promise.race([terminal.release(), new Promise((r) => setTimeout(r, KILL_GRACE_MS).unref())]).catch(() => {});
-    const openLog = log as fs.WriteStream | undefined;
+    const openLog = log;
     if (openLog) await new Promise<void>((resolve) => openLog.end(resolve));
   }
 }

@@ -359,7 +359,7 @@ export class PromptTurn {
     }
   }
 
-  private async requestPermission(params: Parameters<AgentContext["request"]>[1] & object) {
+  private async requestPermission(params: NonNullable<Parameters<AgentContext["request"]>[1]>) {
     try {
       return await this.deps.client.request(methods.client.session.requestPermission, params as never, {
         cancellationSignal: this.stop.signal,

@@ -83,7 +83,7 @@ export function stdioStream(input: Readable, output: Writable, options: StdioStr
         jsonrpc: "2.0",
         id: idFromStart(start),
         error: { code: -32600, message: `The message is larger than the ${limit} bytes this agent accepts (at least ${size} bytes); it was not read.` },
-      } as AnyMessage)
+      })
       .catch(() => {});
 
   void (async () => {

@@ -101,7 +101,7 @@ export class Capabilities implements CapabilitiesPort {
     const session = withMcp && ctx.taskId ? (this.sessionServers.get(ctx.taskId) ?? []) : [];
     // A session's server wins over a file's server of the same name.
     if (session.length > 0) mcp.servers = [...mcp.servers.filter((s) => !session.some((x) => x.name === s.name)), ...session];
-    const found = Object.values(files).some((list) => list.length > 0) || mcp.servers.length > 0;
+    const found = Object.values(files).some((list: readonly unknown[]) => list.length > 0) || mcp.servers.length > 0;
     const views = found ? await this.toggleStore.list(ctx) : [];
     const toggles = new Map(views.map((v) => [`${v.kind}\u0000${v.resource}`, v]));
     const fromRepository = files.hooks.some((h) => h.origin === "workspace") || mcp.servers.some((s) => s.origin === "workspace");

@@ -268,8 +268,8 @@ export function parseSubagent(text: string, rel: string): { definition: Subagent
     }
     if (!value || typeof value !== "object" || Array.isArray(value)) return { error: "expected a JSON object" };
     const v = value as Record<string, unknown>;
-    const str = (k: string) => (typeof v[k] === "string" && (v[k] as string).length > 0 ? (v[k] as string) : undefined);
-    const tools = v.tools === undefined ? undefined : Array.isArray(v.tools) && v.tools.every((t) => typeof t === "string") ? (v.tools as string[]) : null;
+    const str = (k: string) => (typeof v[k] === "string" && (v[k]).length > 0 ? (v[k]) : undefined);
+    const tools = v.tools === undefined ? undefined : Array.isArray(v.tools) && v.tools.every((t) => typeof t === "string") ? (v.tools) : null;
     if (tools === null) return { error: "tools must be a list of tool names" };
     return {
       definition: { name: str("name") ?? baseName(rel), instructions: str("instructions") ?? "", tools, profileId: str("profileId") ?? str("profile") },

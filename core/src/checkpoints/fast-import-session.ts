@@ -199,7 +199,7 @@ export class FastImportSession {
           try {
             resolve(parse(buf.subarray(pos, nl).toString("utf8")));
           } catch (err) {
-            reject(err as Error);
+            reject(err);
           }
           return nl + 1;
         },

@@ -7,7 +7,7 @@ function settle<T>(callback: Callback<T>, run: () => T): void {
   try {
     value = run();
   } catch (err) {
-    process.nextTick(callback, err as NodeJS.ErrnoException);
+    process.nextTick(callback, err);
     return;
   }
   process.nextTick(callback, null, value);

@@ -40,7 +40,7 @@ export function mergeConfig(existing: string, entries: readonly (readonly [strin
     const dot = key.lastIndexOf(".");
     const header = headerOf(key.slice(0, dot));
     const name = key.slice(dot + 1);
-    const section = sections.get(header) ?? new Map();
+    const section = sections.get(header) ?? new Map<string, { name: string; value: string }>();
     section.set(name.toLowerCase(), { name, value });
     sections.set(header, section);
   }

@@ -184,7 +184,7 @@ export class SnapshotStager {
     if (!paths.length) return;
     // In git's (byte) order: update-index inserts each entry into its sorted array, so paths
     // out of order cost a move of the array per path (82 s instead of seconds at 100,000).
-    const sorted = paths.map((p) => Buffer.from(p, "utf8")).sort(Buffer.compare);
+    const sorted = paths.map((p) => Buffer.from(p, "utf8")).sort((a, b) => Buffer.compare(a, b));
     if (sorted.length < BULK_CHECKIN_PATHS) {
       await this.git.run(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], { input: nulJoined(sorted), signal });
       return;

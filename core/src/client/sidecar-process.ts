@@ -9,7 +9,7 @@ export interface SpawnSidecarOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Where the sidecar's stderr goes: a file path, "inherit", or "ignore" (default "ignore"). */
-  stderr?: string | "inherit" | "ignore";
+  stderr?: string;
   /** Give up waiting for the handshake after this long (default 30 s). */
   handshakeTimeoutMs?: number;
 }
@@ -73,7 +73,7 @@ export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProce
         });
       } catch (err) {
         child.kill("SIGKILL");
-        reject(err as Error);
+        reject(err);
       }
     });
   });

@@ -42,7 +42,7 @@ export function unaryTransport(options: UnaryTransportOptions): Transport {
       contextValues?: Parameters<Transport["unary"]>[5],
     ): Promise<UnaryResponse<I, O>> {
       if (timeoutMs !== undefined && timeoutMs > 0) return options.fallback.unary(method, signal, timeoutMs, header, input, contextValues);
-      const serialization = serializationOf(method as DescMethodUnary<DescMessage, DescMessage>);
+      const serialization = serializationOf(method);
       const send = async (req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
         const body = serialization.getI(options.useBinaryFormat).serialize(req.message);
         const answer = await post(agent, options.socketPath, req.url, req.header, body, req.signal);
@@ -68,8 +68,8 @@ export function unaryTransport(options: UnaryTransportOptions): Transport {
         header: requestHeaderWithCompression(method.methodKind, options.useBinaryFormat, undefined, header, [], null, true),
         contextValues: contextValues ?? createContextValues(),
         signal: signal ?? NEVER,
-        message: isMessage(input, method.input) ? input : create(method.input, input as MessageInitShape<I>),
-      } as UnaryRequest<I, O>);
+        message: isMessage(input, method.input) ? input : create(method.input, input),
+      });
     },
     stream: (...args) => options.fallback.stream(...args),
   };

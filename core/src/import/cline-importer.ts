@@ -223,7 +223,7 @@ export class ClineImporter {
   private async refreshIfChanged(c: Candidate, ctx: DiscoveryContext, storage: TaskStorage, row: TaskRecord, stamp: string, dryRun: boolean): Promise<ImportItemResult> {
     const task = this.deps.layout.task(row.id);
     const unchanged: ImportItemResult = { sourceKey: c.sourceKey, taskId: row.id, outcome: "already_imported", notCarriedOver: [], error: "" };
-    let stored;
+    let stored: ReturnType<typeof storedImportRecord> | undefined;
     try {
       stored = storedImportRecord(new TaskJsonFiles(task).readMetadata());
     } catch {

@@ -63,7 +63,8 @@ function withText(block: unknown, text: string): unknown {
   if (!isObject(block)) return block;
   if (block.type === "text") return { ...block, text };
   if (block.type === "tool_result" && Array.isArray(block.content) && isObject(block.content[0]) && block.content[0].type === "text") {
-    return { ...block, content: [{ ...block.content[0], text }, ...block.content.slice(1)] };
+    const [first, ...rest] = block.content as unknown[];
+    return { ...block, content: [{ ...(first as Record<string, unknown>), text }, ...rest] };
   }
   return block;
 }

@@ -97,7 +97,7 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
     if (KINDS_WITHOUT_DLINE_TOOL.has(sub)) bump(foreignTools, sub);
     else if (sub && !KNOWN_KINDS.has(sub)) bump(unknownKinds, sub);
     if (sub === "tool") {
-      let tool = "";
+      let tool: string;
       try {
         const parsed = JSON.parse(text) as unknown;
         tool = isObject(parsed) && typeof parsed.tool === "string" ? parsed.tool : "";

@@ -309,10 +309,10 @@ export function settingsService(deps: SettingsServiceDeps): Partial<ServiceImpl<
     async importHostState(req) {
       const result = await migrations.importHostState({
         host: req.host || "vscode",
-        globalState: (req.globalState ?? {}) as Record<string, unknown>,
+        globalState: (req.globalState ?? {}),
         workspaces: req.workspaces.map((w) => {
           if (!w.workspaceRoot) throw new DlineError("invalid_argument", "Every workspace needs a workspace_root.");
-          return { workspaceRoot: w.workspaceRoot, state: (w.state ?? {}) as Record<string, unknown> };
+          return { workspaceRoot: w.workspaceRoot, state: (w.state ?? {}) };
         }),
         secrets: { ...req.secrets },
       });

@@ -71,15 +71,15 @@ export class LiveTask {
    */
   close(): void {
     this.events.close();
-    let first: unknown;
+    const failures: unknown[] = [];
     for (const store of [this.messages, this.journal, this.metrics]) {
       try {
         store.close();
       } catch (err) {
-        first ??= err;
+        failures.push(err);
       }
     }
-    if (first !== undefined) throw first;
+    if (failures.length > 0) throw failures[0];
   }
 }
 

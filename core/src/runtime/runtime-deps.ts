@@ -35,5 +35,5 @@ export interface TaskRuntimeDeps {
   /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */
   shutdownSignal: AbortSignal;
   /** The task's `mode` setting (plan: workspace-modifying tools are refused); absent: act. */
-  taskMode?(taskId: string, workspaceRoot: string): Promise<TaskMode>;
+  taskMode?: (taskId: string, workspaceRoot: string) => Promise<TaskMode>;
 }

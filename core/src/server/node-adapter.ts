@@ -1,5 +1,5 @@
 import type * as http from "node:http";
-import { createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
+import { createConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { CallSignal } from "./call-signal.js";
 import { lazyCompressions, loadConnectNode } from "./connect-node.js";

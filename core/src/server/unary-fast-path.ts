@@ -14,7 +14,7 @@ import {
 } from "@connectrpc/connect";
 import { createMethodSerializationLookup, mergeNonProtocolHeaders, type MethodSerializationLookup } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { CallSignal } from "./call-signal.js";
+import { type CallSignal } from "./call-signal.js";
 import { HeaderMap } from "./header-map.js";
 
 /** A unary method served without connect's universal handler (see UnaryFastPath). */
@@ -53,7 +53,7 @@ export class UnaryFastPath {
       service(service, implementation, options) {
         router.service(service, implementation, options);
         // Per-service options (interceptors, limits) are connect's to apply: no fast path then.
-        if (options === undefined) fast.remember(service, implementation as Record<string, unknown>);
+        if (options === undefined) fast.remember(service, implementation);
         return recorder;
       },
       rpc(method, implementation, options) {
@@ -69,7 +69,7 @@ export class UnaryFastPath {
       const fn = implementation[method.localName];
       if (method.methodKind !== "unary" || typeof fn !== "function") continue;
       this.routes.set(`/${service.typeName}/${method.name}`, {
-        spec: createMethodImplSpec(method as DescMethod & { methodKind: "unary" }, fn.bind(implementation)) as UnaryRoute["spec"],
+        spec: createMethodImplSpec(method as DescMethod & { methodKind: "unary" }, fn.bind(implementation) as never) as UnaryRoute["spec"],
         serialization: createMethodSerializationLookup(method as never, undefined, undefined, this.options),
       });
     }

@@ -1,4 +1,3 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import { DlineError } from "../errors.js";

@@ -80,8 +80,8 @@ export function validateProfile(profile: ProfileRecord): void {
 
 function fromStored(value: unknown): ProfileRecord | undefined {
   if (!isPlainObject(value) || typeof value.id !== "string") return undefined;
-  const str = (k: string) => (typeof value[k] === "string" ? (value[k] as string) : "");
-  const num = (k: string) => (typeof value[k] === "number" ? (value[k] as number) : 0);
+  const str = (k: string) => (typeof value[k] === "string" ? (value[k]) : "");
+  const num = (k: string) => (typeof value[k] === "number" ? (value[k]) : 0);
   return {
     id: value.id,
     name: str("name"),

@@ -35,7 +35,7 @@ export function getDlineHomePath(env: Env): string {
 
 function run(file: string, args: string[], env: Env): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { ...env } as NodeJS.ProcessEnv, timeout: 5000, windowsHide: true }, (err, stdout) => {
+    execFile(file, args, { env: { ...env }, timeout: 5000, windowsHide: true }, (err, stdout) => {
       resolve(err ? undefined : stdout.toString().trim() || undefined);
     });
   });

@@ -192,6 +192,6 @@ function deletePath(data: JsonRecord, keys: string[]): boolean {
   const last = keys[keys.length - 1];
   if (!isPlainObject(parent) || !(last in parent)) return false;
   delete parent[last];
-  if (keys.length > 1 && Object.keys(parent).length === 0) delete (data as JsonRecord)[keys[0]];
+  if (keys.length > 1 && Object.keys(parent).length === 0) delete (data)[keys[0]];
   return true;
 }

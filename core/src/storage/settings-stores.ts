@@ -6,7 +6,7 @@ import type { InstanceLayout } from "./instance-layout.js";
 import { normaliseWorkspacePath } from "./instance-layout.js";
 import { ProfileCatalogRepository } from "./profile-catalog.js";
 import { SecretsStore } from "./secrets-store.js";
-import { SettingsRegistry, type SettingScope } from "./settings-registry.js";
+import { type SettingsRegistry, type SettingScope } from "./settings-registry.js";
 import { SettingsRepository } from "./settings-repository.js";
 import { StateStore, type StateStoreOptions } from "./state-store.js";
 

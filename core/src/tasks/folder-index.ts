@@ -35,7 +35,7 @@ export function indexOrphanFolders(
     if (indexed.has(id) || leaveAlone(id)) continue;
     const task = layout.task(id);
     const meta = readJson<Record<string, unknown>>(task.metadataJson);
-    let createdAt = 0;
+    let createdAt: number;
     try {
       createdAt = fs.statSync(task.dir).mtimeMs;
     } catch {

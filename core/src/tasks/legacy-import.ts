@@ -136,7 +136,7 @@ function importSnapshotQueue(task: TaskLayout): boolean {
   if (!exists(task.legacy.snapshotJson)) return false;
   const state = new StateFile(task.stateJson, task.stateJsonBak);
   const current = state.read().value ?? {};
-  if ((current as Record<string, unknown>).legacySnapshotImported === true) return false;
+  if ((current).legacySnapshotImported === true) return false;
   let snapshot: unknown;
   try {
     snapshot = JSON.parse(fs.readFileSync(task.legacy.snapshotJson, "utf8"));

@@ -124,7 +124,7 @@ export function parseLegacyActivities(file: string): { time: number; kind: strin
 export function metricsFromLegacyLine(value: unknown) {
   const o = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
   const n = (...keys: string[]) => {
-    for (const k of keys) if (typeof o[k] === "number" && Number.isFinite(o[k])) return o[k] as number;
+    for (const k of keys) if (typeof o[k] === "number" && Number.isFinite(o[k])) return o[k];
     return 0;
   };
   return {
@@ -165,13 +165,13 @@ export function parseLegacyHistory(file: string): { records: TaskRecordInit[]; u
     const problems: string[] = [];
     const num = (k: string) => {
       if (o[k] === undefined || o[k] === null) return 0;
-      if (typeof o[k] === "number" && Number.isFinite(o[k])) return o[k] as number;
+      if (typeof o[k] === "number" && Number.isFinite(o[k])) return o[k];
       problems.push(`${k} is ${typeof o[k]}`);
       return 0;
     };
     const str = (k: string) => {
       if (o[k] === undefined || o[k] === null) return "";
-      if (typeof o[k] === "string") return o[k] as string;
+      if (typeof o[k] === "string") return o[k];
       problems.push(`${k} is ${typeof o[k]}`);
       return "";
     };

@@ -197,7 +197,7 @@ export class MessageStore {
       .prepare("SELECT id, time, role, kind, text, partial, tool, detail, checkpoint_id, ask_id FROM messages ORDER BY seq")
       .raw()
       .all() as unknown[][];
-    const out: StoredUiMessage[] = new Array(rows.length);
+    const out = new Array<StoredUiMessage>(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i];
       out[i] = {

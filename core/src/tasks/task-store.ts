@@ -148,7 +148,7 @@ export class TaskStore {
 
   private snapshotImported(taskId: string): boolean {
     try {
-      const v = new TaskFiles(this.layout.task(taskId), this.sqlite, this.logger).state.read().value as Record<string, unknown> | undefined;
+      const v = new TaskFiles(this.layout.task(taskId), this.sqlite, this.logger).state.read().value;
       return v?.legacySnapshotImported === true;
     } catch {
       return false;

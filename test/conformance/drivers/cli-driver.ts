@@ -29,7 +29,7 @@ async function dline(ctx: DriverContext, args: string[]): Promise<string> {
     return stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`dline ${args.join(" ")} failed: ${e.message}\n${e.stderr ?? ""}\n${(e.stdout ?? "").slice(-2000)}`);
+    throw new Error(`dline ${args.join(" ")} failed: ${e.message}\n${e.stderr ?? ""}\n${(e.stdout ?? "").slice(-2000)}`, { cause: err });
   }
 }
 

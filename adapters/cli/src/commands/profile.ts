@@ -58,7 +58,7 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
     const keyVar = stringFlag(args, "api-key-env") ?? (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
     const key = process.env[keyVar];
     if (key) await clients.settings.setSecret({ profileId: id, name: "api_key", value: key });
-    if (args.flags.has("default")) await clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: id } as never });
+    if (args.flags.has("default")) await clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: id } });
     if (ctx.json) printJson(ctx, { profile: res.profile, apiKeySet: Boolean(key) });
     else ctx.out.write(`profile ${id} saved${key ? ` (key from $${keyVar})` : ` (no key: $${keyVar} is not set)`}; prices: ${res.profile?.priceSource || "unknown"}\n`);
     return 0;

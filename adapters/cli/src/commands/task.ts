@@ -212,7 +212,7 @@ export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<
     } catch (err) {
       if (!workspaceRoot && err instanceof ConnectError && err.code === Code.FailedPrecondition && needsWorkspace(task?.workspaceRoot ?? "")) {
         const where = task?.workspaceRoot ? `its folder ${task.workspaceRoot} is not on this machine` : "it has no workspace";
-        throw new Error(`task ${taskId} cannot continue: ${where}. Name the folder to continue it in: dline resume ${taskId} --workspace DIR`);
+        throw new Error(`task ${taskId} cannot continue: ${where}. Name the folder to continue it in: dline resume ${taskId} --workspace DIR`, { cause: err });
       }
       throw err;
     }

@@ -2,7 +2,7 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { listWorkspaceFiles } from "./file-listing.js";
-import { readRegularFile, assertRegularOrAbsent } from "./regular-file.js";
+import { readRegularFile } from "./regular-file.js";
 import { searchInWorker } from "./search-worker.js";
 import { isProtectedPath } from "./tool-guard.js";
 import { lineNumber, readWindow } from "./read-window.js";
@@ -73,7 +73,7 @@ export const listFilesTool: ToolDefinition = {
     const stat = await fs.stat(dir.absolute).catch(() => undefined);
     if (!stat?.isDirectory()) throw new ToolError(`list_files: "${dir.relative}" is not a folder.`, "not_found");
     let lines: string[];
-    let truncated = false;
+    let truncated: boolean;
     if (recursive) {
       const listed = await listWorkspaceFiles(ctx.workspaceRoot, dir.relative, maxListEntries * 4, ctx.signal, ctx.guard);
       lines = listed.files.filter((f) => !ctx.agentIgnore.ignores(f));

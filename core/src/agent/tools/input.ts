@@ -42,5 +42,5 @@ export function optionalStringList(input: Record<string, unknown>, name: string,
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
     throw new ToolError(`${tool}: the parameter "${name}" must be an array of strings.`);
   }
-  return value as string[];
+  return value;
 }

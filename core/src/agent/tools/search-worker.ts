@@ -34,11 +34,12 @@ export interface SearchOutcome {
  * single executable), so it uses nothing but globals and Node built-ins.
  */
 function searchWorkerProgram(): void {
-  const { parentPort, workerData } = process.getBuiltinModule("node:worker_threads");
+  const threads = process.getBuiltinModule("node:worker_threads");
+  const parentPort = threads.parentPort;
   const fs = process.getBuiltinModule("node:fs");
   const path = process.getBuiltinModule("node:path");
-  const job = workerData.job as SearchJob;
-  const current = new Int32Array(workerData.current as SharedArrayBuffer);
+  const { job, current: currentBuffer } = threads.workerData as { job: SearchJob; current: SharedArrayBuffer };
+  const current = new Int32Array(currentBuffer);
   const regex = new RegExp(job.source, job.flags);
   let found = 0;
   let longLines = 0;

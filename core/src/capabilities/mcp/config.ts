@@ -69,7 +69,7 @@ export function parseServer(name: string, raw: unknown): { config?: McpServerCon
     return { disabled, config: { transport: "http", url: url.toString(), headers, timeoutMs } };
   }
   if (typeof raw.command !== "string" || !raw.command) return { disabled, error: "a server needs a command (stdio) or a url (streamable HTTP)" };
-  const args = raw.args === undefined ? [] : Array.isArray(raw.args) && raw.args.every((a) => typeof a === "string") ? (raw.args as string[]) : undefined;
+  const args = raw.args === undefined ? [] : Array.isArray(raw.args) && raw.args.every((a) => typeof a === "string") ? (raw.args) : undefined;
   if (!args) return { disabled, error: "args must be a list of strings" };
   const env = stringRecord(raw.env);
   if (!env) return { disabled, error: "env must map names to strings" };
@@ -114,7 +114,7 @@ export function readMcpServers(
   const settings = readJson(locations.globalSettingsFile);
   if (settings !== undefined) {
     if (isObject(settings) && (settings.mcpServers === undefined || isObject(settings.mcpServers))) {
-      add(entriesOf((settings.mcpServers as Record<string, unknown> | undefined) ?? {}, "global", locations.globalSettingsFile));
+      add(entriesOf((settings.mcpServers) ?? {}, "global", locations.globalSettingsFile));
     } else {
       problems.push({ path: locations.globalSettingsFile, code: "data_loss", message: 'mcp_settings.json must be an object with "mcpServers"; it was kept as it is' });
     }

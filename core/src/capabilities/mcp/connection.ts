@@ -112,7 +112,7 @@ export class McpConnection {
           tools.push({
             name: t.name,
             description: t.description ?? "",
-            inputSchema: (t.inputSchema as Record<string, unknown>) ?? { type: "object" },
+            inputSchema: (t.inputSchema) ?? { type: "object" },
             readOnly: t.annotations?.readOnlyHint === true,
           });
         }
@@ -133,7 +133,7 @@ export class McpConnection {
       this.lastError = message;
       this.logger.warn("mcp server failed to start", { server: this.name, error: message });
       this.scheduleRestart();
-      throw new Error(message);
+      throw new Error(message, { cause: err });
     }
   }
 

@@ -1,0 +1,108 @@
+// ESLint for every TypeScript and JavaScript file of the repository (`npm run lint`).
+// TypeScript files are linted with type information (typescript-eslint's project service reads
+// the tsconfig that includes each file), so promise misuse and unused code are found across files.
+import js from "@eslint/js";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+const typeScriptFiles = ["**/*.ts"];
+const javaScriptFiles = ["**/*.js", "**/*.mjs", "**/*.cjs"];
+
+export default tseslint.config(
+  {
+    ignores: [
+      "**/node_modules/**",
+      "dist/**",
+      "core/src/gen/**",
+      "adapters/*/out/**",
+      "adapters/jetbrains/**",
+      ".cache/**",
+      ".bench/**",
+      ".scratch/**",
+      ".stryker-tmp/**",
+      "test-output/**",
+    ],
+  },
+  {
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+  },
+  {
+    files: typeScriptFiles,
+    extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      globals: { ...globals.node },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
+      "@typescript-eslint/consistent-type-imports": [
+        "error",
+        // `typeof import("...")` names the type of a module loaded lazily with `await import()`.
+        { fixStyle: "inline-type-imports", disallowTypeAnnotations: false },
+      ],
+      // An async function without await is how many interface methods return a promise.
+      "@typescript-eslint/require-await": "off",
+      // Terminal and protocol sanitizers match control characters on purpose.
+      "no-control-regex": "off",
+      // Readers of legacy and wire formats turn whatever JSON value they find into text on purpose.
+      "@typescript-eslint/no-base-to-string": "off",
+      // An abort reason or a caught error is passed on as it is.
+      "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
+      "@typescript-eslint/only-throw-error": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // Objects of callbacks built inside a method name their owner.
+      "@typescript-eslint/no-this-alias": ["error", { allowedNames: ["loop", "fast"] }],
+    },
+  },
+  {
+    // Model providers read streamed JSON chunks of the wire formats as loose objects and check
+    // each field where they read it.
+    files: ["core/src/agent/providers/openai.ts", "core/src/agent/providers/anthropic.ts"],
+    rules: {
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+    },
+  },
+  {
+    // Tests and benchmarks read JSON printed by the programs they run and assert on its shape;
+    // vitest's expect(...) takes methods unbound.
+    files: ["test/**/*.ts", "bench/**/*.ts", "adapters/vscode/src/test/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      "@typescript-eslint/unbound-method": "off",
+    },
+  },
+  {
+    files: javaScriptFiles,
+    extends: [js.configs.recommended],
+    languageOptions: {
+      ecmaVersion: "latest",
+      sourceType: "module",
+      globals: { ...globals.node },
+    },
+    rules: {
+      "no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "no-control-regex": "off",
+    },
+  },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs" },
+  },
+  {
+    // The webview script runs in the browser inside VS Code.
+    files: ["adapters/vscode/media/**/*.js"],
+    languageOptions: { sourceType: "script", globals: { ...globals.browser, acquireVsCodeApi: "readonly" } },
+  },
+);
