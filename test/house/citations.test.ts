@@ -34,7 +34,7 @@ function findAll(files: string[], pattern: RegExp, accept: (match: RegExpExecArr
     const lines = fs.readFileSync(path.join(root, file), "utf8").split("\n");
     lines.forEach((text, i) => {
       for (const match of text.matchAll(new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : pattern.flags + "g"))) {
-        if (accept(match as RegExpExecArray, file)) found.push({ file, line: i + 1, text: text.trim().slice(0, 160) });
+        if (accept(match, file)) found.push({ file, line: i + 1, text: text.trim().slice(0, 160) });
       }
     });
   }

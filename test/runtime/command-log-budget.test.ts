@@ -29,7 +29,7 @@ describe("command logs", () => {
     });
     cleanups.push(() => server.stop());
     await setAutoApproval(sidecar.clients, { executeSafeCommands: true });
-    await sidecar.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { commandLogBudgetBytes: budget } as never });
+    await sidecar.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { commandLogBudgetBytes: budget } });
     const workspace = makeWorkspace(sidecar.roots.base);
 
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "print a lot", profileId });

@@ -40,7 +40,7 @@ beforeAll(async () => {
   sidecars.push(main);
   await main.clients.settings.updateSettings({
     scope: SettingsScope.GLOBAL,
-    patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, maxRequests: 100 } } as never,
+    patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, maxRequests: 100 } },
   });
 });
 
@@ -141,7 +141,7 @@ describe("a named pipe where git reads a file", () => {
     sidecars.push(sidecar);
     await sidecar.clients.settings.updateSettings({
       scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, maxRequests: 100 } } as never,
+      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, maxRequests: 100 } },
     });
     const ws = workspaceWithFifos(fs.mkdtempSync(path.join(sidecar.roots.base, "fifo-stop-")));
     const profileId = await scripted(sidecar, editThenComplete);

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DlineClients } from "../../core/src/client/index.js";
-import { AskKind, TaskStatus, type Ask, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import { type AskKind, TaskStatus, type Ask, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { RunningSidecar, TestRoots } from "../helpers/sidecar.js";
 import type { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import type { ModelServerScript } from "../model-server/script.js";

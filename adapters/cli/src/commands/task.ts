@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as readline from "node:readline/promises";
 import type { DlineClients } from "../../../../core/src/client/index.js";
-import { AskKind, TaskStatus, type Ask, type TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, MessageRole, TaskStatus, type Ask, type TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
@@ -248,7 +248,7 @@ export async function followCommand(ctx: CliContext, args: ParsedArgs): Promise<
     }
     if (!ctx.json) {
       for (const m of view.messages) {
-        if (m.kind === "text" && (m.role === 1 || m.role === 2)) ctx.out.write(`${m.role === 1 ? "> " : ""}${visible(m.text)}\n`);
+        if (m.kind === "text" && (m.role === MessageRole.USER || m.role === MessageRole.ASSISTANT)) ctx.out.write(`${m.role === MessageRole.USER ? "> " : ""}${visible(m.text)}\n`);
       }
       ctx.err.write(`following task ${taskId}${view.ownerPid ? `, running in the Dline window of pid ${view.ownerPid}` : ""}\n`);
     }
