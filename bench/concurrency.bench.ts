@@ -12,7 +12,7 @@ import { TaskStatus } from "../core/src/gen/dline/v1/task_pb.js";
 import { spawnModelServer } from "../test/model-server/spawn.js";
 import { ratio, report } from "./helpers.js";
 
-const binary = path.resolve("dist/dline-core");
+const binary = path.resolve(process.env.DLINE_CORE_BINARY ?? "dist/dline-core");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-concurrency-"));
 const sizes = (process.env.BENCH_CONCURRENCY ?? "1,10,50").split(",").map(Number);
 const goals: Record<number, string> = { 1: "< 150 MB", 10: "< 150 MB", 50: "< 250 MB" };

@@ -14,7 +14,7 @@ import { TaskService, TaskStatus } from "../core/src/gen/dline/v1/task_pb.js";
 import { spawnModelServer } from "../test/model-server/spawn.js";
 import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
 
-const binary = path.resolve("dist/dline-core");
+const binary = path.resolve(process.env.DLINE_CORE_BINARY ?? "dist/dline-core");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-stream-"));
 const env = { ...process.env, HOME: base, DLINE_DIR: path.join(base, "d"), DLINE_HOME_DIR: path.join(base, "h"), DLINE_DOCS_DIR: path.join(base, "docs") };
 const workspace = path.join(base, "ws");
