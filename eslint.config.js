@@ -86,6 +86,27 @@ export default tseslint.config(
     },
   },
   {
+    // `npm run test:unit` runs these: in-process, with no built binary and no other program.
+    files: ["**/*.unit.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "node:child_process", message: "A unit test starts no process: name it *.test.ts." },
+            { name: "child_process", message: "A unit test starts no process: name it *.test.ts." },
+          ],
+          patterns: [
+            {
+              group: ["**/helpers/sidecar.js", "**/helpers/scoped-sidecars.js", "**/model-server/spawn.js", "**/dist/**"],
+              message: "A unit test needs no built binary and starts no process: name it *.test.ts.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: javaScriptFiles,
     extends: [js.configs.recommended],
     languageOptions: {

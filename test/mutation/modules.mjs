@@ -7,7 +7,7 @@ export const mutationModules = [
   {
     name: "settings-repository",
     mutate: ["core/src/storage/settings-repository.ts"],
-    testFiles: ["test/storage/settings-repository.test.ts", "test/storage/settings-watch.test.ts"],
+    testFiles: ["test/storage/settings-repository.unit.test.ts", "test/storage/settings-watch.test.ts"],
   },
   {
     name: "deletion-coordinator",
@@ -17,12 +17,12 @@ export const mutationModules = [
   {
     name: "search-replace",
     mutate: ["core/src/agent/tools/search-replace.ts"],
-    testFiles: ["test/agent/replace-in-file.test.ts", "test/agent/search-replace.test.ts"],
+    testFiles: ["test/agent/replace-in-file.unit.test.ts", "test/agent/search-replace.unit.test.ts"],
   },
   {
     name: "import-committer",
     mutate: ["core/src/import/import-committer.ts"],
-    testFiles: ["test/import/import-commit.test.ts"],
+    testFiles: ["test/import/import-commit.unit.test.ts"],
   },
   {
     name: "snapshot-restore",
