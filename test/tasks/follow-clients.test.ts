@@ -24,6 +24,7 @@ interface NeovimView {
   statuses: string[];
   prompts: number;
   chat: string;
+  notices: { msg: string; level: number }[];
 }
 
 /** Headless Neovim with the plugin, over `roots`, running nvim-follower.lua on `taskId`. */
@@ -87,6 +88,25 @@ describe("editors' clients following a task another sidecar runs", () => {
     expect(view.seqs).toEqual(owned);
     expect(view.statuses[view.statuses.length - 1]).toBe("TASK_STATUS_COMPLETED");
     expect(view.chat).toContain("Done.");
+    await direct.stop();
+  });
+
+  it("Neovim, held in its picker while another window approves, then approving too, says the question was answered there (not an error)", async () => {
+    const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
+    const [owner] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    const ask = await direct.ask(AskKind.TOOL_APPROVAL);
+    const ready = path.join(roots.base, "nvim-asked");
+    const go = path.join(roots.base, "nvim-go");
+    const viewing = neovimFollower(roots, workspace, taskId, "TASK_STATUS_COMPLETED", { DLINE_FOLLOW_ANSWER: "late", DLINE_FOLLOW_READY: ready, DLINE_FOLLOW_GO: go });
+    await expect.poll(() => fs.existsSync(ready), { timeout: 60_000 }).toBe(true);
+    await owner.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    await direct.until((e) => e.event.case === "askResolved");
+    fs.writeFileSync(go, "go");
+    const view = await viewing;
+    expect(view.notices.map((n) => n.msg).join("\n")).toMatch(/that question was answered in another window/);
+    expect(view.notices.filter((n) => n.level >= 4).map((n) => n.msg)).toEqual([]);
     await direct.stop();
   });
 

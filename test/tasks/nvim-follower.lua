@@ -13,12 +13,35 @@ local function play()
   local health = T.call(s, "SystemService", "Health", {})
   -- DLINE_FOLLOW_ANSWER=none: the question is shown and left unanswered (DLINE_FOLLOW_READY
   -- says it was shown, so that the test can act then).
+  local notices = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level, opts)
+    table.insert(notices, { msg = msg, level = level })
+    return notify(msg, level, opts)
+  end
   local prompts = T.script_select(function(items, opts)
     if opts.kind ~= "dline.approval" then return nil end
     if env.DLINE_FOLLOW_READY then T.write(env.DLINE_FOLLOW_READY, "asked") end
     if env.DLINE_FOLLOW_ANSWER == "none" then return nil end
     return "Approve"
   end)
+  if env.DLINE_FOLLOW_ANSWER == "late" then
+    -- Like the built-in picker (inputlist): nothing else runs, no event is read, until the
+    -- person picks, which happens once DLINE_FOLLOW_GO exists (after another window answered).
+    vim.ui.select = function(items, opts, on_choice)
+      table.insert(prompts, opts)
+      if opts.kind ~= "dline.approval" then return on_choice(nil, nil) end
+      T.write(env.DLINE_FOLLOW_READY, "asked")
+      local waited = 0
+      while not vim.loop.fs_stat(env.DLINE_FOLLOW_GO) and waited < 60000 do
+        vim.loop.sleep(20)
+        waited = waited + 20
+      end
+      for i, item in ipairs(items) do
+        if item == "Approve" then return on_choice(item, i) end
+      end
+    end
+  end
 
   local controller = require("dline.task").open(env.DLINE_FOLLOW_TASK)
   local seqs, statuses = {}, {}
@@ -29,11 +52,20 @@ local function play()
   T.wait(function()
     return controller.status == env.DLINE_FOLLOW_UNTIL
   end, "the task to reach " .. env.DLINE_FOLLOW_UNTIL, 60000)
+  if env.DLINE_FOLLOW_ANSWER == "late" then
+    T.wait(function()
+      for _, n in ipairs(notices) do
+        if n.msg:find("answer") then return true end
+      end
+      return false
+    end, "what Neovim says about its late answer", 60000)
+  end
   return {
     pid = health.pid,
     seqs = seqs,
     statuses = statuses,
     prompts = #prompts,
+    notices = notices,
     chat = T.buffer_text(controller.chat.buf),
   }
 end

@@ -393,7 +393,21 @@ function H.Controller.respond(self, approve, text, cb)
     end
     return cb and cb("not waiting")
   end
-  dline().session():call("TaskService", "Respond", { taskId = self.task_id, askId = a.askId, approve = approve, text = text or "" }, function(err)
+  local session = dline().session()
+  session:call("TaskService", "Respond", { taskId = self.task_id, askId = a.askId, approve = approve, text = text or "" }, function(err)
+    if err and err.code == "failed_precondition" then
+      -- The task may be open in another window too, whose answer came first (the built-in
+      -- picker blocks, so its events had not been read yet): say so instead of an error.
+      return session:call("TaskService", "GetTask", { taskId = self.task_id }, function(view_err, view)
+        local pending = not view_err and view and view.pendingAsk
+        if not view_err and (not pending or pending.askId ~= a.askId) then
+          dline().notify(("task %s: that question was answered in another window"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+        else
+          dline().notify_error("answer", err)
+        end
+        if cb then cb(err) end
+      end)
+    end
     if err then dline().notify_error("answer", err) end
     if cb then cb(err) end
   end)
