@@ -19,7 +19,7 @@ local function play()
     table.insert(notices, { msg = msg, level = level })
     return notify(msg, level, opts)
   end
-  local prompts = T.script_select(function(items, opts)
+  local prompts = T.script_select(function(_, opts)
     if opts.kind ~= "dline.approval" then return nil end
     if env.DLINE_FOLLOW_READY then T.write(env.DLINE_FOLLOW_READY, "asked") end
     if env.DLINE_FOLLOW_ANSWER == "none" then return nil end
