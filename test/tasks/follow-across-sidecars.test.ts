@@ -100,6 +100,22 @@ suite("a task running in one sidecar, followed from another", () => {
     await followed.stop();
   });
 
+  it("when the owner is killed, a window that only reads the task (GetTask) sees it interrupted, not still waiting", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+    const [owner, reader] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const direct = watch(owner.clients, taskId);
+    await direct.ask(AskKind.TOOL_APPROVAL);
+    expect((await reader.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.WAITING);
+
+    process.kill(owner.process.handshake.pid, "SIGKILL");
+    await direct.stop();
+    await expect.poll(async () => (await reader.clients.tasks.getTask({ taskId })).task?.status, { timeout: 30_000 }).toBe(TaskStatus.INTERRUPTED);
+    const view = await reader.clients.tasks.getTask({ taskId });
+    expect(view.ownerPid).toBe(0);
+    expect(view.pendingAsk).toBeUndefined();
+  });
+
   it("three sidecars: two followers see the same stream; an answer from either reaches the owner", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 3, writeThenComplete());
     const [owner, second, third] = sidecars;
