@@ -6,7 +6,9 @@ import dline.v1.Task.TaskEvent.EventCase
  * A task's chat as every client renders it, folded from its [TaskEvent]s: the messages in
  * order (deltas appended, finalized ones replaced; a tool row carries its call's status, edits
  * and command in [UiMessage.getToolCall]), the pending ask, the status, the checkpoints marked
- * on messages, and the last seq applied (what a reconnect passes as after_seq). The recorded
+ * on messages, the one-line [notice] while the model is retried or slow to answer, the
+ * checkpoints' [checkpointProgress], and the last seq applied (what a reconnect passes as
+ * after_seq). The recorded
  * streams of test/conformance/fold must fold to the core's own view (ChatStateConformanceTest).
  * Immutable: [apply] returns the next state. One small function per event kind, so a new kind
  * is one more branch in [apply].
@@ -18,24 +20,60 @@ data class ChatState(
     val lastError: String? = null,
     val checkpoints: List<CheckpointMark> = emptyList(),
     val lastSeq: Long = 0,
+    /**
+     * "retrying in 4 s (attempt 2 of 5): overloaded" or "waiting for the model: 10 s (gives up
+     * after 300 s without an answer)": one line while a request is retried or its first byte is
+     * late; "" once the model answers or the status changes.
+     */
+    val notice: String = "",
+    /** The checkpoints of the task's workspace as the stream said last; null until it says. */
+    val checkpointProgress: CheckpointProgress? = null,
 ) {
     /** A checkpoint saved after [messageId] ("" when it belongs to no message, e.g. the baseline). */
     data class CheckpointMark(val checkpointId: String, val messageId: String)
+
+    /**
+     * The checkpoints' [state] ("CHECKPOINT_STATE_INITIALIZING", "CHECKPOINT_STATE_READY",
+     * "CHECKPOINT_STATE_UNAVAILABLE", ...) and its sentence; while they initialize, the [phase]
+     * ("scanning" the workspace, or "staging" [filesDone] of [filesTotal] files).
+     */
+    data class CheckpointProgress(
+        val state: String,
+        val message: String,
+        val phase: String,
+        val filesDone: Long,
+        val filesTotal: Long,
+        val canRetry: Boolean,
+        val canDisable: Boolean,
+    ) {
+        /** "staging 120 of 5000 files", "scanning", or "" when no phase is under way. */
+        val progressText: String
+            get() = if (phase == "staging" && filesTotal > 0) "staging $filesDone of $filesTotal files" else phase
+
+        companion object {
+            fun of(event: dline.v1.Task.CheckpointStatusChanged) = CheckpointProgress(
+                event.state, event.message, event.phase, event.filesDone, event.filesTotal, event.canRetry, event.canDisable,
+            )
+        }
+    }
 
     val checkpointIds: List<String> get() = checkpoints.map { it.checkpointId }
 
     fun apply(event: TaskEvent): ChatState {
         if (java.lang.Long.compareUnsigned(event.seq, lastSeq) <= 0) return this // already applied
         val next = when (event.eventCase) {
-            EventCase.MESSAGE_ADDED -> upsert(event.messageAdded.message)
+            // A message of the model's: its answer is coming, a retry or wait line is over.
+            EventCase.MESSAGE_ADDED -> upsert(event.messageAdded.message).answered(event.messageAdded.message.role != MessageRole.MESSAGE_ROLE_USER)
             EventCase.MESSAGE_FINALIZED -> upsert(event.messageFinalized.message)
-            EventCase.MESSAGE_DELTA -> appendDelta(event.messageDelta.messageId, event.messageDelta.text)
+            EventCase.MESSAGE_DELTA -> appendDelta(event.messageDelta.messageId, event.messageDelta.text).answered(true)
             // Reasoning streams into a message of its own (kind "reasoning") the same way.
-            EventCase.REASONING_DELTA -> appendDelta(event.reasoningDelta.messageId, event.reasoningDelta.text)
+            EventCase.REASONING_DELTA -> appendDelta(event.reasoningDelta.messageId, event.reasoningDelta.text).answered(true)
             EventCase.ASK -> copy(pendingAsk = event.ask)
             EventCase.ASK_RESOLVED -> askResolved(event.askResolved.askId)
-            EventCase.MODEL_RETRY -> dropped(event.modelRetry.discardedMessageIdsList.toSet())
-            EventCase.STATUS_CHANGED -> statusChanged(event.statusChanged.status)
+            EventCase.MODEL_RETRY -> dropped(event.modelRetry.discardedMessageIdsList.toSet()).copy(notice = retryLine(event.modelRetry))
+            EventCase.MODEL_WAITING -> copy(notice = event.modelWaiting.message)
+            EventCase.CHECKPOINT_STATUS -> copy(checkpointProgress = CheckpointProgress.of(event.checkpointStatus))
+            EventCase.STATUS_CHANGED -> statusChanged(event.statusChanged.status).copy(notice = "")
             EventCase.CHECKPOINT_SAVED -> checkpointSaved(event.checkpointSaved.checkpointId, event.checkpointSaved.messageId)
             EventCase.ERROR -> copy(lastError = event.error.message)
             EventCase.REWOUND -> rewound(event.rewound.afterMessageId)
@@ -64,6 +102,11 @@ data class ChatState(
         val next = if (message.checkpointId.isEmpty() && kept.isNotEmpty()) message.toBuilder().setCheckpointId(kept).build() else message
         return copy(messages = messages.toMutableList().also { it[index] = next })
     }
+
+    private fun answered(yes: Boolean): ChatState = if (yes && notice.isNotEmpty()) copy(notice = "") else this
+
+    private fun retryLine(retry: dline.v1.Task.ModelRetry): String =
+        if (retry.reason.isEmpty()) retry.message else "${retry.message}: ${retry.reason}"
 
     /** The question with this id was answered (or dropped: nobody will answer it). */
     private fun askResolved(askId: String): ChatState =

@@ -28,3 +28,4 @@ typealias ErrorDetail = dline.v1.Errors.ErrorDetail
 typealias ToolCall = dline.v1.Task.ToolCall
 typealias ToolCallStatus = dline.v1.Task.ToolCallStatus
 typealias FileEdit = dline.v1.Task.FileEdit
+typealias MessageRole = dline.v1.Task.MessageRole

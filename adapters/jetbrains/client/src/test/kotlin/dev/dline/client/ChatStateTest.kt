@@ -1,11 +1,14 @@
 package dev.dline.client
 
 import dline.v1.Task.AskResolved
+import dline.v1.Task.CheckpointStatusChanged
 import dline.v1.Task.CheckpointSaved
 import dline.v1.Task.ConversationRewound
 import dline.v1.Task.MessageAdded
 import dline.v1.Task.MessageDelta
 import dline.v1.Task.MessageFinalized
+import dline.v1.Task.ModelRetry
+import dline.v1.Task.ModelWaiting
 import dline.v1.Task.StatusChanged
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
@@ -80,5 +83,49 @@ class ChatStateTest {
         assertEquals(emptyList<UiMessage>(), cleared.messages)
         assertEquals(emptyList<String>(), cleared.checkpointIds)
         assertEquals(listOf("m1", "m2"), state.apply(rewound("not-here")).messages.map { it.id })
+    }
+
+    @Test
+    fun `a retry drops the failed attempt and says so, a late first byte says so, the answer ends both lines`() {
+        val retried = listOf(
+            added("m1"),
+            event { messageAdded = MessageAdded.newBuilder().setMessage(message("a1", "Half an ans", true).toBuilder().setRole(MessageRole.MESSAGE_ROLE_ASSISTANT)).build() },
+            event {
+                modelRetry = ModelRetry.newBuilder().setAttempt(2).setMaxAttempts(5).setDelayMs(4000).setReason("overloaded")
+                    .setMessage("retrying in 4 s (attempt 2 of 5)").addDiscardedMessageIds("a1").build()
+            },
+        ).fold(ChatState(), ChatState::apply)
+        assertEquals(listOf("m1"), retried.messages.map { it.id })
+        assertEquals("retrying in 4 s (attempt 2 of 5): overloaded", retried.notice)
+        val waiting = retried.apply(event { modelWaiting = ModelWaiting.newBuilder().setWaitedMs(10_000).setTimeoutMs(300_000).setMessage("waiting for the model: 10 s").build() })
+        assertEquals("waiting for the model: 10 s", waiting.notice, "the newest line replaces the last")
+        // The person's own message is no answer; the model's first delta is.
+        val mine = message("m2", "and also", false).toBuilder().setRole(MessageRole.MESSAGE_ROLE_USER).build()
+        assertEquals("waiting for the model: 10 s", waiting.apply(event { messageAdded = MessageAdded.newBuilder().setMessage(mine).build() }).notice)
+        val answering = waiting.apply(event { messageDelta = MessageDelta.newBuilder().setMessageId("m1").setText("!").build() })
+        assertEquals("", answering.notice)
+        // A tool call as the whole answer (no text) ends it too, as does a status change.
+        val tool = UiMessage.newBuilder().setId("t1").setRole(MessageRole.MESSAGE_ROLE_TOOL).setKind("tool").setPartial(true).build()
+        assertEquals("", waiting.apply(event { messageAdded = MessageAdded.newBuilder().setMessage(tool).build() }).notice)
+        assertEquals("", waiting.apply(event { statusChanged = StatusChanged.newBuilder().setStatus(TaskStatus.TASK_STATUS_FAILED).build() }).notice)
+    }
+
+    @Test
+    fun `checkpoint progress follows the stream, staging files of a total, then ready`() {
+        fun status(state: String, phase: String = "", done: Long = 0, total: Long = 0) = event {
+            checkpointStatus = CheckpointStatusChanged.newBuilder().setState(state).setMessage("$state message").setPhase(phase).setFilesDone(done).setFilesTotal(total).setCanDisable(true).build()
+        }
+        assertNull(ChatState().checkpointProgress)
+        val scanning = ChatState().apply(status("CHECKPOINT_STATE_INITIALIZING", "scanning"))
+        assertEquals("scanning", scanning.checkpointProgress!!.progressText)
+        val staging = scanning.apply(status("CHECKPOINT_STATE_SLOW_INITIALIZATION", "staging", 120, 5000))
+        assertEquals(
+            ChatState.CheckpointProgress("CHECKPOINT_STATE_SLOW_INITIALIZATION", "CHECKPOINT_STATE_SLOW_INITIALIZATION message", "staging", 120, 5000, canRetry = false, canDisable = true),
+            staging.checkpointProgress,
+        )
+        assertEquals("staging 120 of 5000 files", staging.checkpointProgress!!.progressText)
+        val ready = staging.apply(status("CHECKPOINT_STATE_READY"))
+        assertEquals("CHECKPOINT_STATE_READY", ready.checkpointProgress!!.state)
+        assertEquals("", ready.checkpointProgress!!.progressText)
     }
 }

@@ -43,7 +43,7 @@ class TaskFlowTest {
         ]}
     """.trimIndent()
 
-    private suspend fun startTask(): String {
+    private suspend fun startTask(script: String = this.script): String {
         model = ModelServer.start(roots.base, script)
         val profile = dline.settings.upsertProfile(
             Profile.newBuilder().setName("Scripted").setProvider("anthropic").setBaseUrl(model!!.url).setModel("claude-scripted")
@@ -136,6 +136,36 @@ class TaskFlowTest {
             assertEquals(turn.messageId, opened.messages.last().id)
             assertEquals(opened.messages.map { it.id to it.text }, followed.messages.map { it.id to it.text })
             assertEquals(null, followed.pendingAsk)
+        }
+    }
+
+    @Test
+    fun `the chat shows a retry and a slow first byte while they last, and the checkpoints' state`() = runBlocking {
+        // An overloaded answer (retried after 100 ms), then a first byte after 6 s (a waiting line
+        // comes every 5 s), then the answer.
+        val taskId = startTask(
+            """
+            {"turns": [
+              {"status": 529, "errorMessage": "Overloaded", "retryAfterMs": "100"},
+              {"firstByteDelayMs": 6000, "text": "Hello after the wait.", "toolCalls": [{"name": "attempt_completion", "input": {"result": "Greeted."}}]}
+            ]}
+            """.trimIndent(),
+        )
+        coroutineScope {
+            val events = EventCollector(this, dline.tasks.subscribe(taskId))
+            events.await("completion", 60.seconds) { it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_COMPLETED }
+            if (events.seen.none(::checkpointsReady)) events.await("checkpoints ready", predicate = ::checkpointsReady)
+            events.cancel()
+            // The chat after each event, as a window following the task shows it.
+            val states = events.seen.runningFold(ChatState(), ChatState::apply)
+            val notices = states.map { it.notice }.filter { it.isNotEmpty() }.distinct()
+            assertTrue(notices.any { it.startsWith("retrying in ") }, "a retry line: $notices")
+            assertTrue(notices.any { it.startsWith("waiting for the model: 5 s") }, "a waiting line: $notices")
+            val last = states.last()
+            assertEquals("", last.notice, "gone once the model answered")
+            assertTrue(last.messages.any { it.text == "Hello after the wait." })
+            assertEquals("CHECKPOINT_STATE_READY", last.checkpointProgress?.state)
+            assertEquals("", last.checkpointProgress?.progressText)
         }
     }
 
