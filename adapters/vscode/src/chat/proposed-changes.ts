@@ -22,24 +22,39 @@ export interface ShownEdit {
  */
 export class ProposedChanges implements vscode.Disposable {
   private shownAskId: string | undefined;
+  /**
+   * Opening and closing run one after the other: an approval answered while its diff was still
+   * opening must not leave that diff open after the close.
+   */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly documents: CheckpointDocuments) {}
 
   /** Opens the approval's diff (once per ask unless `again`). */
-  async showProposal(askId: string, edits: ChatFileEdit[], workspaceRoot: string, again = false): Promise<ShownEdit[]> {
-    if (edits.length === 0 || (!again && this.shownAskId === askId)) return [];
-    this.shownAskId = askId;
-    await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, true);
-    return this.open(edits, workspaceRoot, "proposed change", "Proposed changes (Dline)", true);
+  showProposal(askId: string, edits: ChatFileEdit[], workspaceRoot: string, again = false): Promise<ShownEdit[]> {
+    return this.inTurn(async () => {
+      if (edits.length === 0 || (!again && this.shownAskId === askId)) return [];
+      this.shownAskId = askId;
+      await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, true);
+      return this.open(edits, workspaceRoot, "proposed change", "Proposed changes (Dline)", true);
+    });
   }
 
   /** The approval was answered (or dropped): its diff goes. */
-  async closeProposal(): Promise<void> {
-    if (!this.shownAskId) return;
-    this.shownAskId = undefined;
-    await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => isProposalTab(t, this.documents.scheme));
-    if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
+  closeProposal(): Promise<void> {
+    return this.inTurn(async () => {
+      if (!this.shownAskId) return;
+      this.shownAskId = undefined;
+      await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
+      const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => isProposalTab(t, this.documents.scheme));
+      if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
+    });
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.queue.then(work, work);
+    this.queue = done.catch(() => undefined);
+    return done;
   }
 
   /** What a finished edit changed ("Changed N files"). */

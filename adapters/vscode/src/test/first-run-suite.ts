@@ -149,8 +149,10 @@ export function defineFirstRunTests(suite: TestSuite, t: E2eContext): void {
       return ask && ask.askId !== firstAsk.askId && ask;
     });
     assertEqual([secondAsk.tool, secondAsk.edits.map((e) => `${e.path} ${e.status}`)], ["write_to_file", ["notes.md added"]], "second ask");
+    // Answered at once, while its diff may still be opening: the diff must not stay behind.
     await vscode.commands.executeCommand("dline.approve");
     await waitFor("the task to complete", () => t.api.chat.state().status === "completed", 45_000);
+    await waitFor("no proposed change left open", () => !allTabs().some((x) => x.input instanceof vscode.TabInputTextDiff && x.input.modified.scheme === "dline-proposed" && x.input.modified.query.includes("side=proposal")));
     assertEqual(fs.readFileSync(file("notes.md"), "utf8"), "# Notes\ncreated by dline\n", "notes.md");
     const state = t.api.chat.state();
     fs.writeFileSync(path.join(t.outDir, "chat-state-after-task.json"), JSON.stringify(state, null, 2));
