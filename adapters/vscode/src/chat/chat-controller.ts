@@ -10,7 +10,7 @@ import type { Log } from "../sidecar/log.js";
 import { editorFiles } from "../tasks/editor-state.js";
 import { TaskStream } from "../tasks/task-stream.js";
 import { visibleLine } from "../text/visible-text.js";
-import { ChatModel } from "./chat-model.js";
+import { ChatModel, statusName } from "./chat-model.js";
 import { ChatPreferencesSource } from "./chat-preferences.js";
 import type { ChatMessageItem, ChatState } from "./chat-state.js";
 import { bannerOf, errorReason } from "./error-banner.js";
@@ -145,6 +145,11 @@ export class ChatController implements vscode.Disposable {
     const { clients } = await this.supervisor.ready();
     const task = await clients.tasks.getTask({ taskId });
     if (taskId !== this.model.snapshot.taskId || !task.task) return;
+    // Interrupted with the core that ran it: only GetTask says so of its rows (a call left running reads interrupted).
+    if (statusName(task.task.status) === "interrupted" && this.model.snapshot.status !== "interrupted") {
+      await this.openTask(taskId);
+      return;
+    }
     this.model.setStatusFromHistory(task.task.status);
     this.emit();
   }
