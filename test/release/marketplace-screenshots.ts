@@ -121,6 +121,9 @@ async function main() {
     await composer.locator("#input").fill("Make greet() use a template literal and default the name to \"world\".");
     await composer.locator("#send").click();
     await inWebview(page, "the Approve button", (frame) => visible(frame, 'button[data-action="approve"]'));
+    // The proposed change opens in the diff editor beside the chat.
+    await page.locator(".tabs-container .tab", { hasText: "proposed change" }).first().waitFor({ timeout: 60_000 });
+    await new Promise((r) => setTimeout(r, 1500)); // the diff editor lays out its content
     await page.addStyleTag({ content: ".notifications-toasts { display: none !important; }" }).catch(() => {});
     fs.mkdirSync(outDir, { recursive: true });
     await page.screenshot({ path: path.join(outDir, "chat-approval.png") });
