@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { CheckpointKind, EditMessageMode, RestoreMode, type Checkpoint } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { CheckpointKind, EditMessageMode, type RestoreMode, type Checkpoint } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
 import { COMPARE_TITLE, VIEW_CHANGES_TITLE, type DiffPresenter, type ShownDiff } from "../checkpoints/diff-presenter.js";

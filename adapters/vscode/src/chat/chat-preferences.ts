@@ -26,7 +26,7 @@ export class ChatPreferencesSource {
       clients.settings.getSettings({ scope: SettingsScope.GLOBAL }),
       clients.settings.resolveSetting({ key: "mode", taskId: task.taskId ?? "", workspaceRoot: task.workspaceRoot ?? "" }),
     ]);
-    this.fromGlobalSettings((settings.settings ?? {}) as Record<string, unknown>);
+    this.fromGlobalSettings((settings.settings ?? {}));
     this.publish({ loaded: true, profiles: profileViews(profiles.profiles), mode: modeOf(mode.value?.kind.value) });
   }
 
@@ -48,7 +48,7 @@ export class ChatPreferencesSource {
     const next = autoApprovalPatch(this.autoApproval, change);
     const { clients } = await this.supervisor.ready();
     const res = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: next as unknown as JsonObject } });
-    this.fromGlobalSettings((res.settings ?? {}) as Record<string, unknown>);
+    this.fromGlobalSettings((res.settings ?? {}));
   }
 
   /** The model picker: the open task's model, or (no task) the one new tasks use. */

@@ -102,8 +102,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   private html(webview: vscode.Webview): string {
     const nonce = randomBytes(16).toString("base64");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "out", "webview", "chat.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "chat.css"));
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "out", "webview", "chat.js")).toString();
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "chat.css")).toString();
     // No inline styles or scripts, no images or fonts from anywhere: model text cannot load anything.
     return `<!DOCTYPE html>
 <html lang="en">

@@ -38,7 +38,7 @@ export class SettingsMirror implements vscode.Disposable {
         try {
           const { clients } = await this.supervisor.whenRunning();
           for await (const res of clients.settings.watchSettings({ scope: SettingsScope.GLOBAL }, { signal: this.watch.signal })) {
-            const settings = (res.settings ?? {}) as JsonObject;
+            const settings = (res.settings ?? {});
             this.coreChanged.fire(settings);
             this.enqueue(() => this.applyCore(settings));
           }
@@ -81,7 +81,7 @@ export class SettingsMirror implements vscode.Disposable {
     if (!patch) return;
     const { clients } = await this.supervisor.ready();
     const res = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch });
-    this.core = (res.settings ?? this.core) as JsonObject;
+    this.core = (res.settings ?? this.core);
     this.log.info(`settings sent to the core: ${Object.keys(patch).join(", ")}`);
   }
 

@@ -282,7 +282,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     assert(response, "the import returned nothing");
     assertEqual(response.results.map((r) => [r.sourceKey, r.outcome]), [["legacy:1717000000001", "imported"]], "import results");
     const tasks = (await clients.history.listTasks({ query: "", pageSize: 200, pageToken: "" })).tasks;
-    const imported = tasks.find((t) => t.id === response.results[0]!.taskId);
+    const imported = tasks.find((t) => t.id === response.results[0].taskId);
     assert(imported && imported.title.includes("Port the parser from Cline"), `ListTasks: ${JSON.stringify(tasks.map((t) => [t.id, t.title]))}`);
     await waitFor("the imported task in the history view", async () => (await e2e.api.history.list()).some((t) => t.id === imported.id));
   }, 30_000);
@@ -306,8 +306,8 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       return texts.some((t) => t.includes("Disabled")) && texts;
     });
     const labels = ["Enabled", "Disabled", "Inherit"];
-    assert(choices.length === 3 && labels.every((l, i) => choices[i]!.startsWith(l)), `toggle choices: ${JSON.stringify(choices)}`);
-    assert(choices[2]!.includes("current"), `Inherit is marked as the current workspace state: ${JSON.stringify(choices)}`);
+    assert(choices.length === 3 && labels.every((l, i) => choices[i].startsWith(l)), `toggle choices: ${JSON.stringify(choices)}`);
+    assert(choices[2].includes("current"), `Inherit is marked as the current workspace state: ${JSON.stringify(choices)}`);
     await ui.request({ action: "click", selector: rows, text: "Disabled", frame: "main" });
     await toggling;
     const clients = await e2e.api.clients();

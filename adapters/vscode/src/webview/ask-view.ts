@@ -54,8 +54,8 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
       el(
         "div",
         { class: "row actions" },
-        button(ask.kind === "command" ? "Run Command" : "Approve", actions.approve, "primary", { "data-action": "approve" }),
-        button("Reject", actions.reject, "secondary", { "data-action": "reject" }),
+        button(ask.kind === "command" ? "Run Command" : "Approve", () => actions.approve(), "primary", { "data-action": "approve" }),
+        button("Reject", () => actions.reject(), "secondary", { "data-action": "reject" }),
       ),
       el("div", { class: "hint" }, "To reject with a reason, type it below and press Reject (or Enter)."),
     );

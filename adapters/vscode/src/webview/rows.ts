@@ -64,7 +64,7 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
     const node = el("div", { class: "message user", title: "Click to edit this message", tabindex: "0", ...base }, el("div", { class: "text" }, visibleText(item.text)));
     node.addEventListener("click", () => ctx.edit(item));
     node.addEventListener("keydown", (e) => {
-      if ((e as KeyboardEvent).key === "Enter") ctx.edit(item);
+      if ((e).key === "Enter") ctx.edit(item);
     });
     return node;
   }
