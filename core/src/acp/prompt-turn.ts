@@ -10,6 +10,7 @@ import type { ApprovalCategory, ToolEnvironment } from "../agent/tools/types.js"
 import type { Logger } from "../logging/logger.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
 import { MODEL_STOP_REASONS } from "../runtime/turn-loop.js";
+import { taskEventsToProto } from "../rpc/task-mapping.js";
 import { alwaysName, approvalCategoryOf } from "./always-answers.js";
 import { parseDetail, planUpdate, text, toolKind, toolLocations } from "./session-updates.js";
 import { acpStatus, diffContent, settledContent } from "./tool-call-updates.js";
@@ -101,7 +102,7 @@ export class PromptTurn {
         await runtime.sendMessage(this.taskId, userText);
       }
       if (this.cancelRequested) await this.cancelRun();
-      for await (const event of runtime.subscribe(this.taskId, afterSeq, this.stop.signal)) {
+      for await (const event of taskEventsToProto(runtime.subscribe(this.taskId, afterSeq, this.stop.signal))) {
         const reason = await this.handle(event);
         if (reason) return reason;
       }

@@ -1,6 +1,8 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { FileStatus } from "../gen/dline/v1/checkpoint_pb.js";
 import {
+  AskKind,
+  AskSchema,
   CommandLineSchema,
   FileEditSchema,
   MessageRole,
@@ -9,8 +11,11 @@ import {
   ToolCallSchema,
   ToolCallStatus,
   UiMessageSchema,
+  TaskEventSchema,
+  type Ask,
   type CommandLine,
   type FileEdit,
+  type TaskEvent,
   type TaskSummary,
   type ToolCall,
   type UiMessage,
@@ -18,6 +23,7 @@ import {
 import type { StoredUiMessage } from "../tasks/message-store.js";
 import { toolCallOf, type CommandLineRecord, type FileEditRecord, type ToolCallRecord, type ToolCallStatusName } from "../runtime/tool-call-record.js";
 import type { TaskRecord, TaskStatusName } from "../tasks/task-record.js";
+import type { AskKindName, RuntimeAsk, RuntimeEvent, RuntimeEventBody } from "../runtime/runtime-events.js";
 
 /** proto <-> domain mapping of tasks, shared by HistoryService and TaskService. */
 export const statusToProto: Record<TaskStatusName, TaskStatus> = {
@@ -118,4 +124,67 @@ export function uiMessageToProto(m: StoredUiMessage, options: { stopped?: boolea
     askId: m.askId,
     toolCall: toolCall ? toolCallToProto(toolCall) : undefined,
   });
+}
+
+const askKindToProto: Record<AskKindName, AskKind> = {
+  tool_approval: AskKind.TOOL_APPROVAL,
+  command_approval: AskKind.COMMAND_APPROVAL,
+  followup: AskKind.FOLLOWUP,
+  completion: AskKind.COMPLETION,
+  resume: AskKind.RESUME,
+};
+
+export function askToProto(a: RuntimeAsk): Ask {
+  return create(AskSchema, {
+    askId: a.askId,
+    kind: askKindToProto[a.kind],
+    tool: a.tool,
+    summary: a.summary,
+    detail: a.detail,
+    options: a.options,
+    edits: fileEditsToProto(a.edits),
+    command: a.command ? commandLineToProto(a.command) : undefined,
+    toolCallId: a.toolCallId,
+  });
+}
+
+function eventBodyToProto(body: RuntimeEventBody): NonNullable<MessageInitShape<typeof TaskEventSchema>["event"]> {
+  switch (body.case) {
+    case "messageAdded":
+    case "messageFinalized":
+      return { case: body.case, value: { message: uiMessageToProto(body.value.message) } };
+    case "ask":
+      return { case: "ask", value: askToProto(body.value) };
+    case "toolStarted": {
+      const { command, ...rest } = body.value;
+      return { case: "toolStarted", value: { ...rest, command: command ? commandLineToProto(command) : undefined } };
+    }
+    case "toolFinished": {
+      const { edits, status, ...rest } = body.value;
+      return { case: "toolFinished", value: { ...rest, edits: fileEditsToProto(edits ?? []), status: toolCallStatusToProto[status] } };
+    }
+    case "statusChanged":
+      return { case: "statusChanged", value: { status: statusToProto[body.value.status], reason: body.value.reason } };
+    default:
+      // The other events carry only strings, numbers and flags, named as the protocol names them.
+      return body;
+  }
+}
+
+/** Each event's protocol form, made once however many clients subscribe. */
+const protoEvents = new WeakMap<RuntimeEvent, TaskEvent>();
+
+/** A runtime event as the protocol's TaskEvent. */
+export function taskEventToProto(e: RuntimeEvent): TaskEvent {
+  let proto = protoEvents.get(e);
+  if (!proto) {
+    proto = create(TaskEventSchema, { seq: e.seq, taskId: e.taskId, time: e.time, event: eventBodyToProto(e.event) });
+    protoEvents.set(e, proto);
+  }
+  return proto;
+}
+
+/** A runtime subscription as the protocol's events. */
+export async function* taskEventsToProto(events: AsyncIterable<RuntimeEvent>): AsyncGenerator<TaskEvent> {
+  for await (const event of events) yield taskEventToProto(event);
 }

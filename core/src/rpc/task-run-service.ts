@@ -21,7 +21,7 @@ import { followTask } from "../peer/task-follower.js";
 import type { TaskRouter } from "../peer/task-router.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
 import type { TaskOwnership } from "../tasks/task-ownership.js";
-import { statusToProto, uiMessageToProto } from "./task-mapping.js";
+import { askToProto, statusToProto, taskEventsToProto, uiMessageToProto } from "./task-mapping.js";
 
 /** What serving tasks that other sidecars run needs (absent: every call is served here). */
 export interface TaskForwarding {
@@ -85,7 +85,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
     }
     res.lastSeq = live.lastSeq;
     res.messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
-    res.pendingAsk = live.pendingAsk;
+    res.pendingAsk = live.pendingAsk ? askToProto(live.pendingAsk) : undefined;
     if (res.task) res.task.status = statusToProto[live.status];
     return res;
   };
@@ -118,13 +118,13 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
         events = followTask(taskId, req.afterSeq, signal, {
           router: forwarding.router,
           ownership: await forwarding.ownership(),
-          local: (afterSeq, legSignal) => runtime.subscribe(taskId, afterSeq, legSignal),
+          local: (afterSeq, legSignal) => taskEventsToProto(runtime.subscribe(taskId, afterSeq, legSignal)),
           localLastSeq: () => runtime.loadedLastSeq(taskId),
           exists: () => forwarding.taskExists(taskId),
           logger: forwarding.logger,
         });
       } else {
-        events = runtime.subscribe(taskId, req.afterSeq, signal);
+        events = taskEventsToProto(runtime.subscribe(taskId, req.afterSeq, signal));
       }
       for await (const event of events) yield create(SubscribeResponseSchema, { event });
     },

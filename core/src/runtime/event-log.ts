@@ -1,8 +1,4 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { TaskEventSchema, type TaskEvent } from "../gen/dline/v1/task_pb.js";
-
-/** The `event` oneof of TaskEvent, as a value to append (seq, task id and time are added here). */
-export type TaskEventBody = NonNullable<MessageInitShape<typeof TaskEventSchema>["event"]>;
+import type { RuntimeEvent, RuntimeEventBody } from "./runtime-events.js";
 
 type Waiter = () => void;
 
@@ -13,7 +9,7 @@ type Waiter = () => void;
  * keeps increasing across sidecar restarts.
  */
 export class TaskEventLog {
-  private readonly events: TaskEvent[] = [];
+  private readonly events: RuntimeEvent[] = [];
   private readonly waiters = new Set<Waiter>();
   private nextSeq: bigint;
   private closed = false;
@@ -40,24 +36,20 @@ export class TaskEventLog {
     return this.nextSeq - 1n;
   }
 
-  append(body: TaskEventBody): TaskEvent {
+  /** Adds an event (its seq, task id and time are given here) and wakes the subscribers. */
+  append(body: RuntimeEventBody): RuntimeEvent {
     if (this.nextSeq > this.reservedUpTo) {
       this.reservedUpTo = this.nextSeq + this.reservationSize;
       this.reserve(this.reservedUpTo);
     }
-    const event = create(TaskEventSchema, {
-      seq: this.nextSeq++,
-      taskId: this.taskId,
-      time: BigInt(Date.now()),
-      event: body,
-    });
+    const event: RuntimeEvent = { seq: this.nextSeq++, taskId: this.taskId, time: BigInt(Date.now()), event: body };
     this.events.push(event);
     for (const wake of [...this.waiters]) wake();
     return event;
   }
 
   /** Events with seq > afterSeq that this process still holds. */
-  since(afterSeq: bigint): TaskEvent[] {
+  since(afterSeq: bigint): RuntimeEvent[] {
     if (afterSeq < this.baseSeq) afterSeq = this.baseSeq;
     const index = Number(afterSeq - this.baseSeq);
     return this.events.slice(index);
@@ -74,7 +66,7 @@ export class TaskEventLog {
    * closes. Events are yielded in seq order; a slow subscriber never blocks the task (events
    * are kept in memory for the task's lifetime in this process).
    */
-  async *subscribe(afterSeq: bigint, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+  async *subscribe(afterSeq: bigint, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
     let cursor = afterSeq < this.baseSeq ? this.baseSeq : afterSeq;
     while (!signal.aborted) {
       const pending = this.since(cursor);

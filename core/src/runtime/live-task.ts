@@ -1,4 +1,3 @@
-import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { TaskLayout } from "../storage/instance-layout.js";
 import type { JournalStore } from "../tasks/journal-store.js";
 import type { MessageStore, StoredUiMessage } from "../tasks/message-store.js";
@@ -8,6 +7,7 @@ import type { TaskStatusName } from "../tasks/task-record.js";
 import { AskBroker } from "./ask-broker.js";
 import { toolCallOf } from "./tool-call-record.js";
 import type { TaskEventLog } from "./event-log.js";
+import type { TaskRunStatus } from "./runtime-events.js";
 
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
 export interface KernelState {
@@ -20,7 +20,7 @@ export interface KernelState {
   lastSeq: string;
   /** Seqs up to this one may have been handed out (see TaskEventLog's reservation). */
   seqReserved?: string;
-  /** The question the task waits on (Connect JSON of an Ask), while it waits. */
+  /** The question the task waits on (a RuntimeAsk; earlier versions wrote an Ask's Connect JSON), while it waits. Only its askId is read back. */
   pendingAsk?: unknown;
   updatedAt: number;
 }
@@ -29,23 +29,13 @@ export function maxBig(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
-export const STATUS_NAMES: Record<TaskStatus, TaskStatusName> = {
-  [TaskStatus.UNSPECIFIED]: "interrupted",
-  [TaskStatus.RUNNING]: "running",
-  [TaskStatus.WAITING]: "waiting",
-  [TaskStatus.COMPLETED]: "completed",
-  [TaskStatus.CANCELLED]: "cancelled",
-  [TaskStatus.INTERRUPTED]: "interrupted",
-  [TaskStatus.FAILED]: "failed",
-  [TaskStatus.DAMAGED]: "damaged",
-};
 
 /** One task loaded in this process: its stores, event log, pending ask and current run. */
 export class LiveTask {
   run: { controller: AbortController; done: Promise<void> } | undefined;
   readonly asks = new AskBroker();
   /** The status last announced on the event stream (undefined: none yet in this process). */
-  lastStatus: TaskStatus | undefined;
+  lastStatus: TaskRunStatus | undefined;
   private usedToolCallIds: Set<string> | undefined;
 
   constructor(

@@ -3,7 +3,6 @@ import { withOverlay, type ApprovalOverlay } from "../agent/approval.js";
 import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
 import { builtinTools } from "../agent/tools/registry.js";
 import type { ToolEnvironment } from "../agent/tools/types.js";
-import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { TaskLayout } from "../storage/instance-layout.js";
 import { CommandLogs } from "../tasks/command-logs.js";
 import { ActivityStore } from "../tasks/activity-store.js";
@@ -17,6 +16,7 @@ import type { CheckpointPort, JournalPort, MessagesPort, RunnerModel, UsagePort 
 import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { TurnLoop } from "./turn-loop.js";
 import type { TaskMode } from "./turn-deps.js";
+import type { TaskRunStatus } from "./runtime-events.js";
 import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Subagents may start subagents, to this depth. */
@@ -36,7 +36,7 @@ export interface LoopScope {
   journal: JournalPort;
   /** Usage is counted on the top task (metrics and history totals), subagents included. */
   usage: UsagePort;
-  setStatus(status: TaskStatus, reason?: string): void;
+  setStatus(status: TaskRunStatus, reason?: string): void;
   depth: number;
   /** "Always" answers of the task's session (subagents share them); absent: the global settings alone. */
   approvalOverlay?: () => ApprovalOverlay | undefined;
@@ -162,7 +162,7 @@ async function runSubagent(
         depth: parent.depth + 1,
         // Only "waiting for an answer" and back concern the task; the subagent's end does not.
         setStatus: (status, reason) => {
-          if (status === TaskStatus.WAITING || status === TaskStatus.RUNNING) parent.setStatus(status, reason);
+          if (status === "waiting" || status === "running") parent.setStatus(status, reason);
         },
       },
       subModel,

@@ -1,4 +1,3 @@
-import { AskKind } from "../gen/dline/v1/task_pb.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
 import { JOURNAL_KIND } from "./conversation.js";
 import { ask } from "./tool-turn.js";
@@ -25,7 +24,7 @@ export async function askAfterMistakes(host: MistakeHost, mistakes: number, prob
     `The model's last ${mistakes} answers held tool calls that could not be run${problem ? ` (the last: ${problem.slice(0, 300)})` : ""}. ` +
     "Should it keep trying? You can also tell it what to do differently.";
   host.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options: MISTAKE_OPTIONS }) });
-  const answer = await ask(deps, { kind: AskKind.FOLLOWUP, tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }, signal);
+  const answer = await ask(deps, { kind: "followup", tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }, signal);
   const text = answer.text.trim();
   if (!answer.approve || text.toLowerCase() === MISTAKE_OPTIONS[1].toLowerCase()) return false;
   const advice = text && text.toLowerCase() !== MISTAKE_OPTIONS[0].toLowerCase() ? text : "Keep trying, and write smaller tool calls.";

@@ -1,8 +1,5 @@
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import { create, toJson } from "@bufbuild/protobuf";
-import { AskSchema, TaskEventSchema, TaskStatus, type Ask, type TaskEvent } from "../gen/dline/v1/task_pb.js";
-import { statusToProto, uiMessageToProto } from "../rpc/task-mapping.js";
 import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
 import { normaliseWorkspacePath } from "../storage/instance-layout.js";
@@ -16,7 +13,8 @@ import { TaskOwnedElsewhere } from "../tasks/task-ownership.js";
 import type { TaskStatusName } from "../tasks/task-record.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { cutConversation } from "./conversation-cut.js";
-import { LiveTask, maxBig, STATUS_NAMES, type KernelState } from "./live-task.js";
+import { LiveTask, maxBig, type KernelState } from "./live-task.js";
+import type { RuntimeAsk, RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
 import type { ApprovalOverlay } from "../agent/approval.js";
@@ -170,11 +168,11 @@ export class TaskRuntime {
         if (call) message.detail = toolCallDetail({ ...call, status: "interrupted", reason: "The sidecar running the task stopped before this call finished." });
         message.partial = false;
         task.messages.update(message);
-        task.events.append({ case: "messageFinalized", value: { message: uiMessageToProto(message) } });
+        task.events.append({ case: "messageFinalized", value: { message: { ...message } } });
       }
       const askId = (task.kernel.pendingAsk as { askId?: unknown } | undefined)?.askId;
       if (typeof askId === "string" && askId) task.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
-      if (announce) this.setStatus(task, TaskStatus.INTERRUPTED, "the sidecar running the task stopped");
+      if (announce) this.setStatus(task, "interrupted", "the sidecar running the task stopped");
       else this.saveKernel(task, { status: "interrupted", pendingAsk: undefined });
       this.deps.logger.info("a task left running by a stopped sidecar is interrupted", { taskId: task.id });
     } finally {
@@ -252,20 +250,19 @@ export class TaskRuntime {
   }
 
 
-  private setStatus(task: LiveTask, status: TaskStatus, reason = ""): void {
-    const name = STATUS_NAMES[status];
+  private setStatus(task: LiveTask, status: TaskRunStatus, reason = ""): void {
     // The stream announces every change it has not announced yet in this process (so a new
     // task's first "running" too). The stored status is written only when it changes, so the
     // files do not depend on how many sidecars a task's life was spread over.
-    if (task.lastStatus !== status || status === TaskStatus.WAITING) {
+    if (task.lastStatus !== status || status === "waiting") {
       task.lastStatus = status;
       task.events.append({ case: "statusChanged", value: { status, reason } });
     }
-    if (task.kernel.status === name && status !== TaskStatus.WAITING) return;
-    const ask = status === TaskStatus.WAITING ? this.pendingAsk(task.id) : undefined;
-    this.saveKernel(task, { status: name, pendingAsk: ask ? toJson(AskSchema, ask) : undefined });
+    if (task.kernel.status === status && status !== "waiting") return;
+    const ask = status === "waiting" ? this.pendingAsk(task.id) : undefined;
+    this.saveKernel(task, { status, pendingAsk: ask });
     void this.deps.history
-      .update(task.id, { status: name })
+      .update(task.id, { status })
       .catch((err: Error) => this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }));
   }
 
@@ -364,12 +361,11 @@ export class TaskRuntime {
    * holds (it followed the task in an earlier sidecar) gets the task's current status first,
    * with the seq this process started from, so it never shows a status the task left.
    */
-  async *subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+  async *subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
     const task = this.loadCurrent(taskId);
     const base = task.events.baseSeq;
     if (afterSeq < base && task.events.lastSeq === base) {
-      const status = statusToProto[task.kernel.status];
-      yield create(TaskEventSchema, { seq: base, taskId, time: BigInt(Date.now()), event: { case: "statusChanged", value: { status, reason: "" } } });
+      yield { seq: base, taskId, time: BigInt(Date.now()), event: { case: "statusChanged", value: { status: task.kernel.status, reason: "" } } };
     }
     yield* task.events.subscribe(afterSeq, signal);
   }
@@ -382,7 +378,7 @@ export class TaskRuntime {
    */
   liveView(
     taskId: string,
-  ): { lastSeq: bigint; messages: StoredUiMessage[]; status: TaskStatusName; pendingAsk: Ask | undefined; stopped: boolean } | undefined {
+  ): { lastSeq: bigint; messages: StoredUiMessage[]; status: TaskStatusName; pendingAsk: RuntimeAsk | undefined; stopped: boolean } | undefined {
     const task = this.live.get(taskId);
     if (!task) return undefined;
     const pendingAsk = this.pendingAsk(taskId);
@@ -409,7 +405,7 @@ export class TaskRuntime {
   }
 
   /** The question a task waits on in this process, as it was asked (for GetTask). */
-  pendingAsk(taskId: string): Ask | undefined {
+  pendingAsk(taskId: string): RuntimeAsk | undefined {
     const task = this.live.get(taskId);
     const askId = task?.asks.pendingAskId;
     if (!task || !askId) return undefined;
@@ -488,7 +484,7 @@ export class TaskRuntime {
     clearTimeout(timer);
     if (!ended) {
       this.deps.logger.warn("a cancelled run did not stop in time; it is left to finish in the background", { taskId });
-      this.setStatus(task, TaskStatus.CANCELLED, "cancelled");
+      this.setStatus(task, "cancelled", "cancelled");
     }
     await this.taskHooks(task, "TaskCancel", {});
   }
@@ -533,7 +529,7 @@ export class TaskRuntime {
     this.saveKernel(task, { inputQueue: [] });
     if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
     else {
-      this.setStatus(task, TaskStatus.COMPLETED, "the conversation was restored");
+      this.setStatus(task, "completed", "the conversation was restored");
       this.releaseIfIdle(task);
     }
   }

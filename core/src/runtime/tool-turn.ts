@@ -1,5 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import { AskKind, AskSchema, TaskStatus, ToolCallStatus } from "../gen/dline/v1/task_pb.js";
 import { decideApproval, type ApprovalDecision } from "../agent/approval.js";
 import { isCurrent, StaleEditError, type PreparedEdit } from "../agent/tools/file-edit.js";
 import { planText } from "../agent/tools/plan-tool.js";
@@ -10,13 +8,14 @@ import { beingEditedMessage, fileBeingEdited } from "../agent/tools/unsaved-in-e
 import { ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult } from "../agent/tools/types.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import type { StoredUiMessage } from "../tasks/message-store.js";
-import { commandLineToProto, fileEditsToProto } from "../rpc/task-mapping.js";
 import type { HookEvent, HookOutcome } from "./capabilities-port.js";
 import { JOURNAL_KIND, type ToolResultsData } from "./conversation.js";
 import { boundedOutput, editRecords, type CommandLineRecord, type FileEditRecord } from "./tool-call-record.js";
 import { ToolRow } from "./tool-row.js";
 import type { ModelToolCall } from "./assistant-stream.js";
 import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
+import type { AskKindName, RuntimeAsk } from "./runtime-events.js";
+import type { ToolCallStatusName } from "./tool-call-record.js";
 
 const COMMAND_TOOL = "execute_command";
 const SUBAGENT_TOOL = "new_subagent";
@@ -53,7 +52,7 @@ function summarize(tool: string, input: Record<string, unknown> | undefined): st
 }
 
 interface AskInit {
-  kind: AskKind;
+  kind: AskKindName;
   tool: string;
   summary: string;
   detail: string;
@@ -74,7 +73,7 @@ export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal
   try {
     const answer = await deps.asks.ask((id) => {
       askId = id;
-      const value = create(AskSchema, {
+      const value: RuntimeAsk = {
         askId,
         kind: init.kind,
         tool: init.tool,
@@ -82,14 +81,14 @@ export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal
         detail: init.detail,
         options: init.options ?? [],
         toolCallId: init.toolCallId ?? "",
-        edits: fileEditsToProto(init.edits ?? []),
-        command: init.command ? commandLineToProto(init.command) : undefined,
-      });
+        edits: init.edits ?? [],
+        command: init.command,
+      };
       deps.events.append({ case: "ask", value });
-      deps.setStatus(TaskStatus.WAITING, init.summary);
+      deps.setStatus("waiting", init.summary);
     }, signal);
     deps.events.append({ case: "askResolved", value: { askId, approved: answer.approve, text: answer.text } });
-    deps.setStatus(TaskStatus.RUNNING);
+    deps.setStatus("running");
     return answer;
   } catch (err) {
     if (askId) deps.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
@@ -160,7 +159,7 @@ class ToolTurn {
     if (this.completion) {
       if (deps.checkpoints) attachCheckpoint(deps, this.completion, await deps.checkpoints.saveCompletion(this.completion.id), "CHECKPOINT_KIND_COMPLETION");
       await this.host.hooks("TaskComplete", { result: this.completion.text });
-      deps.setStatus(TaskStatus.COMPLETED, "the task is complete");
+      deps.setStatus("completed", "the task is complete");
       return "completed";
     }
     // A denial continues the run: the model reads it (and the person's feedback) and answers.
@@ -170,12 +169,12 @@ class ToolTurn {
   /** A refused call: a failed row, and the reason as the model's tool result. */
   private refuse(call: ModelToolCall, toolCallId: string, message: string): void {
     new ToolRow(this.host, { toolCallId, tool: call.name, status: "failed", input: call.input, output: message, reason: message }, summarize(call.name, call.input));
-    this.ended(toolCallId, ToolCallStatus.FAILED, message);
+    this.ended(toolCallId, "failed", message);
     this.result(call, message, true);
   }
 
   /** Every tool call shown ends with tool_finished, also one that never ran (refused, denied, interrupted). */
-  private ended(toolCallId: string, status: ToolCallStatus, message: string): void {
+  private ended(toolCallId: string, status: ToolCallStatusName, message: string): void {
     this.deps.events.append({ case: "toolFinished", value: { toolCallId, ok: false, result: message, status } });
   }
 
@@ -183,7 +182,7 @@ class ToolTurn {
   private fail(call: ModelToolCall, toolCallId: string, row: ToolRow | undefined, message: string): void {
     if (!row) return this.refuse(call, toolCallId, message);
     row.update({ status: "failed", output: message, reason: message });
-    this.ended(toolCallId, ToolCallStatus.FAILED, message);
+    this.ended(toolCallId, "failed", message);
     this.result(call, message, true);
   }
 
@@ -223,7 +222,7 @@ class ToolTurn {
         const words = proposal.feedback ? ` Their feedback: ${proposal.feedback}` : "";
         if (row.current) {
           row.current.update({ status: "denied", feedback: proposal.feedback });
-          this.ended(toolCallId, ToolCallStatus.DENIED, `Denied by the user.${words}`);
+          this.ended(toolCallId, "denied", `Denied by the user.${words}`);
         }
         if (proposal.feedback) host.addMessage({ role: "user", kind: "denied", text: proposal.feedback, tool: call.name });
         this.result(call, `The user denied this operation.${words} Answer them: change your approach or ask what they want.`, true);
@@ -235,7 +234,7 @@ class ToolTurn {
         const stopping = (this.signal.reason as { code?: string } | undefined)?.code === "unavailable";
         const reason = stopping ? "The sidecar stopped before this call finished." : "The task was cancelled before this call finished.";
         row.current.update({ status: "interrupted", reason });
-        this.ended(toolCallId, ToolCallStatus.INTERRUPTED, reason);
+        this.ended(toolCallId, "interrupted", reason);
       }
       throw err;
     }
@@ -286,7 +285,7 @@ class ToolTurn {
         else row.current.update({ status, edits });
       }
       if (o.decision.kind === "ask") {
-        const kind = o.command ? AskKind.COMMAND_APPROVAL : AskKind.TOOL_APPROVAL;
+        const kind = o.command ? "command_approval" : "tool_approval";
         const answer = await ask(this.deps, { kind, tool: call.name, summary: o.summary, detail: JSON.stringify(input), toolCallId: o.toolCallId, edits, command: o.command }, this.signal);
         this.host.autoApprovedInARow = 0;
         if (!answer.approve) return { kind: "denied", feedback: answer.text };
@@ -330,8 +329,7 @@ class ToolTurn {
     }
     if (row) {
       if (row.record.status !== "running") row.update({ status: "running" });
-      const command = o.command ? commandLineToProto(o.command) : undefined;
-      deps.events.append({ case: "toolStarted", value: { toolCallId: o.toolCallId, tool: call.name, summary: o.summary, detail: JSON.stringify(input), command, messageId: row.message.id } });
+      deps.events.append({ case: "toolStarted", value: { toolCallId: o.toolCallId, tool: call.name, summary: o.summary, detail: JSON.stringify(input), command: o.command, messageId: row.message.id } });
     }
     const logPath = o.isCommand ? deps.commandLog.pathFor(o.toolCallId.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
     let outcome: ToolResult;
@@ -365,8 +363,7 @@ class ToolTurn {
       const shown = boundedOutput(outcome.content);
       const applied = ok ? editRecords(prepared) : [];
       const status = ok ? "done" : interrupted ? "interrupted" : "failed";
-      const protoStatus = ok ? ToolCallStatus.DONE : interrupted ? ToolCallStatus.INTERRUPTED : ToolCallStatus.FAILED;
-      deps.events.append({ case: "toolFinished", value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: fileEditsToProto(applied), status: protoStatus } });
+      deps.events.append({ case: "toolFinished", value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: applied, status } });
       const reason = ok ? "" : interrupted ? "The task was cancelled before this call finished." : firstLine(outcome.content);
       row.update({ status, output: shown.text, outputTruncated: shown.truncated, edits: ok ? applied : row.record.edits, reason });
     }
@@ -379,7 +376,7 @@ class ToolTurn {
     const interaction = outcome.interaction;
     if (interaction?.kind === "followup") {
       host.addMessage({ role: "assistant", kind: "followup", text: interaction.question, detail: JSON.stringify({ options: interaction.options }) });
-      const answer = await ask(deps, { kind: AskKind.FOLLOWUP, tool: call.name, summary: interaction.question, detail: JSON.stringify(call.input), options: interaction.options }, this.signal);
+      const answer = await ask(deps, { kind: "followup", tool: call.name, summary: interaction.question, detail: JSON.stringify(call.input), options: interaction.options }, this.signal);
       host.autoApprovedInARow = 0;
       host.addMessage({ role: "user", kind: "text", text: answer.text });
       return this.result(call, `<answer>\n${answer.text}\n</answer>`);

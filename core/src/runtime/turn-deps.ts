@@ -1,4 +1,3 @@
-import type { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import type { AutoApprovalSettings } from "../agent/approval.js";
 import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
 import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
@@ -8,6 +7,7 @@ import type { Logger } from "../logging/logger.js";
 import type { AskBroker } from "./ask-broker.js";
 import type { CapabilitiesPort } from "./capabilities-port.js";
 import type { TaskEventLog } from "./event-log.js";
+import type { TaskRunStatus } from "./runtime-events.js";
 import type { CheckpointPort, ContextPort, JournalPort, MessagesPort, RunnerModel, UsagePort } from "./ports.js";
 
 /** What one task's turn loop (and its tool turns) is given by the runtime that builds it. */
@@ -39,7 +39,7 @@ export interface TurnLoopDeps {
   capabilities: CapabilitiesPort;
   /** Records an activity (activities.db): hook runs and their output, never as the user's words. */
   recordActivity: (kind: string, data: Record<string, unknown>) => void;
-  setStatus: (status: TaskStatus, reason?: string) => void;
+  setStatus: (status: TaskRunStatus, reason?: string) => void;
   logger: Logger;
   /** Upper bound of model requests in one run, so a looping model cannot run forever. */
   maxRequestsPerRun?: number;

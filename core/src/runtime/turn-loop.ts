@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { TaskStatus } from "../gen/dline/v1/task_pb.js";
 import { environmentDetails, type EditorFiles } from "../agent/environment-details.js";
 import type { ContentBlock, StopReason } from "../agent/providers/types.js";
 import { parseTextToolCalls, TextToolStreamFilter } from "../agent/text-tool-calls.js";
 import { toolSpecs } from "../agent/tools/registry.js";
 import type { ToolDefinition } from "../agent/tools/types.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
-import { uiMessageToProto } from "../rpc/task-mapping.js";
 import { streamAnswer, type AnswerHost, type AssistantAnswer, type ModelToolCall } from "./assistant-stream.js";
 import { ContextManager } from "./context-manager.js";
 import { JOURNAL_KIND, latestToolFormat } from "./conversation.js";
@@ -118,13 +116,13 @@ export class TurnLoop {
     this.unjournaled.push(message.id);
     this.lastMessageId = message.id;
     this.lastMessage = message;
-    this.deps.events.append({ case: "messageAdded", value: { message: uiMessageToProto(message) } });
+    this.deps.events.append({ case: "messageAdded", value: { message: { ...message } } });
     return message;
   }
 
   private finalize(message: StoredUiMessage): void {
     this.deps.messages.update(message);
-    this.deps.events.append({ case: "messageFinalized", value: { message: uiMessageToProto(message) } });
+    this.deps.events.append({ case: "messageFinalized", value: { message: { ...message } } });
   }
 
   /** Appends a journal entry recording the UI messages added since the previous one. */
@@ -174,7 +172,7 @@ export class TurnLoop {
   async run(signal: AbortSignal): Promise<RunOutcome> {
     const { deps } = this;
     const maxRequests = deps.maxRequestsPerRun ?? 200;
-    deps.setStatus(TaskStatus.RUNNING);
+    deps.setStatus("running");
     try {
       for (let request = 0; request < maxRequests; request++) {
         signal.throwIfAborted();
@@ -189,7 +187,7 @@ export class TurnLoop {
                 : turn.stopReason === "context_window_exceeded"
                   ? MODEL_STOP_REASONS.contextWindow
                   : "the model ended its turn";
-          deps.setStatus(TaskStatus.COMPLETED, reason);
+          deps.setStatus("completed", reason);
           return "idle";
         }
         const outcome = await runToolCalls(this.toolHost(), turn.toolCalls, turn.messageId, signal);
@@ -199,23 +197,23 @@ export class TurnLoop {
           const goOn = await askAfterMistakes({ deps, addMessage: (init) => this.addMessage(init), journal: (kind, data) => this.journal(kind, data) }, this.mistakes, turn.problem, signal);
           this.mistakes = 0;
           if (goOn) continue;
-          deps.setStatus(TaskStatus.COMPLETED, "stopped after repeated tool calls that could not be run");
+          deps.setStatus("completed", "stopped after repeated tool calls that could not be run");
           return "idle";
         }
       }
-      deps.setStatus(TaskStatus.FAILED, `stopped after ${maxRequests} model requests in one run`);
+      deps.setStatus("failed", `stopped after ${maxRequests} model requests in one run`);
       return "failed";
     } catch (err) {
       if (signal.aborted) {
         // A stopping sidecar leaves the task interrupted (resumable); a user's cancel cancels it.
         const stopping = (signal.reason as { code?: string } | undefined)?.code === "unavailable";
-        deps.setStatus(stopping ? TaskStatus.INTERRUPTED : TaskStatus.CANCELLED, stopping ? "the sidecar stopped" : "cancelled");
+        deps.setStatus(stopping ? "interrupted" : "cancelled", stopping ? "the sidecar stopped" : "cancelled");
         return "cancelled";
       }
       const { code, message } = describeRunFailure(err);
       deps.logger.error("turn loop failed", { taskId: deps.taskId, error: err instanceof Error ? err.message : String(err) });
       deps.events.append({ case: "error", value: { code, message, retryable: false } });
-      deps.setStatus(TaskStatus.FAILED, message);
+      deps.setStatus("failed", message);
       return "failed";
     }
   }
@@ -285,7 +283,7 @@ export class TurnLoop {
     }
     if (answer.error) {
       deps.events.append({ case: "error", value: { code: answer.error.kind, message: answer.error.message, retryable: answer.error.retryable } });
-      deps.setStatus(TaskStatus.FAILED, "the model request failed");
+      deps.setStatus("failed", "the model request failed");
       return { failed: true, toolCalls: [], messageId: answer.message?.id ?? "", malformed: 0 };
     }
     // The answer filled the context window: the next requests leave more room.
