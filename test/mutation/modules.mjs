@@ -53,6 +53,8 @@ export const mutationModules = [
       "test/checkpoints/restore-guards.test.ts",
       "test/checkpoints/save-shapes.test.ts",
       "test/checkpoints/preimages.test.ts",
+      "test/checkpoints/later-task.test.ts",
+      "test/checkpoints/save-path.test.ts",
     ],
   },
 ];

@@ -1,0 +1,195 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
+import { FileConversation, makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+
+// The save path: a turn's recorded paths (with or without a git process), the pre-images taken
+// before a tool first changes a file, and the paths a save after a command takes from the
+// workspace watcher. Each test says what the user would lose if that part went wrong.
+
+function setup(options: { sizeLimitBytes?: number } = {}) {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, { conversation, ...options });
+  const task: CheckpointTask = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { sb, conversation, manager, task, ws: sb.workspace };
+}
+
+async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+  await manager.beforeEdit?.(task, [rel]);
+  write(task.workspaceRoots[0], rel, content);
+}
+
+/** The shadow repository's git, as a user would run it to look at a snapshot. */
+function shadowGit(sb: Sandbox, ...args: string[]): string {
+  const gitDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git");
+  return execFileSync("git", ["--git-dir", gitDir, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: sb.home, GIT_CONFIG_NOSYSTEM: "1" } });
+}
+
+function filesOf(sb: Sandbox, commit: string): string[] {
+  return shadowGit(sb, "ls-tree", "-r", "--name-only", commit).split("\n").filter(Boolean).sort();
+}
+
+describe("a turn's checkpoint of recorded paths", () => {
+  it("is one checkpoint holding the edits, and the next turn builds on it", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "src/a.ts", "a1\n");
+    write(ws, "src/b.ts", "b1\n");
+    await manager.ensureBaseline(task);
+    await toolWrite(manager, task, "src/a.ts", "a2\n");
+    await toolWrite(manager, task, "src/new.ts", "new\n");
+    const first = (await manager.saveTurn(task, { editedPaths: ["src/a.ts", "src/new.ts"] }))!;
+    expect(first.reused).toBe(false);
+    expect((await manager.list("t1")).length).toBe(2);
+    await toolWrite(manager, task, "src/b.ts", "b2\n");
+    const second = (await manager.saveTurn(task, { editedPaths: ["src/b.ts"] }))!;
+    expect((await manager.list("t1")).length).toBe(3);
+    expect(filesOf(sb, second.id)).toEqual(["src/a.ts", "src/b.ts", "src/new.ts"]);
+    expect(shadowGit(sb, "show", `${second.id}:src/a.ts`)).toBe("a2\n");
+    expect(shadowGit(sb, "show", `${second.id}:src/b.ts`)).toBe("b2\n");
+  });
+
+  it("leaves out a file the turn made too large, names it, and keeps the ignored files the earlier scan listed", async () => {
+    const { sb, manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "src/data.txt", "small\n");
+    write(ws, ".gitignore", "private/\n");
+    write(ws, "private/notes.txt", "the user's notes\n");
+    const base = (await manager.ensureBaseline(task))!;
+    const ignored = base.skipped.filter((s) => s.reason === "ignored");
+    expect(ignored.map((s) => s.path)).toEqual(["private"]);
+    await toolWrite(manager, task, "src/data.txt", Buffer.alloc(4096, 98));
+    const turn = (await manager.saveTurn(task, { editedPaths: ["src/data.txt"] }))!;
+    expect(filesOf(sb, turn.id)).toEqual([".gitignore"]);
+    expect(turn.skipped).toEqual(expect.arrayContaining([...ignored, { path: "src/data.txt", reason: "size" }]));
+    expect(turn.skippedTotal).toBe(ignored.length + 1);
+  });
+
+  it("of an edit that changed nothing reuses the snapshot", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/a.ts", "a1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "src/a.ts", "a1\n");
+    const turn = (await manager.saveTurn(task, { editedPaths: ["src/a.ts"] }))!;
+    expect(turn.reused).toBe(true);
+    expect(turn.tree).toBe(base.tree);
+  });
+
+  it("is written through git when no tree is remembered or loose (another process, packed objects), with the same content", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "src/a.ts", "a1\n");
+    write(ws, "src/b.ts", "b1\n");
+    await manager.ensureBaseline(task);
+    await manager.stop();
+    // Everything packed: a new process can read no tree as a loose object.
+    shadowGit(sb, "repack", "-a", "-d", "-q");
+    shadowGit(sb, "prune-packed");
+    const later = makeManager(sb);
+    await toolWrite(later, task, "src/a.ts", "a2\n");
+    const turn = (await later.saveTurn(task, { editedPaths: ["src/a.ts"] }))!;
+    expect(turn.reused).toBe(false);
+    expect(filesOf(sb, turn.id)).toEqual(["src/a.ts", "src/b.ts"]);
+    expect(shadowGit(sb, "show", `${turn.id}:src/a.ts`)).toBe("a2\n");
+    expect((await later.list("t1")).length).toBe(2);
+    // A turn without a change on that path is the same snapshot.
+    await later.stop();
+    shadowGit(sb, "repack", "-a", "-d", "-q");
+    shadowGit(sb, "prune-packed");
+    const third = makeManager(sb);
+    await toolWrite(third, task, "src/b.ts", "b1\n");
+    const same = (await third.saveTurn(task, { editedPaths: ["src/b.ts"] }))!;
+    expect(same.reused).toBe(true);
+    expect(same.tree).toBe(turn.tree);
+    // The restore goes back to the first turn's files.
+    await toolWrite(third, task, "src/a.ts", "a3\n");
+    await third.saveTurn(task, { editedPaths: ["src/a.ts"] });
+    await third.restore("t1", turn.id, "files");
+    expect(read(ws, "src/a.ts")).toBe("a2\n");
+    await third.stop();
+  });
+});
+
+describe("a pre-image", () => {
+  it("of an ignored file edited in two turns: each restore brings back its own turn's version", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/main.ts", "main\n");
+    write(ws, ".gitignore", "private/\n");
+    write(ws, "private/notes.txt", "original\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "private/notes.txt", "turn one\n");
+    const first = (await manager.saveTurn(task, { editedPaths: ["private/notes.txt"] }))!;
+    await toolWrite(manager, task, "private/notes.txt", "turn two\n");
+    await manager.saveTurn(task, { editedPaths: ["private/notes.txt"] });
+    await manager.restore("t1", first.id, "files");
+    expect(read(ws, "private/notes.txt")).toBe("turn one\n");
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "private/notes.txt")).toBe("original\n");
+  });
+
+  it("survives git's garbage collection of the shadow repository", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "src/main.ts", "main\n");
+    write(ws, "build/config.cs", "the user's config\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/config.cs", "changed by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.cs"] });
+    await manager.stop();
+    shadowGit(sb, "-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "-q", "--prune=now");
+    const later = makeManager(sb, { conversation: new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] }) });
+    await later.restore("t1", base.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("the user's config\n");
+    await later.stop();
+  });
+
+  it("is taken of a file exactly at the size limit", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    const original = Buffer.alloc(1024, 99);
+    write(ws, "src/main.ts", "main\n");
+    write(ws, "build/blob.bin", original);
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/blob.bin", "changed\n");
+    await manager.saveTurn(task, { editedPaths: ["build/blob.bin"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.keptPaths).toEqual([]);
+    expect(fs.readFileSync(path.join(ws, "build/blob.bin"))).toEqual(original);
+  });
+
+  it("is not read from a named pipe (the tool is not kept waiting), and a restore leaves the pipe", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/main.ts", "main\n");
+    fs.mkdirSync(path.join(ws, "build"));
+    execFileSync("mkfifo", [path.join(ws, "build/pipe")]);
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit?.(task, ["build/pipe"]);
+    await manager.saveTurn(task, { editedPaths: ["build/pipe"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(outcome.keptPaths).toEqual([{ path: "build/pipe", reason: "too_large" }]);
+    expect(fs.lstatSync(path.join(ws, "build/pipe")).isFIFO()).toBe(true);
+  });
+});
+
+describe("a save after a command", () => {
+  it("takes a file it holds that is ignored now, as a scan does", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "src/a.ts", "a1\n");
+    write(ws, "notes/todo.md", "todo v1\n");
+    const task = { id: "t1", workspaceRoots: [ws] };
+    const manager = makeManager(sb);
+    await manager.ensureBaseline(task);
+    // The first command of the process: the workspace is watched from then on.
+    write(ws, "src/a.ts", "a2\n");
+    await manager.saveTurn(task, { commandRan: true });
+    // A command ignores the folder and changes the file the snapshot holds.
+    write(ws, ".gitignore", "notes/\n");
+    write(ws, "notes/todo.md", "todo v2\n");
+    const cp = (await manager.saveTurn(task, { commandRan: true }))!;
+    const other = makeManager(sb);
+    const scanned = (await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { commandRan: true }))!;
+    expect(cp.tree).toBe(scanned.tree);
+    await manager.stop();
+    await other.stop();
+  });
+});
