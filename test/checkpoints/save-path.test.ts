@@ -51,6 +51,25 @@ describe("a turn's checkpoint of recorded paths", () => {
     expect(shadowGit(sb, "show", `${second.id}:src/b.ts`)).toBe("b2\n");
   });
 
+  it("is written without any git process in the usual case (trees remembered from the previous save)", async () => {
+    const { sb, manager, task, ws } = setup();
+    // The real git, behind a script that notes each run.
+    const bin = path.join(sb.base, "bin");
+    const runs = path.join(sb.base, "git-runs.log");
+    fs.mkdirSync(bin);
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+    sb.env.PATH = `${bin}${path.delimiter}${sb.env.PATH}`;
+    write(ws, "src/a.ts", "a1\n");
+    await manager.ensureBaseline(task);
+    await toolWrite(manager, task, "src/a.ts", "a2\n");
+    expect(fs.readFileSync(runs, "utf8")).not.toBe("");
+    fs.writeFileSync(runs, "");
+    const turn = (await manager.saveTurn(task, { editedPaths: ["src/a.ts"] }))!;
+    expect(fs.readFileSync(runs, "utf8")).toBe("");
+    expect(shadowGit(sb, "show", `${turn.id}:src/a.ts`)).toBe("a2\n");
+  });
+
   it("leaves out a file the turn made too large, names it, and keeps the ignored files the earlier scan listed", async () => {
     const { sb, manager, task, ws } = setup({ sizeLimitBytes: 1024 });
     write(ws, "src/data.txt", "small\n");
@@ -87,7 +106,11 @@ describe("a turn's checkpoint of recorded paths", () => {
     shadowGit(sb, "prune-packed");
     const later = makeManager(sb);
     await toolWrite(later, task, "src/a.ts", "a2\n");
+    // Not a scan either: the shadow index (which a scan stages into) stays as it was.
+    const index = path.join(sb.layout.checkpointRepoDir(ws), ".git", "index");
+    const indexBefore = fs.statSync(index).mtimeMs;
     const turn = (await later.saveTurn(task, { editedPaths: ["src/a.ts"] }))!;
+    expect(fs.statSync(index).mtimeMs).toBe(indexBefore);
     expect(turn.reused).toBe(false);
     expect(filesOf(sb, turn.id)).toEqual(["src/a.ts", "src/b.ts"]);
     expect(shadowGit(sb, "show", `${turn.id}:src/a.ts`)).toBe("a2\n");
