@@ -1,3 +1,4 @@
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, type Stats } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -99,7 +100,7 @@ export class SnapshotRestore {
   async applyPlan(session: FastImportSession, plan: RestorePlan, undo: string, target: CheckpointInfo): Promise<FileRestoreResult> {
     const backedUp = plan.created.length ? await sessionEntries(session, undo, plan.created) : new Map();
     const restore = [...plan.entries.keys()];
-    for (const p of restore) await this.assertWritable(p);
+    for (const p of restore) this.assertWritable(p);
     for (const p of restore) {
       const e = plan.entries.get(p)!;
       await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
@@ -157,7 +158,7 @@ export class SnapshotRestore {
       if (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt))) kept.push({ path: p, reason: "not_tracked" });
       else created.push(p);
     }
-    for (const p of entries.keys()) await this.assertWritable(p);
+    for (const p of entries.keys()) this.assertWritable(p);
     for (const [p, e] of entries) await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!);
     const deleted = await this.deleteCreated(created, target.createdAt);
     return { restored: [...entries.keys()], deleted, kept, entries };
@@ -207,16 +208,19 @@ export class SnapshotRestore {
     }
   }
 
-  /** A file can go back where a folder now stands only by deleting the folder: refused. */
-  private async assertWritable(repoPath: string): Promise<void> {
+  /**
+   * A file can go back where a folder now stands only by deleting the folder: refused.
+   * Synchronous: a few stat calls per path, where each asynchronous one is a thread-pool round trip.
+   */
+  private assertWritable(repoPath: string): void {
     const abs = toAbsolute(this.workspaceRoot, repoPath);
-    const st = await fs.lstat(abs).catch(() => undefined);
+    const st = lstatOrUndefined(abs);
     if (st?.isDirectory()) {
       throw new DlineError("failed_precondition", `Cannot restore ${repoPath}: a folder of that name is in the way.`);
     }
     let dir = path.dirname(abs);
     while (dir.startsWith(this.workspaceRoot + path.sep)) {
-      const d = await fs.lstat(dir).catch(() => undefined);
+      const d = lstatOrUndefined(dir);
       if (d && !d.isDirectory()) {
         throw new DlineError("failed_precondition", `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is a file now.`);
       }
@@ -224,17 +228,41 @@ export class SnapshotRestore {
     }
   }
 
-  /** Writes atomically (temporary file, then rename), as a symbolic link for mode 120000. */
+  /**
+   * Writes atomically (temporary file, then rename), as a symbolic link for mode 120000. Small
+   * files (most restores) with synchronous calls: six steps of microseconds each instead of six
+   * thread-pool round trips; large ones asynchronously, so the event loop is not held up.
+   */
   private async writeFile(abs: string, mode: string, content: Buffer): Promise<void> {
-    await fs.mkdir(path.dirname(abs), { recursive: true });
     const tmp = `${abs}.dline-restore-${process.pid}`;
-    await fs.rm(tmp, { force: true });
-    if (mode === "120000") {
-      await fs.symlink(content.toString("utf8"), tmp);
-    } else {
-      await fs.writeFile(tmp, content, { mode: mode === "100755" ? 0o755 : 0o644 });
-      await fs.chmod(tmp, mode === "100755" ? 0o755 : 0o644);
+    const fileMode = mode === "100755" ? 0o755 : 0o644;
+    if (content.length <= SMALL_FILE || mode === "120000") {
+      mkdirSync(path.dirname(abs), { recursive: true });
+      rmSync(tmp, { force: true });
+      if (mode === "120000") {
+        symlinkSync(content.toString("utf8"), tmp);
+      } else {
+        writeFileSync(tmp, content, { mode: fileMode });
+        chmodSync(tmp, fileMode);
+      }
+      renameSync(tmp, abs);
+      return;
     }
+    await fs.mkdir(path.dirname(abs), { recursive: true });
+    await fs.rm(tmp, { force: true });
+    await fs.writeFile(tmp, content, { mode: fileMode });
+    await fs.chmod(tmp, fileMode);
     await fs.rename(tmp, abs);
+  }
+}
+
+const SMALL_FILE = 256 * 1024;
+
+/** Any error (missing, not a folder on the way, no access) reads as "nothing there". */
+function lstatOrUndefined(abs: string): Stats | undefined {
+  try {
+    return lstatSync(abs);
+  } catch {
+    return undefined;
   }
 }
