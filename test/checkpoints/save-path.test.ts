@@ -150,6 +150,21 @@ describe("a pre-image", () => {
     expect(read(ws, "private/notes.txt")).toBe("original\n");
   });
 
+  it("says a file did not exist: past the skip limit, a restore removes the file the task created in an excluded folder", async () => {
+    const { manager, task, ws } = setup();
+    for (let i = 0; i < 600; i++) write(ws, `modules/m${String(i).padStart(3, "0")}/.env.example`, `X=${i}\n`);
+    write(ws, "src/main.ts", "main\n");
+    fs.mkdirSync(path.join(ws, "build"));
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skippedTotal).toBeGreaterThan(500);
+    await toolWrite(manager, task, "build/generated.cs", "made by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["build/generated.cs"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["build/generated.cs"]);
+    expect(fs.existsSync(path.join(ws, "build/generated.cs"))).toBe(false);
+    expect(fs.existsSync(path.join(ws, "build"))).toBe(true);
+  });
+
   it("survives git's garbage collection of the shadow repository", async () => {
     const { sb, manager, task, ws } = setup();
     write(ws, "src/main.ts", "main\n");
