@@ -60,7 +60,10 @@ export function createPeerHandler(deps: PeerHandlerDeps, token: string): http.Re
     interceptors: [authInterceptor(token), errorInterceptor(deps.logger)],
     readMaxBytes: 16 * 1024 * 1024,
     writeMaxBytes: 64 * 1024 * 1024,
-    onBrokenCall: (method, reason) => deps.logger.warn("forwarded call ended without an answer", { method, error: (reason as Error)?.message }),
+    onBrokenCall: (method, reason, clientGone) =>
+      clientGone
+        ? deps.logger.debug("the other sidecar went away during a forwarded call", { method })
+        : deps.logger.warn("forwarded call ended without an answer", { method, error: (reason as Error)?.message }),
     onLoadFailed: (service, reason) => deps.logger.error("cannot load a peer service", { service, error: (reason as Error)?.message }),
   });
 }

@@ -29,7 +29,10 @@ export function createRpcHandler(base: Base, token: string): ReturnType<typeof c
     readMaxBytes: 16 * 1024 * 1024,
     writeMaxBytes: 64 * 1024 * 1024,
     rewriteUnary: malformedBinaryIsInvalidArgument,
-    onBrokenCall: (method, reason) => logger.warn("call ended without an answer", { method, error: (reason as Error)?.message }),
+    onBrokenCall: (method, reason, clientGone) =>
+      clientGone
+        ? logger.debug("the client went away during a call", { method })
+        : logger.warn("call ended without an answer", { method, error: (reason as Error)?.message }),
     onLoadFailed: (service, reason) => logger.error("cannot load a service", { service, error: (reason as Error)?.message }),
   });
   handler.preload("dline.v1.SystemService");

@@ -21,8 +21,11 @@ export interface NodeAdapterOptions extends ConnectRouterOptions {
   services: LazyService[];
   /** Applied to every complete unary answer before it is sent. */
   rewriteUnary?: UnaryRewrite;
-  /** Called with a handler failure that could not be answered (the connection broke). */
-  onBrokenCall?: (method: string, reason: unknown) => void;
+  /**
+   * Called with a handler failure that could not be answered. `clientGone`: the client closed
+   * the connection first (an editor quitting mid-stream), so the failure is only that.
+   */
+  onBrokenCall?: (method: string, reason: unknown, clientGone: boolean) => void;
   /** Called when a service's modules could not be loaded. */
   onLoadFailed?: (service: string, reason: unknown) => void;
   /** Whether a request may go on, from its headers alone; one that may not is answered `unauthenticated` unread. */
@@ -80,7 +83,7 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
       readBody(req, readMaxBytes)
         .then((body) => fast.serve(route, req, res, body, call))
         .catch((reason: unknown) => {
-          options.onBrokenCall?.(handler.method.name, reason);
+          options.onBrokenCall?.(handler.method.name, reason, res.destroyed);
           res.destroy();
         })
         .finally(() => res.off("close", onClose));
@@ -91,7 +94,7 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
     if (!unary) {
       loadConnectNode()
         .then(async (node) => node.universalResponseToNodeResponse(await handler(node.universalRequestFromNodeRequest(req, res, undefined, undefined)), res))
-        .catch((reason: unknown) => options.onBrokenCall?.(handler.method.name, reason));
+        .catch((reason: unknown) => options.onBrokenCall?.(handler.method.name, reason, res.destroyed));
       return;
     }
     readBody(req, readMaxBytes).then(
