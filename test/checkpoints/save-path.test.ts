@@ -165,6 +165,24 @@ describe("a pre-image", () => {
     expect(fs.existsSync(path.join(ws, "build"))).toBe(true);
   });
 
+  it("record that cannot be read (another version's, damaged) is started again, and the edit is still captured", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "src/main.ts", "main\n");
+    write(ws, "build/config.cs", "the user's config\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.stop();
+    const emptyTree = shadowGit(sb, "mktree").trim();
+    const id = ["-c", "user.name=someone", "-c", "user.email=someone@example.com"];
+    const damaged = shadowGit(sb, ...id, "commit-tree", emptyTree, "-m", "Dline pre-images\n\nnot a record").trim();
+    shadowGit(sb, "update-ref", "refs/dline/preimages/t1", damaged);
+    const later = makeManager(sb, { conversation: new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] }) });
+    await toolWrite(later, task, "build/config.cs", "changed by the task\n");
+    await later.saveTurn(task, { editedPaths: ["build/config.cs"] });
+    await later.restore("t1", base.id, "files");
+    expect(read(ws, "build/config.cs")).toBe("the user's config\n");
+    await later.stop();
+  });
+
   it("survives git's garbage collection of the shadow repository", async () => {
     const { sb, manager, task, ws } = setup();
     write(ws, "src/main.ts", "main\n");
