@@ -1,10 +1,7 @@
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "./logging/logger.js";
 import { loadSqliteBinding } from "./native/sqlite-addon.js";
-import { InstanceLayout } from "./storage/instance-layout.js";
-import type { StorageRoots } from "./storage/roots.js";
-import { SqliteFactory } from "./storage/sqlite.js";
-import { createSettingsDomain, type SettingsDomain } from "./storage/settings-domain.js";
+import { InstanceLayout, type StorageRoots, SqliteFactory, createSettingsDomain, type SettingsDomain, securePrivateRoots } from "./storage/index.js";
 import { SQLITE_ADDON_HASH } from "./version.js";
 import { lazyTaskStorage } from "./tasks/lazy-task-storage.js";
 import { homedir } from "node:os";
@@ -14,7 +11,6 @@ import { CheckpointStatusRelay, lazyTaskRuntime } from "./runtime/create-runtime
 import type { TaskRuntime } from "./runtime/task-runtime.js";
 import { Capabilities, StoredCapabilitySettings } from "./capabilities/index.js";
 import { ClineImporter } from "./import/index.js";
-import { securePrivateRoots } from "./storage/private-mode.js";
 import { PeerConnections, PeerRegistry, startPeerEndpoint, TaskRouter } from "./peer/index.js";
 import { createPeerHandler } from "./rpc/peer-handler.js";
 

@@ -51,12 +51,18 @@ function post(url: string, token: string | undefined, path: string, body: Buffer
     req.on("timeout", () => req.destroy(new Error(`no answer from ${path}`)));
     req.on("error", (err) => (openStreamMs ? done() : reject(err)));
     const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-    if (!slowMs) return req.end(bytes);
+    if (!slowMs) {
+      req.end(bytes);
+      return;
+    }
     // A slow client: the body trickles in.
     let i = 0;
     const step = Math.max(1, Math.ceil(bytes.length / 5));
     const tick = () => {
-      if (i >= bytes.length) return req.end();
+      if (i >= bytes.length) {
+        req.end();
+        return;
+      }
       req.write(bytes.subarray(i, i + step));
       i += step;
       setTimeout(tick, slowMs);

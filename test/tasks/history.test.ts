@@ -69,6 +69,7 @@ describe("TaskHistory", () => {
       } catch (e) {
         return e;
       }
+      return undefined;
     })();
     expect(err).toBeInstanceOf(DlineError);
     expect((err as DlineError).code).toBe("invalid_argument");

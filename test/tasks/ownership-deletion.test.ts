@@ -65,6 +65,7 @@ describe("task ownership across processes", () => {
       } catch (e) {
         return e as DlineError;
       }
+      return undefined;
     })();
     expect(err?.code).toBe("failed_precondition");
     expect(err?.message).toContain(String(child.pid));

@@ -17,7 +17,7 @@
 import { RequestError, type AgentApp } from "@agentclientprotocol/sdk";
 import type { CheckpointManager, CheckpointView, RestoreMode } from "../checkpoints/index.js";
 import { DlineError } from "../errors.js";
-import { assertSafeId } from "../storage/instance-layout.js";
+import { assertSafeId } from "../storage/index.js";
 import { mapErrors, objectParams } from "./acp-errors.js";
 
 export const CHECKPOINT_METHODS = {

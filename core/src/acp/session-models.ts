@@ -8,8 +8,7 @@
 import { RequestError, type SessionConfigOption } from "@agentclientprotocol/sdk";
 import type { ModelResolver } from "../runtime/model-resolver.js";
 import type { TaskRuntime } from "../runtime/task-runtime.js";
-import type { ProfileRecord } from "../storage/profile-catalog.js";
-import type { SettingsDomain } from "../storage/settings-domain.js";
+import type { ProfileRecord, SettingsDomain } from "../storage/index.js";
 
 export const MODEL_CONFIG_ID = "model";
 

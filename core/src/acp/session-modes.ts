@@ -9,8 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { RequestError, type SessionMode, type SessionModeState } from "@agentclientprotocol/sdk";
 import type { TaskMode } from "../runtime/turn-deps.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
-import type { SettingsDomain } from "../storage/settings-domain.js";
+import type { InstanceLayout, SettingsDomain } from "../storage/index.js";
 
 export const AVAILABLE_MODES: SessionMode[] = [
   { id: "act", name: "Act", description: "Dline reads, edits files and runs commands (with your approval where the approval settings ask for it)." },

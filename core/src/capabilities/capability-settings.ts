@@ -5,9 +5,7 @@
  * (under the data root, so a repository cannot trust itself); it is read from that file only,
  * never from remote configuration, session overrides or a task, which cannot widen it.
  */
-import type { SettingResolver } from "../storage/setting-resolver.js";
-import type { SettingsStores } from "../storage/settings-stores.js";
-import type { ToggleContext } from "../storage/capability-toggles.js";
+import type { SettingResolver, SettingsStores, ToggleContext } from "../storage/index.js";
 import { DEFAULT_HOOK_TIMEOUT_MS } from "./hook-runner.js";
 
 export const WORKSPACE_TRUSTED_KEY = "workspaceTrusted";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { writeFileAtomicSync } from "../storage/atomic-file.js";
+import { writeFileAtomicSync } from "../storage/index.js";
 
 /**
  * The shadow repository's `info/attributes`, which takes precedence over every `.gitattributes`

@@ -19,7 +19,7 @@ import { CHECKPOINT_IDENTITY, GitError, type ShadowGit } from "./git-process.js"
 import { treeOfIndex } from "./index-tree.js";
 import { writePack } from "./pack-writer.js";
 import { ObjectBatch } from "./tree-editor.js";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/index.js";
 
 /**
  * The checkpoints of a shadow repository as commits and refs: one ref per checkpoint under

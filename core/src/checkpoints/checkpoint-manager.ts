@@ -2,7 +2,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import { assertSafeId, normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
+import { assertSafeId, normaliseWorkspacePath, type InstanceLayout } from "../storage/index.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
 import { makeStatus, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";

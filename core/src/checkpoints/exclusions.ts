@@ -1,7 +1,6 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
-import { writeFileAtomic } from "../storage/atomic-file.js";
+import { PRIVATE_DIR_MODE, writeFileAtomic } from "../storage/index.js";
 
 /**
  * The built-in exclusions of workspace scans (docs/checkpoints.md, "What a snapshot

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import type { ObjectType } from "./git-objects.js";
-import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
+import { PRIVATE_DIR_MODE } from "../storage/index.js";
 
 const deflate = promisify(zlib.deflate);
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import { syncLockFs } from "./lock-fs.js";
-import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
+import { PRIVATE_DIR_MODE } from "../storage/index.js";
 
 /**
  * One lock per shadow repository, held across processes (proper-lockfile: a lock folder whose

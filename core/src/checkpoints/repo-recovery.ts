@@ -7,7 +7,7 @@ import { GitError, looksCorrupt } from "./git-process.js";
 import { RepoLock } from "./repo-lock.js";
 import type { ShadowRepo } from "./shadow-repo.js";
 import { MESSAGES } from "./workspace-guard.js";
-import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
+import { PRIVATE_DIR_MODE } from "../storage/index.js";
 
 const STALE_LOCK = /\.lock': File exists|cannot lock ref/i;
 const INDEX_DAMAGE = /index file corrupt|bad signature 0x|bad index file|index file smaller than expected|sharedindex/i;

@@ -2,13 +2,11 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
-import { normaliseWorkspacePath } from "../storage/instance-layout.js";
+import { normaliseWorkspacePath, PRIVATE_DIR_MODE, corruptCopyPath, writeFileAtomicSync } from "../storage/index.js";
 import { writeAttributesFile } from "./attributes-file.js";
 import type { GitChildren } from "./git-children.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { mergeConfig, quoteConfigValue, quotedConfigValue } from "./shadow-config.js";
-import { PRIVATE_DIR_MODE } from "../storage/private-mode.js";
-import { corruptCopyPath, writeFileAtomicSync } from "../storage/atomic-file.js";
 
 /**
  * Creates, opens and repairs the shadow repository of one workspace:

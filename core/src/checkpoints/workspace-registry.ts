@@ -1,5 +1,5 @@
 import type { Logger } from "../logging/logger.js";
-import { normaliseWorkspacePath, type InstanceLayout } from "../storage/instance-layout.js";
+import { normaliseWorkspacePath, type InstanceLayout } from "../storage/index.js";
 import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
 import type { ScanProgress } from "./snapshot-stager.js";

@@ -112,8 +112,8 @@ export class WorkspaceWatcher {
     if (this.skipFolder(child, base)) return;
     // A folder that appeared (or was renamed here) is watched from now on; one that went is unwatched.
     void fs.lstat(path.join(this.root, ...child.split("/"))).then(
-      (st) => {
-        if (st.isDirectory()) return this.watchTree(child);
+      async (st) => {
+        if (st.isDirectory()) await this.watchTree(child);
       },
       () => {
         for (const key of [...this.watchers.keys()]) {

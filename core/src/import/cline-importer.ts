@@ -1,8 +1,7 @@
 import * as fs from "node:fs";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import type { InstanceLayout, SqliteFactory } from "../storage/index.js";
 import { TaskJsonFiles } from "../tasks/task-json-files.js";
 import { TaskOwnedElsewhere } from "../tasks/task-ownership.js";
 import type { TaskRecord } from "../tasks/task-record.js";

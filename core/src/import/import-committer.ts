@@ -3,7 +3,7 @@ import type { Logger } from "../logging/logger.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
 import type { ImportItemResult } from "./import-types.js";
 import type { BuiltTask } from "./imported-task-writer.js";
-import { PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { PRIVATE_FILE_MODE } from "../storage/index.js";
 
 /** The per-item result an import reports; the committer sets its outcome when the batch is committed. */
 type PendingResult = Pick<ImportItemResult, "outcome" | "error">;

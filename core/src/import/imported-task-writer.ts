@@ -1,7 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { TaskLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import type { TaskLayout, SqliteFactory } from "../storage/index.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
 import { MessageStore } from "../tasks/message-store.js";

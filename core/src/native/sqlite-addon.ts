@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as sea from "node:sea";
 import { gunzipSync } from "node:zlib";
-import { writeFileAtomicSync } from "../storage/atomic-file.js";
+import { writeFileAtomicSync } from "../storage/index.js";
 
 /** The addon's file name in the cache folder. */
 export const SQLITE_ADDON_FILE = "better_sqlite3.node";

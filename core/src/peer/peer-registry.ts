@@ -2,9 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { writeFileAtomicSync } from "../storage/atomic-file.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
-import { mkdirPrivate, narrowMode, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { writeFileAtomicSync, type InstanceLayout, mkdirPrivate, narrowMode, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/index.js";
 import { isProcessAlive } from "../tasks/process-alive.js";
 
 /** How another sidecar reaches this one: its peer endpoint and the token only sidecars use. */

@@ -21,7 +21,7 @@ import {
   ToggleState,
   type SettingsService,
 } from "../gen/dline/v1/settings_pb.js";
-import type { ToggleState as DomainToggleState } from "../storage/capability-toggles.js";
+import type { ToggleState as DomainToggleState } from "../storage/index.js";
 
 const TOGGLE_STATES: Record<DomainToggleState, ToggleState> = {
   inherit: ToggleState.INHERIT,

@@ -38,7 +38,7 @@ import type {
 import { DlineError } from "../errors.js";
 import type { PeerClients } from "../peer/peer-clients.js";
 import type { TaskRouter } from "../peer/task-router.js";
-import { assertSafeId } from "../storage/instance-layout.js";
+import { assertSafeId } from "../storage/index.js";
 
 /**
  * Maps CheckpointService to the CheckpointManager; proto <-> domain only. With a `router`, a

@@ -10,7 +10,7 @@ import {
   type WatchHistoryResponse,
 } from "../gen/dline/v1/history_pb.js";
 import { DlineError } from "../errors.js";
-import { assertSafeId } from "../storage/instance-layout.js";
+import { assertSafeId } from "../storage/index.js";
 import { readNotice } from "../tasks/history-watcher.js";
 import type { HistorySort } from "../tasks/history-query.js";
 import type { TaskStorage } from "../tasks/task-storage.js";

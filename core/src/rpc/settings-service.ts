@@ -30,13 +30,7 @@ import {
 import { resolvePrices } from "../agent/providers/pricing.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
-import type { CapabilityToggleView, ToggleState as DomainToggleState } from "../storage/capability-toggles.js";
-import type { ProfileRecord, ProviderKind } from "../storage/profile-catalog.js";
-import { API_KEY } from "../storage/secrets-store.js";
-import type { SettingsDomain } from "../storage/settings-domain.js";
-import type { SettingScope } from "../storage/settings-registry.js";
-import type { SettingsSnapshot } from "../storage/settings-repository.js";
-import type { SettingSourceName } from "../storage/setting-resolver.js";
+import { type CapabilityToggleView, type ToggleState as DomainToggleState, type ProfileRecord, type ProviderKind, API_KEY, type SettingsDomain, type SettingScope, type SettingsSnapshot, type SettingSourceName } from "../storage/index.js";
 
 export interface SettingsServiceDeps {
   settings: SettingsDomain;

@@ -8,7 +8,7 @@ import {
 } from "../gen/dline/v1/system_pb.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
-import type { StorageRoots } from "../storage/roots.js";
+import type { StorageRoots } from "../storage/index.js";
 import { PROTOCOL_VERSION, SERVER_VERSION } from "../version.js";
 
 export interface SystemServiceDeps {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type { TaskConversationPort } from "../checkpoints/ports.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
+import type { InstanceLayout } from "../storage/index.js";
 import type { TaskStorage } from "../tasks/task-storage.js";
 import type { TaskRuntime } from "./task-runtime.js";
 

@@ -1,4 +1,4 @@
-import type { TaskLayout } from "../storage/instance-layout.js";
+import type { TaskLayout } from "../storage/index.js";
 import type { JournalStore } from "../tasks/journal-store.js";
 import type { MessageStore, StoredUiMessage } from "../tasks/message-store.js";
 import type { MetricsStore } from "../tasks/metrics-store.js";

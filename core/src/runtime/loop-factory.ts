@@ -3,7 +3,7 @@ import { withOverlay, type ApprovalOverlay } from "../agent/approval.js";
 import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
 import { builtinTools } from "../agent/tools/registry.js";
 import type { ToolEnvironment } from "../agent/tools/types.js";
-import type { TaskLayout } from "../storage/instance-layout.js";
+import { type TaskLayout, mkdirPrivate } from "../storage/index.js";
 import { CommandLogs } from "../tasks/command-logs.js";
 import { ActivityStore } from "../tasks/activity-store.js";
 import { JournalStore } from "../tasks/journal-store.js";
@@ -17,7 +17,6 @@ import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { TurnLoop } from "./turn-loop.js";
 import type { TaskMode } from "./turn-deps.js";
 import type { TaskRunStatus } from "./runtime-events.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Subagents may start subagents, to this depth. */
 const MAX_SUBAGENT_DEPTH = 3;

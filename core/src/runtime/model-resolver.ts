@@ -2,10 +2,7 @@ import { createModelProvider } from "../agent/providers/create-provider.js";
 import { knownMaxOutputTokens } from "../agent/providers/price-table.js";
 import { resolvePrices } from "../agent/providers/pricing.js";
 import { DlineError } from "../errors.js";
-import type { EnvironmentProfile } from "../storage/environment-profile.js";
-import type { ProfileCatalogRepository, ProfileRecord } from "../storage/profile-catalog.js";
-import { API_KEY, type SecretsStore } from "../storage/secrets-store.js";
-import type { SettingResolver } from "../storage/setting-resolver.js";
+import { type EnvironmentProfile, type ProfileCatalogRepository, type ProfileRecord, API_KEY, type SecretsStore, type SettingResolver } from "../storage/index.js";
 import type { RunnerModel } from "./ports.js";
 
 /** Where to set up a model, in the words every "no model" error uses. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
-import { normaliseWorkspacePath } from "../storage/instance-layout.js";
+import { normaliseWorkspacePath, assertSafeId, mkdirPrivate } from "../storage/index.js";
 import { JournalStore } from "../tasks/journal-store.js";
 import { importLegacyConversation } from "../tasks/legacy-import.js";
 import { MessageStore, type StoredUiMessage } from "../tasks/message-store.js";
@@ -23,11 +23,9 @@ import type { TurnLoop } from "./turn-loop.js";
 import { noCapabilities, runAndRecordHooks, type HookEvent } from "./capabilities-port.js";
 import type { ToolEnvironment } from "../agent/tools/types.js";
 import type { EditorFiles } from "../agent/environment-details.js";
-import { assertSafeId } from "../storage/instance-layout.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 
 /** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */

@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import type { SqliteDatabase, SqliteFactory } from "../storage/index.js";
 import { openTaskDb } from "./task-db.js";
 
 export interface TaskActivity {

@@ -1,8 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
-import { writeFileAtomicSync } from "../storage/atomic-file.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
+import { writeFileAtomicSync, mkdirPrivate } from "../storage/index.js";
 
 /**
  * A task's artifacts/ folder. Only task-relative paths are accepted: absolute paths, `..`

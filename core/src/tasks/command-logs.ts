@@ -1,7 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { assertSafeId } from "../storage/instance-layout.js";
-import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
+import { assertSafeId, mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
 
 export const DEFAULT_COMMAND_LOG_BUDGET = 200 * 1024 * 1024;
 

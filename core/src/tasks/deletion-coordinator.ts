@@ -2,14 +2,13 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { assertSafeId, type InstanceLayout } from "../storage/instance-layout.js";
+import { assertSafeId, type InstanceLayout, mkdirPrivate } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import type { TaskDeletionHook } from "./deletion-hooks.js";
 import { PendingDeletions, type PendingDeletion } from "./pending-deletions.js";
 import { isClaimLive } from "./process-alive.js";
 import type { TaskHistory } from "./task-history.js";
 import type { TaskOwnership } from "./task-ownership.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 export type DeleteMode = "selected" | "all" | "all_except_favorites";
 

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
+import type { InstanceLayout } from "../storage/index.js";
 import { readJson } from "./json-read.js";
 import type { TaskHistory } from "./task-history.js";
 import type { TaskRecordInit } from "./task-record.js";

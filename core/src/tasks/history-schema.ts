@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from "../storage/sqlite.js";
+import type { SqliteDatabase } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 
 /**

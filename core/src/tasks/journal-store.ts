@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
-import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import type { SqliteDatabase, SqliteFactory } from "../storage/index.js";
 import { dbFileImage, openTaskDb } from "./task-db.js";
 
 /** One committed step of the task runtime. `data` is JSON the runtime defines. */

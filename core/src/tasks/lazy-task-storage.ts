@@ -1,7 +1,6 @@
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import type { InstanceLayout, SqliteFactory } from "../storage/index.js";
 import type { TaskDeletionHook } from "./deletion-hooks.js";
 import { openTaskStorage, type TaskStorage } from "./task-storage.js";
 

@@ -1,8 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import type { TaskLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import type { TaskLayout, SqliteFactory } from "../storage/index.js";
 import { ActivityStore } from "./activity-store.js";
 import { JournalStore } from "./journal-store.js";
 import { metricsFromLegacyLine, parseJsonLines, parseLegacyActivities, parseLegacyHistory, parseLegacyUiMessages } from "./legacy-parsers.js";

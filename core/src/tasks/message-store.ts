@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import type { SqliteDatabase, SqliteFactory } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import { dbFileImage, openTaskDb } from "./task-db.js";
 

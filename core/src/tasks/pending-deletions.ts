@@ -3,9 +3,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
-import { moveAsideSync, writeFileAtomicSync } from "../storage/atomic-file.js";
+import { moveAsideSync, writeFileAtomicSync, mkdirPrivate } from "../storage/index.js";
 import { readJson } from "./json-read.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 export interface PendingDeletion {
   taskId: string;

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { moveAsideSync, writeFileAtomicSync } from "../storage/atomic-file.js";
+import { moveAsideSync, writeFileAtomicSync } from "../storage/index.js";
 import { readJson } from "./json-read.js";
 import { TaskFileDamaged } from "./task-db.js";
 

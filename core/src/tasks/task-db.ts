@@ -1,9 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import { type SqliteDatabase, type SqliteFactory, mkdirPrivate } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import { withBusyRetry } from "./sqlite-retry.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Thrown when a task file cannot be read: the task is listed as damaged with `reason`. */
 export class TaskFileDamaged extends DlineError {

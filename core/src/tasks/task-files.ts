@@ -1,5 +1,4 @@
-import type { TaskLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import type { TaskLayout, SqliteFactory } from "../storage/index.js";
 import type { Logger } from "../logging/logger.js";
 import { ActivityStore } from "./activity-store.js";
 import { TaskArtifacts } from "./artifacts.js";

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import type Database from "better-sqlite3";
 import type { Logger } from "../logging/logger.js";
-import type { SqliteDatabase, SqliteFactory } from "../storage/sqlite.js";
+import type { SqliteDatabase, SqliteFactory } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import { migrateHistory } from "./history-schema.js";
 import { buildListQuery, encodePageToken, type HistoryListOptions } from "./history-query.js";

@@ -1,9 +1,7 @@
 import * as fs from "node:fs";
-import type { TaskLayout } from "../storage/instance-layout.js";
-import { writeFileAtomicSync } from "../storage/atomic-file.js";
+import { type TaskLayout, writeFileAtomicSync, mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
 import { readJson } from "./json-read.js";
 import { TaskFileDamaged } from "./task-db.js";
-import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 /**
  * The small JSON files of a task: context.json, context_history.jsonl and task_metadata.json.

@@ -3,10 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
+import { type InstanceLayout, mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import { isClaimLive, sleepSync } from "./process-alive.js";
-import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/private-mode.js";
 
 export interface OwnerInfo {
   pid: number;

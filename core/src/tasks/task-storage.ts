@@ -1,8 +1,6 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
-import { moveAsideSync } from "../storage/atomic-file.js";
+import { type InstanceLayout, type SqliteFactory, moveAsideSync, mkdirPrivate } from "../storage/index.js";
 import { TaskDeletionCoordinator } from "./deletion-coordinator.js";
 import type { TaskDeletionHook } from "./deletion-hooks.js";
 import { indexOrphanFolders } from "./folder-index.js";
@@ -12,7 +10,6 @@ import { assertLooksLikeSqlite, TaskFileDamaged } from "./task-db.js";
 import { TaskHistory } from "./task-history.js";
 import { TaskOwnership } from "./task-ownership.js";
 import { TaskStore } from "./task-store.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 /** Everything under <documents-root>/tasks/, constructed once by createApp. */
 export interface TaskStorage {

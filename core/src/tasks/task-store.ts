@@ -1,8 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import type { InstanceLayout } from "../storage/instance-layout.js";
-import type { SqliteFactory } from "../storage/sqlite.js";
+import { type InstanceLayout, type SqliteFactory, mkdirPrivate } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import { importLegacyTaskFiles } from "./legacy-import.js";
 import { MessageStore, type StoredUiMessage } from "./message-store.js";
@@ -11,7 +10,6 @@ import { TaskFiles } from "./task-files.js";
 import type { TaskHistory } from "./task-history.js";
 import type { TaskOwnership } from "./task-ownership.js";
 import { newTaskRecord, type TaskRecord, type TaskRecordInit } from "./task-record.js";
-import { mkdirPrivate } from "../storage/private-mode.js";
 
 export interface TaskView {
   record: TaskRecord;

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../../errors.js";
-import { writeFileAtomic } from "../../storage/atomic-file.js";
+import { writeFileAtomic } from "../../storage/index.js";
 import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
 import { assertNotBeingEdited } from "./unsaved-in-editor.js";
 import type { ToolContext } from "./types.js";
