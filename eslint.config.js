@@ -6,6 +6,21 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 const typeScriptFiles = ["**/*.ts"];
+
+// The domain folders of core/src. Each exposes its public surface from its index.ts: other folders
+// import only that file. They never import rpc/ (which maps the protocol to the domain) or the
+// generated protocol code.
+const domainFolders = ["storage", "tasks", "checkpoints", "agent", "runtime", "capabilities", "import"];
+const throughIndex = (folders) =>
+  folders.map((folder) => ({
+    regex: `^(\\./|(\\.\\./)+)${folder}/(?!index\\.js$)`,
+    message: `Import ${folder}/ through its index.ts.`,
+  }));
+const protocolFree = {
+  regex: "^(\\./|(\\.\\./)+)(rpc|gen)/",
+  message: "Domain code never imports rpc/ or generated protocol code: rpc/ maps between them.",
+};
+const restrictImports = (patterns) => ({ "no-restricted-imports": ["error", { patterns }] });
 const javaScriptFiles = ["**/*.js", "**/*.mjs", "**/*.cjs"];
 
 export default tseslint.config(
@@ -84,6 +99,40 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-return": "off",
       "@typescript-eslint/unbound-method": "off",
     },
+  },
+  {
+    files: ["core/src/**/*.ts"],
+    rules: restrictImports(throughIndex(domainFolders)),
+  },
+  {
+    files: domainFolders.map((folder) => `core/src/${folder}/**/*.ts`),
+    rules: restrictImports([...throughIndex(domainFolders), protocolFree]),
+  },
+  {
+    // The start-up path (loaded before the handshake) imports the two storage modules it needs,
+    // not the whole folder.
+    files: ["core/src/boot.ts"],
+    rules: restrictImports(throughIndex(domainFolders.filter((folder) => folder !== "storage"))),
+  },
+  {
+    // Known exceptions, being removed: the runtime still maps its events and statuses with the
+    // protocol's types, and rpc/task-mapping reads the runtime's tool-call records directly
+    // (through runtime/index.ts it would close a circle of module loads).
+    files: [
+      "core/src/runtime/event-log.ts",
+      "core/src/runtime/live-task.ts",
+      "core/src/runtime/loop-factory.ts",
+      "core/src/runtime/mistake-limit.ts",
+      "core/src/runtime/task-runtime.ts",
+      "core/src/runtime/tool-turn.ts",
+      "core/src/runtime/turn-deps.ts",
+      "core/src/runtime/turn-loop.ts",
+    ],
+    rules: restrictImports(throughIndex(domainFolders)),
+  },
+  {
+    files: ["core/src/rpc/task-mapping.ts"],
+    rules: restrictImports(throughIndex(domainFolders.filter((folder) => folder !== "runtime"))),
   },
   {
     // `npm run test:unit` runs these: in-process, with no built binary and no other program.

@@ -4,8 +4,7 @@
  * SessionApprovals and the runtime's approval overlay): the global setting, which every editor
  * and project reads, is never changed from a permission prompt.
  */
-import { findTool } from "../agent/tools/registry.js";
-import type { ApprovalCategory } from "../agent/tools/types.js";
+import { findTool, type ApprovalCategory } from "../agent/index.js";
 
 /** What "always" covers, in the words of the permission prompt. */
 const ALWAYS_NAMES: Record<ApprovalCategory, string> = {

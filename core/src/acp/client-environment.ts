@@ -7,8 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { methods, type AgentContext, type ClientCapabilities } from "@agentclientprotocol/sdk";
-import { defaultCommandTimeoutMs } from "../agent/tools/execute-command.js";
-import type { CommandOutcome, ToolContext, ToolEnvironment, ToolResult } from "../agent/tools/types.js";
+import { defaultCommandTimeoutMs, type CommandOutcome, type ToolContext, type ToolEnvironment, type ToolResult } from "../agent/index.js";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
 
 /** The output a terminal keeps for us; the model gets at most its tail (as with local commands). */

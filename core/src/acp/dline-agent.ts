@@ -18,8 +18,7 @@ import {
   type ListSessionsResponse,
 } from "@agentclientprotocol/sdk";
 import type { App } from "../app.js";
-import { ModelResolver, SET_UP_A_MODEL } from "../runtime/model-resolver.js";
-import { TaskRuntime } from "../runtime/task-runtime.js";
+import { ModelResolver, SET_UP_A_MODEL, TaskRuntime } from "../runtime/index.js";
 import { SERVER_VERSION } from "../version.js";
 import { DlineError } from "../errors.js";
 import { mapErrors, objectParams, toRequestError } from "./acp-errors.js";

@@ -6,8 +6,7 @@
  * exists it is the task's profile, which its next run uses (in every editor).
  */
 import { RequestError, type SessionConfigOption } from "@agentclientprotocol/sdk";
-import type { ModelResolver } from "../runtime/model-resolver.js";
-import type { TaskRuntime } from "../runtime/task-runtime.js";
+import type { ModelResolver, TaskRuntime } from "../runtime/index.js";
 import type { ProfileRecord, SettingsDomain } from "../storage/index.js";
 
 export const MODEL_CONFIG_ID = "model";

@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RequestError, type SessionMode, type SessionModeState } from "@agentclientprotocol/sdk";
-import type { TaskMode } from "../runtime/turn-deps.js";
+import type { TaskMode } from "../runtime/index.js";
 import type { InstanceLayout, SettingsDomain } from "../storage/index.js";
 
 export const AVAILABLE_MODES: SessionMode[] = [

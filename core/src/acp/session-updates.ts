@@ -5,8 +5,8 @@
  */
 import * as path from "node:path";
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
-import type { StoredUiMessage } from "../tasks/message-store.js";
-import { toolCallOf } from "../runtime/tool-call-record.js";
+import type { StoredUiMessage } from "../tasks/index.js";
+import { toolCallOf } from "../runtime/index.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: "read",

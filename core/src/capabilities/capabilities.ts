@@ -8,10 +8,9 @@
  * workspace. Global ones (documents root) and a session's servers (given by the editor) are
  * trusted. An MCP server that is toggled off or no longer trusted has its process stopped.
  */
-import type { EnabledRule } from "../agent/system-prompt.js";
-import type { ToolDefinition } from "../agent/tools/types.js";
+import type { EnabledRule, ToolDefinition } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
-import { SKILLS_RULE_NAME, type CapabilitiesPort, type CapabilityContext, type HookEvent, type HookOutcome, type SubagentDefinition } from "../runtime/capabilities-port.js";
+import { SKILLS_RULE_NAME, type CapabilitiesPort, type CapabilityContext, type HookEvent, type HookOutcome, type SubagentDefinition } from "../runtime/index.js";
 import { assertKind, type CapabilityToggles, type CapabilityToggleView, type ToggleContext, type InstanceLayout, type CapabilityKind } from "../storage/index.js";
 import { CapabilityCatalog, type CapabilityOrigin, type FileCapabilities, type FileKind } from "./catalog.js";
 import { FileCache } from "./file-cache.js";

@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { HookEvent, SubagentDefinition } from "../runtime/capabilities-port.js";
+import type { HookEvent, SubagentDefinition } from "../runtime/index.js";
 import type { InstanceLayout, CapabilityKind } from "../storage/index.js";
 import { FileCache, listDir, listFilesRecursive } from "./file-cache.js";
 import { listField, parseFrontMatter, stringField } from "./front-matter.js";

@@ -12,7 +12,7 @@
  * - Its stdout and stderr (bounded) are recorded as activities, never as the user's words.
  */
 import { spawn } from "node:child_process";
-import type { HookEvent, HookOutcome, HookRun } from "../runtime/capabilities-port.js";
+import type { HookEvent, HookOutcome, HookRun } from "../runtime/index.js";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 const MAX_OUTPUT_CHARS = 16 * 1024;

@@ -2,3 +2,4 @@ export { Capabilities, type CapabilityListing, type CapabilityView } from "./cap
 export { HOOK_EVENTS } from "./catalog.js";
 export { StoredCapabilitySettings, type CapabilitySettings } from "./capability-settings.js";
 export type { SessionMcpServer } from "./mcp/session-servers.js";
+export type { McpListedState } from "./capabilities.js";

@@ -1,8 +1,7 @@
 /** load_workflow and load_skill: read-only tools built per turn over the enabled entries. */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { optionalString, requireNonEmptyString } from "../agent/tools/input.js";
-import { ToolError, ok, type ToolDefinition } from "../agent/tools/types.js";
+import { optionalString, requireNonEmptyString, ToolError, ok, type ToolDefinition } from "../agent/index.js";
 import type { SkillEntry, WorkflowEntry } from "./catalog.js";
 import { MAX_CAPABILITY_FILE_BYTES } from "./file-cache.js";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "../logging/logger.js";
-import type { TaskDeletionHook } from "../tasks/deletion-hooks.js";
+import type { TaskDeletionHook } from "../tasks/index.js";
 import type { CheckpointManager } from "./checkpoint-manager.js";
 
 /**

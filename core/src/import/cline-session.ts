@@ -1,4 +1,4 @@
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import type { StoredUiMessage } from "../tasks/index.js";
 import type { ClineRoots } from "./cline-roots.js";
 import { emptyUsage, MalformedClineFile, type ClineItem, type ImportedRequest, type ParsedClineItem } from "./import-types.js";
 import { finiteNumber, isObject, readJsonFile } from "./read-only-files.js";

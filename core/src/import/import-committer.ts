@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import type { TaskStorage } from "../tasks/task-storage.js";
+import type { TaskStorage } from "../tasks/index.js";
 import type { ImportItemResult } from "./import-types.js";
 import type { BuiltTask } from "./imported-task-writer.js";
 import { PRIVATE_FILE_MODE } from "../storage/index.js";

@@ -1,12 +1,6 @@
 import * as fs from "node:fs";
 import type { TaskLayout, SqliteFactory } from "../storage/index.js";
-import { JournalStore } from "../tasks/journal-store.js";
-import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
-import { MessageStore } from "../tasks/message-store.js";
-import { MetricsStore, metricsFingerprint } from "../tasks/metrics-store.js";
-import { TaskJsonFiles } from "../tasks/task-json-files.js";
-import type { TaskHistory } from "../tasks/task-history.js";
-import type { TaskRecord } from "../tasks/task-record.js";
+import { JournalStore, LEGACY_CONVERSATION_KIND, MessageStore, MetricsStore, metricsFingerprint, TaskJsonFiles, type TaskHistory, type TaskRecord } from "../tasks/index.js";
 import type { ParsedClineItem } from "./import-types.js";
 import type { ImportRecord } from "./import-record.js";
 import { importedMetadata, importedRow, JOURNAL_IMPORT_META } from "./imported-task-writer.js";

@@ -1,5 +1,4 @@
-import type { RequestMetrics } from "../tasks/metrics-store.js";
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import type { RequestMetrics, StoredUiMessage } from "../tasks/index.js";
 
 /** Connect-free model of Cline data found on disk (docs/cline-import.md). */
 export type ClineItemKind = "legacy_task" | "session";

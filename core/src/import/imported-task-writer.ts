@@ -1,13 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TaskLayout, SqliteFactory } from "../storage/index.js";
-import { JournalStore } from "../tasks/journal-store.js";
-import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
-import { MessageStore } from "../tasks/message-store.js";
-import { MetricsStore, metricsFingerprint } from "../tasks/metrics-store.js";
-import { IN_MEMORY } from "../tasks/task-db.js";
-import { TaskJsonFiles } from "../tasks/task-json-files.js";
-import type { TaskRecordInit } from "../tasks/task-record.js";
+import { JournalStore, LEGACY_CONVERSATION_KIND, MessageStore, MetricsStore, metricsFingerprint, IN_MEMORY, TaskJsonFiles, type TaskRecordInit } from "../tasks/index.js";
 import type { ParsedClineItem } from "./import-types.js";
 import type { ImportRecord } from "./import-record.js";
 import { importSource } from "./source-keys.js";

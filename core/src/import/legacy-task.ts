@@ -1,6 +1,5 @@
 import * as path from "node:path";
-import { clineMessagesToUi } from "../tasks/legacy-parsers.js";
-import { TaskFileDamaged } from "../tasks/task-db.js";
+import { clineMessagesToUi, TaskFileDamaged } from "../tasks/index.js";
 import { MalformedClineFile, type ClineItem, type ParsedClineItem } from "./import-types.js";
 import { legacyConversation } from "./legacy-conversation.js";
 import type { LegacyHistoryIndex } from "./legacy-task-history.js";

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomicSync, type InstanceLayout, mkdirPrivate, narrowMode, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/index.js";
-import { isProcessAlive } from "../tasks/process-alive.js";
+import { isProcessAlive } from "../tasks/index.js";
 
 /** How another sidecar reaches this one: its peer endpoint and the token only sidecars use. */
 export interface PeerEntry {

@@ -1,6 +1,6 @@
 import type { TaskEvent } from "../gen/dline/v1/task_pb.js";
 import type { Logger } from "../logging/logger.js";
-import type { TaskOwnership } from "../tasks/task-ownership.js";
+import type { TaskOwnership } from "../tasks/index.js";
 import type { TaskRoute, TaskRouter } from "./task-router.js";
 
 export interface FollowDeps {

@@ -2,7 +2,7 @@ import * as os from "node:os";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import type { TaskOwnership } from "../tasks/task-ownership.js";
+import type { TaskOwnership } from "../tasks/index.js";
 import type { PeerClients, PeerConnections } from "./peer-clients.js";
 import type { PeerRegistry } from "./peer-registry.js";
 

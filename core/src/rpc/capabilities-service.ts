@@ -6,8 +6,7 @@
 import * as path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { Capabilities, CapabilityView } from "../capabilities/index.js";
-import type { McpListedState } from "../capabilities/capabilities.js";
+import type { Capabilities, CapabilityView, McpListedState } from "../capabilities/index.js";
 import { DlineError } from "../errors.js";
 import {
   CapabilityFileProblemSchema,

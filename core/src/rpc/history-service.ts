@@ -11,9 +11,7 @@ import {
 } from "../gen/dline/v1/history_pb.js";
 import { DlineError } from "../errors.js";
 import { assertSafeId } from "../storage/index.js";
-import { readNotice } from "../tasks/history-watcher.js";
-import type { HistorySort } from "../tasks/history-query.js";
-import type { TaskStorage } from "../tasks/task-storage.js";
+import { readNotice, type HistorySort, type TaskStorage } from "../tasks/index.js";
 import { taskSummaryToProto } from "./task-mapping.js";
 
 export interface HistoryServiceDeps {

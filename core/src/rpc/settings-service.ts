@@ -27,7 +27,7 @@ import {
   type SettingsService,
   type WatchSettingsResponse,
 } from "../gen/dline/v1/settings_pb.js";
-import { resolvePrices } from "../agent/providers/pricing.js";
+import { resolvePrices } from "../agent/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
 import { type CapabilityToggleView, type ToggleState as DomainToggleState, type ProfileRecord, type ProviderKind, API_KEY, type SettingsDomain, type SettingScope, type SettingsSnapshot, type SettingSourceName } from "../storage/index.js";

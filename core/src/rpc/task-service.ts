@@ -7,8 +7,7 @@ import {
   type TaskService,
 } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
-import type { DeleteMode as DomainDeleteMode } from "../tasks/deletion-coordinator.js";
-import type { TaskStorage } from "../tasks/task-storage.js";
+import type { DeleteMode as DomainDeleteMode, TaskStorage } from "../tasks/index.js";
 import { taskSummaryToProto, uiMessageToProto } from "./task-mapping.js";
 
 /** What the storage side of TaskService needs. The runtime (NewTask, Subscribe, ...) adds its own deps. */

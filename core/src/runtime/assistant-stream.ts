@@ -5,11 +5,8 @@
  * slow first byte shown while it is awaited. What goes back to the model (text, reasoning
  * blocks, tool calls) is collected for the journal.
  */
-import type { ModelError } from "../agent/providers/errors.js";
-import { describeWait } from "../agent/providers/http-errors.js";
-import type { ModelStreamEvent, StopReason, ThinkingBlock, TokenUsage } from "../agent/providers/types.js";
-import type { TextToolStreamFilter } from "../agent/text-tool-calls.js";
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import { type ModelError, describeWait, type ModelStreamEvent, type StopReason, type ThinkingBlock, type TokenUsage, type TextToolStreamFilter } from "../agent/index.js";
+import type { StoredUiMessage } from "../tasks/index.js";
 import type { TaskEventLog } from "./event-log.js";
 import { boundedDelta } from "./message-bounds.js";
 import type { UsagePort } from "./ports.js";

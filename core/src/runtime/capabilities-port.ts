@@ -1,5 +1,4 @@
-import type { EnabledRule } from "../agent/system-prompt.js";
-import type { ToolDefinition } from "../agent/tools/types.js";
+import type { EnabledRule, ToolDefinition } from "../agent/index.js";
 
 /** The events a hook can run on; a hook receives a JSON payload on stdin. */
 export type HookEvent = "TaskStart" | "TaskResume" | "TaskCancel" | "TaskComplete" | "PreToolUse" | "PostToolUse" | "UserPromptSubmit";

@@ -7,8 +7,7 @@
  * adds what came since at a conservative 3 characters per token; a "does not fit" answer (with
  * the server's figures when it gives them) leads to a smaller request, not a failed task.
  */
-import type { ModelError } from "../agent/providers/errors.js";
-import type { ModelMessage, TokenUsage, ToolSpec } from "../agent/providers/types.js";
+import type { ModelError, ModelMessage, TokenUsage, ToolSpec } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
 import { conversationItems, latestContextTrim, mergeRoles } from "./conversation.js";
 import { applyContextTrim, capToolResults, conversationChars, planTrim, shortenText, type ContextTrimData, type ConversationItem } from "./context-trim.js";

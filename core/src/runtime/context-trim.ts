@@ -6,7 +6,7 @@
  * decided is kept in the journal as the task's context trim, so the next requests send the same
  * prefix (prompt caches stay valid) until the window fills again.
  */
-import type { ContentBlock } from "../agent/providers/types.js";
+import type { ContentBlock } from "../agent/index.js";
 
 /** One journal step of the conversation, before roles are merged. */
 export interface ConversationItem {

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
-import type { TaskConversationPort } from "../checkpoints/ports.js";
+import type { TaskConversationPort } from "../checkpoints/index.js";
 import type { InstanceLayout } from "../storage/index.js";
-import type { TaskStorage } from "../tasks/task-storage.js";
+import type { TaskStorage } from "../tasks/index.js";
 import type { TaskRuntime } from "./task-runtime.js";
 
 /**

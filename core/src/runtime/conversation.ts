@@ -1,5 +1,5 @@
-import type { ContentBlock, ModelMessage } from "../agent/providers/types.js";
-import { LEGACY_CONVERSATION_KIND } from "../tasks/legacy-import.js";
+import type { ContentBlock, ModelMessage } from "../agent/index.js";
+import { LEGACY_CONVERSATION_KIND } from "../tasks/index.js";
 import { applyContextTrim, type ContextTrimData, type ConversationItem } from "./context-trim.js";
 
 /** Journal entry kinds written by the runtime; the model conversation is rebuilt from them. */

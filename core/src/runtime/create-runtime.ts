@@ -1,11 +1,9 @@
-import { parseAutoApprovalSettings } from "../agent/approval.js";
-import { buildSystemPrompt, collectWorkspaceFacts } from "../agent/system-prompt.js";
-import { createToolGuard } from "../agent/tools/tool-guard.js";
+import { parseAutoApprovalSettings, buildSystemPrompt, collectWorkspaceFacts, createToolGuard } from "../agent/index.js";
 import type { CheckpointManager, CheckpointStatus } from "../checkpoints/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout, SettingsDomain, SqliteFactory } from "../storage/index.js";
-import type { TaskStorage } from "../tasks/task-storage.js";
+import type { TaskStorage } from "../tasks/index.js";
 import type { CapabilitiesPort } from "./capabilities-port.js";
 import { runtimeConversationPort } from "./conversation-port.js";
 import { ModelResolver } from "./model-resolver.js";

@@ -1,9 +1,5 @@
 import type { TaskLayout } from "../storage/index.js";
-import type { JournalStore } from "../tasks/journal-store.js";
-import type { MessageStore, StoredUiMessage } from "../tasks/message-store.js";
-import type { MetricsStore } from "../tasks/metrics-store.js";
-import type { StateFile } from "../tasks/state-file.js";
-import type { TaskStatusName } from "../tasks/task-record.js";
+import type { JournalStore, MessageStore, StoredUiMessage, MetricsStore, StateFile, TaskStatusName } from "../tasks/index.js";
 import { AskBroker } from "./ask-broker.js";
 import { toolCallOf } from "./tool-call-record.js";
 import type { TaskEventLog } from "./event-log.js";

@@ -1,6 +1,4 @@
-import { createModelProvider } from "../agent/providers/create-provider.js";
-import { knownMaxOutputTokens } from "../agent/providers/price-table.js";
-import { resolvePrices } from "../agent/providers/pricing.js";
+import { createModelProvider, knownMaxOutputTokens, resolvePrices } from "../agent/index.js";
 import { DlineError } from "../errors.js";
 import { type EnvironmentProfile, type ProfileCatalogRepository, type ProfileRecord, API_KEY, type SecretsStore, type SettingResolver } from "../storage/index.js";
 import type { RunnerModel } from "./ports.js";

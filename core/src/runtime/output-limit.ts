@@ -1,4 +1,4 @@
-import { anthropicMaxTokens } from "../agent/providers/anthropic.js";
+import { anthropicMaxTokens } from "../agent/index.js";
 import type { RunnerModel } from "./ports.js";
 
 /**

@@ -1,6 +1,5 @@
-import type { ModelProvider, TokenUsage } from "../agent/providers/types.js";
-import type { StoredUiMessage } from "../tasks/message-store.js";
-import type { JournalAppend, JournalEntry } from "../tasks/journal-store.js";
+import type { ModelProvider, TokenUsage } from "../agent/index.js";
+import type { StoredUiMessage, JournalAppend, JournalEntry } from "../tasks/index.js";
 
 /**
  * What the turn loop needs from the rest of the core, as narrow interfaces: the task store's

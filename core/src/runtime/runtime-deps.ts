@@ -1,11 +1,7 @@
-import type { AutoApprovalSettings } from "../agent/approval.js";
-import type { EnabledRule } from "../agent/system-prompt.js";
-import type { ToolDefinition } from "../agent/tools/types.js";
-import type { ToolGuard } from "../agent/tools/tool-guard.js";
+import type { AutoApprovalSettings, EnabledRule, ToolDefinition, ToolGuard } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout, SqliteFactory } from "../storage/index.js";
-import type { TaskHistory } from "../tasks/task-history.js";
-import type { TaskOwnership } from "../tasks/task-ownership.js";
+import type { TaskHistory, TaskOwnership } from "../tasks/index.js";
 import type { CapabilitiesPort } from "./capabilities-port.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
 import type { TaskMode } from "./turn-deps.js";

@@ -3,26 +3,17 @@ import * as fs from "node:fs";
 import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
 import { normaliseWorkspacePath, assertSafeId, mkdirPrivate } from "../storage/index.js";
-import { JournalStore } from "../tasks/journal-store.js";
-import { importLegacyConversation } from "../tasks/legacy-import.js";
-import { MessageStore, type StoredUiMessage } from "../tasks/message-store.js";
-import { MetricsStore } from "../tasks/metrics-store.js";
-import { StateFile } from "../tasks/state-file.js";
-import { TaskJsonFiles } from "../tasks/task-json-files.js";
-import { TaskOwnedElsewhere } from "../tasks/task-ownership.js";
-import type { TaskStatusName } from "../tasks/task-record.js";
+import { JournalStore, importLegacyConversation, MessageStore, type StoredUiMessage, MetricsStore, StateFile, TaskJsonFiles, TaskOwnedElsewhere, type TaskStatusName } from "../tasks/index.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { cutConversation } from "./conversation-cut.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
 import type { RuntimeAsk, RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
-import type { ApprovalOverlay } from "../agent/approval.js";
+import type { ApprovalOverlay, ToolEnvironment, EditorFiles } from "../agent/index.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
 import type { TurnLoop } from "./turn-loop.js";
 import { noCapabilities, runAndRecordHooks, type HookEvent } from "./capabilities-port.js";
-import type { ToolEnvironment } from "../agent/tools/types.js";
-import type { EditorFiles } from "../agent/environment-details.js";
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
@@ -627,7 +618,7 @@ export class TaskRuntime {
   /** At shutdown: stop every run (left interrupted), persist kernels, close stores. */
   async stopAll(): Promise<void> {
     const tasks = [...this.live.values()];
-    await Promise.all(tasks.map((t) => t.run?.done.catch(() => {})));
+    await Promise.all(tasks.map(async (t) => t.run?.done.catch(() => {})));
     for (const t of tasks) {
       this.saveKernel(t);
       this.live.delete(t.id);

@@ -1,4 +1,4 @@
-import { toTextToolBlocks } from "../agent/text-tool-calls.js";
+import { toTextToolBlocks } from "../agent/index.js";
 import type { ConversationItem } from "./context-trim.js";
 
 /**

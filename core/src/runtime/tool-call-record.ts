@@ -4,8 +4,8 @@
  * the row's `detail` JSON; `input`, `ok` and `output` keep the names rows had before, so rows
  * written by earlier versions read the same way.
  */
-import type { PreparedEdit } from "../agent/tools/file-edit.js";
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import type { PreparedEdit } from "../agent/index.js";
+import type { StoredUiMessage } from "../tasks/index.js";
 
 export type ToolCallStatusName = "pending" | "running" | "done" | "failed" | "denied" | "interrupted";
 

@@ -1,4 +1,4 @@
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import type { StoredUiMessage } from "../tasks/index.js";
 import { toolCallDetail, type ToolCallRecord, type ToolCallStatusName } from "./tool-call-record.js";
 
 /** What a row needs from the turn loop: add a UI message and replace it (both announced as events). */

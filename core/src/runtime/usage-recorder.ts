@@ -1,6 +1,6 @@
-import type { TokenUsage } from "../agent/providers/types.js";
+import type { TokenUsage } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
-import type { TaskHistory } from "../tasks/task-history.js";
+import type { TaskHistory } from "../tasks/index.js";
 import type { LiveTask } from "./live-task.js";
 
 /** Records a model call's usage in the task's metrics.db and its totals in the history row. */

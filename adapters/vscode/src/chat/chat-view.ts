@@ -111,7 +111,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link href="${style}" rel="stylesheet">
+<link href="${style.toString()}" rel="stylesheet">
 <title>Dline</title>
 </head>
 <body>
@@ -123,7 +123,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 </div>
 <div id="history-screen" class="screen" hidden></div>
 <div id="model-screen" class="screen" hidden></div>
-<script nonce="${nonce}" src="${script}"></script>
+<script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
   }

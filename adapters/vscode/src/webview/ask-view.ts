@@ -2,11 +2,11 @@ import type { ChatAsk, ChatState, WebviewAction } from "../chat/chat-state.js";
 import { button, el, visibleText, type Child } from "./dom.js";
 
 export interface AskActions {
-  post(action: WebviewAction): void;
-  approve(): void;
+  post: (action: WebviewAction) => void;
+  approve: () => void;
   /** Rejects; the text typed in the composer goes with it as feedback (once). */
-  reject(): void;
-  answer(option: string): void;
+  reject: () => void;
+  answer: (option: string) => void;
 }
 
 /**

@@ -4,7 +4,7 @@
  * connected server's tools into ToolDefinitions named `mcp__<server>__<tool>`.
  */
 import * as path from "node:path";
-import type { ToolDefinition } from "../../agent/tools/types.js";
+import type { ToolDefinition } from "../../agent/index.js";
 import type { Logger } from "../../logging/logger.js";
 import type { McpServerEntry } from "./config.js";
 import { McpConnection, type McpState } from "./connection.js";
