@@ -115,26 +115,6 @@ export default tseslint.config(
     rules: restrictImports(throughIndex(domainFolders.filter((folder) => folder !== "storage"))),
   },
   {
-    // Known exceptions, being removed: the runtime still maps its events and statuses with the
-    // protocol's types, and rpc/task-mapping reads the runtime's tool-call records directly
-    // (through runtime/index.ts it would close a circle of module loads).
-    files: [
-      "core/src/runtime/event-log.ts",
-      "core/src/runtime/live-task.ts",
-      "core/src/runtime/loop-factory.ts",
-      "core/src/runtime/mistake-limit.ts",
-      "core/src/runtime/task-runtime.ts",
-      "core/src/runtime/tool-turn.ts",
-      "core/src/runtime/turn-deps.ts",
-      "core/src/runtime/turn-loop.ts",
-    ],
-    rules: restrictImports(throughIndex(domainFolders)),
-  },
-  {
-    files: ["core/src/rpc/task-mapping.ts"],
-    rules: restrictImports(throughIndex(domainFolders.filter((folder) => folder !== "runtime"))),
-  },
-  {
     // `npm run test:unit` runs these: in-process, with no built binary and no other program.
     files: ["**/*.unit.test.ts"],
     rules: {

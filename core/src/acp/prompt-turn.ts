@@ -6,10 +6,9 @@
  */
 import { methods, RequestError, type AgentContext, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
 import { AskKind, MessageRole, TaskStatus, ToolCallStatus, type Ask, type FileEdit, type TaskEvent, type ToolCall } from "../gen/dline/v1/task_pb.js";
-import type { ApprovalCategory, ToolEnvironment } from "../agent/tools/types.js";
+import type { ApprovalCategory, ToolEnvironment } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
-import type { TaskRuntime } from "../runtime/task-runtime.js";
-import { MODEL_STOP_REASONS } from "../runtime/turn-loop.js";
+import { type TaskRuntime, MODEL_STOP_REASONS } from "../runtime/index.js";
 import { taskEventsToProto } from "../rpc/task-mapping.js";
 import { alwaysName, approvalCategoryOf } from "./always-answers.js";
 import { parseDetail, planUpdate, text, toolKind, toolLocations } from "./session-updates.js";

@@ -20,10 +20,8 @@ import {
   type ToolCall,
   type UiMessage,
 } from "../gen/dline/v1/task_pb.js";
-import type { StoredUiMessage } from "../tasks/message-store.js";
-import { toolCallOf, type CommandLineRecord, type FileEditRecord, type ToolCallRecord, type ToolCallStatusName } from "../runtime/tool-call-record.js";
-import type { TaskRecord, TaskStatusName } from "../tasks/task-record.js";
-import type { AskKindName, RuntimeAsk, RuntimeEvent, RuntimeEventBody } from "../runtime/runtime-events.js";
+import type { StoredUiMessage, TaskRecord, TaskStatusName } from "../tasks/index.js";
+import { toolCallOf, type CommandLineRecord, type FileEditRecord, type ToolCallRecord, type ToolCallStatusName, type AskKindName, type RuntimeAsk, type RuntimeEvent, type RuntimeEventBody } from "../runtime/index.js";
 
 /** proto <-> domain mapping of tasks, shared by HistoryService and TaskService. */
 export const statusToProto: Record<TaskStatusName, TaskStatus> = {

@@ -13,14 +13,14 @@ import {
   type TaskEvent,
   type TaskService,
 } from "../gen/dline/v1/task_pb.js";
-import type { EditorFiles } from "../agent/environment-details.js";
+import type { EditorFiles } from "../agent/index.js";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { PeerClients } from "../peer/peer-clients.js";
 import { followTask } from "../peer/task-follower.js";
 import type { TaskRouter } from "../peer/task-router.js";
-import type { TaskRuntime } from "../runtime/task-runtime.js";
-import type { TaskOwnership } from "../tasks/task-ownership.js";
+import type { TaskRuntime } from "../runtime/index.js";
+import type { TaskOwnership } from "../tasks/index.js";
 import { askToProto, statusToProto, taskEventsToProto, uiMessageToProto } from "./task-mapping.js";
 
 /** What serving tasks that other sidecars run needs (absent: every call is served here). */

@@ -9,3 +9,4 @@ export { toolCallOf } from "./tool-call-record.js";
 export type { CommandLineRecord, FileEditRecord, ToolCallRecord, ToolCallStatusName } from "./tool-call-record.js";
 export type { TaskMode } from "./turn-deps.js";
 export { MODEL_STOP_REASONS } from "./turn-loop.js";
+export type { AskKindName, RuntimeAsk, RuntimeEvent, RuntimeEventBody } from "./runtime-events.js";

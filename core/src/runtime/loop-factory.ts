@@ -1,14 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { withOverlay, type ApprovalOverlay } from "../agent/approval.js";
-import { loadAgentIgnore } from "../agent/tools/ignore-matcher.js";
-import { builtinTools } from "../agent/tools/registry.js";
-import type { ToolEnvironment } from "../agent/tools/types.js";
+import { withOverlay, type ApprovalOverlay, loadAgentIgnore, builtinTools, type ToolEnvironment } from "../agent/index.js";
 import { type TaskLayout, mkdirPrivate } from "../storage/index.js";
-import { CommandLogs } from "../tasks/command-logs.js";
-import { ActivityStore } from "../tasks/activity-store.js";
-import { JournalStore } from "../tasks/journal-store.js";
-import { MessageStore } from "../tasks/message-store.js";
-import { TaskJsonFiles } from "../tasks/task-json-files.js";
+import { CommandLogs, ActivityStore, JournalStore, MessageStore, TaskJsonFiles } from "../tasks/index.js";
 import type { AskBroker } from "./ask-broker.js";
 import { noCapabilities, restrictCapabilityTools, toolAllowed } from "./capabilities-port.js";
 import type { TaskEventLog } from "./event-log.js";

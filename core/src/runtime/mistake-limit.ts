@@ -1,4 +1,4 @@
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import type { StoredUiMessage } from "../tasks/index.js";
 import { JOURNAL_KIND } from "./conversation.js";
 import { ask } from "./tool-turn.js";
 import type { TurnLoopDeps } from "./turn-deps.js";

@@ -4,8 +4,7 @@
  * `TaskEvent` for clients (the only place that knows both), so the runtime never depends on
  * generated protocol code.
  */
-import type { StoredUiMessage } from "../tasks/message-store.js";
-import type { TaskStatusName } from "../tasks/task-record.js";
+import type { StoredUiMessage, TaskStatusName } from "../tasks/index.js";
 import type { CommandLineRecord, FileEditRecord, ToolCallStatusName } from "./tool-call-record.js";
 
 /** A task's status as the runtime sets it (the same names the task index stores). */

@@ -1,13 +1,5 @@
-import { decideApproval, type ApprovalDecision } from "../agent/approval.js";
-import { isCurrent, StaleEditError, type PreparedEdit } from "../agent/tools/file-edit.js";
-import { planText } from "../agent/tools/plan-tool.js";
-import { editsGitInternals } from "../agent/tools/protected-edits.js";
-import type { ToolGuard } from "../agent/tools/tool-guard.js";
-import { prepareToolEdit, runTool } from "../agent/tools/registry.js";
-import { beingEditedMessage, fileBeingEdited } from "../agent/tools/unsaved-in-editor.js";
-import { ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult } from "../agent/tools/types.js";
-import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
-import type { StoredUiMessage } from "../tasks/message-store.js";
+import { decideApproval, type ApprovalDecision, isCurrent, StaleEditError, type PreparedEdit, planText, editsGitInternals, type ToolGuard, prepareToolEdit, runTool, beingEditedMessage, fileBeingEdited, ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult, type IgnoreMatcher } from "../agent/index.js";
+import type { StoredUiMessage } from "../tasks/index.js";
 import type { HookEvent, HookOutcome } from "./capabilities-port.js";
 import { JOURNAL_KIND, type ToolResultsData } from "./conversation.js";
 import { boundedOutput, editRecords, type CommandLineRecord, type FileEditRecord } from "./tool-call-record.js";

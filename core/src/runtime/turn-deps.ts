@@ -1,8 +1,4 @@
-import type { AutoApprovalSettings } from "../agent/approval.js";
-import type { IgnoreMatcher } from "../agent/tools/ignore-matcher.js";
-import type { ToolDefinition, ToolEnvironment } from "../agent/tools/types.js";
-import type { ToolGuard } from "../agent/tools/tool-guard.js";
-import type { EnabledRule } from "../agent/system-prompt.js";
+import type { AutoApprovalSettings, IgnoreMatcher, ToolDefinition, ToolEnvironment, ToolGuard, EnabledRule } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
 import type { AskBroker } from "./ask-broker.js";
 import type { CapabilitiesPort } from "./capabilities-port.js";

@@ -1,10 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { environmentDetails, type EditorFiles } from "../agent/environment-details.js";
-import type { ContentBlock, StopReason } from "../agent/providers/types.js";
-import { parseTextToolCalls, TextToolStreamFilter } from "../agent/text-tool-calls.js";
-import { toolSpecs } from "../agent/tools/registry.js";
-import type { ToolDefinition } from "../agent/tools/types.js";
-import { uiMessage, type StoredUiMessage } from "../tasks/message-store.js";
+import { environmentDetails, type EditorFiles, type ContentBlock, type StopReason, parseTextToolCalls, TextToolStreamFilter, toolSpecs, type ToolDefinition } from "../agent/index.js";
+import { uiMessage, type StoredUiMessage } from "../tasks/index.js";
 import { streamAnswer, type AnswerHost, type AssistantAnswer, type ModelToolCall } from "./assistant-stream.js";
 import { ContextManager } from "./context-manager.js";
 import { JOURNAL_KIND, latestToolFormat } from "./conversation.js";
