@@ -8,17 +8,17 @@ import java.time.format.DateTimeFormatter
 object RowLabels {
     private val time = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm")
 
-    /** A chat row: who, the text, "…" while it streams, and its checkpoint marker. */
+    /** A chat row: who, the text (control characters visible), "…" while it streams, and its checkpoint marker. */
     fun message(message: UiMessage): String {
         val who = message.role.name.removePrefix("MESSAGE_ROLE_").lowercase()
         val streaming = if (message.partial) " …" else ""
         val marker = if (message.checkpointId.isNotEmpty()) "  [Checkpoint]" else ""
-        return "$who: ${message.text}$streaming$marker"
+        return "$who: ${VisibleText.of(message.text)}$streaming$marker"
     }
 
-    /** A history row: favorite star, title and status. */
+    /** A history row: favorite star, title (one line, control characters visible) and status. */
     fun task(task: TaskSummary): String =
-        "${if (task.favorite) "★ " else ""}${task.title}  (${task.status.name.removePrefix("TASK_STATUS_").lowercase()})"
+        "${if (task.favorite) "★ " else ""}${VisibleText.line(task.title)}  (${task.status.name.removePrefix("TASK_STATUS_").lowercase()})"
 
     /** A checkpoint row: its marker text, kind and time ([zone] for the time, the machine's by default). */
     fun checkpoint(checkpoint: Checkpoint, zone: ZoneId = ZoneId.systemDefault()): String {

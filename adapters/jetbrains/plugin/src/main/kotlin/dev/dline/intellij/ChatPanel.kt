@@ -9,6 +9,7 @@ import dev.dline.client.ChatState
 import dev.dline.client.ListPatch
 import dev.dline.client.RowLabels
 import dev.dline.client.UiMessage
+import dev.dline.client.VisibleText
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
 import java.awt.BorderLayout
@@ -60,7 +61,7 @@ class ChatPanel(private val service: DlineProjectService) : DlinePanel {
         val ask = state.pendingAsk
         askBar.isVisible = ask != null
         if (ask != null) {
-            askLabel.text = ask.summary
+            askLabel.text = VisibleText.line(ask.summary)
             val question = ask.kind == AskKind.ASK_KIND_FOLLOWUP || ask.kind == AskKind.ASK_KIND_COMPLETION
             approve.text = if (question) "Answer" else "Approve"
             deny.isVisible = !question
