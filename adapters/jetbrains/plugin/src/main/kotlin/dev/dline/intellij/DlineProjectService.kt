@@ -1,6 +1,7 @@
 package dev.dline.intellij
 
 import com.intellij.ide.plugins.PluginManagerCore
+import com.intellij.notification.NotificationAction
 import com.intellij.notification.NotificationGroupManager
 import com.intellij.notification.NotificationType
 import com.intellij.openapi.Disposable
@@ -10,10 +11,12 @@ import com.intellij.openapi.application.PathManager
 import com.intellij.openapi.components.Service
 import com.intellij.openapi.components.service
 import com.intellij.openapi.extensions.PluginId
+import com.intellij.openapi.options.ShowSettingsUtil
 import com.intellij.openapi.project.Project
 import dev.dline.client.ChatState
 import dev.dline.client.DlineClient
 import dev.dline.client.DlineException
+import dev.dline.client.ErrorReason
 import dev.dline.client.SidecarLaunch
 import dev.dline.client.SidecarLocator
 import dev.dline.client.SidecarState
@@ -116,8 +119,19 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
         try {
             block()
         } catch (e: DlineException) {
-            notify(e.message, NotificationType.ERROR)
+            if (e.reason == ErrorReason.ERROR_REASON_NO_MODEL) offerModelSetup(e.message) else notify(e.message, NotificationType.ERROR)
         }
+    }
+
+    /** No model is configured: the core's sentence with the way out, Dline's settings page. */
+    private fun offerModelSetup(text: String) {
+        NotificationGroupManager.getInstance().getNotificationGroup("Dline").createNotification(text, NotificationType.WARNING)
+            .addAction(
+                NotificationAction.createSimpleExpiring("Set Up a Model") {
+                    ShowSettingsUtil.getInstance().showSettingsDialog(project, DlineConfigurable::class.java)
+                },
+            )
+            .notify(project)
     }
 
     fun notify(text: String, type: NotificationType = NotificationType.INFORMATION) {
