@@ -33,7 +33,8 @@ class ChatPanel(private val service: DlineProjectService) : DlinePanel {
     private val send = JButton("Send").apply {
         addActionListener {
             val text = input.text.trim()
-            if (text.isNotEmpty()) service.send(text).also { input.text = "" }
+            // The box empties once the core took the words: a refusal (no model yet) keeps them.
+            if (text.isNotEmpty()) service.send(text) { if (input.text.trim() == text) input.text = "" }
         }
     }
     private val cancel = JButton("Cancel").apply { addActionListener { service.cancel() } }

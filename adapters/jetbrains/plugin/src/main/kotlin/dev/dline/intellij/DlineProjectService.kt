@@ -7,6 +7,7 @@ import com.intellij.notification.NotificationType
 import com.intellij.openapi.Disposable
 import com.intellij.openapi.application.ApplicationInfo
 import com.intellij.openapi.application.ApplicationManager
+import com.intellij.openapi.application.EDT
 import com.intellij.openapi.application.PathManager
 import com.intellij.openapi.components.Service
 import com.intellij.openapi.components.service
@@ -22,12 +23,14 @@ import dev.dline.client.SidecarLocator
 import dev.dline.client.SidecarState
 import dev.dline.client.SidecarSupervisor
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
 import kotlinx.coroutines.flow.update
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
 import java.nio.file.Path
 
 /**
@@ -96,9 +99,13 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
         }
     }
 
-    fun send(text: String) = scope.launch {
+    /** Sends the words to the current task (or starts one); [onAccepted] runs on the EDT once the core took them. */
+    fun send(text: String, onAccepted: () -> Unit = {}) = scope.launch {
         val taskId = currentTaskId
-        guarded { if (taskId == null) show(dline.tasks.newTask(workspaceRoot, text)) else dline.tasks.sendMessage(taskId, text) }
+        guarded {
+            if (taskId == null) show(dline.tasks.newTask(workspaceRoot, text)) else dline.tasks.sendMessage(taskId, text)
+            withContext(Dispatchers.EDT) { onAccepted() }
+        }
     }
 
     fun respond(approve: Boolean, text: String = "") = scope.launch {
