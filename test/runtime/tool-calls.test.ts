@@ -255,6 +255,28 @@ describe("a reopened task looks like the live one", () => {
     expect(row.toolCall?.reason).toMatch(/cancelled/);
   });
 
+  it("a sidecar killed the moment an auto-approved command starts: the reopened task still has the call's row, interrupted", async () => {
+    const a = await startSidecar();
+    const { server, profileId } = await configureModel(a.clients, "openai", {
+      turns: [{ text: "Running it.", toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }] }],
+    });
+    cleanups.push(() => server.stop());
+    await setAutoApproval(a.clients, { executeSafeCommands: true, executeAllCommands: true });
+    const workspace = makeWorkspace(a.roots.base);
+    const { taskId } = await a.clients.tasks.newTask({ workspaceRoot: workspace, text: "run", profileId });
+    for await (const r of a.clients.tasks.subscribe({ taskId })) {
+      if (r.event?.event.case === "toolStarted") break;
+    }
+    a.process.child.kill("SIGKILL");
+    await a.process.exited;
+
+    const b = await startSidecar({ roots: a.roots });
+    cleanups.push(() => b.stop());
+    const row = (await b.clients.tasks.getTask({ taskId })).messages.find((m) => m.kind === "command");
+    expect(row?.toolCall?.command?.command).toBe("sleep 30");
+    expect(row?.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
+  });
+
   it("after a sidecar death, a client subscribing again gets INTERRUPTED at once, the pending ask dropped and the call interrupted", async () => {
     const a = await startSidecar();
     const { server, profileId } = await configureModel(a.clients, "openai", {

@@ -321,6 +321,8 @@ class ToolTurn {
     }
     if (row) {
       if (row.record.status !== "running") row.update({ status: "running" });
+      // The row is on disk before the call runs: a sidecar killed meanwhile reopens it interrupted, not gone.
+      deps.messages.flush();
       deps.events.append({ case: "toolStarted", value: { toolCallId: o.toolCallId, tool: call.name, summary: o.summary, detail: JSON.stringify(input), command: o.command, messageId: row.message.id } });
     }
     const logPath = o.isCommand ? deps.commandLog.pathFor(o.toolCallId.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
