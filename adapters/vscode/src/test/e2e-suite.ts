@@ -209,8 +209,9 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: { enabled: true, readFiles: false, editFiles: true, executeSafeCommands: true, executeAllCommands: true, useMcp: false, maxRequests: 20 } } });
     const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Run the long job", PROFILE_ID)) ?? "";
     assert(id, "no task");
+    // Started (tool_started binds the call to its row): the core has the row on disk by then.
     await waitFor("the command running", () =>
-      e2e.api.chat.state().items.some((i) => i.type === "message" && i.toolCall?.tool === "execute_command" && i.toolCall.status === "running"),
+      e2e.api.chat.state().items.some((i) => i.type === "message" && i.toolCall?.tool === "execute_command" && i.toolCall.status === "running" && Boolean(i.toolCallId)),
     45_000);
     const pid = e2e.api.corePid();
     const generation = e2e.api.coreGeneration();
@@ -221,7 +222,11 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       fs.writeFileSync(path.join(outDir, "chat-state-after-crash.json"), JSON.stringify(e2e.api.chat.state(), null, 2));
       throw err;
     });
-    const rows = await e2e.chat.waitFor("the command row interrupted", '.tool-row[data-tool="execute_command"][data-status="interrupted"]', "Interrupted");
+    const rows = await e2e.chat.waitFor("the command row interrupted", '.tool-row[data-tool="execute_command"][data-status="interrupted"]', "Interrupted").catch(async (err) => {
+      fs.writeFileSync(path.join(outDir, "chat-state-after-crash.json"), JSON.stringify(e2e.api.chat.state(), null, 2));
+      fs.writeFileSync(path.join(outDir, "task-after-crash.json"), JSON.stringify(await (await e2e.api.clients()).tasks.getTask({ taskId: id }), (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2));
+      throw err;
+    });
     assert(rows.some((r) => r.includes("sleep 30")), `the interrupted row: ${JSON.stringify(rows)}`);
     await e2e.chat.screenshots("interrupted");
     await ui.request({ action: "click", selector: "#resume", frame: "webview" });
