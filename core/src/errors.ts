@@ -22,7 +22,7 @@ export type DlineErrorCode =
  * Why a call failed, where a client can act on it (each client maps it to its own way of
  * setting up or choosing a model). Carried next to the code, never instead of it.
  */
-export type DlineErrorReason = "no_model" | "no_default_profile" | "profile_not_found";
+export type DlineErrorReason = "no_model" | "no_default_profile" | "profile_not_found" | "no_workspace";
 
 export class DlineError extends Error {
   readonly errorReason: DlineErrorReason | undefined;

@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "../runtime/harness.js";
 import { clineHomeData, contextTextEdit, readOnly, snapshotTree, vscodeGlobalStorage, writeLegacyTask, writeSession } from "./fixtures.js";
@@ -73,7 +74,11 @@ describe("continuing an imported task", () => {
     const refused = await rejection(clients.tasks.sendMessage({ taskId, text: "And the lexer?" }));
     expect(refused.code).toBe(Code.FailedPrecondition);
     expect(refused.rawMessage).toMatch(/no workspace.*workspace_root/);
-    expect((await rejection(clients.tasks.resume({ taskId }))).code).toBe(Code.FailedPrecondition);
+    // A reason clients act on: they offer a folder to continue in.
+    expect(refused.findDetails(ErrorDetailSchema)[0]?.reason).toBe(ErrorReason.NO_WORKSPACE);
+    const resumeRefused = await rejection(clients.tasks.resume({ taskId }));
+    expect(resumeRefused.code).toBe(Code.FailedPrecondition);
+    expect(resumeRefused.findDetails(ErrorDetailSchema)[0]?.reason).toBe(ErrorReason.NO_WORKSPACE);
     expect(await server.requests()).toHaveLength(0);
     // A folder that is not one is bad input.
     expect((await rejection(clients.tasks.resume({ taskId, workspaceRoot: path.join(roots.base, "nowhere") }))).code).toBe(Code.InvalidArgument);
@@ -103,6 +108,7 @@ describe("continuing an imported task", () => {
     const refused = await rejection(s.clients.tasks.resume({ taskId }));
     expect(refused.code).toBe(Code.FailedPrecondition);
     expect(refused.rawMessage).toContain("/Users/someone/projects/app");
+    expect(refused.findDetails(ErrorDetailSchema)[0]?.reason).toBe(ErrorReason.NO_WORKSPACE);
   });
 
   it("continues a long legacy task with the conversation Cline would send, not the whole history file", async () => {

@@ -112,6 +112,39 @@ S.case("words sent from the chat input that the sidecar refuses come back to the
   T.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { "my long, carefully", "written message" }, "the words, as typed")
 end)
 
+S.case("a task whose folder is not on this machine asks for one, then continues there", function()
+  local s = session()
+  T.configure_model(s, {
+    { text = "Hi.", toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } } },
+    { text = "Noting it.", toolCalls = { { name = "write_to_file", input = { path = "NOTES.md", content = "notes\n" } } } },
+    { toolCalls = { { name = "attempt_completion", input = { result = "continued" } } } },
+  })
+  -- A task made in a folder that is gone since (a laptop's path, a deleted clone).
+  local gone = T.base() .. "/gone-project"
+  vim.fn.mkdir(gone, "p")
+  local res = T.call(s, "TaskService", "NewTask", { workspaceRoot = gone, text = "Say hi" })
+  local controller = require("dline.task").open(res.taskId, {})
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  vim.fn.delete(gone, "rf")
+  local selects = T.script_select(function(items, opts)
+    if opts.kind == "dline.workspace" then return items[1] end
+    if opts.kind == "dline.approval" then return ask.APPROVE end
+  end)
+  local err = T.await(function(cb)
+    controller:send("Take notes", cb)
+  end, "the message to be taken")
+  T.eq(err, nil, "the message was taken once a folder was chosen")
+  T.eq(selects[1] and selects[1].opts.kind, "dline.workspace", "the folder was asked for first")
+  local cwd = vim.loop.cwd()
+  T.wait(function()
+    return T.read(cwd .. "/NOTES.md") ~= nil and controller.status == "TASK_STATUS_COMPLETED"
+  end, "the task to continue and complete", 30000)
+  T.eq(selects[1].labels[1], "Continue in " .. cwd, "the editor's folder offered")
+  T.eq(T.read(cwd .. "/NOTES.md"), "notes\n", "the tool ran in the chosen folder")
+  T.eq(T.call(s, "TaskService", "GetTask", { taskId = res.taskId }).task.workspaceRoot, cwd, "the task keeps its new folder")
+  T.eq(vim.fn.isdirectory(gone), 0, "nothing was made in the old folder")
+end)
+
 S.case("denying with feedback leaves the file alone, shows the denial, and the model answers it", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

@@ -6,6 +6,7 @@ const reasons: Record<DlineErrorReason, ErrorReason> = {
   no_model: ErrorReason.NO_MODEL,
   no_default_profile: ErrorReason.NO_DEFAULT_PROFILE,
   profile_not_found: ErrorReason.PROFILE_NOT_FOUND,
+  no_workspace: ErrorReason.NO_WORKSPACE,
 };
 
 const connectCodes: Record<DlineErrorCode, Code> = {

@@ -19,12 +19,15 @@ export function workspaceToContinueIn(taskId: string, recorded: string, given: s
     return recordedHere ? { workspaceRoot: recorded, changed: false } : { workspaceRoot: given, changed: true };
   }
   if (!recorded) {
-    throw new DlineError("failed_precondition", `Task ${taskId} has no workspace: name the folder its tools should run in (workspace_root) to continue it.`);
+    throw new DlineError("failed_precondition", `Task ${taskId} has no workspace: name the folder its tools should run in (workspace_root) to continue it.`, {
+      errorReason: "no_workspace",
+    });
   }
   if (!recordedHere) {
     throw new DlineError(
       "failed_precondition",
       `Task ${taskId} ran in ${recorded}, which is not a folder on this machine: name the folder to continue it in (workspace_root).`,
+      { errorReason: "no_workspace" },
     );
   }
   return { workspaceRoot: recorded, changed: false };

@@ -430,19 +430,50 @@ function H.Controller.answer(self, action)
   end)
 end
 
+--- The task has no folder (imported without one) or its folder is not on this machine: offer
+--- the editor's working directory or another folder, then `retry(folder)`; `cb(err)` when the
+--- person declines.
+function H.offer_workspace(self, err, retry, cb)
+  local cwd = (vim.uv or vim.loop).cwd()
+  local here, other = "Continue in " .. cwd, "Continue in another folder…"
+  local prompt = ("Task %s has no folder on this machine to run its tools in"):format(ids.short(self.task_id))
+  vim.ui.select({ here, other, "Not now" }, { prompt = prompt, kind = "dline.workspace" }, function(choice)
+    if choice == here then return retry(cwd) end
+    if choice ~= other then
+      dline().notify_error("continue", err)
+      return cb and cb(err)
+    end
+    vim.ui.input({ prompt = "Folder: ", default = cwd, completion = "dir" }, function(answer)
+      local folder = answer and vim.fn.fnamemodify(vim.fn.expand(answer), ":p"):gsub("(.)/$", "%1")
+      if not folder or folder == "" or vim.fn.isdirectory(folder) ~= 1 then
+        dline().notify(("not a folder: %s"):format(answer or ""), vim.log.levels.ERROR)
+        return cb and cb(err)
+      end
+      retry(folder)
+    end)
+  end)
+end
+
 --- Sends a message: the answer to a pending question, or the next user turn. `#buffer` and
---- `#file:path` are expanded.
-function H.Controller.send(self, text, cb)
+--- `#file:path` are expanded. A task without a folder here asks for one first.
+function H.Controller.send(self, text, cb, workspace_root)
   local expanded, problem = context.expand(text)
   if not expanded then
     dline().notify(problem, vim.log.levels.ERROR)
     return cb and cb(problem)
   end
-  local editor = buffers.editor_state(self.workspace_root)
-  dline().session():call("TaskService", "SendMessage", { taskId = self.task_id, text = expanded, editor = editor }, function(err)
+  local editor = buffers.editor_state(workspace_root or self.workspace_root)
+  local request = { taskId = self.task_id, text = expanded, editor = editor, workspaceRoot = workspace_root }
+  dline().session():call("TaskService", "SendMessage", request, function(err)
+    if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
+      return H.offer_workspace(self, err, function(folder)
+        self:send(text, cb, folder)
+      end, cb)
+    end
     if err then
       dline().notify_error("send", err)
     else
+      if workspace_root then self.workspace_root = workspace_root end
       self.reported = table.concat(editor.unsavedFiles, "\n")
     end
     if cb then cb(err) end
@@ -458,14 +489,20 @@ end
 
 --- Continues an interrupted (or cancelled, failed) task. A completed task is continued with a
 --- new message instead: resuming it would send the model a request with nothing new.
-function H.Controller.resume(self, cb)
+function H.Controller.resume(self, cb, workspace_root)
   if self.status == "TASK_STATUS_COMPLETED" then
     dline().notify(("task %s is completed: send a message to continue it (the chat input, or :Dline send)"):format(ids.short(self.task_id)), vim.log.levels.WARN)
     return cb and cb("completed")
   end
-  dline().session():call("TaskService", "Resume", { taskId = self.task_id }, function(err)
+  dline().session():call("TaskService", "Resume", { taskId = self.task_id, workspaceRoot = workspace_root }, function(err)
+    if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
+      return H.offer_workspace(self, err, function(folder)
+        self:resume(cb, folder)
+      end, cb)
+    end
     if err then dline().notify_error("resume", err) end
     if not err then
+      if workspace_root then self.workspace_root = workspace_root end
       self.reported = nil
       H.report_editor(self)
     end
