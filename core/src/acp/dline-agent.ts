@@ -15,10 +15,32 @@ import {
   type AgentApp,
   type AgentContext,
   type ClientCapabilities,
+  type AuthenticateRequest,
+  type AuthenticateResponse,
+  type CloseSessionRequest,
+  type CloseSessionResponse,
+  type DeleteSessionRequest,
+  type DeleteSessionResponse,
+  type InitializeRequest,
+  type InitializeResponse,
+  type ListSessionsRequest,
   type ListSessionsResponse,
+  type LoadSessionRequest,
+  type LoadSessionResponse,
+  type NewSessionRequest,
+  type NewSessionResponse,
+  type PromptRequest,
+  type PromptResponse,
+  type ResumeSessionRequest,
+  type ResumeSessionResponse,
+  type SetSessionConfigOptionRequest,
+  type SetSessionConfigOptionResponse,
+  type SetSessionModeRequest,
+  type SetSessionModeResponse,
 } from "@agentclientprotocol/sdk";
 import type { App } from "../app.js";
 import { ModelResolver, SET_UP_A_MODEL, TaskRuntime } from "../runtime/index.js";
+import type { Logger } from "../logging/logger.js";
 import { SERVER_VERSION } from "../version.js";
 import { DlineError } from "../errors.js";
 import { mapErrors, objectParams, toRequestError } from "./acp-errors.js";
@@ -48,232 +70,263 @@ function requireFolder(cwd: string): string {
   return path.resolve(cwd);
 }
 
-export function dlineAgent(app: App): AgentApp {
-  const logger = app.logger.child("acp");
-  const sessions = new Map<string, AcpSession>();
-  const models = new ModelResolver(app.settings.stores.profiles, app.settings.stores.secrets, app.settings.resolver, app.settings.environmentProfile);
-  let capabilities: ClientCapabilities | undefined;
-  let client: AgentContext | undefined;
-  const modes = new SessionModes(app.settings, app.layout);
-  const sessionModels = new SessionModels(app.settings, models, () => app.runtime());
+/**
+ * The agent's sessions on one connection and what each ACP request does with them: one named
+ * step per request, wired to its method by `dlineAgent`.
+ */
+class AcpSessions {
+  private readonly logger: Logger;
+  private readonly sessions = new Map<string, AcpSession>();
+  private readonly models: ModelResolver;
+  private readonly modes: SessionModes;
+  private readonly sessionModels: SessionModels;
+  private capabilities: ClientCapabilities | undefined;
+  client: AgentContext | undefined;
+
+  constructor(private readonly app: App) {
+    this.logger = app.logger.child("acp");
+    this.models = new ModelResolver(app.settings.stores.profiles, app.settings.stores.secrets, app.settings.resolver, app.settings.environmentProfile);
+    this.modes = new SessionModes(app.settings, app.layout);
+    this.sessionModels = new SessionModels(app.settings, this.models, () => app.runtime());
+  }
+
+  initialize(params: InitializeRequest): InitializeResponse {
+    this.capabilities = params.clientCapabilities;
+    this.logger.info("initialize", { client: params.clientInfo?.name ?? "", protocolVersion: params.protocolVersion });
+    return {
+      protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+      agentInfo: { name: "dline", title: "Dline", version: SERVER_VERSION },
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { embeddedContext: true },
+        sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
+        mcpCapabilities: { http: true, sse: false }, // session MCP servers: stdio and streamable HTTP
+        _meta: { dline: { checkpoints: true } },
+      },
+      authMethods: [
+        {
+          id: AUTH_METHOD_ID,
+          name: "Dline model profile",
+          description: `Dline needs a model: ${SET_UP_A_MODEL} (for example in the env of this agent's settings).`,
+        },
+      ],
+    };
+  }
+
+  async authenticate(params: AuthenticateRequest): Promise<AuthenticateResponse> {
+    if (params.methodId !== AUTH_METHOD_ID) throw RequestError.invalidParams(undefined, `unknown auth method ${params.methodId}`);
+    await this.requireModel("");
+    return {};
+  }
+
+  async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
+    const cwd = requireFolder(params.cwd);
+    const profileId = profileOf(params._meta);
+    await this.requireModel(profileId);
+    const session = await this.open(TaskRuntime.newTaskId(), cwd, profileId, false);
+    await this.app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []); // for the session's lifetime
+    this.logger.info("session created", { sessionId: session.id });
+    return { sessionId: session.id, ...(await this.sessionState(session)) };
+  }
+
+  async loadSession(params: LoadSessionRequest, peer: AgentContext): Promise<LoadSessionResponse> {
+    const { session, record } = await this.openStored(params.sessionId);
+    await this.app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
+    const view = (await this.app.tasks()).store.get(session.id);
+    for (const update of replayUpdates(view.messages, record.workspaceRoot)) {
+      await peer.notify(methods.client.session.update, { sessionId: session.id, update });
+    }
+    return this.sessionState(session);
+  }
+
+  async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
+    const { session } = await this.openStored(params.sessionId);
+    await this.app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
+    return this.sessionState(session);
+  }
+
+  async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
+    const { history } = await this.app.tasks();
+    const page = history.list({ workspaceRoot: params.cwd ?? undefined, pageSize: LIST_PAGE_SIZE, pageToken: params.cursor ?? undefined });
+    return {
+      sessions: page.tasks.map((t) => ({
+        sessionId: t.id,
+        cwd: t.workspaceRoot,
+        title: t.title,
+        updatedAt: new Date(t.updatedAt).toISOString(),
+        _meta: { dline: { status: t.status, favorite: t.favorite } },
+      })),
+      nextCursor: page.nextPageToken || null,
+    };
+  }
+
+  async deleteSession(params: DeleteSessionRequest): Promise<DeleteSessionResponse> {
+    const session = this.sessions.get(params.sessionId);
+    await this.endSession(params.sessionId);
+    const { history, deletion, watcher } = await this.app.tasks();
+    if (!history.get(params.sessionId)) {
+      if (session) return {}; // never prompted: nothing was stored
+      throw RequestError.sessionNotFound(params.sessionId);
+    }
+    try {
+      const result = await deletion.delete("selected", [params.sessionId]);
+      if (result.refused.length > 0) throw RequestError.internalError({ dlineCode: "failed_precondition" }, result.refused[0].reason);
+    } finally {
+      watcher.poll();
+    }
+    return {};
+  }
+
+  async closeSession(params: CloseSessionRequest): Promise<CloseSessionResponse> {
+    this.session(params.sessionId);
+    await this.endSession(params.sessionId);
+    return {};
+  }
+
+  async prompt(params: PromptRequest, signal: AbortSignal, peer: AgentContext): Promise<PromptResponse> {
+    const session = this.session(params.sessionId);
+    if (session.turn) throw RequestError.invalidRequest(undefined, "a prompt is already running in this session");
+    const userText = promptText(params.prompt);
+    if (!userText.trim()) throw RequestError.invalidParams(undefined, "the prompt has no text");
+    const turn = await this.newTurn(session, peer);
+    session.turn = turn;
+    try {
+      // A mode changed elsewhere (another editor, the settings) is announced before the turn.
+      const changed = await this.modes.changed(session);
+      if (changed) await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: changed } });
+      if (!session.started) await this.modes.persistPending(session);
+      return { stopReason: await turn.run(userText, signal) };
+    } catch (err) {
+      this.modes.discardPending(session);
+      throw err;
+    } finally {
+      session.turn = undefined;
+    }
+  }
+
+  async setMode(params: SetSessionModeRequest, peer: AgentContext): Promise<SetSessionModeResponse> {
+    const session = this.session(params.sessionId);
+    const mode = await this.modes.set(session, params.modeId);
+    await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: mode } });
+    return {};
+  }
+
+  async setConfigOption(params: SetSessionConfigOptionRequest): Promise<SetSessionConfigOptionResponse> {
+    const session = this.session(params.sessionId);
+    if (params.configId !== MODEL_CONFIG_ID || typeof params.value !== "string") {
+      throw RequestError.invalidParams(undefined, `unknown config option "${String(params.configId).slice(0, 100)}"; the options are ${MODEL_CONFIG_ID}`);
+    }
+    await this.sessionModels.set(session, params.value);
+    return { configOptions: (await this.sessionModels.state(session)).configOptions ?? [] };
+  }
+
+  /** The model selector of clients of the earlier (unstable) model API. */
+  async setModel(params: { sessionId: string; modelId: string }): Promise<Record<string, never>> {
+    await this.sessionModels.set(this.session(params.sessionId), params.modelId);
+    return {};
+  }
+
+  async cancel(sessionId: string): Promise<void> {
+    await this.sessions.get(sessionId)?.turn?.cancel();
+  }
+
+  /** An open session of this connection, or session-not-found. */
+  private session(sessionId: string): AcpSession {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw RequestError.sessionNotFound(sessionId);
+    return session;
+  }
+
+  /** Modes and model options of a session, as session/new, load and resume answer them. */
+  private async sessionState(session: AcpSession) {
+    return { modes: await this.modes.state(session), ...(await this.sessionModels.state(session)) };
+  }
 
   /** A model must be configured before a session can run: ACP's "authentication". */
-  const requireModel = async (profileId: string) => {
+  private async requireModel(profileId: string): Promise<void> {
     try {
-      await models.resolve(profileId, "");
+      await this.models.resolve(profileId, "");
     } catch (err) {
       const reason = err instanceof DlineError ? err.errorReason : undefined;
       if (reason === "profile_not_found") throw toRequestError(err);
       throw RequestError.authRequired({ dlineCode: "failed_precondition", ...(reason ? { reason } : {}) }, (err as Error).message);
     }
-  };
+  }
 
-  const open = async (id: string, cwd: string, profileId: string, started: boolean): Promise<AcpSession> => {
-    const existing = sessions.get(id);
+  private async open(id: string, cwd: string, profileId: string, started: boolean): Promise<AcpSession> {
+    const existing = this.sessions.get(id);
     if (existing?.turn) throw RequestError.invalidRequest(undefined, `session ${id} has a prompt running`);
     const session: AcpSession = { id, cwd, profileId, started, turn: undefined, approvals: { allowed: new Set(), rejected: new Set() }, toolCallIds: new Set() };
-    sessions.set(id, session);
-    (await app.runtime()).setApprovalOverlay(id, session.approvals);
+    this.sessions.set(id, session);
+    (await this.app.runtime()).setApprovalOverlay(id, session.approvals);
+    const client = this.client;
     const environment = client
       ? clientEnvironment({
           client,
-          capabilities,
+          capabilities: this.capabilities,
           sessionId: id,
           onTerminal: (toolCallId, terminalId) => session.turn?.terminalStarted(toolCallId, terminalId),
         })
       : undefined;
     session.environment = environment;
-    (await app.runtime()).setToolEnvironment(id, environment);
+    (await this.app.runtime()).setToolEnvironment(id, environment);
     return session;
-  };
+  }
 
   /** A session of the history (any client's), opened on this connection. */
-  const openStored = async (sessionId: string) => {
-    const { history } = await app.tasks();
+  private async openStored(sessionId: string) {
+    const { history } = await this.app.tasks();
     const record = history.get(sessionId);
     if (!record) throw RequestError.sessionNotFound(sessionId);
-    const session = await open(sessionId, record.workspaceRoot, "", true);
+    const session = await this.open(sessionId, record.workspaceRoot, "", true);
     return { session, record };
-  };
+  }
 
-  const app_ = agent({ name: "dline" })
-    .onConnect((connection) => {
-      client = connection.client;
-    })
-    .onRequest(methods.agent.initialize, ({ params }) => {
-      capabilities = params.clientCapabilities;
-      logger.info("initialize", { client: params.clientInfo?.name ?? "", protocolVersion: params.protocolVersion });
-      return {
-        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-        agentInfo: { name: "dline", title: "Dline", version: SERVER_VERSION },
-        agentCapabilities: {
-          loadSession: true,
-          promptCapabilities: { embeddedContext: true },
-          sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {} },
-          mcpCapabilities: { http: true, sse: false }, // session MCP servers: stdio and streamable HTTP
-          _meta: { dline: { checkpoints: true } },
-        },
-        authMethods: [
-          {
-            id: AUTH_METHOD_ID,
-            name: "Dline model profile",
-            description: `Dline needs a model: ${SET_UP_A_MODEL} (for example in the env of this agent's settings).`,
-          },
-        ],
-      };
-    })
-    .onRequest(methods.agent.authenticate, ({ params }) =>
-      mapErrors(async () => {
-        if (params.methodId !== AUTH_METHOD_ID) throw RequestError.invalidParams(undefined, `unknown auth method ${params.methodId}`);
-        await requireModel("");
-        return {};
-      }),
-    )
-    .onRequest(methods.agent.session.new, ({ params }) =>
-      mapErrors(async () => {
-        const cwd = requireFolder(params.cwd);
-        const profileId = profileOf(params._meta);
-        await requireModel(profileId);
-        const session = await open(TaskRuntime.newTaskId(), cwd, profileId, false);
-        await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []); // for the session's lifetime
-        logger.info("session created", { sessionId: session.id });
-        return { sessionId: session.id, modes: await modes.state(session), ...(await sessionModels.state(session)) };
-      }),
-    )
-    .onRequest(methods.agent.session.load, ({ params, client: peer }) =>
-      mapErrors(async () => {
-        const { session, record } = await openStored(params.sessionId);
-        await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
-        const view = (await app.tasks()).store.get(session.id);
-        for (const update of replayUpdates(view.messages, record.workspaceRoot)) {
-          await peer.notify(methods.client.session.update, { sessionId: session.id, update });
-        }
-        return { modes: await modes.state(session), ...(await sessionModels.state(session)) };
-      }),
-    )
-    .onRequest(methods.agent.session.resume, ({ params }) =>
-      mapErrors(async () => {
-        const { session } = await openStored(params.sessionId);
-        await app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
-        return { modes: await modes.state(session), ...(await sessionModels.state(session)) };
-      }),
-    )
-    .onRequest(methods.agent.session.list, ({ params }) =>
-      mapErrors(async (): Promise<ListSessionsResponse> => {
-        const { history } = await app.tasks();
-        const page = history.list({ workspaceRoot: params.cwd ?? undefined, pageSize: LIST_PAGE_SIZE, pageToken: params.cursor ?? undefined });
-        return {
-          sessions: page.tasks.map((t) => ({
-            sessionId: t.id,
-            cwd: t.workspaceRoot,
-            title: t.title,
-            updatedAt: new Date(t.updatedAt).toISOString(),
-            _meta: { dline: { status: t.status, favorite: t.favorite } },
-          })),
-          nextCursor: page.nextPageToken || null,
-        };
-      }),
-    )
-    .onRequest(methods.agent.session.delete, ({ params }) =>
-      mapErrors(async () => {
-        const session = sessions.get(params.sessionId);
-        await session?.turn?.cancel();
-        sessions.delete(params.sessionId);
-        (await app.runtime()).setToolEnvironment(params.sessionId, undefined);
-        (await app.runtime()).setApprovalOverlay(params.sessionId, undefined);
-        await app.capabilities.endSession(params.sessionId); // its session MCP servers stop
-        const { history, deletion, watcher } = await app.tasks();
-        if (!history.get(params.sessionId)) {
-          if (session) return {}; // never prompted: nothing was stored
-          throw RequestError.sessionNotFound(params.sessionId);
-        }
-        try {
-          const result = await deletion.delete("selected", [params.sessionId]);
-          if (result.refused.length > 0) throw RequestError.internalError({ dlineCode: "failed_precondition" }, result.refused[0].reason);
-        } finally {
-          watcher.poll();
-        }
-        return {};
-      }),
-    )
-    .onRequest(methods.agent.session.close, ({ params }) =>
-      mapErrors(async () => {
-        const session = sessions.get(params.sessionId);
-        if (!session) throw RequestError.sessionNotFound(params.sessionId);
-        await session.turn?.cancel();
-        sessions.delete(params.sessionId);
-        (await app.runtime()).setToolEnvironment(params.sessionId, undefined);
-        (await app.runtime()).setApprovalOverlay(params.sessionId, undefined);
-        await app.capabilities.endSession(params.sessionId); // its session MCP servers stop
-        return {};
-      }),
-    )
-    .onRequest(methods.agent.session.prompt, ({ params, signal, client: peer }) =>
-      mapErrors(async () => {
-        const session = sessions.get(params.sessionId);
-        if (!session) throw RequestError.sessionNotFound(params.sessionId);
-        if (session.turn) throw RequestError.invalidRequest(undefined, "a prompt is already running in this session");
-        const userText = promptText(params.prompt);
-        if (!userText.trim()) throw RequestError.invalidParams(undefined, "the prompt has no text");
-        const { history } = await app.tasks();
-        const contextWindow = await models
-          .resolve(session.profileId, session.started ? session.id : "")
-          .then((m) => m.contextWindow, () => undefined);
-        const turn = new PromptTurn({
-          runtime: await app.runtime(),
-          client: client ?? peer,
-          session,
-          logger,
-          contextWindow,
-          costBefore: history.get(session.id)?.cost ?? 0,
-        });
-        session.turn = turn;
-        try {
-          // A mode changed elsewhere (another editor, the settings) is announced before the turn.
-          const changed = await modes.changed(session);
-          if (changed) await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: changed } });
-          if (!session.started) await modes.persistPending(session);
-          return { stopReason: await turn.run(userText, signal) };
-        } catch (err) {
-          modes.discardPending(session);
-          throw err;
-        } finally {
-          session.turn = undefined;
-        }
-      }),
-    )
-    .onRequest(methods.agent.session.setMode, ({ params, client: peer }) =>
-      mapErrors(async () => {
-        const session = sessions.get(params.sessionId);
-        if (!session) throw RequestError.sessionNotFound(params.sessionId);
-        const mode = await modes.set(session, params.modeId);
-        await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: mode } });
-        return {};
-      }),
-    )
-    .onRequest(methods.agent.session.setConfigOption, ({ params }) =>
-      mapErrors(async () => {
-        const session = sessions.get(params.sessionId);
-        if (!session) throw RequestError.sessionNotFound(params.sessionId);
-        if (params.configId !== MODEL_CONFIG_ID || typeof params.value !== "string") {
-          throw RequestError.invalidParams(undefined, `unknown config option "${String(params.configId).slice(0, 100)}"; the options are ${MODEL_CONFIG_ID}`);
-        }
-        await sessionModels.set(session, params.value);
-        return { configOptions: (await sessionModels.state(session)).configOptions ?? [] };
-      }),
-    )
-    // The model selector of clients of the earlier (unstable) model API.
-    .onRequest("session/set_model", objectParams(["sessionId", "modelId"]), ({ params }) =>
-      mapErrors(async () => {
-        const session = sessions.get(params.sessionId);
-        if (!session) throw RequestError.sessionNotFound(params.sessionId);
-        await sessionModels.set(session, params.modelId);
-        return {};
-      }),
-    )
-    .onNotification(methods.agent.session.cancel, async ({ params }) => {
-      await sessions.get(params.sessionId)?.turn?.cancel();
+  /** Stops a session's prompt and forgets it here: its editor I/O, its "always" answers, its session MCP servers. */
+  private async endSession(sessionId: string): Promise<void> {
+    await this.sessions.get(sessionId)?.turn?.cancel();
+    this.sessions.delete(sessionId);
+    const runtime = await this.app.runtime();
+    runtime.setToolEnvironment(sessionId, undefined);
+    runtime.setApprovalOverlay(sessionId, undefined);
+    await this.app.capabilities.endSession(sessionId); // its session MCP servers stop
+  }
+
+  private async newTurn(session: AcpSession, peer: AgentContext): Promise<PromptTurn> {
+    const { history } = await this.app.tasks();
+    const contextWindow = await this.models
+      .resolve(session.profileId, session.started ? session.id : "")
+      .then((m) => m.contextWindow, () => undefined);
+    return new PromptTurn({
+      runtime: await this.app.runtime(),
+      client: this.client ?? peer,
+      session,
+      logger: this.logger,
+      contextWindow,
+      costBefore: history.get(session.id)?.cost ?? 0,
     });
-  registerCheckpointMethods(app_, app.checkpoints);
-  return app_;
+  }
+}
+
+export function dlineAgent(app: App): AgentApp {
+  const s = new AcpSessions(app);
+  const acp = agent({ name: "dline" })
+    .onConnect((connection) => {
+      s.client = connection.client;
+    })
+    .onRequest(methods.agent.initialize, ({ params }) => s.initialize(params))
+    .onRequest(methods.agent.authenticate, ({ params }) => mapErrors(() => s.authenticate(params)))
+    .onRequest(methods.agent.session.new, ({ params }) => mapErrors(() => s.newSession(params)))
+    .onRequest(methods.agent.session.load, ({ params, client: peer }) => mapErrors(() => s.loadSession(params, peer)))
+    .onRequest(methods.agent.session.resume, ({ params }) => mapErrors(() => s.resumeSession(params)))
+    .onRequest(methods.agent.session.list, ({ params }) => mapErrors(() => s.listSessions(params)))
+    .onRequest(methods.agent.session.delete, ({ params }) => mapErrors(() => s.deleteSession(params)))
+    .onRequest(methods.agent.session.close, ({ params }) => mapErrors(() => s.closeSession(params)))
+    .onRequest(methods.agent.session.prompt, ({ params, signal, client: peer }) => mapErrors(() => s.prompt(params, signal, peer)))
+    .onRequest(methods.agent.session.setMode, ({ params, client: peer }) => mapErrors(() => s.setMode(params, peer)))
+    .onRequest(methods.agent.session.setConfigOption, ({ params }) => mapErrors(() => s.setConfigOption(params)))
+    .onRequest("session/set_model", objectParams(["sessionId", "modelId"]), ({ params }) => mapErrors(() => s.setModel(params)))
+    .onNotification(methods.agent.session.cancel, async ({ params }) => s.cancel(params.sessionId));
+  registerCheckpointMethods(acp, app.checkpoints);
+  return acp;
 }

@@ -57,31 +57,22 @@ function lastRecordedRange(raw: Record<string, unknown>[]): [number, number] | u
   return undefined;
 }
 
-/**
- * Parses one legacy task folder (`tasks/<taskId>/`) read-only: its UI messages (required),
- * api_conversation_history.json, context_history.json and task_metadata.json (read when
- * present), and its entry in the root's state/taskHistory.json (working folder, favourite,
- * truncation). Throws MalformedClineFile for a file that cannot be used; what can be read of
- * a conversation file cut short is used, with a note.
- */
-export function parseLegacyTask(dir: string, taskId: string, root: string, historyIndex: LegacyHistoryIndex): ParsedClineItem {
-  const rel = (name: string) => path.join(path.basename(dir), name);
+/** The UI messages of a legacy task folder (required): the file read, its entries and the rows they become. */
+function readLegacyUiMessages(dir: string, rel: (name: string) => string) {
   const uiName = legacyUiFile(dir)?.name ?? LEGACY_UI_FILES[0];
   const raw = readJsonFile(path.join(dir, uiName), rel(uiName));
   if (raw === undefined) throw new MalformedClineFile(rel(uiName), "is missing");
   if (!Array.isArray(raw)) throw new MalformedClineFile(rel(uiName), "does not hold a JSON array");
-  let messages;
   try {
-    messages = clineMessagesToUi(rel(uiName), raw);
+    return { uiName, entries: raw as Record<string, unknown>[], messages: clineMessagesToUi(rel(uiName), raw) };
   } catch (err) {
     if (err instanceof TaskFileDamaged) throw new MalformedClineFile(rel(uiName), err.reason);
     throw err;
   }
-  const entries = raw as Record<string, unknown>[];
-  const { entry, problem: historyProblem } = historyIndex.entry(root, taskId);
+}
 
-  const notCarried: string[] = [];
-  const usage = legacyUsage(taskId, entries);
+/** What the messages say beyond their rows: the task's text, and what cannot be carried over. */
+function surveyMessages(entries: Record<string, unknown>[]) {
   const unknownKinds = new Map<string, number>();
   const foreignTools = new Map<string, number>();
   let images = 0;
@@ -96,29 +87,25 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
     if (KINDS_WITHOUT_DLINE_TOOL.has(sub)) bump(foreignTools, sub);
     else if (sub && !KNOWN_KINDS.has(sub)) bump(unknownKinds, sub);
     if (sub === "tool") {
-      let tool: string;
-      try {
-        const parsed = JSON.parse(text) as unknown;
-        tool = isObject(parsed) && typeof parsed.tool === "string" ? parsed.tool : "";
-      } catch {
-        tool = "";
-      }
+      const tool = toolNameOf(text);
       if (tool && !TOOLS_WITH_DLINE_EQUIVALENT.has(tool)) bump(foreignTools, tool);
     }
   }
-  const title = (taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0].slice(0, 200);
+  return { taskText, images, checkpoints, unknownKinds, foreignTools };
+}
 
-  // The conversation as Cline would send it next: carried into journal.db so the task can be continued.
-  const models = new Set<string>(entry?.modelId ? [entry.modelId] : []);
-  const conversation = legacyConversation(dir, entry?.deletedRange ?? lastRecordedRange(entries));
-  if (conversation) {
-    for (const m of conversation.models) models.add(m);
-    notCarried.push(...conversation.notes);
-  } else {
-    notCarried.push("no api_conversation_history.json: the task can be read but the model will not see its earlier conversation");
+/** The tool a "tool" message names in its JSON text ("" when it names none). */
+function toolNameOf(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return isObject(parsed) && typeof parsed.tool === "string" ? parsed.tool : "";
+  } catch {
+    return "";
   }
+}
 
-  // task_metadata.json is part of the layout but never required.
+/** task_metadata.json, part of the layout but never required: kept whole, its models added to `models`. */
+function readClineMetadata(dir: string, rel: (name: string) => string, models: Set<string>, notCarried: string[]): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   try {
     const clineMeta = readJsonFile(path.join(dir, "task_metadata.json"), rel("task_metadata.json"));
@@ -131,22 +118,54 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
   } catch (err) {
     notCarried.push(`task_metadata.json: ${(err as Error).message}`);
   }
+  return metadata;
+}
+
+/** Why the task has no workspace, when it has none ("" when Cline recorded its folder). */
+function workspaceNoteOf(entry: { cwd?: string } | undefined, historyProblem: string | undefined): string {
+  if (entry?.cwd) return "";
+  if (entry) return "Cline recorded no working folder for this task: imported without a workspace";
+  return `${historyProblem ?? "no history item"} (where Cline records the task's folder, favourite flag and truncation): imported without a workspace`;
+}
+
+/**
+ * Parses one legacy task folder (`tasks/<taskId>/`) read-only: its UI messages (required),
+ * api_conversation_history.json, context_history.json and task_metadata.json (read when
+ * present), and its entry in the root's state/taskHistory.json (working folder, favourite,
+ * truncation). Throws MalformedClineFile for a file that cannot be used; what can be read of
+ * a conversation file cut short is used, with a note.
+ */
+export function parseLegacyTask(dir: string, taskId: string, root: string, historyIndex: LegacyHistoryIndex): ParsedClineItem {
+  const rel = (name: string) => path.join(path.basename(dir), name);
+  const { uiName, entries, messages } = readLegacyUiMessages(dir, rel);
+  const { entry, problem: historyProblem } = historyIndex.entry(root, taskId);
+  const notCarried: string[] = [];
+  const usage = legacyUsage(taskId, entries);
+  const survey = surveyMessages(entries);
+  const title = (survey.taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0].slice(0, 200);
+
+  // The conversation as Cline would send it next: carried into journal.db so the task can be continued.
+  const models = new Set<string>(entry?.modelId ? [entry.modelId] : []);
+  const conversation = legacyConversation(dir, entry?.deletedRange ?? lastRecordedRange(entries));
+  if (conversation) {
+    for (const m of conversation.models) models.add(m);
+    notCarried.push(...conversation.notes);
+  } else {
+    notCarried.push("no api_conversation_history.json: the task can be read but the model will not see its earlier conversation");
+  }
+  const metadata = readClineMetadata(dir, rel, models, notCarried);
 
   if (uiName !== LEGACY_UI_FILES[0]) notCarried.push(`read from ${uiName}, the file older Cline versions wrote (there is no ui_messages.json)`);
-  if (images > 0) notCarried.push(`${images} image(s) attached to messages`);
+  if (survey.images > 0) notCarried.push(`${survey.images} image(s) attached to messages`);
   if (conversation && conversation.images > 0) notCarried.push(`${conversation.images} image(s) in the conversation (the model sees a placeholder)`);
-  if (foreignTools.size > 0) notCarried.push(`tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(foreignTools)}`);
-  if (checkpoints > 0) notCarried.push(`${checkpoints} Cline checkpoint(s) (Dline cannot restore them)`);
-  if (unknownKinds.size > 0) notCarried.push(`unknown message kinds (kept as text): ${counted(unknownKinds)}`);
+  if (survey.foreignTools.size > 0) notCarried.push(`tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(survey.foreignTools)}`);
+  if (survey.checkpoints > 0) notCarried.push(`${survey.checkpoints} Cline checkpoint(s) (Dline cannot restore them)`);
+  if (survey.unknownKinds.size > 0) notCarried.push(`unknown message kinds (kept as text): ${counted(survey.unknownKinds)}`);
   if (usage.unreadable > 0) notCarried.push(`${usage.unreadable} request(s) whose usage could not be read`);
   if (usage.deletedEntries > 0) {
     notCarried.push(`usage of requests whose messages a Cline checkpoint restore removed (${usage.deletedEntries} record(s)) is counted, as Cline counts it; the messages are gone`);
   }
-  const workspaceNote = entry?.cwd
-    ? ""
-    : entry
-      ? "Cline recorded no working folder for this task: imported without a workspace"
-      : `${historyProblem ?? "no history item"} (where Cline records the task's folder, favourite flag and truncation): imported without a workspace`;
+  const workspaceNote = workspaceNoteOf(entry, historyProblem);
   if (workspaceNote) notCarried.push(`workspace: ${workspaceNote}`);
 
   const last = entries[entries.length - 1];
@@ -168,7 +187,7 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
   };
   return {
     item,
-    taskText,
+    taskText: survey.taskText,
     status: lastKind === "completion_result" ? "completed" : "interrupted",
     favorite: entry?.favorite ?? false,
     messages,

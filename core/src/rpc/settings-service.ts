@@ -166,47 +166,58 @@ function waitFor(signal: AbortSignal, register: (wake: () => void) => void): Pro
   });
 }
 
-/** SettingsService: maps proto <-> the storage domain (storage/settings-domain.ts), nothing else. */
-export function settingsService(deps: SettingsServiceDeps): Partial<ServiceImpl<typeof SettingsService>> {
-  const { registry, stores, session, resolver, toggles, migrations } = deps.settings;
-
-  async function* watch(scope: SettingScope, workspaceRoot: string, ctx: HandlerContext): AsyncGenerator<WatchSettingsResponse> {
-    const repo = stores.repositoryFor(target(scope, workspaceRoot, ""));
-    const signal = AbortSignal.any([ctx.signal, deps.lifecycle.signal]);
-    const queue: SettingsSnapshot[] = [];
-    let wake: (() => void) | undefined;
-    // Subscribe before the first read, so no change between the two is missed.
-    const unsubscribe = repo.subscribe((snapshot) => {
-      queue.push(snapshot);
-      wake?.();
+/**
+ * One WatchSettings stream: the scope's settings now, then every newer revision (a write, or a
+ * hand edit the repository's watch saw) until the client goes or the sidecar stops.
+ */
+async function* watchScope(deps: SettingsServiceDeps, scope: SettingScope, workspaceRoot: string, ctx: HandlerContext): AsyncGenerator<WatchSettingsResponse> {
+  const { stores } = deps.settings;
+  const repo = stores.repositoryFor(target(scope, workspaceRoot, ""));
+  const signal = AbortSignal.any([ctx.signal, deps.lifecycle.signal]);
+  const queue: SettingsSnapshot[] = [];
+  let wake: (() => void) | undefined;
+  // Subscribe before the first read, so no change between the two is missed.
+  const unsubscribe = repo.subscribe((snapshot) => {
+    queue.push(snapshot);
+    wake?.();
+  });
+  const message = (snapshot: SettingsSnapshot) =>
+    create(WatchSettingsResponseSchema, {
+      scope: scope === "global" ? SettingsScope.GLOBAL : SettingsScope.WORKSPACE,
+      workspaceRoot,
+      settings: snapshot.settings as JsonObject,
+      revision: BigInt(snapshot.revision),
     });
-    const message = (snapshot: SettingsSnapshot) =>
-      create(WatchSettingsResponseSchema, {
-        scope: scope === "global" ? SettingsScope.GLOBAL : SettingsScope.WORKSPACE,
-        workspaceRoot,
-        settings: snapshot.settings as JsonObject,
-        revision: BigInt(snapshot.revision),
-      });
-    try {
-      let last = await repo.read();
-      yield message(last);
-      while (!signal.aborted) {
-        if (queue.length === 0 && !(await waitFor(signal, (w) => (wake = w)))) break;
-        wake = undefined;
-        while (queue.length > 0) {
-          const next = queue.shift()!;
-          if (next.revision < last.revision) continue;
-          if (next.revision === last.revision && JSON.stringify(next.settings) === JSON.stringify(last.settings)) continue;
-          last = next;
-          yield message(next);
-        }
+  try {
+    let last = await repo.read();
+    yield message(last);
+    while (!signal.aborted) {
+      if (queue.length === 0 && !(await waitFor(signal, (w) => (wake = w)))) break;
+      wake = undefined;
+      while (queue.length > 0) {
+        const next = queue.shift()!;
+        if (next.revision < last.revision) continue;
+        if (next.revision === last.revision && JSON.stringify(next.settings) === JSON.stringify(last.settings)) continue;
+        last = next;
+        yield message(next);
       }
-    } finally {
-      unsubscribe();
-      deps.logger.debug("settings watch ended", { settingsScope: scope, aborted: signal.aborted });
     }
+  } finally {
+    unsubscribe();
+    deps.logger.debug("settings watch ended", { settingsScope: scope, aborted: signal.aborted });
   }
+}
 
+type SettingsServiceImpl = Partial<ServiceImpl<typeof SettingsService>>;
+
+/** SettingsService: maps proto <-> the storage domain (storage/settings-domain.ts), nothing else. */
+export function settingsService(deps: SettingsServiceDeps): SettingsServiceImpl {
+  return { ...settingsMethods(deps), ...profileAndSecretMethods(deps), ...toggleMethods(deps), ...hostStateMethods(deps) };
+}
+
+/** Settings by scope, their resolution and the session's overrides. */
+function settingsMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
+  const { registry, stores, session, resolver } = deps.settings;
   return {
     async getSettings(req) {
       const snapshot = await stores.repositoryFor(target(scopeOf(req.scope), req.workspaceRoot, req.taskId)).read();
@@ -247,9 +258,15 @@ export function settingsService(deps: SettingsServiceDeps): Partial<ServiceImpl<
     watchSettings(req, ctx) {
       const scope = scopeOf(req.scope);
       if (scope === "task") throw new DlineError("invalid_argument", "WatchSettings serves the global and workspace scopes.");
-      return watch(scope, req.workspaceRoot, ctx);
+      return watchScope(deps, scope, req.workspaceRoot, ctx);
     },
+  };
+}
 
+/** Model profiles and their secrets (write-only: a secret's value never comes back). */
+function profileAndSecretMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
+  const { stores } = deps.settings;
+  return {
     async listProfiles() {
       // The environment's profile (this process only) first; a stored one of the same id is shadowed by it.
       const environment = deps.settings.environmentProfile;
@@ -285,7 +302,13 @@ export function settingsService(deps: SettingsServiceDeps): Partial<ServiceImpl<
       await stores.secrets.clear(req.profileId, req.name);
       return create(ClearSecretResponseSchema, {});
     },
+  };
+}
 
+/** Capability toggles in their three sparse scopes. */
+function toggleMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
+  const { toggles } = deps.settings;
+  return {
     async getCapabilityToggles(req) {
       const views = await toggles.list({ workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined }, req.kind || undefined);
       return create(GetCapabilityTogglesResponseSchema, { toggles: views.map(toggleMessage) });
@@ -299,7 +322,13 @@ export function settingsService(deps: SettingsServiceDeps): Partial<ServiceImpl<
       const view = await toggles.set(scope, { workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined }, req.kind, req.resource, state);
       return create(SetCapabilityToggleResponseSchema, { toggle: toggleMessage(view) });
     },
+  };
+}
 
+/** An editor's old storage, imported once per scope. */
+function hostStateMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
+  const { migrations } = deps.settings;
+  return {
     async importHostState(req) {
       const result = await migrations.importHostState({
         host: req.host || "vscode",

@@ -139,23 +139,34 @@ class ToolTurn {
       await this.runCall(call);
     }
     this.host.journal(JOURNAL_KIND.toolResults, { results: this.results, feedback: this.feedback } satisfies ToolResultsData);
-    if (this.modified && deps.checkpoints) {
-      // The checkpoint follows the whole turn: it is anchored on the turn's last message.
-      const last = this.host.lastMessage;
-      const anchor = this.host.lastMessageId || assistantMessageId;
-      const id = await deps.checkpoints.saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor });
-      // Recorded on the message too, so a reopened task shows it where the live one did.
-      if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
-      else if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
-    }
+    if (this.modified) await this.saveTurnCheckpoint(assistantMessageId);
     if (this.completion) {
-      if (deps.checkpoints) attachCheckpoint(deps, this.completion, await deps.checkpoints.saveCompletion(this.completion.id), "CHECKPOINT_KIND_COMPLETION");
-      await this.host.hooks("TaskComplete", { result: this.completion.text });
-      deps.setStatus("completed", "the task is complete");
+      await this.complete(this.completion);
       return "completed";
     }
     // A denial continues the run: the model reads it (and the person's feedback) and answers.
     return "continue";
+  }
+
+  /** The turn's checkpoint, after a tool that may have modified the workspace. */
+  private async saveTurnCheckpoint(assistantMessageId: string): Promise<void> {
+    const { deps } = this;
+    if (!deps.checkpoints) return;
+    // The checkpoint follows the whole turn: it is anchored on the turn's last message.
+    const last = this.host.lastMessage;
+    const anchor = this.host.lastMessageId || assistantMessageId;
+    const id = await deps.checkpoints.saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor });
+    // Recorded on the message too, so a reopened task shows it where the live one did.
+    if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
+    else if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
+  }
+
+  /** The model completed the task: the completion's checkpoint, the TaskComplete hook, the status. */
+  private async complete(completion: StoredUiMessage): Promise<void> {
+    const { deps } = this;
+    if (deps.checkpoints) attachCheckpoint(deps, completion, await deps.checkpoints.saveCompletion(completion.id), "CHECKPOINT_KIND_COMPLETION");
+    await this.host.hooks("TaskComplete", { result: completion.text });
+    deps.setStatus("completed", "the task is complete");
   }
 
   /** A refused call: a failed row, and the reason as the model's tool result. */
@@ -178,24 +189,37 @@ class ToolTurn {
     this.result(call, message, true);
   }
 
-  private async runCall(call: ModelToolCall): Promise<void> {
-    const { host, deps } = this;
-    const toolCallId = host.uniqueToolCallId(call.id);
+  /**
+   * Whether a call may be considered at all: a known tool, arguments that are a JSON object and
+   * that the tool accepts, and (in plan mode) a tool that changes nothing. Answers the tool and
+   * its approval category, or the reason the call is refused.
+   */
+  private async admit(call: ModelToolCall): Promise<{ tool: ToolDefinition; input: Record<string, unknown>; category: ApprovalCategory | undefined } | { refused: string }> {
+    const { host } = this;
     const tool = host.tools.find((t) => t.name === call.name);
-    if (!tool) return this.refuse(call, toolCallId, `Unknown tool "${call.name}". Available tools: ${host.tools.map((t) => t.name).join(", ")}.`);
-    if (!call.input) return this.refuse(call, toolCallId, `The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.`);
+    if (!tool) return { refused: `Unknown tool "${call.name}". Available tools: ${host.tools.map((t) => t.name).join(", ")}.` };
+    if (!call.input) return { refused: `The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.` };
     const input = call.input;
     let category: ApprovalCategory | undefined;
     try {
       category = tool.approvalCategory(input);
     } catch (err) {
-      if (err instanceof ToolError) return this.refuse(call, toolCallId, err.message);
+      if (err instanceof ToolError) return { refused: err.message };
       throw err;
     }
     // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
     if (!tool.readOnly && tool.name !== SUBAGENT_TOOL && (await host.mode()) === "plan") {
-      return this.refuse(call, toolCallId, `${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`);
+      return { refused: `${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.` };
     }
+    return { tool, input, category };
+  }
+
+  private async runCall(call: ModelToolCall): Promise<void> {
+    const { host, deps } = this;
+    const toolCallId = host.uniqueToolCallId(call.id);
+    const admitted = await this.admit(call);
+    if ("refused" in admitted) return this.refuse(call, toolCallId, admitted.refused);
+    const { tool, input, category } = admitted;
     const summary = summarize(call.name, input);
     const isCommand = tool.name === COMMAND_TOOL;
     const command = isCommand && typeof input.command === "string" ? { command: input.command, workingDirectory: deps.workspaceRoot } : undefined;
