@@ -13,7 +13,13 @@ let made: string | undefined;
 
 export function testVsix(): string {
   if (made && fs.existsSync(made)) return made;
-  const out = path.join(repoRoot, "dist", "build", `e2e-vsix-${process.pid}`);
+  const build = path.join(repoRoot, "dist", "build");
+  // Folders of earlier runs whose process is gone (a worker that was killed never ran its exit handler).
+  for (const name of fs.existsSync(build) ? fs.readdirSync(build) : []) {
+    const pid = Number(/^e2e-vsix-(\d+)$/.exec(name)?.[1]);
+    if (pid && !alive(pid)) fs.rmSync(path.join(build, name), { recursive: true, force: true });
+  }
+  const out = path.join(build, `e2e-vsix-${process.pid}`);
   const platform = `${process.platform}-${process.arch}`;
   const result = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "release.mjs"), "--only", "vscode", "--platform", platform, "--out", out], { encoding: "utf8" });
   if (result.status !== 0) throw new Error(`scripts/release.mjs could not make the VSIX:\n${result.stdout}${result.stderr}`);
@@ -35,4 +41,13 @@ export function installVsix(vsix: string, options: { extensionsDir: string; user
   const installed = fs.readdirSync(options.extensionsDir).find((f) => f.startsWith("dline.dline-vscode-"));
   if (!installed) throw new Error(`no dline.dline-vscode-* folder in ${options.extensionsDir} after the install`);
   return path.join(options.extensionsDir, installed);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
