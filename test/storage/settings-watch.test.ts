@@ -287,7 +287,7 @@ describe("settings subscribers", () => {
     repo.close();
   });
 
-  it("subscribing twice and leaving leaves no watch on the settings folder", async () => {
+  it.runIf(process.platform === "linux")("subscribing twice and leaving leaves no watch on the settings folder", async () => {
     const { layout } = tempLayout();
     const file = layout.globalSettingsJson;
     const { logger } = watchedLogger();
