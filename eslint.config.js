@@ -76,6 +76,14 @@ export default tseslint.config(
     },
   },
   {
+    // These folders are typechecked with noUncheckedIndexedAccess (tsconfig.indexed.json): the
+    // type-aware rules read the same types.
+    files: ["core/src/{storage,tasks,import,client,logging}/**/*.ts"],
+    languageOptions: {
+      parserOptions: { projectService: false, project: ["./tsconfig.indexed.json"], tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
     // Model providers read streamed JSON chunks of the wire formats as loose objects and check
     // each field where they read it.
     files: ["core/src/agent/providers/openai.ts", "core/src/agent/providers/anthropic.ts"],

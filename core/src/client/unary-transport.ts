@@ -114,8 +114,8 @@ function post(agent: http.Agent, socketPath: string | undefined, url: string, he
       res.once("end", () => {
         unwatch();
         const responseHeader = new Headers();
-        for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeader.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-        resolve({ status: res.statusCode ?? 0, header: responseHeader, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeader.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        resolve({ status: res.statusCode ?? 0, header: responseHeader, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
       });
     });
     req.end(body);

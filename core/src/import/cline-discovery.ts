@@ -93,6 +93,7 @@ function legacyCandidates(roots: ClineRoots, searched: string[]): Candidate[] {
     // The newest UI messages file wins; equal times keep the root order (VS Code variants first).
     copies.sort((a, b) => b.mtime - a.mtime || a.order - b.order);
     const [winner, ...others] = copies;
+    if (!winner) continue;
     out.push({ sourceKey: legacySourceKey(taskId), kind: "legacy_task", sourceId: taskId, root: winner.root, dir: winner.dir });
     for (const dup of others) {
       out.push({

@@ -177,7 +177,7 @@ export function parseSession(dir: string, sessionId: string, roots: ClineRoots):
   if (Array.isArray(checkpoints) && checkpoints.length > 0) notCarriedOver.push(`${checkpoints.length} Cline checkpoint(s) (Dline cannot restore them)`);
   if (workspaceNote) notCarriedOver.push(`workspace: ${workspaceNote}`);
 
-  const title = (str(meta?.title) || taskText || `Cline session ${sessionId}`).trim().split("\n")[0].slice(0, 200);
+  const title = (str(meta?.title) || taskText || `Cline session ${sessionId}`).trim().split("\n")[0]!.slice(0, 200);
   const updatedAt = Math.max(lastTime, timeOf(doc.updated_at), fileTime);
   const item: ClineItem = {
     sourceKey: sessionSourceKey(sessionId),

@@ -121,7 +121,7 @@ export class ImportCommitter {
 async function eachConcurrently<T>(items: T[], fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
+    while (next < items.length) await fn(items[next++]!);
   };
   // Stryker disable next-line MethodExpression: more workers than items changes nothing but speed
   await Promise.all(Array.from({ length: Math.min(IO_CONCURRENCY, items.length) }, worker));

@@ -51,7 +51,7 @@ function bump(counts: Map<string, number>, key: string): void {
 /** The last deleted range a UI message recorded (Cline stamps each message with the range of its time). */
 function lastRecordedRange(raw: Record<string, unknown>[]): [number, number] | undefined {
   for (let i = raw.length - 1; i >= 0; i--) {
-    const r = raw[i].conversationHistoryDeletedRange;
+    const r = raw[i]!.conversationHistoryDeletedRange;
     if (Array.isArray(r) && r.length === 2 && r.every((n) => Number.isInteger(n))) return [r[0] as number, r[1] as number];
   }
   return undefined;
@@ -142,7 +142,7 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
   const notCarried: string[] = [];
   const usage = legacyUsage(taskId, entries);
   const survey = surveyMessages(entries);
-  const title = (survey.taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0].slice(0, 200);
+  const title = (survey.taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0]!.slice(0, 200);
 
   // The conversation as Cline would send it next: carried into journal.db so the task can be continued.
   const models = new Set<string>(entry?.modelId ? [entry.modelId] : []);

@@ -39,7 +39,7 @@ function parseObject(text: unknown): Record<string, unknown> | undefined {
 
 /** Index of the `api_req_finished` that completes the request started at `i`, if any. */
 function finishedAfter(entries: UiEntry[], i: number): number {
-  for (let j = i + 1; j < entries.length; j++) if (sayOf(entries[j]) === "api_req_finished") return j;
+  for (let j = i + 1; j < entries.length; j++) if (sayOf(entries[j]!) === "api_req_finished") return j;
   return -1;
 }
 
@@ -65,7 +65,8 @@ export function legacyUsage(taskId: string, entries: UiEntry[]): LegacyUsage {
         pairedUpTo = j;
         // Cline reads a message without text as `{}` when it pairs them.
         const started = info ?? (m.text ? undefined : {});
-        const finished = parseObject(entries[j].text) ?? (entries[j].text ? undefined : {});
+        const finishedText = entries[j]!.text;
+        const finished = parseObject(finishedText) ?? (finishedText ? undefined : {});
         if (started && finished) info = { ...started, ...finished };
       }
     }

@@ -120,7 +120,7 @@ export function sessionStub(dir: string, sessionId: string, roots: ClineRoots): 
       root: roots.sessionsDir,
       path: dir,
       taskId: importedTaskId("session", sessionId),
-      title: (str(meta?.title) || `Cline session ${sessionId}`).split("\n")[0].slice(0, 200),
+      title: (str(meta?.title) || `Cline session ${sessionId}`).split("\n")[0]!.slice(0, 200),
       startedAt,
       updatedAt: startedAt,
       ...workspaceOf(manifest, problem, roots),

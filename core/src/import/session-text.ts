@@ -54,14 +54,14 @@ export function isLegacyResumeWarning(text: string): boolean {
 
 /** The text the user saw for a user message ("" when it shows nothing). */
 export function visibleUserText(text: string): string {
-  const inputs = [...text.matchAll(USER_INPUT)].map((m) => m[1]);
+  const inputs = [...text.matchAll(USER_INPUT)].map((m) => m[1] ?? "");
   if (inputs.length > 0) {
     return inputs
       .map((inner) => readCommands(inner.replace(MODE_NOTICE, "")).trim())
       .filter(Boolean)
       .join("\n\n");
   }
-  const classic = [...text.replace(ENVIRONMENT_DETAILS, "").matchAll(CLASSIC_USER_WORDS)].map((m) => m[2].trim()).filter(Boolean);
+  const classic = [...text.replace(ENVIRONMENT_DETAILS, "").matchAll(CLASSIC_USER_WORDS)].map((m) => (m[2] ?? "").trim()).filter(Boolean);
   if (classic.length > 0) return classic.join("\n\n");
   if (isRuntimePrompt(text)) return "";
   const typed = text.replace(ENVIRONMENT_DETAILS, "");

@@ -178,20 +178,22 @@ function getPath(data: JsonRecord, keys: string[]): unknown {
 }
 
 function setPath(data: JsonRecord, keys: string[], value: string): boolean {
+  const last = keys.at(-1);
+  if (last === undefined) return false;
   let node = data;
   for (const key of keys.slice(0, -1)) {
     if (!isPlainObject(node[key])) node[key] = {};
     node = node[key] as JsonRecord;
   }
-  node[keys[keys.length - 1]] = value;
+  node[last] = value;
   return true;
 }
 
 function deletePath(data: JsonRecord, keys: string[]): boolean {
   const parent = getPath(data, keys.slice(0, -1));
-  const last = keys[keys.length - 1];
-  if (!isPlainObject(parent) || !(last in parent)) return false;
+  const last = keys.at(-1);
+  if (last === undefined || !isPlainObject(parent) || !(last in parent)) return false;
   delete parent[last];
-  if (keys.length > 1 && Object.keys(parent).length === 0) delete (data)[keys[0]];
+  if (keys.length > 1 && Object.keys(parent).length === 0) delete data[keys[0]!];
   return true;
 }

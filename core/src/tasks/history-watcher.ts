@@ -21,7 +21,7 @@ export function readNotice(history: TaskHistory, afterSeq: number, limit = 5000)
   const result = history.changesSince(afterSeq, limit);
   if (result.latest <= afterSeq) return undefined;
   const fellBehind = afterSeq > 0 && result.oldestKept > afterSeq + 1;
-  const lastRead = result.changes.length > 0 ? result.changes[result.changes.length - 1].seq : afterSeq;
+  const lastRead = (result.changes.at(-1)?.seq ?? afterSeq);
   if (fellBehind || lastRead < result.latest) return { changedTaskIds: [], removedTaskIds: [], reload: true, seq: result.latest };
   const changed = new Set<string>();
   const removed = new Set<string>();

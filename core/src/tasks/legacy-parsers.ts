@@ -179,7 +179,7 @@ export function parseLegacyHistory(file: string): { records: TaskRecordInit[]; u
     const ts = num("ts");
     const record: TaskRecordInit = {
       id: o.id,
-      title: task.split("\n")[0].slice(0, 200),
+      title: task.split("\n")[0]!.slice(0, 200),
       taskText: task,
       createdAt: ts,
       updatedAt: ts,

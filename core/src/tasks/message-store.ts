@@ -199,7 +199,7 @@ export class MessageStore {
       .all() as unknown[][];
     const out = new Array<StoredUiMessage>(rows.length);
     for (let i = 0; i < rows.length; i++) {
-      const r = rows[i];
+      const r = rows[i]!;
       out[i] = {
         id: String(r[0]),
         time: Number(r[1]),

@@ -122,8 +122,8 @@ export class TaskHistory {
     const page = rows.slice(0, q.pageSize);
     const tasks = page.map(recordFromRow);
     let nextPageToken = "";
-    if (more) {
-      const last = page[page.length - 1];
+    const last = page.at(-1);
+    if (more && last) {
       const key = Number(last[q.sortKeyColumn === "cost" ? "cost" : "created_at"]);
       nextPageToken = encodePageToken(options, q.sort, Number.isFinite(key) ? key : 0, String(last.id));
     }
