@@ -85,6 +85,24 @@ describe("a turn's checkpoint of recorded paths", () => {
     expect(turn.skippedTotal).toBe(ignored.length + 1);
   });
 
+  it("names at most 500 paths it left out, and counts them all", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, ".gitignore", "*.tmp\n");
+    // Ignored files in folders that also hold a tracked file: listed one by one.
+    for (let i = 0; i < 520; i++) {
+      const dir = `m${String(i).padStart(3, "0")}`;
+      write(ws, `${dir}/index.ts`, `${i}\n`);
+      write(ws, `${dir}/cache.tmp`, `${i}\n`);
+    }
+    write(ws, "src/data.txt", "small\n");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skippedTotal).toBe(520);
+    await toolWrite(manager, task, "src/data.txt", Buffer.alloc(4096, 98));
+    const turn = (await manager.saveTurn(task, { editedPaths: ["src/data.txt"] }))!;
+    expect(turn.skippedTotal).toBe(521);
+    expect(turn.skipped).toHaveLength(500);
+  });
+
   it("of an edit that changed nothing reuses the snapshot", async () => {
     const { manager, task, ws } = setup();
     write(ws, "src/a.ts", "a1\n");
@@ -181,6 +199,23 @@ describe("a pre-image", () => {
     await later.restore("t1", base.id, "files");
     expect(read(ws, "build/config.cs")).toBe("the user's config\n");
     await later.stop();
+  });
+
+  it("record is a valid git object: git fsck finds nothing wrong with the shadow repository", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "src/main.ts", "main\n");
+    // Blob ids 7898... and 6178...: captured in this order, the record's tree must still sort them.
+    write(ws, "build/first.cs", "a\n");
+    write(ws, "build/second.cs", "b\n");
+    await manager.ensureBaseline(task);
+    await toolWrite(manager, task, "build/first.cs", "changed\n");
+    await toolWrite(manager, task, "build/second.cs", "changed\n");
+    await manager.saveTurn(task, { editedPaths: ["build/first.cs", "build/second.cs"] });
+    await manager.stop();
+    const tree = shadowGit(sb, "ls-tree", "refs/dline/preimages/t1");
+    expect(tree).toContain("61780798228d17af2d34fce4cfbdf35556832472");
+    expect(tree).toContain("78981922613b2afb6025042ff6bd878ac1994e85");
+    shadowGit(sb, "fsck", "--strict", "--no-dangling");
   });
 
   it("survives git's garbage collection of the shadow repository", async () => {
