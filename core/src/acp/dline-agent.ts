@@ -64,6 +64,10 @@ function profileOf(meta: { [key: string]: unknown } | null | undefined): string 
   return typeof dline?.profileId === "string" ? dline.profileId : "";
 }
 
+function isFolder(folder: string): boolean {
+  return path.isAbsolute(folder) && fs.existsSync(folder) && fs.statSync(folder).isDirectory();
+}
+
 function requireFolder(cwd: string): string {
   if (!path.isAbsolute(cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got "${cwd}"`);
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw RequestError.invalidParams(undefined, `cwd ${cwd} is not a folder`);
@@ -130,7 +134,7 @@ class AcpSessions {
   }
 
   async loadSession(params: LoadSessionRequest, peer: AgentContext): Promise<LoadSessionResponse> {
-    const { session, record } = await this.openStored(params.sessionId);
+    const { session, record } = await this.openStored(params.sessionId, params.cwd);
     await this.app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
     const view = (await this.app.tasks()).store.get(session.id);
     for (const update of replayUpdates(view.messages, record.workspaceRoot)) {
@@ -140,7 +144,7 @@ class AcpSessions {
   }
 
   async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
-    const { session } = await this.openStored(params.sessionId);
+    const { session } = await this.openStored(params.sessionId, params.cwd);
     await this.app.capabilities.setSessionMcpServers(session.id, params.mcpServers ?? []);
     return this.sessionState(session);
   }
@@ -273,12 +277,17 @@ class AcpSessions {
     return session;
   }
 
-  /** A session of the history (any client's), opened on this connection. */
-  private async openStored(sessionId: string) {
+  /**
+   * A session of the history (any client's), opened on this connection. It continues in its own
+   * folder; one without a folder on this machine (imported without one, made elsewhere)
+   * continues in the editor's `cwd`.
+   */
+  private async openStored(sessionId: string, editorCwd: string | undefined) {
     const { history } = await this.app.tasks();
     const record = history.get(sessionId);
     if (!record) throw RequestError.sessionNotFound(sessionId);
-    const session = await this.open(sessionId, record.workspaceRoot, "", true);
+    const cwd = isFolder(record.workspaceRoot) || !editorCwd ? record.workspaceRoot : requireFolder(editorCwd);
+    const session = await this.open(sessionId, cwd, "", true);
     return { session, record };
   }
 

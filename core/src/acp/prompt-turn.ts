@@ -98,7 +98,8 @@ export class PromptTurn {
         session.started = true;
       } else {
         afterSeq = runtime.liveView(this.taskId)?.lastSeq ?? runtime.storedLastSeq(this.taskId);
-        await runtime.sendMessage(this.taskId, userText);
+        // The session's folder: the task's own, or the editor's for a task without one here.
+        await runtime.sendMessage(this.taskId, userText, { workspaceRoot: session.cwd || undefined });
       }
       if (this.cancelRequested) await this.cancelRun();
       for await (const event of taskEventsToProto(runtime.subscribe(this.taskId, afterSeq, this.stop.signal))) {
