@@ -14,6 +14,7 @@ import com.intellij.openapi.components.service
 import com.intellij.openapi.extensions.PluginId
 import com.intellij.openapi.options.ShowSettingsUtil
 import com.intellij.openapi.project.Project
+import com.intellij.openapi.ui.Messages
 import dev.dline.client.ChatState
 import dev.dline.client.DlineClient
 import dev.dline.client.DlineException
@@ -103,8 +104,30 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
     fun send(text: String, onAccepted: () -> Unit = {}) = scope.launch {
         val taskId = currentTaskId
         guarded {
-            if (taskId == null) show(dline.tasks.newTask(workspaceRoot, text)) else dline.tasks.sendMessage(taskId, text)
+            if (taskId == null) {
+                show(dline.tasks.newTask(workspaceRoot, text))
+            } else {
+                inFolderIfNeeded(taskId) { folder -> dline.tasks.sendMessage(taskId, text, folder) }
+            }
             withContext(Dispatchers.EDT) { onAccepted() }
+        }
+    }
+
+    /**
+     * Runs [call] for task [taskId]; if the core refuses because the task has no folder on this
+     * machine (imported without one, made elsewhere), asks whether to continue it in this project's
+     * folder and calls again with it. Declining leaves the refusal to [guarded].
+     */
+    private suspend fun inFolderIfNeeded(taskId: String, call: suspend (folder: String) -> Unit) {
+        try {
+            call("")
+        } catch (e: DlineException) {
+            if (e.reason != ErrorReason.ERROR_REASON_NO_WORKSPACE || workspaceRoot.isEmpty()) throw e
+            val answer = withContext(Dispatchers.EDT) {
+                Messages.showYesNoDialog(project, "${e.message}\n\nContinue it in $workspaceRoot?", "Dline", Messages.getQuestionIcon())
+            }
+            if (answer != Messages.YES) throw e
+            call(workspaceRoot)
         }
     }
 
