@@ -7,10 +7,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { CheckpointState, GetStatusResponseSchema, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { AskKind, MessageRole, TaskEventSchema, TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
+import { continueInFolder, errorReason } from "../../adapters/vscode/src/chat/error-banner.js";
+import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { checkpointHeader, MULTI_ROOT, NO_WORKSPACE } from "../../adapters/vscode/src/checkpoints/checkpoint-header.js";
 import { checkpointLabel, restoreOptions } from "../../adapters/vscode/src/checkpoints/restore-options.js";
 import { toImportableState } from "../../adapters/vscode/src/settings/host-state.js";
@@ -241,5 +244,18 @@ describe("ChatModel", () => {
     expect(model.snapshot.checkpoints).toEqual([]);
     model.apply(event({ case: "rewound", value: { afterMessageId: "" } as never }));
     expect(model.snapshot.items).toEqual([]);
+  });
+});
+
+describe("a task without a folder on this machine", () => {
+  const refusal = (reason: ErrorReason) =>
+    new ConnectError("Task t has no workspace.", Code.FailedPrecondition, undefined, [{ desc: ErrorDetailSchema, value: { reason } }]);
+
+  it("continues in the window's only folder; otherwise the refusal stands", () => {
+    expect(errorReason(refusal(ErrorReason.NO_WORKSPACE))).toBe("ERROR_REASON_NO_WORKSPACE");
+    expect(continueInFolder(errorReason(refusal(ErrorReason.NO_WORKSPACE)), ["/home/me/app"])).toBe("/home/me/app");
+    expect(continueInFolder(errorReason(refusal(ErrorReason.NO_WORKSPACE)), [])).toBeUndefined();
+    expect(continueInFolder(errorReason(refusal(ErrorReason.NO_WORKSPACE)), ["/a", "/b"])).toBeUndefined();
+    expect(continueInFolder(errorReason(refusal(ErrorReason.NO_MODEL)), ["/home/me/app"])).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import { visibleLine } from "../text/visible-text.js";
 import { ChatModel, statusName } from "./chat-model.js";
 import { ChatPreferencesSource } from "./chat-preferences.js";
 import type { ChatMessageItem, ChatState } from "./chat-state.js";
-import { bannerOf, errorReason } from "./error-banner.js";
+import { bannerOf, continueInFolder, errorReason } from "./error-banner.js";
 import type { ProposedChanges, ShownEdit } from "./proposed-changes.js";
 
 /**
@@ -175,7 +175,7 @@ export class ChatController implements vscode.Disposable {
         const answers = pendingAsk.kind === "followup" || pendingAsk.kind === "completion" || pendingAsk.kind === "resume";
         await clients.tasks.respond({ taskId, askId: pendingAsk.askId, approve: answers, text });
       } else {
-        await clients.tasks.sendMessage({ taskId, text, editor: editorFiles(this.workspaceRoot) });
+        await this.inFolderIfNeeded((workspaceRoot) => clients.tasks.sendMessage({ taskId, text, workspaceRoot, editor: editorFiles(workspaceRoot || this.workspaceRoot) }));
         this.model.markRunning();
       }
     } catch (err) {
@@ -204,7 +204,7 @@ export class ChatController implements vscode.Disposable {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
     try {
-      await clients.tasks.resume({ taskId });
+      await this.inFolderIfNeeded((workspaceRoot) => clients.tasks.resume({ taskId, workspaceRoot }));
     } catch (err) {
       this.showBanner(err);
       throw err;
@@ -212,6 +212,23 @@ export class ChatController implements vscode.Disposable {
     this.model.setBanner(undefined);
     this.model.markRunning();
     this.emit();
+  }
+
+  /**
+   * Runs `call` for the current task; when the core refuses because the task has no folder on
+   * this machine (imported from Cline without one, made on another machine) and this window has
+   * one folder open, the task continues there (its tools run only there) and the person is told.
+   */
+  private async inFolderIfNeeded(call: (workspaceRoot: string) => Promise<unknown>): Promise<void> {
+    try {
+      await call("");
+    } catch (err) {
+      const folder = continueInFolder(errorReason(err), this.folders());
+      if (!folder) throw err;
+      await call(folder);
+      this.workspaceRoot = folder;
+      void vscode.window.showInformationMessage(`Dline: this task had no folder on this machine; it continues in ${visibleLine(folder)}.`);
+    }
   }
 
   /** Opens a file a tool row names (relative to the task's workspace). */

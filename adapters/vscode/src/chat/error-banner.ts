@@ -22,3 +22,11 @@ export function errorReason(err: unknown): string {
   const reason = ConnectError.from(err).findDetails(ErrorDetailSchema)[0]?.reason;
   return reason ? `ERROR_REASON_${ErrorReason[reason]}` : "";
 }
+
+/**
+ * The folder a task refused for want of one (ERROR_REASON_NO_WORKSPACE) continues in: the
+ * window's folder when exactly one is open; undefined otherwise (the refusal stands).
+ */
+export function continueInFolder(reason: string, folders: readonly string[]): string | undefined {
+  return reason === "ERROR_REASON_NO_WORKSPACE" && folders.length === 1 ? folders[0] : undefined;
+}
