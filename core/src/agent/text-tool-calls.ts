@@ -66,7 +66,7 @@ export function parseTextToolCalls(text: string, tools: readonly ToolDefinition[
   let position = 0;
   let match: RegExpExecArray | null;
   while ((match = opening.exec(text)) !== null) {
-    const name = match[1];
+    const name = match[1]!;
     const tool = byName.get(name)!;
     const bodyStart = match.index + match[0].length;
     const closeAt = text.indexOf(`</${name}>`, bodyStart);

@@ -67,7 +67,7 @@ export function buildAnthropicBody(model: string, request: ModelRequest, thinkin
 function withCacheBreakpoints(messages: Record<string, unknown>[]): Record<string, unknown>[] {
   let marked = 0;
   for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
-    const message = messages[i];
+    const message = messages[i]!;
     if (message.role !== "user") continue;
     const content = typeof message.content === "string" ? [{ type: "text", text: message.content }] : (message.content as Record<string, unknown>[]);
     if (content.length === 0) continue;

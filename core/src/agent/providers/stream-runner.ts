@@ -179,11 +179,11 @@ async function* attemptOnce(
         break;
       }
       const events = parser.push(value!);
-      for (let i = 0; i < events.length && !decoder.finished; i++) decoder.decode(events[i], out);
+      for (let i = 0; i < events.length && !decoder.finished; i++) decoder.decode(events[i]!, out);
       if (out.length > 0) {
         sentOutput = true;
         for (let i = 0; i < out.length; i++) {
-          yield out[i];
+          yield out[i]!;
           // The caller may abort while holding an event: deliver nothing more after that.
           if (signal?.aborted) {
             out.length = 0;

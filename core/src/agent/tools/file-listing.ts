@@ -40,7 +40,7 @@ class GitignoreStack {
   ignores(rel: string, isDirectory: boolean): boolean {
     const full = this.prefix ? `${this.prefix}/${rel}` : rel;
     for (let i = this.levels.length - 1; i >= 0; i--) {
-      const { base, rules } = this.levels[i];
+      const { base, rules } = this.levels[i]!;
       if (base && !full.startsWith(`${base}/`)) continue;
       const inner = base ? full.slice(base.length + 1) : full;
       const result = rules.test(isDirectory ? `${inner}/` : inner);

@@ -196,7 +196,7 @@ export const writeToFileTool: ToolDefinition = {
   async execute(input, ctx) {
     const edit = ctx.preparedEdit ?? (await this.prepareEdit!(input, ctx));
     await commitEdit(edit, ctx);
-    const [change] = edit.changes;
+    const change = edit.changes[0]!;
     return ok(`${change.status === "added" ? "Created" : "Replaced"} ${change.path} (${Buffer.byteLength(change.after ?? "")} bytes).`);
   },
 };

@@ -86,7 +86,7 @@ export function globToRegexSource(glob: string): string {
   let out = "";
   let i = 0;
   while (i < glob.length) {
-    const c = glob[i];
+    const c = glob[i]!;
     if (c === "*" && glob[i + 1] === "*") {
       const atStart = i === 0 || glob[i - 1] === "/";
       const atEnd = i + 2 === glob.length || glob[i + 2] === "/";
@@ -107,7 +107,7 @@ export function globToRegexSource(glob: string): string {
     if (c === "*") out += "[^/]*";
     else if (c === "?") out += "[^/]";
     else if (c === "\\" && i + 1 < glob.length) {
-      out += escapeRegex(glob[i + 1]);
+      out += escapeRegex(glob[i + 1]!);
       i += 2;
       continue;
     } else if (c === "[") {

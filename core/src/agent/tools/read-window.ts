@@ -35,7 +35,7 @@ export function readWindow(content: string, options: { startLine?: number; endLi
   let chars = 0;
   let cutLine = false;
   for (let i = start; i <= end; i++) {
-    const line = lines[i - 1];
+    const line = lines[i - 1]!;
     if (chars + line.length + 1 > maxChars) {
       if (out.length === 0) {
         // One line longer than the whole budget (minified code): its beginning.
@@ -51,7 +51,7 @@ export function readWindow(content: string, options: { startLine?: number; endLi
   const whole = start === 1 && end === total && !cutLine;
   if (whole) return content;
   const notes = [`Showing lines ${start}-${end} of ${total} of ${options.path}.`];
-  if (cutLine) notes.push(`Line ${end} is ${lines[end - 1].length} characters long; only its first ${maxChars} are shown.`);
+  if (cutLine) notes.push(`Line ${end} is ${lines[end - 1]!.length} characters long; only its first ${maxChars} are shown.`);
   if (end < total) notes.push(`To read more, call read_file with start_line ${end + 1}${options.endLine !== undefined && options.endLine > end ? ` (and end_line ${options.endLine})` : ""}.`);
   return `${out.join("\n")}\n\n[${notes.join(" ")}]`;
 }

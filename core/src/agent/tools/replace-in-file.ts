@@ -30,7 +30,7 @@ export const replaceInFileTool: ToolDefinition = {
     const blocks = parseSearchReplaceBlocks(requireString(input, "diff", "replace_in_file"));
     // What the editor shows (unsaved changes included) when the host offers it.
     const current = await readForEdit(target.absolute, ctx, "replace_in_file", target.relative);
-    if (current === undefined && !(blocks.length === 1 && blocks[0].search === "")) {
+    if (current === undefined && !(blocks.length === 1 && blocks[0]!.search === "")) {
       throw new ToolError(`replace_in_file: "${target.relative}" does not exist; use write_to_file to create it.`, "not_found");
     }
     if (current?.binary) throw new ToolError(`replace_in_file: "${target.relative}" is a binary file.`);
@@ -46,6 +46,6 @@ export const replaceInFileTool: ToolDefinition = {
     const edit = ctx.preparedEdit ?? (await this.prepareEdit!(input, ctx));
     await commitEdit(edit, ctx);
     const blocks = parseSearchReplaceBlocks(requireString(input, "diff", "replace_in_file"));
-    return ok(`Applied ${blocks.length} block${blocks.length === 1 ? "" : "s"} to ${edit.changes[0].path}.`);
+    return ok(`Applied ${blocks.length} block${blocks.length === 1 ? "" : "s"} to ${edit.changes[0]!.path}.`);
   },
 };

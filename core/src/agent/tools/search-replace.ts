@@ -141,7 +141,7 @@ function lineOf(offsets: number[], position: number): number {
   let high = offsets.length - 1;
   while (low < high) {
     const mid = (low + high + 1) >> 1;
-    if (offsets[mid] <= position) low = mid;
+    if (offsets[mid]! <= position) low = mid;
     else high = mid - 1;
   }
   return low + 1;
@@ -156,13 +156,13 @@ function lineMatches(content: string, offsets: number[], search: string, mode: "
   const out: Match[] = [];
   for (let i = 0; i + searchLines.length <= contentLines.length; i++) {
     let all = true;
-    if (mode === "anchors") all = contentLines[i].trim() === searchLines[0] && contentLines[i + last].trim() === searchLines[last];
+    if (mode === "anchors") all = contentLines[i]!.trim() === searchLines[0] && contentLines[i + last]!.trim() === searchLines[last];
     else {
-      for (let j = 0; j < searchLines.length && all; j++) if (contentLines[i + j].trim() !== searchLines[j]) all = false;
+      for (let j = 0; j < searchLines.length && all; j++) if (contentLines[i + j]!.trim() !== searchLines[j]) all = false;
     }
     if (!all) continue;
     const endLine = i + searchLines.length;
-    out.push({ start: offsets[i], end: endLine < contentLines.length ? offsets[endLine] : content.length });
+    out.push({ start: offsets[i]!, end: endLine < contentLines.length ? offsets[endLine]! : content.length });
   }
   return out;
 }

@@ -45,7 +45,7 @@ function searchWorkerProgram(): void {
   let longLines = 0;
   for (let index = 0; index < job.files.length && found < job.maxResults; index++) {
     Atomics.store(current, 0, index);
-    const file = job.files[index];
+    const file = job.files[index]!;
     let text: string;
     let fd: number | undefined;
     try {
@@ -64,7 +64,7 @@ function searchWorkerProgram(): void {
     const matches: string[] = [];
     const lines = text.split(/\r?\n/);
     for (let i = 0; i < lines.length && found < job.maxResults; i++) {
-      const line = lines[i];
+      const line = lines[i]!;
       if (line.length > job.maxLineChars) {
         longLines++;
         continue;
