@@ -151,6 +151,26 @@ describe("a turn's checkpoint of recorded paths", () => {
   });
 });
 
+describe("a restore's undo point", () => {
+  it("is on disk before the first file is touched: a restore refused by its checks still lists it", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/a.ts", "a1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "src/a.ts", "a2\n");
+    await manager.saveTurn(task, { editedPaths: ["src/a.ts"] });
+    // The task puts a folder where the file was: the restore is refused before writing anything.
+    await manager.beforeEdit?.(task, ["src/a.ts"]);
+    fs.rmSync(path.join(ws, "src/a.ts"));
+    fs.mkdirSync(path.join(ws, "src/a.ts"));
+    const before = await manager.list("t1");
+    const err = await manager.restore("t1", base.id, "files").catch((e: unknown) => e);
+    expect((err as Error).message).toContain("a folder of that name is in the way");
+    const after = await manager.list("t1");
+    expect(after).toHaveLength(before.length + 1);
+    expect(fs.statSync(path.join(ws, "src/a.ts")).isDirectory()).toBe(true);
+  });
+});
+
 describe("a pre-image", () => {
   it("of an ignored file edited in two turns: each restore brings back its own turn's version", async () => {
     const { manager, task, ws } = setup();
