@@ -12,7 +12,7 @@ export function parseArgs(argv: string[], valueFlags: ReadonlySet<string>): Pars
   const positionals: string[] = [];
   const flags = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
+    const arg = argv[i]!;
     if (arg === "--") {
       positionals.push(...argv.slice(i + 1));
       break;

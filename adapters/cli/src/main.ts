@@ -78,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = args.positionals;
   // `dline COMMAND --help` prints help and runs nothing.
   if (wantsHelp && command !== "help") {
-    ctx.out.write(COMMAND_HELP[command] ?? USAGE);
+    ctx.out.write(COMMAND_HELP[command ?? ""] ?? USAGE);
     return 0;
   }
   const sub = { positionals: rest, flags: args.flags };

@@ -27,7 +27,7 @@ function commandExists(command: string): Promise<boolean> {
 
 /** The first line `<core> --version` prints, or "" if it fails. */
 function coreVersion(core: string): Promise<string> {
-  return new Promise((resolve) => execFile(core, ["--version"], (err, stdout) => resolve(err ? "" : String(stdout).split("\n")[0].trim())));
+  return new Promise((resolve) => execFile(core, ["--version"], (err, stdout) => resolve(err ? "" : String(stdout).split("\n")[0]!.trim())));
 }
 
 /** Asks a running sidecar for its versions and roots and lists what is missing. */

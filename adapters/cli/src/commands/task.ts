@@ -37,14 +37,14 @@ export function approvalQuestion(ask: Ask): string {
  */
 async function answer(ctx: CliContext, ask: Ask, options: FollowOptions, signal: AbortSignal): Promise<{ approve: boolean; text: string }> {
   if (ask.kind === AskKind.FOLLOWUP) {
-    if (options.yes && ask.options.length > 0) return { approve: true, text: ask.options[0] };
+    if (options.yes && ask.options.length > 0) return { approve: true, text: ask.options[0]! };
     if (!ctx.interactive) return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
     try {
       if (ask.options.length) ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${visibleLine(o)}`).join("\n") + "\n");
       const text = (await rl.question(`${visible(ask.summary)}\n> `, { signal })).trim();
       const n = Number(text);
-      return { approve: true, text: Number.isInteger(n) && ask.options[n - 1] ? ask.options[n - 1] : text };
+      return { approve: true, text: (Number.isInteger(n) && ask.options[n - 1]) || text };
     } finally {
       rl.close();
     }
