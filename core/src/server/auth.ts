@@ -10,7 +10,7 @@ export function tokenMatches(expected: Buffer, presented: string): boolean {
   const b = Buffer.from(presented);
   if (expected.byteLength !== b.byteLength) return false;
   let difference = 0;
-  for (let i = 0; i < b.byteLength; i++) difference |= expected[i] ^ b[i];
+  for (let i = 0; i < b.byteLength; i++) difference |= expected[i]! ^ b[i]!;
   return difference === 0;
 }
 

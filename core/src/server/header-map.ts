@@ -22,10 +22,11 @@ export class HeaderMap implements Headers {
   static fromRaw(raw: readonly string[]): HeaderMap {
     const headers = new HeaderMap();
     for (let i = 0; i + 1 < raw.length; i += 2) {
-      const key = raw[i].toLowerCase();
+      const key = raw[i]!.toLowerCase();
+      const value = raw[i + 1]!;
       const list = headers.map.get(key);
-      if (list) list.push(raw[i + 1]);
-      else headers.map.set(key, [raw[i + 1]]);
+      if (list) list.push(value);
+      else headers.map.set(key, [value]);
     }
     return headers;
   }
@@ -63,7 +64,7 @@ export class HeaderMap implements Headers {
     for (const key of keys) {
       const values = this.map.get(key)!;
       if (key === "set-cookie") for (const value of values) callback.call(thisArg, value, key, this);
-      else callback.call(thisArg, values.length === 1 ? values[0] : values.join(", "), key, this);
+      else callback.call(thisArg, values.length === 1 ? values[0]! : values.join(", "), key, this);
     }
   }
 

@@ -16,7 +16,7 @@ export function parseListen(value: string): ListenTarget {
   }
   const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
   if (!match) throw new DlineError("invalid_argument", `--listen ${value}: expected HOST:PORT or unix:PATH.`);
-  const host = match[1] ?? match[2];
+  const host = match[1] ?? match[2] ?? "";
   const port = Number(match[3]);
   if (!LOOPBACK_HOSTS.has(host)) {
     throw new DlineError("invalid_argument", `--listen ${value}: the sidecar binds loopback only (127.0.0.1 or ::1).`);

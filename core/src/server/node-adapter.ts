@@ -137,7 +137,7 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Uint8Array>
       size += chunk.byteLength;
       chunks.push(chunk);
     });
-    req.once("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     req.once("error", reject);
   });
 }
@@ -190,7 +190,7 @@ async function serveUnary(
 
 function webHeaders(raw: string[]): Headers {
   const headers = new Headers();
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   return headers;
 }
 
@@ -203,5 +203,5 @@ async function collect(body: UniversalServerResponse["body"]): Promise<Uint8Arra
   if (body instanceof Uint8Array) return body;
   const chunks: Uint8Array[] = [];
   for await (const chunk of body) chunks.push(chunk);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }

@@ -174,7 +174,7 @@ async function invokeUnary(spec: UnaryRoute["spec"], context: HandlerContext, in
       trailer: context.responseTrailer,
     };
   };
-  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as never) as AnyUnaryFn;
+  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i]!(next as never) as AnyUnaryFn;
   const request: UnaryRequest = {
     stream: false,
     message: input,

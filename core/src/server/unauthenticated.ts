@@ -38,7 +38,7 @@ export function answerUnauthenticated(req: http.IncomingMessage, res: http.Serve
 }
 
 function writeAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   // The connection ends with the answer.
   const close = { connection: "close" };
   if (type.startsWith("application/grpc")) {
