@@ -14,11 +14,12 @@ export interface RestartPolicyOptions {
   maxConsecutiveFailures: number;
 }
 
+/** The clients' one restart policy (docs/clients.md): 5 restarts, 250 ms doubling up to 8 s, forgotten after 3 minutes of running. */
 export const DEFAULT_RESTART_POLICY: RestartPolicyOptions = {
   initialDelayMs: 250,
-  maxDelayMs: 30_000,
-  healthyAfterMs: 60_000,
-  maxConsecutiveFailures: 8,
+  maxDelayMs: 8_000,
+  healthyAfterMs: 180_000,
+  maxConsecutiveFailures: 5,
 };
 
 export type RestartDecision = { restart: true; delayMs: number; attempt: number } | { restart: false; attempt: number };
