@@ -282,7 +282,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   /**
-   * Restore: the menu of the specification (Restore Files & Task; under "More options" Restore
+   * Restore: the menu of docs/checkpoints.md (Restore Files & Task; under "More options" Restore
    * Files Only and Restore Task Only), or the given mode without asking.
    */
   async restore(checkpointId: string, mode?: RestoreMode): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { CheckpointState, type GetStatusResponse } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { CheckpointHeader } from "../chat/chat-state.js";
 
-/** The spec's sentences for what the editor knows before the core is asked. */
+/** The sentences of docs/checkpoints.md ("Limits") for what the editor knows before the core is asked. */
 export const NO_WORKSPACE = "No workspace detected. Please open Dline in a workspace to use checkpoints.";
 export const MULTI_ROOT = "Checkpoints are not currently supported in multi-root workspaces.";
 

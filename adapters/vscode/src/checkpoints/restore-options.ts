@@ -3,7 +3,7 @@ import { RestoreMode } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js"
 /** One entry of the restore menu, with the wording of docs/checkpoints.md. */
 export interface RestoreOption {
   label: string;
-  /** The menu text of the specification (docs/checkpoints.md, "Restoring a checkpoint"). */
+  /** The menu text of docs/checkpoints.md, "Restoring a checkpoint". */
   description: string;
   mode: RestoreMode;
   /** Shown under "More options". */

@@ -61,7 +61,7 @@ export function registerHistoryCommands(
       return res.deletedTaskIds;
     }),
     /**
-     * Delete All History: asks which kind (the spec's two buttons). The choice can be passed
+     * Delete All History: asks which kind (the two buttons of docs/checkpoints.md, "Cleanup"). The choice can be passed
      * as an argument ("everything" / "exceptFavorites") by keybindings and scripts.
      */
     register("dline.history.deleteAll", async (choice?: "everything" | "exceptFavorites") => {

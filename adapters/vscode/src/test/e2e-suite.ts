@@ -348,7 +348,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
   }, 30_000);
 }
 
-/** Opened on the home folder itself: checkpoints are unavailable, in the specification's words. */
+/** Opened on the home folder itself: checkpoints are unavailable, in the words of docs/checkpoints.md. */
 export function defineLimitsSuite(suite: TestSuite, outDir: string): void {
   const ui = new UiBridge(outDir);
   suite.test("the home folder as workspace: the chat header says checkpoints cannot be used there", async () => {

@@ -29,7 +29,7 @@ import javax.swing.DefaultListModel
 import javax.swing.JButton
 import javax.swing.JPanel
 
-/** The current task's checkpoints: Compare in IntelliJ's diff viewer, Restore with the spec's menu. */
+/** The current task's checkpoints: Compare in IntelliJ's diff viewer, Restore with the menu of docs/checkpoints.md. */
 class CheckpointsPanel(private val project: Project, private val service: DlineProjectService) : DlinePanel {
     private val checkpoints = DefaultListModel<Checkpoint>()
     private val list = JBList(checkpoints).apply {
