@@ -34,6 +34,7 @@ export const mutationModules = [
       "test/checkpoints/save-shapes.test.ts",
       "test/checkpoints/fast-paths.test.ts",
       "test/checkpoints/preimages.test.ts",
+      "test/checkpoints/restore-writes.test.ts",
     ],
   },
   {

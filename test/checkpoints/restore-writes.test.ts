@@ -1,0 +1,68 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
+import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+
+// What a path restore writes and what the next checkpoint builds on afterwards.
+
+function setup() {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, { conversation });
+  const task: CheckpointTask = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { manager, task, ws: sb.workspace };
+}
+
+async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+  await manager.beforeEdit?.(task, [rel]);
+  write(task.workspaceRoots[0], rel, content);
+}
+
+describe("after a path restore the next turn's checkpoint builds on the restored workspace", () => {
+  it("when the restore only wrote files back", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "src/app.ts", "v2 by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["src/app.ts"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect([outcome.restoredPaths, outcome.deletedPaths]).toEqual([["src/app.ts"], []]);
+    await toolWrite(manager, task, "src/other.ts", "other\n");
+    const next = (await manager.saveTurn(task, { editedPaths: ["src/other.ts"] }))!;
+    expect((await manager.compare("t1", next.id)).files).toEqual([]);
+  });
+
+  it("when the restore only removed files the task created", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "src/made.ts", "made by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["src/made.ts"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect([outcome.restoredPaths, outcome.deletedPaths]).toEqual([[], ["src/made.ts"]]);
+    await toolWrite(manager, task, "src/other.ts", "other\n");
+    const next = (await manager.saveTurn(task, { editedPaths: ["src/other.ts"] }))!;
+    expect((await manager.compare("t1", next.id)).files).toEqual([]);
+  });
+});
+
+describe("a large file (past the small-file writes)", () => {
+  it("comes back byte for byte with its mode, into folders the task removed", async () => {
+    const { manager, task, ws } = setup();
+    const big = Buffer.alloc(600 * 1024);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) % 251;
+    write(ws, "assets/deep/tool.bin.sh", big);
+    fs.chmodSync(path.join(ws, "assets/deep/tool.bin.sh"), 0o755);
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit?.(task, ["assets/deep/tool.bin.sh"]);
+    fs.rmSync(path.join(ws, "assets"), { recursive: true });
+    await manager.saveTurn(task, { editedPaths: ["assets/deep/tool.bin.sh"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["assets/deep/tool.bin.sh"]);
+    expect(fs.readFileSync(path.join(ws, "assets/deep/tool.bin.sh"))).toEqual(big);
+    expect(fs.statSync(path.join(ws, "assets/deep/tool.bin.sh")).mode & 0o777).toBe(0o755);
+    expect(read(ws, "src/app.ts")).toBe("v1\n");
+  });
+});
