@@ -56,6 +56,7 @@ export const mutationModules = [
       "test/checkpoints/preimages.test.ts",
       "test/checkpoints/later-task.test.ts",
       "test/checkpoints/save-path.test.ts",
+      "test/checkpoints/watched-paths.unit.test.ts",
     ],
   },
 ];
