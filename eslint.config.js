@@ -67,7 +67,10 @@ export default tseslint.config(
       // Readers of legacy and wire formats turn whatever JSON value they find into text on purpose.
       "@typescript-eslint/no-base-to-string": "off",
       // An abort reason or a caught error is passed on as it is.
-      "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
+      "@typescript-eslint/prefer-promise-reject-errors": [
+        "error",
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       // A failure caught earlier is rethrown after clean-up (`if (failure !== undefined) throw failure`),
       // where TypeScript's narrowing of unknown leaves a type the rule refuses.
       "@typescript-eslint/only-throw-error": "off",
@@ -80,7 +83,11 @@ export default tseslint.config(
     // type-aware rules read the same types.
     files: ["core/src/{storage,tasks,import,client,logging,agent,server}/**/*.ts", "adapters/cli/src/**/*.ts"],
     languageOptions: {
-      parserOptions: { projectService: false, project: ["./tsconfig.indexed.json"], tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: false,
+        project: ["./tsconfig.indexed.json"],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
   },
   {
@@ -135,7 +142,12 @@ export default tseslint.config(
           ],
           patterns: [
             {
-              group: ["**/helpers/sidecar.js", "**/helpers/scoped-sidecars.js", "**/model-server/spawn.js", "**/dist/**"],
+              group: [
+                "**/helpers/sidecar.js",
+                "**/helpers/scoped-sidecars.js",
+                "**/model-server/spawn.js",
+                "**/dist/**",
+              ],
               message: "A unit test needs no built binary and starts no process: name it *.test.ts.",
             },
           ],

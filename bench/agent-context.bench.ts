@@ -18,7 +18,13 @@ import { report } from "./helpers.js";
 
 const binary = path.resolve(process.env.DLINE_BENCH_CORE ?? "dist/dline-core");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-context-"));
-const env = { ...process.env, HOME: base, DLINE_DIR: path.join(base, "d"), DLINE_HOME_DIR: path.join(base, "h"), DLINE_DOCS_DIR: path.join(base, "docs") };
+const env = {
+  ...process.env,
+  HOME: base,
+  DLINE_DIR: path.join(base, "d"),
+  DLINE_HOME_DIR: path.join(base, "h"),
+  DLINE_DOCS_DIR: path.join(base, "docs"),
+};
 const FILES = 12;
 const FILE_BYTES = 120_000;
 
@@ -41,11 +47,22 @@ function script(): ScriptTurn[] {
   for (let i = 0; i < 12; i++) {
     const seed = `m${i}`;
     turns.push({
-      toolCalls: [{ name: "replace_in_file", input: { path: name(i), diff: `------- SEARCH\nexport function ${seed}_10(\n=======\nexport function ${seed}_ten(\n+++++++ REPLACE` } }],
+      toolCalls: [
+        {
+          name: "replace_in_file",
+          input: {
+            path: name(i),
+            diff: `------- SEARCH\nexport function ${seed}_10(\n=======\nexport function ${seed}_ten(\n+++++++ REPLACE`,
+          },
+        },
+      ],
     });
   }
-  for (let i = 0; i < 5; i++) turns.push({ toolCalls: [{ name: "search_files", input: { path: "src", regex: `m${i}_1\\d\\(` } }] });
-  turns.push({ toolCalls: [{ name: "attempt_completion", input: { result: "renamed the tenth function of every module" } }] });
+  for (let i = 0; i < 5; i++)
+    turns.push({ toolCalls: [{ name: "search_files", input: { path: "src", regex: `m${i}_1\\d\\(` } }] });
+  turns.push({
+    toolCalls: [{ name: "attempt_completion", input: { result: "renamed the tenth function of every module" } }],
+  });
   return turns;
 }
 
@@ -61,15 +78,41 @@ interface Run {
 async function runTask(window: number): Promise<Run> {
   const workspace = path.join(base, `ws-${window}`);
   fs.mkdirSync(path.join(workspace, "src"), { recursive: true });
-  for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(workspace, `src/module${i}.ts`), sourceFile(FILE_BYTES, `m${i}`));
+  for (let i = 0; i < FILES; i++)
+    fs.writeFileSync(path.join(workspace, `src/module${i}.ts`), sourceFile(FILE_BYTES, `m${i}`));
   execFileSync("git", ["init", "-q"], { cwd: workspace });
   const turns = script();
-  const server = await spawnModelServer({ contextWindow: window, turns, responders: [{ systemIncludes: "faithful, compact summaries", turn: { text: "Summary: the modules were read and their tenth functions are being renamed." } }] });
+  const server = await spawnModelServer({
+    contextWindow: window,
+    turns,
+    responders: [
+      {
+        systemIncludes: "faithful, compact summaries",
+        turn: { text: "Summary: the modules were read and their tenth functions are being renamed." },
+      },
+    ],
+  });
   const sidecar = await spawnSidecar({ binary, env });
   const clients = createDlineClients(sidecar.handshake.url, sidecar.handshake.token);
-  await clients.settings.upsertProfile({ profile: { id: "bench", name: "bench", provider: "anthropic", baseUrl: server.url, model: "claude-sonnet-4-5", contextWindow: BigInt(window) } });
-  await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: { enabled: true, maxRequests: 1000, readFiles: true, editFiles: true } } });
-  const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Rename the tenth function of every module.", profileId: "bench" });
+  await clients.settings.upsertProfile({
+    profile: {
+      id: "bench",
+      name: "bench",
+      provider: "anthropic",
+      baseUrl: server.url,
+      model: "claude-sonnet-4-5",
+      contextWindow: BigInt(window),
+    },
+  });
+  await clients.settings.updateSettings({
+    scope: SettingsScope.GLOBAL,
+    patch: { autoApprovalSettings: { enabled: true, maxRequests: 1000, readFiles: true, editFiles: true } },
+  });
+  const { taskId } = await clients.tasks.newTask({
+    workspaceRoot: workspace,
+    text: "Rename the tenth function of every module.",
+    profileId: "bench",
+  });
   let status = TaskStatus.RUNNING;
   for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
     const e = res.event!.event;
@@ -88,7 +131,8 @@ async function runTask(window: number): Promise<Run> {
     promptTokens: requests.reduce((sum, r) => sum + r.promptTokens, 0),
     largest: Math.max(...answered.map((r) => r.promptTokens), 0),
     completed: status === TaskStatus.COMPLETED,
-    modelTurns: answered.filter((r) => !JSON.stringify(r.body.system ?? "").includes("faithful, compact summaries")).length,
+    modelTurns: answered.filter((r) => !JSON.stringify(r.body.system ?? "").includes("faithful, compact summaries"))
+      .length,
   };
 }
 
@@ -114,10 +158,34 @@ for (const window of [200_000, 128_000]) {
   const run = await runTask(window);
   const before = naive(window, 3500);
   const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
-  report(`${k(window)} window: outcome`, run.completed ? `completed, ${run.modelTurns} turns` : "not completed", `fails at request ${before.requests}`, "-", "completes all 40 turns");
-  report(`${k(window)} window: requests (summaries, retries)`, `${run.requests}`, `${before.answered} answered`, "-", "<= 45");
+  report(
+    `${k(window)} window: outcome`,
+    run.completed ? `completed, ${run.modelTurns} turns` : "not completed",
+    `fails at request ${before.requests}`,
+    "-",
+    "completes all 40 turns",
+  );
+  report(
+    `${k(window)} window: requests (summaries, retries)`,
+    `${run.requests}`,
+    `${before.answered} answered`,
+    "-",
+    "<= 45",
+  );
   report(`${k(window)} window: requests over the window`, `${run.refused}`, "1", "-", "<= 1");
-  report(`${k(window)} window: prompt tokens sent, whole task`, k(run.promptTokens), `${k(before.promptTokens)} in ${before.requests}`, "-", "(info)");
-  report(`${k(window)} window: largest request`, k(run.largest), k(window), `${(run.largest / window).toFixed(2)}x window`, "< 1x window");
+  report(
+    `${k(window)} window: prompt tokens sent, whole task`,
+    k(run.promptTokens),
+    `${k(before.promptTokens)} in ${before.requests}`,
+    "-",
+    "(info)",
+  );
+  report(
+    `${k(window)} window: largest request`,
+    k(run.largest),
+    k(window),
+    `${(run.largest / window).toFixed(2)}x window`,
+    "< 1x window",
+  );
 }
 fs.rmSync(base, { recursive: true, force: true });

@@ -11,7 +11,13 @@ const handler = connectNodeAdapter({
       async *subscribe(req) {
         const n = Number(req.afterSeq);
         for (let i = 1; i <= n; i++) {
-          yield { event: { seq: BigInt(i), taskId: req.taskId, event: { case: "messageDelta", value: { messageId: "m", text } } } };
+          yield {
+            event: {
+              seq: BigInt(i),
+              taskId: req.taskId,
+              event: { case: "messageDelta", value: { messageId: "m", text } },
+            },
+          };
         }
       },
     }),

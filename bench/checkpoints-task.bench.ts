@@ -34,7 +34,14 @@ const edits = ["packages/p0/src0/f0.js", "packages/p60/src0/f12000.js", "package
 const server = await spawnModelServer({
   loop: true,
   turns: [
-    ...edits.map((p) => ({ toolCalls: [{ name: "write_to_file", input: { path: p, content: `// edited by the task\nexport const changed = "${p}";\n` } }] })),
+    ...edits.map((p) => ({
+      toolCalls: [
+        {
+          name: "write_to_file",
+          input: { path: p, content: `// edited by the task\nexport const changed = "${p}";\n` },
+        },
+      ],
+    })),
     { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
   ],
 });
@@ -69,7 +76,10 @@ function sideFor(name: string, checkpoints: boolean): Side {
 function runTask(side: Side): number {
   execFileSync("sync");
   const t = performance.now();
-  execFileSync(cli, ["task", "edit three files", "--workspace", side.workspace, "--yes"], { env: side.env, stdio: "ignore" });
+  execFileSync(cli, ["task", "edit three files", "--workspace", side.workspace, "--yes"], {
+    env: side.env,
+    stdio: "ignore",
+  });
   return performance.now() - t;
 }
 
@@ -84,7 +94,13 @@ try {
   }
   const ours = median(on.times);
   const without = median(off.times);
-  report(`task of 3 edits, checkpoints on vs off (later task) @27k`, fmtMs(ours), fmtMs(without), ratio(ours, without), "<= 1.15x");
+  report(
+    `task of 3 edits, checkpoints on vs off (later task) @27k`,
+    fmtMs(ours),
+    fmtMs(without),
+    ratio(ours, without),
+    "<= 1.15x",
+  );
 } finally {
   await server.stop();
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 5 });

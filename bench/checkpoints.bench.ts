@@ -26,7 +26,10 @@ function makeTree(root: string, files: number): void {
   for (let i = 0; i < files; i++) {
     const dir = path.join(root, `pkg-${Math.floor(i / 1000)}`, `mod-${Math.floor(i / 50) % 20}`);
     if (i % 50 === 0) fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, `file-${i}.ts`), `// file ${i}\nexport const value${i} = ${i};\n`.repeat(1 + (i % 7)));
+    fs.writeFileSync(
+      path.join(dir, `file-${i}.ts`),
+      `// file ${i}\nexport const value${i} = ${i};\n`.repeat(1 + (i % 7)),
+    );
   }
 }
 
@@ -162,9 +165,17 @@ for (const n of sizes) {
   const { manager, layout } = current;
   const ourBaseline = median(ourBaselines);
   const peerBaseline = median(peerBaselines);
-  report(`baseline save (median of ${rounds}) ${at}`, fmtMs(ourBaseline), fmtMs(peerBaseline), ratio(ourBaseline, peerBaseline), "<= 1.0x raw git add -A && commit");
+  report(
+    `baseline save (median of ${rounds}) ${at}`,
+    fmtMs(ourBaseline),
+    fmtMs(peerBaseline),
+    ratio(ourBaseline, peerBaseline),
+    "<= 1.0x raw git add -A && commit",
+  );
 
-  const edited = [0, Math.floor(n / 2), n - 1].map((i) => `pkg-${Math.floor(i / 1000)}/mod-${Math.floor(i / 50) % 20}/file-${i}.ts`);
+  const edited = [0, Math.floor(n / 2), n - 1].map(
+    (i) => `pkg-${Math.floor(i / 1000)}/mod-${Math.floor(i / 50) % 20}/file-${i}.ts`,
+  );
   const edit = (root: string, turn: number) => {
     for (const p of edited) fs.writeFileSync(path.join(root, p), `// turn ${turn}\nexport const changed = ${turn};\n`);
   };
@@ -193,8 +204,20 @@ for (const n of sizes) {
     peerAddCommit.push(p.addCommit);
   }
   const turn = median(ours);
-  report(`turn save, 3 tool-edited files (median) ${at}`, fmtMs(turn), fmtMs(median(peer)), ratio(turn, median(peer)), "< 40 ms, <= 0.10x peer");
-  report(`  same vs git add . && commit alone ${at}`, fmtMs(turn), fmtMs(median(peerAddCommit)), ratio(turn, median(peerAddCommit)), "(info)");
+  report(
+    `turn save, 3 tool-edited files (median) ${at}`,
+    fmtMs(turn),
+    fmtMs(median(peer)),
+    ratio(turn, median(peer)),
+    "< 40 ms, <= 0.10x peer",
+  );
+  report(
+    `  same vs git add . && commit alone ${at}`,
+    fmtMs(turn),
+    fmtMs(median(peerAddCommit)),
+    ratio(turn, median(peerAddCommit)),
+    "(info)",
+  );
 
   // Per-turn save after a command changed 3 files (no recorded paths).
   const oursCmd: number[] = [];
@@ -209,7 +232,13 @@ for (const n of sizes) {
     peerCmd.push(peerSave(`cmd ${t}`).full);
   }
   const cmd = median(oursCmd);
-  report(`turn save, command changed 3 files ${at}`, fmtMs(cmd), fmtMs(median(peerCmd)), ratio(cmd, median(peerCmd)), "< 60 ms (watched after the first)");
+  report(
+    `turn save, command changed 3 files ${at}`,
+    fmtMs(cmd),
+    fmtMs(median(peerCmd)),
+    ratio(cmd, median(peerCmd)),
+    "< 60 ms (watched after the first)",
+  );
 
   // Restore of those 3 files (the task recorded them), vs the peer's `git checkout <commit> -- paths`.
   const cps = await manager.list("bench");
@@ -226,7 +255,13 @@ for (const n of sizes) {
     peerRestores.push(time(() => rawGit(copy, "checkout", "HEAD~3", "--", ...edited))[0]);
   }
   const restore = median(restores);
-  report(`restore of 3 files (median) ${at}`, fmtMs(restore), fmtMs(median(peerRestores)), ratio(restore, median(peerRestores)), "< 30 ms at 20k");
+  report(
+    `restore of 3 files (median) ${at}`,
+    fmtMs(restore),
+    fmtMs(median(peerRestores)),
+    ratio(restore, median(peerRestores)),
+    "< 30 ms at 20k",
+  );
   curve.set(n, { baseline: ourBaseline, turn, peerTurn: median(peer), cmd, peerCmd: median(peerCmd), restore });
 
   if (n === 20_000) {
@@ -237,8 +272,16 @@ for (const n of sizes) {
     const gitDir = path.join(layout.checkpointRepoDir(ws), ".git");
     const shadow = dirBytes(gitDir);
     const tree = dirBytes(ws);
-    report(`disk after 100 more turns (shadow .git) ${at}`, mb(shadow), mb(tree), ratio(shadow, tree), "vs the tree itself");
-    execFileSync("git", ["--git-dir", gitDir, "gc", "--quiet"], { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } });
+    report(
+      `disk after 100 more turns (shadow .git) ${at}`,
+      mb(shadow),
+      mb(tree),
+      ratio(shadow, tree),
+      "vs the tree itself",
+    );
+    execFileSync("git", ["--git-dir", gitDir, "gc", "--quiet"], {
+      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
     const packed = dirBytes(gitDir);
     report(`  same after git gc ${at}`, mb(packed), mb(tree), ratio(packed, tree), "vs the tree itself");
   }
@@ -268,11 +311,23 @@ for (const n of sizes) {
     const peerRun = () => {
       fs.rmSync(path.join(copy, ".git"), { recursive: true, force: true, maxRetries: 5 });
       flushDisk();
-      raw.push(time(() => ["init -q", "add -A", "commit -qm baseline"].forEach((c) => rawGit(copy, ...c.split(" "))))[0]);
+      raw.push(
+        time(() => ["init -q", "add -A", "commit -qm baseline"].forEach((c) => rawGit(copy, ...c.split(" "))))[0],
+      );
     };
     if (round % 2 === 1) peerRun();
-    const layout = new InstanceLayout({ dataRoot: path.join(base, `data-${round}`), homeRoot: path.join(base, `h-${round}`), documentsRoot: path.join(base, `docs-${round}`) });
-    const manager = new CheckpointManager({ layout, env: { PATH: process.env.PATH, HOME: base }, homeDir: path.join(base, "home"), logger: silentLogger(), budgetCheckEvery: 1_000_000 });
+    const layout = new InstanceLayout({
+      dataRoot: path.join(base, `data-${round}`),
+      homeRoot: path.join(base, `h-${round}`),
+      documentsRoot: path.join(base, `docs-${round}`),
+    });
+    const manager = new CheckpointManager({
+      layout,
+      env: { PATH: process.env.PATH, HOME: base },
+      homeDir: path.join(base, "home"),
+      logger: silentLogger(),
+      budgetCheckEvery: 1_000_000,
+    });
     flushDisk();
     const [ms, cp] = await timeAsync(() => manager.ensureBaseline({ id: "bench", workspaceRoots: [ws] }));
     if (!cp) throw new Error("baseline failed");
@@ -281,7 +336,13 @@ for (const n of sizes) {
     await manager.stop();
     if (round % 2 === 0) peerRun();
   }
-  report(`baseline save, * text eol=lf (median of 3) @20k`, fmtMs(median(ours)), fmtMs(median(raw)), ratio(median(ours), median(raw)), "<= 1.0x raw git add -A && commit");
+  report(
+    `baseline save, * text eol=lf (median of 3) @20k`,
+    fmtMs(median(ours)),
+    fmtMs(median(raw)),
+    ratio(median(ours), median(raw)),
+    "<= 1.0x raw git add -A && commit",
+  );
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }
 
@@ -292,9 +353,33 @@ for (const n of sizes.slice(1)) {
   const f = curve.get(n)!;
   const at = `@${n / 1000}k vs @2k`;
   report(`curve: turn save, tool edits ${at}`, fmtMs(f.turn), fmtMs(first.turn), ratio(f.turn, first.turn), "flat");
-  report(`curve: peer turn save ${at}`, fmtMs(f.peerTurn), fmtMs(first.peerTurn), ratio(f.peerTurn, first.peerTurn), "(info)");
+  report(
+    `curve: peer turn save ${at}`,
+    fmtMs(f.peerTurn),
+    fmtMs(first.peerTurn),
+    ratio(f.peerTurn, first.peerTurn),
+    "(info)",
+  );
   report(`curve: turn save, command ${at}`, fmtMs(f.cmd), fmtMs(first.cmd), ratio(f.cmd, first.cmd), "(info)");
-  report(`curve: peer command save ${at}`, fmtMs(f.peerCmd), fmtMs(first.peerCmd), ratio(f.peerCmd, first.peerCmd), "(info)");
-  report(`curve: restore of 3 files ${at}`, fmtMs(f.restore), fmtMs(first.restore), ratio(f.restore, first.restore), "flat");
-  report(`curve: baseline save ${at}`, fmtMs(f.baseline), fmtMs(first.baseline), ratio(f.baseline, first.baseline), "(info) grows with the tree");
+  report(
+    `curve: peer command save ${at}`,
+    fmtMs(f.peerCmd),
+    fmtMs(first.peerCmd),
+    ratio(f.peerCmd, first.peerCmd),
+    "(info)",
+  );
+  report(
+    `curve: restore of 3 files ${at}`,
+    fmtMs(f.restore),
+    fmtMs(first.restore),
+    ratio(f.restore, first.restore),
+    "flat",
+  );
+  report(
+    `curve: baseline save ${at}`,
+    fmtMs(f.baseline),
+    fmtMs(first.baseline),
+    ratio(f.baseline, first.baseline),
+    "(info) grows with the tree",
+  );
 }

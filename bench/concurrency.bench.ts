@@ -27,20 +27,32 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 /** The highest VmRSS seen over `ms`, sampled every 100 ms. */
 async function peakRss(pid: number, ms: number): Promise<number> {
   let peak = 0;
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) peak = Math.max(peak, memoryOf(pid).rss);
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100)))
+    peak = Math.max(peak, memoryOf(pid).rss);
   return peak;
 }
 
 async function configure(clients: DlineClients, url: string, id: string): Promise<void> {
-  await clients.settings.upsertProfile({ profile: { id, name: id, provider: "openai", baseUrl: url, model: "m", contextWindow: 1_000_000n } });
+  await clients.settings.upsertProfile({
+    profile: { id, name: id, provider: "openai", baseUrl: url, model: "m", contextWindow: 1_000_000n },
+  });
 }
 
 async function memoryWithTasks(n: number): Promise<{ idle: number; busy: number; hwm: number }> {
   // Each turn streams 600 chunks 25 ms apart (~15 s): long enough for 50 tasks to start and be sampled.
-  const model = await spawnModelServer({ loop: true, turns: [{ text: "z".repeat(600 * 20), textChunkChars: 20, writeDelayMs: 25 }] });
+  const model = await spawnModelServer({
+    loop: true,
+    turns: [{ text: "z".repeat(600 * 20), textChunkChars: 20, writeDelayMs: 25 }],
+  });
   const warmModel = await spawnModelServer({ loop: true, turns: [{ text: "warm" }] });
   const roots = path.join(base, `n${n}`);
-  const env = { ...process.env, HOME: roots, DLINE_DIR: path.join(roots, "d"), DLINE_HOME_DIR: path.join(roots, "h"), DLINE_DOCS_DIR: path.join(roots, "docs") };
+  const env = {
+    ...process.env,
+    HOME: roots,
+    DLINE_DIR: path.join(roots, "d"),
+    DLINE_HOME_DIR: path.join(roots, "h"),
+    DLINE_DOCS_DIR: path.join(roots, "docs"),
+  };
   fs.mkdirSync(roots, { recursive: true });
   const sidecar = await spawnSidecar({ binary, env, stderr: path.join(roots, "stderr.log") });
   const pid = sidecar.handshake.pid;
@@ -68,7 +80,9 @@ async function memoryWithTasks(n: number): Promise<{ idle: number; busy: number;
       fs.writeFileSync(path.join(ws, "README.md"), `# workspace ${i}\n`);
       return ws;
     });
-    const ids = await Promise.all(workspaces.map((ws, i) => clients.tasks.newTask({ workspaceRoot: ws, text: `task ${i}`, profileId: "bench" })));
+    const ids = await Promise.all(
+      workspaces.map((ws, i) => clients.tasks.newTask({ workspaceRoot: ws, text: `task ${i}`, profileId: "bench" })),
+    );
     let streaming = 0;
     const allStreaming = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`only ${streaming} of ${n} tasks streamed within 60 s`)), 60_000);
@@ -115,7 +129,13 @@ try {
     report(`sidecar RSS per running task, ${n} task(s)`, `${((busy - idle) / n).toFixed(2)} MB`, "-", "-", "(info)");
     // The slope between sizes: what one more task costs.
     if (previous && n > previous.n) {
-      report(`sidecar marginal RSS per task, ${previous.n} -> ${n}`, `${((busy - previous.busy) / (n - previous.n)).toFixed(2)} MB`, "-", "-", "(info)");
+      report(
+        `sidecar marginal RSS per task, ${previous.n} -> ${n}`,
+        `${((busy - previous.busy) / (n - previous.n)).toFixed(2)} MB`,
+        "-",
+        "-",
+        "(info)",
+      );
     }
     previous = { n, busy };
   }

@@ -14,7 +14,13 @@ import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
 
 const binary = path.resolve("dist/dline-core");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-follow-"));
-const env = { ...process.env, HOME: base, DLINE_DIR: path.join(base, "d"), DLINE_HOME_DIR: path.join(base, "h"), DLINE_DOCS_DIR: path.join(base, "docs") };
+const env = {
+  ...process.env,
+  HOME: base,
+  DLINE_DIR: path.join(base, "d"),
+  DLINE_HOME_DIR: path.join(base, "h"),
+  DLINE_DOCS_DIR: path.join(base, "docs"),
+};
 const workspace = path.join(base, "ws");
 fs.mkdirSync(workspace);
 const CHUNKS = Number(process.env.BENCH_FOLLOW_CHUNKS ?? 400);
@@ -34,11 +40,15 @@ async function timestampingModel(chunks: number): Promise<{ url: string; go: () 
     let i = 0;
     const tick = () => {
       if (i++ >= chunks) {
-        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+        );
         res.end();
         return;
       }
-      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: `<${process.hrtime.bigint()}>` } }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: `<${process.hrtime.bigint()}>` } }] })}\n\n`,
+      );
       setTimeout(tick, GAP_MS);
     };
     void started.then(tick);
@@ -59,7 +69,8 @@ function arrivals(clients: DlineClients, taskId: string, onFirst: () => void): P
         onFirst();
       }
       const e = res.event!.event;
-      const text = e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? (e.value.message?.text ?? "") : "";
+      const text =
+        e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? (e.value.message?.text ?? "") : "";
       for (const m of text.matchAll(/<(\d+)>/g)) if (!seen.has(m[1])) seen.set(m[1], now);
       if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
     }
@@ -73,7 +84,16 @@ async function forwarded(): Promise<{ direct: number[]; follower: number[] }> {
   const follower = await spawnSidecar({ binary, env });
   const a = createDlineClients(owner.handshake.url, owner.handshake.token);
   const b = createDlineClients(follower.handshake.url, follower.handshake.token);
-  await a.settings.upsertProfile({ profile: { id: "follow", name: "follow", provider: "openai", baseUrl: model.url, model: "m", contextWindow: 1_000_000n } });
+  await a.settings.upsertProfile({
+    profile: {
+      id: "follow",
+      name: "follow",
+      provider: "openai",
+      baseUrl: model.url,
+      model: "m",
+      contextWindow: 1_000_000n,
+    },
+  });
   const { taskId } = await a.tasks.newTask({ workspaceRoot: workspace, text: "stream", profileId: "follow" });
   let connected = 0;
   const ready = () => {
@@ -151,9 +171,21 @@ const signedMs = (ms: number) => (ms < 0 ? `-${fmtMs(-ms)}` : fmtMs(ms));
 const p50 = { direct: median(run.direct), follower: median(run.follower) };
 const p99 = { direct: percentile(run.direct, 99), follower: percentile(run.follower, 99) };
 report("model chunk -> direct subscriber p50", fmtMs(p50.direct), "-", "-", "(baseline)");
-report("model chunk -> follower's subscriber p50", fmtMs(p50.follower), fmtMs(p50.direct), ratio(p50.follower, p50.direct), "(info)");
+report(
+  "model chunk -> follower's subscriber p50",
+  fmtMs(p50.follower),
+  fmtMs(p50.direct),
+  ratio(p50.follower, p50.direct),
+  "(info)",
+);
 report("model chunk -> direct subscriber p99", fmtMs(p99.direct), "-", "-", "(baseline)");
-report("model chunk -> follower's subscriber p99", fmtMs(p99.follower), fmtMs(p99.direct), ratio(p99.follower, p99.direct), "(info)");
+report(
+  "model chunk -> follower's subscriber p99",
+  fmtMs(p99.follower),
+  fmtMs(p99.direct),
+  ratio(p99.follower, p99.direct),
+  "(info)",
+);
 report("forwarded event: added latency p50", signedMs(p50.follower - p50.direct), "-", "-", "< 10 ms");
 report("forwarded event: added latency p99", signedMs(p99.follower - p99.direct), "-", "-", "(info)");
 const db = await throughDatabase();

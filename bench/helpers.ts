@@ -23,7 +23,13 @@ export function ratio(value: number, baseline: number): string {
  * bench/run.mjs runs the benchmark, the line is also collected for bench/report.md and .json.
  */
 export function report(name: string, value: string, baseline: string, r: string, goal: string): void {
-  console.log(`${name.padEnd(44)} ${value.padStart(12)}  baseline ${baseline.padStart(12)}  ratio ${r.padStart(7)}  goal ${goal}`);
+  console.log(
+    `${name.padEnd(44)} ${value.padStart(12)}  baseline ${baseline.padStart(12)}  ratio ${r.padStart(7)}  goal ${goal}`,
+  );
   const file = process.env.DLINE_BENCH_RESULTS;
-  if (file) fs.appendFileSync(file, JSON.stringify({ bench: process.env.DLINE_BENCH_NAME ?? "", name, value, baseline, ratio: r, goal }) + "\n");
+  if (file)
+    fs.appendFileSync(
+      file,
+      JSON.stringify({ bench: process.env.DLINE_BENCH_NAME ?? "", name, value, baseline, ratio: r, goal }) + "\n",
+    );
 }

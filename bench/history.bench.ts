@@ -19,10 +19,31 @@ const TASKS = 100_000;
 const MESSAGES = 100_000;
 const OPEN_MESSAGES = 10_000;
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-history-"));
-const layout = new InstanceLayout({ dataRoot: path.join(base, "data"), homeRoot: path.join(base, "home"), documentsRoot: path.join(base, "docs") });
+const layout = new InstanceLayout({
+  dataRoot: path.join(base, "data"),
+  homeRoot: path.join(base, "home"),
+  documentsRoot: path.join(base, "docs"),
+});
 const sqlite = new SqliteFactory(() => undefined);
 const logger = silentLogger();
-const words = ["refactor", "parser", "login", "deploy", "docs", "tests", "payment", "gateway", "cache", "render", "migrate", "schema", "fix", "bug", "feature", "review"];
+const words = [
+  "refactor",
+  "parser",
+  "login",
+  "deploy",
+  "docs",
+  "tests",
+  "payment",
+  "gateway",
+  "cache",
+  "render",
+  "migrate",
+  "schema",
+  "fix",
+  "bug",
+  "feature",
+  "review",
+];
 
 function sample(n: number, fn: () => void): number[] {
   const out: number[] = [];
@@ -36,7 +57,15 @@ function sample(n: number, fn: () => void): number[] {
 
 function taskRow(i: number) {
   const title = `${words[i % 16]} ${words[(i * 7) % 16]} ${words[(i * 13) % 16]} task ${i}`;
-  return { id: `task-${i}`, title, taskText: `${title} in module m${i % 997}`, workspaceRoot: `/ws/${i % 20}`, createdAt: 1_600_000_000_000 + i * 1000, cost: (i % 1000) / 100, favorite: i % 50 === 0 };
+  return {
+    id: `task-${i}`,
+    title,
+    taskText: `${title} in module m${i % 997}`,
+    workspaceRoot: `/ws/${i % 20}`,
+    createdAt: 1_600_000_000_000 + i * 1000,
+    cost: (i % 1000) / 100,
+    favorite: i % 50 === 0,
+  };
 }
 
 /**
@@ -53,7 +82,9 @@ function buildHistoryFile(file: string, n: number): void {
   db.pragma("cache_size = -400000");
   migrateHistory(db);
   const deferred = db
-    .prepare("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'tasks' AND sql IS NOT NULL AND (type = 'index' OR (type = 'trigger' AND name = 'tasks_fts_insert'))")
+    .prepare(
+      "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'tasks' AND sql IS NOT NULL AND (type = 'index' OR (type = 'trigger' AND name = 'tasks_fts_insert'))",
+    )
     .all() as { type: "index" | "trigger"; name: string; sql: string }[];
   const insert = db.prepare(
     "INSERT INTO tasks (id, workspace_root, title, task_text, created_at, updated_at, favorite, cost, status, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'completed', 'dline')",
@@ -90,21 +121,53 @@ async function historyAtSize(n: number, label: string): Promise<Record<string, n
     const order = "ORDER BY t.created_at DESC, t.id DESC LIMIT 51";
     const rawFirst = raw.prepare(`SELECT ${HISTORY_COLUMNS} FROM tasks t ${order}`);
     const rawNext = raw.prepare(`SELECT ${HISTORY_COLUMNS} FROM tasks t WHERE (t.created_at, t.id) < (?, ?) ${order}`);
-    const rawSearch = raw.prepare(`SELECT ${HISTORY_COLUMNS} FROM tasks t WHERE t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?) ${order}`);
+    const rawSearch = raw.prepare(
+      `SELECT ${HISTORY_COLUMNS} FROM tasks t WHERE t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?) ${order}`,
+    );
     const rawFavorites = raw.prepare(`SELECT ${HISTORY_COLUMNS} FROM tasks t WHERE t.favorite = 1 ${order}`);
     const firstPage = history.list({ pageSize: 50 });
     const last = firstPage.tasks[firstPage.tasks.length - 1];
     const cases: [string, () => unknown, () => unknown, string][] = [
       ["first page (50)", () => history.list({ pageSize: 50 }), () => rawFirst.all(), "< 5 ms"],
-      ["keyset next page", () => history.list({ pageSize: 50, pageToken: firstPage.nextPageToken }), () => rawNext.all(last.createdAt, last.id), "< 5 ms"],
+      [
+        "keyset next page",
+        () => history.list({ pageSize: 50, pageToken: firstPage.nextPageToken }),
+        () => rawNext.all(last.createdAt, last.id),
+        "< 5 ms",
+      ],
       // The three kinds of search the planner (core/src/tasks/history-search.ts) tells apart:
       // "parser gateway": 1 task in 8 has both words; "task": every task; "payment gateway": no
       // task has both (two long posting lists intersected to nothing). "m123": 1 in 997.
-      ["search, common words", () => history.list({ pageSize: 50, query: "parser gateway" }), () => rawSearch.all('"parser"* "gateway"*'), "< 50 ms"],
-      ["search, match-everything word", () => history.list({ pageSize: 50, query: "task" }), () => rawSearch.all('"task"*'), "< 50 ms"],
-      ["search, no match", () => history.list({ pageSize: 50, query: "payment gateway" }), () => rawSearch.all('"payment"* "gateway"*'), "< 50 ms"],
-      ["search, rare word", () => history.list({ pageSize: 50, query: "m123" }), () => rawSearch.all('"m123"*'), "< 50 ms"],
-      ["favourites first page", () => history.list({ pageSize: 50, favoritesOnly: true }), () => rawFavorites.all(), "< 5 ms"],
+      [
+        "search, common words",
+        () => history.list({ pageSize: 50, query: "parser gateway" }),
+        () => rawSearch.all('"parser"* "gateway"*'),
+        "< 50 ms",
+      ],
+      [
+        "search, match-everything word",
+        () => history.list({ pageSize: 50, query: "task" }),
+        () => rawSearch.all('"task"*'),
+        "< 50 ms",
+      ],
+      [
+        "search, no match",
+        () => history.list({ pageSize: 50, query: "payment gateway" }),
+        () => rawSearch.all('"payment"* "gateway"*'),
+        "< 50 ms",
+      ],
+      [
+        "search, rare word",
+        () => history.list({ pageSize: 50, query: "m123" }),
+        () => rawSearch.all('"m123"*'),
+        "< 50 ms",
+      ],
+      [
+        "favourites first page",
+        () => history.list({ pageSize: 50, favoritesOnly: true }),
+        () => rawFavorites.all(),
+        "< 5 ms",
+      ],
     ];
     for (const [name, ours, baseline, goal] of cases) {
       // Same answer first: the baseline must do the same work.
@@ -145,7 +208,15 @@ try {
       Array.from({ length: batch }, (_, j) => {
         const i = start + j;
         const title = `${words[i % 16]} ${words[(i * 7) % 16]} ${words[(i * 13) % 16]} task ${i}`;
-        return { id: `task-${i}`, title, taskText: `${title} in module m${i % 997}`, workspaceRoot: `/ws/${i % 20}`, createdAt: 1_600_000_000_000 + i * 1000, cost: (i % 1000) / 100, favorite: i % 50 === 0 };
+        return {
+          id: `task-${i}`,
+          title,
+          taskText: `${title} in module m${i % 997}`,
+          workspaceRoot: `/ws/${i % 20}`,
+          createdAt: 1_600_000_000_000 + i * 1000,
+          cost: (i % 1000) / 100,
+          favorite: i % 50 === 0,
+        };
       }),
     );
   }
@@ -188,10 +259,17 @@ try {
   rawDb.close();
   const durableStore = MessageStore.open(sqlite, layout.task("bench-durable").messagesDb);
   t0 = performance.now();
-  for (let i = 0; i < MESSAGES; i++) durableStore.append(uiMessage({ id: `m${i}`, text: `message ${i} with some text` }), { durable: true });
+  for (let i = 0; i < MESSAGES; i++)
+    durableStore.append(uiMessage({ id: `m${i}`, text: `message ${i} with some text` }), { durable: true });
   const durableRate = MESSAGES / ((performance.now() - t0) / 1000);
   durableStore.close();
-  report("append UI messages, committed per call, /s", durableRate.toFixed(0), rawRate.toFixed(0), ratio(durableRate, rawRate), ">= 20,000/s");
+  report(
+    "append UI messages, committed per call, /s",
+    durableRate.toFixed(0),
+    rawRate.toFixed(0),
+    ratio(durableRate, rawRate),
+    ">= 20,000/s",
+  );
   // Group commit: durable within MESSAGE_FLUSH_INTERVAL_MS; the clock stops when the last one is committed.
   const store = MessageStore.open(sqlite, layout.task("bench-task").messagesDb);
   t0 = performance.now();
@@ -199,12 +277,22 @@ try {
   store.flush();
   const rate = MESSAGES / ((performance.now() - t0) / 1000);
   store.close();
-  report("append UI messages, group-committed, /s", rate.toFixed(0), rawRate.toFixed(0), ratio(rate, rawRate), ">= 20,000/s");
+  report(
+    "append UI messages, group-committed, /s",
+    rate.toFixed(0),
+    rawRate.toFixed(0),
+    ratio(rate, rawRate),
+    ">= 20,000/s",
+  );
 
   // Opening a task of 10,000 messages: open messages.db, read every message, close.
   const openFile = layout.task("open-task").messagesDb;
   const seedStore = MessageStore.open(sqlite, openFile);
-  seedStore.appendMany(Array.from({ length: OPEN_MESSAGES }, (_, i) => uiMessage({ id: `m${i}`, text: `message ${i} `.repeat(10), role: i % 2 ? "assistant" : "user" })));
+  seedStore.appendMany(
+    Array.from({ length: OPEN_MESSAGES }, (_, i) =>
+      uiMessage({ id: `m${i}`, text: `message ${i} `.repeat(10), role: i % 2 ? "assistant" : "user" }),
+    ),
+  );
   seedStore.close();
   const baseOpen = median(
     sample(30, () => {
@@ -233,7 +321,13 @@ try {
   if (largest > smallest) {
     for (const [name, v] of Object.entries(curve.get(largest)!)) {
       const b = curve.get(smallest)![name];
-      report(`history ${label(largest)} vs ${label(smallest)}: ${name}`, fmtMs(v), fmtMs(b), ratio(v, b), "(info: flat is best)");
+      report(
+        `history ${label(largest)} vs ${label(smallest)}: ${name}`,
+        fmtMs(v),
+        fmtMs(b),
+        ratio(v, b),
+        "(info: flat is best)",
+      );
     }
   }
 } finally {

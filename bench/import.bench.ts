@@ -7,7 +7,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createDlineClients, spawnSidecar } from "../core/src/client/index.js";
-import { historyItem, legacyUiMessages, vscodeGlobalStorage, writeHistoryItems, writeLegacyTask } from "../test/import/fixtures.js";
+import {
+  historyItem,
+  legacyUiMessages,
+  vscodeGlobalStorage,
+  writeHistoryItems,
+  writeLegacyTask,
+} from "../test/import/fixtures.js";
 import { fmtMs, ratio, report } from "./helpers.js";
 
 const TASKS = Number(process.env.DLINE_BENCH_IMPORT_TASKS ?? 2000);
@@ -36,17 +42,26 @@ try {
     for (const f of fs.readdirSync(dir)) bytes += fs.statSync(path.join(dir, f)).size;
   }
   writeHistoryItems(root, items);
-  console.log(`wrote ${TASKS} tasks of ${MESSAGES} messages (${(bytes / 1e6).toFixed(1)} MB) in ${fmtMs(performance.now() - t0)}`);
+  console.log(
+    `wrote ${TASKS} tasks of ${MESSAGES} messages (${(bytes / 1e6).toFixed(1)} MB) in ${fmtMs(performance.now() - t0)}`,
+  );
 
   // Baseline: read and parse every file discovery needs, nothing else.
   t0 = performance.now();
   JSON.parse(fs.readFileSync(path.join(root, "state", "taskHistory.json"), "utf8"));
   for (const id of fs.readdirSync(path.join(root, "tasks"))) {
-    for (const f of ["ui_messages.json", "api_conversation_history.json"]) JSON.parse(fs.readFileSync(path.join(root, "tasks", id, f), "utf8"));
+    for (const f of ["ui_messages.json", "api_conversation_history.json"])
+      JSON.parse(fs.readFileSync(path.join(root, "tasks", id, f), "utf8"));
   }
   const baseline = performance.now() - t0;
 
-  const env = { PATH: process.env.PATH, HOME: home, DLINE_DIR: path.join(base, "dline"), DLINE_HOME_DIR: path.join(base, "dline-home"), DLINE_DOCS_DIR: path.join(base, "docs") };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    DLINE_DIR: path.join(base, "dline"),
+    DLINE_HOME_DIR: path.join(base, "dline-home"),
+    DLINE_DOCS_DIR: path.join(base, "docs"),
+  };
   const sidecar = await spawnSidecar({ binary, cwd: base, env, stderr: "ignore" });
   try {
     const clients = createDlineClients(sidecar.handshake.url, sidecar.handshake.token);
@@ -60,12 +75,25 @@ try {
     const res = await clients.imports.importCline({ all: true }, { timeoutMs: 600_000 });
     const imported = performance.now() - t0;
     const ok = res.results.filter((r) => r.outcome === "imported").length;
-    if (ok !== TASKS) throw new Error(`imported ${ok} of ${TASKS}: ${res.results.find((r) => r.outcome !== "imported")?.error}`);
+    if (ok !== TASKS)
+      throw new Error(`imported ${ok} of ${TASKS}: ${res.results.find((r) => r.outcome !== "imported")?.error}`);
     const rssPeak = peakRssKb(sidecar.handshake.pid);
     report(`discover ${TASKS} legacy tasks`, fmtMs(discovery), fmtMs(baseline), ratio(discovery, baseline), "< 2 s");
     report(`import ${TASKS} legacy tasks`, fmtMs(imported), fmtMs(baseline), ratio(imported, baseline), "< 30 s");
-    report("import throughput (tasks/s)", (TASKS / (imported / 1000)).toFixed(0), (TASKS / (baseline / 1000)).toFixed(0), ratio(baseline, imported), "> 67 tasks/s");
-    report("sidecar peak RSS (MB) vs tree size (MB)", (rssPeak / 1024).toFixed(0), (bytes / 1e6).toFixed(0), ratio(rssPeak * 1024, bytes), `bounded (was ${(rssBefore / 1024).toFixed(0)} MB before)`);
+    report(
+      "import throughput (tasks/s)",
+      (TASKS / (imported / 1000)).toFixed(0),
+      (TASKS / (baseline / 1000)).toFixed(0),
+      ratio(baseline, imported),
+      "> 67 tasks/s",
+    );
+    report(
+      "sidecar peak RSS (MB) vs tree size (MB)",
+      (rssPeak / 1024).toFixed(0),
+      (bytes / 1e6).toFixed(0),
+      ratio(rssPeak * 1024, bytes),
+      `bounded (was ${(rssBefore / 1024).toFixed(0)} MB before)`,
+    );
   } finally {
     await sidecar.stop();
   }

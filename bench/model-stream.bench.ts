@@ -14,13 +14,26 @@ const rounds = 5;
 
 const server = await spawnModelServer({
   loop: true,
-  turns: [{ text: "abcd".repeat(deltasPerRequest), textChunkChars: chunkChars, toolCalls: [{ name: "read_file", input: { path: "x".repeat(4000) } }], usage: { input: 10, output: 20 } }],
+  turns: [
+    {
+      text: "abcd".repeat(deltasPerRequest),
+      textChunkChars: chunkChars,
+      toolCalls: [{ name: "read_file", input: { path: "x".repeat(4000) } }],
+      usage: { input: 10, output: 20 },
+    },
+  ],
 });
 
-async function rawRead(format: "anthropic" | "openai"): Promise<{ frames: number; bytes: number; ms: number; chunks: Uint8Array[] }> {
+async function rawRead(
+  format: "anthropic" | "openai",
+): Promise<{ frames: number; bytes: number; ms: number; chunks: Uint8Array[] }> {
   const url = format === "anthropic" ? `${server.url}/v1/messages` : `${server.url}/chat/completions`;
   const start = performance.now();
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", stream: true }) });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", stream: true }),
+  });
   const reader = response.body!.getReader();
   const chunks: Uint8Array[] = [];
   let bytes = 0;
@@ -83,8 +96,20 @@ try {
     const rawRate = median(raw);
     const fmt = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
     report(`${format}: raw SSE read (baseline)`, fmt(rawRate), fmt(rawRate), ratio(rawRate, rawRate), "-");
-    report(`${format}: SSE parser only (in memory)`, fmt(median(parsed)), fmt(rawRate), ratio(median(parsed), rawRate), "-");
-    report(`${format}: provider -> normalised events`, fmt(median(normalised)), fmt(rawRate), ratio(median(normalised), rawRate), "-");
+    report(
+      `${format}: SSE parser only (in memory)`,
+      fmt(median(parsed)),
+      fmt(rawRate),
+      ratio(median(parsed), rawRate),
+      "-",
+    );
+    report(
+      `${format}: provider -> normalised events`,
+      fmt(median(normalised)),
+      fmt(rawRate),
+      ratio(median(normalised), rawRate),
+      "-",
+    );
   }
 } finally {
   await server.stop();

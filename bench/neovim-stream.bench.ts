@@ -21,11 +21,27 @@ function envelope(flags: number, json: string): Buffer {
 
 // The whole stream, prepared once: messageAdded, then deltas (every 20th ends a line).
 const frames: Buffer[] = [
-  envelope(0, JSON.stringify({ event: { seq: "1", taskId: "bench", messageAdded: { message: { id: "m1", role: "MESSAGE_ROLE_ASSISTANT", kind: "text", text: "", partial: true } } } })),
+  envelope(
+    0,
+    JSON.stringify({
+      event: {
+        seq: "1",
+        taskId: "bench",
+        messageAdded: { message: { id: "m1", role: "MESSAGE_ROLE_ASSISTANT", kind: "text", text: "", partial: true } },
+      },
+    }),
+  ),
 ];
 for (let i = 2; i <= EVENTS; i++) {
   const text = i % 20 === 0 ? "end of a line.\n" : `word${i} and more text `;
-  frames.push(envelope(0, JSON.stringify({ event: { seq: String(i), taskId: "bench", time: "1764400000000", messageDelta: { messageId: "m1", text } } })));
+  frames.push(
+    envelope(
+      0,
+      JSON.stringify({
+        event: { seq: String(i), taskId: "bench", time: "1764400000000", messageDelta: { messageId: "m1", text } },
+      }),
+    ),
+  );
 }
 frames.push(envelope(2, "{}"));
 const stream = Buffer.concat(frames);
@@ -45,10 +61,25 @@ const port = (server.address() as { port: number }).port;
 const result = await new Promise<ReturnType<typeof spawnSync>>((resolve) => {
   // spawnSync would block this process's server: run nvim asynchronously.
   void import("node:child_process").then(({ spawn }) => {
-    const child = spawn(process.env.DLINE_NVIM ?? "nvim", ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${path.join(root, "adapters", "neovim", "tests", "bench", "stream.lua")}`], {
-      env: { ...process.env, BENCH_URL: `http://127.0.0.1:${port}`, BENCH_PLUGIN: path.join(root, "adapters", "neovim") },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.env.DLINE_NVIM ?? "nvim",
+      [
+        "--headless",
+        "--clean",
+        "-u",
+        "NONE",
+        "-c",
+        `luafile ${path.join(root, "adapters", "neovim", "tests", "bench", "stream.lua")}`,
+      ],
+      {
+        env: {
+          ...process.env,
+          BENCH_URL: `http://127.0.0.1:${port}`,
+          BENCH_PLUGIN: path.join(root, "adapters", "neovim"),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -64,7 +95,18 @@ if (result.status !== 0) {
 const rows = String(result.stdout)
   .split("\n")
   .filter(Boolean)
-  .map((l) => JSON.parse(l) as { way: string; events?: number; bytes?: number; seconds: number; maxGapMs: number; over16: number; ticks: number });
+  .map(
+    (l) =>
+      JSON.parse(l) as {
+        way: string;
+        events?: number;
+        bytes?: number;
+        seconds: number;
+        maxGapMs: number;
+        over16: number;
+        ticks: number;
+      },
+  );
 const raw = rows.find((r) => r.way === "raw")!;
 const client = rows.find((r) => r.way === "client")!;
 const chat = rows.find((r) => r.way === "chat")!;
@@ -72,10 +114,34 @@ const rawRate = EVENTS / raw.seconds;
 const clientRate = client.events! / client.seconds;
 const chatRate = chat.events! / chat.seconds;
 console.log(`${EVENTS} events, ${(stream.length / 1024 / 1024).toFixed(1)} MiB of stream`);
-report("lua client: events decoded per second", clientRate.toFixed(0), rawRate.toFixed(0), ratio(clientRate, rawRate), ">= 10,000/s");
-report("lua client + chat buffer: events per second", chatRate.toFixed(0), rawRate.toFixed(0), ratio(chatRate, rawRate), ">= 10,000/s");
-report("longest main-loop stall, client (ms)", client.maxGapMs.toFixed(1), raw.maxGapMs.toFixed(1), ratio(client.maxGapMs, raw.maxGapMs), "< 16 ms");
-report("longest main-loop stall, chat (ms)", chat.maxGapMs.toFixed(1), raw.maxGapMs.toFixed(1), ratio(chat.maxGapMs, raw.maxGapMs), "< 16 ms");
+report(
+  "lua client: events decoded per second",
+  clientRate.toFixed(0),
+  rawRate.toFixed(0),
+  ratio(clientRate, rawRate),
+  ">= 10,000/s",
+);
+report(
+  "lua client + chat buffer: events per second",
+  chatRate.toFixed(0),
+  rawRate.toFixed(0),
+  ratio(chatRate, rawRate),
+  ">= 10,000/s",
+);
+report(
+  "longest main-loop stall, client (ms)",
+  client.maxGapMs.toFixed(1),
+  raw.maxGapMs.toFixed(1),
+  ratio(client.maxGapMs, raw.maxGapMs),
+  "< 16 ms",
+);
+report(
+  "longest main-loop stall, chat (ms)",
+  chat.maxGapMs.toFixed(1),
+  raw.maxGapMs.toFixed(1),
+  ratio(chat.maxGapMs, raw.maxGapMs),
+  "< 16 ms",
+);
 // On a loaded machine the OS alone delays timers now and then (the raw read shows how much).
 const share = (r: { over16: number; ticks: number }) => `${((100 * r.over16) / Math.max(1, r.ticks)).toFixed(2)}%`;
 report("2 ms ticks later than 16 ms, client", share(client), share(raw), "-", "0%");

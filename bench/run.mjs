@@ -52,14 +52,27 @@ process.exit(failed ? 1 : 0);
 function writeReport() {
   const measuredAt = new Date().toISOString();
   const fresh = fs.existsSync(resultsFile)
-    ? fs.readFileSync(resultsFile, "utf8").trim().split("\n").filter(Boolean).map((l) => ({ ...JSON.parse(l), measuredAt }))
+    ? fs
+        .readFileSync(resultsFile, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => ({ ...JSON.parse(l), measuredAt }))
     : [];
   // A run of some benchmarks (`npm run bench -- import`) replaces their rows and keeps the others'.
   const ran = new Set(files.map((f) => f.replace(/\.bench\.ts$/, "")));
   const reportJson = path.join(benchDir, "report.json");
-  const kept = wanted.length > 0 && fs.existsSync(reportJson) ? (JSON.parse(fs.readFileSync(reportJson, "utf8")).results ?? []).filter((r) => !ran.has(r.bench)) : [];
+  const kept =
+    wanted.length > 0 && fs.existsSync(reportJson)
+      ? (JSON.parse(fs.readFileSync(reportJson, "utf8")).results ?? []).filter((r) => !ran.has(r.bench))
+      : [];
   const rows = [...kept, ...fresh].sort((a, b) => a.bench.localeCompare(b.bench));
-  const meta = { date: new Date().toISOString(), node: process.version, cpus: (await_os()).cpus().length, benches: files };
+  const meta = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: await_os().cpus().length,
+    benches: files,
+  };
   fs.writeFileSync(path.join(benchDir, "report.json"), JSON.stringify({ ...meta, results: rows }, null, 2) + "\n");
   const lines = [
     "# Benchmark report",
@@ -68,7 +81,10 @@ function writeReport() {
     "",
     "| benchmark | figure | result | baseline | ratio | goal | measured |",
     "|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.bench} | ${r.name} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.goal} | ${(r.measuredAt ?? "").slice(0, 16)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.bench} | ${r.name} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.goal} | ${(r.measuredAt ?? "").slice(0, 16)} |`,
+    ),
     "",
   ];
   fs.writeFileSync(path.join(benchDir, "report.md"), lines.join("\n"));

@@ -14,9 +14,23 @@ import { median, fmtMs, report, ratio } from "./helpers.js";
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-search-"));
 const tree = path.join(base, "tree");
-for (const pkg of ["@bufbuild/protobuf", "@connectrpc/connect", "@modelcontextprotocol/sdk", "better-sqlite3", "vitest", "esbuild", "ajv", "zod"]) {
+for (const pkg of [
+  "@bufbuild/protobuf",
+  "@connectrpc/connect",
+  "@modelcontextprotocol/sdk",
+  "better-sqlite3",
+  "vitest",
+  "esbuild",
+  "ajv",
+  "zod",
+]) {
   const from = path.join(process.cwd(), "node_modules", pkg);
-  if (fs.existsSync(from)) fs.cpSync(from, path.join(tree, pkg), { recursive: true, dereference: false, filter: (src) => !src.endsWith(".node") });
+  if (fs.existsSync(from))
+    fs.cpSync(from, path.join(tree, pkg), {
+      recursive: true,
+      dereference: false,
+      filter: (src) => !src.endsWith(".node"),
+    });
 }
 fs.writeFileSync(path.join(tree, ".gitignore"), "*.map\n");
 
@@ -65,6 +79,12 @@ for (const [label, source] of [
   }
   const a = median(tool.slice(2));
   const b = median(inline.slice(2));
-  report(`search_files, ${label} (${listed} files): ${toolFound} / ${inlineFound} on the main thread`, fmtMs(a), fmtMs(b), ratio(a, b), "figure (baseline: main-thread search)");
+  report(
+    `search_files, ${label} (${listed} files): ${toolFound} / ${inlineFound} on the main thread`,
+    fmtMs(a),
+    fmtMs(b),
+    ratio(a, b),
+    "figure (baseline: main-thread search)",
+  );
 }
 fs.rmSync(base, { recursive: true, force: true });

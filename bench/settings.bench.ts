@@ -41,7 +41,13 @@ const COUNT = 400;
 const a = await sidecar();
 const health = await perSecond(COUNT, () => a.clients.system.health({}));
 const one = await perSecond(COUNT, update(a.clients, "commandTimeoutSeconds"));
-report("UpdateSettings, one sidecar (round trips/s)", one.toFixed(0), health.toFixed(0), ratio(one, health), "figure (baseline: Health)");
+report(
+  "UpdateSettings, one sidecar (round trips/s)",
+  one.toFixed(0),
+  health.toFixed(0),
+  ratio(one, health),
+  "figure (baseline: Health)",
+);
 
 const b = await sidecar();
 const started = performance.now();
@@ -50,7 +56,13 @@ await Promise.all([
   perSecond(COUNT, update(b.clients, "terminalOutputLineLimit")),
 ]);
 const two = (2 * (COUNT + 20)) / ((performance.now() - started) / 1000);
-report("UpdateSettings, two sidecars (total rt/s)", two.toFixed(0), one.toFixed(0), ratio(two, one), "figure (baseline: one sidecar)");
+report(
+  "UpdateSettings, two sidecars (total rt/s)",
+  two.toFixed(0),
+  one.toFixed(0),
+  ratio(two, one),
+  "figure (baseline: one sidecar)",
+);
 await Promise.all([a.proc.stop(), b.proc.stop()]);
 
 // 10,000 state changes over 5 s through the StateStore with its real 2 s batching, then the
@@ -68,5 +80,11 @@ for (let i = 0; i < CHANGES; i++) {
   if (wait > 1 && i % 20 === 0) await new Promise((r) => setTimeout(r, wait));
 }
 await store.close();
-report("globalState.json writes, 10,000 changes in 5 s", String(store.writes), String(CHANGES), ratio(store.writes, CHANGES), "<= 3");
+report(
+  "globalState.json writes, 10,000 changes in 5 s",
+  String(store.writes),
+  String(CHANGES),
+  ratio(store.writes, CHANGES),
+  "<= 3",
+);
 fs.rmSync(base, { recursive: true, force: true });

@@ -10,7 +10,9 @@ import { createDlineClients, spawnSidecar } from "../core/src/client/index.js";
 import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
 
 /** The embedded Node: every baseline (`node -e 0`, the bare node:http server, its size) runs on it. */
-const node: string = JSON.parse(execFileSync(process.execPath, ["scripts/lib/node-runtime.mjs"], { encoding: "utf8" })).node;
+const node: string = JSON.parse(
+  execFileSync(process.execPath, ["scripts/lib/node-runtime.mjs"], { encoding: "utf8" }),
+).node;
 
 const binary = path.resolve(process.env.DLINE_CORE_BINARY ?? "dist/dline-core");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-"));
@@ -101,19 +103,60 @@ async function coldStart(runs: number) {
     bareCpu.push(await bareServerFirstAnswerCpu());
   }
   const nodeP50 = median(nodeRuns);
-  report("cold start to handshake line (p50)", fmtMs(median(handshakeRuns)), fmtMs(nodeP50), ratio(median(handshakeRuns), nodeP50), "<= 1.5x node -e 0");
-  report("cold start to first Health answer (p50)", fmtMs(median(healthRuns)), fmtMs(nodeP50), ratio(median(healthRuns), nodeP50), "<= 1.5x node -e 0");
+  report(
+    "cold start to handshake line (p50)",
+    fmtMs(median(handshakeRuns)),
+    fmtMs(nodeP50),
+    ratio(median(handshakeRuns), nodeP50),
+    "<= 1.5x node -e 0",
+  );
+  report(
+    "cold start to first Health answer (p50)",
+    fmtMs(median(healthRuns)),
+    fmtMs(nodeP50),
+    ratio(median(healthRuns), nodeP50),
+    "<= 1.5x node -e 0",
+  );
   // The same starts in CPU time, which a busy machine inflates far less than wall time.
   const nodeCpuP50 = median(nodeCpu);
-  report("CPU time to handshake line (p50)", fmtMs(median(handshakeCpu)), fmtMs(nodeCpuP50), ratio(median(handshakeCpu), nodeCpuP50), "(info) node -e 0's CPU");
-  report("CPU time to first Health answer (p50)", fmtMs(median(healthCpu)), fmtMs(nodeCpuP50), ratio(median(healthCpu), nodeCpuP50), "(info) node -e 0's CPU");
+  report(
+    "CPU time to handshake line (p50)",
+    fmtMs(median(handshakeCpu)),
+    fmtMs(nodeCpuP50),
+    ratio(median(handshakeCpu), nodeCpuP50),
+    "(info) node -e 0's CPU",
+  );
+  report(
+    "CPU time to first Health answer (p50)",
+    fmtMs(median(healthCpu)),
+    fmtMs(nodeCpuP50),
+    ratio(median(healthCpu), nodeCpuP50),
+    "(info) node -e 0's CPU",
+  );
   // What any node:http server pays on this Node before its first answer: the floor for the above.
-  report("CPU time, bare node:http to first answer (p50)", fmtMs(median(bareCpu)), fmtMs(nodeCpuP50), ratio(median(bareCpu), nodeCpuP50), "(info) node -e 0's CPU");
-  report("CPU time to first Health vs bare node:http", fmtMs(median(healthCpu)), fmtMs(median(bareCpu)), ratio(median(healthCpu), median(bareCpu)), "(info)");
+  report(
+    "CPU time, bare node:http to first answer (p50)",
+    fmtMs(median(bareCpu)),
+    fmtMs(nodeCpuP50),
+    ratio(median(bareCpu), nodeCpuP50),
+    "(info) node -e 0's CPU",
+  );
+  report(
+    "CPU time to first Health vs bare node:http",
+    fmtMs(median(healthCpu)),
+    fmtMs(median(bareCpu)),
+    ratio(median(healthCpu), median(bareCpu)),
+    "(info)",
+  );
 }
 
 /** POSTs the same small JSON body over one keep-alive connection, n times; returns latencies. */
-async function rawJsonRoundTrips(url: string, pathName: string, headers: Record<string, string>, n: number): Promise<number[]> {
+async function rawJsonRoundTrips(
+  url: string,
+  pathName: string,
+  headers: Record<string, string>,
+  n: number,
+): Promise<number[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const body = "{}";
   const samples: number[] = [];
@@ -160,11 +203,35 @@ async function roundTrip(n: number) {
     tsSamples.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   const b = median(bareSamples);
-  report("Health p50, raw keep-alive client (server cost)", fmtMs(median(rawSamples)), fmtMs(b), ratio(median(rawSamples), b), "<= 2x bare node:http");
-  report("Health p50, connect-node TS client", fmtMs(median(tsSamples)), fmtMs(b), ratio(median(tsSamples), b), "<= 2x bare node:http");
-  report("Health p99, raw keep-alive client", fmtMs(percentile(rawSamples, 99)), fmtMs(percentile(bareSamples, 99)), ratio(percentile(rawSamples, 99), percentile(bareSamples, 99)), "(info)");
+  report(
+    "Health p50, raw keep-alive client (server cost)",
+    fmtMs(median(rawSamples)),
+    fmtMs(b),
+    ratio(median(rawSamples), b),
+    "<= 2x bare node:http",
+  );
+  report(
+    "Health p50, connect-node TS client",
+    fmtMs(median(tsSamples)),
+    fmtMs(b),
+    ratio(median(tsSamples), b),
+    "<= 2x bare node:http",
+  );
+  report(
+    "Health p99, raw keep-alive client",
+    fmtMs(percentile(rawSamples, 99)),
+    fmtMs(percentile(bareSamples, 99)),
+    ratio(percentile(rawSamples, 99), percentile(bareSamples, 99)),
+    "(info)",
+  );
   const rps = (samples: number[]) => (1000 / (samples.reduce((a, x) => a + x, 0) / samples.length)).toFixed(0);
-  report("Health requests/s, one connection (raw client)", `${rps(rawSamples)}/s`, `${rps(bareSamples)}/s`, ratio(Number(rps(bareSamples)), Number(rps(rawSamples))), "(info)");
+  report(
+    "Health requests/s, one connection (raw client)",
+    `${rps(rawSamples)}/s`,
+    `${rps(bareSamples)}/s`,
+    ratio(Number(rps(bareSamples)), Number(rps(rawSamples))),
+    "(info)",
+  );
 
   // The same sidecar's memory after all these calls (info); the idle figure is a fresh sidecar.
   report("RSS after the round trips above", `${(rssOf(s.handshake.pid) / 1024).toFixed(1)} MB`, "", "", "(info)");
@@ -204,11 +271,23 @@ async function idleMemory() {
   await new Promise((r) => setTimeout(r, 1000));
   const rssKb = rssOf(s.handshake.pid);
   const nodeRss = Number(execFileSync(node, ["-e", "console.log(process.memoryUsage().rss)"]).toString()) / 1024;
-  report("idle RSS after Initialize", `${(rssKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(rssKb, nodeRss), "<= 60 MB");
+  report(
+    "idle RSS after Initialize",
+    `${(rssKb / 1024).toFixed(1)} MB`,
+    `${(nodeRss / 1024).toFixed(1)} MB`,
+    ratio(rssKb, nodeRss),
+    "<= 60 MB",
+  );
   // V8's memory reducer shrinks the heap some seconds after the allocations stop.
   await new Promise((r) => setTimeout(r, 20_000));
   const settledKb = rssOf(s.handshake.pid);
-  report("idle RSS 20 s after Initialize", `${(settledKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(settledKb, nodeRss), "(info)");
+  report(
+    "idle RSS 20 s after Initialize",
+    `${(settledKb / 1024).toFixed(1)} MB`,
+    `${(nodeRss / 1024).toFixed(1)} MB`,
+    ratio(settledKb, nodeRss),
+    "(info)",
+  );
   // The same for a bare node:http server that answered one request (its binary evicted too).
   evictFromPageCache(node);
   const bare = await spawnBareServer();
@@ -216,7 +295,13 @@ async function idleMemory() {
   await new Promise((r) => setTimeout(r, 1000));
   const bareRss = rssOf(bare.pid);
   await bare.stop();
-  report("idle RSS, bare node:http after one answer", `${(bareRss / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(bareRss, nodeRss), "(info)");
+  report(
+    "idle RSS, bare node:http after one answer",
+    `${(bareRss / 1024).toFixed(1)} MB`,
+    `${(nodeRss / 1024).toFixed(1)} MB`,
+    ratio(bareRss, nodeRss),
+    "(info)",
+  );
   const start = process.hrtime.bigint();
   await clients.history.listTasks({});
   const firstList = Number(process.hrtime.bigint() - start) / 1e6;
@@ -224,7 +309,13 @@ async function idleMemory() {
   await new Promise((r) => setTimeout(r, 1000));
   report("first ListTasks (loads the domain modules)", fmtMs(firstList), "", "", "(info)");
   const usedKb = rssOf(s.handshake.pid);
-  report("idle RSS after ListTasks and GetSettings", `${(usedKb / 1024).toFixed(1)} MB`, `${(nodeRss / 1024).toFixed(1)} MB`, ratio(usedKb, nodeRss), "(info)");
+  report(
+    "idle RSS after ListTasks and GetSettings",
+    `${(usedKb / 1024).toFixed(1)} MB`,
+    `${(nodeRss / 1024).toFixed(1)} MB`,
+    ratio(usedKb, nodeRss),
+    "(info)",
+  );
   await s.stop();
 }
 
@@ -240,7 +331,13 @@ function strippedSize(file: string): number {
 
 const size = fs.statSync(binary).size;
 const nodeSize = strippedSize(node);
-report("binary size", `${(size / 1e6).toFixed(1)} MB`, `stripped node ${(nodeSize / 1e6).toFixed(1)} MB`, `+${((size - nodeSize) / 1e6).toFixed(1)} MB`, "<= stripped node + 5 MB");
+report(
+  "binary size",
+  `${(size / 1e6).toFixed(1)} MB`,
+  `stripped node ${(nodeSize / 1e6).toFixed(1)} MB`,
+  `+${((size - nodeSize) / 1e6).toFixed(1)} MB`,
+  "<= stripped node + 5 MB",
+);
 await coldStart(Number(process.env.BENCH_RUNS ?? 15));
 await roundTrip(Number(process.env.BENCH_CALLS ?? 3000));
 await idleMemory();

@@ -16,13 +16,27 @@ import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
 
 const binary = path.resolve(process.env.DLINE_CORE_BINARY ?? "dist/dline-core");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-bench-stream-"));
-const env = { ...process.env, HOME: base, DLINE_DIR: path.join(base, "d"), DLINE_HOME_DIR: path.join(base, "h"), DLINE_DOCS_DIR: path.join(base, "docs") };
+const env = {
+  ...process.env,
+  HOME: base,
+  DLINE_DIR: path.join(base, "d"),
+  DLINE_HOME_DIR: path.join(base, "h"),
+  DLINE_DOCS_DIR: path.join(base, "docs"),
+};
 const workspace = path.join(base, "ws");
 fs.mkdirSync(workspace);
 
 async function bareRate(n: number): Promise<number> {
   const outfile = path.resolve(".bench/bare-stream-server.mjs");
-  await build({ entryPoints: [path.resolve("bench/bare-stream-server.ts")], outfile, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning" });
+  await build({
+    entryPoints: [path.resolve("bench/bare-stream-server.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+  });
   const child = spawn(process.execPath, [outfile], { stdio: ["pipe", "pipe", "inherit"] });
   const url: string = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(String(d).trim())));
   const client = createClient(TaskService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
@@ -35,7 +49,9 @@ async function bareRate(n: number): Promise<number> {
 }
 
 async function configure(clients: DlineClients, url: string, id: string) {
-  await clients.settings.upsertProfile({ profile: { id, name: id, provider: "openai", baseUrl: url, model: "m", contextWindow: 1_000_000n } });
+  await clients.settings.upsertProfile({
+    profile: { id, name: id, provider: "openai", baseUrl: url, model: "m", contextWindow: 1_000_000n },
+  });
 }
 
 async function coreRate(chunks: number): Promise<number> {
@@ -72,7 +88,9 @@ function timestampingModel(chunks: number, gapMs: number): Promise<{ url: string
     let i = 0;
     const tick = () => {
       if (i++ >= chunks) {
-        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+        );
         res.end();
         return;
       }
@@ -82,7 +100,11 @@ function timestampingModel(chunks: number, gapMs: number): Promise<{ url: string
     };
     tick();
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() }),
+    ),
+  );
 }
 
 async function chunkLatency(chunks: number): Promise<number[]> {
@@ -94,7 +116,8 @@ async function chunkLatency(chunks: number): Promise<number[]> {
   const samples: number[] = [];
   for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
     const e = res.event!.event;
-    const text = e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? e.value.message?.text ?? "" : "";
+    const text =
+      e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? (e.value.message?.text ?? "") : "";
     const now = process.hrtime.bigint();
     for (const m of text.matchAll(/<(\d+)>/g)) samples.push(Number(now - BigInt(m[1])) / 1e6);
     if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
@@ -129,7 +152,13 @@ async function memoryWithTasks(tasks: number): Promise<number> {
 const n = Number(process.env.BENCH_EVENTS ?? 20_000);
 const bare = await bareRate(n);
 const core = await coreRate(n);
-report("task events/s, model -> core -> TS subscriber", `${core.toFixed(0)}/s`, `${bare.toFixed(0)}/s`, ratio(core, bare), ">= 0.5x bare stream");
+report(
+  "task events/s, model -> core -> TS subscriber",
+  `${core.toFixed(0)}/s`,
+  `${bare.toFixed(0)}/s`,
+  ratio(core, bare),
+  ">= 0.5x bare stream",
+);
 const latency = await chunkLatency(200);
 report("model chunk -> client latency p50", fmtMs(median(latency)), "-", "-", "< 5 ms");
 report("model chunk -> client latency p99", fmtMs(percentile(latency, 99)), "-", "-", "(info)");

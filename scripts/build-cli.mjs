@@ -17,7 +17,9 @@ await esbuild.build({
   target: "node20",
   minify: true,
   legalComments: "none",
-  banner: { js: "#!/usr/bin/env node\nimport { createRequire as __dlineCreateRequire } from 'node:module'; const require = __dlineCreateRequire(import.meta.url);" },
+  banner: {
+    js: "#!/usr/bin/env node\nimport { createRequire as __dlineCreateRequire } from 'node:module'; const require = __dlineCreateRequire(import.meta.url);",
+  },
   define: { DLINE_VERSION: JSON.stringify(version) },
   logLevel: "warning",
 });

@@ -20,7 +20,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { HOST_PLATFORM, assertCanBuildFor, ensureNodeRuntime, ensureSqliteAddon, nodeCommand, stripFor } from "./lib/node-runtime.mjs";
+import {
+  HOST_PLATFORM,
+  assertCanBuildFor,
+  ensureNodeRuntime,
+  ensureSqliteAddon,
+  nodeCommand,
+  stripFor,
+} from "./lib/node-runtime.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -29,7 +36,9 @@ const option = (name) => {
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 const platform = option("--platform") ?? HOST_PLATFORM;
-const target = path.resolve(option("--out") ?? path.join(dist, platform === HOST_PLATFORM ? "dline-core" : `dline-core-${platform}`));
+const target = path.resolve(
+  option("--out") ?? path.join(dist, platform === HOST_PLATFORM ? "dline-core" : `dline-core-${platform}`),
+);
 // A folder per build process, so that two builds at once (parallel test runs) do not collide.
 const work = path.join(dist, "build", String(process.pid));
 const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
@@ -56,9 +65,16 @@ const LAZY_BUILTINS = ["http2", "https", "child_process", "sea", "crypto"];
 
 function lazyBuiltinsPlugin() {
   const keys = JSON.parse(
-    execFileSync(hostRuntime.node, ["-p", `JSON.stringify(Object.fromEntries(${JSON.stringify(LAZY_BUILTINS)}.map((n) => [n, Object.keys(require("node:" + n))])))`], {
-      encoding: "utf8",
-    }),
+    execFileSync(
+      hostRuntime.node,
+      [
+        "-p",
+        `JSON.stringify(Object.fromEntries(${JSON.stringify(LAZY_BUILTINS)}.map((n) => [n, Object.keys(require("node:" + n))])))`,
+      ],
+      {
+        encoding: "utf8",
+      },
+    ),
   );
   const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
   return {
@@ -66,7 +82,9 @@ function lazyBuiltinsPlugin() {
     setup(build) {
       build.onResolve({ filter }, (args) =>
         // The stub's own require of the built-in stays a plain require.
-        args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
+        args.namespace === "lazy-builtin"
+          ? { path: args.path, external: true }
+          : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
       );
       build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
         loader: "js",
@@ -94,10 +112,14 @@ function sharedBuiltinsPlugin() {
       build.onResolve({ filter }, (args) => {
         // The re-exporting module's own import stays a plain require of the built-in, and so does
         // every require() (a CommonJS package may patch or compare what it gets).
-        if (args.namespace === "shared-builtin" || args.kind !== "import-statement") return { path: args.path, external: true };
+        if (args.namespace === "shared-builtin" || args.kind !== "import-statement")
+          return { path: args.path, external: true };
         return { path: args.path, namespace: "shared-builtin" };
       });
-      build.onLoad({ filter: /.*/, namespace: "shared-builtin" }, (args) => ({ loader: "js", contents: `export * from ${JSON.stringify(args.path)};\n` }));
+      build.onLoad({ filter: /.*/, namespace: "shared-builtin" }, (args) => ({
+        loader: "js",
+        contents: `export * from ${JSON.stringify(args.path)};\n`,
+      }));
     },
   };
 }
@@ -144,7 +166,8 @@ await esbuild.build({
 // The bundle as a CommonJS function, the form scripts/sea/main.cjs compiles and calls; it reads
 // it as Latin-1, which is only right for ASCII (esbuild's default output charset).
 const bundleText = fs.readFileSync(bundle, "latin1");
-if (/[^\x00-\x7f]/.test(bundleText)) throw new Error("build-sidecar: the bundle is not ASCII; scripts/sea/main.cjs reads it as Latin-1");
+if (/[^\x00-\x7f]/.test(bundleText))
+  throw new Error("build-sidecar: the bundle is not ASCII; scripts/sea/main.cjs reads it as Latin-1");
 const wrapped = path.join(work, "dline-core.js");
 fs.writeFileSync(wrapped, `(function (exports, require, module, __filename, __dirname) {${bundleText}\n})`, "latin1");
 const codeCache = path.join(work, "dline-core.cache");
@@ -152,7 +175,9 @@ if (embeddedNodeCommand) {
   await warmCodeCache(wrapped, codeCache);
 } else {
   // An empty cache is rejected at start-up (scripts/sea/main.cjs says so on stderr): the bundle compiles as usual.
-  console.warn(`build-sidecar: qemu-user is not installed, so no code cache for ${platform}: its binary compiles the bundle at each start`);
+  console.warn(
+    `build-sidecar: qemu-user is not installed, so no code cache for ${platform}: its binary compiles the bundle at each start`,
+  );
   fs.writeFileSync(codeCache, "");
 }
 
@@ -169,9 +194,13 @@ async function warmCodeCache(script, cacheFile) {
   try {
     // stdin stays open while it runs: the sidecar stops when its stdin closes.
     const [command, ...prefix] = embeddedNodeCommand;
-    const child = spawn(command, [...prefix, path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, scratch], {
-      stdio: ["pipe", "inherit", "pipe"],
-    });
+    const child = spawn(
+      command,
+      [...prefix, path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, scratch],
+      {
+        stdio: ["pipe", "inherit", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const code = await new Promise((resolve) => child.once("exit", resolve));
@@ -223,4 +252,6 @@ fs.renameSync(staging, target);
 const size = fs.statSync(target).size;
 // KEEP_BUILD=1 keeps dist/build/<pid> (the bundle and the blob) for inspection.
 if (!process.env.KEEP_BUILD) fs.rmSync(work, { recursive: true, force: true });
-console.log(`built ${path.relative(root, target)} ${version} (${platform}, node v${runtime.version}, ${(size / 1e6).toFixed(1)} MB, addon ${addonHash})`);
+console.log(
+  `built ${path.relative(root, target)} ${version} (${platform}, node v${runtime.version}, ${(size / 1e6).toFixed(1)} MB, addon ${addonHash})`,
+);

@@ -15,7 +15,10 @@ const out = path.join(extension, "out");
 
 if (!process.argv.includes("--no-typecheck")) {
   const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
-  for (const project of [path.join(extension, "tsconfig.json"), path.join(extension, "src", "webview", "tsconfig.json")]) {
+  for (const project of [
+    path.join(extension, "tsconfig.json"),
+    path.join(extension, "src", "webview", "tsconfig.json"),
+  ]) {
     execFileSync(process.execPath, [tsc, "-p", project], { stdio: "inherit" });
   }
 }
@@ -31,22 +34,35 @@ const common = {
   logLevel: "warning",
 };
 const shipped = [];
-shipped.push(await esbuild.build({ ...common, metafile: true, entryPoints: [path.join(extension, "src", "extension.ts")], outfile: path.join(out, "extension.js") }));
-await esbuild.build({ ...common, entryPoints: [path.join(extension, "src", "test", "index.ts")], outfile: path.join(out, "test", "index.js") });
-shipped.push(await esbuild.build({
-  metafile: true,
-  entryPoints: [path.join(extension, "src", "webview", "main.ts")],
-  outfile: path.join(out, "webview", "chat.js"),
-  bundle: true,
-  platform: "browser",
-  format: "iife",
-  // The webview runs in the editor's own Chromium (VS Code 1.90+: Chromium 122+).
-  target: "chrome114",
-  minify: true,
-  sourcemap: "linked",
-  legalComments: "none",
-  logLevel: "warning",
-}));
+shipped.push(
+  await esbuild.build({
+    ...common,
+    metafile: true,
+    entryPoints: [path.join(extension, "src", "extension.ts")],
+    outfile: path.join(out, "extension.js"),
+  }),
+);
+await esbuild.build({
+  ...common,
+  entryPoints: [path.join(extension, "src", "test", "index.ts")],
+  outfile: path.join(out, "test", "index.js"),
+});
+shipped.push(
+  await esbuild.build({
+    metafile: true,
+    entryPoints: [path.join(extension, "src", "webview", "main.ts")],
+    outfile: path.join(out, "webview", "chat.js"),
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    // The webview runs in the editor's own Chromium (VS Code 1.90+: Chromium 122+).
+    target: "chrome114",
+    minify: true,
+    sourcemap: "linked",
+    legalComments: "none",
+    logLevel: "warning",
+  }),
+);
 fs.writeFileSync(path.join(out, "THIRD-PARTY-NOTICES.txt"), thirdPartyNotices(shipped.map((r) => r.metafile)));
 console.log(`built ${path.relative(root, out)}/extension.js, out/webview/chat.js and out/test/index.js`);
 
@@ -68,7 +84,9 @@ function thirdPartyNotices(metafiles) {
     const licenceFile = fs.readdirSync(dir).find((f) => /^(licen[cs]e|copying)/i.test(f));
     const repository = typeof pkg.repository === "string" ? pkg.repository : (pkg.repository?.url ?? "");
     // Some packages ship no licence file: their declared licence and where its text is.
-    const text = licenceFile ? fs.readFileSync(path.join(dir, licenceFile), "utf8").trim() : `Licensed under ${pkg.license}; the package ships no licence file (${repository}).`;
+    const text = licenceFile
+      ? fs.readFileSync(path.join(dir, licenceFile), "utf8").trim()
+      : `Licensed under ${pkg.license}; the package ships no licence file (${repository}).`;
     return `${name} ${pkg.version} (${pkg.license})\n\n${text}\n`;
   });
   return `Dline for VS Code bundles these packages.\n\n${sections.join("\n" + "-".repeat(72) + "\n\n")}`;

@@ -32,11 +32,15 @@ for (const module of selected) {
   if (!reportOnly) {
     fs.rmSync(report, { force: true });
     console.log(`\n== ${module.name}: ${module.mutate.join(", ")}`);
-    const run = spawnSync(path.join(root, "node_modules", ".bin", "stryker"), ["run", "test/mutation/stryker.config.mjs", ...(force ? ["--force"] : [])], {
-      cwd: root,
-      stdio: "inherit",
-      env: { ...process.env, DLINE_MUTATION_MODULE: module.name },
-    });
+    const run = spawnSync(
+      path.join(root, "node_modules", ".bin", "stryker"),
+      ["run", "test/mutation/stryker.config.mjs", ...(force ? ["--force"] : [])],
+      {
+        cwd: root,
+        stdio: "inherit",
+        env: { ...process.env, DLINE_MUTATION_MODULE: module.name },
+      },
+    );
     if (!fs.existsSync(report)) {
       results.push({ module, error: `stryker exited ${run.status ?? run.signal} without a report` });
       continue;
@@ -49,14 +53,22 @@ for (const module of selected) {
   for (const [file, f] of Object.entries(JSON.parse(fs.readFileSync(report, "utf8")).files)) {
     const detected = f.mutants.filter((m) => DETECTED.has(m.status)).length;
     const undetected = f.mutants.filter((m) => UNDETECTED.has(m.status));
-    results.push({ module, file: path.relative(root, path.resolve(root, file)), detected, valid: detected + undetected.length, undetected });
+    results.push({
+      module,
+      file: path.relative(root, path.resolve(root, file)),
+      detected,
+      valid: detected + undetected.length,
+      undetected,
+    });
   }
 }
 
 const percent = (r) => (100 * r.detected) / r.valid;
 console.log("\n| module | mutants detected / valid |\n|---|---|");
 for (const r of results) {
-  console.log(`| ${r.file ?? r.module.mutate.join(", ")} | ${r.error ?? `${r.detected}/${r.valid} (${percent(r).toFixed(1)}%)`} |`);
+  console.log(
+    `| ${r.file ?? r.module.mutate.join(", ")} | ${r.error ?? `${r.detected}/${r.valid} (${percent(r).toFixed(1)}%)`} |`,
+  );
 }
 for (const r of results.filter((r) => !r.error && r.undetected.length > 0)) {
   console.log(`\nundetected in ${r.file}:`);
@@ -67,6 +79,8 @@ for (const r of results.filter((r) => !r.error && r.undetected.length > 0)) {
 }
 const failed = results.filter((r) => r.error || percent(r) < breakThreshold);
 if (failed.length > 0) {
-  console.error(`\nbelow ${breakThreshold}% detected or failed: ${failed.map((r) => r.file ?? r.module.name).join(", ")}`);
+  console.error(
+    `\nbelow ${breakThreshold}% detected or failed: ${failed.map((r) => r.file ?? r.module.name).join(", ")}`,
+  );
   process.exit(1);
 }

@@ -25,7 +25,11 @@ const out = path.resolve(option("--out") ?? path.join(root, "dist", "release"));
 // Per process, so that two releases at once (a test and a person) do not share it.
 const stage = path.join(root, "dist", "build", `release-${process.pid}`);
 const CROSS_BUILT = { "linux-x64": ["linux-arm64"] };
-const platforms = (option("--platform") ?? process.env.DLINE_RELEASE_PLATFORMS ?? [HOST_PLATFORM, ...(CROSS_BUILT[HOST_PLATFORM] ?? [])].join(","))
+const platforms = (
+  option("--platform") ??
+  process.env.DLINE_RELEASE_PLATFORMS ??
+  [HOST_PLATFORM, ...(CROSS_BUILT[HOST_PLATFORM] ?? [])].join(",")
+)
   .split(",")
   .filter(Boolean);
 if (!platforms.includes(HOST_PLATFORM)) platforms.unshift(HOST_PLATFORM);
@@ -36,7 +40,9 @@ const wanted = (what) => !only || only.includes(what);
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
   if (result.status !== 0) {
-    throw new Error(`release: ${command} ${args.join(" ")} failed (${result.status ?? result.signal}${result.error ? `, ${result.error.message}` : ""}):\n${`${result.stdout ?? ""}${result.stderr ?? ""}`.slice(-4000)}`);
+    throw new Error(
+      `release: ${command} ${args.join(" ")} failed (${result.status ?? result.signal}${result.error ? `, ${result.error.message}` : ""}):\n${`${result.stdout ?? ""}${result.stderr ?? ""}`.slice(-4000)}`,
+    );
   }
   return result.stdout;
 }
@@ -45,11 +51,14 @@ function run(command, args, options = {}) {
 function sidecarFor(platform) {
   if (platform === HOST_PLATFORM) {
     const built = path.join(root, "dist", "dline-core");
-    if (!fs.existsSync(built)) throw new Error('release: dist/dline-core is missing; run "npm run build" first (npm run release does)');
+    if (!fs.existsSync(built))
+      throw new Error('release: dist/dline-core is missing; run "npm run build" first (npm run release does)');
     return built;
   }
   const file = path.join(root, "dist", `dline-core-${platform}`);
-  run(process.execPath, [path.join(root, "scripts", "build-sidecar.mjs"), "--platform", platform, "--out", file], { stdio: "inherit" });
+  run(process.execPath, [path.join(root, "scripts", "build-sidecar.mjs"), "--platform", platform, "--out", file], {
+    stdio: "inherit",
+  });
   return file;
 }
 
@@ -67,7 +76,8 @@ function releaseSidecar(platform, binary) {
  */
 function releaseVsix(platform, binary) {
   const extension = path.join(root, "adapters", "vscode");
-  if (!fs.existsSync(path.join(extension, "out", "extension.js"))) throw new Error('release: adapters/vscode/out/extension.js is missing; run "npm run build" first');
+  if (!fs.existsSync(path.join(extension, "out", "extension.js")))
+    throw new Error('release: adapters/vscode/out/extension.js is missing; run "npm run build" first');
   const dir = path.join(stage, `vscode-${platform}`);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.cpSync(extension, dir, {
@@ -84,7 +94,17 @@ function releaseVsix(platform, binary) {
     ensureNodeRuntime().node,
     // Relative links (the screenshots) stay relative: VS Code shows them from the installed
     // extension. A Marketplace upload would pass --baseImagesUrl with the repository's address.
-    [vsce, "package", "--no-dependencies", "--no-rewrite-relative-links", "--allow-missing-repository", "--target", platform, "--out", target],
+    [
+      vsce,
+      "package",
+      "--no-dependencies",
+      "--no-rewrite-relative-links",
+      "--allow-missing-repository",
+      "--target",
+      platform,
+      "--out",
+      target,
+    ],
     { cwd: dir },
   );
   return target;
@@ -96,21 +116,53 @@ function releaseNvim() {
   const dir = path.join(stage, name);
   fs.rmSync(dir, { recursive: true, force: true });
   const plugin = path.join(root, "adapters", "neovim");
-  for (const part of ["lua", "plugin", "doc", "README.md"]) fs.cpSync(path.join(plugin, part), path.join(dir, part), { recursive: true });
+  for (const part of ["lua", "plugin", "doc", "README.md"])
+    fs.cpSync(path.join(plugin, part), path.join(dir, part), { recursive: true });
   fs.copyFileSync(path.join(root, "LICENSE"), path.join(dir, "LICENSE"));
   // helptags fails (E154) on a duplicate tag, and `-e` makes the error an exit code.
-  const helptags = spawnSync("nvim", ["--headless", "--clean", "-u", "NONE", "-c", `try | helptags ${path.join(dir, "doc")} | catch | cquit 1 | endtry`, "-c", "qa!"], {
-    encoding: "utf8",
-  });
-  if (helptags.error) throw new Error(`release: nvim is needed for :helptags (${helptags.error.message}); scripts/setup-test.sh installs it`);
+  const helptags = spawnSync(
+    "nvim",
+    [
+      "--headless",
+      "--clean",
+      "-u",
+      "NONE",
+      "-c",
+      `try | helptags ${path.join(dir, "doc")} | catch | cquit 1 | endtry`,
+      "-c",
+      "qa!",
+    ],
+    {
+      encoding: "utf8",
+    },
+  );
+  if (helptags.error)
+    throw new Error(
+      `release: nvim is needed for :helptags (${helptags.error.message}); scripts/setup-test.sh installs it`,
+    );
   if (helptags.status !== 0 || !fs.existsSync(path.join(dir, "doc", "tags"))) {
     throw new Error(`release: :helptags failed for adapters/neovim/doc:\n${helptags.stdout}${helptags.stderr}`);
   }
   const target = path.join(out, `${name}.tar.gz`);
   // Same input, same archive: sorted names, no owners, the commit's time.
-  run("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${sourceDate()}`, "-czf", target, "-C", stage, name], {
-    env: { ...process.env, GZIP: "-n" },
-  });
+  run(
+    "tar",
+    [
+      "--sort=name",
+      "--owner=0",
+      "--group=0",
+      "--numeric-owner",
+      `--mtime=@${sourceDate()}`,
+      "-czf",
+      target,
+      "-C",
+      stage,
+      name,
+    ],
+    {
+      env: { ...process.env, GZIP: "-n" },
+    },
+  );
   return target;
 }
 
@@ -136,9 +188,21 @@ function releaseJetbrains() {
   fs.copyFileSync(path.join(adapter, "client", "pom.xml"), path.join(dir, "client", "pom.xml"));
   fs.cpSync(path.join(adapter, "client", "src", "main"), path.join(dir, "client", "src", "main"), { recursive: true });
   const effective = path.join(dir, "effective-pom.xml");
-  run("mvn", ["-B", "-q", "-DskipTests", `-Ddline.proto.dir=${path.join(root, "proto")}`, "package", "help:effective-pom", `-Doutput=${effective}`], {
-    cwd: path.join(dir, "client"),
-  });
+  run(
+    "mvn",
+    [
+      "-B",
+      "-q",
+      "-DskipTests",
+      `-Ddline.proto.dir=${path.join(root, "proto")}`,
+      "package",
+      "help:effective-pom",
+      `-Doutput=${effective}`,
+    ],
+    {
+      cwd: path.join(dir, "client"),
+    },
+  );
   const pom = flattenPom(fs.readFileSync(effective, "utf8"));
   const jar = path.join(out, `${pom.artifactId}-${pom.version}.jar`);
   fs.copyFileSync(path.join(dir, "client", "target", `${pom.artifactId}-${pom.version}.jar`), jar);
@@ -152,11 +216,15 @@ function flattenPom(effective) {
   const field = (name) => new RegExp(`\n  <${name}>([^<]*)</${name}>`).exec(effective)?.[1];
   const [groupId, artifactId, pomVersion, name] = ["groupId", "artifactId", "version", "name"].map(field);
   if (artifactId !== "dline-jetbrains-client" || pomVersion !== version) {
-    throw new Error(`release: adapters/jetbrains/client/pom.xml builds ${artifactId} ${pomVersion}; the release is dline-jetbrains-client ${version}`);
+    throw new Error(
+      `release: adapters/jetbrains/client/pom.xml builds ${artifactId} ${pomVersion}; the release is dline-jetbrains-client ${version}`,
+    );
   }
   const dependencies = /\n {2}<dependencies>\n([\s\S]*?)\n {2}<\/dependencies>\n/.exec(effective)?.[1];
   if (!dependencies) throw new Error("release: no dependencies in the client's effective POM");
-  const kept = (dependencies.match(/ {4}<dependency>[\s\S]*?\n {4}<\/dependency>/g) ?? []).filter((d) => !/<scope>test<\/scope>/.test(d));
+  const kept = (dependencies.match(/ {4}<dependency>[\s\S]*?\n {4}<\/dependency>/g) ?? []).filter(
+    (d) => !/<scope>test<\/scope>/.test(d),
+  );
   const text = `<?xml version="1.0" encoding="UTF-8"?>
 <!-- Dline's Kotlin client library for JetBrains IDEs, ${version}: flattened from adapters/jetbrains/client/pom.xml by scripts/release.mjs. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">

@@ -1,7 +1,14 @@
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "./logging/logger.js";
 import { loadSqliteBinding } from "./native/sqlite-addon.js";
-import { InstanceLayout, type StorageRoots, SqliteFactory, createSettingsDomain, type SettingsDomain, securePrivateRoots } from "./storage/index.js";
+import {
+  InstanceLayout,
+  type StorageRoots,
+  SqliteFactory,
+  createSettingsDomain,
+  type SettingsDomain,
+  securePrivateRoots,
+} from "./storage/index.js";
 import { SQLITE_ADDON_HASH } from "./version.js";
 import { lazyTaskStorage, type TaskStorage } from "./tasks/index.js";
 import { homedir } from "node:os";
@@ -71,7 +78,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     sizeLimitBytes: await numberSetting("checkpointMaxFileBytes"),
     budgetBytes: await numberSetting("checkpointRepoBudgetBytes"),
     isEnabled: async (workspaceRoot) =>
-      (await settings.resolver.resolve("checkpointsEnabled", { workspaceRoot }).catch(() => undefined))?.value !== false,
+      (await settings.resolver.resolve("checkpointsEnabled", { workspaceRoot }).catch(() => undefined))?.value !==
+      false,
   });
   const checkpointDeletionHook = new CheckpointDeletionHook(checkpoints, options.logger.child("checkpoints"));
   // Opened just after start; deletion hooks are registered before it finishes interrupted deletions.
@@ -95,7 +103,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   // the registry before the runtime claims any task; calls about tasks they run go to them.
   const peerLogger = options.logger.child("peers");
   const peerRegistry = new PeerRegistry(layout, peerLogger);
-  const taskRouter = new TaskRouter({ ownership: async () => (await tasks()).ownership, registry: peerRegistry, connections: new PeerConnections(), logger: peerLogger });
+  const taskRouter = new TaskRouter({
+    ownership: async () => (await tasks()).ownership,
+    registry: peerRegistry,
+    connections: new PeerConnections(),
+    logger: peerLogger,
+  });
   let settleReachable!: () => void;
   const reachable = new Promise<void>((resolve) => (settleReachable = resolve));
   const runtime = lazyTaskRuntime({
@@ -111,14 +124,28 @@ export async function createApp(options: AppOptions): Promise<App> {
     logger: options.logger.child("runtime"),
     env: options.env,
   });
-  const clineImporter = new ClineImporter({ env: options.env, layout, sqlite, tasks, logger: options.logger.child("import") });
+  const clineImporter = new ClineImporter({
+    env: options.env,
+    layout,
+    sqlite,
+    tasks,
+    logger: options.logger.child("import"),
+  });
   startPeerEndpoint({
     registry: peerRegistry,
     lifecycle: options.lifecycle,
     logger: peerLogger,
-    handler: (token) => createPeerHandler({ tasks, runtime, checkpoints, stopSignal: options.lifecycle.signal, logger: peerLogger }, token),
+    handler: (token) =>
+      createPeerHandler(
+        { tasks, runtime, checkpoints, stopSignal: options.lifecycle.signal, logger: peerLogger },
+        token,
+      ),
   })
-    .catch((err: Error) => peerLogger.warn("other Dline windows cannot reach this one: tasks it runs can be followed only here", { error: err.message }))
+    .catch((err: Error) =>
+      peerLogger.warn("other Dline windows cannot reach this one: tasks it runs can be followed only here", {
+        error: err.message,
+      }),
+    )
     .finally(settleReachable);
   return {
     taskRouter,

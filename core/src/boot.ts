@@ -100,7 +100,10 @@ export async function bootCore(options: BootOptions): Promise<Booted> {
 function guardAgainstDiskFull(logger: Logger): void {
   const onError = (kind: string) => (err: unknown) => {
     if (isDiskFull(err)) {
-      logger.error(`${kind}: the disk is full`, { code: (err as NodeJS.ErrnoException).code, error: (err as Error).message });
+      logger.error(`${kind}: the disk is full`, {
+        code: (err as NodeJS.ErrnoException).code,
+        error: (err as Error).message,
+      });
       return;
     }
     process.stderr.write(`dline-core: ${kind}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -6,7 +6,14 @@ export function gitVersionProbe(env: NodeJS.ProcessEnv = process.env): () => Pro
   return () =>
     (cached ??= new Promise((resolve) => {
       execFile("git", ["--version"], { env, timeout: 5000 }, (err, stdout) => {
-        resolve(err ? "" : stdout.toString().trim().replace(/^git version\s*/, ""));
+        resolve(
+          err
+            ? ""
+            : stdout
+                .toString()
+                .trim()
+                .replace(/^git version\s*/, ""),
+        );
       });
     }));
 }

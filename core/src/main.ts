@@ -56,7 +56,9 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
   const options: ServeOptions = { listen: parseListen("127.0.0.1:0"), logLevel: "info", remoteConfig: undefined };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg, undefined];
     const value = () => {
       const v = inline ?? args[++i];
       if (v === undefined) throw new DlineError("invalid_argument", `${flag} needs a value.`);
@@ -98,16 +100,22 @@ async function serve(options: ServeOptions): Promise<void> {
   const { logger, lifecycle } = starting;
   // Finding the roots cannot fail (the Documents lookup falls back to ~/Documents); if it did,
   // every call would answer unavailable and the log would say why.
-  starting.roots.catch((err: unknown) => logger.error("cannot resolve the storage roots", { error: (err as Error).message }));
+  starting.roots.catch((err: unknown) =>
+    logger.error("cannot resolve the storage roots", { error: (err as Error).message }),
+  );
 
   const token = generateToken();
   // Connect, protobuf and the services load after the handshake line is out (rpc/rpc-handler.ts).
   const rpc = new DeferredHandler(
-    async () => (await import("./rpc/rpc-handler.js")).createRpcHandler({ ...starting, roots: await starting.roots }, token),
+    async () =>
+      (await import("./rpc/rpc-handler.js")).createRpcHandler({ ...starting, roots: await starting.roots }, token),
     (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
   );
   // A peer gets 10 s to send a request's headers; those without the token are bounded (server/unauthenticated.ts).
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 }, rpc.handle);
+  const server = http.createServer(
+    { keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 },
+    rpc.handle,
+  );
   boundUnauthenticatedConnections(server, { max: MAX_UNAUTHENTICATED_CONNECTIONS });
   const url = await listen(server, options.listen);
   lifecycle.setCloser(
@@ -124,11 +132,24 @@ async function serve(options: ServeOptions): Promise<void> {
   process.stdin.on("error", () => void lifecycle.stop("stdin error"));
   process.stdin.resume();
 
-  const handshake = { dline: "ready", protocol: PROTOCOL_VERSION, version: SERVER_VERSION, url, token, pid: process.pid };
+  const handshake = {
+    dline: "ready",
+    protocol: PROTOCOL_VERSION,
+    version: SERVER_VERSION,
+    url,
+    token,
+    pid: process.pid,
+  };
   writeToStdio(1, JSON.stringify(handshake) + "\n");
   setImmediate(() => void rpc.start().catch(() => {}));
   starting.roots.then(
-    (roots) => logger.info("serving", { url, version: SERVER_VERSION, dataRoot: roots.dataRoot, documentsRoot: roots.documentsRoot }),
+    (roots) =>
+      logger.info("serving", {
+        url,
+        version: SERVER_VERSION,
+        dataRoot: roots.dataRoot,
+        documentsRoot: roots.documentsRoot,
+      }),
     () => {},
   );
 }

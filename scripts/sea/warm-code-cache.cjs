@@ -22,7 +22,10 @@ const script = new Script(fs.readFileSync(bundle, "utf8"), { filename: "dline-co
 const writeSync = fs.writeSync;
 fs.writeSync = function (fd, data, offset, ...rest) {
   if (fd !== 1) return writeSync.call(this, fd, data, offset, ...rest);
-  const bytes = typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength).subarray(offset ?? 0);
+  const bytes =
+    typeof data === "string"
+      ? Buffer.from(data)
+      : Buffer.from(data.buffer, data.byteOffset, data.byteLength).subarray(offset ?? 0);
   const text = bytes.toString("utf8");
   if (!text.startsWith('{"dline":"ready"')) return writeSync.call(this, fd, data, offset, ...rest);
   fs.writeSync = writeSync;
@@ -47,7 +50,9 @@ function call(handshake, method, body) {
     });
     req.on("response", (res) => {
       res.resume();
-      res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`${method} answered HTTP ${res.statusCode}`))));
+      res.on("end", () =>
+        res.statusCode === 200 ? resolve() : reject(new Error(`${method} answered HTTP ${res.statusCode}`)),
+      );
     });
     req.on("error", reject);
     req.end(body);

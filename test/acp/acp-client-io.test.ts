@@ -8,7 +8,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as acp from "@agentclientprotocol/sdk";
-import { assertBinaryBuilt, makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { startAcpAgent, updatesOf, type RunningAcpAgent } from "./acp-harness.js";
@@ -33,7 +39,10 @@ beforeAll(async () => {
         toolCalls: [
           {
             name: "replace_in_file",
-            input: { path: "src/app.txt", diff: "------- SEARCH\nhello from the unsaved buffer\n=======\nedited buffer\n+++++++ REPLACE" },
+            input: {
+              path: "src/app.txt",
+              diff: "------- SEARCH\nhello from the unsaved buffer\n=======\nedited buffer\n+++++++ REPLACE",
+            },
           },
         ],
       },
@@ -57,16 +66,34 @@ describe("dline-core acp with the client's fs and terminal", () => {
     const appFile = path.join(workspace, "src/app.txt");
     agent.buffers.set(appFile, "hello from the unsaved buffer\n");
     const { sessionId } = await agent.agent.request("session/new", { cwd: workspace, mcpServers: [] });
-    const res = await agent.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Edit the app file and run it" }] });
+    const res = await agent.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Edit the app file and run it" }],
+    });
     expect(res.stopReason).toBe("end_turn");
 
     // Reads went to the client (the buffer): read_file; replace_in_file computing its change,
     // checking after the approval that the buffer did not change, and once more as it writes.
-    expect(agent.fsCalls.filter((c) => c.method === "read").map((c) => c.path)).toEqual([appFile, appFile, appFile, appFile]);
+    expect(agent.fsCalls.filter((c) => c.method === "read").map((c) => c.path)).toEqual([
+      appFile,
+      appFile,
+      appFile,
+      appFile,
+    ]);
     // The permission prompts of the edits carry their diffs, computed from the buffer.
     const diffs = agent.permissions.map((p) => (p.toolCall.content ?? []).find((c) => c.type === "diff"));
-    expect(diffs[1]).toEqual({ type: "diff", path: appFile, oldText: "hello from the unsaved buffer\n", newText: "edited buffer\n" });
-    expect(diffs[2]).toEqual({ type: "diff", path: path.join(workspace, "out/new.txt"), oldText: null, newText: "new file\n" });
+    expect(diffs[1]).toEqual({
+      type: "diff",
+      path: appFile,
+      oldText: "hello from the unsaved buffer\n",
+      newText: "edited buffer\n",
+    });
+    expect(diffs[2]).toEqual({
+      type: "diff",
+      path: path.join(workspace, "out/new.txt"),
+      oldText: null,
+      newText: "new file\n",
+    });
     // Writes went through the client to the disk.
     expect(agent.fsCalls.filter((c) => c.method === "write").map((c) => [c.path, c.content])).toEqual([
       [appFile, "edited buffer\n"],
@@ -83,7 +110,8 @@ describe("dline-core acp with the client's fs and terminal", () => {
     const updates = updatesOf(agent, sessionId);
     const shown = updates.filter(
       (u): u is Extract<acp.SessionUpdate, { sessionUpdate: "tool_call_update" }> =>
-        u.sessionUpdate === "tool_call_update" && (u.content ?? []).some((c) => c.type === "terminal" && c.terminalId === terminal.id),
+        u.sessionUpdate === "tool_call_update" &&
+        (u.content ?? []).some((c) => c.type === "terminal" && c.terminalId === terminal.id),
     );
     expect(shown.length).toBeGreaterThan(0);
     expect(shown.at(-1)?.status).toBe("completed");
@@ -98,7 +126,8 @@ describe("dline-core acp with the client's fs and terminal", () => {
 
     // Checkpoints were saved at the turns that modified the workspace, with the edited paths.
     type Cp = { kind: string; editedPaths: string[] };
-    const cps = (await agent.agent.request<{ checkpoints: Cp[] }>("_dline/checkpoints/list", { sessionId })).checkpoints;
+    const cps = (await agent.agent.request<{ checkpoints: Cp[] }>("_dline/checkpoints/list", { sessionId }))
+      .checkpoints;
     expect(cps.map((c) => c.kind)).toEqual(["baseline", "turn", "turn", "turn", "completion"]);
     expect(cps.flatMap((c) => c.editedPaths)).toEqual(expect.arrayContaining(["src/app.txt", "out/new.txt"]));
   });

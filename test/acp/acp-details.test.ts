@@ -11,7 +11,14 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as acp from "@agentclientprotocol/sdk";
-import { assertBinaryBuilt, makeTestRoots, sidecarBinary, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  sidecarBinary,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { agentText, startAcpAgent, updatesOf, waitFor, type RunningAcpAgent } from "./acp-harness.js";
@@ -39,14 +46,23 @@ beforeAll(async () => {
     turns: [
       { text: "Anthropic answers." },
       // the cancel test: a command in the client's terminal that ignores the kill
-      { toolCalls: [{ name: "execute_command", input: { command: "trap '' TERM; echo started; exec sleep 30", requires_approval: false } }] },
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: "trap '' TERM; echo started; exec sleep 30", requires_approval: false },
+          },
+        ],
+      },
       // the repeated ids test
       { toolCalls: [{ id: "call_1", name: "read_file", input: { path: "README.md" } }] },
       { toolCalls: [{ id: "call_1", name: "read_file", input: { path: "src/app.txt" } }] },
       { text: "Read both." },
     ],
   });
-  openai = await configureModel(sidecar.clients, "openai", { turns: [{ text: "OpenAI answers." }, { text: "OpenAI again." }] });
+  openai = await configureModel(sidecar.clients, "openai", {
+    turns: [{ text: "OpenAI answers." }, { text: "OpenAI again." }],
+  });
   await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: anthropic.profileId } });
 });
 
@@ -65,27 +81,45 @@ describe("dline-core acp: choosing the model from the editor", () => {
     const created = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     const model = created.configOptions?.find((o) => o.id === "model") as SelectOption;
     expect(model).toMatchObject({ category: "model", type: "select", currentValue: anthropic.profileId });
-    expect((model.options as acp.SessionConfigSelectOption[]).map((o) => o.value).sort()).toEqual([anthropic.profileId, openai.profileId].sort());
+    expect((model.options as acp.SessionConfigSelectOption[]).map((o) => o.value).sort()).toEqual(
+      [anthropic.profileId, openai.profileId].sort(),
+    );
 
     // Before the first prompt: the session's choice creates the task with that model.
-    const set = await a.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: openai.profileId });
+    const set = await a.agent.request("session/set_config_option", {
+      sessionId: created.sessionId,
+      configId: "model",
+      value: openai.profileId,
+    });
     expect((set.configOptions.find((o) => o.id === "model") as SelectOption).currentValue).toBe(openai.profileId);
-    await a.agent.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "hello" }] });
+    await a.agent.request("session/prompt", {
+      sessionId: created.sessionId,
+      prompt: [{ type: "text", text: "hello" }],
+    });
     expect(agentText(updatesOf(a, created.sessionId))).toBe("OpenAI answers.");
 
     // After it: the task's profile, which its next run uses (the earlier model API's method).
     await a.agent.request("session/set_model", { sessionId: created.sessionId, modelId: anthropic.profileId });
     const before = updatesOf(a, created.sessionId).length;
-    await a.agent.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "and now?" }] });
+    await a.agent.request("session/prompt", {
+      sessionId: created.sessionId,
+      prompt: [{ type: "text", text: "and now?" }],
+    });
     expect(agentText(updatesOf(a, created.sessionId).slice(before))).toBe("Anthropic answers.");
     expect(await openai.server.requests()).toHaveLength(1);
     // Every client sees the task's model: a session/resume elsewhere reports it.
     const b = await start();
     const resumed = await b.agent.request("session/resume", { sessionId: created.sessionId, cwd: workspace });
-    expect((resumed.configOptions?.find((o) => o.id === "model") as SelectOption).currentValue).toBe(anthropic.profileId);
+    expect((resumed.configOptions?.find((o) => o.id === "model") as SelectOption).currentValue).toBe(
+      anthropic.profileId,
+    );
 
-    await expect(a.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: "nope" })).rejects.toMatchObject({ code: -32602 });
-    await expect(a.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "speed", value: "x" })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      a.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: "nope" }),
+    ).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      a.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "speed", value: "x" }),
+    ).rejects.toMatchObject({ code: -32602 });
   });
 
   it("uses a model from the agent's environment with no profile stored, lists it, and stores nothing of it", async () => {
@@ -93,7 +127,9 @@ describe("dline-core acp: choosing the model from the editor", () => {
     servers.push(server);
     const envRoots = makeTestRoots("dline-acp-env-");
     const ws = makeWorkspace(envRoots.base);
-    const a = await startAcpAgent(envRoots, { env: { OPENAI_BASE_URL: server.url, OPENAI_MODEL: "env-model", OPENAI_API_KEY: TEST_KEY } });
+    const a = await startAcpAgent(envRoots, {
+      env: { OPENAI_BASE_URL: server.url, OPENAI_MODEL: "env-model", OPENAI_API_KEY: TEST_KEY },
+    });
     agents.push(a);
     expect(a.init.authMethods?.[0].description).toMatch(/OPENAI_BASE_URL/);
     const created = await a.agent.request("session/new", { cwd: ws, mcpServers: [] });
@@ -103,19 +139,26 @@ describe("dline-core acp: choosing the model from the editor", () => {
     await a.agent.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "hi" }] });
     expect(agentText(updatesOf(a, created.sessionId))).toBe("From the environment.");
     await a.stop();
-    const stored = [envRoots.dlineDir, envRoots.homeDir, envRoots.docsDir].flatMap((root) => walk(root)).filter((f) => fs.readFileSync(f).includes(TEST_KEY));
+    const stored = [envRoots.dlineDir, envRoots.homeDir, envRoots.docsDir]
+      .flatMap((root) => walk(root))
+      .filter((f) => fs.readFileSync(f).includes(TEST_KEY));
     expect(stored).toEqual([]);
   });
 });
 
 function walk(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.isFile() ? [path.join(dir, e.name)] : []));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.isFile() ? [path.join(dir, e.name)] : []));
 }
 
 describe("dline-core acp: cancel and tool call ids", () => {
   it("session/cancel answers while the client's terminal still runs a command that ignores the kill", async () => {
-    await sidecar.clients.settings.updateSettings({ scope: 1, patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, readFiles: true, maxRequests: 50 } } });
+    await sidecar.clients.settings.updateSettings({
+      scope: 1,
+      patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, readFiles: true, maxRequests: 50 } },
+    });
     const a = await start({ terminal: true });
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     const prompt = a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "run it" }] });
@@ -127,7 +170,9 @@ describe("dline-core acp: cancel and tool call ids", () => {
     expect(terminal.child.signalCode).toBeNull();
     terminal.child.kill("SIGKILL");
     const call = updatesOf(a, sessionId).find((u) => u.sessionUpdate === "tool_call") as acp.ToolCall;
-    const last = updatesOf(a, sessionId).filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId).at(-1) as acp.ToolCallUpdate;
+    const last = updatesOf(a, sessionId)
+      .filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId)
+      .at(-1) as acp.ToolCallUpdate;
     expect(last.status).toBe("failed");
   });
 
@@ -135,12 +180,16 @@ describe("dline-core acp: cancel and tool call ids", () => {
     const a = await start();
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "read twice" }] });
-    const calls = updatesOf(a, sessionId).filter((u): u is acp.ToolCall & { sessionUpdate: "tool_call" } => u.sessionUpdate === "tool_call");
+    const calls = updatesOf(a, sessionId).filter(
+      (u): u is acp.ToolCall & { sessionUpdate: "tool_call" } => u.sessionUpdate === "tool_call",
+    );
     expect(calls.map((c) => c.title)).toEqual(["read_file README.md", "read_file src/app.txt"]);
     expect(new Set(calls.map((c) => c.toolCallId)).size).toBe(2);
     // Each update names its own call: both completed.
     for (const c of calls) {
-      const updates = updatesOf(a, sessionId).filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === c.toolCallId);
+      const updates = updatesOf(a, sessionId).filter(
+        (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === c.toolCallId,
+      );
       expect(updates.at(-1)).toMatchObject({ status: "completed" });
     }
   });
@@ -166,7 +215,8 @@ function rawAgent(env: NodeJS.ProcessEnv = roots.env) {
   };
 }
 
-const request = (id: number | string, method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+const request = (id: number | string, method: string, params: unknown) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method, params });
 
 describe("dline-core acp transport", () => {
   it("answers a message over the size limit with a JSON-RPC error for its id, and goes on serving", async () => {

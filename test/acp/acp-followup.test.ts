@@ -25,7 +25,11 @@ beforeAll(async () => {
     turns: [
       { toolCalls: [{ name: "ask_followup_question", input: { question: "Which color?", options: ["red", "blue"] } }] },
       { toolCalls: [{ name: "ask_followup_question", input: { question: "Name the file?" } }] },
-      { toolCalls: [{ name: "execute_command", input: { command: "printf 'line1\\nline2\\n'", requires_approval: false } }] },
+      {
+        toolCalls: [
+          { name: "execute_command", input: { command: "printf 'line1\\nline2\\n'", requires_approval: false } },
+        ],
+      },
       { text: "Done." },
       { text: "Resumed." },
       { toolCalls: [{ name: "write_to_file", input: { path: "home-note.txt", content: "x\n" } }] },
@@ -52,7 +56,10 @@ describe("dline-core acp questions and session lifecycle", () => {
       const blue = req.options.find((o) => o.name === "blue");
       return blue ? { outcome: { outcome: "selected", optionId: blue.optionId } } : allowOnce(req);
     });
-    const first = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Make a file" }] });
+    const first = await a.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Make a file" }],
+    });
     // The second question has no options: the turn ends and waits for the user's words.
     expect(first.stopReason).toBe("end_turn");
     expect(a.permissions[0].options.map((o) => [o.name, o.kind])).toEqual([
@@ -63,7 +70,10 @@ describe("dline-core acp questions and session lifecycle", () => {
     expect(agentText(updatesOf(a, sessionId))).toBe("Which color?Name the file?");
 
     const before = a.updates.length;
-    const second = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "call it colors.txt" }] });
+    const second = await a.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "call it colors.txt" }],
+    });
     expect(second.stopReason).toBe("end_turn");
     const requests = await model.requests();
     expect(JSON.stringify(requests[1].body)).toContain("blue");
@@ -72,9 +82,14 @@ describe("dline-core acp questions and session lifecycle", () => {
     // The local command's output reached its tool call, then the call completed.
     const updates = a.updates.slice(before).map((u) => u.update);
     const command = updates.find((u) => u.sessionUpdate === "tool_call" && u.kind === "execute") as acp.ToolCall;
-    const calls = updates.filter((u): u is acp.ToolCallUpdate & { sessionUpdate: "tool_call_update" } => u.sessionUpdate === "tool_call_update" && u.toolCallId === command.toolCallId);
+    const calls = updates.filter(
+      (u): u is acp.ToolCallUpdate & { sessionUpdate: "tool_call_update" } =>
+        u.sessionUpdate === "tool_call_update" && u.toolCallId === command.toolCallId,
+    );
     expect(calls.at(-1)?.status).toBe("completed");
-    const shown = calls.flatMap((c) => c.content ?? []).map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : ""));
+    const shown = calls
+      .flatMap((c) => c.content ?? [])
+      .map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : ""));
     expect(shown.join("\n")).toContain("line1\nline2");
     expect(agentText(updates)).toBe("Done.");
   });
@@ -83,7 +98,9 @@ describe("dline-core acp questions and session lifecycle", () => {
     const a = agent!;
     const sessionId = a.updates[0].sessionId;
     await a.agent.request("session/close", { sessionId });
-    await expect(a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "still there?" }] })).rejects.toMatchObject({ code: -32002 });
+    await expect(
+      a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "still there?" }] }),
+    ).rejects.toMatchObject({ code: -32002 });
     const before = a.updates.length;
     await a.agent.request("session/resume", { sessionId, cwd: workspace });
     expect(a.updates.length).toBe(before);
@@ -113,7 +130,9 @@ describe("dline-core acp questions and session lifecycle", () => {
   it("answers a failed model request with a JSON-RPC error; the session goes on", async () => {
     const a = agent!;
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
-    const failed = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "fail please" }] }).catch((err) => err);
+    const failed = await a.agent
+      .request("session/prompt", { sessionId, prompt: [{ type: "text", text: "fail please" }] })
+      .catch((err) => err);
     expect(failed).toMatchObject({ code: -32603, data: { sessionId } });
     expect(failed.message).toContain("prompt is malformed");
     const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "try again" }] });

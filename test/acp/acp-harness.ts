@@ -12,7 +12,9 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { sidecarBinary, type TestRoots } from "../helpers/sidecar.js";
 
-export type PermissionPolicy = (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+export type PermissionPolicy = (
+  req: acp.RequestPermissionRequest,
+) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
 export interface ClientTerminal {
   id: string;
@@ -65,9 +67,15 @@ export const rejectOnce: PermissionPolicy = (req) => ({
 export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Promise<RunningAcpAgent> {
   const stderrFile = path.join(roots.base, `acp-${Date.now()}-${Math.random().toString(36).slice(2)}.stderr`);
   const stderr = fs.openSync(stderrFile, "a");
-  const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env: { ...roots.env, ...offer.env }, stdio: ["pipe", "pipe", stderr] });
+  const child = spawn(sidecarBinary, ["acp"], {
+    cwd: roots.base,
+    env: { ...roots.env, ...offer.env },
+    stdio: ["pipe", "pipe", stderr],
+  });
   fs.closeSync(stderr);
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")),
+  );
   const updates: acp.SessionNotification[] = [];
   const permissions: acp.RequestPermissionRequest[] = [];
   const extNotifications: { method: string; params: unknown }[] = [];
@@ -99,7 +107,10 @@ export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Pro
     })
     .onRequest(acp.methods.client.terminal.create, ({ params }) => {
       const id = `term-${terminals.length + 1}`;
-      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ["ignore", "pipe", "pipe"] });
+      const proc = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? undefined,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       const terminal: ClientTerminal = {
         id,
         command: params.command,
@@ -120,7 +131,10 @@ export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Pro
       const done = await Promise.race([t.exit, Promise.resolve(undefined)]);
       return { output: t.output, truncated: false, exitStatus: done ?? null };
     })
-    .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => terminalOf(terminals, params.terminalId).exit)
+    .onRequest(
+      acp.methods.client.terminal.waitForExit,
+      async ({ params }) => terminalOf(terminals, params.terminalId).exit,
+    )
     .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
       terminalOf(terminals, params.terminalId).child.kill("SIGTERM");
       return {};
@@ -132,11 +146,17 @@ export async function startAcpAgent(roots: TestRoots, offer: AcpOffer = {}): Pro
       return {};
     });
 
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!));
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout!),
+  );
   const connection = app.connect(stream);
   const init = await connection.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: Boolean(offer.fs), writeTextFile: Boolean(offer.fs) }, terminal: Boolean(offer.terminal) },
+    clientCapabilities: {
+      fs: { readTextFile: Boolean(offer.fs), writeTextFile: Boolean(offer.fs) },
+      terminal: Boolean(offer.terminal),
+    },
     clientInfo: { name: "dline-test-client", version: "1.0.0" },
   });
   return {
@@ -178,13 +198,19 @@ export function updatesOf(agent: RunningAcpAgent, sessionId: string): acp.Sessio
 /** The agent's streamed text of a session (agent_message_chunk text, in order). */
 export function agentText(updates: acp.SessionUpdate[]): string {
   return updates
-    .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: "agent_message_chunk" }> => u.sessionUpdate === "agent_message_chunk")
+    .filter(
+      (u): u is Extract<acp.SessionUpdate, { sessionUpdate: "agent_message_chunk" }> =>
+        u.sessionUpdate === "agent_message_chunk",
+    )
     .map((u) => (u.content.type === "text" ? u.content.text : ""))
     .join("");
 }
 
 /** Waits until `check` holds (polling), or fails after `ms`. */
-export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 20_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();

@@ -7,7 +7,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBinaryBuilt, makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { isAlive, mcpServerScript, startHttpMcpServer } from "../capabilities/helpers.js";
@@ -28,7 +34,12 @@ beforeAll(async () => {
   sidecar = await startSidecar({ roots });
   ({ server: model } = await configureModel(sidecar.clients, "anthropic", {
     turns: [
-      { toolCalls: [{ name: "mcp__calc__add", input: { a: 2, b: 3 } }, { name: "mcp__web__add", input: { a: 4, b: 5 } }] },
+      {
+        toolCalls: [
+          { name: "mcp__calc__add", input: { a: 2, b: 3 } },
+          { name: "mcp__web__add", input: { a: 4, b: 5 } },
+        ],
+      },
       { text: "Both added." },
       { text: "Plain." },
       // session/load in a new process, with its own servers
@@ -71,7 +82,10 @@ describe("ACP session MCP servers", () => {
         { type: "http", name: "web", url: http.url, headers: [{ name: "X-Test", value: "1" }] },
       ],
     });
-    const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Add some numbers" }] });
+    const res = await a.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Add some numbers" }],
+    });
     expect(res.stopReason).toBe("end_turn");
 
     const requests = await model.requests();
@@ -106,30 +120,38 @@ describe("ACP session MCP servers", () => {
     ],
   });
 
-  it.each(["load", "resume"] as const)("session/%s with mcpServers gives the reopened task those servers (and only those)", async (method) => {
-    expect(firstSessionId).not.toBe("");
-    const sessionId = firstSessionId;
-    const label = `acp-${method}`;
-    const log = path.join(roots.base, `calc-${method}.log`);
-    const a = await startAcpAgent(roots); // a new process: nothing of the first session's servers is left
-    agents.push(a);
-    const before = (await model.requests()).length;
-    await a.agent.request(`session/${method}`, { sessionId, cwd: workspace, mcpServers: [calc(label, log)] });
-    const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: `Add again after ${method}` }] });
-    expect(res.stopReason).toBe("end_turn");
+  it.each(["load", "resume"] as const)(
+    "session/%s with mcpServers gives the reopened task those servers (and only those)",
+    async (method) => {
+      expect(firstSessionId).not.toBe("");
+      const sessionId = firstSessionId;
+      const label = `acp-${method}`;
+      const log = path.join(roots.base, `calc-${method}.log`);
+      const a = await startAcpAgent(roots); // a new process: nothing of the first session's servers is left
+      agents.push(a);
+      const before = (await model.requests()).length;
+      await a.agent.request(`session/${method}`, { sessionId, cwd: workspace, mcpServers: [calc(label, log)] });
+      const res = await a.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: `Add again after ${method}` }],
+      });
+      expect(res.stopReason).toBe("end_turn");
 
-    const requests = (await model.requests()).slice(before);
-    expect(requests).toHaveLength(2);
-    const tools = (requests[0].body.tools ?? []).map((t: { name: string }) => t.name).filter((n: string) => n.startsWith("mcp__"));
-    // The servers of this request, not the HTTP server the session was created with.
-    expect(tools).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami"]));
-    expect(tools.filter((n: string) => n.startsWith("mcp__web__"))).toEqual([]);
-    expect(JSON.stringify(requests[1].body.messages)).toContain(`sum=${method === "load" ? 2 : 4} from ${label}`);
-    expect(fs.readFileSync(log, "utf8")).toBe(`${label} add\n`);
+      const requests = (await model.requests()).slice(before);
+      expect(requests).toHaveLength(2);
+      const tools = (requests[0].body.tools ?? [])
+        .map((t: { name: string }) => t.name)
+        .filter((n: string) => n.startsWith("mcp__"));
+      // The servers of this request, not the HTTP server the session was created with.
+      expect(tools).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami"]));
+      expect(tools.filter((n: string) => n.startsWith("mcp__web__"))).toEqual([]);
+      expect(JSON.stringify(requests[1].body.messages)).toContain(`sum=${method === "load" ? 2 : 4} from ${label}`);
+      expect(fs.readFileSync(log, "utf8")).toBe(`${label} add\n`);
 
-    const pid = Number(fs.readFileSync(`${log}.pid-${label}`, "utf8"));
-    expect(isAlive(pid)).toBe(true);
-    await a.agent.request("session/close", { sessionId });
-    await waitFor(() => !isAlive(pid));
-  });
+      const pid = Number(fs.readFileSync(`${log}.pid-${label}`, "utf8"));
+      expect(isAlive(pid)).toBe(true);
+      await a.agent.request("session/close", { sessionId });
+      await waitFor(() => !isAlive(pid));
+    },
+  );
 });

@@ -12,7 +12,13 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
-import { assertBinaryBuilt, makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { agentText, startAcpAgent, updatesOf, type PermissionPolicy, type RunningAcpAgent } from "./acp-harness.js";
@@ -56,11 +62,24 @@ beforeAll(async () => {
   ({ server: anthropic } = await configureModel(sidecar.clients, "anthropic", {
     turns: [
       // plan mode, prompt 1: a plan, and a write that plan mode refuses; then the answer
-      { text: "Planning.", toolCalls: [{ name: "update_plan", input: { plan: PLAN } }, { name: "write_to_file", input: { path: "fix.txt", content: "x\n" } }] },
+      {
+        text: "Planning.",
+        toolCalls: [
+          { name: "update_plan", input: { plan: PLAN } },
+          { name: "write_to_file", input: { path: "fix.txt", content: "x\n" } },
+        ],
+      },
       { text: "Here is the plan." },
       // act mode, prompt 2: a write answered "allow always", then a second write that runs unasked
       { toolCalls: [{ name: "write_to_file", input: { path: "fix.txt", content: "fixed\n" } }] },
-      { toolCalls: [{ name: "replace_in_file", input: { path: "fix.txt", diff: "------- SEARCH\nfixed\n=======\nfixed twice\n+++++++ REPLACE" } }] },
+      {
+        toolCalls: [
+          {
+            name: "replace_in_file",
+            input: { path: "fix.txt", diff: "------- SEARCH\nfixed\n=======\nfixed twice\n+++++++ REPLACE" },
+          },
+        ],
+      },
       { text: "Both edits done." },
       // another session, prompt 1: an edit is asked again there (the "always" stayed in the first session)
       { toolCalls: [{ name: "write_to_file", input: { path: "other.txt", content: "other\n" } }] },
@@ -84,7 +103,10 @@ beforeAll(async () => {
     ],
   });
   // The default profile is the Anthropic one.
-  await sidecar.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: "scripted-anthropic" } });
+  await sidecar.clients.settings.updateSettings({
+    scope: SettingsScope.GLOBAL,
+    patch: { defaultProfileId: "scripted-anthropic" },
+  });
   a = await startAcpAgent(roots);
 });
 
@@ -104,14 +126,18 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     sessionId = created.sessionId;
     expect(created.modes?.currentModeId).toBe("act");
     expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["act", "plan"]);
-    await expect(a.agent.request("session/set_mode", { sessionId, modeId: "yolo" })).rejects.toMatchObject({ code: -32602 });
+    await expect(a.agent.request("session/set_mode", { sessionId, modeId: "yolo" })).rejects.toMatchObject({
+      code: -32602,
+    });
     await a.agent.request("session/set_mode", { sessionId, modeId: "plan" });
     expect(updatesOf(a, sessionId)).toContainEqual({ sessionUpdate: "current_mode_update", currentModeId: "plan" });
 
     a.setPermissionPolicy(choose("allow_once"));
     expect(await prompt(sessionId, "Plan the fix")).toBe("end_turn");
     const updates = updatesOf(a, sessionId);
-    expect(updates.filter((u) => u.sessionUpdate === "plan")).toEqual([{ sessionUpdate: "plan", entries: PLAN_ENTRIES }]);
+    expect(updates.filter((u) => u.sessionUpdate === "plan")).toEqual([
+      { sessionUpdate: "plan", entries: PLAN_ENTRIES },
+    ]);
     // The write was refused without a permission request, did not happen, and shows as a failed tool call.
     expect(a.permissions).toHaveLength(0);
     const refused = updates.find((u) => u.sessionUpdate === "tool_call" && u.kind === "edit") as acp.ToolCall;
@@ -128,7 +154,9 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     expect(await resolved("mode", sessionId)).toBe("plan");
     // The plan is a message of the task's history.
     const messages = (await sidecar.clients.tasks.getTask({ taskId: sessionId })).messages;
-    expect(messages.find((m) => m.kind === "plan")?.text).toBe("- [x] Read the code\n- [-] Fix the bug\n- [ ] Run the tests");
+    expect(messages.find((m) => m.kind === "plan")?.text).toBe(
+      "- [x] Read the code\n- [-] Fix the bug\n- [ ] Run the tests",
+    );
   });
 
   it("switches back to act mode; 'allow always' applies to the session: its next edit runs unasked, the global setting is unchanged", async () => {
@@ -139,7 +167,12 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     a.setPermissionPolicy(choose("allow_always"));
     expect(await prompt(sessionId, "Now fix it")).toBe("end_turn");
     expect(a.permissions).toHaveLength(1);
-    expect(a.permissions[0].options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once", "reject_always"]);
+    expect(a.permissions[0].options.map((o) => o.kind)).toEqual([
+      "allow_once",
+      "allow_always",
+      "reject_once",
+      "reject_always",
+    ]);
     expect(a.permissions[0].options.find((o) => o.kind === "allow_always")?.name).toBe("Always allow editing files");
     expect(fs.readFileSync(path.join(workspace, "fix.txt"), "utf8")).toBe("fixed twice\n");
     // Not stored where every editor and project reads it.
@@ -167,7 +200,9 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     const later = a.updates.slice(before).map((u) => u.update);
     const call = later.find((u) => u.sessionUpdate === "tool_call") as acp.ToolCall;
     expect(call).toMatchObject({ kind: "execute" });
-    const failed = later.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId && u.status === "failed") as acp.ToolCallUpdate;
+    const failed = later.find(
+      (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId && u.status === "failed",
+    ) as acp.ToolCallUpdate;
     expect(JSON.stringify(failed.content)).toContain("always reject all commands");
     expect(agentText(later)).toBe("Still not running it.");
     expect(fs.existsSync(path.join(workspace, "one.txt"))).toBe(false);
@@ -180,7 +215,9 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     try {
       const loaded = await b.agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] });
       expect(loaded.modes?.currentModeId).toBe("act");
-      expect(updatesOf(b, sessionId).filter((u) => u.sessionUpdate === "plan")).toEqual([{ sessionUpdate: "plan", entries: PLAN_ENTRIES }]);
+      expect(updatesOf(b, sessionId).filter((u) => u.sessionUpdate === "plan")).toEqual([
+        { sessionUpdate: "plan", entries: PLAN_ENTRIES },
+      ]);
     } finally {
       await b.stop();
     }
@@ -209,7 +246,11 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
   });
 
   it("ends a turn with max_tokens (finish_reason length) and refusal (refusal field, content_filter) from OpenAI-compatible streams", async () => {
-    const { sessionId: id } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [], _meta: { dline: { profileId: openai.profileId } } });
+    const { sessionId: id } = await a.agent.request("session/new", {
+      cwd: workspace,
+      mcpServers: [],
+      _meta: { dline: { profileId: openai.profileId } },
+    });
     expect(await prompt(id, "Write a long essay")).toBe("max_tokens");
     expect(await prompt(id, "Something forbidden")).toBe("refusal");
     expect(await prompt(id, "Something filtered")).toBe("refusal");

@@ -43,22 +43,35 @@ describe("two ACP processes over the same roots", () => {
     const b = await startAcpAgent(roots);
     agents.push(b);
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
-    const running = a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Question from A" }] });
+    const running = a.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Question from A" }],
+    });
     await waitFor(() => a.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"));
 
     // B sees the session in the shared history and can load it, but not write while A runs it.
-    expect((await b.agent.request("session/list", { cwd: workspace })).sessions.map((s) => s.sessionId)).toContain(sessionId);
+    expect((await b.agent.request("session/list", { cwd: workspace })).sessions.map((s) => s.sessionId)).toContain(
+      sessionId,
+    );
     await b.agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] });
-    await expect(b.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "too early" }] })).rejects.toMatchObject({
+    await expect(
+      b.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "too early" }] }),
+    ).rejects.toMatchObject({
       code: -32603,
       data: { dlineCode: "failed_precondition" },
     });
     expect((await running).stopReason).toBe("end_turn");
 
     // Idle now: B continues it, then A again, each with the whole conversation.
-    expect((await b.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Message from B" }] })).stopReason).toBe("end_turn");
+    expect(
+      (await b.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Message from B" }] }))
+        .stopReason,
+    ).toBe("end_turn");
     expect(agentText(updatesOf(b, sessionId))).toContain("Answer to B.");
-    expect((await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Back to A" }] })).stopReason).toBe("end_turn");
+    expect(
+      (await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Back to A" }] }))
+        .stopReason,
+    ).toBe("end_turn");
     const requests = await model.requests();
     const last = JSON.stringify(requests[2].body);
     expect(last).toContain("Question from A");

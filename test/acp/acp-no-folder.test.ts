@@ -42,7 +42,10 @@ describe("dline-core acp, a session without its folder", () => {
     cleanups.push(() => a.stop());
     a.setPermissionPolicy(allowOnce);
     await a.agent.request("session/load", { sessionId: taskId, cwd: workspace, mcpServers: [] });
-    const res = await a.agent.request("session/prompt", { sessionId: taskId, prompt: [{ type: "text", text: "Take notes" }] });
+    const res = await a.agent.request("session/prompt", {
+      sessionId: taskId,
+      prompt: [{ type: "text", text: "Take notes" }],
+    });
     expect(res.stopReason).toBe("end_turn");
     expect(fs.readFileSync(path.join(workspace, "NOTES.md"), "utf8")).toBe("notes\n");
     expect(fs.existsSync(gone)).toBe(false);

@@ -9,7 +9,14 @@ import { spawn } from "node:child_process";
 import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
-import { assertBinaryBuilt, makeTestRoots, sidecarBinary, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  sidecarBinary,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, followUntilDone, makeWorkspace } from "../runtime/harness.js";
 import { startAcpAgent, waitFor } from "./acp-harness.js";
@@ -96,7 +103,10 @@ describe("dline-core acp errors", () => {
     }));
     const a = await startAcpAgent(roots);
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
-    const prompt = a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Answer at length" }] });
+    const prompt = a.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Answer at length" }],
+    });
     prompt.catch(() => {});
     await waitFor(() => a.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"));
     expect(await a.stop()).toBe(0);
@@ -118,13 +128,22 @@ describe("dline-core acp errors", () => {
     const a = await startAcpAgent(roots);
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     const controller = new AbortController();
-    const prompt = a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Again at length" }] }, { cancellationSignal: controller.signal });
+    const prompt = a.agent.request(
+      "session/prompt",
+      { sessionId, prompt: [{ type: "text", text: "Again at length" }] },
+      { cancellationSignal: controller.signal },
+    );
     prompt.catch(() => {});
     await waitFor(() => a.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"));
     controller.abort();
-    const outcome = await prompt.then((r) => r.stopReason, (err: { code?: number }) => err.code);
+    const outcome = await prompt.then(
+      (r) => r.stopReason,
+      (err: { code?: number }) => err.code,
+    );
     expect(["cancelled", -32800]).toContain(outcome);
-    await waitFor(async () => (await sidecar!.clients.tasks.getTask({ taskId: sessionId })).task?.status === TaskStatus.CANCELLED);
+    await waitFor(
+      async () => (await sidecar!.clients.tasks.getTask({ taskId: sessionId })).task?.status === TaskStatus.CANCELLED,
+    );
     expect(await a.stop()).toBe(0);
   });
 });

@@ -6,7 +6,13 @@
 import * as fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as acp from "@agentclientprotocol/sdk";
-import { assertBinaryBuilt, makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { agentText, startAcpAgent, updatesOf, type RunningAcpAgent } from "./acp-harness.js";
@@ -25,7 +31,11 @@ beforeAll(async () => {
   model = await configureModel(sidecar.clients, "anthropic", {
     turns: [
       { status: 529, retryAfterMs: "200", errorMessage: "Overloaded" },
-      { reasoning: "THOUGHT-3f: the person greets me; a short greeting back will do.", text: "Hello there.", textChunkChars: 5 },
+      {
+        reasoning: "THOUGHT-3f: the person greets me; a short greeting back will do.",
+        text: "Hello there.",
+        textChunkChars: 5,
+      },
     ],
   });
   await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: model.profileId } });
@@ -46,9 +56,14 @@ describe("dline-core acp: reasoning and retries", () => {
     expect(result.stopReason).toBe("end_turn");
     const updates = updatesOf(agent, sessionId);
     const thoughts = updates
-      .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: "agent_thought_chunk" }> => u.sessionUpdate === "agent_thought_chunk")
+      .filter(
+        (u): u is Extract<acp.SessionUpdate, { sessionUpdate: "agent_thought_chunk" }> =>
+          u.sessionUpdate === "agent_thought_chunk",
+      )
       .map((u) => (u.content.type === "text" ? u.content.text : ""));
-    expect(thoughts.join("")).toContain("retrying in 1 s (attempt 2 of 6): Anthropic failed to answer (HTTP 529). Server said: Overloaded");
+    expect(thoughts.join("")).toContain(
+      "retrying in 1 s (attempt 2 of 6): Anthropic failed to answer (HTTP 529). Server said: Overloaded",
+    );
     expect(thoughts.join("")).toContain("THOUGHT-3f: the person greets me; a short greeting back will do.");
     expect(thoughts.length).toBeGreaterThan(3);
     expect(agentText(updates)).toBe("Hello there.");

@@ -10,10 +10,24 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as acp from "@agentclientprotocol/sdk";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
-import { assertBinaryBuilt, makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import {
+  assertBinaryBuilt,
+  makeTestRoots,
+  startSidecar,
+  type RunningSidecar,
+  type TestRoots,
+} from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, followUntilDone, makeWorkspace } from "../runtime/harness.js";
-import { agentText, allowOnce, rejectOnce, startAcpAgent, updatesOf, waitFor, type RunningAcpAgent } from "./acp-harness.js";
+import {
+  agentText,
+  allowOnce,
+  rejectOnce,
+  startAcpAgent,
+  updatesOf,
+  waitFor,
+  type RunningAcpAgent,
+} from "./acp-harness.js";
 
 const SLOW_TEXT = "thinking about it ".repeat(40);
 
@@ -37,8 +51,14 @@ beforeAll(async () => {
   ({ server: model } = await configureModel(sidecar.clients, "anthropic", {
     turns: [
       // prompt 1: a write (approved), then a command (denied): the model hears it and answers
-      { text: "Writing the notes.", toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "first\n" } }] },
-      { text: "Now cleaning up.", toolCalls: [{ name: "execute_command", input: { command: "rm README.md", requires_approval: true } }] },
+      {
+        text: "Writing the notes.",
+        toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "first\n" } }],
+      },
+      {
+        text: "Now cleaning up.",
+        toolCalls: [{ name: "execute_command", input: { command: "rm README.md", requires_approval: true } }],
+      },
       { text: "Understood, README.md stays." },
       // prompt 2: completion
       { text: "Finishing.", toolCalls: [{ name: "attempt_completion", input: { result: "All done." } }] },
@@ -64,7 +84,12 @@ describe("dline-core acp", () => {
     const a = await start();
     expect(a.init.protocolVersion).toBe(1);
     expect(a.init.agentCapabilities?.loadSession).toBe(true);
-    expect(a.init.agentCapabilities?.sessionCapabilities).toMatchObject({ list: {}, delete: {}, resume: {}, close: {} });
+    expect(a.init.agentCapabilities?.sessionCapabilities).toMatchObject({
+      list: {},
+      delete: {},
+      resume: {},
+      close: {},
+    });
     expect(a.init.authMethods?.map((m) => m.id)).toEqual(["dline-model-profile"]);
     await a.agent.request("authenticate", { methodId: "dline-model-profile" });
   });
@@ -74,19 +99,29 @@ describe("dline-core acp", () => {
     sessionId = (await a.agent.request("session/new", { cwd: workspace, mcpServers: [] })).sessionId;
     let asked = 0;
     a.setPermissionPolicy((req) => (asked++ === 0 ? allowOnce(req) : rejectOnce(req)));
-    const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Write the notes file" }] });
+    const res = await a.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Write the notes file" }],
+    });
     expect(res.stopReason).toBe("end_turn");
 
     const updates = updatesOf(a, sessionId);
     expect(agentText(updates)).toBe("Writing the notes.Now cleaning up.Understood, README.md stays.");
     // Permission requests: the write, then the command, each for a pending tool call.
     expect(a.permissions.map((p) => p.toolCall.kind)).toEqual(["edit", "execute"]);
-    expect(a.permissions[0].options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once", "reject_always"]);
+    expect(a.permissions[0].options.map((o) => o.kind)).toEqual([
+      "allow_once",
+      "allow_always",
+      "reject_once",
+      "reject_always",
+    ]);
     const writeId = a.permissions[0].toolCall.toolCallId;
     const commandId = a.permissions[1].toolCall.toolCallId;
     const statuses = (id: string) =>
       updates
-        .filter((u): u is Extract<acp.SessionUpdate, { toolCallId: string }> => "toolCallId" in u && u.toolCallId === id)
+        .filter(
+          (u): u is Extract<acp.SessionUpdate, { toolCallId: string }> => "toolCallId" in u && u.toolCallId === id,
+        )
         .map((u) => u.status)
         .filter(Boolean);
     expect(statuses(writeId)).toEqual(["pending", "in_progress", "completed"]);
@@ -96,7 +131,9 @@ describe("dline-core acp", () => {
     // The edit's diff is in the permission prompt and in the finished call.
     const diff = { type: "diff", path: path.join(workspace, "notes.txt"), oldText: null, newText: "first\n" };
     expect(a.permissions[0].toolCall.content).toEqual([diff]);
-    const finished = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === writeId && u.status === "completed");
+    const finished = updates.filter(
+      (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === writeId && u.status === "completed",
+    );
     expect((finished[0] as acp.ToolCallUpdate).content).toEqual([diff]);
     // The approved write happened; the denied command did not run.
     expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("first\n");
@@ -115,7 +152,14 @@ describe("dline-core acp", () => {
     const before = a.updates.length;
     const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Finish up" }] });
     expect(res.stopReason).toBe("end_turn");
-    expect(agentText(a.updates.slice(before).filter((u) => u.sessionId === sessionId).map((u) => u.update))).toBe("Finishing.All done.");
+    expect(
+      agentText(
+        a.updates
+          .slice(before)
+          .filter((u) => u.sessionId === sessionId)
+          .map((u) => u.update),
+      ),
+    ).toBe("Finishing.All done.");
   });
 
   it("cancels a running prompt with session/cancel; the turn stops with 'cancelled'", async () => {
@@ -147,34 +191,45 @@ describe("dline-core acp", () => {
     const b = await start();
     await b.agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] });
     const replay = updatesOf(b, sessionId);
-    const users = replay.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => (u.content.type === "text" ? u.content.text : ""));
+    const users = replay
+      .filter((u) => u.sessionUpdate === "user_message_chunk")
+      .map((u) => (u.content.type === "text" ? u.content.text : ""));
     expect(users[0]).toBe("Write the notes file");
     expect(agentText(replay)).toContain("Writing the notes.");
-    expect(replay.some((u) => u.sessionUpdate === "tool_call" && u.kind === "edit" && u.status === "completed")).toBe(true);
+    expect(replay.some((u) => u.sessionUpdate === "tool_call" && u.kind === "edit" && u.status === "completed")).toBe(
+      true,
+    );
 
     // Unknown sessions are "resource not found".
-    await expect(b.agent.request("session/load", { sessionId: "1-nope", cwd: workspace, mcpServers: [] })).rejects.toMatchObject({ code: -32002 });
-
+    await expect(
+      b.agent.request("session/load", { sessionId: "1-nope", cwd: workspace, mcpServers: [] }),
+    ).rejects.toMatchObject({ code: -32002 });
   });
 
   it("exposes checkpoints as _dline/checkpoints/* extension methods: list, compare, restore (three modes) and undo", async () => {
     const a = agents[agents.length - 1];
     type Cp = { id: string; kind: string; hasFiles: boolean; undoAvailable: boolean; editedPaths: string[] };
-    const list = async () => (await a.agent.request<{ checkpoints: Cp[] }>("_dline/checkpoints/list", { sessionId })).checkpoints;
+    const list = async () =>
+      (await a.agent.request<{ checkpoints: Cp[] }>("_dline/checkpoints/list", { sessionId })).checkpoints;
     const cps = await list();
     expect(cps.map((c) => c.kind)).toEqual(expect.arrayContaining(["baseline", "turn", "completion"]));
     const baseline = cps.find((c) => c.kind === "baseline")!;
 
-    const compare = await a.agent.request<{ files: { path: string; status: string; after: string }[] }>("_dline/checkpoints/compare", {
-      sessionId,
-      checkpointId: baseline.id,
-    });
+    const compare = await a.agent.request<{ files: { path: string; status: string; after: string }[] }>(
+      "_dline/checkpoints/compare",
+      {
+        sessionId,
+        checkpointId: baseline.id,
+      },
+    );
     expect(compare.files.map((f) => [f.path, f.status, f.after])).toContainEqual(["notes.txt", "added", "first\n"]);
 
-    const restored = await a.agent.request<{ filesRestored: boolean; deletedPaths: string[]; undoCheckpointId: string; conversationRestored: boolean }>(
-      "_dline/checkpoints/restore",
-      { sessionId, checkpointId: baseline.id, mode: "files" },
-    );
+    const restored = await a.agent.request<{
+      filesRestored: boolean;
+      deletedPaths: string[];
+      undoCheckpointId: string;
+      conversationRestored: boolean;
+    }>("_dline/checkpoints/restore", { sessionId, checkpointId: baseline.id, mode: "files" });
     expect(restored).toMatchObject({ filesRestored: true, conversationRestored: false });
     expect(restored.deletedPaths).toContain("notes.txt");
     expect(fs.existsSync(path.join(workspace, "notes.txt"))).toBe(false);
@@ -185,32 +240,45 @@ describe("dline-core acp", () => {
 
     // Task only: the conversation goes back to the turn checkpoint, files stay.
     const turn = cps.find((c) => c.kind === "turn")!;
-    const taskOnly = await a.agent.request<{ conversationRestored: boolean; filesRestored: boolean }>("_dline/checkpoints/restore", {
-      sessionId,
-      checkpointId: turn.id,
-      mode: "task",
-    });
+    const taskOnly = await a.agent.request<{ conversationRestored: boolean; filesRestored: boolean }>(
+      "_dline/checkpoints/restore",
+      {
+        sessionId,
+        checkpointId: turn.id,
+        mode: "task",
+      },
+    );
     expect(taskOnly).toMatchObject({ conversationRestored: true, filesRestored: false });
     expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("first\n");
     const messages = (await sidecar.clients.tasks.getTask({ taskId: sessionId })).messages;
     expect(messages.some((m) => m.kind === "completion")).toBe(false);
 
     // Files and task, back to the baseline.
-    const both = await a.agent.request<{ conversationRestored: boolean; filesRestored: boolean }>("_dline/checkpoints/restore", {
-      sessionId,
-      checkpointId: baseline.id,
-      mode: "files_and_task",
-    });
+    const both = await a.agent.request<{ conversationRestored: boolean; filesRestored: boolean }>(
+      "_dline/checkpoints/restore",
+      {
+        sessionId,
+        checkpointId: baseline.id,
+        mode: "files_and_task",
+      },
+    );
     expect(both).toMatchObject({ conversationRestored: true, filesRestored: true });
     expect(fs.existsSync(path.join(workspace, "notes.txt"))).toBe(false);
 
-    expect(await a.agent.request("_dline/checkpoints/status", { sessionId })).toMatchObject({ state: "ready", canRetry: false });
+    expect(await a.agent.request("_dline/checkpoints/status", { sessionId })).toMatchObject({
+      state: "ready",
+      canRetry: false,
+    });
 
     // Bad input gets JSON-RPC errors, not a crash.
-    await expect(a.agent.request("_dline/checkpoints/restore", { sessionId, checkpointId: baseline.id, mode: "everything" })).rejects.toMatchObject({
+    await expect(
+      a.agent.request("_dline/checkpoints/restore", { sessionId, checkpointId: baseline.id, mode: "everything" }),
+    ).rejects.toMatchObject({
       code: -32602,
     });
-    await expect(a.agent.request("_dline/checkpoints/compare", { sessionId, checkpointId: "nope" })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      a.agent.request("_dline/checkpoints/compare", { sessionId, checkpointId: "nope" }),
+    ).rejects.toMatchObject({ code: -32602 });
   });
 
   it("leaves the task to TaskService of another sidecar, which resumes it", async () => {

@@ -32,7 +32,11 @@ describe("execute_command", () => {
     ws = makeWorkspace();
     const log = path.join(ws.parent, "logs", "cmd.log");
     const ctx = await makeContext(ws.root, { commandLogPath: log });
-    const result = await runTool(execute, { command: "echo first; sleep 0.3; echo second >&2; pwd; exit 3", requires_approval: false }, ctx);
+    const result = await runTool(
+      execute,
+      { command: "echo first; sleep 0.3; echo second >&2; pwd; exit 3", requires_approval: false },
+      ctx,
+    );
     expect(ctx.output.length).toBeGreaterThanOrEqual(2); // first and second arrive in separate chunks
     expect(ctx.output[0]).toBe("first\n");
     expect(ctx.output.join("")).toBe(`first\nsecond\n${fs.realpathSync(ws.root)}\n`);
@@ -40,7 +44,9 @@ describe("execute_command", () => {
     expect(result.isError).toBe(true);
     expect(result.content).toContain("second");
     expect(result.content).toContain("Exit code: 3");
-    expect(fs.readFileSync(log, "utf8")).toBe(`$ echo first; sleep 0.3; echo second >&2; pwd; exit 3\nfirst\nsecond\n${fs.realpathSync(ws.root)}\n`);
+    expect(fs.readFileSync(log, "utf8")).toBe(
+      `$ echo first; sleep 0.3; echo second >&2; pwd; exit 3\nfirst\nsecond\n${fs.realpathSync(ws.root)}\n`,
+    );
     // a second command appends
     await runTool(execute, { command: "echo again", requires_approval: false }, ctx);
     expect(fs.readFileSync(log, "utf8")).toMatch(/\$ echo again\nagain\n$/);
@@ -57,7 +63,11 @@ describe("execute_command", () => {
     ws = makeWorkspace();
     const pidFile = path.join(ws.parent, "grandchild.pid");
     const ctx = await makeContext(ws.root, { commandTimeoutMs: 500 });
-    const result = await runTool(execute, { command: `sleep 60 & echo $! > ${pidFile}; echo started; wait`, requires_approval: false }, ctx);
+    const result = await runTool(
+      execute,
+      { command: `sleep 60 & echo $! > ${pidFile}; echo started; wait`, requires_approval: false },
+      ctx,
+    );
     expect(result.command?.timedOut).toBe(true);
     expect(result.content).toMatch(/timed out/);
     const grandchild = Number(fs.readFileSync(pidFile, "utf8"));
@@ -68,7 +78,11 @@ describe("execute_command", () => {
     ws = makeWorkspace();
     const pidFile = path.join(ws.parent, "grandchild.pid");
     const ctx = await makeContext(ws.root);
-    const running = runTool(execute, { command: `sh -c 'sleep 60' & echo $! > ${pidFile}; echo ready; wait`, requires_approval: true }, ctx);
+    const running = runTool(
+      execute,
+      { command: `sh -c 'sleep 60' & echo $! > ${pidFile}; echo ready; wait`, requires_approval: true },
+      ctx,
+    );
     await waitFor(() => ctx.output.join("").includes("ready"), "the command to start");
     const grandchild = Number(fs.readFileSync(pidFile, "utf8"));
     expect(isAlive(grandchild)).toBe(true);
@@ -81,7 +95,11 @@ describe("execute_command", () => {
 
   it("gives the model the head and the tail of a long output", async () => {
     ws = makeWorkspace();
-    const result = await runTool(execute, { command: "seq 1 30000", requires_approval: false }, await makeContext(ws.root));
+    const result = await runTool(
+      execute,
+      { command: "seq 1 30000", requires_approval: false },
+      await makeContext(ws.root),
+    );
     expect(result.content).toMatch(/\n\[\d+ characters omitted\]\n/);
     expect(result.content).toMatch(/^Output:\n1\n2\n3\n/);
     expect(result.content).toContain("\n30000\n");

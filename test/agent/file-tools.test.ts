@@ -23,23 +23,34 @@ describe("read_file", () => {
     ws = makeWorkspace({ "long.txt": `${lines.join("\n")}\n` });
     const first = (await call("read_file", { path: "long.txt" })).content;
     expect(first.startsWith("line 1\nline 2\n")).toBe(true);
-    expect(first).toContain("line 2000\n\n[Showing lines 1-2000 of 5000 of long.txt. To read more, call read_file with start_line 2001.]");
+    expect(first).toContain(
+      "line 2000\n\n[Showing lines 1-2000 of 5000 of long.txt. To read more, call read_file with start_line 2001.]",
+    );
     expect(first).not.toContain("line 2001\n");
     const middle = (await call("read_file", { path: "long.txt", start_line: 4001, end_line: "4003" })).content;
-    expect(middle).toBe("line 4001\nline 4002\nline 4003\n\n[Showing lines 4001-4003 of 5000 of long.txt. To read more, call read_file with start_line 4004.]");
+    expect(middle).toBe(
+      "line 4001\nline 4002\nline 4003\n\n[Showing lines 4001-4003 of 5000 of long.txt. To read more, call read_file with start_line 4004.]",
+    );
     const end = (await call("read_file", { path: "long.txt", start_line: 4999 })).content;
     expect(end).toBe("line 4999\nline 5000\n\n[Showing lines 4999-5000 of 5000 of long.txt.]");
-    expect((await call("read_file", { path: "long.txt", start_line: 6000 })).content).toMatch(/has 5000 lines; start_line 6000 is past its end/);
+    expect((await call("read_file", { path: "long.txt", start_line: 6000 })).content).toMatch(
+      /has 5000 lines; start_line 6000 is past its end/,
+    );
     expect((await call("read_file", { path: "long.txt", start_line: 0 })).content).toMatch(/must be a line number/);
   });
 
   it("reads no more characters than one result may take of the context window", async () => {
     const line = "x".repeat(99);
-    ws = makeWorkspace({ "wide.txt": `${Array.from({ length: 500 }, () => line).join("\n")}\n`, "minified.js": "y".repeat(50_000) });
+    ws = makeWorkspace({
+      "wide.txt": `${Array.from({ length: 500 }, () => line).join("\n")}\n`,
+      "minified.js": "y".repeat(50_000),
+    });
     const ctx = { ...(await makeContext(ws.root)), maxResultChars: 5000 };
     const wide = (await call("read_file", { path: "wide.txt" }, ctx)).content;
     expect(wide.length).toBeLessThanOrEqual(5000);
-    expect(wide).toMatch(/\[Showing lines 1-46 of 500 of wide\.txt\. To read more, call read_file with start_line 47\.\]$/);
+    expect(wide).toMatch(
+      /\[Showing lines 1-46 of 500 of wide\.txt\. To read more, call read_file with start_line 47\.\]$/,
+    );
     const minified = (await call("read_file", { path: "minified.js" }, ctx)).content;
     expect(minified.length).toBeLessThanOrEqual(5000);
     expect(minified).toContain("Line 1 is 50000 characters long; only its first 4600 are shown.");
@@ -94,14 +105,23 @@ describe("paths outside the workspace", () => {
     expect((await call("read_file", { path: path.join(ws.root, "real/file.txt") })).content).toBe("inside\n");
     expect((await call("read_file", { path: "alias/file.txt" })).content).toBe("inside\n");
     fs.symlinkSync(path.join(ws.root, "real/file.txt"), path.join(ws.root, "file-link.txt"));
-    expect((await call("search_files", { path: ".", regex: "inside" })).content).toBe("Found 2 results.\n\nfile-link.txt:1: inside\nreal/file.txt:1: inside");
-    expect((await call("search_files", { path: "real/file.txt", regex: "ins" })).content).toBe("Found 1 result.\n\nreal/file.txt:1: inside");
+    expect((await call("search_files", { path: ".", regex: "inside" })).content).toBe(
+      "Found 2 results.\n\nfile-link.txt:1: inside\nreal/file.txt:1: inside",
+    );
+    expect((await call("search_files", { path: "real/file.txt", regex: "ins" })).content).toBe(
+      "Found 1 result.\n\nreal/file.txt:1: inside",
+    );
   });
 });
 
 describe(".agentignore", () => {
   it("blocks reads and writes of matching paths and hides them from listings and searches", async () => {
-    ws = makeWorkspace({ ".agentignore": "secrets/\n*.env\n", "secrets/key.txt": "needle\n", "app.env": "needle\n", "src/ok.ts": "needle\n" });
+    ws = makeWorkspace({
+      ".agentignore": "secrets/\n*.env\n",
+      "secrets/key.txt": "needle\n",
+      "app.env": "needle\n",
+      "src/ok.ts": "needle\n",
+    });
     const ctx = await makeContext(ws.root);
     for (const [tool, input] of [
       ["read_file", { path: "secrets/key.txt" }],
@@ -150,8 +170,12 @@ describe("write_to_file", () => {
     ws = makeWorkspace({ "run.sh": "echo old\n" });
     fs.chmodSync(path.join(ws.root, "run.sh"), 0o755);
     const ctx = await makeContext(ws.root);
-    expect((await call("write_to_file", { path: "a/b/c.txt", content: "héllo\n" }, ctx)).content).toMatch(/Created a\/b\/c\.txt/);
-    expect((await call("write_to_file", { path: "run.sh", content: "echo new\n" }, ctx)).content).toMatch(/Replaced run\.sh/);
+    expect((await call("write_to_file", { path: "a/b/c.txt", content: "héllo\n" }, ctx)).content).toMatch(
+      /Created a\/b\/c\.txt/,
+    );
+    expect((await call("write_to_file", { path: "run.sh", content: "echo new\n" }, ctx)).content).toMatch(
+      /Replaced run\.sh/,
+    );
     expect(ws.read("a/b/c.txt")).toBe("héllo\n");
     expect(ws.read("run.sh")).toBe("echo new\n");
     expect(fs.statSync(path.join(ws.root, "run.sh")).mode & 0o777).toBe(0o755);
@@ -181,7 +205,14 @@ describe.each(["walk", "git"] as const)("list_files and search_files honour .git
     const top = await call("list_files", { path: ".", recursive: false });
     expect(top.content.split("\n")).toEqual([".gitignore", "README.md", "debug.log", "node_modules/", "src/"]);
     const all = await call("list_files", { path: ".", recursive: "true" });
-    expect(all.content.split("\n")).toEqual([".gitignore", "README.md", "src/main.ts", "src/nested/.gitignore", "src/nested/kept.ts", "src/util.py"]);
+    expect(all.content.split("\n")).toEqual([
+      ".gitignore",
+      "README.md",
+      "src/main.ts",
+      "src/nested/.gitignore",
+      "src/nested/kept.ts",
+      "src/util.py",
+    ]);
     const sub = await call("list_files", { path: "src/nested", recursive: true });
     expect(sub.content.split("\n")).toEqual([".gitignore", "kept.ts"]);
   });

@@ -11,7 +11,11 @@ afterEach(async () => {
 describe("the scripted model server as a separate process", () => {
   it("prints its URL, plays the script in both formats and reports the requests it received", async () => {
     server = await spawnModelServer({
-      turns: [{ text: "from anthropic", toolCalls: [{ name: "read_file", input: { path: "a" } }] }, { status: 429, retryAfter: "0" }, { text: "from openai" }],
+      turns: [
+        { text: "from anthropic", toolCalls: [{ name: "read_file", input: { path: "a" } }] },
+        { status: 429, retryAfter: "0" },
+        { text: "from openai" },
+      ],
     });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const first = await collect(makeProvider("anthropic", server.url).stream(simpleRequest));
@@ -24,7 +28,9 @@ describe("the scripted model server as a separate process", () => {
       ["openai", "/v1/chat/completions"],
       ["openai", "/v1/chat/completions"],
     ]);
-    expect(requests[0].body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "hello", cache_control: { type: "ephemeral" } }] }]);
+    expect(requests[0].body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "hello", cache_control: { type: "ephemeral" } }] },
+    ]);
     expect(requests[2].body.messages[1]).toEqual({ role: "user", content: "hello" });
   });
 

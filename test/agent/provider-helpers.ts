@@ -1,6 +1,11 @@
 import { AnthropicProvider } from "../../core/src/agent/providers/anthropic.js";
 import { OpenAiCompatibleProvider } from "../../core/src/agent/providers/openai.js";
-import type { ModelProvider, ModelRequest, ModelStreamEvent, ProviderConfig } from "../../core/src/agent/providers/types.js";
+import type {
+  ModelProvider,
+  ModelRequest,
+  ModelStreamEvent,
+  ProviderConfig,
+} from "../../core/src/agent/providers/types.js";
 
 export const formats = ["anthropic", "openai"] as const;
 export type Format = (typeof formats)[number];
@@ -23,7 +28,13 @@ export function makeProvider(format: Format, baseUrl: string, overrides: Partial
 export const simpleRequest: ModelRequest = {
   systemPrompt: "You are a test.",
   messages: [{ role: "user", content: "hello" }],
-  tools: [{ name: "read_file", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }],
+  tools: [
+    {
+      name: "read_file",
+      description: "Read a file",
+      inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    },
+  ],
 };
 
 export async function collect(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {

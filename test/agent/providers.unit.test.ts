@@ -26,16 +26,23 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   it("streams text, a tool call split across chunks, usage with cost, and the stop reason", async () => {
     const s = await serve({
       apiKey: testKey,
-      turns: [{
-        text: "Reading the file — ünïcödé 🚀 ok.",
-        toolCalls: [{ name: "read_file", input: { path: "src/ä/main.ts" } }, { name: "list_files", input: { path: ".", recursive: true } }],
-        usage: { input: 1200, output: 345, cacheRead: 1000, cacheWrite: format === "anthropic" ? 50 : 0 },
-        textChunkChars: 3,
-        argumentChunkChars: 4,
-        writeChunkBytes: 5,
-      }],
+      turns: [
+        {
+          text: "Reading the file — ünïcödé 🚀 ok.",
+          toolCalls: [
+            { name: "read_file", input: { path: "src/ä/main.ts" } },
+            { name: "list_files", input: { path: ".", recursive: true } },
+          ],
+          usage: { input: 1200, output: 345, cacheRead: 1000, cacheWrite: format === "anthropic" ? 50 : 0 },
+          textChunkChars: 3,
+          argumentChunkChars: 4,
+          writeChunkBytes: 5,
+        },
+      ],
     });
-    const provider = makeProvider(format, s.url, { prices: { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 } });
+    const provider = makeProvider(format, s.url, {
+      prices: { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 },
+    });
     const events = await collect(provider.stream(simpleRequest));
 
     expect(textOf(events)).toBe("Reading the file — ünïcödé 🚀 ok.");
@@ -49,7 +56,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
     expect(ends[0].type === "tool_call_end" && ends[0].input).toEqual({ path: "src/ä/main.ts" });
     expect(ends[1].type === "tool_call_end" && ends[1].input).toEqual({ path: ".", recursive: true });
     // ids pair starts with ends
-    expect(ends.map((e) => e.type === "tool_call_end" && e.id)).toEqual(starts.map((e) => e.type === "tool_call_start" && e.id));
+    expect(ends.map((e) => e.type === "tool_call_end" && e.id)).toEqual(
+      starts.map((e) => e.type === "tool_call_start" && e.id),
+    );
 
     const usage = events.find((e) => e.type === "usage");
     const cacheWrite = format === "anthropic" ? 50 : 0;
@@ -58,20 +67,32 @@ describe.each(formats)("%s provider against the scripted model server", (format)
       usage: { inputTokens: 1200, outputTokens: 345, cacheReadTokens: 1000, cacheWriteTokens: cacheWrite },
       costUsd: expect.closeTo((1200 * 3 + 345 * 15 + 1000 * 0.3 + cacheWrite * 3.75) / 1e6, 12),
     });
-    expect(last(events)).toEqual({ type: "stop", reason: "tool_use", rawReason: format === "anthropic" ? "tool_use" : "tool_calls" });
+    expect(last(events)).toEqual({
+      type: "stop",
+      reason: "tool_use",
+      rawReason: format === "anthropic" ? "tool_use" : "tool_calls",
+    });
     expect(events[events.length - 2].type).toBe("usage");
   });
 
   it("sends the conversation, tools and headers in the wire format", async () => {
     const s = await serve({ turns: [{ text: "ok" }] });
-    await collect(makeProvider(format, s.url).stream({
-      ...simpleRequest,
-      messages: [
-        { role: "user", content: "read a.txt" },
-        { role: "assistant", content: [{ type: "text", text: "Sure." }, { type: "tool_use", id: "t1", name: "read_file", input: { path: "a.txt" } }] },
-        { role: "user", content: [{ type: "tool_result", toolUseId: "t1", content: "hello world" }] },
-      ],
-    }));
+    await collect(
+      makeProvider(format, s.url).stream({
+        ...simpleRequest,
+        messages: [
+          { role: "user", content: "read a.txt" },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "Sure." },
+              { type: "tool_use", id: "t1", name: "read_file", input: { path: "a.txt" } },
+            ],
+          },
+          { role: "user", content: [{ type: "tool_result", toolUseId: "t1", content: "hello world" }] },
+        ],
+      }),
+    );
     expect(s.requests).toHaveLength(1);
     const req = s.requests[0];
     expect(req.body.stream).toBe(true);
@@ -82,17 +103,32 @@ describe.each(formats)("%s provider against the scripted model server", (format)
       expect(req.headers["anthropic-version"]).toBe("2023-06-01");
       expect(req.body.system[0].text).toBe("You are a test.");
       expect(req.body.tools[0]).toMatchObject({ name: "read_file", input_schema: { type: "object" } });
-      expect(req.body.messages[1].content[1]).toEqual({ type: "tool_use", id: "t1", name: "read_file", input: { path: "a.txt" } });
+      expect(req.body.messages[1].content[1]).toEqual({
+        type: "tool_use",
+        id: "t1",
+        name: "read_file",
+        input: { path: "a.txt" },
+      });
       // The last two user messages carry prompt-cache breakpoints.
-      expect(req.body.messages[2].content[0]).toEqual({ type: "tool_result", tool_use_id: "t1", content: "hello world", cache_control: { type: "ephemeral" } });
-      expect(req.body.messages[0].content).toEqual([{ type: "text", text: "read a.txt", cache_control: { type: "ephemeral" } }]);
+      expect(req.body.messages[2].content[0]).toEqual({
+        type: "tool_result",
+        tool_use_id: "t1",
+        content: "hello world",
+        cache_control: { type: "ephemeral" },
+      });
+      expect(req.body.messages[0].content).toEqual([
+        { type: "text", text: "read a.txt", cache_control: { type: "ephemeral" } },
+      ]);
       expect(req.body.messages[1].content[0]).toEqual({ type: "text", text: "Sure." });
     } else {
       expect(req.path).toBe("/chat/completions");
       expect(req.headers.authorization).toBe(`Bearer ${testKey}`);
       expect(req.body.stream_options).toEqual({ include_usage: true });
       expect(req.body.messages[0]).toEqual({ role: "system", content: "You are a test." });
-      expect(req.body.tools[0]).toMatchObject({ type: "function", function: { name: "read_file", parameters: { type: "object" } } });
+      expect(req.body.tools[0]).toMatchObject({
+        type: "function",
+        function: { name: "read_file", parameters: { type: "object" } },
+      });
       expect(req.body.messages[2]).toEqual({
         role: "assistant",
         content: "Sure.",
@@ -114,8 +150,12 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("gives up after the bounded number of attempts with a server error", async () => {
-    const s = await serve({ turns: [{ status: 503 }, { status: 502 }, { status: 500 }, { status: 500 }, { text: "never" }] });
-    const events = await collect(makeProvider(format, s.url, { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } }).stream(simpleRequest));
+    const s = await serve({
+      turns: [{ status: 503 }, { status: 502 }, { status: 500 }, { status: 500 }, { text: "never" }],
+    });
+    const events = await collect(
+      makeProvider(format, s.url, { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } }).stream(simpleRequest),
+    );
     expect(s.requests).toHaveLength(3);
     const error = errorOf(events);
     expect(error.kind).toBe("server");
@@ -123,7 +163,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("retries a stream that drops before any output", async () => {
-    const s = await serve({ turns: [{ text: "lost", interrupt: { afterFrames: 1, mode: "drop" } }, { text: "second try" }] });
+    const s = await serve({
+      turns: [{ text: "lost", interrupt: { afterFrames: 1, mode: "drop" } }, { text: "second try" }],
+    });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
     expect(s.requests).toHaveLength(2);
     expect(textOf(events)).toBe("second try");
@@ -131,7 +173,12 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("retries a stream that drops after output, and tells the caller to discard the partial answer", async () => {
-    const s = await serve({ turns: [{ text: "partial answer here", interrupt: { afterFrames: 5, mode: "drop" } }, { text: "the whole answer" }] });
+    const s = await serve({
+      turns: [
+        { text: "partial answer here", interrupt: { afterFrames: 5, mode: "drop" } },
+        { text: "the whole answer" },
+      ],
+    });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
     expect(s.requests).toHaveLength(2);
     const retryAt = events.findIndex((e) => e.type === "retry");
@@ -142,7 +189,12 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("retries an overload error event that comes mid-stream, discarding the partial answer", async () => {
-    const s = await serve({ turns: [{ text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } }, { text: "recovered answer" }] });
+    const s = await serve({
+      turns: [
+        { text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } },
+        { text: "recovered answer" },
+      ],
+    });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
     expect(s.requests).toHaveLength(2);
     const retry = events.find((e) => e.type === "retry");
@@ -152,7 +204,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("gives up mid-stream after the last attempt with the typed error", async () => {
-    const s = await serve({ turns: [{ text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } }] });
+    const s = await serve({
+      turns: [{ text: "some words before the failure", interrupt: { afterFrames: 5, mode: "error" } }],
+    });
     const events = await collect(makeProvider(format, s.url, { retry: { maxAttempts: 1 } }).stream(simpleRequest));
     expect(s.requests).toHaveLength(1);
     const error = errorOf(events);
@@ -161,7 +215,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("retries an error event that comes before any output", async () => {
-    const s = await serve({ turns: [{ text: "x", interrupt: { afterFrames: 1, mode: "error" } }, { text: "recovered" }] });
+    const s = await serve({
+      turns: [{ text: "x", interrupt: { afterFrames: 1, mode: "error" } }, { text: "recovered" }],
+    });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
     expect(s.requests).toHaveLength(2);
     expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
@@ -199,8 +255,12 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("abandons a stalled stream after the idle timeout", async () => {
-    const s = await serve({ turns: [{ text: "then silence falls on the stream", interrupt: { afterFrames: 4, mode: "stall" } }] });
-    const events = await collect(makeProvider(format, s.url, { idleTimeoutMs: 1000, retry: { maxAttempts: 1 } }).stream(simpleRequest));
+    const s = await serve({
+      turns: [{ text: "then silence falls on the stream", interrupt: { afterFrames: 4, mode: "stall" } }],
+    });
+    const events = await collect(
+      makeProvider(format, s.url, { idleTimeoutMs: 1000, retry: { maxAttempts: 1 } }).stream(simpleRequest),
+    );
     expect(textOf(events).length).toBeGreaterThan(0);
     const error = errorOf(events);
     expect(error.kind).toBe("stalled");
@@ -216,13 +276,26 @@ describe.each(formats)("%s provider against the scripted model server", (format)
 
   it("gives up on a server that never sends its headers", async () => {
     const s = await serve({ turns: [{ holdHeaders: true }, { holdHeaders: true }] });
-    const events = await collect(makeProvider(format, s.url, { idleTimeoutMs: 200, retry: { maxAttempts: 2, baseDelayMs: 1 } }).stream(simpleRequest));
+    const events = await collect(
+      makeProvider(format, s.url, { idleTimeoutMs: 200, retry: { maxAttempts: 2, baseDelayMs: 1 } }).stream(
+        simpleRequest,
+      ),
+    );
     expect(s.requests).toHaveLength(2);
     expect(errorOf(events).kind).toBe("stalled");
   });
 
   it("reads an error sent as a 200 JSON body instead of a stream", async () => {
-    const s = await serve({ turns: [{ jsonBody: { error: { message: "model 'llama9' not found", type: "invalid_request_error", code: "model_not_found" } } }, { jsonBody: { id: "x", choices: [] } }] });
+    const s = await serve({
+      turns: [
+        {
+          jsonBody: {
+            error: { message: "model 'llama9' not found", type: "invalid_request_error", code: "model_not_found" },
+          },
+        },
+        { jsonBody: { id: "x", choices: [] } },
+      ],
+    });
     const first = errorOf(await collect(makeProvider(format, s.url).stream(simpleRequest)));
     expect(first.kind).toBe("model_not_found");
     expect(first.message).toContain("llama9");
@@ -232,7 +305,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("cancels mid-stream through the AbortSignal", async () => {
-    const s = await serve({ turns: [{ text: "a long answer that keeps coming", textChunkChars: 2, writeDelayMs: 20, writeChunkBytes: 40 }] });
+    const s = await serve({
+      turns: [{ text: "a long answer that keeps coming", textChunkChars: 2, writeDelayMs: 20, writeChunkBytes: 40 }],
+    });
     const controller = new AbortController();
     const events = [];
     for await (const event of makeProvider(format, s.url).stream(simpleRequest, controller.signal)) {
@@ -250,7 +325,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
     const s = await serve({ turns: [{ status: 503 }, { text: "never" }] });
     const controller = new AbortController();
     const events = [];
-    for await (const event of makeProvider(format, s.url, { retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } }).stream(simpleRequest, controller.signal)) {
+    for await (const event of makeProvider(format, s.url, {
+      retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    }).stream(simpleRequest, controller.signal)) {
       events.push(event);
       if (event.type === "retry") controller.abort();
     }
@@ -265,7 +342,11 @@ describe.each(formats)("%s provider against the scripted model server", (format)
   });
 
   it("handles CRLF line endings split at every byte", async () => {
-    const s = await serve({ turns: [{ text: "crlf ✓ text", toolCalls: [{ name: "x", input: { a: "é" } }], lineEnding: "\r\n", writeChunkBytes: 1 }] });
+    const s = await serve({
+      turns: [
+        { text: "crlf ✓ text", toolCalls: [{ name: "x", input: { a: "é" } }], lineEnding: "\r\n", writeChunkBytes: 1 },
+      ],
+    });
     const events = await collect(makeProvider(format, s.url).stream(simpleRequest));
     expect(textOf(events)).toBe("crlf ✓ text");
     const end = events.find((e) => e.type === "tool_call_end");
@@ -277,7 +358,9 @@ describe.each(formats)("%s provider against the scripted model server", (format)
     const url = s.url;
     await s.close();
     server = undefined;
-    const events = await collect(makeProvider(format, url, { retry: { maxAttempts: 2, baseDelayMs: 1 } }).stream(simpleRequest));
+    const events = await collect(
+      makeProvider(format, url, { retry: { maxAttempts: 2, baseDelayMs: 1 } }).stream(simpleRequest),
+    );
     expect(errorOf(events).kind).toBe("network");
     expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
   });
@@ -294,28 +377,46 @@ describe.each(formats)("%s provider against the scripted model server", (format)
 
 describe("wire quirks of compatible servers", () => {
   const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-  const chunk = (delta: unknown, finish: string | null = null) => data({ choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    data({ choices: [{ index: 0, delta, finish_reason: finish }] });
 
   it("OpenAI-compatible: a name in pieces, no id, no index, arguments as an object, reasoning, no [DONE]", async () => {
     const s = await serve({
-      turns: [{
-        rawFrames: [
-          chunk({ role: "assistant", reasoning: "think" }),
-          chunk({ tool_calls: [{ index: 0, function: { name: "read_" } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { name: "file" } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '"a.ts"}' } }] }),
-          chunk({ tool_calls: [{ function: { name: "list_files", arguments: { path: "." } } }] }),
-          chunk({}, "tool_calls"),
-          data({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } }),
-        ],
-      }],
+      turns: [
+        {
+          rawFrames: [
+            chunk({ role: "assistant", reasoning: "think" }),
+            chunk({ tool_calls: [{ index: 0, function: { name: "read_" } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { name: "file" } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '"a.ts"}' } }] }),
+            chunk({ tool_calls: [{ function: { name: "list_files", arguments: { path: "." } } }] }),
+            chunk({}, "tool_calls"),
+            data({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } }),
+          ],
+        },
+      ],
     });
     const events = await collect(makeProvider("openai", s.url).stream(simpleRequest));
     const types = events.map((e) => e.type);
-    expect(types).toEqual(["reasoning_delta", "tool_call_start", "tool_call_delta", "tool_call_delta", "tool_call_start", "tool_call_delta", "reasoning_end", "tool_call_end", "tool_call_end", "usage", "stop"]);
+    expect(types).toEqual([
+      "reasoning_delta",
+      "tool_call_start",
+      "tool_call_delta",
+      "tool_call_delta",
+      "tool_call_start",
+      "tool_call_delta",
+      "reasoning_end",
+      "tool_call_end",
+      "tool_call_end",
+      "usage",
+      "stop",
+    ]);
     const ends = events.filter((e) => e.type === "tool_call_end");
-    expect(ends.map((e) => e.type === "tool_call_end" && [e.name, e.input])).toEqual([["read_file", { path: "a.ts" }], ["list_files", { path: "." }]]);
+    expect(ends.map((e) => e.type === "tool_call_end" && [e.name, e.input])).toEqual([
+      ["read_file", { path: "a.ts" }],
+      ["list_files", { path: "." }],
+    ]);
     const ids = ends.map((e) => (e.type === "tool_call_end" ? e.id : ""));
     expect(new Set(ids).size).toBe(2);
     expect(ids.every((id) => /^call_\d_[0-9a-f]{12}$/.test(id))).toBe(true);
@@ -332,17 +433,31 @@ describe("wire quirks of compatible servers", () => {
   it("Anthropic: unknown event types and an unterminated last frame are tolerated", async () => {
     const ev = (name: string, value: unknown) => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`;
     const s = await serve({
-      turns: [{
-        rawFrames: [
-          ev("message_start", { type: "message_start", message: { usage: { input_tokens: 5, output_tokens: 1 } } }),
-          ev("some_future_event", { type: "some_future_event", x: 1 }),
-          ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "Hi" } }),
-          ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: " there" } }),
-          ev("content_block_stop", { type: "content_block_stop", index: 0 }),
-          ev("message_delta", { type: "message_delta", delta: { stop_reason: "max_tokens" }, usage: { output_tokens: 9 } }),
-          `event: message_stop\ndata: {"type":"message_stop"}`,
-        ],
-      }],
+      turns: [
+        {
+          rawFrames: [
+            ev("message_start", { type: "message_start", message: { usage: { input_tokens: 5, output_tokens: 1 } } }),
+            ev("some_future_event", { type: "some_future_event", x: 1 }),
+            ev("content_block_start", {
+              type: "content_block_start",
+              index: 0,
+              content_block: { type: "text", text: "Hi" },
+            }),
+            ev("content_block_delta", {
+              type: "content_block_delta",
+              index: 0,
+              delta: { type: "text_delta", text: " there" },
+            }),
+            ev("content_block_stop", { type: "content_block_stop", index: 0 }),
+            ev("message_delta", {
+              type: "message_delta",
+              delta: { stop_reason: "max_tokens" },
+              usage: { output_tokens: 9 },
+            }),
+            `event: message_stop\ndata: {"type":"message_stop"}`,
+          ],
+        },
+      ],
     });
     const events = await collect(makeProvider("anthropic", s.url).stream(simpleRequest));
     expect(textOf(events)).toBe("Hi there");

@@ -33,7 +33,9 @@ describe.each(formats)("%s: answers and waits", (format) => {
   it("takes a finished answer whose connection stays open, without waiting for the idle timeout", async () => {
     const s = await serve({ turns: [{ text: "all done", usage: { input: 10, output: 3 }, holdAfterFinish: true }] });
     // 20 s idle timeout: before, the answer was thrown away as stalled when it ran out.
-    const events = await collect(makeProvider(format, s.url, { idleTimeoutMs: 20_000, retry: { maxAttempts: 1 } }).stream(simpleRequest));
+    const events = await collect(
+      makeProvider(format, s.url, { idleTimeoutMs: 20_000, retry: { maxAttempts: 1 } }).stream(simpleRequest),
+    );
     expect(textOf(events)).toBe("all done");
     expect(events.find((e) => e.type === "usage")).toMatchObject({ usage: { inputTokens: 10, outputTokens: 3 } });
     expect(last(events)).toMatchObject({ type: "stop", reason: "end_turn" });
@@ -46,7 +48,9 @@ describe.each(formats)("%s: answers and waits", (format) => {
     expect(waits.length).toBeGreaterThanOrEqual(1);
     expect(waits[0]).toEqual({ type: "waiting", waitedMs: 5_000, timeoutMs: 30_000 });
     expect(textOf(events)).toBe("slow but sure");
-    expect(events.findIndex((e) => e.type === "waiting")).toBeLessThan(events.findIndex((e) => e.type === "text_delta"));
+    expect(events.findIndex((e) => e.type === "waiting")).toBeLessThan(
+      events.findIndex((e) => e.type === "text_delta"),
+    );
   });
 
   it("says how long a rate limit asks to wait, with no doubled words in any error", async () => {
@@ -55,15 +59,24 @@ describe.each(formats)("%s: answers and waits", (format) => {
     expect(error.kind).toBe("rate_limited");
     expect(error.message).toContain("wait 2 min");
     const dropped = await serve({ turns: [{ rawFrames: [] }] });
-    const broken = errorOf(await collect(makeProvider(format, dropped.url, { retry: { maxAttempts: 1 } }).stream(simpleRequest)));
+    const broken = errorOf(
+      await collect(makeProvider(format, dropped.url, { retry: { maxAttempts: 1 } }).stream(simpleRequest)),
+    );
     for (const message of [error.message, broken.message]) expect(message).not.toMatch(/\b(\w+) \1\b/i);
   });
 
   it("reports the cost as unknown when no price is known, and uses a provider's reported cost", async () => {
-    const s = await serve({ turns: [{ text: "a", usage: { input: 1000, output: 10 } }, { text: "b", usage: { input: 1000, output: 10, cost: 0.0123 } }] });
+    const s = await serve({
+      turns: [
+        { text: "a", usage: { input: 1000, output: 10 } },
+        { text: "b", usage: { input: 1000, output: 10, cost: 0.0123 } },
+      ],
+    });
     const unknown = await collect(makeProvider(format, s.url).stream(simpleRequest));
     expect(unknown.find((e) => e.type === "usage")).toMatchObject({ costUsd: undefined });
-    const reported = await collect(makeProvider(format, s.url, { prices: { inputPerMTok: 3, outputPerMTok: 15 } }).stream(simpleRequest));
+    const reported = await collect(
+      makeProvider(format, s.url, { prices: { inputPerMTok: 3, outputPerMTok: 15 } }).stream(simpleRequest),
+    );
     // OpenRouter's usage.cost is what is billed; Anthropic's format has none, so prices apply there.
     const expected = format === "openai" ? 0.0123 : (1000 * 3 + 10 * 15) / 1e6;
     expect(reported.find((e) => e.type === "usage")).toMatchObject({ costUsd: expect.closeTo(expected, 10) });
@@ -71,23 +84,32 @@ describe.each(formats)("%s: answers and waits", (format) => {
 });
 
 describe("answers cut at the output limit", () => {
-  it.each(formats)("%s: a tool call cut at max_tokens has arguments that are not JSON and stop reason max_tokens", async (format) => {
-    const content = "line of text\n".repeat(400);
-    const s = await serve({ turns: [{ toolCalls: [{ name: "write_to_file", input: { path: "big.txt", content } }], honorMaxTokens: true }] });
-    const events = await collect(makeProvider(format, s.url).stream({ ...simpleRequest, maxTokens: 200 }));
-    const end = events.find((e) => e.type === "tool_call_end");
-    expect(end?.type === "tool_call_end" && end.input).toBeUndefined();
-    expect(last(events)).toMatchObject({ type: "stop", reason: "max_tokens" });
-    const sent = s.requests[0].body;
-    expect(format === "anthropic" ? sent.max_tokens : sent.max_tokens).toBe(200);
-  });
+  it.each(formats)(
+    "%s: a tool call cut at max_tokens has arguments that are not JSON and stop reason max_tokens",
+    async (format) => {
+      const content = "line of text\n".repeat(400);
+      const s = await serve({
+        turns: [{ toolCalls: [{ name: "write_to_file", input: { path: "big.txt", content } }], honorMaxTokens: true }],
+      });
+      const events = await collect(makeProvider(format, s.url).stream({ ...simpleRequest, maxTokens: 200 }));
+      const end = events.find((e) => e.type === "tool_call_end");
+      expect(end?.type === "tool_call_end" && end.input).toBeUndefined();
+      expect(last(events)).toMatchObject({ type: "stop", reason: "max_tokens" });
+      const sent = s.requests[0].body;
+      expect(format === "anthropic" ? sent.max_tokens : sent.max_tokens).toBe(200);
+    },
+  );
 });
 
 describe("an answer that filled the context window", () => {
   it("is Anthropic's model_context_window_exceeded stop reason", async () => {
     const s = await serve({ turns: [{ text: "cut short", stopReason: "context_window_exceeded" }] });
     const events = await collect(makeProvider("anthropic", s.url).stream(simpleRequest));
-    expect(last(events)).toEqual({ type: "stop", reason: "context_window_exceeded", rawReason: "model_context_window_exceeded" });
+    expect(last(events)).toEqual({
+      type: "stop",
+      reason: "context_window_exceeded",
+      rawReason: "model_context_window_exceeded",
+    });
   });
 });
 
@@ -97,7 +119,11 @@ describe("Anthropic extended thinking", () => {
   it("asks for thinking with a budget below max_tokens, and sends signed thinking blocks back first", async () => {
     const s = await serve({
       turns: [
-        { reasoning: "The file is needed first.", text: "Reading.", toolCalls: [{ id: "toolu_1", name: "read_file", input: { path: "a.txt" } }] },
+        {
+          reasoning: "The file is needed first.",
+          text: "Reading.",
+          toolCalls: [{ id: "toolu_1", name: "read_file", input: { path: "a.txt" } }],
+        },
         { reasoning: "Now I know.", text: "Done." },
       ],
     });
@@ -106,7 +132,10 @@ describe("Anthropic extended thinking", () => {
     expect(s.requests[0].body.thinking).toEqual({ type: "enabled", budget_tokens: 8000 });
     expect(s.requests[0].body.max_tokens).toBeGreaterThan(8000);
     expect(s.requests[0].body.temperature).toBeUndefined();
-    const reasoning = first.filter((e) => e.type === "reasoning_delta").map((e) => (e.type === "reasoning_delta" ? e.text : "")).join("");
+    const reasoning = first
+      .filter((e) => e.type === "reasoning_delta")
+      .map((e) => (e.type === "reasoning_delta" ? e.text : ""))
+      .join("");
     expect(reasoning).toBe("The file is needed first.");
     const block = first.find((e) => e.type === "reasoning_end");
     expect(block?.type === "reasoning_end" && block.block.signature).toBeTruthy();
@@ -118,13 +147,24 @@ describe("Anthropic extended thinking", () => {
         ...request,
         messages: [
           { role: "user", content: "read a.txt" },
-          { role: "assistant", content: [{ type: "text", text: "Reading." }, thinking, { type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "a.txt" } }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "Reading." },
+              thinking,
+              { type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "a.txt" } },
+            ],
+          },
           { role: "user", content: [{ type: "tool_result", toolUseId: "toolu_1", content: "hello" }] },
         ],
       }),
     );
     expect(s.requests[1].status).toBe(200);
-    expect(s.requests[1].body.messages[1].content[0]).toEqual({ type: "thinking", thinking: "The file is needed first.", signature: thinking.signature });
+    expect(s.requests[1].body.messages[1].content[0]).toEqual({
+      type: "thinking",
+      thinking: "The file is needed first.",
+      signature: thinking.signature,
+    });
     expect(textOf(second)).toBe("Done.");
   });
 
@@ -135,7 +175,10 @@ describe("Anthropic extended thinking", () => {
         ...request,
         messages: [
           { role: "user", content: "read a.txt" },
-          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "a.txt" } }] },
+          {
+            role: "assistant",
+            content: [{ type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "a.txt" } }],
+          },
           { role: "user", content: [{ type: "tool_result", toolUseId: "toolu_1", content: "hello" }] },
         ],
       }),
@@ -147,7 +190,9 @@ describe("Anthropic extended thinking", () => {
   it("keeps redacted thinking as opaque data", async () => {
     const s = await serve({ turns: [{ redactedThinking: "EncryptedBlob==", text: "ok" }] });
     const events = await collect(makeProvider("anthropic", s.url, { thinkingBudgetTokens: 2048 }).stream(request));
-    expect(events.find((e) => e.type === "reasoning_end")).toMatchObject({ block: { type: "thinking", text: "", redactedData: "EncryptedBlob==", wire: "anthropic" } });
+    expect(events.find((e) => e.type === "reasoning_end")).toMatchObject({
+      block: { type: "thinking", text: "", redactedData: "EncryptedBlob==", wire: "anthropic" },
+    });
   });
 });
 
@@ -155,7 +200,13 @@ describe("DeepSeek's thinking mode and OpenAI-style reasoning effort", () => {
   it("sends reasoning_content back with the assistant message it came with", async () => {
     const s = await serve({
       deepseekThinking: true,
-      turns: [{ reasoning: "Let me look at a.txt.", toolCalls: [{ id: "call_1", name: "read_file", input: { path: "a.txt" } }] }, { reasoning: "Fine.", text: "It says hello." }],
+      turns: [
+        {
+          reasoning: "Let me look at a.txt.",
+          toolCalls: [{ id: "call_1", name: "read_file", input: { path: "a.txt" } }],
+        },
+        { reasoning: "Fine.", text: "It says hello." },
+      ],
     });
     const provider = makeProvider("openai", s.url, { reasoningEffort: "high" });
     const first = await collect(provider.stream(simpleRequest));
@@ -167,13 +218,22 @@ describe("DeepSeek's thinking mode and OpenAI-style reasoning effort", () => {
         ...simpleRequest,
         messages: [
           { role: "user", content: "hello" },
-          { role: "assistant", content: [(block as { block: ThinkingBlock }).block, { type: "tool_use", id: "call_1", name: "read_file", input: { path: "a.txt" } }] },
+          {
+            role: "assistant",
+            content: [
+              (block as { block: ThinkingBlock }).block,
+              { type: "tool_use", id: "call_1", name: "read_file", input: { path: "a.txt" } },
+            ],
+          },
           { role: "user", content: [{ type: "tool_result", toolUseId: "call_1", content: "hello" }] },
         ],
       }),
     );
     expect(s.requests[1].status).toBe(200);
-    expect(s.requests[1].body.messages[2]).toMatchObject({ role: "assistant", reasoning_content: "Let me look at a.txt." });
+    expect(s.requests[1].body.messages[2]).toMatchObject({
+      role: "assistant",
+      reasoning_content: "Let me look at a.txt.",
+    });
     expect(textOf(second)).toBe("It says hello.");
   });
 
@@ -184,7 +244,10 @@ describe("DeepSeek's thinking mode and OpenAI-style reasoning effort", () => {
         ...simpleRequest,
         messages: [
           { role: "user", content: "hello" },
-          { role: "assistant", content: [{ type: "tool_use", id: "call_1", name: "read_file", input: { path: "a.txt" } }] },
+          {
+            role: "assistant",
+            content: [{ type: "tool_use", id: "call_1", name: "read_file", input: { path: "a.txt" } }],
+          },
           { role: "user", content: [{ type: "tool_result", toolUseId: "call_1", content: "hello" }] },
         ],
       }),
@@ -197,18 +260,52 @@ describe("errors a task acts on", () => {
   const ctx = makeErrorContext("Anthropic", { model: "m", baseUrl: "https://api.example.com", apiKey: "k" });
 
   it("reads the figures of an overflow answer", () => {
-    const anthropic = classifyError(400, { type: "invalid_request_error", code: "", message: "prompt is too long: 210000 tokens > 200000 maximum" }, "", undefined, ctx);
+    const anthropic = classifyError(
+      400,
+      { type: "invalid_request_error", code: "", message: "prompt is too long: 210000 tokens > 200000 maximum" },
+      "",
+      undefined,
+      ctx,
+    );
     expect(anthropic.kind).toBe("context_overflow");
     expect(anthropic.details).toMatchObject({ promptTokens: 210000, contextLimit: 200000 });
-    const withOutput = classifyError(400, { type: "invalid_request_error", code: "", message: "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000, decrease input length or `max_tokens` and try again" }, "", undefined, ctx);
+    const withOutput = classifyError(
+      400,
+      {
+        type: "invalid_request_error",
+        code: "",
+        message:
+          "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000, decrease input length or `max_tokens` and try again",
+      },
+      "",
+      undefined,
+      ctx,
+    );
     expect(withOutput.kind).toBe("context_overflow");
     expect(withOutput.details).toMatchObject({ promptTokens: 195000, contextLimit: 200000 });
-    const openai = classifyError(400, { type: "invalid_request_error", code: "context_length_exceeded", message: "This model's maximum context length is 32768 tokens. However, your messages resulted in 40000 tokens. Please reduce the length of the messages." }, "", undefined, ctx);
+    const openai = classifyError(
+      400,
+      {
+        type: "invalid_request_error",
+        code: "context_length_exceeded",
+        message:
+          "This model's maximum context length is 32768 tokens. However, your messages resulted in 40000 tokens. Please reduce the length of the messages.",
+      },
+      "",
+      undefined,
+      ctx,
+    );
     expect(openai.details).toMatchObject({ promptTokens: 40000, contextLimit: 32768 });
   });
 
   it("recognises a server that refuses native tools", () => {
-    const ollama = classifyError(400, { type: "api_error", code: "", message: "registry.ollama.ai/library/gemma:2b does not support tools" }, "", undefined, ctx);
+    const ollama = classifyError(
+      400,
+      { type: "api_error", code: "", message: "registry.ollama.ai/library/gemma:2b does not support tools" },
+      "",
+      undefined,
+      ctx,
+    );
     expect(ollama.kind).toBe("tools_unsupported");
     expect(ollama.retryable).toBe(false);
   });

@@ -7,7 +7,16 @@ import { makeContext, makeWorkspace, type TestWorkspace } from "./tool-helpers.j
 let ws: TestWorkspace;
 afterEach(() => ws?.cleanup());
 
-const source = ["function add(a, b) {", "  return a + b;", "}", "", "function sub(a, b) {", "    return a - b;", "}", ""].join("\n");
+const source = [
+  "function add(a, b) {",
+  "  return a + b;",
+  "}",
+  "",
+  "function sub(a, b) {",
+  "    return a - b;",
+  "}",
+  "",
+].join("\n");
 
 async function replace(diff: string, file = "math.js") {
   const ctx = await makeContext(ws.root);
@@ -33,20 +42,25 @@ describe("replace_in_file", () => {
     ].join("\n");
     const { result, edited } = await replace(diff);
     expect(result).toEqual({ content: "Applied 2 blocks to math.js.", isError: false });
-    expect(ws.read("math.js")).toBe(source.replace("a + b;", "a + b; // sum").replace("function sub(", "function subtract("));
+    expect(ws.read("math.js")).toBe(
+      source.replace("a + b;", "a + b; // sum").replace("function sub(", "function subtract("),
+    );
     expect(edited).toEqual(["math.js"]);
   });
 
   it("falls back to a line match that ignores indentation differences", async () => {
     ws = makeWorkspace({ "math.js": source });
-    const { result } = await replace("------- SEARCH\nfunction sub(a, b) {\n  return a - b;\n}\n=======\nfunction sub(a, b) {\n  return b - a;\n}\n+++++++ REPLACE");
+    const { result } = await replace(
+      "------- SEARCH\nfunction sub(a, b) {\n  return a - b;\n}\n=======\nfunction sub(a, b) {\n  return b - a;\n}\n+++++++ REPLACE",
+    );
     expect(result.isError).toBe(false);
     expect(ws.read("math.js")).toBe(source.replace("    return a - b;", "  return b - a;"));
   });
 
   it("names the block that did not match and leaves the file unchanged", async () => {
     ws = makeWorkspace({ "math.js": source });
-    const diff = "------- SEARCH\n  return a + b;\n=======\n  return 0;\n+++++++ REPLACE\n------- SEARCH\n  return a * b;\n=======\n  x\n+++++++ REPLACE";
+    const diff =
+      "------- SEARCH\n  return a + b;\n=======\n  return 0;\n+++++++ REPLACE\n------- SEARCH\n  return a * b;\n=======\n  x\n+++++++ REPLACE";
     const { result, edited } = await replace(diff);
     expect(result.isError).toBe(true);
     expect(result.content).toContain("SEARCH block 2 of 2 did not match");
@@ -65,7 +79,10 @@ describe("replace_in_file", () => {
 
   it("matches the last line of a file without a final newline, and deletes with an empty REPLACE", async () => {
     ws = makeWorkspace({ "a.txt": "keep\ndrop me\nlast" });
-    await replace("------- SEARCH\nlast\n=======\nfinal\n+++++++ REPLACE\n------- SEARCH\ndrop me\n=======\n+++++++ REPLACE", "a.txt");
+    await replace(
+      "------- SEARCH\nlast\n=======\nfinal\n+++++++ REPLACE\n------- SEARCH\ndrop me\n=======\n+++++++ REPLACE",
+      "a.txt",
+    );
     expect(ws.read("a.txt")).toBe("keep\nfinal");
   });
 
@@ -74,16 +91,26 @@ describe("replace_in_file", () => {
     expect((await replace("just some text")).result.content).toMatch(/holds no block/);
     expect((await replace("------- SEARCH\nfoo\n+++++++ REPLACE")).result.content).toMatch(/no "=======" line/);
     expect((await replace("------- SEARCH\nfoo\n=======\nbar\n")).result.content).toMatch(/not closed/);
-    expect((await replace("------- SEARCH\nfoo\n=======\nbar\n+++++++ REPLACE", "missing.js")).result.content).toMatch(/does not exist; use write_to_file/);
+    expect((await replace("------- SEARCH\nfoo\n=======\nbar\n+++++++ REPLACE", "missing.js")).result.content).toMatch(
+      /does not exist; use write_to_file/,
+    );
     expect(ws.read("math.js")).toBe(source);
     expect(fs.existsSync(path.join(ws.root, "missing.js"))).toBe(false);
   });
 
   it("falls back to the first and last lines as anchors when the lines between differ (Cline's block anchors)", async () => {
-    const file = ["function area(r) {", "  // the area of a circle", "  const pi = 3.14159;", "  return pi * r * r;", "}", ""].join("\n");
+    const file = [
+      "function area(r) {",
+      "  // the area of a circle",
+      "  const pi = 3.14159;",
+      "  return pi * r * r;",
+      "}",
+      "",
+    ].join("\n");
     ws = makeWorkspace({ "geo.js": file });
     // The model remembered the middle lines wrongly; the first and last lines pin the block.
-    const diff = "------- SEARCH\nfunction area(r) {\n  // area\n  const pi = 3.14;\n  return pi * r ** 2;\n}\n=======\nfunction area(r) {\n  return Math.PI * r * r;\n}\n+++++++ REPLACE";
+    const diff =
+      "------- SEARCH\nfunction area(r) {\n  // area\n  const pi = 3.14;\n  return pi * r ** 2;\n}\n=======\nfunction area(r) {\n  return Math.PI * r * r;\n}\n+++++++ REPLACE";
     const { result } = await replace(diff, "geo.js");
     expect(result.isError).toBe(false);
     expect(ws.read("geo.js")).toBe("function area(r) {\n  return Math.PI * r * r;\n}\n");
@@ -92,7 +119,10 @@ describe("replace_in_file", () => {
   it("refuses a SEARCH that matches several places, saying where, and changes nothing", async () => {
     const file = ["if (a) {", "  count += 1;", "}", "if (b) {", "  count += 1;", "}", ""].join("\n");
     ws = makeWorkspace({ "dup.js": file });
-    const { result, edited } = await replace("------- SEARCH\n  count += 1;\n=======\n  count += 2;\n+++++++ REPLACE", "dup.js");
+    const { result, edited } = await replace(
+      "------- SEARCH\n  count += 1;\n=======\n  count += 2;\n+++++++ REPLACE",
+      "dup.js",
+    );
     expect(result.isError).toBe(true);
     expect(result.content).toContain("matches 2 places in dup.js");
     expect(result.content).toContain("at lines 2, 5");
@@ -100,7 +130,10 @@ describe("replace_in_file", () => {
     expect(ws.read("dup.js")).toBe(file);
     expect(edited).toEqual([]);
     // With context it matches one place.
-    const ok = await replace("------- SEARCH\nif (b) {\n  count += 1;\n=======\nif (b) {\n  count += 2;\n+++++++ REPLACE", "dup.js");
+    const ok = await replace(
+      "------- SEARCH\nif (b) {\n  count += 1;\n=======\nif (b) {\n  count += 2;\n+++++++ REPLACE",
+      "dup.js",
+    );
     expect(ok.result.isError).toBe(false);
     expect(ws.read("dup.js")).toBe(file.replace("if (b) {\n  count += 1;", "if (b) {\n  count += 2;"));
   });

@@ -56,7 +56,9 @@ describe("redactSecrets", () => {
   const key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
   it("removes the key, shortened echoes of it and key-shaped strings", () => {
     expect(redactSecrets(`bad key ${key}!`, key)).toBe("bad key [redacted]!");
-    expect(redactSecrets(`Incorrect API key provided: ${key.slice(0, 10)}****${key.slice(-4)}`, key)).not.toContain(key.slice(0, 10));
+    expect(redactSecrets(`Incorrect API key provided: ${key.slice(0, 10)}****${key.slice(-4)}`, key)).not.toContain(
+      key.slice(0, 10),
+    );
     expect(redactSecrets("other key sk-proj-zzzzzzzzzzzzzzzz", key)).toBe("other key sk-pr[redacted]");
   });
   it("withholds a text that holds a very short key rather than garbling it", () => {
@@ -67,7 +69,12 @@ describe("redactSecrets", () => {
 
 describe("cost and provider choice", () => {
   it("prices each kind of token per million", () => {
-    expect(computeCostUsd({ inputTokens: 1_000_000, outputTokens: 2_000_000, cacheReadTokens: 500_000, cacheWriteTokens: 100_000 }, { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 })).toBeCloseTo(3 + 30 + 0.15 + 0.375, 10);
+    expect(
+      computeCostUsd(
+        { inputTokens: 1_000_000, outputTokens: 2_000_000, cacheReadTokens: 500_000, cacheWriteTokens: 100_000 },
+        { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 },
+      ),
+    ).toBeCloseTo(3 + 30 + 0.15 + 0.375, 10);
   });
   it("builds the provider a profile names and refuses others", () => {
     const config = { baseUrl: "http://127.0.0.1:1", model: "m", apiKey: "" };
@@ -81,7 +88,9 @@ describe("cost and provider choice", () => {
 
 describe("a caller that stops early", () => {
   it("releases the connection so the server sees the client go away", async () => {
-    server = await startModelServer({ turns: [{ text: "x".repeat(4000), textChunkChars: 1, writeDelayMs: 5, writeChunkBytes: 200 }, { text: "next" }] });
+    server = await startModelServer({
+      turns: [{ text: "x".repeat(4000), textChunkChars: 1, writeDelayMs: 5, writeChunkBytes: 200 }, { text: "next" }],
+    });
     const provider = makeProvider("anthropic", server.url);
     for await (const event of provider.stream(simpleRequest)) if (event.type === "text_delta") break;
     for (let i = 0; i < 200 && server.disconnects === 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -100,7 +109,11 @@ describe("classifyError", () => {
     [403, wire("permission_error", ""), "auth"],
     [404, wire("not_found_error", ""), "model_not_found"],
     [400, wire("invalid_request_error", "model_not_found", "m1 is not a valid model"), "model_not_found"],
-    [400, wire("invalid_request_error", "context_length_exceeded", "maximum context length is 8192 tokens"), "context_overflow"],
+    [
+      400,
+      wire("invalid_request_error", "context_length_exceeded", "maximum context length is 8192 tokens"),
+      "context_overflow",
+    ],
     [400, wire("invalid_request_error", "", "prompt is too long: 210000 tokens > 200000 maximum"), "context_overflow"],
     [400, wire("invalid_request_error", "", "bad field"), "bad_request"],
     [429, undefined, "rate_limited"],
@@ -114,7 +127,11 @@ describe("classifyError", () => {
 
 describe("makeErrorContext", () => {
   it("shows the base URL without credentials, query or the key", () => {
-    const ctx = makeErrorContext("P", { model: "m", baseUrl: "https://user:hunter2hunter2@proxy.example.com/v1?key=abc", apiKey: "sk-abcdefghijklmnop" });
+    const ctx = makeErrorContext("P", {
+      model: "m",
+      baseUrl: "https://user:hunter2hunter2@proxy.example.com/v1?key=abc",
+      apiKey: "sk-abcdefghijklmnop",
+    });
     expect(ctx.baseUrl).toBe("https://proxy.example.com/v1");
   });
 });
@@ -123,7 +140,11 @@ describe("a provider object", () => {
   it("never shows its key when serialised or inspected", async () => {
     const { inspect } = await import("node:util");
     for (const kind of ["anthropic", "openai"]) {
-      const provider = createModelProvider(kind, { baseUrl: "http://127.0.0.1:1/v1", model: "m", apiKey: "sk-secret-value-1234567890" });
+      const provider = createModelProvider(kind, {
+        baseUrl: "http://127.0.0.1:1/v1",
+        model: "m",
+        apiKey: "sk-secret-value-1234567890",
+      });
       expect(JSON.stringify({ provider })).not.toContain("secret-value");
       expect(inspect(provider, { depth: 5 })).not.toContain("secret-value");
       expect(JSON.parse(JSON.stringify(provider))).toEqual({ id: kind, model: "m", baseUrl: "http://127.0.0.1:1/v1" });

@@ -45,7 +45,10 @@ describe("a SEARCH/REPLACE edit changes only the place it names", () => {
 
   it("a match by first and last lines replaces those lines and the ones between, nothing more", () => {
     const content = ["head", "start", "  stale body", "end", "tail", ""].join("\n");
-    const updated = apply(content, block(["start", "  the body the model remembered", "end"], ["start", "  new body", "end"]));
+    const updated = apply(
+      content,
+      block(["start", "  the body the model remembered", "end"], ["start", "  new body", "end"]),
+    );
     expect(updated).toBe(["head", "start", "  new body", "end", "tail", ""].join("\n"));
   });
 
@@ -72,8 +75,13 @@ describe("a SEARCH/REPLACE edit changes only the place it names", () => {
   });
 
   it("applies blocks one after the other, each to the result of the one before", () => {
-    const diff = [block(["  one();"], ["  two();"]), block(["function b() {", "  two();"], ["function b() {", "  three();"])].join("\n");
-    expect(apply(program, diff)).toBe(["function a() {", "  two();", "}", "", "function b() {", "  three();", "}", ""].join("\n"));
+    const diff = [
+      block(["  one();"], ["  two();"]),
+      block(["function b() {", "  two();"], ["function b() {", "  three();"]),
+    ].join("\n");
+    expect(apply(program, diff)).toBe(
+      ["function a() {", "  two();", "}", "", "function b() {", "  three();", "}", ""].join("\n"),
+    );
   });
 
   it("deletes the matched lines with an empty REPLACE, nothing around them", () => {
@@ -86,7 +94,9 @@ describe("a SEARCH/REPLACE edit changes only the place it names", () => {
 
   it("matches first and last lines ignoring their indentation", () => {
     const content = ["  start", "    old", "  end", "tail", ""].join("\n");
-    expect(apply(content, block(["start", "remembered", "end"], ["  start", "    new", "  end"]))).toBe(["  start", "    new", "  end", "tail", ""].join("\n"));
+    expect(apply(content, block(["start", "remembered", "end"], ["  start", "    new", "  end"]))).toBe(
+      ["  start", "    new", "  end", "tail", ""].join("\n"),
+    );
   });
 
   it("a replacement of several lines at the end of a file without a final newline keeps its line breaks", () => {
@@ -154,35 +164,54 @@ describe("a SEARCH/REPLACE edit that could land in the wrong place changes nothi
     expect(err.message).toContain('(its first line: "  nowhere();")');
     expect(err.message).toContain("No change was made to the file. Read the file again");
     const long = `${"y".repeat(150)}();`;
-    expect(refusal(() => apply(program, block([long], ["x"]))).message).toContain(`(its first line: "${"y".repeat(120)}")`);
+    expect(refusal(() => apply(program, block([long], ["x"]))).message).toContain(
+      `(its first line: "${"y".repeat(120)}")`,
+    );
   });
 });
 
 describe("a malformed diff is refused before anything is written", () => {
   it("a block without its SEARCH marker is not taken as a block (its markers would be written into the file)", () => {
-    const err = refusal(() => parseSearchReplaceBlocks(["  one();", "=======", "  uno();", "+++++++ REPLACE"].join("\n")));
+    const err = refusal(() =>
+      parseSearchReplaceBlocks(["  one();", "=======", "  uno();", "+++++++ REPLACE"].join("\n")),
+    );
     expect(err.message).toContain("holds no block");
   });
 
   it("a block without its divider is refused", () => {
-    expect(refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a", "+++++++ REPLACE"].join("\n"))).message).toContain(
-      'SEARCH block 1 has no "=======" line',
-    );
-    expect(refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a", "------- SEARCH", "b"].join("\n"))).message).toContain(
-      'SEARCH block 1 has no "=======" line',
-    );
+    expect(
+      refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a", "+++++++ REPLACE"].join("\n"))).message,
+    ).toContain('SEARCH block 1 has no "=======" line');
+    expect(
+      refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a", "------- SEARCH", "b"].join("\n"))).message,
+    ).toContain('SEARCH block 1 has no "=======" line');
   });
 
   it("a block not closed before the next SEARCH is refused, naming it", () => {
-    const diff = [block(["a"], ["b"]), "------- SEARCH", "c", "=======", "d", "------- SEARCH", "e", "=======", "f", "+++++++ REPLACE"].join("\n");
-    expect(refusal(() => parseSearchReplaceBlocks(diff)).message).toContain('block 2 is not closed with "+++++++ REPLACE" before the next SEARCH');
+    const diff = [
+      block(["a"], ["b"]),
+      "------- SEARCH",
+      "c",
+      "=======",
+      "d",
+      "------- SEARCH",
+      "e",
+      "=======",
+      "f",
+      "+++++++ REPLACE",
+    ].join("\n");
+    expect(refusal(() => parseSearchReplaceBlocks(diff)).message).toContain(
+      'block 2 is not closed with "+++++++ REPLACE" before the next SEARCH',
+    );
   });
 
   it("a block cut off at the end is refused, naming it", () => {
-    expect(refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a", "=======", "b"].join("\n"))).message).toContain(
-      'block 1 is not closed with "+++++++ REPLACE".',
+    expect(
+      refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a", "=======", "b"].join("\n"))).message,
+    ).toContain('block 1 is not closed with "+++++++ REPLACE".');
+    expect(refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a"].join("\n"))).message).toContain(
+      "block 1 is not closed",
     );
-    expect(refusal(() => parseSearchReplaceBlocks(["------- SEARCH", "a"].join("\n"))).message).toContain("block 1 is not closed");
   });
 
   it("a diff with no block says how to write one", () => {
@@ -219,7 +248,18 @@ describe("parsing SEARCH/REPLACE blocks", () => {
   });
 
   it("accepts markers written without a space before SEARCH or REPLACE and with spaces around them", () => {
-    const diff = ["<<<<<<<SEARCH   ", "a", "=======", "b", "  >>>>>>>REPLACE", "-------SEARCH", "c", "=======", "d", " +++++++REPLACE "].join("\n");
+    const diff = [
+      "<<<<<<<SEARCH   ",
+      "a",
+      "=======",
+      "b",
+      "  >>>>>>>REPLACE",
+      "-------SEARCH",
+      "c",
+      "=======",
+      "d",
+      " +++++++REPLACE ",
+    ].join("\n");
     expect(parseSearchReplaceBlocks(diff)).toEqual([
       { search: "a\n", replace: "b\n" },
       { search: "c\n", replace: "d\n" },
@@ -228,11 +268,19 @@ describe("parsing SEARCH/REPLACE blocks", () => {
 
   it("does not take lines that only resemble markers as markers", () => {
     const diff = block(["-- SEARCH", "== x", "++ REPLACE", "SEARCH", "<<< SEARCH here", "=== ==="], ["ok"]);
-    expect(parseSearchReplaceBlocks(diff)).toEqual([{ search: "-- SEARCH\n== x\n++ REPLACE\nSEARCH\n<<< SEARCH here\n=== ===\n", replace: "ok\n" }]);
-    expect(refusal(() => parseSearchReplaceBlocks("x ------- SEARCH\na\n=======\nb\n+++++++ REPLACE")).message).toContain("holds no block");
+    expect(parseSearchReplaceBlocks(diff)).toEqual([
+      { search: "-- SEARCH\n== x\n++ REPLACE\nSEARCH\n<<< SEARCH here\n=== ===\n", replace: "ok\n" },
+    ]);
+    expect(
+      refusal(() => parseSearchReplaceBlocks("x ------- SEARCH\na\n=======\nb\n+++++++ REPLACE")).message,
+    ).toContain("holds no block");
     const replaceLookalikes = block(["a"], ["x +++++++ REPLACE", "+++++++ REPLACE now", "x ======="]);
-    expect(parseSearchReplaceBlocks(replaceLookalikes)).toEqual([{ search: "a\n", replace: "x +++++++ REPLACE\n+++++++ REPLACE now\nx =======\n" }]);
-    expect(parseSearchReplaceBlocks(block(["------- SEARCH now", "a", "x ======="], ["b"]))).toEqual([{ search: "------- SEARCH now\na\nx =======\n", replace: "b\n" }]);
+    expect(parseSearchReplaceBlocks(replaceLookalikes)).toEqual([
+      { search: "a\n", replace: "x +++++++ REPLACE\n+++++++ REPLACE now\nx =======\n" },
+    ]);
+    expect(parseSearchReplaceBlocks(block(["------- SEARCH now", "a", "x ======="], ["b"]))).toEqual([
+      { search: "------- SEARCH now\na\nx =======\n", replace: "b\n" },
+    ]);
   });
 
   it("an empty SEARCH part and an empty REPLACE part are empty strings", () => {
@@ -257,7 +305,10 @@ describe("replace_in_file on a file", () => {
     const crlf = program.replace(/\n/g, "\r\n");
     ws = makeWorkspace({ "app.js": crlf });
     const ctx = await makeContext(ws.root);
-    const diff = block(["function b() {", "    two();", "}"], ["function b() {", "  dos();", "}"]).replace(/\n/g, "\r\n");
+    const diff = block(["function b() {", "    two();", "}"], ["function b() {", "  dos();", "}"]).replace(
+      /\n/g,
+      "\r\n",
+    );
     const result = await runTool(findTool("replace_in_file")!, { path: "app.js", diff }, ctx);
     expect(result).toEqual({ content: "Applied 1 block to app.js.", isError: false });
     expect(ws.read("app.js")).toBe(crlf.replace("two()", "dos()"));

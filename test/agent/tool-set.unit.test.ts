@@ -5,7 +5,9 @@ import { makeContext, makeWorkspace } from "./tool-helpers.js";
 
 describe("the tool set", () => {
   it("uses the parameter names models know, with JSON schemas for native tool calling", () => {
-    const params = Object.fromEntries(builtinTools.map((t) => [t.name, Object.keys((t.inputSchema as { properties: object }).properties)]));
+    const params = Object.fromEntries(
+      builtinTools.map((t) => [t.name, Object.keys((t.inputSchema as { properties: object }).properties)]),
+    );
     expect(params).toEqual({
       read_file: ["path", "start_line", "end_line"],
       list_files: ["path", "recursive"],
@@ -26,25 +28,49 @@ describe("the tool set", () => {
 
   it("marks the checkpoint spec's read-only tools (reads and questions) as read-only", () => {
     const readOnly = builtinTools.filter((t) => t.readOnly).map((t) => t.name);
-    expect(readOnly).toEqual(["read_file", "list_files", "search_files", "ask_followup_question", "attempt_completion", "update_plan"]);
+    expect(readOnly).toEqual([
+      "read_file",
+      "list_files",
+      "search_files",
+      "ask_followup_question",
+      "attempt_completion",
+      "update_plan",
+    ]);
   });
 
   it("turns questions and completion into interactions for the runtime", async () => {
     const ws = makeWorkspace();
     try {
       const ctx = await makeContext(ws.root);
-      expect(await runTool(findTool("ask_followup_question")!, { question: "Which one?", options: '["a","b"]' }, ctx)).toMatchObject({
+      expect(
+        await runTool(findTool("ask_followup_question")!, { question: "Which one?", options: '["a","b"]' }, ctx),
+      ).toMatchObject({
         isError: false,
         interaction: { kind: "followup", question: "Which one?", options: ["a", "b"] },
       });
-      expect(await runTool(findTool("attempt_completion")!, { result: "All done." }, ctx)).toMatchObject({ interaction: { kind: "completion", result: "All done." } });
-      expect((await runTool(findTool("ask_followup_question")!, { question: "?", options: "not json" }, ctx)).content).toMatch(/array of strings/);
-      const plan = [{ step: "Read", status: "completed" }, { step: "Fix", status: "in_progress", priority: "high" }];
+      expect(await runTool(findTool("attempt_completion")!, { result: "All done." }, ctx)).toMatchObject({
+        interaction: { kind: "completion", result: "All done." },
+      });
+      expect(
+        (await runTool(findTool("ask_followup_question")!, { question: "?", options: "not json" }, ctx)).content,
+      ).toMatch(/array of strings/);
+      const plan = [
+        { step: "Read", status: "completed" },
+        { step: "Fix", status: "in_progress", priority: "high" },
+      ];
       expect(await runTool(findTool("update_plan")!, { plan }, ctx)).toMatchObject({
         isError: false,
-        interaction: { kind: "plan", steps: [{ step: "Read", status: "completed", priority: "medium" }, { step: "Fix", status: "in_progress", priority: "high" }] },
+        interaction: {
+          kind: "plan",
+          steps: [
+            { step: "Read", status: "completed", priority: "medium" },
+            { step: "Fix", status: "in_progress", priority: "high" },
+          ],
+        },
       });
-      expect(await runTool(findTool("update_plan")!, { plan: [{ step: "Fix", status: "started" }] }, ctx)).toMatchObject({ isError: true });
+      expect(
+        await runTool(findTool("update_plan")!, { plan: [{ step: "Fix", status: "started" }] }, ctx),
+      ).toMatchObject({ isError: true });
     } finally {
       ws.cleanup();
     }
@@ -56,7 +82,10 @@ describe("buildSystemPrompt", () => {
     const prompt = buildSystemPrompt(
       { os: "Linux 6.1", shell: "/bin/bash", cwd: "/home/me/project", date: "2026-11-29" },
       builtinTools,
-      [{ name: ".clinerules/style.md", text: "Use tabs.\n" }, { name: "global/tests.md", text: "Always run the tests." }],
+      [
+        { name: ".clinerules/style.md", text: "Use tabs.\n" },
+        { name: "global/tests.md", text: "Always run the tests." },
+      ],
     );
     expect(prompt).toContain("Operating system: Linux 6.1");
     expect(prompt).toContain("Default shell: /bin/bash");

@@ -23,15 +23,26 @@ describe("dline capabilities", () => {
     expect(listed.stdout).toMatch(/workflows\s+yes\s+-\/-\/-\s+ship/);
     expect(listed.stdout).toContain("data_loss: ");
 
-    const set = await run(cli, ["capabilities", "disable", "workflows", "ship.md", "--scope", "workspace", "--workspace", ws], { env });
+    const set = await run(
+      cli,
+      ["capabilities", "disable", "workflows", "ship.md", "--scope", "workspace", "--workspace", ws],
+      { env },
+    );
     expect(set.stdout).toBe("workflows ship.md: disabled\n");
-    const json = JSON.parse((await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "workflows"], { env })).stdout);
+    const json = JSON.parse(
+      (await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "workflows"], { env })).stdout,
+    );
     expect(json.capabilities).toHaveLength(1);
-    expect(json.capabilities[0]).toMatchObject({ name: "ship", toggle: { workspace: "TOGGLE_STATE_DISABLED", decidedBy: "TOGGLE_SCOPE_WORKSPACE" } });
+    expect(json.capabilities[0]).toMatchObject({
+      name: "ship",
+      toggle: { workspace: "TOGGLE_STATE_DISABLED", decidedBy: "TOGGLE_SCOPE_WORKSPACE" },
+    });
     expect(json.capabilities[0].enabled ?? false).toBe(false);
     expect(json.problems).toEqual([]);
 
-    const bad = await run(cli, ["capabilities", "toggle", "rules", "x"], { env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(cli, ["capabilities", "toggle", "rules", "x"], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((bad as { code: number }).code).toBe(2);
   });
 
@@ -45,14 +56,20 @@ describe("dline capabilities", () => {
     expect(before.stdout).toMatch(/hooks\s+no\s+-\/-\/-\s+TaskStart\.sh \[untrusted\]/);
     expect(before.stdout).toContain(`dline capabilities trust --workspace ${ws}`);
 
-    expect((await run(cli, ["capabilities", "trust", "--workspace", ws], { env })).stdout).toBe(`${ws}: trusted (its hooks and MCP servers may run)\n`);
-    const after = JSON.parse((await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "hooks"], { env })).stdout);
+    expect((await run(cli, ["capabilities", "trust", "--workspace", ws], { env })).stdout).toBe(
+      `${ws}: trusted (its hooks and MCP servers may run)\n`,
+    );
+    const after = JSON.parse(
+      (await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "hooks"], { env })).stdout,
+    );
     expect(after.workspaceTrusted).toBe(true);
     expect(after.capabilities[0]).toMatchObject({ name: "TaskStart.sh", enabled: true });
     expect(after.capabilities[0].untrusted ?? false).toBe(false);
 
     await run(cli, ["capabilities", "untrust", "--workspace", ws], { env });
-    const again = JSON.parse((await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "hooks"], { env })).stdout);
+    const again = JSON.parse(
+      (await run(cli, ["--json", "capabilities", "--workspace", ws, "--kind", "hooks"], { env })).stdout,
+    );
     expect(again.workspaceTrusted ?? false).toBe(false);
     expect(again.capabilities[0].untrusted).toBe(true);
   });

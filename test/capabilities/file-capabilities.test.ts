@@ -29,12 +29,25 @@ describe("rules, workflows and skills", () => {
       done("again"),
     ]);
     writeFile(path.join(docs, "rules", "global-style.md"), "Always answer in GLOBAL-RULE-MARKER style.\n");
-    writeFile(path.join(workspace, ".agents", "rules", "project.md"), "---\ndescription: project rule\n---\nUse WORKSPACE-RULE-MARKER conventions.\n");
-    writeFile(path.join(workspace, ".agents", "workflows", "release.md"), "# Release\n1. Bump RELEASE-STEP-MARKER.\n2. Tag it.\n");
-    writeFile(path.join(workspace, ".agents", "skills", "pdf", "SKILL.md"), "---\nname: pdf-tools\ndescription: Fill PDF forms (SKILL-DESCRIPTION-MARKER)\n---\nSKILL-INSTRUCTIONS-MARKER: read reference/forms.md first.\n");
+    writeFile(
+      path.join(workspace, ".agents", "rules", "project.md"),
+      "---\ndescription: project rule\n---\nUse WORKSPACE-RULE-MARKER conventions.\n",
+    );
+    writeFile(
+      path.join(workspace, ".agents", "workflows", "release.md"),
+      "# Release\n1. Bump RELEASE-STEP-MARKER.\n2. Tag it.\n",
+    );
+    writeFile(
+      path.join(workspace, ".agents", "skills", "pdf", "SKILL.md"),
+      "---\nname: pdf-tools\ndescription: Fill PDF forms (SKILL-DESCRIPTION-MARKER)\n---\nSKILL-INSTRUCTIONS-MARKER: read reference/forms.md first.\n",
+    );
     writeFile(path.join(workspace, ".agents", "skills", "pdf", "reference", "forms.md"), "SKILL-FILE-MARKER\n");
 
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Please run /release now", profileId });
+    const { taskId } = await clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Please run /release now",
+      profileId,
+    });
     await followUntilDone(clients, taskId);
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
@@ -72,7 +85,8 @@ describe("rules, workflows and skills", () => {
 
   it("toggles at three scopes decide what is on, a missing entry inherits", async () => {
     const { clients, server, profileId, workspace, docs } = await setupTask(cleanups, [done("one"), done("two")]);
-    for (const name of ["r1", "r2", "r3", "r4"]) writeFile(path.join(docs, "rules", `${name}.md`), `RULE-${name.toUpperCase()}-MARKER\n`);
+    for (const name of ["r1", "r2", "r3", "r4"])
+      writeFile(path.join(docs, "rules", `${name}.md`), `RULE-${name.toUpperCase()}-MARKER\n`);
     const set = (scope: ToggleScope, resource: string, state: ToggleState, taskId = "") =>
       clients.settings.setCapabilityToggle({ scope, workspaceRoot: workspace, taskId, kind: "rules", resource, state });
     await set(ToggleScope.GLOBAL, "r1.md", ToggleState.DISABLED);
@@ -103,9 +117,22 @@ describe("rules, workflows and skills", () => {
     const listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, taskId, kind: "rules" });
     const byResource = new Map(listed.capabilities.map((c) => [c.resource, c]));
     expect([...byResource.keys()].sort()).toEqual(["r1.md", "r2.md", "r3.md", "r4.md"]);
-    expect(byResource.get("r1.md")!.toggle).toMatchObject({ enabled: true, decidedBy: ToggleScope.TASK, global: ToggleState.DISABLED, task: ToggleState.ENABLED });
-    expect(byResource.get("r2.md")!.toggle).toMatchObject({ enabled: false, decidedBy: ToggleScope.GLOBAL, workspace: ToggleState.INHERIT });
-    expect(byResource.get("r4.md")!).toMatchObject({ enabled: true, origin: "global", sourcePath: path.join(docs, "rules", "r4.md") });
+    expect(byResource.get("r1.md")!.toggle).toMatchObject({
+      enabled: true,
+      decidedBy: ToggleScope.TASK,
+      global: ToggleState.DISABLED,
+      task: ToggleState.ENABLED,
+    });
+    expect(byResource.get("r2.md")!.toggle).toMatchObject({
+      enabled: false,
+      decidedBy: ToggleScope.GLOBAL,
+      workspace: ToggleState.INHERIT,
+    });
+    expect(byResource.get("r4.md")!).toMatchObject({
+      enabled: true,
+      origin: "global",
+      sourcePath: path.join(docs, "rules", "r4.md"),
+    });
     expect(byResource.get("r4.md")!.toggle!.decidedBy).toBe(ToggleScope.UNSPECIFIED);
     const withoutTask = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "rules" });
     expect(withoutTask.capabilities.find((c) => c.resource === "r3.md")!.enabled).toBe(true);
@@ -127,7 +154,9 @@ describe("subagents and hooks", () => {
     await setAutoApproval(clients, { readFiles: true });
     // The reviewer runs on its own model profile (same scripted server, another model name).
     const base = (await clients.settings.listProfiles({})).profiles.find((p) => p.id === profileId)!;
-    await clients.settings.upsertProfile({ profile: { ...base, id: "reviewer-model", name: "reviewer", model: "reviewer-model-x", secretsSet: [] } });
+    await clients.settings.upsertProfile({
+      profile: { ...base, id: "reviewer-model", name: "reviewer", model: "reviewer-model-x", secretsSet: [] },
+    });
     await clients.settings.setSecret({ profileId: "reviewer-model", name: "api_key", value: TEST_KEY });
     writeFile(
       path.join(workspace, ".agents", "subagents", "reviewer.md"),
@@ -141,7 +170,14 @@ describe("subagents and hooks", () => {
     expect(conversationOf(requests[1])).toContain("REVIEWER-MARKER");
     expect(conversationOf(requests[1])).toContain("Review src/app.txt");
     expect(toolNamesOf(requests[1]).sort()).toEqual(["attempt_completion", "new_subagent", "read_file"]);
-    expect(requests.map((r) => r.body.model)).toEqual(["scripted-model", "reviewer-model-x", "reviewer-model-x", "reviewer-model-x", "reviewer-model-x", "scripted-model"]);
+    expect(requests.map((r) => r.body.model)).toEqual([
+      "scripted-model",
+      "reviewer-model-x",
+      "reviewer-model-x",
+      "reviewer-model-x",
+      "reviewer-model-x",
+      "scripted-model",
+    ]);
     expect(conversationOf(requests[3])).toContain("inner done");
     expect(conversationOf(requests[5])).toContain("looks fine");
     // Stored nested: tasks/<id>/subagents/<reviewer>/subagents/<inner>/.
@@ -166,7 +202,7 @@ describe("subagents and hooks", () => {
       path.join(workspace, ".agents", "hooks", "PreToolUse.sh"),
       [
         "#!/bin/sh",
-        'payload=$(cat)',
+        "payload=$(cat)",
         'case "$payload" in',
         '  *\'"tool":"write_to_file"\'*) echo "HOOK-WRITES-FROZEN for $DLINE_HOOK_EVENT" >&2; exit 2;;',
         '  *\'"tool":"read_file"\'*) echo \'{"block": true, "reason": "HOOK-NO-READING"}\';;',
@@ -175,7 +211,11 @@ describe("subagents and hooks", () => {
       ].join("\n") + "\n",
       0o755,
     );
-    writeFile(path.join(workspace, ".agents", "hooks", "UserPromptSubmit", "log.sh"), "#!/bin/sh\ncat > /dev/null\necho PROMPT-HOOK-RAN\n", 0o755);
+    writeFile(
+      path.join(workspace, ".agents", "hooks", "UserPromptSubmit", "log.sh"),
+      "#!/bin/sh\ncat > /dev/null\necho PROMPT-HOOK-RAN\n",
+      0o755,
+    );
     writeFile(path.join(workspace, ".agents", "hooks", "TaskComplete"), "#!/bin/sh\necho not executable\n"); // reported, never run
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "overwrite app.txt", profileId });

@@ -7,7 +7,11 @@ import type { WireFormat, RecordedRequest } from "../model-server/script.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 
-export const mcpServerScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "mcp-test-server.mjs");
+export const mcpServerScript = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "fixtures",
+  "mcp-test-server.mjs",
+);
 
 export function writeFile(file: string, content: string, mode?: number): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -15,7 +19,11 @@ export function writeFile(file: string, content: string, mode?: number): void {
   if (mode !== undefined) fs.chmodSync(file, mode);
 }
 
-export async function setupTask(cleanups: (() => Promise<unknown>)[], turns: Parameters<typeof configureModel>[2]["turns"], format: WireFormat = "openai") {
+export async function setupTask(
+  cleanups: (() => Promise<unknown>)[],
+  turns: Parameters<typeof configureModel>[2]["turns"],
+  format: WireFormat = "openai",
+) {
   const sidecar: RunningSidecar = await startSidecar();
   cleanups.push(() => sidecar.stop());
   const { server, profileId } = await configureModel(sidecar.clients, format, { turns });
@@ -42,16 +50,24 @@ export function conversationOf(request: RecordedRequest): string {
 export function activities(file: string): { kind: string; data: Record<string, unknown> }[] {
   const db = new Database(file, { readonly: true });
   try {
-    return (db.prepare("SELECT kind, data FROM activities ORDER BY seq").all() as { kind: string; data: string }[]).map((r) => ({ kind: r.kind, data: JSON.parse(r.data) }));
+    return (db.prepare("SELECT kind, data FROM activities ORDER BY seq").all() as { kind: string; data: string }[]).map(
+      (r) => ({ kind: r.kind, data: JSON.parse(r.data) }),
+    );
   } finally {
     db.close();
   }
 }
 
 /** Starts the test MCP server over streamable HTTP; resolves with its URL. */
-export async function startHttpMcpServer(dir: string, label: string): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
+export async function startHttpMcpServer(
+  dir: string,
+  label: string,
+): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
   const portFile = path.join(dir, `mcp-port-${label}`);
-  const child = spawn(process.execPath, [mcpServerScript, "http", portFile], { env: { ...process.env, MCP_TEST_LABEL: label }, stdio: ["pipe", "ignore", "inherit"] });
+  const child = spawn(process.execPath, [mcpServerScript, "http", portFile], {
+    env: { ...process.env, MCP_TEST_LABEL: label },
+    stdio: ["pipe", "ignore", "inherit"],
+  });
   for (let i = 0; i < 200 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 25));
   await new Promise((r) => setTimeout(r, 20));
   const port = fs.readFileSync(portFile, "utf8").trim();

@@ -19,16 +19,21 @@ describe("hook runner", () => {
     const echo = hook("echo.sh", 'echo "$DLINE_HOOK_EVENT: $(cat)"; exit 1');
     const post = await runHooks([echo], "PostToolUse", { tool: "read_file" }, dir);
     expect(post.blocked).toBeUndefined();
-    expect(post.runs).toEqual([{ hook: "echo.sh", exitCode: 1, output: 'PostToolUse: {"tool":"read_file"}\n', timedOut: false }]);
+    expect(post.runs).toEqual([
+      { hook: "echo.sh", exitCode: 1, output: 'PostToolUse: {"tool":"read_file"}\n', timedOut: false },
+    ]);
     const pre = await runHooks([echo, hook("never.sh", "echo should not run")], "PreToolUse", { tool: "x" }, dir);
     expect(pre.blocked).toBe('PreToolUse: {"tool":"x"}');
     expect(pre.runs).toHaveLength(1); // a block stops the rest
   });
 
   it("a JSON block line gives the reason; exit 0 without it allows", async () => {
-    const json = hook("json.sh", 'cat >/dev/null; echo "checking"; echo \'{"block": true, "reason": "not on Fridays"}\'');
+    const json = hook(
+      "json.sh",
+      'cat >/dev/null; echo "checking"; echo \'{"block": true, "reason": "not on Fridays"}\'',
+    );
     expect((await runHooks([json], "PreToolUse", {}, dir)).blocked).toBe("not on Fridays");
-    const allow = hook("allow.sh", 'cat >/dev/null; echo \'{"block": false}\'');
+    const allow = hook("allow.sh", "cat >/dev/null; echo '{\"block\": false}'");
     expect((await runHooks([allow], "PreToolUse", {}, dir)).blocked).toBeUndefined();
   });
 
@@ -42,7 +47,9 @@ describe("hook runner", () => {
   });
 
   it("front matter: strings, inline and block lists, body", () => {
-    const parsed = parseFrontMatter('---\nname: "reviewer"\ntools: [read_file, "list_files"]\nmore:\n  - a\n  - b\n---\nBody text\n');
+    const parsed = parseFrontMatter(
+      '---\nname: "reviewer"\ntools: [read_file, "list_files"]\nmore:\n  - a\n  - b\n---\nBody text\n',
+    );
     expect(parsed.fields).toEqual({ name: "reviewer", tools: ["read_file", "list_files"], more: ["a", "b"] });
     expect(parsed.body).toBe("Body text\n");
     expect(listField({ tools: "read_file, list_files" }, "tools")).toEqual(["read_file", "list_files"]);

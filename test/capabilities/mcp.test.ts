@@ -10,7 +10,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { McpServerState, ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { followUntilDone, setAutoApproval } from "../runtime/harness.js";
-import { conversationOf, isAlive, mcpServerScript, setupTask, startHttpMcpServer, toolNamesOf, waitFor, writeFile } from "./helpers.js";
+import {
+  conversationOf,
+  isAlive,
+  mcpServerScript,
+  setupTask,
+  startHttpMcpServer,
+  toolNamesOf,
+  waitFor,
+  writeFile,
+} from "./helpers.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -18,7 +27,11 @@ afterEach(async () => {
 });
 
 const done = (result: string) => ({ toolCalls: [{ name: "attempt_completion", input: { result } }] });
-const stdioServer = (label: string) => ({ command: process.execPath, args: [mcpServerScript, "stdio"], env: { MCP_TEST_LABEL: label } });
+const stdioServer = (label: string) => ({
+  command: process.execPath,
+  args: [mcpServerScript, "stdio"],
+  env: { MCP_TEST_LABEL: label },
+});
 
 describe("MCP servers", () => {
   it("stdio and streamable HTTP servers expose tools the model calls, with approval; a server toggles per scope", async () => {
@@ -35,8 +48,14 @@ describe("MCP servers", () => {
     ]);
     const http = await startHttpMcpServer(sidecar.roots.base, "remote");
     cleanups.push(() => http.stop());
-    writeFile(path.join(docs, "settings", "mcp_settings.json"), JSON.stringify({ mcpServers: { calc: stdioServer("calc") } }, null, 2));
-    writeFile(path.join(workspace, ".agents", "mcp", "remote.json"), JSON.stringify({ type: "streamableHttp", url: http.url }));
+    writeFile(
+      path.join(docs, "settings", "mcp_settings.json"),
+      JSON.stringify({ mcpServers: { calc: stdioServer("calc") } }, null, 2),
+    );
+    writeFile(
+      path.join(workspace, ".agents", "mcp", "remote.json"),
+      JSON.stringify({ type: "streamableHttp", url: http.url }),
+    );
     await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "add numbers", profileId });
@@ -49,7 +68,9 @@ describe("MCP servers", () => {
     });
     expect(asked).toEqual(["mcp__calc__add", "mcp__remote__add", "mcp__calc__whoami"]);
     const requests = await server.requests();
-    expect(toolNamesOf(requests[0])).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami", "mcp__calc__crash", "mcp__remote__add"]));
+    expect(toolNamesOf(requests[0])).toEqual(
+      expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami", "mcp__calc__crash", "mcp__remote__add"]),
+    );
     const results = conversationOf(requests[1]);
     expect(results).toContain("sum=5 from calc");
     expect(results).toContain("sum=15 from remote");
@@ -58,7 +79,11 @@ describe("MCP servers", () => {
 
     const listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp" });
     const calc = listed.capabilities.find((c) => c.name === "calc")!;
-    expect(calc).toMatchObject({ origin: "global", sourcePath: path.join(docs, "settings", "mcp_settings.json"), enabled: true });
+    expect(calc).toMatchObject({
+      origin: "global",
+      sourcePath: path.join(docs, "settings", "mcp_settings.json"),
+      enabled: true,
+    });
     expect(calc.mcp).toMatchObject({ state: McpServerState.CONNECTED, transport: "stdio", restarts: 0 });
     expect([...calc.mcp!.tools].sort()).toEqual(["add", "crash", "whoami"]);
     const remote = listed.capabilities.find((c) => c.name === "remote")!;
@@ -66,7 +91,14 @@ describe("MCP servers", () => {
     expect(remote.mcp).toMatchObject({ state: McpServerState.CONNECTED, transport: "streamable HTTP" });
 
     // Disabled for this task only: its tools are gone from the next turn.
-    await clients.settings.setCapabilityToggle({ scope: ToggleScope.TASK, workspaceRoot: workspace, taskId, kind: "mcp", resource: "remote", state: ToggleState.DISABLED });
+    await clients.settings.setCapabilityToggle({
+      scope: ToggleScope.TASK,
+      workspaceRoot: workspace,
+      taskId,
+      kind: "mcp",
+      resource: "remote",
+      state: ToggleState.DISABLED,
+    });
     await clients.tasks.sendMessage({ taskId, text: "again" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
     const names = toolNamesOf((await server.requests())[2]);
@@ -126,7 +158,10 @@ describe("MCP servers", () => {
     const settingsFile = path.join(docs, "settings", "mcp_settings.json");
     const malformed = '{ "mcpServers": { "calc": { "command": "node", ';
     writeFile(settingsFile, malformed);
-    writeFile(path.join(workspace, ".agents", "mcp", "broken.json"), JSON.stringify({ command: path.join(workspace, "no-such-server") }));
+    writeFile(
+      path.join(workspace, ".agents", "mcp", "broken.json"),
+      JSON.stringify({ command: path.join(workspace, "no-such-server") }),
+    );
     writeFile(path.join(workspace, ".agents", "mcp", "odd.json"), JSON.stringify({ url: "ftp://example.invalid/" }));
     await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
 

@@ -14,7 +14,17 @@ import { McpServerState, SettingsScope, ToggleScope, ToggleState } from "../../c
 import { toolAllowed } from "../../core/src/runtime/capabilities-port.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { followUntilDone, setAutoApproval } from "../runtime/harness.js";
-import { activities, conversationOf, isAlive, mcpServerScript, setupTask, systemPromptOf, toolNamesOf, waitFor, writeFile } from "./helpers.js";
+import {
+  activities,
+  conversationOf,
+  isAlive,
+  mcpServerScript,
+  setupTask,
+  systemPromptOf,
+  toolNamesOf,
+  waitFor,
+  writeFile,
+} from "./helpers.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -23,9 +33,15 @@ afterEach(async () => {
 
 const done = (result: string) => ({ toolCalls: [{ name: "attempt_completion", input: { result } }] });
 /** A stdio test server that logs its calls to `log` and writes its pid to `<log>.pid-<label>`. */
-const loggedServer = (label: string, log: string) => ({ command: process.execPath, args: [mcpServerScript, "stdio"], env: { MCP_TEST_LABEL: label, MCP_TEST_CALL_LOG: log } });
-const calls = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n").filter(Boolean) : []);
-const pidOf = (log: string, label: string) => (fs.existsSync(`${log}.pid-${label}`) ? Number(fs.readFileSync(`${log}.pid-${label}`, "utf8")) : undefined);
+const loggedServer = (label: string, log: string) => ({
+  command: process.execPath,
+  args: [mcpServerScript, "stdio"],
+  env: { MCP_TEST_LABEL: label, MCP_TEST_CALL_LOG: log },
+});
+const calls = (log: string) =>
+  fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n").filter(Boolean) : [];
+const pidOf = (log: string, label: string) =>
+  fs.existsSync(`${log}.pid-${label}`) ? Number(fs.readFileSync(`${log}.pid-${label}`, "utf8")) : undefined;
 
 describe("subagent allow-list", () => {
   it("matches names exactly or by a trailing *; attempt_completion is always allowed", () => {
@@ -40,7 +56,12 @@ describe("subagent allow-list", () => {
 
   it("a subagent allowed only read_file is refused load_skill, load_workflow and MCP tools, which never run", async () => {
     const { sidecar, clients, server, profileId, workspace, docs } = await setupTask(cleanups, [
-      { toolCalls: [{ name: "mcp__calc__add", input: { a: 1, b: 2 } }, { name: "new_subagent", input: { prompt: "Look around", subagent: "reader" } }] },
+      {
+        toolCalls: [
+          { name: "mcp__calc__add", input: { a: 1, b: 2 } },
+          { name: "new_subagent", input: { prompt: "Look around", subagent: "reader" } },
+        ],
+      },
       {
         toolCalls: [
           { name: "mcp__calc__whoami", input: {} },
@@ -54,10 +75,19 @@ describe("subagent allow-list", () => {
     ]);
     await setAutoApproval(clients, { readFiles: true, useMcp: true });
     const log = path.join(sidecar.roots.base, "calc-calls.log");
-    writeFile(path.join(docs, "settings", "mcp_settings.json"), JSON.stringify({ mcpServers: { calc: loggedServer("calc", log) } }));
-    writeFile(path.join(docs, "skills", "notes", "SKILL.md"), "---\nname: notes\ndescription: Take notes (NOTES-SKILL-MARKER)\n---\nSKILL-BODY-MARKER\n");
+    writeFile(
+      path.join(docs, "settings", "mcp_settings.json"),
+      JSON.stringify({ mcpServers: { calc: loggedServer("calc", log) } }),
+    );
+    writeFile(
+      path.join(docs, "skills", "notes", "SKILL.md"),
+      "---\nname: notes\ndescription: Take notes (NOTES-SKILL-MARKER)\n---\nSKILL-BODY-MARKER\n",
+    );
     writeFile(path.join(docs, "workflows", "ship.md"), "SHIP-WORKFLOW-MARKER\n");
-    writeFile(path.join(docs, "subagents", "reader.md"), "---\nname: reader\ndescription: Reads\ntools: [read_file]\n---\nYou only read.\n");
+    writeFile(
+      path.join(docs, "subagents", "reader.md"),
+      "---\nname: reader\ndescription: Reads\ntools: [read_file]\n---\nYou only read.\n",
+    );
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "go", profileId });
     const events = await followUntilDone(clients, taskId);
@@ -65,7 +95,9 @@ describe("subagent allow-list", () => {
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
     // The parent has everything.
-    expect(toolNamesOf(requests[0])).toEqual(expect.arrayContaining(["load_skill", "load_workflow", "mcp__calc__whoami", "new_subagent"]));
+    expect(toolNamesOf(requests[0])).toEqual(
+      expect.arrayContaining(["load_skill", "load_workflow", "mcp__calc__whoami", "new_subagent"]),
+    );
     expect(systemPromptOf(requests[0])).toContain("NOTES-SKILL-MARKER");
     // The subagent is offered its allow-list only, and no skills list.
     expect(toolNamesOf(requests[1]).sort()).toEqual(["attempt_completion", "read_file"]);
@@ -93,7 +125,9 @@ describe("workspace trust", () => {
     writeFile(path.join(workspace, ".agents", "mcp", "proj.json"), JSON.stringify(loggedServer("proj", log)));
     writeFile(path.join(docs, "mcp", "calc.json"), JSON.stringify(loggedServer("calc", log)));
     const stateIn = async (clients: typeof a, name: string) =>
-      (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true })).capabilities.find((c) => c.name === name)!.mcp!.state;
+      (
+        await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true })
+      ).capabilities.find((c) => c.name === name)!.mcp!.state;
 
     expect(await stateIn(b, "proj")).toBe(McpServerState.UNTRUSTED);
     await a.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
@@ -105,7 +139,12 @@ describe("workspace trust", () => {
 
     // Changed through A; B stops its own processes when it next reads the capabilities.
     await a.settings.trustWorkspace({ workspaceRoot: workspace, trusted: false });
-    await a.settings.setCapabilityToggle({ scope: ToggleScope.GLOBAL, kind: "mcp", resource: "calc", state: ToggleState.DISABLED });
+    await a.settings.setCapabilityToggle({
+      scope: ToggleScope.GLOBAL,
+      kind: "mcp",
+      resource: "calc",
+      state: ToggleState.DISABLED,
+    });
     expect(await stateIn(b, "proj")).toBe(McpServerState.UNTRUSTED);
     expect(await stateIn(b, "calc")).toBe(McpServerState.STOPPED);
     await waitFor(async () => (isAlive(proj) || isAlive(calc) ? undefined : true), "B's servers to exit");
@@ -119,8 +158,16 @@ describe("workspace trust", () => {
     ]);
     await setAutoApproval(clients, { useMcp: true });
     const log = path.join(sidecar.roots.base, "proj-calls.log");
-    writeFile(path.join(workspace, ".agents", "hooks", "UserPromptSubmit.sh"), "#!/bin/sh\ncat >/dev/null\necho WS-HOOK-RAN\n", 0o755);
-    writeFile(path.join(docs, "hooks", "UserPromptSubmit.sh"), "#!/bin/sh\ncat >/dev/null\necho GLOBAL-HOOK-RAN\n", 0o755);
+    writeFile(
+      path.join(workspace, ".agents", "hooks", "UserPromptSubmit.sh"),
+      "#!/bin/sh\ncat >/dev/null\necho WS-HOOK-RAN\n",
+      0o755,
+    );
+    writeFile(
+      path.join(docs, "hooks", "UserPromptSubmit.sh"),
+      "#!/bin/sh\ncat >/dev/null\necho GLOBAL-HOOK-RAN\n",
+      0o755,
+    );
     writeFile(path.join(workspace, ".agents", "mcp", "proj.json"), JSON.stringify(loggedServer("proj", log)));
 
     let listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, connectMcp: true });
@@ -137,7 +184,10 @@ describe("workspace trust", () => {
     await followUntilDone(clients, taskId);
     expect(toolNamesOf((await server.requests())[0]).filter((n) => n.startsWith("mcp__"))).toEqual([]);
     const activitiesDb = path.join(docs, "tasks", taskId, "activities.db");
-    const hookOutputs = () => activities(activitiesDb).filter((a) => a.kind === "hook").map((a) => String(a.data.output).trim());
+    const hookOutputs = () =>
+      activities(activitiesDb)
+        .filter((a) => a.kind === "hook")
+        .map((a) => String(a.data.output).trim());
     expect(hookOutputs()).toEqual(["GLOBAL-HOOK-RAN"]);
     expect(pidOf(log, "proj")).toBeUndefined();
 
@@ -149,7 +199,9 @@ describe("workspace trust", () => {
     const relative = await clients.settings.trustWorkspace({ workspaceRoot: "ws", trusted: true }).catch((e) => e);
     expect(ConnectError.from(relative).code).toBe(Code.InvalidArgument);
 
-    expect((await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true })).workspaceTrusted).toBe(true);
+    expect((await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true })).workspaceTrusted).toBe(
+      true,
+    );
     listed = await clients.settings.listCapabilities({ workspaceRoot: workspace });
     expect(listed.workspaceTrusted).toBe(true);
     expect(proj()).toMatchObject({ untrusted: false, enabled: true });
@@ -173,9 +225,14 @@ describe("MCP server toggles and hook timeout", () => {
   it("a server toggled off (global or workspace scope) stops its process; toggled on again it starts on demand", async () => {
     const { sidecar, clients, workspace, docs } = await setupTask(cleanups, []);
     const log = path.join(sidecar.roots.base, "calc-calls.log");
-    writeFile(path.join(docs, "settings", "mcp_settings.json"), JSON.stringify({ mcpServers: { calc: loggedServer("calc", log) } }));
+    writeFile(
+      path.join(docs, "settings", "mcp_settings.json"),
+      JSON.stringify({ mcpServers: { calc: loggedServer("calc", log) } }),
+    );
     const connectedPid = async () => {
-      const calc = (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true })).capabilities[0];
+      const calc = (
+        await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true })
+      ).capabilities[0];
       expect(calc.mcp!.state).toBe(McpServerState.CONNECTED);
       return pidOf(log, "calc")!;
     };
@@ -186,7 +243,8 @@ describe("MCP server toggles and hook timeout", () => {
     expect(isAlive(first)).toBe(true);
     await toggle(ToggleScope.GLOBAL, ToggleState.DISABLED);
     await waitFor(async () => (isAlive(first) ? undefined : true), "the disabled server to exit");
-    const off = (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true })).capabilities[0];
+    const off = (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true }))
+      .capabilities[0];
     expect(off).toMatchObject({ enabled: false });
     expect(off.mcp!.state).toBe(McpServerState.STOPPED); // connect_mcp does not start a disabled server
 
@@ -205,11 +263,21 @@ describe("MCP server toggles and hook timeout", () => {
       done("blocked"),
     ]);
     await setAutoApproval(clients, { readFiles: true });
-    const bad = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { hookTimeoutSeconds: 0 } }).catch((e) => e);
+    const bad = await clients.settings
+      .updateSettings({ scope: SettingsScope.GLOBAL, patch: { hookTimeoutSeconds: 0 } })
+      .catch((e) => e);
     expect(ConnectError.from(bad).code).toBe(Code.InvalidArgument);
-    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { hookTimeoutSeconds: 1 } });
+    await clients.settings.updateSettings({
+      scope: SettingsScope.WORKSPACE,
+      workspaceRoot: workspace,
+      patch: { hookTimeoutSeconds: 1 },
+    });
     // Within the default 30 s this hook would allow the read (it exits 0 after 5 s).
-    writeFile(path.join(docs, "hooks", "PreToolUse.sh"), '#!/bin/sh\ncase "$(cat)" in *read_file*) sleep 5;; esac\nexit 0\n', 0o755);
+    writeFile(
+      path.join(docs, "hooks", "PreToolUse.sh"),
+      '#!/bin/sh\ncase "$(cat)" in *read_file*) sleep 5;; esac\nexit 0\n',
+      0o755,
+    );
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read it", profileId });
     const events = await followUntilDone(clients, taskId);

@@ -19,7 +19,13 @@ describe("checkpoints written through fast-import", () => {
     const sb = makeSandbox();
     const ws = path.join(sb.home, "projects", 'odd #1; "quoted" \\ folder');
     fs.mkdirSync(ws, { recursive: true });
-    const names = ['"starts with a quote.txt', "line\nbreak.txt", "back\\slash.txt", "ünïcode spaced name.txt", "dir with space/inner.txt"];
+    const names = [
+      '"starts with a quote.txt',
+      "line\nbreak.txt",
+      "back\\slash.txt",
+      "ünïcode spaced name.txt",
+      "dir with space/inner.txt",
+    ];
     for (const n of names) write(ws, n, `v1 ${n}`);
     const manager = makeManager(sb);
     const task = { id: "t1", workspaceRoots: [ws] };

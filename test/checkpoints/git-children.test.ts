@@ -67,7 +67,8 @@ describe("the git processes of the checkpoints", () => {
     expect(children.running).toBe(2);
     const pids = childrenOf(process.pid).filter((pid) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "git");
     expect(pids.length).toBeGreaterThanOrEqual(2);
-    for (const pid of pids) expect(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]).toBe(String(pid));
+    for (const pid of pids)
+      expect(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]).toBe(String(pid));
     children.killAll();
     expect(await until(() => pids.every((pid) => !alive(pid)))).toBe(true);
     await Promise.allSettled([first.exit, second.exit]);

@@ -18,7 +18,15 @@ function repo(): { dir: string; git: (...args: string[]) => string } {
     execFileSync("git", args, {
       cwd: dir,
       encoding: "utf8",
-      env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_AUTHOR_NAME: "a",
+        GIT_AUTHOR_EMAIL: "a@b",
+        GIT_COMMITTER_NAME: "a",
+        GIT_COMMITTER_EMAIL: "a@b",
+      },
     });
   git("init", "-q");
   return { dir, git };
@@ -53,7 +61,16 @@ describe("objects written without git", () => {
     fs.symlinkSync("src/a.ts", path.join(dir, "link-to-a"));
     write(dir, "name with space/ü.txt", "unicode changed\n");
     fs.rmSync(path.join(dir, "src/deep/x/y.ts"));
-    const paths = ["src/a.ts", "src/new/deeper/n.ts", "gone/only.txt", "becomes-file", "src/b.ts", "link-to-a", "name with space/ü.txt", "src/deep/x/y.ts"];
+    const paths = [
+      "src/a.ts",
+      "src/new/deeper/n.ts",
+      "gone/only.txt",
+      "becomes-file",
+      "src/b.ts",
+      "link-to-a",
+      "name with space/ü.txt",
+      "src/deep/x/y.ts",
+    ];
 
     const editor = new TreeEditor(path.join(dir, ".git", "objects"));
     const batch = new ObjectBatch();
@@ -93,7 +110,9 @@ describe("objects written without git", () => {
     // A fresh editor (another process) finds the base packed, not loose: the caller falls back to git.
     git("gc", "-q");
     const base = git("rev-parse", "HEAD^{tree}").trim();
-    expect(() => new TreeEditor(objects).apply(base, [{ path: "pkg-0/f0.ts", mode: "delete" }], new ObjectBatch())).toThrow(TreeUnavailable);
+    expect(() =>
+      new TreeEditor(objects).apply(base, [{ path: "pkg-0/f0.ts", mode: "delete" }], new ObjectBatch()),
+    ).toThrow(TreeUnavailable);
   });
 
   it("packs large objects too (multi-byte size headers, compressed off the event loop)", async () => {
@@ -101,7 +120,9 @@ describe("objects written without git", () => {
     const objects = path.join(dir, ".git", "objects");
     const batch = new ObjectBatch();
     // Sizes around the header's 4- and 7-bit boundaries, and past the synchronous limit (256 KiB).
-    const contents = [0, 15, 16, 2047, 70_000, 300_000].map((n, i) => Buffer.from(Array.from({ length: n }, (_, k) => String.fromCharCode(32 + ((k * 7 + i) % 90))).join("")));
+    const contents = [0, 15, 16, 2047, 70_000, 300_000].map((n, i) =>
+      Buffer.from(Array.from({ length: n }, (_, k) => String.fromCharCode(32 + ((k * 7 + i) % 90))).join("")),
+    );
     const ids = contents.map((c) => batch.put("blob", c));
     await writePack(objects, batch.objects);
     const pack = fs.readdirSync(path.join(objects, "pack")).find((n) => n.endsWith(".idx"))!;
@@ -121,10 +142,18 @@ describe("a baseline's trees built in the process", () => {
     fs.chmodSync(path.join(dir, "tool.sh"), 0o755);
     fs.symlinkSync("src/m0/f0.ts", path.join(dir, "link"));
     // A name that is not valid UTF-8 (Latin-1 "café"), which git stores byte for byte.
-    fs.writeFileSync(Buffer.concat([Buffer.from(dir + "/caf"), Buffer.from([0xe9]), Buffer.from(".txt")]), "latin-1 name\n");
+    fs.writeFileSync(
+      Buffer.concat([Buffer.from(dir + "/caf"), Buffer.from([0xe9]), Buffer.from(".txt")]),
+      "latin-1 name\n",
+    );
     git("add", "-A");
     const expected = git("write-tree").trim();
-    const shadow = new ShadowGit({ gitDir: path.join(dir, ".git"), workTree: dir, emptyHooksDir: path.join(dir, ".git", "empty"), baseEnv: { PATH: process.env.PATH } });
+    const shadow = new ShadowGit({
+      gitDir: path.join(dir, ".git"),
+      workTree: dir,
+      emptyHooksDir: path.join(dir, ".git", "empty"),
+      baseEnv: { PATH: process.env.PATH },
+    });
     const batch = new ObjectBatch();
     const tree = await treeOfIndex(shadow, batch);
     expect(tree).toBe(expected);

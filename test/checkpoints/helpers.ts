@@ -3,7 +3,11 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CheckpointManager, type CheckpointManagerOptions, type TaskConversationPort } from "../../core/src/checkpoints/index.js";
+import {
+  CheckpointManager,
+  type CheckpointManagerOptions,
+  type TaskConversationPort,
+} from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
 
@@ -117,7 +121,11 @@ export class FileConversation implements TaskConversationPort {
   async workspaceRootsOf(taskId: string) {
     return this.roots[taskId];
   }
-  async rewindConversation(taskId: string, messageId: string, options?: { editedText?: string; beforeMessage?: boolean }) {
+  async rewindConversation(
+    taskId: string,
+    messageId: string,
+    options?: { editedText?: string; beforeMessage?: boolean },
+  ) {
     const all = this.messages(taskId);
     const i = all.findIndex((m) => m.id === messageId);
     if (i < 0) throw new Error(`no message ${messageId}`);

@@ -22,7 +22,11 @@ describe("isolation from the user's git", () => {
     write(hooks, "post-commit", `#!/bin/sh\ntouch ${marker}\n`);
     fs.chmodSync(path.join(hooks, "pre-commit"), 0o755);
     fs.chmodSync(path.join(hooks, "post-commit"), 0o755);
-    write(sb.home, ".gitconfig", `[user]\n\tname = Someone Else\n\temail = else@example.com\n[commit]\n\tgpgsign = true\n[core]\n\thooksPath = ${hooks}\n`);
+    write(
+      sb.home,
+      ".gitconfig",
+      `[user]\n\tname = Someone Else\n\temail = else@example.com\n[commit]\n\tgpgsign = true\n[core]\n\thooksPath = ${hooks}\n`,
+    );
     // Variables a parent git process might leave set are dropped too.
     sb.env.GIT_DIR = path.join(ws, ".git");
     sb.env.GIT_INDEX_FILE = path.join(ws, ".git", "index");
@@ -85,13 +89,17 @@ describe("isolation from the user's git", () => {
     expect(read(ws, "experiments/nested/inner.txt")).toBe("inner v2");
 
     const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
-    expect(shadowGit(gitDir, "log", "-1", "--format=%an <%ae>|%cn|%G?", base.id)).toBe("Dline Checkpoint <checkpoint@dline.invalid>|Dline Checkpoint|N\n");
+    expect(shadowGit(gitDir, "log", "-1", "--format=%an <%ae>|%cn|%G?", base.id)).toBe(
+      "Dline Checkpoint <checkpoint@dline.invalid>|Dline Checkpoint|N\n",
+    );
     expect(shadowGit(gitDir, "config", "--get", "core.worktree").trim()).toBe(ws);
     expect(shadowGit(gitDir, "ls-tree", "-r", "--name-only", base.id)).not.toMatch(/nested|vendored|\.git\//);
     expect(shadowGit(gitDir, "show", "-s", "--format=%B", base.id)).toMatch(/Dline-Task: iso/);
     expect(fs.existsSync(marker)).toBe(false);
     // Checkpoint refs are per task.
-    expect(shadowGit(gitDir, "for-each-ref", "--format=%(refname)", "refs/dline/tasks/iso/").trim().split("\n").length).toBeGreaterThanOrEqual(4);
+    expect(
+      shadowGit(gitDir, "for-each-ref", "--format=%(refname)", "refs/dline/tasks/iso/").trim().split("\n").length,
+    ).toBeGreaterThanOrEqual(4);
   });
 
   it("refuses to reuse a shadow repository recorded for another folder", async () => {
@@ -156,17 +164,32 @@ describe("isolation from the workspace's own git config and attributes", () => {
       ["diff.external", evil],
       ["alias.status", `!${evil}`],
       ["include.path", path.join(sb.base, "included.cfg")],
-    ]) git(ws, "config", key, value);
+    ])
+      git(ws, "config", key, value);
     fs.writeFileSync(path.join(sb.base, "included.cfg"), `[core]\n\tfsmonitor = ${evil}\n`);
     fs.mkdirSync(path.join(sb.base, "hooks"));
-    for (const hook of ["pre-commit", "post-commit", "reference-transaction", "pre-auto-gc", "post-checkout", "post-index-change"]) {
+    for (const hook of [
+      "pre-commit",
+      "post-commit",
+      "reference-transaction",
+      "pre-auto-gc",
+      "post-checkout",
+      "post-index-change",
+    ]) {
       fs.writeFileSync(path.join(sb.base, "hooks", hook), `#!/bin/sh\n"${evil}" </dev/null\n`);
       fs.chmodSync(path.join(sb.base, "hooks", hook), 0o755);
     }
     write(ws, ".gitattributes", "* filter=evil diff=evil\n");
     // Git variables of the environment the sidecar was started in point at the same programs.
     const manager = makeManager(sb, {
-      env: { ...sb.env, GIT_EXTERNAL_DIFF: evil, GIT_PAGER: evil, PAGER: evil, GIT_CONFIG_PARAMETERS: `'core.fsmonitor'='${evil}'`, GIT_DIR: path.join(ws, ".git") },
+      env: {
+        ...sb.env,
+        GIT_EXTERNAL_DIFF: evil,
+        GIT_PAGER: evil,
+        PAGER: evil,
+        GIT_CONFIG_PARAMETERS: `'core.fsmonitor'='${evil}'`,
+        GIT_DIR: path.join(ws, ".git"),
+      },
     });
     const task = { id: "t1", workspaceRoots: [ws] };
     const base = (await manager.ensureBaseline(task))!;

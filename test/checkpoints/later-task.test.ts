@@ -52,7 +52,8 @@ describe("a later task in a workspace", () => {
     for (let i = 0; i < 200; i++) write(ws, `src/d${i % 20}/f${i}.txt`, `file ${i}\n`);
     // Folders changed in the same second as git writes its index are "racy": git reads them again.
     const past = new Date(Date.now() - 60_000);
-    for (const d of ["", "src", ...Array.from({ length: 20 }, (_, i) => `src/d${i}`)]) fs.utimesSync(path.join(ws, d), past, past);
+    for (const d of ["", "src", ...Array.from({ length: 20 }, (_, i) => `src/d${i}`)])
+      fs.utimesSync(path.join(ws, d), past, past);
     const manager = makeManager(sb);
     await manager.ensureBaseline({ id: "t1", workspaceRoots: [ws] });
     const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");

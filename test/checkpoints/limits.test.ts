@@ -9,14 +9,23 @@ import { makeManager, makeSandbox, write } from "./helpers.js";
  * exists: it waits `seconds` and then runs, or with `hang` never finishes (it becomes the sleep,
  * so killing it on timeout leaves nothing behind).
  */
-function slowGitPath(sb: ReturnType<typeof makeSandbox>, seconds: number, hang = false): { flag: string; PATH: string } {
+function slowGitPath(
+  sb: ReturnType<typeof makeSandbox>,
+  seconds: number,
+  hang = false,
+): { flag: string; PATH: string } {
   const bin = path.join(sb.base, "slow-bin");
   const flag = path.join(sb.base, "git-is-slow");
-  const realGit = process.env.PATH!.split(path.delimiter)
+  const realGit = process.env
+    .PATH!.split(path.delimiter)
     .map((d) => path.join(d, "git"))
     .find((p) => fs.existsSync(p))!;
   const wait = hang ? `exec sleep ${seconds}` : `sleep ${seconds}`;
-  write(bin, "git", `#!/bin/sh\ncase " $* " in *" status "*) [ -f "${flag}" ] && ${wait};; esac\nexec "${realGit}" "$@"\n`);
+  write(
+    bin,
+    "git",
+    `#!/bin/sh\ncase " $* " in *" status "*) [ -f "${flag}" ] && ${wait};; esac\nexec "${realGit}" "$@"\n`,
+  );
   fs.chmodSync(path.join(bin, "git"), 0o755);
   fs.writeFileSync(flag, "");
   return { flag, PATH: `${bin}${path.delimiter}${process.env.PATH}` };
@@ -50,7 +59,9 @@ describe("workspaces checkpoints refuse", () => {
     expect(await manager.ensureBaseline({ id: "none", workspaceRoots: [] })).toBeUndefined();
     expect(await manager.ensureBaseline({ id: "multi", workspaceRoots: [sb.workspace, sb.base] })).toBeUndefined();
     await expect(manager.retry({ workspaceRoot: "" })).rejects.toMatchObject({ code: "invalid_argument" });
-    expect(CHECKPOINT_MESSAGES.noWorkspace).toBe("No workspace detected. Please open Dline in a workspace to use checkpoints.");
+    expect(CHECKPOINT_MESSAGES.noWorkspace).toBe(
+      "No workspace detected. Please open Dline in a workspace to use checkpoints.",
+    );
     expect(CHECKPOINT_MESSAGES.multiRoot).toBe("Checkpoints are not currently supported in multi-root workspaces.");
     expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
   });
@@ -61,7 +72,11 @@ describe("workspaces checkpoints refuse", () => {
     const manager = makeManager(sb);
     expect(await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] })).toBeUndefined();
     const status = await manager.status({ workspaceRoot: sb.workspace });
-    expect(status).toMatchObject({ state: "unavailable", message: "Git must be installed to use checkpoints.", canRetry: true });
+    expect(status).toMatchObject({
+      state: "unavailable",
+      message: "Git must be installed to use checkpoints.",
+      canRetry: true,
+    });
   });
 });
 
@@ -94,7 +109,12 @@ describe("initialization", () => {
     const task = { id: "t", workspaceRoots: [sb.workspace] };
     expect(await manager.ensureBaseline(task)).toBeUndefined();
     let status = await manager.status({ workspaceRoot: sb.workspace });
-    expect(status).toMatchObject({ state: "failed", message: CHECKPOINT_MESSAGES.initTimeout, canRetry: true, canDisable: true });
+    expect(status).toMatchObject({
+      state: "failed",
+      message: CHECKPOINT_MESSAGES.initTimeout,
+      canRetry: true,
+      canDisable: true,
+    });
     // Saves while failed do nothing and do not throw.
     expect(await manager.saveTurn(task, { editedPaths: ["a.txt"] })).toBeUndefined();
     fs.rmSync(slow.flag);
@@ -155,14 +175,14 @@ describe("what snapshots leave out", () => {
     const base = (await manager.ensureBaseline(task))!;
     const reasons = Object.fromEntries(base.skipped.map((s) => [s.path, s.reason]));
     expect(reasons).toEqual({
-      "node_modules": "excluded_type",
+      node_modules: "excluded_type",
       "app.log": "excluded_type",
       "photo.png": "excluded_type",
       ".env": "excluded_type",
       "data/cities.csv": "excluded_type",
-      "private": "ignored",
+      private: "ignored",
       "model.weights": "lfs",
-      "nested": "nested_repository",
+      nested: "nested_repository",
       "big.txt": "size",
     });
     const { files, skipped } = await manager.compare("t", base.id);

@@ -16,7 +16,12 @@ function setup() {
   return { sb, conversation, manager, task, ws: sb.workspace };
 }
 
-async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string): Promise<void> {
+async function toolWrite(
+  manager: CheckpointManager,
+  task: CheckpointTask,
+  rel: string,
+  content: string,
+): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
   write(task.workspaceRoots[0], rel, content);
 }

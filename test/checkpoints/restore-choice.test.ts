@@ -127,7 +127,10 @@ describe("Restore All on an edited message", () => {
     fs.rmSync(path.join(ws, "a.txt"));
     write(ws, "a.txt/mine.txt", "the user's\n");
     const result = await manager.editMessage("t1", "m1", "start, edited", "restore_all");
-    expect(result).toEqual({ restored: true, fileError: "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way." });
+    expect(result).toEqual({
+      restored: true,
+      fileError: "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.",
+    });
     expect(read(ws, "a.txt/mine.txt")).toBe("the user's\n");
     expect(conversation.messages("t1")).toEqual([]);
   });
@@ -140,10 +143,15 @@ describe("Restore All on an edited message", () => {
     fs.renameSync(ws, `${ws}-away`);
     await manager.saveTurn(task, { commandRan: true });
     const status = await manager.status({ taskId: "t1" });
-    const err = (await manager.editMessage("t1", "m1", "first, edited", "restore_all").catch((e: unknown) => e)) as DlineError;
+    const err = (await manager
+      .editMessage("t1", "m1", "first, edited", "restore_all")
+      .catch((e: unknown) => e)) as DlineError;
     expect(err.code).toBe("failed_precondition");
     expect(err.message).toBe(`Restore All is not available: ${status.message}`);
-    expect(await manager.editMessage("t1", "m1", "first, edited", "restore_chat")).toEqual({ restored: true, fileError: "" });
+    expect(await manager.editMessage("t1", "m1", "first, edited", "restore_chat")).toEqual({
+      restored: true,
+      fileError: "",
+    });
   });
 
   it("skips checkpoints without files (a compaction) when choosing where to go back to", async () => {
@@ -170,7 +178,9 @@ describe("Restore All on an edited message", () => {
     write(ws, "a.txt", "one");
     await manager.ensureBaseline(task, "m1");
     write(ws, "a.txt", "two");
-    const err = (await manager.editMessage("t1", `nope${"x".repeat(100)}`, "x", "restore_all").catch((e: unknown) => e)) as DlineError;
+    const err = (await manager
+      .editMessage("t1", `nope${"x".repeat(100)}`, "x", "restore_all")
+      .catch((e: unknown) => e)) as DlineError;
     expect(err.code).toBe("not_found");
     expect(err.message).toBe(`Message nope${"x".repeat(76)} does not exist in task t1.`);
     expect(read(ws, "a.txt")).toBe("two");
@@ -187,11 +197,18 @@ describe("restore modes", () => {
     await manager.saveTurn(task, { editedPaths: ["a.txt"] });
     const refused = (await manager.restore("t1", base.id, "task").catch((e: unknown) => e)) as DlineError;
     expect(refused.code).toBe("failed_precondition");
-    expect(refused.message).toBe("Restoring the conversation needs the task store, which is not available in this version yet.");
+    expect(refused.message).toBe(
+      "Restoring the conversation needs the task store, which is not available in this version yet.",
+    );
     expect(await codeOf(manager.restore("t1", base.id, "files_and_task"))).toBe("failed_precondition");
     expect(read(ws, "a.txt")).toBe("two");
     const outcome = await manager.restore("t1", base.id, "files");
-    expect(outcome).toMatchObject({ filesRestored: true, conversationRestored: false, restoredPaths: ["a.txt"], fileError: "" });
+    expect(outcome).toMatchObject({
+      filesRestored: true,
+      conversationRestored: false,
+      restoredPaths: ["a.txt"],
+      fileError: "",
+    });
     expect(outcome.undoCheckpointId).toMatch(/^[0-9a-f]{40}/);
     expect(read(ws, "a.txt")).toBe("one");
   });
@@ -241,7 +258,9 @@ describe("restore modes", () => {
     fs.rmSync(path.join(ws, "a.txt"));
     fs.mkdirSync(path.join(ws, "a.txt"));
     const outcome = await manager.restore("t1", base.id, "files_and_task");
-    expect(outcome.fileError).toBe("Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.");
+    expect(outcome.fileError).toBe(
+      "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.",
+    );
     expect(records.find((r) => r.msg === "file restore failed")).toMatchObject({ level: "error", task: "t1" });
   });
 
@@ -269,7 +288,9 @@ describe("restore modes", () => {
     expect(await codeOf(manager.restore("t1", base.id.slice(0, 39), "files"))).toBe("invalid_argument");
     expect(await codeOf(manager.restore("t1", `${base.id}0`, "files"))).toBe("invalid_argument");
     expect(await codeOf(manager.restore("t1", `x${base.id}`, "files"))).toBe("invalid_argument");
-    const long = (await manager.restore("t1", `not an id ${"z".repeat(200)}`, "files").catch((e: unknown) => e)) as DlineError;
+    const long = (await manager
+      .restore("t1", `not an id ${"z".repeat(200)}`, "files")
+      .catch((e: unknown) => e)) as DlineError;
     expect(long.message).toBe(`"not an id ${"z".repeat(70)}" is not a checkpoint id.`);
     expect(await codeOf(manager.restore("t1", "a".repeat(64), "files"))).toBe("not_found");
     const err = await manager.restore("t1", "b".repeat(40), "files").catch((e: DlineError) => e);

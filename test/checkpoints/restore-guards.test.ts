@@ -18,7 +18,12 @@ function setup(options: { sizeLimitBytes?: number } = {}) {
   return { sb, manager, task, ws: sb.workspace };
 }
 
-async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+async function toolWrite(
+  manager: CheckpointManager,
+  task: CheckpointTask,
+  rel: string,
+  content: string | Buffer,
+): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
   write(task.workspaceRoots[0], rel, content);
 }

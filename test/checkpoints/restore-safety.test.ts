@@ -19,7 +19,12 @@ function setup(options: { sizeLimitBytes?: number } = {}) {
 }
 
 /** What an editing tool does: tells the checkpoints first (as the runtime's tools do), then writes. */
-async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+async function toolWrite(
+  manager: CheckpointManager,
+  task: CheckpointTask,
+  rel: string,
+  content: string | Buffer,
+): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
   write(task.workspaceRoots[0], rel, content);
 }
@@ -47,7 +52,9 @@ describe("a restore never deletes a file that existed before the task", () => {
     await manager.saveTurn(task, { editedPaths: ["build/GenerateDevPackages.cs"] });
 
     const { files } = await manager.compare("t1", base.id);
-    expect(files.map((f) => [f.path, f.status, f.before])).toEqual([["build/GenerateDevPackages.cs", "modified", "class Generate {}\n"]]);
+    expect(files.map((f) => [f.path, f.status, f.before])).toEqual([
+      ["build/GenerateDevPackages.cs", "modified", "class Generate {}\n"],
+    ]);
 
     const outcome = await manager.restore("t1", base.id, "files");
     expect(outcome.deletedPaths).toEqual([]);
@@ -233,7 +240,8 @@ describe("bytes exactly as they were", () => {
     expect(config.match(/^\[core\]$/gm)).toHaveLength(1);
     expect(config).toMatch(/hooksPath = ".*no-hooks"/);
     expect(config).toMatch(/fsmonitor = false/);
-    expect(fs.readFileSync(path.join(gitDir, "info", "attributes"), "utf8")).toMatch(/^\* -text -eol .*-filter -ident -working-tree-encoding/m);
+    expect(fs.readFileSync(path.join(gitDir, "info", "attributes"), "utf8")).toMatch(
+      /^\* -text -eol .*-filter -ident -working-tree-encoding/m,
+    );
   });
 });
-

@@ -14,7 +14,12 @@ function setup() {
   return { manager, task, ws: sb.workspace };
 }
 
-async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+async function toolWrite(
+  manager: CheckpointManager,
+  task: CheckpointTask,
+  rel: string,
+  content: string | Buffer,
+): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
   write(task.workspaceRoots[0], rel, content);
 }

@@ -7,7 +7,10 @@ import { FileConversation, makeManager, makeSandbox, read, write } from "./helpe
 
 function setup() {
   const sb = makeSandbox();
-  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace], t2: [sb.workspace] });
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), {
+    t1: [sb.workspace],
+    t2: [sb.workspace],
+  });
   const manager = makeManager(sb, { conversation });
   const task = { id: "t1", workspaceRoots: [sb.workspace] };
   return { sb, conversation, manager, task, ws: sb.workspace };
@@ -204,7 +207,10 @@ describe("edit message", () => {
     await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m3" });
     conversation.addMessage("t1", "m3", "reply");
 
-    expect(await manager.editMessage("t1", "m2", "second request", "restore_chat")).toEqual({ restored: false, fileError: "" });
+    expect(await manager.editMessage("t1", "m2", "second request", "restore_chat")).toEqual({
+      restored: false,
+      fileError: "",
+    });
     expect(conversation.messages("t1").length).toBe(3);
 
     expect((await manager.editMessage("t1", "m2", "second request, edited", "restore_all")).restored).toBe(true);
@@ -248,7 +254,12 @@ describe("compare and view changes", () => {
     const { files } = await manager.compare("t1", base.id);
     const byPath = Object.fromEntries(files.map((f) => [f.path, f]));
     expect(Object.keys(byPath).sort()).toEqual(["data.dat", "dir with space/naïve 文件.txt", "fresh.txt", "gone.txt"]);
-    expect(byPath["dir with space/naïve 文件.txt"]).toMatchObject({ status: "modified", before: "before\n", after: "after\n", binary: false });
+    expect(byPath["dir with space/naïve 文件.txt"]).toMatchObject({
+      status: "modified",
+      before: "before\n",
+      after: "after\n",
+      binary: false,
+    });
     expect(byPath["data.dat"]).toMatchObject({ status: "modified", binary: true, before: "", after: "" });
     expect(byPath["gone.txt"]).toMatchObject({ status: "deleted", before: "bye" });
     expect(byPath["fresh.txt"]).toMatchObject({ status: "added", after: "hello" });

@@ -28,15 +28,19 @@ beforeAll(async () => {
 });
 
 function runDriver(sb: Sandbox, taskId: string, turns: number, files: string[]) {
-  const child = spawn(process.execPath, [driver, JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files })], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [driver, JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files })],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   let err = "";
   child.stdout.on("data", (b) => (out += b));
   child.stderr.on("data", (b) => (err += b));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal, out, err })),
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>(
+    (resolve) => child.on("close", (code, signal) => resolve({ code, signal, out, err })),
   );
   return { child, done, output: () => out };
 }
@@ -118,8 +122,12 @@ describe("damage and cleanup", () => {
     expect(cp).toBeDefined();
     const status = await second.status({ workspaceRoot: sb.workspace });
     expect(status.state).toBe("ready");
-    expect(status.message).toMatch(/damaged and has been rebuilt; earlier checkpoints were kept aside in .*\.git\.corrupt-/);
-    const aside = fs.readdirSync(sb.layout.checkpointRepoDir(sb.workspace)).filter((n) => n.startsWith(".git.corrupt-"));
+    expect(status.message).toMatch(
+      /damaged and has been rebuilt; earlier checkpoints were kept aside in .*\.git\.corrupt-/,
+    );
+    const aside = fs
+      .readdirSync(sb.layout.checkpointRepoDir(sb.workspace))
+      .filter((n) => n.startsWith(".git.corrupt-"));
     expect(aside.length).toBe(1);
     expect(shadowGit(sb, "show", `${cp!.id}:a.txt`)).toBe("two");
     expect((await second.list("t1")).length).toBeGreaterThanOrEqual(1);
@@ -200,7 +208,11 @@ describe("damage and cleanup", () => {
 
   it("the size budget prunes the oldest checkpoints of deleted tasks, then finished ones, never a running task's", async () => {
     const sb = makeSandbox();
-    const states: Record<string, "running" | "finished" | "deleted"> = { old: "deleted", done: "finished", live: "running" };
+    const states: Record<string, "running" | "finished" | "deleted"> = {
+      old: "deleted",
+      done: "finished",
+      live: "running",
+    };
     const manager = makeManager(sb, {
       budgetBytes: 1,
       conversation: {

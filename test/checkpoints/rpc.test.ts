@@ -37,7 +37,11 @@ describe("CheckpointService over the real sidecar", () => {
     write(workspace, "build/out.js", "built");
     // This test process saves checkpoints as the task runtime will, over the same roots.
     const manager = new CheckpointManager({
-      layout: new InstanceLayout({ dataRoot: path.join(roots.dlineDir, "data"), homeRoot: roots.homeDir, documentsRoot: roots.docsDir }),
+      layout: new InstanceLayout({
+        dataRoot: path.join(roots.dlineDir, "data"),
+        homeRoot: roots.homeDir,
+        documentsRoot: roots.docsDir,
+      }),
       env: roots.env,
       homeDir: roots.home,
       logger: silentLogger(),
@@ -72,7 +76,9 @@ describe("CheckpointService over the real sidecar", () => {
 
     // Files of a task that does not exist (deleted) are never restored; task-1 gets its folder,
     // as the task runtime makes it before the task's first checkpoint.
-    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.FILES }))).toBe(Code.NotFound);
+    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.FILES }))).toBe(
+      Code.NotFound,
+    );
     expect(read(workspace, "src/b.ts")).toBe("new\n");
     fs.mkdirSync(path.join(roots.docsDir, "tasks", "task-1"), { recursive: true });
     const restored = await cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.FILES });
@@ -90,7 +96,9 @@ describe("CheckpointService over the real sidecar", () => {
       await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.TASK })),
     );
     expect(read(workspace, "src/a.ts")).toBe("one\n");
-    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.UNSPECIFIED }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: base.id, mode: RestoreMode.UNSPECIFIED }))).toBe(
+      Code.InvalidArgument,
+    );
     expect(await codeOf(cp.listCheckpoints({ taskId: "no-such-task" }))).toBe(Code.NotFound);
     expect(await codeOf(cp.listCheckpoints({ taskId: "../evil" }))).toBe(Code.InvalidArgument);
     expect(await codeOf(cp.viewChanges({ taskId: "task-1" }))).toBe(Code.FailedPrecondition);

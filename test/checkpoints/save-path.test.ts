@@ -17,7 +17,12 @@ function setup(options: { sizeLimitBytes?: number } = {}) {
   return { sb, conversation, manager, task, ws: sb.workspace };
 }
 
-async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: string, content: string | Buffer): Promise<void> {
+async function toolWrite(
+  manager: CheckpointManager,
+  task: CheckpointTask,
+  rel: string,
+  content: string | Buffer,
+): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
   write(task.workspaceRoots[0], rel, content);
 }
@@ -25,7 +30,10 @@ async function toolWrite(manager: CheckpointManager, task: CheckpointTask, rel: 
 /** The shadow repository's git, as a user would run it to look at a snapshot. */
 function shadowGit(sb: Sandbox, ...args: string[]): string {
   const gitDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git");
-  return execFileSync("git", ["--git-dir", gitDir, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: sb.home, GIT_CONFIG_NOSYSTEM: "1" } });
+  return execFileSync("git", ["--git-dir", gitDir, ...args], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, HOME: sb.home, GIT_CONFIG_NOSYSTEM: "1" },
+  });
 }
 
 function filesOf(sb: Sandbox, commit: string): string[] {
@@ -58,7 +66,9 @@ describe("a turn's checkpoint of recorded paths", () => {
     const runs = path.join(sb.base, "git-runs.log");
     fs.mkdirSync(bin);
     const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${realGit}' "$@"\n`, {
+      mode: 0o755,
+    });
     sb.env.PATH = `${bin}${path.delimiter}${sb.env.PATH}`;
     write(ws, "src/a.ts", "a1\n");
     await manager.ensureBaseline(task);
@@ -213,7 +223,9 @@ describe("a pre-image", () => {
     const id = ["-c", "user.name=someone", "-c", "user.email=someone@example.com"];
     const damaged = shadowGit(sb, ...id, "commit-tree", emptyTree, "-m", "Dline pre-images\n\nnot a record").trim();
     shadowGit(sb, "update-ref", "refs/dline/preimages/t1", damaged);
-    const later = makeManager(sb, { conversation: new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] }) });
+    const later = makeManager(sb, {
+      conversation: new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] }),
+    });
     await toolWrite(later, task, "build/config.cs", "changed by the task\n");
     await later.saveTurn(task, { editedPaths: ["build/config.cs"] });
     await later.restore("t1", base.id, "files");
@@ -247,7 +259,9 @@ describe("a pre-image", () => {
     await manager.saveTurn(task, { editedPaths: ["build/config.cs"] });
     await manager.stop();
     shadowGit(sb, "-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "-q", "--prune=now");
-    const later = makeManager(sb, { conversation: new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] }) });
+    const later = makeManager(sb, {
+      conversation: new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] }),
+    });
     await later.restore("t1", base.id, "files");
     expect(read(ws, "build/config.cs")).toBe("the user's config\n");
     await later.stop();

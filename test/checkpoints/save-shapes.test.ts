@@ -45,7 +45,10 @@ for (const change of changes) {
         const base = (await manager.ensureBaseline(task))!;
         change.after(ws);
         write(ws, "a.txt", "a v2\n");
-        const saved = await manager.saveTurn(task, rule.startsWith("a scan") ? { commandRan: true } : { editedPaths: [...change.edited, "a.txt"] });
+        const saved = await manager.saveTurn(
+          task,
+          rule.startsWith("a scan") ? { commandRan: true } : { editedPaths: [...change.edited, "a.txt"] },
+        );
         expect(saved).toBeDefined();
         expect((await manager.status({ taskId: "t1" })).state).toBe("ready");
         const { files } = await manager.compare("t1", base.id);

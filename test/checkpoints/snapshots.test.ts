@@ -8,7 +8,9 @@ import { makeManager, makeSandbox, write, type Sandbox } from "./helpers.js";
 function snapshot(sb: Sandbox, commit: string): Record<string, string> {
   const gitDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git");
   const run = (...args: string[]) =>
-    execFileSync("git", ["--git-dir", gitDir, ...args], { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } }).toString();
+    execFileSync("git", ["--git-dir", gitDir, ...args], {
+      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    }).toString();
   const files = run("ls-tree", "-r", "-z", "--name-only", commit).split("\0").filter(Boolean);
   return Object.fromEntries(files.map((f) => [f, run("cat-file", "blob", `${commit}:${f}`)]));
 }
@@ -29,12 +31,22 @@ describe("every snapshot matches the workspace it was taken from", () => {
     write(ws, "a.txt", "a1");
     write(ws, "out/report.txt", "r1");
     const t1 = (await manager.saveTurn(task, { editedPaths: ["a.txt", "out/report.txt"] }))!;
-    expect(snapshot(sb, t1.id)).toEqual({ ".gitignore": "out/\n", "a.txt": "a1", "b.txt": "b0", "out/report.txt": "r1" });
+    expect(snapshot(sb, t1.id)).toEqual({
+      ".gitignore": "out/\n",
+      "a.txt": "a1",
+      "b.txt": "b0",
+      "out/report.txt": "r1",
+    });
 
     // A command changes b.txt; the scan keeps what tools wrote, including the ignored file.
     write(ws, "b.txt", "b1");
     const t2 = (await manager.saveTurn(task, { commandRan: true }))!;
-    expect(snapshot(sb, t2.id)).toEqual({ ".gitignore": "out/\n", "a.txt": "a1", "b.txt": "b1", "out/report.txt": "r1" });
+    expect(snapshot(sb, t2.id)).toEqual({
+      ".gitignore": "out/\n",
+      "a.txt": "a1",
+      "b.txt": "b1",
+      "out/report.txt": "r1",
+    });
 
     // A tool deletes the ignored file; a hand edit reverts a.txt (picked up by the next scan).
     fs.rmSync(path.join(ws, "out/report.txt"));
@@ -50,7 +62,13 @@ describe("every snapshot matches the workspace it was taken from", () => {
     expect(fs.readFileSync(path.join(ws, "out/report.txt"), "utf8")).toBe("r1");
     write(ws, "c.txt", "c1");
     const t5 = (await manager.saveTurn(task, { editedPaths: ["c.txt"] }))!;
-    expect(snapshot(sb, t5.id)).toEqual({ ".gitignore": "out/\n", "a.txt": "a1", "b.txt": "b1", "c.txt": "c1", "out/report.txt": "r1" });
+    expect(snapshot(sb, t5.id)).toEqual({
+      ".gitignore": "out/\n",
+      "a.txt": "a1",
+      "b.txt": "b1",
+      "c.txt": "c1",
+      "out/report.txt": "r1",
+    });
     const t6 = (await manager.saveTurn(task, { commandRan: true }))!;
     expect(snapshot(sb, t6.id)).toEqual(snapshot(sb, t5.id));
     expect(t6.reused).toBe(true);

@@ -58,7 +58,13 @@ describe("the paths a save after a command takes", () => {
   it("does not walk a new folder the exclusions leave out, nor one the skip rule names", async () => {
     const root = workspace({ "build/out.js": "x", "node_modules/dep/index.js": "y", "src/new.ts": "z" });
     const { asked, excludedNow } = exclusions(["build"]);
-    const taken = await pathsToStage(root, ["build", "node_modules", "src/new.ts"], async () => false, excludedNow, skipNodeModules);
+    const taken = await pathsToStage(
+      root,
+      ["build", "node_modules", "src/new.ts"],
+      async () => false,
+      excludedNow,
+      skipNodeModules,
+    );
     expect(taken).toEqual(["src/new.ts"]);
     // Only the folders were asked about first, then only the one new file.
     expect(asked).toEqual([["build", "node_modules"], ["src/new.ts"]]);
@@ -68,7 +74,13 @@ describe("the paths a save after a command takes", () => {
     const root = workspace({ "kept.txt": "k", "new.txt": "n", "ignored.log": "l" });
     const { asked, excludedNow } = exclusions(["ignored.log"]);
     const inSnapshot = async (p: string) => p === "kept.txt";
-    const taken = await pathsToStage(root, ["new.txt", "gone.txt", "kept.txt", "ignored.log"], inSnapshot, excludedNow, skipNodeModules);
+    const taken = await pathsToStage(
+      root,
+      ["new.txt", "gone.txt", "kept.txt", "ignored.log"],
+      inSnapshot,
+      excludedNow,
+      skipNodeModules,
+    );
     // Snapshot paths (present or gone) first, as they are now; then the new files the exclusions let in.
     expect(taken).toEqual(["gone.txt", "kept.txt", "new.txt"]);
     expect(asked).toEqual([[], ["new.txt", "ignored.log"]]);

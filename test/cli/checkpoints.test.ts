@@ -15,7 +15,13 @@ afterEach(async () => {
 });
 
 function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProcess): NodeJS.ProcessEnv {
-  return { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "scripted-model", OPENAI_API_KEY: TEST_KEY };
+  return {
+    ...roots.env,
+    DLINE_CORE: sidecarBinary,
+    OPENAI_BASE_URL: server.url,
+    OPENAI_MODEL: "scripted-model",
+    OPENAI_API_KEY: TEST_KEY,
+  };
 }
 
 function exitOf(child: ReturnType<typeof spawn>): Promise<number | null> {
@@ -37,7 +43,10 @@ describe("checkpoints through the CLI and the real sidecar", () => {
           toolCalls: [
             {
               name: "replace_in_file",
-              input: { path: "packages/cli/bin/run.js", diff: "------- SEARCH\n#!/usr/bin/env node\n=======\n#!/usr/bin/env node\n// edited by the task\n+++++++ REPLACE" },
+              input: {
+                path: "packages/cli/bin/run.js",
+                diff: "------- SEARCH\n#!/usr/bin/env node\n=======\n#!/usr/bin/env node\n// edited by the task\n+++++++ REPLACE",
+              },
             },
             { name: "write_to_file", input: { path: "packages/core/.env", content: "API_KEY=task-key\n" } },
           ],
@@ -60,9 +69,13 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ["packages/cli/bin/run.js", "FILE_STATUS_MODIFIED"],
       ["packages/core/.env", "FILE_STATUS_MODIFIED"],
     ]);
-    const restored = JSON.parse((await run(cli, ["--json", "restore", taskId, baseline.id, "--mode", "files"], { env })).stdout);
+    const restored = JSON.parse(
+      (await run(cli, ["--json", "restore", taskId, baseline.id, "--mode", "files"], { env })).stdout,
+    );
     expect(restored.deletedPaths ?? []).toEqual([]);
-    expect(fs.readFileSync(path.join(workspace, "packages/cli/bin/run.js"), "utf8")).toBe("#!/usr/bin/env node\nrequire('../lib');\n");
+    expect(fs.readFileSync(path.join(workspace, "packages/cli/bin/run.js"), "utf8")).toBe(
+      "#!/usr/bin/env node\nrequire('../lib');\n",
+    );
     expect(fs.statSync(path.join(workspace, "packages/cli/bin/run.js")).mode & 0o777).toBe(0o755);
     expect(fs.readFileSync(path.join(workspace, "packages/core/.env"), "utf8")).toBe("API_KEY=original-key\n");
 
@@ -80,17 +93,38 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     const workspace = makeWorkspace(roots.base);
     const server = await spawnModelServer({
       apiKey: TEST_KEY,
-      turns: [{ toolCalls: [{ name: "execute_command", input: { command: "echo started > started.txt; sleep 30", requires_approval: false } }] }],
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "echo started > started.txt; sleep 30", requires_approval: false },
+            },
+          ],
+        },
+      ],
     });
     servers.push(server);
-    const child = spawn(cli, ["task", "wait", "--workspace", workspace, "--yes"], { env: envFor(roots, server), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cli, ["task", "wait", "--workspace", workspace, "--yes"], {
+      env: envFor(roots, server),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const exited = exitOf(child);
     while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
-    const sidecarPid = Number(execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"]).toString().trim().split("\n")[0]);
-    const commandShell = execFileSync("pgrep", ["-P", String(sidecarPid)]).toString().trim().split("\n").map(Number);
+    const sidecarPid = Number(
+      execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"])
+        .toString()
+        .trim()
+        .split("\n")[0],
+    );
+    const commandShell = execFileSync("pgrep", ["-P", String(sidecarPid)])
+      .toString()
+      .trim()
+      .split("\n")
+      .map(Number);
     process.kill(sidecarPid, "SIGKILL");
     expect(await exited).toBe(1);
     expect(stderr).toMatch(/dline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/);

@@ -29,7 +29,10 @@ describe("dline task (the CLI as a separate process)", () => {
         {
           toolCalls: [
             { name: "write_to_file", input: { path: "src/new.txt", content: "new\n" } },
-            { name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nbye\n+++++++ REPLACE" } },
+            {
+              name: "replace_in_file",
+              input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nbye\n+++++++ REPLACE" },
+            },
           ],
         },
         { toolCalls: [{ name: "execute_command", input: { command: "echo from-command", requires_approval: true } }] },
@@ -44,8 +47,18 @@ describe("dline task (the CLI as a separate process)", () => {
       OPENAI_MODEL: "scripted-model",
       OPENAI_API_KEY: TEST_KEY,
     };
-    const { stdout, stderr } = await dline(env, ["--json", "task", "Change the greeting", "--workspace", workspace, "--yes"]);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const { stdout, stderr } = await dline(env, [
+      "--json",
+      "task",
+      "Change the greeting",
+      "--workspace",
+      workspace,
+      "--yes",
+    ]);
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => Number(e.seq))).toEqual(events.map((_, i) => Number(events[0].seq) + i));
     expect(events.some((e) => e.toolOutput?.chunk.includes("from-command"))).toBe(true);
     expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
@@ -101,7 +114,14 @@ describe("the CLI's approval prompt shows what is approved", () => {
     const command = "printf 'x\\n' > out.txt\r\u001b[2K && echo ok";
     const server = await spawnModelServer({
       turns: [
-        { toolCalls: [{ name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }] },
+        {
+          toolCalls: [
+            {
+              name: "replace_in_file",
+              input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+            },
+          ],
+        },
         { toolCalls: [{ name: "execute_command", input: { command, requires_approval: true } }] },
         { text: "Nothing changed then." },
       ],
@@ -110,7 +130,9 @@ describe("the CLI's approval prompt shows what is approved", () => {
     const env = { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "m" };
     // Not interactive and without --yes: each ask is shown, then denied.
     const { stdout } = await dline(env, ["task", "greet the world", "--workspace", workspace]);
-    expect(stdout).toContain(["--- a/src/app.txt", "+++ b/src/app.txt", "@@ -1,1 +1,1 @@", "-hello", "+hello, world"].join("\n"));
+    expect(stdout).toContain(
+      ["--- a/src/app.txt", "+++ b/src/app.txt", "@@ -1,1 +1,1 @@", "-hello", "+hello, world"].join("\n"),
+    );
     // The command exactly as it runs, its control characters made visible, and where it runs.
     expect(stdout).toContain(`  $ printf 'x\\n' > out.txt\\r\\e[2K && echo ok\n  (in ${workspace})`);
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
@@ -119,7 +141,14 @@ describe("the CLI's approval prompt shows what is approved", () => {
 
 describe("the task scenarios through the CLI", () => {
   function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProcess, extra: NodeJS.ProcessEnv = {}) {
-    return { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "scripted-model", OPENAI_API_KEY: TEST_KEY, ...extra };
+    return {
+      ...roots.env,
+      DLINE_CORE: sidecarBinary,
+      OPENAI_BASE_URL: server.url,
+      OPENAI_MODEL: "scripted-model",
+      OPENAI_API_KEY: TEST_KEY,
+      ...extra,
+    };
   }
 
   function waitFor(check: () => boolean, what: string): Promise<void> {
@@ -139,12 +168,27 @@ describe("the task scenarios through the CLI", () => {
     const workspace = makeWorkspace(roots.base);
     const server = await spawnModelServer({
       apiKey: TEST_KEY,
-      turns: [{ toolCalls: [{ name: "execute_command", input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false } }] }],
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false },
+            },
+          ],
+        },
+      ],
     });
     servers.push(server);
-    const child = spawn(cli, ["task", "wait for it", "--workspace", workspace, "--yes"], { env: envFor(roots, server), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cli, ["task", "wait for it", "--workspace", workspace, "--yes"], {
+      env: envFor(roots, server),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const pidFile = path.join(workspace, "child.pid");
-    await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "", "the command to start");
+    await waitFor(
+      () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "",
+      "the command to start",
+    );
     const commandPid = Number(fs.readFileSync(pidFile, "utf8"));
     child.kill("SIGINT");
     const code = await new Promise((resolve) => child.once("exit", resolve));
@@ -174,19 +218,30 @@ describe("the task scenarios through the CLI", () => {
     });
     servers.push(server);
     const env = envFor(roots, server);
-    const child = spawn(cli, ["--json", "task", "write it", "--workspace", workspace, "--yes"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cli, ["--json", "task", "write it", "--workspace", workspace, "--yes"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     await waitFor(() => fs.existsSync(path.join(workspace, "first.txt")), "the first turn");
     for (let i = 0; i < 200 && (await server.requests()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
-    const sidecarPid = Number(execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"]).toString().trim().split("\n")[0]);
+    const sidecarPid = Number(
+      execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"])
+        .toString()
+        .trim()
+        .split("\n")[0],
+    );
     process.kill(sidecarPid, "SIGKILL");
     const code = await new Promise((resolve) => child.once("exit", resolve));
     expect(code).not.toBe(0);
     const taskId = JSON.parse(out.trim().split("\n")[0]).taskId as string;
     const resumed = await dline(env, ["--json", "resume", taskId, "--yes"]);
-    const events = resumed.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = resumed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
     const shown = JSON.parse((await dline(env, ["--json", "show", taskId])).stdout);
     expect(shown.messages[shown.messages.length - 1].text).toBe("finished after resume");
@@ -194,8 +249,16 @@ describe("the task scenarios through the CLI", () => {
 
   it("runs a subagent and a compaction", async () => {
     const roots = makeTestRoots();
-    const big = (seed: string) => Array.from({ length: 1500 }, (_, i) => `const ${seed}${i} = compute(${i}, "${seed}"); // line ${i} of ${seed}`).join("\n");
-    const workspace = makeWorkspace(roots.base, { "src/one.ts": big("one"), "src/two.ts": big("two"), "src/three.ts": big("three") });
+    const big = (seed: string) =>
+      Array.from(
+        { length: 1500 },
+        (_, i) => `const ${seed}${i} = compute(${i}, "${seed}"); // line ${i} of ${seed}`,
+      ).join("\n");
+    const workspace = makeWorkspace(roots.base, {
+      "src/one.ts": big("one"),
+      "src/two.ts": big("two"),
+      "src/three.ts": big("three"),
+    });
     const server = await spawnModelServer({
       apiKey: TEST_KEY,
       // A 16k window: three large reads do not fit it together, so the context is trimmed.
@@ -214,7 +277,10 @@ describe("the task scenarios through the CLI", () => {
     servers.push(server);
     const env = envFor(roots, server, { OPENAI_CONTEXT_WINDOW: "16000" });
     const { stdout } = await dline(env, ["--json", "task", "read then delegate", "--workspace", workspace, "--yes"]);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
     expect(events.some((e) => e.checkpointSaved?.kind === "CHECKPOINT_KIND_COMPACTION")).toBe(true);
     expect(fs.readFileSync(path.join(workspace, "sub.txt"), "utf8")).toBe("sub\n");

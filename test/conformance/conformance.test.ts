@@ -9,8 +9,6 @@ import { cliDriver } from "./drivers/cli-driver.js";
 import { neovimDriver } from "./drivers/neovim-driver.js";
 import { play } from "./play.js";
 
-
-
 describe("conformance: the same scenario through every client leaves the same state", () => {
   it("CLI and Neovim agree on files, databases and checkpoint trees", { timeout: 300_000 }, async () => {
     const cli = await play(cliDriver);

@@ -27,19 +27,38 @@ export const scenario: Scenario = {
   script: {
     apiKey: TEST_KEY,
     turns: [
-      { text: "Let me read the greeting.", toolCalls: [{ name: "read_file", input: { path: "hello.txt" } }], usage: { input: 100, output: 20 } },
+      {
+        text: "Let me read the greeting.",
+        toolCalls: [{ name: "read_file", input: { path: "hello.txt" } }],
+        usage: { input: 100, output: 20 },
+      },
       {
         text: "Updating the greeting and adding notes.",
         toolCalls: [
-          { name: "replace_in_file", input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } },
+          {
+            name: "replace_in_file",
+            input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+          },
           { name: "write_to_file", input: { path: "notes.md", content: "# Notes\ncreated by dline\n" } },
         ],
         usage: { input: 200, output: 40 },
       },
-      { toolCalls: [{ name: "ask_followup_question", input: { question: "Which tone?", options: ["formal", "casual"] } }], usage: { input: 250, output: 10 } },
-      { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated in a formal tone." } }], usage: { input: 300, output: 5 } },
+      {
+        toolCalls: [
+          { name: "ask_followup_question", input: { question: "Which tone?", options: ["formal", "casual"] } },
+        ],
+        usage: { input: 250, output: 10 },
+      },
+      {
+        text: "Done.",
+        toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated in a formal tone." } }],
+        usage: { input: 300, output: 5 },
+      },
       // Spare turns: if a client's edit continues the task, both must consume the same ones.
-      { text: "Continuing after the edit.", toolCalls: [{ name: "attempt_completion", input: { result: "Done again." } }] },
+      {
+        text: "Continuing after the edit.",
+        toolCalls: [{ name: "attempt_completion", input: { result: "Done again." } }],
+      },
       { text: "Spare." },
     ],
   },

@@ -17,7 +17,18 @@ export interface Snapshot {
 }
 
 /** Columns whose values differ from run to run by nature (ids, times, sizes on disk). */
-const VOLATILE_COLUMNS = new Set(["id", "task_id", "time", "at", "created_at", "updated_at", "checkpoint_id", "ask_id", "payload_id", "size_bytes"]);
+const VOLATILE_COLUMNS = new Set([
+  "id",
+  "task_id",
+  "time",
+  "at",
+  "created_at",
+  "updated_at",
+  "checkpoint_id",
+  "ask_id",
+  "payload_id",
+  "size_bytes",
+]);
 
 export interface SnapshotRoots {
   workspace: string;
@@ -49,7 +60,9 @@ function dumpDb(file: string, roots: SnapshotRoots): Record<string, unknown[]> {
   if (!fs.existsSync(file)) return {};
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .all() as { name: string }[];
     const out: Record<string, unknown[]> = {};
     for (const { name } of tables) {
       const rows = db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[];
@@ -107,7 +120,10 @@ export function takeSnapshot(roots: SnapshotRoots): Snapshot {
       if (!entry.isDirectory()) continue;
       const dir = path.join(tasksDir, entry.name);
       if (!fs.existsSync(path.join(dir, "messages.db"))) continue;
-      tasks.push({ messages: dumpDb(path.join(dir, "messages.db"), roots), journal: dumpDb(path.join(dir, "journal.db"), roots) });
+      tasks.push({
+        messages: dumpDb(path.join(dir, "messages.db"), roots),
+        journal: dumpDb(path.join(dir, "journal.db"), roots),
+      });
     }
   }
   return {

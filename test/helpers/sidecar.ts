@@ -2,7 +2,12 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDlineClients, spawnSidecar, type DlineClients, type SidecarProcess } from "../../core/src/client/index.js";
+import {
+  createDlineClients,
+  spawnSidecar,
+  type DlineClients,
+  type SidecarProcess,
+} from "../../core/src/client/index.js";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const sidecarBinary = process.env.DLINE_CORE ?? path.join(repoRoot, "dist", "dline-core");

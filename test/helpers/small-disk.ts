@@ -11,10 +11,14 @@ import * as path from "node:path";
 /** Mounts a tmpfs of `mb` MiB at a fresh folder; undefined (with the reason) when mounting is not permitted. */
 export function mountSmallTmpfs(mb: number): { dir: string; unmount(): void } | { reason: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-"));
-  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${mb}m,mode=0755`, "tmpfs", dir], { encoding: "utf8" });
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${mb}m,mode=0755`, "tmpfs", dir], {
+    encoding: "utf8",
+  });
   if (mounted.status !== 0) {
     fs.rmSync(dir, { recursive: true, force: true });
-    return { reason: `cannot mount a tmpfs here (${(mounted.stderr || mounted.error?.message || "").trim()}); run as root` };
+    return {
+      reason: `cannot mount a tmpfs here (${(mounted.stderr || mounted.error?.message || "").trim()}); run as root`,
+    };
   }
   return {
     dir,

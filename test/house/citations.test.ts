@@ -13,7 +13,10 @@ const root = path.resolve(import.meta.dirname, "../..");
 
 /** Text files of the repository as git sees them (tracked, and new ones not ignored). */
 function repositoryFiles(): string[] {
-  const out = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, encoding: "utf8" });
+  const out = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
+    cwd: root,
+    encoding: "utf8",
+  });
   return out
     .split("\0")
     .filter(Boolean)
@@ -28,12 +31,18 @@ interface Finding {
   text: string;
 }
 
-function findAll(files: string[], pattern: RegExp, accept: (match: RegExpExecArray, file: string) => boolean = () => true): Finding[] {
+function findAll(
+  files: string[],
+  pattern: RegExp,
+  accept: (match: RegExpExecArray, file: string) => boolean = () => true,
+): Finding[] {
   const found: Finding[] = [];
   for (const file of files) {
     const lines = fs.readFileSync(path.join(root, file), "utf8").split("\n");
     lines.forEach((text, i) => {
-      for (const match of text.matchAll(new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : pattern.flags + "g"))) {
+      for (const match of text.matchAll(
+        new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : pattern.flags + "g"),
+      )) {
         if (accept(match, file)) found.push({ file, line: i + 1, text: text.trim().slice(0, 160) });
       }
     });
@@ -43,7 +52,7 @@ function findAll(files: string[], pattern: RegExp, accept: (match: RegExpExecArr
 
 /** Whether a match sits inside a string literal on its line (an odd number of quotes before it). */
 function insideQuotes(match: RegExpExecArray): boolean {
-  return ((match.input.slice(0, match.index).match(/["'`]/g) ?? []).length) % 2 === 1;
+  return (match.input.slice(0, match.index).match(/["'`]/g) ?? []).length % 2 === 1;
 }
 
 const files = repositoryFiles();
@@ -63,7 +72,11 @@ describe("citations", () => {
   it("every docs/ page a file cites exists", () => {
     const cited = /(?<![\w/.-])docs\/([\w-]+\.md)/;
     // Quoted paths are data (a test that writes a page of a workspace), not citations.
-    const missing = findAll(files, cited, (match) => !insideQuotes(match) && !fs.existsSync(path.join(root, "docs", match[1])));
+    const missing = findAll(
+      files,
+      cited,
+      (match) => !insideQuotes(match) && !fs.existsSync(path.join(root, "docs", match[1])),
+    );
     expect(missing).toEqual([]);
   });
 

@@ -22,8 +22,14 @@ function sourceFiles(dir: string): string[] {
 /** The modules a file imports or re-exports by a relative path (static and dynamic). */
 function importsOf(file: string): string[] {
   const text = fs.readFileSync(file, "utf8");
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]);
-  return specifiers.map((s) => path.resolve(path.dirname(file), s.replace(/\.js$/, ".ts"))).filter((target) => fs.existsSync(target));
+  const specifiers = [
+    ...text.matchAll(
+      /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g,
+    ),
+  ].map((m) => m[1] ?? m[2]);
+  return specifiers
+    .map((s) => path.resolve(path.dirname(file), s.replace(/\.js$/, ".ts")))
+    .filter((target) => fs.existsSync(target));
 }
 
 /** Every group of modules that reach each other through imports (Tarjan's strongly connected components). */
@@ -76,6 +82,13 @@ describe("core/src imports", () => {
   it("would show a circle (the check itself)", () => {
     const a = path.join(core, "a.ts");
     const b = path.join(core, "b.ts");
-    expect(circles(new Map([[a, [b]], [b, [a]]]))).toEqual([["a.ts", "b.ts"]]);
+    expect(
+      circles(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+    ).toEqual([["a.ts", "b.ts"]]);
   });
 });

@@ -26,7 +26,12 @@ describe("the clients' restart policy", () => {
   });
 
   it("VS Code: five restarts 250 ms doubling, then it gives up; a run of 3 minutes forgets the failures", () => {
-    expect(DEFAULT_RESTART_POLICY).toMatchObject({ initialDelayMs: 250, maxDelayMs: 8_000, maxConsecutiveFailures: 5, healthyAfterMs: 180_000 });
+    expect(DEFAULT_RESTART_POLICY).toMatchObject({
+      initialDelayMs: 250,
+      maxDelayMs: 8_000,
+      maxConsecutiveFailures: 5,
+      healthyAfterMs: 180_000,
+    });
     const policy = new RestartPolicy();
     const delays = EXPECTED.map(() => {
       const d = policy.onExit(1_000);
@@ -49,11 +54,20 @@ describe("the clients' restart policy", () => {
         `io.stdout:write(vim.json.encode({ window_ms = opts.window_ms, max_delay_ms = opts.max_delay_ms, delays = table.concat(out, ",") }))`,
       ].join("\n"),
     );
-    const run = spawnSync(process.env.DLINE_NVIM ?? "nvim", ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${script}`, "-c", "qa!"], {
-      encoding: "utf8",
-      timeout: 30_000,
-      env: { ...process.env, XDG_CONFIG_HOME: path.dirname(script), XDG_DATA_HOME: path.dirname(script), XDG_STATE_HOME: path.dirname(script) },
-    });
+    const run = spawnSync(
+      process.env.DLINE_NVIM ?? "nvim",
+      ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${script}`, "-c", "qa!"],
+      {
+        encoding: "utf8",
+        timeout: 30_000,
+        env: {
+          ...process.env,
+          XDG_CONFIG_HOME: path.dirname(script),
+          XDG_DATA_HOME: path.dirname(script),
+          XDG_STATE_HOME: path.dirname(script),
+        },
+      },
+    );
     expect(run.error, "Neovim is required: scripts/setup-test.sh installs it").toBeUndefined();
     const result = JSON.parse(run.stdout) as { window_ms: number; max_delay_ms: number; delays: string };
     expect(result.window_ms).toBe(180_000);
@@ -62,8 +76,14 @@ describe("the clients' restart policy", () => {
   });
 
   it("Kotlin: RestartPolicy's defaults are the same numbers", () => {
-    const source = fs.readFileSync(path.join(root, "adapters/jetbrains/client/src/main/kotlin/dev/dline/client/RestartPolicy.kt"), "utf8");
-    const defaults = source.slice(source.indexOf("data class RestartPolicy("), source.indexOf(") {", source.indexOf("data class RestartPolicy(")));
+    const source = fs.readFileSync(
+      path.join(root, "adapters/jetbrains/client/src/main/kotlin/dev/dline/client/RestartPolicy.kt"),
+      "utf8",
+    );
+    const defaults = source.slice(
+      source.indexOf("data class RestartPolicy("),
+      source.indexOf(") {", source.indexOf("data class RestartPolicy(")),
+    );
     expect(defaults).toMatch(/val maxRestarts: Int = 5,/);
     expect(defaults).toMatch(/val window: Duration = 3\.minutes,/);
     expect(defaults).toMatch(/val initialBackoff: Duration = 250\.milliseconds,/);

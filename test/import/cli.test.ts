@@ -16,7 +16,11 @@ async function dline(env: NodeJS.ProcessEnv, args: string[], cwd?: string) {
 }
 
 /** The CLI's exit code, stdout and stderr, whether it succeeded or not. */
-async function dlineResult(env: NodeJS.ProcessEnv, args: string[], cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function dlineResult(
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  cwd?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await dline(env, args, cwd);
     return { code: 0, stdout, stderr };
@@ -36,12 +40,20 @@ describe("dline import-cline (the CLI as a separate process)", () => {
     const env = { ...roots.env, DLINE_CORE: sidecarBinary, CLINE_DIR: "   " };
 
     const listed = JSON.parse((await dline(env, ["--json", "import-cline"])).stdout);
-    expect(listed.items.map((i: { sourceKey: string }) => i.sourceKey).sort()).toEqual(["legacy:8001", "legacy:8002", "session:1717000000000_cliaa"]);
-    expect(listed.items.find((i: { sourceKey: string }) => i.sourceKey === "legacy:8002").skippedCode).toBe("malformed");
+    expect(listed.items.map((i: { sourceKey: string }) => i.sourceKey).sort()).toEqual([
+      "legacy:8001",
+      "legacy:8002",
+      "session:1717000000000_cliaa",
+    ]);
+    expect(listed.items.find((i: { sourceKey: string }) => i.sourceKey === "legacy:8002").skippedCode).toBe(
+      "malformed",
+    );
 
     const dry = JSON.parse((await dline(env, ["import-cline", "--dry-run", "--json", "--all"])).stdout);
     expect(dry.dryRun).toBe(true);
-    expect(Object.fromEntries(dry.results.map((r: { sourceKey: string; outcome: string }) => [r.sourceKey, r.outcome]))).toEqual({
+    expect(
+      Object.fromEntries(dry.results.map((r: { sourceKey: string; outcome: string }) => [r.sourceKey, r.outcome])),
+    ).toEqual({
       "legacy:8001": "would_import",
       "legacy:8002": "skipped",
       "session:1717000000000_cliaa": "would_import",
@@ -52,13 +64,18 @@ describe("dline import-cline (the CLI as a separate process)", () => {
     const { stdout } = await dline(env, ["import-cline", "legacy:8001"]);
     expect(stdout).toMatch(/^imported\s+legacy:8001 -> cline-8001/m);
     const all = JSON.parse((await dline(env, ["--json", "import-cline", "--all"])).stdout);
-    expect(Object.fromEntries(all.results.map((r: { sourceKey: string; outcome: string }) => [r.sourceKey, r.outcome]))).toEqual({
+    expect(
+      Object.fromEntries(all.results.map((r: { sourceKey: string; outcome: string }) => [r.sourceKey, r.outcome])),
+    ).toEqual({
       "legacy:8001": "already_imported",
       "legacy:8002": "skipped",
       "session:1717000000000_cliaa": "imported",
     });
     const history = JSON.parse((await dline(env, ["--json", "history"])).stdout);
-    expect(history.tasks.map((t: { title: string }) => t.title).sort()).toEqual(["Legacy from the CLI", "Session 1717000000000_cliaa"]);
+    expect(history.tasks.map((t: { title: string }) => t.title).sort()).toEqual([
+      "Legacy from the CLI",
+      "Session 1717000000000_cliaa",
+    ]);
     const shown = JSON.parse((await dline(env, ["--json", "show", "cline-8001"])).stdout);
     expect(shown.messages[0].text).toBe("Legacy from the CLI");
     expect(snapshotTree(roots.home)).toEqual(before);
@@ -78,7 +95,9 @@ describe("dline import-cline (the CLI as a separate process)", () => {
     expect(help.stdout).not.toMatch(/legacy:8101|item\(s\) found/);
     const unknown = await dlineResult(env, ["import-cline", "legacy:nope"]);
     expect(unknown.code).toBe(1);
-    expect(unknown.stdout).toMatch(/^failed\s+legacy:nope: no such item under the Cline roots; list them with: dline import-cline$/m);
+    expect(unknown.stdout).toMatch(
+      /^failed\s+legacy:nope: no such item under the Cline roots; list them with: dline import-cline$/m,
+    );
     expect(unknown.stdout).not.toMatch(/DiscoverCline/);
     expect(snapshotTree(roots.home)).toEqual(before);
     fs.rmSync(roots.base, { recursive: true, force: true });
@@ -89,7 +108,9 @@ describe("dline import-cline (the CLI as a separate process)", () => {
     writeLegacyTask(clineHomeData(roots.home), "8201", {
       task: "Show me",
       usages: [{ tokensIn: 1500, tokensOut: 80, cacheWrites: 0, cacheReads: 200, cost: 0.0104 }],
-      extra: [{ type: "ask", ask: "followup", text: JSON.stringify({ question: "Which test?", options: ["unit", "e2e"] }) }],
+      extra: [
+        { type: "ask", ask: "followup", text: JSON.stringify({ question: "Which test?", options: ["unit", "e2e"] }) },
+      ],
     });
     const before = snapshotTree(roots.home);
     const env = { ...roots.env, DLINE_CORE: sidecarBinary };
@@ -118,13 +139,25 @@ describe("dline import-cline (the CLI as a separate process)", () => {
       ],
     });
     try {
-      const env = { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "scripted-model", OPENAI_API_KEY: TEST_KEY };
+      const env = {
+        ...roots.env,
+        DLINE_CORE: sidecarBinary,
+        OPENAI_BASE_URL: server.url,
+        OPENAI_MODEL: "scripted-model",
+        OPENAI_API_KEY: TEST_KEY,
+      };
       await dline(env, ["import-cline", "--all"], here);
       const refused = await dlineResult(env, ["resume", "cline-8301", "--yes"], here);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain("task cline-8301 cannot continue: it has no workspace. Name the folder to continue it in: dline resume cline-8301 --workspace DIR");
+      expect(refused.stderr).toContain(
+        "task cline-8301 cannot continue: it has no workspace. Name the folder to continue it in: dline resume cline-8301 --workspace DIR",
+      );
       expect(await server.requests()).toHaveLength(0);
-      const resumed = await dlineResult(env, ["resume", "cline-8301", "--workspace", workspace, "--message", "Now write them", "--yes"], here);
+      const resumed = await dlineResult(
+        env,
+        ["resume", "cline-8301", "--workspace", workspace, "--message", "Now write them", "--yes"],
+        here,
+      );
       expect(resumed.code).toBe(0);
       expect(fs.readFileSync(path.join(workspace, "NOTES.md"), "utf8")).toBe("notes\n");
       expect(fs.readdirSync(here)).toEqual([]);

@@ -7,7 +7,15 @@ import { describe, expect, it } from "vitest";
 import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "../runtime/harness.js";
-import { clineHomeData, contextTextEdit, readOnly, snapshotTree, vscodeGlobalStorage, writeLegacyTask, writeSession } from "./fixtures.js";
+import {
+  clineHomeData,
+  contextTextEdit,
+  readOnly,
+  snapshotTree,
+  vscodeGlobalStorage,
+  writeLegacyTask,
+  writeSession,
+} from "./fixtures.js";
 
 const { testRoots, sidecar, onCleanup } = scopedSidecars();
 
@@ -39,7 +47,14 @@ describe("continuing an imported task", () => {
     const requests = await server.requests();
     expect(requests).toHaveLength(1);
     const body = JSON.stringify(requests[0].body);
-    for (const expected of ["Add a README", "I will write the README.", "toolu_1", "README written.", "Now add a licence"]) expect(body).toContain(expected);
+    for (const expected of [
+      "Add a README",
+      "I will write the README.",
+      "toolu_1",
+      "README written.",
+      "Now add a licence",
+    ])
+      expect(body).toContain(expected);
     // A display-only error was never sent to the model, and is not sent now.
     expect(body).not.toContain("Request failed, retrying");
     const task = await s.clients.tasks.getTask({ taskId });
@@ -59,7 +74,10 @@ describe("continuing an imported task", () => {
     const { clients } = await sidecar(roots, { cwd: sidecarCwd });
     const { server } = await configureModel(clients, "openai", {
       turns: [
-        { text: "Noting it down.", toolCalls: [{ name: "write_to_file", input: { path: "NOTES.md", content: "lexer notes\n" } }] },
+        {
+          text: "Noting it down.",
+          toolCalls: [{ name: "write_to_file", input: { path: "NOTES.md", content: "lexer notes\n" } }],
+        },
         { text: "Sure.", toolCalls: [{ name: "attempt_completion", input: { result: "explained" } }] },
       ],
     });
@@ -81,7 +99,9 @@ describe("continuing an imported task", () => {
     expect(resumeRefused.findDetails(ErrorDetailSchema)[0]?.reason).toBe(ErrorReason.NO_WORKSPACE);
     expect(await server.requests()).toHaveLength(0);
     // A folder that is not one is bad input.
-    expect((await rejection(clients.tasks.resume({ taskId, workspaceRoot: path.join(roots.base, "nowhere") }))).code).toBe(Code.InvalidArgument);
+    expect(
+      (await rejection(clients.tasks.resume({ taskId, workspaceRoot: path.join(roots.base, "nowhere") }))).code,
+    ).toBe(Code.InvalidArgument);
 
     // With one: the task continues there and keeps it.
     await clients.tasks.sendMessage({ taskId, text: "And the lexer?", workspaceRoot: workspace });
@@ -89,7 +109,14 @@ describe("continuing an imported task", () => {
     expect(fs.readFileSync(path.join(workspace, "NOTES.md"), "utf8")).toBe("lexer notes\n");
     expect(fs.readdirSync(sidecarCwd)).toEqual([]);
     const body = JSON.stringify((await server.requests())[0].body);
-    for (const expected of ["Explain the parser", "I will read the file.", "export const a = 1;", "The test passes now.", "And the lexer?"]) expect(body).toContain(expected);
+    for (const expected of [
+      "Explain the parser",
+      "I will read the file.",
+      "export const a = 1;",
+      "The test passes now.",
+      "And the lexer?",
+    ])
+      expect(body).toContain(expected);
     const row = (await clients.history.listTasks({ workspaceRoot: workspace })).tasks.map((t) => t.id);
     expect(row).toEqual([taskId]);
     // A task that has its folder keeps it: another one is refused.
@@ -118,14 +145,22 @@ describe("continuing an imported task", () => {
     const conversation: unknown[] = [];
     for (let i = 0; i < 4504; i++) {
       const role = i % 2 ? "assistant" : "user";
-      conversation.push({ role, content: [{ type: "text", text: `${role} message ${i}: ${"x".repeat(780)}` }], ts: 1_719_000_000_000 + i });
+      conversation.push({
+        role,
+        content: [{ type: "text", text: `${role} message ${i}: ${"x".repeat(780)}` }],
+        ts: 1_719_000_000_000 + i,
+      });
     }
     writeLegacyTask(vscodeGlobalStorage(roots.home, "Code"), "6201", {
       task: "A long one",
       cwd: workspace,
       conversation,
       deletedRange: [2, 4401],
-      contextHistory: contextTextEdit(1, 0, "[NOTE] Some previous conversation history with the user has been removed to maintain optimal context window length."),
+      contextHistory: contextTextEdit(
+        1,
+        0,
+        "[NOTE] Some previous conversation history with the user has been removed to maintain optimal context window length.",
+      ),
     });
     const clineBefore = snapshotTree(roots.home);
     const s = await sidecar(roots);

@@ -73,17 +73,28 @@ describe("Cline roots", () => {
     expect(linux.sessionsDir).toBe("/h/.cline/data/sessions");
     expect(linux.chatWorkspaceDir).toBe("/h/.cline/data/workspaces/chat");
     const mac = resolveClineRoots({ HOME: "/Users/u" }, "darwin");
-    expect(mac.legacyRoots[0].dir).toBe("/Users/u/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev");
+    expect(mac.legacyRoots[0].dir).toBe(
+      "/Users/u/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev",
+    );
     const win = resolveClineRoots({ USERPROFILE: "C:\\Users\\u", APPDATA: "C:\\Users\\u\\AppData\\Roaming" }, "win32");
-    expect(win.legacyRoots[1].dir).toBe("C:\\Users\\u\\AppData\\Roaming\\Code - Insiders\\User\\globalStorage\\saoudrizwan.claude-dev");
+    expect(win.legacyRoots[1].dir).toBe(
+      "C:\\Users\\u\\AppData\\Roaming\\Code - Insiders\\User\\globalStorage\\saoudrizwan.claude-dev",
+    );
     expect(win.dataDir).toBe("C:\\Users\\u\\.cline\\data");
   });
 
   it("resolves CLINE_SESSION_DATA_DIR, CLINE_DATA_DIR and CLINE_DIR trimmed, empty meaning unset", () => {
     expect(resolveClineRoots({ HOME: "/h", CLINE_DIR: "  /c  " }, "linux").sessionsDir).toBe("/c/data/sessions");
-    expect(resolveClineRoots({ HOME: "/h", CLINE_DIR: "/c", CLINE_DATA_DIR: " /d " }, "linux").sessionsDir).toBe("/d/sessions");
-    expect(resolveClineRoots({ HOME: "/h", CLINE_DATA_DIR: "/d", CLINE_SESSION_DATA_DIR: "/s\n" }, "linux").sessionsDir).toBe("/s");
-    const empty = resolveClineRoots({ HOME: "/h", CLINE_DIR: "", CLINE_DATA_DIR: "   ", CLINE_SESSION_DATA_DIR: "" }, "linux");
+    expect(resolveClineRoots({ HOME: "/h", CLINE_DIR: "/c", CLINE_DATA_DIR: " /d " }, "linux").sessionsDir).toBe(
+      "/d/sessions",
+    );
+    expect(
+      resolveClineRoots({ HOME: "/h", CLINE_DATA_DIR: "/d", CLINE_SESSION_DATA_DIR: "/s\n" }, "linux").sessionsDir,
+    ).toBe("/s");
+    const empty = resolveClineRoots(
+      { HOME: "/h", CLINE_DIR: "", CLINE_DATA_DIR: "   ", CLINE_SESSION_DATA_DIR: "" },
+      "linux",
+    );
     expect(empty.dataDir).toBe("/h/.cline/data");
     expect(empty.sessionsDir).toBe("/h/.cline/data/sessions");
   });
@@ -98,7 +109,12 @@ describe("legacy task discovery", () => {
     writeLegacyTask(clineHomeData(home), "1003", { task: "cli task" });
     fs.mkdirSync(path.join(clineHomeData(home), "tasks", "1004"), { recursive: true }); // no ui_messages.json: not a task
     const items = discover({ HOME: home });
-    expect(items.map((i) => i.sourceKey).sort()).toEqual(["legacy:1001", "legacy:1001@Code", "legacy:1002", "legacy:1003"]);
+    expect(items.map((i) => i.sourceKey).sort()).toEqual([
+      "legacy:1001",
+      "legacy:1001@Code",
+      "legacy:1002",
+      "legacy:1003",
+    ]);
     const winner = byKey(items, "legacy:1001");
     expect(winner.title).toBe("new copy");
     expect(winner.root).toBe(vscodeGlobalStorage(home, "VSCodium"));
@@ -119,7 +135,10 @@ describe("legacy task discovery", () => {
         { tokensIn: 200, tokensOut: 30, cacheWrites: 0, cacheReads: 70, cost: 0.02 },
       ],
       model: "claude-3-7-sonnet",
-      metadata: { files_in_context: [], model_usage: [{ ts: T0, model_id: "gpt-4.1", model_provider_id: "openai", mode: "plan" }] },
+      metadata: {
+        files_in_context: [],
+        model_usage: [{ ts: T0, model_id: "gpt-4.1", model_provider_id: "openai", mode: "plan" }],
+      },
       extra: [
         { type: "say", say: "user_feedback", text: "look", images: ["data:image/png;base64,AAAA"] },
         { type: "say", say: "checkpoint_created", lastCheckpointHash: "abc" },
@@ -165,7 +184,9 @@ describe("legacy task discovery", () => {
     expect(byKey(items, "legacy:3001").skip?.reason).toMatch(/ui_messages\.json is not valid JSON/);
     expect(byKey(items, "legacy:3002").skip?.reason).toMatch(/entry 1 has no numeric ts/);
     expect(byKey(items, "legacy:3003").skip?.reason).toMatch(/does not hold a JSON array/);
-    expect(byKey(items, "legacy:3004").skip?.reason).toMatch(/api_conversation_history\.json message 1 has no user\/assistant role/);
+    expect(byKey(items, "legacy:3004").skip?.reason).toMatch(
+      /api_conversation_history\.json message 1 has no user\/assistant role/,
+    );
     // Cut short after its complete messages: imported from those (see below).
     expect(byKey(items, "legacy:3005").skip).toBeUndefined();
     // A broken task_metadata.json is not required: the task still imports, with a note.
@@ -182,13 +203,19 @@ describe("legacy task discovery", () => {
     const parsed = parsedOf({ HOME: home }, "legacy:3101");
     expect(parsed.item.skip).toBeUndefined();
     expect(parsed.conversation.map((l) => JSON.parse(l).role)).toEqual(["user", "assistant"]);
-    expect(parsed.notCarriedOver.join("\n")).toMatch(/api_conversation_history\.json was cut short: the model sees its first 2 message\(s\)/);
+    expect(parsed.notCarriedOver.join("\n")).toMatch(
+      /api_conversation_history\.json was cut short: the model sees its first 2 message\(s\)/,
+    );
     expect(parsed.messages.map((m) => m.text)).toContain("Cut short");
   });
 
   it("lists and reads a task that has only claude_messages.json, the file older versions wrote", () => {
     const home = tempHome();
-    writeLegacyTask(vscodeGlobalStorage(home, "Code"), "3201", { task: "From the claude era", uiFile: "claude_messages.json", usageInFinished: true });
+    writeLegacyTask(vscodeGlobalStorage(home, "Code"), "3201", {
+      task: "From the claude era",
+      uiFile: "claude_messages.json",
+      usageInFinished: true,
+    });
     const item = byKey(discover({ HOME: home }), "legacy:3201");
     expect(item.skip).toBeUndefined();
     expect(item.title).toBe("From the claude era");
@@ -206,8 +233,23 @@ describe("legacy task discovery", () => {
       ],
       extra: [
         // What SubagentToolHandler and a checkpoint restore say (their JSON, as Cline writes it).
-        { type: "say", say: "subagent_usage", text: JSON.stringify({ source: "subagents", tokensIn: 8000, tokensOut: 2100, cacheWrites: 3000, cacheReads: 12000, cost: 0.3126 }) },
-        { type: "say", say: "deleted_api_reqs", text: JSON.stringify({ tokensIn: 5000, tokensOut: 700, cacheWrites: 1000, cacheReads: 4000, cost: 0.18 }) },
+        {
+          type: "say",
+          say: "subagent_usage",
+          text: JSON.stringify({
+            source: "subagents",
+            tokensIn: 8000,
+            tokensOut: 2100,
+            cacheWrites: 3000,
+            cacheReads: 12000,
+            cost: 0.3126,
+          }),
+        },
+        {
+          type: "say",
+          say: "deleted_api_reqs",
+          text: JSON.stringify({ tokensIn: 5000, tokensOut: 700, cacheWrites: 1000, cacheReads: 4000, cost: 0.18 }),
+        },
       ],
     });
     // An older version: api_req_started holds only the request, the numbers follow in api_req_finished.
@@ -236,7 +278,12 @@ describe("legacy task discovery", () => {
   it("takes the working folder, the favourite flag and the model from the root's state/taskHistory.json", () => {
     const home = tempHome();
     const root = vscodeGlobalStorage(home, "Code");
-    writeLegacyTask(root, "3401", { task: "Has a folder", cwd: "/home/me/shop", favorite: true, model: "claude-3-5-sonnet" });
+    writeLegacyTask(root, "3401", {
+      task: "Has a folder",
+      cwd: "/home/me/shop",
+      favorite: true,
+      model: "claude-3-5-sonnet",
+    });
     writeLegacyTask(root, "3402", { task: "No history item", cwd: null });
     writeLegacyTask(clineHomeData(home), "3403", { task: "Windows folder", cwd: "C:\\Users\\me\\app" });
     const items = discover({ HOME: home });
@@ -245,7 +292,9 @@ describe("legacy task discovery", () => {
     expect(byKey(items, "legacy:3401").models).toContain("claude-3-5-sonnet");
     expect(parsedOf({ HOME: home }, "legacy:3401").favorite).toBe(true);
     expect(byKey(items, "legacy:3402").workspaceRoot).toBe("");
-    expect(byKey(items, "legacy:3402").workspaceNote).toMatch(/not in .*taskHistory\.json .*: imported without a workspace/);
+    expect(byKey(items, "legacy:3402").workspaceNote).toMatch(
+      /not in .*taskHistory\.json .*: imported without a workspace/,
+    );
     expect(parsedOf({ HOME: home }, "legacy:3402").favorite).toBe(false);
     expect(byKey(items, "legacy:3403").workspaceRoot).toBe("C:\\Users\\me\\app");
   });
@@ -257,21 +306,40 @@ describe("legacy task discovery", () => {
       { role: "assistant", content: [{ type: "text", text: "first answer" }] },
     ];
     for (let i = 1; i <= 20; i++) {
-      conversation.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i - 1}`, content: [{ type: "text", text: `result ${i}` }] }, { type: "text", text: `user ${i}` }] });
-      conversation.push({ role: "assistant", content: [{ type: "text", text: `answer ${i}` }, { type: "tool_use", id: `t${i}`, name: "read_file", input: { path: `f${i}` } }] });
+      conversation.push({
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: `t${i - 1}`, content: [{ type: "text", text: `result ${i}` }] },
+          { type: "text", text: `user ${i}` },
+        ],
+      });
+      conversation.push({
+        role: "assistant",
+        content: [
+          { type: "text", text: `answer ${i}` },
+          { type: "tool_use", id: `t${i}`, name: "read_file", input: { path: `f${i}` } },
+        ],
+      });
     }
     writeLegacyTask(clineHomeData(home), "3501", {
       task: "Long task",
       conversation,
       deletedRange: [2, 31],
       contextHistory: [
-        ...contextTextEdit(1, 0, "[NOTE] Some previous conversation history with the user has been removed to maintain optimal context window length."),
+        ...contextTextEdit(
+          1,
+          0,
+          "[NOTE] Some previous conversation history with the user has been removed to maintain optimal context window length.",
+        ),
         ...contextTextEdit(36, 0, "[[NOTE] This file read has been removed to save space in the context window."),
         ...contextTextEdit(4, 0, "an edit of a dropped message"),
       ],
     });
     const parsed = parsedOf({ HOME: home }, "legacy:3501");
-    const sent = parsed.conversation.map((l) => JSON.parse(l) as { role: string; content: { type: string; text?: string; content?: { text: string }[] }[] });
+    const sent = parsed.conversation.map(
+      (l) =>
+        JSON.parse(l) as { role: string; content: { type: string; text?: string; content?: { text: string }[] }[] },
+    );
     // Messages 0 and 1, then 32 onwards: 2 + 10.
     expect(sent).toHaveLength(12);
     const texts = sent.map((m) => m.content.map((b) => b.text ?? b.content?.[0]?.text ?? "").join("|"));
@@ -289,7 +357,10 @@ describe("legacy task discovery", () => {
 
   it("falls back to the deleted range the UI messages recorded when the history item has none", () => {
     const home = tempHome();
-    const conversation = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `m${i}` }] }));
+    const conversation = Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: [{ type: "text", text: `m${i}` }],
+    }));
     writeLegacyTask(clineHomeData(home), "3601", { conversation, deletedRange: [2, 5], cwd: null });
     const sent = parsedOf({ HOME: home }, "legacy:3601").conversation.map((l) => JSON.parse(l).content[0].text);
     expect(sent).toEqual(["m0", "m1", "m6", "m7", "m8", "m9"]);
@@ -301,7 +372,11 @@ describe("legacy task discovery", () => {
       usages: [{ tokensIn: 1234, tokensOut: 56, cacheWrites: 0, cacheReads: 0, cost: 0.0123 }],
       extra: [
         { type: "ask", ask: "followup", text: JSON.stringify({ question: "Which file?", options: ["a.ts", "b.ts"] }) },
-        { type: "say", say: "tool", text: JSON.stringify({ tool: "searchFiles", path: "src", regex: "TODO", filePattern: "*.ts" }) },
+        {
+          type: "say",
+          say: "tool",
+          text: JSON.stringify({ tool: "searchFiles", path: "src", regex: "TODO", filePattern: "*.ts" }),
+        },
       ],
     });
     const messages = parsedOf({ HOME: home }, "legacy:3701").messages;
@@ -325,15 +400,21 @@ describe("Cline 4 session discovery", () => {
     // Started in the same millisecond: the same first 13 characters.
     writeSession(sessions, "1717000000000_aaaaa", { cwd: "/work/alpha", subagents: ["agent7", "agent7__team3"] });
     writeSession(sessions, "1717000000000_bbbbb", { cwd: "C:\\Users\\me\\proj" });
-    writeSession(sessions, "1717000000001_ccccc", { manifest: sessionManifest("1717000000001_ccccc", "/x", { metadata: { importedFrom: "claude-code" } }) });
+    writeSession(sessions, "1717000000001_ccccc", {
+      manifest: sessionManifest("1717000000001_ccccc", "/x", { metadata: { importedFrom: "claude-code" } }),
+    });
     writeSession(sessions, "1717000000002_ddddd", {
-      manifest: sessionManifest("1717000000002_ddddd", "/x", { metadata: { historyOrigin: { mode: "import", source: "codex" } } }),
+      manifest: sessionManifest("1717000000002_ddddd", "/x", {
+        metadata: { historyOrigin: { mode: "import", source: "codex" } },
+      }),
     });
     writeSession(sessions, "1717000000003_eeeee", { cwd: chat });
     writeSession(sessions, "1717000000004_fffff", { manifest: null });
     writeSession(sessions, "1717000000005_ggggg", { manifest: "{not json" });
     writeSession(sessions, "1717000000006_hhhhh", { rawMessages: '{"version": 1, "messages": [' });
-    writeSession(sessions, "1717000000007_iiiii", { rawMessages: JSON.stringify({ version: 1, messages: [{ role: "user", content: 42 }] }) });
+    writeSession(sessions, "1717000000007_iiiii", {
+      rawMessages: JSON.stringify({ version: 1, messages: [{ role: "user", content: 42 }] }),
+    });
     const items = discover({ HOME: home });
 
     const a = byKey(items, "session:1717000000000_aaaaa");
@@ -377,7 +458,9 @@ describe("Cline 4 session discovery", () => {
     const home = tempHome();
     const custom = path.join(home, "custom-sessions");
     writeSession(custom, "1717000000000_zzzzz", { cwd: "/w" });
-    expect(discover({ HOME: home, CLINE_SESSION_DATA_DIR: ` ${custom} ` }).map((i) => i.sourceKey)).toEqual(["session:1717000000000_zzzzz"]);
+    expect(discover({ HOME: home, CLINE_SESSION_DATA_DIR: ` ${custom} ` }).map((i) => i.sourceKey)).toEqual([
+      "session:1717000000000_zzzzz",
+    ]);
     expect(discover({ HOME: home, CLINE_SESSION_DATA_DIR: "" })).toEqual([]);
   });
 
@@ -389,19 +472,39 @@ describe("Cline 4 session discovery", () => {
       manifest,
       messages: [
         { id: "msg_1", role: "user", ts: T0, content: [{ type: "text", text: "hello" }] },
-        sessionAssistant("msg_2", T0 + 1, [{ type: "text", text: "Hello!" }], { inputTokens: 12, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0.001 }, "anthropic/claude-opus-4.8-fast"),
-        sessionAssistant("msg_3", T0 + 2, [{ type: "text", text: "Still here." }], undefined, "mistralai/voxtral-small-24b-2507"),
+        sessionAssistant(
+          "msg_2",
+          T0 + 1,
+          [{ type: "text", text: "Hello!" }],
+          { inputTokens: 12, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0.001 },
+          "anthropic/claude-opus-4.8-fast",
+        ),
+        sessionAssistant(
+          "msg_3",
+          T0 + 2,
+          [{ type: "text", text: "Still here." }],
+          undefined,
+          "mistralai/voxtral-small-24b-2507",
+        ),
       ],
     });
     const item = byKey(discover({ HOME: home }), "session:1717000000100_model");
-    expect(item.models.sort()).toEqual(["anthropic/claude-opus-4.8-fast", "mistralai/mixtral-8x22b-instruct", "mistralai/voxtral-small-24b-2507"]);
+    expect(item.models.sort()).toEqual([
+      "anthropic/claude-opus-4.8-fast",
+      "mistralai/mixtral-8x22b-instruct",
+      "mistralai/voxtral-small-24b-2507",
+    ]);
   });
 
   it("skips a session whose sessionHistoryOrigin says it was imported into Cline", () => {
     const home = tempHome();
     const sessions = path.join(clineHomeData(home), "sessions");
-    writeSession(sessions, "1717000000200_origin", { metadata: { sessionHistoryOrigin: { mode: "import", version: "3.1.0", trigger: "claude-code" } } });
-    writeSession(sessions, "1717000000201_plain", { metadata: { sessionHistoryOrigin: { mode: "act", version: "3.1.0" } } });
+    writeSession(sessions, "1717000000200_origin", {
+      metadata: { sessionHistoryOrigin: { mode: "import", version: "3.1.0", trigger: "claude-code" } },
+    });
+    writeSession(sessions, "1717000000201_plain", {
+      metadata: { sessionHistoryOrigin: { mode: "act", version: "3.1.0" } },
+    });
     const items = discover({ HOME: home });
     expect(byKey(items, "session:1717000000200_origin").skip?.code).toBe("imported_elsewhere");
     expect(byKey(items, "session:1717000000200_origin").skip?.reason).toMatch(/claude-code/);
@@ -419,8 +522,17 @@ describe("Cline 4 session discovery", () => {
           { type: "thinking", thinking: "I should read the README first before summarizing." },
           { type: "tool_use", id: "tool-call-1", name: "read_files", input: { path: "/tmp/project/README.md" } },
         ]),
-        { id: "msg_user_2", role: "user", content: [{ type: "tool_result", tool_use_id: "tool-call-1", content: "# Project", is_error: false }] },
-        sessionAssistant("msg_assistant_2", T0 + 2, [{ type: "text", text: "The README describes a small test fixture project." }], { inputTokens: 21, outputTokens: 8, cacheReadTokens: 3, cacheWriteTokens: 1, cost: 0.13 }),
+        {
+          id: "msg_user_2",
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "tool-call-1", content: "# Project", is_error: false }],
+        },
+        sessionAssistant(
+          "msg_assistant_2",
+          T0 + 2,
+          [{ type: "text", text: "The README describes a small test fixture project." }],
+          { inputTokens: 21, outputTokens: 8, cacheReadTokens: 3, cacheWriteTokens: 1, cost: 0.13 },
+        ),
       ],
     });
     writeSession(sessions, "1717000000301_pinned", { metadata: { pinned: true } });
@@ -440,10 +552,17 @@ describe("Cline 4 session discovery", () => {
     const home = tempHome();
     const sessions = path.join(clineHomeData(home), "sessions");
     const dir = writeSession(sessions, "1717000000400_lead", { cwd: "/w" });
-    const sub = (ts: number) => JSON.stringify({ version: 1, updated_at: new Date(ts + 5000).toISOString(), agent: "subagent", sessionId: "1717000000400_lead", messages: [
-      { id: "m1", role: "user", ts, content: [{ type: "text", text: "look around" }] },
-      sessionAssistant("m2", ts + 3000, [{ type: "text", text: "done" }]),
-    ] });
+    const sub = (ts: number) =>
+      JSON.stringify({
+        version: 1,
+        updated_at: new Date(ts + 5000).toISOString(),
+        agent: "subagent",
+        sessionId: "1717000000400_lead",
+        messages: [
+          { id: "m1", role: "user", ts, content: [{ type: "text", text: "look around" }] },
+          sessionAssistant("m2", ts + 3000, [{ type: "text", text: "done" }]),
+        ],
+      });
     fs.writeFileSync(path.join(dir, "agent_1.messages.json"), sub(T0 + 10_000));
     fs.writeFileSync(path.join(dir, "agent_2__team_1.messages.json"), sub(T0 + 20_000));
     const items = discover({ HOME: home });
@@ -459,11 +578,32 @@ describe("Cline 4 session discovery", () => {
       { tokensIn: 2000, tokensOut: 400, cacheWrites: 1000, cacheReads: 0, cost: 0.0459 },
       { tokensIn: 300, tokensOut: 200, cacheWrites: 0, cacheReads: 3000, cost: 0.033 },
     ];
-    writeLegacyTask(data, "1719000000000", { task: "Port the build to esbuild", usages: legacyUsages, cwd: "/home/me/app" });
-    writeMigratedSession(path.join(data, "sessions"), "1719000000000", { task: "Port the build to esbuild", usages: legacyUsages }, [
-      { id: "msg_r1", role: "user", ts: T0 + 3_700_000, content: [{ type: "text", text: '<user_input mode="act">Now the tests too</user_input>' }] },
-      sessionAssistant("msg_r2", T0 + 3_705_000, [{ type: "text", text: "Tests ported." }], { inputTokens: 5000, outputTokens: 300, cacheReadTokens: 4000, cacheWriteTokens: 0, cost: 0.0822 }),
-    ], "/home/me/app");
+    writeLegacyTask(data, "1719000000000", {
+      task: "Port the build to esbuild",
+      usages: legacyUsages,
+      cwd: "/home/me/app",
+    });
+    writeMigratedSession(
+      path.join(data, "sessions"),
+      "1719000000000",
+      { task: "Port the build to esbuild", usages: legacyUsages },
+      [
+        {
+          id: "msg_r1",
+          role: "user",
+          ts: T0 + 3_700_000,
+          content: [{ type: "text", text: '<user_input mode="act">Now the tests too</user_input>' }],
+        },
+        sessionAssistant("msg_r2", T0 + 3_705_000, [{ type: "text", text: "Tests ported." }], {
+          inputTokens: 5000,
+          outputTokens: 300,
+          cacheReadTokens: 4000,
+          cacheWriteTokens: 0,
+          cost: 0.0822,
+        }),
+      ],
+      "/home/me/app",
+    );
     const items = discover({ HOME: home });
     expect(byKey(items, "legacy:1719000000000").skip?.code).toBe("migrated");
     expect(byKey(items, "legacy:1719000000000").skip?.reason).toMatch(/session:1719000000000/);
@@ -478,7 +618,11 @@ describe("Cline 4 session discovery", () => {
     expect(texts.slice(-2)).toEqual(["Now the tests too", "Tests ported."]);
     expect(texts.filter((t) => t === "Port the build to esbuild")).toHaveLength(1);
     expect(texts.join("\n")).not.toMatch(/<task>|<environment_details>|legacy conversation/);
-    expect(parsed.requests.map((r) => r.key)).toEqual(["cline:1719000000000:0", "cline:1719000000000:1", "cline:session:1719000000000:1"]);
+    expect(parsed.requests.map((r) => r.key)).toEqual([
+      "cline:1719000000000:0",
+      "cline:1719000000000:1",
+      "cline:session:1719000000000:1",
+    ]);
     // The model continues from the session's conversation (Cline 4 already cut it).
     expect(parsed.conversation.some((l) => l.includes("Now the tests too"))).toBe(true);
   });
@@ -486,10 +630,34 @@ describe("Cline 4 session discovery", () => {
   it("reads a resumed legacy task's session alone as Cline shows it: the words inside <task> and <feedback>, no environment details, no notice", () => {
     const home = tempHome();
     const usages = [{ tokensIn: 100, tokensOut: 20, cacheWrites: 0, cacheReads: 0, cost: 0.05 }];
-    writeMigratedSession(path.join(clineHomeData(home), "sessions"), "1719000000500", { task: "Fix the login form", usages }, [
-      { id: "msg_f", role: "user", ts: T0 + 3_700_000, content: [{ type: "text", text: "[attempt_completion] Result:" }, { type: "text", text: "The user has provided feedback on the results.\n<feedback>\nAlso the signup form\n</feedback>" }, { type: "text", text: "<environment_details>\n# Time\n</environment_details>" }] },
-      sessionAssistant("msg_g", T0 + 3_705_000, [{ type: "text", text: "Both fixed." }], { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0.01 }),
-    ], "/home/me/site");
+    writeMigratedSession(
+      path.join(clineHomeData(home), "sessions"),
+      "1719000000500",
+      { task: "Fix the login form", usages },
+      [
+        {
+          id: "msg_f",
+          role: "user",
+          ts: T0 + 3_700_000,
+          content: [
+            { type: "text", text: "[attempt_completion] Result:" },
+            {
+              type: "text",
+              text: "The user has provided feedback on the results.\n<feedback>\nAlso the signup form\n</feedback>",
+            },
+            { type: "text", text: "<environment_details>\n# Time\n</environment_details>" },
+          ],
+        },
+        sessionAssistant("msg_g", T0 + 3_705_000, [{ type: "text", text: "Both fixed." }], {
+          inputTokens: 10,
+          outputTokens: 5,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          cost: 0.01,
+        }),
+      ],
+      "/home/me/site",
+    );
     const parsed = parsedOf({ HOME: home }, "session:1719000000500");
     const users = parsed.messages.filter((m) => m.role === "user").map((m) => m.text);
     expect(users).toEqual(["Fix the login form", "Also the signup form"]);
@@ -500,7 +668,10 @@ describe("Cline 4 session discovery", () => {
   it("reads nothing but never changes the Cline tree", () => {
     const home = tempHome();
     writeLegacyTask(vscodeGlobalStorage(home, "Code"), "4001", {});
-    writeSession(path.join(clineHomeData(home), "sessions"), "1717000000000_qqqqq", { messages: sessionMessages(), subagents: ["a1"] });
+    writeSession(path.join(clineHomeData(home), "sessions"), "1717000000000_qqqqq", {
+      messages: sessionMessages(),
+      subagents: ["a1"],
+    });
     const before = snapshotTree(home);
     discover({ HOME: home });
     expect(snapshotTree(home)).toEqual(before);

@@ -81,21 +81,58 @@ export function usageTotals(usages: UsageFixture[]): UsageFixture {
 export function legacyUiMessages(o: LegacyTaskOptions = {}): Record<string, unknown>[] {
   const task = o.task ?? "Fix the failing test";
   const usages = o.usages ?? [{ tokensIn: 100, tokensOut: 20, cacheWrites: 5, cacheReads: 7, cost: 0.01 }];
-  const out: Record<string, unknown>[] = [{ ts: T0, type: "say", say: "task", text: task, conversationHistoryIndex: -1 }];
+  const out: Record<string, unknown>[] = [
+    { ts: T0, type: "say", say: "task", text: task, conversationHistoryIndex: -1 },
+  ];
   let ts = T0;
   for (const [i, u] of usages.entries()) {
     const request = `<task>\n${task}\n</task>`;
     if (o.usageInFinished) {
-      out.push({ ts: ++ts, type: "say", say: "api_req_started", text: JSON.stringify({ request }), conversationHistoryIndex: 2 * i });
-      out.push({ ts: ++ts, type: "say", say: "api_req_finished", text: JSON.stringify(u), conversationHistoryIndex: 2 * i });
+      out.push({
+        ts: ++ts,
+        type: "say",
+        say: "api_req_started",
+        text: JSON.stringify({ request }),
+        conversationHistoryIndex: 2 * i,
+      });
+      out.push({
+        ts: ++ts,
+        type: "say",
+        say: "api_req_finished",
+        text: JSON.stringify(u),
+        conversationHistoryIndex: 2 * i,
+      });
     } else {
-      out.push({ ts: ++ts, type: "say", say: "api_req_started", text: JSON.stringify({ request, ...u }), conversationHistoryIndex: 2 * i });
+      out.push({
+        ts: ++ts,
+        type: "say",
+        say: "api_req_started",
+        text: JSON.stringify({ request, ...u }),
+        conversationHistoryIndex: 2 * i,
+      });
     }
-    out.push({ ts: ++ts, type: "say", say: "text", text: `Working on it (${ts}).`, conversationHistoryIndex: 2 * i + 1 });
+    out.push({
+      ts: ++ts,
+      type: "say",
+      say: "text",
+      text: `Working on it (${ts}).`,
+      conversationHistoryIndex: 2 * i + 1,
+    });
   }
-  out.push({ ts: ++ts, type: "ask", ask: "tool", text: JSON.stringify({ tool: "readFile", path: "src/a.ts", content: "/p/src/a.ts", operationIsLocatedInWorkspace: true }) });
+  out.push({
+    ts: ++ts,
+    type: "ask",
+    ask: "tool",
+    text: JSON.stringify({
+      tool: "readFile",
+      path: "src/a.ts",
+      content: "/p/src/a.ts",
+      operationIsLocatedInWorkspace: true,
+    }),
+  });
   for (const e of o.extra ?? []) out.push({ ts: ++ts, ...e });
-  while (o.padTo && out.length < o.padTo - 1) out.push({ ts: ++ts, type: "say", say: "text", text: `Step ${out.length}: ${"lorem ipsum ".repeat(20)}` });
+  while (o.padTo && out.length < o.padTo - 1)
+    out.push({ ts: ++ts, type: "say", say: "text", text: `Step ${out.length}: ${"lorem ipsum ".repeat(20)}` });
   out.push({ ts: ts + 1, type: "say", say: "completion_result", text: "The test passes now.HAS_CHANGES" });
   if (o.deletedRange) for (const m of out.slice(-3)) m.conversationHistoryDeletedRange = o.deletedRange;
   return out;
@@ -104,9 +141,29 @@ export function legacyUiMessages(o: LegacyTaskOptions = {}): Record<string, unkn
 export function legacyConversation(task: string, model: string): unknown[] {
   const modelInfo = { modelId: model, providerId: "anthropic", mode: "act" };
   return [
-    { role: "user", content: [{ type: "text", text: `<task>\n${task}\n</task>` }, { type: "text", text: "<environment_details>\n# Current Working Directory\n</environment_details>" }], ts: T0 },
-    { role: "assistant", content: [{ type: "text", text: "I will read the file." }], modelInfo, metrics: { tokens: { prompt: 107, completion: 20, cached: 7 }, cost: 0.01 }, ts: T0 + 1 },
-    { role: "user", content: [{ type: "text", text: "[read_file for 'src/a.ts'] Result:" }, { type: "text", text: "export const a = 1;" }], ts: T0 + 2 },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: `<task>\n${task}\n</task>` },
+        { type: "text", text: "<environment_details>\n# Current Working Directory\n</environment_details>" },
+      ],
+      ts: T0,
+    },
+    {
+      role: "assistant",
+      content: [{ type: "text", text: "I will read the file." }],
+      modelInfo,
+      metrics: { tokens: { prompt: 107, completion: 20, cached: 7 }, cost: 0.01 },
+      ts: T0 + 1,
+    },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "[read_file for 'src/a.ts'] Result:" },
+        { type: "text", text: "export const a = 1;" },
+      ],
+      ts: T0 + 2,
+    },
     { role: "assistant", content: [{ type: "text", text: "The test passes now." }], modelInfo, ts: T0 + 3 },
   ];
 }
@@ -121,7 +178,11 @@ export function writeHistoryItems(root: string, added: Record<string, unknown>[]
 }
 
 /** The history item Cline keeps for a task (message-state's saveClineMessagesAndUpdateHistory). */
-export function historyItem(taskId: string, ui: Record<string, unknown>[], o: LegacyTaskOptions): Record<string, unknown> {
+export function historyItem(
+  taskId: string,
+  ui: Record<string, unknown>[],
+  o: LegacyTaskOptions,
+): Record<string, unknown> {
   const totals = usageTotals(o.usages ?? [{ tokensIn: 100, tokensOut: 20, cacheWrites: 5, cacheReads: 7, cost: 0.01 }]);
   return {
     id: taskId,
@@ -150,13 +211,23 @@ export function writeLegacyTask(root: string, taskId: string, o: LegacyTaskOptio
   const ui = path.join(dir, o.uiFile ?? "ui_messages.json");
   const uiMessages = legacyUiMessages(o);
   fs.writeFileSync(ui, o.rawUi ?? JSON.stringify(uiMessages));
-  if (o.rawConversation !== undefined) fs.writeFileSync(path.join(dir, "api_conversation_history.json"), o.rawConversation);
+  if (o.rawConversation !== undefined)
+    fs.writeFileSync(path.join(dir, "api_conversation_history.json"), o.rawConversation);
   else if (o.conversation !== false) {
-    fs.writeFileSync(path.join(dir, "api_conversation_history.json"), JSON.stringify(o.conversation ?? legacyConversation(task, o.model ?? "claude-sonnet-4-5")));
+    fs.writeFileSync(
+      path.join(dir, "api_conversation_history.json"),
+      JSON.stringify(o.conversation ?? legacyConversation(task, o.model ?? "claude-sonnet-4-5")),
+    );
   }
-  if (o.contextHistory !== undefined) fs.writeFileSync(path.join(dir, "context_history.json"), JSON.stringify(o.contextHistory));
-  if (o.metadata !== undefined) fs.writeFileSync(path.join(dir, "task_metadata.json"), typeof o.metadata === "string" ? o.metadata : JSON.stringify(o.metadata));
-  if (o.cwd !== null) writeHistoryItems(root, [historyItem(taskId, uiMessages, { ...o, cwd: o.cwd ?? "/home/user/project" })]);
+  if (o.contextHistory !== undefined)
+    fs.writeFileSync(path.join(dir, "context_history.json"), JSON.stringify(o.contextHistory));
+  if (o.metadata !== undefined)
+    fs.writeFileSync(
+      path.join(dir, "task_metadata.json"),
+      typeof o.metadata === "string" ? o.metadata : JSON.stringify(o.metadata),
+    );
+  if (o.cwd !== null)
+    writeHistoryItems(root, [historyItem(taskId, uiMessages, { ...o, cwd: o.cwd ?? "/home/user/project" })]);
   if (o.mtime) fs.utimesSync(ui, o.mtime, o.mtime);
   return dir;
 }
@@ -198,20 +269,48 @@ export function sessionManifest(id: string, cwd: string, extra: Record<string, u
     enable_tools: true,
     enable_spawn: true,
     enable_teams: false,
-    metadata: { title: `Session ${id}`, source: "cli", sessionHistoryOrigin: { mode: "act", version: "3.0.0" }, ...metadata },
+    metadata: {
+      title: `Session ${id}`,
+      source: "cli",
+      sessionHistoryOrigin: { mode: "act", version: "3.0.0" },
+      ...metadata,
+    },
     messages_path: `/somewhere/else/${id}.messages.json`,
     ...rest,
   };
 }
 
 /** An assistant message as Cline 4 stores it. */
-export function sessionAssistant(id: string, ts: number, content: unknown[], metrics?: Record<string, number>, model = "claude-opus-4"): Record<string, unknown> {
-  return { id, role: "assistant", ts, modelInfo: { id: model, provider: "anthropic", family: "claude-opus" }, ...(metrics ? { metrics } : {}), content };
+export function sessionAssistant(
+  id: string,
+  ts: number,
+  content: unknown[],
+  metrics?: Record<string, number>,
+  model = "claude-opus-4",
+): Record<string, unknown> {
+  return {
+    id,
+    role: "assistant",
+    ts,
+    modelInfo: { id: model, provider: "anthropic", family: "claude-opus" },
+    ...(metrics ? { metrics } : {}),
+    content,
+  };
 }
 
 export function sessionMessages(task = "Add a README"): unknown[] {
   return [
-    { id: "msg_u1", role: "user", ts: T0, content: [{ type: "text", text: `<user_input mode="act">${task}</user_input>\n<file_content path="a.md">attached</file_content>` }] },
+    {
+      id: "msg_u1",
+      role: "user",
+      ts: T0,
+      content: [
+        {
+          type: "text",
+          text: `<user_input mode="act">${task}</user_input>\n<file_content path="a.md">attached</file_content>`,
+        },
+      ],
+    },
     sessionAssistant(
       "msg_a1",
       T0 + 1000,
@@ -221,27 +320,72 @@ export function sessionMessages(task = "Add a README"): unknown[] {
       ],
       { inputTokens: 300, outputTokens: 40, cacheReadTokens: 10, cacheWriteTokens: 2, cost: 0.02 },
     ),
-    { id: "msg_u2_tool_toolu_1", role: "user", ts: T0 + 1001, content: [{ type: "tool_result", tool_use_id: "toolu_1", name: "write_to_file", content: "written" }] },
-    { id: "msg_u3", role: "user", ts: T0 + 1002, content: [{ type: "text", text: "Hook output: lint ok" }], displayRole: "status" },
-    { id: "msg_a2", role: "assistant", ts: T0 + 1003, content: [{ type: "text", text: "Request failed, retrying" }], displayOnly: true },
-    sessionAssistant("msg_a3", T0 + 2000, [{ type: "text", text: "README written." }], { inputTokens: 400, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0.01 }),
+    {
+      id: "msg_u2_tool_toolu_1",
+      role: "user",
+      ts: T0 + 1001,
+      content: [{ type: "tool_result", tool_use_id: "toolu_1", name: "write_to_file", content: "written" }],
+    },
+    {
+      id: "msg_u3",
+      role: "user",
+      ts: T0 + 1002,
+      content: [{ type: "text", text: "Hook output: lint ok" }],
+      displayRole: "status",
+    },
+    {
+      id: "msg_a2",
+      role: "assistant",
+      ts: T0 + 1003,
+      content: [{ type: "text", text: "Request failed, retrying" }],
+      displayOnly: true,
+    },
+    sessionAssistant("msg_a3", T0 + 2000, [{ type: "text", text: "README written." }], {
+      inputTokens: 400,
+      outputTokens: 10,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      cost: 0.01,
+    }),
   ];
 }
 
 export function sessionDocument(id: string, messages: unknown[], updatedAt = T0 + 60_000): string {
-  return JSON.stringify({ version: 1, updated_at: new Date(updatedAt).toISOString(), agent: "lead", sessionId: id, messages }, null, "\t");
+  return JSON.stringify(
+    { version: 1, updated_at: new Date(updatedAt).toISOString(), agent: "lead", sessionId: id, messages },
+    null,
+    "\t",
+  );
 }
 
 /** Writes `<sessionsDir>/<id>/` and returns its folder. */
 export function writeSession(sessionsDir: string, id: string, o: SessionOptions = {}): string {
   const dir = path.join(sessionsDir, id);
   fs.mkdirSync(dir, { recursive: true });
-  const manifest = o.manifest === undefined ? sessionManifest(id, o.cwd ?? "/home/user/project", { metadata: o.metadata ?? {} }) : o.manifest;
+  const manifest =
+    o.manifest === undefined
+      ? sessionManifest(id, o.cwd ?? "/home/user/project", { metadata: o.metadata ?? {} })
+      : o.manifest;
   if (typeof manifest === "string") fs.writeFileSync(path.join(dir, `${id}.json`), manifest);
-  else if (manifest !== null) fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify({ ...manifest, messages_path: path.join(dir, `${id}.messages.json`) }, null, "\t"));
-  fs.writeFileSync(path.join(dir, `${id}.messages.json`), o.rawMessages ?? sessionDocument(id, o.messages ?? sessionMessages()));
+  else if (manifest !== null)
+    fs.writeFileSync(
+      path.join(dir, `${id}.json`),
+      JSON.stringify({ ...manifest, messages_path: path.join(dir, `${id}.messages.json`) }, null, "\t"),
+    );
+  fs.writeFileSync(
+    path.join(dir, `${id}.messages.json`),
+    o.rawMessages ?? sessionDocument(id, o.messages ?? sessionMessages()),
+  );
   for (const sub of o.subagents ?? []) {
-    fs.writeFileSync(path.join(dir, `${sub}.messages.json`), JSON.stringify({ version: 1, agent: sub.includes("__") ? "teammate" : "subagent", sessionId: id, messages: sessionMessages("sub prompt") }));
+    fs.writeFileSync(
+      path.join(dir, `${sub}.messages.json`),
+      JSON.stringify({
+        version: 1,
+        agent: sub.includes("__") ? "teammate" : "subagent",
+        sessionId: id,
+        messages: sessionMessages("sub prompt"),
+      }),
+    );
   }
   return dir;
 }
@@ -252,10 +396,18 @@ export function writeSession(sessionsDir: string, id: string, o: SessionOptions 
  * legacy conversation converted, the last legacy assistant message carrying the legacy totals
  * as its metrics, Cline's notice, then the session's own turns.
  */
-export function writeMigratedSession(sessionsDir: string, taskId: string, legacy: { task: string; usages: UsageFixture[]; model?: string }, own: unknown[], cwd: string): string {
+export function writeMigratedSession(
+  sessionsDir: string,
+  taskId: string,
+  legacy: { task: string; usages: UsageFixture[]; model?: string },
+  own: unknown[],
+  cwd: string,
+): string {
   const totals = usageTotals(legacy.usages);
   const model = legacy.model ?? "claude-sonnet-4-5";
-  const converted: Record<string, unknown>[] = (legacyConversation(legacy.task, model) as Record<string, unknown>[]).map(({ role, content }) => ({ role, content }));
+  const converted: Record<string, unknown>[] = (
+    legacyConversation(legacy.task, model) as Record<string, unknown>[]
+  ).map(({ role, content }) => ({ role, content }));
   const lastAssistant = converted.length - 1;
   converted[lastAssistant] = {
     ...converted[lastAssistant],
@@ -282,7 +434,12 @@ export function writeMigratedSession(sessionsDir: string, taskId: string, legacy
     legacyTask: true,
   };
   return writeSession(sessionsDir, taskId, {
-    manifest: { ...sessionManifest(taskId, cwd), source: "vscode", started_at: new Date(T0 + 3_600_000).toISOString(), metadata },
+    manifest: {
+      ...sessionManifest(taskId, cwd),
+      source: "vscode",
+      started_at: new Date(T0 + 3_600_000).toISOString(),
+      metadata,
+    },
     messages,
   });
 }
@@ -298,7 +455,9 @@ export function snapshotTree(dir: string): Record<string, string> {
       if (e.isDirectory()) {
         out[path.relative(dir, p) + "/"] = `dir ${stamp}`;
         walk(p);
-      } else out[path.relative(dir, p)] = `${createHash("sha256").update(fs.readFileSync(p)).digest("hex")} ${st.size} ${stamp}`;
+      } else
+        out[path.relative(dir, p)] =
+          `${createHash("sha256").update(fs.readFileSync(p)).digest("hex")} ${st.size} ${stamp}`;
     }
   };
   walk(dir);

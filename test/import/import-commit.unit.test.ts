@@ -1,7 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClineImporter, discoveryContext, importedTaskId, listCandidates, parseCandidate, resolveClineRoots } from "../../core/src/import/index.js";
+import {
+  ClineImporter,
+  discoveryContext,
+  importedTaskId,
+  listCandidates,
+  parseCandidate,
+  resolveClineRoots,
+} from "../../core/src/import/index.js";
 import { ImportCommitter } from "../../core/src/import/import-committer.js";
 import { importRecord } from "../../core/src/import/import-record.js";
 import { buildImportedTask, type BuiltTask } from "../../core/src/import/imported-task-writer.js";
@@ -30,7 +37,14 @@ async function importerFor(env: TaskEnv, layout = env.layout) {
   const { lines, logger } = recordingLogger();
   const storage = await openTaskStorage({ layout, sqlite: env.sqlite, logger });
   cleanup.push(() => storage.close());
-  const importer = new ClineImporter({ env: { HOME: env.roots.home }, platform: "linux", layout, sqlite: env.sqlite, tasks: async () => storage, logger });
+  const importer = new ClineImporter({
+    env: { HOME: env.roots.home },
+    platform: "linux",
+    layout,
+    sqlite: env.sqlite,
+    tasks: async () => storage,
+    logger,
+  });
   return { importer, storage, lines };
 }
 
@@ -44,7 +58,10 @@ function writeClineTasks(env: TaskEnv, count: number, padTo?: number, conversati
 /** Task folders under the data root (what a reader of tasks/ would take for tasks). */
 function taskFolders(layout: InstanceLayout): string[] {
   if (!fs.existsSync(layout.tasksDir)) return [];
-  return fs.readdirSync(layout.tasksDir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name);
+  return fs
+    .readdirSync(layout.tasksDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .map((e) => e.name);
 }
 
 describe("committing imported tasks", () => {
@@ -95,7 +112,11 @@ describe("committing imported tasks", () => {
     // Tasks of some hundred messages: their databases do not fit in what is left of the disk.
     writeClineTasks(env, 5, 600);
     // The tasks (and their index) live under the documents root.
-    const layout = new InstanceLayout({ dataRoot: env.layout.roots.dataRoot, homeRoot: env.roots.homeDir, documentsRoot: path.join(mount.dir, "docs") });
+    const layout = new InstanceLayout({
+      dataRoot: env.layout.roots.dataRoot,
+      homeRoot: env.roots.homeDir,
+      documentsRoot: path.join(mount.dir, "docs"),
+    });
     const { importer, storage, lines } = await importerFor(env, layout);
     // The index and the claims fit; the tasks' databases do not.
     const reserve = path.join(mount.dir, "reserve.bin");
@@ -115,21 +136,34 @@ describe("committing imported tasks", () => {
     expect(retried.map((r) => r.outcome)).toEqual(Array(5).fill("imported"));
     expect(storage.history.count()).toBe(5);
   });
-
 });
 
 /**
  * Tasks built as the importer builds them (parsed from Cline's files, then each owner's files in
  * memory), claimed, ready for the committer. `padTo` makes their files larger.
  */
-function builtTasks(env: TaskEnv, storage: TaskStorage, layout: InstanceLayout, count: number, padTo?: number, conversation?: false): BuiltTask[] {
+function builtTasks(
+  env: TaskEnv,
+  storage: TaskStorage,
+  layout: InstanceLayout,
+  count: number,
+  padTo?: number,
+  conversation?: false,
+): BuiltTask[] {
   writeClineTasks(env, count, padTo, conversation);
   const ctx = discoveryContext(resolveClineRoots({ HOME: env.roots.home }, "linux"));
   return listCandidates(ctx.roots).candidates.map((c) => {
     const taskId = importedTaskId(c.kind, c.sourceId);
     storage.ownership.claim(taskId, { mustExist: false });
     const parsed = parseCandidate(c, ctx);
-    return buildImportedTask(env.sqlite, layout.task(taskId), taskId, parsed, Date.now(), importRecord(parsed, "stamp"));
+    return buildImportedTask(
+      env.sqlite,
+      layout.task(taskId),
+      taskId,
+      parsed,
+      Date.now(),
+      importRecord(parsed, "stamp"),
+    );
   });
 }
 
@@ -156,7 +190,9 @@ describe("the import committer's batches", () => {
     const { storage, committer } = await committerFor(env);
     // Small tasks (no conversation to journal): 64 of them stay far below the batch's 4 MB.
     const tasks = builtTasks(env, storage, env.layout, 65, undefined, false);
-    expect(tasks.slice(0, 64).reduce((n, t) => n + t.files.reduce((m, f) => m + f.bytes.length, 0), 0)).toBeLessThan(3 * 1024 * 1024);
+    expect(tasks.slice(0, 64).reduce((n, t) => n + t.files.reduce((m, f) => m + f.bytes.length, 0), 0)).toBeLessThan(
+      3 * 1024 * 1024,
+    );
     const results = tasks.map(() => pending());
     for (let i = 0; i < 64; i++) await committer.add(tasks[i], results[i]);
     await committer.add(doomed(tasks[64]), results[64]);
@@ -205,7 +241,11 @@ describe("the import committer's batches", () => {
     // characters (and short enough for SQLite, which opens paths of up to 512).
     let deep = env.roots.docsDir;
     while (deep.length < 450) deep = path.join(deep, "x".repeat(Math.min(40, 450 - deep.length)));
-    const layout = new InstanceLayout({ dataRoot: env.layout.roots.dataRoot, homeRoot: env.roots.homeDir, documentsRoot: deep });
+    const layout = new InstanceLayout({
+      dataRoot: env.layout.roots.dataRoot,
+      homeRoot: env.roots.homeDir,
+      documentsRoot: deep,
+    });
     const { storage, committer } = await committerFor(env, layout);
     const [task] = builtTasks(env, storage, layout, 1);
     const result = pending();

@@ -47,10 +47,15 @@ describe("a Cline import interrupted at any point", () => {
     fs.writeFileSync(path.join(dir, "messages.db"), "SQLite format 3\0torn");
     fs.writeFileSync(path.join(dir, "messages.db-wal"), Buffer.alloc(4096, 7));
     const stale = new Database(path.join(dir, "metrics.db"));
-    stale.exec("CREATE TABLE requests (seq INTEGER PRIMARY KEY, fingerprint TEXT UNIQUE); INSERT INTO requests (fingerprint) VALUES ('stale')");
+    stale.exec(
+      "CREATE TABLE requests (seq INTEGER PRIMARY KEY, fingerprint TEXT UNIQUE); INSERT INTO requests (fingerprint) VALUES ('stale')",
+    );
     stale.close();
     fs.writeFileSync(path.join(dir, "task_metadata.json"), '{"id": "cline-80');
-    fs.writeFileSync(path.join(dir, "owner.lock"), JSON.stringify({ pid: deadPid(), hostname: os.hostname(), since: Date.now() - 60_000 }));
+    fs.writeFileSync(
+      path.join(dir, "owner.lock"),
+      JSON.stringify({ pid: deadPid(), hostname: os.hostname(), since: Date.now() - 60_000 }),
+    );
 
     const s = await sidecar(roots);
     const res = await s.clients.imports.importCline({ all: true });
@@ -58,9 +63,13 @@ describe("a Cline import interrupted at any point", () => {
     const view = await s.clients.tasks.getTask({ taskId: "cline-8001" });
     expect(view.messages).toHaveLength(50);
     expect(view.messages[0].text).toBe("Left over");
-    expect(query(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests WHERE fingerprint = 'stale'")).toEqual([{ n: 0 }]);
+    expect(
+      query(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests WHERE fingerprint = 'stale'"),
+    ).toEqual([{ n: 0 }]);
     expect(query(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 1 }]);
-    expect(JSON.parse(fs.readFileSync(path.join(dir, "task_metadata.json"), "utf8")).source).toBe("cline-import:legacy:8001");
+    expect(JSON.parse(fs.readFileSync(path.join(dir, "task_metadata.json"), "utf8")).source).toBe(
+      "cline-import:legacy:8001",
+    );
     expect(fs.existsSync(path.join(dir, "owner.lock"))).toBe(false);
   });
 
@@ -98,13 +107,16 @@ describe("a Cline import interrupted at any point", () => {
       expect(query(file, "PRAGMA user_version"), name).toEqual([{ user_version: 1 }]);
     }
     expect(query(path.join(dir, "messages.db"), "SELECT count(*) AS n FROM messages")).toEqual([{ n: 30 }]);
-    expect(query(path.join(dir, "journal.db"), "SELECT value FROM meta WHERE key = 'cline_import_source'")).toEqual([{ value: "legacy:8101" }]);
+    expect(query(path.join(dir, "journal.db"), "SELECT value FROM meta WHERE key = 'cline_import_source'")).toEqual([
+      { value: "legacy:8101" },
+    ]);
   });
 
   it("a SIGKILL after some batches were committed leaves complete tasks; the next import redoes only the others", async () => {
     const roots = testRoots("dline-import-kill-batches-");
     const TASKS = 160;
-    for (let i = 0; i < TASKS; i++) writeLegacyTask(clineHomeData(roots.home), `${8200 + i}`, { task: `batch ${i}`, padTo: 60 });
+    for (let i = 0; i < TASKS; i++)
+      writeLegacyTask(clineHomeData(roots.home), `${8200 + i}`, { task: `batch ${i}`, padTo: 60 });
     const first = await sidecar(roots);
     const pending = first.clients.imports.importCline({ all: true }).catch((err: Error) => err);
     for (let i = 0; i < 2000 && importedRows(roots).length === 0; i++) await new Promise((r) => setTimeout(r, 5));
@@ -126,7 +138,10 @@ describe("a Cline import interrupted at any point", () => {
     const res = await second.clients.imports.importCline({ all: true });
     const outcomes = new Map<string, number>();
     for (const r of res.results) outcomes.set(r.outcome, (outcomes.get(r.outcome) ?? 0) + 1);
-    expect(Object.fromEntries(outcomes)).toEqual({ already_imported: committed.length, imported: TASKS - committed.length });
+    expect(Object.fromEntries(outcomes)).toEqual({
+      already_imported: committed.length,
+      imported: TASKS - committed.length,
+    });
     const listed = (await second.clients.history.listTasks({ pageSize: 500 })).tasks;
     expect(listed).toHaveLength(TASKS);
     for (const t of listed) {

@@ -38,8 +38,19 @@ function sessionGoesOn(sessionsDir: string, id: string, messages: unknown[], at:
 }
 
 const more = (n: number) => [
-  { id: `msg_more_u${n}`, role: "user", ts: T0 + 10_000 * n, content: [{ type: "text", text: `<user_input mode="act">Follow-up ${n}</user_input>` }] },
-  sessionAssistant(`msg_more_a${n}`, T0 + 10_000 * n + 1, [{ type: "text", text: `Answer ${n}.` }], { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0.05 }),
+  {
+    id: `msg_more_u${n}`,
+    role: "user",
+    ts: T0 + 10_000 * n,
+    content: [{ type: "text", text: `<user_input mode="act">Follow-up ${n}</user_input>` }],
+  },
+  sessionAssistant(`msg_more_a${n}`, T0 + 10_000 * n + 1, [{ type: "text", text: `Answer ${n}.` }], {
+    inputTokens: 1000,
+    outputTokens: 50,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    cost: 0.05,
+  }),
 ];
 
 describe("importing again", () => {
@@ -52,20 +63,30 @@ describe("importing again", () => {
       { tokensIn: 300, tokensOut: 200, cacheWrites: 0, cacheReads: 3000, cost: 0.033 },
     ];
     writeLegacyTask(data, "1719000000000", { task: "Port the build to esbuild", usages, cwd: workspace });
-    writeMigratedSession(path.join(data, "sessions"), "1719000000000", { task: "Port the build to esbuild", usages }, more(1), workspace);
+    writeMigratedSession(
+      path.join(data, "sessions"),
+      "1719000000000",
+      { task: "Port the build to esbuild", usages },
+      more(1),
+      workspace,
+    );
     const s = await sidecar(roots);
     const res = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
     const byKey = new Map(res.results.map((r) => [r.sourceKey, r]));
     expect(byKey.get("legacy:1719000000000")?.outcome).toBe("skipped");
     expect(byKey.get("session:1719000000000")?.outcome).toBe("imported");
-    expect(byKey.get("session:1719000000000")?.detail).toMatch(/with legacy:1719000000000, which Cline 4 continued as this session/);
+    expect(byKey.get("session:1719000000000")?.detail).toMatch(
+      /with legacy:1719000000000, which Cline 4 continued as this session/,
+    );
     const listed = (await s.clients.history.listTasks({})).tasks;
     expect(listed).toHaveLength(1);
     const [task] = listed;
     expect(task.cost.toFixed(4)).toBe("0.1289");
     expect(task.workspaceRoot).toBe(workspace);
     const dir = path.join(roots.docsDir, "tasks", task.id);
-    expect(rows(path.join(dir, "metrics.db"), "SELECT count(*) AS n, round(sum(cost), 4) AS cost FROM requests")).toEqual([{ n: 3, cost: 0.1289 }]);
+    expect(
+      rows(path.join(dir, "metrics.db"), "SELECT count(*) AS n, round(sum(cost), 4) AS cost FROM requests"),
+    ).toEqual([{ n: 3, cost: 0.1289 }]);
     const view = await s.clients.tasks.getTask({ taskId: task.id });
     const texts = view.messages.map((m) => m.text);
     expect(texts[0]).toBe("Port the build to esbuild");
@@ -85,16 +106,29 @@ describe("importing again", () => {
     writeLegacyTask(data, "1719000000100", { task: "Tidy the styles", usages, cwd: workspace });
     const s = await sidecar(roots);
     const first = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect(first.results.map((r) => [r.sourceKey, r.outcome, r.taskId])).toEqual([["legacy:1719000000100", "imported", "cline-1719000000100"]]);
+    expect(first.results.map((r) => [r.sourceKey, r.outcome, r.taskId])).toEqual([
+      ["legacy:1719000000100", "imported", "cline-1719000000100"],
+    ]);
 
     // Then the user resumed it in Cline 4.
-    writeMigratedSession(path.join(data, "sessions"), "1719000000100", { task: "Tidy the styles", usages }, more(1), workspace);
+    writeMigratedSession(
+      path.join(data, "sessions"),
+      "1719000000100",
+      { task: "Tidy the styles", usages },
+      more(1),
+      workspace,
+    );
     const second = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
     const outcomes = Object.fromEntries(second.results.map((r) => [r.sourceKey, [r.outcome, r.taskId]]));
-    expect(outcomes).toEqual({ "legacy:1719000000100": ["skipped", ""], "session:1719000000100": ["refreshed", "cline-1719000000100"] });
+    expect(outcomes).toEqual({
+      "legacy:1719000000100": ["skipped", ""],
+      "session:1719000000100": ["refreshed", "cline-1719000000100"],
+    });
     const listed = (await s.clients.history.listTasks({})).tasks;
     expect(listed.map((t) => [t.id, t.cost.toFixed(4)])).toEqual([["cline-1719000000100", "0.0959"]]);
-    expect((await s.clients.tasks.getTask({ taskId: "cline-1719000000100" })).messages.map((m) => m.text).slice(-2)).toEqual(["Follow-up 1", "Answer 1."]);
+    expect(
+      (await s.clients.tasks.getTask({ taskId: "cline-1719000000100" })).messages.map((m) => m.text).slice(-2),
+    ).toEqual(["Follow-up 1", "Answer 1."]);
     const third = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
     expect(third.results.map((r) => r.outcome).sort()).toEqual(["already_imported", "skipped"]);
     expect((await s.clients.history.listTasks({})).tasks).toHaveLength(1);
@@ -109,23 +143,39 @@ describe("importing again", () => {
     const first = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
     expect(first.results[0].outcome).toBe("imported");
     const taskId = first.results[0].taskId;
-    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe("already_imported");
+    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe(
+      "already_imported",
+    );
 
     sessionGoesOn(sessions, id, [...sessionMessages(), ...more(1), ...more(2)], T0 + 90_000);
     const dry = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true, dryRun: true }));
-    expect([dry.results[0].outcome, dry.results[0].detail]).toEqual(["would_refresh", "changed in Cline since the import"]);
+    expect([dry.results[0].outcome, dry.results[0].detail]).toEqual([
+      "would_refresh",
+      "changed in Cline since the import",
+    ]);
     expect((await s.clients.tasks.getTask({ taskId })).messages).toHaveLength(4);
 
     const second = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect([second.results[0].outcome, second.results[0].taskId, second.results[0].detail]).toEqual(["refreshed", taskId, "changed in Cline since the import"]);
+    expect([second.results[0].outcome, second.results[0].taskId, second.results[0].detail]).toEqual([
+      "refreshed",
+      taskId,
+      "changed in Cline since the import",
+    ]);
     const view = await s.clients.tasks.getTask({ taskId });
-    expect(view.messages.map((m) => m.text).slice(-4)).toEqual(["Follow-up 1", "Answer 1.", "Follow-up 2", "Answer 2."]);
+    expect(view.messages.map((m) => m.text).slice(-4)).toEqual([
+      "Follow-up 1",
+      "Answer 1.",
+      "Follow-up 2",
+      "Answer 2.",
+    ]);
     expect(view.task?.cost.toFixed(2)).toBe("0.13");
     const dir = path.join(roots.docsDir, "tasks", taskId);
     expect(rows(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 4 }]);
     expect(rows(path.join(dir, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 9 }]);
     expect((await s.clients.history.listTasks({})).tasks).toHaveLength(1);
-    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe("already_imported");
+    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe(
+      "already_imported",
+    );
   });
 
   it("leaves an imported task that was continued in Dline as it is when its source changes, and says why", async () => {
@@ -149,7 +199,9 @@ describe("importing again", () => {
     const clineBefore = snapshotTree(roots.home);
     const res = await s.clients.imports.importCline({ all: true });
     expect(res.results[0].outcome).toBe("skipped");
-    expect(res.results[0].error).toMatch(/changed in Cline since the import, but .* was continued or rewound in Dline: not refreshed, nothing overwritten/);
+    expect(res.results[0].error).toMatch(
+      /changed in Cline since the import, but .* was continued or rewound in Dline: not refreshed, nothing overwritten/,
+    );
     expect((await s.clients.tasks.getTask({ taskId })).messages.map((m) => m.text)).toEqual(before);
     expect(snapshotTree(roots.home)).toEqual(clineBefore);
   });
@@ -159,7 +211,20 @@ describe("importing again", () => {
     writeLegacyTask(clineHomeData(roots.home), "6301", {
       task: "Old import",
       cwd: "/home/me/old",
-      extra: [{ type: "say", say: "subagent_usage", text: JSON.stringify({ source: "subagents", tokensIn: 10, tokensOut: 5, cacheWrites: 0, cacheReads: 0, cost: 0.5 }) }],
+      extra: [
+        {
+          type: "say",
+          say: "subagent_usage",
+          text: JSON.stringify({
+            source: "subagents",
+            tokensIn: 10,
+            tokensOut: 5,
+            cacheWrites: 0,
+            cacheReads: 0,
+            cost: 0.5,
+          }),
+        },
+      ],
     });
     const s = await sidecar(roots);
     const taskId = (await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].taskId;
@@ -169,8 +234,13 @@ describe("importing again", () => {
     delete metadata.importedFrom.record;
     fs.writeFileSync(metadataFile, JSON.stringify(metadata));
     const res = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect([res.results[0].outcome, res.results[0].detail]).toEqual(["refreshed", "imported by an earlier version of the import"]);
+    expect([res.results[0].outcome, res.results[0].detail]).toEqual([
+      "refreshed",
+      "imported by an earlier version of the import",
+    ]);
     expect((await s.clients.tasks.getTask({ taskId })).task?.cost.toFixed(2)).toBe("0.51");
-    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe("already_imported");
+    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe(
+      "already_imported",
+    );
   });
 });

@@ -37,7 +37,9 @@ function clineTree(home: string, workspace: string) {
   writeSession(sessions, "1717000000000_aaaaa", { cwd: workspace, subagents: ["helper", "helper__t1"] });
   writeSession(sessions, "1717000000000_aaaab", { cwd: path.join(clineHomeData(home), "workspaces", "chat") });
   writeSession(sessions, "1717000000009_zzzzz", {
-    manifest: sessionManifest("1717000000009_zzzzz", workspace, { metadata: { importedFrom: { source: "claude-code" } } }),
+    manifest: sessionManifest("1717000000009_zzzzz", workspace, {
+      metadata: { importedFrom: { source: "claude-code" } },
+    }),
   });
 }
 
@@ -117,9 +119,22 @@ describe("ImportService through the real sidecar", () => {
     await new Promise((r) => setTimeout(r, 200));
 
     const res = await clients.imports.importCline({ all: true });
-    const imported = res.results.filter((r) => r.outcome === "imported").map((r) => r.sourceKey).sort();
-    expect(imported).toEqual(["legacy:5001", "legacy:5003", "session:1717000000000_aaaaa", "session:1717000000000_aaaab"]);
-    for (const key of ["legacy:5001@cline-data", "legacy:5002", "session:1717000000000_aaaaa/helper", "session:1717000000009_zzzzz"]) {
+    const imported = res.results
+      .filter((r) => r.outcome === "imported")
+      .map((r) => r.sourceKey)
+      .sort();
+    expect(imported).toEqual([
+      "legacy:5001",
+      "legacy:5003",
+      "session:1717000000000_aaaaa",
+      "session:1717000000000_aaaab",
+    ]);
+    for (const key of [
+      "legacy:5001@cline-data",
+      "legacy:5002",
+      "session:1717000000000_aaaaa/helper",
+      "session:1717000000009_zzzzz",
+    ]) {
       expect(outcome(res, key).outcome, key).toBe("skipped");
       expect(outcome(res, key).error, key).not.toBe("");
     }
@@ -144,7 +159,9 @@ describe("ImportService through the real sidecar", () => {
     expect(inWorkspace.map((t) => t.id)).toEqual([outcome(res, "session:1717000000000_aaaaa").taskId]);
     // The legacy task is listed under the folder Cline recorded for it.
     expect(legacyRow.workspaceRoot).toBe("/home/me/tests-project");
-    expect((await clients.history.listTasks({ workspaceRoot: "/home/me/tests-project" })).tasks.map((t) => t.id)).toEqual([legacyId]);
+    expect(
+      (await clients.history.listTasks({ workspaceRoot: "/home/me/tests-project" })).tasks.map((t) => t.id),
+    ).toEqual([legacyId]);
 
     // GetTask shows the messages.
     const legacyTask = await clients.tasks.getTask({ taskId: legacyId });
@@ -152,12 +169,21 @@ describe("ImportService through the real sidecar", () => {
     expect(item("legacy:5001").messageCount).toBe(6n);
     expect(legacyTask.messages).toHaveLength(6);
     const sessionTask = await clients.tasks.getTask({ taskId: outcome(res, "session:1717000000000_aaaaa").taskId });
-    expect(sessionTask.messages.map((m) => m.text)).toEqual(["Add a README", "I will write the README.", "write_to_file", "README written."]);
+    expect(sessionTask.messages.map((m) => m.text)).toEqual([
+      "Add a README",
+      "I will write the README.",
+      "write_to_file",
+      "README written.",
+    ]);
 
     // The files, through their owners.
     const dir = path.join(roots.docsDir, "tasks", legacyId);
-    expect(JSON.parse(fs.readFileSync(path.join(dir, "task_metadata.json"), "utf8")).source).toBe("cline-import:legacy:5001");
-    expect(rows(path.join(dir, "journal.db"), "SELECT kind FROM entries")).toEqual(Array(4).fill({ kind: "legacy_conversation_message" }));
+    expect(JSON.parse(fs.readFileSync(path.join(dir, "task_metadata.json"), "utf8")).source).toBe(
+      "cline-import:legacy:5001",
+    );
+    expect(rows(path.join(dir, "journal.db"), "SELECT kind FROM entries")).toEqual(
+      Array(4).fill({ kind: "legacy_conversation_message" }),
+    );
     expect(rows(path.join(dir, "metrics.db"), "SELECT tokens_in FROM requests")).toEqual([{ tokens_in: 100 }]);
 
     // Idempotent: importing again changes nothing.
@@ -180,9 +206,14 @@ describe("ImportService through the real sidecar", () => {
 
   it("imports each item once when two sidecars import the same tree at the same time", async () => {
     const roots = testRoots("dline-import-race-");
-    for (let i = 0; i < 24; i++) writeLegacyTask(vscodeGlobalStorage(roots.home, i % 2 ? "Code" : "VSCodium"), `${7000 + i}`, { task: `task ${i}` });
+    for (let i = 0; i < 24; i++)
+      writeLegacyTask(vscodeGlobalStorage(roots.home, i % 2 ? "Code" : "VSCodium"), `${7000 + i}`, {
+        task: `task ${i}`,
+      });
     const [a, b] = [await sidecar(roots), await sidecar(roots)];
-    const [ra, rb] = await readOnly(roots.home, () => Promise.all([a.clients.imports.importCline({ all: true }), b.clients.imports.importCline({ all: true })]));
+    const [ra, rb] = await readOnly(roots.home, () =>
+      Promise.all([a.clients.imports.importCline({ all: true }), b.clients.imports.importCline({ all: true })]),
+    );
     for (let i = 0; i < 24; i++) {
       const key = `legacy:${7000 + i}`;
       const outcomes = [ra, rb].map((r) => r.results.find((x) => x.sourceKey === key)!.outcome).sort();
@@ -191,7 +222,9 @@ describe("ImportService through the real sidecar", () => {
     const listed = await a.clients.history.listTasks({ pageSize: 100 });
     expect(listed.tasks).toHaveLength(24);
     for (const t of listed.tasks) {
-      expect(rows(path.join(roots.docsDir, "tasks", t.id, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 1 }]);
+      expect(rows(path.join(roots.docsDir, "tasks", t.id, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual(
+        [{ n: 1 }],
+      );
       expect(fs.existsSync(path.join(roots.docsDir, "tasks", t.id, "owner.lock"))).toBe(false);
     }
   });
@@ -199,7 +232,8 @@ describe("ImportService through the real sidecar", () => {
   it("finishes an import that a SIGKILL interrupted: the next import completes it, counting nothing twice", async () => {
     const roots = testRoots("dline-import-kill-");
     const TASKS = 40;
-    for (let i = 0; i < TASKS; i++) writeLegacyTask(clineHomeData(roots.home), `${9000 + i}`, { task: `killed ${i}`, padTo: 120 });
+    for (let i = 0; i < TASKS; i++)
+      writeLegacyTask(clineHomeData(roots.home), `${9000 + i}`, { task: `killed ${i}`, padTo: 120 });
     const clineBefore = snapshotTree(roots.home);
     const first = await sidecar(roots);
     const pending = first.clients.imports.importCline({ all: true }).catch((err: Error) => err);
@@ -207,12 +241,12 @@ describe("ImportService through the real sidecar", () => {
     first.process.child.kill("SIGKILL");
     expect(await first.process.exited).toBe("SIGKILL");
     await pending;
-    const importedBefore = (await (async () => {
+    const importedBefore = await (async () => {
       const s = await sidecar(roots);
       const n = (await s.clients.history.listTasks({ pageSize: 100 })).tasks.length;
       await s.stop();
       return n;
-    })());
+    })();
     expect(importedBefore).toBeLessThan(TASKS);
 
     const second = await sidecar(roots);
@@ -227,8 +261,12 @@ describe("ImportService through the real sidecar", () => {
     for (const t of listed) {
       const view = await second.clients.tasks.getTask({ taskId: t.id });
       expect(view.messages, t.id).toHaveLength(120);
-      expect(rows(path.join(roots.docsDir, "tasks", t.id, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 1 }]);
-      expect(rows(path.join(roots.docsDir, "tasks", t.id, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 4 }]);
+      expect(rows(path.join(roots.docsDir, "tasks", t.id, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual(
+        [{ n: 1 }],
+      );
+      expect(rows(path.join(roots.docsDir, "tasks", t.id, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([
+        { n: 4 },
+      ]);
     }
     expect(snapshotTree(roots.home)).toEqual(clineBefore);
   });

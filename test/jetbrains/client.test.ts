@@ -53,7 +53,11 @@ const ideKotlin: Record<string, { stdlib: string; reflect: string; coroutines: s
 
 /** The plugin's pinned Kotlin (the Kotlin Gradle plugin version in build.gradle.kts). */
 function pluginKotlin(): string {
-  return pinned(fs.readFileSync(path.join(pluginDir, "build.gradle.kts"), "utf8"), /id\("org\.jetbrains\.kotlin\.jvm"\) version "([^"]+)"/, "the Kotlin plugin version in build.gradle.kts");
+  return pinned(
+    fs.readFileSync(path.join(pluginDir, "build.gradle.kts"), "utf8"),
+    /id\("org\.jetbrains\.kotlin\.jvm"\) version "([^"]+)"/,
+    "the Kotlin plugin version in build.gradle.kts",
+  );
 }
 
 describe("JetBrains Kotlin client", () => {
@@ -76,36 +80,52 @@ describe("JetBrains Kotlin client", () => {
     expect(gradle).toContain(`languageVersion.set(${kotlinVersion})`);
     expect(gradle).toContain('exclude(group = "org.jetbrains.kotlin")');
     expect(gradle).toContain('exclude(group = "org.jetbrains.kotlinx")');
-    expect(fs.readFileSync(path.join(pluginDir, "gradle.properties"), "utf8")).toMatch(/^kotlin\.stdlib\.default\.dependency = false$/m);
+    expect(fs.readFileSync(path.join(pluginDir, "gradle.properties"), "utf8")).toMatch(
+      /^kotlin\.stdlib\.default\.dependency = false$/m,
+    );
   });
 
-  it("builds from proto/ with Maven, passes its JUnit 5 tests against the real sidecar, and as the plugin's consumer on the IDE's Kotlin", { timeout: 25 * 60_000 }, async () => {
-    const probe = spawnSync("mvn", ["-v"], { encoding: "utf8" });
-    if (probe.error || probe.status !== 0) {
-      throw new Error("mvn is not installed: the JetBrains client needs Maven 3.8+ and a JDK 17 (scripts/setup-test.sh installs them; npm test runs it).");
-    }
-    assertBinaryBuilt();
-    // clean: classes of an earlier compiler must not stay on the classpath of this one.
-    const args = ["-q", "-B", "clean", "test", `-Dplugin.kotlin.version=${pluginKotlin()}`];
-    const { code, output } = await run("mvn", args, jetbrainsDir);
-    // On failure, show what Maven said (surefire's summary is at the end).
-    if (code !== 0) console.error(output.slice(-20_000));
-    expect(code, `mvn ${args.join(" ")} failed in adapters/jetbrains (output above)`).toBe(0);
-    // Both modules ran their tests (a skipped module would pass silently).
-    for (const module of ["client", "compat"]) {
-      expect(fs.readdirSync(path.join(jetbrainsDir, module, "target", "surefire-reports")).some((f) => f.includes("IdeRuntimeTest"))).toBe(true);
-    }
-  });
+  it(
+    "builds from proto/ with Maven, passes its JUnit 5 tests against the real sidecar, and as the plugin's consumer on the IDE's Kotlin",
+    { timeout: 25 * 60_000 },
+    async () => {
+      const probe = spawnSync("mvn", ["-v"], { encoding: "utf8" });
+      if (probe.error || probe.status !== 0) {
+        throw new Error(
+          "mvn is not installed: the JetBrains client needs Maven 3.8+ and a JDK 17 (scripts/setup-test.sh installs them; npm test runs it).",
+        );
+      }
+      assertBinaryBuilt();
+      // clean: classes of an earlier compiler must not stay on the classpath of this one.
+      const args = ["-q", "-B", "clean", "test", `-Dplugin.kotlin.version=${pluginKotlin()}`];
+      const { code, output } = await run("mvn", args, jetbrainsDir);
+      // On failure, show what Maven said (surefire's summary is at the end).
+      if (code !== 0) console.error(output.slice(-20_000));
+      expect(code, `mvn ${args.join(" ")} failed in adapters/jetbrains (output above)`).toBe(0);
+      // Both modules ran their tests (a skipped module would pass silently).
+      for (const module of ["client", "compat"]) {
+        expect(
+          fs
+            .readdirSync(path.join(jetbrainsDir, module, "target", "surefire-reports"))
+            .some((f) => f.includes("IdeRuntimeTest")),
+        ).toBe(true);
+      }
+    },
+  );
 
-  it("leaves the same files, databases and checkpoint trees as the CLI in the conformance scenario", { timeout: 300_000 }, async () => {
-    const cli = await play(cliDriver);
-    const kotlin = await play(kotlinDriver);
-    // The scenario did something (test/conformance checks what), so equal snapshots are not equally empty.
-    expect(cli.result.compare.length).toBeGreaterThan(0);
-    expect(cli.afterEdit.tasks).toHaveLength(1);
-    expect(cli.afterDelete.tasks).toHaveLength(0);
-    expect(kotlin.result.compare).toEqual(cli.result.compare);
-    expect(kotlin.afterEdit).toEqual(cli.afterEdit);
-    expect(kotlin.afterDelete).toEqual(cli.afterDelete);
-  });
+  it(
+    "leaves the same files, databases and checkpoint trees as the CLI in the conformance scenario",
+    { timeout: 300_000 },
+    async () => {
+      const cli = await play(cliDriver);
+      const kotlin = await play(kotlinDriver);
+      // The scenario did something (test/conformance checks what), so equal snapshots are not equally empty.
+      expect(cli.result.compare.length).toBeGreaterThan(0);
+      expect(cli.afterEdit.tasks).toHaveLength(1);
+      expect(cli.afterDelete.tasks).toHaveLength(0);
+      expect(kotlin.result.compare).toEqual(cli.result.compare);
+      expect(kotlin.afterEdit).toEqual(cli.afterEdit);
+      expect(kotlin.afterDelete).toEqual(cli.afterDelete);
+    },
+  );
 });

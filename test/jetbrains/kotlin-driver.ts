@@ -15,8 +15,11 @@ const target = path.join(repoRoot, "adapters", "jetbrains", "client", "target");
 
 function classpath(): string {
   const file = path.join(target, "classpath.txt");
-  if (!fs.existsSync(file)) throw new Error(`${file} does not exist: run "mvn -B test" in adapters/jetbrains/client first.`);
-  return [path.join(target, "classes"), path.join(target, "test-classes"), fs.readFileSync(file, "utf8").trim()].join(path.delimiter);
+  if (!fs.existsSync(file))
+    throw new Error(`${file} does not exist: run "mvn -B test" in adapters/jetbrains/client first.`);
+  return [path.join(target, "classes"), path.join(target, "test-classes"), fs.readFileSync(file, "utf8").trim()].join(
+    path.delimiter,
+  );
 }
 
 function runDriver(ctx: DriverContext, phase: string, extra: Record<string, string>): Promise<Record<string, unknown>> {
@@ -46,7 +49,8 @@ function runDriver(ctx: DriverContext, phase: string, extra: Record<string, stri
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (code !== 0 || !fs.existsSync(out)) return reject(new Error(`the Kotlin driver (${phase}) failed with exit ${code}:\n${output}`));
+      if (code !== 0 || !fs.existsSync(out))
+        return reject(new Error(`the Kotlin driver (${phase}) failed with exit ${code}:\n${output}`));
       resolve(JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, unknown>);
     });
   });

@@ -46,7 +46,11 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
       return;
     }
     const format: WireFormat | undefined =
-      url.pathname === "/v1/messages" ? "anthropic" : url.pathname === "/chat/completions" || url.pathname === "/v1/chat/completions" ? "openai" : undefined;
+      url.pathname === "/v1/messages"
+        ? "anthropic"
+        : url.pathname === "/chat/completions" || url.pathname === "/v1/chat/completions"
+          ? "openai"
+          : undefined;
     const raw = await readBody(req);
     if (req.method !== "POST" || !format) {
       res.writeHead(404, { "content-type": "application/json" });
@@ -71,23 +75,40 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
 
     if (script.apiKey !== undefined) {
       const sent = format === "anthropic" ? headers["x-api-key"] : headers.authorization?.replace(/^Bearer /, "");
-      if (sent !== script.apiKey) return refuse({ status: 401, body: errorBody(format, 401, `Incorrect API key provided: ${sent ?? "(none)"}.`) });
+      if (sent !== script.apiKey)
+        return refuse({
+          status: 401,
+          body: errorBody(format, 401, `Incorrect API key provided: ${sent ?? "(none)"}.`),
+        });
     }
     if (script.models && !script.models.includes(body.model)) {
-      return refuse({ status: 404, body: errorBody(format, 404, `The model \`${body.model}\` does not exist or you do not have access to it.`) });
+      return refuse({
+        status: 404,
+        body: errorBody(format, 404, `The model \`${body.model}\` does not exist or you do not have access to it.`),
+      });
     }
     const invalid = refuseInvalid(format, body, script, reasoningSent);
     if (invalid) return refuse(invalid);
-    const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : typeof body.max_completion_tokens === "number" ? body.max_completion_tokens : undefined;
-    const overflow = script.contextWindow !== undefined ? refuseOverflow(format, script.contextWindow, promptTokens, maxTokens) : undefined;
+    const maxTokens =
+      typeof body.max_tokens === "number"
+        ? body.max_tokens
+        : typeof body.max_completion_tokens === "number"
+          ? body.max_completion_tokens
+          : undefined;
+    const overflow =
+      script.contextWindow !== undefined
+        ? refuseOverflow(format, script.contextWindow, promptTokens, maxTokens)
+        : undefined;
     if (overflow) return refuse(overflow);
-    const system = typeof body.system === "string" ? body.system : JSON.stringify(body.system ?? body.messages?.[0]?.content ?? "");
+    const system =
+      typeof body.system === "string" ? body.system : JSON.stringify(body.system ?? body.messages?.[0]?.content ?? "");
     const responder = script.responders?.find((r) => system.includes(r.systemIncludes));
     let turn: ScriptTurn;
     if (responder) turn = responder.turn;
     else {
       if (next >= script.turns.length) {
-        if (!script.loop || script.turns.length === 0) return refuse({ status: 500, body: errorBody(format, 500, "the model server script has no turn left") });
+        if (!script.loop || script.turns.length === 0)
+          return refuse({ status: 500, body: errorBody(format, 500, "the model server script has no turn left") });
         next = 0;
       }
       turn = script.turns[next++];
@@ -96,7 +117,14 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
     if (turn.firstByteDelayMs) await new Promise((r) => setTimeout(r, turn.firstByteDelayMs));
     if (turn.status !== undefined) {
       recorded.status = turn.status;
-      return sendError(res, format, turn.status, turn.errorMessage ?? `scripted HTTP ${turn.status}`, turn.retryAfter, turn.retryAfterMs);
+      return sendError(
+        res,
+        format,
+        turn.status,
+        turn.errorMessage ?? `scripted HTTP ${turn.status}`,
+        turn.retryAfter,
+        turn.retryAfterMs,
+      );
     }
     turn = effectiveTurn(turn, script, promptTokens, turn.honorMaxTokens ? maxTokens : undefined);
     if (turn.reasoning) reasoningSent.add(turn.reasoning);
@@ -131,7 +159,14 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
   };
 }
 
-function sendError(res: http.ServerResponse, format: WireFormat, status: number, message: string, retryAfter?: string, retryAfterMs?: string): void {
+function sendError(
+  res: http.ServerResponse,
+  format: WireFormat,
+  status: number,
+  message: string,
+  retryAfter?: string,
+  retryAfterMs?: string,
+): void {
   const headers: Record<string, string> = {};
   if (retryAfter !== undefined) headers["retry-after"] = retryAfter;
   if (retryAfterMs !== undefined) headers["retry-after-ms"] = retryAfterMs;
@@ -147,10 +182,16 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, heade
  * The turn as played: usage the script leaves out is the server's count when it models a
  * context window, and with `maxTokens` the answer is cut where it reaches that many tokens.
  */
-function effectiveTurn(turn: ScriptTurn, script: ModelServerScript, promptTokens: number, maxTokens: number | undefined): ScriptTurn {
+function effectiveTurn(
+  turn: ScriptTurn,
+  script: ModelServerScript,
+  promptTokens: number,
+  maxTokens: number | undefined,
+): ScriptTurn {
   let out: ScriptTurn = turn;
   let outputTokens = countTextTokens(turn.reasoning ?? "") + countTextTokens(turn.text ?? "");
-  for (const call of turn.toolCalls ?? []) outputTokens += countTextTokens(call.rawArguments ?? JSON.stringify(call.input ?? {}));
+  for (const call of turn.toolCalls ?? [])
+    outputTokens += countTextTokens(call.rawArguments ?? JSON.stringify(call.input ?? {}));
   if (maxTokens !== undefined && outputTokens > maxTokens) {
     let left = maxTokens;
     const take = (text: string | undefined) => {
@@ -164,19 +205,36 @@ function effectiveTurn(turn: ScriptTurn, script: ModelServerScript, promptTokens
     const toolCalls = [];
     for (const call of turn.toolCalls ?? []) {
       if (left <= 0) break;
-      toolCalls.push({ id: call.id, name: call.name, rawArguments: take(call.rawArguments ?? JSON.stringify(call.input ?? {})) });
+      toolCalls.push({
+        id: call.id,
+        name: call.name,
+        rawArguments: take(call.rawArguments ?? JSON.stringify(call.input ?? {})),
+      });
     }
     out = { ...turn, reasoning, text, toolCalls, stopReason: "max_tokens" };
     outputTokens = maxTokens;
   }
   if (script.contextWindow !== undefined) {
     const u = out.usage ?? {};
-    out = { ...out, usage: { ...u, input: u.input ?? Math.max(0, promptTokens - (u.cacheRead ?? 0) - (u.cacheWrite ?? 0)), output: u.output ?? outputTokens } };
+    out = {
+      ...out,
+      usage: {
+        ...u,
+        input: u.input ?? Math.max(0, promptTokens - (u.cacheRead ?? 0) - (u.cacheWrite ?? 0)),
+        output: u.output ?? outputTokens,
+      },
+    };
   }
   return out;
 }
 
-async function playStream(res: http.ServerResponse, format: WireFormat, turn: ScriptTurn, model: string, turnNumber: number): Promise<void> {
+async function playStream(
+  res: http.ServerResponse,
+  format: WireFormat,
+  turn: ScriptTurn,
+  model: string,
+  turnNumber: number,
+): Promise<void> {
   let frames = turn.rawFrames ?? renderFrames(format, turn, model, turnNumber);
   const interrupt = turn.interrupt;
   if (interrupt) {
@@ -186,7 +244,11 @@ async function playStream(res: http.ServerResponse, format: WireFormat, turn: Sc
   }
   let text = frames.join("");
   if (turn.lineEnding === "\r\n") text = text.replace(/\n/g, "\r\n");
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
   res.flushHeaders();
   const bytes = Buffer.from(text, "utf8");
   const step = turn.writeChunkBytes ?? 16 * 1024;

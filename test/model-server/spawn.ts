@@ -31,11 +31,23 @@ function bundleCli(): Promise<string> {
     let dir = path.dirname(fileURLToPath(import.meta.url));
     if (!fs.existsSync(path.join(dir, "cli.ts"))) dir = path.resolve("test/model-server");
     const hash = createHash("sha256");
-    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".ts")).sort()) hash.update(file).update(fs.readFileSync(path.join(dir, file)));
+    for (const file of fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(".ts"))
+      .sort())
+      hash.update(file).update(fs.readFileSync(path.join(dir, file)));
     const outfile = path.join(os.tmpdir(), `dline-model-server-${hash.digest("hex").slice(0, 16)}.mjs`);
     if (fs.existsSync(outfile)) return outfile;
     const temp = `${outfile}.${process.pid}.tmp.mjs`;
-    await build({ entryPoints: [path.join(dir, "cli.ts")], outfile: temp, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning" });
+    await build({
+      entryPoints: [path.join(dir, "cli.ts")],
+      outfile: temp,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      logLevel: "warning",
+    });
     fs.renameSync(temp, outfile);
     return outfile;
   })();

@@ -12,29 +12,51 @@ export interface Refusal {
   body: unknown;
 }
 
-const anthropicError = (message: string): Refusal => ({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message } } });
-const openAiError = (message: string, code: string | null = "invalid_request_error", type = "invalid_request_error", param: string | null = null): Refusal => ({
+const anthropicError = (message: string): Refusal => ({
+  status: 400,
+  body: { type: "error", error: { type: "invalid_request_error", message } },
+});
+const openAiError = (
+  message: string,
+  code: string | null = "invalid_request_error",
+  type = "invalid_request_error",
+  param: string | null = null,
+): Refusal => ({
   status: 400,
   body: { error: { message, type, param, code } },
 });
 
-export function refuseInvalid(format: WireFormat, body: any, script: ModelServerScript, reasoningSent: ReadonlySet<string>): Refusal | undefined {
+export function refuseInvalid(
+  format: WireFormat,
+  body: any,
+  script: ModelServerScript,
+  reasoningSent: ReadonlySet<string>,
+): Refusal | undefined {
   return format === "anthropic" ? refuseAnthropic(body) : refuseOpenAi(body, script, reasoningSent);
 }
 
 function refuseAnthropic(body: any): Refusal | undefined {
   const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
   const blocks = (m: any): any[] => (Array.isArray(m?.content) ? m.content : []);
-  const hasToolBlocks = messages.some((m) => blocks(m).some((b) => b?.type === "tool_use" || b?.type === "tool_result"));
+  const hasToolBlocks = messages.some((m) =>
+    blocks(m).some((b) => b?.type === "tool_use" || b?.type === "tool_result"),
+  );
   if (hasToolBlocks && !(Array.isArray(body.tools) && body.tools.length > 0)) {
     return anthropicError("Requests which include `tool_use` or `tool_result` blocks must define tools.");
   }
   const thinking = body.thinking;
   if (thinking?.type === "enabled") {
     const budget = thinking.budget_tokens;
-    if (typeof budget !== "number" || budget < 1024) return anthropicError("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
-    if (!(body.max_tokens > budget)) return anthropicError("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size");
-    if (body.temperature !== undefined && body.temperature !== 1) return anthropicError("`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility");
+    if (typeof budget !== "number" || budget < 1024)
+      return anthropicError("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
+    if (!(body.max_tokens > budget))
+      return anthropicError(
+        "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size",
+      );
+    if (body.temperature !== undefined && body.temperature !== 1)
+      return anthropicError(
+        "`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility",
+      );
     for (let i = 0; i < messages.length; i++) {
       const content = blocks(messages[i]);
       for (let j = 0; j < content.length; j++) {
@@ -44,7 +66,10 @@ function refuseAnthropic(body: any): Refusal | undefined {
         }
       }
     }
-    const lastAssistant = messages.map((m, i) => [m, i] as const).filter(([m]) => m.role === "assistant").pop();
+    const lastAssistant = messages
+      .map((m, i) => [m, i] as const)
+      .filter(([m]) => m.role === "assistant")
+      .pop();
     if (lastAssistant && blocks(lastAssistant[0]).some((b) => b?.type === "tool_use")) {
       const first = blocks(lastAssistant[0])[0];
       if (first?.type !== "thinking" && first?.type !== "redacted_thinking") {
@@ -59,7 +84,11 @@ function refuseAnthropic(body: any): Refusal | undefined {
 
 function refuseOpenAi(body: any, script: ModelServerScript, reasoningSent: ReadonlySet<string>): Refusal | undefined {
   if (script.rejectTools && Array.isArray(body.tools) && body.tools.length > 0) {
-    return openAiError(`registry.ollama.ai/library/${String(body.model)}:latest does not support tools`, null, "api_error");
+    return openAiError(
+      `registry.ollama.ai/library/${String(body.model)}:latest does not support tools`,
+      null,
+      "api_error",
+    );
   }
   if (script.deepseekThinking) {
     const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
@@ -68,7 +97,9 @@ function refuseOpenAi(body: any, script: ModelServerScript, reasoningSent: Reado
       if (m.role !== "assistant") continue;
       if (typeof m.reasoning_content !== "string" || !reasoningSent.has(m.reasoning_content)) {
         if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
-          return openAiError(`Missing \`reasoning_content\` field in the assistant message at message index ${i}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`);
+          return openAiError(
+            `Missing \`reasoning_content\` field in the assistant message at message index ${i}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`,
+          );
         }
         return openAiError("The reasoning_content in the thinking mode must be passed back to the API.");
       }
@@ -78,7 +109,12 @@ function refuseOpenAi(body: any, script: ModelServerScript, reasoningSent: Reado
 }
 
 /** The format's answer to a prompt (plus max_tokens) that does not fit the context window. */
-export function refuseOverflow(format: WireFormat, window: number, promptTokens: number, maxTokens: number | undefined): Refusal | undefined {
+export function refuseOverflow(
+  format: WireFormat,
+  window: number,
+  promptTokens: number,
+  maxTokens: number | undefined,
+): Refusal | undefined {
   if (promptTokens > window) {
     return format === "anthropic"
       ? anthropicError(`prompt is too long: ${promptTokens} tokens > ${window} maximum`)
@@ -91,7 +127,9 @@ export function refuseOverflow(format: WireFormat, window: number, promptTokens:
   }
   if (maxTokens !== undefined && promptTokens + maxTokens > window) {
     return format === "anthropic"
-      ? anthropicError(`input length and \`max_tokens\` exceed context limit: ${promptTokens} + ${maxTokens} > ${window}, decrease input length or \`max_tokens\` and try again`)
+      ? anthropicError(
+          `input length and \`max_tokens\` exceed context limit: ${promptTokens} + ${maxTokens} > ${window}, decrease input length or \`max_tokens\` and try again`,
+        )
       : openAiError(
           `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
           "context_length_exceeded",

@@ -46,7 +46,11 @@ export const mutationModules = [
     // The save path: a turn's recorded paths, the paths the workspace watcher saw after a
     // command, and the pre-images taken before a tool first changes a file.
     name: "checkpoint-save",
-    mutate: ["core/src/checkpoints/recorded-save.ts", "core/src/checkpoints/watched-paths.ts", "core/src/checkpoints/edit-captures.ts"],
+    mutate: [
+      "core/src/checkpoints/recorded-save.ts",
+      "core/src/checkpoints/watched-paths.ts",
+      "core/src/checkpoints/edit-captures.ts",
+    ],
     testFiles: [
       "test/checkpoints/fast-paths.test.ts",
       "test/checkpoints/watched-saves.test.ts",

@@ -20,9 +20,20 @@ import { assertBinaryBuilt, repoRoot, sidecarBinary } from "../helpers/sidecar.j
 const pluginDir = path.join(repoRoot, "adapters", "neovim");
 const testsDir = path.join(pluginDir, "tests");
 /** The current Neovim that scripts/setup-test.sh installs (keep the version in step with it). */
-const currentNvim = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "dline-test", "neovim-0.11.4", "bin", "nvim");
-const nvims = (process.env.DLINE_NVIMS ?? [process.env.DLINE_NVIM ?? "nvim", currentNvim].join(path.delimiter)).split(path.delimiter).filter(Boolean);
-const specs = fs.readdirSync(testsDir).filter((f) => f.endsWith("_spec.lua")).sort();
+const currentNvim = path.join(
+  process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"),
+  "dline-test",
+  "neovim-0.11.4",
+  "bin",
+  "nvim",
+);
+const nvims = (process.env.DLINE_NVIMS ?? [process.env.DLINE_NVIM ?? "nvim", currentNvim].join(path.delimiter))
+  .split(path.delimiter)
+  .filter(Boolean);
+const specs = fs
+  .readdirSync(testsDir)
+  .filter((f) => f.endsWith("_spec.lua"))
+  .sort();
 
 let modelServerBundle = "";
 
@@ -54,20 +65,24 @@ beforeAll(async () => {
 
 function runSuite(nvim: string, spec: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(nvim, ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${path.join(testsDir, "run.lua")}`], {
-      cwd: repoRoot,
-      env: {
-        PATH: process.env.PATH,
-        HOME: os.tmpdir(),
-        TMPDIR: os.tmpdir(),
-        DLINE_CORE: sidecarBinary,
-        DLINE_TEST_SPECS: spec,
-        DLINE_TEST_MODEL_SERVER: modelServerBundle,
-        DLINE_TEST_NODE: process.execPath,
-        ...(process.env.DLINE_TEST_FILTER ? { DLINE_TEST_FILTER: process.env.DLINE_TEST_FILTER } : {}),
+    const child = spawn(
+      nvim,
+      ["--headless", "--clean", "-u", "NONE", "-c", `luafile ${path.join(testsDir, "run.lua")}`],
+      {
+        cwd: repoRoot,
+        env: {
+          PATH: process.env.PATH,
+          HOME: os.tmpdir(),
+          TMPDIR: os.tmpdir(),
+          DLINE_CORE: sidecarBinary,
+          DLINE_TEST_SPECS: spec,
+          DLINE_TEST_MODEL_SERVER: modelServerBundle,
+          DLINE_TEST_NODE: process.execPath,
+          ...(process.env.DLINE_TEST_FILTER ? { DLINE_TEST_FILTER: process.env.DLINE_TEST_FILTER } : {}),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    );
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString("utf8")));
     child.stderr.on("data", (d: Buffer) => (output += d.toString("utf8")));
@@ -87,7 +102,11 @@ describe.each(nvims)("Neovim plugin (headless Neovim %s, real sidecar)", (nvim) 
       const { code, output } = await runSuite(nvim, spec);
       const summary = /^(\d+) passed, (\d+) failed$/m.exec(output);
       // The Lua harness prints one line per case; show them when something failed.
-      expect({ code, failed: summary?.[2], output: code === 0 ? "" : output }).toEqual({ code: 0, failed: "0", output: "" });
+      expect({ code, failed: summary?.[2], output: code === 0 ? "" : output }).toEqual({
+        code: 0,
+        failed: "0",
+        output: "",
+      });
       if (!process.env.DLINE_TEST_FILTER) expect(Number(summary![1])).toBeGreaterThan(0);
     });
   }

@@ -20,7 +20,13 @@ import { createDlineClients, spawnSidecar } from "../../core/src/client/index.js
 import { assertBinaryBuilt, makeTestRoots, repoRoot, type TestRoots } from "../helpers/sidecar.js";
 import { spawnModelServer } from "../model-server/spawn.js";
 import type { ModelServerScript } from "../model-server/script.js";
-import { assertToolsInstalled, CODE_SERVER, NODE24_BIN, openWorkbench, startCodeServer } from "../vscode/code-server.js";
+import {
+  assertToolsInstalled,
+  CODE_SERVER,
+  NODE24_BIN,
+  openWorkbench,
+  startCodeServer,
+} from "../vscode/code-server.js";
 
 const run = promisify(execFile);
 const version = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).version as string;
@@ -32,7 +38,8 @@ const OUT = path.join(repoRoot, "test-output", "release");
 const MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /** python3 -c ZIP_ENTRY <zip> <entry> <out>: extracts one entry, prints its Unix mode. */
-const ZIP_ENTRY = "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\ni = z.getinfo(sys.argv[2])\nopen(sys.argv[3], 'wb').write(z.read(i))\nprint(i.external_attr >> 16)";
+const ZIP_ENTRY =
+  "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\ni = z.getinfo(sys.argv[2])\nopen(sys.argv[3], 'wb').write(z.read(i))\nprint(i.external_attr >> 16)";
 
 /** The model's side of the arm64 smoke task: one edit, then done. */
 const TASK_SCRIPT: ModelServerScript = {
@@ -40,7 +47,12 @@ const TASK_SCRIPT: ModelServerScript = {
   turns: [
     {
       text: "I will update the greeting.",
-      toolCalls: [{ name: "replace_in_file", input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }],
+      toolCalls: [
+        {
+          name: "replace_in_file",
+          input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+        },
+      ],
     },
     { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "hello.txt greets the world." } }] },
   ],
@@ -60,7 +72,9 @@ beforeAll(async () => {
   assertBinaryBuilt();
   release = fs.mkdtempSync(path.join(os.tmpdir(), "dline-release-"));
   // The release script itself, as `npm run release` runs it after the build.
-  const made = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "release.mjs"), "--out", release], { encoding: "utf8" });
+  const made = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "release.mjs"), "--out", release], {
+    encoding: "utf8",
+  });
   if (made.status !== 0) throw new Error(`scripts/release.mjs failed:\n${made.stdout}${made.stderr}`);
 }, 900_000);
 
@@ -112,7 +126,9 @@ describe("npm run release", () => {
     expect(fs.statSync(binary).mode & 0o111).not.toBe(0);
     const env = { ...roots.env, PATH: MINIMAL_PATH };
     const { stdout } = await run(binary, ["--version"], { env, cwd: roots.base });
-    expect(stdout).toMatch(new RegExp(`^dline-core ${version.replace(/\./g, "\\.")} \\(protocol 1, node v24\\.\\d+\\.\\d+\\)\\n$`));
+    expect(stdout).toMatch(
+      new RegExp(`^dline-core ${version.replace(/\./g, "\\.")} \\(protocol 1, node v24\\.\\d+\\.\\d+\\)\\n$`),
+    );
     const sidecar = await spawnSidecar({ binary, env, cwd: roots.base });
     try {
       const health = await createDlineClients(sidecar.handshake.url, sidecar.handshake.token).system.health({});
@@ -128,7 +144,11 @@ describe("npm run release", () => {
     function qemuWrapper(roots: TestRoots, binary: string): string {
       const wrapper = path.join(roots.base, "bin", "dline-core");
       fs.mkdirSync(path.dirname(wrapper), { recursive: true });
-      fs.writeFileSync(wrapper, `#!/bin/sh\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu ${JSON.stringify(binary)} "$@"\n`, { mode: 0o755 });
+      fs.writeFileSync(
+        wrapper,
+        `#!/bin/sh\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu ${JSON.stringify(binary)} "$@"\n`,
+        { mode: 0o755 },
+      );
       return wrapper;
     }
 
@@ -139,7 +159,9 @@ describe("npm run release", () => {
       const core = qemuWrapper(roots, binary);
       const env = { ...roots.env, PATH: MINIMAL_PATH };
       const { stdout, stderr } = await run(core, ["--version"], { env, cwd: roots.base });
-      expect(stdout).toMatch(new RegExp(`^dline-core ${version.replace(/\./g, "\\.")} \\(protocol 1, node v24\\.\\d+\\.\\d+\\)\\n$`));
+      expect(stdout).toMatch(
+        new RegExp(`^dline-core ${version.replace(/\./g, "\\.")} \\(protocol 1, node v24\\.\\d+\\.\\d+\\)\\n$`),
+      );
       expect(stderr, "the code cache made under qemu at build time is accepted").not.toContain("code cache");
       const sidecar = await spawnSidecar({ binary: core, env, cwd: roots.base, handshakeTimeoutMs: 120_000 });
       try {
@@ -154,11 +176,31 @@ describe("npm run release", () => {
       const workspace = path.join(roots.base, "project");
       fs.mkdirSync(workspace);
       fs.writeFileSync(path.join(workspace, "hello.txt"), "hello\n");
-      const task = await run(process.execPath, [path.join(repoRoot, "dist", "dline"), "--core", core, "--json", "task", "--yes", "--workspace", workspace, "Greet the world"], {
-        env: { ...env, PATH: process.env.PATH, OPENAI_BASE_URL: model.url, OPENAI_MODEL: "scripted", OPENAI_API_KEY: TASK_SCRIPT.apiKey },
-        timeout: 240_000,
-        maxBuffer: 16 * 1024 * 1024,
-      });
+      const task = await run(
+        process.execPath,
+        [
+          path.join(repoRoot, "dist", "dline"),
+          "--core",
+          core,
+          "--json",
+          "task",
+          "--yes",
+          "--workspace",
+          workspace,
+          "Greet the world",
+        ],
+        {
+          env: {
+            ...env,
+            PATH: process.env.PATH,
+            OPENAI_BASE_URL: model.url,
+            OPENAI_MODEL: "scripted",
+            OPENAI_API_KEY: TASK_SCRIPT.apiKey,
+          },
+          timeout: 240_000,
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      );
       expect(fs.readFileSync(path.join(workspace, "hello.txt"), "utf8")).toBe("hello, world\n");
       // The CLI exits 0 only for a completed task; its last event says so.
       const last = task.stdout.trim().split("\n").at(-1)!;
@@ -168,10 +210,24 @@ describe("npm run release", () => {
     it("its VSIX carries that sidecar at extension/bin/dline-core, executable", async () => {
       const roots = makeTestRoots("dline-release-arm64-vsix-");
       const vsix = unpackInto(roots, path.join(release, `dline-vscode-${version}-${ARM64}.vsix`));
-      const listing = await run("python3", ["-c", ZIP_ENTRY, vsix, "extension/bin/dline-core", path.join(roots.base, "dline-core")]);
+      const listing = await run("python3", [
+        "-c",
+        ZIP_ENTRY,
+        vsix,
+        "extension/bin/dline-core",
+        path.join(roots.base, "dline-core"),
+      ]);
       expect(Number(listing.stdout.trim()) & 0o111, "executable bits in the VSIX").not.toBe(0);
-      expect(sha256(path.join(roots.base, "dline-core"))).toBe(sha256(path.join(release, `dline-core-${version}-${ARM64}`)));
-      const manifest = await run("python3", ["-c", ZIP_ENTRY, vsix, "extension.vsixmanifest", path.join(roots.base, "manifest.xml")]);
+      expect(sha256(path.join(roots.base, "dline-core"))).toBe(
+        sha256(path.join(release, `dline-core-${version}-${ARM64}`)),
+      );
+      const manifest = await run("python3", [
+        "-c",
+        ZIP_ENTRY,
+        vsix,
+        "extension.vsixmanifest",
+        path.join(roots.base, "manifest.xml"),
+      ]);
       expect(manifest.stdout.trim()).not.toBe("");
       expect(fs.readFileSync(path.join(roots.base, "manifest.xml"), "utf8")).toContain('TargetPlatform="linux-arm64"');
     });
@@ -189,11 +245,31 @@ describe("npm run release", () => {
 
     async function checkInNeovim(roots: TestRoots, plugin: string, extraEnv: NodeJS.ProcessEnv) {
       const out = path.join(roots.base, `nvim-check-${Date.now()}.json`);
-      await run("nvim", ["--headless", "--clean", "--cmd", `set rtp^=${plugin}`, "-c", `luafile ${path.join(repoRoot, "test", "release", "fixtures", "nvim-check.lua")}`], {
-        cwd: roots.base,
-        env: { ...roots.env, PATH: MINIMAL_PATH, XDG_CONFIG_HOME: path.join(roots.base, "xdg-config"), XDG_DATA_HOME: path.join(roots.base, "xdg-data"), XDG_STATE_HOME: path.join(roots.base, "xdg-state"), XDG_CACHE_HOME: path.join(roots.base, "xdg-cache"), CHECK_OUT: out, ...extraEnv },
-        timeout: 180_000,
-      });
+      await run(
+        "nvim",
+        [
+          "--headless",
+          "--clean",
+          "--cmd",
+          `set rtp^=${plugin}`,
+          "-c",
+          `luafile ${path.join(repoRoot, "test", "release", "fixtures", "nvim-check.lua")}`,
+        ],
+        {
+          cwd: roots.base,
+          env: {
+            ...roots.env,
+            PATH: MINIMAL_PATH,
+            XDG_CONFIG_HOME: path.join(roots.base, "xdg-config"),
+            XDG_DATA_HOME: path.join(roots.base, "xdg-data"),
+            XDG_STATE_HOME: path.join(roots.base, "xdg-state"),
+            XDG_CACHE_HOME: path.join(roots.base, "xdg-cache"),
+            CHECK_OUT: out,
+            ...extraEnv,
+          },
+          timeout: 180_000,
+        },
+      );
       return JSON.parse(fs.readFileSync(out, "utf8")) as {
         has_command: boolean;
         help_ok: boolean;
@@ -252,73 +328,130 @@ describe("npm run release", () => {
     });
   });
 
-  it("the Kotlin client's jar and POM serve a separate Maven program that starts the sidecar", { timeout: 900_000 }, async () => {
-    const roots = makeTestRoots("dline-release-jvm-");
-    const jar = unpackInto(roots, path.join(release, `dline-jetbrains-client-${version}.jar`));
-    const pom = unpackInto(roots, path.join(release, `dline-jetbrains-client-${version}.pom`));
-    const maven = { cwd: roots.base, env: { ...process.env, HOME: process.env.HOME }, timeout: 600_000, maxBuffer: 32 * 1024 * 1024 };
-    // As a user without access to our repository would: the released files into the local
-    // repository, under a version of this run's own (the POM's version changed, nothing else),
-    // so that test runs in other checkouts at the same time never read each other's jar.
-    const checkVersion = `${version}-releasecheck-${process.pid}`;
-    const pomText = fs.readFileSync(pom, "utf8");
-    const ownPom = path.join(roots.base, "check.pom");
-    fs.writeFileSync(ownPom, pomText.replace(`<version>${version}</version>`, `<version>${checkVersion}</version>`));
-    const installed = path.join(process.env.HOME ?? "", ".m2", "repository", "dev", "dline", "dline-jetbrains-client", checkVersion);
-    cleanups.push(() => fs.rmSync(installed, { recursive: true, force: true }));
-    await run("mvn", ["-B", "-q", "install:install-file", `-Dfile=${jar}`, `-DpomFile=${ownPom}`], maven);
-    const consumer = path.join(roots.base, "consumer");
-    fs.cpSync(path.join(repoRoot, "test", "release", "fixtures", "jetbrains-consumer"), consumer, { recursive: true });
-    const classpathFile = path.join(consumer, "classpath.txt");
-    await run("mvn", ["-B", "-q", `-Ddline.version=${checkVersion}`, "compile", "dependency:build-classpath", `-Dmdep.outputFile=${classpathFile}`], { ...maven, cwd: consumer });
-    const classpath = [path.join(consumer, "target", "classes"), fs.readFileSync(classpathFile, "utf8").trim()].join(path.delimiter);
-    expect(classpath).toContain(path.join(installed, `dline-jetbrains-client-${checkVersion}.jar`));
-    const sidecar = unpackInto(roots, path.join(release, `dline-core-${version}-${platform}`));
-    const { stdout } = await run("java", ["-cp", classpath, "MainKt", sidecar], { cwd: roots.base, env: { ...roots.env, PATH: process.env.PATH }, timeout: 120_000 });
-    expect(stdout).toMatch(new RegExp(`^health ok version ${version.replace(/\./g, "\\.")} pid \\d+$`, "m"));
-  });
+  it(
+    "the Kotlin client's jar and POM serve a separate Maven program that starts the sidecar",
+    { timeout: 900_000 },
+    async () => {
+      const roots = makeTestRoots("dline-release-jvm-");
+      const jar = unpackInto(roots, path.join(release, `dline-jetbrains-client-${version}.jar`));
+      const pom = unpackInto(roots, path.join(release, `dline-jetbrains-client-${version}.pom`));
+      const maven = {
+        cwd: roots.base,
+        env: { ...process.env, HOME: process.env.HOME },
+        timeout: 600_000,
+        maxBuffer: 32 * 1024 * 1024,
+      };
+      // As a user without access to our repository would: the released files into the local
+      // repository, under a version of this run's own (the POM's version changed, nothing else),
+      // so that test runs in other checkouts at the same time never read each other's jar.
+      const checkVersion = `${version}-releasecheck-${process.pid}`;
+      const pomText = fs.readFileSync(pom, "utf8");
+      const ownPom = path.join(roots.base, "check.pom");
+      fs.writeFileSync(ownPom, pomText.replace(`<version>${version}</version>`, `<version>${checkVersion}</version>`));
+      const installed = path.join(
+        process.env.HOME ?? "",
+        ".m2",
+        "repository",
+        "dev",
+        "dline",
+        "dline-jetbrains-client",
+        checkVersion,
+      );
+      cleanups.push(() => fs.rmSync(installed, { recursive: true, force: true }));
+      await run("mvn", ["-B", "-q", "install:install-file", `-Dfile=${jar}`, `-DpomFile=${ownPom}`], maven);
+      const consumer = path.join(roots.base, "consumer");
+      fs.cpSync(path.join(repoRoot, "test", "release", "fixtures", "jetbrains-consumer"), consumer, {
+        recursive: true,
+      });
+      const classpathFile = path.join(consumer, "classpath.txt");
+      await run(
+        "mvn",
+        [
+          "-B",
+          "-q",
+          `-Ddline.version=${checkVersion}`,
+          "compile",
+          "dependency:build-classpath",
+          `-Dmdep.outputFile=${classpathFile}`,
+        ],
+        { ...maven, cwd: consumer },
+      );
+      const classpath = [path.join(consumer, "target", "classes"), fs.readFileSync(classpathFile, "utf8").trim()].join(
+        path.delimiter,
+      );
+      expect(classpath).toContain(path.join(installed, `dline-jetbrains-client-${checkVersion}.jar`));
+      const sidecar = unpackInto(roots, path.join(release, `dline-core-${version}-${platform}`));
+      const { stdout } = await run("java", ["-cp", classpath, "MainKt", sidecar], {
+        cwd: roots.base,
+        env: { ...roots.env, PATH: process.env.PATH },
+        timeout: 120_000,
+      });
+      expect(stdout).toMatch(new RegExp(`^health ok version ${version.replace(/\./g, "\\.")} pid \\d+$`, "m"));
+    },
+  );
 
-  it("the VSIX installs into VS Code (code-server), which starts the sidecar it carries", { timeout: 600_000 }, async () => {
-    assertToolsInstalled();
-    const roots = makeTestRoots("dline-release-vscode-");
-    const vsix = unpackInto(roots, path.join(release, `dline-vscode-${version}-${platform}.vsix`));
-    const extensions = path.join(roots.base, "vscode-extensions");
-    const csEnv = { ...roots.env, PATH: `${NODE24_BIN}:${MINIMAL_PATH}` };
-    const installed = await run(path.join(NODE24_BIN, "node"), [CODE_SERVER, "--extensions-dir", extensions, "--user-data-dir", path.join(roots.base, "vscode-user-data"), "--install-extension", vsix], {
-      env: csEnv,
-      cwd: roots.base,
-      timeout: 120_000,
-    });
-    expect(installed.stdout).toContain("was successfully installed");
-    const bundled = path.join(extensions, `dline.dline-vscode-${version}`, "bin", "dline-core");
-    expect(fs.statSync(bundled).mode & 0o111).not.toBe(0);
+  it(
+    "the VSIX installs into VS Code (code-server), which starts the sidecar it carries",
+    { timeout: 600_000 },
+    async () => {
+      assertToolsInstalled();
+      const roots = makeTestRoots("dline-release-vscode-");
+      const vsix = unpackInto(roots, path.join(release, `dline-vscode-${version}-${platform}.vsix`));
+      const extensions = path.join(roots.base, "vscode-extensions");
+      const csEnv = { ...roots.env, PATH: `${NODE24_BIN}:${MINIMAL_PATH}` };
+      const installed = await run(
+        path.join(NODE24_BIN, "node"),
+        [
+          CODE_SERVER,
+          "--extensions-dir",
+          extensions,
+          "--user-data-dir",
+          path.join(roots.base, "vscode-user-data"),
+          "--install-extension",
+          vsix,
+        ],
+        {
+          env: csEnv,
+          cwd: roots.base,
+          timeout: 120_000,
+        },
+      );
+      expect(installed.stdout).toContain("was successfully installed");
+      const bundled = path.join(extensions, `dline.dline-vscode-${version}`, "bin", "dline-core");
+      expect(fs.statSync(bundled).mode & 0o111).not.toBe(0);
 
-    const workspace = path.join(roots.base, "project");
-    fs.mkdirSync(workspace);
-    fs.writeFileSync(path.join(workspace, "hello.txt"), "hello\n");
-    // Not the extension under development: the installed one, with no DLINE_CORE and a PATH
-    // without the repository, so only the sidecar inside the VSIX can answer.
-    const server = await startCodeServer({ base: roots.base, workspace, env: { ...roots.env, PATH: MINIMAL_PATH } });
-    cleanups.push(async () => {
-      await server.stop();
-      fs.copyFileSync(server.logFile, path.join(OUT, "code-server.log"));
-    });
-    const bench = await openWorkbench(`${server.url}/?folder=${encodeURIComponent(workspace)}`, path.join(OUT, "browser-console.log"));
-    cleanups.push(() => bench.browser.close());
-    // Opening the Dline view activates the extension, which starts its sidecar.
-    await bench.page.locator('.activitybar [aria-label^="Dline"]').first().click({ timeout: 120_000 });
+      const workspace = path.join(roots.base, "project");
+      fs.mkdirSync(workspace);
+      fs.writeFileSync(path.join(workspace, "hello.txt"), "hello\n");
+      // Not the extension under development: the installed one, with no DLINE_CORE and a PATH
+      // without the repository, so only the sidecar inside the VSIX can answer.
+      const server = await startCodeServer({ base: roots.base, workspace, env: { ...roots.env, PATH: MINIMAL_PATH } });
+      cleanups.push(async () => {
+        await server.stop();
+        fs.copyFileSync(server.logFile, path.join(OUT, "code-server.log"));
+      });
+      const bench = await openWorkbench(
+        `${server.url}/?folder=${encodeURIComponent(workspace)}`,
+        path.join(OUT, "browser-console.log"),
+      );
+      cleanups.push(() => bench.browser.close());
+      // Opening the Dline view activates the extension, which starts its sidecar.
+      await bench.page.locator('.activitybar [aria-label^="Dline"]').first().click({ timeout: 120_000 });
 
-    const log = path.join(roots.homeDir, "logs", "dline-core.log");
-    const deadline = Date.now() + 120_000;
-    let initialized: { pid: number } | undefined;
-    while (!initialized && Date.now() < deadline) {
-      const lines = fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : [];
-      initialized = lines.map((l) => JSON.parse(l)).find((e) => e.msg === "client initialized" && e.client === "vscode");
-      if (!initialized) await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(initialized, `no "client initialized" from vscode in ${log}`).toBeDefined();
-    // The process that answered is the binary inside the installed extension.
-    expect(fs.readlinkSync(`/proc/${initialized!.pid}/exe`)).toBe(bundled);
-    await bench.page.screenshot({ path: path.join(OUT, "vscode-installed-vsix.png") });
-  });
+      const log = path.join(roots.homeDir, "logs", "dline-core.log");
+      const deadline = Date.now() + 120_000;
+      let initialized: { pid: number } | undefined;
+      while (!initialized && Date.now() < deadline) {
+        const lines = fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : [];
+        initialized = lines
+          .map((l) => JSON.parse(l))
+          .find((e) => e.msg === "client initialized" && e.client === "vscode");
+        if (!initialized) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(initialized, `no "client initialized" from vscode in ${log}`).toBeDefined();
+      // The process that answered is the binary inside the installed extension.
+      expect(fs.readlinkSync(`/proc/${initialized!.pid}/exe`)).toBe(bundled);
+      await bench.page.screenshot({ path: path.join(OUT, "vscode-installed-vsix.png") });
+    },
+  );
 });

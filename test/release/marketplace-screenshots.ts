@@ -13,10 +13,20 @@ import type { Frame, Page } from "playwright-core";
 import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { spawnModelServer } from "../model-server/spawn.js";
 import type { ModelServerScript } from "../model-server/script.js";
-import { assertToolsInstalled, CODE_SERVER, NODE24_BIN, openWorkbench, startCodeServer, webviewFrames } from "../vscode/code-server.js";
+import {
+  assertToolsInstalled,
+  CODE_SERVER,
+  NODE24_BIN,
+  openWorkbench,
+  startCodeServer,
+  webviewFrames,
+} from "../vscode/code-server.js";
 
 const version = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).version as string;
-const vsix = path.resolve(process.argv[2] ?? path.join(repoRoot, "dist", "release", `dline-vscode-${version}-${process.platform}-${process.arch}.vsix`));
+const vsix = path.resolve(
+  process.argv[2] ??
+    path.join(repoRoot, "dist", "release", `dline-vscode-${version}-${process.platform}-${process.arch}.vsix`),
+);
 const outDir = path.join(repoRoot, "adapters", "vscode", "media", "screenshots");
 const API_KEY = "sk-demo-not-a-real-key";
 
@@ -32,7 +42,7 @@ const script: ModelServerScript = {
   apiKey: API_KEY,
   turns: [
     {
-      text: "I'll make `greet` use a template literal and fall back to \"world\" when no name is given.",
+      text: 'I\'ll make `greet` use a template literal and fall back to "world" when no name is given.',
       toolCalls: [
         {
           name: "replace_in_file",
@@ -45,8 +55,13 @@ const script: ModelServerScript = {
       usage: { input: 2400, output: 90 },
     },
     {
-      text: "Done: `greet()` now returns \"Hello world!\".",
-      toolCalls: [{ name: "attempt_completion", input: { result: "`greet` uses a template literal and defaults the name to \"world\"." } }],
+      text: 'Done: `greet()` now returns "Hello world!".',
+      toolCalls: [
+        {
+          name: "attempt_completion",
+          input: { result: '`greet` uses a template literal and defaults the name to "world".' },
+        },
+      ],
       usage: { input: 2600, output: 40 },
     },
   ],
@@ -78,7 +93,10 @@ async function main() {
     const workspace = path.join(roots.base, "greeter");
     fs.mkdirSync(path.join(workspace, "src"), { recursive: true });
     fs.writeFileSync(path.join(workspace, "src", "greet.js"), GREET_BEFORE);
-    fs.writeFileSync(path.join(workspace, "package.json"), JSON.stringify({ name: "greeter", version: "1.0.0", main: "src/greet.js" }, null, 2) + "\n");
+    fs.writeFileSync(
+      path.join(workspace, "package.json"),
+      JSON.stringify({ name: "greeter", version: "1.0.0", main: "src/greet.js" }, null, 2) + "\n",
+    );
     execFileSync("git", ["init", "-q"], { cwd: workspace });
 
     const model = await spawnModelServer(script);
@@ -86,16 +104,48 @@ async function main() {
 
     const extensions = path.join(roots.base, "vscode-extensions");
     const env = { ...roots.env, PATH: `${NODE24_BIN}:/usr/local/bin:/usr/bin:/bin` };
-    execFileSync(path.join(NODE24_BIN, "node"), [CODE_SERVER, "--extensions-dir", extensions, "--user-data-dir", path.join(roots.base, "vscode-user-data"), "--install-extension", vsix], { env });
+    execFileSync(
+      path.join(NODE24_BIN, "node"),
+      [
+        CODE_SERVER,
+        "--extensions-dir",
+        extensions,
+        "--user-data-dir",
+        path.join(roots.base, "vscode-user-data"),
+        "--install-extension",
+        vsix,
+      ],
+      { env },
+    );
     const bundled = path.join(extensions, `dline.dline-vscode-${version}`, "bin", "dline-core");
     // A model profile, set up with the CLI as a person would (the key read from the environment).
     execFileSync(
       process.execPath,
-      [path.join(repoRoot, "dist", "dline"), "--core", bundled, "profile", "add", "demo", "--provider", "openai", "--base-url", model.url, "--model", "demo-model", "--api-key-env", "DEMO_KEY", "--default"],
+      [
+        path.join(repoRoot, "dist", "dline"),
+        "--core",
+        bundled,
+        "profile",
+        "add",
+        "demo",
+        "--provider",
+        "openai",
+        "--base-url",
+        model.url,
+        "--model",
+        "demo-model",
+        "--api-key-env",
+        "DEMO_KEY",
+        "--default",
+      ],
       { env: { ...roots.env, DEMO_KEY: API_KEY } },
     );
 
-    const server = await startCodeServer({ base: roots.base, workspace, env: { ...roots.env, PATH: "/usr/local/bin:/usr/bin:/bin" } });
+    const server = await startCodeServer({
+      base: roots.base,
+      workspace,
+      env: { ...roots.env, PATH: "/usr/local/bin:/usr/bin:/bin" },
+    });
     stops.push(() => server.stop());
     const bench = await openWorkbench(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
     stops.push(() => bench.browser.close());
@@ -106,7 +156,10 @@ async function main() {
     await page.keyboard.press("Control+P");
     await page.locator(".quick-input-widget input").waitFor({ timeout: 60_000 });
     await page.keyboard.type("greet.js");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "greet.js" }).first().waitFor({ timeout: 60_000 });
+    await page
+      .locator(".quick-input-list .monaco-list-row", { hasText: "greet.js" })
+      .first()
+      .waitFor({ timeout: 60_000 });
     await page.keyboard.press("Enter");
     await page.locator(".tabs-container .tab", { hasText: "greet.js" }).first().waitFor({ timeout: 60_000 });
     const box = await page.locator(".part.sidebar").boundingBox();
@@ -117,8 +170,10 @@ async function main() {
       await page.mouse.up();
     }
 
-    const composer = await inWebview(page, "the chat composer", async (frame) => ((await visible(frame, "#input")) ? frame : undefined));
-    await composer.locator("#input").fill("Make greet() use a template literal and default the name to \"world\".");
+    const composer = await inWebview(page, "the chat composer", async (frame) =>
+      (await visible(frame, "#input")) ? frame : undefined,
+    );
+    await composer.locator("#input").fill('Make greet() use a template literal and default the name to "world".');
     await composer.locator("#send").click();
     await inWebview(page, "the Approve button", (frame) => visible(frame, 'button[data-action="approve"]'));
     // The proposed change opens in the diff editor beside the chat.

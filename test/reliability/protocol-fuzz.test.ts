@@ -11,9 +11,22 @@ import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import * as files from "../helpers/proto-files.js";
 
 const CONNECT_CODES = new Set([
-  "canceled", "unknown", "invalid_argument", "deadline_exceeded", "not_found", "already_exists", "permission_denied",
-  "resource_exhausted", "failed_precondition", "aborted", "out_of_range", "unimplemented", "internal", "unavailable",
-  "data_loss", "unauthenticated",
+  "canceled",
+  "unknown",
+  "invalid_argument",
+  "deadline_exceeded",
+  "not_found",
+  "already_exists",
+  "permission_denied",
+  "resource_exhausted",
+  "failed_precondition",
+  "aborted",
+  "out_of_range",
+  "unimplemented",
+  "internal",
+  "unavailable",
+  "data_loss",
+  "unauthenticated",
 ]);
 
 interface Answer {
@@ -25,11 +38,23 @@ interface Answer {
  * Sends one request. A stream that the sidecar keeps open (a valid subscription) is read for
  * `openStreamMs` and then closed by us: that is a success, not a hang.
  */
-function post(url: string, token: string | undefined, path: string, body: Buffer | string, contentType: string, slowMs = 0, openStreamMs = 0): Promise<Answer> {
+function post(
+  url: string,
+  token: string | undefined,
+  path: string,
+  body: Buffer | string,
+  contentType: string,
+  slowMs = 0,
+  openStreamMs = 0,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}/${path}`, {
       method: "POST",
-      headers: { "Content-Type": contentType, ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }), "Connect-Protocol-Version": "1" },
+      headers: {
+        "Content-Type": contentType,
+        ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+        "Connect-Protocol-Version": "1",
+      },
       timeout: 20_000,
     });
     const chunks: Buffer[] = [];
@@ -94,7 +119,15 @@ function codeOf(a: Answer, streaming: boolean): string | undefined {
     offset += 5 + length;
   }
   // Open (no end-of-stream yet, we closed it): the sidecar accepted the request.
-  return a.status === 200 || a.status === 0 ? "ok" : (() => { try { return (JSON.parse(a.body.toString()) as { code?: string }).code; } catch { return undefined; } })();
+  return a.status === 200 || a.status === 0
+    ? "ok"
+    : (() => {
+        try {
+          return (JSON.parse(a.body.toString()) as { code?: string }).code;
+        } catch {
+          return undefined;
+        }
+      })();
 }
 
 function envelope(payload: Buffer, flags = 0): Buffer {
@@ -124,80 +157,123 @@ afterAll(async () => {
 });
 
 describe("protocol fuzzing", () => {
-  it("answers every mutated request to every method with a fitting Connect code and stays up", { timeout: 240_000 }, async () => {
-    const { url, token } = sidecar.process.handshake;
-    const random = prng(20261129);
-    const methods = Object.values(files).flatMap((f) =>
-      f.services.flatMap((s) => s.methods.filter((m) => m.name !== "Shutdown").map((m) => ({ path: `${s.typeName}/${m.name}`, streaming: m.methodKind === "server_streaming" }))),
-    );
-    const deep = "[".repeat(5000) + "]".repeat(5000);
-    const unaryJson = [
-      "{", '{"taskId": 5}', '{"workspaceRoot": ["x"]}', '{"patch": "not an object"}', '{"unknownField": true}', "null", "[]", "12",
-      `{"taskId": "${"x".repeat(100_000)}"}`, `{"a": ${deep}}`, '{"taskId": "../../etc/passwd"}', '{"taskId": "\\ud800"}',
-    ];
-    let tried = 0;
-    const codes = new Map<string, number>();
-    for (const m of methods) {
-      const bodies: { body: Buffer | string; type: string }[] = [];
-      if (m.streaming) {
-        const json = (s: string) => envelope(Buffer.from(s));
-        bodies.push({ body: json("{"), type: "application/connect+json" });
-        bodies.push({ body: json('{"taskId": 1}'), type: "application/connect+json" });
-        bodies.push({ body: envelope(Buffer.from(deep)), type: "application/connect+json" });
-        bodies.push({ body: envelope(Buffer.from("abc")).subarray(0, 3), type: "application/connect+json" }); // truncated envelope
-        bodies.push({ body: Buffer.from([0, 0xff, 0xff, 0xff, 0xff]), type: "application/connect+proto" }); // claims 4 GiB
-        bodies.push({ body: envelope(Buffer.from([0xc3, 0x28, 0xa0, 0xa1])), type: "application/connect+json" }); // invalid UTF-8
-      } else {
-        for (const j of unaryJson) bodies.push({ body: j, type: "application/json" });
-        bodies.push({ body: Buffer.from([0xc3, 0x28, 0xa0, 0xa1]), type: "application/json" }); // invalid UTF-8
-        for (let i = 0; i < 4; i++) {
-          const bytes = Buffer.alloc(1 + Math.floor(random() * 200));
-          for (let k = 0; k < bytes.length; k++) bytes[k] = Math.floor(random() * 256);
-          bodies.push({ body: bytes, type: "application/proto" });
+  it(
+    "answers every mutated request to every method with a fitting Connect code and stays up",
+    { timeout: 240_000 },
+    async () => {
+      const { url, token } = sidecar.process.handshake;
+      const random = prng(20261129);
+      const methods = Object.values(files).flatMap((f) =>
+        f.services.flatMap((s) =>
+          s.methods
+            .filter((m) => m.name !== "Shutdown")
+            .map((m) => ({ path: `${s.typeName}/${m.name}`, streaming: m.methodKind === "server_streaming" })),
+        ),
+      );
+      const deep = "[".repeat(5000) + "]".repeat(5000);
+      const unaryJson = [
+        "{",
+        '{"taskId": 5}',
+        '{"workspaceRoot": ["x"]}',
+        '{"patch": "not an object"}',
+        '{"unknownField": true}',
+        "null",
+        "[]",
+        "12",
+        `{"taskId": "${"x".repeat(100_000)}"}`,
+        `{"a": ${deep}}`,
+        '{"taskId": "../../etc/passwd"}',
+        '{"taskId": "\\ud800"}',
+      ];
+      let tried = 0;
+      const codes = new Map<string, number>();
+      for (const m of methods) {
+        const bodies: { body: Buffer | string; type: string }[] = [];
+        if (m.streaming) {
+          const json = (s: string) => envelope(Buffer.from(s));
+          bodies.push({ body: json("{"), type: "application/connect+json" });
+          bodies.push({ body: json('{"taskId": 1}'), type: "application/connect+json" });
+          bodies.push({ body: envelope(Buffer.from(deep)), type: "application/connect+json" });
+          bodies.push({ body: envelope(Buffer.from("abc")).subarray(0, 3), type: "application/connect+json" }); // truncated envelope
+          bodies.push({ body: Buffer.from([0, 0xff, 0xff, 0xff, 0xff]), type: "application/connect+proto" }); // claims 4 GiB
+          bodies.push({ body: envelope(Buffer.from([0xc3, 0x28, 0xa0, 0xa1])), type: "application/connect+json" }); // invalid UTF-8
+        } else {
+          for (const j of unaryJson) bodies.push({ body: j, type: "application/json" });
+          bodies.push({ body: Buffer.from([0xc3, 0x28, 0xa0, 0xa1]), type: "application/json" }); // invalid UTF-8
+          for (let i = 0; i < 4; i++) {
+            const bytes = Buffer.alloc(1 + Math.floor(random() * 200));
+            for (let k = 0; k < bytes.length; k++) bytes[k] = Math.floor(random() * 256);
+            bodies.push({ body: bytes, type: "application/proto" });
+          }
+        }
+        for (const { body, type } of bodies) {
+          const answer = await post(url, token, m.path, body, type, 0, m.streaming ? 1000 : 0);
+          const code = codeOf(answer, m.streaming);
+          tried++;
+          expect(
+            code === "ok" || CONNECT_CODES.has(code ?? ""),
+            `${m.path} answered ${answer.status} ${answer.body.toString().slice(0, 200)}`,
+          ).toBe(true);
+          // Bad input is the client's fault: never "internal" or "unknown".
+          expect(["internal", "unknown"], `${m.path}: ${answer.body.toString().slice(0, 200)}`).not.toContain(code);
+          codes.set(code ?? "?", (codes.get(code ?? "?") ?? 0) + 1);
         }
       }
-      for (const { body, type } of bodies) {
-        const answer = await post(url, token, m.path, body, type, 0, m.streaming ? 1000 : 0);
-        const code = codeOf(answer, m.streaming);
-        tried++;
-        expect(code === "ok" || CONNECT_CODES.has(code ?? ""), `${m.path} answered ${answer.status} ${answer.body.toString().slice(0, 200)}`).toBe(true);
-        // Bad input is the client's fault: never "internal" or "unknown".
-        expect(["internal", "unknown"], `${m.path}: ${answer.body.toString().slice(0, 200)}`).not.toContain(code);
-        codes.set(code ?? "?", (codes.get(code ?? "?") ?? 0) + 1);
+      // The same bad inputs without the token, or with a wrong one: every one is unauthenticated,
+      // answered from the headers alone (the body is never parsed, so never "invalid_argument").
+      let unauthenticatedTried = 0;
+      for (const m of methods) {
+        const bodies = m.streaming
+          ? [
+              envelope(Buffer.from("{")),
+              envelope(Buffer.from(deep)),
+              Buffer.from([0, 0xff, 0xff, 0xff, 0xff]),
+              envelope(Buffer.from('{"taskId": "x"}')),
+            ]
+          : [...unaryJson, "{}"];
+        for (const [i, body] of bodies.entries()) {
+          const credential = i % 2 === 0 ? undefined : `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+          const type = m.streaming
+            ? i === 2
+              ? "application/connect+proto"
+              : "application/connect+json"
+            : "application/json";
+          const answer = await post(url, credential, m.path, body, type, 0, m.streaming ? 1000 : 0);
+          const code = codeOf(answer, m.streaming);
+          unauthenticatedTried++;
+          expect(code, `${m.path} without the token: ${answer.status} ${answer.body.toString().slice(0, 200)}`).toBe(
+            "unauthenticated",
+          );
+        }
       }
-    }
-    // The same bad inputs without the token, or with a wrong one: every one is unauthenticated,
-    // answered from the headers alone (the body is never parsed, so never "invalid_argument").
-    let unauthenticatedTried = 0;
-    for (const m of methods) {
-      const bodies = m.streaming
-        ? [envelope(Buffer.from("{")), envelope(Buffer.from(deep)), Buffer.from([0, 0xff, 0xff, 0xff, 0xff]), envelope(Buffer.from('{"taskId": "x"}'))]
-        : [...unaryJson, "{}"];
-      for (const [i, body] of bodies.entries()) {
-        const credential = i % 2 === 0 ? undefined : `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
-        const type = m.streaming ? (i === 2 ? "application/connect+proto" : "application/connect+json") : "application/json";
-        const answer = await post(url, credential, m.path, body, type, 0, m.streaming ? 1000 : 0);
-        const code = codeOf(answer, m.streaming);
-        unauthenticatedTried++;
-        expect(code, `${m.path} without the token: ${answer.status} ${answer.body.toString().slice(0, 200)}`).toBe("unauthenticated");
-      }
-    }
-    tried += unauthenticatedTried;
+      tried += unauthenticatedTried;
 
-    // Over the size limit: refused, not buffered.
-    const huge = await post(url, token, "dline.v1.SettingsService/UpdateSettings", `{"patch": {"x": "${"y".repeat(17 * 1024 * 1024)}"}}`, "application/json");
-    expect(codeOf(huge, false)).toBe("resource_exhausted");
-    tried++;
-    // A slow client is served, and does not block others meanwhile.
-    const slow = post(url, token, "dline.v1.SystemService/Health", "{}", "application/json", 300);
-    expect((await sidecar.clients.system.health({})).status).toBe("ok");
-    expect((await slow).status).toBe(200);
-    tried++;
+      // Over the size limit: refused, not buffered.
+      const huge = await post(
+        url,
+        token,
+        "dline.v1.SettingsService/UpdateSettings",
+        `{"patch": {"x": "${"y".repeat(17 * 1024 * 1024)}"}}`,
+        "application/json",
+      );
+      expect(codeOf(huge, false)).toBe("resource_exhausted");
+      tried++;
+      // A slow client is served, and does not block others meanwhile.
+      const slow = post(url, token, "dline.v1.SystemService/Health", "{}", "application/json", 300);
+      expect((await sidecar.clients.system.health({})).status).toBe("ok");
+      expect((await slow).status).toBe(200);
+      tried++;
 
-    const health = await sidecar.clients.system.health({});
-    expect(health.status).toBe("ok");
-    const rssMb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${sidecar.process.handshake.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-    expect(rssMb).toBeLessThan(400);
-    console.log(`protocol fuzzing: ${methods.length} methods, ${tried} bad inputs tried (${unauthenticatedTried} without the token, all unauthenticated), codes ${JSON.stringify(Object.fromEntries(codes))}, RSS ${rssMb.toFixed(0)} MB, crashes: 0`);
-  });
+      const health = await sidecar.clients.system.health({});
+      expect(health.status).toBe("ok");
+      const rssMb =
+        Number(
+          /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${sidecar.process.handshake.pid}/status`, "utf8"))?.[1] ?? 0,
+        ) / 1024;
+      expect(rssMb).toBeLessThan(400);
+      console.log(
+        `protocol fuzzing: ${methods.length} methods, ${tried} bad inputs tried (${unauthenticatedTried} without the token, all unauthenticated), codes ${JSON.stringify(Object.fromEntries(codes))}, RSS ${rssMb.toFixed(0)} MB, crashes: 0`,
+      );
+    },
+  );
 });

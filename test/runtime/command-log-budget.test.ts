@@ -23,16 +23,30 @@ describe("command logs", () => {
     const budget = 1_000_000;
     const { server, profileId } = await configureModel(sidecar.clients, "openai", {
       turns: [
-        { toolCalls: [{ name: "execute_command", input: { command: "head -c 5000000 /dev/zero | tr '\\0' 'a' | fold -w 100", requires_approval: false } }] },
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "head -c 5000000 /dev/zero | tr '\\0' 'a' | fold -w 100", requires_approval: false },
+            },
+          ],
+        },
         { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
       ],
     });
     cleanups.push(() => server.stop());
     await setAutoApproval(sidecar.clients, { executeSafeCommands: true });
-    await sidecar.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { commandLogBudgetBytes: budget } });
+    await sidecar.clients.settings.updateSettings({
+      scope: SettingsScope.GLOBAL,
+      patch: { commandLogBudgetBytes: budget },
+    });
     const workspace = makeWorkspace(sidecar.roots.base);
 
-    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "print a lot", profileId });
+    const { taskId } = await sidecar.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "print a lot",
+      profileId,
+    });
     const events = await followUntilDone(sidecar.clients, taskId);
 
     const statuses = events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value.status] : []));

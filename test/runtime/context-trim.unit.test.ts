@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { applyContextTrim, capToolResults, conversationChars, ELIDED_NOTE, planTrim, type ConversationItem } from "../../core/src/runtime/context-trim.js";
+import {
+  applyContextTrim,
+  capToolResults,
+  conversationChars,
+  ELIDED_NOTE,
+  planTrim,
+  type ConversationItem,
+} from "../../core/src/runtime/context-trim.js";
 import { mergeRoles } from "../../core/src/runtime/conversation.js";
 import { parseTextToolCalls, TextToolStreamFilter } from "../../core/src/agent/text-tool-calls.js";
 import { builtinTools } from "../../core/src/agent/tools/registry.js";
@@ -9,14 +16,23 @@ function conversation(reads: { path: string; chars: number }[]): ConversationIte
   const items: ConversationItem[] = [{ seq: 1, role: "user", blocks: [{ type: "text", text: "THE TASK" }] }];
   let seq = 2;
   reads.forEach((r, i) => {
-    items.push({ seq: seq++, role: "assistant", blocks: [{ type: "tool_use", id: `t${i}`, name: "read_file", input: { path: r.path } }] });
-    items.push({ seq: seq++, role: "user", blocks: [{ type: "tool_result", toolUseId: `t${i}`, content: `${r.path}:`.padEnd(r.chars, "x") }] });
+    items.push({
+      seq: seq++,
+      role: "assistant",
+      blocks: [{ type: "tool_use", id: `t${i}`, name: "read_file", input: { path: r.path } }],
+    });
+    items.push({
+      seq: seq++,
+      role: "user",
+      blocks: [{ type: "tool_result", toolUseId: `t${i}`, content: `${r.path}:`.padEnd(r.chars, "x") }],
+    });
   });
   return items;
 }
 
 const resultOf = (items: ConversationItem[], id: string) => {
-  for (const item of items) for (const b of item.blocks) if (b.type === "tool_result" && b.toolUseId === id) return b.content;
+  for (const item of items)
+    for (const b of item.blocks) if (b.type === "tool_result" && b.toolUseId === id) return b.content;
   return undefined;
 };
 
@@ -28,7 +44,11 @@ describe("trimming a conversation without a model call", () => {
   });
 
   it("first leaves out earlier reads of a file read again later", () => {
-    const items = conversation([{ path: "a", chars: 20_000 }, { path: "b", chars: 1000 }, { path: "a", chars: 20_000 }]);
+    const items = conversation([
+      { path: "a", chars: 20_000 },
+      { path: "b", chars: 1000 },
+      { path: "a", chars: 20_000 },
+    ]);
     const plan = planTrim(items, undefined, 25_000, 40_000);
     expect(plan.trim.elided).toEqual(["t0"]);
     expect(plan.trim.shortened).toEqual([]);
@@ -38,12 +58,19 @@ describe("trimming a conversation without a model call", () => {
   });
 
   it("then shortens old long results to head and tail; the latest turns stay whole", () => {
-    const items = conversation([{ path: "a", chars: 20_000 }, { path: "b", chars: 20_000 }, { path: "c", chars: 20_000 }, { path: "d", chars: 20_000 }]);
+    const items = conversation([
+      { path: "a", chars: 20_000 },
+      { path: "b", chars: 20_000 },
+      { path: "c", chars: 20_000 },
+      { path: "d", chars: 20_000 },
+    ]);
     const plan = planTrim(items, undefined, 50_000, 60_000);
     expect(plan.trim.shortened).toEqual(["t0", "t1"]);
     expect(plan.trim.droppedThroughSeq).toBe(0);
     const kept = applyContextTrim(items, plan.trim);
-    expect(resultOf(kept, "t0")).toMatch(/^a:x+\n\[\.\.\. \d+ characters cut here to fit the context window; repeat the call/);
+    expect(resultOf(kept, "t0")).toMatch(
+      /^a:x+\n\[\.\.\. \d+ characters cut here to fit the context window; repeat the call/,
+    );
     expect(resultOf(kept, "t3")?.length).toBe(20_000);
   });
 
@@ -60,17 +87,40 @@ describe("trimming a conversation without a model call", () => {
     expect(first).toMatch(/earlier messages? were removed/);
     // Roles alternate and every tool result answers a call that is still there.
     messages.forEach((m, i) => i > 0 && expect(m.role).not.toBe(messages[i - 1].role));
-    const calls = new Set(messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []).flatMap((b) => (b.type === "tool_use" ? [b.id] : []))));
-    for (const m of messages) for (const b of Array.isArray(m.content) ? m.content : []) if (b.type === "tool_result") expect(calls.has(b.toolUseId)).toBe(true);
+    const calls = new Set(
+      messages.flatMap((m) =>
+        (Array.isArray(m.content) ? m.content : []).flatMap((b) => (b.type === "tool_use" ? [b.id] : [])),
+      ),
+    );
+    for (const m of messages)
+      for (const b of Array.isArray(m.content) ? m.content : [])
+        if (b.type === "tool_result") expect(calls.has(b.toolUseId)).toBe(true);
     // A summary, when there is one, takes the dropped turns' place.
     const summarized = mergeRoles(applyContextTrim(items, { ...plan.trim, summary: "SUMMARY-77" }));
-    expect(JSON.stringify(summarized[0].content)).toContain("Summary of the earlier part of this conversation:\\nSUMMARY-77");
+    expect(JSON.stringify(summarized[0].content)).toContain(
+      "Summary of the earlier part of this conversation:\\nSUMMARY-77",
+    );
   });
 
   it("builds on the previous trim, so earlier requests' prefix stays the same", () => {
-    const items = conversation([{ path: "a", chars: 20_000 }, { path: "b", chars: 20_000 }, { path: "c", chars: 20_000 }]);
+    const items = conversation([
+      { path: "a", chars: 20_000 },
+      { path: "b", chars: 20_000 },
+      { path: "c", chars: 20_000 },
+    ]);
     const first = planTrim(items, undefined, 45_000, 50_000);
-    const more = [...items, ...conversation([{ path: "d", chars: 20_000 }]).slice(1).map((i) => ({ ...i, seq: i.seq + 10, blocks: i.blocks.map((b) => (b.type === "tool_use" ? { ...b, id: "t9" } : b.type === "tool_result" ? { ...b, toolUseId: "t9" } : b)) }))];
+    const more = [
+      ...items,
+      ...conversation([{ path: "d", chars: 20_000 }])
+        .slice(1)
+        .map((i) => ({
+          ...i,
+          seq: i.seq + 10,
+          blocks: i.blocks.map((b) =>
+            b.type === "tool_use" ? { ...b, id: "t9" } : b.type === "tool_result" ? { ...b, toolUseId: "t9" } : b,
+          ),
+        })),
+    ];
     const second = planTrim(more, first.trim, 45_000, 60_000);
     expect(second.trim.shortened.slice(0, first.trim.shortened.length)).toEqual(first.trim.shortened);
   });
@@ -107,7 +157,9 @@ describe("tool calls in text (Cline's XML format)", () => {
 
   it("keeps the XML out of what streams to people, even when a tag is split across chunks", () => {
     const filter = new TextToolStreamFilter(builtinTools);
-    const shown = ["I will ", "read it.\n<rea", "d_file>\n<path>a</path>", "\n</read_file>"].map((c) => filter.push(c)).join("") + filter.end();
+    const shown =
+      ["I will ", "read it.\n<rea", "d_file>\n<path>a</path>", "\n</read_file>"].map((c) => filter.push(c)).join("") +
+      filter.end();
     expect(shown).toBe("I will read it.\n");
     const other = new TextToolStreamFilter(builtinTools);
     expect(["a < b and <b>bold</b>"].map((c) => other.push(c)).join("") + other.end()).toBe("a < b and <b>bold</b>");

@@ -44,12 +44,27 @@ function lockfile(bytes: number): string {
   return JSON.stringify({ name: "app", version: "1.0.0", lockfileVersion: 3, requires: true, packages }, null, 2);
 }
 
-const SUMMARY_RESPONDER = { systemIncludes: "faithful, compact summaries", turn: { text: "SUMMARY-c0ffee: the person asked to read the big files; they were read." } };
+const SUMMARY_RESPONDER = {
+  systemIncludes: "faithful, compact summaries",
+  turn: { text: "SUMMARY-c0ffee: the person asked to read the big files; they were read." },
+};
 
-async function runTask(format: WireFormat, window: number, profileWindow: number, turns: ScriptTurn[], files: Record<string, string>, text = "TASK-TEXT-71: read the files") {
+async function runTask(
+  format: WireFormat,
+  window: number,
+  profileWindow: number,
+  turns: ScriptTurn[],
+  files: Record<string, string>,
+  text = "TASK-TEXT-71: read the files",
+) {
   const sidecar = await startSidecar();
   cleanups.push(() => sidecar.stop());
-  const { server, profileId } = await configureModel(sidecar.clients, format, { contextWindow: window, responders: [SUMMARY_RESPONDER], turns }, { contextWindow: BigInt(profileWindow) });
+  const { server, profileId } = await configureModel(
+    sidecar.clients,
+    format,
+    { contextWindow: window, responders: [SUMMARY_RESPONDER], turns },
+    { contextWindow: BigInt(profileWindow) },
+  );
   cleanups.push(() => server.stop());
   const workspace = makeWorkspace(sidecar.roots.base, files);
   await setAutoApproval(sidecar.clients, { readFiles: true, editFiles: true });
@@ -67,13 +82,23 @@ const overflowing = (requests: RecordedRequest[]) => requests.filter((r) => r.st
 
 describe("a big file never kills a task", () => {
   it("three 300 KB files read one after another under a 32k-token window complete, with at most one request over the window", async () => {
-    const files = { "a.ts": sourceFile(300_000, "alpha"), "b.ts": sourceFile(300_000, "beta"), "c.ts": sourceFile(300_000, "gamma") };
-    const { events, requests } = await runTask("anthropic", 32_000, 32_000, [
-      { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
-      { toolCalls: [{ name: "read_file", input: { path: "b.ts" } }] },
-      { toolCalls: [{ name: "read_file", input: { path: "c.ts" } }] },
-      { toolCalls: [{ name: "attempt_completion", input: { result: "read all three" } }] },
-    ], files);
+    const files = {
+      "a.ts": sourceFile(300_000, "alpha"),
+      "b.ts": sourceFile(300_000, "beta"),
+      "c.ts": sourceFile(300_000, "gamma"),
+    };
+    const { events, requests } = await runTask(
+      "anthropic",
+      32_000,
+      32_000,
+      [
+        { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "b.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "c.ts" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "read all three" } }] },
+      ],
+      files,
+    );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(overflowing(requests).length).toBeLessThanOrEqual(1);
     const last = requests[requests.length - 1];
@@ -84,14 +109,21 @@ describe("a big file never kills a task", () => {
     expect(body).toMatch(/Showing lines 1-\d+ of \d+ of c\.ts/);
     expect(body).toContain("start_line");
     // Every request the model answered fitted the window.
-    for (const r of requests.filter((r) => r.status === 200)) expect(r.promptTokens + r.body.max_tokens).toBeLessThanOrEqual(32_000);
+    for (const r of requests.filter((r) => r.status === 200))
+      expect(r.promptTokens + r.body.max_tokens).toBeLessThanOrEqual(32_000);
   });
 
   it("a 1 MB lockfile read under a 128k window completes", async () => {
-    const { events, requests } = await runTask("openai", 128_000, 128_000, [
-      { toolCalls: [{ name: "read_file", input: { path: "package-lock.json" } }] },
-      { toolCalls: [{ name: "attempt_completion", input: { result: "the lockfile has many packages" } }] },
-    ], { "package-lock.json": lockfile(1_000_000) });
+    const { events, requests } = await runTask(
+      "openai",
+      128_000,
+      128_000,
+      [
+        { toolCalls: [{ name: "read_file", input: { path: "package-lock.json" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "the lockfile has many packages" } }] },
+      ],
+      { "package-lock.json": lockfile(1_000_000) },
+    );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(overflowing(requests)).toHaveLength(0);
     expect(JSON.stringify(requests[1].body)).toMatch(/Showing lines 1-\d+ of \d+ of package-lock\.json/);
@@ -122,20 +154,30 @@ describe("a big file never kills a task", () => {
     // The record of it: context.json, its history, the chat's marker and a compaction checkpoint.
     const taskDir = path.join(sidecar.roots.docsDir, "tasks", taskId);
     expect(JSON.parse(fs.readFileSync(path.join(taskDir, "context.json"), "utf8")).summary).toContain("SUMMARY-c0ffee");
-    expect(fs.readFileSync(path.join(taskDir, "context_history.jsonl"), "utf8").trim().split("\n").length).toBeGreaterThanOrEqual(1);
-    expect(events.some((e) => e.event.case === "checkpointSaved" && e.event.value.kind === "CHECKPOINT_KIND_COMPACTION")).toBe(true);
+    expect(
+      fs.readFileSync(path.join(taskDir, "context_history.jsonl"), "utf8").trim().split("\n").length,
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      events.some((e) => e.event.case === "checkpointSaved" && e.event.value.kind === "CHECKPOINT_KIND_COMPACTION"),
+    ).toBe(true);
     const task = await sidecar.clients.tasks.getTask({ taskId });
     expect(task.messages.some((m) => m.kind === "compaction")).toBe(true);
   });
 
   it("a file read again replaces its earlier read, with no model call", async () => {
     const files = { "one.ts": sourceFile(60_000, "one"), "two.ts": sourceFile(60_000, "two") };
-    const { events, requests } = await runTask("openai", 20_000, 20_000, [
-      { toolCalls: [{ name: "read_file", input: { path: "one.ts" } }] },
-      { toolCalls: [{ name: "read_file", input: { path: "two.ts" } }] },
-      { toolCalls: [{ name: "read_file", input: { path: "one.ts" } }] },
-      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
-    ], files);
+    const { events, requests } = await runTask(
+      "openai",
+      20_000,
+      20_000,
+      [
+        { toolCalls: [{ name: "read_file", input: { path: "one.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "two.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "one.ts" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+      files,
+    );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(requests).toHaveLength(4);
     const final = JSON.stringify(requests[3].body);
@@ -146,11 +188,17 @@ describe("a big file never kills a task", () => {
 
   it("a context_length_exceeded answer leads to a smaller request (the profile's window was too large)", async () => {
     const files = { "a.ts": sourceFile(150_000, "alpha"), "b.ts": sourceFile(150_000, "beta") };
-    const { events, requests } = await runTask("openai", 32_000, 200_000, [
-      { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
-      { toolCalls: [{ name: "read_file", input: { path: "b.ts" } }] },
-      { toolCalls: [{ name: "attempt_completion", input: { result: "fine" } }] },
-    ], files);
+    const { events, requests } = await runTask(
+      "openai",
+      32_000,
+      200_000,
+      [
+        { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
+        { toolCalls: [{ name: "read_file", input: { path: "b.ts" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "fine" } }] },
+      ],
+      files,
+    );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     const refused = overflowing(requests);
     expect(refused.length).toBeGreaterThanOrEqual(1);
@@ -168,24 +216,50 @@ describe("a big file never kills a task", () => {
     // First run: a server that answers "does not fit" to everything after the reads (as a
     // smaller window would), until the task gives up.
     const tooLong = { status: 400, errorMessage: "prompt is too long: 90000 tokens > 32000 maximum" };
-    const first = await configureModel(sidecar.clients, "anthropic", {
-      turns: [{ toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] }, { toolCalls: [{ name: "read_file", input: { path: "b.ts" } }] }, tooLong, tooLong, tooLong, tooLong, tooLong, tooLong],
-    }, { contextWindow: 200_000n });
+    const first = await configureModel(
+      sidecar.clients,
+      "anthropic",
+      {
+        turns: [
+          { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
+          { toolCalls: [{ name: "read_file", input: { path: "b.ts" } }] },
+          tooLong,
+          tooLong,
+          tooLong,
+          tooLong,
+          tooLong,
+          tooLong,
+        ],
+      },
+      { contextWindow: 200_000n },
+    );
     cleanups.push(() => first.server.stop());
-    const workspace = makeWorkspace(sidecar.roots.base, { "a.ts": sourceFile(200_000, "alpha"), "b.ts": sourceFile(200_000, "beta") });
+    const workspace = makeWorkspace(sidecar.roots.base, {
+      "a.ts": sourceFile(200_000, "alpha"),
+      "b.ts": sourceFile(200_000, "beta"),
+    });
     await setAutoApproval(sidecar.clients, { readFiles: true });
-    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "TASK-TEXT-71: read both", profileId: first.profileId });
+    const { taskId } = await sidecar.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "TASK-TEXT-71: read both",
+      profileId: first.profileId,
+    });
     const failed = await followUntilDone(sidecar.clients, taskId);
     expect(lastStatus(failed)).toBe(TaskStatus.FAILED);
     const error = failed.find((e) => e.event.case === "error");
     expect(error?.event.case === "error" && error.event.value.code).toBe("context_overflow");
 
     // The same profile on a model with a real 32k window: resume fits the conversation and completes.
-    const second = await configureModel(sidecar.clients, "anthropic", {
-      contextWindow: 32_000,
-      responders: [SUMMARY_RESPONDER],
-      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "resumed and done" } }] }],
-    }, { contextWindow: 32_000n });
+    const second = await configureModel(
+      sidecar.clients,
+      "anthropic",
+      {
+        contextWindow: 32_000,
+        responders: [SUMMARY_RESPONDER],
+        turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "resumed and done" } }] }],
+      },
+      { contextWindow: 32_000n },
+    );
     cleanups.push(() => second.server.stop());
     const before = await sidecar.clients.tasks.getTask({ taskId });
     await sidecar.clients.tasks.resume({ taskId });

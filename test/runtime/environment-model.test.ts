@@ -41,9 +41,14 @@ function reasonOf(err: unknown): ErrorReason | undefined {
 
 describe("a model from the environment", () => {
   it("serve lists it as coming from the environment, uses it when no profile is chosen, and never writes it (or its key) to disk", async () => {
-    const server = await spawnModelServer({ apiKey: TEST_KEY, turns: [{ text: "Hello from the environment's model." }] });
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ text: "Hello from the environment's model." }],
+    });
     cleanups.push(() => server.stop());
-    const sidecar = await startSidecar({ env: { OPENAI_BASE_URL: server.url, OPENAI_MODEL: "env-model", OPENAI_API_KEY: TEST_KEY } });
+    const sidecar = await startSidecar({
+      env: { OPENAI_BASE_URL: server.url, OPENAI_MODEL: "env-model", OPENAI_API_KEY: TEST_KEY },
+    });
     cleanups.push(() => sidecar.stop());
     const { profiles } = await sidecar.clients.settings.listProfiles({});
     expect(profiles.map((p) => [p.id, p.provider, p.model, p.baseUrl, p.source, p.secretsSet])).toEqual([
@@ -60,13 +65,17 @@ describe("a model from the environment", () => {
     const files = filesUnder(sidecar);
     expect(files.length).toBeGreaterThan(0);
     expect(files.filter((f) => f.text.includes(TEST_KEY)).map((f) => f.file)).toEqual([]);
-    expect(files.filter((f) => f.file.includes("api_profiles") && f.text.includes("env-model")).map((f) => f.file)).toEqual([]);
+    expect(
+      files.filter((f) => f.file.includes("api_profiles") && f.text.includes("env-model")).map((f) => f.file),
+    ).toEqual([]);
   });
 
   it("a stored default profile still wins over the environment's", async () => {
     const sidecar = await startSidecar({ env: { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_MODEL: "unused" } });
     cleanups.push(() => sidecar.stop());
-    const { server, profileId } = await configureModel(sidecar.clients, "anthropic", { turns: [{ text: "from the stored profile" }] });
+    const { server, profileId } = await configureModel(sidecar.clients, "anthropic", {
+      turns: [{ text: "from the stored profile" }],
+    });
     cleanups.push(() => server.stop());
     await sidecar.clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: profileId } });
     const listed = (await sidecar.clients.settings.listProfiles({})).profiles.map((p) => [p.id, p.source]);
@@ -86,7 +95,9 @@ describe("the no-model error says why, machine-readably", () => {
     const sidecar = await startSidecar();
     cleanups.push(() => sidecar.stop());
     const workspace = makeWorkspace(sidecar.roots.base);
-    const err = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "my long prompt" }).catch((e) => e);
+    const err = await sidecar.clients.tasks
+      .newTask({ workspaceRoot: workspace, text: "my long prompt" })
+      .catch((e) => e);
     expect(ConnectError.from(err).code).toBe(Code.FailedPrecondition);
     expect(reasonOf(err)).toBe(ErrorReason.NO_MODEL);
     expect(ConnectError.from(err).rawMessage).toMatch(/OPENAI_BASE_URL/);
@@ -99,7 +110,9 @@ describe("the no-model error says why, machine-readably", () => {
     });
     const body = (await res.json()) as { code: string; details: { type: string; debug: { reason: string } }[] };
     expect(body.code).toBe("failed_precondition");
-    expect(body.details).toEqual([expect.objectContaining({ type: "dline.v1.ErrorDetail", debug: { reason: "ERROR_REASON_NO_MODEL" } })]);
+    expect(body.details).toEqual([
+      expect.objectContaining({ type: "dline.v1.ErrorDetail", debug: { reason: "ERROR_REASON_NO_MODEL" } }),
+    ]);
     // Nothing was written for the refused task.
     expect((await sidecar.clients.history.listTasks({})).tasks).toEqual([]);
   });
@@ -109,12 +122,17 @@ describe("the no-model error says why, machine-readably", () => {
     cleanups.push(() => sidecar.stop());
     const a = await configureModel(sidecar.clients, "anthropic", { turns: [] });
     const b = await configureModel(sidecar.clients, "openai", { turns: [] });
-    cleanups.push(() => a.server.stop(), () => b.server.stop());
+    cleanups.push(
+      () => a.server.stop(),
+      () => b.server.stop(),
+    );
     const workspace = makeWorkspace(sidecar.roots.base);
     const several = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi" }).catch((e) => e);
     expect(ConnectError.from(several).code).toBe(Code.FailedPrecondition);
     expect(reasonOf(several)).toBe(ErrorReason.NO_DEFAULT_PROFILE);
-    const unknown = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi", profileId: "gone" }).catch((e) => e);
+    const unknown = await sidecar.clients.tasks
+      .newTask({ workspaceRoot: workspace, text: "hi", profileId: "gone" })
+      .catch((e) => e);
     expect(ConnectError.from(unknown).code).toBe(Code.NotFound);
     expect(reasonOf(unknown)).toBe(ErrorReason.PROFILE_NOT_FOUND);
   });

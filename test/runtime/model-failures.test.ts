@@ -58,7 +58,10 @@ describe("an answer cut at the output limit", () => {
 
   it("an answer that filled the context window (model_context_window_exceeded) is explained too, and the context is trimmed harder", async () => {
     const { clients, server, profileId, workspace } = await setup("anthropic", [
-      { toolCalls: [{ name: "write_to_file", rawArguments: '{"path": "a.txt", "content": "cut by the wind' }], stopReason: "context_window_exceeded" },
+      {
+        toolCalls: [{ name: "write_to_file", rawArguments: '{"path": "a.txt", "content": "cut by the wind' }],
+        stopReason: "context_window_exceeded",
+      },
       { toolCalls: [{ name: "attempt_completion", input: { result: "ok" } }] },
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "write a.txt", profileId });
@@ -71,7 +74,12 @@ describe("an answer cut at the output limit", () => {
 
   it("after three answers in a row whose tool calls cannot run, the person is asked; stopping ends the run", async () => {
     const broken = { toolCalls: [{ name: "write_to_file", rawArguments: '{"path": "a.txt", "content": "unfinis' }] };
-    const { clients, server, profileId, workspace } = await setup("openai", [broken, broken, broken, { text: "never asked for" }]);
+    const { clients, server, profileId, workspace } = await setup("openai", [
+      broken,
+      broken,
+      broken,
+      { text: "never asked for" },
+    ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "write a.txt", profileId });
     const asks: { kind: AskKind; options: string[]; summary: string }[] = [];
     const events = await followUntilDone(clients, taskId, async (e) => {
@@ -83,16 +91,30 @@ describe("an answer cut at the output limit", () => {
     expect(asks[0].kind).toBe(AskKind.FOLLOWUP);
     expect(asks[0].options).toEqual(["Keep trying", "Stop the task"]);
     expect(asks[0].summary).toContain("could not be run");
-    expect(lastStatus(events)).toMatchObject({ status: TaskStatus.COMPLETED, reason: "stopped after repeated tool calls that could not be run" });
+    expect(lastStatus(events)).toMatchObject({
+      status: TaskStatus.COMPLETED,
+      reason: "stopped after repeated tool calls that could not be run",
+    });
     expect(await server.requests()).toHaveLength(3);
   });
 
   it("after three failed answers, advice from the person goes to the model and the task goes on", async () => {
     const broken = { toolCalls: [{ name: "read_file", rawArguments: '{"path": ' }] };
-    const { clients, server, profileId, workspace } = await setup("openai", [broken, broken, broken, { toolCalls: [{ name: "attempt_completion", input: { result: "ok now" } }] }]);
+    const { clients, server, profileId, workspace } = await setup("openai", [
+      broken,
+      broken,
+      broken,
+      { toolCalls: [{ name: "attempt_completion", input: { result: "ok now" } }] },
+    ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read", profileId });
     const events = await followUntilDone(clients, taskId, async (e) => {
-      if (e.event.case === "ask") await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: true, text: "ADVICE-9: call read_file with a path" });
+      if (e.event.case === "ask")
+        await clients.tasks.respond({
+          taskId,
+          askId: e.event.value.askId,
+          approve: true,
+          text: "ADVICE-9: call read_file with a path",
+        });
     });
     expect(lastStatus(events)?.status).toBe(TaskStatus.COMPLETED);
     const requests = await server.requests();
@@ -105,7 +127,11 @@ describe.each<WireFormat>(["anthropic", "openai"])("overloads and broken streams
   it("an overload is retried with a visible status; a stream dropped mid-answer is retried and its partial answer dropped", async () => {
     const { clients, server, profileId, workspace } = await setup(format, [
       { status: format === "anthropic" ? 529 : 503, retryAfterMs: "300", errorMessage: "Overloaded" },
-      { text: "PARTIAL-ANSWER-that-will-be-lost and more words after it", textChunkChars: 4, interrupt: { afterFrames: 6, mode: "drop" } },
+      {
+        text: "PARTIAL-ANSWER-that-will-be-lost and more words after it",
+        textChunkChars: 4,
+        interrupt: { afterFrames: 6, mode: "drop" },
+      },
       { text: "The whole answer.", toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "answer me", profileId });
@@ -114,11 +140,19 @@ describe.each<WireFormat>(["anthropic", "openai"])("overloads and broken streams
     expect(await server.requests()).toHaveLength(3);
     const retries = events.flatMap((e) => (e.event.case === "modelRetry" ? [e.event.value] : []));
     expect(retries).toHaveLength(2);
-    expect(retries[0]).toMatchObject({ attempt: 2, maxAttempts: 6, delayMs: 300n, message: "retrying in 1 s (attempt 2 of 6)", discardedMessageIds: [] });
+    expect(retries[0]).toMatchObject({
+      attempt: 2,
+      maxAttempts: 6,
+      delayMs: 300n,
+      message: "retrying in 1 s (attempt 2 of 6)",
+      discardedMessageIds: [],
+    });
     expect(retries[0].reason).toContain("Overloaded");
     expect(retries[1].message).toMatch(/^retrying in \d+ s \(attempt 3 of 6\)$/);
     // The partial answer was shown, then dropped: the retry names it, the task no longer has it.
-    const partial = events.find((e) => e.event.case === "messageAdded" && e.event.value.message?.text.startsWith("PART"));
+    const partial = events.find(
+      (e) => e.event.case === "messageAdded" && e.event.value.message?.text.startsWith("PART"),
+    );
     expect(partial).toBeDefined();
     const partialId = partial!.event.case === "messageAdded" ? partial!.event.value.message!.id : "";
     expect(retries[1].discardedMessageIds).toEqual([partialId]);
@@ -161,14 +195,22 @@ describe("the first byte", () => {
   });
 
   it("a long first-byte wait is shown every few seconds", async () => {
-    const { clients, profileId, workspace } = await setup("anthropic", [{ text: "here", firstByteDelayMs: 5_600, toolCalls: [{ name: "attempt_completion", input: { result: "ok" } }] }], {
-      firstByteTimeoutSeconds: 30,
-    });
+    const { clients, profileId, workspace } = await setup(
+      "anthropic",
+      [{ text: "here", firstByteDelayMs: 5_600, toolCalls: [{ name: "attempt_completion", input: { result: "ok" } }] }],
+      {
+        firstByteTimeoutSeconds: 30,
+      },
+    );
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "slow model", profileId });
     const events = await followUntilDone(clients, taskId);
     expect(lastStatus(events)?.status).toBe(TaskStatus.COMPLETED);
     const waits = events.flatMap((e) => (e.event.case === "modelWaiting" ? [e.event.value] : []));
     expect(waits.length).toBeGreaterThanOrEqual(1);
-    expect(waits[0]).toMatchObject({ waitedMs: 5000n, timeoutMs: 30000n, message: "waiting for the model: 5 s (gives up after 30 s without an answer)" });
+    expect(waits[0]).toMatchObject({
+      waitedMs: 5000n,
+      timeoutMs: 30000n,
+      message: "waiting for the model: 5 s (gives up after 30 s without an answer)",
+    });
   });
 });

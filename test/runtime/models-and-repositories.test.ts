@@ -19,7 +19,12 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
 });
 
-async function setup(format: WireFormat, script: ModelServerScript, profile: Parameters<typeof configureModel>[3] = {}, files: Record<string, string> = {}) {
+async function setup(
+  format: WireFormat,
+  script: ModelServerScript,
+  profile: Parameters<typeof configureModel>[3] = {},
+  files: Record<string, string> = {},
+) {
   const sidecar = await startSidecar();
   cleanups.push(() => sidecar.stop());
   const { server, profileId } = await configureModel(sidecar.clients, format, script, profile);
@@ -36,14 +41,20 @@ function lastStatus(events: TaskEvent[]) {
 
 const xmlTurns = [
   { text: "I will read the file first.\n\n<read_file>\n<path>src/app.txt</path>\n</read_file>" },
-  { text: "It says hello. Writing the note.\n<write_to_file>\n<path>note.txt</path>\n<content>\nfrom a model without tools\n</content>\n</write_to_file>" },
+  {
+    text: "It says hello. Writing the note.\n<write_to_file>\n<path>note.txt</path>\n<content>\nfrom a model without tools\n</content>\n</write_to_file>",
+  },
   { text: "<attempt_completion>\n<result>Read app.txt and wrote note.txt.</result>\n</attempt_completion>" },
 ];
 
 describe("models without native tool calling", () => {
   it("a server that refuses `tools` makes the task call tools in text (Cline's XML), and the calls run", async () => {
     const { clients, server, profileId, workspace } = await setup("openai", { rejectTools: true, turns: xmlTurns });
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read app.txt and write a note", profileId });
+    const { taskId } = await clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "read app.txt and write a note",
+      profileId,
+    });
     const events = await followUntilDone(clients, taskId);
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(fs.readFileSync(path.join(workspace, "note.txt"), "utf8")).toBe("from a model without tools");
@@ -62,13 +73,26 @@ describe("models without native tool calling", () => {
     const task = await clients.tasks.getTask({ taskId });
     const texts = task.messages.filter((m) => m.kind === "text" && m.role === MessageRole.ASSISTANT).map((m) => m.text);
     expect(texts).toEqual(["I will read the file first.", "It says hello. Writing the note."]);
-    expect(events.some((e) => e.event.case === "messageDelta" && e.event.value.text.includes("<read_file"))).toBe(false);
-    expect(task.messages[task.messages.length - 1]).toMatchObject({ kind: "completion", text: "Read app.txt and wrote note.txt." });
+    expect(events.some((e) => e.event.case === "messageDelta" && e.event.value.text.includes("<read_file"))).toBe(
+      false,
+    );
+    expect(task.messages[task.messages.length - 1]).toMatchObject({
+      kind: "completion",
+      text: "Read app.txt and wrote note.txt.",
+    });
   });
 
   it("a profile set to the XML format never sends `tools`", async () => {
-    const { clients, server, profileId, workspace } = await setup("anthropic", { turns: xmlTurns }, { toolCallFormat: "xml" });
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read app.txt and write a note", profileId });
+    const { clients, server, profileId, workspace } = await setup(
+      "anthropic",
+      { turns: xmlTurns },
+      { toolCallFormat: "xml" },
+    );
+    const { taskId } = await clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "read app.txt and write a note",
+      profileId,
+    });
     const events = await followUntilDone(clients, taskId);
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     const requests = await server.requests();
@@ -95,7 +119,13 @@ describe("the files of Cline and the common agents", () => {
   it(".clineignore keeps a file from the model; rule files are in the prompt, listed and toggleable", async () => {
     const { clients, server, profileId, workspace } = await setup(
       "anthropic",
-      { turns: [{ toolCalls: [{ name: "read_file", input: { path: ".env" } }] }, { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }, { text: "second run" }] },
+      {
+        turns: [
+          { toolCalls: [{ name: "read_file", input: { path: ".env" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+          { text: "second run" },
+        ],
+      },
       {},
       files,
     );
@@ -107,15 +137,27 @@ describe("the files of Cline and the common agents", () => {
     expect(all).not.toContain("hunter2-from-dotenv");
     expect(JSON.stringify(requests[1].body.messages)).toContain("blocked by the workspace's ignore file");
     const system = JSON.stringify(requests[0].body.system);
-    for (const rule of ["CLINERULE-STYLE", "AGENTS-MD", "CURSOR-RULE", "WINDSURF-RULE"]) expect(system, rule).toContain(rule);
+    for (const rule of ["CLINERULE-STYLE", "AGENTS-MD", "CURSOR-RULE", "WINDSURF-RULE"])
+      expect(system, rule).toContain(rule);
     // The environment details list neither the ignored .env nor anything under secrets/.
     const details = JSON.stringify(requests[0].body.messages).split("<environment_details>")[1];
     expect(details).toContain(".clinerules/");
     expect(details).not.toMatch(/\\n\.env\\n/);
 
     const listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "rules" });
-    expect(listed.capabilities.map((c) => c.resource).sort()).toEqual([".clinerules/style.md", ".cursorrules", ".windsurfrules", "AGENTS.md"]);
-    await clients.settings.setCapabilityToggle({ scope: ToggleScope.WORKSPACE, workspaceRoot: workspace, kind: "rules", resource: "AGENTS.md", state: ToggleState.DISABLED });
+    expect(listed.capabilities.map((c) => c.resource).sort()).toEqual([
+      ".clinerules/style.md",
+      ".cursorrules",
+      ".windsurfrules",
+      "AGENTS.md",
+    ]);
+    await clients.settings.setCapabilityToggle({
+      scope: ToggleScope.WORKSPACE,
+      workspaceRoot: workspace,
+      kind: "rules",
+      resource: "AGENTS.md",
+      state: ToggleState.DISABLED,
+    });
     await clients.tasks.sendMessage({ taskId, text: "again" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
     const third = (await server.requests())[2];
@@ -126,15 +168,27 @@ describe("the files of Cline and the common agents", () => {
 
 describe("environment details", () => {
   it("the first request lists the workspace's top-level files and the editor's visible and open files", async () => {
-    const { clients, server, profileId, workspace } = await setup("openai", { turns: [{ text: "ok" }, { text: "ok again" }] }, {}, { "lib/util.ts": "export {}\n", "package.json": "{}\n" });
+    const { clients, server, profileId, workspace } = await setup(
+      "openai",
+      { turns: [{ text: "ok" }, { text: "ok again" }] },
+      {},
+      { "lib/util.ts": "export {}\n", "package.json": "{}\n" },
+    );
     const { taskId } = await clients.tasks.newTask({
       workspaceRoot: workspace,
       text: "look around",
       profileId,
-      editor: { visibleFiles: [path.join(workspace, "lib/util.ts")], openFiles: ["lib/util.ts", "README.md", "/etc/passwd"] },
+      editor: {
+        visibleFiles: [path.join(workspace, "lib/util.ts")],
+        openFiles: ["lib/util.ts", "README.md", "/etc/passwd"],
+      },
     });
     await followUntilDone(clients, taskId);
-    await clients.tasks.sendMessage({ taskId, text: "and now", editor: { visibleFiles: ["package.json"], openFiles: [] } });
+    await clients.tasks.sendMessage({
+      taskId,
+      text: "and now",
+      editor: { visibleFiles: ["package.json"], openFiles: [] },
+    });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
     const requests = await server.requests();
     const first = requests[0].body.messages[1].content as string;

@@ -17,7 +17,8 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
 });
 
-const systemText = (body: any): string => JSON.stringify(body.messages?.[0]?.role === "system" ? body.messages[0] : body.system ?? "");
+const systemText = (body: any): string =>
+  JSON.stringify(body.messages?.[0]?.role === "system" ? body.messages[0] : (body.system ?? ""));
 
 describe("plan mode and subagents", () => {
   it("a running subagent picks up a switch to plan mode at its next turn; the parent too", async () => {
@@ -26,7 +27,10 @@ describe("plan mode and subagents", () => {
     const { clients } = sidecar;
     const { server, profileId } = await configureModel(clients, "openai", {
       turns: [
-        { text: "Delegating.", toolCalls: [{ name: "new_subagent", input: { prompt: "SUBTASK-7: record and write" } }] },
+        {
+          text: "Delegating.",
+          toolCalls: [{ name: "new_subagent", input: { prompt: "SUBTASK-7: record and write" } }],
+        },
         // the subagent, in act mode: a command that asks (the test switches the task to plan mode meanwhile)
         { toolCalls: [{ name: "execute_command", input: { command: "echo one > one.txt", requires_approval: true } }] },
         // the subagent, now in plan mode: the write is refused, the read runs
@@ -96,7 +100,11 @@ describe("plan mode and subagents", () => {
     cleanups.push(() => server.stop());
     const workspace = makeWorkspace(sidecar.roots.base);
     await setAutoApproval(clients, { readFiles: true });
-    await clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: workspace, patch: { mode: "plan" } });
+    await clients.settings.updateSettings({
+      scope: SettingsScope.WORKSPACE,
+      workspaceRoot: workspace,
+      patch: { mode: "plan" },
+    });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "plan a change", profileId });
     const events = await followUntilDone(clients, taskId, async () => {});
     const last = events[events.length - 1];

@@ -27,18 +27,41 @@ async function setup(format: WireFormat, turns: Parameters<typeof configureModel
 /** The full scenario of the issue: read, edit two files, run a command, ask a follow-up, complete. */
 function fullScenario() {
   return [
-    { text: "Let me look at the file.", toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }], usage: { input: 100, output: 20 } },
+    {
+      text: "Let me look at the file.",
+      toolCalls: [{ name: "read_file", input: { path: "src/app.txt" } }],
+      usage: { input: 100, output: 20 },
+    },
     {
       text: "Now I will edit two files.",
       toolCalls: [
         { name: "write_to_file", input: { path: "src/new.txt", content: "created by dline\n" } },
-        { name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } },
+        {
+          name: "replace_in_file",
+          input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+        },
       ],
       usage: { input: 200, output: 40 },
     },
-    { toolCalls: [{ name: "execute_command", input: { command: "echo ran > out.log && cat src/app.txt", requires_approval: false } }], usage: { input: 300, output: 10 } },
-    { toolCalls: [{ name: "ask_followup_question", input: { question: "Which greeting?", options: ["formal", "casual"] } }] },
-    { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Edited app.txt and created new.txt." } }], usage: { input: 400, output: 5 } },
+    {
+      toolCalls: [
+        {
+          name: "execute_command",
+          input: { command: "echo ran > out.log && cat src/app.txt", requires_approval: false },
+        },
+      ],
+      usage: { input: 300, output: 10 },
+    },
+    {
+      toolCalls: [
+        { name: "ask_followup_question", input: { question: "Which greeting?", options: ["formal", "casual"] } },
+      ],
+    },
+    {
+      text: "Done.",
+      toolCalls: [{ name: "attempt_completion", input: { result: "Edited app.txt and created new.txt." } }],
+      usage: { input: 400, output: 5 },
+    },
   ];
 }
 
@@ -73,7 +96,18 @@ describe.each<WireFormat>(["openai", "anthropic"])("a task through the sidecar (
     const seqs = events.map((e) => Number(e.seq));
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
     const cases = eventCases(events);
-    for (const c of ["messageAdded", "messageDelta", "messageFinalized", "toolStarted", "toolOutput", "toolFinished", "checkpointSaved", "usage", "ask", "askResolved"]) {
+    for (const c of [
+      "messageAdded",
+      "messageDelta",
+      "messageFinalized",
+      "toolStarted",
+      "toolOutput",
+      "toolFinished",
+      "checkpointSaved",
+      "usage",
+      "ask",
+      "askResolved",
+    ]) {
       expect(cases, c).toContain(c);
     }
     const last = events[events.length - 1];
@@ -114,12 +148,16 @@ describe("approvals, cancel and errors", () => {
   it("a denied approval leaves the file untouched, and the model hears the denial and the feedback at once", async () => {
     const { sidecar, server, profileId, workspace } = await setup("openai", [
       { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "overwritten\n" } }] },
-      { text: "Understood, I will not.", toolCalls: [{ name: "attempt_completion", input: { result: "Nothing changed." } }] },
+      {
+        text: "Understood, I will not.",
+        toolCalls: [{ name: "attempt_completion", input: { result: "Nothing changed." } }],
+      },
     ]);
     const { clients } = sidecar;
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "overwrite it", profileId });
     await followUntilDone(clients, taskId, async (e) => {
-      if (e.event.case === "ask") await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: false, text: "keep it" });
+      if (e.event.case === "ask")
+        await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: false, text: "keep it" });
     });
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
     // The run went on: the model read the denial with the feedback and answered.
@@ -131,7 +169,14 @@ describe("approvals, cancel and errors", () => {
 
   it("Cancel stops a running command and kills its process group", async () => {
     const { sidecar, profileId, workspace } = await setup("openai", [
-      { toolCalls: [{ name: "execute_command", input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false } }] },
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false },
+          },
+        ],
+      },
     ]);
     const { clients } = sidecar;
     await setAutoApproval(clients, { executeSafeCommands: true });
@@ -211,7 +256,11 @@ describe("crash and resume", () => {
     cleanups.push(() => server.stop());
     const workspace = makeWorkspace(sidecarA.roots.base);
     await setAutoApproval(sidecarA.clients, { editFiles: true, readFiles: true });
-    const { taskId } = await sidecarA.clients.tasks.newTask({ workspaceRoot: workspace, text: "write files", profileId });
+    const { taskId } = await sidecarA.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "write files",
+      profileId,
+    });
     for (let i = 0; i < 200 && (await server.requests()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
     expect(fs.readFileSync(path.join(workspace, "first.txt"), "utf8")).toBe("1\n");
     sidecarA.process.child.kill("SIGKILL");
@@ -222,7 +271,13 @@ describe("crash and resume", () => {
     const before = await sidecarB.clients.tasks.getTask({ taskId });
     expect(before.task?.status).toBe(TaskStatus.INTERRUPTED);
     await sidecarB.clients.tasks.resume({ taskId });
-    const events = await followUntilDone(sidecarB.clients, taskId, undefined, before.lastSeq, (s) => s === TaskStatus.COMPLETED || s === TaskStatus.FAILED);
+    const events = await followUntilDone(
+      sidecarB.clients,
+      taskId,
+      undefined,
+      before.lastSeq,
+      (s) => s === TaskStatus.COMPLETED || s === TaskStatus.FAILED,
+    );
     const last = events[events.length - 1];
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     // seq continued after the restart instead of starting over.
@@ -265,8 +320,15 @@ describe("several sidecars", () => {
     expect(JSON.stringify((await server.requests())[1].body)).toContain("from B");
     // Idle now: B continues it, and sees A's conversation.
     await b.clients.tasks.sendMessage({ taskId, text: "continue from B" });
-    const events = await followUntilDone(b.clients, taskId, undefined, (await b.clients.tasks.getTask({ taskId })).lastSeq - 1n);
-    expect(events.some((e) => e.event.case === "messageAdded" && e.event.value.message?.text === "continued in B")).toBe(true);
+    const events = await followUntilDone(
+      b.clients,
+      taskId,
+      undefined,
+      (await b.clients.tasks.getTask({ taskId })).lastSeq - 1n,
+    );
+    expect(
+      events.some((e) => e.event.case === "messageAdded" && e.event.value.message?.text === "continued in B"),
+    ).toBe(true);
     const requests = await server.requests();
     expect(JSON.stringify(requests[2].body)).toContain("first run done");
   });
@@ -294,11 +356,19 @@ describe("tasks of an earlier version", () => {
       { role: "user", content: [{ type: "text", text: "<task>legacy question about llamas</task>" }] },
       { role: "assistant", content: [{ type: "text", text: "legacy answer" }] },
     ];
-    fs.writeFileSync(path.join(dir, "api_conversation_history.jsonl"), legacy.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    fs.writeFileSync(
+      path.join(dir, "api_conversation_history.jsonl"),
+      legacy.map((l) => JSON.stringify(l)).join("\n") + "\n",
+    );
     const again = await startSidecar({ roots: sidecar.roots });
     cleanups.push(() => again.stop());
     await again.clients.tasks.sendMessage({ taskId, text: "and now?" });
-    const events = await followUntilDone(again.clients, taskId, undefined, (await again.clients.tasks.getTask({ taskId })).lastSeq - 1n);
+    const events = await followUntilDone(
+      again.clients,
+      taskId,
+      undefined,
+      (await again.clients.tasks.getTask({ taskId })).lastSeq - 1n,
+    );
     const last = events[events.length - 1];
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     const requests = await server.requests();
@@ -315,7 +385,10 @@ describe("tasks of an earlier version", () => {
 describe("subagents", () => {
   it("new_subagent runs a subagent stored under subagents/<id>/ and returns its result", async () => {
     const { sidecar, server, profileId, workspace } = await setup("openai", [
-      { text: "Delegating.", toolCalls: [{ name: "new_subagent", input: { prompt: "SUBTASK-41: create sub.txt saying sub" } }] },
+      {
+        text: "Delegating.",
+        toolCalls: [{ name: "new_subagent", input: { prompt: "SUBTASK-41: create sub.txt saying sub" } }],
+      },
       { toolCalls: [{ name: "write_to_file", input: { path: "sub.txt", content: "sub\n" } }] }, // the subagent
       { toolCalls: [{ name: "attempt_completion", input: { result: "SUB-RESULT-9: sub.txt created" } }] }, // the subagent
       { text: "All good.", toolCalls: [{ name: "attempt_completion", input: { result: "parent done" } }] },
@@ -336,8 +409,11 @@ describe("subagents", () => {
     const subDir = path.join(sidecar.roots.docsDir, "tasks", taskId, "subagents");
     const [subId] = fs.readdirSync(subDir);
     expect(subId).toMatch(/^sub-/);
-    for (const f of ["messages.db", "journal.db", "task_metadata.json"]) expect(fs.existsSync(path.join(subDir, subId, f)), f).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(subDir, subId, "task_metadata.json"), "utf8")).outcome).toBe("completed");
+    for (const f of ["messages.db", "journal.db", "task_metadata.json"])
+      expect(fs.existsSync(path.join(subDir, subId, f)), f).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(subDir, subId, "task_metadata.json"), "utf8")).outcome).toBe(
+      "completed",
+    );
   });
 });
 
@@ -354,7 +430,11 @@ describe("restores and deletion through the runtime", () => {
     expect(fs.existsSync(path.join(workspace, "made.txt"))).toBe(true);
     const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
     const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
-    const res = await clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES_AND_TASK });
+    const res = await clients.checkpoints.restore({
+      taskId,
+      checkpointId: baseline.id,
+      mode: RestoreMode.FILES_AND_TASK,
+    });
     expect(res.fileError).toBe("");
     expect(fs.existsSync(path.join(workspace, "made.txt"))).toBe(false);
     const after = await clients.tasks.getTask({ taskId });
@@ -363,7 +443,8 @@ describe("restores and deletion through the runtime", () => {
     // A subscriber of a task that gets deleted sees its stream end.
     const stream = (async () => {
       const seen: string[] = [];
-      for await (const r of clients.tasks.subscribe({ taskId, afterSeq: after.lastSeq })) seen.push(r.event!.event.case ?? "");
+      for await (const r of clients.tasks.subscribe({ taskId, afterSeq: after.lastSeq }))
+        seen.push(r.event!.event.case ?? "");
       return seen;
     })();
     await new Promise((r) => setTimeout(r, 200));

@@ -25,7 +25,11 @@ describe("a task's profile and context size", () => {
       "openai",
       {
         turns: [
-          { text: "Looking.", toolCalls: [{ name: "list_files", input: { path: "." } }], usage: { input: 1200, output: 30, cacheRead: 800 } },
+          {
+            text: "Looking.",
+            toolCalls: [{ name: "list_files", input: { path: "." } }],
+            usage: { input: 1200, output: 30, cacheRead: 800 },
+          },
           // A request whose usage the server does not report leaves the last known size.
           { text: "Hello." },
         ],
@@ -58,18 +62,28 @@ describe("a task's profile and context size", () => {
     const sidecar = await startSidecar();
     cleanups.push(() => sidecar.stop());
     // The first model fails every request: the task fails, and is retried with the second one.
-    const first = await configureModel(sidecar.clients, "openai", { turns: [{ status: 401, errorMessage: "bad key" }] });
+    const first = await configureModel(sidecar.clients, "openai", {
+      turns: [{ status: 401, errorMessage: "bad key" }],
+    });
     cleanups.push(() => first.server.stop());
-    const second = await configureModel(sidecar.clients, "anthropic", { turns: [{ text: "Answered by the second model.", usage: { input: 50, output: 5 } }] });
+    const second = await configureModel(sidecar.clients, "anthropic", {
+      turns: [{ text: "Answered by the second model.", usage: { input: 50, output: 5 } }],
+    });
     cleanups.push(() => second.server.stop());
     const workspace = makeWorkspace(sidecar.roots.base);
-    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi", profileId: first.profileId });
+    const { taskId } = await sidecar.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "hi",
+      profileId: first.profileId,
+    });
     const failed = await followUntilDone(sidecar.clients, taskId);
     expect(failed.at(-1)?.event.value).toMatchObject({ status: TaskStatus.FAILED });
     const before = await sidecar.clients.tasks.getTask({ taskId });
     expect([before.profileId, before.contextTokens, before.contextWindow]).toEqual([first.profileId, 0n, 0n]);
 
-    const missing = await sidecar.clients.tasks.setTaskProfile({ taskId, profileId: "no-such-profile" }).catch((err: unknown) => ConnectError.from(err));
+    const missing = await sidecar.clients.tasks
+      .setTaskProfile({ taskId, profileId: "no-such-profile" })
+      .catch((err: unknown) => ConnectError.from(err));
     expect(missing).toBeInstanceOf(ConnectError);
     expect((missing as ConnectError).code).toBe(Code.NotFound);
     expect((missing as ConnectError).findDetails(ErrorDetailSchema)[0]?.reason).toBe(ErrorReason.PROFILE_NOT_FOUND);

@@ -29,9 +29,12 @@ async function setup(turns: ScriptTurn[], files: Record<string, string> = {}) {
 }
 
 const asks = (events: TaskEvent[]): Ask[] => events.flatMap((e) => (e.event.case === "ask" ? [e.event.value] : []));
-const statuses = (events: TaskEvent[]) => events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value] : []));
-const finished = (events: TaskEvent[]) => events.flatMap((e) => (e.event.case === "toolFinished" ? [e.event.value] : []));
-const done = (s: TaskStatus) => s === TaskStatus.COMPLETED || s === TaskStatus.FAILED || s === TaskStatus.CANCELLED || s === TaskStatus.INTERRUPTED;
+const statuses = (events: TaskEvent[]) =>
+  events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value] : []));
+const finished = (events: TaskEvent[]) =>
+  events.flatMap((e) => (e.event.case === "toolFinished" ? [e.event.value] : []));
+const done = (s: TaskStatus) =>
+  s === TaskStatus.COMPLETED || s === TaskStatus.FAILED || s === TaskStatus.CANCELLED || s === TaskStatus.INTERRUPTED;
 
 describe("proposed changes travel with the ask", () => {
   it("an edit approval carries the exact change, the file becomes exactly the proposed text, and the finished call carries the applied edit", async () => {
@@ -39,7 +42,10 @@ describe("proposed changes travel with the ask", () => {
       [
         {
           toolCalls: [
-            { name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } },
+            {
+              name: "replace_in_file",
+              input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+            },
             { name: "write_to_file", input: { path: "docs/new.md", content: "# New\n" } },
           ],
         },
@@ -58,8 +64,19 @@ describe("proposed changes travel with the ask", () => {
     const [replace, write] = asks(events);
     expect(replace.kind).toBe(AskKind.TOOL_APPROVAL);
     expect(replace.edits).toHaveLength(1);
-    expect(replace.edits[0]).toMatchObject({ path: "src/app.txt", status: FileStatus.MODIFIED, originalText: "first\nhello\nlast\n", proposedText: "first\nhello, world\nlast\n", truncated: false });
-    expect(write.edits[0]).toMatchObject({ path: "docs/new.md", status: FileStatus.ADDED, originalText: "", proposedText: "# New\n" });
+    expect(replace.edits[0]).toMatchObject({
+      path: "src/app.txt",
+      status: FileStatus.MODIFIED,
+      originalText: "first\nhello\nlast\n",
+      proposedText: "first\nhello, world\nlast\n",
+      truncated: false,
+    });
+    expect(write.edits[0]).toMatchObject({
+      path: "docs/new.md",
+      status: FileStatus.ADDED,
+      originalText: "",
+      proposedText: "# New\n",
+    });
     expect(seenOnDisk[0]).toBe("first\nhello\nlast\n");
     // What was approved is what was written.
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe(replace.edits[0].proposedText);
@@ -78,7 +95,11 @@ describe("proposed changes travel with the ask", () => {
       ["replace_in_file", ToolCallStatus.DONE, replace.toolCallId],
       ["write_to_file", ToolCallStatus.DONE, write.toolCallId],
     ]);
-    expect(calls[0].edits[0]).toMatchObject({ path: "src/app.txt", originalText: "first\nhello\nlast\n", proposedText: "first\nhello, world\nlast\n" });
+    expect(calls[0].edits[0]).toMatchObject({
+      path: "src/app.txt",
+      originalText: "first\nhello\nlast\n",
+      proposedText: "first\nhello, world\nlast\n",
+    });
     expect(calls[0].output).toContain("Applied 1 block");
   });
 
@@ -92,14 +113,28 @@ describe("proposed changes travel with the ask", () => {
     const events = await followUntilDone(clients, taskId);
     expect(asks(events)).toHaveLength(0);
     const [end] = finished(events);
-    expect(end.edits.map((e) => ({ path: e.path, status: e.status, originalText: e.originalText, proposedText: e.proposedText }))).toEqual([
+    expect(
+      end.edits.map((e) => ({
+        path: e.path,
+        status: e.status,
+        originalText: e.originalText,
+        proposedText: e.proposedText,
+      })),
+    ).toEqual([
       { path: "src/app.txt", status: FileStatus.MODIFIED, originalText: "hello\n", proposedText: "replaced\n" },
     ]);
   });
 
   it("when the file changes while the approval is pending, the edit is computed again and asked again; the new change is what is written", async () => {
     const { clients, profileId, workspace } = await setup([
-      { toolCalls: [{ name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nHELLO\n+++++++ REPLACE" } }] },
+      {
+        toolCalls: [
+          {
+            name: "replace_in_file",
+            input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nHELLO\n+++++++ REPLACE" },
+          },
+        ],
+      },
       { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "shout", profileId });
@@ -115,7 +150,10 @@ describe("proposed changes travel with the ask", () => {
     const [stale, again] = asks(events);
     expect(stale.edits[0].proposedText).toBe("HELLO\n");
     expect(again.toolCallId).toBe(stale.toolCallId);
-    expect(again.edits[0]).toMatchObject({ originalText: "hello\nadded meanwhile\n", proposedText: "HELLO\nadded meanwhile\n" });
+    expect(again.edits[0]).toMatchObject({
+      originalText: "hello\nadded meanwhile\n",
+      proposedText: "HELLO\nadded meanwhile\n",
+    });
     // The first proposal (which would have dropped the new line) was never written.
     expect(fs.readFileSync(file, "utf8")).toBe("HELLO\nadded meanwhile\n");
     expect(finished(events)[0].edits[0].proposedText).toBe("HELLO\nadded meanwhile\n");
@@ -123,7 +161,14 @@ describe("proposed changes travel with the ask", () => {
 
   it("an edit that cannot be applied any more after a change is refused and shown as failed, without asking", async () => {
     const { clients, server, profileId, workspace } = await setup([
-      { toolCalls: [{ name: "replace_in_file", input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nHELLO\n+++++++ REPLACE" } }] },
+      {
+        toolCalls: [
+          {
+            name: "replace_in_file",
+            input: { path: "src/app.txt", diff: "------- SEARCH\nhello\n=======\nHELLO\n+++++++ REPLACE" },
+          },
+        ],
+      },
       { text: "I will read it again." },
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "shout", profileId });
@@ -148,14 +193,21 @@ describe("proposed changes travel with the ask", () => {
       { toolCalls: [{ name: "attempt_completion", input: { result: "ran" } }] },
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "run", profileId });
-    const events = await followUntilDone(clients, taskId, (e) => clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" }).then(() => {}));
+    const events = await followUntilDone(clients, taskId, (e) =>
+      clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" }).then(() => {}),
+    );
     const [ask] = asks(events);
     expect(ask.kind).toBe(AskKind.COMMAND_APPROVAL);
     expect(ask.command).toMatchObject({ command, workingDirectory: workspace });
-    const started = events.find((e) => e.event.case === "toolStarted")!.event.value as { command?: { command: string; workingDirectory: string } };
+    const started = events.find((e) => e.event.case === "toolStarted")!.event.value as {
+      command?: { command: string; workingDirectory: string };
+    };
     expect(started.command).toMatchObject({ command, workingDirectory: workspace });
     const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.kind === "command")!;
-    expect(row.toolCall).toMatchObject({ status: ToolCallStatus.DONE, command: { command, workingDirectory: workspace } });
+    expect(row.toolCall).toMatchObject({
+      status: ToolCallStatus.DONE,
+      command: { command, workingDirectory: workspace },
+    });
     expect(row.toolCall!.output).toContain("done");
   });
 });
@@ -174,7 +226,14 @@ describe("a rejection with feedback continues the task", () => {
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "change it", profileId });
     const events = await followUntilDone(clients, taskId, (e) =>
-      clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: false, text: "keep app.txt, write a new file" }).then(() => {}),
+      clients.tasks
+        .respond({
+          taskId,
+          askId: (e.event.value as Ask).askId,
+          approve: false,
+          text: "keep app.txt, write a new file",
+        })
+        .then(() => {}),
     );
     expect(asks(events)).toHaveLength(1); // the command after the denial is not proposed
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
@@ -217,16 +276,24 @@ describe("a reopened task looks like the live one", () => {
     const ids = events.flatMap((e) => (e.event.case === "toolStarted" ? [e.event.value.toolCallId] : []));
     expect(ids).toHaveLength(2);
     expect(new Set(ids).size).toBe(2);
-    const rows = (await clients.tasks.getTask({ taskId })).messages.flatMap((m) => (m.toolCall ? [m.toolCall.toolCallId] : []));
+    const rows = (await clients.tasks.getTask({ taskId })).messages.flatMap((m) =>
+      m.toolCall ? [m.toolCall.toolCallId] : [],
+    );
     expect(rows).toEqual(ids);
   });
 
   it("a call cancelled while it waits for approval is interrupted on its row, and its ask is resolved as dropped", async () => {
-    const { clients, profileId, workspace } = await setup([{ toolCalls: [{ name: "write_to_file", input: { path: "x.txt", content: "x\n" } }] }]);
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "write_to_file", input: { path: "x.txt", content: "x\n" } }] },
+    ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "write", profileId });
     const events = await followUntilDone(clients, taskId, () => clients.tasks.cancel({ taskId }).then(() => {}));
     const ask = asks(events)[0];
-    const resolved = events.find((e) => e.event.case === "askResolved")!.event.value as { askId: string; dropped: boolean; approved: boolean };
+    const resolved = events.find((e) => e.event.case === "askResolved")!.event.value as {
+      askId: string;
+      dropped: boolean;
+      approved: boolean;
+    };
     expect(resolved).toMatchObject({ askId: ask.askId, dropped: true, approved: false });
     expect(statuses(events).pop()?.status).toBe(TaskStatus.CANCELLED);
     const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.toolCall)!;
@@ -236,7 +303,11 @@ describe("a reopened task looks like the live one", () => {
 
   it("a call cancelled while it runs is interrupted on its row", async () => {
     const { clients, profileId, workspace } = await setup([
-      { toolCalls: [{ name: "execute_command", input: { command: "echo started; sleep 30", requires_approval: false } }] },
+      {
+        toolCalls: [
+          { name: "execute_command", input: { command: "echo started; sleep 30", requires_approval: false } },
+        ],
+      },
     ]);
     await setAutoApproval(clients, { executeSafeCommands: true });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "wait", profileId });
@@ -258,7 +329,12 @@ describe("a reopened task looks like the live one", () => {
   it("a sidecar killed the moment an auto-approved command starts: the reopened task still has the call's row, interrupted", async () => {
     const a = await startSidecar();
     const { server, profileId } = await configureModel(a.clients, "openai", {
-      turns: [{ text: "Running it.", toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }] }],
+      turns: [
+        {
+          text: "Running it.",
+          toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }],
+        },
+      ],
     });
     cleanups.push(() => server.stop());
     await setAutoApproval(a.clients, { executeSafeCommands: true, executeAllCommands: true });
@@ -300,9 +376,14 @@ describe("a reopened task looks like the live one", () => {
     expect(reopened.messages.find((m) => m.toolCall)?.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
     // The client subscribes again where it was: the news comes at once, no new run needed.
     const events = await followUntilDone(b.clients, taskId, undefined, lastSeq);
-    const dropped = events.find((e) => e.event.case === "askResolved")!.event.value as { askId: string; dropped: boolean };
+    const dropped = events.find((e) => e.event.case === "askResolved")!.event.value as {
+      askId: string;
+      dropped: boolean;
+    };
     expect(dropped).toMatchObject({ askId: ask.askId, dropped: true });
-    const row = events.find((e) => e.event.case === "messageFinalized")!.event.value as { message?: { toolCall?: { status: ToolCallStatus } } };
+    const row = events.find((e) => e.event.case === "messageFinalized")!.event.value as {
+      message?: { toolCall?: { status: ToolCallStatus } };
+    };
     expect(row.message?.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
     const last = events[events.length - 1];
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.INTERRUPTED);

@@ -27,13 +27,19 @@ async function setup(turns: ScriptTurn[]) {
   return { server, profileId, workspace, clients: sidecar.clients };
 }
 
-const write = (content: string): ScriptTurn => ({ toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content } }] });
-const finished = (events: TaskEvent[]) => events.flatMap((e) => (e.event.case === "toolFinished" ? [e.event.value] : []));
+const write = (content: string): ScriptTurn => ({
+  toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content } }],
+});
+const finished = (events: TaskEvent[]) =>
+  events.flatMap((e) => (e.event.case === "toolFinished" ? [e.event.value] : []));
 const asks = (events: TaskEvent[]) => events.flatMap((e) => (e.event.case === "ask" ? [e.event.value] : []));
 
 describe("edits to files unsaved in the editor", () => {
   it("an edit of a file the editor reports as unsaved is refused without asking, the model reads why, and the file is untouched", async () => {
-    const { clients, server, profileId, workspace } = await setup([write("agent text\n"), { text: "I will wait for you to save it." }]);
+    const { clients, server, profileId, workspace } = await setup([
+      write("agent text\n"),
+      { text: "I will wait for you to save it." },
+    ]);
     await setAutoApproval(clients, { editFiles: true });
     const { taskId } = await clients.tasks.newTask({
       workspaceRoot: workspace,
@@ -79,7 +85,8 @@ describe("edits to files unsaved in the editor", () => {
     const second = await followUntilDone(
       clients,
       taskId,
-      async (e) => void (await clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" })),
+      async (e) =>
+        void (await clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" })),
       first[first.length - 1].seq,
     );
     expect(finished(second).map((f) => f.status)).toEqual([ToolCallStatus.DONE]);
@@ -88,7 +95,9 @@ describe("edits to files unsaved in the editor", () => {
 
   it("reports for a task that does not exist are not_found", async () => {
     const { clients } = await setup([]);
-    const err = await clients.tasks.updateEditorState({ taskId: "1700000000000-deadbeef", editor: { unsavedFiles: ["a.txt"] } }).catch((e: unknown) => e);
+    const err = await clients.tasks
+      .updateEditorState({ taskId: "1700000000000-deadbeef", editor: { unsavedFiles: ["a.txt"] } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.NotFound);
   });

@@ -37,12 +37,31 @@ function rootsOn(dir: string): TestRoots {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-base-"));
   const home = path.join(base, "home");
   fs.mkdirSync(home, { recursive: true });
-  const roots: TestRoots = { base, home, dlineDir: path.join(dir, "dline"), homeDir: path.join(dir, "dline-home"), docsDir: path.join(dir, "docs"), env: {} };
-  roots.env = { PATH: process.env.PATH, HOME: home, DLINE_DIR: roots.dlineDir, DLINE_HOME_DIR: roots.homeDir, DLINE_DOCS_DIR: roots.docsDir, TMPDIR: os.tmpdir() };
+  const roots: TestRoots = {
+    base,
+    home,
+    dlineDir: path.join(dir, "dline"),
+    homeDir: path.join(dir, "dline-home"),
+    docsDir: path.join(dir, "docs"),
+    env: {},
+  };
+  roots.env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    DLINE_DIR: roots.dlineDir,
+    DLINE_HOME_DIR: roots.homeDir,
+    DLINE_DOCS_DIR: roots.docsDir,
+    TMPDIR: os.tmpdir(),
+  };
   return roots;
 }
 
-async function follow(sidecar: RunningSidecar, taskId: string, ms: number, onEvent: (e: TaskEvent) => void = () => {}): Promise<TaskEvent[]> {
+async function follow(
+  sidecar: RunningSidecar,
+  taskId: string,
+  ms: number,
+  onEvent: (e: TaskEvent) => void = () => {},
+): Promise<TaskEvent[]> {
   const events: TaskEvent[] = [];
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
@@ -51,7 +70,11 @@ async function follow(sidecar: RunningSidecar, taskId: string, ms: number, onEve
       events.push(res.event!);
       onEvent(res.event!);
       const e = res.event!.event;
-      if (e.case === "statusChanged" && [TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.INTERRUPTED].includes(e.value.status)) break;
+      if (
+        e.case === "statusChanged" &&
+        [TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.INTERRUPTED].includes(e.value.status)
+      )
+        break;
     }
   } catch {
     // ended (aborted, or the sidecar died)
@@ -62,68 +85,125 @@ async function follow(sidecar: RunningSidecar, taskId: string, ms: number, onEve
 }
 
 describe.skipIf(!mounted)(`a full disk ${mounted ? "" : `(skipped: ${"reason" in mount ? mount.reason : ""})`}`, () => {
-  attack("the disk fills up while a task runs: the task fails with resource_exhausted, the sidecar keeps serving, nothing stored is damaged", async () => {
-    const dir = mounted!.dir;
-    const roots = rootsOn(dir);
-    const workspace = makeWorkspace(fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-ws-")));
-    // Each turn writes a file and runs a command with output; the model answers slowly, so the
-    // disk fills up in the middle of the task.
-    const turn = (i: number) => ({
-      text: `step ${i} `.repeat(50),
-      textChunkChars: 40,
-      writeDelayMs: 20,
-      toolCalls: [
-        { name: "write_to_file", input: { path: `out/${i}.txt`, content: `${i}\n` } },
-        { name: "execute_command", input: { command: `seq 1 2000`, requires_approval: false } },
-      ],
-    });
-    server = await spawnModelServer({ apiKey: TEST_KEY, turns: [...Array.from({ length: 40 }, (_, i) => turn(i)), { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }] });
-    const first = await startSidecar({ roots });
-    sidecars.push(first);
-    await first.clients.settings.upsertProfile({ profile: { id: "p", name: "p", provider: "openai", baseUrl: server.url, model: "m", contextWindow: 100_000n } });
-    await first.clients.settings.setSecret({ profileId: "p", name: "api_key", value: TEST_KEY });
-    await first.clients.settings.updateSettings({
-      scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, executeSafeCommands: true, maxRequests: 1000 } },
-    });
-    // A task stored before the disk fills: it must come through intact.
-    const { server: quick } = { server: await spawnModelServer({ apiKey: TEST_KEY, turns: [{ text: "earlier answer" }] }) };
-    await first.clients.settings.upsertProfile({ profile: { id: "q", name: "q", provider: "openai", baseUrl: quick.url, model: "m", contextWindow: 100_000n } });
-    await first.clients.settings.setSecret({ profileId: "q", name: "api_key", value: TEST_KEY });
-    const earlier = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "an earlier task", profileId: "q" });
-    await follow(first, earlier.taskId, 30_000);
-    await quick.stop();
-    const earlierMessages = (await first.clients.tasks.getTask({ taskId: earlier.taskId })).messages.map((m) => m.text);
+  attack(
+    "the disk fills up while a task runs: the task fails with resource_exhausted, the sidecar keeps serving, nothing stored is damaged",
+    async () => {
+      const dir = mounted!.dir;
+      const roots = rootsOn(dir);
+      const workspace = makeWorkspace(fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-ws-")));
+      // Each turn writes a file and runs a command with output; the model answers slowly, so the
+      // disk fills up in the middle of the task.
+      const turn = (i: number) => ({
+        text: `step ${i} `.repeat(50),
+        textChunkChars: 40,
+        writeDelayMs: 20,
+        toolCalls: [
+          { name: "write_to_file", input: { path: `out/${i}.txt`, content: `${i}\n` } },
+          { name: "execute_command", input: { command: `seq 1 2000`, requires_approval: false } },
+        ],
+      });
+      server = await spawnModelServer({
+        apiKey: TEST_KEY,
+        turns: [
+          ...Array.from({ length: 40 }, (_, i) => turn(i)),
+          { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+        ],
+      });
+      const first = await startSidecar({ roots });
+      sidecars.push(first);
+      await first.clients.settings.upsertProfile({
+        profile: { id: "p", name: "p", provider: "openai", baseUrl: server.url, model: "m", contextWindow: 100_000n },
+      });
+      await first.clients.settings.setSecret({ profileId: "p", name: "api_key", value: TEST_KEY });
+      await first.clients.settings.updateSettings({
+        scope: SettingsScope.GLOBAL,
+        patch: {
+          autoApprovalSettings: {
+            enabled: true,
+            readFiles: true,
+            editFiles: true,
+            executeSafeCommands: true,
+            maxRequests: 1000,
+          },
+        },
+      });
+      // A task stored before the disk fills: it must come through intact.
+      const { server: quick } = {
+        server: await spawnModelServer({ apiKey: TEST_KEY, turns: [{ text: "earlier answer" }] }),
+      };
+      await first.clients.settings.upsertProfile({
+        profile: { id: "q", name: "q", provider: "openai", baseUrl: quick.url, model: "m", contextWindow: 100_000n },
+      });
+      await first.clients.settings.setSecret({ profileId: "q", name: "api_key", value: TEST_KEY });
+      const earlier = await first.clients.tasks.newTask({
+        workspaceRoot: workspace,
+        text: "an earlier task",
+        profileId: "q",
+      });
+      await follow(first, earlier.taskId, 30_000);
+      await quick.stop();
+      const earlierMessages = (await first.clients.tasks.getTask({ taskId: earlier.taskId })).messages.map(
+        (m) => m.text,
+      );
 
-    const { taskId } = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "a long task", profileId: "p" });
-    let steps = 0;
-    const following = follow(first, taskId, 90_000, (e) => {
-      if (e.event.case === "toolFinished") steps++;
-    });
-    await waitFor(() => steps >= 2, 30_000);
-    const filler = fillDisk(dir);
-    const events = await following;
-    const errors = events.filter((e) => e.event.case === "error").map((e) => (e.event.case === "error" ? e.event.value : undefined));
-    console.log(`security: disk full after ${steps} tool calls: status ${TaskStatus[events.length ? (lastStatusOf(events) ?? 0) : 0]}, errors ${JSON.stringify(errors.map((e) => `${e?.code}: ${e?.message}`))}`);
-    check("the sidecar is alive", first.process.child.exitCode === null && first.process.child.signalCode === null);
-    check("the sidecar still answers Health", (await withDeadline(first.clients.system.health({}), 10_000))?.status === "ok");
-    check("the task failed", lastStatusOf(events) === TaskStatus.FAILED, `status ${String(lastStatusOf(events))}`);
-    check("with resource_exhausted: the disk is full", errors.some((e) => e?.code === "resource_exhausted" && /disk is full/i.test(e.message)), JSON.stringify(errors));
-    check("ListTasks still answers", (await withDeadline(first.clients.history.listTasks({}), 10_000)) !== undefined);
-    // Space comes back; a restart recovers cleanly.
-    fs.rmSync(filler);
-    await stopOrKill(first);
-    const second = await startSidecar({ roots });
-    sidecars.push(second);
-    const listed = (await second.clients.history.listTasks({})).tasks.map((t) => t.id);
-    check("both tasks are listed after the restart", listed.includes(earlier.taskId) && listed.includes(taskId), JSON.stringify(listed));
-    const again = (await second.clients.tasks.getTask({ taskId: earlier.taskId })).messages.map((m) => m.text);
-    check("the earlier task's messages are intact", JSON.stringify(again) === JSON.stringify(earlierMessages), JSON.stringify(again).slice(0, 200));
-    check("the failed task opens", (await withDeadline(second.clients.tasks.getTask({ taskId }), 10_000)) !== undefined);
-    const profiles = (await second.clients.settings.listProfiles({})).profiles.map((p) => p.id);
-    check("the profiles are intact", profiles.includes("p") && profiles.includes("q"));
-    console.log(`security: after the restart: ${listed.length} tasks listed; stderr of the first sidecar: ${first.stderrFile}`);
-  });
+      const { taskId } = await first.clients.tasks.newTask({
+        workspaceRoot: workspace,
+        text: "a long task",
+        profileId: "p",
+      });
+      let steps = 0;
+      const following = follow(first, taskId, 90_000, (e) => {
+        if (e.event.case === "toolFinished") steps++;
+      });
+      await waitFor(() => steps >= 2, 30_000);
+      const filler = fillDisk(dir);
+      const events = await following;
+      const errors = events
+        .filter((e) => e.event.case === "error")
+        .map((e) => (e.event.case === "error" ? e.event.value : undefined));
+      console.log(
+        `security: disk full after ${steps} tool calls: status ${TaskStatus[events.length ? (lastStatusOf(events) ?? 0) : 0]}, errors ${JSON.stringify(errors.map((e) => `${e?.code}: ${e?.message}`))}`,
+      );
+      check("the sidecar is alive", first.process.child.exitCode === null && first.process.child.signalCode === null);
+      check(
+        "the sidecar still answers Health",
+        (await withDeadline(first.clients.system.health({}), 10_000))?.status === "ok",
+      );
+      check("the task failed", lastStatusOf(events) === TaskStatus.FAILED, `status ${String(lastStatusOf(events))}`);
+      check(
+        "with resource_exhausted: the disk is full",
+        errors.some((e) => e?.code === "resource_exhausted" && /disk is full/i.test(e.message)),
+        JSON.stringify(errors),
+      );
+      check("ListTasks still answers", (await withDeadline(first.clients.history.listTasks({}), 10_000)) !== undefined);
+      // Space comes back; a restart recovers cleanly.
+      fs.rmSync(filler);
+      await stopOrKill(first);
+      const second = await startSidecar({ roots });
+      sidecars.push(second);
+      const listed = (await second.clients.history.listTasks({})).tasks.map((t) => t.id);
+      check(
+        "both tasks are listed after the restart",
+        listed.includes(earlier.taskId) && listed.includes(taskId),
+        JSON.stringify(listed),
+      );
+      const again = (await second.clients.tasks.getTask({ taskId: earlier.taskId })).messages.map((m) => m.text);
+      check(
+        "the earlier task's messages are intact",
+        JSON.stringify(again) === JSON.stringify(earlierMessages),
+        JSON.stringify(again).slice(0, 200),
+      );
+      check(
+        "the failed task opens",
+        (await withDeadline(second.clients.tasks.getTask({ taskId }), 10_000)) !== undefined,
+      );
+      const profiles = (await second.clients.settings.listProfiles({})).profiles.map((p) => p.id);
+      check("the profiles are intact", profiles.includes("p") && profiles.includes("q"));
+      console.log(
+        `security: after the restart: ${listed.length} tasks listed; stderr of the first sidecar: ${first.stderrFile}`,
+      );
+    },
+  );
 });
 
 function lastStatusOf(events: TaskEvent[]): TaskStatus | undefined {

@@ -44,7 +44,10 @@ export function attackLine(): string {
 export async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -97,20 +100,37 @@ export const recorder: Interceptor = (next) => async (req) => {
   }
 };
 
-export function unixCall(socketPath: string, urlPath: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+export function unixCall(
+  socketPath: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: urlPath, method: "POST", headers: { "Content-Type": "application/json", ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (c) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = http.request(
+      { socketPath, path: urlPath, method: "POST", headers: { "Content-Type": "application/json", ...headers } },
+      (res) => {
+        let text = "";
+        res.on("data", (c) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
 }
 
-export async function post(url: string, urlPath: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  const res = await fetch(`${url}/${urlPath}`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body });
+export async function post(
+  url: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${url}/${urlPath}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body,
+  });
   return { status: res.status, body: await res.text() };
 }
 
@@ -183,7 +203,8 @@ export function snapshot(dir: string): Record<string, string> {
 }
 
 export async function waitFor(cond: () => boolean, ms = 10_000): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (cond()) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+    if (cond()) return true;
   return cond();
 }
 
@@ -198,4 +219,3 @@ export function filesUnder(dir: string, skip: (p: string) => boolean): string[] 
   }
   return out;
 }
-

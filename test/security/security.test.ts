@@ -20,9 +20,21 @@ import { HistoryService } from "../../core/src/gen/dline/v1/history_pb.js";
 import { ImportService } from "../../core/src/gen/dline/v1/import_pb.js";
 import { SettingsScope, SettingsService } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { SystemService } from "../../core/src/gen/dline/v1/system_pb.js";
-import { AskKind, TaskEventSchema, TaskService, TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import {
+  AskKind,
+  TaskEventSchema,
+  TaskService,
+  TaskStatus,
+  type TaskEvent,
+} from "../../core/src/gen/dline/v1/task_pb.js";
 import { TaskArtifacts } from "../../core/src/tasks/artifacts.js";
-import { makeTestRoots, sidecarBinary, startSidecar, assertBinaryBuilt, type RunningSidecar } from "../helpers/sidecar.js";
+import {
+  makeTestRoots,
+  sidecarBinary,
+  startSidecar,
+  assertBinaryBuilt,
+  type RunningSidecar,
+} from "../helpers/sidecar.js";
 import * as protoFiles from "../helpers/proto-files.js";
 import type { ScriptTurn } from "../model-server/script.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
@@ -72,11 +84,17 @@ afterAll(async () => {
 });
 
 /** A profile (with SECRET as its key) backed by a scripted model server; answers the profile id. */
-async function scriptedProfile(turns: ScriptTurn[], apiKey = SECRET, provider: "openai" | "anthropic" = "openai"): Promise<{ profileId: string; server: ModelServerProcess }> {
+async function scriptedProfile(
+  turns: ScriptTurn[],
+  apiKey = SECRET,
+  provider: "openai" | "anthropic" = "openai",
+): Promise<{ profileId: string; server: ModelServerProcess }> {
   const server = await spawnModelServer({ apiKey, turns });
   servers.push(server);
   const profileId = `sec-${servers.length}`;
-  await clients.settings.upsertProfile({ profile: { id: profileId, name: profileId, provider, baseUrl: server.url, model: "m", contextWindow: 100_000n } });
+  await clients.settings.upsertProfile({
+    profile: { id: profileId, name: profileId, provider, baseUrl: server.url, model: "m", contextWindow: 100_000n },
+  });
   await clients.settings.setSecret({ profileId, name: "api_key", value: SECRET });
   return { profileId, server };
 }
@@ -84,7 +102,17 @@ async function scriptedProfile(turns: ScriptTurn[], apiKey = SECRET, provider: "
 async function setAutoApproval(value: Record<string, unknown>): Promise<void> {
   await clients.settings.updateSettings({
     scope: SettingsScope.GLOBAL,
-    patch: { autoApprovalSettings: { enabled: false, readFiles: false, editFiles: false, executeSafeCommands: false, executeAllCommands: false, maxRequests: 100, ...value } },
+    patch: {
+      autoApprovalSettings: {
+        enabled: false,
+        readFiles: false,
+        editFiles: false,
+        executeSafeCommands: false,
+        executeAllCommands: false,
+        maxRequests: 100,
+        ...value,
+      },
+    },
   });
 }
 
@@ -105,10 +133,27 @@ describe("no RPC without the token", () => {
       ["token in another header", { "X-Dline-Token": token }],
     ];
     const wrong = `${token}x`;
-    const wrongJson = createConnectTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [bearerInterceptor(wrong)] });
-    const wrongBinary = createConnectTransport({ baseUrl: url, httpVersion: "1.1", useBinaryFormat: true, interceptors: [bearerInterceptor(wrong)] });
-    const wrongGrpcWeb = createGrpcWebTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [bearerInterceptor(wrong)] });
-    const rightGrpcWeb = createGrpcWebTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [bearerInterceptor(token)] });
+    const wrongJson = createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      interceptors: [bearerInterceptor(wrong)],
+    });
+    const wrongBinary = createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      useBinaryFormat: true,
+      interceptors: [bearerInterceptor(wrong)],
+    });
+    const wrongGrpcWeb = createGrpcWebTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      interceptors: [bearerInterceptor(wrong)],
+    });
+    const rightGrpcWeb = createGrpcWebTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      interceptors: [bearerInterceptor(token)],
+    });
     let methods = 0;
     for (const service of services as DescService[]) {
       for (const method of service.methods) {
@@ -117,7 +162,11 @@ describe("no RPC without the token", () => {
         if (method.methodKind === "unary") {
           for (const [what, headers] of badHeaders) {
             const res = await post(url, `${service.typeName}/${method.name}`, headers, "{}");
-            check(`${name} ${what}: HTTP 401 unauthenticated`, res.status === 401 && codeOfBody(res.body) === "unauthenticated", `${res.status} ${res.body.slice(0, 100)}`);
+            check(
+              `${name} ${what}: HTTP 401 unauthenticated`,
+              res.status === 401 && codeOfBody(res.body) === "unauthenticated",
+              `${res.status} ${res.body.slice(0, 100)}`,
+            );
             check(`${name} ${what}: the answer holds no token`, !res.body.includes(token));
           }
         }
@@ -130,11 +179,17 @@ describe("no RPC without the token", () => {
           const call = client[method.localName]({});
           const code =
             method.methodKind === "server_streaming"
-              ? await errorCode((async () => {
-                  for await (const _ of call as AsyncIterable<unknown>);
-                })())
+              ? await errorCode(
+                  (async () => {
+                    for await (const _ of call as AsyncIterable<unknown>);
+                  })(),
+                )
               : await errorCode(call as Promise<unknown>);
-          check(`${name} over ${label} with a wrong token: unauthenticated`, code === Code.Unauthenticated, `got ${code}`);
+          check(
+            `${name} over ${label} with a wrong token: unauthenticated`,
+            code === Code.Unauthenticated,
+            `got ${code}`,
+          );
         }
       }
     }
@@ -146,11 +201,22 @@ describe("no RPC without the token", () => {
     check("gRPC-web with the token answers", grpcWebHealth.status === "ok");
     // The refused calls had no effect: Shutdown did not stop it, UpdateSettings changed nothing.
     const patch = JSON.stringify({ scope: "SETTINGS_SCOPE_GLOBAL", patch: { mode: "plan" } });
-    const refused = await post(url, "dline.v1.SettingsService/UpdateSettings", { Authorization: `Bearer ${wrong}` }, patch);
+    const refused = await post(
+      url,
+      "dline.v1.SettingsService/UpdateSettings",
+      { Authorization: `Bearer ${wrong}` },
+      patch,
+    );
     check("UpdateSettings with a wrong token is refused", refused.status === 401);
     const settings = await clients.settings.getSettings({ scope: SettingsScope.GLOBAL });
-    check("a refused UpdateSettings changed nothing", settings.revision === 0n && !JSON.stringify(settings.settings ?? {}).includes("plan"));
-    check("a refused Shutdown did not stop the sidecar", main.process.child.exitCode === null && (await clients.system.health({})).status === "ok");
+    check(
+      "a refused UpdateSettings changed nothing",
+      settings.revision === 0n && !JSON.stringify(settings.settings ?? {}).includes("plan"),
+    );
+    check(
+      "a refused Shutdown did not stop the sidecar",
+      main.process.child.exitCode === null && (await clients.system.health({})).status === "ok",
+    );
   });
 });
 
@@ -160,10 +226,18 @@ describe("never listening beyond loopback", () => {
   it("binds 127.0.0.1 only: the handshake, the kernel's socket table, and connections through other interfaces", async () => {
     const url = new URL(main.process.handshake.url);
     const port = Number(url.port);
-    check("the handshake URL is http://127.0.0.1", url.protocol === "http:" && url.hostname === "127.0.0.1", main.process.handshake.url);
+    check(
+      "the handshake URL is http://127.0.0.1",
+      url.protocol === "http:" && url.hostname === "127.0.0.1",
+      main.process.handshake.url,
+    );
     const v4 = listeners("/proc/net/tcp", port);
     const v6 = listeners("/proc/net/tcp6", port);
-    check("the kernel lists one IPv4 listener on the port, on 127.0.0.1", v4.length === 1 && v4[0] === "0100007F", JSON.stringify(v4));
+    check(
+      "the kernel lists one IPv4 listener on the port, on 127.0.0.1",
+      v4.length === 1 && v4[0] === "0100007F",
+      JSON.stringify(v4),
+    );
     check("no IPv6 listener on the port", v6.length === 0, JSON.stringify(v6));
     const addresses = nonLoopbackAddresses();
     for (const { address } of addresses) {
@@ -176,18 +250,33 @@ describe("never listening beyond loopback", () => {
     await new Promise<void>((resolve) => wide.listen(0, "0.0.0.0", resolve));
     const widePort = (wide.address() as net.AddressInfo).port;
     for (const { address } of addresses.filter((a) => a.family === "IPv4")) {
-      check(`a 0.0.0.0 listener is reachable through ${address} (control)`, (await tryConnect(address, widePort)) === "connected");
+      check(
+        `a 0.0.0.0 listener is reachable through ${address} (control)`,
+        (await tryConnect(address, widePort)) === "connected",
+      );
     }
     await new Promise((r) => wide.close(r));
-    if (addresses.length === 0) console.log("security: this machine has no non-loopback interface; only the socket table was checked");
+    if (addresses.length === 0)
+      console.log("security: this machine has no non-loopback interface; only the socket table was checked");
   });
 
   it("refuses to start with a non-loopback --listen address, before printing a handshake", async () => {
     assertBinaryBuilt();
     const roots = makeTestRoots();
     tempDirs.push(roots.base);
-    const values = ["0.0.0.0:0", "[::]:0", "192.168.1.10:0", "10.0.0.1:8080", "example.com:0", "127.0.0.1.nip.io:0", ...nonLoopbackAddresses().map((a) => (a.family === "IPv6" ? `[${a.address}]:0` : `${a.address}:0`))];
-    const runs = values.flatMap((v) => [["serve", "--listen", v], ["serve", `--listen=${v}`]]);
+    const values = [
+      "0.0.0.0:0",
+      "[::]:0",
+      "192.168.1.10:0",
+      "10.0.0.1:8080",
+      "example.com:0",
+      "127.0.0.1.nip.io:0",
+      ...nonLoopbackAddresses().map((a) => (a.family === "IPv6" ? `[${a.address}]:0` : `${a.address}:0`)),
+    ];
+    const runs = values.flatMap((v) => [
+      ["serve", "--listen", v],
+      ["serve", `--listen=${v}`],
+    ]);
     const outcomes = await Promise.all(
       runs.map(
         (args) =>
@@ -203,7 +292,11 @@ describe("never listening beyond loopback", () => {
       ),
     );
     for (const o of outcomes) {
-      check(`${o.args.join(" ")}: exits 2 naming loopback, no handshake`, o.code === 2 && o.stderr.includes("loopback only") && o.stdout === "", `code ${o.code}, stdout ${o.stdout.slice(0, 80)}`);
+      check(
+        `${o.args.join(" ")}: exits 2 naming loopback, no handshake`,
+        o.code === 2 && o.stderr.includes("loopback only") && o.stdout === "",
+        `code ${o.code}, stdout ${o.stdout.slice(0, 80)}`,
+      );
     }
   });
 });
@@ -217,21 +310,40 @@ describe("owner-only socket and secret files", () => {
     const wrapper = path.join(roots.base, "dline-core-umask000");
     fs.writeFileSync(wrapper, `#!/bin/sh\numask 000\nexec "${sidecarBinary}" "$@"\n`, { mode: 0o755 });
     const socket = path.join(roots.base, "core.sock");
-    const proc = await spawnSidecar({ binary: wrapper, args: ["--listen", `unix:${socket}`], env: roots.env, cwd: roots.base });
+    const proc = await spawnSidecar({
+      binary: wrapper,
+      args: ["--listen", `unix:${socket}`],
+      env: roots.env,
+      cwd: roots.base,
+    });
     try {
       const umask = /Umask:\s+(\d+)/.exec(fs.readFileSync(`/proc/${proc.handshake.pid}/status`, "utf8"))?.[1];
       check("the sidecar really runs with umask 000", umask === "0000", `umask ${umask}`);
       check("the handshake names the socket", proc.handshake.url === `unix:${socket}`);
-      check("the socket is 0600", (fs.statSync(socket).mode & 0o777) === 0o600, (fs.statSync(socket).mode & 0o777).toString(8));
+      check(
+        "the socket is 0600",
+        (fs.statSync(socket).mode & 0o777) === 0o600,
+        (fs.statSync(socket).mode & 0o777).toString(8),
+      );
       const refused = await unixCall(socket, "/dline.v1.SystemService/Health", {}, "{}");
-      check("the socket refuses a call without the token", refused.status === 401 && codeOfBody(refused.body) === "unauthenticated", `${refused.status}`);
+      check(
+        "the socket refuses a call without the token",
+        refused.status === 401 && codeOfBody(refused.body) === "unauthenticated",
+        `${refused.status}`,
+      );
       const c = createDlineClients(proc.handshake.url, proc.handshake.token);
-      const { profile } = await c.settings.upsertProfile({ profile: { name: "p", provider: "anthropic", baseUrl: "http://127.0.0.1:1", model: "m", contextWindow: 1000n } });
+      const { profile } = await c.settings.upsertProfile({
+        profile: { name: "p", provider: "anthropic", baseUrl: "http://127.0.0.1:1", model: "m", contextWindow: 1000n },
+      });
       await c.settings.setSecret({ profileId: profile!.id, name: "api_key", value: SECRET });
       await c.settings.setSecret({ profileId: "", name: "telemetry", value: `${SECRET}-2` });
       const data = path.join(roots.dlineDir, "data");
       const secretsDir = path.join(data, "secrets");
-      check("the secrets folder is 0700", (fs.statSync(secretsDir).mode & 0o777) === 0o700, (fs.statSync(secretsDir).mode & 0o777).toString(8));
+      check(
+        "the secrets folder is 0700",
+        (fs.statSync(secretsDir).mode & 0o777) === 0o700,
+        (fs.statSync(secretsDir).mode & 0o777).toString(8),
+      );
       const secretFiles = fs.readdirSync(secretsDir).map((f) => path.join(secretsDir, f));
       if (fs.existsSync(path.join(data, "secrets.json"))) secretFiles.push(path.join(data, "secrets.json"));
       check("the secret files exist", secretFiles.length >= 2, secretFiles.join(", "));
@@ -278,11 +390,21 @@ describe("file tools cannot escape the workspace", () => {
     fs.symlinkSync(path.join(outside, "secret.txt"), path.join(ws, "secret-link.txt"));
     fs.symlinkSync(path.join(outside, "dangling-target.txt"), path.join(ws, "dangling"));
     fs.symlinkSync("../../../outside", path.join(ws, "src", "rel-link-out"));
-    const before = { outside: snapshot(outside), nfd: snapshot(nfdSibling), top: fs.readdirSync(base).sort(), parent: fs.readdirSync(wsParent).sort() };
+    const before = {
+      outside: snapshot(outside),
+      nfd: snapshot(nfdSibling),
+      top: fs.readdirSync(base).sort(),
+      parent: fs.readdirSync(wsParent).sort(),
+    };
 
     const esc: Escape[] = [];
     const add = (tool: string, input: Record<string, unknown>, expect: Escape["expect"] | boolean) =>
-      esc.push({ id: `call_esc_${esc.length}`, tool, input, expect: expect === true ? "refused" : expect === false ? "any" : expect });
+      esc.push({
+        id: `call_esc_${esc.length}`,
+        tool,
+        input,
+        expect: expect === true ? "refused" : expect === false ? "any" : expect,
+      });
     // Controls: the same tools do work inside the workspace.
     add("read_file", { path: "README.md" }, "ok");
     add("write_to_file", { path: "src/inside.txt", content: "inside\n" }, "ok");
@@ -290,13 +412,34 @@ describe("file tools cannot escape the workspace", () => {
     add("search_files", { path: ".", regex: "OUTSIDE-CONTENT" }, "ok"); // must not search through the links
     // Searches for the start of the outside text only: the full text must never travel.
     const diff = "------- SEARCH\nOUTSIDE-CONTENT-\n=======\nchanged\n+++++++ REPLACE";
-    for (const p of ["../../outside/secret.txt", path.join(outside, "secret.txt"), "src/../../../outside/secret.txt", "link-out/secret.txt", "secret-link.txt", "src/rel-link-out/secret.txt", `${nfdSibling}/keep.txt`, "/etc/hostname"]) {
+    for (const p of [
+      "../../outside/secret.txt",
+      path.join(outside, "secret.txt"),
+      "src/../../../outside/secret.txt",
+      "link-out/secret.txt",
+      "secret-link.txt",
+      "src/rel-link-out/secret.txt",
+      `${nfdSibling}/keep.txt`,
+      "/etc/hostname",
+    ]) {
       add("read_file", { path: p }, true);
     }
-    for (const p of ["../../outside", outside, "link-out", "src/rel-link-out", nfdSibling]) add("list_files", { path: p, recursive: true }, true);
+    for (const p of ["../../outside", outside, "link-out", "src/rel-link-out", nfdSibling])
+      add("list_files", { path: p, recursive: true }, true);
     add("search_files", { path: "../../outside", regex: "OUTSIDE" }, true);
     add("search_files", { path: "link-out", regex: "OUTSIDE" }, true);
-    for (const p of ["../../outside/new.txt", "../../outside/secret.txt", path.join(outside, "abs.txt"), "link-out/via-link.txt", "secret-link.txt", "dangling", "src/rel-link-out/x.txt", `${nfdSibling}/keep.txt`, `${nfdSibling}/new.txt`, "../../outside./x.txt"]) {
+    for (const p of [
+      "../../outside/new.txt",
+      "../../outside/secret.txt",
+      path.join(outside, "abs.txt"),
+      "link-out/via-link.txt",
+      "secret-link.txt",
+      "dangling",
+      "src/rel-link-out/x.txt",
+      `${nfdSibling}/keep.txt`,
+      `${nfdSibling}/new.txt`,
+      "../../outside./x.txt",
+    ]) {
       add("write_to_file", { path: p, content: "escaped\n" }, true);
     }
     add("replace_in_file", { path: "secret-link.txt", diff }, true);
@@ -325,8 +468,16 @@ describe("file tools cannot escape the workspace", () => {
       if (e.event.case === "ask") await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: false });
     });
     const last = events[events.length - 1];
-    check("the escape task completed", last.event.case === "statusChanged" && last.event.value.status === TaskStatus.COMPLETED, eventSummary(last));
-    const finished = new Map(events.flatMap((e) => (e.event.case === "toolFinished" ? [[e.event.value.toolCallId, e.event.value] as const] : [])));
+    check(
+      "the escape task completed",
+      last.event.case === "statusChanged" && last.event.value.status === TaskStatus.COMPLETED,
+      eventSummary(last),
+    );
+    const finished = new Map(
+      events.flatMap((e) =>
+        e.event.case === "toolFinished" ? [[e.event.value.toolCallId, e.event.value] as const] : [],
+      ),
+    );
     const lookAlikes = esc.filter((e) => e.expect === "any");
     console.log(
       `security: file tools: ${esc.filter((e) => e.expect === "refused").length} escapes tried, ` +
@@ -334,24 +485,49 @@ describe("file tools cannot escape the workspace", () => {
     );
     for (const e of esc) {
       const f = finished.get(e.id);
-      if (e.expect === "refused") check(`${e.tool} ${JSON.stringify(e.input.path)} is refused`, f !== undefined && !f.ok, f ? f.result.slice(0, 160) : "no toolFinished");
-      else if (e.expect === "ok") check(`${e.tool} ${JSON.stringify(e.input.path)} runs (control)`, f !== undefined && f.ok, f ? f.result.slice(0, 160) : "no toolFinished");
+      if (e.expect === "refused")
+        check(
+          `${e.tool} ${JSON.stringify(e.input.path)} is refused`,
+          f !== undefined && !f.ok,
+          f ? f.result.slice(0, 160) : "no toolFinished",
+        );
+      else if (e.expect === "ok")
+        check(
+          `${e.tool} ${JSON.stringify(e.input.path)} runs (control)`,
+          f !== undefined && f.ok,
+          f ? f.result.slice(0, 160) : "no toolFinished",
+        );
       else check(`${e.tool} ${JSON.stringify(e.input.path)} ran or was refused`, f !== undefined, "no toolFinished");
     }
     // Nothing outside changed, nothing appeared beside the workspace; the outside text never reached the model or a client.
-    check("the outside folder is unchanged", JSON.stringify(snapshot(outside)) === JSON.stringify(before.outside), JSON.stringify(snapshot(outside)));
+    check(
+      "the outside folder is unchanged",
+      JSON.stringify(snapshot(outside)) === JSON.stringify(before.outside),
+      JSON.stringify(snapshot(outside)),
+    );
     check("the NFD sibling folder is unchanged", JSON.stringify(snapshot(nfdSibling)) === JSON.stringify(before.nfd));
-    check("nothing appeared beside the workspace", JSON.stringify(fs.readdirSync(base).sort()) === JSON.stringify(before.top) && JSON.stringify(fs.readdirSync(wsParent).sort()) === JSON.stringify(before.parent));
+    check(
+      "nothing appeared beside the workspace",
+      JSON.stringify(fs.readdirSync(base).sort()) === JSON.stringify(before.top) &&
+        JSON.stringify(fs.readdirSync(wsParent).sort()) === JSON.stringify(before.parent),
+    );
     check("nothing appeared in the 'outside.' folder", fs.readdirSync(path.join(base, "outside.")).length === 0);
     check("the dangling link's target was not created", !fs.existsSync(path.join(outside, "dangling-target.txt")));
     const requests = await server.requests();
-    check("the model got the tool results (control)", requests.length === 2 && JSON.stringify(requests[1].body).includes("call_esc_0"));
+    check(
+      "the model got the tool results (control)",
+      requests.length === 2 && JSON.stringify(requests[1].body).includes("call_esc_0"),
+    );
     check("no outside text reached the model", !JSON.stringify(requests[1].body).includes(OUTSIDE_TEXT));
     const eventText = events.map((e) => toJsonString(TaskEventSchema, e)).join("\n");
     check("no outside text reached the task's events", !eventText.includes(OUTSIDE_TEXT));
     // Whatever the look-alikes wrote landed inside the workspace.
     const insideWrites = Object.entries(snapshot(ws)).filter(([rel, v]) => v === "inside\n" && !rel.startsWith(".git"));
-    check("the look-alike writes that ran stayed inside the workspace", insideWrites.length > 0, `${insideWrites.length} files`);
+    check(
+      "the look-alike writes that ran stayed inside the workspace",
+      insideWrites.length > 0,
+      `${insideWrites.length} files`,
+    );
     fs.rmSync(base, { recursive: true, force: true });
   });
 
@@ -367,7 +543,21 @@ describe("file tools cannot escape the workspace", () => {
     fs.symlinkSync(path.join(outside, "nothing"), path.join(dir, "broken"));
     const artifacts = new TaskArtifacts(dir);
     const before = snapshot(outside);
-    for (const p of ["../x", "../../outside/keep.txt", "a/../../x", path.join(outside, "keep.txt"), "/etc/passwd", "C:\\x", "..\\x", "out/keep.txt", "out/new.txt", "keep-link", "broken", "", "a\0b"]) {
+    for (const p of [
+      "../x",
+      "../../outside/keep.txt",
+      "a/../../x",
+      path.join(outside, "keep.txt"),
+      "/etc/passwd",
+      "C:\\x",
+      "..\\x",
+      "out/keep.txt",
+      "out/new.txt",
+      "keep-link",
+      "broken",
+      "",
+      "a\0b",
+    ]) {
       let code = "ok";
       try {
         artifacts.write(p, "escaped\n");
@@ -381,9 +571,15 @@ describe("file tools cannot escape the workspace", () => {
     check("a plain relative artifact is written (control)", artifacts.read("ok/inside.txt").toString() === "fine\n");
     for (const p of ["\uff0e\uff0e/uni.txt", "...", "caf\u00e9.txt", "cafe\u0301.txt"]) {
       artifacts.write(p, "inside\n");
-      check(`artifact look-alike ${JSON.stringify(p)} stays inside`, fs.readFileSync(path.join(dir, p), "utf8") === "inside\n");
+      check(
+        `artifact look-alike ${JSON.stringify(p)} stays inside`,
+        fs.readFileSync(path.join(dir, p), "utf8") === "inside\n",
+      );
     }
-    check("nothing appeared beside the artifacts folder", JSON.stringify(fs.readdirSync(path.join(base, "task"))) === JSON.stringify(["artifacts"]));
+    check(
+      "nothing appeared beside the artifacts folder",
+      JSON.stringify(fs.readdirSync(path.join(base, "task"))) === JSON.stringify(["artifacts"]),
+    );
     fs.rmSync(base, { recursive: true, force: true });
   });
 
@@ -397,10 +593,22 @@ describe("file tools cannot escape the workspace", () => {
         ["task settings", () => clients.settings.getSettings({ scope: SettingsScope.TASK, taskId: id })],
       ] as [string, () => Promise<unknown>][]) {
         const code = await errorCode(call());
-        check(`${name} ${JSON.stringify(id)}: invalid_argument or not_found`, code === Code.InvalidArgument || code === Code.NotFound, String(code));
+        check(
+          `${name} ${JSON.stringify(id)}: invalid_argument or not_found`,
+          code === Code.InvalidArgument || code === Code.NotFound,
+          String(code),
+        );
       }
     }
-    check("nothing appeared beside the roots", JSON.stringify(fs.readdirSync(main.roots.base).sort().filter((f) => !f.endsWith(".stderr"))) === JSON.stringify(docsTop.filter((f) => !f.endsWith(".stderr"))));
+    check(
+      "nothing appeared beside the roots",
+      JSON.stringify(
+        fs
+          .readdirSync(main.roots.base)
+          .sort()
+          .filter((f) => !f.endsWith(".stderr")),
+      ) === JSON.stringify(docsTop.filter((f) => !f.endsWith(".stderr"))),
+    );
   });
 });
 
@@ -411,14 +619,49 @@ function eventSummary(e: TaskEvent | undefined): string {
 }
 
 describe("commands never run without approval unless auto-approval allows them", () => {
-  const cases: { label: string; approval: Record<string, unknown>; requiresApproval: boolean | undefined; runs: boolean }[] = [
+  const cases: {
+    label: string;
+    approval: Record<string, unknown>;
+    requiresApproval: boolean | undefined;
+    runs: boolean;
+  }[] = [
     { label: "auto-approval off, no answer", approval: {}, requiresApproval: false, runs: false },
-    { label: "auto-approval off though command switches on", approval: { enabled: false, executeSafeCommands: true, executeAllCommands: true }, requiresApproval: false, runs: false },
-    { label: "safe commands only, model says it needs approval", approval: { enabled: true, executeSafeCommands: true }, requiresApproval: true, runs: false },
-    { label: "safe commands only, flag missing", approval: { enabled: true, executeSafeCommands: true }, requiresApproval: undefined, runs: false },
-    { label: "only file switches on", approval: { enabled: true, readFiles: true, editFiles: true }, requiresApproval: false, runs: false },
-    { label: "safe commands on, safe command", approval: { enabled: true, executeSafeCommands: true }, requiresApproval: false, runs: true },
-    { label: "all commands on", approval: { enabled: true, executeAllCommands: true }, requiresApproval: true, runs: true },
+    {
+      label: "auto-approval off though command switches on",
+      approval: { enabled: false, executeSafeCommands: true, executeAllCommands: true },
+      requiresApproval: false,
+      runs: false,
+    },
+    {
+      label: "safe commands only, model says it needs approval",
+      approval: { enabled: true, executeSafeCommands: true },
+      requiresApproval: true,
+      runs: false,
+    },
+    {
+      label: "safe commands only, flag missing",
+      approval: { enabled: true, executeSafeCommands: true },
+      requiresApproval: undefined,
+      runs: false,
+    },
+    {
+      label: "only file switches on",
+      approval: { enabled: true, readFiles: true, editFiles: true },
+      requiresApproval: false,
+      runs: false,
+    },
+    {
+      label: "safe commands on, safe command",
+      approval: { enabled: true, executeSafeCommands: true },
+      requiresApproval: false,
+      runs: true,
+    },
+    {
+      label: "all commands on",
+      approval: { enabled: true, executeAllCommands: true },
+      requiresApproval: true,
+      runs: true,
+    },
   ];
 
   it.each(cases.map((c, i) => [i, c.label] as const))("case %i: %s", async (i) => {
@@ -443,8 +686,16 @@ describe("commands never run without approval unless auto-approval allows them",
     if (c.runs) {
       const events = await follow;
       const last = events[events.length - 1];
-      check(`${c.label}: the command ran without asking`, fs.existsSync(marker) && !commandAsk, `marker ${fs.existsSync(marker)}, asked ${commandAsk}`);
-      check(`${c.label}: the task completed`, last.event.case === "statusChanged" && last.event.value.status === TaskStatus.COMPLETED, eventSummary(last));
+      check(
+        `${c.label}: the command ran without asking`,
+        fs.existsSync(marker) && !commandAsk,
+        `marker ${fs.existsSync(marker)}, asked ${commandAsk}`,
+      );
+      check(
+        `${c.label}: the task completed`,
+        last.event.case === "statusChanged" && last.event.value.status === TaskStatus.COMPLETED,
+        eventSummary(last),
+      );
     } else {
       // Nobody answers: the command waits, and does not run; a Cancel ends the task without running it.
       await waitFor(() => commandAsk, 15_000);
@@ -454,7 +705,11 @@ describe("commands never run without approval unless auto-approval allows them",
       await clients.tasks.cancel({ taskId });
       const events = await follow;
       const last = events[events.length - 1];
-      check(`${c.label}: cancelled`, last.event.case === "statusChanged" && last.event.value.status === TaskStatus.CANCELLED, eventSummary(last));
+      check(
+        `${c.label}: cancelled`,
+        last.event.case === "statusChanged" && last.event.value.status === TaskStatus.CANCELLED,
+        eventSummary(last),
+      );
       check(`${c.label}: never run`, !fs.existsSync(marker));
     }
   });
@@ -477,7 +732,10 @@ describe("commands never run without approval unless auto-approval allows them",
     await followUntilDone(clients, taskId, async (e) => {
       if (e.event.case !== "ask") return;
       asks++;
-      check("the second command is asked for after maxRequests, after the first ran", fs.existsSync(path.join(ws, "first.marker")) && !fs.existsSync(path.join(ws, "second.marker")));
+      check(
+        "the second command is asked for after maxRequests, after the first ran",
+        fs.existsSync(path.join(ws, "first.marker")) && !fs.existsSync(path.join(ws, "second.marker")),
+      );
       await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: false, text: "no" });
     });
     check("one ask (the second command)", asks === 1, `${asks} asks`);
@@ -499,14 +757,25 @@ describe("secrets absent from logs, errors and responses", () => {
       taskId = (await clients.tasks.newTask({ workspaceRoot: ws, text: "hello", profileId })).taskId;
       const events = await followUntilDone(clients, taskId);
       const requests = await scripted.server.requests();
-      check(`${format}: the model server received the secret (control: the key was used)`, requests.length >= 1 && JSON.stringify(requests[0].headers).includes(SECRET));
+      check(
+        `${format}: the model server received the secret (control: the key was used)`,
+        requests.length >= 1 && JSON.stringify(requests[0].headers).includes(SECRET),
+      );
       const error = events.find((e) => e.event.case === "error");
-      check(`${format}: the task reports an auth error`, error?.event.case === "error" && error.event.value.code === "auth", error ? toJsonString(TaskEventSchema, error) : "no error event");
+      check(
+        `${format}: the task reports an auth error`,
+        error?.event.case === "error" && error.event.value.code === "auth",
+        error ? toJsonString(TaskEventSchema, error) : "no error event",
+      );
     }
     // Errors a client can provoke around secrets.
     await errorCode(clients.settings.setSecret({ profileId: "ghost", name: "api_key", value: SECRET }));
     await errorCode(clients.settings.setSecret({ profileId, name: "", value: SECRET }));
-    await errorCode(clients.settings.upsertProfile({ profile: { id: profileId, name: "x", provider: "nope", baseUrl: "x", model: "", contextWindow: 0n } }));
+    await errorCode(
+      clients.settings.upsertProfile({
+        profile: { id: profileId, name: "x", provider: "nope", baseUrl: "x", model: "", contextWindow: 0n },
+      }),
+    );
     // Everything a client can read back.
     await clients.tasks.getTask({ taskId });
     await clients.history.listTasks({});
@@ -525,14 +794,25 @@ describe("secrets absent from logs, errors and responses", () => {
     check("the log file holds no secret", !log.includes(SECRET));
     check("stderr holds no secret", !stderr.includes(SECRET));
     check("the log and stderr hold no token", !log.includes(token) && !stderr.includes(token));
-    check("the log holds no key of the model server's answer either", !log.includes(SERVER_KEY) && !stderr.includes(SERVER_KEY));
+    check(
+      "the log holds no key of the model server's answer either",
+      !log.includes(SERVER_KEY) && !stderr.includes(SERVER_KEY),
+    );
     // Every file the sidecar wrote, but the secret store itself and the addon cache.
     const data = path.join(main.roots.dlineDir, "data");
     const files = [main.roots.dlineDir, main.roots.homeDir, main.roots.docsDir].flatMap((root) =>
-      filesUnder(root, (p) => p === path.join(data, "secrets") || p === path.join(data, "secrets.json") || p.endsWith(`${path.sep}cache`)),
+      filesUnder(
+        root,
+        (p) =>
+          p === path.join(data, "secrets") || p === path.join(data, "secrets.json") || p.endsWith(`${path.sep}cache`),
+      ),
     );
     check("the roots hold files (control)", files.length > 20, `${files.length}`);
     const holding = files.filter((f) => fs.readFileSync(f).includes(SECRET));
-    check(`none of the ${files.length} files outside the secret store holds the secret`, holding.length === 0, holding.join(", "));
+    check(
+      `none of the ${files.length} files outside the secret store holds the secret`,
+      holding.length === 0,
+      holding.join(", "),
+    );
   });
 });

@@ -76,7 +76,9 @@ function rawRequestThenWait(port: number, ms: number): Promise<{ status: string;
       resolve({ status: text.split("\r\n")[0], closedByServer: true });
     });
     socket.on("error", () => {});
-    socket.write("POST /dline.v1.SystemService/Health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}");
+    socket.write(
+      "POST /dline.v1.SystemService/Health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}",
+    );
   });
 }
 
@@ -86,41 +88,70 @@ describe("nothing is done for a peer without the token", () => {
     await main.clients.system.health({});
     const before = rssMb(pid);
     const answers: (number | string)[] = [];
-    for (let round = 0; round < 6; round++) answers.push(...(await Promise.all(Array.from({ length: 10 }, () => postBig(url, 16 * 1024 * 1024)))));
+    for (let round = 0; round < 6; round++)
+      answers.push(...(await Promise.all(Array.from({ length: 10 }, () => postBig(url, 16 * 1024 * 1024)))));
     const after = rssMb(pid);
-    console.log(`security: 60 unauthenticated 16 MB bodies: RSS ${before.toFixed(0)} -> ${after.toFixed(0)} MB; answers ${JSON.stringify([...new Set(answers)])}`);
-    check("no unauthenticated request was served", answers.every((a) => a !== 200), JSON.stringify(answers.filter((a) => a === 200).length));
-    check("RSS grew by less than 64 MB (the bodies were not kept)", after - before < 64, `${before.toFixed(0)} -> ${after.toFixed(0)} MB`);
-    const small = await fetch(`${url}/dline.v1.SystemService/Health`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    console.log(
+      `security: 60 unauthenticated 16 MB bodies: RSS ${before.toFixed(0)} -> ${after.toFixed(0)} MB; answers ${JSON.stringify([...new Set(answers)])}`,
+    );
+    check(
+      "no unauthenticated request was served",
+      answers.every((a) => a !== 200),
+      JSON.stringify(answers.filter((a) => a === 200).length),
+    );
+    check(
+      "RSS grew by less than 64 MB (the bodies were not kept)",
+      after - before < 64,
+      `${before.toFixed(0)} -> ${after.toFixed(0)} MB`,
+    );
+    const small = await fetch(`${url}/dline.v1.SystemService/Health`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     check("a small request without the token is answered 401 (control)", small.status === 401);
     check("the sidecar still serves the editor", (await main.clients.system.health({})).status === "ok");
   });
 
-  attack("a peer without the token cannot keep connections open: answered connections are closed, silent ones bounded", async () => {
-    const port = Number(new URL(main.process.handshake.url).port);
-    const answered = await rawRequestThenWait(port, 3_000);
-    check("the request was answered 401", answered.status.includes("401"), answered.status);
-    check("the server closed the connection after the 401", answered.closedByServer);
-    // 100 connections that never send a byte: past the bound, the oldest are closed.
-    const sockets: net.Socket[] = [];
-    let closed = 0;
-    for (let i = 0; i < 100; i++) {
-      const s = net.connect({ host: "127.0.0.1", port });
-      s.on("error", () => {});
-      s.on("close", () => closed++);
-      await new Promise((r) => s.once("connect", r));
-      sockets.push(s);
-    }
-    check("the connections beyond the bound were closed", await waitFor(() => closed >= 30, 5_000), `${closed} closed`);
-    check("the editor is still served meanwhile", (await withDeadline(main.clients.system.health({}), 5_000))?.status === "ok");
-    for (const s of sockets) s.destroy();
-  });
+  attack(
+    "a peer without the token cannot keep connections open: answered connections are closed, silent ones bounded",
+    async () => {
+      const port = Number(new URL(main.process.handshake.url).port);
+      const answered = await rawRequestThenWait(port, 3_000);
+      check("the request was answered 401", answered.status.includes("401"), answered.status);
+      check("the server closed the connection after the 401", answered.closedByServer);
+      // 100 connections that never send a byte: past the bound, the oldest are closed.
+      const sockets: net.Socket[] = [];
+      let closed = 0;
+      for (let i = 0; i < 100; i++) {
+        const s = net.connect({ host: "127.0.0.1", port });
+        s.on("error", () => {});
+        s.on("close", () => closed++);
+        await new Promise((r) => s.once("connect", r));
+        sockets.push(s);
+      }
+      check(
+        "the connections beyond the bound were closed",
+        await waitFor(() => closed >= 30, 5_000),
+        `${closed} closed`,
+      );
+      check(
+        "the editor is still served meanwhile",
+        (await withDeadline(main.clients.system.health({}), 5_000))?.status === "ok",
+      );
+      for (const s of sockets) s.destroy();
+    },
+  );
 });
 
 describe("start-up and errors", () => {
   async function serveOn(socketPath: string): Promise<{ code: number | null; stderr: string }> {
     const roots = makeTestRoots("dline-sec-listen-");
-    const child = spawn(sidecarBinary, ["serve", "--listen", `unix:${socketPath}`], { env: roots.env, cwd: roots.base, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(sidecarBinary, ["serve", "--listen", `unix:${socketPath}`], {
+      env: roots.env,
+      cwd: roots.base,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stderr = "";
     let stdout = "";
     child.stderr.on("data", (d) => (stderr += d));
@@ -138,21 +169,36 @@ describe("start-up and errors", () => {
     const file = path.join(base, "important.txt");
     fs.writeFileSync(file, "do not lose me\n");
     const onFile = await serveOn(file);
-    check("refused to start on a regular file", onFile.code !== 0 && !onFile.stderr.startsWith("started") && /not a socket/.test(onFile.stderr), `${onFile.code} ${onFile.stderr}`);
+    check(
+      "refused to start on a regular file",
+      onFile.code !== 0 && !onFile.stderr.startsWith("started") && /not a socket/.test(onFile.stderr),
+      `${onFile.code} ${onFile.stderr}`,
+    );
     check("the file is intact", fs.lstatSync(file).isFile() && fs.readFileSync(file, "utf8") === "do not lose me\n");
     const dir = path.join(base, "folder");
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, "inside.txt"), "x");
     const onDir = await serveOn(dir);
-    check("refused to start on a folder", onDir.code !== 0 && !onDir.stderr.startsWith("started"), `${onDir.code} ${onDir.stderr}`);
+    check(
+      "refused to start on a folder",
+      onDir.code !== 0 && !onDir.stderr.startsWith("started"),
+      `${onDir.code} ${onDir.stderr}`,
+    );
     check("the folder is intact", fs.readFileSync(path.join(dir, "inside.txt"), "utf8") === "x");
     // Control: a stale socket left by a dead process is replaced.
     const stale = path.join(base, "stale.sock");
     // A process killed while listening leaves its socket file behind.
-    spawnSync(process.execPath, ["-e", `require("net").createServer().listen(${JSON.stringify(stale)}, () => process.kill(process.pid, "SIGKILL"))`]);
+    spawnSync(process.execPath, [
+      "-e",
+      `require("net").createServer().listen(${JSON.stringify(stale)}, () => process.kill(process.pid, "SIGKILL"))`,
+    ]);
     check("a stale socket is there (control)", fs.lstatSync(stale).isSocket());
     const onStale = await serveOn(stale);
-    check("a stale socket is replaced (control)", onStale.stderr.startsWith("started"), `${onStale.code} ${onStale.stderr}`);
+    check(
+      "a stale socket is replaced (control)",
+      onStale.stderr.startsWith("started"),
+      `${onStale.code} ${onStale.stderr}`,
+    );
   });
 
   attack("an errno the core does not map is logged when it answers 'internal; see its log'", async () => {
@@ -170,9 +216,20 @@ describe("start-up and errors", () => {
       message = ConnectError.from(err).rawMessage;
     }
     const { logFile } = await sidecar.clients.system.initialize({ clientName: "security" });
-    check("GetSettings answered internal, pointing at the log (control)", code === "13" && /see its log/.test(message), `${code} ${message}`);
+    check(
+      "GetSettings answered internal, pointing at the log (control)",
+      code === "13" && /see its log/.test(message),
+      `${code} ${message}`,
+    );
     await waitFor(() => fs.readFileSync(logFile, "utf8").includes("GetSettings"), 3_000);
-    const logged = fs.readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes("GetSettings"));
-    check("the log has the failure with its errno", logged.some((l) => l.includes("EISDIR")), logged.join("\n").slice(0, 300));
+    const logged = fs
+      .readFileSync(logFile, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("GetSettings"));
+    check(
+      "the log has the failure with its errno",
+      logged.some((l) => l.includes("EISDIR")),
+      logged.join("\n").slice(0, 300),
+    );
   });
 });

@@ -72,7 +72,16 @@ async function scripted(sidecar: RunningSidecar, turns: ScriptTurn[]): Promise<s
   const server = await spawnModelServer({ apiKey: TEST_KEY, turns });
   servers.push(server);
   const profileId = `fifo-${servers.length}`;
-  await sidecar.clients.settings.upsertProfile({ profile: { id: profileId, name: profileId, provider: "openai", baseUrl: server.url, model: "m", contextWindow: 1_000_000n } });
+  await sidecar.clients.settings.upsertProfile({
+    profile: {
+      id: profileId,
+      name: profileId,
+      provider: "openai",
+      baseUrl: server.url,
+      model: "m",
+      contextWindow: 1_000_000n,
+    },
+  });
   await sidecar.clients.settings.setSecret({ profileId, name: "api_key", value: TEST_KEY });
   return profileId;
 }
@@ -86,7 +95,11 @@ async function follow(sidecar: RunningSidecar, taskId: string, ms: number): Prom
     for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq: 0n }, { signal: controller.signal })) {
       events.push(res.event!);
       const e = res.event!.event;
-      if (e.case === "statusChanged" && [TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.INTERRUPTED].includes(e.value.status)) break;
+      if (
+        e.case === "statusChanged" &&
+        [TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.INTERRUPTED].includes(e.value.status)
+      )
+        break;
     }
   } catch {
     // aborted: the events so far
@@ -115,47 +128,80 @@ const editThenComplete: ScriptTurn[] = [
 ];
 
 describe("a named pipe where git reads a file", () => {
-  attack("a FIFO named .gitignore in the workspace: the task finishes, checkpoints name the FIFO, no git process is left waiting", async () => {
-    const ws = workspaceWithFifos(fs.mkdtempSync(path.join(main.roots.base, "fifo-")));
-    const profileId = await scripted(main, editThenComplete);
-    const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "edit the app", profileId });
-    const events = await follow(main, taskId, 60_000);
-    check("the task completed", lastStatus(events) === TaskStatus.COMPLETED, `status ${String(lastStatus(events))}`);
-    check("the edit was written", fs.readFileSync(path.join(ws, "src", "app.txt"), "utf8") === "edited by the task\n");
-    const status = await withDeadline(main.clients.checkpoints.getStatus({ workspaceRoot: ws }), 10_000);
-    console.log(`security: checkpoint status in a workspace with FIFOs: ${status?.message}`);
-    check("checkpoints say which file is a FIFO", status !== undefined && status.message.includes(path.join("lib", ".gitignore")) && /FIFO/.test(status.message), status?.message ?? "no answer");
-    check("Retry is offered", status?.canRetry === true);
-    check("no git process is left waiting", await waitFor(() => gitProcessesIn(ws).length === 0, 10_000), `${gitProcessesIn(ws).length} left`);
-    check("the FIFOs are still there, untouched", fs.statSync(path.join(ws, "lib", ".gitignore")).isFIFO() && fs.statSync(path.join(ws, "docs", ".gitattributes")).isFIFO());
+  attack(
+    "a FIFO named .gitignore in the workspace: the task finishes, checkpoints name the FIFO, no git process is left waiting",
+    async () => {
+      const ws = workspaceWithFifos(fs.mkdtempSync(path.join(main.roots.base, "fifo-")));
+      const profileId = await scripted(main, editThenComplete);
+      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "edit the app", profileId });
+      const events = await follow(main, taskId, 60_000);
+      check("the task completed", lastStatus(events) === TaskStatus.COMPLETED, `status ${String(lastStatus(events))}`);
+      check(
+        "the edit was written",
+        fs.readFileSync(path.join(ws, "src", "app.txt"), "utf8") === "edited by the task\n",
+      );
+      const status = await withDeadline(main.clients.checkpoints.getStatus({ workspaceRoot: ws }), 10_000);
+      console.log(`security: checkpoint status in a workspace with FIFOs: ${status?.message}`);
+      check(
+        "checkpoints say which file is a FIFO",
+        status !== undefined && status.message.includes(path.join("lib", ".gitignore")) && /FIFO/.test(status.message),
+        status?.message ?? "no answer",
+      );
+      check("Retry is offered", status?.canRetry === true);
+      check(
+        "no git process is left waiting",
+        await waitFor(() => gitProcessesIn(ws).length === 0, 10_000),
+        `${gitProcessesIn(ws).length} left`,
+      );
+      check(
+        "the FIFOs are still there, untouched",
+        fs.statSync(path.join(ws, "lib", ".gitignore")).isFIFO() &&
+          fs.statSync(path.join(ws, "docs", ".gitattributes")).isFIFO(),
+      );
 
-    // Once the FIFOs are gone, Retry brings checkpoints back.
-    fs.rmSync(path.join(ws, "lib", ".gitignore"));
-    fs.rmSync(path.join(ws, "docs", ".gitattributes"));
-    const retried = await withDeadline(main.clients.checkpoints.retry({ workspaceRoot: ws }), 60_000);
-    check("after the FIFOs are removed, Retry makes checkpoints ready", retried?.status?.state === CheckpointState.READY, retried?.status?.message ?? "no answer");
-  });
+      // Once the FIFOs are gone, Retry brings checkpoints back.
+      fs.rmSync(path.join(ws, "lib", ".gitignore"));
+      fs.rmSync(path.join(ws, "docs", ".gitattributes"));
+      const retried = await withDeadline(main.clients.checkpoints.retry({ workspaceRoot: ws }), 60_000);
+      check(
+        "after the FIFOs are removed, Retry makes checkpoints ready",
+        retried?.status?.state === CheckpointState.READY,
+        retried?.status?.message ?? "no answer",
+      );
+    },
+  );
 
-  attack("the sidecar stops while checkpoints scan a workspace with a FIFO .gitignore: no git process outlives it", async () => {
-    const sidecar = await startSidecar();
-    sidecars.push(sidecar);
-    await sidecar.clients.settings.updateSettings({
-      scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, maxRequests: 100 } },
-    });
-    const ws = workspaceWithFifos(fs.mkdtempSync(path.join(sidecar.roots.base, "fifo-stop-")));
-    const profileId = await scripted(sidecar, editThenComplete);
-    await sidecar.clients.tasks.newTask({ workspaceRoot: ws, text: "edit the app", profileId });
-    // The baseline's scan starts with the task; once it runs (or has already been stopped on
-    // the FIFO), the sidecar is stopped (its stdin closed).
-    let scanning = false;
-    for (const end = Date.now() + 20_000; !scanning && Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-      const status = await sidecar.clients.checkpoints.getStatus({ workspaceRoot: ws });
-      scanning = status.phase === "scanning" || status.state === CheckpointState.FAILED;
-    }
-    check("the checkpoints' scan started", scanning);
-    const stopped = await withDeadline(sidecar.stop(), 20_000);
-    check("the sidecar stopped", stopped !== undefined);
-    check("no git process outlives the sidecar", await waitFor(() => gitProcessesIn(ws).length === 0, 5_000), `${gitProcessesIn(ws).length} left`);
-  });
+  attack(
+    "the sidecar stops while checkpoints scan a workspace with a FIFO .gitignore: no git process outlives it",
+    async () => {
+      const sidecar = await startSidecar();
+      sidecars.push(sidecar);
+      await sidecar.clients.settings.updateSettings({
+        scope: SettingsScope.GLOBAL,
+        patch: { autoApprovalSettings: { enabled: true, readFiles: true, editFiles: true, maxRequests: 100 } },
+      });
+      const ws = workspaceWithFifos(fs.mkdtempSync(path.join(sidecar.roots.base, "fifo-stop-")));
+      const profileId = await scripted(sidecar, editThenComplete);
+      await sidecar.clients.tasks.newTask({ workspaceRoot: ws, text: "edit the app", profileId });
+      // The baseline's scan starts with the task; once it runs (or has already been stopped on
+      // the FIFO), the sidecar is stopped (its stdin closed).
+      let scanning = false;
+      for (
+        const end = Date.now() + 20_000;
+        !scanning && Date.now() < end;
+        await new Promise((r) => setTimeout(r, 50))
+      ) {
+        const status = await sidecar.clients.checkpoints.getStatus({ workspaceRoot: ws });
+        scanning = status.phase === "scanning" || status.state === CheckpointState.FAILED;
+      }
+      check("the checkpoints' scan started", scanning);
+      const stopped = await withDeadline(sidecar.stop(), 20_000);
+      check("the sidecar stopped", stopped !== undefined);
+      check(
+        "no git process outlives the sidecar",
+        await waitFor(() => gitProcessesIn(ws).length === 0, 5_000),
+        `${gitProcessesIn(ws).length} left`,
+      );
+    },
+  );
 });

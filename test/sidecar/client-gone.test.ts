@@ -32,9 +32,13 @@ describe("a client that goes away mid-stream", () => {
       }
     });
     // Streams up and receiving: a change reaches them.
-    await clients.settings.upsertProfile({ profile: { id: "p0", name: "p0", provider: "openai", baseUrl: "http://127.0.0.1:9", model: "m" } });
+    await clients.settings.upsertProfile({
+      profile: { id: "p0", name: "p0", provider: "openai", baseUrl: "http://127.0.0.1:9", model: "m" },
+    });
     await new Promise((r) => setTimeout(r, 300));
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot: roots.base, text: "a task", profileId: "p0" }).catch(() => ({ taskId: "" }));
+    const { taskId } = await clients.tasks
+      .newTask({ workspaceRoot: roots.base, text: "a task", profileId: "p0" })
+      .catch(() => ({ taskId: "" }));
     // Every stream's connection closed at once while favourites keep changing the history.
     const changes = (async () => {
       for (let i = 0; i < 40; i++) await clients.history.setFavorite({ taskId, favorite: i % 2 === 0 }).catch(() => {});

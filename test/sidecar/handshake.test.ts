@@ -6,7 +6,13 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDlineClients, sidecarTransport, spawnSidecar } from "../../core/src/client/index.js";
 import { SystemService } from "../../core/src/gen/dline/v1/system_pb.js";
-import { makeTestRoots, sidecarBinary, startSidecar, assertBinaryBuilt, type RunningSidecar } from "../helpers/sidecar.js";
+import {
+  makeTestRoots,
+  sidecarBinary,
+  startSidecar,
+  assertBinaryBuilt,
+  type RunningSidecar,
+} from "../helpers/sidecar.js";
 
 const run = promisify(execFile);
 const running: RunningSidecar[] = [];
@@ -90,9 +96,22 @@ describe("sidecar handshake", () => {
     const s = await start();
     const { url, token } = s.process.handshake;
     const services = ["system", "settings", "task", "history", "checkpoint", "import"];
-    const { file_dline_v1_system, file_dline_v1_settings, file_dline_v1_task, file_dline_v1_history, file_dline_v1_checkpoint, file_dline_v1_import } =
-      await import("../helpers/proto-files.js");
-    const files = [file_dline_v1_system, file_dline_v1_settings, file_dline_v1_task, file_dline_v1_history, file_dline_v1_checkpoint, file_dline_v1_import];
+    const {
+      file_dline_v1_system,
+      file_dline_v1_settings,
+      file_dline_v1_task,
+      file_dline_v1_history,
+      file_dline_v1_checkpoint,
+      file_dline_v1_import,
+    } = await import("../helpers/proto-files.js");
+    const files = [
+      file_dline_v1_system,
+      file_dline_v1_settings,
+      file_dline_v1_task,
+      file_dline_v1_history,
+      file_dline_v1_checkpoint,
+      file_dline_v1_import,
+    ];
     expect(files).toHaveLength(services.length);
     for (const file of files) {
       for (const service of file.services) {
@@ -157,7 +176,10 @@ describe("sidecar lifecycle", () => {
   it("refuses to listen beyond loopback", async () => {
     assertBinaryBuilt();
     const roots = makeTestRoots();
-    const child = spawn(sidecarBinary, ["serve", "--listen", "0.0.0.0:0"], { env: roots.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(sidecarBinary, ["serve", "--listen", "0.0.0.0:0"], {
+      env: roots.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const code = await new Promise((resolve) => child.once("exit", resolve));
@@ -172,9 +194,15 @@ describe("sidecar lifecycle", () => {
     fs.mkdirSync(path.dirname(copy));
     fs.copyFileSync(sidecarBinary, copy);
     fs.chmodSync(copy, 0o755);
-    const { stdout } = await run(copy, ["--version"], { cwd: roots.base, env: { PATH: "/usr/bin:/bin", HOME: roots.home } });
+    const { stdout } = await run(copy, ["--version"], {
+      cwd: roots.base,
+      env: { PATH: "/usr/bin:/bin", HOME: roots.home },
+    });
     expect(stdout).toMatch(/^dline-core \S+ \(protocol 1, node v\d+\.\d+\.\d+\)$/m);
-    const help = await run(copy, ["serve", "--help"], { cwd: roots.base, env: { PATH: "/usr/bin:/bin", HOME: roots.home } });
+    const help = await run(copy, ["serve", "--help"], {
+      cwd: roots.base,
+      env: { PATH: "/usr/bin:/bin", HOME: roots.home },
+    });
     expect(help.stdout).toContain("--listen");
     const s = await spawnSidecar({ binary: copy, cwd: roots.base, env: { PATH: "/usr/bin:/bin", HOME: roots.home } });
     try {
@@ -200,7 +228,11 @@ describe("sidecar lifecycle", () => {
       probe,
       `setTimeout(() => require("fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ cwd: process.cwd(), resolved: require("path").resolve("x") })), 300);`,
     );
-    const s = await spawnSidecar({ binary: sidecarBinary, cwd: folder, env: { ...roots.env, NODE_OPTIONS: `--require ${probe}` } });
+    const s = await spawnSidecar({
+      binary: sidecarBinary,
+      cwd: folder,
+      env: { ...roots.env, NODE_OPTIONS: `--require ${probe}` },
+    });
     try {
       // Settings and tasks load their lock library on first use: make sure they have.
       await createDlineClients(s.handshake.url, s.handshake.token).settings.getSettings({});

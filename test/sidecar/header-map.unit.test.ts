@@ -65,8 +65,18 @@ describe("HeaderMap (the Fetch standard's Headers for the server's unary calls)"
       const { ours, node } = both(ops);
       expect(ours).toEqual(node);
     }
-    const ours = new HeaderMap([["X-Token", "a"], ["x-token", "b"], ["Set-Cookie", "c=1"], ["Set-Cookie", "d=2"]]);
-    const node = new Headers([["X-Token", "a"], ["x-token", "b"], ["Set-Cookie", "c=1"], ["Set-Cookie", "d=2"]]);
+    const ours = new HeaderMap([
+      ["X-Token", "a"],
+      ["x-token", "b"],
+      ["Set-Cookie", "c=1"],
+      ["Set-Cookie", "d=2"],
+    ]);
+    const node = new Headers([
+      ["X-Token", "a"],
+      ["x-token", "b"],
+      ["Set-Cookie", "c=1"],
+      ["Set-Cookie", "d=2"],
+    ]);
     expect(ours.get("x-TOKEN")).toBe(node.get("x-TOKEN"));
     expect(ours.get("missing")).toBe(node.get("missing"));
     expect(ours.has("X-TOKEN")).toBe(true);
@@ -118,7 +128,16 @@ describe("HeaderMap (the Fetch standard's Headers for the server's unary calls)"
   });
 
   it("builds from node:http's raw header list", () => {
-    const h = HeaderMap.fromRaw(["Authorization", "Bearer t", "Content-Type", "application/json", "X-Dup", "1", "x-dup", "2"]);
+    const h = HeaderMap.fromRaw([
+      "Authorization",
+      "Bearer t",
+      "Content-Type",
+      "application/json",
+      "X-Dup",
+      "1",
+      "x-dup",
+      "2",
+    ]);
     expect(h.get("authorization")).toBe("Bearer t");
     expect(h.get("x-dup")).toBe("1, 2");
     expect(Object.prototype.toString.call(h)).toBe("[object Headers]");

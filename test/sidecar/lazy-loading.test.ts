@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 const logOf = (s: RunningSidecar) => fs.readFileSync(s.stderrFile, "utf8");
-const loadsIn = (log: string) => log.split("\n").filter((line) => line.includes('"msg":"domain modules loaded"')).length;
+const loadsIn = (log: string) =>
+  log.split("\n").filter((line) => line.includes('"msg":"domain modules loaded"')).length;
 
 async function serve(handler: http.RequestListener): Promise<string> {
   const server = http.createServer(handler);

@@ -32,7 +32,10 @@ class KeepAliveConnection {
   closedByServer = 0;
   private closing = false;
 
-  constructor(private readonly url: string, private readonly token: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly token: string,
+  ) {}
 
   /** One Health call; answers its HTTP status and whether it went over an already open socket. */
   health(): Promise<{ status: number; reused: boolean }> {
@@ -79,7 +82,7 @@ describe("an editor's connections are never cut", () => {
     const idle = Array.from({ length: IDLE_CONNECTIONS }, () => new KeepAliveConnection(url, token));
     cleanups.push(() => idle.forEach((c) => c.close()));
     const first = await Promise.allSettled(idle.map((c) => c.health()));
-    expect(first.filter((r) => r.status === "rejected").map((r) => String((r).reason))).toEqual([]);
+    expect(first.filter((r) => r.status === "rejected").map((r) => String(r.reason))).toEqual([]);
 
     // Many streams opened in one burst, each on a connection of its own.
     const controller = new AbortController();
@@ -89,17 +92,30 @@ describe("an editor's connections are never cut", () => {
     const failures: string[] = [];
     const streams = revisions.map(async (seen) => {
       try {
-        for await (const res of s.clients.settings.watchSettings({ scope: SettingsScope.GLOBAL }, { signal: controller.signal })) seen.push(res.revision);
+        for await (const res of s.clients.settings.watchSettings(
+          { scope: SettingsScope.GLOBAL },
+          { signal: controller.signal },
+        ))
+          seen.push(res.revision);
       } catch (err) {
         if (!controller.signal.aborted) failures.push(String(err));
       }
     });
-    await waitUntil(() => revisions.every((seen) => seen.length > 0) || failures.length > 0, "every stream's first snapshot");
+    await waitUntil(
+      () => revisions.every((seen) => seen.length > 0) || failures.length > 0,
+      "every stream's first snapshot",
+    );
     expect(failures).toEqual([]);
 
     // A change reaches every stream: they are all still open.
-    const { revision } = await s.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { hookTimeoutSeconds: 31 } });
-    await waitUntil(() => revisions.every((seen) => seen.includes(revision)) || failures.length > 0, "the change on every stream");
+    const { revision } = await s.clients.settings.updateSettings({
+      scope: SettingsScope.GLOBAL,
+      patch: { hookTimeoutSeconds: 31 },
+    });
+    await waitUntil(
+      () => revisions.every((seen) => seen.includes(revision)) || failures.length > 0,
+      "the change on every stream",
+    );
     expect(failures).toEqual([]);
 
     // Silent peers without the token, past the bound: the oldest are closed...
@@ -118,8 +134,10 @@ describe("an editor's connections are never cut", () => {
 
     // ...and none of the editor's: each idle connection answers again on its own socket.
     const again = await Promise.allSettled(idle.map((c) => c.health()));
-    expect(again.filter((r) => r.status === "rejected").map((r) => String((r).reason))).toEqual([]);
-    expect(again.map((r) => (r as PromiseFulfilledResult<{ status: number; reused: boolean }>).value)).toEqual(idle.map(() => ({ status: 200, reused: true })));
+    expect(again.filter((r) => r.status === "rejected").map((r) => String(r.reason))).toEqual([]);
+    expect(again.map((r) => (r as PromiseFulfilledResult<{ status: number; reused: boolean }>).value)).toEqual(
+      idle.map(() => ({ status: 200, reused: true })),
+    );
     expect(idle.map((c) => c.closedByServer)).toEqual(idle.map(() => 0));
     expect(idle.map((c) => c.sockets.size)).toEqual(idle.map(() => 1));
     expect(failures).toEqual([]);

@@ -25,7 +25,11 @@ async function buildWriter(): Promise<string> {
   return outfile;
 }
 
-async function runSlowlyRead(file: string, mode: string, count: number): Promise<{ out: string; err: string; code: number | null }> {
+async function runSlowlyRead(
+  file: string,
+  mode: string,
+  count: number,
+): Promise<{ out: string; err: string; code: number | null }> {
   const child = spawn(process.execPath, [file, mode, String(count)], { stdio: ["ignore", "pipe", "pipe"] });
   // Let the pipe fill before reading: the writer has to wait (or queue) for the reader.
   child.stdout.pause();

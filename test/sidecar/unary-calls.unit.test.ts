@@ -27,7 +27,9 @@ async function serveHealth(
   extra: { interceptors?: Interceptor[]; shutdownSignal?: AbortSignal; readMaxBytes?: number } = {},
 ): Promise<string> {
   const handler = connectHandler({
-    services: [{ typeName: SystemService.typeName, load: async () => (router) => router.service(SystemService, { health }) }],
+    services: [
+      { typeName: SystemService.typeName, load: async () => (router) => router.service(SystemService, { health }) },
+    ],
     ...extra,
   });
   const server = http.createServer(handler);
@@ -135,7 +137,12 @@ describe("plain unary calls", () => {
     let seen: { user: string; added: string | null; aborted: boolean; path: string } | undefined;
     const url = await serveHealth(
       (_req, ctx) => {
-        seen = { user: ctx.values.get(user), added: ctx.requestHeader.get("x-added"), aborted: ctx.signal.aborted, path: new URL(ctx.url).pathname };
+        seen = {
+          user: ctx.values.get(user),
+          added: ctx.requestHeader.get("x-added"),
+          aborted: ctx.signal.aborted,
+          path: new URL(ctx.url).pathname,
+        };
         return OK;
       },
       { interceptors: [passOn] },
@@ -150,7 +157,13 @@ describe("plain unary calls", () => {
       const res = await next(req);
       res.header.set("x-from-interceptor", "1");
       res.trailer.set("x-trailer", "2");
-      return { ...res, header: new Headers([["x-replaced", "3"], ["content-type", "application/json"]]) };
+      return {
+        ...res,
+        header: new Headers([
+          ["x-replaced", "3"],
+          ["content-type", "application/json"],
+        ]),
+      };
     };
     const url = await serveHealth(() => OK, { interceptors: [headers] });
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
@@ -168,14 +181,26 @@ describe("compressed calls (connect's handler, with connect-node's compression l
       ["gzip", gzipSync("{}")],
       ["br", brotliCompressSync("{}")],
     ] as const) {
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": encoding }, body });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-encoding": encoding },
+        body,
+      });
       expect(res.status, encoding).toBe(200);
       expect(await res.json()).toMatchObject({ status: "ok" });
     }
     const bomb = gzipSync(JSON.stringify({ padding: "x".repeat(100_000) }));
-    const refused = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: bomb });
+    const refused = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      body: bomb,
+    });
     expect(await refused.json()).toMatchObject({ code: "resource_exhausted" });
-    const unknown = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "zstd" }, body: "{}" });
+    const unknown = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "zstd" },
+      body: "{}",
+    });
     expect(await unknown.json()).toMatchObject({ code: "unimplemented" });
   });
 });

@@ -10,7 +10,12 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { corruptCopyPath, moveAsideSync, writeFileAtomic, writeFileAtomicSync } from "../../core/src/storage/atomic-file.js";
+import {
+  corruptCopyPath,
+  moveAsideSync,
+  writeFileAtomic,
+  writeFileAtomicSync,
+} from "../../core/src/storage/atomic-file.js";
 
 let dir: string;
 beforeEach(() => {
@@ -61,7 +66,9 @@ describe("writeFileAtomic", () => {
     const file = path.join(dir, "state", "globalState.json");
     fs.mkdirSync(path.dirname(file), { recursive: true });
     // A pid that no longer exists: a process that ran and exited.
-    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    }).stdout;
     const orphan = path.join(path.dirname(file), `.globalState.json.${dead}.7.tmp`);
     const live = path.join(path.dirname(file), `.globalState.json.${process.ppid}.7.tmp`);
     fs.writeFileSync(orphan, "{half");
@@ -103,7 +110,9 @@ describe("corruptCopyPath", () => {
     const file = path.join(dir, "pending-deletions.json");
     fs.writeFileSync(file, "{not json");
     const aside = moveAsideSync(file);
-    expect(path.basename(aside)).toMatch(/^pending-deletions\.json\.corrupt-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z(-\d+)?$/);
+    expect(path.basename(aside)).toMatch(
+      /^pending-deletions\.json\.corrupt-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z(-\d+)?$/,
+    );
     expect(fs.readFileSync(aside, "utf8")).toBe("{not json");
     expect(fs.existsSync(file)).toBe(false);
   });

@@ -46,27 +46,39 @@ const N = 500;
 
 describe("two sidecars over the same roots", () => {
   // Bounded in count; the generous timeout only catches a hang on a loaded 2-core machine.
-  it(`apply ${N} UpdateSettings each to different keys and ${N} profile upserts without losing one`, { timeout: 240_000 }, async () => {
-    const a = await start();
-    const b = await start({ roots: a.roots });
-    const dataRoot = path.join(a.roots.dlineDir, "data");
-    await Promise.all([
-      pool(N, 4, (i) => a.clients.settings.updateSettings({ scope: GLOBAL, patch: { commandTimeoutSeconds: i + 1 } })),
-      pool(N, 4, (i) => b.clients.settings.updateSettings({ scope: GLOBAL, patch: { terminalOutputLineLimit: i + 1 } })),
-      pool(N / 2, 2, (i) => a.clients.settings.upsertProfile({ profile: { id: `a-${i}`, name: `A ${i}`, provider: "anthropic" } })),
-      pool(N / 2, 2, (i) => b.clients.settings.upsertProfile({ profile: { id: `b-${i}`, name: `B ${i}`, provider: "openai" } })),
-    ]);
-    const settings = await b.clients.settings.getSettings({ scope: GLOBAL });
-    // Every write bumped the revision once: none was lost or applied to a stale copy.
-    expect(settings.revision).toBe(BigInt(2 * N));
-    expect(typeof settings.settings?.commandTimeoutSeconds).toBe("number");
-    expect(typeof settings.settings?.terminalOutputLineLimit).toBe("number");
-    const profiles = await a.clients.settings.listProfiles({});
-    expect(new Set(profiles.profiles.map((p) => p.id)).size).toBe(N);
-    expect(readJson(path.join(dataRoot, "settings", "api_profiles.json")).__revision).toBe(N);
-    expectAllJsonParses(dataRoot);
-    expect(fs.existsSync(path.join(dataRoot, "settings", "settings.json.lock"))).toBe(false);
-  });
+  it(
+    `apply ${N} UpdateSettings each to different keys and ${N} profile upserts without losing one`,
+    { timeout: 240_000 },
+    async () => {
+      const a = await start();
+      const b = await start({ roots: a.roots });
+      const dataRoot = path.join(a.roots.dlineDir, "data");
+      await Promise.all([
+        pool(N, 4, (i) =>
+          a.clients.settings.updateSettings({ scope: GLOBAL, patch: { commandTimeoutSeconds: i + 1 } }),
+        ),
+        pool(N, 4, (i) =>
+          b.clients.settings.updateSettings({ scope: GLOBAL, patch: { terminalOutputLineLimit: i + 1 } }),
+        ),
+        pool(N / 2, 2, (i) =>
+          a.clients.settings.upsertProfile({ profile: { id: `a-${i}`, name: `A ${i}`, provider: "anthropic" } }),
+        ),
+        pool(N / 2, 2, (i) =>
+          b.clients.settings.upsertProfile({ profile: { id: `b-${i}`, name: `B ${i}`, provider: "openai" } }),
+        ),
+      ]);
+      const settings = await b.clients.settings.getSettings({ scope: GLOBAL });
+      // Every write bumped the revision once: none was lost or applied to a stale copy.
+      expect(settings.revision).toBe(BigInt(2 * N));
+      expect(typeof settings.settings?.commandTimeoutSeconds).toBe("number");
+      expect(typeof settings.settings?.terminalOutputLineLimit).toBe("number");
+      const profiles = await a.clients.settings.listProfiles({});
+      expect(new Set(profiles.profiles.map((p) => p.id)).size).toBe(N);
+      expect(readJson(path.join(dataRoot, "settings", "api_profiles.json")).__revision).toBe(N);
+      expectAllJsonParses(dataRoot);
+      expect(fs.existsSync(path.join(dataRoot, "settings", "settings.json.lock"))).toBe(false);
+    },
+  );
 });
 
 describe("a sidecar killed with SIGKILL in the middle of writes", () => {
@@ -84,7 +96,8 @@ describe("a sidecar killed with SIGKILL in the middle of writes", () => {
       }
     })().catch(() => "stopped");
     const profileWriter = (async () => {
-      for (let i = 0; ; i++) await victim.clients.settings.upsertProfile({ profile: { id: `p${i}`, name: "x", provider: "anthropic" } });
+      for (let i = 0; ; i++)
+        await victim.clients.settings.upsertProfile({ profile: { id: `p${i}`, name: "x", provider: "anthropic" } });
     })().catch(() => "stopped");
     while (acknowledged < 40) await new Promise((r) => setTimeout(r, 5));
     victim.process.child.kill("SIGKILL");
@@ -110,7 +123,9 @@ describe("a sidecar killed with SIGKILL in the middle of writes", () => {
     expect(fs.existsSync(lock)).toBe(false);
     // The first write of each file by the new process sweeps the dead writer's temp files.
     await next.clients.settings.upsertProfile({ profile: { id: "after", name: "x", provider: "openai" } });
-    const leftovers = fs.readdirSync(path.dirname(settingsFile)).filter((n) => n.includes(`.${victim.process.child.pid}.`));
+    const leftovers = fs
+      .readdirSync(path.dirname(settingsFile))
+      .filter((n) => n.includes(`.${victim.process.child.pid}.`));
     expect(leftovers).toEqual([]);
   });
 });

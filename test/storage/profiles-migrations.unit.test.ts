@@ -57,9 +57,13 @@ describe("ProfileCatalogRepository", () => {
     const repo = catalog(layout.apiProfilesJson);
     const stored = await repo.upsert(profile("", { provider: "openai", baseUrl: "http://127.0.0.1:9/v1" }));
     expect(stored.id).toMatch(/^[0-9a-f-]{36}$/);
-    await expect(repo.upsert(profile("x", { provider: "gemini" as never }))).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(repo.upsert(profile("x", { provider: "gemini" as never }))).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
     await expect(repo.upsert(profile("x", { name: " " }))).rejects.toMatchObject({ code: "invalid_argument" });
-    await expect(repo.upsert(profile("x", { baseUrl: "file:///etc" }))).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(repo.upsert(profile("x", { baseUrl: "file:///etc" }))).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
     await expect(repo.delete("nope")).rejects.toMatchObject({ code: "not_found" });
     await repo.delete(stored.id);
     expect(await repo.list()).toEqual([]);
@@ -87,7 +91,10 @@ describe("migrations", () => {
   it("moves legacy global-state settings into settings.json, then drops the legacy copies", async () => {
     const { layout } = tempLayout();
     fs.mkdirSync(layout.roots.dataRoot, { recursive: true });
-    fs.writeFileSync(layout.globalStateJson, JSON.stringify({ mode: "plan", checkpointsEnabled: "bad", lastVersion: "1" }));
+    fs.writeFileSync(
+      layout.globalStateJson,
+      JSON.stringify({ mode: "plan", checkpointsEnabled: "bad", lastVersion: "1" }),
+    );
     fs.mkdirSync(layout.settingsDir, { recursive: true });
     fs.writeFileSync(layout.globalSettingsJson, JSON.stringify({ __revision: 3, commandTimeoutSeconds: 30 }));
     await domainAt(layout); // runs the migration at start
@@ -107,7 +114,10 @@ describe("migrations", () => {
   it("finishes an interrupted migration: legacy copies the file already owns are removed", async () => {
     const { layout } = tempLayout();
     fs.mkdirSync(layout.settingsDir, { recursive: true });
-    fs.writeFileSync(layout.globalSettingsJson, JSON.stringify({ __revision: 1, __settingsMigrationVersion: 1, mode: "act" }));
+    fs.writeFileSync(
+      layout.globalSettingsJson,
+      JSON.stringify({ __revision: 1, __settingsMigrationVersion: 1, mode: "act" }),
+    );
     fs.writeFileSync(layout.globalStateJson, JSON.stringify({ mode: "plan" }));
     await domainAt(layout);
     expect(readJson(layout.globalSettingsJson).mode).toBe("act"); // the file's value wins
@@ -131,12 +141,19 @@ describe("migrations", () => {
     const settings = (await d.stores.globalSettings.read()).settings;
     expect(settings).toEqual({ mode: "act", checkpointsEnabled: false });
     expect(readJson(layout.globalStateJson)).toEqual({ welcomeShown: true, __vscodeMigrationVersion: 1 });
-    expect(readJson(layout.workspaceStateJson("/ws"))).toEqual({ recent: "mine", panel: 2, __vscodeMigrationVersion: 1 });
+    expect(readJson(layout.workspaceStateJson("/ws"))).toEqual({
+      recent: "mine",
+      panel: 2,
+      __vscodeMigrationVersion: 1,
+    });
     expect(readJson(layout.secretsJson)).toEqual({ telemetryToken: "tok-123" });
     const again = await d.migrations.importHostState(input);
     expect(again).toEqual({ importedKeys: 0, keptKeys: 0, alreadyMigrated: true });
     // A new workspace is still imported on a later call.
-    const third = await d.migrations.importHostState({ ...input, workspaces: [{ workspaceRoot: "/ws2", state: { a: 1 } }] });
+    const third = await d.migrations.importHostState({
+      ...input,
+      workspaces: [{ workspaceRoot: "/ws2", state: { a: 1 } }],
+    });
     expect(third).toEqual({ importedKeys: 1, keptKeys: 0, alreadyMigrated: false });
   });
 });

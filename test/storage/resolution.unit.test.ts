@@ -17,7 +17,12 @@ describe("ResolveSetting", () => {
     const { base, layout } = tempLayout();
     const remoteFile = path.join(base, "remote.json");
     const { logger } = recordingLogger();
-    const d = await createSettingsDomain(layout, logger, { DLINE_REMOTE_CONFIG: remoteFile }, new Lifecycle(logger, () => {}));
+    const d = await createSettingsDomain(
+      layout,
+      logger,
+      { DLINE_REMOTE_CONFIG: remoteFile },
+      new Lifecycle(logger, () => {}),
+    );
     const ctx = { workspaceRoot: "/work/a", taskId: "task-1" };
     const resolve = () => d.resolver.resolve("commandTimeoutSeconds", ctx);
 
@@ -52,7 +57,12 @@ describe("ResolveSetting", () => {
     const remoteFile = path.join(base, "remote.json");
     fs.writeFileSync(remoteFile, "{ not json");
     const { logger } = recordingLogger();
-    const d = await createSettingsDomain(layout, logger, { DLINE_REMOTE_CONFIG: remoteFile }, new Lifecycle(logger, () => {}));
+    const d = await createSettingsDomain(
+      layout,
+      logger,
+      { DLINE_REMOTE_CONFIG: remoteFile },
+      new Lifecycle(logger, () => {}),
+    );
     await expect(d.resolver.resolve("mode")).rejects.toMatchObject({ code: "failed_precondition" });
     // The organisation's file is not ours: it is left exactly as it was.
     expect(fs.readFileSync(remoteFile, "utf8")).toBe("{ not json");
@@ -64,11 +74,16 @@ describe("ResolveSetting", () => {
   it("reads autoApprovalSettings from the global setting only, filled with defaults", async () => {
     const d = await domain();
     await expect(d.stores.taskSettings("t1").applyPatch({})).resolves.toBeDefined();
-    expect(() => d.registry.validatePatch({ autoApprovalSettings: { enabled: true } }, "task")).toThrowError(/autoApprovalSettings/);
+    expect(() => d.registry.validatePatch({ autoApprovalSettings: { enabled: true } }, "task")).toThrowError(
+      /autoApprovalSettings/,
+    );
     expect(() => d.session.set("autoApprovalSettings", { enabled: true })).toThrowError(/global/);
     // A hand-edited task file cannot widen approvals either.
     fs.mkdirSync(d.layout.task("t1").dir, { recursive: true });
-    fs.writeFileSync(d.layout.task("t1").settingsJson, JSON.stringify({ autoApprovalSettings: { enabled: true, executeAllCommands: true } }));
+    fs.writeFileSync(
+      d.layout.task("t1").settingsJson,
+      JSON.stringify({ autoApprovalSettings: { enabled: true, executeAllCommands: true } }),
+    );
     await d.stores.globalSettings.applyPatch({ autoApprovalSettings: { enabled: true, readFiles: true } });
     const resolved = await d.resolver.resolve("autoApprovalSettings", { taskId: "t1" });
     expect(resolved.source).toBe("global");
@@ -87,8 +102,12 @@ describe("ResolveSetting", () => {
     const d = await domain();
     expect(() => d.registry.validatePatch({ noSuchSetting: 1 }, "global")).toThrowError(/noSuchSetting/);
     expect(() => d.registry.validatePatch({ checkpointsEnabled: "yes" }, "global")).toThrowError(/checkpointsEnabled/);
-    expect(() => d.registry.validatePatch({ commandTimeoutSeconds: 1.5 }, "global")).toThrowError(/commandTimeoutSeconds/);
-    expect(() => d.registry.validatePatch({ autoApprovalSettings: { runAnything: true } }, "global")).toThrowError(/runAnything/);
+    expect(() => d.registry.validatePatch({ commandTimeoutSeconds: 1.5 }, "global")).toThrowError(
+      /commandTimeoutSeconds/,
+    );
+    expect(() => d.registry.validatePatch({ autoApprovalSettings: { runAnything: true } }, "global")).toThrowError(
+      /runAnything/,
+    );
     expect(() => d.registry.validatePatch({ mode: "yolo" }, "global")).toThrowError(/mode/);
     expect(() => d.registry.validatePatch({ mode: null, checkpointsEnabled: false }, "workspace")).not.toThrow();
   });
@@ -100,21 +119,36 @@ describe("capability toggles", () => {
     const ctx = { workspaceRoot: "/w1", taskId: "t1" };
     expect((await d.toggles.get(ctx, "rules", "style.md")).enabled).toBe(true);
     await d.toggles.set("global", ctx, "rules", "style.md", "disabled");
-    expect(await d.toggles.get(ctx, "rules", "style.md")).toMatchObject({ enabled: false, decidedBy: "global", workspace: "inherit" });
+    expect(await d.toggles.get(ctx, "rules", "style.md")).toMatchObject({
+      enabled: false,
+      decidedBy: "global",
+      workspace: "inherit",
+    });
     await d.toggles.set("workspace", ctx, "rules", "style.md", "enabled");
     expect(await d.toggles.get(ctx, "rules", "style.md")).toMatchObject({ enabled: true, decidedBy: "workspace" });
     await d.toggles.set("task", ctx, "rules", "style.md", "disabled");
     expect(await d.toggles.get(ctx, "rules", "style.md")).toMatchObject({ enabled: false, decidedBy: "task" });
     await d.toggles.set("task", ctx, "rules", "style.md", "inherit");
-    expect(await d.toggles.get(ctx, "rules", "style.md")).toMatchObject({ enabled: true, decidedBy: "workspace", task: "inherit" });
+    expect(await d.toggles.get(ctx, "rules", "style.md")).toMatchObject({
+      enabled: true,
+      decidedBy: "workspace",
+      task: "inherit",
+    });
     // Other workspaces and tasks see only the global entry.
-    expect(await d.toggles.get({ workspaceRoot: "/w2", taskId: "t2" }, "rules", "style.md")).toMatchObject({ enabled: false, decidedBy: "global" });
+    expect(await d.toggles.get({ workspaceRoot: "/w2", taskId: "t2" }, "rules", "style.md")).toMatchObject({
+      enabled: false,
+      decidedBy: "global",
+    });
     expect(await d.toggles.list(ctx, "workflows")).toEqual([]);
     expect((await d.toggles.list(ctx)).map((t) => t.resource)).toEqual(["style.md"]);
     // Toggles are stored sparsely in each scope's settings file.
     expect((await d.stores.taskSettings("t1").read()).settings.capabilityToggles).toBeUndefined();
-    expect((await d.stores.workspaceSettings("/w1").read()).settings.capabilityToggles).toEqual({ rules: { "style.md": true } });
-    await expect(d.toggles.set("global", ctx, "plugins", "x", "enabled")).rejects.toMatchObject({ code: "invalid_argument" });
+    expect((await d.stores.workspaceSettings("/w1").read()).settings.capabilityToggles).toEqual({
+      rules: { "style.md": true },
+    });
+    await expect(d.toggles.set("global", ctx, "plugins", "x", "enabled")).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
   });
 });
 
@@ -130,7 +164,10 @@ describe("workspace and task isolation", () => {
     expect(await d.stores.workspaceState("/proj/two").getAll()).toEqual({});
     expect(await d.stores.workspaceState("/proj/one/").getAll()).toEqual({ open: "x" });
     expect(d.layout.workspaceSettingsJson("/proj/one")).not.toBe(d.layout.workspaceSettingsJson("/proj/two"));
-    expect(await d.resolver.resolve("mode", { workspaceRoot: "/proj/two" })).toEqual({ value: "act", source: "default" });
+    expect(await d.resolver.resolve("mode", { workspaceRoot: "/proj/two" })).toEqual({
+      value: "act",
+      source: "default",
+    });
   });
 
   it("flushes pending state through the lifecycle at stop", async () => {

@@ -21,12 +21,19 @@ describe("SecretsStore", () => {
     await secrets.set("p1", "aws_secret", `${SECRET}-aws`);
     await secrets.set("p1", "oauth", `{"token":"${SECRET}-oauth"}`);
     await secrets.set("", "telemetryToken", `${SECRET}-typed`);
-    for (const file of [layout.apiKeysJson, layout.providerSecretsJson, layout.oauthCredentialsJson("p1"), layout.secretsJson]) {
+    for (const file of [
+      layout.apiKeysJson,
+      layout.providerSecretsJson,
+      layout.oauthCredentialsJson("p1"),
+      layout.secretsJson,
+    ]) {
       expect(modeOf(file)).toBe(0o600);
     }
     expect(modeOf(layout.secretsDir)).toBe(0o700);
     expect(JSON.parse(fs.readFileSync(layout.apiKeysJson, "utf8"))).toEqual({ p1: SECRET });
-    expect(JSON.parse(fs.readFileSync(layout.providerSecretsJson, "utf8"))).toEqual({ p1: { aws_secret: `${SECRET}-aws` } });
+    expect(JSON.parse(fs.readFileSync(layout.providerSecretsJson, "utf8"))).toEqual({
+      p1: { aws_secret: `${SECRET}-aws` },
+    });
     expect((await secrets.namesByProfile(["p1"])).get("p1")).toEqual(["api_key", "aws_secret", "oauth"]);
     expect(await secrets.get("p1", "api_key")).toBe(SECRET);
     expect(lines.join("")).not.toContain(SECRET);

@@ -37,10 +37,16 @@ describe("SettingsService over the sidecar", () => {
     const s = await start();
     const empty = await s.clients.settings.getSettings({ scope: GLOBAL });
     expect(empty.revision).toBe(0n);
-    const first = await s.clients.settings.updateSettings({ scope: GLOBAL, patch: { mode: "plan", checkpointsEnabled: false }, expectedRevision: 0n });
+    const first = await s.clients.settings.updateSettings({
+      scope: GLOBAL,
+      patch: { mode: "plan", checkpointsEnabled: false },
+      expectedRevision: 0n,
+    });
     expect(first.revision).toBe(1n);
     expect(first.settings).toEqual({ mode: "plan", checkpointsEnabled: false });
-    const err = await codeOf(s.clients.settings.updateSettings({ scope: GLOBAL, patch: { mode: "act" }, expectedRevision: 0n }));
+    const err = await codeOf(
+      s.clients.settings.updateSettings({ scope: GLOBAL, patch: { mode: "act" }, expectedRevision: 0n }),
+    );
     expect(err.code).toBe(Code.Aborted);
     const got = await s.clients.settings.getSettings({ scope: GLOBAL });
     expect(got.settings).toEqual({ mode: "plan", checkpointsEnabled: false });
@@ -63,7 +69,11 @@ describe("SettingsService over the sidecar", () => {
       expect(err.rawMessage).toContain(key);
     }
     const taskErr = await codeOf(
-      s.clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId: "t1", patch: { autoApprovalSettings: { enabled: true } } }),
+      s.clients.settings.updateSettings({
+        scope: SettingsScope.TASK,
+        taskId: "t1",
+        patch: { autoApprovalSettings: { enabled: true } },
+      }),
     );
     expect(taskErr.code).toBe(Code.InvalidArgument);
     expect(fs.readFileSync(globalSettingsFile(s), "utf8")).toBe(before);
@@ -141,7 +151,11 @@ describe("SettingsService over the sidecar", () => {
     };
     expect(await resolve("checkpointMaxFileBytes")).toEqual({ value: 5 * 1024 * 1024, source: SettingSource.DEFAULT });
     await s.clients.settings.updateSettings({ scope: GLOBAL, patch: { mode: "plan" } });
-    await s.clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/w", patch: { mode: "act" } });
+    await s.clients.settings.updateSettings({
+      scope: SettingsScope.WORKSPACE,
+      workspaceRoot: "/w",
+      patch: { mode: "act" },
+    });
     await s.clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId: "t-1", patch: { mode: "plan" } });
     expect(await resolve("mode")).toEqual({ value: "plan", source: SettingSource.GLOBAL });
     expect(await resolve("mode", "/w")).toEqual({ value: "act", source: SettingSource.WORKSPACE });
@@ -152,14 +166,24 @@ describe("SettingsService over the sidecar", () => {
     expect(await resolve("mode", "/w", "t-1")).toEqual({ value: "plan", source: SettingSource.REMOTE });
     const unknown = await codeOf(s.clients.settings.resolveSetting({ key: "nope" }));
     expect(unknown.code).toBe(Code.InvalidArgument);
-    const badOverride = await codeOf(s.clients.settings.setSessionOverride({ key: "mode", value: fromJson(ValueSchema, 3) }));
+    const badOverride = await codeOf(
+      s.clients.settings.setSessionOverride({ key: "mode", value: fromJson(ValueSchema, 3) }),
+    );
     expect(badOverride.code).toBe(Code.InvalidArgument);
   });
 
   it("keeps workspaces and tasks isolated", async () => {
     const s = await start();
-    await s.clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/p/one", patch: { commandTimeoutSeconds: 5 } });
-    await s.clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId: "task-a", patch: { checkpointsEnabled: false } });
+    await s.clients.settings.updateSettings({
+      scope: SettingsScope.WORKSPACE,
+      workspaceRoot: "/p/one",
+      patch: { commandTimeoutSeconds: 5 },
+    });
+    await s.clients.settings.updateSettings({
+      scope: SettingsScope.TASK,
+      taskId: "task-a",
+      patch: { checkpointsEnabled: false },
+    });
     await s.clients.settings.setCapabilityToggle({
       scope: ToggleScope.TASK,
       taskId: "task-a",
@@ -167,8 +191,12 @@ describe("SettingsService over the sidecar", () => {
       resource: "r.md",
       state: ToggleState.DISABLED,
     });
-    expect((await s.clients.settings.getSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/p/two" })).settings).toEqual({});
-    expect((await s.clients.settings.getSettings({ scope: SettingsScope.TASK, taskId: "task-b" })).settings).toEqual({});
+    expect(
+      (await s.clients.settings.getSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/p/two" })).settings,
+    ).toEqual({});
+    expect((await s.clients.settings.getSettings({ scope: SettingsScope.TASK, taskId: "task-b" })).settings).toEqual(
+      {},
+    );
     expect((await s.clients.settings.getSettings({ scope: SettingsScope.TASK, taskId: "task-a" })).settings).toEqual({
       checkpointsEnabled: false,
       capabilityToggles: { rules: { "r.md": false } },
@@ -176,7 +204,9 @@ describe("SettingsService over the sidecar", () => {
     const other = await s.clients.settings.getCapabilityToggles({ taskId: "task-b", workspaceRoot: "/p/two" });
     expect(other.toggles).toEqual([]);
     const mine = await s.clients.settings.getCapabilityToggles({ taskId: "task-a", kind: "rules" });
-    expect(mine.toggles.map((t) => [t.resource, t.enabled, t.decidedBy, t.task])).toEqual([["r.md", false, ToggleScope.TASK, ToggleState.DISABLED]]);
+    expect(mine.toggles.map((t) => [t.resource, t.enabled, t.decidedBy, t.task])).toEqual([
+      ["r.md", false, ToggleScope.TASK, ToggleState.DISABLED],
+    ]);
     const badId = await codeOf(s.clients.settings.getSettings({ scope: SettingsScope.TASK, taskId: "../../etc" }));
     expect(badId.code).toBe(Code.InvalidArgument);
   });
@@ -185,7 +215,13 @@ describe("SettingsService over the sidecar", () => {
     const s = await start({ args: ["--log-level", "debug"] });
     const secret = "sk-ant-rpc-4d3c2b1a-do-not-leak";
     const upserted = await s.clients.settings.upsertProfile({
-      profile: { name: "Work", provider: "openai", baseUrl: "http://127.0.0.1:1/v1", model: "m", contextWindow: 128000n },
+      profile: {
+        name: "Work",
+        provider: "openai",
+        baseUrl: "http://127.0.0.1:1/v1",
+        model: "m",
+        contextWindow: 128000n,
+      },
     });
     const id = upserted.profile!.id;
     await s.clients.settings.setSecret({ profileId: id, name: "api_key", value: secret });
@@ -206,10 +242,10 @@ describe("SettingsService over the sidecar", () => {
     await s.clients.settings.clearSecret({ profileId: id, name: "org_token" });
     expect((await s.clients.settings.listProfiles({})).profiles[0].secretsSet).toEqual(["api_key"]);
     // Everything a client can read back, in JSON form.
-    const everything = JSON.stringify([
-      await s.clients.settings.listProfiles({}),
-      await s.clients.settings.getSettings({ scope: GLOBAL }),
-    ], (_k, v) => (typeof v === "bigint" ? String(v) : v));
+    const everything = JSON.stringify(
+      [await s.clients.settings.listProfiles({}), await s.clients.settings.getSettings({ scope: GLOBAL })],
+      (_k, v) => (typeof v === "bigint" ? String(v) : v),
+    );
     expect(everything).not.toContain(secret);
     await s.clients.settings.deleteProfile({ id });
     expect(readJson(path.join(data, "secrets", "api_keys.json"))).toEqual({});
@@ -226,7 +262,10 @@ describe("SettingsService over the sidecar", () => {
     const b = await start({ roots: a.roots });
     const abort = new AbortController();
     const seen: unknown[] = [];
-    const stream = a.clients.settings.watchSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/shared" }, { signal: abort.signal });
+    const stream = a.clients.settings.watchSettings(
+      { scope: SettingsScope.WORKSPACE, workspaceRoot: "/shared" },
+      { signal: abort.signal },
+    );
     let firstCame!: () => void;
     const first = new Promise<void>((r) => (firstCame = r));
     const done = (async () => {
@@ -239,7 +278,11 @@ describe("SettingsService over the sidecar", () => {
     })();
     // The stream's first message (the settings as they are) comes after it subscribed.
     await first;
-    await b.clients.settings.updateSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/shared", patch: { mode: "plan" } });
+    await b.clients.settings.updateSettings({
+      scope: SettingsScope.WORKSPACE,
+      workspaceRoot: "/shared",
+      patch: { mode: "plan" },
+    });
     expect(await done).toBe(1n);
     expect(seen[0]).toEqual({});
     // A second stream ends (successfully) when the sidecar shuts down.
@@ -279,7 +322,10 @@ describe("SettingsService over the sidecar", () => {
         .filter((line) => line.startsWith("inotify wd:") && line.includes(ino)).length;
     };
     const abort = new AbortController();
-    const stream = s.clients.settings.watchSettings({ scope: SettingsScope.WORKSPACE, workspaceRoot: "/gone" }, { signal: abort.signal });
+    const stream = s.clients.settings.watchSettings(
+      { scope: SettingsScope.WORKSPACE, workspaceRoot: "/gone" },
+      { signal: abort.signal },
+    );
     const iterator = stream[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.revision).toBe(0n);
     expect(watchesOfWorkspace()).toBe(1);
@@ -303,7 +349,13 @@ describe("SettingsService over the sidecar", () => {
     expect([first.importedKeys, first.keptKeys, first.alreadyMigrated]).toEqual([4, 1, false]);
     const again = await s.clients.settings.importHostState(req);
     expect(again.alreadyMigrated).toBe(true);
-    expect((await s.clients.settings.getSettings({ scope: GLOBAL })).settings).toEqual({ mode: "act", preferredLanguage: "French" });
-    expect(readJson(path.join(dataRoot(s), "globalState.json"))).toEqual({ lastShownAnnouncementId: "x", __vscodeMigrationVersion: 1 });
+    expect((await s.clients.settings.getSettings({ scope: GLOBAL })).settings).toEqual({
+      mode: "act",
+      preferredLanguage: "French",
+    });
+    expect(readJson(path.join(dataRoot(s), "globalState.json"))).toEqual({
+      lastShownAnnouncementId: "x",
+      __vscodeMigrationVersion: 1,
+    });
   });
 });

@@ -287,24 +287,27 @@ describe("settings subscribers", () => {
     repo.close();
   });
 
-  it.runIf(process.platform === "linux")("subscribing twice and leaving leaves no watch on the settings folder", async () => {
-    const { layout } = tempLayout();
-    const file = layout.globalSettingsJson;
-    const { logger } = watchedLogger();
-    const repo = repoAt(file, logger);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const folder = fs.statSync(path.dirname(file)).ino;
-    const first = repo.subscribe(() => {});
-    const second = repo.subscribe(() => {});
-    expect(inotifyWatchesOn(folder)).toBe(1);
-    first();
-    second();
-    expect(inotifyWatchesOn(folder)).toBe(0);
-    repo.subscribe(() => {});
-    repo.subscribe(() => {});
-    repo.close();
-    expect(inotifyWatchesOn(folder)).toBe(0);
-  });
+  it.runIf(process.platform === "linux")(
+    "subscribing twice and leaving leaves no watch on the settings folder",
+    async () => {
+      const { layout } = tempLayout();
+      const file = layout.globalSettingsJson;
+      const { logger } = watchedLogger();
+      const repo = repoAt(file, logger);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      const folder = fs.statSync(path.dirname(file)).ino;
+      const first = repo.subscribe(() => {});
+      const second = repo.subscribe(() => {});
+      expect(inotifyWatchesOn(folder)).toBe(1);
+      first();
+      second();
+      expect(inotifyWatchesOn(folder)).toBe(0);
+      repo.subscribe(() => {});
+      repo.subscribe(() => {});
+      repo.close();
+      expect(inotifyWatchesOn(folder)).toBe(0);
+    },
+  );
 
   it("hear nothing after close(), even of other processes' writes", async () => {
     const { layout } = tempLayout();
@@ -379,7 +382,11 @@ describe("settings file contents", () => {
     editByHand(file, { __revision: 3, __settingsMigrationVersion: 2, mode: "plan" });
     const { logger } = watchedLogger();
     const repo = repoAt(file, logger);
-    expect(await repo.read()).toEqual({ settings: { mode: "plan" }, reserved: { __settingsMigrationVersion: 2 }, revision: 3 });
+    expect(await repo.read()).toEqual({
+      settings: { mode: "plan" },
+      reserved: { __settingsMigrationVersion: 2 },
+      revision: 3,
+    });
     const after = await repo.applyPatch({ mode: "act" });
     expect(after).toEqual({ settings: { mode: "act" }, reserved: { __settingsMigrationVersion: 2 }, revision: 4 });
     expect(readJson(file)).toEqual({ __revision: 4, __settingsMigrationVersion: 2, mode: "act" });
@@ -441,7 +448,9 @@ describe("settings file contents", () => {
     const file = layout.globalSettingsJson;
     editByHand(file, "{ not json");
     const { logger } = watchedLogger();
-    const err = await repoAt(file, logger).read().catch((e: unknown) => e);
+    const err = await repoAt(file, logger)
+      .read()
+      .catch((e: unknown) => e);
     expect((err as DlineError).code).toBe("data_loss");
     expect((err as DlineError).message).toMatch(/^The settings file \(/);
   });
@@ -451,7 +460,9 @@ describe("settings file contents", () => {
     const file = layout.globalSettingsJson;
     fs.mkdirSync(file, { recursive: true });
     const { logger, lines } = watchedLogger();
-    const err = await repoAt(file, logger).applyPatch({ mode: "act" }).catch((e: unknown) => e);
+    const err = await repoAt(file, logger)
+      .applyPatch({ mode: "act" })
+      .catch((e: unknown) => e);
     expect((err as NodeJS.ErrnoException).code).toBe("EISDIR");
     expect(lines.join("")).not.toContain("kept aside");
     expect(fs.statSync(file).isDirectory()).toBe(true);
@@ -464,7 +475,10 @@ describe("settings file contents", () => {
     const { logger, line } = watchedLogger();
     const repo = repoAt(path.join(blocker, "settings.json"), logger);
     const stop = repo.subscribe(() => {});
-    expect(await line("settings watch unavailable")).toMatchObject({ level: "warn", file: path.join(blocker, "settings.json") });
+    expect(await line("settings watch unavailable")).toMatchObject({
+      level: "warn",
+      file: path.join(blocker, "settings.json"),
+    });
     stop();
   });
 });

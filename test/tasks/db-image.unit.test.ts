@@ -20,12 +20,20 @@ describe("stores built in memory", () => {
     fs.writeFileSync(task.messagesDb, built.image());
     built.close();
     const journal = JournalStore.open(env.sqlite, IN_MEMORY);
-    journal.appendMany([{ kind: "k", data: "{}", publications: [{ command: "c", data: "d" }] }, { kind: "k", data: "{}" }]);
+    journal.appendMany([
+      { kind: "k", data: "{}", publications: [{ command: "c", data: "d" }] },
+      { kind: "k", data: "{}" },
+    ]);
     fs.writeFileSync(task.journalDb, journal.image());
     journal.close();
     const metrics = MetricsStore.open(env.sqlite, IN_MEMORY);
     const row = { time: 1, tokensIn: 10, tokensOut: 2, cacheReads: 0, cacheWrites: 0, cost: 0.5, data: "{}" };
-    expect(metrics.recordMany([{ metrics: row, fingerprint: metricsFingerprint("a") }, { metrics: row, fingerprint: metricsFingerprint("a") }])).toBe(1);
+    expect(
+      metrics.recordMany([
+        { metrics: row, fingerprint: metricsFingerprint("a") },
+        { metrics: row, fingerprint: metricsFingerprint("a") },
+      ]),
+    ).toBe(1);
     fs.writeFileSync(task.metricsDb, metrics.image());
     metrics.close();
 

@@ -230,10 +230,17 @@ describe("deleting tasks never takes another task's checkpoints", () => {
     expect(await s.deletion.delete("selected", ["b"])).toEqual({ deleted: ["b"], refused: [] });
     expect(hook.calls).toEqual(["task:a:/ws/a", "finished", "task:b:/ws/b", "all"]);
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
-    const failures = records.filter((r) => r.level === "error").map(({ msg, hook: name, taskId, error }) => ({ msg, name, taskId, error }));
+    const failures = records
+      .filter((r) => r.level === "error")
+      .map(({ msg, hook: name, taskId, error }) => ({ msg, name, taskId, error }));
     expect(failures).toEqual([
       { msg: "deletion hook failed", name: "failing", taskId: "a", error: "task hook broke" },
-      { msg: "deletion hook failed (after deletions)", name: "failing", taskId: undefined, error: "finished hook broke" },
+      {
+        msg: "deletion hook failed (after deletions)",
+        name: "failing",
+        taskId: undefined,
+        error: "finished hook broke",
+      },
       { msg: "deletion hook failed", name: "failing", taskId: "b", error: "task hook broke" },
       { msg: "deletion hook failed (all tasks)", name: "failing", taskId: undefined, error: "all hook broke" },
     ]);
@@ -252,7 +259,10 @@ describe("a deletion cut short is finished on the next start", () => {
     const s = await open(env, [hook], logger);
     expect(fs.existsSync(env.layout.task("t1").dir)).toBe(false);
     expect(hook.calls).toEqual(["task:t1:/ws/t1", "finished"]);
-    expect(records.find((r) => r.msg === "finished interrupted task deletions")).toMatchObject({ level: "info", count: 1 });
+    expect(records.find((r) => r.msg === "finished interrupted task deletions")).toMatchObject({
+      level: "info",
+      count: 1,
+    });
     expect(s.history.list().tasks.map((t) => t.id)).toEqual(["t2"]);
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
   });
@@ -301,7 +311,9 @@ describe("a deletion cut short is finished on the next start", () => {
     const { logger, records } = recordingLogger();
     const s = await open(env, [hook], logger);
     expect(hook.calls).toEqual(["finished"]);
-    expect(records.map((r) => r.msg)).toContain("interrupted deletion of every task ends without removing all checkpoints: tasks were created since");
+    expect(records.map((r) => r.msg)).toContain(
+      "interrupted deletion of every task ends without removing all checkpoints: tasks were created since",
+    );
     expect(s.history.list().tasks.map((t) => t.id)).toEqual(["later"]);
     // The interrupted request is over: the next start does not try again.
     expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
@@ -341,7 +353,9 @@ describe("a deletion cut short is finished on the next start", () => {
     expect((err as NodeJS.ErrnoException).code).toMatch(/^(EEXIST|ENOTDIR)$/);
     expect(fs.existsSync(env.layout.task("t1").messagesDb)).toBe(true);
     expect(hook.calls).toEqual([]);
-    expect(JSON.parse(fs.readFileSync(env.layout.pendingDeletionsJson, "utf8")).tasks.map((t: any) => t.taskId)).toEqual(["t1"]);
+    expect(
+      JSON.parse(fs.readFileSync(env.layout.pendingDeletionsJson, "utf8")).tasks.map((t: any) => t.taskId),
+    ).toEqual(["t1"]);
     await s.close();
     fs.rmSync(env.layout.deletingTasksDir);
     const next = await open(env, [hook]);

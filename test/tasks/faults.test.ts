@@ -32,7 +32,12 @@ async function seed(env: TaskEnv, ids: string[], status?: "running") {
 }
 
 /** Starts a worker, waits until it acknowledged `minAcks` writes, SIGKILLs it; returns the acknowledged ids. */
-async function killMidWrite(env: TaskEnv, mode: "messages" | "messages-buffered" | "journal", taskId: string, minAcks: number): Promise<string[]> {
+async function killMidWrite(
+  env: TaskEnv,
+  mode: "messages" | "messages-buffered" | "journal",
+  taskId: string,
+  minAcks: number,
+): Promise<string[]> {
   const child = runChild(await buildChild("task-worker"), [mode, env.layout.roots.documentsRoot, taskId]);
   const lines = lineCollector(child);
   await lines.waitFor((l) => l.filter((x) => x.startsWith("ack ")).length >= minAcks);
@@ -49,7 +54,7 @@ describe("faults", () => {
     expect(acked.length).toBeGreaterThanOrEqual(400);
     const store = MessageStore.open(env.sqlite, env.layout.task("t1").messagesDb);
     expect(store.countIds(acked)).toBe(acked.length);
-    expect((new Database(env.layout.task("t1").messagesDb).pragma("integrity_check", { simple: true }))).toBe("ok");
+    expect(new Database(env.layout.task("t1").messagesDb).pragma("integrity_check", { simple: true })).toBe("ok");
     store.close();
     // The sidecar reads it too, and the dead writer's claim does not block it.
     const sidecar = await sidecarOn(env);
@@ -126,22 +131,35 @@ describe("faults", () => {
       ops.push(b.clients.history.listTasks({ query: "task" }));
     }
     const results = await Promise.allSettled(ops);
-    const failures = results.filter((r) => r.status === "rejected").map((r) => ConnectError.from((r).reason));
+    const failures = results.filter((r) => r.status === "rejected").map((r) => ConnectError.from(r.reason));
     expect(failures.map((f) => `${Code[f.code]}: ${f.rawMessage}`)).toEqual([]);
-    const [la, lb] = await Promise.all([a.clients.history.listTasks({ pageSize: 100 }), b.clients.history.listTasks({ pageSize: 100 })]);
+    const [la, lb] = await Promise.all([
+      a.clients.history.listTasks({ pageSize: 100 }),
+      b.clients.history.listTasks({ pageSize: 100 }),
+    ]);
     expect(la.tasks.map((t) => t.id).sort()).toEqual(keep);
     expect(lb.tasks.map((t) => [t.id, t.favorite])).toEqual(la.tasks.map((t) => [t.id, t.favorite]));
-    expect(la.tasks.filter((t) => t.favorite).map((t) => t.id).sort()).toEqual(keep.filter((_, i) => i % 3 === 0));
+    expect(
+      la.tasks
+        .filter((t) => t.favorite)
+        .map((t) => t.id)
+        .sort(),
+    ).toEqual(keep.filter((_, i) => i % 3 === 0));
     for (const id of drop) expect(fs.existsSync(env.layout.task(id).dir)).toBe(false);
   });
 
   it("two sidecars starting at once on a fresh folder create the index and import the legacy history once", async () => {
     const env = taskEnv();
     fs.mkdirSync(env.layout.tasksDir, { recursive: true });
-    const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({ id: `legacy-${i}`, ts: 1000 + i, task: `old task ${i}` }));
+    const lines = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({ id: `legacy-${i}`, ts: 1000 + i, task: `old task ${i}` }),
+    );
     fs.writeFileSync(env.layout.legacyTaskHistoryJsonl, lines.join("\n") + "\n");
     const [a, b] = await Promise.all([sidecarOn(env), sidecarOn(env)]);
-    const [la, lb] = await Promise.all([a.clients.history.listTasks({ pageSize: 100 }), b.clients.history.listTasks({ pageSize: 100 })]);
+    const [la, lb] = await Promise.all([
+      a.clients.history.listTasks({ pageSize: 100 }),
+      b.clients.history.listTasks({ pageSize: 100 }),
+    ]);
     expect(la.tasks).toHaveLength(30);
     expect(lb.tasks.map((t) => t.id)).toEqual(la.tasks.map((t) => t.id));
     const raw = new Database(env.layout.taskHistoryDb, { readonly: true });
@@ -153,7 +171,10 @@ describe("faults", () => {
     const env = taskEnv();
     await seed(env, ["ran"], "running");
     await seed(env, ["ok", "badrow", "badfile"]);
-    fs.writeFileSync(env.layout.task("ran").ownerLock, JSON.stringify({ pid: await deadPid(), hostname: os.hostname(), since: 1 }));
+    fs.writeFileSync(
+      env.layout.task("ran").ownerLock,
+      JSON.stringify({ pid: await deadPid(), hostname: os.hostname(), since: 1 }),
+    );
     const raw = new Database(env.layout.taskHistoryDb);
     raw.prepare("UPDATE tasks SET created_at = 'not a time' WHERE id = 'badrow'").run();
     raw.close();

@@ -35,19 +35,31 @@ describe("indexing task folders without a history row", () => {
     // A sidecar killed while it created a task: folder, metadata and a claim of a dead process.
     const killed = env.layout.task("1700000000000-deadbeef");
     fs.mkdirSync(killed.dir, { recursive: true });
-    fs.writeFileSync(killed.metadataJson, JSON.stringify({ id: "1700000000000-deadbeef", title: "half made", workspaceRoot: "/ws", createdAt: 7 }));
+    fs.writeFileSync(
+      killed.metadataJson,
+      JSON.stringify({ id: "1700000000000-deadbeef", title: "half made", workspaceRoot: "/ws", createdAt: 7 }),
+    );
     const dead = spawn(process.execPath, ["-e", "0"]);
     await new Promise((r) => dead.once("exit", r));
-    fs.writeFileSync(killed.ownerLock, JSON.stringify({ pid: dead.pid, hostname: os.hostname(), since: Date.now(), purpose: "run" }));
+    fs.writeFileSync(
+      killed.ownerLock,
+      JSON.stringify({ pid: dead.pid, hostname: os.hostname(), since: Date.now(), purpose: "run" }),
+    );
     // Another process (alive) is creating this one right now: its row comes with it.
     const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);
     try {
       const creating = env.layout.task("1700000000001-c0ffee00");
       fs.mkdirSync(creating.dir, { recursive: true });
-      fs.writeFileSync(creating.ownerLock, JSON.stringify({ pid: live.pid, hostname: os.hostname(), since: Date.now(), purpose: "run" }));
+      fs.writeFileSync(
+        creating.ownerLock,
+        JSON.stringify({ pid: live.pid, hostname: os.hostname(), since: Date.now(), purpose: "run" }),
+      );
       const storage = await openStorage(env);
       try {
-        expect(storage.history.get("1700000000000-deadbeef")).toMatchObject({ title: "half made", status: "interrupted" });
+        expect(storage.history.get("1700000000000-deadbeef")).toMatchObject({
+          title: "half made",
+          status: "interrupted",
+        });
         expect(storage.history.get("1700000000001-c0ffee00")).toBeUndefined();
       } finally {
         await storage.close();

@@ -15,7 +15,11 @@ suite("a task running in one sidecar, followed from another", () => {
   it("streams the owner's events from after_seq 0 with the owner's seqs, takes the approval there, and completes", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const followed = watch(follower.clients, taskId);
 
@@ -36,7 +40,11 @@ suite("a task running in one sidecar, followed from another", () => {
   it("follows from the middle: GetTask and Subscribe after its last seq there miss nothing and repeat nothing", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const ask = await direct.ask(AskKind.TOOL_APPROVAL);
 
@@ -54,7 +62,11 @@ suite("a task running in one sidecar, followed from another", () => {
     const afterView = watch(follower.clients, taskId, view.lastSeq);
     await fromMiddle.until((e) => e.seq === lastBefore);
     await follower.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
-    await Promise.all([fromMiddle.status(TaskStatus.COMPLETED), afterView.status(TaskStatus.COMPLETED), direct.status(TaskStatus.COMPLETED)]);
+    await Promise.all([
+      fromMiddle.status(TaskStatus.COMPLETED),
+      afterView.status(TaskStatus.COMPLETED),
+      direct.status(TaskStatus.COMPLETED),
+    ]);
     expect(shape(fromMiddle.events)).toEqual(shape(direct.events.filter((e) => e.seq > middle)));
     expect(shape(afterView.events)).toEqual(shape(direct.events.filter((e) => e.seq > view.lastSeq)));
     await Promise.all([direct.stop(), fromMiddle.stop(), afterView.stop()]);
@@ -63,7 +75,11 @@ suite("a task running in one sidecar, followed from another", () => {
   it("cancels from the follower: the owner stops the run and every window sees it cancelled", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const followed = watch(follower.clients, taskId);
     await followed.ask(AskKind.TOOL_APPROVAL);
@@ -78,7 +94,11 @@ suite("a task running in one sidecar, followed from another", () => {
   it("when the owner is killed, the follower sees the task interrupted at once and resumes it in its own sidecar", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const followed = watch(follower.clients, taskId);
     await followed.ask(AskKind.TOOL_APPROVAL);
     const beforeKill = followed.events[followed.events.length - 1].seq;
@@ -92,7 +112,12 @@ suite("a task running in one sidecar, followed from another", () => {
     // Resumed in the follower's sidecar: the same subscription shows the rest of the task.
     await follower.clients.tasks.resume({ taskId });
     await followed.status(TaskStatus.COMPLETED);
-    expect(followed.events.some((e) => e.seq > interrupted.seq && e.event.case === "statusChanged" && e.event.value.status === TaskStatus.RUNNING)).toBe(true);
+    expect(
+      followed.events.some(
+        (e) =>
+          e.seq > interrupted.seq && e.event.case === "statusChanged" && e.event.value.status === TaskStatus.RUNNING,
+      ),
+    ).toBe(true);
     const seqs = followed.events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     expect(new Set(seqs).size).toBe(seqs.length);
@@ -103,14 +128,20 @@ suite("a task running in one sidecar, followed from another", () => {
   it("when the owner is killed, a window that only reads the task (GetTask) sees it interrupted, not still waiting", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, reader] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     await direct.ask(AskKind.TOOL_APPROVAL);
     expect((await reader.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.WAITING);
 
     process.kill(owner.process.handshake.pid, "SIGKILL");
     await direct.stop();
-    await expect.poll(async () => (await reader.clients.tasks.getTask({ taskId })).task?.status, { timeout: 30_000 }).toBe(TaskStatus.INTERRUPTED);
+    await expect
+      .poll(async () => (await reader.clients.tasks.getTask({ taskId })).task?.status, { timeout: 30_000 })
+      .toBe(TaskStatus.INTERRUPTED);
     const view = await reader.clients.tasks.getTask({ taskId });
     expect(view.ownerPid).toBe(0);
     expect(view.pendingAsk).toBeUndefined();
@@ -119,7 +150,11 @@ suite("a task running in one sidecar, followed from another", () => {
   it("three sidecars: two followers see the same stream; an answer from either reaches the owner", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 3, writeThenComplete());
     const [owner, second, third] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const fromSecond = watch(second.clients, taskId);
     const fromThird = watch(third.clients, taskId);
@@ -127,12 +162,18 @@ suite("a task running in one sidecar, followed from another", () => {
     await fromThird.until((e) => e.event.case === "ask" && e.event.value.askId === ask.askId);
     await third.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
     // The question is answered: a second answer from the other follower is refused, truthfully.
-    const late = await second.clients.tasks.respond({ taskId, askId: ask.askId, approve: false, text: "" }).catch((e: unknown) => e);
+    const late = await second.clients.tasks
+      .respond({ taskId, askId: ask.askId, approve: false, text: "" })
+      .catch((e: unknown) => e);
     expect(late).toBeInstanceOf(ConnectError);
     expect([Code.FailedPrecondition, Code.Aborted]).toContain((late as ConnectError).code);
     expect((late as ConnectError).rawMessage).not.toMatch(/another Dline window/);
 
-    await Promise.all([direct.status(TaskStatus.COMPLETED), fromSecond.status(TaskStatus.COMPLETED), fromThird.status(TaskStatus.COMPLETED)]);
+    await Promise.all([
+      direct.status(TaskStatus.COMPLETED),
+      fromSecond.status(TaskStatus.COMPLETED),
+      fromThird.status(TaskStatus.COMPLETED),
+    ]);
     expect(shape(fromSecond.events)).toEqual(shape(direct.events));
     expect(shape(fromThird.events)).toEqual(shape(direct.events));
     expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
@@ -142,11 +183,18 @@ suite("a task running in one sidecar, followed from another", () => {
   it("a message sent from a follower continues the task in the owner", async () => {
     const turns = [
       ...writeThenComplete(),
-      { text: "Second round.", toolCalls: [{ name: "attempt_completion", input: { result: "Answered the follow-up." } }] },
+      {
+        text: "Second round.",
+        toolCalls: [{ name: "attempt_completion", input: { result: "Answered the follow-up." } }],
+      },
     ];
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, turns);
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const ask = await direct.ask(AskKind.TOOL_APPROVAL);
     await owner.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
@@ -157,7 +205,9 @@ suite("a task running in one sidecar, followed from another", () => {
     await follower.clients.tasks.sendMessage({ taskId, text: "And one more thing." });
     await followed.status(TaskStatus.COMPLETED);
     // The owner's own subscriber sees that run too, wherever it ran.
-    await direct.until((e) => e.seq > first.seq && e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED);
+    await direct.until(
+      (e) => e.seq > first.seq && e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED,
+    );
     const texts = (await owner.clients.tasks.getTask({ taskId })).messages.map((m) => m.text);
     expect(texts).toContain("And one more thing.");
     await Promise.all([direct.stop(), followed.stop()]);

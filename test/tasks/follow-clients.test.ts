@@ -28,30 +28,47 @@ interface NeovimView {
 }
 
 /** Headless Neovim with the plugin, over `roots`, running nvim-follower.lua on `taskId`. */
-function neovimFollower(roots: TestRoots, workspace: string, taskId: string, until: string, extra: Record<string, string> = {}) {
+function neovimFollower(
+  roots: TestRoots,
+  workspace: string,
+  taskId: string,
+  until: string,
+  extra: Record<string, string> = {},
+) {
   const out = path.join(roots.base, `nvim-${Date.now()}.json`);
   const xdg = (name: string) => {
     const dir = path.join(roots.base, `xdg-${name}`);
     fs.mkdirSync(dir, { recursive: true });
     return dir;
   };
-  const child = spawn(nvim, ["--headless", "--clean", "-u", path.join(repoRoot, "adapters", "neovim", "tests", "minimal_init.lua"), "-c", `luafile ${path.join(repoRoot, "test", "tasks", "nvim-follower.lua")}`], {
-    cwd: workspace,
-    env: {
-      ...roots.env,
-      XDG_CONFIG_HOME: xdg("config"),
-      XDG_DATA_HOME: xdg("data"),
-      XDG_STATE_HOME: xdg("state"),
-      XDG_CACHE_HOME: xdg("cache"),
-      DLINE_CORE: sidecarBinary,
-      DLINE_TEST_BASE: roots.base,
-      DLINE_FOLLOW_TASK: taskId,
-      DLINE_FOLLOW_UNTIL: until,
-      DLINE_FOLLOW_OUT: out,
-      ...extra,
+  const child = spawn(
+    nvim,
+    [
+      "--headless",
+      "--clean",
+      "-u",
+      path.join(repoRoot, "adapters", "neovim", "tests", "minimal_init.lua"),
+      "-c",
+      `luafile ${path.join(repoRoot, "test", "tasks", "nvim-follower.lua")}`,
+    ],
+    {
+      cwd: workspace,
+      env: {
+        ...roots.env,
+        XDG_CONFIG_HOME: xdg("config"),
+        XDG_DATA_HOME: xdg("data"),
+        XDG_STATE_HOME: xdg("state"),
+        XDG_CACHE_HOME: xdg("cache"),
+        DLINE_CORE: sidecarBinary,
+        DLINE_TEST_BASE: roots.base,
+        DLINE_FOLLOW_TASK: taskId,
+        DLINE_FOLLOW_UNTIL: until,
+        DLINE_FOLLOW_OUT: out,
+        ...extra,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   let output = "";
   child.stdout.on("data", (d: Buffer) => (output += d.toString("utf8")));
   child.stderr.on("data", (d: Buffer) => (output += d.toString("utf8")));
@@ -69,7 +86,11 @@ describe("editors' clients following a task another sidecar runs", () => {
   it("Neovim opens the task, is asked the owner's question, approves it there, and sees it complete", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
     const [owner] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const ask = await direct.ask(AskKind.TOOL_APPROVAL);
     // Neovim opens the task in the middle of its life: after the question was asked.
@@ -79,7 +100,10 @@ describe("editors' clients following a task another sidecar runs", () => {
     expect(view.pid).not.toBe(owner.process.handshake.pid);
     expect(view.prompts).toBe(1);
     await direct.status(TaskStatus.COMPLETED);
-    expect(direct.events.find((e) => e.event.case === "askResolved")?.event.value).toMatchObject({ askId: ask.askId, approved: true });
+    expect(direct.events.find((e) => e.event.case === "askResolved")?.event.value).toMatchObject({
+      askId: ask.askId,
+      approved: true,
+    });
     expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
     // Neovim received the owner's events after what it read with GetTask (the question
     // included), with the owner's seqs: every one of them from there on, once.
@@ -94,12 +118,20 @@ describe("editors' clients following a task another sidecar runs", () => {
   it("Neovim, held in its picker while another window approves, then approving too, says the question was answered there (not an error)", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
     const [owner] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const ask = await direct.ask(AskKind.TOOL_APPROVAL);
     const ready = path.join(roots.base, "nvim-asked");
     const go = path.join(roots.base, "nvim-go");
-    const viewing = neovimFollower(roots, workspace, taskId, "TASK_STATUS_COMPLETED", { DLINE_FOLLOW_ANSWER: "late", DLINE_FOLLOW_READY: ready, DLINE_FOLLOW_GO: go });
+    const viewing = neovimFollower(roots, workspace, taskId, "TASK_STATUS_COMPLETED", {
+      DLINE_FOLLOW_ANSWER: "late",
+      DLINE_FOLLOW_READY: ready,
+      DLINE_FOLLOW_GO: go,
+    });
     await expect.poll(() => fs.existsSync(ready), { timeout: 60_000 }).toBe(true);
     await owner.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
     await direct.until((e) => e.event.case === "askResolved");
@@ -113,10 +145,17 @@ describe("editors' clients following a task another sidecar runs", () => {
   it("Neovim shows the task interrupted when the sidecar running it is killed", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
     const [owner] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     await watch(owner.clients, taskId).ask(AskKind.TOOL_APPROVAL);
     const ready = path.join(roots.base, "nvim-asked");
-    const viewing = neovimFollower(roots, workspace, taskId, "TASK_STATUS_INTERRUPTED", { DLINE_FOLLOW_ANSWER: "none", DLINE_FOLLOW_READY: ready });
+    const viewing = neovimFollower(roots, workspace, taskId, "TASK_STATUS_INTERRUPTED", {
+      DLINE_FOLLOW_ANSWER: "none",
+      DLINE_FOLLOW_READY: ready,
+    });
     await expect.poll(() => fs.existsSync(ready), { timeout: 60_000 }).toBe(true);
     process.kill(owner.process.handshake.pid, "SIGKILL");
     const view = await viewing;
@@ -130,7 +169,10 @@ const shellWords = (words: string[]) => words.map((w) => `'${w.replace(/'/g, `'\
 
 /** The CLI on a terminal of its own (a pseudo-terminal from `script`): its output as the terminal shows it. */
 function cliOnTerminal(env: NodeJS.ProcessEnv, args: string[]) {
-  const child = spawn("script", ["-qfec", shellWords([cli, ...args]), "/dev/null"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn("script", ["-qfec", shellWords([cli, ...args]), "/dev/null"], {
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let screen = "";
   child.stdout.on("data", (d: Buffer) => (screen += d.toString("utf8")));
   child.stderr.on("data", (d: Buffer) => (screen += d.toString("utf8")));
@@ -146,16 +188,28 @@ describe("the CLI as a window of its own over the same roots", () => {
   it("dline follow shows the question the task waits on in another sidecar, approves it there, and follows the task to its end", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
     const [owner] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const direct = watch(owner.clients, taskId);
     const ask = await direct.ask(AskKind.TOOL_APPROVAL);
 
-    const { stdout } = await promisify(execFile)(cli, ["--json", "follow", taskId, "--yes"], { env: { ...roots.env, DLINE_CORE: sidecarBinary } });
-    const [first, ...events] = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const { stdout } = await promisify(execFile)(cli, ["--json", "follow", taskId, "--yes"], {
+      env: { ...roots.env, DLINE_CORE: sidecarBinary },
+    });
+    const [first, ...events] = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(first.pendingAsk.askId).toBe(ask.askId);
     expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
     await direct.status(TaskStatus.COMPLETED);
-    expect(direct.events.find((e) => e.event.case === "askResolved")?.event.value).toMatchObject({ askId: ask.askId, approved: true });
+    expect(direct.events.find((e) => e.event.case === "askResolved")?.event.value).toMatchObject({
+      askId: ask.askId,
+      approved: true,
+    });
     expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
     // The owner's events after the question, with the owner's seqs.
     const after = direct.events.filter((e) => e.seq >= BigInt(events[0].seq)).map((e) => e.seq.toString());
@@ -166,14 +220,24 @@ describe("the CLI as a window of its own over the same roots", () => {
   it("dline task on a terminal takes its question back when another window answers it, and goes on to the end", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
     const [other] = sidecars;
-    const terminal = cliOnTerminal({ ...roots.env, DLINE_CORE: sidecarBinary }, ["task", "Write notes.txt", "--workspace", workspace, "--profile", profileId]);
+    const terminal = cliOnTerminal({ ...roots.env, DLINE_CORE: sidecarBinary }, [
+      "task",
+      "Write notes.txt",
+      "--workspace",
+      workspace,
+      "--profile",
+      profileId,
+    ]);
     await expect.poll(() => terminal.screen(), { timeout: 60_000 }).toContain("[y/N/feedback]");
     const [task] = (await other.clients.history.listTasks({})).tasks;
     const view = await other.clients.tasks.getTask({ taskId: task.id });
     expect(view.ownerPid).not.toBe(other.process.handshake.pid);
     await other.clients.tasks.respond({ taskId: task.id, askId: view.pendingAsk!.askId, approve: true, text: "" });
 
-    const code = await Promise.race([terminal.exited, new Promise((resolve) => setTimeout(() => resolve("still waiting at its prompt"), 30_000))]);
+    const code = await Promise.race([
+      terminal.exited,
+      new Promise((resolve) => setTimeout(() => resolve("still waiting at its prompt"), 30_000)),
+    ]);
     expect(code, terminal.screen()).toBe(0);
     expect(terminal.screen()).toContain("(approved in another window)");
     expect(terminal.screen()).toContain("[completed");

@@ -17,7 +17,10 @@ export const ENDED = new Set([TaskStatus.COMPLETED, TaskStatus.CANCELLED, TaskSt
 /** A task that writes a file (an approval), then completes. */
 export function writeThenComplete(): ModelServerScript["turns"] {
   return [
-    { text: "I will write the file.", toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "written by dline\n" } }] },
+    {
+      text: "I will write the file.",
+      toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "written by dline\n" } }],
+    },
     { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Wrote notes.txt." } }] },
   ];
 }
@@ -30,7 +33,11 @@ export interface Windows {
 }
 
 /** `count` sidecars over one set of roots, with the scripted model as a profile all of them see. */
-export async function openWindows(scope: ReturnType<typeof scopedSidecars>, count: number, turns: ModelServerScript["turns"]): Promise<Windows> {
+export async function openWindows(
+  scope: ReturnType<typeof scopedSidecars>,
+  count: number,
+  turns: ModelServerScript["turns"],
+): Promise<Windows> {
   const roots = scope.testRoots("dline-follow-");
   const sidecars: RunningSidecar[] = [];
   for (let i = 0; i < count; i++) sidecars.push(await scope.sidecar(roots));
@@ -75,12 +82,15 @@ export function watch(clients: DlineClients, taskId: string, afterSeq = 0n) {
       return new Promise((resolve, reject) => {
         waiters.push({ match, resolve });
         void done.then(() => {
-          if (waiters.some((w) => w.resolve === resolve)) reject(new Error(`the stream ended (${String(ended)}) before the awaited event; saw ${describe(events)}`));
+          if (waiters.some((w) => w.resolve === resolve))
+            reject(new Error(`the stream ended (${String(ended)}) before the awaited event; saw ${describe(events)}`));
         });
       });
     },
     async ask(kind?: AskKind): Promise<Ask> {
-      const event = await this.until((e) => e.event.case === "ask" && (kind === undefined || e.event.value.kind === kind));
+      const event = await this.until(
+        (e) => e.event.case === "ask" && (kind === undefined || e.event.value.kind === kind),
+      );
       return (event.event as { case: "ask"; value: Ask }).value;
     },
     status(status: TaskStatus): Promise<TaskEvent> {
@@ -97,7 +107,12 @@ export function watch(clients: DlineClients, taskId: string, afterSeq = 0n) {
 }
 
 export function describe(events: TaskEvent[]): string {
-  return events.map((e) => `${e.seq}:${e.event.case}${e.event.case === "statusChanged" ? `(${TaskStatus[e.event.value.status]})` : ""}`).join(" ");
+  return events
+    .map(
+      (e) =>
+        `${e.seq}:${e.event.case}${e.event.case === "statusChanged" ? `(${TaskStatus[e.event.value.status]})` : ""}`,
+    )
+    .join(" ");
 }
 
 /** seq and kind of each event: two subscribers of one task saw the same stream when these are equal. */

@@ -29,12 +29,19 @@ describe("a checkpoint restore from a sidecar that does not run the task", () =>
     const { checkpoints } = await follower.clients.checkpoints.listCheckpoints({ taskId });
     const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE);
     expect(baseline).toBeDefined();
-    const outcome = await follower.clients.checkpoints.restore({ taskId, checkpointId: baseline!.id, mode: RestoreMode.FILES_AND_TASK });
+    const outcome = await follower.clients.checkpoints.restore({
+      taskId,
+      checkpointId: baseline!.id,
+      mode: RestoreMode.FILES_AND_TASK,
+    });
     expect(outcome).toMatchObject({ filesRestored: true, fileError: "", conversationRestored: true });
     expect(readIn(workspace, "notes.txt")).toBeUndefined();
 
     // The owner stopped the run and rewound: both windows see it on the task's one stream.
-    await Promise.all([direct.until((e) => e.event.case === "rewound"), followed.until((e) => e.event.case === "rewound")]);
+    await Promise.all([
+      direct.until((e) => e.event.case === "rewound"),
+      followed.until((e) => e.event.case === "rewound"),
+    ]);
     await followed.status(TaskStatus.COMPLETED);
     const view = await follower.clients.tasks.getTask({ taskId });
     expect(view.pendingAsk).toBeUndefined();

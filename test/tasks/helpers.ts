@@ -18,7 +18,11 @@ export interface TaskEnv {
 
 /** Isolated roots and the real SQLite factory (node_modules' better-sqlite3). */
 export function taskEnv(roots = makeTestRoots("dline-tasks-")): TaskEnv {
-  const layout = new InstanceLayout({ dataRoot: path.join(roots.dlineDir, "data"), homeRoot: roots.homeDir, documentsRoot: roots.docsDir });
+  const layout = new InstanceLayout({
+    dataRoot: path.join(roots.dlineDir, "data"),
+    homeRoot: roots.homeDir,
+    documentsRoot: roots.docsDir,
+  });
   return { roots, layout, sqlite: new SqliteFactory(() => undefined), logger: silentLogger() };
 }
 
@@ -69,10 +73,11 @@ export function lineCollector(child: ChildProcess) {
     const parts = buffer.split("\n");
     buffer = parts.pop()!;
     lines.push(...parts.filter(Boolean));
-    for (const w of [...waiters]) if (w.pred(lines)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
+    for (const w of [...waiters])
+      if (w.pred(lines)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   });
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
@@ -82,7 +87,10 @@ export function lineCollector(child: ChildProcess) {
     waitFor(pred: (l: string[]) => boolean, timeoutMs = 30_000): Promise<void> {
       if (pred(lines)) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`child did not reach the expected state; stderr: ${stderr.slice(-500)}`)), timeoutMs);
+        const t = setTimeout(
+          () => reject(new Error(`child did not reach the expected state; stderr: ${stderr.slice(-500)}`)),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: () => (clearTimeout(t), resolve()) });
       });
     },

@@ -22,9 +22,31 @@ function openHistory(env: TaskEnv): TaskHistory {
 
 function seed(h: TaskHistory) {
   h.putMany([
-    { id: "t1", title: "Fix the login bug", taskText: "users cannot log in with SSO", workspaceRoot: "/ws/a", createdAt: 1000, cost: 0.5 },
-    { id: "t2", title: "Write docs", taskText: "document the deploy pipeline", workspaceRoot: "/ws/b", createdAt: 2000, cost: 2.0, favorite: true },
-    { id: "t3", title: "Refactor parser", taskText: "split the tokenizer from the parser", workspaceRoot: "/ws/a", createdAt: 3000, cost: 1.0 },
+    {
+      id: "t1",
+      title: "Fix the login bug",
+      taskText: "users cannot log in with SSO",
+      workspaceRoot: "/ws/a",
+      createdAt: 1000,
+      cost: 0.5,
+    },
+    {
+      id: "t2",
+      title: "Write docs",
+      taskText: "document the deploy pipeline",
+      workspaceRoot: "/ws/b",
+      createdAt: 2000,
+      cost: 2.0,
+      favorite: true,
+    },
+    {
+      id: "t3",
+      title: "Refactor parser",
+      taskText: "split the tokenizer from the parser",
+      workspaceRoot: "/ws/a",
+      createdAt: 3000,
+      cost: 1.0,
+    },
     { id: "t4", title: "Deploy", taskText: "login page deploy", workspaceRoot: "/ws/a", createdAt: 3000, cost: 0.1 },
   ]);
 }
@@ -157,9 +179,11 @@ describe("TaskHistory text search plans", () => {
   // shuffled stretches (rowids then do not follow the sort), costs with ties, four workspaces.
   function generate(n: number) {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const rows = Array.from({ length: n }, (_, i) => {
-      const title = ["alpha", i % 3 === 0 ? "beta" : "", i % 40 === 1 ? "gamma" : "", i % 97 === 5 ? "gamut" : ""].filter(Boolean).join(" ");
+      const title = ["alpha", i % 3 === 0 ? "beta" : "", i % 40 === 1 ? "gamma" : "", i % 97 === 5 ? "gamut" : ""]
+        .filter(Boolean)
+        .join(" ");
       return {
         id: `r-${(i * 7919) % n}`,
         title: `${title} task`,
@@ -186,7 +210,10 @@ describe("TaskHistory text search plans", () => {
 
   /** Brute force: the same filters, prefix matching of every word, the sort with id as tiebreaker. */
   function expected(rows: Gen[], o: HistoryListOptions): string[] {
-    const terms = (o.query ?? "").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+    const terms = (o.query ?? "")
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter(Boolean);
     const key = (r: Gen) => (o.sort === "most_expensive" ? r.cost : r.createdAt);
     const sign = o.sort === "oldest" ? 1 : -1;
     return rows
@@ -224,13 +251,22 @@ describe("TaskHistory text search plans", () => {
     let nonEmpty = 0;
     for (const query of ["alpha", "beta task", "gam", "gamma", "omega bet", "zeta"]) {
       for (const sort of ["newest", "oldest", "most_expensive"] as const) {
-        for (const filter of [{}, { workspaceRoot: "/ws/2" }, { favoritesOnly: true }, { workspaceRoot: "/ws/1", favoritesOnly: true }]) {
+        for (const filter of [
+          {},
+          { workspaceRoot: "/ws/2" },
+          { favoritesOnly: true },
+          { workspaceRoot: "/ws/1", favoritesOnly: true },
+        ]) {
           const o: HistoryListOptions = { query, sort, pageSize: 15, ...filter };
           const want = expected(rows, o);
           if (want.length > 0) nonEmpty++;
           const reference = pages(h, o, "sort");
           expect(reference.ids, JSON.stringify(o)).toEqual(want);
-          for (const [history, plan] of [[h, "auto"], [h, "walk"], [small, "auto"]] as const) {
+          for (const [history, plan] of [
+            [h, "auto"],
+            [h, "walk"],
+            [small, "auto"],
+          ] as const) {
             const got = pages(history, o, plan);
             expect(got.ids, `${plan} ${JSON.stringify(o)}`).toEqual(want);
             expect(got.tokens, `${plan} ${JSON.stringify(o)}`).toEqual(reference.tokens);

@@ -22,13 +22,31 @@ async function storageFor(env: TaskEnv) {
 
 const clineMessages = [
   { ts: 1700000000000, type: "say", say: "task", text: "Add a README" },
-  { ts: 1700000001000, type: "say", say: "api_req_started", text: JSON.stringify({ tokensIn: 10, tokensOut: 5, cost: 0.01 }) },
+  {
+    ts: 1700000001000,
+    type: "say",
+    say: "api_req_started",
+    text: JSON.stringify({ tokensIn: 10, tokensOut: 5, cost: 0.01 }),
+  },
   { ts: 1700000002000, type: "ask", ask: "tool", text: JSON.stringify({ tool: "newFileCreated", path: "README.md" }) },
   { ts: 1700000003000, type: "say", say: "completion_result", text: "Done." },
 ];
 
 function historyLine(id: string, extra: Record<string, unknown> = {}) {
-  return JSON.stringify({ id, ts: 1700000000000, task: `Task ${id}\nmore text`, tokensIn: 100, tokensOut: 50, cacheReads: 1, cacheWrites: 2, totalCost: 0.25, size: 1234, cwdOnTaskInitialization: "/home/u/proj", isFavorited: id === "a", ...extra });
+  return JSON.stringify({
+    id,
+    ts: 1700000000000,
+    task: `Task ${id}\nmore text`,
+    tokensIn: 100,
+    tokensOut: 50,
+    cacheReads: 1,
+    cacheWrites: 2,
+    totalCost: 0.25,
+    size: 1234,
+    cwdOnTaskInitialization: "/home/u/proj",
+    isFavorited: id === "a",
+    ...extra,
+  });
 }
 
 function writeLegacyTask(env: TaskEnv, id: string, files: Record<string, string>) {
@@ -43,12 +61,26 @@ describe("legacy imports", () => {
     fs.mkdirSync(env.layout.tasksDir, { recursive: true });
     fs.writeFileSync(
       env.layout.legacyTaskHistoryJsonl,
-      [historyLine("a"), historyLine("b", { tokensIn: "many" }), '{"id": "c", "ts": 17000', "not json at all", historyLine("d")].join("\n") + "\n",
+      [
+        historyLine("a"),
+        historyLine("b", { tokensIn: "many" }),
+        '{"id": "c", "ts": 17000',
+        "not json at all",
+        historyLine("d"),
+      ].join("\n") + "\n",
     );
     let s = await openStorage(env);
     const tasks = Object.fromEntries(s.history.list().tasks.map((t) => [t.id, t]));
     expect(Object.keys(tasks).sort()).toEqual(["a", "b", "c", "d"]);
-    expect(tasks.a).toMatchObject({ title: "Task a", workspaceRoot: "/home/u/proj", favorite: true, tokensIn: 100, cost: 0.25, sizeBytes: 1234, status: "completed" });
+    expect(tasks.a).toMatchObject({
+      title: "Task a",
+      workspaceRoot: "/home/u/proj",
+      favorite: true,
+      tokensIn: 100,
+      cost: 0.25,
+      sizeBytes: 1234,
+      status: "completed",
+    });
     expect(tasks.b.status).toBe("damaged");
     expect(tasks.b.damagedReason).toMatch(/tokensIn/);
     expect(tasks.c.status).toBe("damaged");
@@ -65,7 +97,10 @@ describe("legacy imports", () => {
     const env = taskEnv();
     const s = await storageFor(env);
     s.history.put({ id: "old1", title: "legacy" });
-    const metrics = ['{"ts":1,"tokensIn":10,"tokensOut":2,"cost":0.1}', '{"ts":2,"tokensIn":20,"tokensOut":4,"cost":0.2}'];
+    const metrics = [
+      '{"ts":1,"tokensIn":10,"tokensOut":2,"cost":0.1}',
+      '{"ts":2,"tokensIn":20,"tokensOut":4,"cost":0.2}',
+    ];
     writeLegacyTask(env, "old1", {
       "ui_messages.json": JSON.stringify(clineMessages),
       "activities.json": JSON.stringify([{ ts: 5, kind: "command", command: "ls" }]),
@@ -103,7 +138,10 @@ describe("legacy imports", () => {
     raw.close();
     m.close();
     expect(fs.existsSync(t.legacy.metricsDbByTaskId)).toBe(false);
-    expect(JSON.parse(fs.readFileSync(t.stateJson, "utf8"))).toEqual({ inputQueue: ["queued prompt"], legacySnapshotImported: true });
+    expect(JSON.parse(fs.readFileSync(t.stateJson, "utf8"))).toEqual({
+      inputQueue: ["queued prompt"],
+      legacySnapshotImported: true,
+    });
     // A second open imports nothing twice.
     s.store.get("old1");
     const store = MessageStore.open(env.sqlite, t.messagesDb);
@@ -162,7 +200,10 @@ describe("legacy imports", () => {
     writeLegacyTask(env, "old3", { "claude_messages.json": JSON.stringify(clineMessages.slice(0, 1)) });
     const t = env.layout.task("old3");
     const current = MetricsStore.open(env.sqlite, t.metricsDb);
-    current.record({ time: 1, tokensIn: 1, tokensOut: 1, cacheReads: 0, cacheWrites: 0, cost: 0, data: "{}" }, "current");
+    current.record(
+      { time: 1, tokensIn: 1, tokensOut: 1, cacheReads: 0, cacheWrites: 0, cost: 0, data: "{}" },
+      "current",
+    );
     current.close();
     fs.writeFileSync(t.legacy.metricsDbByTaskId, "legacy bytes");
     expect(s.store.get("old3").messages.map((x) => x.text)).toEqual(["Add a README"]);
@@ -183,10 +224,18 @@ describe("legacy imports", () => {
     for (const id of ["good", "torn", "types", "notdb"]) s.store.get(id);
     const list = Object.fromEntries(s.history.list().tasks.map((t) => [t.id, t]));
     expect(list.good.status).toBe("completed");
-    expect(list.torn).toMatchObject({ status: "damaged", damagedReason: expect.stringMatching(/ui_messages\.json is not valid JSON/) });
+    expect(list.torn).toMatchObject({
+      status: "damaged",
+      damagedReason: expect.stringMatching(/ui_messages\.json is not valid JSON/),
+    });
     expect(list.types).toMatchObject({ status: "damaged", damagedReason: expect.stringMatching(/ts/) });
-    expect(list.notdb).toMatchObject({ status: "damaged", damagedReason: expect.stringMatching(/messages\.db is not a SQLite database/) });
-    expect(fs.readFileSync(env.layout.task("torn").legacy.uiMessagesJson, "utf8")).toBe(JSON.stringify(clineMessages).slice(0, 50));
+    expect(list.notdb).toMatchObject({
+      status: "damaged",
+      damagedReason: expect.stringMatching(/messages\.db is not a SQLite database/),
+    });
+    expect(fs.readFileSync(env.layout.task("torn").legacy.uiMessagesJson, "utf8")).toBe(
+      JSON.stringify(clineMessages).slice(0, 50),
+    );
     expect(fs.readFileSync(env.layout.task("notdb").messagesDb, "utf8")).toBe("plain text, not SQLite");
     expect(s.store.get("good").messages).toHaveLength(4);
   });
@@ -194,8 +243,13 @@ describe("legacy imports", () => {
   it("imports api_conversation_history.jsonl into journal.db once, only while the journal holds nothing else", async () => {
     const env = taskEnv();
     const t = env.layout.task("conv");
-    const conv = [{ role: "user", content: [{ type: "text", text: "hi" }] }, { role: "assistant", content: "hello" }];
-    writeLegacyTask(env, "conv", { "api_conversation_history.jsonl": conv.map((c) => JSON.stringify(c)).join("\n") + "\n" });
+    const conv = [
+      { role: "user", content: [{ type: "text", text: "hi" }] },
+      { role: "assistant", content: "hello" },
+    ];
+    writeLegacyTask(env, "conv", {
+      "api_conversation_history.jsonl": conv.map((c) => JSON.stringify(c)).join("\n") + "\n",
+    });
     expect(importLegacyConversation(env.sqlite, t)).toBe(2);
     expect(importLegacyConversation(env.sqlite, t)).toBe(0);
     const j = JournalStore.open(env.sqlite, t.journalDb);

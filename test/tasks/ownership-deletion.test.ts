@@ -176,7 +176,14 @@ describe("task deletion coordinator", () => {
     const dead = await deadPid();
     fs.writeFileSync(
       env.layout.pendingDeletionsJson,
-      JSON.stringify({ version: 1, tasks: [{ taskId: "t1", workspaceRoot: "/ws/t1", pid: dead, hostname: os.hostname(), at: 1 }, { taskId: "t2", workspaceRoot: "/ws/t2", pid: dead, hostname: os.hostname(), at: 1 }], allTasks: null }),
+      JSON.stringify({
+        version: 1,
+        tasks: [
+          { taskId: "t1", workspaceRoot: "/ws/t1", pid: dead, hostname: os.hostname(), at: 1 },
+          { taskId: "t2", workspaceRoot: "/ws/t2", pid: dead, hostname: os.hostname(), at: 1 },
+        ],
+        allTasks: null,
+      }),
     );
     fs.mkdirSync(env.layout.deletingTasksDir, { recursive: true });
     fs.renameSync(env.layout.task("t2").dir, path.join(env.layout.deletingTasksDir, `t2.${dead}.abcdef`));
@@ -215,11 +222,19 @@ describe("restart recovery", () => {
     s.history.updateNow("dead-wait", { status: "waiting" });
     s.history.updateNow("live-run", { status: "running" });
     await s.close();
-    fs.writeFileSync(env.layout.task("dead-run").ownerLock, JSON.stringify({ pid: await deadPid(), hostname: os.hostname(), since: 1 }));
+    fs.writeFileSync(
+      env.layout.task("dead-run").ownerLock,
+      JSON.stringify({ pid: await deadPid(), hostname: os.hostname(), since: 1 }),
+    );
     await claimInChild(env, "live-run");
     s = await storageFor(env);
     const status = Object.fromEntries(s.history.list().tasks.map((t) => [t.id, t.status]));
-    expect(status).toEqual({ "dead-run": "interrupted", "dead-wait": "interrupted", "live-run": "running", done: "completed" });
+    expect(status).toEqual({
+      "dead-run": "interrupted",
+      "dead-wait": "interrupted",
+      "live-run": "running",
+      done: "completed",
+    });
     // It can be resumed: this sidecar can claim it now.
     const w = s.store.openForWrite("dead-run");
     w.release();

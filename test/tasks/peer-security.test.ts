@@ -64,14 +64,16 @@ describe("the peer registry", () => {
     expect(entry.token).not.toBe(first.process.handshake.token);
 
     process.kill(first.process.handshake.pid, "SIGKILL");
-    await expect.poll(() => {
-      try {
-        process.kill(first.process.handshake.pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    }).toBe(false);
+    await expect
+      .poll(() => {
+        try {
+          process.kill(first.process.handshake.pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      })
+      .toBe(false);
     expect(fs.existsSync(entryFile(first))).toBe(true);
     const second = await scope.sidecar(roots);
     await entryOf(second);
@@ -84,7 +86,11 @@ describe("the peer registry", () => {
   it("never hands the peer token to a client, never logs it, and each token opens only its own door", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const followed = watch(follower.clients, taskId);
     const ask = await followed.ask(AskKind.TOOL_APPROVAL);
     await follower.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
@@ -95,7 +101,9 @@ describe("the peer registry", () => {
     // Nothing a client receives, and nothing either sidecar logs, holds a peer token.
     const seen = [
       JSON.stringify(followed.events, (_k, v) => (typeof v === "bigint" ? String(v) : v)),
-      JSON.stringify(await follower.clients.tasks.getTask({ taskId }), (_k, v) => (typeof v === "bigint" ? String(v) : v)),
+      JSON.stringify(await follower.clients.tasks.getTask({ taskId }), (_k, v) =>
+        typeof v === "bigint" ? String(v) : v,
+      ),
       JSON.stringify(owner.process.handshake),
       JSON.stringify(follower.process.handshake),
       fs.readFileSync(owner.stderrFile, "utf8"),
@@ -118,7 +126,9 @@ describe("the peer registry", () => {
     const entry = await entryOf(owner);
     const peer = createDlineClients(entry.url, entry.token);
     // Nothing that creates tasks, deletes them, reads settings or stops the sidecar.
-    expect((await failure(peer.tasks.newTask({ workspaceRoot: owner.roots.base, text: "x" }))).code).toBe(Code.Unimplemented);
+    expect((await failure(peer.tasks.newTask({ workspaceRoot: owner.roots.base, text: "x" }))).code).toBe(
+      Code.Unimplemented,
+    );
     expect((await failure(peer.tasks.deleteTasks({ mode: 2 }))).code).toBe(Code.Unimplemented);
     expect((await failure(peer.settings.getSettings({}))).code).toBe(Code.Unimplemented);
     expect((await failure(peer.system.shutdown({}))).code).toBe(Code.Unimplemented);
@@ -126,15 +136,25 @@ describe("the peer registry", () => {
     // Streams too: a subscription without the token ends unauthenticated.
     const anonymous = createClient(TaskService, createConnectTransport({ baseUrl: entry.url, httpVersion: "1.1" }));
     const stream = anonymous.subscribe({ taskId: "x", afterSeq: 0n });
-    expect((await failure((async () => {
-      for await (const _ of stream);
-    })())).code).toBe(Code.Unauthenticated);
+    expect(
+      (
+        await failure(
+          (async () => {
+            for await (const _ of stream);
+          })(),
+        )
+      ).code,
+    ).toBe(Code.Unauthenticated);
   });
 
   it("ignores an entry another user could have written or replaced, and says the task cannot be reached", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
     const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes.txt", profileId });
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
     const ask = await watch(owner.clients, taskId).ask(AskKind.TOOL_APPROVAL);
     const genuine = fs.readFileSync(entryFile(owner), "utf8");
     const lure = await decoy();
@@ -144,7 +164,9 @@ describe("the peer registry", () => {
     const refusedBecause = async (why: RegExp) => {
       const err = await failure(answer());
       expect(err.code).toBe(Code.FailedPrecondition);
-      expect(err.rawMessage).toContain(`Task ${taskId} is running in another Dline window (pid ${pid}), which cannot be reached`);
+      expect(err.rawMessage).toContain(
+        `Task ${taskId} is running in another Dline window (pid ${pid}), which cannot be reached`,
+      );
       expect(err.rawMessage).toMatch(why);
     };
 

@@ -64,7 +64,12 @@ describe("HistoryService and TaskService storage RPCs (real sidecar)", () => {
     expect(ws.tasks.map((t) => t.id)).toEqual(["task-009", "task-006", "task-003", "task-000"]);
     const search = await h.listTasks({ query: "payment" });
     expect(search.tasks.map((t) => t.id)).toEqual(["task-003"]);
-    expect(search.tasks[0]).toMatchObject({ title: "Odd task 3", workspaceRoot: "/ws/three", status: TaskStatus.COMPLETED, source: "dline" });
+    expect(search.tasks[0]).toMatchObject({
+      title: "Odd task 3",
+      workspaceRoot: "/ws/three",
+      status: TaskStatus.COMPLETED,
+      source: "dline",
+    });
     await h.setFavorite({ taskId: "task-004", favorite: true });
     expect((await h.listTasks({ favoritesOnly: true })).tasks.map((t) => t.id)).toEqual(["task-004"]);
     expect(await codeOf(h.listTasks({ pageToken: "bogus!" }))).toBe(Code.InvalidArgument);
@@ -88,7 +93,9 @@ describe("HistoryService and TaskService storage RPCs (real sidecar)", () => {
     const held = local.store.openForWrite("task-000");
     cleanup.push(async () => held.release());
     expect((await sidecar.clients.tasks.getTask({ taskId: "task-000" })).ownerPid).toBe(process.pid);
-    const err = await sidecar.clients.tasks.deleteTasks({ taskIds: ["task-000"], mode: DeleteMode.SELECTED }).catch((e) => ConnectError.from(e));
+    const err = await sidecar.clients.tasks
+      .deleteTasks({ taskIds: ["task-000"], mode: DeleteMode.SELECTED })
+      .catch((e) => ConnectError.from(e));
     expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
     expect((err as ConnectError).rawMessage).toContain(String(process.pid));
   });
@@ -99,7 +106,9 @@ describe("HistoryService and TaskService storage RPCs (real sidecar)", () => {
     expect(await codeOf(t.deleteTasks({ mode: DeleteMode.SELECTED }))).toBe(Code.InvalidArgument);
     expect(await codeOf(t.deleteTasks({ mode: DeleteMode.UNSPECIFIED }))).toBe(Code.InvalidArgument);
     expect(await codeOf(t.deleteTasks({ mode: DeleteMode.ALL, taskIds: ["task-000"] }))).toBe(Code.InvalidArgument);
-    expect((await t.deleteTasks({ taskIds: ["task-000", "task-001"], mode: DeleteMode.SELECTED })).deletedTaskIds).toEqual(["task-000", "task-001"]);
+    expect(
+      (await t.deleteTasks({ taskIds: ["task-000", "task-001"], mode: DeleteMode.SELECTED })).deletedTaskIds,
+    ).toEqual(["task-000", "task-001"]);
     expect(fs.existsSync(env.layout.task("task-000").dir)).toBe(false);
     await sidecar.clients.history.setFavorite({ taskId: "task-005", favorite: true });
     const r = await t.deleteTasks({ mode: DeleteMode.ALL_EXCEPT_FAVORITES });
@@ -138,7 +147,10 @@ describe("HistoryService and TaskService storage RPCs (real sidecar)", () => {
     await stream;
 
     local.history.remove(["from-test-process"]);
-    const resumed = sidecar.clients.history.watchHistory({ afterSeq: resumeAfter }, { signal: AbortSignal.timeout(5000) });
+    const resumed = sidecar.clients.history.watchHistory(
+      { afterSeq: resumeAfter },
+      { signal: AbortSignal.timeout(5000) },
+    );
     const first = await resumed[Symbol.asyncIterator]().next();
     expect(first.value?.changedTaskIds).toEqual(["task-000"]);
     expect(first.value?.removedTaskIds).toEqual(["from-test-process"]);

@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
 import { CommandLogs } from "../../core/src/tasks/command-logs.js";
 import { JournalStore } from "../../core/src/tasks/journal-store.js";
-import { MAX_BUFFERED_MESSAGES, MESSAGE_FLUSH_INTERVAL_MS, MessageStore, uiMessage } from "../../core/src/tasks/message-store.js";
+import {
+  MAX_BUFFERED_MESSAGES,
+  MESSAGE_FLUSH_INTERVAL_MS,
+  MessageStore,
+  uiMessage,
+} from "../../core/src/tasks/message-store.js";
 import { StateFile } from "../../core/src/tasks/state-file.js";
 import { TaskFileDamaged } from "../../core/src/tasks/task-db.js";
 import { TaskFiles } from "../../core/src/tasks/task-files.js";
@@ -24,12 +29,29 @@ describe("per-task stores", () => {
     const env = taskEnv();
     const files = new TaskFiles(env.layout.task("task-1"), env.sqlite, env.logger);
     try {
-      for (let i = 0; i < 5; i++) files.messages.append(uiMessage({ id: `m${i}`, text: `hello ${i}`, role: i === 0 ? "user" : "assistant" }));
-      files.messages.update(uiMessage({ id: "m2", text: "grown", partial: true, tool: "read_file", detail: "{}", checkpointId: "c1", askId: "a1" }));
+      for (let i = 0; i < 5; i++)
+        files.messages.append(uiMessage({ id: `m${i}`, text: `hello ${i}`, role: i === 0 ? "user" : "assistant" }));
+      files.messages.update(
+        uiMessage({
+          id: "m2",
+          text: "grown",
+          partial: true,
+          tool: "read_file",
+          detail: "{}",
+          checkpointId: "c1",
+          askId: "a1",
+        }),
+      );
       const list = files.messages.list();
       expect(list.map((m) => m.id)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
       expect(list[0].role).toBe("user");
-      expect(list[2]).toMatchObject({ text: "grown", partial: true, tool: "read_file", checkpointId: "c1", askId: "a1" });
+      expect(list[2]).toMatchObject({
+        text: "grown",
+        partial: true,
+        tool: "read_file",
+        checkpointId: "c1",
+        askId: "a1",
+      });
       expect(files.messages.truncateAfter("m2")).toBe(2);
       expect(files.messages.list().map((m) => m.id)).toEqual(["m0", "m1", "m2"]);
       expect(codeOf(() => files.messages.truncateAfter("nope"))).toBe("not_found");
@@ -76,7 +98,12 @@ describe("per-task stores", () => {
     const journal = JournalStore.open(env.sqlite, env.layout.task("task-1").journalDb);
     try {
       const a = journal.append({ kind: "user_message", data: '{"text":"hi"}' });
-      const b = journal.append({ kind: "model_turn", data: "{}", payload: "big response body", publications: [{ command: "tool.run", data: '{"tool":"read_file"}' }] });
+      const b = journal.append({
+        kind: "model_turn",
+        data: "{}",
+        payload: "big response body",
+        publications: [{ command: "tool.run", data: '{"tool":"read_file"}' }],
+      });
       const c = journal.append({ kind: "tool_result", data: "{}", payload: "big response body" });
       expect([a, b, c]).toEqual([1, 2, 3]);
       const entries = journal.entries();
@@ -171,7 +198,9 @@ describe("per-task stores", () => {
     const grandchild = child.subagent("sub-2");
     grandchild.messages.append(uiMessage({ id: "g1", text: "deep" }));
     grandchild.state.write({ depth: 2 });
-    expect(grandchild.layout.messagesDb).toBe(path.join(env.layout.task("task-1").dir, "subagents", "sub-1", "subagents", "sub-2", "messages.db"));
+    expect(grandchild.layout.messagesDb).toBe(
+      path.join(env.layout.task("task-1").dir, "subagents", "sub-1", "subagents", "sub-2", "messages.db"),
+    );
     expect(grandchild.messages.list()[0].text).toBe("deep");
     expect(grandchild.state.read().value).toEqual({ depth: 2 });
     expect(() => files.subagent("../x")).toThrow(DlineError);

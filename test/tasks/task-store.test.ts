@@ -21,7 +21,11 @@ describe("TaskStore", () => {
     const s = await storageFor(env);
     const w = s.store.create({ id: "new-1", title: "First", workspaceRoot: "/ws" });
     expect(s.ownership.holds("new-1")).toBe(true);
-    expect(JSON.parse(fs.readFileSync(env.layout.task("new-1").metadataJson, "utf8"))).toMatchObject({ id: "new-1", title: "First", workspaceRoot: "/ws" });
+    expect(JSON.parse(fs.readFileSync(env.layout.task("new-1").metadataJson, "utf8"))).toMatchObject({
+      id: "new-1",
+      title: "First",
+      workspaceRoot: "/ws",
+    });
     w.files.messages.append(uiMessage({ id: "m1", text: "x".repeat(5000) }));
     w.release();
     expect(s.ownership.holds("new-1")).toBe(false);

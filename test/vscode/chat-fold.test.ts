@@ -14,7 +14,14 @@ describe("VS Code chat model: the conformance event streams", () => {
   const fixtures = readFixtures();
   it("has the recorded fixtures", () => {
     expect(fixtures.map((f) => f.name)).toEqual(
-      expect.arrayContaining(["streaming", "approvals-with-edits", "denial-with-feedback", "restore-with-rewind", "sidecar-restart-interrupted", "compaction"]),
+      expect.arrayContaining([
+        "streaming",
+        "approvals-with-edits",
+        "denial-with-feedback",
+        "restore-with-rewind",
+        "sidecar-restart-interrupted",
+        "compaction",
+      ]),
     );
   });
   for (const fixture of fixtures) {

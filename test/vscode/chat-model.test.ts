@@ -8,10 +8,23 @@ import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileStatus } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { ProfileSource, ProfileSchema } from "../../core/src/gen/dline/v1/settings_pb.js";
-import { AskKind, GetTaskResponseSchema, MessageRole, TaskEventSchema, TaskStatus, ToolCallStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import {
+  AskKind,
+  GetTaskResponseSchema,
+  MessageRole,
+  TaskEventSchema,
+  TaskStatus,
+  ToolCallStatus,
+  type TaskEvent,
+} from "../../core/src/gen/dline/v1/task_pb.js";
 import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
 import type { ChatMessageItem } from "../../adapters/vscode/src/chat/chat-state.js";
-import { autoApprovalFromCore, autoApprovalPatch, modeOf, profileViews } from "../../adapters/vscode/src/chat/preferences-mapping.js";
+import {
+  autoApprovalFromCore,
+  autoApprovalPatch,
+  modeOf,
+  profileViews,
+} from "../../adapters/vscode/src/chat/preferences-mapping.js";
 import { FailureEpisode } from "../../adapters/vscode/src/sidecar/failure-episode.js";
 import { visible, visibleLine, visibleParts } from "../../adapters/vscode/src/text/visible-text.js";
 import { startSidecar } from "../helpers/sidecar.js";
@@ -26,9 +39,17 @@ const toolRow = (status: ToolCallStatus, extra: Record<string, unknown> = {}) =>
   text: "replace_in_file a.txt",
   tool: "replace_in_file",
   partial: status === ToolCallStatus.PENDING || status === ToolCallStatus.RUNNING,
-  toolCall: { toolCallId: "c1", tool: "replace_in_file", status, input: '{"path":"a.txt"}', edits: [{ path: "a.txt", status: FileStatus.MODIFIED, originalText: "a\n", proposedText: "b\n" }], ...extra },
+  toolCall: {
+    toolCallId: "c1",
+    tool: "replace_in_file",
+    status,
+    input: '{"path":"a.txt"}',
+    edits: [{ path: "a.txt", status: FileStatus.MODIFIED, originalText: "a\n", proposedText: "b\n" }],
+    ...extra,
+  },
 });
-const rowOf = (model: ChatModel, id = "m1") => model.snapshot.items.find((i): i is ChatMessageItem => i.type === "message" && i.id === id);
+const rowOf = (model: ChatModel, id = "m1") =>
+  model.snapshot.items.find((i): i is ChatMessageItem => i.type === "message" && i.id === id);
 
 describe("the chat fold", () => {
   it("shows an edit approval with its change, and the row's call from pending to done with the applied edit", () => {
@@ -38,20 +59,47 @@ describe("the chat fold", () => {
     model.apply(
       event({
         case: "ask",
-        value: { askId: "k1", kind: AskKind.TOOL_APPROVAL, tool: "replace_in_file", summary: "replace_in_file a.txt", toolCallId: "c1", edits: [{ path: "a.txt", status: FileStatus.MODIFIED, originalText: "a\n", proposedText: "b\n" }] } as never,
+        value: {
+          askId: "k1",
+          kind: AskKind.TOOL_APPROVAL,
+          tool: "replace_in_file",
+          summary: "replace_in_file a.txt",
+          toolCallId: "c1",
+          edits: [{ path: "a.txt", status: FileStatus.MODIFIED, originalText: "a\n", proposedText: "b\n" }],
+        } as never,
       }),
     );
-    expect(model.snapshot.pendingAsk).toMatchObject({ kind: "tool", toolCallId: "c1", edits: [{ path: "a.txt", status: "modified", originalText: "a\n", proposedText: "b\n", truncated: false }] });
+    expect(model.snapshot.pendingAsk).toMatchObject({
+      kind: "tool",
+      toolCallId: "c1",
+      edits: [{ path: "a.txt", status: "modified", originalText: "a\n", proposedText: "b\n", truncated: false }],
+    });
     expect(rowOf(model)?.toolCall?.status).toBe("pending");
     model.apply(event({ case: "askResolved", value: { askId: "k1", approved: true } as never }));
     model.apply(event({ case: "messageFinalized", value: { message: toolRow(ToolCallStatus.RUNNING) } as never }));
-    model.apply(event({ case: "toolStarted", value: { toolCallId: "c1", tool: "replace_in_file", messageId: "m1" } as never }));
+    model.apply(
+      event({ case: "toolStarted", value: { toolCallId: "c1", tool: "replace_in_file", messageId: "m1" } as never }),
+    );
     expect(rowOf(model)).toMatchObject({ toolCallId: "c1", toolCall: { status: "running" } });
     model.apply(
-      event({ case: "toolFinished", value: { toolCallId: "c1", ok: true, result: "Applied", status: ToolCallStatus.DONE, edits: [{ path: "a.txt", status: FileStatus.MODIFIED, originalText: "a\n", proposedText: "b\n" }] } as never }),
+      event({
+        case: "toolFinished",
+        value: {
+          toolCallId: "c1",
+          ok: true,
+          result: "Applied",
+          status: ToolCallStatus.DONE,
+          edits: [{ path: "a.txt", status: FileStatus.MODIFIED, originalText: "a\n", proposedText: "b\n" }],
+        } as never,
+      }),
     );
     expect(rowOf(model)).toMatchObject({ ok: true, toolCall: { status: "done", edits: [{ path: "a.txt" }] } });
-    model.apply(event({ case: "messageFinalized", value: { message: toolRow(ToolCallStatus.DONE, { output: "Applied 1 block to a.txt." }) } as never }));
+    model.apply(
+      event({
+        case: "messageFinalized",
+        value: { message: toolRow(ToolCallStatus.DONE, { output: "Applied 1 block to a.txt." }) } as never,
+      }),
+    );
     expect(rowOf(model)?.toolCall).toMatchObject({ status: "done", output: "Applied 1 block to a.txt." });
     expect(model.snapshot.pendingAsk).toBeUndefined();
   });
@@ -60,13 +108,43 @@ describe("the chat fold", () => {
     const model = new ChatModel();
     model.reset("t1");
     const command = { command: "rm -rf build\x1b[2K", workingDirectory: "/work/project" };
-    model.apply(event({ case: "ask", value: { askId: "k2", kind: AskKind.COMMAND_APPROVAL, tool: "execute_command", summary: "execute_command rm", command, toolCallId: "c2" } as never }));
+    model.apply(
+      event({
+        case: "ask",
+        value: {
+          askId: "k2",
+          kind: AskKind.COMMAND_APPROVAL,
+          tool: "execute_command",
+          summary: "execute_command rm",
+          command,
+          toolCallId: "c2",
+        } as never,
+      }),
+    );
     expect(model.snapshot.pendingAsk).toMatchObject({ kind: "command", command });
-    const denied = { id: "m2", role: MessageRole.TOOL, kind: "command", text: "execute_command rm", tool: "execute_command", toolCall: { toolCallId: "c2", tool: "execute_command", status: ToolCallStatus.DENIED, command, feedback: "not that folder" } };
+    const denied = {
+      id: "m2",
+      role: MessageRole.TOOL,
+      kind: "command",
+      text: "execute_command rm",
+      tool: "execute_command",
+      toolCall: {
+        toolCallId: "c2",
+        tool: "execute_command",
+        status: ToolCallStatus.DENIED,
+        command,
+        feedback: "not that folder",
+      },
+    };
     model.apply(event({ case: "messageAdded", value: { message: denied } as never }));
     model.apply(event({ case: "askResolved", value: { askId: "k2", text: "not that folder" } as never }));
     model.apply(event({ case: "statusChanged", value: { status: TaskStatus.RUNNING } as never }));
-    model.apply(event({ case: "messageAdded", value: { message: { id: "f1", role: MessageRole.USER, kind: "denied", text: "not that folder" } } as never }));
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: { message: { id: "f1", role: MessageRole.USER, kind: "denied", text: "not that folder" } } as never,
+      }),
+    );
     expect(rowOf(model, "m2")?.toolCall).toMatchObject({ status: "denied", feedback: "not that folder", command });
     expect(model.snapshot.status).toBe("running");
     expect(model.snapshot.items.filter((i) => i.type === "message" && i.kind === "denied")).toHaveLength(1);
@@ -75,16 +153,43 @@ describe("the chat fold", () => {
   it("shows the checkpoints' progress while they initialize, and drops it once they are ready", () => {
     const model = new ChatModel();
     model.reset("t1");
-    model.apply(event({ case: "checkpointStatus", value: { state: "CHECKPOINT_STATE_INITIALIZING", message: "Checkpoints are initializing.", phase: "staging", filesDone: 120n, filesTotal: 4000n } as never }));
-    expect(model.snapshot.checkpointProgress).toEqual({ state: "initializing", message: "Checkpoints are initializing.", phase: "staging", filesDone: 120, filesTotal: 4000 });
-    model.apply(event({ case: "checkpointStatus", value: { state: "CHECKPOINT_STATE_READY", message: "Checkpoints are ready." } as never }));
+    model.apply(
+      event({
+        case: "checkpointStatus",
+        value: {
+          state: "CHECKPOINT_STATE_INITIALIZING",
+          message: "Checkpoints are initializing.",
+          phase: "staging",
+          filesDone: 120n,
+          filesTotal: 4000n,
+        } as never,
+      }),
+    );
+    expect(model.snapshot.checkpointProgress).toEqual({
+      state: "initializing",
+      message: "Checkpoints are initializing.",
+      phase: "staging",
+      filesDone: 120,
+      filesTotal: 4000,
+    });
+    model.apply(
+      event({
+        case: "checkpointStatus",
+        value: { state: "CHECKPOINT_STATE_READY", message: "Checkpoints are ready." } as never,
+      }),
+    );
     expect(model.snapshot.checkpointProgress).toBeUndefined();
   });
 
   it("takes the context size from the task's own requests that report usage", () => {
     const model = new ChatModel();
     model.reset("t1");
-    model.apply(event({ case: "usage", value: { tokensIn: 1200n, cacheReads: 800n, tokensOut: 30n, contextWindow: 32000n } as never }));
+    model.apply(
+      event({
+        case: "usage",
+        value: { tokensIn: 1200n, cacheReads: 800n, tokensOut: 30n, contextWindow: 32000n } as never,
+      }),
+    );
     expect(model.snapshot.context).toEqual({ tokens: 2030, window: 32000 });
     // A subagent's request (no window) and a request without usage leave it as it was.
     model.apply(event({ case: "usage", value: { tokensIn: 50n, tokensOut: 5n } as never }));
@@ -98,13 +203,19 @@ describe("the chat fold", () => {
     model.load(
       create(GetTaskResponseSchema, {
         task: { id: "t1", title: "T", status: TaskStatus.INTERRUPTED },
-        messages: [toolRow(ToolCallStatus.INTERRUPTED, { reason: "The task stopped before the call finished." }) as never],
+        messages: [
+          toolRow(ToolCallStatus.INTERRUPTED, { reason: "The task stopped before the call finished." }) as never,
+        ],
         profileId: "work",
         contextTokens: 5000n,
         contextWindow: 200000n,
       }),
     );
-    expect(rowOf(model)?.toolCall).toMatchObject({ status: "interrupted", reason: "The task stopped before the call finished.", edits: [{ path: "a.txt", status: "modified" }] });
+    expect(rowOf(model)?.toolCall).toMatchObject({
+      status: "interrupted",
+      reason: "The task stopped before the call finished.",
+      edits: [{ path: "a.txt", status: "modified" }],
+    });
     expect(model.snapshot.context).toEqual({ tokens: 5000, window: 200000 });
     expect(model.snapshot.preferences.taskProfileId).toBe("work");
     model.reset(undefined);
@@ -123,8 +234,19 @@ describe("the fold of a live task against the same task reopened (real sidecar)"
     cleanups.push(() => sidecar.stop());
     const { server, profileId } = await configureModel(sidecar.clients, "openai", {
       turns: [
-        { text: "Editing.", toolCalls: [{ name: "replace_in_file", input: { path: "README.md", diff: "------- SEARCH\n# demo\n=======\n# demo!\n+++++++ REPLACE" } }] },
-        { text: "Running.", toolCalls: [{ name: "execute_command", input: { command: "echo hi", requires_approval: true } }] },
+        {
+          text: "Editing.",
+          toolCalls: [
+            {
+              name: "replace_in_file",
+              input: { path: "README.md", diff: "------- SEARCH\n# demo\n=======\n# demo!\n+++++++ REPLACE" },
+            },
+          ],
+        },
+        {
+          text: "Running.",
+          toolCalls: [{ name: "execute_command", input: { command: "echo hi", requires_approval: true } }],
+        },
         { text: "Then a note.", toolCalls: [{ name: "write_to_file", input: { path: "NOTE.md", content: "note\n" } }] },
         { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] },
       ],
@@ -139,7 +261,12 @@ describe("the fold of a live task against the same task reopened (real sidecar)"
       // The edit is approved, the command denied with feedback; then edits go without asking
       // (switched on before the denial lets the task go on, so the next edit never asks).
       if (asks === 2) await setAutoApproval(sidecar.clients, { editFiles: true });
-      await sidecar.clients.tasks.respond({ taskId, askId: ask.askId, approve: asks === 1, text: asks === 2 ? "not now" : "" });
+      await sidecar.clients.tasks.respond({
+        taskId,
+        askId: ask.askId,
+        approve: asks === 1,
+        text: asks === 2 ? "not now" : "",
+      });
     });
     const live = new ChatModel();
     live.reset(taskId);
@@ -149,7 +276,17 @@ describe("the fold of a live task against the same task reopened (real sidecar)"
 
     const calls = (m: ChatModel) =>
       m.snapshot.items.flatMap((i) =>
-        i.type === "message" && i.toolCall ? [{ tool: i.toolCall.tool, status: i.toolCall.status, edits: i.toolCall.edits.map((e) => `${e.path} ${e.status}`), feedback: i.toolCall.feedback, command: i.toolCall.command?.command ?? "" }] : [],
+        i.type === "message" && i.toolCall
+          ? [
+              {
+                tool: i.toolCall.tool,
+                status: i.toolCall.status,
+                edits: i.toolCall.edits.map((e) => `${e.path} ${e.status}`),
+                feedback: i.toolCall.feedback,
+                command: i.toolCall.command?.command ?? "",
+              },
+            ]
+          : [],
       );
     expect(calls(live)).toEqual([
       { tool: "replace_in_file", status: "done", edits: ["README.md modified"], feedback: "", command: "" },
@@ -159,7 +296,11 @@ describe("the fold of a live task against the same task reopened (real sidecar)"
     expect(calls(reopened)).toEqual(calls(live));
     expect(live.snapshot.status).toBe("completed");
     // The denial is one feedback row, not a completion of its own.
-    expect(live.snapshot.items.filter((i) => i.type === "message" && i.kind === "denied").map((i) => (i as ChatMessageItem).text)).toEqual(["not now"]);
+    expect(
+      live.snapshot.items
+        .filter((i) => i.type === "message" && i.kind === "denied")
+        .map((i) => (i as ChatMessageItem).text),
+    ).toEqual(["not now"]);
     expect(live.snapshot.items.filter((i) => i.type === "message" && i.kind === "completion")).toHaveLength(1);
   });
 });
@@ -180,17 +321,44 @@ describe("control characters made visible", () => {
 
 describe("chat preferences", () => {
   it("reads auto-approval from the core with defaults, and patches whole objects", () => {
-    const auto = autoApprovalFromCore({ autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 5, readFiles: "yes" } });
-    expect(auto).toEqual({ enabled: true, readFiles: false, editFiles: true, executeSafeCommands: false, executeAllCommands: false, useMcp: false, maxRequests: 5 });
-    expect(autoApprovalPatch(auto, { readFiles: true, maxRequests: "9" as never })).toEqual({ ...auto, readFiles: true });
+    const auto = autoApprovalFromCore({
+      autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 5, readFiles: "yes" },
+    });
+    expect(auto).toEqual({
+      enabled: true,
+      readFiles: false,
+      editFiles: true,
+      executeSafeCommands: false,
+      executeAllCommands: false,
+      useMcp: false,
+      maxRequests: 5,
+    });
+    expect(autoApprovalPatch(auto, { readFiles: true, maxRequests: "9" as never })).toEqual({
+      ...auto,
+      readFiles: true,
+    });
     expect(modeOf("plan")).toBe("plan");
     expect(modeOf(undefined)).toBe("act");
   });
 
   it("lists profiles with where they come from and whether a key is set", () => {
     const views = profileViews([
-      create(ProfileSchema, { id: "env-openai", name: "env", provider: "openai", model: "m", source: ProfileSource.ENVIRONMENT, secretsSet: ["api_key"], contextWindow: 8000n }),
-      create(ProfileSchema, { id: "work", name: "work", provider: "anthropic", model: "claude", source: ProfileSource.STORED }),
+      create(ProfileSchema, {
+        id: "env-openai",
+        name: "env",
+        provider: "openai",
+        model: "m",
+        source: ProfileSource.ENVIRONMENT,
+        secretsSet: ["api_key"],
+        contextWindow: 8000n,
+      }),
+      create(ProfileSchema, {
+        id: "work",
+        name: "work",
+        provider: "anthropic",
+        model: "claude",
+        source: ProfileSource.STORED,
+      }),
     ]);
     expect(views.map((v) => [v.id, v.fromEnvironment, v.hasKey, v.contextWindow])).toEqual([
       ["env-openai", true, true, 8000],

@@ -5,7 +5,8 @@
 import type { ChatState } from "../../adapters/vscode/src/chat/chat-state.js";
 import { editView, type ChatView } from "../conformance/fold/chat-fixture.js";
 
-const upper = (prefix: string, name: string) => `${prefix}${name === "none" || name === "unknown" ? "UNSPECIFIED" : name.toUpperCase()}`;
+const upper = (prefix: string, name: string) =>
+  `${prefix}${name === "none" || name === "unknown" ? "UNSPECIFIED" : name.toUpperCase()}`;
 
 export function viewOfChatState(state: ChatState): ChatView {
   return {

@@ -199,7 +199,10 @@ export async function openWorkbench(url: string, consoleLog?: string): Promise<W
     ],
   });
   // The clipboard permissions: the chat's Copy buttons write through VS Code to the page's clipboard.
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ["clipboard-read", "clipboard-write"] });
+  const page = await browser.newPage({
+    viewport: { width: 1400, height: 900 },
+    permissions: ["clipboard-read", "clipboard-write"],
+  });
   let report: (code: number) => void = () => {};
   const exitCode = new Promise<number>((resolve) => (report = resolve));
   // Registered before the page loads: the workbench calls it when the test run ends.

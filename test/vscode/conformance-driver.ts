@@ -10,7 +10,11 @@ import type { ComparedFile, Driver, DriverContext, DriverResult } from "../confo
 import { MODEL, scenario, TEST_KEY } from "../conformance/scenario.js";
 import { runExtensionSuite } from "./workbench-run.js";
 
-async function runPhase(ctx: DriverContext, phase: "play" | "delete", extra: Record<string, string> = {}): Promise<Record<string, unknown>> {
+async function runPhase(
+  ctx: DriverContext,
+  phase: "play" | "delete",
+  extra: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
   const scenarioFile = path.join(ctx.roots.base, "vscode-scenario.json");
   fs.writeFileSync(scenarioFile, JSON.stringify({ ...scenario, model: MODEL, testKey: TEST_KEY }));
   const outDir = path.join(repoRoot, "test-output", "vscode-conformance", phase);
@@ -30,7 +34,9 @@ async function runPhase(ctx: DriverContext, phase: "play" | "delete", extra: Rec
   });
   const failed = run.results.filter((r) => !r.ok);
   if (run.exitCode !== 0 || failed.length > 0 || run.results.length === 0) {
-    throw new Error(`the VS Code driver (${phase}) failed (exit ${run.exitCode}): ${failed.map((f) => f.error).join("\n") || `see ${outDir}`}`);
+    throw new Error(
+      `the VS Code driver (${phase}) failed (exit ${run.exitCode}): ${failed.map((f) => f.error).join("\n") || `see ${outDir}`}`,
+    );
   }
   return JSON.parse(fs.readFileSync(path.join(outDir, "conformance-result.json"), "utf8")) as Record<string, unknown>;
 }

@@ -8,8 +8,6 @@ import { cliDriver } from "../conformance/drivers/cli-driver.js";
 import { play } from "../conformance/play.js";
 import { vscodeDriver } from "./conformance-driver.js";
 
-
-
 describe("conformance: the VS Code extension leaves the same state as the CLI", () => {
   it("VS Code and the CLI agree on files, databases and checkpoint trees", { timeout: 600_000 }, async () => {
     const cli = await play(cliDriver);

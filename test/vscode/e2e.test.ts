@@ -28,34 +28,70 @@ const script: ModelServerScript = {
   turns: [
     {
       // Markdown the chat renders as elements; its raw HTML must stay text.
-      text:
-        "I will **update** the greeting in `hello.txt`:\n\n```js\nconst greeting = \"hello, world\";\n```\n\n- one\n- two\n\n<img src=x onerror=alert(1)> <script>alert(2)</script>",
-      toolCalls: [{ name: "replace_in_file", input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }],
+      text: 'I will **update** the greeting in `hello.txt`:\n\n```js\nconst greeting = "hello, world";\n```\n\n- one\n- two\n\n<img src=x onerror=alert(1)> <script>alert(2)</script>',
+      toolCalls: [
+        {
+          name: "replace_in_file",
+          input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+        },
+      ],
       usage: { input: 100, output: 20 },
     },
-    { text: "Adding notes.", toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "# Notes\ncreated by dline\n" } }], usage: { input: 150, output: 20 } },
-    { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated and notes added." } }], usage: { input: 200, output: 5 } },
+    {
+      text: "Adding notes.",
+      toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "# Notes\ncreated by dline\n" } }],
+      usage: { input: 150, output: 20 },
+    },
+    {
+      text: "Done.",
+      toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated and notes added." } }],
+      usage: { input: 200, output: 5 },
+    },
     // After "Restore Chat" on the first message the task continues with the edited text.
     { text: "Politely done.", toolCalls: [{ name: "attempt_completion", input: { result: "Greeted politely." } }] },
     // "Tidy up": a command with an escape sequence in it, rejected with feedback; the model answers the denial.
-    { text: "I'll clean the build folder.", toolCalls: [{ name: "execute_command", input: { command: "echo tidy\u001b[2K > /dev/null", requires_approval: true } }] },
-    { text: "Understood, I will not run it.", toolCalls: [{ name: "attempt_completion", input: { result: "Left the build folder alone." } }] },
+    {
+      text: "I'll clean the build folder.",
+      toolCalls: [
+        { name: "execute_command", input: { command: "echo tidy\u001b[2K > /dev/null", requires_approval: true } },
+      ],
+    },
+    {
+      text: "Understood, I will not run it.",
+      toolCalls: [{ name: "attempt_completion", input: { result: "Left the build folder alone." } }],
+    },
     // "Add a footer" with edits auto-approved from the chat.
-    { text: "Adding a footer.", toolCalls: [{ name: "write_to_file", input: { path: "footer.txt", content: "-- footer --\n" } }], usage: { input: 300, output: 10 } },
+    {
+      text: "Adding a footer.",
+      toolCalls: [{ name: "write_to_file", input: { path: "footer.txt", content: "-- footer --\n" } }],
+      usage: { input: 300, output: 10 },
+    },
     { text: "Footer added.", toolCalls: [{ name: "attempt_completion", input: { result: "footer.txt created." } }] },
     // "Fail first": the scripted profile's request is refused; Retry with the backup model answers.
     { status: 401, errorMessage: "invalid api key for this model" },
-    { text: "Answered by the backup model.", toolCalls: [{ name: "attempt_completion", input: { result: "Done with the backup." } }] },
+    {
+      text: "Answered by the backup model.",
+      toolCalls: [{ name: "attempt_completion", input: { result: "Done with the backup." } }],
+    },
     // "Touch the draft": the editor has draft.txt unsaved, so the core refuses the edit; the model reads why.
-    { text: "Editing the draft.", toolCalls: [{ name: "write_to_file", input: { path: "draft.txt", content: "rewritten\n" } }] },
-    { text: "You are editing it; I left it.", toolCalls: [{ name: "attempt_completion", input: { result: "draft.txt left alone." } }] },
+    {
+      text: "Editing the draft.",
+      toolCalls: [{ name: "write_to_file", input: { path: "draft.txt", content: "rewritten\n" } }],
+    },
+    {
+      text: "You are editing it; I left it.",
+      toolCalls: [{ name: "attempt_completion", input: { result: "draft.txt left alone." } }],
+    },
     // A second task, for Delete All History → Delete Everything.
     { text: "Hi.", toolCalls: [{ name: "attempt_completion", input: { result: "Said hi." } }] },
     // Cancel in the chat while the model streams, then Resume.
     { text: "Thinking very slowly about it", textChunkChars: 4, interrupt: { afterFrames: 3, mode: "stall" } },
     { text: "Back.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after cancel." } }] },
     // The core is killed while a command runs: the task reopens interrupted, Resume finishes it.
-    { text: "Running the long job.", toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }] },
+    {
+      text: "Running the long job.",
+      toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }],
+    },
     { text: "Resumed.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after resume." } }] },
     { text: "Spare." },
   ],
@@ -92,8 +128,22 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     expect(run.results.length, `no results: see ${OUT} and ${run.codeServerLog}`).toBeGreaterThanOrEqual(29);
     expect(run.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error?.split("\n")[0]}`)).toEqual([]);
     expect(run.exitCode).toBe(0);
-    for (const view of ["welcome", "no-model", "model-form", "approval", "completed", "command-approval", "denied", "auto-approve", "history", "history-confirm", "failed", "interrupted"]) {
-      for (const theme of ["light", "dark"]) expect(fs.existsSync(path.join(OUT, `${view}-${theme}.png`)), `${view}-${theme}.png`).toBe(true);
+    for (const view of [
+      "welcome",
+      "no-model",
+      "model-form",
+      "approval",
+      "completed",
+      "command-approval",
+      "denied",
+      "auto-approve",
+      "history",
+      "history-confirm",
+      "failed",
+      "interrupted",
+    ]) {
+      for (const theme of ["light", "dark"])
+        expect(fs.existsSync(path.join(OUT, `${view}-${theme}.png`)), `${view}-${theme}.png`).toBe(true);
     }
     // Restore Chat sent the edited text to the model.
     const bodies = (await model.requests()).map((r) => JSON.stringify(r.body));
@@ -103,7 +153,13 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
 
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");
-    const run = await runExtensionSuite({ suite: "limits", base: roots.base, workspace: roots.home, env: roots.env, outDir: path.join(OUT, "..", "vscode-limits") });
+    const run = await runExtensionSuite({
+      suite: "limits",
+      base: roots.base,
+      workspace: roots.home,
+      env: roots.env,
+      outDir: path.join(OUT, "..", "vscode-limits"),
+    });
     expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
       ["the home folder as workspace: the chat header says checkpoints cannot be used there", true, undefined],
     ]);
@@ -111,22 +167,39 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     fs.rmSync(roots.base, { recursive: true, force: true });
   });
 
-  it("reports a core that cannot start once, with Open Settings on the Remote tab, and clears it when the setting is fixed", { timeout: 400_000 }, async () => {
-    const roots = makeTestRoots("dline-vscode-core-problem-");
-    const workspace = path.join(roots.base, "project");
-    fs.mkdirSync(workspace, { recursive: true });
-    // A "core" that fails as a broken install does: it says something on stderr and exits.
-    const broken = path.join(roots.base, "broken-dline-core");
-    fs.writeFileSync(broken, "#!/bin/sh\necho 'broken install' >&2\nexit 3\n", { mode: 0o755 });
-    const out = path.join(OUT, "..", "vscode-core-problem");
-    const run = await runExtensionSuite({ suite: "core-problem", base: roots.base, workspace, env: roots.env, outDir: out, machineSettings: { "dline.corePath": broken } });
-    expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
-      ["a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat", true, undefined],
-      ["Open Settings opens the Remote settings on dline.corePath", true, undefined],
-      ["naming a working core in the setting brings it back and clears the failure", true, undefined],
-    ]);
-    expect(run.exitCode).toBe(0);
-    console.log(`the failing core was reported ${JSON.parse(fs.readFileSync(path.join(out, "report-delay.json"), "utf8")).fromActivationMs} ms after activation`);
-    fs.rmSync(roots.base, { recursive: true, force: true });
-  });
+  it(
+    "reports a core that cannot start once, with Open Settings on the Remote tab, and clears it when the setting is fixed",
+    { timeout: 400_000 },
+    async () => {
+      const roots = makeTestRoots("dline-vscode-core-problem-");
+      const workspace = path.join(roots.base, "project");
+      fs.mkdirSync(workspace, { recursive: true });
+      // A "core" that fails as a broken install does: it says something on stderr and exits.
+      const broken = path.join(roots.base, "broken-dline-core");
+      fs.writeFileSync(broken, "#!/bin/sh\necho 'broken install' >&2\nexit 3\n", { mode: 0o755 });
+      const out = path.join(OUT, "..", "vscode-core-problem");
+      const run = await runExtensionSuite({
+        suite: "core-problem",
+        base: roots.base,
+        workspace,
+        env: roots.env,
+        outDir: out,
+        machineSettings: { "dline.corePath": broken },
+      });
+      expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+        [
+          "a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat",
+          true,
+          undefined,
+        ],
+        ["Open Settings opens the Remote settings on dline.corePath", true, undefined],
+        ["naming a working core in the setting brings it back and clears the failure", true, undefined],
+      ]);
+      expect(run.exitCode).toBe(0);
+      console.log(
+        `the failing core was reported ${JSON.parse(fs.readFileSync(path.join(out, "report-delay.json"), "utf8")).fromActivationMs} ms after activation`,
+      );
+      fs.rmSync(roots.base, { recursive: true, force: true });
+    },
+  );
 });

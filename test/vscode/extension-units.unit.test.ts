@@ -10,14 +10,24 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { CheckpointState, GetStatusResponseSchema, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { AskKind, MessageRole, TaskEventSchema, TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import {
+  AskKind,
+  MessageRole,
+  TaskEventSchema,
+  TaskStatus,
+  type TaskEvent,
+} from "../../core/src/gen/dline/v1/task_pb.js";
 import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
 import { continueInFolder, errorReason } from "../../adapters/vscode/src/chat/error-banner.js";
 import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { checkpointHeader, MULTI_ROOT, NO_WORKSPACE } from "../../adapters/vscode/src/checkpoints/checkpoint-header.js";
 import { checkpointLabel, restoreOptions } from "../../adapters/vscode/src/checkpoints/restore-options.js";
 import { toImportableState } from "../../adapters/vscode/src/settings/host-state.js";
-import { corePatchFromHost, HOST_DEFAULTS, hostValuesFromCore } from "../../adapters/vscode/src/settings/settings-mapping.js";
+import {
+  corePatchFromHost,
+  HOST_DEFAULTS,
+  hostValuesFromCore,
+} from "../../adapters/vscode/src/settings/settings-mapping.js";
 import { locateCore } from "../../adapters/vscode/src/sidecar/locate-core.js";
 import { RestartPolicy } from "../../adapters/vscode/src/sidecar/restart-policy.js";
 
@@ -56,7 +66,10 @@ describe("locateCore", () => {
     const fromSetting = executable(path.join(dir, "setting", "dline-core"));
     const fromEnv = executable(path.join(dir, "env", "dline-core"));
     const repository = executable(path.join(dir, "repo", "dist", "dline-core"));
-    expect(locateCore(fromSetting, { DLINE_CORE: fromEnv }, extension)).toEqual({ path: fromSetting, source: "setting" });
+    expect(locateCore(fromSetting, { DLINE_CORE: fromEnv }, extension)).toEqual({
+      path: fromSetting,
+      source: "setting",
+    });
     expect(locateCore("", { DLINE_CORE: fromEnv }, extension)).toEqual({ path: fromEnv, source: "DLINE_CORE" });
     expect(locateCore(undefined, {}, extension)).toEqual({ path: repository, source: "repository" });
     const bundled = executable(path.join(extension, "bin", "dline-core"));
@@ -67,7 +80,9 @@ describe("locateCore", () => {
     const notExecutable = path.join(dir, "plain-file");
     fs.writeFileSync(notExecutable, "x", { mode: 0o644 });
     expect(() => locateCore(notExecutable, {}, extension)).toThrow(/dline\.corePath setting is not an executable file/);
-    expect(() => locateCore(undefined, { DLINE_CORE: path.join(dir, "missing") }, extension)).toThrow(/DLINE_CORE variable/);
+    expect(() => locateCore(undefined, { DLINE_CORE: path.join(dir, "missing") }, extension)).toThrow(
+      /DLINE_CORE variable/,
+    );
     expect(() => locateCore(undefined, {}, path.join(dir, "elsewhere", "a", "b"))).toThrow(/was not found/);
   });
 });
@@ -76,7 +91,13 @@ describe("restore menu", () => {
   it("offers the three restores with the specification's menu texts", () => {
     const options = restoreOptions({ hasFiles: true, compaction: false, restored: false });
     expect(options.map((o) => [o.label, o.description, o.more, o.disabled, o.mode])).toEqual([
-      ["Restore Files & Task", "Revert files and clear messages after this point", false, false, RestoreMode.FILES_AND_TASK],
+      [
+        "Restore Files & Task",
+        "Revert files and clear messages after this point",
+        false,
+        false,
+        RestoreMode.FILES_AND_TASK,
+      ],
       ["Restore Files Only", "Revert files to this checkpoint", true, false, RestoreMode.FILES],
       ["Restore Task Only", "Clear messages after this point", true, false, RestoreMode.TASK],
     ]);
@@ -112,18 +133,30 @@ describe("checkpoint header", () => {
   it("shows the core's sentence and its Retry / Disable offers; nothing when checkpoints work", () => {
     expect(checkpointHeader(["/p"], status(CheckpointState.READY))).toBeUndefined();
     expect(checkpointHeader(["/p"], status(CheckpointState.INITIALIZING))).toBeUndefined();
-    expect(checkpointHeader(["/p"], status(CheckpointState.FAILED, "boom", true, true))).toEqual({ state: "failed", message: "boom", canRetry: true, canDisable: true });
-    expect(checkpointHeader(["/p"], status(CheckpointState.UNAVAILABLE, "Git must be installed to use checkpoints.", true))?.message).toBe(
-      "Git must be installed to use checkpoints.",
+    expect(checkpointHeader(["/p"], status(CheckpointState.FAILED, "boom", true, true))).toEqual({
+      state: "failed",
+      message: "boom",
+      canRetry: true,
+      canDisable: true,
+    });
+    expect(
+      checkpointHeader(["/p"], status(CheckpointState.UNAVAILABLE, "Git must be installed to use checkpoints.", true))
+        ?.message,
+    ).toBe("Git must be installed to use checkpoints.");
+    expect(checkpointHeader(["/p"], status(CheckpointState.SLOW_INITIALIZATION, "slow", false, true))?.canDisable).toBe(
+      true,
     );
-    expect(checkpointHeader(["/p"], status(CheckpointState.SLOW_INITIALIZATION, "slow", false, true))?.canDisable).toBe(true);
   });
 });
 
 describe("settings mirror mapping", () => {
   it("maps the core's settings to VS Code values, defaults for what is unset", () => {
     expect(hostValuesFromCore({})).toEqual(HOST_DEFAULTS);
-    const values = hostValuesFromCore({ checkpointsEnabled: false, defaultProfileId: "p1", autoApprovalSettings: { enabled: true, readFiles: true, maxRequests: 7 } });
+    const values = hostValuesFromCore({
+      checkpointsEnabled: false,
+      defaultProfileId: "p1",
+      autoApprovalSettings: { enabled: true, readFiles: true, maxRequests: 7 },
+    });
     expect(values["checkpoints.enabled"]).toBe(false);
     expect(values.defaultProfile).toBe("p1");
     expect(values["autoApproval.enabled"]).toBe(true);
@@ -137,9 +170,19 @@ describe("settings mirror mapping", () => {
     expect(corePatchFromHost(hostValuesFromCore(core), core)).toBeUndefined();
     const changed = { ...hostValuesFromCore(core), "autoApproval.editFiles": true };
     expect(corePatchFromHost(changed, core)).toEqual({
-      autoApprovalSettings: { enabled: true, readFiles: false, editFiles: true, executeSafeCommands: false, executeAllCommands: false, useMcp: false, maxRequests: 7 },
+      autoApprovalSettings: {
+        enabled: true,
+        readFiles: false,
+        editFiles: true,
+        executeSafeCommands: false,
+        executeAllCommands: false,
+        useMcp: false,
+        maxRequests: 7,
+      },
     });
-    expect(corePatchFromHost({ ...hostValuesFromCore(core), "checkpoints.enabled": true }, core)).toEqual({ checkpointsEnabled: true });
+    expect(corePatchFromHost({ ...hostValuesFromCore(core), "checkpoints.enabled": true }, core)).toEqual({
+      checkpointsEnabled: true,
+    });
   });
 });
 
@@ -163,37 +206,99 @@ describe("host state import payload", () => {
 describe("ChatModel", () => {
   let seq = 0n;
   const event = (e: TaskEvent["event"]): TaskEvent => create(TaskEventSchema, { seq: ++seq, taskId: "t1", event: e });
-  const message = (id: string, role: MessageRole, kind: string, text: string, extra: Record<string, unknown> = {}) => ({ id, role, kind, text, ...extra });
+  const message = (id: string, role: MessageRole, kind: string, text: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    role,
+    kind,
+    text,
+    ...extra,
+  });
 
   it("folds streamed text, a tool call with output, an ask, checkpoints and the status", () => {
     const model = new ChatModel();
     model.reset("t1");
-    model.apply(event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "Greet the world") } as never }));
-    model.apply(event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "", { partial: true }) } as never }));
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: { message: message("u1", MessageRole.USER, "text", "Greet the world") } as never,
+      }),
+    );
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: { message: message("a1", MessageRole.ASSISTANT, "text", "", { partial: true }) } as never,
+      }),
+    );
     model.apply(event({ case: "messageDelta", value: { messageId: "a1", text: "I will " } as never }));
     model.apply(event({ case: "messageDelta", value: { messageId: "a1", text: "edit." } as never }));
-    model.apply(event({ case: "messageFinalized", value: { message: message("a1", MessageRole.ASSISTANT, "text", "I will edit.") } as never }));
-    model.apply(event({ case: "ask", value: { askId: "k1", kind: AskKind.TOOL_APPROVAL, tool: "write_to_file", summary: "write a.txt", options: [] } as never }));
+    model.apply(
+      event({
+        case: "messageFinalized",
+        value: { message: message("a1", MessageRole.ASSISTANT, "text", "I will edit.") } as never,
+      }),
+    );
+    model.apply(
+      event({
+        case: "ask",
+        value: {
+          askId: "k1",
+          kind: AskKind.TOOL_APPROVAL,
+          tool: "write_to_file",
+          summary: "write a.txt",
+          options: [],
+        } as never,
+      }),
+    );
     model.apply(event({ case: "statusChanged", value: { status: TaskStatus.WAITING, reason: "" } as never }));
     expect(model.snapshot.pendingAsk).toMatchObject({ askId: "k1", kind: "tool", tool: "write_to_file" });
     model.apply(event({ case: "askResolved", value: { askId: "k1", approved: true } as never }));
     expect(model.snapshot.pendingAsk).toBeUndefined();
-    model.apply(event({ case: "messageAdded", value: { message: message("m1", MessageRole.TOOL, "tool", "write_to_file a.txt", { tool: "write_to_file" }) } as never }));
-    model.apply(event({ case: "toolStarted", value: { toolCallId: "c1", tool: "write_to_file", summary: "write a.txt" } as never }));
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: {
+          message: message("m1", MessageRole.TOOL, "tool", "write_to_file a.txt", { tool: "write_to_file" }),
+        } as never,
+      }),
+    );
+    model.apply(
+      event({
+        case: "toolStarted",
+        value: { toolCallId: "c1", tool: "write_to_file", summary: "write a.txt" } as never,
+      }),
+    );
     model.apply(event({ case: "toolOutput", value: { toolCallId: "c1", chunk: "wrote " } as never }));
     model.apply(event({ case: "toolOutput", value: { toolCallId: "c1", chunk: "a.txt" } as never }));
     model.apply(event({ case: "toolFinished", value: { toolCallId: "c1", ok: true, result: "ok" } as never }));
-    model.apply(event({ case: "messageFinalized", value: { message: message("m1", MessageRole.TOOL, "tool", "write_to_file a.txt", { tool: "write_to_file" }) } as never }));
-    model.apply(event({ case: "checkpointSaved", value: { checkpointId: "cp1", messageId: "m1", kind: "CHECKPOINT_KIND_TURN" } as never }));
+    model.apply(
+      event({
+        case: "messageFinalized",
+        value: {
+          message: message("m1", MessageRole.TOOL, "tool", "write_to_file a.txt", { tool: "write_to_file" }),
+        } as never,
+      }),
+    );
+    model.apply(
+      event({
+        case: "checkpointSaved",
+        value: { checkpointId: "cp1", messageId: "m1", kind: "CHECKPOINT_KIND_TURN" } as never,
+      }),
+    );
     model.apply(event({ case: "usage", value: { tokensIn: 10n, tokensOut: 5n, cost: 0.5 } as never }));
     model.apply(event({ case: "statusChanged", value: { status: TaskStatus.COMPLETED, reason: "" } as never }));
 
     const s = model.snapshot;
     expect(s.title).toBe("Greet the world");
     expect(s.status).toBe("completed");
-    expect(s.items.map((i) => (i.type === "message" ? `${i.role}:${i.text}` : i.type))).toEqual(["user:Greet the world", "assistant:I will edit.", "tool:write_to_file a.txt"]);
+    expect(s.items.map((i) => (i.type === "message" ? `${i.role}:${i.text}` : i.type))).toEqual([
+      "user:Greet the world",
+      "assistant:I will edit.",
+      "tool:write_to_file a.txt",
+    ]);
     expect(s.items[2]).toMatchObject({ toolCallId: "c1", output: "wrote a.txt", ok: true, checkpointId: "cp1" });
-    expect(s.checkpoints).toEqual([{ id: "cp1", kind: "CHECKPOINT_KIND_TURN", messageId: "m1", hasFiles: true, restored: false }]);
+    expect(s.checkpoints).toEqual([
+      { id: "cp1", kind: "CHECKPOINT_KIND_TURN", messageId: "m1", hasFiles: true, restored: false },
+    ]);
     expect(s.usage).toEqual({ tokensIn: 10, tokensOut: 5, cost: 0.5 });
   });
 
@@ -201,9 +306,17 @@ describe("ChatModel", () => {
     const { create: make } = await import("@bufbuild/protobuf");
     const { GetTaskResponseSchema } = await import("../../core/src/gen/dline/v1/task_pb.js");
     const model = new ChatModel();
-    model.load(make(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: TaskStatus.RUNNING }, ownerPid: 0, messages: [message("u1", MessageRole.USER, "text", "hi") as never] }));
+    model.load(
+      make(GetTaskResponseSchema, {
+        task: { id: "t1", title: "T", status: TaskStatus.RUNNING },
+        ownerPid: 0,
+        messages: [message("u1", MessageRole.USER, "text", "hi") as never],
+      }),
+    );
     expect(model.snapshot.status).toBe("interrupted");
-    model.load(make(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: TaskStatus.RUNNING }, ownerPid: 1234 }));
+    model.load(
+      make(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: TaskStatus.RUNNING }, ownerPid: 1234 }),
+    );
     expect(model.snapshot.status).toBe("running");
     model.setStatusFromHistory(TaskStatus.COMPLETED); // events say that: ignored here
     expect(model.snapshot.status).toBe("running");
@@ -214,19 +327,60 @@ describe("ChatModel", () => {
   it("folds reasoning, retries (dropping the failed attempt's answer), waits and an unknown cost", () => {
     const model = new ChatModel();
     model.reset("t1");
-    model.apply(event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "hi") } as never }));
-    model.apply(event({ case: "messageAdded", value: { message: message("r1", MessageRole.ASSISTANT, "reasoning", "Let me ", { partial: true }) } as never }));
+    model.apply(
+      event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "hi") } as never }),
+    );
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: { message: message("r1", MessageRole.ASSISTANT, "reasoning", "Let me ", { partial: true }) } as never,
+      }),
+    );
     model.apply(event({ case: "reasoningDelta", value: { messageId: "r1", text: "think." } as never }));
-    model.apply(event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "half an ans", { partial: true }) } as never }));
-    model.apply(event({ case: "modelRetry", value: { attempt: 2, maxAttempts: 6, delayMs: 4000n, reason: "Overloaded", message: "retrying in 4 s (attempt 2 of 6)", discardedMessageIds: ["r1", "a1"] } as never }));
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: { message: message("a1", MessageRole.ASSISTANT, "text", "half an ans", { partial: true }) } as never,
+      }),
+    );
+    model.apply(
+      event({
+        case: "modelRetry",
+        value: {
+          attempt: 2,
+          maxAttempts: 6,
+          delayMs: 4000n,
+          reason: "Overloaded",
+          message: "retrying in 4 s (attempt 2 of 6)",
+          discardedMessageIds: ["r1", "a1"],
+        } as never,
+      }),
+    );
     expect(model.snapshot.items.map((i) => (i.type === "message" ? i.id : i.type))).toEqual(["u1"]);
     expect(model.snapshot.notice).toBe("retrying in 4 s (attempt 2 of 6): Overloaded");
-    model.apply(event({ case: "modelWaiting", value: { waitedMs: 5000n, timeoutMs: 60000n, message: "waiting for the model: 5 s (gives up after 60 s without an answer)" } as never }));
+    model.apply(
+      event({
+        case: "modelWaiting",
+        value: {
+          waitedMs: 5000n,
+          timeoutMs: 60000n,
+          message: "waiting for the model: 5 s (gives up after 60 s without an answer)",
+        } as never,
+      }),
+    );
     expect(model.snapshot.notice).toContain("waiting for the model: 5 s");
-    model.apply(event({ case: "messageAdded", value: { message: message("r2", MessageRole.ASSISTANT, "reasoning", "Again ", { partial: true }) } as never }));
+    model.apply(
+      event({
+        case: "messageAdded",
+        value: { message: message("r2", MessageRole.ASSISTANT, "reasoning", "Again ", { partial: true }) } as never,
+      }),
+    );
     model.apply(event({ case: "reasoningDelta", value: { messageId: "r2", text: "thinking." } as never }));
     expect(model.snapshot.notice).toBe("");
-    expect(model.snapshot.items.find((i) => i.type === "message" && i.id === "r2")).toMatchObject({ kind: "reasoning", text: "Again thinking." });
+    expect(model.snapshot.items.find((i) => i.type === "message" && i.id === "r2")).toMatchObject({
+      kind: "reasoning",
+      text: "Again thinking.",
+    });
     model.apply(event({ case: "usage", value: { tokensIn: 10n, tokensOut: 5n, cost: 0, costUnknown: true } as never }));
     model.apply(event({ case: "usage", value: { tokensIn: 10n, tokensOut: 5n, cost: 0.01 } as never }));
     expect(model.snapshot.usage).toEqual({ tokensIn: 20, tokensOut: 10, cost: 0.01, costUnknown: true });
@@ -235,9 +389,18 @@ describe("ChatModel", () => {
   it("drops the rows after a rewind, and their checkpoints", () => {
     const model = new ChatModel();
     model.reset("t1");
-    model.apply(event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "one") } as never }));
-    model.apply(event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "two") } as never }));
-    model.apply(event({ case: "checkpointSaved", value: { checkpointId: "cp1", messageId: "a1", kind: "CHECKPOINT_KIND_TURN" } as never }));
+    model.apply(
+      event({ case: "messageAdded", value: { message: message("u1", MessageRole.USER, "text", "one") } as never }),
+    );
+    model.apply(
+      event({ case: "messageAdded", value: { message: message("a1", MessageRole.ASSISTANT, "text", "two") } as never }),
+    );
+    model.apply(
+      event({
+        case: "checkpointSaved",
+        value: { checkpointId: "cp1", messageId: "a1", kind: "CHECKPOINT_KIND_TURN" } as never,
+      }),
+    );
     model.apply(event({ case: "error", value: { code: "unavailable", message: "model down" } as never }));
     model.apply(event({ case: "rewound", value: { afterMessageId: "u1" } as never }));
     expect(model.snapshot.items.map((i) => (i.type === "message" ? i.id : i.type))).toEqual(["u1"]);
@@ -249,7 +412,9 @@ describe("ChatModel", () => {
 
 describe("a task without a folder on this machine", () => {
   const refusal = (reason: ErrorReason) =>
-    new ConnectError("Task t has no workspace.", Code.FailedPrecondition, undefined, [{ desc: ErrorDetailSchema, value: { reason } }]);
+    new ConnectError("Task t has no workspace.", Code.FailedPrecondition, undefined, [
+      { desc: ErrorDetailSchema, value: { reason } },
+    ]);
 
   it("continues in the window's only folder; otherwise the refusal stands", () => {
     expect(errorReason(refusal(ErrorReason.NO_WORKSPACE))).toBe("ERROR_REASON_NO_WORKSPACE");

@@ -21,8 +21,13 @@ export function testVsix(): string {
   }
   const out = path.join(build, `e2e-vsix-${process.pid}`);
   const platform = `${process.platform}-${process.arch}`;
-  const result = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "release.mjs"), "--only", "vscode", "--platform", platform, "--out", out], { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`scripts/release.mjs could not make the VSIX:\n${result.stdout}${result.stderr}`);
+  const result = spawnSync(
+    process.execPath,
+    [path.join(repoRoot, "scripts", "release.mjs"), "--only", "vscode", "--platform", platform, "--out", out],
+    { encoding: "utf8" },
+  );
+  if (result.status !== 0)
+    throw new Error(`scripts/release.mjs could not make the VSIX:\n${result.stdout}${result.stderr}`);
   const vsix = fs.readdirSync(out).find((f) => f.endsWith(`-${platform}.vsix`));
   if (!vsix) throw new Error(`scripts/release.mjs made no ${platform} VSIX in ${out}`);
   made = path.join(out, vsix);
@@ -31,13 +36,29 @@ export function testVsix(): string {
 }
 
 /** Installs the VSIX into the extensions folder code-server will use; returns the installed folder. */
-export function installVsix(vsix: string, options: { extensionsDir: string; userDataDir: string; env: NodeJS.ProcessEnv }): string {
-  const output = execFileSync(path.join(NODE24_BIN, "node"), [CODE_SERVER, "--extensions-dir", options.extensionsDir, "--user-data-dir", options.userDataDir, "--install-extension", vsix], {
-    encoding: "utf8",
-    env: { ...options.env, PATH: `${NODE24_BIN}:${options.env.PATH ?? process.env.PATH}` },
-    timeout: 120_000,
-  });
-  if (!output.includes("was successfully installed")) throw new Error(`code-server did not install ${vsix}:\n${output}`);
+export function installVsix(
+  vsix: string,
+  options: { extensionsDir: string; userDataDir: string; env: NodeJS.ProcessEnv },
+): string {
+  const output = execFileSync(
+    path.join(NODE24_BIN, "node"),
+    [
+      CODE_SERVER,
+      "--extensions-dir",
+      options.extensionsDir,
+      "--user-data-dir",
+      options.userDataDir,
+      "--install-extension",
+      vsix,
+    ],
+    {
+      encoding: "utf8",
+      env: { ...options.env, PATH: `${NODE24_BIN}:${options.env.PATH ?? process.env.PATH}` },
+      timeout: 120_000,
+    },
+  );
+  if (!output.includes("was successfully installed"))
+    throw new Error(`code-server did not install ${vsix}:\n${output}`);
   const installed = fs.readdirSync(options.extensionsDir).find((f) => f.startsWith("dline.dline-vscode-"));
   if (!installed) throw new Error(`no dline.dline-vscode-* folder in ${options.extensionsDir} after the install`);
   return path.join(options.extensionsDir, installed);

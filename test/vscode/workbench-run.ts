@@ -37,7 +37,9 @@ let built = false;
 /** Builds the extension bundle once per test process (esbuild only: fast). */
 export function buildExtension(): void {
   if (built) return;
-  execFileSync(process.execPath, [path.join(repoRoot, "scripts", "build-vscode.mjs"), "--no-typecheck"], { stdio: "inherit" });
+  execFileSync(process.execPath, [path.join(repoRoot, "scripts", "build-vscode.mjs"), "--no-typecheck"], {
+    stdio: "inherit",
+  });
   built = true;
 }
 
@@ -95,11 +97,19 @@ export async function runExtensionSuite(options: {
     const limit = options.timeoutMs ?? 480_000;
     const exitCode = await Promise.race([
       bench.exitCode,
-      new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`the extension tests did not report an exit code within ${limit / 1000} s`)), limit)),
+      new Promise<number>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`the extension tests did not report an exit code within ${limit / 1000} s`)),
+          limit,
+        ),
+      ),
     ]).finally(() => served.stop());
     const resultsFile = path.join(options.outDir, "results.json");
     const results: SuiteResult[] = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, "utf8")) : [];
-    for (const r of results) console.log(`${r.ok ? "✓" : "✗"} [vscode ${options.suite}] ${r.name} (${r.durationMs} ms)${r.ok ? "" : `\n    ${r.error}`}`);
+    for (const r of results)
+      console.log(
+        `${r.ok ? "✓" : "✗"} [vscode ${options.suite}] ${r.name} (${r.durationMs} ms)${r.ok ? "" : `\n    ${r.error}`}`,
+      );
     if (served.errors.length > 0) console.log(`UI bridge errors:\n${served.errors.join("\n")}`);
     return { exitCode, results, uiErrors: served.errors, codeServerLog: server.logFile };
   } finally {
@@ -165,7 +175,9 @@ async function find(page: Page, request: UiRequest) {
     await new Promise((r) => setTimeout(r, 200));
   }
   const urls = page.frames().map((f) => f.url().slice(0, 120));
-  throw new Error(`no element ${request.selector}${request.text ? ` with text "${request.text}"` : ""}; frames: ${urls.join(" | ")}`);
+  throw new Error(
+    `no element ${request.selector}${request.text ? ` with text "${request.text}"` : ""}; frames: ${urls.join(" | ")}`,
+  );
 }
 
 async function perform(page: Page, request: UiRequest, outDir: string): Promise<string[]> {
@@ -187,7 +199,9 @@ async function perform(page: Page, request: UiRequest, outDir: string): Promise<
     case "evaluate": {
       // The chat's document is the webview frame that holds #chat-screen.
       for (const frame of framesFor(page, request)) {
-        const has = request.frame !== "webview" || (await frame.evaluate("Boolean(document.getElementById(\"chat-screen\"))").catch(() => false));
+        const has =
+          request.frame !== "webview" ||
+          (await frame.evaluate('Boolean(document.getElementById("chat-screen"))').catch(() => false));
         if (has) return [JSON.stringify(await frame.evaluate(request.expression!))];
       }
       throw new Error("no frame with the chat's document");
@@ -197,13 +211,24 @@ async function perform(page: Page, request: UiRequest, outDir: string): Promise<
       return [];
     case "texts": {
       const texts: string[] = [];
-      for (const frame of framesFor(page, request)) texts.push(...(await frame.locator(request.selector!).allInnerTexts().catch(() => [])));
+      for (const frame of framesFor(page, request))
+        texts.push(
+          ...(await frame
+            .locator(request.selector!)
+            .allInnerTexts()
+            .catch(() => [])),
+        );
       return texts;
     }
     case "values": {
       const values: string[] = [];
       for (const frame of framesFor(page, request)) {
-        values.push(...(await frame.locator(request.selector!).evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value)).catch(() => [])));
+        values.push(
+          ...(await frame
+            .locator(request.selector!)
+            .evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value))
+            .catch(() => [])),
+        );
       }
       return values;
     }
@@ -217,7 +242,8 @@ async function perform(page: Page, request: UiRequest, outDir: string): Promise<
       const target = await find(page, request);
       // Wait until it is laid out (a button the webview is about to unhide), then hover to
       // reveal controls shown on hover (the checkpoint marker's buttons), then click.
-      for (let i = 0; i < 50 && !(await target.boundingBox().catch(() => null)); i++) await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 50 && !(await target.boundingBox().catch(() => null)); i++)
+        await new Promise((r) => setTimeout(r, 200));
       await target.hover({ force: true, timeout: 5_000 });
       await target.click({ timeout: 5_000 });
       return [];

@@ -11,11 +11,16 @@ export function unifiedDiff(edit: FileEdit): string {
   if (edit.truncated) return `${edit.path}: ${FileStatus[edit.status].toLowerCase()} (too large or binary to show)\n`;
   const before = edit.status === FileStatus.ADDED ? "/dev/null" : `a/${edit.path}`;
   const after = edit.status === FileStatus.DELETED ? "/dev/null" : `b/${edit.path}`;
-  const patch = createTwoFilesPatch(before, after, edit.originalText, edit.proposedText, undefined, undefined, { context: 3 });
+  const patch = createTwoFilesPatch(before, after, edit.originalText, edit.proposedText, undefined, undefined, {
+    context: 3,
+  });
   // The first line of jsdiff's patch is a separator of its own ("==="): git's form starts at "---".
   const lines = patch.split("\n").filter((l) => !/^=+$/.test(l) && l !== "\\ No newline at end of file");
   while (lines.length && lines[lines.length - 1] === "") lines.pop();
-  const shown = lines.length > MAX_DIFF_LINES ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`] : lines;
+  const shown =
+    lines.length > MAX_DIFF_LINES
+      ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`]
+      : lines;
   return shown.map(visible).join("\n") + "\n";
 }
 

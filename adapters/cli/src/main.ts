@@ -50,10 +50,32 @@ Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next 
 const COMMAND_HELP: Record<string, string> = { "import-cline": IMPORT_CLINE_HELP };
 
 const VALUE_FLAGS = new Set([
-  "core", "workspace", "profile", "query", "limit", "sort", "mode", "task", "message",
-  "provider", "base-url", "model", "context-window", "input-price", "output-price", "api-key-env", "name",
-  "cache-read-price", "cache-write-price", "max-output-tokens", "first-byte-timeout", "reasoning-effort", "thinking-budget", "tool-format",
-  "kind", "scope",
+  "core",
+  "workspace",
+  "profile",
+  "query",
+  "limit",
+  "sort",
+  "mode",
+  "task",
+  "message",
+  "provider",
+  "base-url",
+  "model",
+  "context-window",
+  "input-price",
+  "output-price",
+  "api-key-env",
+  "name",
+  "cache-read-price",
+  "cache-write-price",
+  "max-output-tokens",
+  "first-byte-timeout",
+  "reasoning-effort",
+  "thinking-budget",
+  "tool-format",
+  "kind",
+  "scope",
 ]);
 
 export async function main(argv: string[]): Promise<number> {
@@ -143,7 +165,12 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     const codeName = (c: Code) => Code[c].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-    const message = err instanceof ConnectError ? `${codeName(err.code)}: ${err.rawMessage}` : err instanceof Error ? err.message : String(err);
+    const message =
+      err instanceof ConnectError
+        ? `${codeName(err.code)}: ${err.rawMessage}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
     process.stderr.write(`dline: ${message}\n`);
     process.exit(1);
   },

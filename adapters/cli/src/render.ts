@@ -1,7 +1,16 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { visible, visibleLine } from "./visible-text.js";
 import { approvalDetails } from "./approval-view.js";
-import { AskKind, AskSchema, MessageRole, TaskEventSchema, TaskStatus, type Ask, type CheckpointStatusChanged, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
+import {
+  AskKind,
+  AskSchema,
+  MessageRole,
+  TaskEventSchema,
+  TaskStatus,
+  type Ask,
+  type CheckpointStatusChanged,
+  type TaskEvent,
+} from "../../../core/src/gen/dline/v1/task_pb.js";
 
 /**
  * Checkpoint status on stderr while a task runs, so that the wait for a first baseline (seconds
@@ -12,16 +21,21 @@ export class CheckpointStatusLine {
   private shown = "";
   private open = false;
 
-  constructor(
-    private readonly err: NodeJS.WritableStream & { isTTY?: boolean },
-  ) {}
+  constructor(private readonly err: NodeJS.WritableStream & { isTTY?: boolean }) {}
 
   render(s: CheckpointStatusChanged): void {
     const state = s.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase();
-    const counts = s.phase === "staging" && s.filesTotal > 0n ? ` ${s.filesDone.toLocaleString("en")} of ${s.filesTotal.toLocaleString("en")} files` : "";
-    const detail = s.phase === "scanning" ? ": scanning the workspace" : s.phase === "staging" ? `: taking in${counts}` : "";
+    const counts =
+      s.phase === "staging" && s.filesTotal > 0n
+        ? ` ${s.filesDone.toLocaleString("en")} of ${s.filesTotal.toLocaleString("en")} files`
+        : "";
+    const detail =
+      s.phase === "scanning" ? ": scanning the workspace" : s.phase === "staging" ? `: taking in${counts}` : "";
     const label = state === "slow" ? "initializing (slow: a large repository?)" : state;
-    const text = state === "ready" || state === "initializing" || state === "slow" ? `checkpoints ${label}${detail}` : `checkpoints ${state}: ${s.message}`;
+    const text =
+      state === "ready" || state === "initializing" || state === "slow"
+        ? `checkpoints ${label}${detail}`
+        : `checkpoints ${state}: ${s.message}`;
     if (this.err.isTTY) {
       // One terminal row, rewritten: a longer line would wrap, and \r only goes back one row.
       const width = (this.err as { columns?: number }).columns ?? 80;
@@ -134,7 +148,9 @@ export class EventRenderer {
         break;
       case "modelRetry":
         // Text already printed cannot be taken back: say that it does not count.
-        this.line(`⟳ ${visibleLine(e.value.message)}${e.value.discardedMessageIds.length > 0 ? " (the partial answer above is dropped)" : ""}: ${visibleLine(e.value.reason)}`);
+        this.line(
+          `⟳ ${visibleLine(e.value.message)}${e.value.discardedMessageIds.length > 0 ? " (the partial answer above is dropped)" : ""}: ${visibleLine(e.value.reason)}`,
+        );
         break;
       case "modelWaiting":
         this.line(`… ${visibleLine(e.value.message)}`);
@@ -158,7 +174,9 @@ export class EventRenderer {
         break;
       case "statusChanged":
         if (e.value.status !== TaskStatus.RUNNING && e.value.status !== TaskStatus.WAITING) {
-          this.line(`[${TaskStatus[e.value.status].toLowerCase()}${e.value.reason ? `: ${visibleLine(e.value.reason)}` : ""}]`);
+          this.line(
+            `[${TaskStatus[e.value.status].toLowerCase()}${e.value.reason ? `: ${visibleLine(e.value.reason)}` : ""}]`,
+          );
         }
         break;
       case "ask":

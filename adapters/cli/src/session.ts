@@ -16,14 +16,21 @@ export interface CliContext {
  * Starts a private sidecar for one command and stops it (closing its stdin) afterwards, so a
  * killed CLI never leaves a sidecar behind. Its logs go to its log file, not to the terminal.
  */
-export async function withSidecar<T>(ctx: CliContext, fn: (clients: DlineClients, core: string) => Promise<T>): Promise<T> {
+export async function withSidecar<T>(
+  ctx: CliContext,
+  fn: (clients: DlineClients, core: string) => Promise<T>,
+): Promise<T> {
   const core = locateCore(ctx.core, process.env, fileURLToPath(import.meta.url));
   const sidecar = await spawnSidecar({ binary: core, cwd: process.cwd(), env: process.env, stderr: "ignore" });
   let exit: number | string | undefined;
   void sidecar.exited.then((code) => (exit = code));
   try {
     const clients = createDlineClients(sidecar.handshake.url, sidecar.handshake.token);
-    await clients.system.initialize({ clientName: "dline-cli", clientVersion: ctx.cliVersion, workspaceRoots: [process.cwd()] });
+    await clients.system.initialize({
+      clientName: "dline-cli",
+      clientVersion: ctx.cliVersion,
+      workspaceRoots: [process.cwd()],
+    });
     return await fn(clients, core);
   } catch (err) {
     // A call cut off because the sidecar died says so, not "aborted": its exit is awaited briefly,
@@ -49,6 +56,7 @@ export class SidecarDiedError extends Error {
 
 export function printJson(ctx: CliContext, value: unknown): void {
   ctx.out.write(
-    JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), ctx.json ? undefined : 2) + "\n",
+    JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), ctx.json ? undefined : 2) +
+      "\n",
   );
 }

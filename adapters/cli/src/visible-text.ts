@@ -6,7 +6,14 @@
  * DEL, and the Unicode direction overrides that reorder what is shown, become escapes such as
  * `\r`, `\e`, `\x07`, `\u202e`.
  */
-const NAMED: Record<string, string> = { "\r": "\\r", "\x1b": "\\e", "\b": "\\b", "\f": "\\f", "\v": "\\v", "\0": "\\0" };
+const NAMED: Record<string, string> = {
+  "\r": "\\r",
+  "\x1b": "\\e",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\v": "\\v",
+  "\0": "\\0",
+};
 // C0 but \t and \n, DEL, C1, and the bidi embeddings, overrides and isolates.
 const CONTROL = /\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 

@@ -91,6 +91,8 @@ tasks.prepareSandbox {
         filePermissions { unix("rwxr-xr-x") }
     }
     doFirst {
-        check(dist.file("dline-core").asFile.canExecute()) { "Build the sidecar first: node scripts/build-sidecar.mjs at the repository root." }
+        check(dist.file("dline-core").asFile.canExecute()) {
+            "Build the sidecar first: node scripts/build-sidecar.mjs at the repository root."
+        }
     }
 }

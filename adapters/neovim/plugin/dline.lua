@@ -2,15 +2,11 @@
 if vim.g.loaded_dline then return end
 vim.g.loaded_dline = true
 
-vim.api.nvim_create_user_command("Dline", function(opts)
-  require("dline.commands").run(opts)
-end, {
+vim.api.nvim_create_user_command("Dline", function(opts) require("dline.commands").run(opts) end, {
   nargs = "*",
   bang = true,
   -- :'<,'>Dline new|send|add: the lines go with the message.
   range = true,
   desc = "Dline: AI coding agent (see :help dline)",
-  complete = function(arg_lead, cmd_line)
-    return require("dline.commands").complete(arg_lead, cmd_line)
-  end,
+  complete = function(arg_lead, cmd_line) return require("dline.commands").complete(arg_lead, cmd_line) end,
 })

@@ -11,9 +11,7 @@ local function fixtures()
   for _, file in ipairs(vim.fn.globpath(dir, "*.json", false, true)) do
     table.insert(list, vim.json.decode(T.read(file)))
   end
-  table.sort(list, function(a, b)
-    return a.name < b.name
-  end)
+  table.sort(list, function(a, b) return a.name < b.name end)
   return list
 end
 
@@ -36,7 +34,11 @@ local function view(state)
       for _, e in ipairs(m.toolCall.edits or {}) do
         table.insert(edits, ("%s %s"):format(e.path or "", e.status or "FILE_STATUS_UNSPECIFIED"))
       end
-      v.toolCall = { toolCallId = m.toolCall.toolCallId or "", status = m.toolCall.status or "TOOL_CALL_STATUS_UNSPECIFIED", edits = edits }
+      v.toolCall = {
+        toolCallId = m.toolCall.toolCallId or "",
+        status = m.toolCall.status or "TOOL_CALL_STATUS_UNSPECIFIED",
+        edits = edits,
+      }
     end
     table.insert(messages, v)
   end
@@ -62,7 +64,14 @@ S.case("the recorded fixtures are all there", function()
   for _, f in ipairs(fixtures()) do
     table.insert(names, f.name)
   end
-  T.eq(names, { "approvals-with-edits", "compaction", "denial-with-feedback", "restore-with-rewind", "sidecar-restart-interrupted", "streaming" }, "fixtures")
+  T.eq(names, {
+    "approvals-with-edits",
+    "compaction",
+    "denial-with-feedback",
+    "restore-with-rewind",
+    "sidecar-restart-interrupted",
+    "streaming",
+  }, "fixtures")
 end)
 
 S.case("dline.chat_state folds every recorded stream to the core's own view of the task", function()
@@ -76,23 +85,28 @@ S.case("dline.chat_state folds every recorded stream to the core's own view of t
   end
 end)
 
-S.case("the chat buffer draws every recorded stream from the same fold, removing what a restore or retry dropped", function()
-  require("dline").setup({})
-  for _, fixture in ipairs(fixtures()) do
-    local chat = require("dline.chat").new("fold-" .. fixture.name)
-    chat:open({ position = "current", width = 80, height = 20, input_height = 3 })
-    for _, event in ipairs(fixture.events) do
-      chat:apply(event)
+S.case(
+  "the chat buffer draws every recorded stream from the same fold, removing what a restore or retry dropped",
+  function()
+    require("dline").setup({})
+    for _, fixture in ipairs(fixtures()) do
+      local chat = require("dline.chat").new("fold-" .. fixture.name)
+      chat:open({ position = "current", width = 80, height = 20, input_height = 3 })
+      for _, event in ipairs(fixture.events) do
+        chat:apply(event)
+      end
+      check(fixture, view(chat.state), "chat buffer")
+      -- Every answer left is drawn.
+      local text = chat:text()
+      for _, m in ipairs(fixture.expected.messages) do
+        if m.kind == "text" and m.text ~= "" then
+          T.contains(text, vim.split(m.text, "\n", { plain = true })[1], fixture.name .. ": drawn")
+        end
+      end
+      chat:close()
     end
-    check(fixture, view(chat.state), "chat buffer")
-    -- Every answer left is drawn.
-    local text = chat:text()
-    for _, m in ipairs(fixture.expected.messages) do
-      if m.kind == "text" and m.text ~= "" then T.contains(text, vim.split(m.text, "\n", { plain = true })[1], fixture.name .. ": drawn") end
-    end
-    chat:close()
   end
-end)
+)
 
 S.case("a restore removes the cut messages from the chat buffer", function()
   require("dline").setup({})

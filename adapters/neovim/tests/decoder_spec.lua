@@ -32,14 +32,8 @@ S.case("dechunker decodes a body split at every pair of byte boundaries", functi
   local body = chunked({ "hello ", "chunked", " world", string.rep("x", 17) })
   local function make()
     local got, ended = {}, 0
-    local dec = http.new_dechunker(function(d)
-      got[#got + 1] = d
-    end, function()
-      ended = ended + 1
-    end)
-    return dec, function()
-      return { text = table.concat(got), ended = ended, done = dec.done }
-    end
+    local dec = http.new_dechunker(function(d) got[#got + 1] = d end, function() ended = ended + 1 end)
+    return dec, function() return { text = table.concat(got), ended = ended, done = dec.done } end
   end
   local expected = { text = "hello chunked world" .. string.rep("x", 17), ended = 1, done = true }
   T.eq(feed_split(make, body, {}), expected, "whole")
@@ -59,9 +53,7 @@ end)
 
 S.case("dechunker accepts chunk extensions and trailers and rejects garbage", function()
   local got = {}
-  local dec = http.new_dechunker(function(d)
-    got[#got + 1] = d
-  end, function() end)
+  local dec = http.new_dechunker(function(d) got[#got + 1] = d end, function() end)
   T.eq(dec:feed("5;name=value\r\nabcde\r\n0\r\nX-Trailer: 1\r\n\r\n"), nil, "error")
   T.eq(table.concat(got), "abcde", "body")
   T.truthy(dec.done, "done")
@@ -84,12 +76,8 @@ S.case("envelope decoder yields the same messages for every split and for coales
   bytes = table.concat(bytes)
   local function make()
     local got = {}
-    local dec = envelope.new_decoder(function(flags, payload)
-      got[#got + 1] = { flags, payload }
-    end)
-    return dec, function()
-      return { got = got, buffered = dec:buffered() }
-    end
+    local dec = envelope.new_decoder(function(flags, payload) got[#got + 1] = { flags, payload } end)
+    return dec, function() return { got = got, buffered = dec:buffered() } end
   end
   local expected = { got = messages, buffered = 0 }
   T.eq(feed_split(make, bytes, {}), expected, "coalesced")
@@ -108,9 +96,7 @@ end)
 
 S.case("envelope decoder keeps an incomplete message and refuses compressed or oversized ones", function()
   local got = {}
-  local dec = envelope.new_decoder(function(_, p)
-    got[#got + 1] = p
-  end)
+  local dec = envelope.new_decoder(function(_, p) got[#got + 1] = p end)
   local one = envelope.encode(0, "{}")
   T.eq(dec:feed(one:sub(1, 4)), nil, "feed")
   T.eq(#got, 0, "nothing before the length is known")
@@ -119,13 +105,21 @@ S.case("envelope decoder keeps an incomplete message and refuses compressed or o
   T.eq(got, { "{}" }, "message")
   T.eq(dec:buffered(), 0, "nothing held")
   T.truthy(envelope.new_decoder(function() end):feed(envelope.encode(1, "x")), "compressed flag is refused")
-  T.truthy(envelope.new_decoder(function() end):feed(string.char(0, 0x7f, 0xff, 0xff, 0xff)), "oversized length is refused")
+  T.truthy(
+    envelope.new_decoder(function() end):feed(string.char(0, 0x7f, 0xff, 0xff, 0xff)),
+    "oversized length is refused"
+  )
   T.eq(envelope.encode(0, string.rep("a", 300)):byte(4), 1, "big-endian length")
 end)
 
 S.case("response parser handles content-length, chunked and close-delimited bodies split anywhere", function()
   local responses = {
-    { "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nConnection: keep-alive\r\n\r\n{\"a\":\"bc\"}\n", 200, '{"a":"bc"}\n', true },
+    {
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\nConnection: keep-alive\r\n\r\n{"a":"bc"}\n',
+      200,
+      '{"a":"bc"}\n',
+      true,
+    },
     { "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" .. chunked({ "ab", "cdef" }), 200, "abcdef", true },
     { "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno", 404, "no", false },
     { "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", 204, "", true },
@@ -135,19 +129,12 @@ S.case("response parser handles content-length, chunked and close-delimited bodi
       local status, body, complete = nil, {}, false
       local p
       p = http.new_response_parser({
-        on_headers = function(s)
-          status = s
-        end,
-        on_body = function(d)
-          body[#body + 1] = d
-        end,
-        on_complete = function()
-          complete = true
-        end,
+        on_headers = function(s) status = s end,
+        on_body = function(d) body[#body + 1] = d end,
+        on_complete = function() complete = true end,
       })
-      return p, function()
-        return { status = status, body = table.concat(body), complete = complete, keep_alive = p.keep_alive }
-      end
+      return p,
+        function() return { status = status, body = table.concat(body), complete = complete, keep_alive = p.keep_alive } end
     end
     local expected = { status = r[2], body = r[3], complete = true, keep_alive = r[4] }
     for i = 1, #r[1] - 1 do
@@ -156,9 +143,7 @@ S.case("response parser handles content-length, chunked and close-delimited bodi
   end
   -- Close-delimited: complete only at the end of the connection.
   local body = {}
-  local p = http.new_response_parser({ on_body = function(d)
-    body[#body + 1] = d
-  end })
+  local p = http.new_response_parser({ on_body = function(d) body[#body + 1] = d end })
   p:feed("HTTP/1.0 200 OK\r\n\r\nuntil close")
   T.eq(p.complete, false, "not complete before EOF")
   T.eq(p:finish(), nil, "finish")
@@ -193,7 +178,12 @@ S.case("setup validates options and names the key", function()
 end)
 
 S.case("the restart policy backs off and gives up after the budget", function()
-  local policy = require("dline.sidecar").restart_policy({ max_restarts = 3, window_ms = 1000, base_delay_ms = 100, max_delay_ms = 250 })
+  local policy = require("dline.sidecar").restart_policy({
+    max_restarts = 3,
+    window_ms = 1000,
+    base_delay_ms = 100,
+    max_delay_ms = 250,
+  })
   T.eq(policy:next_delay(0), 100, "first")
   T.eq(policy:next_delay(10), 200, "second")
   T.eq(policy:next_delay(20), 250, "third, capped")

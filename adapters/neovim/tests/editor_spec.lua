@@ -12,9 +12,7 @@ local function session(opts)
   T.fail_on_error_notices()
   require("dline").setup(vim.tbl_extend("force", { chat = { position = "current" } }, opts or {}))
   local s = require("dline").session()
-  T.defer(function()
-    s:stop()
-  end)
+  T.defer(function() s:stop() end)
   return s
 end
 
@@ -36,13 +34,16 @@ local function new_task(prompt)
 end
 
 local function wait_status(controller, status)
-  local ok, err = pcall(T.wait, function()
-    return controller.status == status
-  end, "status " .. status, 30000)
-  if not ok then T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text())) end
+  local ok, err = pcall(T.wait, function() return controller.status == status end, "status " .. status, 30000)
+  if not ok then
+    T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text()))
+  end
 end
 
-local replace = { name = "replace_in_file", input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }
+local replace = {
+  name = "replace_in_file",
+  input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+}
 local function done(result)
   return { toolCalls = { { name = "attempt_completion", input = { result = result or "Done." } } } }
 end
@@ -53,7 +54,10 @@ local function diff_windows()
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     if vim.wo[win].diff then
       local buf = vim.api.nvim_win_get_buf(win)
-      table.insert(out, { name = vim.api.nvim_buf_get_name(buf), lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) })
+      table.insert(
+        out,
+        { name = vim.api.nvim_buf_get_name(buf), lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) }
+      )
     end
   end
   return out
@@ -96,24 +100,24 @@ S.case("the preview's keymaps answer: gr in the diff denies, ga approves the nex
   local file = workspace_file("hello.txt", "hello\n")
   T.configure_model(s, {
     { text = "Updating.", toolCalls = { replace } },
-    { text = "Then a new file.", toolCalls = { { name = "write_to_file", input = { path = "new.txt", content = "fresh\n" } } } },
+    {
+      text = "Then a new file.",
+      toolCalls = { { name = "write_to_file", input = { path = "new.txt", content = "fresh\n" } } },
+    },
     done(),
   })
   -- The picker is dismissed: the preview stays, and its keys answer.
-  T.script_select(function()
-    return nil
-  end)
+  T.script_select(function() return nil end)
   local controller = new_task("Greet the world")
   local function press_in_preview(keys, what)
-    T.wait(function()
-      return #diff_windows() == 2 and vim.api.nvim_buf_get_name(0):find("^dline://proposed/") ~= nil
-    end, "the preview of " .. what)
+    T.wait(
+      function() return #diff_windows() == 2 and vim.api.nvim_buf_get_name(0):find("^dline://proposed/") ~= nil end,
+      "the preview of " .. what
+    )
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
   end
   press_in_preview("gr", "the edit")
-  T.wait(function()
-    return controller.chat:text():find("[denied]", 1, true) ~= nil
-  end, "the denial")
+  T.wait(function() return controller.chat:text():find("[denied]", 1, true) ~= nil end, "the denial")
   press_in_preview("ga", "the new file")
   wait_status(controller, "TASK_STATUS_COMPLETED")
   T.eq(T.read(file), "hello\n", "denied: unchanged")
@@ -124,7 +128,11 @@ end)
 S.case("a command approval shows the exact command line and its folder, in the prompt and in the chat", function()
   local s = session()
   T.configure_model(s, {
-    { toolCalls = { { name = "execute_command", input = { command = "echo one && echo two", requires_approval = true } } } },
+    {
+      toolCalls = {
+        { name = "execute_command", input = { command = "echo one && echo two", requires_approval = true } },
+      },
+    },
     done(),
   })
   local prompt, chat_text
@@ -151,7 +159,14 @@ S.case("an open buffer holds the new text once the tool wrote it, without :check
   local buf = vim.api.nvim_get_current_buf()
   T.configure_model(s, {
     { toolCalls = { replace } },
-    { toolCalls = { { name = "execute_command", input = { command = "printf 'by a command\\n' > hello.txt", requires_approval = false } } } },
+    {
+      toolCalls = {
+        {
+          name = "execute_command",
+          input = { command = "printf 'by a command\\n' > hello.txt", requires_approval = false },
+        },
+      },
+    },
     done(),
   })
   local seen_after_edit
@@ -169,33 +184,38 @@ S.case("an open buffer holds the new text once the tool wrote it, without :check
   T.eq(vim.bo[buf].modified, false, "not modified")
 end)
 
-S.case("a buffer with unsaved changes is never replaced: the core refuses the edit, the model reads why, the user is told", function()
-  local s = session()
-  local file = workspace_file("hello.txt", "hello\n")
-  vim.cmd("edit " .. vim.fn.fnameescape(file))
-  local buf = vim.api.nvim_get_current_buf()
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "my own words" })
-  local server = T.configure_model(s, { { toolCalls = { replace } }, { text = "I will wait until you save it." } })
-  local notices = {}
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(notices, msg)
-    return notify(msg, level)
+S.case(
+  "a buffer with unsaved changes is never replaced: the core refuses the edit, the model reads why, the user is told",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    local buf = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "my own words" })
+    local server = T.configure_model(s, { { toolCalls = { replace } }, { text = "I will wait until you save it." } })
+    local notices = {}
+    local notify = vim.notify
+    vim.notify = function(msg, level)
+      table.insert(notices, msg)
+      return notify(msg, level)
+    end
+    local selects = T.script_select(function() return ask.APPROVE end)
+    vim.cmd("split")
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    T.eq(#selects, 0, "nothing to approve: refused before asking")
+    T.eq(T.read(file), "hello\n", "the file is untouched")
+    T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "my own words" }, "the buffer is untouched")
+    T.contains(controller.chat:text(), "[failed]", "the call failed")
+    T.contains(
+      table.concat(notices, "\n"),
+      "Dline did not edit hello.txt: it has unsaved changes here",
+      "the user is told"
+    )
+    local requests = T.model_requests(server)
+    T.contains(vim.json.encode(requests[2].body), "has unsaved changes in the user's editor", "the model reads why")
   end
-  local selects = T.script_select(function()
-    return ask.APPROVE
-  end)
-  vim.cmd("split")
-  local controller = new_task("Greet the world")
-  wait_status(controller, "TASK_STATUS_COMPLETED")
-  T.eq(#selects, 0, "nothing to approve: refused before asking")
-  T.eq(T.read(file), "hello\n", "the file is untouched")
-  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "my own words" }, "the buffer is untouched")
-  T.contains(controller.chat:text(), "[failed]", "the call failed")
-  T.contains(table.concat(notices, "\n"), "Dline did not edit hello.txt: it has unsaved changes here", "the user is told")
-  local requests = T.model_requests(server)
-  T.contains(vim.json.encode(requests[2].body), "has unsaved changes in the user's editor", "the model reads why")
-end)
+)
 
 S.case("a buffer modified while an approval waits is reported at once, and the approved edit is refused", function()
   local s = session()
@@ -221,9 +241,7 @@ S.case("a buffer modified while an approval waits is reported at once, and the a
     return call(self, service, method, request, cb, opts)
   end
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "typing" })
-  T.wait(function()
-    return calls[1] and calls[1].done
-  end, "the report of the unsaved file")
+  T.wait(function() return calls[1] and calls[1].done end, "the report of the unsaved file")
   T.eq(calls[1].request.editor.unsavedFiles, { file }, "the unsaved file")
   vim.cmd("Dline approve")
   wait_status(controller, "TASK_STATUS_COMPLETED")
@@ -246,15 +264,20 @@ S.case("a range, #buffer, #file: and the open and visible files reach the model"
     return controller ~= nil and controller.status == "TASK_STATUS_COMPLETED"
   end, "the first task")
   local first = vim.json.encode(T.model_requests(server)[1].body)
-  T.contains(first, "explain this\\n\\nFile: app.py (lines 3-4)\\n```python\\ndef main():\\n    print('hi')\\n```", "the range")
+  T.contains(
+    first,
+    "explain this\\n\\nFile: app.py (lines 3-4)\\n```python\\ndef main():\\n    print('hi')\\n```",
+    "the range"
+  )
   T.contains(first, "# Visible files in the editor\\napp.py", "visible files")
   T.contains(first, "# Files open in the editor\\napp.py", "open files")
   -- #buffer from the chat input means the file buffer you were in (unsaved text included).
   vim.api.nvim_buf_set_lines(app_buf, 0, 1, false, { "import sys" })
   controller:send("look at #buffer and #file:notes.md")
-  T.wait(function()
-    return #T.model_requests(server) >= 2 and controller.status == "TASK_STATUS_COMPLETED"
-  end, "the second answer")
+  T.wait(
+    function() return #T.model_requests(server) >= 2 and controller.status == "TASK_STATUS_COMPLETED" end,
+    "the second answer"
+  )
   local second = vim.json.encode(T.model_requests(server)[2].body)
   T.contains(second, "look at `app.py` and `notes.md`", "the references named")
   T.contains(second, "File: app.py\\n```python\\nimport sys\\n", "the buffer as it is now")
@@ -273,17 +296,21 @@ S.case(":'<,'>Dline add puts the lines in the chat input; :Dline send with a ran
   vim.cmd("edit " .. vim.fn.fnameescape(app))
   vim.cmd("2Dline add")
   local input = require("dline.sidebar").input_buffer()
-  T.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { "File: app.py (line 2)", "```python", "b = 2", "```" }, "the input holds the range")
+  T.eq(
+    vim.api.nvim_buf_get_lines(input, 0, -1, false),
+    { "File: app.py (line 2)", "```python", "b = 2", "```" },
+    "the input holds the range"
+  )
   vim.cmd("edit " .. vim.fn.fnameescape(app))
   vim.cmd("1,3Dline send what are these?")
-  T.wait(function()
-    return #T.model_requests(server) >= 2
-  end, "the message")
-  T.contains(vim.json.encode(T.model_requests(server)[2].body), "what are these?\\n\\nFile: app.py (lines 1-3)", "the range sent")
+  T.wait(function() return #T.model_requests(server) >= 2 end, "the message")
+  T.contains(
+    vim.json.encode(T.model_requests(server)[2].body),
+    "what are these?\\n\\nFile: app.py (lines 1-3)",
+    "the range sent"
+  )
   local messages = {}
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
+  vim.notify = function(msg) table.insert(messages, msg) end
   vim.cmd("3Dline history")
   T.contains(messages[1], "history takes no range", "other commands refuse a range")
 end)

@@ -16,9 +16,7 @@ local function play(state, events)
 end
 
 local function rows(state)
-  return vim.tbl_map(function(r)
-    return { r.id, r.kind, r.toolStatus }
-  end, fold.snapshot(state).rows)
+  return vim.tbl_map(function(r) return { r.id, r.kind, r.toolStatus } end, fold.snapshot(state).rows)
 end
 
 local user = function(id, text)
@@ -27,7 +25,20 @@ end
 local tool_row = function(id, status, partial, extra)
   return {
     messageFinalized = {
-      message = vim.tbl_extend("force", { id = id, role = "MESSAGE_ROLE_TOOL", kind = "tool", tool = "write_to_file", text = "write_to_file a.txt", partial = partial, toolCall = { toolCallId = "c1", tool = "write_to_file", status = status, edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\n" } } } }, extra or {}),
+      message = vim.tbl_extend("force", {
+        id = id,
+        role = "MESSAGE_ROLE_TOOL",
+        kind = "tool",
+        tool = "write_to_file",
+        text = "write_to_file a.txt",
+        partial = partial,
+        toolCall = {
+          toolCallId = "c1",
+          tool = "write_to_file",
+          status = status,
+          edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\n" } },
+        },
+      }, extra or {}),
     },
   }
 end
@@ -36,8 +47,29 @@ S.case("an edit's row goes from pending to done with its change; the question co
   local state = play(fold.new("t1"), {
     { statusChanged = { status = "TASK_STATUS_RUNNING" } },
     user("u1", "write a.txt"),
-    { messageAdded = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "tool", tool = "write_to_file", text = "write_to_file a.txt", partial = true, toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_PENDING" } } } },
-    { ask = { askId = "k1", kind = "ASK_KIND_TOOL_APPROVAL", tool = "write_to_file", summary = "write_to_file a.txt", toolCallId = "c1", edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\n" } } } },
+    {
+      messageAdded = {
+        message = {
+          id = "t1",
+          role = "MESSAGE_ROLE_TOOL",
+          kind = "tool",
+          tool = "write_to_file",
+          text = "write_to_file a.txt",
+          partial = true,
+          toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_PENDING" },
+        },
+      },
+    },
+    {
+      ask = {
+        askId = "k1",
+        kind = "ASK_KIND_TOOL_APPROVAL",
+        tool = "write_to_file",
+        summary = "write_to_file a.txt",
+        toolCallId = "c1",
+        edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\n" } },
+      },
+    },
     { statusChanged = { status = "TASK_STATUS_WAITING" } },
   })
   T.eq(fold.snapshot(state).pendingAskId, "k1", "waiting for k1")
@@ -47,16 +79,34 @@ S.case("an edit's row goes from pending to done with its change; the question co
     { seq = "7", statusChanged = { status = "TASK_STATUS_RUNNING" } },
     { seq = "8", toolStarted = { toolCallId = "c1", tool = "write_to_file", messageId = "t1" } },
     vim.tbl_extend("force", tool_row("t1", "TOOL_CALL_STATUS_DONE", false), { seq = "9" }),
-    { seq = "10", toolFinished = { toolCallId = "c1", ok = true, status = "TOOL_CALL_STATUS_DONE", edits = { { path = "a.txt" } } } },
+    {
+      seq = "10",
+      toolFinished = { toolCallId = "c1", ok = true, status = "TOOL_CALL_STATUS_DONE", edits = { { path = "a.txt" } } },
+    },
   })
   T.eq(fold.snapshot(state).pendingAskId, nil, "answered")
   T.eq(rows(state), { { "u1", "text" }, { "t1", "tool", "TOOL_CALL_STATUS_DONE" } }, "the rows")
-  T.eq(render.item_lines(fold.item(state, "t1")), { "### write_to_file a.txt  [done]", "  a.txt (new, +1 -0)", "" }, "the row: named once, with its change")
+  T.eq(
+    render.item_lines(fold.item(state, "t1")),
+    { "### write_to_file a.txt  [done]", "  a.txt (new, +1 -0)", "" },
+    "the row: named once, with its change"
+  )
   -- A row read back without the texts says what happened to the file, no "+0 -0".
-  local stored = { id = "t9", kind = "tool", text = "write_to_file b.txt", toolCall = { status = "TOOL_CALL_STATUS_DONE", edits = { { path = "b.txt", status = "FILE_STATUS_MODIFIED" } } } }
+  local stored = {
+    id = "t9",
+    kind = "tool",
+    text = "write_to_file b.txt",
+    toolCall = { status = "TOOL_CALL_STATUS_DONE", edits = { { path = "b.txt", status = "FILE_STATUS_MODIFIED" } } },
+  }
   T.eq(render.item_lines(stored)[2], "  b.txt", "no numbers of nothing")
   -- A row read back (GetTask) knows its checkpoint, not the kind: no "(checkpoint)" filler.
-  local marker = render.item_lines({ id = "a9", kind = "text", role = "MESSAGE_ROLE_ASSISTANT", text = "ok", checkpointId = "abcdef0123456789" })[3]
+  local marker = render.item_lines({
+    id = "a9",
+    kind = "text",
+    role = "MESSAGE_ROLE_ASSISTANT",
+    text = "ok",
+    checkpointId = "abcdef0123456789",
+  })[3]
   T.eq(marker, "── checkpoint abcdef01", "the marker of a reloaded row")
   T.eq(render.checkpoint_on_line(marker), "abcdef01", "gc / gs find its id")
 end)
@@ -65,15 +115,57 @@ S.case("a sidecar death: the question is dropped, the task interrupted, and a re
   local events = {
     { statusChanged = { status = "TASK_STATUS_RUNNING" } },
     user("u1", "run it"),
-    { messageAdded = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", tool = "execute_command", text = "execute_command make", partial = true, toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_PENDING", command = { command = "make", workingDirectory = "/w" } } } } },
-    { ask = { askId = "k1", kind = "ASK_KIND_COMMAND_APPROVAL", summary = "execute_command make", command = { command = "make", workingDirectory = "/w" } } },
+    {
+      messageAdded = {
+        message = {
+          id = "t1",
+          role = "MESSAGE_ROLE_TOOL",
+          kind = "command",
+          tool = "execute_command",
+          text = "execute_command make",
+          partial = true,
+          toolCall = {
+            toolCallId = "c1",
+            status = "TOOL_CALL_STATUS_PENDING",
+            command = { command = "make", workingDirectory = "/w" },
+          },
+        },
+      },
+    },
+    {
+      ask = {
+        askId = "k1",
+        kind = "ASK_KIND_COMMAND_APPROVAL",
+        summary = "execute_command make",
+        command = { command = "make", workingDirectory = "/w" },
+      },
+    },
     { statusChanged = { status = "TASK_STATUS_WAITING" } },
   }
   local state = play(fold.new("t2"), events)
-  T.eq(render.ask_lines(state), { ">> Run this command?  ga approve · gr deny · gA / gR with feedback", "   $ make", "   in /w", "" }, "the exact command line")
+  T.eq(
+    render.ask_lines(state),
+    { ">> Run this command?  ga approve · gr deny · gA / gR with feedback", "   $ make", "   in /w", "" },
+    "the exact command line"
+  )
   play(state, {
     { seq = "6", askResolved = { askId = "k1", dropped = true } },
-    { seq = "7", messageFinalized = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", text = "execute_command make", toolCall = { toolCallId = "c1", status = "TOOL_CALL_STATUS_INTERRUPTED", reason = "The sidecar stopped before this call finished." } } } },
+    {
+      seq = "7",
+      messageFinalized = {
+        message = {
+          id = "t1",
+          role = "MESSAGE_ROLE_TOOL",
+          kind = "command",
+          text = "execute_command make",
+          toolCall = {
+            toolCallId = "c1",
+            status = "TOOL_CALL_STATUS_INTERRUPTED",
+            reason = "The sidecar stopped before this call finished.",
+          },
+        },
+      },
+    },
     { seq = "8", statusChanged = { status = "TASK_STATUS_INTERRUPTED" } },
   })
   local snap = fold.snapshot(state)
@@ -113,7 +205,11 @@ S.case("a restore's rewind drops the rows after the message; a replay after GetT
   T.eq(fold.item(state, "a2").text, "answer two", "no duplicate text")
   T.eq(state.usage.tokensIn, 1000, "usage counted once")
   play(state, { { seq = "21", usage = { tokensIn = "300", tokensOut = "10", cost = 0, costUnknown = true } } })
-  T.eq(render.usage_text(state.usage), "1.3k in, 60 out, $0.0100 + unknown", "totals of the task, part of the cost unknown")
+  T.eq(
+    render.usage_text(state.usage),
+    "1.3k in, 60 out, $0.0100 + unknown",
+    "totals of the task, part of the cost unknown"
+  )
   play(state, { { seq = "22", rewound = { afterMessageId = "a1" } } })
   T.eq(rows(state), { { "u1", "text" }, { "a1", "text" } }, "rows after a1 are gone")
   play(state, { { seq = "23", rewound = { afterMessageId = "" } } })
@@ -122,25 +218,82 @@ end)
 
 S.case("retries drop the failed attempt's answer, waits and checkpoint progress show as one line each", function()
   local state = play(fold.new("t4"), {
-    { messageAdded = { message = { id = "r1", role = "MESSAGE_ROLE_ASSISTANT", kind = "reasoning", text = "", partial = true } } },
+    {
+      messageAdded = {
+        message = { id = "r1", role = "MESSAGE_ROLE_ASSISTANT", kind = "reasoning", text = "", partial = true },
+      },
+    },
     { reasoningDelta = { messageId = "r1", text = "thinking" } },
-    { messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "partial", partial = true } } },
-    { modelRetry = { attempt = 2, maxAttempts = 5, delayMs = "4000", reason = "overloaded", message = "retrying in 4 s (attempt 2 of 5)", discardedMessageIds = { "r1", "a1" } } },
+    {
+      messageAdded = {
+        message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "partial", partial = true },
+      },
+    },
+    {
+      modelRetry = {
+        attempt = 2,
+        maxAttempts = 5,
+        delayMs = "4000",
+        reason = "overloaded",
+        message = "retrying in 4 s (attempt 2 of 5)",
+        discardedMessageIds = { "r1", "a1" },
+      },
+    },
   })
   T.eq(rows(state), {}, "the failed attempt's rows are gone")
   T.eq(state.notice, "retrying in 4 s (attempt 2 of 5): overloaded", "the retry line")
-  play(state, { { seq = "9", modelWaiting = { waitedMs = "20000", timeoutMs = "300000", message = "waiting for the model: 20 s (gives up after 300 s)" } } })
-  T.eq(render.notice_lines(state), { "~~ waiting for the model: 20 s (gives up after 300 s)", "" }, "one line, replaced")
-  play(state, { { seq = "10", checkpointStatus = { state = "CHECKPOINT_STATE_INITIALIZING", phase = "staging", filesDone = "120", filesTotal = "5000" } } })
-  T.contains(table.concat(render.header_lines(state), "\n"), "checkpoints initializing: staging 120 of 5000 files", "progress in the header")
+  play(state, {
+    {
+      seq = "9",
+      modelWaiting = {
+        waitedMs = "20000",
+        timeoutMs = "300000",
+        message = "waiting for the model: 20 s (gives up after 300 s)",
+      },
+    },
+  })
+  T.eq(
+    render.notice_lines(state),
+    { "~~ waiting for the model: 20 s (gives up after 300 s)", "" },
+    "one line, replaced"
+  )
+  play(state, {
+    {
+      seq = "10",
+      checkpointStatus = {
+        state = "CHECKPOINT_STATE_INITIALIZING",
+        phase = "staging",
+        filesDone = "120",
+        filesTotal = "5000",
+      },
+    },
+  })
+  T.contains(
+    table.concat(render.header_lines(state), "\n"),
+    "checkpoints initializing: staging 120 of 5000 files",
+    "progress in the header"
+  )
   play(state, { { seq = "11", checkpointStatus = { state = "CHECKPOINT_STATE_READY" } } })
   T.truthy(not table.concat(render.header_lines(state), "\n"):find("checkpoints", 1, true), "ready: nothing to say")
   play(state, { { seq = "12", usage = { tokensIn = "10", tokensOut = "5", cost = 0, costUnknown = true } } })
   T.contains(render.header_lines(state)[1], "10 in, 5 out, cost unknown", "cost unknown, never $0")
   -- Your own message is no answer; a tool call as the model's whole answer ends the wait line.
-  play(state, { { seq = "13", modelWaiting = { message = "waiting for the model: 5 s" } }, { seq = "14", messageAdded = { message = { id = "u2", role = "MESSAGE_ROLE_USER", kind = "text", text = "and also" } } } })
+  play(state, {
+    { seq = "13", modelWaiting = { message = "waiting for the model: 5 s" } },
+    {
+      seq = "14",
+      messageAdded = { message = { id = "u2", role = "MESSAGE_ROLE_USER", kind = "text", text = "and also" } },
+    },
+  })
   T.eq(state.notice, "waiting for the model: 5 s", "still waiting")
-  play(state, { { seq = "15", messageAdded = { message = { id = "t2", role = "MESSAGE_ROLE_TOOL", kind = "tool", text = "read_file a.txt", partial = true } } } })
+  play(state, {
+    {
+      seq = "15",
+      messageAdded = {
+        message = { id = "t2", role = "MESSAGE_ROLE_TOOL", kind = "tool", text = "read_file a.txt", partial = true },
+      },
+    },
+  })
   T.eq(render.notice_lines(state), {}, "the wait is over")
 end)
 

@@ -11,9 +11,7 @@ local function session(opts)
   T.fail_on_error_notices()
   require("dline").setup(opts or {})
   local s = require("dline").session()
-  T.defer(function()
-    s:stop()
-  end)
+  T.defer(function() s:stop() end)
   return s
 end
 
@@ -29,10 +27,15 @@ local function new_task(prompt)
 end
 
 local function wait_status(controller, status, timeout)
-  local ok, err = pcall(T.wait, function()
-    return controller.status == status
-  end, "status " .. status, timeout or 30000)
-  if not ok then T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text())) end
+  local ok, err = pcall(
+    T.wait,
+    function() return controller.status == status end,
+    "status " .. status,
+    timeout or 30000
+  )
+  if not ok then
+    T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text()))
+  end
 end
 
 local function done(result)
@@ -49,9 +52,7 @@ local function capture_notices()
   return notices
 end
 
-local function press(keys)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
-end
+local function press(keys) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false) end
 
 S.case("five tasks share one chat sidebar and one input area: the window count stays the same", function()
   vim.o.columns, vim.o.lines = 200, 50
@@ -68,7 +69,9 @@ S.case("five tasks share one chat sidebar and one input area: the window count s
     wait_status(controller, "TASK_STATUS_COMPLETED")
     table.insert(counts, #vim.api.nvim_tabpage_list_wins(0))
     for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-      if vim.api.nvim_win_get_buf(win) == controller.chat.buf then table.insert(widths, vim.api.nvim_win_get_width(win)) end
+      if vim.api.nvim_win_get_buf(win) == controller.chat.buf then
+        table.insert(widths, vim.api.nvim_win_get_width(win))
+      end
     end
     -- The id in the chat's header.
     ids[vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 1, false)[1]:match("^# Dline (%S+)")] = true
@@ -93,67 +96,77 @@ S.case("five tasks share one chat sidebar and one input area: the window count s
   vim.cmd("Dline toggle")
   chat_win = require("dline.sidebar").windows()
   vim.api.nvim_win_close(chat_win, false)
-  T.wait(function()
-    return #vim.api.nvim_tabpage_list_wins(0) == 1
-  end, "the input area to close with the chat")
+  T.wait(function() return #vim.api.nvim_tabpage_list_wins(0) == 1 end, "the input area to close with the chat")
 end)
 
-S.case("after a sidecar death the waiting task shows as interrupted with Resume, its question cleared; R resumes it", function()
-  local s = session({ chat = { position = "current" } })
-  local file = vim.loop.cwd() .. "/hello.txt"
-  T.write(file, "hello\n")
-  local replace = { name = "replace_in_file", input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }
-  T.configure_model(s, { { text = "Editing.", toolCalls = { replace } }, { text = "Again.", toolCalls = { replace } }, done() })
-  require("dline").config().prompt_on_ask = false
-  local controller = new_task("Greet the world")
-  wait_status(controller, "TASK_STATUS_WAITING")
-  T.contains(controller.chat:text(), ">> Approve replace_in_file hello.txt?", "the question")
-  local old = s.sidecar:pid()
-  vim.loop.kill(old, "sigkill")
-  wait_status(controller, "TASK_STATUS_INTERRUPTED")
-  T.eq(controller.pending_ask, nil, "the stale question is cleared")
-  local text = controller.chat:text()
-  T.truthy(not text:find(">> Approve", 1, true), "no approval offered any more")
-  T.contains(text, "R (or :Dline resume) continues", "the Resume action")
-  T.matches(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 1, false)[1], "interrupted", "the header")
-  local notices = capture_notices()
-  vim.cmd("Dline approve")
-  T.contains(notices[#notices], "is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it", "approve explains")
-  -- R in the chat resumes; the repeated edit is approved with ga.
-  vim.api.nvim_set_current_buf(controller.chat.buf)
-  press("R")
-  wait_status(controller, "TASK_STATUS_WAITING", 40000)
-  vim.api.nvim_set_current_buf(controller.chat.buf)
-  press("ga")
-  wait_status(controller, "TASK_STATUS_COMPLETED", 40000)
-  T.eq(T.read(file), "hello, world\n", "the edit made after the resume")
-end)
+S.case(
+  "after a sidecar death the waiting task shows as interrupted with Resume, its question cleared; R resumes it",
+  function()
+    local s = session({ chat = { position = "current" } })
+    local file = vim.loop.cwd() .. "/hello.txt"
+    T.write(file, "hello\n")
+    local replace = {
+      name = "replace_in_file",
+      input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+    }
+    T.configure_model(
+      s,
+      { { text = "Editing.", toolCalls = { replace } }, { text = "Again.", toolCalls = { replace } }, done() }
+    )
+    require("dline").config().prompt_on_ask = false
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_WAITING")
+    T.contains(controller.chat:text(), ">> Approve replace_in_file hello.txt?", "the question")
+    local old = s.sidecar:pid()
+    vim.loop.kill(old, "sigkill")
+    wait_status(controller, "TASK_STATUS_INTERRUPTED")
+    T.eq(controller.pending_ask, nil, "the stale question is cleared")
+    local text = controller.chat:text()
+    T.truthy(not text:find(">> Approve", 1, true), "no approval offered any more")
+    T.contains(text, "R (or :Dline resume) continues", "the Resume action")
+    T.matches(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 1, false)[1], "interrupted", "the header")
+    local notices = capture_notices()
+    vim.cmd("Dline approve")
+    T.contains(
+      notices[#notices],
+      "is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it",
+      "approve explains"
+    )
+    -- R in the chat resumes; the repeated edit is approved with ga.
+    vim.api.nvim_set_current_buf(controller.chat.buf)
+    press("R")
+    wait_status(controller, "TASK_STATUS_WAITING", 40000)
+    vim.api.nvim_set_current_buf(controller.chat.buf)
+    press("ga")
+    wait_status(controller, "TASK_STATUS_COMPLETED", 40000)
+    T.eq(T.read(file), "hello, world\n", "the edit made after the resume")
+  end
+)
 
-S.case("resume is not offered for a completed task, and :Dline resume does not send the model an empty request", function()
-  local s = session({ chat = { position = "current" } })
-  local server = T.configure_model(s, { done("all done") })
-  local controller = new_task("finish at once")
-  wait_status(controller, "TASK_STATUS_COMPLETED")
-  local actions
-  T.script_select(function(items, opts, entry)
-    if opts.kind == "dline.history" then return items[1] end
-    if opts.kind == "dline.history_action" then actions = entry.labels end
-  end)
-  vim.cmd("Dline history")
-  T.wait(function()
-    return actions ~= nil
-  end, "the history actions")
-  T.eq(actions, { "Open", "Toggle favourite", "Delete" }, "no Resume for a completed task")
-  local notices = capture_notices()
-  vim.cmd("Dline resume")
-  T.contains(notices[#notices], "is completed: send a message to continue it", "what to do instead")
-  vim.cmd("Dline resume " .. require("dline.ids").short(controller.task_id))
-  T.wait(function()
-    return #notices >= 2
-  end, "the second answer")
-  T.contains(notices[#notices], "is completed", "the short id names it too")
-  T.eq(#T.model_requests(server), 1, "no request was sent")
-end)
+S.case(
+  "resume is not offered for a completed task, and :Dline resume does not send the model an empty request",
+  function()
+    local s = session({ chat = { position = "current" } })
+    local server = T.configure_model(s, { done("all done") })
+    local controller = new_task("finish at once")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    local actions
+    T.script_select(function(items, opts, entry)
+      if opts.kind == "dline.history" then return items[1] end
+      if opts.kind == "dline.history_action" then actions = entry.labels end
+    end)
+    vim.cmd("Dline history")
+    T.wait(function() return actions ~= nil end, "the history actions")
+    T.eq(actions, { "Open", "Toggle favourite", "Delete" }, "no Resume for a completed task")
+    local notices = capture_notices()
+    vim.cmd("Dline resume")
+    T.contains(notices[#notices], "is completed: send a message to continue it", "what to do instead")
+    vim.cmd("Dline resume " .. require("dline.ids").short(controller.task_id))
+    T.wait(function() return #notices >= 2 end, "the second answer")
+    T.contains(notices[#notices], "is completed", "the short id names it too")
+    T.eq(#T.model_requests(server), 1, "no request was sent")
+  end
+)
 
 S.case("checkpoint lines fit the chat, and a restore shows the restored chat in an unfocused window", function()
   local s = session()
@@ -161,7 +174,10 @@ S.case("checkpoint lines fit the chat, and a restore shows the restored chat in 
   T.write(file, "hello\n")
   local turns = {}
   for i = 1, 6 do
-    table.insert(turns, { text = ("Step %d.\n%s"):format(i, string.rep("A long line of text that fills the chat. ", 3)), toolCalls = { { name = "write_to_file", input = { path = "hello.txt", content = ("step %d\n"):format(i) } } } })
+    table.insert(turns, {
+      text = ("Step %d.\n%s"):format(i, string.rep("A long line of text that fills the chat. ", 3)),
+      toolCalls = { { name = "write_to_file", input = { path = "hello.txt", content = ("step %d\n"):format(i) } } },
+    })
   end
   table.insert(turns, done())
   T.configure_model(s, turns)
@@ -173,9 +189,20 @@ S.case("checkpoint lines fit the chat, and a restore shows the restored chat in 
   local controller = new_task("Six steps")
   wait_status(controller, "TASK_STATUS_COMPLETED")
   local chat_win = require("dline.sidebar").windows()
-  T.truthy(chat_win, ("the chat window (tab %d of %d: %s)"):format(vim.fn.tabpagenr(), vim.fn.tabpagenr("$"), table.concat(vim.tbl_map(function(w)
-    return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-  end, vim.api.nvim_tabpage_list_wins(0)), ", ")))
+  T.truthy(
+    chat_win,
+    ("the chat window (tab %d of %d: %s)"):format(
+      vim.fn.tabpagenr(),
+      vim.fn.tabpagenr("$"),
+      table.concat(
+        vim.tbl_map(
+          function(w) return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) end,
+          vim.api.nvim_tabpage_list_wins(0)
+        ),
+        ", "
+      )
+    )
+  )
   local width = vim.api.nvim_win_get_width(chat_win)
   local markers = 0
   for _, line in ipairs(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, -1, false)) do
@@ -188,9 +215,7 @@ S.case("checkpoint lines fit the chat, and a restore shows the restored chat in 
   -- Focus elsewhere, scroll the chat to its end, then Restore Files & Task to the first turn.
   vim.cmd("wincmd t")
   local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
-  table.sort(cps, function(a, b)
-    return tonumber(a.createdAt) < tonumber(b.createdAt)
-  end)
+  table.sort(cps, function(a, b) return tonumber(a.createdAt) < tonumber(b.createdAt) end)
   local first_turn
   for _, cp in ipairs(cps) do
     if cp.kind == "CHECKPOINT_KIND_TURN" then
@@ -215,38 +240,55 @@ S.case("a task in the home folder says at once that checkpoints are unavailable 
   T.configure_model(s, { done() })
   vim.cmd("cd " .. vim.fn.fnameescape(vim.env.HOME))
   local controller = new_task("work in home")
-  T.wait(function()
-    return controller.chat:text():find("checkpoints unavailable", 1, true) ~= nil
-  end, "the notice in the chat header")
+  T.wait(
+    function() return controller.chat:text():find("checkpoints unavailable", 1, true) ~= nil end,
+    "the notice in the chat header"
+  )
   wait_status(controller, "TASK_STATUS_COMPLETED")
   local header = table.concat(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 4, false), "\n")
   T.contains(header, "checkpoints unavailable", "still in the header")
 end)
 
 S.case("quitting Neovim while a task streams stops the sidecar cleanly: no error in either log", function()
-  local server = T.model_server({ apiKey = T.TEST_KEY, loop = true, turns = { { text = string.rep("slow ", 200), textChunkChars = 5, writeDelayMs = 50 } } })
+  local server = T.model_server({
+    apiKey = T.TEST_KEY,
+    loop = true,
+    turns = { { text = string.rep("slow ", 200), textChunkChars = 5, writeDelayMs = 50 } },
+  })
   local script = T.base() .. "/quit.lua"
-  T.write(script, table.concat({
-    "require('dline').setup({ chat = { position = 'current' } })",
-    "vim.cmd('Dline new talk slowly')",
-    "vim.wait(20000, function() local c = require('dline.task').current(); return c ~= nil and c.chat:text():find('slow slow', 1, true) ~= nil end, 20)",
-    "io.stdout:write('STREAMING ' .. tostring(require('dline').session().sidecar:pid()) .. '\\n')",
-    "vim.cmd('qa!')",
-  }, "\n"))
-  local env = { "OPENAI_BASE_URL=" .. server.url .. "/v1", "OPENAI_MODEL=scripted-model", "OPENAI_API_KEY=" .. T.TEST_KEY }
+  T.write(
+    script,
+    table.concat({
+      "require('dline').setup({ chat = { position = 'current' } })",
+      "vim.cmd('Dline new talk slowly')",
+      "vim.wait(20000, function() local c = require('dline.task').current(); return c ~= nil and c.chat:text():find('slow slow', 1, true) ~= nil end, 20)",
+      "io.stdout:write('STREAMING ' .. tostring(require('dline').session().sidecar:pid()) .. '\\n')",
+      "vim.cmd('qa!')",
+    }, "\n")
+  )
+  local env =
+    { "OPENAI_BASE_URL=" .. server.url .. "/v1", "OPENAI_MODEL=scripted-model", "OPENAI_API_KEY=" .. T.TEST_KEY }
   local init = T.repo_root() .. "/adapters/neovim/tests/minimal_init.lua"
-  local out = T.sh(("env %s %s --headless --clean -u %s -c 'luafile %s'"):format(table.concat(env, " "), vim.fn.shellescape(vim.env.DLINE_TEST_NVIM or vim.v.progpath), vim.fn.shellescape(init), vim.fn.shellescape(script)))
+  local out = T.sh(
+    ("env %s %s --headless --clean -u %s -c 'luafile %s'"):format(
+      table.concat(env, " "),
+      vim.fn.shellescape(vim.env.DLINE_TEST_NVIM or vim.v.progpath),
+      vim.fn.shellescape(init),
+      vim.fn.shellescape(script)
+    )
+  )
   local pid = tonumber(out:match("STREAMING (%d+)"))
   T.truthy(pid, "the task streamed before the quit: " .. out)
-  T.wait(function()
-    return not T.alive(pid)
-  end, "the sidecar to exit")
+  T.wait(function() return not T.alive(pid) end, "the sidecar to exit")
   local core_log = T.read(vim.env.DLINE_HOME_DIR .. "/logs/dline-core.log") or ""
   local plugin_log = T.read(vim.fn.stdpath("cache") .. "/dline/dline.log") or ""
   T.contains(core_log, '"reason":"stdin closed"', "the sidecar stopped because the editor went away")
   for name, text in pairs({ core = core_log, plugin = plugin_log }) do
     T.truthy(not text:find("destroyed", 1, true), name .. " log: no write after a stream was destroyed")
-    T.truthy(not text:find('"level":"error"', 1, true) and not text:find(" ERROR ", 1, true), name .. " log: no error\n" .. text)
+    T.truthy(
+      not text:find('"level":"error"', 1, true) and not text:find(" ERROR ", 1, true),
+      name .. " log: no error\n" .. text
+    )
   end
 end)
 

@@ -8,9 +8,7 @@ local S = T.suite()
 local function session()
   require("dline").setup({ chat = { position = "current" } })
   local s = require("dline").session()
-  T.defer(function()
-    s:stop()
-  end)
+  T.defer(function() s:stop() end)
   return s
 end
 
@@ -43,20 +41,22 @@ S.case(":checkhealth dline warns when no model is configured, and :Dline profile
   local server = T.model_server({ apiKey = T.TEST_KEY, turns = {} })
   local selects, inputs = script_dialog(server.url)
   local saved
-  require("dline.profile").add(function(err, profile)
-    saved = { err = err, profile = profile }
-  end)
-  T.wait(function()
-    return saved ~= nil
-  end, "the profile to be saved")
+  require("dline.profile").add(function(err, profile) saved = { err = err, profile = profile } end)
+  T.wait(function() return saved ~= nil end, "the profile to be saved")
   T.eq(saved.err, nil, "saved")
   T.eq(selects[1].labels[2]:find("OpenAI", 1, true) ~= nil, true, "the providers offered")
-  T.eq(vim.tbl_map(function(o)
-    return o.prompt
-  end, inputs), { "Model: ", "Base URL: ", "Profile name: ", "API key (empty: none, e.g. a local server): " }, "the questions")
+  T.eq(
+    vim.tbl_map(function(o) return o.prompt end, inputs),
+    { "Model: ", "Base URL: ", "Profile name: ", "API key (empty: none, e.g. a local server): " },
+    "the questions"
+  )
   local profiles = T.call(s, "SettingsService", "ListProfiles", vim.empty_dict()).profiles
   T.eq(#profiles, 1, "one profile")
-  T.eq({ profiles[1].id, profiles[1].provider, profiles[1].baseUrl, profiles[1].model }, { "my-local-model", "openai", server.url, "scripted-model" }, "the profile")
+  T.eq(
+    { profiles[1].id, profiles[1].provider, profiles[1].baseUrl, profiles[1].model },
+    { "my-local-model", "openai", server.url, "scripted-model" },
+    "the profile"
+  )
   T.eq(profiles[1].secretsSet, { "api_key" }, "its key is set (never read back)")
   local default = T.call(s, "SettingsService", "ResolveSetting", { key = "defaultProfileId" })
   T.eq(default.value, "my-local-model", "the only profile is the default")
@@ -72,7 +72,12 @@ S.case("a task started without a model offers the profile dialog, keeps the prom
   session()
   local server = T.model_server({
     apiKey = T.TEST_KEY,
-    turns = { { text = "Hello from the new model.", toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } } } },
+    turns = {
+      {
+        text = "Hello from the new model.",
+        toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } },
+      },
+    },
   })
   local offered
   local selects = script_dialog(server.url, function(items, opts)
@@ -91,7 +96,11 @@ S.case("a task started without a model offers the profile dialog, keeps the prom
   T.truthy(#selects >= 2, "the dialog ran")
   T.contains(controller.chat:text(), "## You\nsay hello to the new model", "the prompt was not lost")
   T.contains(controller.chat:text(), "Hello from the new model.", "the model answered")
-  T.eq(vim.api.nvim_buf_get_lines(require("dline.sidebar").input_buffer(), 0, -1, false), { "" }, "the input area is empty again")
+  T.eq(
+    vim.api.nvim_buf_get_lines(require("dline.sidebar").input_buffer(), 0, -1, false),
+    { "" },
+    "the input area is empty again"
+  )
 end)
 
 S.case("declining the model setup keeps the prompt in the chat input", function()
@@ -100,13 +109,15 @@ S.case("declining the model setup keeps the prompt in the chat input", function(
     if opts.kind == "dline.no_model" then return items[2] end
   end)
   local messages = {}
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
+  vim.notify = function(msg) table.insert(messages, msg) end
   vim.cmd("Dline new a prompt worth keeping")
-  T.wait(function()
-    return vim.api.nvim_buf_get_lines(require("dline.sidebar").input_buffer(), 0, -1, false)[1] == "a prompt worth keeping"
-  end, "the prompt in the input area")
+  T.wait(
+    function()
+      return vim.api.nvim_buf_get_lines(require("dline.sidebar").input_buffer(), 0, -1, false)[1]
+        == "a prompt worth keeping"
+    end,
+    "the prompt in the input area"
+  )
 end)
 
 return S

@@ -38,7 +38,10 @@ for _, file in ipairs(specs) do
   else
     for i, case in ipairs(suite.cases) do
       if not vim.env.DLINE_TEST_FILTER or case.name:find(vim.env.DLINE_TEST_FILTER) then
-        table.insert(jobs, { file = file, index = i, name = vim.fn.fnamemodify(file, ":t") .. ": " .. case.name, timeout = case.timeout })
+        table.insert(
+          jobs,
+          { file = file, index = i, name = vim.fn.fnamemodify(file, ":t") .. ": " .. case.name, timeout = case.timeout }
+        )
       end
     end
   end
@@ -153,9 +156,7 @@ while next_job <= #jobs or running > 0 do
     next_job = next_job + 1
     if not job.failed_to_load then run(job) end
   end
-  vim.wait(50, function()
-    return running < parallel and next_job <= #jobs
-  end, 10)
+  vim.wait(50, function() return running < parallel and next_job <= #jobs end, 10)
 end
 
 out(("%d passed, %d failed"):format(passed, failed))

@@ -9,9 +9,7 @@ local function session()
   local dline = require("dline")
   dline.setup({ start_timeout_ms = 30000 })
   local s = dline.session()
-  T.defer(function()
-    s:stop()
-  end)
+  T.defer(function() s:stop() end)
   return s
 end
 
@@ -52,9 +50,7 @@ S.case("sequential unary calls reuse one kept-alive connection", function()
       done = done + 1
     end)
   end
-  T.wait(function()
-    return done == 3
-  end, "concurrent calls")
+  T.wait(function() return done == 3 end, "concurrent calls")
   T.truthy(s.client.transport:idle_count() >= 1, "kept connections")
 end)
 
@@ -62,20 +58,14 @@ S.case("a wrong bearer token is unauthenticated, for unary calls and streams", f
   local s = session()
   T.call(s, "SystemService", "Health", {})
   local bad = connect.new({ url = s.sidecar.handshake.url, token = "not-the-token" })
-  local err = T.await(function(cb)
-    bad:unary("SystemService", "Health", {}, cb)
-  end)
+  local err = T.await(function(cb) bad:unary("SystemService", "Health", {}, cb) end)
   T.eq(err.code, "unauthenticated", "unary")
   local ended
   bad:stream("HistoryService", "WatchHistory", {}, {
     on_message = function() end,
-    on_end = function(e)
-      ended = e
-    end,
+    on_end = function(e) ended = e end,
   })
-  T.wait(function()
-    return ended ~= nil
-  end, "the stream's end")
+  T.wait(function() return ended ~= nil end, "the stream's end")
   T.eq(ended.code, "unauthenticated", "stream end-of-stream error")
   T.truthy(not ended.message:find(s.sidecar.handshake.token, 1, true), "the token is not echoed")
 end)
@@ -85,11 +75,14 @@ S.case("errors carry their Connect code and sentence", function()
   local err = T.call_err(s, "TaskService", "GetTask", { taskId = "no-such-task" })
   T.eq(err.code, "not_found", "missing task")
   T.truthy(err.message ~= "", "a sentence")
-  err = T.call_err(s, "SettingsService", "UpdateSettings", { scope = "SETTINGS_SCOPE_GLOBAL", patch = { noSuchSetting = 1 } })
+  err = T.call_err(
+    s,
+    "SettingsService",
+    "UpdateSettings",
+    { scope = "SETTINGS_SCOPE_GLOBAL", patch = { noSuchSetting = 1 } }
+  )
   T.eq(err.code, "invalid_argument", "unknown setting")
-  local raw = T.await(function(cb)
-    s.client:unary("SystemService", "NoSuchMethod", {}, cb)
-  end)
+  local raw = T.await(function(cb) s.client:unary("SystemService", "NoSuchMethod", {}, cb) end)
   T.eq(raw.code, "unimplemented", "unknown method")
   -- A deadline shorter than the call: deadline_exceeded, reported once.
   local calls = 0
@@ -98,9 +91,7 @@ S.case("errors carry their Connect code and sentence", function()
     calls = calls + 1
     dl = e
   end, { timeout_ms = 0 })
-  T.wait(function()
-    return dl ~= nil
-  end, "the deadline")
+  T.wait(function() return dl ~= nil end, "the deadline")
   vim.wait(100)
   T.eq(calls, 1, "one callback")
 end)
@@ -111,20 +102,19 @@ S.case("a server stream delivers messages as they happen and cancels cleanly", f
   local watch = s:watch({
     service = "SettingsService",
     method = "WatchSettings",
-    request = function()
-      return { scope = "SETTINGS_SCOPE_GLOBAL" }
-    end,
+    request = function() return { scope = "SETTINGS_SCOPE_GLOBAL" } end,
     seq = function() end,
-    on_message = function(msg)
-      table.insert(got, msg)
-    end,
+    on_message = function(msg) table.insert(got, msg) end,
   })
-  T.wait(function()
-    return watch.opens == 1
-  end, "the stream to open")
+  T.wait(function() return watch.opens == 1 end, "the stream to open")
   vim.wait(300)
   local before = #got
-  local res = T.call(s, "SettingsService", "UpdateSettings", { scope = "SETTINGS_SCOPE_GLOBAL", patch = { checkpointsEnabled = false } })
+  local res = T.call(
+    s,
+    "SettingsService",
+    "UpdateSettings",
+    { scope = "SETTINGS_SCOPE_GLOBAL", patch = { checkpointsEnabled = false } }
+  )
   T.truthy(res.revision, "revision")
   T.wait(function()
     for i = before + 1, #got do
@@ -134,7 +124,12 @@ S.case("a server stream delivers messages as they happen and cancels cleanly", f
   end, "the change on the stream")
   watch.close()
   local count = #got
-  T.call(s, "SettingsService", "UpdateSettings", { scope = "SETTINGS_SCOPE_GLOBAL", patch = { checkpointsEnabled = true } })
+  T.call(
+    s,
+    "SettingsService",
+    "UpdateSettings",
+    { scope = "SETTINGS_SCOPE_GLOBAL", patch = { checkpointsEnabled = true } }
+  )
   vim.wait(300)
   T.eq(#got, count, "nothing after close")
 end)
@@ -145,33 +140,26 @@ S.case("a killed sidecar is restarted with a new token and streams re-open", fun
   local watch = s:watch({
     service = "SettingsService",
     method = "WatchSettings",
-    request = function()
-      return { scope = "SETTINGS_SCOPE_GLOBAL" }
-    end,
+    request = function() return { scope = "SETTINGS_SCOPE_GLOBAL" } end,
     seq = function() end,
-    on_message = function(msg)
-      table.insert(notices, msg)
-    end,
+    on_message = function(msg) table.insert(notices, msg) end,
   })
-  T.wait(function()
-    return watch.opens == 1
-  end, "the stream to open")
+  T.wait(function() return watch.opens == 1 end, "the stream to open")
   local first_pid, first_token = s.sidecar:pid(), s.sidecar.handshake.token
   vim.loop.kill(first_pid, "sigkill")
-  T.wait(function()
-    return s.ready and s.sidecar:pid() and s.sidecar:pid() ~= first_pid
-  end, "a new sidecar")
+  T.wait(function() return s.ready and s.sidecar:pid() and s.sidecar:pid() ~= first_pid end, "a new sidecar")
   T.eq(s.sidecar.starts, 2, "one restart")
   T.truthy(s.sidecar.handshake.token ~= first_token, "a fresh token")
-  T.wait(function()
-    return not T.alive(first_pid)
-  end, "the old process gone")
+  T.wait(function() return not T.alive(first_pid) end, "the old process gone")
   local health = T.call(s, "SystemService", "Health", {})
   T.eq(health.pid, s.sidecar:pid(), "calls go to the new sidecar")
-  T.wait(function()
-    return watch.opens == 2
-  end, "the stream re-opened")
-  T.call(s, "SettingsService", "UpdateSettings", { scope = "SETTINGS_SCOPE_GLOBAL", patch = { checkpointsEnabled = false } })
+  T.wait(function() return watch.opens == 2 end, "the stream re-opened")
+  T.call(
+    s,
+    "SettingsService",
+    "UpdateSettings",
+    { scope = "SETTINGS_SCOPE_GLOBAL", patch = { checkpointsEnabled = false } }
+  )
   T.wait(function()
     local last = notices[#notices]
     return last and last.settings and last.settings.checkpointsEnabled == false
@@ -182,7 +170,9 @@ end)
 S.case("the sidecar stops when Neovim exits", function()
   local pid_file = T.base() .. "/child-sidecar.pid"
   local script = T.base() .. "/child.lua"
-  T.write(script, ([[
+  T.write(
+    script,
+    ([[
     local s = require("dline").session()
     s:call("SystemService", "Health", {}, function(err, res)
       local f = io.open(%q, "w")
@@ -190,14 +180,13 @@ S.case("the sidecar stops when Neovim exits", function()
       f:close()
       vim.cmd("qall!")
     end)
-  ]]):format(pid_file))
+  ]]):format(pid_file)
+  )
   local init = T.repo_root() .. "/adapters/neovim/tests/minimal_init.lua"
   T.sh({ vim.env.DLINE_TEST_NVIM, "--headless", "--clean", "-u", init, "-c", "luafile " .. script })
   local pid = tonumber(T.read(pid_file))
   T.truthy(pid, "the child's sidecar pid: " .. tostring(T.read(pid_file)))
-  T.wait(function()
-    return not T.alive(pid)
-  end, "the sidecar to exit after its editor")
+  T.wait(function() return not T.alive(pid) end, "the sidecar to exit after its editor")
 end)
 
 S.case("a missing binary gives a clear error naming the places tried", function()

@@ -13,9 +13,7 @@ local function session(mode, opts)
     restart = { max_restarts = 2, window_ms = 60000, base_delay_ms = 50, max_delay_ms = 200 },
   }, opts or {}))
   local s = dline.session()
-  T.defer(function()
-    s:stop()
-  end)
+  T.defer(function() s:stop() end)
   return s
 end
 
@@ -42,34 +40,31 @@ S.case("a sidecar speaking another protocol version is stopped without restarts"
   T.eq(s.sidecar.starts, 1, "no restart loop")
 end)
 
-S.case("a sidecar dying mid-stream is restarted and the stream resumes after the last seq, without duplicates", function()
-  local s = session("die-mid-stream")
-  local seqs, text = {}, {}
-  local watch = s:watch({
-    service = "TaskService",
-    method = "Subscribe",
-    request = function(after_seq)
-      return { taskId = "t1", afterSeq = after_seq }
-    end,
-    seq = function(msg)
-      return msg.event.seq
-    end,
-    on_message = function(msg)
-      table.insert(seqs, tonumber(msg.event.seq))
-      table.insert(text, msg.event.messageDelta.text)
-    end,
-  })
-  T.wait(function()
-    return #seqs >= 6
-  end, "six events")
-  vim.wait(200)
-  T.eq(seqs, { 1, 2, 3, 4, 5, 6 }, "every event once, in order")
-  T.eq(table.concat(text), "part1 part2 part3 part4 part5 part6 ", "text")
-  T.eq(s.sidecar.starts, 2, "restarted once")
-  local requests = vim.split(vim.trim(T.read(T.base() .. "/fake-requests")), "\n")
-  T.eq(requests[1], "start 1 subscribe after 0", "first subscribe")
-  T.eq(requests[2], "start 2 subscribe after 3", "resumed after the last seq seen")
-  watch.close()
-end)
+S.case(
+  "a sidecar dying mid-stream is restarted and the stream resumes after the last seq, without duplicates",
+  function()
+    local s = session("die-mid-stream")
+    local seqs, text = {}, {}
+    local watch = s:watch({
+      service = "TaskService",
+      method = "Subscribe",
+      request = function(after_seq) return { taskId = "t1", afterSeq = after_seq } end,
+      seq = function(msg) return msg.event.seq end,
+      on_message = function(msg)
+        table.insert(seqs, tonumber(msg.event.seq))
+        table.insert(text, msg.event.messageDelta.text)
+      end,
+    })
+    T.wait(function() return #seqs >= 6 end, "six events")
+    vim.wait(200)
+    T.eq(seqs, { 1, 2, 3, 4, 5, 6 }, "every event once, in order")
+    T.eq(table.concat(text), "part1 part2 part3 part4 part5 part6 ", "text")
+    T.eq(s.sidecar.starts, 2, "restarted once")
+    local requests = vim.split(vim.trim(T.read(T.base() .. "/fake-requests")), "\n")
+    T.eq(requests[1], "start 1 subscribe after 0", "first subscribe")
+    T.eq(requests[2], "start 2 subscribe after 3", "resumed after the last seq seen")
+    watch.close()
+  end
+)
 
 return S

@@ -6,15 +6,18 @@ local T = require("dline_test")
 local ask = require("dline.ask")
 local S = T.suite()
 
-local TERMINAL = { TASK_STATUS_COMPLETED = true, TASK_STATUS_CANCELLED = true, TASK_STATUS_FAILED = true, TASK_STATUS_INTERRUPTED = true }
+local TERMINAL = {
+  TASK_STATUS_COMPLETED = true,
+  TASK_STATUS_CANCELLED = true,
+  TASK_STATUS_FAILED = true,
+  TASK_STATUS_INTERRUPTED = true,
+}
 
 local function session()
   T.fail_on_error_notices()
   require("dline").setup({ chat = { position = "current" } })
   local s = require("dline").session()
-  T.defer(function()
-    s:stop()
-  end)
+  T.defer(function() s:stop() end)
   return s
 end
 
@@ -40,22 +43,41 @@ local function new_task(prompt)
 end
 
 local function wait_status(controller, status, timeout)
-  local ok, err = pcall(T.wait, function()
-    return controller.status == status
-  end, "status " .. status, timeout or 30000)
-  if not ok then T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text())) end
+  local ok, err = pcall(
+    T.wait,
+    function() return controller.status == status end,
+    "status " .. status,
+    timeout or 30000
+  )
+  if not ok then
+    T.fail(("%s (status now %s); the chat:\n%s"):format(err, tostring(controller.status), controller.chat:text()))
+  end
 end
 
 local function wait_terminal(controller)
-  T.wait(function()
-    return TERMINAL[controller.status] ~= nil
-  end, "the task to end (now " .. tostring(controller.status) .. ")", 30000)
+  T.wait(
+    function() return TERMINAL[controller.status] ~= nil end,
+    "the task to end (now " .. tostring(controller.status) .. ")",
+    30000
+  )
 end
 
 local function edit_turns()
   return {
-    { text = "I will update the greeting.", toolCalls = { { name = "replace_in_file", input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } } } },
-    { toolCalls = { { name = "ask_followup_question", input = { question = "Which greeting?", options = { "formal", "casual" } } } } },
+    {
+      text = "I will update the greeting.",
+      toolCalls = {
+        {
+          name = "replace_in_file",
+          input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+        },
+      },
+    },
+    {
+      toolCalls = {
+        { name = "ask_followup_question", input = { question = "Which greeting?", options = { "formal", "casual" } } },
+      },
+    },
     { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting updated." } } } },
   }
 end
@@ -66,39 +88,55 @@ local function workspace_file(name, text)
   return path
 end
 
-S.case("a new task streams text, asks approval with vim.ui.select, edits the file, takes a follow-up answer and completes", function()
-  local s = session()
-  local file = workspace_file("hello.txt", "hello\n")
-  local server = T.configure_model(s, edit_turns())
-  local selects = approve_all("casual")
-  local controller = new_task("Greet the world")
-  wait_status(controller, "TASK_STATUS_COMPLETED")
-  T.eq(T.read(file), "hello, world\n", "the file was edited")
-  local text = controller.chat:text()
-  T.contains(text, "## You\nGreet the world", "the prompt")
-  T.contains(text, "I will update the greeting.", "streamed text")
-  T.contains(text, "### replace_in_file hello.txt  [done]\n  hello.txt (+1 -1)", "the tool call, named once, with its change")
-  T.contains(text, "## Question\nWhich greeting?", "the question")
-  T.contains(text, "## Task completed\nGreeting updated.", "the completion")
-  T.contains(text, "── checkpoint ", "a checkpoint marker")
-  T.matches(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 1, false)[1], "completed", "header status")
-  T.eq(selects[1].opts.kind, "dline.approval", "first prompt")
-  T.eq(selects[1].opts.prompt, "Dline wants to: replace_in_file hello.txt (+1 -1)", "approval prompt: the tool named once, the change")
-  T.eq(selects[1].labels, { "Approve", "Approve with feedback…", "Deny", "Deny with feedback…" }, "approval choices")
-  T.eq(selects[2].labels, { "formal", "casual", "Answer in my own words…" }, "follow-up choices")
-  -- The answer reached the model.
-  local requests = T.model_requests(server)
-  T.contains(vim.json.encode(requests[3].body), "casual", "the answer in the next request")
-end)
+S.case(
+  "a new task streams text, asks approval with vim.ui.select, edits the file, takes a follow-up answer and completes",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    local server = T.configure_model(s, edit_turns())
+    local selects = approve_all("casual")
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    T.eq(T.read(file), "hello, world\n", "the file was edited")
+    local text = controller.chat:text()
+    T.contains(text, "## You\nGreet the world", "the prompt")
+    T.contains(text, "I will update the greeting.", "streamed text")
+    T.contains(
+      text,
+      "### replace_in_file hello.txt  [done]\n  hello.txt (+1 -1)",
+      "the tool call, named once, with its change"
+    )
+    T.contains(text, "## Question\nWhich greeting?", "the question")
+    T.contains(text, "## Task completed\nGreeting updated.", "the completion")
+    T.contains(text, "── checkpoint ", "a checkpoint marker")
+    T.matches(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, 1, false)[1], "completed", "header status")
+    T.eq(selects[1].opts.kind, "dline.approval", "first prompt")
+    T.eq(
+      selects[1].opts.prompt,
+      "Dline wants to: replace_in_file hello.txt (+1 -1)",
+      "approval prompt: the tool named once, the change"
+    )
+    T.eq(
+      selects[1].labels,
+      { "Approve", "Approve with feedback…", "Deny", "Deny with feedback…" },
+      "approval choices"
+    )
+    T.eq(selects[2].labels, { "formal", "casual", "Answer in my own words…" }, "follow-up choices")
+    -- The answer reached the model.
+    local requests = T.model_requests(server)
+    T.contains(vim.json.encode(requests[3].body), "casual", "the answer in the next request")
+  end
+)
 
 S.case("words sent from the chat input that the sidecar refuses come back to the input", function()
   -- No fail_on_error_notices here: the refusal is an error notice on purpose.
   require("dline").setup({ chat = { position = "current" } })
   local s = require("dline").session()
-  T.defer(function()
-    s:stop()
-  end)
-  T.configure_model(s, { { text = "Hi.", toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } } } })
+  T.defer(function() s:stop() end)
+  T.configure_model(
+    s,
+    { { text = "Hi.", toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } } } }
+  )
   local controller = new_task("Say hi")
   wait_status(controller, "TASK_STATUS_COMPLETED")
   -- Deleted meanwhile (from another editor): the next message is refused (not found).
@@ -106,17 +144,26 @@ S.case("words sent from the chat input that the sidecar refuses come back to the
   local input = require("dline.sidebar").input_buffer()
   vim.api.nvim_buf_set_lines(input, 0, -1, false, { "my long, carefully", "written message" })
   controller.chat:send_input()
-  T.wait(function()
-    return vim.api.nvim_buf_get_lines(input, 0, -1, false)[1] ~= ""
-  end, "the words back in the input", 20000)
-  T.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { "my long, carefully", "written message" }, "the words, as typed")
+  T.wait(
+    function() return vim.api.nvim_buf_get_lines(input, 0, -1, false)[1] ~= "" end,
+    "the words back in the input",
+    20000
+  )
+  T.eq(
+    vim.api.nvim_buf_get_lines(input, 0, -1, false),
+    { "my long, carefully", "written message" },
+    "the words, as typed"
+  )
 end)
 
 S.case("a task whose folder is not on this machine asks for one, then continues there", function()
   local s = session()
   T.configure_model(s, {
     { text = "Hi.", toolCalls = { { name = "attempt_completion", input = { result = "greeted" } } } },
-    { text = "Noting it.", toolCalls = { { name = "write_to_file", input = { path = "NOTES.md", content = "notes\n" } } } },
+    {
+      text = "Noting it.",
+      toolCalls = { { name = "write_to_file", input = { path = "NOTES.md", content = "notes\n" } } },
+    },
     { toolCalls = { { name = "attempt_completion", input = { result = "continued" } } } },
   })
   -- A task made in a folder that is gone since (a laptop's path, a deleted clone).
@@ -130,18 +177,22 @@ S.case("a task whose folder is not on this machine asks for one, then continues 
     if opts.kind == "dline.workspace" then return items[1] end
     if opts.kind == "dline.approval" then return ask.APPROVE end
   end)
-  local err = T.await(function(cb)
-    controller:send("Take notes", cb)
-  end, "the message to be taken")
+  local err = T.await(function(cb) controller:send("Take notes", cb) end, "the message to be taken")
   T.eq(err, nil, "the message was taken once a folder was chosen")
   T.eq(selects[1] and selects[1].opts.kind, "dline.workspace", "the folder was asked for first")
   local cwd = vim.loop.cwd()
-  T.wait(function()
-    return T.read(cwd .. "/NOTES.md") ~= nil and controller.status == "TASK_STATUS_COMPLETED"
-  end, "the task to continue and complete", 30000)
+  T.wait(
+    function() return T.read(cwd .. "/NOTES.md") ~= nil and controller.status == "TASK_STATUS_COMPLETED" end,
+    "the task to continue and complete",
+    30000
+  )
   T.eq(selects[1].labels[1], "Continue in " .. cwd, "the editor's folder offered")
   T.eq(T.read(cwd .. "/NOTES.md"), "notes\n", "the tool ran in the chosen folder")
-  T.eq(T.call(s, "TaskService", "GetTask", { taskId = res.taskId }).task.workspaceRoot, cwd, "the task keeps its new folder")
+  T.eq(
+    T.call(s, "TaskService", "GetTask", { taskId = res.taskId }).task.workspaceRoot,
+    cwd,
+    "the task keeps its new folder"
+  )
   T.eq(vim.fn.isdirectory(gone), 0, "nothing was made in the old folder")
 end)
 
@@ -152,9 +203,7 @@ S.case("denying with feedback leaves the file alone, shows the denial, and the m
   T.script_select(function(_, opts)
     if opts.kind == "dline.approval" then return ask.DENY_FEEDBACK end
   end)
-  T.script_input(function()
-    return "not like that"
-  end)
+  T.script_input(function() return "not like that" end)
   local controller = new_task("Greet the world")
   wait_terminal(controller)
   T.eq(controller.status, "TASK_STATUS_COMPLETED", "the run went on to the model's answer")
@@ -167,8 +216,14 @@ S.case("a message from the input buffer starts the next turn; :Dline approve ans
   local s = session()
   workspace_file("notes.txt", "one\n")
   T.configure_model(s, {
-    { text = "Nothing to do yet.", toolCalls = { { name = "attempt_completion", input = { result = "Waiting for details." } } } },
-    { text = "Adding a line.", toolCalls = { { name = "write_to_file", input = { path = "notes.txt", content = "one\ntwo\n" } } } },
+    {
+      text = "Nothing to do yet.",
+      toolCalls = { { name = "attempt_completion", input = { result = "Waiting for details." } } },
+    },
+    {
+      text = "Adding a line.",
+      toolCalls = { { name = "write_to_file", input = { path = "notes.txt", content = "one\ntwo\n" } } },
+    },
     { toolCalls = { { name = "attempt_completion", input = { result = "Added two." } } } },
   })
   require("dline").config().prompt_on_ask = false
@@ -180,9 +235,7 @@ S.case("a message from the input buffer starts the next turn; :Dline approve ans
   wait_status(controller, "TASK_STATUS_WAITING")
   T.eq(controller.pending_ask.tool, "write_to_file", "the pending approval")
   vim.cmd("Dline approve")
-  T.wait(function()
-    return T.read(vim.loop.cwd() .. "/notes.txt") == "one\ntwo\n"
-  end, "the write")
+  T.wait(function() return T.read(vim.loop.cwd() .. "/notes.txt") == "one\ntwo\n" end, "the write")
   wait_status(controller, "TASK_STATUS_COMPLETED")
   T.contains(controller.chat:text(), "## You\nAdd a line two", "the message")
   T.contains(controller.chat:text(), "## Task completed\nAdded two.", "the second completion")
@@ -195,67 +248,65 @@ S.case(":Dline cancel stops a task while it streams", function()
     { text = string.rep("slow text ", 20), textChunkChars = 5, interrupt = { afterFrames = 8, mode = "stall" } },
   })
   local controller = new_task("Talk slowly")
-  T.wait(function()
-    return controller.chat:text():find("slow text slow text", 1, true) ~= nil
-  end, "streamed text")
+  T.wait(function() return controller.chat:text():find("slow text slow text", 1, true) ~= nil end, "streamed text")
   vim.cmd("Dline cancel")
   wait_status(controller, "TASK_STATUS_CANCELLED")
 end)
 
-S.case("a sidecar killed mid-task is restarted, the task stream resumes without gaps or duplicates, and :Dline resume finishes it", function()
-  local s = session()
-  local file = workspace_file("hello.txt", "hello\n")
-  local replace = { name = "replace_in_file", input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } }
-  T.configure_model(s, {
-    { text = "I will update the greeting.", toolCalls = { replace } },
-    -- After the resume the model is asked again and repeats its call.
-    { text = "Trying again.", toolCalls = { replace } },
-    { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting updated." } } } },
-  })
-  require("dline").config().prompt_on_ask = false
-  local controller = new_task("Greet the world")
-  local seqs = {}
-  controller:on_event(function(event)
-    table.insert(seqs, tonumber(event.seq))
-  end)
-  wait_status(controller, "TASK_STATUS_WAITING")
-  local before_kill = #seqs
-  local old_pid = s.sidecar:pid()
-  local opens = controller.watch.opens
-  vim.loop.kill(old_pid, "sigkill")
-  T.wait(function()
-    return s.ready and s.sidecar:pid() ~= old_pid and controller.watch.opens > opens
-  end, "the restarted sidecar and the re-opened stream")
-  -- The run died with its sidecar: resume it, then approve.
-  approve_all()
-  require("dline").config().prompt_on_ask = true
-  vim.cmd("Dline resume")
-  wait_status(controller, "TASK_STATUS_COMPLETED", 40000)
-  T.eq(T.read(file), "hello, world\n", "the edit happened after the resume")
-  -- Every event logged after the restart reached the chat once, in order: the log replayed
-  -- from the start is the reference (seqs jump where a new sidecar reserved a new block).
-  T.truthy(before_kill > 0, "events before the kill")
-  for i = 2, #seqs do
-    if seqs[i] <= seqs[i - 1] then T.fail("events repeated or out of order: " .. vim.inspect(seqs)) end
-  end
-  local last_seq = seqs[#seqs]
-  local logged = {}
-  local stream = s.client:stream("TaskService", "Subscribe", { taskId = controller.task_id, afterSeq = "0" }, {
-    on_message = function(msg)
-      table.insert(logged, tonumber(msg.event.seq))
-    end,
-    on_end = function() end,
-  })
-  T.wait(function()
-    return #logged > 0 and logged[#logged] >= last_seq
-  end, "the whole log")
-  stream.cancel()
-  local after_restart = vim.list_slice(seqs, before_kill + 1)
-  local logged_after = vim.tbl_filter(function(seq)
-    return seq > seqs[before_kill]
-  end, logged)
-  T.eq(after_restart, logged_after, "the events the chat received after the restart")
-end, { timeout = 120000 })
+S.case(
+  "a sidecar killed mid-task is restarted, the task stream resumes without gaps or duplicates, and :Dline resume finishes it",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    local replace = {
+      name = "replace_in_file",
+      input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+    }
+    T.configure_model(s, {
+      { text = "I will update the greeting.", toolCalls = { replace } },
+      -- After the resume the model is asked again and repeats its call.
+      { text = "Trying again.", toolCalls = { replace } },
+      { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting updated." } } } },
+    })
+    require("dline").config().prompt_on_ask = false
+    local controller = new_task("Greet the world")
+    local seqs = {}
+    controller:on_event(function(event) table.insert(seqs, tonumber(event.seq)) end)
+    wait_status(controller, "TASK_STATUS_WAITING")
+    local before_kill = #seqs
+    local old_pid = s.sidecar:pid()
+    local opens = controller.watch.opens
+    vim.loop.kill(old_pid, "sigkill")
+    T.wait(
+      function() return s.ready and s.sidecar:pid() ~= old_pid and controller.watch.opens > opens end,
+      "the restarted sidecar and the re-opened stream"
+    )
+    -- The run died with its sidecar: resume it, then approve.
+    approve_all()
+    require("dline").config().prompt_on_ask = true
+    vim.cmd("Dline resume")
+    wait_status(controller, "TASK_STATUS_COMPLETED", 40000)
+    T.eq(T.read(file), "hello, world\n", "the edit happened after the resume")
+    -- Every event logged after the restart reached the chat once, in order: the log replayed
+    -- from the start is the reference (seqs jump where a new sidecar reserved a new block).
+    T.truthy(before_kill > 0, "events before the kill")
+    for i = 2, #seqs do
+      if seqs[i] <= seqs[i - 1] then T.fail("events repeated or out of order: " .. vim.inspect(seqs)) end
+    end
+    local last_seq = seqs[#seqs]
+    local logged = {}
+    local stream = s.client:stream("TaskService", "Subscribe", { taskId = controller.task_id, afterSeq = "0" }, {
+      on_message = function(msg) table.insert(logged, tonumber(msg.event.seq)) end,
+      on_end = function() end,
+    })
+    T.wait(function() return #logged > 0 and logged[#logged] >= last_seq end, "the whole log")
+    stream.cancel()
+    local after_restart = vim.list_slice(seqs, before_kill + 1)
+    local logged_after = vim.tbl_filter(function(seq) return seq > seqs[before_kill] end, logged)
+    T.eq(after_restart, logged_after, "the events the chat received after the restart")
+  end,
+  { timeout = 120000 }
+)
 
 S.case("history lists the task; favourite and delete work from the picker", function()
   local s = session()
@@ -288,16 +339,17 @@ S.case("history lists the task; favourite and delete work from the picker", func
     local res = T.call(s, "HistoryService", "ListTasks", {})
     return not res.tasks or #res.tasks == 0
   end, "the deletion")
-  T.wait(function()
-    return not vim.api.nvim_buf_is_valid(controller.chat.buf)
-  end, "its chat to close")
+  T.wait(function() return not vim.api.nvim_buf_is_valid(controller.chat.buf) end, "its chat to close")
   local err = T.call_err(s, "TaskService", "GetTask", { taskId = task_id })
   T.eq(err.code, "not_found", "gone")
 end)
 
 S.case("a task deleted by another client closes its chat with a notice", function()
   local s = session()
-  T.configure_model(s, { { text = "Nothing to do.", toolCalls = { { name = "attempt_completion", input = { result = "Done." } } } } })
+  T.configure_model(
+    s,
+    { { text = "Nothing to do.", toolCalls = { { name = "attempt_completion", input = { result = "Done." } } } } }
+  )
   local controller = new_task("Say done")
   wait_status(controller, "TASK_STATUS_COMPLETED")
   local notices = {}
@@ -308,9 +360,7 @@ S.case("a task deleted by another client closes its chat with a notice", functio
   end
   -- Another client (the CLI, another editor) deletes it through its own sidecar call.
   T.call(s, "TaskService", "DeleteTasks", { taskIds = { controller.task_id }, mode = "DELETE_MODE_SELECTED" })
-  T.wait(function()
-    return not vim.api.nvim_buf_is_valid(controller.chat.buf)
-  end, "the chat to close")
+  T.wait(function() return not vim.api.nvim_buf_is_valid(controller.chat.buf) end, "the chat to close")
   T.contains(table.concat(notices, "\n"), "no longer exists", "notice")
 end)
 
@@ -318,7 +368,11 @@ S.case(":Dline edit changes a sent message and Restore Chat continues the task w
   local s = session()
   workspace_file("hello.txt", "hello\n")
   T.configure_model(s, {
-    { toolCalls = { { name = "ask_followup_question", input = { question = "Which tone?", options = { "formal", "casual" } } } } },
+    {
+      toolCalls = {
+        { name = "ask_followup_question", input = { question = "Which tone?", options = { "formal", "casual" } } },
+      },
+    },
     { text = "Formal it is.", toolCalls = { { name = "attempt_completion", input = { result = "First answer." } } } },
     { text = "Casual then.", toolCalls = { { name = "attempt_completion", input = { result = "Second answer." } } } },
   })
@@ -334,9 +388,7 @@ S.case(":Dline edit changes a sent message and Restore Chat continues the task w
     end
     if opts.kind == "dline.edit_mode" then return items[1] end
   end)
-  local inputs = T.script_input(function()
-    return "casual, please"
-  end)
+  local inputs = T.script_input(function() return "casual, please" end)
   vim.cmd("Dline edit")
   T.wait(function()
     local text = controller.chat:text()
@@ -349,89 +401,98 @@ S.case(":Dline edit changes a sent message and Restore Chat continues the task w
   T.truthy(not text:find("First answer.", 1, true), "the rewound part is gone")
 end)
 
-S.case("compare opens the checkpoint against the current file in diff mode; restore files only reverts and reloads the buffer", function()
-  local s = session()
-  local file = workspace_file("hello.txt", "hello\n")
-  T.configure_model(s, edit_turns())
-  approve_all()
-  local controller = new_task("Greet the world")
-  wait_status(controller, "TASK_STATUS_COMPLETED")
-  T.eq(T.read(file), "hello, world\n", "edited")
-  vim.cmd("edit " .. vim.fn.fnameescape(file))
-  local file_buf = vim.api.nvim_get_current_buf()
-  T.eq(vim.api.nvim_buf_get_lines(file_buf, 0, -1, false), { "hello, world" }, "the buffer shows the edit")
-  vim.b[file_buf].dline_task_id = nil
-  require("dline.task").open(controller.task_id)
+S.case(
+  "compare opens the checkpoint against the current file in diff mode; restore files only reverts and reloads the buffer",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    T.configure_model(s, edit_turns())
+    approve_all()
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    T.eq(T.read(file), "hello, world\n", "edited")
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    local file_buf = vim.api.nvim_get_current_buf()
+    T.eq(vim.api.nvim_buf_get_lines(file_buf, 0, -1, false), { "hello, world" }, "the buffer shows the edit")
+    vim.b[file_buf].dline_task_id = nil
+    require("dline.task").open(controller.task_id)
 
-  -- :Dline checkpoints lists them, newest first (dismissed here).
-  local listed
-  T.script_select(function(_, opts, entry)
-    if opts.kind == "dline.checkpoint" then listed = entry.labels end
-  end)
-  vim.cmd("Dline checkpoints")
-  T.wait(function()
-    return listed ~= nil
-  end, "the checkpoint list")
-  T.matches(listed[1], "completion", "the newest is the completion's")
-  T.matches(listed[#listed], "baseline", "the oldest is the baseline")
+    -- :Dline checkpoints lists them, newest first (dismissed here).
+    local listed
+    T.script_select(function(_, opts, entry)
+      if opts.kind == "dline.checkpoint" then listed = entry.labels end
+    end)
+    vim.cmd("Dline checkpoints")
+    T.wait(function() return listed ~= nil end, "the checkpoint list")
+    T.matches(listed[1], "completion", "the newest is the completion's")
+    T.matches(listed[#listed], "baseline", "the oldest is the baseline")
 
-  local restore_labels
-  T.script_select(function(items, opts, entry)
-    if opts.kind == "dline.checkpoint" then
-      for _, cp in ipairs(items) do
-        if cp.kind == "CHECKPOINT_KIND_BASELINE" then return cp end
+    local restore_labels
+    T.script_select(function(items, opts, entry)
+      if opts.kind == "dline.checkpoint" then
+        for _, cp in ipairs(items) do
+          if cp.kind == "CHECKPOINT_KIND_BASELINE" then return cp end
+        end
       end
-    end
-    if opts.kind == "dline.restore" then
-      restore_labels = entry.labels
-      for _, o in ipairs(items) do
-        if o.label == "Restore Files Only" then return o end
+      if opts.kind == "dline.restore" then
+        restore_labels = entry.labels
+        for _, o in ipairs(items) do
+          if o.label == "Restore Files Only" then return o end
+        end
       end
+    end)
+    local tabs = #vim.api.nvim_list_tabpages()
+    vim.cmd("Dline compare")
+    T.wait(function() return #vim.api.nvim_list_tabpages() > tabs end, "a diff tab")
+    local wins = vim.api.nvim_tabpage_list_wins(0)
+    T.eq(#wins, 2, "two windows")
+    local names, contents = {}, {}
+    for _, win in ipairs(wins) do
+      T.eq(vim.wo[win].diff, true, "diff mode")
+      local buf = vim.api.nvim_win_get_buf(win)
+      table.insert(names, vim.api.nvim_buf_get_name(buf))
+      table.insert(contents, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
     end
-  end)
-  local tabs = #vim.api.nvim_list_tabpages()
-  vim.cmd("Dline compare")
-  T.wait(function()
-    return #vim.api.nvim_list_tabpages() > tabs
-  end, "a diff tab")
-  local wins = vim.api.nvim_tabpage_list_wins(0)
-  T.eq(#wins, 2, "two windows")
-  local names, contents = {}, {}
-  for _, win in ipairs(wins) do
-    T.eq(vim.wo[win].diff, true, "diff mode")
-    local buf = vim.api.nvim_win_get_buf(win)
-    table.insert(names, vim.api.nvim_buf_get_name(buf))
-    table.insert(contents, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+    T.matches(names[1], "^dline://checkpoint/.*/hello%.txt$", "the checkpoint side")
+    T.eq(contents[1], { "hello" }, "the checkpoint's content")
+    T.eq(names[2], file, "the current file")
+    T.eq(contents[2], { "hello, world" }, "the current content")
+    local qf = vim.fn.getqflist({ title = 1, items = 1 })
+    T.eq(qf.title, "Changes since snapshot", "quickfix title")
+    T.eq(#qf.items, 1, "one changed file")
+
+    vim.cmd("Dline restore")
+    T.wait(function() return T.read(file) == "hello\n" end, "the file restored")
+    T.eq(restore_labels, {
+      "Restore Files & Task: Revert files and clear messages after this point",
+      "Restore Files Only: Revert files to this checkpoint",
+      "Restore Task Only: Clear messages after this point",
+    }, "the restore menu of the spec")
+    T.wait(
+      function() return vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)[1] == "hello" end,
+      "the buffer reloaded"
+    )
+    T.contains(controller.chat:text(), "## Task completed", "files only: the conversation is kept")
   end
-  T.matches(names[1], "^dline://checkpoint/.*/hello%.txt$", "the checkpoint side")
-  T.eq(contents[1], { "hello" }, "the checkpoint's content")
-  T.eq(names[2], file, "the current file")
-  T.eq(contents[2], { "hello, world" }, "the current content")
-  local qf = vim.fn.getqflist({ title = 1, items = 1 })
-  T.eq(qf.title, "Changes since snapshot", "quickfix title")
-  T.eq(#qf.items, 1, "one changed file")
-
-  vim.cmd("Dline restore")
-  T.wait(function()
-    return T.read(file) == "hello\n"
-  end, "the file restored")
-  T.eq(restore_labels, {
-    "Restore Files & Task: Revert files and clear messages after this point",
-    "Restore Files Only: Revert files to this checkpoint",
-    "Restore Task Only: Clear messages after this point",
-  }, "the restore menu of the spec")
-  T.wait(function()
-    return vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)[1] == "hello"
-  end, "the buffer reloaded")
-  T.contains(controller.chat:text(), "## Task completed", "files only: the conversation is kept")
-end)
+)
 
 S.case("restore files & task rewinds the conversation and the files to a turn's checkpoint", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")
   T.configure_model(s, {
-    { text = "First the greeting.", toolCalls = { { name = "replace_in_file", input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } } } },
-    { text = "Now the notes.", toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } } },
+    {
+      text = "First the greeting.",
+      toolCalls = {
+        {
+          name = "replace_in_file",
+          input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+        },
+      },
+    },
+    {
+      text = "Now the notes.",
+      toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } },
+    },
     { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting and notes." } } } },
   })
   approve_all()
@@ -441,12 +502,8 @@ S.case("restore files & task rewinds the conversation and the files to a turn's 
   T.eq(T.read(notes), "notes\n", "notes written")
   -- The checkpoint saved after the first turn (the greeting edit).
   local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
-  local turns = vim.tbl_filter(function(cp)
-    return cp.kind == "CHECKPOINT_KIND_TURN"
-  end, cps)
-  table.sort(turns, function(a, b)
-    return tonumber(a.createdAt) < tonumber(b.createdAt)
-  end)
+  local turns = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_TURN" end, cps)
+  table.sort(turns, function(a, b) return tonumber(a.createdAt) < tonumber(b.createdAt) end)
   T.truthy(#turns >= 2, "two turn checkpoints")
   T.script_select(function(items, opts)
     if opts.kind == "dline.restore" then return items[1] end
@@ -454,7 +511,9 @@ S.case("restore files & task rewinds the conversation and the files to a turn's 
   vim.cmd("Dline restore " .. turns[1].id)
   T.wait(function()
     local text = controller.chat:text()
-    return T.read(notes) == nil and not text:find("Now the notes.", 1, true) and not text:find("## Task completed", 1, true)
+    return T.read(notes) == nil
+      and not text:find("Now the notes.", 1, true)
+      and not text:find("## Task completed", 1, true)
   end, "files and conversation restored")
   T.eq(T.read(file), "hello, world\n", "the first turn's edit is kept")
   T.contains(controller.chat:text(), "First the greeting.", "the conversation up to the checkpoint is kept")

@@ -5,9 +5,7 @@ local S = T.suite()
 
 local function capture_notify()
   local messages = {}
-  vim.notify = function(msg, level)
-    table.insert(messages, { msg = msg, level = level })
-  end
+  vim.notify = function(msg, level) table.insert(messages, { msg = msg, level = level }) end
   return messages
 end
 
@@ -17,7 +15,22 @@ S.case("plugin/dline.lua only defines the command: nothing loads or starts befor
   T.eq(package.loaded["dline.session"], nil, "session not loaded")
   T.eq(vim.fn.getcompletion("Dline hi", "cmdline"), { "history" }, "completion")
   local all = vim.fn.getcompletion("Dline ", "cmdline")
-  for _, name in ipairs({ "new", "task", "chat", "history", "approve", "deny", "cancel", "resume", "checkpoints", "compare", "restore", "settings", "capabilities", "import-cline" }) do
+  for _, name in ipairs({
+    "new",
+    "task",
+    "chat",
+    "history",
+    "approve",
+    "deny",
+    "cancel",
+    "resume",
+    "checkpoints",
+    "compare",
+    "restore",
+    "settings",
+    "capabilities",
+    "import-cline",
+  }) do
     T.truthy(vim.tbl_contains(all, name), "subcommand " .. name)
   end
   T.eq(package.loaded["dline.session"], nil, "completion starts nothing")
@@ -45,7 +58,10 @@ S.case(":help dline finds the documentation", function()
   end
   local keys = help:match("%*dline%-chat%-keys%*(.-)\nThe input area")
   for _, key in ipairs(require("dline.sidebar").KEYS) do
-    T.truthy(keys:find(" " .. key[1] .. " ", 1, true) or keys:find(" " .. key[1] .. ",", 1, true), "the chat key " .. key[1] .. " in |dline-chat-keys|")
+    T.truthy(
+      keys:find(" " .. key[1] .. " ", 1, true) or keys:find(" " .. key[1] .. ",", 1, true),
+      "the chat key " .. key[1] .. " in |dline-chat-keys|"
+    )
   end
   for name in pairs(require("dline.config").defaults()) do
     T.contains(help, "    " .. name .. " = ", "the option " .. name .. " in |dline-config|")
@@ -55,7 +71,19 @@ end)
 S.case("the sidebar's window options stay in its windows: the user's global values are untouched", function()
   vim.o.number, vim.o.wrap = true, false
   local before = {}
-  local names = { "number", "wrap", "linebreak", "signcolumn", "winfixwidth", "winfixheight", "foldmethod", "foldexpr", "foldtext", "foldlevel", "fillchars" }
+  local names = {
+    "number",
+    "wrap",
+    "linebreak",
+    "signcolumn",
+    "winfixwidth",
+    "winfixheight",
+    "foldmethod",
+    "foldexpr",
+    "foldtext",
+    "foldlevel",
+    "fillchars",
+  }
   for _, name in ipairs(names) do
     before[name] = vim.fn.eval("&g:" .. name)
   end
@@ -73,26 +101,63 @@ S.case("the chat renders streamed text, tool output, questions and checkpoints a
   local chat = require("dline.chat").new("task-1234567890", "Add a greeting")
   chat:open({ position = "current", width = 80, height = 20, input_height = 3 })
   chat:apply({ seq = "1", statusChanged = { status = "TASK_STATUS_RUNNING" } })
-  chat:apply({ seq = "2", messageAdded = { message = { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "say hi" } } })
-  chat:apply({ seq = "3", messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true } } })
+  chat:apply({
+    seq = "2",
+    messageAdded = { message = { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "say hi" } },
+  })
+  chat:apply({
+    seq = "3",
+    messageAdded = {
+      message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true },
+    },
+  })
   for _, piece in ipairs({ "Hel", "lo\nwor", "ld" }) do
     chat:apply({ messageDelta = { messageId = "a1", text = piece } })
   end
   T.contains(chat:text(), "## Dline\nHello\nworld", "deltas joined across lines")
-  chat:apply({ messageAdded = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", text = "echo hi", partial = true } } })
+  chat:apply({
+    messageAdded = {
+      message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", text = "echo hi", partial = true },
+    },
+  })
   chat:apply({ toolStarted = { toolCallId = "c1", tool = "execute_command", summary = "echo hi" } })
   chat:apply({ toolOutput = { toolCallId = "c1", chunk = "h" } })
   chat:apply({ toolOutput = { toolCallId = "c1", chunk = "i\n" } })
   T.contains(chat:text(), "### $ echo hi  [running]\n  │ hi", "live command output, the exact command line once")
-  chat:apply({ messageFinalized = { message = { id = "t1", role = "MESSAGE_ROLE_TOOL", kind = "command", text = "echo hi", detail = vim.json.encode({ ok = true, output = "hi" }) } } })
+  chat:apply({
+    messageFinalized = {
+      message = {
+        id = "t1",
+        role = "MESSAGE_ROLE_TOOL",
+        kind = "command",
+        text = "echo hi",
+        detail = vim.json.encode({ ok = true, output = "hi" }),
+      },
+    },
+  })
   T.contains(chat:text(), "### $ echo hi  [done]\n  │ hi", "finished")
-  chat:apply({ ask = { askId = "k1", kind = "ASK_KIND_TOOL_APPROVAL", tool = "write_to_file", summary = "write_to_file a.txt", edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\ntwo\n" } } } })
+  chat:apply({
+    ask = {
+      askId = "k1",
+      kind = "ASK_KIND_TOOL_APPROVAL",
+      tool = "write_to_file",
+      summary = "write_to_file a.txt",
+      edits = { { path = "a.txt", status = "FILE_STATUS_ADDED", proposedText = "one\ntwo\n" } },
+    },
+  })
   T.contains(chat:text(), ">> Approve write_to_file a.txt?  ga approve", "approval shown, the tool named once")
   T.contains(chat:text(), "   a.txt (new, +2 -0)", "the change in numbers")
   chat:apply({ askResolved = { askId = "k1", approved = true } })
   T.truthy(not chat:text():find("Approve write_to_file", 1, true), "the answered question goes")
-  chat:apply({ seq = "9", checkpointSaved = { checkpointId = "abcdef0123456789", messageId = "a1", kind = "CHECKPOINT_KIND_TURN" } })
-  T.contains(chat:text(), "world\n── checkpoint abcdef01 (turn)\n", "checkpoint marker on its message, on one short line")
+  chat:apply({
+    seq = "9",
+    checkpointSaved = { checkpointId = "abcdef0123456789", messageId = "a1", kind = "CHECKPOINT_KIND_TURN" },
+  })
+  T.contains(
+    chat:text(),
+    "world\n── checkpoint abcdef01 (turn)\n",
+    "checkpoint marker on its message, on one short line"
+  )
   chat:apply({ statusChanged = { status = "TASK_STATUS_COMPLETED" } })
   chat:apply({ usage = { tokensIn = "1200", tokensOut = "34", cost = 0.0123 } })
   chat:apply({ usage = { tokensIn = "800", tokensOut = "6", cost = 0.001 } })
@@ -116,14 +181,37 @@ end)
 S.case("the chat shows reasoning, retries (dropping the failed attempt's answer) and waits", function()
   local chat = require("dline.chat").new("task-reasoning", "Think")
   chat:open({ position = "current", width = 80, height = 20, input_height = 3 })
-  chat:apply({ messageAdded = { message = { id = "r1", role = "MESSAGE_ROLE_ASSISTANT", kind = "reasoning", text = "Let me ", partial = true } } })
+  chat:apply({
+    messageAdded = {
+      message = { id = "r1", role = "MESSAGE_ROLE_ASSISTANT", kind = "reasoning", text = "Let me ", partial = true },
+    },
+  })
   chat:apply({ reasoningDelta = { messageId = "r1", text = "think." } })
   T.contains(chat:text(), "Let me think.", "reasoning streamed")
-  chat:apply({ messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "PARTIAL answer", partial = true } } })
-  chat:apply({ modelRetry = { attempt = 2, maxAttempts = 6, delayMs = "4000", reason = "Overloaded", message = "retrying in 4 s (attempt 2 of 6)", discardedMessageIds = { "r1", "a1" } } })
+  chat:apply({
+    messageAdded = {
+      message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "PARTIAL answer", partial = true },
+    },
+  })
+  chat:apply({
+    modelRetry = {
+      attempt = 2,
+      maxAttempts = 6,
+      delayMs = "4000",
+      reason = "Overloaded",
+      message = "retrying in 4 s (attempt 2 of 6)",
+      discardedMessageIds = { "r1", "a1" },
+    },
+  })
   T.contains(chat:text(), "~~ retrying in 4 s (attempt 2 of 6): Overloaded", "retry line")
   T.truthy(not chat:text():find("PARTIAL answer", 1, true), "the failed attempt's answer is gone")
-  chat:apply({ modelWaiting = { waitedMs = "5000", timeoutMs = "60000", message = "waiting for the model: 5 s (gives up after 60 s without an answer)" } })
+  chat:apply({
+    modelWaiting = {
+      waitedMs = "5000",
+      timeoutMs = "60000",
+      message = "waiting for the model: 5 s (gives up after 60 s without an answer)",
+    },
+  })
   T.contains(chat:text(), "~~ waiting for the model: 5 s", "wait line replaces the retry line")
   T.truthy(not chat:text():find("retrying in 4 s", 1, true), "one status line")
 end)
@@ -135,13 +223,26 @@ S.case("a chat rendered from stored messages shows a replay of their events once
     { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "Hello there" },
   })
   local before = chat:text()
-  chat:apply({ seq = "1", messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true } } })
+  chat:apply({
+    seq = "1",
+    messageAdded = {
+      message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true },
+    },
+  })
   chat:apply({ seq = "2", messageDelta = { messageId = "a1", text = "Hello" } })
   chat:apply({ seq = "3", messageDelta = { messageId = "a1", text = " there" } })
-  chat:apply({ seq = "4", messageFinalized = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "Hello there" } } })
+  chat:apply({
+    seq = "4",
+    messageFinalized = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "Hello there" } },
+  })
   T.eq(chat:text(), before, "unchanged by the replay")
   -- A new message after them streams normally.
-  chat:apply({ seq = "5", messageAdded = { message = { id = "a2", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true } } })
+  chat:apply({
+    seq = "5",
+    messageAdded = {
+      message = { id = "a2", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true },
+    },
+  })
   chat:apply({ seq = "6", messageDelta = { messageId = "a2", text = "More" } })
   T.contains(chat:text(), "Hello there\n\n## Dline\nMore", "new text")
 end)
@@ -149,9 +250,7 @@ end)
 S.case(":Dline import-cline shows the sidecar's error as one clean line", function()
   local messages = capture_notify()
   vim.cmd("Dline import-cline")
-  T.wait(function()
-    return #messages > 0
-  end, "a message")
+  T.wait(function() return #messages > 0 end, "a message")
   -- The import service may not be implemented yet; either way the user sees a clean line.
   local m = messages[1]
   T.matches(m.msg, "^%(dline%) import%-cline: ", "prefix")
@@ -161,21 +260,15 @@ end)
 
 S.case(":Dline settings edits the global settings and :write saves the changed keys", function()
   local buf
-  require("dline.settings").open(function(b)
-    buf = b
-  end)
-  T.wait(function()
-    return buf ~= nil
-  end, "the settings buffer")
+  require("dline.settings").open(function(b) buf = b end)
+  T.wait(function() return buf ~= nil end, "the settings buffer")
   local text = T.buffer_text(buf)
   -- Only what was set is shown; defaults apply to the rest.
   T.eq(text, "{}", "nothing set yet")
   local messages = capture_notify()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "{", '  "checkpointsEnabled": false', "}" })
   vim.cmd("write")
-  T.wait(function()
-    return #messages > 0
-  end, "saved")
+  T.wait(function() return #messages > 0 end, "saved")
   T.contains(messages[1].msg, "settings saved", "message")
   T.eq(vim.bo[buf].modified, false, "not modified")
   local s = require("dline").session()

@@ -31,7 +31,11 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
 
   const core = new SidecarSupervisor({
     locateBinary: () => {
-      const location = locateCore(vscode.workspace.getConfiguration("dline").get<string>("corePath"), process.env, context.extensionUri.fsPath);
+      const location = locateCore(
+        vscode.workspace.getConfiguration("dline").get<string>("corePath"),
+        process.env,
+        context.extensionUri.fsPath,
+      );
       log.info(`core binary: ${location.path} (${location.source})`);
       return location.path;
     },
@@ -48,16 +52,27 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   const proposed = new ProposedChanges(proposedDocuments);
   const chat = new ChatController(core, new DiffPresenter(documents), proposed, log);
   const history = new HistoryTree(core, log);
-  const historyView = vscode.window.createTreeView("dline.history", { treeDataProvider: history, showCollapseAll: false });
+  const historyView = vscode.window.createTreeView("dline.history", {
+    treeDataProvider: history,
+    showCollapseAll: false,
+  });
   history.attach(historyView);
   const onDeleted = (ids: string[]) => {
     chat.forget(ids);
     history.refresh();
   };
-  const chatView = new ChatViewProvider(context.extensionUri, chat, { supervisor: core, showLog: () => channel.show(), onDeleted, historyQuery: { value: "" } });
+  const chatView = new ChatViewProvider(context.extensionUri, chat, {
+    supervisor: core,
+    showLog: () => channel.show(),
+    onDeleted,
+    historyQuery: { value: "" },
+  });
   const settings = new SettingsMirror(core, log);
   const capabilities = new CapabilitiesTree(core, folders[0], log);
-  const capabilitiesView = vscode.window.createTreeView("dline.capabilities", { treeDataProvider: capabilities, showCollapseAll: true });
+  const capabilitiesView = vscode.window.createTreeView("dline.capabilities", {
+    treeDataProvider: capabilities,
+    showCollapseAll: true,
+  });
   const problems = new CoreProblemReporter(() => channel.show(), log);
   history.onDidChangeTasks((ids) => {
     void chat.onTasksChanged(ids).catch((err) => log.warn(`task status: ${(err as Error).message}`));
@@ -70,7 +85,9 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     problems.recovered();
     chat.setCore("running");
     void chat.refreshCheckpointHeader();
-    void chat.preferences.refresh({ taskId: chat.taskId }).catch((err) => log.warn(`preferences: ${(err as Error).message}`));
+    void chat.preferences
+      .refresh({ taskId: chat.taskId })
+      .catch((err) => log.warn(`preferences: ${(err as Error).message}`));
     capabilities.refresh();
     history.refresh();
     if (!migrated) {
@@ -96,7 +113,8 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     chat.setCore("failed", err.message);
   });
 
-  const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+  const run =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R | undefined> => {
       try {
         return await fn(...args);
@@ -107,7 +125,11 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     };
   const checkpointArg = async (arg: unknown, placeHolder: string): Promise<string | undefined> => {
     if (typeof arg === "string") return arg;
-    const items = [...chat.state.checkpoints].reverse().map((c) => ({ label: c.id.slice(0, 12), description: c.kind.replace("CHECKPOINT_KIND_", "").toLowerCase(), id: c.id }));
+    const items = [...chat.state.checkpoints].reverse().map((c) => ({
+      label: c.id.slice(0, 12),
+      description: c.kind.replace("CHECKPOINT_KIND_", "").toLowerCase(),
+      id: c.id,
+    }));
     return (await vscode.window.showQuickPick(items, { placeHolder }))?.id;
   };
   // Approve / Reject also sit on the diff editor's title bar, which passes the editor's URI.
@@ -128,12 +150,19 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     problems,
     vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, documents),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposedDocuments),
-    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       // A fixed path takes effect at once (and clears the failure when the core starts).
-      if (e.affectsConfiguration(CORE_PATH_SETTING)) void core.restart().catch((err) => log.warn(`restart after a dline.corePath change: ${(err as Error).message}`));
+      if (e.affectsConfiguration(CORE_PATH_SETTING))
+        void core
+          .restart()
+          .catch((err) => log.warn(`restart after a dline.corePath change: ${(err as Error).message}`));
     }),
-    watchUnsavedFiles(() => void chat.reportEditorState().catch((err) => log.warn(`editor state: ${(err as Error).message}`))),
+    watchUnsavedFiles(
+      () => void chat.reportEditorState().catch((err) => log.warn(`editor state: ${(err as Error).message}`)),
+    ),
     vscode.commands.registerCommand(
       "dline.newTask",
       run(async (text?: string, profileId?: string) => {
@@ -145,20 +174,42 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
         return chat.newTask(text, profileId);
       }),
     ),
-    vscode.commands.registerCommand("dline.showHistory", run(() => chatView.reveal("history"))),
-    vscode.commands.registerCommand("dline.configureProfile", run(() => chatView.reveal("model"))),
-    vscode.commands.registerCommand("dline.openCoreSettings", run(() => openCoreSettings())),
+    vscode.commands.registerCommand(
+      "dline.showHistory",
+      run(() => chatView.reveal("history")),
+    ),
+    vscode.commands.registerCommand(
+      "dline.configureProfile",
+      run(() => chatView.reveal("model")),
+    ),
+    vscode.commands.registerCommand(
+      "dline.openCoreSettings",
+      run(() => openCoreSettings()),
+    ),
     vscode.commands.registerCommand(
       "dline.sendMessage",
       run(async (text?: string) => {
-        const message = typeof text === "string" ? text : await vscode.window.showInputBox({ prompt: "Message to Dline" });
+        const message =
+          typeof text === "string" ? text : await vscode.window.showInputBox({ prompt: "Message to Dline" });
         if (message) await chat.send(message);
       }),
     ),
-    vscode.commands.registerCommand("dline.approve", run((text?: unknown) => chat.respond(true, feedback(text)))),
-    vscode.commands.registerCommand("dline.reject", run((text?: unknown) => chat.respond(false, feedback(text)))),
-    vscode.commands.registerCommand("dline.cancelTask", run(() => chat.cancel())),
-    vscode.commands.registerCommand("dline.resumeTask", run(() => chat.resume())),
+    vscode.commands.registerCommand(
+      "dline.approve",
+      run((text?: unknown) => chat.respond(true, feedback(text))),
+    ),
+    vscode.commands.registerCommand(
+      "dline.reject",
+      run((text?: unknown) => chat.respond(false, feedback(text))),
+    ),
+    vscode.commands.registerCommand(
+      "dline.cancelTask",
+      run(() => chat.cancel()),
+    ),
+    vscode.commands.registerCommand(
+      "dline.resumeTask",
+      run(() => chat.resume()),
+    ),
     vscode.commands.registerCommand(
       "dline.openTask",
       run(async (taskId: string) => {
@@ -173,7 +224,10 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
         return id ? chat.compare(id) : undefined;
       }),
     ),
-    vscode.commands.registerCommand("dline.viewChanges", run(() => chat.viewChanges())),
+    vscode.commands.registerCommand(
+      "dline.viewChanges",
+      run(() => chat.viewChanges()),
+    ),
     vscode.commands.registerCommand(
       "dline.restore",
       run(async (checkpointId?: string, mode?: "filesAndTask" | "files" | "task") => {
@@ -184,10 +238,18 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     ),
     vscode.commands.registerCommand(
       "dline.editMessage",
-      run(async (messageId: string, text: string, mode: "chat" | "all" = "chat") => chat.editMessage(messageId, text, mode)),
+      run(async (messageId: string, text: string, mode: "chat" | "all" = "chat") =>
+        chat.editMessage(messageId, text, mode),
+      ),
     ),
-    vscode.commands.registerCommand("dline.retryCheckpoints", run(() => chat.retryCheckpoints())),
-    vscode.commands.registerCommand("dline.disableCheckpoints", run(() => chat.disableCheckpoints())),
+    vscode.commands.registerCommand(
+      "dline.retryCheckpoints",
+      run(() => chat.retryCheckpoints()),
+    ),
+    vscode.commands.registerCommand(
+      "dline.disableCheckpoints",
+      run(() => chat.disableCheckpoints()),
+    ),
     vscode.commands.registerCommand(
       "dline.restartCore",
       run(async () => {
@@ -201,7 +263,14 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     ...registerCapabilityCommands(core, capabilities, folders[0], run),
     vscode.commands.registerCommand(
       "dline.importCline",
-      run(() => importFromCline(core, log, () => channel.show(), () => history.refresh())),
+      run(() =>
+        importFromCline(
+          core,
+          log,
+          () => channel.show(),
+          () => history.refresh(),
+        ),
+      ),
     ),
   );
 

@@ -14,7 +14,11 @@ export function registerProfileCommands(supervisor: SidecarSupervisor): vscode.D
         const { clients } = await supervisor.ready();
         const profiles = (await clients.settings.listProfiles({})).profiles;
         const picked = await vscode.window.showQuickPick(
-          profiles.map((p) => ({ label: p.id, description: `${p.provider} · ${p.model}`, detail: p.secretsSet.includes("api_key") ? "API key set" : "No API key" })),
+          profiles.map((p) => ({
+            label: p.id,
+            description: `${p.provider} · ${p.model}`,
+            detail: p.secretsSet.includes("api_key") ? "API key set" : "No API key",
+          })),
           { title: "Set the API key of which profile?" },
         );
         id = picked?.label;
@@ -25,7 +29,11 @@ export function registerProfileCommands(supervisor: SidecarSupervisor): vscode.D
 }
 
 async function setApiKey(supervisor: SidecarSupervisor, profileId: string): Promise<void> {
-  const value = await vscode.window.showInputBox({ title: `API key for ${profileId}`, password: true, ignoreFocusOut: true });
+  const value = await vscode.window.showInputBox({
+    title: `API key for ${profileId}`,
+    password: true,
+    ignoreFocusOut: true,
+  });
   if (!value) return;
   const { clients } = await supervisor.ready();
   await clients.settings.setSecret({ profileId, name: "api_key", value });

@@ -30,10 +30,12 @@ export async function mapErrors<T>(fn: () => Promise<T>): Promise<T> {
 /** A parser for extension-method params: an object with the named string fields. */
 export function objectParams<K extends string>(required: readonly K[], optional: readonly string[] = []) {
   return (raw: unknown): Record<K, string> & Record<string, unknown> => {
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw RequestError.invalidParams(undefined, "params must be an object");
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+      throw RequestError.invalidParams(undefined, "params must be an object");
     const params = raw as Record<string, unknown>;
     for (const key of required) {
-      if (typeof params[key] !== "string" || !params[key]) throw RequestError.invalidParams(undefined, `${key} must be a non-empty string`);
+      if (typeof params[key] !== "string" || !params[key])
+        throw RequestError.invalidParams(undefined, `${key} must be a non-empty string`);
     }
     for (const key of optional) {
       if (params[key] !== undefined && params[key] !== null && typeof params[key] !== "string") {

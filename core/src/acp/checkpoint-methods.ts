@@ -94,19 +94,25 @@ export function registerCheckpointMethods(agent: AgentApp, checkpoints: Checkpoi
       }
       return params;
     },
-    ({ params }) => mapErrors(() => checkpoints.restore(params.sessionId, params.checkpointId, params.mode as RestoreMode)),
+    ({ params }) =>
+      mapErrors(() => checkpoints.restore(params.sessionId, params.checkpointId, params.mode as RestoreMode)),
   );
   // Undo restore: the "before restore" checkpoint the last restore saved, restored (files only).
   agent.onRequest(CHECKPOINT_METHODS.undo, sessionParams, ({ params }) =>
     mapErrors(async () => {
       const undo = (await checkpoints.list(params.sessionId)).find((c) => c.undoAvailable);
-      if (!undo) throw new DlineError("failed_precondition", "There is no restore to undo (or a checkpoint was saved since).");
+      if (!undo)
+        throw new DlineError("failed_precondition", "There is no restore to undo (or a checkpoint was saved since).");
       return checkpoints.restore(params.sessionId, undo.id, "files");
     }),
   );
   // The task header's state: "Git must be installed...", Retry Checkpoints, Disable Checkpoints.
-  agent.onRequest(CHECKPOINT_METHODS.status, sessionParams, ({ params }) => mapErrors(() => checkpoints.status({ taskId: params.sessionId })));
-  agent.onRequest(CHECKPOINT_METHODS.retry, sessionParams, ({ params }) => mapErrors(() => checkpoints.retry({ taskId: params.sessionId })));
+  agent.onRequest(CHECKPOINT_METHODS.status, sessionParams, ({ params }) =>
+    mapErrors(() => checkpoints.status({ taskId: params.sessionId })),
+  );
+  agent.onRequest(CHECKPOINT_METHODS.retry, sessionParams, ({ params }) =>
+    mapErrors(() => checkpoints.retry({ taskId: params.sessionId })),
+  );
   agent.onRequest(CHECKPOINT_METHODS.disable, sessionParams, ({ params }) =>
     mapErrors(async () => {
       await checkpoints.disable({ taskId: params.sessionId });

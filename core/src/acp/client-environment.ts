@@ -7,7 +7,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { methods, type AgentContext, type ClientCapabilities } from "@agentclientprotocol/sdk";
-import { defaultCommandTimeoutMs, type CommandOutcome, type ToolContext, type ToolEnvironment, type ToolResult } from "../agent/index.js";
+import {
+  defaultCommandTimeoutMs,
+  type CommandOutcome,
+  type ToolContext,
+  type ToolEnvironment,
+  type ToolResult,
+} from "../agent/index.js";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
 
 /** The output a terminal keeps for us; the model gets at most its tail (as with local commands). */
@@ -31,18 +37,32 @@ export function clientEnvironment(o: ClientEnvironmentOptions): ToolEnvironment 
   const environment: ToolEnvironment = {};
   if (caps?.fs?.readTextFile) {
     environment.readTextFile = async (absolutePath, signal) =>
-      (await o.client.request(methods.client.fs.readTextFile, { sessionId: o.sessionId, path: absolutePath }, { cancellationSignal: signal, stopWaitingOnCancel: true })).content;
+      (
+        await o.client.request(
+          methods.client.fs.readTextFile,
+          { sessionId: o.sessionId, path: absolutePath },
+          { cancellationSignal: signal, stopWaitingOnCancel: true },
+        )
+      ).content;
   }
   if (caps?.fs?.writeTextFile) {
     environment.writeTextFile = async (absolutePath, content, signal) => {
-      await o.client.request(methods.client.fs.writeTextFile, { sessionId: o.sessionId, path: absolutePath, content }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+      await o.client.request(
+        methods.client.fs.writeTextFile,
+        { sessionId: o.sessionId, path: absolutePath, content },
+        { cancellationSignal: signal, stopWaitingOnCancel: true },
+      );
     };
   }
   if (caps?.terminal) environment.runCommand = (command, ctx) => runInClientTerminal(o, command, ctx);
   return Object.keys(environment).length > 0 ? environment : undefined;
 }
 
-async function runInClientTerminal(o: ClientEnvironmentOptions, command: string, ctx: ToolContext): Promise<ToolResult> {
+async function runInClientTerminal(
+  o: ClientEnvironmentOptions,
+  command: string,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const shell = ctx.shell ?? process.env.SHELL ?? "/bin/sh";
   const terminal = await o.client.createTerminal({
     sessionId: o.sessionId,
@@ -114,7 +134,12 @@ async function runInClientTerminal(o: ClientEnvironmentOptions, command: string,
     await poller;
     const final = await terminal.currentOutput();
     forward(final.output);
-    const outcome: CommandOutcome = { exitCode: exit.exitCode ?? null, signal: exit.signal ?? null, timedOut, cancelled };
+    const outcome: CommandOutcome = {
+      exitCode: exit.exitCode ?? null,
+      signal: exit.signal ?? null,
+      timedOut,
+      cancelled,
+    };
     return commandResult(final.output, final.truncated, outcome, ctx.commandTimeoutMs ?? defaultCommandTimeoutMs);
   } finally {
     polling = false;

@@ -70,7 +70,8 @@ function isFolder(folder: string): boolean {
 
 function requireFolder(cwd: string): string {
   if (!path.isAbsolute(cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got "${cwd}"`);
-  if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw RequestError.invalidParams(undefined, `cwd ${cwd} is not a folder`);
+  if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory())
+    throw RequestError.invalidParams(undefined, `cwd ${cwd} is not a folder`);
   return path.resolve(cwd);
 }
 
@@ -89,7 +90,12 @@ class AcpSessions {
 
   constructor(private readonly app: App) {
     this.logger = app.logger.child("acp");
-    this.models = new ModelResolver(app.settings.stores.profiles, app.settings.stores.secrets, app.settings.resolver, app.settings.environmentProfile);
+    this.models = new ModelResolver(
+      app.settings.stores.profiles,
+      app.settings.stores.secrets,
+      app.settings.resolver,
+      app.settings.environmentProfile,
+    );
     this.modes = new SessionModes(app.settings, app.layout);
     this.sessionModels = new SessionModels(app.settings, this.models, () => app.runtime());
   }
@@ -118,7 +124,8 @@ class AcpSessions {
   }
 
   async authenticate(params: AuthenticateRequest): Promise<AuthenticateResponse> {
-    if (params.methodId !== AUTH_METHOD_ID) throw RequestError.invalidParams(undefined, `unknown auth method ${params.methodId}`);
+    if (params.methodId !== AUTH_METHOD_ID)
+      throw RequestError.invalidParams(undefined, `unknown auth method ${params.methodId}`);
     await this.requireModel("");
     return {};
   }
@@ -151,7 +158,11 @@ class AcpSessions {
 
   async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
     const { history } = await this.app.tasks();
-    const page = history.list({ workspaceRoot: params.cwd ?? undefined, pageSize: LIST_PAGE_SIZE, pageToken: params.cursor ?? undefined });
+    const page = history.list({
+      workspaceRoot: params.cwd ?? undefined,
+      pageSize: LIST_PAGE_SIZE,
+      pageToken: params.cursor ?? undefined,
+    });
     return {
       sessions: page.tasks.map((t) => ({
         sessionId: t.id,
@@ -174,7 +185,8 @@ class AcpSessions {
     }
     try {
       const result = await deletion.delete("selected", [params.sessionId]);
-      if (result.refused.length > 0) throw RequestError.internalError({ dlineCode: "failed_precondition" }, result.refused[0].reason);
+      if (result.refused.length > 0)
+        throw RequestError.internalError({ dlineCode: "failed_precondition" }, result.refused[0].reason);
     } finally {
       watcher.poll();
     }
@@ -197,7 +209,11 @@ class AcpSessions {
     try {
       // A mode changed elsewhere (another editor, the settings) is announced before the turn.
       const changed = await this.modes.changed(session);
-      if (changed) await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: changed } });
+      if (changed)
+        await peer.notify(methods.client.session.update, {
+          sessionId: session.id,
+          update: { sessionUpdate: "current_mode_update", currentModeId: changed },
+        });
       if (!session.started) await this.modes.persistPending(session);
       return { stopReason: await turn.run(userText, signal) };
     } catch (err) {
@@ -211,14 +227,20 @@ class AcpSessions {
   async setMode(params: SetSessionModeRequest, peer: AgentContext): Promise<SetSessionModeResponse> {
     const session = this.session(params.sessionId);
     const mode = await this.modes.set(session, params.modeId);
-    await peer.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: mode } });
+    await peer.notify(methods.client.session.update, {
+      sessionId: session.id,
+      update: { sessionUpdate: "current_mode_update", currentModeId: mode },
+    });
     return {};
   }
 
   async setConfigOption(params: SetSessionConfigOptionRequest): Promise<SetSessionConfigOptionResponse> {
     const session = this.session(params.sessionId);
     if (params.configId !== MODEL_CONFIG_ID || typeof params.value !== "string") {
-      throw RequestError.invalidParams(undefined, `unknown config option "${String(params.configId).slice(0, 100)}"; the options are ${MODEL_CONFIG_ID}`);
+      throw RequestError.invalidParams(
+        undefined,
+        `unknown config option "${String(params.configId).slice(0, 100)}"; the options are ${MODEL_CONFIG_ID}`,
+      );
     }
     await this.sessionModels.set(session, params.value);
     return { configOptions: (await this.sessionModels.state(session)).configOptions ?? [] };
@@ -253,14 +275,25 @@ class AcpSessions {
     } catch (err) {
       const reason = err instanceof DlineError ? err.errorReason : undefined;
       if (reason === "profile_not_found") throw toRequestError(err);
-      throw RequestError.authRequired({ dlineCode: "failed_precondition", ...(reason ? { reason } : {}) }, (err as Error).message);
+      throw RequestError.authRequired(
+        { dlineCode: "failed_precondition", ...(reason ? { reason } : {}) },
+        (err as Error).message,
+      );
     }
   }
 
   private async open(id: string, cwd: string, profileId: string, started: boolean): Promise<AcpSession> {
     const existing = this.sessions.get(id);
     if (existing?.turn) throw RequestError.invalidRequest(undefined, `session ${id} has a prompt running`);
-    const session: AcpSession = { id, cwd, profileId, started, turn: undefined, approvals: { allowed: new Set(), rejected: new Set() }, toolCallIds: new Set() };
+    const session: AcpSession = {
+      id,
+      cwd,
+      profileId,
+      started,
+      turn: undefined,
+      approvals: { allowed: new Set(), rejected: new Set() },
+      toolCallIds: new Set(),
+    };
     this.sessions.set(id, session);
     (await this.app.runtime()).setApprovalOverlay(id, session.approvals);
     const client = this.client;
@@ -303,9 +336,10 @@ class AcpSessions {
 
   private async newTurn(session: AcpSession, peer: AgentContext): Promise<PromptTurn> {
     const { history } = await this.app.tasks();
-    const contextWindow = await this.models
-      .resolve(session.profileId, session.started ? session.id : "")
-      .then((m) => m.contextWindow, () => undefined);
+    const contextWindow = await this.models.resolve(session.profileId, session.started ? session.id : "").then(
+      (m) => m.contextWindow,
+      () => undefined,
+    );
     return new PromptTurn({
       runtime: await this.app.runtime(),
       client: this.client ?? peer,
@@ -331,10 +365,14 @@ export function dlineAgent(app: App): AgentApp {
     .onRequest(methods.agent.session.list, ({ params }) => mapErrors(() => s.listSessions(params)))
     .onRequest(methods.agent.session.delete, ({ params }) => mapErrors(() => s.deleteSession(params)))
     .onRequest(methods.agent.session.close, ({ params }) => mapErrors(() => s.closeSession(params)))
-    .onRequest(methods.agent.session.prompt, ({ params, signal, client: peer }) => mapErrors(() => s.prompt(params, signal, peer)))
+    .onRequest(methods.agent.session.prompt, ({ params, signal, client: peer }) =>
+      mapErrors(() => s.prompt(params, signal, peer)),
+    )
     .onRequest(methods.agent.session.setMode, ({ params, client: peer }) => mapErrors(() => s.setMode(params, peer)))
     .onRequest(methods.agent.session.setConfigOption, ({ params }) => mapErrors(() => s.setConfigOption(params)))
-    .onRequest("session/set_model", objectParams(["sessionId", "modelId"]), ({ params }) => mapErrors(() => s.setModel(params)))
+    .onRequest("session/set_model", objectParams(["sessionId", "modelId"]), ({ params }) =>
+      mapErrors(() => s.setModel(params)),
+    )
     .onNotification(methods.agent.session.cancel, async ({ params }) => s.cancel(params.sessionId));
   registerCheckpointMethods(acp, app.checkpoints);
   return acp;

@@ -4,8 +4,24 @@
  * asks the client's permission for the asks, and ends with the stop reason when the run ends
  * (or waits for an answer only the user can type).
  */
-import { methods, RequestError, type AgentContext, type SessionUpdate, type StopReason, type ToolCallContent } from "@agentclientprotocol/sdk";
-import { AskKind, MessageRole, TaskStatus, ToolCallStatus, type Ask, type FileEdit, type TaskEvent, type ToolCall } from "../gen/dline/v1/task_pb.js";
+import {
+  methods,
+  RequestError,
+  type AgentContext,
+  type SessionUpdate,
+  type StopReason,
+  type ToolCallContent,
+} from "@agentclientprotocol/sdk";
+import {
+  AskKind,
+  MessageRole,
+  TaskStatus,
+  ToolCallStatus,
+  type Ask,
+  type FileEdit,
+  type TaskEvent,
+  type ToolCall,
+} from "../gen/dline/v1/task_pb.js";
 import type { ApprovalCategory, ToolEnvironment } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
 import { type TaskRuntime, MODEL_STOP_REASONS } from "../runtime/index.js";
@@ -60,7 +76,6 @@ type ToolDisplay = {
   /** The tool's own end was sent (its result, diff or terminal): later row updates add nothing. */
   ended: boolean;
 };
-
 
 export class PromptTurn {
   private readonly stop = new AbortController();
@@ -123,14 +138,22 @@ export class PromptTurn {
 
   private async cancelRun(): Promise<void> {
     if (!this.deps.runtime.isRunning(this.taskId)) return;
-    await this.deps.runtime.cancel(this.taskId).catch((err: Error) => this.deps.logger.warn("cancel failed", { taskId: this.taskId, error: err.message }));
+    await this.deps.runtime
+      .cancel(this.taskId)
+      .catch((err: Error) => this.deps.logger.warn("cancel failed", { taskId: this.taskId, error: err.message }));
   }
 
   /** The command of core tool call `toolCallId` runs in client terminal `terminalId`: show it in the call. */
   async terminalStarted(toolCallId: string, terminalId: string): Promise<void> {
-    const display = this.tools.get(toolCallId) ?? (await new Promise<ToolDisplay>((resolve) => this.toolWaiters.set(toolCallId, resolve)));
+    const display =
+      this.tools.get(toolCallId) ??
+      (await new Promise<ToolDisplay>((resolve) => this.toolWaiters.set(toolCallId, resolve)));
     display.terminalId = terminalId;
-    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, content: [{ type: "terminal", terminalId }] });
+    this.send({
+      sessionUpdate: "tool_call_update",
+      toolCallId: display.acpId,
+      content: [{ type: "terminal", terminalId }],
+    });
   }
 
   /** Notifications go out one after the other, in event order. */
@@ -183,12 +206,24 @@ export class PromptTurn {
         // Text an editor showed cannot be taken back: a thought says the answer starts over.
         this.send({
           sessionUpdate: "agent_thought_chunk",
-          content: text(`\n[${e.value.message}: ${e.value.reason}${e.value.discardedMessageIds.length > 0 ? " The answer above was cut off and starts over." : ""}]\n`),
+          content: text(
+            `\n[${e.value.message}: ${e.value.reason}${e.value.discardedMessageIds.length > 0 ? " The answer above was cut off and starts over." : ""}]\n`,
+          ),
         });
-        this.sendExtension("_dline/model_retry", { attempt: e.value.attempt, maxAttempts: e.value.maxAttempts, delayMs: Number(e.value.delayMs), reason: e.value.reason, discardedMessageIds: e.value.discardedMessageIds });
+        this.sendExtension("_dline/model_retry", {
+          attempt: e.value.attempt,
+          maxAttempts: e.value.maxAttempts,
+          delayMs: Number(e.value.delayMs),
+          reason: e.value.reason,
+          discardedMessageIds: e.value.discardedMessageIds,
+        });
         return undefined;
       case "modelWaiting":
-        this.sendExtension("_dline/model_waiting", { waitedMs: Number(e.value.waitedMs), timeoutMs: Number(e.value.timeoutMs), message: e.value.message });
+        this.sendExtension("_dline/model_waiting", {
+          waitedMs: Number(e.value.waitedMs),
+          timeoutMs: Number(e.value.timeoutMs),
+          message: e.value.message,
+        });
         return undefined;
       case "ask":
         return this.onAsk(e.value);
@@ -241,7 +276,11 @@ export class PromptTurn {
   }
 
   private sendChunk(shown: "agent" | "thought", messageId: string, chunk: string): void {
-    this.send({ sessionUpdate: shown === "agent" ? "agent_message_chunk" : "agent_thought_chunk", content: text(chunk), messageId });
+    this.send({
+      sessionUpdate: shown === "agent" ? "agent_message_chunk" : "agent_thought_chunk",
+      content: text(chunk),
+      messageId,
+    });
   }
 
   private onStatus(status: TaskStatus, reason: string): StopReason | undefined {
@@ -282,7 +321,12 @@ export class PromptTurn {
     const edits = JSON.stringify(call.edits.map((e) => [e.path, e.originalText, e.proposedText]));
     const existing = this.tools.get(call.toolCallId);
     if (!existing) {
-      const display: ToolDisplay = { acpId: this.acpIdFor(call.toolCallId), output: "", sent: { status: call.status, edits }, ended: false };
+      const display: ToolDisplay = {
+        acpId: this.acpIdFor(call.toolCallId),
+        output: "",
+        sent: { status: call.status, edits },
+        ended: false,
+      };
       this.tools.set(call.toolCallId, display);
       this.toolWaiters.get(call.toolCallId)?.(display);
       this.toolWaiters.delete(call.toolCallId);
@@ -309,7 +353,11 @@ export class PromptTurn {
       sessionUpdate: "tool_call_update",
       toolCallId: existing.acpId,
       status: acpStatus(call.status),
-      ...(over ? { content: settledContent(call) } : call.status === ToolCallStatus.PENDING ? { content: diffContent(call.edits, this.deps.session.cwd) } : {}),
+      ...(over
+        ? { content: settledContent(call) }
+        : call.status === ToolCallStatus.PENDING
+          ? { content: diffContent(call.edits, this.deps.session.cwd) }
+          : {}),
     });
   }
 
@@ -326,7 +374,11 @@ export class PromptTurn {
     display.output = (display.output + chunk).slice(-SHOWN_OUTPUT_CHARS);
     display.timer ??= setTimeout(() => {
       display.timer = undefined;
-      this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, content: [{ type: "content", content: text(display.output) }] });
+      this.send({
+        sessionUpdate: "tool_call_update",
+        toolCallId: display.acpId,
+        content: [{ type: "content", content: text(display.output) }],
+      });
     }, OUTPUT_FLUSH_MS);
   }
 
@@ -343,7 +395,13 @@ export class PromptTurn {
       : diffs.length > 0
         ? diffs
         : [{ type: "content", content: text(result) }];
-    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, status: ok ? "completed" : acpStatus(status || ToolCallStatus.FAILED), content, rawOutput: { ok, result } });
+    this.send({
+      sessionUpdate: "tool_call_update",
+      toolCallId: display.acpId,
+      status: ok ? "completed" : acpStatus(status || ToolCallStatus.FAILED),
+      content,
+      rawOutput: { ok, result },
+    });
   }
 
   private async onAsk(ask: Ask): Promise<StopReason | undefined> {
@@ -414,9 +472,19 @@ export class PromptTurn {
       toolCall,
       options: [
         { optionId: "allow", name: command ? "Run" : "Allow", kind: "allow_once" },
-        ...(category ? [{ optionId: "allow_always", name: `Always allow ${alwaysName(category)}`, kind: "allow_always" as const }] : []),
+        ...(category
+          ? [{ optionId: "allow_always", name: `Always allow ${alwaysName(category)}`, kind: "allow_always" as const }]
+          : []),
         { optionId: "reject", name: command ? "Don't run" : "Reject", kind: "reject_once" },
-        ...(category ? [{ optionId: "reject_always", name: `Always reject ${alwaysName(category)}`, kind: "reject_always" as const }] : []),
+        ...(category
+          ? [
+              {
+                optionId: "reject_always",
+                name: `Always reject ${alwaysName(category)}`,
+                kind: "reject_always" as const,
+              },
+            ]
+          : []),
       ],
     });
     const chosen = res.outcome.outcome === "selected" ? res.outcome.optionId : undefined;
@@ -442,7 +510,13 @@ export class PromptTurn {
   private async followup(ask: Ask): Promise<StopReason | undefined> {
     if (ask.options.length === 0) return "end_turn";
     const acpId = `ask-${ask.askId}`;
-    const toolCall = { toolCallId: acpId, title: ask.summary, kind: "other" as const, status: "pending" as const, rawInput: { question: ask.summary, options: ask.options } };
+    const toolCall = {
+      toolCallId: acpId,
+      title: ask.summary,
+      kind: "other" as const,
+      status: "pending" as const,
+      rawInput: { question: ask.summary, options: ask.options },
+    };
     this.send({ sessionUpdate: "tool_call", ...toolCall });
     await this.sending;
     const res = await this.requestPermission({
@@ -456,7 +530,12 @@ export class PromptTurn {
     const chosen = res.outcome.outcome === "selected" ? /^option-(\d+)$/.exec(res.outcome.optionId) : null;
     if (chosen && ask.options[Number(chosen[1])] !== undefined) {
       const answer = ask.options[Number(chosen[1])];
-      this.send({ sessionUpdate: "tool_call_update", toolCallId: acpId, status: "completed", content: [{ type: "content", content: text(answer) }] });
+      this.send({
+        sessionUpdate: "tool_call_update",
+        toolCallId: acpId,
+        status: "completed",
+        content: [{ type: "content", content: text(answer) }],
+      });
       this.respond(ask.askId, true, answer);
       return undefined;
     }

@@ -55,7 +55,8 @@ export class SessionModels {
     const profiles = await this.profiles();
     if (profiles.length === 0) return {};
     const current = await this.current(session);
-    const describe = (p: ProfileRecord) => `${p.model} (${p.provider}${p.id === this.settings.environmentProfile?.profile.id ? ", from the environment" : ""})`;
+    const describe = (p: ProfileRecord) =>
+      `${p.model} (${p.provider}${p.id === this.settings.environmentProfile?.profile.id ? ", from the environment" : ""})`;
     return {
       configOptions: [
         {
@@ -79,7 +80,10 @@ export class SessionModels {
   async set(session: ModelSession, profileId: string): Promise<void> {
     const profiles = await this.profiles();
     if (!profiles.some((p) => p.id === profileId)) {
-      throw RequestError.invalidParams(undefined, `unknown model "${profileId.slice(0, 100)}"; the models are ${profiles.map((p) => p.id).join(", ") || "(none)"}`);
+      throw RequestError.invalidParams(
+        undefined,
+        `unknown model "${profileId.slice(0, 100)}"; the models are ${profiles.map((p) => p.id).join(", ") || "(none)"}`,
+      );
     }
     if (session.started) await (await this.runtime()).setTaskProfile(session.id, profileId);
     session.profileId = profileId;

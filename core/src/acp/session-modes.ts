@@ -12,11 +12,17 @@ import type { TaskMode } from "../runtime/index.js";
 import type { InstanceLayout, SettingsDomain } from "../storage/index.js";
 
 export const AVAILABLE_MODES: SessionMode[] = [
-  { id: "act", name: "Act", description: "Dline reads, edits files and runs commands (with your approval where the approval settings ask for it)." },
+  {
+    id: "act",
+    name: "Act",
+    description:
+      "Dline reads, edits files and runs commands (with your approval where the approval settings ask for it).",
+  },
   {
     id: "plan",
     name: "Plan",
-    description: "Dline explores with read-only tools (and subagents that do the same) and proposes a plan; edits and commands are refused until you switch to Act.",
+    description:
+      "Dline explores with read-only tools (and subagents that do the same) and proposes a plan; edits and commands are refused until you switch to Act.",
   },
 ];
 
@@ -42,7 +48,9 @@ export class SessionModes {
 
   async current(session: ModeSession): Promise<TaskMode> {
     if (!session.started && session.pendingMode) return session.pendingMode;
-    const context = session.started ? { workspaceRoot: session.cwd, taskId: session.id } : { workspaceRoot: session.cwd };
+    const context = session.started
+      ? { workspaceRoot: session.cwd, taskId: session.id }
+      : { workspaceRoot: session.cwd };
     return asMode((await this.settings.resolver.resolve("mode", context)).value);
   }
 
@@ -55,7 +63,10 @@ export class SessionModes {
   /** session/set_mode: the task's `mode` setting (or the pending mode of a session not started yet). */
   async set(session: ModeSession, modeId: string): Promise<TaskMode> {
     if (!AVAILABLE_MODES.some((m) => m.id === modeId)) {
-      throw RequestError.invalidParams(undefined, `unknown mode "${modeId.slice(0, 100)}"; the modes are ${AVAILABLE_MODES.map((m) => m.id).join(", ")}`);
+      throw RequestError.invalidParams(
+        undefined,
+        `unknown mode "${modeId.slice(0, 100)}"; the modes are ${AVAILABLE_MODES.map((m) => m.id).join(", ")}`,
+      );
     }
     const mode = modeId as TaskMode;
     if (session.started) await this.write(session.id, mode);

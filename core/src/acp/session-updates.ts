@@ -74,7 +74,8 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
     switch (m.kind) {
       case "text":
         if (!m.text) break;
-        if (m.role === "user") updates.push({ sessionUpdate: "user_message_chunk", content: text(m.text), messageId: m.id });
+        if (m.role === "user")
+          updates.push({ sessionUpdate: "user_message_chunk", content: text(m.text), messageId: m.id });
         else updates.push({ sessionUpdate: "agent_message_chunk", content: text(m.text), messageId: m.id });
         break;
       case "denied":
@@ -101,7 +102,12 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         if (!call) break;
         const done = call.status === "done";
         const diffs = done ? call.edits.filter((e) => !e.truncated) : [];
-        const why = call.status === "denied" ? (call.feedback ? `Rejected by the user: ${call.feedback}` : "Rejected by the user.") : call.reason;
+        const why =
+          call.status === "denied"
+            ? call.feedback
+              ? `Rejected by the user: ${call.feedback}`
+              : "Rejected by the user."
+            : call.reason;
         const shown = done ? call.output : why || call.output;
         updates.push({
           sessionUpdate: "tool_call",
@@ -113,7 +119,12 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
           locations: toolLocations(call.input, workspaceRoot),
           content:
             diffs.length > 0
-              ? diffs.map((e) => ({ type: "diff" as const, path: path.resolve(workspaceRoot, e.path), oldText: e.status === "added" ? null : e.originalText, newText: e.proposedText }))
+              ? diffs.map((e) => ({
+                  type: "diff" as const,
+                  path: path.resolve(workspaceRoot, e.path),
+                  oldText: e.status === "added" ? null : e.originalText,
+                  newText: e.proposedText,
+                }))
               : shown
                 ? [{ type: "content", content: text(shown) }]
                 : [],
@@ -139,7 +150,8 @@ export function promptText(blocks: readonly ContentBlock[]): string {
     else if (block.type === "resource_link") parts.push(`@${uriToPath(block.uri)}`);
     else if (block.type === "resource") {
       const resource = block.resource as { uri: string; text?: string };
-      if (typeof resource.text === "string") parts.push(`<file path="${uriToPath(resource.uri)}">\n${resource.text}\n</file>`);
+      if (typeof resource.text === "string")
+        parts.push(`<file path="${uriToPath(resource.uri)}">\n${resource.text}\n</file>`);
       else parts.push(`@${uriToPath(resource.uri)}`);
     }
     // images and audio are not advertised (promptCapabilities), so none arrive

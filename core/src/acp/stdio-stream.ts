@@ -82,7 +82,10 @@ export function stdioStream(input: Readable, output: Writable, options: StdioStr
       .write({
         jsonrpc: "2.0",
         id: idFromStart(start),
-        error: { code: -32600, message: `The message is larger than the ${limit} bytes this agent accepts (at least ${size} bytes); it was not read.` },
+        error: {
+          code: -32600,
+          message: `The message is larger than the ${limit} bytes this agent accepts (at least ${size} bytes); it was not read.`,
+        },
       })
       .catch(() => {});
 

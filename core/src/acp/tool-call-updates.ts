@@ -38,7 +38,12 @@ export function diffContent(edits: readonly FileEdit[], workspaceRoot: string): 
 export function settledContent(call: ToolCall): ToolCallContent[] {
   switch (call.status) {
     case ToolCallStatus.DENIED:
-      return [{ type: "content", content: text(call.feedback ? `Rejected by the user: ${call.feedback}` : "Rejected by the user.") }];
+      return [
+        {
+          type: "content",
+          content: text(call.feedback ? `Rejected by the user: ${call.feedback}` : "Rejected by the user."),
+        },
+      ];
     case ToolCallStatus.FAILED:
     case ToolCallStatus.INTERRUPTED:
       return call.reason || call.output ? [{ type: "content", content: text(call.reason || call.output) }] : [];

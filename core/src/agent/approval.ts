@@ -45,7 +45,8 @@ export function decideApproval(
   if (options.alwaysAsk) return { kind: "ask", reason: "always_ask" };
   if (!settings.enabled) return { kind: "ask", reason: "disabled" };
   if (!categoryAllowed(category, settings)) return { kind: "ask", reason: "category_off" };
-  if (settings.maxRequests > 0 && consecutiveAutoApproved >= settings.maxRequests) return { kind: "ask", reason: "max_requests_reached" };
+  if (settings.maxRequests > 0 && consecutiveAutoApproved >= settings.maxRequests)
+    return { kind: "ask", reason: "max_requests_reached" };
   return { kind: "auto_approved" };
 }
 
@@ -73,7 +74,10 @@ function categoryAllowed(category: ApprovalCategory, s: AutoApprovalSettings): b
 export function parseAutoApprovalSettings(value: unknown): AutoApprovalSettings {
   const v = value && typeof value === "object" ? (value as Record<string, unknown>) : {};
   const flag = (name: keyof AutoApprovalSettings) => v[name] === true;
-  const max = typeof v.maxRequests === "number" && Number.isFinite(v.maxRequests) ? Math.floor(v.maxRequests) : defaultAutoApprovalSettings.maxRequests;
+  const max =
+    typeof v.maxRequests === "number" && Number.isFinite(v.maxRequests)
+      ? Math.floor(v.maxRequests)
+      : defaultAutoApprovalSettings.maxRequests;
   return {
     enabled: flag("enabled"),
     readFiles: flag("readFiles"),
@@ -91,16 +95,27 @@ export interface ApprovalOverlay {
   readonly rejected: ReadonlySet<ApprovalCategory>;
 }
 
-const CATEGORIES: readonly ApprovalCategory[] = ["readFiles", "editFiles", "executeSafeCommands", "executeAllCommands", "useMcp"];
+const CATEGORIES: readonly ApprovalCategory[] = [
+  "readFiles",
+  "editFiles",
+  "executeSafeCommands",
+  "executeAllCommands",
+  "useMcp",
+];
 
 /**
  * The settings one task decides with: the global ones, plus the kinds its session allowed
  * always, minus those it rejected always (they are asked, and the session answers). When
  * auto-approval is off as a whole, only the session's kinds are on.
  */
-export function withOverlay(settings: AutoApprovalSettings, overlay: ApprovalOverlay | undefined): AutoApprovalSettings {
+export function withOverlay(
+  settings: AutoApprovalSettings,
+  overlay: ApprovalOverlay | undefined,
+): AutoApprovalSettings {
   if (!overlay || (overlay.allowed.size === 0 && overlay.rejected.size === 0)) return settings;
-  const next: AutoApprovalSettings = settings.enabled ? { ...settings } : { ...settings, ...Object.fromEntries(CATEGORIES.map((c) => [c, false])) };
+  const next: AutoApprovalSettings = settings.enabled
+    ? { ...settings }
+    : { ...settings, ...Object.fromEntries(CATEGORIES.map((c) => [c, false])) };
   next.enabled = true;
   for (const c of overlay.allowed) next[c] = true;
   for (const c of overlay.rejected) next[c] = false;

@@ -27,7 +27,10 @@ export async function environmentDetails(input: {
 }): Promise<string | undefined> {
   const sections: string[] = [];
   const shown = (paths: readonly string[] | undefined) =>
-    (paths ?? []).map((p) => workspaceRelative(input.workspaceRoot, p)).filter((p): p is string => p !== undefined && !input.ignore.ignores(p)).slice(0, MAX_LISTED);
+    (paths ?? [])
+      .map((p) => workspaceRelative(input.workspaceRoot, p))
+      .filter((p): p is string => p !== undefined && !input.ignore.ignores(p))
+      .slice(0, MAX_LISTED);
   const visible = shown(input.editor?.visibleFiles);
   const open = shown(input.editor?.openFiles);
   if (visible.length > 0) sections.push(`# Visible files in the editor\n${visible.join("\n")}`);

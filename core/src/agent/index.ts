@@ -22,7 +22,14 @@ export type {
 export { builtinTools, findTool, runTool, toolSpecs } from "./tools/registry.js";
 export { IgnoreMatcher, loadAgentIgnore } from "./tools/ignore-matcher.js";
 export { ToolError } from "./tools/types.js";
-export type { ApprovalCategory, CommandOutcome, ToolContext, ToolDefinition, ToolInteraction, ToolResult } from "./tools/types.js";
+export type {
+  ApprovalCategory,
+  CommandOutcome,
+  ToolContext,
+  ToolDefinition,
+  ToolInteraction,
+  ToolResult,
+} from "./tools/types.js";
 
 export { decideApproval, defaultAutoApprovalSettings, parseAutoApprovalSettings } from "./approval.js";
 export type { ApprovalDecision, AutoApprovalSettings } from "./approval.js";

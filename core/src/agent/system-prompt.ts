@@ -27,19 +27,26 @@ export function collectWorkspaceFacts(cwd: string, now: Date): WorkspaceFacts {
 }
 
 /** `textTools`: the model calls tools in its text (Cline's XML format) instead of native tool calling. */
-export function buildSystemPrompt(facts: WorkspaceFacts, tools: readonly ToolDefinition[], rules: readonly EnabledRule[], options: { textTools?: boolean } = {}): string {
+export function buildSystemPrompt(
+  facts: WorkspaceFacts,
+  tools: readonly ToolDefinition[],
+  rules: readonly EnabledRule[],
+  options: { textTools?: boolean } = {},
+): string {
   const sections = [
     "You are Dline, a software engineering agent working in the person's workspace. You accomplish the task step by step with the tools below, " +
       "one or more tool calls per turn, and you read each tool's result before deciding the next step.",
-    options.textTools ? textToolPrompt(tools) : [
-      "# Tool use",
-      "Call tools through native tool calling; paths are relative to the workspace root and must stay inside it.",
-      "Read a file before editing it. Prefer replace_in_file for small edits and write_to_file for new files or whole rewrites.",
-      "Some tool calls need the person's approval; if one is denied, adapt to their feedback.",
-      "When you need information only the person has, use ask_followup_question. When the task is done, use attempt_completion with a short summary.",
-      "",
-      ...tools.map((t) => `## ${t.name}\n${t.description}`),
-    ].join("\n"),
+    options.textTools
+      ? textToolPrompt(tools)
+      : [
+          "# Tool use",
+          "Call tools through native tool calling; paths are relative to the workspace root and must stay inside it.",
+          "Read a file before editing it. Prefer replace_in_file for small edits and write_to_file for new files or whole rewrites.",
+          "Some tool calls need the person's approval; if one is denied, adapt to their feedback.",
+          "When you need information only the person has, use ask_followup_question. When the task is done, use attempt_completion with a short summary.",
+          "",
+          ...tools.map((t) => `## ${t.name}\n${t.description}`),
+        ].join("\n"),
     [
       "# Workspace",
       `Operating system: ${facts.os}`,

@@ -36,9 +36,21 @@ function required(tool: ToolDefinition): string[] {
 /** The system prompt's tool section in this format: how to call, then each tool with its parameters. */
 export function textToolPrompt(tools: readonly ToolDefinition[]): string {
   const sections = tools.map((tool) => {
-    const params = properties(tool).map(([name, p]) => `- ${name}: (${required(tool).includes(name) ? "required" : "optional"}) ${p.description ?? ""}${p.type === "array" || p.type === "object" ? " (as JSON)" : ""}`);
-    const usage = [`<${tool.name}>`, ...properties(tool).map(([name]) => `<${name}>${name} value here</${name}>`), `</${tool.name}>`];
-    return [`## ${tool.name}`, `Description: ${tool.description}`, params.length ? `Parameters:\n${params.join("\n")}` : "Parameters: none", `Usage:\n${usage.join("\n")}`].join("\n");
+    const params = properties(tool).map(
+      ([name, p]) =>
+        `- ${name}: (${required(tool).includes(name) ? "required" : "optional"}) ${p.description ?? ""}${p.type === "array" || p.type === "object" ? " (as JSON)" : ""}`,
+    );
+    const usage = [
+      `<${tool.name}>`,
+      ...properties(tool).map(([name]) => `<${name}>${name} value here</${name}>`),
+      `</${tool.name}>`,
+    ];
+    return [
+      `## ${tool.name}`,
+      `Description: ${tool.description}`,
+      params.length ? `Parameters:\n${params.join("\n")}` : "Parameters: none",
+      `Usage:\n${usage.join("\n")}`,
+    ].join("\n");
   });
   return [
     "# Tool use",
@@ -57,7 +69,10 @@ function escapeRegex(text: string): string {
 }
 
 /** The tool calls in a finished answer, in order, and the text around them (what people read). */
-export function parseTextToolCalls(text: string, tools: readonly ToolDefinition[]): { text: string; calls: TextToolCall[] } {
+export function parseTextToolCalls(
+  text: string,
+  tools: readonly ToolDefinition[],
+): { text: string; calls: TextToolCall[] } {
   const byName = new Map(tools.map((t) => [t.name, t]));
   if (byName.size === 0) return { text, calls: [] };
   const opening = new RegExp(`<(${[...byName.keys()].map(escapeRegex).join("|")})>`, "g");
@@ -73,13 +88,20 @@ export function parseTextToolCalls(text: string, tools: readonly ToolDefinition[
     const body = text.slice(bodyStart, closeAt === -1 ? text.length : closeAt);
     visible.push(text.slice(position, match.index));
     const call = parseParameters(tool, body);
-    if (closeAt === -1 && !call.problem && !isWholeBody(tool, body)) call.problem = `the closing </${name}> tag is missing`;
+    if (closeAt === -1 && !call.problem && !isWholeBody(tool, body))
+      call.problem = `the closing </${name}> tag is missing`;
     calls.push(call);
     position = closeAt === -1 ? text.length : closeAt + name.length + 3;
     opening.lastIndex = position;
   }
   visible.push(text.slice(position));
-  return { text: visible.join("").replace(/\n{3,}/g, "\n\n").trim(), calls };
+  return {
+    text: visible
+      .join("")
+      .replace(/\n{3,}/g, "\n\n")
+      .trim(),
+    calls,
+  };
 }
 
 /** A body whose parameters all closed (a model may stop right before the tool's closing tag). */
@@ -97,7 +119,8 @@ function parseParameters(tool: ToolDefinition, body: string): TextToolCall {
     if (start === -1) continue;
     const valueStart = start + open.length;
     // The last closing tag: a file's content may itself contain the tag's text.
-    const end = name === "content" || name === "diff" ? body.lastIndexOf(`</${name}>`) : body.indexOf(`</${name}>`, valueStart);
+    const end =
+      name === "content" || name === "diff" ? body.lastIndexOf(`</${name}>`) : body.indexOf(`</${name}>`, valueStart);
     if (end === -1 || end < valueStart) {
       problem = `the parameter <${name}> is not closed`;
       continue;
@@ -161,7 +184,9 @@ export class TextToolStreamFilter {
 /** A tool call as the model would have written it in this format. */
 export function renderTextToolCall(name: string, input: unknown): string {
   const params = input && typeof input === "object" ? Object.entries(input as Record<string, unknown>) : [];
-  const lines = params.map(([key, value]) => `<${key}>${typeof value === "string" ? value : JSON.stringify(value)}</${key}>`);
+  const lines = params.map(
+    ([key, value]) => `<${key}>${typeof value === "string" ? value : JSON.stringify(value)}</${key}>`,
+  );
   return [`<${name}>`, ...lines, `</${name}>`].join("\n");
 }
 
@@ -169,12 +194,18 @@ export function renderTextToolCall(name: string, input: unknown): string {
  * Blocks of a conversation as text, for a request without native tools: tool calls as the XML
  * the model writes, results as text introduced by the call they answer (as Cline sends them).
  */
-export function toTextToolBlocks(blocks: readonly ContentBlock[], callsById: ReadonlyMap<string, { name: string; input: unknown }>): ContentBlock[] {
+export function toTextToolBlocks(
+  blocks: readonly ContentBlock[],
+  callsById: ReadonlyMap<string, { name: string; input: unknown }>,
+): ContentBlock[] {
   return blocks.map((b): ContentBlock => {
     if (b.type === "tool_use") return { type: "text", text: renderTextToolCall(b.name, b.input) };
     if (b.type === "tool_result") {
       const call = callsById.get(b.toolUseId);
-      const target = call && call.input && typeof call.input === "object" ? (call.input as Record<string, unknown>).path ?? (call.input as Record<string, unknown>).command : undefined;
+      const target =
+        call && call.input && typeof call.input === "object"
+          ? ((call.input as Record<string, unknown>).path ?? (call.input as Record<string, unknown>).command)
+          : undefined;
       const label = call ? `[${call.name}${typeof target === "string" ? ` for '${target}'` : ""}]` : "[tool]";
       return { type: "text", text: `${label} ${b.isError ? "Error" : "Result"}:\n${b.content}` };
     }

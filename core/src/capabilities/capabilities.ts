@@ -10,8 +10,22 @@
  */
 import type { EnabledRule, ToolDefinition } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
-import { SKILLS_RULE_NAME, type CapabilitiesPort, type CapabilityContext, type HookEvent, type HookOutcome, type SubagentDefinition } from "../runtime/index.js";
-import { assertKind, type CapabilityToggles, type CapabilityToggleView, type ToggleContext, type InstanceLayout, type CapabilityKind } from "../storage/index.js";
+import {
+  SKILLS_RULE_NAME,
+  type CapabilitiesPort,
+  type CapabilityContext,
+  type HookEvent,
+  type HookOutcome,
+  type SubagentDefinition,
+} from "../runtime/index.js";
+import {
+  assertKind,
+  type CapabilityToggles,
+  type CapabilityToggleView,
+  type ToggleContext,
+  type InstanceLayout,
+  type CapabilityKind,
+} from "../storage/index.js";
 import { CapabilityCatalog, type CapabilityOrigin, type FileCapabilities, type FileKind } from "./catalog.js";
 import { FileCache } from "./file-cache.js";
 import { runHooks } from "./hook-runner.js";
@@ -92,18 +106,30 @@ export class Capabilities implements CapabilitiesPort {
   private async snapshot(ctx: ToggleContext, kinds?: readonly FileKind[], withMcp = true): Promise<Snapshot> {
     const files = this.catalog.scan(ctx.workspaceRoot, kinds);
     const mcpDirs = this.catalog.locations("mcp", ctx.workspaceRoot);
-    const mcp = withMcp ? readMcpServers(this.mcpFiles, { globalSettingsFile: this.layout.mcpSettingsJson, dirs: mcpDirs }) : { servers: [], problems: [] };
+    const mcp = withMcp
+      ? readMcpServers(this.mcpFiles, { globalSettingsFile: this.layout.mcpSettingsJson, dirs: mcpDirs })
+      : { servers: [], problems: [] };
     // A malformed file hides its servers without removing them: only prune when all files parsed.
-    if (withMcp && mcp.problems.length === 0) this.mcp.prune(mcp.servers, [this.layout.mcpSettingsJson, ...mcpDirs.map((d) => d.dir)]);
+    if (withMcp && mcp.problems.length === 0)
+      this.mcp.prune(mcp.servers, [this.layout.mcpSettingsJson, ...mcpDirs.map((d) => d.dir)]);
     const session = withMcp && ctx.taskId ? (this.sessionServers.get(ctx.taskId) ?? []) : [];
     // A session's server wins over a file's server of the same name.
-    if (session.length > 0) mcp.servers = [...mcp.servers.filter((s) => !session.some((x) => x.name === s.name)), ...session];
+    if (session.length > 0)
+      mcp.servers = [...mcp.servers.filter((s) => !session.some((x) => x.name === s.name)), ...session];
     const found = Object.values(files).some((list: readonly unknown[]) => list.length > 0) || mcp.servers.length > 0;
     const views = found ? await this.toggleStore.list(ctx) : [];
     const toggles = new Map(views.map((v) => [`${v.kind}\u0000${v.resource}`, v]));
-    const fromRepository = files.hooks.some((h) => h.origin === "workspace") || mcp.servers.some((s) => s.origin === "workspace");
-    const trusted = fromRepository && ctx.workspaceRoot ? await this.settings.isWorkspaceTrusted(ctx.workspaceRoot) : false;
-    const snap: Snapshot = { files, mcp, toggles, trusted, enabled: (kind, resource) => toggles.get(`${kind}\u0000${resource}`)?.enabled ?? true };
+    const fromRepository =
+      files.hooks.some((h) => h.origin === "workspace") || mcp.servers.some((s) => s.origin === "workspace");
+    const trusted =
+      fromRepository && ctx.workspaceRoot ? await this.settings.isWorkspaceTrusted(ctx.workspaceRoot) : false;
+    const snap: Snapshot = {
+      files,
+      mcp,
+      toggles,
+      trusted,
+      enabled: (kind, resource) => toggles.get(`${kind}\u0000${resource}`)?.enabled ?? true,
+    };
     if (withMcp) await this.stopUnwanted(snap);
     return snap;
   }
@@ -124,13 +150,21 @@ export class Capabilities implements CapabilitiesPort {
     if (unwanted.length > 0) await this.mcp.stopServers(unwanted);
   }
 
-  private usable<T extends { resource: string; error?: string }>(snap: Snapshot, kind: CapabilityKind, entries: T[]): T[] {
+  private usable<T extends { resource: string; error?: string }>(
+    snap: Snapshot,
+    kind: CapabilityKind,
+    entries: T[],
+  ): T[] {
     return entries.filter((e) => !e.error && snap.enabled(kind, e.resource));
   }
 
   private usableMcp(snap: Snapshot): McpServerEntry[] {
     return snap.mcp.servers.filter(
-      (s) => s.config && !s.error && !needsTrust(s, snap.trusted) && (s.origin === "session" || (!s.disabledInFile && snap.enabled("mcp", s.name))),
+      (s) =>
+        s.config &&
+        !s.error &&
+        !needsTrust(s, snap.trusted) &&
+        (s.origin === "session" || (!s.disabledInFile && snap.enabled("mcp", s.name))),
     );
   }
 
@@ -177,14 +211,22 @@ export class Capabilities implements CapabilitiesPort {
 
   async runHooks(event: HookEvent, payload: Record<string, unknown>, ctx: CapabilityContext): Promise<HookOutcome> {
     const snap = await this.snapshot(ctx, ["hooks"], false);
-    const hooks = this.usable(snap, "hooks", snap.files.hooks).filter((h) => h.event === event && !needsTrust(h, snap.trusted));
+    const hooks = this.usable(snap, "hooks", snap.files.hooks).filter(
+      (h) => h.event === event && !needsTrust(h, snap.trusted),
+    );
     if (hooks.length === 0) return { runs: [] };
     return runHooks(
-      hooks.map((h) => ({ name: `${h.origin === "global" ? "hooks" : ".agents/hooks"}/${h.resource}`, path: h.sourcePath })),
+      hooks.map((h) => ({
+        name: `${h.origin === "global" ? "hooks" : ".agents/hooks"}/${h.resource}`,
+        path: h.sourcePath,
+      })),
       event,
       { workspaceRoot: ctx.workspaceRoot, ...payload },
       ctx.workspaceRoot,
-      { timeoutMs: await this.settings.hookTimeoutMs({ workspaceRoot: ctx.workspaceRoot, taskId: ctx.taskId }), signal: ctx.signal },
+      {
+        timeoutMs: await this.settings.hookTimeoutMs({ workspaceRoot: ctx.workspaceRoot, taskId: ctx.taskId }),
+        signal: ctx.signal,
+      },
     );
   }
 
@@ -194,7 +236,15 @@ export class Capabilities implements CapabilitiesPort {
     const snap = await this.snapshot(ctx);
     if (ctx.connectMcp) await Promise.all(this.usableMcp(snap).map((s) => this.mcp.start(s, ctx.workspaceRoot)));
     const toggle = (kind: CapabilityKind, resource: string): CapabilityToggleView =>
-      snap.toggles.get(`${kind}\u0000${resource}`) ?? { kind, resource, enabled: true, decidedBy: undefined, global: "inherit", workspace: "inherit", task: "inherit" };
+      snap.toggles.get(`${kind}\u0000${resource}`) ?? {
+        kind,
+        resource,
+        enabled: true,
+        decidedBy: undefined,
+        global: "inherit",
+        workspace: "inherit",
+        task: "inherit",
+      };
     const out: CapabilityView[] = [];
     for (const kind of ["rules", "workflows", "skills", "subagents", "hooks"] as const) {
       for (const e of snap.files[kind]) {
@@ -225,15 +275,25 @@ export class Capabilities implements CapabilitiesPort {
         origin: s.origin,
         sourcePath: s.sourcePath,
         toggle: toggle("mcp", s.name),
-        enabled: !!s.config && !s.error && !untrusted && (s.origin === "session" || (!s.disabledInFile && toggle("mcp", s.name).enabled)),
+        enabled:
+          !!s.config &&
+          !s.error &&
+          !untrusted &&
+          (s.origin === "session" || (!s.disabledInFile && toggle("mcp", s.name).enabled)),
         error: s.error ?? status.lastError,
         untrusted,
         mcp: { ...status, state: untrusted ? "untrusted" : status.state, transport },
       });
     }
     const filtered = ctx.kind ? out.filter((c) => c.kind === ctx.kind) : out;
-    const workspaceTrusted = ctx.workspaceRoot ? snap.trusted || (await this.settings.isWorkspaceTrusted(ctx.workspaceRoot)) : false;
-    return { capabilities: filtered, problems: !ctx.kind || ctx.kind === "mcp" ? snap.mcp.problems : [], workspaceTrusted };
+    const workspaceTrusted = ctx.workspaceRoot
+      ? snap.trusted || (await this.settings.isWorkspaceTrusted(ctx.workspaceRoot))
+      : false;
+    return {
+      capabilities: filtered,
+      problems: !ctx.kind || ctx.kind === "mcp" ? snap.mcp.problems : [],
+      workspaceTrusted,
+    };
   }
 
   /**
@@ -243,7 +303,9 @@ export class Capabilities implements CapabilitiesPort {
   async applyToggle(ctx: ToggleContext, kind: string, resource: string): Promise<void> {
     if (kind !== "mcp") return;
     const snap = await this.snapshot(ctx, []);
-    const off = snap.mcp.servers.filter((s) => s.name === resource && s.origin !== "session" && !snap.enabled("mcp", s.name));
+    const off = snap.mcp.servers.filter(
+      (s) => s.name === resource && s.origin !== "session" && !snap.enabled("mcp", s.name),
+    );
     if (off.length > 0) await this.mcp.stopServers(off);
   }
 
@@ -261,7 +323,8 @@ export class Capabilities implements CapabilitiesPort {
     const replaced = previous.filter((p) => !next.some((n) => n.name === p.name && n.configKey === p.configKey));
     if (next.length > 0) this.sessionServers.set(taskId, next);
     else this.sessionServers.delete(taskId);
-    for (const entry of next.filter((e) => e.error)) this.logger.warn("session mcp server refused", { server: entry.name, error: entry.error });
+    for (const entry of next.filter((e) => e.error))
+      this.logger.warn("session mcp server refused", { server: entry.name, error: entry.error });
     await this.mcp.stopServers(replaced);
   }
 

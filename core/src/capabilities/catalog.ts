@@ -14,7 +14,15 @@ import { listField, parseFrontMatter, stringField } from "./front-matter.js";
 /** "session": an MCP server an editor gave one task for its lifetime (ACP session/new). */
 export type CapabilityOrigin = "global" | "workspace" | "session";
 
-export const HOOK_EVENTS: readonly HookEvent[] = ["TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PreToolUse", "PostToolUse", "UserPromptSubmit"];
+export const HOOK_EVENTS: readonly HookEvent[] = [
+  "TaskStart",
+  "TaskResume",
+  "TaskCancel",
+  "TaskComplete",
+  "PreToolUse",
+  "PostToolUse",
+  "UserPromptSubmit",
+];
 
 interface EntryBase {
   /** The toggle resource: a path relative to its location (a skill: its folder name). */
@@ -69,13 +77,18 @@ export class CapabilityCatalog {
 
   /** Global locations first, then the workspace's; named entries of the workspace win on lookup. */
   locations(kind: FileKind | "mcp", workspaceRoot: string | undefined): { origin: CapabilityOrigin; dir: string }[] {
-    const out: { origin: CapabilityOrigin; dir: string }[] = [{ origin: "global", dir: this.layout.capabilityDir(kind) }];
+    const out: { origin: CapabilityOrigin; dir: string }[] = [
+      { origin: "global", dir: this.layout.capabilityDir(kind) },
+    ];
     if (workspaceRoot) out.push({ origin: "workspace", dir: this.layout.workspaceCapabilityDir(workspaceRoot, kind) });
     return out;
   }
 
   /** Scans the given kinds (default all); the others come back empty. */
-  scan(workspaceRoot: string | undefined, kinds: readonly FileKind[] = ["rules", "workflows", "skills", "subagents", "hooks"]): FileCapabilities {
+  scan(
+    workspaceRoot: string | undefined,
+    kinds: readonly FileKind[] = ["rules", "workflows", "skills", "subagents", "hooks"],
+  ): FileCapabilities {
     const want = (k: FileKind) => kinds.includes(k);
     return {
       rules: want("rules") ? this.scanRules(workspaceRoot) : [],
@@ -118,12 +131,21 @@ export class CapabilityCatalog {
       const sourcePath = path.join(workspaceRoot, rel);
       const text = this.cache.read(sourcePath);
       const { fields, body } = parseFrontMatter(text ?? "");
-      out.push({ resource: rel, name: rel, description: stringField(fields, "description") ?? "", origin: "workspace", sourcePath, text: body, error: text === undefined ? "unreadable" : undefined });
+      out.push({
+        resource: rel,
+        name: rel,
+        description: stringField(fields, "description") ?? "",
+        origin: "workspace",
+        sourcePath,
+        text: body,
+        error: text === undefined ? "unreadable" : undefined,
+      });
     };
     for (const rel of ROOT_RULE_FILES) {
       const file = path.join(workspaceRoot, rel);
       if (rel === ".clinerules" && isDirectory(file)) {
-        for (const inner of listFilesRecursive(file, 3, (n) => TEXT_FILE(n) || !n.includes("."))) add(`${rel}/${inner}`);
+        for (const inner of listFilesRecursive(file, 3, (n) => TEXT_FILE(n) || !n.includes(".")))
+          add(`${rel}/${inner}`);
       } else if (isFile(file)) add(rel);
     }
     return out;
@@ -172,7 +194,12 @@ export class CapabilityCatalog {
           sourcePath,
           instructions: body,
           dir: skillDir,
-          files: text === undefined ? [] : listFilesRecursive(skillDir, 3).filter((f) => f !== "SKILL.md").slice(0, 100),
+          files:
+            text === undefined
+              ? []
+              : listFilesRecursive(skillDir, 3)
+                  .filter((f) => f !== "SKILL.md")
+                  .slice(0, 100),
           error,
         });
       }
@@ -257,7 +284,10 @@ function isExecutable(p: string): boolean {
 }
 
 /** A subagent definition: markdown with front matter, or JSON `{name, description, tools, profile, instructions}`. */
-export function parseSubagent(text: string, rel: string): { definition: SubagentDefinition; description: string } | { error: string } {
+export function parseSubagent(
+  text: string,
+  rel: string,
+): { definition: SubagentDefinition; description: string } | { error: string } {
   if (/\.json$/i.test(rel)) {
     let value: unknown;
     try {
@@ -267,11 +297,21 @@ export function parseSubagent(text: string, rel: string): { definition: Subagent
     }
     if (!value || typeof value !== "object" || Array.isArray(value)) return { error: "expected a JSON object" };
     const v = value as Record<string, unknown>;
-    const str = (k: string) => (typeof v[k] === "string" && (v[k]).length > 0 ? (v[k]) : undefined);
-    const tools = v.tools === undefined ? undefined : Array.isArray(v.tools) && v.tools.every((t) => typeof t === "string") ? (v.tools) : null;
+    const str = (k: string) => (typeof v[k] === "string" && v[k].length > 0 ? v[k] : undefined);
+    const tools =
+      v.tools === undefined
+        ? undefined
+        : Array.isArray(v.tools) && v.tools.every((t) => typeof t === "string")
+          ? v.tools
+          : null;
     if (tools === null) return { error: "tools must be a list of tool names" };
     return {
-      definition: { name: str("name") ?? baseName(rel), instructions: str("instructions") ?? "", tools, profileId: str("profileId") ?? str("profile") },
+      definition: {
+        name: str("name") ?? baseName(rel),
+        instructions: str("instructions") ?? "",
+        tools,
+        profileId: str("profileId") ?? str("profile"),
+      },
       description: str("description") ?? "",
     };
   }

@@ -64,7 +64,11 @@ export function listDir(dir: string): fs.Dirent[] {
 }
 
 /** Files under a folder, as `/`-separated paths relative to it, to a bounded depth. */
-export function listFilesRecursive(dir: string, maxDepth: number, accept: (name: string) => boolean = () => true): string[] {
+export function listFilesRecursive(
+  dir: string,
+  maxDepth: number,
+  accept: (name: string) => boolean = () => true,
+): string[] {
   const out: string[] = [];
   const walk = (current: string, prefix: string, depth: number) => {
     for (const entry of listDir(current)) {

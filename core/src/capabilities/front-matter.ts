@@ -10,7 +10,8 @@ export interface FrontMatter {
 
 function unquote(value: string): string {
   const v = value.trim();
-  if (v.length >= 2 && ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'")))) return v.slice(1, -1);
+  if (v.length >= 2 && ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'"))))
+    return v.slice(1, -1);
   return v;
 }
 
@@ -61,6 +62,10 @@ export function stringField(fields: FrontMatter["fields"], key: string): string 
 export function listField(fields: FrontMatter["fields"], key: string): string[] | undefined {
   const value = fields[key];
   if (Array.isArray(value)) return value;
-  if (typeof value === "string") return value.split(",").map((v) => v.trim()).filter(Boolean);
+  if (typeof value === "string")
+    return value
+      .split(",")
+      .map((v) => v.trim())
+      .filter(Boolean);
   return undefined;
 }

@@ -22,7 +22,14 @@ export interface HookToRun {
   path: string;
 }
 
-function runOne(hook: HookToRun, event: HookEvent, payload: Record<string, unknown>, cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<HookRun & { stdout: string }> {
+function runOne(
+  hook: HookToRun,
+  event: HookEvent,
+  payload: Record<string, unknown>,
+  cwd: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<HookRun & { stdout: string }> {
   return new Promise((resolve) => {
     let output = "";
     let stdout = "";
@@ -41,7 +48,13 @@ function runOne(hook: HookToRun, event: HookEvent, payload: Record<string, unkno
         detached: process.platform !== "win32",
       });
     } catch (err) {
-      resolve({ hook: hook.name, exitCode: null, output: `could not start: ${(err as Error).message}`, timedOut: false, stdout: "" });
+      resolve({
+        hook: hook.name,
+        exitCode: null,
+        output: `could not start: ${(err as Error).message}`,
+        timedOut: false,
+        stdout: "",
+      });
       return;
     }
     const kill = () => {
@@ -100,12 +113,23 @@ export async function runHooks(
 ): Promise<HookOutcome> {
   const runs: HookRun[] = [];
   for (const hook of hooks) {
-    const { stdout, ...run } = await runOne(hook, event, payload, cwd, options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, options.signal);
+    const { stdout, ...run } = await runOne(
+      hook,
+      event,
+      payload,
+      cwd,
+      options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+      options.signal,
+    );
     runs.push(run);
     if (event !== "PreToolUse") continue;
     const requested = blockRequest(stdout);
     if (requested || run.exitCode !== 0) {
-      const status = run.timedOut ? "timed out" : run.exitCode === null ? "did not run" : `exited with code ${run.exitCode}`;
+      const status = run.timedOut
+        ? "timed out"
+        : run.exitCode === null
+          ? "did not run"
+          : `exited with code ${run.exitCode}`;
       const reason = requested?.reason ?? (run.output.trim().slice(0, 2000) || `the hook ${hook.name} ${status}`);
       return { blocked: reason, runs };
     }

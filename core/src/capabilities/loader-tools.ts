@@ -22,7 +22,11 @@ export function loadWorkflowTool(workflows: ReadonlyMap<string, WorkflowEntry>):
     async execute(input) {
       const name = requireNonEmptyString(input, "name", "load_workflow");
       const workflow = workflows.get(name);
-      if (!workflow) throw new ToolError(`There is no enabled workflow named "${name}". Available: ${names.join(", ") || "none"}.`, "not_found");
+      if (!workflow)
+        throw new ToolError(
+          `There is no enabled workflow named "${name}". Available: ${names.join(", ") || "none"}.`,
+          "not_found",
+        );
       return ok(`<workflow name="${workflow.name}">\n${workflow.text.trim()}\n</workflow>`);
     },
   };
@@ -39,7 +43,10 @@ export function loadSkillTool(skills: ReadonlyMap<string, SkillEntry>): ToolDefi
       type: "object",
       properties: {
         name: { type: "string", description: "The skill's name.", enum: names },
-        file: { type: "string", description: "Optional: one of the skill's files (as listed when the skill is loaded)." },
+        file: {
+          type: "string",
+          description: "Optional: one of the skill's files (as listed when the skill is loaded).",
+        },
       },
       required: ["name"],
     },
@@ -48,11 +55,19 @@ export function loadSkillTool(skills: ReadonlyMap<string, SkillEntry>): ToolDefi
     async execute(input) {
       const name = requireNonEmptyString(input, "name", "load_skill");
       const skill = skills.get(name);
-      if (!skill) throw new ToolError(`There is no enabled skill named "${name}". Available: ${names.join(", ") || "none"}.`, "not_found");
+      if (!skill)
+        throw new ToolError(
+          `There is no enabled skill named "${name}". Available: ${names.join(", ") || "none"}.`,
+          "not_found",
+        );
       const file = optionalString(input, "file", "load_skill");
       if (file) {
         // Only the files listed for the skill: no path leaves its folder.
-        if (!skill.files.includes(file)) throw new ToolError(`The skill "${name}" has no file "${file}". Its files: ${skill.files.join(", ") || "none"}.`, "not_found");
+        if (!skill.files.includes(file))
+          throw new ToolError(
+            `The skill "${name}" has no file "${file}". Its files: ${skill.files.join(", ") || "none"}.`,
+            "not_found",
+          );
         const full = path.join(skill.dir, file);
         // A regular file only, opened without blocking (a FIFO in a repository never hangs the
         // sidecar), and read no further than the bound.
@@ -67,9 +82,13 @@ export function loadSkillTool(skills: ReadonlyMap<string, SkillEntry>): ToolDefi
         } finally {
           fs.closeSync(fd);
         }
-        return ok(`<skill_file skill="${name}" path="${file}"${stat.size > MAX_CAPABILITY_FILE_BYTES ? ' truncated="true"' : ""}>\n${text}\n</skill_file>`);
+        return ok(
+          `<skill_file skill="${name}" path="${file}"${stat.size > MAX_CAPABILITY_FILE_BYTES ? ' truncated="true"' : ""}>\n${text}\n</skill_file>`,
+        );
       }
-      const files = skill.files.length ? `\n\nFiles of this skill (load one with load_skill and "file"):\n${skill.files.map((f) => `- ${f}`).join("\n")}` : "";
+      const files = skill.files.length
+        ? `\n\nFiles of this skill (load one with load_skill and "file"):\n${skill.files.map((f) => `- ${f}`).join("\n")}`
+        : "";
       return ok(`<skill name="${skill.name}">\n${skill.instructions.trim()}${files}\n</skill>`);
     },
   };

@@ -49,7 +49,9 @@ export class CheckpointLog {
     if (known && refs && refs.size === known.size && [...refs].every(([ref, id]) => known.get(ref)?.id === id)) {
       return inRefOrder([...known.values()].map((c) => ({ ...c })));
     }
-    const listed = parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, taskRefPrefix(taskId)], { signal }));
+    const listed = parseRefRecords(
+      await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, taskRefPrefix(taskId)], { signal }),
+    );
     this.listings.delete(taskId);
     this.listings.set(taskId, new Map(listed.map((c) => [c.ref, { ...c }])));
     // A few tasks' listings are kept (each holds up to 500 left-out entries per checkpoint).
@@ -110,7 +112,10 @@ export class CheckpointLog {
     const head = files ? await this.readRef(SNAPSHOT_HEAD) : undefined;
     if (files && !head) return undefined;
     if (head && this.knownHead?.commit === head) return this.knownHead.tree;
-    const out = await this.git.text(["rev-parse", "--verify", "-q", `${SNAPSHOT_HEAD}^{tree}`], { okCodes: [1], signal });
+    const out = await this.git.text(["rev-parse", "--verify", "-q", `${SNAPSHOT_HEAD}^{tree}`], {
+      okCodes: [1],
+      signal,
+    });
     return out.trim() || undefined;
   }
 
@@ -127,7 +132,7 @@ export class CheckpointLog {
   /**
    * Commits the index (or `tree` when given: checkpoints without a new snapshot) as a
    * checkpoint of `meta.task`, moves HEAD to it and clears the task's restored marker. HEAD
- * only serves as the base `git status` compares the index with.
+   * only serves as the base `git status` compares the index with.
    */
   async commit(
     meta: Omit<CheckpointMeta, "reused">,
@@ -154,7 +159,11 @@ export class CheckpointLog {
    * `objectsDir` (index-tree.ts): for saves that staged a whole workspace, where write-tree
    * would create thousands of loose tree files.
    */
-  private async commitPacked(meta: Omit<CheckpointMeta, "reused">, objectsDir: string, signal?: AbortSignal): Promise<CheckpointInfo> {
+  private async commitPacked(
+    meta: Omit<CheckpointMeta, "reused">,
+    objectsDir: string,
+    signal?: AbortSignal,
+  ): Promise<CheckpointInfo> {
     const batch = new ObjectBatch();
     const [tree, previous] = await Promise.all([treeOfIndex(this.git, batch, signal), this.headTree(signal)]);
     const full: CheckpointMeta = { ...meta, reused: previous === tree };
@@ -164,7 +173,12 @@ export class CheckpointLog {
   }
 
   /** Objects are written: the checkpoint's ref, then HEAD (a crash leaves no ref to a missing object). */
-  private async finishCommit(full: CheckpointMeta, commit: string, tree: string, signal?: AbortSignal): Promise<CheckpointInfo> {
+  private async finishCommit(
+    full: CheckpointMeta,
+    commit: string,
+    tree: string,
+    signal?: AbortSignal,
+  ): Promise<CheckpointInfo> {
     const ref = await this.addTaskRef(full.task, full.createdAt, commit, signal);
     await this.clearRestoredMarker(full.task, signal);
     await this.writeLooseRef(SNAPSHOT_HEAD, commit, signal);

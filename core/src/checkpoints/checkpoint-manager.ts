@@ -134,10 +134,20 @@ export class CheckpointManager {
       pending = this.guarded(task, async (entry) => {
         const existing = await entry.engine.list(task.id);
         if (existing.length) return existing[0];
-        return entry.engine.save({ taskId: task.id, kind: "baseline", messageId, editedPaths: [], scan: true, hasFiles: true });
+        return entry.engine.save({
+          taskId: task.id,
+          kind: "baseline",
+          messageId,
+          editedPaths: [],
+          scan: true,
+          hasFiles: true,
+        });
       });
       this.baselines.set(task.id, pending);
-      pending.then((cp) => cp === undefined && this.baselines.delete(task.id), () => this.baselines.delete(task.id));
+      pending.then(
+        (cp) => cp === undefined && this.baselines.delete(task.id),
+        () => this.baselines.delete(task.id),
+      );
       this.running.add(task.id);
     }
     return pending;
@@ -166,14 +176,28 @@ export class CheckpointManager {
   }
 
   /** Context compaction: a checkpoint without a file snapshot (only "task only" restores). */
-  async saveCompaction(task: CheckpointTask, options: { messageId?: string } = {}): Promise<CheckpointInfo | undefined> {
+  async saveCompaction(
+    task: CheckpointTask,
+    options: { messageId?: string } = {},
+  ): Promise<CheckpointInfo | undefined> {
     await this.baselineOf(task);
     return this.guarded(task, (entry) =>
-      entry.engine.save({ taskId: task.id, kind: "compaction", messageId: options.messageId ?? "", editedPaths: [], scan: false, hasFiles: false }),
+      entry.engine.save({
+        taskId: task.id,
+        kind: "compaction",
+        messageId: options.messageId ?? "",
+        editedPaths: [],
+        scan: false,
+        hasFiles: false,
+      }),
     );
   }
 
-  private async saveFiles(task: CheckpointTask, kind: "turn" | "completion", options: SaveOptions): Promise<CheckpointInfo | undefined> {
+  private async saveFiles(
+    task: CheckpointTask,
+    kind: "turn" | "completion",
+    options: SaveOptions,
+  ): Promise<CheckpointInfo | undefined> {
     await this.baselineOf(task);
     const edited = options.editedPaths ?? [];
     return this.guarded(task, async (entry) => {
@@ -219,7 +243,8 @@ export class CheckpointManager {
     try {
       root = await this.rootFor(query);
     } catch (err) {
-      if (err instanceof DlineError && err.code === "failed_precondition") return makeStatus("unavailable", err.message, { canRetry: false });
+      if (err instanceof DlineError && err.code === "failed_precondition")
+        return makeStatus("unavailable", err.message, { canRetry: false });
       throw err;
     }
     return this.workspaces.status(root, query.taskId);
@@ -263,7 +288,8 @@ export class CheckpointManager {
     const engine = await this.engineOfTask(taskId);
     const cps = (await engine.list(taskId)).filter((c) => c.hasFiles);
     const completions = cps.filter((c) => c.kind === "completion");
-    if (!completions.length) throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
+    if (!completions.length)
+      throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
     const to = completions[completions.length - 1];
     const from = completions.length > 1 ? completions[completions.length - 2] : cps[0];
     return { files: await engine.between(taskId, from, to), from: from.id, to: to.id };
@@ -289,7 +315,9 @@ export class CheckpointManager {
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.editMessage(messageId, text, mode, async () => {
       const status = await this.status({ taskId });
-      return status.state === "failed" || status.state === "unavailable" || status.state === "disabled" ? status.message : undefined;
+      return status.state === "failed" || status.state === "unavailable" || status.state === "disabled"
+        ? status.message
+        : undefined;
     });
   }
 
@@ -383,9 +411,11 @@ export class CheckpointManager {
     // is moved away under its lock, so that none is removed while in use.
     const dir = this.o.layout.checkpointsDir;
     for (const [i, engine] of this.workspaces.engines().entries()) {
-      await engine.moveAway(path.join(dir, `.deleting-${process.pid}-${i}`)).catch((err: Error) =>
-        this.o.logger.warn("moving a checkpoint repository away failed", { error: err.message }),
-      );
+      await engine
+        .moveAway(path.join(dir, `.deleting-${process.pid}-${i}`))
+        .catch((err: Error) =>
+          this.o.logger.warn("moving a checkpoint repository away failed", { error: err.message }),
+        );
     }
     this.workspaces.clear();
     this.baselines.clear();

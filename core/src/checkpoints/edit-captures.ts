@@ -75,7 +75,12 @@ export class EditCaptures {
     const capture = this.take(repoPath, at, batch);
     const record: CaptureRecord = { v: 1, task: taskId, captures: [...captures, capture] };
     const blobs = [...new Set(record.captures.flatMap((c) => (c.id ? [c.id] : [])))].sort();
-    const tree = batch.put("tree", Buffer.concat(blobs.map((id) => Buffer.concat([Buffer.from(`100644 ${id}\0`, "latin1"), Buffer.from(id, "hex")]))));
+    const tree = batch.put(
+      "tree",
+      Buffer.concat(
+        blobs.map((id) => Buffer.concat([Buffer.from(`100644 ${id}\0`, "latin1"), Buffer.from(id, "hex")])),
+      ),
+    );
     const message = `Dline pre-images\n\n${JSON.stringify(record)}\n`;
     const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, at, message));
     // The captured blob may be in the pack already written; the pack then repeats it (harmless).
@@ -91,7 +96,14 @@ export class EditCaptures {
     const st = lstatIfPresent(abs);
     if (!st || st.isDirectory()) return { path: repoPath, at, kind: "created" };
     if (st.size > this.sizeLimitBytes) return { path: repoPath, at, kind: "too_large" };
-    if (st.isSymbolicLink()) return { path: repoPath, at, kind: "preimage", mode: "120000", id: batch.put("blob", Buffer.from(readlinkSync(abs))) };
+    if (st.isSymbolicLink())
+      return {
+        path: repoPath,
+        at,
+        kind: "preimage",
+        mode: "120000",
+        id: batch.put("blob", Buffer.from(readlinkSync(abs))),
+      };
     // A named pipe, socket or device: reading it could wait forever; a restore leaves it as it is.
     if (!st.isFile()) return { path: repoPath, at, kind: "too_large" };
     let content: Buffer;
@@ -101,7 +113,13 @@ export class EditCaptures {
       // Unreadable (permissions, a socket): the tool will fail on it too; nothing to keep.
       return { path: repoPath, at, kind: "too_large" };
     }
-    return { path: repoPath, at, kind: "preimage", mode: st.mode & 0o111 ? "100755" : "100644", id: batch.put("blob", content) };
+    return {
+      path: repoPath,
+      at,
+      kind: "preimage",
+      mode: st.mode & 0o111 ? "100755" : "100644",
+      id: batch.put("blob", content),
+    };
   }
 
   private async read(taskId: string): Promise<{ commit: string; record: CaptureRecord } | undefined> {
@@ -113,7 +131,8 @@ export class EditCaptures {
     const cached = this.cache.get(taskId);
     if (cached?.commit === commit) return cached;
     const loose = readLooseObject(this.objectsDir, commit);
-    const body = loose?.type === "commit" ? loose.body.toString("utf8") : await this.git.text(["cat-file", "commit", commit]);
+    const body =
+      loose?.type === "commit" ? loose.body.toString("utf8") : await this.git.text(["cat-file", "commit", commit]);
     const line = body.split("\n").find((l) => l.startsWith("{"));
     const record = line ? (JSON.parse(line) as CaptureRecord) : undefined;
     if (!record || record.v !== 1 || !Array.isArray(record.captures)) return undefined;
@@ -124,6 +143,10 @@ export class EditCaptures {
 }
 
 /** The first capture of `repoPath` taken after `time` (what the file was at a checkpoint of that time). */
-export function captureAfter(captures: readonly EditCapture[], repoPath: string, time: number): EditCapture | undefined {
+export function captureAfter(
+  captures: readonly EditCapture[],
+  repoPath: string,
+  time: number,
+): EditCapture | undefined {
   return captures.find((c) => c.path === repoPath && c.at > time);
 }

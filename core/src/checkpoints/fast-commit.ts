@@ -51,7 +51,8 @@ export async function readPathChanges(workspaceRoot: string, paths: string[]): P
       const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(() => undefined);
       // Only files and links are snapshotted: reading a named pipe (FIFO) would wait forever.
       if (!st || !(st.isFile() || st.isSymbolicLink())) return { path: p, mode: "delete" };
-      if (st.isSymbolicLink()) return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
+      if (st.isSymbolicLink())
+        return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
       const content = await (sync && st.size <= SMALL_FILE ? readSmall(abs) : fs.readFile(abs).catch(() => undefined));
       if (!content) return { path: p, mode: "delete" };
       return { path: p, mode: st.mode & 0o111 ? "100755" : "100644", content };
@@ -82,7 +83,10 @@ export class FastCommitter {
   /** True when this repository can take fast commits (files ref store, SHA-1 objects); asked once. */
   usable(): Promise<boolean> {
     return (this.usableAnswer ??= (async () => {
-      const reftable = await fs.stat(path.join(this.gitDir, "reftable")).then(() => true, () => false);
+      const reftable = await fs.stat(path.join(this.gitDir, "reftable")).then(
+        () => true,
+        () => false,
+      );
       const config = await fs.readFile(path.join(this.gitDir, "config"), "utf8").catch(() => "");
       return !reftable && !/objectformat\s*=\s*sha256/i.test(config);
     })());
@@ -95,7 +99,11 @@ export class FastCommitter {
 }
 
 /** Mode and blob id of each path in `dataref` (absent paths and folders are missing from the map). */
-export async function sessionEntries(session: FastImportSession, dataref: string, paths: readonly string[]): Promise<TreeEntries> {
+export async function sessionEntries(
+  session: FastImportSession,
+  dataref: string,
+  paths: readonly string[],
+): Promise<TreeEntries> {
   const answers = await Promise.all(paths.map((p) => session.ls(dataref, p)));
   const result: TreeEntries = new Map();
   paths.forEach((p, i) => {

@@ -86,7 +86,9 @@ export class FastImportSession {
     // end two packs); turns keep loose objects so that packs do not pile up between gcs.
     const unpack = options.keepPacks ? ["-c", "fastimport.unpackLimit=0"] : [];
     return new FastImportSession(
-      git.spawn(["-c", "core.fsync=none", ...unpack, "fast-import", "--quiet", "--force", "--done"], { signal: options.signal }),
+      git.spawn(["-c", "core.fsync=none", ...unpack, "fast-import", "--quiet", "--force", "--done"], {
+        signal: options.signal,
+      }),
     );
   }
 
@@ -103,7 +105,8 @@ export class FastImportSession {
   async rootTree(dataref: string): Promise<string> {
     const line = await this.ask(`ls ${dataref} ""\n`, (l) => l);
     const [, type, id] = line.split("\t")[0].split(" ");
-    if (type !== "tree") throw new GitError("not a commit with a tree", ["fast-import"], `bad tree object ${dataref}: ${line}`, 1);
+    if (type !== "tree")
+      throw new GitError("not a commit with a tree", ["fast-import"], `bad tree object ${dataref}: ${line}`, 1);
     return id;
   }
 

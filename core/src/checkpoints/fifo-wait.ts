@@ -19,7 +19,8 @@ export function fifoWaitedOn(pid: number): string | undefined {
   for (const tid of tids) {
     const dir = `/proc/${pid}/task/${tid}`;
     const wchan = readOrEmpty(`${dir}/wchan`).trim();
-    if (wchan === "wait_for_partner" || wchan === "fifo_open") return openedPath(pid, readOrEmpty(`${dir}/syscall`)) ?? "";
+    if (wchan === "wait_for_partner" || wchan === "fifo_open")
+      return openedPath(pid, readOrEmpty(`${dir}/syscall`)) ?? "";
     if (/^pipe_(read|write|wait)/.test(wchan)) {
       // A pipe: ours (stdin, stdout) are anonymous; a FIFO of the file system has a path.
       const fd = Number(readOrEmpty(`${dir}/syscall`).split(" ")[1]);
@@ -50,7 +51,10 @@ function openedPath(pid: number, syscall: string): string | undefined {
   const name = readCString(pid, Number(pointer));
   if (!name) return undefined;
   if (path.isAbsolute(name)) return name;
-  const base = dirfd === undefined || (dirfd & 0xffffffff) === AT_FDCWD ? linkOrEmpty(`/proc/${pid}/cwd`) : linkOrEmpty(`/proc/${pid}/fd/${dirfd}`);
+  const base =
+    dirfd === undefined || (dirfd & 0xffffffff) === AT_FDCWD
+      ? linkOrEmpty(`/proc/${pid}/cwd`)
+      : linkOrEmpty(`/proc/${pid}/fd/${dirfd}`);
   return base ? path.resolve(base, name) : name;
 }
 
@@ -63,7 +67,8 @@ function readCString(pid: number, address: number): string | undefined {
     // Up to the end of the page the string starts in (the next one may not be mapped), then on.
     const first = 4096 - (address % 4096);
     let read = readSync(fd, buf, 0, first, address);
-    if (!buf.subarray(0, read).includes(0) && read === first) read += readSync(fd, buf, read, 4096 - read, address + read);
+    if (!buf.subarray(0, read).includes(0) && read === first)
+      read += readSync(fd, buf, read, 4096 - read, address + read);
     const end = buf.subarray(0, read).indexOf(0);
     return end > 0 ? buf.subarray(0, end).toString("utf8") : undefined;
   } catch {

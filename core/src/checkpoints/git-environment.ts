@@ -21,15 +21,23 @@ const PROGRAM_VARIABLES = new Set(["EDITOR", "VISUAL", "PAGER", "SSH_ASKPASS", "
 
 /** Settings given on every command line (they beat any config file). */
 export const COMMAND_LINE_SETTINGS: readonly string[] = [
-  "-c", "commit.gpgSign=false",
-  "-c", "tag.gpgSign=false",
-  "-c", "core.quotePath=false",
-  "-c", "core.autocrlf=false",
-  "-c", "core.safecrlf=false",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "tag.gpgSign=false",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "core.autocrlf=false",
+  "-c",
+  "core.safecrlf=false",
   // The workspace may belong to another user; only the command line (or a global config) may say so.
-  "-c", "safe.directory=*",
-  "-c", "core.excludesFile=/dev/null",
-  "-c", "core.attributesFile=/dev/null",
+  "-c",
+  "safe.directory=*",
+  "-c",
+  "core.excludesFile=/dev/null",
+  "-c",
+  "core.attributesFile=/dev/null",
 ];
 
 /** The GIT_* variables the checkpoint module itself sets (simple-git's environment guard lets only these through). */

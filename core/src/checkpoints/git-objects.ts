@@ -57,7 +57,12 @@ function sortKey(item: TreeItem): Buffer {
 }
 
 /** A parentless commit's body, author and committer alike (as fast-import writes it). */
-export function commitBody(tree: string, identity: { name: string; email: string }, timeMs: number, message: string): Buffer {
+export function commitBody(
+  tree: string,
+  identity: { name: string; email: string },
+  timeMs: number,
+  message: string,
+): Buffer {
   const who = `${identity.name} <${identity.email}> ${Math.floor(timeMs / 1000)} +0000`;
   return Buffer.from(`tree ${tree}\nauthor ${who}\ncommitter ${who}\n\n${message}`, "utf8");
 }

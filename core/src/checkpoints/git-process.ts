@@ -101,7 +101,12 @@ export class ShadowGit {
   private readonly children: GitChildren;
 
   constructor(readonly options: ShadowGitOptions) {
-    this.env = isolatedGitEnv({ gitDir: options.gitDir, workTree: options.workTree, emptyDir: options.emptyHooksDir, baseEnv: options.baseEnv });
+    this.env = isolatedGitEnv({
+      gitDir: options.gitDir,
+      workTree: options.workTree,
+      emptyDir: options.emptyHooksDir,
+      baseEnv: options.baseEnv,
+    });
     this.children = options.children ?? new GitChildren();
   }
 
@@ -161,7 +166,8 @@ export class ShadowGit {
         const stderr = Buffer.concat(err).toString("utf8");
         const exitCode = code ?? -1;
         if (fifo !== undefined) reject(new SpecialFileError(fifo));
-        else if (signal?.aborted) reject(new GitError(`git ${subcommandOf(args) ?? args[0]} was stopped`, args, stderr, null));
+        else if (signal?.aborted)
+          reject(new GitError(`git ${subcommandOf(args) ?? args[0]} was stopped`, args, stderr, null));
         else if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
         else reject(failure(args, stderr, exitCode));
       });
@@ -176,7 +182,10 @@ export class ShadowGit {
   }
 
   /** A one-shot command without input, through simple-git (its argument and environment guards). */
-  async command(args: string[], opts: Omit<GitRunOptions, "input"> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+  async command(
+    args: string[],
+    opts: Omit<GitRunOptions, "input"> = {},
+  ): Promise<{ stdout: string; stderr: string; code: number }> {
     if (!existsSync(this.options.workTree)) throw this.spawnFailure(args, "ENOENT", "");
     if (WORKSPACE_READERS.has(subcommandOf(args) ?? "")) {
       const result = await this.run(args, opts);
@@ -209,7 +218,12 @@ export class ShadowGit {
 }
 
 function failure(args: string[], stderr: string, exitCode: number): GitError {
-  return new GitError(`git ${args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`, args, stderr, exitCode);
+  return new GitError(
+    `git ${args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+    args,
+    stderr,
+    exitCode,
+  );
 }
 
 /** NUL-separated git output to a list (the trailing empty entry dropped). */

@@ -18,7 +18,7 @@ export async function treeOfIndex(git: ShadowGit, batch: ObjectBatch, signal?: A
   const root: Folder = { files: [], folders: new Map() };
   // Bytes, not text: file names need not be valid UTF-8, and trees must name them exactly.
   const out = (await git.run(["ls-files", "-s", "-z"], { signal })).stdout;
-  for (let pos = 0; pos < out.length; ) {
+  for (let pos = 0; pos < out.length;) {
     const end = out.indexOf(0, pos);
     const tab = out.indexOf(9, pos);
     // "<mode> <id> <stage>\t<path>"
@@ -37,7 +37,8 @@ export async function treeOfIndex(git: ShadowGit, batch: ObjectBatch, signal?: A
   }
   const write = (folder: Folder): string => {
     const items = [...folder.files];
-    for (const [key, sub] of folder.folders) items.push({ mode: TREE_MODE, name: Buffer.from(key, "latin1"), id: write(sub) });
+    for (const [key, sub] of folder.folders)
+      items.push({ mode: TREE_MODE, name: Buffer.from(key, "latin1"), id: write(sub) });
     return batch.put("tree", serializeTree(items));
   };
   return write(root);

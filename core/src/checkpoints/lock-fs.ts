@@ -24,7 +24,8 @@ export function syncLockFs() {
   return {
     mkdir: (p: string, callback: Callback) => settle(callback, () => void fs.mkdirSync(p)),
     stat: (p: string, callback: Callback<fs.Stats>) => settle(callback, () => fs.statSync(p)),
-    utimes: (p: string, atime: Date, mtime: Date, callback: Callback) => settle(callback, () => fs.utimesSync(p, atime, mtime)),
+    utimes: (p: string, atime: Date, mtime: Date, callback: Callback) =>
+      settle(callback, () => fs.utimesSync(p, atime, mtime)),
     rmdir: (p: string, callback: Callback) => settle(callback, () => fs.rmdirSync(p)),
     rmdirSync: (p: string) => fs.rmdirSync(p),
     realpath: (p: string, callback: Callback<string>) => settle(callback, () => fs.realpathSync(p)),

@@ -36,7 +36,8 @@ export async function runOneShot(
   const stdout = await git.raw(args);
   const stderr = Buffer.concat(outcome?.stdErr ?? []).toString("utf8");
   // A process ended by a signal has no exit code: a failure, never a success.
-  const code = outcome === undefined ? 0 : outcome.exitCode ?? -1;
-  const spawnError = code < 0 && outcome?.exitCode !== null ? /\b(E[A-Z]+)\b/.exec(stderr)?.[1] ?? "EUNKNOWN" : undefined;
+  const code = outcome === undefined ? 0 : (outcome.exitCode ?? -1);
+  const spawnError =
+    code < 0 && outcome?.exitCode !== null ? (/\b(E[A-Z]+)\b/.exec(stderr)?.[1] ?? "EUNKNOWN") : undefined;
   return { stdout, stderr, code, spawnError };
 }

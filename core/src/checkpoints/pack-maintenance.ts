@@ -34,7 +34,16 @@ export class PackMaintenance {
     if (loose < LOOSE_LIMIT && !consolidate) return;
     const abort = new AbortController();
     // -A: everything into one pack (unreachable objects become loose instead of being dropped).
-    const args = ["-c", "pack.threads=1", "repack", ...(consolidate ? ["-A"] : []), "-d", "-l", "-q", "--no-write-bitmap-index"];
+    const args = [
+      "-c",
+      "pack.threads=1",
+      "repack",
+      ...(consolidate ? ["-A"] : []),
+      "-d",
+      "-l",
+      "-q",
+      "--no-write-bitmap-index",
+    ];
     const done = this.git
       .command(args, { signal: abort.signal })
       .then(

@@ -39,7 +39,9 @@ export interface NewObject {
  * garbage collection after deletions).
  */
 export async function writePack(objectsDir: string, objects: ReadonlyMap<string, NewObject>): Promise<string> {
-  const entries = [...objects].map(([id, o]) => ({ id, ...o })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const entries = [...objects]
+    .map(([id, o]) => ({ id, ...o }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const header = Buffer.alloc(12);
   header.write("PACK", 0, "latin1");
   header.writeUInt32BE(2, 4);
@@ -50,7 +52,8 @@ export async function writePack(objectsDir: string, objects: ReadonlyMap<string,
   for (const [i, e] of entries.entries()) {
     // A baseline's thousands of trees: other work of the process runs between slices.
     if (i > 0 && i % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
-    const compressed = e.body.length <= SMALL ? zlib.deflateSync(e.body, SMALL_DEFLATE) : await deflate(e.body, { level: 1 });
+    const compressed =
+      e.body.length <= SMALL ? zlib.deflateSync(e.body, SMALL_DEFLATE) : await deflate(e.body, { level: 1 });
     const packed = Buffer.concat([objectHeader(TYPE_CODES[e.type], e.body.length), compressed]);
     records.push({ id: e.id, offset, crc: zlib.crc32(packed) });
     parts.push(packed);

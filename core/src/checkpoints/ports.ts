@@ -12,7 +12,11 @@ export interface TaskConversationPort {
    * (Restore Chat); without, the conversation is rewound to just before the message's
    * follow-ups (Restore Task / Restore All).
    */
-  rewindConversation(taskId: string, messageId: string, options?: { editedText?: string; beforeMessage?: boolean }): Promise<void>;
+  rewindConversation(
+    taskId: string,
+    messageId: string,
+    options?: { editedText?: string; beforeMessage?: boolean },
+  ): Promise<void>;
   /** A sent message's text and time, for EditMessage; undefined when there is no such message. */
   messageInfo(taskId: string, messageId: string): Promise<{ text: string; createdAt: number } | undefined>;
   /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */

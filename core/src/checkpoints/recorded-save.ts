@@ -1,4 +1,10 @@
-import { encodeMessage, MAX_RECORDED_SKIPS, SNAPSHOT_HEAD, type CheckpointInfo, type CheckpointMeta } from "./checkpoint-record.js";
+import {
+  encodeMessage,
+  MAX_RECORDED_SKIPS,
+  SNAPSHOT_HEAD,
+  type CheckpointInfo,
+  type CheckpointMeta,
+} from "./checkpoint-record.js";
 import type { CheckpointLog } from "./checkpoint-log.js";
 import { dedupeSkips, type SkippedPath } from "./exclusions.js";
 import { changesTree, readPathChanges, sessionEntries, type FastCommitter, type PathChange } from "./fast-commit.js";
@@ -61,7 +67,14 @@ export class RecordedPathSaver {
       let baseTree: string;
       let baseEntries;
       try {
-        [baseTree, baseEntries] = await Promise.all([baseTreeAnswer, sessionEntries(session, head, changes.map((c) => c.path))]);
+        [baseTree, baseEntries] = await Promise.all([
+          baseTreeAnswer,
+          sessionEntries(
+            session,
+            head,
+            changes.map((c) => c.path),
+          ),
+        ]);
       } catch {
         // HEAD unreadable (e.g. damaged objects): the staging path finds out and repairs.
         if (own) await session.abort();
@@ -94,7 +107,12 @@ export class RecordedPathSaver {
   }
 
   /** The git-less way (see above); undefined when a tree on the way is neither remembered nor loose. */
-  private async saveWithoutGit(meta: BaseMeta, head: string, editedPaths: readonly string[], carried: SkippedPath[]): Promise<CheckpointInfo | undefined> {
+  private async saveWithoutGit(
+    meta: BaseMeta,
+    head: string,
+    editedPaths: readonly string[],
+    carried: SkippedPath[],
+  ): Promise<CheckpointInfo | undefined> {
     try {
       const baseTree = this.log.knownTreeOf(head) ?? this.editor.treeOfCommit(head);
       const { changes, skipped } = await this.changesOf(editedPaths);

@@ -29,7 +29,10 @@ export class RepoLock {
    */
   async with<T>(fn: () => Promise<T>, options: { create: false }): Promise<T | typeof RepoLock.MISSING>;
   async with<T>(fn: () => Promise<T>, options?: { create: true }): Promise<T>;
-  async with<T>(fn: () => Promise<T>, options: { create: boolean } = { create: true }): Promise<T | typeof RepoLock.MISSING> {
+  async with<T>(
+    fn: () => Promise<T>,
+    options: { create: boolean } = { create: true },
+  ): Promise<T | typeof RepoLock.MISSING> {
     const run = this.tail.then(() => this.withFileLock(fn, options.create));
     this.tail = run.catch(() => undefined);
     return run;
@@ -40,21 +43,23 @@ export class RepoLock {
   private async withFileLock<T>(fn: () => Promise<T>, create: boolean): Promise<T | typeof RepoLock.MISSING> {
     if (create) mkdirSync(path.dirname(this.lockTarget), { recursive: true, mode: PRIVATE_DIR_MODE });
     else if (!existsSync(path.dirname(this.lockTarget))) return RepoLock.MISSING;
-    const release = await lockfile.lock(this.lockTarget, {
-      stale: this.staleMs,
-      update: Math.max(1000, Math.floor(this.staleMs / 2)),
-      realpath: false,
-      lockfilePath: `${this.lockTarget}.lock`,
-      fs: this.lockFs,
-      retries: { retries: Math.ceil(this.waitMs / 100), minTimeout: 50, maxTimeout: 200, factor: 1.2 },
-      // proper-lockfile's default throws from a timer (taking the process down) when the lock
-      // could not be refreshed in time; the git steps themselves stay safe, so only note it.
-      onCompromised: (err) => this.onCompromised(err),
-    }).catch((err: NodeJS.ErrnoException) => {
-      // The folder went between the check and the lock (Delete Everything): nothing to read.
-      if (!create && err.code === "ENOENT") return undefined;
-      throw err;
-    });
+    const release = await lockfile
+      .lock(this.lockTarget, {
+        stale: this.staleMs,
+        update: Math.max(1000, Math.floor(this.staleMs / 2)),
+        realpath: false,
+        lockfilePath: `${this.lockTarget}.lock`,
+        fs: this.lockFs,
+        retries: { retries: Math.ceil(this.waitMs / 100), minTimeout: 50, maxTimeout: 200, factor: 1.2 },
+        // proper-lockfile's default throws from a timer (taking the process down) when the lock
+        // could not be refreshed in time; the git steps themselves stay safe, so only note it.
+        onCompromised: (err) => this.onCompromised(err),
+      })
+      .catch((err: NodeJS.ErrnoException) => {
+        // The folder went between the check and the lock (Delete Everything): nothing to read.
+        if (!create && err.code === "ENOENT") return undefined;
+        throw err;
+      });
     if (!release) return RepoLock.MISSING;
     try {
       return await fn();

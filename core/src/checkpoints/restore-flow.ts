@@ -53,7 +53,10 @@ export class RestoreFlow {
       conversationRestored: false,
     };
     if (mode !== "task" && (!cp.hasFiles || cp.kind === "compaction")) {
-      throw new DlineError("failed_precondition", "This checkpoint has no file snapshot; only Restore Task Only is available.");
+      throw new DlineError(
+        "failed_precondition",
+        "This checkpoint has no file snapshot; only Restore Task Only is available.",
+      );
     }
     const port = mode === "files" ? undefined : this.requireConversation();
     if (mode !== "task") {
@@ -94,7 +97,8 @@ export class RestoreFlow {
   ): Promise<{ restored: boolean; fileError: string }> {
     const port = this.requireConversation();
     const message = await port.messageInfo(this.taskId, messageId);
-    if (!message) throw new DlineError("not_found", `Message ${messageId.slice(0, 80)} does not exist in task ${this.taskId}.`);
+    if (!message)
+      throw new DlineError("not_found", `Message ${messageId.slice(0, 80)} does not exist in task ${this.taskId}.`);
     if (message.text === text) return { restored: false, fileError: "" };
     if (mode === "restore_chat") {
       await port.rewindConversation(this.taskId, messageId, { editedText: text, beforeMessage: true });
@@ -104,7 +108,10 @@ export class RestoreFlow {
     if (error) throw new DlineError("failed_precondition", `Restore All is not available: ${error}`);
     const all = await this.engine.list(this.taskId);
     const cps = all.filter((c) => c.hasFiles).reverse();
-    const cp = cps.find((c) => c.messageId === messageId) ?? cps.find((c) => c.createdAt <= message.createdAt) ?? cps[cps.length - 1];
+    const cp =
+      cps.find((c) => c.messageId === messageId) ??
+      cps.find((c) => c.createdAt <= message.createdAt) ??
+      cps[cps.length - 1];
     let fileError = "";
     if (cp) {
       try {
@@ -125,7 +132,10 @@ export class RestoreFlow {
 
   private requireConversation(): TaskConversationPort {
     if (!this.conversation) {
-      throw new DlineError("failed_precondition", "Restoring the conversation needs the task store, which is not available in this version yet.");
+      throw new DlineError(
+        "failed_precondition",
+        "Restoring the conversation needs the task store, which is not available in this version yet.",
+      );
     }
     return this.conversation;
   }

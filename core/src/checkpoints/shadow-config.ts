@@ -8,7 +8,9 @@ type Sections = Map<string, Map<string, { name: string; value: string }>>;
 /** `[section "sub"]` for `section.sub.key`, `[section]` for `section.key`. */
 function headerOf(section: string): string {
   const first = section.indexOf(".");
-  return first < 0 ? `[${section.toLowerCase()}]` : `[${section.slice(0, first).toLowerCase()} "${section.slice(first + 1)}"]`;
+  return first < 0
+    ? `[${section.toLowerCase()}]`
+    : `[${section.slice(0, first).toLowerCase()} "${section.slice(first + 1)}"]`;
 }
 
 /** Reads the simple config files git init and this module write (no includes, no continuation lines). */
@@ -20,7 +22,8 @@ export function parseConfig(text: string): Sections {
     if (!line || line.startsWith("#") || line.startsWith(";")) continue;
     const header = /^\[([A-Za-z0-9.-]+)(?:\s+"(.*)")?\]$/.exec(line);
     if (header) {
-      const key = header[2] !== undefined ? `[${header[1].toLowerCase()} "${header[2]}"]` : `[${header[1].toLowerCase()}]`;
+      const key =
+        header[2] !== undefined ? `[${header[1].toLowerCase()} "${header[2]}"]` : `[${header[1].toLowerCase()}]`;
       current = sections.get(key) ?? new Map();
       sections.set(key, current);
       continue;

@@ -103,12 +103,23 @@ export class ShadowRepo {
   async openOrCreate(signal?: AbortSignal): Promise<boolean> {
     await fs.mkdir(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.removeStaleLocks();
-    if (await fs.stat(this.paths.gitDir).then(() => true, () => false)) {
+    if (
+      await fs.stat(this.paths.gitDir).then(
+        () => true,
+        () => false,
+      )
+    ) {
       // The work tree as we wrote it, read without a git process; git is asked when it reads otherwise.
       const written = quotedConfigValue(readIfPresent(path.join(this.paths.gitDir, "config")), "core", "worktree");
-      const recorded = written ?? (await this.git.text(["config", "--get", "core.worktree"], { okCodes: [1], signal })).trim();
+      const recorded =
+        written ?? (await this.git.text(["config", "--get", "core.worktree"], { okCodes: [1], signal })).trim();
       if (!recorded) {
-        throw new GitError("the shadow repository has no core.worktree", ["config"], "not a git repository (no core.worktree)", 1);
+        throw new GitError(
+          "the shadow repository has no core.worktree",
+          ["config"],
+          "not a git repository (no core.worktree)",
+          1,
+        );
       }
       if (normaliseWorkspacePath(recorded) !== normaliseWorkspacePath(this.workspaceRoot)) {
         throw new DlineError(

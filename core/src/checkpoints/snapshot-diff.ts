@@ -34,7 +34,12 @@ function parseRaw(out: string): RawEntry[] {
     const [, , oldBlob, newBlob, letter] = fields[i].split(/\s+/);
     const p = fields[i + 1];
     const status: FileStatus = letter === "A" ? "added" : letter === "D" ? "deleted" : "modified";
-    entries.push({ path: p, status, oldBlob: ZERO.test(oldBlob) ? "" : oldBlob, newBlob: ZERO.test(newBlob) ? "" : newBlob });
+    entries.push({
+      path: p,
+      status,
+      oldBlob: ZERO.test(oldBlob) ? "" : oldBlob,
+      newBlob: ZERO.test(newBlob) ? "" : newBlob,
+    });
   }
   return entries;
 }
@@ -89,8 +94,14 @@ export class SnapshotDiff {
 
   /** A checkpoint against the index, which the caller just brought up to date with the workspace; "after" is read from disk. */
   async againstWorkspace(commit: string): Promise<FileChange[]> {
-    const raw = parseRaw(await this.git.text(["diff-index", "--cached", "-z", "--raw", "--no-renames", "--no-abbrev", commit]));
-    const blobs = await readBlobs(this.git, raw.map((e) => e.oldBlob), this.sizeLimitBytes);
+    const raw = parseRaw(
+      await this.git.text(["diff-index", "--cached", "-z", "--raw", "--no-renames", "--no-abbrev", commit]),
+    );
+    const blobs = await readBlobs(
+      this.git,
+      raw.map((e) => e.oldBlob),
+      this.sizeLimitBytes,
+    );
     const changes = await mapLimit(raw, 16, async (e) => {
       let after: Buffer | "too_large" | undefined;
       if (e.status !== "deleted") {
@@ -108,10 +119,18 @@ export class SnapshotDiff {
 
   /** Two checkpoints against each other (View Changes). */
   async betweenCommits(from: string, to: string): Promise<FileChange[]> {
-    const raw = parseRaw(await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", from, to]));
-    const blobs = await readBlobs(this.git, raw.flatMap((e) => [e.oldBlob, e.newBlob]), this.sizeLimitBytes);
+    const raw = parseRaw(
+      await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", from, to]),
+    );
+    const blobs = await readBlobs(
+      this.git,
+      raw.flatMap((e) => [e.oldBlob, e.newBlob]),
+      this.sizeLimitBytes,
+    );
     return capTotal(
-      raw.map((e) => this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined)),
+      raw.map((e) =>
+        this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined),
+      ),
     );
   }
 
@@ -134,7 +153,11 @@ export class SnapshotDiff {
     };
   }
 
-  private change(e: RawEntry, before: Buffer | "too_large" | undefined, after: Buffer | "too_large" | undefined): FileChange {
+  private change(
+    e: RawEntry,
+    before: Buffer | "too_large" | undefined,
+    after: Buffer | "too_large" | undefined,
+  ): FileChange {
     const tooLarge = before === "too_large" || after === "too_large";
     const b = before instanceof Buffer ? before : undefined;
     const a = after instanceof Buffer ? after : undefined;

@@ -66,7 +66,9 @@ export class SnapshotRestore {
     captures: readonly EditCapture[],
     excludedNow: ExcludedNow,
   ): Promise<RestorePlan> {
-    const paths = [...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p))];
+    const paths = [
+      ...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p)),
+    ];
     const entries = await sessionEntries(session, target.id, paths);
     const plan: RestorePlan = { entries, blobs: new Map(), created: [], kept: [] };
     const undecided: string[] = [];
@@ -97,7 +99,12 @@ export class SnapshotRestore {
    * folders it leaves empty go only when they were made after the checkpoint. The index is not
    * written: the next scan restages from HEAD, index and work tree.
    */
-  async applyPlan(session: FastImportSession, plan: RestorePlan, undo: string, target: CheckpointInfo): Promise<FileRestoreResult> {
+  async applyPlan(
+    session: FastImportSession,
+    plan: RestorePlan,
+    undo: string,
+    target: CheckpointInfo,
+  ): Promise<FileRestoreResult> {
     const backedUp = plan.created.length ? await sessionEntries(session, undo, plan.created) : new Map();
     const restore = [...plan.entries.keys()];
     for (const p of restore) this.assertWritable(p);
@@ -105,7 +112,10 @@ export class SnapshotRestore {
       const e = plan.entries.get(p)!;
       await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
     }
-    const deleted = await this.deleteCreated(plan.created.filter((p) => backedUp.has(p)), target.createdAt);
+    const deleted = await this.deleteCreated(
+      plan.created.filter((p) => backedUp.has(p)),
+      target.createdAt,
+    );
     return { restored: restore, deleted, kept: plan.kept, entries: plan.entries };
   }
 
@@ -114,7 +124,12 @@ export class SnapshotRestore {
    * files: the undo snapshot with the restored and deleted paths applied, at HEAD only.
    * False when nothing changed (HEAD stays at the undo snapshot).
    */
-  headAfterPathRestore(session: FastImportSession, undoTree: string, targetId: string, result: FileRestoreResult): boolean {
+  headAfterPathRestore(
+    session: FastImportSession,
+    undoTree: string,
+    targetId: string,
+    result: FileRestoreResult,
+  ): boolean {
     if (!result.restored.length && !result.deleted.length) return false;
     session.commit({
       ref: SNAPSHOT_HEAD,
@@ -139,7 +154,9 @@ export class SnapshotRestore {
    * ignored and nested-repository files are not touched.
    */
   async resetHard(target: CheckpointInfo, undoCommit: string): Promise<FileRestoreResult> {
-    const fields = splitNul(await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", undoCommit, target.id]));
+    const fields = splitNul(
+      await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", undoCommit, target.id]),
+    );
     const entries: TreeEntries = new Map();
     const gone: string[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
@@ -155,7 +172,8 @@ export class SnapshotRestore {
     for (const p of gone) {
       const born = lstatIfPresent(toAbsolute(this.workspaceRoot, p))?.birthtimeMs ?? 0;
       // A cut skip list cannot tell; a file whose inode is older than the checkpoint was there.
-      if (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt))) kept.push({ path: p, reason: "not_tracked" });
+      if (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt)))
+        kept.push({ path: p, reason: "not_tracked" });
       else created.push(p);
     }
     for (const p of entries.keys()) this.assertWritable(p);
@@ -176,7 +194,8 @@ export class SnapshotRestore {
     while (pos < out.length) {
       const nl = out.indexOf(10, pos);
       const header = out.subarray(pos, nl).toString("latin1").split(" ");
-      if (header[1] !== "blob") throw new GitError("checkpoint objects are missing", ["cat-file"], `missing blob ${header[0]}`, 1);
+      if (header[1] !== "blob")
+        throw new GitError("checkpoint objects are missing", ["cat-file"], `missing blob ${header[0]}`, 1);
       const size = Number(header[2]);
       result.set(header[0], out.subarray(nl + 1, nl + 1 + size));
       pos = nl + 1 + size + 1;
@@ -191,7 +210,13 @@ export class SnapshotRestore {
       const abs = toAbsolute(this.workspaceRoot, p);
       const st = lstatIfPresent(abs);
       if (!st || st.isDirectory()) continue;
-      if (await fs.rm(abs).then(() => true, () => false)) deleted.push(p);
+      if (
+        await fs.rm(abs).then(
+          () => true,
+          () => false,
+        )
+      )
+        deleted.push(p);
       await this.removeFoldersMadeAfter(path.dirname(abs), since);
     }
     return deleted;
@@ -203,7 +228,13 @@ export class SnapshotRestore {
     while (current.startsWith(this.workspaceRoot + path.sep)) {
       const st = lstatIfPresent(current);
       if (!st?.isDirectory() || existedAt(st.birthtimeMs, since)) return;
-      if (!(await fs.rmdir(current).then(() => true, () => false))) return;
+      if (
+        !(await fs.rmdir(current).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
       current = path.dirname(current);
     }
   }
@@ -222,7 +253,10 @@ export class SnapshotRestore {
     while (dir.startsWith(this.workspaceRoot + path.sep)) {
       const d = lstatOrUndefined(dir);
       if (d && !d.isDirectory()) {
-        throw new DlineError("failed_precondition", `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is a file now.`);
+        throw new DlineError(
+          "failed_precondition",
+          `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is a file now.`,
+        );
       }
       dir = path.dirname(dir);
     }

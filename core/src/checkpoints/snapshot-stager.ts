@@ -87,7 +87,10 @@ export class SnapshotStager {
   async stagePaths(paths: readonly string[], signal?: AbortSignal): Promise<StageResult> {
     const { take, drop, skipped } = await this.classifyPaths(paths);
     if (drop.length) {
-      await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], { input: drop.join("\0") + "\0", signal });
+      await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], {
+        input: drop.join("\0") + "\0",
+        signal,
+      });
     }
     await this.updateIndex(take, signal);
     return { skipped, staged: take.length };
@@ -98,7 +101,11 @@ export class SnapshotStager {
    * With `listIgnored`, also lists what the exclusions and ignore files left out (a second
    * walk, so only for baselines and explicit scans).
    */
-  async stageScan(options: { listIgnored: boolean; signal?: AbortSignal; onProgress?: (p: ScanProgress) => void }): Promise<StageResult> {
+  async stageScan(options: {
+    listIgnored: boolean;
+    signal?: AbortSignal;
+    onProgress?: (p: ScanProgress) => void;
+  }): Promise<StageResult> {
     const { signal, onProgress } = options;
     onProgress?.({ phase: "scanning", done: 0, total: 0 });
     const out = await this.git.text(
@@ -162,7 +169,10 @@ export class SnapshotStager {
       }
     }
     if (leavingIndex.length) {
-      await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], { input: leavingIndex.join("\0") + "\0", signal });
+      await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], {
+        input: leavingIndex.join("\0") + "\0",
+        signal,
+      });
     }
     // Listing ignored files only reads the index, and the paths being staged are not ignored
     // ones: both run at once.
@@ -186,7 +196,10 @@ export class SnapshotStager {
     // out of order cost a move of the array per path (82 s instead of seconds at 100,000).
     const sorted = paths.map((p) => Buffer.from(p, "utf8")).sort((a, b) => Buffer.compare(a, b));
     if (sorted.length < BULK_CHECKIN_PATHS) {
-      await this.git.run(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], { input: nulJoined(sorted), signal });
+      await this.git.run(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], {
+        input: nulJoined(sorted),
+        signal,
+      });
       return;
     }
     // Many new files (a baseline): stream them into packs (bulk check-in) instead of one loose
@@ -207,7 +220,12 @@ export class SnapshotStager {
    * slice's write completes once it is in the pipe, at most a pipe's buffer ahead of git).
    * `--verbose` would say it exactly, but makes a bulk check-in a hundred times slower.
    */
-  private async updateReporting(args: string[], paths: Buffer[], onCount: (n: number) => void, signal?: AbortSignal): Promise<void> {
+  private async updateReporting(
+    args: string[],
+    paths: Buffer[],
+    onCount: (n: number) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const proc = this.git.spawn(args, { signal });
     proc.stdout.resume();
     for (let i = 0; i < paths.length; i += PROGRESS_SLICE) {

@@ -1,4 +1,12 @@
-import { commitTree, objectId, parseTree, serializeTree, TREE_MODE, type ObjectType, type TreeItem } from "./git-objects.js";
+import {
+  commitTree,
+  objectId,
+  parseTree,
+  serializeTree,
+  TREE_MODE,
+  type ObjectType,
+  type TreeItem,
+} from "./git-objects.js";
 import { readLooseObject } from "./loose-objects.js";
 import type { NewObject } from "./pack-writer.js";
 import type { PathChange } from "./fast-commit.js";

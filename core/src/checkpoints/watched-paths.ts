@@ -41,10 +41,16 @@ export async function pathsToStage(
 }
 
 /** Files below a folder, without `.git` folders and nested repositories. */
-async function filesBelow(workspaceRoot: string, rel: string, skipFolder: (repoPath: string, name: string) => boolean): Promise<string[]> {
+async function filesBelow(
+  workspaceRoot: string,
+  rel: string,
+  skipFolder: (repoPath: string, name: string) => boolean,
+): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dirRel: string) => {
-    const entries = await fs.readdir(path.join(workspaceRoot, ...dirRel.split("/")), { withFileTypes: true }).catch(() => []);
+    const entries = await fs
+      .readdir(path.join(workspaceRoot, ...dirRel.split("/")), { withFileTypes: true })
+      .catch(() => []);
     if (entries.some((e) => e.name === ".git")) return;
     for (const e of entries) {
       const child = `${dirRel}/${e.name}`;

@@ -4,7 +4,13 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
-import { decodeMessage, MAX_RECORDED_SKIPS, SNAPSHOT_HEAD, type CheckpointInfo, type CheckpointKind } from "./checkpoint-record.js";
+import {
+  decodeMessage,
+  MAX_RECORDED_SKIPS,
+  SNAPSHOT_HEAD,
+  type CheckpointInfo,
+  type CheckpointKind,
+} from "./checkpoint-record.js";
 import { readLooseObject } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
@@ -143,9 +149,22 @@ export class WorkspaceCheckpoints {
     this.fast = new FastCommitter(this.repo.git, this.repo.paths.gitDir);
     const objectsDir = path.join(this.repo.paths.gitDir, "objects");
     this.editor = new TreeEditor(objectsDir);
-    this.recorded = new RecordedPathSaver(this.log, this.stager, this.fast, options.workspaceRoot, objectsDir, this.editor);
+    this.recorded = new RecordedPathSaver(
+      this.log,
+      this.stager,
+      this.fast,
+      options.workspaceRoot,
+      objectsDir,
+      this.editor,
+    );
     this.restorer = new SnapshotRestore(this.repo.git, options.workspaceRoot);
-    this.captures = new EditCaptures(this.repo.git, this.log, objectsDir, options.workspaceRoot, options.sizeLimitBytes);
+    this.captures = new EditCaptures(
+      this.repo.git,
+      this.log,
+      objectsDir,
+      options.workspaceRoot,
+      options.sizeLimitBytes,
+    );
     this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger);
   }
 
@@ -160,7 +179,11 @@ export class WorkspaceCheckpoints {
       // What the newest snapshot recorded as left out stands for this scan too: listing ignored
       // files walks the whole workspace again (a second walk at every process start).
       const known = await this.leftOutByHead(signal);
-      const { skipped: scanned, staged, listed } = await this.stager.stageScan({ listIgnored: !known, signal, onProgress });
+      const {
+        skipped: scanned,
+        staged,
+        listed,
+      } = await this.stager.stageScan({ listIgnored: !known, signal, onProgress });
       const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
       this.freshStaged = staged;
       this.freshListed = listed;
@@ -208,7 +231,8 @@ export class WorkspaceCheckpoints {
     const latest = await this.latestOf(taskId);
     if (!latest) return;
     const missing: string[] = [];
-    for (const p of normalisePaths(this.workspaceRoot, paths)) if (!(await this.entryIn(latest.tree, p))) missing.push(p);
+    for (const p of normalisePaths(this.workspaceRoot, paths))
+      if (!(await this.entryIn(latest.tree, p))) missing.push(p);
     if (!missing.length) return;
     await this.lock.run(async () => {
       await this.assertTaskExists(taskId);
@@ -311,14 +335,23 @@ export class WorkspaceCheckpoints {
     if (req.hasFiles && listed && listed.length + edited.length < WHOLE_TREE_STAGED) {
       // The index's tree is HEAD's with the listed paths as they are now: built in this process
       // (RecordedPathSaver) instead of by write-tree, which reads the whole index.
-      const quick = await this.recorded.save(this.meta(req), [...new Set([...listed, ...edited])], this.lastIgnored ?? [], { signal });
+      const quick = await this.recorded.save(
+        this.meta(req),
+        [...new Set([...listed, ...edited])],
+        this.lastIgnored ?? [],
+        { signal },
+      );
       if (quick) return quick;
     }
     const unique = dedupeSkips(skipped);
     return this.log.commit(
       { ...this.meta(req), skipped: unique.slice(0, MAX_RECORDED_SKIPS), skippedTotal: unique.length },
       // A whole workspace staged (a baseline): its trees go into one pack instead of thousands of files.
-      { tree, signal, packInto: staged >= WHOLE_TREE_STAGED ? path.join(this.repo.paths.gitDir, "objects") : undefined },
+      {
+        tree,
+        signal,
+        packInto: staged >= WHOLE_TREE_STAGED ? path.join(this.repo.paths.gitDir, "objects") : undefined,
+      },
     );
   }
 
@@ -356,7 +389,14 @@ export class WorkspaceCheckpoints {
 
   /** A completion with nothing to scan for: see `unrecorded`. */
   private coveredBySaves(req: SaveRequest): boolean {
-    return req.kind === "completion" && req.hasFiles && !req.commandRan && !req.editedPaths.length && this.scanned && this.unrecorded.size === 0;
+    return (
+      req.kind === "completion" &&
+      req.hasFiles &&
+      !req.commandRan &&
+      !req.editedPaths.length &&
+      this.scanned &&
+      this.unrecorded.size === 0
+    );
   }
 
   private async startWatching(): Promise<void> {
@@ -401,22 +441,31 @@ export class WorkspaceCheckpoints {
   async moveAway(trash: string): Promise<void> {
     this.stopWatching();
     await this.packing.stop(0);
-    await this.lock.read(() => fs.rename(this.repo.paths.repoDir, trash), () => undefined);
+    await this.lock.read(
+      () => fs.rename(this.repo.paths.repoDir, trash),
+      () => undefined,
+    );
   }
 
   /** A task's checkpoints; none when the repository does not exist (it is not created to say so). */
   async list(taskId: string): Promise<CheckpointInfo[]> {
-    return this.lock.read(async () => {
-      await this.open();
-      return this.log.list(taskId);
-    }, () => []);
+    return this.lock.read(
+      async () => {
+        await this.open();
+        return this.log.list(taskId);
+      },
+      () => [],
+    );
   }
 
   async restoredMarker(taskId: string): Promise<string | undefined> {
-    return this.lock.read(async () => {
-      await this.open();
-      return this.log.restoredMarker(taskId);
-    }, () => undefined);
+    return this.lock.read(
+      async () => {
+        await this.open();
+        return this.log.restoredMarker(taskId);
+      },
+      () => undefined,
+    );
   }
 
   /** The checkpoint against the current workspace ("Changes since snapshot"). */
@@ -440,12 +489,20 @@ export class WorkspaceCheckpoints {
    * existed but was left out is "modified", with its pre-image as "before" when one was taken,
    * or marked not tracked (its earlier content is unknown).
    */
-  private async correctAdded(taskId: string, from: CheckpointInfo, until: number, changes: FileChange[]): Promise<FileChange[]> {
+  private async correctAdded(
+    taskId: string,
+    from: CheckpointInfo,
+    until: number,
+    changes: FileChange[],
+  ): Promise<FileChange[]> {
     const added = changes.filter((c) => c.status === "added");
     if (!added.length) return changes;
     const captures = (await this.captures.list(taskId)).filter((c) => c.at <= until);
-    const undecided = added.filter((c) => !captureAfter(captures, c.path, from.createdAt) && !leftOutBy(from.skipped, c.path)).map((c) => c.path);
-    const excluded = undecided.length && skipListTruncated(from) ? await this.stager.excludedNow(undecided) : new Set<string>();
+    const undecided = added
+      .filter((c) => !captureAfter(captures, c.path, from.createdAt) && !leftOutBy(from.skipped, c.path))
+      .map((c) => c.path);
+    const excluded =
+      undecided.length && skipListTruncated(from) ? await this.stager.excludedNow(undecided) : new Set<string>();
     const preimages = new Map<string, string>();
     for (const c of added) {
       const capture = captureAfter(captures, c.path, from.createdAt);
@@ -458,7 +515,8 @@ export class WorkspaceCheckpoints {
       if (capture?.kind === "created") return c;
       if (capture?.kind === "preimage") return this.diff.withBefore(c, before.get(capture.id!));
       if (capture?.kind === "too_large") return { ...c, status: "modified", before: "", tooLarge: true };
-      if (leftOutBy(from.skipped, c.path) || excluded.has(c.path)) return { ...c, status: "modified", before: "", notTracked: true };
+      if (leftOutBy(from.skipped, c.path) || excluded.has(c.path))
+        return { ...c, status: "modified", before: "", notTracked: true };
       return c;
     });
   }
@@ -478,7 +536,14 @@ export class WorkspaceCheckpoints {
       const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
-        const undoReq: SaveRequest = { taskId, kind: "before_restore", messageId: target.messageId, editedPaths: recorded, scan: false, hasFiles: true };
+        const undoReq: SaveRequest = {
+          taskId,
+          kind: "before_restore",
+          messageId: target.messageId,
+          editedPaths: recorded,
+          scan: false,
+          hasFiles: true,
+        };
         result = await restoreRecordedPaths(
           {
             fast: this.fast,
@@ -495,7 +560,14 @@ export class WorkspaceCheckpoints {
         );
       } else {
         // reset --hard semantics touch every tracked file: the undo point scans the workspace.
-        const undo = await this.saveLocked({ taskId, kind: "before_restore", messageId: target.messageId, editedPaths: [], scan: true, hasFiles: true });
+        const undo = await this.saveLocked({
+          taskId,
+          kind: "before_restore",
+          messageId: target.messageId,
+          editedPaths: [],
+          scan: true,
+          hasFiles: true,
+        });
         result = { ...(await this.restorer.resetHard(target, undo.id)), undo };
         await this.log.moveHead(target.id, target.tree);
       }
@@ -518,7 +590,11 @@ export class WorkspaceCheckpoints {
       const refs = (await this.log.list(taskId)).map((c) => c.ref);
       const marker = await this.log.restoredMarker(taskId);
       const captured = await this.log.resolveRef(capturesRef(taskId));
-      await this.log.deleteRefs([...refs, ...(marker ? [`refs/dline/restored/${taskId}`] : []), ...(captured ? [capturesRef(taskId)] : [])]);
+      await this.log.deleteRefs([
+        ...refs,
+        ...(marker ? [`refs/dline/restored/${taskId}`] : []),
+        ...(captured ? [capturesRef(taskId)] : []),
+      ]);
       this.latest.delete(taskId);
     });
   }
@@ -528,12 +604,15 @@ export class WorkspaceCheckpoints {
    * (one each), which a full repack folds together. Run once after a batch of deletions.
    */
   async collectGarbage(): Promise<void> {
-    await this.lock.read(async () => {
-      if (!(await this.repo.exists())) return;
-      // Pruning now while a background repack writes its pack would only fail it; let it end first.
-      await this.packing.settled();
-      await this.repo.git.command(["gc", "--prune=now", "--quiet"]);
-    }, () => undefined);
+    await this.lock.read(
+      async () => {
+        if (!(await this.repo.exists())) return;
+        // Pruning now while a background repack writes its pack would only fail it; let it end first.
+        await this.packing.settled();
+        await this.repo.git.command(["gc", "--prune=now", "--quiet"]);
+      },
+      () => undefined,
+    );
   }
 
   /** Keeps the objects under `budgetBytes` (see checkpoint-budget.ts); returns the ids removed. */
@@ -552,7 +631,10 @@ export class WorkspaceCheckpoints {
     const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
     if (!head) return undefined;
     const loose = readLooseObject(path.join(this.repo.paths.gitDir, "objects"), head);
-    const body = loose?.type === "commit" ? loose.body.toString("utf8") : await this.repo.git.text(["cat-file", "commit", head], { signal }).catch(() => "");
+    const body =
+      loose?.type === "commit"
+        ? loose.body.toString("utf8")
+        : await this.repo.git.text(["cat-file", "commit", head], { signal }).catch(() => "");
     // Its tree, known from here on: saves build on HEAD without asking git for it.
     const tree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
     if (tree) this.log.noteHead(head, tree);

@@ -62,9 +62,16 @@ export async function initializeWorkspace(
  * The status of a workspace this process has not opened: no git -> unavailable; else ready,
  * with what the existing repository (if any) records. Never scans.
  */
-export async function statusBeforeInit(engine: WorkspaceCheckpoints, env: NodeJS.ProcessEnv, taskId?: string): Promise<CheckpointStatus> {
+export async function statusBeforeInit(
+  engine: WorkspaceCheckpoints,
+  env: NodeJS.ProcessEnv,
+  taskId?: string,
+): Promise<CheckpointStatus> {
   const probe = new ShadowGit({ gitDir: "/nonexistent", workTree: tmpdir(), emptyHooksDir: tmpdir(), baseEnv: env });
-  const missing = await probe.run(["--version"]).then(() => false, (e) => e instanceof GitError && e.missing);
+  const missing = await probe.run(["--version"]).then(
+    () => false,
+    (e) => e instanceof GitError && e.missing,
+  );
   if (missing) return makeStatus("unavailable", MESSAGES.gitMissing);
   if (!(await engine.repo.exists())) return makeStatus("ready", MESSAGES.ready);
   const cps = taskId ? await engine.list(taskId).catch(() => []) : [];

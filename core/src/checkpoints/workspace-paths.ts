@@ -49,9 +49,10 @@ export class NestedRepoDetector {
       dir = dir ? `${dir}/${parts[i]}` : parts[i];
       let hit = this.known.get(dir);
       if (!this.known.has(dir)) {
-        const hasGit = await fs
-          .lstat(path.join(toAbsolute(this.workspaceRoot, dir), ".git"))
-          .then(() => true, () => false);
+        const hasGit = await fs.lstat(path.join(toAbsolute(this.workspaceRoot, dir), ".git")).then(
+          () => true,
+          () => false,
+        );
         hit = hasGit ? dir : undefined;
         this.known.set(dir, hit);
       }

@@ -97,7 +97,11 @@ export class WorkspaceRegistry {
     return this.track(this.runNow(root, taskId, fn));
   }
 
-  private async runNow<T>(root: string, taskId: string, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
+  private async runNow<T>(
+    root: string,
+    taskId: string,
+    fn: (entry: WorkspaceEntry) => Promise<T>,
+  ): Promise<T | undefined> {
     const entry = this.entryFor(root);
     if (!(await this.ready(entry))) return undefined;
     try {
@@ -124,7 +128,13 @@ export class WorkspaceRegistry {
     }
   }
 
-  setStatus(entry: WorkspaceEntry, state: CheckpointState, message: string, skipped?: SkippedPath[], progress?: ScanProgress): void {
+  setStatus(
+    entry: WorkspaceEntry,
+    state: CheckpointState,
+    message: string,
+    skipped?: SkippedPath[],
+    progress?: ScanProgress,
+  ): void {
     entry.status = makeStatus(state, message, { skipped: skipped ?? entry.status.skipped, progress });
     this.o.onStatus?.(entry.engine.workspaceRoot, entry.status);
   }
@@ -138,7 +148,12 @@ export class WorkspaceRegistry {
     if (state === "ready" || (state === "failed" && entry.saveFailed)) return true;
     if (state === "disabled" || state === "failed" || state === "unavailable") return false;
     entry.init ??= this.track(
-      initializeWorkspace(entry.engine, this.o, (state, message, skipped, progress) => this.setStatus(entry, state, message, skipped, progress), this.o.logger),
+      initializeWorkspace(
+        entry.engine,
+        this.o,
+        (state, message, skipped, progress) => this.setStatus(entry, state, message, skipped, progress),
+        this.o.logger,
+      ),
     ).finally(() => (entry.init = undefined));
     await entry.init;
     return entry.status.state === "ready";

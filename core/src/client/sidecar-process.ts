@@ -29,7 +29,8 @@ export interface SidecarProcess {
  */
 export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProcess> {
   const stderrTarget = options.stderr ?? "ignore";
-  const stderrFd = stderrTarget === "inherit" || stderrTarget === "ignore" ? stderrTarget : fs.openSync(stderrTarget, "a");
+  const stderrFd =
+    stderrTarget === "inherit" || stderrTarget === "ignore" ? stderrTarget : fs.openSync(stderrTarget, "a");
   const child = spawn(options.binary, ["serve", ...(options.args ?? [])], {
     cwd: options.cwd,
     env: options.env ?? process.env,

@@ -1,8 +1,32 @@
 import * as http from "node:http";
-import { create, isMessage, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
-import { createMethodSerializationLookup, createMethodUrl, type MethodSerializationLookup } from "@connectrpc/connect/protocol";
-import { errorFromJsonBytes, requestHeaderWithCompression, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
+import {
+  create,
+  isMessage,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+import {
+  createMethodSerializationLookup,
+  createMethodUrl,
+  type MethodSerializationLookup,
+} from "@connectrpc/connect/protocol";
+import {
+  errorFromJsonBytes,
+  requestHeaderWithCompression,
+  trailerDemux,
+  validateResponseWithCompression,
+} from "@connectrpc/connect/protocol-connect";
 
 export interface UnaryTransportOptions {
   baseUrl: string;
@@ -26,7 +50,10 @@ export function unaryTransport(options: UnaryTransportOptions): Transport {
   const serializationOf = (method: DescMethodUnary<DescMessage, DescMessage>) => {
     let lookup = serializers.get(method);
     if (!lookup) {
-      lookup = createMethodSerializationLookup(method, undefined, undefined, { readMaxBytes: 0xffffffff, writeMaxBytes: 0xffffffff });
+      lookup = createMethodSerializationLookup(method, undefined, undefined, {
+        readMaxBytes: 0xffffffff,
+        writeMaxBytes: 0xffffffff,
+      });
       serializers.set(method, lookup);
     }
     return lookup;
@@ -41,12 +68,19 @@ export function unaryTransport(options: UnaryTransportOptions): Transport {
       input: MessageInitShape<I>,
       contextValues?: Parameters<Transport["unary"]>[5],
     ): Promise<UnaryResponse<I, O>> {
-      if (timeoutMs !== undefined && timeoutMs > 0) return options.fallback.unary(method, signal, timeoutMs, header, input, contextValues);
+      if (timeoutMs !== undefined && timeoutMs > 0)
+        return options.fallback.unary(method, signal, timeoutMs, header, input, contextValues);
       const serialization = serializationOf(method);
       const send = async (req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
         const body = serialization.getI(options.useBinaryFormat).serialize(req.message);
         const answer = await post(agent, options.socketPath, req.url, req.header, body, req.signal);
-        const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], options.useBinaryFormat, answer.status, answer.header);
+        const { isUnaryError, unaryError } = validateResponseWithCompression(
+          method.methodKind,
+          [],
+          options.useBinaryFormat,
+          answer.status,
+          answer.header,
+        );
         const [responseHeader, trailer] = trailerDemux(answer.header);
         if (isUnaryError) {
           const metadata = new Headers(responseHeader);
@@ -58,14 +92,25 @@ export function unaryTransport(options: UnaryTransportOptions): Transport {
       };
       // As connect applies them: the first interceptor is the outermost.
       type AnyNext = Parameters<Interceptor>[0];
-      const next = options.interceptors.reduceRight<AnyNext>((n, interceptor) => interceptor(n), send as unknown as AnyNext) as unknown as typeof send;
+      const next = options.interceptors.reduceRight<AnyNext>(
+        (n, interceptor) => interceptor(n),
+        send as unknown as AnyNext,
+      ) as unknown as typeof send;
       return next({
         stream: false,
         service: method.parent,
         method,
         requestMethod: "POST",
         url: createMethodUrl(options.baseUrl, method),
-        header: requestHeaderWithCompression(method.methodKind, options.useBinaryFormat, undefined, header, [], null, true),
+        header: requestHeaderWithCompression(
+          method.methodKind,
+          options.useBinaryFormat,
+          undefined,
+          header,
+          [],
+          null,
+          true,
+        ),
         contextValues: contextValues ?? createContextValues(),
         signal: signal ?? NEVER,
         message: isMessage(input, method.input) ? input : create(method.input, input),
@@ -84,7 +129,14 @@ interface Answer {
   body: Uint8Array;
 }
 
-function post(agent: http.Agent, socketPath: string | undefined, url: string, header: Headers, body: Uint8Array, signal: AbortSignal): Promise<Answer> {
+function post(
+  agent: http.Agent,
+  socketPath: string | undefined,
+  url: string,
+  header: Headers,
+  body: Uint8Array,
+  signal: AbortSignal,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(ConnectError.from(signal.reason, Code.Canceled));
     const target = new URL(url);
@@ -93,7 +145,15 @@ function post(agent: http.Agent, socketPath: string | undefined, url: string, he
       headers[key] = value;
     });
     headers["content-length"] = String(body.byteLength);
-    const req = http.request({ method: "POST", host: target.hostname, port: target.port, path: target.pathname, headers, agent, socketPath });
+    const req = http.request({
+      method: "POST",
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      headers,
+      agent,
+      socketPath,
+    });
     // Every call without a signal shares NEVER: listening to it would pile one listener per call
     // in flight on one signal (Node warns past 10), for an event that never comes.
     const watched = signal !== NEVER;
@@ -114,8 +174,13 @@ function post(agent: http.Agent, socketPath: string | undefined, url: string, he
       res.once("end", () => {
         unwatch();
         const responseHeader = new Headers();
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeader.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-        resolve({ status: res.statusCode ?? 0, header: responseHeader, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+          responseHeader.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        resolve({
+          status: res.statusCode ?? 0,
+          header: responseHeader,
+          body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+        });
       });
     });
     req.end(body);
@@ -126,7 +191,9 @@ function post(agent: http.Agent, socketPath: string | undefined, url: string, he
 function networkError(reason: unknown): ConnectError {
   if (reason instanceof ConnectError) return reason;
   const code = (reason as { code?: string } | undefined)?.code;
-  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ETIMEDOUT") return ConnectError.from(reason, Code.Unavailable);
-  if (code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || code === "ERR_STREAM_WRITE_AFTER_END") return ConnectError.from(reason, Code.Aborted);
+  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ETIMEDOUT")
+    return ConnectError.from(reason, Code.Unavailable);
+  if (code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || code === "ERR_STREAM_WRITE_AFTER_END")
+    return ConnectError.from(reason, Code.Aborted);
   return ConnectError.from(reason, Code.Internal);
 }

@@ -2,7 +2,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { ClineRoots } from "./cline-roots.js";
 import { parseSession } from "./cline-session.js";
-import { emptyUsage, MalformedClineFile, type ClineItem, type ClineItemKind, type ParsedClineItem } from "./import-types.js";
+import {
+  emptyUsage,
+  MalformedClineFile,
+  type ClineItem,
+  type ClineItemKind,
+  type ParsedClineItem,
+} from "./import-types.js";
 import { legacyHistoryIndex, type LegacyHistoryIndex } from "./legacy-task-history.js";
 import { LEGACY_UI_FILES, legacyUiFile, parseLegacyTask } from "./legacy-task.js";
 import { mergeMigratedTask } from "./migrated-task.js";
@@ -94,7 +100,13 @@ function legacyCandidates(roots: ClineRoots, searched: string[]): Candidate[] {
     copies.sort((a, b) => b.mtime - a.mtime || a.order - b.order);
     const [winner, ...others] = copies;
     if (!winner) continue;
-    out.push({ sourceKey: legacySourceKey(taskId), kind: "legacy_task", sourceId: taskId, root: winner.root, dir: winner.dir });
+    out.push({
+      sourceKey: legacySourceKey(taskId),
+      kind: "legacy_task",
+      sourceId: taskId,
+      root: winner.root,
+      dir: winner.dir,
+    });
     for (const dup of others) {
       out.push({
         sourceKey: `${legacySourceKey(taskId)}@${dup.label}`,
@@ -124,20 +136,46 @@ function sessionCandidates(roots: ClineRoots, searched: string[]): Candidate[] {
   for (const sessionId of entries) {
     // Keyed by the full folder name: ids started in the same millisecond share a prefix.
     const dir = path.join(roots.sessionsDir, sessionId);
-    const base: Candidate = { sourceKey: sessionSourceKey(sessionId), kind: "session", sourceId: sessionId, root: roots.sessionsDir, dir };
+    const base: Candidate = {
+      sourceKey: sessionSourceKey(sessionId),
+      kind: "session",
+      sourceId: sessionId,
+      root: roots.sessionsDir,
+      dir,
+    };
     const { item, manifest } = sessionStub(dir, sessionId, roots);
     if (!statOrUndefined(sessionMessagesFile(dir, sessionId))?.isFile()) {
-      out.push({ ...base, decided: { ...item, skip: { code: "no_messages", reason: `no ${sessionId}.messages.json in the session folder` } } });
+      out.push({
+        ...base,
+        decided: {
+          ...item,
+          skip: { code: "no_messages", reason: `no ${sessionId}.messages.json in the session folder` },
+        },
+      });
     } else {
       const elsewhere = importedElsewhere(manifest);
       out.push(
         elsewhere
-          ? { ...base, decided: { ...item, skip: { code: "imported_elsewhere", reason: `${elsewhere}: that tool owns the conversation` } } }
+          ? {
+              ...base,
+              decided: {
+                ...item,
+                skip: { code: "imported_elsewhere", reason: `${elsewhere}: that tool owns the conversation` },
+              },
+            }
           : { ...base, resumesLegacyTask: continuesLegacyTask(manifest) },
       );
     }
     for (const sub of subagentItems(dir, sessionId, roots.sessionsDir, sessionStart(manifest, sessionId))) {
-      out.push({ sourceKey: sub.sourceKey, kind: "session", sourceId: sessionId, root: roots.sessionsDir, dir: sub.path, decided: sub, subagentFile: true });
+      out.push({
+        sourceKey: sub.sourceKey,
+        kind: "session",
+        sourceId: sessionId,
+        root: roots.sessionsDir,
+        dir: sub.path,
+        decided: sub,
+        subagentFile: true,
+      });
     }
   }
   return out;
@@ -149,7 +187,9 @@ function sessionCandidates(roots: ClineRoots, searched: string[]): Candidate[] {
  * importing both would count the legacy usage twice.
  */
 function pairMigrations(candidates: Candidate[]): void {
-  const legacyById = new Map(candidates.filter((c) => c.kind === "legacy_task" && !c.decided).map((c) => [c.sourceId, c]));
+  const legacyById = new Map(
+    candidates.filter((c) => c.kind === "legacy_task" && !c.decided).map((c) => [c.sourceId, c]),
+  );
   for (const session of candidates) {
     if (!session.resumesLegacyTask) continue;
     const legacy = legacyById.get(session.sourceId);
@@ -158,7 +198,10 @@ function pairMigrations(candidates: Candidate[]): void {
     legacy.decided = {
       ...blankItem(legacy.sourceKey, "legacy_task", legacy.root, legacy.dir),
       title: `Cline task ${legacy.sourceId}`,
-      skip: { code: "migrated", reason: `Cline 4 continued this task as session ${session.sourceId}: imported with it, as one task (${session.sourceKey})` },
+      skip: {
+        code: "migrated",
+        reason: `Cline 4 continued this task as session ${session.sourceId}: imported with it, as one task (${session.sourceKey})`,
+      },
     };
   }
 }
@@ -195,14 +238,21 @@ export function parseCandidate(c: Candidate, ctx: DiscoveryContext): ParsedCline
   const session = parseSession(c.dir, c.sourceId, ctx.roots);
   if (!c.legacyPartner) return session;
   if (!session.legacyPart) {
-    session.notCarriedOver.push("Cline 4 resumed a legacy task as this session, but the session does not hold its conversation: imported from the session alone");
+    session.notCarriedOver.push(
+      "Cline 4 resumed a legacy task as this session, but the session does not hold its conversation: imported from the session alone",
+    );
     return session;
   }
   try {
-    return mergeMigratedTask(parseLegacyTask(c.legacyPartner.dir, c.sourceId, c.legacyPartner.root, ctx.history), session);
+    return mergeMigratedTask(
+      parseLegacyTask(c.legacyPartner.dir, c.sourceId, c.legacyPartner.root, ctx.history),
+      session,
+    );
   } catch (err) {
     if (!(err instanceof MalformedClineFile)) throw err;
-    session.notCarriedOver.push(`the legacy task this session continues could not be read (${err.message}): imported from the session alone`);
+    session.notCarriedOver.push(
+      `the legacy task this session continues could not be read (${err.message}): imported from the session alone`,
+    );
     return session;
   }
 }
@@ -212,12 +262,17 @@ export function candidateSources(c: Candidate, ctx: DiscoveryContext): { files: 
   const legacy = (dir: string, root: string) => {
     const { entry, problem } = ctx.history.entry(root, c.sourceId);
     return {
-      files: [...LEGACY_UI_FILES, "api_conversation_history.json", "context_history.json", "task_metadata.json"].map((n) => path.join(dir, n)),
+      files: [...LEGACY_UI_FILES, "api_conversation_history.json", "context_history.json", "task_metadata.json"].map(
+        (n) => path.join(dir, n),
+      ),
       facts: [entry?.fingerprint ?? `no entry: ${problem ?? ""}`],
     };
   };
   if (c.kind === "legacy_task") return legacy(c.dir, c.root);
-  const session = { files: [path.join(c.dir, `${c.sourceId}.json`), sessionMessagesFile(c.dir, c.sourceId)], facts: [] as string[] };
+  const session = {
+    files: [path.join(c.dir, `${c.sourceId}.json`), sessionMessagesFile(c.dir, c.sourceId)],
+    facts: [] as string[],
+  };
   if (!c.legacyPartner) return session;
   const partner = legacy(c.legacyPartner.dir, c.legacyPartner.root);
   return { files: [...session.files, ...partner.files], facts: partner.facts };
@@ -231,7 +286,10 @@ export function describeCandidate(c: Candidate, ctx: DiscoveryContext): { item: 
     return { item: parsed.item, parsed };
   } catch (err) {
     if (!(err instanceof MalformedClineFile)) throw err;
-    const stub = c.kind === "session" ? sessionStub(c.dir, c.sourceId, ctx.roots).item : blankItem(c.sourceKey, c.kind, c.root, c.dir);
+    const stub =
+      c.kind === "session"
+        ? sessionStub(c.dir, c.sourceId, ctx.roots).item
+        : blankItem(c.sourceKey, c.kind, c.root, c.dir);
     return {
       item: {
         ...stub,

@@ -3,7 +3,15 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { InstanceLayout, SqliteFactory } from "../storage/index.js";
 import { TaskJsonFiles, TaskOwnedElsewhere, type TaskRecord, type TaskStorage } from "../tasks/index.js";
-import { candidateSources, describeCandidate, discoveryContext, listCandidates, parseCandidate, type Candidate, type DiscoveryContext } from "./cline-discovery.js";
+import {
+  candidateSources,
+  describeCandidate,
+  discoveryContext,
+  listCandidates,
+  parseCandidate,
+  type Candidate,
+  type DiscoveryContext,
+} from "./cline-discovery.js";
 import { resolveClineRoots, type ClineRoots } from "./cline-roots.js";
 import { MalformedClineFile, type ClineItem, type ImportItemResult, type ParsedClineItem } from "./import-types.js";
 import { ImportCommitter } from "./import-committer.js";
@@ -69,12 +77,20 @@ export class ClineImporter {
       const { item } = describeCandidate(c, ctx);
       const target = c.decided ? undefined : this.targetOf(c, history);
       const imported = target?.row && this.fromThisSource(c, target.row) ? target.row.id : "";
-      items.push({ ...item, taskId: item.taskId && target ? target.taskId : item.taskId, importedTaskId: imported, skip: this.withDuplicateHint(c, item, history) });
+      items.push({
+        ...item,
+        taskId: item.taskId && target ? target.taskId : item.taskId,
+        importedTaskId: imported,
+        skip: this.withDuplicateHint(c, item, history),
+      });
     }
     return { items, rootsSearched };
   }
 
-  import(request: { sourceKeys: string[]; all: boolean; dryRun: boolean }, signal?: AbortSignal): Promise<ImportItemResult[]> {
+  import(
+    request: { sourceKeys: string[]; all: boolean; dryRun: boolean },
+    signal?: AbortSignal,
+  ): Promise<ImportItemResult[]> {
     if (!request.all && request.sourceKeys.length === 0) {
       throw new DlineError("invalid_argument", "Name the items to import (source_keys) or set all.");
     }
@@ -83,11 +99,16 @@ export class ClineImporter {
     return run;
   }
 
-  private async importNow(request: { sourceKeys: string[]; all: boolean; dryRun: boolean }, signal?: AbortSignal): Promise<ImportItemResult[]> {
+  private async importNow(
+    request: { sourceKeys: string[]; all: boolean; dryRun: boolean },
+    signal?: AbortSignal,
+  ): Promise<ImportItemResult[]> {
     const ctx = discoveryContext(this.roots());
     const { candidates } = listCandidates(ctx.roots);
     const byKey = new Map(candidates.map((c) => [c.sourceKey, c]));
-    const selected: (Candidate | string)[] = request.all ? candidates : [...new Set(request.sourceKeys)].map((k) => byKey.get(k) ?? k);
+    const selected: (Candidate | string)[] = request.all
+      ? candidates
+      : [...new Set(request.sourceKeys)].map((k) => byKey.get(k) ?? k);
     const storage = await this.deps.tasks();
     const results: ImportItemResult[] = [];
     const committer = new ImportCommitter(storage, this.deps.layout.tasksDir, this.deps.logger);
@@ -96,7 +117,14 @@ export class ClineImporter {
         if (i % YIELD_EVERY === YIELD_EVERY - 1) await tick();
         signal?.throwIfAborted();
         if (typeof c === "string") {
-          results.push({ sourceKey: c, taskId: "", outcome: "failed", notCarriedOver: [], error: "no such item under the Cline roots", errorCode: "unknown_source_key" });
+          results.push({
+            sourceKey: c,
+            taskId: "",
+            outcome: "failed",
+            notCarriedOver: [],
+            error: "no such item under the Cline roots",
+            errorCode: "unknown_source_key",
+          });
           continue;
         }
         results.push(await this.importOne(c, ctx, storage, committer, request.dryRun));
@@ -129,7 +157,10 @@ export class ClineImporter {
   }
 
   private fromThisSource(c: Candidate, row: TaskRecord): boolean {
-    return row.source === importSource(c.sourceKey) || (c.legacyPartner !== undefined && row.source === importSource(legacySourceKey(c.sourceId)));
+    return (
+      row.source === importSource(c.sourceKey) ||
+      (c.legacyPartner !== undefined && row.source === importSource(legacySourceKey(c.sourceId)))
+    );
   }
 
   /**
@@ -152,7 +183,13 @@ export class ClineImporter {
    * Imports one item. A written item is handed to the committer with its claim held, and its
    * result says "imported" once the committer made it durable (at the latest when the import ends).
    */
-  private async importOne(c: Candidate, ctx: DiscoveryContext, storage: TaskStorage, committer: ImportCommitter, dryRun: boolean): Promise<ImportItemResult> {
+  private async importOne(
+    c: Candidate,
+    ctx: DiscoveryContext,
+    storage: TaskStorage,
+    committer: ImportCommitter,
+    dryRun: boolean,
+  ): Promise<ImportItemResult> {
     const base = { sourceKey: c.sourceKey, taskId: "", notCarriedOver: [] as string[], error: "" };
     if (c.decided) {
       const skip = this.withDuplicateHint(c, c.decided, storage.history);
@@ -164,7 +201,11 @@ export class ClineImporter {
       const row = storage.history.get(taskId);
       if (!row) return undefined;
       if (this.fromThisSource(c, row)) return { ...base, taskId, outcome: "already_imported" };
-      return { ...base, outcome: "failed", error: `Dline task ${taskId} already exists and did not come from ${c.sourceKey}` };
+      return {
+        ...base,
+        outcome: "failed",
+        error: `Dline task ${taskId} already exists and did not come from ${c.sourceKey}`,
+      };
     };
     const sources = candidateSources(c, ctx);
     const stamp = sourceStamp(sources.files, sources.facts);
@@ -176,10 +217,18 @@ export class ClineImporter {
     try {
       parsed = parseCandidate(c, ctx);
     } catch (err) {
-      if (err instanceof MalformedClineFile) return { ...base, outcome: "skipped", error: `malformed file: ${err.message}` };
+      if (err instanceof MalformedClineFile)
+        return { ...base, outcome: "skipped", error: `malformed file: ${err.message}` };
       return { ...base, outcome: "failed", error: (err as Error).message };
     }
-    const result: ImportItemResult = { ...base, taskId, notCarriedOver: parsed.notCarriedOver, detail: parsed.detail, item: { ...parsed.item, taskId }, outcome: "failed" };
+    const result: ImportItemResult = {
+      ...base,
+      taskId,
+      notCarriedOver: parsed.notCarriedOver,
+      detail: parsed.detail,
+      item: { ...parsed.item, taskId },
+      outcome: "failed",
+    };
     if (dryRun) return { ...result, outcome: "would_import" };
 
     const claimed = await this.claim(taskId, storage, committer);
@@ -216,9 +265,22 @@ export class ClineImporter {
    * the import (no record, or an older one) is refreshed too when unchanged in Dline: the import
    * reads more of Cline's data now (usage, the workspace, the truncated conversation).
    */
-  private async refreshIfChanged(c: Candidate, ctx: DiscoveryContext, storage: TaskStorage, row: TaskRecord, stamp: string, dryRun: boolean): Promise<ImportItemResult> {
+  private async refreshIfChanged(
+    c: Candidate,
+    ctx: DiscoveryContext,
+    storage: TaskStorage,
+    row: TaskRecord,
+    stamp: string,
+    dryRun: boolean,
+  ): Promise<ImportItemResult> {
     const task = this.deps.layout.task(row.id);
-    const unchanged: ImportItemResult = { sourceKey: c.sourceKey, taskId: row.id, outcome: "already_imported", notCarriedOver: [], error: "" };
+    const unchanged: ImportItemResult = {
+      sourceKey: c.sourceKey,
+      taskId: row.id,
+      outcome: "already_imported",
+      notCarriedOver: [],
+      error: "",
+    };
     let stored: ReturnType<typeof storedImportRecord> | undefined;
     try {
       stored = storedImportRecord(new TaskJsonFiles(task).readMetadata());
@@ -232,17 +294,29 @@ export class ClineImporter {
       parsed = parseCandidate(c, ctx);
     } catch (err) {
       if (!(err instanceof MalformedClineFile)) throw err;
-      return { ...unchanged, detail: `its source cannot be read now (${err.message}): the imported copy is kept as it is` };
+      return {
+        ...unchanged,
+        detail: `its source cannot be read now (${err.message}): the imported copy is kept as it is`,
+      };
     }
     const record = importRecord(parsed, stamp);
     if (current && stored!.contentHash === record.contentHash) return unchanged;
     if (changedInDline(this.deps.sqlite, task, stored)) {
       return current
-        ? { ...unchanged, outcome: "skipped", error: `changed in Cline since the import, but ${row.id} was continued or rewound in Dline: not refreshed, nothing overwritten` }
+        ? {
+            ...unchanged,
+            outcome: "skipped",
+            error: `changed in Cline since the import, but ${row.id} was continued or rewound in Dline: not refreshed, nothing overwritten`,
+          }
         : unchanged;
     }
     const why = current ? "changed in Cline since the import" : "imported by an earlier version of the import";
-    const result: ImportItemResult = { ...unchanged, notCarriedOver: parsed.notCarriedOver, item: { ...parsed.item, taskId: row.id }, detail: why };
+    const result: ImportItemResult = {
+      ...unchanged,
+      notCarriedOver: parsed.notCarriedOver,
+      item: { ...parsed.item, taskId: row.id },
+      detail: why,
+    };
     if (dryRun) return { ...result, outcome: "would_refresh" };
     try {
       storage.ownership.claim(row.id);
@@ -250,7 +324,15 @@ export class ClineImporter {
       return { ...result, outcome: "skipped", error: `${(err as Error).message} Not refreshed.` };
     }
     try {
-      refreshImportedTask({ sqlite: this.deps.sqlite, history: storage.history }, task, row, parsed, Date.now(), record, !current);
+      refreshImportedTask(
+        { sqlite: this.deps.sqlite, history: storage.history },
+        task,
+        row,
+        parsed,
+        Date.now(),
+        record,
+        !current,
+      );
     } catch (err) {
       this.deps.logger.warn("refreshing an imported task failed", { taskId: row.id, error: (err as Error).message });
       return { ...result, outcome: "failed", error: (err as Error).message.slice(0, 500) };

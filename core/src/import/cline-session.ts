@@ -1,6 +1,12 @@
 import type { StoredUiMessage } from "../tasks/index.js";
 import type { ClineRoots } from "./cline-roots.js";
-import { emptyUsage, MalformedClineFile, type ClineItem, type ImportedRequest, type ParsedClineItem } from "./import-types.js";
+import {
+  emptyUsage,
+  MalformedClineFile,
+  type ClineItem,
+  type ImportedRequest,
+  type ParsedClineItem,
+} from "./import-types.js";
 import { finiteNumber, isObject, readJsonFile } from "./read-only-files.js";
 import {
   favoriteOf,
@@ -20,7 +26,14 @@ import { importedTaskId, sessionRequestKey, sessionSourceKey } from "./source-ke
 
 /** Tool names Dline has (the rest are shown but reported as having no Dline equivalent). */
 const DLINE_TOOLS = new Set([
-  "read_file", "list_files", "search_files", "write_to_file", "replace_in_file", "execute_command", "ask_followup_question", "attempt_completion",
+  "read_file",
+  "list_files",
+  "search_files",
+  "write_to_file",
+  "replace_in_file",
+  "execute_command",
+  "ask_followup_question",
+  "attempt_completion",
 ]);
 const HIDDEN_DISPLAY_ROLES = new Set(["system", "status", "error"]);
 const THINKING_BLOCKS = new Set(["thinking", "redacted_thinking"]);
@@ -48,7 +61,9 @@ function modelOf(m: Record<string, unknown>): string {
   const info = isObject(m.modelInfo) ? m.modelInfo : undefined;
   const meta = isObject(m.metadata) ? m.metadata : undefined;
   // Cline 4 writes modelInfo.id; the other places are older or other writers' spellings.
-  return str(info?.id) || str(info?.modelId) || str(m.model) || str(m.modelId) || str(meta?.model) || str(meta?.modelId);
+  return (
+    str(info?.id) || str(info?.modelId) || str(m.model) || str(m.modelId) || str(meta?.model) || str(meta?.modelId)
+  );
 }
 
 function usageOf(m: Record<string, unknown>) {
@@ -88,8 +103,13 @@ export function parseSession(dir: string, sessionId: string, roots: ClineRoots):
   const messagesName = `${sessionId}${MESSAGES_SUFFIX}`;
   const doc = readJsonFile(sessionMessagesFile(dir, sessionId), messagesName);
   if (doc === undefined) throw new MalformedClineFile(messagesName, "is missing");
-  if (!isObject(doc) || !Array.isArray(doc.messages)) throw new MalformedClineFile(messagesName, 'does not hold {"version", "messages": [...]}');
-  if (doc.version !== undefined && doc.version !== 1) throw new MalformedClineFile(messagesName, `has version ${JSON.stringify(doc.version)?.slice(0, 20)} (only 1 is known)`);
+  if (!isObject(doc) || !Array.isArray(doc.messages))
+    throw new MalformedClineFile(messagesName, 'does not hold {"version", "messages": [...]}');
+  if (doc.version !== undefined && doc.version !== 1)
+    throw new MalformedClineFile(
+      messagesName,
+      `has version ${JSON.stringify(doc.version)?.slice(0, 20)} (only 1 is known)`,
+    );
   const fileTime = messagesFileTime(dir, sessionId);
   const startedAt = sessionStart(manifest, sessionId) || fileTime;
 
@@ -127,7 +147,8 @@ export function parseSession(dir: string, sessionId: string, roots: ClineRoots):
       .filter((b) => b.type === "text" && typeof b.text === "string")
       .map((b) => b.text as string)
       .join("\n");
-    if (m.role === "user" && !legacyPart && isLegacyResumeWarning(text)) legacyPart = { messages: ui.length, requests: requests.length };
+    if (m.role === "user" && !legacyPart && isLegacyResumeWarning(text))
+      legacyPart = { messages: ui.length, requests: requests.length };
     if (m.role === "assistant") {
       const model = modelOf(m);
       if (model) models.add(model);
@@ -139,7 +160,10 @@ export function parseSession(dir: string, sessionId: string, roots: ClineRoots):
         usage.cacheReads += u.cacheReads;
         usage.cacheWrites += u.cacheWrites;
         usage.cost += u.cost;
-        requests.push({ key: sessionRequestKey(sessionId, index), metrics: { time, ...u, data: JSON.stringify({ source: "cline-session", request: index, model }) } });
+        requests.push({
+          key: sessionRequestKey(sessionId, index),
+          metrics: { time, ...u, data: JSON.stringify({ source: "cline-session", request: index, model }) },
+        });
       }
     }
     if (displayOnly || HIDDEN_DISPLAY_ROLES.has(displayRoleOf(m))) return;
@@ -164,17 +188,33 @@ export function parseSession(dir: string, sessionId: string, roots: ClineRoots):
       const name = str(b.name);
       if (!DLINE_TOOLS.has(name)) bump(foreignTools, name || "unnamed");
       const detail = JSON.stringify(b.input ?? {});
-      ui.push({ id: `cline4-${i}-tool-${j}`, time, role: "tool", kind: "tool", text: name, partial: false, tool: name, detail, checkpointId: "", askId: "" });
+      ui.push({
+        id: `cline4-${i}-tool-${j}`,
+        time,
+        role: "tool",
+        kind: "tool",
+        text: name,
+        partial: false,
+        tool: name,
+        detail,
+        checkpointId: "",
+        askId: "",
+      });
     });
   });
 
   const notCarriedOver: string[] = [];
   if (images > 0) notCarriedOver.push(`${images} image(s) (the model sees a placeholder)`);
-  if (thinking > 0) notCarriedOver.push(`${thinking} thinking block(s): shown as reasoning; the model is sent a placeholder, not the thinking`);
-  if (foreignTools.size > 0) notCarriedOver.push(`tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(foreignTools)}`);
+  if (thinking > 0)
+    notCarriedOver.push(
+      `${thinking} thinking block(s): shown as reasoning; the model is sent a placeholder, not the thinking`,
+    );
+  if (foreignTools.size > 0)
+    notCarriedOver.push(`tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(foreignTools)}`);
   if (otherRoles.size > 0) notCarriedOver.push(`messages of unknown kinds: ${counted(otherRoles)}`);
   const checkpoints = field(meta, "checkpoints");
-  if (Array.isArray(checkpoints) && checkpoints.length > 0) notCarriedOver.push(`${checkpoints.length} Cline checkpoint(s) (Dline cannot restore them)`);
+  if (Array.isArray(checkpoints) && checkpoints.length > 0)
+    notCarriedOver.push(`${checkpoints.length} Cline checkpoint(s) (Dline cannot restore them)`);
   if (workspaceNote) notCarriedOver.push(`workspace: ${workspaceNote}`);
 
   const title = (str(meta?.title) || taskText || `Cline session ${sessionId}`).trim().split("\n")[0]!.slice(0, 200);

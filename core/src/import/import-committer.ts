@@ -68,7 +68,9 @@ export class ImportCommitter {
     if (batch.length > 0) {
       this.inFlight = this.inFlight
         .then(() => this.commit(batch))
-        .catch((err: unknown) => this.logger.error("committing imported tasks failed", { error: (err as Error).message }));
+        .catch((err: unknown) =>
+          this.logger.error("committing imported tasks failed", { error: (err as Error).message }),
+        );
     }
     return this.inFlight;
   }
@@ -80,7 +82,10 @@ export class ImportCommitter {
         const files = batch.flatMap(({ built }) => built.files);
         await eachConcurrently(files, (f) => fs.promises.writeFile(f.path, f.bytes, { mode: PRIVATE_FILE_MODE }));
         // Stryker disable next-line all: only a power loss shows what an fsync did
-        await syncAll(files.map((f) => f.path), "file");
+        await syncAll(
+          files.map((f) => f.path),
+          "file",
+        );
         // Stryker disable next-line all: only a power loss shows what an fsync did
         await syncAll([...batch.map(({ built }) => built.dir), this.tasksDir], "dir");
         history.putMany(batch.map(({ built }) => built.row));
@@ -110,7 +115,10 @@ export class ImportCommitter {
         try {
           ownership.release(built.taskId);
         } catch (err) {
-          this.logger.warn("releasing an imported task's claim failed", { taskId: built.taskId, error: (err as Error).message });
+          this.logger.warn("releasing an imported task's claim failed", {
+            taskId: built.taskId,
+            error: (err as Error).message,
+          });
         }
       }
     }
@@ -146,7 +154,8 @@ async function syncOne(p: string, kind: "file" | "dir"): Promise<void> {
     await handle.sync();
   } catch (err) {
     // Some file systems refuse fsync on a folder (EINVAL); the files themselves are synced.
-    if (!(kind === "dir" && ["EINVAL", "EPERM", "EISDIR"].includes((err as NodeJS.ErrnoException).code ?? ""))) throw err;
+    if (!(kind === "dir" && ["EINVAL", "EPERM", "EISDIR"].includes((err as NodeJS.ErrnoException).code ?? "")))
+      throw err;
   } finally {
     await handle.close();
   }

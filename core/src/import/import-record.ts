@@ -65,7 +65,8 @@ export function storedImportRecord(metadata: Record<string, unknown> | undefined
   const from = metadata?.importedFrom;
   if (!isObject(from) || !isObject(from.record)) return undefined;
   const r = from.record;
-  if (typeof r.format !== "number" || typeof r.sourceStamp !== "string" || typeof r.contentHash !== "string") return undefined;
+  if (typeof r.format !== "number" || typeof r.sourceStamp !== "string" || typeof r.contentHash !== "string")
+    return undefined;
   return {
     format: r.format,
     sourceStamp: r.sourceStamp,

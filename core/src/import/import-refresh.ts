@@ -1,6 +1,15 @@
 import * as fs from "node:fs";
 import type { TaskLayout, SqliteFactory } from "../storage/index.js";
-import { JournalStore, LEGACY_CONVERSATION_KIND, MessageStore, MetricsStore, metricsFingerprint, TaskJsonFiles, type TaskHistory, type TaskRecord } from "../tasks/index.js";
+import {
+  JournalStore,
+  LEGACY_CONVERSATION_KIND,
+  MessageStore,
+  MetricsStore,
+  metricsFingerprint,
+  TaskJsonFiles,
+  type TaskHistory,
+  type TaskRecord,
+} from "../tasks/index.js";
 import type { ParsedClineItem } from "./import-types.js";
 import type { ImportRecord } from "./import-record.js";
 import { importedMetadata, importedRow, JOURNAL_IMPORT_META } from "./imported-task-writer.js";
@@ -86,7 +95,12 @@ export function refreshImportedTask(
     }
   }
   new TaskJsonFiles(task).writeMetadata(importedMetadata(row.id, parsed, importedAt, record));
-  const fresh = importedRow(row.id, parsed, importedAt, sizeOf([task.messagesDb, task.journalDb, task.metricsDb, task.metadataJson]));
+  const fresh = importedRow(
+    row.id,
+    parsed,
+    importedAt,
+    sizeOf([task.messagesDb, task.journalDb, task.metricsDb, task.metadataJson]),
+  );
   deps.history.updateNow(row.id, {
     ...fresh,
     // What the user set in Dline stays: a workspace given on resume, the favourite flag.

@@ -77,7 +77,8 @@ export class MalformedClineFile extends Error {
 }
 
 /** What happened to one item of an import request. */
-export type ImportOutcome = "imported" | "would_import" | "refreshed" | "would_refresh" | "already_imported" | "skipped" | "failed";
+export type ImportOutcome =
+  "imported" | "would_import" | "refreshed" | "would_refresh" | "already_imported" | "skipped" | "failed";
 
 export interface ImportItemResult {
   sourceKey: string;

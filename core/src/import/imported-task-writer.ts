@@ -1,7 +1,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TaskLayout, SqliteFactory } from "../storage/index.js";
-import { JournalStore, LEGACY_CONVERSATION_KIND, MessageStore, MetricsStore, metricsFingerprint, IN_MEMORY, TaskJsonFiles, type TaskRecordInit } from "../tasks/index.js";
+import {
+  JournalStore,
+  LEGACY_CONVERSATION_KIND,
+  MessageStore,
+  MetricsStore,
+  metricsFingerprint,
+  IN_MEMORY,
+  TaskJsonFiles,
+  type TaskRecordInit,
+} from "../tasks/index.js";
 import type { ParsedClineItem } from "./import-types.js";
 import type { ImportRecord } from "./import-record.js";
 import { importSource } from "./source-keys.js";
@@ -51,7 +60,10 @@ export function buildImportedTask(
 ): BuiltTask {
   const { item } = parsed;
   const files: FileImage[] = [];
-  files.push({ path: task.messagesDb, bytes: built(MessageStore.open(sqlite, IN_MEMORY), (s) => s.importMany(parsed.messages)) });
+  files.push({
+    path: task.messagesDb,
+    bytes: built(MessageStore.open(sqlite, IN_MEMORY), (s) => s.importMany(parsed.messages)),
+  });
 
   if (parsed.conversation.length > 0) {
     const time = item.startedAt || importedAt;
@@ -70,13 +82,26 @@ export function buildImportedTask(
     files.push({ path: task.metricsDb, bytes: built(MetricsStore.open(sqlite, IN_MEMORY), (s) => s.recordMany(rows)) });
   }
 
-  files.push({ path: task.metadataJson, bytes: TaskJsonFiles.metadataBytes(importedMetadata(taskId, parsed, importedAt, record)) });
-  const row = importedRow(taskId, parsed, importedAt, files.reduce((n, f) => n + f.bytes.length, 0));
+  files.push({
+    path: task.metadataJson,
+    bytes: TaskJsonFiles.metadataBytes(importedMetadata(taskId, parsed, importedAt, record)),
+  });
+  const row = importedRow(
+    taskId,
+    parsed,
+    importedAt,
+    files.reduce((n, f) => n + f.bytes.length, 0),
+  );
   return { taskId, dir: task.dir, files, row: { ...row, favorite: parsed.favorite } };
 }
 
 /** task_metadata.json of an imported task: what the index is rebuilt from, and where the task came from. */
-export function importedMetadata(taskId: string, parsed: ParsedClineItem, importedAt: number, record: ImportRecord): Record<string, unknown> {
+export function importedMetadata(
+  taskId: string,
+  parsed: ParsedClineItem,
+  importedAt: number,
+  record: ImportRecord,
+): Record<string, unknown> {
   const { item } = parsed;
   return {
     id: taskId,
@@ -100,7 +125,12 @@ export function importedMetadata(taskId: string, parsed: ParsedClineItem, import
 }
 
 /** The history row of an imported task (the favourite flag is the caller's to set). */
-export function importedRow(taskId: string, parsed: ParsedClineItem, importedAt: number, sizeBytes: number): TaskRecordInit {
+export function importedRow(
+  taskId: string,
+  parsed: ParsedClineItem,
+  importedAt: number,
+  sizeBytes: number,
+): TaskRecordInit {
   const { item } = parsed;
   const createdAt = item.startedAt || importedAt;
   return {

@@ -6,6 +6,21 @@ export { listCandidates, parseCandidate, describeCandidate, discoveryContext } f
 export type { Candidate, CandidateList, DiscoveryContext } from "./cline-discovery.js";
 export { visibleUserText, isRuntimePrompt } from "./session-text.js";
 export { MalformedClineFile } from "./import-types.js";
-export type { ClineItem, ClineItemKind, ImportItemResult, ImportOutcome, ParsedClineItem, SkipCode, UsageTotals } from "./import-types.js";
-export { importedTaskId, importSource, legacySourceKey, sessionSourceKey, requestKey, sessionRequestKey } from "./source-keys.js";
+export type {
+  ClineItem,
+  ClineItemKind,
+  ImportItemResult,
+  ImportOutcome,
+  ParsedClineItem,
+  SkipCode,
+  UsageTotals,
+} from "./import-types.js";
+export {
+  importedTaskId,
+  importSource,
+  legacySourceKey,
+  sessionSourceKey,
+  requestKey,
+  sessionRequestKey,
+} from "./source-keys.js";
 export { cutShortArrayPrefix } from "./read-only-files.js";

@@ -43,13 +43,19 @@ function readTextEdits(file: string, name: string, notes: string[]): TextEdits {
     return edits;
   }
   for (const entry of value) {
-    if (!Array.isArray(entry) || !Number.isInteger(entry[0]) || !Array.isArray(entry[1]) || !Array.isArray(entry[1][1])) continue;
+    if (!Array.isArray(entry) || !Number.isInteger(entry[0]) || !Array.isArray(entry[1]) || !Array.isArray(entry[1][1]))
+      continue;
     const blocks = new Map<number, string>();
     for (const blockEntry of entry[1][1] as unknown[]) {
       if (!Array.isArray(blockEntry) || !Number.isInteger(blockEntry[0]) || !Array.isArray(blockEntry[1])) continue;
       // The latest edit of a block is the one that applies.
       const latest = (blockEntry[1] as unknown[])[(blockEntry[1] as unknown[]).length - 1];
-      if (Array.isArray(latest) && latest[1] === "text" && Array.isArray(latest[2]) && typeof latest[2][0] === "string") {
+      if (
+        Array.isArray(latest) &&
+        latest[1] === "text" &&
+        Array.isArray(latest[2]) &&
+        typeof latest[2][0] === "string"
+      ) {
         blocks.set(blockEntry[0] as number, latest[2][0]);
       }
     }
@@ -62,7 +68,12 @@ function readTextEdits(file: string, name: string, notes: string[]): TextEdits {
 function withText(block: unknown, text: string): unknown {
   if (!isObject(block)) return block;
   if (block.type === "text") return { ...block, text };
-  if (block.type === "tool_result" && Array.isArray(block.content) && isObject(block.content[0]) && block.content[0].type === "text") {
+  if (
+    block.type === "tool_result" &&
+    Array.isArray(block.content) &&
+    isObject(block.content[0]) &&
+    block.content[0].type === "text"
+  ) {
     const [first, ...rest] = block.content as unknown[];
     return { ...block, content: [{ ...(first as Record<string, unknown>), text }, ...rest] };
   }
@@ -78,7 +89,10 @@ function modelOf(message: Record<string, unknown>): string | undefined {
   return typeof message.model === "string" && message.model ? message.model : undefined;
 }
 
-export function legacyConversation(dir: string, deletedRange: [number, number] | undefined): LegacyConversation | undefined {
+export function legacyConversation(
+  dir: string,
+  deletedRange: [number, number] | undefined,
+): LegacyConversation | undefined {
   const rel = (name: string) => path.join(path.basename(dir), name);
   const name = rel("api_conversation_history.json");
   const read = readJsonArrayFile(path.join(dir, "api_conversation_history.json"), name);
@@ -93,12 +107,16 @@ export function legacyConversation(dir: string, deletedRange: [number, number] |
       throw new MalformedClineFile(name, `message ${i + 1} has content that is neither text nor blocks`);
     }
   });
-  if (read.cutShort) notes.push(`${name} was cut short: the model sees its first ${history.length} message(s), the rest is missing`);
+  if (read.cutShort)
+    notes.push(`${name} was cut short: the model sees its first ${history.length} message(s), the rest is missing`);
 
   // Cline's own bounds: a range that does not leave a message after it is not applied.
   const end = deletedRange?.[1];
   const cutAfter = end !== undefined && end >= 2 && end < history.length - 1 ? end : undefined;
-  const kept = cutAfter === undefined ? history.map((_, i) => i) : [0, 1, ...history.slice(cutAfter + 1).map((_, k) => cutAfter + 1 + k)];
+  const kept =
+    cutAfter === undefined
+      ? history.map((_, i) => i)
+      : [0, 1, ...history.slice(cutAfter + 1).map((_, k) => cutAfter + 1 + k)];
   const edits = readTextEdits(path.join(dir, "context_history.json"), rel("context_history.json"), notes);
 
   const models = new Set<string>();
@@ -111,7 +129,8 @@ export function legacyConversation(dir: string, deletedRange: [number, number] |
       if (cutAfter !== undefined && position === 2 && message.role === "user") {
         content = content.filter((b) => !(isObject(b) && b.type === "tool_result"));
       }
-      if (blockEdits) content = (content as unknown[]).map((b, k) => (blockEdits.has(k) ? withText(b, blockEdits.get(k)!) : b));
+      if (blockEdits)
+        content = (content as unknown[]).map((b, k) => (blockEdits.has(k) ? withText(b, blockEdits.get(k)!) : b));
       images += (content as unknown[]).filter((b) => isObject(b) && b.type === "image").length;
     }
     return JSON.stringify({ role: message.role, content });
@@ -123,7 +142,9 @@ export function legacyConversation(dir: string, deletedRange: [number, number] |
   }
   const dropped = history.length - kept.length;
   if (dropped > 0) {
-    notes.push(`${dropped} earlier message(s) Cline had already removed from the model's context: shown, not sent to the model (as in Cline)`);
+    notes.push(
+      `${dropped} earlier message(s) Cline had already removed from the model's context: shown, not sent to the model (as in Cline)`,
+    );
   }
   return { lines, models, images, dropped, cutShort: read.cutShort, total: history.length, notes };
 }

@@ -24,7 +24,9 @@ export interface LegacyHistoryIndex {
 }
 
 function rangeOf(v: unknown): [number, number] | undefined {
-  return Array.isArray(v) && v.length === 2 && v.every((n) => Number.isInteger(n)) ? [v[0] as number, v[1] as number] : undefined;
+  return Array.isArray(v) && v.length === 2 && v.every((n) => Number.isInteger(n))
+    ? [v[0] as number, v[1] as number]
+    : undefined;
 }
 
 function toEntry(o: Record<string, unknown>): LegacyHistoryEntry {
@@ -50,7 +52,8 @@ export function legacyHistoryIndex(): LegacyHistoryIndex {
       else if (!Array.isArray(value)) loaded = { problem: `${name} does not hold a JSON array` };
       else {
         const byId = new Map<string, LegacyHistoryEntry>();
-        for (const item of value) if (isObject(item) && typeof item.id === "string" && !byId.has(item.id)) byId.set(item.id, toEntry(item));
+        for (const item of value)
+          if (isObject(item) && typeof item.id === "string" && !byId.has(item.id)) byId.set(item.id, toEntry(item));
         loaded = { byId };
       }
     } catch (err) {

@@ -9,23 +9,69 @@ import { importedTaskId, legacySourceKey } from "./source-keys.js";
 
 /** Cline's message kinds (ask/say) that Dline renders; anything else is reported as unknown. */
 const KNOWN_KINDS = new Set([
-  "task", "text", "reasoning", "error", "error_retry", "user_feedback", "user_feedback_diff", "completion_result", "followup",
-  "plan_mode_respond", "act_mode_respond", "command", "command_output", "tool", "api_req_started", "api_req_finished",
-  "api_req_retried", "api_req_failed", "checkpoint_created", "deleted_api_reqs", "subagent_usage", "shell_integration_warning",
-  "shell_integration_warning_with_suggestion", "resume_task", "resume_completed_task", "mistake_limit_reached",
-  "auto_approval_max_req_reached", "info", "diff_error", "clineignore_error", "command_permission_denied", "task_progress",
-  "hook_status", "hook_output_stream", "conditional_rules_applied",
+  "task",
+  "text",
+  "reasoning",
+  "error",
+  "error_retry",
+  "user_feedback",
+  "user_feedback_diff",
+  "completion_result",
+  "followup",
+  "plan_mode_respond",
+  "act_mode_respond",
+  "command",
+  "command_output",
+  "tool",
+  "api_req_started",
+  "api_req_finished",
+  "api_req_retried",
+  "api_req_failed",
+  "checkpoint_created",
+  "deleted_api_reqs",
+  "subagent_usage",
+  "shell_integration_warning",
+  "shell_integration_warning_with_suggestion",
+  "resume_task",
+  "resume_completed_task",
+  "mistake_limit_reached",
+  "auto_approval_max_req_reached",
+  "info",
+  "diff_error",
+  "clineignore_error",
+  "command_permission_denied",
+  "task_progress",
+  "hook_status",
+  "hook_output_stream",
+  "conditional_rules_applied",
 ]);
 
 /** Cline tool names (the `tool` of a "tool" message) that have a Dline tool. */
 const TOOLS_WITH_DLINE_EQUIVALENT = new Set([
-  "readFile", "listFilesTopLevel", "listFilesRecursive", "searchFiles", "newFileCreated", "editedExistingFile",
+  "readFile",
+  "listFilesTopLevel",
+  "listFilesRecursive",
+  "searchFiles",
+  "newFileCreated",
+  "editedExistingFile",
 ]);
 /** Message kinds that are tool calls Dline has no tool for. */
 const KINDS_WITHOUT_DLINE_TOOL = new Set([
-  "browser_action", "browser_action_launch", "browser_action_result", "use_mcp_server", "mcp_server_response",
-  "mcp_server_request_started", "mcp_notification", "new_task", "condense", "summarize_task", "report_bug", "load_mcp_documentation",
-  "subagent", "use_subagents", "generate_explanation",
+  "browser_action",
+  "browser_action_launch",
+  "browser_action_result",
+  "use_mcp_server",
+  "mcp_server_response",
+  "mcp_server_request_started",
+  "mcp_notification",
+  "new_task",
+  "condense",
+  "summarize_task",
+  "report_bug",
+  "load_mcp_documentation",
+  "subagent",
+  "use_subagents",
+  "generate_explanation",
 ]);
 
 /** Where Cline keeps a legacy task's UI messages: ui_messages.json, or claude_messages.json (older versions; Cline still reads it). */
@@ -52,7 +98,8 @@ function bump(counts: Map<string, number>, key: string): void {
 function lastRecordedRange(raw: Record<string, unknown>[]): [number, number] | undefined {
   for (let i = raw.length - 1; i >= 0; i--) {
     const r = raw[i]!.conversationHistoryDeletedRange;
-    if (Array.isArray(r) && r.length === 2 && r.every((n) => Number.isInteger(n))) return [r[0] as number, r[1] as number];
+    if (Array.isArray(r) && r.length === 2 && r.every((n) => Number.isInteger(n)))
+      return [r[0] as number, r[1] as number];
   }
   return undefined;
 }
@@ -105,7 +152,12 @@ function toolNameOf(text: string): string {
 }
 
 /** task_metadata.json, part of the layout but never required: kept whole, its models added to `models`. */
-function readClineMetadata(dir: string, rel: (name: string) => string, models: Set<string>, notCarried: string[]): Record<string, unknown> {
+function readClineMetadata(
+  dir: string,
+  rel: (name: string) => string,
+  models: Set<string>,
+  notCarried: string[],
+): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   try {
     const clineMeta = readJsonFile(path.join(dir, "task_metadata.json"), rel("task_metadata.json"));
@@ -135,14 +187,22 @@ function workspaceNoteOf(entry: { cwd?: string } | undefined, historyProblem: st
  * truncation). Throws MalformedClineFile for a file that cannot be used; what can be read of
  * a conversation file cut short is used, with a note.
  */
-export function parseLegacyTask(dir: string, taskId: string, root: string, historyIndex: LegacyHistoryIndex): ParsedClineItem {
+export function parseLegacyTask(
+  dir: string,
+  taskId: string,
+  root: string,
+  historyIndex: LegacyHistoryIndex,
+): ParsedClineItem {
   const rel = (name: string) => path.join(path.basename(dir), name);
   const { uiName, entries, messages } = readLegacyUiMessages(dir, rel);
   const { entry, problem: historyProblem } = historyIndex.entry(root, taskId);
   const notCarried: string[] = [];
   const usage = legacyUsage(taskId, entries);
   const survey = surveyMessages(entries);
-  const title = (survey.taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`).trim().split("\n")[0]!.slice(0, 200);
+  const title = (survey.taskText || messages.find((m) => m.text)?.text || `Cline task ${taskId}`)
+    .trim()
+    .split("\n")[0]!
+    .slice(0, 200);
 
   // The conversation as Cline would send it next: carried into journal.db so the task can be continued.
   const models = new Set<string>(entry?.modelId ? [entry.modelId] : []);
@@ -151,19 +211,29 @@ export function parseLegacyTask(dir: string, taskId: string, root: string, histo
     for (const m of conversation.models) models.add(m);
     notCarried.push(...conversation.notes);
   } else {
-    notCarried.push("no api_conversation_history.json: the task can be read but the model will not see its earlier conversation");
+    notCarried.push(
+      "no api_conversation_history.json: the task can be read but the model will not see its earlier conversation",
+    );
   }
   const metadata = readClineMetadata(dir, rel, models, notCarried);
 
-  if (uiName !== LEGACY_UI_FILES[0]) notCarried.push(`read from ${uiName}, the file older Cline versions wrote (there is no ui_messages.json)`);
+  if (uiName !== LEGACY_UI_FILES[0])
+    notCarried.push(`read from ${uiName}, the file older Cline versions wrote (there is no ui_messages.json)`);
   if (survey.images > 0) notCarried.push(`${survey.images} image(s) attached to messages`);
-  if (conversation && conversation.images > 0) notCarried.push(`${conversation.images} image(s) in the conversation (the model sees a placeholder)`);
-  if (survey.foreignTools.size > 0) notCarried.push(`tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(survey.foreignTools)}`);
+  if (conversation && conversation.images > 0)
+    notCarried.push(`${conversation.images} image(s) in the conversation (the model sees a placeholder)`);
+  if (survey.foreignTools.size > 0)
+    notCarried.push(
+      `tool calls without a Dline equivalent (shown, cannot be repeated): ${counted(survey.foreignTools)}`,
+    );
   if (survey.checkpoints > 0) notCarried.push(`${survey.checkpoints} Cline checkpoint(s) (Dline cannot restore them)`);
-  if (survey.unknownKinds.size > 0) notCarried.push(`unknown message kinds (kept as text): ${counted(survey.unknownKinds)}`);
+  if (survey.unknownKinds.size > 0)
+    notCarried.push(`unknown message kinds (kept as text): ${counted(survey.unknownKinds)}`);
   if (usage.unreadable > 0) notCarried.push(`${usage.unreadable} request(s) whose usage could not be read`);
   if (usage.deletedEntries > 0) {
-    notCarried.push(`usage of requests whose messages a Cline checkpoint restore removed (${usage.deletedEntries} record(s)) is counted, as Cline counts it; the messages are gone`);
+    notCarried.push(
+      `usage of requests whose messages a Cline checkpoint restore removed (${usage.deletedEntries} record(s)) is counted, as Cline counts it; the messages are gone`,
+    );
   }
   const workspaceNote = workspaceNoteOf(entry, historyProblem);
   if (workspaceNote) notCarried.push(`workspace: ${workspaceNote}`);

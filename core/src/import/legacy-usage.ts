@@ -94,7 +94,10 @@ export function legacyUsage(taskId: string, entries: UiEntry[]): LegacyUsage {
       requests.push({ key: requestKey(taskId, index), metrics: { time, ...row, data: JSON.stringify(extra) } });
     } else {
       const n = say === "deleted_api_reqs" ? deletedEntries++ : subagentEntries++;
-      requests.push({ key: `${requestKey(taskId, i)}:${say}`, metrics: { time, ...row, data: JSON.stringify({ source: "cline", kind: say, entry: n }) } });
+      requests.push({
+        key: `${requestKey(taskId, i)}:${say}`,
+        metrics: { time, ...row, data: JSON.stringify({ source: "cline", kind: say, entry: n }) },
+      });
     }
   });
   return { usage, requests, unreadable, deletedEntries, subagentEntries };

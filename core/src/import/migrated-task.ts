@@ -25,7 +25,13 @@ export function mergeMigratedTask(legacy: ParsedClineItem, session: ParsedSessio
   }, emptyUsage());
   const messages = [...legacy.messages, ...ownMessages];
   const workspaceRoot = session.item.workspaceRoot || legacy.item.workspaceRoot;
-  const notes = [...new Set([...legacy.notCarriedOver, ...session.notCarriedOver].filter((n) => !(workspaceRoot && n.startsWith("workspace:"))))];
+  const notes = [
+    ...new Set(
+      [...legacy.notCarriedOver, ...session.notCarriedOver].filter(
+        (n) => !(workspaceRoot && n.startsWith("workspace:")),
+      ),
+    ),
+  ];
   return {
     item: {
       ...session.item,
@@ -46,6 +52,10 @@ export function mergeMigratedTask(legacy: ParsedClineItem, session: ParsedSessio
     requests,
     notCarriedOver: notes,
     detail: `with ${legacy.item.sourceKey}, which Cline 4 continued as this session: one task, the legacy messages then the session's`,
-    metadata: { ...legacy.metadata, ...session.metadata, migratedFromLegacy: { sourceKey: legacy.item.sourceKey, path: legacy.item.path } },
+    metadata: {
+      ...legacy.metadata,
+      ...session.metadata,
+      migratedFromLegacy: { sourceKey: legacy.item.sourceKey, path: legacy.item.path },
+    },
   };
 }

@@ -44,7 +44,8 @@ export function metadataOf(manifest: Manifest | undefined): Record<string, unkno
 export function importedElsewhere(manifest: Manifest | undefined): string | undefined {
   const meta = metadataOf(manifest);
   const from = field(meta, "importedFrom", "imported_from");
-  if (from) return `imported into Cline from ${typeof from === "string" ? from : isObject(from) ? str(from.source ?? from.tool ?? from.name) || "another tool" : "another tool"}`;
+  if (from)
+    return `imported into Cline from ${typeof from === "string" ? from : isObject(from) ? str(from.source ?? from.tool ?? from.name) || "another tool" : "another tool"}`;
   // Cline writes sessionHistoryOrigin; the other spellings are kept for older records.
   for (const key of ["sessionHistoryOrigin", "historyOrigin", "history_origin"]) {
     const origin = meta?.[key];
@@ -98,7 +99,8 @@ export function workspaceOf(manifest: Manifest | undefined, problem: string | un
   const recorded = field(manifest, "workspace_root", "workspaceRoot");
   const ws = (Array.isArray(recorded) ? str(recorded[0]) : str(recorded)) || str(field(manifest, "cwd"));
   if (!ws) return { workspaceRoot: "", workspaceNote: "the manifest records no working directory" };
-  if (isInside(ws, roots.chatWorkspaceDir)) return { workspaceRoot: "", workspaceNote: "ran in Cline's chat workspace: no project" };
+  if (isInside(ws, roots.chatWorkspaceDir))
+    return { workspaceRoot: "", workspaceNote: "ran in Cline's chat workspace: no project" };
   return { workspaceRoot: ws, workspaceNote: "" };
 }
 
@@ -108,7 +110,11 @@ export function sessionMessagesFile(dir: string, sessionId: string): string {
 }
 
 /** A session listed without parsing its messages (imported elsewhere, or its messages are missing). */
-export function sessionStub(dir: string, sessionId: string, roots: ClineRoots): { item: ClineItem; manifest?: Manifest } {
+export function sessionStub(
+  dir: string,
+  sessionId: string,
+  roots: ClineRoots,
+): { item: ClineItem; manifest?: Manifest } {
   const { manifest, problem } = readManifest(dir, sessionId);
   const meta = metadataOf(manifest);
   const startedAt = sessionStart(manifest, sessionId);
@@ -177,10 +183,17 @@ export function datedSubagentItem(item: ClineItem): ClineItem {
     return item;
   }
   const messages = isObject(doc) && Array.isArray(doc.messages) ? doc.messages.filter(isObject) : [];
-  const times = messages.map((m) => timeOf(field(m, "ts", "timestamp", "createdAt", "created_at"))).filter((t) => t > 0);
+  const times = messages
+    .map((m) => timeOf(field(m, "ts", "timestamp", "createdAt", "created_at")))
+    .filter((t) => t > 0);
   const updated = isObject(doc) ? timeOf(doc.updated_at) : 0;
   const startedAt = times[0] ?? item.startedAt;
-  return { ...item, startedAt, updatedAt: Math.max(updated, times[times.length - 1] ?? 0, startedAt), messageCount: messages.length };
+  return {
+    ...item,
+    startedAt,
+    updatedAt: Math.max(updated, times[times.length - 1] ?? 0, startedAt),
+    messageCount: messages.length,
+  };
 }
 
 /** The session's messages file's modification time (0 when it cannot be read). */

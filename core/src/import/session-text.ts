@@ -61,7 +61,9 @@ export function visibleUserText(text: string): string {
       .filter(Boolean)
       .join("\n\n");
   }
-  const classic = [...text.replace(ENVIRONMENT_DETAILS, "").matchAll(CLASSIC_USER_WORDS)].map((m) => (m[2] ?? "").trim()).filter(Boolean);
+  const classic = [...text.replace(ENVIRONMENT_DETAILS, "").matchAll(CLASSIC_USER_WORDS)]
+    .map((m) => (m[2] ?? "").trim())
+    .filter(Boolean);
   if (classic.length > 0) return classic.join("\n\n");
   if (isRuntimePrompt(text)) return "";
   const typed = text.replace(ENVIRONMENT_DETAILS, "");

@@ -36,7 +36,8 @@ export function loadSqliteBinding(
   if (!file || !fs.existsSync(file)) {
     const bytes = gunzipSync(new Uint8Array(sea.getRawAsset(SQLITE_ADDON_ASSET) as ArrayBuffer));
     const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 24);
-    if (knownHash && hash !== knownHash) throw new Error(`The embedded SQLite addon is damaged (hash ${hash}, built as ${knownHash}).`);
+    if (knownHash && hash !== knownHash)
+      throw new Error(`The embedded SQLite addon is damaged (hash ${hash}, built as ${knownHash}).`);
     file = path.join(addonDirFor(hash), SQLITE_ADDON_FILE);
     writeFileOnceAtomic(file, bytes);
   }

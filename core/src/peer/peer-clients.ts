@@ -31,7 +31,11 @@ export class PeerConnections {
       import("../gen/dline/v1/task_pb.js"),
     ]);
     const transport = sidecarTransport(entry.url, entry.token);
-    const clients = { pid: entry.pid, tasks: createClient(TaskService, transport), checkpoints: createClient(CheckpointService, transport) };
+    const clients = {
+      pid: entry.pid,
+      tasks: createClient(TaskService, transport),
+      checkpoints: createClient(CheckpointService, transport),
+    };
     this.byPid.set(entry.pid, { key, clients });
     return clients;
   }

@@ -26,7 +26,10 @@ export interface PeerEndpointOptions {
  */
 export async function startPeerEndpoint(options: PeerEndpointOptions): Promise<{ url: string }> {
   const token = generateToken();
-  const server = http.createServer({ keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 }, options.handler(token));
+  const server = http.createServer(
+    { keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 },
+    options.handler(token),
+  );
   boundUnauthenticatedConnections(server, { max: MAX_UNAUTHENTICATED_CONNECTIONS });
   const url = await listen(server, { kind: "tcp", host: "127.0.0.1", port: 0 });
   const unregister = () => {

@@ -2,7 +2,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { writeFileAtomicSync, type InstanceLayout, mkdirPrivate, narrowMode, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/index.js";
+import {
+  writeFileAtomicSync,
+  type InstanceLayout,
+  mkdirPrivate,
+  narrowMode,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+} from "../storage/index.js";
 import { isProcessAlive } from "../tasks/index.js";
 
 /** How another sidecar reaches this one: its peer endpoint and the token only sidecars use. */
@@ -64,9 +71,13 @@ export class PeerRegistry {
       entry = readPrivateJson(file) as PeerEntry;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return { why: "it has not published how to reach it (an older version, or it is starting)" };
+      if (code === "ENOENT")
+        return { why: "it has not published how to reach it (an older version, or it is starting)" };
       if (err instanceof UnsafeFile) {
-        this.logger.warn("a peer registry entry is not private to this user; it is ignored", { file, why: err.message });
+        this.logger.warn("a peer registry entry is not private to this user; it is ignored", {
+          file,
+          why: err.message,
+        });
         return { why: "its registry entry is not private to this user" };
       }
       return { why: "its registry entry cannot be read" };
@@ -123,7 +134,9 @@ export class PeerRegistry {
     }
     if (!st.isDirectory()) return "the peer registry is not a folder";
     if (!ownedByUs(st) || (st.mode & 0o077) !== 0) {
-      this.logger.warn("the peer registry folder is not private to this user; it is not used", { dir: this.layout.peersDir });
+      this.logger.warn("the peer registry folder is not private to this user; it is not used", {
+        dir: this.layout.peersDir,
+      });
       return "the peer registry is not private to this user";
     }
     return undefined;

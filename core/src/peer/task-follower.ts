@@ -31,7 +31,12 @@ const RETRY_PAUSES_MS = [20, 50, 100, 250, 500, 1000];
  * When the owner dies its stream breaks; the task is then served here, where loading it settles
  * the run the owner left as interrupted (TaskRuntime), so the subscriber sees that at once.
  */
-export async function* followTask(taskId: string, afterSeq: bigint, signal: AbortSignal, deps: FollowDeps): AsyncGenerator<TaskEvent> {
+export async function* followTask(
+  taskId: string,
+  afterSeq: bigint,
+  signal: AbortSignal,
+  deps: FollowDeps,
+): AsyncGenerator<TaskEvent> {
   let cursor = afterSeq;
   let pauses = 0;
   let warned = false;
@@ -40,7 +45,11 @@ export async function* followTask(taskId: string, afterSeq: bigint, signal: Abor
     const route = await deps.router.route(taskId);
     if (route.kind === "unreachable" && !warned) {
       warned = true;
-      deps.logger.warn("the sidecar running a task cannot be reached; its events are not followed until it stops", { taskId, pid: route.pid, why: route.why });
+      deps.logger.warn("the sidecar running a task cannot be reached; its events are not followed until it stops", {
+        taskId,
+        pid: route.pid,
+        why: route.why,
+      });
     }
     const source = route.kind === "peer" ? route.pid : process.pid;
     const stop = new AbortController();
@@ -67,7 +76,8 @@ export async function* followTask(taskId: string, afterSeq: bigint, signal: Abor
     let yielded = false;
     let failure: unknown;
     try {
-      const events = route.kind === "peer" ? remoteEvents(route, taskId, cursor, legSignal) : deps.local(cursor, legSignal);
+      const events =
+        route.kind === "peer" ? remoteEvents(route, taskId, cursor, legSignal) : deps.local(cursor, legSignal);
       for await (const event of events) {
         if (event.seq > cursor) {
           cursor = event.seq;
@@ -86,14 +96,23 @@ export async function* followTask(taskId: string, afterSeq: bigint, signal: Abor
     // This sidecar's own stream fails as it always did (a task that does not exist: not_found).
     if (failure !== undefined && route.kind !== "peer") throw failure;
     if (failure !== undefined && !stop.signal.aborted) {
-      deps.logger.debug("the stream of the sidecar running a task ended with an error", { taskId, pid: source, error: (failure as Error)?.message });
+      deps.logger.debug("the stream of the sidecar running a task ended with an error", {
+        taskId,
+        pid: source,
+        error: (failure as Error)?.message,
+      });
     }
     if (yielded || changing) pauses = 0;
     else await pause(RETRY_PAUSES_MS[Math.min(pauses++, RETRY_PAUSES_MS.length - 1)], signal);
   }
 }
 
-async function* remoteEvents(route: Extract<TaskRoute, { kind: "peer" }>, taskId: string, afterSeq: bigint, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+async function* remoteEvents(
+  route: Extract<TaskRoute, { kind: "peer" }>,
+  taskId: string,
+  afterSeq: bigint,
+  signal: AbortSignal,
+): AsyncGenerator<TaskEvent> {
   for await (const res of route.clients.tasks.subscribe({ taskId, afterSeq }, { signal })) {
     if (res.event) yield res.event;
   }

@@ -49,7 +49,8 @@ export class TaskRouter {
     const owner = ownership.owner(taskId);
     if (!owner || owner.purpose === "delete") return { kind: "here", holder: undefined };
     if (ownership.holds(taskId) || owner.pid === process.pid) return { kind: "here", holder: process.pid };
-    if (owner.hostname && owner.hostname !== os.hostname()) return { kind: "unreachable", pid: owner.pid, why: "it runs on another machine" };
+    if (owner.hostname && owner.hostname !== os.hostname())
+      return { kind: "unreachable", pid: owner.pid, why: "it runs on another machine" };
     const found = this.deps.registry.lookup(owner.pid);
     if (!found.entry) {
       this.deps.connections.forget(owner.pid);
@@ -95,7 +96,10 @@ export class TaskRouter {
 }
 
 export function unreachable(taskId: string, pid: number, why: string): DlineError {
-  return new DlineError("failed_precondition", `Task ${taskId} is running in another Dline window (pid ${pid}), which cannot be reached: ${why}.`);
+  return new DlineError(
+    "failed_precondition",
+    `Task ${taskId} is running in another Dline window (pid ${pid}), which cannot be reached: ${why}.`,
+  );
 }
 
 /**
@@ -110,7 +114,13 @@ function transportFailure(err: unknown): "refused" | "broken" | "rejected" | und
   if (err.isWireError) return undefined;
   const cause = (err.cause as NodeJS.ErrnoException | undefined)?.code;
   if (cause === "ECONNREFUSED" || cause === "ENOENT") return "refused";
-  if (err.code === Code.Unavailable || err.code === Code.Aborted || err.code === Code.Internal || err.code === Code.Unknown) return "broken";
+  if (
+    err.code === Code.Unavailable ||
+    err.code === Code.Aborted ||
+    err.code === Code.Internal ||
+    err.code === Code.Unknown
+  )
+    return "broken";
   return undefined;
 }
 

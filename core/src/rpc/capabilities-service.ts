@@ -74,7 +74,8 @@ function capabilityMessage(c: CapabilityView) {
 
 function requireAbsolute(workspaceRoot: string, required: boolean): void {
   if (required && !workspaceRoot) throw new DlineError("invalid_argument", "workspace_root is required.");
-  if (workspaceRoot && !path.isAbsolute(workspaceRoot)) throw new DlineError("invalid_argument", "workspace_root must be an absolute path.");
+  if (workspaceRoot && !path.isAbsolute(workspaceRoot))
+    throw new DlineError("invalid_argument", "workspace_root must be an absolute path.");
 }
 
 export function capabilitiesMethods(
@@ -85,7 +86,11 @@ export function capabilitiesMethods(
     async setCapabilityToggle(req, context) {
       if (!settings.setCapabilityToggle) throw new DlineError("internal", "SetCapabilityToggle is not available.");
       const response = await settings.setCapabilityToggle(req, context);
-      await capabilities.applyToggle({ workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined }, req.kind, req.resource);
+      await capabilities.applyToggle(
+        { workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined },
+        req.kind,
+        req.resource,
+      );
       return response;
     },
 

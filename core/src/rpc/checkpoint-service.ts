@@ -45,8 +45,12 @@ import { assertSafeId } from "../storage/index.js";
  * restore of a task another sidecar runs is made by that sidecar (it stops the run and rewinds
  * the conversation it holds), as if its own client had asked for it.
  */
-export function checkpointService(manager: CheckpointManager, router?: TaskRouter): Partial<ServiceImpl<typeof CheckpointService>> {
-  const routed = <T>(taskId: string, here: () => Promise<T>, there: (peer: PeerClients) => Promise<T>) => (router ? router.call(taskId, here, there) : here());
+export function checkpointService(
+  manager: CheckpointManager,
+  router?: TaskRouter,
+): Partial<ServiceImpl<typeof CheckpointService>> {
+  const routed = <T>(taskId: string, here: () => Promise<T>, there: (peer: PeerClients) => Promise<T>) =>
+    router ? router.call(taskId, here, there) : here();
   const restoreHere = async (req: RestoreRequest) => {
     const outcome = await manager.restore(req.taskId, req.checkpointId, restoreMode(req.mode));
     return create(RestoreResponseSchema, {
@@ -54,13 +58,21 @@ export function checkpointService(manager: CheckpointManager, router?: TaskRoute
       fileError: outcome.fileError,
       restoredPaths: outcome.restoredPaths,
       deletedPaths: outcome.deletedPaths,
-      keptPaths: outcome.keptPaths.map((k) => ({ path: k.path, reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED })),
+      keptPaths: outcome.keptPaths.map((k) => ({
+        path: k.path,
+        reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED,
+      })),
       undoCheckpointId: outcome.undoCheckpointId,
       conversationRestored: outcome.conversationRestored,
     });
   };
   const editMessageHere = async (req: EditMessageRequest) => {
-    const mode = req.mode === EditMessageMode.RESTORE_CHAT ? "restore_chat" : req.mode === EditMessageMode.RESTORE_ALL ? "restore_all" : undefined;
+    const mode =
+      req.mode === EditMessageMode.RESTORE_CHAT
+        ? "restore_chat"
+        : req.mode === EditMessageMode.RESTORE_ALL
+          ? "restore_all"
+          : undefined;
     if (!mode) throw new DlineError("invalid_argument", "Choose Restore Chat or Restore All.");
     return create(EditMessageResponseSchema, await manager.editMessage(req.taskId, req.messageId, req.text, mode));
   };
@@ -77,15 +89,27 @@ export function checkpointService(manager: CheckpointManager, router?: TaskRoute
     async viewChanges(req) {
       assertSafeId("task id", req.taskId);
       const { files, from, to } = await manager.viewChanges(req.taskId);
-      return create(ViewChangesResponseSchema, { files: files.map(toFileChange), fromCheckpointId: from, toCheckpointId: to });
+      return create(ViewChangesResponseSchema, {
+        files: files.map(toFileChange),
+        fromCheckpointId: from,
+        toCheckpointId: to,
+      });
     },
     async restore(req, ctx) {
       assertSafeId("task id", req.taskId);
-      return routed(req.taskId, () => restoreHere(req), (peer) => peer.checkpoints.restore(req, { signal: ctx.signal }));
+      return routed(
+        req.taskId,
+        () => restoreHere(req),
+        (peer) => peer.checkpoints.restore(req, { signal: ctx.signal }),
+      );
     },
     async editMessage(req, ctx) {
       assertSafeId("task id", req.taskId);
-      return routed(req.taskId, () => editMessageHere(req), (peer) => peer.checkpoints.editMessage(req, { signal: ctx.signal }));
+      return routed(
+        req.taskId,
+        () => editMessageHere(req),
+        (peer) => peer.checkpoints.editMessage(req, { signal: ctx.signal }),
+      );
     },
     async getStatus(req) {
       return toStatus(await manager.status(query(req)));
@@ -169,7 +193,8 @@ function toCheckpoint(c: CheckpointView) {
 }
 
 function toFileChange(f: FileChange) {
-  const status = f.status === "added" ? FileStatus.ADDED : f.status === "deleted" ? FileStatus.DELETED : FileStatus.MODIFIED;
+  const status =
+    f.status === "added" ? FileStatus.ADDED : f.status === "deleted" ? FileStatus.DELETED : FileStatus.MODIFIED;
   return create(FileChangeSchema, {
     path: f.path,
     status,

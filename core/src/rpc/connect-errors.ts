@@ -34,7 +34,9 @@ const connectCodes: Record<DlineErrorCode, Code> = {
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   if (err instanceof DlineError) {
-    const details = err.errorReason ? [{ desc: ErrorDetailSchema, value: { reason: reasons[err.errorReason] } }] : undefined;
+    const details = err.errorReason
+      ? [{ desc: ErrorDetailSchema, value: { reason: reasons[err.errorReason] } }]
+      : undefined;
     return new ConnectError(err.message, connectCodes[err.code], undefined, details);
   }
   const code = (err as { code?: unknown } | null)?.code;
@@ -49,7 +51,8 @@ export function toConnectError(err: unknown): ConnectError {
     if (code === "EACCES" || code === "EPERM") {
       return new ConnectError("Permission denied by the file system.", Code.PermissionDenied);
     }
-    if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") return new ConnectError("The disk is full.", Code.ResourceExhausted);
+    if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL")
+      return new ConnectError("The disk is full.", Code.ResourceExhausted);
     if (code === "ENAMETOOLONG") return new ConnectError("A file name is too long.", Code.InvalidArgument);
   }
   return new ConnectError("Internal error in the Dline core; see its log.", Code.Internal);

@@ -14,7 +14,11 @@ export function errorInterceptor(logger: Logger): Interceptor {
     // internal is logged, an unmapped errno or SQLite code too (the code and the stack).
     if (!(err instanceof ConnectError) && mapped.code === Code.Internal) {
       const code = (err as { code?: unknown } | null)?.code;
-      logger.error("handler failed", { method, ...(typeof code === "string" ? { code } : {}), error: (err as Error)?.stack ?? String(err) });
+      logger.error("handler failed", {
+        method,
+        ...(typeof code === "string" ? { code } : {}),
+        error: (err as Error)?.stack ?? String(err),
+      });
     }
     return mapped;
   };

@@ -43,12 +43,16 @@ export function historyService(deps: HistoryServiceDeps): Partial<ServiceImpl<ty
         pageToken: req.pageToken,
         sort,
       });
-      return create(ListTasksResponseSchema, { tasks: page.tasks.map(taskSummaryToProto), nextPageToken: page.nextPageToken });
+      return create(ListTasksResponseSchema, {
+        tasks: page.tasks.map(taskSummaryToProto),
+        nextPageToken: page.nextPageToken,
+      });
     },
     async setFavorite(req) {
       assertSafeId("task id", req.taskId);
       const { history, watcher } = await deps.tasks();
-      if (!history.setFavorite(req.taskId, req.favorite)) throw new DlineError("not_found", `Task ${req.taskId} does not exist.`);
+      if (!history.setFavorite(req.taskId, req.favorite))
+        throw new DlineError("not_found", `Task ${req.taskId} does not exist.`);
       watcher.poll();
       return create(SetFavoriteResponseSchema, {});
     },
@@ -61,7 +65,11 @@ export function historyService(deps: HistoryServiceDeps): Partial<ServiceImpl<ty
  * changed is read from the change log after this stream's own last seq, so a resumed stream
  * (after_seq) gets every change once, without loss or duplicates.
  */
-async function* watch(deps: HistoryServiceDeps, req: WatchHistoryRequest, ctx: HandlerContext): AsyncGenerator<WatchHistoryResponse> {
+async function* watch(
+  deps: HistoryServiceDeps,
+  req: WatchHistoryRequest,
+  ctx: HandlerContext,
+): AsyncGenerator<WatchHistoryResponse> {
   const { history, watcher } = await deps.tasks();
   let wake: (() => void) | undefined;
   const unsubscribe = watcher.subscribe(() => wake?.());

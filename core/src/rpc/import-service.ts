@@ -62,7 +62,10 @@ export function importService(importer: ClineImporter): Partial<ServiceImpl<type
       return create(DiscoverClineResponseSchema, { items: items.map(itemToProto), rootsSearched });
     },
     async importCline(req, ctx) {
-      const results = await importer.import({ sourceKeys: req.sourceKeys, all: req.all, dryRun: req.dryRun }, ctx.signal);
+      const results = await importer.import(
+        { sourceKeys: req.sourceKeys, all: req.all, dryRun: req.dryRun },
+        ctx.signal,
+      );
       return create(ImportClineResponseSchema, { results: results.map(resultToProto), dryRun: req.dryRun });
     },
   };

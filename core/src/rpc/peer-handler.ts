@@ -54,7 +54,8 @@ export function createPeerHandler(deps: PeerHandlerDeps, token: string): http.Re
       },
       {
         typeName: CheckpointService.typeName,
-        load: async () => (router) => router.service(CheckpointService, { restore: checkpoints.restore, editMessage: checkpoints.editMessage }),
+        load: async () => (router) =>
+          router.service(CheckpointService, { restore: checkpoints.restore, editMessage: checkpoints.editMessage }),
       },
     ],
     interceptors: [authInterceptor(token), errorInterceptor(deps.logger)],
@@ -64,6 +65,7 @@ export function createPeerHandler(deps: PeerHandlerDeps, token: string): http.Re
       clientGone
         ? deps.logger.debug("the other sidecar went away during a forwarded call", { method })
         : deps.logger.warn("forwarded call ended without an answer", { method, error: (reason as Error)?.message }),
-    onLoadFailed: (service, reason) => deps.logger.error("cannot load a peer service", { service, error: (reason as Error)?.message }),
+    onLoadFailed: (service, reason) =>
+      deps.logger.error("cannot load a peer service", { service, error: (reason as Error)?.message }),
   });
 }

@@ -21,7 +21,11 @@ import { importService } from "./import-service.js";
  */
 export const appRoutes: Record<string, (router: ConnectRouter, app: App) => void> = {
   [SettingsService.typeName]: (router, app) => {
-    const settingsMethods = settingsService({ settings: app.settings, lifecycle: app.lifecycle, logger: app.logger.child("settings") });
+    const settingsMethods = settingsService({
+      settings: app.settings,
+      lifecycle: app.lifecycle,
+      logger: app.logger.child("settings"),
+    });
     router.service(SettingsService, { ...settingsMethods, ...capabilitiesMethods(app.capabilities, settingsMethods) });
   },
   [TaskService.typeName]: (router, app) => {
@@ -34,7 +38,12 @@ export const appRoutes: Record<string, (router: ConnectRouter, app: App) => void
     };
     router.service(TaskService, {
       ...storageMethods,
-      ...taskRunMethods({ runtime: app.runtime, storageGetTask: storageMethods.getTask!, stopSignal: app.lifecycle.signal, forwarding }),
+      ...taskRunMethods({
+        runtime: app.runtime,
+        storageGetTask: storageMethods.getTask!,
+        stopSignal: app.lifecycle.signal,
+        forwarding,
+      }),
     });
   },
   [HistoryService.typeName]: (router, app) => {

@@ -33,7 +33,8 @@ export function createRpcHandler(base: Base, token: string): ReturnType<typeof c
       clientGone
         ? logger.debug("the client went away during a call", { method })
         : logger.warn("call ended without an answer", { method, error: (reason as Error)?.message }),
-    onLoadFailed: (service, reason) => logger.error("cannot load a service", { service, error: (reason as Error)?.message }),
+    onLoadFailed: (service, reason) =>
+      logger.error("cannot load a service", { service, error: (reason as Error)?.message }),
   });
   handler.preload("dline.v1.SystemService");
   return handler;

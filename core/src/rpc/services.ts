@@ -24,5 +24,8 @@ export function dlineServices(base: Base, app: () => Promise<App>): LazyService[
       return (router) => register(router, loaded);
     },
   });
-  return [system, ...["SettingsService", "TaskService", "HistoryService", "CheckpointService", "ImportService"].map(withApp)];
+  return [
+    system,
+    ...["SettingsService", "TaskService", "HistoryService", "CheckpointService", "ImportService"].map(withApp),
+  ];
 }

@@ -30,7 +30,17 @@ import {
 import { resolvePrices } from "../agent/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
-import { type CapabilityToggleView, type ToggleState as DomainToggleState, type ProfileRecord, type ProviderKind, API_KEY, type SettingsDomain, type SettingScope, type SettingsSnapshot, type SettingSourceName } from "../storage/index.js";
+import {
+  type CapabilityToggleView,
+  type ToggleState as DomainToggleState,
+  type ProfileRecord,
+  type ProviderKind,
+  API_KEY,
+  type SettingsDomain,
+  type SettingScope,
+  type SettingsSnapshot,
+  type SettingSourceName,
+} from "../storage/index.js";
 
 export interface SettingsServiceDeps {
   settings: SettingsDomain;
@@ -170,7 +180,12 @@ function waitFor(signal: AbortSignal, register: (wake: () => void) => void): Pro
  * One WatchSettings stream: the scope's settings now, then every newer revision (a write, or a
  * hand edit the repository's watch saw) until the client goes or the sidecar stops.
  */
-async function* watchScope(deps: SettingsServiceDeps, scope: SettingScope, workspaceRoot: string, ctx: HandlerContext): AsyncGenerator<WatchSettingsResponse> {
+async function* watchScope(
+  deps: SettingsServiceDeps,
+  scope: SettingScope,
+  workspaceRoot: string,
+  ctx: HandlerContext,
+): AsyncGenerator<WatchSettingsResponse> {
   const { stores } = deps.settings;
   const repo = stores.repositoryFor(target(scope, workspaceRoot, ""));
   const signal = AbortSignal.any([ctx.signal, deps.lifecycle.signal]);
@@ -197,7 +212,8 @@ async function* watchScope(deps: SettingsServiceDeps, scope: SettingScope, works
       while (queue.length > 0) {
         const next = queue.shift()!;
         if (next.revision < last.revision) continue;
-        if (next.revision === last.revision && JSON.stringify(next.settings) === JSON.stringify(last.settings)) continue;
+        if (next.revision === last.revision && JSON.stringify(next.settings) === JSON.stringify(last.settings))
+          continue;
         last = next;
         yield message(next);
       }
@@ -212,7 +228,12 @@ type SettingsServiceImpl = Partial<ServiceImpl<typeof SettingsService>>;
 
 /** SettingsService: maps proto <-> the storage domain (storage/settings-domain.ts), nothing else. */
 export function settingsService(deps: SettingsServiceDeps): SettingsServiceImpl {
-  return { ...settingsMethods(deps), ...profileAndSecretMethods(deps), ...toggleMethods(deps), ...hostStateMethods(deps) };
+  return {
+    ...settingsMethods(deps),
+    ...profileAndSecretMethods(deps),
+    ...toggleMethods(deps),
+    ...hostStateMethods(deps),
+  };
 }
 
 /** Settings by scope, their resolution and the session's overrides. */
@@ -221,7 +242,10 @@ function settingsMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
   return {
     async getSettings(req) {
       const snapshot = await stores.repositoryFor(target(scopeOf(req.scope), req.workspaceRoot, req.taskId)).read();
-      return create(GetSettingsResponseSchema, { settings: snapshot.settings as JsonObject, revision: BigInt(snapshot.revision) });
+      return create(GetSettingsResponseSchema, {
+        settings: snapshot.settings as JsonObject,
+        revision: BigInt(snapshot.revision),
+      });
     },
 
     async updateSettings(req) {
@@ -235,11 +259,17 @@ function settingsMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
       if (expected !== undefined && snapshot.revision !== expected && Object.keys(patch).length === 0) {
         throw new DlineError("aborted", `Settings are at revision ${snapshot.revision}, not ${expected}.`);
       }
-      return create(UpdateSettingsResponseSchema, { revision: BigInt(snapshot.revision), settings: snapshot.settings as JsonObject });
+      return create(UpdateSettingsResponseSchema, {
+        revision: BigInt(snapshot.revision),
+        settings: snapshot.settings as JsonObject,
+      });
     },
 
     async resolveSetting(req) {
-      const resolved = await resolver.resolve(req.key, { workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined });
+      const resolved = await resolver.resolve(req.key, {
+        workspaceRoot: req.workspaceRoot || undefined,
+        taskId: req.taskId || undefined,
+      });
       return create(ResolveSettingResponseSchema, {
         value: fromJson(ValueSchema, resolved.value as JsonValue),
         source: SOURCES[resolved.source],
@@ -249,7 +279,8 @@ function settingsMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
     setSessionOverride(req) {
       if (req.clear) session.clear(req.key);
       else {
-        if (!req.value) throw new DlineError("invalid_argument", `A value is required to override "${req.key.slice(0, 100)}".`);
+        if (!req.value)
+          throw new DlineError("invalid_argument", `A value is required to override "${req.key.slice(0, 100)}".`);
         session.set(req.key, toJson(ValueSchema, req.value));
       }
       return create(SetSessionOverrideResponseSchema, {});
@@ -257,7 +288,8 @@ function settingsMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
 
     watchSettings(req, ctx) {
       const scope = scopeOf(req.scope);
-      if (scope === "task") throw new DlineError("invalid_argument", "WatchSettings serves the global and workspace scopes.");
+      if (scope === "task")
+        throw new DlineError("invalid_argument", "WatchSettings serves the global and workspace scopes.");
       return watchScope(deps, scope, req.workspaceRoot, ctx);
     },
   };
@@ -273,7 +305,10 @@ function profileAndSecretMethods(deps: SettingsServiceDeps): SettingsServiceImpl
       const stored = (await stores.profiles.list()).filter((p) => p.id !== environment?.profile.id);
       const names = await stores.secrets.namesByProfile(stored.map((p) => p.id));
       const profiles = stored.map((p) => profileMessage(p, names.get(p.id) ?? [], ProfileSource.STORED));
-      if (environment) profiles.unshift(profileMessage(environment.profile, environment.apiKey ? [API_KEY] : [], ProfileSource.ENVIRONMENT));
+      if (environment)
+        profiles.unshift(
+          profileMessage(environment.profile, environment.apiKey ? [API_KEY] : [], ProfileSource.ENVIRONMENT),
+        );
       return create(ListProfilesResponseSchema, { profiles });
     },
 
@@ -310,16 +345,32 @@ function toggleMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
   const { toggles } = deps.settings;
   return {
     async getCapabilityToggles(req) {
-      const views = await toggles.list({ workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined }, req.kind || undefined);
+      const views = await toggles.list(
+        { workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined },
+        req.kind || undefined,
+      );
       return create(GetCapabilityTogglesResponseSchema, { toggles: views.map(toggleMessage) });
     },
 
     async setCapabilityToggle(req) {
       const scope = TOGGLE_SCOPES[req.scope];
       if (!scope) throw new DlineError("invalid_argument", "scope must be global, workspace or task.");
-      const state = req.state === ToggleState.ENABLED ? "enabled" : req.state === ToggleState.DISABLED ? "disabled" : req.state === ToggleState.INHERIT ? "inherit" : undefined;
+      const state =
+        req.state === ToggleState.ENABLED
+          ? "enabled"
+          : req.state === ToggleState.DISABLED
+            ? "disabled"
+            : req.state === ToggleState.INHERIT
+              ? "inherit"
+              : undefined;
       if (!state) throw new DlineError("invalid_argument", "state must be inherit, enabled or disabled.");
-      const view = await toggles.set(scope, { workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined }, req.kind, req.resource, state);
+      const view = await toggles.set(
+        scope,
+        { workspaceRoot: req.workspaceRoot || undefined, taskId: req.taskId || undefined },
+        req.kind,
+        req.resource,
+        state,
+      );
       return create(SetCapabilityToggleResponseSchema, { toggle: toggleMessage(view) });
     },
   };
@@ -332,10 +383,10 @@ function hostStateMethods(deps: SettingsServiceDeps): SettingsServiceImpl {
     async importHostState(req) {
       const result = await migrations.importHostState({
         host: req.host || "vscode",
-        globalState: (req.globalState ?? {}),
+        globalState: req.globalState ?? {},
         workspaces: req.workspaces.map((w) => {
           if (!w.workspaceRoot) throw new DlineError("invalid_argument", "Every workspace needs a workspace_root.");
-          return { workspaceRoot: w.workspaceRoot, state: (w.state ?? {}) };
+          return { workspaceRoot: w.workspaceRoot, state: w.state ?? {} };
         }),
         secrets: { ...req.secrets },
       });

@@ -21,7 +21,17 @@ import {
   type UiMessage,
 } from "../gen/dline/v1/task_pb.js";
 import type { StoredUiMessage, TaskRecord, TaskStatusName } from "../tasks/index.js";
-import { toolCallOf, type CommandLineRecord, type FileEditRecord, type ToolCallRecord, type ToolCallStatusName, type AskKindName, type RuntimeAsk, type RuntimeEvent, type RuntimeEventBody } from "../runtime/index.js";
+import {
+  toolCallOf,
+  type CommandLineRecord,
+  type FileEditRecord,
+  type ToolCallRecord,
+  type ToolCallStatusName,
+  type AskKindName,
+  type RuntimeAsk,
+  type RuntimeEvent,
+  type RuntimeEventBody,
+} from "../runtime/index.js";
 
 /** proto <-> domain mapping of tasks, shared by HistoryService and TaskService. */
 export const statusToProto: Record<TaskStatusName, TaskStatus> = {
@@ -80,7 +90,13 @@ const toolCallStatusToProto: Record<ToolCallStatusName, ToolCallStatus> = {
 
 export function fileEditsToProto(edits: readonly FileEditRecord[]): FileEdit[] {
   return edits.map((e) =>
-    create(FileEditSchema, { path: e.path, status: fileStatusToProto[e.status], originalText: e.originalText, proposedText: e.proposedText, truncated: e.truncated }),
+    create(FileEditSchema, {
+      path: e.path,
+      status: fileStatusToProto[e.status],
+      originalText: e.originalText,
+      proposedText: e.proposedText,
+      truncated: e.truncated,
+    }),
   );
 }
 
@@ -159,7 +175,10 @@ function eventBodyToProto(body: RuntimeEventBody): NonNullable<MessageInitShape<
     }
     case "toolFinished": {
       const { edits, status, ...rest } = body.value;
-      return { case: "toolFinished", value: { ...rest, edits: fileEditsToProto(edits ?? []), status: toolCallStatusToProto[status] } };
+      return {
+        case: "toolFinished",
+        value: { ...rest, edits: fileEditsToProto(edits ?? []), status: toolCallStatusToProto[status] },
+      };
     }
     case "statusChanged":
       return { case: "statusChanged", value: { status: statusToProto[body.value.status], reason: body.value.reason } };

@@ -54,7 +54,11 @@ function required(value: string, field: string): string {
 /** What a client reported of its editor (undefined when it reported nothing). */
 function editorFiles(editor: EditorState | undefined): EditorFiles | undefined {
   if (!editor) return undefined;
-  return { visibleFiles: editor.visibleFiles.slice(0, 500), openFiles: editor.openFiles.slice(0, 500), unsavedFiles: editor.unsavedFiles.slice(0, 500) };
+  return {
+    visibleFiles: editor.visibleFiles.slice(0, 500),
+    openFiles: editor.openFiles.slice(0, 500),
+    unsavedFiles: editor.unsavedFiles.slice(0, 500),
+  };
 }
 
 /** The running side of TaskService: NewTask, Subscribe, SendMessage, Respond, Cancel, Resume, and a task's editor state and profile. */
@@ -100,13 +104,21 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
         try {
           return await route.clients.tasks.getTask(req, { signal: ctx.signal });
         } catch (err) {
-          forwarding.logger.debug("the sidecar running a task did not answer GetTask; the stored view is served", { taskId: req.taskId, pid: route.pid, error: (err as Error).message });
+          forwarding.logger.debug("the sidecar running a task did not answer GetTask; the stored view is served", {
+            taskId: req.taskId,
+            pid: route.pid,
+            error: (err as Error).message,
+          });
         }
       }
       return localGetTask(req, ctx);
     },
     async newTask(req) {
-      const taskId = await (await deps.runtime()).newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId, { editor: editorFiles(req.editor) });
+      const taskId = await (
+        await deps.runtime()
+      ).newTask(required(req.workspaceRoot, "workspace_root"), req.text, req.profileId, {
+        editor: editorFiles(req.editor),
+      });
       return create(NewTaskResponseSchema, { taskId });
     },
     async *subscribe(req, ctx: HandlerContext) {
@@ -133,7 +145,12 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       return routed(
         taskId,
         async () => {
-          await (await deps.runtime()).sendMessage(taskId, req.text, { workspaceRoot: req.workspaceRoot || undefined, editor: editorFiles(req.editor) });
+          await (
+            await deps.runtime()
+          ).sendMessage(taskId, req.text, {
+            workspaceRoot: req.workspaceRoot || undefined,
+            editor: editorFiles(req.editor),
+          });
           return create(SendMessageResponseSchema, {});
         },
         (peer) => peer.tasks.sendMessage(req, { signal: ctx.signal }),

@@ -41,8 +41,13 @@ export function taskStorageMethods(deps: TaskStorageServiceDeps): Partial<Servic
     async deleteTasks(req) {
       // Unspecified with ids reads as "these tasks"; without ids it is refused rather than guessed.
       const mode = req.mode === DeleteMode.UNSPECIFIED && req.taskIds.length > 0 ? "selected" : deleteModeOf[req.mode];
-      if (!mode) throw new DlineError("invalid_argument", "mode must be DELETE_MODE_SELECTED, DELETE_MODE_ALL or DELETE_MODE_ALL_EXCEPT_FAVORITES.");
-      if (mode !== "selected" && req.taskIds.length > 0) throw new DlineError("invalid_argument", "task_ids must be empty unless mode is DELETE_MODE_SELECTED.");
+      if (!mode)
+        throw new DlineError(
+          "invalid_argument",
+          "mode must be DELETE_MODE_SELECTED, DELETE_MODE_ALL or DELETE_MODE_ALL_EXCEPT_FAVORITES.",
+        );
+      if (mode !== "selected" && req.taskIds.length > 0)
+        throw new DlineError("invalid_argument", "task_ids must be empty unless mode is DELETE_MODE_SELECTED.");
       const { deletion, watcher } = await deps.tasks();
       try {
         const result = await deletion.delete(mode, req.taskIds);

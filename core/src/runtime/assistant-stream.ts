@@ -5,7 +5,15 @@
  * slow first byte shown while it is awaited. What goes back to the model (text, reasoning
  * blocks, tool calls) is collected for the journal.
  */
-import { type ModelError, describeWait, type ModelStreamEvent, type StopReason, type ThinkingBlock, type TokenUsage, type TextToolStreamFilter } from "../agent/index.js";
+import {
+  type ModelError,
+  describeWait,
+  type ModelStreamEvent,
+  type StopReason,
+  type ThinkingBlock,
+  type TokenUsage,
+  type TextToolStreamFilter,
+} from "../agent/index.js";
 import type { StoredUiMessage } from "../tasks/index.js";
 import type { TaskEventLog } from "./event-log.js";
 import { boundedDelta } from "./message-bounds.js";
@@ -51,7 +59,11 @@ export function retryLine(attempt: number, maxAttempts: number, delayMs: number)
   return `retrying in ${describeWait(delayMs)} (attempt ${attempt} of ${maxAttempts})`;
 }
 
-export async function streamAnswer(host: AnswerHost, stream: AsyncIterable<ModelStreamEvent>, textFilter?: () => TextToolStreamFilter): Promise<AssistantAnswer> {
+export async function streamAnswer(
+  host: AnswerHost,
+  stream: AsyncIterable<ModelStreamEvent>,
+  textFilter?: () => TextToolStreamFilter,
+): Promise<AssistantAnswer> {
   const answer: AssistantAnswer = { message: undefined, text: "", thinking: [], toolCalls: [] };
   let reasoning: StoredUiMessage | undefined;
   let filter = textFilter?.();
@@ -133,7 +145,14 @@ export async function streamAnswer(host: AnswerHost, stream: AsyncIterable<Model
         }
         host.events.append({
           case: "modelRetry",
-          value: { attempt: ev.attempt, maxAttempts: ev.maxAttempts, delayMs: BigInt(ev.delayMs), reason: ev.reason, message: retryLine(ev.attempt, ev.maxAttempts, ev.delayMs), discardedMessageIds: discarded },
+          value: {
+            attempt: ev.attempt,
+            maxAttempts: ev.maxAttempts,
+            delayMs: BigInt(ev.delayMs),
+            reason: ev.reason,
+            message: retryLine(ev.attempt, ev.maxAttempts, ev.delayMs),
+            discardedMessageIds: discarded,
+          },
         });
         anchor = host.lastMessageId();
         break;

@@ -1,7 +1,8 @@
 import type { EnabledRule, ToolDefinition } from "../agent/index.js";
 
 /** The events a hook can run on; a hook receives a JSON payload on stdin. */
-export type HookEvent = "TaskStart" | "TaskResume" | "TaskCancel" | "TaskComplete" | "PreToolUse" | "PostToolUse" | "UserPromptSubmit";
+export type HookEvent =
+  "TaskStart" | "TaskResume" | "TaskCancel" | "TaskComplete" | "PreToolUse" | "PostToolUse" | "UserPromptSubmit";
 
 export interface HookRun {
   /** Which hook ran (its path or name). */
@@ -69,7 +70,10 @@ export function toolAllowed(name: string, allowed: readonly string[] | undefined
  * load_workflow, MCP tools) are filtered like the built-in ones, so a call to any other tool is
  * refused as unknown and never runs. Without load_skill, the skills list is not offered either.
  */
-export function restrictCapabilityTools(port: CapabilitiesPort, allowed: readonly string[] | undefined): CapabilitiesPort {
+export function restrictCapabilityTools(
+  port: CapabilitiesPort,
+  allowed: readonly string[] | undefined,
+): CapabilitiesPort {
   if (!allowed) return port;
   return {
     forTurn: async (ctx) => {

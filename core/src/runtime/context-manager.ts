@@ -10,7 +10,15 @@
 import type { ModelError, ModelMessage, TokenUsage, ToolSpec } from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
 import { conversationItems, latestContextTrim, mergeRoles } from "./conversation.js";
-import { applyContextTrim, capToolResults, conversationChars, planTrim, shortenText, type ContextTrimData, type ConversationItem } from "./context-trim.js";
+import {
+  applyContextTrim,
+  capToolResults,
+  conversationChars,
+  planTrim,
+  shortenText,
+  type ContextTrimData,
+  type ConversationItem,
+} from "./context-trim.js";
 import type { ContextPort, JournalPort, RunnerModel, UsagePort } from "./ports.js";
 
 /** Code and JSON run at about 3 characters per token (prose at 4 or more): the estimate's rate. */
@@ -61,7 +69,11 @@ export class ContextManager {
   constructor(private readonly deps: ContextManagerDeps) {
     const saved = deps.context.read() ?? {};
     // A window the server stated for this model before (an overflow answer's figures).
-    if (typeof saved.statedContextWindow === "number" && saved.statedContextWindow > 0 && saved.statedFor === deps.model.provider.model) {
+    if (
+      typeof saved.statedContextWindow === "number" &&
+      saved.statedContextWindow > 0 &&
+      saved.statedFor === deps.model.provider.model
+    ) {
       this.statedWindow = saved.statedContextWindow;
     }
   }
@@ -80,7 +92,10 @@ export class ContextManager {
   /** Tokens of a request of `chars` characters: the last counted request plus what came since. */
   estimateTokens(chars: number): number {
     const counted = this.counted;
-    const tokens = counted && chars >= counted.chars ? counted.tokens + (chars - counted.chars) / CHARS_PER_TOKEN : chars / CHARS_PER_TOKEN;
+    const tokens =
+      counted && chars >= counted.chars
+        ? counted.tokens + (chars - counted.chars) / CHARS_PER_TOKEN
+        : chars / CHARS_PER_TOKEN;
     return Math.ceil(tokens * ESTIMATE_MARGIN);
   }
 
@@ -99,10 +114,16 @@ export class ContextManager {
    * would not fit. `convert` turns the items into what is sent (e.g. tools as text).
    */
   async prepare(
-    request: { systemPrompt: string; tools: readonly ToolSpec[]; maxOutputTokens: number; convert?: (items: ConversationItem[]) => ConversationItem[] },
+    request: {
+      systemPrompt: string;
+      tools: readonly ToolSpec[];
+      maxOutputTokens: number;
+      convert?: (items: ConversationItem[]) => ConversationItem[];
+    },
     signal: AbortSignal,
   ): Promise<PreparedConversation> {
-    const fixedChars = request.systemPrompt.length + (request.tools.length > 0 ? JSON.stringify(request.tools).length : 0);
+    const fixedChars =
+      request.systemPrompt.length + (request.tools.length > 0 ? JSON.stringify(request.tools).length : 0);
     const limitTokens = this.limitTokens(request.maxOutputTokens);
     const view = (items: readonly ConversationItem[]) => {
       const capped = capToolResults(items, this.maxResultChars());
@@ -114,7 +135,14 @@ export class ContextManager {
     let sent = view(applyContextTrim(items, trim));
     let chars = fixedChars + conversationChars(sent);
     if (this.estimateTokens(chars) > limitTokens && items.length > 1) {
-      const plan = planTrim(items, trim, this.charsFor(limitTokens * TRIM_TARGET, fixedChars), this.charsFor(limitTokens, fixedChars), 2, view);
+      const plan = planTrim(
+        items,
+        trim,
+        this.charsFor(limitTokens * TRIM_TARGET, fixedChars),
+        this.charsFor(limitTokens, fixedChars),
+        2,
+        view,
+      );
       const tokensBefore = this.estimateTokens(chars);
       if (plan.newlyDropped.length > 0) {
         plan.trim.summary = await this.summarize(plan.trim.summary, plan.newlyDropped, limitTokens, signal);
@@ -150,7 +178,12 @@ export class ContextManager {
     }
     // Without figures, the estimate was wrong by an unknown amount: aim lower each time.
     if (!promptTokens) this.squeeze *= 0.75;
-    this.deps.logger.warn("context overflow: the request is made smaller", { attempt, window: this.contextWindow, promptTokens, contextLimit });
+    this.deps.logger.warn("context overflow: the request is made smaller", {
+      attempt,
+      window: this.contextWindow,
+      promptTokens,
+      contextLimit,
+    });
     return attempt < MAX_OVERFLOW_RETRIES;
   }
 
@@ -162,7 +195,11 @@ export class ContextManager {
   private save(): void {
     try {
       const current = this.deps.context.read() ?? {};
-      this.deps.context.write({ ...current, statedContextWindow: this.statedWindow, statedFor: this.deps.model.provider.model });
+      this.deps.context.write({
+        ...current,
+        statedContextWindow: this.statedWindow,
+        statedFor: this.deps.model.provider.model,
+      });
     } catch (err) {
       this.deps.logger.warn("context.json not written", { error: (err as Error).message });
     }
@@ -173,7 +210,12 @@ export class ContextManager {
    * transcript cut to what fits half the window. Undefined when it cannot be had: the turns are
    * then left out with a note, and the task goes on.
    */
-  private async summarize(previous: string | undefined, dropped: ConversationItem[], limitTokens: number, signal: AbortSignal): Promise<string | undefined> {
+  private async summarize(
+    previous: string | undefined,
+    dropped: ConversationItem[],
+    limitTokens: number,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
     const budgetChars = this.charsFor(limitTokens * 0.5, SUMMARY_PROMPT.length + SUMMARY_SYSTEM_PROMPT.length);
     if (budgetChars < 2000) return undefined;
     const transcript = fitTranscript(previous, dropped, budgetChars);
@@ -181,7 +223,16 @@ export class ContextManager {
     let summary = "";
     try {
       for await (const ev of provider.stream(
-        { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages: [{ role: "user", content: [{ type: "text", text: `${SUMMARY_PROMPT}\n\n<transcript>\n${transcript}\n</transcript>` }] }], maxTokens: 2048 },
+        {
+          systemPrompt: SUMMARY_SYSTEM_PROMPT,
+          messages: [
+            {
+              role: "user",
+              content: [{ type: "text", text: `${SUMMARY_PROMPT}\n\n<transcript>\n${transcript}\n</transcript>` }],
+            },
+          ],
+          maxTokens: 2048,
+        },
         signal,
       )) {
         if (ev.type === "text_delta") summary += ev.text;
@@ -189,7 +240,9 @@ export class ContextManager {
         else if (ev.type === "usage") this.deps.usage.record(ev.usage, ev.costUsd, provider.model);
         else if (ev.type === "error") {
           if (ev.error.kind === "canceled") throw ev.error;
-          this.deps.logger.warn("summary request failed; older turns are left out with a note", { error: ev.error.message });
+          this.deps.logger.warn("summary request failed; older turns are left out with a note", {
+            error: ev.error.message,
+          });
           return undefined;
         }
       }
@@ -211,14 +264,22 @@ function fitTranscript(previous: string | undefined, items: readonly Conversatio
   return `[... the oldest part of the transcript is left out ...]\n${text.slice(text.length - budgetChars + 60)}`;
 }
 
-function renderTranscript(previous: string | undefined, items: readonly ConversationItem[], resultChars: number): string {
+function renderTranscript(
+  previous: string | undefined,
+  items: readonly ConversationItem[],
+  resultChars: number,
+): string {
   const lines: string[] = [];
   if (previous) lines.push(`Summary of what came before:\n${previous}`);
   for (const item of items) {
     for (const b of item.blocks) {
       if (b.type === "text") lines.push(`${item.role === "user" ? "Person" : "Agent"}: ${b.text}`);
-      else if (b.type === "tool_use") lines.push(`Agent called ${b.name} ${JSON.stringify(b.input ?? {}).slice(0, 1000)}`);
-      else if (b.type === "tool_result") lines.push(`Result${b.isError ? " (error)" : ""}: ${shortenText(b.content, Math.floor(resultChars * 0.75), Math.floor(resultChars * 0.25), "left out")}`);
+      else if (b.type === "tool_use")
+        lines.push(`Agent called ${b.name} ${JSON.stringify(b.input ?? {}).slice(0, 1000)}`);
+      else if (b.type === "tool_result")
+        lines.push(
+          `Result${b.isError ? " (error)" : ""}: ${shortenText(b.content, Math.floor(resultChars * 0.75), Math.floor(resultChars * 0.25), "left out")}`,
+        );
     }
   }
   return lines.join("\n\n");
@@ -230,6 +291,9 @@ function describeTrim(trim: ContextTrimData, before: ContextTrimData | undefined
   const shortened = trim.shortened.length - (before?.shortened.length ?? 0);
   if (elided > 0) parts.push(`${elided} repeated file read${elided === 1 ? "" : "s"} left out`);
   if (shortened > 0) parts.push(`${shortened} long tool result${shortened === 1 ? "" : "s"} shortened`);
-  if (newlyDropped > 0) parts.push(`${newlyDropped} older message${newlyDropped === 1 ? "" : "s"} ${trim.summary ? "summarized" : "removed"}`);
+  if (newlyDropped > 0)
+    parts.push(
+      `${newlyDropped} older message${newlyDropped === 1 ? "" : "s"} ${trim.summary ? "summarized" : "removed"}`,
+    );
   return `To fit the context window: ${parts.join(", ") || "nothing more could be trimmed"}.`;
 }

@@ -42,14 +42,22 @@ export function droppedNote(count: number): string {
 }
 
 /** The head and tail of a long text with a note of what was cut and how to see it again. */
-export function shortenText(text: string, head = SHORTENED_HEAD, tail = SHORTENED_TAIL, hint = "repeat the call (e.g. read_file with start_line and end_line) to see it again"): string {
+export function shortenText(
+  text: string,
+  head = SHORTENED_HEAD,
+  tail = SHORTENED_TAIL,
+  hint = "repeat the call (e.g. read_file with start_line and end_line) to see it again",
+): string {
   if (text.length <= head + tail + 200) return text;
   const cut = text.length - head - tail;
   return `${text.slice(0, head)}\n[... ${cut} characters cut here to fit the context window; ${hint} ...]\n${text.slice(text.length - tail)}`;
 }
 
 /** The conversation items as the trim leaves them. */
-export function applyContextTrim(items: readonly ConversationItem[], trim: ContextTrimData | undefined): ConversationItem[] {
+export function applyContextTrim(
+  items: readonly ConversationItem[],
+  trim: ContextTrimData | undefined,
+): ConversationItem[] {
   if (!trim || items.length === 0) return items.map((i) => ({ ...i, blocks: [...i.blocks] }));
   const elided = new Set(trim.elided);
   const shortened = new Set(trim.shortened);
@@ -57,7 +65,18 @@ export function applyContextTrim(items: readonly ConversationItem[], trim: Conte
   const kept = rest.filter((i) => i.seq > trim.droppedThroughSeq);
   const out: ConversationItem[] = [{ ...first, blocks: [...first.blocks] }];
   if (kept.length < rest.length) {
-    out.push({ seq: first.seq, role: "user", blocks: [{ type: "text", text: trim.summary ? `Summary of the earlier part of this conversation:\n${trim.summary}` : droppedNote(rest.length - kept.length) }] });
+    out.push({
+      seq: first.seq,
+      role: "user",
+      blocks: [
+        {
+          type: "text",
+          text: trim.summary
+            ? `Summary of the earlier part of this conversation:\n${trim.summary}`
+            : droppedNote(rest.length - kept.length),
+        },
+      ],
+    });
   }
   // A tool result whose call was left out would be refused by the APIs: keep only answered pairs.
   const calls = new Set<string>();
@@ -146,7 +165,11 @@ export function planTrim(
   const uses = toolUses(items);
   const inTail = (resultSeq: number) => resultSeq >= tailSeq;
   const results = items.flatMap((item) =>
-    item.blocks.flatMap((b) => (b.type === "tool_result" && item.seq > trim.droppedThroughSeq ? [{ seq: item.seq, id: b.toolUseId, length: b.content.length }] : [])),
+    item.blocks.flatMap((b) =>
+      b.type === "tool_result" && item.seq > trim.droppedThroughSeq
+        ? [{ seq: item.seq, id: b.toolUseId, length: b.content.length }]
+        : [],
+    ),
   );
 
   // 1. Older reads of a file read again later (same path and range) are left out.
@@ -163,7 +186,8 @@ export function planTrim(
 
   // 2. Large results before the protected tail are shortened, oldest first.
   for (const r of results) {
-    if (inTail(r.seq) || r.length <= SHORTEN_ABOVE || trim.elided.includes(r.id) || trim.shortened.includes(r.id)) continue;
+    if (inTail(r.seq) || r.length <= SHORTEN_ABOVE || trim.elided.includes(r.id) || trim.shortened.includes(r.id))
+      continue;
     trim.shortened.push(r.id);
     if (measure() <= targetChars) return result(droppedBefore);
   }
@@ -181,7 +205,13 @@ export function planTrim(
 
   // 4. Nothing older is left: the latest results are shortened too, oldest first.
   for (const r of results) {
-    if (r.length <= SHORTEN_ABOVE || trim.elided.includes(r.id) || trim.shortened.includes(r.id) || r.seq <= trim.droppedThroughSeq) continue;
+    if (
+      r.length <= SHORTEN_ABOVE ||
+      trim.elided.includes(r.id) ||
+      trim.shortened.includes(r.id) ||
+      r.seq <= trim.droppedThroughSeq
+    )
+      continue;
     trim.shortened.push(r.id);
     if (measure() <= targetChars) break;
   }

@@ -67,7 +67,11 @@ export function conversationItems(entries: JournalEntryLike[]): ConversationItem
   }
   const items: ConversationItem[] = [];
   if (summary !== undefined) {
-    items.push({ seq: summarySeq, role: "user", blocks: [{ type: "text", text: `Summary of the conversation so far:\n${summary}` }] });
+    items.push({
+      seq: summarySeq,
+      role: "user",
+      blocks: [{ type: "text", text: `Summary of the conversation so far:\n${summary}` }],
+    });
   }
   for (const entry of entries.slice(start)) {
     const push = (role: "user" | "assistant", blocks: ContentBlock[]) => items.push({ seq: entry.seq, role, blocks });
@@ -84,7 +88,12 @@ export function conversationItems(entries: JournalEntryLike[]): ConversationItem
       }
       case JOURNAL_KIND.toolResults: {
         const data = JSON.parse(entry.data) as ToolResultsData;
-        const blocks: ContentBlock[] = data.results.map((r) => ({ type: "tool_result" as const, toolUseId: r.toolUseId, content: r.content, isError: r.isError }));
+        const blocks: ContentBlock[] = data.results.map((r) => ({
+          type: "tool_result" as const,
+          toolUseId: r.toolUseId,
+          content: r.content,
+          isError: r.isError,
+        }));
         if (data.feedback) blocks.push({ type: "text", text: data.feedback });
         push("user", blocks);
         break;
@@ -115,7 +124,8 @@ export function latestContextTrim(entries: JournalEntryLike[]): ContextTrimData 
 /** The tool format the task uses now: "xml" once it switched (or was set so), else native. */
 export function latestToolFormat(entries: JournalEntryLike[]): "native" | "xml" | undefined {
   for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].kind === JOURNAL_KIND.toolFormat) return (JSON.parse(entries[i].data) as { format: "native" | "xml" }).format;
+    if (entries[i].kind === JOURNAL_KIND.toolFormat)
+      return (JSON.parse(entries[i].data) as { format: "native" | "xml" }).format;
   }
   return undefined;
 }
@@ -149,9 +159,13 @@ function legacyBlocks(content: unknown): ContentBlock[] {
         return [{ type: "tool_use", id: String(b.id ?? ""), name: String(b.name ?? ""), input: b.input ?? {} }];
       case "tool_result": {
         const inner = Array.isArray(b.content)
-          ? (b.content as Record<string, unknown>[]).map((c) => (c.type === "text" ? String(c.text ?? "") : `[${String(c.type)}]`)).join("\n")
+          ? (b.content as Record<string, unknown>[])
+              .map((c) => (c.type === "text" ? String(c.text ?? "") : `[${String(c.type)}]`))
+              .join("\n")
           : String(b.content ?? "");
-        return [{ type: "tool_result", toolUseId: String(b.tool_use_id ?? ""), content: inner, isError: b.is_error === true }];
+        return [
+          { type: "tool_result", toolUseId: String(b.tool_use_id ?? ""), content: inner, isError: b.is_error === true },
+        ];
       }
       default:
         return [{ type: "text", text: `[${String(b.type)} omitted]` }];

@@ -1,4 +1,9 @@
-import { parseAutoApprovalSettings, buildSystemPrompt, collectWorkspaceFacts, createToolGuard } from "../agent/index.js";
+import {
+  parseAutoApprovalSettings,
+  buildSystemPrompt,
+  collectWorkspaceFacts,
+  createToolGuard,
+} from "../agent/index.js";
 import type { CheckpointManager, CheckpointStatus } from "../checkpoints/index.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { Logger } from "../logging/logger.js";
@@ -81,10 +86,12 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         commandTimeoutMs: async () => Number(await setting("commandTimeoutSeconds")) * 1000 || 600_000,
         commandLogBudgetBytes: async () => Number(await setting("commandLogBudgetBytes")) || 200 * 1024 * 1024,
         checkpointsFor: (taskId, workspaceRoot) => taskCheckpoints(w.checkpoints, taskId, workspaceRoot),
-        systemPrompt: (workspaceRoot, _taskId, rules, tools, options) => buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), tools, rules, options),
+        systemPrompt: (workspaceRoot, _taskId, rules, tools, options) =>
+          buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), tools, rules, options),
         shutdownSignal: w.lifecycle.signal,
         capabilities: w.capabilities,
-        taskMode: async (taskId, workspaceRoot) => ((await setting("mode", { workspaceRoot, taskId })) === "plan" ? "plan" : "act"),
+        taskMode: async (taskId, workspaceRoot) =>
+          (await setting("mode", { workspaceRoot, taskId })) === "plan" ? "plan" : "act",
       });
       w.checkpointStatus?.listen((workspaceRoot, status) => runtime.checkpointStatusChanged(workspaceRoot, status));
       // A deleted task's runs stop and its streams end, in this process too.

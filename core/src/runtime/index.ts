@@ -1,7 +1,14 @@
 // The runtime's public surface: the task runtime and its wiring, the capabilities port, tool-call
 // records. Other folders import only this file.
 export { SKILLS_RULE_NAME } from "./capabilities-port.js";
-export type { CapabilitiesPort, CapabilityContext, HookEvent, HookOutcome, HookRun, SubagentDefinition } from "./capabilities-port.js";
+export type {
+  CapabilitiesPort,
+  CapabilityContext,
+  HookEvent,
+  HookOutcome,
+  HookRun,
+  SubagentDefinition,
+} from "./capabilities-port.js";
 export { CheckpointStatusRelay, lazyTaskRuntime } from "./create-runtime.js";
 export { ModelResolver, SET_UP_A_MODEL } from "./model-resolver.js";
 export { TaskRuntime } from "./task-runtime.js";

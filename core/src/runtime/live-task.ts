@@ -1,5 +1,12 @@
 import type { TaskLayout } from "../storage/index.js";
-import type { JournalStore, MessageStore, StoredUiMessage, MetricsStore, StateFile, TaskStatusName } from "../tasks/index.js";
+import type {
+  JournalStore,
+  MessageStore,
+  StoredUiMessage,
+  MetricsStore,
+  StateFile,
+  TaskStatusName,
+} from "../tasks/index.js";
 import { AskBroker } from "./ask-broker.js";
 import { toolCallOf } from "./tool-call-record.js";
 import type { TaskEventLog } from "./event-log.js";
@@ -24,7 +31,6 @@ export interface KernelState {
 export function maxBig(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
-
 
 /** One task loaded in this process: its stores, event log, pending ask and current run. */
 export class LiveTask {
@@ -68,7 +74,6 @@ export class LiveTask {
     if (failures.length > 0) throw failures[0];
   }
 }
-
 
 function toolCallIdOf(m: StoredUiMessage): string[] {
   const call = toolCallOf(m);

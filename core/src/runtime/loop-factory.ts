@@ -1,5 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { withOverlay, type ApprovalOverlay, loadAgentIgnore, builtinTools, type ToolEnvironment } from "../agent/index.js";
+import {
+  withOverlay,
+  type ApprovalOverlay,
+  loadAgentIgnore,
+  builtinTools,
+  type ToolEnvironment,
+} from "../agent/index.js";
 import { type TaskLayout, mkdirPrivate } from "../storage/index.js";
 import { CommandLogs, ActivityStore, JournalStore, MessageStore, TaskJsonFiles } from "../tasks/index.js";
 import type { AskBroker } from "./ask-broker.js";
@@ -51,7 +57,9 @@ export function buildTurnLoop(
   /** A subagent definition's allowed tools (undefined = all). */
   allowedTools?: readonly string[],
 ): TurnLoop {
-  const tools = (scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent")).filter((t) => toolAllowed(t.name, allowedTools));
+  const tools = (
+    scope.depth < MAX_SUBAGENT_DEPTH ? builtinTools : builtinTools.filter((t) => t.name !== "new_subagent")
+  ).filter((t) => toolAllowed(t.name, allowedTools));
   const loop = new TurnLoop({
     taskId: scope.taskId,
     workspaceRoot: scope.workspaceRoot,
@@ -78,7 +86,8 @@ export function buildTurnLoop(
     checkpoints,
     usage: scope.usage,
     ownsContext: scope.depth === 0,
-    systemPrompt: (rules, tools, options) => deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools, options),
+    systemPrompt: (rules, tools, options) =>
+      deps.systemPrompt(scope.workspaceRoot, scope.taskId, rules, tools, options),
     // The allow-list restricts every tool: built-in ones above, and those capabilities add.
     capabilities: restrictCapabilityTools(deps.capabilities ?? noCapabilities, allowedTools),
     recordActivity: activityRecorder(deps, scope.files),
@@ -133,14 +142,28 @@ async function runSubagent(
   name: string | undefined,
   signal: AbortSignal,
 ): Promise<string> {
-  const definition = name ? await (deps.capabilities ?? noCapabilities).subagent(name, { taskId: parent.taskId, workspaceRoot: parent.workspaceRoot }) : undefined;
-  if (name && !definition) return `There is no subagent named "${name}". Call new_subagent without "subagent" for a general one.`;
+  const definition = name
+    ? await (deps.capabilities ?? noCapabilities).subagent(name, {
+        taskId: parent.taskId,
+        workspaceRoot: parent.workspaceRoot,
+      })
+    : undefined;
+  if (name && !definition)
+    return `There is no subagent named "${name}". Call new_subagent without "subagent" for a general one.`;
   const subModel = definition?.profileId ? await deps.resolveModel(definition.profileId, parent.taskId) : model;
   const id = `sub-${Date.now()}-${randomUUID().slice(0, 8)}`;
   const files = parent.files.subagent(id);
   mkdirPrivate(files.dir);
   const meta = new TaskJsonFiles(files);
-  meta.writeMetadata({ kind: "subagent", id, name: name ?? "", parentDir: parent.files.dir, taskId: parent.taskId, prompt, startedAt: Date.now() });
+  meta.writeMetadata({
+    kind: "subagent",
+    id,
+    name: name ?? "",
+    parentDir: parent.files.dir,
+    taskId: parent.taskId,
+    prompt,
+    startedAt: Date.now(),
+  });
   const messages = MessageStore.open(deps.sqlite, files.messagesDb);
   const journal = JournalStore.open(deps.sqlite, files.journalDb);
   try {

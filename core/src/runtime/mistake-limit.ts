@@ -18,16 +18,33 @@ export interface MistakeHost {
  * tools), the person decides: keep going (their words, if any, go to the model) or stop.
  * True: go on.
  */
-export async function askAfterMistakes(host: MistakeHost, mistakes: number, problem: string | undefined, signal: AbortSignal): Promise<boolean> {
+export async function askAfterMistakes(
+  host: MistakeHost,
+  mistakes: number,
+  problem: string | undefined,
+  signal: AbortSignal,
+): Promise<boolean> {
   const { deps } = host;
   const question =
     `The model's last ${mistakes} answers held tool calls that could not be run${problem ? ` (the last: ${problem.slice(0, 300)})` : ""}. ` +
     "Should it keep trying? You can also tell it what to do differently.";
-  host.addMessage({ role: "assistant", kind: "followup", text: question, detail: JSON.stringify({ options: MISTAKE_OPTIONS }) });
-  const answer = await ask(deps, { kind: "followup", tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] }, signal);
+  host.addMessage({
+    role: "assistant",
+    kind: "followup",
+    text: question,
+    detail: JSON.stringify({ options: MISTAKE_OPTIONS }),
+  });
+  const answer = await ask(
+    deps,
+    { kind: "followup", tool: "", summary: question, detail: "", options: [...MISTAKE_OPTIONS] },
+    signal,
+  );
   const text = answer.text.trim();
   if (!answer.approve || text.toLowerCase() === MISTAKE_OPTIONS[1].toLowerCase()) return false;
-  const advice = text && text.toLowerCase() !== MISTAKE_OPTIONS[0].toLowerCase() ? text : "Keep trying, and write smaller tool calls.";
+  const advice =
+    text && text.toLowerCase() !== MISTAKE_OPTIONS[0].toLowerCase()
+      ? text
+      : "Keep trying, and write smaller tool calls.";
   host.addMessage({ role: "user", kind: "text", text: advice });
   host.journal(JOURNAL_KIND.user, { text: advice });
   return true;

@@ -1,6 +1,13 @@
 import { createModelProvider, knownMaxOutputTokens, resolvePrices } from "../agent/index.js";
 import { DlineError } from "../errors.js";
-import { type EnvironmentProfile, type ProfileCatalogRepository, type ProfileRecord, API_KEY, type SecretsStore, type SettingResolver } from "../storage/index.js";
+import {
+  type EnvironmentProfile,
+  type ProfileCatalogRepository,
+  type ProfileRecord,
+  API_KEY,
+  type SecretsStore,
+  type SettingResolver,
+} from "../storage/index.js";
 import type { RunnerModel } from "./ports.js";
 
 /** Where to set up a model, in the words every "no model" error uses. */
@@ -32,15 +39,25 @@ export class ModelResolver {
     const all = await this.profiles.list();
     if (!id && all.length === 1) id = all[0].id;
     if (!id) {
-      if (all.length === 0) throw new DlineError("failed_precondition", `No model is configured: ${SET_UP_A_MODEL}.`, { errorReason: "no_model" });
-      throw new DlineError("failed_precondition", "Several model profiles exist and none is the default: pass a profile id or set defaultProfileId.", {
-        errorReason: "no_default_profile",
-      });
+      if (all.length === 0)
+        throw new DlineError("failed_precondition", `No model is configured: ${SET_UP_A_MODEL}.`, {
+          errorReason: "no_model",
+        });
+      throw new DlineError(
+        "failed_precondition",
+        "Several model profiles exist and none is the default: pass a profile id or set defaultProfileId.",
+        {
+          errorReason: "no_default_profile",
+        },
+      );
     }
     // The environment's profile is the one this process was started with: it wins over a stored one of the same id.
     const fromEnvironment = this.environment?.profile.id === id ? this.environment : undefined;
     const profile: ProfileRecord | undefined = fromEnvironment?.profile ?? all.find((p) => p.id === id);
-    if (!profile) throw new DlineError("not_found", `Model profile "${id.slice(0, 128)}" does not exist.`, { errorReason: "profile_not_found" });
+    if (!profile)
+      throw new DlineError("not_found", `Model profile "${id.slice(0, 128)}" does not exist.`, {
+        errorReason: "profile_not_found",
+      });
     const apiKey = fromEnvironment ? fromEnvironment.apiKey : ((await this.secrets.get(profile.id, API_KEY)) ?? "");
     const { prices } = resolvePrices({
       model: profile.model,
@@ -57,7 +74,8 @@ export class ModelResolver {
       prices,
       idleTimeoutMs: profile.firstByteTimeoutSeconds > 0 ? profile.firstByteTimeoutSeconds * 1000 : undefined,
       reasoningEffort: profile.reasoningEffort || undefined,
-      thinkingBudgetTokens: profile.provider === "anthropic" && profile.thinkingBudgetTokens > 0 ? profile.thinkingBudgetTokens : undefined,
+      thinkingBudgetTokens:
+        profile.provider === "anthropic" && profile.thinkingBudgetTokens > 0 ? profile.thinkingBudgetTokens : undefined,
     });
     return {
       provider,

@@ -24,7 +24,13 @@ export interface TaskRuntimeDeps {
   commandLogBudgetBytes(): Promise<number>;
   /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
   checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
-  systemPrompt(workspaceRoot: string, taskId: string, rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options?: { textTools: boolean }): string;
+  systemPrompt(
+    workspaceRoot: string,
+    taskId: string,
+    rules: readonly EnabledRule[],
+    tools: readonly ToolDefinition[],
+    options?: { textTools: boolean },
+  ): string;
   /** Rules, workflows, skills, subagent definitions, hooks and MCP tools; none when absent. */
   capabilities?: CapabilitiesPort;
   /** Aborted when the sidecar stops: running tasks are left interrupted, not cancelled. */

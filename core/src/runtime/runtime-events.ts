@@ -36,25 +36,61 @@ export type RuntimeEventBody =
   | { case: "messageFinalized"; value: { message: StoredUiMessage } }
   | { case: "ask"; value: RuntimeAsk }
   | { case: "askResolved"; value: { askId: string; approved: boolean; text: string; dropped?: boolean } }
-  | { case: "toolStarted"; value: { toolCallId: string; tool: string; summary: string; detail: string; command?: CommandLineRecord; messageId: string } }
+  | {
+      case: "toolStarted";
+      value: {
+        toolCallId: string;
+        tool: string;
+        summary: string;
+        detail: string;
+        command?: CommandLineRecord;
+        messageId: string;
+      };
+    }
   | { case: "toolOutput"; value: { toolCallId: string; chunk: string } }
-  | { case: "toolFinished"; value: { toolCallId: string; ok: boolean; result: string; edits?: FileEditRecord[]; status: ToolCallStatusName } }
+  | {
+      case: "toolFinished";
+      value: { toolCallId: string; ok: boolean; result: string; edits?: FileEditRecord[]; status: ToolCallStatusName };
+    }
   | { case: "checkpointSaved"; value: { checkpointId: string; messageId: string; kind: string } }
   | { case: "statusChanged"; value: { status: TaskRunStatus; reason: string } }
   | {
       case: "usage";
-      value: { tokensIn: bigint; tokensOut: bigint; cacheReads: bigint; cacheWrites: bigint; cost: number; costUnknown: boolean; contextWindow: bigint };
+      value: {
+        tokensIn: bigint;
+        tokensOut: bigint;
+        cacheReads: bigint;
+        cacheWrites: bigint;
+        cost: number;
+        costUnknown: boolean;
+        contextWindow: bigint;
+      };
     }
   | { case: "error"; value: { code: string; message: string; retryable: boolean } }
   | { case: "rewound"; value: { afterMessageId: string } }
   | {
       case: "checkpointStatus";
-      value: { state: string; message: string; canRetry: boolean; canDisable: boolean; phase?: string; filesDone?: bigint; filesTotal?: bigint };
+      value: {
+        state: string;
+        message: string;
+        canRetry: boolean;
+        canDisable: boolean;
+        phase?: string;
+        filesDone?: bigint;
+        filesTotal?: bigint;
+      };
     }
   | { case: "reasoningDelta"; value: { messageId: string; text: string } }
   | {
       case: "modelRetry";
-      value: { attempt: number; maxAttempts: number; delayMs: bigint; reason: string; message: string; discardedMessageIds: string[] };
+      value: {
+        attempt: number;
+        maxAttempts: number;
+        delayMs: bigint;
+        reason: string;
+        message: string;
+        discardedMessageIds: string[];
+      };
     }
   | { case: "modelWaiting"; value: { waitedMs: bigint; timeoutMs: bigint; message: string } };
 

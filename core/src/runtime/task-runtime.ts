@@ -3,7 +3,17 @@ import * as fs from "node:fs";
 import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
 import { normaliseWorkspacePath, assertSafeId, mkdirPrivate } from "../storage/index.js";
-import { JournalStore, importLegacyConversation, MessageStore, type StoredUiMessage, MetricsStore, StateFile, TaskJsonFiles, TaskOwnedElsewhere, type TaskStatusName } from "../tasks/index.js";
+import {
+  JournalStore,
+  importLegacyConversation,
+  MessageStore,
+  type StoredUiMessage,
+  MetricsStore,
+  StateFile,
+  TaskJsonFiles,
+  TaskOwnedElsewhere,
+  type TaskStatusName,
+} from "../tasks/index.js";
 import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
 import { cutConversation } from "./conversation-cut.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
@@ -17,7 +27,6 @@ import { noCapabilities, runAndRecordHooks, type HookEvent } from "./capabilitie
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
-
 
 /** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
 const CANCEL_GRACE_MS = 1_500;
@@ -55,7 +64,8 @@ export class TaskRuntime {
    * process only; a client reports again after a restart.
    */
   setUnsavedInEditor(taskId: string, files: readonly string[]): void {
-    if (!this.live.has(taskId) && !this.deps.history.get(taskId)) throw new DlineError("not_found", `Task ${taskId} does not exist.`);
+    if (!this.live.has(taskId) && !this.deps.history.get(taskId))
+      throw new DlineError("not_found", `Task ${taskId} does not exist.`);
     if (files.length > 0) this.unsavedInEditor.set(taskId, files.slice(0, 500));
     else this.unsavedInEditor.delete(taskId);
   }
@@ -73,7 +83,12 @@ export class TaskRuntime {
    * `options.taskId` lets a caller choose the id in advance (an ACP session id is the task id);
    * `options.editor`: the files the editor shows, when the client reports them.
    */
-  async newTask(workspaceRoot: string, text: string, profileId: string, options: { taskId?: string; editor?: EditorFiles } = {}): Promise<string> {
+  async newTask(
+    workspaceRoot: string,
+    text: string,
+    profileId: string,
+    options: { taskId?: string; editor?: EditorFiles } = {},
+  ): Promise<string> {
     if (!text.trim()) throw new DlineError("invalid_argument", "A task needs some text.");
     if (!workspaceRoot) throw new DlineError("invalid_argument", "A task needs a workspace_root.");
     if (!fs.existsSync(workspaceRoot) || !fs.statSync(workspaceRoot).isDirectory()) {
@@ -83,7 +98,8 @@ export class TaskRuntime {
     const model = await this.deps.resolveModel(profileId, "");
     const id = options.taskId ?? TaskRuntime.newTaskId();
     assertSafeId("task id", id);
-    if (this.deps.history.get(id) || this.live.has(id)) throw new DlineError("already_exists", `Task ${id} already exists.`);
+    if (this.deps.history.get(id) || this.live.has(id))
+      throw new DlineError("already_exists", `Task ${id} already exists.`);
     const files = this.deps.layout.task(id);
     mkdirPrivate(files.dir);
     this.deps.ownership.claim(id);
@@ -91,7 +107,14 @@ export class TaskRuntime {
     // task_metadata.json lets the index be rebuilt from the folders if taskHistory.db is lost.
     new TaskJsonFiles(files).writeMetadata({ id, title, workspaceRoot, createdAt: Date.now(), source: "dline" });
     await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
-    const task = this.open(id, { status: "running", workspaceRoot, profileId: model.profileId, inputQueue: [], lastSeq: "0", updatedAt: Date.now() });
+    const task = this.open(id, {
+      status: "running",
+      workspaceRoot,
+      profileId: model.profileId,
+      inputQueue: [],
+      lastSeq: "0",
+      updatedAt: Date.now(),
+    });
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
     await this.taskHooks(task, "TaskStart", { text, workspaceRoot });
@@ -99,7 +122,9 @@ export class TaskRuntime {
     const first = await loop.addUserMessage(text, { firstMessage: true, editor: options.editor });
     // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
     // that message); the first modifying tool waits for it, read-only ones do not.
-    void checkpoints?.baseline(first.id).catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
+    void checkpoints
+      ?.baseline(first.id)
+      .catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
     this.start(task, loop);
     return id;
   }
@@ -154,13 +179,19 @@ export class TaskRuntime {
         const call = toolCallOf(message);
         const unfinished = call ? !["done", "failed", "denied", "interrupted"].includes(call.status) : message.partial;
         if (!unfinished) continue;
-        if (call) message.detail = toolCallDetail({ ...call, status: "interrupted", reason: "The sidecar running the task stopped before this call finished." });
+        if (call)
+          message.detail = toolCallDetail({
+            ...call,
+            status: "interrupted",
+            reason: "The sidecar running the task stopped before this call finished.",
+          });
         message.partial = false;
         task.messages.update(message);
         task.events.append({ case: "messageFinalized", value: { message: { ...message } } });
       }
       const askId = (task.kernel.pendingAsk as { askId?: unknown } | undefined)?.askId;
-      if (typeof askId === "string" && askId) task.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
+      if (typeof askId === "string" && askId)
+        task.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
       if (announce) this.setStatus(task, "interrupted", "the sidecar running the task stopped");
       else this.saveKernel(task, { status: "interrupted", pendingAsk: undefined });
       this.deps.logger.info("a task left running by a stopped sidecar is interrupted", { taskId: task.id });
@@ -204,7 +235,11 @@ export class TaskRuntime {
     try {
       task.state.write(task.kernel);
     } catch (err) {
-      this.deps.logger.warn("task state not saved", { taskId: task.id, code: (err as NodeJS.ErrnoException).code, error: (err as Error).message });
+      this.deps.logger.warn("task state not saved", {
+        taskId: task.id,
+        code: (err as NodeJS.ErrnoException).code,
+        error: (err as Error).message,
+      });
     }
   }
 
@@ -238,7 +273,6 @@ export class TaskRuntime {
     );
   }
 
-
   private setStatus(task: LiveTask, status: TaskRunStatus, reason = ""): void {
     // The stream announces every change it has not announced yet in this process (so a new
     // task's first "running" too). The stored status is written only when it changes, so the
@@ -252,7 +286,9 @@ export class TaskRuntime {
     this.saveKernel(task, { status, pendingAsk: ask });
     void this.deps.history
       .update(task.id, { status })
-      .catch((err: Error) => this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }));
+      .catch((err: Error) =>
+        this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }),
+      );
   }
 
   private start(task: LiveTask, loop: TurnLoop): void {
@@ -263,7 +299,11 @@ export class TaskRuntime {
       try {
         let outcome = await loop.run(controller.signal);
         // Messages sent while the run was going start the next run at once.
-        while ((outcome === "completed" || outcome === "idle") && task.kernel.inputQueue.length > 0 && !controller.signal.aborted) {
+        while (
+          (outcome === "completed" || outcome === "idle") &&
+          task.kernel.inputQueue.length > 0 &&
+          !controller.signal.aborted
+        ) {
           const [next, ...rest] = task.kernel.inputQueue;
           this.saveKernel(task, { inputQueue: rest });
           await loop.addUserMessage(next);
@@ -279,7 +319,11 @@ export class TaskRuntime {
     })().catch((err: unknown) => {
       // The loop reports its own failures; what escapes it (a store that could not even
       // record the failure) is logged, never left to end the process.
-      this.deps.logger.error("task run ended with an error", { taskId: task.id, code: (err as NodeJS.ErrnoException)?.code, error: (err as Error)?.message });
+      this.deps.logger.error("task run ended with an error", {
+        taskId: task.id,
+        code: (err as NodeJS.ErrnoException)?.code,
+        error: (err as Error)?.message,
+      });
     });
     task.run = { controller, done };
   }
@@ -337,12 +381,19 @@ export class TaskRuntime {
 
   private taskHooks(task: LiveTask, event: HookEvent, payload: Record<string, unknown>) {
     const ctx = { taskId: task.id, workspaceRoot: task.kernel.workspaceRoot };
-    return runAndRecordHooks(this.deps.capabilities ?? noCapabilities, activityRecorder(this.deps, task.files), event, payload, ctx);
+    return runAndRecordHooks(
+      this.deps.capabilities ?? noCapabilities,
+      activityRecorder(this.deps, task.files),
+      event,
+      payload,
+      ctx,
+    );
   }
 
   /** A run ended and nothing is pending: other sidecars may continue the task now. */
   private releaseIfIdle(task: LiveTask): void {
-    if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id)) this.deps.ownership.release(task.id);
+    if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id))
+      this.deps.ownership.release(task.id);
   }
 
   /**
@@ -354,7 +405,12 @@ export class TaskRuntime {
     const task = this.loadCurrent(taskId);
     const base = task.events.baseSeq;
     if (afterSeq < base && task.events.lastSeq === base) {
-      yield { seq: base, taskId, time: BigInt(Date.now()), event: { case: "statusChanged", value: { status: task.kernel.status, reason: "" } } };
+      yield {
+        seq: base,
+        taskId,
+        time: BigInt(Date.now()),
+        event: { case: "statusChanged", value: { status: task.kernel.status, reason: "" } },
+      };
     }
     yield* task.events.subscribe(afterSeq, signal);
   }
@@ -365,15 +421,28 @@ export class TaskRuntime {
    * renders them and subscribes after that seq misses nothing and sees nothing twice.
    * Undefined when the task is not loaded here (the stored view is then the whole truth).
    */
-  liveView(
-    taskId: string,
-  ): { lastSeq: bigint; messages: StoredUiMessage[]; status: TaskStatusName; pendingAsk: RuntimeAsk | undefined; stopped: boolean } | undefined {
+  liveView(taskId: string):
+    | {
+        lastSeq: bigint;
+        messages: StoredUiMessage[];
+        status: TaskStatusName;
+        pendingAsk: RuntimeAsk | undefined;
+        stopped: boolean;
+      }
+    | undefined {
     const task = this.live.get(taskId);
     if (!task) return undefined;
     const pendingAsk = this.pendingAsk(taskId);
     // Nothing runs it here, and no other sidecar does: a call left unfinished was interrupted.
-    const stopped = !task.run && !pendingAsk && (this.deps.ownership.holds(taskId) || !this.deps.ownership.owner(taskId));
-    return { lastSeq: task.events.lastSeq, messages: task.messages.list(), status: task.kernel.status, pendingAsk, stopped };
+    const stopped =
+      !task.run && !pendingAsk && (this.deps.ownership.holds(taskId) || !this.deps.ownership.owner(taskId));
+    return {
+      lastSeq: task.events.lastSeq,
+      messages: task.messages.list(),
+      status: task.kernel.status,
+      pendingAsk,
+      stopped,
+    };
   }
 
   /** The seq of the last event of a task loaded here (undefined: not loaded). */
@@ -425,12 +494,19 @@ export class TaskRuntime {
       files.writeMetadata({ ...(files.readMetadata() ?? { id: task.id }), workspaceRoot });
     } catch (err) {
       // A damaged task_metadata.json is left as it is; the state and the index hold the folder.
-      this.deps.logger.warn("recording the workspace in task_metadata.json failed", { taskId: task.id, error: (err as Error).message });
+      this.deps.logger.warn("recording the workspace in task_metadata.json failed", {
+        taskId: task.id,
+        error: (err as Error).message,
+      });
     }
     await this.deps.history.update(task.id, { workspaceRoot });
   }
 
-  async sendMessage(taskId: string, text: string, options: { workspaceRoot?: string; editor?: EditorFiles } = {}): Promise<void> {
+  async sendMessage(
+    taskId: string,
+    text: string,
+    options: { workspaceRoot?: string; editor?: EditorFiles } = {},
+  ): Promise<void> {
     if (!text.trim()) throw new DlineError("invalid_argument", "The message is empty.");
     const task = this.claimForWrite(taskId);
     if (options.editor?.unsavedFiles) this.setUnsavedInEditor(taskId, options.editor.unsavedFiles);
@@ -454,20 +530,27 @@ export class TaskRuntime {
   respond(taskId: string, askId: string, approve: boolean, text: string): void {
     const task = this.live.get(taskId);
     if (!task || !task.asks.pendingAskId) {
-      throw this.ownedElsewhere(taskId) ?? new DlineError("failed_precondition", `Task ${taskId} is not waiting for an answer.`);
+      throw (
+        this.ownedElsewhere(taskId) ??
+        new DlineError("failed_precondition", `Task ${taskId} is not waiting for an answer.`)
+      );
     }
     task.asks.respond(askId, { approve, text });
   }
 
   async cancel(taskId: string): Promise<void> {
     const task = this.live.get(taskId);
-    if (!task?.run) throw this.ownedElsewhere(taskId) ?? new DlineError("failed_precondition", `Task ${taskId} is not running.`);
+    if (!task?.run)
+      throw this.ownedElsewhere(taskId) ?? new DlineError("failed_precondition", `Task ${taskId} is not running.`);
     task.run.controller.abort(new DlineError("canceled", "The task was cancelled."));
     // Every step of a run stops on the abort; one that does not (a stuck file system, a
     // checkpoint still saving) does not hold the Cancel: the task is cancelled all the same.
     let timer: NodeJS.Timeout | undefined;
     const ended = await Promise.race([
-      task.run.done.then(() => true, () => true),
+      task.run.done.then(
+        () => true,
+        () => true,
+      ),
       new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CANCEL_GRACE_MS))),
     ]);
     clearTimeout(timer);
@@ -491,7 +574,8 @@ export class TaskRuntime {
         data: JSON.stringify({
           results: unanswered.map((c) => ({
             toolUseId: c.id,
-            content: "This tool call was interrupted (the task stopped before it finished). Check the workspace before repeating it.",
+            content:
+              "This tool call was interrupted (the task stopped before it finished). Check the workspace before repeating it.",
             isError: true,
           })),
         }),
@@ -506,7 +590,11 @@ export class TaskRuntime {
    * journal is cut at the step that produced that message, so the model sees the same history.
    * A running task is stopped first. With `editedText`, the task continues from the edit.
    */
-  async rewind(taskId: string, messageId: string, options: { editedText?: string; beforeMessage?: boolean } = {}): Promise<void> {
+  async rewind(
+    taskId: string,
+    messageId: string,
+    options: { editedText?: string; beforeMessage?: boolean } = {},
+  ): Promise<void> {
     const task = this.claimForWrite(taskId);
     if (task.run) {
       task.run.controller.abort(new DlineError("canceled", "The conversation is being restored."));
@@ -563,7 +651,9 @@ export class TaskRuntime {
 
   /** The text and time of one of a task's messages (for EditMessage). */
   messageInfo(taskId: string, messageId: string): { text: string; createdAt: number; role: string } | undefined {
-    const m = this.load(taskId).messages.list().find((x) => x.id === messageId);
+    const m = this.load(taskId)
+      .messages.list()
+      .find((x) => x.id === messageId);
     return m ? { text: m.text, createdAt: m.time, role: m.role } : undefined;
   }
 
@@ -589,10 +679,20 @@ export class TaskRuntime {
   /** Tells the tasks loaded here that run in `workspaceRoot` how their checkpoints are doing. */
   checkpointStatusChanged(
     workspaceRoot: string,
-    status: { state: string; message: string; canRetry: boolean; canDisable: boolean; progress?: { phase: string; done: number; total: number } },
+    status: {
+      state: string;
+      message: string;
+      canRetry: boolean;
+      canDisable: boolean;
+      progress?: { phase: string; done: number; total: number };
+    },
   ): void {
     const progress = status.progress
-      ? { phase: status.progress.phase, filesDone: BigInt(status.progress.done), filesTotal: BigInt(status.progress.total) }
+      ? {
+          phase: status.progress.phase,
+          filesDone: BigInt(status.progress.done),
+          filesTotal: BigInt(status.progress.total),
+        }
       : {};
     const target = normaliseWorkspacePath(workspaceRoot);
     for (const task of this.live.values()) {
@@ -631,7 +731,11 @@ export class TaskRuntime {
     try {
       task.close();
     } catch (err) {
-      this.deps.logger.error("task stores closed with an error", { taskId: task.id, code: (err as NodeJS.ErrnoException).code, error: (err as Error).message });
+      this.deps.logger.error("task stores closed with an error", {
+        taskId: task.id,
+        code: (err as NodeJS.ErrnoException).code,
+        error: (err as Error).message,
+      });
     }
   }
 }

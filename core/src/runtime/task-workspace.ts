@@ -8,10 +8,15 @@ import { DlineError } from "../errors.js";
  * this machine is not continued until the caller names a folder, never in the sidecar's current
  * folder. A task that has its folder keeps it.
  */
-export function workspaceToContinueIn(taskId: string, recorded: string, given: string | undefined): { workspaceRoot: string; changed: boolean } {
+export function workspaceToContinueIn(
+  taskId: string,
+  recorded: string,
+  given: string | undefined,
+): { workspaceRoot: string; changed: boolean } {
   const recordedHere = isFolder(recorded);
   if (given) {
-    if (!path.isAbsolute(given)) throw new DlineError("invalid_argument", `workspace_root must be an absolute path, not ${given}.`);
+    if (!path.isAbsolute(given))
+      throw new DlineError("invalid_argument", `workspace_root must be an absolute path, not ${given}.`);
     if (!isFolder(given)) throw new DlineError("invalid_argument", `The workspace ${given} is not a folder.`);
     if (recordedHere && !samePlace(recorded, given)) {
       throw new DlineError("invalid_argument", `Task ${taskId} runs in ${recorded}; it cannot continue in ${given}.`);
@@ -19,9 +24,13 @@ export function workspaceToContinueIn(taskId: string, recorded: string, given: s
     return recordedHere ? { workspaceRoot: recorded, changed: false } : { workspaceRoot: given, changed: true };
   }
   if (!recorded) {
-    throw new DlineError("failed_precondition", `Task ${taskId} has no workspace: name the folder its tools should run in (workspace_root) to continue it.`, {
-      errorReason: "no_workspace",
-    });
+    throw new DlineError(
+      "failed_precondition",
+      `Task ${taskId} has no workspace: name the folder its tools should run in (workspace_root) to continue it.`,
+      {
+        errorReason: "no_workspace",
+      },
+    );
   }
   if (!recordedHere) {
     throw new DlineError(

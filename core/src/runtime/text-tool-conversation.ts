@@ -7,6 +7,7 @@ import type { ConversationItem } from "./context-trim.js";
  */
 export function textToolItems(items: ConversationItem[]): ConversationItem[] {
   const calls = new Map<string, { name: string; input: unknown }>();
-  for (const item of items) for (const b of item.blocks) if (b.type === "tool_use") calls.set(b.id, { name: b.name, input: b.input });
+  for (const item of items)
+    for (const b of item.blocks) if (b.type === "tool_use") calls.set(b.id, { name: b.name, input: b.input });
   return items.map((item) => ({ ...item, blocks: toTextToolBlocks(item.blocks, calls) }));
 }

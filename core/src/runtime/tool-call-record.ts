@@ -47,7 +47,10 @@ export function boundedOutput(text: string, max = ROW_OUTPUT_MAX_CHARS): { text:
   const head = Math.min(HEAD_CHARS, Math.floor(max / 4));
   const tail = max - head;
   const omitted = text.length - head - tail;
-  return { text: `${text.slice(0, head)}\n[… ${omitted} characters omitted …]\n${text.slice(text.length - tail)}`, truncated: true };
+  return {
+    text: `${text.slice(0, head)}\n[… ${omitted} characters omitted …]\n${text.slice(text.length - tail)}`,
+    truncated: true,
+  };
 }
 
 export function editRecords(edit: PreparedEdit | undefined): FileEditRecord[] {
@@ -120,6 +123,8 @@ export function toolCallOf(m: StoredUiMessage, options: { stopped?: boolean } = 
     edits,
     command: command && typeof command.command === "string" ? command : undefined,
     feedback: str(detail?.feedback),
-    reason: str(detail?.reason) || (status === "interrupted" && !detail?.reason ? "The task stopped before this call finished." : ""),
+    reason:
+      str(detail?.reason) ||
+      (status === "interrupted" && !detail?.reason ? "The task stopped before this call finished." : ""),
   };
 }

@@ -21,7 +21,15 @@ export class ToolRow {
     init: Pick<ToolCallRecord, "toolCallId" | "tool" | "status" | "input"> & Partial<ToolCallRecord>,
     summary: string,
   ) {
-    this.record = { output: "", outputTruncated: false, edits: [], command: undefined, feedback: "", reason: "", ...init };
+    this.record = {
+      output: "",
+      outputTruncated: false,
+      edits: [],
+      command: undefined,
+      feedback: "",
+      reason: "",
+      ...init,
+    };
     this.message = host.addMessage({
       role: "tool",
       kind: init.tool === "execute_command" ? "command" : "tool",

@@ -1,4 +1,23 @@
-import { decideApproval, type ApprovalDecision, isCurrent, StaleEditError, type PreparedEdit, planText, editsGitInternals, type ToolGuard, prepareToolEdit, runTool, beingEditedMessage, fileBeingEdited, ToolError, type ApprovalCategory, type ToolContext, type ToolDefinition, type ToolResult, type IgnoreMatcher } from "../agent/index.js";
+import {
+  decideApproval,
+  type ApprovalDecision,
+  isCurrent,
+  StaleEditError,
+  type PreparedEdit,
+  planText,
+  editsGitInternals,
+  type ToolGuard,
+  prepareToolEdit,
+  runTool,
+  beingEditedMessage,
+  fileBeingEdited,
+  ToolError,
+  type ApprovalCategory,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+  type IgnoreMatcher,
+} from "../agent/index.js";
 import type { StoredUiMessage } from "../tasks/index.js";
 import type { HookEvent, HookOutcome } from "./capabilities-port.js";
 import { JOURNAL_KIND, type ToolResultsData } from "./conversation.js";
@@ -88,7 +107,10 @@ export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal
   }
 }
 
-type Proposal = { kind: "run"; prepared: PreparedEdit | undefined } | { kind: "denied"; feedback: string } | { kind: "refused"; message: string };
+type Proposal =
+  | { kind: "run"; prepared: PreparedEdit | undefined }
+  | { kind: "denied"; feedback: string }
+  | { kind: "refused"; message: string };
 
 /**
  * Runs the tool calls of one assistant turn in order: refuses unknown tools, bad arguments and
@@ -99,7 +121,12 @@ type Proposal = { kind: "run"; prepared: PreparedEdit | undefined } | { kind: "d
  * call the model made shows as a chat row with its status: refused and failed calls, denied
  * ones (the model hears the denial and the person's feedback, and answers), interrupted ones.
  */
-export async function runToolCalls(host: ToolTurnHost, calls: ModelToolCall[], assistantMessageId: string, signal: AbortSignal): Promise<"continue" | "completed"> {
+export async function runToolCalls(
+  host: ToolTurnHost,
+  calls: ModelToolCall[],
+  assistantMessageId: string,
+  signal: AbortSignal,
+): Promise<"continue" | "completed"> {
   return new ToolTurn(host, signal).run(calls, assistantMessageId);
 }
 
@@ -138,7 +165,10 @@ class ToolTurn {
       }
       await this.runCall(call);
     }
-    this.host.journal(JOURNAL_KIND.toolResults, { results: this.results, feedback: this.feedback } satisfies ToolResultsData);
+    this.host.journal(JOURNAL_KIND.toolResults, {
+      results: this.results,
+      feedback: this.feedback,
+    } satisfies ToolResultsData);
     if (this.modified) await this.saveTurnCheckpoint(assistantMessageId);
     if (this.completion) {
       await this.complete(this.completion);
@@ -155,23 +185,41 @@ class ToolTurn {
     // The checkpoint follows the whole turn: it is anchored on the turn's last message.
     const last = this.host.lastMessage;
     const anchor = this.host.lastMessageId || assistantMessageId;
-    const id = await deps.checkpoints.saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor });
+    const id = await deps.checkpoints.saveTurn({
+      editedPaths: [...this.edited],
+      commandRan: this.commandRan,
+      messageId: anchor,
+    });
     // Recorded on the message too, so a reopened task shows it where the live one did.
     if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
-    else if (id) deps.events.append({ case: "checkpointSaved", value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" } });
+    else if (id)
+      deps.events.append({
+        case: "checkpointSaved",
+        value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" },
+      });
   }
 
   /** The model completed the task: the completion's checkpoint, the TaskComplete hook, the status. */
   private async complete(completion: StoredUiMessage): Promise<void> {
     const { deps } = this;
-    if (deps.checkpoints) attachCheckpoint(deps, completion, await deps.checkpoints.saveCompletion(completion.id), "CHECKPOINT_KIND_COMPLETION");
+    if (deps.checkpoints)
+      attachCheckpoint(
+        deps,
+        completion,
+        await deps.checkpoints.saveCompletion(completion.id),
+        "CHECKPOINT_KIND_COMPLETION",
+      );
     await this.host.hooks("TaskComplete", { result: completion.text });
     deps.setStatus("completed", "the task is complete");
   }
 
   /** A refused call: a failed row, and the reason as the model's tool result. */
   private refuse(call: ModelToolCall, toolCallId: string, message: string): void {
-    new ToolRow(this.host, { toolCallId, tool: call.name, status: "failed", input: call.input, output: message, reason: message }, summarize(call.name, call.input));
+    new ToolRow(
+      this.host,
+      { toolCallId, tool: call.name, status: "failed", input: call.input, output: message, reason: message },
+      summarize(call.name, call.input),
+    );
     this.ended(toolCallId, "failed", message);
     this.result(call, message, true);
   }
@@ -194,11 +242,18 @@ class ToolTurn {
    * that the tool accepts, and (in plan mode) a tool that changes nothing. Answers the tool and
    * its approval category, or the reason the call is refused.
    */
-  private async admit(call: ModelToolCall): Promise<{ tool: ToolDefinition; input: Record<string, unknown>; category: ApprovalCategory | undefined } | { refused: string }> {
+  private async admit(
+    call: ModelToolCall,
+  ): Promise<
+    | { tool: ToolDefinition; input: Record<string, unknown>; category: ApprovalCategory | undefined }
+    | { refused: string }
+  > {
     const { host } = this;
     const tool = host.tools.find((t) => t.name === call.name);
-    if (!tool) return { refused: `Unknown tool "${call.name}". Available tools: ${host.tools.map((t) => t.name).join(", ")}.` };
-    if (!call.input) return { refused: `The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.` };
+    if (!tool)
+      return { refused: `Unknown tool "${call.name}". Available tools: ${host.tools.map((t) => t.name).join(", ")}.` };
+    if (!call.input)
+      return { refused: `The arguments of ${call.name} are not a JSON object: ${call.parseError ?? "unparseable"}.` };
     const input = call.input;
     let category: ApprovalCategory | undefined;
     try {
@@ -209,7 +264,9 @@ class ToolTurn {
     }
     // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
     if (!tool.readOnly && tool.name !== SUBAGENT_TOOL && (await host.mode()) === "plan") {
-      return { refused: `${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.` };
+      return {
+        refused: `${call.name} was not run: the task is in plan mode, where only read-only tools run. Present the change as part of your plan instead.`,
+      };
     }
     return { tool, input, category };
   }
@@ -222,7 +279,10 @@ class ToolTurn {
     const { tool, input, category } = admitted;
     const summary = summarize(call.name, input);
     const isCommand = tool.name === COMMAND_TOOL;
-    const command = isCommand && typeof input.command === "string" ? { command: input.command, workingDirectory: deps.workspaceRoot } : undefined;
+    const command =
+      isCommand && typeof input.command === "string"
+        ? { command: input.command, workingDirectory: deps.workspaceRoot }
+        : undefined;
     // Edits in a .git folder are always asked, whatever the settings allow.
     const alwaysAsk = await editsGitInternals(tool, input, deps.workspaceRoot);
     const decision = decideApproval(category, await deps.autoApproval(), host.autoApprovedInARow, { alwaysAsk });
@@ -240,15 +300,22 @@ class ToolTurn {
           row.current.update({ status: "denied", feedback: proposal.feedback });
           this.ended(toolCallId, "denied", `Denied by the user.${words}`);
         }
-        if (proposal.feedback) host.addMessage({ role: "user", kind: "denied", text: proposal.feedback, tool: call.name });
-        this.result(call, `The user denied this operation.${words} Answer them: change your approach or ask what they want.`, true);
+        if (proposal.feedback)
+          host.addMessage({ role: "user", kind: "denied", text: proposal.feedback, tool: call.name });
+        this.result(
+          call,
+          `The user denied this operation.${words} Answer them: change your approach or ask what they want.`,
+          true,
+        );
         return;
       }
       await this.execute(tool, call, proposal.prepared, row.current, { toolCallId, summary, isCommand, command });
     } catch (err) {
       if (this.signal.aborted && row.current && !row.current.over) {
         const stopping = (this.signal.reason as { code?: string } | undefined)?.code === "unavailable";
-        const reason = stopping ? "The sidecar stopped before this call finished." : "The task was cancelled before this call finished.";
+        const reason = stopping
+          ? "The sidecar stopped before this call finished."
+          : "The task was cancelled before this call finished.";
         row.current.update({ status: "interrupted", reason });
         this.ended(toolCallId, "interrupted", reason);
       }
@@ -280,7 +347,13 @@ class ToolTurn {
   private async propose(
     tool: ToolDefinition,
     call: ModelToolCall,
-    o: { toolCallId: string; summary: string; visible: boolean; command: CommandLineRecord | undefined; decision: ApprovalDecision },
+    o: {
+      toolCallId: string;
+      summary: string;
+      visible: boolean;
+      command: CommandLineRecord | undefined;
+      decision: ApprovalDecision;
+    },
     row: { current?: ToolRow },
   ): Promise<Proposal> {
     const input = call.input!;
@@ -297,12 +370,29 @@ class ToolTurn {
       const edits = editRecords(prepared);
       const status = o.decision.kind === "ask" ? "pending" : "running";
       if (o.visible) {
-        if (!row.current) row.current = new ToolRow(this.host, { toolCallId: o.toolCallId, tool: call.name, status, input, edits, command: o.command }, o.summary);
+        if (!row.current)
+          row.current = new ToolRow(
+            this.host,
+            { toolCallId: o.toolCallId, tool: call.name, status, input, edits, command: o.command },
+            o.summary,
+          );
         else row.current.update({ status, edits });
       }
       if (o.decision.kind === "ask") {
         const kind = o.command ? "command_approval" : "tool_approval";
-        const answer = await ask(this.deps, { kind, tool: call.name, summary: o.summary, detail: JSON.stringify(input), toolCallId: o.toolCallId, edits, command: o.command }, this.signal);
+        const answer = await ask(
+          this.deps,
+          {
+            kind,
+            tool: call.name,
+            summary: o.summary,
+            detail: JSON.stringify(input),
+            toolCallId: o.toolCallId,
+            edits,
+            command: o.command,
+          },
+          this.signal,
+        );
         this.host.autoApprovedInARow = 0;
         if (!answer.approve) return { kind: "denied", feedback: answer.text };
         if (answer.text) {
@@ -314,11 +404,18 @@ class ToolTurn {
         if (busy) return { kind: "refused", message: busy };
       }
       // Auto-approved: nothing waited since the preparation (the commit checks once more).
-      if (!prepared || o.decision.kind !== "ask" || (await isCurrent(prepared, this.toolContext()))) return { kind: "run", prepared };
+      if (!prepared || o.decision.kind !== "ask" || (await isCurrent(prepared, this.toolContext())))
+        return { kind: "run", prepared };
       if (attempt >= MAX_PROPOSALS) {
-        return { kind: "refused", message: `${call.name}: the file kept changing while the edit was proposed; nothing was written. Read it again before editing.` };
+        return {
+          kind: "refused",
+          message: `${call.name}: the file kept changing while the edit was proposed; nothing was written. Read it again before editing.`,
+        };
       }
-      this.deps.logger.info("an edit's file changed before it was written: proposing it again", { tool: call.name, attempt });
+      this.deps.logger.info("an edit's file changed before it was written: proposing it again", {
+        tool: call.name,
+        attempt,
+      });
     }
   }
 
@@ -338,7 +435,8 @@ class ToolTurn {
     const { host, deps } = this;
     const input = call.input!;
     const pre = await host.hooks("PreToolUse", { tool: call.name, input }, this.signal);
-    if (pre.blocked) return this.fail(call, o.toolCallId, row, `A PreToolUse hook blocked ${call.name}: ${pre.blocked}`);
+    if (pre.blocked)
+      return this.fail(call, o.toolCallId, row, `A PreToolUse hook blocked ${call.name}: ${pre.blocked}`);
     if (!tool.readOnly) {
       await deps.checkpoints?.baseline();
       this.modified = true;
@@ -347,9 +445,21 @@ class ToolTurn {
       if (row.record.status !== "running") row.update({ status: "running" });
       // The row is on disk before the call runs: a sidecar killed meanwhile reopens it interrupted, not gone.
       deps.messages.flush();
-      deps.events.append({ case: "toolStarted", value: { toolCallId: o.toolCallId, tool: call.name, summary: o.summary, detail: JSON.stringify(input), command: o.command, messageId: row.message.id } });
+      deps.events.append({
+        case: "toolStarted",
+        value: {
+          toolCallId: o.toolCallId,
+          tool: call.name,
+          summary: o.summary,
+          detail: JSON.stringify(input),
+          command: o.command,
+          messageId: row.message.id,
+        },
+      });
     }
-    const logPath = o.isCommand ? deps.commandLog.pathFor(o.toolCallId.replace(/[^A-Za-z0-9._-]/g, "_") || "command") : undefined;
+    const logPath = o.isCommand
+      ? deps.commandLog.pathFor(o.toolCallId.replace(/[^A-Za-z0-9._-]/g, "_") || "command")
+      : undefined;
     let outcome: ToolResult;
     try {
       outcome = await runTool(
@@ -370,10 +480,17 @@ class ToolTurn {
       if (!(err instanceof StaleEditError) || this.signal.aborted) throw err;
       outcome = { content: `${err.message} Read the file again before editing it.`, isError: true };
     } finally {
-      if (logPath) await deps.commandLog.afterCommand(logPath).catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));
+      if (logPath)
+        await deps.commandLog
+          .afterCommand(logPath)
+          .catch((err: Error) => deps.logger.warn("command log budget", { error: err.message }));
     }
     if (o.isCommand) this.commandRan = true;
-    await host.hooks("PostToolUse", { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) }, this.signal);
+    await host.hooks(
+      "PostToolUse",
+      { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) },
+      this.signal,
+    );
     if (row) {
       const ok = !outcome.isError;
       // A command stopped by a cancel reports it in its result: the call was interrupted.
@@ -381,9 +498,22 @@ class ToolTurn {
       const shown = boundedOutput(outcome.content);
       const applied = ok ? editRecords(prepared) : [];
       const status = ok ? "done" : interrupted ? "interrupted" : "failed";
-      deps.events.append({ case: "toolFinished", value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: applied, status } });
-      const reason = ok ? "" : interrupted ? "The task was cancelled before this call finished." : firstLine(outcome.content);
-      row.update({ status, output: shown.text, outputTruncated: shown.truncated, edits: ok ? applied : row.record.edits, reason });
+      deps.events.append({
+        case: "toolFinished",
+        value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: applied, status },
+      });
+      const reason = ok
+        ? ""
+        : interrupted
+          ? "The task was cancelled before this call finished."
+          : firstLine(outcome.content);
+      row.update({
+        status,
+        output: shown.text,
+        outputTruncated: shown.truncated,
+        edits: ok ? applied : row.record.edits,
+        reason,
+      });
     }
     await this.interaction(call, outcome);
   }
@@ -393,8 +523,23 @@ class ToolTurn {
     const { host, deps } = this;
     const interaction = outcome.interaction;
     if (interaction?.kind === "followup") {
-      host.addMessage({ role: "assistant", kind: "followup", text: interaction.question, detail: JSON.stringify({ options: interaction.options }) });
-      const answer = await ask(deps, { kind: "followup", tool: call.name, summary: interaction.question, detail: JSON.stringify(call.input), options: interaction.options }, this.signal);
+      host.addMessage({
+        role: "assistant",
+        kind: "followup",
+        text: interaction.question,
+        detail: JSON.stringify({ options: interaction.options }),
+      });
+      const answer = await ask(
+        deps,
+        {
+          kind: "followup",
+          tool: call.name,
+          summary: interaction.question,
+          detail: JSON.stringify(call.input),
+          options: interaction.options,
+        },
+        this.signal,
+      );
       host.autoApprovedInARow = 0;
       host.addMessage({ role: "user", kind: "text", text: answer.text });
       return this.result(call, `<answer>\n${answer.text}\n</answer>`);
@@ -405,7 +550,12 @@ class ToolTurn {
     }
     if (interaction?.kind === "plan") {
       // The plan as a chat message: its text a checklist, its detail the steps (clients show the latest).
-      host.addMessage({ role: "assistant", kind: "plan", text: planText(interaction.steps), detail: JSON.stringify({ steps: interaction.steps, explanation: interaction.explanation ?? "" }) });
+      host.addMessage({
+        role: "assistant",
+        kind: "plan",
+        text: planText(interaction.steps),
+        detail: JSON.stringify({ steps: interaction.steps, explanation: interaction.explanation ?? "" }),
+      });
       return this.result(call, outcome.content);
     }
     if (interaction?.kind === "completion") {
@@ -417,7 +567,12 @@ class ToolTurn {
 }
 
 function firstLine(text: string): string {
-  return text.split("\n").find((l) => l.trim())?.slice(0, 300) ?? "";
+  return (
+    text
+      .split("\n")
+      .find((l) => l.trim())
+      ?.slice(0, 300) ?? ""
+  );
 }
 
 /** Records a checkpoint saved at `message` on the message and tells subscribers; nothing when none was saved. */

@@ -1,4 +1,11 @@
-import type { AutoApprovalSettings, IgnoreMatcher, ToolDefinition, ToolEnvironment, ToolGuard, EnabledRule } from "../agent/index.js";
+import type {
+  AutoApprovalSettings,
+  IgnoreMatcher,
+  ToolDefinition,
+  ToolEnvironment,
+  ToolGuard,
+  EnabledRule,
+} from "../agent/index.js";
 import type { Logger } from "../logging/logger.js";
 import type { AskBroker } from "./ask-broker.js";
 import type { CapabilitiesPort } from "./capabilities-port.js";
@@ -23,14 +30,22 @@ export interface TurnLoopDeps {
   /** The core's own folders (out of the tools' reach) and the stored secrets (redacted from tool output). */
   toolGuard: () => Promise<ToolGuard>;
   /** Where a command's output is logged; one log is cut at the task's budget, then the oldest logs go. */
-  commandLog: { pathFor(callId: string): string; maxBytes(): Promise<number>; afterCommand(path: string): Promise<void> };
+  commandLog: {
+    pathFor(callId: string): string;
+    maxBytes(): Promise<number>;
+    afterCommand(path: string): Promise<void>;
+  };
   commandTimeoutMs: () => Promise<number>;
   checkpoints: CheckpointPort | undefined;
   usage: UsagePort;
   /** The task's own loop (not a subagent's): its requests measure the task's context. */
   ownsContext?: boolean;
   /** The system prompt with this turn's enabled rules and tools (`textTools`: tools taught in text, Cline's XML format). */
-  systemPrompt: (rules: readonly EnabledRule[], tools: readonly ToolDefinition[], options: { textTools: boolean }) => string;
+  systemPrompt: (
+    rules: readonly EnabledRule[],
+    tools: readonly ToolDefinition[],
+    options: { textTools: boolean },
+  ) => string;
   /** Rules, workflows, skills, hooks, MCP tools; read at every turn. */
   capabilities: CapabilitiesPort;
   /** Records an activity (activities.db): hook runs and their output, never as the user's words. */

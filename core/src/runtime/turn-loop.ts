@@ -1,5 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { environmentDetails, type EditorFiles, type ContentBlock, type StopReason, parseTextToolCalls, TextToolStreamFilter, toolSpecs, type ToolDefinition } from "../agent/index.js";
+import {
+  environmentDetails,
+  type EditorFiles,
+  type ContentBlock,
+  type StopReason,
+  parseTextToolCalls,
+  TextToolStreamFilter,
+  toolSpecs,
+  type ToolDefinition,
+} from "../agent/index.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/index.js";
 import { streamAnswer, type AnswerHost, type AssistantAnswer, type ModelToolCall } from "./assistant-stream.js";
 import { ContextManager } from "./context-manager.js";
@@ -14,11 +23,11 @@ import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
 import { boundedDelta } from "./message-bounds.js";
 import type { ContextTrimData } from "./context-trim.js";
 
-
-
 /** What the model reads about a tool call its answer was cut in (its arguments are incomplete). */
 function cutToolCallNote(limit: number, windowFull: boolean): string {
-  const where = windowFull ? "filled what was left of the context window" : `reached the output token limit (${limit} tokens)`;
+  const where = windowFull
+    ? "filled what was left of the context window"
+    : `reached the output token limit (${limit} tokens)`;
   return (
     `your answer ${where} in the middle of this tool call, so its arguments are incomplete and it was not run. ` +
     "Write smaller pieces: create a large file with a first part and add the rest with replace_in_file, and split large edits into several calls"
@@ -47,7 +56,6 @@ export const MODEL_STOP_REASONS = {
   refusal: "the model refused to answer",
   contextWindow: "the model's answer filled the context window",
 } as const;
-
 
 const PLAN_MODE_PROMPT =
   "# Plan mode\nThe person set this task to plan mode: explore with the read-only tools, ask what you need to know, and " +
@@ -133,7 +141,10 @@ export class TurnLoop {
 
   /** Runs the hooks of an event and records what they printed as activities. */
   async hooks(event: HookEvent, payload: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
-    return runAndRecordHooks(this.deps.capabilities, this.deps.recordActivity, event, payload, { ...this.capabilityContext, signal });
+    return runAndRecordHooks(this.deps.capabilities, this.deps.recordActivity, event, payload, {
+      ...this.capabilityContext,
+      signal,
+    });
   }
 
   /**
@@ -142,12 +153,20 @@ export class TurnLoop {
    * editor shows (when the client reports them) and, with the task's first message, the
    * workspace's top-level files.
    */
-  async addUserMessage(text: string, options: { editor?: EditorFiles; firstMessage?: boolean } = {}): Promise<StoredUiMessage> {
+  async addUserMessage(
+    text: string,
+    options: { editor?: EditorFiles; firstMessage?: boolean } = {},
+  ): Promise<StoredUiMessage> {
     await this.hooks("UserPromptSubmit", { text });
     const expanded = await this.deps.capabilities.expandUserText(text, this.capabilityContext);
     const environment =
       options.editor || options.firstMessage
-        ? await environmentDetails({ workspaceRoot: this.deps.workspaceRoot, editor: options.editor, workspaceFiles: options.firstMessage === true, ignore: await this.deps.agentIgnore() })
+        ? await environmentDetails({
+            workspaceRoot: this.deps.workspaceRoot,
+            editor: options.editor,
+            workspaceFiles: options.firstMessage === true,
+            ignore: await this.deps.agentIgnore(),
+          })
         : undefined;
     const message = this.addMessage({ role: "user", kind: "text", text });
     this.journal(JOURNAL_KIND.user, environment ? { text: expanded, environment } : { text: expanded });
@@ -157,12 +176,28 @@ export class TurnLoop {
   /** Records a context trim: the journal entry (what the next requests leave out), the chat's marker, context.json and its history, a compaction checkpoint. */
   private async recordTrim(trim: ContextTrimData, description: string): Promise<void> {
     const { deps } = this;
-    const marker = this.addMessage({ role: "system", kind: "compaction", text: description, detail: JSON.stringify({ summary: trim.summary ?? "", ...trim }) });
+    const marker = this.addMessage({
+      role: "system",
+      kind: "compaction",
+      text: description,
+      detail: JSON.stringify({ summary: trim.summary ?? "", ...trim }),
+    });
     this.journal(JOURNAL_KIND.contextTrim, trim);
-    const record = { time: Date.now(), kind: "trim", droppedThroughSeq: trim.droppedThroughSeq, elided: trim.elided.length, shortened: trim.shortened.length, tokensBefore: trim.tokensBefore, tokensAfter: trim.tokensAfter, contextWindow: this.context.contextWindow, summaryChars: trim.summary?.length ?? 0 };
+    const record = {
+      time: Date.now(),
+      kind: "trim",
+      droppedThroughSeq: trim.droppedThroughSeq,
+      elided: trim.elided.length,
+      shortened: trim.shortened.length,
+      tokensBefore: trim.tokensBefore,
+      tokensAfter: trim.tokensAfter,
+      contextWindow: this.context.contextWindow,
+      summaryChars: trim.summary?.length ?? 0,
+    };
     deps.context.write({ ...(deps.context.read() ?? {}), lastTrim: record, summary: trim.summary ?? "" });
     deps.context.appendHistory(record);
-    if (deps.checkpoints) attachCheckpoint(deps, marker, await deps.checkpoints.saveCompaction(marker.id), "CHECKPOINT_KIND_COMPACTION");
+    if (deps.checkpoints)
+      attachCheckpoint(deps, marker, await deps.checkpoints.saveCompaction(marker.id), "CHECKPOINT_KIND_COMPACTION");
   }
 
   async run(signal: AbortSignal): Promise<RunOutcome> {
@@ -190,7 +225,12 @@ export class TurnLoop {
         if (outcome === "completed") return "completed";
         this.mistakes = turn.malformed === turn.toolCalls.length ? this.mistakes + 1 : 0;
         if (this.mistakes >= MAX_CONSECUTIVE_MISTAKES) {
-          const goOn = await askAfterMistakes({ deps, addMessage: (init) => this.addMessage(init), journal: (kind, data) => this.journal(kind, data) }, this.mistakes, turn.problem, signal);
+          const goOn = await askAfterMistakes(
+            { deps, addMessage: (init) => this.addMessage(init), journal: (kind, data) => this.journal(kind, data) },
+            this.mistakes,
+            turn.problem,
+            signal,
+          );
           this.mistakes = 0;
           if (goOn) continue;
           deps.setStatus("completed", "stopped after repeated tool calls that could not be run");
@@ -207,7 +247,10 @@ export class TurnLoop {
         return "cancelled";
       }
       const { code, message } = describeRunFailure(err);
-      deps.logger.error("turn loop failed", { taskId: deps.taskId, error: err instanceof Error ? err.message : String(err) });
+      deps.logger.error("turn loop failed", {
+        taskId: deps.taskId,
+        error: err instanceof Error ? err.message : String(err),
+      });
       deps.events.append({ case: "error", value: { code, message, retryable: false } });
       deps.setStatus("failed", message);
       return "failed";
@@ -228,10 +271,15 @@ export class TurnLoop {
     const planMode = (await this.mode()) === "plan";
     const basePrompt = deps.systemPrompt(capabilities.rules, this.turnTools, { textTools });
     const systemPrompt = planMode ? `${basePrompt}\n${PLAN_MODE_PROMPT}\n` : basePrompt;
-    for (let overflows = 0; ; ) {
+    for (let overflows = 0; ;) {
       const maxTokens = this.outputLimit.current;
       const prepared = await this.context.prepare(
-        { systemPrompt, tools: specs, maxOutputTokens: this.outputLimit.reserve(maxTokens, this.context.contextWindow), convert: textTools ? textToolItems : undefined },
+        {
+          systemPrompt,
+          tools: specs,
+          maxOutputTokens: this.outputLimit.reserve(maxTokens, this.context.contextWindow),
+          convert: textTools ? textToolItems : undefined,
+        },
         signal,
       );
       const answer = await streamAnswer(
@@ -278,7 +326,10 @@ export class TurnLoop {
       this.finalize(answer.message);
     }
     if (answer.error) {
-      deps.events.append({ case: "error", value: { code: answer.error.kind, message: answer.error.message, retryable: answer.error.retryable } });
+      deps.events.append({
+        case: "error",
+        value: { code: answer.error.kind, message: answer.error.message, retryable: answer.error.retryable },
+      });
       deps.setStatus("failed", "the model request failed");
       return { failed: true, toolCalls: [], messageId: answer.message?.id ?? "", malformed: 0 };
     }
@@ -289,15 +340,30 @@ export class TurnLoop {
       // The answer stopped inside its last tool call: say so, and allow longer answers.
       const limit = maxTokens ?? this.outputLimit.reserve(maxTokens, this.context.contextWindow);
       const last = toolCalls[toolCalls.length - 1];
-      toolCalls = [...toolCalls.slice(0, -1), { ...last, input: undefined, parseError: cutToolCallNote(limit, answer.stopReason === "context_window_exceeded") }];
+      toolCalls = [
+        ...toolCalls.slice(0, -1),
+        {
+          ...last,
+          input: undefined,
+          parseError: cutToolCallNote(limit, answer.stopReason === "context_window_exceeded"),
+        },
+      ];
       if (answer.stopReason === "max_tokens") this.outputLimit.raise(limit, this.context.contextWindow);
     }
     const content: ContentBlock[] = [...answer.thinking];
     if (text) content.push({ type: "text", text });
-    for (const call of toolCalls) content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} });
+    for (const call of toolCalls)
+      content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} });
     this.journal(JOURNAL_KIND.assistant, { content });
     const malformed = toolCalls.filter((c) => !c.input || !this.turnTools.some((t) => t.name === c.name)).length;
-    return { failed: false, toolCalls, messageId: answer.message?.id ?? "", stopReason: answer.stopReason, malformed, problem: toolCalls.find((c) => c.parseError)?.parseError };
+    return {
+      failed: false,
+      toolCalls,
+      messageId: answer.message?.id ?? "",
+      stopReason: answer.stopReason,
+      malformed,
+      problem: toolCalls.find((c) => c.parseError)?.parseError,
+    };
   }
 
   /** How tools are offered now: the task's recorded switch, else the profile's choice. */

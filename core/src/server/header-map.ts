@@ -11,7 +11,7 @@ export class HeaderMap implements Headers {
 
   constructor(init?: Iterable<readonly [string, string]> | Record<string, string>) {
     if (init === undefined) return;
-    const pairs = Symbol.iterator in init ? (init) : Object.entries(init);
+    const pairs = Symbol.iterator in init ? init : Object.entries(init);
     for (const [name, value] of pairs) this.append(name, value);
   }
 

@@ -68,7 +68,10 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
     throw err;
   }
   if (!stat.isSocket()) {
-    throw new DlineError("already_exists", `--listen unix:${socketPath}: the path exists and is not a socket; it was left untouched. Choose another path.`);
+    throw new DlineError(
+      "already_exists",
+      `--listen unix:${socketPath}: the path exists and is not a socket; it was left untouched. Choose another path.`,
+    );
   }
   const alive = await new Promise<boolean>((resolve) => {
     const probe = net.connect(socketPath);

@@ -62,7 +62,8 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
       const before = router.handlers.length;
       register(fast.recording(router));
       for (const handler of router.handlers.slice(before)) {
-        if (handler.service.typeName !== service.typeName) throw new Error(`${service.typeName} registered ${handler.service.typeName}.`);
+        if (handler.service.typeName !== service.typeName)
+          throw new Error(`${service.typeName} registered ${handler.service.typeName}.`);
         paths.set(handler.requestPath, handler);
       }
     },
@@ -90,10 +91,17 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
       return;
     }
     const unary =
-      req.method === "POST" && UNARY_CONTENT_TYPES.has(req.headers["content-type"] ?? "") && req.headers["content-encoding"] === undefined;
+      req.method === "POST" &&
+      UNARY_CONTENT_TYPES.has(req.headers["content-type"] ?? "") &&
+      req.headers["content-encoding"] === undefined;
     if (!unary) {
       loadConnectNode()
-        .then(async (node) => node.universalResponseToNodeResponse(await handler(node.universalRequestFromNodeRequest(req, res, undefined, undefined)), res))
+        .then(async (node) =>
+          node.universalResponseToNodeResponse(
+            await handler(node.universalRequestFromNodeRequest(req, res, undefined, undefined)),
+            res,
+          ),
+        )
         .catch((reason: unknown) => options.onBrokenCall?.(handler.method.name, reason, res.destroyed));
       return;
     }

@@ -12,7 +12,11 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { createMethodSerializationLookup, mergeNonProtocolHeaders, type MethodSerializationLookup } from "@connectrpc/connect/protocol";
+import {
+  createMethodSerializationLookup,
+  mergeNonProtocolHeaders,
+  type MethodSerializationLookup,
+} from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { type CallSignal } from "./call-signal.js";
 import { HeaderMap } from "./header-map.js";
@@ -69,7 +73,10 @@ export class UnaryFastPath {
       const fn = implementation[method.localName];
       if (method.methodKind !== "unary" || typeof fn !== "function") continue;
       this.routes.set(`/${service.typeName}/${method.name}`, {
-        spec: createMethodImplSpec(method as DescMethod & { methodKind: "unary" }, fn.bind(implementation) as never) as UnaryRoute["spec"],
+        spec: createMethodImplSpec(
+          method as DescMethod & { methodKind: "unary" },
+          fn.bind(implementation) as never,
+        ) as UnaryRoute["spec"],
         serialization: createMethodSerializationLookup(method as never, undefined, undefined, this.options),
       });
     }
@@ -80,7 +87,8 @@ export class UnaryFastPath {
     const type = req.headers["content-type"];
     if (req.method !== "POST" || (type !== "application/json" && type !== "application/proto")) return undefined;
     const version = req.headers["connect-protocol-version"];
-    if (req.headers["content-encoding"] !== undefined || req.headers["connect-timeout-ms"] !== undefined) return undefined;
+    if (req.headers["content-encoding"] !== undefined || req.headers["connect-timeout-ms"] !== undefined)
+      return undefined;
     if (version !== undefined && version !== "1") return undefined;
     return this.routes.get(path);
   }
@@ -90,7 +98,13 @@ export class UnaryFastPath {
    * when the connection closes; here it is also ended when the call is done (its signal is then
    * aborted, as connect's handlers do).
    */
-  async serve(route: UnaryRoute, req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array, call: CallSignal): Promise<void> {
+  async serve(
+    route: UnaryRoute,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: Uint8Array,
+    call: CallSignal,
+  ): Promise<void> {
     const binary = req.headers["content-type"] === "application/proto";
     const method = route.spec.method;
     const context: HandlerContext = {
@@ -116,7 +130,8 @@ export class UnaryFastPath {
       answer = route.serialization.getO(binary).serialize(output);
     } catch (e) {
       call.abort(e);
-      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      const error =
+        e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
       status = codeToHttpStatus(error.code);
       context.responseHeader.set("content-type", "application/json");
       if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
@@ -146,7 +161,12 @@ type AnyUnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
  * the signal is read from the call context only when an interceptor or the method reads it (see
  * call-signal.ts): connect's copies it into the request and the handler's context up front.
  */
-async function invokeUnary(spec: UnaryRoute["spec"], context: HandlerContext, input: MessageShape<DescMessage>, interceptors: Interceptor[]) {
+async function invokeUnary(
+  spec: UnaryRoute["spec"],
+  context: HandlerContext,
+  input: MessageShape<DescMessage>,
+  interceptors: Interceptor[],
+) {
   const method = spec.method;
   let next: AnyUnaryFn = async (req) => {
     // connect's mergeRequest: the call's context with what the interceptors passed on.
@@ -210,13 +230,19 @@ const CALL_DONE = Object.freeze(new Error("The call is done."));
 /** A body that is not a valid message of the method's input is the client's error. */
 function parse(route: UnaryRoute, binary: boolean, body: Uint8Array, readMaxBytes: number) {
   if (body.byteLength > readMaxBytes) {
-    throw new ConnectError(`The message is ${body.byteLength} bytes; the limit is ${readMaxBytes}.`, Code.ResourceExhausted);
+    throw new ConnectError(
+      `The message is ${body.byteLength} bytes; the limit is ${readMaxBytes}.`,
+      Code.ResourceExhausted,
+    );
   }
   try {
     return route.serialization.getI(binary).parse(body);
   } catch (e) {
     if (e instanceof ConnectError && e.code === Code.ResourceExhausted) throw e;
     const detail = e instanceof Error ? e.message.replace(/^\[\w+\] /, "").slice(0, 200) : String(e);
-    throw new ConnectError(`The request is not a valid ${binary ? "protobuf" : "JSON"} message (${detail}).`, Code.InvalidArgument);
+    throw new ConnectError(
+      `The request is not a valid ${binary ? "protobuf" : "JSON"} message (${detail}).`,
+      Code.InvalidArgument,
+    );
   }
 }

@@ -52,7 +52,13 @@ function writeAnswer(req: http.IncomingMessage, res: http.ServerResponse): void 
     res.writeHead(200, { ...close, "content-type": type, "content-length": String(body.byteLength) }).end(body);
   } else {
     const body = JSON.stringify({ code: "unauthenticated", message: MESSAGE });
-    res.writeHead(401, { ...close, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }).end(body);
+    res
+      .writeHead(401, {
+        ...close,
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(body)),
+      })
+      .end(body);
   }
 }
 

@@ -77,7 +77,10 @@ function removeOrphanTempsSync(file: string): void {
 /** The mode the written file gets: exact, kept from the file it replaces, or left to the umask. */
 async function modeFor(file: string, options: AtomicWriteOptions): Promise<number | undefined> {
   if (!options.userFile) return options.mode ?? PRIVATE_FILE_MODE;
-  return fs.promises.stat(file).then((s) => s.mode & 0o7777, () => undefined);
+  return fs.promises.stat(file).then(
+    (s) => s.mode & 0o7777,
+    () => undefined,
+  );
 }
 
 function modeForSync(file: string, options: AtomicWriteOptions): number | undefined {
@@ -89,7 +92,11 @@ function modeForSync(file: string, options: AtomicWriteOptions): number | undefi
   }
 }
 
-export async function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   if (!options.userFile) {
     await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     await removeOrphanTemps(file);

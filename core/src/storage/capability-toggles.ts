@@ -47,7 +47,10 @@ function stateOf(toggles: SparseToggles, kind: string, resource: string): Toggle
 
 export function assertKind(kind: string): asserts kind is CapabilityKind {
   if (!(CAPABILITY_KINDS as readonly string[]).includes(kind)) {
-    throw new DlineError("invalid_argument", `Unknown capability kind "${kind.slice(0, 40)}"; expected ${CAPABILITY_KINDS.join(", ")}.`);
+    throw new DlineError(
+      "invalid_argument",
+      `Unknown capability kind "${kind.slice(0, 40)}"; expected ${CAPABILITY_KINDS.join(", ")}.`,
+    );
   }
 }
 
@@ -86,11 +89,17 @@ export class CapabilityToggles {
   }
 
   /** Sets, clears (inherit) one scope's entry, merged into the latest file inside its lock. */
-  async set(scope: SettingScope, context: ToggleContext, kind: string, resource: string, state: ToggleState): Promise<CapabilityToggleView> {
+  async set(
+    scope: SettingScope,
+    context: ToggleContext,
+    kind: string,
+    resource: string,
+    state: ToggleState,
+  ): Promise<CapabilityToggleView> {
     assertKind(kind);
     // Resources become JSON object keys: `__proto__` would be swallowed by the object model.
     if (!resource || resource.length > 1024 || resource === "__proto__") {
-      throw new DlineError("invalid_argument", "resource must be 1-1024 characters and not \"__proto__\".");
+      throw new DlineError("invalid_argument", 'resource must be 1-1024 characters and not "__proto__".');
     }
     const repo = this.stores.repositoryFor({ scope, ...context });
     await repo.update((current) => {
@@ -114,18 +123,28 @@ export class CapabilityToggles {
 
   private async readScopes(context: ToggleContext) {
     const global = togglesOf(await this.stores.globalSettings.read());
-    const workspace = context.workspaceRoot ? togglesOf(await this.stores.workspaceSettings(context.workspaceRoot).read()) : {};
+    const workspace = context.workspaceRoot
+      ? togglesOf(await this.stores.workspaceSettings(context.workspaceRoot).read())
+      : {};
     const task = context.taskId ? togglesOf(await this.stores.taskSettings(context.taskId).read()) : {};
     return { global, workspace, task };
   }
 
-  private view(scopes: { global: SparseToggles; workspace: SparseToggles; task: SparseToggles }, kind: CapabilityKind, resource: string): CapabilityToggleView {
+  private view(
+    scopes: { global: SparseToggles; workspace: SparseToggles; task: SparseToggles },
+    kind: CapabilityKind,
+    resource: string,
+  ): CapabilityToggleView {
     const global = stateOf(scopes.global, kind, resource);
     const workspace = stateOf(scopes.workspace, kind, resource);
     const task = stateOf(scopes.task, kind, resource);
     let decidedBy: SettingScope | undefined;
     let enabled = true;
-    for (const [scope, state] of [["task", task], ["workspace", workspace], ["global", global]] as const) {
+    for (const [scope, state] of [
+      ["task", task],
+      ["workspace", workspace],
+      ["global", global],
+    ] as const) {
       if (state !== "inherit") {
         decidedBy = scope;
         enabled = state === "enabled";

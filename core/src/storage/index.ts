@@ -1,7 +1,13 @@
 // The storage folder's public surface: roots and InstanceLayout (every persisted path), settings,
 // state, secrets, profiles, SQLite, atomic files and private modes. Other folders import only this file.
 export { createSettingsDomain, type SettingsDomain } from "./settings-domain.js";
-export { SettingsRegistry, SETTINGS, CAPABILITY_KINDS, type SettingScope, type SettingDeclaration } from "./settings-registry.js";
+export {
+  SettingsRegistry,
+  SETTINGS,
+  CAPABILITY_KINDS,
+  type SettingScope,
+  type SettingDeclaration,
+} from "./settings-registry.js";
 export { SettingsRepository, type SettingsSnapshot } from "./settings-repository.js";
 export { SettingsStores, type ScopeTarget } from "./settings-stores.js";
 export { StateStore, STATE_DEBOUNCE_MS } from "./state-store.js";

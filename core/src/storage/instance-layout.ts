@@ -215,7 +215,10 @@ export class InstanceLayout {
 
   // ---- a project's own capability files (not under a Dline root, but built here too)
   /** `<workspace>/.agents/<kind>`: the workspace's rules, workflows, skills, subagents, hooks, MCP descriptors. */
-  workspaceCapabilityDir(workspaceRoot: string, kind: "rules" | "workflows" | "skills" | "subagents" | "mcp" | "hooks"): string {
+  workspaceCapabilityDir(
+    workspaceRoot: string,
+    kind: "rules" | "workflows" | "skills" | "subagents" | "mcp" | "hooks",
+  ): string {
     return path.join(path.resolve(workspaceRoot), ".agents", kind);
   }
 }

@@ -12,7 +12,8 @@ export const SETTINGS_MIGRATION_VERSION = 1;
 export const HOST_MIGRATION_VERSION = 1;
 
 export function hostMigrationKey(host: string): string {
-  if (!/^[a-z][a-z0-9]{0,31}$/.test(host)) throw new DlineError("invalid_argument", "host must be a short lower-case name such as \"vscode\".");
+  if (!/^[a-z][a-z0-9]{0,31}$/.test(host))
+    throw new DlineError("invalid_argument", 'host must be a short lower-case name such as "vscode".');
   return `__${host}MigrationVersion`;
 }
 
@@ -49,7 +50,9 @@ export class StorageMigrations {
     // A malformed file is left for the first client read to report; the migration runs at the
     // next start.
     if (!(await this.stores.globalFilesWellFormed())) {
-      this.logger.warn("legacy settings migration skipped: a malformed settings or state file waits for its first reader");
+      this.logger.warn(
+        "legacy settings migration skipped: a malformed settings or state file waits for its first reader",
+      );
       return { moved: 0, removed: 0 };
     }
     const state = await this.stores.globalState.getAll();
@@ -59,7 +62,11 @@ export class StorageMigrations {
     const settings = await this.stores.globalSettings.update((current) => {
       const version = Number(current.reserved[SETTINGS_MIGRATION_KEY] ?? 0);
       if (version >= SETTINGS_MIGRATION_VERSION) return undefined;
-      const next: JsonRecord = { ...current.reserved, ...current.settings, [SETTINGS_MIGRATION_KEY]: SETTINGS_MIGRATION_VERSION };
+      const next: JsonRecord = {
+        ...current.reserved,
+        ...current.settings,
+        [SETTINGS_MIGRATION_KEY]: SETTINGS_MIGRATION_VERSION,
+      };
       for (const key of legacy) {
         if (!(key in current.settings) && registry.require(key).scopes.includes("global")) {
           next[key] = state[key];
@@ -95,7 +102,8 @@ export class StorageMigrations {
       const stateChanges: JsonRecord = {};
       for (const [key, value] of Object.entries(input.globalState)) {
         if (isReservedKey(key) || value === null || value === undefined) continue;
-        const isSetting = registry.has(key) && registry.require(key).scopes.includes("global") && isValid(registry, key, value);
+        const isSetting =
+          registry.has(key) && registry.require(key).scopes.includes("global") && isValid(registry, key, value);
         const present = isSetting ? key in current.settings : key in state;
         if (present) result.keptKeys++;
         else {
@@ -108,7 +116,9 @@ export class StorageMigrations {
         // Re-checked inside the lock: a key written meanwhile by another window wins too.
         await this.stores.globalSettings.update((latest) => {
           const fresh = Object.entries(settingsPatch).filter(([key]) => !(key in latest.settings));
-          return fresh.length === 0 ? undefined : { ...latest.reserved, ...latest.settings, ...Object.fromEntries(fresh) };
+          return fresh.length === 0
+            ? undefined
+            : { ...latest.reserved, ...latest.settings, ...Object.fromEntries(fresh) };
         });
       }
       const secrets = await this.stores.secrets.importGlobal(input.secrets);

@@ -51,37 +51,50 @@ const NUMBER_FIELDS = [
 /** Checks a profile from a client; throws invalid_argument naming the field. */
 export function validateProfile(profile: ProfileRecord): void {
   if (profile.id) assertSafeId("profile id", profile.id);
-  if (!profile.name.trim()) throw new DlineError("invalid_argument", "Profile field \"name\" must not be empty.");
+  if (!profile.name.trim()) throw new DlineError("invalid_argument", 'Profile field "name" must not be empty.');
   if (!(PROVIDERS as readonly string[]).includes(profile.provider)) {
-    throw new DlineError("invalid_argument", `Profile field "provider" must be "anthropic" or "openai", not "${String(profile.provider).slice(0, 40)}".`);
+    throw new DlineError(
+      "invalid_argument",
+      `Profile field "provider" must be "anthropic" or "openai", not "${String(profile.provider).slice(0, 40)}".`,
+    );
   }
   if (profile.baseUrl) {
     try {
       const url = new URL(profile.baseUrl);
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
     } catch {
-      throw new DlineError("invalid_argument", "Profile field \"base_url\" must be an http(s) URL.");
+      throw new DlineError("invalid_argument", 'Profile field "base_url" must be an http(s) URL.');
     }
   }
   for (const field of NUMBER_FIELDS) {
     const value = profile[field];
-    if (!Number.isFinite(value) || value < 0) throw new DlineError("invalid_argument", `Profile field "${field}" must be a number >= 0.`);
+    if (!Number.isFinite(value) || value < 0)
+      throw new DlineError("invalid_argument", `Profile field "${field}" must be a number >= 0.`);
   }
   if (!(TOOL_CALL_FORMATS as readonly string[]).includes(profile.toolCallFormat)) {
-    throw new DlineError("invalid_argument", `Profile field "tool_call_format" must be "native" or "xml", not "${profile.toolCallFormat.slice(0, 40)}".`);
+    throw new DlineError(
+      "invalid_argument",
+      `Profile field "tool_call_format" must be "native" or "xml", not "${profile.toolCallFormat.slice(0, 40)}".`,
+    );
   }
   if (!(REASONING_EFFORTS as readonly string[]).includes(profile.reasoningEffort)) {
-    throw new DlineError("invalid_argument", `Profile field "reasoning_effort" must be one of minimal, low, medium, high, not "${profile.reasoningEffort.slice(0, 40)}".`);
+    throw new DlineError(
+      "invalid_argument",
+      `Profile field "reasoning_effort" must be one of minimal, low, medium, high, not "${profile.reasoningEffort.slice(0, 40)}".`,
+    );
   }
   if (profile.thinkingBudgetTokens > 0 && profile.thinkingBudgetTokens < 1024) {
-    throw new DlineError("invalid_argument", 'Profile field "thinking_budget_tokens" must be 0 (off) or at least 1024.');
+    throw new DlineError(
+      "invalid_argument",
+      'Profile field "thinking_budget_tokens" must be 0 (off) or at least 1024.',
+    );
   }
 }
 
 function fromStored(value: unknown): ProfileRecord | undefined {
   if (!isPlainObject(value) || typeof value.id !== "string") return undefined;
-  const str = (k: string) => (typeof value[k] === "string" ? (value[k]) : "");
-  const num = (k: string) => (typeof value[k] === "number" ? (value[k]) : 0);
+  const str = (k: string) => (typeof value[k] === "string" ? value[k] : "");
+  const num = (k: string) => (typeof value[k] === "number" ? value[k] : 0);
   return {
     id: value.id,
     name: str("name"),

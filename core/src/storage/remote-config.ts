@@ -39,7 +39,10 @@ export class RemoteConfig {
     try {
       text = fs.readFileSync(this.file!, "utf8");
     } catch (err) {
-      this.warnOnce("missing", "remote configuration unreadable", { file: this.file, code: (err as NodeJS.ErrnoException).code });
+      this.warnOnce("missing", "remote configuration unreadable", {
+        file: this.file,
+        code: (err as NodeJS.ErrnoException).code,
+      });
       return undefined;
     }
     let parsed: unknown;

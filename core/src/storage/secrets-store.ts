@@ -6,7 +6,13 @@ import type { FileLocks } from "./file-lock.js";
 import type { InstanceLayout } from "./instance-layout.js";
 import { assertSafeId } from "./instance-layout.js";
 import { isPlainObject } from "./settings-registry.js";
-import { loadJsonRecordOrKeepAside, readJsonRecord, repairMode, writeJsonAtomic, type JsonRecord } from "./json-file.js";
+import {
+  loadJsonRecordOrKeepAside,
+  readJsonRecord,
+  repairMode,
+  writeJsonAtomic,
+  type JsonRecord,
+} from "./json-file.js";
 
 const SECRET_MODE = 0o600;
 const SECRET_DIR_MODE = 0o700;
@@ -39,7 +45,11 @@ export class SecretsStore {
   ) {}
 
   private slot(profileId: string, name: string): SecretSlot {
-    if (!NAME_PATTERN.test(name)) throw new DlineError("invalid_argument", "A secret name must be 1-64 letters, digits, '_', '.' or '-', not starting with '__'.");
+    if (!NAME_PATTERN.test(name))
+      throw new DlineError(
+        "invalid_argument",
+        "A secret name must be 1-64 letters, digits, '_', '.' or '-', not starting with '__'.",
+      );
     if (profileId === "") return { file: this.layout.secretsJson, keys: [name] };
     assertSafeId("profile id", profileId);
     if (name === API_KEY) return { file: this.layout.apiKeysJson, keys: [profileId] };
@@ -78,7 +88,8 @@ export class SecretsStore {
       const provider = providerSecrets[profileId];
       if (isPlainObject(provider)) names.push(...Object.keys(provider).filter((k) => typeof provider[k] === "string"));
       if (fs.existsSync(this.layout.oauthCredentialsJson(profileId))) {
-        if (typeof (await this.read(this.layout.oauthCredentialsJson(profileId))).credentials === "string") names.push(OAUTH);
+        if (typeof (await this.read(this.layout.oauthCredentialsJson(profileId))).credentials === "string")
+          names.push(OAUTH);
       }
       result.set(profileId, names.sort());
     }
@@ -101,7 +112,8 @@ export class SecretsStore {
     const oauth = await fs.promises.readdir(this.layout.secretsDir).catch(() => [] as string[]);
     for (const name of oauth) {
       const file = path.join(this.layout.secretsDir, name);
-      if (name.endsWith(".json") && file !== this.layout.apiKeysJson && file !== this.layout.providerSecretsJson) collect(await this.read(file));
+      if (name.endsWith(".json") && file !== this.layout.apiKeysJson && file !== this.layout.providerSecretsJson)
+        collect(await this.read(file));
     }
     return out;
   }

@@ -9,7 +9,10 @@ export class SessionOverrides {
 
   set(key: string, value: unknown): void {
     if (this.registry.require(key).globalOnly) {
-      throw new DlineError("invalid_argument", `Setting "${key}" reads only the global setting; it has no session override.`);
+      throw new DlineError(
+        "invalid_argument",
+        `Setting "${key}" reads only the global setting; it has no session override.`,
+      );
     }
     this.registry.validateValue(key, value);
     this.values.set(key, value);

@@ -60,7 +60,13 @@ export const SETTINGS: readonly SettingDeclaration[] = [
     globalOnly: true,
     description: "What the agent may do without asking; maxRequests bounds consecutive auto-approvals.",
   },
-  { key: "checkpointsEnabled", type: { kind: "boolean" }, default: true, scopes: ALL_SCOPES, description: "Save shadow-git checkpoints." },
+  {
+    key: "checkpointsEnabled",
+    type: { kind: "boolean" },
+    default: true,
+    scopes: ALL_SCOPES,
+    description: "Save shadow-git checkpoints.",
+  },
   {
     key: "checkpointMaxFileBytes",
     type: { kind: "integer", min: 0 },
@@ -75,7 +81,13 @@ export const SETTINGS: readonly SettingDeclaration[] = [
     scopes: ["global", "workspace"],
     description: "Size budget of one workspace's shadow repository.",
   },
-  { key: "defaultProfileId", type: { kind: "string" }, default: "", scopes: ALL_SCOPES, description: "Profile used for new tasks." },
+  {
+    key: "defaultProfileId",
+    type: { kind: "string" },
+    default: "",
+    scopes: ALL_SCOPES,
+    description: "Profile used for new tasks.",
+  },
   {
     key: "commandTimeoutSeconds",
     type: { kind: "integer", min: 1, max: 24 * 3600 },
@@ -90,7 +102,13 @@ export const SETTINGS: readonly SettingDeclaration[] = [
     scopes: ["global", "workspace"],
     description: "Per-task budget of tmp/command-logs; the oldest logs go first.",
   },
-  { key: "mode", type: { kind: "string", values: ["act", "plan"] }, default: "act", scopes: ALL_SCOPES, description: "Plan or act mode." },
+  {
+    key: "mode",
+    type: { kind: "string", values: ["act", "plan"] },
+    default: "act",
+    scopes: ALL_SCOPES,
+    description: "Plan or act mode.",
+  },
   {
     key: "maxConsecutiveMistakes",
     type: { kind: "integer", min: 1, max: 100 },
@@ -105,14 +123,27 @@ export const SETTINGS: readonly SettingDeclaration[] = [
     scopes: ALL_SCOPES,
     description: "Lines of command output given to the model.",
   },
-  { key: "preferredLanguage", type: { kind: "string" }, default: "English", scopes: ALL_SCOPES, description: "Language of answers." },
-  { key: "customInstructions", type: { kind: "string" }, default: "", scopes: ALL_SCOPES, description: "Appended to the system prompt." },
+  {
+    key: "preferredLanguage",
+    type: { kind: "string" },
+    default: "English",
+    scopes: ALL_SCOPES,
+    description: "Language of answers.",
+  },
+  {
+    key: "customInstructions",
+    type: { kind: "string" },
+    default: "",
+    scopes: ALL_SCOPES,
+    description: "Appended to the system prompt.",
+  },
   {
     key: "hookTimeoutSeconds",
     type: { kind: "integer", min: 1, max: 3600 },
     default: 30,
     scopes: ALL_SCOPES,
-    description: "A capability hook still running after this long is killed (a PreToolUse hook that times out blocks its tool).",
+    description:
+      "A capability hook still running after this long is killed (a PreToolUse hook that times out blocks its tool).",
   },
   {
     key: "workspaceTrusted",

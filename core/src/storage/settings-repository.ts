@@ -147,7 +147,9 @@ export class SettingsRepository {
         clearTimeout(this.settleTimer);
         this.settleTimer = setTimeout(() => void this.reloadFromWatch(), WATCH_SETTLE_MS);
       });
-      this.watcher.on("error", (err) => this.logger.warn("settings watch failed", { file: this.file, error: err.message }));
+      this.watcher.on("error", (err) =>
+        this.logger.warn("settings watch failed", { file: this.file, error: err.message }),
+      );
     } catch (err) {
       this.logger.warn("settings watch unavailable", { file: this.file, error: (err as Error).message });
     }

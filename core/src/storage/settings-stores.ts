@@ -38,8 +38,16 @@ export class SettingsStores {
     private readonly stateOptions: StateStoreOptions = {},
   ) {
     this.locks = new FileLocks(logger);
-    this.globalSettings = new SettingsRepository(layout.globalSettingsJson, this.locks, logger, "The global settings file");
-    this.globalState = new StateStore(layout.globalStateJson, this.locks, logger, { ...stateOptions, what: "The global state file" });
+    this.globalSettings = new SettingsRepository(
+      layout.globalSettingsJson,
+      this.locks,
+      logger,
+      "The global settings file",
+    );
+    this.globalState = new StateStore(layout.globalStateJson, this.locks, logger, {
+      ...stateOptions,
+      what: "The global state file",
+    });
     this.secrets = new SecretsStore(layout, this.locks, logger);
     this.profiles = new ProfileCatalogRepository(layout.apiProfilesJson, this.locks, logger);
   }
@@ -48,7 +56,12 @@ export class SettingsStores {
     const key = normaliseWorkspacePath(workspaceRoot);
     let repo = this.workspaceSettingsByPath.get(key);
     if (!repo) {
-      repo = new SettingsRepository(this.layout.workspaceSettingsJson(key), this.locks, this.logger, "The workspace settings file");
+      repo = new SettingsRepository(
+        this.layout.workspaceSettingsJson(key),
+        this.locks,
+        this.logger,
+        "The workspace settings file",
+      );
       this.workspaceSettingsByPath.set(key, repo);
     }
     return repo;
@@ -69,7 +82,12 @@ export class SettingsStores {
 
   /** Task-level overrides: `tasks/<id>/settings.json`, read-merge-temp-rename under the lock. */
   taskSettings(taskId: string): SettingsRepository {
-    return new SettingsRepository(this.layout.task(taskId).settingsJson, this.locks, this.logger, "The task settings file");
+    return new SettingsRepository(
+      this.layout.task(taskId).settingsJson,
+      this.locks,
+      this.logger,
+      "The task settings file",
+    );
   }
 
   /** The repository of a scope; the ids it needs are checked by InstanceLayout. */

@@ -84,7 +84,9 @@ export class StateStore {
     }
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch((err) => this.logger.error("state write failed", { file: this.file, error: (err as Error).message }));
+      this.flush().catch((err) =>
+        this.logger.error("state write failed", { file: this.file, error: (err as Error).message }),
+      );
     }, this.options.debounceMs ?? STATE_DEBOUNCE_MS);
     this.timer.unref?.();
   }

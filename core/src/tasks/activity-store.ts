@@ -28,7 +28,11 @@ export class ActivityStore {
   }
 
   append(activity: Omit<TaskActivity, "seq">): number {
-    return Number(this.db.prepare("INSERT INTO activities (time, kind, data) VALUES (?, ?, ?)").run(activity.time, activity.kind, activity.data).lastInsertRowid);
+    return Number(
+      this.db
+        .prepare("INSERT INTO activities (time, kind, data) VALUES (?, ?, ?)")
+        .run(activity.time, activity.kind, activity.data).lastInsertRowid,
+    );
   }
 
   appendMany(activities: Omit<TaskActivity, "seq">[]): void {
@@ -40,14 +44,17 @@ export class ActivityStore {
 
   /** Imports rows once under `name` (atomic with its marker); returns the row count recorded for that import. */
   importOnce(name: string, activities: Omit<TaskActivity, "seq">[]): number {
-    return this.db.transaction(() => {
-      const done = this.db.prepare("SELECT rows FROM imports WHERE name = ?").get(name) as { rows: number } | undefined;
-      if (done) return done.rows;
-      const insert = this.db.prepare("INSERT INTO activities (time, kind, data) VALUES (?, ?, ?)");
-      for (const a of activities) insert.run(a.time, a.kind, a.data);
-      this.db.prepare("INSERT INTO imports (name, rows) VALUES (?, ?)").run(name, activities.length);
-      return activities.length;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const done = this.db.prepare("SELECT rows FROM imports WHERE name = ?").get(name) as
+          { rows: number } | undefined;
+        if (done) return done.rows;
+        const insert = this.db.prepare("INSERT INTO activities (time, kind, data) VALUES (?, ?, ?)");
+        for (const a of activities) insert.run(a.time, a.kind, a.data);
+        this.db.prepare("INSERT INTO imports (name, rows) VALUES (?, ?)").run(name, activities.length);
+        return activities.length;
+      })
+      .immediate();
   }
 
   importedRows(name: string): number | undefined {

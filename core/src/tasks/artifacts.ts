@@ -16,7 +16,10 @@ export class TaskArtifacts {
       throw new DlineError("invalid_argument", "An artifact path must be a non-empty relative path.");
     }
     if (path.isAbsolute(relative) || path.win32.isAbsolute(relative) || /^[A-Za-z]:/.test(relative)) {
-      throw new DlineError("invalid_argument", `Artifact path "${relative.slice(0, 200)}" is absolute; only task-relative paths are allowed.`);
+      throw new DlineError(
+        "invalid_argument",
+        `Artifact path "${relative.slice(0, 200)}" is absolute; only task-relative paths are allowed.`,
+      );
     }
     if (relative.split(/[\\/]+/).some((s) => s === "..")) {
       throw new DlineError("invalid_argument", `Artifact path "${relative.slice(0, 200)}" leaves the task folder.`);
@@ -60,7 +63,10 @@ export class TaskArtifacts {
       throw new DlineError("invalid_argument", "An artifact path goes through a broken symbolic link.");
     }
     if (real !== realBase && !real.startsWith(realBase + path.sep)) {
-      throw new DlineError("invalid_argument", "An artifact path goes through a symbolic link that leaves the task folder.");
+      throw new DlineError(
+        "invalid_argument",
+        "An artifact path goes through a symbolic link that leaves the task folder.",
+      );
     }
     // A dangling link as the last component is invisible to existsSync: check it explicitly.
     try {

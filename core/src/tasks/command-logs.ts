@@ -64,7 +64,8 @@ export class CommandLogs {
       }
     }
     // Names start with the zero-padded start time; foreign names fall back to mtime.
-    const key = (e: { name: string; mtimeMs: number }) => (/^\d{15}-/.test(e.name) ? Number(e.name.slice(0, 15)) : e.mtimeMs);
+    const key = (e: { name: string; mtimeMs: number }) =>
+      /^\d{15}-/.test(e.name) ? Number(e.name.slice(0, 15)) : e.mtimeMs;
     return out.sort((a, b) => key(a) - key(b) || a.name.localeCompare(b.name));
   }
 }

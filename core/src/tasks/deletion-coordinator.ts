@@ -48,7 +48,8 @@ export class TaskDeletionCoordinator {
   async delete(mode: DeleteMode, taskIds: string[] = []): Promise<DeleteResult> {
     let targets: { id: string; workspaceRoot: string }[];
     if (mode === "selected") {
-      if (taskIds.length === 0) throw new DlineError("invalid_argument", "task_ids is empty: name the tasks to delete.");
+      if (taskIds.length === 0)
+        throw new DlineError("invalid_argument", "task_ids is empty: name the tasks to delete.");
       targets = [...new Set(taskIds)].map((id) => {
         this.layout.task(id); // validates the id
         return { id, workspaceRoot: this.history.get(id)?.workspaceRoot ?? "" };
@@ -100,7 +101,9 @@ export class TaskDeletionCoordinator {
       // A task made since (by any sidecar) keeps its checkpoints: the request ends without them.
       if (this.noTaskLeft()) await this.allTasksDeleted();
       else {
-        this.logger.info("interrupted deletion of every task ends without removing all checkpoints: tasks were created since");
+        this.logger.info(
+          "interrupted deletion of every task ends without removing all checkpoints: tasks were created since",
+        );
         await this.journal.allTasksDone();
         await this.deletionsFinished();
       }

@@ -58,7 +58,10 @@ export function indexOrphanFolders(
         createdAt: Math.floor(createdAt),
         updatedAt: Math.floor(createdAt),
         status: "damaged",
-        damagedReason: meta.ok || meta.missing ? "its history row was lost and task_metadata.json is missing" : `task_metadata.json ${meta.reason}`,
+        damagedReason:
+          meta.ok || meta.missing
+            ? "its history row was lost and task_metadata.json is missing"
+            : `task_metadata.json ${meta.reason}`,
       });
     }
   }

@@ -1,5 +1,12 @@
 import type Database from "better-sqlite3";
-import { decodePageToken, ftsQuery, listFilters, type BuiltQuery, type HistoryListOptions, type HistorySort } from "./history-query.js";
+import {
+  decodePageToken,
+  ftsQuery,
+  listFilters,
+  type BuiltQuery,
+  type HistoryListOptions,
+  type HistorySort,
+} from "./history-query.js";
 
 /**
  * How a text search finds its page:
@@ -123,7 +130,16 @@ export class HistorySearch {
       where.push(`(t.${q.sortKeyColumn}, t.id) ${dir === "DESC" ? "<" : ">"} (?, ?)`);
       params.push(cursor.k, cursor.id);
     }
-    return { fts, sort: q.sort, key: q.sortKeyColumn, dir, where, params, index: sortIndex(o, q.sort), limit: q.pageSize + 1 };
+    return {
+      fts,
+      sort: q.sort,
+      key: q.sortKeyColumn,
+      dir,
+      where,
+      params,
+      index: sortIndex(o, q.sort),
+      limit: q.pageSize + 1,
+    };
   }
 }
 

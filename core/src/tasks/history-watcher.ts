@@ -21,8 +21,9 @@ export function readNotice(history: TaskHistory, afterSeq: number, limit = 5000)
   const result = history.changesSince(afterSeq, limit);
   if (result.latest <= afterSeq) return undefined;
   const fellBehind = afterSeq > 0 && result.oldestKept > afterSeq + 1;
-  const lastRead = (result.changes.at(-1)?.seq ?? afterSeq);
-  if (fellBehind || lastRead < result.latest) return { changedTaskIds: [], removedTaskIds: [], reload: true, seq: result.latest };
+  const lastRead = result.changes.at(-1)?.seq ?? afterSeq;
+  if (fellBehind || lastRead < result.latest)
+    return { changedTaskIds: [], removedTaskIds: [], reload: true, seq: result.latest };
   const changed = new Set<string>();
   const removed = new Set<string>();
   for (const c of result.changes) {
@@ -73,7 +74,8 @@ export class HistoryWatcher {
     } catch (err) {
       this.logger.warn("history watch unavailable; polling only", { error: (err as Error).message });
     }
-    for (const file of this.polled) fs.watchFile(file, { interval: this.pollIntervalMs, persistent: false }, () => this.schedule());
+    for (const file of this.polled)
+      fs.watchFile(file, { interval: this.pollIntervalMs, persistent: false }, () => this.schedule());
   }
 
   stop(): void {

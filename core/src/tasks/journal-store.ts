@@ -74,7 +74,9 @@ export class JournalStore {
 
   /** Entries with seq greater than `afterSeq`, in commit order. */
   entries(afterSeq = 0): JournalEntry[] {
-    return (this.db.prepare("SELECT * FROM entries WHERE seq > ? ORDER BY seq").all(afterSeq) as Record<string, unknown>[]).map((r) => ({
+    return (
+      this.db.prepare("SELECT * FROM entries WHERE seq > ? ORDER BY seq").all(afterSeq) as Record<string, unknown>[]
+    ).map((r) => ({
       seq: Number(r.seq),
       kind: String(r.kind),
       time: Number(r.time),
@@ -89,7 +91,12 @@ export class JournalStore {
         ? this.db.prepare("SELECT * FROM publications ORDER BY seq").all()
         : this.db.prepare("SELECT * FROM publications WHERE entry_seq = ? ORDER BY seq").all(entrySeq)
     ) as Record<string, unknown>[];
-    return rows.map((r) => ({ seq: Number(r.seq), entrySeq: Number(r.entry_seq), command: String(r.command), data: String(r.data) }));
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      entrySeq: Number(r.entry_seq),
+      command: String(r.command),
+      data: String(r.data),
+    }));
   }
 
   payload(id: string): Buffer | undefined {
@@ -111,7 +118,9 @@ export class JournalStore {
   }
 
   setMeta(key: string, value: string): void {
-    this.db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+    this.db
+      .prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+      .run(key, value);
   }
 
   /** Removes every entry after `seq` (and their publications, and payloads nothing refers to any more). */
@@ -146,9 +155,13 @@ export class JournalStore {
       this.db.prepare("INSERT OR IGNORE INTO payloads (id, bytes) VALUES (?, ?)").run(payloadId, bytes);
     }
     this.insertEntry ??= this.db.prepare("INSERT INTO entries (kind, time, data, payload_id) VALUES (?, ?, ?, ?)");
-    const seq = Number(this.insertEntry.run(entry.kind, entry.time ?? Date.now(), entry.data, payloadId).lastInsertRowid);
+    const seq = Number(
+      this.insertEntry.run(entry.kind, entry.time ?? Date.now(), entry.data, payloadId).lastInsertRowid,
+    );
     if (entry.publications?.length) {
-      this.insertPublication ??= this.db.prepare("INSERT INTO publications (entry_seq, command, data) VALUES (?, ?, ?)");
+      this.insertPublication ??= this.db.prepare(
+        "INSERT INTO publications (entry_seq, command, data) VALUES (?, ?, ?)",
+      );
       for (const p of entry.publications) this.insertPublication.run(seq, p.command, p.data);
     }
     return seq;

@@ -4,7 +4,13 @@ import type { Logger } from "../logging/logger.js";
 import type { TaskLayout, SqliteFactory } from "../storage/index.js";
 import { ActivityStore } from "./activity-store.js";
 import { JournalStore } from "./journal-store.js";
-import { metricsFromLegacyLine, parseJsonLines, parseLegacyActivities, parseLegacyHistory, parseLegacyUiMessages } from "./legacy-parsers.js";
+import {
+  metricsFromLegacyLine,
+  parseJsonLines,
+  parseLegacyActivities,
+  parseLegacyHistory,
+  parseLegacyUiMessages,
+} from "./legacy-parsers.js";
 import { MessageStore } from "./message-store.js";
 import { MetricsStore, metricsFingerprint } from "./metrics-store.js";
 import { StateFile } from "./state-file.js";
@@ -55,7 +61,11 @@ export function importLegacyTaskFiles(sqlite: SqliteFactory, task: TaskLayout, l
       if (fn()) outcome.imported.push(name);
     } catch (err) {
       if (err instanceof TaskFileDamaged) outcome.damaged.push({ file: path.basename(err.file), reason: err.message });
-      else outcome.damaged.push({ file: name, reason: `${name} could not be imported: ${(err as Error).message.slice(0, 200)}` });
+      else
+        outcome.damaged.push({
+          file: name,
+          reason: `${name} could not be imported: ${(err as Error).message.slice(0, 200)}`,
+        });
       logger.warn("legacy import step failed", { dir: task.dir, step: name, error: (err as Error).message });
     }
   };
@@ -76,7 +86,8 @@ function moveLegacyMetricsDb(task: TaskLayout, logger: Logger): boolean {
     return false;
   }
   // WAL first: a crash between the renames leaves the db to move next time, next to its WAL.
-  if (exists(`${legacy}-wal`) && !exists(`${task.metricsDb}-wal`)) fs.renameSync(`${legacy}-wal`, `${task.metricsDb}-wal`);
+  if (exists(`${legacy}-wal`) && !exists(`${task.metricsDb}-wal`))
+    fs.renameSync(`${legacy}-wal`, `${task.metricsDb}-wal`);
   fs.rmSync(`${legacy}-shm`, { force: true });
   fs.renameSync(legacy, task.metricsDb);
   return true;
@@ -118,7 +129,10 @@ function importRateMetrics(sqlite: SqliteFactory, task: TaskLayout): boolean {
   if (!exists(source)) return false;
   const { values, lines } = parseJsonLines(source);
   // A line's fingerprint is its position and its bytes: the same line imported twice is stored once.
-  const rows = values.map((v, i) => ({ metrics: metricsFromLegacyLine(v), fingerprint: metricsFingerprint(`api_rate_metrics:${i}:${lines[i]}`) }));
+  const rows = values.map((v, i) => ({
+    metrics: metricsFromLegacyLine(v),
+    fingerprint: metricsFingerprint(`api_rate_metrics:${i}:${lines[i]}`),
+  }));
   const store = MetricsStore.open(sqlite, task.metricsDb);
   try {
     store.recordMany(rows);
@@ -135,7 +149,7 @@ function importSnapshotQueue(task: TaskLayout): boolean {
   if (!exists(task.legacy.snapshotJson)) return false;
   const state = new StateFile(task.stateJson, task.stateJsonBak);
   const current = state.read().value ?? {};
-  if ((current).legacySnapshotImported === true) return false;
+  if (current.legacySnapshotImported === true) return false;
   let snapshot: unknown;
   try {
     snapshot = JSON.parse(fs.readFileSync(task.legacy.snapshotJson, "utf8"));
@@ -143,7 +157,8 @@ function importSnapshotQueue(task: TaskLayout): boolean {
     throw new TaskFileDamaged(task.legacy.snapshotJson, `is not valid JSON (${(err as Error).message.slice(0, 80)})`);
   }
   const queue = (snapshot as { inputQueue?: unknown } | null)?.inputQueue;
-  if (queue !== undefined && !Array.isArray(queue)) throw new TaskFileDamaged(task.legacy.snapshotJson, "has an inputQueue that is not an array");
+  if (queue !== undefined && !Array.isArray(queue))
+    throw new TaskFileDamaged(task.legacy.snapshotJson, "has an inputQueue that is not an array");
   state.write({ ...current, inputQueue: queue ?? [], legacySnapshotImported: true });
   return true;
 }
@@ -166,7 +181,8 @@ export function importLegacyConversation(sqlite: SqliteFactory, task: TaskLayout
     const { values, lines } = parseJsonLines(source);
     values.forEach((v, i) => {
       const role = (v as { role?: unknown } | null)?.role;
-      if (role !== "user" && role !== "assistant") throw new TaskFileDamaged(source, `line ${i + 1} has no user/assistant role`);
+      if (role !== "user" && role !== "assistant")
+        throw new TaskFileDamaged(source, `line ${i + 1} has no user/assistant role`);
     });
     journal.transaction(() => {
       journal.truncateAfter(0);

@@ -19,7 +19,10 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 function usageLine(o: Record<string, unknown>): string {
-  const parts = [`${num(o.tokensIn).toLocaleString("en-US")} tokens in`, `${num(o.tokensOut).toLocaleString("en-US")} out`];
+  const parts = [
+    `${num(o.tokensIn).toLocaleString("en-US")} tokens in`,
+    `${num(o.tokensOut).toLocaleString("en-US")} out`,
+  ];
   if (num(o.cacheWrites)) parts.push(`${num(o.cacheWrites).toLocaleString("en-US")} cache writes`);
   if (num(o.cacheReads)) parts.push(`${num(o.cacheReads).toLocaleString("en-US")} cache reads`);
   if (typeof o.cost === "number") parts.push(`$${num(o.cost).toFixed(4)}`);

@@ -26,7 +26,8 @@ export function parseJsonLines(file: string): { values: unknown[]; lines: string
       kept.push(line);
     } catch (err) {
       const isLast = !lines.slice(i + 1).some((l) => l.trim());
-      if (!isLast) throw new TaskFileDamaged(file, `line ${i + 1} is not valid JSON (${(err as Error).message.slice(0, 80)})`);
+      if (!isLast)
+        throw new TaskFileDamaged(file, `line ${i + 1} is not valid JSON (${(err as Error).message.slice(0, 80)})`);
     }
   });
   return { values, lines: kept };
@@ -41,9 +42,25 @@ function parseJsonFile(file: string): unknown {
 }
 
 const USER_SAYS = new Set(["task", "user_feedback", "user_feedback_diff"]);
-const TOOL_NAMES = new Set(["tool", "command", "command_output", "use_mcp_server", "mcp_server_response", "browser_action", "browser_action_launch", "browser_action_result"]);
+const TOOL_NAMES = new Set([
+  "tool",
+  "command",
+  "command_output",
+  "use_mcp_server",
+  "mcp_server_response",
+  "browser_action",
+  "browser_action_launch",
+  "browser_action_result",
+]);
 const SYSTEM_SAYS = new Set([
-  "api_req_started", "api_req_finished", "api_req_retried", "checkpoint_created", "deleted_api_reqs", "subagent_usage", "shell_integration_warning", "hook_status",
+  "api_req_started",
+  "api_req_finished",
+  "api_req_retried",
+  "checkpoint_created",
+  "deleted_api_reqs",
+  "subagent_usage",
+  "shell_integration_warning",
+  "hook_status",
 ]);
 /** Cline marks a completion whose changes can be viewed by appending this to its text. */
 const COMPLETION_CHANGES_FLAG = "HAS_CHANGES";
@@ -65,16 +82,29 @@ const KIND_OF: Record<string, string> = {
 export function clineMessagesToUi(file: string, raw: unknown[]): StoredUiMessage[] {
   return raw.map((entry, i) => {
     const m = entry as Record<string, unknown>;
-    if (typeof m !== "object" || m === null || Array.isArray(m)) throw new TaskFileDamaged(file, `entry ${i + 1} is not an object`);
-    if (typeof m.ts !== "number" || !Number.isFinite(m.ts)) throw new TaskFileDamaged(file, `entry ${i + 1} has no numeric ts`);
-    if (m.type !== "ask" && m.type !== "say") throw new TaskFileDamaged(file, `entry ${i + 1} has type ${JSON.stringify(m.type)?.slice(0, 20)}`);
+    if (typeof m !== "object" || m === null || Array.isArray(m))
+      throw new TaskFileDamaged(file, `entry ${i + 1} is not an object`);
+    if (typeof m.ts !== "number" || !Number.isFinite(m.ts))
+      throw new TaskFileDamaged(file, `entry ${i + 1} has no numeric ts`);
+    if (m.type !== "ask" && m.type !== "say")
+      throw new TaskFileDamaged(file, `entry ${i + 1} has type ${JSON.stringify(m.type)?.slice(0, 20)}`);
     const sub = String((m.type === "ask" ? m.ask : m.say) ?? "");
-    if (m.text !== undefined && m.text !== null && typeof m.text !== "string") throw new TaskFileDamaged(file, `entry ${i + 1} has a non-text text`);
+    if (m.text !== undefined && m.text !== null && typeof m.text !== "string")
+      throw new TaskFileDamaged(file, `entry ${i + 1} has a non-text text`);
     const raw = typeof m.text === "string" ? m.text : "";
-    const shown = sub === "completion_result" && raw.endsWith(COMPLETION_CHANGES_FLAG) ? raw.slice(0, -COMPLETION_CHANGES_FLAG.length) : raw;
+    const shown =
+      sub === "completion_result" && raw.endsWith(COMPLETION_CHANGES_FLAG)
+        ? raw.slice(0, -COMPLETION_CHANGES_FLAG.length)
+        : raw;
     const text = legacyMessageText(sub, shown);
     const role: StoredUiMessage["role"] =
-      m.type === "say" && USER_SAYS.has(sub) ? "user" : TOOL_NAMES.has(sub) ? "tool" : SYSTEM_SAYS.has(sub) ? "system" : "assistant";
+      m.type === "say" && USER_SAYS.has(sub)
+        ? "user"
+        : TOOL_NAMES.has(sub)
+          ? "tool"
+          : SYSTEM_SAYS.has(sub)
+            ? "system"
+            : "assistant";
     let tool = "";
     if (sub === "tool") {
       try {
@@ -146,7 +176,8 @@ export function parseLegacyHistory(file: string): { records: TaskRecordInit[]; u
   const lines = readText(file).split("\n");
   const records: TaskRecordInit[] = [];
   let unreadable = 0;
-  const idOk = (id: unknown): id is string => typeof id === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) && !id.includes("..");
+  const idOk = (id: unknown): id is string =>
+    typeof id === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) && !id.includes("..");
   for (const [i, line] of lines.entries()) {
     if (!line.trim()) continue;
     let o: Record<string, unknown>;
@@ -154,7 +185,13 @@ export function parseLegacyHistory(file: string): { records: TaskRecordInit[]; u
       o = JSON.parse(line) as Record<string, unknown>;
     } catch {
       const id = /"id"\s*:\s*"([A-Za-z0-9._-]+)"/.exec(line)?.[1];
-      if (idOk(id)) records.push({ id, status: "damaged", damagedReason: `${path.basename(file)} line ${i + 1} is not valid JSON`, source: "dline" });
+      if (idOk(id))
+        records.push({
+          id,
+          status: "damaged",
+          damagedReason: `${path.basename(file)} line ${i + 1} is not valid JSON`,
+          source: "dline",
+        });
       else unreadable++;
       continue;
     }

@@ -60,7 +60,9 @@ export function uiMessage(init: Partial<StoredUiMessage> & { id: string }): Stor
 export const MAX_STORED_FIELD_CHARS = 1024 * 1024;
 
 function boundedText(text: string): string {
-  return text.length <= MAX_STORED_FIELD_CHARS ? text : `${text.slice(0, MAX_STORED_FIELD_CHARS)}\n\n[Cut: the text was ${text.length} characters long.]`;
+  return text.length <= MAX_STORED_FIELD_CHARS
+    ? text
+    : `${text.slice(0, MAX_STORED_FIELD_CHARS)}\n\n[Cut: the text was ${text.length} characters long.]`;
 }
 
 function boundedDetail(detail: string): string {
@@ -104,7 +106,18 @@ export class MessageStore {
 
   /** Positional binding: measurably cheaper than named parameters on the append path. */
   private insertRow(m: StoredUiMessage): void {
-    this.insertStatement.run(m.id, m.time, m.role, m.kind, boundedText(m.text), m.partial ? 1 : 0, m.tool, boundedDetail(m.detail), m.checkpointId, m.askId);
+    this.insertStatement.run(
+      m.id,
+      m.time,
+      m.role,
+      m.kind,
+      boundedText(m.text),
+      m.partial ? 1 : 0,
+      m.tool,
+      boundedDetail(m.detail),
+      m.checkpointId,
+      m.askId,
+    );
   }
 
   static open(sqlite: SqliteFactory, file: string, options: { readonly?: boolean } = {}): MessageStore {
@@ -151,18 +164,34 @@ export class MessageStore {
     const insert = this.db.prepare(
       "INSERT OR IGNORE INTO messages (id, time, role, kind, text, partial, tool, detail, checkpoint_id, ask_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
-    this.db.transaction(() => {
-      for (const m of messages) insert.run(m.id, m.time, m.role, m.kind, m.text, m.partial ? 1 : 0, m.tool, m.detail, m.checkpointId, m.askId);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const m of messages)
+          insert.run(
+            m.id,
+            m.time,
+            m.role,
+            m.kind,
+            m.text,
+            m.partial ? 1 : 0,
+            m.tool,
+            m.detail,
+            m.checkpointId,
+            m.askId,
+          );
+      })
+      .immediate();
   }
 
   /** Replaces every message with these, in one transaction (an imported task refreshed from its changed source). */
   replaceAll(messages: StoredUiMessage[]): void {
     this.commitBuffer();
-    this.db.transaction(() => {
-      this.db.prepare("DELETE FROM messages").run();
-      for (const m of messages) this.insertRow(m);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.db.prepare("DELETE FROM messages").run();
+        for (const m of messages) this.insertRow(m);
+      })
+      .immediate();
     this.emitCommitted(messages.map((m) => m.id));
   }
 
@@ -194,7 +223,9 @@ export class MessageStore {
     this.commitBuffer();
     // Rows as arrays (half the cost of row objects for a long task), in a fixed column order.
     const rows = this.db
-      .prepare("SELECT id, time, role, kind, text, partial, tool, detail, checkpoint_id, ask_id FROM messages ORDER BY seq")
+      .prepare(
+        "SELECT id, time, role, kind, text, partial, tool, detail, checkpoint_id, ask_id FROM messages ORDER BY seq",
+      )
       .raw()
       .all() as unknown[][];
     const out = new Array<StoredUiMessage>(rows.length);
@@ -203,7 +234,9 @@ export class MessageStore {
       out[i] = {
         id: String(r[0]),
         time: Number(r[1]),
-        role: (UI_MESSAGE_ROLES as readonly string[]).includes(r[2] as string) ? (r[2] as StoredUiMessage["role"]) : "unspecified",
+        role: (UI_MESSAGE_ROLES as readonly string[]).includes(r[2] as string)
+          ? (r[2] as StoredUiMessage["role"])
+          : "unspecified",
         kind: String(r[3]),
         text: String(r[4]),
         partial: r[5] === 1,

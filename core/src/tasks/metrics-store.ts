@@ -47,13 +47,19 @@ export class MetricsStore {
   }
 
   /** Records one request; `fingerprint` defaults to a fresh unique value. Returns false if already present. */
-  record(m: RequestMetrics, fingerprint = metricsFingerprint(`${process.pid}:${Date.now()}:${Math.random()}`)): boolean {
+  record(
+    m: RequestMetrics,
+    fingerprint = metricsFingerprint(`${process.pid}:${Date.now()}:${Math.random()}`),
+  ): boolean {
     // Prepared on first use (not at open: a read-only metrics.db may lack the table).
     this.insert ??= this.db.prepare(
       `INSERT OR IGNORE INTO requests (fingerprint, time, tokens_in, tokens_out, cache_reads, cache_writes, cost, data)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    return this.insert.run(fingerprint, m.time, m.tokensIn, m.tokensOut, m.cacheReads, m.cacheWrites, m.cost, m.data).changes > 0;
+    return (
+      this.insert.run(fingerprint, m.time, m.tokensIn, m.tokensOut, m.cacheReads, m.cacheWrites, m.cost, m.data)
+        .changes > 0
+    );
   }
 
   recordMany(rows: { metrics: RequestMetrics; fingerprint: string }[]): number {

@@ -95,7 +95,11 @@ export class PendingDeletions {
     mkdirPrivate(path.dirname(this.file));
     // A holder SIGKILLed mid-deletion leaves its lock behind: it becomes stale after `stale`
     // (the live holder refreshes it every stale/2), and the retries outlast that.
-    const release = await lockfile.lock(this.file, { realpath: false, stale: 5_000, retries: { retries: 150, minTimeout: 20, maxTimeout: 100 } });
+    const release = await lockfile.lock(this.file, {
+      realpath: false,
+      stale: 5_000,
+      retries: { retries: 150, minTimeout: 20, maxTimeout: 100 },
+    });
     try {
       const j = this.read();
       change(j);

@@ -23,7 +23,8 @@ export class StateFile<T extends object = Record<string, unknown>> {
     readonly file: string,
     readonly backup: string,
     private readonly logger?: Logger,
-    private readonly isValid: (value: unknown) => boolean = (v) => typeof v === "object" && v !== null && !Array.isArray(v),
+    private readonly isValid: (value: unknown) => boolean = (v) =>
+      typeof v === "object" && v !== null && !Array.isArray(v),
   ) {}
 
   /**

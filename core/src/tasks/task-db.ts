@@ -75,7 +75,10 @@ export function openTaskDb(
     db = withBusyRetry(() => sqlite.open(file, { readonly: options.readonly }));
     const current = db.pragma("user_version", { simple: true }) as number;
     if (current > version) {
-      throw new DlineError("failed_precondition", `${path.basename(file)} was written by a newer Dline (schema ${current}).`);
+      throw new DlineError(
+        "failed_precondition",
+        `${path.basename(file)} was written by a newer Dline (schema ${current}).`,
+      );
     }
     if (current < version && !options.readonly) {
       const target = db;

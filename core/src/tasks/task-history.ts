@@ -132,23 +132,28 @@ export class TaskHistory {
 
   /** Ids (with workspace and favourite flag) of every task, for "delete everything". */
   allIds(): { id: string; workspaceRoot: string; favorite: boolean }[] {
-    return (this.stmt("SELECT id, workspace_root, favorite FROM tasks").all() as Record<string, unknown>[]).map((r) => ({
-      id: String(r.id),
-      workspaceRoot: typeof r.workspace_root === "string" ? r.workspace_root : "",
-      favorite: r.favorite === 1,
-    }));
+    return (this.stmt("SELECT id, workspace_root, favorite FROM tasks").all() as Record<string, unknown>[]).map(
+      (r) => ({
+        id: String(r.id),
+        workspaceRoot: typeof r.workspace_root === "string" ? r.workspace_root : "",
+        favorite: r.favorite === 1,
+      }),
+    );
   }
 
   idsWithStatus(statuses: string[]): string[] {
     const marks = statuses.map(() => "?").join(",");
-    return (this.stmt(`SELECT id FROM tasks WHERE status IN (${marks})`).all(...statuses) as { id: string }[]).map((r) =>
-      String(r.id),
+    return (this.stmt(`SELECT id FROM tasks WHERE status IN (${marks})`).all(...statuses) as { id: string }[]).map(
+      (r) => String(r.id),
     );
   }
 
   /** Changes after `afterSeq`, and the oldest seq still kept (to detect a watcher that fell behind). */
   changesSince(afterSeq: number, limit = 1000): { changes: HistoryChange[]; oldestKept: number; latest: number } {
-    const bounds = this.stmt("SELECT min(seq) AS lo, max(seq) AS hi FROM changes").get() as { lo: number | null; hi: number | null };
+    const bounds = this.stmt("SELECT min(seq) AS lo, max(seq) AS hi FROM changes").get() as {
+      lo: number | null;
+      hi: number | null;
+    };
     const changes = (
       this.stmt("SELECT seq, task_id, kind FROM changes WHERE seq > ? ORDER BY seq LIMIT ?").all(afterSeq, limit) as {
         seq: number;
@@ -160,7 +165,7 @@ export class TaskHistory {
   }
 
   latestChangeSeq(): number {
-    return ((this.stmt("SELECT max(seq) AS hi FROM changes").get() as { hi: number | null }).hi ?? 0);
+    return (this.stmt("SELECT max(seq) AS hi FROM changes").get() as { hi: number | null }).hi ?? 0;
   }
 
   // ---- immediate writes (the caller waits for the answer)
@@ -212,7 +217,9 @@ export class TaskHistory {
         this.putNow(newTaskRecord(init));
         added++;
       }
-      this.stmt("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(metaKey, metaValue);
+      this.stmt(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      ).run(metaKey, metaValue);
       return added;
     });
   }
@@ -224,7 +231,10 @@ export class TaskHistory {
 
   /** Applies a patch now; false when there is no such task. */
   updateNow(id: string, patch: Patch): boolean {
-    const entries = Object.entries(patch).filter(([k, v]) => v !== undefined && k in columnOf) as [keyof Patch, unknown][];
+    const entries = Object.entries(patch).filter(([k, v]) => v !== undefined && k in columnOf) as [
+      keyof Patch,
+      unknown,
+    ][];
     if (entries.length === 0) return this.get(id) !== undefined;
     return this.write(() => {
       const sets = entries.map(([k]) => `${columnOf[k]} = ?`).join(", ");
@@ -274,7 +284,10 @@ export class TaskHistory {
     const failures = this.failures;
     this.failures = [];
     if (failures.length > 0) {
-      throw new AggregateError(failures, `${failures.length} task history write(s) failed: ${failures.map((f) => f.message).join("; ")}`);
+      throw new AggregateError(
+        failures,
+        `${failures.length} task history write(s) failed: ${failures.map((f) => f.message).join("; ")}`,
+      );
     }
   }
 

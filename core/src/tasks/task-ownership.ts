@@ -76,14 +76,25 @@ export class TaskOwnership {
     const task = this.layout.task(taskId);
     if (this.held.has(taskId)) {
       if (options.reentrant) return;
-      throw new DlineError("failed_precondition", `Task ${taskId} is already open for writing in this sidecar (pid ${process.pid}).`);
+      throw new DlineError(
+        "failed_precondition",
+        `Task ${taskId} is already open for writing in this sidecar (pid ${process.pid}).`,
+      );
     }
     if (options.mustExist === false) mkdirPrivate(task.dir);
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
         const fd = fs.openSync(task.ownerLock, "wx", PRIVATE_FILE_MODE);
         try {
-          fs.writeSync(fd, JSON.stringify({ pid: process.pid, hostname: os.hostname(), since: Date.now(), purpose: options.purpose ?? "run" } satisfies OwnerInfo));
+          fs.writeSync(
+            fd,
+            JSON.stringify({
+              pid: process.pid,
+              hostname: os.hostname(),
+              since: Date.now(),
+              purpose: options.purpose ?? "run",
+            } satisfies OwnerInfo),
+          );
         } finally {
           fs.closeSync(fd);
         }
@@ -120,7 +131,10 @@ export class TaskOwnership {
    * task folder is gone (already deleted). When another sidecar is deleting the same task, waits
    * (bounded) for it to finish instead of reporting a conflict: both deleters agree it is gone.
    */
-  async claimForDeletion(taskId: string, waitForOtherDeleterMs = 15_000): Promise<"claimed" | "missing" | "deleted_elsewhere"> {
+  async claimForDeletion(
+    taskId: string,
+    waitForOtherDeleterMs = 15_000,
+  ): Promise<"claimed" | "missing" | "deleted_elsewhere"> {
     if (this.held.has(taskId)) {
       if (this.stopper) await this.stopper(taskId);
       if (this.held.has(taskId)) {
@@ -196,7 +210,10 @@ export class TaskOwnership {
     }
     try {
       const now = this.readClaim(file);
-      const same = now === "torn" ? seen === "torn" : now !== undefined && seen !== "torn" && now.pid === seen.pid && now.since === seen.since;
+      const same =
+        now === "torn"
+          ? seen === "torn"
+          : now !== undefined && seen !== "torn" && now.pid === seen.pid && now.since === seen.since;
       if (same) {
         this.logger.info("recovered a dead owner's task claim", { file, pid: seen === "torn" ? 0 : seen.pid });
         fs.rmSync(file, { force: true });

@@ -1,5 +1,13 @@
 /** The task index's view of one task (one row of taskHistory.db). Connect-free. */
-export const TASK_STATUSES = ["running", "waiting", "completed", "cancelled", "interrupted", "failed", "damaged"] as const;
+export const TASK_STATUSES = [
+  "running",
+  "waiting",
+  "completed",
+  "cancelled",
+  "interrupted",
+  "failed",
+  "damaged",
+] as const;
 export type TaskStatusName = (typeof TASK_STATUSES)[number];
 
 export interface TaskRecord {

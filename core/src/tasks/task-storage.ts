@@ -54,7 +54,9 @@ export async function openTaskStorage(deps: {
     for (const suffix of ["-wal", "-shm"]) {
       if (fs.existsSync(layout.taskHistoryDb + suffix)) fs.renameSync(layout.taskHistoryDb + suffix, aside + suffix);
     }
-    logger.error("taskHistory.db was damaged: kept aside, rebuilding the index from the task folders", { keptAside: aside });
+    logger.error("taskHistory.db was damaged: kept aside, rebuilding the index from the task folders", {
+      keptAside: aside,
+    });
     history = TaskHistory.open(sqlite, layout.taskHistoryDb, logger).history;
     rebuild = true;
   }
@@ -63,7 +65,9 @@ export async function openTaskStorage(deps: {
     imported = importLegacyHistory(history, layout.legacyTaskHistoryJsonl, logger);
   } catch (err) {
     // Still "pending" in the database: retried on the next start. The index stays usable.
-    logger.error("importing the legacy taskHistory.jsonl failed; it will be retried", { error: (err as Error).message });
+    logger.error("importing the legacy taskHistory.jsonl failed; it will be retried", {
+      error: (err as Error).message,
+    });
   }
   const ownership = new TaskOwnership(layout, logger);
   const store = new TaskStore(layout, sqlite, history, ownership, logger);
@@ -75,7 +79,12 @@ export async function openTaskStorage(deps: {
   // made, row not yet written); not those of a Cline import (`cline-...`), whose missing row
   // means "not imported yet" and which the next import redoes (import/import-committer.ts).
   const indexAll = rebuild || imported > 0;
-  indexOrphanFolders(layout, history, logger, (id) => ownership.owner(id) !== undefined || (!indexAll && id.startsWith("cline-")));
+  indexOrphanFolders(
+    layout,
+    history,
+    logger,
+    (id) => ownership.owner(id) !== undefined || (!indexAll && id.startsWith("cline-")),
+  );
   store.recoverInterrupted();
   const watcher = new HistoryWatcher(history, logger);
   watcher.start();

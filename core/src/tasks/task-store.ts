@@ -42,12 +42,19 @@ export class TaskStore {
   /** Creates a task folder, its metadata and history row, and claims it for this process. */
   create(init: TaskRecordInit): WritableTask {
     const task = this.layout.task(init.id);
-    if (this.history.get(init.id) || fs.existsSync(task.dir)) throw new DlineError("already_exists", `Task ${init.id} already exists.`);
+    if (this.history.get(init.id) || fs.existsSync(task.dir))
+      throw new DlineError("already_exists", `Task ${init.id} already exists.`);
     mkdirPrivate(task.dir);
     this.ownership.claim(init.id);
     const record = newTaskRecord(init);
     const files = new TaskFiles(task, this.sqlite, this.logger);
-    files.json.writeMetadata({ id: record.id, workspaceRoot: record.workspaceRoot, title: record.title, createdAt: record.createdAt, source: record.source });
+    files.json.writeMetadata({
+      id: record.id,
+      workspaceRoot: record.workspaceRoot,
+      title: record.title,
+      createdAt: record.createdAt,
+      source: record.source,
+    });
     this.history.put(record);
     return { files, release: () => this.release(init.id, files) };
   }
@@ -116,7 +123,8 @@ export class TaskStore {
       if (this.ownership.owner(id)) continue;
       if (this.history.updateNow(id, { status: "interrupted", updatedAt: Date.now() })) changed.push(id);
     }
-    if (changed.length) this.logger.info("tasks left running by a stopped sidecar are now interrupted", { count: changed.length });
+    if (changed.length)
+      this.logger.info("tasks left running by a stopped sidecar are now interrupted", { count: changed.length });
     return changed;
   }
 
@@ -139,9 +147,17 @@ export class TaskStore {
 
   private hasLegacyFiles(taskId: string): boolean {
     const l = this.layout.task(taskId).legacy;
-    return [l.uiMessagesJsonl, l.uiMessagesJson, l.claudeMessagesJson, l.activitiesJson, l.apiRateMetricsJsonl, l.metricsDbByTaskId].some((f) =>
-      fs.existsSync(f),
-    ) || (fs.existsSync(l.snapshotJson) && !this.snapshotImported(taskId));
+    return (
+      [
+        l.uiMessagesJsonl,
+        l.uiMessagesJson,
+        l.claudeMessagesJson,
+        l.activitiesJson,
+        l.apiRateMetricsJsonl,
+        l.metricsDbByTaskId,
+      ].some((f) => fs.existsSync(f)) ||
+      (fs.existsSync(l.snapshotJson) && !this.snapshotImported(taskId))
+    );
   }
 
   private snapshotImported(taskId: string): boolean {

@@ -25,11 +25,19 @@ async function dline(ctx: DriverContext, args: string[]): Promise<string> {
     OPENAI_API_KEY: TEST_KEY,
   };
   try {
-    const { stdout } = await run(process.execPath, [cliBinary, ...args], { cwd: ctx.workspace, env, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(process.execPath, [cliBinary, ...args], {
+      cwd: ctx.workspace,
+      env,
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`dline ${args.join(" ")} failed: ${e.message}\n${e.stderr ?? ""}\n${(e.stdout ?? "").slice(-2000)}`, { cause: err });
+    throw new Error(
+      `dline ${args.join(" ")} failed: ${e.message}\n${e.stderr ?? ""}\n${(e.stdout ?? "").slice(-2000)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -44,21 +52,36 @@ export const cliDriver: Driver = {
     const taskId = events.find((e) => e.taskId)?.taskId;
     if (!taskId) throw new Error("dline task printed no event with a task id");
 
-    const { checkpoints } = JSON.parse(await dline(ctx, ["checkpoints", taskId, "--json"])) as { checkpoints: { id: string; kind?: string }[] };
+    const { checkpoints } = JSON.parse(await dline(ctx, ["checkpoints", taskId, "--json"])) as {
+      checkpoints: { id: string; kind?: string }[];
+    };
     const baseline = checkpoints.find((c) => c.kind === "CHECKPOINT_KIND_BASELINE");
     if (!baseline) throw new Error(`no baseline checkpoint: ${JSON.stringify(checkpoints)}`);
-    const { files } = JSON.parse(await dline(ctx, ["compare", taskId, baseline.id, "--json"])) as { files: { path: string; status?: string }[] };
-    const compare = files.map((f) => ({ path: f.path, status: statusName(f.status ?? "") })).sort((a, b) => a.path.localeCompare(b.path));
+    const { files } = JSON.parse(await dline(ctx, ["compare", taskId, baseline.id, "--json"])) as {
+      files: { path: string; status?: string }[];
+    };
+    const compare = files
+      .map((f) => ({ path: f.path, status: statusName(f.status ?? "") }))
+      .sort((a, b) => a.path.localeCompare(b.path));
     await dline(ctx, ["restore", taskId, baseline.id, "--mode", "files", "--json"]);
 
     // Edit the last message sent (the follow-up answer) with Restore All, through the TS client.
-    const sidecar = await startSidecar({ roots: ctx.roots, cwd: ctx.workspace, env: { OPENAI_BASE_URL: ctx.modelUrl, OPENAI_MODEL: MODEL, OPENAI_API_KEY: TEST_KEY } });
+    const sidecar = await startSidecar({
+      roots: ctx.roots,
+      cwd: ctx.workspace,
+      env: { OPENAI_BASE_URL: ctx.modelUrl, OPENAI_MODEL: MODEL, OPENAI_API_KEY: TEST_KEY },
+    });
     try {
       const task = await sidecar.clients.tasks.getTask({ taskId });
       const mine = task.messages.filter((m) => m.role === MessageRole.USER && m.kind === "text" && m.text !== "");
       const last = mine[mine.length - 1];
       if (!last) throw new Error("no user message to edit");
-      await sidecar.clients.checkpoints.editMessage({ taskId, messageId: last.id, text: scenario.editedAnswer, mode: EditMessageMode.RESTORE_ALL });
+      await sidecar.clients.checkpoints.editMessage({
+        taskId,
+        messageId: last.id,
+        text: scenario.editedAnswer,
+        mode: EditMessageMode.RESTORE_ALL,
+      });
     } finally {
       await sidecar.stop();
     }

@@ -49,7 +49,8 @@ function runNeovim(ctx: DriverContext, phase: string, extra: Record<string, stri
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (code !== 0 || !fs.existsSync(out)) return reject(new Error(`the Neovim driver (${phase}) failed with exit ${code}:\n${output}`));
+      if (code !== 0 || !fs.existsSync(out))
+        return reject(new Error(`the Neovim driver (${phase}) failed with exit ${code}:\n${output}`));
       resolve(JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, unknown>);
     });
   });

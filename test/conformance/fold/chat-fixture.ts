@@ -12,7 +12,15 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { toJson } from "@bufbuild/protobuf";
 import { FileStatus } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { GetTaskResponseSchema, MessageRole, TaskEventSchema, TaskStatus, ToolCallStatus, type GetTaskResponse, type TaskEvent } from "../../../core/src/gen/dline/v1/task_pb.js";
+import {
+  GetTaskResponseSchema,
+  MessageRole,
+  TaskEventSchema,
+  TaskStatus,
+  ToolCallStatus,
+  type GetTaskResponse,
+  type TaskEvent,
+} from "../../../core/src/gen/dline/v1/task_pb.js";
 
 export const fixturesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 

@@ -28,17 +28,21 @@ describe("chat-fold fixtures, recorded from the real sidecar", () => {
   });
 
   for (const scenario of scenarios) {
-    it(`${scenario.name}: the live stream folds to the core's view, and the fixture describes the same`, { timeout: 120_000 }, async () => {
-      const { events, task } = await scenario.play(cleanups);
-      const fixture = fixtureOf(scenario.name, scenario.about, events, task);
-      const model = new ChatModel();
-      model.reset(task.task?.id);
-      for (const e of fixture.events) model.apply(fromJson(TaskEventSchema, e as never));
-      expect(viewOfChatState(model.snapshot)).toEqual(fixture.expected);
-      if (update) return writeFixture(fixture);
-      const stored = committed.get(scenario.name);
-      expect(stored, `test/conformance/fold/fixtures/${scenario.name}.json`).toBeDefined();
-      expect(normalizedView(stored!.expected)).toEqual(normalizedView(viewOfTask(task)));
-    });
+    it(
+      `${scenario.name}: the live stream folds to the core's view, and the fixture describes the same`,
+      { timeout: 120_000 },
+      async () => {
+        const { events, task } = await scenario.play(cleanups);
+        const fixture = fixtureOf(scenario.name, scenario.about, events, task);
+        const model = new ChatModel();
+        model.reset(task.task?.id);
+        for (const e of fixture.events) model.apply(fromJson(TaskEventSchema, e as never));
+        expect(viewOfChatState(model.snapshot)).toEqual(fixture.expected);
+        if (update) return writeFixture(fixture);
+        const stored = committed.get(scenario.name);
+        expect(stored, `test/conformance/fold/fixtures/${scenario.name}.json`).toBeDefined();
+        expect(normalizedView(stored!.expected)).toEqual(normalizedView(viewOfTask(task)));
+      },
+    );
   }
 });

@@ -22,9 +22,14 @@ export interface Scenario {
   play(cleanups: (() => Promise<unknown>)[]): Promise<Recording>;
 }
 
-const ended = (s: TaskStatus) => s === TaskStatus.COMPLETED || s === TaskStatus.FAILED || s === TaskStatus.CANCELLED || s === TaskStatus.INTERRUPTED;
+const ended = (s: TaskStatus) =>
+  s === TaskStatus.COMPLETED || s === TaskStatus.FAILED || s === TaskStatus.CANCELLED || s === TaskStatus.INTERRUPTED;
 
-async function setup(cleanups: (() => Promise<unknown>)[], turns: ScriptTurn[], options: { files?: Record<string, string>; window?: number } = {}) {
+async function setup(
+  cleanups: (() => Promise<unknown>)[],
+  turns: ScriptTurn[],
+  options: { files?: Record<string, string>; window?: number } = {},
+) {
   const sidecar = await startSidecar();
   cleanups.push(() => sidecar.stop());
   const script = options.window ? { turns, contextWindow: options.window, responders: [SUMMARY_RESPONDER] } : { turns };
@@ -35,10 +40,19 @@ async function setup(cleanups: (() => Promise<unknown>)[], turns: ScriptTurn[], 
   return { sidecar, profileId, workspace };
 }
 
-const SUMMARY_RESPONDER = { systemIncludes: "faithful, compact summaries", turn: { text: "SUMMARY: the person asked to read the notes; they were read." } };
+const SUMMARY_RESPONDER = {
+  systemIncludes: "faithful, compact summaries",
+  turn: { text: "SUMMARY: the person asked to read the notes; they were read." },
+};
 
 /** Runs a task to its end, answering asks with `answer`; returns its events and GetTask. */
-async function run(sidecar: RunningSidecar, profileId: string, workspace: string, text: string, answer?: (askId: string, kind: string) => { approve: boolean; text: string }) {
+async function run(
+  sidecar: RunningSidecar,
+  profileId: string,
+  workspace: string,
+  text: string,
+  answer?: (askId: string, kind: string) => { approve: boolean; text: string },
+) {
   const { clients } = sidecar;
   const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text, profileId });
   const events = await followUntilDone(clients, taskId, async (e) => {
@@ -82,7 +96,8 @@ export const scenarios: Scenario[] = [
   },
   {
     name: "approvals-with-edits",
-    about: "Edits and a command, each proposed with its exact change or command line, approved, run, and the task completed.",
+    about:
+      "Edits and a command, each proposed with its exact change or command line, approved, run, and the task completed.",
     async play(cleanups) {
       const { sidecar, profileId, workspace } = await setup(
         cleanups,
@@ -90,12 +105,18 @@ export const scenarios: Scenario[] = [
           {
             text: "I will update the greeting and add notes.",
             toolCalls: [
-              { name: "replace_in_file", input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" } },
+              {
+                name: "replace_in_file",
+                input: { path: "hello.txt", diff: "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+              },
               { name: "write_to_file", input: { path: "notes.md", content: "# Notes\n" } },
             ],
           },
           { toolCalls: [{ name: "execute_command", input: { command: "cat hello.txt", requires_approval: true } }] },
-          { text: "Done.", toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated, notes added." } }] },
+          {
+            text: "Done.",
+            toolCalls: [{ name: "attempt_completion", input: { result: "Greeting updated, notes added." } }],
+          },
         ],
         { files: { "hello.txt": "hello\n" } },
       );
@@ -115,13 +136,17 @@ export const scenarios: Scenario[] = [
         ],
         { files: { "hello.txt": "hello\n" } },
       );
-      const { taskId, events } = await run(sidecar, profileId, workspace, "Rewrite hello.txt", () => ({ approve: false, text: "keep hello.txt as it is" }));
+      const { taskId, events } = await run(sidecar, profileId, workspace, "Rewrite hello.txt", () => ({
+        approve: false,
+        text: "keep hello.txt as it is",
+      }));
       return { events, task: await sidecar.clients.tasks.getTask({ taskId }) };
     },
   },
   {
     name: "restore-with-rewind",
-    about: "A task that edits and completes, then Restore Files & Task to its first turn's checkpoint: the conversation is cut back (rewound).",
+    about:
+      "A task that edits and completes, then Restore Files & Task to its first turn's checkpoint: the conversation is cut back (rewound).",
     async play(cleanups) {
       const { sidecar, profileId, workspace } = await setup(cleanups, [
         { text: "Writing one.", toolCalls: [{ name: "write_to_file", input: { path: "one.txt", content: "1\n" } }] },
@@ -142,15 +167,25 @@ export const scenarios: Scenario[] = [
   },
   {
     name: "sidecar-restart-interrupted",
-    about: "The sidecar dies while an edit waits for approval; the client follows the task again in a new sidecar: the call is interrupted, the ask dropped, the task INTERRUPTED.",
+    about:
+      "The sidecar dies while an edit waits for approval; the client follows the task again in a new sidecar: the call is interrupted, the ask dropped, the task INTERRUPTED.",
     async play(cleanups) {
       const a = await startSidecar();
       const { server, profileId } = await configureModel(a.clients, "anthropic", {
-        turns: [{ text: "Proposing an edit.", toolCalls: [{ name: "write_to_file", input: { path: "pending.txt", content: "never\n" } }] }],
+        turns: [
+          {
+            text: "Proposing an edit.",
+            toolCalls: [{ name: "write_to_file", input: { path: "pending.txt", content: "never\n" } }],
+          },
+        ],
       });
       cleanups.push(() => server.stop());
       const workspace = makeWorkspace(a.roots.base);
-      const { taskId } = await a.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write pending.txt", profileId });
+      const { taskId } = await a.clients.tasks.newTask({
+        workspaceRoot: workspace,
+        text: "Write pending.txt",
+        profileId,
+      });
       const before = await followUntilDone(a.clients, taskId, undefined, 0n, (s) => s === TaskStatus.WAITING);
       a.process.child.kill("SIGKILL");
       await a.process.exited;
@@ -162,12 +197,16 @@ export const scenarios: Scenario[] = [
   },
   {
     name: "compaction",
-    about: "Reads that fill a small context window: older turns are summarized (a compaction row with its checkpoint), the task completes.",
+    about:
+      "Reads that fill a small context window: older turns are summarized (a compaction row with its checkpoint), the task completes.",
     async play(cleanups) {
       const files: Record<string, string> = {};
       const turns: ScriptTurn[] = [];
       for (const name of ["one", "two", "three", "four"]) {
-        files[`${name}.md`] = Array.from({ length: 160 }, (_, i) => `${name} note ${i}: ${"lorem ipsum dolor sit amet ".repeat(3)}`).join("\n") + "\n";
+        files[`${name}.md`] =
+          Array.from({ length: 160 }, (_, i) => `${name} note ${i}: ${"lorem ipsum dolor sit amet ".repeat(3)}`).join(
+            "\n",
+          ) + "\n";
         turns.push({ toolCalls: [{ name: "read_file", input: { path: `${name}.md` } }] });
       }
       turns.push({ toolCalls: [{ name: "attempt_completion", input: { result: "Read all the notes." } }] });

@@ -6,7 +6,8 @@
 import { writeToStdio } from "../../../core/src/logging/stdio.js";
 
 const [mode, countText] = process.argv.slice(2);
-if (mode === "nonblocking") (process.stdout as unknown as { _handle: { setBlocking(on: boolean): number } })._handle.setBlocking(false);
+if (mode === "nonblocking")
+  (process.stdout as unknown as { _handle: { setBlocking(on: boolean): number } })._handle.setBlocking(false);
 const count = Number(countText);
 const filler = "x".repeat(100);
 const refused = () => mode === "nonblocking" && process.stdout.writableLength > 0;

@@ -15,7 +15,11 @@ import { TaskOwnership } from "../../../core/src/tasks/task-ownership.js";
 import { openTaskStorage } from "../../../core/src/tasks/task-storage.js";
 
 const [mode, documentsRoot, taskId, purpose] = process.argv.slice(2);
-const layout = new InstanceLayout({ dataRoot: path.join(documentsRoot, "..", "data"), homeRoot: path.join(documentsRoot, "..", "home"), documentsRoot });
+const layout = new InstanceLayout({
+  dataRoot: path.join(documentsRoot, "..", "data"),
+  homeRoot: path.join(documentsRoot, "..", "home"),
+  documentsRoot,
+});
 const sqlite = new SqliteFactory(() => undefined);
 const logger = silentLogger();
 const out = (line: string) => process.stdout.write(line + "\n");
@@ -41,7 +45,12 @@ async function main() {
         files.messages.append(uiMessage({ id: `m${i}`, text: `message ${i} `.repeat(20) }), { durable: true });
         out(`ack m${i}`);
       } else {
-        const seq = files.journal.append({ kind: "turn", data: JSON.stringify({ i }), payload: `payload ${i}`.repeat(50), publications: [{ command: "c", data: String(i) }] });
+        const seq = files.journal.append({
+          kind: "turn",
+          data: JSON.stringify({ i }),
+          payload: `payload ${i}`.repeat(50),
+          publications: [{ command: "c", data: String(i) }],
+        });
         out(`ack ${seq}`);
       }
       if (i % 50 === 0) await new Promise((r) => setImmediate(r));

@@ -11,8 +11,16 @@ import {
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 
-const STATES: Record<string, ToggleState> = { enable: ToggleState.ENABLED, disable: ToggleState.DISABLED, inherit: ToggleState.INHERIT };
-const SCOPES: Record<string, ToggleScope> = { global: ToggleScope.GLOBAL, workspace: ToggleScope.WORKSPACE, task: ToggleScope.TASK };
+const STATES: Record<string, ToggleState> = {
+  enable: ToggleState.ENABLED,
+  disable: ToggleState.DISABLED,
+  inherit: ToggleState.INHERIT,
+};
+const SCOPES: Record<string, ToggleScope> = {
+  global: ToggleScope.GLOBAL,
+  workspace: ToggleScope.WORKSPACE,
+  task: ToggleScope.TASK,
+};
 const mark = (s: ToggleState) => (s === ToggleState.ENABLED ? "on" : s === ToggleState.DISABLED ? "off" : "-");
 
 /**
@@ -28,17 +36,24 @@ export async function capabilitiesCommand(ctx: CliContext, args: ParsedArgs): Pr
   const taskId = stringFlag(args, "task") ?? "";
   const [action, kind, resource] = args.positionals;
   if (action === "trust" || action === "untrust") {
-    if (kind !== undefined) throw new UsageError(`dline capabilities ${action} takes no arguments (the workspace is --workspace or the current folder).`);
+    if (kind !== undefined)
+      throw new UsageError(
+        `dline capabilities ${action} takes no arguments (the workspace is --workspace or the current folder).`,
+      );
     return withSidecar(ctx, async (clients) => {
       const res = await clients.settings.trustWorkspace({ workspaceRoot, trusted: action === "trust" });
       if (ctx.json) printJson(ctx, { workspaceRoot, workspaceTrusted: res.workspaceTrusted });
-      else ctx.out.write(`${workspaceRoot}: ${res.workspaceTrusted ? "trusted (its hooks and MCP servers may run)" : "not trusted (its hooks and MCP servers do not run)"}\n`);
+      else
+        ctx.out.write(
+          `${workspaceRoot}: ${res.workspaceTrusted ? "trusted (its hooks and MCP servers may run)" : "not trusted (its hooks and MCP servers do not run)"}\n`,
+        );
       return 0;
     });
   }
   if (action !== undefined) {
     const state = STATES[action];
-    if (state === undefined) throw new UsageError(`dline capabilities takes enable, disable, inherit, trust or untrust, not "${action}".`);
+    if (state === undefined)
+      throw new UsageError(`dline capabilities takes enable, disable, inherit, trust or untrust, not "${action}".`);
     if (!kind || !resource) throw new UsageError(`dline capabilities ${action} needs KIND and RESOURCE.`);
     const scope = SCOPES[stringFlag(args, "scope") ?? "workspace"];
     if (scope === undefined) throw new UsageError("--scope takes global, workspace or task.");
@@ -50,7 +65,12 @@ export async function capabilitiesCommand(ctx: CliContext, args: ParsedArgs): Pr
     });
   }
   return withSidecar(ctx, async (clients) => {
-    const res = await clients.settings.listCapabilities({ workspaceRoot, taskId, kind: stringFlag(args, "kind") ?? "", connectMcp: args.flags.has("connect") });
+    const res = await clients.settings.listCapabilities({
+      workspaceRoot,
+      taskId,
+      kind: stringFlag(args, "kind") ?? "",
+      connectMcp: args.flags.has("connect"),
+    });
     if (ctx.json) {
       printJson(ctx, {
         capabilities: res.capabilities.map((c) => toJson(CapabilitySchema, c)),
@@ -68,12 +88,17 @@ export async function capabilitiesCommand(ctx: CliContext, args: ParsedArgs): Pr
         : c.untrusted
           ? " [untrusted]"
           : "";
-      ctx.out.write(`${c.kind.padEnd(10)} ${(c.enabled ? "yes" : "no").padEnd(4)} ${toggles.padEnd(14)} ${(c.name + status).padEnd(29)} ${c.sourcePath}\n`);
+      ctx.out.write(
+        `${c.kind.padEnd(10)} ${(c.enabled ? "yes" : "no").padEnd(4)} ${toggles.padEnd(14)} ${(c.name + status).padEnd(29)} ${c.sourcePath}\n`,
+      );
       if (c.error) ctx.out.write(`           ! ${c.error}\n`);
     }
     if (res.capabilities.length === 0) ctx.out.write("no capabilities\n");
     for (const p of res.problems) ctx.out.write(`${p.code}: ${p.path}: ${p.message}\n`);
-    if (res.capabilities.some((c) => c.untrusted)) ctx.out.write(`This workspace's hooks and MCP servers do not run until you trust it: dline capabilities trust --workspace ${workspaceRoot}\n`);
+    if (res.capabilities.some((c) => c.untrusted))
+      ctx.out.write(
+        `This workspace's hooks and MCP servers do not run until you trust it: dline capabilities trust --workspace ${workspaceRoot}\n`,
+      );
     return 0;
   });
 }

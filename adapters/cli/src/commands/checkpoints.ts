@@ -41,7 +41,10 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       return 0;
     }
     ctx.out.write("Changes since snapshot\n");
-    for (const f of res.files) ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${f.binary ? " (binary)" : ""}\n`);
+    for (const f of res.files)
+      ctx.out.write(
+        `  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${f.binary ? " (binary)" : ""}\n`,
+      );
     if (res.files.length === 0) ctx.out.write("  no changes\n");
     return 0;
   });
@@ -62,9 +65,14 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: modes[modeName] });
     if (ctx.json) printJson(ctx, res);
     else {
-      ctx.out.write(res.filesRestored ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}\n` : "conversation restored\n");
+      ctx.out.write(
+        res.filesRestored
+          ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}\n`
+          : "conversation restored\n",
+      );
       if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
-      if (res.undoCheckpointId) ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);
+      if (res.undoCheckpointId)
+        ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);
     }
     return res.fileError ? 1 : 0;
   });

@@ -27,15 +27,22 @@ function commandExists(command: string): Promise<boolean> {
 
 /** The first line `<core> --version` prints, or "" if it fails. */
 function coreVersion(core: string): Promise<string> {
-  return new Promise((resolve) => execFile(core, ["--version"], (err, stdout) => resolve(err ? "" : String(stdout).split("\n")[0]!.trim())));
+  return new Promise((resolve) =>
+    execFile(core, ["--version"], (err, stdout) => resolve(err ? "" : String(stdout).split("\n")[0]!.trim())),
+  );
 }
 
 /** Asks a running sidecar for its versions and roots and lists what is missing. */
 export async function runDoctor(clients: DlineClients, core: string, cliVersion: string): Promise<DoctorReport> {
   const [health, coreVersionLine] = await Promise.all([clients.system.health({}), coreVersion(core)]);
-  const init = await clients.system.initialize({ clientName: "dline-cli", clientVersion: cliVersion, workspaceRoots: [process.cwd()] });
+  const init = await clients.system.initialize({
+    clientName: "dline-cli",
+    clientVersion: cliVersion,
+    workspaceRoots: [process.cwd()],
+  });
   const missing: string[] = [];
-  if (!init.gitVersion) missing.push("git is not installed: checkpoints need it (Git must be installed to use checkpoints).");
+  if (!init.gitVersion)
+    missing.push("git is not installed: checkpoints need it (Git must be installed to use checkpoints).");
   if (health.status !== "ok") missing.push(`the sidecar reports "${health.status}".`);
   if (!coreVersionLine) missing.push(`${core} --version failed.`);
   for (const [name, dir] of [

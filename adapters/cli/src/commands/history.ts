@@ -1,6 +1,11 @@
 import { toJson } from "@bufbuild/protobuf";
 import { TaskSort } from "../../../../core/src/gen/dline/v1/history_pb.js";
-import { DeleteMode, TaskStatus, TaskSummarySchema, UiMessageSchema } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import {
+  DeleteMode,
+  TaskStatus,
+  TaskSummarySchema,
+  UiMessageSchema,
+} from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../visible-text.js";
@@ -8,7 +13,11 @@ import { visible, visibleLine } from "../visible-text.js";
 export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["workspace", "query", "favorites", "limit", "sort"]);
   const sortName = stringFlag(args, "sort") ?? "newest";
-  const sorts: Record<string, TaskSort> = { newest: TaskSort.NEWEST, oldest: TaskSort.OLDEST, cost: TaskSort.MOST_EXPENSIVE };
+  const sorts: Record<string, TaskSort> = {
+    newest: TaskSort.NEWEST,
+    oldest: TaskSort.OLDEST,
+    cost: TaskSort.MOST_EXPENSIVE,
+  };
   if (!(sortName in sorts)) throw new UsageError("--sort takes newest, oldest or cost.");
   return withSidecar(ctx, async (clients) => {
     const res = await clients.history.listTasks({
@@ -24,7 +33,9 @@ export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise
     }
     for (const t of res.tasks) {
       const when = new Date(Number(t.createdAt)).toISOString().slice(0, 16).replace("T", " ");
-      ctx.out.write(`${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${visibleLine(t.title.slice(0, 70))}\n`);
+      ctx.out.write(
+        `${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${visibleLine(t.title.slice(0, 70))}\n`,
+      );
     }
     if (res.tasks.length === 0) ctx.out.write("no tasks\n");
     return 0;
@@ -46,8 +57,14 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
       return 0;
     }
     const t = res.task!;
-    const cost = t.costUnknown ? (t.cost > 0 ? `$${t.cost.toFixed(4)} + unknown` : "cost unknown") : `$${t.cost.toFixed(4)}`;
-    ctx.out.write(`${visibleLine(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · ${cost}\n\n`);
+    const cost = t.costUnknown
+      ? t.cost > 0
+        ? `$${t.cost.toFixed(4)} + unknown`
+        : "cost unknown"
+      : `$${t.cost.toFixed(4)}`;
+    ctx.out.write(
+      `${visibleLine(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · ${cost}\n\n`,
+    );
     for (const m of res.messages) {
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
       ctx.out.write(`[${who}${m.kind !== "text" ? ` ${m.kind}` : ""}] ${visible(m.text)}\n`);

@@ -1,5 +1,10 @@
 import { toJson } from "@bufbuild/protobuf";
-import { ImportItemKind, ImportItemSchema, ImportResultSchema, type ImportItem } from "../../../../core/src/gen/dline/v1/import_pb.js";
+import {
+  ImportItemKind,
+  ImportItemSchema,
+  ImportResultSchema,
+  type ImportItem,
+} from "../../../../core/src/gen/dline/v1/import_pb.js";
 import { checkFlags, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 
@@ -8,9 +13,16 @@ function kindName(kind: ImportItemKind): string {
 }
 
 function describe(item: ImportItem): string {
-  const when = item.createdAt > 0n ? new Date(Number(item.createdAt)).toISOString().slice(0, 16).replace("T", " ") : "unknown date    ";
+  const when =
+    item.createdAt > 0n
+      ? new Date(Number(item.createdAt)).toISOString().slice(0, 16).replace("T", " ")
+      : "unknown date    ";
   const where = item.workspaceRoot || "(no workspace)";
-  const tail = item.skippedReason ? `skipped: ${item.skippedReason}` : item.importedTaskId ? `imported as ${item.importedTaskId}` : where;
+  const tail = item.skippedReason
+    ? `skipped: ${item.skippedReason}`
+    : item.importedTaskId
+      ? `imported as ${item.importedTaskId}`
+      : where;
   return `${kindName(item.kind).padEnd(7)} ${item.sourceKey}  ${when}  ${item.title.slice(0, 60)}\n          ${tail}\n`;
 }
 
@@ -42,17 +54,23 @@ export async function importClineCommand(ctx: CliContext, args: ParsedArgs): Pro
   checkFlags(args, ["dry-run", "all"]);
   const all = args.flags.has("all");
   const dryRun = args.flags.has("dry-run");
-  if (all && args.positionals.length > 0) throw new UsageError("dline import-cline takes --all or source keys, not both.");
+  if (all && args.positionals.length > 0)
+    throw new UsageError("dline import-cline takes --all or source keys, not both.");
   return withSidecar(ctx, async (clients) => {
     if (!all && args.positionals.length === 0) {
       const found = await clients.imports.discoverCline({});
       if (ctx.json) {
-        printJson(ctx, { items: found.items.map((i) => toJson(ImportItemSchema, i)), rootsSearched: found.rootsSearched });
+        printJson(ctx, {
+          items: found.items.map((i) => toJson(ImportItemSchema, i)),
+          rootsSearched: found.rootsSearched,
+        });
         return 0;
       }
       for (const item of found.items) ctx.out.write(describe(item));
       const importable = found.items.filter((i) => !i.skippedReason && !i.importedTaskId).length;
-      ctx.out.write(`${found.items.length} item(s) found, ${importable} not imported yet; import them with: dline import-cline --all\n`);
+      ctx.out.write(
+        `${found.items.length} item(s) found, ${importable} not imported yet; import them with: dline import-cline --all\n`,
+      );
       return 0;
     }
     const res = await clients.imports.importCline({ all, sourceKeys: args.positionals, dryRun });
@@ -66,10 +84,14 @@ export async function importClineCommand(ctx: CliContext, args: ParsedArgs): Pro
       counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
       const error = r.errorCode === "unknown_source_key" ? `${r.error}; list them with: dline import-cline` : r.error;
       const said = [r.detail, error].filter(Boolean).join("; ");
-      ctx.out.write(`${r.outcome.padEnd(16)} ${r.sourceKey}${r.taskId ? ` -> ${r.taskId}` : ""}${said ? `: ${said}` : ""}\n`);
+      ctx.out.write(
+        `${r.outcome.padEnd(16)} ${r.sourceKey}${r.taskId ? ` -> ${r.taskId}` : ""}${said ? `: ${said}` : ""}\n`,
+      );
       for (const note of r.notCarriedOver) ctx.out.write(`                 not carried over: ${note}\n`);
     }
-    ctx.out.write(`${dryRun ? "dry run (nothing written): " : ""}${[...counts].map(([k, n]) => `${n} ${k}`).join(", ") || "nothing to import"}\n`);
+    ctx.out.write(
+      `${dryRun ? "dry run (nothing written): " : ""}${[...counts].map(([k, n]) => `${n} ${k}`).join(", ") || "nothing to import"}\n`,
+    );
     return failed ? 1 : 0;
   });
 }

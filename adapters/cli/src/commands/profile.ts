@@ -13,15 +13,34 @@ import { printJson, withSidecar, type CliContext } from "../session.js";
  */
 export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, [
-    "provider", "base-url", "model", "context-window", "max-output-tokens", "input-price", "output-price", "cache-read-price", "cache-write-price",
-    "zero-cost", "first-byte-timeout", "reasoning-effort", "thinking-budget", "tool-format", "api-key-env", "name", "default",
+    "provider",
+    "base-url",
+    "model",
+    "context-window",
+    "max-output-tokens",
+    "input-price",
+    "output-price",
+    "cache-read-price",
+    "cache-write-price",
+    "zero-cost",
+    "first-byte-timeout",
+    "reasoning-effort",
+    "thinking-budget",
+    "tool-format",
+    "api-key-env",
+    "name",
+    "default",
   ]);
   const [verb, id] = args.positionals;
   return withSidecar(ctx, async (clients) => {
     if (verb === "list") {
       const res = await clients.settings.listProfiles({});
       if (ctx.json) printJson(ctx, { profiles: res.profiles });
-      else for (const p of res.profiles) ctx.out.write(`${p.id}  ${p.provider}  ${p.model}  ${p.baseUrl}${p.secretsSet.includes("api_key") ? "  (key set)" : ""}  prices: ${p.priceSource || "unknown"}\n`);
+      else
+        for (const p of res.profiles)
+          ctx.out.write(
+            `${p.id}  ${p.provider}  ${p.model}  ${p.baseUrl}${p.secretsSet.includes("api_key") ? "  (key set)" : ""}  prices: ${p.priceSource || "unknown"}\n`,
+          );
       return 0;
     }
     if (verb === "rm") {
@@ -32,7 +51,8 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
     if (verb !== "add") throw new UsageError("dline profile add|list|rm");
     if (!id) throw new UsageError("dline profile add ID --provider anthropic|openai --model MODEL");
     const provider = stringFlag(args, "provider");
-    if (provider !== "anthropic" && provider !== "openai") throw new UsageError("--provider takes anthropic or openai.");
+    if (provider !== "anthropic" && provider !== "openai")
+      throw new UsageError("--provider takes anthropic or openai.");
     const model = stringFlag(args, "model");
     if (!model) throw new UsageError("--model is required.");
     const res = await clients.settings.upsertProfile({
@@ -40,7 +60,9 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
         id,
         name: stringFlag(args, "name") ?? id,
         provider,
-        baseUrl: stringFlag(args, "base-url") ?? (provider === "anthropic" ? "https://api.anthropic.com" : "https://api.openai.com/v1"),
+        baseUrl:
+          stringFlag(args, "base-url") ??
+          (provider === "anthropic" ? "https://api.anthropic.com" : "https://api.openai.com/v1"),
         model,
         contextWindow: BigInt(numberFlag(args, "context-window") ?? (provider === "anthropic" ? 200_000 : 128_000)),
         maxOutputTokens: BigInt(numberFlag(args, "max-output-tokens") ?? 0),
@@ -55,12 +77,16 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
         toolCallFormat: stringFlag(args, "tool-format") ?? "",
       },
     });
-    const keyVar = stringFlag(args, "api-key-env") ?? (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+    const keyVar =
+      stringFlag(args, "api-key-env") ?? (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
     const key = process.env[keyVar];
     if (key) await clients.settings.setSecret({ profileId: id, name: "api_key", value: key });
     if (args.flags.has("default")) await clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: id } });
     if (ctx.json) printJson(ctx, { profile: res.profile, apiKeySet: Boolean(key) });
-    else ctx.out.write(`profile ${id} saved${key ? ` (key from $${keyVar})` : ` (no key: $${keyVar} is not set)`}; prices: ${res.profile?.priceSource || "unknown"}\n`);
+    else
+      ctx.out.write(
+        `profile ${id} saved${key ? ` (key from $${keyVar})` : ` (no key: $${keyVar} is not set)`}; prices: ${res.profile?.priceSource || "unknown"}\n`,
+      );
     return 0;
   });
 }

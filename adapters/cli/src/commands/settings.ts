@@ -17,8 +17,16 @@ export async function settingsCommand(ctx: CliContext, args: ParsedArgs): Promis
   const [verb = "get", key, value] = args.positionals;
   return withSidecar(ctx, async (clients) => {
     if (verb === "get" && key) {
-      const res = await clients.settings.resolveSetting({ key, workspaceRoot: stringFlag(args, "workspace") ?? "", taskId: stringFlag(args, "task") ?? "" });
-      const out = { key, value: res.value ? toJson(ValueSchema, res.value) : null, source: SettingSource[res.source].toLowerCase() };
+      const res = await clients.settings.resolveSetting({
+        key,
+        workspaceRoot: stringFlag(args, "workspace") ?? "",
+        taskId: stringFlag(args, "task") ?? "",
+      });
+      const out = {
+        key,
+        value: res.value ? toJson(ValueSchema, res.value) : null,
+        source: SettingSource[res.source].toLowerCase(),
+      };
       if (ctx.json) printJson(ctx, out);
       else ctx.out.write(`${key} = ${JSON.stringify(out.value)} (from ${out.source})\n`);
       return 0;

@@ -3,7 +3,13 @@ import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as readline from "node:readline/promises";
 import type { DlineClients } from "../../../../core/src/client/index.js";
-import { AskKind, MessageRole, TaskStatus, type Ask, type TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import {
+  AskKind,
+  MessageRole,
+  TaskStatus,
+  type Ask,
+  type TaskEvent,
+} from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
@@ -25,7 +31,10 @@ export function approvalQuestion(ask: Ask): string {
     // no arguments to show: the summary says what it is
   }
   if (ask.kind === AskKind.COMMAND_APPROVAL && typeof input.command === "string") {
-    const lines = visible(input.command).split("\n").map((l) => `    ${l}`).join("\n");
+    const lines = visible(input.command)
+      .split("\n")
+      .map((l) => `    ${l}`)
+      .join("\n");
     return `Approve ${visibleLine(ask.tool)}? The exact command:\n${lines}\n[y/N/feedback] `;
   }
   return `Approve ${visibleLine(ask.tool)}: ${visibleLine(ask.summary)}? [y/N/feedback] `;
@@ -35,13 +44,20 @@ export function approvalQuestion(ask: Ask): string {
  * Answers one ask: --yes approves (and picks a follow-up's first option), a terminal asks the
  * user. `signal` takes the question back (it was answered in another window).
  */
-async function answer(ctx: CliContext, ask: Ask, options: FollowOptions, signal: AbortSignal): Promise<{ approve: boolean; text: string }> {
+async function answer(
+  ctx: CliContext,
+  ask: Ask,
+  options: FollowOptions,
+  signal: AbortSignal,
+): Promise<{ approve: boolean; text: string }> {
   if (ask.kind === AskKind.FOLLOWUP) {
     if (options.yes && ask.options.length > 0) return { approve: true, text: ask.options[0]! };
-    if (!ctx.interactive) return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
+    if (!ctx.interactive)
+      return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
     try {
-      if (ask.options.length) ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${visibleLine(o)}`).join("\n") + "\n");
+      if (ask.options.length)
+        ctx.err.write(ask.options.map((o, i) => `  ${i + 1}. ${visibleLine(o)}`).join("\n") + "\n");
       const text = (await rl.question(`${visible(ask.summary)}\n> `, { signal })).trim();
       const n = Number(text);
       return { approve: true, text: (Number.isInteger(n) && ask.options[n - 1]) || text };
@@ -112,7 +128,8 @@ class PendingQuestion {
   settled(ctx: CliContext, approved: boolean | undefined): void {
     if (this.controller.signal.aborted) return;
     this.controller.abort();
-    if (!this.answeredHere && approved !== undefined && !ctx.json) ctx.err.write(`\n(${approved ? "approved" : "denied"} in another window)\n`);
+    if (!this.answeredHere && approved !== undefined && !ctx.json)
+      ctx.err.write(`\n(${approved ? "approved" : "denied"} in another window)\n`);
   }
 }
 
@@ -121,7 +138,14 @@ class PendingQuestion {
  * the task waits on already, for a follower that starts after it was asked). Ctrl-C cancels the
  * task. Returns the exit code: 0 completed, 1 failed, 130 cancelled.
  */
-export async function followTask(ctx: CliContext, clients: DlineClients, taskId: string, afterSeq: bigint, options: FollowOptions, pending?: Ask): Promise<number> {
+export async function followTask(
+  ctx: CliContext,
+  clients: DlineClients,
+  taskId: string,
+  afterSeq: bigint,
+  options: FollowOptions,
+  pending?: Ask,
+): Promise<number> {
   const renderer = new EventRenderer(ctx.out, ctx.json, ctx.err);
   const controller = new AbortController();
   let interrupted = false;
@@ -153,7 +177,12 @@ export async function followTask(ctx: CliContext, clients: DlineClients, taskId:
         const event = res.event!;
         const e = event.event;
         const ends = e.case === "statusChanged" && isTerminal(e.value.status);
-        if (question?.open && !ends && e.case !== "ask" && !(e.case === "askResolved" && e.value.askId === question.ask.askId)) {
+        if (
+          question?.open &&
+          !ends &&
+          e.case !== "ask" &&
+          !(e.case === "askResolved" && e.value.askId === question.ask.askId)
+        ) {
           // Shown once the question is settled: output now would write over the prompt.
           held.push(event);
           continue;
@@ -210,9 +239,19 @@ export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<
       if (message) await clients.tasks.sendMessage({ taskId, text: message, workspaceRoot });
       else await clients.tasks.resume({ taskId, workspaceRoot });
     } catch (err) {
-      if (!workspaceRoot && err instanceof ConnectError && err.code === Code.FailedPrecondition && needsWorkspace(task?.workspaceRoot ?? "")) {
-        const where = task?.workspaceRoot ? `its folder ${task.workspaceRoot} is not on this machine` : "it has no workspace";
-        throw new Error(`task ${taskId} cannot continue: ${where}. Name the folder to continue it in: dline resume ${taskId} --workspace DIR`, { cause: err });
+      if (
+        !workspaceRoot &&
+        err instanceof ConnectError &&
+        err.code === Code.FailedPrecondition &&
+        needsWorkspace(task?.workspaceRoot ?? "")
+      ) {
+        const where = task?.workspaceRoot
+          ? `its folder ${task.workspaceRoot} is not on this machine`
+          : "it has no workspace";
+        throw new Error(
+          `task ${taskId} cannot continue: ${where}. Name the folder to continue it in: dline resume ${taskId} --workspace DIR`,
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -243,14 +282,20 @@ export async function followCommand(ctx: CliContext, args: ParsedArgs): Promise<
     const view = await clients.tasks.getTask({ taskId });
     const status = view.task?.status ?? TaskStatus.UNSPECIFIED;
     if (status !== TaskStatus.RUNNING && status !== TaskStatus.WAITING) {
-      if (!ctx.json) ctx.err.write(`task ${taskId} is not running (${TaskStatus[status].toLowerCase()}): dline show ${taskId} prints it, dline resume ${taskId} continues it\n`);
+      if (!ctx.json)
+        ctx.err.write(
+          `task ${taskId} is not running (${TaskStatus[status].toLowerCase()}): dline show ${taskId} prints it, dline resume ${taskId} continues it\n`,
+        );
       return status === TaskStatus.COMPLETED ? 0 : 1;
     }
     if (!ctx.json) {
       for (const m of view.messages) {
-        if (m.kind === "text" && (m.role === MessageRole.USER || m.role === MessageRole.ASSISTANT)) ctx.out.write(`${m.role === MessageRole.USER ? "> " : ""}${visible(m.text)}\n`);
+        if (m.kind === "text" && (m.role === MessageRole.USER || m.role === MessageRole.ASSISTANT))
+          ctx.out.write(`${m.role === MessageRole.USER ? "> " : ""}${visible(m.text)}\n`);
       }
-      ctx.err.write(`following task ${taskId}${view.ownerPid ? `, running in the Dline window of pid ${view.ownerPid}` : ""}\n`);
+      ctx.err.write(
+        `following task ${taskId}${view.ownerPid ? `, running in the Dline window of pid ${view.ownerPid}` : ""}\n`,
+      );
     }
     return followTask(ctx, clients, taskId, view.lastSeq, { yes: args.flags.has("yes") }, view.pendingAsk);
   });

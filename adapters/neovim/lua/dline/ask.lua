@@ -33,9 +33,15 @@ function M.approval_prompt(ask)
   end
   local stats = {}
   for _, edit in ipairs(ask.edits or {}) do
-    table.insert(stats, #(ask.edits or {}) > 1 and (render.one_line(edit.path) .. " " .. render.edit_stat(edit)) or render.edit_stat(edit))
+    table.insert(
+      stats,
+      #(ask.edits or {}) > 1 and (render.one_line(edit.path) .. " " .. render.edit_stat(edit)) or render.edit_stat(edit)
+    )
   end
-  return ("Dline wants to: %s%s"):format(render.one_line(ask.summary), #stats > 0 and (" " .. table.concat(stats, ", ")) or "")
+  return ("Dline wants to: %s%s"):format(
+    render.one_line(ask.summary),
+    #stats > 0 and (" " .. table.concat(stats, ", ")) or ""
+  )
 end
 
 --- Asks for feedback text (vim.ui.input); `cb(text)` unless dismissed.
@@ -49,38 +55,40 @@ function M.prompt(ask, answer)
   if ask.kind == "ASK_KIND_FOLLOWUP" then
     local options = ask.options or {}
     if #options == 0 then
-      return input("Dline asks: " .. summary .. " ", function(text)
-        answer(true, text)
-      end)
+      return input("Dline asks: " .. summary .. " ", function(text) answer(true, text) end)
     end
     local items = vim.list_extend(vim.deepcopy(options), { M.OWN_ANSWER })
     return vim.ui.select(items, { prompt = "Dline asks: " .. summary, kind = "dline.followup" }, function(choice)
       if choice == nil then return end
       if choice == M.OWN_ANSWER then
-        return input(summary .. " ", function(text)
-          answer(true, text)
-        end)
+        return input(summary .. " ", function(text) answer(true, text) end)
       end
       answer(true, choice)
     end)
   end
   if ask.kind == "ASK_KIND_RESUME" then
-    return vim.ui.select({ "Resume", "Not now" }, { prompt = "Dline: " .. summary, kind = "dline.resume" }, function(choice)
-      if choice ~= nil then answer(choice == "Resume", "") end
-    end)
+    return vim.ui.select(
+      { "Resume", "Not now" },
+      { prompt = "Dline: " .. summary, kind = "dline.resume" },
+      function(choice)
+        if choice ~= nil then answer(choice == "Resume", "") end
+      end
+    )
   end
   local prompt = M.approval_prompt(ask)
-  vim.ui.select({ M.APPROVE, M.APPROVE_FEEDBACK, M.DENY, M.DENY_FEEDBACK }, { prompt = prompt, kind = "dline.approval" }, function(choice)
-    if choice == M.APPROVE then
-      answer(true, "")
-    elseif choice == M.DENY then
-      answer(false, "")
-    elseif choice == M.APPROVE_FEEDBACK or choice == M.DENY_FEEDBACK then
-      input("Feedback: ", function(text)
-        answer(choice == M.APPROVE_FEEDBACK, text)
-      end)
+  vim.ui.select(
+    { M.APPROVE, M.APPROVE_FEEDBACK, M.DENY, M.DENY_FEEDBACK },
+    { prompt = prompt, kind = "dline.approval" },
+    function(choice)
+      if choice == M.APPROVE then
+        answer(true, "")
+      elseif choice == M.DENY then
+        answer(false, "")
+      elseif choice == M.APPROVE_FEEDBACK or choice == M.DENY_FEEDBACK then
+        input("Feedback: ", function(text) answer(choice == M.APPROVE_FEEDBACK, text) end)
+      end
     end
-  end)
+  )
 end
 
 return M

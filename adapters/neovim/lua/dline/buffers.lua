@@ -9,9 +9,7 @@
 local M = {}
 local H = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 function H.absolute(root, path)
   if path:sub(1, 1) == "/" then return vim.fn.fnamemodify(path, ":p") end
@@ -19,9 +17,7 @@ function H.absolute(root, path)
 end
 
 --- "/a/b" -> "/a/b/" (absolute, one trailing slash).
-function H.dir_prefix(root)
-  return (vim.fn.fnamemodify(root, ":p"):gsub("/+$", "")) .. "/"
-end
+function H.dir_prefix(root) return (vim.fn.fnamemodify(root, ":p"):gsub("/+$", "")) .. "/" end
 
 --- Whether `buf` is a buffer of a file (not a scratch, help or terminal buffer).
 function H.is_file_buffer(buf)
@@ -34,13 +30,9 @@ function H.reread(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
   end
-  vim.api.nvim_buf_call(buf, function()
-    vim.cmd("silent! edit!")
-  end)
+  vim.api.nvim_buf_call(buf, function() vim.cmd("silent! edit!") end)
   for win, view in pairs(views) do
-    if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_call(win, function()
-      vim.fn.winrestview(view)
-    end) end
+    if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_call(win, function() vim.fn.winrestview(view) end) end
   end
 end
 
@@ -61,10 +53,14 @@ function M.reload(root, paths, why)
     end
   end
   if #kept > 0 then
-    local names = vim.tbl_map(function(b)
-      return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":~:.")
-    end, kept)
-    dline().notify(("%s changed %s on disk, but its buffer has unsaved changes: your buffer was kept (:e! loads the file)"):format(why or "Dline", table.concat(names, ", ")), vim.log.levels.WARN)
+    local names = vim.tbl_map(function(b) return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":~:.") end, kept)
+    dline().notify(
+      ("%s changed %s on disk, but its buffer has unsaved changes: your buffer was kept (:e! loads the file)"):format(
+        why or "Dline",
+        table.concat(names, ", ")
+      ),
+      vim.log.levels.WARN
+    )
   end
   return reloaded, kept
 end
@@ -162,9 +158,7 @@ function M.on_unsaved_change(fn)
     vim.api.nvim_buf_attach(buf, false, {
       -- One scheduled check per burst of changes; it reports only what differs.
       on_lines = notify,
-      on_detach = function()
-        H.attached[buf] = nil
-      end,
+      on_detach = function() H.attached[buf] = nil end,
     })
   end
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do

@@ -48,9 +48,7 @@ end
 -- Windows -------------------------------------------------------------------------------
 
 --- Shows the chat in the chat sidebar (see config.chat), with the input area below it.
-function M.open(self, opts)
-  require("dline.sidebar").show(self, opts)
-end
+function M.open(self, opts) require("dline.sidebar").show(self, opts) end
 
 --- The window showing the chat in the current tab, if any.
 function M.window(self)
@@ -60,13 +58,9 @@ function M.window(self)
 end
 
 --- Sends what the input area holds to this chat's task.
-function M.send_input(self)
-  require("dline.sidebar").send(self)
-end
+function M.send_input(self) require("dline.sidebar").send(self) end
 
-function M.text(self)
-  return table.concat(vim.api.nvim_buf_get_lines(self.buf, 0, -1, false), "\n")
-end
+function M.text(self) return table.concat(vim.api.nvim_buf_get_lines(self.buf, 0, -1, false), "\n") end
 
 -- Blocks --------------------------------------------------------------------------------
 
@@ -153,22 +147,20 @@ function H.follow(self, force)
   if count == before and not force then return end
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == self.buf then
-      if force or vim.api.nvim_win_get_cursor(win)[1] >= before - 1 then pcall(vim.api.nvim_win_set_cursor, win, { count, 0 }) end
+      if force or vim.api.nvim_win_get_cursor(win)[1] >= before - 1 then
+        pcall(vim.api.nvim_win_set_cursor, win, { count, 0 })
+      end
       if force or count < before then
         -- The chat got shorter (a restore, a retry): a window whose top line is past the new
         -- end would show nothing but "~" until something scrolled it. Show the end.
-        pcall(vim.api.nvim_win_call, win, function()
-          vim.cmd("normal! zb")
-        end)
+        pcall(vim.api.nvim_win_call, win, function() vim.cmd("normal! zb") end)
       end
     end
   end
 end
 
 -- vim.bo is several times slower than the API call, and this runs once per streamed delta.
-function H.modifiable(buf, value)
-  vim.api.nvim_buf_set_option(buf, "modifiable", value)
-end
+function H.modifiable(buf, value) vim.api.nvim_buf_set_option(buf, "modifiable", value) end
 
 -- Rendering -----------------------------------------------------------------------------
 
@@ -203,18 +195,27 @@ end
 --- Renders stored messages (GetTask's rows), replacing what is shown; keeps the status.
 function M.set_messages(self, messages)
   local status = self.state.status
-  state_mod.load(self.state, { task = { title = self.state.title, status = status }, messages = messages, ownerPid = 1 })
+  state_mod.load(
+    self.state,
+    { task = { title = self.state.title, status = status }, messages = messages, ownerPid = 1 }
+  )
   self.state.status = status
   M.redraw(self)
 end
 
-function M.set_status(self, status)
-  M.apply(self, { statusChanged = { status = status } })
-end
+function M.set_status(self, status) M.apply(self, { statusChanged = { status = status } }) end
 
 --- Shows the checkpoints' state (a GetStatus answer), e.g. unavailable in the home folder.
 function M.set_checkpoint_status(self, res)
-  M.apply(self, { checkpointStatus = { state = res.state, message = res.message, phase = res.phase, filesDone = res.filesDone, filesTotal = res.filesTotal } })
+  M.apply(self, {
+    checkpointStatus = {
+      state = res.state,
+      message = res.message,
+      phase = res.phase,
+      filesDone = res.filesDone,
+      filesTotal = res.filesTotal,
+    },
+  })
 end
 
 --- Applies one TaskEvent; returns what changed (dline.ChatChange).

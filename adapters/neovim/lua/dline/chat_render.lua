@@ -37,14 +37,10 @@ H.tool_status = {
 }
 
 --- Model text as buffer lines, its control characters made visible.
-function M.split(text)
-  return vim.split(visible(text or ""), "\n", { plain = true })
-end
+function M.split(text) return vim.split(visible(text or ""), "\n", { plain = true }) end
 
 --- One line: newlines shown as \n.
-function M.one_line(text)
-  return (visible(text or ""):gsub("\n", "\\n"))
-end
+function M.one_line(text) return (visible(text or ""):gsub("\n", "\\n")) end
 
 function H.tokens(n)
   n = tonumber(n) or 0
@@ -105,8 +101,16 @@ function M.tool_call(item)
   if item.toolCall then return item.toolCall end
   local ok, detail = pcall(vim.json.decode, item.detail or "")
   if not ok or type(detail) ~= "table" then return {} end
-  local status = detail.status and ("TOOL_CALL_STATUS_" .. detail.status:upper()) or (detail.ok == false and "TOOL_CALL_STATUS_FAILED" or (detail.output ~= nil and "TOOL_CALL_STATUS_DONE" or nil))
-  return { status = status, output = detail.output ~= nil and tostring(detail.output) or nil, edits = detail.edits, command = detail.command, feedback = detail.feedback, reason = detail.reason }
+  local status = detail.status and ("TOOL_CALL_STATUS_" .. detail.status:upper())
+    or (detail.ok == false and "TOOL_CALL_STATUS_FAILED" or (detail.output ~= nil and "TOOL_CALL_STATUS_DONE" or nil))
+  return {
+    status = status,
+    output = detail.output ~= nil and tostring(detail.output) or nil,
+    edits = detail.edits,
+    command = detail.command,
+    feedback = detail.feedback,
+    reason = detail.reason,
+  }
 end
 
 --- "+3 -1" of one FileEdit.
@@ -114,7 +118,9 @@ function M.edit_stat(edit)
   if edit.truncated then return "(not shown: binary or large)" end
   local what = edit.status == "FILE_STATUS_ADDED" and "new" or edit.status == "FILE_STATUS_DELETED" and "deleted" or nil
   -- A row read back without its texts: what happened to the file, not numbers of nothing.
-  if (edit.originalText or "") == "" and (edit.proposedText or "") == "" then return what and ("(" .. what .. ")") or "" end
+  if (edit.originalText or "") == "" and (edit.proposedText or "") == "" then
+    return what and ("(" .. what .. ")") or ""
+  end
   local before, after = edit.originalText or "", edit.proposedText or ""
   local added, removed = 0, 0
   local ok, hunks = pcall(vim.diff, before, after, { result_type = "indices" })
@@ -145,7 +151,9 @@ function H.tool_lines(item)
     table.insert(lines, "  " .. M.one_line(edit.path) .. (stat ~= "" and (" " .. stat) or ""))
   end
   if (call.feedback or "") ~= "" then table.insert(lines, "  feedback: " .. M.one_line(call.feedback)) end
-  if (call.reason or "") ~= "" and call.status ~= "TOOL_CALL_STATUS_DONE" then table.insert(lines, "  " .. M.one_line(call.reason)) end
+  if (call.reason or "") ~= "" and call.status ~= "TOOL_CALL_STATUS_DONE" then
+    table.insert(lines, "  " .. M.one_line(call.reason))
+  end
   local output = item.running and item.output or call.output or item.output
   if output and output ~= "" and not ((call.reason or "") ~= "" and vim.trim(output) == vim.trim(call.reason)) then
     local out = M.split(output)
@@ -153,7 +161,9 @@ function H.tool_lines(item)
     for i = 1, math.min(#out, M.MAX_OUTPUT_LINES) do
       table.insert(lines, M.OUTPUT_PREFIX .. out[i])
     end
-    if #out > M.MAX_OUTPUT_LINES then table.insert(lines, M.OUTPUT_PREFIX .. ("… %d more lines"):format(#out - M.MAX_OUTPUT_LINES)) end
+    if #out > M.MAX_OUTPUT_LINES then
+      table.insert(lines, M.OUTPUT_PREFIX .. ("… %d more lines"):format(#out - M.MAX_OUTPUT_LINES))
+    end
   end
   return lines
 end
@@ -198,7 +208,9 @@ function M.item_lines(item)
   else
     lines = vim.list_extend({ "## Dline" }, M.split(text))
   end
-  if item.checkpointId and item.checkpointId ~= "" then table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind)) end
+  if item.checkpointId and item.checkpointId ~= "" then
+    table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind))
+  end
   table.insert(lines, "")
   return lines
 end
@@ -212,9 +224,7 @@ function M.checkpoint_line(id, kind)
 end
 
 --- The checkpoint id prefix on a marker line, or nil.
-function M.checkpoint_on_line(line)
-  return line and line:match("^── checkpoint (%x+)") or nil
-end
+function M.checkpoint_on_line(line) return line and line:match("^── checkpoint (%x+)") or nil end
 
 -- The question --------------------------------------------------------------------------
 
@@ -240,7 +250,8 @@ function M.ask_lines(state)
     end
     if (c.workingDirectory or "") ~= "" then table.insert(lines, "   in " .. M.one_line(c.workingDirectory)) end
   else
-    lines = { ">> Approve " .. M.one_line(a.summary) .. "?  ga approve · gr deny · gA / gR with feedback · gp preview" }
+    lines =
+      { ">> Approve " .. M.one_line(a.summary) .. "?  ga approve · gr deny · gA / gR with feedback · gp preview" }
     for _, edit in ipairs(a.edits or {}) do
       table.insert(lines, ("   %s %s"):format(M.one_line(edit.path), M.edit_stat(edit)))
     end

@@ -64,11 +64,15 @@ function M.new(task_id, title)
   }
 end
 
-M.TERMINAL = { TASK_STATUS_COMPLETED = true, TASK_STATUS_CANCELLED = true, TASK_STATUS_FAILED = true, TASK_STATUS_INTERRUPTED = true, TASK_STATUS_DAMAGED = true }
+M.TERMINAL = {
+  TASK_STATUS_COMPLETED = true,
+  TASK_STATUS_CANCELLED = true,
+  TASK_STATUS_FAILED = true,
+  TASK_STATUS_INTERRUPTED = true,
+  TASK_STATUS_DAMAGED = true,
+}
 
-function H.num(v)
-  return tonumber(v) or 0
-end
+function H.num(v) return tonumber(v) or 0 end
 
 --- Loads a GetTaskResponse (Connect JSON): rows, status, pending question, usage totals.
 --- A task marked running or waiting that no sidecar runs (owner pid 0) is interrupted: its
@@ -88,8 +92,15 @@ function M.load(state, res)
     -- Complete as stored: deltas of a replayed stream must not append to it again.
     item.final = not msg.partial
   end
-  if res.pendingAsk and res.pendingAsk.askId and state.status ~= "TASK_STATUS_INTERRUPTED" then state.pending_ask = res.pendingAsk end
-  state.usage = { tokensIn = H.num(task.tokensIn), tokensOut = H.num(task.tokensOut), cost = tonumber(task.cost) or 0, costUnknown = task.costUnknown == true }
+  if res.pendingAsk and res.pendingAsk.askId and state.status ~= "TASK_STATUS_INTERRUPTED" then
+    state.pending_ask = res.pendingAsk
+  end
+  state.usage = {
+    tokensIn = H.num(task.tokensIn),
+    tokensOut = H.num(task.tokensOut),
+    cost = tonumber(task.cost) or 0,
+    costUnknown = task.costUnknown == true,
+  }
   state.base_seq = H.num(res.lastSeq)
   return state
 end
@@ -105,9 +116,7 @@ function M.flush(item)
 end
 
 --- The row with `id` (its text complete), or nil.
-function M.item(state, id)
-  return M.flush(state.index[id])
-end
+function M.item(state, id) return M.flush(state.index[id]) end
 
 --- The rows, in order, their texts complete.
 function M.items(state)
@@ -189,7 +198,13 @@ function M.apply(state, event)
     local notice = state.notice ~= ""
     state.notice = ""
     if not item then
-      H.upsert(state, { id = d.messageId, role = "MESSAGE_ROLE_ASSISTANT", kind = event.reasoningDelta and "reasoning" or "text", text = d.text or "", partial = true })
+      H.upsert(state, {
+        id = d.messageId,
+        role = "MESSAGE_ROLE_ASSISTANT",
+        kind = event.reasoningDelta and "reasoning" or "text",
+        text = d.text or "",
+        partial = true,
+      })
       return { items = { d.messageId }, notice = notice }
     end
     item.parts = item.parts or {}
@@ -279,7 +294,13 @@ function M.apply(state, event)
   elseif event.checkpointStatus then
     local c = event.checkpointStatus
     local name = (c.state or ""):gsub("^CHECKPOINT_STATE_", ""):lower()
-    state.checkpoints = { state = name, message = c.message or "", phase = c.phase or "", filesDone = H.num(c.filesDone), filesTotal = H.num(c.filesTotal) }
+    state.checkpoints = {
+      state = name,
+      message = c.message or "",
+      phase = c.phase or "",
+      filesDone = H.num(c.filesDone),
+      filesTotal = H.num(c.filesTotal),
+    }
     return { header = true }
   elseif event.rewound then
     local after = event.rewound.afterMessageId or ""

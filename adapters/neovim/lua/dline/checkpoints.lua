@@ -9,13 +9,15 @@
 local M = {}
 local H = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 --- The restore menu: option, menu text, mode (docs/checkpoints.md, "Restoring a checkpoint").
 M.RESTORE_OPTIONS = {
-  { label = "Restore Files & Task", description = "Revert files and clear messages after this point", mode = "RESTORE_MODE_FILES_AND_TASK" },
+  {
+    label = "Restore Files & Task",
+    description = "Revert files and clear messages after this point",
+    mode = "RESTORE_MODE_FILES_AND_TASK",
+  },
   { label = "Restore Files Only", description = "Revert files to this checkpoint", mode = "RESTORE_MODE_FILES" },
   { label = "Restore Task Only", description = "Clear messages after this point", mode = "RESTORE_MODE_TASK" },
 }
@@ -30,16 +32,19 @@ function M.restore_options(checkpoint)
   return vim.deepcopy(M.RESTORE_OPTIONS)
 end
 
-function H.kind_name(kind)
-  return (((kind or ""):gsub("^CHECKPOINT_KIND_", "")):lower():gsub("_", " "))
-end
+function H.kind_name(kind) return (((kind or ""):gsub("^CHECKPOINT_KIND_", "")):lower():gsub("_", " ")) end
 
 function H.describe(cp)
   local when = cp.createdAt and os.date("%Y-%m-%d %H:%M:%S", math.floor(tonumber(cp.createdAt) / 1000)) or ""
   local flags = {}
   if cp.restored then table.insert(flags, "restored") end
   if cp.hasFiles == false then table.insert(flags, "no files") end
-  return ("%s  %s  %s%s"):format(cp.id:sub(1, 8), when, H.kind_name(cp.kind), #flags > 0 and (" (" .. table.concat(flags, ", ") .. ")") or "")
+  return ("%s  %s  %s%s"):format(
+    cp.id:sub(1, 8),
+    when,
+    H.kind_name(cp.kind),
+    #flags > 0 and (" (" .. table.concat(flags, ", ") .. ")") or ""
+  )
 end
 
 --- Lists the checkpoints of `task_id`, newest first: `cb(err, checkpoints)`.
@@ -47,9 +52,7 @@ function M.list(task_id, cb)
   dline().session():call("CheckpointService", "ListCheckpoints", { taskId = task_id }, function(err, res)
     if err then return cb(err) end
     local list = res.checkpoints or {}
-    table.sort(list, function(a, b)
-      return tonumber(a.createdAt or "0") > tonumber(b.createdAt or "0")
-    end)
+    table.sort(list, function(a, b) return tonumber(a.createdAt or "0") > tonumber(b.createdAt or "0") end)
     cb(nil, list)
   end)
 end
@@ -58,12 +61,20 @@ end
 function M.pick(task_id, checkpoint_id, prompt, cb)
   M.list(task_id, function(err, list)
     if err then return dline().notify_error("checkpoints", err) end
-    if #list == 0 then return dline().notify("task " .. require("dline.ids").short(task_id) .. " has no checkpoints yet", vim.log.levels.WARN) end
+    if #list == 0 then
+      return dline().notify(
+        "task " .. require("dline.ids").short(task_id) .. " has no checkpoints yet",
+        vim.log.levels.WARN
+      )
+    end
     if checkpoint_id and checkpoint_id ~= "" then
       for _, cp in ipairs(list) do
         if cp.id == checkpoint_id or cp.id:sub(1, #checkpoint_id) == checkpoint_id then return cb(cp) end
       end
-      return dline().notify("no checkpoint " .. checkpoint_id .. " in task " .. require("dline.ids").short(task_id), vim.log.levels.ERROR)
+      return dline().notify(
+        "no checkpoint " .. checkpoint_id .. " in task " .. require("dline.ids").short(task_id),
+        vim.log.levels.ERROR
+      )
     end
     vim.ui.select(list, { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" }, function(cp)
       if cp then cb(cp) end
@@ -144,9 +155,7 @@ end
 
 --- Re-reads loaded buffers of files the restore rewrote or deleted; a buffer with unsaved
 --- changes is kept and the user told.
-function M.reload_buffers(root, paths)
-  require("dline.buffers").reload(root, paths, "The restore")
-end
+function M.reload_buffers(root, paths) require("dline.buffers").reload(root, paths, "The restore") end
 
 --- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
 function M.restore(task_id, cp, workspace_root, cb)
@@ -154,32 +163,37 @@ function M.restore(task_id, cp, workspace_root, cb)
   vim.ui.select(options, {
     prompt = "Restore checkpoint " .. cp.id:sub(1, 8),
     kind = "dline.restore",
-    format_item = function(o)
-      return o.label .. ": " .. o.description
-    end,
+    format_item = function(o) return o.label .. ": " .. o.description end,
   }, function(choice)
     if not choice then return cb and cb("cancelled") end
-    dline().session():call("CheckpointService", "Restore", { taskId = task_id, checkpointId = cp.id, mode = choice.mode }, function(err, res)
-      if err then
-        dline().notify_error("restore", err)
-        return cb and cb(err)
+    dline().session():call(
+      "CheckpointService",
+      "Restore",
+      { taskId = task_id, checkpointId = cp.id, mode = choice.mode },
+      function(err, res)
+        if err then
+          dline().notify_error("restore", err)
+          return cb and cb(err)
+        end
+        local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
+        M.reload_buffers(workspace_root, changed)
+        if res.fileError and res.fileError ~= "" then
+          dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
+        else
+          dline().notify(
+            ("%s: %d file(s) restored, %d deleted%s"):format(
+              choice.label,
+              #(res.restoredPaths or {}),
+              #(res.deletedPaths or {}),
+              res.conversationRestored and ", conversation restored" or ""
+            )
+          )
+        end
+        local controller = require("dline.task").get(task_id)
+        if controller and res.conversationRestored then controller:reload() end
+        if cb then cb(nil, res, choice) end
       end
-      local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
-      M.reload_buffers(workspace_root, changed)
-      if res.fileError and res.fileError ~= "" then
-        dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
-      else
-        dline().notify(("%s: %d file(s) restored, %d deleted%s"):format(
-          choice.label,
-          #(res.restoredPaths or {}),
-          #(res.deletedPaths or {}),
-          res.conversationRestored and ", conversation restored" or ""
-        ))
-      end
-      local controller = require("dline.task").get(task_id)
-      if controller and res.conversationRestored then controller:reload() end
-      if cb then cb(nil, res, choice) end
-    end)
+    )
   end)
 end
 
@@ -187,8 +201,16 @@ end
 
 --- The choices after editing a sent message (docs/checkpoints.md, "Editing a sent message").
 M.EDIT_OPTIONS = {
-  { label = "Restore Chat", description = "Rewind the conversation to just before this message and continue with the edited text", mode = "EDIT_MESSAGE_MODE_RESTORE_CHAT" },
-  { label = "Restore All", description = "Restore the conversation and the workspace files to this message's checkpoint", mode = "EDIT_MESSAGE_MODE_RESTORE_ALL" },
+  {
+    label = "Restore Chat",
+    description = "Rewind the conversation to just before this message and continue with the edited text",
+    mode = "EDIT_MESSAGE_MODE_RESTORE_CHAT",
+  },
+  {
+    label = "Restore All",
+    description = "Restore the conversation and the workspace files to this message's checkpoint",
+    mode = "EDIT_MESSAGE_MODE_RESTORE_ALL",
+  },
 }
 
 --- Edits one of the user's messages of task `task_id`: pick the message, change its text
@@ -198,15 +220,20 @@ function M.edit_message(task_id, workspace_root, cb)
     if err then return dline().notify_error("edit message", err) end
     local mine = {}
     for _, m in ipairs(res.messages or {}) do
-      if m.role == "MESSAGE_ROLE_USER" and (m.kind or "text") == "text" and (m.text or "") ~= "" then table.insert(mine, m) end
+      if m.role == "MESSAGE_ROLE_USER" and (m.kind or "text") == "text" and (m.text or "") ~= "" then
+        table.insert(mine, m)
+      end
     end
-    if #mine == 0 then return dline().notify("task " .. require("dline.ids").short(task_id) .. " has no message of yours to edit", vim.log.levels.WARN) end
+    if #mine == 0 then
+      return dline().notify(
+        "task " .. require("dline.ids").short(task_id) .. " has no message of yours to edit",
+        vim.log.levels.WARN
+      )
+    end
     vim.ui.select(mine, {
       prompt = "Edit which message?",
       kind = "dline.edit_message",
-      format_item = function(m)
-        return (m.text:gsub("\n", " ")):sub(1, 80)
-      end,
+      format_item = function(m) return (m.text:gsub("\n", " ")):sub(1, 80) end,
     }, function(msg)
       if not msg then return end
       vim.ui.input({ prompt = "Edited message: ", default = msg.text }, function(text)
@@ -215,26 +242,29 @@ function M.edit_message(task_id, workspace_root, cb)
         vim.ui.select(M.EDIT_OPTIONS, {
           prompt = "Apply the edit",
           kind = "dline.edit_mode",
-          format_item = function(o)
-            return o.label .. ": " .. o.description
-          end,
+          format_item = function(o) return o.label .. ": " .. o.description end,
         }, function(choice)
           if not choice then return end
-          dline().session():call("CheckpointService", "EditMessage", { taskId = task_id, messageId = msg.id, text = text, mode = choice.mode }, function(edit_err, edit_res)
-            if edit_err then
-              dline().notify_error("edit message", edit_err)
-              return cb and cb(edit_err)
+          dline().session():call(
+            "CheckpointService",
+            "EditMessage",
+            { taskId = task_id, messageId = msg.id, text = text, mode = choice.mode },
+            function(edit_err, edit_res)
+              if edit_err then
+                dline().notify_error("edit message", edit_err)
+                return cb and cb(edit_err)
+              end
+              if edit_res.fileError and edit_res.fileError ~= "" then
+                dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
+              end
+              -- Restore All gives no paths: every unmodified buffer whose file changed is re-read.
+              require("dline.buffers").reload_changed(workspace_root)
+              dline().notify(("%s: %s"):format(choice.label, edit_res.restored and "done" or "nothing restored"))
+              local controller = require("dline.task").get(task_id)
+              if controller then controller:reload() end
+              if cb then cb(nil, edit_res, choice) end
             end
-            if edit_res.fileError and edit_res.fileError ~= "" then
-              dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
-            end
-            -- Restore All gives no paths: every unmodified buffer whose file changed is re-read.
-            require("dline.buffers").reload_changed(workspace_root)
-            dline().notify(("%s: %s"):format(choice.label, edit_res.restored and "done" or "nothing restored"))
-            local controller = require("dline.task").get(task_id)
-            if controller then controller:reload() end
-            if cb then cb(nil, edit_res, choice) end
-          end)
+          )
         end)
       end)
     end)

@@ -3,18 +3,16 @@
 local M = {}
 local H = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
-local function task_mod()
-  return require("dline.task")
-end
+local function task_mod() return require("dline.task") end
 
 --- The current task's controller, or a warning.
 function H.current()
   local controller = task_mod().current()
-  if not controller then dline().notify("no task: start one with :Dline new {prompt} or pick one with :Dline history", vim.log.levels.WARN) end
+  if not controller then
+    dline().notify("no task: start one with :Dline new {prompt} or pick one with :Dline history", vim.log.levels.WARN)
+  end
   return controller
 end
 
@@ -67,7 +65,9 @@ H.subcommands = {
       local sidebar = require("dline.sidebar")
       local buf = vim.api.nvim_get_current_buf()
       local first, last = opts.line1, opts.line2
-      if (opts.range or 0) == 0 then first, last = 1, vim.api.nvim_buf_line_count(buf) end
+      if (opts.range or 0) == 0 then
+        first, last = 1, vim.api.nvim_buf_line_count(buf)
+      end
       local block = context.range_block(buf, first, last)
       local input = sidebar.input_buffer()
       local lines = vim.api.nvim_buf_get_lines(input, 0, -1, false)
@@ -122,9 +122,7 @@ H.subcommands = {
   },
   history = {
     desc = "pick a task to open, resume, favourite or delete: :Dline history [query]",
-    run = function(args)
-      require("dline.history").open(table.concat(args, " "))
-    end,
+    run = function(args) require("dline.history").open(table.concat(args, " ")) end,
   },
   checkpoints = {
     desc = "list the current task's checkpoints, then compare or restore one",
@@ -145,9 +143,7 @@ H.subcommands = {
     run = function(args)
       H.with_task(function(task_id, root)
         local cps = require("dline.checkpoints")
-        cps.pick(task_id, args[1], "Compare with checkpoint", function(cp)
-          cps.compare(task_id, cp, root)
-        end)
+        cps.pick(task_id, args[1], "Compare with checkpoint", function(cp) cps.compare(task_id, cp, root) end)
       end)
     end,
   },
@@ -156,49 +152,35 @@ H.subcommands = {
     run = function(args)
       H.with_task(function(task_id, root)
         local cps = require("dline.checkpoints")
-        cps.pick(task_id, args[1], "Restore checkpoint", function(cp)
-          cps.restore(task_id, cp, root)
-        end)
+        cps.pick(task_id, args[1], "Restore checkpoint", function(cp) cps.restore(task_id, cp, root) end)
       end)
     end,
   },
   edit = {
     desc = "edit a message you sent, then Restore Chat or Restore All",
     run = function()
-      H.with_task(function(task_id, root)
-        require("dline.checkpoints").edit_message(task_id, root)
-      end)
+      H.with_task(function(task_id, root) require("dline.checkpoints").edit_message(task_id, root) end)
     end,
   },
   settings = {
     desc = "edit the global settings (JSON; :write saves)",
-    run = function()
-      require("dline.settings").open()
-    end,
+    run = function() require("dline.settings").open() end,
   },
   capabilities = {
     desc = "list rules, workflows, skills, subagents, hooks and MCP servers; toggle one in this workspace",
-    run = function()
-      require("dline.capabilities").open()
-    end,
+    run = function() require("dline.capabilities").open() end,
   },
   trust = {
     desc = "trust this workspace (after a confirmation): its hooks and MCP servers may run",
-    run = function()
-      require("dline.capabilities").set_trust(true)
-    end,
+    run = function() require("dline.capabilities").set_trust(true) end,
   },
   untrust = {
     desc = "stop trusting this workspace: its hooks and MCP servers do not run",
-    run = function()
-      require("dline.capabilities").set_trust(false)
-    end,
+    run = function() require("dline.capabilities").set_trust(false) end,
   },
   ["import-cline"] = {
     desc = "import Cline's tasks (read-only)",
-    run = function()
-      require("dline.import").run()
-    end,
+    run = function() require("dline.import").run() end,
   },
   restart = {
     desc = "restart the sidecar (also after it gave up)",
@@ -209,9 +191,7 @@ H.subcommands = {
   },
   log = {
     desc = "open the plugin's log file",
-    run = function()
-      vim.cmd("split " .. vim.fn.fnameescape(dline().config().log_file))
-    end,
+    run = function() vim.cmd("split " .. vim.fn.fnameescape(dline().config().log_file)) end,
   },
 }
 H.subcommands.task = H.subcommands.new
@@ -237,7 +217,10 @@ function M.run(opts)
   end
   local sub = H.subcommands[name]
   if not sub then
-    return dline().notify(("unknown command '%s'; one of: %s"):format(name, table.concat(M.names(), ", ")), vim.log.levels.ERROR)
+    return dline().notify(
+      ("unknown command '%s'; one of: %s"):format(name, table.concat(M.names(), ", ")),
+      vim.log.levels.ERROR
+    )
   end
   local ok, err = pcall(sub.run, args, opts)
   if not ok then dline().notify(name .. ": " .. tostring(err), vim.log.levels.ERROR) end
@@ -246,9 +229,7 @@ end
 function M.complete(arg_lead, cmd_line)
   local words = vim.split(cmd_line, "%s+", { trimempty = true })
   local function starting(list)
-    return vim.tbl_filter(function(n)
-      return n:sub(1, #arg_lead) == arg_lead
-    end, list)
+    return vim.tbl_filter(function(n) return n:sub(1, #arg_lead) == arg_lead end, list)
   end
   -- The subcommand is the word after "Dline" (a range may come before it).
   local at = 1
@@ -257,7 +238,9 @@ function M.complete(arg_lead, cmd_line)
   end
   local count = #words - at
   if count == 0 or (count == 1 and arg_lead ~= "") then return starting(M.names()) end
-  if words[at + 1] == "profile" and (count == 1 or (count == 2 and arg_lead ~= "")) then return starting({ "add", "list", "rm" }) end
+  if words[at + 1] == "profile" and (count == 1 or (count == 2 and arg_lead ~= "")) then
+    return starting({ "add", "list", "rm" })
+  end
   return {}
 end
 

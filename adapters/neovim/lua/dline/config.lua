@@ -53,24 +53,32 @@ H.schema = {
   request_timeout_ms = { "number" },
   restart = {
     "table",
-    fields = { max_restarts = { "number" }, window_ms = { "number" }, base_delay_ms = { "number" }, max_delay_ms = { "number" } },
+    fields = {
+      max_restarts = { "number" },
+      window_ms = { "number" },
+      base_delay_ms = { "number" },
+      max_delay_ms = { "number" },
+    },
   },
   profile_id = { "string" },
-  chat = { "table", fields = { position = { "string" }, width = { "number" }, height = { "number" }, input_height = { "number" } } },
+  chat = {
+    "table",
+    fields = { position = { "string" }, width = { "number" }, height = { "number" }, input_height = { "number" } },
+  },
   compare = { "table", fields = { max_tabs = { "number" } } },
   prompt_on_ask = { "boolean" },
   preview = { "boolean" },
 }
 
 function H.check(schema, value, prefix)
-  if type(value) ~= "table" then error(("(dline) setup: %s must be a table, got %s"):format(prefix ~= "" and prefix or "options", type(value)), 0) end
+  if type(value) ~= "table" then
+    error(("(dline) setup: %s must be a table, got %s"):format(prefix ~= "" and prefix or "options", type(value)), 0)
+  end
   for key, v in pairs(value) do
     local name = prefix == "" and key or (prefix .. "." .. key)
     local spec = schema[key]
     if not spec then error(("(dline) setup: unknown option '%s'"):format(name), 0) end
-    if type(v) ~= spec[1] then
-      error(("(dline) setup: '%s' must be a %s, got %s"):format(name, spec[1], type(v)), 0)
-    end
+    if type(v) ~= spec[1] then error(("(dline) setup: '%s' must be a %s, got %s"):format(name, spec[1], type(v)), 0) end
     if spec.fields then H.check(spec.fields, v, name) end
   end
 end
@@ -85,7 +93,12 @@ function M.resolve(user)
   end
   local positions = { right = true, left = true, below = true, tab = true, current = true }
   if not positions[merged.chat.position] then
-    error(("(dline) setup: 'chat.position' must be right, left, below, tab or current, got '%s'"):format(merged.chat.position), 0)
+    error(
+      ("(dline) setup: 'chat.position' must be right, left, below, tab or current, got '%s'"):format(
+        merged.chat.position
+      ),
+      0
+    )
   end
   return merged
 end

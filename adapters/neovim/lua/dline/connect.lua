@@ -40,9 +40,7 @@ H.code_for_http = {
 ---@param code string
 ---@param message string
 ---@return dline.RpcError
-function M.error(code, message, details)
-  return { code = code, message = message, details = details }
-end
+function M.error(code, message, details) return { code = code, message = message, details = details } end
 
 --- The machine-readable reason of an error (a dline.v1.ErrorDetail in its details), e.g.
 --- "ERROR_REASON_NO_MODEL" when no model is set up yet; nil when it has none.
@@ -116,9 +114,7 @@ function H.headers(self, content_type, extra)
   return headers
 end
 
-function H.path(service, method)
-  return ("/%s.%s/%s"):format(M.package, service, method)
-end
+function H.path(service, method) return ("/%s.%s/%s"):format(M.package, service, method) end
 
 -- Unary ---------------------------------------------------------------------------------
 
@@ -140,9 +136,7 @@ function M.unary(self, service, method, request, callback, opts)
       timer:stop()
       if not timer:is_closing() then timer:close() end
     end
-    vim.schedule(function()
-      callback(err, response)
-    end)
+    vim.schedule(function() callback(err, response) end)
   end
   local status = 0
   local chunks = {}
@@ -151,12 +145,8 @@ function M.unary(self, service, method, request, callback, opts)
     path = H.path(service, method),
     headers = H.headers(self, "application/json", { { "Connect-Timeout-Ms", tostring(timeout_ms) } }),
     body = M.encode(request),
-    on_headers = function(s)
-      status = s
-    end,
-    on_body = function(data)
-      chunks[#chunks + 1] = data
-    end,
+    on_headers = function(s) status = s end,
+    on_body = function(data) chunks[#chunks + 1] = data end,
     on_complete = function()
       local body = table.concat(chunks)
       if status ~= 200 then return finish(H.unary_error(status, body)) end
@@ -166,9 +156,7 @@ function M.unary(self, service, method, request, callback, opts)
       end
       finish(nil, value)
     end,
-    on_error = function(message)
-      finish(M.error("unavailable", message))
-    end,
+    on_error = function(message) finish(M.error("unavailable", message)) end,
   })
   timer = (vim.uv or vim.loop).new_timer()
   timer:start(timeout_ms, 0, function()
@@ -275,7 +263,9 @@ function M.stream(self, service, method, request, handlers)
     if bit.band(flags, envelope.FLAG_END_STREAM) ~= 0 then
       local value, decode_err = H.decode(payload)
       if type(value) ~= "table" then
-        return finish(M.error("internal", "the sidecar sent an end-of-stream message that is not JSON: " .. tostring(decode_err)))
+        return finish(
+          M.error("internal", "the sidecar sent an end-of-stream message that is not JSON: " .. tostring(decode_err))
+        )
       end
       local e = value.error
       if type(e) == "table" then
@@ -292,9 +282,7 @@ function M.stream(self, service, method, request, handlers)
     path = H.path(service, method),
     headers = H.headers(self, "application/connect+json"),
     body = envelope.encode(0, M.encode(request)),
-    on_headers = function(s)
-      status = s
-    end,
+    on_headers = function(s) status = s end,
     on_body = function(data)
       if ended then return end
       if status ~= 200 then
@@ -335,8 +323,6 @@ function M.stream(self, service, method, request, handlers)
   }
 end
 
-function M.close(self)
-  self.transport:close()
-end
+function M.close(self) self.transport:close() end
 
 return M

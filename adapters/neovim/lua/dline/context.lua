@@ -32,9 +32,7 @@ function M.origin_buffer()
   if H.origin and vim.api.nvim_buf_is_valid(H.origin) then return H.origin end
 end
 
-function H.relative(name)
-  return vim.fn.fnamemodify(name, ":~:.")
-end
+function H.relative(name) return vim.fn.fnamemodify(name, ":~:.") end
 
 function H.fence(lines)
   -- A fence longer than any backtick run in the text.
@@ -49,7 +47,10 @@ end
 
 function H.block(header, filetype, lines)
   local fence = H.fence(lines)
-  return table.concat(vim.list_extend({ header, fence .. (filetype or "") }, vim.list_extend(vim.deepcopy(lines), { fence })), "\n")
+  return table.concat(
+    vim.list_extend({ header, fence .. (filetype or "") }, vim.list_extend(vim.deepcopy(lines), { fence })),
+    "\n"
+  )
 end
 
 --- The block for lines `first`..`last` (1-based, inclusive) of buffer `buf`.
@@ -64,7 +65,11 @@ end
 --- The whole of buffer `buf` as a block (unsaved changes included).
 function M.buffer_block(buf)
   local name = vim.api.nvim_buf_get_name(buf)
-  return H.block(("File: %s"):format(name ~= "" and H.relative(name) or ("buffer " .. buf)), vim.bo[buf].filetype, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+  return H.block(
+    ("File: %s"):format(name ~= "" and H.relative(name) or ("buffer " .. buf)),
+    vim.bo[buf].filetype,
+    vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  )
 end
 
 --- A file as a block: its loaded buffer when there is one (what you see), else the file.
@@ -77,7 +82,9 @@ function M.file_block(path)
   if lines[#lines] == "" then table.remove(lines) end
   -- 0.8+; 0.7's vim.filetype.match(name, buf) sets the filetype of a buffer instead.
   local ok, ft = false, nil
-  if vim.fn.has("nvim-0.8") == 1 then ok, ft = pcall(vim.filetype.match, { filename = full }) end
+  if vim.fn.has("nvim-0.8") == 1 then
+    ok, ft = pcall(vim.filetype.match, { filename = full })
+  end
   return H.block(("File: %s"):format(H.relative(full)), ok and ft or "", lines)
 end
 

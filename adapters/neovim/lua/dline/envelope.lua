@@ -90,9 +90,7 @@ function M.new_decoder(on_message)
     return nil
   end
 
-  function self.buffered(_)
-    return #buf - pos + 1 + pending_bytes
-  end
+  function self.buffered(_) return #buf - pos + 1 + pending_bytes end
 
   return self
 end

@@ -46,10 +46,10 @@ function H.call(session, service, method, request, ms)
   session:call(service, method, request, function(e, r)
     done, err, res = true, e, r
   end, { timeout_ms = ms })
-  vim.wait(ms + 500, function()
-    return done
-  end, 20)
-  if not done then return { code = "deadline_exceeded", message = "no answer within " .. math.floor(ms / 1000) .. " s" } end
+  vim.wait(ms + 500, function() return done end, 20)
+  if not done then
+    return { code = "deadline_exceeded", message = "no answer within " .. math.floor(ms / 1000) .. " s" }
+  end
   return err, res
 end
 
@@ -65,7 +65,9 @@ end
 function H.check_model(r, dline, found)
   r.start("Model")
   local config = dline.config()
-  if found.err then return r.error("cannot ask the sidecar for its profiles: " .. require("dline.connect").format_error(found.err)) end
+  if found.err then
+    return r.error("cannot ask the sidecar for its profiles: " .. require("dline.connect").format_error(found.err))
+  end
   local profiles = found.profiles
   local advice = {
     ":Dline profile add sets up a model (provider, model, base URL, key)",
@@ -74,19 +76,25 @@ function H.check_model(r, dline, found)
   if #profiles == 0 then return r.warn("no model is configured: a new task fails until one is", advice) end
   local default = config.profile_id ~= "" and config.profile_id or found.default
   for _, p in ipairs(profiles) do
-    local from = p.source == "PROFILE_SOURCE_ENVIRONMENT" and ", from the sidecar's environment (this session only)" or ""
+    local from = p.source == "PROFILE_SOURCE_ENVIRONMENT" and ", from the sidecar's environment (this session only)"
+      or ""
     local mark = p.id == default and " (new tasks use it)" or ""
     local keyless = p.source ~= "PROFILE_SOURCE_ENVIRONMENT" and not (p.secretsSet and #p.secretsSet > 0)
-    local line = ("%s: %s %s at %s%s%s"):format(p.id, p.provider, p.model, p.baseUrl ~= "" and p.baseUrl or "the provider's default URL", from, mark)
+    local line = ("%s: %s %s at %s%s%s"):format(
+      p.id,
+      p.provider,
+      p.model,
+      p.baseUrl ~= "" and p.baseUrl or "the provider's default URL",
+      from,
+      mark
+    )
     if keyless then
       r.warn(line .. ": no API key is set", { "fine for a local server; otherwise :Dline profile add stores one" })
     else
       r.ok(line)
     end
   end
-  if default ~= "" and not vim.tbl_contains(vim.tbl_map(function(p)
-    return p.id
-  end, profiles), default) then
+  if default ~= "" and not vim.tbl_contains(vim.tbl_map(function(p) return p.id end, profiles), default) then
     r.warn(("new tasks use profile '%s', which does not exist"):format(default), advice)
   end
 end
@@ -115,7 +123,8 @@ function M.check()
     })
   end
   -- The model check asks the sidecar (and so starts it) first: the state below is then current.
-  local profiles = path and H.profiles(dline) or { err = { code = "failed_precondition", message = "dline-core not found" } }
+  local profiles = path and H.profiles(dline)
+    or { err = { code = "failed_precondition", message = "dline-core not found" } }
   local session = dline.has_session() and dline.session() or nil
   if not session then
     r.info("not started in this editor (it starts on the first :Dline command)")
@@ -123,14 +132,19 @@ function M.check()
     local state = session:state()
     if state == "running" and session.sidecar.handshake then
       local hs = session.sidecar.handshake
-      r.ok(("running: version %s, protocol %s, pid %s, %s"):format(tostring(hs.version), tostring(hs.protocol), tostring(hs.pid), hs.url))
+      r.ok(
+        ("running: version %s, protocol %s, pid %s, %s"):format(
+          tostring(hs.version),
+          tostring(hs.protocol),
+          tostring(hs.pid),
+          hs.url
+        )
+      )
       local done, err, health = false, nil, nil
       session:call("SystemService", "Health", {}, function(e, res)
         done, err, health = true, e, res
       end, { timeout_ms = 2000 })
-      vim.wait(2500, function()
-        return done
-      end, 20)
+      vim.wait(2500, function() return done end, 20)
       if err then
         r.error("Health call failed: " .. require("dline.connect").format_error(err))
       elseif health then
@@ -139,7 +153,10 @@ function M.check()
         r.warn("Health did not answer within 2 s")
       end
     elseif state == "failed" then
-      r.error("failed: " .. tostring(session.sidecar.last_error), { ":Dline restart tries again; see " .. config.sidecar_log_file })
+      r.error(
+        "failed: " .. tostring(session.sidecar.last_error),
+        { ":Dline restart tries again; see " .. config.sidecar_log_file }
+      )
     else
       r.warn(state .. (session.sidecar and session.sidecar.last_error and (": " .. session.sidecar.last_error) or ""))
     end
@@ -158,7 +175,10 @@ function M.check()
   local info = session and session.info
   local home = vim.env.HOME or ""
   local roots = {
-    { "data root", info and info.dataRoot or (vim.env.DLINE_DIR and (vim.env.DLINE_DIR .. "/data")) or (home .. "/.dline/data") },
+    {
+      "data root",
+      info and info.dataRoot or (vim.env.DLINE_DIR and (vim.env.DLINE_DIR .. "/data")) or (home .. "/.dline/data"),
+    },
     { "resource home", info and info.homeRoot or vim.env.DLINE_HOME_DIR or (home .. "/.dline") },
     { "documents root", info and info.documentsRoot or vim.env.DLINE_DOCS_DIR or (home .. "/Documents/dline") },
   }

@@ -7,9 +7,7 @@
 local M = {}
 local H = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 M.ACTIONS = { "Open", "Resume", "Toggle favourite", "Delete" }
 
@@ -18,16 +16,21 @@ M.RESUMABLE = { TASK_STATUS_INTERRUPTED = true, TASK_STATUS_CANCELLED = true, TA
 
 --- The actions offered for `task`: no Resume for a completed (or running) task.
 function M.actions(task)
-  return vim.tbl_filter(function(a)
-    return a ~= "Resume" or M.RESUMABLE[task.status] == true
-  end, M.ACTIONS)
+  return vim.tbl_filter(function(a) return a ~= "Resume" or M.RESUMABLE[task.status] == true end, M.ACTIONS)
 end
 
 function H.describe(task)
   local status = ((task.status or ""):gsub("^TASK_STATUS_", "")):lower()
   local when = task.updatedAt and os.date("%Y-%m-%d %H:%M", math.floor(tonumber(task.updatedAt) / 1000)) or ""
   local id = require("dline.ids").short(task.id)
-  return ("%s%s  %s  [%s]  %s  %s"):format(task.favorite and "★ " or "", id, task.title ~= "" and task.title or "", status, when, task.workspaceRoot or "")
+  return ("%s%s  %s  [%s]  %s  %s"):format(
+    task.favorite and "★ " or "",
+    id,
+    task.title ~= "" and task.title or "",
+    status,
+    when,
+    task.workspaceRoot or ""
+  )
 end
 
 --- Lists tasks: `cb(err, tasks)`. `opts`: query, favorites_only, workspace_root.
@@ -58,18 +61,20 @@ function M.delete(task_ids, cb)
     local controller = require("dline.task").get(id)
     if controller and controller.watch then controller.watch.close() end
   end
-  dline().session():call("TaskService", "DeleteTasks", { taskIds = task_ids, mode = "DELETE_MODE_SELECTED" }, function(err, res)
-    if err then
-      dline().notify_error("delete", err)
-      return cb and cb(err)
-    end
-    for _, id in ipairs(res.deletedTaskIds or {}) do
-      local controller = require("dline.task").get(id)
-      if controller then controller.chat:close() end
-    end
-    dline().notify(("deleted %d task(s)"):format(#(res.deletedTaskIds or {})))
-    if cb then cb(nil, res.deletedTaskIds or {}) end
-  end)
+  dline()
+    .session()
+    :call("TaskService", "DeleteTasks", { taskIds = task_ids, mode = "DELETE_MODE_SELECTED" }, function(err, res)
+      if err then
+        dline().notify_error("delete", err)
+        return cb and cb(err)
+      end
+      for _, id in ipairs(res.deletedTaskIds or {}) do
+        local controller = require("dline.task").get(id)
+        if controller then controller.chat:close() end
+      end
+      dline().notify(("deleted %d task(s)"):format(#(res.deletedTaskIds or {})))
+      if cb then cb(nil, res.deletedTaskIds or {}) end
+    end)
 end
 
 --- Runs one action on `task`.
@@ -83,13 +88,17 @@ function M.act(task, action, cb)
   elseif action == "Toggle favourite" then
     M.set_favorite(task, not task.favorite, cb)
   elseif action == "Delete" then
-    vim.ui.select({ "Delete", "Cancel" }, { prompt = "Delete task " .. (task.title or task.id) .. "?", kind = "dline.confirm" }, function(choice)
-      if choice == "Delete" then
-        M.delete({ task.id }, cb)
-      elseif cb then
-        cb("cancelled")
+    vim.ui.select(
+      { "Delete", "Cancel" },
+      { prompt = "Delete task " .. (task.title or task.id) .. "?", kind = "dline.confirm" },
+      function(choice)
+        if choice == "Delete" then
+          M.delete({ task.id }, cb)
+        elseif cb then
+          cb("cancelled")
+        end
       end
-    end)
+    )
   end
 end
 
@@ -97,7 +106,9 @@ end
 function M.open(query, cb)
   M.list({ query = query }, function(err, tasks)
     if err then return dline().notify_error("history", err) end
-    if #tasks == 0 then return dline().notify("no tasks" .. (query and query ~= "" and (" matching " .. query) or "")) end
+    if #tasks == 0 then
+      return dline().notify("no tasks" .. (query and query ~= "" and (" matching " .. query) or ""))
+    end
     vim.ui.select(tasks, { prompt = "Dline history", format_item = H.describe, kind = "dline.history" }, function(task)
       if not task then return end
       vim.ui.select(M.actions(task), { prompt = H.describe(task), kind = "dline.history_action" }, function(action)

@@ -6,9 +6,7 @@
 
 local M = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 function M.run(cb)
   dline().session():call("ImportService", "DiscoverCline", {}, function(err, res)
@@ -25,26 +23,30 @@ function M.run(cb)
       return cb and cb(nil, { results = {} })
     end
     local yes = ("Import %d Cline task(s)"):format(importable)
-    vim.ui.select({ yes, "Cancel" }, { prompt = "Import from Cline (read-only)", kind = "dline.confirm" }, function(choice)
-      if choice ~= yes then return cb and cb("cancelled") end
-      dline().session():call("ImportService", "ImportCline", { all = true }, function(import_err, result)
-        if import_err then
-          dline().notify_error("import-cline", import_err)
-          return cb and cb(import_err)
-        end
-        local counts = {}
-        for _, r in ipairs(result.results or {}) do
-          counts[r.outcome or "?"] = (counts[r.outcome or "?"] or 0) + 1
-        end
-        local parts = {}
-        for outcome, n in pairs(counts) do
-          table.insert(parts, n .. " " .. outcome)
-        end
-        table.sort(parts)
-        dline().notify("import-cline: " .. (#parts > 0 and table.concat(parts, ", ") or "nothing imported"))
-        if cb then cb(nil, result) end
-      end)
-    end)
+    vim.ui.select(
+      { yes, "Cancel" },
+      { prompt = "Import from Cline (read-only)", kind = "dline.confirm" },
+      function(choice)
+        if choice ~= yes then return cb and cb("cancelled") end
+        dline().session():call("ImportService", "ImportCline", { all = true }, function(import_err, result)
+          if import_err then
+            dline().notify_error("import-cline", import_err)
+            return cb and cb(import_err)
+          end
+          local counts = {}
+          for _, r in ipairs(result.results or {}) do
+            counts[r.outcome or "?"] = (counts[r.outcome or "?"] or 0) + 1
+          end
+          local parts = {}
+          for outcome, n in pairs(counts) do
+            table.insert(parts, n .. " " .. outcome)
+          end
+          table.sort(parts)
+          dline().notify("import-cline: " .. (#parts > 0 and table.concat(parts, ", ") or "nothing imported"))
+          if cb then cb(nil, result) end
+        end)
+      end
+    )
   end)
 end
 

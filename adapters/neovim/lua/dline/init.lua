@@ -60,14 +60,10 @@ function M.session()
 end
 
 --- Whether a session exists (for :checkhealth, which must not start one).
-function M.has_session()
-  return H.state.session ~= nil
-end
+function M.has_session() return H.state.session ~= nil end
 
 --- Shows a message prefixed "(dline)".
-function M.notify(message, level)
-  vim.notify("(dline) " .. message, level or vim.log.levels.INFO)
-end
+function M.notify(message, level) vim.notify("(dline) " .. message, level or vim.log.levels.INFO) end
 
 --- Shows an RPC error cleanly: "(dline) what: code: message".
 function M.notify_error(what, err)

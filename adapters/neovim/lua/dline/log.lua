@@ -99,13 +99,9 @@ function H.Logger.log(self, level, message)
 end
 
 for name in pairs(M.levels) do
-  H.Logger[name] = function(self, message)
-    self:log(name, message)
-  end
+  H.Logger[name] = function(self, message) self:log(name, message) end
 end
 
-function H.Logger.close(self)
-  self.appender:close()
-end
+function H.Logger.close(self) self.appender:close() end
 
 return M

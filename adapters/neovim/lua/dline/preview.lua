@@ -37,7 +37,20 @@ end
 
 --- Window options a new window copies from the one it was opened from (the chat sidebar sets
 --- them): a preview window takes the global values, so it folds and numbers like any other.
-H.inherited = { "foldmethod", "foldexpr", "foldtext", "foldlevel", "fillchars", "wrap", "linebreak", "number", "relativenumber", "signcolumn", "winfixwidth", "winfixheight" }
+H.inherited = {
+  "foldmethod",
+  "foldexpr",
+  "foldtext",
+  "foldlevel",
+  "fillchars",
+  "wrap",
+  "linebreak",
+  "number",
+  "relativenumber",
+  "signcolumn",
+  "winfixwidth",
+  "winfixheight",
+}
 
 function H.plain_window(win)
   vim.api.nvim_win_call(win, function()
@@ -57,9 +70,12 @@ end
 
 function H.keymaps(buf, answer)
   for _, key in ipairs(M.KEYS) do
-    vim.keymap.set("n", key[1], function()
-      answer(key[2])
-    end, { buffer = buf, desc = "Dline: " .. key[3], nowait = true })
+    vim.keymap.set(
+      "n",
+      key[1],
+      function() answer(key[2]) end,
+      { buffer = buf, desc = "Dline: " .. key[3], nowait = true }
+    )
   end
 end
 
@@ -96,7 +112,11 @@ function M.open(ask, root, answer, opts)
     local current
     if edit.truncated then
       local status = ((edit.status or ""):gsub("^FILE_STATUS_", "")):lower()
-      current = H.scratch("dline://proposed/" .. edit.path, ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(edit.path, status), "")
+      current = H.scratch(
+        "dline://proposed/" .. edit.path,
+        ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(edit.path, status),
+        ""
+      )
       vim.api.nvim_win_set_buf(left_win, current)
       table.insert(preview.scratch, current)
     else
@@ -122,7 +142,15 @@ function M.open(ask, root, answer, opts)
     end
     -- Your own buffer keeps its keymaps: the keys answer from the proposed side.
     if vim.tbl_contains(preview.scratch, current) then H.keymaps(current, on_key) end
-    vim.api.nvim_echo({ { ("Dline proposes: %s %s  ga approve · gr deny · gA/gR with feedback · q close"):format(edit.path, render.edit_stat(edit)), "MoreMsg" } }, false, {})
+    vim.api.nvim_echo({
+      {
+        ("Dline proposes: %s %s  ga approve · gr deny · gA/gR with feedback · q close"):format(
+          edit.path,
+          render.edit_stat(edit)
+        ),
+        "MoreMsg",
+      },
+    }, false, {})
   end
 
   local closed = false
@@ -132,9 +160,7 @@ function M.open(ask, root, answer, opts)
     for _, tab in ipairs(preview.tabs) do
       if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
         for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
-          pcall(vim.api.nvim_win_call, win, function()
-            vim.cmd("diffoff")
-          end)
+          pcall(vim.api.nvim_win_call, win, function() vim.cmd("diffoff") end)
         end
         local number = vim.api.nvim_tabpage_get_number(tab)
         pcall(vim.cmd, "tabclose " .. number)

@@ -9,13 +9,23 @@
 local M = {}
 local H = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 M.PROVIDERS = {
-  { id = "anthropic", label = "Anthropic (Claude)", base_url = "https://api.anthropic.com", model = "claude-sonnet-4-5", window = 200000 },
-  { id = "openai", label = "OpenAI or any OpenAI-compatible server (OpenRouter, Ollama, LM Studio, vLLM…)", base_url = "https://api.openai.com/v1", model = "gpt-4o-mini", window = 128000 },
+  {
+    id = "anthropic",
+    label = "Anthropic (Claude)",
+    base_url = "https://api.anthropic.com",
+    model = "claude-sonnet-4-5",
+    window = 200000,
+  },
+  {
+    id = "openai",
+    label = "OpenAI or any OpenAI-compatible server (OpenRouter, Ollama, LM Studio, vLLM…)",
+    base_url = "https://api.openai.com/v1",
+    model = "gpt-4o-mini",
+    window = 128000,
+  },
 }
 
 --- vim.ui.input; `cb(text)` with the trimmed text, nil when dismissed.
@@ -48,9 +58,7 @@ function M.add(cb)
   vim.ui.select(M.PROVIDERS, {
     prompt = "Dline model provider",
     kind = "dline.provider",
-    format_item = function(p)
-      return p.label
-    end,
+    format_item = function(p) return p.label end,
   }, function(provider)
     if not provider then return cb("cancelled") end
     H.input("Model: ", provider.model, function(model)
@@ -61,7 +69,14 @@ function M.add(cb)
           if not name or name == "" then return cb("cancelled") end
           H.secret("API key (empty: none, e.g. a local server): ", function(key)
             if key == nil then return cb("cancelled") end
-            H.save({ id = H.slug(name), name = name, provider = provider.id, baseUrl = base_url, model = model, contextWindow = tostring(provider.window) }, key, cb)
+            H.save({
+              id = H.slug(name),
+              name = name,
+              provider = provider.id,
+              baseUrl = base_url,
+              model = model,
+              contextWindow = tostring(provider.window),
+            }, key, cb)
           end)
         end)
       end)
@@ -83,13 +98,18 @@ function H.save(profile, key, cb)
       end)
     end
     if key == "" then return finish() end
-    session:call("SettingsService", "SetSecret", { profileId = profile.id, name = "api_key", value = key }, function(secret_err)
-      if secret_err then
-        dline().notify_error("profile add: the API key", secret_err)
-        return cb(secret_err)
+    session:call(
+      "SettingsService",
+      "SetSecret",
+      { profileId = profile.id, name = "api_key", value = key },
+      function(secret_err)
+        if secret_err then
+          dline().notify_error("profile add: the API key", secret_err)
+          return cb(secret_err)
+        end
+        finish()
       end
-      finish()
-    end)
+    )
   end)
 end
 
@@ -97,22 +117,29 @@ end
 function H.ask_default(profile, done)
   M.list(function(err, profiles)
     if err then return done() end
-    local stored = vim.tbl_filter(function(p)
-      return p.source ~= "PROFILE_SOURCE_ENVIRONMENT"
-    end, profiles)
+    local stored = vim.tbl_filter(function(p) return p.source ~= "PROFILE_SOURCE_ENVIRONMENT" end, profiles)
     if #stored <= 1 then return M.set_default(profile.id, done) end
-    vim.ui.select({ "Yes", "No" }, { prompt = "Use " .. profile.name .. " for new tasks (the default profile)?", kind = "dline.confirm" }, function(choice)
-      if choice == "Yes" then return M.set_default(profile.id, done) end
-      done()
-    end)
+    vim.ui.select(
+      { "Yes", "No" },
+      { prompt = "Use " .. profile.name .. " for new tasks (the default profile)?", kind = "dline.confirm" },
+      function(choice)
+        if choice == "Yes" then return M.set_default(profile.id, done) end
+        done()
+      end
+    )
   end)
 end
 
 function M.set_default(id, cb)
-  dline().session():call("SettingsService", "UpdateSettings", { scope = "SETTINGS_SCOPE_GLOBAL", patch = { defaultProfileId = id } }, function(err)
-    if err then dline().notify_error("default profile", err) end
-    if cb then cb(err) end
-  end)
+  dline().session():call(
+    "SettingsService",
+    "UpdateSettings",
+    { scope = "SETTINGS_SCOPE_GLOBAL", patch = { defaultProfileId = id } },
+    function(err)
+      if err then dline().notify_error("default profile", err) end
+      if cb then cb(err) end
+    end
+  )
 end
 
 --- The sidecar's profiles: `cb(err, profiles)`.
@@ -126,7 +153,13 @@ end
 function H.describe(p)
   local from = p.source == "PROFILE_SOURCE_ENVIRONMENT" and " (from the environment)" or ""
   local key = (p.secretsSet and #p.secretsSet > 0) and "" or " (no key)"
-  return ("%s: %s %s%s%s"):format(p.id, p.provider, p.model, from, p.source ~= "PROFILE_SOURCE_ENVIRONMENT" and key or "")
+  return ("%s: %s %s%s%s"):format(
+    p.id,
+    p.provider,
+    p.model,
+    from,
+    p.source ~= "PROFILE_SOURCE_ENVIRONMENT" and key or ""
+  )
 end
 
 --- :Dline profile list: pick one to make it the default or remove it.
@@ -134,22 +167,29 @@ function M.open()
   M.list(function(err, profiles)
     if err then return dline().notify_error("profiles", err) end
     if #profiles == 0 then
-      return dline().notify("no model profile: :Dline profile add sets one up (or start Neovim with OPENAI_BASE_URL/OPENAI_MODEL, or ANTHROPIC_API_KEY)", vim.log.levels.WARN)
+      return dline().notify(
+        "no model profile: :Dline profile add sets one up (or start Neovim with OPENAI_BASE_URL/OPENAI_MODEL, or ANTHROPIC_API_KEY)",
+        vim.log.levels.WARN
+      )
     end
-    vim.ui.select(profiles, { prompt = "Dline model profiles", kind = "dline.profile", format_item = H.describe }, function(p)
-      if not p then return end
-      local actions = { "Use for new tasks" }
-      if p.source ~= "PROFILE_SOURCE_ENVIRONMENT" then table.insert(actions, "Remove") end
-      vim.ui.select(actions, { prompt = H.describe(p), kind = "dline.profile_action" }, function(action)
-        if action == "Use for new tasks" then
-          M.set_default(p.id, function(e)
-            if not e then dline().notify("new tasks use " .. p.id) end
-          end)
-        elseif action == "Remove" then
-          M.remove(p.id)
-        end
-      end)
-    end)
+    vim.ui.select(
+      profiles,
+      { prompt = "Dline model profiles", kind = "dline.profile", format_item = H.describe },
+      function(p)
+        if not p then return end
+        local actions = { "Use for new tasks" }
+        if p.source ~= "PROFILE_SOURCE_ENVIRONMENT" then table.insert(actions, "Remove") end
+        vim.ui.select(actions, { prompt = H.describe(p), kind = "dline.profile_action" }, function(action)
+          if action == "Use for new tasks" then
+            M.set_default(p.id, function(e)
+              if not e then dline().notify("new tasks use " .. p.id) end
+            end)
+          elseif action == "Remove" then
+            M.remove(p.id)
+          end
+        end)
+      end
+    )
   end)
 end
 

@@ -40,13 +40,14 @@ H.final_codes = {
 
 ---@return dline.Session
 function M.new(config, logger)
-  return setmetatable({ config = config, logger = logger, ready = false, waiters = {}, streams = {}, listeners = {} }, { __index = M })
+  return setmetatable(
+    { config = config, logger = logger, ready = false, waiters = {}, streams = {}, listeners = {} },
+    { __index = M }
+  )
 end
 
 --- Registers `fn(event)` for "ready" / "down" notices.
-function M.on(self, fn)
-  table.insert(self.listeners, fn)
-end
+function M.on(self, fn) table.insert(self.listeners, fn) end
 
 function H.emit(self, event)
   for _, fn in ipairs(self.listeners) do
@@ -56,7 +57,10 @@ end
 
 --- Starts the sidecar unless it runs. Returns an error sentence when it cannot be found.
 function M.start(self)
-  if self.sidecar and (self.sidecar.state == "running" or self.sidecar.state == "starting" or self.sidecar.state == "restarting") then
+  if
+    self.sidecar
+    and (self.sidecar.state == "running" or self.sidecar.state == "starting" or self.sidecar.state == "restarting")
+  then
     return nil
   end
   if not self.sidecar then
@@ -91,7 +95,12 @@ end
 
 function H.on_ready(self, hs)
   if self.client then self.client:close() end
-  local client, err = connect.new({ url = hs.url, token = hs.token, timeout_ms = self.config.request_timeout_ms, user_agent = M.client_name .. "/" .. M.client_version })
+  local client, err = connect.new({
+    url = hs.url,
+    token = hs.token,
+    timeout_ms = self.config.request_timeout_ms,
+    user_agent = M.client_name .. "/" .. M.client_version,
+  })
   if not client then
     self.last_error = err
     self.logger:error(err)
@@ -224,12 +233,14 @@ function M.watch(self, spec)
             if spec.on_error then spec.on_error(end_err) end
             return
           end
-          self.logger:info(("%s.%s ended (%s); re-opening after seq %s"):format(
-            spec.service,
-            spec.method,
-            end_err and connect.format_error(end_err) or "closed",
-            watch.last_seq
-          ))
+          self.logger:info(
+            ("%s.%s ended (%s); re-opening after seq %s"):format(
+              spec.service,
+              spec.method,
+              end_err and connect.format_error(end_err) or "closed",
+              watch.last_seq
+            )
+          )
           reopen_later()
         end,
       })
@@ -276,8 +287,6 @@ function M.restart(self)
 end
 
 --- "stopped" | "starting" | "running" | "restarting" | "failed" | "not started"
-function M.state(self)
-  return self.sidecar and self.sidecar.state or "not started"
-end
+function M.state(self) return self.sidecar and self.sidecar.state or "not started" end
 
 return M

@@ -7,9 +7,7 @@
 local M = {}
 local H = {}
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 --- JSON with sorted keys and two-space indentation.
 function M.pretty(value, indent)
@@ -50,9 +48,7 @@ function M.open(cb)
     vim.bo[buf].modified = false
     vim.api.nvim_create_autocmd("BufWriteCmd", {
       buffer = buf,
-      callback = function()
-        H.save(buf, state)
-      end,
+      callback = function() H.save(buf, state) end,
     })
     vim.api.nvim_set_current_buf(buf)
     if cb then cb(buf) end

@@ -11,9 +11,7 @@ local H = {}
 H.input = nil -- the input buffer
 H.current = nil -- the dline.Chat the sidebar shows last
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 --- The input area's buffer (created once).
 function M.input_buffer()
@@ -30,9 +28,7 @@ function M.input_buffer()
   local map = function(mode, lhs, fn, desc)
     vim.keymap.set(mode, lhs, fn, { buffer = buf, desc = "Dline: " .. desc, nowait = true })
   end
-  map("n", "<CR>", function()
-    M.send(H.current)
-  end, "send")
+  map("n", "<CR>", function() M.send(H.current) end, "send")
   map("i", "<C-s>", function()
     vim.cmd("stopinsert")
     M.send(H.current)
@@ -57,7 +53,9 @@ function M.send(chat)
   local restore = function()
     if not vim.api.nvim_buf_is_valid(buf) then return end
     local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    if #now == 1 and now[1] == "" then vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { plain = true })) end
+    if #now == 1 and now[1] == "" then
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+    end
   end
   if chat.on_send then chat.on_send(text, restore) end
 end
@@ -84,15 +82,11 @@ end
 --- Sets a window option of `win` only: nvim_win_set_option sets the global value too, which
 --- every window opened later would take (the chat's folds, no numbers, a fixed width).
 function H.set_local(win, name, value)
-  vim.api.nvim_win_call(win, function()
-    vim.api.nvim_set_option_value(name, value, { scope = "local" })
-  end)
+  vim.api.nvim_win_call(win, function() vim.api.nvim_set_option_value(name, value, { scope = "local" }) end)
 end
 
 function H.chat_window_options(win)
-  local o = function(name, value)
-    H.set_local(win, name, value)
-  end
+  local o = function(name, value) H.set_local(win, name, value) end
   o("wrap", true)
   o("linebreak", true)
   o("number", false)
@@ -160,9 +154,7 @@ function M.close()
       if #vim.api.nvim_tabpage_list_wins(0) > 1 then
         vim.api.nvim_win_close(win, false)
       else
-        vim.api.nvim_win_call(win, function()
-          vim.cmd("enew")
-        end)
+        vim.api.nvim_win_call(win, function() vim.cmd("enew") end)
       end
     end
   end
@@ -194,7 +186,9 @@ function H.watch_close()
           if win ~= closed and M.is_chat(vim.api.nvim_win_get_buf(win)) then return end
         end
         for _, win in ipairs(wins) do
-          if vim.api.nvim_win_get_buf(win) == H.input and #vim.api.nvim_tabpage_list_wins(tab) > 1 then vim.api.nvim_win_close(win, false) end
+          if vim.api.nvim_win_get_buf(win) == H.input and #vim.api.nvim_tabpage_list_wins(tab) > 1 then
+            vim.api.nvim_win_close(win, false)
+          end
         end
       end)
     end,
@@ -224,16 +218,21 @@ M.KEYS = {
 --- Sets the keymaps of a chat buffer (actions of dline.task on the chat's task).
 function M.chat_keymaps(buf)
   for _, key in ipairs(M.KEYS) do
-    vim.keymap.set("n", key[1], function()
-      require("dline.task").chat_action(key[2], buf)
-    end, { buffer = buf, desc = "Dline: " .. key[3], nowait = true })
+    vim.keymap.set(
+      "n",
+      key[1],
+      function() require("dline.task").chat_action(key[2], buf) end,
+      { buffer = buf, desc = "Dline: " .. key[3], nowait = true }
+    )
   end
 end
 
 --- Moves the cursor of the current window to the next (or previous) question or approval.
 function M.jump_ask(forward)
   local pattern = [[\v^(\>\> |## Question|### .*\[waiting for approval\])]]
-  if vim.fn.search(pattern, forward and "W" or "bW") == 0 then dline().notify("no " .. (forward and "later" or "earlier") .. " question in this chat") end
+  if vim.fn.search(pattern, forward and "W" or "bW") == 0 then
+    dline().notify("no " .. (forward and "later" or "earlier") .. " question in this chat")
+  end
 end
 
 return M

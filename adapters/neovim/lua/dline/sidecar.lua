@@ -37,7 +37,8 @@ function M.locate(core_path, env_value)
     if env_value and env_value ~= "" then candidates[#candidates + 1] = { env_value, "$DLINE_CORE" } end
     local root = H.plugin_root()
     candidates[#candidates + 1] = { root .. "/bin/dline-core", "next to the plugin" }
-    candidates[#candidates + 1] = { vim.fn.fnamemodify(root, ":h:h") .. "/dist/dline-core", "the repository's dist/dline-core" }
+    candidates[#candidates + 1] =
+      { vim.fn.fnamemodify(root, ":h:h") .. "/dist/dline-core", "the repository's dist/dline-core" }
     local on_path = vim.fn.exepath("dline-core")
     candidates[#candidates + 1] = { on_path ~= "" and on_path or "dline-core", "PATH" }
   end
@@ -73,9 +74,7 @@ function M.restart_policy(opts)
     table.insert(self.times, now_ms)
     return delay
   end
-  function self.reset(_)
-    self.times = {}
-  end
+  function self.reset(_) self.times = {} end
   return self
 end
 
@@ -108,7 +107,10 @@ end
 ---@param opts dline.SidecarOptions
 ---@return dline.Sidecar
 function M.new(opts)
-  local self = setmetatable({ opts = opts, state = "stopped", starts = 0, policy = M.restart_policy(opts.restart) }, { __index = M })
+  local self = setmetatable(
+    { opts = opts, state = "stopped", starts = 0, policy = M.restart_policy(opts.restart) },
+    { __index = M }
+  )
   self.stderr = require("dline.log").new_appender(opts.stderr_file)
   return self
 end
@@ -142,9 +144,15 @@ function H.spawn(self)
     H.close(proc.handle)
     H.close(stdin)
     -- stdout/stderr close when drained (their read callbacks see EOF).
-    vim.schedule(function()
-      H.on_exit(self, generation, ("exited with code %d%s"):format(code, signal ~= 0 and (", signal " .. signal) or ""))
-    end)
+    vim.schedule(
+      function()
+        H.on_exit(
+          self,
+          generation,
+          ("exited with code %d%s"):format(code, signal ~= 0 and (", signal " .. signal) or "")
+        )
+      end
+    )
   end)
   if not handle then
     H.close(stdin)
@@ -155,9 +163,7 @@ function H.spawn(self)
     opts.logger:error(self.last_error)
     self.state = "failed"
     self.wanted = false
-    vim.schedule(function()
-      opts.on_down(self.last_error, false)
-    end)
+    vim.schedule(function() opts.on_down(self.last_error, false) end)
     return
   end
   proc.handle, proc.pid = handle, pid_or_err
@@ -175,9 +181,7 @@ function H.spawn(self)
     if not newline then return end
     local line = line_buf:sub(1, newline - 1)
     line_buf = ""
-    vim.schedule(function()
-      H.on_handshake_line(self, proc, line)
-    end)
+    vim.schedule(function() H.on_handshake_line(self, proc, line) end)
   end)
   stderr:read_start(function(err, data)
     if err or data == nil then
@@ -211,7 +215,10 @@ function H.on_handshake_line(self, proc, line)
     return H.kill(proc)
   end
   if hs.protocol ~= M.PROTOCOL then
-    self.last_error = ("the sidecar speaks protocol %s; this plugin speaks %d: update one of them"):format(tostring(hs.protocol), M.PROTOCOL)
+    self.last_error = ("the sidecar speaks protocol %s; this plugin speaks %d: update one of them"):format(
+      tostring(hs.protocol),
+      M.PROTOCOL
+    )
     self.opts.logger:error(self.last_error)
     proc.failure = self.last_error
     self.wanted = false
@@ -219,7 +226,9 @@ function H.on_handshake_line(self, proc, line)
   end
   self.state = "running"
   self.handshake = { url = hs.url, token = hs.token, pid = hs.pid, version = hs.version, protocol = hs.protocol }
-  self.opts.logger:info(("sidecar ready: version %s, pid %s, %s"):format(tostring(hs.version), tostring(hs.pid), hs.url))
+  self.opts.logger:info(
+    ("sidecar ready: version %s, pid %s, %s"):format(tostring(hs.version), tostring(hs.pid), hs.url)
+  )
   self.opts.on_ready(self.handshake)
 end
 
@@ -255,10 +264,11 @@ function H.on_exit(self, generation, reason)
   if not delay then
     self.state = "failed"
     self.wanted = false
-    self.last_error = self.last_error .. ("; gave up after %d restarts within %d s (:Dline restart tries again)"):format(
-      self.opts.restart.max_restarts,
-      math.floor(self.opts.restart.window_ms / 1000)
-    )
+    self.last_error = self.last_error
+      .. ("; gave up after %d restarts within %d s (:Dline restart tries again)"):format(
+        self.opts.restart.max_restarts,
+        math.floor(self.opts.restart.window_ms / 1000)
+      )
     self.opts.logger:error(self.last_error)
     return self.opts.on_down(self.last_error, false)
   end
@@ -300,8 +310,6 @@ function M.reset(self)
 end
 
 --- The pid of the running process, if any.
-function M.pid(self)
-  return self.proc and self.proc.pid or nil
-end
+function M.pid(self) return self.proc and self.proc.pid or nil end
 
 return M

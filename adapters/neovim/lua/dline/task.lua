@@ -21,9 +21,7 @@ H.controllers = {} -- task id -> controller
 H.last = nil -- the task id used last
 H.history_watch = nil -- WatchHistory, while chats are open: closes chats of deleted tasks
 
-local function dline()
-  return require("dline")
-end
+local function dline() return require("dline") end
 
 ---@class dline.TaskController
 ---@field task_id string
@@ -41,20 +39,20 @@ function M.current()
   local id = vim.b.dline_task_id
   if id and H.controllers[id] then return H.controllers[id] end
   local shown = require("dline.sidebar").current()
-  if vim.api.nvim_get_current_buf() == require("dline.sidebar").input_buffer() and shown and H.controllers[shown.task_id] then
+  if
+    vim.api.nvim_get_current_buf() == require("dline.sidebar").input_buffer()
+    and shown
+    and H.controllers[shown.task_id]
+  then
     return H.controllers[shown.task_id]
   end
   return H.last and H.controllers[H.last] or nil
 end
 
-function M.get(task_id)
-  return H.controllers[task_id]
-end
+function M.get(task_id) return H.controllers[task_id] end
 
 --- Every open controller.
-function M.all()
-  return vim.tbl_values(H.controllers)
-end
+function M.all() return vim.tbl_values(H.controllers) end
 
 --- Whether a failed call failed for want of a model (the core's ErrorDetail reason).
 function H.no_model(err)
@@ -67,14 +65,18 @@ function H.offer_model_setup(prompt, reason, cb)
   local sidebar = require("dline.sidebar")
   vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, vim.split(prompt, "\n", { plain = true }))
   local what = reason == "ERROR_REASON_NO_MODEL" and "No model is configured" or "No default model profile is chosen"
-  vim.ui.select({ "Set up a model now", "Not now" }, { prompt = what .. ": your prompt is kept in the chat input.", kind = "dline.no_model" }, function(choice)
-    if choice ~= "Set up a model now" then return cb and cb("no model") end
-    require("dline.profile").add(function(err)
-      if err then return cb and cb(err) end
-      vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, {})
-      M.new_task(prompt, cb)
-    end)
-  end)
+  vim.ui.select(
+    { "Set up a model now", "Not now" },
+    { prompt = what .. ": your prompt is kept in the chat input.", kind = "dline.no_model" },
+    function(choice)
+      if choice ~= "Set up a model now" then return cb and cb("no model") end
+      require("dline.profile").add(function(err)
+        if err then return cb and cb(err) end
+        vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, {})
+        M.new_task(prompt, cb)
+      end)
+    end
+  )
 end
 
 --- Starts a task with `prompt` (its #buffer / #file: references expanded) in the editor's
@@ -89,16 +91,22 @@ function M.new_task(prompt, cb)
   local config = dline().config()
   local root = (vim.uv or vim.loop).cwd()
   local editor = buffers.editor_state(root)
-  session:call("TaskService", "NewTask", { workspaceRoot = root, text = text, profileId = config.profile_id, editor = editor }, function(err, res)
-    if err then
-      local reason = H.no_model(err)
-      if reason then return H.offer_model_setup(prompt, reason, cb) end
-      dline().notify_error("new task", err)
-      return cb and cb(err)
+  session:call(
+    "TaskService",
+    "NewTask",
+    { workspaceRoot = root, text = text, profileId = config.profile_id, editor = editor },
+    function(err, res)
+      if err then
+        local reason = H.no_model(err)
+        if reason then return H.offer_model_setup(prompt, reason, cb) end
+        dline().notify_error("new task", err)
+        return cb and cb(err)
+      end
+      local controller =
+        M.open(res.taskId, { replay = true, workspace_root = root, reported = table.concat(editor.unsavedFiles, "\n") })
+      if cb then cb(nil, controller) end
     end
-    local controller = M.open(res.taskId, { replay = true, workspace_root = root, reported = table.concat(editor.unsavedFiles, "\n") })
-    if cb then cb(nil, controller) end
-  end)
+  )
 end
 
 --- Opens the chat of task `task_id` and follows its events. `opts.replay`: render from the
@@ -114,7 +122,10 @@ function M.open(task_id, opts)
     if opts.on_loaded then opts.on_loaded(existing) end
     return existing
   end
-  local controller = setmetatable({ task_id = task_id, events = 0, workspace_root = opts.workspace_root, reported = opts.reported }, { __index = H.Controller })
+  local controller = setmetatable(
+    { task_id = task_id, events = 0, workspace_root = opts.workspace_root, reported = opts.reported },
+    { __index = H.Controller }
+  )
   controller.chat = chat_mod.new(task_id)
   controller.chat.on_send = function(text, restore)
     controller:send(text, function(err)
@@ -129,9 +140,7 @@ function M.open(task_id, opts)
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = controller.chat.buf,
     once = true,
-    callback = function()
-      controller:close()
-    end,
+    callback = function() controller:close() end,
   })
   if opts.replay then
     controller:follow("0")
@@ -168,12 +177,8 @@ function H.watch_history()
   H.history_watch = dline().session():watch({
     service = "HistoryService",
     method = "WatchHistory",
-    request = function(after_seq)
-      return { afterSeq = after_seq }
-    end,
-    seq = function(msg)
-      return msg.seq
-    end,
+    request = function(after_seq) return { afterSeq = after_seq } end,
+    seq = function(msg) return msg.seq end,
     on_message = function(msg)
       for _, id in ipairs(msg.removedTaskIds or {}) do
         gone(id)
@@ -186,9 +191,7 @@ function H.watch_history()
         end
       end
     end,
-    on_error = function()
-      H.history_watch = nil
-    end,
+    on_error = function() H.history_watch = nil end,
   })
 end
 
@@ -221,12 +224,17 @@ function H.report_editor(self)
   local key = table.concat(unsaved, "\n")
   if key == (self.reported or "") then return end
   self.reported = key
-  dline().session():call("TaskService", "UpdateEditorState", { taskId = self.task_id, editor = { unsavedFiles = unsaved } }, function(err)
-    if err then
-      self.reported = nil
-      dline().logger():warn("reporting unsaved files: " .. require("dline.connect").format_error(err))
+  dline().session():call(
+    "TaskService",
+    "UpdateEditorState",
+    { taskId = self.task_id, editor = { unsavedFiles = unsaved } },
+    function(err)
+      if err then
+        self.reported = nil
+        dline().logger():warn("reporting unsaved files: " .. require("dline.connect").format_error(err))
+      end
     end
-  end)
+  )
 end
 
 H.Controller = {}
@@ -262,19 +270,15 @@ function H.Controller.follow(self, after_seq)
     service = "TaskService",
     method = "Subscribe",
     after_seq = after_seq,
-    request = function(seq)
-      return { taskId = self.task_id, afterSeq = seq }
-    end,
-    seq = function(msg)
-      return msg.event and msg.event.seq
-    end,
-    on_message = function(msg)
-      H.on_event(self, msg.event or {})
-    end,
+    request = function(seq) return { taskId = self.task_id, afterSeq = seq } end,
+    seq = function(msg) return msg.event and msg.event.seq end,
+    on_message = function(msg) H.on_event(self, msg.event or {}) end,
     on_error = function(err)
       if err.code == "not_found" then
         -- Deleted (here, or by another client): its chat has nothing left to show.
-        if H.controllers[self.task_id] == self then dline().notify("task " .. ids.short(self.task_id) .. " no longer exists") end
+        if H.controllers[self.task_id] == self then
+          dline().notify("task " .. ids.short(self.task_id) .. " no longer exists")
+        end
         return self.chat:close()
       end
       dline().notify_error("task " .. ids.short(self.task_id) .. " events", err)
@@ -296,7 +300,12 @@ function H.on_event(self, event)
   end
   if event.statusChanged and self.status ~= was then
     if self.status == "TASK_STATUS_INTERRUPTED" then
-      dline().notify(("task %s is interrupted: its sidecar stopped before it finished. R in its chat (or :Dline resume) continues it"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+      dline().notify(
+        ("task %s is interrupted: its sidecar stopped before it finished. R in its chat (or :Dline resume) continues it"):format(
+          ids.short(self.task_id)
+        ),
+        vim.log.levels.WARN
+      )
     elseif self.status == "TASK_STATUS_RUNNING" then
       H.report_editor(self)
     end
@@ -320,15 +329,18 @@ function H.after_tool(self, finished)
   if item and item.kind == "command" then buffers.reload_changed(root) end
   if finished.status == "TOOL_CALL_STATUS_FAILED" and item then
     local call = require("dline.chat_render").tool_call(item)
-    local targets = vim.tbl_map(function(e)
-      return e.path
-    end, call.edits or {})
+    local targets = vim.tbl_map(function(e) return e.path end, call.edits or {})
     local ok, input = pcall(vim.json.decode, call.input or "")
-    if #targets == 0 and ok and type(input) == "table" and type(input.path) == "string" then targets = { input.path } end
+    if #targets == 0 and ok and type(input) == "table" and type(input.path) == "string" then
+      targets = { input.path }
+    end
     for _, path in ipairs(targets) do
       local buf = vim.fn.bufnr(vim.fn.fnamemodify((root or ".") .. "/" .. path, ":p"))
       if buf ~= -1 and vim.bo[buf].modified then
-        dline().notify(("Dline did not edit %s: it has unsaved changes here. Save it, then tell Dline to go on."):format(path), vim.log.levels.WARN)
+        dline().notify(
+          ("Dline did not edit %s: it has unsaved changes here. Save it, then tell Dline to go on."):format(path),
+          vim.log.levels.WARN
+        )
       end
     end
   end
@@ -359,9 +371,12 @@ function H.show_preview(self)
   local a = self.pending_ask
   if not a or not dline().config().preview or (self.preview and self.preview.ask == a) then return end
   H.close_preview(self)
-  local preview = require("dline.preview").open(a, self.workspace_root, function(action)
-    self:answer(action)
-  end, { max_tabs = dline().config().compare.max_tabs })
+  local preview = require("dline.preview").open(
+    a,
+    self.workspace_root,
+    function(action) self:answer(action) end,
+    { max_tabs = dline().config().compare.max_tabs }
+  )
   if preview then
     preview.ask = a
     self.preview = preview
@@ -387,30 +402,43 @@ function H.Controller.respond(self, approve, text, cb)
   local a = self.pending_ask
   if not a then
     if self.status == "TASK_STATUS_INTERRUPTED" then
-      dline().notify(("task %s is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+      dline().notify(
+        ("task %s is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it"):format(
+          ids.short(self.task_id)
+        ),
+        vim.log.levels.WARN
+      )
     else
       dline().notify("task " .. ids.short(self.task_id) .. " is not waiting for an answer", vim.log.levels.WARN)
     end
     return cb and cb("not waiting")
   end
   local session = dline().session()
-  session:call("TaskService", "Respond", { taskId = self.task_id, askId = a.askId, approve = approve, text = text or "" }, function(err)
-    if err and err.code == "failed_precondition" then
-      -- The task may be open in another window too, whose answer came first (the built-in
-      -- picker blocks, so its events had not been read yet): say so instead of an error.
-      return session:call("TaskService", "GetTask", { taskId = self.task_id }, function(view_err, view)
-        local pending = not view_err and view and view.pendingAsk
-        if not view_err and (not pending or pending.askId ~= a.askId) then
-          dline().notify(("task %s: that question was answered in another window"):format(ids.short(self.task_id)), vim.log.levels.WARN)
-        else
-          dline().notify_error("answer", err)
-        end
-        if cb then cb(err) end
-      end)
+  session:call(
+    "TaskService",
+    "Respond",
+    { taskId = self.task_id, askId = a.askId, approve = approve, text = text or "" },
+    function(err)
+      if err and err.code == "failed_precondition" then
+        -- The task may be open in another window too, whose answer came first (the built-in
+        -- picker blocks, so its events had not been read yet): say so instead of an error.
+        return session:call("TaskService", "GetTask", { taskId = self.task_id }, function(view_err, view)
+          local pending = not view_err and view and view.pendingAsk
+          if not view_err and (not pending or pending.askId ~= a.askId) then
+            dline().notify(
+              ("task %s: that question was answered in another window"):format(ids.short(self.task_id)),
+              vim.log.levels.WARN
+            )
+          else
+            dline().notify_error("answer", err)
+          end
+          if cb then cb(err) end
+        end)
+      end
+      if err then dline().notify_error("answer", err) end
+      if cb then cb(err) end
     end
-    if err then dline().notify_error("answer", err) end
-    if cb then cb(err) end
-  end)
+  )
 end
 
 --- An answer from a keymap (chat or preview): "approve", "deny", or with feedback.
@@ -466,9 +494,7 @@ function H.Controller.send(self, text, cb, workspace_root)
   local request = { taskId = self.task_id, text = expanded, editor = editor, workspaceRoot = workspace_root }
   dline().session():call("TaskService", "SendMessage", request, function(err)
     if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
-      return H.offer_workspace(self, err, function(folder)
-        self:send(text, cb, folder)
-      end, cb)
+      return H.offer_workspace(self, err, function(folder) self:send(text, cb, folder) end, cb)
     end
     if err then
       dline().notify_error("send", err)
@@ -491,23 +517,28 @@ end
 --- new message instead: resuming it would send the model a request with nothing new.
 function H.Controller.resume(self, cb, workspace_root)
   if self.status == "TASK_STATUS_COMPLETED" then
-    dline().notify(("task %s is completed: send a message to continue it (the chat input, or :Dline send)"):format(ids.short(self.task_id)), vim.log.levels.WARN)
+    dline().notify(
+      ("task %s is completed: send a message to continue it (the chat input, or :Dline send)"):format(
+        ids.short(self.task_id)
+      ),
+      vim.log.levels.WARN
+    )
     return cb and cb("completed")
   end
-  dline().session():call("TaskService", "Resume", { taskId = self.task_id, workspaceRoot = workspace_root }, function(err)
-    if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
-      return H.offer_workspace(self, err, function(folder)
-        self:resume(cb, folder)
-      end, cb)
-    end
-    if err then dline().notify_error("resume", err) end
-    if not err then
-      if workspace_root then self.workspace_root = workspace_root end
-      self.reported = nil
-      H.report_editor(self)
-    end
-    if cb then cb(err) end
-  end)
+  dline()
+    .session()
+    :call("TaskService", "Resume", { taskId = self.task_id, workspaceRoot = workspace_root }, function(err)
+      if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
+        return H.offer_workspace(self, err, function(folder) self:resume(cb, folder) end, cb)
+      end
+      if err then dline().notify_error("resume", err) end
+      if not err then
+        if workspace_root then self.workspace_root = workspace_root end
+        self.reported = nil
+        H.report_editor(self)
+      end
+      if cb then cb(err) end
+    end)
 end
 
 function H.Controller.close(self)
@@ -526,9 +557,7 @@ function M.resume(task_id, cb)
   local function go(id)
     -- Once loaded, the controller knows the status: a completed task is not resumed.
     return M.open(id, {
-      on_loaded = function(controller)
-        controller:resume(cb)
-      end,
+      on_loaded = function(controller) controller:resume(cb) end,
     })
   end
   if H.controllers[task_id] or task_id:find("-", 1, true) then return go(task_id) end
@@ -581,10 +610,15 @@ function M.chat_action(action, buf)
   elseif action == "compare" or action == "restore" then
     local cp = require("dline.chat_render").checkpoint_on_line(vim.api.nvim_get_current_line())
     local cps = require("dline.checkpoints")
-    return cps.pick(controller.task_id, cp, action == "compare" and "Compare with checkpoint" or "Restore checkpoint", function(chosen)
-      if action == "compare" then return cps.compare(controller.task_id, chosen, controller.workspace_root) end
-      cps.restore(controller.task_id, chosen, controller.workspace_root)
-    end)
+    return cps.pick(
+      controller.task_id,
+      cp,
+      action == "compare" and "Compare with checkpoint" or "Restore checkpoint",
+      function(chosen)
+        if action == "compare" then return cps.compare(controller.task_id, chosen, controller.workspace_root) end
+        cps.restore(controller.task_id, chosen, controller.workspace_root)
+      end
+    )
   end
   controller:answer(action)
 end

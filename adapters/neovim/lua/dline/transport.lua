@@ -98,9 +98,7 @@ end
 
 function H.release(self, conn)
   conn.on_read = nil
-  if self.closed or conn.closed or #self.idle >= self.max_idle then
-    return H.close_conn(conn)
-  end
+  if self.closed or conn.closed or #self.idle >= self.max_idle then return H.close_conn(conn) end
   conn.reused = true
   table.insert(self.idle, conn)
 end

@@ -10,18 +10,10 @@ local named = { ["\r"] = "\\r", ["\27"] = "\\e", ["\8"] = "\\b", ["\12"] = "\\f"
 ---@return string
 return function(text)
   text = (text or ""):gsub("\r\n", "\n")
-  text = text:gsub("[%z\1-\8\11-\31\127]", function(c)
-    return named[c] or ("\\x%02x"):format(c:byte())
-  end)
+  text = text:gsub("[%z\1-\8\11-\31\127]", function(c) return named[c] or ("\\x%02x"):format(c:byte()) end)
   -- C1 controls (UTF-8 C2 80..9F) and the direction embeddings, overrides and isolates.
-  text = text:gsub("\194([\128-\159])", function(c)
-    return ("\\x%02x"):format(c:byte())
-  end)
-  text = text:gsub("\226\128([\170-\174])", function(c)
-    return ("\\u%04x"):format(0x2000 + c:byte() - 128)
-  end)
-  text = text:gsub("\226\129([\166-\169])", function(c)
-    return ("\\u%04x"):format(0x2040 + c:byte() - 128)
-  end)
+  text = text:gsub("\194([\128-\159])", function(c) return ("\\x%02x"):format(c:byte()) end)
+  text = text:gsub("\226\128([\170-\174])", function(c) return ("\\u%04x"):format(0x2000 + c:byte() - 128) end)
+  text = text:gsub("\226\129([\166-\169])", function(c) return ("\\u%04x"):format(0x2040 + c:byte() - 128) end)
   return text
 end

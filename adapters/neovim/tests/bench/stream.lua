@@ -51,19 +51,11 @@ local function raw()
     path = "/dline.v1.TaskService/Subscribe",
     headers = { { "Content-Type", "application/connect+json" } },
     body = body(),
-    on_body = function(d)
-      bytes = bytes + #d
-    end,
-    on_complete = function()
-      done = true
-    end,
-    on_error = function(e)
-      error(e)
-    end,
+    on_body = function(d) bytes = bytes + #d end,
+    on_complete = function() done = true end,
+    on_error = function(e) error(e) end,
   })
-  vim.wait(120000, function()
-    return done
-  end, 1)
+  vim.wait(120000, function() return done end, 1)
   local seconds = (uv.hrtime() - started) / 1e9
   local max_gap, over, ticks = stop()
   out({ way = "raw", bytes = bytes, seconds = seconds, maxGapMs = max_gap, over16 = over, ticks = ticks })
@@ -89,12 +81,17 @@ local function client(render)
       done = true
     end,
   })
-  vim.wait(300000, function()
-    return done
-  end, 1)
+  vim.wait(300000, function() return done end, 1)
   local seconds = (uv.hrtime() - started) / 1e9
   local max_gap, over, ticks = stop()
-  out({ way = render and "chat" or "client", events = events, seconds = seconds, maxGapMs = max_gap, over16 = over, ticks = ticks })
+  out({
+    way = render and "chat" or "client",
+    events = events,
+    seconds = seconds,
+    maxGapMs = max_gap,
+    over16 = over,
+    ticks = ticks,
+  })
 end
 
 local ok, err = pcall(function()

@@ -1,8 +1,20 @@
 import * as vscode from "vscode";
-import { ToggleScope, type Capability, type CapabilityFileProblem } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import {
+  ToggleScope,
+  type Capability,
+  type CapabilityFileProblem,
+} from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
-import { capabilityRow, groupCapabilities, toggleChoices, trustConfirmation, trustRow, type CapabilityGroup, type TrustRow } from "./capability-mapping.js";
+import {
+  capabilityRow,
+  groupCapabilities,
+  toggleChoices,
+  trustConfirmation,
+  trustRow,
+  type CapabilityGroup,
+  type TrustRow,
+} from "./capability-mapping.js";
 import { visibleLine } from "../text/visible-text.js";
 
 export type CapabilityNode =
@@ -41,7 +53,8 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
   }
 
   async getChildren(element?: CapabilityNode): Promise<CapabilityNode[]> {
-    if (element?.type === "group") return element.group.capabilities.map((capability) => ({ type: "capability", capability }));
+    if (element?.type === "group")
+      return element.group.capabilities.map((capability) => ({ type: "capability", capability }));
     if (element?.type === "problems") return element.problems.map((problem) => ({ type: "problem", problem }));
     if (element) return [];
     try {
@@ -66,7 +79,8 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
         item.tooltip = node.row.tooltip;
         item.contextValue = node.row.contextValue;
         item.iconPath = new vscode.ThemeIcon(node.row.icon);
-        if (node.row.contextValue === "dlineWorkspaceUntrusted") item.command = { command: "dline.capabilities.trust", title: "Trust This Workspace" };
+        if (node.row.contextValue === "dlineWorkspaceUntrusted")
+          item.command = { command: "dline.capabilities.trust", title: "Trust This Workspace" };
         return item;
       }
       case "group": {
@@ -112,9 +126,14 @@ export class CapabilitiesTree implements vscode.TreeDataProvider<CapabilityNode>
 function capabilityOf(arg: unknown): { kind: string; resource: string; workspace?: number } | undefined {
   const node = arg as Partial<CapabilityNode> & { kind?: string; resource?: string };
   if (node?.type === "capability" && "capability" in node && node.capability) {
-    return { kind: node.capability.kind, resource: node.capability.resource, workspace: node.capability.toggle?.workspace };
+    return {
+      kind: node.capability.kind,
+      resource: node.capability.resource,
+      workspace: node.capability.toggle?.workspace,
+    };
   }
-  if (typeof node?.kind === "string" && typeof node.resource === "string") return { kind: node.kind, resource: node.resource };
+  if (typeof node?.kind === "string" && typeof node.resource === "string")
+    return { kind: node.kind, resource: node.resource };
   return undefined;
 }
 
@@ -125,27 +144,53 @@ type Guard = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...arg
  * allows (a keybinding or script that passes "confirmed" has chosen already). Returns whether
  * the workspace is trusted afterwards (undefined: the person declined or the dialog was refused).
  */
-async function setTrust(supervisor: SidecarSupervisor, tree: CapabilitiesTree, workspaceRoot: string | undefined, trusted: boolean, arg: unknown): Promise<boolean | undefined> {
+async function setTrust(
+  supervisor: SidecarSupervisor,
+  tree: CapabilitiesTree,
+  workspaceRoot: string | undefined,
+  trusted: boolean,
+  arg: unknown,
+): Promise<boolean | undefined> {
   if (!workspaceRoot) throw new Error("Open a folder to trust its workspace.");
   if (trusted && arg !== "confirmed") {
     const ask = trustConfirmation(workspaceRoot);
-    const answer = await vscode.window.showWarningMessage(ask.message, { modal: true, detail: ask.detail }, ask.confirm);
+    const answer = await vscode.window.showWarningMessage(
+      ask.message,
+      { modal: true, detail: ask.detail },
+      ask.confirm,
+    );
     if (answer !== ask.confirm) return undefined;
   }
   const { clients } = await supervisor.ready();
   const res = await clients.settings.trustWorkspace({ workspaceRoot, trusted });
   tree.refresh();
   void vscode.window.showInformationMessage(
-    res.workspaceTrusted ? "Dline trusts this workspace: its hooks and MCP servers may run." : "Dline no longer trusts this workspace: its hooks and MCP servers do not run.",
+    res.workspaceTrusted
+      ? "Dline trusts this workspace: its hooks and MCP servers may run."
+      : "Dline no longer trusts this workspace: its hooks and MCP servers do not run.",
   );
   return res.workspaceTrusted;
 }
 
-export function registerCapabilityCommands(supervisor: SidecarSupervisor, tree: CapabilitiesTree, workspaceRoot: string | undefined, guard: Guard): vscode.Disposable[] {
+export function registerCapabilityCommands(
+  supervisor: SidecarSupervisor,
+  tree: CapabilitiesTree,
+  workspaceRoot: string | undefined,
+  guard: Guard,
+): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand("dline.capabilities.trust", guard(async (arg?: unknown) => setTrust(supervisor, tree, workspaceRoot, true, arg))),
-    vscode.commands.registerCommand("dline.capabilities.untrust", guard(async (arg?: unknown) => setTrust(supervisor, tree, workspaceRoot, false, arg))),
-    vscode.commands.registerCommand("dline.capabilities.refresh", guard(async () => tree.refresh())),
+    vscode.commands.registerCommand(
+      "dline.capabilities.trust",
+      guard(async (arg?: unknown) => setTrust(supervisor, tree, workspaceRoot, true, arg)),
+    ),
+    vscode.commands.registerCommand(
+      "dline.capabilities.untrust",
+      guard(async (arg?: unknown) => setTrust(supervisor, tree, workspaceRoot, false, arg)),
+    ),
+    vscode.commands.registerCommand(
+      "dline.capabilities.refresh",
+      guard(async () => tree.refresh()),
+    ),
     /** Toggle at the workspace scope: Enabled / Disabled / Inherit. Returns the new toggle. */
     vscode.commands.registerCommand(
       "dline.capabilities.toggle",
@@ -159,7 +204,13 @@ export function registerCapabilityCommands(supervisor: SidecarSupervisor, tree: 
         });
         if (!picked) return undefined;
         const { clients } = await supervisor.ready();
-        const res = await clients.settings.setCapabilityToggle({ scope: ToggleScope.WORKSPACE, workspaceRoot, kind: target.kind, resource: target.resource, state: picked.state });
+        const res = await clients.settings.setCapabilityToggle({
+          scope: ToggleScope.WORKSPACE,
+          workspaceRoot,
+          kind: target.kind,
+          resource: target.resource,
+          state: picked.state,
+        });
         tree.refresh();
         return res.toggle;
       }),

@@ -1,4 +1,9 @@
-import { McpServerState, ToggleScope, ToggleState, type Capability } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import {
+  McpServerState,
+  ToggleScope,
+  ToggleState,
+  type Capability,
+} from "../../../../core/src/gen/dline/v1/settings_pb.js";
 
 /** The kinds in the order the view shows them, with their group titles. */
 export const CAPABILITY_KINDS: readonly { kind: string; title: string }[] = [
@@ -23,7 +28,11 @@ export function groupCapabilities(capabilities: readonly Capability[]): Capabili
   for (const c of capabilities) {
     let group = groups.get(c.kind);
     if (!group) {
-      group = { kind: c.kind, title: CAPABILITY_KINDS.find((k) => k.kind === c.kind)?.title ?? c.kind, capabilities: [] };
+      group = {
+        kind: c.kind,
+        title: CAPABILITY_KINDS.find((k) => k.kind === c.kind)?.title ?? c.kind,
+        capabilities: [],
+      };
       groups.set(c.kind, group);
     }
     group.capabilities.push(c);
@@ -31,7 +40,10 @@ export function groupCapabilities(capabilities: readonly Capability[]): Capabili
   const order = (kind: string) => known.get(kind) ?? CAPABILITY_KINDS.length;
   return [...groups.values()]
     .sort((a, b) => order(a.kind) - order(b.kind) || a.kind.localeCompare(b.kind))
-    .map((g) => ({ ...g, capabilities: [...g.capabilities].sort((a, b) => (a.name || a.resource).localeCompare(b.name || b.resource)) }));
+    .map((g) => ({
+      ...g,
+      capabilities: [...g.capabilities].sort((a, b) => (a.name || a.resource).localeCompare(b.name || b.resource)),
+    }));
 }
 
 export function toggleStateWord(state: ToggleState): string {
@@ -88,7 +100,8 @@ export interface CapabilityRow {
 }
 
 /** Why an untrusted capability does not run (tooltip and the trust prompt say it the same way). */
-export const UNTRUSTED_NOTE = "Untrusted: this workspace's own hooks and MCP servers do not run until you trust the workspace.";
+export const UNTRUSTED_NOTE =
+  "Untrusted: this workspace's own hooks and MCP servers do not run until you trust the workspace.";
 
 /** What a capability's row shows: effective state, origin, MCP status, errors. */
 export function capabilityRow(c: Capability): CapabilityRow {
@@ -110,9 +123,13 @@ export function capabilityRow(c: Capability): CapabilityRow {
     `${c.name || c.resource} (${c.kind})`,
     c.description,
     `Effective: ${c.enabled ? "enabled" : "disabled"}${t ? ` (decided by ${toggleScopeWord(t.decidedBy)})` : ""}`,
-    t ? `Toggles: global ${toggleStateWord(t.global)} · workspace ${toggleStateWord(t.workspace)} · task ${toggleStateWord(t.task)}` : "",
+    t
+      ? `Toggles: global ${toggleStateWord(t.global)} · workspace ${toggleStateWord(t.workspace)} · task ${toggleStateWord(t.task)}`
+      : "",
     `Source: ${c.origin}${c.sourcePath ? ` — ${c.sourcePath}` : ""}`,
-    c.mcp ? `MCP: ${mcpState}${c.mcp.transport ? ` over ${c.mcp.transport}` : ""}${c.mcp.restarts ? `, ${c.mcp.restarts} restarts` : ""}` : "",
+    c.mcp
+      ? `MCP: ${mcpState}${c.mcp.transport ? ` over ${c.mcp.transport}` : ""}${c.mcp.restarts ? `, ${c.mcp.restarts} restarts` : ""}`
+      : "",
     c.mcp && c.mcp.tools.length > 0 ? `Tools: ${c.mcp.tools.join(", ")}` : "",
     c.error ? `Error: ${c.error}` : "",
     mcpError && mcpError !== c.error ? `Last MCP error: ${mcpError}` : "",
@@ -156,7 +173,8 @@ export function trustRow(workspaceTrusted: boolean, capabilities: readonly Capab
     return {
       label: "Workspace trusted",
       description: "its hooks and MCP servers may run",
-      tooltip: "You trusted this workspace: Dline may run its own hooks (.agents/hooks) and MCP servers (.agents/mcp). Stop trusting it to stop them.",
+      tooltip:
+        "You trusted this workspace: Dline may run its own hooks (.agents/hooks) and MCP servers (.agents/mcp). Stop trusting it to stop them.",
       contextValue: "dlineWorkspaceTrusted",
       icon: "workspace-trusted",
     };
@@ -191,10 +209,17 @@ export interface ToggleChoice {
 
 /** The toggle pick's three choices, the current workspace state marked. */
 export function toggleChoices(current: ToggleState | undefined): ToggleChoice[] {
-  const mark = (s: ToggleState) => ((current ?? ToggleState.INHERIT) === s || (s === ToggleState.INHERIT && current === ToggleState.UNSPECIFIED) ? "current" : "");
+  const mark = (s: ToggleState) =>
+    (current ?? ToggleState.INHERIT) === s || (s === ToggleState.INHERIT && current === ToggleState.UNSPECIFIED)
+      ? "current"
+      : "";
   return [
     { label: "Enabled", description: mark(ToggleState.ENABLED), state: ToggleState.ENABLED },
     { label: "Disabled", description: mark(ToggleState.DISABLED), state: ToggleState.DISABLED },
-    { label: "Inherit", description: [mark(ToggleState.INHERIT), "use the global setting"].filter(Boolean).join(" · "), state: ToggleState.INHERIT },
+    {
+      label: "Inherit",
+      description: [mark(ToggleState.INHERIT), "use the global setting"].filter(Boolean).join(" · "),
+      state: ToggleState.INHERIT,
+    },
   ];
 }

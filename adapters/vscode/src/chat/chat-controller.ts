@@ -1,9 +1,19 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { CheckpointKind, EditMessageMode, type RestoreMode, type Checkpoint } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import {
+  CheckpointKind,
+  EditMessageMode,
+  type RestoreMode,
+  type Checkpoint,
+} from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
-import { COMPARE_TITLE, VIEW_CHANGES_TITLE, type DiffPresenter, type ShownDiff } from "../checkpoints/diff-presenter.js";
+import {
+  COMPARE_TITLE,
+  VIEW_CHANGES_TITLE,
+  type DiffPresenter,
+  type ShownDiff,
+} from "../checkpoints/diff-presenter.js";
 import { MORE_OPTIONS_LABEL, restoreOptions, type RestoreOption } from "../checkpoints/restore-options.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
@@ -89,7 +99,12 @@ export class ChatController implements vscode.Disposable {
     const workspaceRoot = this.folders()[0] ?? "";
     let taskId: string;
     try {
-      ({ taskId } = await clients.tasks.newTask({ workspaceRoot, text, profileId, editor: editorFiles(workspaceRoot) }));
+      ({ taskId } = await clients.tasks.newTask({
+        workspaceRoot,
+        text,
+        profileId,
+        editor: editorFiles(workspaceRoot),
+      }));
     } catch (err) {
       this.refused(text, err);
       throw err;
@@ -172,10 +187,18 @@ export class ChatController implements vscode.Disposable {
     const { clients } = await this.supervisor.ready();
     try {
       if (pendingAsk) {
-        const answers = pendingAsk.kind === "followup" || pendingAsk.kind === "completion" || pendingAsk.kind === "resume";
+        const answers =
+          pendingAsk.kind === "followup" || pendingAsk.kind === "completion" || pendingAsk.kind === "resume";
         await clients.tasks.respond({ taskId, askId: pendingAsk.askId, approve: answers, text });
       } else {
-        await this.inFolderIfNeeded((workspaceRoot) => clients.tasks.sendMessage({ taskId, text, workspaceRoot, editor: editorFiles(workspaceRoot || this.workspaceRoot) }));
+        await this.inFolderIfNeeded((workspaceRoot) =>
+          clients.tasks.sendMessage({
+            taskId,
+            text,
+            workspaceRoot,
+            editor: editorFiles(workspaceRoot || this.workspaceRoot),
+          }),
+        );
         this.model.markRunning();
       }
     } catch (err) {
@@ -227,7 +250,9 @@ export class ChatController implements vscode.Disposable {
       if (!folder) throw err;
       await call(folder);
       this.workspaceRoot = folder;
-      void vscode.window.showInformationMessage(`Dline: this task had no folder on this machine; it continues in ${visibleLine(folder)}.`);
+      void vscode.window.showInformationMessage(
+        `Dline: this task had no folder on this machine; it continues in ${visibleLine(folder)}.`,
+      );
     }
   }
 
@@ -237,7 +262,8 @@ export class ChatController implements vscode.Disposable {
     if (!root) throw new Error("No workspace folder is open.");
     const target = path.resolve(root, relativePath);
     const inside = path.relative(root, target);
-    if (inside.startsWith("..") || path.isAbsolute(inside)) throw new Error(`${visibleLine(relativePath)} is outside the workspace.`);
+    if (inside.startsWith("..") || path.isAbsolute(inside))
+      throw new Error(`${visibleLine(relativePath)} is outside the workspace.`);
     try {
       const stat = await vscode.workspace.fs.stat(vscode.Uri.file(target));
       if (stat.type & vscode.FileType.Directory) {
@@ -270,7 +296,12 @@ export class ChatController implements vscode.Disposable {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
     const res = await clients.checkpoints.compare({ taskId, checkpointId });
-    return this.diffs.show({ title: COMPARE_TITLE, workspaceRoot: this.workspaceRoot, files: res.files, rightIsWorkspace: true });
+    return this.diffs.show({
+      title: COMPARE_TITLE,
+      workspaceRoot: this.workspaceRoot,
+      files: res.files,
+      rightIsWorkspace: true,
+    });
   }
 
   /** View Changes: what the task changed since its previous completion. */
@@ -278,7 +309,12 @@ export class ChatController implements vscode.Disposable {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
     const res = await clients.checkpoints.viewChanges({ taskId });
-    return this.diffs.show({ title: VIEW_CHANGES_TITLE, workspaceRoot: this.workspaceRoot, files: res.files, rightIsWorkspace: false });
+    return this.diffs.show({
+      title: VIEW_CHANGES_TITLE,
+      workspaceRoot: this.workspaceRoot,
+      files: res.files,
+      rightIsWorkspace: false,
+    });
   }
 
   /**
@@ -288,18 +324,27 @@ export class ChatController implements vscode.Disposable {
   async restore(checkpointId: string, mode?: RestoreMode): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const checkpoint = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find((c) => c.id === checkpointId);
+    const checkpoint = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
+      (c) => c.id === checkpointId,
+    );
     if (!checkpoint) throw new Error("That checkpoint no longer exists.");
-    const options = restoreOptions({ hasFiles: checkpoint.hasFiles, compaction: checkpoint.kind === CheckpointKind.COMPACTION, restored: checkpoint.restored });
+    const options = restoreOptions({
+      hasFiles: checkpoint.hasFiles,
+      compaction: checkpoint.kind === CheckpointKind.COMPACTION,
+      restored: checkpoint.restored,
+    });
     const chosen = mode ?? (await pickRestore(options));
     if (chosen === undefined) return false;
     const option = options.find((o) => o.mode === chosen);
     if (!option || option.disabled) throw new Error("That restore is not available for this checkpoint.");
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
-    if (res.fileError) void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
+    if (res.fileError)
+      void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     else if (res.filesRestored) {
       const count = res.restoredPaths.length + res.deletedPaths.length;
-      void vscode.window.showInformationMessage(`Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}).`);
+      void vscode.window.showInformationMessage(
+        `Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}).`,
+      );
     }
     await this.refreshCheckpoints();
     return res.filesRestored || res.conversationRestored;
@@ -309,8 +354,14 @@ export class ChatController implements vscode.Disposable {
   async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const res = await clients.checkpoints.editMessage({ taskId, messageId, text, mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL });
-    if (res.fileError) void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
+    const res = await clients.checkpoints.editMessage({
+      taskId,
+      messageId,
+      text,
+      mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL,
+    });
+    if (res.fileError)
+      void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     if (!res.restored) void vscode.window.showInformationMessage("Dline: the text is unchanged, nothing was restored.");
     await this.refreshCheckpoints();
     return res.restored;
@@ -384,7 +435,10 @@ export class ChatController implements vscode.Disposable {
   /** An edit approval opens its diff; once answered (or dropped), the diff goes. */
   private onAskChanged(): void {
     const ask = this.model.snapshot.pendingAsk;
-    const work = ask && ask.edits.length > 0 ? this.proposed.showProposal(ask.askId, ask.edits, this.workspaceRoot) : this.proposed.closeProposal();
+    const work =
+      ask && ask.edits.length > 0
+        ? this.proposed.showProposal(ask.askId, ask.edits, this.workspaceRoot)
+        : this.proposed.closeProposal();
     void Promise.resolve(work).catch((err: Error) => this.log.warn(`proposed change: ${err.message}`));
   }
 
@@ -427,22 +481,35 @@ export class ChatController implements vscode.Disposable {
 }
 
 function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {
-  return { id: c.id, kind: CheckpointKind[c.kind] ? `CHECKPOINT_KIND_${CheckpointKind[c.kind]}` : "", messageId: c.messageId, hasFiles: c.hasFiles, restored: c.restored };
+  return {
+    id: c.id,
+    kind: CheckpointKind[c.kind] ? `CHECKPOINT_KIND_${CheckpointKind[c.kind]}` : "",
+    messageId: c.messageId,
+    hasFiles: c.hasFiles,
+    restored: c.restored,
+  };
 }
 
 /** The two-level restore menu as quick picks. */
 async function pickRestore(options: RestoreOption[]): Promise<RestoreMode | undefined> {
   type Item = vscode.QuickPickItem & { mode?: RestoreMode; more?: boolean };
-  const toItem = (o: RestoreOption): Item => ({ label: o.label, detail: o.description, mode: o.mode, description: o.disabled ? "(files already restored)" : undefined });
+  const toItem = (o: RestoreOption): Item => ({
+    label: o.label,
+    detail: o.description,
+    mode: o.mode,
+    description: o.disabled ? "(files already restored)" : undefined,
+  });
   const main: Item[] = options.filter((o) => !o.more).map(toItem);
   const more = options.filter((o) => o.more);
   if (more.length > 0) main.push({ label: MORE_OPTIONS_LABEL, more: true });
-  const first = await vscode.window.showQuickPick(main, { title: "Restore checkpoint", placeHolder: "Restore this checkpoint" });
+  const first = await vscode.window.showQuickPick(main, {
+    title: "Restore checkpoint",
+    placeHolder: "Restore this checkpoint",
+  });
   if (!first) return undefined;
   if (!first.more) return first.mode;
-  const second = await vscode.window.showQuickPick(
-    more.filter((o) => !o.disabled).map(toItem),
-    { title: "Restore checkpoint: more options" },
-  );
+  const second = await vscode.window.showQuickPick(more.filter((o) => !o.disabled).map(toItem), {
+    title: "Restore checkpoint: more options",
+  });
   return second?.mode;
 }

@@ -40,7 +40,15 @@ export class ChatModel {
   /** Starts over for another task (or none). Keeps what is known of the core, checkpoints and preferences. */
   reset(taskId: string | undefined, title = ""): void {
     const { core, coreMessage, checkpointHeader, preferences } = this.state;
-    this.state = { ...emptyChatState(), taskId, title, core, coreMessage, checkpointHeader, preferences: { ...preferences, taskProfileId: "" } };
+    this.state = {
+      ...emptyChatState(),
+      taskId,
+      title,
+      core,
+      coreMessage,
+      checkpointHeader,
+      preferences: { ...preferences, taskProfileId: "" },
+    };
   }
 
   /** The task was started or continued (the core does not always say so with an event). */
@@ -51,7 +59,8 @@ export class ChatModel {
   /** A status the task's events cannot carry (its sidecar died): interrupted, damaged. */
   setStatusFromHistory(status: TaskStatus): void {
     const name = statusName(status);
-    if (name === "interrupted" || name === "damaged") this.state = { ...this.state, status: name, pendingAsk: undefined };
+    if (name === "interrupted" || name === "damaged")
+      this.state = { ...this.state, status: name, pendingAsk: undefined };
   }
 
   /** The core refused words the person sent: the input gets them back. */
@@ -86,12 +95,19 @@ export class ChatModel {
     this.state.status = statusName(task.task?.status ?? TaskStatus.UNSPECIFIED);
     // Running or waiting with no sidecar running it: its sidecar died and no other one has
     // marked it yet. It is interrupted (and can be resumed).
-    if ((this.state.status === "running" || this.state.status === "waiting") && task.ownerPid === 0) this.state.status = "interrupted";
+    if ((this.state.status === "running" || this.state.status === "waiting") && task.ownerPid === 0)
+      this.state.status = "interrupted";
     this.state.pendingAsk = task.pendingAsk ? askItem(task.pendingAsk) : undefined;
     if (task.task) {
-      this.state.usage = { tokensIn: Number(task.task.tokensIn), tokensOut: Number(task.task.tokensOut), cost: task.task.cost, costUnknown: task.task.costUnknown };
+      this.state.usage = {
+        tokensIn: Number(task.task.tokensIn),
+        tokensOut: Number(task.task.tokensOut),
+        cost: task.task.cost,
+        costUnknown: task.task.costUnknown,
+      };
     }
-    if (task.contextWindow > 0n && task.contextTokens > 0n) this.state.context = { tokens: Number(task.contextTokens), window: Number(task.contextWindow) };
+    if (task.contextWindow > 0n && task.contextTokens > 0n)
+      this.state.context = { tokens: Number(task.contextTokens), window: Number(task.contextWindow) };
     this.state.preferences = { ...this.state.preferences, taskProfileId: task.profileId };
   }
 
@@ -121,10 +137,28 @@ export class ChatModel {
         break;
       case "toolStarted": {
         // The call's chat row (named by the event) shows it; older cores: the last tool row of that tool; else its own item.
-        const named = e.value.messageId ? s.items.findIndex((i) => i.type === "message" && i.id === e.value.messageId) : -1;
-        const row = named >= 0 ? named : findLastIndex(s.items, (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId);
-        if (row >= 0) s.items[row] = { ...(s.items[row] as ChatMessageItem), toolCallId: e.value.toolCallId, output: "" };
-        else s.items.push({ type: "tool", toolCallId: e.value.toolCallId, tool: e.value.tool, summary: e.value.summary, detail: e.value.detail, output: "", result: "" });
+        const named = e.value.messageId
+          ? s.items.findIndex((i) => i.type === "message" && i.id === e.value.messageId)
+          : -1;
+        const row =
+          named >= 0
+            ? named
+            : findLastIndex(
+                s.items,
+                (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId,
+              );
+        if (row >= 0)
+          s.items[row] = { ...(s.items[row] as ChatMessageItem), toolCallId: e.value.toolCallId, output: "" };
+        else
+          s.items.push({
+            type: "tool",
+            toolCallId: e.value.toolCallId,
+            tool: e.value.tool,
+            summary: e.value.summary,
+            detail: e.value.detail,
+            output: "",
+            result: "",
+          });
         break;
       }
       case "toolOutput":
@@ -136,7 +170,9 @@ export class ChatModel {
         const edits = fileEditItems(e.value.edits);
         updateTool(s.items, e.value.toolCallId, (t) => {
           if (t.type === "tool") return { ...t, ok, result };
-          const call = t.toolCall ? { ...t.toolCall, ...(status ? { status } : {}), ...(edits.length ? { edits } : {}) } : undefined;
+          const call = t.toolCall
+            ? { ...t.toolCall, ...(status ? { status } : {}), ...(edits.length ? { edits } : {}) }
+            : undefined;
           return { ...t, ok, ...(call ? { toolCall: call } : {}) };
         });
         break;
@@ -157,7 +193,13 @@ export class ChatModel {
         // Shown while the baseline is taken; gone once checkpoints are ready (or have a header of their own).
         s.checkpointProgress =
           state === "initializing" || state === "slow_initialization"
-            ? { state, message: e.value.message, phase: e.value.phase, filesDone: Number(e.value.filesDone), filesTotal: Number(e.value.filesTotal) }
+            ? {
+                state,
+                message: e.value.message,
+                phase: e.value.phase,
+                filesDone: Number(e.value.filesDone),
+                filesTotal: Number(e.value.filesTotal),
+              }
             : undefined;
         break;
       }
@@ -230,8 +272,16 @@ function upsertMessage(items: ChatItem[], message: ChatMessageItem): void {
   }
 }
 
-function updateTool(items: ChatItem[], id: string, change: <T extends ChatToolItem | ChatMessageItem>(tool: T) => T): void {
-  const index = items.findIndex((i) => (i.type === "tool" || i.type === "message") && (i.toolCallId === id || (i.type === "message" && i.toolCall?.toolCallId === id)));
+function updateTool(
+  items: ChatItem[],
+  id: string,
+  change: <T extends ChatToolItem | ChatMessageItem>(tool: T) => T,
+): void {
+  const index = items.findIndex(
+    (i) =>
+      (i.type === "tool" || i.type === "message") &&
+      (i.toolCallId === id || (i.type === "message" && i.toolCall?.toolCallId === id)),
+  );
   if (index >= 0) items[index] = change(items[index] as ChatToolItem | ChatMessageItem);
 }
 
@@ -265,10 +315,20 @@ const toolCallStatuses: Record<number, ChatToolCall["status"]> = {
   [ToolCallStatus.INTERRUPTED]: "interrupted",
 };
 
-const fileStatuses: Record<number, ChatFileEdit["status"]> = { [FileStatus.ADDED]: "added", [FileStatus.MODIFIED]: "modified", [FileStatus.DELETED]: "deleted" };
+const fileStatuses: Record<number, ChatFileEdit["status"]> = {
+  [FileStatus.ADDED]: "added",
+  [FileStatus.MODIFIED]: "modified",
+  [FileStatus.DELETED]: "deleted",
+};
 
 export function fileEditItems(edits: readonly FileEdit[]): ChatFileEdit[] {
-  return edits.map((e) => ({ path: e.path, status: fileStatuses[e.status] ?? "unknown", originalText: e.originalText, proposedText: e.proposedText, truncated: e.truncated }));
+  return edits.map((e) => ({
+    path: e.path,
+    status: fileStatuses[e.status] ?? "unknown",
+    originalText: e.originalText,
+    proposedText: e.proposedText,
+    truncated: e.truncated,
+  }));
 }
 
 function commandItem(c: CommandLine | undefined): { command?: ChatCommandLine } {

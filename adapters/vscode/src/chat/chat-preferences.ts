@@ -24,16 +24,23 @@ export class ChatPreferencesSource {
     const [profiles, settings, mode] = await Promise.all([
       clients.settings.listProfiles({}),
       clients.settings.getSettings({ scope: SettingsScope.GLOBAL }),
-      clients.settings.resolveSetting({ key: "mode", taskId: task.taskId ?? "", workspaceRoot: task.workspaceRoot ?? "" }),
+      clients.settings.resolveSetting({
+        key: "mode",
+        taskId: task.taskId ?? "",
+        workspaceRoot: task.workspaceRoot ?? "",
+      }),
     ]);
-    this.fromGlobalSettings((settings.settings ?? {}));
+    this.fromGlobalSettings(settings.settings ?? {});
     this.publish({ loaded: true, profiles: profileViews(profiles.profiles), mode: modeOf(mode.value?.kind.value) });
   }
 
   /** The core's global settings changed (WatchSettings): auto-approval and the default model. */
   fromGlobalSettings(settings: Record<string, unknown>): void {
     this.autoApproval = autoApprovalFromCore(settings);
-    this.publish({ autoApproval: this.autoApproval, defaultProfileId: typeof settings.defaultProfileId === "string" ? settings.defaultProfileId : "" });
+    this.publish({
+      autoApproval: this.autoApproval,
+      defaultProfileId: typeof settings.defaultProfileId === "string" ? settings.defaultProfileId : "",
+    });
   }
 
   /** Plan or Act: for new tasks (global) and for the open task. */
@@ -47,8 +54,11 @@ export class ChatPreferencesSource {
   async setAutoApproval(change: Partial<AutoApprovalView>): Promise<void> {
     const next = autoApprovalPatch(this.autoApproval, change);
     const { clients } = await this.supervisor.ready();
-    const res = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { autoApprovalSettings: next as unknown as JsonObject } });
-    this.fromGlobalSettings((res.settings ?? {}));
+    const res = await clients.settings.updateSettings({
+      scope: SettingsScope.GLOBAL,
+      patch: { autoApprovalSettings: next as unknown as JsonObject },
+    });
+    this.fromGlobalSettings(res.settings ?? {});
   }
 
   /** The model picker: the open task's model, or (no task) the one new tasks use. */
@@ -67,12 +77,21 @@ export class ChatPreferencesSource {
   async saveProfile(form: ProfileForm, taskId: string | undefined): Promise<void> {
     const { clients } = await this.supervisor.ready();
     await clients.settings.upsertProfile({
-      profile: { id: form.id, name: form.id, provider: form.provider, baseUrl: form.baseUrl, model: form.model, contextWindow: BigInt(Math.max(0, Math.floor(form.contextWindow))) },
+      profile: {
+        id: form.id,
+        name: form.id,
+        provider: form.provider,
+        baseUrl: form.baseUrl,
+        model: form.model,
+        contextWindow: BigInt(Math.max(0, Math.floor(form.contextWindow))),
+      },
     });
     if (form.apiKey) await clients.settings.setSecret({ profileId: form.id, name: "api_key", value: form.apiKey });
-    if (form.makeDefault) await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: form.id } });
+    if (form.makeDefault)
+      await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { defaultProfileId: form.id } });
     // A task that failed for want of a model continues with the one just set up.
-    if (form.makeDefault && taskId) await clients.tasks.setTaskProfile({ taskId, profileId: form.id }).catch(() => undefined);
+    if (form.makeDefault && taskId)
+      await clients.tasks.setTaskProfile({ taskId, profileId: form.id }).catch(() => undefined);
     await this.refresh({ taskId });
   }
 }

@@ -205,7 +205,14 @@ export interface ChatState {
 }
 
 export function emptyPreferences(): ChatPreferences {
-  return { loaded: false, mode: "act", autoApproval: { ...AUTO_APPROVAL_DEFAULTS }, profiles: [], defaultProfileId: "", taskProfileId: "" };
+  return {
+    loaded: false,
+    mode: "act",
+    autoApproval: { ...AUTO_APPROVAL_DEFAULTS },
+    profiles: [],
+    defaultProfileId: "",
+    taskProfileId: "",
+  };
 }
 
 export function emptyChatState(): ChatState {

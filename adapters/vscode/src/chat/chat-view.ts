@@ -33,7 +33,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    const roots = [vscode.Uri.joinPath(this.extensionUri, "media"), vscode.Uri.joinPath(this.extensionUri, "out", "webview")];
+    const roots = [
+      vscode.Uri.joinPath(this.extensionUri, "media"),
+      vscode.Uri.joinPath(this.extensionUri, "out", "webview"),
+    ];
     view.webview.options = { enableScripts: true, localResourceRoots: roots };
     view.webview.html = this.html(view.webview);
     this.subscriptions.push(
@@ -60,7 +63,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!this.view || this.historyRefresh) return;
     this.historyRefresh = setTimeout(() => {
       this.historyRefresh = undefined;
-      void postHistory({ ...this.requestDeps, post: (u) => this.post(u) }).catch((err) => this.controller.logWarning(`history: ${(err as Error).message}`));
+      void postHistory({ ...this.requestDeps, post: (u) => this.post(u) }).catch((err) =>
+        this.controller.logWarning(`history: ${(err as Error).message}`),
+      );
     }, 250);
   }
 

@@ -20,7 +20,8 @@ export function autoApprovalPatch(current: AutoApprovalView, change: Partial<Aut
   const next = { ...current };
   for (const key of Object.keys(AUTO_APPROVAL_DEFAULTS) as (keyof AutoApprovalView)[]) {
     const value = change[key];
-    if (value !== undefined && typeof value === typeof AUTO_APPROVAL_DEFAULTS[key]) (next as unknown as Json)[key] = value;
+    if (value !== undefined && typeof value === typeof AUTO_APPROVAL_DEFAULTS[key])
+      (next as unknown as Json)[key] = value;
   }
   return next;
 }

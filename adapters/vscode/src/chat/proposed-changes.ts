@@ -46,7 +46,9 @@ export class ProposedChanges implements vscode.Disposable {
       if (!this.shownAskId) return;
       this.shownAskId = undefined;
       await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
-      const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => isProposalTab(t, this.documents.scheme));
+      const tabs = vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .filter((t) => isProposalTab(t, this.documents.scheme));
       if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
     });
   }
@@ -62,7 +64,13 @@ export class ProposedChanges implements vscode.Disposable {
     return this.open(edits, workspaceRoot, "change by Dline", "Changes by Dline", false);
   }
 
-  private async open(edits: ChatFileEdit[], workspaceRoot: string, label: string, title: string, proposal: boolean): Promise<ShownEdit[]> {
+  private async open(
+    edits: ChatFileEdit[],
+    workspaceRoot: string,
+    label: string,
+    title: string,
+    proposal: boolean,
+  ): Promise<ShownEdit[]> {
     const setId = this.documents.beginSet();
     const side = proposal ? "proposal" : "applied";
     const shown = edits.map((e) => {
@@ -70,17 +78,46 @@ export class ProposedChanges implements vscode.Disposable {
       const tooLarge = "(not shown: binary, or too large to show)";
       return {
         path: e.path,
-        original: this.documents.add(setId, `${side}-before`, absolute, e.truncated ? tooLarge : e.status === "added" ? "" : e.originalText, label),
-        modified: this.documents.add(setId, `${side}-after`, absolute, e.truncated ? tooLarge : e.status === "deleted" ? "" : e.proposedText, label),
+        original: this.documents.add(
+          setId,
+          `${side}-before`,
+          absolute,
+          e.truncated ? tooLarge : e.status === "added" ? "" : e.originalText,
+          label,
+        ),
+        modified: this.documents.add(
+          setId,
+          `${side}-after`,
+          absolute,
+          e.truncated ? tooLarge : e.status === "deleted" ? "" : e.proposedText,
+          label,
+        ),
       };
     });
     if (shown.length === 1) {
       const [one] = shown;
-      await vscode.commands.executeCommand("vscode.diff", one.original, one.modified, `${visibleLine(one.path)} (${label})`, { preview: true, preserveFocus: proposal });
+      await vscode.commands.executeCommand(
+        "vscode.diff",
+        one.original,
+        one.modified,
+        `${visibleLine(one.path)} (${label})`,
+        { preview: true, preserveFocus: proposal },
+      );
     } else if ((await vscode.commands.getCommands(true)).includes("vscode.changes")) {
-      await vscode.commands.executeCommand("vscode.changes", title, shown.map((d) => [vscode.Uri.file(path.join(workspaceRoot, d.path)), d.original, d.modified]));
+      await vscode.commands.executeCommand(
+        "vscode.changes",
+        title,
+        shown.map((d) => [vscode.Uri.file(path.join(workspaceRoot, d.path)), d.original, d.modified]),
+      );
     } else {
-      for (const d of shown) await vscode.commands.executeCommand("vscode.diff", d.original, d.modified, `${visibleLine(d.path)} (${label})`, { preview: false });
+      for (const d of shown)
+        await vscode.commands.executeCommand(
+          "vscode.diff",
+          d.original,
+          d.modified,
+          `${visibleLine(d.path)} (${label})`,
+          { preview: false },
+        );
     }
     return shown;
   }
@@ -92,7 +129,10 @@ export class ProposedChanges implements vscode.Disposable {
 
 function isProposalTab(tab: vscode.Tab, scheme: string): boolean {
   const input = tab.input;
-  if (input instanceof vscode.TabInputTextDiff) return input.modified.scheme === scheme && input.modified.query.includes("side=proposal");
+  if (input instanceof vscode.TabInputTextDiff)
+    return input.modified.scheme === scheme && input.modified.query.includes("side=proposal");
   const multi = input as { textDiffs?: vscode.TabInputTextDiff[] } | undefined;
-  return Boolean(multi?.textDiffs?.some((d) => d.modified.scheme === scheme && d.modified.query.includes("side=proposal")));
+  return Boolean(
+    multi?.textDiffs?.some((d) => d.modified.scheme === scheme && d.modified.query.includes("side=proposal")),
+  );
 }

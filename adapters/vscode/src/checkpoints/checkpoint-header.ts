@@ -9,7 +9,10 @@ export const MULTI_ROOT = "Checkpoints are not currently supported in multi-root
  * What the task header shows about checkpoints: nothing when they work; otherwise the core's
  * sentence with Retry Checkpoints / Disable Checkpoints where the core offers them.
  */
-export function checkpointHeader(folders: readonly string[], status: GetStatusResponse | undefined): CheckpointHeader | undefined {
+export function checkpointHeader(
+  folders: readonly string[],
+  status: GetStatusResponse | undefined,
+): CheckpointHeader | undefined {
   if (folders.length === 0) return { state: "unavailable", message: NO_WORKSPACE, canRetry: false, canDisable: false };
   if (folders.length > 1) return { state: "unavailable", message: MULTI_ROOT, canRetry: false, canDisable: false };
   if (!status) return undefined;

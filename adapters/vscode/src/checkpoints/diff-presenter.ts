@@ -52,7 +52,9 @@ export class DiffPresenter {
       await vscode.commands.executeCommand("vscode.changes", title, resources);
     } else {
       for (const d of shown) {
-        await vscode.commands.executeCommand("vscode.diff", d.original, d.modified, `${d.path} (${title})`, { preview: false });
+        await vscode.commands.executeCommand("vscode.diff", d.original, d.modified, `${d.path} (${title})`, {
+          preview: false,
+        });
       }
     }
     return shown;

@@ -37,8 +37,20 @@ export function restoreOptions(target: RestoreTarget): RestoreOption[] {
   };
   if (!target.hasFiles || target.compaction) return [{ ...taskOnly, more: false }];
   return [
-    { label: "Restore Files & Task", description: "Revert files and clear messages after this point", mode: RestoreMode.FILES_AND_TASK, more: false, disabled: false },
-    { label: "Restore Files Only", description: "Revert files to this checkpoint", mode: RestoreMode.FILES, more: true, disabled: target.restored },
+    {
+      label: "Restore Files & Task",
+      description: "Revert files and clear messages after this point",
+      mode: RestoreMode.FILES_AND_TASK,
+      more: false,
+      disabled: false,
+    },
+    {
+      label: "Restore Files Only",
+      description: "Revert files to this checkpoint",
+      mode: RestoreMode.FILES,
+      more: true,
+      disabled: target.restored,
+    },
     taskOnly,
   ];
 }

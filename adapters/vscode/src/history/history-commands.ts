@@ -25,10 +25,19 @@ export function registerHistoryCommands(
   guard: Guard,
 ): vscode.Disposable[] {
   const register = <A extends unknown[], R>(id: string, fn: (...args: A) => Promise<R> | R) =>
-    vscode.commands.registerCommand(id, guard(async (...args: A) => fn(...args)));
+    vscode.commands.registerCommand(
+      id,
+      guard(async (...args: A) => fn(...args)),
+    );
   return [
     register("dline.history.search", async (query?: string) => {
-      const text = query ?? (await vscode.window.showInputBox({ prompt: "Search task history", value: tree.query, placeHolder: "Words in the title or the task" }));
+      const text =
+        query ??
+        (await vscode.window.showInputBox({
+          prompt: "Search task history",
+          value: tree.query,
+          placeHolder: "Words in the title or the task",
+        }));
       if (text !== undefined) tree.setQuery(text);
     }),
     register("dline.history.clearSearch", () => tree.setQuery("")),
@@ -37,7 +46,9 @@ export function registerHistoryCommands(
       const taskId = taskIdOf(arg);
       if (!taskId) return;
       const { clients } = await supervisor.ready();
-      const next = favorite ?? (typeof arg === "string" ? !(await clients.tasks.getTask({ taskId })).task?.favorite : !arg.favorite);
+      const next =
+        favorite ??
+        (typeof arg === "string" ? !(await clients.tasks.getTask({ taskId })).task?.favorite : !arg.favorite);
       await clients.history.setFavorite({ taskId, favorite: next });
       tree.refresh();
     }),
@@ -71,7 +82,11 @@ export function registerHistoryCommands(
       else {
         const picked = await vscode.window.showWarningMessage(
           "Delete all task history?",
-          { modal: true, detail: "Delete Everything also removes every checkpoint. Delete All Except Favorites keeps favorite tasks and the checkpoints." },
+          {
+            modal: true,
+            detail:
+              "Delete Everything also removes every checkpoint. Delete All Except Favorites keeps favorite tasks and the checkpoints.",
+          },
           DELETE_EVERYTHING,
           DELETE_ALL_EXCEPT_FAVORITES,
         );

@@ -68,18 +68,32 @@ export class HistoryTree implements vscode.TreeDataProvider<TaskSummary>, vscode
   }
 
   getTreeItem(task: TaskSummary): vscode.TreeItem {
-    const item = new vscode.TreeItem(visibleLine(task.title || "(untitled task)"), vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      visibleLine(task.title || "(untitled task)"),
+      vscode.TreeItemCollapsibleState.None,
+    );
     item.id = task.id;
     item.contextValue = task.favorite ? "dlineTaskFavorite" : "dlineTask";
-    item.description = [task.favorite ? "★" : "", relativeTime(Number(task.updatedAt || task.createdAt)), statusWord(task.status)]
+    item.description = [
+      task.favorite ? "★" : "",
+      relativeTime(Number(task.updatedAt || task.createdAt)),
+      statusWord(task.status),
+    ]
       .filter(Boolean)
       .join(" · ");
     item.tooltip = new vscode.MarkdownString(
-      [`**${escapeMarkdown(visibleLine(task.title || "(untitled task)"))}**`, task.workspaceRoot, task.costUnknown ? "Cost: unknown" : `Cost: $${task.cost.toFixed(4)}`, task.damagedReason]
+      [
+        `**${escapeMarkdown(visibleLine(task.title || "(untitled task)"))}**`,
+        task.workspaceRoot,
+        task.costUnknown ? "Cost: unknown" : `Cost: $${task.cost.toFixed(4)}`,
+        task.damagedReason,
+      ]
         .filter(Boolean)
         .join("\n\n"),
     );
-    item.iconPath = new vscode.ThemeIcon(task.status === TaskStatus.DAMAGED ? "warning" : task.favorite ? "star-full" : "comment-discussion");
+    item.iconPath = new vscode.ThemeIcon(
+      task.status === TaskStatus.DAMAGED ? "warning" : task.favorite ? "star-full" : "comment-discussion",
+    );
     item.command = { command: "dline.openTask", title: "Open Task", arguments: [task.id] };
     return item;
   }

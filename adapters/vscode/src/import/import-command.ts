@@ -15,7 +15,12 @@ interface RowItem extends vscode.QuickPickItem {
  * ImportCline. Results go to the output channel and a summary notification. Returns the
  * import's response (undefined when cancelled).
  */
-export async function importFromCline(supervisor: SidecarSupervisor, log: Log, showLog: () => void, onImported: () => void): Promise<ImportClineResponse | undefined> {
+export async function importFromCline(
+  supervisor: SidecarSupervisor,
+  log: Log,
+  showLog: () => void,
+  onImported: () => void,
+): Promise<ImportClineResponse | undefined> {
   const { clients } = await supervisor.ready();
   const discovered = await clients.imports.discoverCline({});
   const rows = importPickRows(discovered.items);
@@ -25,7 +30,9 @@ export async function importFromCline(supervisor: SidecarSupervisor, log: Log, s
   if (importable.length === 0) {
     const where = discovered.rootsSearched.join(", ");
     void vscode.window.showInformationMessage(
-      skipped.length > 0 ? `Dline: nothing to import from Cline (${skipped.length} skipped; see the Dline output).` : `Dline: no Cline tasks found (searched ${where || "nowhere"}).`,
+      skipped.length > 0
+        ? `Dline: nothing to import from Cline (${skipped.length} skipped; see the Dline output).`
+        : `Dline: no Cline tasks found (searched ${where || "nowhere"}).`,
     );
     return undefined;
   }
@@ -36,7 +43,9 @@ export async function importFromCline(supervisor: SidecarSupervisor, log: Log, s
   const dry = await clients.imports.importCline({ sourceKeys: chosen, dryRun: true });
   for (const line of importResultLines(dry.results, true)) log.info(`import from Cline: ${line}`);
   if (!dry.results.some((r) => r.outcome === "would_import")) {
-    void vscode.window.showInformationMessage(`Dline: nothing new to import from Cline (${importSummary(dry.results, true)}).`);
+    void vscode.window.showInformationMessage(
+      `Dline: nothing new to import from Cline (${importSummary(dry.results, true)}).`,
+    );
     return undefined;
   }
   if (!(await confirmDryRun(dry))) return undefined;
@@ -47,7 +56,9 @@ export async function importFromCline(supervisor: SidecarSupervisor, log: Log, s
   const summary = importSummary(done.results, false);
   const failed = done.results.some((r) => r.outcome === "failed");
   const message = `Dline: import from Cline: ${summary}.`;
-  const shown = failed ? vscode.window.showWarningMessage(message, "Show Log") : vscode.window.showInformationMessage(message, "Show Log");
+  const shown = failed
+    ? vscode.window.showWarningMessage(message, "Show Log")
+    : vscode.window.showInformationMessage(message, "Show Log");
   void shown.then((choice) => {
     if (choice === "Show Log") showLog();
   });
@@ -70,14 +81,17 @@ function pickItems(importable: ImportPickRow[], skipped: ImportPickRow[]): Promi
   pick.matchOnDetail = true;
   pick.items = [
     ...importable.map(toItem),
-    ...(skipped.length > 0 ? [{ label: "Skipped (cannot be imported)", kind: vscode.QuickPickItemKind.Separator } as RowItem] : []),
+    ...(skipped.length > 0
+      ? [{ label: "Skipped (cannot be imported)", kind: vscode.QuickPickItemKind.Separator } as RowItem]
+      : []),
     ...skipped.map(toItem),
   ];
   return new Promise((resolve) => {
     let accepted: string[] | undefined;
     pick.onDidChangeSelection((selection) => {
       // A skipped item cannot be chosen: uncheck it as soon as it is checked.
-      if (selection.some((i) => i.row && !i.row.selectable)) pick.selectedItems = selection.filter((i) => i.row?.selectable);
+      if (selection.some((i) => i.row && !i.row.selectable))
+        pick.selectedItems = selection.filter((i) => i.row?.selectable);
     });
     pick.onDidAccept(() => {
       accepted = pick.selectedItems.flatMap((i) => (i.row?.selectable ? [i.row.sourceKey] : []));
@@ -94,12 +108,18 @@ function pickItems(importable: ImportPickRow[], skipped: ImportPickRow[]): Promi
 /** Shows the dry run (what would be imported, what would not be carried over); true to go on. */
 function confirmDryRun(dry: ImportClineResponse): Promise<boolean> {
   const going = dry.results.filter((r) => r.outcome === "would_import").length;
-  const IMPORT: vscode.QuickPickItem = { label: `$(cloud-download) Import ${going} task${going === 1 ? "" : "s"}`, detail: importSummary(dry.results, true) };
+  const IMPORT: vscode.QuickPickItem = {
+    label: `$(cloud-download) Import ${going} task${going === 1 ? "" : "s"}`,
+    detail: importSummary(dry.results, true),
+  };
   const CANCEL: vscode.QuickPickItem = { label: "$(close) Cancel" };
   const info: vscode.QuickPickItem[] = dry.results.map((r) => ({
     label: visibleLine(r.title || r.sourceKey),
     description: outcomeWord(r.outcome),
-    detail: [r.error, r.notCarriedOver.length > 0 ? `Not carried over: ${r.notCarriedOver.join(", ")}` : ""].filter(Boolean).join(" · ") || undefined,
+    detail:
+      [r.error, r.notCarriedOver.length > 0 ? `Not carried over: ${r.notCarriedOver.join(", ")}` : ""]
+        .filter(Boolean)
+        .join(" · ") || undefined,
   }));
   const pick = vscode.window.createQuickPick();
   pick.title = "Dline: Import from Cline — dry run";

@@ -21,7 +21,9 @@ export function importPickRows(items: readonly ImportItem[]): ImportPickRow[] {
   const rows = items.map((item): ImportPickRow & { at: number } => {
     const selectable = !item.skippedReason;
     const where = item.workspaceRoot || item.workspaceNote || "";
-    const description = [kindWord(item.kind), where, item.importedTaskId ? "already imported" : ""].filter(Boolean).join(" · ");
+    const description = [kindWord(item.kind), where, item.importedTaskId ? "already imported" : ""]
+      .filter(Boolean)
+      .join(" · ");
     const facts = [
       `${item.messageCount} message${item.messageCount === 1n ? "" : "s"}`,
       item.models.length > 0 ? item.models.join(", ") : "",
@@ -61,7 +63,9 @@ export function outcomeWord(outcome: string): string {
 /** One line per result for the output channel. */
 export function importResultLines(results: readonly ImportResult[], dryRun: boolean): string[] {
   return results.map((r) => {
-    const parts = [`${dryRun ? "[dry run] " : ""}${r.title || r.sourceKey} (${r.sourceKey}): ${outcomeWord(r.outcome)}`];
+    const parts = [
+      `${dryRun ? "[dry run] " : ""}${r.title || r.sourceKey} (${r.sourceKey}): ${outcomeWord(r.outcome)}`,
+    ];
     if (r.taskId) parts.push(`task ${r.taskId}`);
     if (r.error) parts.push(`error: ${r.error}`);
     if (r.notCarriedOver.length > 0) parts.push(`not carried over: ${r.notCarriedOver.join(", ")}`);

@@ -9,12 +9,21 @@ import { LEGACY_SECRET_KEYS, toImportableState } from "./host-state.js";
  * `__vscodeMigrationVersion` per scope and keeps values already in its files, so calling this
  * again (another window, a later start) changes nothing.
  */
-export async function migrateHostState(context: vscode.ExtensionContext, supervisor: SidecarSupervisor, log: Log): Promise<void> {
+export async function migrateHostState(
+  context: vscode.ExtensionContext,
+  supervisor: SidecarSupervisor,
+  log: Log,
+): Promise<void> {
   const { clients } = await supervisor.ready();
   const globalState = toImportableState(context.globalState.keys().map((k) => [k, context.globalState.get(k)]));
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const workspaces = folder
-    ? [{ workspaceRoot: folder, state: toImportableState(context.workspaceState.keys().map((k) => [k, context.workspaceState.get(k)])) }]
+    ? [
+        {
+          workspaceRoot: folder,
+          state: toImportableState(context.workspaceState.keys().map((k) => [k, context.workspaceState.get(k)])),
+        },
+      ]
     : [];
   const secrets: Record<string, string> = {};
   for (const key of LEGACY_SECRET_KEYS) {

@@ -5,7 +5,15 @@
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-const AUTO_APPROVAL_FIELDS = ["enabled", "readFiles", "editFiles", "executeSafeCommands", "executeAllCommands", "useMcp", "maxRequests"] as const;
+const AUTO_APPROVAL_FIELDS = [
+  "enabled",
+  "readFiles",
+  "editFiles",
+  "executeSafeCommands",
+  "executeAllCommands",
+  "useMcp",
+  "maxRequests",
+] as const;
 
 /** The VS Code keys (under `dline.`) and their defaults, which are the core's defaults. */
 export const HOST_DEFAULTS: Readonly<Record<string, JsonValue>> = {
@@ -31,7 +39,8 @@ export function hostValuesFromCore(core: JsonObject): Record<string, JsonValue> 
   if (auto && typeof auto === "object" && !Array.isArray(auto)) {
     for (const field of AUTO_APPROVAL_FIELDS) {
       const value = auto[field];
-      if (value !== undefined && typeof value === typeof HOST_DEFAULTS[`autoApproval.${field}`]) values[`autoApproval.${field}`] = value;
+      if (value !== undefined && typeof value === typeof HOST_DEFAULTS[`autoApproval.${field}`])
+        values[`autoApproval.${field}`] = value;
     }
   }
   return values;
@@ -44,7 +53,8 @@ export function hostValuesFromCore(core: JsonObject): Record<string, JsonValue> 
 export function corePatchFromHost(host: Record<string, JsonValue>, core: JsonObject): JsonObject | undefined {
   const current = hostValuesFromCore(core);
   const patch: JsonObject = {};
-  if (host["checkpoints.enabled"] !== current["checkpoints.enabled"]) patch.checkpointsEnabled = host["checkpoints.enabled"];
+  if (host["checkpoints.enabled"] !== current["checkpoints.enabled"])
+    patch.checkpointsEnabled = host["checkpoints.enabled"];
   if (host.defaultProfile !== current.defaultProfile) patch.defaultProfileId = host.defaultProfile;
   if (AUTO_APPROVAL_FIELDS.some((f) => host[`autoApproval.${f}`] !== current[`autoApproval.${f}`])) {
     patch.autoApprovalSettings = Object.fromEntries(AUTO_APPROVAL_FIELDS.map((f) => [f, host[`autoApproval.${f}`]]));

@@ -2,7 +2,14 @@ import * as vscode from "vscode";
 import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
-import { corePatchFromHost, HOST_DEFAULTS, HOST_KEYS, hostValuesFromCore, type JsonObject, type JsonValue } from "./settings-mapping.js";
+import {
+  corePatchFromHost,
+  HOST_DEFAULTS,
+  HOST_KEYS,
+  hostValuesFromCore,
+  type JsonObject,
+  type JsonValue,
+} from "./settings-mapping.js";
 
 /**
  * Keeps VS Code's `dline.*` user settings a mirror of the core's global settings: the core's
@@ -37,8 +44,11 @@ export class SettingsMirror implements vscode.Disposable {
         this.watch = new AbortController();
         try {
           const { clients } = await this.supervisor.whenRunning();
-          for await (const res of clients.settings.watchSettings({ scope: SettingsScope.GLOBAL }, { signal: this.watch.signal })) {
-            const settings = (res.settings ?? {});
+          for await (const res of clients.settings.watchSettings(
+            { scope: SettingsScope.GLOBAL },
+            { signal: this.watch.signal },
+          )) {
+            const settings = res.settings ?? {};
             this.coreChanged.fire(settings);
             this.enqueue(() => this.applyCore(settings));
           }
@@ -68,7 +78,11 @@ export class SettingsMirror implements vscode.Disposable {
     for (const key of HOST_KEYS) {
       if (hostValue(config, key) !== wanted[key]) {
         // The default is written as "unset", so the user's settings.json stays clean.
-        await config.update(key, wanted[key] === HOST_DEFAULTS[key] ? undefined : wanted[key], vscode.ConfigurationTarget.Global);
+        await config.update(
+          key,
+          wanted[key] === HOST_DEFAULTS[key] ? undefined : wanted[key],
+          vscode.ConfigurationTarget.Global,
+        );
       }
     }
   }
@@ -81,7 +95,7 @@ export class SettingsMirror implements vscode.Disposable {
     if (!patch) return;
     const { clients } = await this.supervisor.ready();
     const res = await clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch });
-    this.core = (res.settings ?? this.core);
+    this.core = res.settings ?? this.core;
     this.log.info(`settings sent to the core: ${Object.keys(patch).join(", ")}`);
   }
 

@@ -37,10 +37,12 @@ export class CoreProblemReporter implements vscode.Disposable {
     this.item.show();
     if (!first) return;
     this.log.error(`told the person the core cannot start: ${message}`);
-    void vscode.window.showErrorMessage(`Dline: the core cannot start: ${message}`, "Open Settings", "Show Log").then((choice) => {
-      if (choice === "Open Settings") void openCoreSettings();
-      if (choice === "Show Log") this.showLog();
-    });
+    void vscode.window
+      .showErrorMessage(`Dline: the core cannot start: ${message}`, "Open Settings", "Show Log")
+      .then((choice) => {
+        if (choice === "Open Settings") void openCoreSettings();
+        if (choice === "Show Log") this.showLog();
+      });
   }
 
   recovered(): void {
@@ -58,6 +60,7 @@ export class CoreProblemReporter implements vscode.Disposable {
  * window (code-server, SSH, containers) it is edited in the Remote tab, so that tab is opened.
  */
 export async function openCoreSettings(): Promise<void> {
-  if (vscode.env.remoteName) await vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: CORE_PATH_SETTING });
+  if (vscode.env.remoteName)
+    await vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: CORE_PATH_SETTING });
   else await vscode.commands.executeCommand("workbench.action.openSettings", CORE_PATH_SETTING);
 }

@@ -30,7 +30,9 @@ export function locateCore(setting: string | undefined, env: NodeJS.ProcessEnv, 
   ];
   const found = candidates.find((c) => isExecutable(c.path));
   if (found) return found;
-  throw new Error(`The Dline core was not found (looked at: ${candidates.map((c) => c.path).join(", ")}). Set dline.corePath.`);
+  throw new Error(
+    `The Dline core was not found (looked at: ${candidates.map((c) => c.path).join(", ")}). Set dline.corePath.`,
+  );
 }
 
 function isExecutable(file: string): boolean {

@@ -1,6 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { createDlineClients, spawnSidecar, type DlineClients, type Handshake, type SidecarProcess } from "../../../../core/src/client/index.js";
+import {
+  createDlineClients,
+  spawnSidecar,
+  type DlineClients,
+  type Handshake,
+  type SidecarProcess,
+} from "../../../../core/src/client/index.js";
 import type { InitializeResponse } from "../../../../core/src/gen/dline/v1/system_pb.js";
 import { LogTail } from "./log-tail.js";
 import type { Log } from "./log.js";
@@ -179,7 +185,9 @@ export class SidecarSupervisor {
       this.process = proc;
       const core: RunningCore = { clients, handshake: proc.handshake, init, generation: ++this.generation };
       this.running = core;
-      log.info(`core ${init.serverVersion} ready (pid ${proc.handshake.pid}, protocol ${init.protocolVersion}, generation ${core.generation})`);
+      log.info(
+        `core ${init.serverVersion} ready (pid ${proc.handshake.pid}, protocol ${init.protocolVersion}, generation ${core.generation})`,
+      );
       const started = proc;
       void proc.exited.then((code) => this.onExit(started, core, code, startedAt));
       for (const waiter of this.waiters.splice(0)) waiter.resolve(core);
@@ -208,7 +216,9 @@ export class SidecarSupervisor {
     const { log } = this.options;
     if (this.stopped) return;
     if (!decision.restart) {
-      this.failure = new Error(`The Dline core failed ${decision.attempt} times in a row; last error: ${cause.message}`);
+      this.failure = new Error(
+        `The Dline core failed ${decision.attempt} times in a row; last error: ${cause.message}`,
+      );
       log.error(`${this.failure.message}. Use "Dline: Restart Core" to try again.`);
       this.rejectWaiters(this.failure);
       const failure = this.failure;

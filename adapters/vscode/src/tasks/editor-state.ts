@@ -19,7 +19,9 @@ export function editorFiles(workspaceRoot: string): EditorFiles {
     return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel.split(path.sep).join("/") : undefined;
   };
   const unique = (paths: (string | undefined)[]) => [...new Set(paths.filter((p): p is string => Boolean(p)))];
-  const tabUris = vscode.window.tabGroups.all.flatMap((g) => g.tabs).flatMap((t) => (t.input instanceof vscode.TabInputText ? [t.input.uri] : []));
+  const tabUris = vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
+    .flatMap((t) => (t.input instanceof vscode.TabInputText ? [t.input.uri] : []));
   return {
     visibleFiles: unique(vscode.window.visibleTextEditors.map((e) => relative(e.document.uri))),
     openFiles: unique(tabUris.map(relative)),

@@ -37,7 +37,10 @@ export class TaskStream {
     while (!this.closed) {
       try {
         const core = await this.supervisor.whenRunning();
-        const stream = core.clients.tasks.subscribe({ taskId: this.taskId, afterSeq: this.lastSeq }, { signal: this.controller.signal });
+        const stream = core.clients.tasks.subscribe(
+          { taskId: this.taskId, afterSeq: this.lastSeq },
+          { signal: this.controller.signal },
+        );
         let received = false;
         for await (const res of stream) {
           const event = res.event;
@@ -53,7 +56,9 @@ export class TaskStream {
       } catch (err) {
         if (this.closed) return;
         failures++;
-        this.log.warn(`task ${this.taskId}: event stream interrupted (${(err as Error).message}); resuming after seq ${this.lastSeq}`);
+        this.log.warn(
+          `task ${this.taskId}: event stream interrupted (${(err as Error).message}); resuming after seq ${this.lastSeq}`,
+        );
       }
       if (!this.closed) await delay(Math.min(5_000, 200 * 2 ** Math.min(failures, 5)));
     }

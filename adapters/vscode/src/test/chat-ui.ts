@@ -7,9 +7,17 @@ import type { UiBridge } from "./ui-bridge.js";
  * the checks on what is visible (buttons' contrast, the chat's height), with screenshots of
  * each view in the light and the dark theme.
  */
-export const THEMES = { light: "Default Light Modern", dark: "Default Dark Modern", hc: "Default High Contrast" } as const;
+export const THEMES = {
+  light: "Default Light Modern",
+  dark: "Default Dark Modern",
+  hc: "Default High Contrast",
+} as const;
 export type ThemeName = keyof typeof THEMES;
-const BODY_CLASS: Record<ThemeName, string> = { light: "vscode-light", dark: "vscode-dark", hc: "vscode-high-contrast" };
+const BODY_CLASS: Record<ThemeName, string> = {
+  light: "vscode-light",
+  dark: "vscode-dark",
+  hc: "vscode-high-contrast",
+};
 
 export class ChatUi {
   constructor(readonly ui: UiBridge) {}
@@ -32,10 +40,14 @@ export class ChatUi {
 
   /** Waits until an element matching `selector` (with `text`, if given) is in the chat. */
   waitFor(what: string, selector: string, text?: string, timeoutMs = 30_000): Promise<string[]> {
-    return waitFor(what, async () => {
-      const texts = await this.texts(selector);
-      return (text ? texts.some((t) => t.includes(text)) : texts.length > 0) && texts;
-    }, timeoutMs);
+    return waitFor(
+      what,
+      async () => {
+        const texts = await this.texts(selector);
+        return (text ? texts.some((t) => t.includes(text)) : texts.length > 0) && texts;
+      },
+      timeoutMs,
+    );
   }
 
   /** The value of the composer's text box. */
@@ -44,8 +56,12 @@ export class ChatUi {
   }
 
   async useTheme(theme: ThemeName): Promise<void> {
-    await vscode.workspace.getConfiguration("workbench").update("colorTheme", THEMES[theme], vscode.ConfigurationTarget.Global);
-    await waitFor(`the chat in the ${theme} theme`, async () => (await this.evaluate<string>("document.body.className")).split(/\s+/).includes(BODY_CLASS[theme]));
+    await vscode.workspace
+      .getConfiguration("workbench")
+      .update("colorTheme", THEMES[theme], vscode.ConfigurationTarget.Global);
+    await waitFor(`the chat in the ${theme} theme`, async () =>
+      (await this.evaluate<string>("document.body.className")).split(/\s+/).includes(BODY_CLASS[theme]),
+    );
   }
 
   /** Screenshots of the page as it is now, in each theme (`<name>-<theme>.png`); back to dark after. */
@@ -69,7 +85,11 @@ export class ChatUi {
   async assertButtonsVisible(theme: ThemeName, mustInclude: string[]): Promise<ButtonContrast[]> {
     await this.useTheme(theme);
     const buttons = await this.buttonContrast();
-    for (const label of mustInclude) assert(buttons.some((b) => b.label === label), `the button "${label}" is visible in ${theme}: ${JSON.stringify(buttons.map((b) => b.label))}`);
+    for (const label of mustInclude)
+      assert(
+        buttons.some((b) => b.label === label),
+        `the button "${label}" is visible in ${theme}: ${JSON.stringify(buttons.map((b) => b.label))}`,
+      );
     const poor = buttons.filter((b) => b.text < 4.5 || (b.kind !== "link" && b.kind !== "icon" && b.boundary < 3));
     assert(poor.length === 0, `buttons below the contrast thresholds in ${theme}: ${JSON.stringify(poor)}`);
     return buttons;
@@ -80,7 +100,10 @@ export class ChatUi {
     const chat = await this.evaluate<{ viewport: number; messages: number; ask: number; composer: number }>(
       `(() => { const h = (id) => document.getElementById(id).getBoundingClientRect().height; return { viewport: window.innerHeight, messages: h("messages"), ask: h("ask"), composer: h("composer") }; })()`,
     );
-    const sidebar = await this.ui.evaluate<number>(`document.querySelector(".part.sidebar").getBoundingClientRect().height`, "main");
+    const sidebar = await this.ui.evaluate<number>(
+      `document.querySelector(".part.sidebar").getBoundingClientRect().height`,
+      "main",
+    );
     return { ...chat, sidebar };
   }
 }

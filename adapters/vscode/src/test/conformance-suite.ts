@@ -59,7 +59,10 @@ export function defineConformanceSuite(suite: TestSuite, outDir: string): void {
           const ask = state.pendingAsk;
           if (ask && !answered.has(ask.askId)) {
             answered.add(ask.askId);
-            await vscode.commands.executeCommand("dline.approve", ask.kind === "followup" ? (ask.options[0] ?? "") : "");
+            await vscode.commands.executeCommand(
+              "dline.approve",
+              ask.kind === "followup" ? (ask.options[0] ?? "") : "",
+            );
           }
           return state.status === "completed";
         },
@@ -70,10 +73,17 @@ export function defineConformanceSuite(suite: TestSuite, outDir: string): void {
       const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE);
       assert(baseline, "no baseline checkpoint");
       const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", baseline.id)) ?? [];
-      const compare = shown.map((d) => ({ path: d.path, status: d.status })).sort((a, b) => a.path.localeCompare(b.path));
-      assert(await vscode.commands.executeCommand<boolean>("dline.restore", baseline.id, "files"), "Restore Files Only did nothing");
+      const compare = shown
+        .map((d) => ({ path: d.path, status: d.status }))
+        .sort((a, b) => a.path.localeCompare(b.path));
+      assert(
+        await vscode.commands.executeCommand<boolean>("dline.restore", baseline.id, "files"),
+        "Restore Files Only did nothing",
+      );
 
-      const mine = api.chat.state().items.filter((i) => i.type === "message" && i.role === "user" && i.kind === "text" && i.text !== "");
+      const mine = api.chat
+        .state()
+        .items.filter((i) => i.type === "message" && i.role === "user" && i.kind === "text" && i.text !== "");
       const last = mine[mine.length - 1];
       assert(last && last.type === "message", "no user message to edit");
       await vscode.commands.executeCommand<boolean>("dline.editMessage", last.id, scenario.editedAnswer, "all");

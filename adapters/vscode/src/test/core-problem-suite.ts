@@ -23,7 +23,9 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
   const machineSettings = path.join(userData, "Machine", "settings.json");
   const notifications = async () => {
     await vscode.commands.executeCommand("notifications.showList");
-    return (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).filter((t) => t.includes(MESSAGE));
+    return (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).filter((t) =>
+      t.includes(MESSAGE),
+    );
   };
   /** The "Dline" output channel's log file, where the supervisor writes each restart. */
   const extensionLog = () => {
@@ -39,30 +41,44 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
     return found.map((f) => fs.readFileSync(f, "utf8")).join("\n");
   };
 
-  suite.test("a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat", async () => {
-    const activated = Date.now();
-    const api = await activateDline();
-    await waitFor("the notification", async () => (await notifications()).length > 0, 30_000);
-    // A figure for the report (never asserted: the machine's load decides it).
-    fs.writeFileSync(path.join(outDir, "report-delay.json"), JSON.stringify({ fromActivationMs: Date.now() - activated }));
-    const restarts = (log: string) => [...log.matchAll(/restarting the core in \d+ ms \(attempt (\d+)\)/g)].map((m) => Number(m[1]));
-    // Reported at the first failure: the log says so before it schedules the first retry.
-    const [told, firstRetry] = await waitFor("the report and the first retry in the log", () => {
-      const log = extensionLog();
-      const found = [log.indexOf("told the person the core cannot start"), log.search(/restarting the core in \d+ ms \(attempt 1\)/)];
-      return found.every((i) => i >= 0) && found;
-    });
-    assert(firstRetry > told, `the report (at ${told}) comes before the first retry (at ${firstRetry}) in the log`);
-    await chat.waitFor("the chat's header", ".core-status.failed", "exited (3) before its handshake");
-    // The restarts go on; the person is not told again.
-    await waitFor("the third failed start", () => Math.max(0, ...restarts(extensionLog())) >= 3, 60_000);
-    assertEqual((await notifications()).length, 1, "notifications about the core");
-    await vscode.commands.executeCommand("notifications.hideList");
-    assert(api.coreFailing(), "the extension knows the core cannot start");
-    const status = await ui.request({ action: "texts", selector: ".statusbar-item", frame: "main" });
-    assert(status.some((s) => s.includes("Dline core")), `status bar: ${JSON.stringify(status)}`);
-    await chat.screenshots("core-failed");
-  }, 120_000);
+  suite.test(
+    "a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat",
+    async () => {
+      const activated = Date.now();
+      const api = await activateDline();
+      await waitFor("the notification", async () => (await notifications()).length > 0, 30_000);
+      // A figure for the report (never asserted: the machine's load decides it).
+      fs.writeFileSync(
+        path.join(outDir, "report-delay.json"),
+        JSON.stringify({ fromActivationMs: Date.now() - activated }),
+      );
+      const restarts = (log: string) =>
+        [...log.matchAll(/restarting the core in \d+ ms \(attempt (\d+)\)/g)].map((m) => Number(m[1]));
+      // Reported at the first failure: the log says so before it schedules the first retry.
+      const [told, firstRetry] = await waitFor("the report and the first retry in the log", () => {
+        const log = extensionLog();
+        const found = [
+          log.indexOf("told the person the core cannot start"),
+          log.search(/restarting the core in \d+ ms \(attempt 1\)/),
+        ];
+        return found.every((i) => i >= 0) && found;
+      });
+      assert(firstRetry > told, `the report (at ${told}) comes before the first retry (at ${firstRetry}) in the log`);
+      await chat.waitFor("the chat's header", ".core-status.failed", "exited (3) before its handshake");
+      // The restarts go on; the person is not told again.
+      await waitFor("the third failed start", () => Math.max(0, ...restarts(extensionLog())) >= 3, 60_000);
+      assertEqual((await notifications()).length, 1, "notifications about the core");
+      await vscode.commands.executeCommand("notifications.hideList");
+      assert(api.coreFailing(), "the extension knows the core cannot start");
+      const status = await ui.request({ action: "texts", selector: ".statusbar-item", frame: "main" });
+      assert(
+        status.some((s) => s.includes("Dline core")),
+        `status bar: ${JSON.stringify(status)}`,
+      );
+      await chat.screenshots("core-failed");
+    },
+    120_000,
+  );
 
   suite.test("Open Settings opens the Remote settings on dline.corePath", async () => {
     await chat.click('[data-action="core-open-settings"]');
@@ -85,15 +101,29 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
     await ui.request({ action: "screenshot", name: "core-settings-remote" });
   });
 
-  suite.test("naming a working core in the setting brings it back and clears the failure", async () => {
-    const api = await activateDline();
-    const working = path.join(required("DLINE_E2E_INSTALLED"), "bin", "dline-core");
-    // What a person does in that tab: the machine's settings file changes.
-    fs.writeFileSync(machineSettings, JSON.stringify({ "dline.corePath": working }));
-    await waitFor("the core running", async () => (await api.clients().catch(() => undefined)) !== undefined && !api.coreFailing(), 60_000);
-    assertEqual(fs.readlinkSync(`/proc/${api.corePid()}/exe`), working, "the core's executable");
-    await waitFor("the chat's header cleared", async () => (await chat.texts(".core-status")).length === 0);
-    await waitFor("the status bar item gone", async () => !(await ui.request({ action: "texts", selector: ".statusbar-item", frame: "main" })).some((s) => s.includes("Dline core")));
-    await chat.screenshots("core-recovered", ["dark"]);
-  }, 90_000);
+  suite.test(
+    "naming a working core in the setting brings it back and clears the failure",
+    async () => {
+      const api = await activateDline();
+      const working = path.join(required("DLINE_E2E_INSTALLED"), "bin", "dline-core");
+      // What a person does in that tab: the machine's settings file changes.
+      fs.writeFileSync(machineSettings, JSON.stringify({ "dline.corePath": working }));
+      await waitFor(
+        "the core running",
+        async () => (await api.clients().catch(() => undefined)) !== undefined && !api.coreFailing(),
+        60_000,
+      );
+      assertEqual(fs.readlinkSync(`/proc/${api.corePid()}/exe`), working, "the core's executable");
+      await waitFor("the chat's header cleared", async () => (await chat.texts(".core-status")).length === 0);
+      await waitFor(
+        "the status bar item gone",
+        async () =>
+          !(await ui.request({ action: "texts", selector: ".statusbar-item", frame: "main" })).some((s) =>
+            s.includes("Dline core"),
+          ),
+      );
+      await chat.screenshots("core-recovered", ["dark"]);
+    },
+    90_000,
+  );
 }

@@ -38,7 +38,8 @@ export function allTabs(): vscode.Tab[] {
 }
 
 export async function waitForTab(title: string): Promise<vscode.Tab> {
-  const matches = (t: vscode.Tab) => t.label === title || t.label.startsWith(`${title} (`) || t.label.endsWith(`(${title})`);
+  const matches = (t: vscode.Tab) =>
+    t.label === title || t.label.startsWith(`${title} (`) || t.label.endsWith(`(${title})`);
   return waitFor(`a tab titled "${title}"`, () => allTabs().find(matches), 10_000).catch((err) => {
     throw new Error(`${(err as Error).message}; tabs: ${JSON.stringify(allTabs().map((t) => t.label))}`);
   });
@@ -47,6 +48,8 @@ export async function waitForTab(title: string): Promise<vscode.Tab> {
 export function waitForGeneration(api: DlineApi, after: number, timeoutMs: number): Promise<number> {
   return Promise.race([
     api.waitForCore(after),
-    new Promise<number>((_, reject) => setTimeout(() => reject(new Error("the core was not restarted in time")), timeoutMs)),
+    new Promise<number>((_, reject) =>
+      setTimeout(() => reject(new Error("the core was not restarted in time")), timeoutMs),
+    ),
   ]);
 }

@@ -21,5 +21,8 @@ export async function run(): Promise<void> {
   else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
   const results = await suite.run();
   const failed = results.filter((r) => !r.ok);
-  if (failed.length > 0) throw new Error(`${failed.length} of ${results.length} extension tests failed: ${failed.map((f) => f.name).join("; ")}`);
+  if (failed.length > 0)
+    throw new Error(
+      `${failed.length} of ${results.length} extension tests failed: ${failed.map((f) => f.name).join("; ")}`,
+    );
 }

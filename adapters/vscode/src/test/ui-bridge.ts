@@ -30,7 +30,13 @@ export class UiBridge {
     const requestFile = path.join(this.outDir, `ui-request-${n}.json`);
     fs.writeFileSync(`${requestFile}.tmp`, JSON.stringify(req));
     fs.renameSync(`${requestFile}.tmp`, requestFile);
-    const answer = await waitFor(`the harness to do ${JSON.stringify(req)}`, () => fs.existsSync(answerFile) && (JSON.parse(fs.readFileSync(answerFile, "utf8")) as { ok: boolean; error?: string; texts?: string[] }), timeoutMs);
+    const answer = await waitFor(
+      `the harness to do ${JSON.stringify(req)}`,
+      () =>
+        fs.existsSync(answerFile) &&
+        (JSON.parse(fs.readFileSync(answerFile, "utf8")) as { ok: boolean; error?: string; texts?: string[] }),
+      timeoutMs,
+    );
     if (!answer.ok) throw new Error(`the harness could not do ${JSON.stringify(req)}: ${answer.error}`);
     return answer.texts ?? [];
   }

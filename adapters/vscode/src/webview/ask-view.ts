@@ -20,7 +20,18 @@ export function renderAsk(box: HTMLElement, state: ChatState, actions: AskAction
     box.replaceChildren();
     return;
   }
-  box.replaceChildren(el("div", { class: `ask ask-${ask.kind}`, "data-ask-id": ask.askId, role: "region", "aria-label": "Dline is waiting for you" }, askBody(ask, actions)));
+  box.replaceChildren(
+    el(
+      "div",
+      {
+        class: `ask ask-${ask.kind}`,
+        "data-ask-id": ask.askId,
+        role: "region",
+        "aria-label": "Dline is waiting for you",
+      },
+      askBody(ask, actions),
+    ),
+  );
 }
 
 function askBody(ask: ChatAsk, actions: AskActions): Child[] {
@@ -28,33 +39,74 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
     const parts: Child[] = [];
     if (ask.kind === "command") {
       parts.push(el("div", { class: "ask-title" }, "Dline wants to run this command:"));
-      parts.push(el("pre", { class: "command-line" }, el("span", { class: "prompt" }, "$ "), visibleText(ask.command?.command ?? ask.summary)));
-      if (ask.command?.workingDirectory) parts.push(el("div", { class: "tool-note" }, "in ", visibleText(ask.command.workingDirectory)));
+      parts.push(
+        el(
+          "pre",
+          { class: "command-line" },
+          el("span", { class: "prompt" }, "$ "),
+          visibleText(ask.command?.command ?? ask.summary),
+        ),
+      );
+      if (ask.command?.workingDirectory)
+        parts.push(el("div", { class: "tool-note" }, "in ", visibleText(ask.command.workingDirectory)));
     } else if (ask.edits.length > 0) {
       const n = ask.edits.length;
-      parts.push(el("div", { class: "ask-title" }, `Dline wants to ${verb(ask)} ${n === 1 ? "this file" : `${n} files`}:`));
+      parts.push(
+        el("div", { class: "ask-title" }, `Dline wants to ${verb(ask)} ${n === 1 ? "this file" : `${n} files`}:`),
+      );
       parts.push(
         el(
           "ul",
           { class: "ask-files" },
           ask.edits.map((e) =>
-            el("li", {}, el("span", { class: `edit-chip ${e.status}` }, e.status), " ", el("a", { href: "#", class: "file-link", "data-action": "show-proposed", onclick: (ev: Event) => {
-              ev.preventDefault();
-              actions.post({ type: "showProposed" });
-            } }, visibleText(e.path)), e.truncated ? el("span", { class: "tool-note" }, " (too large to show)") : undefined),
+            el(
+              "li",
+              {},
+              el("span", { class: `edit-chip ${e.status}` }, e.status),
+              " ",
+              el(
+                "a",
+                {
+                  href: "#",
+                  class: "file-link",
+                  "data-action": "show-proposed",
+                  onclick: (ev: Event) => {
+                    ev.preventDefault();
+                    actions.post({ type: "showProposed" });
+                  },
+                },
+                visibleText(e.path),
+              ),
+              e.truncated ? el("span", { class: "tool-note" }, " (too large to show)") : undefined,
+            ),
           ),
         ),
       );
-      parts.push(el("div", { class: "hint" }, "The change is open in the diff editor. ", button("Show it again", () => actions.post({ type: "showProposed" }), "link", { "data-action": "show-proposed" })));
+      parts.push(
+        el(
+          "div",
+          { class: "hint" },
+          "The change is open in the diff editor. ",
+          button("Show it again", () => actions.post({ type: "showProposed" }), "link", {
+            "data-action": "show-proposed",
+          }),
+        ),
+      );
     } else {
-      parts.push(el("div", { class: "ask-title" }, "Dline wants to use a tool:"), el("div", { class: "ask-summary" }, visibleText(ask.summary)));
-      if (ask.detail) parts.push(el("details", {}, el("summary", {}, "Details"), el("pre", {}, visibleText(ask.detail))));
+      parts.push(
+        el("div", { class: "ask-title" }, "Dline wants to use a tool:"),
+        el("div", { class: "ask-summary" }, visibleText(ask.summary)),
+      );
+      if (ask.detail)
+        parts.push(el("details", {}, el("summary", {}, "Details"), el("pre", {}, visibleText(ask.detail))));
     }
     parts.push(
       el(
         "div",
         { class: "row actions" },
-        button(ask.kind === "command" ? "Run Command" : "Approve", () => actions.approve(), "primary", { "data-action": "approve" }),
+        button(ask.kind === "command" ? "Run Command" : "Approve", () => actions.approve(), "primary", {
+          "data-action": "approve",
+        }),
         button("Reject", () => actions.reject(), "secondary", { "data-action": "reject" }),
       ),
       el("div", { class: "hint" }, "To reject with a reason, type it below and press Reject (or Enter)."),
@@ -65,12 +117,27 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
     return [
       el("div", { class: "ask-title" }, "Dline asks:"),
       el("div", { class: "ask-summary" }, visibleText(ask.summary)),
-      ask.options.length > 0 ? el("div", { class: "row options" }, ask.options.map((o) => button(visibleText(o), () => actions.answer(o), "secondary", { "data-action": "option" }))) : undefined,
+      ask.options.length > 0
+        ? el(
+            "div",
+            { class: "row options" },
+            ask.options.map((o) =>
+              button(visibleText(o), () => actions.answer(o), "secondary", { "data-action": "option" }),
+            ),
+          )
+        : undefined,
       el("div", { class: "hint" }, "Or type your answer below."),
     ];
   }
   if (ask.kind === "resume") {
-    return [el("div", { class: "ask-summary" }, visibleText(ask.summary || "The task was interrupted.")), el("div", { class: "row" }, button("Resume Task", () => actions.post({ type: "resume" }), "primary", { "data-action": "resume" }))];
+    return [
+      el("div", { class: "ask-summary" }, visibleText(ask.summary || "The task was interrupted.")),
+      el(
+        "div",
+        { class: "row" },
+        button("Resume Task", () => actions.post({ type: "resume" }), "primary", { "data-action": "resume" }),
+      ),
+    ];
   }
   return [el("div", { class: "ask-summary" }, visibleText(ask.summary))];
 }

@@ -24,7 +24,11 @@ export class Composer {
   private readonly taskActions = el("div", { class: "task-actions" });
   private readonly autoApproval = el("div", { class: "auto-approval" });
   private readonly modeToggle = el("div", { class: "mode-toggle", role: "group", "aria-label": "Mode" });
-  private readonly modelSelect = el("select", { class: "model-select", "aria-label": "Model", title: "The model this task uses" });
+  private readonly modelSelect = el("select", {
+    class: "model-select",
+    "aria-label": "Model",
+    title: "The model this task uses",
+  });
   private readonly sendButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
   private autoApprovalOpen = false;
@@ -37,9 +41,17 @@ export class Composer {
     private readonly bridge: Bridge,
     private readonly showModelForm: () => void,
   ) {
-    this.input = el("textarea", { id: "input", rows: "3", placeholder: "Type a task…", "aria-label": "Message to Dline" });
+    this.input = el("textarea", {
+      id: "input",
+      rows: "3",
+      placeholder: "Type a task…",
+      "aria-label": "Message to Dline",
+    });
     this.sendButton = button("Send", () => void this.submit(), "primary", { id: "send", title: "Send (Enter)" });
-    this.cancelButton = button("Cancel", () => this.bridge.post({ type: "cancel" }), "secondary", { id: "cancel", title: "Stop the running task" });
+    this.cancelButton = button("Cancel", () => this.bridge.post({ type: "cancel" }), "secondary", {
+      id: "cancel",
+      title: "Stop the running task",
+    });
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
@@ -63,7 +75,15 @@ export class Composer {
       this.taskActions,
       this.autoApproval,
       this.input,
-      el("div", { class: "controls" }, this.modeToggle, this.modelSelect, el("span", { class: "spacer" }), this.cancelButton, this.sendButton),
+      el(
+        "div",
+        { class: "controls" },
+        this.modeToggle,
+        this.modelSelect,
+        el("span", { class: "spacer" }),
+        this.cancelButton,
+        this.sendButton,
+      ),
     );
   }
 
@@ -140,8 +160,17 @@ export class Composer {
         el(
           "span",
           { class: "row" },
-          needsModel ? button(b.reason === "no_default_profile" ? "Choose a Model" : "Configure Model", this.showModelForm, "primary", { "data-action": "configure-model" }) : undefined,
-          button("Dismiss", () => this.bridge.post({ type: "dismissBanner" }), "secondary", { "data-action": "dismiss-banner" }),
+          needsModel
+            ? button(
+                b.reason === "no_default_profile" ? "Choose a Model" : "Configure Model",
+                this.showModelForm,
+                "primary",
+                { "data-action": "configure-model" },
+              )
+            : undefined,
+          button("Dismiss", () => this.bridge.post({ type: "dismissBanner" }), "secondary", {
+            "data-action": "dismiss-banner",
+          }),
         ),
       ),
     );
@@ -154,8 +183,19 @@ export class Composer {
         el(
           "div",
           { class: "task-ended failed" },
-          el("span", {}, "The task failed", state.statusReason ? ": " : ".", state.statusReason ? visibleText(state.statusReason) : ""),
-          el("span", { class: "row" }, button("Retry", () => this.bridge.post({ type: "retry" }), "primary", { "data-action": "retry" }), el("span", { class: "hint" }, "Choose another model below to retry with it.")),
+          el(
+            "span",
+            {},
+            "The task failed",
+            state.statusReason ? ": " : ".",
+            state.statusReason ? visibleText(state.statusReason) : "",
+          ),
+          el(
+            "span",
+            { class: "row" },
+            button("Retry", () => this.bridge.post({ type: "retry" }), "primary", { "data-action": "retry" }),
+            el("span", { class: "hint" }, "Choose another model below to retry with it."),
+          ),
         ),
       );
     } else if (state.taskId && (state.status === "interrupted" || state.status === "cancelled") && !state.pendingAsk) {
@@ -164,7 +204,10 @@ export class Composer {
           "div",
           { class: "task-ended" },
           el("span", {}, state.status === "interrupted" ? "The task was interrupted." : "The task was cancelled."),
-          button("Resume", () => this.bridge.post({ type: "resume" }), "secondary", { id: "resume", "data-action": "resume" }),
+          button("Resume", () => this.bridge.post({ type: "resume" }), "secondary", {
+            id: "resume",
+            "data-action": "resume",
+          }),
         ),
       );
     }
@@ -190,7 +233,14 @@ export class Composer {
       box.addEventListener("change", () => onChange(box.checked));
       return el("label", { class: "check" }, box, " ", label);
     };
-    const max = el("input", { type: "number", min: "1", max: "10000", class: "max-requests", "aria-label": "Requests in a row", "data-setting": "maxRequests" });
+    const max = el("input", {
+      type: "number",
+      min: "1",
+      max: "10000",
+      class: "max-requests",
+      "aria-label": "Requests in a row",
+      "data-setting": "maxRequests",
+    });
     max.value = String(auto.maxRequests);
     max.addEventListener("change", () => {
       const n = Number(max.value);
@@ -199,36 +249,64 @@ export class Composer {
     this.autoApproval.replaceChildren(
       toggle,
       ...(this.autoApprovalOpen
-        ? [el(
-            "div",
-            { class: "auto-approval-panel" },
-            checkbox("Let Dline act without asking for:", auto.enabled, (v) => set({ enabled: v }), "enabled"),
-            el("div", { class: "choices" }, AUTO_APPROVAL_CHOICES.map((c) => checkbox(c.label, auto[c.key] as boolean, (v) => set({ [c.key]: v, ...(v ? { enabled: true } : {}) }), c.key))),
-            el("label", { class: "check" }, "Ask again after ", max, " requests in a row"),
-          )]
+        ? [
+            el(
+              "div",
+              { class: "auto-approval-panel" },
+              checkbox("Let Dline act without asking for:", auto.enabled, (v) => set({ enabled: v }), "enabled"),
+              el(
+                "div",
+                { class: "choices" },
+                AUTO_APPROVAL_CHOICES.map((c) =>
+                  checkbox(
+                    c.label,
+                    auto[c.key] as boolean,
+                    (v) => set({ [c.key]: v, ...(v ? { enabled: true } : {}) }),
+                    c.key,
+                  ),
+                ),
+              ),
+              el("label", { class: "check" }, "Ask again after ", max, " requests in a row"),
+            ),
+          ]
         : []),
     );
   }
 
   private renderMode(mode: "act" | "plan"): void {
     const choice = (value: "plan" | "act", label: string, title: string) =>
-      button(label, () => this.bridge.post({ type: "setMode", mode: value }), mode === value ? "primary" : "secondary", {
-        "aria-pressed": String(mode === value),
-        title,
-        "data-mode": value,
-      });
-    this.modeToggle.replaceChildren(choice("plan", "Plan", "Plan: Dline explores and discusses, and changes nothing"), choice("act", "Act", "Act: Dline makes changes (asking first unless auto-approved)"));
+      button(
+        label,
+        () => this.bridge.post({ type: "setMode", mode: value }),
+        mode === value ? "primary" : "secondary",
+        {
+          "aria-pressed": String(mode === value),
+          title,
+          "data-mode": value,
+        },
+      );
+    this.modeToggle.replaceChildren(
+      choice("plan", "Plan", "Plan: Dline explores and discusses, and changes nothing"),
+      choice("act", "Act", "Act: Dline makes changes (asking first unless auto-approved)"),
+    );
   }
 
   private renderModels(state: ChatState): void {
     const prefs = state.preferences;
-    const selected = (state.taskId && prefs.taskProfileId) || prefs.defaultProfileId || (prefs.profiles.length === 1 ? prefs.profiles[0].id : "");
+    const selected =
+      (state.taskId && prefs.taskProfileId) ||
+      prefs.defaultProfileId ||
+      (prefs.profiles.length === 1 ? prefs.profiles[0].id : "");
     const key = JSON.stringify([prefs.profiles.map((p) => [p.id, p.name, p.model]), selected]);
     this.modelSelect.hidden = !prefs.loaded;
     if (key === this.modelOptionsKey) return;
     this.modelOptionsKey = key;
     const options = prefs.profiles.map((p) => {
-      const option = el("option", { value: p.id }, `${p.name || p.id} · ${p.model}${p.fromEnvironment ? " (environment)" : ""}`);
+      const option = el(
+        "option",
+        { value: p.id },
+        `${p.name || p.id} · ${p.model}${p.fromEnvironment ? " (environment)" : ""}`,
+      );
       option.selected = p.id === selected;
       return option;
     });

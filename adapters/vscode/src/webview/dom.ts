@@ -7,7 +7,11 @@ type Attr = string | number | boolean | undefined | ((event: Event) => void);
  * Builds an element: `on<event>` attributes become listeners, `class` the class name, `true`
  * an empty attribute, `false`/undefined nothing. Strings become text nodes (never HTML).
  */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, Attr> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, Attr> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
@@ -34,14 +38,35 @@ function append(node: Node, children: Child[]): void {
 export function visibleText(text: string): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const part of visibleParts(text)) {
-    fragment.appendChild(part.control ? el("span", { class: "control-char", title: "control character" }, part.text) : document.createTextNode(part.text));
+    fragment.appendChild(
+      part.control
+        ? el("span", { class: "control-char", title: "control character" }, part.text)
+        : document.createTextNode(part.text),
+    );
   }
   return fragment;
 }
 
 /** A button; `kind` picks the look: primary (default), secondary, link, icon. */
-export function button(label: Child, onclick: () => void, kind: "primary" | "secondary" | "link" | "icon" = "primary", attrs: Record<string, Attr> = {}): HTMLButtonElement {
-  return el("button", { class: kind === "primary" ? "" : kind, type: "button", onclick: (e: Event) => { e.stopPropagation(); onclick(); }, ...attrs }, label);
+export function button(
+  label: Child,
+  onclick: () => void,
+  kind: "primary" | "secondary" | "link" | "icon" = "primary",
+  attrs: Record<string, Attr> = {},
+): HTMLButtonElement {
+  return el(
+    "button",
+    {
+      class: kind === "primary" ? "" : kind,
+      type: "button",
+      onclick: (e: Event) => {
+        e.stopPropagation();
+        onclick();
+      },
+      ...attrs,
+    },
+    label,
+  );
 }
 
 /** "12.3k" for token counts. */

@@ -24,12 +24,22 @@ export function renderHeader(header: HTMLElement, state: ChatState, post: (actio
       el(
         "div",
         { class: `core-status ${state.core}`, role: state.core === "failed" ? "alert" : "status" },
-        el("span", {}, state.core === "failed" ? `The Dline core is not running: ${state.coreMessage}` : state.core === "restarting" ? "The Dline core is restarting…" : "Starting the Dline core…"),
+        el(
+          "span",
+          {},
+          state.core === "failed"
+            ? `The Dline core is not running: ${state.coreMessage}`
+            : state.core === "restarting"
+              ? "The Dline core is restarting…"
+              : "Starting the Dline core…",
+        ),
         state.core === "failed"
           ? el(
               "span",
               { class: "row" },
-              button("Open Settings", () => post({ type: "core", action: "openSettings" }), "secondary", { "data-action": "core-open-settings" }),
+              button("Open Settings", () => post({ type: "core", action: "openSettings" }), "secondary", {
+                "data-action": "core-open-settings",
+              }),
               button("Show Log", () => post({ type: "core", action: "showLog" }), "secondary"),
               button("Restart Core", () => post({ type: "core", action: "restart" }), "secondary"),
             )
@@ -43,28 +53,51 @@ export function renderHeader(header: HTMLElement, state: ChatState, post: (actio
         "div",
         { class: "task-title" },
         el("span", { class: "title-text", title: state.title }, visibleText(state.title || "Task")),
-        el("span", { class: `status-pill status-${state.status}`, "data-status": state.status }, STATUS_LABELS[state.status]),
+        el(
+          "span",
+          { class: `status-pill status-${state.status}`, "data-status": state.status },
+          STATUS_LABELS[state.status],
+        ),
       ),
     );
     const u = state.usage;
-    const cost = u.costUnknown ? (u.cost > 0 ? `$${u.cost.toFixed(4)} + unknown` : "cost unknown") : `$${u.cost.toFixed(4)}`;
+    const cost = u.costUnknown
+      ? u.cost > 0
+        ? `$${u.cost.toFixed(4)} + unknown`
+        : "cost unknown"
+      : `$${u.cost.toFixed(4)}`;
     const stats: Child[] = [];
-    if (u.tokensIn || u.tokensOut) stats.push(el("span", { class: "tokens", title: "Tokens sent and received" }, `↑ ${compactNumber(u.tokensIn)} ↓ ${compactNumber(u.tokensOut)}`));
-    if (u.tokensIn || u.tokensOut || u.cost) stats.push(el("span", { class: "cost", title: "Cost of the task's requests" }, cost));
+    if (u.tokensIn || u.tokensOut)
+      stats.push(
+        el(
+          "span",
+          { class: "tokens", title: "Tokens sent and received" },
+          `↑ ${compactNumber(u.tokensIn)} ↓ ${compactNumber(u.tokensOut)}`,
+        ),
+      );
+    if (u.tokensIn || u.tokensOut || u.cost)
+      stats.push(el("span", { class: "cost", title: "Cost of the task's requests" }, cost));
     if (stats.length > 0) parts.push(el("div", { class: "task-stats" }, stats));
     if (state.context) parts.push(contextBar(state.context.tokens, state.context.window));
     if (state.notice) parts.push(el("div", { class: "notice", role: "status" }, visibleText(state.notice)));
   }
   const progress = state.checkpointProgress;
   if (progress) {
-    const counts = progress.phase === "staging" && progress.filesTotal > 0 ? `: taking in ${progress.filesDone.toLocaleString("en")} of ${progress.filesTotal.toLocaleString("en")} files` : progress.phase === "scanning" ? ": scanning the workspace" : "";
+    const counts =
+      progress.phase === "staging" && progress.filesTotal > 0
+        ? `: taking in ${progress.filesDone.toLocaleString("en")} of ${progress.filesTotal.toLocaleString("en")} files`
+        : progress.phase === "scanning"
+          ? ": scanning the workspace"
+          : "";
     parts.push(
       el(
         "div",
         { class: "checkpoint-progress", role: "status" },
         el("span", { class: "spinner", "aria-hidden": "true" }),
         `${progress.message.replace(/\.$/, "")}${counts}`,
-        progress.phase === "staging" && progress.filesTotal > 0 ? el("progress", { max: String(progress.filesTotal), value: String(progress.filesDone) }) : undefined,
+        progress.phase === "staging" && progress.filesTotal > 0
+          ? el("progress", { max: String(progress.filesTotal), value: String(progress.filesDone) })
+          : undefined,
       ),
     );
   }
@@ -91,9 +124,22 @@ function contextBar(tokens: number, window: number): HTMLElement {
   fill.style.width = `${(ratio * 100).toFixed(1)}%`;
   return el(
     "div",
-    { class: "context-bar", title: `The last request used ${tokens.toLocaleString("en")} of the model's ${window.toLocaleString("en")} tokens of context` },
+    {
+      class: "context-bar",
+      title: `The last request used ${tokens.toLocaleString("en")} of the model's ${window.toLocaleString("en")} tokens of context`,
+    },
     el("span", { class: "context-label" }, "Context"),
-    el("span", { class: `context-track ${level}`, role: "meter", "aria-valuemin": "0", "aria-valuemax": String(window), "aria-valuenow": String(tokens) }, fill),
+    el(
+      "span",
+      {
+        class: `context-track ${level}`,
+        role: "meter",
+        "aria-valuemin": "0",
+        "aria-valuemax": String(window),
+        "aria-valuenow": String(tokens),
+      },
+      fill,
+    ),
     el("span", { class: "context-figures" }, `${compactNumber(tokens)} / ${compactNumber(window)}`),
   );
 }

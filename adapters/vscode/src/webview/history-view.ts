@@ -20,7 +20,12 @@ export class HistoryView {
     private readonly post: (action: WebviewAction) => void,
     private readonly close: () => void,
   ) {
-    this.search = el("input", { type: "search", class: "history-search", placeholder: "Search tasks", "aria-label": "Search tasks" });
+    this.search = el("input", {
+      type: "search",
+      class: "history-search",
+      placeholder: "Search tasks",
+      "aria-label": "Search tasks",
+    });
     this.search.addEventListener("input", () => {
       if (this.searchTimer) clearTimeout(this.searchTimer);
       this.searchTimer = setTimeout(() => this.refresh(), 200);
@@ -31,7 +36,9 @@ export class HistoryView {
         { class: "screen-head" },
         el("h2", {}, "History"),
         el("span", { class: "spacer" }),
-        button("Delete All…", () => this.post({ type: "deleteAllHistory" }), "secondary", { "data-action": "delete-all" }),
+        button("Delete All…", () => this.post({ type: "deleteAllHistory" }), "secondary", {
+          "data-action": "delete-all",
+        }),
         button("Done", this.close, "primary", { "data-action": "close-history" }),
       ),
       this.search,
@@ -66,7 +73,9 @@ export class HistoryView {
         el(
           "div",
           { class: "empty", "data-empty": this.query ? "search" : "history" },
-          this.query ? `No task matches “${this.query}”. Try other words, or clear the search.` : "No tasks yet. Describe a task in the chat to start one; tasks from Dline's other editors and the CLI show up here too.",
+          this.query
+            ? `No task matches “${this.query}”. Try other words, or clear the search.`
+            : "No tasks yet. Describe a task in the chat to start one; tasks from Dline's other editors and the CLI show up here too.",
         ),
       );
       return;
@@ -76,14 +85,26 @@ export class HistoryView {
 
   private renderRow(row: HistoryRow): HTMLElement {
     const cost = row.costUnknown ? "cost unknown" : `$${row.cost.toFixed(4)}`;
-    const meta = [relativeTime(row.updatedAt), row.status !== "completed" && row.status !== "none" ? row.status : "", `↑${compactNumber(row.tokensIn)} ↓${compactNumber(row.tokensOut)}`, cost].filter(Boolean).join(" · ");
+    const meta = [
+      relativeTime(row.updatedAt),
+      row.status !== "completed" && row.status !== "none" ? row.status : "",
+      `↑${compactNumber(row.tokensIn)} ↓${compactNumber(row.tokensOut)}`,
+      cost,
+    ]
+      .filter(Boolean)
+      .join(" · ");
     const confirming = this.confirming === row.id;
     return el(
       "div",
       { class: `history-row${confirming ? " confirming" : ""}`, role: "listitem", "data-task-id": row.id },
       el(
         "button",
-        { class: "history-open", type: "button", title: "Open this task", onclick: () => this.post({ type: "openTask", taskId: row.id }) },
+        {
+          class: "history-open",
+          type: "button",
+          title: "Open this task",
+          onclick: () => this.post({ type: "openTask", taskId: row.id }),
+        },
         el("span", { class: "history-title" }, visibleText(row.title || "(untitled task)")),
         el("span", { class: "history-meta" }, meta),
       ),
@@ -92,23 +113,42 @@ export class HistoryView {
             "span",
             { class: "row confirm" },
             el("span", {}, "Delete this task and its checkpoints?"),
-            button("Delete", () => {
-              this.confirming = undefined;
-              this.post({ type: "deleteTask", taskId: row.id });
-            }, "primary", { "data-action": "confirm-delete" }),
-            button("Keep", () => {
-              this.confirming = undefined;
-              this.render();
-            }, "secondary", { "data-action": "cancel-delete" }),
+            button(
+              "Delete",
+              () => {
+                this.confirming = undefined;
+                this.post({ type: "deleteTask", taskId: row.id });
+              },
+              "primary",
+              { "data-action": "confirm-delete" },
+            ),
+            button(
+              "Keep",
+              () => {
+                this.confirming = undefined;
+                this.render();
+              },
+              "secondary",
+              { "data-action": "cancel-delete" },
+            ),
           )
         : el(
             "span",
             { class: "row history-actions" },
-            button(row.favorite ? "★" : "☆", () => this.post({ type: "toggleFavorite", taskId: row.id }), "icon", { title: row.favorite ? "Remove from favourites" : "Add to favourites", "aria-pressed": String(row.favorite), "data-action": "favorite" }),
-            button("Delete", () => {
-              this.confirming = row.id;
-              this.render();
-            }, "secondary", { title: "Delete this task", "data-action": "delete" }),
+            button(row.favorite ? "★" : "☆", () => this.post({ type: "toggleFavorite", taskId: row.id }), "icon", {
+              title: row.favorite ? "Remove from favourites" : "Add to favourites",
+              "aria-pressed": String(row.favorite),
+              "data-action": "favorite",
+            }),
+            button(
+              "Delete",
+              () => {
+                this.confirming = row.id;
+                this.render();
+              },
+              "secondary",
+              { title: "Delete this task", "data-action": "delete" },
+            ),
           ),
     );
   }

@@ -20,7 +20,11 @@ const $ = (id: string) => {
 };
 
 const bridge = new Bridge();
-const screens: Record<Screen, HTMLElement> = { chat: $("chat-screen"), history: $("history-screen"), model: $("model-screen") };
+const screens: Record<Screen, HTMLElement> = {
+  chat: $("chat-screen"),
+  history: $("history-screen"),
+  model: $("model-screen"),
+};
 let screen: Screen = "chat";
 let state: ChatState | undefined;
 
@@ -39,7 +43,11 @@ function show(next: Screen): void {
 
 const messages = new MessagesView($("messages"), createMarkdownRenderer(), (a) => bridge.post(a), show);
 const composer = new Composer($("composer"), bridge, () => show("model"));
-const history = new HistoryView(screens.history, (a) => bridge.post(a), () => show("chat"));
+const history = new HistoryView(
+  screens.history,
+  (a) => bridge.post(a),
+  () => show("chat"),
+);
 const models = new ModelView(screens.model, bridge, () => show("chat"));
 
 function render(next: ChatState): void {

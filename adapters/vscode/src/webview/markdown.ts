@@ -16,7 +16,8 @@ export function createMarkdownRenderer(): (text: string) => string {
     highlight: (code, lang) => codeBlock(md, code, lang),
   });
   // Links open in the editor's browser (VS Code asks first); never in the webview itself.
-  const defaultLink = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  const defaultLink =
+    md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     tokens[idx].attrSet("title", tokens[idx].attrGet("href") ?? "");
     return defaultLink(tokens, idx, options, env, self);

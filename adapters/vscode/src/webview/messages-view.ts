@@ -55,7 +55,8 @@ export class MessagesView {
 
   render(state: ChatState): void {
     this.state = state;
-    if (this.editing && !state.items.some((i) => i.type === "message" && i.id === this.editing!.messageId)) this.editing = undefined;
+    if (this.editing && !state.items.some((i) => i.type === "message" && i.id === this.editing!.messageId))
+      this.editing = undefined;
     const c = this.container;
     const nearBottom = c.scrollHeight - c.scrollTop - c.clientHeight < 48;
     const ctx: RowContext = {
@@ -83,7 +84,8 @@ export class MessagesView {
       nodes.push(...cached.nodes);
     });
     for (const key of [...this.cache.keys()]) if (!seen.has(key)) this.cache.delete(key);
-    if (nodes.length === 0) nodes.push(state.taskId ? el("div", { class: "empty" }, "Loading the task…") : this.startScreen(state));
+    if (nodes.length === 0)
+      nodes.push(state.taskId ? el("div", { class: "empty" }, "Loading the task…") : this.startScreen(state));
     c.replaceChildren(...nodes);
     if (nearBottom) c.scrollTop = c.scrollHeight;
   }
@@ -95,17 +97,33 @@ export class MessagesView {
         "div",
         { class: "welcome", "data-screen": "welcome" },
         el("h2", {}, "Welcome to Dline"),
-        el("p", {}, "Dline is a coding agent that works in your workspace: it reads files, proposes edits and commands, and makes them once you approve. Every step is saved as a checkpoint you can compare and restore."),
-        el("p", {}, "To start, connect a model: Anthropic, or any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, LM Studio, vLLM)."),
+        el(
+          "p",
+          {},
+          "Dline is a coding agent that works in your workspace: it reads files, proposes edits and commands, and makes them once you approve. Every step is saved as a checkpoint you can compare and restore.",
+        ),
+        el(
+          "p",
+          {},
+          "To start, connect a model: Anthropic, or any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, LM Studio, vLLM).",
+        ),
         button("Set Up a Model", () => this.show("model"), "primary", { "data-action": "set-up-model" }),
-        el("p", { class: "hint" }, "Your key is kept by Dline on this machine (readable only by you), never in VS Code's settings."),
+        el(
+          "p",
+          { class: "hint" },
+          "Your key is kept by Dline on this machine (readable only by you), never in VS Code's settings.",
+        ),
       );
     }
     return el(
       "div",
       { class: "start", "data-screen": "start" },
       el("h2", {}, "What should Dline do?"),
-      el("p", { class: "hint" }, "Describe a task below. Dline asks before it changes a file or runs a command; switch to Plan to talk it through first."),
+      el(
+        "p",
+        { class: "hint" },
+        "Describe a task below. Dline asks before it changes a file or runs a command; switch to Plan to talk it through first.",
+      ),
       this.recent.length > 0
         ? el(
             "section",
@@ -114,7 +132,12 @@ export class MessagesView {
             this.recent.slice(0, 3).map((t) =>
               el(
                 "button",
-                { class: "recent-task", type: "button", "data-task-id": t.id, onclick: () => this.post({ type: "openTask", taskId: t.id }) },
+                {
+                  class: "recent-task",
+                  type: "button",
+                  "data-task-id": t.id,
+                  onclick: () => this.post({ type: "openTask", taskId: t.id }),
+                },
                 el("span", { class: "recent-title" }, visibleText(t.title || "(untitled task)")),
                 el("span", { class: "recent-meta" }, relativeTime(t.updatedAt)),
               ),
@@ -154,10 +177,14 @@ export class MessagesView {
         { class: "row" },
         button("Restore Chat", () => send("chat")),
         restoreAllHidden ? undefined : button("Restore All", () => send("all"), "secondary"),
-        button("Cancel", () => {
-          this.editing = undefined;
-          if (this.state) this.render(this.state);
-        }, "secondary"),
+        button(
+          "Cancel",
+          () => {
+            this.editing = undefined;
+            if (this.state) this.render(this.state);
+          },
+          "secondary",
+        ),
       ),
     );
     this.editing = { messageId: item.id, box };

@@ -4,7 +4,12 @@ import { button, el, visibleText } from "./dom.js";
 
 const PROVIDERS: { value: ProfileForm["provider"]; label: string; baseUrl: string; model: string }[] = [
   { value: "anthropic", label: "Anthropic", baseUrl: "https://api.anthropic.com", model: "claude-sonnet-4-5" },
-  { value: "openai", label: "OpenAI-compatible (OpenAI, OpenRouter, Ollama, LM Studio, vLLM…)", baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini" },
+  {
+    value: "openai",
+    label: "OpenAI-compatible (OpenAI, OpenRouter, Ollama, LM Studio, vLLM…)",
+    baseUrl: "https://api.openai.com/v1",
+    model: "gpt-4o-mini",
+  },
 ];
 
 /**
@@ -31,13 +36,22 @@ export class ModelView {
     private readonly bridge: Bridge,
     private readonly close: () => void,
   ) {
-    const provider = el("select", { name: "provider" }, PROVIDERS.map((p) => el("option", { value: p.value }, p.label)));
+    const provider = el(
+      "select",
+      { name: "provider" },
+      PROVIDERS.map((p) => el("option", { value: p.value }, p.label)),
+    );
     this.fields = {
       provider,
       id: el("input", { name: "id", placeholder: "e.g. work", required: true }),
       baseUrl: el("input", { name: "baseUrl", placeholder: PROVIDERS[0].baseUrl }),
       model: el("input", { name: "model", placeholder: PROVIDERS[0].model, required: true }),
-      apiKey: el("input", { name: "apiKey", type: "password", autocomplete: "off", placeholder: "Leave empty for a local server without a key" }),
+      apiKey: el("input", {
+        name: "apiKey",
+        type: "password",
+        autocomplete: "off",
+        placeholder: "Leave empty for a local server without a key",
+      }),
       contextWindow: el("input", { name: "contextWindow", type: "number", min: "1000", placeholder: "128000" }),
       makeDefault: el("input", { name: "makeDefault", type: "checkbox" }),
     };
@@ -48,16 +62,32 @@ export class ModelView {
       this.fields.model.placeholder = p.model;
     });
     this.save = button("Save", () => void this.submit(), "primary", { "data-action": "save-model" });
-    const field = (label: string, input: HTMLElement, hint?: string) => el("label", { class: "field" }, el("span", { class: "field-label" }, label), input, hint ? el("span", { class: "hint" }, hint) : undefined);
+    const field = (label: string, input: HTMLElement, hint?: string) =>
+      el(
+        "label",
+        { class: "field" },
+        el("span", { class: "field-label" }, label),
+        input,
+        hint ? el("span", { class: "hint" }, hint) : undefined,
+      );
     root.replaceChildren(
-      el("div", { class: "screen-head" }, el("h2", {}, "Set up a model"), el("span", { class: "spacer" }), button("Back", this.close, "secondary", { "data-action": "close-model" })),
+      el(
+        "div",
+        { class: "screen-head" },
+        el("h2", {}, "Set up a model"),
+        el("span", { class: "spacer" }),
+        button("Back", this.close, "secondary", { "data-action": "close-model" }),
+      ),
       this.profiles,
       el(
         "form",
-        { class: "model-form", onsubmit: (e: Event) => {
-          e.preventDefault();
-          void this.submit();
-        } },
+        {
+          class: "model-form",
+          onsubmit: (e: Event) => {
+            e.preventDefault();
+            void this.submit();
+          },
+        },
         field("Provider", provider),
         field("Name", this.fields.id, "Letters, digits, _ . - (the profile's id)"),
         field("Base URL", this.fields.baseUrl, "Empty for the provider's own. For Ollama: http://localhost:11434/v1"),
@@ -75,12 +105,20 @@ export class ModelView {
     const prefs = state.preferences;
     this.profiles.replaceChildren(
       prefs.profiles.length === 0
-        ? el("p", { class: "hint" }, "No model is set up yet. Dline also uses OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY or ANTHROPIC_API_KEY when VS Code is started with them.")
+        ? el(
+            "p",
+            { class: "hint" },
+            "No model is set up yet. Dline also uses OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY or ANTHROPIC_API_KEY when VS Code is started with them.",
+          )
         : el(
             "p",
             { class: "hint" },
             "Set up: ",
-            prefs.profiles.map((p, i) => [i > 0 ? ", " : "", visibleText(`${p.name || p.id} (${p.model})`), p.id === prefs.defaultProfileId ? " — default" : ""]),
+            prefs.profiles.map((p, i) => [
+              i > 0 ? ", " : "",
+              visibleText(`${p.name || p.id} (${p.model})`),
+              p.id === prefs.defaultProfileId ? " — default" : "",
+            ]),
           ),
     );
   }
@@ -102,7 +140,10 @@ export class ModelView {
       makeDefault: f.makeDefault.checked,
     };
     if (!/^[A-Za-z0-9_.-]+$/.test(form.id)) return this.fail("Give the model a name: letters, digits, _ . - only.");
-    if (!form.model) return this.fail("Name the model (e.g. " + (PROVIDERS.find((p) => p.value === form.provider)?.model ?? "") + ").");
+    if (!form.model)
+      return this.fail(
+        "Name the model (e.g. " + (PROVIDERS.find((p) => p.value === form.provider)?.model ?? "") + ").",
+      );
     this.save.disabled = true;
     try {
       const outcome = await this.bridge.request({ type: "saveProfile", form });

@@ -1,4 +1,12 @@
-import type { ChatCheckpoint, ChatItem, ChatMessageItem, ChatState, ChatToolCall, ChatToolItem, ToolCallStatusName } from "../chat/chat-state.js";
+import type {
+  ChatCheckpoint,
+  ChatItem,
+  ChatMessageItem,
+  ChatState,
+  ChatToolCall,
+  ChatToolItem,
+  ToolCallStatusName,
+} from "../chat/chat-state.js";
 import { button, el, visibleText, type Child } from "./dom.js";
 
 /** What drawing a row needs from the chat around it. */
@@ -34,7 +42,16 @@ const TOOL_LABELS: Record<string, string> = {
 
 /** The nodes of one chat item (a checkpoint marker follows the message it belongs to). */
 export function renderItem(item: ChatItem, ctx: RowContext): Node[] {
-  if (item.type === "error") return [el("div", { class: "row-error", role: "alert" }, el("strong", {}, "Error"), " ", visibleText(item.code ? `${item.code}: ${item.message}` : item.message))];
+  if (item.type === "error")
+    return [
+      el(
+        "div",
+        { class: "row-error", role: "alert" },
+        el("strong", {}, "Error"),
+        " ",
+        visibleText(item.code ? `${item.code}: ${item.message}` : item.message),
+      ),
+    ];
   if (item.type === "tool") return [legacyToolRow(item, ctx)];
   const nodes: Node[] = [renderMessage(item, ctx)];
   const checkpoint = checkpointFor(item, ctx.state);
@@ -44,7 +61,14 @@ export function renderItem(item: ChatItem, ctx: RowContext): Node[] {
 
 /** A key that changes whenever what `renderItem` draws would change. */
 export function itemSignature(item: ChatItem, state: ChatState): string {
-  const extra = item.type === "message" ? [JSON.stringify(checkpointFor(item, state) ?? null), item.kind === "completion" ? state.status : "", state.pendingAsk?.toolCallId ?? ""] : [];
+  const extra =
+    item.type === "message"
+      ? [
+          JSON.stringify(checkpointFor(item, state) ?? null),
+          item.kind === "completion" ? state.status : "",
+          state.pendingAsk?.toolCallId ?? "",
+        ]
+      : [];
   return JSON.stringify(item) + extra.join("|");
 }
 
@@ -59,12 +83,21 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
   if (item.role === "tool" || item.kind === "tool" || item.kind === "command") return toolRow(item, ctx);
   if (item.role === "user") {
     if (item.kind === "denied") {
-      return el("div", { class: "message feedback", ...base }, el("div", { class: "row-label" }, "Your feedback"), el("div", { class: "text" }, visibleText(item.text)));
+      return el(
+        "div",
+        { class: "message feedback", ...base },
+        el("div", { class: "row-label" }, "Your feedback"),
+        el("div", { class: "text" }, visibleText(item.text)),
+      );
     }
-    const node = el("div", { class: "message user", title: "Click to edit this message", tabindex: "0", ...base }, el("div", { class: "text" }, visibleText(item.text)));
+    const node = el(
+      "div",
+      { class: "message user", title: "Click to edit this message", tabindex: "0", ...base },
+      el("div", { class: "text" }, visibleText(item.text)),
+    );
     node.addEventListener("click", () => ctx.edit(item));
     node.addEventListener("keydown", (e) => {
-      if ((e).key === "Enter") ctx.edit(item);
+      if (e.key === "Enter") ctx.edit(item);
     });
     return node;
   }
@@ -83,17 +116,36 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
       { class: "message completion", ...base },
       el("div", { class: "row-label success" }, "✓ Task completed"),
       markdownBlock(item.text, ctx, item.partial),
-      ctx.state.status === "completed" ? button("View Changes", () => ctx.post({ type: "viewChanges" }), "secondary", { "data-action": "view-changes" }) : undefined,
+      ctx.state.status === "completed"
+        ? button("View Changes", () => ctx.post({ type: "viewChanges" }), "secondary", {
+            "data-action": "view-changes",
+          })
+        : undefined,
     );
   }
   if (item.kind === "followup") {
-    return el("div", { class: "message followup", ...base }, el("div", { class: "row-label" }, "Question"), markdownBlock(item.text, ctx, item.partial));
+    return el(
+      "div",
+      { class: "message followup", ...base },
+      el("div", { class: "row-label" }, "Question"),
+      markdownBlock(item.text, ctx, item.partial),
+    );
   }
   if (item.kind === "text" || item.role === "assistant") {
-    return el("div", { class: `message assistant kind-${item.kind}${item.partial ? " partial" : ""}`, ...base }, markdownBlock(item.text, ctx, item.partial));
+    return el(
+      "div",
+      { class: `message assistant kind-${item.kind}${item.partial ? " partial" : ""}`, ...base },
+      markdownBlock(item.text, ctx, item.partial),
+    );
   }
   // Lines the core adds (notices, compaction, trims, refusals): quiet, as they are.
-  return el("div", { class: `message system kind-${item.kind}`, ...base }, el("span", { class: "row-label" }, item.kind), " ", visibleText(item.text));
+  return el(
+    "div",
+    { class: `message system kind-${item.kind}`, ...base },
+    el("span", { class: "row-label" }, item.kind),
+    " ",
+    visibleText(item.text),
+  );
 }
 
 function markdownBlock(text: string, ctx: RowContext, partial: boolean): HTMLElement {
@@ -124,11 +176,21 @@ function statusOf(item: ChatMessageItem): ToolCallStatusName {
 }
 
 function fileLink(path: string, ctx: RowContext): HTMLElement {
-  return el("a", { class: "file-link", href: "#", title: `Open ${path}`, "data-action": "open-file", onclick: (e: Event) => {
-    e.preventDefault();
-    e.stopPropagation();
-    ctx.post({ type: "openFile", path });
-  } }, visibleText(path));
+  return el(
+    "a",
+    {
+      class: "file-link",
+      href: "#",
+      title: `Open ${path}`,
+      "data-action": "open-file",
+      onclick: (e: Event) => {
+        e.preventDefault();
+        e.stopPropagation();
+        ctx.post({ type: "openFile", path });
+      },
+    },
+    visibleText(path),
+  );
 }
 
 function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
@@ -140,8 +202,18 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
   const inputPath = typeof input.path === "string" ? input.path : "";
   const paths = editPaths.length > 0 ? editPaths : inputPath ? [inputPath] : [];
   const label = TOOL_LABELS[tool] ?? tool;
-  const head: Child[] = [el("span", { class: `tool-icon tool-${tool}`, "aria-hidden": "true" }), el("span", { class: "tool-label" }, label)];
-  if (paths.length > 0 && tool !== "execute_command") head.push(el("span", { class: "tool-paths" }, paths.map((p) => fileLink(p, ctx))));
+  const head: Child[] = [
+    el("span", { class: `tool-icon tool-${tool}`, "aria-hidden": "true" }),
+    el("span", { class: "tool-label" }, label),
+  ];
+  if (paths.length > 0 && tool !== "execute_command")
+    head.push(
+      el(
+        "span",
+        { class: "tool-paths" },
+        paths.map((p) => fileLink(p, ctx)),
+      ),
+    );
   else if (tool !== "execute_command") head.push(el("span", { class: "tool-summary" }, visibleText(item.text)));
   head.push(el("span", { class: `tool-status status-${status}` }, STATUS_WORDS[status]));
 
@@ -150,7 +222,8 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
   if (tool === "execute_command" || command) {
     const line = command?.command ?? (typeof input.command === "string" ? input.command : item.text);
     body.push(el("pre", { class: "command-line" }, el("span", { class: "prompt" }, "$ "), visibleText(line)));
-    if (command?.workingDirectory) body.push(el("div", { class: "tool-note" }, "in ", visibleText(command.workingDirectory)));
+    if (command?.workingDirectory)
+      body.push(el("div", { class: "tool-note" }, "in ", visibleText(command.workingDirectory)));
   }
   if (call && call.edits.length > 0) {
     const pending = status === "pending";
@@ -162,13 +235,35 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
         pending
           ? button("Open diff", () => ctx.post({ type: "showProposed" }), "link", { "data-action": "show-proposed" })
           : status === "done"
-            ? button(`Changed ${count} file${count === 1 ? "" : "s"}`, () => ctx.post({ type: "showEdits", messageId: item.id }), "link", { "data-action": "show-edits" })
+            ? button(
+                `Changed ${count} file${count === 1 ? "" : "s"}`,
+                () => ctx.post({ type: "showEdits", messageId: item.id }),
+                "link",
+                { "data-action": "show-edits" },
+              )
             : undefined,
-        call.edits.map((e) => el("span", { class: `edit-chip ${e.status}` }, e.status === "added" ? "+" : e.status === "deleted" ? "−" : "~", " ", visibleText(e.path))),
+        call.edits.map((e) =>
+          el(
+            "span",
+            { class: `edit-chip ${e.status}` },
+            e.status === "added" ? "+" : e.status === "deleted" ? "−" : "~",
+            " ",
+            visibleText(e.path),
+          ),
+        ),
       ),
     );
   }
-  if (call?.feedback) body.push(el("div", { class: "tool-feedback" }, el("span", { class: "row-label" }, status === "denied" ? "Denied with feedback" : "Feedback"), " ", visibleText(call.feedback)));
+  if (call?.feedback)
+    body.push(
+      el(
+        "div",
+        { class: "tool-feedback" },
+        el("span", { class: "row-label" }, status === "denied" ? "Denied with feedback" : "Feedback"),
+        " ",
+        visibleText(call.feedback),
+      ),
+    );
   if (call?.reason && status !== "done") body.push(el("div", { class: "tool-note reason" }, visibleText(call.reason)));
   const output = status === "running" || !call ? (item.output ?? "") : call.output || item.output || "";
   if (output) {
@@ -176,7 +271,11 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
     body.push(
       el(
         "details",
-        { class: "tool-output", open: ctx.isOpen(key, status === "running" && tool === "execute_command"), "data-details-key": key },
+        {
+          class: "tool-output",
+          open: ctx.isOpen(key, status === "running" && tool === "execute_command"),
+          "data-details-key": key,
+        },
         el("summary", {}, call?.outputTruncated ? "Output (shortened)" : "Output"),
         el("pre", { class: "output" }, visibleText(output)),
       ),
@@ -184,7 +283,12 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
   }
   return el(
     "div",
-    { class: `message tool-row status-${status}`, "data-message-id": item.id, "data-tool": tool, "data-status": status },
+    {
+      class: `message tool-row status-${status}`,
+      "data-message-id": item.id,
+      "data-tool": tool,
+      "data-status": status,
+    },
     el("div", { class: "tool-head" }, head),
     body.length > 0 ? el("div", { class: "tool-body" }, body) : undefined,
   );
@@ -196,9 +300,20 @@ function legacyToolRow(item: ChatToolItem, ctx: RowContext): HTMLElement {
   return el(
     "div",
     { class: `message tool-row status-${status}`, "data-tool": item.tool, "data-status": status },
-    el("div", { class: "tool-head" }, el("span", { class: "tool-label" }, TOOL_LABELS[item.tool] ?? item.tool), el("span", { class: "tool-summary" }, visibleText(item.summary)), el("span", { class: `tool-status status-${status}` }, STATUS_WORDS[status])),
+    el(
+      "div",
+      { class: "tool-head" },
+      el("span", { class: "tool-label" }, TOOL_LABELS[item.tool] ?? item.tool),
+      el("span", { class: "tool-summary" }, visibleText(item.summary)),
+      el("span", { class: `tool-status status-${status}` }, STATUS_WORDS[status]),
+    ),
     item.output || item.result
-      ? el("details", { class: "tool-output", open: ctx.isOpen(key, false), "data-details-key": key }, el("summary", {}, "Output"), el("pre", { class: "output" }, visibleText(item.output || item.result)))
+      ? el(
+          "details",
+          { class: "tool-output", open: ctx.isOpen(key, false), "data-details-key": key },
+          el("summary", {}, "Output"),
+          el("pre", { class: "output" }, visibleText(item.output || item.result)),
+        )
       : undefined,
   );
 }
@@ -214,7 +329,9 @@ export function checkpointFor(item: ChatMessageItem, state: ChatState): ChatChec
   if (byId) return byId;
   const byMessage = [...state.checkpoints].reverse().find((c) => c.messageId === item.id);
   if (byMessage) return byMessage;
-  return item.checkpointId ? { id: item.checkpointId, kind: "", messageId: item.id, hasFiles: true, restored: false } : undefined;
+  return item.checkpointId
+    ? { id: item.checkpointId, kind: "", messageId: item.id, hasFiles: true, restored: false }
+    : undefined;
 }
 
 function checkpointMarker(checkpoint: ChatCheckpoint, ctx: RowContext): HTMLElement {
@@ -227,8 +344,14 @@ function checkpointMarker(checkpoint: ChatCheckpoint, ctx: RowContext): HTMLElem
     el(
       "span",
       { class: "checkpoint-actions" },
-      checkpoint.hasFiles && !compaction ? button("Compare", () => ctx.post({ type: "compare", checkpointId: checkpoint.id }), "link", { "data-action": "compare" }) : undefined,
-      button("Restore", () => ctx.post({ type: "restore", checkpointId: checkpoint.id }), "link", { "data-action": "restore" }),
+      checkpoint.hasFiles && !compaction
+        ? button("Compare", () => ctx.post({ type: "compare", checkpointId: checkpoint.id }), "link", {
+            "data-action": "compare",
+          })
+        : undefined,
+      button("Restore", () => ctx.post({ type: "restore", checkpointId: checkpoint.id }), "link", {
+        "data-action": "restore",
+      }),
     ),
   );
 }

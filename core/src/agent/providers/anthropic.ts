@@ -4,7 +4,15 @@ import { ModelError, redactSecrets } from "./errors.js";
 import { HttpModelProvider } from "./http-provider.js";
 import { runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
-import type { ContentBlock, ModelMessage, ModelRequest, ModelStreamEvent, StopReason, ThinkingBlock, TokenUsage } from "./types.js";
+import type {
+  ContentBlock,
+  ModelMessage,
+  ModelRequest,
+  ModelStreamEvent,
+  StopReason,
+  ThinkingBlock,
+  TokenUsage,
+} from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 export const anthropicVersion = "2023-06-01";
@@ -24,30 +32,40 @@ export class AnthropicProvider extends HttpModelProvider {
 
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
     const body = buildAnthropicBody(this.config.model, request, this.config.thinkingBudgetTokens);
-    return runModelStream(this.config, "Anthropic", {
-      url: `${this.config.baseUrl.replace(/\/+$/, "")}/v1/messages`,
-      headers: {
-        ...this.config.headers,
-        "content-type": "application/json",
-        accept: "text/event-stream",
-        "x-api-key": this.config.apiKey,
-        "anthropic-version": anthropicVersion,
+    return runModelStream(
+      this.config,
+      "Anthropic",
+      {
+        url: `${this.config.baseUrl.replace(/\/+$/, "")}/v1/messages`,
+        headers: {
+          ...this.config.headers,
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          "x-api-key": this.config.apiKey,
+          "anthropic-version": anthropicVersion,
+        },
+        body: JSON.stringify(body),
+        createDecoder: () => new AnthropicDecoder(makeErrorContext("Anthropic", this.config)),
       },
-      body: JSON.stringify(body),
-      createDecoder: () =>
-        new AnthropicDecoder(makeErrorContext("Anthropic", this.config)),
-    }, signal);
+      signal,
+    );
   }
 }
 
-export function buildAnthropicBody(model: string, request: ModelRequest, thinkingBudgetTokens?: number): Record<string, unknown> {
+export function buildAnthropicBody(
+  model: string,
+  request: ModelRequest,
+  thinkingBudgetTokens?: number,
+): Record<string, unknown> {
   const thinking = thinkingBudgetTokens !== undefined && thinkingBudgetTokens > 0;
   const body: Record<string, unknown> = {
     model,
     max_tokens: anthropicMaxTokens(request.maxTokens, thinkingBudgetTokens),
     // The system prompt is stable across turns: mark it for prompt caching.
     system: [{ type: "text", text: request.systemPrompt, cache_control: { type: "ephemeral" } }],
-    messages: withCacheBreakpoints(request.messages.map((m) => toAnthropicMessage(m, thinking)).filter((m) => (m.content as unknown[]).length > 0)),
+    messages: withCacheBreakpoints(
+      request.messages.map((m) => toAnthropicMessage(m, thinking)).filter((m) => (m.content as unknown[]).length > 0),
+    ),
     stream: true,
   };
   if (request.tools && request.tools.length > 0) {
@@ -69,7 +87,10 @@ function withCacheBreakpoints(messages: Record<string, unknown>[]): Record<strin
   for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
     const message = messages[i]!;
     if (message.role !== "user") continue;
-    const content = typeof message.content === "string" ? [{ type: "text", text: message.content }] : (message.content as Record<string, unknown>[]);
+    const content =
+      typeof message.content === "string"
+        ? [{ type: "text", text: message.content }]
+        : (message.content as Record<string, unknown>[]);
     if (content.length === 0) continue;
     const lastBlock = { ...content[content.length - 1], cache_control: { type: "ephemeral" } };
     messages[i] = { ...message, content: [...content.slice(0, -1), lastBlock] };
@@ -83,8 +104,11 @@ function withCacheBreakpoints(messages: Record<string, unknown>[]): Record<strin
  * as the API wants them in the tool-use loop; without thinking they are left out.
  */
 function toAnthropicMessage(message: ModelMessage, thinking: boolean): Record<string, unknown> {
-  if (typeof message.content === "string") return { role: message.role, content: [{ type: "text", text: message.content }] };
-  const blocks = message.content.filter((b) => b.type !== "thinking" || (thinking && b.wire === "anthropic" && (b.signature || b.redactedData)));
+  if (typeof message.content === "string")
+    return { role: message.role, content: [{ type: "text", text: message.content }] };
+  const blocks = message.content.filter(
+    (b) => b.type !== "thinking" || (thinking && b.wire === "anthropic" && (b.signature || b.redactedData)),
+  );
   const ordered = [...blocks.filter((b) => b.type === "thinking"), ...blocks.filter((b) => b.type !== "thinking")];
   return { role: message.role, content: ordered.map(toAnthropicBlock) };
 }
@@ -94,11 +118,18 @@ function toAnthropicBlock(block: ContentBlock): Record<string, unknown> {
     case "text":
       return { type: "text", text: block.text };
     case "thinking":
-      return block.redactedData ? { type: "redacted_thinking", data: block.redactedData } : { type: "thinking", thinking: block.text, signature: block.signature };
+      return block.redactedData
+        ? { type: "redacted_thinking", data: block.redactedData }
+        : { type: "thinking", thinking: block.text, signature: block.signature };
     case "tool_use":
       return { type: "tool_use", id: block.id, name: block.name, input: block.input ?? {} };
     case "tool_result":
-      return { type: "tool_result", tool_use_id: block.toolUseId, content: block.content, ...(block.isError ? { is_error: true } : {}) };
+      return {
+        type: "tool_result",
+        tool_use_id: block.toolUseId,
+        content: block.content,
+        ...(block.isError ? { is_error: true } : {}),
+      };
   }
 }
 
@@ -176,9 +207,11 @@ class AnthropicDecoder implements WireDecoder {
 
   private startBlock(index: number, block: Record<string, any> | undefined, out: ModelStreamEvent[]): void {
     if (typeof index !== "number" || !block) throw malformed("content_block_start without an index or block");
-    const open = (kind: OpenBlock["kind"], id = "", name = "") => this.blocks.set(index, { kind, id, name, args: "", signature: "" });
+    const open = (kind: OpenBlock["kind"], id = "", name = "") =>
+      this.blocks.set(index, { kind, id, name, args: "", signature: "" });
     if (block.type === "tool_use") {
-      if (typeof block.id !== "string" || typeof block.name !== "string") throw malformed("tool_use block without id or name");
+      if (typeof block.id !== "string" || typeof block.name !== "string")
+        throw malformed("tool_use block without id or name");
       open("tool", block.id, block.name);
       out.push({ type: "tool_call_start", id: block.id, name: block.name });
     } else if (block.type === "text") {
@@ -231,13 +264,24 @@ class AnthropicDecoder implements WireDecoder {
     const block = this.blocks.get(index);
     if (!block) return;
     this.blocks.delete(index);
-    if (block.kind === "tool") out.push({ type: "tool_call_end", id: block.id, name: block.name, arguments: block.args, ...parseToolArguments(block.args) });
+    if (block.kind === "tool")
+      out.push({
+        type: "tool_call_end",
+        id: block.id,
+        name: block.name,
+        arguments: block.args,
+        ...parseToolArguments(block.args),
+      });
     if (block.kind === "thinking") {
       const thinking: ThinkingBlock = { type: "thinking", text: block.args, wire: "anthropic" };
       if (block.signature) thinking.signature = block.signature;
       out.push({ type: "reasoning_end", block: thinking });
     }
-    if (block.kind === "redacted_thinking") out.push({ type: "reasoning_end", block: { type: "thinking", text: "", redactedData: block.args, wire: "anthropic" } });
+    if (block.kind === "redacted_thinking")
+      out.push({
+        type: "reasoning_end",
+        block: { type: "thinking", text: "", redactedData: block.args, wire: "anthropic" },
+      });
   }
 
   private addUsage(usage: Record<string, unknown> | undefined): void {

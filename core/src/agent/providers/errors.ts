@@ -18,7 +18,13 @@ export type ModelErrorKind =
   | "stalled" // no bytes for idleTimeoutMs
   | "canceled"; // the caller's AbortSignal
 
-const retryableKinds: ReadonlySet<ModelErrorKind> = new Set(["rate_limited", "server", "network", "stream_dropped", "stalled"]);
+const retryableKinds: ReadonlySet<ModelErrorKind> = new Set([
+  "rate_limited",
+  "server",
+  "network",
+  "stream_dropped",
+  "stalled",
+]);
 
 const dlineCodes: Record<ModelErrorKind, DlineErrorCode> = {
   auth: "permission_denied",

@@ -59,7 +59,10 @@ export interface ErrorContext {
   apiKey: string;
 }
 
-export function makeErrorContext(providerName: string, config: { model: string; baseUrl: string; apiKey: string }): ErrorContext {
+export function makeErrorContext(
+  providerName: string,
+  config: { model: string; baseUrl: string; apiKey: string },
+): ErrorContext {
   let baseUrl = config.baseUrl;
   try {
     const url = new URL(config.baseUrl);
@@ -77,7 +80,11 @@ export function makeErrorContext(providerName: string, config: { model: string; 
  * Turns a non-2xx response (or a 2xx JSON answer where a stream was expected) into a typed
  * ModelError with a sentence a person can act on.
  */
-export async function errorFromResponse(response: Response, ctx: ErrorContext, kindWithoutError?: "malformed_stream"): Promise<ModelError> {
+export async function errorFromResponse(
+  response: Response,
+  ctx: ErrorContext,
+  kindWithoutError?: "malformed_stream",
+): Promise<ModelError> {
   let bodyText = "";
   try {
     bodyText = (await response.text()).slice(0, 4000);
@@ -92,7 +99,10 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext, k
   }
   if (response.ok && kindWithoutError) {
     if (!wire) {
-      return new ModelError("malformed_stream", `${ctx.providerName} answered with JSON instead of an event stream; check that it supports streaming at ${ctx.baseUrl}.`);
+      return new ModelError(
+        "malformed_stream",
+        `${ctx.providerName} answered with JSON instead of an event stream; check that it supports streaming at ${ctx.baseUrl}.`,
+      );
     }
     const message = redactSecrets(wire.message.slice(0, 500), ctx.apiKey);
     return classifyError(undefined, wire, message ? ` Server said: ${message}` : "", undefined, ctx);
@@ -115,23 +125,50 @@ export function classifyError(
   const statusText = status !== undefined ? ` (HTTP ${status})` : "";
   const kindHint = `${wire?.type ?? ""} ${wire?.code ?? ""}`;
   if (status === 401 || status === 403 || /authentication_error|permission_error|invalid_api_key/.test(kindHint)) {
-    return new ModelError("auth", `${ctx.providerName} rejected the API key${statusText}; check the key set for this profile.${suffix}`, details);
+    return new ModelError(
+      "auth",
+      `${ctx.providerName} rejected the API key${statusText}; check the key set for this profile.${suffix}`,
+      details,
+    );
   }
   if (status === 404 || /model_not_found|not_found_error/.test(kindHint)) {
-    return new ModelError("model_not_found", `${ctx.providerName} does not know the model "${ctx.model}" at ${ctx.baseUrl}${statusText}.${suffix}`, details);
+    return new ModelError(
+      "model_not_found",
+      `${ctx.providerName} does not know the model "${ctx.model}" at ${ctx.baseUrl}${statusText}.${suffix}`,
+      details,
+    );
   }
   if (status === 429 || /rate_limit/.test(kindHint)) {
-    const wait = retryAfterMs !== undefined ? `; it asks to wait ${describeWait(retryAfterMs)} before the next request` : "";
-    return new ModelError("rate_limited", `${ctx.providerName} is rate limiting requests${statusText}${wait}.${suffix}`, details);
+    const wait =
+      retryAfterMs !== undefined ? `; it asks to wait ${describeWait(retryAfterMs)} before the next request` : "";
+    return new ModelError(
+      "rate_limited",
+      `${ctx.providerName} is rate limiting requests${statusText}${wait}.${suffix}`,
+      details,
+    );
   }
   const said = `${wire?.code ?? ""} ${wire?.message ?? ""}`;
   if (contextOverflowHints.test(said) && (status === undefined || status === 400 || status === 413)) {
-    return new ModelError("context_overflow", `The conversation does not fit the context window of "${ctx.model}"${statusText}.${suffix}`, { ...details, ...overflowFigures(wire?.message ?? "") });
+    return new ModelError(
+      "context_overflow",
+      `The conversation does not fit the context window of "${ctx.model}"${statusText}.${suffix}`,
+      { ...details, ...overflowFigures(wire?.message ?? "") },
+    );
   }
   if (toolsUnsupportedHints.test(said) && (status === undefined || (status >= 400 && status < 500))) {
-    return new ModelError("tools_unsupported", `${ctx.providerName} does not offer native tool calling for "${ctx.model}"${statusText}.${suffix}`, details);
+    return new ModelError(
+      "tools_unsupported",
+      `${ctx.providerName} does not offer native tool calling for "${ctx.model}"${statusText}.${suffix}`,
+      details,
+    );
   }
-  if (status === undefined || status >= 500 || status === 408 || status === 409 || /overloaded|api_error|server_error/.test(kindHint)) {
+  if (
+    status === undefined ||
+    status >= 500 ||
+    status === 408 ||
+    status === 409 ||
+    /overloaded|api_error|server_error/.test(kindHint)
+  ) {
     return new ModelError("server", `${ctx.providerName} failed to answer${statusText}.${suffix}`, details);
   }
   return new ModelError("bad_request", `${ctx.providerName} refused the request${statusText}.${suffix}`, details);

@@ -16,16 +16,25 @@ export class OpenAiCompatibleProvider extends HttpModelProvider {
   readonly id = "openai" as const;
 
   stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent> {
-    const headers: Record<string, string> = { ...this.config.headers, "content-type": "application/json", accept: "text/event-stream" };
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      "content-type": "application/json",
+      accept: "text/event-stream",
+    };
     // Local servers (Ollama, LM Studio) take no key: send no Authorization header then.
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
     const errorContext = makeErrorContext("The OpenAI-compatible endpoint", this.config);
-    return runModelStream(this.config, errorContext.providerName, {
-      url: `${this.config.baseUrl.replace(/\/+$/, "")}/chat/completions`,
-      headers,
-      body: JSON.stringify(buildOpenAiBody(this.config.model, request, this.config)),
-      createDecoder: () => new OpenAiDecoder(errorContext),
-    }, signal);
+    return runModelStream(
+      this.config,
+      errorContext.providerName,
+      {
+        url: `${this.config.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+        headers,
+        body: JSON.stringify(buildOpenAiBody(this.config.model, request, this.config)),
+        createDecoder: () => new OpenAiDecoder(errorContext),
+      },
+      signal,
+    );
   }
 }
 
@@ -37,17 +46,25 @@ function hostOf(baseUrl: string): string {
   }
 }
 
-export function buildOpenAiBody(model: string, request: ModelRequest, config: Pick<ProviderConfig, "baseUrl" | "reasoningEffort"> = { baseUrl: "" }): Record<string, unknown> {
+export function buildOpenAiBody(
+  model: string,
+  request: ModelRequest,
+  config: Pick<ProviderConfig, "baseUrl" | "reasoningEffort"> = { baseUrl: "" },
+): Record<string, unknown> {
   const messages: Record<string, unknown>[] = [{ role: "system", content: request.systemPrompt }];
   for (const message of request.messages) messages.push(...toOpenAiMessages(message));
   const body: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } };
   if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
+    body.tools = request.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    }));
   }
   const host = hostOf(config.baseUrl);
   // OpenAI's own API refuses max_tokens for its reasoning models; every model there takes
   // max_completion_tokens. Other compatible servers know max_tokens.
-  if (request.maxTokens !== undefined) body[host === "api.openai.com" ? "max_completion_tokens" : "max_tokens"] = request.maxTokens;
+  if (request.maxTokens !== undefined)
+    body[host === "api.openai.com" ? "max_completion_tokens" : "max_tokens"] = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (config.reasoningEffort) body.reasoning_effort = config.reasoningEffort;
   // OpenRouter reports each request's cost in its usage when asked.
@@ -58,22 +75,30 @@ export function buildOpenAiBody(model: string, request: ModelRequest, config: Pi
 /** One neutral message may become several: tool results are separate `tool` messages here. */
 function toOpenAiMessages(message: ModelMessage): Record<string, unknown>[] {
   if (typeof message.content === "string") return [{ role: message.role, content: message.content }];
-  const text = message.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
+  const text = message.content
+    .filter((b) => b.type === "text")
+    .map((b) => (b as { text: string }).text)
+    .join("\n");
   if (message.role === "assistant") {
     const toolCalls = message.content.flatMap((b) =>
-      b.type === "tool_use" ? [{ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }] : [],
+      b.type === "tool_use"
+        ? [{ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
+        : [],
     );
     const out: Record<string, unknown> = { role: "assistant", content: text || null };
     if (toolCalls.length > 0) out.tool_calls = toolCalls;
     // DeepSeek's thinking mode wants its reasoning back (a 400 otherwise); only reasoning that
     // came as reasoning_content goes back, so other servers never see the field.
-    const reasoning = message.content.flatMap((b) => (b.type === "thinking" && b.wire === "reasoning_content" ? [b.text] : [])).join("");
+    const reasoning = message.content
+      .flatMap((b) => (b.type === "thinking" && b.wire === "reasoning_content" ? [b.text] : []))
+      .join("");
     if (reasoning) out.reasoning_content = reasoning;
     return [out];
   }
   const out: Record<string, unknown>[] = [];
   for (const b of message.content) {
-    if (b.type === "tool_result") out.push({ role: "tool", tool_call_id: b.toolUseId, content: b.isError ? `Error: ${b.content}` : b.content });
+    if (b.type === "tool_result")
+      out.push({ role: "tool", tool_call_id: b.toolUseId, content: b.isError ? `Error: ${b.content}` : b.content });
   }
   if (text) out.push({ role: "user", content: text });
   return out;
@@ -133,7 +158,12 @@ class OpenAiDecoder implements WireDecoder {
     if (!choice) return;
     const delta = choice.delta ?? {};
     // DeepSeek and vLLM use reasoning_content; OpenRouter and Ollama use reasoning.
-    const field = typeof delta.reasoning_content === "string" ? "reasoning_content" : typeof delta.reasoning === "string" ? "reasoning" : undefined;
+    const field =
+      typeof delta.reasoning_content === "string"
+        ? "reasoning_content"
+        : typeof delta.reasoning === "string"
+          ? "reasoning"
+          : undefined;
     const reasoning = field ? (delta[field] as string) : "";
     if (field && reasoning) {
       this.reasoning += reasoning;
@@ -174,7 +204,12 @@ class OpenAiDecoder implements WireDecoder {
       // A name may come in pieces: the call starts once its arguments begin (or at its end).
       if (typeof fn.name === "string") open.name += fn.name;
     }
-    const argsDelta = typeof fn.arguments === "string" ? fn.arguments : fn.arguments && typeof fn.arguments === "object" ? JSON.stringify(fn.arguments) : "";
+    const argsDelta =
+      typeof fn.arguments === "string"
+        ? fn.arguments
+        : fn.arguments && typeof fn.arguments === "object"
+          ? JSON.stringify(fn.arguments)
+          : "";
     if (!argsDelta) return;
     this.start(open, index, out);
     open.args += argsDelta;
@@ -183,7 +218,11 @@ class OpenAiDecoder implements WireDecoder {
 
   private start(open: OpenCall, index: number, out: ModelStreamEvent[]): void {
     if (open.started) return;
-    if (!open.name) throw new ModelError("malformed_stream", "The OpenAI-compatible endpoint sent a tool call without a function name.");
+    if (!open.name)
+      throw new ModelError(
+        "malformed_stream",
+        "The OpenAI-compatible endpoint sent a tool call without a function name.",
+      );
     // Some local servers send no id: make one, unique across the conversation.
     if (!open.id) open.id = `call_${index}_${randomBytes(6).toString("hex")}`;
     open.started = true;
@@ -196,14 +235,27 @@ class OpenAiDecoder implements WireDecoder {
       const call = this.calls.get(index)!;
       this.calls.delete(index);
       this.start(call, index, out);
-      out.push({ type: "tool_call_end", id: call.id, name: call.name, arguments: call.args, ...parseToolArguments(call.args) });
+      out.push({
+        type: "tool_call_end",
+        id: call.id,
+        name: call.name,
+        arguments: call.args,
+        ...parseToolArguments(call.args),
+      });
     }
   }
 
   /** The reasoning block is whole once the answer or a tool call starts, or the answer ends. */
   private endReasoning(out: ModelStreamEvent[]): void {
     if (!this.reasoning) return;
-    out.push({ type: "reasoning_end", block: { type: "thinking", text: this.reasoning, wire: this.reasoningField === "reasoning_content" ? "reasoning_content" : "other" } });
+    out.push({
+      type: "reasoning_end",
+      block: {
+        type: "thinking",
+        text: this.reasoning,
+        wire: this.reasoningField === "reasoning_content" ? "reasoning_content" : "other",
+      },
+    });
     this.reasoning = "";
   }
 

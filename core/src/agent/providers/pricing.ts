@@ -44,6 +44,10 @@ export function resolvePrices(p: ProfilePricing): ResolvedPrices {
     const { key, ...prices } = listed;
     return { prices, source: `price table (${key})` };
   }
-  if (p.zeroCost) return { prices: { inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 }, source: "zero cost" };
+  if (p.zeroCost)
+    return {
+      prices: { inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 },
+      source: "zero cost",
+    };
   return { prices: undefined, source: "unknown" };
 }

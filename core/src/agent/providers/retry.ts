@@ -16,7 +16,12 @@ export const defaultRetryPolicy: RetryPolicy = {
  * (half fixed, half random) so that many clients do not retry in lockstep. A server that says
  * when to come back (retry-after) is taken at its word, as the official SDKs do.
  */
-export function backoffDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined, random = Math.random): number {
+export function backoffDelayMs(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random = Math.random,
+): number {
   if (retryAfterMs !== undefined) return retryAfterMs;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));

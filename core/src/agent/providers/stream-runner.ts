@@ -69,13 +69,23 @@ export async function* runModelStream(
     // What the failed attempt used is billed all the same.
     if (outcome.usage) yield usageEvent(outcome.usage, outcome.reportedCostUsd, config);
     const retryAfter = error.details.retryAfterMs;
-    const canRetry = error.retryable && attempt < policy.maxAttempts && (retryAfter === undefined || retryAfter <= policy.maxRetryAfterMs);
+    const canRetry =
+      error.retryable &&
+      attempt < policy.maxAttempts &&
+      (retryAfter === undefined || retryAfter <= policy.maxRetryAfterMs);
     if (!canRetry) {
       yield { type: "error", error };
       return;
     }
     const delayMs = backoffDelayMs(policy, attempt, retryAfter);
-    yield { type: "retry", attempt: attempt + 1, maxAttempts: policy.maxAttempts, delayMs, reason: error.message, discard: outcome.sentOutput };
+    yield {
+      type: "retry",
+      attempt: attempt + 1,
+      maxAttempts: policy.maxAttempts,
+      delayMs,
+      reason: error.message,
+      discard: outcome.sentOutput,
+    };
     try {
       await sleep(delayMs, signal);
     } catch {
@@ -87,7 +97,13 @@ export async function* runModelStream(
 
 type AttemptOutcome =
   | { done: true }
-  | { done: false; error: ModelError; sentOutput: boolean; usage: TokenUsage | undefined; reportedCostUsd: number | undefined };
+  | {
+      done: false;
+      error: ModelError;
+      sentOutput: boolean;
+      usage: TokenUsage | undefined;
+      reportedCostUsd: number | undefined;
+    };
 
 async function* attemptOnce(
   config: ProviderConfig,
@@ -95,7 +111,8 @@ async function* attemptOnce(
   signal: AbortSignal | undefined,
   errorContext: ErrorContext,
 ): AsyncGenerator<ModelStreamEvent, AttemptOutcome> {
-  if (signal?.aborted) return { done: false, error: canceledError(), sentOutput: false, usage: undefined, reportedCostUsd: undefined };
+  if (signal?.aborted)
+    return { done: false, error: canceledError(), sentOutput: false, usage: undefined, reportedCostUsd: undefined };
   const controller = new AbortController();
   const onAbort = () => controller.abort();
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -137,7 +154,9 @@ async function* attemptOnce(
   const waitFor = <T>(promise: Promise<T>) => withWaitingNotices(promise, startedAt, idleMs, () => !gotFirstByte);
   try {
     arm();
-    const response = yield* waitFor(fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal: controller.signal }));
+    const response = yield* waitFor(
+      fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal: controller.signal }),
+    );
     armed = false;
     gotResponse = true;
     if (!response.ok) {
@@ -152,7 +171,10 @@ async function* attemptOnce(
       arm();
       const error = contentType.includes("json")
         ? await errorFromResponse(response, errorContext, "malformed_stream")
-        : new ModelError("malformed_stream", `${errorContext.providerName} answered with "${contentType || "no content type"}" instead of an event stream; check the base URL ${errorContext.baseUrl}.`);
+        : new ModelError(
+            "malformed_stream",
+            `${errorContext.providerName} answered with "${contentType || "no content type"}" instead of an event stream; check the base URL ${errorContext.baseUrl}.`,
+          );
       armed = false;
       await response.body?.cancel().catch(() => undefined);
       return { done: false, error, sentOutput, usage: undefined, reportedCostUsd: undefined };
@@ -201,7 +223,10 @@ async function* attemptOnce(
       out.length = 0;
     }
     if (!decoder.complete) {
-      const error = new ModelError("stream_dropped", `${errorContext.providerName}'s stream ended before the answer was complete.`);
+      const error = new ModelError(
+        "stream_dropped",
+        `${errorContext.providerName}'s stream ended before the answer was complete.`,
+      );
       return { done: false, error, sentOutput, usage: decoder.usage, reportedCostUsd: decoder.reportedCostUsd };
     }
     decoder.flush(out);
@@ -232,7 +257,12 @@ async function* attemptOnce(
  * Awaits `promise`, yielding a `waiting` event every waitingNoticeMs while `stillWaiting()`
  * holds (no byte of the answer yet), so that a slow first byte is visible to people.
  */
-async function* withWaitingNotices<T>(promise: Promise<T>, startedAt: number, timeoutMs: number, stillWaiting: () => boolean): AsyncGenerator<ModelStreamEvent, T> {
+async function* withWaitingNotices<T>(
+  promise: Promise<T>,
+  startedAt: number,
+  timeoutMs: number,
+  stillWaiting: () => boolean,
+): AsyncGenerator<ModelStreamEvent, T> {
   let settled = false;
   const tracked = promise.finally(() => {
     settled = true;
@@ -246,7 +276,13 @@ async function* withWaitingNotices<T>(promise: Promise<T>, startedAt: number, ti
       timer = setTimeout(() => resolve("tick"), nextNotice - waited);
       timer.unref();
     });
-    const winner = await Promise.race([tracked.then(() => "done" as const, () => "done" as const), tick]);
+    const winner = await Promise.race([
+      tracked.then(
+        () => "done" as const,
+        () => "done" as const,
+      ),
+      tick,
+    ]);
     clearTimeout(timer);
     if (winner === "done" || settled) return await promise;
     if (stillWaiting()) yield { type: "waiting", waitedMs: nextNotice, timeoutMs };
@@ -262,11 +298,17 @@ function canceledError(): ModelError {
   return new ModelError("canceled", "The model request was cancelled.");
 }
 
-function toModelError(err: unknown, ctx: { stalled: boolean; canceled: boolean; gotResponse: boolean; idleMs: number; errorContext: ErrorContext }): ModelError {
+function toModelError(
+  err: unknown,
+  ctx: { stalled: boolean; canceled: boolean; gotResponse: boolean; idleMs: number; errorContext: ErrorContext },
+): ModelError {
   if (ctx.canceled) return canceledError();
   if (ctx.stalled) {
     const seconds = (ctx.idleMs / 1000).toFixed(ctx.idleMs % 1000 === 0 ? 0 : 1);
-    return new ModelError("stalled", `${ctx.errorContext.providerName} sent nothing for ${seconds} s; the request was abandoned.`);
+    return new ModelError(
+      "stalled",
+      `${ctx.errorContext.providerName} sent nothing for ${seconds} s; the request was abandoned.`,
+    );
   }
   if (err instanceof ModelError) return err;
   if (err instanceof SyntaxError) {
@@ -278,5 +320,8 @@ function toModelError(err: unknown, ctx: { stalled: boolean; canceled: boolean; 
   if (!ctx.gotResponse) {
     return new ModelError("network", `Cannot reach ${ctx.errorContext.baseUrl}${code ? ` (${code})` : ""}.`);
   }
-  return new ModelError("stream_dropped", `${ctx.errorContext.providerName}'s stream broke: ${text}${code ? ` (${code})` : ""}.`);
+  return new ModelError(
+    "stream_dropped",
+    `${ctx.errorContext.providerName}'s stream broke: ${text}${code ? ` (${code})` : ""}.`,
+  );
 }

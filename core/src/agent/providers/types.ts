@@ -70,7 +70,8 @@ export interface ModelPrices {
 }
 
 /** `context_window_exceeded`: the answer stopped because it filled what was left of the context window. */
-export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "context_window_exceeded" | "other";
+export type StopReason =
+  "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "context_window_exceeded" | "other";
 
 /**
  * Normalised stream events. Every stream ends with exactly one `stop` or `error` event; a

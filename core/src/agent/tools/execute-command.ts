@@ -37,13 +37,17 @@ export const executeCommandTool: ToolDefinition = {
     type: "object",
     properties: {
       command: { type: "string", description: "The command line to run." },
-      requires_approval: { type: "boolean", description: "Whether the command may have side effects and needs the person's approval." },
+      requires_approval: {
+        type: "boolean",
+        description: "Whether the command may have side effects and needs the person's approval.",
+      },
     },
     required: ["command", "requires_approval"],
   },
   readOnly: false,
   // A missing flag counts as "requires approval": the safe default.
-  approvalCategory: (input) => (optionalBoolean(input, "requires_approval", "execute_command", true) ? "executeAllCommands" : "executeSafeCommands"),
+  approvalCategory: (input) =>
+    optionalBoolean(input, "requires_approval", "execute_command", true) ? "executeAllCommands" : "executeSafeCommands",
   async execute(input, ctx) {
     const command = requireNonEmptyString(input, "command", "execute_command");
     // In the host editor's terminal when it offers one.
@@ -53,7 +57,9 @@ export const executeCommandTool: ToolDefinition = {
 };
 
 export async function runCommand(command: string, ctx: ToolContext): Promise<ToolResult> {
-  const log = ctx.commandLogPath ? new BoundedLog(ctx.commandLogPath, ctx.commandLogMaxBytes ?? defaultLogMaxBytes) : undefined;
+  const log = ctx.commandLogPath
+    ? new BoundedLog(ctx.commandLogPath, ctx.commandLogMaxBytes ?? defaultLogMaxBytes)
+    : undefined;
   log?.write(`$ ${command}\n`);
   const kept = new HeadAndTail(headChars, tailChars);
   const redactor = ctx.guard.redactStream();
@@ -68,14 +74,21 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
     streamed += part.length;
     ctx.onOutput?.(part);
     if (streamed >= maxStreamedChars) {
-      ctx.onOutput?.(`\n[Only the first ${maxStreamedChars} characters are shown while the command runs; the whole output goes to the command log.]\n`);
+      ctx.onOutput?.(
+        `\n[Only the first ${maxStreamedChars} characters are shown while the command runs; the whole output goes to the command log.]\n`,
+      );
     }
   };
   const emit = (chunk: string) => pass(redactor.push(chunk));
 
   const outcome = await new Promise<CommandOutcome>((resolve) => {
     const shell = ctx.shell ?? process.env.SHELL ?? "/bin/sh";
-    const child = spawn(shell, ["-c", command], { cwd: ctx.workspaceRoot, detached: true, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    const child = spawn(shell, ["-c", command], {
+      cwd: ctx.workspaceRoot,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: process.env,
+    });
     let timedOut = false;
     let cancelled = false;
     let settled = false;

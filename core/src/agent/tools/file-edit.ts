@@ -51,18 +51,31 @@ export interface CurrentFile {
  * else the disk. Undefined when it does not exist. Regular files only, opened without blocking
  * (a FIFO never hangs an edit); a file too large to read is described by its size and time.
  */
-export async function readForEdit(absolutePath: string, ctx: ToolContext, tool: string, shown: string): Promise<CurrentFile | undefined> {
+export async function readForEdit(
+  absolutePath: string,
+  ctx: ToolContext,
+  tool: string,
+  shown: string,
+): Promise<CurrentFile | undefined> {
   if (!(await assertRegularOrAbsent(absolutePath, tool, shown))) return undefined;
   const stat = await fs.stat(absolutePath);
-  if (stat.size > MAX_EDIT_READ_BYTES) return { text: undefined, binary: false, digest: `large:${stat.size}:${stat.mtimeMs}:${stat.ino}` };
+  if (stat.size > MAX_EDIT_READ_BYTES)
+    return { text: undefined, binary: false, digest: `large:${stat.size}:${stat.mtimeMs}:${stat.ino}` };
   const bytes = await readRegularFile(absolutePath, tool, shown, MAX_EDIT_READ_BYTES);
   if (looksBinary(bytes)) return { text: undefined, binary: true, digest: digest(bytes) };
-  const text = ctx.environment?.readTextFile ? await ctx.environment.readTextFile(absolutePath, ctx.signal) : bytes.toString("utf8");
+  const text = ctx.environment?.readTextFile
+    ? await ctx.environment.readTextFile(absolutePath, ctx.signal)
+    : bytes.toString("utf8");
   return { text, binary: false, digest: digest(text) };
 }
 
 /** A change of one file from what `readForEdit` returned to `after` (undefined: delete). */
-export function fileChange(relativePath: string, absolutePath: string, current: CurrentFile | undefined, after: string | undefined): FileChange {
+export function fileChange(
+  relativePath: string,
+  absolutePath: string,
+  current: CurrentFile | undefined,
+  after: string | undefined,
+): FileChange {
   const before = current?.text;
   const large = (before?.length ?? 0) > EDIT_PREVIEW_MAX_CHARS || (after?.length ?? 0) > EDIT_PREVIEW_MAX_CHARS;
   return {
@@ -114,7 +127,8 @@ export async function commitEdit(edit: PreparedEdit, ctx: ToolContext): Promise<
       await fs.rm(change.absolutePath, { force: true });
     } else {
       await fs.mkdir(path.dirname(change.absolutePath), { recursive: true });
-      if (ctx.environment?.writeTextFile) await ctx.environment.writeTextFile(change.absolutePath, change.after, ctx.signal);
+      if (ctx.environment?.writeTextFile)
+        await ctx.environment.writeTextFile(change.absolutePath, change.after, ctx.signal);
       else await writeFileAtomic(change.absolutePath, change.after, { userFile: true });
     }
     ctx.recordEditedPath(change.path);

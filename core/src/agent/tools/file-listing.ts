@@ -52,7 +52,13 @@ class GitignoreStack {
 }
 
 /** Files under `relativeDir` ("." = all), recursively, honouring .gitignore; the guard's protected folders are left out. */
-export async function listWorkspaceFiles(workspaceRoot: string, relativeDir: string, limit: number, signal?: AbortSignal, guard?: ToolGuard): Promise<ListedFiles> {
+export async function listWorkspaceFiles(
+  workspaceRoot: string,
+  relativeDir: string,
+  limit: number,
+  signal?: AbortSignal,
+  guard?: ToolGuard,
+): Promise<ListedFiles> {
   const root = await fs.realpath(workspaceRoot);
   const repoRoot = await enclosingRepository(root);
   const prefix = repoRoot ? toSlashes(path.relative(repoRoot, root)) : "";
@@ -61,7 +67,11 @@ export async function listWorkspaceFiles(workspaceRoot: string, relativeDir: str
     stack.add("", await readIgnoreFile(path.join(repoRoot, ".git", "info", "exclude")));
     // The repository's folders above the workspace, down to the workspace itself.
     const parts = prefix ? prefix.split("/") : [];
-    for (let i = 0; i < parts.length; i++) stack.add(parts.slice(0, i).join("/"), await readIgnoreFile(path.join(repoRoot, ...parts.slice(0, i), ".gitignore")));
+    for (let i = 0; i < parts.length; i++)
+      stack.add(
+        parts.slice(0, i).join("/"),
+        await readIgnoreFile(path.join(repoRoot, ...parts.slice(0, i), ".gitignore")),
+      );
   }
   const base = (rel: string) => (prefix ? (rel ? `${prefix}/${rel}` : prefix) : rel);
   stack.add(base(""), await readIgnoreFile(path.join(root, ".gitignore")));
@@ -119,7 +129,13 @@ async function walk(
 /** The folder holding the `.git` of the repository `dir` is in (itself or an ancestor), if any. */
 async function enclosingRepository(dir: string): Promise<string | undefined> {
   for (let current = dir; ; current = path.dirname(current)) {
-    if (await fs.lstat(path.join(current, ".git")).then(() => true, () => false)) return current;
+    if (
+      await fs.lstat(path.join(current, ".git")).then(
+        () => true,
+        () => false,
+      )
+    )
+      return current;
     if (path.dirname(current) === current) return undefined;
   }
 }

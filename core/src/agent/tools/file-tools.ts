@@ -36,7 +36,10 @@ export const readFileTool: ToolDefinition = {
     properties: {
       path: { type: "string", description: "Path of the file, relative to the workspace root." },
       start_line: { type: "integer", description: "First line to read (1-based). Default: 1." },
-      end_line: { type: "integer", description: "Last line to read (inclusive). Default: as many lines as fit in one read." },
+      end_line: {
+        type: "integer",
+        description: "Last line to read (inclusive). Default: as many lines as fit in one read.",
+      },
     },
     required: ["path"],
   },
@@ -44,19 +47,34 @@ export const readFileTool: ToolDefinition = {
   approvalCategory: () => "readFiles",
   async execute(input, ctx) {
     const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "read_file"), "read_file");
-    const window = { startLine: lineNumber(input, "start_line"), endLine: lineNumber(input, "end_line"), maxChars: ctx.maxResultChars, path: target.relative };
-    if ((await fs.stat(target.absolute).catch(() => undefined))?.isDirectory()) throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
-    const bytes = await readRegularFile(target.absolute, "read_file", target.relative, maxReadBytes, (size) => `read_file: "${target.relative}" is ${size} bytes, more than the ${maxReadBytes} bytes read_file returns.`);
+    const window = {
+      startLine: lineNumber(input, "start_line"),
+      endLine: lineNumber(input, "end_line"),
+      maxChars: ctx.maxResultChars,
+      path: target.relative,
+    };
+    if ((await fs.stat(target.absolute).catch(() => undefined))?.isDirectory())
+      throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
+    const bytes = await readRegularFile(
+      target.absolute,
+      "read_file",
+      target.relative,
+      maxReadBytes,
+      (size) =>
+        `read_file: "${target.relative}" is ${size} bytes, more than the ${maxReadBytes} bytes read_file returns.`,
+    );
     if (looksBinary(bytes)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
     // The editor's view of the file (unsaved changes) when the host offers one.
-    if (ctx.environment?.readTextFile) return ok(readWindow(await ctx.environment.readTextFile(target.absolute, ctx.signal), window));
+    if (ctx.environment?.readTextFile)
+      return ok(readWindow(await ctx.environment.readTextFile(target.absolute, ctx.signal), window));
     return ok(readWindow(bytes.toString("utf8"), window));
   },
 };
 
 export const listFilesTool: ToolDefinition = {
   name: "list_files",
-  description: "List files and folders in a folder of the workspace. With recursive true, list every file below it (honouring .gitignore).",
+  description:
+    "List files and folders in a folder of the workspace. With recursive true, list every file below it (honouring .gitignore).",
   inputSchema: {
     type: "object",
     properties: {
@@ -75,7 +93,13 @@ export const listFilesTool: ToolDefinition = {
     let lines: string[];
     let truncated: boolean;
     if (recursive) {
-      const listed = await listWorkspaceFiles(ctx.workspaceRoot, dir.relative, maxListEntries * 4, ctx.signal, ctx.guard);
+      const listed = await listWorkspaceFiles(
+        ctx.workspaceRoot,
+        dir.relative,
+        maxListEntries * 4,
+        ctx.signal,
+        ctx.guard,
+      );
       lines = listed.files.filter((f) => !ctx.agentIgnore.ignores(f));
       truncated = listed.truncated || lines.length > maxListEntries;
       lines = lines.slice(0, maxListEntries).map((f) => (dir.relative === "." ? f : f.slice(dir.relative.length + 1)));
@@ -83,7 +107,9 @@ export const listFilesTool: ToolDefinition = {
       const entries = await fs.readdir(dir.absolute, { withFileTypes: true });
       lines = entries
         .filter((e) => e.name !== ".git" && !isProtectedPath(ctx.guard, path.join(dir.absolute, e.name)))
-        .filter((e) => !ctx.agentIgnore.ignores(dir.relative === "." ? e.name : `${dir.relative}/${e.name}`, e.isDirectory()))
+        .filter(
+          (e) => !ctx.agentIgnore.ignores(dir.relative === "." ? e.name : `${dir.relative}/${e.name}`, e.isDirectory()),
+        )
         .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
         .sort();
       truncated = lines.length > maxListEntries;
@@ -110,7 +136,12 @@ export const searchFilesTool: ToolDefinition = {
   readOnly: true,
   approvalCategory: () => "readFiles",
   async execute(input, ctx) {
-    const dir = await resolveAllowedPath(ctx, requireString(input, "path", "search_files") || ".", "search_files", true);
+    const dir = await resolveAllowedPath(
+      ctx,
+      requireString(input, "path", "search_files") || ".",
+      "search_files",
+      true,
+    );
     const source = requireNonEmptyString(input, "regex", "search_files");
     let regex: RegExp;
     try {
@@ -123,7 +154,9 @@ export const searchFilesTool: ToolDefinition = {
       }
     }
     const filePattern = optionalString(input, "file_pattern", "search_files");
-    const patternRegex = filePattern ? new RegExp(`^${filePattern.includes("/") ? "" : "(?:.*/)?"}${globToRegexSource(filePattern)}$`) : undefined;
+    const patternRegex = filePattern
+      ? new RegExp(`^${filePattern.includes("/") ? "" : "(?:.*/)?"}${globToRegexSource(filePattern)}$`)
+      : undefined;
     const stat = await fs.stat(dir.absolute).catch(() => undefined);
     if (!stat) throw new ToolError(`search_files: "${dir.relative}" does not exist.`, "not_found");
     // A file path searches just that file.
@@ -136,7 +169,10 @@ export const searchFilesTool: ToolDefinition = {
       if (patternRegex && !patternRegex.test(file)) continue;
       // A symlink may point outside the workspace (or into the core's storage): search it only if its target is allowed.
       if ((await fs.lstat(path.join(ctx.workspaceRoot, file)).catch(() => undefined))?.isSymbolicLink()) {
-        const allowed = await resolveWorkspacePath(ctx.workspaceRoot, file, "search_files", ctx.guard).then(() => true, () => false);
+        const allowed = await resolveWorkspacePath(ctx.workspaceRoot, file, "search_files", ctx.guard).then(
+          () => true,
+          () => false,
+        );
         if (!allowed) continue;
       }
       files.push(file);
@@ -164,7 +200,10 @@ export const searchFilesTool: ToolDefinition = {
           "A simpler regular expression, a narrower path or a file_pattern finishes sooner.)",
       );
     }
-    if (found.longLinesSkipped > 0) notes.push(`(${found.longLinesSkipped} line${found.longLinesSkipped === 1 ? "" : "s"} longer than ${maxSearchLineChars} characters, minified or generated code, were not searched.)`);
+    if (found.longLinesSkipped > 0)
+      notes.push(
+        `(${found.longLinesSkipped} line${found.longLinesSkipped === 1 ? "" : "s"} longer than ${maxSearchLineChars} characters, minified or generated code, were not searched.)`,
+      );
     const note = notes.length ? `\n\n${notes.join("\n")}` : "";
     if (results.length === 0) return ok(`Found 0 results.${note}`);
     const header = `Found ${results.length}${truncated || listed.truncated || found.stoppedAt ? "+" : ""} result${results.length === 1 ? "" : "s"}.`;
@@ -187,16 +226,31 @@ export const writeToFileTool: ToolDefinition = {
   readOnly: false,
   approvalCategory: () => "editFiles",
   async prepareEdit(input, ctx) {
-    const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "write_to_file"), "write_to_file");
+    const target = await resolveAllowedPath(
+      ctx,
+      requireNonEmptyString(input, "path", "write_to_file"),
+      "write_to_file",
+    );
     const content = requireString(input, "content", "write_to_file");
     const existing = await fs.stat(target.absolute).catch(() => undefined);
     if (existing?.isDirectory()) throw new ToolError(`write_to_file: "${target.relative}" is a folder.`);
-    return { changes: [fileChange(target.relative, target.absolute, await readForEdit(target.absolute, ctx, "write_to_file", target.relative), content)] };
+    return {
+      changes: [
+        fileChange(
+          target.relative,
+          target.absolute,
+          await readForEdit(target.absolute, ctx, "write_to_file", target.relative),
+          content,
+        ),
+      ],
+    };
   },
   async execute(input, ctx) {
     const edit = ctx.preparedEdit ?? (await this.prepareEdit!(input, ctx));
     await commitEdit(edit, ctx);
     const change = edit.changes[0]!;
-    return ok(`${change.status === "added" ? "Created" : "Replaced"} ${change.path} (${Buffer.byteLength(change.after ?? "")} bytes).`);
+    return ok(
+      `${change.status === "added" ? "Created" : "Replaced"} ${change.path} (${Buffer.byteLength(change.after ?? "")} bytes).`,
+    );
   },
 };

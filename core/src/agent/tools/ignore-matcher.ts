@@ -34,7 +34,10 @@ export class IgnoreMatcher {
   /** Whether a workspace-relative path (forward slashes) is ignored. */
   ignores(relativePath: string, isDirectory = false): boolean {
     if (this.rules.length === 0) return false;
-    const parts = relativePath.replace(/\\/g, "/").split("/").filter((p) => p !== "" && p !== ".");
+    const parts = relativePath
+      .replace(/\\/g, "/")
+      .split("/")
+      .filter((p) => p !== "" && p !== ".");
     for (let i = 1; i < parts.length; i++) {
       if (this.matchesSelf(parts.slice(0, i).join("/"), true)) return true;
     }

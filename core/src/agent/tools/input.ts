@@ -3,7 +3,8 @@ import { ToolError } from "./types.js";
 
 export function requireString(input: Record<string, unknown>, name: string, tool: string): string {
   const value = input[name];
-  if (typeof value !== "string") throw new ToolError(`${tool}: the parameter "${name}" is required and must be a string.`);
+  if (typeof value !== "string")
+    throw new ToolError(`${tool}: the parameter "${name}" is required and must be a string.`);
   return value;
 }
 
@@ -20,7 +21,12 @@ export function optionalString(input: Record<string, unknown>, name: string, too
   return value;
 }
 
-export function optionalBoolean(input: Record<string, unknown>, name: string, tool: string, fallback: boolean): boolean {
+export function optionalBoolean(
+  input: Record<string, unknown>,
+  name: string,
+  tool: string,
+  fallback: boolean,
+): boolean {
   const value = input[name];
   if (value === undefined || value === null || value === "") return fallback;
   if (typeof value === "boolean") return value;

@@ -4,7 +4,8 @@ import type { ToolDefinition } from "./types.js";
 
 export const askFollowupQuestionTool: ToolDefinition = {
   name: "ask_followup_question",
-  description: "Ask the person a question when you need information to go on. Offer 2-5 short answer options when that helps.",
+  description:
+    "Ask the person a question when you need information to go on. Offer 2-5 short answer options when that helps.",
   inputSchema: {
     type: "object",
     properties: {
@@ -33,6 +34,10 @@ export const attemptCompletionTool: ToolDefinition = {
   readOnly: true,
   approvalCategory: () => undefined,
   async execute(input) {
-    return { content: "", isError: false, interaction: { kind: "completion", result: requireNonEmptyString(input, "result", "attempt_completion") } };
+    return {
+      content: "",
+      isError: false,
+      interaction: { kind: "completion", result: requireNonEmptyString(input, "result", "attempt_completion") },
+    };
   },
 };

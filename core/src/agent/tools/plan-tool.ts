@@ -27,7 +27,8 @@ function parseSteps(raw: unknown): PlanStep[] {
       throw new ToolError('update_plan: the parameter "plan" must be an array of steps.');
     }
   }
-  if (!Array.isArray(value)) throw new ToolError('update_plan: the parameter "plan" is required and must be an array of steps.');
+  if (!Array.isArray(value))
+    throw new ToolError('update_plan: the parameter "plan" is required and must be an array of steps.');
   if (value.length > MAX_STEPS) throw new ToolError(`update_plan: a plan has at most ${MAX_STEPS} steps.`);
   return value.map((item, i) => {
     const entry = (item && typeof item === "object" ? item : {}) as Record<string, unknown>;
@@ -35,13 +36,21 @@ function parseSteps(raw: unknown): PlanStep[] {
     if (!step) throw new ToolError(`update_plan: step ${i + 1} needs a non-empty "step" text.`);
     const status = entry.status ?? "pending";
     if (!(PLAN_STATUSES as readonly unknown[]).includes(status)) {
-      throw new ToolError(`update_plan: step ${i + 1} has status ${JSON.stringify(status)}; use ${PLAN_STATUSES.join(", ")}.`);
+      throw new ToolError(
+        `update_plan: step ${i + 1} has status ${JSON.stringify(status)}; use ${PLAN_STATUSES.join(", ")}.`,
+      );
     }
     const priority = entry.priority ?? "medium";
     if (!(PLAN_PRIORITIES as readonly unknown[]).includes(priority)) {
-      throw new ToolError(`update_plan: step ${i + 1} has priority ${JSON.stringify(priority)}; use ${PLAN_PRIORITIES.join(", ")}.`);
+      throw new ToolError(
+        `update_plan: step ${i + 1} has priority ${JSON.stringify(priority)}; use ${PLAN_PRIORITIES.join(", ")}.`,
+      );
     }
-    return { step: step.slice(0, MAX_STEP_CHARS), status: status as PlanStep["status"], priority: priority as PlanStep["priority"] };
+    return {
+      step: step.slice(0, MAX_STEP_CHARS),
+      status: status as PlanStep["status"],
+      priority: priority as PlanStep["priority"],
+    };
   });
 }
 
@@ -75,6 +84,10 @@ export const updatePlanTool: ToolDefinition = {
   async execute(input) {
     const steps = parseSteps(input.plan);
     const explanation = optionalString(input, "explanation", "update_plan");
-    return { content: "The plan was updated and shown to the person.", isError: false, interaction: { kind: "plan", steps, explanation } };
+    return {
+      content: "The plan was updated and shown to the person.",
+      isError: false,
+      interaction: { kind: "plan", steps, explanation },
+    };
   },
 };

@@ -8,7 +8,11 @@ import { resolveWorkspacePath } from "./workspace-path.js";
 import type { ToolDefinition } from "./types.js";
 
 /** Whether this call edits something inside a `.git` folder (as requested, or where a symlink leads). */
-export async function editsGitInternals(tool: ToolDefinition, input: Record<string, unknown>, workspaceRoot: string): Promise<boolean> {
+export async function editsGitInternals(
+  tool: ToolDefinition,
+  input: Record<string, unknown>,
+  workspaceRoot: string,
+): Promise<boolean> {
   if (tool.approvalCategory(input) !== "editFiles" || typeof input.path !== "string") return false;
   if (inGitFolder(input.path)) return true;
   try {

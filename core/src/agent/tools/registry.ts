@@ -68,7 +68,11 @@ const fsMessages: Record<string, string> = {
  * end soon after the abort is left behind, so a Cancel always ends the call. Every result's
  * text has the stored secrets redacted.
  */
-export async function runTool(tool: ToolDefinition, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+export async function runTool(
+  tool: ToolDefinition,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   try {
     const result = await untilAbortedPlusGrace(tool.execute(input, ctx), ctx.signal);
     return { ...result, content: ctx.guard.redact(result.content) };
@@ -106,7 +110,11 @@ function callFailure(tool: ToolDefinition, err: unknown, ctx: ToolContext): stri
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (code && fsMessages[code]) return `${tool.name}: ${fsMessages[code]} (${code}).`;
   // Any other system error of a file or process operation: the call failed, not the task.
-  if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code) && typeof (err as NodeJS.ErrnoException).syscall === "string") {
+  if (
+    typeof code === "string" &&
+    /^E[A-Z0-9]+$/.test(code) &&
+    typeof (err as NodeJS.ErrnoException).syscall === "string"
+  ) {
     return `${tool.name}: the operating system refused the operation (${code}).`;
   }
   return undefined;

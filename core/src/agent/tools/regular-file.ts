@@ -9,7 +9,13 @@ import { constants } from "node:fs";
 import { ToolError } from "./types.js";
 
 /** What kind of thing is at a path that is not a regular file, in words. */
-function kindOf(stat: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+function kindOf(stat: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): string {
   if (stat.isDirectory()) return "a folder";
   if (stat.isFIFO()) return "a named pipe (FIFO)";
   if (stat.isSocket()) return "a socket";
@@ -24,7 +30,8 @@ export async function assertRegularOrAbsent(absolute: string, tool: string, show
     throw err;
   });
   if (!stat) return false;
-  if (!stat.isFile()) throw new ToolError(`${tool}: "${shown}" is ${kindOf(stat)}; only regular files are read or written.`);
+  if (!stat.isFile())
+    throw new ToolError(`${tool}: "${shown}" is ${kindOf(stat)}; only regular files are read or written.`);
   return true;
 }
 
@@ -32,13 +39,25 @@ export async function assertRegularOrAbsent(absolute: string, tool: string, show
  * The bytes of a regular file, or a tool error: not_found when absent, a clear refusal when it
  * is anything else or larger than `maxBytes` (`tooLarge` words that refusal).
  */
-export async function readRegularFile(absolute: string, tool: string, shown: string, maxBytes: number, tooLarge?: (size: number) => string): Promise<Buffer> {
-  if (!(await assertRegularOrAbsent(absolute, tool, shown))) throw new ToolError(`${tool}: "${shown}" does not exist.`, "not_found");
+export async function readRegularFile(
+  absolute: string,
+  tool: string,
+  shown: string,
+  maxBytes: number,
+  tooLarge?: (size: number) => string,
+): Promise<Buffer> {
+  if (!(await assertRegularOrAbsent(absolute, tool, shown)))
+    throw new ToolError(`${tool}: "${shown}" does not exist.`, "not_found");
   const handle = await fs.open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new ToolError(`${tool}: "${shown}" is ${kindOf(stat)}; only regular files are read or written.`);
-    if (stat.size > maxBytes) throw new ToolError(tooLarge?.(stat.size) ?? `${tool}: "${shown}" is ${stat.size} bytes, more than the ${maxBytes} bytes ${tool} handles.`);
+    if (!stat.isFile())
+      throw new ToolError(`${tool}: "${shown}" is ${kindOf(stat)}; only regular files are read or written.`);
+    if (stat.size > maxBytes)
+      throw new ToolError(
+        tooLarge?.(stat.size) ??
+          `${tool}: "${shown}" is ${stat.size} bytes, more than the ${maxBytes} bytes ${tool} handles.`,
+      );
     return await handle.readFile();
   } finally {
     await handle.close();

@@ -26,21 +26,32 @@ export const replaceInFileTool: ToolDefinition = {
   readOnly: false,
   approvalCategory: () => "editFiles",
   async prepareEdit(input, ctx) {
-    const target = await resolveAllowedPath(ctx, requireNonEmptyString(input, "path", "replace_in_file"), "replace_in_file");
+    const target = await resolveAllowedPath(
+      ctx,
+      requireNonEmptyString(input, "path", "replace_in_file"),
+      "replace_in_file",
+    );
     const blocks = parseSearchReplaceBlocks(requireString(input, "diff", "replace_in_file"));
     // What the editor shows (unsaved changes included) when the host offers it.
     const current = await readForEdit(target.absolute, ctx, "replace_in_file", target.relative);
     if (current === undefined && !(blocks.length === 1 && blocks[0]!.search === "")) {
-      throw new ToolError(`replace_in_file: "${target.relative}" does not exist; use write_to_file to create it.`, "not_found");
+      throw new ToolError(
+        `replace_in_file: "${target.relative}" does not exist; use write_to_file to create it.`,
+        "not_found",
+      );
     }
     if (current?.binary) throw new ToolError(`replace_in_file: "${target.relative}" is a binary file.`);
     if (current && current.text === undefined) {
-      throw new ToolError(`replace_in_file: "${target.relative}" is larger than the ${MAX_EDIT_READ_BYTES} bytes replace_in_file handles; use write_to_file.`);
+      throw new ToolError(
+        `replace_in_file: "${target.relative}" is larger than the ${MAX_EDIT_READ_BYTES} bytes replace_in_file handles; use write_to_file.`,
+      );
     }
     const text = current?.text ?? "";
     const crlf = text.includes("\r\n");
     const updated = applySearchReplaceBlocks(text.replace(/\r\n/g, "\n"), blocks, target.relative);
-    return { changes: [fileChange(target.relative, target.absolute, current, crlf ? updated.replace(/\n/g, "\r\n") : updated)] };
+    return {
+      changes: [fileChange(target.relative, target.absolute, current, crlf ? updated.replace(/\n/g, "\r\n") : updated)],
+    };
   },
   async execute(input, ctx) {
     const edit = ctx.preparedEdit ?? (await this.prepareEdit!(input, ctx));

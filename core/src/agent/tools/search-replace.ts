@@ -40,18 +40,25 @@ export function parseSearchReplaceBlocks(diff: string): SearchReplaceBlock[] {
         state = "replace";
         replace = [];
       } else if (replaceMarker.test(line) || searchMarker.test(line)) {
-        throw new ToolError(`replace_in_file: SEARCH block ${blocks.length + 1} has no "=======" line between its search and replace parts.`);
+        throw new ToolError(
+          `replace_in_file: SEARCH block ${blocks.length + 1} has no "=======" line between its search and replace parts.`,
+        );
       } else search.push(line);
     } else if (replaceMarker.test(line)) {
       blocks.push({ search: joinLines(search), replace: joinLines(replace) });
       state = "outside";
     } else if (searchMarker.test(line)) {
-      throw new ToolError(`replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE" before the next SEARCH.`);
+      throw new ToolError(
+        `replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE" before the next SEARCH.`,
+      );
     } else replace.push(line);
   }
-  if (state !== "outside") throw new ToolError(`replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE".`);
+  if (state !== "outside")
+    throw new ToolError(`replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE".`);
   if (blocks.length === 0) {
-    throw new ToolError('replace_in_file: the diff holds no block; use "------- SEARCH", the exact text, "=======", the new text, "+++++++ REPLACE".');
+    throw new ToolError(
+      'replace_in_file: the diff holds no block; use "------- SEARCH", the exact text, "=======", the new text, "+++++++ REPLACE".',
+    );
   }
   return blocks;
 }
@@ -66,14 +73,20 @@ export function applySearchReplaceBlocks(content: string, blocks: SearchReplaceB
   blocks.forEach((block, i) => {
     const label = `SEARCH block ${i + 1} of ${blocks.length}`;
     if (block.search === "") {
-      if (result.trim() !== "") throw new ToolError(`replace_in_file: ${label} is empty; an empty SEARCH is only allowed for an empty or new file (${fileLabel} is not empty).`);
+      if (result.trim() !== "")
+        throw new ToolError(
+          `replace_in_file: ${label} is empty; an empty SEARCH is only allowed for an empty or new file (${fileLabel} is not empty).`,
+        );
       result = block.replace;
       return;
     }
     const match = findUnique(result, block.search, label, fileLabel);
     if (match) {
       // Matched at the very end of a file that lacks a final newline: keep it lacking one.
-      const replace = match.end === result.length && !result.endsWith("\n") && block.search.endsWith("\n") ? block.replace.replace(/\n$/, "") : block.replace;
+      const replace =
+        match.end === result.length && !result.endsWith("\n") && block.search.endsWith("\n")
+          ? block.replace.replace(/\n$/, "")
+          : block.replace;
       result = result.slice(0, match.start) + replace + result.slice(match.end);
       return;
     }
@@ -120,7 +133,8 @@ function findUnique(content: string, search: string, label: string, fileLabel: s
 
 function exactMatches(content: string, search: string): Match[] {
   const out: Match[] = [];
-  for (let at = content.indexOf(search); at !== -1; at = content.indexOf(search, at + 1)) out.push({ start: at, end: at + search.length });
+  for (let at = content.indexOf(search); at !== -1; at = content.indexOf(search, at + 1))
+    out.push({ start: at, end: at + search.length });
   // The search text without its final newline may match at the very end of a file lacking one
   // (also when it matched elsewhere: then it is ambiguous).
   if (search.endsWith("\n") && content.endsWith(search.slice(0, -1)) && !content.endsWith("\n")) {
@@ -149,16 +163,21 @@ function lineOf(offsets: number[], position: number): number {
 
 /** Whole-line matches: every line trimmed, or (anchors) only the first and last lines, for 3+ lines. */
 function lineMatches(content: string, offsets: number[], search: string, mode: "trimmed" | "anchors"): Match[] {
-  const searchLines = search.replace(/\n$/, "").split("\n").map((l) => l.trim());
+  const searchLines = search
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((l) => l.trim());
   if (mode === "anchors" && searchLines.length < 3) return [];
   const contentLines = content.split("\n");
   const last = searchLines.length - 1;
   const out: Match[] = [];
   for (let i = 0; i + searchLines.length <= contentLines.length; i++) {
     let all = true;
-    if (mode === "anchors") all = contentLines[i]!.trim() === searchLines[0] && contentLines[i + last]!.trim() === searchLines[last];
+    if (mode === "anchors")
+      all = contentLines[i]!.trim() === searchLines[0] && contentLines[i + last]!.trim() === searchLines[last];
     else {
-      for (let j = 0; j < searchLines.length && all; j++) if (contentLines[i + j]!.trim() !== searchLines[j]) all = false;
+      for (let j = 0; j < searchLines.length && all; j++)
+        if (contentLines[i + j]!.trim() !== searchLines[j]) all = false;
     }
     if (!all) continue;
     const endLine = i + searchLines.length;

@@ -71,7 +71,9 @@ function searchWorkerProgram(): void {
       }
       if (regex.test(line)) {
         found++;
-        matches.push(`${file}:${i + 1}: ${line.length > job.shownLineChars ? `${line.slice(0, job.shownLineChars)}…` : line}`);
+        matches.push(
+          `${file}:${i + 1}: ${line.length > job.shownLineChars ? `${line.slice(0, job.shownLineChars)}…` : line}`,
+        );
       }
     }
     if (matches.length) parentPort!.postMessage({ kind: "matches", matches });

@@ -11,7 +11,10 @@ export const newSubagentTool: ToolDefinition = {
     type: "object",
     properties: {
       prompt: { type: "string", description: "The subagent's complete task description." },
-      subagent: { type: "string", description: "Optional: the name of a defined subagent to use (its instructions, tools and model)." },
+      subagent: {
+        type: "string",
+        description: "Optional: the name of a defined subagent to use (its instructions, tools and model).",
+      },
     },
     required: ["prompt"],
   },
@@ -21,6 +24,10 @@ export const newSubagentTool: ToolDefinition = {
   approvalCategory: () => undefined,
   async execute(input) {
     const name = optionalString(input, "subagent", "new_subagent");
-    return { content: "", isError: false, interaction: { kind: "subagent", prompt: requireNonEmptyString(input, "prompt", "new_subagent"), name } };
+    return {
+      content: "",
+      isError: false,
+      interaction: { kind: "subagent", prompt: requireNonEmptyString(input, "prompt", "new_subagent"), name },
+    };
   },
 };

@@ -30,7 +30,9 @@ export interface StreamRedactor {
 /** `paths` are resolved to their real locations (the ones that exist) and kept as given too. */
 export function createToolGuard(paths: readonly string[], secretValues: readonly string[]): ToolGuard {
   const protectedPaths = [...new Set(paths.filter(Boolean).flatMap((p) => [path.resolve(p), realpathOrSelf(p)]))];
-  const secrets = [...new Set(secretValues.filter((s) => typeof s === "string" && s.length >= MIN_SECRET_CHARS))].sort((a, b) => b.length - a.length);
+  const secrets = [...new Set(secretValues.filter((s) => typeof s === "string" && s.length >= MIN_SECRET_CHARS))].sort(
+    (a, b) => b.length - a.length,
+  );
   const redact = (text: string): string => {
     let out = text;
     for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
@@ -67,7 +69,9 @@ export const noToolGuard: ToolGuard = createToolGuard([], []);
 
 /** Whether `absolute` (a real path) is one of the protected paths or inside one. */
 export function isProtectedPath(guard: ToolGuard, absolute: string): boolean {
-  return guard.protectedPaths.some((p) => absolute === p || absolute.startsWith(p.endsWith(path.sep) ? p : `${p}${path.sep}`));
+  return guard.protectedPaths.some(
+    (p) => absolute === p || absolute.startsWith(p.endsWith(path.sep) ? p : `${p}${path.sep}`),
+  );
 }
 
 function realpathOrSelf(p: string): string {

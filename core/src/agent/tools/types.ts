@@ -112,7 +112,10 @@ export interface ToolDefinition {
 
 /** A refusal or bad input that the model should read and correct; not a crash. */
 export class ToolError extends DlineError {
-  constructor(message: string, code: "invalid_argument" | "permission_denied" | "not_found" | "failed_precondition" = "invalid_argument") {
+  constructor(
+    message: string,
+    code: "invalid_argument" | "permission_denied" | "not_found" | "failed_precondition" = "invalid_argument",
+  ) {
     super(code, message);
     this.name = "ToolError";
   }

@@ -8,7 +8,11 @@ import type { PreparedEdit } from "./prepared-edit.js";
 import { ToolError } from "./types.js";
 
 /** The first file of `edit` that the editor reports as modified and unsaved, as its workspace path. */
-export function fileBeingEdited(edit: PreparedEdit, unsaved: readonly string[], workspaceRoot: string): string | undefined {
+export function fileBeingEdited(
+  edit: PreparedEdit,
+  unsaved: readonly string[],
+  workspaceRoot: string,
+): string | undefined {
   if (unsaved.length === 0) return undefined;
   const busy = new Set(unsaved.filter((p) => p && !p.includes("\0")).map((p) => path.resolve(workspaceRoot, p)));
   return edit.changes.find((change) => busy.has(path.resolve(change.absolutePath)))?.path;

@@ -17,24 +17,38 @@ export interface WorkspacePath {
   requestedRelative: string;
 }
 
-export async function resolveWorkspacePath(workspaceRoot: string, requested: string, tool: string, guard?: ToolGuard): Promise<WorkspacePath> {
+export async function resolveWorkspacePath(
+  workspaceRoot: string,
+  requested: string,
+  tool: string,
+  guard?: ToolGuard,
+): Promise<WorkspacePath> {
   if (requested.includes("\0")) throw new ToolError(`${tool}: the path contains a NUL byte.`);
   const root = path.resolve(workspaceRoot);
   const realRoot = await fs.realpath(root);
   const candidate = path.resolve(root, requested);
   const relative = insideOrUndefined(root, candidate) ?? insideOrUndefined(realRoot, candidate);
   if (relative === undefined) {
-    throw new ToolError(`${tool}: "${requested}" is outside the workspace ${root}; only paths inside it are allowed.`, "permission_denied");
+    throw new ToolError(
+      `${tool}: "${requested}" is outside the workspace ${root}; only paths inside it are allowed.`,
+      "permission_denied",
+    );
   }
   const absolute = path.join(realRoot, relative);
   const existing = await realpathOfDeepestExisting(absolute);
   if (insideOrUndefined(realRoot, existing.real) === undefined) {
-    throw new ToolError(`${tool}: "${requested}" leads outside the workspace through a symbolic link; refused.`, "permission_denied");
+    throw new ToolError(
+      `${tool}: "${requested}" leads outside the workspace through a symbolic link; refused.`,
+      "permission_denied",
+    );
   }
   // The core's own storage (settings, secrets, tasks, shadow repositories) may lie inside the
   // workspace (a workspace at the home folder): never reachable, whatever the approval.
   if (guard && (isProtectedPath(guard, existing.real) || isProtectedPath(guard, candidate))) {
-    throw new ToolError(`${tool}: "${requested}" is inside Dline's own storage; tools never read, list or change it.`, "permission_denied");
+    throw new ToolError(
+      `${tool}: "${requested}" is inside Dline's own storage; tools never read, list or change it.`,
+      "permission_denied",
+    );
   }
   const realRelative = insideOrUndefined(realRoot, existing.real) ?? "";
   return { absolute: existing.real, relative: toSlashes(realRelative), requestedRelative: toSlashes(relative) };
@@ -45,11 +59,19 @@ function toSlashes(relative: string): string {
 }
 
 /** Resolves and also refuses paths that `.agentignore` blocks, as requested or through a symlink. */
-export async function resolveAllowedPath(ctx: ToolContext, requested: string, tool: string, isDirectory = false): Promise<WorkspacePath> {
+export async function resolveAllowedPath(
+  ctx: ToolContext,
+  requested: string,
+  tool: string,
+  isDirectory = false,
+): Promise<WorkspacePath> {
   const resolved = await resolveWorkspacePath(ctx.workspaceRoot, requested, tool, ctx.guard);
   for (const rel of new Set([resolved.requestedRelative, resolved.relative])) {
     if (rel !== "." && ctx.agentIgnore.ignores(rel, isDirectory)) {
-      throw new ToolError(`${tool}: access to "${rel}" is blocked by the workspace's ignore file (.agentignore or .clineignore).`, "permission_denied");
+      throw new ToolError(
+        `${tool}: access to "${rel}" is blocked by the workspace's ignore file (.agentignore or .clineignore).`,
+        "permission_denied",
+      );
     }
   }
   return resolved;

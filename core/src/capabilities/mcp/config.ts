@@ -13,7 +13,14 @@ import { listFilesRecursive } from "../file-cache.js";
 import type { CapabilityOrigin } from "../catalog.js";
 
 export type McpServerConfig =
-  | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string; timeoutMs?: number }
+  | {
+      transport: "stdio";
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      cwd?: string;
+      timeoutMs?: number;
+    }
   | { transport: "http"; url: string; headers: Record<string, string>; timeoutMs?: number };
 
 export interface McpServerEntry {
@@ -49,12 +56,17 @@ function stringRecord(v: unknown): Record<string, string> | undefined {
   return out;
 }
 
-export function parseServer(name: string, raw: unknown): { config?: McpServerConfig; disabled: boolean; error?: string } {
-  if (!SERVER_NAME.test(name)) return { disabled: false, error: "server names use letters, digits, '.', '_' and '-' (at most 64)" };
+export function parseServer(
+  name: string,
+  raw: unknown,
+): { config?: McpServerConfig; disabled: boolean; error?: string } {
+  if (!SERVER_NAME.test(name))
+    return { disabled: false, error: "server names use letters, digits, '.', '_' and '-' (at most 64)" };
   if (!isObject(raw)) return { disabled: false, error: "expected an object" };
   const disabled = raw.disabled === true;
   const timeoutMs = typeof raw.timeout === "number" && raw.timeout > 0 ? raw.timeout * 1000 : undefined;
-  const type = typeof raw.type === "string" ? raw.type : typeof raw.transportType === "string" ? raw.transportType : undefined;
+  const type =
+    typeof raw.type === "string" ? raw.type : typeof raw.transportType === "string" ? raw.transportType : undefined;
   if (typeof raw.url === "string" && type !== "stdio") {
     let url: URL;
     try {
@@ -68,8 +80,14 @@ export function parseServer(name: string, raw: unknown): { config?: McpServerCon
     if (!headers) return { disabled, error: "headers must map names to strings" };
     return { disabled, config: { transport: "http", url: url.toString(), headers, timeoutMs } };
   }
-  if (typeof raw.command !== "string" || !raw.command) return { disabled, error: "a server needs a command (stdio) or a url (streamable HTTP)" };
-  const args = raw.args === undefined ? [] : Array.isArray(raw.args) && raw.args.every((a) => typeof a === "string") ? (raw.args) : undefined;
+  if (typeof raw.command !== "string" || !raw.command)
+    return { disabled, error: "a server needs a command (stdio) or a url (streamable HTTP)" };
+  const args =
+    raw.args === undefined
+      ? []
+      : Array.isArray(raw.args) && raw.args.every((a) => typeof a === "string")
+        ? raw.args
+        : undefined;
   if (!args) return { disabled, error: "args must be a list of strings" };
   const env = stringRecord(raw.env);
   if (!env) return { disabled, error: "env must map names to strings" };
@@ -85,7 +103,10 @@ function entriesOf(servers: Record<string, unknown>, origin: CapabilityOrigin, s
       origin,
       sourcePath,
       config: parsed.config,
-      configKey: createHash("sha256").update(JSON.stringify(parsed.config ?? null)).digest("hex").slice(0, 16),
+      configKey: createHash("sha256")
+        .update(JSON.stringify(parsed.config ?? null))
+        .digest("hex")
+        .slice(0, 16),
       disabledInFile: parsed.disabled,
       error: parsed.error,
     };
@@ -107,16 +128,24 @@ export function readMcpServers(
     try {
       return JSON.parse(text);
     } catch (err) {
-      problems.push({ path: file, code: "data_loss", message: `${path.basename(file)} is not valid JSON (${(err as Error).message}); it was kept as it is and its servers are not loaded` });
+      problems.push({
+        path: file,
+        code: "data_loss",
+        message: `${path.basename(file)} is not valid JSON (${(err as Error).message}); it was kept as it is and its servers are not loaded`,
+      });
       return undefined;
     }
   };
   const settings = readJson(locations.globalSettingsFile);
   if (settings !== undefined) {
     if (isObject(settings) && (settings.mcpServers === undefined || isObject(settings.mcpServers))) {
-      add(entriesOf((settings.mcpServers) ?? {}, "global", locations.globalSettingsFile));
+      add(entriesOf(settings.mcpServers ?? {}, "global", locations.globalSettingsFile));
     } else {
-      problems.push({ path: locations.globalSettingsFile, code: "data_loss", message: 'mcp_settings.json must be an object with "mcpServers"; it was kept as it is' });
+      problems.push({
+        path: locations.globalSettingsFile,
+        code: "data_loss",
+        message: 'mcp_settings.json must be an object with "mcpServers"; it was kept as it is',
+      });
     }
   }
   for (const { origin, dir } of locations.dirs) {

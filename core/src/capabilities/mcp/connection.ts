@@ -62,7 +62,8 @@ export class McpConnection {
   async ensureStarted(): Promise<void> {
     if (this.stopped) throw new Error("the sidecar is stopping");
     if (this.state === "connected") return;
-    if (this.state === "failed" && Date.now() - this.failedAt < FAILED_RETRY_AFTER_MS) throw new Error(this.lastError ?? "failed");
+    if (this.state === "failed" && Date.now() - this.failedAt < FAILED_RETRY_AFTER_MS)
+      throw new Error(this.lastError ?? "failed");
     if (this.state === "restarting" && this.restartTimer) {
       // After repeated failures a turn does not wait for yet another attempt: the backoff decides.
       if (this.crashesInARow > 1) throw new Error(this.lastError ?? "restarting");
@@ -89,7 +90,9 @@ export class McpConnection {
             cwd: this.config.cwd ? path.resolve(this.baseDir, this.config.cwd) : this.baseDir,
             stderr: "pipe",
           })
-        : new sdk.StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers: this.config.headers } });
+        : new sdk.StreamableHTTPClientTransport(new URL(this.config.url), {
+            requestInit: { headers: this.config.headers },
+          });
     this.stderrTail = "";
     if (transport instanceof sdk.StdioClientTransport) {
       transport.stderr?.on("data", (chunk: Buffer) => {
@@ -112,7 +115,7 @@ export class McpConnection {
           tools.push({
             name: t.name,
             description: t.description ?? "",
-            inputSchema: (t.inputSchema) ?? { type: "object" },
+            inputSchema: t.inputSchema ?? { type: "object" },
             readOnly: t.annotations?.readOnlyHint === true,
           });
         }
@@ -191,7 +194,12 @@ export class McpConnection {
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       // An HTTP server that went away is noticed here: reconnect in the background.
-      if (this.config.transport === "http" && /fetch failed|ECONNREFUSED|ECONNRESET|socket/i.test(String((err as Error).message) + String((err as Error).cause ?? ""))) {
+      if (
+        this.config.transport === "http" &&
+        /fetch failed|ECONNREFUSED|ECONNRESET|socket/i.test(
+          String((err as Error).message) + String((err as Error).cause ?? ""),
+        )
+      ) {
         if (this.client === client) {
           this.client = undefined;
           void client.close().catch(() => {});

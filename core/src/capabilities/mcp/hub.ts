@@ -46,7 +46,13 @@ export class McpHub {
     if (existing && existing.configKey === entry.configKey) return existing.connection;
     if (existing) void existing.connection.stop();
     const baseDir = entry.origin !== "global" && workspaceRoot ? workspaceRoot : path.dirname(entry.sourcePath);
-    const connection = new McpConnection(entry.name, entry.config, baseDir, () => (this.sdk ??= import("./sdk.js")), this.logger);
+    const connection = new McpConnection(
+      entry.name,
+      entry.config,
+      baseDir,
+      () => (this.sdk ??= import("./sdk.js")),
+      this.logger,
+    );
     this.connections.set(key, { configKey: entry.configKey, connection });
     return connection;
   }
@@ -132,7 +138,9 @@ export class McpHub {
 
   /** Starts a server now (ListCapabilities with connect_mcp); errors are kept in its status. */
   async start(entry: McpServerEntry, workspaceRoot: string | undefined): Promise<void> {
-    await this.connectionFor(entry, workspaceRoot)?.ensureStarted().catch(() => {});
+    await this.connectionFor(entry, workspaceRoot)
+      ?.ensureStarted()
+      .catch(() => {});
   }
 
   async stopAll(): Promise<void> {

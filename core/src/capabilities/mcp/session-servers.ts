@@ -17,7 +17,8 @@ export type SessionMcpServer =
   | { type?: undefined | "stdio"; name: string; command: string; args?: string[]; env?: NameValue[] }
   | { type: "http" | "sse"; name: string; url: string; headers?: NameValue[] };
 
-const record = (pairs: NameValue[] | undefined): Record<string, string> => Object.fromEntries((pairs ?? []).map((p) => [p.name, p.value]));
+const record = (pairs: NameValue[] | undefined): Record<string, string> =>
+  Object.fromEntries((pairs ?? []).map((p) => [p.name, p.value]));
 
 export function sessionServerEntries(taskId: string, servers: readonly SessionMcpServer[]): McpServerEntry[] {
   return servers.map((server) => {
@@ -31,7 +32,10 @@ export function sessionServerEntries(taskId: string, servers: readonly SessionMc
       origin: "session",
       sourcePath: `session:${taskId}`,
       config: parsed.config,
-      configKey: createHash("sha256").update(JSON.stringify(parsed.config ?? null)).digest("hex").slice(0, 16),
+      configKey: createHash("sha256")
+        .update(JSON.stringify(parsed.config ?? null))
+        .digest("hex")
+        .slice(0, 16),
       disabledInFile: false,
       error: parsed.error,
     };

@@ -37,9 +37,7 @@ end
 local cleanups = {}
 
 --- Registers `fn` to run when the case ends (pass or fail).
-function T.defer(fn)
-  table.insert(cleanups, fn)
-end
+function T.defer(fn) table.insert(cleanups, fn) end
 
 function T.cleanup()
   for i = #cleanups, 1, -1 do
@@ -50,9 +48,7 @@ end
 
 -- Assertions ----------------------------------------------------------------------------
 
-function T.fail(message)
-  error(message, 0)
-end
+function T.fail(message) error(message, 0) end
 
 function T.eq(actual, expected, what)
   if not vim.deep_equal(actual, expected) then
@@ -109,38 +105,28 @@ end
 --- Calls `fn(cb)` and waits for `cb(...)`; returns its arguments.
 function T.await(fn, what, timeout_ms)
   local result
-  fn(function(...)
-    result = { n = select("#", ...), ... }
-  end)
-  T.wait(function()
-    return result ~= nil
-  end, what or "a callback", timeout_ms)
+  fn(function(...) result = { n = select("#", ...), ... } end)
+  T.wait(function() return result ~= nil end, what or "a callback", timeout_ms)
   return unpack(result, 1, result.n)
 end
 
 --- A session call that must succeed; returns the response.
 function T.call(session, service, method, request)
-  local err, res = T.await(function(cb)
-    session:call(service, method, request, cb)
-  end, service .. "." .. method)
+  local err, res = T.await(function(cb) session:call(service, method, request, cb) end, service .. "." .. method)
   if err then T.fail(("%s.%s failed: %s: %s"):format(service, method, err.code, err.message)) end
   return res
 end
 
 --- A session call that must fail; returns the error.
 function T.call_err(session, service, method, request)
-  local err, res = T.await(function(cb)
-    session:call(service, method, request, cb)
-  end, service .. "." .. method)
+  local err, res = T.await(function(cb) session:call(service, method, request, cb) end, service .. "." .. method)
   if not err then T.fail(("%s.%s succeeded: %s"):format(service, method, vim.inspect(res))) end
   return err
 end
 
 -- Files and processes -------------------------------------------------------------------
 
-function T.base()
-  return vim.env.DLINE_TEST_BASE or vim.fn.tempname()
-end
+function T.base() return vim.env.DLINE_TEST_BASE or vim.fn.tempname() end
 
 function T.write(path, text)
   vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
@@ -160,7 +146,9 @@ end
 --- Runs a command to completion (tests only; the plugin never blocks like this).
 function T.sh(cmd)
   local output = vim.fn.system(cmd)
-  if vim.v.shell_error ~= 0 then T.fail(("command failed (%d): %s\n%s"):format(vim.v.shell_error, vim.inspect(cmd), output)) end
+  if vim.v.shell_error ~= 0 then
+    T.fail(("command failed (%d): %s\n%s"):format(vim.v.shell_error, vim.inspect(cmd), output))
+  end
   return output
 end
 
@@ -182,12 +170,18 @@ end
 --- `script`; returns its url and a stop function. Stopped when the case ends.
 function T.model_server(script)
   local bundle = vim.env.DLINE_TEST_MODEL_SERVER
-  if not bundle or bundle == "" then T.fail("DLINE_TEST_MODEL_SERVER is not set: run the suite through test/neovim/neovim.test.ts") end
+  if not bundle or bundle == "" then
+    T.fail("DLINE_TEST_MODEL_SERVER is not set: run the suite through test/neovim/neovim.test.ts")
+  end
   local file = T.base() .. "/model-script-" .. tostring(uv.hrtime()) .. ".json"
   T.write(file, vim.json.encode(script))
   local stdin, stdout = uv.new_pipe(false), uv.new_pipe(false)
   local url
-  local handle = uv.spawn(vim.env.DLINE_TEST_NODE or "node", { args = { bundle, file }, stdio = { stdin, stdout, nil } }, function() end)
+  local handle = uv.spawn(
+    vim.env.DLINE_TEST_NODE or "node",
+    { args = { bundle, file }, stdio = { stdin, stdout, nil } },
+    function() end
+  )
   T.truthy(handle, "model server process")
   local buf = ""
   stdout:read_start(function(_, data)
@@ -196,9 +190,7 @@ function T.model_server(script)
     local line = buf:match("^([^\n]*)\n")
     if line and not url then url = vim.json.decode(line).url end
   end)
-  T.wait(function()
-    return url ~= nil
-  end, "the model server's url")
+  T.wait(function() return url ~= nil end, "the model server's url")
   local server = { url = url }
   function server.stop()
     if not stdin:is_closing() then stdin:close() end
@@ -267,16 +259,12 @@ function T.script_input(answer)
   vim.ui.input = function(opts, on_confirm)
     table.insert(calls, opts)
     local value = answer(opts or {})
-    vim.schedule(function()
-      on_confirm(value)
-    end)
+    vim.schedule(function() on_confirm(value) end)
   end
   return calls
 end
 
 --- The lines of buffer `buf` joined with newlines.
-function T.buffer_text(buf)
-  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-end
+function T.buffer_text(buf) return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") end
 
 return T

@@ -47,8 +47,11 @@ class CapabilitiesPresenter(
             get() = buildString {
                 append(if (toggledOn) "[x] " else "[ ] ")
                 append(kind).append(": ").append(name)
-                if (status.isNotEmpty()) append(" (").append(status).append(")")
-                else if (untrusted) append(" (untrusted)")
+                if (status.isNotEmpty()) {
+                    append(" (").append(status).append(")")
+                } else if (untrusted) {
+                    append(" (untrusted)")
+                }
                 if (origin != "global") append(" — ").append(origin)
                 if (error.isNotEmpty()) append(" ⚠ ").append(error)
             }
@@ -114,9 +117,21 @@ class CapabilitiesPresenter(
             enabled = c.enabled,
             toggledOn = t.enabled || c.origin == "session",
             scopeState = scopeState,
-            decidedBy = if (t.decidedBy == ToggleScope.TOGGLE_SCOPE_UNSPECIFIED) "" else t.decidedBy.name.removePrefix("TOGGLE_SCOPE_").lowercase(),
+            decidedBy = if (t.decidedBy ==
+                ToggleScope.TOGGLE_SCOPE_UNSPECIFIED
+            ) {
+                ""
+            } else {
+                t.decidedBy.name.removePrefix("TOGGLE_SCOPE_").lowercase()
+            },
             untrusted = c.untrusted,
-            status = if (c.hasMcp() && c.mcp.state != McpServerState.MCP_SERVER_STATE_UNSPECIFIED) c.mcp.state.name.removePrefix("MCP_SERVER_STATE_").lowercase() else "",
+            status = if (c.hasMcp() &&
+                c.mcp.state != McpServerState.MCP_SERVER_STATE_UNSPECIFIED
+            ) {
+                c.mcp.state.name.removePrefix("MCP_SERVER_STATE_").lowercase()
+            } else {
+                ""
+            },
             error = c.error,
         )
     }

@@ -52,7 +52,13 @@ data class ChatState(
 
         companion object {
             fun of(event: dline.v1.Task.CheckpointStatusChanged) = CheckpointProgress(
-                event.state, event.message, event.phase, event.filesDone, event.filesTotal, event.canRetry, event.canDisable,
+                event.state,
+                event.message,
+                event.phase,
+                event.filesDone,
+                event.filesTotal,
+                event.canRetry,
+                event.canDisable,
             )
         }
     }
@@ -63,20 +69,35 @@ data class ChatState(
         if (java.lang.Long.compareUnsigned(event.seq, lastSeq) <= 0) return this // already applied
         val next = when (event.eventCase) {
             // A message of the model's: its answer is coming, a retry or wait line is over.
-            EventCase.MESSAGE_ADDED -> upsert(event.messageAdded.message).answered(event.messageAdded.message.role != MessageRole.MESSAGE_ROLE_USER)
+            EventCase.MESSAGE_ADDED -> upsert(
+                event.messageAdded.message,
+            ).answered(event.messageAdded.message.role != MessageRole.MESSAGE_ROLE_USER)
+
             EventCase.MESSAGE_FINALIZED -> upsert(event.messageFinalized.message)
+
             EventCase.MESSAGE_DELTA -> appendDelta(event.messageDelta.messageId, event.messageDelta.text).answered(true)
+
             // Reasoning streams into a message of its own (kind "reasoning") the same way.
             EventCase.REASONING_DELTA -> appendDelta(event.reasoningDelta.messageId, event.reasoningDelta.text).answered(true)
+
             EventCase.ASK -> copy(pendingAsk = event.ask)
+
             EventCase.ASK_RESOLVED -> askResolved(event.askResolved.askId)
+
             EventCase.MODEL_RETRY -> dropped(event.modelRetry.discardedMessageIdsList.toSet()).copy(notice = retryLine(event.modelRetry))
+
             EventCase.MODEL_WAITING -> copy(notice = event.modelWaiting.message)
+
             EventCase.CHECKPOINT_STATUS -> copy(checkpointProgress = CheckpointProgress.of(event.checkpointStatus))
+
             EventCase.STATUS_CHANGED -> statusChanged(event.statusChanged.status).copy(notice = "")
+
             EventCase.CHECKPOINT_SAVED -> checkpointSaved(event.checkpointSaved.checkpointId, event.checkpointSaved.messageId)
+
             EventCase.ERROR -> copy(lastError = event.error.message)
+
             EventCase.REWOUND -> rewound(event.rewound.afterMessageId)
+
             else -> this
         }
         return next.copy(lastSeq = event.seq)
@@ -109,12 +130,10 @@ data class ChatState(
         if (retry.reason.isEmpty()) retry.message else "${retry.message}: ${retry.reason}"
 
     /** The question with this id was answered (or dropped: nobody will answer it). */
-    private fun askResolved(askId: String): ChatState =
-        if (askId.isEmpty() || pendingAsk?.askId == askId) copy(pendingAsk = null) else this
+    private fun askResolved(askId: String): ChatState = if (askId.isEmpty() || pendingAsk?.askId == askId) copy(pendingAsk = null) else this
 
     /** A failed attempt's partial answer is gone (the model is asked again). */
-    private fun dropped(ids: Set<String>): ChatState =
-        if (ids.isEmpty()) this else copy(messages = messages.filterNot { it.id in ids })
+    private fun dropped(ids: Set<String>): ChatState = if (ids.isEmpty()) this else copy(messages = messages.filterNot { it.id in ids })
 
     private fun appendDelta(messageId: String, text: String): ChatState =
         copy(messages = messages.map { if (it.id == messageId) it.toBuilder().setText(it.text + text).build() else it })

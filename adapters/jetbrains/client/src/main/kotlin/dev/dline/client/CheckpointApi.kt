@@ -22,43 +22,37 @@ class CheckpointApi internal constructor(private val source: ConnectionSource) {
             .checkpointsList
 
     /** The checkpoint against the current workspace ("Changes since snapshot"). */
-    suspend fun compare(taskId: String, checkpointId: String): CompareResponse =
-        source.unary {
-            checkpoints.compare(CompareRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).build(), emptyMap())
-        }
+    suspend fun compare(taskId: String, checkpointId: String): CompareResponse = source.unary {
+        checkpoints.compare(CompareRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).build(), emptyMap())
+    }
 
     /** What the task changed since its previous completion ("New changes"). */
     suspend fun viewChanges(taskId: String): ViewChangesResponse =
         source.unary { checkpoints.viewChanges(ViewChangesRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
 
-    suspend fun restore(taskId: String, checkpointId: String, mode: RestoreMode): RestoreResponse =
-        source.unary {
-            checkpoints.restore(
-                RestoreRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).setMode(mode).build(),
-                emptyMap(),
-            )
-        }
+    suspend fun restore(taskId: String, checkpointId: String, mode: RestoreMode): RestoreResponse = source.unary {
+        checkpoints.restore(
+            RestoreRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).setMode(mode).build(),
+            emptyMap(),
+        )
+    }
 
-    suspend fun editMessage(taskId: String, messageId: String, text: String, mode: EditMessageMode): EditMessageResponse =
-        source.unary {
-            checkpoints.editMessage(
-                EditMessageRequest.newBuilder().setTaskId(taskId).setMessageId(messageId).setText(text).setMode(mode).build(),
-                emptyMap(),
-            )
-        }
+    suspend fun editMessage(taskId: String, messageId: String, text: String, mode: EditMessageMode): EditMessageResponse = source.unary {
+        checkpoints.editMessage(
+            EditMessageRequest.newBuilder().setTaskId(taskId).setMessageId(messageId).setText(text).setMode(mode).build(),
+            emptyMap(),
+        )
+    }
 
-    suspend fun status(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse =
-        source.unary {
-            checkpoints.getStatus(GetStatusRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
-        }
+    suspend fun status(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse = source.unary {
+        checkpoints.getStatus(GetStatusRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+    }
 
-    suspend fun retry(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse =
-        source.unary {
-            checkpoints.retry(RetryRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
-        }.status
+    suspend fun retry(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse = source.unary {
+        checkpoints.retry(RetryRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+    }.status
 
-    suspend fun disable(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse =
-        source.unary {
-            checkpoints.disable(DisableRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
-        }.status
+    suspend fun disable(taskId: String = "", workspaceRoot: String = ""): GetStatusResponse = source.unary {
+        checkpoints.disable(DisableRequest.newBuilder().setTaskId(taskId).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+    }.status
 }

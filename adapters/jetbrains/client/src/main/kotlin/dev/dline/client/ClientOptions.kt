@@ -21,7 +21,6 @@ data class ClientOptions(
          * Loopback only, so never through the IDE's or the system's proxy; no OkHttp read/write
          * timeouts (deadlines are the protocol's job, see [unaryTimeout]).
          */
-        fun baseHttpClient(): OkHttpClient =
-            ConnectOkHttpClient.configureClient(OkHttpClient.Builder()).proxy(Proxy.NO_PROXY).build()
+        fun baseHttpClient(): OkHttpClient = ConnectOkHttpClient.configureClient(OkHttpClient.Builder()).proxy(Proxy.NO_PROXY).build()
     }
 }

@@ -35,6 +35,7 @@ import java.util.function.Consumer
  */
 class DlineFutures(val supervisor: SidecarSupervisor) : AutoCloseable {
     val client = DlineClient(supervisor)
+
     // A failed subscription is reported through its `done` future, not as an uncaught exception.
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO + CoroutineExceptionHandler { _, _ -> })
 
@@ -51,26 +52,44 @@ class DlineFutures(val supervisor: SidecarSupervisor) : AutoCloseable {
     fun newTask(workspaceRoot: String, text: String, profileId: String): CompletableFuture<String> =
         call { tasks.newTask(workspaceRoot, text, profileId) }
 
-    fun sendMessage(taskId: String, text: String): CompletableFuture<Void?> = call { tasks.sendMessage(taskId, text); null }
+    fun sendMessage(taskId: String, text: String): CompletableFuture<Void?> = call {
+        tasks.sendMessage(taskId, text)
+        null
+    }
 
-    fun respond(taskId: String, askId: String, approve: Boolean, text: String): CompletableFuture<Void?> =
-        call { tasks.respond(taskId, askId, approve, text); null }
+    fun respond(taskId: String, askId: String, approve: Boolean, text: String): CompletableFuture<Void?> = call {
+        tasks.respond(taskId, askId, approve, text)
+        null
+    }
 
-    fun cancel(taskId: String): CompletableFuture<Void?> = call { tasks.cancel(taskId); null }
+    fun cancel(taskId: String): CompletableFuture<Void?> = call {
+        tasks.cancel(taskId)
+        null
+    }
 
-    fun resume(taskId: String): CompletableFuture<Void?> = call { tasks.resume(taskId); null }
+    fun resume(taskId: String): CompletableFuture<Void?> = call {
+        tasks.resume(taskId)
+        null
+    }
 
     fun getTask(taskId: String): CompletableFuture<GetTaskResponse> = call { tasks.get(taskId) }
 
-    fun deleteTasks(taskIds: List<String>): CompletableFuture<List<String>> = call { tasks.delete(DeleteMode.DELETE_MODE_SELECTED, taskIds) }
+    fun deleteTasks(taskIds: List<String>): CompletableFuture<List<String>> = call {
+        tasks.delete(DeleteMode.DELETE_MODE_SELECTED, taskIds)
+    }
 
     fun listTasks(workspaceRoot: String): CompletableFuture<ListTasksResponse> = call { history.list(workspaceRoot = workspaceRoot) }
 
-    fun setFavorite(taskId: String, favorite: Boolean): CompletableFuture<Void?> = call { history.setFavorite(taskId, favorite); null }
+    fun setFavorite(taskId: String, favorite: Boolean): CompletableFuture<Void?> = call {
+        history.setFavorite(taskId, favorite)
+        null
+    }
 
     fun listCheckpoints(taskId: String): CompletableFuture<List<Checkpoint>> = call { checkpoints.list(taskId) }
 
-    fun compare(taskId: String, checkpointId: String): CompletableFuture<CompareResponse> = call { checkpoints.compare(taskId, checkpointId) }
+    fun compare(taskId: String, checkpointId: String): CompletableFuture<CompareResponse> = call {
+        checkpoints.compare(taskId, checkpointId)
+    }
 
     fun viewChanges(taskId: String): CompletableFuture<ViewChangesResponse> = call { checkpoints.viewChanges(taskId) }
 
@@ -81,7 +100,10 @@ class DlineFutures(val supervisor: SidecarSupervisor) : AutoCloseable {
 
     fun upsertProfile(profile: Profile): CompletableFuture<Profile> = call { settings.upsertProfile(profile) }
 
-    fun setSecret(profileId: String, name: String, value: String): CompletableFuture<Void?> = call { settings.setSecret(profileId, name, value); null }
+    fun setSecret(profileId: String, name: String, value: String): CompletableFuture<Void?> = call {
+        settings.setSecret(profileId, name, value)
+        null
+    }
 
     /**
      * Delivers the task's events after [afterSeq] to [listener], in order, on a background thread,

@@ -10,13 +10,7 @@ import java.io.IOException
  * The one line a sidecar prints on stdout when it is ready (docs/protocol.md, "Handshake and authentication"):
  * `{"dline":"ready","protocol":1,"version":"…","url":"http://127.0.0.1:PORT","token":"…","pid":N}`.
  */
-data class Handshake(
-    val protocol: Int,
-    val version: String,
-    val url: String,
-    val token: String,
-    val pid: Long,
-) {
+data class Handshake(val protocol: Int, val version: String, val url: String, val token: String, val pid: Long) {
     /** Never prints the token: handshakes end up in logs and exception messages. */
     override fun toString(): String = "Handshake(protocol=$protocol, version=$version, url=$url, pid=$pid)"
 
@@ -53,8 +47,7 @@ data class Handshake(
             return Handshake(protocol, fields["version"] as? String ?: "", url, token, pid)
         }
 
-        private fun redact(line: String, token: String?): String =
-            if (token.isNullOrEmpty()) line else line.replace(token, "<token>")
+        private fun redact(line: String, token: String?): String = if (token.isNullOrEmpty()) line else line.replace(token, "<token>")
 
         /** Reads one JSON object of scalar values; nested values are skipped. */
         private fun readFlatObject(line: String): Map<String, Any?> {

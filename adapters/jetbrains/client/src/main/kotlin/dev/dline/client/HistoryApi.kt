@@ -31,12 +31,11 @@ class HistoryApi internal constructor(private val source: ConnectionSource) {
     }
 
     /** A notice whenever the index changes, in this or another window's sidecar; survives restarts. */
-    fun watch(afterSeq: Long = 0): Flow<WatchHistoryResponse> =
-        source.resumableStream(
-            startAfter = afterSeq,
-            open = { history.watchHistory(emptyMap()) },
-            request = { after -> WatchHistoryRequest.newBuilder().setAfterSeq(after).build() },
-            seqOf = { it.seq },
-            dropSeen = false,
-        )
+    fun watch(afterSeq: Long = 0): Flow<WatchHistoryResponse> = source.resumableStream(
+        startAfter = afterSeq,
+        open = { history.watchHistory(emptyMap()) },
+        request = { after -> WatchHistoryRequest.newBuilder().setAfterSeq(after).build() },
+        seqOf = { it.seq },
+        dropSeen = false,
+    )
 }

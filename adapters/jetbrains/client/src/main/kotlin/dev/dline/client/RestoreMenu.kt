@@ -21,22 +21,34 @@ object RestoreMenu {
     const val MORE_OPTIONS = "More options"
 
     private val filesAndTask = Option(
-        RestoreMode.RESTORE_MODE_FILES_AND_TASK, "Restore Files & Task",
-        "Revert files and clear messages after this point", underMoreOptions = false, enabled = true,
+        RestoreMode.RESTORE_MODE_FILES_AND_TASK,
+        "Restore Files & Task",
+        "Revert files and clear messages after this point",
+        underMoreOptions = false,
+        enabled = true,
     )
     private val filesOnly = Option(
-        RestoreMode.RESTORE_MODE_FILES, "Restore Files Only", "Revert files to this checkpoint",
-        underMoreOptions = true, enabled = true,
+        RestoreMode.RESTORE_MODE_FILES,
+        "Restore Files Only",
+        "Revert files to this checkpoint",
+        underMoreOptions = true,
+        enabled = true,
     )
     private val taskOnly = Option(
-        RestoreMode.RESTORE_MODE_TASK, "Restore Task Only", "Clear messages after this point",
-        underMoreOptions = true, enabled = true,
+        RestoreMode.RESTORE_MODE_TASK,
+        "Restore Task Only",
+        "Clear messages after this point",
+        underMoreOptions = true,
+        enabled = true,
     )
 
     /** A file restore's undo: the files go back to how they were just before it; the conversation stays. */
     private val undoRestore = Option(
-        RestoreMode.RESTORE_MODE_FILES, "Undo restore", "Put the files back as they were before the restore",
-        underMoreOptions = false, enabled = true,
+        RestoreMode.RESTORE_MODE_FILES,
+        "Undo restore",
+        "Put the files back as they were before the restore",
+        underMoreOptions = false,
+        enabled = true,
     )
 
     /**

@@ -20,13 +20,12 @@ import dline.v1.Settings.UpsertProfileRequest
 
 /** SettingsService: settings by scope, profiles, write-only secrets, capabilities and their toggles. */
 class SettingsApi internal constructor(private val source: ConnectionSource) {
-    suspend fun get(scope: SettingsScope, workspaceRoot: String = "", taskId: String = ""): GetSettingsResponse =
-        source.unary {
-            settings.getSettings(
-                GetSettingsRequest.newBuilder().setScope(scope).setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
-                emptyMap(),
-            )
-        }
+    suspend fun get(scope: SettingsScope, workspaceRoot: String = "", taskId: String = ""): GetSettingsResponse = source.unary {
+        settings.getSettings(
+            GetSettingsRequest.newBuilder().setScope(scope).setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
+            emptyMap(),
+        )
+    }
 
     /**
      * Sets the keys of [patch] (a null value removes the key). With [expectedRevision], the
@@ -45,13 +44,12 @@ class SettingsApi internal constructor(private val source: ConnectionSource) {
         settings.updateSettings(request.build(), emptyMap())
     }
 
-    suspend fun resolve(key: String, workspaceRoot: String = "", taskId: String = ""): ResolveSettingResponse =
-        source.unary {
-            settings.resolveSetting(
-                ResolveSettingRequest.newBuilder().setKey(key).setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
-                emptyMap(),
-            )
-        }
+    suspend fun resolve(key: String, workspaceRoot: String = "", taskId: String = ""): ResolveSettingResponse = source.unary {
+        settings.resolveSetting(
+            ResolveSettingRequest.newBuilder().setKey(key).setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
+            emptyMap(),
+        )
+    }
 
     /** A value for this sidecar's session only; [value] null clears the override. */
     suspend fun setSessionOverride(key: String, value: Any?) {
@@ -84,13 +82,12 @@ class SettingsApi internal constructor(private val source: ConnectionSource) {
         source.unary { settings.clearSecret(ClearSecretRequest.newBuilder().setProfileId(profileId).setName(name).build(), emptyMap()) }
     }
 
-    suspend fun capabilityToggles(kind: String = "", workspaceRoot: String = "", taskId: String = "") =
-        source.unary {
-            settings.getCapabilityToggles(
-                GetCapabilityTogglesRequest.newBuilder().setKind(kind).setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
-                emptyMap(),
-            )
-        }.togglesList
+    suspend fun capabilityToggles(kind: String = "", workspaceRoot: String = "", taskId: String = "") = source.unary {
+        settings.getCapabilityToggles(
+            GetCapabilityTogglesRequest.newBuilder().setKind(kind).setWorkspaceRoot(workspaceRoot).setTaskId(taskId).build(),
+            emptyMap(),
+        )
+    }.togglesList
 
     suspend fun setCapabilityToggle(request: SetCapabilityToggleRequest) =
         source.unary { settings.setCapabilityToggle(request, emptyMap()) }.toggle

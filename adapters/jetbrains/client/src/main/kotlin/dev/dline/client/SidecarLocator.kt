@@ -46,14 +46,21 @@ class SidecarLocator @JvmOverloads constructor(
         if (searchFrom != null) tried += "dist/$BINARY_NAME at or above $searchFrom"
         val lead = noBuildForPlatform?.let { "$it " } ?: ""
         throw SidecarStartException(
-            "${lead}Cannot find the $BINARY_NAME executable (tried: ${tried.ifEmpty { listOf("nothing configured") }.joinToString("; ")}). " +
+            "${lead}Cannot find the $BINARY_NAME executable (tried: ${tried.ifEmpty {
+                listOf("nothing configured")
+            }.joinToString("; ")}). " +
                 "Set DLINE_CORE to the path of a $BINARY_NAME built for this machine.",
             permanent = true,
         )
     }
 
-    private fun shippedPlatforms(bin: Path): List<String> =
-        if (!Files.isDirectory(bin)) emptyList() else Files.list(bin).use { entries -> entries.filter(Files::isDirectory).map { it.fileName.toString() }.sorted().toList() }
+    private fun shippedPlatforms(bin: Path): List<String> = if (!Files.isDirectory(bin)) {
+        emptyList()
+    } else {
+        Files.list(bin).use { entries ->
+            entries.filter(Files::isDirectory).map { it.fileName.toString() }.sorted().toList()
+        }
+    }
 
     private fun isExecutable(path: Path) = Files.isRegularFile(path) && Files.isExecutable(path)
 

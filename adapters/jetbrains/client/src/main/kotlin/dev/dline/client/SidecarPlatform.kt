@@ -25,5 +25,6 @@ object SidecarPlatform {
     }
 
     /** The executable's file name on [platform]. */
-    fun binaryName(platform: String): String = if (platform.startsWith("win32")) "${SidecarLocator.BINARY_NAME}.exe" else SidecarLocator.BINARY_NAME
+    fun binaryName(platform: String): String =
+        if (platform.startsWith("win32")) "${SidecarLocator.BINARY_NAME}.exe" else SidecarLocator.BINARY_NAME
 }

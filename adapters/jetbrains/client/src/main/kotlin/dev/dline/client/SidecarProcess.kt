@@ -16,11 +16,7 @@ import java.util.concurrent.TimeoutException
  * of stdout, stderr appended to a log file. stdin stays an open pipe; closing it is how the
  * sidecar is told to stop (it also stops by itself if this JVM dies, since the pipe closes).
  */
-class SidecarProcess private constructor(
-    val handshake: Handshake,
-    private val process: Process,
-    private val launch: SidecarLaunch,
-) {
+class SidecarProcess private constructor(val handshake: Handshake, private val process: Process, private val launch: SidecarLaunch) {
     val pid: Long get() = process.pid()
 
     private val exit: CompletableFuture<Int> = process.onExit().thenApply { it.exitValue() }

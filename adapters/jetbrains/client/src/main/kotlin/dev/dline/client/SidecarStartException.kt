@@ -6,8 +6,4 @@ package dev.dline.client
  * executable, not a program for this machine, or speaks another protocol), so the supervisor
  * reports it at once instead of retrying.
  */
-class SidecarStartException(
-    message: String,
-    cause: Throwable? = null,
-    val permanent: Boolean = false,
-) : Exception(message, cause)
+class SidecarStartException(message: String, cause: Throwable? = null, val permanent: Boolean = false) : Exception(message, cause)

@@ -39,7 +39,8 @@ class SidecarSupervisor @JvmOverloads constructor(
     private val policy: RestartPolicy = RestartPolicy(),
     private val options: ClientOptions = ClientOptions(),
     private val baseHttp: OkHttpClient = ClientOptions.baseHttpClient(),
-) : ConnectionSource, AutoCloseable {
+) : ConnectionSource,
+    AutoCloseable {
     @JvmOverloads constructor(
         launch: SidecarLaunch,
         policy: RestartPolicy = RestartPolicy(),
@@ -131,6 +132,7 @@ class SidecarSupervisor @JvmOverloads constructor(
                     _state.value = SidecarState.Restarting(decision.attempt, decision.delay, why)
                     delay(decision.delay)
                 }
+
                 is RestartPolicy.Decision.GiveUp -> {
                     _state.value = SidecarState.Failed("$why ${decision.reason}")
                     return

@@ -15,14 +15,21 @@ object Structs {
 
     fun toValue(value: Any?): Value = when (value) {
         null -> Value.newBuilder().setNullValue(NullValue.NULL_VALUE).build()
+
         is Value -> value
+
         is Boolean -> Value.newBuilder().setBoolValue(value).build()
+
         is Number -> Value.newBuilder().setNumberValue(value.toDouble()).build()
+
         is String -> Value.newBuilder().setStringValue(value).build()
+
         is Map<*, *> -> Value.newBuilder().setStructValue(
             toStruct(value.entries.associate { (k, v) -> requireNotNull(k as? String) { "settings keys are strings, got $k" } to v }),
         ).build()
+
         is Iterable<*> -> Value.newBuilder().setListValue(ListValue.newBuilder().addAllValues(value.map(::toValue))).build()
+
         else -> throw IllegalArgumentException("${value::class.simpleName} cannot be a setting value")
     }
 

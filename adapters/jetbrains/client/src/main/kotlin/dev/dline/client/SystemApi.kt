@@ -8,14 +8,13 @@ import dline.v1.System.ShutdownRequest
 
 /** SystemService: call [initialize] first in every window. */
 class SystemApi internal constructor(private val source: ConnectionSource) {
-    suspend fun initialize(clientName: String, clientVersion: String, workspaceRoots: List<String>): InitializeResponse =
-        source.unary {
-            system.initialize(
-                InitializeRequest.newBuilder()
-                    .setClientName(clientName).setClientVersion(clientVersion).addAllWorkspaceRoots(workspaceRoots).build(),
-                emptyMap(),
-            )
-        }
+    suspend fun initialize(clientName: String, clientVersion: String, workspaceRoots: List<String>): InitializeResponse = source.unary {
+        system.initialize(
+            InitializeRequest.newBuilder()
+                .setClientName(clientName).setClientVersion(clientVersion).addAllWorkspaceRoots(workspaceRoots).build(),
+            emptyMap(),
+        )
+    }
 
     suspend fun health(): HealthResponse = source.unary { system.health(HealthRequest.getDefaultInstance(), emptyMap()) }
 

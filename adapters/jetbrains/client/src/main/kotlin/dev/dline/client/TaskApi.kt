@@ -14,27 +14,25 @@ import kotlinx.coroutines.flow.map
 /** TaskService: start and drive tasks; their events arrive through [subscribe]. */
 class TaskApi internal constructor(private val source: ConnectionSource) {
     /** Starts a task in [workspaceRoot]; an empty [profileId] means the configured default. Returns its id. */
-    suspend fun newTask(workspaceRoot: String, text: String, profileId: String = ""): String =
-        source.unary {
-            tasks.newTask(
-                NewTaskRequest.newBuilder().setWorkspaceRoot(workspaceRoot).setText(text).setProfileId(profileId).build(),
-                emptyMap(),
-            )
-        }.taskId
+    suspend fun newTask(workspaceRoot: String, text: String, profileId: String = ""): String = source.unary {
+        tasks.newTask(
+            NewTaskRequest.newBuilder().setWorkspaceRoot(workspaceRoot).setText(text).setProfileId(profileId).build(),
+            emptyMap(),
+        )
+    }.taskId
 
     /**
      * Every event of the task after [afterSeq] (0: from the start), then live ones, in seq order.
      * Survives sidecar restarts: it resumes with the last seq delivered, without loss or
      * duplicates. Cancel the collecting coroutine to stop.
      */
-    fun subscribe(taskId: String, afterSeq: Long = 0): Flow<TaskEvent> =
-        source.resumableStream(
-            startAfter = afterSeq,
-            open = { tasks.subscribe(emptyMap()) },
-            request = { after -> SubscribeRequest.newBuilder().setTaskId(taskId).setAfterSeq(after).build() },
-            seqOf = { it.event.seq },
-            dropSeen = true,
-        ).map { it.event }
+    fun subscribe(taskId: String, afterSeq: Long = 0): Flow<TaskEvent> = source.resumableStream(
+        startAfter = afterSeq,
+        open = { tasks.subscribe(emptyMap()) },
+        request = { after -> SubscribeRequest.newBuilder().setTaskId(taskId).setAfterSeq(after).build() },
+        seqOf = { it.event.seq },
+        dropSeen = true,
+    ).map { it.event }
 
     /**
      * The user's next message. [workspaceRoot]: the folder to continue in, for a task that has
@@ -42,7 +40,10 @@ class TaskApi internal constructor(private val source: ConnectionSource) {
      */
     suspend fun sendMessage(taskId: String, text: String, workspaceRoot: String = "") {
         source.unary {
-            tasks.sendMessage(SendMessageRequest.newBuilder().setTaskId(taskId).setText(text).setWorkspaceRoot(workspaceRoot).build(), emptyMap())
+            tasks.sendMessage(
+                SendMessageRequest.newBuilder().setTaskId(taskId).setText(text).setWorkspaceRoot(workspaceRoot).build(),
+                emptyMap(),
+            )
         }
     }
 
@@ -69,8 +70,7 @@ class TaskApi internal constructor(private val source: ConnectionSource) {
         source.unary { tasks.getTask(GetTaskRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
 
     /** Deletes tasks; returns the ids deleted. [taskIds] only with [DeleteMode.DELETE_MODE_SELECTED]. */
-    suspend fun delete(mode: DeleteMode, taskIds: List<String> = emptyList()): List<String> =
-        source.unary {
-            tasks.deleteTasks(DeleteTasksRequest.newBuilder().setMode(mode).addAllTaskIds(taskIds).build(), emptyMap())
-        }.deletedTaskIdsList
+    suspend fun delete(mode: DeleteMode, taskIds: List<String> = emptyList()): List<String> = source.unary {
+        tasks.deleteTasks(DeleteTasksRequest.newBuilder().setMode(mode).addAllTaskIds(taskIds).build(), emptyMap())
+    }.deletedTaskIdsList
 }

@@ -12,17 +12,16 @@ object VisibleText {
     private val named = mapOf('\r' to "\\r", '\u001b' to "\\e", '\b' to "\\b", '\u000c' to "\\f", '\u000b' to "\\v", '\u0000' to "\\0")
 
     /** The text with its control characters as escapes; newlines and tabs kept. */
-    fun of(text: String): String =
-        control.replace(text) { match ->
-            val c = match.value
-            if (c == "\r\n") {
-                "\n"
-            } else {
-                named[c[0]] ?: c[0].code.let { code ->
-                    if (code <= 0xff) "\\x" + code.toString(16).padStart(2, '0') else "\\u" + code.toString(16).padStart(4, '0')
-                }
+    fun of(text: String): String = control.replace(text) { match ->
+        val c = match.value
+        if (c == "\r\n") {
+            "\n"
+        } else {
+            named[c[0]] ?: c[0].code.let { code ->
+                if (code <= 0xff) "\\x" + code.toString(16).padStart(2, '0') else "\\u" + code.toString(16).padStart(4, '0')
             }
         }
+    }
 
     /** One line (list rows, prompts): newlines and tabs shown as `\n` and `\t` too. */
     fun line(text: String): String = of(text).replace("\n", "\\n").replace("\t", "\\t")

@@ -90,8 +90,20 @@ class CapabilitiesPresenterTest {
         assertFalse(off.toggledOn)
         assertEquals("global", off.decidedBy)
         assertEquals("stopped", off.status)
-        assertEquals("stopped", presenter.refresh(connectMcp = true).rows.single { it.kind == "mcp" }.status, "a disabled server is not started")
+        assertEquals(
+            "stopped",
+            presenter.refresh(connectMcp = true).rows.single {
+                it.kind == "mcp"
+            }.status,
+            "a disabled server is not started",
+        )
         presenter.inherit(off)
-        assertEquals("connected", presenter.refresh(connectMcp = true).rows.single { it.kind == "mcp" }.status, "on again: started on demand")
+        assertEquals(
+            "connected",
+            presenter.refresh(connectMcp = true).rows.single {
+                it.kind == "mcp"
+            }.status,
+            "on again: started on demand",
+        )
     }
 }

@@ -20,7 +20,9 @@ import java.nio.file.Path
 class ChatStateConformanceTest {
     private val dir: Path = Repo.root.resolve("test/conformance/fold/fixtures")
     private val moshi = Moshi.Builder().build()
-    private val mapAdapter = moshi.adapter<Map<String, Any?>>(Types.newParameterizedType(Map::class.java, String::class.java, Any::class.java))
+    private val mapAdapter = moshi.adapter<Map<String, Any?>>(
+        Types.newParameterizedType(Map::class.java, String::class.java, Any::class.java),
+    )
     private val parser = JsonFormat.parser().ignoringUnknownFields()
 
     private fun fixtures(): List<Map<String, Any?>> =
@@ -30,7 +32,14 @@ class ChatStateConformanceTest {
     @Test
     fun `the recorded fixtures are all there`() {
         assertEquals(
-            listOf("approvals-with-edits", "compaction", "denial-with-feedback", "restore-with-rewind", "sidecar-restart-interrupted", "streaming"),
+            listOf(
+                "approvals-with-edits",
+                "compaction",
+                "denial-with-feedback",
+                "restore-with-rewind",
+                "sidecar-restart-interrupted",
+                "streaming",
+            ),
             fixtures().map { it["name"] },
         )
     }

@@ -1,8 +1,8 @@
 package dev.dline.client
 
 import dline.v1.Task.AskResolved
-import dline.v1.Task.CheckpointStatusChanged
 import dline.v1.Task.CheckpointSaved
+import dline.v1.Task.CheckpointStatusChanged
 import dline.v1.Task.ConversationRewound
 import dline.v1.Task.MessageAdded
 import dline.v1.Task.MessageDelta
@@ -16,8 +16,10 @@ import org.junit.jupiter.api.Test
 
 class ChatStateTest {
     private var seq = 0L
-    private fun event(build: dline.v1.Task.TaskEvent.Builder.() -> Unit): TaskEvent = TaskEvent.newBuilder().setSeq(++seq).setTaskId("t").apply(build).build()
-    private fun message(id: String, text: String, partial: Boolean) = UiMessage.newBuilder().setId(id).setText(text).setPartial(partial).build()
+    private fun event(build: dline.v1.Task.TaskEvent.Builder.() -> Unit): TaskEvent =
+        TaskEvent.newBuilder().setSeq(++seq).setTaskId("t").apply(build).build()
+    private fun message(id: String, text: String, partial: Boolean) =
+        UiMessage.newBuilder().setId(id).setText(text).setPartial(partial).build()
 
     @Test
     fun `streams a message from added through deltas to finalized`() {
@@ -27,7 +29,12 @@ class ChatStateTest {
             event { messageDelta = MessageDelta.newBuilder().setMessageId("m1").setText(" there").build() },
         ).fold(ChatState(), ChatState::apply)
         assertEquals("Hello there", state.messages.single().text)
-        val done = state.apply(event { messageFinalized = MessageFinalized.newBuilder().setMessage(message("m1", "Hello there.", false)).build() })
+        val done = state.apply(
+            event {
+                messageFinalized =
+                    MessageFinalized.newBuilder().setMessage(message("m1", "Hello there.", false)).build()
+            },
+        )
         assertEquals(listOf(message("m1", "Hello there.", false)), done.messages)
         assertEquals(4L, done.lastSeq)
     }
@@ -59,12 +66,20 @@ class ChatStateTest {
     private fun added(id: String) = event { messageAdded = MessageAdded.newBuilder().setMessage(message(id, id, false)).build() }
     private fun saved(checkpointId: String, messageId: String) =
         event { checkpointSaved = CheckpointSaved.newBuilder().setCheckpointId(checkpointId).setMessageId(messageId).build() }
-    private fun rewound(afterMessageId: String) = event { rewound = ConversationRewound.newBuilder().setAfterMessageId(afterMessageId).build() }
+    private fun rewound(afterMessageId: String) = event {
+        rewound =
+            ConversationRewound.newBuilder().setAfterMessageId(afterMessageId).build()
+    }
 
     @Test
     fun `a rewind drops the messages after its point, their checkpoints and the pending ask`() {
         val before = listOf(
-            saved("c0", ""), added("m1"), saved("c1", "m1"), added("m2"), saved("c2", "m2"), added("m3"),
+            saved("c0", ""),
+            added("m1"),
+            saved("c1", "m1"),
+            added("m2"),
+            saved("c2", "m2"),
+            added("m3"),
             event { ask = Ask.newBuilder().setAskId("a1").setKind(AskKind.ASK_KIND_FOLLOWUP).build() },
         ).fold(ChatState(), ChatState::apply)
         val after = before.apply(rewound("m1"))
@@ -89,7 +104,12 @@ class ChatStateTest {
     fun `a retry drops the failed attempt and says so, a late first byte says so, the answer ends both lines`() {
         val retried = listOf(
             added("m1"),
-            event { messageAdded = MessageAdded.newBuilder().setMessage(message("a1", "Half an ans", true).toBuilder().setRole(MessageRole.MESSAGE_ROLE_ASSISTANT)).build() },
+            event {
+                messageAdded =
+                    MessageAdded.newBuilder().setMessage(
+                        message("a1", "Half an ans", true).toBuilder().setRole(MessageRole.MESSAGE_ROLE_ASSISTANT),
+                    ).build()
+            },
             event {
                 modelRetry = ModelRetry.newBuilder().setAttempt(2).setMaxAttempts(5).setDelayMs(4000).setReason("overloaded")
                     .setMessage("retrying in 4 s (attempt 2 of 5)").addDiscardedMessageIds("a1").build()
@@ -97,30 +117,60 @@ class ChatStateTest {
         ).fold(ChatState(), ChatState::apply)
         assertEquals(listOf("m1"), retried.messages.map { it.id })
         assertEquals("retrying in 4 s (attempt 2 of 5): overloaded", retried.notice)
-        val waiting = retried.apply(event { modelWaiting = ModelWaiting.newBuilder().setWaitedMs(10_000).setTimeoutMs(300_000).setMessage("waiting for the model: 10 s").build() })
+        val waiting = retried.apply(
+            event {
+                modelWaiting =
+                    ModelWaiting.newBuilder().setWaitedMs(10_000).setTimeoutMs(300_000).setMessage("waiting for the model: 10 s").build()
+            },
+        )
         assertEquals("waiting for the model: 10 s", waiting.notice, "the newest line replaces the last")
         // The person's own message is no answer; the model's first delta is.
         val mine = message("m2", "and also", false).toBuilder().setRole(MessageRole.MESSAGE_ROLE_USER).build()
-        assertEquals("waiting for the model: 10 s", waiting.apply(event { messageAdded = MessageAdded.newBuilder().setMessage(mine).build() }).notice)
+        assertEquals(
+            "waiting for the model: 10 s",
+            waiting.apply(
+                event {
+                    messageAdded = MessageAdded.newBuilder().setMessage(mine).build()
+                },
+            ).notice,
+        )
         val answering = waiting.apply(event { messageDelta = MessageDelta.newBuilder().setMessageId("m1").setText("!").build() })
         assertEquals("", answering.notice)
         // A tool call as the whole answer (no text) ends it too, as does a status change.
         val tool = UiMessage.newBuilder().setId("t1").setRole(MessageRole.MESSAGE_ROLE_TOOL).setKind("tool").setPartial(true).build()
         assertEquals("", waiting.apply(event { messageAdded = MessageAdded.newBuilder().setMessage(tool).build() }).notice)
-        assertEquals("", waiting.apply(event { statusChanged = StatusChanged.newBuilder().setStatus(TaskStatus.TASK_STATUS_FAILED).build() }).notice)
+        assertEquals(
+            "",
+            waiting.apply(
+                event {
+                    statusChanged = StatusChanged.newBuilder().setStatus(TaskStatus.TASK_STATUS_FAILED).build()
+                },
+            ).notice,
+        )
     }
 
     @Test
     fun `checkpoint progress follows the stream, staging files of a total, then ready`() {
         fun status(state: String, phase: String = "", done: Long = 0, total: Long = 0) = event {
-            checkpointStatus = CheckpointStatusChanged.newBuilder().setState(state).setMessage("$state message").setPhase(phase).setFilesDone(done).setFilesTotal(total).setCanDisable(true).build()
+            checkpointStatus =
+                CheckpointStatusChanged.newBuilder().setState(
+                    state,
+                ).setMessage("$state message").setPhase(phase).setFilesDone(done).setFilesTotal(total).setCanDisable(true).build()
         }
         assertNull(ChatState().checkpointProgress)
         val scanning = ChatState().apply(status("CHECKPOINT_STATE_INITIALIZING", "scanning"))
         assertEquals("scanning", scanning.checkpointProgress!!.progressText)
         val staging = scanning.apply(status("CHECKPOINT_STATE_SLOW_INITIALIZATION", "staging", 120, 5000))
         assertEquals(
-            ChatState.CheckpointProgress("CHECKPOINT_STATE_SLOW_INITIALIZATION", "CHECKPOINT_STATE_SLOW_INITIALIZATION message", "staging", 120, 5000, canRetry = false, canDisable = true),
+            ChatState.CheckpointProgress(
+                "CHECKPOINT_STATE_SLOW_INITIALIZATION",
+                "CHECKPOINT_STATE_SLOW_INITIALIZATION message",
+                "staging",
+                120,
+                5000,
+                canRetry = false,
+                canDisable = true,
+            ),
             staging.checkpointProgress,
         )
         assertEquals("staging 120 of 5000 files", staging.checkpointProgress!!.progressText)

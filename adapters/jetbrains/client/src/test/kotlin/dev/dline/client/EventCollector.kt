@@ -18,20 +18,19 @@ class EventCollector(scope: CoroutineScope, flow: Flow<TaskEvent>) {
     }
 
     /** Receives events until one matches; returns it. Fails with the events seen if none comes in time. */
-    suspend fun await(what: String, timeout: Duration = 30.seconds, predicate: (TaskEvent) -> Boolean): TaskEvent =
-        try {
-            withTimeout(timeout) {
-                while (true) {
-                    val event = channel.receive()
-                    seen += event
-                    if (predicate(event)) return@withTimeout event
-                }
-                @Suppress("UNREACHABLE_CODE")
-                error("unreachable")
+    suspend fun await(what: String, timeout: Duration = 30.seconds, predicate: (TaskEvent) -> Boolean): TaskEvent = try {
+        withTimeout(timeout) {
+            while (true) {
+                val event = channel.receive()
+                seen += event
+                if (predicate(event)) return@withTimeout event
             }
-        } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
-            throw AssertionError("no $what within $timeout; events seen: ${seen.map(::describe)}", e)
+            @Suppress("UNREACHABLE_CODE")
+            error("unreachable")
         }
+    } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
+        throw AssertionError("no $what within $timeout; events seen: ${seen.map(::describe)}", e)
+    }
 
     fun cancel() = job.cancel()
 

@@ -34,22 +34,30 @@ object FakeSidecar {
     fun main(args: Array<String>) {
         when (args.firstOrNull()) {
             "never-handshakes" -> waitForStdinEnd()
+
             "prints-garbage" -> {
                 println("hello, I am not a handshake")
                 waitForStdinEnd()
             }
+
             "exits-before-handshake" -> {
                 System.err.println("fake sidecar: cannot start")
                 exitProcess(3)
             }
+
             "crashes-after-handshake" -> {
-                println("""{"dline":"ready","protocol":1,"version":"fake","url":"http://127.0.0.1:9","token":"t","pid":${ProcessHandle.current().pid()}}""")
+                println(
+                    """{"dline":"ready","protocol":1,"version":"fake","url":"http://127.0.0.1:9","token":"t","pid":${ProcessHandle.current().pid()}}""",
+                )
                 System.out.flush()
                 Thread.sleep(50)
                 exitProcess(1)
             }
+
             "dies-mid-stream" -> diesMidStream(Path.of(System.getenv("FAKE_STATE")))
+
             "slow-stream" -> slowStream()
+
             else -> {
                 System.err.println("unknown mode ${args.toList()}")
                 exitProcess(2)
@@ -91,7 +99,9 @@ object FakeSidecar {
         }
         server.start()
         val port = server.address.port
-        println("""{"dline":"ready","protocol":1,"version":"fake","url":"http://127.0.0.1:$port","token":"$token","pid":${ProcessHandle.current().pid()}}""")
+        println(
+            """{"dline":"ready","protocol":1,"version":"fake","url":"http://127.0.0.1:$port","token":"$token","pid":${ProcessHandle.current().pid()}}""",
+        )
         System.out.flush()
         waitForStdinEnd()
     }

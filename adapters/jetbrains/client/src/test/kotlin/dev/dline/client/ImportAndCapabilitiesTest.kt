@@ -97,24 +97,45 @@ class ImportAndCapabilitiesTest {
         Files.writeString(workspace.resolve(".agents/rules/style.md"), "# Style\nUse two spaces.\n")
         val root = workspace.toString()
 
-        val rule = dline.settings.listCapabilities(workspaceRoot = root).capabilitiesList.single { it.kind == "rules" && it.sourcePath.endsWith("style.md") }
+        val rule = dline.settings.listCapabilities(workspaceRoot = root).capabilitiesList.single {
+            it.kind == "rules" &&
+                it.sourcePath.endsWith("style.md")
+        }
         assertEquals("workspace", rule.origin)
         assertTrue(rule.enabled)
         assertEquals(ToggleState.TOGGLE_STATE_INHERIT, rule.toggle.workspace)
 
         val toggle = dline.settings.setCapabilityToggle(
-            ToggleScope.TOGGLE_SCOPE_WORKSPACE, rule.kind, rule.resource, ToggleState.TOGGLE_STATE_DISABLED, workspaceRoot = root,
+            ToggleScope.TOGGLE_SCOPE_WORKSPACE,
+            rule.kind,
+            rule.resource,
+            ToggleState.TOGGLE_STATE_DISABLED,
+            workspaceRoot = root,
         )
         assertFalse(toggle.enabled)
         assertEquals(ToggleScope.TOGGLE_SCOPE_WORKSPACE, toggle.decidedBy)
 
-        val after = dline.settings.listCapabilities(workspaceRoot = root, kind = "rules").capabilitiesList.single { it.resource == rule.resource }
+        val after = dline.settings.listCapabilities(workspaceRoot = root, kind = "rules").capabilitiesList.single {
+            it.resource ==
+                rule.resource
+        }
         assertFalse(after.enabled)
         assertEquals(ToggleState.TOGGLE_STATE_DISABLED, after.toggle.workspace)
         assertEquals(ToggleState.TOGGLE_STATE_INHERIT, after.toggle.global)
 
         // Inherit removes the workspace entry: enabled again.
-        dline.settings.setCapabilityToggle(ToggleScope.TOGGLE_SCOPE_WORKSPACE, rule.kind, rule.resource, ToggleState.TOGGLE_STATE_INHERIT, workspaceRoot = root)
-        assertTrue(dline.settings.listCapabilities(workspaceRoot = root).capabilitiesList.single { it.resource == rule.resource && it.kind == "rules" }.enabled)
+        dline.settings.setCapabilityToggle(
+            ToggleScope.TOGGLE_SCOPE_WORKSPACE,
+            rule.kind,
+            rule.resource,
+            ToggleState.TOGGLE_STATE_INHERIT,
+            workspaceRoot = root,
+        )
+        assertTrue(
+            dline.settings.listCapabilities(workspaceRoot = root).capabilitiesList.single {
+                it.resource == rule.resource &&
+                    it.kind == "rules"
+            }.enabled,
+        )
     }
 }

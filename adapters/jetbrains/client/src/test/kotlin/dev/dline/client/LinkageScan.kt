@@ -49,7 +49,11 @@ class LinkageScan(private val loader: ClassLoader, private val packages: List<St
         for (ref in pool.memberRefs) {
             val owner = objectType(ref.owner) ?: continue
             for (type in descriptorTypes(ref.descriptor)) {
-                if (concerns(type) && !classExists(type)) missing += Missing(name, "class $type (in ${ref.owner}.${ref.name}${ref.descriptor})")
+                if (concerns(type) &&
+                    !classExists(type)
+                ) {
+                    missing += Missing(name, "class $type (in ${ref.owner}.${ref.name}${ref.descriptor})")
+                }
             }
             if (concerns(owner) && classExists(owner) && !memberExists(owner, ref)) {
                 missing += Missing(name, "${if (ref.field) "field" else "method"} $owner.${ref.name}${ref.descriptor}")
@@ -120,7 +124,8 @@ class LinkageScan(private val loader: ClassLoader, private val packages: List<St
             else -> "L" + type.name.replace('.', '/') + ";"
         }
 
-        private fun descriptor(method: Method) = method.parameterTypes.joinToString("", "(", ")") { descriptor(it) } + descriptor(method.returnType)
+        private fun descriptor(method: Method) =
+            method.parameterTypes.joinToString("", "(", ")") { descriptor(it) } + descriptor(method.returnType)
 
         private fun descriptor(constructor: Constructor<*>) = constructor.parameterTypes.joinToString("", "(", ")V") { descriptor(it) }
     }
@@ -144,14 +149,32 @@ private class ConstantPool(val classNames: List<String>, val memberRefs: List<Me
             while (i < count) {
                 when (val tag = input.readUnsignedByte()) {
                     1 -> utf8[i] = input.readUTF()
+
                     3, 4 -> input.readInt()
-                    5, 6 -> { input.readLong(); i++ }
+
+                    5, 6 -> {
+                        input.readLong()
+                        i++
+                    }
+
                     7 -> classIndex[i] = input.readUnsignedShort()
+
                     8, 16, 19, 20 -> input.readUnsignedShort()
+
                     9, 10, 11 -> refs += intArrayOf(tag, input.readUnsignedShort(), input.readUnsignedShort())
+
                     12 -> nameAndType[i] = intArrayOf(input.readUnsignedShort(), input.readUnsignedShort())
-                    15 -> { input.readUnsignedByte(); input.readUnsignedShort() }
-                    17, 18 -> { input.readUnsignedShort(); input.readUnsignedShort() }
+
+                    15 -> {
+                        input.readUnsignedByte()
+                        input.readUnsignedShort()
+                    }
+
+                    17, 18 -> {
+                        input.readUnsignedShort()
+                        input.readUnsignedShort()
+                    }
+
                     else -> error("unknown constant pool tag $tag")
                 }
                 i++

@@ -38,12 +38,17 @@ class ListPatchTest {
 
     @Test
     fun `row texts for the chat, history and checkpoints`() {
-        val message = UiMessage.newBuilder().setRole(dline.v1.Task.MessageRole.MESSAGE_ROLE_ASSISTANT).setText("Hi").setPartial(true).setCheckpointId("c1").build()
+        val message = UiMessage.newBuilder().setRole(
+            dline.v1.Task.MessageRole.MESSAGE_ROLE_ASSISTANT,
+        ).setText("Hi").setPartial(true).setCheckpointId("c1").build()
         assertEquals("assistant: Hi …  [Checkpoint]", RowLabels.message(message))
         val task = TaskSummary.newBuilder().setTitle("Fix it").setFavorite(true).setStatus(TaskStatus.TASK_STATUS_COMPLETED).build()
         assertEquals("★ Fix it  (completed)", RowLabels.task(task))
         val checkpoint = Checkpoint.newBuilder().setKind(dline.v1.CheckpointOuterClass.CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE)
             .setHasFiles(true).setUndoAvailable(true).setCreatedAt(0).build()
-        assertEquals("Before restore  before restore  1970-01-01 00:00  (Undo restore available)", RowLabels.checkpoint(checkpoint, java.time.ZoneOffset.UTC))
+        assertEquals(
+            "Before restore  before restore  1970-01-01 00:00  (Undo restore available)",
+            RowLabels.checkpoint(checkpoint, java.time.ZoneOffset.UTC),
+        )
     }
 }

@@ -27,7 +27,9 @@ class ModelProfileSettingsTest {
         model = ModelServer.start(roots.base, """{"turns": [{"toolCalls": [{"name": "attempt_completion", "input": {"result": "ok"}}]}]}""")
         // Two profiles exist already (made elsewhere) and none is the default: new tasks do not know which to use.
         for (name in listOf("Other", "Another")) {
-            settings.upsertProfile(Profile.newBuilder().setName(name).setProvider("openai").setBaseUrl("http://127.0.0.1:9").setModel("x").build())
+            settings.upsertProfile(
+                Profile.newBuilder().setName(name).setProvider("openai").setBaseUrl("http://127.0.0.1:9").setModel("x").build(),
+            )
         }
         val workspace = Files.createDirectories(roots.base.resolve("workspace"))
         harness.dline.system.initialize("junit", "1", listOf(workspace.toString()))

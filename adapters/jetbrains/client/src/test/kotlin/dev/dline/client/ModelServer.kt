@@ -23,8 +23,14 @@ class ModelServer private constructor(private val process: Process, val url: Str
             val esbuild = Repo.root.resolve("node_modules/.bin/esbuild")
             check(Files.isExecutable(esbuild)) { "$esbuild is missing: run npm ci at the repository root." }
             val build = ProcessBuilder(
-                esbuild.toString(), Repo.root.resolve("test/model-server/cli.ts").toString(),
-                "--bundle", "--platform=node", "--format=esm", "--target=node20", "--log-level=warning", "--outfile=$out",
+                esbuild.toString(),
+                Repo.root.resolve("test/model-server/cli.ts").toString(),
+                "--bundle",
+                "--platform=node",
+                "--format=esm",
+                "--target=node20",
+                "--log-level=warning",
+                "--outfile=$out",
             ).inheritIO().start()
             check(build.waitFor() == 0) { "esbuild could not bundle the model server" }
             out

@@ -9,7 +9,8 @@ import kotlin.time.Duration.Companion.seconds
 
 class RestartPolicyTest {
     private var nowNanos = 0L
-    private val policy = RestartPolicy(maxRestarts = 3, window = 1.minutes, initialBackoff = 100.milliseconds, maxBackoff = 300.milliseconds)
+    private val policy =
+        RestartPolicy(maxRestarts = 3, window = 1.minutes, initialBackoff = 100.milliseconds, maxBackoff = 300.milliseconds)
     private val tracker = RestartPolicy.Tracker(policy) { nowNanos }
 
     @Test

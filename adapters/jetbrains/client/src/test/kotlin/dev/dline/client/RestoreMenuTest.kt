@@ -12,7 +12,9 @@ class RestoreMenuTest {
         hasFiles: Boolean = true,
         restored: Boolean = false,
         undoAvailable: Boolean = false,
-    ) = Checkpoint.newBuilder().setId("c1").setKind(kind).setHasFiles(hasFiles).setRestored(restored).setUndoAvailable(undoAvailable).build()
+    ) = Checkpoint.newBuilder().setId(
+        "c1",
+    ).setKind(kind).setHasFiles(hasFiles).setRestored(restored).setUndoAvailable(undoAvailable).build()
 
     @Test
     fun `a checkpoint with files offers files and task first, the two others under More options`() {

@@ -7,7 +7,8 @@ import kotlin.time.Duration.Companion.minutes
 class SidecarHarness(
     val roots: TestRoots = TestRoots(),
     launch: SidecarLaunch = roots.launch(),
-    policy: RestartPolicy = RestartPolicy(maxRestarts = 3, window = 1.minutes, initialBackoff = 50.milliseconds, maxBackoff = 200.milliseconds),
+    policy: RestartPolicy =
+        RestartPolicy(maxRestarts = 3, window = 1.minutes, initialBackoff = 50.milliseconds, maxBackoff = 200.milliseconds),
 ) : AutoCloseable {
     val supervisor = SidecarSupervisor(launch, policy).also { it.start() }
     val dline = DlineClient(supervisor)

@@ -54,7 +54,10 @@ class SidecarProcessTest {
     @Test
     fun `reports a sidecar that exits before its handshake, pointing at its log`() {
         val roots = TestRoots()
-        val e = assertThrows<SidecarStartException> { SidecarProcess.start(roots.launch(FakeSidecars.script(roots.base, "exits-before-handshake"))) }
+        val e =
+            assertThrows<SidecarStartException> {
+                SidecarProcess.start(roots.launch(FakeSidecars.script(roots.base, "exits-before-handshake")))
+            }
         assertTrue(e.message!!.contains("exited (code 3) before its handshake"), e.message)
         assertTrue(e.message!!.contains(roots.stderrLog.toString()), e.message)
         assertTrue(Files.readString(roots.stderrLog).contains("fake sidecar: cannot start"))
@@ -63,7 +66,8 @@ class SidecarProcessTest {
     @Test
     fun `refuses a first line that is not a handshake`() {
         val roots = TestRoots()
-        val e = assertThrows<SidecarStartException> { SidecarProcess.start(roots.launch(FakeSidecars.script(roots.base, "prints-garbage"))) }
+        val e =
+            assertThrows<SidecarStartException> { SidecarProcess.start(roots.launch(FakeSidecars.script(roots.base, "prints-garbage"))) }
         assertTrue(e.message!!.contains("not a handshake"), e.message)
         assertNoChildRunning("prints-garbage")
     }
@@ -77,17 +81,29 @@ class SidecarProcessTest {
         Files.copy(real, linux)
         assertEquals(linux, SidecarLocator(bundledBin = bin, environment = emptyMap(), platform = "linux-x64").locate())
         // Another platform's build is never offered: DLINE_CORE next, then the repository's build.
-        assertEquals(real, SidecarLocator(bundledBin = bin, environment = mapOf("DLINE_CORE" to real.toString()), platform = "darwin-arm64").locate())
+        assertEquals(
+            real,
+            SidecarLocator(bundledBin = bin, environment = mapOf("DLINE_CORE" to real.toString()), platform = "darwin-arm64").locate(),
+        )
         assertEquals(
             Repo.root.resolve("dist/dline-core"),
             SidecarLocator(environment = emptyMap(), searchFrom = Repo.root.resolve("adapters/jetbrains/client")).locate(),
         )
         val e = assertThrows<SidecarStartException> {
-            SidecarLocator(bundledBin = bin, environment = mapOf("DLINE_CORE" to "/nonexistent/other"), searchFrom = Path.of("/"), platform = "win32-x64").locate()
+            SidecarLocator(
+                bundledBin = bin,
+                environment = mapOf("DLINE_CORE" to "/nonexistent/other"),
+                searchFrom = Path.of("/"),
+                platform = "win32-x64",
+            ).locate()
         }
         assertTrue(e.permanent)
         assertTrue(e.message!!.startsWith("This Dline plugin has no dline-core for win32-x64 (it ships: linux-x64)."), e.message)
-        assertTrue(e.message!!.contains("win32-x64${java.io.File.separator}dline-core.exe") && e.message!!.contains("DLINE_CORE=/nonexistent/other (no such file)"), e.message)
+        assertTrue(
+            e.message!!.contains("win32-x64${java.io.File.separator}dline-core.exe") &&
+                e.message!!.contains("DLINE_CORE=/nonexistent/other (no such file)"),
+            e.message,
+        )
     }
 
     @Test

@@ -2,10 +2,10 @@ package dev.dline.client
 
 import com.connectrpc.Code
 import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.async
 import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.flow.takeWhile
 import kotlinx.coroutines.flow.toList
-import kotlinx.coroutines.async
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -75,7 +75,10 @@ class StartFailureTest {
     fun `stopping a supervisor that was never used starts no sidecar`() {
         val roots = TestRoots()
         val launches = AtomicInteger()
-        val supervisor = SidecarSupervisor({ launches.incrementAndGet(); roots.launch() })
+        val supervisor = SidecarSupervisor({
+            launches.incrementAndGet()
+            roots.launch()
+        })
         supervisor.stop()
         assertEquals(0, launches.get())
         assertEquals(SidecarState.Stopped, supervisor.state.value)

@@ -28,7 +28,12 @@ class ChatPanel(private val service: DlineProjectService) : DlinePanel {
     private val askLabel = JLabel()
     private val approve = JButton("Approve").apply { addActionListener { service.respond(true, input.text.also { input.text = "" }) } }
     private val deny = JButton("Deny").apply { addActionListener { service.respond(false, input.text.also { input.text = "" }) } }
-    private val askBar = JPanel(FlowLayout(FlowLayout.LEFT)).apply { add(askLabel); add(approve); add(deny); isVisible = false }
+    private val askBar = JPanel(FlowLayout(FlowLayout.LEFT)).apply {
+        add(askLabel)
+        add(approve)
+        add(deny)
+        isVisible = false
+    }
     private val input = JBTextArea(3, 40)
     private val send = JButton("Send").apply {
         addActionListener {
@@ -45,7 +50,13 @@ class ChatPanel(private val service: DlineProjectService) : DlinePanel {
             JPanel(BorderLayout()).apply {
                 add(askBar, BorderLayout.NORTH)
                 add(JBScrollPane(input), BorderLayout.CENTER)
-                add(JPanel().apply { add(send); add(cancel) }, BorderLayout.EAST)
+                add(
+                    JPanel().apply {
+                        add(send)
+                        add(cancel)
+                    },
+                    BorderLayout.EAST,
+                )
             },
             BorderLayout.SOUTH,
         )
@@ -73,10 +84,17 @@ class ChatPanel(private val service: DlineProjectService) : DlinePanel {
 }
 
 private class MessageRenderer : javax.swing.ListCellRenderer<UiMessage> {
-    private val area = JBTextArea().apply { lineWrap = true; wrapStyleWord = true }
+    private val area = JBTextArea().apply {
+        lineWrap = true
+        wrapStyleWord = true
+    }
 
     override fun getListCellRendererComponent(
-        list: javax.swing.JList<out UiMessage>, value: UiMessage, index: Int, selected: Boolean, focused: Boolean,
+        list: javax.swing.JList<out UiMessage>,
+        value: UiMessage,
+        index: Int,
+        selected: Boolean,
+        focused: Boolean,
     ): java.awt.Component = area.apply {
         text = RowLabels.message(value)
         // The selected row is the one Edit/Restore would act on: it must look selected.

@@ -86,7 +86,12 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
                     service.scope.launch {
                         service.guarded {
                             val result = service.dline.checkpoints.restore(taskId, checkpoint.id, option.mode)
-                            if (result.fileError.isNotEmpty()) service.notify(result.fileError, com.intellij.notification.NotificationType.ERROR)
+                            if (result.fileError.isNotEmpty()) {
+                                service.notify(
+                                    result.fileError,
+                                    com.intellij.notification.NotificationType.ERROR,
+                                )
+                            }
                             reload()
                         }
                     }
@@ -102,7 +107,13 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
         }
         if (more.childrenCount > 0) group.add(more)
         JBPopupFactory.getInstance()
-            .createActionGroupPopup("Restore", group, com.intellij.openapi.actionSystem.DataContext.EMPTY_CONTEXT, JBPopupFactory.ActionSelectionAid.SPEEDSEARCH, true)
+            .createActionGroupPopup(
+                "Restore",
+                group,
+                com.intellij.openapi.actionSystem.DataContext.EMPTY_CONTEXT,
+                JBPopupFactory.ActionSelectionAid.SPEEDSEARCH,
+                true,
+            )
             .showUnderneathOf(restore)
     }
 

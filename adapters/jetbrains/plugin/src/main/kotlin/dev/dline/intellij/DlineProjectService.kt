@@ -77,7 +77,9 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
                 is SidecarState.Ready -> guarded {
                     dline.system.initialize("JetBrains", ApplicationInfo.getInstance().fullVersion, listOfNotNull(project.basePath))
                 }
+
                 is SidecarState.Failed -> notify(state.reason, NotificationType.ERROR)
+
                 else -> Unit
             }
         }

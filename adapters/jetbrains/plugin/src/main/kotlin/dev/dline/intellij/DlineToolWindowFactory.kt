@@ -16,7 +16,9 @@ import javax.swing.JComponent
 import javax.swing.JPanel
 
 /** The Dline tool window: Chat, History, Checkpoints and Capabilities tabs, each under the core's status line. */
-class DlineToolWindowFactory : ToolWindowFactory, DumbAware {
+class DlineToolWindowFactory :
+    ToolWindowFactory,
+    DumbAware {
     override fun createToolWindowContent(project: Project, toolWindow: ToolWindow) {
         val service = DlineProjectService.of(project)
         val factory = ContentFactory.getInstance()
@@ -40,10 +42,16 @@ class DlineToolWindowFactory : ToolWindowFactory, DumbAware {
             service.supervisor.state.collect { state ->
                 status.text = when (state) {
                     is SidecarState.Ready -> "Dline core ${state.connection.handshake.version} (pid ${state.connection.process.pid})"
+
                     is SidecarState.Starting -> "Starting the Dline core…"
+
                     is SidecarState.Restarting -> "The Dline core stopped; restarting (attempt ${state.attempt})…"
-                    is SidecarState.Failed -> state.reason // e.g. no dline-core for this OS: what was looked for
+
+                    is SidecarState.Failed -> state.reason
+
+                    // e.g. no dline-core for this OS: what was looked for
                     SidecarState.Stopped -> "The Dline core is stopped."
+
                     SidecarState.NotStarted -> ""
                 }
             }

@@ -35,14 +35,26 @@ class HistoryPanel(private val service: DlineProjectService) : DlinePanel {
         add(
             JPanel().apply {
                 add(JButton("Open").apply { addActionListener { list.selectedValue?.let { service.show(it.id) } } })
-                add(JButton("Favorite").apply {
-                    addActionListener { list.selectedValue?.let { t -> service.scope.launch { service.guarded { service.dline.history.setFavorite(t.id, !t.favorite) } } } }
-                })
-                add(JButton("Delete").apply {
-                    addActionListener {
-                        list.selectedValue?.let { t -> service.scope.launch { service.guarded { service.dline.tasks.delete(DeleteMode.DELETE_MODE_SELECTED, listOf(t.id)) } } }
-                    }
-                })
+                add(
+                    JButton("Favorite").apply {
+                        addActionListener {
+                            list.selectedValue?.let { t ->
+                                service.scope.launch { service.guarded { service.dline.history.setFavorite(t.id, !t.favorite) } }
+                            }
+                        }
+                    },
+                )
+                add(
+                    JButton("Delete").apply {
+                        addActionListener {
+                            list.selectedValue?.let { t ->
+                                service.scope.launch {
+                                    service.guarded { service.dline.tasks.delete(DeleteMode.DELETE_MODE_SELECTED, listOf(t.id)) }
+                                }
+                            }
+                        }
+                    },
+                )
             },
             BorderLayout.SOUTH,
         )

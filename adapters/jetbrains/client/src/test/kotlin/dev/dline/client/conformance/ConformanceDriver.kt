@@ -47,11 +47,13 @@ object ConformanceDriver {
                 dline.system.initialize("conformance-kotlin", "1", listOf(workspace))
                 when (env("DLINE_CONFORMANCE_PHASE")) {
                     "play" -> play(dline, workspace)
+
                     "delete" -> {
                         val taskId = env("DLINE_CONFORMANCE_TASK")
                         dline.tasks.delete(DeleteMode.DELETE_MODE_SELECTED, listOf(taskId))
                         """{"deleted":${json(taskId)}}"""
                     }
+
                     else -> error("unknown phase")
                 }
             }
@@ -92,12 +94,14 @@ object ConformanceDriver {
             .sortedBy { it.first }
         dline.checkpoints.restore(taskId, baseline.id, RestoreMode.RESTORE_MODE_FILES)
         // Edit the last message the user sent (the follow-up answer) with Restore All.
-        val last = dline.tasks.get(taskId).messagesList.last { it.role == MessageRole.MESSAGE_ROLE_USER && it.kind == "text" && it.text.isNotEmpty() }
+        val last = dline.tasks.get(taskId).messagesList.last {
+            it.role == MessageRole.MESSAGE_ROLE_USER && it.kind == "text" &&
+                it.text.isNotEmpty()
+        }
         dline.checkpoints.editMessage(taskId, last.id, env("DLINE_CONFORMANCE_EDITED_TEXT"), EditMessageMode.EDIT_MESSAGE_MODE_RESTORE_ALL)
         val files = compare.joinToString(",") { (path, status) -> """{"path":${json(path)},"status":${json(status)}}""" }
         return """{"taskId":${json(taskId)},"compare":[$files]}"""
     }
 
-    private fun json(s: String): String =
-        "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\""
+    private fun json(s: String): String = "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\""
 }
