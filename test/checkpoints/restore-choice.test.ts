@@ -105,6 +105,8 @@ describe("Restore All on an edited message", () => {
     const second = (await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" }))!;
     pastStampOf(second);
     conversation.addMessage("t1", "m3", "three");
+    // Times are in milliseconds: the later save must not share m3's.
+    pastStampOf({ createdAt: Date.now() } as CheckpointInfo);
     write(ws, "a.txt", "three");
     // The snapshot of "three" is saved after m3 was written (for a later message)...
     await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m4" });
