@@ -54,13 +54,14 @@ interface ServeOptions {
 
 function parseServeArgs(args: string[]): ServeOptions | "help" {
   const options: ServeOptions = { listen: parseListen("127.0.0.1:0"), logLevel: "info", remoteConfig: undefined };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
+  // One iterator for the loop and for value(): a flag that takes a value consumes the next argument.
+  const rest = args.values();
+  for (const arg of rest) {
     const [flag, inline] = arg.includes("=")
       ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
       : [arg, undefined];
     const value = () => {
-      const v = inline ?? args[++i];
+      const v = inline ?? rest.next().value;
       if (v === undefined) throw new DlineError("invalid_argument", `${flag} needs a value.`);
       return v;
     };

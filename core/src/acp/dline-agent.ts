@@ -185,8 +185,8 @@ class AcpSessions {
     }
     try {
       const result = await deletion.delete("selected", [params.sessionId]);
-      if (result.refused.length > 0)
-        throw RequestError.internalError({ dlineCode: "failed_precondition" }, result.refused[0].reason);
+      const [refused] = result.refused;
+      if (refused) throw RequestError.internalError({ dlineCode: "failed_precondition" }, refused.reason);
     } finally {
       watcher.poll();
     }

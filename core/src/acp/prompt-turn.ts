@@ -528,8 +528,8 @@ export class PromptTurn {
       ],
     });
     const chosen = res.outcome.outcome === "selected" ? /^option-(\d+)$/.exec(res.outcome.optionId) : null;
-    if (chosen && ask.options[Number(chosen[1])] !== undefined) {
-      const answer = ask.options[Number(chosen[1])];
+    const answer = chosen ? ask.options[Number(chosen[1])] : undefined;
+    if (answer !== undefined) {
       this.send({
         sessionUpdate: "tool_call_update",
         toolCallId: acpId,

@@ -35,9 +35,10 @@ function responseIdOf(message: AnyMessage): JsonRpcId | undefined {
 /** The request id at the start of a message (JSON-RPC clients write it first or second), if any. */
 function idFromStart(start: Buffer): JsonRpcId | null {
   const match = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})\s*[,}]/.exec(start.toString("utf8"));
-  if (!match) return null;
+  const id = match?.[1];
+  if (id === undefined) return null;
   try {
-    return JSON.parse(match[1]) as JsonRpcId;
+    return JSON.parse(id) as JsonRpcId;
   } catch {
     return null;
   }

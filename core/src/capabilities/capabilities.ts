@@ -195,9 +195,8 @@ export class Capabilities implements CapabilitiesPort {
     const snap = await this.snapshot(ctx, ["workflows"], false);
     const workflows = byName(this.usable(snap, "workflows", snap.files.workflows));
     const used: string[] = [];
-    for (const match of text.matchAll(/(^|\s)\/([A-Za-z0-9][A-Za-z0-9._-]*)(?=$|[\s.,;:!?)])/g)) {
-      const name = match[2];
-      if (workflows.has(name) && !used.includes(name)) used.push(name);
+    for (const [, , name] of text.matchAll(/(^|\s)\/([A-Za-z0-9][A-Za-z0-9._-]*)(?=$|[\s.,;:!?)])/g)) {
+      if (name !== undefined && workflows.has(name) && !used.includes(name)) used.push(name);
     }
     if (used.length === 0) return text;
     const blocks = used.map((name) => `<workflow name="${name}">\n${workflows.get(name)!.text.trim()}\n</workflow>`);

@@ -234,7 +234,8 @@ export class CapabilityCatalog {
     const out: HookEntry[] = [];
     for (const { origin, dir } of this.locations("hooks", workspaceRoot)) {
       for (const rel of listFilesRecursive(dir, 1)) {
-        const [first, second] = rel.split("/");
+        // listFilesRecursive's depth 1: `<file>` or `<Event>/<file>`.
+        const [first = "", second] = rel.split("/");
         const eventName = second === undefined ? first.replace(/\.[^.]*$/, "") : first;
         const event = HOOK_EVENTS.find((e) => e === eventName);
         if (!event) continue;

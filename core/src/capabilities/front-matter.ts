@@ -29,12 +29,11 @@ export function parseFrontMatter(text: string): FrontMatter {
     const item = /^\s+-\s*(.*)$/.exec(line) ?? /^-\s+(.*)$/.exec(line);
     if (item && listKey) {
       const current = fields[listKey];
-      fields[listKey] = [...(Array.isArray(current) ? current : []), unquote(item[1])];
+      fields[listKey] = [...(Array.isArray(current) ? current : []), unquote(item[1] ?? "")];
       continue;
     }
-    const pair = /^([A-Za-z0-9_-]+)\s*:\s*(.*)$/.exec(line);
-    if (!pair) continue;
-    const [, key, raw] = pair;
+    const [, key, raw] = /^([A-Za-z0-9_-]+)\s*:\s*(.*)$/.exec(line) ?? [];
+    if (key === undefined || raw === undefined) continue;
     const value = raw.trim();
     listKey = undefined;
     if (value === "") {

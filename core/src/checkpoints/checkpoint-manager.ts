@@ -288,10 +288,11 @@ export class CheckpointManager {
     const engine = await this.engineOfTask(taskId);
     const cps = (await engine.list(taskId)).filter((c) => c.hasFiles);
     const completions = cps.filter((c) => c.kind === "completion");
-    if (!completions.length)
+    const [first] = cps;
+    const to = completions.at(-1);
+    if (!first || !to)
       throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
-    const to = completions[completions.length - 1];
-    const from = completions.length > 1 ? completions[completions.length - 2] : cps[0];
+    const from = completions.at(-2) ?? first;
     return { files: await engine.between(taskId, from, to), from: from.id, to: to.id };
   }
 

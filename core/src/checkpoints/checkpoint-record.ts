@@ -78,7 +78,7 @@ export function parseRefRecords(out: string): CheckpointInfo[] {
     if (!r) continue;
     const [ref, id, tree, contents] = r.split("\0");
     const meta = decodeMessage(contents ?? "");
-    if (!meta || !ref) continue;
+    if (!meta || !ref || id === undefined || tree === undefined) continue;
     result.push({ ...meta, id, tree, seq: 0, ref });
   }
   return inRefOrder(result);

@@ -164,7 +164,7 @@ export async function readLfsPatterns(workspaceRoot: string): Promise<string[]> 
     const trimmed = line.trim();
     if (!trimmed || trimmed.startsWith("#")) continue;
     const [pattern, ...attrs] = trimmed.split(/\s+/);
-    if (attrs.includes("filter=lfs")) patterns.push(pattern);
+    if (pattern && attrs.includes("filter=lfs")) patterns.push(pattern);
   }
   return patterns;
 }

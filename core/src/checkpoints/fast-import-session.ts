@@ -97,6 +97,8 @@ export class FastImportSession {
     return this.ask(`ls ${dataref} ${quotePath(path)}\n`, (line) => {
       if (line.startsWith("missing ")) return undefined;
       const [mode, type, id] = line.slice(0, line.indexOf("\t")).split(" ");
+      if (mode === undefined || id === undefined)
+        throw new GitError("unexpected answer of git fast-import", ["fast-import"], `ls ${dataref}: ${line}`, 1);
       return type === "tree" ? undefined : { mode, id };
     });
   }
@@ -104,8 +106,8 @@ export class FastImportSession {
   /** The root tree id of a commit (or a mark). */
   async rootTree(dataref: string): Promise<string> {
     const line = await this.ask(`ls ${dataref} ""\n`, (l) => l);
-    const [, type, id] = line.split("\t")[0].split(" ");
-    if (type !== "tree")
+    const [, type, id] = (line.split("\t", 1)[0] ?? "").split(" ");
+    if (type !== "tree" || id === undefined)
       throw new GitError("not a commit with a tree", ["fast-import"], `bad tree object ${dataref}: ${line}`, 1);
     return id;
   }
@@ -218,8 +220,8 @@ export class FastImportSession {
 
   private drain(): void {
     let pos = 0;
-    while (this.readers.length) {
-      const next = this.readers[0].take(this.buf, pos);
+    for (let reader = this.readers[0]; reader; reader = this.readers[0]) {
+      const next = reader.take(this.buf, pos);
       if (next < 0) break;
       pos = next;
       this.readers.shift();

@@ -70,9 +70,11 @@ const FIFO_CHECK_MS = 200;
 
 /** git's subcommand in an argument list (after any `-c key=value`). */
 function subcommandOf(args: readonly string[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === "-c") i++;
-    else if (!args[i].startsWith("-")) return args[i];
+  const rest = args.values();
+  for (const arg of rest) {
+    if (arg === "-c")
+      rest.next(); // its key=value
+    else if (!arg.startsWith("-")) return arg;
   }
   return undefined;
 }

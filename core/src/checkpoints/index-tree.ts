@@ -23,6 +23,7 @@ export async function treeOfIndex(git: ShadowGit, batch: ObjectBatch, signal?: A
     const tab = out.indexOf(9, pos);
     // "<mode> <id> <stage>\t<path>"
     const [mode, id] = out.toString("latin1", pos, tab).split(" ");
+    if (mode === undefined || id === undefined) throw new Error(`unexpected git ls-files line at byte ${pos}`);
     let folder = root;
     let start = tab + 1;
     for (let slash = out.indexOf(0x2f, start); slash >= 0 && slash < end; slash = out.indexOf(0x2f, start)) {

@@ -20,6 +20,6 @@ export function readLooseObject(objectsDir: string, id: string): { type: string;
   if (nul < 0) return undefined;
   const [type, size] = data.toString("latin1", 0, nul).split(" ");
   const body = data.subarray(nul + 1);
-  if (Number(size) !== body.length || objectId(type as ObjectType, body) !== id) return undefined;
+  if (type === undefined || Number(size) !== body.length || objectId(type as ObjectType, body) !== id) return undefined;
   return { type, body };
 }

@@ -103,19 +103,19 @@ function packIndex(records: { id: string; offset: number; crc: number }[], packS
   const ids = Buffer.alloc(n * 20);
   const crcs = Buffer.alloc(n * 4);
   const offsets = Buffer.alloc(n * 4);
-  const fanout = new Array<number>(256).fill(0);
+  // The fan-out table counts ids by first byte, in place in the header, then sums up.
+  const fanout = (firstByte: number) => 8 + firstByte * 4;
   records.forEach((r, i) => {
     ids.write(r.id, i * 20, "hex");
     crcs.writeUInt32BE(r.crc >>> 0, i * 4);
     // 2 GiB and beyond would need the large-offset table; objects are limited far below that.
     if (r.offset >= 0x80000000) throw new Error("pack too large for its index");
     offsets.writeUInt32BE(r.offset, i * 4);
-    fanout[parseInt(r.id.slice(0, 2), 16)]++;
+    const slot = fanout(parseInt(r.id.slice(0, 2), 16));
+    head.writeUInt32BE(head.readUInt32BE(slot) + 1, slot);
   });
-  let total = 0;
-  for (let i = 0; i < 256; i++) {
-    total += fanout[i];
-    head.writeUInt32BE(total, 8 + i * 4);
+  for (let byte = 1; byte < 256; byte++) {
+    head.writeUInt32BE(head.readUInt32BE(fanout(byte - 1)) + head.readUInt32BE(fanout(byte)), fanout(byte));
   }
   const body = [head, ids, crcs, offsets, packSum];
   return Buffer.concat([...body, hashOf(body)]);

@@ -20,10 +20,10 @@ export function parseConfig(text: string): Sections {
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (!line || line.startsWith("#") || line.startsWith(";")) continue;
-    const header = /^\[([A-Za-z0-9.-]+)(?:\s+"(.*)")?\]$/.exec(line);
-    if (header) {
+    const [header, section = "", subsection] = /^\[([A-Za-z0-9.-]+)(?:\s+"(.*)")?\]$/.exec(line) ?? [];
+    if (header !== undefined) {
       const key =
-        header[2] !== undefined ? `[${header[1].toLowerCase()} "${header[2]}"]` : `[${header[1].toLowerCase()}]`;
+        subsection !== undefined ? `[${section.toLowerCase()} "${subsection}"]` : `[${section.toLowerCase()}]`;
       current = sections.get(key) ?? new Map();
       sections.set(key, current);
       continue;
@@ -64,5 +64,5 @@ export function quoteConfigValue(value: string): string {
 export function quotedConfigValue(text: string, section: string, key: string): string | undefined {
   const value = parseConfig(text).get(headerOf(section))?.get(key.toLowerCase())?.value;
   const quoted = value === undefined ? undefined : /^"((?:[^"\\]|\\["\\n])*)"$/.exec(value);
-  return quoted?.[1].replace(/\\(["\\n])/g, (_, c: string) => (c === "n" ? "\n" : c));
+  return quoted?.[1]?.replace(/\\(["\\n])/g, (_, c: string) => (c === "n" ? "\n" : c));
 }

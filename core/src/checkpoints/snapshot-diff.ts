@@ -1,5 +1,5 @@
 import * as fs from "node:fs/promises";
-import { splitNul, type ShadowGit } from "./git-process.js";
+import { GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { mapLimit, toAbsolute } from "./workspace-paths.js";
 
 export type FileStatus = "added" | "modified" | "deleted";
@@ -31,8 +31,11 @@ function parseRaw(out: string): RawEntry[] {
   const fields = splitNul(out);
   const entries: RawEntry[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    const [, , oldBlob, newBlob, letter] = fields[i].split(/\s+/);
-    const p = fields[i + 1];
+    // ":<old mode> <new mode> <old id> <new id> <letter>", then the path (both inside the loop's bound).
+    const [, , oldBlob, newBlob, letter] = fields[i]!.split(/\s+/);
+    const p = fields[i + 1]!;
+    if (oldBlob === undefined || newBlob === undefined)
+      throw new GitError("unexpected output of git diff", ["diff"], `${fields[i]} ${p}`, 1);
     const status: FileStatus = letter === "A" ? "added" : letter === "D" ? "deleted" : "modified";
     entries.push({
       path: p,
@@ -61,7 +64,7 @@ async function readBlobs(git: ShadowGit, ids: string[], limit: number): Promise<
   let pos = 0;
   while (pos < out.length) {
     const nl = out.indexOf(10, pos);
-    const [id, , sizeText] = out.subarray(pos, nl).toString("latin1").split(" ");
+    const [id = "", , sizeText] = out.subarray(pos, nl).toString("latin1").split(" ");
     const size = Number(sizeText);
     result.set(id, out.subarray(nl + 1, nl + 1 + size));
     pos = nl + 1 + size + 1;

@@ -88,8 +88,8 @@ export class SnapshotRestore {
       else plan.created.push(p);
     }
     const ids = [...new Set([...entries.values()].map((e) => e.id))];
-    const contents = await Promise.all(ids.map((id) => session.catBlob(id)));
-    ids.forEach((id, i) => plan.blobs.set(id, contents[i]));
+    const contents = await Promise.all(ids.map(async (id) => [id, await session.catBlob(id)] as const));
+    for (const [id, content] of contents) plan.blobs.set(id, content);
     return plan;
   }
 
@@ -160,8 +160,11 @@ export class SnapshotRestore {
     const entries: TreeEntries = new Map();
     const gone: string[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
-      const [, newMode, , newId, letter] = fields[i].slice(1).split(" ");
-      const p = fields[i + 1];
+      // ":<old mode> <new mode> <old id> <new id> <letter>", then the path (both inside the loop's bound).
+      const [, newMode, , newId, letter] = fields[i]!.slice(1).split(" ");
+      const p = fields[i + 1]!;
+      if (newMode === undefined || newId === undefined)
+        throw new GitError("unexpected output of git diff-tree", ["diff-tree"], `${fields[i]} ${p}`, 1);
       if (letter === "D") gone.push(p);
       else if (newMode !== "160000") entries.set(p, { mode: newMode, id: newId });
     }
@@ -193,11 +196,10 @@ export class SnapshotRestore {
     let pos = 0;
     while (pos < out.length) {
       const nl = out.indexOf(10, pos);
-      const header = out.subarray(pos, nl).toString("latin1").split(" ");
-      if (header[1] !== "blob")
-        throw new GitError("checkpoint objects are missing", ["cat-file"], `missing blob ${header[0]}`, 1);
-      const size = Number(header[2]);
-      result.set(header[0], out.subarray(nl + 1, nl + 1 + size));
+      const [id = "", type, sizeText] = out.subarray(pos, nl).toString("latin1").split(" ");
+      if (type !== "blob") throw new GitError("checkpoint objects are missing", ["cat-file"], `missing blob ${id}`, 1);
+      const size = Number(sizeText);
+      result.set(id, out.subarray(nl + 1, nl + 1 + size));
       pos = nl + 1 + size + 1;
     }
     return result;

@@ -276,7 +276,7 @@ export class SnapshotStager {
     const result: SkippedPath[] = [];
     for (let i = 0; i + 3 < fields.length; i += 4) {
       const [source, line, , p] = fields.slice(i, i + 4);
-      if (!source) continue;
+      if (!source || p === undefined) continue;
       result.push({ path: p.replace(/\/$/, ""), reason: reasonOfIgnoreSource(source, Number(line)) });
     }
     return result;

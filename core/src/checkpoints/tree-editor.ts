@@ -62,14 +62,15 @@ export class TreeEditor {
   apply(baseTree: string, changes: readonly PathChange[], batch: ObjectBatch): string {
     const root: FolderEdits = { files: new Map(), folders: new Map() };
     for (const change of changes) {
-      const parts = change.path.split("/");
+      const folders = change.path.split("/");
+      const name = folders.pop()!; // split gives at least one part
       let folder = root;
-      for (const part of parts.slice(0, -1)) {
+      for (const part of folders) {
         let next = folder.folders.get(part);
         if (!next) folder.folders.set(part, (next = { files: new Map(), folders: new Map() }));
         folder = next;
       }
-      folder.files.set(parts[parts.length - 1], change);
+      folder.files.set(name, change);
     }
     return this.edit(baseTree, root, batch) ?? this.putTree([], batch);
   }
@@ -79,17 +80,21 @@ export class TreeEditor {
    * TreeUnavailable when a tree on the way is neither remembered nor loose.
    */
   entryAt(treeId: string, repoPath: string): { mode: string; id: string } | undefined {
-    const parts = repoPath.split("/");
+    const folders = repoPath.split("/");
+    const fileName = folders.pop()!; // split gives at least one part
     let tree = treeId;
-    for (let i = 0; i < parts.length; i++) {
-      const name = Buffer.from(parts[i], "utf8");
-      const item = this.readTree(tree).find((t) => t.name.equals(name));
-      if (!item) return undefined;
-      if (i === parts.length - 1) return item.mode === TREE_MODE ? undefined : { mode: item.mode, id: item.id };
-      if (item.mode !== TREE_MODE) return undefined;
+    for (const folderName of folders) {
+      const item = this.itemNamed(tree, folderName);
+      if (item?.mode !== TREE_MODE) return undefined;
       tree = item.id;
     }
-    return undefined;
+    const item = this.itemNamed(tree, fileName);
+    return item && item.mode !== TREE_MODE ? { mode: item.mode, id: item.id } : undefined;
+  }
+
+  private itemNamed(treeId: string, name: string): TreeItem | undefined {
+    const bytes = Buffer.from(name, "utf8");
+    return this.readTree(treeId).find((t) => t.name.equals(bytes));
   }
 
   /** Writes one folder's new tree; undefined when it ends up empty (git stores no empty folders). */

@@ -23,10 +23,10 @@ export const MESSAGES = {
  * Returns the one root; throws `failed_precondition` with its sentence otherwise.
  */
 export function checkWorkspaceRoots(roots: readonly string[], homeDir: string): string {
-  const usable = roots.filter((r) => r.trim() !== "");
-  if (usable.length === 0) throw new DlineError("failed_precondition", MESSAGES.noWorkspace);
-  if (usable.length > 1) throw new DlineError("failed_precondition", MESSAGES.multiRoot);
-  const root = path.resolve(usable[0]);
+  const [only, another] = roots.filter((r) => r.trim() !== "");
+  if (only === undefined) throw new DlineError("failed_precondition", MESSAGES.noWorkspace);
+  if (another !== undefined) throw new DlineError("failed_precondition", MESSAGES.multiRoot);
+  const root = path.resolve(only);
   const home = path.resolve(homeDir);
   const protectedDirs: [string, string][] = [
     [home, "home"],

@@ -76,7 +76,7 @@ export async function statusBeforeInit(
   if (!(await engine.repo.exists())) return makeStatus("ready", MESSAGES.ready);
   const cps = taskId ? await engine.list(taskId).catch(() => []) : [];
   return makeStatus("ready", MESSAGES.ready, {
-    skipped: cps.length ? cps[cps.length - 1].skipped : [],
+    skipped: cps.at(-1)?.skipped ?? [],
     repositorySizeBytes: await engine.repo.objectBytes().catch(() => 0),
   });
 }

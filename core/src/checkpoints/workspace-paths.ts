@@ -43,10 +43,11 @@ export class NestedRepoDetector {
 
   /** The nested repository folder containing `repoPath`, or undefined. */
   async containing(repoPath: string): Promise<string | undefined> {
-    const parts = repoPath.split("/");
+    const folders = repoPath.split("/");
+    folders.pop(); // the file's own name
     let dir = "";
-    for (let i = 0; i < parts.length - 1; i++) {
-      dir = dir ? `${dir}/${parts[i]}` : parts[i];
+    for (const folder of folders) {
+      dir = dir ? `${dir}/${folder}` : folder;
       let hit = this.known.get(dir);
       if (!this.known.has(dir)) {
         const hasGit = await fs.lstat(path.join(toAbsolute(this.workspaceRoot, dir), ".git")).then(
@@ -63,10 +64,11 @@ export class NestedRepoDetector {
 
   /** `containing` with synchronous lstat calls (for long loops over many paths). */
   containingSync(repoPath: string): string | undefined {
-    const parts = repoPath.split("/");
+    const folders = repoPath.split("/");
+    folders.pop(); // the file's own name
     let dir = "";
-    for (let i = 0; i < parts.length - 1; i++) {
-      dir = dir ? `${dir}/${parts[i]}` : parts[i];
+    for (const folder of folders) {
+      dir = dir ? `${dir}/${folder}` : folder;
       if (!this.known.has(dir)) {
         const hasGit = lstatIfPresent(path.join(toAbsolute(this.workspaceRoot, dir), ".git")) !== undefined;
         this.known.set(dir, hasGit ? dir : undefined);
@@ -81,12 +83,10 @@ export class NestedRepoDetector {
 /** Runs `fn` over items with at most `limit` in flight. */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
-  let next = 0;
+  // One iterator shared by the workers: each takes the next item when it is free.
+  const queue = items.entries();
   const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
+    for (const [i, item] of queue) out[i] = await fn(item);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;

@@ -175,7 +175,8 @@ export class WorkspaceRegistry {
   private async latestSkips(entry: WorkspaceEntry, taskId?: string): Promise<SkippedPath[]> {
     if (taskId && entry.status.state === "ready") {
       const cps = await entry.engine.list(taskId).catch(() => []);
-      if (cps.length) return cps[cps.length - 1].skipped;
+      const latest = cps.at(-1);
+      if (latest) return latest.skipped;
     }
     return entry.status.skipped;
   }

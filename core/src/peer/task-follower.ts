@@ -18,7 +18,8 @@ export interface FollowDeps {
 /** How long a stream that changes source waits for the old source's last events. */
 const DRAIN_LIMIT_MS = 2000;
 /** Pauses between attempts while the source of a task's events cannot be read (grows to the last). */
-const RETRY_PAUSES_MS = [20, 50, 100, 250, 500, 1000];
+const LONGEST_RETRY_PAUSE_MS = 1000;
+const RETRY_PAUSES_MS = [20, 50, 100, 250, 500, LONGEST_RETRY_PAUSE_MS];
 
 /**
  * A task's events for a subscriber of this sidecar, wherever the task runs: from this sidecar's
@@ -103,7 +104,7 @@ export async function* followTask(
       });
     }
     if (yielded || changing) pauses = 0;
-    else await pause(RETRY_PAUSES_MS[Math.min(pauses++, RETRY_PAUSES_MS.length - 1)], signal);
+    else await pause(RETRY_PAUSES_MS[pauses++] ?? LONGEST_RETRY_PAUSE_MS, signal);
   }
 }
 

@@ -58,10 +58,10 @@ export function applyContextTrim(
   items: readonly ConversationItem[],
   trim: ContextTrimData | undefined,
 ): ConversationItem[] {
-  if (!trim || items.length === 0) return items.map((i) => ({ ...i, blocks: [...i.blocks] }));
+  const [first, ...rest] = items;
+  if (!trim || !first) return items.map((i) => ({ ...i, blocks: [...i.blocks] }));
   const elided = new Set(trim.elided);
   const shortened = new Set(trim.shortened);
-  const [first, ...rest] = items;
   const kept = rest.filter((i) => i.seq > trim.droppedThroughSeq);
   const out: ConversationItem[] = [{ ...first, blocks: [...first.blocks] }];
   if (kept.length < rest.length) {
@@ -160,7 +160,8 @@ export function planTrim(
 
   // Where the protected tail starts: the start of the last `keepGroups` assistant turns.
   const assistantIndexes = items.map((item, index) => (item.role === "assistant" ? index : -1)).filter((i) => i > 0);
-  const tailStart = assistantIndexes.length >= keepGroups ? assistantIndexes[assistantIndexes.length - keepGroups] : 1;
+  // With fewer assistant turns than that, the tail starts after the first message.
+  const tailStart = assistantIndexes[assistantIndexes.length - keepGroups] ?? 1;
   const tailSeq = items[Math.max(1, tailStart)]?.seq ?? Number.POSITIVE_INFINITY;
   const uses = toolUses(items);
   const inTail = (resultSeq: number) => resultSeq >= tailSeq;
@@ -195,11 +196,13 @@ export function planTrim(
   if (measure() <= limitChars) return result(droppedBefore);
 
   // 3. The oldest turns go, a whole turn at a time (a tool call with its results).
-  for (let i = 1; i < tailStart; i++) {
+  for (const [i, item] of items.entries()) {
+    if (i === 0) continue; // the task's first message stays
+    if (i >= tailStart) break;
     const next = items[i + 1];
     if (next && next.role !== "assistant") continue; // cut only before an assistant turn
-    if (items[i].seq <= trim.droppedThroughSeq) continue;
-    trim.droppedThroughSeq = items[i].seq;
+    if (item.seq <= trim.droppedThroughSeq) continue;
+    trim.droppedThroughSeq = item.seq;
     if (measure() <= targetChars) return result(droppedBefore);
   }
 

@@ -11,18 +11,17 @@ import type { LiveTask } from "./live-task.js";
 export function cutConversation(task: LiveTask, messageId: string, before: boolean): string {
   const messages = task.messages.list();
   const index = messageId ? messages.findIndex((m) => m.id === messageId) : messages.length > 0 ? 0 : -1;
-  if (index < 0) throw new DlineError("not_found", `Message ${messageId} is not part of task ${task.id}.`);
-  const keepUpTo = before ? index - 1 : index;
-  if (keepUpTo >= 0) task.messages.truncateAfter(messages[keepUpTo].id);
+  const anchor = messages[index];
+  if (!anchor) throw new DlineError("not_found", `Message ${messageId} is not part of task ${task.id}.`);
+  // Undefined when the cut is before the first message: nothing is kept.
+  const lastKept = messages[before ? index - 1 : index];
+  if (lastKept) task.messages.truncateAfter(lastKept.id);
   else task.messages.clear();
   const entries = task.journal.entries();
   const entryIndex = entries.findIndex((e) => {
     const ids = (JSON.parse(e.data) as { messageIds?: string[] }).messageIds;
-    return ids?.includes(messageId || messages[0]?.id) ?? false;
+    return ids?.includes(anchor.id) ?? false;
   });
-  if (entryIndex >= 0) {
-    const keepEntry = before ? entryIndex - 1 : entryIndex;
-    task.journal.truncateAfter(keepEntry >= 0 ? entries[keepEntry].seq : 0);
-  }
-  return keepUpTo >= 0 ? messages[keepUpTo].id : "";
+  if (entryIndex >= 0) task.journal.truncateAfter(entries[before ? entryIndex - 1 : entryIndex]?.seq ?? 0);
+  return lastKept?.id ?? "";
 }

@@ -55,15 +55,13 @@ export function conversationItems(entries: JournalEntryLike[]): ConversationItem
   let start = 0;
   let summary: string | undefined;
   let summarySeq = 0;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].kind === JOURNAL_KIND.compaction) {
-      const data = JSON.parse(entries[i].data) as CompactionData;
-      summary = data.summary;
-      summarySeq = entries[i].seq;
-      start = entries.findIndex((e) => e.seq > data.upToSeq && e.kind !== JOURNAL_KIND.compaction);
-      if (start < 0) start = entries.length;
-      break;
-    }
+  const compaction = entries.findLast((e) => e.kind === JOURNAL_KIND.compaction);
+  if (compaction) {
+    const data = JSON.parse(compaction.data) as CompactionData;
+    summary = data.summary;
+    summarySeq = compaction.seq;
+    start = entries.findIndex((e) => e.seq > data.upToSeq && e.kind !== JOURNAL_KIND.compaction);
+    if (start < 0) start = entries.length;
   }
   const items: ConversationItem[] = [];
   if (summary !== undefined) {
@@ -114,20 +112,14 @@ export function conversationItems(entries: JournalEntryLike[]): ConversationItem
 
 /** The latest context trim of the journal (after the latest compaction, if any). */
 export function latestContextTrim(entries: JournalEntryLike[]): ContextTrimData | undefined {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].kind === JOURNAL_KIND.contextTrim) return JSON.parse(entries[i].data) as ContextTrimData;
-    if (entries[i].kind === JOURNAL_KIND.compaction) return undefined;
-  }
-  return undefined;
+  const latest = entries.findLast((e) => e.kind === JOURNAL_KIND.contextTrim || e.kind === JOURNAL_KIND.compaction);
+  return latest?.kind === JOURNAL_KIND.contextTrim ? (JSON.parse(latest.data) as ContextTrimData) : undefined;
 }
 
 /** The tool format the task uses now: "xml" once it switched (or was set so), else native. */
 export function latestToolFormat(entries: JournalEntryLike[]): "native" | "xml" | undefined {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].kind === JOURNAL_KIND.toolFormat)
-      return (JSON.parse(entries[i].data) as { format: "native" | "xml" }).format;
-  }
-  return undefined;
+  const latest = entries.findLast((e) => e.kind === JOURNAL_KIND.toolFormat);
+  return latest && (JSON.parse(latest.data) as { format: "native" | "xml" }).format;
 }
 
 /** Items to messages: consecutive items of one role merge (both APIs want the roles to alternate). */
@@ -178,18 +170,22 @@ function legacyBlocks(content: unknown): ContentBlock[] {
  * these get an "interrupted" result so that the conversation stays valid for the model.
  */
 export function unansweredToolCalls(entries: JournalEntryLike[]): { id: string; name: string }[] {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i];
-    if (entry.kind === JOURNAL_KIND.toolResults || entry.kind === JOURNAL_KIND.user) return [];
-    if (entry.kind === JOURNAL_KIND.assistant) {
-      const data = JSON.parse(entry.data) as AssistantMessageData;
-      return data.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
-    }
-    if (entry.kind === LEGACY_CONVERSATION_KIND) {
-      const legacy = JSON.parse(entry.data) as { role: string; content: unknown };
-      if (legacy.role === "user") return [];
-      return legacyBlocks(legacy.content).flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
-    }
+  // The latest message of the conversation (markers carry none).
+  const entry = entries.findLast(
+    (e) =>
+      e.kind === JOURNAL_KIND.toolResults ||
+      e.kind === JOURNAL_KIND.user ||
+      e.kind === JOURNAL_KIND.assistant ||
+      e.kind === LEGACY_CONVERSATION_KIND,
+  );
+  if (entry?.kind === JOURNAL_KIND.assistant) {
+    const data = JSON.parse(entry.data) as AssistantMessageData;
+    return data.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
+  }
+  if (entry?.kind === LEGACY_CONVERSATION_KIND) {
+    const legacy = JSON.parse(entry.data) as { role: string; content: unknown };
+    if (legacy.role === "user") return [];
+    return legacyBlocks(legacy.content).flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
   }
   return [];
 }

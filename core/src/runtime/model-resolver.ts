@@ -37,7 +37,8 @@ export class ModelResolver {
     }
     if (!id && this.environment) id = this.environment.profile.id;
     const all = await this.profiles.list();
-    if (!id && all.length === 1) id = all[0].id;
+    const only = all.length === 1 ? all[0] : undefined;
+    if (!id && only) id = only.id;
     if (!id) {
       if (all.length === 0)
         throw new DlineError("failed_precondition", `No model is configured: ${SET_UP_A_MODEL}.`, {

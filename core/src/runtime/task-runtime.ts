@@ -103,7 +103,7 @@ export class TaskRuntime {
     const files = this.deps.layout.task(id);
     mkdirPrivate(files.dir);
     this.deps.ownership.claim(id);
-    const title = text.trim().split("\n")[0].slice(0, 200);
+    const title = (text.trim().split("\n", 1)[0] ?? "").slice(0, 200);
     // task_metadata.json lets the index be rebuilt from the folders if taskHistory.db is lost.
     new TaskJsonFiles(files).writeMetadata({ id, title, workspaceRoot, createdAt: Date.now(), source: "dline" });
     await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
@@ -299,12 +299,9 @@ export class TaskRuntime {
       try {
         let outcome = await loop.run(controller.signal);
         // Messages sent while the run was going start the next run at once.
-        while (
-          (outcome === "completed" || outcome === "idle") &&
-          task.kernel.inputQueue.length > 0 &&
-          !controller.signal.aborted
-        ) {
+        while ((outcome === "completed" || outcome === "idle") && !controller.signal.aborted) {
           const [next, ...rest] = task.kernel.inputQueue;
+          if (next === undefined) break;
           this.saveKernel(task, { inputQueue: rest });
           await loop.addUserMessage(next);
           outcome = await loop.run(controller.signal);
@@ -455,8 +452,9 @@ export class TaskRuntime {
     try {
       const files = this.deps.layout.task(taskId);
       const state = new StateFile<KernelState>(files.stateJson, files.stateJsonBak).read().value;
-      const seqs = [state?.lastSeq, state?.seqReserved].map((v) => BigInt(v ?? "0"));
-      return seqs[0] > seqs[1] ? seqs[0] : seqs[1];
+      const lastSeq = BigInt(state?.lastSeq ?? "0");
+      const reserved = BigInt(state?.seqReserved ?? "0");
+      return lastSeq > reserved ? lastSeq : reserved;
     } catch {
       return 0n;
     }

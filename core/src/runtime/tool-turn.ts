@@ -59,7 +59,7 @@ export interface ToolTurnHost {
 function summarize(tool: string, input: Record<string, unknown> | undefined): string {
   const target = input?.command ?? input?.path ?? input?.question ?? "";
   const text = typeof target === "string" ? target : JSON.stringify(target);
-  return `${tool}${text ? ` ${text.split("\n")[0].slice(0, 200)}` : ""}`;
+  return `${tool}${text ? ` ${(text.split("\n", 1)[0] ?? "").slice(0, 200)}` : ""}`;
 }
 
 interface AskInit {

@@ -336,10 +336,10 @@ export class TurnLoop {
     // The answer filled the context window: the next requests leave more room.
     if (answer.stopReason === "context_window_exceeded") this.context.leaveMoreRoom();
     const cut = answer.stopReason === "max_tokens" || answer.stopReason === "context_window_exceeded";
-    if (cut && toolCalls.length > 0) {
+    const last = toolCalls.at(-1);
+    if (cut && last) {
       // The answer stopped inside its last tool call: say so, and allow longer answers.
       const limit = maxTokens ?? this.outputLimit.reserve(maxTokens, this.context.contextWindow);
-      const last = toolCalls[toolCalls.length - 1];
       toolCalls = [
         ...toolCalls.slice(0, -1),
         {
