@@ -2,6 +2,7 @@
  * The script a scripted model server plays: one turn per request received, in order, whatever
  * the wire format of the request. A script is plain JSON so that a separate process can play it.
  */
+import { nth } from "../helpers/items.js";
 
 export interface ScriptToolCall {
   /** Defaults to toolu_<n> (Anthropic) / call_<n> (OpenAI). */
@@ -121,4 +122,9 @@ export interface RecordedRequest {
   promptTokens: number;
   /** The HTTP status the request was answered with (200 for streams). */
   status: number;
+}
+
+/** The request the model server recorded at `index`, or a failure: "expected a 2nd recorded request, got 1". */
+export function recorded(requests: readonly RecordedRequest[], index: number): RecordedRequest {
+  return nth(requests, index, "recorded request");
 }

@@ -10,6 +10,7 @@ import { errorBody, errorFrame, renderFrames } from "./frames.js";
 import type { ModelServerScript, RecordedRequest, ScriptTurn, WireFormat } from "./script.js";
 import { countRequestTokens, countTextTokens, cutAtTokens } from "./tokens.js";
 import { refuseInvalid, refuseOverflow, type Refusal } from "./validation.js";
+import { nth } from "../helpers/items.js";
 
 export interface ModelServer {
   /** Base URL: use it as Anthropic's base_url, and as the OpenAI base_url (with or without /v1). */
@@ -111,7 +112,7 @@ export async function startModelServer(script: ModelServerScript): Promise<Model
           return refuse({ status: 500, body: errorBody(format, 500, "the model server script has no turn left") });
         next = 0;
       }
-      turn = script.turns[next++];
+      turn = nth(script.turns, next++, "turn of the script");
     }
     const turnNumber = ++played;
     if (turn.firstByteDelayMs) await new Promise((r) => setTimeout(r, turn.firstByteDelayMs));
