@@ -6,6 +6,7 @@ import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { ProfileCatalogRepository, type ProfileRecord } from "../../core/src/storage/profile-catalog.js";
 import { createSettingsDomain } from "../../core/src/storage/settings-domain.js";
 import { corruptCopies, readJson, recordingLogger, tempLayout } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 function profile(id: string, extra: Partial<ProfileRecord> = {}): ProfileRecord {
   return {
@@ -78,7 +79,9 @@ describe("ProfileCatalogRepository", () => {
     expect(corruptCopies(layout.apiProfilesJson)).toHaveLength(1);
     await repo.upsert(profile("p1"));
     expect((await repo.list()).map((p) => p.id)).toEqual(["p1"]);
-    expect(fs.readFileSync(corruptCopies(layout.apiProfilesJson)[0], "utf8")).toBe('{"profiles": {"id": "x"}}');
+    expect(fs.readFileSync(nth(corruptCopies(layout.apiProfilesJson), 0, "corrupt copy"), "utf8")).toBe(
+      '{"profiles": {"id": "x"}}',
+    );
   });
 });
 

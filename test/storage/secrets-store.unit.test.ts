@@ -5,6 +5,7 @@ import { type DlineError } from "../../core/src/errors.js";
 import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { SecretsStore } from "../../core/src/storage/secrets-store.js";
 import { corruptCopies, modeOf, recordingLogger, tempLayout } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 const SECRET = "sk-test-9f8e7d6c5b4a-never-print-me";
 
@@ -70,7 +71,7 @@ describe("SecretsStore", () => {
     const err = (await secrets.set("p1", "api_key", "new").catch((e: unknown) => e)) as DlineError;
     expect(err.code).toBe("data_loss");
     expect(err.message).not.toContain(SECRET);
-    const [copy] = corruptCopies(layout.apiKeysJson);
+    const copy = nth(corruptCopies(layout.apiKeysJson), 0, "corrupt copy");
     expect(err.message).toContain(copy);
     expect(fs.readFileSync(copy, "utf8")).toContain(SECRET);
     expect(lines.join("")).not.toContain(SECRET);

@@ -5,6 +5,7 @@ import { DlineError } from "../../core/src/errors.js";
 import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { SettingsRepository } from "../../core/src/storage/settings-repository.js";
 import { corruptCopies, readJson, recordingLogger, tempLayout } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 function repoAt(file: string, locks?: FileLocks) {
   const { logger } = recordingLogger();
@@ -53,10 +54,10 @@ describe("SettingsRepository", () => {
     const copies = corruptCopies(file);
     expect(copies).toHaveLength(1);
     expect(err.message).toContain(copies[0]);
-    expect(fs.readFileSync(copies[0], "utf8")).toBe(original);
+    expect(fs.readFileSync(nth(copies, 0, "corrupt copy"), "utf8")).toBe(original);
     // The next write starts a new file; the user's bytes stay in the copy.
     expect((await repo.applyPatch({ mode: "act" })).revision).toBe(1);
-    expect(fs.readFileSync(copies[0], "utf8")).toBe(original);
+    expect(fs.readFileSync(nth(copies, 0, "corrupt copy"), "utf8")).toBe(original);
   });
 
   it("treats valid JSON that is not an object as malformed too", async () => {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SettingSource, SettingsScope, ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { makeTestRoots, startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { corruptCopies, modeOf, readJson } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 const running: RunningSidecar[] = [];
 afterEach(async () => {
@@ -98,8 +99,8 @@ describe("SettingsService over the sidecar", () => {
     const stateErr = await codeOf(s.clients.settings.importHostState({ host: "vscode", globalState: { a: 1 } }));
     expect(stateErr.code).toBe(Code.DataLoss);
     expect(stateErr.rawMessage).toContain(corruptCopies(stateFile)[0]);
-    expect(fs.readFileSync(corruptCopies(settingsFile)[0], "utf8")).toBe('{"mode": "pla');
-    expect(fs.readFileSync(corruptCopies(stateFile)[0], "utf8")).toBe("[1, 2");
+    expect(fs.readFileSync(nth(corruptCopies(settingsFile), 0, "corrupt copy"), "utf8")).toBe('{"mode": "pla');
+    expect(fs.readFileSync(nth(corruptCopies(stateFile), 0, "corrupt copy"), "utf8")).toBe("[1, 2");
   });
 
   it("answers data_loss for malformed settings, profiles and state files and keeps each aside", async () => {
@@ -137,7 +138,7 @@ describe("SettingsService over the sidecar", () => {
     for (const file of Object.values(files)) {
       const copies = corruptCopies(file);
       expect(copies, file).toHaveLength(1);
-      expect(fs.readFileSync(copies[0], "utf8")).toBe('{"truncated": tr');
+      expect(fs.readFileSync(nth(copies, 0, "corrupt copy"), "utf8")).toBe('{"truncated": tr');
     }
   });
 
@@ -232,15 +233,15 @@ describe("SettingsService over the sidecar", () => {
     expect(missing.rawMessage).not.toContain(secret);
     const listed = await s.clients.settings.listProfiles({});
     expect(listed.profiles).toHaveLength(1);
-    expect(listed.profiles[0].secretsSet).toEqual(["api_key", "org_token"]);
-    expect(listed.profiles[0].contextWindow).toBe(128000n);
+    expect(nth(listed.profiles, 0, "profile").secretsSet).toEqual(["api_key", "org_token"]);
+    expect(nth(listed.profiles, 0, "profile").contextWindow).toBe(128000n);
     const data = dataRoot(s);
     expect(modeOf(path.join(data, "secrets"))).toBe(0o700);
     expect(modeOf(path.join(data, "secrets", "api_keys.json"))).toBe(0o600);
     expect(modeOf(path.join(data, "secrets", "provider_secrets.json"))).toBe(0o600);
     expect(modeOf(path.join(data, "secrets.json"))).toBe(0o600);
     await s.clients.settings.clearSecret({ profileId: id, name: "org_token" });
-    expect((await s.clients.settings.listProfiles({})).profiles[0].secretsSet).toEqual(["api_key"]);
+    expect(nth((await s.clients.settings.listProfiles({})).profiles, 0, "profile").secretsSet).toEqual(["api_key"]);
     // Everything a client can read back, in JSON form.
     const everything = JSON.stringify(
       [await s.clients.settings.listProfiles({}), await s.clients.settings.getSettings({ scope: GLOBAL })],
@@ -308,7 +309,7 @@ describe("SettingsService over the sidecar", () => {
     const workspacesDir = path.join(dataRoot(s), "workspaces");
     // The sidecar's inotify watches on the workspace's folder, as the kernel lists them.
     const watchesOfWorkspace = () => {
-      const [hash] = fs.readdirSync(workspacesDir);
+      const hash = nth(fs.readdirSync(workspacesDir), 0, "workspace folder");
       const ino = `ino:${fs.statSync(path.join(workspacesDir, hash)).ino.toString(16)} `;
       return fs
         .readdirSync(`/proc/${pid}/fdinfo`)

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "../../core/src/logging/logger.js";
 import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { SettingsRepository, type SettingsSnapshot } from "../../core/src/storage/settings-repository.js";
 import { corruptCopies, readJson, tempLayout } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 /**
  * How long a test waits for a watch notification before failing. Notifications arrive within
@@ -369,7 +370,7 @@ describe("a hand edit seen by the watch", () => {
     expect(await line("malformed settings file kept aside")).toMatchObject({ level: "error", file });
     const copies = corruptCopies(file);
     expect(copies).toHaveLength(1);
-    expect(fs.readFileSync(copies[0], "utf8")).toBe(broken);
+    expect(fs.readFileSync(nth(copies, 0, "corrupt copy"), "utf8")).toBe(broken);
     expect(rec.revisions()).toEqual([1]);
     repo.close();
   });

@@ -5,6 +5,7 @@ import { DlineError } from "../../core/src/errors.js";
 import { FileLocks } from "../../core/src/storage/file-lock.js";
 import { StateStore } from "../../core/src/storage/state-store.js";
 import { corruptCopies, readJson, recordingLogger, tempLayout } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 function storeAt(file: string, debounceMs = 200) {
   const { logger } = recordingLogger();
@@ -69,7 +70,7 @@ describe("StateStore", () => {
     const store = storeAt(layout.globalStateJson);
     const err = await store.load().catch((e: unknown) => e);
     expect((err as DlineError).code).toBe("data_loss");
-    const [copy] = corruptCopies(layout.globalStateJson);
+    const copy = nth(corruptCopies(layout.globalStateJson), 0, "corrupt copy");
     expect((err as Error).message).toContain(copy);
     expect(fs.readFileSync(copy, "utf8")).toBe('{"lastShownAnnouncement": "3.');
   });
