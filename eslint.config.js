@@ -81,7 +81,7 @@ export default tseslint.config(
   {
     // These folders are typechecked with noUncheckedIndexedAccess (tsconfig.indexed.json): the
     // type-aware rules read the same types.
-    files: ["core/src/**/*.ts", "adapters/cli/src/**/*.ts"],
+    files: ["core/src/**/*.ts", "adapters/cli/src/**/*.ts", "bench/**/*.ts"],
     languageOptions: {
       parserOptions: {
         projectService: false,

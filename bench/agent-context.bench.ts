@@ -146,10 +146,10 @@ function naive(window: number, systemTokens: number): { requests: number; prompt
   });
   let prompt = systemTokens;
   let total = 0;
-  for (let i = 0; i < reads.length; i++) {
+  for (const [i, read] of reads.entries()) {
     total += prompt;
     if (prompt + 8192 > window) return { requests: i + 1, promptTokens: total, answered: i };
-    prompt += reads[i] + 60;
+    prompt += read + 60;
   }
   return { requests: reads.length, promptTokens: total, answered: reads.length };
 }

@@ -20,7 +20,8 @@ import { silentLogger } from "../core/src/logging/logger.js";
 import { InstanceLayout } from "../core/src/storage/instance-layout.js";
 import { fmtMs, median, ratio, report } from "./helpers.js";
 
-const sizes = [2_000, 20_000, ...(process.env.BENCH_CHECKPOINTS_QUICK ? [] : [100_000])];
+const smallestSize = 2_000;
+const sizes = [smallestSize, 20_000, ...(process.env.BENCH_CHECKPOINTS_QUICK ? [] : [100_000])];
 
 function makeTree(root: string, files: number): void {
   for (let i = 0; i < files; i++) {
@@ -243,6 +244,7 @@ for (const n of sizes) {
   // Restore of those 3 files (the task recorded them), vs the peer's `git checkout <commit> -- paths`.
   const cps = await manager.list("bench");
   const target = cps[3];
+  if (!target) throw new Error(`expected at least 4 checkpoints, found ${cps.length}`);
   const restores: number[] = [];
   const peerRestores: number[] = [];
   for (let r = 0; r < 7; r++) {
@@ -348,7 +350,7 @@ for (const n of sizes) {
 
 // The scaling curve: each cost at n files against the same cost at 2,000 files (flat = 1x).
 console.log("\n--- scaling from 2,000 files");
-const first = curve.get(sizes[0])!;
+const first = curve.get(smallestSize)!;
 for (const n of sizes.slice(1)) {
   const f = curve.get(n)!;
   const at = `@${n / 1000}k vs @2k`;

@@ -71,7 +71,7 @@ function arrivals(clients: DlineClients, taskId: string, onFirst: () => void): P
       const e = res.event!.event;
       const text =
         e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? (e.value.message?.text ?? "") : "";
-      for (const m of text.matchAll(/<(\d+)>/g)) if (!seen.has(m[1])) seen.set(m[1], now);
+      for (const [, n] of text.matchAll(/<(\d+)>/g)) if (n !== undefined && !seen.has(n)) seen.set(n, now);
       if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
     }
     return seen;

@@ -3,7 +3,8 @@ import * as fs from "node:fs";
 /** Small statistics helpers shared by the benchmarks. */
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  // No samples have no percentile.
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
 export function median(samples: number[]): number {

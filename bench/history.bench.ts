@@ -126,7 +126,8 @@ async function historyAtSize(n: number, label: string): Promise<Record<string, n
     );
     const rawFavorites = raw.prepare(`SELECT ${HISTORY_COLUMNS} FROM tasks t WHERE t.favorite = 1 ${order}`);
     const firstPage = history.list({ pageSize: 50 });
-    const last = firstPage.tasks[firstPage.tasks.length - 1];
+    const last = firstPage.tasks.at(-1);
+    if (!last) throw new Error("the first page of the history is empty");
     const cases: [string, () => unknown, () => unknown, string][] = [
       ["first page (50)", () => history.list({ pageSize: 50 }), () => rawFirst.all(), "< 5 ms"],
       [
@@ -320,7 +321,8 @@ try {
   const largest = Math.max(...sizes);
   if (largest > smallest) {
     for (const [name, v] of Object.entries(curve.get(largest)!)) {
-      const b = curve.get(smallest)![name];
+      const b = curve.get(smallest)?.[name];
+      if (b === undefined) continue;
       report(
         `history ${label(largest)} vs ${label(smallest)}: ${name}`,
         fmtMs(v),

@@ -72,7 +72,7 @@ for (const [label, source] of [
     let t = performance.now();
     const result = await searchFilesTool.execute({ path: ".", regex: source }, ctx);
     tool.push(performance.now() - t);
-    toolFound = result.content.split("\n")[0];
+    toolFound = result.content.split("\n", 1)[0] ?? "";
     t = performance.now();
     inlineFound = await mainThreadSearch(source);
     inline.push(performance.now() - t);

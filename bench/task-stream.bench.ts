@@ -119,7 +119,7 @@ async function chunkLatency(chunks: number): Promise<number[]> {
     const text =
       e.case === "messageDelta" ? e.value.text : e.case === "messageAdded" ? (e.value.message?.text ?? "") : "";
     const now = process.hrtime.bigint();
-    for (const m of text.matchAll(/<(\d+)>/g)) samples.push(Number(now - BigInt(m[1])) / 1e6);
+    for (const [, sent] of text.matchAll(/<(\d+)>/g)) if (sent) samples.push(Number(now - BigInt(sent)) / 1e6);
     if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
   }
   await s.stop();
