@@ -13,6 +13,7 @@ import {
   assertBinaryBuilt,
   type RunningSidecar,
 } from "../helpers/sidecar.js";
+import { nth } from "../helpers/items.js";
 
 const run = promisify(execFile);
 const running: RunningSidecar[] = [];
@@ -161,7 +162,7 @@ describe("sidecar lifecycle", () => {
     const entries = fs.readdirSync(nativeDir);
     expect(entries).toHaveLength(1);
     // Only the final file remains: no half-written temp files.
-    expect(fs.readdirSync(path.join(nativeDir, entries[0]))).toEqual(["better_sqlite3.node"]);
+    expect(fs.readdirSync(path.join(nativeDir, nth(entries, 0, "entry")))).toEqual(["better_sqlite3.node"]);
   });
 
   it("listens on a Unix socket created 0600", async () => {

@@ -3,6 +3,7 @@ import * as net from "node:net";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { HeaderMap } from "../../core/src/server/header-map.js";
+import { nth } from "../helpers/items.js";
 
 /** Applies the same operations to a HeaderMap and to Node's Headers and returns both views. */
 function both(ops: (h: Headers) => void): { ours: [string, string][]; node: [string, string][] } {
@@ -34,7 +35,7 @@ async function rawRequest(head: string): Promise<{ status: string; rawHeaders?: 
     socket.on("data", (d) => (answer += String(d)));
     socket.end(`${head}\r\n\r\n`);
     await new Promise((resolve) => socket.on("close", resolve));
-    return { status: answer.split("\r\n", 1)[0], rawHeaders };
+    return { status: nth(answer.split("\r\n", 1), 0, "line"), rawHeaders };
   } finally {
     server.close();
   }
@@ -100,7 +101,7 @@ describe("HeaderMap (the Fetch standard's Headers for the server's unary calls)"
       ["x-ok", "a\r\nInjected: 1"],
       ["x-ok", "nul\0"],
       ["héader", "v"],
-    ]) {
+    ] as const) {
       expect(() => new Headers().append(name, value), `${name}: ${value}`).toThrow(TypeError);
       expect(() => new HeaderMap().append(name, value), `${name}: ${value}`).toThrow(TypeError);
     }
@@ -114,7 +115,8 @@ describe("HeaderMap (the Fetch standard's Headers for the server's unary calls)"
     expect(status).toBe("HTTP/1.1 200 OK");
     const ours = HeaderMap.fromRaw(rawHeaders!);
     const node = new Headers();
-    for (let i = 0; i < rawHeaders!.length; i += 2) node.append(rawHeaders![i], rawHeaders![i + 1]);
+    for (let i = 0; i < rawHeaders!.length; i += 2)
+      node.append(nth(rawHeaders!, i, "raw header name"), nth(rawHeaders!, i + 1, "raw header value"));
     expect([...ours]).toEqual([...node]);
     expect(forEachOf(ours)).toEqual(forEachOf(node));
     expect(ours.getSetCookie()).toEqual(node.getSetCookie());
