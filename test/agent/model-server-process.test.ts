@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { collect, makeProvider, simpleRequest, textOf } from "./provider-helpers.js";
+import { recorded } from "../model-server/script.js";
 
 let server: ModelServerProcess | undefined;
 afterEach(async () => {
@@ -28,10 +29,10 @@ describe("the scripted model server as a separate process", () => {
       ["openai", "/v1/chat/completions"],
       ["openai", "/v1/chat/completions"],
     ]);
-    expect(requests[0].body.messages).toEqual([
+    expect(recorded(requests, 0).body.messages).toEqual([
       { role: "user", content: [{ type: "text", text: "hello", cache_control: { type: "ephemeral" } }] },
     ]);
-    expect(requests[2].body.messages[1]).toEqual({ role: "user", content: "hello" });
+    expect(recorded(requests, 2).body.messages[1]).toEqual({ role: "user", content: "hello" });
   });
 
   it("exits when its stdin closes", async () => {

@@ -6,6 +6,7 @@ import type {
   ModelStreamEvent,
   ProviderConfig,
 } from "../../core/src/agent/providers/types.js";
+import { lastOf } from "../helpers/items.js";
 
 export const formats = ["anthropic", "openai"] as const;
 export type Format = (typeof formats)[number];
@@ -48,5 +49,5 @@ export function textOf(events: ModelStreamEvent[]): string {
 }
 
 export function last(events: ModelStreamEvent[]): ModelStreamEvent {
-  return events[events.length - 1];
+  return lastOf(events, "stream event");
 }

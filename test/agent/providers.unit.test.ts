@@ -3,6 +3,8 @@ import { startModelServer, type ModelServer } from "../model-server/server.js";
 import type { ModelServerScript } from "../model-server/script.js";
 import { ModelError } from "../../core/src/agent/providers/errors.js";
 import { collect, formats, last, makeProvider, simpleRequest, testKey, textOf } from "./provider-helpers.js";
+import { nth } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {
@@ -53,8 +55,13 @@ describe.each(formats)("%s provider against the scripted model server", (format)
     expect(deltas.length).toBeGreaterThan(4);
     const ends = events.filter((e) => e.type === "tool_call_end");
     expect(ends).toHaveLength(2);
-    expect(ends[0].type === "tool_call_end" && ends[0].input).toEqual({ path: "src/ä/main.ts" });
-    expect(ends[1].type === "tool_call_end" && ends[1].input).toEqual({ path: ".", recursive: true });
+    expect(nth(ends, 0, "tool call end").type === "tool_call_end" && nth(ends, 0, "tool call end").input).toEqual({
+      path: "src/ä/main.ts",
+    });
+    expect(nth(ends, 1, "tool call end").type === "tool_call_end" && nth(ends, 1, "tool call end").input).toEqual({
+      path: ".",
+      recursive: true,
+    });
     // ids pair starts with ends
     expect(ends.map((e) => e.type === "tool_call_end" && e.id)).toEqual(
       starts.map((e) => e.type === "tool_call_start" && e.id),
@@ -72,7 +79,7 @@ describe.each(formats)("%s provider against the scripted model server", (format)
       reason: "tool_use",
       rawReason: format === "anthropic" ? "tool_use" : "tool_calls",
     });
-    expect(events[events.length - 2].type).toBe("usage");
+    expect(nth(events, events.length - 2, "event").type).toBe("usage");
   });
 
   it("sends the conversation, tools and headers in the wire format", async () => {
@@ -94,7 +101,7 @@ describe.each(formats)("%s provider against the scripted model server", (format)
       }),
     );
     expect(s.requests).toHaveLength(1);
-    const req = s.requests[0];
+    const req = recorded(s.requests, 0);
     expect(req.body.stream).toBe(true);
     expect(req.body.model).toBe("test-model");
     if (format === "anthropic") {
@@ -144,7 +151,7 @@ describe.each(formats)("%s provider against the scripted model server", (format)
     expect(s.requests).toHaveLength(3);
     const retries = events.filter((e) => e.type === "retry");
     expect(retries).toHaveLength(2);
-    expect(retries[0].type === "retry" && retries[0].delayMs).toBeGreaterThanOrEqual(200);
+    expect(nth(retries, 0, "retry").type === "retry" && nth(retries, 0, "retry").delayMs).toBeGreaterThanOrEqual(200);
     expect(textOf(events)).toBe("finally");
     expect(last(events).type).toBe("stop");
   });

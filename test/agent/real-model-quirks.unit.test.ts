@@ -11,6 +11,7 @@ import type { ModelRequest, ModelStreamEvent, ThinkingBlock } from "../../core/s
 import { startModelServer, type ModelServer } from "../model-server/server.js";
 import type { ModelServerScript } from "../model-server/script.js";
 import { collect, formats, last, makeProvider, simpleRequest, textOf } from "./provider-helpers.js";
+import { recorded } from "../model-server/script.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {
@@ -95,7 +96,7 @@ describe("answers cut at the output limit", () => {
       const end = events.find((e) => e.type === "tool_call_end");
       expect(end?.type === "tool_call_end" && end.input).toBeUndefined();
       expect(last(events)).toMatchObject({ type: "stop", reason: "max_tokens" });
-      const sent = s.requests[0].body;
+      const sent = recorded(s.requests, 0).body;
       expect(format === "anthropic" ? sent.max_tokens : sent.max_tokens).toBe(200);
     },
   );
@@ -129,9 +130,9 @@ describe("Anthropic extended thinking", () => {
     });
     const provider = makeProvider("anthropic", s.url, { thinkingBudgetTokens: 8000 });
     const first = await collect(provider.stream(request));
-    expect(s.requests[0].body.thinking).toEqual({ type: "enabled", budget_tokens: 8000 });
-    expect(s.requests[0].body.max_tokens).toBeGreaterThan(8000);
-    expect(s.requests[0].body.temperature).toBeUndefined();
+    expect(recorded(s.requests, 0).body.thinking).toEqual({ type: "enabled", budget_tokens: 8000 });
+    expect(recorded(s.requests, 0).body.max_tokens).toBeGreaterThan(8000);
+    expect(recorded(s.requests, 0).body.temperature).toBeUndefined();
     const reasoning = first
       .filter((e) => e.type === "reasoning_delta")
       .map((e) => (e.type === "reasoning_delta" ? e.text : ""))
@@ -159,8 +160,8 @@ describe("Anthropic extended thinking", () => {
         ],
       }),
     );
-    expect(s.requests[1].status).toBe(200);
-    expect(s.requests[1].body.messages[1].content[0]).toEqual({
+    expect(recorded(s.requests, 1).status).toBe(200);
+    expect(recorded(s.requests, 1).body.messages[1].content[0]).toEqual({
       type: "thinking",
       thinking: "The file is needed first.",
       signature: thinking.signature,
@@ -210,7 +211,7 @@ describe("DeepSeek's thinking mode and OpenAI-style reasoning effort", () => {
     });
     const provider = makeProvider("openai", s.url, { reasoningEffort: "high" });
     const first = await collect(provider.stream(simpleRequest));
-    expect(s.requests[0].body.reasoning_effort).toBe("high");
+    expect(recorded(s.requests, 0).body.reasoning_effort).toBe("high");
     const block = first.find((e) => e.type === "reasoning_end");
     expect(block).toMatchObject({ block: { text: "Let me look at a.txt.", wire: "reasoning_content" } });
     const second = await collect(
@@ -229,8 +230,8 @@ describe("DeepSeek's thinking mode and OpenAI-style reasoning effort", () => {
         ],
       }),
     );
-    expect(s.requests[1].status).toBe(200);
-    expect(s.requests[1].body.messages[2]).toMatchObject({
+    expect(recorded(s.requests, 1).status).toBe(200);
+    expect(recorded(s.requests, 1).body.messages[2]).toMatchObject({
       role: "assistant",
       reasoning_content: "Let me look at a.txt.",
     });

@@ -6,6 +6,7 @@ import { computeCostUsd } from "../../core/src/agent/providers/cost.js";
 import { createModelProvider } from "../../core/src/agent/providers/create-provider.js";
 import { startModelServer, type ModelServer } from "../model-server/server.js";
 import { collect, makeProvider, simpleRequest } from "./provider-helpers.js";
+import { lastOf } from "../helpers/items.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {
@@ -45,7 +46,7 @@ describe("retry-after beyond the policy", () => {
   it("returns the rate-limit error instead of waiting minutes", async () => {
     server = await startModelServer({ turns: [{ status: 429, retryAfter: "3600" }, { text: "never" }] });
     const events = await collect(makeProvider("openai", server.url).stream(simpleRequest));
-    const end = events[events.length - 1];
+    const end = lastOf(events, "event");
     expect(end.type === "error" && end.error.kind).toBe("rate_limited");
     expect(end.type === "error" && end.error.details.retryAfterMs).toBe(3_600_000);
     expect(server.requests).toHaveLength(1);
@@ -97,7 +98,7 @@ describe("a caller that stops early", () => {
     expect(server.disconnects).toBe(1);
     // The same provider keeps working afterwards.
     const events = await collect(provider.stream(simpleRequest));
-    expect(events[events.length - 1].type).toBe("stop");
+    expect(lastOf(events, "event").type).toBe("stop");
   });
 });
 
