@@ -16,6 +16,8 @@ import {
   writeLegacyTask,
   writeSession,
 } from "./fixtures.js";
+import { nth } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const { testRoots, sidecar, onCleanup } = scopedSidecars();
 
@@ -40,13 +42,13 @@ describe("continuing an imported task", () => {
     });
     onCleanup(() => server.stop());
     const res = await s.clients.imports.importCline({ sourceKeys: ["session:1717000000000_ccccc"] });
-    expect(res.results[0].outcome).toBe("imported");
-    const taskId = res.results[0].taskId;
+    expect(nth(res.results, 0, "result").outcome).toBe("imported");
+    const taskId = nth(res.results, 0, "result").taskId;
     await s.clients.tasks.sendMessage({ taskId, text: "Now add a licence" });
     await followUntilDone(s.clients, taskId);
     const requests = await server.requests();
     expect(requests).toHaveLength(1);
-    const body = JSON.stringify(requests[0].body);
+    const body = JSON.stringify(recorded(requests, 0).body);
     for (const expected of [
       "Add a README",
       "I will write the README.",
@@ -84,8 +86,8 @@ describe("continuing an imported task", () => {
     onCleanup(() => server.stop());
     await setAutoApproval(clients, { readFiles: true, editFiles: true });
     const res = await clients.imports.importCline({ sourceKeys: ["legacy:6001"] });
-    expect(res.results[0].outcome).toBe("imported");
-    const taskId = res.results[0].taskId;
+    expect(nth(res.results, 0, "result").outcome).toBe("imported");
+    const taskId = nth(res.results, 0, "result").taskId;
     expect((await clients.tasks.getTask({ taskId })).task?.workspaceRoot).toBe("");
 
     // Without a workspace: refused with failed_precondition, before any model call.
@@ -108,7 +110,7 @@ describe("continuing an imported task", () => {
     await followUntilDone(clients, taskId);
     expect(fs.readFileSync(path.join(workspace, "NOTES.md"), "utf8")).toBe("lexer notes\n");
     expect(fs.readdirSync(sidecarCwd)).toEqual([]);
-    const body = JSON.stringify((await server.requests())[0].body);
+    const body = JSON.stringify(recorded(await server.requests(), 0).body);
     for (const expected of [
       "Explain the parser",
       "I will read the file.",
@@ -130,7 +132,7 @@ describe("continuing an imported task", () => {
     writeLegacyTask(clineHomeData(roots.home), "6101", { task: "From my laptop", cwd: "/Users/someone/projects/app" });
     const s = await sidecar(roots);
     const res = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    const taskId = res.results[0].taskId;
+    const taskId = nth(res.results, 0, "result").taskId;
     expect((await s.clients.tasks.getTask({ taskId })).task?.workspaceRoot).toBe("/Users/someone/projects/app");
     const refused = await rejection(s.clients.tasks.resume({ taskId }));
     expect(refused.code).toBe(Code.FailedPrecondition);
@@ -169,12 +171,14 @@ describe("continuing an imported task", () => {
     });
     onCleanup(() => server.stop());
     const res = await s.clients.imports.importCline({ all: true });
-    expect(res.results[0].outcome).toBe("imported");
-    expect(res.results[0].notCarriedOver.join("\n")).toMatch(/4400 earlier message\(s\) Cline had already removed/);
-    const taskId = res.results[0].taskId;
+    expect(nth(res.results, 0, "result").outcome).toBe("imported");
+    expect(nth(res.results, 0, "result").notCarriedOver.join("\n")).toMatch(
+      /4400 earlier message\(s\) Cline had already removed/,
+    );
+    const taskId = nth(res.results, 0, "result").taskId;
     await s.clients.tasks.sendMessage({ taskId, text: "Go on" });
     await followUntilDone(s.clients, taskId);
-    const body = JSON.stringify((await server.requests())[0].body);
+    const body = JSON.stringify(recorded(await server.requests(), 0).body);
     expect(body).toContain("user message 0:");
     expect(body).toContain("[NOTE] Some previous conversation history");
     expect(body).not.toContain("assistant message 1:");

@@ -24,6 +24,7 @@ import {
   writeMigratedSession,
   writeSession,
 } from "./fixtures.js";
+import { nth } from "../helpers/items.js";
 
 const temps: string[] = [];
 afterEach(() => {
@@ -73,11 +74,11 @@ describe("Cline roots", () => {
     expect(linux.sessionsDir).toBe("/h/.cline/data/sessions");
     expect(linux.chatWorkspaceDir).toBe("/h/.cline/data/workspaces/chat");
     const mac = resolveClineRoots({ HOME: "/Users/u" }, "darwin");
-    expect(mac.legacyRoots[0].dir).toBe(
+    expect(nth(mac.legacyRoots, 0, "legacy root").dir).toBe(
       "/Users/u/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev",
     );
     const win = resolveClineRoots({ USERPROFILE: "C:\\Users\\u", APPDATA: "C:\\Users\\u\\AppData\\Roaming" }, "win32");
-    expect(win.legacyRoots[1].dir).toBe(
+    expect(nth(win.legacyRoots, 1, "legacy root").dir).toBe(
       "C:\\Users\\u\\AppData\\Roaming\\Code - Insiders\\User\\globalStorage\\saoudrizwan.claude-dev",
     );
     expect(win.dataDir).toBe("C:\\Users\\u\\.cline\\data");

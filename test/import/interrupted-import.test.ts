@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import type { TestRoots } from "../helpers/sidecar.js";
 import { clineHomeData, vscodeGlobalStorage, writeLegacyTask } from "./fixtures.js";
+import { nth } from "../helpers/items.js";
 
 const { testRoots, sidecar } = scopedSidecars();
 
@@ -62,7 +63,7 @@ describe("a Cline import interrupted at any point", () => {
     expect(res.results.map((r) => [r.sourceKey, r.outcome, r.error])).toEqual([["legacy:8001", "imported", ""]]);
     const view = await s.clients.tasks.getTask({ taskId: "cline-8001" });
     expect(view.messages).toHaveLength(50);
-    expect(view.messages[0].text).toBe("Left over");
+    expect(nth(view.messages, 0, "message").text).toBe("Left over");
     expect(
       query(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests WHERE fingerprint = 'stale'"),
     ).toEqual([{ n: 0 }]);
@@ -96,7 +97,7 @@ describe("a Cline import interrupted at any point", () => {
     const roots = testRoots("dline-import-images-");
     writeLegacyTask(clineHomeData(roots.home), "8101", { task: "Images", padTo: 30 });
     const s = await sidecar(roots);
-    expect((await s.clients.imports.importCline({ all: true })).results[0].outcome).toBe("imported");
+    expect(nth((await s.clients.imports.importCline({ all: true })).results, 0, "result").outcome).toBe("imported");
     await s.stop();
     const dir = path.join(roots.docsDir, "tasks", "cline-8101");
     for (const name of ["messages.db", "journal.db", "metrics.db"]) {

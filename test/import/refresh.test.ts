@@ -18,6 +18,7 @@ import {
   writeMigratedSession,
   writeSession,
 } from "./fixtures.js";
+import { nth } from "../helpers/items.js";
 
 const { testRoots, sidecar, onCleanup } = scopedSidecars();
 
@@ -80,7 +81,7 @@ describe("importing again", () => {
     );
     const listed = (await s.clients.history.listTasks({})).tasks;
     expect(listed).toHaveLength(1);
-    const [task] = listed;
+    const task = nth(listed, 0, "listed task");
     expect(task.cost.toFixed(4)).toBe("0.1289");
     expect(task.workspaceRoot).toBe(workspace);
     const dir = path.join(roots.docsDir, "tasks", task.id);
@@ -141,26 +142,27 @@ describe("importing again", () => {
     writeSession(sessions, id, { cwd: "/home/me/app" });
     const s = await sidecar(roots);
     const first = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect(first.results[0].outcome).toBe("imported");
-    const taskId = first.results[0].taskId;
-    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe(
-      "already_imported",
-    );
+    expect(nth(first.results, 0, "result").outcome).toBe("imported");
+    const taskId = nth(first.results, 0, "result").taskId;
+    expect(
+      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "result")
+        .outcome,
+    ).toBe("already_imported");
 
     sessionGoesOn(sessions, id, [...sessionMessages(), ...more(1), ...more(2)], T0 + 90_000);
     const dry = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true, dryRun: true }));
-    expect([dry.results[0].outcome, dry.results[0].detail]).toEqual([
+    expect([nth(dry.results, 0, "result").outcome, nth(dry.results, 0, "result").detail]).toEqual([
       "would_refresh",
       "changed in Cline since the import",
     ]);
     expect((await s.clients.tasks.getTask({ taskId })).messages).toHaveLength(4);
 
     const second = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect([second.results[0].outcome, second.results[0].taskId, second.results[0].detail]).toEqual([
-      "refreshed",
-      taskId,
-      "changed in Cline since the import",
-    ]);
+    expect([
+      nth(second.results, 0, "result").outcome,
+      nth(second.results, 0, "result").taskId,
+      nth(second.results, 0, "result").detail,
+    ]).toEqual(["refreshed", taskId, "changed in Cline since the import"]);
     const view = await s.clients.tasks.getTask({ taskId });
     expect(view.messages.map((m) => m.text).slice(-4)).toEqual([
       "Follow-up 1",
@@ -173,9 +175,10 @@ describe("importing again", () => {
     expect(rows(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 4 }]);
     expect(rows(path.join(dir, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 9 }]);
     expect((await s.clients.history.listTasks({})).tasks).toHaveLength(1);
-    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe(
-      "already_imported",
-    );
+    expect(
+      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "result")
+        .outcome,
+    ).toBe("already_imported");
   });
 
   it("leaves an imported task that was continued in Dline as it is when its source changes, and says why", async () => {
@@ -189,7 +192,7 @@ describe("importing again", () => {
       turns: [{ text: "Done in Dline.", toolCalls: [{ name: "attempt_completion", input: { result: "ok" } }] }],
     });
     onCleanup(() => server.stop());
-    const taskId = (await s.clients.imports.importCline({ all: true })).results[0].taskId;
+    const taskId = nth((await s.clients.imports.importCline({ all: true })).results, 0, "result").taskId;
     await s.clients.tasks.sendMessage({ taskId, text: "Continue here" });
     await followUntilDone(s.clients, taskId);
     const before = (await s.clients.tasks.getTask({ taskId })).messages.map((m) => m.text);
@@ -198,8 +201,8 @@ describe("importing again", () => {
     sessionGoesOn(sessions, id, [...sessionMessages(), ...more(1)], T0 + 90_000);
     const clineBefore = snapshotTree(roots.home);
     const res = await s.clients.imports.importCline({ all: true });
-    expect(res.results[0].outcome).toBe("skipped");
-    expect(res.results[0].error).toMatch(
+    expect(nth(res.results, 0, "result").outcome).toBe("skipped");
+    expect(nth(res.results, 0, "result").error).toMatch(
       /changed in Cline since the import, but .* was continued or rewound in Dline: not refreshed, nothing overwritten/,
     );
     expect((await s.clients.tasks.getTask({ taskId })).messages.map((m) => m.text)).toEqual(before);
@@ -227,20 +230,25 @@ describe("importing again", () => {
       ],
     });
     const s = await sidecar(roots);
-    const taskId = (await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].taskId;
+    const taskId = nth(
+      (await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results,
+      0,
+      "result",
+    ).taskId;
     // What an earlier version left: task_metadata.json without the record of the source.
     const metadataFile = path.join(roots.docsDir, "tasks", taskId, "task_metadata.json");
     const metadata = JSON.parse(fs.readFileSync(metadataFile, "utf8"));
     delete metadata.importedFrom.record;
     fs.writeFileSync(metadataFile, JSON.stringify(metadata));
     const res = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect([res.results[0].outcome, res.results[0].detail]).toEqual([
+    expect([nth(res.results, 0, "result").outcome, nth(res.results, 0, "result").detail]).toEqual([
       "refreshed",
       "imported by an earlier version of the import",
     ]);
     expect((await s.clients.tasks.getTask({ taskId })).task?.cost.toFixed(2)).toBe("0.51");
-    expect((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results[0].outcome).toBe(
-      "already_imported",
-    );
+    expect(
+      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "result")
+        .outcome,
+    ).toBe("already_imported");
   });
 });
