@@ -11,6 +11,8 @@ import { MessageRole, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js"
 import { ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { followUntilDone, setAutoApproval, TEST_KEY } from "../runtime/harness.js";
 import { activities, conversationOf, setupTask, systemPromptOf, toolNamesOf, writeFile } from "./helpers.js";
+import { nth } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -51,23 +53,23 @@ describe("rules, workflows and skills", () => {
     await followUntilDone(clients, taskId);
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
-    const prompt = systemPromptOf(requests[0]);
+    const prompt = systemPromptOf(recorded(requests, 0));
     expect(prompt).toContain("GLOBAL-RULE-MARKER");
     expect(prompt).toContain("WORKSPACE-RULE-MARKER");
     expect(prompt).not.toContain("description: project rule"); // front matter is not rule text
     expect(prompt).toContain("pdf-tools: Fill PDF forms (SKILL-DESCRIPTION-MARKER)");
     expect(prompt).not.toContain("SKILL-INSTRUCTIONS-MARKER"); // loaded on demand only
-    expect(toolNamesOf(requests[0])).toEqual(expect.arrayContaining(["load_skill", "load_workflow"]));
+    expect(toolNamesOf(recorded(requests, 0))).toEqual(expect.arrayContaining(["load_skill", "load_workflow"]));
     // The model read the workflow expanded; the chat keeps what the person typed.
-    expect(conversationOf(requests[0])).toContain("RELEASE-STEP-MARKER");
+    expect(conversationOf(recorded(requests, 0))).toContain("RELEASE-STEP-MARKER");
     const task = await clients.tasks.getTask({ taskId });
     const first = task.messages.find((m) => m.role === MessageRole.USER)!;
     expect(first.text).toBe("Please run /release now");
     // load_skill gave the instructions and the list of files, then a file.
-    expect(conversationOf(requests[1])).toContain("SKILL-INSTRUCTIONS-MARKER");
-    expect(conversationOf(requests[1])).toContain("reference/forms.md");
-    expect(conversationOf(requests[2])).toContain("SKILL-FILE-MARKER");
-    expect(conversationOf(requests[3])).toContain("Tag it.");
+    expect(conversationOf(recorded(requests, 1))).toContain("SKILL-INSTRUCTIONS-MARKER");
+    expect(conversationOf(recorded(requests, 1))).toContain("reference/forms.md");
+    expect(conversationOf(recorded(requests, 2))).toContain("SKILL-FILE-MARKER");
+    expect(conversationOf(recorded(requests, 3))).toContain("Tag it.");
 
     // A change on disk applies to the next turn: a rule edited, a new one, a skill removed.
     writeFile(path.join(docs, "rules", "global-style.md"), "EDITED-RULE-MARKER\n");
@@ -75,12 +77,12 @@ describe("rules, workflows and skills", () => {
     fs.rmSync(path.join(workspace, ".agents", "skills"), { recursive: true });
     await clients.tasks.sendMessage({ taskId, text: "once more" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
-    const later = systemPromptOf((await server.requests())[4]);
+    const later = systemPromptOf(recorded(await server.requests(), 4));
     expect(later).toContain("EDITED-RULE-MARKER");
     expect(later).not.toContain("GLOBAL-RULE-MARKER");
     expect(later).toContain("LATER-RULE-MARKER");
     expect(later).not.toContain("pdf-tools");
-    expect(toolNamesOf((await server.requests())[4])).not.toContain("load_skill");
+    expect(toolNamesOf(recorded(await server.requests(), 4))).not.toContain("load_skill");
   });
 
   it("toggles at three scopes decide what is on, a missing entry inherits", async () => {
@@ -95,7 +97,7 @@ describe("rules, workflows and skills", () => {
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "go", profileId });
     await followUntilDone(clients, taskId);
-    let prompt = systemPromptOf((await server.requests())[0]);
+    let prompt = systemPromptOf(recorded(await server.requests(), 0));
     expect(prompt).not.toContain("RULE-R1-MARKER");
     expect(prompt).toContain("RULE-R2-MARKER");
     expect(prompt).toContain("RULE-R3-MARKER");
@@ -107,7 +109,7 @@ describe("rules, workflows and skills", () => {
     await set(ToggleScope.WORKSPACE, "r2.md", ToggleState.INHERIT);
     await clients.tasks.sendMessage({ taskId, text: "again" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
-    prompt = systemPromptOf((await server.requests())[1]);
+    prompt = systemPromptOf(recorded(await server.requests(), 1));
     expect(prompt).toContain("RULE-R1-MARKER");
     expect(prompt).not.toContain("RULE-R2-MARKER");
     expect(prompt).not.toContain("RULE-R3-MARKER");
@@ -167,9 +169,9 @@ describe("subagents and hooks", () => {
     expect(events.at(-1)!.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
     const requests = await server.requests();
     expect(requests).toHaveLength(6);
-    expect(conversationOf(requests[1])).toContain("REVIEWER-MARKER");
-    expect(conversationOf(requests[1])).toContain("Review src/app.txt");
-    expect(toolNamesOf(requests[1]).sort()).toEqual(["attempt_completion", "new_subagent", "read_file"]);
+    expect(conversationOf(recorded(requests, 1))).toContain("REVIEWER-MARKER");
+    expect(conversationOf(recorded(requests, 1))).toContain("Review src/app.txt");
+    expect(toolNamesOf(recorded(requests, 1)).sort()).toEqual(["attempt_completion", "new_subagent", "read_file"]);
     expect(requests.map((r) => r.body.model)).toEqual([
       "scripted-model",
       "reviewer-model-x",
@@ -178,14 +180,14 @@ describe("subagents and hooks", () => {
       "reviewer-model-x",
       "scripted-model",
     ]);
-    expect(conversationOf(requests[3])).toContain("inner done");
-    expect(conversationOf(requests[5])).toContain("looks fine");
+    expect(conversationOf(recorded(requests, 3))).toContain("inner done");
+    expect(conversationOf(recorded(requests, 5))).toContain("looks fine");
     // Stored nested: tasks/<id>/subagents/<reviewer>/subagents/<inner>/.
     const subDir = path.join(docs, "tasks", taskId, "subagents");
-    const [reviewer] = fs.readdirSync(subDir);
+    const reviewer = nth(fs.readdirSync(subDir), 0, "subagent folder");
     const meta = JSON.parse(fs.readFileSync(path.join(subDir, reviewer, "task_metadata.json"), "utf8"));
     expect(meta.kind).toBe("subagent");
-    const [inner] = fs.readdirSync(path.join(subDir, reviewer, "subagents"));
+    const inner = nth(fs.readdirSync(path.join(subDir, reviewer, "subagents")), 0, "nested subagent folder");
     expect(fs.existsSync(path.join(subDir, reviewer, "subagents", inner, "messages.db"))).toBe(true);
     expect(fs.existsSync(path.join(subDir, reviewer, "journal.db"))).toBe(true);
   });
@@ -222,20 +224,20 @@ describe("subagents and hooks", () => {
     await followUntilDone(clients, taskId);
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
     const requests = await server.requests();
-    expect(conversationOf(requests[1])).toContain("HOOK-WRITES-FROZEN for PreToolUse");
-    expect(conversationOf(requests[2])).toContain("HOOK-NO-READING");
-    expect(conversationOf(requests[2])).not.toContain("# demo"); // README was not read
+    expect(conversationOf(recorded(requests, 1))).toContain("HOOK-WRITES-FROZEN for PreToolUse");
+    expect(conversationOf(recorded(requests, 2))).toContain("HOOK-NO-READING");
+    expect(conversationOf(recorded(requests, 2))).not.toContain("# demo"); // README was not read
 
     const sidecarDocs = path.join(workspace, "..", "docs");
     const hooks = activities(path.join(sidecarDocs, "tasks", taskId, "activities.db")).filter((a) => a.kind === "hook");
     // The prompt, the write, the read, the completion (allowed); the non-executable TaskComplete never ran.
     expect(hooks.map((h) => h.data.event)).toEqual(["UserPromptSubmit", "PreToolUse", "PreToolUse", "PreToolUse"]);
-    expect(hooks[3].data).toMatchObject({ exitCode: 0 });
-    expect(hooks[3].data.blocked).toBeUndefined();
-    expect(hooks[0].data.output).toContain("PROMPT-HOOK-RAN");
-    expect(hooks[1].data).toMatchObject({ hook: ".agents/hooks/PreToolUse.sh", exitCode: 2 });
-    expect(String(hooks[1].data.blocked)).toContain("HOOK-WRITES-FROZEN");
-    expect(hooks[2].data.blocked).toBe("HOOK-NO-READING");
+    expect(nth(hooks, 3, "hook run").data).toMatchObject({ exitCode: 0 });
+    expect(nth(hooks, 3, "hook run").data.blocked).toBeUndefined();
+    expect(nth(hooks, 0, "hook run").data.output).toContain("PROMPT-HOOK-RAN");
+    expect(nth(hooks, 1, "hook run").data).toMatchObject({ hook: ".agents/hooks/PreToolUse.sh", exitCode: 2 });
+    expect(String(nth(hooks, 1, "hook run").data.blocked)).toContain("HOOK-WRITES-FROZEN");
+    expect(nth(hooks, 2, "hook run").data.blocked).toBe("HOOK-NO-READING");
     // The hook's words are never the person's.
     const task = await clients.tasks.getTask({ taskId });
     expect(task.messages.filter((m) => m.role === MessageRole.USER).map((m) => m.text)).toEqual(["overwrite app.txt"]);

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { runHooks } from "../../core/src/capabilities/hook-runner.js";
 import { parseFrontMatter, listField } from "../../core/src/capabilities/front-matter.js";
 import { isAlive, waitFor, writeFile } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-hooks-"));
 const hook = (name: string, body: string) => {
@@ -40,7 +41,7 @@ describe("hook runner", () => {
   it("a hook past its timeout is killed with its children and blocks", async () => {
     const slow = hook("slow.sh", `sleep 30 & echo $! > ${dir}/child.pid; wait`);
     const outcome = await runHooks([slow], "PreToolUse", {}, dir, { timeoutMs: 300 });
-    expect(outcome.runs[0].timedOut).toBe(true);
+    expect(nth(outcome.runs, 0, "run").timedOut).toBe(true);
     expect(outcome.blocked).toContain("timed out");
     const child = Number(fs.readFileSync(path.join(dir, "child.pid"), "utf8"));
     await waitFor(async () => (isAlive(child) ? undefined : true), "the hook's child to be killed");

@@ -20,6 +20,8 @@ import {
   waitFor,
   writeFile,
 } from "./helpers.js";
+import { nth } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -68,10 +70,10 @@ describe("MCP servers", () => {
     });
     expect(asked).toEqual(["mcp__calc__add", "mcp__remote__add", "mcp__calc__whoami"]);
     const requests = await server.requests();
-    expect(toolNamesOf(requests[0])).toEqual(
+    expect(toolNamesOf(recorded(requests, 0))).toEqual(
       expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami", "mcp__calc__crash", "mcp__remote__add"]),
     );
-    const results = conversationOf(requests[1]);
+    const results = conversationOf(recorded(requests, 1));
     expect(results).toContain("sum=5 from calc");
     expect(results).toContain("sum=15 from remote");
     const pid = Number(/pid=(\d+)/.exec(results)![1]);
@@ -101,7 +103,7 @@ describe("MCP servers", () => {
     });
     await clients.tasks.sendMessage({ taskId, text: "again" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
-    const names = toolNamesOf((await server.requests())[2]);
+    const names = toolNamesOf(recorded(await server.requests(), 2));
     expect(names).toContain("mcp__calc__add");
     expect(names).not.toContain("mcp__remote__add");
 
@@ -126,13 +128,17 @@ describe("MCP servers", () => {
     let events = await followUntilDone(clients, taskId);
     expect(events.at(-1)!.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
     let requests = await server.requests();
-    const before = Number(/pid=(\d+)/.exec(conversationOf(requests[1]))![1]);
-    expect(conversationOf(requests[2])).toContain('MCP server \\"flaky\\" failed');
+    const before = Number(/pid=(\d+)/.exec(conversationOf(recorded(requests, 1)))![1]);
+    expect(conversationOf(recorded(requests, 2))).toContain('MCP server \\"flaky\\" failed');
     await waitFor(async () => (isAlive(before) ? undefined : true), "the crashed server to be gone");
 
     // Restarted without waiting for a turn to need it, and reported.
     const flaky = await waitFor(async () => {
-      const c = (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp" })).capabilities[0];
+      const c = nth(
+        (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp" })).capabilities,
+        0,
+        "capability",
+      );
       return c.mcp!.state === McpServerState.CONNECTED && c.mcp!.restarts >= 1 ? c : undefined;
     }, "the restart");
     expect(flaky).toMatchObject({ name: "flaky", origin: "global", sourcePath: path.join(docs, "mcp", "flaky.json") });
@@ -144,7 +150,7 @@ describe("MCP servers", () => {
     events = await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
     expect(events.at(-1)!.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
     requests = await server.requests();
-    const after = Number([...conversationOf(requests[4]).matchAll(/pid=(\d+)/g)].at(-1)![1]);
+    const after = Number([...conversationOf(recorded(requests, 4)).matchAll(/pid=(\d+)/g)].at(-1)![1]);
     expect(after).not.toBe(before);
     expect(isAlive(after)).toBe(true);
 
@@ -169,12 +175,12 @@ describe("MCP servers", () => {
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "hello", profileId });
     const events = await followUntilDone(clients, taskId);
     expect(events.at(-1)!.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
-    expect(toolNamesOf((await server.requests())[0]).filter((n) => n.startsWith("mcp__"))).toEqual([]);
+    expect(toolNamesOf(recorded(await server.requests(), 0)).filter((n) => n.startsWith("mcp__"))).toEqual([]);
 
     const listed = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true });
     expect(listed.problems).toHaveLength(1);
     expect(listed.problems[0]).toMatchObject({ path: settingsFile, code: "data_loss" });
-    expect(listed.problems[0].message).toContain("kept");
+    expect(nth(listed.problems, 0, "problem").message).toContain("kept");
     expect(fs.readFileSync(settingsFile, "utf8")).toBe(malformed);
     expect(fs.readdirSync(path.dirname(settingsFile))).toEqual(["mcp_settings.json"]);
     const broken = listed.capabilities.find((c) => c.name === "broken")!;

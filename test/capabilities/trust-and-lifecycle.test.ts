@@ -25,6 +25,8 @@ import {
   waitFor,
   writeFile,
 } from "./helpers.js";
+import { recorded } from "../model-server/script.js";
+import { nth } from "../helpers/items.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -95,15 +97,15 @@ describe("subagent allow-list", () => {
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
     // The parent has everything.
-    expect(toolNamesOf(requests[0])).toEqual(
+    expect(toolNamesOf(recorded(requests, 0))).toEqual(
       expect.arrayContaining(["load_skill", "load_workflow", "mcp__calc__whoami", "new_subagent"]),
     );
-    expect(systemPromptOf(requests[0])).toContain("NOTES-SKILL-MARKER");
+    expect(systemPromptOf(recorded(requests, 0))).toContain("NOTES-SKILL-MARKER");
     // The subagent is offered its allow-list only, and no skills list.
-    expect(toolNamesOf(requests[1]).sort()).toEqual(["attempt_completion", "read_file"]);
-    expect(systemPromptOf(requests[1])).not.toContain("NOTES-SKILL-MARKER");
+    expect(toolNamesOf(recorded(requests, 1)).sort()).toEqual(["attempt_completion", "read_file"]);
+    expect(systemPromptOf(recorded(requests, 1))).not.toContain("NOTES-SKILL-MARKER");
     // Calls outside it are refused and do not run; the allowed one does.
-    const results = conversationOf(requests[2]);
+    const results = conversationOf(recorded(requests, 2));
     expect(results).toContain('Unknown tool \\"mcp__calc__whoami\\"');
     expect(results).toContain('Unknown tool \\"load_skill\\"');
     expect(results).toContain('Unknown tool \\"load_workflow\\"');
@@ -111,7 +113,7 @@ describe("subagent allow-list", () => {
     expect(results).not.toContain("SHIP-WORKFLOW-MARKER");
     expect(results).toContain("# demo");
     expect(calls(log)).toEqual(["calc add"]); // the parent's call only
-    expect(conversationOf(requests[3])).toContain("reader done");
+    expect(conversationOf(recorded(requests, 3))).toContain("reader done");
   });
 });
 
@@ -182,7 +184,7 @@ describe("workspace trust", () => {
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "hello", profileId });
     await followUntilDone(clients, taskId);
-    expect(toolNamesOf((await server.requests())[0]).filter((n) => n.startsWith("mcp__"))).toEqual([]);
+    expect(toolNamesOf(recorded(await server.requests(), 0)).filter((n) => n.startsWith("mcp__"))).toEqual([]);
     const activitiesDb = path.join(docs, "tasks", taskId, "activities.db");
     const hookOutputs = () =>
       activities(activitiesDb)
@@ -207,7 +209,7 @@ describe("workspace trust", () => {
     expect(proj()).toMatchObject({ untrusted: false, enabled: true });
     await clients.tasks.sendMessage({ taskId, text: "now with the project's tools" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
-    expect(toolNamesOf((await server.requests())[1])).toContain("mcp__proj__whoami");
+    expect(toolNamesOf(recorded(await server.requests(), 1))).toContain("mcp__proj__whoami");
     expect(calls(log)).toEqual(["proj whoami"]);
     expect(hookOutputs().slice(1).sort()).toEqual(["GLOBAL-HOOK-RAN", "WS-HOOK-RAN"]);
     const pid = pidOf(log, "proj")!;
@@ -230,9 +232,12 @@ describe("MCP server toggles and hook timeout", () => {
       JSON.stringify({ mcpServers: { calc: loggedServer("calc", log) } }),
     );
     const connectedPid = async () => {
-      const calc = (
-        await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true })
-      ).capabilities[0];
+      const calc = nth(
+        (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true }))
+          .capabilities,
+        0,
+        "capability",
+      );
       expect(calc.mcp!.state).toBe(McpServerState.CONNECTED);
       return pidOf(log, "calc")!;
     };
@@ -243,8 +248,12 @@ describe("MCP server toggles and hook timeout", () => {
     expect(isAlive(first)).toBe(true);
     await toggle(ToggleScope.GLOBAL, ToggleState.DISABLED);
     await waitFor(async () => (isAlive(first) ? undefined : true), "the disabled server to exit");
-    const off = (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true }))
-      .capabilities[0];
+    const off = nth(
+      (await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "mcp", connectMcp: true }))
+        .capabilities,
+      0,
+      "capability",
+    );
     expect(off).toMatchObject({ enabled: false });
     expect(off.mcp!.state).toBe(McpServerState.STOPPED); // connect_mcp does not start a disabled server
 
@@ -282,7 +291,7 @@ describe("MCP server toggles and hook timeout", () => {
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read it", profileId });
     const events = await followUntilDone(clients, taskId);
     expect(events.at(-1)!.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
-    const results = conversationOf((await server.requests())[1]);
+    const results = conversationOf(recorded(await server.requests(), 1));
     expect(results).toContain("A PreToolUse hook blocked read_file");
     expect(results).toContain("timed out");
     expect(results).not.toContain("# demo");
