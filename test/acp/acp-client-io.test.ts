@@ -18,6 +18,8 @@ import {
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { startAcpAgent, updatesOf, type RunningAcpAgent } from "./acp-harness.js";
+import { recorded } from "../model-server/script.js";
+import { nth } from "../helpers/items.js";
 
 let roots: TestRoots;
 let sidecar: RunningSidecar;
@@ -103,7 +105,7 @@ describe("dline-core acp with the client's fs and terminal", () => {
 
     // The command ran in a client terminal, in the workspace, and was released.
     expect(agent.terminals).toHaveLength(1);
-    const terminal = agent.terminals[0];
+    const terminal = nth(agent.terminals, 0, "terminal");
     expect(terminal.args).toEqual(["-c", COMMAND]);
     expect(terminal.cwd).toBe(workspace);
     expect(terminal.released).toBe(true);
@@ -118,8 +120,8 @@ describe("dline-core acp with the client's fs and terminal", () => {
 
     // The model saw the buffer's text and the terminal's output.
     const requests = await model.requests();
-    expect(JSON.stringify(requests[1].body)).toContain("hello from the unsaved buffer");
-    const last = JSON.stringify(requests[4].body);
+    expect(JSON.stringify(recorded(requests, 1).body)).toContain("hello from the unsaved buffer");
+    const last = JSON.stringify(recorded(requests, 4).body);
     expect(last).toContain("from-terminal");
     expect(last).toContain("edited buffer");
     expect(last).toContain("Exit code: 0");

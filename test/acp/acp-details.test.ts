@@ -22,6 +22,7 @@ import {
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { agentText, startAcpAgent, updatesOf, waitFor, type RunningAcpAgent } from "./acp-harness.js";
+import { nth } from "../helpers/items.js";
 
 let roots: TestRoots;
 let workspace: string;
@@ -131,11 +132,13 @@ describe("dline-core acp: choosing the model from the editor", () => {
       env: { OPENAI_BASE_URL: server.url, OPENAI_MODEL: "env-model", OPENAI_API_KEY: TEST_KEY },
     });
     agents.push(a);
-    expect(a.init.authMethods?.[0].description).toMatch(/OPENAI_BASE_URL/);
+    expect(nth(a.init.authMethods ?? [], 0, "auth method").description).toMatch(/OPENAI_BASE_URL/);
     const created = await a.agent.request("session/new", { cwd: ws, mcpServers: [] });
     const model = created.configOptions?.find((o) => o.id === "model") as SelectOption;
     expect(model.currentValue).toBe("env-openai");
-    expect((model.options as acp.SessionConfigSelectOption[])[0].description).toMatch(/from the environment/);
+    expect(nth(model.options as acp.SessionConfigSelectOption[], 0, "model option").description).toMatch(
+      /from the environment/,
+    );
     await a.agent.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "hi" }] });
     expect(agentText(updatesOf(a, created.sessionId))).toBe("From the environment.");
     await a.stop();

@@ -10,6 +10,8 @@ import { assertBinaryBuilt, makeTestRoots, startSidecar, type TestRoots } from "
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { agentText, allowOnce, startAcpAgent, updatesOf, type RunningAcpAgent } from "./acp-harness.js";
+import { nth } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 let roots: TestRoots;
 let model: ModelServerProcess;
@@ -62,7 +64,7 @@ describe("dline-core acp questions and session lifecycle", () => {
     });
     // The second question has no options: the turn ends and waits for the user's words.
     expect(first.stopReason).toBe("end_turn");
-    expect(a.permissions[0].options.map((o) => [o.name, o.kind])).toEqual([
+    expect(nth(a.permissions, 0, "permission request").options.map((o) => [o.name, o.kind])).toEqual([
       ["red", "allow_once"],
       ["blue", "allow_once"],
       ["Answer in the chat", "reject_once"],
@@ -76,8 +78,8 @@ describe("dline-core acp questions and session lifecycle", () => {
     });
     expect(second.stopReason).toBe("end_turn");
     const requests = await model.requests();
-    expect(JSON.stringify(requests[1].body)).toContain("blue");
-    expect(JSON.stringify(requests[2].body)).toContain("call it colors.txt");
+    expect(JSON.stringify(recorded(requests, 1).body)).toContain("blue");
+    expect(JSON.stringify(recorded(requests, 2).body)).toContain("call it colors.txt");
 
     // The local command's output reached its tool call, then the call completed.
     const updates = a.updates.slice(before).map((u) => u.update);
@@ -96,7 +98,7 @@ describe("dline-core acp questions and session lifecycle", () => {
 
   it("closes a session (prompts then get 'not found') and resumes it without replay", async () => {
     const a = agent!;
-    const sessionId = a.updates[0].sessionId;
+    const sessionId = nth(a.updates, 0, "update").sessionId;
     await a.agent.request("session/close", { sessionId });
     await expect(
       a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "still there?" }] }),

@@ -18,6 +18,7 @@ import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { isAlive, mcpServerScript, startHttpMcpServer } from "../capabilities/helpers.js";
 import { startAcpAgent, waitFor, type RunningAcpAgent } from "./acp-harness.js";
+import { recorded } from "../model-server/script.js";
 
 let roots: TestRoots;
 let sidecar: RunningSidecar;
@@ -89,9 +90,9 @@ describe("ACP session MCP servers", () => {
     expect(res.stopReason).toBe("end_turn");
 
     const requests = await model.requests();
-    const tools = (requests[0].body.tools ?? []).map((t: { name: string }) => t.name);
+    const tools = (recorded(requests, 0).body.tools ?? []).map((t: { name: string }) => t.name);
     expect(tools).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami", "mcp__web__add"]));
-    const results = JSON.stringify(requests[1].body.messages);
+    const results = JSON.stringify(recorded(requests, 1).body.messages);
     expect(results).toContain("sum=5 from acp-stdio");
     expect(results).toContain("sum=9 from web");
     expect(a.permissions).toHaveLength(2); // useMcp asks the editor
@@ -100,7 +101,7 @@ describe("ACP session MCP servers", () => {
     // The servers belong to the session: another session does not see them.
     const other = (await a.agent.request("session/new", { cwd: workspace, mcpServers: [] })).sessionId;
     await a.agent.request("session/prompt", { sessionId: other, prompt: [{ type: "text", text: "Anything?" }] });
-    const otherTools = ((await model.requests())[2].body.tools ?? []).map((t: { name: string }) => t.name);
+    const otherTools = (recorded(await model.requests(), 2).body.tools ?? []).map((t: { name: string }) => t.name);
     expect(otherTools.filter((n: string) => n.startsWith("mcp__"))).toEqual([]);
 
     const pid = Number(fs.readFileSync(`${log}.pid-acp-stdio`, "utf8"));
@@ -139,13 +140,15 @@ describe("ACP session MCP servers", () => {
 
       const requests = (await model.requests()).slice(before);
       expect(requests).toHaveLength(2);
-      const tools = (requests[0].body.tools ?? [])
+      const tools = (recorded(requests, 0).body.tools ?? [])
         .map((t: { name: string }) => t.name)
         .filter((n: string) => n.startsWith("mcp__"));
       // The servers of this request, not the HTTP server the session was created with.
       expect(tools).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__whoami"]));
       expect(tools.filter((n: string) => n.startsWith("mcp__web__"))).toEqual([]);
-      expect(JSON.stringify(requests[1].body.messages)).toContain(`sum=${method === "load" ? 2 : 4} from ${label}`);
+      expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain(
+        `sum=${method === "load" ? 2 : 4} from ${label}`,
+      );
       expect(fs.readFileSync(log, "utf8")).toBe(`${label} add\n`);
 
       const pid = Number(fs.readFileSync(`${log}.pid-${label}`, "utf8"));

@@ -22,6 +22,8 @@ import {
 import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
 import { agentText, startAcpAgent, updatesOf, type PermissionPolicy, type RunningAcpAgent } from "./acp-harness.js";
+import { nth } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const PLAN = [
   { step: "Read the code", status: "completed" },
@@ -146,8 +148,8 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     expect(fs.existsSync(path.join(workspace, "fix.txt"))).toBe(false);
     expect(agentText(updates)).toBe("Planning.Here is the plan.");
     const requests = await anthropic.requests();
-    expect(requests[0].body.system[0].text).toContain("# Plan mode");
-    expect(JSON.stringify(requests[1].body.messages.at(-1))).toContain("plan mode");
+    expect(recorded(requests, 0).body.system[0].text).toContain("# Plan mode");
+    expect(JSON.stringify(recorded(requests, 1).body.messages.at(-1))).toContain("plan mode");
     // The mode is the task's setting, as every client reads it.
     const taskSettings = await sidecar.clients.settings.getSettings({ scope: SettingsScope.TASK, taskId: sessionId });
     expect(taskSettings.settings).toMatchObject({ mode: "plan" });
@@ -167,13 +169,15 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     a.setPermissionPolicy(choose("allow_always"));
     expect(await prompt(sessionId, "Now fix it")).toBe("end_turn");
     expect(a.permissions).toHaveLength(1);
-    expect(a.permissions[0].options.map((o) => o.kind)).toEqual([
+    expect(nth(a.permissions, 0, "permission request").options.map((o) => o.kind)).toEqual([
       "allow_once",
       "allow_always",
       "reject_once",
       "reject_always",
     ]);
-    expect(a.permissions[0].options.find((o) => o.kind === "allow_always")?.name).toBe("Always allow editing files");
+    expect(nth(a.permissions, 0, "permission request").options.find((o) => o.kind === "allow_always")?.name).toBe(
+      "Always allow editing files",
+    );
     expect(fs.readFileSync(path.join(workspace, "fix.txt"), "utf8")).toBe("fixed twice\n");
     // Not stored where every editor and project reads it.
     expect(await resolved("autoApprovalSettings")).toMatchObject({ enabled: false, editFiles: false });
@@ -184,7 +188,7 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     a.setPermissionPolicy(choose("allow_once"));
     expect(await prompt(other, "Write the other file")).toBe("end_turn");
     expect(a.permissions).toHaveLength(2);
-    expect(a.permissions[1].toolCall.kind).toBe("edit");
+    expect(nth(a.permissions, 1, "permission request").toolCall.kind).toBe("edit");
     expect(fs.readFileSync(path.join(workspace, "other.txt"), "utf8")).toBe("other\n");
   });
 
@@ -192,7 +196,7 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     a.setPermissionPolicy(choose("reject_always"));
     expect(await prompt(sessionId, "Clean up")).toBe("end_turn");
     expect(a.permissions).toHaveLength(3);
-    expect(a.permissions[2].toolCall.kind).toBe("execute");
+    expect(nth(a.permissions, 2, "permission request").toolCall.kind).toBe("execute");
 
     const before = a.updates.length;
     expect(await prompt(sessionId, "Try again")).toBe("end_turn");

@@ -28,6 +28,7 @@ import {
   waitFor,
   type RunningAcpAgent,
 } from "./acp-harness.js";
+import { nth, lastOf } from "../helpers/items.js";
 
 const SLOW_TEXT = "thinking about it ".repeat(40);
 
@@ -95,7 +96,7 @@ describe("dline-core acp", () => {
   });
 
   it("runs a prompt: streamed text, tool calls with status, one permission approved and one denied", async () => {
-    const a = agents[0];
+    const a = nth(agents, 0, "agent");
     sessionId = (await a.agent.request("session/new", { cwd: workspace, mcpServers: [] })).sessionId;
     let asked = 0;
     a.setPermissionPolicy((req) => (asked++ === 0 ? allowOnce(req) : rejectOnce(req)));
@@ -109,14 +110,14 @@ describe("dline-core acp", () => {
     expect(agentText(updates)).toBe("Writing the notes.Now cleaning up.Understood, README.md stays.");
     // Permission requests: the write, then the command, each for a pending tool call.
     expect(a.permissions.map((p) => p.toolCall.kind)).toEqual(["edit", "execute"]);
-    expect(a.permissions[0].options.map((o) => o.kind)).toEqual([
+    expect(nth(a.permissions, 0, "permission request").options.map((o) => o.kind)).toEqual([
       "allow_once",
       "allow_always",
       "reject_once",
       "reject_always",
     ]);
-    const writeId = a.permissions[0].toolCall.toolCallId;
-    const commandId = a.permissions[1].toolCall.toolCallId;
+    const writeId = nth(a.permissions, 0, "permission request").toolCall.toolCallId;
+    const commandId = nth(a.permissions, 1, "permission request").toolCall.toolCallId;
     const statuses = (id: string) =>
       updates
         .filter(
@@ -130,7 +131,7 @@ describe("dline-core acp", () => {
     expect(writeCall.locations).toEqual([{ path: path.join(workspace, "notes.txt") }]);
     // The edit's diff is in the permission prompt and in the finished call.
     const diff = { type: "diff", path: path.join(workspace, "notes.txt"), oldText: null, newText: "first\n" };
-    expect(a.permissions[0].toolCall.content).toEqual([diff]);
+    expect(nth(a.permissions, 0, "permission request").toolCall.content).toEqual([diff]);
     const finished = updates.filter(
       (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === writeId && u.status === "completed",
     );
@@ -148,7 +149,7 @@ describe("dline-core acp", () => {
   });
 
   it("continues the session: the next prompt completes the task", async () => {
-    const a = agents[0];
+    const a = nth(agents, 0, "agent");
     const before = a.updates.length;
     const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Finish up" }] });
     expect(res.stopReason).toBe("end_turn");
@@ -163,7 +164,7 @@ describe("dline-core acp", () => {
   });
 
   it("cancels a running prompt with session/cancel; the turn stops with 'cancelled'", async () => {
-    const a = agents[0];
+    const a = nth(agents, 0, "agent");
     const before = a.updates.length;
     const prompt = a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Think slowly" }] });
     await waitFor(() => a.updates.slice(before).some((u) => u.update.sessionUpdate === "agent_message_chunk"));
@@ -173,7 +174,7 @@ describe("dline-core acp", () => {
   });
 
   it("lists the session in session/list and in the shared history (TaskService / HistoryService)", async () => {
-    const a = agents[0];
+    const a = nth(agents, 0, "agent");
     const list = await a.agent.request("session/list", { cwd: workspace });
     const entry = list.sessions.find((s) => s.sessionId === sessionId);
     expect(entry).toMatchObject({ cwd: workspace, title: "Write the notes file" });
@@ -187,7 +188,7 @@ describe("dline-core acp", () => {
   });
 
   it("replays the session with session/load in a new process", async () => {
-    await agents[0].stop();
+    await nth(agents, 0, "agent").stop();
     const b = await start();
     await b.agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] });
     const replay = updatesOf(b, sessionId);
@@ -207,7 +208,7 @@ describe("dline-core acp", () => {
   });
 
   it("exposes checkpoints as _dline/checkpoints/* extension methods: list, compare, restore (three modes) and undo", async () => {
-    const a = agents[agents.length - 1];
+    const a = lastOf(agents, "agent");
     type Cp = { id: string; kind: string; hasFiles: boolean; undoAvailable: boolean; editedPaths: string[] };
     const list = async () =>
       (await a.agent.request<{ checkpoints: Cp[] }>("_dline/checkpoints/list", { sessionId })).checkpoints;
@@ -292,7 +293,7 @@ describe("dline-core acp", () => {
   });
 
   it("deletes the session from the shared history with session/delete", async () => {
-    const b = agents[1];
+    const b = nth(agents, 1, "agent");
     await b.agent.request("session/delete", { sessionId });
     const list = await b.agent.request("session/list", {});
     expect(list.sessions.map((s) => s.sessionId)).not.toContain(sessionId);
