@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, read, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 /** A file of a checkpoint, read with the system git from the shadow repository. */
 function fileAt(gitDir: string, commit: string, rel: string): string {
@@ -44,8 +45,8 @@ describe("checkpoints written through fast-import", () => {
 
     // Another process opens the same repository: the recorded folder matches the workspace.
     const other = makeManager(sb);
-    write(ws, names[0], "v3");
-    const next = await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { editedPaths: [names[0]] });
+    write(ws, nth(names, 0, "name"), "v3");
+    const next = await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { editedPaths: [nth(names, 0, "name")] });
     expect(next).toBeDefined();
     expect((await other.status({ workspaceRoot: ws })).state).toBe("ready");
   });

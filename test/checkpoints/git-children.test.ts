@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { GitChildren } from "../../core/src/checkpoints/git-children.js";
 import { GitError, ShadowGit } from "../../core/src/checkpoints/git-process.js";
 import { makeSandbox } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 function alive(pid: number): boolean {
   try {
@@ -19,6 +20,12 @@ async function until(cond: () => boolean): Promise<boolean> {
   return cond();
 }
 
+/** The fields of /proc/<pid>/stat after the command's name: state, ppid, pgrp, ... */
+function statFields(pid: number | string): string[] {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  return nth(stat.split(") "), 1, `part after the command's name in /proc/${pid}/stat`).split(" ");
+}
+
 /** The pids of the processes whose parent is `pid`. */
 function childrenOf(pid: number): number[] {
   return fs
@@ -26,7 +33,7 @@ function childrenOf(pid: number): number[] {
     .filter((n) => /^\d+$/.test(n))
     .filter((n) => {
       try {
-        return Number(fs.readFileSync(`/proc/${n}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid;
+        return Number(statFields(n)[1]) === pid;
       } catch {
         return false;
       }
@@ -67,8 +74,7 @@ describe("the git processes of the checkpoints", () => {
     expect(children.running).toBe(2);
     const pids = childrenOf(process.pid).filter((pid) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "git");
     expect(pids.length).toBeGreaterThanOrEqual(2);
-    for (const pid of pids)
-      expect(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]).toBe(String(pid));
+    for (const pid of pids) expect(statFields(pid)[2]).toBe(String(pid));
     children.killAll();
     expect(await until(() => pids.every((pid) => !alive(pid)))).toBe(true);
     await Promise.allSettled([first.exit, second.exit]);

@@ -11,6 +11,7 @@ import { readPathChanges } from "../../core/src/checkpoints/fast-commit.js";
 import { writePack } from "../../core/src/checkpoints/pack-writer.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "../../core/src/checkpoints/tree-editor.js";
 import { write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 function repo(): { dir: string; git: (...args: string[]) => string } {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "dline-objects-")));
@@ -127,7 +128,7 @@ describe("objects written without git", () => {
     await writePack(objects, batch.objects);
     const pack = fs.readdirSync(path.join(objects, "pack")).find((n) => n.endsWith(".idx"))!;
     git("verify-pack", path.join(".git", "objects", "pack", pack));
-    ids.forEach((id, i) => expect(git("cat-file", "-p", id)).toBe(contents[i].toString()));
+    ids.forEach((id, i) => expect(git("cat-file", "-p", id)).toBe(nth(contents, i, "content").toString()));
   });
 });
 

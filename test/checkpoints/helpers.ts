@@ -10,6 +10,7 @@ import {
 } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
+import { nth } from "../helpers/items.js";
 
 /** A temp folder with isolated Dline roots, a HOME and a project folder. */
 export interface Sandbox {
@@ -130,7 +131,7 @@ export class FileConversation implements TaskConversationPort {
     const i = all.findIndex((m) => m.id === messageId);
     if (i < 0) throw new Error(`no message ${messageId}`);
     let kept = options?.beforeMessage ? all.slice(0, i) : all.slice(0, i + 1);
-    if (options?.editedText !== undefined) kept = [...kept, { ...all[i], text: options.editedText }];
+    if (options?.editedText !== undefined) kept = [...kept, { ...nth(all, i, "message"), text: options.editedText }];
     fs.writeFileSync(this.file(taskId), JSON.stringify(kept));
   }
   async messageInfo(taskId: string, messageId: string) {

@@ -164,7 +164,7 @@ describe("isolation from the workspace's own git config and attributes", () => {
       ["diff.external", evil],
       ["alias.status", `!${evil}`],
       ["include.path", path.join(sb.base, "included.cfg")],
-    ])
+    ] as const)
       git(ws, "config", key, value);
     fs.writeFileSync(path.join(sb.base, "included.cfg"), `[core]\n\tfsmonitor = ${evil}\n`);
     fs.mkdirSync(path.join(sb.base, "hooks"));

@@ -40,7 +40,7 @@ describe("workspaces checkpoints refuse", () => {
       [path.join(sb.home, "Desktop"), "Desktop"],
       [path.join(sb.home, "Documents"), "Documents"],
       [path.join(sb.home, "Downloads"), "Downloads"],
-    ]) {
+    ] as const) {
       fs.mkdirSync(dir, { recursive: true });
       write(dir, "file.txt", "x");
       expect(await manager.ensureBaseline({ id: `t-${name}`, workspaceRoots: [dir] })).toBeUndefined();

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, write } from "./helpers.js";
+import { nth, firstOf } from "../helpers/items.js";
 
 /** The system git on the shadow repository itself (what another tool or a gc would do). */
 function shadowGit(gitDir: string, ...args: string[]): string {
@@ -27,7 +28,7 @@ describe("listing a task's checkpoints", () => {
     const first = await mine.list("t1");
     expect(first.map((c) => c.kind)).toEqual(["baseline", "turn"]);
     // A caller changing what it was given changes nothing for the next listing.
-    first[0].kind = "completion";
+    nth(first, 0, "checkpoint").kind = "completion";
     first.reverse();
     expect((await mine.list("t1")).map((c) => c.kind)).toEqual(["baseline", "turn"]);
 
@@ -35,7 +36,7 @@ describe("listing a task's checkpoints", () => {
     const other = makeManager(sb);
     write(ws, "a.txt", "a2");
     await other.saveTurn(task, { editedPaths: ["a.txt"] });
-    const target = (await other.list("t1"))[1];
+    const target = nth(await other.list("t1"), 1, "checkpoint");
     await other.restore("t1", target.id, "files");
     const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
     const fresh = async () => ids(await makeManager(sb).list("t1"));
@@ -46,13 +47,13 @@ describe("listing a task's checkpoints", () => {
     // The refs packed (git pack-refs, as a gc does), then one of them deleted by git.
     shadowGit(gitDir, "pack-refs", "--all");
     expect(ids(await mine.list("t1"))).toEqual(await fresh());
-    const third = (await mine.list("t1"))[2];
+    const third = nth(await mine.list("t1"), 2, "checkpoint");
     shadowGit(gitDir, "update-ref", "-d", third.ref);
     expect(ids(await mine.list("t1"))).toEqual(await fresh());
     expect((await mine.list("t1")).map((c) => c.kind)).toEqual(["baseline", "turn", "before_restore"]);
 
     // A ref moved to another checkpoint's commit under the same name.
-    const [baseline, turn] = await mine.list("t1");
+    const [baseline, turn] = firstOf(await mine.list("t1"), 2, "checkpoint");
     shadowGit(gitDir, "update-ref", turn.ref, baseline.id);
     expect(ids(await mine.list("t1"))).toEqual(await fresh());
     expect((await mine.list("t1"))[1]).toMatchObject({ id: baseline.id, kind: "baseline" });

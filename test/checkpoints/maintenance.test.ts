@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 /** Loose objects of a repository, counted file by file. */
 function looseObjects(gitDir: string): number {
@@ -54,7 +55,7 @@ describe("packing runs outside the repository lock", () => {
     await second.idle?.();
     expect(looseObjects(gitDir)).toBeLessThan(100);
     // Nothing was lost: the checkpoint still restores.
-    const [base] = await second.list("t1");
+    const base = nth(await second.list("t1"), 0, "checkpoint");
     write(ws, "src/a.ts", "changed\n");
     await second.saveTurn(task, { editedPaths: ["src/a.ts"] });
     await second.restore("t1", base.id, "files");

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
 import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 // Pre-images: what a file the checkpoints leave out (an excluded folder, an ignored file) was
 // before a tool of the task first changed it. A restore puts it back from there; without it the
@@ -23,7 +24,7 @@ async function toolWrite(
   content: string,
 ): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
-  write(task.workspaceRoots[0], rel, content);
+  write(nth(task.workspaceRoots, 0, "workspace root"), rel, content);
 }
 
 describe("a pre-image", () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
 import { DlineError } from "../../core/src/errors.js";
 import { FileConversation, makeManager, makeSandbox, read, treeDigest, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 // The checks a restore makes before it touches the first file, by both restore rules: with the
 // task's recorded edits (only those paths) and without (every snapshotted file, as reset --hard).
@@ -25,7 +26,7 @@ async function toolWrite(
   content: string | Buffer,
 ): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
-  write(task.workspaceRoots[0], rel, content);
+  write(nth(task.workspaceRoots, 0, "workspace root"), rel, content);
 }
 
 async function refusal(p: Promise<unknown>): Promise<DlineError> {

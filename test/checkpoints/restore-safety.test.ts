@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
 import { FileConversation, git, makeManager, makeSandbox, read, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 /**
  * A restore never loses a file that existed before the task: the shapes seen on real
@@ -26,7 +27,7 @@ async function toolWrite(
   content: string | Buffer,
 ): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
-  write(task.workspaceRoots[0], rel, content);
+  write(nth(task.workspaceRoots, 0, "workspace root"), rel, content);
 }
 
 function bytes(root: string, rel: string): Buffer | undefined {

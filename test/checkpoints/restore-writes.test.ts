@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
 import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 // What a path restore writes and what the next checkpoint builds on afterwards.
 
@@ -21,7 +22,7 @@ async function toolWrite(
   content: string | Buffer,
 ): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
-  write(task.workspaceRoots[0], rel, content);
+  write(nth(task.workspaceRoots, 0, "workspace root"), rel, content);
 }
 
 describe("after a path restore the next turn's checkpoint builds on the restored workspace", () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
 import { execFileSync } from "node:child_process";
 import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+import { lastOf } from "../helpers/items.js";
 
 function setup() {
   const sb = makeSandbox();
@@ -58,7 +59,7 @@ describe("restore with recorded edits (only the task's files)", () => {
     const outcome = await manager.restore("t1", base.id, "files");
     let list = await manager.list("t1");
     expect(list.find((c) => c.id === base.id)!.restored).toBe(true);
-    const undo = list[list.length - 1];
+    const undo = lastOf(list, "checkpoint");
     expect(undo.id).toBe(outcome.undoCheckpointId);
     expect(undo.kind).toBe("before_restore");
     expect(undo.undoAvailable).toBe(true);

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { CheckpointDeletionHook, type CheckpointManager } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 let driver = "";
 beforeAll(async () => {
@@ -67,8 +68,8 @@ describe("several processes on one shadow repository", () => {
     expect(listA.length).toBe(16);
     expect(listB.length).toBe(16);
     // Each turn's snapshot holds that task's content of that turn.
-    expect(shadowGit(sb, "show", `${listA[15].id}:a/one.txt`)).toBe("task-a turn 15\n");
-    expect(shadowGit(sb, "show", `${listB[7].id}:b/one.txt`)).toBe("task-b turn 7\n");
+    expect(shadowGit(sb, "show", `${nth(listA, 15, "checkpoint of task a").id}:a/one.txt`)).toBe("task-a turn 15\n");
+    expect(shadowGit(sb, "show", `${nth(listB, 7, "checkpoint of task b").id}:b/one.txt`)).toBe("task-b turn 7\n");
     expect(shadowGit(sb, "fsck", "--no-dangling", "--no-progress")).toBe("");
   });
 

@@ -14,6 +14,7 @@ import { CheckpointManager } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { makeTestRoots, startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { read, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 const running: RunningSidecar[] = [];
 afterEach(async () => {
@@ -65,8 +66,8 @@ describe("CheckpointService over the real sidecar", () => {
 
     const list = await cp.listCheckpoints({ taskId: "task-1" });
     expect(list.checkpoints.map((c) => c.kind)).toEqual([CheckpointKind.BASELINE, CheckpointKind.TURN]);
-    expect(list.checkpoints[0].id).toBe(base.id);
-    expect(list.checkpoints[1].editedPaths).toEqual(["src/a.ts", "src/b.ts"]);
+    expect(nth(list.checkpoints, 0, "checkpoint").id).toBe(base.id);
+    expect(nth(list.checkpoints, 1, "checkpoint").editedPaths).toEqual(["src/a.ts", "src/b.ts"]);
 
     const compare = await cp.compare({ taskId: "task-1", checkpointId: base.id });
     expect(compare.files.map((f) => [f.path, f.status, f.before, f.after])).toEqual([
@@ -87,8 +88,8 @@ describe("CheckpointService over the real sidecar", () => {
     expect(restored.undoCheckpointId).toMatch(/^[0-9a-f]{40}$/);
     expect(read(workspace, "src/a.ts")).toBe("one\n");
     const after = await cp.listCheckpoints({ taskId: "task-1" });
-    expect(after.checkpoints[0].restored).toBe(true);
-    expect(after.checkpoints[2].undoAvailable).toBe(true);
+    expect(nth(after.checkpoints, 0, "checkpoint").restored).toBe(true);
+    expect(nth(after.checkpoints, 2, "checkpoint").undoAvailable).toBe(true);
 
     // The conversation side belongs to the task store: this task is unknown to it (not_found),
     // or no task store is wired into the sidecar (failed_precondition). Files stay as they are.

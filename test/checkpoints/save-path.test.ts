@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
 import { FileConversation, makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 // The save path: a turn's recorded paths (with or without a git process), the pre-images taken
 // before a tool first changes a file, and the paths a save after a command takes from the
@@ -24,7 +25,7 @@ async function toolWrite(
   content: string | Buffer,
 ): Promise<void> {
   await manager.beforeEdit?.(task, [rel]);
-  write(task.workspaceRoots[0], rel, content);
+  write(nth(task.workspaceRoots, 0, "workspace root"), rel, content);
 }
 
 /** The shadow repository's git, as a user would run it to look at a snapshot. */

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, write } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 /** The shadow index's modification time: a scan stages into it, a watched save does not touch it. */
 function indexTime(gitDir: string): number {
@@ -41,7 +42,7 @@ describe("saves after commands stage only what the watcher saw change", () => {
     const other = makeManager(sb);
     const scanned = (await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { commandRan: true }))!;
     expect(scanned.tree).toBe(cp.tree);
-    const { files } = await manager.compare("t1", (await manager.list("t1"))[0].id);
+    const { files } = await manager.compare("t1", nth(await manager.list("t1"), 0, "checkpoint").id);
     expect(files.map((f) => [f.path, f.status]).sort()).toEqual([
       ["src/m0/f0.ts", "modified"],
       ["src/m1/f1.ts", "modified"],
