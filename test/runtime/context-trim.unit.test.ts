@@ -10,6 +10,7 @@ import {
 import { mergeRoles } from "../../core/src/runtime/conversation.js";
 import { parseTextToolCalls, TextToolStreamFilter } from "../../core/src/agent/text-tool-calls.js";
 import { builtinTools } from "../../core/src/agent/tools/registry.js";
+import { nth } from "../helpers/items.js";
 
 /** A conversation: the task, then one read per path (an assistant call and its result). */
 function conversation(reads: { path: string; chars: number }[]): ConversationItem[] {
@@ -81,12 +82,12 @@ describe("trimming a conversation without a model call", () => {
     expect(plan.newlyDropped.length).toBeGreaterThan(0);
     expect(plan.chars).toBeLessThanOrEqual(20_000);
     const messages = mergeRoles(applyContextTrim(items, plan.trim));
-    expect(messages[0].role).toBe("user");
-    const first = JSON.stringify(messages[0].content);
+    expect(nth(messages, 0, "message").role).toBe("user");
+    const first = JSON.stringify(nth(messages, 0, "message").content);
     expect(first).toContain("THE TASK");
     expect(first).toMatch(/earlier messages? were removed/);
     // Roles alternate and every tool result answers a call that is still there.
-    messages.forEach((m, i) => i > 0 && expect(m.role).not.toBe(messages[i - 1].role));
+    messages.forEach((m, i) => i > 0 && expect(m.role).not.toBe(nth(messages, i - 1, "message").role));
     const calls = new Set(
       messages.flatMap((m) =>
         (Array.isArray(m.content) ? m.content : []).flatMap((b) => (b.type === "tool_use" ? [b.id] : [])),
@@ -97,7 +98,7 @@ describe("trimming a conversation without a model call", () => {
         if (b.type === "tool_result") expect(calls.has(b.toolUseId)).toBe(true);
     // A summary, when there is one, takes the dropped turns' place.
     const summarized = mergeRoles(applyContextTrim(items, { ...plan.trim, summary: "SUMMARY-77" }));
-    expect(JSON.stringify(summarized[0].content)).toContain(
+    expect(JSON.stringify(nth(summarized, 0, "message").content)).toContain(
       "Summary of the earlier part of this conversation:\\nSUMMARY-77",
     );
   });
@@ -150,7 +151,7 @@ describe("tool calls in text (Cline's XML format)", () => {
 
   it("says what is missing in a call cut short, and accepts one whose closing tag alone is missing", () => {
     const cut = parseTextToolCalls("<write_to_file>\n<path>a.txt</path>\n<content>\nhalf of it", builtinTools);
-    expect(cut.calls[0].problem).toBe("the parameter <content> is not closed");
+    expect(nth(cut.calls, 0, "tool call").problem).toBe("the parameter <content> is not closed");
     const unclosed = parseTextToolCalls("<attempt_completion>\n<result>done</result>\n", builtinTools);
     expect(unclosed.calls).toEqual([{ name: "attempt_completion", input: { result: "done" } }]);
   });

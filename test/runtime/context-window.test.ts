@@ -11,6 +11,8 @@ import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { RecordedRequest, ScriptTurn, WireFormat } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+import { nth, lastOf } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -74,7 +76,7 @@ async function runTask(
 }
 
 function lastStatus(events: Awaited<ReturnType<typeof followUntilDone>>) {
-  const last = events[events.length - 1];
+  const last = lastOf(events, "event");
   return last.event.case === "statusChanged" ? last.event.value.status : undefined;
 }
 
@@ -101,7 +103,7 @@ describe("a big file never kills a task", () => {
     );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(overflowing(requests).length).toBeLessThanOrEqual(1);
-    const last = requests[requests.length - 1];
+    const last = lastOf(requests, "recorded request");
     const body = JSON.stringify(last.body);
     // The task and the latest read stay; each read said how to read on.
     expect(body).toContain("TASK-TEXT-71");
@@ -126,7 +128,7 @@ describe("a big file never kills a task", () => {
     );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(overflowing(requests)).toHaveLength(0);
-    expect(JSON.stringify(requests[1].body)).toMatch(/Showing lines 1-\d+ of \d+ of package-lock\.json/);
+    expect(JSON.stringify(recorded(requests, 1).body)).toMatch(/Showing lines 1-\d+ of \d+ of package-lock\.json/);
   });
 
   it("many reads: old turns are summarized by a valid Anthropic request, the task and the latest turns stay", async () => {
@@ -147,7 +149,7 @@ describe("a big file never kills a task", () => {
       expect(s.status).toBe(200);
       expect(JSON.stringify(s.body.messages)).not.toMatch(/"type":"tool_(use|result)"/);
     }
-    const final = JSON.stringify(requests[requests.length - 1].body);
+    const final = JSON.stringify(lastOf(requests, "recorded request").body);
     expect(final).toContain("TASK-TEXT-71");
     expect(final).toContain("SUMMARY-c0ffee");
     expect(final).toContain("six_1(");
@@ -180,7 +182,7 @@ describe("a big file never kills a task", () => {
     );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(requests).toHaveLength(4);
-    const final = JSON.stringify(requests[3].body);
+    const final = JSON.stringify(recorded(requests, 3).body);
     expect(final.split("the same file was read again later").length - 1).toBe(1);
     expect(final).toContain("two_1(");
     expect(requests.some((r) => JSON.stringify(r.body).includes("faithful, compact summaries"))).toBe(false);
@@ -202,9 +204,9 @@ describe("a big file never kills a task", () => {
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     const refused = overflowing(requests);
     expect(refused.length).toBeGreaterThanOrEqual(1);
-    expect(JSON.stringify(refused[0].body)).toBeTruthy();
+    expect(JSON.stringify(nth(refused, 0, "refused request").body)).toBeTruthy();
     // After the server said its window, every later request fitted it.
-    const after = requests.slice(requests.indexOf(refused[refused.length - 1]) + 1);
+    const after = requests.slice(requests.indexOf(lastOf(refused, "refused request")) + 1);
     expect(after.length).toBeGreaterThan(0);
     for (const r of after) expect(r.status).toBe(200);
     expect(events.some((e) => e.event.case === "error")).toBe(false);
@@ -267,6 +269,6 @@ describe("a big file never kills a task", () => {
     expect(lastStatus(resumed)).toBe(TaskStatus.COMPLETED);
     const requests = await second.server.requests();
     expect(overflowing(requests)).toHaveLength(0);
-    expect(JSON.stringify(requests[requests.length - 1].body)).toContain("TASK-TEXT-71");
+    expect(JSON.stringify(lastOf(requests, "recorded request").body)).toContain("TASK-TEXT-71");
   });
 });

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DeleteMode, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace } from "./harness.js";
+import { lastOf } from "../helpers/items.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -33,7 +34,7 @@ describe("Delete Everything and checkpoints in flight", () => {
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Say hi", profileId });
     const events = await followUntilDone(clients, taskId, async () => {});
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(fs.existsSync(checkpointsDir)).toBe(true);
 

@@ -14,6 +14,7 @@ import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { spawnModelServer } from "../model-server/spawn.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, TEST_KEY } from "./harness.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -58,7 +59,7 @@ describe("a model from the environment", () => {
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "hi" });
     const events = await followUntilDone(sidecar.clients, taskId);
     expect(events.at(-1)?.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
-    const [request] = await server.requests();
+    const request = recorded(await server.requests(), 0);
     expect(request.body.model).toBe("env-model");
     expect(request.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
     await sidecar.stop();

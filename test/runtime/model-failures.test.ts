@@ -10,6 +10,8 @@ import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { nth, lastOf } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -27,7 +29,7 @@ async function setup(format: WireFormat, turns: ScriptTurn[], profile: Parameter
 }
 
 function lastStatus(events: TaskEvent[]) {
-  const last = events[events.length - 1];
+  const last = lastOf(events, "event");
   return last.event.case === "statusChanged" ? last.event.value : undefined;
 }
 
@@ -48,9 +50,9 @@ describe("an answer cut at the output limit", () => {
     expect(lastStatus(events)?.status).toBe(TaskStatus.COMPLETED);
     expect(fs.readFileSync(path.join(workspace, "big.txt"), "utf8")).toBe(content);
     const requests = await server.requests();
-    expect(requests[0].body.max_tokens).toBe(500);
-    expect(requests[1].body.max_tokens).toBeGreaterThan(500);
-    const told = JSON.stringify(requests[1].body.messages);
+    expect(recorded(requests, 0).body.max_tokens).toBe(500);
+    expect(recorded(requests, 1).body.max_tokens).toBeGreaterThan(500);
+    const told = JSON.stringify(recorded(requests, 1).body.messages);
     expect(told).toContain("output token limit (500 tokens)");
     expect(told).toContain("Write smaller pieces");
     expect(told).not.toContain("not valid JSON");
@@ -68,8 +70,8 @@ describe("an answer cut at the output limit", () => {
     const events = await followUntilDone(clients, taskId);
     expect(lastStatus(events)?.status).toBe(TaskStatus.COMPLETED);
     const requests = await server.requests();
-    expect(JSON.stringify(requests[1].body.messages)).toContain("filled what was left of the context window");
-    expect(requests[1].body.max_tokens).toBe(requests[0].body.max_tokens);
+    expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain("filled what was left of the context window");
+    expect(recorded(requests, 1).body.max_tokens).toBe(recorded(requests, 0).body.max_tokens);
   });
 
   it("after three answers in a row whose tool calls cannot run, the person is asked; stopping ends the run", async () => {
@@ -88,9 +90,9 @@ describe("an answer cut at the output limit", () => {
       await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: true, text: "Stop the task" });
     });
     expect(asks).toHaveLength(1);
-    expect(asks[0].kind).toBe(AskKind.FOLLOWUP);
-    expect(asks[0].options).toEqual(["Keep trying", "Stop the task"]);
-    expect(asks[0].summary).toContain("could not be run");
+    expect(nth(asks, 0, "ask").kind).toBe(AskKind.FOLLOWUP);
+    expect(nth(asks, 0, "ask").options).toEqual(["Keep trying", "Stop the task"]);
+    expect(nth(asks, 0, "ask").summary).toContain("could not be run");
     expect(lastStatus(events)).toMatchObject({
       status: TaskStatus.COMPLETED,
       reason: "stopped after repeated tool calls that could not be run",
@@ -119,7 +121,7 @@ describe("an answer cut at the output limit", () => {
     expect(lastStatus(events)?.status).toBe(TaskStatus.COMPLETED);
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
-    expect(JSON.stringify(requests[3].body)).toContain("ADVICE-9");
+    expect(JSON.stringify(recorded(requests, 3).body)).toContain("ADVICE-9");
   });
 });
 
@@ -147,15 +149,15 @@ describe.each<WireFormat>(["anthropic", "openai"])("overloads and broken streams
       message: "retrying in 1 s (attempt 2 of 6)",
       discardedMessageIds: [],
     });
-    expect(retries[0].reason).toContain("Overloaded");
-    expect(retries[1].message).toMatch(/^retrying in \d+ s \(attempt 3 of 6\)$/);
+    expect(nth(retries, 0, "retry").reason).toContain("Overloaded");
+    expect(nth(retries, 1, "retry").message).toMatch(/^retrying in \d+ s \(attempt 3 of 6\)$/);
     // The partial answer was shown, then dropped: the retry names it, the task no longer has it.
     const partial = events.find(
       (e) => e.event.case === "messageAdded" && e.event.value.message?.text.startsWith("PART"),
     );
     expect(partial).toBeDefined();
     const partialId = partial!.event.case === "messageAdded" ? partial!.event.value.message!.id : "";
-    expect(retries[1].discardedMessageIds).toEqual([partialId]);
+    expect(nth(retries, 1, "retry").discardedMessageIds).toEqual([partialId]);
     const task = await clients.tasks.getTask({ taskId });
     expect(task.messages.some((m) => m.text.includes("PARTIAL-ANSWER"))).toBe(false);
     expect(task.messages.some((m) => m.text === "The whole answer.")).toBe(true);

@@ -13,6 +13,8 @@ import { MessageRole, TaskStatus, type TaskEvent } from "../../core/src/gen/dlin
 import type { ModelServerScript, WireFormat } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+import { nth, lastOf } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -35,7 +37,7 @@ async function setup(
 }
 
 function lastStatus(events: TaskEvent[]) {
-  const last = events[events.length - 1];
+  const last = lastOf(events, "event");
   return last.event.case === "statusChanged" ? last.event.value.status : undefined;
 }
 
@@ -59,14 +61,14 @@ describe("models without native tool calling", () => {
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
     expect(fs.readFileSync(path.join(workspace, "note.txt"), "utf8")).toBe("from a model without tools");
     const requests = await server.requests();
-    expect(requests[0].status).toBe(400);
+    expect(recorded(requests, 0).status).toBe(400);
     for (const r of requests.slice(1)) {
       expect(r.status).toBe(200);
       expect(r.body.tools).toBeUndefined();
     }
-    expect(requests[1].body.messages[0].content).toContain("<read_file>");
+    expect(recorded(requests, 1).body.messages[0].content).toContain("<read_file>");
     // Earlier calls and results go back as text in the same format.
-    const later = JSON.stringify(requests[2].body.messages);
+    const later = JSON.stringify(recorded(requests, 2).body.messages);
     expect(later).toContain("[read_file for 'src/app.txt'] Result:");
     expect(later).toContain("hello");
     // People read the answer, not the XML; the task completes with the model's result.
@@ -102,7 +104,7 @@ describe("models without native tool calling", () => {
       expect(r.body.tools).toBeUndefined();
     }
     // Anthropic takes no tool blocks without tools: the conversation went back as text.
-    expect(JSON.stringify(requests[2].body.messages)).not.toMatch(/"type":"tool_(use|result)"/);
+    expect(JSON.stringify(recorded(requests, 2).body.messages)).not.toMatch(/"type":"tool_(use|result)"/);
   });
 });
 
@@ -135,12 +137,12 @@ describe("the files of Cline and the common agents", () => {
     const requests = await server.requests();
     const all = JSON.stringify(requests);
     expect(all).not.toContain("hunter2-from-dotenv");
-    expect(JSON.stringify(requests[1].body.messages)).toContain("blocked by the workspace's ignore file");
-    const system = JSON.stringify(requests[0].body.system);
+    expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain("blocked by the workspace's ignore file");
+    const system = JSON.stringify(recorded(requests, 0).body.system);
     for (const rule of ["CLINERULE-STYLE", "AGENTS-MD", "CURSOR-RULE", "WINDSURF-RULE"])
       expect(system, rule).toContain(rule);
     // The environment details list neither the ignored .env nor anything under secrets/.
-    const details = JSON.stringify(requests[0].body.messages).split("<environment_details>")[1];
+    const details = JSON.stringify(recorded(requests, 0).body.messages).split("<environment_details>")[1];
     expect(details).toContain(".clinerules/");
     expect(details).not.toMatch(/\\n\.env\\n/);
 
@@ -160,7 +162,7 @@ describe("the files of Cline and the common agents", () => {
     });
     await clients.tasks.sendMessage({ taskId, text: "again" });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
-    const third = (await server.requests())[2];
+    const third = recorded(await server.requests(), 2);
     expect(JSON.stringify(third.body.system)).not.toContain("AGENTS-MD");
     expect(JSON.stringify(third.body.system)).toContain("CURSOR-RULE");
   });
@@ -191,7 +193,7 @@ describe("environment details", () => {
     });
     await followUntilDone(clients, taskId, undefined, (await clients.tasks.getTask({ taskId })).lastSeq - 1n);
     const requests = await server.requests();
-    const first = requests[0].body.messages[1].content as string;
+    const first = recorded(requests, 0).body.messages[1].content as string;
     expect(first).toContain("look around");
     expect(first).toContain("<environment_details>");
     expect(first).toMatch(/# Visible files in the editor\nlib\/util\.ts/);
@@ -199,11 +201,11 @@ describe("environment details", () => {
     expect(first).not.toContain("/etc/passwd");
     expect(first).toMatch(/# Workspace files \(.*, top level\)\nlib\/\npackage\.json\nREADME\.md\nsrc\//);
     // A later message carries what the editor shows then, without the workspace listing.
-    const later = JSON.stringify(requests[1].body.messages);
+    const later = JSON.stringify(recorded(requests, 1).body.messages);
     expect(later).toContain("# Visible files in the editor\\npackage.json");
     expect(later.split("# Workspace files").length - 1).toBe(1);
     // The chat shows what was typed.
     const task = await clients.tasks.getTask({ taskId });
-    expect(task.messages[0].text).toBe("look around");
+    expect(nth(task.messages, 0, "message").text).toBe("look around");
   });
 });

@@ -9,6 +9,8 @@ import { TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.
 import type { ModelServerScript, WireFormat } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+import { nth, lastOf } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -33,7 +35,7 @@ async function run(
 }
 
 function lastStatus(events: TaskEvent[]) {
-  const last = events[events.length - 1];
+  const last = lastOf(events, "event");
   return last.event.case === "statusChanged" ? last.event.value.status : undefined;
 }
 
@@ -50,10 +52,10 @@ describe("reasoning models", () => {
       { thinkingBudgetTokens: 2048n },
     );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
-    expect(requests[0].body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+    expect(recorded(requests, 0).body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
     // The tool-use loop's request carried the signed thinking block: the server checked it.
-    expect(requests[1].status).toBe(200);
-    expect(requests[1].body.messages[1].content[0]).toMatchObject({
+    expect(recorded(requests, 1).status).toBe(200);
+    expect(recorded(requests, 1).body.messages[1].content[0]).toMatchObject({
       type: "thinking",
       thinking: "THINK-1: the file first.",
     });
@@ -79,9 +81,12 @@ describe("reasoning models", () => {
       { model: "deepseek-reasoner", reasoningEffort: "high" },
     );
     expect(lastStatus(events)).toBe(TaskStatus.COMPLETED);
-    expect(requests[0].body.reasoning_effort).toBe("high");
-    expect(requests[1].status).toBe(200);
-    expect(requests[1].body.messages[2]).toMatchObject({ role: "assistant", reasoning_content: "R1: read it." });
+    expect(recorded(requests, 0).body.reasoning_effort).toBe("high");
+    expect(recorded(requests, 1).status).toBe(200);
+    expect(recorded(requests, 1).body.messages[2]).toMatchObject({
+      role: "assistant",
+      reasoning_content: "R1: read it.",
+    });
     expect(events.some((e) => e.event.case === "reasoningDelta")).toBe(true);
   });
 });
@@ -122,7 +127,7 @@ describe("cost the user can trust", () => {
     const task = await unknown.sidecar.clients.tasks.getTask({ taskId: unknown.taskId });
     expect(task.task?.costUnknown).toBe(true);
     const history = await unknown.sidecar.clients.history.listTasks({});
-    expect(history.tasks[0].costUnknown).toBe(true);
+    expect(nth(history.tasks, 0, "task").costUnknown).toBe(true);
 
     const free = await run(
       "openai",

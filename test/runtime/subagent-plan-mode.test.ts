@@ -11,6 +11,8 @@ import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+import { recorded } from "../model-server/script.js";
+import { lastOf } from "../helpers/items.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -58,7 +60,7 @@ describe("plan mode and subagents", () => {
       await clients.settings.updateSettings({ scope: SettingsScope.TASK, taskId, patch: { mode: "plan" } });
       await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: true, text: "" });
     });
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(asks).toBe(1);
     // The command approved in act mode ran; the writes asked for in plan mode did not happen.
@@ -72,11 +74,11 @@ describe("plan mode and subagents", () => {
     // Act for the parent's first request and the subagent's first; plan from the switch on.
     expect(plan).toEqual([false, false, true, true, true, true]);
     // The subagent's write came back refused, its read ran.
-    const subAfterRefusal = JSON.stringify(requests[3].body.messages.slice(-2));
+    const subAfterRefusal = JSON.stringify(recorded(requests, 3).body.messages.slice(-2));
     expect(subAfterRefusal).toContain("write_to_file was not run: the task is in plan mode");
     expect(subAfterRefusal).toContain("# demo");
-    expect(JSON.stringify(requests[4].body)).toContain("SUB-RESULT: planned only");
-    expect(JSON.stringify(requests[5].body.messages.at(-1))).toContain("plan mode");
+    expect(JSON.stringify(recorded(requests, 4).body)).toContain("SUB-RESULT: planned only");
+    expect(JSON.stringify(recorded(requests, 5).body.messages.at(-1))).toContain("plan mode");
   });
 
   it("in plan mode a subagent may start, and it explores in plan mode as well", async () => {
@@ -107,17 +109,17 @@ describe("plan mode and subagents", () => {
     });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "plan a change", profileId });
     const events = await followUntilDone(clients, taskId, async () => {});
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(fs.existsSync(path.join(workspace, "sub.txt"))).toBe(false);
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
     // Every request, the subagent's included, is in plan mode.
     expect(requests.map((r) => systemText(r.body).includes("# Plan mode"))).toEqual([true, true, true, true]);
-    const subAfterRefusal = JSON.stringify(requests[2].body.messages.slice(-2));
+    const subAfterRefusal = JSON.stringify(recorded(requests, 2).body.messages.slice(-2));
     expect(subAfterRefusal).toContain("write_to_file was not run: the task is in plan mode");
     expect(subAfterRefusal).toContain("# demo");
     // The parent got the subagent's result (not a refusal of new_subagent).
-    expect(JSON.stringify(requests[3].body)).toContain("SURVEY-RESULT: one readme");
+    expect(JSON.stringify(recorded(requests, 3).body)).toContain("SURVEY-RESULT: one readme");
   });
 });

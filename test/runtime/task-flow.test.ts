@@ -9,6 +9,8 @@ import { AskKind, MessageRole, TaskEventSchema, TaskStatus } from "../../core/sr
 import type { WireFormat } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, eventCases, followUntilDone, makeWorkspace, setAutoApproval, TEST_KEY } from "./harness.js";
+import { nth, lastOf } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -94,7 +96,7 @@ describe.each<WireFormat>(["openai", "anthropic"])("a task through the sidecar (
 
     // Events: ordered by seq without gaps, streamed text, tools, checkpoints, usage, completion.
     const seqs = events.map((e) => Number(e.seq));
-    expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
+    expect(seqs).toEqual(seqs.map((_, i) => nth(seqs, 0, "seq") + i));
     const cases = eventCases(events);
     for (const c of [
       "messageAdded",
@@ -110,7 +112,7 @@ describe.each<WireFormat>(["openai", "anthropic"])("a task through the sidecar (
     ]) {
       expect(cases, c).toContain(c);
     }
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     const output = events.flatMap((e) => (e.event.case === "toolOutput" ? [e.event.value.chunk] : [])).join("");
     expect(output).toContain("hello, world");
@@ -118,8 +120,8 @@ describe.each<WireFormat>(["openai", "anthropic"])("a task through the sidecar (
     // The model saw the conversation rebuilt from the journal: the follow-up answer came back.
     const requests = await server.requests();
     expect(requests).toHaveLength(5);
-    expect(JSON.stringify(requests[4].body)).toContain("casual");
-    expect(JSON.stringify(requests[0].body)).toContain("Greet the world");
+    expect(JSON.stringify(recorded(requests, 4).body)).toContain("casual");
+    expect(JSON.stringify(recorded(requests, 0).body)).toContain("Greet the world");
 
     // History row, messages, checkpoints.
     const task = await clients.tasks.getTask({ taskId });
@@ -163,8 +165,8 @@ describe("approvals, cancel and errors", () => {
     // The run went on: the model read the denial with the feedback and answered.
     const requests = await server.requests();
     expect(requests).toHaveLength(2);
-    expect(JSON.stringify(requests[1].body)).toContain("denied");
-    expect(JSON.stringify(requests[1].body)).toContain("keep it");
+    expect(JSON.stringify(recorded(requests, 1).body)).toContain("denied");
+    expect(JSON.stringify(recorded(requests, 1).body)).toContain("keep it");
   });
 
   it("Cancel stops a running command and kills its process group", async () => {
@@ -187,7 +189,7 @@ describe("approvals, cancel and errors", () => {
     const pid = Number(fs.readFileSync(pidFile, "utf8"));
     await clients.tasks.cancel({ taskId });
     const events = await follow;
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.CANCELLED);
     let alive = true;
     for (let i = 0; i < 40 && alive; i++) {
@@ -216,7 +218,7 @@ describe("approvals, cancel and errors", () => {
     const text = toJsonString(TaskEventSchema, error!);
     expect(text).not.toContain("sk-wrong-key-XYZ");
     expect(error!.event.case === "error" && error!.event.value.code).toBe("auth");
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.FAILED);
   });
 
@@ -236,7 +238,7 @@ describe("approvals, cancel and errors", () => {
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "talk", profileId });
     const [all, other] = await Promise.all([followUntilDone(clients, taskId), followUntilDone(clients, taskId)]);
     expect(other.map((e) => e.seq)).toEqual(all.map((e) => e.seq));
-    const middle = all[Math.floor(all.length / 2)].seq;
+    const middle = nth(all, Math.floor(all.length / 2), "event").seq;
     const rest = await followUntilDone(clients, taskId, undefined, middle);
     expect(rest.map((e) => e.seq)).toEqual(all.filter((e) => e.seq > middle).map((e) => e.seq));
   });
@@ -278,16 +280,16 @@ describe("crash and resume", () => {
       before.lastSeq,
       (s) => s === TaskStatus.COMPLETED || s === TaskStatus.FAILED,
     );
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     // seq continued after the restart instead of starting over.
-    expect(Number(events[0].seq)).toBeGreaterThan(Number(before.lastSeq));
+    expect(Number(nth(events, 0, "event").seq)).toBeGreaterThan(Number(before.lastSeq));
     const requests = await server.requests();
     expect(requests).toHaveLength(3);
     // The resumed request carries the first turn's tool call and its result.
-    expect(JSON.stringify(requests[2].body)).toContain("first.txt");
+    expect(JSON.stringify(recorded(requests, 2).body)).toContain("first.txt");
     const after = await sidecarB.clients.tasks.getTask({ taskId });
-    expect(after.messages[after.messages.length - 1].kind).toBe("completion");
+    expect(lastOf(after.messages, "message").kind).toBe("completion");
     execFileSync("git", ["status"], { cwd: workspace }); // the project's git is intact
   });
 });
@@ -317,7 +319,7 @@ describe("several sidecars", () => {
     // A runs the task: B's message is forwarded there, where it answers the pending follow-up.
     await b.clients.tasks.sendMessage({ taskId, text: "from B" });
     await followUntilDone(a.clients, taskId);
-    expect(JSON.stringify((await server.requests())[1].body)).toContain("from B");
+    expect(JSON.stringify(recorded(await server.requests(), 1).body)).toContain("from B");
     // Idle now: B continues it, and sees A's conversation.
     await b.clients.tasks.sendMessage({ taskId, text: "continue from B" });
     const events = await followUntilDone(
@@ -330,7 +332,7 @@ describe("several sidecars", () => {
       events.some((e) => e.event.case === "messageAdded" && e.event.value.message?.text === "continued in B"),
     ).toBe(true);
     const requests = await server.requests();
-    expect(JSON.stringify(requests[2].body)).toContain("first run done");
+    expect(JSON.stringify(recorded(requests, 2).body)).toContain("first run done");
   });
 });
 
@@ -369,11 +371,11 @@ describe("tasks of an earlier version", () => {
       undefined,
       (await again.clients.tasks.getTask({ taskId })).lastSeq - 1n,
     );
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     const requests = await server.requests();
     expect(requests).toHaveLength(2);
-    const body = JSON.stringify(requests[1].body);
+    const body = JSON.stringify(recorded(requests, 1).body);
     expect(body).toContain("legacy question about llamas");
     expect(body).toContain("legacy answer");
     expect(body).toContain("and now?");
@@ -397,17 +399,17 @@ describe("subagents", () => {
     await setAutoApproval(clients, { editFiles: true });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "delegate the file", profileId });
     const events = await followUntilDone(clients, taskId);
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.COMPLETED);
     expect(fs.readFileSync(path.join(workspace, "sub.txt"), "utf8")).toBe("sub\n");
     const requests = await server.requests();
     expect(requests).toHaveLength(4);
     // The subagent saw only its prompt; the parent got the subagent's result back.
-    expect(JSON.stringify(requests[1].body)).toContain("SUBTASK-41");
-    expect(JSON.stringify(requests[1].body)).not.toContain("delegate the file");
-    expect(JSON.stringify(requests[3].body)).toContain("SUB-RESULT-9");
+    expect(JSON.stringify(recorded(requests, 1).body)).toContain("SUBTASK-41");
+    expect(JSON.stringify(recorded(requests, 1).body)).not.toContain("delegate the file");
+    expect(JSON.stringify(recorded(requests, 3).body)).toContain("SUB-RESULT-9");
     const subDir = path.join(sidecar.roots.docsDir, "tasks", taskId, "subagents");
-    const [subId] = fs.readdirSync(subDir);
+    const subId = nth(fs.readdirSync(subDir), 0, "subagent folder");
     expect(subId).toMatch(/^sub-/);
     for (const f of ["messages.db", "journal.db", "task_metadata.json"])
       expect(fs.existsSync(path.join(subDir, subId, f)), f).toBe(true);

@@ -13,6 +13,8 @@ import { AskKind, TaskStatus, ToolCallStatus, type Ask, type TaskEvent } from ".
 import type { ScriptTurn } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+import { nth, lastOf, firstOf } from "../helpers/items.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -61,7 +63,7 @@ describe("proposed changes travel with the ask", () => {
       seenOnDisk.push(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8"));
       await clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
     });
-    const [replace, write] = asks(events);
+    const [replace, write] = firstOf(asks(events), 2, "ask");
     expect(replace.kind).toBe(AskKind.TOOL_APPROVAL);
     expect(replace.edits).toHaveLength(1);
     expect(replace.edits[0]).toMatchObject({
@@ -79,15 +81,17 @@ describe("proposed changes travel with the ask", () => {
     });
     expect(seenOnDisk[0]).toBe("first\nhello\nlast\n");
     // What was approved is what was written.
-    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe(replace.edits[0].proposedText);
-    expect(fs.readFileSync(path.join(workspace, "docs/new.md"), "utf8")).toBe(write.edits[0].proposedText);
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe(
+      nth(replace.edits, 0, "edit").proposedText,
+    );
+    expect(fs.readFileSync(path.join(workspace, "docs/new.md"), "utf8")).toBe(nth(write.edits, 0, "edit").proposedText);
     // The event ending each edit carries the applied change; the ask names the row's call.
     const ends = finished(events);
     expect(ends.map((f) => [f.toolCallId, f.status, f.edits.map((x) => x.path)])).toEqual([
       [replace.toolCallId, ToolCallStatus.DONE, ["src/app.txt"]],
       [write.toolCallId, ToolCallStatus.DONE, ["docs/new.md"]],
     ]);
-    expect(ends[0].edits[0].proposedText).toBe("first\nhello, world\nlast\n");
+    expect(nth(nth(ends, 0, "tool call end").edits, 0, "edit").proposedText).toBe("first\nhello, world\nlast\n");
     // The reopened task shows the same: each row with its call, status and edits.
     const task = await clients.tasks.getTask({ taskId });
     const calls = task.messages.flatMap((m) => (m.toolCall ? [m.toolCall] : []));
@@ -95,12 +99,12 @@ describe("proposed changes travel with the ask", () => {
       ["replace_in_file", ToolCallStatus.DONE, replace.toolCallId],
       ["write_to_file", ToolCallStatus.DONE, write.toolCallId],
     ]);
-    expect(calls[0].edits[0]).toMatchObject({
+    expect(nth(calls, 0, "tool call").edits[0]).toMatchObject({
       path: "src/app.txt",
       originalText: "first\nhello\nlast\n",
       proposedText: "first\nhello, world\nlast\n",
     });
-    expect(calls[0].output).toContain("Applied 1 block");
+    expect(nth(calls, 0, "tool call").output).toContain("Applied 1 block");
   });
 
   it("an auto-approved edit's finished event carries the applied change", async () => {
@@ -112,7 +116,7 @@ describe("proposed changes travel with the ask", () => {
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "replace", profileId });
     const events = await followUntilDone(clients, taskId);
     expect(asks(events)).toHaveLength(0);
-    const [end] = finished(events);
+    const end = nth(finished(events), 0, "finished tool call");
     expect(
       end.edits.map((e) => ({
         path: e.path,
@@ -147,8 +151,8 @@ describe("proposed changes travel with the ask", () => {
       first = false;
       await clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
     });
-    const [stale, again] = asks(events);
-    expect(stale.edits[0].proposedText).toBe("HELLO\n");
+    const [stale, again] = firstOf(asks(events), 2, "ask");
+    expect(nth(stale.edits, 0, "edit").proposedText).toBe("HELLO\n");
     expect(again.toolCallId).toBe(stale.toolCallId);
     expect(again.edits[0]).toMatchObject({
       originalText: "hello\nadded meanwhile\n",
@@ -156,7 +160,9 @@ describe("proposed changes travel with the ask", () => {
     });
     // The first proposal (which would have dropped the new line) was never written.
     expect(fs.readFileSync(file, "utf8")).toBe("HELLO\nadded meanwhile\n");
-    expect(finished(events)[0].edits[0].proposedText).toBe("HELLO\nadded meanwhile\n");
+    expect(nth(nth(finished(events), 0, "finished tool call").edits, 0, "edit").proposedText).toBe(
+      "HELLO\nadded meanwhile\n",
+    );
   });
 
   it("an edit that cannot be applied any more after a change is refused and shown as failed, without asking", async () => {
@@ -183,7 +189,7 @@ describe("proposed changes travel with the ask", () => {
     const call = task.messages.find((m) => m.toolCall)!.toolCall!;
     expect(call.status).toBe(ToolCallStatus.FAILED);
     expect(call.reason).toMatch(/replace_in_file/);
-    expect(JSON.stringify((await server.requests())[1].body)).toMatch(/SEARCH|not found|does not match/i);
+    expect(JSON.stringify(recorded(await server.requests(), 1).body)).toMatch(/SEARCH|not found|does not match/i);
   });
 
   it("a command approval carries the exact command line and its working folder", async () => {
@@ -196,7 +202,7 @@ describe("proposed changes travel with the ask", () => {
     const events = await followUntilDone(clients, taskId, (e) =>
       clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" }).then(() => {}),
     );
-    const [ask] = asks(events);
+    const ask = nth(asks(events), 0, "ask");
     expect(ask.kind).toBe(AskKind.COMMAND_APPROVAL);
     expect(ask.command).toMatchObject({ command, workingDirectory: workspace });
     const started = events.find((e) => e.event.case === "toolStarted")!.event.value as {
@@ -242,10 +248,10 @@ describe("a rejection with feedback continues the task", () => {
     const seen = statuses(events);
     const firstCompleted = seen.findIndex((s) => s.status === TaskStatus.COMPLETED);
     expect(seen.slice(0, firstCompleted).map((s) => s.status)).not.toContain(TaskStatus.COMPLETED);
-    expect(seen[firstCompleted].reason).toBe("the model ended its turn");
+    expect(nth(seen, firstCompleted, "status").reason).toBe("the model ended its turn");
     const requests = await server.requests();
     expect(requests).toHaveLength(2);
-    const second = JSON.stringify(requests[1].body);
+    const second = JSON.stringify(recorded(requests, 1).body);
     expect(second).toContain("The user denied this operation");
     expect(second).toContain("keep app.txt, write a new file");
     const task = await clients.tasks.getTask({ taskId });
@@ -255,10 +261,10 @@ describe("a rejection with feedback continues the task", () => {
       ["no_such_tool", ToolCallStatus.FAILED],
       ["write_to_file", ToolCallStatus.DENIED],
     ]);
-    expect(calls[0].reason).toContain('Unknown tool "no_such_tool"');
-    expect(calls[1].feedback).toBe("keep app.txt, write a new file");
-    expect(calls[1].edits[0]).toMatchObject({ path: "src/app.txt", proposedText: "overwritten\n" });
-    const last = task.messages[task.messages.length - 1];
+    expect(nth(calls, 0, "tool call").reason).toContain('Unknown tool "no_such_tool"');
+    expect(nth(calls, 1, "tool call").feedback).toBe("keep app.txt, write a new file");
+    expect(nth(calls, 1, "tool call").edits[0]).toMatchObject({ path: "src/app.txt", proposedText: "overwritten\n" });
+    const last = lastOf(task.messages, "message");
     expect(last.text).toBe("Sorry: I will keep the file and use a new one instead.");
   });
 });
@@ -288,7 +294,7 @@ describe("a reopened task looks like the live one", () => {
     ]);
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "write", profileId });
     const events = await followUntilDone(clients, taskId, () => clients.tasks.cancel({ taskId }).then(() => {}));
-    const ask = asks(events)[0];
+    const ask = nth(asks(events), 0, "ask");
     const resolved = events.find((e) => e.event.case === "askResolved")!.event.value as {
       askId: string;
       dropped: boolean;
@@ -363,8 +369,8 @@ describe("a reopened task looks like the live one", () => {
     const { taskId } = await a.clients.tasks.newTask({ workspaceRoot: workspace, text: "write", profileId });
     // Follow until the approval is pending, as a client would, then the sidecar dies.
     const seen = await followUntilDone(a.clients, taskId, undefined, 0n, (s) => s === TaskStatus.WAITING);
-    const ask = asks(seen)[0];
-    const lastSeq = seen[seen.length - 1].seq;
+    const ask = nth(asks(seen), 0, "ask");
+    const lastSeq = lastOf(seen, "event").seq;
     a.process.child.kill("SIGKILL");
     await a.process.exited;
 
@@ -385,7 +391,7 @@ describe("a reopened task looks like the live one", () => {
       message?: { toolCall?: { status: ToolCallStatus } };
     };
     expect(row.message?.toolCall?.status).toBe(ToolCallStatus.INTERRUPTED);
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.INTERRUPTED);
     expect(fs.existsSync(path.join(workspace, "pending.txt"))).toBe(false);
     // A second client, behind too, gets the status at once as well.

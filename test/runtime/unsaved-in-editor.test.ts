@@ -12,6 +12,8 @@ import { ToolCallStatus, type Ask, type TaskEvent } from "../../core/src/gen/dli
 import type { ScriptTurn } from "../model-server/script.js";
 import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
+import { recorded } from "../model-server/script.js";
+import { nth, lastOf } from "../helpers/items.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -50,7 +52,7 @@ describe("edits to files unsaved in the editor", () => {
     const events = await followUntilDone(clients, taskId);
     expect(asks(events)).toHaveLength(0);
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
-    const [end] = finished(events);
+    const end = nth(finished(events), 0, "finished tool call");
     expect(end.status).toBe(ToolCallStatus.FAILED);
     expect(end.result).toContain('"src/app.txt" has unsaved changes in the user\'s editor');
     const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.toolCall)!.toolCall!;
@@ -58,7 +60,7 @@ describe("edits to files unsaved in the editor", () => {
     expect(row.reason).toContain("unsaved changes");
     // The model's next request carries the refusal as the call's result.
     const requests = await server.requests();
-    expect(JSON.stringify(requests[1].body)).toContain("has unsaved changes in the user's editor");
+    expect(JSON.stringify(recorded(requests, 1).body)).toContain("has unsaved changes in the user's editor");
   });
 
   it("a file that gets unsaved changes while its approval waits is not written after the approval; once saved, the next edit goes through", async () => {
@@ -75,7 +77,7 @@ describe("edits to files unsaved in the editor", () => {
       await clients.tasks.updateEditorState({ taskId, editor: { unsavedFiles: ["src/app.txt"] } });
       await clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" });
     });
-    const [refused] = finished(first);
+    const refused = nth(finished(first), 0, "finished tool call");
     expect(refused.status).toBe(ToolCallStatus.FAILED);
     expect(refused.result).toContain("unsaved changes");
     expect(fs.readFileSync(file, "utf8")).toBe("hello\n");
@@ -87,7 +89,7 @@ describe("edits to files unsaved in the editor", () => {
       taskId,
       async (e) =>
         void (await clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" })),
-      first[first.length - 1].seq,
+      lastOf(first, "event").seq,
     );
     expect(finished(second).map((f) => f.status)).toEqual([ToolCallStatus.DONE]);
     expect(fs.readFileSync(file, "utf8")).toBe("second try\n");
