@@ -88,9 +88,14 @@ suite("a task running in one sidecar, followed from another", () => {
     await followed.ask(AskKind.TOOL_APPROVAL);
 
     await follower.clients.tasks.cancel({ taskId });
+    // Once the cancel is answered, the follower reads the task as cancelled, wherever it reads it
+    // from: the owner has let the task go only after its stored status said so (a stored
+    // "waiting" of an unclaimed task reads as a run whose sidecar died: interrupted).
+    expect((await follower.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.CANCELLED);
+    const listed = (await follower.clients.history.listTasks({})).tasks.find((t) => t.id === taskId);
+    expect(listed?.status).toBe(TaskStatus.CANCELLED);
     await Promise.all([direct.status(TaskStatus.CANCELLED), followed.status(TaskStatus.CANCELLED)]);
     expect(readIn(workspace, "notes.txt")).toBeUndefined();
-    expect((await follower.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.CANCELLED);
     await Promise.all([direct.stop(), followed.stop()]);
   });
 

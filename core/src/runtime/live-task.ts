@@ -38,6 +38,8 @@ export class LiveTask {
   readonly asks = new AskBroker();
   /** The status last announced on the event stream (undefined: none yet in this process). */
   lastStatus: TaskRunStatus | undefined;
+  /** The history row's write of the last status change: the task's claim is released after it. */
+  statusStored: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;
 
   constructor(

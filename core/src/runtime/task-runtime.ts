@@ -284,7 +284,7 @@ export class TaskRuntime {
     if (task.kernel.status === status && status !== "waiting") return;
     const ask = status === "waiting" ? this.pendingAsk(task.id) : undefined;
     this.saveKernel(task, { status, pendingAsk: ask });
-    void this.deps.history
+    task.statusStored = this.deps.history
       .update(task.id, { status })
       .catch((err: Error) =>
         this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }),
@@ -311,7 +311,7 @@ export class TaskRuntime {
         this.deps.shutdownSignal.removeEventListener("abort", onShutdown);
         task.run = undefined;
         this.saveKernel(task);
-        this.releaseIfIdle(task);
+        await this.releaseIfIdle(task);
       }
     })().catch((err: unknown) => {
       // The loop reports its own failures; what escapes it (a store that could not even
@@ -387,8 +387,13 @@ export class TaskRuntime {
     );
   }
 
-  /** A run ended and nothing is pending: other sidecars may continue the task now. */
-  private releaseIfIdle(task: LiveTask): void {
+  /**
+   * A run ended and nothing is pending: other sidecars may continue the task now. The claim goes
+   * only once the history row holds the task's last status: a sidecar that finds the task
+   * unclaimed takes a row still saying running or waiting for a run whose sidecar died.
+   */
+  private async releaseIfIdle(task: LiveTask): Promise<void> {
+    await task.statusStored;
     if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id))
       this.deps.ownership.release(task.id);
   }
@@ -481,7 +486,7 @@ export class TaskRuntime {
     try {
       chosen = workspaceToContinueIn(task.id, task.kernel.workspaceRoot, given);
     } catch (err) {
-      this.releaseIfIdle(task);
+      await this.releaseIfIdle(task);
       throw err;
     }
     if (!chosen.changed) return;
@@ -556,6 +561,8 @@ export class TaskRuntime {
       this.deps.logger.warn("a cancelled run did not stop in time; it is left to finish in the background", { taskId });
       this.setStatus(task, "cancelled", "cancelled");
     }
+    // Answered once the history row says cancelled too (what another window lists).
+    await task.statusStored;
     await this.taskHooks(task, "TaskCancel", {});
   }
 
@@ -605,7 +612,7 @@ export class TaskRuntime {
     if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
     else {
       this.setStatus(task, "completed", "the conversation was restored");
-      this.releaseIfIdle(task);
+      await this.releaseIfIdle(task);
     }
   }
 
@@ -644,7 +651,7 @@ export class TaskRuntime {
     await this.deps.resolveModel(profileId, taskId);
     const task = this.claimForWrite(taskId);
     this.saveKernel(task, { profileId });
-    this.releaseIfIdle(task);
+    await this.releaseIfIdle(task);
   }
 
   /** The text and time of one of a task's messages (for EditMessage). */

@@ -76,9 +76,11 @@ export class TaskStore {
   /** GetTask: the summary and messages. Never writes a task another sidecar owns. */
   get(taskId: string): TaskView {
     this.layout.task(taskId);
+    // The claim is looked at before the row: an owner writes the row's last status before it
+    // lets the claim go, so a row read after finding no owner is the one its run ended with.
+    const owner = this.ownership.owner(taskId);
     let record = this.history.get(taskId);
     if (!record) throw new DlineError("not_found", `Task ${taskId} does not exist.`);
-    const owner = this.ownership.owner(taskId);
     record = this.recoverIfInterrupted(record, owner !== undefined);
     if (!owner && this.hasLegacyFiles(taskId)) {
       try {
@@ -130,6 +132,7 @@ export class TaskStore {
 
   private recoverIfInterrupted(record: TaskRecord, owned: boolean): TaskRecord {
     if (owned || (record.status !== "running" && record.status !== "waiting")) return record;
+    if (this.ownership.owner(record.id)) return record; // claimed since: a run is live again
     this.history.updateNow(record.id, { status: "interrupted", updatedAt: Date.now() });
     return { ...record, status: "interrupted" };
   }
