@@ -110,7 +110,7 @@ export class ChatController implements vscode.Disposable {
       throw err;
     }
     await this.proposed.closeProposal();
-    this.model.reset(taskId, text.split("\n")[0].slice(0, 80));
+    this.model.reset(taskId, (text.split("\n", 1)[0] ?? "").slice(0, 80));
     this.model.setBanner(undefined);
     this.model.markRunning();
     this.follow(taskId, workspaceRoot, 0n);

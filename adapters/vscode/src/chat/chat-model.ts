@@ -143,8 +143,7 @@ export class ChatModel {
         const row =
           named >= 0
             ? named
-            : findLastIndex(
-                s.items,
+            : s.items.findLastIndex(
                 (i) => i.type === "message" && i.role === "tool" && i.tool === e.value.tool && !i.toolCallId,
               );
         if (row >= 0)
@@ -250,7 +249,7 @@ export class ChatModel {
     }
     if (!s.title) {
       const first = s.items.find((i): i is ChatMessageItem => i.type === "message" && i.role === "user");
-      if (first) s.title = first.text.split("\n")[0].slice(0, 80);
+      if (first) s.title = (first.text.split("\n", 1)[0] ?? "").slice(0, 80);
     }
     this.state = s;
   }
@@ -283,11 +282,6 @@ function updateTool(
       (i.toolCallId === id || (i.type === "message" && i.toolCall?.toolCallId === id)),
   );
   if (index >= 0) items[index] = change(items[index] as ChatToolItem | ChatMessageItem);
-}
-
-function findLastIndex<T>(items: T[], predicate: (item: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i])) return i;
-  return -1;
 }
 
 export function messageItem(m: UiMessage): ChatMessageItem {

@@ -94,8 +94,8 @@ export class ProposedChanges implements vscode.Disposable {
         ),
       };
     });
-    if (shown.length === 1) {
-      const [one] = shown;
+    const [one] = shown;
+    if (one && shown.length === 1) {
       await vscode.commands.executeCommand(
         "vscode.diff",
         one.original,

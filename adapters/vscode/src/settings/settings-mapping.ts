@@ -15,8 +15,7 @@ const AUTO_APPROVAL_FIELDS = [
   "maxRequests",
 ] as const;
 
-/** The VS Code keys (under `dline.`) and their defaults, which are the core's defaults. */
-export const HOST_DEFAULTS: Readonly<Record<string, JsonValue>> = {
+const DEFAULTS = {
   "checkpoints.enabled": true,
   defaultProfile: "",
   "autoApproval.enabled": false,
@@ -26,13 +25,20 @@ export const HOST_DEFAULTS: Readonly<Record<string, JsonValue>> = {
   "autoApproval.executeAllCommands": false,
   "autoApproval.useMcp": false,
   "autoApproval.maxRequests": 20,
-};
+} satisfies Record<string, JsonValue>;
 
-export const HOST_KEYS = Object.keys(HOST_DEFAULTS);
+/** A VS Code key (under `dline.`) of a core setting. */
+export type HostKey = keyof typeof DEFAULTS;
+export type HostValues = Record<HostKey, JsonValue>;
+
+/** The VS Code keys (under `dline.`) and their defaults, which are the core's defaults. */
+export const HOST_DEFAULTS: Readonly<HostValues> = DEFAULTS;
+// Object.keys lists the object's own keys: these are its literal keys.
+export const HOST_KEYS = Object.keys(HOST_DEFAULTS) as HostKey[];
 
 /** VS Code values (keys under `dline.`) for the core's global settings; unset keys take defaults. */
-export function hostValuesFromCore(core: JsonObject): Record<string, JsonValue> {
-  const values: Record<string, JsonValue> = { ...HOST_DEFAULTS };
+export function hostValuesFromCore(core: JsonObject): HostValues {
+  const values: HostValues = { ...HOST_DEFAULTS };
   if (typeof core.checkpointsEnabled === "boolean") values["checkpoints.enabled"] = core.checkpointsEnabled;
   if (typeof core.defaultProfileId === "string") values.defaultProfile = core.defaultProfileId;
   const auto = core.autoApprovalSettings;
@@ -50,7 +56,7 @@ export function hostValuesFromCore(core: JsonObject): Record<string, JsonValue> 
  * The UpdateSettings patch that brings the core in line with values a person changed in VS Code;
  * undefined when they already agree (so mirroring the core into VS Code never echoes back).
  */
-export function corePatchFromHost(host: Record<string, JsonValue>, core: JsonObject): JsonObject | undefined {
+export function corePatchFromHost(host: HostValues, core: JsonObject): JsonObject | undefined {
   const current = hostValuesFromCore(core);
   const patch: JsonObject = {};
   if (host["checkpoints.enabled"] !== current["checkpoints.enabled"])

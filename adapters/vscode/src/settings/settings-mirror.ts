@@ -7,6 +7,7 @@ import {
   HOST_DEFAULTS,
   HOST_KEYS,
   hostValuesFromCore,
+  type HostKey,
   type JsonObject,
   type JsonValue,
 } from "./settings-mapping.js";
@@ -90,7 +91,8 @@ export class SettingsMirror implements vscode.Disposable {
   private async pushHostChange(): Promise<void> {
     if (!this.core) return; // not mirrored yet: the core's values will overwrite VS Code's
     const config = vscode.workspace.getConfiguration("dline");
-    const host = Object.fromEntries(HOST_KEYS.map((key) => [key, hostValue(config, key)]));
+    const host = { ...HOST_DEFAULTS };
+    for (const key of HOST_KEYS) host[key] = hostValue(config, key);
     const patch = corePatchFromHost(host, this.core);
     if (!patch) return;
     const { clients } = await this.supervisor.ready();
@@ -107,7 +109,7 @@ export class SettingsMirror implements vscode.Disposable {
   }
 }
 
-function hostValue(config: vscode.WorkspaceConfiguration, key: string): JsonValue {
+function hostValue(config: vscode.WorkspaceConfiguration, key: HostKey): JsonValue {
   const inspected = config.inspect<JsonValue>(key);
   return inspected?.globalValue ?? HOST_DEFAULTS[key];
 }

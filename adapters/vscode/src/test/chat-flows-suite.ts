@@ -12,6 +12,7 @@ import * as vscode from "vscode";
 import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import type { ChatMessageItem } from "../chat/chat-state.js";
 import { BACKUP_PROFILE_ID, type E2eContext } from "./e2e-context.js";
+import { nth } from "../../../../test/helpers/items.js";
 import { allTabs } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 
@@ -73,10 +74,8 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
         ["denied"],
         "the command row",
       );
-      assert(
-        rows[0].text.includes("Denied with feedback") && rows[0].text.includes(FEEDBACK),
-        `the row: ${rows[0].text}`,
-      );
+      const row = nth(rows, 0, "command row");
+      assert(row.text.includes("Denied with feedback") && row.text.includes(FEEDBACK), `the row: ${row.text}`);
       const state = t.api.chat.state();
       const feedbackRows = state.items.filter((i): i is ChatMessageItem => i.type === "message" && i.kind === "denied");
       assertEqual(
@@ -88,7 +87,7 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
       const after = (await t.modelRequests()).slice(before);
       assert(after.length >= 1, "the model was asked again after the denial");
       assertEqual(
-        JSON.stringify(after[0].body).split(FEEDBACK).length - 1,
+        JSON.stringify(nth(after, 0, "model request after the denial").body).split(FEEDBACK).length - 1,
         1,
         "the feedback in the request after the denial",
       );
@@ -124,7 +123,7 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
       assertEqual(fs.readFileSync(path.join(t.workspace, "footer.txt"), "utf8"), "-- footer --\n", "footer.txt");
       const rows = await rowsOf("write_to_file");
       assert(
-        rows.length === 1 && rows[0].status === "done" && rows[0].text.includes("Changed 1 file"),
+        rows.length === 1 && rows[0]?.status === "done" && rows[0].text.includes("Changed 1 file"),
         `the write row: ${JSON.stringify(rows)}`,
       );
       await t.chat.click('.tool-row[data-tool="write_to_file"] button[data-action="show-edits"]');
@@ -208,9 +207,10 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
           .state()
           .items.find((i): i is ChatMessageItem => i.type === "message" && i.toolCall?.tool === "write_to_file")
           ?.toolCall?.output ?? "";
+      const writeRow = nth(tools, 1, "tool row");
       assert(
-        recorded.length > 0 && tools[1].output.trim() === recorded.trim(),
-        `the write_to_file output: shown ${JSON.stringify(tools[1].output)}, recorded ${JSON.stringify(recorded)}`,
+        recorded.length > 0 && writeRow.output.trim() === recorded.trim(),
+        `the write_to_file output: shown ${JSON.stringify(writeRow.output)}, recorded ${JSON.stringify(recorded)}`,
       );
       const denied = await rowsOf("execute_command");
       assert(denied[0]?.text.includes(FEEDBACK), `the reopened denial keeps its feedback: ${denied[0]?.text}`);
@@ -312,16 +312,16 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
           t.api.chat.state().items.some((i) => i.type === "message" && i.text.includes("draft.txt left alone")),
         45_000,
       );
-      const rows = await waitFor("the write row drawn failed", async () => {
+      const row = await waitFor("the write row drawn failed", async () => {
         const r = await rowsOf("write_to_file");
-        return r.length === 1 && r[0].status === "failed" && r;
+        return r.length === 1 && r[0]?.status === "failed" && r[0];
       });
-      assert(rows[0].text.includes("unsaved changes"), `the write row: ${rows[0].text}`);
+      assert(row.text.includes("unsaved changes"), `the write row: ${row.text}`);
       assertEqual(fs.readFileSync(draft, "utf8"), "draft\n", "draft.txt on disk");
       assertEqual(document.getText(), "my words draft\n", "draft.txt in the editor");
       const after = (await t.modelRequests()).slice(requestsBefore);
       assert(
-        after.length === 2 && JSON.stringify(after[1].body).includes("has unsaved changes in the user's editor"),
+        after.length === 2 && JSON.stringify(after[1]?.body).includes("has unsaved changes in the user's editor"),
         "the model read why the edit was refused",
       );
       await vscode.commands.executeCommand("workbench.action.files.revert");

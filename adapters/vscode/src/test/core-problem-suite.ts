@@ -57,7 +57,7 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
       // Reported at the first failure: the log says so before it schedules the first retry.
       const [told, firstRetry] = await waitFor("the report and the first retry in the log", () => {
         const log = extensionLog();
-        const found = [
+        const found: [number, number] = [
           log.indexOf("told the person the core cannot start"),
           log.search(/restarting the core in \d+ ms \(attempt 1\)/),
         ];
@@ -94,7 +94,8 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
           return { tab: tab ? tab.textContent : "", titles };
         })()`,
       });
-      const value = JSON.parse(json) as { tab: string; titles: string[] } | null;
+      // No answer yet reads as null: waitFor asks again.
+      const value = JSON.parse(json ?? "null") as { tab: string; titles: string[] } | null;
       return value !== null && value.titles.some((t) => t.includes("Core Path")) ? value : undefined;
     });
     assert(shown.tab.includes("Remote"), `the settings tab: ${JSON.stringify(shown)}`);

@@ -15,6 +15,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { SettingsScope, ToggleScope, ToggleState } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import { nth } from "../../../../test/helpers/items.js";
 import { clineHomeData, writeLegacyTask } from "../../../../test/import/fixtures.js";
 import type { ShownDiff } from "../checkpoints/diff-presenter.js";
 import { defineChatFlowTests } from "./chat-flows-suite.js";
@@ -489,7 +490,7 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
         "import results",
       );
       const tasks = (await clients.history.listTasks({ query: "", pageSize: 200, pageToken: "" })).tasks;
-      const imported = tasks.find((t) => t.id === response.results[0].taskId);
+      const imported = tasks.find((t) => t.id === nth(response.results, 0, "import result").taskId);
       assert(
         imported && imported.title.includes("Port the parser from Cline"),
         `ListTasks: ${JSON.stringify(tasks.map((t) => [t.id, t.title]))}`,
@@ -530,11 +531,11 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       });
       const labels = ["Enabled", "Disabled", "Inherit"];
       assert(
-        choices.length === 3 && labels.every((l, i) => choices[i].startsWith(l)),
+        choices.length === 3 && labels.every((l, i) => choices[i]?.startsWith(l)),
         `toggle choices: ${JSON.stringify(choices)}`,
       );
       assert(
-        choices[2].includes("current"),
+        choices[2]?.includes("current"),
         `Inherit is marked as the current workspace state: ${JSON.stringify(choices)}`,
       );
       await ui.request({ action: "click", selector: rows, text: "Disabled", frame: "main" });

@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
+import { nth } from "../../../../test/helpers/items.js";
 import { allTabs, activateDline, required } from "./helpers.js";
 import { PROFILE_ID, type E2eContext } from "./e2e-context.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
@@ -219,7 +220,7 @@ export function defineFirstRunTests(suite: TestSuite, t: E2eContext): void {
           frame: "main",
           expression: `[...document.querySelectorAll(".editor-actions .action-label")].map((a) => a.getAttribute("aria-label") || "")`,
         });
-        const list = JSON.parse(labels[0]) as string[];
+        const list = JSON.parse(nth(labels, 0, "evaluated value")) as string[];
         return list.some((l) => l.startsWith("Approve")) && list.some((l) => l.startsWith("Reject")) && list;
       });
       assert(titleActions.length >= 2, "title actions");

@@ -44,6 +44,7 @@ export class UiBridge {
   /** The value of a JavaScript expression evaluated in the page (JSON round trip). */
   async evaluate<T>(expression: string, frame: "webview" | "main" = "webview"): Promise<T> {
     const [json] = await this.request({ action: "evaluate", expression, frame });
+    if (json === undefined) throw new Error(`the harness evaluated ${expression} but sent no value back`);
     return JSON.parse(json) as T;
   }
 }

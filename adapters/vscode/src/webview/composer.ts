@@ -296,7 +296,7 @@ export class Composer {
     const selected =
       (state.taskId && prefs.taskProfileId) ||
       prefs.defaultProfileId ||
-      (prefs.profiles.length === 1 ? prefs.profiles[0].id : "");
+      (prefs.profiles.length === 1 ? (prefs.profiles[0]?.id ?? "") : "");
     const key = JSON.stringify([prefs.profiles.map((p) => [p.id, p.name, p.model]), selected]);
     this.modelSelect.hidden = !prefs.loaded;
     if (key === this.modelOptionsKey) return;

@@ -19,7 +19,8 @@ export function createMarkdownRenderer(): (text: string) => string {
   const defaultLink =
     md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
-    tokens[idx].attrSet("title", tokens[idx].attrGet("href") ?? "");
+    const token = tokens[idx];
+    token?.attrSet("title", token.attrGet("href") ?? "");
     return defaultLink(tokens, idx, options, env, self);
   };
   return (text) => md.render(visible(text));

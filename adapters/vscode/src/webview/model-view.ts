@@ -2,8 +2,20 @@ import type { ChatState, ProfileForm } from "../chat/chat-state.js";
 import type { Bridge } from "./bridge.js";
 import { button, el, visibleText } from "./dom.js";
 
-const PROVIDERS: { value: ProfileForm["provider"]; label: string; baseUrl: string; model: string }[] = [
-  { value: "anthropic", label: "Anthropic", baseUrl: "https://api.anthropic.com", model: "claude-sonnet-4-5" },
+interface ProviderChoice {
+  value: ProfileForm["provider"];
+  label: string;
+  baseUrl: string;
+  model: string;
+}
+const DEFAULT_PROVIDER: ProviderChoice = {
+  value: "anthropic",
+  label: "Anthropic",
+  baseUrl: "https://api.anthropic.com",
+  model: "claude-sonnet-4-5",
+};
+const PROVIDERS: ProviderChoice[] = [
+  DEFAULT_PROVIDER,
   {
     value: "openai",
     label: "OpenAI-compatible (OpenAI, OpenRouter, Ollama, LM Studio, vLLM…)",
@@ -44,8 +56,8 @@ export class ModelView {
     this.fields = {
       provider,
       id: el("input", { name: "id", placeholder: "e.g. work", required: true }),
-      baseUrl: el("input", { name: "baseUrl", placeholder: PROVIDERS[0].baseUrl }),
-      model: el("input", { name: "model", placeholder: PROVIDERS[0].model, required: true }),
+      baseUrl: el("input", { name: "baseUrl", placeholder: DEFAULT_PROVIDER.baseUrl }),
+      model: el("input", { name: "model", placeholder: DEFAULT_PROVIDER.model, required: true }),
       apiKey: el("input", {
         name: "apiKey",
         type: "password",
@@ -57,7 +69,7 @@ export class ModelView {
     };
     this.fields.makeDefault.checked = true;
     provider.addEventListener("change", () => {
-      const p = PROVIDERS.find((x) => x.value === provider.value) ?? PROVIDERS[0];
+      const p = PROVIDERS.find((x) => x.value === provider.value) ?? DEFAULT_PROVIDER;
       this.fields.baseUrl.placeholder = p.baseUrl;
       this.fields.model.placeholder = p.model;
     });
