@@ -91,17 +91,6 @@ export default tseslint.config(
     },
   },
   {
-    // Model providers read streamed JSON chunks of the wire formats as loose objects and check
-    // each field where they read it.
-    files: ["core/src/agent/providers/openai.ts", "core/src/agent/providers/anthropic.ts"],
-    rules: {
-      "@typescript-eslint/no-explicit-any": "off",
-      "@typescript-eslint/no-unsafe-argument": "off",
-      "@typescript-eslint/no-unsafe-assignment": "off",
-      "@typescript-eslint/no-unsafe-member-access": "off",
-    },
-  },
-  {
     // Tests and benchmarks read JSON printed by the programs they run and assert on its shape;
     // vitest's expect(...) takes methods unbound.
     files: ["test/**/*.ts", "bench/**/*.ts", "adapters/vscode/src/test/**/*.ts"],

@@ -14,6 +14,7 @@ import type {
   TokenUsage,
 } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
+import { wireObject, type WireObject } from "./wire-object.js";
 
 export const anthropicVersion = "2023-06-01";
 const defaultMaxTokens = 8192;
@@ -143,6 +144,14 @@ const stopReasons: Record<string, StopReason> = {
   model_context_window_exceeded: "context_window_exceeded",
 };
 
+/** The fields of the streamed events that the decoder reads. */
+type EventField = "type" | "message" | "index" | "content_block" | "delta" | "usage";
+type BlockField = "type" | "id" | "name" | "text" | "thinking" | "signature" | "data";
+type DeltaField = "type" | "text" | "thinking" | "signature" | "partial_json";
+type UsageField = "input_tokens" | "output_tokens" | "cache_read_input_tokens" | "cache_creation_input_tokens";
+/** An event whose data is no JSON object: read by its SSE event name alone. */
+const NO_FIELDS: WireObject<EventField> = Object.freeze({});
+
 interface OpenBlock {
   kind: "text" | "tool" | "thinking" | "redacted_thinking" | "other";
   id: string;
@@ -163,11 +172,11 @@ class AnthropicDecoder implements WireDecoder {
 
   decode(sse: SseEvent, out: ModelStreamEvent[]): void {
     if (sse.event === "ping") return;
-    const data = JSON.parse(sse.data) as Record<string, any>;
+    const data = wireObject<EventField>(JSON.parse(sse.data)) ?? NO_FIELDS;
     const type = typeof data.type === "string" ? data.type : sse.event;
     switch (type) {
       case "message_start":
-        this.addUsage(data.message?.usage);
+        this.addUsage(wireObject<"usage">(data.message)?.usage);
         break;
       case "content_block_start":
         this.startBlock(data.index, data.content_block, out);
@@ -178,15 +187,17 @@ class AnthropicDecoder implements WireDecoder {
       case "content_block_stop":
         this.stopBlock(data.index, out);
         break;
-      case "message_delta":
+      case "message_delta": {
         this.addUsage(data.usage);
-        if (typeof data.delta?.stop_reason === "string") {
-          this.stop = { reason: stopReasons[data.delta.stop_reason] ?? "other", raw: data.delta.stop_reason };
+        const stopReason = wireObject<"stop_reason">(data.delta)?.stop_reason;
+        if (typeof stopReason === "string") {
+          this.stop = { reason: stopReasons[stopReason] ?? "other", raw: stopReason };
           // The stop reason and the final usage are all there is: message_stop adds nothing.
           this.complete = true;
           this.finished = true;
         }
         break;
+      }
       case "message_stop":
         this.complete = true;
         this.finished = true;
@@ -205,10 +216,14 @@ class AnthropicDecoder implements WireDecoder {
     for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) this.stopBlock(index, out);
   }
 
-  private startBlock(index: number, block: Record<string, any> | undefined, out: ModelStreamEvent[]): void {
+  private startBlock(index: unknown, value: unknown, out: ModelStreamEvent[]): void {
+    const block = wireObject<BlockField>(value);
     if (typeof index !== "number" || !block) throw malformed("content_block_start without an index or block");
-    const open = (kind: OpenBlock["kind"], id = "", name = "") =>
-      this.blocks.set(index, { kind, id, name, args: "", signature: "" });
+    const open = (kind: OpenBlock["kind"], id = "", name = ""): OpenBlock => {
+      const opened = { kind, id, name, args: "", signature: "" };
+      this.blocks.set(index, opened);
+      return opened;
+    };
     if (block.type === "tool_use") {
       if (typeof block.id !== "string" || typeof block.name !== "string")
         throw malformed("tool_use block without id or name");
@@ -218,23 +233,24 @@ class AnthropicDecoder implements WireDecoder {
       open("text");
       if (typeof block.text === "string" && block.text) out.push({ type: "text_delta", text: block.text });
     } else if (block.type === "thinking") {
-      open("thinking");
+      const thinking = open("thinking");
       if (typeof block.thinking === "string" && block.thinking) {
-        this.blocks.get(index)!.args = block.thinking;
+        thinking.args = block.thinking;
         out.push({ type: "reasoning_delta", text: block.thinking });
       }
-      if (typeof block.signature === "string") this.blocks.get(index)!.signature = block.signature;
+      if (typeof block.signature === "string") thinking.signature = block.signature;
     } else if (block.type === "redacted_thinking") {
-      open("redacted_thinking");
-      if (typeof block.data === "string") this.blocks.get(index)!.args = block.data;
+      const redacted = open("redacted_thinking");
+      if (typeof block.data === "string") redacted.args = block.data;
     } else {
       open("other");
     }
   }
 
-  private delta(index: number, delta: Record<string, any> | undefined, out: ModelStreamEvent[]): void {
-    const block = this.blocks.get(index);
-    if (!block || !delta) throw malformed(`content_block_delta for unknown block ${index}`);
+  private delta(index: unknown, value: unknown, out: ModelStreamEvent[]): void {
+    const block = typeof index === "number" ? this.blocks.get(index) : undefined;
+    const delta = wireObject<DeltaField>(value);
+    if (!block || !delta) throw malformed(`content_block_delta for unknown block ${String(index)}`);
     switch (delta.type) {
       case "text_delta":
         if (typeof delta.text === "string" && delta.text) out.push({ type: "text_delta", text: delta.text });
@@ -260,7 +276,8 @@ class AnthropicDecoder implements WireDecoder {
     }
   }
 
-  private stopBlock(index: number, out: ModelStreamEvent[]): void {
+  private stopBlock(index: unknown, out: ModelStreamEvent[]): void {
+    if (typeof index !== "number") return;
     const block = this.blocks.get(index);
     if (!block) return;
     this.blocks.delete(index);
@@ -284,8 +301,9 @@ class AnthropicDecoder implements WireDecoder {
       });
   }
 
-  private addUsage(usage: Record<string, unknown> | undefined): void {
-    if (!usage || typeof usage !== "object") return;
+  private addUsage(value: unknown): void {
+    const usage = wireObject<UsageField>(value);
+    if (!usage) return;
     const u = (this.usage ??= { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
     // message_delta repeats cumulative counts: the latest non-null value wins.
     if (typeof usage.input_tokens === "number") u.inputTokens = usage.input_tokens;

@@ -11,6 +11,7 @@ import { runModelStream, type WireDecoder } from "./stream-runner.js";
 import type { SseEvent } from "./sse.js";
 import type { ModelMessage, ModelRequest, ModelStreamEvent, ProviderConfig, StopReason, TokenUsage } from "./types.js";
 import { parseToolArguments } from "./tool-arguments.js";
+import { wireArray, wireObject, type WireObject } from "./wire-object.js";
 
 export class OpenAiCompatibleProvider extends HttpModelProvider {
   readonly id = "openai" as const;
@@ -112,6 +113,14 @@ const finishReasons: Record<string, StopReason> = {
   content_filter: "refusal",
 };
 
+/** The fields of the streamed chunks that the decoder reads. */
+type ChunkField = "error" | "usage" | "choices";
+type ChoiceField = "delta" | "finish_reason";
+type DeltaField = "content" | "refusal" | "reasoning" | "reasoning_content" | "tool_calls";
+type ToolCallField = "index" | "id" | "function";
+type FunctionField = "name" | "arguments";
+type UsageField = "cost" | "prompt_tokens" | "completion_tokens" | "prompt_cache_hit_tokens" | "prompt_tokens_details";
+
 interface OpenCall {
   id: string;
   name: string;
@@ -143,73 +152,77 @@ class OpenAiDecoder implements WireDecoder {
       return;
     }
     if (text === "") return;
-    const chunk = JSON.parse(text) as Record<string, any>;
+    const chunk = wireObject<ChunkField>(JSON.parse(text));
+    if (!chunk) return; // an event that is no object carries nothing
     if (chunk.error) {
       const wire = parseWireError(chunk);
       const suffix = wire?.message ? ` Server said: ${redactSecrets(wire.message, this.errorContext.apiKey)}` : "";
       throw classifyError(undefined, wire, suffix, undefined, this.errorContext);
     }
-    if (chunk.usage && typeof chunk.usage === "object") {
-      this.setUsage(chunk.usage);
+    const usage = wireObject<UsageField>(chunk.usage);
+    if (usage) {
+      this.setUsage(usage);
       // Usage comes last, after the finish reason: the answer is whole, [DONE] adds nothing.
       if (this.complete) this.finished = true;
     }
-    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    const choice = wireObject<ChoiceField>(wireArray(chunk.choices)?.[0]);
     if (!choice) return;
-    const delta = choice.delta ?? {};
-    // DeepSeek and vLLM use reasoning_content; OpenRouter and Ollama use reasoning.
-    const field =
-      typeof delta.reasoning_content === "string"
-        ? "reasoning_content"
-        : typeof delta.reasoning === "string"
-          ? "reasoning"
-          : undefined;
-    const reasoning = field ? (delta[field] as string) : "";
-    if (field && reasoning) {
-      this.reasoning += reasoning;
-      this.reasoningField ??= field;
-      out.push({ type: "reasoning_delta", text: reasoning });
-    }
-    if (typeof delta.content === "string" && delta.content) out.push({ type: "text_delta", text: delta.content });
-    // A refusal comes as its own text field; the person reads it as the answer.
-    if (typeof delta.refusal === "string" && delta.refusal) {
-      this.refused = true;
-      out.push({ type: "text_delta", text: delta.refusal });
-    }
-    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.toolCallDelta(call, out);
-    if (typeof choice.finish_reason === "string" && choice.finish_reason) {
+    const delta = wireObject<DeltaField>(choice.delta);
+    if (delta) this.decodeDelta(delta, out);
+    const finishReason = choice.finish_reason;
+    if (typeof finishReason === "string" && finishReason) {
       this.closeCalls(out);
-      const reason = this.refused ? "refusal" : (finishReasons[choice.finish_reason] ?? "other");
-      this.stop = { reason, raw: choice.finish_reason };
+      const reason = this.refused ? "refusal" : (finishReasons[finishReason] ?? "other");
+      this.stop = { reason, raw: finishReason };
       this.complete = true;
       // Some servers put the usage in the finish chunk itself.
-      if (chunk.usage && typeof chunk.usage === "object") this.finished = true;
+      if (usage) this.finished = true;
     }
+  }
+
+  private decodeDelta(delta: WireObject<DeltaField>, out: ModelStreamEvent[]): void {
+    // DeepSeek and vLLM use reasoning_content; OpenRouter and Ollama use reasoning.
+    const { reasoning_content: reasoningContent, reasoning, content, refusal, tool_calls: toolCalls } = delta;
+    if (typeof reasoningContent === "string") this.reasoningDelta(reasoningContent, "reasoning_content", out);
+    else if (typeof reasoning === "string") this.reasoningDelta(reasoning, "reasoning", out);
+    if (typeof content === "string" && content) out.push({ type: "text_delta", text: content });
+    // A refusal comes as its own text field; the person reads it as the answer.
+    if (typeof refusal === "string" && refusal) {
+      this.refused = true;
+      out.push({ type: "text_delta", text: refusal });
+    }
+    const calls = wireArray(toolCalls);
+    if (calls) for (const call of calls) this.toolCallDelta(call, out);
+  }
+
+  private reasoningDelta(text: string, field: "reasoning_content" | "reasoning", out: ModelStreamEvent[]): void {
+    if (!text) return;
+    this.reasoning += text;
+    this.reasoningField ??= field;
+    out.push({ type: "reasoning_delta", text });
   }
 
   flush(out: ModelStreamEvent[]): void {
     this.closeCalls(out);
   }
 
-  private toolCallDelta(call: Record<string, any>, out: ModelStreamEvent[]): void {
+  private toolCallDelta(value: unknown, out: ModelStreamEvent[]): void {
+    const call = wireObject<ToolCallField>(value);
+    if (!call) return; // a tool call that is no object carries nothing
     const index = typeof call.index === "number" ? call.index : this.calls.size;
     let open = this.calls.get(index);
     if (!open) {
       open = { id: "", name: "", args: "", started: false };
       this.calls.set(index, open);
     }
-    const fn = call.function ?? {};
+    const fn = wireObject<FunctionField>(call.function);
     if (!open.started) {
       if (typeof call.id === "string" && call.id) open.id = call.id;
       // A name may come in pieces: the call starts once its arguments begin (or at its end).
-      if (typeof fn.name === "string") open.name += fn.name;
+      if (typeof fn?.name === "string") open.name += fn.name;
     }
-    const argsDelta =
-      typeof fn.arguments === "string"
-        ? fn.arguments
-        : fn.arguments && typeof fn.arguments === "object"
-          ? JSON.stringify(fn.arguments)
-          : "";
+    const args = fn?.arguments;
+    const argsDelta = typeof args === "string" ? args : args && typeof args === "object" ? JSON.stringify(args) : "";
     if (!argsDelta) return;
     this.start(open, index, out);
     open.args += argsDelta;
@@ -259,11 +272,12 @@ class OpenAiDecoder implements WireDecoder {
     this.reasoning = "";
   }
 
-  private setUsage(usage: Record<string, any>): void {
+  private setUsage(usage: WireObject<UsageField>): void {
     // OpenRouter: the request's cost in US dollars (credits).
     if (typeof usage.cost === "number" && Number.isFinite(usage.cost)) this.reportedCostUsd = usage.cost;
     // DeepSeek reports cache hits as prompt_cache_hit_tokens.
-    const cachedField = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens;
+    const cachedField =
+      wireObject<"cached_tokens">(usage.prompt_tokens_details)?.cached_tokens ?? usage.prompt_cache_hit_tokens;
     const cached = typeof cachedField === "number" ? cachedField : 0;
     const prompt = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : 0;
     this.usage = {
