@@ -17,15 +17,27 @@ interface TestCase {
   name: string;
   fn: () => Promise<void>;
   timeoutMs: number;
+  settle?: () => Promise<void>;
 }
+
+export interface TestOptions {
+  /**
+   * Run after the test failed: brings the editor and the core to the state the later tests
+   * start from (the test stays failed; the outcome of the settling is logged).
+   */
+  settle?: () => Promise<void>;
+}
+
+/** How long settling after a failed test may take. */
+const SETTLE_TIMEOUT_MS = 120_000;
 
 export class TestSuite {
   private readonly tests: TestCase[] = [];
 
   constructor(private readonly outDir: string) {}
 
-  test(name: string, fn: () => Promise<void>, timeoutMs = 60_000): void {
-    this.tests.push({ name, fn, timeoutMs });
+  test(name: string, fn: () => Promise<void>, timeoutMs = 60_000, options: TestOptions = {}): void {
+    this.tests.push({ name, fn, timeoutMs, settle: options.settle });
   }
 
   log(line: string): void {
@@ -46,10 +58,20 @@ export class TestSuite {
         const error = err instanceof Error ? `${err.message}\n${err.stack ?? ""}` : String(err);
         results.push({ name: test.name, ok: false, error, durationMs: Date.now() - started });
         this.log(`FAIL  ${test.name}: ${error}`);
+        if (test.settle) await this.settle(test);
       }
       fs.writeFileSync(path.join(this.outDir, "results.json"), JSON.stringify(results, null, 2));
     }
     return results;
+  }
+
+  private async settle(test: TestCase): Promise<void> {
+    try {
+      await withTimeout(test.settle!(), SETTLE_TIMEOUT_MS, `settling after ${test.name}`);
+      this.log(`SETTLED after ${test.name}`);
+    } catch (err) {
+      this.log(`NOT SETTLED after ${test.name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 }
 
