@@ -8,6 +8,7 @@ import type { TaskDeletionHook } from "../../core/src/tasks/deletion-hooks.js";
 import { uiMessage } from "../../core/src/tasks/message-store.js";
 import { openTaskStorage, type TaskStorage } from "../../core/src/tasks/task-storage.js";
 import { buildChild, deadPid, exited, lineCollector, runChild, taskEnv, type TaskEnv } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 // What a deletion must never do to the user's other tasks and their checkpoints, and how one cut
 // short is finished. The hooks here record what the checkpoint owner would be asked to do.
@@ -176,7 +177,7 @@ describe("deleting tasks never takes another task's checkpoints", () => {
     expect(err.code).toBe("failed_precondition");
     expect(err.message).toMatch(/pid \d+/);
     expect(err.message).not.toContain("Deleted:");
-    const owner = (await s.deletion.delete("all")).refused[0].reason;
+    const owner = nth((await s.deletion.delete("all")).refused, 0, "refused task").reason;
     expect(err.message).toBe(owner);
   });
 

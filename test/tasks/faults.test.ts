@@ -8,6 +8,7 @@ import { JournalStore } from "../../core/src/tasks/journal-store.js";
 import { MessageStore, uiMessage } from "../../core/src/tasks/message-store.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { buildChild, deadPid, exited, lineCollector, openStorage, runChild, taskEnv, type TaskEnv } from "./helpers.js";
+import { entry } from "../helpers/items.js";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -183,9 +184,9 @@ describe("faults", () => {
     const sidecar = await sidecarOn(env);
     const before = Object.fromEntries((await sidecar.clients.history.listTasks({})).tasks.map((t) => [t.id, t]));
     expect(Object.keys(before).sort()).toEqual(["badfile", "badrow", "ok", "ran"]);
-    expect(before.ran.status).toBe(TaskStatus.INTERRUPTED);
-    expect(before.badrow.status).toBe(TaskStatus.DAMAGED);
-    expect(before.badrow.damagedReason).toMatch(/created_at/);
+    expect(entry(before, "ran", "task").status).toBe(TaskStatus.INTERRUPTED);
+    expect(entry(before, "badrow", "task").status).toBe(TaskStatus.DAMAGED);
+    expect(entry(before, "badrow", "task").damagedReason).toMatch(/created_at/);
     const got = await sidecar.clients.tasks.getTask({ taskId: "badfile" });
     expect(got.task?.status).toBe(TaskStatus.DAMAGED);
     expect(got.task?.damagedReason).toMatch(/state\.json/);

@@ -8,6 +8,7 @@ import { describe as suite, expect, it } from "vitest";
 import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { openWindows, readIn, shape, watch, writeThenComplete } from "./follow-helpers.js";
+import { nth, lastOf } from "../helpers/items.js";
 
 const scope = scopedSidecars();
 
@@ -60,7 +61,7 @@ suite("a task running in one sidecar, followed from another", () => {
     expect(direct.events.filter((e) => e.seq === lastBefore)).toHaveLength(1);
 
     // From a seq in the middle of what the owner streamed: exactly the events after it.
-    const middle = direct.events[Math.floor(direct.events.length / 2)].seq;
+    const middle = nth(direct.events, Math.floor(direct.events.length / 2), "event").seq;
     const fromMiddle = watch(follower.clients, taskId, middle);
     const afterView = watch(follower.clients, taskId, view.lastSeq);
     await fromMiddle.until((e) => e.seq === lastBefore);
@@ -109,7 +110,7 @@ suite("a task running in one sidecar, followed from another", () => {
     });
     const followed = watch(follower.clients, taskId);
     await followed.ask(AskKind.TOOL_APPROVAL);
-    const beforeKill = followed.events[followed.events.length - 1].seq;
+    const beforeKill = lastOf(followed.events, "event").seq;
 
     process.kill(owner.process.handshake.pid, "SIGKILL");
     const interrupted = await followed.status(TaskStatus.INTERRUPTED);

@@ -13,6 +13,7 @@ import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { repoRoot, sidecarBinary, type TestRoots } from "../helpers/sidecar.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { openWindows, readIn, watch, writeThenComplete } from "./follow-helpers.js";
+import { nth } from "../helpers/items.js";
 
 const scope = scopedSidecars();
 const nvim = process.env.DLINE_NVIM ?? "nvim";
@@ -107,8 +108,8 @@ describe("editors' clients following a task another sidecar runs", () => {
     expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");
     // Neovim received the owner's events after what it read with GetTask (the question
     // included), with the owner's seqs: every one of them from there on, once.
-    expect(BigInt(view.seqs[0])).toBeGreaterThan(askedAt);
-    const owned = direct.events.filter((e) => e.seq >= BigInt(view.seqs[0])).map((e) => e.seq.toString());
+    expect(BigInt(nth(view.seqs, 0, "seq"))).toBeGreaterThan(askedAt);
+    const owned = direct.events.filter((e) => e.seq >= BigInt(nth(view.seqs, 0, "seq"))).map((e) => e.seq.toString());
     expect(view.seqs).toEqual(owned);
     expect(view.statuses[view.statuses.length - 1]).toBe("TASK_STATUS_COMPLETED");
     expect(view.chat).toContain("Done.");
@@ -229,7 +230,7 @@ describe("the CLI as a window of its own over the same roots", () => {
       profileId,
     ]);
     await expect.poll(() => terminal.screen(), { timeout: 60_000 }).toContain("[y/N/feedback]");
-    const [task] = (await other.clients.history.listTasks({})).tasks;
+    const task = nth((await other.clients.history.listTasks({})).tasks, 0, "listed task");
     const view = await other.clients.tasks.getTask({ taskId: task.id });
     expect(view.ownerPid).not.toBe(other.process.handshake.pid);
     await other.clients.tasks.respond({ taskId: task.id, askId: view.pendingAsk!.askId, approve: true, text: "" });

@@ -11,6 +11,7 @@ import type { RunningSidecar, TestRoots } from "../helpers/sidecar.js";
 import type { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import type { ModelServerScript } from "../model-server/script.js";
 import { configureModel, makeWorkspace } from "../runtime/harness.js";
+import { nth, type Tuple } from "../helpers/items.js";
 
 export const ENDED = new Set([TaskStatus.COMPLETED, TaskStatus.CANCELLED, TaskStatus.INTERRUPTED, TaskStatus.FAILED]);
 
@@ -25,26 +26,27 @@ export function writeThenComplete(): ModelServerScript["turns"] {
   ];
 }
 
-export interface Windows {
+export interface Windows<Count extends number> {
   roots: TestRoots;
-  sidecars: RunningSidecar[];
+  /** A tuple, so that `const [owner, follower] = sidecars` reads defined sidecars. */
+  sidecars: Tuple<RunningSidecar, Count>;
   workspace: string;
   profileId: string;
 }
 
 /** `count` sidecars over one set of roots, with the scripted model as a profile all of them see. */
-export async function openWindows(
+export async function openWindows<Count extends 1 | 2 | 3>(
   scope: ReturnType<typeof scopedSidecars>,
-  count: number,
+  count: Count,
   turns: ModelServerScript["turns"],
-): Promise<Windows> {
+): Promise<Windows<Count>> {
   const roots = scope.testRoots("dline-follow-");
   const sidecars: RunningSidecar[] = [];
   for (let i = 0; i < count; i++) sidecars.push(await scope.sidecar(roots));
-  const { server, profileId } = await configureModel(sidecars[0].clients, "openai", { turns });
+  const { server, profileId } = await configureModel(nth(sidecars, 0, "sidecar").clients, "openai", { turns });
   scope.onCleanup(() => server.stop());
   const workspace = makeWorkspace(roots.base);
-  return { roots, sidecars, workspace, profileId };
+  return { roots, sidecars: sidecars as Tuple<RunningSidecar, Count>, workspace, profileId };
 }
 
 /**

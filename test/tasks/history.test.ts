@@ -7,6 +7,7 @@ import type { HistoryListOptions } from "../../core/src/tasks/history-query.js";
 import type { SearchPlan } from "../../core/src/tasks/history-search.js";
 import { TaskHistory } from "../../core/src/tasks/task-history.js";
 import { taskEnv, type TaskEnv } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 const open: TaskHistory[] = [];
 afterEach(async () => {
@@ -200,7 +201,7 @@ describe("TaskHistory text search plans", () => {
       const block = rows.slice(start, start + 400);
       for (let i = block.length - 1; i > 0; i--) {
         const j = Math.floor(rand() * (i + 1));
-        [block[i], block[j]] = [block[j], block[i]];
+        [block[i], block[j]] = [nth(block, j, "row"), nth(block, i, "row")];
       }
       rows.splice(start, block.length, ...block);
     }

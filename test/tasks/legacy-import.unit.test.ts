@@ -9,6 +9,7 @@ import { MetricsStore } from "../../core/src/tasks/metrics-store.js";
 import { ActivityStore } from "../../core/src/tasks/activity-store.js";
 import type { TaskStorage } from "../../core/src/tasks/task-storage.js";
 import { openStorage, taskEnv, type TaskEnv } from "./helpers.js";
+import { nth, entry } from "../helpers/items.js";
 
 const cleanup: TaskStorage[] = [];
 afterEach(async () => {
@@ -81,9 +82,9 @@ describe("legacy imports", () => {
       sizeBytes: 1234,
       status: "completed",
     });
-    expect(tasks.b.status).toBe("damaged");
-    expect(tasks.b.damagedReason).toMatch(/tokensIn/);
-    expect(tasks.c.status).toBe("damaged");
+    expect(entry(tasks, "b", "task").status).toBe("damaged");
+    expect(entry(tasks, "b", "task").damagedReason).toMatch(/tokensIn/);
+    expect(entry(tasks, "c", "task").status).toBe("damaged");
     expect(s.history.list({ query: "more" }).tasks).toHaveLength(3); // task text is searchable
     s.history.remove(["d"]);
     await s.close();
@@ -119,9 +120,9 @@ describe("legacy imports", () => {
       ["tool", "tool", "created READ"],
       ["assistant", "completion", "Done."],
     ]);
-    expect(view.messages[2].tool).toBe("newFileCreated");
+    expect(nth(view.messages, 2, "message").tool).toBe("newFileCreated");
     // What Cline stored stays in the detail.
-    expect(JSON.parse(view.messages[1].detail).tokensIn).toBeGreaterThan(0);
+    expect(JSON.parse(nth(view.messages, 1, "message").detail).tokensIn).toBeGreaterThan(0);
     const t = env.layout.task("old1");
     expect(fs.existsSync(`${t.legacy.uiMessagesJson}.migrated`)).toBe(true);
     expect(fs.existsSync(t.legacy.uiMessagesJson)).toBe(false);
@@ -223,7 +224,7 @@ describe("legacy imports", () => {
     writeLegacyTask(env, "notdb", { "messages.db": "plain text, not SQLite" });
     for (const id of ["good", "torn", "types", "notdb"]) s.store.get(id);
     const list = Object.fromEntries(s.history.list().tasks.map((t) => [t.id, t]));
-    expect(list.good.status).toBe("completed");
+    expect(entry(list, "good", "task").status).toBe("completed");
     expect(list.torn).toMatchObject({
       status: "damaged",
       damagedReason: expect.stringMatching(/ui_messages\.json is not valid JSON/),
@@ -280,9 +281,11 @@ describe("legacy imports", () => {
     s = await storageFor(env);
     const list = Object.fromEntries(s.history.list().tasks.map((t) => [t.id, t]));
     expect(list.kept).toMatchObject({ title: "Important work", workspaceRoot: "/ws" });
-    expect(list.nometa.status).toBe("damaged");
+    expect(entry(list, "nometa", "task").status).toBe("damaged");
     const aside = fs.readdirSync(env.layout.tasksDir).filter((n) => n.startsWith("taskHistory.db.corrupt-"));
     expect(aside).toHaveLength(1);
-    expect(fs.readFileSync(path.join(env.layout.tasksDir, aside[0]), "utf8")).toBe("garbage that is not sqlite");
+    expect(fs.readFileSync(path.join(env.layout.tasksDir, nth(aside, 0, "file kept aside")), "utf8")).toBe(
+      "garbage that is not sqlite",
+    );
   });
 });

@@ -7,6 +7,7 @@ import { uiMessage } from "../../core/src/tasks/message-store.js";
 import type { TaskStorage } from "../../core/src/tasks/task-storage.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { openStorage, taskEnv, type TaskEnv } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -85,7 +86,7 @@ describe("HistoryService and TaskService storage RPCs (real sidecar)", () => {
       ["m1", MessageRole.USER, "prompt 1"],
       ["m2", MessageRole.ASSISTANT, "answer"],
     ]);
-    expect(got.messages[0].time).toBe(5n);
+    expect(nth(got.messages, 0, "message").time).toBe(5n);
     expect(got.ownerPid).toBe(0);
     expect(await codeOf(sidecar.clients.tasks.getTask({ taskId: "missing" }))).toBe(Code.NotFound);
     expect(await codeOf(sidecar.clients.tasks.getTask({ taskId: "" }))).toBe(Code.InvalidArgument);
@@ -142,7 +143,7 @@ describe("HistoryService and TaskService storage RPCs (real sidecar)", () => {
     await expect.poll(() => received.flatMap((r) => r.changed), { timeout: 10_000 }).toContain("from-test-process");
     await sidecar.clients.history.setFavorite({ taskId: "task-000", favorite: true });
     await expect.poll(() => received.flatMap((r) => r.changed), { timeout: 10_000 }).toContain("task-000");
-    const resumeAfter = received[0].seq;
+    const resumeAfter = nth(received, 0, "received event").seq;
     abort.abort();
     await stream;
 

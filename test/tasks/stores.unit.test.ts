@@ -14,6 +14,7 @@ import { StateFile } from "../../core/src/tasks/state-file.js";
 import { TaskFileDamaged } from "../../core/src/tasks/task-db.js";
 import { TaskFiles } from "../../core/src/tasks/task-files.js";
 import { taskEnv } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -44,7 +45,7 @@ describe("per-task stores", () => {
       );
       const list = files.messages.list();
       expect(list.map((m) => m.id)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
-      expect(list[0].role).toBe("user");
+      expect(nth(list, 0, "message").role).toBe("user");
       expect(list[2]).toMatchObject({
         text: "grown",
         partial: true,
@@ -108,14 +109,14 @@ describe("per-task stores", () => {
       expect([a, b, c]).toEqual([1, 2, 3]);
       const entries = journal.entries();
       expect(entries.map((e) => e.kind)).toEqual(["user_message", "model_turn", "tool_result"]);
-      expect(entries[1].payloadId).toBe(entries[2].payloadId);
-      expect(journal.payload(entries[1].payloadId)?.toString()).toBe("big response body");
+      expect(nth(entries, 1, "entry").payloadId).toBe(nth(entries, 2, "entry").payloadId);
+      expect(journal.payload(nth(entries, 1, "entry").payloadId)?.toString()).toBe("big response body");
       expect(journal.publications(b)).toEqual([expect.objectContaining({ command: "tool.run", entrySeq: b })]);
       expect(journal.entries(1).map((e) => e.seq)).toEqual([2, 3]);
       expect(journal.truncateAfter(1)).toBe(2);
       expect(journal.entries().map((e) => e.seq)).toEqual([1]);
       expect(journal.publications()).toEqual([]);
-      expect(journal.payload(entries[1].payloadId)).toBeUndefined();
+      expect(journal.payload(nth(entries, 1, "entry").payloadId)).toBeUndefined();
     } finally {
       journal.close();
     }
@@ -201,7 +202,7 @@ describe("per-task stores", () => {
     expect(grandchild.layout.messagesDb).toBe(
       path.join(env.layout.task("task-1").dir, "subagents", "sub-1", "subagents", "sub-2", "messages.db"),
     );
-    expect(grandchild.messages.list()[0].text).toBe("deep");
+    expect(nth(grandchild.messages.list(), 0, "message").text).toBe("deep");
     expect(grandchild.state.read().value).toEqual({ depth: 2 });
     expect(() => files.subagent("../x")).toThrow(DlineError);
     files.close();

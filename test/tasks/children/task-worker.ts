@@ -13,8 +13,14 @@ import { uiMessage } from "../../../core/src/tasks/message-store.js";
 import { TaskFiles } from "../../../core/src/tasks/task-files.js";
 import { TaskOwnership } from "../../../core/src/tasks/task-ownership.js";
 import { openTaskStorage } from "../../../core/src/tasks/task-storage.js";
+import { nth } from "../../helpers/items.js";
 
-const [mode, documentsRoot, taskId, purpose] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const mode = nth(args, 0, "argument (the mode)");
+const documentsRoot = nth(args, 1, "argument (the documents root)");
+/** The task of the claim, messages and journal modes (the delete mode deletes every task). */
+const taskIdArgument = () => nth(args, 2, "argument (the task id)");
+const purpose = args[3];
 const layout = new InstanceLayout({
   dataRoot: path.join(documentsRoot, "..", "data"),
   homeRoot: path.join(documentsRoot, "..", "home"),
@@ -26,12 +32,13 @@ const out = (line: string) => process.stdout.write(line + "\n");
 
 async function main() {
   if (mode === "claim") {
-    new TaskOwnership(layout, logger).claim(taskId, { purpose: purpose === "delete" ? "delete" : "run" });
+    new TaskOwnership(layout, logger).claim(taskIdArgument(), { purpose: purpose === "delete" ? "delete" : "run" });
     out(`claimed ${process.pid}`);
     setInterval(() => {}, 1000);
     return;
   }
   if (mode === "messages" || mode === "journal" || mode === "messages-buffered") {
+    const taskId = taskIdArgument();
     new TaskOwnership(layout, logger).claim(taskId);
     const files = new TaskFiles(layout.task(taskId), sqlite, logger);
     if (mode === "messages-buffered") files.messages.onCommitted((ids) => out(ids.map((id) => `ack ${id}`).join("\n")));
