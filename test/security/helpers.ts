@@ -8,6 +8,7 @@ import { toJsonString } from "@bufbuild/protobuf";
 import { ConnectError, type Code, type Interceptor } from "@connectrpc/connect";
 import { expect, it } from "vitest";
 import type { RunningSidecar } from "../helpers/sidecar.js";
+import { nth } from "../helpers/items.js";
 
 // Every check runs (soft assertions) and is counted; failures are listed at the end.
 const tally = { checks: 0, failures: [] as string[] };
@@ -159,8 +160,10 @@ export function listeners(file: string, port: number): string[] {
     .split("\n")
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
-    .filter((cols) => cols[3] === "0A" && parseInt(cols[1].split(":")[1], 16) === port)
-    .map((cols) => cols[1].split(":")[0]);
+    .filter((cols) => cols[3] === "0A")
+    .map((cols) => nth(cols, 1, "column (the local address)").split(":"))
+    .filter((address) => parseInt(nth(address, 1, "part of a local address (the port)"), 16) === port)
+    .map((address) => nth(address, 0, "part of a local address (the host)"));
 }
 
 export function nonLoopbackAddresses(): { address: string; family: string }[] {

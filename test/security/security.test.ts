@@ -56,6 +56,8 @@ import {
   unixCall,
   waitFor,
 } from "./helpers.js";
+import { recorded } from "../model-server/script.js";
+import { lastOf, entry, nth } from "../helpers/items.js";
 
 const SECRET = `sk-sec-${Math.random().toString(36).slice(2)}-NEVER-PRINT`;
 redactions.push(SECRET);
@@ -176,7 +178,7 @@ describe("no RPC without the token", () => {
           ["gRPC-web", wrongGrpcWeb],
         ] as [string, Transport][]) {
           const client = createClient(service, transport) as unknown as Record<string, (req: object) => unknown>;
-          const call = client[method.localName]({});
+          const call = entry(client, method.localName, "client method")({});
           const code =
             method.methodKind === "server_streaming"
               ? await errorCode(
@@ -467,7 +469,7 @@ describe("file tools cannot escape the workspace", () => {
     const events = await followUntilDone(clients, taskId, async (e) => {
       if (e.event.case === "ask") await clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: false });
     });
-    const last = events[events.length - 1];
+    const last = lastOf(events, "event");
     check(
       "the escape task completed",
       last.event.case === "statusChanged" && last.event.value.status === TaskStatus.COMPLETED,
@@ -516,9 +518,9 @@ describe("file tools cannot escape the workspace", () => {
     const requests = await server.requests();
     check(
       "the model got the tool results (control)",
-      requests.length === 2 && JSON.stringify(requests[1].body).includes("call_esc_0"),
+      requests.length === 2 && JSON.stringify(recorded(requests, 1).body).includes("call_esc_0"),
     );
-    check("no outside text reached the model", !JSON.stringify(requests[1].body).includes(OUTSIDE_TEXT));
+    check("no outside text reached the model", !JSON.stringify(recorded(requests, 1).body).includes(OUTSIDE_TEXT));
     const eventText = events.map((e) => toJsonString(TaskEventSchema, e)).join("\n");
     check("no outside text reached the task's events", !eventText.includes(OUTSIDE_TEXT));
     // Whatever the look-alikes wrote landed inside the workspace.
@@ -665,7 +667,7 @@ describe("commands never run without approval unless auto-approval allows them",
   ];
 
   it.each(cases.map((c, i) => [i, c.label] as const))("case %i: %s", async (i) => {
-    const c = cases[i];
+    const c = nth(cases, i, "case");
     const ws = makeWorkspace(fs.mkdtempSync(path.join(main.roots.base, `cmd-${i}-`)));
     const marker = path.join(ws, "ran.marker");
     await setAutoApproval(c.approval);
@@ -685,7 +687,7 @@ describe("commands never run without approval unless auto-approval allows them",
     });
     if (c.runs) {
       const events = await follow;
-      const last = events[events.length - 1];
+      const last = lastOf(events, "event");
       check(
         `${c.label}: the command ran without asking`,
         fs.existsSync(marker) && !commandAsk,
@@ -704,7 +706,7 @@ describe("commands never run without approval unless auto-approval allows them",
       check(`${c.label}: not run while waiting`, !fs.existsSync(marker));
       await clients.tasks.cancel({ taskId });
       const events = await follow;
-      const last = events[events.length - 1];
+      const last = lastOf(events, "event");
       check(
         `${c.label}: cancelled`,
         last.event.case === "statusChanged" && last.event.value.status === TaskStatus.CANCELLED,
@@ -759,7 +761,7 @@ describe("secrets absent from logs, errors and responses", () => {
       const requests = await scripted.server.requests();
       check(
         `${format}: the model server received the secret (control: the key was used)`,
-        requests.length >= 1 && JSON.stringify(requests[0].headers).includes(SECRET),
+        requests.length >= 1 && JSON.stringify(recorded(requests, 0).headers).includes(SECRET),
       );
       const error = events.find((e) => e.event.case === "error");
       check(

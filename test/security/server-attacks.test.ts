@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { ConnectError } from "@connectrpc/connect";
 import { makeTestRoots, sidecarBinary, startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { attack, attackLine, check, redactions, stopOrKill, tallyLine, waitFor, withDeadline } from "./helpers.js";
+import { nth } from "../helpers/items.js";
 
 let main: RunningSidecar;
 const sidecars: RunningSidecar[] = [];
@@ -68,12 +69,12 @@ function rawRequestThenWait(port: number, ms: number): Promise<{ status: string;
       text += d.toString("latin1");
       timer ??= setTimeout(() => {
         socket.destroy();
-        resolve({ status: text.split("\r\n")[0], closedByServer: false });
+        resolve({ status: nth(text.split("\r\n"), 0, "line"), closedByServer: false });
       }, ms);
     });
     socket.on("end", () => {
       clearTimeout(timer);
-      resolve({ status: text.split("\r\n")[0], closedByServer: true });
+      resolve({ status: nth(text.split("\r\n"), 0, "line"), closedByServer: true });
     });
     socket.on("error", () => {});
     socket.write(

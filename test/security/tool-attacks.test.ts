@@ -16,6 +16,8 @@ import type { ScriptTurn } from "../model-server/script.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeWorkspace } from "../runtime/harness.js";
 import { attack, attackLine, check, redactions, stopOrKill, tallyLine, waitFor, withDeadline } from "./helpers.js";
+import { recorded } from "../model-server/script.js";
+import { nth } from "../helpers/items.js";
 
 const SECRET = `sk-tool-${Math.random().toString(36).slice(2)}-NEVER-SHOWN`;
 redactions.push(SECRET);
@@ -195,7 +197,7 @@ describe("code runs only when someone approved it", () => {
       check("the model's planted core.fsmonitor never ran", !fs.existsSync(planted));
       check(
         "writing .git/config was asked for, though edits are auto-approved",
-        asked.length === 1 && asked[0].includes(".git/config"),
+        asked.length === 1 && nth(asked, 0, "approval asked").includes(".git/config"),
         JSON.stringify(asked).slice(0, 200),
       );
       check("the task completed", lastStatus(events) === TaskStatus.COMPLETED);
@@ -608,7 +610,7 @@ describe("stored secrets never leave a tool's output", () => {
       const requests = await server.requests();
       check(
         "the model got the results (control)",
-        requests.length === 2 && JSON.stringify(requests[1].body).includes("[redacted]"),
+        requests.length === 2 && JSON.stringify(recorded(requests, 1).body).includes("[redacted]"),
       );
       check(
         "no request body sent to the model holds the key",
