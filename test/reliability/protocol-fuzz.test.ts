@@ -108,7 +108,7 @@ function codeOf(a: Answer, streaming: boolean): string | undefined {
   }
   let offset = 0;
   while (offset + 5 <= a.body.length) {
-    const flags = a.body[offset];
+    const flags = a.body.readUInt8(offset);
     const length = a.body.readUInt32BE(offset + 1);
     const payload = a.body.subarray(offset + 5, offset + 5 + length);
     if (flags & 0x02) {

@@ -17,6 +17,7 @@ import { makeTestRoots, startSidecar, type RunningSidecar, type TestRoots } from
 import { fillDisk, mountSmallTmpfs } from "../helpers/small-disk.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { nth } from "../helpers/items.js";
 
 const SOAK_MS = Number(process.env.DLINE_SOAK_MS ?? 40_000);
 const MAX_OPS = Number(process.env.DLINE_SOAK_OPS ?? 150);
@@ -180,7 +181,11 @@ describe("soak", () => {
               const id = ids[ids.length - 1];
               const { checkpoints } = await s.clients.checkpoints.listCheckpoints({ taskId: id });
               if (checkpoints.length > 0)
-                await s.clients.checkpoints.restore({ taskId: id, checkpointId: checkpoints[0].id, mode: 2 });
+                await s.clients.checkpoints.restore({
+                  taskId: id,
+                  checkpointId: nth(checkpoints, 0, "checkpoint").id,
+                  mode: 2,
+                });
             }
           } catch {
             // A sidecar killed under a request, or a task owned by the other one: not acknowledged.
@@ -295,7 +300,7 @@ describe("soak", () => {
       });
       const sidecars = [await startSidecar({ roots }), await startSidecar({ roots })];
       for (const s of sidecars) running.add(s);
-      await sidecars[0].clients.settings.upsertProfile({
+      await nth(sidecars, 0, "sidecar").clients.settings.upsertProfile({
         profile: {
           id: "full",
           name: "full",
@@ -305,8 +310,12 @@ describe("soak", () => {
           contextWindow: 100_000n,
         },
       });
-      await sidecars[0].clients.settings.setSecret({ profileId: "full", name: "api_key", value: TEST_KEY });
-      await sidecars[0].clients.settings.updateSettings({
+      await nth(sidecars, 0, "sidecar").clients.settings.setSecret({
+        profileId: "full",
+        name: "api_key",
+        value: TEST_KEY,
+      });
+      await nth(sidecars, 0, "sidecar").clients.settings.updateSettings({
         scope: 1,
         patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 1000 } },
       });
@@ -317,7 +326,7 @@ describe("soak", () => {
       let phase: "before" | "full" | "after" = "before";
       const worker = async (i: number, until: () => boolean) => {
         for (let n = 0; !until(); n++) {
-          const s = sidecars[i];
+          const s = nth(sidecars, i, "sidecar");
           ops++;
           try {
             if (n % 2 === 0) {
