@@ -9,6 +9,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readPathChanges } from "../../core/src/checkpoints/fast-commit.js";
 import { writePack } from "../../core/src/checkpoints/pack-writer.js";
+import { ObjectReader } from "../../core/src/checkpoints/loose-objects.js";
+import { PackReader } from "../../core/src/checkpoints/pack-reader.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "../../core/src/checkpoints/tree-editor.js";
 import { write } from "./helpers.js";
 import { nth } from "../helpers/items.js";
@@ -73,7 +75,7 @@ describe("objects written without git", () => {
       "src/deep/x/y.ts",
     ];
 
-    const editor = new TreeEditor(path.join(dir, ".git", "objects"));
+    const editor = new TreeEditor(new ObjectReader(path.join(dir, ".git", "objects")));
     const batch = new ObjectBatch();
     const tree = editor.apply(baseTree, await readPathChanges(dir, paths), batch);
     await writePack(path.join(dir, ".git", "objects"), batch.objects);
@@ -90,13 +92,13 @@ describe("objects written without git", () => {
     expect(git("ls-tree", tree, "src/b.ts")).toMatch(/^100755 blob /);
   });
 
-  it("builds the next turn on the trees it wrote, and refuses a tree it cannot read (packed by git)", async () => {
+  it("builds the next turn on the trees it wrote, then on trees git packed (deltas), and refuses a tree it cannot read", async () => {
     const { dir, git } = repo();
     for (let i = 0; i < 30; i++) write(dir, `pkg-${i % 3}/f${i}.ts`, `${i}\n`);
     git("add", "-A");
     git("commit", "-qm", "start");
     const objects = path.join(dir, ".git", "objects");
-    const editor = new TreeEditor(objects);
+    const editor = new TreeEditor(new ObjectReader(objects));
     let tree = git("rev-parse", "HEAD^{tree}").trim();
     for (let turn = 0; turn < 3; turn++) {
       write(dir, "pkg-1/f1.ts", `turn ${turn}\n`);
@@ -108,11 +110,22 @@ describe("objects written without git", () => {
     expect(tree).toBe(git("write-tree").trim());
     expect(git("fsck", "--full", "--no-dangling").trim()).toBe("");
 
-    // A fresh editor (another process) finds the base packed, not loose: the caller falls back to git.
-    git("gc", "-q");
+    // A fresh editor (another process) finds the base packed by git, its trees stored as deltas.
+    git("commit", "-qm", "turns");
+    git("gc", "-q", "--aggressive");
+    expect(fs.readdirSync(path.join(objects))).toEqual(expect.not.arrayContaining(["17"]));
     const base = git("rev-parse", "HEAD^{tree}").trim();
+    const next = new TreeEditor(new ObjectReader(objects));
+    expect(next.treeOfCommit(git("rev-parse", "HEAD").trim())).toBe(base);
+    const batch = new ObjectBatch();
+    const edited = next.apply(base, [{ path: "pkg-0/f0.ts", mode: "delete" }], batch);
+    await writePack(objects, batch.objects);
+    git("rm", "-q", "--cached", "pkg-0/f0.ts");
+    expect(edited).toBe(git("write-tree").trim());
+
+    // A tree that is nowhere (a damaged repository): the caller falls back to git.
     expect(() =>
-      new TreeEditor(objects).apply(base, [{ path: "pkg-0/f0.ts", mode: "delete" }], new ObjectBatch()),
+      next.apply("0123456789012345678901234567890123456789", [{ path: "x", mode: "delete" }], new ObjectBatch()),
     ).toThrow(TreeUnavailable);
   });
 
@@ -160,5 +173,93 @@ describe("a baseline's trees built in the process", () => {
     expect(tree).toBe(expected);
     await writePack(path.join(dir, ".git", "objects"), batch.objects);
     git("fsck", "--strict", "--no-dangling");
+  });
+});
+
+describe("objects read from packs without git", () => {
+  /** Every object of the repository, as git prints it (one `cat-file --batch` run). */
+  function everyObject(dir: string): { id: string; type: string; body: Buffer }[] {
+    const out = execFileSync("git", ["cat-file", "--batch-all-objects", "--batch"], {
+      cwd: dir,
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    const objects: { id: string; type: string; body: Buffer }[] = [];
+    let pos = 0;
+    while (pos < out.length) {
+      const eol = out.indexOf(10, pos);
+      const [id, type, size] = out.toString("latin1", pos, eol).split(" ");
+      const body = out.subarray(eol + 1, eol + 1 + Number(size));
+      objects.push({ id: id, type: type, body });
+      pos = eol + 1 + Number(size) + 1;
+    }
+    return objects;
+  }
+
+  it("reads every object git packed, exactly: deltas on offsets (chains of them) and on ids, all three kinds", () => {
+    const { dir, git } = repo();
+    // Many versions of the same trees and files: git stores most of them as deltas.
+    for (let rev = 0; rev < 30; rev++) {
+      for (let i = 0; i < 12; i++)
+        write(dir, `src/m${i % 4}/f${i}.ts`, `export const x = ${i};\n`.repeat(20) + `// revision ${rev % (i + 2)}\n`);
+      write(dir, `src/m${rev % 4}/added-${rev}.ts`, `rev ${rev}\n`.repeat(rev));
+      write(dir, "big.txt", "0123456789abcdef".repeat(5000) + `${rev}\n`);
+      git("add", "-A");
+      git("commit", "-qm", `revision ${rev}`);
+    }
+    const objects = path.join(dir, ".git", "objects");
+    const runs: [string, string[]][] = [
+      ["deltas on offsets", ["repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50"]],
+      ["deltas on ids", ["-c", "repack.useDeltaBaseOffset=false", "repack", "-a", "-d", "-f", "-q", "--depth=50"]],
+    ];
+    for (const [label, args] of runs) {
+      git(...args);
+      const idx = fs.readdirSync(path.join(objects, "pack")).filter((n) => n.endsWith(".idx"));
+      expect(idx, label).toHaveLength(1);
+      // verify-pack -v lists a delta with its chain depth and base: some are deltas of deltas.
+      const depths = git("verify-pack", "-v", path.join(objects, "pack", idx[0]))
+        .split("\n")
+        .map((l) => /^[0-9a-f]{40} \w+ +\d+ \d+ \d+ (\d+) [0-9a-f]{40}$/.exec(l)?.[1])
+        .filter((d): d is string => d !== undefined)
+        .map(Number);
+      expect(Math.max(...depths), label).toBeGreaterThan(2);
+      const reader = new PackReader(objects);
+      const all = everyObject(dir);
+      expect(new Set(all.map((o) => o.type))).toEqual(new Set(["blob", "tree", "commit"]));
+      for (const { id, type, body } of all) {
+        const read = reader.read(id);
+        expect(read?.type, `${label}: ${id}`).toBe(type);
+        expect(read?.body.equals(body), `${label}: ${id}`).toBe(true);
+      }
+      // An id no pack holds.
+      expect(reader.read("0123456789012345678901234567890123456789")).toBeUndefined();
+    }
+  });
+
+  it("finds packs written after its first read, and answers nothing (not a wrong object) for a damaged pack", async () => {
+    const { dir, git } = repo();
+    write(dir, "a.txt", "a\n");
+    git("add", "-A");
+    git("commit", "-qm", "one");
+    git("repack", "-a", "-d", "-q");
+    const objects = path.join(dir, ".git", "objects");
+    const reader = new PackReader(objects);
+    const first = git("rev-parse", "HEAD").trim();
+    expect(reader.read(first)?.type).toBe("commit");
+    const batch = new ObjectBatch();
+    const id = batch.put("blob", Buffer.from("written later\n"));
+    await writePack(objects, batch.objects);
+    expect(reader.read(id)?.body.toString()).toBe("written later\n");
+
+    // Flip bytes inside every pack's data (after the 12-byte header): the content no longer matches its id.
+    const fresh = new PackReader(objects);
+    for (const name of fs.readdirSync(path.join(objects, "pack")).filter((n) => n.endsWith(".pack"))) {
+      const file = path.join(objects, "pack", name);
+      fs.chmodSync(file, 0o600);
+      const data = fs.readFileSync(file);
+      for (let i = 14; i < data.length - 20; i += 7) data[i] = data[i] ^ 0xff;
+      fs.writeFileSync(file, data);
+    }
+    expect(fresh.read(first)).toBeUndefined();
+    expect(fresh.read(id)).toBeUndefined();
   });
 });

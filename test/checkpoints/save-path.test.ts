@@ -124,7 +124,51 @@ describe("a turn's checkpoint of recorded paths", () => {
     expect(turn.tree).toBe(base.tree);
   });
 
-  it("is written through git when no tree is remembered or loose (another process, packed objects), with the same content", async () => {
+  it("of a later process starts no git process: its baseline runs one status, edits and turns read git's packs themselves", async () => {
+    const { sb, manager, task, ws } = setup();
+    for (let i = 0; i < 40; i++) write(ws, `pkg${i % 4}/src/f${i}.ts`, `export const v = ${i};\n`);
+    await manager.ensureBaseline(task);
+    await manager.saveTurn(task, { editedPaths: [] });
+    await manager.stop();
+    // What git's own maintenance leaves: every object packed, trees stored as deltas.
+    shadowGit(sb, "repack", "-a", "-d", "-f", "-q", "--depth=50");
+    shadowGit(sb, "prune-packed");
+    const bin = path.join(sb.base, "bin");
+    const runs = path.join(sb.base, "git-runs.log");
+    fs.mkdirSync(bin);
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${realGit}' "$@"\n`, {
+      mode: 0o755,
+    });
+    sb.env.PATH = `${bin}${path.delimiter}${sb.env.PATH}`;
+    // The git commands run since the last look, without their `-c` settings.
+    const commands = (): string[] => {
+      const lines = fs.existsSync(runs) ? fs.readFileSync(runs, "utf8").split("\n").filter(Boolean) : [];
+      fs.writeFileSync(runs, "");
+      return lines.map((l) => l.replace(/(-c \S+ )+/, "").split(" ")[0]);
+    };
+
+    const later = makeManager(sb);
+    const next = { id: "t2", workspaceRoots: [ws] };
+    await later.ensureBaseline(next);
+    expect(commands()).toEqual(["status"]);
+    await toolWrite(later, next, "pkg1/src/f1.ts", "edited 1\n");
+    await later.saveTurn(next, { editedPaths: ["pkg1/src/f1.ts"] });
+    await toolWrite(later, next, "pkg2/src/f2.ts", "edited 2\n");
+    await toolWrite(later, next, "pkg3/src/new.ts", "new\n");
+    const turn = (await later.saveTurn(next, { editedPaths: ["pkg2/src/f2.ts", "pkg3/src/new.ts"] }))!;
+    const completion = (await later.saveCompletion(next))!;
+    expect(commands()).toEqual([]);
+    expect(completion.tree).toBe(turn.tree);
+    expect(shadowGit(sb, "show", `${turn.id}:pkg1/src/f1.ts`)).toBe("edited 1\n");
+    expect(shadowGit(sb, "show", `${turn.id}:pkg3/src/new.ts`)).toBe("new\n");
+    expect(shadowGit(sb, "show", `${turn.id}:pkg0/src/f0.ts`)).toBe("export const v = 0;\n");
+    expect(filesOf(sb, turn.id)).toHaveLength(41);
+    shadowGit(sb, "fsck", "--strict", "--no-dangling");
+    await later.stop();
+  });
+
+  it("is written with the same content when no tree is remembered or loose (another process, objects packed by git)", async () => {
     const { sb, manager, task, ws } = setup();
     write(ws, "src/a.ts", "a1\n");
     write(ws, "src/b.ts", "b1\n");

@@ -1,7 +1,7 @@
 import { readFileSync, readlinkSync } from "node:fs";
 import { commitBody } from "./git-objects.js";
 import { CHECKPOINT_IDENTITY, type ShadowGit } from "./git-process.js";
-import { readLooseObject } from "./loose-objects.js";
+import type { ObjectReader } from "./loose-objects.js";
 import { writePack } from "./pack-writer.js";
 import { ObjectBatch } from "./tree-editor.js";
 import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
@@ -52,7 +52,7 @@ export class EditCaptures {
   constructor(
     private readonly git: ShadowGit,
     private readonly refs: RefStore,
-    private readonly objectsDir: string,
+    private readonly objects: ObjectReader,
     private readonly workspaceRoot: string,
     private readonly sizeLimitBytes: number,
   ) {}
@@ -84,7 +84,7 @@ export class EditCaptures {
     const message = `Dline pre-images\n\n${JSON.stringify(record)}\n`;
     const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, at, message));
     // The captured blob may be in the pack already written; the pack then repeats it (harmless).
-    await writePack(this.objectsDir, batch.objects);
+    await writePack(this.objects.objectsDir, batch.objects);
     await this.refs.setRef(capturesRef(taskId), commit);
     this.cache.set(taskId, { commit, record });
     return capture;
@@ -130,9 +130,9 @@ export class EditCaptures {
     }
     const cached = this.cache.get(taskId);
     if (cached?.commit === commit) return cached;
-    const loose = readLooseObject(this.objectsDir, commit);
+    const object = this.objects.read(commit);
     const body =
-      loose?.type === "commit" ? loose.body.toString("utf8") : await this.git.text(["cat-file", "commit", commit]);
+      object?.type === "commit" ? object.body.toString("utf8") : await this.git.text(["cat-file", "commit", commit]);
     const line = body.split("\n").find((l) => l.startsWith("{"));
     const record = line ? (JSON.parse(line) as CaptureRecord) : undefined;
     if (!record || record.v !== 1 || !Array.isArray(record.captures)) return undefined;

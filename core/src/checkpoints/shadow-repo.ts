@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -98,9 +98,11 @@ export class ShadowRepo {
   /**
    * Opens the repository, creating it when missing. Refuses one recorded for another folder
    * (hash collision or a moved checkpoints folder): that repository is not ours to write.
-   * Returns true when it was created now.
+   * An existing one is read by git once (`rev-parse`), so that damage shows before anything
+   * builds on it, unless `gitRunsNext`: the caller's next step is a git command that finds it
+   * just as well (a scan), and a process start is spared. Returns true when it was created now.
    */
-  async openOrCreate(signal?: AbortSignal): Promise<boolean> {
+  async openOrCreate(signal?: AbortSignal, gitRunsNext = false): Promise<boolean> {
     await fs.mkdir(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.removeStaleLocks();
     if (
@@ -128,7 +130,7 @@ export class ShadowRepo {
         );
       }
       this.applySettings();
-      await this.git.command(["rev-parse", "--git-dir"], { signal });
+      if (!gitRunsNext) await this.git.command(["rev-parse", "--git-dir"], { signal });
       return false;
     }
     await fs.mkdir(this.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -178,18 +180,24 @@ export class ShadowRepo {
       }
     }
     if (!deep) return removed;
-    const walk = async (dir: string): Promise<void> => {
-      const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    // Synchronous: a few folders per task, each a thread-pool round trip when asynchronous.
+    const walk = (dir: string): void => {
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
       for (const e of entries) {
         const p = path.join(dir, e.name);
-        if (e.isDirectory()) await walk(p);
+        if (e.isDirectory()) walk(p);
         else if (e.name.endsWith(".lock") || e.name.endsWith(".tmp")) {
-          await fs.rm(p, { force: true });
+          rmSync(p, { force: true });
           removed.push(path.relative(this.paths.gitDir, p));
         }
       }
     };
-    await walk(path.join(this.paths.gitDir, "refs"));
+    walk(path.join(this.paths.gitDir, "refs"));
     return removed;
   }
 

@@ -7,14 +7,14 @@ import {
   type ObjectType,
   type TreeItem,
 } from "./git-objects.js";
-import { readLooseObject } from "./loose-objects.js";
+import type { ObjectReader } from "./loose-objects.js";
 import type { NewObject } from "./pack-writer.js";
 import type { PathChange } from "./fast-commit.js";
 
-/** A tree (or commit) this editor cannot read: packed, missing or damaged. The caller uses git. */
+/** A tree (or commit) this editor cannot read: missing, damaged, or in a form only git reads. The caller uses git. */
 export class TreeUnavailable extends Error {
   constructor(readonly id: string) {
-    super(`object ${id} is not readable as a loose object`);
+    super(`object ${id} is not readable without git`);
   }
 }
 
@@ -38,21 +38,21 @@ export class ObjectBatch {
 /**
  * Applies path changes to a snapshot's tree by rewriting only the trees along the changed
  * paths, into an ObjectBatch, without a git process. Trees come from memory (a turn's base is
- * usually the tree the previous turn built) or from loose objects; up to `cacheEntries` trees
- * are remembered.
+ * usually the tree the previous turn built) or from the repository's loose objects and packs
+ * (a later process's first turn); up to `cacheEntries` trees are remembered.
  */
 export class TreeEditor {
   /** Parsed entries by tree id (never modified: edits copy them). */
   private readonly trees = new Map<string, readonly TreeItem[]>();
 
   constructor(
-    private readonly objectsDir: string,
+    private readonly objects: ObjectReader,
     private readonly cacheEntries = 4096,
   ) {}
 
-  /** The tree a commit names (the commit read as a loose object). */
+  /** The tree a commit names. */
   treeOfCommit(commit: string): string {
-    const object = readLooseObject(this.objectsDir, commit);
+    const object = this.objects.read(commit);
     const tree = object?.type === "commit" ? commitTree(object.body) : undefined;
     if (!tree) throw new TreeUnavailable(commit);
     return tree;
@@ -77,7 +77,7 @@ export class TreeEditor {
 
   /**
    * Mode and id of the file at `repoPath` in a tree, undefined when absent (or a folder); throws
-   * TreeUnavailable when a tree on the way is neither remembered nor loose.
+   * TreeUnavailable when a tree on the way is neither remembered nor readable.
    */
   entryAt(treeId: string, repoPath: string): { mode: string; id: string } | undefined {
     const folders = repoPath.split("/");
@@ -126,7 +126,7 @@ export class TreeEditor {
   private readTree(id: string): readonly TreeItem[] {
     let items = this.trees.get(id);
     if (!items) {
-      const object = readLooseObject(this.objectsDir, id);
+      const object = this.objects.read(id);
       if (object?.type !== "tree") throw new TreeUnavailable(id);
       items = parseTree(object.body);
       this.remember(id, items);

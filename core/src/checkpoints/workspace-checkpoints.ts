@@ -11,7 +11,7 @@ import {
   type CheckpointInfo,
   type CheckpointKind,
 } from "./checkpoint-record.js";
-import { readLooseObject } from "./loose-objects.js";
+import { ObjectReader } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
@@ -100,6 +100,8 @@ export class WorkspaceCheckpoints {
   private readonly editor: TreeEditor;
   private readonly captures: EditCaptures;
   private readonly packing: PackMaintenance;
+  /** The repository's objects read without git (loose and packed). */
+  private readonly objects: ObjectReader;
   /** Each task's newest checkpoint (what a tool's edit is compared with). */
   private readonly latest = new Map<string, { tree: string; createdAt: number }>();
   /** The last stamp given: checkpoint times and capture times strictly increase. */
@@ -148,7 +150,8 @@ export class WorkspaceCheckpoints {
     this.diff = new SnapshotDiff(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.fast = new FastCommitter(this.repo.git, this.repo.paths.gitDir);
     const objectsDir = path.join(this.repo.paths.gitDir, "objects");
-    this.editor = new TreeEditor(objectsDir);
+    this.objects = new ObjectReader(objectsDir);
+    this.editor = new TreeEditor(this.objects);
     this.recorded = new RecordedPathSaver(
       this.log,
       this.stager,
@@ -161,7 +164,7 @@ export class WorkspaceCheckpoints {
     this.captures = new EditCaptures(
       this.repo.git,
       this.log,
-      objectsDir,
+      this.objects,
       options.workspaceRoot,
       options.sizeLimitBytes,
     );
@@ -175,7 +178,8 @@ export class WorkspaceCheckpoints {
   /** Opens (or creates) the repository and scans the whole workspace into its index. */
   async prepare(signal?: AbortSignal, onProgress?: (p: ScanProgress) => void): Promise<SkippedPath[]> {
     return this.lock.run(async () => {
-      await this.open(signal);
+      // The scan below is git's first read of the repository: it finds any damage.
+      await this.open(signal, true);
       // What the newest snapshot recorded as left out stands for this scan too: listing ignored
       // files walks the whole workspace again (a second walk at every process start).
       const known = await this.leftOutByHead(signal);
@@ -630,10 +634,10 @@ export class WorkspaceCheckpoints {
   private async leftOutByHead(signal?: AbortSignal): Promise<SkippedPath[] | undefined> {
     const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
     if (!head) return undefined;
-    const loose = readLooseObject(path.join(this.repo.paths.gitDir, "objects"), head);
+    const object = this.objects.read(head);
     const body =
-      loose?.type === "commit"
-        ? loose.body.toString("utf8")
+      object?.type === "commit"
+        ? object.body.toString("utf8")
         : await this.repo.git.text(["cat-file", "commit", head], { signal }).catch(() => "");
     // Its tree, known from here on: saves build on HEAD without asking git for it.
     const tree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
@@ -652,10 +656,11 @@ export class WorkspaceCheckpoints {
     this.lastIgnored = [...nested, ...ignored];
   }
 
-  private async open(signal?: AbortSignal): Promise<void> {
+  /** Opens the repository once per process (see ShadowRepo.openOrCreate for `gitRunsNext`). */
+  private async open(signal?: AbortSignal, gitRunsNext = false): Promise<void> {
     if (this.opened && (await this.repo.exists())) return;
-    if (await this.repo.exists()) await this.repo.removeStaleLocks(true);
-    await this.repo.openOrCreate(signal);
+    // Stale locks (refs included) are removed by openOrCreate.
+    await this.repo.openOrCreate(signal, gitRunsNext);
     await writeExcludeFile(this.repo.paths.gitDir, await readLfsPatterns(this.workspaceRoot));
     this.opened = true;
     // What earlier processes left loose (each CLI run is one) is packed while this one works.
