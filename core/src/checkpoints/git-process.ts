@@ -70,10 +70,10 @@ const FIFO_CHECK_MS = 200;
 
 /** git's subcommand in an argument list (after any `-c key=value`). */
 function subcommandOf(args: readonly string[]): string | undefined {
+  // One iterator for the loop and for skipping the key=value after each -c.
   const rest = args.values();
   for (const arg of rest) {
-    if (arg === "-c")
-      rest.next(); // its key=value
+    if (arg === "-c") rest.next();
     else if (!arg.startsWith("-")) return arg;
   }
   return undefined;
