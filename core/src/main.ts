@@ -4,6 +4,11 @@ import { startBaseResolving } from "./boot.js";
 import { DlineError } from "./errors.js";
 import { writeToStdio } from "./logging/stdio.js";
 import type { LogLevel } from "./logging/logger.js";
+import { gitVersionProbe } from "./git-version.js";
+import { RPC_READ_MAX_BYTES } from "./rpc/limits.js";
+import { SystemCalls } from "./rpc/system-calls.js";
+import { systemEarlyAnswers } from "./rpc/system-early.js";
+import { bearerAuthorizer } from "./server/bearer.js";
 import { DeferredHandler } from "./server/deferred-handler.js";
 import { listen, parseListen, type ListenTarget } from "./server/listen.js";
 import { generateToken } from "./server/token.js";
@@ -92,9 +97,10 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
 
 /**
  * Start-up does the least that lets the editor connect: the log, the token and the listening
- * socket, then the handshake line (the roots are resolved meanwhile). Connect and SystemService load right after it,
- * while the editor reads the line and connects; the domain modules load with the first call
- * that needs them (rpc/services.ts).
+ * socket, then the handshake line (the roots are resolved meanwhile). The editor's first calls,
+ * Initialize and Health, are answered without connect and protobuf-es (rpc/system-early.ts);
+ * those load once the first is answered, or with the first call that needs them; the domain
+ * modules load with the first call that needs them (rpc/services.ts).
  */
 async function serve(options: ServeOptions): Promise<void> {
   const starting = startBaseResolving(options);
@@ -106,11 +112,25 @@ async function serve(options: ServeOptions): Promise<void> {
   );
 
   const token = generateToken();
-  // Connect, protobuf and the services load after the handshake line is out (rpc/rpc-handler.ts).
+  // One SystemService for the early answers and connect's: the same answers, one git probe.
+  const system = new SystemCalls({
+    roots: starting.roots,
+    lifecycle,
+    logger: logger.child("system"),
+    logFile: starting.logFile,
+    startedAt: starting.startedAt,
+    gitVersion: gitVersionProbe(starting.env),
+  });
+  // Connect, protobuf and the services load after the first answer (rpc/rpc-handler.ts).
   const rpc = new DeferredHandler(
     async () =>
-      (await import("./rpc/rpc-handler.js")).createRpcHandler({ ...starting, roots: await starting.roots }, token),
+      (await import("./rpc/rpc-handler.js")).createRpcHandler(
+        { ...starting, roots: await starting.roots },
+        token,
+        system,
+      ),
     (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
+    { answers: systemEarlyAnswers(system, bearerAuthorizer(token)), readMaxBytes: RPC_READ_MAX_BYTES },
   );
   // A peer gets 10 s to send a request's headers; those without the token are bounded (server/unauthenticated.ts).
   const server = http.createServer(
@@ -142,7 +162,6 @@ async function serve(options: ServeOptions): Promise<void> {
     pid: process.pid,
   };
   writeToStdio(1, JSON.stringify(handshake) + "\n");
-  setImmediate(() => void rpc.start().catch(() => {}));
   starting.roots.then(
     (roots) =>
       logger.info("serving", {

@@ -1,7 +1,7 @@
 // Build step: node warm-code-cache.cjs <wrapped bundle> <cache out> <scratch folder>
 // Runs the bundle as `dline-core serve` in this process, with its roots in the scratch folder,
-// makes an editor's first calls (Health, Initialize), then writes V8's code cache of the bundle,
-// which now holds every function those compiled. Only the build runs this.
+// makes an editor's first calls (Health, Initialize; see firstCalls), then writes V8's code cache
+// of the bundle, which now holds every function those compiled. Only the build runs this.
 "use strict";
 const fs = require("node:fs");
 const http = require("node:http");
@@ -42,16 +42,17 @@ fs.writeSync = function (fd, data, offset, ...rest) {
   return bytes.byteLength;
 };
 
-function call(handshake, method, body) {
+function call(handshake, method, body, type = "application/json", expect = 200) {
   return new Promise((resolve, reject) => {
     const req = http.request(`${handshake.url}/dline.v1.SystemService/${method}`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${handshake.token}` },
+      agent: false,
+      headers: { "content-type": type, authorization: `Bearer ${handshake.token}` },
     });
     req.on("response", (res) => {
       res.resume();
       res.on("end", () =>
-        res.statusCode === 200 ? resolve() : reject(new Error(`${method} answered HTTP ${res.statusCode}`)),
+        res.statusCode === expect ? resolve() : reject(new Error(`${method} answered HTTP ${res.statusCode}`)),
       );
     });
     req.on("error", reject);
@@ -59,10 +60,26 @@ function call(handshake, method, body) {
   });
 }
 
+const PROTO = "application/proto";
+/** InitializeRequest{client_name: "build"} in the protobuf binary encoding. */
+const INITIALIZE_BINARY = Buffer.from([0x0a, 0x05, ...Buffer.from("build")]);
+
+/**
+ * Each first call in both encodings (editors' TypeScript clients send binary, the others JSON):
+ * first as the sidecar answers them while connect loads (core/src/rpc/system-early.ts), then,
+ * once a call it does not answer early has made it load connect, through connect.
+ */
 async function firstCalls(handshake) {
-  await call(handshake, "Health", "{}");
-  await call(handshake, "Initialize", '{"clientName":"build"}');
-  await call(handshake, "Health", "{}");
+  const calls = [
+    () => call(handshake, "Health", "", PROTO),
+    () => call(handshake, "Health", "{}"),
+    () => call(handshake, "Initialize", INITIALIZE_BINARY, PROTO),
+    () => call(handshake, "Initialize", '{"clientName":"build"}'),
+  ];
+  await Promise.all(calls.map((c) => c()));
+  // No such method: connect's handler answers it (404), and is built for it.
+  await call(handshake, "Warm", "{}", "application/json", 404);
+  for (const c of calls) await c();
 }
 
 setTimeout(() => {

@@ -92,4 +92,50 @@ describe("services load on first need", () => {
     expect([a.body, b.body]).toEqual(["built", "built"]);
     expect(builds).toBe(2);
   });
+
+  it("answers the calls its early answers take before building, builds after the first, and gives a call they leave its body", async () => {
+    let builds = 0;
+    const deferred = new DeferredHandler(
+      async () => {
+        builds++;
+        return (req, res, body) =>
+          res.end(`built ${req.url} ${body ? Buffer.from(body).toString() : "(no body read)"}`);
+      },
+      () => {},
+      {
+        answers: {
+          takes: (req) => req.url === "/early",
+          answer: async (_req, res, body) => {
+            if (Buffer.from(body).toString() === "leave") return false;
+            res.end(`early ${Buffer.from(body).toString()}`);
+            return true;
+          },
+        },
+        readMaxBytes: 1024,
+      },
+    );
+    const url = await serve(deferred.handle);
+    expect((await post(`${url}/early`, "one")).body).toBe("early one");
+    // The first early answer starts the build; once built, the listener answers everything.
+    await expect.poll(() => builds).toBe(1);
+    await expect.poll(async () => (await post(`${url}/early`, "two")).body).toBe("built /early (no body read)");
+    expect(builds).toBe(1);
+
+    // Early answers that take /early calls but leave each after reading it.
+    const leaving = () =>
+      serve(
+        new DeferredHandler(
+          async () => (req, res, body) =>
+            res.end(`built ${req.url} ${body ? Buffer.from(body).toString() : "(no body read)"}`),
+          () => {},
+          { answers: { takes: (req) => req.url === "/early", answer: async () => false }, readMaxBytes: 1024 },
+        ).handle,
+      );
+    // Left after they read it: the built listener gets the body they read.
+    expect((await post(`${await leaving()}/early`, "leave")).body).toBe("built /early leave");
+    // Past the limit: left to the listener unanswered (in the sidecar, connect answers resource_exhausted).
+    expect((await post(`${await leaving()}/early`, "y".repeat(2048))).body).toMatch(/^built \/early y{1025,}$/);
+    // Not taken: the listener reads it itself.
+    expect((await post(`${await leaving()}/late`, "x")).body).toBe("built /late (no body read)");
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bearerFrom, tokenMatches } from "../../core/src/server/auth.js";
+import { bearerFrom, tokenMatches } from "../../core/src/server/bearer.js";
 import { generateToken } from "../../core/src/server/token.js";
 
 describe("the bearer token", () => {

@@ -2,9 +2,9 @@ import type * as http from "node:http";
 import { CheckpointService } from "../gen/dline/v1/checkpoint_pb.js";
 import { TaskService } from "../gen/dline/v1/task_pb.js";
 import type { Logger } from "../logging/logger.js";
-import { authInterceptor, bearerFrom, tokenMatches } from "../server/auth.js";
+import { authInterceptor } from "../server/auth.js";
+import { bearerAuthorizer } from "../server/bearer.js";
 import { connectHandler } from "../server/node-adapter.js";
-import { markAuthenticated } from "../server/unauthenticated.js";
 import { checkpointService } from "./checkpoint-service.js";
 import { errorInterceptor } from "./error-interceptor.js";
 import { taskStorageMethods, type TaskStorageServiceDeps } from "./task-service.js";
@@ -26,17 +26,11 @@ export interface PeerHandlerDeps {
  * and never forwarded again. Nothing else is served; every call needs the peer token.
  */
 export function createPeerHandler(deps: PeerHandlerDeps, token: string): http.RequestListener {
-  const expected = Buffer.from(token);
   const storage = taskStorageMethods({ tasks: deps.tasks });
   const run = taskRunMethods({ runtime: deps.runtime, storageGetTask: storage.getTask!, stopSignal: deps.stopSignal });
   const checkpoints = checkpointService(deps.checkpoints);
   return connectHandler({
-    authorize: (req) => {
-      const presented = bearerFrom(req.headers.authorization);
-      if (presented === undefined || !tokenMatches(expected, presented)) return false;
-      markAuthenticated(req.socket);
-      return true;
-    },
+    authorize: bearerAuthorizer(token),
     services: [
       {
         typeName: TaskService.typeName,

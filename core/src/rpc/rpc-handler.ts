@@ -1,33 +1,28 @@
 import type { Base } from "../boot.js";
 import { appLoader } from "../boot.js";
-import { authInterceptor, bearerFrom, tokenMatches } from "../server/auth.js";
-import { markAuthenticated } from "../server/unauthenticated.js";
+import { authInterceptor } from "../server/auth.js";
+import { bearerAuthorizer } from "../server/bearer.js";
 import { malformedBinaryIsInvalidArgument } from "../server/malformed-binary.js";
 import { connectHandler } from "../server/node-adapter.js";
 import { errorInterceptor } from "./error-interceptor.js";
+import { RPC_READ_MAX_BYTES, RPC_WRITE_MAX_BYTES } from "./limits.js";
 import { dlineServices } from "./services.js";
+import type { SystemCalls } from "./system-calls.js";
 
 /**
  * The sidecar's Connect handler: every call needs the bearer token, domain errors become Connect
  * codes, and each service loads on its first call (SystemService at once: the editor's first
- * calls are Initialize and Health).
+ * calls are Initialize and Health; system-early.ts answers them while this is built).
  */
-export function createRpcHandler(base: Base, token: string): ReturnType<typeof connectHandler> {
+export function createRpcHandler(base: Base, token: string, system: SystemCalls): ReturnType<typeof connectHandler> {
   const { logger } = base;
-  const expected = Buffer.from(token);
   const handler = connectHandler({
     // The token is checked on the headers, before any body is read (the interceptor checks it again).
-    authorize: (req) => {
-      const presented = bearerFrom(req.headers.authorization);
-      if (presented === undefined || !tokenMatches(expected, presented)) return false;
-      markAuthenticated(req.socket);
-      return true;
-    },
-    services: dlineServices(base, appLoader(base)),
+    authorize: bearerAuthorizer(token),
+    services: dlineServices(base, appLoader(base), system),
     interceptors: [authInterceptor(token), errorInterceptor(logger.child("rpc"))],
-    // Bounds memory per request; the largest legitimate request is a settings patch or a prompt.
-    readMaxBytes: 16 * 1024 * 1024,
-    writeMaxBytes: 64 * 1024 * 1024,
+    readMaxBytes: RPC_READ_MAX_BYTES,
+    writeMaxBytes: RPC_WRITE_MAX_BYTES,
     rewriteUnary: malformedBinaryIsInvalidArgument,
     onBrokenCall: (method, reason, clientGone) =>
       clientGone

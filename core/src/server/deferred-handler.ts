@@ -1,12 +1,33 @@
 import type * as http from "node:http";
+import { readBody } from "./read-body.js";
 import { answerUnavailable } from "./unavailable.js";
 
-export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+/** A request listener that may be given the request's body already read. */
+export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse, body?: Uint8Array) => void;
+
+/** Calls answered while the request listener is being built (see DeferredHandler). */
+export interface EarlyAnswers {
+  /** Whether it may answer this request, from its method, path and headers alone. */
+  takes(req: http.IncomingMessage): boolean;
+  /**
+   * Answers a call whose whole body was read; false when it leaves the call (unanswered) to
+   * the listener being built, which is then given the body.
+   */
+  answer(req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array): Promise<boolean>;
+}
+
+export interface EarlyOptions {
+  answers: EarlyAnswers;
+  /** A body past this is left to the listener being built (it answers resource_exhausted). */
+  readMaxBytes: number;
+}
 
 /**
- * A request listener that is built after the server listens: `start` builds it (the sidecar
- * calls it right after the handshake line), and a request that comes first waits for it. A
- * failed build answers the waiting requests `unavailable` and is tried again by the next one.
+ * A request listener that is built after the server listens, and a request that comes first
+ * waits for it. The build starts with `start`, with the first request that needs it, or once a
+ * request was answered early: until it is built, the calls `early` takes are answered without
+ * it (the sidecar answers an editor's first calls while connect loads). A failed build answers
+ * the waiting requests `unavailable` and is tried again by the next one.
  */
 export class DeferredHandler {
   private listener: RequestListener | undefined;
@@ -15,14 +36,13 @@ export class DeferredHandler {
   constructor(
     private readonly build: () => Promise<RequestListener>,
     private readonly onBuildFailed: (reason: unknown) => void,
+    private readonly early?: EarlyOptions,
   ) {}
 
   readonly handle: RequestListener = (req, res) => {
     if (this.listener) return this.listener(req, res);
-    this.start().then(
-      (listener) => listener(req, res),
-      () => answerUnavailable(res, "The sidecar could not start its services; see its log."),
-    );
+    if (this.early?.answers.takes(req)) return this.answerEarly(req, res, this.early);
+    this.whenBuilt(req, res);
   };
 
   start(): Promise<RequestListener> {
@@ -38,5 +58,25 @@ export class DeferredHandler {
       );
     }
     return this.building;
+  }
+
+  private whenBuilt(req: http.IncomingMessage, res: http.ServerResponse, body?: Uint8Array): void {
+    this.start().then(
+      (listener) => listener(req, res, body),
+      () => answerUnavailable(res, "The sidecar could not start its services; see its log."),
+    );
+  }
+
+  private answerEarly(req: http.IncomingMessage, res: http.ServerResponse, early: EarlyOptions): void {
+    readBody(req, early.readMaxBytes)
+      .then(async (body) => {
+        if (body.byteLength <= early.readMaxBytes && (await early.answers.answer(req, res, body))) {
+          // The answer is out: the listener is built now, while the editor reads it.
+          setImmediate(() => void this.start().catch(() => {}));
+          return;
+        }
+        this.whenBuilt(req, res, body);
+      })
+      .catch(() => res.destroy());
   }
 }

@@ -4,11 +4,16 @@ import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse 
 import { CallSignal } from "./call-signal.js";
 import { lazyCompressions, loadConnectNode } from "./connect-node.js";
 import { LazyServices, type LazyService } from "./lazy-services.js";
+import { readBody } from "./read-body.js";
 import { UnaryFastPath } from "./unary-fast-path.js";
 import { answerUnauthenticated } from "./unauthenticated.js";
 import { answerUnavailable } from "./unavailable.js";
 
-type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+/**
+ * A request listener that may be given the request's body already read (`body`): a plain unary
+ * call whose body another listener read first (deferred-handler.ts).
+ */
+export type NodeHandler = (req: http.IncomingMessage, res: http.ServerResponse, body?: Uint8Array) => void;
 
 /** A change to a complete unary answer before it is sent (see malformed-binary.ts). */
 export type UnaryRewrite = (
@@ -70,7 +75,8 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
     options.onLoadFailed,
   );
 
-  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse, path: string): void => {
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse, path: string, read?: Uint8Array): void => {
+    const body = () => (read ? Promise.resolve(read) : readBody(req, readMaxBytes));
     const handler = paths.get(path);
     if (!handler) {
       res.writeHead(404).end();
@@ -81,8 +87,8 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
       const call = new CallSignal(options.shutdownSignal);
       const onClose = () => call.abort(CALL_ENDED);
       res.once("close", onClose);
-      readBody(req, readMaxBytes)
-        .then((body) => fast.serve(route, req, res, body, call))
+      body()
+        .then((bytes) => fast.serve(route, req, res, bytes, call))
         .catch((reason: unknown) => {
           options.onBrokenCall?.(handler.method.name, reason, res.destroyed);
           res.destroy();
@@ -105,24 +111,24 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
         .catch((reason: unknown) => options.onBrokenCall?.(handler.method.name, reason, res.destroyed));
       return;
     }
-    readBody(req, readMaxBytes).then(
-      (body) => serveUnary(handler, req, res, body, options.rewriteUnary),
+    body().then(
+      (bytes) => serveUnary(handler, req, res, bytes, options.rewriteUnary),
       () => res.destroy(),
     );
   };
 
   return Object.assign(
-    (req: http.IncomingMessage, res: http.ServerResponse) => {
+    (req: http.IncomingMessage, res: http.ServerResponse, body?: Uint8Array) => {
       if (options.authorize && !options.authorize(req)) return answerUnauthenticated(req, res);
       const path = pathOf(req.url ?? "");
-      if (paths.has(path)) return dispatch(req, res, path);
+      if (paths.has(path)) return dispatch(req, res, path, body);
       const service = services.serviceOf(path);
       if (!service) {
         res.writeHead(404).end();
         return;
       }
       services.load(service).then(
-        () => dispatch(req, res, path),
+        () => dispatch(req, res, path, body),
         () => answerUnavailable(res, `${service.typeName} could not be started; see the sidecar's log.`),
       );
     },
@@ -133,21 +139,6 @@ export function connectHandler(options: NodeAdapterOptions): NodeHandler & { pre
 function pathOf(url: string): string {
   const query = url.indexOf("?");
   return query < 0 ? url : url.slice(0, query);
-}
-
-/** The whole request body; one past the limit is enough for connect to answer resource_exhausted. */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      if (size > limit) return;
-      size += chunk.byteLength;
-      chunks.push(chunk);
-    });
-    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.once("error", reject);
-  });
 }
 
 async function serveUnary(

@@ -20,6 +20,7 @@ import {
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { type CallSignal } from "./call-signal.js";
 import { HeaderMap } from "./header-map.js";
+import { isPlainUnaryCall } from "./plain-unary.js";
 
 /** A unary method served without connect's universal handler (see UnaryFastPath). */
 interface UnaryRoute {
@@ -34,8 +35,7 @@ export interface UnaryFastPathOptions {
 }
 
 /**
- * The Connect protocol's plain unary call (POST, `application/json` or `application/proto`, no
- * compression, no timeout header, protocol version 1 or unstated) answered with connect's own
+ * The Connect protocol's plain unary call (plain-unary.ts) answered with connect's own
  * parts: its interceptors, message serialization and error encoding, and a handler context
  * like connect's. What it skips is the generic machinery around them (protocol negotiation and
  * async-iterable pipes), which was most of a small call's cost, and the global `Headers`, whose
@@ -84,13 +84,7 @@ export class UnaryFastPath {
 
   /** The route for this request when it is a plain unary call, else undefined. */
   routeFor(path: string, req: http.IncomingMessage): UnaryRoute | undefined {
-    const type = req.headers["content-type"];
-    if (req.method !== "POST" || (type !== "application/json" && type !== "application/proto")) return undefined;
-    const version = req.headers["connect-protocol-version"];
-    if (req.headers["content-encoding"] !== undefined || req.headers["connect-timeout-ms"] !== undefined)
-      return undefined;
-    if (version !== undefined && version !== "1") return undefined;
-    return this.routes.get(path);
+    return isPlainUnaryCall(req) ? this.routes.get(path) : undefined;
   }
 
   /**

@@ -1,0 +1,55 @@
+import type * as http from "node:http";
+import type { EarlyAnswers } from "../server/deferred-handler.js";
+import { isPlainUnaryCall } from "../server/plain-unary.js";
+import type { SystemCalls } from "./system-calls.js";
+import {
+  decodeInitializeRequest,
+  encodeHealthResponse,
+  encodeInitializeResponse,
+  isPlainHealthRequest,
+} from "./system-wire.js";
+
+const HEALTH = "/dline.v1.SystemService/Health";
+const INITIALIZE = "/dline.v1.SystemService/Initialize";
+
+/**
+ * An editor's first calls, Initialize and Health, answered before connect and protobuf-es are
+ * loaded (about 15 ms of CPU, most of it protobuf-es building descriptor.proto's descriptor):
+ * plain unary calls with the token whose body system-wire.ts reads. The answers are the
+ * service's own (SystemCalls) in the same bytes connect would send. Any other call, or a body
+ * read otherwise, goes to connect's handler.
+ */
+export function systemEarlyAnswers(
+  calls: SystemCalls,
+  authorized: (req: http.IncomingMessage) => boolean,
+): EarlyAnswers {
+  return {
+    takes: (req) => (req.url === HEALTH || req.url === INITIALIZE) && isPlainUnaryCall(req) && authorized(req),
+    async answer(req, res, body) {
+      const binary = req.headers["content-type"] === "application/proto";
+      let answer: Uint8Array;
+      if (req.url === HEALTH) {
+        if (!isPlainHealthRequest(body, binary)) return false;
+        answer = encodeHealthResponse(calls.health(), binary);
+      } else {
+        const question = decodeInitializeRequest(body, binary);
+        if (!question) return false;
+        try {
+          answer = encodeInitializeResponse(await calls.initialize(question), binary);
+        } catch {
+          // The roots could not be found: connect's handler answers as it always does then.
+          return false;
+        }
+      }
+      if (!res.destroyed) {
+        res
+          .writeHead(200, {
+            "content-type": binary ? "application/proto" : "application/json",
+            "content-length": String(answer.byteLength),
+          })
+          .end(answer);
+      }
+      return true;
+    },
+  };
+}
