@@ -99,8 +99,8 @@ function initializeFromBinary(body: Uint8Array): InitializeQuestion | undefined 
 function readVarint32(bytes: Uint8Array, pos: number): { value: number; next: number } | undefined {
   let value = 0;
   for (let i = 0; i < 5; i++) {
-    if (pos + i >= bytes.byteLength) return undefined;
     const byte = bytes[pos + i];
+    if (byte === undefined) return undefined;
     value += (byte & 0x7f) * 2 ** (7 * i);
     if (byte < 0x80) return value <= 0x7fffffff ? { value, next: pos + i + 1 } : undefined;
   }
@@ -217,7 +217,8 @@ class BinaryWriter {
 
   bytes(): Uint8Array {
     this.flush();
-    return this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    const [first] = this.chunks;
+    return first && this.chunks.length === 1 ? first : Buffer.concat(this.chunks);
   }
 
   private varint(value: number): void {
