@@ -1,5 +1,5 @@
 import { serializeTree, TREE_MODE, type TreeItem } from "./git-objects.js";
-import type { ShadowGit } from "./git-process.js";
+import { GitError, type ShadowGit } from "./git-process.js";
 import type { ObjectBatch } from "./tree-editor.js";
 
 interface Folder {
@@ -23,7 +23,8 @@ export async function treeOfIndex(git: ShadowGit, batch: ObjectBatch, signal?: A
     const tab = out.indexOf(9, pos);
     // "<mode> <id> <stage>\t<path>"
     const [mode, id] = out.toString("latin1", pos, tab).split(" ");
-    if (mode === undefined || id === undefined) throw new Error(`unexpected git ls-files line at byte ${pos}`);
+    if (mode === undefined || id === undefined)
+      throw new GitError("unexpected output of git ls-files", ["ls-files"], `at byte ${pos}`, 1);
     let folder = root;
     let start = tab + 1;
     for (let slash = out.indexOf(0x2f, start); slash >= 0 && slash < end; slash = out.indexOf(0x2f, start)) {
