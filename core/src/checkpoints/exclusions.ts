@@ -1,6 +1,6 @@
-import * as fs from "node:fs/promises";
+import * as fs from "node:fs";
 import * as path from "node:path";
-import { PRIVATE_DIR_MODE, writeFileAtomic } from "../storage/index.js";
+import { PRIVATE_DIR_MODE, writeFileAtomicSync } from "../storage/index.js";
 
 /**
  * The built-in exclusions of workspace scans (docs/checkpoints.md, "What a snapshot
@@ -148,14 +148,18 @@ export interface SkippedPath {
 
 const LFS_MARKER = "# dline: lfs patterns";
 
-/** Patterns marked `filter=lfs` in the project's root `.gitattributes`. */
-export async function readLfsPatterns(workspaceRoot: string): Promise<string[]> {
+/**
+ * Patterns marked `filter=lfs` in the project's root `.gitattributes`. Synchronous, as every
+ * step before a scan's `git status` starts: each asynchronous one waits for the event loop,
+ * which a task's first model request keeps busy meanwhile.
+ */
+export function readLfsPatterns(workspaceRoot: string): string[] {
   let text: string;
   try {
     const file = path.join(workspaceRoot, ".gitattributes");
-    // A regular file only: a FIFO of that name would hold one of libuv's threads for good.
-    if (!(await fs.stat(file)).isFile()) return [];
-    text = await fs.readFile(file, "utf8");
+    // A regular file only: reading a FIFO of that name would wait for good.
+    if (!fs.statSync(file).isFile()) return [];
+    text = fs.readFileSync(file, "utf8");
   } catch {
     return [];
   }
@@ -169,21 +173,21 @@ export async function readLfsPatterns(workspaceRoot: string): Promise<string[]> 
   return patterns;
 }
 
-/** Writes `info/exclude`: built-in patterns first, then the LFS section. */
-export async function writeExcludeFile(gitDir: string, lfsPatterns: string[]): Promise<void> {
+/** Writes `info/exclude`: built-in patterns first, then the LFS section (synchronously: a few hundred bytes). */
+export function writeExcludeFile(gitDir: string, lfsPatterns: string[]): void {
   const body = ["# dline: built-in checkpoint exclusions", ...BUILT_IN_EXCLUDES, LFS_MARKER, ...lfsPatterns, ""].join(
     "\n",
   );
   const file = path.join(gitDir, "info", "exclude");
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   let current = "";
   try {
-    current = await fs.readFile(file, "utf8");
+    current = fs.readFileSync(file, "utf8");
   } catch {
     // first write
   }
   if (current !== body) {
-    await writeFileAtomic(file, body);
+    writeFileAtomicSync(file, body);
   }
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -103,14 +103,10 @@ export class ShadowRepo {
    * just as well (a scan), and a process start is spared. Returns true when it was created now.
    */
   async openOrCreate(signal?: AbortSignal, gitRunsNext = false): Promise<boolean> {
-    await fs.mkdir(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    // Synchronous up to the first git process (see readLfsPatterns): a few small files.
+    mkdirSync(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.removeStaleLocks();
-    if (
-      await fs.stat(this.paths.gitDir).then(
-        () => true,
-        () => false,
-      )
-    ) {
+    if (existsSync(this.paths.gitDir)) {
       // The work tree as we wrote it, read without a git process; git is asked when it reads otherwise.
       const written = quotedConfigValue(readIfPresent(path.join(this.paths.gitDir, "config")), "core", "worktree");
       const recorded =

@@ -317,7 +317,7 @@ export class WorkspaceCheckpoints {
       // Without a scan, the index may lag the newest snapshot (fast commits): scan then too.
       if (!(fresh && !req.listIgnored)) {
         // LFS patterns may have changed since the repository was opened.
-        await writeExcludeFile(this.repo.paths.gitDir, await readLfsPatterns(this.workspaceRoot));
+        writeExcludeFile(this.repo.paths.gitDir, readLfsPatterns(this.workspaceRoot));
         const listIgnored = !!req.listIgnored || this.lastIgnored === undefined;
         const watching = this.watcher?.trustworthy ?? false;
         this.watcher?.resync();
@@ -661,10 +661,12 @@ export class WorkspaceCheckpoints {
     if (this.opened && (await this.repo.exists())) return;
     // Stale locks (refs included) are removed by openOrCreate.
     await this.repo.openOrCreate(signal, gitRunsNext);
-    await writeExcludeFile(this.repo.paths.gitDir, await readLfsPatterns(this.workspaceRoot));
+    writeExcludeFile(this.repo.paths.gitDir, readLfsPatterns(this.workspaceRoot));
     this.opened = true;
-    // What earlier processes left loose (each CLI run is one) is packed while this one works.
-    this.packing.maybeStart();
+    // What earlier processes left loose (each CLI run is one) is packed while this one works;
+    // not before a scan, whose git status would share the cores with it (the save after that
+    // scan starts it).
+    if (!gitRunsNext) this.packing.maybeStart();
   }
 }
 
