@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { captured } from "../helpers/items.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -60,7 +61,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     // Not a terminal: a line per phase of the first baseline, on stderr.
     expect(task.stderr).toMatch(/^checkpoints initializing: scanning the workspace$/m);
     expect(task.stderr).toMatch(/^checkpoints ready$/m);
-    const taskId = /task (\S+)/.exec(task.stderr)![1];
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
 
     const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout);
     const baseline = checkpoints.find((c: { kind: string }) => c.kind === "CHECKPOINT_KIND_BASELINE");

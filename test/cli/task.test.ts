@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { nth } from "../helpers/items.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -236,7 +237,7 @@ describe("the task scenarios through the CLI", () => {
     process.kill(sidecarPid, "SIGKILL");
     const code = await new Promise((resolve) => child.once("exit", resolve));
     expect(code).not.toBe(0);
-    const taskId = JSON.parse(out.trim().split("\n")[0]).taskId as string;
+    const taskId = JSON.parse(nth(out.trim().split("\n"), 0, "JSON line")).taskId as string;
     const resumed = await dline(env, ["--json", "resume", taskId, "--yes"]);
     const events = resumed.stdout
       .trim()

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { cliDriver } from "./drivers/cli-driver.js";
 import { neovimDriver } from "./drivers/neovim-driver.js";
 import { play } from "./play.js";
+import { nth, entry } from "../helpers/items.js";
 
 describe("conformance: the same scenario through every client leaves the same state", () => {
   it("CLI and Neovim agree on files, databases and checkpoint trees", { timeout: 300_000 }, async () => {
@@ -25,8 +26,9 @@ describe("conformance: the same scenario through every client leaves the same st
     expect(cli.afterEdit.files["notes.md"]).toBe("# Notes\ncreated by dline\n");
     expect(cli.afterEdit.tasks).toHaveLength(1);
     expect(cli.afterEdit.taskHistory.tasks).toHaveLength(1);
-    expect(cli.afterEdit.tasks[0].messages.messages.length).toBeGreaterThan(3);
-    expect(cli.afterEdit.tasks[0].journal.entries.length).toBeGreaterThan(0);
+    const task = nth(cli.afterEdit.tasks, 0, "task");
+    expect(entry(task.messages, "messages", "table of messages.db").length).toBeGreaterThan(3);
+    expect(entry(task.journal, "entries", "table of journal.db").length).toBeGreaterThan(0);
     expect(cli.afterEdit.checkpointTrees.length).toBeGreaterThan(0);
     expect(cli.afterDelete.tasks).toHaveLength(0);
 

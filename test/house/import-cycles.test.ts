@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { captured } from "../helpers/items.js";
 
 const core = path.resolve(import.meta.dirname, "../../core/src");
 
@@ -26,7 +27,7 @@ function importsOf(file: string): string[] {
     ...text.matchAll(
       /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g,
     ),
-  ].map((m) => m[1] ?? m[2]);
+  ].map((m) => m[1] ?? captured(m, "an import's specifier", 2));
   return specifiers
     .map((s) => path.resolve(path.dirname(file), s.replace(/\.js$/, ".ts")))
     .filter((target) => fs.existsSync(target));

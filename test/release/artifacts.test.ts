@@ -27,6 +27,7 @@ import {
   openWorkbench,
   startCodeServer,
 } from "../vscode/code-server.js";
+import { firstOf } from "../helpers/items.js";
 
 const run = promisify(execFile);
 const version = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")).version as string;
@@ -112,7 +113,7 @@ describe("npm run release", () => {
       .readFileSync(path.join(release, "SHA256SUMS"), "utf8")
       .trim()
       .split("\n")
-      .map((line) => line.split(/\s+/));
+      .map((line) => firstOf(line.split(/\s+/), 2, "column of SHA256SUMS"));
     expect(sums.map(([, name]) => name).sort()).toEqual([...expected].sort());
     for (const [hash, name] of sums) expect(hash, name).toBe(sha256(path.join(release, name)));
     // sha256sum itself agrees (the format users check with).

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
+import { entry } from "../helpers/items.js";
 
 const run = promisify(execFile);
 const pin = JSON.parse(fs.readFileSync(path.join(repoRoot, "scripts", "node-runtime.json"), "utf8")) as {
@@ -66,7 +67,7 @@ describe("the sidecar's runtime", () => {
     fs.cpSync(path.join(repoRoot, "scripts", "lib"), path.join(scripts, "lib"), { recursive: true });
     const wrong = structuredClone(pin);
     const host = `${process.platform}-${process.arch}`;
-    wrong.platforms[host].integrity = `sha512-${Buffer.alloc(64, 7).toString("base64")}`;
+    entry(wrong.platforms, host, "platform").integrity = `sha512-${Buffer.alloc(64, 7).toString("base64")}`;
     fs.writeFileSync(path.join(scripts, "node-runtime.json"), JSON.stringify(wrong));
     const cache = path.join(roots.base, "cache");
     const err = await run(process.execPath, [path.join(scripts, "lib", "node-runtime.mjs"), host], {

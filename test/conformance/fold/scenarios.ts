@@ -10,6 +10,7 @@ import { TaskStatus, type GetTaskResponse, type TaskEvent } from "../../../core/
 import type { ScriptTurn } from "../../model-server/script.js";
 import { startSidecar, type RunningSidecar } from "../../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "../../runtime/harness.js";
+import { lastOf } from "../../helpers/items.js";
 
 export interface Recording {
   events: TaskEvent[];
@@ -158,7 +159,7 @@ export const scenarios: Scenario[] = [
       const { taskId, events } = await run(sidecar, profileId, workspace, "Write two files");
       const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
       const firstTurn = checkpoints.find((c) => c.kind === CheckpointKind.TURN)!;
-      const after = events[events.length - 1].seq;
+      const after = lastOf(events, "event").seq;
       await clients.checkpoints.restore({ taskId, checkpointId: firstTurn.id, mode: RestoreMode.FILES_AND_TASK });
       const restored = await eventsUpTo(sidecar, taskId, after);
       if (fs.existsSync(path.join(workspace, "two.txt"))) throw new Error("the restore left two.txt");
@@ -191,7 +192,13 @@ export const scenarios: Scenario[] = [
       await a.process.exited;
       const b = await startSidecar({ roots: a.roots });
       cleanups.push(() => b.stop());
-      const after = await followUntilDone(b.clients, taskId, undefined, before[before.length - 1].seq, ended);
+      const after = await followUntilDone(
+        b.clients,
+        taskId,
+        undefined,
+        lastOf(before, "event before the kill").seq,
+        ended,
+      );
       return { events: [...before, ...after], task: await b.clients.tasks.getTask({ taskId }) };
     },
   },
