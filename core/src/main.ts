@@ -99,8 +99,8 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
  * Start-up does the least that lets the editor connect: the log, the token and the listening
  * socket, then the handshake line (the roots are resolved meanwhile). The editor's first calls,
  * Initialize and Health, are answered without connect and protobuf-es (rpc/system-early.ts);
- * those load once the first is answered, or with the first call that needs them; the domain
- * modules load with the first call that needs them (rpc/services.ts).
+ * those load with the first call that needs them, and the domain modules with the first call
+ * that needs them (rpc/services.ts).
  */
 async function serve(options: ServeOptions): Promise<void> {
   const starting = startBaseResolving(options);
@@ -121,7 +121,7 @@ async function serve(options: ServeOptions): Promise<void> {
     startedAt: starting.startedAt,
     gitVersion: gitVersionProbe(starting.env),
   });
-  // Connect, protobuf and the services load after the first answer (rpc/rpc-handler.ts).
+  // Connect, protobuf and the services load with the first call that needs them (rpc/rpc-handler.ts).
   const rpc = new DeferredHandler(
     async () =>
       (await import("./rpc/rpc-handler.js")).createRpcHandler(

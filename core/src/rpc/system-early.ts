@@ -13,9 +13,10 @@ const HEALTH = "/dline.v1.SystemService/Health";
 const INITIALIZE = "/dline.v1.SystemService/Initialize";
 
 /**
- * An editor's first calls, Initialize and Health, answered before connect and protobuf-es are
- * loaded (about 15 ms of CPU, most of it protobuf-es building descriptor.proto's descriptor):
- * plain unary calls with the token whose body system-wire.ts reads. The answers are the
+ * An editor's first calls, Initialize and Health, answered until connect and protobuf-es are
+ * loaded (about 15 ms of CPU and 8 MB of memory, most of it protobuf-es building descriptor.proto's
+ * descriptor; a later call that needs them loads them): plain unary calls with the token whose
+ * body system-wire.ts reads. The answers are the
  * service's own (SystemCalls) in the same bytes connect would send. Any other call, or a body
  * read otherwise, goes to connect's handler.
  */

@@ -1,7 +1,7 @@
 /**
  * SystemService's Health and Initialize messages in the Connect protocol's two encodings (JSON
  * and protobuf binary), written without protobuf-es: the sidecar answers an editor's first calls
- * with them while connect and protobuf-es load (system-early.ts). protobuf-es needs the
+ * with them until connect and protobuf-es are loaded (system-early.ts). protobuf-es needs the
  * descriptor of descriptor.proto before it can read any generated file's descriptor, and
  * building it is most of what loading them costs.
  *

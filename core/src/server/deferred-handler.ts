@@ -5,29 +5,28 @@ import { answerUnavailable } from "./unavailable.js";
 /** A request listener that may be given the request's body already read. */
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse, body?: Uint8Array) => void;
 
-/** Calls answered while the request listener is being built (see DeferredHandler). */
+/** Calls answered without the request listener, until it is built (see DeferredHandler). */
 export interface EarlyAnswers {
   /** Whether it may answer this request, from its method, path and headers alone. */
   takes(req: http.IncomingMessage): boolean;
   /**
    * Answers a call whose whole body was read; false when it leaves the call (unanswered) to
-   * the listener being built, which is then given the body.
+   * the listener, which is then built if it is not yet and given the body.
    */
   answer(req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array): Promise<boolean>;
 }
 
 export interface EarlyOptions {
   answers: EarlyAnswers;
-  /** A body past this is left to the listener being built (it answers resource_exhausted). */
+  /** A body past this is left to the listener (it answers resource_exhausted). */
   readMaxBytes: number;
 }
 
 /**
- * A request listener that is built after the server listens, and a request that comes first
- * waits for it. The build starts with `start`, with the first request that needs it, or once a
- * request was answered early: until it is built, the calls `early` takes are answered without
- * it (the sidecar answers an editor's first calls while connect loads). A failed build answers
- * the waiting requests `unavailable` and is tried again by the next one.
+ * A request listener that is built after the server listens, with `start` or with the first
+ * request that needs it, which waits for it. Until it is built, the calls `early` takes are
+ * answered without it: a sidecar that was only started and initialized never loads connect. A
+ * failed build answers the waiting requests `unavailable` and is tried again by the next one.
  */
 export class DeferredHandler {
   private listener: RequestListener | undefined;
@@ -70,11 +69,7 @@ export class DeferredHandler {
   private answerEarly(req: http.IncomingMessage, res: http.ServerResponse, early: EarlyOptions): void {
     readBody(req, early.readMaxBytes)
       .then(async (body) => {
-        if (body.byteLength <= early.readMaxBytes && (await early.answers.answer(req, res, body))) {
-          // The answer is out: the listener is built now, while the editor reads it.
-          setImmediate(() => void this.start().catch(() => {}));
-          return;
-        }
+        if (body.byteLength <= early.readMaxBytes && (await early.answers.answer(req, res, body))) return;
         this.whenBuilt(req, res, body);
       })
       .catch(() => res.destroy());
