@@ -13,7 +13,7 @@ import { ObjectReader } from "../../core/src/checkpoints/loose-objects.js";
 import { PackReader } from "../../core/src/checkpoints/pack-reader.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "../../core/src/checkpoints/tree-editor.js";
 import { write } from "./helpers.js";
-import { nth } from "../helpers/items.js";
+import { nth, firstOf } from "../helpers/items.js";
 
 function repo(): { dir: string; git: (...args: string[]) => string } {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "dline-objects-")));
@@ -187,7 +187,7 @@ describe("objects read from packs without git", () => {
     let pos = 0;
     while (pos < out.length) {
       const eol = out.indexOf(10, pos);
-      const [id, type, size] = out.toString("latin1", pos, eol).split(" ");
+      const [id, type, size] = firstOf(out.toString("latin1", pos, eol).split(" "), 3, "field of a cat-file header");
       const body = out.subarray(eol + 1, eol + 1 + Number(size));
       objects.push({ id: id, type: type, body });
       pos = eol + 1 + Number(size) + 1;
@@ -216,7 +216,7 @@ describe("objects read from packs without git", () => {
       const idx = fs.readdirSync(path.join(objects, "pack")).filter((n) => n.endsWith(".idx"));
       expect(idx, label).toHaveLength(1);
       // verify-pack -v lists a delta with its chain depth and base: some are deltas of deltas.
-      const depths = git("verify-pack", "-v", path.join(objects, "pack", idx[0]))
+      const depths = git("verify-pack", "-v", path.join(objects, "pack", nth(idx, 0, "pack index")))
         .split("\n")
         .map((l) => /^[0-9a-f]{40} \w+ +\d+ \d+ \d+ (\d+) [0-9a-f]{40}$/.exec(l)?.[1])
         .filter((d): d is string => d !== undefined)
@@ -256,7 +256,7 @@ describe("objects read from packs without git", () => {
       const file = path.join(objects, "pack", name);
       fs.chmodSync(file, 0o600);
       const data = fs.readFileSync(file);
-      for (let i = 14; i < data.length - 20; i += 7) data[i] = data[i] ^ 0xff;
+      for (let i = 14; i < data.length - 20; i += 7) data.writeUInt8(data.readUInt8(i) ^ 0xff, i);
       fs.writeFileSync(file, data);
     }
     expect(fresh.read(first)).toBeUndefined();

@@ -145,7 +145,7 @@ describe("a turn's checkpoint of recorded paths", () => {
     const commands = (): string[] => {
       const lines = fs.existsSync(runs) ? fs.readFileSync(runs, "utf8").split("\n").filter(Boolean) : [];
       fs.writeFileSync(runs, "");
-      return lines.map((l) => l.replace(/(-c \S+ )+/, "").split(" ")[0]);
+      return lines.map((l) => nth(l.replace(/(-c \S+ )+/, "").split(" "), 0, "word of a git command line"));
     };
 
     const later = makeManager(sb);

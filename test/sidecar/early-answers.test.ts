@@ -4,6 +4,7 @@ import { create, fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf
 import { afterEach, describe, expect, it } from "vitest";
 import { HealthResponseSchema, InitializeRequestSchema } from "../../core/src/gen/dline/v1/system_pb.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import { nth } from "../helpers/items.js";
 
 // The sidecar answers an editor's first Initialize and Health before connect and protobuf-es
 // load (core/src/rpc/system-early.ts); these tests hold those answers to connect's own.
@@ -119,7 +120,7 @@ describe("an editor's first calls, answered while connect loads", () => {
     ]);
     const answered = await post(s, "Initialize", "application/proto", withUnknown);
     expect(answered.status).toBe(200);
-    const plain = await post(s, "Initialize", "application/proto", FIRST_CALLS[1][2]);
+    const plain = await post(s, "Initialize", "application/proto", nth(FIRST_CALLS, 1, "first call")[2]);
     expect(answered.body.toString("hex")).toBe(plain.body.toString("hex"));
   });
 

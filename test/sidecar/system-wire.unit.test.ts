@@ -15,6 +15,7 @@ import {
   encodeInitializeResponse,
   isPlainHealthRequest,
 } from "../../core/src/rpc/system-wire.js";
+import { nth } from "../helpers/items.js";
 
 // system-wire.ts encodes and decodes SystemService's first calls without protobuf-es; here every
 // answer is compared with what connect's own serialization (as the sidecar's router uses it)
@@ -262,7 +263,7 @@ describe("SystemService's first calls without protobuf-es", () => {
     let read = 0;
     for (let i = 0; i < 5000; i++) {
       const binary = i % 2 === 0;
-      const body = Buffer.from(seeds[i % 2]);
+      const body = Buffer.from(nth(seeds, i % 2, "seed"));
       // Flip, drop or insert a few bytes, or take random bytes altogether.
       const mutated =
         i % 7 === 0
