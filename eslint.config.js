@@ -79,18 +79,6 @@ export default tseslint.config(
     },
   },
   {
-    // These folders are typechecked with noUncheckedIndexedAccess (tsconfig.indexed.json): the
-    // type-aware rules read the same types.
-    files: ["core/src/**/*.ts", "adapters/cli/src/**/*.ts", "bench/**/*.ts"],
-    languageOptions: {
-      parserOptions: {
-        projectService: false,
-        project: ["./tsconfig.indexed.json"],
-        tsconfigRootDir: import.meta.dirname,
-      },
-    },
-  },
-  {
     // Tests and benchmarks read JSON printed by the programs they run and assert on its shape;
     // vitest's expect(...) takes methods unbound.
     files: ["test/**/*.ts", "bench/**/*.ts", "adapters/vscode/src/test/**/*.ts"],
