@@ -21,7 +21,7 @@ function fileAt(gitDir: string, commit: string, rel: string): string | undefined
  * Runs `git status` on the shadow repository as a scan does (its config, the same options),
  * with git's trace2 performance log: how many paths git read while looking for untracked files.
  */
-function untrackedScanVisits(gitDir: string, workspace: string): { paths: number; dirs: number } {
+function untrackedScanVisits(gitDir: string, workspace: string): { paths: number; dirs: number; trees: number } {
   const trace = path.join(path.dirname(gitDir), "trace2.txt");
   fs.rmSync(trace, { force: true });
   execFileSync(
@@ -42,7 +42,12 @@ function untrackedScanVisits(gitDir: string, workspace: string): { paths: number
   );
   const log = fs.readFileSync(trace, "utf8");
   const figure = (name: string) => Number(new RegExp(`${name}:(\\d+)`).exec(log)?.[1] ?? NaN);
-  return { paths: figure("paths-visited"), dirs: figure("directories-visited") };
+  return {
+    paths: figure("paths-visited"),
+    dirs: figure("directories-visited"),
+    // Trees of HEAD read while comparing it with the index (those the index's cached trees vouch for are skipped).
+    trees: Number(/"traverse_trees_count":(\d+)/.exec(log)?.[1] ?? NaN),
+  };
 }
 
 describe("a later task in a workspace", () => {
@@ -63,6 +68,27 @@ describe("a later task in a workspace", () => {
     const visits = untrackedScanVisits(gitDir, ws);
     expect(visits.dirs).toBeGreaterThanOrEqual(21);
     expect(visits.paths).toBeLessThan(100);
+  });
+
+  it("scans with the index's cached trees: HEAD's folders that match the index are not read again", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    for (let i = 0; i < 200; i++) write(ws, `src/d${i % 20}/f${i}.txt`, `file ${i}\n`);
+    const first = makeManager(sb);
+    await first.ensureBaseline({ id: "t1", workspaceRoots: [ws] });
+    await first.idle();
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    // A status reads none of HEAD's trees below the root (without the cached trees: every folder on the way).
+    expect(untrackedScanVisits(gitDir, ws).trees).toBeLessThanOrEqual(1);
+
+    // The person changes a file between tasks; the next task's scan stages it, and its folder's
+    // cached tree is written again: the scan after that reads no more trees than before.
+    write(ws, "src/d3/f3.txt", "changed by the person\n");
+    const second = makeManager(sb);
+    const next = (await second.ensureBaseline({ id: "t2", workspaceRoots: [ws] }))!;
+    await second.idle();
+    expect(fileAt(gitDir, next.id, "src/d3/f3.txt")).toBe("changed by the person\n");
+    expect(untrackedScanVisits(gitDir, ws).trees).toBeLessThanOrEqual(1);
   });
 
   it("a completion after turns whose edits were all recorded is the newest snapshot, without a scan", async () => {

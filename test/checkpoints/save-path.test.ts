@@ -73,6 +73,8 @@ describe("a turn's checkpoint of recorded paths", () => {
     sb.env.PATH = `${bin}${path.delimiter}${sb.env.PATH}`;
     write(ws, "src/a.ts", "a1\n");
     await manager.ensureBaseline(task);
+    // The baseline's staging is followed by the index's cached trees, written in the background.
+    await manager.idle();
     await toolWrite(manager, task, "src/a.ts", "a2\n");
     expect(fs.readFileSync(runs, "utf8")).not.toBe("");
     fs.writeFileSync(runs, "");

@@ -34,6 +34,8 @@ describe("saves after commands stage only what the watcher saw change", () => {
     write(ws, "key.secret", "ignored\n");
     write(ws, "node_modules/pkg/index.js", "excluded\n");
     write(ws, "app.log", "excluded type\n");
+    // The scan's staging is followed by the index's cached trees, written in the background.
+    await manager.idle();
     const before = indexTime(gitDir);
     const cp = (await manager.saveTurn(task, { commandRan: true }))!;
     expect(indexTime(gitDir)).toBe(before);

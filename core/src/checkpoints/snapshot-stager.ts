@@ -40,6 +40,9 @@ export interface ScanProgress {
 }
 
 export class SnapshotStager {
+  /** The index changed since its cached trees were last written (see writeCachedTrees). */
+  cachedTreesStale = false;
+
   constructor(
     private readonly git: ShadowGit,
     private readonly workspaceRoot: string,
@@ -87,6 +90,7 @@ export class SnapshotStager {
   async stagePaths(paths: readonly string[], signal?: AbortSignal): Promise<StageResult> {
     const { take, drop, skipped } = await this.classifyPaths(paths);
     if (drop.length) {
+      this.cachedTreesStale = true;
       await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], {
         input: drop.join("\0") + "\0",
         signal,
@@ -169,6 +173,7 @@ export class SnapshotStager {
       }
     }
     if (leavingIndex.length) {
+      this.cachedTreesStale = true;
       await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], {
         input: leavingIndex.join("\0") + "\0",
         signal,
@@ -187,11 +192,25 @@ export class SnapshotStager {
   }
 
   /**
+   * Writes the index's cached trees (git's cache-tree) once staging changed the index. A scan's
+   * `git status` compares HEAD with the index folder by folder; where the cache says a folder
+   * is HEAD's tree it skips reading it: 28 of 80 ms of a later task's status at 27,000 files
+   * read the 13,600 trees otherwise. Staging invalidates only the folders along its paths, and
+   * write-tree recomputes only those (20-30 ms for all of them). The caller holds the lock.
+   */
+  async writeCachedTrees(signal?: AbortSignal): Promise<void> {
+    if (!this.cachedTreesStale) return;
+    this.cachedTreesStale = false;
+    await this.git.run(["write-tree"], { signal });
+  }
+
+  /**
    * `--replace`: a file where the index has a folder (or the other way round: the user replaced
    * one by the other) replaces the index entries it conflicts with, instead of failing the save.
    */
   private async updateIndex(paths: string[], signal?: AbortSignal, onStaged?: (done: number) => void): Promise<void> {
     if (!paths.length) return;
+    this.cachedTreesStale = true;
     // In git's (byte) order: update-index inserts each entry into its sorted array, so paths
     // out of order cost a move of the array per path (82 s instead of seconds at 100,000).
     const sorted = paths.map((p) => Buffer.from(p, "utf8")).sort((a, b) => Buffer.compare(a, b));

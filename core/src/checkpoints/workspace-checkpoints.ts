@@ -113,6 +113,8 @@ export class WorkspaceCheckpoints {
   /** The newest snapshot was scanned while the watcher watched: its changes since are all the watcher's. */
   private watchSynced = false;
   private watcherIdle: NodeJS.Timeout | undefined;
+  /** The index's cached trees being written after a save (writeCachedTreesSoon). */
+  private cachedTreesWrite: Promise<void> | undefined;
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
   rebuiltFrom: string | undefined;
   private opened = false;
@@ -209,11 +211,34 @@ export class WorkspaceCheckpoints {
     });
     // Outside the lock: no save waits for it (pack-maintenance.ts).
     this.packing.maybeStart();
+    this.writeCachedTreesSoon();
     return cp;
   }
 
-  /** Resolves when no background packing runs. */
+  /**
+   * After a save that staged paths, the index's cached trees are written under the lock (see
+   * SnapshotStager.writeCachedTrees): after the save returned, before any later step under the
+   * lock, and usually long before the next turn. A repository gone meanwhile is left alone.
+   */
+  private writeCachedTreesSoon(): void {
+    if (this.cachedTreesWrite || !this.stager.cachedTreesStale) return;
+    const write = this.lock
+      .read(
+        async () => {
+          if (await this.repo.exists()) await this.stager.writeCachedTrees();
+        },
+        () => undefined,
+      )
+      .catch((err: Error) =>
+        this.options.logger.warn("writing the index's cached trees failed", { error: err.message }),
+      )
+      .finally(() => (this.cachedTreesWrite = undefined));
+    this.cachedTreesWrite = write;
+  }
+
+  /** Resolves when no background work (packing, the index's cached trees) runs. */
   async idle(): Promise<void> {
+    await this.cachedTreesWrite;
     await this.packing.settled();
   }
 
