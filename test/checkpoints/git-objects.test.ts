@@ -141,7 +141,7 @@ describe("objects written without git", () => {
     await writePack(objects, batch.objects);
     const pack = fs.readdirSync(path.join(objects, "pack")).find((n) => n.endsWith(".idx"))!;
     git("verify-pack", path.join(".git", "objects", "pack", pack));
-    ids.forEach((id, i) => expect(git("cat-file", "-p", id)).toBe(nth(contents, i, "content").toString()));
+    ids.forEach((id, i) => expect(git("cat-file", "-p", id)).toBe(nth(contents, i, "written content").toString()));
   });
 });
 

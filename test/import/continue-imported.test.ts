@@ -42,8 +42,8 @@ describe("continuing an imported task", () => {
     });
     onCleanup(() => server.stop());
     const res = await s.clients.imports.importCline({ sourceKeys: ["session:1717000000000_ccccc"] });
-    expect(nth(res.results, 0, "result").outcome).toBe("imported");
-    const taskId = nth(res.results, 0, "result").taskId;
+    expect(nth(res.results, 0, "import result").outcome).toBe("imported");
+    const taskId = nth(res.results, 0, "import result").taskId;
     await s.clients.tasks.sendMessage({ taskId, text: "Now add a licence" });
     await followUntilDone(s.clients, taskId);
     const requests = await server.requests();
@@ -86,8 +86,8 @@ describe("continuing an imported task", () => {
     onCleanup(() => server.stop());
     await setAutoApproval(clients, { readFiles: true, editFiles: true });
     const res = await clients.imports.importCline({ sourceKeys: ["legacy:6001"] });
-    expect(nth(res.results, 0, "result").outcome).toBe("imported");
-    const taskId = nth(res.results, 0, "result").taskId;
+    expect(nth(res.results, 0, "import result").outcome).toBe("imported");
+    const taskId = nth(res.results, 0, "import result").taskId;
     expect((await clients.tasks.getTask({ taskId })).task?.workspaceRoot).toBe("");
 
     // Without a workspace: refused with failed_precondition, before any model call.
@@ -132,7 +132,7 @@ describe("continuing an imported task", () => {
     writeLegacyTask(clineHomeData(roots.home), "6101", { task: "From my laptop", cwd: "/Users/someone/projects/app" });
     const s = await sidecar(roots);
     const res = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    const taskId = nth(res.results, 0, "result").taskId;
+    const taskId = nth(res.results, 0, "import result").taskId;
     expect((await s.clients.tasks.getTask({ taskId })).task?.workspaceRoot).toBe("/Users/someone/projects/app");
     const refused = await rejection(s.clients.tasks.resume({ taskId }));
     expect(refused.code).toBe(Code.FailedPrecondition);
@@ -171,11 +171,11 @@ describe("continuing an imported task", () => {
     });
     onCleanup(() => server.stop());
     const res = await s.clients.imports.importCline({ all: true });
-    expect(nth(res.results, 0, "result").outcome).toBe("imported");
-    expect(nth(res.results, 0, "result").notCarriedOver.join("\n")).toMatch(
+    expect(nth(res.results, 0, "import result").outcome).toBe("imported");
+    expect(nth(res.results, 0, "import result").notCarriedOver.join("\n")).toMatch(
       /4400 earlier message\(s\) Cline had already removed/,
     );
-    const taskId = nth(res.results, 0, "result").taskId;
+    const taskId = nth(res.results, 0, "import result").taskId;
     await s.clients.tasks.sendMessage({ taskId, text: "Go on" });
     await followUntilDone(s.clients, taskId);
     const body = JSON.stringify(recorded(await server.requests(), 0).body);

@@ -97,7 +97,9 @@ describe("a Cline import interrupted at any point", () => {
     const roots = testRoots("dline-import-images-");
     writeLegacyTask(clineHomeData(roots.home), "8101", { task: "Images", padTo: 30 });
     const s = await sidecar(roots);
-    expect(nth((await s.clients.imports.importCline({ all: true })).results, 0, "result").outcome).toBe("imported");
+    expect(nth((await s.clients.imports.importCline({ all: true })).results, 0, "import result").outcome).toBe(
+      "imported",
+    );
     await s.stop();
     const dir = path.join(roots.docsDir, "tasks", "cline-8101");
     for (const name of ["messages.db", "journal.db", "metrics.db"]) {

@@ -142,16 +142,16 @@ describe("importing again", () => {
     writeSession(sessions, id, { cwd: "/home/me/app" });
     const s = await sidecar(roots);
     const first = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect(nth(first.results, 0, "result").outcome).toBe("imported");
-    const taskId = nth(first.results, 0, "result").taskId;
+    expect(nth(first.results, 0, "import result").outcome).toBe("imported");
+    const taskId = nth(first.results, 0, "import result").taskId;
     expect(
-      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "result")
+      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "import result")
         .outcome,
     ).toBe("already_imported");
 
     sessionGoesOn(sessions, id, [...sessionMessages(), ...more(1), ...more(2)], T0 + 90_000);
     const dry = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true, dryRun: true }));
-    expect([nth(dry.results, 0, "result").outcome, nth(dry.results, 0, "result").detail]).toEqual([
+    expect([nth(dry.results, 0, "import result").outcome, nth(dry.results, 0, "import result").detail]).toEqual([
       "would_refresh",
       "changed in Cline since the import",
     ]);
@@ -159,9 +159,9 @@ describe("importing again", () => {
 
     const second = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
     expect([
-      nth(second.results, 0, "result").outcome,
-      nth(second.results, 0, "result").taskId,
-      nth(second.results, 0, "result").detail,
+      nth(second.results, 0, "import result").outcome,
+      nth(second.results, 0, "import result").taskId,
+      nth(second.results, 0, "import result").detail,
     ]).toEqual(["refreshed", taskId, "changed in Cline since the import"]);
     const view = await s.clients.tasks.getTask({ taskId });
     expect(view.messages.map((m) => m.text).slice(-4)).toEqual([
@@ -176,7 +176,7 @@ describe("importing again", () => {
     expect(rows(path.join(dir, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 9 }]);
     expect((await s.clients.history.listTasks({})).tasks).toHaveLength(1);
     expect(
-      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "result")
+      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "import result")
         .outcome,
     ).toBe("already_imported");
   });
@@ -192,7 +192,7 @@ describe("importing again", () => {
       turns: [{ text: "Done in Dline.", toolCalls: [{ name: "attempt_completion", input: { result: "ok" } }] }],
     });
     onCleanup(() => server.stop());
-    const taskId = nth((await s.clients.imports.importCline({ all: true })).results, 0, "result").taskId;
+    const taskId = nth((await s.clients.imports.importCline({ all: true })).results, 0, "import result").taskId;
     await s.clients.tasks.sendMessage({ taskId, text: "Continue here" });
     await followUntilDone(s.clients, taskId);
     const before = (await s.clients.tasks.getTask({ taskId })).messages.map((m) => m.text);
@@ -201,8 +201,8 @@ describe("importing again", () => {
     sessionGoesOn(sessions, id, [...sessionMessages(), ...more(1)], T0 + 90_000);
     const clineBefore = snapshotTree(roots.home);
     const res = await s.clients.imports.importCline({ all: true });
-    expect(nth(res.results, 0, "result").outcome).toBe("skipped");
-    expect(nth(res.results, 0, "result").error).toMatch(
+    expect(nth(res.results, 0, "import result").outcome).toBe("skipped");
+    expect(nth(res.results, 0, "import result").error).toMatch(
       /changed in Cline since the import, but .* was continued or rewound in Dline: not refreshed, nothing overwritten/,
     );
     expect((await s.clients.tasks.getTask({ taskId })).messages.map((m) => m.text)).toEqual(before);
@@ -241,13 +241,13 @@ describe("importing again", () => {
     delete metadata.importedFrom.record;
     fs.writeFileSync(metadataFile, JSON.stringify(metadata));
     const res = await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }));
-    expect([nth(res.results, 0, "result").outcome, nth(res.results, 0, "result").detail]).toEqual([
+    expect([nth(res.results, 0, "import result").outcome, nth(res.results, 0, "import result").detail]).toEqual([
       "refreshed",
       "imported by an earlier version of the import",
     ]);
     expect((await s.clients.tasks.getTask({ taskId })).task?.cost.toFixed(2)).toBe("0.51");
     expect(
-      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "result")
+      nth((await readOnly(roots.home, () => s.clients.imports.importCline({ all: true }))).results, 0, "import result")
         .outcome,
     ).toBe("already_imported");
   });

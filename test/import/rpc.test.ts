@@ -194,7 +194,7 @@ describe("ImportService through the real sidecar", () => {
     await expect(clients.imports.importCline({})).rejects.toMatchObject({ code: Code.InvalidArgument });
     const one = await clients.imports.importCline({ sourceKeys: ["legacy:5001", "legacy:nope"] });
     expect(one.results.map((r) => r.outcome)).toEqual(["already_imported", "failed"]);
-    expect(nth(one.results, 1, "result").errorCode).toBe("unknown_source_key");
+    expect(nth(one.results, 1, "import result").errorCode).toBe("unknown_source_key");
     expect((await clients.history.listTasks({})).tasks).toHaveLength(4);
     expect(rows(path.join(dir, "metrics.db"), "SELECT count(*) AS n FROM requests")).toEqual([{ n: 1 }]);
     expect(rows(path.join(dir, "journal.db"), "SELECT count(*) AS n FROM entries")).toEqual([{ n: 4 }]);

@@ -162,7 +162,9 @@ describe("sidecar lifecycle", () => {
     const entries = fs.readdirSync(nativeDir);
     expect(entries).toHaveLength(1);
     // Only the final file remains: no half-written temp files.
-    expect(fs.readdirSync(path.join(nativeDir, nth(entries, 0, "entry")))).toEqual(["better_sqlite3.node"]);
+    expect(fs.readdirSync(path.join(nativeDir, nth(entries, 0, "native addon folder")))).toEqual([
+      "better_sqlite3.node",
+    ]);
   });
 
   it("listens on a Unix socket created 0600", async () => {

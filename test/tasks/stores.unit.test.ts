@@ -109,14 +109,14 @@ describe("per-task stores", () => {
       expect([a, b, c]).toEqual([1, 2, 3]);
       const entries = journal.entries();
       expect(entries.map((e) => e.kind)).toEqual(["user_message", "model_turn", "tool_result"]);
-      expect(nth(entries, 1, "entry").payloadId).toBe(nth(entries, 2, "entry").payloadId);
-      expect(journal.payload(nth(entries, 1, "entry").payloadId)?.toString()).toBe("big response body");
+      expect(nth(entries, 1, "journal entry").payloadId).toBe(nth(entries, 2, "journal entry").payloadId);
+      expect(journal.payload(nth(entries, 1, "journal entry").payloadId)?.toString()).toBe("big response body");
       expect(journal.publications(b)).toEqual([expect.objectContaining({ command: "tool.run", entrySeq: b })]);
       expect(journal.entries(1).map((e) => e.seq)).toEqual([2, 3]);
       expect(journal.truncateAfter(1)).toBe(2);
       expect(journal.entries().map((e) => e.seq)).toEqual([1]);
       expect(journal.publications()).toEqual([]);
-      expect(journal.payload(nth(entries, 1, "entry").payloadId)).toBeUndefined();
+      expect(journal.payload(nth(entries, 1, "journal entry").payloadId)).toBeUndefined();
     } finally {
       journal.close();
     }
