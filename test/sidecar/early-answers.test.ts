@@ -35,6 +35,7 @@ function post(
   type: string,
   body: Uint8Array | string,
   token: string | null = s.process.handshake.token,
+  extra: Record<string, string> = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${s.process.handshake.url}/dline.v1.SystemService/${method}`, {
@@ -44,6 +45,7 @@ function post(
         "content-type": type,
         "connect-protocol-version": "1",
         ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...extra,
       },
     });
     req.on("response", (res) => {
@@ -65,11 +67,15 @@ function post(
 }
 
 const INITIALIZE = { clientName: "vitest", clientVersion: "1", workspaceRoots: ["/w/é", "/w/b"] };
-const FIRST_CALLS: [method: string, type: string, body: Uint8Array | string][] = [
+/** The Neovim and JetBrains clients send a deadline with every call. */
+const DEADLINE = { "connect-timeout-ms": "30000" };
+const FIRST_CALLS: [method: string, type: string, body: Uint8Array | string, extra?: Record<string, string>][] = [
   ["Initialize", "application/json", JSON.stringify(INITIALIZE)],
   ["Initialize", "application/proto", toBinary(InitializeRequestSchema, create(InitializeRequestSchema, INITIALIZE))],
   ["Health", "application/json", "{}"],
   ["Health", "application/proto", new Uint8Array(0)],
+  ["Initialize", "application/json", JSON.stringify(INITIALIZE), DEADLINE],
+  ["Health", "application/proto", new Uint8Array(0), DEADLINE],
 ];
 
 /** Health's answer without its uptime, which differs between two calls. */
@@ -85,12 +91,12 @@ function withoutUptime(answer: Answer): unknown {
 describe("an editor's first calls, answered while connect loads", () => {
   it("get the answers connect gives to the same calls later, byte for byte", async () => {
     // A fresh sidecar for each: only a sidecar's very first call is sure to come before connect.
-    for (const [method, type, body] of FIRST_CALLS) {
+    for (const [method, type, body, extra] of FIRST_CALLS) {
       const s = await start();
-      const early = await post(s, method, type, body);
+      const early = await post(s, method, type, body, undefined, extra);
       // A method SystemService does not have: connect's handler answers it, and is built for it.
       expect((await post(s, "NoSuchMethod", "application/json", "{}")).status).toBe(404);
-      const later = await post(s, method, type, body);
+      const later = await post(s, method, type, body, undefined, extra);
       expect(early.status, `${method} ${type}`).toBe(200);
       expect([early.type, early.connection], `${method} ${type}`).toEqual([later.type, later.connection]);
       if (method === "Initialize") {
@@ -122,6 +128,14 @@ describe("an editor's first calls, answered while connect loads", () => {
     expect(answered.status).toBe(200);
     const plain = await post(s, "Initialize", "application/proto", nth(FIRST_CALLS, 1, "first call")[2]);
     expect(answered.body.toString("hex")).toBe(plain.body.toString("hex"));
+    // A timeout header connect refuses: its error, not an answer.
+    for (const timeout of ["soon", "12345678901"]) {
+      const refusedTimeout = await post(await start(), "Health", "application/json", "{}", undefined, {
+        "connect-timeout-ms": timeout,
+      });
+      expect(refusedTimeout.status, timeout).toBe(400);
+      expect(JSON.parse(refusedTimeout.body.toString()), timeout).toMatchObject({ code: "invalid_argument" });
+    }
   });
 
   it("never read a first call without the token", async () => {

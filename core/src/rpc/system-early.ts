@@ -25,7 +25,10 @@ export function systemEarlyAnswers(
   authorized: (req: http.IncomingMessage) => boolean,
 ): EarlyAnswers {
   return {
-    takes: (req) => (req.url === HEALTH || req.url === INITIALIZE) && isPlainUnaryCall(req) && authorized(req),
+    // Neither method reads its call's signal, so connect answers them the same whatever the
+    // deadline (the Neovim and JetBrains clients send one with every call).
+    takes: (req) =>
+      (req.url === HEALTH || req.url === INITIALIZE) && isPlainUnaryCall(req, { anyDeadline: true }) && authorized(req),
     async answer(req, res, body) {
       const binary = req.headers["content-type"] === "application/proto";
       let answer: Uint8Array;
