@@ -61,4 +61,34 @@ describe("packing runs outside the repository lock", () => {
     await second.restore("t1", base.id, "files");
     expect(fs.readFileSync(path.join(ws, "src/a.ts"), "utf8")).toBe("a\n");
   });
+
+  it("folding the turns' many small packs together leaves the baseline's large pack as it is", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    for (let i = 0; i < 600; i++) write(ws, `m${i % 30}/f${i}.ts`, `export const x = ${i};\n`);
+    const task = { id: "t1", workspaceRoots: [ws] };
+    const manager = makeManager(sb);
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.idle();
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    const packDir = path.join(gitDir, "objects", "pack");
+    const packs = () => fs.readdirSync(packDir).filter((n) => n.endsWith(".pack"));
+    const sizeOf = (n: string) => fs.statSync(path.join(packDir, n)).size;
+    const largest = packs().sort((a, b) => sizeOf(b) - sizeOf(a))[0]!;
+    // Each turn save writes a pack of its own; past 32 they are folded together in the background.
+    for (let turn = 0; turn < 34; turn++) {
+      write(ws, `m${turn % 30}/f${turn}.ts`, `turn ${turn}\n`);
+      await manager.saveTurn(task, { editedPaths: [`m${turn % 30}/f${turn}.ts`] });
+    }
+    await manager.idle();
+    expect(packs().length).toBeLessThan(8);
+    // Only the small packs were rewritten: the baseline's objects were not copied again.
+    expect(packs()).toContain(largest);
+    execFileSync("git", ["--git-dir", gitDir, "fsck", "--no-dangling", "--no-progress"], {
+      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
+    await manager.restore("t1", base.id, "files");
+    expect(fs.readFileSync(path.join(ws, "m3/f3.ts"), "utf8")).toBe("export const x = 3;\n");
+    await manager.stop();
+  });
 });

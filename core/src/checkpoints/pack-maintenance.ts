@@ -33,12 +33,15 @@ export class PackMaintenance {
     const consolidate = packs >= PACK_LIMIT;
     if (loose < LOOSE_LIMIT && !consolidate) return;
     const abort = new AbortController();
-    // -A: everything into one pack (unreachable objects become loose instead of being dropped).
+    // --geometric: the small packs (each turn save writes one) are folded together with the loose
+    // objects, every object of them kept, reachable or not; the baseline's large pack is not
+    // copied again (`-A` rewrote it every 32 packs: 130 ms at 27,000 files, which a CLI run
+    // waits for at exit, against 20 ms).
     const args = [
       "-c",
       "pack.threads=1",
       "repack",
-      ...(consolidate ? ["-A"] : []),
+      ...(consolidate ? ["--geometric=2"] : []),
       "-d",
       "-l",
       "-q",
