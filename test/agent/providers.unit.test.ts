@@ -437,6 +437,32 @@ describe("wire quirks of compatible servers", () => {
     expect(errorOf(events).kind).toBe("stream_dropped");
   });
 
+  it("OpenAI-compatible: a chunk or a tool call that is not a JSON object is skipped, not a failed stream", async () => {
+    const s = await serve({
+      turns: [
+        {
+          rawFrames: [
+            chunk({ role: "assistant", content: "Hel" }),
+            "data: null\n\n",
+            "data: 42\n\n",
+            data({ choices: [null, "x"] }),
+            chunk({
+              content: "lo",
+              tool_calls: [null, 7, { index: 0, function: { name: "read_file", arguments: "{}" } }],
+            }),
+            chunk({}, "tool_calls"),
+          ],
+        },
+      ],
+    });
+    const events = await collect(makeProvider("openai", s.url, { retry: { maxAttempts: 1 } }).stream(simpleRequest));
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect(textOf(events)).toBe("Hello");
+    const ends = events.filter((e) => e.type === "tool_call_end");
+    expect(ends.map((e) => e.type === "tool_call_end" && [e.name, e.input])).toEqual([["read_file", {}]]);
+    expect(last(events)).toMatchObject({ type: "stop", reason: "tool_use" });
+  });
+
   it("Anthropic: unknown event types and an unterminated last frame are tolerated", async () => {
     const ev = (name: string, value: unknown) => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`;
     const s = await serve({
