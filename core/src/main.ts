@@ -149,10 +149,6 @@ async function serve(options: ServeOptions): Promise<void> {
       }),
   );
 
-  process.stdin.on("end", () => void lifecycle.stop("stdin closed"));
-  process.stdin.on("error", () => void lifecycle.stop("stdin error"));
-  process.stdin.resume();
-
   const handshake = {
     dline: "ready",
     protocol: PROTOCOL_VERSION,
@@ -162,6 +158,11 @@ async function serve(options: ServeOptions): Promise<void> {
     pid: process.pid,
   };
   writeToStdio(1, JSON.stringify(handshake) + "\n");
+  // After the line: creating process.stdin (a socket over the pipe) takes about a millisecond,
+  // which the editor, busy reading the line and connecting, does not wait for.
+  process.stdin.on("end", () => void lifecycle.stop("stdin closed"));
+  process.stdin.on("error", () => void lifecycle.stop("stdin error"));
+  process.stdin.resume();
   starting.roots.then(
     (roots) =>
       logger.info("serving", {

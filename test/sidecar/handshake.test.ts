@@ -1,5 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -174,6 +175,50 @@ describe("sidecar lifecycle", () => {
     expect(s.process.handshake.url).toBe(`unix:${socket}`);
     expect(fs.statSync(socket).mode & 0o777).toBe(0o600);
     expect((await s.clients.system.health({})).status).toBe("ok");
+  });
+
+  it("listens on [::1] when asked, and answers there", async () => {
+    const roots = makeTestRoots();
+    const s = await start({ roots, args: ["--listen", "[::1]:0"] });
+    expect(s.process.handshake.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+    // curl, as any HTTP client; the TypeScript client kit's unary transport takes IPv4 and Unix sockets.
+    const health = await curlJson(s.process.handshake.url, "SystemService/Health", "{}", [
+      `Authorization: Bearer ${s.process.handshake.token}`,
+    ]);
+    expect([health.status, health.body.status]).toEqual([200, "ok"]);
+  });
+
+  it("a port already taken: exits 1 saying so with the address, and the other listener keeps its port", async () => {
+    assertBinaryBuilt();
+    const roots = makeTestRoots();
+    const other = net.createServer((socket) => socket.end("still here"));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (other.address() as net.AddressInfo).port;
+      const child = spawn(sidecarBinary, ["serve", "--listen", `127.0.0.1:${port}`], {
+        env: roots.env,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      const code = await new Promise((resolve) => child.once("exit", resolve));
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+      expect(stderr).toContain(`127.0.0.1:${port}`);
+      expect(stderr).toMatch(/already in use/);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, "127.0.0.1");
+        let text = "";
+        socket.on("data", (d: Buffer) => (text += d.toString()));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+      expect(answer).toBe("still here");
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it("refuses to listen beyond loopback", async () => {
