@@ -158,21 +158,23 @@ async function serve(options: ServeOptions): Promise<void> {
     pid: process.pid,
   };
   writeToStdio(1, JSON.stringify(handshake) + "\n");
-  // After the line: creating process.stdin (a socket over the pipe) takes about a millisecond,
-  // which the editor, busy reading the line and connecting, does not wait for.
-  process.stdin.on("end", () => void lifecycle.stop("stdin closed"));
-  process.stdin.on("error", () => void lifecycle.stop("stdin error"));
-  process.stdin.resume();
-  starting.roots.then(
-    (roots) =>
-      logger.info("serving", {
-        url,
-        version: SERVER_VERSION,
-        dataRoot: roots.dataRoot,
-        documentsRoot: roots.documentsRoot,
-      }),
-    () => {},
-  );
+  // After the editor's first call if it is already there: creating process.stdin (a socket over
+  // the pipe) and the log line take about a millisecond, which its answer does not wait for.
+  setImmediate(() => {
+    process.stdin.on("end", () => void lifecycle.stop("stdin closed"));
+    process.stdin.on("error", () => void lifecycle.stop("stdin error"));
+    process.stdin.resume();
+    starting.roots.then(
+      (roots) =>
+        logger.info("serving", {
+          url,
+          version: SERVER_VERSION,
+          dataRoot: roots.dataRoot,
+          documentsRoot: roots.documentsRoot,
+        }),
+      () => {},
+    );
+  });
 }
 
 /** Inside a SEA, argv[0] and argv[1] are both the executable; from sources argv[1] is the script. */
