@@ -214,6 +214,7 @@ export class Capabilities implements CapabilitiesPort {
       (h) => h.event === event && !needsTrust(h, snap.trusted),
     );
     if (hooks.length === 0) return { runs: [] };
+    await ctx.beforeHooks?.();
     return runHooks(
       hooks.map((h) => ({
         name: `${h.origin === "global" ? "hooks" : ".agents/hooks"}/${h.resource}`,

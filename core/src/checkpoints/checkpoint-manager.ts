@@ -73,6 +73,12 @@ export interface CheckpointView extends CheckpointInfo {
 export class CheckpointManager {
   private readonly workspaces: WorkspaceRegistry;
   private readonly baselines = new Map<string, Promise<CheckpointInfo | undefined>>();
+  /**
+   * Each task's saves under way, in order (turn, completion and compaction checkpoints): the
+   * turn loop does not wait for a turn's save (its next model request runs meanwhile); whatever
+   * may change the workspace or reads the checkpoints waits for them (settled()).
+   */
+  private readonly saves = new Map<string, Promise<void>>();
   /** Size budget checks started after a save without anyone waiting (Delete Everything waits). */
   private readonly budgetChecks = new Set<Promise<unknown>>();
   private readonly taskWorkspaces = new Map<string, string>();
@@ -113,24 +119,59 @@ export class CheckpointManager {
    * modify the workspace. Never throws: a workspace that cannot have checkpoints gets a status
    * instead, and the task runs without checkpoints.
    */
-  ensureBaseline(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
-    // The runtime asks for the baseline before every tool that may modify the workspace.
+  async ensureBaseline(
+    task: CheckpointTask,
+    messageId = "",
+    options: { newTask?: boolean } = {},
+  ): Promise<CheckpointInfo | undefined> {
+    // The runtime asks for the baseline before every tool that may modify the workspace, except
+    // edits (beforeEdit), and before hooks run around a tool.
     this.noteToolStarting(task);
-    return this.baselineOf(task, messageId);
+    const baseline = await this.baselineOf(task, messageId, options.newTask);
+    await this.settled(task.id);
+    return baseline;
+  }
+
+  /** Resolves when the task's saves under way have ended (whatever their outcome). */
+  async settled(taskId: string): Promise<void> {
+    await this.saves.get(taskId);
+  }
+
+  /** Runs a save of the task after its earlier ones (see `saves`). */
+  private inOrder<T>(taskId: string, save: () => Promise<T>): Promise<T> {
+    const result = (this.saves.get(taskId) ?? Promise.resolve()).then(save);
+    const done = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.saves.set(taskId, done);
+    void done.then(() => this.saves.get(taskId) === done && this.saves.delete(taskId));
+    return result;
+  }
+
+  /** The task's workspace's checkpoints, or undefined when it cannot have any. */
+  private engineFor(task: CheckpointTask): WorkspaceCheckpoints | undefined {
+    try {
+      return this.workspaces.entryFor(checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir)).engine;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Until the task's next scan or edit, its workspace's completions scan (WorkspaceCheckpoints.toolStarting). */
   private noteToolStarting(task: CheckpointTask): void {
-    try {
-      this.workspaces.entryFor(checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir)).engine.toolStarting(task.id);
-    } catch {
-      // No checkpoints for this workspace: nothing to note.
-    }
+    this.engineFor(task)?.toolStarting(task.id);
   }
 
-  private baselineOf(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
+  /**
+   * `newTask`: the task has no checkpoint yet (it starts now), so its edits may run while this
+   * baseline is taken (WorkspaceCheckpoints.keepForBaseline).
+   */
+  private baselineOf(task: CheckpointTask, messageId = "", newTask = false): Promise<CheckpointInfo | undefined> {
     let pending = this.baselines.get(task.id);
     if (!pending) {
+      const engine = newTask ? this.engineFor(task) : undefined;
+      engine?.expectBaseline(task.id);
       pending = this.guarded(task, async (entry) => {
         const existing = await entry.engine.list(task.id);
         if (existing.length) return existing[0];
@@ -145,8 +186,14 @@ export class CheckpointManager {
       });
       this.baselines.set(task.id, pending);
       pending.then(
-        (cp) => cp === undefined && this.baselines.delete(task.id),
-        () => this.baselines.delete(task.id),
+        (cp) => {
+          engine?.baselineSettled(task.id);
+          if (cp === undefined) this.baselines.delete(task.id);
+        },
+        () => {
+          engine?.baselineSettled(task.id);
+          this.baselines.delete(task.id);
+        },
       );
       this.running.add(task.id);
     }
@@ -155,12 +202,12 @@ export class CheckpointManager {
 
   /** After an assistant turn that may have modified the workspace. */
   async saveTurn(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
-    return this.saveFiles(task, "turn", options);
+    return this.inOrder(task.id, () => this.saveFiles(task, "turn", options));
   }
 
   /** The completion result's checkpoint (View Changes compares completions). */
   async saveCompletion(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
-    const cp = await this.saveFiles(task, "completion", options);
+    const cp = await this.inOrder(task.id, () => this.saveFiles(task, "completion", options));
     this.running.delete(task.id);
     return cp;
   }
@@ -171,7 +218,17 @@ export class CheckpointManager {
    * (see WorkspaceCheckpoints.beforeEdit). Never throws: a failure is logged and the tool runs.
    */
   async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
+    // A new task's baseline still being taken keeps these files as they are now: no wait. Not
+    // once a turn's save is under way: it reads its files from the work tree when it runs.
+    if (
+      !this.saves.has(task.id) &&
+      this.baselines.has(task.id) &&
+      this.engineFor(task)?.keepForBaseline(task.id, paths)
+    )
+      return;
     await this.baselineOf(task);
+    // The checkpoint this edit is compared with may be a turn's save still under way.
+    await this.settled(task.id);
     await this.guarded(task, (entry) => entry.engine.beforeEdit(task.id, paths));
   }
 
@@ -181,15 +238,17 @@ export class CheckpointManager {
     options: { messageId?: string } = {},
   ): Promise<CheckpointInfo | undefined> {
     await this.baselineOf(task);
-    return this.guarded(task, (entry) =>
-      entry.engine.save({
-        taskId: task.id,
-        kind: "compaction",
-        messageId: options.messageId ?? "",
-        editedPaths: [],
-        scan: false,
-        hasFiles: false,
-      }),
+    return this.inOrder(task.id, () =>
+      this.guarded(task, (entry) =>
+        entry.engine.save({
+          taskId: task.id,
+          kind: "compaction",
+          messageId: options.messageId ?? "",
+          editedPaths: [],
+          scan: false,
+          hasFiles: false,
+        }),
+      ),
     );
   }
 
@@ -265,6 +324,7 @@ export class CheckpointManager {
   // ---------------------------------------------------------------- queries
 
   async list(taskId: string): Promise<CheckpointView[]> {
+    await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     const cps = await engine.list(taskId);
     const marker = await engine.restoredMarker(taskId);
@@ -277,6 +337,7 @@ export class CheckpointManager {
   }
 
   async compare(taskId: string, checkpointId: string): Promise<{ files: FileChange[]; skipped: SkippedPath[] }> {
+    await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     const cp = await this.find(engine, taskId, checkpointId);
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
@@ -285,6 +346,7 @@ export class CheckpointManager {
 
   /** What the task changed since its previous completion (or its start), up to its latest completion. */
   async viewChanges(taskId: string): Promise<{ files: FileChange[]; from: string; to: string }> {
+    await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     const cps = (await engine.list(taskId)).filter((c) => c.hasFiles);
     const completions = cps.filter((c) => c.kind === "completion");
@@ -300,6 +362,7 @@ export class CheckpointManager {
 
   /** Restore Files & Task / Files Only / Task Only, by the restore rules of docs/checkpoints.md. */
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
+    await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.restore(checkpointId, mode);
@@ -312,6 +375,7 @@ export class CheckpointManager {
     text: string,
     mode: "restore_chat" | "restore_all",
   ): Promise<{ restored: boolean; fileError: string }> {
+    await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.editMessage(messageId, text, mode, async () => {
@@ -375,6 +439,7 @@ export class CheckpointManager {
     // A baseline still being saved (it starts without anyone waiting) must land before the
     // task's refs go; otherwise it would write them again after the deletion.
     await this.baselines.get(taskId)?.catch(() => undefined);
+    await this.settled(taskId);
     const root = workspaceRoot || (await this.findTaskRepository(taskId));
     this.baselines.delete(taskId);
     this.running.delete(taskId);
@@ -397,6 +462,8 @@ export class CheckpointManager {
 
   /** The process stops: background packing gets a moment to finish, then ends. */
   async stop(): Promise<void> {
+    // A turn's save the loop did not wait for lands first (the lifecycle's flush budget bounds this).
+    await Promise.allSettled(this.saves.values());
     await Promise.allSettled(this.workspaces.engines().map((e) => e.stop()));
     // Whatever still runs (a scan, a save) would outlive the sidecar.
     this.children.killAll();
@@ -406,7 +473,7 @@ export class CheckpointManager {
   async deleteAll(): Promise<void> {
     // Baselines and budget checks start without anyone waiting, and a save or an initialization
     // may be under way: their git processes would write into the folder again after it went.
-    await Promise.allSettled([...this.baselines.values(), ...this.budgetChecks]);
+    await Promise.allSettled([...this.baselines.values(), ...this.saves.values(), ...this.budgetChecks]);
     await this.workspaces.settle();
     // Reads (ListCheckpoints of a task being deleted) hold a repository's lock: each repository
     // is moved away under its lock, so that none is removed while in use.

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import * as path from "node:path";
+import * as os from "node:os";
 import { fifoWaitedOn } from "./fifo-wait.js";
 import { GitChildren } from "./git-children.js";
 import { COMMAND_LINE_SETTINGS, isolatedGitEnv } from "./git-environment.js";
@@ -29,7 +30,15 @@ export interface GitRunOptions {
   signal?: AbortSignal;
   /** Extra environment (e.g. GIT_INDEX_FILE for a scratch index). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Work nobody waits for at once (a baseline's scan while the model answers): git runs at a
+   * lower CPU priority, so the task's own steps come first on a busy machine.
+   */
+  background?: boolean;
 }
+
+/** `nice` of background git processes. */
+const BACKGROUND_NICENESS = 10;
 
 export interface GitResult {
   stdout: Buffer;
@@ -138,6 +147,7 @@ export class ShadowGit {
     });
     const pid = child.pid;
     if (pid !== undefined) this.children.add(pid);
+    if (pid !== undefined && opts.background) lowerPriority(pid);
     const stop = () => pid !== undefined && this.children.kill(pid);
     const signal = opts.signal;
     if (signal?.aborted) stop();
@@ -259,4 +269,17 @@ const CORRUPTION = [
 
 export function looksCorrupt(err: unknown): boolean {
   return err instanceof GitError && CORRUPTION.some((re) => re.test(err.stderr));
+}
+
+/**
+ * Lowers a child's CPU priority: set right after the spawn, before git starts the threads that
+ * stat the work tree (they inherit it). Not possible everywhere (a container's limits): then it
+ * runs as it would have.
+ */
+function lowerPriority(pid: number): void {
+  try {
+    os.setPriority(pid, BACKGROUND_NICENESS);
+  } catch {
+    // Runs at the usual priority.
+  }
 }

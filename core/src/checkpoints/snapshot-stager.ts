@@ -1,7 +1,7 @@
 import * as fs from "node:fs/promises";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
-import { FEW_PATHS } from "./fast-commit.js";
+import { FEW_PATHS, type PathChange } from "./fast-commit.js";
 import { lstatIfPresent, mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** From this many paths on, update-index writes new objects into packs (bulk check-in)... */
@@ -101,6 +101,22 @@ export class SnapshotStager {
   }
 
   /**
+   * Sets the index entries of these paths to the given contents (whose blobs the caller wrote):
+   * a file a tool changed during a baseline's scan may have been staged as the tool wrote it,
+   * while the baseline holds what it was before. With the index as the baseline, the next scan
+   * finds the file changed (a task cancelled before its turn's save) instead of taking the
+   * tool's version for the baseline's.
+   */
+  async setEntries(entries: readonly { path: string; mode: PathChange["mode"]; id?: string }[], signal?: AbortSignal) {
+    if (!entries.length) return;
+    this.cachedTreesStale = true;
+    const lines = entries.map((e) =>
+      e.mode === "delete" || !e.id ? `0 ${"0".repeat(40)}\t${e.path}` : `${e.mode} ${e.id}\t${e.path}`,
+    );
+    await this.git.run(["update-index", "-z", "--index-info"], { input: lines.join("\0") + "\0", signal });
+  }
+
+  /**
    * Scans the workspace: status against the index, then stages every eligible change.
    * With `listIgnored`, also lists what the exclusions and ignore files left out (a second
    * walk, so only for baselines and explicit scans).
@@ -109,12 +125,14 @@ export class SnapshotStager {
     listIgnored: boolean;
     signal?: AbortSignal;
     onProgress?: (p: ScanProgress) => void;
+    /** Nobody waits for this scan at once (a baseline's): git status runs at a lower priority. */
+    background?: boolean;
   }): Promise<StageResult> {
     const { signal, onProgress } = options;
     onProgress?.({ phase: "scanning", done: 0, total: 0 });
     const out = await this.git.text(
       ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
-      { signal, env: { GIT_OPTIONAL_LOCKS: "1" } },
+      { signal, env: { GIT_OPTIONAL_LOCKS: "1" }, background: options.background },
     );
     const skipped: SkippedPath[] = [];
     const update: string[] = [];

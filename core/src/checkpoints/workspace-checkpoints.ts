@@ -1,3 +1,4 @@
+import { readFileSync, readlinkSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -14,7 +15,7 @@ import {
 import { ObjectReader } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
-import { FastCommitter } from "./fast-commit.js";
+import { FastCommitter, type PathChange } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
 import { PackMaintenance } from "./pack-maintenance.js";
@@ -27,8 +28,9 @@ import { ShadowRepo } from "./shadow-repo.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress } from "./snapshot-stager.js";
-import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
-import { toRepoPath } from "./workspace-paths.js";
+import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
+import { writePack } from "./pack-writer.js";
+import { lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** A watcher no save used for this long is closed. */
 const WATCHER_IDLE_MS = 10 * 60_000;
@@ -132,6 +134,11 @@ export class WorkspaceCheckpoints {
    * turn's save, for instance. While any is here, a completion scans.
    */
   private readonly unrecorded = new Set<string>();
+  /**
+   * Tasks whose baseline is being taken, with the files their edits changed meanwhile as they
+   * were before (keepForBaseline): the baseline holds these instead of what its scan read.
+   */
+  private readonly earlyEdits = new Map<string, Map<string, PathChange>>();
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
@@ -189,7 +196,13 @@ export class WorkspaceCheckpoints {
         skipped: scanned,
         staged,
         listed,
-      } = await this.stager.stageScan({ listIgnored: !known, signal, onProgress });
+      } = await this.stager.stageScan({
+        listIgnored: !known,
+        signal,
+        onProgress,
+        // Usually a task's baseline, which its first edits and model request do not wait for.
+        background: true,
+      });
       const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
       this.freshStaged = staged;
       this.freshListed = listed;
@@ -270,6 +283,79 @@ export class WorkspaceCheckpoints {
     });
   }
 
+  /**
+   * A new task's baseline is being taken: until it is built, its edits need not wait for the scan
+   * (keepForBaseline). Only for a task without checkpoints: its baseline is the one taken now.
+   */
+  expectBaseline(taskId: string): void {
+    if (!this.earlyEdits.has(taskId)) this.earlyEdits.set(taskId, new Map());
+  }
+
+  /** The task's baseline was saved, or will not be: its edits wait for it again (beforeEdit). */
+  baselineSettled(taskId: string): void {
+    this.earlyEdits.delete(taskId);
+  }
+
+  /**
+   * Before an edit tool changes these files while the task's baseline is still being taken (a
+   * scan of a large workspace takes a while): each file is read now, its content kept for the
+   * baseline, which holds it instead of what its scan reads (the scan may see the tool's write).
+   * True when every file was kept (or already was): the tool writes without waiting for the
+   * scan. False when there is no such baseline, or a file is not one a baseline holds as it is
+   * (missing, a folder or special file, over the size limit, inside a nested repository): the
+   * tool then waits for the baseline and its pre-images are kept the usual way (beforeEdit).
+   */
+  keepForBaseline(taskId: string, paths: readonly string[]): boolean {
+    const kept = this.earlyEdits.get(taskId);
+    if (!kept) return false;
+    const taken: PathChange[] = [];
+    const nested = new NestedRepoDetector(this.workspaceRoot);
+    for (const p of normalisePaths(this.workspaceRoot, paths)) {
+      if (kept.has(p)) continue;
+      const before = nested.containingSync(p) ? undefined : this.contentNow(p);
+      if (!before) return false;
+      taken.push(before);
+    }
+    for (const before of taken) kept.set(before.path, before);
+    // The tool that started is an edit: its paths are recorded and saved by its turn.
+    this.unrecorded.delete(taskId);
+    return true;
+  }
+
+  /** A file or link within the size limit, as it is now; undefined for anything else. */
+  private contentNow(repoPath: string): PathChange | undefined {
+    const abs = toAbsolute(this.workspaceRoot, repoPath);
+    const st = lstatIfPresent(abs);
+    if (!st || !(st.isFile() || st.isSymbolicLink()) || st.size > this.options.sizeLimitBytes) return undefined;
+    try {
+      if (st.isSymbolicLink()) return { path: repoPath, mode: "120000", content: Buffer.from(readlinkSync(abs)) };
+      return { path: repoPath, mode: st.mode & 0o111 ? "100755" : "100644", content: readFileSync(abs) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The baseline of `req` is built now: the edits made during its scan are taken (later ones
+   * wait for it). A baseline built from HEAD and the scan's listed paths reads these from the
+   * map; the index may keep the tool's version meanwhile (git status then lists the path, HEAD
+   * and the index differ, and the next scan reads it again).
+   */
+  private takeEarlyEdits(req: SaveRequest): Map<string, PathChange> | undefined {
+    if (req.kind !== "baseline") return undefined;
+    const kept = this.earlyEdits.get(req.taskId);
+    this.earlyEdits.delete(req.taskId);
+    return kept?.size ? kept : undefined;
+  }
+
+  /** A baseline built from the index (write-tree) holds the kept files: their blobs written, the index set to them. */
+  private async keepInIndex(kept: Map<string, PathChange>, signal?: AbortSignal): Promise<void> {
+    const batch = new ObjectBatch();
+    const entries = [...kept.values()].map((c) => ({ ...c, id: batch.put("blob", c.content ?? Buffer.alloc(0)) }));
+    await writePack(path.join(this.repo.paths.gitDir, "objects"), batch.objects);
+    await this.stager.setEntries(entries, signal);
+  }
+
   private async latestOf(taskId: string): Promise<{ tree: string; createdAt: number } | undefined> {
     let latest = this.latest.get(taskId);
     if (!latest) {
@@ -310,6 +396,9 @@ export class WorkspaceCheckpoints {
     // prepare() scanned the whole workspace a moment ago (the baseline right after it).
     const fresh = Date.now() - this.freshScanAt < 2000;
     this.freshScanAt = 0;
+    // Taken once, after the scan (a baseline's edits made meanwhile; see keepForBaseline).
+    let early: { kept: Map<string, PathChange> | undefined } | undefined;
+    const takeEarly = () => (early ??= { kept: this.takeEarlyEdits(req) }).kept;
     if (req.hasFiles && !req.scan && req.editedPaths.length) {
       const quick = await this.recorded.save(this.meta(req), req.editedPaths, this.lastIgnored ?? [], { signal });
       if (quick) return quick;
@@ -321,7 +410,7 @@ export class WorkspaceCheckpoints {
       if (quick) return quick;
     }
     if (req.hasFiles && req.scan && !fresh) {
-      const watched = await this.saveWatched(req, signal);
+      const watched = await this.saveWatched(req, takeEarly, signal);
       if (watched) {
         this.unrecorded.delete(req.taskId);
         return watched;
@@ -346,7 +435,7 @@ export class WorkspaceCheckpoints {
         const listIgnored = !!req.listIgnored || this.lastIgnored === undefined;
         const watching = this.watcher?.trustworthy ?? false;
         this.watcher?.resync();
-        const scan = await this.stager.stageScan({ listIgnored, signal });
+        const scan = await this.stager.stageScan({ listIgnored, signal, background: req.kind === "baseline" });
         this.watchSynced = watching;
         const scanned = scan.skipped;
         staged = scan.staged;
@@ -360,7 +449,8 @@ export class WorkspaceCheckpoints {
       }
       skipped.push(...(this.lastIgnored ?? []));
     }
-    const edited = normalisePaths(this.workspaceRoot, req.editedPaths);
+    const kept = takeEarly();
+    const edited = [...new Set([...normalisePaths(this.workspaceRoot, req.editedPaths), ...(kept?.keys() ?? [])])];
     if (req.hasFiles && listed && listed.length + edited.length < WHOLE_TREE_STAGED) {
       // The index's tree is HEAD's with the listed paths as they are now: built in this process
       // (RecordedPathSaver) instead of by write-tree, which reads the whole index.
@@ -368,11 +458,13 @@ export class WorkspaceCheckpoints {
         this.meta(req),
         [...new Set([...listed, ...edited])],
         this.lastIgnored ?? [],
-        { signal },
+        { signal, kept },
       );
       if (quick) return quick;
     }
-    const unique = dedupeSkips(skipped);
+    if (kept) await this.keepInIndex(kept, signal);
+    // A kept file is in the snapshot as it was, whatever size the scan saw the tool write.
+    const unique = dedupeSkips(kept ? skipped.filter((s) => !(s.reason === "size" && kept.has(s.path))) : skipped);
     return this.log.commit(
       { ...this.meta(req), skipped: unique.slice(0, MAX_RECORDED_SKIPS), skippedTotal: unique.length },
       // A whole workspace staged (a baseline): its trees go into one pack instead of thousands of files.
@@ -390,7 +482,11 @@ export class WorkspaceCheckpoints {
    * when the watcher cannot vouch for that period (not started, not yet synced by a scan, an
    * overflow or error): the caller scans.
    */
-  private async saveWatched(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo | undefined> {
+  private async saveWatched(
+    req: SaveRequest,
+    takeEarly: () => Map<string, PathChange> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CheckpointInfo | undefined> {
     this.armWatcherIdleClose();
     if (!this.watcher || !this.watchSynced) return undefined;
     // The kernel queued the events of every write that finished before this save; a full turn of
@@ -411,7 +507,13 @@ export class WorkspaceCheckpoints {
       (p) => this.stager.excludedNow(p, signal),
       skipFolder,
     );
-    const saved = await this.recorded.save(this.meta(req), paths, this.lastIgnored ?? [], { signal });
+    const kept = takeEarly();
+    const saved = await this.recorded.save(
+      this.meta(req),
+      [...new Set([...paths, ...(kept?.keys() ?? [])])],
+      this.lastIgnored ?? [],
+      { signal, kept },
+    );
     if (!saved) this.watchSynced = false;
     return saved;
   }

@@ -32,6 +32,8 @@ export interface CapabilityContext {
   taskId: string;
   workspaceRoot: string;
   signal?: AbortSignal;
+  /** runHooks: awaited before hooks run, only when some are configured for the event. */
+  beforeHooks?: () => Promise<void>;
 }
 
 /**

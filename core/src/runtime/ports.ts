@@ -23,11 +23,22 @@ export interface JournalPort {
 }
 
 export interface CheckpointPort {
-  /** Starts (once) and waits for the task's baseline snapshot, anchored on the task's first message. */
-  baseline(messageId?: string): Promise<void>;
-  /** Before a tool changes these workspace-relative files: keeps what the checkpoints would otherwise lose. */
+  /**
+   * Starts (once) and waits for the task's baseline snapshot, anchored on the task's first
+   * message, and for the task's saves under way. `newTask`: the task starts now (no checkpoint
+   * yet), so edits may run while the baseline is taken (beforeEdit keeps what they change).
+   */
+  baseline(messageId?: string, options?: { newTask?: boolean }): Promise<void>;
+  /**
+   * Before an edit tool changes these workspace-relative files: keeps what the checkpoints would
+   * otherwise lose; waits for the baseline and the turns' saves unless it can keep the files now.
+   */
   beforeEdit(paths: string[]): Promise<void>;
-  /** After a turn that may have modified the workspace; returns the checkpoint id or "" when unavailable. */
+  /**
+   * After a turn that may have modified the workspace; returns the checkpoint id or "" when
+   * unavailable. The saves of a task run in order; the loop need not wait for one (whatever may
+   * change the workspace next waits for it: baseline(), beforeEdit()).
+   */
   saveTurn(change: { editedPaths: string[]; commandRan: boolean; messageId: string }): Promise<string>;
   saveCompletion(messageId: string): Promise<string>;
   /** A compaction checkpoint: no file snapshot, only "task only" restores. */

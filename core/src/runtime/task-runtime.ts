@@ -121,9 +121,10 @@ export class TaskRuntime {
     if (options.editor?.unsavedFiles) this.setUnsavedInEditor(id, options.editor.unsavedFiles);
     const first = await loop.addUserMessage(text, { firstMessage: true, editor: options.editor });
     // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
-    // that message); the first modifying tool waits for it, read-only ones do not.
+    // that message); tools that may modify the workspace wait for it, except edits of files it
+    // holds as they are (CheckpointPort.beforeEdit); read-only ones do not.
     void checkpoints
-      ?.baseline(first.id)
+      ?.baseline(first.id, { newTask: true })
       .catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
     this.start(task, loop);
     return id;

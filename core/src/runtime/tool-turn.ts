@@ -45,7 +45,13 @@ export interface ToolTurnHost {
   /** Consecutive auto-approved calls, bounded by autoApprovalSettings.maxRequests. */
   autoApprovedInARow: number;
   mode(): Promise<TaskMode>;
-  hooks(event: HookEvent, payload: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome>;
+  /** `beforeHooks`: awaited first when hooks are configured for the event. */
+  hooks(
+    event: HookEvent,
+    payload: Record<string, unknown>,
+    signal?: AbortSignal,
+    beforeHooks?: () => Promise<void>,
+  ): Promise<HookOutcome>;
   addMessage(init: Partial<StoredUiMessage>): StoredUiMessage;
   finalize(message: StoredUiMessage): void;
   journal(kind: string, data: object): void;
@@ -53,6 +59,10 @@ export interface ToolTurnHost {
   readonly maxResultChars?: number;
   /** A tool call id unique in the task, from the model's (models may repeat theirs). */
   uniqueToolCallId(modelId: string): string;
+  /** A turn's checkpoint being saved without the loop waiting for it (settled before the run ends). */
+  deferSave(saving: Promise<void>): void;
+  /** Resolves when the deferred saves have ended. */
+  settleSaves(): Promise<void>;
 }
 
 /** One line a person reads about a tool call. */
@@ -169,7 +179,7 @@ class ToolTurn {
       results: this.results,
       feedback: this.feedback,
     } satisfies ToolResultsData);
-    if (this.modified) await this.saveTurnCheckpoint(assistantMessageId);
+    if (this.modified) this.saveTurnCheckpoint(assistantMessageId);
     if (this.completion) {
       await this.complete(this.completion);
       return "completed";
@@ -178,25 +188,33 @@ class ToolTurn {
     return "continue";
   }
 
-  /** The turn's checkpoint, after a tool that may have modified the workspace. */
-  private async saveTurnCheckpoint(assistantMessageId: string): Promise<void> {
+  /**
+   * The turn's checkpoint, after a tool that may have modified the workspace. The loop does not
+   * wait for it: the next model request runs meanwhile (a task's first turn may end before its
+   * baseline's scan does). Nothing changes the workspace before it is saved: every tool that
+   * may, and every hook, waits for the task's saves (CheckpointPort); the run settles it before
+   * its status says it ended.
+   */
+  private saveTurnCheckpoint(assistantMessageId: string): void {
     const { deps } = this;
-    if (!deps.checkpoints) return;
+    const checkpoints = deps.checkpoints;
+    if (!checkpoints) return;
     // The checkpoint follows the whole turn: it is anchored on the turn's last message.
     const last = this.host.lastMessage;
     const anchor = this.host.lastMessageId || assistantMessageId;
-    const id = await deps.checkpoints.saveTurn({
-      editedPaths: [...this.edited],
-      commandRan: this.commandRan,
-      messageId: anchor,
-    });
-    // Recorded on the message too, so a reopened task shows it where the live one did.
-    if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
-    else if (id)
-      deps.events.append({
-        case: "checkpointSaved",
-        value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" },
-      });
+    const saving = checkpoints
+      .saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor })
+      .then((id) => {
+        // Recorded on the message too, so a reopened task shows it where the live one did.
+        if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
+        else if (id)
+          deps.events.append({
+            case: "checkpointSaved",
+            value: { checkpointId: id, messageId: anchor, kind: "CHECKPOINT_KIND_TURN" },
+          });
+      })
+      .catch((err: Error) => deps.logger.warn("recording a turn's checkpoint failed", { error: err.message }));
+    this.host.deferSave(saving);
   }
 
   /** The model completed the task: the completion's checkpoint, the TaskComplete hook, the status. */
@@ -210,6 +228,7 @@ class ToolTurn {
         "CHECKPOINT_KIND_COMPLETION",
       );
     await this.host.hooks("TaskComplete", { result: completion.text });
+    await this.host.settleSaves();
     deps.setStatus("completed", "the task is complete");
   }
 
@@ -434,11 +453,17 @@ class ToolTurn {
   ): Promise<void> {
     const { host, deps } = this;
     const input = call.input!;
-    const pre = await host.hooks("PreToolUse", { tool: call.name, input }, this.signal);
+    // A hook is a command: what it changes is the task's, so the baseline is taken before it runs.
+    const baselineFirst = async () => {
+      await deps.checkpoints?.baseline();
+    };
+    const pre = await host.hooks("PreToolUse", { tool: call.name, input }, this.signal, baselineFirst);
     if (pre.blocked)
       return this.fail(call, o.toolCallId, row, `A PreToolUse hook blocked ${call.name}: ${pre.blocked}`);
     if (!tool.readOnly) {
-      await deps.checkpoints?.baseline();
+      // An edit announces each file before writing it (commitEdit calls beforeEdit), which keeps
+      // it for a baseline still being taken: it need not wait for the baseline's scan here.
+      if (!(tool.prepareEdit && prepared)) await baselineFirst();
       this.modified = true;
     }
     if (row) {
@@ -490,6 +515,7 @@ class ToolTurn {
       "PostToolUse",
       { tool: call.name, input, ok: !outcome.isError, output: outcome.content.slice(0, 16 * 1024) },
       this.signal,
+      baselineFirst,
     );
     if (row) {
       const ok = !outcome.isError;

@@ -92,6 +92,8 @@ export class TurnLoop {
   private turnTools: readonly ToolDefinition[] = [];
   /** The task's mode, read at every request and tool call (absent: act). */
   private modeSource: (() => Promise<TaskMode>) | undefined;
+  /** Turns' checkpoints being saved (ToolTurnHost.deferSave): settled before a status that ends the run. */
+  private readonly turnSaves = new Set<Promise<void>>();
 
   constructor(private readonly deps: TurnLoopDeps) {
     this.outputLimit = new OutputLimit(deps.model);
@@ -129,6 +131,11 @@ export class TurnLoop {
     this.deps.events.append({ case: "messageFinalized", value: { message: { ...message } } });
   }
 
+  /** Resolves when every turn's checkpoint this loop started saving was saved (or failed). */
+  private async settleSaves(): Promise<void> {
+    await Promise.all(this.turnSaves);
+  }
+
   /** Appends a journal entry recording the UI messages added since the previous one. */
   private journal(kind: string, data: object): void {
     this.deps.journal.append({ kind, data: JSON.stringify({ ...data, messageIds: this.unjournaled }) });
@@ -140,10 +147,16 @@ export class TurnLoop {
   }
 
   /** Runs the hooks of an event and records what they printed as activities. */
-  async hooks(event: HookEvent, payload: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
+  async hooks(
+    event: HookEvent,
+    payload: Record<string, unknown>,
+    signal?: AbortSignal,
+    beforeHooks?: () => Promise<void>,
+  ): Promise<HookOutcome> {
     return runAndRecordHooks(this.deps.capabilities, this.deps.recordActivity, event, payload, {
       ...this.capabilityContext,
       signal,
+      beforeHooks,
     });
   }
 
@@ -208,7 +221,11 @@ export class TurnLoop {
       for (let request = 0; request < maxRequests; request++) {
         signal.throwIfAborted();
         const turn = await this.streamAssistantTurn(signal);
-        if (turn.failed) return "failed";
+        if (turn.failed) {
+          await this.settleSaves();
+          deps.setStatus("failed", "the model request failed");
+          return "failed";
+        }
         if (turn.toolCalls.length === 0) {
           const reason =
             turn.stopReason === "max_tokens"
@@ -218,6 +235,7 @@ export class TurnLoop {
                 : turn.stopReason === "context_window_exceeded"
                   ? MODEL_STOP_REASONS.contextWindow
                   : "the model ended its turn";
+          await this.settleSaves();
           deps.setStatus("completed", reason);
           return "idle";
         }
@@ -233,13 +251,16 @@ export class TurnLoop {
           );
           this.mistakes = 0;
           if (goOn) continue;
+          await this.settleSaves();
           deps.setStatus("completed", "stopped after repeated tool calls that could not be run");
           return "idle";
         }
       }
+      await this.settleSaves();
       deps.setStatus("failed", `stopped after ${maxRequests} model requests in one run`);
       return "failed";
     } catch (err) {
+      await this.settleSaves();
       if (signal.aborted) {
         // A stopping sidecar leaves the task interrupted (resumable); a user's cancel cancels it.
         const stopping = (signal.reason as { code?: string } | undefined)?.code === "unavailable";
@@ -330,7 +351,7 @@ export class TurnLoop {
         case: "error",
         value: { code: answer.error.kind, message: answer.error.message, retryable: answer.error.retryable },
       });
-      deps.setStatus("failed", "the model request failed");
+      // The run's status says "failed" once the turns' checkpoints are saved (run()).
       return { failed: true, toolCalls: [], messageId: answer.message?.id ?? "", malformed: 0 };
     }
     // The answer filled the context window: the next requests leave more room.
@@ -413,7 +434,12 @@ export class TurnLoop {
         loop.autoApprovedInARow = count;
       },
       mode: () => this.mode(),
-      hooks: (event, payload, signal) => this.hooks(event, payload, signal),
+      hooks: (event, payload, signal, beforeHooks) => this.hooks(event, payload, signal, beforeHooks),
+      deferSave: (saving) => {
+        this.turnSaves.add(saving);
+        void saving.finally(() => this.turnSaves.delete(saving));
+      },
+      settleSaves: () => this.settleSaves(),
       addMessage: (init) => this.addMessage(init),
       finalize: (message) => this.finalize(message),
       journal: (kind, data) => this.journal(kind, data),

@@ -1,0 +1,161 @@
+// A new task's edits run while its baseline's scan is under way (a scan of a large workspace
+// takes a while): the baseline must still hold every file as it was before the task.
+import { execFileSync } from "node:child_process";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { holdGitStatus } from "./fixtures/held-git.js";
+import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+
+/** A file of a checkpoint, read with the system git from the shadow repository. */
+function fileAt(sb: Sandbox, commit: string, rel: string): string | undefined {
+  try {
+    return execFileSync(
+      "git",
+      ["--git-dir", path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git"), "show", `${commit}:${rel}`],
+      {
+        env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      },
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves to true when `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
+  clearTimeout(timer);
+  return settled;
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(condition()).toBe(true);
+}
+
+/**
+ * A workspace with an earlier task's checkpoints (the shadow repository exists, as for every
+ * later task), then changed by hand: what the next baseline must hold.
+ */
+async function laterTaskWorkspace(): Promise<Sandbox> {
+  const sb = makeSandbox();
+  write(sb.workspace, "src/app.txt", "first version\n");
+  write(sb.workspace, "src/keep.txt", "untouched\n");
+  write(sb.workspace, "build/out.txt", "generated\n");
+  const earlier = makeManager(sb);
+  const task = { id: "earlier", workspaceRoots: [sb.workspace] };
+  await earlier.ensureBaseline(task, "", { newTask: true });
+  await earlier.saveCompletion(task);
+  await earlier.stop();
+  write(sb.workspace, "src/app.txt", "changed by hand before the task\n");
+  return sb;
+}
+
+describe("edits while a new task's baseline is taken", () => {
+  it("do not wait for the scan, and the baseline holds each file as it was before the edit", async () => {
+    const sb = await laterTaskWorkspace();
+    const held = holdGitStatus(sb.base);
+    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
+    const task = { id: "later", workspaceRoots: [sb.workspace] };
+    const baseline = manager.ensureBaseline(task, "", { newTask: true });
+    await until(held.holding);
+
+    // The tool announces each file before writing it: with the scan held, this returns anyway.
+    const edit = manager.beforeEdit(task, ["src/app.txt", "build/out.txt"]);
+    expect(await settlesWithin(edit, 5000)).toBe(true);
+    expect(await settlesWithin(baseline, 0)).toBe(false);
+    write(sb.workspace, "src/app.txt", "written by the tool\n");
+    write(sb.workspace, "build/out.txt", "rebuilt by the tool\n");
+    // The same file again in the same turn: its first pre-image stands.
+    await manager.beforeEdit(task, ["src/app.txt"]);
+    write(sb.workspace, "src/app.txt", "written by the tool twice\n");
+    // Nobody waits for this scan at once: it runs at a lower priority than the task's own steps.
+    expect(held.niceness()).toBe(10);
+
+    held.release();
+    const base = await baseline;
+    expect(base?.kind).toBe("baseline");
+    expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
+    expect(fileAt(sb, base!.id, "src/keep.txt")).toBe("untouched\n");
+    // Left out of scans (build/), kept as it was since the task edited it: a restore brings it back.
+    expect(fileAt(sb, base!.id, "build/out.txt")).toBe("generated\n");
+
+    const turn = await manager.saveTurn(task, { editedPaths: ["src/app.txt", "build/out.txt"] });
+    expect(fileAt(sb, turn!.id, "src/app.txt")).toBe("written by the tool twice\n");
+    const restored = await manager.restore("later", base!.id, "files");
+    expect(restored.fileError).toBe("");
+    expect(restored.deletedPaths).toEqual([]);
+    expect(read(sb.workspace, "src/app.txt")).toBe("changed by hand before the task\n");
+    expect(read(sb.workspace, "build/out.txt")).toBe("generated\n");
+    await manager.stop();
+  });
+
+  it("leave an edit whose turn was never saved (a task cancelled) to the next baseline", async () => {
+    const sb = await laterTaskWorkspace();
+    const held = holdGitStatus(sb.base);
+    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
+    const task = { id: "cancelled", workspaceRoots: [sb.workspace] };
+    const baseline = manager.ensureBaseline(task, "", { newTask: true });
+    await until(held.holding);
+    await manager.beforeEdit(task, ["src/app.txt"]);
+    // Written before the held scan runs: the scan stages the tool's version.
+    write(sb.workspace, "src/app.txt", "written by the tool\n");
+    held.release();
+    expect(fileAt(sb, (await baseline)!.id, "src/app.txt")).toBe("changed by hand before the task\n");
+    // The task stops here (cancelled, the sidecar killed): its turn is never saved.
+    await manager.stop();
+
+    const next = makeManager(sb);
+    const nextTask = { id: "next", workspaceRoots: [sb.workspace] };
+    const nextBaseline = await next.ensureBaseline(nextTask, "", { newTask: true });
+    expect(fileAt(sb, nextBaseline!.id, "src/app.txt")).toBe("written by the tool\n");
+    await next.stop();
+  });
+
+  it("hold the files as they were in a baseline built from the index (hundreds of files changed by hand)", async () => {
+    const sb = await laterTaskWorkspace();
+    for (let i = 0; i < 600; i++) write(sb.workspace, `generated/g${i}.txt`, `made by hand ${i}\n`);
+    const held = holdGitStatus(sb.base);
+    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
+    const task = { id: "many", workspaceRoots: [sb.workspace] };
+    const baseline = manager.ensureBaseline(task, "", { newTask: true });
+    await until(held.holding);
+    await manager.beforeEdit(task, ["src/app.txt", "generated/g7.txt"]);
+    write(sb.workspace, "src/app.txt", "written by the tool\n");
+    write(sb.workspace, "generated/g7.txt", "rewritten by the tool\n");
+    held.release();
+    const base = await baseline;
+    expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
+    expect(fileAt(sb, base!.id, "generated/g7.txt")).toBe("made by hand 7\n");
+    expect(fileAt(sb, base!.id, "generated/g599.txt")).toBe("made by hand 599\n");
+    await manager.stop();
+  });
+
+  it("wait for the baseline when a file is not one it holds as it is (a file the tool creates)", async () => {
+    const sb = await laterTaskWorkspace();
+    const held = holdGitStatus(sb.base);
+    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
+    const task = { id: "creates", workspaceRoots: [sb.workspace] };
+    const baseline = manager.ensureBaseline(task, "", { newTask: true });
+    await until(held.holding);
+    const edit = manager.beforeEdit(task, ["src/app.txt", "src/new.txt"]);
+    expect(await settlesWithin(edit, 300)).toBe(false);
+    held.release();
+    await edit;
+    write(sb.workspace, "src/new.txt", "created\n");
+    write(sb.workspace, "src/app.txt", "written by the tool\n");
+    const base = await baseline;
+    expect(fileAt(sb, base!.id, "src/new.txt")).toBeUndefined();
+    expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
+    await manager.stop();
+  });
+});

@@ -1,0 +1,140 @@
+// Through the real sidecar and scripted model: a task's first edit and its next model request
+// do not wait for the baseline's scan (held here for as long as the test needs, as a large
+// workspace's scan lasts); the checkpoints still hold each state exactly.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CheckpointKind } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { makeTestRoots, startSidecar } from "../helpers/sidecar.js";
+import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "../runtime/harness.js";
+import { holdGitStatus } from "./fixtures/held-git.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+async function waitFor(condition: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return condition();
+}
+
+describe("a task's first edit while its baseline is being taken", () => {
+  it("runs, and the next model request is made, before the scan ends; each checkpoint holds its turn's files", async () => {
+    const roots = makeTestRoots();
+    const held = holdGitStatus(roots.base);
+    const sidecar = await startSidecar({ roots, env: { PATH: held.path } });
+    cleanups.push(() => sidecar.stop());
+    const { clients } = sidecar;
+    const workspace = makeWorkspace(sidecar.roots.base, { "src/app.txt": "as the person left it\n" });
+    const { server, profileId } = await configureModel(clients, "openai", {
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "first edit\n" } }] },
+        { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "second edit\n" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    await setAutoApproval(clients, { editFiles: true });
+
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "edit app.txt", profileId });
+    const done = followUntilDone(clients, taskId);
+    // The scan is held: the first edit ran and the model was asked again all the same.
+    expect(await waitFor(async () => held.holding() && (await server.requests()).length >= 2, 20_000)).toBe(true);
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("first edit\n");
+    // The second edit waits for the first turn's checkpoint, which waits for the baseline.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await server.requests()).length).toBe(2);
+    expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("first edit\n");
+
+    held.release();
+    const events = await done;
+    const status = events.findLast((e) => e.event.case === "statusChanged");
+    expect(status?.event.case === "statusChanged" && status.event.value.status).toBe(TaskStatus.COMPLETED);
+    const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
+    expect(checkpoints.map((c) => c.kind)).toEqual([
+      CheckpointKind.BASELINE,
+      CheckpointKind.TURN,
+      CheckpointKind.TURN,
+      CheckpointKind.COMPLETION,
+    ]);
+    const gitDir = fs
+      .readdirSync(path.join(roots.docsDir, "checkpoints"))
+      .map((d) => path.join(roots.docsDir, "checkpoints", d, ".git"))
+      .find((d) => fs.existsSync(d))!;
+    const at = (id: string) =>
+      execFileSync("git", ["--git-dir", gitDir, "show", `${id}:src/app.txt`], {
+        env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+        encoding: "utf8",
+      });
+    expect(checkpoints.map((c) => at(c.id))).toEqual([
+      "as the person left it\n",
+      "first edit\n",
+      "second edit\n",
+      "second edit\n",
+    ]);
+    // Every turn's checkpoint is on the message it follows, as when the loop waited for it.
+    const saved = events.filter((e) => e.event.case === "checkpointSaved").length;
+    expect(saved).toBe(4 - 1); // two turns and the completion (the baseline is not announced on a message)
+  });
+
+  it("runs a tool's hooks only once the baseline is taken: what a hook changes is the task's", async () => {
+    const roots = makeTestRoots();
+    const held = holdGitStatus(roots.base);
+    const sidecar = await startSidecar({ roots, env: { PATH: held.path } });
+    cleanups.push(() => sidecar.stop());
+    const { clients } = sidecar;
+    const workspace = makeWorkspace(sidecar.roots.base, { "src/hooked.txt": "before the task\n" });
+    const { server, profileId } = await configureModel(clients, "openai", {
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "first edit\n" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    await setAutoApproval(clients, { editFiles: true });
+    await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
+    const hook = path.join(workspace, ".agents", "hooks", "PostToolUse.sh");
+    fs.mkdirSync(path.dirname(hook), { recursive: true });
+    fs.writeFileSync(hook, "#!/bin/sh\ncat > /dev/null\necho 'changed by the hook' >> src/hooked.txt\n", {
+      mode: 0o755,
+    });
+
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "edit app.txt", profileId });
+    const done = followUntilDone(clients, taskId);
+    // The edit itself did not wait for the held scan; its hook does.
+    expect(
+      await waitFor(
+        async () => fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8") === "first edit\n",
+        20_000,
+      ),
+    ).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(fs.readFileSync(path.join(workspace, "src/hooked.txt"), "utf8")).toBe("before the task\n");
+    held.release();
+    await done;
+    const hooked = fs.readFileSync(path.join(workspace, "src/hooked.txt"), "utf8");
+    expect(hooked).toMatch(/^before the task\nchanged by the hook\n/);
+    const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
+    const gitDir = fs
+      .readdirSync(path.join(roots.docsDir, "checkpoints"))
+      .map((d) => path.join(roots.docsDir, "checkpoints", d, ".git"))
+      .find((d) => fs.existsSync(d))!;
+    const at = (id: string, file: string) =>
+      execFileSync("git", ["--git-dir", gitDir, "show", `${id}:${file}`], {
+        env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+        encoding: "utf8",
+      });
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    const completion = checkpoints.find((c) => c.kind === CheckpointKind.COMPLETION)!;
+    expect(at(baseline.id, "src/hooked.txt")).toBe("before the task\n");
+    expect(at(baseline.id, "src/app.txt")).toBe("hello\n");
+    expect(at(completion.id, "src/hooked.txt")).toBe(hooked);
+  });
+});
