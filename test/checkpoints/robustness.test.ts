@@ -105,6 +105,37 @@ describe("several processes on one shadow repository", () => {
 });
 
 describe("damage and cleanup", () => {
+  it("ref locks and temporary ref files killed processes left go after the next process's first save", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one\n");
+    const first = makeManager(sb);
+    const task = { id: "t1", workspaceRoots: [sb.workspace] };
+    await first.ensureBaseline(task);
+    await first.stop();
+    const refs = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git", "refs");
+    // A git killed while updating the snapshot branch, and a process killed between writing a
+    // ref's temporary file and renaming it.
+    const leftovers = [
+      path.join(refs, "heads", "dline-snapshots.lock"),
+      path.join(refs, "dline", "tasks", "t1", "x.77.tmp"),
+    ];
+    for (const file of leftovers) fs.writeFileSync(file, "");
+
+    const next = makeManager(sb);
+    const later = { id: "t2", workspaceRoots: [sb.workspace] };
+    expect(await next.ensureBaseline(later)).toBeDefined();
+    write(sb.workspace, "a.txt", "two\n");
+    const cp = (await next.saveTurn(later, { editedPaths: ["a.txt"] }))!;
+    expect(shadowGit(sb, "show", `${cp.id}:a.txt`)).toBe("two\n");
+    await next.idle();
+    expect(leftovers.filter((file) => fs.existsSync(file))).toEqual([]);
+    // A git that needs the branch meanwhile is not blocked either (a restore moves it with fast-import).
+    const restored = await next.restore("t2", nth(await next.list("t2"), 0, "checkpoint").id, "files");
+    expect(restored.fileError).toBe("");
+    expect(fs.readFileSync(path.join(sb.workspace, "a.txt"), "utf8")).toBe("one\n");
+    await next.stop();
+  });
+
   it("a shadow repository with empty object files is set aside and rebuilt, with a clear status", async () => {
     const sb = makeSandbox();
     write(sb.workspace, "a.txt", "one");

@@ -105,7 +105,10 @@ export class ShadowRepo {
   async openOrCreate(signal?: AbortSignal, gitRunsNext = false): Promise<boolean> {
     // Synchronous up to the first git process (see readLfsPatterns): a few small files.
     mkdirSync(this.paths.hooksDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    await this.removeStaleLocks();
+    // Top-level locks only: those under refs/ (a folder per task, walked in 2-15 ms, more with
+    // every task) block nothing of ours; a git that meets one has them all removed and runs again
+    // (RecoveringLock), and the walk runs after the process's first save (WorkspaceCheckpoints).
+    await this.removeStaleLocks(false);
     if (existsSync(this.paths.gitDir)) {
       // The work tree as we wrote it, read without a git process; git is asked when it reads otherwise.
       const written = quotedConfigValue(readIfPresent(path.join(this.paths.gitDir, "config")), "core", "worktree");
@@ -160,7 +163,7 @@ export class ShadowRepo {
   /**
    * Removes lock files a killed git left; only called while holding the repository lock, so no
    * git of ours is running. `deep` also walks refs/ (ref locks, our temporary ref files): done
-   * when a repository is opened and when git reports a lock, not on every operation.
+   * after a process's first save and when git reports a lock, not on every operation.
    */
   async removeStaleLocks(deep = true): Promise<string[]> {
     const removed: string[] = [];

@@ -117,6 +117,8 @@ export class WorkspaceCheckpoints {
   private watcherIdle: NodeJS.Timeout | undefined;
   /** The index's cached trees being written after a save (writeCachedTreesSoon). */
   private cachedTreesWrite: Promise<void> | undefined;
+  /** Locks and temporary files killed processes left under refs/, removed after this process's first save. */
+  private refLeftovers: Promise<void> | undefined;
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
   rebuiltFrom: string | undefined;
   private opened = false;
@@ -225,6 +227,7 @@ export class WorkspaceCheckpoints {
     // Outside the lock: no save waits for it (pack-maintenance.ts).
     this.packing.maybeStart();
     this.writeCachedTreesSoon();
+    this.removeRefLeftoversOnce();
     return cp;
   }
 
@@ -249,8 +252,26 @@ export class WorkspaceCheckpoints {
     this.cachedTreesWrite = write;
   }
 
-  /** Resolves when no background work (packing, the index's cached trees) runs. */
+  /**
+   * Once per process, after its first save (so not on a task's way to its first edit): what a
+   * killed git or process left under refs/ (`*.lock`, our `*.tmp`), under the lock.
+   */
+  private removeRefLeftoversOnce(): void {
+    this.refLeftovers ??= this.lock
+      .read(
+        async () => {
+          if (!(await this.repo.exists())) return;
+          const removed = await this.repo.removeStaleLocks(true);
+          if (removed.length) this.options.logger.warn("removed stale git locks", { locks: removed.join(",") });
+        },
+        () => undefined,
+      )
+      .catch((err: Error) => this.options.logger.warn("removing stale git locks failed", { error: err.message }));
+  }
+
+  /** Resolves when no background work (packing, the index's cached trees, stale ref locks) runs. */
   async idle(): Promise<void> {
+    await this.refLeftovers;
     await this.cachedTreesWrite;
     await this.packing.settled();
   }
