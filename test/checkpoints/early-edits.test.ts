@@ -2,8 +2,8 @@
 // takes a while): the baseline must still hold every file as it was before the task.
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
-import { holdGitStatus } from "./fixtures/held-git.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { holdGitStatus, releaseHeldGits } from "./fixtures/held-git.js";
 import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
 
 /** A file of a checkpoint, read with the system git from the shadow repository. */
@@ -59,6 +59,8 @@ async function laterTaskWorkspace(): Promise<Sandbox> {
   write(sb.workspace, "src/app.txt", "changed by hand before the task\n");
   return sb;
 }
+
+afterEach(() => releaseHeldGits());
 
 describe("edits while a new task's baseline is taken", () => {
   it("do not wait for the scan, and the baseline holds each file as it was before the edit", async () => {

@@ -9,10 +9,11 @@ import { CheckpointKind } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { makeTestRoots, startSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "../runtime/harness.js";
-import { holdGitStatus } from "./fixtures/held-git.js";
+import { holdGitStatus, releaseHeldGits } from "./fixtures/held-git.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
+  releaseHeldGits();
   await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
 });
 
