@@ -26,23 +26,44 @@ async function waitFor(condition: () => Promise<boolean>, ms: number): Promise<b
   return condition();
 }
 
+/**
+ * A sidecar whose baseline scans are held (holdGitStatus), a scripted model answering `turns`,
+ * edits auto-approved, and a workspace with `files`; `fileAt` reads a checkpoint's file.
+ */
+async function heldSidecar(turns: Parameters<typeof configureModel>[2]["turns"], files: Record<string, string>) {
+  const roots = makeTestRoots();
+  const held = holdGitStatus(roots.base);
+  const sidecar = await startSidecar({ roots, env: { PATH: held.path } });
+  cleanups.push(() => sidecar.stop());
+  const { clients } = sidecar;
+  const workspace = makeWorkspace(roots.base, files);
+  const { server, profileId } = await configureModel(clients, "openai", { turns });
+  cleanups.push(() => server.stop());
+  await setAutoApproval(clients, { editFiles: true });
+  const fileAt = (commit: string, file: string) => {
+    const checkpoints = path.join(roots.docsDir, "checkpoints");
+    const gitDir = fs
+      .readdirSync(checkpoints)
+      .map((d) => path.join(checkpoints, d, ".git"))
+      .find((d) => fs.existsSync(d))!;
+    return execFileSync("git", ["--git-dir", gitDir, "show", `${commit}:${file}`], {
+      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+      encoding: "utf8",
+    });
+  };
+  return { held, clients, server, profileId, workspace, fileAt };
+}
+
 describe("a task's first edit while its baseline is being taken", () => {
   it("runs, and the next model request is made, before the scan ends; each checkpoint holds its turn's files", async () => {
-    const roots = makeTestRoots();
-    const held = holdGitStatus(roots.base);
-    const sidecar = await startSidecar({ roots, env: { PATH: held.path } });
-    cleanups.push(() => sidecar.stop());
-    const { clients } = sidecar;
-    const workspace = makeWorkspace(sidecar.roots.base, { "src/app.txt": "as the person left it\n" });
-    const { server, profileId } = await configureModel(clients, "openai", {
-      turns: [
+    const { held, clients, server, profileId, workspace, fileAt } = await heldSidecar(
+      [
         { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "first edit\n" } }] },
         { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "second edit\n" } }] },
         { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
       ],
-    });
-    cleanups.push(() => server.stop());
-    await setAutoApproval(clients, { editFiles: true });
+      { "src/app.txt": "as the person left it\n" },
+    );
 
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "edit app.txt", profileId });
     const done = followUntilDone(clients, taskId);
@@ -65,16 +86,7 @@ describe("a task's first edit while its baseline is being taken", () => {
       CheckpointKind.TURN,
       CheckpointKind.COMPLETION,
     ]);
-    const gitDir = fs
-      .readdirSync(path.join(roots.docsDir, "checkpoints"))
-      .map((d) => path.join(roots.docsDir, "checkpoints", d, ".git"))
-      .find((d) => fs.existsSync(d))!;
-    const at = (id: string) =>
-      execFileSync("git", ["--git-dir", gitDir, "show", `${id}:src/app.txt`], {
-        env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
-        encoding: "utf8",
-      });
-    expect(checkpoints.map((c) => at(c.id))).toEqual([
+    expect(checkpoints.map((c) => fileAt(c.id, "src/app.txt"))).toEqual([
       "as the person left it\n",
       "first edit\n",
       "second edit\n",
@@ -86,20 +98,13 @@ describe("a task's first edit while its baseline is being taken", () => {
   });
 
   it("runs a tool's hooks only once the baseline is taken: what a hook changes is the task's", async () => {
-    const roots = makeTestRoots();
-    const held = holdGitStatus(roots.base);
-    const sidecar = await startSidecar({ roots, env: { PATH: held.path } });
-    cleanups.push(() => sidecar.stop());
-    const { clients } = sidecar;
-    const workspace = makeWorkspace(sidecar.roots.base, { "src/hooked.txt": "before the task\n" });
-    const { server, profileId } = await configureModel(clients, "openai", {
-      turns: [
+    const { held, clients, profileId, workspace, fileAt } = await heldSidecar(
+      [
         { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "first edit\n" } }] },
         { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
       ],
-    });
-    cleanups.push(() => server.stop());
-    await setAutoApproval(clients, { editFiles: true });
+      { "src/hooked.txt": "before the task\n" },
+    );
     await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
     const hook = path.join(workspace, ".agents", "hooks", "PostToolUse.sh");
     fs.mkdirSync(path.dirname(hook), { recursive: true });
@@ -123,19 +128,10 @@ describe("a task's first edit while its baseline is being taken", () => {
     const hooked = fs.readFileSync(path.join(workspace, "src/hooked.txt"), "utf8");
     expect(hooked).toMatch(/^before the task\nchanged by the hook\n/);
     const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
-    const gitDir = fs
-      .readdirSync(path.join(roots.docsDir, "checkpoints"))
-      .map((d) => path.join(roots.docsDir, "checkpoints", d, ".git"))
-      .find((d) => fs.existsSync(d))!;
-    const at = (id: string, file: string) =>
-      execFileSync("git", ["--git-dir", gitDir, "show", `${id}:${file}`], {
-        env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
-        encoding: "utf8",
-      });
     const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
     const completion = checkpoints.find((c) => c.kind === CheckpointKind.COMPLETION)!;
-    expect(at(baseline.id, "src/hooked.txt")).toBe("before the task\n");
-    expect(at(baseline.id, "src/app.txt")).toBe("hello\n");
-    expect(at(completion.id, "src/hooked.txt")).toBe(hooked);
+    expect(fileAt(baseline.id, "src/hooked.txt")).toBe("before the task\n");
+    expect(fileAt(baseline.id, "src/app.txt")).toBe("hello\n");
+    expect(fileAt(completion.id, "src/hooked.txt")).toBe(hooked);
   });
 });
