@@ -21,6 +21,7 @@ import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
 import { continueInFolder, errorReason } from "../../adapters/vscode/src/chat/error-banner.js";
 import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { checkpointHeader, MULTI_ROOT, NO_WORKSPACE } from "../../adapters/vscode/src/checkpoints/checkpoint-header.js";
+import { HeaderUpdates } from "../../adapters/vscode/src/checkpoints/header-updates.js";
 import { checkpointLabel, restoreOptions } from "../../adapters/vscode/src/checkpoints/restore-options.js";
 import { toImportableState } from "../../adapters/vscode/src/settings/host-state.js";
 import {
@@ -422,5 +423,21 @@ describe("a task without a folder on this machine", () => {
     expect(continueInFolder(errorReason(refusal(ErrorReason.NO_WORKSPACE)), [])).toBeUndefined();
     expect(continueInFolder(errorReason(refusal(ErrorReason.NO_WORKSPACE)), ["/a", "/b"])).toBeUndefined();
     expect(continueInFolder(errorReason(refusal(ErrorReason.NO_MODEL)), ["/home/me/app"])).toBeUndefined();
+  });
+});
+
+describe("HeaderUpdates", () => {
+  it("drops a status read asked before Disable answered, keeps one asked after", () => {
+    const updates = new HeaderUpdates();
+    // The core restarted: the chat asks for the header's status; meanwhile Disable answers.
+    const readBeforeDisable = updates.read();
+    updates.answered();
+    const readAfterDisable = updates.read();
+    expect(readBeforeDisable()).toBe(false);
+    expect(readAfterDisable()).toBe(true);
+    // Two reads with no action between: both may be shown.
+    const again = updates.read();
+    expect(readAfterDisable()).toBe(true);
+    expect(again()).toBe(true);
   });
 });

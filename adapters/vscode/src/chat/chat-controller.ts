@@ -8,6 +8,7 @@ import {
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
+import { HeaderUpdates } from "../checkpoints/header-updates.js";
 import {
   COMPARE_TITLE,
   VIEW_CHANGES_TITLE,
@@ -38,6 +39,8 @@ export class ChatController implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<ChatState>();
   readonly onDidChangeState = this.changed.event;
   private checkpointRefresh: NodeJS.Timeout | undefined;
+  /** A header status read asked before Disable's or Retry's answer is not shown after it. */
+  private readonly headerUpdates = new HeaderUpdates();
 
   constructor(
     private readonly supervisor: SidecarSupervisor,
@@ -370,6 +373,7 @@ export class ChatController implements vscode.Disposable {
   async retryCheckpoints(): Promise<void> {
     const { clients } = await this.supervisor.ready();
     const res = await clients.checkpoints.retry(this.statusQuery());
+    this.headerUpdates.answered();
     this.model.setCheckpointHeader(checkpointHeader(this.folders(), res.status));
     this.emit();
   }
@@ -377,12 +381,14 @@ export class ChatController implements vscode.Disposable {
   async disableCheckpoints(): Promise<void> {
     const { clients } = await this.supervisor.ready();
     const res = await clients.checkpoints.disable(this.statusQuery());
+    this.headerUpdates.answered();
     this.model.setCheckpointHeader(checkpointHeader(this.folders(), res.status));
     this.emit();
   }
 
   async refreshCheckpointHeader(): Promise<void> {
     const folders = this.folders();
+    const current = this.headerUpdates.read();
     let status;
     if (folders.length === 1 && this.supervisor.current) {
       try {
@@ -391,6 +397,7 @@ export class ChatController implements vscode.Disposable {
         this.log.warn(`checkpoint status: ${(err as Error).message}`);
       }
     }
+    if (!current()) return;
     this.model.setCheckpointHeader(checkpointHeader(folders, status));
     this.emit();
   }
