@@ -81,7 +81,7 @@ describe("edits while a new task's baseline is taken", () => {
     await manager.beforeEdit(task, ["src/app.txt"]);
     write(sb.workspace, "src/app.txt", "written by the tool twice\n");
     // Nobody waits for this scan at once: it runs at a lower priority than the task's own steps.
-    expect(held.niceness()).toBe(10);
+    await until(() => held.niceness() === 10);
 
     held.release();
     const base = await baseline;

@@ -42,6 +42,8 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
         45_000,
       );
       tidyTaskId = t.api.chat.state().taskId ?? "";
+      // The state has the ask before the webview has drawn it.
+      await t.chat.waitFor("the command approval box", ".ask-command pre.command-line", "echo tidy");
       assertEqual(
         ask.command,
         { command: "echo tidy\x1b[2K > /dev/null", workingDirectory: t.workspace },
