@@ -60,16 +60,25 @@ async function laterTaskWorkspace(): Promise<Sandbox> {
   return sb;
 }
 
+/**
+ * A new task's baseline started in `sb` by a new manager (a new process) whose `git status` is
+ * held: the scan is under way until the test releases it.
+ */
+async function baselineHeldMidScan(sb: Sandbox, taskId: string) {
+  const held = holdGitStatus(sb.base);
+  const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
+  const task = { id: taskId, workspaceRoots: [sb.workspace] };
+  const baseline = manager.ensureBaseline(task, "", { newTask: true });
+  await until(held.holding);
+  return { held, manager, task, baseline };
+}
+
 afterEach(() => releaseHeldGits());
 
 describe("edits while a new task's baseline is taken", () => {
   it("do not wait for the scan, and the baseline holds each file as it was before the edit", async () => {
     const sb = await laterTaskWorkspace();
-    const held = holdGitStatus(sb.base);
-    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
-    const task = { id: "later", workspaceRoots: [sb.workspace] };
-    const baseline = manager.ensureBaseline(task, "", { newTask: true });
-    await until(held.holding);
+    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "later");
 
     // The tool announces each file before writing it: with the scan held, this returns anyway.
     const edit = manager.beforeEdit(task, ["src/app.txt", "build/out.txt"]);
@@ -103,11 +112,7 @@ describe("edits while a new task's baseline is taken", () => {
 
   it("leave an edit whose turn was never saved (a task cancelled) to the next baseline", async () => {
     const sb = await laterTaskWorkspace();
-    const held = holdGitStatus(sb.base);
-    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
-    const task = { id: "cancelled", workspaceRoots: [sb.workspace] };
-    const baseline = manager.ensureBaseline(task, "", { newTask: true });
-    await until(held.holding);
+    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "cancelled");
     await manager.beforeEdit(task, ["src/app.txt"]);
     // Written before the held scan runs: the scan stages the tool's version.
     write(sb.workspace, "src/app.txt", "written by the tool\n");
@@ -126,11 +131,7 @@ describe("edits while a new task's baseline is taken", () => {
   it("hold the files as they were in a baseline built from the index (hundreds of files changed by hand)", async () => {
     const sb = await laterTaskWorkspace();
     for (let i = 0; i < 600; i++) write(sb.workspace, `generated/g${i}.txt`, `made by hand ${i}\n`);
-    const held = holdGitStatus(sb.base);
-    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
-    const task = { id: "many", workspaceRoots: [sb.workspace] };
-    const baseline = manager.ensureBaseline(task, "", { newTask: true });
-    await until(held.holding);
+    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "many");
     await manager.beforeEdit(task, ["src/app.txt", "generated/g7.txt"]);
     write(sb.workspace, "src/app.txt", "written by the tool\n");
     write(sb.workspace, "generated/g7.txt", "rewritten by the tool\n");
@@ -144,11 +145,7 @@ describe("edits while a new task's baseline is taken", () => {
 
   it("wait for the baseline when a file is not one it holds as it is (a file the tool creates)", async () => {
     const sb = await laterTaskWorkspace();
-    const held = holdGitStatus(sb.base);
-    const manager = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
-    const task = { id: "creates", workspaceRoots: [sb.workspace] };
-    const baseline = manager.ensureBaseline(task, "", { newTask: true });
-    await until(held.holding);
+    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "creates");
     const edit = manager.beforeEdit(task, ["src/app.txt", "src/new.txt"]);
     expect(await settlesWithin(edit, 300)).toBe(false);
     held.release();
