@@ -133,7 +133,7 @@ export class CheckpointManager {
   }
 
   /** Resolves when the task's saves under way have ended (whatever their outcome). */
-  async settled(taskId: string): Promise<void> {
+  private async settled(taskId: string): Promise<void> {
     await this.saves.get(taskId);
   }
 
