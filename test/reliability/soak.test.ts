@@ -52,9 +52,16 @@ function checkDatabases(tasksDir: string, ids: string[]): number {
   let databases = 0;
   const check = (file: string) => {
     if (!fs.existsSync(file)) return;
-    const db = new Database(file, { fileMustExist: true });
-    expect(db.pragma("integrity_check", { simple: true }), file).toBe("ok");
-    db.close();
+    let result: unknown;
+    try {
+      const db = new Database(file, { fileMustExist: true });
+      result = db.pragma("integrity_check", { simple: true });
+      db.close();
+    } catch (err) {
+      // Name the file and SQLite's extended code (SQLITE_IOERR_SHMSIZE on a disk still full, say).
+      throw new Error(`${file}: ${(err as { code?: string }).code ?? ""} ${(err as Error).message}`, { cause: err });
+    }
+    expect(result, file).toBe("ok");
     databases++;
   };
   check(path.join(tasksDir, "taskHistory.db"));

@@ -32,7 +32,19 @@ export function maxBig(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
-/** One task loaded in this process: its stores, event log, pending ask and current run. */
+/** Opens a task's stores (each call opens new connections). */
+export interface TaskStoreOpeners {
+  messages(): MessageStore;
+  journal(): JournalStore;
+  metrics(): MetricsStore;
+}
+
+/**
+ * One task loaded in this process: its stores, event log, pending ask and current run. The
+ * stores open on first use and are closed while the task is idle here (closeStores): a sidecar
+ * keeps every task it has shown or run loaded, and an idle task must not hold its databases
+ * (their WAL and shared memory stay on disk as long as a connection is open).
+ */
 export class LiveTask {
   run: { controller: AbortController; done: Promise<void> } | undefined;
   readonly asks = new AskBroker();
@@ -41,17 +53,26 @@ export class LiveTask {
   /** The history row's write of the last status change: the task's claim is released after it. */
   statusStored: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;
+  private opened: { messages?: MessageStore; journal?: JournalStore; metrics?: MetricsStore } = {};
 
   constructor(
     readonly id: string,
     readonly files: TaskLayout,
-    readonly messages: MessageStore,
-    readonly journal: JournalStore,
-    readonly metrics: MetricsStore,
+    private readonly openers: TaskStoreOpeners,
     readonly state: StateFile<KernelState>,
     readonly events: TaskEventLog,
     public kernel: KernelState,
   ) {}
+
+  get messages(): MessageStore {
+    return (this.opened.messages ??= this.openers.messages());
+  }
+  get journal(): JournalStore {
+    return (this.opened.journal ??= this.openers.journal());
+  }
+  get metrics(): MetricsStore {
+    return (this.opened.metrics ??= this.openers.metrics());
+  }
 
   /** The tool call ids of the task's rows, read once, then kept up to date by the turn loops. */
   get toolCallIds(): Set<string> {
@@ -60,13 +81,15 @@ export class LiveTask {
   }
 
   /**
-   * Closes every store, each even when another fails (a buffered write that a full disk
-   * refused is thrown by its store's close); the first failure is thrown at the end.
+   * Closes the stores that are open, each even when another fails (a buffered write that a
+   * full disk refused is thrown by its store's close); the first failure is thrown at the end.
+   * The next use opens them again.
    */
-  close(): void {
-    this.events.close();
+  closeStores(): void {
+    const stores = Object.values(this.opened);
+    this.opened = {};
     const failures: unknown[] = [];
-    for (const store of [this.messages, this.journal, this.metrics]) {
+    for (const store of stores) {
       try {
         store.close();
       } catch (err) {
@@ -74,6 +97,12 @@ export class LiveTask {
       }
     }
     if (failures.length > 0) throw failures[0];
+  }
+
+  /** Ends the event streams and closes the stores (see closeStores). */
+  close(): void {
+    this.events.close();
+    this.closeStores();
   }
 }
 

@@ -198,6 +198,7 @@ export class TaskRuntime {
       this.deps.logger.info("a task left running by a stopped sidecar is interrupted", { taskId: task.id });
     } finally {
       this.deps.ownership.release(task.id);
+      this.closeStoresIfIdle(task);
     }
   }
 
@@ -206,9 +207,11 @@ export class TaskRuntime {
     const task = new LiveTask(
       taskId,
       files,
-      MessageStore.open(this.deps.sqlite, files.messagesDb),
-      JournalStore.open(this.deps.sqlite, files.journalDb),
-      MetricsStore.open(this.deps.sqlite, files.metricsDb),
+      {
+        messages: () => MessageStore.open(this.deps.sqlite, files.messagesDb),
+        journal: () => JournalStore.open(this.deps.sqlite, files.journalDb),
+        metrics: () => MetricsStore.open(this.deps.sqlite, files.metricsDb),
+      },
       new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger),
       new TaskEventLog(taskId, maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")), (upTo) => {
         // Runs before the event is handed out: the reservation is on disk first (when the disk
@@ -397,6 +400,17 @@ export class TaskRuntime {
     await task.statusStored;
     if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id))
       this.deps.ownership.release(task.id);
+    this.closeStoresIfIdle(task);
+  }
+
+  /**
+   * A task that nothing runs, asks or claims here closes its databases (they open again on the
+   * next use): a sidecar keeps every task it showed or ran loaded, and an open connection keeps
+   * its WAL and shared-memory files on disk.
+   */
+  private closeStoresIfIdle(task: LiveTask): void {
+    if (task.run || task.asks.pendingAskId || this.deps.ownership.holds(task.id)) return;
+    this.logCloseFailure(task, () => task.closeStores());
   }
 
   /**
@@ -439,13 +453,15 @@ export class TaskRuntime {
     // Nothing runs it here, and no other sidecar does: a call left unfinished was interrupted.
     const stopped =
       !task.run && !pendingAsk && (this.deps.ownership.holds(taskId) || !this.deps.ownership.owner(taskId));
-    return {
+    const view = {
       lastSeq: task.events.lastSeq,
       messages: task.messages.list(),
       status: task.kernel.status,
       pendingAsk,
       stopped,
     };
+    this.closeStoresIfIdle(task);
+    return view;
   }
 
   /** The seq of the last event of a task loaded here (undefined: not loaded). */
@@ -631,7 +647,11 @@ export class TaskRuntime {
    */
   contextOf(taskId: string): { tokens: number; window: number } | undefined {
     const live = this.live.get(taskId);
-    if (live) return live.metrics.lastContext();
+    if (live) {
+      const context = live.metrics.lastContext();
+      this.closeStoresIfIdle(live);
+      return context;
+    }
     const file = this.deps.layout.task(taskId).metricsDb;
     if (!fs.existsSync(file)) return undefined;
     try {
@@ -657,9 +677,9 @@ export class TaskRuntime {
 
   /** The text and time of one of a task's messages (for EditMessage). */
   messageInfo(taskId: string, messageId: string): { text: string; createdAt: number; role: string } | undefined {
-    const m = this.load(taskId)
-      .messages.list()
-      .find((x) => x.id === messageId);
+    const task = this.load(taskId);
+    const m = task.messages.list().find((x) => x.id === messageId);
+    this.closeStoresIfIdle(task);
     return m ? { text: m.text, createdAt: m.time, role: m.role } : undefined;
   }
 
@@ -732,10 +752,15 @@ export class TaskRuntime {
     }
   }
 
-  /** Closes a task's stores; a write they could not finish (a full disk) is logged, the rest still closes. */
+  /** Closes a task's stores and ends its streams (see logCloseFailure). */
   private closeTask(task: LiveTask): void {
+    this.logCloseFailure(task, () => task.close());
+  }
+
+  /** A write the stores could not finish as they closed (a full disk) is logged; the rest still closed. */
+  private logCloseFailure(task: LiveTask, close: () => void): void {
     try {
-      task.close();
+      close();
     } catch (err) {
       this.deps.logger.error("task stores closed with an error", {
         taskId: task.id,
