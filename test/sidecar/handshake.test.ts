@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDlineClients, sidecarTransport, spawnSidecar } from "../../core/src/client/index.js";
+import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { SystemService } from "../../core/src/gen/dline/v1/system_pb.js";
 import {
   makeTestRoots,
@@ -181,7 +182,17 @@ describe("sidecar lifecycle", () => {
     const roots = makeTestRoots();
     const s = await start({ roots, args: ["--listen", "[::1]:0"] });
     expect(s.process.handshake.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
-    // curl, as any HTTP client; the TypeScript client kit's unary transport takes IPv4 and Unix sockets.
+    // The TypeScript client kit (a unary call and a server stream), and curl as any HTTP client.
+    expect((await s.clients.system.health({})).status).toBe("ok");
+    const watching = new AbortController();
+    for await (const snapshot of s.clients.settings.watchSettings(
+      { scope: SettingsScope.GLOBAL },
+      { signal: watching.signal },
+    )) {
+      expect(snapshot.revision).toBeGreaterThanOrEqual(0n);
+      break;
+    }
+    watching.abort();
     const health = await curlJson(s.process.handshake.url, "SystemService/Health", "{}", [
       `Authorization: Bearer ${s.process.handshake.token}`,
     ]);

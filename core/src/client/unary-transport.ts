@@ -147,7 +147,8 @@ function post(
     headers["content-length"] = String(body.byteLength);
     const req = http.request({
       method: "POST",
-      host: target.hostname,
+      // URL keeps an IPv6 literal's brackets ("[::1]"); the socket wants the bare address.
+      host: target.hostname.replace(/^\[(.*)\]$/, "$1"),
       port: target.port,
       path: target.pathname,
       headers,
