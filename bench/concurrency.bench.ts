@@ -18,17 +18,21 @@ const sizes = (process.env.BENCH_CONCURRENCY ?? "1,10,50").split(",").map(Number
 const goals: Record<number, string> = { 1: "< 150 MB", 10: "< 150 MB", 50: "< 250 MB" };
 
 /** VmRSS and VmHWM (peak) of a process, in MB. */
-function memoryOf(pid: number): { rss: number; hwm: number } {
+function memoryOf(pid: number): { rss: number; hwm: number; anon: number; file: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+  // RssFile is mostly the executable's pages, which vary with how the kernel caches the file
+  // (the same bytes copied elsewhere map a few MB more or less): RssAnon is the process's own.
+  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024, anon: kb("RssAnon") / 1024, file: kb("RssFile") / 1024 };
 }
 
-/** The highest VmRSS seen over `ms`, sampled every 100 ms. */
-async function peakRss(pid: number, ms: number): Promise<number> {
-  let peak = 0;
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100)))
-    peak = Math.max(peak, memoryOf(pid).rss);
+/** The sample of the highest VmRSS seen over `ms`, sampled every 100 ms. */
+async function peakRss(pid: number, ms: number): Promise<{ rss: number; anon: number; file: number }> {
+  let peak = { rss: 0, anon: 0, file: 0 };
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    const now = memoryOf(pid);
+    if (now.rss > peak.rss) peak = now;
+  }
   return peak;
 }
 
@@ -38,7 +42,9 @@ async function configure(clients: DlineClients, url: string, id: string): Promis
   });
 }
 
-async function memoryWithTasks(n: number): Promise<{ idle: number; busy: number; hwm: number }> {
+type Sample = Awaited<ReturnType<typeof peakRss>>;
+
+async function memoryWithTasks(n: number): Promise<{ idleSample: Sample; busySample: Sample; hwm: number }> {
   // Each turn streams 600 chunks 25 ms apart (~15 s): long enough for 50 tasks to start and be sampled.
   const model = await spawnModelServer({
     loop: true,
@@ -72,7 +78,7 @@ async function memoryWithTasks(n: number): Promise<{ idle: number; busy: number;
       if (e.case === "statusChanged" && e.value.status !== TaskStatus.RUNNING) break;
     }
     await new Promise((r) => setTimeout(r, 1000));
-    const idle = await peakRss(pid, 1000);
+    const idleSample = await peakRss(pid, 1000);
 
     const workspaces = Array.from({ length: n }, (_, i) => {
       const ws = path.join(roots, `ws-${i}`);
@@ -107,10 +113,10 @@ async function memoryWithTasks(n: number): Promise<{ idle: number; busy: number;
       }
     });
     await allStreaming;
-    const busy = await peakRss(pid, 2000);
+    const busySample = await peakRss(pid, 2000);
     const hwm = memoryOf(pid).hwm;
     await Promise.all(ids.map(({ taskId }) => clients.tasks.cancel({ taskId }).catch(() => {})));
-    return { idle, busy, hwm };
+    return { idleSample, busySample, hwm };
   } finally {
     controller.abort();
     await sidecar.stop();
@@ -122,9 +128,13 @@ async function memoryWithTasks(n: number): Promise<{ idle: number; busy: number;
 try {
   let previous: { n: number; busy: number } | undefined;
   for (const n of sizes) {
-    const { idle, busy, hwm } = await memoryWithTasks(n);
+    const { idleSample, busySample, hwm } = await memoryWithTasks(n);
+    const [idle, busy] = [idleSample.rss, busySample.rss];
+    const parts = (m: Sample) => `anon ${mb(m.anon)} + file ${mb(m.file)}`;
     const mb = (v: number) => `${v.toFixed(1)} MB`;
-    console.log(`  ${n} task(s): idle ${mb(idle)}, peak VmRSS while streaming ${mb(busy)}, VmHWM ${mb(hwm)}`);
+    console.log(
+      `  ${n} task(s): idle ${mb(idle)} (${parts(idleSample)}), peak VmRSS while streaming ${mb(busy)} (${parts(busySample)}), VmHWM ${mb(hwm)}`,
+    );
     report(`sidecar RSS, ${n} concurrent task(s)`, mb(busy), mb(idle), ratio(busy, idle), goals[n] ?? "(info)");
     report(`sidecar RSS per running task, ${n} task(s)`, `${((busy - idle) / n).toFixed(2)} MB`, "-", "-", "(info)");
     // The slope between sizes: what one more task costs.
