@@ -105,3 +105,44 @@ describe("a finished task's databases", () => {
     expect(sqliteSideFiles(tasksDir, ids)).toEqual([]);
   });
 });
+
+describe("a follow-up sent the moment a run completes", () => {
+  it("runs, and the task's databases close after it", async () => {
+    const sidecar = await startSidecar();
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+      loop: true,
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(sidecar.roots.base);
+    const tasksDir = path.join(sidecar.roots.docsDir, "tasks");
+    const pid = sidecar.process.child.pid!;
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "start", profileId });
+    let completions = 0;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 45_000);
+    try {
+      for await (const res of sidecar.clients.tasks.subscribe(
+        { taskId, afterSeq: 0n },
+        { signal: controller.signal },
+      )) {
+        const e = res.event!.event;
+        if (e.case !== "statusChanged") continue;
+        expect(e.value.status, e.value.reason).not.toBe(TaskStatus.FAILED);
+        if (e.value.status !== TaskStatus.COMPLETED) continue;
+        if (++completions === 8) break;
+        // At once, while the run that completed is still letting the task go.
+        await sidecar.clients.tasks.sendMessage({ taskId, text: `again ${completions}` });
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(completions).toBe(8);
+    const { messages } = await sidecar.clients.tasks.getTask({ taskId });
+    expect(messages.filter((m) => m.text.startsWith("again ")).map((m) => m.text)).toEqual(
+      Array.from({ length: 7 }, (_, i) => `again ${i + 1}`),
+    );
+    expect(await waitUntilClosed(pid, tasksDir, [taskId])).toEqual([]);
+  });
+});
