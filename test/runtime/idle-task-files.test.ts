@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { startSidecar } from "../helpers/sidecar.js";
+import type { ModelServerScript } from "../model-server/script.js";
 import { configureModel, followUntilDone, makeWorkspace, setAutoApproval } from "./harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -53,22 +54,28 @@ function sqliteSideFiles(tasksDir: string, ids: string[]): string[] {
   );
 }
 
+/** A sidecar with a scripted model that loops over `turns`, and a project folder. */
+async function sidecarWithModel(turns: ModelServerScript["turns"]) {
+  const sidecar = await startSidecar();
+  cleanups.push(() => sidecar.stop());
+  const { server, profileId } = await configureModel(sidecar.clients, "openai", { loop: true, turns });
+  cleanups.push(() => server.stop());
+  return {
+    sidecar,
+    profileId,
+    workspace: makeWorkspace(sidecar.roots.base),
+    tasksDir: path.join(sidecar.roots.docsDir, "tasks"),
+    pid: sidecar.process.child.pid!,
+  };
+}
+
 describe("a finished task's databases", () => {
   it("are closed once the task is idle, and open again to show and continue it", async () => {
-    const sidecar = await startSidecar();
-    cleanups.push(() => sidecar.stop());
-    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
-      loop: true,
-      turns: [
-        { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "noted\n" } }] },
-        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
-      ],
-    });
-    cleanups.push(() => server.stop());
+    const { sidecar, profileId, workspace, tasksDir, pid } = await sidecarWithModel([
+      { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "noted\n" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+    ]);
     await setAutoApproval(sidecar.clients, { editFiles: true });
-    const workspace = makeWorkspace(sidecar.roots.base);
-    const tasksDir = path.join(sidecar.roots.docsDir, "tasks");
-    const pid = sidecar.process.child.pid!;
 
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -108,16 +115,9 @@ describe("a finished task's databases", () => {
 
 describe("a follow-up sent the moment a run completes", () => {
   it("runs, and the task's databases close after it", async () => {
-    const sidecar = await startSidecar();
-    cleanups.push(() => sidecar.stop());
-    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
-      loop: true,
-      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
-    });
-    cleanups.push(() => server.stop());
-    const workspace = makeWorkspace(sidecar.roots.base);
-    const tasksDir = path.join(sidecar.roots.docsDir, "tasks");
-    const pid = sidecar.process.child.pid!;
+    const { sidecar, profileId, workspace, tasksDir, pid } = await sidecarWithModel([
+      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+    ]);
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "start", profileId });
     let completions = 0;
     const controller = new AbortController();
