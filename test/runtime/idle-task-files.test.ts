@@ -72,8 +72,11 @@ async function sidecarWithModel(turns: ModelServerScript["turns"]) {
 describe("a finished task's databases", () => {
   it("are closed once the task is idle, and open again to show and continue it", async () => {
     const { sidecar, profileId, workspace, tasksDir, pid } = await sidecarWithModel([
-      { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "noted\n" } }] },
-      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      {
+        toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "noted\n" } }],
+        usage: { input: 120, output: 10 },
+      },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }], usage: { input: 150, output: 5 } },
     ]);
     await setAutoApproval(sidecar.clients, { editFiles: true });
 
@@ -109,6 +112,17 @@ describe("a finished task's databases", () => {
     expect(after.length).toBeGreaterThan(before);
     expect(after.some((m) => m.text.includes("once more"))).toBe(true);
     expect(await waitUntilClosed(pid, tasksDir, ids)).toEqual([]);
+    expect(sqliteSideFiles(tasksDir, ids)).toEqual([]);
+
+    // Shown by another sidecar, where they are not loaded (as `dline show` does): nothing left either.
+    const viewer = await startSidecar({ roots: sidecar.roots });
+    cleanups.push(() => viewer.stop());
+    for (const id of ids) {
+      const shown = await viewer.clients.tasks.getTask({ taskId: id });
+      expect(shown.messages.some((m) => m.text.includes("done"))).toBe(true);
+      expect(shown.contextTokens).toBeGreaterThan(0n);
+    }
+    expect(await waitUntilClosed(viewer.process.child.pid!, tasksDir, ids)).toEqual([]);
     expect(sqliteSideFiles(tasksDir, ids)).toEqual([]);
   });
 });

@@ -655,7 +655,9 @@ export class TaskRuntime {
     const file = this.deps.layout.task(taskId).metricsDb;
     if (!fs.existsSync(file)) return undefined;
     try {
-      const metrics = MetricsStore.open(this.deps.sqlite, file, { readonly: true });
+      // Opened as GetTask opens messages.db: a read-only connection to a WAL database creates
+      // its -wal and -shm files and, closing, cannot remove them (one pair left per task shown).
+      const metrics = MetricsStore.open(this.deps.sqlite, file);
       try {
         return metrics.lastContext();
       } finally {
