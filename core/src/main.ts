@@ -1,4 +1,3 @@
-import * as http from "node:http";
 import { loadAcp } from "./acp/load.js";
 import { startBaseResolving } from "./boot.js";
 import { DlineError } from "./errors.js";
@@ -10,9 +9,10 @@ import { SystemCalls } from "./rpc/system-calls.js";
 import { systemEarlyAnswers } from "./rpc/system-early.js";
 import { bearerAuthorizer } from "./server/bearer.js";
 import { DeferredHandler } from "./server/deferred-handler.js";
-import { listen, parseListen, type ListenTarget } from "./server/listen.js";
+import { EarlyFront } from "./server/early-front.js";
+import { parseListen, type ListenTarget } from "./server/listen.js";
 import { generateToken } from "./server/token.js";
-import { boundUnauthenticatedConnections } from "./server/unauthenticated.js";
+import { unauthenticatedBound } from "./server/unauthenticated.js";
 import { PROTOCOL_VERSION, SERVER_VERSION, versionLine } from "./version.js";
 
 /**
@@ -20,6 +20,13 @@ import { PROTOCOL_VERSION, SERVER_VERSION, versionLine } from "./version.js";
  * request); past this the oldest is closed (server/unauthenticated.ts).
  */
 const MAX_UNAUTHENTICATED_CONNECTIONS = 64;
+/** A peer gets this long to send a request's headers (node:http's headersTimeout, and the early front's). */
+const HEADERS_TIMEOUT_MS = 10_000;
+const KEEP_ALIVE_TIMEOUT_MS = 60_000;
+/** node:http's limit on a request's head (its default maxHeaderSize). */
+const HEAD_MAX_BYTES = 16 * 1024;
+/** Initialize and Health bodies are a few hundred bytes; a larger one is read by node:http and connect. */
+const EARLY_BODY_MAX_BYTES = 64 * 1024;
 
 const USAGE = `Usage: dline-core <command> [options]
 
@@ -121,6 +128,7 @@ async function serve(options: ServeOptions): Promise<void> {
     startedAt: starting.startedAt,
     gitVersion: gitVersionProbe(starting.env),
   });
+  const earlyAnswers = systemEarlyAnswers(system, bearerAuthorizer(token));
   // Connect, protobuf and the services load with the first call that needs them (rpc/rpc-handler.ts).
   const rpc = new DeferredHandler(
     async () =>
@@ -130,24 +138,37 @@ async function serve(options: ServeOptions): Promise<void> {
         system,
       ),
     (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
-    { answers: systemEarlyAnswers(system, bearerAuthorizer(token)), readMaxBytes: RPC_READ_MAX_BYTES },
+    { answers: earlyAnswers, readMaxBytes: RPC_READ_MAX_BYTES },
   );
-  // A peer gets 10 s to send a request's headers; those without the token are bounded (server/unauthenticated.ts).
-  const server = http.createServer(
-    { keepAliveTimeout: 60_000, noDelay: true, headersTimeout: 10_000, requestTimeout: 60_000 },
-    rpc.handle,
-  );
-  boundUnauthenticatedConnections(server, { max: MAX_UNAUTHENTICATED_CONNECTIONS });
-  const url = await listen(server, options.listen);
-  lifecycle.setCloser(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        // Streams end with the lifecycle signal; whatever is left is cut after a short grace.
-        setTimeout(() => server.closeAllConnections(), 200).unref();
-      }),
-  );
+  // Those without the token are bounded (server/unauthenticated.ts), wherever they are read.
+  const bound = unauthenticatedBound({ max: MAX_UNAUTHENTICATED_CONNECTIONS });
+  // node:http loads with the first call the front does not answer (server/early-front.ts).
+  const front = new EarlyFront({
+    answers: earlyAnswers,
+    limits: { headBytes: HEAD_MAX_BYTES, bodyBytes: EARLY_BODY_MAX_BYTES },
+    headersTimeoutMs: HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+    onConnection: bound,
+    async createHttpServer() {
+      // Not `import()`: the bundle keeps a dynamic import of a built-in as one, which the
+      // single executable's main script (a vm.Script) cannot run.
+      const http = process.getBuiltinModule("node:http");
+      const server = http.createServer(
+        {
+          keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+          noDelay: true,
+          headersTimeout: HEADERS_TIMEOUT_MS,
+          requestTimeout: 60_000,
+        },
+        rpc.handle,
+      );
+      server.on("connection", bound);
+      return server;
+    },
+  });
+  const url = await front.listen(options.listen);
+  // Streams end with the lifecycle signal; whatever is left is cut after a short grace.
+  lifecycle.setCloser(() => front.close(200));
 
   const handshake = {
     dline: "ready",

@@ -42,11 +42,11 @@ fs.writeSync = function (fd, data, offset, ...rest) {
   return bytes.byteLength;
 };
 
-function call(handshake, method, body, type = "application/json", expect = 200) {
+function call(handshake, method, body, type = "application/json", expect = 200, agent = false) {
   return new Promise((resolve, reject) => {
     const req = http.request(`${handshake.url}/dline.v1.SystemService/${method}`, {
       method: "POST",
-      agent: false,
+      agent,
       headers: { "content-type": type, authorization: `Bearer ${handshake.token}` },
     });
     req.on("response", (res) => {
@@ -66,20 +66,25 @@ const INITIALIZE_BINARY = Buffer.from([0x0a, 0x05, ...Buffer.from("build")]);
 
 /**
  * Each first call in both encodings (editors' TypeScript clients send binary, the others JSON):
- * first as the sidecar answers them while connect loads (core/src/rpc/system-early.ts), then,
- * once a call it does not answer early has made it load connect, through connect.
+ * first as the sidecar answers them before node:http and connect load (core/src/server/early-front.ts,
+ * core/src/rpc/system-early.ts), each on its own connection and then on one kept alive, then,
+ * once a call they do not answer has made it load them, through connect.
  */
 async function firstCalls(handshake) {
   const calls = [
-    () => call(handshake, "Health", "", PROTO),
-    () => call(handshake, "Health", "{}"),
-    () => call(handshake, "Initialize", INITIALIZE_BINARY, PROTO),
-    () => call(handshake, "Initialize", '{"clientName":"build"}'),
+    (agent) => call(handshake, "Health", "", PROTO, 200, agent),
+    (agent) => call(handshake, "Health", "{}", "application/json", 200, agent),
+    (agent) => call(handshake, "Initialize", INITIALIZE_BINARY, PROTO, 200, agent),
+    (agent) => call(handshake, "Initialize", '{"clientName":"build"}', "application/json", 200, agent),
   ];
-  await Promise.all(calls.map((c) => c()));
-  // No such method: connect's handler answers it (404), and is built for it.
-  await call(handshake, "Warm", "{}", "application/json", 404);
-  for (const c of calls) await c();
+  await Promise.all(calls.map((c) => c(false)));
+  const keptAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  for (const c of calls) await c(keptAlive);
+  // No such method: connect's handler answers it (404), and is built for it; the kept-alive
+  // connection it comes on is given to node:http.
+  await call(handshake, "Warm", "{}", "application/json", 404, keptAlive);
+  keptAlive.destroy();
+  for (const c of calls) await c(false);
 }
 
 setTimeout(() => {

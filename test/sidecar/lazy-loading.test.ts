@@ -105,11 +105,10 @@ describe("services load on first need", () => {
       {
         answers: {
           takes: (req) => req.url === "/early",
-          answer: async (_req, res, body) => {
-            if (Buffer.from(body).toString() === "leave") return false;
-            res.end(`early ${Buffer.from(body).toString()}`);
-            return true;
-          },
+          answer: async (_req, body) =>
+            Buffer.from(body).toString() === "leave"
+              ? undefined
+              : { contentType: "text/plain", body: Buffer.from(`early ${Buffer.from(body).toString()}`) },
         },
         readMaxBytes: 1024,
       },
@@ -130,7 +129,7 @@ describe("services load on first need", () => {
           async () => (req, res, body) =>
             res.end(`built ${req.url} ${body ? Buffer.from(body).toString() : "(no body read)"}`),
           () => {},
-          { answers: { takes: (req) => req.url === "/early", answer: async () => false }, readMaxBytes: 1024 },
+          { answers: { takes: (req) => req.url === "/early", answer: async () => undefined }, readMaxBytes: 1024 },
         ).handle,
       );
     // Left after they read it: the built listener gets the body they read.

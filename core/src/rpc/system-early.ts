@@ -1,5 +1,4 @@
-import type * as http from "node:http";
-import type { EarlyAnswers } from "../server/deferred-handler.js";
+import type { CallHead, EarlyAnswers } from "../server/deferred-handler.js";
 import { isPlainUnaryCall } from "../server/plain-unary.js";
 import type { SystemCalls } from "./system-calls.js";
 import {
@@ -20,40 +19,29 @@ const INITIALIZE = "/dline.v1.SystemService/Initialize";
  * service's own (SystemCalls) in the same bytes connect would send. Any other call, or a body
  * read otherwise, goes to connect's handler.
  */
-export function systemEarlyAnswers(
-  calls: SystemCalls,
-  authorized: (req: http.IncomingMessage) => boolean,
-): EarlyAnswers {
+export function systemEarlyAnswers(calls: SystemCalls, authorized: (head: CallHead) => boolean): EarlyAnswers {
   return {
     // Neither method reads its call's signal, so connect answers them the same whatever the
     // deadline (the Neovim and JetBrains clients send one with every call).
     takes: (req) =>
       (req.url === HEALTH || req.url === INITIALIZE) && isPlainUnaryCall(req, { anyDeadline: true }) && authorized(req),
-    async answer(req, res, body) {
-      const binary = req.headers["content-type"] === "application/proto";
+    async answer(head, body) {
+      const binary = head.headers["content-type"] === "application/proto";
       let answer: Uint8Array;
-      if (req.url === HEALTH) {
-        if (!isPlainHealthRequest(body, binary)) return false;
+      if (head.url === HEALTH) {
+        if (!isPlainHealthRequest(body, binary)) return undefined;
         answer = encodeHealthResponse(calls.health(), binary);
       } else {
         const question = decodeInitializeRequest(body, binary);
-        if (!question) return false;
+        if (!question) return undefined;
         try {
           answer = encodeInitializeResponse(await calls.initialize(question), binary);
         } catch {
           // The roots could not be found: connect's handler answers as it always does then.
-          return false;
+          return undefined;
         }
       }
-      if (!res.destroyed) {
-        res
-          .writeHead(200, {
-            "content-type": binary ? "application/proto" : "application/json",
-            "content-length": String(answer.byteLength),
-          })
-          .end(answer);
-      }
-      return true;
+      return { contentType: binary ? "application/proto" : "application/json", body: answer };
     },
   };
 }

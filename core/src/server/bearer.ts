@@ -1,4 +1,4 @@
-import type * as http from "node:http";
+import type { CallHead } from "./deferred-handler.js";
 import { markAuthenticated } from "./unauthenticated.js";
 
 /**
@@ -25,7 +25,7 @@ export function bearerFrom(header: string | null | undefined): string | undefine
  * Whether a request shows `Authorization: Bearer <token>`, from its headers alone; a connection
  * that showed it is marked as authenticated (see unauthenticated.ts). Loads nothing of connect.
  */
-export function bearerAuthorizer(token: string): (req: http.IncomingMessage) => boolean {
+export function bearerAuthorizer(token: string): (req: Pick<CallHead, "headers" | "socket">) => boolean {
   const expected = Buffer.from(token);
   return (req) => {
     const presented = bearerFrom(req.headers.authorization);

@@ -1,19 +1,34 @@
 import type * as http from "node:http";
+import type * as net from "node:net";
 import { readBody } from "./read-body.js";
 import { answerUnavailable } from "./unavailable.js";
 
 /** A request listener that may be given the request's body already read. */
 export type RequestListener = (req: http.IncomingMessage, res: http.ServerResponse, body?: Uint8Array) => void;
 
+/** What a call is judged on before its body is read: node:http's request, or the front's (early-front.ts). */
+export interface CallHead {
+  method?: string;
+  url?: string;
+  headers: http.IncomingHttpHeaders;
+  socket: net.Socket;
+}
+
+/** An answer given without the request listener: HTTP 200 with this body. */
+export interface EarlyAnswer {
+  contentType: string;
+  body: Uint8Array;
+}
+
 /** Calls answered without the request listener, until it is built (see DeferredHandler). */
 export interface EarlyAnswers {
   /** Whether it may answer this request, from its method, path and headers alone. */
-  takes(req: http.IncomingMessage): boolean;
+  takes(head: CallHead): boolean;
   /**
-   * Answers a call whose whole body was read; false when it leaves the call (unanswered) to
-   * the listener, which is then built if it is not yet and given the body.
+   * The answer to a call whose whole body was read; undefined when it leaves the call
+   * (unanswered) to the listener, which is then built if it is not yet and given the body.
    */
-  answer(req: http.IncomingMessage, res: http.ServerResponse, body: Uint8Array): Promise<boolean>;
+  answer(head: CallHead, body: Uint8Array): Promise<EarlyAnswer | undefined>;
 }
 
 export interface EarlyOptions {
@@ -69,8 +84,16 @@ export class DeferredHandler {
   private answerEarly(req: http.IncomingMessage, res: http.ServerResponse, early: EarlyOptions): void {
     readBody(req, early.readMaxBytes)
       .then(async (body) => {
-        if (body.byteLength <= early.readMaxBytes && (await early.answers.answer(req, res, body))) return;
-        this.whenBuilt(req, res, body);
+        const answer = body.byteLength <= early.readMaxBytes ? await early.answers.answer(req, body) : undefined;
+        if (!answer) {
+          this.whenBuilt(req, res, body);
+          return;
+        }
+        if (!res.destroyed) {
+          res
+            .writeHead(200, { "content-type": answer.contentType, "content-length": String(answer.body.byteLength) })
+            .end(answer.body);
+        }
       })
       .catch(() => res.destroy());
   }

@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import type * as http from "node:http";
 import * as net from "node:net";
 import { DlineError } from "../errors.js";
 
@@ -42,7 +41,7 @@ export function parseListen(value: string): ListenTarget {
  * and chmod'ed again to be sure. A stale socket file from a dead sidecar is replaced only
  * when nothing answers on it.
  */
-export async function listen(server: http.Server, target: ListenTarget): Promise<string> {
+export async function listen(server: net.Server, target: ListenTarget): Promise<string> {
   if (target.kind === "tcp") {
     const bound = BoundSocket ? bindNow(BoundSocket, target) : undefined;
     await new Promise<void>((resolve, reject) => {

@@ -8,7 +8,10 @@ import type * as http from "node:http";
  * `anyDeadline`, a call with a valid timeout header is one too, for a caller whose answer does
  * not depend on the deadline.
  */
-export function isPlainUnaryCall(req: http.IncomingMessage, options: { anyDeadline?: boolean } = {}): boolean {
+export function isPlainUnaryCall(
+  req: Pick<http.IncomingMessage, "method" | "headers">,
+  options: { anyDeadline?: boolean } = {},
+): boolean {
   const type = req.headers["content-type"];
   if (req.method !== "POST" || (type !== "application/json" && type !== "application/proto")) return false;
   if (req.headers["content-encoding"] !== undefined) return false;

@@ -92,7 +92,16 @@ export interface ConnectionBound {
  * the oldest is closed at once. A connection that showed the token never counts again, however
  * long it stays open or idle. Slow or silent peers also meet the server's headers timeout.
  */
-export function boundUnauthenticatedConnections(server: http.Server, bound: ConnectionBound): void {
+export function boundUnauthenticatedConnections(server: net.Server, bound: ConnectionBound): void {
+  server.on("connection", unauthenticatedBound(bound));
+}
+
+/**
+ * The same bound as a function to give every accepted connection to (the sidecar's connections
+ * are accepted by its early front, then by its HTTP server, which is also given the front's).
+ * A connection given twice counts once, from its first time.
+ */
+export function unauthenticatedBound(bound: ConnectionBound): (socket: net.Socket) => void {
   const { max, graceMs = 2_000, ceiling = max * 16 } = bound;
   /** Connections not known to be authenticated, oldest first, with the time each was accepted. */
   const pending = new Map<MarkedSocket, number>();
@@ -124,11 +133,14 @@ export function boundUnauthenticatedConnections(server: http.Server, bound: Conn
     setImmediate(sweep);
   };
 
-  server.on("connection", (socket: MarkedSocket) => {
+  const seen = new WeakSet<MarkedSocket>();
+  return (socket: MarkedSocket) => {
+    if (seen.has(socket)) return;
+    seen.add(socket);
     pending.set(socket, monotonicMs());
     socket.once("close", () => pending.delete(socket));
     if (pending.size > max) queueSweep();
-  });
+  };
 }
 
 /** A monotonic clock in ms (the global `performance` loads perf_hooks at its first use: about 1 ms of start-up). */
