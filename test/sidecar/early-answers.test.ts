@@ -1,24 +1,16 @@
 import * as fs from "node:fs";
 import * as http from "node:http";
 import { create, fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HealthResponseSchema, InitializeRequestSchema } from "../../core/src/gen/dline/v1/system_pb.js";
-import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import type { RunningSidecar } from "../helpers/sidecar.js";
+import { sidecarsStoppedAfterEach } from "../helpers/sidecar-per-test.js";
 import { nth } from "../helpers/items.js";
 
 // The sidecar answers an editor's first Initialize and Health before connect and protobuf-es
 // load (core/src/rpc/system-early.ts); these tests hold those answers to connect's own.
 
-const running: RunningSidecar[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop()));
-});
-
-async function start(): Promise<RunningSidecar> {
-  const s = await startSidecar();
-  running.push(s);
-  return s;
-}
+const start = sidecarsStoppedAfterEach();
 
 interface Answer {
   status: number;

@@ -1,6 +1,6 @@
 import * as net from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import { describe, expect, it } from "vitest";
+import { sidecarsStoppedAfterEach } from "../helpers/sidecar-per-test.js";
 
 // Until a call needs node:http, the sidecar reads its connections itself and answers the plainest
 // Initialize and Health calls from their bytes (core/src/server/early-front.ts); everything else
@@ -8,16 +8,7 @@ import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 // bytes a fresh sidecar reads, and again once node:http reads every connection, and hold the two
 // answers to each other.
 
-const running: RunningSidecar[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop()));
-});
-
-async function start(): Promise<RunningSidecar> {
-  const s = await startSidecar();
-  running.push(s);
-  return s;
-}
+const start = sidecarsStoppedAfterEach();
 
 interface RawAnswer {
   status: string;
