@@ -166,6 +166,18 @@ function nodeGypScript() {
   return script;
 }
 
+/**
+ * The environment node-gyp compiles the addon in: the caller's, less npm's configuration. node-gyp
+ * reads `npm_config_*` (and `npm_package_config_node_gyp_*`) variables as options, and those beat
+ * its command line: `npm run build` exports the user's npm settings, and a `nodedir=/usr` in an
+ * npmrc (some Node installs write one) compiled the addon against the machine's Node headers
+ * instead of the pinned Node's.
+ */
+export function nodeGypEnvironment(env) {
+  const npmSettings = /^npm_(config|package_config_node_gyp)_/i;
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !npmSettings.test(name)));
+}
+
 function betterSqlite3Dir() {
   return path.dirname(require.resolve("better-sqlite3/package.json", { paths: [path.join(root, "core")] }));
 }
@@ -214,7 +226,7 @@ export function ensureSqliteAddon(runtime) {
     const copy = path.join(scratch, "better-sqlite3");
     fs.cpSync(source, copy, { recursive: true, filter: (src) => path.relative(source, src) !== "build" });
     const args = [nodeGypScript(), "rebuild", "--release", `--nodedir=${runtime.dir}`];
-    const env = { ...process.env };
+    const env = nodeGypEnvironment(process.env);
     if (runtime.platform !== HOST_PLATFORM) {
       const cross = crossToolchain(runtime.platform);
       args.push(`--arch=${cross.arch}`);

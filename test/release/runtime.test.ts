@@ -60,6 +60,28 @@ describe("the sidecar's runtime", () => {
     expect(await check("18.20.0", process.versions.node)).toContain("not the embedded Node");
   });
 
+  it("compiles better-sqlite3 against the pinned Node even when npm's settings name another Node's headers", async () => {
+    // `npm run build` exports the user's npm settings to the build; an npmrc's `nodedir` (this
+    // machine's image has nodedir=/usr) made node-gyp compile against the machine's Node.
+    const roots = makeTestRoots("dline-runtime-nodedir-");
+    const script = path.join(repoRoot, "scripts", "lib", "node-runtime.mjs");
+    const { stdout } = await run(process.execPath, [script, "--node-only"], { env: process.env });
+    const pinned = JSON.parse(stdout) as { dir: string };
+    // A build cache of its own, with the pinned Node already in it: only the addon is built.
+    const cache = path.join(roots.base, "cache");
+    fs.mkdirSync(path.join(cache, "node"), { recursive: true });
+    fs.symlinkSync(pinned.dir, path.join(cache, "node", path.basename(pinned.dir)));
+    const machineNode = path.dirname(path.dirname(process.execPath));
+    const built = await run(process.execPath, [script], {
+      env: { ...process.env, DLINE_BUILD_CACHE: cache, npm_config_nodedir: machineNode },
+      maxBuffer: 16 * 1024 * 1024,
+    }).catch((e: { stderr: string }) => ({ stdout: "", stderr: e.stderr }));
+    expect(built.stderr).not.toContain("cannot load the compiled addon");
+    const addon = (JSON.parse(built.stdout) as { sqliteAddon: string }).sqliteAddon;
+    expect(addon.startsWith(path.join(cache, "addons"))).toBe(true);
+    expect(fs.existsSync(addon)).toBe(true);
+  }, 600_000);
+
   it("refuses a runtime package whose tarball does not match the pinned checksum", async () => {
     const roots = makeTestRoots("dline-runtime-pin-");
     // A copy of the scripts with the pin's checksum changed: the real registry package, a wrong pin.
