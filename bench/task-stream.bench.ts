@@ -10,8 +10,9 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { build } from "esbuild";
 import { spawnSidecar, createDlineClients, type DlineClients } from "../core/src/client/index.js";
-import { TaskService, TaskStatus } from "../core/src/gen/dline/v1/task_pb.js";
+import { MessageRole, TaskService, TaskStatus } from "../core/src/gen/dline/v1/task_pb.js";
 import { spawnModelServer } from "../test/model-server/spawn.js";
+import { MAX_REPLY_CHARS } from "../core/src/runtime/message-bounds.js";
 import { fmtMs, median, percentile, ratio, report } from "./helpers.js";
 
 const binary = path.resolve(process.env.DLINE_CORE_BINARY ?? "dist/dline-core");
@@ -55,17 +56,31 @@ async function configure(clients: DlineClients, url: string, id: string) {
 }
 
 async function coreRate(chunks: number): Promise<number> {
-  const server = await spawnModelServer({ turns: [{ text: "y".repeat(100 * chunks), textChunkChars: 100 }] });
+  // The whole reply stays within what a chat message keeps (MAX_REPLY_CHARS): past it the core
+  // cuts the reply and streams no more deltas, and the rate would count the cut part's chunks
+  // as time without events (it did: 20,000 chunks of 100 characters showed half the rate).
+  const chunkChars = Math.min(100, Math.floor((MAX_REPLY_CHARS - 1) / chunks));
+  const server = await spawnModelServer({
+    turns: [{ text: "y".repeat(chunkChars * chunks), textChunkChars: chunkChars }],
+  });
   const s = await spawnSidecar({ binary, env });
   const clients = createDlineClients(s.handshake.url, s.handshake.token);
   await configure(clients, server.url, "rate");
   const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "stream", profileId: "rate" });
+  // The reply's events: the message added with its first chunk, then a delta per chunk.
+  let replyId = "";
   let deltas = 0;
   let first = 0n;
   let last = 0n;
   for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
     const e = res.event!.event;
-    if (e.case === "messageDelta" || e.case === "messageAdded") {
+    const added =
+      e.case === "messageAdded" &&
+      !replyId &&
+      e.value.message?.kind === "text" &&
+      e.value.message.role === MessageRole.ASSISTANT;
+    if (added || (e.case === "messageDelta" && e.value.messageId === replyId)) {
+      if (added) replyId = e.value.message!.id;
       if (!first) first = process.hrtime.bigint();
       last = process.hrtime.bigint();
       deltas++;
@@ -74,6 +89,7 @@ async function coreRate(chunks: number): Promise<number> {
   }
   await s.stop();
   await server.stop();
+  if (deltas !== chunks) throw new Error(`the subscriber saw ${deltas} of the reply's ${chunks} chunks`);
   return deltas / (Number(last - first) / 1e9);
 }
 
