@@ -89,6 +89,53 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(stderr).not.toMatch(/EPIPE|Error/);
   });
 
+  it("a restore by the short id the task printed says which files it kept as they were (too large to snapshot)", async () => {
+    const roots = makeTestRoots();
+    // Over the 5 MB a checkpoint holds: the baseline leaves it out, and no pre-image is kept.
+    const workspace = makeWorkspace(roots.base, { "notes.md": "# notes\n" });
+    fs.mkdirSync(path.join(workspace, "assets"));
+    fs.writeFileSync(path.join(workspace, "assets/big.bin"), Buffer.alloc(6 * 1024 * 1024, 7));
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            { name: "write_to_file", input: { path: "assets/big.bin", content: "now small\n" } },
+            { name: "write_to_file", input: { path: "notes.md", content: "# notes, edited\n" } },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = envFor(roots, server);
+    const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
+      checkpoints: { id: string; kind: string }[];
+    };
+    const baseline = checkpoints.find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!;
+    // The chat shows checkpoint ids cut to 12 digits; a restore takes them.
+    const short = baseline.id.slice(0, 12);
+    const restored = await run(cli, ["restore", taskId, short, "--mode", "files"], { env });
+    expect(restored.stdout).toContain("restored 1 file(s), deleted 0, kept 1 as they are\n");
+    expect(restored.stdout).toContain("  kept as is: too large to snapshot: assets/big.bin\n");
+    expect(fs.readFileSync(path.join(workspace, "notes.md"), "utf8")).toBe("# notes\n");
+    expect(fs.readFileSync(path.join(workspace, "assets/big.bin"), "utf8")).toBe("now small\n");
+
+    // A prefix no checkpoint of the task has, and one too short to tell, are refused clearly.
+    let unknown = "0000";
+    while (checkpoints.some((c) => c.id.startsWith(unknown)))
+      unknown = (Number.parseInt(unknown, 16) + 1).toString(16).padStart(4, "0");
+    const none = await run(cli, ["compare", taskId, unknown], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((none as { code: number }).code).toBe(1);
+    expect((none as { stderr: string }).stderr).toBe(
+      `dline: not_found: No checkpoint of task ${taskId} starts with ${unknown}.\n`,
+    );
+  });
+
   it("a sidecar that dies during a command is named as such, not as 'aborted'", async () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);

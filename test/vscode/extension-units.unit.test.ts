@@ -9,7 +9,12 @@ import * as path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { CheckpointState, GetStatusResponseSchema, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import {
+  CheckpointState,
+  GetStatusResponseSchema,
+  KeptReason,
+  RestoreMode,
+} from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import {
   AskKind,
   MessageRole,
@@ -22,7 +27,11 @@ import { continueInFolder, errorReason } from "../../adapters/vscode/src/chat/er
 import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { checkpointHeader, MULTI_ROOT, NO_WORKSPACE } from "../../adapters/vscode/src/checkpoints/checkpoint-header.js";
 import { HeaderUpdates } from "../../adapters/vscode/src/checkpoints/header-updates.js";
-import { checkpointLabel, restoreOptions } from "../../adapters/vscode/src/checkpoints/restore-options.js";
+import {
+  checkpointLabel,
+  restoreNotices,
+  restoreOptions,
+} from "../../adapters/vscode/src/checkpoints/restore-options.js";
 import { toImportableState } from "../../adapters/vscode/src/settings/host-state.js";
 import {
   corePatchFromHost,
@@ -119,6 +128,24 @@ describe("restore menu", () => {
     const target = { hasFiles: true, compaction: false, restored: true };
     expect(restoreOptions(target).find((o) => o.mode === RestoreMode.FILES)?.disabled).toBe(true);
     expect(checkpointLabel(target)).toBe("Checkpoint (restored)");
+  });
+
+  it("after a file restore, says which files were kept as they were, and why", () => {
+    expect(restoreNotices({ restoredPaths: ["a.txt"], deletedPaths: ["new.txt"], keptPaths: [] })).toEqual({
+      info: "Dline: files restored to the checkpoint (2 files).",
+    });
+    const notices = restoreNotices({
+      restoredPaths: ["notes.md"],
+      deletedPaths: [],
+      keptPaths: [
+        { path: "assets/big.bin", reason: KeptReason.TOO_LARGE },
+        { path: "sources/.env\u001b[2J", reason: KeptReason.NOT_TRACKED },
+      ],
+    });
+    expect(notices.info).toBe("Dline: files restored to the checkpoint (1 file; 2 kept as they were).");
+    expect(notices.warning).toBe(
+      "Dline: kept as is: assets/big.bin (too large to snapshot), sources/.env\\e[2J (not tracked by checkpoints).",
+    );
   });
 });
 

@@ -27,6 +27,7 @@ Checkpoints:
   checkpoints TASK_ID
   compare TASK_ID CHECKPOINT_ID                            changes since the checkpoint
   restore TASK_ID CHECKPOINT_ID [--mode files-and-task|files|task]
+      CHECKPOINT_ID: the id, or its first digits when no other checkpoint of the task starts so
 Configuration:
   settings [get [KEY] | set KEY JSON] [--workspace DIR] [--task ID]
   profile add ID --provider anthropic|openai --model M [--base-url URL] [--api-key-env VAR] [--default]

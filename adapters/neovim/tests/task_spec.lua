@@ -476,6 +476,48 @@ S.case(
   end
 )
 
+S.case("a restore says which files it kept as they were (too large to snapshot)", function()
+  local s = session()
+  -- Over the 5 MB a checkpoint holds: the baseline leaves it out and no pre-image is kept.
+  local big = workspace_file("big.bin", string.rep("x", 6 * 1024 * 1024))
+  local notes = workspace_file("notes.md", "notes\n")
+  T.configure_model(s, {
+    {
+      toolCalls = {
+        { name = "write_to_file", input = { path = "big.bin", content = "now small\n" } },
+        { name = "write_to_file", input = { path = "notes.md", content = "notes, edited\n" } },
+      },
+    },
+    { toolCalls = { { name = "attempt_completion", input = { result = "Both written." } } } },
+  })
+  approve_all()
+  local controller = new_task("Shrink the big file")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+  local baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(messages, { msg = msg, level = level })
+    return notify(msg, level)
+  end
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.restore" then
+      for _, o in ipairs(items) do
+        if o.label == "Restore Files Only" then return o end
+      end
+    end
+  end)
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 2 end, "the restore's messages")
+  vim.notify = notify
+  T.eq(T.read(notes), "notes\n", "the small file restored")
+  T.eq(T.read(big), "now small\n", "the big file left as it is")
+  T.eq(messages[1].msg, "(dline) Restore Files Only: 1 file(s) restored, 0 deleted, 1 kept as they were", "the summary")
+  T.eq(messages[2].msg, "(dline) kept as is: too large to snapshot: big.bin", "what was kept, and why")
+  T.eq(messages[2].level, vim.log.levels.WARN, "said as a warning")
+end)
+
 S.case("restore files & task rewinds the conversation and the files to a turn's checkpoint", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

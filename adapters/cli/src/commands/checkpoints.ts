@@ -1,13 +1,16 @@
 import { toJson } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
   CheckpointKind,
   CheckpointSchema,
   FileChangeSchema,
   FileStatus,
+  KeptReason,
   RestoreMode,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
+import type { DlineClients } from "../../../../core/src/client/index.js";
 import { visibleLine } from "../visible-text.js";
 
 export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
@@ -35,7 +38,10 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
   const [taskId, checkpointId] = args.positionals;
   if (!taskId || !checkpointId) throw new UsageError("dline compare needs a task id and a checkpoint id.");
   return withSidecar(ctx, async (clients) => {
-    const res = await clients.checkpoints.compare({ taskId, checkpointId });
+    const res = await clients.checkpoints.compare({
+      taskId,
+      checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
+    });
     if (ctx.json) {
       printJson(ctx, { files: res.files.map((f) => toJson(FileChangeSchema, f)) });
       return 0;
@@ -62,18 +68,48 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
   const modeName = stringFlag(args, "mode") ?? "files-and-task";
   if (!(modeName in modes)) throw new UsageError("--mode takes files-and-task, files or task.");
   return withSidecar(ctx, async (clients) => {
-    const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: modes[modeName] });
+    const res = await clients.checkpoints.restore({
+      taskId,
+      checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
+      mode: modes[modeName],
+    });
     if (ctx.json) printJson(ctx, res);
     else {
+      const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they are` : "";
       ctx.out.write(
         res.filesRestored
-          ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}\n`
+          ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}\n`
           : "conversation restored\n",
       );
+      for (const k of res.keptPaths) ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
       if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
       if (res.undoCheckpointId)
         ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);
     }
     return res.fileError ? 1 : 0;
   });
+}
+
+/** Why a restore left a file as it was, as the chat says it. */
+const keptReasons: Record<KeptReason, string> = {
+  [KeptReason.UNSPECIFIED]: "not restored",
+  [KeptReason.TOO_LARGE]: "too large to snapshot",
+  [KeptReason.NOT_TRACKED]: "not tracked by checkpoints",
+};
+
+/**
+ * The checkpoint a user named: a full id as it is, or the one checkpoint of the task whose id
+ * starts with the hex digits given (the task's output shows ids cut to 12), as git takes a prefix.
+ */
+async function fullCheckpointId(clients: DlineClients, taskId: string, given: string): Promise<string> {
+  if (!/^[0-9a-f]{4,39}$/.test(given)) return given;
+  const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
+  const matches = checkpoints.filter((c) => c.id.startsWith(given));
+  const [only] = matches;
+  if (only && matches.length === 1) return only.id;
+  if (!only) throw new ConnectError(`No checkpoint of task ${taskId} starts with ${given}.`, Code.NotFound);
+  throw new ConnectError(
+    `${given} starts ${matches.length} checkpoints of task ${taskId}; give more of the id.`,
+    Code.InvalidArgument,
+  );
 }

@@ -157,6 +157,26 @@ end
 --- changes is kept and the user told.
 function M.reload_buffers(root, paths) require("dline.buffers").reload(root, paths, "The restore") end
 
+local kept_reasons = {
+  KEPT_REASON_TOO_LARGE = "too large to snapshot",
+  KEPT_REASON_NOT_TRACKED = "not tracked by checkpoints",
+}
+
+--- The files a restore left as they were, a line each: "kept as is: <why>: <path>".
+function M.kept_lines(kept)
+  local lines = {}
+  for _, k in ipairs(kept) do
+    table.insert(
+      lines,
+      ("kept as is: %s: %s"):format(
+        kept_reasons[k.reason] or "not restored",
+        (require("dline.visible")(k.path):gsub("\n", "\\n"))
+      )
+    )
+  end
+  return table.concat(lines, "\n")
+end
+
 --- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
 function M.restore(task_id, cp, workspace_root, cb)
   local options = M.restore_options(cp)
@@ -180,14 +200,17 @@ function M.restore(task_id, cp, workspace_root, cb)
         if res.fileError and res.fileError ~= "" then
           dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
         else
+          local kept = res.keptPaths or {}
           dline().notify(
-            ("%s: %d file(s) restored, %d deleted%s"):format(
+            ("%s: %d file(s) restored, %d deleted%s%s"):format(
               choice.label,
               #(res.restoredPaths or {}),
               #(res.deletedPaths or {}),
+              #kept > 0 and (", %d kept as they were"):format(#kept) or "",
               res.conversationRestored and ", conversation restored" or ""
             )
           )
+          if #kept > 0 then dline().notify(M.kept_lines(kept), vim.log.levels.WARN) end
         end
         local controller = require("dline.task").get(task_id)
         if controller and res.conversationRestored then controller:reload() end

@@ -15,7 +15,12 @@ import {
   type DiffPresenter,
   type ShownDiff,
 } from "../checkpoints/diff-presenter.js";
-import { MORE_OPTIONS_LABEL, restoreOptions, type RestoreOption } from "../checkpoints/restore-options.js";
+import {
+  MORE_OPTIONS_LABEL,
+  restoreNotices,
+  restoreOptions,
+  type RestoreOption,
+} from "../checkpoints/restore-options.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { editorFiles } from "../tasks/editor-state.js";
@@ -344,10 +349,9 @@ export class ChatController implements vscode.Disposable {
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     else if (res.filesRestored) {
-      const count = res.restoredPaths.length + res.deletedPaths.length;
-      void vscode.window.showInformationMessage(
-        `Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}).`,
-      );
+      const notices = restoreNotices(res);
+      void vscode.window.showInformationMessage(notices.info);
+      if (notices.warning) void vscode.window.showWarningMessage(notices.warning);
     }
     await this.refreshCheckpoints();
     return res.filesRestored || res.conversationRestored;

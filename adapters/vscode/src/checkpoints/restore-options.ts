@@ -1,4 +1,5 @@
-import { RestoreMode } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { KeptReason, RestoreMode } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { visibleLine } from "../text/visible-text.js";
 
 /** One entry of the restore menu, with the wording of docs/checkpoints.md. */
 export interface RestoreOption {
@@ -59,4 +60,26 @@ export function restoreOptions(target: RestoreTarget): RestoreOption[] {
 export function checkpointLabel(target: RestoreTarget): string {
   if (target.compaction) return "Compaction checkpoint";
   return target.restored ? "Checkpoint (restored)" : "Checkpoint";
+}
+
+/** What a file restore changed, and the files it left as they were (and why), for its notices. */
+export function restoreNotices(res: {
+  restoredPaths: readonly string[];
+  deletedPaths: readonly string[];
+  keptPaths: readonly { path: string; reason: KeptReason }[];
+}): { info: string; warning?: string } {
+  const count = res.restoredPaths.length + res.deletedPaths.length;
+  const kept = res.keptPaths.length;
+  const info =
+    `Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}` +
+    `${kept ? `; ${kept} kept as ${kept === 1 ? "it was" : "they were"}` : ""}).`;
+  if (!kept) return { info };
+  const why = (reason: KeptReason) =>
+    reason === KeptReason.TOO_LARGE
+      ? "too large to snapshot"
+      : reason === KeptReason.NOT_TRACKED
+        ? "not tracked by checkpoints"
+        : "not restored";
+  const list = res.keptPaths.map((k) => `${visibleLine(k.path)} (${why(k.reason)})`).join(", ");
+  return { info, warning: `Dline: kept as is: ${list}.` };
 }
