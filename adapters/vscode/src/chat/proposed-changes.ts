@@ -22,13 +22,26 @@ export interface ShownEdit {
  */
 export class ProposedChanges implements vscode.Disposable {
   private shownAskId: string | undefined;
+  /** The document set of the pending approval's diff: the one proposal allowed to stay open. */
+  private shownSet: string | undefined;
   /**
    * Opening and closing run one after the other: an approval answered while its diff was still
    * opening must not leave that diff open after the close.
    */
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly tabWatch: vscode.Disposable;
 
-  constructor(private readonly documents: CheckpointDocuments) {}
+  constructor(private readonly documents: CheckpointDocuments) {
+    // The diff command can return before its tab reaches this side's tab list, so a close right
+    // after it may not see the tab; it then shows up later for an approval already answered
+    // (seen with two edits approved at once): any proposal tab not of the pending approval goes.
+    this.tabWatch = vscode.window.tabGroups.onDidChangeTabs((e) => {
+      const stale = [...e.opened, ...e.changed].filter(
+        (t) => isProposalTab(t, this.documents.scheme) && !proposalSets(t).every((set) => set === this.shownSet),
+      );
+      if (stale.length > 0) void Promise.resolve(vscode.window.tabGroups.close(stale, true)).catch(() => undefined);
+    });
+  }
 
   /** Opens the approval's diff (once per ask unless `again`). */
   showProposal(askId: string, edits: ChatFileEdit[], workspaceRoot: string, again = false): Promise<ShownEdit[]> {
@@ -45,6 +58,7 @@ export class ProposedChanges implements vscode.Disposable {
     return this.inTurn(async () => {
       if (!this.shownAskId) return;
       this.shownAskId = undefined;
+      this.shownSet = undefined;
       await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
       const tabs = vscode.window.tabGroups.all
         .flatMap((g) => g.tabs)
@@ -72,6 +86,7 @@ export class ProposedChanges implements vscode.Disposable {
     proposal: boolean,
   ): Promise<ShownEdit[]> {
     const setId = this.documents.beginSet();
+    if (proposal) this.shownSet = setId;
     const side = proposal ? "proposal" : "applied";
     const shown = edits.map((e) => {
       const absolute = path.join(workspaceRoot, ...e.path.split("/"));
@@ -123,8 +138,19 @@ export class ProposedChanges implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.tabWatch.dispose();
     void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
   }
+}
+
+/** The document sets a proposal tab shows (one for a diff, one per file for a multi-file one). */
+function proposalSets(tab: vscode.Tab): string[] {
+  const input = tab.input;
+  const diffs =
+    input instanceof vscode.TabInputTextDiff
+      ? [input]
+      : ((input as { textDiffs?: vscode.TabInputTextDiff[] } | undefined)?.textDiffs ?? []);
+  return diffs.map((d) => new URLSearchParams(d.modified.query).get("set") ?? "");
 }
 
 function isProposalTab(tab: vscode.Tab, scheme: string): boolean {

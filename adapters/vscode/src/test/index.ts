@@ -1,12 +1,14 @@
 /**
  * The extensionTestsPath module: VS Code calls run() in the extension host and reports its
  * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
- * end-to-end checks), "limits" (checkpoint limits), "core-problem" (a sidecar that cannot start) or
- * "conformance" (the cross-client scenario of test/conformance).
+ * end-to-end checks), "limits" (checkpoint limits), "core-problem" (a sidecar that cannot start),
+ * "restore-notices" (what a restore kept as it was) or "conformance" (the cross-client scenario of
+ * test/conformance).
  */
 import { defineConformanceSuite } from "./conformance-suite.js";
 import { defineCoreProblemSuite } from "./core-problem-suite.js";
 import { defineE2eSuite, defineLimitsSuite } from "./e2e-suite.js";
+import { defineRestoreNoticesSuite } from "./restore-notices-suite.js";
 import { required } from "./helpers.js";
 import { TestSuite } from "./runner.js";
 
@@ -18,6 +20,7 @@ export async function run(): Promise<void> {
   else if (name === "conformance") defineConformanceSuite(suite, outDir);
   else if (name === "limits") defineLimitsSuite(suite, outDir);
   else if (name === "core-problem") defineCoreProblemSuite(suite, outDir);
+  else if (name === "restore-notices") defineRestoreNoticesSuite(suite, outDir);
   else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
   const results = await suite.run();
   const failed = results.filter((r) => !r.ok);
