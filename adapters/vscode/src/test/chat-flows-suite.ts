@@ -13,7 +13,7 @@ import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js"
 import type { ChatMessageItem } from "../chat/chat-state.js";
 import { BACKUP_PROFILE_ID, type E2eContext } from "./e2e-context.js";
 import { nth } from "../../../../test/helpers/items.js";
-import { allTabs } from "./helpers.js";
+import { addOpenAiProfile, allTabs } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 
 const FEEDBACK = "please leave the build folder alone";
@@ -250,17 +250,17 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
     "a failed task offers Retry; switching its model in the picker retries with that model",
     async () => {
       const clients = await t.api.clients();
-      await clients.settings.upsertProfile({
-        profile: {
+      await addOpenAiProfile(
+        clients,
+        {
           id: BACKUP_PROFILE_ID,
           name: BACKUP_PROFILE_ID,
-          provider: "openai",
           baseUrl: t.modelUrl,
           model: "backup-model",
           contextWindow: 50_000n,
         },
-      });
-      await clients.settings.setSecret({ profileId: BACKUP_PROFILE_ID, name: "api_key", value: t.apiKey });
+        t.apiKey,
+      );
       await vscode.commands.executeCommand("dline.newTask");
       await t.chat.fill("#input", "Fail first");
       await t.chat.click("#send");

@@ -14,7 +14,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { ShownDiff } from "../checkpoints/diff-presenter.js";
-import { activateDline, required } from "./helpers.js";
+import { activateDline, addOpenAiProfile, required } from "./helpers.js";
 import { assert, waitFor, type TestSuite } from "./runner.js";
 
 /** The profile the CLI derives from OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY. */
@@ -36,17 +36,17 @@ export function defineConformanceSuite(suite: TestSuite, outDir: string): void {
     suite.test("plays the conformance scenario through the extension", async () => {
       const api = await activateDline();
       const clients = await api.clients();
-      await clients.settings.upsertProfile({
-        profile: {
+      await addOpenAiProfile(
+        clients,
+        {
           id: PROFILE_ID,
           name: "OpenAI-compatible (from environment)",
-          provider: "openai",
           baseUrl: required("DLINE_CONFORMANCE_MODEL_URL"),
           model: scenario.model,
           contextWindow: 128_000n,
         },
-      });
-      await clients.settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: scenario.testKey });
+        scenario.testKey,
+      );
 
       const taskId = (await vscode.commands.executeCommand<string>("dline.newTask", scenario.prompt, PROFILE_ID)) ?? "";
       assert(taskId, "dline.newTask returned no task id");

@@ -1,5 +1,6 @@
 import * as vscode from "vscode";
 import type { DlineApi } from "../api.js";
+import type { DlineClients } from "../../../../core/src/client/index.js";
 import { assert, waitFor } from "./runner.js";
 
 export const EXTENSION_ID = "dline.dline-vscode";
@@ -52,4 +53,14 @@ export function waitForGeneration(api: DlineApi, after: number, timeoutMs: numbe
       setTimeout(() => reject(new Error("the core was not restarted in time")), timeoutMs),
     ),
   ]);
+}
+
+/** Adds an OpenAI-compatible model profile (the scripted model server) with its API key. */
+export async function addOpenAiProfile(
+  clients: DlineClients,
+  profile: { id: string; name: string; baseUrl: string; model: string; contextWindow: bigint },
+  apiKey: string,
+): Promise<void> {
+  await clients.settings.upsertProfile({ profile: { ...profile, provider: "openai" } });
+  await clients.settings.setSecret({ profileId: profile.id, name: "api_key", value: apiKey });
 }

@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { activateDline, required } from "./helpers.js";
+import { activateDline, addOpenAiProfile, required } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
@@ -32,17 +32,17 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
   suite.test("Restore Files Only names the file it kept as it was (too large to snapshot)", async () => {
     const api = await activateDline();
     const clients = await api.clients();
-    await clients.settings.upsertProfile({
-      profile: {
+    await addOpenAiProfile(
+      clients,
+      {
         id: PROFILE_ID,
         name: "Scripted",
-        provider: "openai",
         baseUrl: required("DLINE_E2E_MODEL_URL"),
         model: "scripted-model",
         contextWindow: 128_000n,
       },
-    });
-    await clients.settings.setSecret({ profileId: PROFILE_ID, name: "api_key", value: required("DLINE_E2E_API_KEY") });
+      required("DLINE_E2E_API_KEY"),
+    );
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
     const file = (name: string) => `${root}/${name}`;
 
