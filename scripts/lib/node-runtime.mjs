@@ -174,7 +174,8 @@ function nodeGypScript() {
  * instead of the pinned Node's.
  */
 export function nodeGypEnvironment(env) {
-  const npmSettings = /^npm_(config|package_config_node_gyp)_/i;
+  // The Python a user named for node-gyp (npm's `python` setting) still counts: it only runs gyp.
+  const npmSettings = /^npm_(config|package_config_node_gyp)_(?!python$)/i;
   return Object.fromEntries(Object.entries(env).filter(([name]) => !npmSettings.test(name)));
 }
 

@@ -102,8 +102,10 @@ const keptReasons: Record<KeptReason, string> = {
  * starts with the hex digits given (the task's output shows ids cut to 12), as git takes a prefix.
  */
 async function fullCheckpointId(clients: DlineClients, taskId: string, given: string): Promise<string> {
-  if (!/^[0-9a-f]{4,39}$/.test(given)) return given;
+  // 40 digits may be a whole SHA-1 id or the start of a SHA-256 one.
+  if (!/^[0-9a-f]{4,63}$/.test(given)) return given;
   const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
+  if (checkpoints.some((c) => c.id === given)) return given;
   const matches = checkpoints.filter((c) => c.id.startsWith(given));
   const [only] = matches;
   if (only && matches.length === 1) return only.id;
