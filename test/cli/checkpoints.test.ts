@@ -118,7 +118,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     // The chat shows checkpoint ids cut to 12 digits; a restore takes them.
     const short = baseline.id.slice(0, 12);
     const restored = await run(cli, ["restore", taskId, short, "--mode", "files"], { env });
-    expect(restored.stdout).toContain("restored 1 file(s), deleted 0, kept 1 as they are\n");
+    expect(restored.stdout).toContain("restored 1 file(s), deleted 0, kept 1 as they were\n");
     expect(restored.stdout).toContain("  kept as is: too large to snapshot: assets/big.bin\n");
     expect(fs.readFileSync(path.join(workspace, "notes.md"), "utf8")).toBe("# notes\n");
     expect(fs.readFileSync(path.join(workspace, "assets/big.bin"), "utf8")).toBe("now small\n");

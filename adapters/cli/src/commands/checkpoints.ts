@@ -75,7 +75,7 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
     });
     if (ctx.json) printJson(ctx, res);
     else {
-      const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they are` : "";
+      const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
       ctx.out.write(
         res.filesRestored
           ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}\n`
