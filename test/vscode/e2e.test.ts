@@ -151,43 +151,56 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     fs.rmSync(roots.base, { recursive: true, force: true }); // kept when the test fails, for a look
   });
 
-  it("says which file a restore kept as it was (too large to snapshot)", { timeout: 400_000 }, async () => {
-    const roots = makeTestRoots("dline-vscode-restore-notices-");
-    const workspace = path.join(roots.base, "project");
-    fs.mkdirSync(workspace, { recursive: true });
-    fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
-    // Over the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
-    fs.writeFileSync(path.join(workspace, "big.bin"), Buffer.alloc(6 * 1024 * 1024, 120));
-    execFileSync("git", ["init", "-q"], { cwd: workspace });
-    const model = await spawnModelServer({
-      apiKey: API_KEY,
-      turns: [
-        {
-          toolCalls: [
-            { name: "write_to_file", input: { path: "big.bin", content: "now small\n" } },
-            { name: "write_to_file", input: { path: "notes.md", content: "# notes, edited\n" } },
-          ],
-        },
-        { toolCalls: [{ name: "attempt_completion", input: { result: "Both rewritten." } }] },
-      ],
-    });
-    cleanups.push(() => model.stop());
-    const out = path.join(OUT, "..", "vscode-restore-notices");
-    const run = await runExtensionSuite({
-      suite: "restore-notices",
-      base: roots.base,
-      workspace,
-      env: roots.env,
-      outDir: out,
-      extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
-    });
-    expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
-      ["Restore Files Only names the file it kept as it was (too large to snapshot)", true, undefined],
-    ]);
-    expect(run.exitCode).toBe(0);
-    expect(fs.existsSync(path.join(out, "restore-kept.png"))).toBe(true);
-    fs.rmSync(roots.base, { recursive: true, force: true });
-  });
+  it(
+    "says which file a restore kept as it was; an approval answered while its diff opens closes it",
+    { timeout: 400_000 },
+    async () => {
+      const roots = makeTestRoots("dline-vscode-restore-notices-");
+      const workspace = path.join(roots.base, "project");
+      fs.mkdirSync(workspace, { recursive: true });
+      fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
+      // Over the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
+      fs.writeFileSync(path.join(workspace, "big.bin"), Buffer.alloc(6 * 1024 * 1024, 120));
+      execFileSync("git", ["init", "-q"], { cwd: workspace });
+      const model = await spawnModelServer({
+        apiKey: API_KEY,
+        turns: [
+          {
+            toolCalls: [
+              { name: "write_to_file", input: { path: "big.bin", content: "now small\n" } },
+              { name: "write_to_file", input: { path: "notes.md", content: "# notes, edited\n" } },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Both rewritten." } }] },
+          {
+            toolCalls: Array.from({ length: 3 }, (_, i) => ({
+              name: "write_to_file",
+              input: { path: `part-${i + 1}.md`, content: `# part ${i + 1}\n` },
+            })),
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Three parts written." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const out = path.join(OUT, "..", "vscode-restore-notices");
+      const run = await runExtensionSuite({
+        suite: "restore-notices",
+        base: roots.base,
+        workspace,
+        env: roots.env,
+        outDir: out,
+        extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
+      });
+      expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+        ["Restore Files Only names the file it kept as it was (too large to snapshot)", true, undefined],
+        ["an approval answered while its diff is still opening closes that diff", true, undefined],
+      ]);
+      expect(run.exitCode).toBe(0);
+      for (const shot of ["restore-kept.png", "approval-diff-opening.png", "approval-diff-closed.png"])
+        expect(fs.existsSync(path.join(out, shot))).toBe(true);
+      fs.rmSync(roots.base, { recursive: true, force: true });
+    },
+  );
 
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");

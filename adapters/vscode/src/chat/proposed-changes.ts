@@ -24,53 +24,42 @@ export class ProposedChanges implements vscode.Disposable {
   private shownAskId: string | undefined;
   /** The document set of the pending approval's diff: the one proposal allowed to stay open. */
   private shownSet: string | undefined;
-  /**
-   * Opening and closing run one after the other: an approval answered while its diff was still
-   * opening must not leave that diff open after the close.
-   */
-  private queue: Promise<unknown> = Promise.resolve();
   private readonly tabWatch: vscode.Disposable;
 
   constructor(private readonly documents: CheckpointDocuments) {
-    // The diff command can return before its tab reaches this side's tab list, so a close right
-    // after it may not see the tab; it then shows up later for an approval already answered
-    // (seen with two edits approved at once): any proposal tab not of the pending approval goes.
+    // A diff's tab reaches the tab list long before the diff command returns (the editor first
+    // fetches both sides from this extension host, seconds when it is busy), and an approval can
+    // be answered in between. So a proposal is closed by its tab, not after its command: any
+    // proposal tab not of the pending approval goes as soon as it shows up.
     this.tabWatch = vscode.window.tabGroups.onDidChangeTabs((e) => {
-      const stale = [...e.opened, ...e.changed].filter(
-        (t) => isProposalTab(t, this.documents.scheme) && !proposalSets(t).every((set) => set === this.shownSet),
-      );
-      if (stale.length > 0) void Promise.resolve(vscode.window.tabGroups.close(stale, true)).catch(() => undefined);
+      if (e.opened.length > 0 || e.changed.length > 0) void this.closeStale();
     });
   }
 
   /** Opens the approval's diff (once per ask unless `again`). */
-  showProposal(askId: string, edits: ChatFileEdit[], workspaceRoot: string, again = false): Promise<ShownEdit[]> {
-    return this.inTurn(async () => {
-      if (edits.length === 0 || (!again && this.shownAskId === askId)) return [];
-      this.shownAskId = askId;
-      await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, true);
-      return this.open(edits, workspaceRoot, "proposed change", "Proposed changes (Dline)", true);
-    });
+  async showProposal(askId: string, edits: ChatFileEdit[], workspaceRoot: string, again = false): Promise<ShownEdit[]> {
+    if (edits.length === 0 || (!again && this.shownAskId === askId)) return [];
+    this.shownAskId = askId;
+    void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, true);
+    return this.open(edits, workspaceRoot, "proposed change", "Proposed changes (Dline)", true);
   }
 
-  /** The approval was answered (or dropped): its diff goes. */
-  closeProposal(): Promise<void> {
-    return this.inTurn(async () => {
-      if (!this.shownAskId) return;
-      this.shownAskId = undefined;
-      this.shownSet = undefined;
-      await vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
-      const tabs = vscode.window.tabGroups.all
-        .flatMap((g) => g.tabs)
-        .filter((t) => isProposalTab(t, this.documents.scheme));
-      if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
-    });
+  /** The approval was answered (or dropped): its diff goes, also while it is still opening. */
+  async closeProposal(): Promise<void> {
+    if (!this.shownAskId) return;
+    this.shownAskId = undefined;
+    this.shownSet = undefined;
+    void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
+    await this.closeStale();
   }
 
-  private inTurn<T>(work: () => Promise<T>): Promise<T> {
-    const done = this.queue.then(work, work);
-    this.queue = done.catch(() => undefined);
-    return done;
+  /** Closes every proposal tab that is not the pending approval's, each on its own. */
+  private async closeStale(): Promise<void> {
+    const stale = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => isProposalTab(t, this.documents.scheme) && !proposalSets(t).every((set) => set === this.shownSet));
+    // One close per tab: a tab replaced meanwhile makes a close of several fail as a whole.
+    await Promise.all(stale.map((tab) => Promise.resolve(vscode.window.tabGroups.close(tab, true)).catch(() => false)));
   }
 
   /** What a finished edit changed ("Changed N files"). */

@@ -2,7 +2,7 @@
  * The extensionTestsPath module: VS Code calls run() in the extension host and reports its
  * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
  * end-to-end checks), "limits" (checkpoint limits), "core-problem" (a sidecar that cannot start),
- * "restore-notices" (what a restore kept as it was) or "conformance" (the cross-client scenario of
+ * "restore-notices" (what a restore kept as it was; approval diffs closed while opening) or "conformance" (the cross-client scenario of
  * test/conformance).
  */
 import { defineConformanceSuite } from "./conformance-suite.js";

@@ -2,6 +2,7 @@
  * A restore that leaves a file as it was says so: a task rewrites a file over the checkpoints'
  * size limit (no version of it kept) and a small one; Restore Files Only to the baseline brings
  * the small one back and tells the person, in a warning, that the big one was kept as is and why.
+ * Then approvals answered while their diffs are still opening: each diff closes at the answer.
  *
  * Environment: DLINE_E2E_MODEL_URL, DLINE_E2E_API_KEY (the scripted model of test/vscode/e2e.test.ts).
  */
@@ -13,6 +14,8 @@ import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
 const PROFILE_ID = "scripted";
+/** Files the second task writes, one approval each (the model script of test/vscode/e2e.test.ts). */
+const PARTS = 3;
 // With the smoke-test driver VS Code shows no toasts: notifications are read in the notifications center.
 const NOTIFICATION = ".notifications-center .notification-list-item";
 
@@ -103,5 +106,71 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
       "proposed changes open after the task and the restore",
     );
     await ui.request({ action: "screenshot", name: "restore-kept" });
+  });
+
+  suite.test("an approval answered while its diff is still opening closes that diff", async () => {
+    const api = await activateDline();
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+    // A second provider of the proposals' scheme, asked before Dline's, holds each side of a
+    // proposal until released and then passes: the diff stays in the middle of opening, as when
+    // the extension host is busy. An answer given then must close the diff without waiting.
+    const held = new Map<string, Array<() => void>>(); // by file name
+    const holding = vscode.workspace.registerTextDocumentContentProvider("dline-proposed", {
+      provideTextDocumentContent: (uri) => {
+        if (!uri.query.includes("side=proposal")) return undefined;
+        const name = uri.path.split("/").pop() ?? "";
+        return new Promise<undefined>((resolve) =>
+          held.set(name, [...(held.get(name) ?? []), () => resolve(undefined)]),
+        );
+      },
+    });
+    const release = (name?: string) => {
+      for (const [file, passes] of held)
+        if (name === undefined || file === name) {
+          held.delete(file);
+          for (const pass of passes) pass();
+        }
+    };
+    try {
+      const taskId =
+        (await vscode.commands.executeCommand<string>("dline.newTask", "Write the parts", PROFILE_ID)) ?? "";
+      assert(taskId, "dline.newTask returned no task id");
+      const answered = new Set<string>();
+      for (let part = 1; part <= PARTS; part++) {
+        const ask = await waitFor(`approval ${part}`, () => {
+          const pending = api.chat.state().pendingAsk;
+          return pending && !answered.has(pending.askId) && pending;
+        });
+        // Its tab is open and VS Code waits for its sides.
+        const name = `part-${part}.md`;
+        const shown = () => proposalTabs().some((t) => t.label === `${name} (proposed change)`);
+        await waitFor(`the diff of approval ${part} opening`, () => held.has(name) && shown());
+        if (part === 1) await ui.request({ action: "screenshot", name: "approval-diff-opening" });
+        answered.add(ask.askId);
+        await vscode.commands.executeCommand("dline.approve", "");
+        await waitFor(`the diff of approval ${part} closed while still opening`, () => !shown(), 10_000).catch(() => {
+          throw new Error(
+            `approval ${part} answered, its diff still open: ${proposalTabs()
+              .map((t) => t.label)
+              .join(", ")}`,
+          );
+        });
+        if (part === 1) await ui.request({ action: "screenshot", name: "approval-diff-closed" });
+        release(name);
+      }
+      await waitFor("the task to complete", () => api.chat.state().status === "completed", 60_000);
+    } finally {
+      release();
+      holding.dispose();
+    }
+    for (let part = 1; part <= PARTS; part++)
+      assertEqual(fs.readFileSync(`${root}/part-${part}.md`, "utf8"), `# part ${part}\n`, `part-${part}.md written`);
+    // The diffs finished opening after they were closed: none of them comes back.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assertEqual(
+      proposalTabs().map((t) => t.label),
+      [],
+      "proposed changes open after every approval was answered",
+    );
   });
 }
