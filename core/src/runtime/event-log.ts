@@ -1,15 +1,40 @@
+import { EventSpill } from "./event-spill.js";
 import type { RuntimeEvent, RuntimeEventBody } from "./runtime-events.js";
 
 type Waiter = () => void;
+
+/** Where a log keeps its older events once those in memory pass `memoryBytes` (see EventSpill). */
+export interface EventSpillOptions {
+  /** A private folder of the task's (its tmp folder). */
+  dir: string;
+  /** Events held in memory, in approximate bytes, before the older half goes to the file. */
+  memoryBytes?: number;
+}
+
+const DEFAULT_MEMORY_BYTES = 8 * 1024 * 1024;
+/** How much of the file a subscriber replaying spilled events reads at a time. */
+const READ_BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * One ordered, resumable stream of a task's events. Every event gets the next `seq`; a
  * subscriber passing `afterSeq` receives exactly the events after it, then live ones, with no
  * gap and no duplicate. `firstSeq` continues from the task's last persisted seq, so that seq
  * keeps increasing across sidecar restarts.
+ *
+ * A long task over big files makes many large events (every edit's content, several times):
+ * with `spill`, only the newest few megabytes stay in memory and the older events are read
+ * back from a file of this process when a subscriber asks for them.
  */
 export class TaskEventLog {
-  private readonly events: RuntimeEvent[] = [];
+  /** The events held in memory: the newest ones, from seq `memoryFrom` on. */
+  private events: RuntimeEvent[] = [];
+  private sizes: number[] = [];
+  private heldBytes = 0;
+  /** Held bytes past which older events go to the file (higher for a while after the file failed). */
+  private spillAt: number;
+  private memoryFrom: bigint;
+  private readonly spilled: EventSpill | undefined;
+  private readonly memoryBytes: number;
   private readonly waiters = new Set<Waiter>();
   private nextSeq: bigint;
   private closed = false;
@@ -27,9 +52,15 @@ export class TaskEventLog {
      */
     private readonly reserve: (upTo: bigint) => void = () => {},
     private readonly reservationSize = 10_000n,
+    spill?: EventSpillOptions,
+    private readonly onSpillFailure: (err: Error) => void = () => {},
   ) {
     this.nextSeq = baseSeq + 1n;
     this.reservedUpTo = baseSeq;
+    this.memoryFrom = baseSeq + 1n;
+    this.spilled = spill ? new EventSpill(spill.dir) : undefined;
+    this.memoryBytes = spill?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+    this.spillAt = this.memoryBytes;
   }
 
   get lastSeq(): bigint {
@@ -43,28 +74,51 @@ export class TaskEventLog {
       this.reserve(this.reservedUpTo);
     }
     const event: RuntimeEvent = { seq: this.nextSeq++, taskId: this.taskId, time: BigInt(Date.now()), event: body };
+    const size = approximateBytes(body);
     this.events.push(event);
+    this.sizes.push(size);
+    this.heldBytes += size;
+    if (this.heldBytes > this.spillAt) this.spillOlder();
     for (const wake of [...this.waiters]) wake();
     return event;
   }
 
-  /** Events with seq > afterSeq that this process still holds. */
+  /**
+   * Events with seq > afterSeq that this process still holds, in order: all of those in memory,
+   * or, from the file, a batch of a few megabytes (ask again after the last one for the rest).
+   */
   since(afterSeq: bigint): RuntimeEvent[] {
     if (afterSeq < this.baseSeq) afterSeq = this.baseSeq;
-    const index = Number(afterSeq - this.baseSeq);
-    return this.events.slice(index);
+    // Once closed, the file is gone: a subscriber gets nothing more rather than a gap.
+    if (afterSeq + 1n < this.memoryFrom)
+      return this.spilled && !this.closed ? this.spilled.read(Number(afterSeq - this.baseSeq), READ_BATCH_BYTES) : [];
+    return this.events.slice(Math.max(0, Number(afterSeq + 1n - this.memoryFrom)));
   }
 
-  /** Ends every subscription (the task was deleted or the sidecar stops). */
+  /** The newest event that matches, searched from the newest back (memory first, then the file). */
+  findLast(matches: (event: RuntimeEvent) => boolean): RuntimeEvent | undefined {
+    const inMemory = this.events.findLast(matches);
+    if (inMemory || !this.spilled || this.closed) return inMemory;
+    for (let end = this.spilled.count; end > 0;) {
+      const from = Math.max(0, end - 256);
+      const found = this.spilled.read(from, Number.MAX_SAFE_INTEGER, end).findLast(matches);
+      if (found) return found;
+      end = from;
+    }
+    return undefined;
+  }
+
+  /** Ends every subscription (the task was deleted or the sidecar stops) and drops the file. */
   close(): void {
     this.closed = true;
+    this.spilled?.close();
     for (const wake of [...this.waiters]) wake();
   }
 
   /**
    * Yields every event after `afterSeq`, then live events until `signal` aborts or the log
-   * closes. Events are yielded in seq order; a slow subscriber never blocks the task (events
-   * are kept in memory for the task's lifetime in this process).
+   * closes. Events are yielded in seq order; a slow subscriber never blocks the task (the
+   * events it has not read yet are in memory or in the file).
    */
   async *subscribe(afterSeq: bigint, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
     let cursor = afterSeq < this.baseSeq ? this.baseSeq : afterSeq;
@@ -75,8 +129,8 @@ export class TaskEventLog {
         cursor = event.seq;
         yield event;
       }
-      if (this.closed) return;
-      if (this.since(cursor).length > 0) continue;
+      if (this.closed || signal.aborted) return;
+      if (cursor < this.lastSeq) continue;
       await new Promise<void>((resolve) => {
         const wake = () => {
           this.waiters.delete(wake);
@@ -88,4 +142,49 @@ export class TaskEventLog {
       });
     }
   }
+
+  /**
+   * Moves the older events to the file until those left in memory take half the limit. When the
+   * file cannot take them (a full disk), they stay in memory: an event is never lost.
+   */
+  private spillOlder(): void {
+    if (!this.spilled || this.closed) return;
+    let count = 0;
+    let bytes = this.heldBytes;
+    // The newest event stays in memory: subscribers waiting for it read it from there.
+    while (count < this.events.length - 1 && bytes > this.memoryBytes / 2) bytes -= this.sizes[count++] ?? 0;
+    if (count === 0) return;
+    try {
+      this.spilled.append(this.events.slice(0, count));
+    } catch (err) {
+      // Tried again once twice as much is held, not at every event (a full disk stays full a while).
+      this.spillAt = this.heldBytes * 2;
+      this.onSpillFailure(err as Error);
+      return;
+    }
+    this.spillAt = this.memoryBytes;
+    this.events = this.events.slice(count);
+    this.sizes = this.sizes.slice(count);
+    this.heldBytes = bytes;
+    this.memoryFrom += BigInt(count);
+  }
+}
+
+/** About how much memory a value takes: its strings' lengths and a little per field. */
+function approximateBytes(value: unknown): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === "string") total += v.length + 16;
+    else if (v instanceof Uint8Array) total += v.byteLength + 16;
+    else if (Array.isArray(v)) {
+      total += 16;
+      for (const item of v) stack.push(item);
+    } else if (v && typeof v === "object") {
+      total += 16;
+      for (const item of Object.values(v)) stack.push(item);
+    } else total += 8;
+  }
+  return total;
 }

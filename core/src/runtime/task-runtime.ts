@@ -213,12 +213,24 @@ export class TaskRuntime {
         metrics: () => MetricsStore.open(this.deps.sqlite, files.metricsDb),
       },
       new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger),
-      new TaskEventLog(taskId, maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")), (upTo) => {
-        // Runs before the event is handed out: the reservation is on disk first (when the disk
-        // lets it: a full disk must not stop the events that say so).
-        task.kernel = { ...task.kernel, seqReserved: upTo.toString() };
-        if (this.deps.ownership.holds(taskId)) this.writeState(task);
-      }),
+      new TaskEventLog(
+        taskId,
+        maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")),
+        (upTo) => {
+          // Runs before the event is handed out: the reservation is on disk first (when the disk
+          // lets it: a full disk must not stop the events that say so).
+          task.kernel = { ...task.kernel, seqReserved: upTo.toString() };
+          if (this.deps.ownership.holds(taskId)) this.writeState(task);
+        },
+        undefined,
+        // Older events of a long task wait in a file of this process instead of memory.
+        { dir: files.tmpDir },
+        (err) =>
+          this.deps.logger.warn("keeping a task's older events in memory: their file could not be written", {
+            taskId,
+            code: (err as NodeJS.ErrnoException).code,
+          }),
+      ),
       kernel,
     );
     this.live.set(taskId, task);
@@ -487,10 +499,8 @@ export class TaskRuntime {
     const task = this.live.get(taskId);
     const askId = task?.asks.pendingAskId;
     if (!task || !askId) return undefined;
-    for (const event of task.events.since(task.events.baseSeq).reverse()) {
-      if (event.event.case === "ask" && event.event.value.askId === askId) return event.event.value;
-    }
-    return undefined;
+    const event = task.events.findLast((e) => e.event.case === "ask" && e.event.value.askId === askId);
+    return event?.event.case === "ask" ? event.event.value : undefined;
   }
 
   /**

@@ -1,0 +1,110 @@
+/**
+ * A long task over big files, through the real sidecar binary on a small heap (as on a machine
+ * with little memory to spare): sixty edits of 500 KB files. Every edit's content travels in
+ * several events (the call, the approval, the message, its end); kept in memory for the task's
+ * lifetime they took over 1.5 MB a turn and the sidecar died of an out-of-memory abort. Now the
+ * older events wait in a file of the sidecar's, and a subscriber replaying the task from the
+ * start still receives every event, in order, with its content.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import type { DlineClients } from "../../core/src/client/index.js";
+import { startSidecar } from "../helpers/sidecar.js";
+import { configureModel, makeWorkspace, setAutoApproval } from "./harness.js";
+
+const TURNS = 60;
+const FILE_BYTES = 500_000;
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+function contentOf(turn: number): string {
+  const marker = `turn ${String(turn).padStart(4, "0")}\n`;
+  return (
+    "y"
+      .repeat(99)
+      .concat("\n")
+      .repeat(FILE_BYTES / 100)
+      .slice(0, FILE_BYTES - marker.length) + marker
+  );
+}
+
+/**
+ * Reads the task's events from `afterSeq` until its status says it ended, handing each to
+ * `onEvent`; returns how many there were.
+ */
+async function readUntilEnded(
+  clients: DlineClients,
+  taskId: string,
+  afterSeq: bigint,
+  onEvent: (event: TaskEvent, index: number) => void,
+): Promise<number> {
+  let count = 0;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 240_000);
+  try {
+    for await (const res of clients.tasks.subscribe({ taskId, afterSeq }, { signal: controller.signal })) {
+      const event = res.event!;
+      onEvent(event, count++);
+      if (event.event.case === "statusChanged" && event.event.value.status !== TaskStatus.RUNNING) break;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return count;
+}
+
+describe("a long task over big files", () => {
+  it("completes on a 128 MB heap, and a replay from the start has every event", { timeout: 300_000 }, async () => {
+    const sidecar = await startSidecar({ env: { NODE_OPTIONS: "--max-old-space-size=128" } });
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+      turns: [
+        ...Array.from({ length: TURNS }, (_, i) => ({
+          toolCalls: [{ name: "write_to_file", input: { path: `big/f${i % 5}.txt`, content: contentOf(i) } }],
+        })),
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    await setAutoApproval(sidecar.clients, { editFiles: true, maxRequests: 1000 });
+    const workspace = makeWorkspace(sidecar.roots.base);
+
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "rewrite", profileId });
+    const live: TaskEvent[] = [];
+    await readUntilEnded(sidecar.clients, taskId, 0n, (e) => live.push(e));
+    const status = live.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value.status] : [])).at(-1);
+    expect(status).toBe(TaskStatus.COMPLETED);
+    // The conversation outgrows the window: some requests summarize it (and take turns of the
+    // script), so the edits are counted, not assumed.
+    const written = live.flatMap((e) =>
+      e.event.case === "toolStarted" ? [JSON.parse(e.event.value.detail) as { path: string; content: string }] : [],
+    );
+    expect(written.length).toBeGreaterThan(TURNS / 2);
+    const last = written.at(-1)!;
+    expect(fs.readFileSync(path.join(workspace, last.path), "utf8")).toBe(last.content);
+
+    // A second subscriber from the start: every event again, the oldest read back from the file.
+    const replayed = await readUntilEnded(sidecar.clients, taskId, 0n, (e, i) => expect(e).toEqual(live[i]));
+    expect(replayed).toBe(live.length);
+    const first = live[0]!.seq;
+    expect(live.every((e, i) => e.seq === first + BigInt(i))).toBe(true);
+    // From the middle too.
+    const middle = Math.floor(live.length / 3);
+    const tail = await readUntilEnded(sidecar.clients, taskId, live[middle]!.seq, (e, i) =>
+      expect(e).toEqual(live[middle + 1 + i]),
+    );
+    expect(tail).toBe(live.length - middle - 1);
+
+    // The file is the sidecar's alone: nothing of it in the task's folder, before or after it stops.
+    const taskTmp = path.join(sidecar.roots.docsDir, "tasks", taskId, "tmp");
+    const spills = () => (fs.existsSync(taskTmp) ? fs.readdirSync(taskTmp).filter((f) => f.endsWith(".spill")) : []);
+    expect(spills()).toEqual([]);
+    await sidecar.stop();
+    expect(spills()).toEqual([]);
+  });
+});
