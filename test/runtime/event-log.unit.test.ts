@@ -79,7 +79,8 @@ describe("TaskEventLog with a spill file", () => {
   it("finds a pending ask that went to the file", () => {
     const log = new TaskEventLog("t3", 0n, () => {}, 10_000n, { dir: tmpDir(), memoryBytes: 128 * 1024 });
     log.append({ case: "ask", value: { askId: "ask-1", kind: "tool_approval", detail: "first" } } as RuntimeEventBody);
-    for (let i = 0; i < 20; i++) log.append(bigEvent(i));
+    // More than one batch of the file (4 MB) after it: the search goes back through both.
+    for (let i = 0; i < 100; i++) log.append(bigEvent(i));
     expect(log.since(0n)[0]?.seq).toBe(1n);
     const found = log.findLast((e) => e.event.case === "ask" && e.event.value.askId === "ask-1");
     expect(found?.seq).toBe(1n);

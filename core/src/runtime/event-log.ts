@@ -100,8 +100,8 @@ export class TaskEventLog {
     const inMemory = this.events.findLast(matches);
     if (inMemory || !this.spilled || this.closed) return inMemory;
     for (let end = this.spilled.count; end > 0;) {
-      const from = Math.max(0, end - 256);
-      const found = this.spilled.read(from, Number.MAX_SAFE_INTEGER, end).findLast(matches);
+      const from = this.spilled.batchStartBefore(end, READ_BATCH_BYTES);
+      const found = this.spilled.read(from, READ_BATCH_BYTES, end).findLast(matches);
       if (found) return found;
       end = from;
     }

@@ -69,6 +69,18 @@ export class EventSpill {
     return events;
   }
 
+  /**
+   * Where a backward reader's next batch starts: the first index of the events before `end`
+   * that fit in `maxBytes` of the file (at least one).
+   */
+  batchStartBefore(end: number, maxBytes: number): number {
+    end = Math.min(end, this.count);
+    const last = this.offsets[end] ?? this.written;
+    let from = Math.max(0, end - 1);
+    while (from > 0 && last - (this.offsets[from - 1] ?? 0) <= maxBytes) from--;
+    return from;
+  }
+
   close(): void {
     if (this.fd !== undefined) fs.closeSync(this.fd);
     this.fd = undefined;
