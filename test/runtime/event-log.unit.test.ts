@@ -8,6 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskEventLog } from "../../core/src/runtime/event-log.js";
+import { mountSmallTmpfs } from "../helpers/small-disk.js";
 import type { RuntimeEvent, RuntimeEventBody } from "../../core/src/runtime/runtime-events.js";
 
 const dirs: string[] = [];
@@ -109,6 +110,39 @@ describe("TaskEventLog with a spill file", () => {
     expect(log.since(0n)).toEqual(appended);
     expect(await collect(log, 10n, 40n)).toEqual(appended.slice(10));
     log.close();
+  });
+
+  it("never fills the disk: past the free space it leaves alone, events stay in memory", async (ctx) => {
+    // A real small file system: a tmpfs, which needs root (as CI and the development machines run).
+    const mount = mountSmallTmpfs(16);
+    if (!("dir" in mount)) {
+      console.log(`spill disk-space test skipped: ${mount.reason}`);
+      return ctx.skip();
+    }
+    try {
+      const failures: NodeJS.ErrnoException[] = [];
+      const keepFree = 8 * 1024 * 1024;
+      const log = new TaskEventLog(
+        "t6",
+        0n,
+        () => {},
+        10_000n,
+        { dir: path.join(mount.dir, "tmp"), memoryBytes: 512 * 1024, keepFreeBytes: keepFree },
+        (e) => failures.push(e),
+      );
+      // 25 MB of events on a 16 MB disk.
+      const appended = Array.from({ length: 400 }, (_, i) => log.append(bigEvent(i)));
+      const st = fs.statfsSync(mount.dir);
+      expect(st.bavail * st.bsize).toBeGreaterThanOrEqual(keepFree);
+      expect(failures.length).toBeGreaterThan(0);
+      expect(failures.every((f) => f.code === "ENOSPC")).toBe(true);
+      // Some went to the file before it stopped; every event still replays, in order.
+      expect(log.since(0n).length).toBeLessThan(400);
+      expect(await collect(log, 0n, 400n)).toEqual(appended);
+      log.close();
+    } finally {
+      mount.unmount();
+    }
   });
 
   it("without a spill folder every event stays in memory, as before", () => {

@@ -9,6 +9,8 @@ export interface EventSpillOptions {
   dir: string;
   /** Events held in memory, in approximate bytes, before the older half goes to the file. */
   memoryBytes?: number;
+  /** Free disk space the file leaves alone (see EventSpill). */
+  keepFreeBytes?: number;
 }
 
 const DEFAULT_MEMORY_BYTES = 8 * 1024 * 1024;
@@ -58,7 +60,7 @@ export class TaskEventLog {
     this.nextSeq = baseSeq + 1n;
     this.reservedUpTo = baseSeq;
     this.memoryFrom = baseSeq + 1n;
-    this.spilled = spill ? new EventSpill(spill.dir) : undefined;
+    this.spilled = spill ? new EventSpill(spill.dir, spill.keepFreeBytes) : undefined;
     this.memoryBytes = spill?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
     this.spillAt = this.memoryBytes;
   }

@@ -5,6 +5,19 @@ import { deserialize, serialize } from "node:v8";
 import { PRIVATE_FILE_MODE, mkdirPrivate } from "../storage/index.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 
+/** Room left on the disk for what the person's work needs; below it, events stay in memory. */
+const DEFAULT_KEEP_FREE_BYTES = 512 * 1024 * 1024;
+
+/** Bytes an unprivileged process may still write on the file system of `dir`; undefined when unknown. */
+function freeBytes(dir: string): number | undefined {
+  try {
+    const st = fs.statfsSync(dir);
+    return st.bavail * st.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The older events of one task's event log, moved out of memory into a file of this process:
  * each event serialized as V8 does (bigints, nested messages kept exactly), one after another.
@@ -19,7 +32,11 @@ export class EventSpill {
   /** Where each spilled event starts in the file; one more entry than events: the end. */
   private readonly offsets: number[] = [0];
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    /** Free space the file never takes: events stay in memory rather than fill the disk. */
+    private readonly keepFreeBytes = DEFAULT_KEEP_FREE_BYTES,
+  ) {}
 
   /** Events in the file. */
   get count(): number {
@@ -35,6 +52,11 @@ export class EventSpill {
     const fd = this.open();
     const chunks = events.map((e) => serialize(e));
     const data = Buffer.concat(chunks);
+    const free = freeBytes(this.dir);
+    if (free !== undefined && free - data.length < this.keepFreeBytes)
+      throw Object.assign(new Error(`${free} bytes free on the disk of ${this.dir}: not spending them on events`), {
+        code: "ENOSPC",
+      });
     let done = 0;
     while (done < data.length) done += fs.writeSync(fd, data, done, data.length - done, this.written + done);
     let at = this.written;
