@@ -172,11 +172,14 @@ export class TaskEventLog {
   }
 }
 
-/** About how much memory a value takes: its strings' lengths and a little per field. */
+/**
+ * About how much memory a value takes: its strings' lengths and a little per field. Events are
+ * plain data; the walk still stops after a bounded number of fields (a cycle would never end).
+ */
 function approximateBytes(value: unknown): number {
   let total = 0;
   const stack: unknown[] = [value];
-  while (stack.length) {
+  for (let visits = 0; stack.length && visits < 1_000_000; visits++) {
     const v = stack.pop();
     if (typeof v === "string") total += v.length + 16;
     else if (v instanceof Uint8Array) total += v.byteLength + 16;
