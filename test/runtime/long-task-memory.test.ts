@@ -22,14 +22,14 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
 });
 
-function contentOf(turn: number): string {
+function contentOf(turn: number, bytes = FILE_BYTES): string {
   const marker = `turn ${String(turn).padStart(4, "0")}\n`;
   return (
     "y"
       .repeat(99)
       .concat("\n")
-      .repeat(FILE_BYTES / 100)
-      .slice(0, FILE_BYTES - marker.length) + marker
+      .repeat(bytes / 100)
+      .slice(0, bytes - marker.length) + marker
   );
 }
 
@@ -100,6 +100,16 @@ describe("a long task over big files", () => {
     );
     expect(tail).toBe(live.length - middle - 1);
 
+    // An editor opening the task gets it: the newest edit whole, older ones cut to fit the answer.
+    const opened = await sidecar.clients.tasks.getTask({ taskId });
+    const inputs = opened.messages.flatMap((m) =>
+      m.toolCall?.tool === "write_to_file" ? [JSON.parse(m.toolCall.input) as { path: string; content: string }] : [],
+    );
+    expect(inputs.length).toBe(written.length);
+    expect(inputs.at(-1)).toEqual(last);
+    expect(inputs[0]!.path).toBe(written[0]!.path);
+    expect(inputs[0]!.content.length).toBeLessThan(written[0]!.content.length);
+
     // The file is the sidecar's alone: nothing of it in the task's folder, before or after it stops.
     const taskTmp = path.join(sidecar.roots.docsDir, "tasks", taskId, "tmp");
     const spills = () => (fs.existsSync(taskTmp) ? fs.readdirSync(taskTmp).filter((f) => f.endsWith(".spill")) : []);
@@ -107,4 +117,52 @@ describe("a long task over big files", () => {
     await sidecar.stop();
     expect(spills()).toEqual([]);
   });
+
+  it(
+    "opens in an editor: GetTask answers within the transport's limit, the newest edit whole",
+    { timeout: 300_000 },
+    async () => {
+      // 200 KB edits: each tool message carries its edit four times (its detail holds the input and
+      // both sides of the preview, its tool call the input and both sides again): 150 turns of them
+      // made an answer of 90 MB, past the transport's 64 MB (resource_exhausted in every editor).
+      const sidecar = await startSidecar();
+      cleanups.push(() => sidecar.stop());
+      const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+        turns: [
+          ...Array.from({ length: 150 }, (_, i) => ({
+            toolCalls: [
+              { name: "write_to_file", input: { path: `big/f${i % 5}.txt`, content: contentOf(i, 200_000) } },
+            ],
+          })),
+          { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+        ],
+      });
+      cleanups.push(() => server.stop());
+      await setAutoApproval(sidecar.clients, { editFiles: true, maxRequests: 1000 });
+      const workspace = makeWorkspace(sidecar.roots.base);
+      const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "rewrite", profileId });
+      const written: { path: string; content: string }[] = [];
+      await readUntilEnded(sidecar.clients, taskId, 0n, (e) => {
+        if (e.event.case === "toolStarted")
+          written.push(JSON.parse(e.event.value.detail) as { path: string; content: string });
+      });
+      const check = async (clients: DlineClients) => {
+        const opened = await clients.tasks.getTask({ taskId });
+        const inputs = opened.messages.flatMap((m) =>
+          m.toolCall?.tool === "write_to_file"
+            ? [JSON.parse(m.toolCall.input) as { path: string; content: string }]
+            : [],
+        );
+        expect(inputs.length).toBe(written.length);
+        expect(inputs.at(-1)).toEqual(written.at(-1));
+        expect(inputs[0]!.path).toBe(written[0]!.path);
+      };
+      // From the sidecar that ran it, then from the task's files (another sidecar, as after a restart).
+      await check(sidecar.clients);
+      await sidecar.stop();
+      const other = await startSidecar({ roots: sidecar.roots });
+      cleanups.push(() => other.stop());
+      await check(other.clients);
+    },
+  );
 });

@@ -21,6 +21,7 @@ import { followTask } from "../peer/task-follower.js";
 import type { TaskRouter } from "../peer/task-router.js";
 import type { TaskRuntime } from "../runtime/index.js";
 import type { TaskOwnership } from "../tasks/index.js";
+import { fitMessagesToAnswer } from "./answer-budget.js";
 import { askToProto, statusToProto, taskEventsToProto, uiMessageToProto } from "./task-mapping.js";
 
 /** What serving tasks that other sidecars run needs (absent: every call is served here). */
@@ -88,7 +89,9 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
       return res;
     }
     res.lastSeq = live.lastSeq;
-    res.messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
+    const messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
+    fitMessagesToAnswer(messages);
+    res.messages = messages;
     res.pendingAsk = live.pendingAsk ? askToProto(live.pendingAsk) : undefined;
     if (res.task) res.task.status = statusToProto[live.status];
     return res;

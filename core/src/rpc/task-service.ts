@@ -8,6 +8,7 @@ import {
 } from "../gen/dline/v1/task_pb.js";
 import { DlineError } from "../errors.js";
 import type { DeleteMode as DomainDeleteMode, TaskStorage } from "../tasks/index.js";
+import { fitMessagesToAnswer } from "./answer-budget.js";
 import { taskSummaryToProto, uiMessageToProto } from "./task-mapping.js";
 
 /** What the storage side of TaskService needs. The runtime (NewTask, Subscribe, ...) adds its own deps. */
@@ -32,9 +33,11 @@ export function taskStorageMethods(deps: TaskStorageServiceDeps): Partial<Servic
     async getTask(req) {
       if (!req.taskId) throw new DlineError("invalid_argument", "task_id is empty.");
       const view = (await deps.tasks()).store.get(req.taskId);
+      const messages = view.messages.map((m) => uiMessageToProto(m, { stopped: view.ownerPid === 0 }));
+      fitMessagesToAnswer(messages);
       return create(GetTaskResponseSchema, {
         task: taskSummaryToProto(view.record),
-        messages: view.messages.map((m) => uiMessageToProto(m, { stopped: view.ownerPid === 0 })),
+        messages,
         ownerPid: view.ownerPid,
       });
     },
