@@ -4,7 +4,7 @@
  * there. Real sidecar processes, the scripted model server.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { describe as suite, expect, it } from "vitest";
+import { describe as suite, expect, it, vi } from "vitest";
 import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { openWindows, readIn, shape, watch, writeThenComplete } from "./follow-helpers.js";
@@ -130,7 +130,11 @@ suite("a task running in one sidecar, followed from another", () => {
     const seqs = followed.events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     expect(new Set(seqs).size).toBe(seqs.length);
-    expect((await follower.clients.tasks.getTask({ taskId })).ownerPid).toBe(0);
+    // The claim goes once the history row holds the last status, just after the status event.
+    await vi.waitFor(async () => expect((await follower.clients.tasks.getTask({ taskId })).ownerPid).toBe(0), {
+      timeout: 15_000,
+      interval: 50,
+    });
     await followed.stop();
   });
 
