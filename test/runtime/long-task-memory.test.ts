@@ -22,6 +22,12 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
 });
 
+/** `chars` characters of Chinese text (three bytes each in UTF-8), ending with the turn's number. */
+function chineseContentOf(turn: number, chars: number): string {
+  const marker = `turn ${String(turn).padStart(4, "0")}\n`;
+  return "检查点恢复文件内容".repeat(chars / 9).slice(0, chars - marker.length) + marker;
+}
+
 function contentOf(turn: number, bytes = FILE_BYTES): string {
   const marker = `turn ${String(turn).padStart(4, "0")}\n`;
   return (
@@ -118,21 +124,25 @@ describe("a long task over big files", () => {
     expect(spills()).toEqual([]);
   });
 
-  it(
-    "opens in an editor: GetTask answers within the transport's limit, the newest edit whole",
+  // Each tool message carries its edit four times (its detail holds the input and both sides of
+  // the preview, its tool call the input and both sides again):
+  // - 150 edits of 200 KB made an answer of 90 MB, past the transport's 64 MB (resource_exhausted
+  //   in every editor);
+  // - 100 edits of 100,000 Chinese characters (300 KB in UTF-8) made one of 72 MB while it was
+  //   bounded in characters (24 million), not bytes.
+  it.each([
+    { text: "200 KB edits", edits: 150, contentOf: (i: number) => contentOf(i, 200_000) },
+    { text: "edits of Chinese text", edits: 100, contentOf: (i: number) => chineseContentOf(i, 100_000) },
+  ])(
+    "opens in an editor: GetTask answers within the transport's limit, the newest edit whole ($text)",
     { timeout: 300_000 },
-    async () => {
-      // 200 KB edits: each tool message carries its edit four times (its detail holds the input and
-      // both sides of the preview, its tool call the input and both sides again): 150 turns of them
-      // made an answer of 90 MB, past the transport's 64 MB (resource_exhausted in every editor).
+    async (kind) => {
       const sidecar = await startSidecar();
       cleanups.push(() => sidecar.stop());
       const { server, profileId } = await configureModel(sidecar.clients, "openai", {
         turns: [
-          ...Array.from({ length: 150 }, (_, i) => ({
-            toolCalls: [
-              { name: "write_to_file", input: { path: `big/f${i % 5}.txt`, content: contentOf(i, 200_000) } },
-            ],
+          ...Array.from({ length: kind.edits }, (_, i) => ({
+            toolCalls: [{ name: "write_to_file", input: { path: `big/f${i % 5}.txt`, content: kind.contentOf(i) } }],
           })),
           { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
         ],
