@@ -267,6 +267,88 @@ describe("code runs only when someone approved it", () => {
   );
 });
 
+describe("a trusted workspace runs only the hooks and MCP servers the person let in", () => {
+  attack(
+    "with edits auto-approved, writing a hook or an MCP server (through a symlink, in a nested folder, in capitals too) is asked for; denied, nothing of it runs",
+    async () => {
+      const ws = newWorkspace(main, "agents-writes", { "src/a.txt": "a\n" });
+      const marks = path.join(path.dirname(ws), "agents-marks");
+      fs.mkdirSync(marks);
+      // A hook the person has (harmless, executable: a rewrite keeps the mode), and trust given to it.
+      const hook = path.join(ws, ".agents", "hooks", "PostToolUse");
+      fs.mkdirSync(path.dirname(hook), { recursive: true });
+      fs.writeFileSync(hook, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+      fs.symlinkSync(".agents", path.join(ws, "tools"));
+      await main.clients.settings.trustWorkspace({ workspaceRoot: ws, trusted: true });
+      await autoApprove(main, { readFiles: true, editFiles: true });
+      const server = (name: string) =>
+        JSON.stringify({ mcpServers: { [name]: { command: "sh", args: ["-c", `touch ${marks}/${name}; sleep 30`] } } });
+      const targets = [
+        { id: "mcp", name: "write_to_file", input: { path: ".agents/mcp/pwn.json", content: server("mcp") } },
+        {
+          id: "hook",
+          name: "write_to_file",
+          input: { path: ".agents/hooks/PostToolUse", content: `#!/bin/sh\ntouch ${marks}/hook\n` },
+        },
+        {
+          id: "repl",
+          name: "replace_in_file",
+          input: {
+            path: ".agents/hooks/PostToolUse",
+            diff: `------- SEARCH\nexit 0\n=======\ntouch ${marks}/repl\n+++++++ REPLACE`,
+          },
+        },
+        { id: "link", name: "write_to_file", input: { path: "tools/mcp/linked.json", content: server("link") } },
+        { id: "case", name: "write_to_file", input: { path: ".AGENTS/MCP/upper.json", content: server("case") } },
+        {
+          id: "nested",
+          name: "write_to_file",
+          input: { path: "packages/app/.agents/hooks/TaskComplete", content: `#!/bin/sh\ntouch ${marks}/nested\n` },
+        },
+      ];
+      const { profileId } = await scripted(main, [
+        {
+          toolCalls: [
+            { id: "ok", name: "write_to_file", input: { path: "src/ok.txt", content: "fine\n" } },
+            { id: "rule", name: "write_to_file", input: { path: ".agents/rules/style.md", content: "Be brief.\n" } },
+          ],
+        },
+        ...targets.map((t) => ({ toolCalls: [t] })),
+        // A turn after the writes: hooks and servers as they are on disk now would run here.
+        { toolCalls: [{ id: "read", name: "read_file", input: { path: "src/a.txt" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ]);
+      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
+      const asked: string[] = [];
+      const events = await follow(main, taskId, 60_000, async (e) => {
+        if (e.event.case !== "ask") return;
+        const approval = e.event.value.kind === AskKind.TOOL_APPROVAL;
+        if (approval) asked.push(e.event.value.detail);
+        await main.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: !approval });
+      });
+      const finished = finishedById(events);
+      check(
+        "the ordinary edit and a rule were auto-approved (control)",
+        finished.get("ok")?.ok === true &&
+          finished.get("rule")?.ok === true &&
+          !asked.some((d) => d.includes("src/ok.txt") || d.includes("style.md")),
+        JSON.stringify(asked).slice(0, 300),
+      );
+      for (const t of targets)
+        check(
+          `${t.name} ${t.input.path} was asked for`,
+          asked.some((d) => d.includes(JSON.stringify(t.input.path).slice(1, -1))),
+          JSON.stringify(asked).slice(0, 300),
+        );
+      check("the person's hook is unchanged", fs.readFileSync(hook, "utf8") === "#!/bin/sh\nexit 0\n");
+      check("no MCP server file was written", !fs.existsSync(path.join(ws, ".agents", "mcp")));
+      // Give a server that would have started the time to leave its mark.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      check("nothing the model wrote ran", fs.readdirSync(marks).length === 0, fs.readdirSync(marks).join(","));
+    },
+  );
+});
+
 describe("the core's own storage is out of the tools' reach", () => {
   attack(
     "a workspace at the home folder: the model reads no key, rewrites no setting and runs no command without an ask",

@@ -33,7 +33,7 @@ export type ApprovalDecision =
 
 /**
  * `alwaysAsk`: the call is one no setting may approve on the person's behalf (an edit of a
- * repository's `.git` internals, see protected-edits.ts).
+ * repository's `.git` internals, a workspace's hooks or MCP servers: see protected-edits.ts).
  */
 export function decideApproval(
   category: ApprovalCategory | undefined,

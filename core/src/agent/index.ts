@@ -51,7 +51,7 @@ export { StaleEditError, isCurrent } from "./tools/file-edit.js";
 export type { PreparedEdit } from "./tools/file-edit.js";
 export { optionalString, requireNonEmptyString } from "./tools/input.js";
 export { planText } from "./tools/plan-tool.js";
-export { editsGitInternals } from "./tools/protected-edits.js";
+export { editsProtectedPath } from "./tools/protected-edits.js";
 export { prepareToolEdit } from "./tools/registry.js";
 export { createToolGuard } from "./tools/tool-guard.js";
 export type { ToolGuard } from "./tools/tool-guard.js";

@@ -5,7 +5,7 @@ import {
   StaleEditError,
   type PreparedEdit,
   planText,
-  editsGitInternals,
+  editsProtectedPath,
   type ToolGuard,
   prepareToolEdit,
   runTool,
@@ -302,8 +302,8 @@ class ToolTurn {
       isCommand && typeof input.command === "string"
         ? { command: input.command, workingDirectory: deps.workspaceRoot }
         : undefined;
-    // Edits in a .git folder are always asked, whatever the settings allow.
-    const alwaysAsk = await editsGitInternals(tool, input, deps.workspaceRoot);
+    // Edits of what runs unasked later (.git, .agents/hooks, .agents/mcp) are always asked, whatever the settings allow.
+    const alwaysAsk = await editsProtectedPath(tool, input, deps.workspaceRoot);
     const decision = decideApproval(category, await deps.autoApproval(), host.autoApprovedInARow, { alwaysAsk });
     if (decision.kind === "auto_approved") host.autoApprovedInARow++;
     // Questions, plans, completions and subagents have rows of their own: no tool row.
