@@ -121,7 +121,8 @@ export function toolCallToProto(r: ToolCallRecord): ToolCall {
 
 /**
  * A stored UI message as the protocol's. `stopped`: nothing runs the task any more, so a tool
- * call still pending or running shows as interrupted.
+ * call still pending or running shows as interrupted, and a text still streaming (its sidecar
+ * was killed mid-answer) as it was stored, no longer streaming.
  */
 export function uiMessageToProto(m: StoredUiMessage, options: { stopped?: boolean } = {}): UiMessage {
   const toolCall = toolCallOf(m, options);
@@ -131,7 +132,7 @@ export function uiMessageToProto(m: StoredUiMessage, options: { stopped?: boolea
     role: roleToProto[m.role],
     kind: m.kind,
     text: m.text,
-    partial: m.partial,
+    partial: m.partial && !options.stopped,
     tool: m.tool,
     detail: m.detail,
     checkpointId: m.checkpointId,

@@ -48,6 +48,8 @@ export interface AnswerHost {
   contextWindow?: number;
   addMessage(init: Partial<StoredUiMessage>): StoredUiMessage;
   finalize(message: StoredUiMessage): void;
+  /** Writes a message as it is now to the task's store (no event: its deltas were sent). */
+  store(message: StoredUiMessage): void;
   /** Removes the chat messages after this one (a failed attempt's partial answer). */
   removeMessagesAfter(messageId: string): void;
   /** The id of the last chat message now. */
@@ -59,6 +61,13 @@ export function retryLine(attempt: number, maxAttempts: number, delayMs: number)
   return `retrying in ${describeWait(delayMs)} (attempt ${attempt} of ${maxAttempts})`;
 }
 
+/**
+ * A streaming message is stored again at most this often: the text shown so far survives a
+ * sidecar that is killed or stops mid-answer (at most this much of it is lost), at the cost of
+ * one row update per interval, not one per delta.
+ */
+const STORE_STREAMING_EVERY_MS = 1000;
+
 export async function streamAnswer(
   host: AnswerHost,
   stream: AsyncIterable<ModelStreamEvent>,
@@ -69,6 +78,12 @@ export async function streamAnswer(
   let filter = textFilter?.();
   let anchor = host.lastMessageId();
   const shown: StoredUiMessage[] = [];
+  let storedAt = Date.now();
+  const storeNowAndThen = (message: StoredUiMessage) => {
+    if (Date.now() - storedAt < STORE_STREAMING_EVERY_MS) return;
+    storedAt = Date.now();
+    host.store(message);
+  };
 
   const appendText = (delta: string) => {
     // A runaway reply is cut (with a note) so that a stored message stays bounded.
@@ -80,6 +95,7 @@ export async function streamAnswer(
     } else {
       answer.message.text += text;
       host.events.append({ case: "messageDelta", value: { messageId: answer.message.id, text } });
+      storeNowAndThen(answer.message);
     }
   };
   const closeReasoning = () => {
@@ -89,95 +105,111 @@ export async function streamAnswer(
     reasoning = undefined;
   };
 
-  for await (const ev of stream) {
-    switch (ev.type) {
-      case "reasoning_delta": {
-        const text = boundedDelta(reasoning && !answer.message ? reasoning.text.length : 0, ev.text);
-        if (!text) break;
-        if (!reasoning || answer.message) {
-          reasoning = host.addMessage({ role: "assistant", kind: "reasoning", text, partial: true });
-          shown.push(reasoning);
-        } else {
-          reasoning.text += text;
-          host.events.append({ case: "reasoningDelta", value: { messageId: reasoning.id, text } });
+  try {
+    for await (const ev of stream) {
+      switch (ev.type) {
+        case "reasoning_delta": {
+          const text = boundedDelta(reasoning && !answer.message ? reasoning.text.length : 0, ev.text);
+          if (!text) break;
+          if (!reasoning || answer.message) {
+            reasoning = host.addMessage({ role: "assistant", kind: "reasoning", text, partial: true });
+            shown.push(reasoning);
+          } else {
+            reasoning.text += text;
+            host.events.append({ case: "reasoningDelta", value: { messageId: reasoning.id, text } });
+            storeNowAndThen(reasoning);
+          }
+          break;
         }
-        break;
-      }
-      case "reasoning_end":
-        answer.thinking.push(ev.block);
-        break;
-      case "text_delta":
-        closeReasoning();
-        answer.text += ev.text;
-        appendText(filter ? filter.push(ev.text) : ev.text);
-        break;
-      case "tool_call_end":
-        answer.toolCalls.push({ id: ev.id, name: ev.name, input: ev.input, parseError: ev.parseError });
-        break;
-      case "usage":
-        answer.usage = ev.usage;
-        host.usage.record(ev.usage, ev.costUsd, host.modelName, host.contextWindow);
-        host.events.append({
-          case: "usage",
-          value: {
-            tokensIn: BigInt(ev.usage.inputTokens),
-            tokensOut: BigInt(ev.usage.outputTokens),
-            cacheReads: BigInt(ev.usage.cacheReadTokens),
-            cacheWrites: BigInt(ev.usage.cacheWriteTokens),
-            cost: ev.costUsd ?? 0,
-            costUnknown: ev.costUsd === undefined,
-            contextWindow: BigInt(host.contextWindow ?? 0),
-          },
-        });
-        break;
-      case "retry": {
-        const discarded = ev.discard ? shown.map((m) => m.id) : [];
-        if (ev.discard) {
-          // The next attempt answers from the start: what this one showed goes.
-          if (shown.length > 0) host.removeMessagesAfter(anchor);
-          answer.message = undefined;
-          answer.text = "";
-          answer.thinking = [];
-          answer.toolCalls = [];
-          reasoning = undefined;
-          shown.length = 0;
-          filter = textFilter?.();
+        case "reasoning_end":
+          answer.thinking.push(ev.block);
+          break;
+        case "text_delta":
+          closeReasoning();
+          answer.text += ev.text;
+          appendText(filter ? filter.push(ev.text) : ev.text);
+          break;
+        case "tool_call_end":
+          answer.toolCalls.push({ id: ev.id, name: ev.name, input: ev.input, parseError: ev.parseError });
+          break;
+        case "usage":
+          answer.usage = ev.usage;
+          host.usage.record(ev.usage, ev.costUsd, host.modelName, host.contextWindow);
+          host.events.append({
+            case: "usage",
+            value: {
+              tokensIn: BigInt(ev.usage.inputTokens),
+              tokensOut: BigInt(ev.usage.outputTokens),
+              cacheReads: BigInt(ev.usage.cacheReadTokens),
+              cacheWrites: BigInt(ev.usage.cacheWriteTokens),
+              cost: ev.costUsd ?? 0,
+              costUnknown: ev.costUsd === undefined,
+              contextWindow: BigInt(host.contextWindow ?? 0),
+            },
+          });
+          break;
+        case "retry": {
+          const discarded = ev.discard ? shown.map((m) => m.id) : [];
+          if (ev.discard) {
+            // The next attempt answers from the start: what this one showed goes.
+            if (shown.length > 0) host.removeMessagesAfter(anchor);
+            answer.message = undefined;
+            answer.text = "";
+            answer.thinking = [];
+            answer.toolCalls = [];
+            reasoning = undefined;
+            shown.length = 0;
+            filter = textFilter?.();
+          }
+          host.events.append({
+            case: "modelRetry",
+            value: {
+              attempt: ev.attempt,
+              maxAttempts: ev.maxAttempts,
+              delayMs: BigInt(ev.delayMs),
+              reason: ev.reason,
+              message: retryLine(ev.attempt, ev.maxAttempts, ev.delayMs),
+              discardedMessageIds: discarded,
+            },
+          });
+          anchor = host.lastMessageId();
+          break;
         }
-        host.events.append({
-          case: "modelRetry",
-          value: {
-            attempt: ev.attempt,
-            maxAttempts: ev.maxAttempts,
-            delayMs: BigInt(ev.delayMs),
-            reason: ev.reason,
-            message: retryLine(ev.attempt, ev.maxAttempts, ev.delayMs),
-            discardedMessageIds: discarded,
-          },
-        });
-        anchor = host.lastMessageId();
-        break;
+        case "waiting":
+          host.events.append({
+            case: "modelWaiting",
+            value: {
+              waitedMs: BigInt(ev.waitedMs),
+              timeoutMs: BigInt(ev.timeoutMs),
+              message: `waiting for the model: ${describeWait(ev.waitedMs)} (gives up after ${describeWait(ev.timeoutMs)} without an answer)`,
+            },
+          });
+          break;
+        case "stop":
+          answer.stopReason = ev.reason;
+          break;
+        case "error":
+          answer.error = ev.error;
+          break;
+        default:
+          break;
       }
-      case "waiting":
-        host.events.append({
-          case: "modelWaiting",
-          value: {
-            waitedMs: BigInt(ev.waitedMs),
-            timeoutMs: BigInt(ev.timeoutMs),
-            message: `waiting for the model: ${describeWait(ev.waitedMs)} (gives up after ${describeWait(ev.timeoutMs)} without an answer)`,
-          },
-        });
-        break;
-      case "stop":
-        answer.stopReason = ev.reason;
-        break;
-      case "error":
-        answer.error = ev.error;
-        break;
-      default:
-        break;
     }
+  } catch (err) {
+    // Cancelled, or the sidecar stops: what was shown stays, as far as it got.
+    for (const message of shown) if (message.partial) settleInterrupted(host, message);
+    throw err;
   }
   closeReasoning();
   if (filter) appendText(filter.end());
   return answer;
+}
+
+/**
+ * A message whose answer stopped midway (a cancel, a stopping sidecar) keeps the text it had:
+ * stored whole and no longer streaming, as the chat showed it.
+ */
+export function settleInterrupted(host: Pick<AnswerHost, "finalize">, message: StoredUiMessage): void {
+  message.partial = false;
+  host.finalize(message);
 }

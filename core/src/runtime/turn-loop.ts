@@ -10,7 +10,13 @@ import {
   type ToolDefinition,
 } from "../agent/index.js";
 import { uiMessage, type StoredUiMessage } from "../tasks/index.js";
-import { streamAnswer, type AnswerHost, type AssistantAnswer, type ModelToolCall } from "./assistant-stream.js";
+import {
+  settleInterrupted,
+  streamAnswer,
+  type AnswerHost,
+  type AssistantAnswer,
+  type ModelToolCall,
+} from "./assistant-stream.js";
 import { ContextManager } from "./context-manager.js";
 import { JOURNAL_KIND, latestToolFormat } from "./conversation.js";
 import { textToolItems } from "./text-tool-conversation.js";
@@ -308,7 +314,11 @@ export class TurnLoop {
         deps.model.provider.stream({ systemPrompt, messages: prepared.messages, tools: specs, maxTokens }, signal),
         textTools ? () => new TextToolStreamFilter(this.turnTools) : undefined,
       );
-      signal.throwIfAborted();
+      if (signal.aborted) {
+        // The provider ended its stream at the abort: the text shown so far stays, as it is.
+        if (answer.message?.partial) settleInterrupted(this.answerHost(), answer.message);
+        signal.throwIfAborted();
+      }
       if (answer.usage) this.context.noteUsage(prepared.chars, answer.usage);
       const error = answer.error;
       if (error?.kind === "context_overflow" && !answer.message && answer.toolCalls.length === 0) {
@@ -401,6 +411,7 @@ export class TurnLoop {
       contextWindow: deps.ownsContext ? this.context.contextWindow : undefined,
       addMessage: (init) => this.addMessage(init),
       finalize: (message) => this.finalize(message),
+      store: (message) => deps.messages.update(message),
       lastMessageId: () => this.lastMessageId,
       removeMessagesAfter: (messageId) => {
         const kept = deps.messages.list();

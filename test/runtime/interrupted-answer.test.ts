@@ -1,0 +1,152 @@
+/**
+ * An answer that stops midway keeps the text the chat had shown: cancelled, stopped with its
+ * sidecar (an editor quitting closes the sidecar's stdin), or with the sidecar killed. Before, the
+ * stored message held only the answer's first delta ("SL" of a long answer, reopened in Neovim)
+ * and stayed partial for good.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { MessageRole, TaskStatus, type TaskEvent, type UiMessage } from "../../core/src/gen/dline/v1/task_pb.js";
+import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
+import { configureModel, makeWorkspace } from "./harness.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+const LONG_ANSWER = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
+
+/** A sidecar whose model streams LONG_ANSWER slowly (8 characters per delta, about 50 ms apart). */
+async function slowAnswerTask(): Promise<{ sidecar: RunningSidecar; taskId: string }> {
+  const sidecar = await startSidecar();
+  cleanups.push(() => sidecar.stop());
+  const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+    turns: [{ text: LONG_ANSWER, writeChunkBytes: 64, writeDelayMs: 25 }],
+  });
+  cleanups.push(() => server.stop());
+  const workspace = makeWorkspace(sidecar.roots.base);
+  const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "explain", profileId });
+  return { sidecar, taskId };
+}
+
+/**
+ * Follows the task's stream, adding up the answer's text as the chat shows it, until `enough`
+ * says so; then does `stop` and reads on until the stream ends or goes quiet.
+ */
+async function showUntil(
+  sidecar: RunningSidecar,
+  taskId: string,
+  enough: (shown: string) => boolean,
+  stop: () => Promise<unknown>,
+): Promise<{ shown: string; messageId: string; statuses: TaskStatus[] }> {
+  let shown = "";
+  let messageId = "";
+  const statuses: TaskStatus[] = [];
+  let stopping: Promise<unknown> | undefined;
+  const controller = new AbortController();
+  const onEvent = (e: TaskEvent) => {
+    const ev = e.event;
+    if (
+      ev.case === "messageAdded" &&
+      ev.value.message?.role === MessageRole.ASSISTANT &&
+      ev.value.message.kind === "text"
+    ) {
+      messageId = ev.value.message.id;
+      shown = ev.value.message.text;
+    } else if (ev.case === "messageDelta" && ev.value.messageId === messageId) {
+      shown += ev.value.text;
+    } else if (ev.case === "statusChanged") {
+      statuses.push(ev.value.status);
+    }
+    if (!stopping && messageId && enough(shown)) stopping = stop();
+  };
+  try {
+    for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq: 0n }, { signal: controller.signal })) {
+      onEvent(res.event!);
+      const last = statuses.at(-1);
+      if (last === TaskStatus.CANCELLED || last === TaskStatus.INTERRUPTED) break;
+    }
+  } catch {
+    // the sidecar stopped or was killed: its stream ends with it
+  }
+  await stopping;
+  return { shown, messageId, statuses };
+}
+
+function answerOf(messages: UiMessage[], id: string): UiMessage {
+  const found = messages.find((m) => m.id === id);
+  expect(found, `message ${id}`).toBeDefined();
+  return found!;
+}
+
+describe("an answer that stops midway keeps what was shown", () => {
+  it("cancelled: the stored message holds the text shown, no longer streaming", { timeout: 60_000 }, async () => {
+    const { sidecar, taskId } = await slowAnswerTask();
+    const { shown, messageId, statuses } = await showUntil(
+      sidecar,
+      taskId,
+      (text) => text.length >= 400,
+      () => sidecar.clients.tasks.cancel({ taskId }),
+    );
+    expect(statuses.at(-1)).toBe(TaskStatus.CANCELLED);
+    const stored = answerOf((await sidecar.clients.tasks.getTask({ taskId })).messages, messageId);
+    expect(stored.partial).toBe(false);
+    expect(stored.text).toBe(shown);
+    expect(stored.text.length).toBeGreaterThanOrEqual(400);
+  });
+
+  it(
+    "its sidecar stops (the editor quit): another sidecar opens the text shown, interrupted",
+    { timeout: 60_000 },
+    async () => {
+      const { sidecar, taskId } = await slowAnswerTask();
+      const { shown, messageId } = await showUntil(
+        sidecar,
+        taskId,
+        (text) => text.length >= 400,
+        () => sidecar.stop(),
+      );
+      const other = await startSidecar({ roots: sidecar.roots });
+      cleanups.push(() => other.stop());
+      const opened = await other.clients.tasks.getTask({ taskId });
+      expect(opened.task?.status).toBe(TaskStatus.INTERRUPTED);
+      const stored = answerOf(opened.messages, messageId);
+      expect(stored.partial).toBe(false);
+      // Every delta the chat showed (more may have been stored after the last one it read).
+      expect(stored.text.startsWith(shown)).toBe(true);
+      expect(LONG_ANSWER.startsWith(stored.text)).toBe(true);
+    },
+  );
+
+  it(
+    "its sidecar is killed: the text stored a moment before stays (not only the first delta)",
+    { timeout: 60_000 },
+    async () => {
+      const { sidecar, taskId } = await slowAnswerTask();
+      let startedAt = 0;
+      const { shown, messageId } = await showUntil(
+        sidecar,
+        taskId,
+        (text) => {
+          startedAt ||= Date.now();
+          // Well past the moment the streaming text is stored again (once a second).
+          return Date.now() - startedAt > 3_000 && text.length >= 200;
+        },
+        async () => {
+          sidecar.process.child.kill("SIGKILL");
+          await sidecar.process.exited;
+        },
+      );
+      const other = await startSidecar({ roots: sidecar.roots });
+      cleanups.push(() => other.stop());
+      const opened = await other.clients.tasks.getTask({ taskId });
+      expect(opened.task?.status).toBe(TaskStatus.INTERRUPTED);
+      const stored = answerOf(opened.messages, messageId);
+      expect(stored.partial).toBe(false);
+      expect(LONG_ANSWER.startsWith(stored.text)).toBe(true);
+      expect(shown.length).toBeGreaterThan(0);
+      // The first delta is 8 characters; the text of at least the first second of streaming is there.
+      expect(stored.text.length).toBeGreaterThan(100);
+    },
+  );
+});
