@@ -95,6 +95,27 @@ describe("Restore All on an edited message", () => {
     expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
   });
 
+  it("after an earlier restore goes back to the message's checkpoint, not the undo point that restore saved", async () => {
+    const { manager, task, ws, conversation } = setup();
+    conversation.addMessage("t1", "m1", "start");
+    write(ws, "a.txt", "one");
+    const base = (await manager.ensureBaseline(task, "m1"))!;
+    pastStampOf(base);
+    conversation.addMessage("t1", "m2", "make it two");
+    write(ws, "a.txt", "TWO");
+    const second = (await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m2" }))!;
+    pastStampOf(second);
+    // The person adds a line, then restores the files to the baseline: the undo point saved
+    // before that restore holds their line, under the baseline's message.
+    write(ws, "a.txt", "TWO\nmine");
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "a.txt")).toBe("one");
+    write(ws, "a.txt", "one\nmine again");
+    // As seen in VS Code: the files came back as they were before the first restore.
+    await manager.editMessage("t1", "m1", "start, edited", "restore_all");
+    expect(read(ws, "a.txt")).toBe("one");
+  });
+
   it("never goes back to a checkpoint without files, even one made for the message itself", async () => {
     const { manager, task, ws, conversation } = setup();
     conversation.addMessage("t1", "m1", "start");

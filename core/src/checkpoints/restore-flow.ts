@@ -107,7 +107,9 @@ export class RestoreFlow {
     const error = await checkpointError();
     if (error) throw new DlineError("failed_precondition", `Restore All is not available: ${error}`);
     const all = await this.engine.list(this.taskId);
-    const cps = all.filter((c) => c.hasFiles).reverse();
+    // An undo point an earlier restore saved names the message it restored to, but holds what
+    // the files were before that restore: never the message's own checkpoint.
+    const cps = all.filter((c) => c.hasFiles && c.kind !== "before_restore").reverse();
     const cp =
       cps.find((c) => c.messageId === messageId) ??
       cps.find((c) => c.createdAt <= message.createdAt) ??
