@@ -218,6 +218,33 @@ describe("proposed changes travel with the ask", () => {
   });
 });
 
+describe("what a one-line summary and a failed row say", () => {
+  it("a path or command with line breaks is named in full on one line; a failed command's row says how it ended", async () => {
+    const path1 = "new\nline.js";
+    const command = "echo first\nrm -rf ./gone && printf 'oops\\n' >&2; exit 3";
+    const { clients, profileId, workspace } = await setup(
+      [
+        { toolCalls: [{ name: "write_to_file", input: { path: path1, content: "x\n" } }] },
+        { toolCalls: [{ name: "execute_command", input: { command, requires_approval: true } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "ran" } }] },
+      ],
+      { new: "a file named like the path's first line\n" },
+    );
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "run", profileId });
+    const events = await followUntilDone(clients, taskId, (e) =>
+      clients.tasks.respond({ taskId, askId: (e.event.value as Ask).askId, approve: true, text: "" }).then(() => {}),
+    );
+    const [edit, run] = asks(events);
+    // Not "write_to_file new": a different file, which exists.
+    expect(edit?.summary).toBe("write_to_file new\\nline.js");
+    expect(run?.summary).toBe("execute_command echo first\\nrm -rf ./gone && printf 'oops\\n' >&2; exit 3");
+    const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.kind === "command")!;
+    expect(row.toolCall?.status).toBe(ToolCallStatus.FAILED);
+    // Not "Output:", the first line of the result.
+    expect(row.toolCall?.reason).toBe("Exit code: 3");
+  });
+});
+
 describe("a rejection with feedback continues the task", () => {
   it("the model gets the denial and the feedback and answers; the status never says completed for the denial; denied and failed calls are on their rows", async () => {
     const { clients, server, profileId, workspace } = await setup([

@@ -68,8 +68,24 @@ export interface ToolTurnHost {
 /** One line a person reads about a tool call. */
 function summarize(tool: string, input: Record<string, unknown> | undefined): string {
   const target = input?.command ?? input?.path ?? input?.question ?? "";
-  const text = typeof target === "string" ? target : JSON.stringify(target);
-  return `${tool}${text ? ` ${(text.split("\n", 1)[0] ?? "").slice(0, 200)}` : ""}`;
+  const text = oneLine(typeof target === "string" ? target : JSON.stringify(target));
+  return `${tool}${text ? ` ${text.length > 200 ? `${text.slice(0, 200)}…` : text}` : ""}`;
+}
+
+/**
+ * A target on one line with its line breaks and other control characters written out: a path
+ * named "new\nline.js" or a command's second line is not hidden from the one-line summary.
+ */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === "\n"
+      ? "\\n"
+      : c === "\r"
+        ? "\\r"
+        : c === "\t"
+          ? "\\t"
+          : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
 }
 
 interface AskInit {
@@ -532,7 +548,10 @@ class ToolTurn {
         ? ""
         : interrupted
           ? "The task was cancelled before this call finished."
-          : firstLine(outcome.content);
+          : // A command's result starts with its output and ends with how it ended ("Exit code: 3").
+            outcome.command
+            ? lastLine(outcome.content)
+            : firstLine(outcome.content);
       row.update({
         status,
         output: shown.text,
@@ -590,6 +609,15 @@ class ToolTurn {
     }
     this.result(call, outcome.content, outcome.isError);
   }
+}
+
+function lastLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .findLast((l) => l.trim())
+      ?.slice(0, 300) ?? ""
+  );
 }
 
 function firstLine(text: string): string {
