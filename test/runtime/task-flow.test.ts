@@ -135,6 +135,10 @@ describe.each<WireFormat>(["openai", "anthropic"])("a task through the sidecar (
     expect(kinds).toContain("TOOL:command");
     expect(kinds).toContain("ASSISTANT:followup");
     expect(kinds[kinds.length - 1]).toBe("ASSISTANT:completion");
+    // The row's last activity is the completion, not the task's creation (history lists sort by it).
+    const completion = lastOf(task.messages, "message");
+    expect(Number(completion.time)).toBeGreaterThan(Number(task.task?.createdAt));
+    expect(Number(task.task?.updatedAt)).toBeGreaterThanOrEqual(Number(completion.time));
     const list = await clients.checkpoints.listCheckpoints({ taskId });
     expect(list.checkpoints.length).toBeGreaterThanOrEqual(3); // baseline, turns, completion
     const listed = await clients.history.listTasks({ workspaceRoot: workspace });

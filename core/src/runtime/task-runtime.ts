@@ -301,7 +301,7 @@ export class TaskRuntime {
     const ask = status === "waiting" ? this.pendingAsk(task.id) : undefined;
     this.saveKernel(task, { status, pendingAsk: ask });
     task.statusStored = this.deps.history
-      .update(task.id, { status })
+      .update(task.id, { status, updatedAt: Date.now() })
       .catch((err: Error) =>
         this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }),
       );

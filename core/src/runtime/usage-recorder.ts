@@ -30,6 +30,8 @@ export function usageRecorder(task: LiveTask, history: TaskHistory, logger: Logg
           cacheWrites: totals.cacheWrites,
           cost: totals.cost,
           costUnknown: totals.costUnknown > 0,
+          // The task's last activity (a model call), as history lists show it.
+          updatedAt: Date.now(),
         })
         .catch((err: Error) => logger.error("history usage update failed", { taskId: task.id, error: err.message }));
     },
