@@ -25,6 +25,7 @@ let roots: TestRoots;
 let workspace: string;
 let sidecar: RunningSidecar | undefined;
 let model: ModelServerProcess | undefined;
+const laterModels: ModelServerProcess[] = [];
 
 beforeAll(() => {
   assertBinaryBuilt();
@@ -35,6 +36,7 @@ beforeAll(() => {
 afterAll(async () => {
   await sidecar?.stop();
   await model?.stop();
+  await Promise.all(laterModels.map((m) => m.stop()));
   fs.rmSync(roots.base, { recursive: true, force: true });
 });
 
@@ -89,6 +91,9 @@ describe("dline-core acp errors", () => {
     expect(await a.next()).toMatchObject({ id: 8, error: { code: -32602 } });
     a.send(request(9, "_dline/checkpoints/list", { sessionId: "1-unknown" }));
     expect(await a.next()).toMatchObject({ id: 9, error: { code: -32002 } });
+    // Not JSON-RPC 2.0 (no "jsonrpc"): invalid, answered for its id.
+    a.send(JSON.stringify({ id: 10, method: "session/list", params: {} }));
+    expect(await a.next()).toMatchObject({ id: 10, error: { code: -32600 } });
     expect(await a.close()).toBe(0);
   });
 
@@ -122,6 +127,30 @@ describe("dline-core acp errors", () => {
     const final = await sidecar.clients.tasks.getTask({ taskId: sessionId });
     expect(final.task?.status).toBe(TaskStatus.COMPLETED);
     expect(final.messages.at(-1)?.text).toBe("Back after the editor closed.");
+  });
+
+  it("an invalid request earlier does not keep a closed client's prompt running: the task is interrupted", async () => {
+    // About 7 s of streaming: an agent that went on for its 10 s drain finished it (completed).
+    const slow = await configureModel(sidecar!.clients, "anthropic", {
+      turns: [
+        { text: "a long answer ".repeat(120), writeChunkBytes: 100, writeDelayMs: 25 },
+        // The next test's prompt.
+        { text: "another long answer ".repeat(60), writeChunkBytes: 100, writeDelayMs: 25 },
+      ],
+    });
+    laterModels.push(slow.server);
+    const a = rawAgent();
+    a.send(request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }));
+    expect(await a.next()).toMatchObject({ id: 1 });
+    a.send(request(2, "session/new", { cwd: workspace, mcpServers: [] }));
+    const { sessionId } = (await a.next()).result as { sessionId: string };
+    a.send(JSON.stringify({ id: 3, method: "session/list", params: {} }));
+    expect(await a.next()).toMatchObject({ id: 3, error: { code: -32600 } });
+    a.send(request(4, "session/prompt", { sessionId, prompt: [{ type: "text", text: "Answer at length" }] }));
+    for (let m = await a.next(); m.params?.update?.sessionUpdate !== "agent_message_chunk"; m = await a.next());
+    expect(await a.close()).toBe(0);
+    const task = await sidecar!.clients.tasks.getTask({ taskId: sessionId });
+    expect(task.task?.status).toBe(TaskStatus.INTERRUPTED);
   });
 
   it("cancels the run when the client cancels the prompt request itself ($/cancel_request)", async () => {

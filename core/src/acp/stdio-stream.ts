@@ -143,6 +143,18 @@ export function stdioStream(input: Readable, output: Writable, options: StdioStr
     new TransformStream<AnyMessage, AnyMessage>({
       transform(message, controller) {
         const id = requestIdOf(message);
+        if (id !== undefined && (message as { jsonrpc?: unknown }).jsonrpc !== "2.0") {
+          // Not JSON-RPC 2.0: answered here, for its id (the SDK would answer for id null, and the
+          // request would stay pending, holding the exit after stdin ends for the drain's limit).
+          void writer
+            .write({
+              jsonrpc: "2.0",
+              id,
+              error: { code: -32600, message: 'Invalid request: "jsonrpc" must be "2.0".' },
+            })
+            .catch(() => {});
+          return;
+        }
         if (id !== undefined) pending.set(id, (message as { method: string }).method);
         controller.enqueue(message);
       },
