@@ -284,13 +284,28 @@ describe("npm run release", () => {
       };
     }
 
-    it("ships doc/tags made by :helptags, and :help dline opens its help", async () => {
+    it("installs with the README's commands as written, ships doc/tags made by :helptags, and :help dline opens its help", async () => {
       const roots = makeTestRoots("dline-release-nvim-");
-      const plugin = unpackPlugin(roots);
+      // The README's "Install from a release" block for Neovim, run as a person pastes it, in
+      // the folder holding the release files, with a home of its own.
+      const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8");
+      const commands = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("- **Neovim**")))?.[1];
+      expect(commands).toContain("tar -xzf");
+      const downloads = path.dirname(unpackInto(roots, path.join(release, `dline-nvim-${version}.tar.gz`)));
+      fs.copyFileSync(
+        path.join(release, `dline-core-${version}-${platform}`),
+        path.join(downloads, `dline-core-${version}-${platform}`),
+      );
+      const home = path.join(roots.base, "person");
+      fs.mkdirSync(home);
+      const install = spawnSync("sh", ["-e", "-c", commands!], {
+        cwd: downloads,
+        env: { PATH: MINIMAL_PATH, HOME: home },
+        encoding: "utf8",
+      });
+      expect(install.status, install.stderr).toBe(0);
+      const plugin = path.join(home, ".local/share/nvim/site/pack/dline/start", `dline-nvim-${version}`);
       expect(fs.readFileSync(path.join(plugin, "doc", "tags"), "utf8")).toMatch(/^dline\tdline\.txt\t/m);
-      fs.mkdirSync(path.join(plugin, "bin"));
-      fs.copyFileSync(path.join(release, `dline-core-${version}-${platform}`), path.join(plugin, "bin", "dline-core"));
-      fs.chmodSync(path.join(plugin, "bin", "dline-core"), 0o755);
       const seen = await checkInNeovim(roots, plugin, {});
       expect(seen.has_command).toBe(true);
       expect(seen.help_error).toBeUndefined();
