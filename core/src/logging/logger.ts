@@ -63,7 +63,9 @@ export class FileAndStderrSink implements LogSink {
 export function createLogger(sink: LogSink, minLevel: LogLevel = "info", scope = "core"): Logger {
   const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
     if (levelRank[level] < levelRank[minLevel]) return;
-    const record = { t: new Date().toISOString(), level, pid: process.pid, scope, msg: message, ...fields };
+    // A field cannot stand in for the record's own keys (a dead owner's "pid" logged as the writer's).
+    const base = { t: new Date().toISOString(), level, pid: process.pid, scope, msg: message };
+    const record = { ...base, ...fields, ...base };
     sink.write(JSON.stringify(record) + "\n");
   };
   return {

@@ -118,7 +118,7 @@ export class PeerRegistry {
   private removeEntryOf(pid: number, file: string): void {
     try {
       fs.rmSync(file, { force: true });
-      this.logger.debug("removed the registry entry of a stopped sidecar", { pid });
+      this.logger.debug("removed the registry entry of a stopped sidecar", { peerPid: pid });
     } catch {
       // another sidecar removed it, or the folder is not ours: nothing to do
     }

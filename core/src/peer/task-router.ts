@@ -89,7 +89,7 @@ export class TaskRouter {
         }
         if (failure === "rejected") throw unreachable(taskId, route.pid, "it did not accept this window's call");
         last = { pid: route.pid, why: "it refused the connection" };
-        this.deps.logger.debug("a peer refused a forwarded call", { taskId, pid: route.pid });
+        this.deps.logger.debug("a peer refused a forwarded call", { taskId, peerPid: route.pid });
       }
     }
   }

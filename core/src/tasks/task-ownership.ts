@@ -215,7 +215,7 @@ export class TaskOwnership {
           ? seen === "torn"
           : now !== undefined && seen !== "torn" && now.pid === seen.pid && now.since === seen.since;
       if (same) {
-        this.logger.info("recovered a dead owner's task claim", { file, pid: seen === "torn" ? 0 : seen.pid });
+        this.logger.info("recovered a dead owner's task claim", { file, ownerPid: seen === "torn" ? 0 : seen.pid });
         fs.rmSync(file, { force: true });
       }
     } finally {
