@@ -12,4 +12,7 @@ interface ConnectionSource {
      * because its sidecar died (reconnect) from one the sidecar ended or failed (do not).
      */
     suspend fun diedWithin(connection: SidecarConnection, grace: Duration): Boolean
+
+    /** [connection]'s sidecar was asked to exit (SystemApi.shutdown): its exit is not a crash. */
+    fun exitRequested(connection: SidecarConnection) {}
 }

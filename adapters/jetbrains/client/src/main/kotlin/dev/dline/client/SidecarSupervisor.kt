@@ -59,7 +59,10 @@ class SidecarSupervisor @JvmOverloads constructor(
 
     @Volatile private var current: SidecarConnection? = null
 
-    /** The generation [restart] asked to replace: its exit is a restart, not a death to count. */
+    /**
+     * The generation [restart] asked to replace, or one asked to shut down ([exitRequested]): its
+     * exit is a restart, not a death to count against the policy.
+     */
     @Volatile private var replacing = 0
 
     val state: StateFlow<SidecarState> = _state.asStateFlow()
@@ -153,6 +156,10 @@ class SidecarSupervisor @JvmOverloads constructor(
             is SidecarState.Failed -> throw DlineException(Code.UNAVAILABLE, state.reason)
             else -> throw DlineException(Code.UNAVAILABLE, "The Dline sidecar was stopped.")
         }
+    }
+
+    override fun exitRequested(connection: SidecarConnection) {
+        replacing = connection.generation
     }
 
     override suspend fun diedWithin(connection: SidecarConnection, grace: Duration): Boolean =

@@ -20,6 +20,10 @@ class SystemApi internal constructor(private val source: ConnectionSource) {
 
     /** Asks the sidecar to flush and exit; its supervisor then starts a new one unless it is stopping. */
     suspend fun shutdown(reason: String) {
-        source.unary { system.shutdown(ShutdownRequest.newBuilder().setReason(reason).build(), emptyMap()) }
+        source.unary {
+            // Before the call: the sidecar may exit before its answer is read.
+            source.exitRequested(this)
+            system.shutdown(ShutdownRequest.newBuilder().setReason(reason).build(), emptyMap())
+        }
     }
 }

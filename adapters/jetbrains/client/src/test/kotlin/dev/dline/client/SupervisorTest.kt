@@ -43,6 +43,28 @@ class SupervisorTest {
     }
 
     @Test
+    fun `a shutdown asked through the facade is not a crash, a new sidecar starts each time and none is given up on`() = runBlocking {
+        val roots = TestRoots()
+        // Two crashes in a minute are all this policy forgives: four shutdowns counted as crashes ended in Failed.
+        val policy = RestartPolicy(maxRestarts = 2, window = 1.minutes, initialBackoff = 10.milliseconds, maxBackoff = 20.milliseconds)
+        SidecarHarness(roots, roots.launch(), policy).use { harness ->
+            repeat(4) { i ->
+                val before = harness.connection()
+                harness.dline.system.shutdown("asked $i")
+                assertEquals(0, before.process.exited.get(10, TimeUnit.SECONDS))
+                val next = withTimeout(30.seconds) {
+                    harness.supervisor.state.first {
+                        (it is SidecarState.Ready && it.connection.generation > before.generation) || it is SidecarState.Failed
+                    }
+                }
+                assertTrue(next is SidecarState.Ready && next.connection.generation == before.generation + 1, "$next")
+            }
+            harness.dline.system.health()
+            assertEquals(5, harness.connection().generation)
+        }
+    }
+
+    @Test
     fun `gives up on a sidecar that keeps crashing, and says why`() = runBlocking {
         val roots = TestRoots()
         val policy = RestartPolicy(maxRestarts = 2, window = 1.minutes, initialBackoff = 10.milliseconds, maxBackoff = 20.milliseconds)
