@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -96,6 +97,29 @@ describe("a pre-image", () => {
     await other.restore("t1", base.id, "files");
     expect(read(ws, "build/config.cs")).toBe("original\n");
     await other.stop();
+  });
+
+  it("shows in Compare, for a file inside a nested repository the checkpoints leave out", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "app v1\n");
+    write(ws, "vendor/nested/n.txt", "nested v1\n");
+    write(ws, "vendor/nested/same.txt", "untouched\n");
+    execFileSync("git", ["init", "-q"], { cwd: path.join(ws, "vendor/nested") });
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "vendor/nested/n.txt", "nested v2\n");
+    // Edited, then written back as it was: no change to show.
+    await toolWrite(manager, task, "vendor/nested/same.txt", "changed\n");
+    write(ws, "vendor/nested/same.txt", "untouched\n");
+    await toolWrite(manager, task, "src/app.ts", "app v2\n");
+    await manager.saveTurn(task, { editedPaths: ["vendor/nested/n.txt", "vendor/nested/same.txt", "src/app.ts"] });
+    const { files } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status, f.before, f.after]).sort()).toEqual([
+      ["src/app.ts", "modified", "app v1\n", "app v2\n"],
+      ["vendor/nested/n.txt", "modified", "nested v1\n", "nested v2\n"],
+    ]);
+    // What Compare shows is what a restore puts back.
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "vendor/nested/n.txt")).toBe("nested v1\n");
   });
 
   it("is taken only of paths the latest checkpoint does not hold, and per task", async () => {

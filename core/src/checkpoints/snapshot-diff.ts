@@ -106,18 +106,42 @@ export class SnapshotDiff {
       this.sizeLimitBytes,
     );
     const changes = await mapLimit(raw, 16, async (e) => {
-      let after: Buffer | "too_large" | undefined;
-      if (e.status !== "deleted") {
-        const file = toAbsolute(this.workspaceRoot, e.path);
-        const st = await fs.lstat(file).catch(() => undefined);
-        if (st && st.size > this.sizeLimitBytes) after = "too_large";
-        else if (st?.isSymbolicLink()) after = Buffer.from(await fs.readlink(file));
-        // A named pipe would hold a thread for good: only files are read.
-        else after = st?.isFile() ? await fs.readFile(file).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
-      }
+      const after = e.status === "deleted" ? undefined : ((await this.workspaceContent(e.path)) ?? Buffer.alloc(0));
       return this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
     });
     return capTotal(changes);
+  }
+
+  /**
+   * Files the snapshots leave out (inside a nested repository, say) against what they were
+   * before a tool first changed them: `blob` is that pre-image, absent when it was too large to
+   * keep. Those whose content is the same now are not listed.
+   */
+  async againstPreimages(entries: { path: string; blob?: string }[]): Promise<FileChange[]> {
+    const blobs = await readBlobs(
+      this.git,
+      entries.flatMap((e) => (e.blob ? [e.blob] : [])),
+      this.sizeLimitBytes,
+    );
+    const changes = await mapLimit(entries, 16, async (e) => {
+      const before = e.blob ? blobs.get(e.blob) : "too_large";
+      const after = await this.workspaceContent(e.path);
+      if (before instanceof Buffer && after instanceof Buffer && before.equals(after)) return undefined;
+      const status: FileStatus = after === undefined ? "deleted" : "modified";
+      return this.change({ path: e.path, status, oldBlob: e.blob ?? "", newBlob: "" }, before, after);
+    });
+    return changes.filter((c): c is FileChange => c !== undefined);
+  }
+
+  /** A workspace file's bytes (a link's target), "too_large", or undefined when it is not there. */
+  private async workspaceContent(repoPath: string): Promise<Buffer | "too_large" | undefined> {
+    const file = toAbsolute(this.workspaceRoot, repoPath);
+    const st = await fs.lstat(file).catch(() => undefined);
+    if (!st || st.isDirectory()) return undefined;
+    if (st.size > this.sizeLimitBytes) return "too_large";
+    if (st.isSymbolicLink()) return Buffer.from(await fs.readlink(file));
+    // A named pipe would hold a thread for good: only files are read.
+    return st.isFile() ? await fs.readFile(file).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
   }
 
   /** Two checkpoints against each other (View Changes). */

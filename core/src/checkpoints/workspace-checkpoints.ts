@@ -625,8 +625,28 @@ export class WorkspaceCheckpoints {
     return this.lock.run(async () => {
       await this.open();
       await this.stager.stageScan({ listIgnored: false });
-      return this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
+      const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
+      return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
     }, false);
+  }
+
+  /**
+   * Files the task's tools changed that the snapshots leave out altogether (inside a nested
+   * repository), so the diff cannot list them: against their pre-images, as a restore would put
+   * them back. The files a diff lists are already there.
+   */
+  private async leftOutEdits(taskId: string, from: CheckpointInfo, listed: FileChange[]): Promise<FileChange[]> {
+    const captures = await this.captures.list(taskId);
+    const shown = new Set(listed.map((c) => c.path));
+    const entries = [...new Set(captures.map((c) => c.path))]
+      .filter((p) => !shown.has(p))
+      .flatMap((p) => {
+        const first = captureAfter(captures, p, from.createdAt);
+        return first && first.kind !== "created"
+          ? [{ path: p, blob: first.kind === "preimage" ? first.id : undefined }]
+          : [];
+      });
+    return entries.length ? this.diff.againstPreimages(entries) : [];
   }
 
   async between(taskId: string, from: CheckpointInfo, to: CheckpointInfo): Promise<FileChange[]> {
