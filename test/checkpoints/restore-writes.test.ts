@@ -53,6 +53,40 @@ describe("after a path restore the next turn's checkpoint builds on the restored
   });
 });
 
+describe("files already as the checkpoint has them", () => {
+  it("are not written again nor counted as restored", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "a.txt", "a v1\n");
+    write(ws, "b.sh", "echo v1\n");
+    fs.chmodSync(path.join(ws, "b.sh"), 0o755);
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "a.txt", "a v2\n");
+    // Edited, then set back by hand: as the checkpoint has it.
+    await toolWrite(manager, task, "b.sh", "echo v2\n");
+    write(ws, "b.sh", "echo v1\n");
+    await manager.saveTurn(task, { editedPaths: ["a.txt", "b.sh"] });
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(ws, "b.sh"), old, old);
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["a.txt"]);
+    expect(read(ws, "a.txt")).toBe("a v1\n");
+    // Untouched: an editor or a build watching it sees no change.
+    expect(Math.abs(fs.statSync(path.join(ws, "b.sh")).mtimeMs - old.getTime())).toBeLessThan(1);
+  });
+
+  it("with another mode are written again", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "b.sh", "echo v1\n");
+    fs.chmodSync(path.join(ws, "b.sh"), 0o755);
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "b.sh", "echo v1\n");
+    fs.chmodSync(path.join(ws, "b.sh"), 0o644);
+    await manager.saveTurn(task, { editedPaths: ["b.sh"] });
+    expect((await manager.restore("t1", base.id, "files")).restoredPaths).toEqual(["b.sh"]);
+    expect(fs.statSync(path.join(ws, "b.sh")).mode & 0o111).not.toBe(0);
+  });
+});
+
 describe("a large file (past the small-file writes)", () => {
   it("comes back byte for byte with its mode, into folders the task removed", async () => {
     const { manager, task, ws } = setup();

@@ -1,4 +1,15 @@
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, type Stats } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  type Stats,
+} from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -106,7 +117,11 @@ export class SnapshotRestore {
     target: CheckpointInfo,
   ): Promise<FileRestoreResult> {
     const backedUp = plan.created.length ? await sessionEntries(session, undo, plan.created) : new Map();
-    const restore = [...plan.entries.keys()];
+    // A file already as the checkpoint has it is not written again (nor reported): an editor or
+    // a build watching it would see a change that is none.
+    const restore = [...plan.entries].flatMap(([p, e]) =>
+      this.alreadyIs(p, e.mode, plan.blobs.get(e.id)!) ? [] : [p],
+    );
     for (const p of restore) this.assertWritable(p);
     for (const p of restore) {
       const e = plan.entries.get(p)!;
@@ -261,6 +276,25 @@ export class SnapshotRestore {
         );
       }
       dir = path.dirname(dir);
+    }
+  }
+
+  /** Whether the workspace's file at `repoPath` is this content with this mode (a link: this target). */
+  private alreadyIs(repoPath: string, mode: string, content: Buffer): boolean {
+    const abs = toAbsolute(this.workspaceRoot, repoPath);
+    const st = lstatOrUndefined(abs);
+    if (!st) return false;
+    try {
+      if (mode === "120000") return st.isSymbolicLink() && readlinkSync(abs) === content.toString("utf8");
+      const executable = (st.mode & 0o111) !== 0;
+      return (
+        st.isFile() &&
+        st.size === content.length &&
+        executable === (mode === "100755") &&
+        readFileSync(abs).equals(content)
+      );
+    } catch {
+      return false;
     }
   }
 
