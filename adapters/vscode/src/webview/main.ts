@@ -54,6 +54,9 @@ function render(next: ChatState): void {
   const hadTask = Boolean(state?.taskId);
   state = next;
   renderHeader($("header"), next, (a) => bridge.post(a));
+  // Measured before anything changes: the approval panel and the composer below the
+  // conversation take their height from it, so the scroll comes after they are drawn.
+  const atBottom = messages.atBottom();
   messages.render(next);
   renderAsk($("ask"), next, {
     post: (a) => bridge.post(a),
@@ -62,6 +65,8 @@ function render(next: ChatState): void {
     answer: (o) => void composer.answer(o),
   });
   composer.render(next);
+  // Still at the bottom, with the approval panel drawn: the newest row (the step asked about) shows above it.
+  if (atBottom) messages.scrollToBottom();
   if (screen === "model") models.render(next);
   // Back on the start screen: its recent tasks.
   if (!next.taskId && (hadTask || !recentAsked)) {

@@ -58,7 +58,7 @@ export class MessagesView {
     if (this.editing && !state.items.some((i) => i.type === "message" && i.id === this.editing!.messageId))
       this.editing = undefined;
     const c = this.container;
-    const nearBottom = c.scrollHeight - c.scrollTop - c.clientHeight < 48;
+    const nearBottom = this.atBottom();
     const ctx: RowContext = {
       state,
       markdown: this.markdown,
@@ -87,7 +87,17 @@ export class MessagesView {
     if (nodes.length === 0)
       nodes.push(state.taskId ? el("div", { class: "empty" }, "Loading the task…") : this.startScreen(state));
     c.replaceChildren(...nodes);
-    if (nearBottom) c.scrollTop = c.scrollHeight;
+    if (nearBottom) this.scrollToBottom();
+  }
+
+  /** The person is at (or near) the end of the conversation: it follows new rows; scrolled up, it stays. */
+  atBottom(): boolean {
+    const c = this.container;
+    return c.scrollHeight - c.scrollTop - c.clientHeight < 48;
+  }
+
+  scrollToBottom(): void {
+    this.container.scrollTop = this.container.scrollHeight;
   }
 
   private startScreen(state: ChatState): HTMLElement {
