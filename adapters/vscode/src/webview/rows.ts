@@ -8,6 +8,7 @@ import type {
   ToolCallStatusName,
 } from "../chat/chat-state.js";
 import { button, el, visibleText, type Child } from "./dom.js";
+import { feedbackShownOnCall } from "./feedback.js";
 
 /** What drawing a row needs from the chat around it. */
 export interface RowContext {
@@ -53,7 +54,9 @@ export function renderItem(item: ChatItem, ctx: RowContext): Node[] {
       ),
     ];
   if (item.type === "tool") return [legacyToolRow(item, ctx)];
-  const nodes: Node[] = [renderMessage(item, ctx)];
+  // Feedback given with a reject reads on the denied row ("Denied with feedback"): not twice.
+  const once = item.kind === "denied" && feedbackShownOnCall(ctx.state.items, ctx.state.items.indexOf(item));
+  const nodes: Node[] = once ? [] : [renderMessage(item, ctx)];
   const checkpoint = checkpointFor(item, ctx.state);
   if (checkpoint) nodes.push(checkpointMarker(checkpoint, ctx));
   return nodes;
@@ -67,6 +70,7 @@ export function itemSignature(item: ChatItem, state: ChatState): string {
           JSON.stringify(checkpointFor(item, state) ?? null),
           item.kind === "completion" ? state.status : "",
           state.pendingAsk?.toolCallId ?? "",
+          item.kind === "denied" ? String(feedbackShownOnCall(state.items, state.items.indexOf(item))) : "",
         ]
       : [];
   return JSON.stringify(item) + extra.join("|");

@@ -1,0 +1,58 @@
+/**
+ * Pure parts of the VS Code chat that the explorer's report (D4, D8, D12) asked for: a reject's
+ * feedback drawn once, the confirmation before a file restore, and the task reopened after a
+ * window reload.
+ */
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { MessageRole, TaskEventSchema, ToolCallStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
+import { feedbackShownOnCall } from "../../adapters/vscode/src/webview/feedback.js";
+
+let seq = 0n;
+const added = (message: Record<string, unknown>): TaskEvent =>
+  create(TaskEventSchema, { seq: ++seq, taskId: "t1", event: { case: "messageAdded", value: { message } as never } });
+const commandRow = (id: string, status: ToolCallStatus, feedback: string) => ({
+  id,
+  role: MessageRole.TOOL,
+  kind: "command",
+  text: "execute_command echo hi",
+  tool: "execute_command",
+  toolCall: { toolCallId: `c-${id}`, tool: "execute_command", status, command: { command: "echo hi" }, feedback },
+});
+const feedback = (id: string, text: string) => ({ id, role: MessageRole.USER, kind: "denied", text });
+
+describe("a reject's feedback (D12)", () => {
+  const shownOnce = (events: TaskEvent[]) => {
+    const model = new ChatModel();
+    model.reset("t1");
+    for (const e of events) model.apply(e);
+    const items = model.snapshot.items;
+    return items.flatMap((item, index) =>
+      item.type === "message" && item.kind === "denied" ? [[item.id, feedbackShownOnCall(items, index)]] : [],
+    );
+  };
+
+  it("is drawn on the denied row only, when that row already reads it", () => {
+    expect(
+      shownOnce([added(commandRow("m1", ToolCallStatus.DENIED, "not now")), added(feedback("f1", "not now"))]),
+    ).toEqual([["f1", true]]);
+  });
+
+  it("keeps its own card when no row shows it: a rejected question, other words, or a call not denied", () => {
+    expect(
+      shownOnce([
+        added({ id: "q1", role: MessageRole.ASSISTANT, kind: "followup", text: "Which folder?" }),
+        added(feedback("f1", "neither")),
+        added(commandRow("m2", ToolCallStatus.DENIED, "something else")),
+        added(feedback("f2", "not now")),
+        added(commandRow("m3", ToolCallStatus.DONE, "")),
+        added(feedback("f3", "later")),
+      ]),
+    ).toEqual([
+      ["f1", false],
+      ["f2", false],
+      ["f3", false],
+    ]);
+  });
+});
