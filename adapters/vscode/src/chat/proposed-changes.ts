@@ -48,9 +48,12 @@ export class ProposedChanges implements vscode.Disposable {
   async closeProposal(): Promise<void> {
     if (!this.shownAskId) return;
     this.shownAskId = undefined;
+    const set = this.shownSet;
     this.shownSet = undefined;
     void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
     await this.closeStale();
+    // Its documents go with it (the notices of a change too large to preview among them).
+    if (set) this.documents.dropSet(set);
   }
 
   /** Closes every proposal tab that is not the pending approval's, each on its own. */
@@ -75,26 +78,34 @@ export class ProposedChanges implements vscode.Disposable {
     proposal: boolean,
   ): Promise<ShownEdit[]> {
     const setId = this.documents.beginSet();
-    if (proposal) this.shownSet = setId;
+    if (proposal) {
+      // "Show it again": the earlier diff of this approval is closed as stale, its documents go.
+      if (this.shownSet) this.documents.dropSet(this.shownSet);
+      this.shownSet = setId;
+    }
     const side = proposal ? "proposal" : "applied";
     const shown = edits.map((e) => {
       const absolute = path.join(workspaceRoot, ...e.path.split("/"));
-      const tooLarge = "(not shown: binary, or too large to show)";
+      // The core leaves out the texts of a binary file or one too large to preview: a notice
+      // instead, in plain-text documents (never parsed as the file's language).
+      const notice = { plainText: e.truncated };
       return {
         path: e.path,
         original: this.documents.add(
           setId,
           `${side}-before`,
           absolute,
-          e.truncated ? tooLarge : e.status === "added" ? "" : e.originalText,
+          e.truncated ? notPreviewed(e, proposal) : e.status === "added" ? "" : e.originalText,
           label,
+          notice,
         ),
         modified: this.documents.add(
           setId,
           `${side}-after`,
           absolute,
-          e.truncated ? tooLarge : e.status === "deleted" ? "" : e.proposedText,
+          e.truncated ? notPreviewed(e, proposal) : e.status === "deleted" ? "" : e.proposedText,
           label,
+          notice,
         ),
       };
     });
@@ -130,6 +141,19 @@ export class ProposedChanges implements vscode.Disposable {
     this.tabWatch.dispose();
     void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
   }
+}
+
+/** What a diff shows of a file whose texts the core left out (binary, or too large to preview). */
+export function notPreviewed(edit: ChatFileEdit, proposal: boolean): string {
+  const what = proposal ? "This change" : "The change";
+  return [
+    `${what} to ${visibleLine(edit.path)} is too large to preview here (or the file is binary):`,
+    "Dline does not receive its text for a preview.",
+    proposal
+      ? "Approve or Reject it in the chat; once approved, the file is written in full and can be opened as usual."
+      : "Open the file itself to see what it holds now.",
+    "",
+  ].join("\n");
 }
 
 /** The document sets a proposal tab shows (one for a diff, one per file for a multi-file one). */

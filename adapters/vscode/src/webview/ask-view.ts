@@ -77,7 +77,7 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
                 },
                 visibleText(e.path),
               ),
-              e.truncated ? el("span", { class: "tool-note" }, " (too large to show)") : undefined,
+              e.truncated ? el("span", { class: "tool-note" }, " (too large to preview)") : undefined,
             ),
           ),
         ),
@@ -86,7 +86,9 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
         el(
           "div",
           { class: "hint" },
-          "The change is open in the diff editor. ",
+          ask.edits.every((e) => e.truncated)
+            ? "Dline has no preview of this change (too large, or binary). "
+            : "The change is open in the diff editor. ",
           button("Show it again", () => actions.post({ type: "showProposed" }), "link", {
             "data-action": "show-proposed",
           }),
