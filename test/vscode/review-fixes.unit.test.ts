@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { MessageRole, TaskEventSchema, ToolCallStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
+import { restoreConfirmation } from "../../adapters/vscode/src/checkpoints/restore-options.js";
 import { feedbackShownOnCall } from "../../adapters/vscode/src/webview/feedback.js";
 
 let seq = 0n;
@@ -54,5 +55,23 @@ describe("a reject's feedback (D12)", () => {
       ["f2", false],
       ["f3", false],
     ]);
+  });
+});
+
+describe("the confirmation before a file restore (D8)", () => {
+  it("names the files changed since the checkpoint, says they are overwritten, the person's edits too, and that Undo exists", () => {
+    const text = restoreConfirmation(["src/a.ts", "notes.md"]);
+    expect(text).toContain("2 files changed since this checkpoint (src/a.ts, notes.md)");
+    expect(text).toContain("will be overwritten");
+    expect(text).toContain("changes you made yourself");
+    expect(text).toContain("Undo");
+  });
+
+  it("lists five names at most, makes control characters visible, and still warns when Compare could not be read", () => {
+    const many = restoreConfirmation(["a", "b", "c", "d", "e", "f", "g\u001b[2K"]);
+    expect(many).toContain("(a, b, c, d, e and 2 more)");
+    expect(restoreConfirmation(["x\u001b[2K.txt"])).toContain("x\\e[2K.txt");
+    expect(restoreConfirmation(undefined)).toContain("by Dline or by you, will be overwritten");
+    expect(restoreConfirmation([])).toContain("nothing will be overwritten");
   });
 });

@@ -3,8 +3,9 @@ import * as vscode from "vscode";
 import {
   CheckpointKind,
   EditMessageMode,
-  type RestoreMode,
+  RestoreMode,
   type Checkpoint,
+  type RestoreResponse,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
@@ -17,7 +18,9 @@ import {
 } from "../checkpoints/diff-presenter.js";
 import {
   MORE_OPTIONS_LABEL,
+  restoreConfirmation,
   restoreNotices,
+  UNDO_RESTORE,
   restoreOptions,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
@@ -345,16 +348,75 @@ export class ChatController implements vscode.Disposable {
     if (chosen === undefined) return false;
     const option = options.find((o) => o.mode === chosen);
     if (!option || option.disabled) throw new Error("That restore is not available for this checkpoint.");
+    // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
+    // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
+    if (
+      mode === undefined &&
+      chosen !== RestoreMode.TASK &&
+      !(await this.confirmFileRestore(taskId, checkpointId, option))
+    )
+      return false;
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
-    else if (res.filesRestored) {
-      const notices = restoreNotices(res);
-      void vscode.window.showInformationMessage(notices.info);
-      if (notices.warning) void vscode.window.showWarningMessage(notices.warning);
-    }
+    else if (res.filesRestored) this.noticeRestore(taskId, res);
+    // A Compare or View Changes diff opened before shows files as they were: it goes.
+    await this.diffs.closeAll();
     await this.refreshCheckpoints();
     return res.filesRestored || res.conversationRestored;
+  }
+
+  /** The modal before a file restore: which files changed since the checkpoint will be overwritten. */
+  private async confirmFileRestore(taskId: string, checkpointId: string, option: RestoreOption): Promise<boolean> {
+    const { clients } = await this.supervisor.ready();
+    let changed: string[] | undefined;
+    try {
+      changed = (await clients.checkpoints.compare({ taskId, checkpointId })).files.map((f) => f.path);
+    } catch (err) {
+      this.log.warn(`compare before restore: ${(err as Error).message}`);
+    }
+    const answer = await vscode.window.showWarningMessage(
+      "Restore the files to this checkpoint?",
+      { modal: true, detail: restoreConfirmation(changed) },
+      option.label,
+    );
+    return answer === option.label;
+  }
+
+  /** What a file restore did, with Undo: the "before restore" checkpoint the core saved, restored. */
+  private noticeRestore(taskId: string, res: RestoreResponse): void {
+    const notices = restoreNotices(res);
+    const undo = res.undoCheckpointId;
+    void Promise.resolve(
+      undo
+        ? vscode.window.showInformationMessage(notices.info, UNDO_RESTORE)
+        : vscode.window.showInformationMessage(notices.info),
+    ).then(async (choice) => {
+      if (choice !== UNDO_RESTORE) return;
+      try {
+        await this.undoRestore(taskId, undo);
+      } catch (err) {
+        this.showError(err);
+      }
+    });
+    if (notices.warning) void vscode.window.showWarningMessage(notices.warning);
+  }
+
+  /** Undo of a file restore: its "before restore" checkpoint, while the core still offers it. */
+  async undoRestore(taskId: string, undoCheckpointId: string): Promise<void> {
+    const { clients } = await this.supervisor.ready();
+    const undo = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
+      (c) => c.id === undoCheckpointId,
+    );
+    if (!undo?.undoAvailable)
+      throw new Error("this restore can no longer be undone: a checkpoint was saved (or files restored) since.");
+    const res = await clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES });
+    await this.diffs.closeAll();
+    const count = res.restoredPaths.length + res.deletedPaths.length;
+    void vscode.window.showInformationMessage(
+      `Dline: restore undone: the files are back as they were before it (${count} file${count === 1 ? "" : "s"}).`,
+    );
+    if (taskId === this.model.snapshot.taskId) await this.refreshCheckpoints();
   }
 
   /** Restore Chat / Restore All for an edited earlier message. */
@@ -370,6 +432,7 @@ export class ChatController implements vscode.Disposable {
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     if (!res.restored) void vscode.window.showInformationMessage("Dline: the text is unchanged, nothing was restored.");
+    else if (mode === "all") await this.diffs.closeAll();
     await this.refreshCheckpoints();
     return res.restored;
   }

@@ -59,6 +59,25 @@ export class DiffPresenter {
     }
     return shown;
   }
+
+  /**
+   * Closes every Compare and View Changes diff (a restore changed the files they show: left
+   * open, "Changes since snapshot" would list a file the restore deleted as still added).
+   */
+  async closeAll(): Promise<void> {
+    const scheme = this.documents.scheme;
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => {
+        const input = tab.input;
+        const diffs =
+          input instanceof vscode.TabInputTextDiff
+            ? [input]
+            : ((input as { textDiffs?: vscode.TabInputTextDiff[] } | undefined)?.textDiffs ?? []);
+        return diffs.some((d) => d.original.scheme === scheme || d.modified.scheme === scheme);
+      });
+    await Promise.all(tabs.map((tab) => Promise.resolve(vscode.window.tabGroups.close(tab, true)).catch(() => false)));
+  }
 }
 
 function sideText(file: FileChange, side: "before" | "after"): string {

@@ -83,3 +83,22 @@ export function restoreNotices(res: {
   const list = res.keptPaths.map((k) => `${visibleLine(k.path)} (${why(k.reason)})`).join(", ");
   return { info, warning: `Dline: kept as is: ${list}.` };
 }
+
+/** The action on a file restore's notice that puts the files back as they were before it. */
+export const UNDO_RESTORE = "Undo";
+
+/**
+ * The detail of the confirmation before a file restore: the files changed since the checkpoint
+ * (Compare's answer; undefined when it could not be read) are overwritten, the person's own
+ * edits too, and Undo on the notice after it brings them back.
+ */
+export function restoreConfirmation(changed: readonly string[] | undefined, shown = 5): string {
+  const undo = `Undo on the notice afterwards puts them back as they are now.`;
+  if (changed === undefined)
+    return `Files changed since this checkpoint, by Dline or by you, will be overwritten with their checkpoint version, and files created since will be deleted. ${undo}`;
+  if (changed.length === 0) return "No file changed since this checkpoint: nothing will be overwritten.";
+  const names = changed.slice(0, shown).map(visibleLine).join(", ");
+  const more = changed.length > shown ? ` and ${changed.length - shown} more` : "";
+  const n = changed.length;
+  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names}${more}) will be overwritten with the checkpoint's version (or deleted if created since), including changes you made yourself. ${undo}`;
+}

@@ -144,6 +144,26 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
         `more options: ${JSON.stringify(more)}`,
       );
       await ui.request({ action: "click", selector: rows, text: "Restore Files Only", frame: "main" });
+      // A file restore asks first in a modal dialog, which VS Code refuses while extension tests
+      // run (said as an error): nothing is restored without the answer. The confirmed restore is
+      // the command with its mode (test/vscode's approvals-restore suite checks the rest).
+      await vscode.commands.executeCommand("notifications.showList");
+      await waitFor("the confirmation asked", async () =>
+        (
+          await ui.request({
+            action: "texts",
+            selector: ".notifications-center .notification-list-item",
+            frame: "main",
+          })
+        ).some((t) => t.includes("Contents: Restore the files to this checkpoint?")),
+      );
+      assert(fs.existsSync(file("notes.md")), "notes.md is still there without a confirmation");
+      await vscode.commands.executeCommand("notifications.clearAll");
+      await vscode.commands.executeCommand("notifications.hideList");
+      assert(
+        await vscode.commands.executeCommand<boolean>("dline.restore", e2e.baselineId, "files"),
+        "Restore Files Only did nothing",
+      );
       await waitFor("hello.txt restored", () => fs.readFileSync(file("hello.txt"), "utf8") === "hello\n");
       // The restore writes hello.txt and deletes notes.md one after the other: wait for both.
       await waitFor("notes.md (created after the checkpoint) deleted", () => !fs.existsSync(file("notes.md")), 5_000);
