@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { MessageRole, TaskEventSchema, ToolCallStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
+import { OPEN_TASK_KEY, OpenTaskMemory, type TaskMemento } from "../../adapters/vscode/src/chat/open-task-memory.js";
 import { restoreConfirmation } from "../../adapters/vscode/src/checkpoints/restore-options.js";
 import { feedbackShownOnCall } from "../../adapters/vscode/src/webview/feedback.js";
 
@@ -73,5 +74,38 @@ describe("the confirmation before a file restore (D8)", () => {
     expect(restoreConfirmation(["x\u001b[2K.txt"])).toContain("x\\e[2K.txt");
     expect(restoreConfirmation(undefined)).toContain("by Dline or by you, will be overwritten");
     expect(restoreConfirmation([])).toContain("nothing will be overwritten");
+  });
+});
+
+describe("the task open in the window (D4)", () => {
+  const memento = (initial?: string): TaskMemento & { values: Map<string, unknown> } => {
+    const values = new Map<string, unknown>(initial === undefined ? [] : [[OPEN_TASK_KEY, initial]]);
+    return {
+      values,
+      get: <T>(key: string) => values.get(key) as T | undefined,
+      update: (key: string, value: unknown) => {
+        values.set(key, value);
+        return Promise.resolve();
+      },
+    };
+  };
+
+  it("is reopened once after a reload; the empty chat of the starting window does not forget it first", () => {
+    const store = memento("task-1");
+    const memory = new OpenTaskMemory(store);
+    memory.remember(undefined); // the new window's chat, before the core started
+    expect(memory.toReopen()).toBe("task-1");
+    expect(memory.toReopen()).toBeUndefined();
+  });
+
+  it("follows the chat: another task, then the start screen (a new chat, a deleted task)", () => {
+    const store = memento();
+    const memory = new OpenTaskMemory(store);
+    expect(memory.toReopen()).toBeUndefined();
+    memory.remember("task-2");
+    expect(store.values.get(OPEN_TASK_KEY)).toBe("task-2");
+    memory.remember(undefined);
+    expect(store.values.get(OPEN_TASK_KEY)).toBe("");
+    expect(new OpenTaskMemory(store).toReopen()).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { RestoreMode } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { DlineApi } from "./api.js";
 import { ChatController } from "./chat/chat-controller.js";
 import { ChatViewProvider } from "./chat/chat-view.js";
+import { OpenTaskMemory } from "./chat/open-task-memory.js";
 import { PROPOSED_SCHEME, ProposedChanges } from "./chat/proposed-changes.js";
 import { CHECKPOINT_SCHEME, CheckpointDocuments } from "./checkpoints/checkpoint-documents.js";
 import { DiffPresenter } from "./checkpoints/diff-presenter.js";
@@ -80,8 +81,18 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   });
   settings.onDidChangeCore((values) => chat.preferences.fromGlobalSettings(values));
 
+  // The task open in this window, reopened after a reload or a restart of the editor.
+  const openTask = new OpenTaskMemory(context.workspaceState);
+  context.subscriptions.push(chat.onDidChangeState((state) => openTask.remember(state.taskId)));
+
   let migrated = false;
   core.onDidStart((running) => {
+    const reopen = openTask.toReopen();
+    if (reopen && !chat.taskId)
+      void chat.openTask(reopen).catch((err) => {
+        log.warn(`reopening the task open before the window reloaded: ${(err as Error).message}`);
+        openTask.remember(chat.taskId);
+      });
     problems.recovered();
     chat.setCore("running");
     void chat.refreshCheckpointHeader();
