@@ -202,6 +202,69 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 
+  it(
+    "an approval in a long chat shows its step above a full panel; a large edit's notice is plain text; feedback shows once; a file restore asks first, closes a stale Compare and can be undone",
+    { timeout: 600_000 },
+    async () => {
+      const roots = makeTestRoots("dline-vscode-approvals-restore-");
+      const workspace = path.join(roots.base, "project");
+      fs.mkdirSync(workspace, { recursive: true });
+      fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
+      execFileSync("git", ["init", "-q"], { cwd: workspace });
+      // A long answer first (the chat scrolls), then a file over the 256 KiB the core previews.
+      const plan = Array.from({ length: 60 }, (_, i) => `- step ${i + 1} of the plan: write part ${i + 1}`).join("\n");
+      const longFile = Array.from({ length: 3000 }, (_, i) => `export const line${i} = "${"x".repeat(80)}";\n`).join(
+        "",
+      );
+      const model = await spawnModelServer({
+        apiKey: API_KEY,
+        turns: [
+          {
+            text: `Here is the plan:\n\n${plan}`,
+            toolCalls: [{ name: "write_to_file", input: { path: "generated/long.js", content: longFile } }],
+          },
+          {
+            text: "Now a cleanup.",
+            toolCalls: [{ name: "execute_command", input: { command: "echo cleanup", requires_approval: true } }],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote it without commands." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const out = path.join(OUT, "..", "vscode-approvals-restore");
+      const run = await runExtensionSuite({
+        suite: "approvals-restore",
+        base: roots.base,
+        workspace,
+        env: roots.env,
+        outDir: out,
+        extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
+      });
+      expect(run.results.map((r) => [r.name.split(":")[0], r.ok, r.error?.split("\n")[0]])).toEqual([
+        ["an approval in a long chat", true, undefined],
+        ["a command rejected with feedback", true, undefined],
+        [
+          "Restore Files Only asks first, naming the files it overwrites; it closes a Compare opened before; Undo on its notice brings the person's edits back",
+          true,
+          undefined,
+        ],
+      ]);
+      expect(run.exitCode).toBe(0);
+      // The model heard the reject's feedback.
+      const bodies = (await model.requests()).map((r) => JSON.stringify(r.body));
+      expect(bodies.some((b) => b.includes("No commands please, just write the file."))).toBe(true);
+      for (const shot of [
+        "approval-long-chat",
+        "approval-command-long-chat",
+        "restore-confirm-refused",
+        "restore-undo-notice",
+        "restore-undone",
+      ])
+        expect(fs.existsSync(path.join(out, `${shot}.png`)), shot).toBe(true);
+      fs.rmSync(roots.base, { recursive: true, force: true });
+    },
+  );
+
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");
     const run = await runExtensionSuite({

@@ -2,9 +2,11 @@
  * The extensionTestsPath module: VS Code calls run() in the extension host and reports its
  * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
  * end-to-end checks), "limits" (checkpoint limits), "core-problem" (a sidecar that cannot start),
- * "restore-notices" (what a restore kept as it was; approval diffs closed while opening) or "conformance" (the cross-client scenario of
+ * "restore-notices" (what a restore kept as it was; approval diffs closed while opening),
+ * "approvals-restore" (approvals in a long chat, a reject's feedback, a confirmed restore and its Undo) or "conformance" (the cross-client scenario of
  * test/conformance).
  */
+import { defineApprovalsRestoreSuite } from "./approvals-restore-suite.js";
 import { defineConformanceSuite } from "./conformance-suite.js";
 import { defineCoreProblemSuite } from "./core-problem-suite.js";
 import { defineE2eSuite, defineLimitsSuite } from "./e2e-suite.js";
@@ -21,6 +23,7 @@ export async function run(): Promise<void> {
   else if (name === "limits") defineLimitsSuite(suite, outDir);
   else if (name === "core-problem") defineCoreProblemSuite(suite, outDir);
   else if (name === "restore-notices") defineRestoreNoticesSuite(suite, outDir);
+  else if (name === "approvals-restore") defineApprovalsRestoreSuite(suite, outDir);
   else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
   const results = await suite.run();
   const failed = results.filter((r) => !r.ok);
