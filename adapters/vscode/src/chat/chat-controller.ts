@@ -361,7 +361,7 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     else if (res.filesRestored) this.noticeRestore(taskId, res);
     // A Compare or View Changes diff opened before shows files as they were: it goes.
-    await this.diffs.closeAll();
+    if (res.filesRestored) await this.diffs.closeAll();
     await this.refreshCheckpoints();
     return res.filesRestored || res.conversationRestored;
   }
