@@ -4,7 +4,7 @@ export const OPEN_TASK_KEY = "dline.openTaskId";
 /** The part of a vscode.Memento this uses. */
 export interface TaskMemento {
   get<T>(key: string): T | undefined;
-  update(key: string, value: unknown): Thenable<void>;
+  update(key: string, value: unknown): PromiseLike<void>;
 }
 
 /**
