@@ -248,6 +248,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           true,
           undefined,
         ],
+        ["Restore All on the first message", true, undefined],
       ]);
       expect(run.exitCode).toBe(0);
       // The model heard the reject's feedback.
@@ -258,6 +259,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "approval-command-long-chat",
         "restore-confirm-refused",
         "restore-undo-notice",
+        "restore-all-first-message",
         "restore-undone",
       ])
         expect(fs.existsSync(path.join(out, `${shot}.png`)), shot).toBe(true);

@@ -299,4 +299,25 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
     },
     180_000,
   );
+
+  suite.test(
+    "Restore All on the first message: the chat says the task goes on from what is sent, and the edited text waits in the input",
+    async () => {
+      assert(api, "the first test activated Dline");
+      const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
+      assert(first && first.type === "message", "the first user message");
+      const edited = "Write the long file again, shorter";
+      await chat.click(`.message.user[data-message-id="${first.id}"]`);
+      await chat.fill(".edit-box textarea", edited);
+      await chat.click(".edit-box button", "Restore All");
+      await waitFor("the conversation rewound to before its first message", () => api!.chat.state().items.length === 0);
+      // Not "Loading the task…" for good (the task is loaded; it has no messages now).
+      const shown = await chat.waitFor("the empty chat's line", "#messages .empty", "continues the task");
+      assert(!shown.some((t) => t.includes("Loading")), `the empty chat reads ${JSON.stringify(shown)}`);
+      // Restore All does not send the edit: it is kept for the person to send.
+      await waitFor("the edited text in the input", async () => (await chat.input()) === edited);
+      await ui.request({ action: "screenshot", name: "restore-all-first-message" });
+    },
+    120_000,
+  );
 }

@@ -108,6 +108,13 @@ export class Composer {
             : "Type a message to continue…";
   }
 
+  /** Puts text in the input for the person to send, unless they are typing something else there. */
+  prefill(text: string): void {
+    if (this.input.value.trim() && this.input.value !== text) return;
+    this.input.value = text;
+    this.input.focus();
+  }
+
   /** Sends the prompt: a new task, a message, an answer, or feedback with a rejection. */
   async submit(): Promise<void> {
     const text = this.input.value.trim();

@@ -41,8 +41,14 @@ function show(next: Screen): void {
   } else composer.input.focus();
 }
 
-const messages = new MessagesView($("messages"), createMarkdownRenderer(), (a) => bridge.post(a), show);
 const composer = new Composer($("composer"), bridge, () => show("model"));
+const messages = new MessagesView(
+  $("messages"),
+  createMarkdownRenderer(),
+  (a) => bridge.post(a),
+  show,
+  (text) => composer.prefill(text),
+);
 const history = new HistoryView(
   screens.history,
   (a) => bridge.post(a),

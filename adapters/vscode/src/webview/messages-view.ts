@@ -26,6 +26,8 @@ export class MessagesView {
     private readonly markdown: (text: string) => string,
     private readonly post: (action: WebviewAction) => void,
     private readonly show: (screen: "history" | "model") => void,
+    /** Puts text in the message input, for the person to send (Restore All does not send its edit). */
+    private readonly keepInInput: (text: string) => void = () => {},
   ) {
     container.addEventListener(
       "toggle",
@@ -85,7 +87,14 @@ export class MessagesView {
     });
     for (const key of [...this.cache.keys()]) if (!seen.has(key)) this.cache.delete(key);
     if (nodes.length === 0)
-      nodes.push(state.taskId ? el("div", { class: "empty" }, "Loading the task…") : this.startScreen(state));
+      nodes.push(
+        !state.taskId
+          ? this.startScreen(state)
+          : state.status === "none"
+            ? el("div", { class: "empty" }, "Loading the task…")
+            : // Loaded, and empty: rewound to before its first message.
+              el("div", { class: "empty" }, "No messages: what you send next continues the task."),
+      );
     c.replaceChildren(...nodes);
     if (nearBottom) this.scrollToBottom();
   }
@@ -167,6 +176,9 @@ export class MessagesView {
       if (area.value === item.text) return; // unchanged: neither button restores anything
       this.editing = undefined;
       this.post({ type: "editMessage", messageId: item.id, text: area.value, mode });
+      // Restore All rewinds and restores the files without sending the new text: it waits in the
+      // input instead of going with the edit box.
+      if (mode === "all") this.keepInInput(area.value);
       if (this.state) this.render(this.state);
     };
     area.addEventListener("keydown", (e) => {
