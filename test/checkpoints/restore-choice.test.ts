@@ -56,7 +56,7 @@ describe("Restore All on an edited message", () => {
     await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m4" });
 
     const result = await manager.editMessage("t1", "m3", "now three", "restore_all");
-    expect(result).toEqual({ restored: true, fileError: "" });
+    expect(result).toMatchObject({ restored: true, fileError: "" });
     expect(read(ws, "a.txt")).toBe("two");
     expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1", "m2"]);
   });
@@ -112,8 +112,12 @@ describe("Restore All on an edited message", () => {
     expect(read(ws, "a.txt")).toBe("one");
     write(ws, "a.txt", "one\nmine again");
     // As seen in VS Code: the files came back as they were before the first restore.
-    await manager.editMessage("t1", "m1", "start, edited", "restore_all");
+    const outcome = await manager.editMessage("t1", "m1", "start, edited", "restore_all");
     expect(read(ws, "a.txt")).toBe("one");
+    expect(outcome).toMatchObject({ restored: true, fileError: "", restoredPaths: ["a.txt"], deletedPaths: [] });
+    // Its undo point (what a client's Undo restores) holds the line typed since.
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "a.txt")).toBe("one\nmine again");
   });
 
   it("never goes back to a checkpoint without files, even one made for the message itself", async () => {
@@ -134,7 +138,7 @@ describe("Restore All on an edited message", () => {
     // ...and a compaction checkpoint names m3: it holds no files of its own (its tree is the latest snapshot).
     await manager.saveCompaction(task, { messageId: "m3" });
     const result = await manager.editMessage("t1", "m3", "three, edited", "restore_all");
-    expect(result).toEqual({ restored: true, fileError: "" });
+    expect(result).toMatchObject({ restored: true, fileError: "" });
     expect(read(ws, "a.txt")).toBe("two");
   });
 
@@ -150,7 +154,7 @@ describe("Restore All on an edited message", () => {
     fs.rmSync(path.join(ws, "a.txt"));
     write(ws, "a.txt/mine.txt", "the user's\n");
     const result = await manager.editMessage("t1", "m1", "start, edited", "restore_all");
-    expect(result).toEqual({
+    expect(result).toMatchObject({
       restored: true,
       fileError: "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.",
     });
@@ -171,7 +175,7 @@ describe("Restore All on an edited message", () => {
       .catch((e: unknown) => e)) as DlineError;
     expect(err.code).toBe("failed_precondition");
     expect(err.message).toBe(`Restore All is not available: ${status.message}`);
-    expect(await manager.editMessage("t1", "m1", "first, edited", "restore_chat")).toEqual({
+    expect(await manager.editMessage("t1", "m1", "first, edited", "restore_chat")).toMatchObject({
       restored: true,
       fileError: "",
     });

@@ -208,7 +208,7 @@ describe("edit message", () => {
     await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m3" });
     conversation.addMessage("t1", "m3", "reply");
 
-    expect(await manager.editMessage("t1", "m2", "second request", "restore_chat")).toEqual({
+    expect(await manager.editMessage("t1", "m2", "second request", "restore_chat")).toMatchObject({
       restored: false,
       fileError: "",
     });

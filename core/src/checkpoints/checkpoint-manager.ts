@@ -11,11 +11,11 @@ import type { FileChange } from "./snapshot-diff.js";
 import { checkWorkspaceRoots } from "./workspace-guard.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
-import { findCheckpoint, RestoreFlow, type RestoreMode, type RestoreOutcome } from "./restore-flow.js";
+import { findCheckpoint, RestoreFlow, type EditOutcome, type RestoreMode, type RestoreOutcome } from "./restore-flow.js";
 import { findTaskWorkspace } from "./task-repository-finder.js";
 import { GitChildren } from "./git-children.js";
 
-export type { RestoreMode, RestoreOutcome } from "./restore-flow.js";
+export type { EditOutcome, RestoreMode, RestoreOutcome } from "./restore-flow.js";
 
 export interface CheckpointManagerOptions {
   layout: InstanceLayout;
@@ -374,7 +374,7 @@ export class CheckpointManager {
     messageId: string,
     text: string,
     mode: "restore_chat" | "restore_all",
-  ): Promise<{ restored: boolean; fileError: string }> {
+  ): Promise<EditOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);

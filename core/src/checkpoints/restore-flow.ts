@@ -18,6 +18,17 @@ export interface RestoreOutcome {
   conversationRestored: boolean;
 }
 
+/** What Restore Chat / Restore All did: for Restore All, the files and the undo point saved first. */
+export interface EditOutcome {
+  /** False when the text was unchanged and nothing was restored. */
+  restored: boolean;
+  fileError: string;
+  /** The "before restore" checkpoint (restoring it undoes the files' restore); "" when none was made. */
+  undoCheckpointId: string;
+  restoredPaths: string[];
+  deletedPaths: string[];
+}
+
 export function findCheckpoint(cps: CheckpointInfo[], taskId: string, checkpointId: string): CheckpointInfo {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(checkpointId)) {
     throw new DlineError("invalid_argument", `"${checkpointId.slice(0, 80)}" is not a checkpoint id.`);
@@ -94,15 +105,16 @@ export class RestoreFlow {
     text: string,
     mode: "restore_chat" | "restore_all",
     checkpointError: () => Promise<string | undefined>,
-  ): Promise<{ restored: boolean; fileError: string }> {
+  ): Promise<EditOutcome> {
     const port = this.requireConversation();
     const message = await port.messageInfo(this.taskId, messageId);
     if (!message)
       throw new DlineError("not_found", `Message ${messageId.slice(0, 80)} does not exist in task ${this.taskId}.`);
-    if (message.text === text) return { restored: false, fileError: "" };
+    const nothing = { undoCheckpointId: "", restoredPaths: [], deletedPaths: [] };
+    if (message.text === text) return { restored: false, fileError: "", ...nothing };
     if (mode === "restore_chat") {
       await port.rewindConversation(this.taskId, messageId, { editedText: text, beforeMessage: true });
-      return { restored: true, fileError: "" };
+      return { restored: true, fileError: "", ...nothing };
     }
     const error = await checkpointError();
     if (error) throw new DlineError("failed_precondition", `Restore All is not available: ${error}`);
@@ -115,15 +127,17 @@ export class RestoreFlow {
       cps.find((c) => c.createdAt <= message.createdAt) ??
       cps[cps.length - 1];
     let fileError = "";
+    let files: Omit<EditOutcome, "restored" | "fileError"> = nothing;
     if (cp) {
       try {
-        await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all));
+        const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all));
+        files = { undoCheckpointId: result.undo.id, restoredPaths: result.restored, deletedPaths: result.deleted };
       } catch (err) {
         fileError = `Restoring files failed: ${(err as Error).message}`;
       }
     }
     await port.rewindConversation(this.taskId, messageId, { beforeMessage: true });
-    return { restored: true, fileError };
+    return { restored: true, fileError, ...files };
   }
 
   /** Paths this task's editing tools recorded: from its checkpoints and from the task store. */

@@ -384,7 +384,10 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** What a file restore did, with Undo: the "before restore" checkpoint the core saved, restored. */
-  private noticeRestore(taskId: string, res: RestoreResponse): void {
+  private noticeRestore(
+    taskId: string,
+    res: Pick<RestoreResponse, "restoredPaths" | "deletedPaths" | "keptPaths" | "undoCheckpointId">,
+  ): void {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;
     void Promise.resolve(
@@ -432,7 +435,12 @@ export class ChatController implements vscode.Disposable {
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     if (!res.restored) void vscode.window.showInformationMessage("Dline: the text is unchanged, nothing was restored.");
-    else if (mode === "all") await this.diffs.closeAll();
+    else if (mode === "all") {
+      await this.diffs.closeAll();
+      // Restore All overwrote what changed since, the person's own edits too: Undo brings them back.
+      const changed = res.restoredPaths.length + res.deletedPaths.length > 0;
+      if (!res.fileError && res.undoCheckpointId && changed) this.noticeRestore(taskId, { ...res, keptPaths: [] });
+    }
     await this.refreshCheckpoints();
     return res.restored;
   }

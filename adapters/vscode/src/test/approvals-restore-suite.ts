@@ -301,12 +301,18 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
   );
 
   suite.test(
-    "Restore All on the first message: the chat says the task goes on from what is sent, and the edited text waits in the input",
+    "Restore All on the first message: the chat says the task goes on from what is sent, the edited text waits in the input, and Undo on its notice brings the person's files back",
     async () => {
       assert(api, "the first test activated Dline");
       const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
       assert(first && first.type === "message", "the first user message");
       const edited = "Write the long file again, shorter";
+      // The task's file, with the line the person added (the test before): Restore All removes it.
+      const long = path.join(root(), "generated", "long.js");
+      const before = fs.readFileSync(long, "utf8");
+      // The notices of the restores before (theirs have Undo too) go first.
+      await vscode.commands.executeCommand("notifications.clearAll");
+      await vscode.commands.executeCommand("notifications.hideList");
       await chat.click(`.message.user[data-message-id="${first.id}"]`);
       await chat.fill(".edit-box textarea", edited);
       await chat.click(".edit-box button", "Restore All");
@@ -317,6 +323,19 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       // Restore All does not send the edit: it is kept for the person to send.
       await waitFor("the edited text in the input", async () => (await chat.input()) === edited);
       await ui.request({ action: "screenshot", name: "restore-all-first-message" });
+      // Restore All overwrote the person's edits: its notice's Undo brings them back.
+      await waitFor("long.js removed by Restore All", () => !fs.existsSync(long), 5_000);
+      await vscode.commands.executeCommand("notifications.showList");
+      await waitFor("Restore All's notice with Undo", async () =>
+        (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).some(
+          (t) => t.includes("files restored to the checkpoint (1 file)") && t.includes("Undo"),
+        ),
+      );
+      await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
+      await waitFor(
+        "long.js back as the person left it",
+        () => fs.existsSync(long) && fs.readFileSync(long, "utf8") === before,
+      );
     },
     120_000,
   );
