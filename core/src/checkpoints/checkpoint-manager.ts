@@ -11,7 +11,13 @@ import type { FileChange } from "./snapshot-diff.js";
 import { checkWorkspaceRoots } from "./workspace-guard.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
-import { findCheckpoint, RestoreFlow, type EditOutcome, type RestoreMode, type RestoreOutcome } from "./restore-flow.js";
+import {
+  findCheckpoint,
+  RestoreFlow,
+  type EditOutcome,
+  type RestoreMode,
+  type RestoreOutcome,
+} from "./restore-flow.js";
 import { findTaskWorkspace } from "./task-repository-finder.js";
 import { GitChildren } from "./git-children.js";
 
