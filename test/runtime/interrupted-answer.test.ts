@@ -79,6 +79,17 @@ function answerOf(messages: UiMessage[], id: string): UiMessage {
   return found!;
 }
 
+/** The answer as another sidecar over the same roots opens it: the task interrupted, the text no longer streaming. */
+async function reopenedAnswer(sidecar: RunningSidecar, taskId: string, messageId: string): Promise<UiMessage> {
+  const other = await startSidecar({ roots: sidecar.roots });
+  cleanups.push(() => other.stop());
+  const opened = await other.clients.tasks.getTask({ taskId });
+  expect(opened.task?.status).toBe(TaskStatus.INTERRUPTED);
+  const stored = answerOf(opened.messages, messageId);
+  expect(stored.partial).toBe(false);
+  return stored;
+}
+
 describe("an answer that stops midway keeps what was shown", () => {
   it("cancelled: the stored message holds the text shown, no longer streaming", { timeout: 60_000 }, async () => {
     const { sidecar, taskId } = await slowAnswerTask();
@@ -106,12 +117,7 @@ describe("an answer that stops midway keeps what was shown", () => {
         (text) => text.length >= 400,
         () => sidecar.stop(),
       );
-      const other = await startSidecar({ roots: sidecar.roots });
-      cleanups.push(() => other.stop());
-      const opened = await other.clients.tasks.getTask({ taskId });
-      expect(opened.task?.status).toBe(TaskStatus.INTERRUPTED);
-      const stored = answerOf(opened.messages, messageId);
-      expect(stored.partial).toBe(false);
+      const stored = await reopenedAnswer(sidecar, taskId, messageId);
       // Every delta the chat showed (more may have been stored after the last one it read).
       expect(stored.text.startsWith(shown)).toBe(true);
       expect(LONG_ANSWER.startsWith(stored.text)).toBe(true);
@@ -137,12 +143,7 @@ describe("an answer that stops midway keeps what was shown", () => {
           await sidecar.process.exited;
         },
       );
-      const other = await startSidecar({ roots: sidecar.roots });
-      cleanups.push(() => other.stop());
-      const opened = await other.clients.tasks.getTask({ taskId });
-      expect(opened.task?.status).toBe(TaskStatus.INTERRUPTED);
-      const stored = answerOf(opened.messages, messageId);
-      expect(stored.partial).toBe(false);
+      const stored = await reopenedAnswer(sidecar, taskId, messageId);
       expect(LONG_ANSWER.startsWith(stored.text)).toBe(true);
       expect(shown.length).toBeGreaterThan(0);
       // The first delta is 8 characters; the text of at least the first second of streaming is there.

@@ -550,7 +550,7 @@ class ToolTurn {
           ? "The task was cancelled before this call finished."
           : // A command's result starts with its output and ends with how it ended ("Exit code: 3").
             outcome.command
-            ? lastLine(outcome.content)
+            ? firstLine(outcome.content, "end")
             : firstLine(outcome.content);
       row.update({
         status,
@@ -611,22 +611,11 @@ class ToolTurn {
   }
 }
 
-function lastLine(text: string): string {
-  return (
-    text
-      .split("\n")
-      .findLast((l) => l.trim())
-      ?.slice(0, 300) ?? ""
-  );
-}
-
-function firstLine(text: string): string {
-  return (
-    text
-      .split("\n")
-      .find((l) => l.trim())
-      ?.slice(0, 300) ?? ""
-  );
+/** The first (or last) line with something on it, at most 300 characters. */
+function firstLine(text: string, from: "start" | "end" = "start"): string {
+  const lines = text.split("\n");
+  const line = from === "start" ? lines.find((l) => l.trim()) : lines.findLast((l) => l.trim());
+  return line?.slice(0, 300) ?? "";
 }
 
 /** Records a checkpoint saved at `message` on the message and tells subscribers; nothing when none was saved. */

@@ -13,7 +13,7 @@ import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { DlineApi } from "../api.js";
 import { ChatUi } from "./chat-ui.js";
-import { activateDline, addOpenAiProfile, allTabs, required } from "./helpers.js";
+import { activateDline, addScriptedProfile, allTabs } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
@@ -117,17 +117,7 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
     "an approval in a long chat: the step asked about shows above the whole panel; an edit too large to preview opens as a plain-text notice that goes with the proposal",
     async () => {
       api = await activateDline();
-      await addOpenAiProfile(
-        await api.clients(),
-        {
-          id: PROFILE_ID,
-          name: "Scripted",
-          baseUrl: required("DLINE_E2E_MODEL_URL"),
-          model: "scripted-model",
-          contextWindow: 128_000n,
-        },
-        required("DLINE_E2E_API_KEY"),
-      );
+      await addScriptedProfile(api, PROFILE_ID);
       await chat.waitFor("the start screen", '[data-screen="start"]', "What should Dline do?");
       await chat.fill("#input", "Write the long file");
       await chat.click("#send");

@@ -64,3 +64,21 @@ export async function addOpenAiProfile(
   await clients.settings.upsertProfile({ profile: { ...profile, provider: "openai" } });
   await clients.settings.setSecret({ profileId: profile.id, name: "api_key", value: apiKey });
 }
+
+/**
+ * The scripted model's profile ("scripted") and key, from DLINE_E2E_MODEL_URL and
+ * DLINE_E2E_API_KEY (an upsert: the same profile again is no change).
+ */
+export async function addScriptedProfile(api: DlineApi, profileId = "scripted"): Promise<void> {
+  await addOpenAiProfile(
+    await api.clients(),
+    {
+      id: profileId,
+      name: "Scripted",
+      baseUrl: required("DLINE_E2E_MODEL_URL"),
+      model: "scripted-model",
+      contextWindow: 128_000n,
+    },
+    required("DLINE_E2E_API_KEY"),
+  );
+}

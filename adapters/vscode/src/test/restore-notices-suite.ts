@@ -8,9 +8,8 @@
  */
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import type { DlineApi } from "../api.js";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { activateDline, addOpenAiProfile, required } from "./helpers.js";
+import { activateDline, addScriptedProfile } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
@@ -31,27 +30,12 @@ function proposalTabs(): vscode.Tab[] {
     );
 }
 
-/** The scripted model's profile and key (an upsert: the same profile again is no change). */
-async function addScriptedProfile(api: DlineApi): Promise<void> {
-  await addOpenAiProfile(
-    await api.clients(),
-    {
-      id: PROFILE_ID,
-      name: "Scripted",
-      baseUrl: required("DLINE_E2E_MODEL_URL"),
-      model: "scripted-model",
-      contextWindow: 128_000n,
-    },
-    required("DLINE_E2E_API_KEY"),
-  );
-}
-
 export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): void {
   const ui = new UiBridge(outDir);
   suite.test("Restore Files Only names the file it kept as it was (too large to snapshot)", async () => {
     const api = await activateDline();
     const clients = await api.clients();
-    await addScriptedProfile(api);
+    await addScriptedProfile(api, PROFILE_ID);
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
     const file = (name: string) => `${root}/${name}`;
 
@@ -116,7 +100,7 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
 
   suite.test("an approval answered while its diff is still opening closes that diff", async () => {
     const api = await activateDline();
-    await addScriptedProfile(api); // each test sets up what it uses, whatever ran before it
+    await addScriptedProfile(api, PROFILE_ID); // each test sets up what it uses, whatever ran before it
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
     // A second provider of the proposals' scheme, asked before Dline's, holds each side of a
     // proposal until released and then passes: the diff stays in the middle of opening, as when
