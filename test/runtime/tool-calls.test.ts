@@ -240,8 +240,9 @@ describe("what a one-line summary and a failed row say", () => {
     expect(run?.summary).toBe("execute_command echo first\\nrm -rf ./gone && printf 'oops\\n' >&2; exit 3");
     const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.kind === "command")!;
     expect(row.toolCall?.status).toBe(ToolCallStatus.FAILED);
-    // Not "Output:", the first line of the result.
+    // Not "Output:", the first line of the result; the stream's toolFinished says the same (the CLI prints it).
     expect(row.toolCall?.reason).toBe("Exit code: 3");
+    expect(finished(events).find((f) => !f.ok)?.reason).toBe("Exit code: 3");
   });
 });
 

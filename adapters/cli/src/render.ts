@@ -164,7 +164,11 @@ export class EventRenderer {
         this.out.write(visible(e.value.chunk));
         break;
       case "toolFinished":
-        this.line(e.value.ok ? "  ✓ done" : `  ✗ ${visibleLine(e.value.result.split("\n")[0]!.slice(0, 300))}`);
+        this.line(
+          e.value.ok
+            ? "  ✓ done"
+            : `  ✗ ${visibleLine(e.value.reason || e.value.result.split("\n")[0]!.slice(0, 300))}`,
+        );
         break;
       case "checkpointSaved":
         this.line(`  [checkpoint ${e.value.checkpointId.slice(0, 12)}]`);

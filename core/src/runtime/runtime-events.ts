@@ -50,7 +50,15 @@ export type RuntimeEventBody =
   | { case: "toolOutput"; value: { toolCallId: string; chunk: string } }
   | {
       case: "toolFinished";
-      value: { toolCallId: string; ok: boolean; result: string; edits?: FileEditRecord[]; status: ToolCallStatusName };
+      value: {
+        toolCallId: string;
+        ok: boolean;
+        result: string;
+        edits?: FileEditRecord[];
+        status: ToolCallStatusName;
+        /** Why it failed or was interrupted, in one line (the row's reason); "" when done. */
+        reason?: string;
+      };
     }
   | { case: "checkpointSaved"; value: { checkpointId: string; messageId: string; kind: string } }
   | { case: "statusChanged"; value: { status: TaskRunStatus; reason: string } }

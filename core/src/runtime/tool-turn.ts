@@ -261,7 +261,10 @@ class ToolTurn {
 
   /** Every tool call shown ends with tool_finished, also one that never ran (refused, denied, interrupted). */
   private ended(toolCallId: string, status: ToolCallStatusName, message: string): void {
-    this.deps.events.append({ case: "toolFinished", value: { toolCallId, ok: false, result: message, status } });
+    this.deps.events.append({
+      case: "toolFinished",
+      value: { toolCallId, ok: false, result: message, status, reason: firstLine(message) },
+    });
   }
 
   /** A call that did not run: its row (shown already, or new) fails with the reason the model reads. */
@@ -540,10 +543,6 @@ class ToolTurn {
       const shown = boundedOutput(outcome.content);
       const applied = ok ? editRecords(prepared) : [];
       const status = ok ? "done" : interrupted ? "interrupted" : "failed";
-      deps.events.append({
-        case: "toolFinished",
-        value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: applied, status },
-      });
       const reason = ok
         ? ""
         : interrupted
@@ -552,6 +551,10 @@ class ToolTurn {
             outcome.command
             ? firstLine(outcome.content, "end")
             : firstLine(outcome.content);
+      deps.events.append({
+        case: "toolFinished",
+        value: { toolCallId: o.toolCallId, ok, result: shown.text, edits: applied, status, reason },
+      });
       row.update({
         status,
         output: shown.text,
