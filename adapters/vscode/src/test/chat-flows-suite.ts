@@ -191,7 +191,10 @@ export function defineChatFlowTests(suite: TestSuite, t: E2eContext): void {
       // The Tidy up task, continued with "Add a footer" (the first task was rewound by Restore Chat: its calls are gone).
       await vscode.commands.executeCommand("dline.newTask");
       await vscode.commands.executeCommand("dline.showHistory");
-      await t.chat.click(`#history-screen .history-row[data-task-id="${footerTaskId}"] .history-open`);
+      // The history screen shows again and its list is drawn anew: the row is clicked once it is shown.
+      const footerRow = `#history-screen .history-row[data-task-id="${footerTaskId}"]`;
+      await t.chat.waitFor("the footer task's row shown", footerRow, "Tidy up");
+      await t.chat.click(`${footerRow} .history-open`);
       await waitFor("the footer task open", () => t.api.chat.state().taskId === footerTaskId);
       const tools = await waitFor("its tool rows", async () => {
         const r = await t.chat.evaluate<{ tool: string; status: string; output: string }[]>(
