@@ -4,6 +4,7 @@
  * writer), and once it is idle either continues it, each seeing the other's messages.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBinaryBuilt, makeTestRoots, startSidecar, type TestRoots } from "../helpers/sidecar.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
@@ -15,6 +16,8 @@ let roots: TestRoots;
 let model: ModelServerProcess;
 let workspace: string;
 const agents: RunningAcpAgent[] = [];
+/** The file a sidecar holds while it runs (or asks in) a task: one writer per task. */
+const ownerLock = (taskId: string) => path.join(roots.docsDir, "tasks", taskId, "owner.lock");
 
 beforeAll(async () => {
   assertBinaryBuilt();
@@ -49,6 +52,7 @@ describe("two ACP processes over the same roots", () => {
       prompt: [{ type: "text", text: "Question from A" }],
     });
     await waitFor(() => a.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"));
+    expect(fs.existsSync(ownerLock(sessionId))).toBe(true);
 
     // B sees the session in the shared history and can load it, but not write while A runs it.
     expect((await b.agent.request("session/list", { cwd: workspace })).sessions.map((s) => s.sessionId)).toContain(
@@ -62,12 +66,15 @@ describe("two ACP processes over the same roots", () => {
       data: { dlineCode: "failed_precondition" },
     });
     expect((await running).stopReason).toBe("end_turn");
+    // The answer comes once A has let the task go: the claim is gone the moment the turn ends.
+    expect(fs.existsSync(ownerLock(sessionId))).toBe(false);
 
     // Idle now: B continues it, then A again, each with the whole conversation.
     expect(
       (await b.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Message from B" }] }))
         .stopReason,
     ).toBe("end_turn");
+    expect(fs.existsSync(ownerLock(sessionId))).toBe(false);
     expect(agentText(updatesOf(b, sessionId))).toContain("Answer to B.");
     expect(
       (await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Back to A" }] }))

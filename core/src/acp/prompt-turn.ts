@@ -119,7 +119,12 @@ export class PromptTurn {
       if (this.cancelRequested) await this.cancelRun();
       for await (const event of taskEventsToProto(runtime.subscribe(this.taskId, afterSeq, this.stop.signal))) {
         const reason = await this.handle(event);
-        if (reason) return reason;
+        if (reason) {
+          // The task's last status: answer once the run is over here, so that the next prompt,
+          // from this editor or another one over the same roots, finds the task free.
+          if (event.event.case === "statusChanged") await runtime.runEnded(this.taskId);
+          return reason;
+        }
       }
       return "cancelled";
     } finally {

@@ -695,6 +695,14 @@ export class TaskRuntime {
     return m ? { text: m.text, createdAt: m.time, role: m.role } : undefined;
   }
 
+  /**
+   * Resolves once the task's run here (if any) has ended: its last status stored and, when
+   * nothing is pending, its claim released, so another sidecar may continue it at once.
+   */
+  async runEnded(taskId: string): Promise<void> {
+    await this.live.get(taskId)?.run?.done;
+  }
+
   isRunning(taskId: string): boolean {
     return Boolean(this.live.get(taskId)?.run);
   }
