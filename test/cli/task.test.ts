@@ -7,6 +7,7 @@ import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn
 import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { nth } from "../helpers/items.js";
+import { cliOnTerminal } from "../helpers/terminal.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -109,6 +110,50 @@ describe("dline task (the CLI as a separate process)", () => {
 });
 
 describe("the CLI's approval prompt shows what is approved", () => {
+  it("on a terminal, an edit of a file too large to send whole shows as its diff; a long diff is cut, and d pages all of it before the answer", async () => {
+    const roots = makeTestRoots();
+    const lines = Array.from({ length: 12_000 }, (_, i) => `export const line${i} = ${i};\n`);
+    const workspace = makeWorkspace(roots.base, { "large.js": lines.join("") });
+    // Every 20th line changed: 600 hunks, far over the 400 lines the terminal shows at first.
+    const edited = lines.map((l, i) => (i % 20 === 0 ? l.replace(" = ", " = -") : l)).join("");
+    const server = await spawnModelServer({
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "large.js", content: edited } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "Negated." } }] },
+      ],
+    });
+    servers.push(server);
+    const env = {
+      ...roots.env,
+      DLINE_CORE: sidecarBinary,
+      OPENAI_BASE_URL: server.url,
+      OPENAI_MODEL: "m",
+      PAGER: "cat",
+    };
+    const terminal = cliOnTerminal(env, ["task", "negate every 20th", "--workspace", workspace]);
+    try {
+      await expect.poll(() => terminal.screen(), { timeout: 60_000 }).toContain("[y/N/d(iff, whole)/feedback]");
+      const first = terminal.screen();
+      expect(first).toContain(
+        ["--- a/large.js", "+++ b/large.js", "@@ -1,4 +1,4 @@", "-export const line0 = 0;"].join("\r\n"),
+      );
+      expect(first).toMatch(/… \d+ more lines \(answer d to read them all\)/);
+      expect(first).not.toContain("+export const line11980 = -11980;");
+      terminal.type("d\n");
+      // The pager shows every line, then the question comes again.
+      await expect.poll(() => terminal.screen(), { timeout: 30_000 }).toContain("+export const line11980 = -11980;");
+      await expect
+        .poll(() => terminal.screen().split("[y/N/d(iff, whole)/feedback]").length - 1, { timeout: 30_000 })
+        .toBe(2);
+      expect(fs.readFileSync(path.join(workspace, "large.js"), "utf8")).toBe(lines.join(""));
+      terminal.type("y\n");
+      expect(await terminal.exited, terminal.screen().slice(-2000)).toBe(0);
+      expect(fs.readFileSync(path.join(workspace, "large.js"), "utf8")).toBe(edited);
+    } finally {
+      await terminal.kill();
+    }
+  });
+
   it("an edit as a unified diff, and the exact command line with its folder", async () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);

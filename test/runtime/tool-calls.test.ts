@@ -5,6 +5,7 @@
  * feedback continues the run; every tool call shows on its row with its status (done, failed,
  * denied, interrupted), also after a reopen and after a sidecar death.
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -105,6 +106,63 @@ describe("proposed changes travel with the ask", () => {
       proposedText: "first\nhello, world\nlast\n",
     });
     expect(nth(calls, 0, "tool call").output).toContain("Applied 1 block");
+  });
+
+  it("an edit of a file too large to send whole carries its unified diff, which git applies onto the file as exactly what is written", async () => {
+    const large = Array.from({ length: 12_000 }, (_, i) => `export const line${i} = ${i};\n`).join("");
+    const rewrite = Array.from({ length: 12_000 }, (_, i) => `export let other${i} = ${i};\n`).join("");
+    const { clients, profileId, workspace } = await setup(
+      [
+        {
+          toolCalls: [
+            {
+              name: "replace_in_file",
+              input: {
+                path: "src/large.js",
+                diff: "------- SEARCH\nexport const line2000 = 2000;\n=======\nexport const line2000 = 2001;\nexport const added = 1;\n+++++++ REPLACE",
+              },
+            },
+            // Every line changed: a diff as large as the file, which no preview can carry.
+            { name: "write_to_file", input: { path: "src/rewritten.js", content: rewrite } },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "edited" } }] },
+      ],
+      { "src/large.js": large, "src/rewritten.js": large },
+    );
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "edit", profileId });
+    const events = await followUntilDone(clients, taskId, async (e) => {
+      const ask = e.event.value as Ask;
+      await clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    });
+    const [replace, write] = firstOf(asks(events), 2, "ask");
+    const edit = nth(replace.edits, 0, "edit");
+    expect(edit).toMatchObject({ path: "src/large.js", truncated: true, originalText: "", proposedText: "" });
+    expect(edit.diff.split("\n").slice(0, 3)).toEqual([
+      "--- a/src/large.js",
+      "+++ b/src/large.js",
+      "@@ -1998,7 +1998,8 @@",
+    ]);
+    expect(edit.diff.length).toBeLessThan(1000);
+    // git reads it as a patch of the file, and applying it gives what the approval wrote.
+    const copy = path.join(workspace, "..", "patched");
+    fs.mkdirSync(path.join(copy, "src"), { recursive: true });
+    fs.writeFileSync(path.join(copy, "src/large.js"), large);
+    fs.writeFileSync(path.join(copy, "change.diff"), edit.diff);
+    execFileSync("git", ["apply", "change.diff"], { cwd: copy });
+    expect(fs.readFileSync(path.join(copy, "src/large.js"), "utf8")).toBe(
+      fs.readFileSync(path.join(workspace, "src/large.js"), "utf8"),
+    );
+    expect(fs.readFileSync(path.join(workspace, "src/large.js"), "utf8")).toContain(
+      "export const line2000 = 2001;\nexport const added = 1;\n",
+    );
+    // A rewrite of every line: no diff could be shown whole, so none is sent.
+    expect(nth(write.edits, 0, "edit")).toMatchObject({ path: "src/rewritten.js", truncated: true, diff: "" });
+    // The row keeps the diff: the reopened task shows it, and so does the finished event.
+    const task = await clients.tasks.getTask({ taskId });
+    const call = task.messages.flatMap((m) => (m.toolCall ? [m.toolCall] : []))[0];
+    expect(call?.edits[0]?.diff).toBe(edit.diff);
+    expect(nth(finished(events), 0, "finished tool call").edits[0]?.diff).toBe(edit.diff);
   });
 
   it("an auto-approved edit's finished event carries the applied change", async () => {

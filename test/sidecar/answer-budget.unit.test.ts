@@ -51,6 +51,25 @@ describe("a GetTask answer within its budget", () => {
     expect(messages.map((m) => inputOf(m).path)).toEqual(messages.map((_, i) => `docs/f${i}.md`));
   });
 
+  it("counts the diffs of large edits, and leaves out a diff too long for the cut", () => {
+    // 40 edits of files too large to send whole, each with a diff of 100,000 characters.
+    const diff = `--- a/big.js\n+++ b/big.js\n@@ -1,1 +1,1 @@\n${"+y\n".repeat(33_330)}`;
+    const messages = Array.from({ length: 40 }, (_, i) => {
+      const m = editRow(i, "");
+      m.toolCall!.edits[0] = { ...m.toolCall!.edits[0]!, truncated: true, diff };
+      return m;
+    });
+    const budget = 1_000_000;
+    expect(answerBytes(messages).binary).toBeGreaterThan(4 * budget);
+
+    fitMessagesToAnswer(messages, budget);
+
+    expect(answerBytes(messages).binary).toBeLessThanOrEqual(budget * 1.05);
+    // The newest keeps its diff; an older one cut is an edit without a preview (never half a diff).
+    expect(messages.at(-1)!.toolCall!.edits[0]!.diff).toBe(diff);
+    expect(messages[0]!.toolCall!.edits[0]).toMatchObject({ truncated: true, diff: "" });
+  });
+
   it("cuts further when every message cut once still does not fit (thousands of big edits)", () => {
     // 2,000 edits of 50,000 characters: cut to 4,096 characters each, the answer would still be
     // about 25 MB against a budget of 6 MB.

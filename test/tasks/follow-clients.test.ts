@@ -14,6 +14,7 @@ import { repoRoot, sidecarBinary, type TestRoots } from "../helpers/sidecar.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { openWindows, readIn, watch, writeThenComplete } from "./follow-helpers.js";
 import { nth } from "../helpers/items.js";
+import { cliOnTerminal } from "../helpers/terminal.js";
 
 const scope = scopedSidecars();
 const nvim = process.env.DLINE_NVIM ?? "nvim";
@@ -165,26 +166,6 @@ describe("editors' clients following a task another sidecar runs", () => {
   });
 });
 
-/** Words for a shell command line (`script -c` takes one). */
-const shellWords = (words: string[]) => words.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(" ");
-
-/** The CLI on a terminal of its own (a pseudo-terminal from `script`): its output as the terminal shows it. */
-function cliOnTerminal(env: NodeJS.ProcessEnv, args: string[]) {
-  const child = spawn("script", ["-qfec", shellWords([cli, ...args]), "/dev/null"], {
-    env,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let screen = "";
-  child.stdout.on("data", (d: Buffer) => (screen += d.toString("utf8")));
-  child.stderr.on("data", (d: Buffer) => (screen += d.toString("utf8")));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  scope.onCleanup(async () => {
-    child.kill("SIGKILL");
-    await exited;
-  });
-  return { screen: () => screen, exited };
-}
-
 describe("the CLI as a window of its own over the same roots", () => {
   it("dline follow shows the question the task waits on in another sidecar, approves it there, and follows the task to its end", async () => {
     const { roots, sidecars, workspace, profileId } = await openWindows(scope, 1, writeThenComplete());
@@ -229,6 +210,7 @@ describe("the CLI as a window of its own over the same roots", () => {
       "--profile",
       profileId,
     ]);
+    scope.onCleanup(() => terminal.kill());
     await expect.poll(() => terminal.screen(), { timeout: 60_000 }).toContain("[y/N/feedback]");
     const task = nth((await other.clients.history.listTasks({})).tasks, 0, "listed task");
     const view = await other.clients.tasks.getTask({ taskId: task.id });

@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import type { ModelServerScript } from "../model-server/script.js";
+import { LARGE_EDIT, LARGE_FILE, LARGE_FILE_TEXT } from "../../adapters/vscode/src/test/large-edit-script.js";
 import { runExtensionSuite } from "./workbench-run.js";
 
 const API_KEY = "sk-test-SECRET-vscode-0123456789";
@@ -161,6 +162,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
       // Over the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
       fs.writeFileSync(path.join(workspace, "big.bin"), Buffer.alloc(6 * 1024 * 1024, 120));
+      // Over the 256 KiB an approval carries whole: its change comes as a unified diff.
+      fs.writeFileSync(path.join(workspace, LARGE_FILE), LARGE_FILE_TEXT);
       execFileSync("git", ["init", "-q"], { cwd: workspace });
       const model = await spawnModelServer({
         apiKey: API_KEY,
@@ -179,6 +182,18 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
             })),
           },
           { toolCalls: [{ name: "attempt_completion", input: { result: "Three parts written." } }] },
+          {
+            toolCalls: [
+              {
+                name: "replace_in_file",
+                input: {
+                  path: LARGE_FILE,
+                  diff: `------- SEARCH\n${LARGE_EDIT.search}\n=======\n${LARGE_EDIT.replace}\n+++++++ REPLACE`,
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Line 2000 fixed." } }] },
         ],
       });
       cleanups.push(() => model.stop());
@@ -194,9 +209,15 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
         ["Restore Files Only names the file it kept as it was (too large to snapshot)", true, undefined],
         ["an approval answered while its diff is still opening closes that diff", true, undefined],
+        ["an edit of a file too large to send whole opens side by side, rebuilt from its diff", true, undefined],
       ]);
       expect(run.exitCode).toBe(0);
-      for (const shot of ["restore-kept.png", "approval-diff-opening.png", "approval-diff-closed.png"])
+      for (const shot of [
+        "restore-kept.png",
+        "approval-diff-opening.png",
+        "approval-diff-closed.png",
+        "approval-large-file-diff.png",
+      ])
         expect(fs.existsSync(path.join(out, shot))).toBe(true);
       fs.rmSync(roots.base, { recursive: true, force: true });
     },

@@ -6,29 +6,53 @@ import { visible } from "./visible-text.js";
 /** A diff longer than this many lines is cut (the rest is summarised in one line). */
 const MAX_DIFF_LINES = 400;
 
-/** One edit as a unified diff (a/ and b/ paths as git writes them). */
-export function unifiedDiff(edit: FileEdit): string {
-  if (edit.truncated) return `${edit.path}: ${FileStatus[edit.status].toLowerCase()} (too large or binary to show)\n`;
-  const before = edit.status === FileStatus.ADDED ? "/dev/null" : `a/${edit.path}`;
-  const after = edit.status === FileStatus.DELETED ? "/dev/null" : `b/${edit.path}`;
-  const patch = createTwoFilesPatch(before, after, edit.originalText, edit.proposedText, undefined, undefined, {
-    context: 3,
-  });
-  // The first line of jsdiff's patch is a separator of its own ("==="): git's form starts at "---".
-  const lines = patch.split("\n").filter((l) => !/^=+$/.test(l) && l !== "\\ No newline at end of file");
-  while (lines.length && lines[lines.length - 1] === "") lines.pop();
+/**
+ * One edit as a unified diff (a/ and b/ paths as git writes them): computed here from the two
+ * texts, or the core's diff of an edit too large to send whole. Cut at MAX_DIFF_LINES unless
+ * `whole`.
+ */
+export function unifiedDiff(edit: FileEdit, whole = false): string {
+  const lines = diffLines(edit);
+  if (lines === undefined)
+    return `${edit.path}: ${FileStatus[edit.status].toLowerCase()} (too large or binary to show)\n`;
   const shown =
-    lines.length > MAX_DIFF_LINES
-      ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`]
+    !whole && lines.length > MAX_DIFF_LINES
+      ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines (answer d to read them all)`]
       : lines;
   return shown.map(visible).join("\n") + "\n";
 }
 
-/** What an approval is about, as the terminal shows it before the question: the diff, or the exact command and its folder. */
-export function approvalDetails(ask: Ask): string {
+function diffLines(edit: FileEdit): string[] | undefined {
+  let patch: string;
+  if (edit.truncated) {
+    if (!edit.diff) return undefined;
+    patch = edit.diff;
+  } else {
+    const before = edit.status === FileStatus.ADDED ? "/dev/null" : `a/${edit.path}`;
+    const after = edit.status === FileStatus.DELETED ? "/dev/null" : `b/${edit.path}`;
+    patch = createTwoFilesPatch(before, after, edit.originalText, edit.proposedText, undefined, undefined, {
+      context: 3,
+    });
+  }
+  // The first line of jsdiff's patch is a separator of its own ("==="): git's form starts at "---".
+  const lines = patch.split("\n").filter((l) => !/^=+$/.test(l) && l !== "\\ No newline at end of file");
+  while (lines.length && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/** Whether the terminal shows part of an approval's diff only (then the whole can be paged). */
+export function approvalDiffIsCut(ask: Ask): boolean {
+  return !ask.command && ask.edits.some((e) => (diffLines(e)?.length ?? 0) > MAX_DIFF_LINES);
+}
+
+/**
+ * What an approval is about, as the terminal shows it before the question: the diff, or the
+ * exact command and its folder. `whole`: every line of the diff (for the pager).
+ */
+export function approvalDetails(ask: Ask, whole = false): string {
   if (ask.command) {
     const lines = visible(ask.command.command).split("\n").join("\n    ");
     return `  $ ${lines}\n  (in ${visible(ask.command.workingDirectory)})\n`;
   }
-  return ask.edits.map(unifiedDiff).join("");
+  return ask.edits.map((e) => unifiedDiff(e, whole)).join("");
 }

@@ -95,6 +95,53 @@ S.case("the proposed change is visible in diff mode when the choice is asked, an
   T.eq(T.read(file), "hello, world\n", "what was approved was written")
 end)
 
+S.case("an edit of a file too large to send whole is previewed as its unified diff", function()
+  local s = session()
+  local lines = {}
+  for i = 0, 11999 do
+    lines[#lines + 1] = ("export const line%d = %d;\n"):format(i, i)
+  end
+  local file = workspace_file("large.js", table.concat(lines))
+  T.configure_model(s, {
+    {
+      text = "Fixing line 2000.",
+      toolCalls = {
+        {
+          name = "replace_in_file",
+          input = {
+            path = "large.js",
+            diff = "------- SEARCH\nexport const line2000 = 2000;\n=======\nexport const line2000 = 2001;\n+++++++ REPLACE",
+          },
+        },
+      },
+    },
+    done(),
+  })
+  local seen
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" then
+      local buf = vim.api.nvim_win_get_buf(vim.api.nvim_tabpage_list_wins(0)[1])
+      seen = {
+        name = vim.api.nvim_buf_get_name(buf),
+        filetype = vim.bo[buf].filetype,
+        lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        stat = require("dline.chat_render").edit_stat(require("dline.task").current().pending_ask.edits[1]),
+      }
+      return ask.APPROVE
+    end
+  end)
+  local controller = new_task("Fix line 2000")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.truthy(seen, "the approval was asked")
+  T.matches(seen.name, "^dline://proposed/large%.js%.diff$", "the diff's buffer")
+  T.eq(seen.filetype, "diff", "shown as a diff")
+  T.eq(seen.lines[1], "--- a/large.js", "git's header")
+  T.truthy(vim.tbl_contains(seen.lines, "-export const line2000 = 2000;"), "the removed line")
+  T.truthy(vim.tbl_contains(seen.lines, "+export const line2000 = 2001;"), "the added line")
+  T.eq(seen.stat, "(+1 -1, large: diff only)", "the numbers in the chat")
+  T.truthy(T.read(file):find("export const line2000 = 2001;\n", 1, true), "what was approved was written")
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

@@ -43,6 +43,16 @@ export function text(value: string) {
   return { type: "text" as const, text: value };
 }
 
+/**
+ * A unified diff as a tool call's content: a fenced block (ACP's diff content carries whole
+ * texts), its fence longer than any run of backticks in the diff.
+ */
+export function unifiedDiffContent(diff: string) {
+  const longestRun = Math.max(0, ...(diff.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return { type: "content" as const, content: text(`${fence}diff\n${diff.replace(/\n$/, "")}\n${fence}`) };
+}
+
 const PLAN_STATUSES = new Set<string>(["pending", "in_progress", "completed"]);
 const PLAN_PRIORITIES = new Set<string>(["high", "medium", "low"]);
 
@@ -101,7 +111,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         const call = toolCallOf(m, { stopped: true });
         if (!call) break;
         const done = call.status === "done";
-        const diffs = done ? call.edits.filter((e) => !e.truncated) : [];
+        const diffs = done ? call.edits.filter((e) => !e.truncated || e.diff) : [];
         const why =
           call.status === "denied"
             ? call.feedback
@@ -119,12 +129,16 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
           locations: toolLocations(call.input, workspaceRoot),
           content:
             diffs.length > 0
-              ? diffs.map((e) => ({
-                  type: "diff" as const,
-                  path: path.resolve(workspaceRoot, e.path),
-                  oldText: e.status === "added" ? null : e.originalText,
-                  newText: e.proposedText,
-                }))
+              ? diffs.map((e) =>
+                  e.truncated
+                    ? unifiedDiffContent(e.diff ?? "")
+                    : {
+                        type: "diff" as const,
+                        path: path.resolve(workspaceRoot, e.path),
+                        oldText: e.status === "added" ? null : e.originalText,
+                        newText: e.proposedText,
+                      },
+                )
               : shown
                 ? [{ type: "content", content: text(shown) }]
                 : [],

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import type { ToolCallContent, ToolCallStatus as AcpToolCallStatus } from "@agentclientprotocol/sdk";
 import { FileStatus } from "../gen/dline/v1/checkpoint_pb.js";
 import { ToolCallStatus, type FileEdit, type ToolCall } from "../gen/dline/v1/task_pb.js";
-import { text } from "./session-updates.js";
+import { text, unifiedDiffContent } from "./session-updates.js";
 
 export function acpStatus(status: ToolCallStatus): AcpToolCallStatus {
   switch (status) {
@@ -22,16 +22,22 @@ export function acpStatus(status: ToolCallStatus): AcpToolCallStatus {
   }
 }
 
-/** Edits as ACP diffs (absolute paths); edits too large for a preview are left out. */
+/**
+ * Edits as ACP diffs (absolute paths). An edit whose texts are too large to send whole is shown
+ * as its unified diff (a fenced block) when it has one, else left out.
+ */
 export function diffContent(edits: readonly FileEdit[], workspaceRoot: string): ToolCallContent[] {
-  return edits
-    .filter((e) => !e.truncated)
-    .map((e) => ({
-      type: "diff" as const,
-      path: path.resolve(workspaceRoot, e.path),
-      oldText: e.status === FileStatus.ADDED ? null : e.originalText,
-      newText: e.proposedText,
-    }));
+  return edits.flatMap((e): ToolCallContent[] => {
+    if (e.truncated) return e.diff ? [unifiedDiffContent(e.diff)] : [];
+    return [
+      {
+        type: "diff",
+        path: path.resolve(workspaceRoot, e.path),
+        oldText: e.status === FileStatus.ADDED ? null : e.originalText,
+        newText: e.proposedText,
+      },
+    ];
+  });
 }
 
 /** What a call that is over without its tool's own result shows: why it did not run, or ran no further. */

@@ -35,7 +35,7 @@ function bytesOf(m: UiMessage): number {
   const call = m.toolCall;
   if (call) {
     n += utf8(call.input) + utf8(call.output);
-    for (const e of call.edits) n += utf8(e.originalText) + utf8(e.proposedText);
+    for (const e of call.edits) n += utf8(e.originalText) + utf8(e.proposedText) + utf8(e.diff);
   }
   return n;
 }
@@ -55,6 +55,7 @@ function slim(m: UiMessage, kept: number): void {
     call.outputTruncated = true;
   }
   for (const e of call.edits) {
+    if (e.diff.length > kept) e.diff = "";
     if (e.originalText.length + e.proposedText.length <= kept) continue;
     // As an edit too large to preview: no sides, marked truncated (clients show it so).
     e.originalText = "";

@@ -96,6 +96,7 @@ export function fileEditsToProto(edits: readonly FileEditRecord[]): FileEdit[] {
       originalText: e.originalText,
       proposedText: e.proposedText,
       truncated: e.truncated,
+      diff: e.diff ?? "",
     }),
   );
 }

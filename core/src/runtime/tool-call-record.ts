@@ -17,6 +17,8 @@ export interface FileEditRecord {
   /** "" when deleted, or when left out (truncated). */
   proposedText: string;
   truncated: boolean;
+  /** When the texts are left out for size: the change as a unified diff (absent when it too is too large, and in rows of earlier versions). */
+  diff?: string;
 }
 
 export interface CommandLineRecord {
@@ -60,6 +62,7 @@ export function editRecords(edit: PreparedEdit | undefined): FileEditRecord[] {
     originalText: c.previewTruncated ? "" : (c.before ?? ""),
     proposedText: c.previewTruncated ? "" : (c.after ?? ""),
     truncated: c.previewTruncated,
+    ...(c.previewTruncated && c.previewDiff ? { diff: c.previewDiff } : {}),
   }));
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -10,6 +11,7 @@ import {
   type Ask,
   type TaskEvent,
 } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import { approvalDetails, approvalDiffIsCut } from "../approval-view.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
@@ -37,7 +39,16 @@ export function approvalQuestion(ask: Ask): string {
       .join("\n");
     return `Approve ${visibleLine(ask.tool)}? The exact command:\n${lines}\n[y/N/feedback] `;
   }
-  return `Approve ${visibleLine(ask.tool)}: ${visibleLine(ask.summary)}? [y/N/feedback] `;
+  const choices = approvalDiffIsCut(ask) ? "y/N/d(iff, whole)/feedback" : "y/N/feedback";
+  return `Approve ${visibleLine(ask.tool)}: ${visibleLine(ask.summary)}? [${choices}] `;
+}
+
+/** The whole diff of an approval, through the person's pager ($PAGER, else less), or written out when there is none. */
+function pageWholeDiff(ctx: CliContext, ask: Ask): void {
+  const text = approvalDetails(ask, true);
+  const pager = process.env.PAGER || "less";
+  const shown = spawnSync("sh", ["-c", pager], { input: text, stdio: ["pipe", "inherit", "inherit"] });
+  if (shown.error || shown.status === 127) ctx.err.write(text);
 }
 
 /**
@@ -67,13 +78,20 @@ async function answer(
   }
   if (options.yes) return { approve: true, text: "" };
   if (!ctx.interactive) return { approve: false, text: "Denied: the CLI is not interactive (use --yes to approve)." };
-  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const reply = (await rl.question(approvalQuestion(ask), { signal })).trim();
+  for (;;) {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    let reply: string;
+    try {
+      reply = (await rl.question(approvalQuestion(ask), { signal })).trim();
+    } finally {
+      rl.close();
+    }
     if (/^y(es)?$/i.test(reply)) return { approve: true, text: "" };
+    if (/^d$/i.test(reply) && approvalDiffIsCut(ask)) {
+      pageWholeDiff(ctx, ask);
+      continue;
+    }
     return { approve: false, text: /^n(o)?$/i.test(reply) || reply === "" ? "" : reply };
-  } finally {
-    rl.close();
   }
 }
 

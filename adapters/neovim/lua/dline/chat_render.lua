@@ -115,6 +115,21 @@ end
 
 --- "+3 -1" of one FileEdit.
 function M.edit_stat(edit)
+  if edit.truncated and (edit.diff or "") ~= "" then
+    -- A file too large to send whole: its numbers from the core's unified diff.
+    local added, removed, in_hunks = 0, 0, false
+    for _, line in ipairs(vim.split(edit.diff, "\n", { plain = true })) do
+      local first = line:sub(1, 1)
+      if first == "@" then
+        in_hunks = true
+      elseif in_hunks and first == "+" then
+        added = added + 1
+      elseif in_hunks and first == "-" then
+        removed = removed + 1
+      end
+    end
+    return ("(+%d -%d, large: diff only)"):format(added, removed)
+  end
   if edit.truncated then return "(not shown: binary or large)" end
   local what = edit.status == "FILE_STATUS_ADDED" and "new" or edit.status == "FILE_STATUS_DELETED" and "deleted" or nil
   -- A row read back without its texts: what happened to the file, not numbers of nothing.

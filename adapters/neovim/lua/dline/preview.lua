@@ -2,8 +2,9 @@
 ---
 --- What it does: for an edit approval, opens a tab per changed file in diff mode: the file as
 --- it is (its buffer when loaded, else the text the core read) against the proposed text, with
---- keymaps to answer (ga approve, gr deny, gA / gR with feedback, q close). The tab closes when
---- the question is answered, from here or anywhere else.
+--- keymaps to answer (ga approve, gr deny, gA / gR with feedback, q close). A file too large to
+--- send whole shows the core's unified diff of the change instead. The tab closes when the
+--- question is answered, from here or anywhere else.
 --- What it does not do: decide anything (dline.task answers) or write the file.
 
 local render = require("dline.chat_render")
@@ -110,7 +111,12 @@ function M.open(ask, root, answer, opts)
     H.plain_window(left_win)
     local placeholder = vim.api.nvim_get_current_buf()
     local current
-    if edit.truncated then
+    if edit.truncated and (edit.diff or "") ~= "" then
+      -- Too large to send whole: the change as a unified diff (every changed line, in context).
+      current = H.scratch("dline://proposed/" .. edit.path .. ".diff", edit.diff, "diff")
+      vim.api.nvim_win_set_buf(left_win, current)
+      table.insert(preview.scratch, current)
+    elseif edit.truncated then
       local status = ((edit.status or ""):gsub("^FILE_STATUS_", "")):lower()
       current = H.scratch(
         "dline://proposed/" .. edit.path,

@@ -322,6 +322,7 @@ export function fileEditItems(edits: readonly FileEdit[]): ChatFileEdit[] {
     originalText: e.originalText,
     proposedText: e.proposedText,
     truncated: e.truncated,
+    diff: e.diff,
   }));
 }
 

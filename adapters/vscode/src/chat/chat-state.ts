@@ -13,6 +13,8 @@ export interface ChatFileEdit {
   proposedText: string;
   /** The texts are left out (binary, or too large). */
   truncated: boolean;
+  /** When the texts are left out for size: the change as a unified diff ("" when none). */
+  diff: string;
 }
 
 /** The exact command line of an execute_command call, and the folder it runs in. */

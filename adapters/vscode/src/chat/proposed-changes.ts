@@ -1,8 +1,10 @@
+import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CheckpointDocuments } from "../checkpoints/checkpoint-documents.js";
 import { visibleLine } from "../text/visible-text.js";
 import type { ChatFileEdit } from "./chat-state.js";
+import { rebuildSides } from "./large-edit-sides.js";
 
 export const PROPOSED_SCHEME = "dline-proposed";
 /** True while an edit approval's diff is open: the diff editor's title bar shows Approve / Reject. */
@@ -18,7 +20,8 @@ export interface ShownEdit {
 /**
  * Shows file edits in VS Code's diff editor: the change an edit approval is about before the
  * person answers (closed once it is answered), and the change a finished edit made ("Changed N
- * files"). Both sides are the texts the core computed, served read-only under `dline-proposed:`.
+ * files"). Both sides are the texts the core computed (for a file too large to send whole, rebuilt
+ * from the file and the core's unified diff), served read-only under `dline-proposed:`.
  */
 export class ProposedChanges implements vscode.Disposable {
   private shownAskId: string | undefined;
@@ -84,31 +87,20 @@ export class ProposedChanges implements vscode.Disposable {
       this.shownSet = setId;
     }
     const side = proposal ? "proposal" : "applied";
-    const shown = edits.map((e) => {
+    const shown: ShownEdit[] = [];
+    for (const e of edits) {
       const absolute = path.join(workspaceRoot, ...e.path.split("/"));
+      const sides = await this.sidesOf(e, absolute, proposal);
       // The core leaves out the texts of a binary file or one too large to preview: a notice
-      // instead, in plain-text documents (never parsed as the file's language).
-      const notice = { plainText: e.truncated };
-      return {
+      // (or the change's unified diff) instead, in plain-text documents (never parsed as the
+      // file's language).
+      const notice = { plainText: !sides.whole };
+      shown.push({
         path: e.path,
-        original: this.documents.add(
-          setId,
-          `${side}-before`,
-          absolute,
-          e.truncated ? notPreviewed(e, proposal) : e.status === "added" ? "" : e.originalText,
-          label,
-          notice,
-        ),
-        modified: this.documents.add(
-          setId,
-          `${side}-after`,
-          absolute,
-          e.truncated ? notPreviewed(e, proposal) : e.status === "deleted" ? "" : e.proposedText,
-          label,
-          notice,
-        ),
-      };
-    });
+        original: this.documents.add(setId, `${side}-before`, absolute, sides.original, label, notice),
+        modified: this.documents.add(setId, `${side}-after`, absolute, sides.modified, label, notice),
+      });
+    }
     const [one] = shown;
     if (one && shown.length === 1) {
       await vscode.commands.executeCommand(
@@ -137,6 +129,31 @@ export class ProposedChanges implements vscode.Disposable {
     return shown;
   }
 
+  /**
+   * What each side of a file's diff shows: the core's texts; for a file too large to send whole,
+   * both texts rebuilt from the file and the core's unified diff, else that diff beside a notice;
+   * a notice for a binary file. `whole`: the sides are the file's texts.
+   */
+  private async sidesOf(
+    e: ChatFileEdit,
+    absolute: string,
+    proposal: boolean,
+  ): Promise<{ original: string; modified: string; whole: boolean }> {
+    if (!e.truncated)
+      return {
+        original: e.status === "added" ? "" : e.originalText,
+        modified: e.status === "deleted" ? "" : e.proposedText,
+        whole: true,
+      };
+    if (!e.diff) return { original: notPreviewed(e, proposal), modified: notPreviewed(e, proposal), whole: false };
+    // Before the approval the file is what the edit starts from; after it, what the edit left.
+    const fileIsGone = proposal ? e.status === "added" : e.status === "deleted";
+    const current = fileIsGone ? "" : await currentText(absolute);
+    const sides = current === undefined ? undefined : rebuildSides(current, e.diff, proposal);
+    if (sides) return { ...sides, whole: true };
+    return { original: diffOnly(e, proposal), modified: e.diff, whole: false };
+  }
+
   dispose(): void {
     this.tabWatch.dispose();
     void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
@@ -152,6 +169,29 @@ export function notPreviewed(edit: ChatFileEdit, proposal: boolean): string {
     proposal
       ? "Approve or Reject it in the chat; once approved, the file is written in full and can be opened as usual."
       : "Open the file itself to see what it holds now.",
+    "",
+  ].join("\n");
+}
+
+/** The file's text as the editor has it (unsaved changes included), else as on disk; undefined when unreadable. */
+async function currentText(absolute: string): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === absolute);
+  if (open) return open.getText();
+  try {
+    return await fs.readFile(absolute, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The side beside a unified diff that could not be laid over the file (it changed since). */
+export function diffOnly(edit: ChatFileEdit, proposal: boolean): string {
+  return [
+    `${proposal ? "This change" : "The change"} to ${visibleLine(edit.path)} is too large to send whole:`,
+    "the other side shows it as a unified diff (every changed line, with three lines around it).",
+    proposal
+      ? "Approve or Reject it in the chat; once approved, the file is written in full."
+      : "The file has changed since, so the diff is not laid over it.",
     "",
   ].join("\n");
 }

@@ -3,6 +3,8 @@
  * size limit (no version of it kept) and a small one; Restore Files Only to the baseline brings
  * the small one back and tells the person, in a warning, that the big one was kept as is and why.
  * Then approvals answered while their diffs are still opening: each diff closes at the answer.
+ * Then an edit of a file too large to send whole: its diff opens side by side all the same,
+ * rebuilt from the file and the core's unified diff, in the file's language.
  *
  * Environment: DLINE_E2E_MODEL_URL, DLINE_E2E_API_KEY (the scripted model of test/vscode/e2e.test.ts).
  */
@@ -10,6 +12,7 @@ import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { activateDline, addScriptedProfile } from "./helpers.js";
+import { LARGE_EDIT, LARGE_FILE } from "./large-edit-script.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
@@ -162,6 +165,41 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
       proposalTabs().map((t) => t.label),
       [],
       "proposed changes open after every approval was answered",
+    );
+  });
+
+  suite.test("an edit of a file too large to send whole opens side by side, rebuilt from its diff", async () => {
+    const api = await activateDline();
+    await addScriptedProfile(api, PROFILE_ID);
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+    const before = fs.readFileSync(`${root}/${LARGE_FILE}`, "utf8");
+    const taskId = (await vscode.commands.executeCommand<string>("dline.newTask", "Fix line 2000", PROFILE_ID)) ?? "";
+    assert(taskId, "dline.newTask returned no task id");
+    const ask = await waitFor("the edit's approval", () => api.chat.state().pendingAsk);
+    const [edit] = ask.edits;
+    assert(edit?.truncated && edit.diff.includes(`+${LARGE_EDIT.replace}`), `the edit asked about: ${edit?.path}`);
+    const docs = await waitFor("the proposal's two sides", () => {
+      const open = vscode.workspace.textDocuments.filter(
+        (d) => d.uri.scheme === "dline-proposed" && d.uri.query.includes("side=proposal"),
+      );
+      return open.length === 2 && open;
+    });
+    const original = docs.find((d) => d.uri.query.includes("side=proposal-before"));
+    const modified = docs.find((d) => d.uri.query.includes("side=proposal-after"));
+    assertEqual(original?.getText(), before, "the original side: the file as it is");
+    assertEqual(
+      modified?.getText(),
+      before.replace(LARGE_EDIT.search, LARGE_EDIT.replace),
+      "the proposed side: the file as the edit leaves it",
+    );
+    for (const doc of docs) assertEqual(doc.languageId, "javascript", `the language of ${doc.uri.toString()}`);
+    await ui.request({ action: "screenshot", name: "approval-large-file-diff" });
+    await vscode.commands.executeCommand("dline.approve", "");
+    await waitFor("the task to complete", () => api.chat.state().status === "completed", 60_000);
+    assertEqual(
+      fs.readFileSync(`${root}/${LARGE_FILE}`, "utf8"),
+      before.replace(LARGE_EDIT.search, LARGE_EDIT.replace),
+      `${LARGE_FILE} written`,
     );
   });
 }

@@ -77,7 +77,7 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
                 },
                 visibleText(e.path),
               ),
-              e.truncated ? el("span", { class: "tool-note" }, " (too large to preview)") : undefined,
+              e.truncated && !e.diff ? el("span", { class: "tool-note" }, " (too large to preview)") : undefined,
             ),
           ),
         ),
@@ -86,7 +86,7 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
         el(
           "div",
           { class: "hint" },
-          ask.edits.every((e) => e.truncated)
+          ask.edits.every((e) => e.truncated && !e.diff)
             ? "Dline has no preview of this change (too large, or binary). "
             : "The change is open in the diff editor. ",
           button("Show it again", () => actions.post({ type: "showProposed" }), "link", {

@@ -10,6 +10,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../../errors.js";
 import { writeFileAtomic } from "../../storage/index.js";
+import { previewDiff } from "./edit-preview-diff.js";
 import { assertRegularOrAbsent, readRegularFile } from "./regular-file.js";
 import { assertNotBeingEdited } from "./unsaved-in-editor.js";
 import type { ToolContext } from "./types.js";
@@ -77,6 +78,7 @@ export function fileChange(
   after: string | undefined,
 ): FileChange {
   const before = current?.text;
+  const unread = current !== undefined && before === undefined;
   const large = (before?.length ?? 0) > EDIT_PREVIEW_MAX_CHARS || (after?.length ?? 0) > EDIT_PREVIEW_MAX_CHARS;
   return {
     path: relativePath,
@@ -85,7 +87,8 @@ export function fileChange(
     before,
     after,
     beforeDigest: current?.digest,
-    previewTruncated: current !== undefined && before === undefined ? true : large,
+    previewTruncated: unread || large,
+    previewDiff: !unread && large ? previewDiff(relativePath, before, after, EDIT_PREVIEW_MAX_CHARS) : undefined,
   };
 }
 

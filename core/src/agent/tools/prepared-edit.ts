@@ -12,6 +12,11 @@ export interface FileChange {
   beforeDigest: string | undefined;
   /** The texts are too large (or binary) for a preview; the edit still writes `after` whole. */
   previewTruncated: boolean;
+  /**
+   * When the texts are too large for a preview (not binary, not unread): the change as a unified
+   * diff, if that fits the preview's size; what the person reads before approving.
+   */
+  previewDiff: string | undefined;
 }
 
 export interface PreparedEdit {

@@ -1,0 +1,62 @@
+/**
+ * ACP's diff content carries whole texts; an edit too large to send whole shows in a tool call
+ * (its permission request, its end, a replayed session) as its unified diff in a fenced block,
+ * the fence longer than any backticks the diff holds.
+ */
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { diffContent } from "../../core/src/acp/tool-call-updates.js";
+import { replayUpdates } from "../../core/src/acp/session-updates.js";
+import { FileStatus } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { FileEditSchema } from "../../core/src/gen/dline/v1/task_pb.js";
+
+const DIFF = "--- a/big.md\n+++ b/big.md\n@@ -1,1 +1,1 @@\n-old ``` fence\n+new ```` fence\n";
+const FENCED = "`````diff\n" + DIFF.trimEnd() + "\n`````";
+
+describe("an edit too large to send whole, in ACP", () => {
+  it("shows as its unified diff, fenced; an edit with no diff (binary, or too large a diff) is left out", () => {
+    const edits = [
+      create(FileEditSchema, { path: "big.md", status: FileStatus.MODIFIED, truncated: true, diff: DIFF }),
+      create(FileEditSchema, { path: "image.png", status: FileStatus.MODIFIED, truncated: true }),
+      create(FileEditSchema, { path: "small.txt", status: FileStatus.ADDED, proposedText: "hi\n" }),
+    ];
+    expect(diffContent(edits, "/ws")).toEqual([
+      { type: "content", content: { type: "text", text: FENCED } },
+      { type: "diff", path: "/ws/small.txt", oldText: null, newText: "hi\n" },
+    ]);
+  });
+
+  it("a replayed session shows the finished edit the same way", () => {
+    const detail = JSON.stringify({
+      input: { path: "big.md" },
+      ok: true,
+      output: "written",
+      toolCallId: "call-1",
+      status: "done",
+      edits: [{ path: "big.md", status: "modified", originalText: "", proposedText: "", truncated: true, diff: DIFF }],
+    });
+    const updates = replayUpdates(
+      [
+        {
+          id: "m1",
+          time: 1,
+          role: "assistant",
+          kind: "tool",
+          text: "write_to_file big.md",
+          partial: false,
+          tool: "write_to_file",
+          detail,
+          checkpointId: "",
+          askId: "",
+        },
+      ],
+      "/ws",
+    );
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({
+      sessionUpdate: "tool_call",
+      status: "completed",
+      content: [{ type: "content", content: { type: "text", text: FENCED } }],
+    });
+  });
+});
