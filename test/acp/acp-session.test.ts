@@ -238,6 +238,11 @@ describe("dline-core acp", () => {
 
     await a.agent.request("_dline/checkpoints/undo", { sessionId });
     expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("first\n");
+    // A second undo has nothing to undo: it does not put the restore back.
+    await expect(a.agent.request("_dline/checkpoints/undo", { sessionId })).rejects.toMatchObject({
+      data: { dlineCode: "failed_precondition" },
+    });
+    expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("first\n");
 
     // Task only: the conversation goes back to the turn checkpoint, files stay.
     const turn = cps.find((c) => c.kind === "turn")!;

@@ -67,6 +67,9 @@ describe("restore with recorded edits (only the task's files)", () => {
     await manager.restore("t1", undo.id, "files");
     expect(read(ws, "a.txt")).toBe("two");
     expect(read(ws, "b.txt")).toBe("made by task");
+    // Undone: nothing left to undo (the undo's own "before restore" would put the restore back).
+    list = await manager.list("t1");
+    expect(list.some((c) => c.undoAvailable)).toBe(false);
 
     write(ws, "a.txt", "three");
     await manager.saveTurn(task, { editedPaths: ["a.txt"] });

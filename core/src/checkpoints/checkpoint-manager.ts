@@ -335,10 +335,13 @@ export class CheckpointManager {
     const cps = await engine.list(taskId);
     const marker = await engine.restoredMarker(taskId);
     const last = cps[cps.length - 1];
+    // The last restore was itself an undo (it restored a "before restore" checkpoint): there is
+    // nothing left to undo, and offering it again would put back the restore just undone.
+    const lastRestoreWasUndo = cps.some((c) => c.id === marker && c.kind === "before_restore");
     return cps.map((c) => ({
       ...c,
       restored: marker !== undefined && c.id === marker && c !== last,
-      undoAvailable: c === last && c.kind === "before_restore",
+      undoAvailable: c === last && c.kind === "before_restore" && !lastRestoreWasUndo,
     }));
   }
 
