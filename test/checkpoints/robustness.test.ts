@@ -28,10 +28,16 @@ beforeAll(async () => {
   fs.symlinkSync(path.resolve(import.meta.dirname, "../../node_modules"), path.join(outDir, "node_modules"));
 });
 
-function runDriver(sb: Sandbox, taskId: string, turns: number, files: string[]) {
+function runDriver(
+  sb: Sandbox,
+  taskId: string,
+  turns: number,
+  files: string[],
+  options: { holdLock?: boolean; lockStaleMs?: number } = {},
+) {
   const child = spawn(
     process.execPath,
-    [driver, JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files })],
+    [driver, JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files, ...options })],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -102,6 +108,63 @@ describe("several processes on one shadow repository", () => {
     expect(shadowGit(sb, "show", `${cp.id}:src/f-1.txt`)).toBe("changed after the crash\n");
     expect(fs.existsSync(path.join(gitDir, "index.lock"))).toBe(false);
   });
+});
+
+describe("a killed process's repository lock", () => {
+  const holding = (run: ReturnType<typeof runDriver>) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (run.output().includes("holding")) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+      void run.done.then((r) => {
+        clearInterval(timer);
+        reject(new Error(`the holder ended: ${r.err}`));
+      });
+    });
+
+  it("is taken over at once, however long its stale time: the lock names its holder, which is gone", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one\n");
+    const run = runDriver(sb, "victim", 0, [], { holdLock: true, lockStaleMs: 600_000 });
+    await holding(run);
+    const lockDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), "repo.lock");
+    expect(fs.existsSync(lockDir)).toBe(true);
+    run.child.kill("SIGKILL");
+    await run.done;
+    expect(fs.existsSync(lockDir)).toBe(true); // left behind
+    // A stale time of ten minutes: before, the next save waited for it (this test timed out).
+    const manager = makeManager(sb, { lockStaleMs: 600_000 });
+    const task = { id: "next", workspaceRoots: [sb.workspace] };
+    write(sb.workspace, "b.txt", "made between the tasks\n");
+    expect(await manager.ensureBaseline(task)).toMatchObject({ reused: false });
+    write(sb.workspace, "a.txt", "two\n");
+    const cp = (await manager.saveTurn(task, { editedPaths: ["a.txt"] }))!;
+    expect(shadowGit(sb, "show", `${cp.id}:a.txt`)).toBe("two\n");
+    await manager.stop();
+  }, 60_000);
+
+  it("a holder that runs keeps it: the next checkpoint waits for it, then goes on", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one\n");
+    const run = runDriver(sb, "holder", 0, [], { holdLock: true, lockStaleMs: 600_000 });
+    await holding(run);
+    const manager = makeManager(sb, { lockStaleMs: 600_000 });
+    const task = { id: "next", workspaceRoots: [sb.workspace] };
+    write(sb.workspace, "a.txt", "two\n");
+    let settled = false;
+    const baseline = manager.ensureBaseline(task).finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(settled).toBe(false);
+    // Once the holder is gone, the checkpoint goes on.
+    run.child.kill("SIGKILL");
+    await run.done;
+    const cp = (await baseline)!;
+    expect(shadowGit(sb, "show", `${cp.id}:a.txt`)).toBe("two\n");
+    await manager.stop();
+  }, 60_000);
 });
 
 describe("damage and cleanup", () => {

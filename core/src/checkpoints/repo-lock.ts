@@ -6,13 +6,14 @@ import { PRIVATE_DIR_MODE } from "../storage/index.js";
 
 /**
  * One lock per shadow repository, held across processes (proper-lockfile: a lock folder whose
- * mtime is refreshed while held; a holder that was killed leaves a stale lock, taken over once
- * `staleMs` passed) and within this process (a promise chain, since proper-lockfile refuses a
+ * mtime is refreshed while held; a holder that was killed leaves a stale lock, taken over at
+ * once when the lock names a process of this host that is gone, else once `staleMs` passed)
+ * and within this process (a promise chain, since proper-lockfile refuses a
  * second lock from the same process instead of waiting).
  */
 export class RepoLock {
   private tail: Promise<unknown> = Promise.resolve();
-  private readonly lockFs = syncLockFs();
+  private readonly lockFs: ReturnType<typeof syncLockFs>;
 
   constructor(
     private readonly lockTarget: string,
@@ -21,7 +22,10 @@ export class RepoLock {
     /** How long to wait for another process before giving up. */
     private readonly waitMs = 120_000,
     private readonly onCompromised: (err: Error) => void = () => {},
-  ) {}
+  ) {
+    // proper-lockfile takes no stale time under 2 s.
+    this.lockFs = syncLockFs(Math.max(2000, staleMs));
+  }
 
   /**
    * Runs `fn` under the lock. With `create: false` the lock's folder is not created: when it does

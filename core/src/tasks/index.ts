@@ -15,7 +15,7 @@ export { MessageStore, uiMessage } from "./message-store.js";
 export type { StoredUiMessage } from "./message-store.js";
 export { MetricsStore, metricsFingerprint } from "./metrics-store.js";
 export type { RequestMetrics } from "./metrics-store.js";
-export { isProcessAlive } from "./process-alive.js";
+export { isClaimLive, isProcessAlive } from "./process-alive.js";
 export { StateFile } from "./state-file.js";
 export { IN_MEMORY, TaskFileDamaged } from "./task-db.js";
 export { TaskHistory } from "./task-history.js";
