@@ -52,6 +52,8 @@ export class LiveTask {
   lastStatus: TaskRunStatus | undefined;
   /** The history row's write of the last status change: the task's claim is released after it. */
   statusStored: Promise<void> = Promise.resolve();
+  /** The last run's end, its claim released when nothing is pending (`run` is cleared before that). */
+  runSettled: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;
   private opened: { messages?: MessageStore; journal?: JournalStore; metrics?: MetricsStore } = {};
 

@@ -339,6 +339,7 @@ export class TaskRuntime {
       });
     });
     task.run = { controller, done };
+    task.runSettled = done;
   }
 
   private async continueTask(task: LiveTask): Promise<void> {
@@ -700,7 +701,7 @@ export class TaskRuntime {
    * nothing is pending, its claim released, so another sidecar may continue it at once.
    */
   async runEnded(taskId: string): Promise<void> {
-    await this.live.get(taskId)?.run?.done;
+    await this.live.get(taskId)?.runSettled;
   }
 
   isRunning(taskId: string): boolean {
