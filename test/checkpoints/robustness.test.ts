@@ -37,7 +37,10 @@ function runDriver(
 ) {
   const child = spawn(
     process.execPath,
-    [driver, JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files, ...options })],
+    [
+      driver,
+      JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files, ...options }),
+    ],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
