@@ -476,6 +476,56 @@ S.case(
   end
 )
 
+S.case(":Dline undo puts back the files a restore changed, once", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, edit_turns())
+  approve_all()
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(T.read(file), "hello, world\n", "edited")
+  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+  local baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(messages, { msg = msg, level = level })
+    return notify(msg, level)
+  end
+  local listed
+  T.script_select(function(items, opts, entry)
+    if opts.kind == "dline.restore" then
+      for _, o in ipairs(items) do
+        if o.label == "Restore Files Only" then return o end
+      end
+    end
+    if opts.kind == "dline.checkpoint" then listed = entry.labels end
+  end)
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  T.eq(T.read(file), "hello\n", "restored")
+  T.eq(
+    messages[1].msg,
+    "(dline) Restore Files Only: 1 file(s) restored, 0 deleted (:Dline undo puts them back as they were)",
+    "the summary says how to undo it"
+  )
+  -- The checkpoint list names the one :Dline undo restores.
+  vim.cmd("Dline checkpoints")
+  T.wait(function() return listed ~= nil end, "the checkpoint list")
+  T.matches(listed[1], "before restore %(:Dline undo restores it%)", "the newest: the restore's undo point")
+
+  vim.cmd("Dline undo")
+  T.wait(function() return #messages >= 2 end, "the undo's message")
+  T.eq(T.read(file), "hello, world\n", "undone: the task's edit is back")
+  T.eq(messages[2].msg, "(dline) Undo restore: 1 file(s) restored, 0 deleted", "the undo's summary")
+  -- Once: a second undo does not put the restore back.
+  vim.cmd("Dline undo")
+  T.wait(function() return #messages >= 3 end, "the second undo's message")
+  vim.notify = notify
+  T.eq(messages[3].msg, "(dline) no restore to undo (or a checkpoint was saved since)", "nothing left to undo")
+  T.eq(T.read(file), "hello, world\n", "still the task's edit")
+end)
+
 S.case("a restore says which files it kept as they were (too large to snapshot)", function()
   local s = session()
   -- Over the 5 MB a checkpoint holds: the baseline leaves it out and no pre-image is kept.
@@ -513,7 +563,11 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   vim.notify = notify
   T.eq(T.read(notes), "notes\n", "the small file restored")
   T.eq(T.read(big), "now small\n", "the big file left as it is")
-  T.eq(messages[1].msg, "(dline) Restore Files Only: 1 file(s) restored, 0 deleted, 1 kept as they were", "the summary")
+  T.eq(
+    messages[1].msg,
+    "(dline) Restore Files Only: 1 file(s) restored, 0 deleted, 1 kept as they were (:Dline undo puts them back as they were)",
+    "the summary"
+  )
   T.eq(messages[2].msg, "(dline) kept as is: too large to snapshot: big.bin", "what was kept, and why")
   T.eq(messages[2].level, vim.log.levels.WARN, "said as a warning")
 end)

@@ -38,6 +38,7 @@ function H.describe(cp)
   local when = cp.createdAt and os.date("%Y-%m-%d %H:%M:%S", math.floor(tonumber(cp.createdAt) / 1000)) or ""
   local flags = {}
   if cp.restored then table.insert(flags, "restored") end
+  if cp.undoAvailable then table.insert(flags, ":Dline undo restores it") end
   if cp.hasFiles == false then table.insert(flags, "no files") end
   return ("%s  %s  %s%s"):format(
     cp.id:sub(1, 8),
@@ -195,26 +196,65 @@ function M.restore(task_id, cp, workspace_root, cb)
           dline().notify_error("restore", err)
           return cb and cb(err)
         end
-        local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
-        M.reload_buffers(workspace_root, changed)
-        if res.fileError and res.fileError ~= "" then
-          dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
-        else
-          local kept = res.keptPaths or {}
-          dline().notify(
-            ("%s: %d file(s) restored, %d deleted%s%s"):format(
-              choice.label,
-              #(res.restoredPaths or {}),
-              #(res.deletedPaths or {}),
-              #kept > 0 and (", %d kept as they were"):format(#kept) or "",
-              res.conversationRestored and ", conversation restored" or ""
-            )
-          )
-          if #kept > 0 then dline().notify(M.kept_lines(kept), vim.log.levels.WARN) end
-        end
+        H.report_files(choice.label, res, workspace_root)
         local controller = require("dline.task").get(task_id)
         if controller and res.conversationRestored then controller:reload() end
         if cb then cb(nil, res, choice) end
+      end
+    )
+  end)
+end
+
+--- Reloads the buffers a restore changed and says what it did: the counts, the conversation,
+--- how to undo it (files restored over the workspace's), and the files kept as they were.
+function H.report_files(label, res, workspace_root)
+  local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
+  M.reload_buffers(workspace_root, changed)
+  if res.fileError and res.fileError ~= "" then
+    return dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
+  end
+  local kept = res.keptPaths or {}
+  dline().notify(
+    ("%s: %d file(s) restored, %d deleted%s%s%s"):format(
+      label,
+      #(res.restoredPaths or {}),
+      #(res.deletedPaths or {}),
+      #kept > 0 and (", %d kept as they were"):format(#kept) or "",
+      res.conversationRestored and ", conversation restored" or "",
+      (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or ""
+    )
+  )
+  if #kept > 0 then dline().notify(M.kept_lines(kept), vim.log.levels.WARN) end
+end
+
+--- Undoes the task's last file restore: restores (files only) the "before restore" checkpoint
+--- it saved, while no checkpoint was saved since and it was not undone already.
+function M.undo(task_id, workspace_root, cb)
+  M.list(task_id, function(err, list)
+    if err then
+      dline().notify_error("undo", err)
+      return cb and cb(err)
+    end
+    local undo
+    for _, cp in ipairs(list) do
+      if cp.undoAvailable then undo = cp end
+    end
+    if not undo then
+      dline().notify("no restore to undo (or a checkpoint was saved since)", vim.log.levels.WARN)
+      return cb and cb("nothing to undo")
+    end
+    dline().session():call(
+      "CheckpointService",
+      "Restore",
+      { taskId = task_id, checkpointId = undo.id, mode = "RESTORE_MODE_FILES" },
+      function(restore_err, res)
+        if restore_err then
+          dline().notify_error("undo", restore_err)
+          return cb and cb(restore_err)
+        end
+        res.undoCheckpointId = "" -- an undo is not undone in turn
+        H.report_files("Undo restore", res, workspace_root)
+        if cb then cb(nil, res) end
       end
     )
   end)
@@ -280,9 +320,19 @@ function M.edit_message(task_id, workspace_root, cb)
               if edit_res.fileError and edit_res.fileError ~= "" then
                 dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
               end
-              -- Restore All gives no paths: every unmodified buffer whose file changed is re-read.
+              -- Every unmodified buffer whose file changed is re-read.
               require("dline.buffers").reload_changed(workspace_root)
-              dline().notify(("%s: %s"):format(choice.label, edit_res.restored and "done" or "nothing restored"))
+              local files = #(edit_res.restoredPaths or {}) + #(edit_res.deletedPaths or {})
+              dline().notify(
+                ("%s: %s%s"):format(
+                  choice.label,
+                  edit_res.restored and "done" or "nothing restored",
+                  (edit_res.undoCheckpointId or "") ~= ""
+                      and files > 0
+                      and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(files)
+                    or ""
+                )
+              )
               local controller = require("dline.task").get(task_id)
               if controller then controller:reload() end
               if cb then cb(nil, edit_res, choice) end

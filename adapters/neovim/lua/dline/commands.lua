@@ -156,6 +156,12 @@ H.subcommands = {
       end)
     end,
   },
+  undo = {
+    desc = "undo the current task's last file restore (its files as they were before it)",
+    run = function()
+      H.with_task(function(task_id, root) require("dline.checkpoints").undo(task_id, root) end)
+    end,
+  },
   edit = {
     desc = "edit a message you sent, then Restore Chat or Restore All",
     run = function()
