@@ -124,6 +124,55 @@ describe("a long task over big files", () => {
     expect(spills()).toEqual([]);
   });
 
+  it(
+    "a sidecar runs task after task on a 128 MB heap: the events of tasks idle for a while leave memory",
+    { timeout: 300_000 },
+    async () => {
+      // Each task makes four edits of 600 KB: about 7 MB of events, which stayed in memory for as
+      // long as the sidecar ran, and the sidecar died of an out-of-memory abort before the twentieth.
+      const TASKS = 20;
+      const EDITS = 4;
+      const sidecar = await startSidecar({ env: { NODE_OPTIONS: "--max-old-space-size=128" } });
+      cleanups.push(() => sidecar.stop());
+      const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+        turns: Array.from({ length: TASKS }, (_, t) => [
+          ...Array.from({ length: EDITS }, (_, e) => ({
+            toolCalls: [
+              { name: "write_to_file", input: { path: `big/f${e}.txt`, content: contentOf(t * EDITS + e, 600_000) } },
+            ],
+          })),
+          { toolCalls: [{ name: "attempt_completion", input: { result: `task ${t} done` } }] },
+        ]).flat(),
+      });
+      cleanups.push(() => server.stop());
+      await setAutoApproval(sidecar.clients, { editFiles: true, maxRequests: 1000 });
+      const workspace = makeWorkspace(sidecar.roots.base);
+      const ids: string[] = [];
+      let lastEvents: TaskEvent[] = [];
+      for (let t = 0; t < TASKS; t++) {
+        const { taskId } = await sidecar.clients.tasks.newTask({
+          workspaceRoot: workspace,
+          text: `task ${t}`,
+          profileId,
+        });
+        ids.push(taskId);
+        lastEvents = [];
+        await readUntilEnded(sidecar.clients, taskId, 0n, (e) => lastEvents.push(e));
+        expect(lastEvents.at(-1)?.event.value).toMatchObject({ status: TaskStatus.COMPLETED });
+      }
+      // Every task opens: the first (unloaded long since) from its files, the last as loaded.
+      for (const taskId of [ids[0]!, ids.at(-1)!]) {
+        const opened = await sidecar.clients.tasks.getTask({ taskId });
+        expect(opened.messages.at(-1)?.kind).toBe("completion");
+      }
+      // The newest still replays from its first event, the oldest of them read back from its file.
+      const replayed = await readUntilEnded(sidecar.clients, ids.at(-1)!, 0n, (e, i) =>
+        expect(e).toEqual(lastEvents[i]),
+      );
+      expect(replayed).toBe(lastEvents.length);
+    },
+  );
+
   // Each tool message carries its edit four times (its detail holds the input and both sides of
   // the preview, its tool call the input and both sides again):
   // - 150 edits of 200 KB made an answer of 90 MB, past the transport's 64 MB (resource_exhausted

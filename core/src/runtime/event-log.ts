@@ -38,6 +38,7 @@ export class TaskEventLog {
   private readonly spilled: EventSpill | undefined;
   private readonly memoryBytes: number;
   private readonly waiters = new Set<Waiter>();
+  private subscriptions = 0;
   private nextSeq: bigint;
   private closed = false;
 
@@ -67,6 +68,11 @@ export class TaskEventLog {
 
   get lastSeq(): bigint {
     return this.nextSeq - 1n;
+  }
+
+  /** Subscriptions reading this log now (replaying or waiting for live events). */
+  get subscribers(): number {
+    return this.subscriptions;
   }
 
   /** Adds an event (its seq, task id and time are given here) and wakes the subscribers. */
@@ -123,6 +129,15 @@ export class TaskEventLog {
    * events it has not read yet are in memory or in the file).
    */
   async *subscribe(afterSeq: bigint, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+    this.subscriptions++;
+    try {
+      yield* this.follow(afterSeq, signal);
+    } finally {
+      this.subscriptions--;
+    }
+  }
+
+  private async *follow(afterSeq: bigint, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
     let cursor = afterSeq < this.baseSeq ? this.baseSeq : afterSeq;
     while (!signal.aborted) {
       const pending = this.since(cursor);

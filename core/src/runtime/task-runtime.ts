@@ -30,6 +30,8 @@ import { workspaceToContinueIn } from "./task-workspace.js";
 
 /** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
 const CANCEL_GRACE_MS = 1_500;
+/** How many idle tasks stay loaded here with their events (keepIdle). */
+const IDLE_TASKS_KEPT = 4;
 
 /**
  * Runs tasks in this sidecar: creates them, streams their events, passes the user's words and
@@ -38,6 +40,8 @@ const CANCEL_GRACE_MS = 1_500;
  */
 export class TaskRuntime {
   private readonly live = new Map<string, LiveTask>();
+  /** Tasks loaded here and idle, the most recently idle last (keepIdle). */
+  private readonly idleOrder: string[] = [];
   /** Host editors' file and terminal I/O per task (ACP sessions); tasks without one use the local tools. */
   private readonly environments = new Map<string, ToolEnvironment>();
   /** Per task: the files its client's editor reports as modified and unsaved (never stored). */
@@ -422,8 +426,33 @@ export class TaskRuntime {
    * its WAL and shared-memory files on disk.
    */
   private closeStoresIfIdle(task: LiveTask): void {
-    if (task.run || task.asks.pendingAskId || this.deps.ownership.holds(task.id)) return;
+    if (!this.isIdle(task)) return;
     this.logCloseFailure(task, () => task.closeStores());
+    this.keepIdle(task);
+  }
+
+  private isIdle(task: LiveTask): boolean {
+    return !task.run && !task.asks.pendingAskId && !this.deps.ownership.holds(task.id);
+  }
+
+  /**
+   * Only the tasks idle here most recently stay loaded (a client may come back for the events
+   * it missed): an older idle task that nobody follows is unloaded, its events with it, as if
+   * this sidecar had restarted. A sidecar of an editor window shows and runs task after task
+   * all day, and each long one held megabytes of events for good.
+   */
+  private keepIdle(task: LiveTask): void {
+    const at = this.idleOrder.indexOf(task.id);
+    if (at >= 0) this.idleOrder.splice(at, 1);
+    this.idleOrder.push(task.id);
+    while (this.idleOrder.length > IDLE_TASKS_KEPT) {
+      const id = this.idleOrder.shift()!;
+      const old = this.live.get(id);
+      if (!old || !this.isIdle(old) || old.events.subscribers > 0) continue;
+      // What the editor reported unsaved for it stays: the next message must not edit those files.
+      this.live.delete(id);
+      this.closeTask(old);
+    }
   }
 
   /**
