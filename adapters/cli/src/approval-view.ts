@@ -22,7 +22,15 @@ export function unifiedDiff(edit: FileEdit, whole = false): string {
   return shown.map(visible).join("\n") + "\n";
 }
 
+/** Each edit's diff lines, computed once (the question, the details and the pager all read them). */
+const computed = new WeakMap<FileEdit, string[] | undefined>();
+
 function diffLines(edit: FileEdit): string[] | undefined {
+  if (!computed.has(edit)) computed.set(edit, computeDiffLines(edit));
+  return computed.get(edit);
+}
+
+function computeDiffLines(edit: FileEdit): string[] | undefined {
   let patch: string;
   if (edit.truncated) {
     if (!edit.diff) return undefined;

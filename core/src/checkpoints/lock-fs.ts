@@ -27,14 +27,21 @@ const OWNER_FILE = "owner";
  * stale by its age, as proper-lockfile decides.
  */
 function holderIsGone(lockDir: string): boolean {
+  const owner = readOwner(lockDir);
+  if (!owner || owner.pid === process.pid) return false;
+  return !isClaimLive(owner.pid, owner.hostname);
+}
+
+/** The holder a lock folder names; undefined when it names none (or not readably). */
+function readOwner(lockDir: string): { pid: number; hostname: string | undefined } | undefined {
   let owner: { pid?: unknown; hostname?: unknown };
   try {
     owner = JSON.parse(fs.readFileSync(path.join(lockDir, OWNER_FILE), "utf8")) as typeof owner;
   } catch {
-    return false;
+    return undefined;
   }
-  if (typeof owner.pid !== "number" || owner.pid === process.pid) return false;
-  return !isClaimLive(owner.pid, typeof owner.hostname === "string" ? owner.hostname : undefined);
+  if (typeof owner.pid !== "number") return undefined;
+  return { pid: owner.pid, hostname: typeof owner.hostname === "string" ? owner.hostname : undefined };
 }
 
 /** Removes a lock folder and the owner file in it. */
@@ -80,7 +87,7 @@ export function syncLockFs(staleMs: number) {
       settle(callback, () => {
         // Two processes may both have found the lock stale: the second must not remove the lock
         // the first has taken since (a live holder's, refreshed).
-        const owner = readOwnerPid(p);
+        const owner = readOwner(p)?.pid;
         const taken =
           owner !== undefined &&
           owner !== process.pid &&
@@ -93,13 +100,4 @@ export function syncLockFs(staleMs: number) {
     rmdirSync: (p: string) => removeLockDir(p),
     realpath: (p: string, callback: Callback<string>) => settle(callback, () => fs.realpathSync(p)),
   };
-}
-
-function readOwnerPid(lockDir: string): number | undefined {
-  try {
-    const owner = JSON.parse(fs.readFileSync(path.join(lockDir, OWNER_FILE), "utf8")) as { pid?: unknown };
-    return typeof owner.pid === "number" ? owner.pid : undefined;
-  } catch {
-    return undefined;
-  }
 }
