@@ -42,7 +42,9 @@ afterAll(async () => {
 
 /** The binary over raw newline-delimited JSON: send lines, read the answers in order. */
 function rawAgent() {
-  const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env: roots.env, stdio: ["pipe", "pipe", "ignore"] });
+  const child = spawn(sidecarBinary, ["acp"], { cwd: roots.base, env: roots.env, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
   const lines: any[] = [];
   const waiters: (() => void)[] = [];
   readline.createInterface({ input: child.stdout }).on("line", (line) => {
@@ -52,6 +54,7 @@ function rawAgent() {
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return {
     send: (text: string) => child.stdin.write(`${text}\n`),
+    stderr: () => stderr,
     async next(): Promise<any> {
       while (lines.length === 0) await new Promise<void>((r) => waiters.push(r));
       return lines.shift();
@@ -94,7 +97,26 @@ describe("dline-core acp errors", () => {
     // Not JSON-RPC 2.0 (no "jsonrpc"): invalid, answered for its id.
     a.send(JSON.stringify({ id: 10, method: "session/list", params: {} }));
     expect(await a.next()).toMatchObject({ id: 10, error: { code: -32600 } });
+    // A response to a request the agent never made: nothing to answer, a line in the log.
+    a.send(JSON.stringify({ jsonrpc: "2.0", id: 999, result: {} }));
+    a.send(request(11, "session/list", {}));
+    expect(await a.next()).toMatchObject({ id: 11, result: { sessions: [] } });
     expect(await a.close()).toBe(0);
+    // The log on stderr is JSON lines only, the protocol library's diagnostics among them.
+    const logLines = a
+      .stderr()
+      .split("\n")
+      .filter((l) => l.trim());
+    const notJson = logLines.filter((l) => {
+      try {
+        JSON.parse(l);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(notJson).toEqual([]);
+    expect(logLines.some((l) => l.includes("Got response to unknown request 999"))).toBe(true);
   });
 
   it("leaves a task interrupted when the client closes stdin mid-prompt; TaskService resumes it", async () => {

@@ -6,6 +6,7 @@
  * after flushing; a prompt running then leaves its task interrupted, resumable from any client.
  */
 import { bootCore } from "../boot.js";
+import { routeConsoleToLog } from "../logging/console-to-log.js";
 import type { LogLevel } from "../logging/logger.js";
 import { SERVER_VERSION } from "../version.js";
 import { dlineAgent } from "./dline-agent.js";
@@ -18,6 +19,7 @@ export interface AcpOptions {
 
 export async function runAcp(options: AcpOptions): Promise<void> {
   const { app, logger, lifecycle } = await bootCore(options);
+  routeConsoleToLog(logger.child("acp"));
 
   const stream = stdioStream(process.stdin, process.stdout);
   const connection = dlineAgent(app).connect(stream);
