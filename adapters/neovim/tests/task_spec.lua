@@ -476,6 +476,23 @@ S.case(
   end
 )
 
+--- The task's baseline checkpoint.
+local function baseline_of(s, controller)
+  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+  return vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
+end
+
+--- Collects what vim.notify shows ({ msg, level } each) until the returned function is called.
+local function capture_notices()
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(messages, { msg = msg, level = level })
+    return notify(msg, level)
+  end
+  return messages, function() vim.notify = notify end
+end
+
 S.case(":Dline undo puts back the files a restore changed, once", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")
@@ -484,14 +501,8 @@ S.case(":Dline undo puts back the files a restore changed, once", function()
   local controller = new_task("Greet the world")
   wait_status(controller, "TASK_STATUS_COMPLETED")
   T.eq(T.read(file), "hello, world\n", "edited")
-  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
-  local baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
-  local messages = {}
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(messages, { msg = msg, level = level })
-    return notify(msg, level)
-  end
+  local baseline = baseline_of(s, controller)
+  local messages, stop_capture = capture_notices()
   local listed
   T.script_select(function(items, opts, entry)
     if opts.kind == "dline.restore" then
@@ -521,7 +532,7 @@ S.case(":Dline undo puts back the files a restore changed, once", function()
   -- Once: a second undo does not put the restore back.
   vim.cmd("Dline undo")
   T.wait(function() return #messages >= 3 end, "the second undo's message")
-  vim.notify = notify
+  stop_capture()
   T.eq(messages[3].msg, "(dline) no restore to undo (or a checkpoint was saved since)", "nothing left to undo")
   T.eq(T.read(file), "hello, world\n", "still the task's edit")
 end)
@@ -543,14 +554,8 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   approve_all()
   local controller = new_task("Shrink the big file")
   wait_status(controller, "TASK_STATUS_COMPLETED")
-  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
-  local baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
-  local messages = {}
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(messages, { msg = msg, level = level })
-    return notify(msg, level)
-  end
+  local baseline = baseline_of(s, controller)
+  local messages, stop_capture = capture_notices()
   T.script_select(function(items, opts)
     if opts.kind == "dline.restore" then
       for _, o in ipairs(items) do
@@ -560,7 +565,7 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   end)
   vim.cmd("Dline restore " .. baseline.id)
   T.wait(function() return #messages >= 2 end, "the restore's messages")
-  vim.notify = notify
+  stop_capture()
   T.eq(T.read(notes), "notes\n", "the small file restored")
   T.eq(T.read(big), "now small\n", "the big file left as it is")
   T.eq(
