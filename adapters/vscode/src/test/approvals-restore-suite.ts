@@ -13,14 +13,13 @@ import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { DlineApi } from "../api.js";
 import { ChatUi } from "./chat-ui.js";
-import { activateDline, addScriptedProfile, allTabs } from "./helpers.js";
+import { activateDline, addScriptedProfile, allTabs, NOTIFICATION, notificationTexts } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
 const PROFILE_ID = "scripted";
 /** The feedback typed with the reject (the model script of test/vscode/e2e.test.ts answers it). */
 export const REJECT_FEEDBACK = "No commands please, just write the file.";
-const NOTIFICATION = ".notifications-center .notification-list-item";
 const MENU_ROWS = ".quick-input-widget .monaco-list-row";
 
 /** Where the newest row and the approval panel are, in the chat's document. */
@@ -238,11 +237,8 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
         ),
       );
       await ui.request({ action: "click", selector: MENU_ROWS, text: "Restore Files Only", frame: "main" });
-      await vscode.commands.executeCommand("notifications.showList");
       await waitFor("the confirmation asked", async () =>
-        (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).some((t) =>
-          t.includes("Contents: Restore the files to this checkpoint?"),
-        ),
+        (await notificationTexts(ui)).some((t) => t.includes("Contents: Restore the files to this checkpoint?")),
       );
       await ui.request({ action: "screenshot", name: "restore-confirm-refused" });
       assert(
@@ -267,9 +263,8 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       });
 
       // Undo on the notice: the person's line and the task's file come back.
-      await vscode.commands.executeCommand("notifications.showList");
       await waitFor("the restore's notice with Undo", async () =>
-        (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).some(
+        (await notificationTexts(ui)).some(
           (t) => t.includes("files restored to the checkpoint (1 file)") && t.includes("Undo"),
         ),
       );
@@ -279,11 +274,8 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
         "long.js back, with the person's line",
         () => fs.existsSync(long) && fs.readFileSync(long, "utf8") === edited,
       );
-      await vscode.commands.executeCommand("notifications.showList");
       await waitFor("the notice of the undo", async () =>
-        (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).some((t) =>
-          t.includes("restore undone"),
-        ),
+        (await notificationTexts(ui)).some((t) => t.includes("restore undone")),
       );
       await ui.request({ action: "screenshot", name: "restore-undone" });
     },
@@ -315,9 +307,8 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       await ui.request({ action: "screenshot", name: "restore-all-first-message" });
       // Restore All overwrote the person's edits: its notice's Undo brings them back.
       await waitFor("long.js removed by Restore All", () => !fs.existsSync(long), 5_000);
-      await vscode.commands.executeCommand("notifications.showList");
       await waitFor("Restore All's notice with Undo", async () =>
-        (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).some(
+        (await notificationTexts(ui)).some(
           (t) => t.includes("files restored to the checkpoint (1 file)") && t.includes("Undo"),
         ),
       );

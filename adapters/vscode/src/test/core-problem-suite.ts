@@ -8,12 +8,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ChatUi } from "./chat-ui.js";
-import { activateDline, required } from "./helpers.js";
+import { activateDline, notificationTexts, required } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
 // With the smoke-test driver VS Code shows no toasts: notifications are read in the notifications center.
-const NOTIFICATION = ".notifications-center .notification-list-item";
 const MESSAGE = "the core cannot start";
 
 export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
@@ -22,10 +21,7 @@ export function defineCoreProblemSuite(suite: TestSuite, outDir: string): void {
   const userData = required("DLINE_E2E_USER_DATA");
   const machineSettings = path.join(userData, "Machine", "settings.json");
   const notifications = async () => {
-    await vscode.commands.executeCommand("notifications.showList");
-    return (await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" })).filter((t) =>
-      t.includes(MESSAGE),
-    );
+    return (await notificationTexts(ui)).filter((t) => t.includes(MESSAGE));
   };
   /** The "Dline" output channel's log file, where the supervisor writes each restart. */
   const extensionLog = () => {

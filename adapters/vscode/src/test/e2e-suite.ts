@@ -21,7 +21,15 @@ import type { ShownDiff } from "../checkpoints/diff-presenter.js";
 import { defineChatFlowTests } from "./chat-flows-suite.js";
 import { E2eContext, PROFILE_ID } from "./e2e-context.js";
 import { defineFirstRunTests } from "./first-run-suite.js";
-import { activateDline, modelRequests, processExists, required, waitForGeneration, waitForTab } from "./helpers.js";
+import {
+  activateDline,
+  modelRequests,
+  notificationTexts,
+  processExists,
+  required,
+  waitForGeneration,
+  waitForTab,
+} from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
 
@@ -147,15 +155,8 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       // A file restore asks first in a modal dialog, which VS Code refuses while extension tests
       // run (said as an error): nothing is restored without the answer. The confirmed restore is
       // the command with its mode (test/vscode's approvals-restore suite checks the rest).
-      await vscode.commands.executeCommand("notifications.showList");
       await waitFor("the confirmation asked", async () =>
-        (
-          await ui.request({
-            action: "texts",
-            selector: ".notifications-center .notification-list-item",
-            frame: "main",
-          })
-        ).some((t) => t.includes("Contents: Restore the files to this checkpoint?")),
+        (await notificationTexts(ui)).some((t) => t.includes("Contents: Restore the files to this checkpoint?")),
       );
       assert(fs.existsSync(file("notes.md")), "notes.md is still there without a confirmation");
       await vscode.commands.executeCommand("notifications.clearAll");

@@ -2,6 +2,7 @@ import * as vscode from "vscode";
 import type { DlineApi } from "../api.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { assert, waitFor } from "./runner.js";
+import type { UiBridge } from "./ui-bridge.js";
 
 export const EXTENSION_ID = "dline.dline-vscode";
 
@@ -81,4 +82,17 @@ export async function addScriptedProfile(api: DlineApi, profileId = "scripted"):
     },
     required("DLINE_E2E_API_KEY"),
   );
+}
+
+/** A notice in the notifications center. */
+export const NOTIFICATION = ".notifications-center .notification-list-item";
+
+/**
+ * What the notifications center lists (the smoke-test driver shows no toasts), opened again at
+ * each look: a focus change (a closing menu, the chat taking focus) can close it meanwhile, and
+ * a notice added then was never read.
+ */
+export async function notificationTexts(ui: UiBridge): Promise<string[]> {
+  await vscode.commands.executeCommand("notifications.showList");
+  return ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" });
 }

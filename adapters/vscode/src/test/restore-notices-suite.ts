@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { activateDline, addScriptedProfile } from "./helpers.js";
+import { activateDline, addScriptedProfile, notificationTexts } from "./helpers.js";
 import { LARGE_EDIT, LARGE_FILE } from "./large-edit-script.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
 import { UiBridge } from "./ui-bridge.js";
@@ -20,7 +20,6 @@ const PROFILE_ID = "scripted";
 /** Files the second task writes, one approval each (the model script of test/vscode/e2e.test.ts). */
 const PARTS = 3;
 // With the smoke-test driver VS Code shows no toasts: notifications are read in the notifications center.
-const NOTIFICATION = ".notifications-center .notification-list-item";
 
 function proposalTabs(): vscode.Tab[] {
   return vscode.window.tabGroups.all
@@ -78,10 +77,8 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
     );
     assertEqual(fs.readFileSync(file("notes.md"), "utf8"), "# notes\n", "notes.md restored");
     assertEqual(fs.readFileSync(file("big.bin"), "utf8"), "now small\n", "big.bin left as it is");
-
-    await vscode.commands.executeCommand("notifications.showList");
     const texts = await waitFor("the restore's notices", async () => {
-      const shown = await ui.request({ action: "texts", selector: NOTIFICATION, frame: "main" });
+      const shown = await notificationTexts(ui);
       return shown.some((t) => t.includes("kept as is")) && shown;
     });
     assert(
