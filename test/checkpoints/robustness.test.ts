@@ -171,21 +171,20 @@ describe("a killed process's repository lock", () => {
 });
 
 describe("damage and cleanup", () => {
-  it("ref locks and temporary ref files killed processes left go after the next process's first save", async () => {
+  it("a lock a killed git left on the snapshot branch goes after the next process's first save", async () => {
     const sb = makeSandbox();
     write(sb.workspace, "a.txt", "one\n");
     const first = makeManager(sb);
-    const task = { id: "t1", workspaceRoots: [sb.workspace] };
-    await first.ensureBaseline(task);
+    await first.ensureBaseline({ id: "t1", workspaceRoots: [sb.workspace] });
     await first.stop();
-    const refs = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git", "refs");
-    // A git killed while updating the snapshot branch, and a process killed between writing a
-    // ref's temporary file and renaming it.
-    const leftovers = [
-      path.join(refs, "heads", "dline-snapshots.lock"),
-      path.join(refs, "dline", "tasks", "t1", "x.77.tmp"),
-    ];
-    for (const file of leftovers) fs.writeFileSync(file, "");
+    const branchLock = path.join(
+      sb.layout.checkpointRepoDir(sb.workspace),
+      ".git",
+      "refs",
+      "heads",
+      "dline-snapshots.lock",
+    );
+    fs.writeFileSync(branchLock, "");
 
     const next = makeManager(sb);
     const later = { id: "t2", workspaceRoots: [sb.workspace] };
@@ -194,11 +193,72 @@ describe("damage and cleanup", () => {
     const cp = (await next.saveTurn(later, { editedPaths: ["a.txt"] }))!;
     expect(shadowGit(sb, "show", `${cp.id}:a.txt`)).toBe("two\n");
     await next.idle();
-    expect(leftovers.filter((file) => fs.existsSync(file))).toEqual([]);
+    expect(fs.existsSync(branchLock)).toBe(false);
     // A git that needs the branch meanwhile is not blocked either (a restore moves it with fast-import).
     const restored = await next.restore("t2", nth(await next.list("t2"), 0, "checkpoint").id, "files");
     expect(restored.fileError).toBe("");
     expect(fs.readFileSync(path.join(sb.workspace, "a.txt"), "utf8")).toBe("one\n");
+    await next.stop();
+  });
+
+  it("what killed processes left in a task's ref folder goes after a process's first save of that task", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one\n");
+    const first = makeManager(sb);
+    const task = { id: "t1", workspaceRoots: [sb.workspace] };
+    const cp = (await first.ensureBaseline(task))!;
+    await first.idle();
+    await first.stop();
+    // A process killed between writing a ref's temporary file and renaming it, and a git killed
+    // while it held the lock of one of the task's checkpoint refs.
+    const gitDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git");
+    const leftovers = [
+      path.join(gitDir, "refs", "dline", "tasks", "t1", "x.77.tmp"),
+      path.join(gitDir, ...cp.ref.split("/")) + ".lock",
+    ];
+    for (const file of leftovers) fs.writeFileSync(file, "");
+
+    // Another task's saves look only through the folders of that task's refs: a process's
+    // first save costs the same with ten tasks in the workspace or ten thousand.
+    const next = makeManager(sb);
+    const other = { id: "t2", workspaceRoots: [sb.workspace] };
+    expect(await next.ensureBaseline(other)).toBeDefined();
+    write(sb.workspace, "a.txt", "two\n");
+    expect(await next.saveTurn(other, { editedPaths: ["a.txt"] })).toBeDefined();
+    await next.idle();
+    expect(leftovers.filter((file) => fs.existsSync(file))).toEqual(leftovers);
+    await next.stop();
+
+    // t1 continued by a third process: its folder is cleared after its first save there.
+    const third = makeManager(sb);
+    write(sb.workspace, "a.txt", "three\n");
+    expect(await third.saveTurn(task, { editedPaths: ["a.txt"] })).toBeDefined();
+    await third.idle();
+    expect(leftovers.filter((file) => fs.existsSync(file))).toEqual([]);
+    expect((await third.list("t1")).length).toBe(2);
+    await third.stop();
+  });
+
+  it("a ref lock git reports in another task's folder is cleared, and what needed it goes on", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one\n");
+    const first = makeManager(sb);
+    const old = { id: "old", workspaceRoots: [sb.workspace] };
+    const cp = (await first.ensureBaseline(old))!;
+    await first.stop();
+    // A git killed while it held the lock of the old task's checkpoint ref.
+    const lock = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git", ...cp.ref.split("/")) + ".lock";
+    fs.writeFileSync(lock, "");
+    const next = makeManager(sb);
+    const task = { id: "t2", workspaceRoots: [sb.workspace] };
+    expect(await next.ensureBaseline(task)).toBeDefined();
+    await next.idle();
+    // Deleting the old task updates its refs with git, which finds the lock: it is cleared and
+    // the deletion done.
+    await next.deleteTask("old", sb.workspace);
+    expect(fs.existsSync(lock)).toBe(false);
+    expect(shadowGit(sb, "for-each-ref", "refs/dline/tasks/old/")).toBe("");
+    expect((await next.list("t2")).length).toBe(1);
     await next.stop();
   });
 

@@ -60,7 +60,7 @@ export class RecoveringLock {
 
   private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
     if (await this.repo.exists()) {
-      const removed = await this.repo.removeStaleLocks(false);
+      const removed = await this.repo.removeStaleLocks("none");
       if (removed.length) this.logger.warn("removed stale git locks", { locks: removed.join(",") });
     }
     try {
@@ -69,7 +69,7 @@ export class RecoveringLock {
       if (!(err instanceof GitError)) throw err;
       if (STALE_LOCK.test(err.stderr)) {
         // A killed git left a lock we did not look for (a ref lock): clear all, once more.
-        const removed = await this.repo.removeStaleLocks(true);
+        const removed = await this.repo.removeStaleLocks("all");
         this.logger.warn("removed stale git locks", { locks: removed.join(",") });
         return fn();
       }

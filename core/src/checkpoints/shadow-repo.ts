@@ -108,7 +108,7 @@ export class ShadowRepo {
     // Top-level locks only: those under refs/ (a folder per task, walked in 2-15 ms, more with
     // every task) block nothing of ours; a git that meets one has them all removed and runs again
     // (RecoveringLock), and the walk runs after the process's first save (WorkspaceCheckpoints).
-    await this.removeStaleLocks(false);
+    await this.removeStaleLocks("none");
     if (existsSync(this.paths.gitDir)) {
       // The work tree as we wrote it, read without a git process; git is asked when it reads otherwise.
       const written = quotedConfigValue(readIfPresent(path.join(this.paths.gitDir, "config")), "core", "worktree");
@@ -162,10 +162,12 @@ export class ShadowRepo {
 
   /**
    * Removes lock files a killed git left; only called while holding the repository lock, so no
-   * git of ours is running. `deep` also walks refs/ (ref locks, our temporary ref files): done
-   * after a process's first save and when git reports a lock, not on every operation.
+   * git of ours is running. `refs` also clears ref folders (ref locks, our temporary ref files):
+   * "all" walks refs/ (when git reported a lock), a list only those folders (refs/-relative: a
+   * process's first save of a task clears the task's and the snapshot branch's, in a time that
+   * does not grow with the number of tasks the repository holds).
    */
-  async removeStaleLocks(deep = true): Promise<string[]> {
+  async removeStaleLocks(refs: "none" | "all" | readonly string[] = "all"): Promise<string[]> {
     const removed: string[] = [];
     for (const name of TOP_LEVEL_LOCKS) {
       const file = path.join(this.paths.gitDir, name);
@@ -178,9 +180,10 @@ export class ShadowRepo {
         // Gone meanwhile.
       }
     }
-    if (!deep) return removed;
-    // Synchronous: a few folders per task, each a thread-pool round trip when asynchronous.
-    const walk = (dir: string): void => {
+    if (refs === "none") return removed;
+    const refsDir = path.join(this.paths.gitDir, "refs");
+    // Synchronous: a few folders, each a thread-pool round trip when asynchronous.
+    const clear = (dir: string, deep: boolean): void => {
       let entries: Dirent[];
       try {
         entries = readdirSync(dir, { withFileTypes: true });
@@ -189,14 +192,16 @@ export class ShadowRepo {
       }
       for (const e of entries) {
         const p = path.join(dir, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (e.name.endsWith(".lock") || e.name.endsWith(".tmp")) {
+        if (e.isDirectory()) {
+          if (deep) clear(p, deep);
+        } else if (e.name.endsWith(".lock") || e.name.endsWith(".tmp")) {
           rmSync(p, { force: true });
           removed.push(path.relative(this.paths.gitDir, p));
         }
       }
     };
-    walk(path.join(this.paths.gitDir, "refs"));
+    if (refs === "all") clear(refsDir, true);
+    else for (const folder of refs) clear(path.join(refsDir, ...folder.split("/")), false);
     return removed;
   }
 

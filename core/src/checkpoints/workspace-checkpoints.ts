@@ -8,7 +8,9 @@ import { CheckpointLog } from "./checkpoint-log.js";
 import {
   decodeMessage,
   MAX_RECORDED_SKIPS,
+  restoredRef,
   SNAPSHOT_HEAD,
+  taskRefPrefix,
   type CheckpointInfo,
   type CheckpointKind,
 } from "./checkpoint-record.js";
@@ -117,8 +119,10 @@ export class WorkspaceCheckpoints {
   private watcherIdle: NodeJS.Timeout | undefined;
   /** The index's cached trees being written after a save (writeCachedTreesSoon). */
   private cachedTreesWrite: Promise<void> | undefined;
-  /** Locks and temporary files killed processes left under refs/, removed after this process's first save. */
+  /** Locks and temporary files killed processes left under refs/, being removed (removeRefLeftoversOnce). */
   private refLeftovers: Promise<void> | undefined;
+  /** Tasks whose ref folders this process cleared of such leftovers. */
+  private readonly refsCleared = new Set<string>();
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
   rebuiltFrom: string | undefined;
   private opened = false;
@@ -227,7 +231,7 @@ export class WorkspaceCheckpoints {
     // Outside the lock: no save waits for it (pack-maintenance.ts).
     this.packing.maybeStart();
     this.writeCachedTreesSoon();
-    this.removeRefLeftoversOnce();
+    this.removeRefLeftoversOnce(req.taskId);
     return cp;
   }
 
@@ -253,19 +257,27 @@ export class WorkspaceCheckpoints {
   }
 
   /**
-   * Once per process, after its first save (so not on a task's way to its first edit): what a
-   * killed git or process left under refs/ (`*.lock`, our `*.tmp`), under the lock.
+   * Once per task and process, after its first save (so not on a task's way to its first edit):
+   * what a killed git or process left (`*.lock`, our `*.tmp`) in the folders of the refs this
+   * task's saves and restores write, under the lock. Not the whole of refs/, whose walk grows with
+   * every task the workspace ever had; a lock git reports elsewhere clears it all (repo-recovery.ts).
    */
-  private removeRefLeftoversOnce(): void {
-    this.refLeftovers ??= this.lock
-      .read(
+  private removeRefLeftoversOnce(taskId: string): void {
+    if (this.refsCleared.has(taskId)) return;
+    this.refsCleared.add(taskId);
+    const folders = [SNAPSHOT_HEAD, restoredRef(taskId), capturesRef(taskId), taskRefPrefix(taskId)].map(refFolder);
+    const clear = () =>
+      this.lock.read(
         async () => {
           if (!(await this.repo.exists())) return;
-          const removed = await this.repo.removeStaleLocks(true);
+          const removed = await this.repo.removeStaleLocks(folders);
           if (removed.length) this.options.logger.warn("removed stale git locks", { locks: removed.join(",") });
         },
         () => undefined,
-      )
+      );
+    // After the clearing under way (idle() awaits the last one).
+    this.refLeftovers = (this.refLeftovers ?? Promise.resolve())
+      .then(clear)
       .catch((err: Error) => this.options.logger.warn("removing stale git locks failed", { error: err.message }));
   }
 
@@ -841,4 +853,9 @@ export class WorkspaceCheckpoints {
 /** Workspace-relative, deduplicated; paths outside the workspace dropped. */
 function normalisePaths(workspaceRoot: string, paths: readonly string[]): string[] {
   return [...new Set(paths.map((p) => toRepoPath(workspaceRoot, p)).filter((p): p is string => !!p))];
+}
+
+/** The refs/-relative folder a ref (or ref prefix ending in "/") lives in. */
+function refFolder(ref: string): string {
+  return ref.slice("refs/".length, ref.lastIndexOf("/"));
 }
