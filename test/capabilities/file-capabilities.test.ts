@@ -85,6 +85,59 @@ describe("rules, workflows and skills", () => {
     expect(toolNamesOf(recorded(await server.requests(), 4))).not.toContain("load_skill");
   });
 
+  it("a repository's rule, skill and MCP files that link outside it, or into Dline's storage, are never read", async () => {
+    const { clients, server, profileId, workspace, docs } = await setupTask(cleanups, [
+      { toolCalls: [{ name: "load_skill", input: { name: "helper" } }] },
+      { toolCalls: [{ name: "load_skill", input: { name: "helper", file: "notes.txt" } }] },
+      done("done"),
+    ]);
+    // Secrets beside the workspace (a user's ~/.ssh, ~/.aws) and in Dline's own documents folder.
+    const outside = path.join(path.dirname(workspace), "outside");
+    writeFile(path.join(outside, "id_rsa"), "SSH-KEY-OUTSIDE-MARKER\n");
+    writeFile(path.join(outside, "credentials"), "AWS-SECRET-OUTSIDE-MARKER\n");
+    writeFile(path.join(outside, "rules", "r.md"), "OUTSIDE-FOLDER-MARKER\n");
+    writeFile(path.join(docs, "settings", "private.json"), '{"key": "STORAGE-SECRET-MARKER"}\n');
+    // A cloned repository can carry these links (git keeps symlinks).
+    fs.mkdirSync(path.join(workspace, ".clinerules"), { recursive: true });
+    fs.symlinkSync(path.join(outside, "id_rsa"), path.join(workspace, ".clinerules", "id"));
+    fs.symlinkSync(path.join(docs, "settings", "private.json"), path.join(workspace, ".clinerules", "k"));
+    fs.symlinkSync(path.join(outside, "rules"), path.join(workspace, ".clinerules", "more"));
+    fs.symlinkSync(path.join(outside, "credentials"), path.join(workspace, "AGENTS.md"));
+    writeFile(
+      path.join(workspace, ".agents", "skills", "helper", "SKILL.md"),
+      "---\ndescription: helps\n---\nHELPER-SKILL-MARKER\n",
+    );
+    fs.symlinkSync(path.join(outside, "credentials"), path.join(workspace, ".agents", "skills", "helper", "notes.txt"));
+    fs.mkdirSync(path.join(workspace, ".agents", "mcp"), { recursive: true });
+    fs.symlinkSync(path.join(docs, "settings", "private.json"), path.join(workspace, ".agents", "mcp", "k.json"));
+    // A link that stays inside the workspace is read as before.
+    writeFile(path.join(workspace, "docs", "team-rules.md"), "TEAM-RULE-MARKER\n");
+    fs.symlinkSync(path.join(workspace, "docs", "team-rules.md"), path.join(workspace, ".clinerules", "team"));
+
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "go", profileId });
+    await followUntilDone(clients, taskId);
+    const requests = await server.requests();
+    const everything = JSON.stringify(requests.map((r) => r.body));
+    for (const marker of [
+      "SSH-KEY-OUTSIDE-MARKER",
+      "AWS-SECRET-OUTSIDE-MARKER",
+      "OUTSIDE-FOLDER-MARKER",
+      "STORAGE-SECRET-MARKER",
+    ])
+      expect(everything).not.toContain(marker);
+    expect(systemPromptOf(recorded(requests, 0))).toContain("TEAM-RULE-MARKER");
+    expect(conversationOf(recorded(requests, 1))).toContain("HELPER-SKILL-MARKER");
+    expect(conversationOf(recorded(requests, 2))).toContain('has no file \\"notes.txt\\"');
+
+    // The listing says why: the person sees the links, not silence.
+    const rules = await clients.settings.listCapabilities({ workspaceRoot: workspace, kind: "rules" });
+    const byName = new Map(rules.capabilities.map((c) => [c.name, c]));
+    for (const name of [".clinerules/id", ".clinerules/k", "AGENTS.md"])
+      expect(byName.get(name)?.error).toMatch(/links outside the workspace/);
+    expect(byName.get(".clinerules/team")?.error).toBe("");
+    expect([...byName.keys()].some((n) => n.startsWith(".clinerules/more"))).toBe(false);
+  });
+
   it("toggles at three scopes decide what is on, a missing entry inherits", async () => {
     const { clients, server, profileId, workspace, docs } = await setupTask(cleanups, [done("one"), done("two")]);
     for (const name of ["r1", "r2", "r3", "r4"])

@@ -107,7 +107,11 @@ export class Capabilities implements CapabilitiesPort {
     const files = this.catalog.scan(ctx.workspaceRoot, kinds);
     const mcpDirs = this.catalog.locations("mcp", ctx.workspaceRoot);
     const mcp = withMcp
-      ? readMcpServers(this.mcpFiles, { globalSettingsFile: this.layout.mcpSettingsJson, dirs: mcpDirs })
+      ? readMcpServers(
+          this.mcpFiles,
+          { globalSettingsFile: this.layout.mcpSettingsJson, dirs: mcpDirs },
+          ctx.workspaceRoot ? this.catalog.boundaryOf(ctx.workspaceRoot) : undefined,
+        )
       : { servers: [], problems: [] };
     // A malformed file hides its servers without removing them: only prune when all files parsed.
     if (withMcp && mcp.problems.length === 0)

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import type { HookEvent, SubagentDefinition } from "../runtime/index.js";
 import type { InstanceLayout, CapabilityKind } from "../storage/index.js";
 import { FileCache, listDir, listFilesRecursive } from "./file-cache.js";
+import { OUTSIDE_WORKSPACE, ReadBoundary } from "./read-boundary.js";
 import { listField, parseFrontMatter, stringField } from "./front-matter.js";
 
 /** "session": an MCP server an editor gave one task for its lifetime (ACP session/new). */
@@ -45,6 +46,8 @@ export interface WorkflowEntry extends EntryBase {
 export interface SkillEntry extends EntryBase {
   instructions: string;
   dir: string;
+  /** A workspace's skill: its files are read only within this (load_skill checks again). */
+  boundary?: ReadBoundary;
   /** The skill's other files, relative to its folder. */
   files: string[];
 }
@@ -90,21 +93,36 @@ export class CapabilityCatalog {
     kinds: readonly FileKind[] = ["rules", "workflows", "skills", "subagents", "hooks"],
   ): FileCapabilities {
     const want = (k: FileKind) => kinds.includes(k);
+    const boundary = workspaceRoot ? this.boundaryOf(workspaceRoot) : undefined;
     return {
-      rules: want("rules") ? this.scanRules(workspaceRoot) : [],
-      workflows: want("workflows") ? this.scanWorkflows(workspaceRoot) : [],
-      skills: want("skills") ? this.scanSkills(workspaceRoot) : [],
-      subagents: want("subagents") ? this.scanSubagents(workspaceRoot) : [],
+      rules: want("rules") ? this.scanRules(workspaceRoot, boundary) : [],
+      workflows: want("workflows") ? this.scanWorkflows(workspaceRoot, boundary) : [],
+      skills: want("skills") ? this.scanSkills(workspaceRoot, boundary) : [],
+      subagents: want("subagents") ? this.scanSubagents(workspaceRoot, boundary) : [],
       hooks: want("hooks") ? this.scanHooks(workspaceRoot) : [],
     };
   }
 
-  private scanRules(workspaceRoot: string | undefined): RuleEntry[] {
-    const out: RuleEntry[] = workspaceRoot ? this.scanAgentRuleFiles(workspaceRoot) : [];
+  /** What a workspace's files may be read from (read-boundary.ts); the global folders are the person's own. */
+  boundaryOf(workspaceRoot: string): ReadBoundary {
+    const { dataRoot, homeRoot, documentsRoot } = this.layout.roots;
+    return new ReadBoundary(workspaceRoot, [dataRoot, homeRoot, documentsRoot]);
+  }
+
+  /** A file's text through the boundary (workspace files), and why there is none. */
+  private readFile(file: string, boundary: ReadBoundary | undefined): { text?: string; error?: string } {
+    if (boundary && !boundary.allows(file)) return { error: OUTSIDE_WORKSPACE };
+    const text = this.cache.read(file);
+    return text === undefined ? { error: "unreadable" } : { text };
+  }
+
+  private scanRules(workspaceRoot: string | undefined, boundary: ReadBoundary | undefined): RuleEntry[] {
+    const out: RuleEntry[] = workspaceRoot && boundary ? this.scanAgentRuleFiles(workspaceRoot, boundary) : [];
     for (const { origin, dir } of this.locations("rules", workspaceRoot)) {
-      for (const rel of listFilesRecursive(dir, 3, TEXT_FILE)) {
+      const within = origin === "workspace" ? boundary : undefined;
+      for (const rel of listFilesRecursive(dir, 3, TEXT_FILE, within)) {
         const sourcePath = path.join(dir, rel);
-        const text = this.cache.read(sourcePath);
+        const { text, error } = this.readFile(sourcePath, within);
         const { fields, body } = parseFrontMatter(text ?? "");
         out.push({
           resource: rel,
@@ -113,7 +131,7 @@ export class CapabilityCatalog {
           origin,
           sourcePath,
           text: body,
-          error: text === undefined ? "unreadable" : undefined,
+          error,
         });
       }
     }
@@ -125,11 +143,11 @@ export class CapabilityCatalog {
    * folder of them), `AGENTS.md`, Cursor's `.cursorrules` and Windsurf's `.windsurfrules`. Each
    * is a rule like the others (listed, toggled by its path from the workspace root).
    */
-  private scanAgentRuleFiles(workspaceRoot: string): RuleEntry[] {
+  private scanAgentRuleFiles(workspaceRoot: string, boundary: ReadBoundary): RuleEntry[] {
     const out: RuleEntry[] = [];
     const add = (rel: string) => {
       const sourcePath = path.join(workspaceRoot, rel);
-      const text = this.cache.read(sourcePath);
+      const { text, error } = this.readFile(sourcePath, boundary);
       const { fields, body } = parseFrontMatter(text ?? "");
       out.push({
         resource: rel,
@@ -138,25 +156,26 @@ export class CapabilityCatalog {
         origin: "workspace",
         sourcePath,
         text: body,
-        error: text === undefined ? "unreadable" : undefined,
+        error,
       });
     };
     for (const rel of ROOT_RULE_FILES) {
       const file = path.join(workspaceRoot, rel);
       if (rel === ".clinerules" && isDirectory(file)) {
-        for (const inner of listFilesRecursive(file, 3, (n) => TEXT_FILE(n) || !n.includes(".")))
+        for (const inner of listFilesRecursive(file, 3, (n) => TEXT_FILE(n) || !n.includes("."), boundary))
           add(`${rel}/${inner}`);
       } else if (isFile(file)) add(rel);
     }
     return out;
   }
 
-  private scanWorkflows(workspaceRoot: string | undefined): WorkflowEntry[] {
+  private scanWorkflows(workspaceRoot: string | undefined, boundary: ReadBoundary | undefined): WorkflowEntry[] {
     const out: WorkflowEntry[] = [];
     for (const { origin, dir } of this.locations("workflows", workspaceRoot)) {
-      for (const rel of listFilesRecursive(dir, 0, TEXT_FILE)) {
+      const within = origin === "workspace" ? boundary : undefined;
+      for (const rel of listFilesRecursive(dir, 0, TEXT_FILE, within)) {
         const sourcePath = path.join(dir, rel);
-        const text = this.cache.read(sourcePath);
+        const { text, error } = this.readFile(sourcePath, within);
         const { fields, body } = parseFrontMatter(text ?? "");
         out.push({
           resource: rel,
@@ -165,26 +184,29 @@ export class CapabilityCatalog {
           origin,
           sourcePath,
           text: body,
-          error: text === undefined ? "unreadable" : undefined,
+          error,
         });
       }
     }
     return out;
   }
 
-  private scanSkills(workspaceRoot: string | undefined): SkillEntry[] {
+  private scanSkills(workspaceRoot: string | undefined, boundary: ReadBoundary | undefined): SkillEntry[] {
     const out: SkillEntry[] = [];
     for (const { origin, dir } of this.locations("skills", workspaceRoot)) {
+      const within = origin === "workspace" ? boundary : undefined;
       for (const entry of listDir(dir)) {
         const skillDir = path.join(dir, entry.name);
         if (!isDirectory(skillDir)) continue;
         const sourcePath = path.join(skillDir, "SKILL.md");
-        const text = this.cache.read(sourcePath);
+        const outside = within !== undefined && !within.allows(sourcePath) && fs.existsSync(sourcePath);
+        const text = outside ? undefined : this.readFile(sourcePath, within).text;
         const { fields, body } = parseFrontMatter(text ?? "");
         const name = stringField(fields, "name") ?? entry.name;
         const description = stringField(fields, "description") ?? "";
         let error: string | undefined;
-        if (text === undefined) error = "SKILL.md is missing";
+        if (outside) error = `SKILL.md ${OUTSIDE_WORKSPACE}`;
+        else if (text === undefined) error = "SKILL.md is missing";
         else if (!description) error = "SKILL.md has no description in its front matter";
         out.push({
           resource: entry.name,
@@ -194,11 +216,12 @@ export class CapabilityCatalog {
           sourcePath,
           instructions: body,
           dir: skillDir,
+          boundary: within,
           files:
             text === undefined
               ? []
-              : listFilesRecursive(skillDir, 3)
-                  .filter((f) => f !== "SKILL.md")
+              : listFilesRecursive(skillDir, 3, undefined, within)
+                  .filter((f) => f !== "SKILL.md" && (!within || within.allows(path.join(skillDir, f))))
                   .slice(0, 100),
           error,
         });
@@ -207,13 +230,14 @@ export class CapabilityCatalog {
     return out;
   }
 
-  private scanSubagents(workspaceRoot: string | undefined): SubagentEntry[] {
+  private scanSubagents(workspaceRoot: string | undefined, boundary: ReadBoundary | undefined): SubagentEntry[] {
     const out: SubagentEntry[] = [];
     for (const { origin, dir } of this.locations("subagents", workspaceRoot)) {
-      for (const rel of listFilesRecursive(dir, 0, (n) => TEXT_FILE(n) || /\.json$/i.test(n))) {
+      const within = origin === "workspace" ? boundary : undefined;
+      for (const rel of listFilesRecursive(dir, 0, (n) => TEXT_FILE(n) || /\.json$/i.test(n), within)) {
         const sourcePath = path.join(dir, rel);
-        const text = this.cache.read(sourcePath);
-        const parsed = text === undefined ? { error: "unreadable" } : parseSubagent(text, rel);
+        const { text, error } = this.readFile(sourcePath, within);
+        const parsed = text === undefined ? { error: error ?? "unreadable" } : parseSubagent(text, rel);
         const definition = "definition" in parsed ? parsed.definition : { name: baseName(rel), instructions: "" };
         out.push({
           resource: rel,

@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { ReadBoundary } from "./read-boundary.js";
 
 /** Capability files are small; a larger one is cut here so one file cannot flood the prompt. */
 export const MAX_CAPABILITY_FILE_BYTES = 256 * 1024;
@@ -63,11 +64,16 @@ export function listDir(dir: string): fs.Dirent[] {
   }
 }
 
-/** Files under a folder, as `/`-separated paths relative to it, to a bounded depth. */
+/**
+ * Files under a folder, as `/`-separated paths relative to it, to a bounded depth. With a
+ * `boundary`, a folder it refuses (a link to elsewhere) is not entered; files are listed as
+ * they are (the caller reads them through the boundary, and says why one was not read).
+ */
 export function listFilesRecursive(
   dir: string,
   maxDepth: number,
   accept: (name: string) => boolean = () => true,
+  boundary?: ReadBoundary,
 ): string[] {
   const out: string[] = [];
   const walk = (current: string, prefix: string, depth: number) => {
@@ -86,10 +92,10 @@ export function listFilesRecursive(
           continue;
         }
       }
-      if (isDir && depth < maxDepth) walk(full, rel, depth + 1);
+      if (isDir && depth < maxDepth && (!boundary || boundary.allows(full))) walk(full, rel, depth + 1);
       else if (isFile && accept(entry.name)) out.push(rel);
     }
   };
-  walk(dir, "", 0);
+  if (!boundary || boundary.allows(dir)) walk(dir, "", 0);
   return out;
 }

@@ -69,6 +69,12 @@ export function loadSkillTool(skills: ReadonlyMap<string, SkillEntry>): ToolDefi
             "not_found",
           );
         const full = path.join(skill.dir, file);
+        // A workspace's skill file is read only inside the workspace (it may have become a link since).
+        if (skill.boundary && !skill.boundary.allows(full))
+          throw new ToolError(
+            `The skill file "${file}" links outside the workspace; it is not read.`,
+            "permission_denied",
+          );
         // A regular file only, opened without blocking (a FIFO in a repository never hangs the
         // sidecar), and read no further than the bound.
         const fd = fs.openSync(full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { createHash } from "node:crypto";
 import type { FileCache } from "../file-cache.js";
 import { listFilesRecursive } from "../file-cache.js";
+import { OUTSIDE_WORKSPACE, type ReadBoundary } from "../read-boundary.js";
 import type { CapabilityOrigin } from "../catalog.js";
 
 export type McpServerConfig =
@@ -37,8 +38,8 @@ export interface McpServerEntry {
 
 export interface McpFileProblem {
   path: string;
-  /** "data_loss" for a malformed file kept as it is. */
-  code: "data_loss";
+  /** "data_loss" for a malformed file kept as it is; "permission_denied" for one not read (read-boundary.ts). */
+  code: "data_loss" | "permission_denied";
   message: string;
 }
 
@@ -117,6 +118,8 @@ function entriesOf(servers: Record<string, unknown>, origin: CapabilityOrigin, s
 export function readMcpServers(
   cache: FileCache,
   locations: { globalSettingsFile: string; dirs: { origin: CapabilityOrigin; dir: string }[] },
+  /** The workspace's descriptors are read only within this (read-boundary.ts). */
+  boundary?: ReadBoundary,
 ): { servers: McpServerEntry[]; problems: McpFileProblem[] } {
   const problems: McpFileProblem[] = [];
   const byName = new Map<string, McpServerEntry>();
@@ -149,8 +152,13 @@ export function readMcpServers(
     }
   }
   for (const { origin, dir } of locations.dirs) {
-    for (const rel of listFilesRecursive(dir, 0, (n) => /\.json$/i.test(n))) {
+    const within = origin === "workspace" ? boundary : undefined;
+    for (const rel of listFilesRecursive(dir, 0, (n) => /\.json$/i.test(n), within)) {
       const file = path.join(dir, rel);
+      if (within && !within.allows(file)) {
+        problems.push({ path: file, code: "permission_denied", message: `${rel} is ${OUTSIDE_WORKSPACE}` });
+        continue;
+      }
       const value = readJson(file);
       if (value === undefined) continue;
       if (!isObject(value)) {
