@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findTool, runTool } from "../../core/src/agent/tools/registry.js";
+import { createToolGuard } from "../../core/src/agent/tools/tool-guard.js";
 import { makeContext, makeWorkspace, type TestWorkspace } from "./tool-helpers.js";
 
 let ws: TestWorkspace;
@@ -50,6 +51,32 @@ describe("execute_command", () => {
     // a second command appends
     await runTool(execute, { command: "echo again", requires_approval: false }, ctx);
     expect(fs.readFileSync(log, "utf8")).toMatch(/\$ echo again\nagain\n$/);
+  });
+
+  it("runs without the variables that hold a secret: the model's key cannot come back in another form", async () => {
+    ws = makeWorkspace();
+    const secret = "sk-provider-key-0123456789";
+    process.env.DLINE_TEST_PROVIDER_KEY = secret;
+    process.env.DLINE_TEST_PLAIN = "an ordinary value";
+    try {
+      const ctx = await makeContext(ws.root, { guard: createToolGuard([], [secret]) });
+      const result = await runTool(
+        execute,
+        {
+          command:
+            'printf "%s|" "$DLINE_TEST_PROVIDER_KEY" | rev; echo; echo "plain=$DLINE_TEST_PLAIN"; env | grep -c DLINE_TEST_PROVIDER_KEY',
+          requires_approval: false,
+        },
+        ctx,
+      );
+      // Reversed, the key would pass the redaction of its exact text.
+      expect(result.content).not.toContain([...secret].reverse().join(""));
+      expect(result.content).toContain("plain=an ordinary value");
+      expect(result.content).toMatch(/^0$/m);
+    } finally {
+      delete process.env.DLINE_TEST_PROVIDER_KEY;
+      delete process.env.DLINE_TEST_PLAIN;
+    }
   });
 
   it("succeeds with exit code 0", async () => {

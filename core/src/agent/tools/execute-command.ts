@@ -87,7 +87,7 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
       cwd: ctx.workspaceRoot,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: process.env,
+      env: ctx.guard.withoutSecrets(process.env),
     });
     let timedOut = false;
     let cancelled = false;

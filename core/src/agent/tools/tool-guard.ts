@@ -18,6 +18,12 @@ export interface ToolGuard {
   redact(text: string): string;
   /** Redacts a stream of chunks: a secret split across two chunks is still caught. */
   redactStream(): StreamRedactor;
+  /**
+   * `env` without the variables that hold a secret (the model's API key the sidecar was started
+   * with, a stored key): a command the model runs never needs them, and its output could carry
+   * them past redaction in another form (reversed, encoded).
+   */
+  withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
 }
 
 export interface StreamRedactor {
@@ -42,6 +48,11 @@ export function createToolGuard(paths: readonly string[], secretValues: readonly
   return {
     protectedPaths,
     redact,
+    withoutSecrets(env) {
+      return Object.fromEntries(
+        Object.entries(env).filter(([, value]) => !value || !secrets.some((secret) => value.includes(secret))),
+      );
+    },
     redactStream() {
       let held = "";
       return {
