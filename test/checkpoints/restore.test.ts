@@ -49,6 +49,37 @@ describe("restore with recorded edits (only the task's files)", () => {
     expect(read(ws, "notes.txt")).toBe("created by hand");
   });
 
+  it("a task that also ran commands: what its commands changed comes back too, to the baseline or to a turn before them", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "a.txt", "a");
+    write(ws, "notes.txt", "my notes");
+    write(ws, "keep/me.txt", "kept");
+    const base = (await manager.ensureBaseline(task))!;
+    // An edit tool writes new.txt; then a command deletes two files the person had and makes one.
+    write(ws, "new.txt", "new");
+    const edited = (await manager.saveTurn(task, { editedPaths: ["new.txt"] }))!;
+    fs.rmSync(path.join(ws, "notes.txt"));
+    fs.rmSync(path.join(ws, "a.txt"));
+    write(ws, "made-by-command.txt", "made");
+    await manager.saveTurn(task, { commandRan: true });
+    await manager.saveCompletion(task);
+
+    // Back to the turn before the command: the command's changes are undone, the edit stays.
+    const middle = await manager.restore("t1", edited.id, "files");
+    expect(middle.fileError).toBe("");
+    expect(read(ws, "notes.txt")).toBe("my notes");
+    expect(read(ws, "a.txt")).toBe("a");
+    expect(fs.existsSync(path.join(ws, "made-by-command.txt"))).toBe(false);
+    expect(read(ws, "new.txt")).toBe("new");
+
+    // Back to the baseline: the edit goes too; what nobody touched stays.
+    await manager.restore("t1", base.id, "files");
+    expect(fs.existsSync(path.join(ws, "new.txt"))).toBe(false);
+    expect(read(ws, "notes.txt")).toBe("my notes");
+    expect(read(ws, "a.txt")).toBe("a");
+    expect(read(ws, "keep/me.txt")).toBe("kept");
+  });
+
   it("is undone by restoring the before-restore checkpoint, and the restored marker clears on the next save", async () => {
     const { manager, task, ws } = setup();
     write(ws, "a.txt", "one");

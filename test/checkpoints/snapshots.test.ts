@@ -56,16 +56,18 @@ describe("every snapshot matches the workspace it was taken from", () => {
     const t4 = (await manager.saveTurn(task, { commandRan: true }))!;
     expect(snapshot(sb, t4.id)).toEqual({ ".gitignore": "out/\n", "a.txt": "a0", "b.txt": "b1" });
 
-    // Restore a.txt (recorded) to t1; the next recorded-path save builds on the restored state.
+    // Restore to t1: a.txt (recorded), and b.txt, which a command changed since; the next
+    // recorded-path save builds on the restored state.
     await manager.restore("t", t1.id, "files");
     expect(fs.readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("a1");
+    expect(fs.readFileSync(path.join(ws, "b.txt"), "utf8")).toBe("b0");
     expect(fs.readFileSync(path.join(ws, "out/report.txt"), "utf8")).toBe("r1");
     write(ws, "c.txt", "c1");
     const t5 = (await manager.saveTurn(task, { editedPaths: ["c.txt"] }))!;
     expect(snapshot(sb, t5.id)).toEqual({
       ".gitignore": "out/\n",
       "a.txt": "a1",
-      "b.txt": "b1",
+      "b.txt": "b0",
       "c.txt": "c1",
       "out/report.txt": "r1",
     });

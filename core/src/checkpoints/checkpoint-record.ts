@@ -12,6 +12,8 @@ export interface CheckpointMeta {
   hasFiles: boolean;
   /** Paths recorded by editing tools for this save (workspace-relative, '/' separated). */
   edited: string[];
+  /** A command ran before this save (its scan holds what the command changed); absent in older checkpoints. */
+  commandRan?: boolean;
   /** What this snapshot left out and why (capped; `skippedTotal` is the full count). */
   skipped: SkippedPath[];
   skippedTotal: number;

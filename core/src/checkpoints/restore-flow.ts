@@ -72,7 +72,9 @@ export class RestoreFlow {
     const port = mode === "files" ? undefined : this.requireConversation();
     if (mode !== "task") {
       try {
-        const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps));
+        const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps), {
+          commandsSince: commandRanAfter(cps, cp),
+        });
         Object.assign(outcome, {
           filesRestored: true,
           restoredPaths: result.restored,
@@ -130,7 +132,9 @@ export class RestoreFlow {
     let files: Omit<EditOutcome, "restored" | "fileError"> = nothing;
     if (cp) {
       try {
-        const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all));
+        const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all), {
+          commandsSince: commandRanAfter(all, cp),
+        });
         files = { undoCheckpointId: result.undo.id, restoredPaths: result.restored, deletedPaths: result.deleted };
       } catch (err) {
         fileError = `Restoring files failed: ${(err as Error).message}`;
@@ -155,4 +159,9 @@ export class RestoreFlow {
     }
     return this.conversation;
   }
+}
+
+/** Whether one of the task's checkpoints after `target` followed a command. */
+function commandRanAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): boolean {
+  return cps.some((c) => c.createdAt > target.createdAt && c.commandRan === true);
 }

@@ -594,6 +594,7 @@ export class WorkspaceCheckpoints {
       messageId: req.messageId,
       hasFiles: req.hasFiles,
       edited: normalisePaths(this.workspaceRoot, req.editedPaths),
+      ...(req.commandRan ? { commandRan: true } : {}),
     };
   }
 
@@ -709,15 +710,22 @@ export class WorkspaceCheckpoints {
    * Restores files to `target` for `taskId`: saves the "before restore" checkpoint first, then
    * applies the recorded-paths rule or `reset --hard` semantics, then sets the restored marker.
    */
+  /**
+   * `commandsSince`: a command of the task ran after `target`: what it changed (in the snapshots
+   * saved since, up to the newest) comes back too, not only the paths the editing tools recorded.
+   */
   async restoreFiles(
     taskId: string,
     target: CheckpointInfo,
     recordedPaths: readonly string[],
+    options: { commandsSince?: boolean } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
       await this.open();
-      const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
+      let recorded = normalisePaths(this.workspaceRoot, recordedPaths);
+      if (recorded.length && options.commandsSince)
+        recorded = [...new Set([...recorded, ...(await this.changedSince(target))])];
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
         const undoReq: SaveRequest = {
@@ -759,6 +767,14 @@ export class WorkspaceCheckpoints {
       await this.log.setRestoredMarker(taskId, target.id);
       return result;
     }, false);
+  }
+
+  /** Paths whose entries differ between `target` and the newest snapshot (what the saves since recorded). */
+  private async changedSince(target: CheckpointInfo): Promise<string[]> {
+    const head = await this.log.headTree();
+    if (!head || head === target.tree) return [];
+    const out = await this.repo.git.text(["diff-tree", "-r", "-z", "--name-only", "--no-renames", target.tree, head]);
+    return out.split("\0").filter(Boolean);
   }
 
   private async assertTaskExists(taskId: string): Promise<void> {
