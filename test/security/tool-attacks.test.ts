@@ -349,6 +349,74 @@ describe("a trusted workspace runs only the hooks and MCP servers the person let
   );
 });
 
+describe("hooks, MCP servers and git config the loaders reach through links are protected where they really are", () => {
+  attack(
+    "with edits auto-approved, writing the folder .agents/mcp links to, the script a hook links to, or the git folder a .git file names is asked for; denied, nothing runs",
+    async () => {
+      const ws = newWorkspace(main, "agents-link-targets", { "config/README.md": "shared config\n" });
+      const marks = path.join(path.dirname(ws), "agents-link-marks");
+      fs.mkdirSync(marks);
+      // The repository's own layout: MCP descriptors kept in config/, a hook that runs a script
+      // of the repository, and its git folder elsewhere in the tree (a .git file naming it).
+      fs.mkdirSync(path.join(ws, ".agents", "hooks"), { recursive: true });
+      fs.symlinkSync("../config", path.join(ws, ".agents", "mcp"));
+      fs.mkdirSync(path.join(ws, "scripts"));
+      fs.writeFileSync(path.join(ws, "scripts", "check.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+      fs.symlinkSync("../../scripts/check.sh", path.join(ws, ".agents", "hooks", "PreToolUse"));
+      fs.renameSync(path.join(ws, ".git"), path.join(ws, "gitstore"));
+      fs.writeFileSync(path.join(ws, ".git"), "gitdir: gitstore\n");
+      await main.clients.settings.trustWorkspace({ workspaceRoot: ws, trusted: true });
+      await autoApprove(main, { readFiles: true, editFiles: true });
+      const server = JSON.stringify({ command: "sh", args: ["-c", `touch ${marks}/mcp; sleep 30`] });
+      const targets = [
+        { id: "mcp", name: "write_to_file", input: { path: "config/evil.json", content: server } },
+        {
+          id: "hook",
+          name: "write_to_file",
+          input: { path: "scripts/check.sh", content: `#!/bin/sh\ntouch ${marks}/hook\n` },
+        },
+        {
+          id: "git",
+          name: "write_to_file",
+          input: { path: "gitstore/config", content: `[core]\n\tfsmonitor = touch ${marks}/git\n` },
+        },
+      ];
+      const { profileId } = await scripted(main, [
+        { toolCalls: [{ id: "ok", name: "write_to_file", input: { path: "docs/notes.md", content: "fine\n" } }] },
+        ...targets.map((t) => ({ toolCalls: [t] })),
+        { toolCalls: [{ id: "read", name: "read_file", input: { path: "config/README.md" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ]);
+      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
+      const asked: string[] = [];
+      const events = await follow(main, taskId, 60_000, async (e) => {
+        if (e.event.case !== "ask") return;
+        const approval = e.event.value.kind === AskKind.TOOL_APPROVAL;
+        if (approval) asked.push(e.event.value.detail);
+        await main.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: !approval });
+      });
+      check(
+        "an ordinary file elsewhere is auto-approved (control)",
+        finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("notes.md")),
+        JSON.stringify(asked).slice(0, 300),
+      );
+      for (const t of targets)
+        check(
+          `${t.name} ${t.input.path} was asked for`,
+          asked.some((d) => d.includes(t.input.path)),
+          JSON.stringify(asked).slice(0, 300),
+        );
+      check(
+        "the hook's script is unchanged",
+        fs.readFileSync(path.join(ws, "scripts", "check.sh"), "utf8") === "#!/bin/sh\nexit 0\n",
+      );
+      check("no MCP descriptor was written", !fs.existsSync(path.join(ws, "config", "evil.json")));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      check("nothing the model wrote ran", fs.readdirSync(marks).length === 0, fs.readdirSync(marks).join(","));
+    },
+  );
+});
+
 describe("the core's own storage is out of the tools' reach", () => {
   attack(
     "a workspace at the home folder: the model reads no key, rewrites no setting and runs no command without an ask",

@@ -8,8 +8,13 @@
  *   hooks run at the task's events and its MCP servers start, as they are on disk at that turn.
  *   Trust covers what the person let in, not what a model writes there afterwards (with edits
  *   auto-approved, a model could otherwise run any command by writing a hook or a server).
- * Such an edit is always shown to the person first.
+ * Such an edit is always shown to the person first. "Those paths" are also where they really are:
+ * a `.agents/mcp` that links to an ordinary folder of the repository, a hook that links to a
+ * script in it, or a `.git` file naming a folder inside the workspace make an edit there one of
+ * them too (the loaders and git follow the links).
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { ToolDefinition } from "./types.js";
 
@@ -23,7 +28,8 @@ export async function editsProtectedPath(
   if (isProtected(input.path)) return true;
   try {
     const resolved = await resolveWorkspacePath(workspaceRoot, input.path, tool.name);
-    return isProtected(resolved.requestedRelative) || isProtected(resolved.relative);
+    if (isProtected(resolved.requestedRelative) || isProtected(resolved.relative)) return true;
+    return realProtectedLocations(workspaceRoot).some((p) => isInside(p, resolved.absolute));
   } catch {
     return false; // the tool refuses the path itself
   }
@@ -39,4 +45,62 @@ function isProtected(p: string): boolean {
   return parts.some(
     (part, i) => part === ".git" || (part === ".agents" && (parts[i + 1] === "hooks" || parts[i + 1] === "mcp")),
   );
+}
+
+/**
+ * Where the workspace's git folder, hooks and MCP descriptors really are: the real paths of its
+ * `.git` (a folder, a link, or a file naming the folder), of `.agents/hooks` and `.agents/mcp`,
+ * and of each entry in them (a hook or a descriptor may itself be a link), one level into a
+ * hook's `<Event>/` folder.
+ */
+function realProtectedLocations(workspaceRoot: string): string[] {
+  const out: string[] = [];
+  const add = (p: string) => {
+    const real = realpathOrUndefined(p);
+    if (real) out.push(real);
+  };
+  const dotGit = path.join(workspaceRoot, ".git");
+  add(dotGit);
+  const gitdir = /^gitdir:\s*(.+)$/m.exec(readSmallFile(dotGit) ?? "")?.[1]?.trim();
+  if (gitdir) add(path.resolve(workspaceRoot, gitdir));
+  for (const kind of ["hooks", "mcp"]) {
+    const dir = path.join(workspaceRoot, ".agents", kind);
+    add(dir);
+    for (const entry of entriesOf(dir)) {
+      const full = path.join(dir, entry);
+      add(full);
+      if (kind === "hooks") for (const inner of entriesOf(full)) add(path.join(full, inner));
+    }
+  }
+  return out;
+}
+
+function isInside(root: string, target: string): boolean {
+  return target === root || target.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function entriesOf(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).slice(0, 1000);
+  } catch {
+    return [];
+  }
+}
+
+/** A `.git` file's text (a gitfile is one short line); undefined for a folder or anything large. */
+function readSmallFile(p: string): string | undefined {
+  try {
+    const st = fs.lstatSync(p);
+    return st.isFile() && st.size < 4096 ? fs.readFileSync(p, "utf8") : undefined;
+  } catch {
+    return undefined;
+  }
 }
