@@ -135,6 +135,22 @@ for (const rule of rules) {
       expect(fs.readdirSync(ws).filter((n) => n.includes("dline-restore"))).toEqual([]);
     });
 
+    it("a private file stays private: what it is restored over keeps its permissions", async () => {
+      const { manager, task, ws } = setup();
+      write(ws, "key.txt", "secret v1\n");
+      fs.chmodSync(path.join(ws, "key.txt"), 0o600);
+      write(ws, "tool.sh", "#!/bin/sh\necho v1\n");
+      fs.chmodSync(path.join(ws, "tool.sh"), 0o750);
+      const base = (await manager.ensureBaseline(task))!;
+      await toolWrite(manager, task, "key.txt", "secret v2\n");
+      await toolWrite(manager, task, "tool.sh", "#!/bin/sh\necho v2\n");
+      await manager.saveTurn(task, rule.save(["key.txt", "tool.sh"]));
+      await manager.restore("t1", base.id, "files");
+      expect(read(ws, "key.txt")).toBe("secret v1\n");
+      expect(fs.statSync(path.join(ws, "key.txt")).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.join(ws, "tool.sh")).mode & 0o777).toBe(0o750);
+    });
+
     it("removes the files the task created, and the folders it made for them, deepest first", async () => {
       const { manager, task, ws } = setup();
       write(ws, "keep/old.txt", "old\n");

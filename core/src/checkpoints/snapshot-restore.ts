@@ -305,25 +305,37 @@ export class SnapshotRestore {
    */
   private async writeFile(abs: string, mode: string, content: Buffer): Promise<void> {
     const tmp = `${abs}.dline-restore-${process.pid}`;
-    const fileMode = mode === "100755" ? 0o755 : 0o644;
+    // A file there keeps its permissions (a private key stays private) with the snapshot's
+    // executable bit; a new one gets the umask's, as git checkout gives (the snapshot holds only
+    // 644 or 755).
+    const keep = keptPermissions(abs, mode === "100755");
+    const createMode = mode === "100755" ? 0o777 : 0o666;
     if (content.length <= SMALL_FILE || mode === "120000") {
       mkdirSync(path.dirname(abs), { recursive: true });
       rmSync(tmp, { force: true });
       if (mode === "120000") {
         symlinkSync(content.toString("utf8"), tmp);
       } else {
-        writeFileSync(tmp, content, { mode: fileMode });
-        chmodSync(tmp, fileMode);
+        writeFileSync(tmp, content, { mode: keep ?? createMode });
+        if (keep !== undefined) chmodSync(tmp, keep);
       }
       renameSync(tmp, abs);
       return;
     }
     await fs.mkdir(path.dirname(abs), { recursive: true });
     await fs.rm(tmp, { force: true });
-    await fs.writeFile(tmp, content, { mode: fileMode });
-    await fs.chmod(tmp, fileMode);
+    await fs.writeFile(tmp, content, { mode: keep ?? createMode });
+    if (keep !== undefined) await fs.chmod(tmp, keep);
     await fs.rename(tmp, abs);
   }
+}
+
+/** The permissions of the regular file at `abs` with the executable bits set (where readable) or cleared; undefined when there is none. */
+function keptPermissions(abs: string, executable: boolean): number | undefined {
+  const st = lstatOrUndefined(abs);
+  if (!st?.isFile()) return undefined;
+  const perms = st.mode & 0o777;
+  return executable ? perms | ((perms & 0o444) >> 2) : perms & ~0o111;
 }
 
 const SMALL_FILE = 256 * 1024;
