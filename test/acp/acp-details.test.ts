@@ -160,7 +160,15 @@ describe("dline-core acp: cancel and tool call ids", () => {
   it("session/cancel answers while the client's terminal still runs a command that ignores the kill", async () => {
     await sidecar.clients.settings.updateSettings({
       scope: 1,
-      patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, readFiles: true, maxRequests: 50 } },
+      patch: {
+        autoApprovalSettings: {
+          enabled: true,
+          executeSafeCommands: true,
+          executeAllCommands: true,
+          readFiles: true,
+          maxRequests: 50,
+        },
+      },
     });
     const a = await start({ terminal: true });
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });

@@ -35,7 +35,7 @@ describe("command logs", () => {
       ],
     });
     cleanups.push(() => server.stop());
-    await setAutoApproval(sidecar.clients, { executeSafeCommands: true });
+    await setAutoApproval(sidecar.clients, { executeSafeCommands: true, executeAllCommands: true });
     await sidecar.clients.settings.updateSettings({
       scope: SettingsScope.GLOBAL,
       patch: { commandLogBudgetBytes: budget },

@@ -185,7 +185,7 @@ describe("approvals, cancel and errors", () => {
       },
     ]);
     const { clients } = sidecar;
-    await setAutoApproval(clients, { executeSafeCommands: true });
+    await setAutoApproval(clients, { executeSafeCommands: true, executeAllCommands: true });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "wait a minute", profileId });
     const pidFile = path.join(workspace, "child.pid");
     const follow = followUntilDone(clients, taskId);

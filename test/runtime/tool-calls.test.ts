@@ -401,7 +401,7 @@ describe("a reopened task looks like the live one", () => {
         ],
       },
     ]);
-    await setAutoApproval(clients, { executeSafeCommands: true });
+    await setAutoApproval(clients, { executeSafeCommands: true, executeAllCommands: true });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "wait", profileId });
     const events: TaskEvent[] = [];
     const follow = (async () => {

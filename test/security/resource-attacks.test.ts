@@ -86,7 +86,9 @@ describe("a model's output costs bounded memory", () => {
   attack("three commands printing 100 MB each: the sidecar keeps a head and a tail, the log has it all", async () => {
     await main.clients.settings.updateSettings({
       scope: SettingsScope.GLOBAL,
-      patch: { autoApprovalSettings: { enabled: true, executeSafeCommands: true, maxRequests: 100 } },
+      patch: {
+        autoApprovalSettings: { enabled: true, executeSafeCommands: true, executeAllCommands: true, maxRequests: 100 },
+      },
     });
     const command = "head -c 100000000 /dev/zero | tr '\\0' 'a' | fold -w 100";
     const before = rssMb(main.process.handshake.pid);

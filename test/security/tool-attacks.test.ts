@@ -667,7 +667,7 @@ describe("special files and stuck tools", () => {
 
   attack("Cancel ends a task whose command ignores SIGTERM and keeps its output open", async () => {
     const ws = newWorkspace(main, "cancel");
-    await autoApprove(main, { executeSafeCommands: true });
+    await autoApprove(main, { executeSafeCommands: true, executeAllCommands: true });
     const pidFile = path.join(path.dirname(ws), "stubborn.pid");
     const command = `trap "" TERM; (trap "" TERM; while :; do sleep 0.2; done) & echo $! > ${pidFile}; echo started; while :; do sleep 0.2; done`;
     const { profileId } = await scripted(main, [
@@ -734,7 +734,7 @@ describe("stored secrets never leave a tool's output", () => {
     async () => {
       const half = Math.floor(SECRET.length / 2);
       const ws = newWorkspace(main, "redact", { ".env": `API_KEY=${SECRET}\n`, "src/config.txt": `key: ${SECRET}\n` });
-      await autoApprove(main, { readFiles: true, executeSafeCommands: true });
+      await autoApprove(main, { readFiles: true, executeSafeCommands: true, executeAllCommands: true });
       const split = `printf 'KEY=%s' '${SECRET.slice(0, half)}'; sleep 0.3; printf '%s\\n' '${SECRET.slice(half)}'; cat .env`;
       const { profileId, server } = await scripted(main, [
         {

@@ -46,8 +46,13 @@ export const executeCommandTool: ToolDefinition = {
   },
   readOnly: false,
   // A missing flag counts as "requires approval": the safe default.
+  // The model's requires_approval flag says a command is safe; one that chains, substitutes or
+  // redirects (`ls; curl … | sh`, `$(…)`, `> file`) is never taken as safe on its word.
   approvalCategory: (input) =>
-    optionalBoolean(input, "requires_approval", "execute_command", true) ? "executeAllCommands" : "executeSafeCommands",
+    optionalBoolean(input, "requires_approval", "execute_command", true) ||
+    !isSingleCommand(typeof input.command === "string" ? input.command : "")
+      ? "executeAllCommands"
+      : "executeSafeCommands",
   async execute(input, ctx) {
     const command = requireNonEmptyString(input, "command", "execute_command");
     // In the host editor's terminal when it offers one.
@@ -55,6 +60,11 @@ export const executeCommandTool: ToolDefinition = {
     return runCommand(command, ctx);
   },
 };
+
+/** One command and its arguments: no `;`, `&`, `|`, backquote, `$(`, `<`, `>` or line break in it. */
+export function isSingleCommand(command: string): boolean {
+  return !/[;&|`<>\n\r]|\$\(/.test(command);
+}
 
 export async function runCommand(command: string, ctx: ToolContext): Promise<ToolResult> {
   const log = ctx.commandLogPath
