@@ -87,4 +87,25 @@ describe("every snapshot matches the workspace it was taken from", () => {
     expect(fs.statSync(path.join(ws, "run.sh")).mode & 0o111).not.toBe(0);
     expect(fs.readlinkSync(path.join(ws, "link"))).toBe("a.txt");
   });
+
+  it("a folder a command replaced by a link to another: the turn is saved and compared", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "d/f.txt", "f");
+    write(ws, "other/g.txt", "g");
+    const manager = makeManager(sb);
+    const task = { id: "t", workspaceRoots: [ws] };
+    const base = (await manager.ensureBaseline(task))!;
+    fs.rmSync(path.join(ws, "d"), { recursive: true });
+    fs.symlinkSync("other", path.join(ws, "d"));
+    // Before, git refused to stage d/f.txt ("beyond a symbolic link"): no checkpoint, and compare failed.
+    const turn = (await manager.saveTurn(task, { commandRan: true }))!;
+    expect(turn).toBeDefined();
+    expect(snapshot(sb, turn.id)).toEqual({ d: "other", "other/g.txt": "g" });
+    const { files } = await manager.compare("t", base.id);
+    expect(files.map((f) => [f.path, f.status])).toEqual([
+      ["d", "added"],
+      ["d/f.txt", "deleted"],
+    ]);
+  });
 });

@@ -2,7 +2,14 @@ import * as fs from "node:fs/promises";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
 import { FEW_PATHS, type PathChange } from "./fast-commit.js";
-import { lstatIfPresent, mapLimit, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
+import {
+  BeyondLinkDetector,
+  lstatIfPresent,
+  mapLimit,
+  NestedRepoDetector,
+  toAbsolute,
+  toRepoPath,
+} from "./workspace-paths.js";
 
 /** From this many paths on, update-index writes new objects into packs (bulk check-in)... */
 const BULK_CHECKIN_PATHS = 500;
@@ -56,6 +63,7 @@ export class SnapshotStager {
    */
   async classifyPaths(paths: readonly string[]): Promise<{ take: string[]; drop: string[]; skipped: SkippedPath[] }> {
     const nested = new NestedRepoDetector(this.workspaceRoot);
+    const links = new BeyondLinkDetector(this.workspaceRoot);
     const skipped: SkippedPath[] = [];
     const take: string[] = [];
     const drop: string[] = [];
@@ -66,6 +74,10 @@ export class SnapshotStager {
     await mapLimit(unique, 16, async (rel) => {
       if (sync ? nested.containingSync(rel) : await nested.containing(rel)) {
         skipped.push({ path: rel, reason: "nested_repository" });
+        return;
+      }
+      if (links.beyondLink(rel)) {
+        drop.push(rel);
         return;
       }
       const abs = toAbsolute(this.workspaceRoot, rel);
@@ -139,6 +151,7 @@ export class SnapshotStager {
     const toCheckSize: string[] = [];
     const onlyInSnapshot = new Set<string>();
     const listed: string[] = [];
+    const deleted: string[] = [];
     for (const entry of splitNul(out)) {
       const xy = entry.slice(0, 2);
       const rel = entry.slice(3);
@@ -148,7 +161,7 @@ export class SnapshotStager {
         if (rel.endsWith("/")) skipped.push({ path: rel.slice(0, -1), reason: "nested_repository" });
         else toCheckSize.push(rel);
       } else if (xy[1] === "D") {
-        update.push(rel);
+        deleted.push(rel);
       } else if (xy[1] !== " ") {
         toCheckSize.push(rel);
       } else if (xy[0] === "D") {
@@ -160,6 +173,10 @@ export class SnapshotStager {
     }
     /** Paths that leave the index: over the size limit, or no longer a file git can store. */
     const leavingIndex: string[] = [];
+    // A deleted file whose folder is a link now (a command swapped them) cannot be "removed" by
+    // update-index; it leaves the index.
+    const links = new BeyondLinkDetector(this.workspaceRoot);
+    for (const rel of deleted) (links.beyondLink(rel) ? leavingIndex : update).push(rel);
     // Git already skips folders it recognises as repositories ("dir/" above); this also catches
     // a `.git` git would not recognise (a broken gitfile, a half-made repository).
     const nested = new NestedRepoDetector(this.workspaceRoot);

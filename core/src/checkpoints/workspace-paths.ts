@@ -33,6 +33,33 @@ export function lstatIfPresent(abs: string): Stats | undefined {
 }
 
 /**
+ * Finds whether a path lies beyond a symbolic link: a folder on its way is a link now (a command
+ * replaced a folder by a link to another). Git cannot stage such a path ("beyond a symbolic
+ * link"): it leaves the index, and the link is a path of its own. Memoises folder answers.
+ */
+export class BeyondLinkDetector {
+  private readonly known = new Map<string, boolean>();
+
+  constructor(private readonly workspaceRoot: string) {}
+
+  beyondLink(repoPath: string): boolean {
+    const folders = repoPath.split("/");
+    folders.pop(); // the file's own name
+    let dir = "";
+    for (const folder of folders) {
+      dir = dir ? `${dir}/${folder}` : folder;
+      let link = this.known.get(dir);
+      if (link === undefined) {
+        link = lstatIfPresent(toAbsolute(this.workspaceRoot, dir))?.isSymbolicLink() ?? false;
+        this.known.set(dir, link);
+      }
+      if (link) return true;
+    }
+    return false;
+  }
+}
+
+/**
  * Finds whether a path lies inside a nested repository or submodule (an ancestor folder below
  * the workspace root holding a `.git` file or folder). Memoises folder answers per instance.
  */
