@@ -70,6 +70,16 @@ for (const rule of rules) {
       fs.rmSync(path.join(ws, "z.txt"));
       write(ws, "z.txt/mine.txt", "the user's\n");
       const before = workspaceDigest(ws);
+      if (rule.name.startsWith("without")) {
+        // reset --hard: the undo point scanned the workspace and holds the folder's files, so the
+        // folder goes and the file comes back; undoing the restore brings the folder back.
+        const outcome = await manager.restore("t1", base.id, "files");
+        expect(read(ws, "z.txt")).toBe("z v1\n");
+        expect(outcome.deletedPaths).toContain("z.txt/mine.txt");
+        await manager.restore("t1", outcome.undoCheckpointId, "files");
+        expect(workspaceDigest(ws)).toEqual(before);
+        return;
+      }
       const err = await refusal(manager.restore("t1", base.id, "files"));
       expect(err.code).toBe("failed_precondition");
       expect(err.message).toBe("Cannot restore z.txt: a folder of that name is in the way.");
@@ -89,9 +99,33 @@ for (const rule of rules) {
       fs.rmSync(path.join(ws, "lib"), { recursive: true });
       write(ws, "lib", "now a file of the user's\n");
       const before = workspaceDigest(ws);
+      if (rule.name.startsWith("without")) {
+        const outcome = await manager.restore("t1", base.id, "files");
+        expect(read(ws, "lib/deep/x.txt")).toBe("x v1\n");
+        expect(outcome.deletedPaths).toContain("lib");
+        await manager.restore("t1", outcome.undoCheckpointId, "files");
+        expect(workspaceDigest(ws)).toEqual(before);
+        return;
+      }
       const err = await refusal(manager.restore("t1", base.id, "files"));
       expect(err.code).toBe("failed_precondition");
       expect(err.message).toBe("Cannot restore lib/deep/x.txt: lib is a file now.");
+      expect(workspaceDigest(ws)).toEqual(before);
+    });
+
+    it("refuses when what stands in the way holds files no checkpoint has", async () => {
+      const { manager, task, ws } = setup();
+      write(ws, ".gitignore", "*.log\n");
+      write(ws, "z.txt", "z v1\n");
+      const base = (await manager.ensureBaseline(task))!;
+      await toolWrite(manager, task, "z.txt", "z v2\n");
+      await manager.saveTurn(task, rule.save(["z.txt"]));
+      // The folder in the way holds an ignored file: neither the undo point nor any snapshot has it.
+      fs.rmSync(path.join(ws, "z.txt"));
+      write(ws, "z.txt/debug.log", "only here\n");
+      const before = workspaceDigest(ws);
+      const err = await refusal(manager.restore("t1", base.id, "files"));
+      expect(err.message).toBe("Cannot restore z.txt: a folder of that name is in the way.");
       expect(workspaceDigest(ws)).toEqual(before);
     });
 

@@ -53,8 +53,17 @@ for (const change of changes) {
         expect((await manager.status({ taskId: "t1" })).state).toBe("ready");
         const { files } = await manager.compare("t1", base.id);
         expect(files.map((f) => f.path)).toContain("a.txt");
-        // Going back to the checkpoint before would need the user's new file or folder deleted: refused, nothing touched.
-        await expect(manager.restore("t1", base.id, "files")).rejects.toMatchObject({ code: "failed_precondition" });
+        if (rule.startsWith("a scan")) {
+          // reset --hard: the undo point holds the new file or folder, so it goes and the old
+          // shape comes back; undoing the restore brings the new shape back.
+          const back = await manager.restore("t1", base.id, "files");
+          expect(read(ws, "a.txt")).toBe("a v1\n");
+          await manager.restore("t1", back.undoCheckpointId, "files");
+        } else {
+          // Going back to the checkpoint before would need the user's new file or folder deleted,
+          // which only the tool's paths were saved of: refused, nothing touched.
+          await expect(manager.restore("t1", base.id, "files")).rejects.toMatchObject({ code: "failed_precondition" });
+        }
         expect(read(ws, "a.txt")).toBe("a v2\n");
         // The checkpoint just saved restores: it is the workspace as it is.
         const outcome = await manager.restore("t1", saved!.id, "files");

@@ -2,12 +2,14 @@ import {
   chmodSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   readlinkSync,
   renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
+  type Dirent,
   type Stats,
 } from "node:fs";
 import * as fs from "node:fs/promises";
@@ -194,9 +196,17 @@ export class SnapshotRestore {
         kept.push({ path: p, reason: "not_tracked" });
       else created.push(p);
     }
-    for (const p of entries.keys()) this.assertWritable(p);
+    // reset --hard: what stands in the way goes when the undo checkpoint holds all of it.
+    const obstacles = await this.obstaclesHeldBy(undoCommit, [...entries.keys()]);
+    const removable = new Set(obstacles.keys());
+    for (const p of entries.keys()) this.assertWritable(p, removable);
+    for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     for (const [p, e] of entries) await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!);
     const deleted = await this.deleteCreated(created, target.createdAt);
+    // What was in the way went too (the snapshot has none of it at that path).
+    const removedToo = new Set(created);
+    for (const held of obstacles.values())
+      for (const p of held) if (removedToo.has(p) && !deleted.includes(p)) deleted.push(p);
     return { restored: [...entries.keys()], deleted, kept, entries };
   }
 
@@ -257,19 +267,59 @@ export class SnapshotRestore {
   }
 
   /**
-   * A file can go back where a folder now stands only by deleting the folder: refused.
+   * What stands where these paths go back (a folder where a file goes, a file or link where one
+   * of its folders goes: a command swapped one for the other) and the undo checkpoint holds in
+   * full: the folder's every file, or the file itself (each with the paths it holds). Those can
+   * be removed, since undoing the restore brings them back; anything else in the way refuses the
+   * restore (assertWritable).
+   */
+  private async obstaclesHeldBy(undoCommit: string, paths: string[]): Promise<Map<string, string[]>> {
+    const folders = new Set<string>();
+    const files = new Set<string>();
+    for (const p of paths) {
+      const abs = toAbsolute(this.workspaceRoot, p);
+      if (lstatOrUndefined(abs)?.isDirectory()) folders.add(p);
+      const parts = p.split("/");
+      for (let i = 1; i < parts.length; i++) {
+        const ancestor = parts.slice(0, i).join("/");
+        const st = lstatOrUndefined(toAbsolute(this.workspaceRoot, ancestor));
+        if (!st) break;
+        if (!st.isDirectory()) {
+          files.add(ancestor);
+          break;
+        }
+      }
+    }
+    if (!folders.size && !files.size) return new Map();
+    const inside = new Map([...folders].map((f) => [f, filesUnder(this.workspaceRoot, f)] as const));
+    const wanted = [...files, ...[...inside.values()].flatMap((list) => list ?? [])];
+    const held = new Set(
+      wanted.length
+        ? splitNul(await this.git.text(["ls-tree", "-r", "-z", "--name-only", undoCommit, "--", ...wanted]))
+        : [],
+    );
+    const removable = new Map<string, string[]>();
+    for (const f of files) if (held.has(f)) removable.set(f, [f]);
+    // An empty folder holds nothing to lose; a folder of too many files is not listed (left).
+    for (const [f, list] of inside) if (list && list.every((x) => held.has(x))) removable.set(f, list);
+    return removable;
+  }
+
+  /**
+   * A file can go back where a folder now stands only by deleting the folder: refused, unless
+   * the folder (or the file standing where a folder goes) is `removable` (obstaclesHeldBy).
    * Synchronous: a few stat calls per path, where each asynchronous one is a thread-pool round trip.
    */
-  private assertWritable(repoPath: string): void {
+  private assertWritable(repoPath: string, removable: ReadonlySet<string> = new Set()): void {
     const abs = toAbsolute(this.workspaceRoot, repoPath);
     const st = lstatOrUndefined(abs);
-    if (st?.isDirectory()) {
+    if (st?.isDirectory() && !removable.has(repoPath)) {
       throw new DlineError("failed_precondition", `Cannot restore ${repoPath}: a folder of that name is in the way.`);
     }
     let dir = path.dirname(abs);
     while (dir.startsWith(this.workspaceRoot + path.sep)) {
       const d = lstatOrUndefined(dir);
-      if (d && !d.isDirectory()) {
+      if (d && !d.isDirectory() && !removable.has(path.relative(this.workspaceRoot, dir).split(path.sep).join("/"))) {
         throw new DlineError(
           "failed_precondition",
           `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is a file now.`,
@@ -339,6 +389,30 @@ function keptPermissions(abs: string, executable: boolean): number | undefined {
 }
 
 const SMALL_FILE = 256 * 1024;
+/** A folder in the way is looked through up to this many entries (more: it stays, the restore is refused). */
+const MAX_OBSTACLE_ENTRIES = 10_000;
+
+/** The repository paths of everything under a folder but folders; undefined past MAX_OBSTACLE_ENTRIES. */
+function filesUnder(workspaceRoot: string, folder: string): string[] | undefined {
+  const out: string[] = [];
+  const walk = (rel: string): boolean => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(toAbsolute(workspaceRoot, rel), { withFileTypes: true });
+    } catch {
+      return true;
+    }
+    for (const e of entries) {
+      if (out.length >= MAX_OBSTACLE_ENTRIES) return false;
+      const child = `${rel}/${e.name}`;
+      if (e.isDirectory()) {
+        if (!walk(child)) return false;
+      } else out.push(child);
+    }
+    return true;
+  };
+  return walk(folder) ? out : undefined;
+}
 
 /** Any error (missing, not a folder on the way, no access) reads as "nothing there". */
 function lstatOrUndefined(abs: string): Stats | undefined {
