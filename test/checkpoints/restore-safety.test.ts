@@ -111,9 +111,22 @@ describe("a restore never deletes a file that existed before the task", () => {
     expect(read(ws, "sources/engine/.env")).toBe("API_KEY=task-key\n");
   });
 
-  it("a file over the size limit is left as it is and reported, never deleted", async () => {
+  it("a file over the size limit a tool overwrote comes back from its pre-image (kept up to 4 times that limit)", async () => {
     const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
-    write(ws, "assets/big.txt", Buffer.alloc(2048, 97));
+    write(ws, "assets/big.txt", Buffer.alloc(3000, 97));
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skipped).toContainEqual({ path: "assets/big.txt", reason: "size" });
+    await toolWrite(manager, task, "assets/big.txt", "now small\n");
+    await manager.saveTurn(task, { editedPaths: ["assets/big.txt"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["assets/big.txt"]);
+    expect(outcome.keptPaths).toEqual([]);
+    expect(bytes(ws, "assets/big.txt")).toEqual(Buffer.alloc(3000, 97));
+  });
+
+  it("a file over 4 times the size limit is left as it is and reported, never deleted", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "assets/big.txt", Buffer.alloc(5000, 97));
     const base = (await manager.ensureBaseline(task))!;
     await toolWrite(manager, task, "assets/big.txt", "now small\n");
     await manager.saveTurn(task, { editedPaths: ["assets/big.txt"] });

@@ -91,10 +91,10 @@ describe("checkpoints through the CLI and the real sidecar", () => {
 
   it("a restore by the short id the task printed says which files it kept as they were (too large to snapshot)", async () => {
     const roots = makeTestRoots();
-    // Over the 5 MB a checkpoint holds: the baseline leaves it out, and no pre-image is kept.
+    // Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out, and no pre-image is kept.
     const workspace = makeWorkspace(roots.base, { "notes.md": "# notes\n" });
     fs.mkdirSync(path.join(workspace, "assets"));
-    fs.writeFileSync(path.join(workspace, "assets/big.bin"), Buffer.alloc(6 * 1024 * 1024, 7));
+    fs.writeFileSync(path.join(workspace, "assets/big.bin"), Buffer.alloc(21 * 1024 * 1024, 7));
     const server = await spawnModelServer({
       apiKey: TEST_KEY,
       turns: [

@@ -160,8 +160,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       const workspace = path.join(roots.base, "project");
       fs.mkdirSync(workspace, { recursive: true });
       fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
-      // Over the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
-      fs.writeFileSync(path.join(workspace, "big.bin"), Buffer.alloc(6 * 1024 * 1024, 120));
+      // Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
+      fs.writeFileSync(path.join(workspace, "big.bin"), Buffer.alloc(21 * 1024 * 1024, 120));
       // Over the 256 KiB an approval carries whole: its change comes as a unified diff.
       fs.writeFileSync(path.join(workspace, LARGE_FILE), LARGE_FILE_TEXT);
       execFileSync("git", ["init", "-q"], { cwd: workspace });

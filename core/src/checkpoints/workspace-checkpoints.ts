@@ -181,7 +181,7 @@ export class WorkspaceCheckpoints {
       this.log,
       this.objects,
       options.workspaceRoot,
-      options.sizeLimitBytes,
+      options.sizeLimitBytes * PREIMAGE_LIMIT_FACTOR,
     );
     this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger);
   }
@@ -870,6 +870,13 @@ export class WorkspaceCheckpoints {
 function normalisePaths(workspaceRoot: string, paths: readonly string[]): string[] {
   return [...new Set(paths.map((p) => toRepoPath(workspaceRoot, p)).filter((p): p is string => !!p))];
 }
+
+/**
+ * A file a tool is about to change is kept (its pre-image) up to this many times the size limit
+ * of a snapshot: one file read once, where a snapshot would carry it in every scan. Past it the
+ * restore leaves the file as it is and says so.
+ */
+const PREIMAGE_LIMIT_FACTOR = 4;
 
 /** The refs/-relative folder a ref (or ref prefix ending in "/") lives in. */
 function refFolder(ref: string): string {
