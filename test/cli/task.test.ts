@@ -251,6 +251,43 @@ describe("the task scenarios through the CLI", () => {
     expect(history.tasks[0].status).toBe("TASK_STATUS_CANCELLED");
   });
 
+  it("a reader that goes away mid-task (dline task … | head -1): the task is interrupted and the exit is no success", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          text: "Starting.",
+          toolCalls: [{ name: "execute_command", input: { command: "sleep 30", requires_approval: false } }],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    servers.push(server);
+    const child = spawn(cli, ["task", "wait for it", "--workspace", workspace, "--yes"], {
+      env: envFor(roots, server),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    // The reader takes the first line and goes (head -1).
+    await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+    child.stdout.destroy();
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    // Before, 0: a script with pipefail took the stopped task for a finished one.
+    expect(code).toBe(141);
+    expect(stderr).toContain("the output was closed before the task ended; it is interrupted");
+    expect(stderr).not.toMatch(/EPIPE|at .*\.js/);
+    // The sidecar marks it when it sees the CLI gone (stdin closed).
+    let status = "";
+    for (let i = 0; i < 100 && status !== "TASK_STATUS_INTERRUPTED"; i++) {
+      status = JSON.parse((await dline(envFor(roots, server), ["--json", "history"])).stdout).tasks[0]?.status;
+      if (status !== "TASK_STATUS_INTERRUPTED") await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe("TASK_STATUS_INTERRUPTED");
+  });
+
   it("a task whose sidecar was killed is resumed with dline resume", async () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);

@@ -79,7 +79,11 @@ const VALUE_FLAGS = new Set([
   "scope",
 ]);
 
-export async function main(argv: string[]): Promise<number> {
+export /** The command being run (set by main), for what a closed output means (see the EPIPE handler below). */
+let runningCommand: string | undefined;
+const RUNS_A_TASK = new Set(["task", "resume"]);
+
+async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv, VALUE_FLAGS);
   const core = args.flags.get("core");
   const json = args.flags.has("json");
@@ -99,6 +103,7 @@ export async function main(argv: string[]): Promise<number> {
   args.flags.delete("version");
   args.flags.delete("help");
   const [command, ...rest] = args.positionals;
+  runningCommand = command;
   // `dline COMMAND --help` prints help and runs nothing.
   if (wantsHelp && command !== "help") {
     ctx.out.write(COMMAND_HELP[command ?? ""] ?? USAGE);
@@ -150,11 +155,23 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// A reader that goes away early (`dline checkpoints ID | head -1`) ends the output, not the command with a stack.
+// A reader that goes away early (`dline checkpoints ID | head -1`) ends the output, not the command
+// with a stack. A task's run ends with it (its sidecar stops, the task is interrupted): that is
+// no success, so it exits 141 as a process killed by SIGPIPE does (`set -o pipefail` sees it).
 for (const stream of [process.stdout, process.stderr]) {
   stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(0);
-    throw err;
+    if (err.code !== "EPIPE") throw err;
+    if (!RUNS_A_TASK.has(runningCommand ?? "")) process.exit(0);
+    if (stream === process.stdout) {
+      try {
+        process.stderr.write(
+          "dline: the output was closed before the task ended; it is interrupted (dline resume continues it)\n",
+        );
+      } catch {
+        // stderr is gone too.
+      }
+    }
+    process.exit(141);
   });
 }
 
