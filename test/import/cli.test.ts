@@ -117,7 +117,7 @@ describe("dline import-cline (the CLI as a separate process)", () => {
     await dline(env, ["import-cline", "--all"]);
     const { stdout } = await dline(env, ["show", "cline-8201"]);
     expect(stdout).toContain("[system api_req_started] API request: 1,500 tokens in, 80 out, 200 cache reads, $0.0104");
-    expect(stdout).toContain("[tool tool] read src/a.ts");
+    expect(stdout).toContain("[tool] read src/a.ts");
     expect(stdout).toContain("[dline followup] Which test?");
     expect(stdout).not.toMatch(/\] \{"/);
     expect(snapshotTree(roots.home)).toEqual(before);

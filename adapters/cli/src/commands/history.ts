@@ -67,7 +67,9 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
     );
     for (const m of res.messages) {
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
-      ctx.out.write(`[${who}${m.kind !== "text" ? ` ${m.kind}` : ""}] ${visible(m.text)}\n`);
+      // A tool row's kind ("tool", "command") says no more than its role, unless it is another kind.
+      const kind = m.kind !== "text" && m.kind !== who ? ` ${m.kind}` : "";
+      ctx.out.write(`[${who}${kind}] ${visible(m.text)}\n`);
     }
     return 0;
   });

@@ -40,7 +40,9 @@ export function approvalQuestion(ask: Ask): string {
     return `Approve ${visibleLine(ask.tool)}? The exact command:\n${lines}\n[y/N/feedback] `;
   }
   const choices = approvalDiffIsCut(ask) ? "y/N/d(iff, whole)/feedback" : "y/N/feedback";
-  return `Approve ${visibleLine(ask.tool)}: ${visibleLine(ask.summary)}? [${choices}] `;
+  // The summary names the tool already ("replace_in_file src/a.ts"), usually.
+  const what = ask.summary.startsWith(`${ask.tool} `) ? ask.summary : `${ask.tool}: ${ask.summary}`;
+  return `Approve ${visibleLine(what)}? [${choices}] `;
 }
 
 /** The whole diff of an approval, through the person's pager ($PAGER, else less), or written out when there is none. */
