@@ -80,6 +80,12 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(fs.statSync(path.join(workspace, "packages/cli/bin/run.js")).mode & 0o777).toBe(0o755);
     expect(fs.readFileSync(path.join(workspace, "packages/core/.env"), "utf8")).toBe("API_KEY=original-key\n");
 
+    // A task that does not exist is said to be so (not "has no checkpoints").
+    const unknown = await run(cli, ["compare", "no-such-task", baseline.id], { env }).catch(
+      (e: { stderr: string }) => e,
+    );
+    expect(unknown.stderr).toContain("not_found: Task no-such-task does not exist.");
+
     // A reader that stops early (`dline checkpoints ID | head -1`) ends the output quietly.
     const early = spawn(cli, ["checkpoints", taskId], { env, stdio: ["ignore", "pipe", "pipe"] });
     early.stdout.destroy();

@@ -423,7 +423,14 @@ export class CheckpointManager {
       return root;
     }
     const found = await this.findTaskRepository(taskId);
-    if (!found) throw new DlineError("not_found", `Task ${taskId} has no checkpoints.`);
+    if (!found) {
+      // A task the store does not know is not a task without checkpoints: say which it is.
+      const exists = (await this.conversation?.taskExists?.(taskId)) ?? true;
+      throw new DlineError(
+        "not_found",
+        exists ? `Task ${taskId} has no checkpoints.` : `Task ${taskId} does not exist.`,
+      );
+    }
     this.taskWorkspaces.set(taskId, found);
     return found;
   }
