@@ -70,6 +70,11 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ["packages/cli/bin/run.js", "FILE_STATUS_MODIFIED"],
       ["packages/core/.env", "FILE_STATUS_MODIFIED"],
     ]);
+    // What the snapshot left out is named: its changes are neither compared nor restored.
+    const human = (await run(cli, ["compare", taskId, baseline.id], { env })).stdout;
+    expect(human).toMatch(
+      /^Not tracked by checkpoints \(excluded, ignored or too large.*\n {2}.*packages\/core\/\.env/m,
+    );
     const restored = JSON.parse(
       (await run(cli, ["--json", "restore", taskId, baseline.id, "--mode", "files"], { env })).stdout,
     );

@@ -7,6 +7,7 @@ import {
   FileStatus,
   KeptReason,
   RestoreMode,
+  SkippedPathSchema,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
@@ -33,6 +34,9 @@ export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Pro
   });
 }
 
+/** How many left-out paths compare names before "and N more". */
+const SKIPPED_SHOWN = 8;
+
 export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
   const [taskId, checkpointId] = args.positionals;
@@ -43,7 +47,10 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
     });
     if (ctx.json) {
-      printJson(ctx, { files: res.files.map((f) => toJson(FileChangeSchema, f)) });
+      printJson(ctx, {
+        files: res.files.map((f) => toJson(FileChangeSchema, f)),
+        skipped: res.skipped.map((k) => toJson(SkippedPathSchema, k)),
+      });
       return 0;
     }
     ctx.out.write("Changes since snapshot\n");
@@ -52,6 +59,14 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
         `  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${f.binary ? " (binary)" : ""}\n`,
       );
     if (res.files.length === 0) ctx.out.write("  no changes\n");
+    // What the snapshot left out is neither compared nor restored: say so, not nothing.
+    if (res.skipped.length) {
+      const shown = res.skipped.slice(0, SKIPPED_SHOWN).map((k) => visibleLine(k.path));
+      const more = res.skipped.length > SKIPPED_SHOWN ? ` and ${res.skipped.length - SKIPPED_SHOWN} more` : "";
+      ctx.out.write(
+        `Not tracked by checkpoints (excluded, ignored or too large; changes there are not compared or restored):\n  ${shown.join(", ")}${more}\n`,
+      );
+    }
     return 0;
   });
 }
