@@ -5,8 +5,8 @@
  * reach the model's prompt with no approval: a link from `.clinerules/` or a skill to ~/.ssh or
  * to the stored keys must not carry their text there (read_file refuses the same paths).
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
+import { isInsideFolder, realpathOrUndefined } from "../agent/index.js";
 
 export class ReadBoundary {
   private readonly root: string;
@@ -18,27 +18,15 @@ export class ReadBoundary {
     this.storage = storageRoots
       .filter(Boolean)
       .flatMap((p) => [path.resolve(p), realpathOrUndefined(p) ?? []].flat())
-      .filter((s) => !isInside(s, this.root));
+      .filter((s) => !isInsideFolder(s, this.root));
   }
 
   /** Whether `file` (a file or folder) exists and may be read: its real path is inside the workspace, outside the storage. */
   allows(file: string): boolean {
     const real = realpathOrUndefined(file);
-    return real !== undefined && isInside(this.root, real) && !this.storage.some((s) => isInside(s, real));
+    return real !== undefined && isInsideFolder(this.root, real) && !this.storage.some((s) => isInsideFolder(s, real));
   }
 }
 
 /** Why an entry the boundary refused has no content, as listings show it. */
 export const OUTSIDE_WORKSPACE = "not read: it links outside the workspace (or into Dline's storage)";
-
-function isInside(root: string, target: string): boolean {
-  return target === root || target.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
-}
-
-function realpathOrUndefined(p: string): string | undefined {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return undefined;
-  }
-}

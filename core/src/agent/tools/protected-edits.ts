@@ -15,6 +15,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { isInsideFolder, realpathOrUndefined } from "./real-paths.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { ToolDefinition } from "./types.js";
 
@@ -29,7 +30,7 @@ export async function editsProtectedPath(
   try {
     const resolved = await resolveWorkspacePath(workspaceRoot, input.path, tool.name);
     if (isProtected(resolved.requestedRelative) || isProtected(resolved.relative)) return true;
-    return realProtectedLocations(workspaceRoot).some((p) => isInside(p, resolved.absolute));
+    return realProtectedLocations(workspaceRoot).some((p) => isInsideFolder(p, resolved.absolute));
   } catch {
     return false; // the tool refuses the path itself
   }
@@ -73,18 +74,6 @@ function realProtectedLocations(workspaceRoot: string): string[] {
     }
   }
   return out;
-}
-
-function isInside(root: string, target: string): boolean {
-  return target === root || target.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
-}
-
-function realpathOrUndefined(p: string): string | undefined {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return undefined;
-  }
 }
 
 function entriesOf(dir: string): string[] {
