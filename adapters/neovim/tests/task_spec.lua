@@ -539,8 +539,8 @@ end)
 
 S.case("a restore says which files it kept as they were (too large to snapshot)", function()
   local s = session()
-  -- Over the 5 MB a checkpoint holds: the baseline leaves it out and no pre-image is kept.
-  local big = workspace_file("big.bin", string.rep("x", 6 * 1024 * 1024))
+  -- Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out and no pre-image is kept.
+  local big = workspace_file("big.bin", string.rep("x", 21 * 1024 * 1024))
   local notes = workspace_file("notes.md", "notes\n")
   T.configure_model(s, {
     {
