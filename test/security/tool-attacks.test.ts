@@ -119,6 +119,24 @@ async function follow(
   return events;
 }
 
+/**
+ * Follows a task, denying every tool approval (other asks are answered yes): the events, and the
+ * details of the approvals it asked for.
+ */
+async function followDenyingApprovals(
+  sidecar: RunningSidecar,
+  taskId: string,
+): Promise<{ events: TaskEvent[]; asked: string[] }> {
+  const asked: string[] = [];
+  const events = await follow(sidecar, taskId, 60_000, async (e) => {
+    if (e.event.case !== "ask") return;
+    const approval = e.event.value.kind === AskKind.TOOL_APPROVAL;
+    if (approval) asked.push(e.event.value.detail);
+    await sidecar.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: !approval });
+  });
+  return { events, asked };
+}
+
 function newWorkspace(sidecar: RunningSidecar, name: string, files: Record<string, string> = {}): string {
   return makeWorkspace(fs.mkdtempSync(path.join(sidecar.roots.base, `${name}-`)), files);
 }
@@ -319,13 +337,7 @@ describe("a trusted workspace runs only the hooks and MCP servers the person let
         { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
       ]);
       const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
-      const asked: string[] = [];
-      const events = await follow(main, taskId, 60_000, async (e) => {
-        if (e.event.case !== "ask") return;
-        const approval = e.event.value.kind === AskKind.TOOL_APPROVAL;
-        if (approval) asked.push(e.event.value.detail);
-        await main.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: !approval });
-      });
+      const { events, asked } = await followDenyingApprovals(main, taskId);
       const finished = finishedById(events);
       check(
         "the ordinary edit and a rule were auto-approved (control)",
@@ -388,13 +400,7 @@ describe("hooks, MCP servers and git config the loaders reach through links are 
         { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
       ]);
       const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
-      const asked: string[] = [];
-      const events = await follow(main, taskId, 60_000, async (e) => {
-        if (e.event.case !== "ask") return;
-        const approval = e.event.value.kind === AskKind.TOOL_APPROVAL;
-        if (approval) asked.push(e.event.value.detail);
-        await main.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: !approval });
-      });
+      const { events, asked } = await followDenyingApprovals(main, taskId);
       check(
         "an ordinary file elsewhere is auto-approved (control)",
         finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("notes.md")),
