@@ -245,6 +245,46 @@ describe("subagents and hooks", () => {
     expect(fs.existsSync(path.join(subDir, reviewer, "journal.db"))).toBe(true);
   });
 
+  it("hooks get no secret in their environment, and a secret they print is redacted everywhere", async () => {
+    const envKey = "sk-ant-from-the-environment-0123456789";
+    const { clients, server, profileId, workspace } = await setupTask(
+      cleanups,
+      [{ toolCalls: [{ name: "read_file", input: { path: "README.md" } }] }, done("could not")],
+      "openai",
+      { ANTHROPIC_API_KEY: envKey },
+    );
+    await setAutoApproval(clients, { readFiles: true });
+    await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
+    // Reversed, a key would pass the redaction of its exact text; the stored key printed as it
+    // is (by a hook that found it somewhere) must be redacted.
+    const leak = `printf '%s|' "$ANTHROPIC_API_KEY" | rev; echo; echo "count=$(env | grep -c ANTHROPIC_API_KEY)"; echo "stored=${TEST_KEY}"`;
+    writeFile(
+      path.join(workspace, ".agents", "hooks", "UserPromptSubmit.sh"),
+      `#!/bin/sh\ncat > /dev/null\n${leak}\n`,
+      0o755,
+    );
+    writeFile(
+      path.join(workspace, ".agents", "hooks", "PreToolUse.sh"),
+      `#!/bin/sh\ncase "$(cat)" in *'"tool":"read_file"'*) ${leak}; exit 3;; esac\n`,
+      0o755,
+    );
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "read the readme", profileId });
+    await followUntilDone(clients, taskId);
+    const sidecarDocs = path.join(workspace, "..", "docs");
+    const hooks = activities(path.join(sidecarDocs, "tasks", taskId, "activities.db")).filter((a) => a.kind === "hook");
+    expect(hooks.map((h) => h.data.event)).toEqual(["UserPromptSubmit", "PreToolUse", "PreToolUse"]);
+    // What the hooks printed, as recorded and as the model read it (request bodies only: the
+    // requests' headers carry the key by design).
+    const requests = await server.requests();
+    const seen = [JSON.stringify(hooks), ...requests.map((r) => JSON.stringify(r.body))].join("\n");
+    expect(seen.includes("count=0"), "a hook's environment holds no secret").toBe(true);
+    expect(seen.includes("stored=[redacted]"), "a stored secret a hook printed is redacted").toBe(true);
+    expect(seen.includes([...envKey].reverse().join("")), "the environment's key, reversed").toBe(false);
+    expect(seen.includes(TEST_KEY), "the stored key").toBe(false);
+    // The blocked read told the model the hook's (redacted) words.
+    expect(conversationOf(recorded(requests, 1))).toContain("stored=[redacted]");
+  });
+
   it("a PreToolUse hook blocks a write (exit code) and a read (JSON); hook output is an activity", async () => {
     const { clients, server, profileId, workspace } = await setupTask(cleanups, [
       { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "overwritten\n" } }] },

@@ -23,8 +23,9 @@ export async function setupTask(
   cleanups: (() => Promise<unknown>)[],
   turns: Parameters<typeof configureModel>[2]["turns"],
   format: WireFormat = "openai",
+  env?: NodeJS.ProcessEnv,
 ) {
-  const sidecar: RunningSidecar = await startSidecar();
+  const sidecar: RunningSidecar = await startSidecar({ env });
   cleanups.push(() => sidecar.stop());
   const { server, profileId } = await configureModel(sidecar.clients, format, { turns });
   cleanups.push(() => server.stop());

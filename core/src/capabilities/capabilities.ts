@@ -230,6 +230,7 @@ export class Capabilities implements CapabilitiesPort {
       {
         timeoutMs: await this.settings.hookTimeoutMs({ workspaceRoot: ctx.workspaceRoot, taskId: ctx.taskId }),
         signal: ctx.signal,
+        secrets: await ctx.secrets?.(),
       },
     );
   }

@@ -10,6 +10,8 @@
  *   line `{"block": true, "reason": "..."}` on stdout. The reason the model reads is that
  *   `reason`, else the hook's output, else its exit status.
  * - Its stdout and stderr (bounded) are recorded as activities, never as the user's words.
+ * - Like a command the model runs, it gets no variable that holds a secret (the model's API key),
+ *   and every stored secret in what it prints is redacted.
  */
 import { spawn } from "node:child_process";
 import type { HookEvent, HookOutcome, HookRun } from "../runtime/index.js";
@@ -22,12 +24,21 @@ export interface HookToRun {
   path: string;
 }
 
+/** What keeps secrets out of a hook's environment and out of what it printed. */
+export interface HookSecrets {
+  withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  redact(text: string): string;
+}
+
+const noSecrets: HookSecrets = { withoutSecrets: (env) => env, redact: (text) => text };
+
 function runOne(
   hook: HookToRun,
   event: HookEvent,
   payload: Record<string, unknown>,
   cwd: string,
   timeoutMs: number,
+  secrets: HookSecrets,
   signal?: AbortSignal,
 ): Promise<HookRun & { stdout: string }> {
   return new Promise((resolve) => {
@@ -43,7 +54,7 @@ function runOne(
     try {
       child = spawn(hook.path, [], {
         cwd,
-        env: { ...process.env, DLINE_HOOK_EVENT: event },
+        env: { ...secrets.withoutSecrets(process.env), DLINE_HOOK_EVENT: event },
         stdio: ["pipe", "pipe", "pipe"],
         detached: process.platform !== "win32",
       });
@@ -81,7 +92,13 @@ function runOne(
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
-      resolve({ hook: hook.name, exitCode, output: (output + extra).slice(0, MAX_OUTPUT_CHARS), timedOut, stdout });
+      resolve({
+        hook: hook.name,
+        exitCode,
+        output: secrets.redact((output + extra).slice(0, MAX_OUTPUT_CHARS)),
+        timedOut,
+        stdout: secrets.redact(stdout),
+      });
     };
     child.on("error", (err) => finish(null, `could not start: ${err.message}`));
     child.on("close", (code) => finish(code));
@@ -109,7 +126,7 @@ export async function runHooks(
   event: HookEvent,
   payload: Record<string, unknown>,
   cwd: string,
-  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  options: { timeoutMs?: number; signal?: AbortSignal; secrets?: HookSecrets } = {},
 ): Promise<HookOutcome> {
   const runs: HookRun[] = [];
   for (const hook of hooks) {
@@ -119,6 +136,7 @@ export async function runHooks(
       payload,
       cwd,
       options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+      options.secrets ?? noSecrets,
       options.signal,
     );
     runs.push(run);

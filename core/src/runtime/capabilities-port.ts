@@ -1,4 +1,4 @@
-import type { EnabledRule, ToolDefinition } from "../agent/index.js";
+import type { EnabledRule, ToolDefinition, ToolGuard } from "../agent/index.js";
 
 /** The events a hook can run on; a hook receives a JSON payload on stdin. */
 export type HookEvent =
@@ -34,6 +34,8 @@ export interface CapabilityContext {
   signal?: AbortSignal;
   /** runHooks: awaited before hooks run, only when some are configured for the event. */
   beforeHooks?: () => Promise<void>;
+  /** runHooks: what keeps secrets out of a hook's environment and output (the task's tool guard). */
+  secrets?: () => Promise<Pick<ToolGuard, "withoutSecrets" | "redact">>;
 }
 
 /**

@@ -163,6 +163,7 @@ export class TurnLoop {
       ...this.capabilityContext,
       signal,
       beforeHooks,
+      secrets: () => this.deps.toolGuard(),
     });
   }
 
