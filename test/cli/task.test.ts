@@ -2,10 +2,10 @@ import { execFile, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
-import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
+import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { nth } from "../helpers/items.js";
 import { cliOnTerminal } from "../helpers/terminal.js";
 
@@ -90,7 +90,7 @@ describe("dline task (the CLI as a separate process)", () => {
     expect(JSON.parse((await dline(env, ["--json", "history"])).stdout).tasks).toEqual([]);
   });
 
-  it("denies asks when not interactive and without --yes", async () => {
+  it("stops at a question nobody can answer (stdin not a terminal, no --yes): no denial in the person's name", async () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);
     const server = await spawnModelServer({
@@ -101,11 +101,59 @@ describe("dline task (the CLI as a separate process)", () => {
     });
     servers.push(server);
     const env = { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "m" };
-    const { stdout } = await dline(env, ["task", "write x", "--workspace", workspace]);
-    expect(stdout).toContain("write_to_file");
-    // The denial went back to the model, which answered.
-    expect(stdout).toContain("Understood: no file.");
+    const failed = await dline(env, ["task", "write x", "--workspace", workspace]).then(
+      () => undefined,
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stdout).toContain("write_to_file");
+    const taskId = JSON.parse((await dline(env, ["--json", "history"])).stdout).tasks[0].id;
+    expect(failed?.stderr).toContain("write_to_file needs approval, and nobody can answer it here");
+    expect(failed?.stderr).toContain(`dline resume ${taskId}`);
     expect(fs.existsSync(path.join(workspace, "x.txt"))).toBe(false);
+    // The model was not told the person denied it, and the chat holds no words they never said.
+    expect(await server.requests()).toHaveLength(1);
+    const shown = (await dline(env, ["show", taskId])).stdout;
+    expect(shown).not.toMatch(/denied/i);
+    expect(shown).not.toContain("Understood");
+  });
+
+  it("dline follow without a terminal leaves the question to the window that runs the task", async () => {
+    const roots = makeTestRoots();
+    const editor = await startSidecar({ roots });
+    try {
+      const { server, profileId } = await configureModel(editor.clients, "openai", {
+        turns: [
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "from the editor\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote it." } }] },
+        ],
+      });
+      servers.push(server);
+      const workspace = makeWorkspace(roots.base);
+      const { taskId } = await editor.clients.tasks.newTask({ workspaceRoot: workspace, text: "write", profileId });
+      await vi.waitFor(async () => expect((await editor.clients.tasks.getTask({ taskId })).pendingAsk).toBeDefined(), {
+        timeout: 30_000,
+      });
+      const follower = spawn(cli, ["follow", taskId], {
+        env: { ...roots.env, DLINE_CORE: sidecarBinary },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let out = "";
+      follower.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      follower.stderr.on("data", (c: Buffer) => (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => follower.on("exit", (code) => resolve(code)));
+      await vi.waitFor(() => expect(out).toContain("left to the window that runs it"), { timeout: 30_000 });
+      // The follower did not answer: the question still waits in the editor.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const { pendingAsk } = await editor.clients.tasks.getTask({ taskId });
+      expect(pendingAsk).toBeDefined();
+      await editor.clients.tasks.respond({ taskId, askId: pendingAsk!.askId, approve: true, text: "" });
+      expect(await exited).toBe(0);
+      expect(out).toContain("(approved in another window)");
+      expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("from the editor\n");
+    } finally {
+      await editor.stop();
+    }
   });
 });
 
@@ -169,18 +217,23 @@ describe("the CLI's approval prompt shows what is approved", () => {
           ],
         },
         { toolCalls: [{ name: "execute_command", input: { command, requires_approval: true } }] },
-        { text: "Nothing changed then." },
       ],
     });
     servers.push(server);
     const env = { ...roots.env, DLINE_CORE: sidecarBinary, OPENAI_BASE_URL: server.url, OPENAI_MODEL: "m" };
-    // Not interactive and without --yes: each ask is shown, then denied.
-    const { stdout } = await dline(env, ["task", "greet the world", "--workspace", workspace]);
-    expect(stdout).toContain(
+    // Not interactive and without --yes: the ask is shown, then the task stops. One task each.
+    const shown = async (prompt: string) =>
+      dline(env, ["task", prompt, "--workspace", workspace]).then(
+        () => "",
+        (err: { stdout: string }) => err.stdout,
+      );
+    expect(await shown("greet the world")).toContain(
       ["--- a/src/app.txt", "+++ b/src/app.txt", "@@ -1,1 +1,1 @@", "-hello", "+hello, world"].join("\n"),
     );
     // The command exactly as it runs, its control characters made visible, and where it runs.
-    expect(stdout).toContain(`  $ printf 'x\\n' > out.txt\\r\\e[2K && echo ok\n  (in ${workspace})`);
+    expect(await shown("now the command")).toContain(
+      `  $ printf 'x\\n' > out.txt\\r\\e[2K && echo ok\n  (in ${workspace})`,
+    );
     expect(fs.readFileSync(path.join(workspace, "src/app.txt"), "utf8")).toBe("hello\n");
   });
 });

@@ -42,6 +42,10 @@ Other:
   doctor      start the sidecar, print its versions and roots, and what is missing
   version
 
+Questions (approvals, the model's questions) are asked on the terminal. Without one (stdin not a
+terminal) and without --yes, task and resume stop the task at its first question (exit 1; resume
+it on a terminal), and follow leaves questions to the window that runs the task.
+
 Models from the environment (no profile needed): OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_API_KEY
 for any OpenAI-compatible endpoint, or ANTHROPIC_API_KEY.
 Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next to dline), --json.

@@ -19,7 +19,16 @@ import { visible, visibleLine } from "../visible-text.js";
 
 interface FollowOptions {
   yes: boolean;
+  /**
+   * When a question comes and no terminal can answer it (stdin is not a TTY) and --yes does not:
+   * `stop` the task this command runs (nobody is there to answer, and a denial in the person's
+   * name would mislead the model), or `leave` it to the window that runs the task (a follower).
+   */
+  unanswerable: "stop" | "leave";
 }
+
+/** A question nobody here can answer: the task stopped before it. */
+class UnansweredQuestion extends Error {}
 
 /**
  * The approval question, with the model's text made visible. A command is shown whole and
@@ -63,10 +72,10 @@ async function answer(
   options: FollowOptions,
   signal: AbortSignal,
 ): Promise<{ approve: boolean; text: string }> {
+  const onTerminal = ctx.interactive;
   if (ask.kind === AskKind.FOLLOWUP) {
     if (options.yes && ask.options.length > 0) return { approve: true, text: ask.options[0]! };
-    if (!ctx.interactive)
-      return { approve: false, text: "(no answer: the CLI is not interactive; run it on a terminal)" };
+    if (!onTerminal) return noAnswerHere(ask, options, signal);
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
     try {
       if (ask.options.length)
@@ -79,7 +88,7 @@ async function answer(
     }
   }
   if (options.yes) return { approve: true, text: "" };
-  if (!ctx.interactive) return { approve: false, text: "Denied: the CLI is not interactive (use --yes to approve)." };
+  if (!onTerminal) return noAnswerHere(ask, options, signal);
   for (;;) {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
     let reply: string;
@@ -95,6 +104,25 @@ async function answer(
     }
     return { approve: false, text: /^n(o)?$/i.test(reply) || reply === "" ? "" : reply };
   }
+}
+
+/**
+ * A question this command cannot answer (no terminal, no --yes): a follower leaves it to the
+ * window that runs the task and waits until it is settled there; a task run here stops.
+ */
+async function noAnswerHere(
+  ask: Ask,
+  options: FollowOptions,
+  signal: AbortSignal,
+): Promise<{ approve: boolean; text: string }> {
+  if (options.unanswerable === "leave") {
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    throw signal.reason;
+  }
+  const what = ask.kind === AskKind.FOLLOWUP ? "The model asks a question" : `${visibleLine(ask.tool)} needs approval`;
+  throw new UnansweredQuestion(
+    `${what}, and nobody can answer it here: stdin is not a terminal. The task stopped before it.`,
+  );
 }
 
 /**
@@ -222,6 +250,12 @@ export async function followTask(
     question?.settled(ctx, undefined);
     for (const earlier of held.splice(0)) renderer.render(earlier);
     await question?.done.catch(() => undefined);
+    if (failure instanceof UnansweredQuestion) {
+      await clients.tasks.cancel({ taskId });
+      throw new Error(
+        `${failure.message} Continue it on a terminal with dline resume ${taskId}, or run it with --yes to approve every step.`,
+      );
+    }
     if (failure !== undefined) throw failure;
     if (!ctx.json) ctx.err.write(`task ${taskId}\n`);
     if (interrupted || final === TaskStatus.CANCELLED) return 130;
@@ -241,7 +275,7 @@ export async function taskCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
     // names (OPENAI_* / ANTHROPIC_*, which the sidecar reads itself and never stores).
     const profileId = stringFlag(args, "profile") ?? "";
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text, profileId });
-    return followTask(ctx, clients, taskId, 0n, { yes: args.flags.has("yes") });
+    return followTask(ctx, clients, taskId, 0n, { yes: args.flags.has("yes"), unanswerable: "stop" });
   });
 }
 
@@ -275,7 +309,7 @@ export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<
       }
       throw err;
     }
-    return followTask(ctx, clients, taskId, lastSeq, { yes: args.flags.has("yes") });
+    return followTask(ctx, clients, taskId, lastSeq, { yes: args.flags.has("yes"), unanswerable: "stop" });
   });
 }
 
@@ -317,6 +351,15 @@ export async function followCommand(ctx: CliContext, args: ParsedArgs): Promise<
         `following task ${taskId}${view.ownerPid ? `, running in the Dline window of pid ${view.ownerPid}` : ""}\n`,
       );
     }
-    return followTask(ctx, clients, taskId, view.lastSeq, { yes: args.flags.has("yes") }, view.pendingAsk);
+    if (!ctx.interactive && !ctx.json && !args.flags.has("yes"))
+      ctx.err.write("(stdin is not a terminal: its questions are left to the window that runs it)\n");
+    return followTask(
+      ctx,
+      clients,
+      taskId,
+      view.lastSeq,
+      { yes: args.flags.has("yes"), unanswerable: "leave" },
+      view.pendingAsk,
+    );
   });
 }
