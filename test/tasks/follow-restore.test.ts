@@ -42,7 +42,8 @@ describe("a checkpoint restore from a sidecar that does not run the task", () =>
       direct.until((e) => e.event.case === "rewound"),
       followed.until((e) => e.event.case === "rewound"),
     ]);
-    await followed.status(TaskStatus.COMPLETED);
+    // Back at its first message, the task is not done: it stopped there, and Resume goes on.
+    await followed.status(TaskStatus.INTERRUPTED);
     const view = await follower.clients.tasks.getTask({ taskId });
     expect(view.pendingAsk).toBeUndefined();
     expect(view.messages.map((m) => m.text)).toEqual(["Draft notes"]);

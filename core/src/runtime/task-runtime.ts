@@ -668,7 +668,11 @@ export class TaskRuntime {
     this.saveKernel(task, { inputQueue: [] });
     if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
     else {
-      this.setStatus(task, "completed", "the conversation was restored");
+      // The task stands where the conversation now ends: done only if that is its completion,
+      // otherwise stopped part-way, and Resume goes on from there.
+      const last = task.messages.list().at(-1);
+      if (last?.kind === "completion") this.setStatus(task, "completed", "the conversation was restored");
+      else this.setStatus(task, "interrupted", "the conversation was restored to an earlier point");
       await this.releaseIfIdle(task);
     }
   }

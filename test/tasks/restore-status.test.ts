@@ -1,0 +1,63 @@
+/**
+ * After Restore Task Only, the task stands where its conversation now ends: completed only when
+ * that is its completion; earlier, it stopped part-way and Resume goes on from there. Real
+ * sidecar process, scripted model server.
+ */
+import { describe, expect, it } from "vitest";
+import { CheckpointKind, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import { setAutoApproval } from "../runtime/harness.js";
+import { openWindows, readIn, watch } from "./follow-helpers.js";
+
+const scope = scopedSidecars();
+const complete = (result: string) => ({ toolCalls: [{ name: "attempt_completion", input: { result } }] });
+
+describe("the task's status after Restore Task Only", () => {
+  it("is completed at its completion, interrupted before it, and Resume goes on from the restored point", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 1, [
+      { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "one\n" } }] },
+      complete("Wrote notes.txt."),
+      complete("Went on from the restored point."),
+    ]);
+    const [editor] = sidecars;
+    await setAutoApproval(editor.clients, { editFiles: true, readFiles: true });
+    const { taskId } = await editor.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
+    const events = watch(editor.clients, taskId);
+    await events.status(TaskStatus.COMPLETED);
+    const status = async () => (await editor.clients.tasks.getTask({ taskId })).task?.status;
+
+    const { checkpoints } = await editor.clients.checkpoints.listCheckpoints({ taskId });
+    const of = (kind: CheckpointKind) => checkpoints.find((c) => c.kind === kind)!;
+    const restoreTask = (checkpointId: string) =>
+      editor.clients.checkpoints.restore({ taskId, checkpointId, mode: RestoreMode.TASK });
+    const kinds = async () => (await editor.clients.tasks.getTask({ taskId })).messages.map((m) => m.kind);
+
+    // At the completion: done.
+    expect(await restoreTask(of(CheckpointKind.COMPLETION).id)).toMatchObject({
+      conversationRestored: true,
+      filesRestored: false,
+    });
+    expect((await kinds()).at(-1)).toBe("completion");
+    expect(await status()).toBe(TaskStatus.COMPLETED);
+    // After the write's turn, before the completion: stopped part-way.
+    await restoreTask(of(CheckpointKind.TURN).id);
+    expect(await kinds()).toEqual(["text", "tool"]);
+    expect(await status()).toBe(TaskStatus.INTERRUPTED);
+    await restoreTask(of(CheckpointKind.BASELINE).id);
+    expect((await editor.clients.tasks.getTask({ taskId })).messages.map((m) => m.text)).toEqual(["Write notes"]);
+    expect(await status()).toBe(TaskStatus.INTERRUPTED);
+    expect(readIn(workspace, "notes.txt")).toBe("one\n"); // task only: the files stay
+
+    await editor.clients.tasks.resume({ taskId });
+    await events.until(
+      (e) =>
+        e.event.case === "statusChanged" &&
+        e.event.value.status === TaskStatus.COMPLETED &&
+        e.seq > events.events.findLast((x) => x.event.case === "rewound")!.seq,
+    );
+    const resumed = await editor.clients.tasks.getTask({ taskId });
+    expect(resumed.messages.at(-1)?.text).toBe("Went on from the restored point.");
+    await events.stop();
+  });
+});
