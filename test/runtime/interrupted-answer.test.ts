@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MessageRole, TaskStatus, type TaskEvent, type UiMessage } from "../../core/src/gen/dline/v1/task_pb.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { configureModel, makeWorkspace } from "./harness.js";
+import type { ModelServerProcess } from "../model-server/spawn.js";
+import { recorded } from "../model-server/script.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -17,16 +19,16 @@ afterEach(async () => {
 const LONG_ANSWER = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
 
 /** A sidecar whose model streams LONG_ANSWER slowly (8 characters per delta, about 50 ms apart). */
-async function slowAnswerTask(): Promise<{ sidecar: RunningSidecar; taskId: string }> {
+async function slowAnswerTask(): Promise<{ sidecar: RunningSidecar; taskId: string; server: ModelServerProcess }> {
   const sidecar = await startSidecar();
   cleanups.push(() => sidecar.stop());
   const { server, profileId } = await configureModel(sidecar.clients, "openai", {
-    turns: [{ text: LONG_ANSWER, writeChunkBytes: 64, writeDelayMs: 25 }],
+    turns: [{ text: LONG_ANSWER, writeChunkBytes: 64, writeDelayMs: 25 }, { text: "Going on." }, { text: "Went on." }],
   });
   cleanups.push(() => server.stop());
   const workspace = makeWorkspace(sidecar.roots.base);
   const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "explain", profileId });
-  return { sidecar, taskId };
+  return { sidecar, taskId, server };
 }
 
 /**
@@ -73,6 +75,14 @@ async function showUntil(
   return { shown, messageId, statuses };
 }
 
+/** Waits for the task's status, among the events after `afterSeq`. */
+async function untilStatus(sidecar: RunningSidecar, taskId: string, afterSeq: bigint, status: TaskStatus) {
+  for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq })) {
+    const ev = res.event!.event;
+    if (ev.case === "statusChanged" && ev.value.status === status) return;
+  }
+}
+
 function answerOf(messages: UiMessage[], id: string): UiMessage {
   const found = messages.find((m) => m.id === id);
   expect(found, `message ${id}`).toBeDefined();
@@ -104,6 +114,37 @@ describe("an answer that stops midway keeps what was shown", () => {
     expect(stored.partial).toBe(false);
     expect(stored.text).toBe(shown);
     expect(stored.text.length).toBeGreaterThanOrEqual(400);
+  });
+
+  it("cancelled, then the person writes again: the model reads the text it was cut at, then their new words", async () => {
+    const { sidecar, taskId, server } = await slowAnswerTask();
+    const { shown } = await showUntil(
+      sidecar,
+      taskId,
+      (text) => text.length >= 400,
+      () => sidecar.clients.tasks.cancel({ taskId }),
+    );
+    const before = (await sidecar.clients.tasks.getTask({ taskId })).lastSeq;
+    await sidecar.clients.tasks.sendMessage({ taskId, text: "go on" });
+    await untilStatus(sidecar, taskId, before, TaskStatus.COMPLETED);
+    const messages = recorded(await server.requests(), 1).body.messages.slice(1) as {
+      role: string;
+      content: unknown;
+    }[];
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    const answer = String(messages[1]!.content);
+    expect(answer.startsWith(shown)).toBe(true);
+    expect(answer).toContain("[This answer was interrupted here");
+    expect(JSON.stringify(messages[2]!.content)).toContain("go on");
+    expect(JSON.stringify(messages[0]!.content)).not.toContain("go on");
+
+    // Resumed after an answer that called no tool: the request does not end with the model's words.
+    const again = (await sidecar.clients.tasks.getTask({ taskId })).lastSeq;
+    await sidecar.clients.tasks.resume({ taskId });
+    await untilStatus(sidecar, taskId, again, TaskStatus.COMPLETED);
+    const resumed = recorded(await server.requests(), 2).body.messages as { role: string; content: unknown }[];
+    expect(resumed.at(-1)?.role).toBe("user");
+    expect(JSON.stringify(resumed.at(-1)?.content)).toContain("The task was resumed");
   });
 
   it(

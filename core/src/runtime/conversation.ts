@@ -170,14 +170,7 @@ function legacyBlocks(content: unknown): ContentBlock[] {
  * these get an "interrupted" result so that the conversation stays valid for the model.
  */
 export function unansweredToolCalls(entries: JournalEntryLike[]): { id: string; name: string }[] {
-  // The latest message of the conversation (markers carry none).
-  const entry = entries.findLast(
-    (e) =>
-      e.kind === JOURNAL_KIND.toolResults ||
-      e.kind === JOURNAL_KIND.user ||
-      e.kind === JOURNAL_KIND.assistant ||
-      e.kind === LEGACY_CONVERSATION_KIND,
-  );
+  const entry = latestMessage(entries);
   if (entry?.kind === JOURNAL_KIND.assistant) {
     const data = JSON.parse(entry.data) as AssistantMessageData;
     return data.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
@@ -188,4 +181,26 @@ export function unansweredToolCalls(entries: JournalEntryLike[]): { id: string; 
     return legacyBlocks(legacy.content).flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
   }
   return [];
+}
+
+/** The latest message of the conversation (markers carry none). */
+function latestMessage(entries: JournalEntryLike[]): JournalEntryLike | undefined {
+  return entries.findLast(
+    (e) =>
+      e.kind === JOURNAL_KIND.toolResults ||
+      e.kind === JOURNAL_KIND.user ||
+      e.kind === JOURNAL_KIND.assistant ||
+      e.kind === LEGACY_CONVERSATION_KIND,
+  );
+}
+
+/**
+ * Whether the conversation ends with an answer of the model that called no tool (one that was
+ * stopped midway, or plain text): a request must not end there (the model would take it as the
+ * start of its next answer), so a resume adds a note of the person's side first.
+ */
+export function endsWithAnswer(entries: JournalEntryLike[]): boolean {
+  const entry = latestMessage(entries);
+  if (entry?.kind !== JOURNAL_KIND.assistant) return false;
+  return !(JSON.parse(entry.data) as AssistantMessageData).content.some((b) => b.type === "tool_use");
 }

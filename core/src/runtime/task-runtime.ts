@@ -14,7 +14,7 @@ import {
   TaskOwnedElsewhere,
   type TaskStatusName,
 } from "../tasks/index.js";
-import { JOURNAL_KIND, unansweredToolCalls } from "./conversation.js";
+import { endsWithAnswer, JOURNAL_KIND, unansweredToolCalls, type UserMessageData } from "./conversation.js";
 import { cutConversation } from "./conversation-cut.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
 import type { RuntimeAsk, RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
@@ -29,6 +29,9 @@ import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
 
 /** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
+/** What the model reads when a task whose conversation ends with its own answer is resumed. */
+const RESUMED_AFTER_ANSWER_NOTE = "[The task was resumed: go on from where it stopped.]";
+
 const CANCEL_GRACE_MS = 1_500;
 /** How many idle tasks stay loaded here with their events (keepIdle). */
 const IDLE_TASKS_KEPT = 4;
@@ -642,6 +645,9 @@ export class TaskRuntime {
           })),
         }),
       });
+    } else if (endsWithAnswer(task.journal.entries())) {
+      const note: UserMessageData = { text: RESUMED_AFTER_ANSWER_NOTE };
+      task.journal.append({ kind: JOURNAL_KIND.user, data: JSON.stringify(note) });
     }
     await this.continueTask(task);
   }

@@ -63,6 +63,9 @@ export const MODEL_STOP_REASONS = {
   contextWindow: "the model's answer filled the context window",
 } as const;
 
+/** Closes the text of an answer that was stopped midway, in what the model reads back. */
+export const INTERRUPTED_ANSWER_NOTE = "[This answer was interrupted here: the task was stopped before it ended.]";
+
 const PLAN_MODE_PROMPT =
   "# Plan mode\nThe person set this task to plan mode: explore with the read-only tools, ask what you need to know, and " +
   "answer with a plan of the changes (update_plan helps them follow it). Tools that modify the workspace or run commands " +
@@ -316,8 +319,10 @@ export class TurnLoop {
         textTools ? () => new TextToolStreamFilter(this.turnTools) : undefined,
       );
       if (signal.aborted) {
-        // The provider ended its stream at the abort: the text shown so far stays, as it is.
+        // The provider ended its stream at the abort: the text shown so far stays, as it is,
+        // and the model reads it back (marked as cut), as the person saw it.
         if (answer.message?.partial) settleInterrupted(this.answerHost(), answer.message);
+        this.journalInterrupted(answer.message?.text ?? "");
         signal.throwIfAborted();
       }
       if (answer.usage) this.context.noteUsage(prepared.chars, answer.usage);
@@ -334,6 +339,18 @@ export class TurnLoop {
       }
       return this.finishAnswer(answer, textTools, maxTokens);
     }
+  }
+
+  /**
+   * Journals the text of an answer stopped midway (its unfinished tool calls are dropped: none
+   * ran), so that the model's next request holds what the person read, and their next words
+   * come after it rather than merged into their previous message.
+   */
+  private journalInterrupted(text: string): void {
+    if (!text.trim()) return;
+    this.journal(JOURNAL_KIND.assistant, {
+      content: [{ type: "text", text: `${text}\n\n${INTERRUPTED_ANSWER_NOTE}` }],
+    });
   }
 
   /** Journals a finished answer (reasoning, text, tool calls); a cut tool call is marked as such. */
