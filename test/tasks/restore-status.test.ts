@@ -3,6 +3,7 @@
  * that is its completion; earlier, it stopped part-way and Resume goes on from there. Real
  * sidecar process, scripted model server.
  */
+import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { CheckpointKind, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
@@ -44,10 +45,28 @@ describe("the task's status after Restore Task Only", () => {
     await restoreTask(of(CheckpointKind.TURN).id);
     expect(await kinds()).toEqual(["text", "tool"]);
     expect(await status()).toBe(TaskStatus.INTERRUPTED);
+    // The completion's checkpoint went with its message: no longer listed, nor restored or compared.
+    const listed = async () =>
+      (await editor.clients.checkpoints.listCheckpoints({ taskId })).checkpoints.map((c) => c.kind);
+    expect(await listed()).toEqual([CheckpointKind.BASELINE, CheckpointKind.TURN]);
+    const gone = of(CheckpointKind.COMPLETION).id;
+    for (const attempt of [
+      restoreTask(gone),
+      editor.clients.checkpoints.restore({ taskId, checkpointId: gone, mode: RestoreMode.FILES }),
+      editor.clients.checkpoints.compare({ taskId, checkpointId: gone }),
+    ]) {
+      const err = await attempt.then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(err?.code).toBe(Code.NotFound);
+      expect(err?.rawMessage).toContain("a restore of the task removed its messages");
+    }
     await restoreTask(of(CheckpointKind.BASELINE).id);
     expect((await editor.clients.tasks.getTask({ taskId })).messages.map((m) => m.text)).toEqual(["Write notes"]);
     expect(await status()).toBe(TaskStatus.INTERRUPTED);
     expect(readIn(workspace, "notes.txt")).toBe("one\n"); // task only: the files stay
+    expect(await listed()).toEqual([CheckpointKind.BASELINE]);
 
     await editor.clients.tasks.resume({ taskId });
     await events.until(

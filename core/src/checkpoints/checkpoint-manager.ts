@@ -338,16 +338,40 @@ export class CheckpointManager {
     // The last restore was itself an undo (it restored a "before restore" checkpoint): there is
     // nothing left to undo, and offering it again would put back the restore just undone.
     const lastRestoreWasUndo = cps.some((c) => c.id === marker && c.kind === "before_restore");
-    return cps.map((c) => ({
+    const offered = await this.offeredFilter(taskId);
+    return cps.filter(offered).map((c) => ({
       ...c,
       restored: marker !== undefined && c.id === marker && c !== last,
       undoAvailable: c === last && c.kind === "before_restore" && !lastRestoreWasUndo,
     }));
   }
 
+  /**
+   * Which checkpoints are still offered: not those of messages a restore of the task removed
+   * (Restore Task clears the messages after its point, and their markers with them). An undo
+   * point stays: it holds what the files were before a restore. The engine keeps them all
+   * (their recorded edits still shape a later restore).
+   */
+  private async offeredFilter(taskId: string): Promise<(c: CheckpointInfo) => boolean> {
+    const ids = await this.conversation?.messageIds?.(taskId);
+    return (c) => !ids || !c.messageId || c.kind === "before_restore" || ids.has(c.messageId);
+  }
+
+  /** Refuses a checkpoint that is no longer offered, before anything is restored or compared. */
+  private async assertOffered(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<void> {
+    const cp = await this.find(engine, taskId, checkpointId);
+    if (!(await this.offeredFilter(taskId))(cp)) {
+      throw new DlineError(
+        "not_found",
+        `Checkpoint ${checkpointId.slice(0, 8)} is no longer part of task ${taskId}: a restore of the task removed its messages.`,
+      );
+    }
+  }
+
   async compare(taskId: string, checkpointId: string): Promise<{ files: FileChange[]; skipped: SkippedPath[] }> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
+    await this.assertOffered(engine, taskId, checkpointId);
     const cp = await this.find(engine, taskId, checkpointId);
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
     return { files: await engine.compare(taskId, cp), skipped: cp.skipped };
@@ -357,7 +381,8 @@ export class CheckpointManager {
   async viewChanges(taskId: string): Promise<{ files: FileChange[]; from: string; to: string }> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
-    const cps = (await engine.list(taskId)).filter((c) => c.hasFiles);
+    const offered = await this.offeredFilter(taskId);
+    const cps = (await engine.list(taskId)).filter((c) => c.hasFiles && offered(c));
     const completions = cps.filter((c) => c.kind === "completion");
     const [first] = cps;
     const to = completions.at(-1);
@@ -373,6 +398,7 @@ export class CheckpointManager {
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
+    await this.assertOffered(engine, taskId, checkpointId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.restore(checkpointId, mode);
   }

@@ -17,6 +17,11 @@ export interface TaskConversationPort {
     messageId: string,
     options?: { editedText?: string; beforeMessage?: boolean },
   ): Promise<void>;
+  /**
+   * The ids of the task's messages now. A checkpoint of a message that a restore of the task
+   * removed is no longer offered (its marker went with the message). Undefined: unknown.
+   */
+  messageIds?(taskId: string): Promise<ReadonlySet<string> | undefined>;
   /** A sent message's text and time, for EditMessage; undefined when there is no such message. */
   messageInfo(taskId: string, messageId: string): Promise<{ text: string; createdAt: number } | undefined>;
   /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */

@@ -26,6 +26,11 @@ export function runtimeConversationPort(
     async rewindConversation(taskId, messageId, options) {
       await (await runtime()).rewind(taskId, messageId, options);
     },
+    async messageIds(taskId) {
+      // Checkpoints of a task with no conversation here (none stored yet) are all offered.
+      if (!(await tasks()).history.get(taskId)) return undefined;
+      return (await runtime()).messageIds(taskId);
+    },
     async messageInfo(taskId, messageId) {
       const info = (await runtime()).messageInfo(taskId, messageId);
       return info ? { text: info.text, createdAt: info.createdAt } : undefined;
