@@ -222,6 +222,12 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
       expect(updatesOf(b, sessionId).filter((u) => u.sessionUpdate === "plan")).toEqual([
         { sessionUpdate: "plan", entries: PLAN_ENTRIES },
       ]);
+      // The session's "reject always" rule is not replayed as words the person wrote.
+      const userWords = updatesOf(b, sessionId)
+        .filter((u) => u.sessionUpdate === "user_message_chunk")
+        .map((u) => JSON.stringify(u));
+      expect(userWords.length).toBeGreaterThan(0);
+      expect(userWords.join("\n")).not.toContain("always reject");
     } finally {
       await b.stop();
     }

@@ -435,9 +435,9 @@ export class PromptTurn {
     }
   }
 
-  private respond(askId: string, approve: boolean, answer: string): void {
+  private respond(askId: string, approve: boolean, answer: string, reason?: string): void {
     try {
-      this.deps.runtime.respond(this.taskId, askId, approve, answer);
+      this.deps.runtime.respond(this.taskId, askId, approve, answer, reason);
     } catch (err) {
       // The question went away meanwhile (cancelled): nothing to answer.
       this.deps.logger.info("ask no longer pending", { taskId: this.taskId, error: (err as Error).message });
@@ -457,7 +457,8 @@ export class PromptTurn {
     const { approvals } = this.deps.session;
     if (category && approvals.rejected.has(category)) {
       // The row turns "failed" with the reason when the core records the denial.
-      this.respond(ask.askId, false, `The person chose to always reject ${alwaysName(category)} in this session.`);
+      // Their rule, not words they wrote: the model reads it, the chat does not show it as theirs.
+      this.respond(ask.askId, false, "", `They chose to always reject ${alwaysName(category)} in this session.`);
       return;
     }
     const toolCall = {

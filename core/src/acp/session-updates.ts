@@ -39,6 +39,12 @@ export function toolLocations(input: unknown, workspaceRoot: string): ToolCallLo
   return [{ path: path.resolve(workspaceRoot, p) }];
 }
 
+/** Why a call did not run: the person's feedback, else the rule a client applied for them. */
+export function deniedText(feedback: string, reason: string): string {
+  if (feedback) return `Rejected by the user: ${feedback}`;
+  return reason ? `Rejected: ${reason}` : "Rejected by the user.";
+}
+
 export function text(value: string) {
   return { type: "text" as const, text: value };
 }
@@ -112,12 +118,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         if (!call) break;
         const done = call.status === "done";
         const diffs = done ? call.edits.filter((e) => !e.truncated || e.diff) : [];
-        const why =
-          call.status === "denied"
-            ? call.feedback
-              ? `Rejected by the user: ${call.feedback}`
-              : "Rejected by the user."
-            : call.reason;
+        const why = call.status === "denied" ? deniedText(call.feedback, call.reason) : call.reason;
         const shown = done ? call.output : why || call.output;
         updates.push({
           sessionUpdate: "tool_call",

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import type { ToolCallContent, ToolCallStatus as AcpToolCallStatus } from "@agentclientprotocol/sdk";
 import { FileStatus } from "../gen/dline/v1/checkpoint_pb.js";
 import { ToolCallStatus, type FileEdit, type ToolCall } from "../gen/dline/v1/task_pb.js";
-import { text, unifiedDiffContent } from "./session-updates.js";
+import { deniedText, text, unifiedDiffContent } from "./session-updates.js";
 
 export function acpStatus(status: ToolCallStatus): AcpToolCallStatus {
   switch (status) {
@@ -47,7 +47,7 @@ export function settledContent(call: ToolCall): ToolCallContent[] {
       return [
         {
           type: "content",
-          content: text(call.feedback ? `Rejected by the user: ${call.feedback}` : "Rejected by the user."),
+          content: text(deniedText(call.feedback, call.reason)),
         },
       ];
     case ToolCallStatus.FAILED:

@@ -3,7 +3,13 @@ import { DlineError } from "../errors.js";
 
 export interface AskAnswer {
   approve: boolean;
+  /** The person's words (feedback with an approval or a denial, a follow-up's answer). */
   text: string;
+  /**
+   * Why a client answered without asking the person (a rule they set, e.g. "always reject
+   * edits in this session"): the model reads it, the chat does not show it as their words.
+   */
+  reason?: string;
 }
 
 interface PendingAsk {

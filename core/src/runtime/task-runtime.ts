@@ -590,7 +590,7 @@ export class TaskRuntime {
     this.start(task, loop);
   }
 
-  respond(taskId: string, askId: string, approve: boolean, text: string): void {
+  respond(taskId: string, askId: string, approve: boolean, text: string, reason?: string): void {
     const task = this.live.get(taskId);
     if (!task || !task.asks.pendingAskId) {
       throw (
@@ -598,7 +598,7 @@ export class TaskRuntime {
         new DlineError("failed_precondition", `Task ${taskId} is not waiting for an answer.`)
       );
     }
-    task.asks.respond(askId, { approve, text });
+    task.asks.respond(askId, { approve, text, reason });
   }
 
   async cancel(taskId: string): Promise<void> {
@@ -728,6 +728,14 @@ export class TaskRuntime {
   }
 
   /** The text and time of one of a task's messages (for EditMessage). */
+  /** The ids of a task's messages now (for the checkpoints still offered after a restore). */
+  messageIds(taskId: string): ReadonlySet<string> {
+    const task = this.load(taskId);
+    const ids = new Set(task.messages.list().map((m) => m.id));
+    this.closeStoresIfIdle(task);
+    return ids;
+  }
+
   messageInfo(taskId: string, messageId: string): { text: string; createdAt: number; role: string } | undefined {
     const task = this.load(taskId);
     const m = task.messages.list().find((x) => x.id === messageId);

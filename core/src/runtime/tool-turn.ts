@@ -135,7 +135,7 @@ export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal
 
 type Proposal =
   | { kind: "run"; prepared: PreparedEdit | undefined }
-  | { kind: "denied"; feedback: string }
+  | { kind: "denied"; feedback: string; reason?: string }
   | { kind: "refused"; message: string };
 
 /**
@@ -333,9 +333,11 @@ class ToolTurn {
       if (proposal.kind === "refused") return this.fail(call, toolCallId, row.current, proposal.message);
       if (proposal.kind === "denied") {
         this.denied = true;
-        const words = proposal.feedback ? ` Their feedback: ${proposal.feedback}` : "";
+        const words =
+          (proposal.feedback ? ` Their feedback: ${proposal.feedback}` : "") +
+          (proposal.reason ? ` ${proposal.reason}` : "");
         if (row.current) {
-          row.current.update({ status: "denied", feedback: proposal.feedback });
+          row.current.update({ status: "denied", feedback: proposal.feedback, reason: proposal.reason ?? "" });
           this.ended(toolCallId, "denied", `Denied by the user.${words}`);
         }
         if (proposal.feedback)
@@ -432,7 +434,7 @@ class ToolTurn {
           this.signal,
         );
         this.host.autoApprovedInARow = 0;
-        if (!answer.approve) return { kind: "denied", feedback: answer.text };
+        if (!answer.approve) return { kind: "denied", feedback: answer.text, reason: answer.reason };
         if (answer.text) {
           this.feedback = `The user approved with feedback: ${answer.text}`;
           row.current?.update({ feedback: answer.text });
