@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
@@ -79,6 +80,26 @@ describe("TaskHistory", () => {
     expect(h.list({ query: 'login" (* NEAR' }).tasks.length).toBe(0);
     expect(h.list({ query: 'login" (*' }).tasks.map((t) => t.id)).toEqual(["t4", "t1"]); // FTS syntax is inert
     expect(h.list({ query: "login", workspaceRoot: "/ws/b" }).tasks).toEqual([]);
+  });
+
+  it("a workspace filter finds the folder's tasks however it was spelled: a trailing slash, through a link", () => {
+    const env = taskEnv();
+    const real = path.join(env.roots.base, "repo");
+    const link = path.join(env.roots.base, "link");
+    fs.mkdirSync(real);
+    fs.symlinkSync(real, link);
+    const h = openHistory(env);
+    h.putMany([
+      { id: "by-real", title: "a", taskText: "a", workspaceRoot: real, createdAt: 1000, cost: 0 },
+      { id: "by-link", title: "b", taskText: "b", workspaceRoot: link, createdAt: 2000, cost: 0 },
+      { id: "other", title: "c", taskText: "c", workspaceRoot: "/ws/other", createdAt: 3000, cost: 0 },
+    ]);
+    const ids = (workspaceRoot: string) => h.list({ workspaceRoot }).tasks.map((t) => t.id);
+    expect(ids(real)).toEqual(["by-link", "by-real"]);
+    expect(ids(`${real}/`)).toEqual(["by-link", "by-real"]);
+    expect(ids(link)).toEqual(["by-link", "by-real"]);
+    expect(ids("/ws/other/")).toEqual(["other"]); // a folder that is not here: by its path alone
+    expect(ids(path.join(env.roots.base, "elsewhere"))).toEqual([]);
   });
 
   it("refuses a page token issued for other filters, or garbage, with invalid_argument", () => {

@@ -6,6 +6,11 @@ export type HistorySort = "newest" | "oldest" | "most_expensive";
 
 export interface HistoryListOptions {
   workspaceRoot?: string;
+  /**
+   * Every stored spelling of `workspaceRoot`'s folder (through a link, with a trailing slash):
+   * filled in by TaskHistory.list, which can look at the file system.
+   */
+  workspaceRootSpellings?: readonly string[];
   query?: string;
   favoritesOnly?: boolean;
   pageSize?: number;
@@ -77,8 +82,9 @@ export function listFilters(o: HistoryListOptions): { where: string[]; params: u
   const where: string[] = [];
   const params: unknown[] = [];
   if (o.workspaceRoot) {
-    where.push("t.workspace_root = ?");
-    params.push(o.workspaceRoot);
+    const roots = o.workspaceRootSpellings?.length ? o.workspaceRootSpellings : [o.workspaceRoot];
+    where.push(`t.workspace_root IN (${roots.map(() => "?").join(", ")})`);
+    params.push(...roots);
   }
   if (o.favoritesOnly) where.push("t.favorite = 1");
   return { where, params };

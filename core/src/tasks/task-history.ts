@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type Database from "better-sqlite3";
 import type { Logger } from "../logging/logger.js";
 import type { SqliteDatabase, SqliteFactory } from "../storage/index.js";
@@ -107,12 +108,31 @@ export class TaskHistory {
     return row ? recordFromRow(row as Record<string, unknown>) : undefined;
   }
 
+  /**
+   * The stored workspace roots that name the same folder as `root`: the same path once resolved
+   * (a trailing slash), or the same real location (one opened through a link).
+   */
+  private spellingsOf(root: string): string[] {
+    const resolved = path.resolve(root);
+    const real = realpathOrUndefined(resolved);
+    const stored = (this.stmt("SELECT DISTINCT workspace_root AS r FROM tasks").all() as { r: unknown }[])
+      .map((row) => row.r)
+      .filter((r): r is string => typeof r === "string" && r !== "");
+    const same = stored.filter(
+      (r) => r === resolved || (path.isAbsolute(r) && real !== undefined && realpathOrUndefined(r) === real),
+    );
+    return [...new Set([resolved, ...same])];
+  }
+
   count(): number {
     return (this.stmt("SELECT count(*) AS n FROM tasks").get() as { n: number }).n;
   }
 
   /** One page; a text search is planned by HistorySearch (`plan` forces one plan: same rows, other speed). */
-  list(options: HistoryListOptions = {}, plan: SearchPlan = "auto"): HistoryPage {
+  list(given: HistoryListOptions = {}, plan: SearchPlan = "auto"): HistoryPage {
+    const options = given.workspaceRoot
+      ? { ...given, workspaceRootSpellings: this.spellingsOf(given.workspaceRoot) }
+      : given;
     const q = buildListQuery(options, LIST_COLUMNS);
     // A search may read in several statements: one transaction gives them one snapshot.
     const rows =
@@ -369,5 +389,13 @@ export class TaskHistory {
     const info = this.stmt("INSERT INTO changes (task_id, kind, at) VALUES (?, ?, ?)").run(taskId, kind, Date.now());
     const seq = Number(info.lastInsertRowid);
     if (seq % 500 === 0) this.stmt("DELETE FROM changes WHERE seq <= ?").run(seq - CHANGES_KEPT);
+  }
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
   }
 }
