@@ -115,7 +115,13 @@ export class TaskHistory {
   private spellingsOf(root: string): string[] {
     const resolved = path.resolve(root);
     const real = realpathOrUndefined(resolved);
-    const stored = (this.stmt("SELECT DISTINCT workspace_root AS r FROM tasks").all() as { r: unknown }[])
+    // Each distinct root by one seek in tasks_by_workspace (a DISTINCT would read every row).
+    const distinctRoots = `WITH RECURSIVE roots(r) AS (
+        SELECT min(workspace_root) FROM tasks
+        UNION ALL
+        SELECT (SELECT min(workspace_root) FROM tasks WHERE workspace_root > roots.r) FROM roots WHERE roots.r IS NOT NULL
+      ) SELECT r FROM roots WHERE r IS NOT NULL`;
+    const stored = (this.stmt(distinctRoots).all() as { r: unknown }[])
       .map((row) => row.r)
       .filter((r): r is string => typeof r === "string" && r !== "");
     const same = stored.filter(
