@@ -322,6 +322,10 @@ function profileAndSecretMethods(deps: SettingsServiceDeps): SettingsServiceImpl
     async deleteProfile(req) {
       await stores.profiles.delete(req.id);
       await stores.secrets.deleteProfile(req.id);
+      // The default named the profile just removed: new tasks fall back to what is left.
+      const global = stores.repositoryFor(target("global", "", ""));
+      if ((await global.read()).settings.defaultProfileId === req.id)
+        await global.applyPatch({ defaultProfileId: null });
       return create(DeleteProfileResponseSchema, {});
     },
 

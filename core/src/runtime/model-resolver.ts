@@ -31,12 +31,19 @@ export class ModelResolver {
 
   async resolve(profileId: string, taskId: string): Promise<RunnerModel> {
     let id = profileId;
+    const all = await this.profiles.list();
+    let missingDefault = "";
     if (!id) {
       const configured = await this.settings.resolve("defaultProfileId", { taskId: taskId || undefined });
       id = typeof configured.value === "string" ? configured.value : "";
+      // A default that names a removed profile is no default (a settings file of a workspace or
+      // task can still name one): the rules below choose, and say so when they cannot.
+      if (id && this.environment?.profile.id !== id && !all.some((p) => p.id === id)) {
+        missingDefault = id;
+        id = "";
+      }
     }
     if (!id && this.environment) id = this.environment.profile.id;
-    const all = await this.profiles.list();
     const only = all.length === 1 ? all[0] : undefined;
     if (!id && only) id = only.id;
     if (!id) {
@@ -44,13 +51,12 @@ export class ModelResolver {
         throw new DlineError("failed_precondition", `No model is configured: ${SET_UP_A_MODEL}.`, {
           errorReason: "no_model",
         });
-      throw new DlineError(
-        "failed_precondition",
-        "Several model profiles exist and none is the default: pass a profile id or set defaultProfileId.",
-        {
-          errorReason: "no_default_profile",
-        },
-      );
+      const why = missingDefault
+        ? `The default model profile "${missingDefault.slice(0, 128)}" does not exist any more, and several others do`
+        : "Several model profiles exist and none is the default";
+      throw new DlineError("failed_precondition", `${why}: pass a profile id or set defaultProfileId.`, {
+        errorReason: "no_default_profile",
+      });
     }
     // The environment's profile is the one this process was started with: it wins over a stored one of the same id.
     const fromEnvironment = this.environment?.profile.id === id ? this.environment : undefined;
