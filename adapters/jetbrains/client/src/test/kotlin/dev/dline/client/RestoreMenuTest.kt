@@ -1,8 +1,6 @@
 package dev.dline.client
 
-import dline.v1.CheckpointOuterClass.CheckpointKind
 import dline.v1.CheckpointOuterClass.CompareResponse
-import dline.v1.CheckpointOuterClass.FileStatus
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Test
 
