@@ -357,6 +357,23 @@ export class CheckpointManager {
     return (c) => !ids || !c.messageId || c.kind === "before_restore" || ids.has(c.messageId);
   }
 
+  /**
+   * Refuses a file restore while another task runs (or waits for an answer) in the same
+   * workspace, in this sidecar or another: the restore would overwrite the files it is editing,
+   * and it would go on from files it did not leave.
+   */
+  private async assertNoOtherTaskActive(taskId: string): Promise<void> {
+    const workspaceRoot = await this.workspaceOfTask(taskId);
+    const [other, ...more] = (await this.conversation?.activeTasksIn?.(workspaceRoot, taskId)) ?? [];
+    if (!other) return;
+    const title = other.title ? `"${other.title.slice(0, 60)}" (${other.id})` : other.id;
+    const others = more.length ? ` and ${more.length} other task(s)` : "";
+    throw new DlineError(
+      "failed_precondition",
+      `Task ${title}${others} is running in this workspace: restoring files now could overwrite its edits. Wait for it to end, or cancel it, then restore.`,
+    );
+  }
+
   /** Refuses a checkpoint that is no longer offered, before anything is restored or compared. */
   private async assertOffered(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<void> {
     const cp = await this.find(engine, taskId, checkpointId);
@@ -399,6 +416,7 @@ export class CheckpointManager {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     await this.assertOffered(engine, taskId, checkpointId);
+    if (mode !== "task") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.restore(checkpointId, mode);
   }
@@ -412,6 +430,7 @@ export class CheckpointManager {
   ): Promise<EditOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
+    if (mode === "restore_all") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.editMessage(messageId, text, mode, async () => {
       const status = await this.status({ taskId });

@@ -22,6 +22,11 @@ export interface TaskConversationPort {
    * removed is no longer offered (its marker went with the message). Undefined: unknown.
    */
   messageIds?(taskId: string): Promise<ReadonlySet<string> | undefined>;
+  /**
+   * The other tasks running or waiting for an answer in this workspace now, in any sidecar: a
+   * file restore would overwrite what they are editing, so it waits for them.
+   */
+  activeTasksIn?(workspaceRoot: string, exceptTaskId: string): Promise<{ id: string; title: string }[]>;
   /** A sent message's text and time, for EditMessage; undefined when there is no such message. */
   messageInfo(taskId: string, messageId: string): Promise<{ text: string; createdAt: number } | undefined>;
   /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */

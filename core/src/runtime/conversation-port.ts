@@ -31,6 +31,15 @@ export function runtimeConversationPort(
       if (!(await tasks()).history.get(taskId)) return undefined;
       return (await runtime()).messageIds(taskId);
     },
+    async activeTasksIn(workspaceRoot, exceptTaskId) {
+      const { history, ownership } = await tasks();
+      // A row still saying "running" whose sidecar died is no running task: its claim is gone.
+      return history.activeIn(workspaceRoot).filter((t) => {
+        if (t.id === exceptTaskId) return false;
+        const owner = ownership.owner(t.id);
+        return owner !== undefined && owner.purpose !== "delete";
+      });
+    },
     async messageInfo(taskId, messageId) {
       const info = (await runtime()).messageInfo(taskId, messageId);
       return info ? { text: info.text, createdAt: info.createdAt } : undefined;

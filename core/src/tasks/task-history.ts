@@ -130,6 +130,18 @@ export class TaskHistory {
     return [...new Set([resolved, ...same])];
   }
 
+  /** The tasks whose row says they run or wait in this workspace (however its folder is spelled). */
+  activeIn(workspaceRoot: string): { id: string; title: string }[] {
+    const roots = this.spellingsOf(workspaceRoot);
+    const sql = `SELECT id, title FROM tasks WHERE status IN ('running', 'waiting') AND workspace_root IN (${roots
+      .map(() => "?")
+      .join(", ")})`;
+    return (this.stmt(sql).all(...roots) as { id: unknown; title: unknown }[]).map((r) => ({
+      id: String(r.id),
+      title: typeof r.title === "string" ? r.title : "",
+    }));
+  }
+
   count(): number {
     return (this.stmt("SELECT count(*) AS n FROM tasks").get() as { n: number }).n;
   }
