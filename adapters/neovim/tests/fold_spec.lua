@@ -297,4 +297,20 @@ S.case("retries drop the failed attempt's answer, waits and checkpoint progress 
   T.eq(render.notice_lines(state), {}, "the wait is over")
 end)
 
+S.case("a failed or cancelled task's header says how to continue it, like an interrupted one's", function()
+  for status, word in pairs({ TASK_STATUS_FAILED = "Failed", TASK_STATUS_CANCELLED = "Cancelled" }) do
+    local state = play(fold.new("t9"), { user("u1", "go"), { statusChanged = { status = status } } })
+    T.contains(
+      table.concat(render.header_lines(state), "\n"),
+      word .. ". R (or :Dline resume) continues it.",
+      status .. ": the Resume action"
+    )
+  end
+  local done = play(fold.new("t9"), { user("u1", "go"), { statusChanged = { status = "TASK_STATUS_COMPLETED" } } })
+  T.truthy(
+    not table.concat(render.header_lines(done), "\n"):find("continues it", 1, true),
+    "a completed task is continued with a message: no Resume hint"
+  )
+end)
+
 return S

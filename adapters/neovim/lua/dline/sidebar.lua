@@ -209,7 +209,7 @@ M.KEYS = {
   { "[a", "prev_ask", "previous question or approval" },
   { "gc", "compare", "compare with the checkpoint under the cursor" },
   { "gs", "restore", "restore the checkpoint under the cursor" },
-  { "R", "resume", "resume an interrupted task" },
+  { "R", "resume", "resume an interrupted, cancelled or failed task" },
   { "<C-c>", "cancel", "cancel the running task" },
   { "q", "close", "close the chat" },
   { "g?", "help", "list these keys" },
