@@ -155,8 +155,20 @@ end
 -- Restore -------------------------------------------------------------------------------
 
 --- Re-reads loaded buffers of files the restore rewrote or deleted; a buffer with unsaved
---- changes is kept and the user told.
-function M.reload_buffers(root, paths) require("dline.buffers").reload(root, paths, "The restore") end
+--- changes is kept: returns the warning that says so (nil when none was kept).
+function M.reload_buffers(root, paths)
+  local _, _, warning = require("dline.buffers").reload(root, paths, "The restore", { quiet = true })
+  return warning
+end
+
+--- Shows a restore's summary and its warnings as one message: a warning shown on its own
+--- would be replaced at once by the summary (it would be only in :messages). With warnings,
+--- the whole message is a warning, the summary first.
+function H.tell(summary, warnings, level)
+  warnings = vim.tbl_filter(function(w) return w and w ~= "" end, warnings or {})
+  if #warnings == 0 then return dline().notify(summary) end
+  dline().notify(summary .. "\n" .. table.concat(warnings, "\n"), level or vim.log.levels.WARN)
+end
 
 local kept_reasons = {
   KEPT_REASON_TOO_LARGE = "too large to snapshot",
@@ -209,12 +221,13 @@ end
 --- how to undo it (files restored over the workspace's), and the files kept as they were.
 function H.report_files(label, res, workspace_root)
   local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
-  M.reload_buffers(workspace_root, changed)
+  local unsaved = M.reload_buffers(workspace_root, changed)
   if res.fileError and res.fileError ~= "" then
-    return dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
+    local failed = "the files could not be restored: " .. res.fileError
+    return dline().notify(failed .. (unsaved and ("\n" .. unsaved) or ""), vim.log.levels.ERROR)
   end
   local kept = res.keptPaths or {}
-  dline().notify(
+  H.tell(
     ("%s: %d file(s) restored, %d deleted%s%s%s"):format(
       label,
       #(res.restoredPaths or {}),
@@ -222,9 +235,9 @@ function H.report_files(label, res, workspace_root)
       #kept > 0 and (", %d kept as they were"):format(#kept) or "",
       res.conversationRestored and ", conversation restored" or "",
       (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or ""
-    )
+    ),
+    { unsaved, #kept > 0 and M.kept_lines(kept) or nil }
   )
-  if #kept > 0 then dline().notify(M.kept_lines(kept), vim.log.levels.WARN) end
 end
 
 --- Undoes the task's last file restore: restores (files only) the "before restore" checkpoint
@@ -261,6 +274,16 @@ function M.undo(task_id, workspace_root, cb)
 end
 
 -- Editing a sent message --------------------------------------------------------------
+
+--- Restore All does not send the edited text: it goes in the chat's input area (shown), for
+--- the person to send (<CR>) or change, as VS Code keeps it in its message input.
+function H.keep_in_input(task_id, text)
+  local sidebar = require("dline.sidebar")
+  local controller = require("dline.task").get(task_id) or require("dline.task").open(task_id)
+  local chat_win = sidebar.windows()
+  if not chat_win or sidebar.current() ~= controller.chat then controller.chat:open(dline().config().chat) end
+  vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, vim.split(text, "\n", { plain = true }))
+end
 
 --- The choices after editing a sent message (docs/checkpoints.md, "Editing a sent message").
 M.EDIT_OPTIONS = {
@@ -317,24 +340,35 @@ function M.edit_message(task_id, workspace_root, cb)
                 dline().notify_error("edit message", edit_err)
                 return cb and cb(edit_err)
               end
+              local warnings = {}
               if edit_res.fileError and edit_res.fileError ~= "" then
-                dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
+                table.insert(warnings, "the files could not be restored: " .. edit_res.fileError)
               end
-              -- Every unmodified buffer whose file changed is re-read.
+              -- The buffers of the files it changed (an unsaved one is kept: said), then every
+              -- other unmodified buffer whose file changed is re-read.
+              local changed = vim.list_extend(vim.deepcopy(edit_res.restoredPaths or {}), edit_res.deletedPaths or {})
+              table.insert(warnings, M.reload_buffers(workspace_root, changed))
               require("dline.buffers").reload_changed(workspace_root)
-              local files = #(edit_res.restoredPaths or {}) + #(edit_res.deletedPaths or {})
-              dline().notify(
-                ("%s: %s%s"):format(
+              local controller = require("dline.task").get(task_id)
+              if controller then controller:reload() end
+              local kept = ""
+              if choice.mode == "EDIT_MESSAGE_MODE_RESTORE_ALL" then
+                H.keep_in_input(task_id, text)
+                kept = ". The edited message is in the chat's input area, not sent: <CR> there sends it"
+              end
+              H.tell(
+                ("%s: %s%s%s"):format(
                   choice.label,
                   edit_res.restored and "done" or "nothing restored",
                   (edit_res.undoCheckpointId or "") ~= ""
-                      and files > 0
-                      and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(files)
-                    or ""
-                )
+                      and #changed > 0
+                      and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(#changed)
+                    or "",
+                  kept
+                ),
+                warnings,
+                (edit_res.fileError or "") ~= "" and vim.log.levels.ERROR or nil
               )
-              local controller = require("dline.task").get(task_id)
-              if controller then controller:reload() end
               if cb then cb(nil, edit_res, choice) end
             end
           )

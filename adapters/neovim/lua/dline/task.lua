@@ -299,7 +299,10 @@ function H.on_event(self, event)
     H.close_preview(self)
   end
   if event.statusChanged and self.status ~= was then
-    if self.status == "TASK_STATUS_INTERRUPTED" then
+    -- A restore to an earlier point stops the task there too: the restore's own message says
+    -- what happened (replacing it with "its sidecar stopped" would hide it, and be wrong).
+    local restored = (event.statusChanged.reason or ""):find("restored", 1, true)
+    if self.status == "TASK_STATUS_INTERRUPTED" and not restored then
       dline().notify(
         ("task %s is interrupted: its sidecar stopped before it finished. R in its chat (or :Dline resume) continues it"):format(
           ids.short(self.task_id)
