@@ -700,4 +700,36 @@ S.case("restore files & task rewinds the conversation and the files to a turn's 
   T.contains(controller.chat:text(), "First the greeting.", "the conversation up to the checkpoint is kept")
 end)
 
+S.case("a message sent while the model streams shows at once as queued, then in the conversation", function()
+  local s = session()
+  T.configure_model(s, {
+    {
+      text = string.rep("slow ", 80),
+      textChunkChars = 5,
+      writeDelayMs = 40,
+      toolCalls = { { name = "attempt_completion", input = { result = "First done." } } },
+    },
+    { text = "On it.", toolCalls = { { name = "attempt_completion", input = { result = "Tests added." } } } },
+  })
+  approve_all()
+  local controller = new_task("Write the code")
+  T.wait(function() return controller.chat:text():find("slow slow", 1, true) ~= nil end, "the answer to stream")
+  T.eq(controller.status, "TASK_STATUS_RUNNING", "still running")
+  local input = require("dline.sidebar").input_buffer()
+  vim.api.nvim_buf_set_lines(input, 0, -1, false, { "and add tests" })
+  require("dline.sidebar").send(controller.chat)
+  T.eq(T.buffer_text(input), "", "the input area is cleared")
+  T.contains(
+    controller.chat:text(),
+    "## You (queued: sent when the current turn ends)\nand add tests",
+    "shown at once as queued"
+  )
+  T.truthy(not controller.chat:text():find("First done.", 1, true), "while the turn still streams")
+  T.wait(function() return controller.chat:text():find("Tests added.", 1, true) ~= nil end, "the queued message's turn")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local text = controller.chat:text()
+  T.contains(text, "## You\nand add tests", "in the conversation")
+  T.truthy(not text:find("queued", 1, true), "no longer queued")
+end)
+
 return S

@@ -281,6 +281,17 @@ function M.ask_lines(state)
   return lines
 end
 
+--- The messages sent while the model works, each as it will show once the turn ends.
+function M.queued_lines(state)
+  local lines = {}
+  for _, text in ipairs(state.queued or {}) do
+    table.insert(lines, "## You (queued: sent when the current turn ends)")
+    vim.list_extend(lines, M.split(text))
+    table.insert(lines, "")
+  end
+  return lines
+end
+
 function M.notice_lines(state)
   if (state.notice or "") == "" then return {} end
   return { "~~ " .. M.one_line(state.notice), "" }

@@ -495,7 +495,12 @@ function H.Controller.send(self, text, cb, workspace_root)
   end
   local editor = buffers.editor_state(workspace_root or self.workspace_root)
   local request = { taskId = self.task_id, text = expanded, editor = editor, workspaceRoot = workspace_root }
+  -- While the model works (no question waits), the core queues the message until the turn
+  -- ends: it shows as queued at once, not only then.
+  local queued = self.status == "TASK_STATUS_RUNNING" and not self.pending_ask
+  if queued then self.chat:queue(text) end
   dline().session():call("TaskService", "SendMessage", request, function(err)
+    if err and queued then self.chat:unqueue(text) end
     if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
       return H.offer_workspace(self, err, function(folder) self:send(text, cb, folder) end, cb)
     end
