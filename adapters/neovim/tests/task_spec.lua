@@ -732,4 +732,40 @@ S.case("a message sent while the model streams shows at once as queued, then in 
   T.truthy(not text:find("queued", 1, true), "no longer queued")
 end)
 
+S.case("a restore closes the task's compare tabs, out of date, and the buffer of a file it deleted", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, {
+    edit_turns()[1],
+    { toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } } },
+    { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting and notes." } } } },
+  })
+  approve_all()
+  local controller = new_task("Greet and take notes")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local notes = vim.loop.cwd() .. "/notes.md"
+  T.eq(T.read(notes), "notes\n", "notes written")
+  local baseline = baseline_of(s, controller)
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("Dline compare " .. baseline.id)
+  T.wait(function() return #vim.api.nvim_list_tabpages() == tabs + 2 end, "a diff tab per changed file")
+  T.truthy(vim.fn.bufloaded(notes) == 1, "the new file's buffer, loaded by its tab")
+  local messages, stop_capture = capture_notices()
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.restore" then
+      for _, o in ipairs(items) do
+        if o.label == "Restore Files Only" then return o end
+      end
+    end
+  end)
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  T.eq(T.read(file), "hello\n", "restored")
+  T.eq(T.read(notes), nil, "the new file deleted")
+  T.eq(#vim.api.nvim_list_tabpages(), tabs, "the compare tabs are closed")
+  T.eq(vim.fn.bufexists(notes), 0, "no empty buffer left for the deleted file (:w would write it again)")
+  T.contains(messages[1].msg, "its 2 compare tab(s) closed", "said so")
+end)
+
 return S

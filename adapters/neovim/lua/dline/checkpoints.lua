@@ -85,6 +85,33 @@ end
 
 -- Compare -------------------------------------------------------------------------------
 
+H.compare_tabs = {} -- task id -> { tab, path, buf (the file's buffer, when the tab loaded it) }
+
+--- Closes the compare tabs opened for `task_id` (after a restore they show what is no longer
+--- so), and wipes a file buffer one of them loaded whose file is gone (`:w` would make it
+--- again, empty). Returns how many tabs it closed.
+function M.close_compare(task_id)
+  local closed = 0
+  for _, opened in ipairs(H.compare_tabs[task_id] or {}) do
+    if vim.api.nvim_tabpage_is_valid(opened.tab) and #vim.api.nvim_list_tabpages() > 1 then
+      vim.cmd("tabclose " .. vim.api.nvim_tabpage_get_number(opened.tab))
+      closed = closed + 1
+    end
+    local buf = opened.buf
+    if
+      buf
+      and vim.api.nvim_buf_is_valid(buf)
+      and not vim.bo[buf].modified
+      and #vim.fn.win_findbuf(buf) == 0
+      and not (vim.uv or vim.loop).fs_stat(opened.path)
+    then
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end
+  end
+  H.compare_tabs[task_id] = nil
+  return closed
+end
+
 function H.absolute(root, path)
   if path:sub(1, 1) == "/" then return path end
   return (root or (vim.uv or vim.loop).cwd()) .. "/" .. path
@@ -132,6 +159,7 @@ function M.compare(task_id, cp, workspace_root, cb)
       if not file.binary and not file.tooLarge and tabs < max_tabs then
         tabs = tabs + 1
         vim.cmd("tabnew")
+        local opened = { tab = vim.api.nvim_get_current_tabpage(), path = path }
         local before = H.scratch(("dline://checkpoint/%s/%s"):format(cp.id:sub(1, 8), file.path), file.before or "")
         vim.api.nvim_win_set_buf(0, before)
         vim.cmd("diffthis")
@@ -139,12 +167,17 @@ function M.compare(task_id, cp, workspace_root, cb)
           vim.cmd("rightbelow vsplit")
           vim.api.nvim_win_set_buf(0, H.scratch("dline://deleted/" .. file.path, ""))
         else
+          local loaded = vim.fn.bufloaded(path) == 1
           vim.cmd("rightbelow vsplit " .. vim.fn.fnameescape(path))
+          -- A buffer this tab loaded goes when the tab is closed after a restore deleted its file.
+          if not loaded then opened.buf = vim.api.nvim_get_current_buf() end
           -- The checkpoint side gets the current file's filetype (same highlighting).
           if vim.bo.filetype ~= "" then vim.bo[before].filetype = vim.bo.filetype end
         end
         vim.cmd("diffthis")
         vim.t.dline_compare = file.path
+        H.compare_tabs[task_id] = H.compare_tabs[task_id] or {}
+        table.insert(H.compare_tabs[task_id], opened)
       end
     end
     vim.fn.setqflist({}, " ", { title = "Changes since snapshot", items = qf })
@@ -208,7 +241,7 @@ function M.restore(task_id, cp, workspace_root, cb)
           dline().notify_error("restore", err)
           return cb and cb(err)
         end
-        H.report_files(choice.label, res, workspace_root)
+        H.report_files(choice.label, res, workspace_root, task_id)
         local controller = require("dline.task").get(task_id)
         if controller and res.conversationRestored then controller:reload() end
         if cb then cb(nil, res, choice) end
@@ -219,25 +252,32 @@ end
 
 --- Reloads the buffers a restore changed and says what it did: the counts, the conversation,
 --- how to undo it (files restored over the workspace's), and the files kept as they were.
-function H.report_files(label, res, workspace_root)
+function H.report_files(label, res, workspace_root, task_id)
   local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
   local unsaved = M.reload_buffers(workspace_root, changed)
+  local tabs = #changed > 0 and M.close_compare(task_id) or 0
   if res.fileError and res.fileError ~= "" then
     local failed = "the files could not be restored: " .. res.fileError
     return dline().notify(failed .. (unsaved and ("\n" .. unsaved) or ""), vim.log.levels.ERROR)
   end
   local kept = res.keptPaths or {}
   H.tell(
-    ("%s: %d file(s) restored, %d deleted%s%s%s"):format(
+    ("%s: %d file(s) restored, %d deleted%s%s%s%s"):format(
       label,
       #(res.restoredPaths or {}),
       #(res.deletedPaths or {}),
       #kept > 0 and (", %d kept as they were"):format(#kept) or "",
       res.conversationRestored and ", conversation restored" or "",
-      (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or ""
+      (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or "",
+      H.tabs_closed(tabs)
     ),
     { unsaved, #kept > 0 and M.kept_lines(kept) or nil }
   )
+end
+
+function H.tabs_closed(n)
+  if n == 0 then return "" end
+  return ("; its %d compare tab(s) closed, out of date (:Dline compare opens them again)"):format(n)
 end
 
 --- Undoes the task's last file restore: restores (files only) the "before restore" checkpoint
@@ -266,7 +306,7 @@ function M.undo(task_id, workspace_root, cb)
           return cb and cb(restore_err)
         end
         res.undoCheckpointId = "" -- an undo is not undone in turn
-        H.report_files("Undo restore", res, workspace_root)
+        H.report_files("Undo restore", res, workspace_root, task_id)
         if cb then cb(nil, res) end
       end
     )
@@ -349,6 +389,7 @@ function M.edit_message(task_id, workspace_root, cb)
               local changed = vim.list_extend(vim.deepcopy(edit_res.restoredPaths or {}), edit_res.deletedPaths or {})
               table.insert(warnings, M.reload_buffers(workspace_root, changed))
               require("dline.buffers").reload_changed(workspace_root)
+              local tabs = #changed > 0 and M.close_compare(task_id) or 0
               local controller = require("dline.task").get(task_id)
               if controller then controller:reload() end
               local kept = ""
@@ -357,13 +398,14 @@ function M.edit_message(task_id, workspace_root, cb)
                 kept = ". The edited message is in the chat's input area, not sent: <CR> there sends it"
               end
               H.tell(
-                ("%s: %s%s%s"):format(
+                ("%s: %s%s%s%s"):format(
                   choice.label,
                   edit_res.restored and "done" or "nothing restored",
                   (edit_res.undoCheckpointId or "") ~= ""
                       and #changed > 0
                       and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(#changed)
                     or "",
+                  H.tabs_closed(tabs),
                   kept
                 ),
                 warnings,
