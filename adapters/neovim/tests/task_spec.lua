@@ -768,4 +768,47 @@ S.case("a restore closes the task's compare tabs, out of date, and the buffer of
   T.contains(messages[1].msg, "its 2 compare tab(s) closed", "said so")
 end)
 
+S.case(
+  ":qa while a task waits for an answer is refused like unsaved changes, and says why; not once it is done",
+  function()
+    local s = session()
+    T.configure_model(s, edit_turns())
+    local answer
+    T.script_select(function(_, opts)
+      if opts.kind == "dline.approval" then return answer end
+      if opts.kind == "dline.followup" then return "casual" end
+    end)
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_WAITING")
+    local code_buf = vim.api.nvim_get_current_buf()
+    local messages, stop_capture = capture_notices()
+    local ok, err = pcall(vim.cmd, "qa")
+    T.truthy(not ok, ":qa is refused")
+    T.contains(tostring(err), "E37", "as for unsaved changes")
+    T.wait(function() return #messages >= 1 end, "why")
+    stop_capture()
+    T.eq(messages[1].level, vim.log.levels.WARN, "a warning")
+    T.contains(
+      messages[1].msg,
+      require("dline.ids").short(controller.task_id) .. " (waiting for you)",
+      "names the task"
+    )
+    T.contains(messages[1].msg, ":qa! quits anyway", "how to quit anyway")
+    T.eq(vim.api.nvim_get_current_buf(), code_buf, "the window shows what it showed")
+    local function unsaved()
+      return vim.tbl_map(
+        function(b) return b.name end,
+        vim.tbl_filter(function(b) return b.changed == 1 end, vim.fn.getbufinfo())
+      )
+    end
+    T.eq(unsaved(), {}, "nothing is left marked unsaved")
+    -- Once it is done, nothing holds a quit back.
+    answer = ask.APPROVE
+    require("dline.task").current():answer("approve")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    vim.api.nvim_exec_autocmds("ExitPre", {})
+    T.eq(unsaved(), {}, "a completed task: nothing to hold the quit")
+  end
+)
+
 return S

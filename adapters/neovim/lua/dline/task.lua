@@ -51,6 +51,19 @@ end
 
 function M.get(task_id) return H.controllers[task_id] end
 
+--- The tasks of this editor that run or wait for an answer: { "1a2b3c4d (running)", ... }.
+function M.busy()
+  local busy = {}
+  for id, c in pairs(H.controllers) do
+    if c.status == "TASK_STATUS_RUNNING" or c.status == "TASK_STATUS_WAITING" then
+      local what = c.status == "TASK_STATUS_RUNNING" and "running" or "waiting for you"
+      table.insert(busy, ("%s (%s)"):format(ids.short(id), what))
+    end
+  end
+  table.sort(busy)
+  return busy
+end
+
 --- Every open controller.
 function M.all() return vim.tbl_values(H.controllers) end
 
@@ -135,6 +148,7 @@ function M.open(task_id, opts)
   H.controllers[task_id] = controller
   H.watch_history()
   H.watch_editor()
+  require("dline.quit").watch(M.busy)
   context.track()
   controller.chat:open(dline().config().chat)
   vim.api.nvim_create_autocmd("BufWipeout", {
