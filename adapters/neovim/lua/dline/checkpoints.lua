@@ -77,9 +77,13 @@ function M.pick(task_id, checkpoint_id, prompt, cb)
         vim.log.levels.ERROR
       )
     end
-    vim.ui.select(list, { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" }, function(cp)
-      if cp then cb(cp) end
-    end)
+    require("dline.ui").select(
+      list,
+      { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" },
+      function(cp)
+        if cp then cb(cp) end
+      end
+    )
   end)
 end
 
@@ -226,7 +230,7 @@ end
 --- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
 function M.restore(task_id, cp, workspace_root, cb)
   local options = M.restore_options(cp)
-  vim.ui.select(options, {
+  require("dline.ui").select(options, {
     prompt = "Restore checkpoint " .. cp.id:sub(1, 8),
     kind = "dline.restore",
     format_item = function(o) return o.label .. ": " .. o.description end,
@@ -356,16 +360,16 @@ function M.edit_message(task_id, workspace_root, cb)
         vim.log.levels.WARN
       )
     end
-    vim.ui.select(mine, {
+    require("dline.ui").select(mine, {
       prompt = "Edit which message?",
       kind = "dline.edit_message",
       format_item = function(m) return (m.text:gsub("\n", " ")):sub(1, 80) end,
     }, function(msg)
       if not msg then return end
-      vim.ui.input({ prompt = "Edited message: ", default = msg.text }, function(text)
+      require("dline.ui").input({ prompt = "Edited message: ", default = msg.text }, function(text)
         if not text then return end
         if text == msg.text then return dline().notify("the text is unchanged: nothing to restore") end
-        vim.ui.select(M.EDIT_OPTIONS, {
+        require("dline.ui").select(M.EDIT_OPTIONS, {
           prompt = "Apply the edit",
           kind = "dline.edit_mode",
           format_item = function(o) return o.label .. ": " .. o.description end,

@@ -78,7 +78,7 @@ function H.offer_model_setup(prompt, reason, cb)
   local sidebar = require("dline.sidebar")
   vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, vim.split(prompt, "\n", { plain = true }))
   local what = reason == "ERROR_REASON_NO_MODEL" and "No model is configured" or "No default model profile is chosen"
-  vim.ui.select(
+  require("dline.ui").select(
     { "Set up a model now", "Not now" },
     { prompt = what .. ": your prompt is kept in the chat input.", kind = "dline.no_model" },
     function(choice)
@@ -482,13 +482,13 @@ function H.offer_workspace(self, err, retry, cb)
   local cwd = (vim.uv or vim.loop).cwd()
   local here, other = "Continue in " .. cwd, "Continue in another folder…"
   local prompt = ("Task %s has no folder on this machine to run its tools in"):format(ids.short(self.task_id))
-  vim.ui.select({ here, other, "Not now" }, { prompt = prompt, kind = "dline.workspace" }, function(choice)
+  require("dline.ui").select({ here, other, "Not now" }, { prompt = prompt, kind = "dline.workspace" }, function(choice)
     if choice == here then return retry(cwd) end
     if choice ~= other then
       dline().notify_error("continue", err)
       return cb and cb(err)
     end
-    vim.ui.input({ prompt = "Folder: ", default = cwd, completion = "dir" }, function(answer)
+    require("dline.ui").input({ prompt = "Folder: ", default = cwd, completion = "dir" }, function(answer)
       local folder = answer and vim.fn.fnamemodify(vim.fn.expand(answer), ":p"):gsub("(.)/$", "%1")
       if not folder or folder == "" or vim.fn.isdirectory(folder) ~= 1 then
         dline().notify(("not a folder: %s"):format(answer or ""), vim.log.levels.ERROR)
