@@ -297,4 +297,42 @@ S.case("retries drop the failed attempt's answer, waits and checkpoint progress 
   T.eq(render.notice_lines(state), {}, "the wait is over")
 end)
 
+S.case("a failed or cancelled task's header says how to continue it, like an interrupted one's", function()
+  for status, word in pairs({ TASK_STATUS_FAILED = "Failed", TASK_STATUS_CANCELLED = "Cancelled" }) do
+    local state = play(fold.new("t9"), { user("u1", "go"), { statusChanged = { status = status } } })
+    T.contains(
+      table.concat(render.header_lines(state), "\n"),
+      word .. ". R (or :Dline resume) continues it.",
+      status .. ": the Resume action"
+    )
+  end
+  local done = play(fold.new("t9"), { user("u1", "go"), { statusChanged = { status = "TASK_STATUS_COMPLETED" } } })
+  T.truthy(
+    not table.concat(render.header_lines(done), "\n"):find("continues it", 1, true),
+    "a completed task is continued with a message: no Resume hint"
+  )
+end)
+
+S.case("a message sent while the model works shows as queued until it reaches the conversation", function()
+  local state = play(fold.new("t8"), { user("u1", "go"), { statusChanged = { status = "TASK_STATUS_RUNNING" } } })
+  T.eq(fold.queue(state, "and add tests").queued, true, "a change to draw")
+  fold.queue(state, "then the docs")
+  T.eq(render.queued_lines(state), {
+    "## You (queued: sent when the current turn ends)",
+    "and add tests",
+    "",
+    "## You (queued: sent when the current turn ends)",
+    "then the docs",
+    "",
+  }, "both shown, in order")
+  local change = fold.apply(state, user("u2", "and add tests"))
+  T.eq(change.queued, true, "its row arrived")
+  T.eq(state.queued, { "then the docs" }, "no longer queued")
+  fold.apply(state, user("u3", "then the docs"))
+  T.eq(render.queued_lines(state), {}, "nothing queued")
+  fold.queue(state, "refused")
+  fold.unqueue(state, "refused")
+  T.eq(state.queued, {}, "a refused message is not queued")
+end)
+
 return S

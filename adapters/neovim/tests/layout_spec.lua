@@ -2,7 +2,8 @@
 -- number of tasks, :Dline toggle, the chat's keymaps, a task interrupted by a sidecar death
 -- shown as such with Resume (and its stale question cleared), resume not offered for a
 -- completed task, short ids that differ, short checkpoint lines, a restored chat that shows
--- its messages, and checkpoints unavailable in the home folder said up front.
+-- its messages, checkpoints unavailable in the home folder said up front, and a sidebar that
+-- follows the terminal's size.
 local T = require("dline_test")
 local ask = require("dline.ask")
 local S = T.suite()
@@ -53,6 +54,35 @@ local function capture_notices()
 end
 
 local function press(keys) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false) end
+
+S.case(
+  "the chat sidebar follows the terminal's size: never more than half of it, its width back when there is room",
+  function()
+    vim.o.columns, vim.o.lines = 200, 50
+    require("dline").setup({})
+    local code_win = vim.api.nvim_get_current_win()
+    require("dline.sidebar").show(require("dline.chat").new("00000000-resize"))
+    local chat_win = require("dline.sidebar").windows()
+    local width = vim.api.nvim_win_get_width
+    local function resize(columns)
+      vim.o.columns = columns
+      vim.cmd("doautocmd VimResized")
+    end
+    T.eq(width(chat_win), 80, "the configured width")
+    resize(100)
+    T.eq(width(chat_win), 50, "100 columns: half for the chat")
+    T.eq(width(code_win), 49, "100 columns: the code keeps the other half")
+    resize(60)
+    T.eq({ width(chat_win), width(code_win) }, { 30, 29 }, "60 columns: both usable")
+    resize(200)
+    T.eq({ width(chat_win), width(code_win) }, { 80, 119 }, "200 columns: the configured width again")
+    -- Opened in a narrow terminal, it takes half as well.
+    require("dline.sidebar").close()
+    resize(90)
+    require("dline.sidebar").show(require("dline.chat").new("00000000-resize2"))
+    T.eq(width((require("dline.sidebar").windows())), 45, "opened at 90 columns")
+  end
+)
 
 S.case("five tasks share one chat sidebar and one input area: the window count stays the same", function()
   vim.o.columns, vim.o.lines = 200, 50
@@ -169,6 +199,8 @@ S.case(
 )
 
 S.case("checkpoint lines fit the chat, and a restore shows the restored chat in an unfocused window", function()
+  -- A terminal with room for the chat's configured 80 columns (it takes at most half).
+  vim.o.columns, vim.o.lines = 200, 50
   local s = session()
   local file = vim.loop.cwd() .. "/hello.txt"
   T.write(file, "hello\n")

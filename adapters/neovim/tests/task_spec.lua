@@ -564,18 +564,98 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
     end
   end)
   vim.cmd("Dline restore " .. baseline.id)
-  T.wait(function() return #messages >= 2 end, "the restore's messages")
+  T.wait(function() return #messages >= 1 end, "the restore's message")
   stop_capture()
   T.eq(T.read(notes), "notes\n", "the small file restored")
   T.eq(T.read(big), "now small\n", "the big file left as it is")
   T.eq(
     messages[1].msg,
-    "(dline) Restore Files Only: 1 file(s) restored, 0 deleted, 1 kept as they were (:Dline undo puts them back as they were)",
-    "the summary"
+    "(dline) Restore Files Only: 1 file(s) restored, 0 deleted, 1 kept as they were (:Dline undo puts them back as they were)"
+      .. "\nkept as is: too large to snapshot: big.bin",
+    "the summary, then what was kept and why, in one message"
   )
-  T.eq(messages[2].msg, "(dline) kept as is: too large to snapshot: big.bin", "what was kept, and why")
-  T.eq(messages[2].level, vim.log.levels.WARN, "said as a warning")
+  T.eq(messages[1].level, vim.log.levels.WARN, "said as a warning")
 end)
+
+S.case(
+  "a restore's warning about an unsaved buffer stays on screen: one warning with the summary, not replaced",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    T.configure_model(s, edit_turns())
+    approve_all()
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    local file_buf = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(file_buf, 0, -1, false, { "my own words" })
+    local baseline = baseline_of(s, controller)
+    local messages, stop_capture = capture_notices()
+    T.script_select(function(items, opts)
+      if opts.kind == "dline.restore" then
+        for _, o in ipairs(items) do
+          if o.label == "Restore Files Only" then return o end
+        end
+      end
+    end)
+    vim.cmd("Dline restore " .. baseline.id)
+    T.wait(function() return T.read(file) == "hello\n" end, "the file restored")
+    T.wait(function() return #messages >= 1 end, "the restore's message")
+    vim.wait(200)
+    stop_capture()
+    T.eq(vim.api.nvim_buf_get_lines(file_buf, 0, -1, false), { "my own words" }, "the unsaved buffer is kept")
+    local last = messages[#messages]
+    T.eq(last.level, vim.log.levels.WARN, "the last message is a warning")
+    T.contains(last.msg, "Restore Files Only: 1 file(s) restored", "with the summary")
+    T.contains(last.msg, "hello.txt on disk, but its buffer has unsaved changes", "and the unsaved buffer")
+  end
+)
+
+S.case(
+  ":Dline edit with Restore All restores the files and leaves the edited text, unsent, in the chat's input",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    local server = T.configure_model(s, {
+      edit_turns()[1],
+      { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting updated." } } } },
+    })
+    approve_all()
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    T.eq(T.read(file), "hello, world\n", "edited")
+    local requests = #T.model_requests(server)
+    local messages, stop_capture = capture_notices()
+    T.script_select(function(items, opts)
+      if opts.kind == "dline.edit_message" then return items[1] end
+      if opts.kind == "dline.edit_mode" then
+        for _, o in ipairs(items) do
+          if o.label == "Restore All" then return o end
+        end
+      end
+    end)
+    T.script_input(function() return "Greet everyone" end)
+    -- The sidebar is closed: Restore All opens it to show where the text is.
+    require("dline.sidebar").close()
+    vim.cmd("Dline edit")
+    local input = require("dline.sidebar").input_buffer()
+    T.wait(function() return T.buffer_text(input) == "Greet everyone" end, "the edited text in the input area")
+    T.wait(function() return T.read(file) == "hello\n" end, "the files restored")
+    T.wait(function() return #messages >= 1 end, "the message")
+    stop_capture()
+    T.contains(messages[#messages].msg, "Restore All: done", "the summary")
+    T.contains(messages[#messages].msg, "in the chat's input area, not sent", "says where the text is")
+    for _, m in ipairs(messages) do
+      T.truthy(not m.msg:find("sidecar stopped", 1, true), "a restore is not said to be a sidecar's stop: " .. m.msg)
+    end
+    local chat_win, input_win = require("dline.sidebar").windows()
+    T.truthy(chat_win and input_win, "the chat and its input area are open")
+    T.eq(require("dline.sidebar").current(), controller.chat, "the input area sends to this task")
+    vim.wait(300)
+    T.eq(#T.model_requests(server), requests, "nothing was sent to the model")
+    T.truthy(not controller.chat:text():find("Greet everyone", 1, true), "not in the conversation")
+  end
+)
 
 S.case("restore files & task rewinds the conversation and the files to a turn's checkpoint", function()
   local s = session()
@@ -619,5 +699,116 @@ S.case("restore files & task rewinds the conversation and the files to a turn's 
   T.eq(T.read(file), "hello, world\n", "the first turn's edit is kept")
   T.contains(controller.chat:text(), "First the greeting.", "the conversation up to the checkpoint is kept")
 end)
+
+S.case("a message sent while the model streams shows at once as queued, then in the conversation", function()
+  local s = session()
+  T.configure_model(s, {
+    {
+      text = string.rep("slow ", 80),
+      textChunkChars = 5,
+      writeDelayMs = 40,
+      toolCalls = { { name = "attempt_completion", input = { result = "First done." } } },
+    },
+    { text = "On it.", toolCalls = { { name = "attempt_completion", input = { result = "Tests added." } } } },
+  })
+  approve_all()
+  local controller = new_task("Write the code")
+  T.wait(function() return controller.chat:text():find("slow slow", 1, true) ~= nil end, "the answer to stream")
+  T.eq(controller.status, "TASK_STATUS_RUNNING", "still running")
+  local input = require("dline.sidebar").input_buffer()
+  vim.api.nvim_buf_set_lines(input, 0, -1, false, { "and add tests" })
+  require("dline.sidebar").send(controller.chat)
+  T.eq(T.buffer_text(input), "", "the input area is cleared")
+  T.contains(
+    controller.chat:text(),
+    "## You (queued: sent when the current turn ends)\nand add tests",
+    "shown at once as queued"
+  )
+  T.truthy(not controller.chat:text():find("First done.", 1, true), "while the turn still streams")
+  T.wait(function() return controller.chat:text():find("Tests added.", 1, true) ~= nil end, "the queued message's turn")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local text = controller.chat:text()
+  T.contains(text, "## You\nand add tests", "in the conversation")
+  T.truthy(not text:find("queued", 1, true), "no longer queued")
+end)
+
+S.case("a restore closes the task's compare tabs, out of date, and the buffer of a file it deleted", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, {
+    edit_turns()[1],
+    { toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } } },
+    { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting and notes." } } } },
+  })
+  approve_all()
+  local controller = new_task("Greet and take notes")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local notes = vim.loop.cwd() .. "/notes.md"
+  T.eq(T.read(notes), "notes\n", "notes written")
+  local baseline = baseline_of(s, controller)
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("Dline compare " .. baseline.id)
+  T.wait(function() return #vim.api.nvim_list_tabpages() == tabs + 2 end, "a diff tab per changed file")
+  T.truthy(vim.fn.bufloaded(notes) == 1, "the new file's buffer, loaded by its tab")
+  local messages, stop_capture = capture_notices()
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.restore" then
+      for _, o in ipairs(items) do
+        if o.label == "Restore Files Only" then return o end
+      end
+    end
+  end)
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  T.eq(T.read(file), "hello\n", "restored")
+  T.eq(T.read(notes), nil, "the new file deleted")
+  T.eq(#vim.api.nvim_list_tabpages(), tabs, "the compare tabs are closed")
+  T.eq(vim.fn.bufexists(notes), 0, "no empty buffer left for the deleted file (:w would write it again)")
+  T.contains(messages[1].msg, "its 2 compare tab(s) closed", "said so")
+end)
+
+S.case(
+  ":qa while a task waits for an answer is refused like unsaved changes, and says why; not once it is done",
+  function()
+    local s = session()
+    T.configure_model(s, edit_turns())
+    local answer
+    T.script_select(function(_, opts)
+      if opts.kind == "dline.approval" then return answer end
+      if opts.kind == "dline.followup" then return "casual" end
+    end)
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_WAITING")
+    local code_buf = vim.api.nvim_get_current_buf()
+    local messages, stop_capture = capture_notices()
+    local ok, err = pcall(vim.cmd, "qa")
+    T.truthy(not ok, ":qa is refused")
+    T.contains(tostring(err), "E37", "as for unsaved changes")
+    T.wait(function() return #messages >= 1 end, "why")
+    stop_capture()
+    T.eq(messages[1].level, vim.log.levels.WARN, "a warning")
+    T.contains(
+      messages[1].msg,
+      require("dline.ids").short(controller.task_id) .. " (waiting for you)",
+      "names the task"
+    )
+    T.contains(messages[1].msg, ":qa! quits anyway", "how to quit anyway")
+    T.eq(vim.api.nvim_get_current_buf(), code_buf, "the window shows what it showed")
+    local function unsaved()
+      return vim.tbl_map(
+        function(b) return b.name end,
+        vim.tbl_filter(function(b) return b.changed == 1 end, vim.fn.getbufinfo())
+      )
+    end
+    T.eq(unsaved(), {}, "nothing is left marked unsaved")
+    -- Once it is done, nothing holds a quit back.
+    answer = ask.APPROVE
+    require("dline.task").current():answer("approve")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    vim.api.nvim_exec_autocmds("ExitPre", {})
+    T.eq(unsaved(), {}, "a completed task: nothing to hold the quit")
+  end
+)
 
 return S

@@ -291,4 +291,34 @@ S.case(":checkhealth dline reports Neovim, the running sidecar, git and the root
   s:stop()
 end)
 
+S.case("with Neovim's own pickers each prompt starts on its own line, not after the previous answer", function()
+  local ask = require("dline.ask")
+  local shown = {}
+  -- Neovim's own vim.ui.select and vim.ui.input call inputlist() and input().
+  vim.fn.inputlist = function(lines)
+    table.insert(shown, lines[1])
+    return 2 -- "Approve with feedback…"
+  end
+  vim.fn.input = function(opts)
+    table.insert(shown, type(opts) == "table" and opts.prompt or opts)
+    return "looks fine"
+  end
+  local answer
+  ask.prompt(
+    { askId = "k1", kind = "ASK_KIND_TOOL_APPROVAL", summary = "write_to_file a.txt" },
+    function(approve, text) answer = { approve, text } end
+  )
+  T.wait(function() return answer ~= nil end, "the answer")
+  T.eq(answer, { true, "looks fine" }, "approved with the feedback")
+  T.eq(shown, { "\nDline wants to: write_to_file a.txt", "\nFeedback: " }, "each prompt on a line of its own")
+  -- A picker plugin gets the prompt as it is.
+  local prompts = {}
+  vim.ui.select = function(_, opts, on_choice)
+    table.insert(prompts, opts.prompt)
+    on_choice(nil)
+  end
+  require("dline.ui").select({ "a" }, { prompt = "Pick" }, function() end)
+  T.eq(prompts, { "Pick" }, "unchanged for a plugin's picker")
+end)
+
 return S

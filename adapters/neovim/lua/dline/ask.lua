@@ -15,7 +15,7 @@ M.DENY_FEEDBACK = "Deny with feedback…"
 M.OWN_ANSWER = "Answer in my own words…"
 
 local function input(prompt, cb)
-  vim.ui.input({ prompt = prompt }, function(text)
+  require("dline.ui").input({ prompt = prompt }, function(text)
     if text ~= nil then cb(text) end
   end)
 end
@@ -58,16 +58,20 @@ function M.prompt(ask, answer)
       return input("Dline asks: " .. summary .. " ", function(text) answer(true, text) end)
     end
     local items = vim.list_extend(vim.deepcopy(options), { M.OWN_ANSWER })
-    return vim.ui.select(items, { prompt = "Dline asks: " .. summary, kind = "dline.followup" }, function(choice)
-      if choice == nil then return end
-      if choice == M.OWN_ANSWER then
-        return input(summary .. " ", function(text) answer(true, text) end)
+    return require("dline.ui").select(
+      items,
+      { prompt = "Dline asks: " .. summary, kind = "dline.followup" },
+      function(choice)
+        if choice == nil then return end
+        if choice == M.OWN_ANSWER then
+          return input(summary .. " ", function(text) answer(true, text) end)
+        end
+        answer(true, choice)
       end
-      answer(true, choice)
-    end)
+    )
   end
   if ask.kind == "ASK_KIND_RESUME" then
-    return vim.ui.select(
+    return require("dline.ui").select(
       { "Resume", "Not now" },
       { prompt = "Dline: " .. summary, kind = "dline.resume" },
       function(choice)
@@ -76,7 +80,7 @@ function M.prompt(ask, answer)
     )
   end
   local prompt = M.approval_prompt(ask)
-  vim.ui.select(
+  require("dline.ui").select(
     { M.APPROVE, M.APPROVE_FEEDBACK, M.DENY, M.DENY_FEEDBACK },
     { prompt = prompt, kind = "dline.approval" },
     function(choice)

@@ -37,9 +37,10 @@ function H.reread(buf)
 end
 
 --- Reloads the loaded buffers of `paths` (absolute or relative to `root`) whose file changed.
---- A buffer with unsaved changes is kept, and the user is told what happened (`why`).
---- Returns the buffers reloaded and those kept.
-function M.reload(root, paths, why)
+--- A buffer with unsaved changes is kept, and the user is told what happened (`why`), unless
+--- `opts.quiet` (the caller shows the warning with its own message). Returns the buffers
+--- reloaded, those kept, and the warning (nil when none was kept).
+function M.reload(root, paths, why, opts)
   local reloaded, kept = {}, {}
   for _, p in ipairs(paths or {}) do
     local buf = vim.fn.bufnr(H.absolute(root, p))
@@ -52,17 +53,16 @@ function M.reload(root, paths, why)
       end
     end
   end
+  local warning
   if #kept > 0 then
     local names = vim.tbl_map(function(b) return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":~:.") end, kept)
-    dline().notify(
-      ("%s changed %s on disk, but its buffer has unsaved changes: your buffer was kept (:e! loads the file)"):format(
-        why or "Dline",
-        table.concat(names, ", ")
-      ),
-      vim.log.levels.WARN
+    warning = ("%s changed %s on disk, but its buffer has unsaved changes: your buffer was kept (:e! loads the file)"):format(
+      why or "Dline",
+      table.concat(names, ", ")
     )
+    if not (opts and opts.quiet) then dline().notify(warning, vim.log.levels.WARN) end
   end
-  return reloaded, kept
+  return reloaded, kept, warning
 end
 
 --- The text a buffer would write (its lines, and the last newline unless 'eol' is off).

@@ -117,7 +117,7 @@ function M.set_trust(trusted, opts, cb)
       end)
   end
   if not trusted or opts.confirmed then return apply() end
-  vim.ui.select(M.TRUST_CHOICES, {
+  require("dline.ui").select(M.TRUST_CHOICES, {
     prompt = M.TRUST_PROMPT:format(root),
     kind = "dline.trust",
     format_item = function(choice) return choice.label end,
@@ -175,13 +175,13 @@ function M.open(opts, cb)
       return finish(nil, nil)
     end
     local function format(item) return item.trust_action ~= nil and item.label or M.label(item) end
-    vim.ui.select(
+    require("dline.ui").select(
       list,
       { prompt = "Dline capabilities (" .. root .. ")", kind = "dline.capabilities", format_item = format },
       function(cap)
         if not cap then return finish("cancelled") end
         if cap.trust_action ~= nil then return M.set_trust(cap.trust_action, { workspace_root = root }, cb) end
-        vim.ui.select(M.ACTIONS, {
+        require("dline.ui").select(M.ACTIONS, {
           prompt = M.label(cap),
           kind = "dline.capability_toggle",
           format_item = function(a) return a.label end,

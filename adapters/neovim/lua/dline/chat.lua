@@ -183,6 +183,7 @@ function M.redraw(self)
   end
   H.set_block(self, "notice", render.notice_lines(self.state), true)
   H.set_block(self, "ask", render.ask_lines(self.state), true)
+  H.set_block(self, "queued", render.queued_lines(self.state), true)
   H.follow(self, true)
 end
 
@@ -235,7 +236,21 @@ function M.apply(self, event)
   if change.header then H.set_block(self, "header", render.header_lines(self.state)) end
   if change.notice then H.set_block(self, "notice", render.notice_lines(self.state), true) end
   if change.ask then H.set_block(self, "ask", render.ask_lines(self.state), true) end
+  if change.queued then H.set_block(self, "queued", render.queued_lines(self.state), true) end
   return change
+end
+
+--- Shows `text`, sent while the model works, as queued at the end of the chat (at once: the
+--- core adds it to the conversation only when the turn ends). `unqueue`: it was refused.
+function M.queue(self, text)
+  state_mod.queue(self.state, text)
+  H.set_block(self, "queued", render.queued_lines(self.state), true)
+end
+
+function M.unqueue(self, text)
+  if state_mod.unqueue(self.state, text).queued then
+    H.set_block(self, "queued", render.queued_lines(self.state), true)
+  end
 end
 
 --- Closes the chat's buffer (the input area stays for the next chat).

@@ -78,6 +78,13 @@ function M.checkpoint_text(c)
   return ("checkpoints %s: %s"):format(c.state, M.one_line(c.message))
 end
 
+--- Stopped part-way: the word the header says before how to continue (Resume works for all).
+H.stopped = {
+  TASK_STATUS_INTERRUPTED = "Interrupted",
+  TASK_STATUS_CANCELLED = "Cancelled",
+  TASK_STATUS_FAILED = "Failed",
+}
+
 function M.header_lines(state)
   local status = state.status and (M.STATUS_TEXT[state.status] or state.status) or "…"
   local parts = { "# Dline " .. ids.short(state.task_id), status }
@@ -87,9 +94,8 @@ function M.header_lines(state)
   if state.title ~= "" then table.insert(lines, M.one_line(state.title)) end
   local cp = M.checkpoint_text(state.checkpoints)
   if cp then table.insert(lines, cp) end
-  if state.status == "TASK_STATUS_INTERRUPTED" then
-    table.insert(lines, "Interrupted. R (or :Dline resume) continues it.")
-  end
+  local stopped = H.stopped[state.status or ""]
+  if stopped then table.insert(lines, stopped .. ". R (or :Dline resume) continues it.") end
   table.insert(lines, "")
   return lines
 end
@@ -272,6 +278,17 @@ function M.ask_lines(state)
     end
   end
   table.insert(lines, "")
+  return lines
+end
+
+--- The messages sent while the model works, each as it will show once the turn ends.
+function M.queued_lines(state)
+  local lines = {}
+  for _, text in ipairs(state.queued or {}) do
+    table.insert(lines, "## You (queued: sent when the current turn ends)")
+    vim.list_extend(lines, M.split(text))
+    table.insert(lines, "")
+  end
   return lines
 end
 

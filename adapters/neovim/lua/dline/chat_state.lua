@@ -36,6 +36,7 @@ local H = {}
 ---@field notice string             "retrying in 4 s ...", "waiting for the model ..." or ""
 ---@field checkpoints table|nil     { state, message, phase, filesDone, filesTotal }
 ---@field base_seq number           events up to this seq are in the loaded usage totals
+---@field queued string[]           messages sent while the model works, not yet in the conversation
 
 ---@class dline.ChatChange  what one event changed
 ---@field header boolean|nil
@@ -44,6 +45,7 @@ local H = {}
 ---@field removed string[]|nil     ids of rows that are gone
 ---@field ask boolean|nil          the question block changed
 ---@field notice boolean|nil
+---@field queued boolean|nil        the queued messages changed
 
 ---@return dline.ChatState
 function M.new(task_id, title)
@@ -61,7 +63,28 @@ function M.new(task_id, title)
     notice = "",
     checkpoints = nil,
     base_seq = 0,
+    queued = {},
   }
+end
+
+--- A message sent while the model works: the core queues it and adds it to the conversation
+--- when the turn ends. It shows as queued until then (its row arrives, or a reload).
+---@return dline.ChatChange
+function M.queue(state, text)
+  table.insert(state.queued, text)
+  return { queued = true }
+end
+
+--- A queued message the core refused (it came back to the input area).
+---@return dline.ChatChange
+function M.unqueue(state, text)
+  for i, queued in ipairs(state.queued) do
+    if queued == text then
+      table.remove(state.queued, i)
+      return { queued = true }
+    end
+  end
+  return {}
 end
 
 M.TERMINAL = {
@@ -184,6 +207,19 @@ function M.apply(state, event)
     if item and item.final then return {} end
     H.upsert(state, msg)
     local change = { items = { msg.id } }
+    -- A message of the person's, new: the oldest queued one has reached the conversation.
+    if not item and msg.role == "MESSAGE_ROLE_USER" and (msg.kind or "text") == "text" and #state.queued > 0 then
+      -- The one it is (its text, or the text it was expanded from: #buffer), else the oldest.
+      local at = 1
+      for i, text in ipairs(state.queued) do
+        if text == msg.text or (msg.text or ""):find(text, 1, true) then
+          at = i
+          break
+        end
+      end
+      table.remove(state.queued, at)
+      change.queued = true
+    end
     -- A row of the model's (a tool call may be its whole answer): a retry or wait line is over.
     if msg.role ~= "MESSAGE_ROLE_USER" and state.notice ~= "" then
       state.notice = ""

@@ -77,13 +77,44 @@ function M.pick(task_id, checkpoint_id, prompt, cb)
         vim.log.levels.ERROR
       )
     end
-    vim.ui.select(list, { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" }, function(cp)
-      if cp then cb(cp) end
-    end)
+    require("dline.ui").select(
+      list,
+      { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" },
+      function(cp)
+        if cp then cb(cp) end
+      end
+    )
   end)
 end
 
 -- Compare -------------------------------------------------------------------------------
+
+H.compare_tabs = {} -- task id -> { tab, path, buf (the file's buffer, when the tab loaded it) }
+
+--- Closes the compare tabs opened for `task_id` (after a restore they show what is no longer
+--- so), and wipes a file buffer one of them loaded whose file is gone (`:w` would make it
+--- again, empty). Returns how many tabs it closed.
+function M.close_compare(task_id)
+  local closed = 0
+  for _, opened in ipairs(H.compare_tabs[task_id] or {}) do
+    if vim.api.nvim_tabpage_is_valid(opened.tab) and #vim.api.nvim_list_tabpages() > 1 then
+      vim.cmd("tabclose " .. vim.api.nvim_tabpage_get_number(opened.tab))
+      closed = closed + 1
+    end
+    local buf = opened.buf
+    if
+      buf
+      and vim.api.nvim_buf_is_valid(buf)
+      and not vim.bo[buf].modified
+      and #vim.fn.win_findbuf(buf) == 0
+      and not (vim.uv or vim.loop).fs_stat(opened.path)
+    then
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end
+  end
+  H.compare_tabs[task_id] = nil
+  return closed
+end
 
 function H.absolute(root, path)
   if path:sub(1, 1) == "/" then return path end
@@ -132,6 +163,7 @@ function M.compare(task_id, cp, workspace_root, cb)
       if not file.binary and not file.tooLarge and tabs < max_tabs then
         tabs = tabs + 1
         vim.cmd("tabnew")
+        local opened = { tab = vim.api.nvim_get_current_tabpage(), path = path }
         local before = H.scratch(("dline://checkpoint/%s/%s"):format(cp.id:sub(1, 8), file.path), file.before or "")
         vim.api.nvim_win_set_buf(0, before)
         vim.cmd("diffthis")
@@ -139,12 +171,17 @@ function M.compare(task_id, cp, workspace_root, cb)
           vim.cmd("rightbelow vsplit")
           vim.api.nvim_win_set_buf(0, H.scratch("dline://deleted/" .. file.path, ""))
         else
+          local loaded = vim.fn.bufloaded(path) == 1
           vim.cmd("rightbelow vsplit " .. vim.fn.fnameescape(path))
+          -- A buffer this tab loaded goes when the tab is closed after a restore deleted its file.
+          if not loaded then opened.buf = vim.api.nvim_get_current_buf() end
           -- The checkpoint side gets the current file's filetype (same highlighting).
           if vim.bo.filetype ~= "" then vim.bo[before].filetype = vim.bo.filetype end
         end
         vim.cmd("diffthis")
         vim.t.dline_compare = file.path
+        H.compare_tabs[task_id] = H.compare_tabs[task_id] or {}
+        table.insert(H.compare_tabs[task_id], opened)
       end
     end
     vim.fn.setqflist({}, " ", { title = "Changes since snapshot", items = qf })
@@ -155,8 +192,20 @@ end
 -- Restore -------------------------------------------------------------------------------
 
 --- Re-reads loaded buffers of files the restore rewrote or deleted; a buffer with unsaved
---- changes is kept and the user told.
-function M.reload_buffers(root, paths) require("dline.buffers").reload(root, paths, "The restore") end
+--- changes is kept: returns the warning that says so (nil when none was kept).
+function M.reload_buffers(root, paths)
+  local _, _, warning = require("dline.buffers").reload(root, paths, "The restore", { quiet = true })
+  return warning
+end
+
+--- Shows a restore's summary and its warnings as one message: a warning shown on its own
+--- would be replaced at once by the summary (it would be only in :messages). With warnings,
+--- the whole message is a warning, the summary first.
+function H.tell(summary, warnings, level)
+  warnings = vim.tbl_filter(function(w) return w and w ~= "" end, warnings or {})
+  if #warnings == 0 then return dline().notify(summary) end
+  dline().notify(summary .. "\n" .. table.concat(warnings, "\n"), level or vim.log.levels.WARN)
+end
 
 local kept_reasons = {
   KEPT_REASON_TOO_LARGE = "too large to snapshot",
@@ -181,7 +230,7 @@ end
 --- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
 function M.restore(task_id, cp, workspace_root, cb)
   local options = M.restore_options(cp)
-  vim.ui.select(options, {
+  require("dline.ui").select(options, {
     prompt = "Restore checkpoint " .. cp.id:sub(1, 8),
     kind = "dline.restore",
     format_item = function(o) return o.label .. ": " .. o.description end,
@@ -196,7 +245,7 @@ function M.restore(task_id, cp, workspace_root, cb)
           dline().notify_error("restore", err)
           return cb and cb(err)
         end
-        H.report_files(choice.label, res, workspace_root)
+        H.report_files(choice.label, res, workspace_root, task_id)
         local controller = require("dline.task").get(task_id)
         if controller and res.conversationRestored then controller:reload() end
         if cb then cb(nil, res, choice) end
@@ -207,24 +256,32 @@ end
 
 --- Reloads the buffers a restore changed and says what it did: the counts, the conversation,
 --- how to undo it (files restored over the workspace's), and the files kept as they were.
-function H.report_files(label, res, workspace_root)
+function H.report_files(label, res, workspace_root, task_id)
   local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
-  M.reload_buffers(workspace_root, changed)
+  local unsaved = M.reload_buffers(workspace_root, changed)
+  local tabs = #changed > 0 and M.close_compare(task_id) or 0
   if res.fileError and res.fileError ~= "" then
-    return dline().notify("the files could not be restored: " .. res.fileError, vim.log.levels.ERROR)
+    local failed = "the files could not be restored: " .. res.fileError
+    return dline().notify(failed .. (unsaved and ("\n" .. unsaved) or ""), vim.log.levels.ERROR)
   end
   local kept = res.keptPaths or {}
-  dline().notify(
-    ("%s: %d file(s) restored, %d deleted%s%s%s"):format(
+  H.tell(
+    ("%s: %d file(s) restored, %d deleted%s%s%s%s"):format(
       label,
       #(res.restoredPaths or {}),
       #(res.deletedPaths or {}),
       #kept > 0 and (", %d kept as they were"):format(#kept) or "",
       res.conversationRestored and ", conversation restored" or "",
-      (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or ""
-    )
+      (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or "",
+      H.tabs_closed(tabs)
+    ),
+    { unsaved, #kept > 0 and M.kept_lines(kept) or nil }
   )
-  if #kept > 0 then dline().notify(M.kept_lines(kept), vim.log.levels.WARN) end
+end
+
+function H.tabs_closed(n)
+  if n == 0 then return "" end
+  return ("; its %d compare tab(s) closed, out of date (:Dline compare opens them again)"):format(n)
 end
 
 --- Undoes the task's last file restore: restores (files only) the "before restore" checkpoint
@@ -253,7 +310,7 @@ function M.undo(task_id, workspace_root, cb)
           return cb and cb(restore_err)
         end
         res.undoCheckpointId = "" -- an undo is not undone in turn
-        H.report_files("Undo restore", res, workspace_root)
+        H.report_files("Undo restore", res, workspace_root, task_id)
         if cb then cb(nil, res) end
       end
     )
@@ -261,6 +318,16 @@ function M.undo(task_id, workspace_root, cb)
 end
 
 -- Editing a sent message --------------------------------------------------------------
+
+--- Restore All does not send the edited text: it goes in the chat's input area (shown), for
+--- the person to send (<CR>) or change, as VS Code keeps it in its message input.
+function H.keep_in_input(task_id, text)
+  local sidebar = require("dline.sidebar")
+  local controller = require("dline.task").get(task_id) or require("dline.task").open(task_id)
+  local chat_win = sidebar.windows()
+  if not chat_win or sidebar.current() ~= controller.chat then controller.chat:open(dline().config().chat) end
+  vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, vim.split(text, "\n", { plain = true }))
+end
 
 --- The choices after editing a sent message (docs/checkpoints.md, "Editing a sent message").
 M.EDIT_OPTIONS = {
@@ -293,16 +360,16 @@ function M.edit_message(task_id, workspace_root, cb)
         vim.log.levels.WARN
       )
     end
-    vim.ui.select(mine, {
+    require("dline.ui").select(mine, {
       prompt = "Edit which message?",
       kind = "dline.edit_message",
       format_item = function(m) return (m.text:gsub("\n", " ")):sub(1, 80) end,
     }, function(msg)
       if not msg then return end
-      vim.ui.input({ prompt = "Edited message: ", default = msg.text }, function(text)
+      require("dline.ui").input({ prompt = "Edited message: ", default = msg.text }, function(text)
         if not text then return end
         if text == msg.text then return dline().notify("the text is unchanged: nothing to restore") end
-        vim.ui.select(M.EDIT_OPTIONS, {
+        require("dline.ui").select(M.EDIT_OPTIONS, {
           prompt = "Apply the edit",
           kind = "dline.edit_mode",
           format_item = function(o) return o.label .. ": " .. o.description end,
@@ -317,24 +384,37 @@ function M.edit_message(task_id, workspace_root, cb)
                 dline().notify_error("edit message", edit_err)
                 return cb and cb(edit_err)
               end
+              local warnings = {}
               if edit_res.fileError and edit_res.fileError ~= "" then
-                dline().notify("the files could not be restored: " .. edit_res.fileError, vim.log.levels.ERROR)
+                table.insert(warnings, "the files could not be restored: " .. edit_res.fileError)
               end
-              -- Every unmodified buffer whose file changed is re-read.
+              -- The buffers of the files it changed (an unsaved one is kept: said), then every
+              -- other unmodified buffer whose file changed is re-read.
+              local changed = vim.list_extend(vim.deepcopy(edit_res.restoredPaths or {}), edit_res.deletedPaths or {})
+              table.insert(warnings, M.reload_buffers(workspace_root, changed))
               require("dline.buffers").reload_changed(workspace_root)
-              local files = #(edit_res.restoredPaths or {}) + #(edit_res.deletedPaths or {})
-              dline().notify(
-                ("%s: %s%s"):format(
+              local tabs = #changed > 0 and M.close_compare(task_id) or 0
+              local controller = require("dline.task").get(task_id)
+              if controller then controller:reload() end
+              local kept = ""
+              if choice.mode == "EDIT_MESSAGE_MODE_RESTORE_ALL" then
+                H.keep_in_input(task_id, text)
+                kept = ". The edited message is in the chat's input area, not sent: <CR> there sends it"
+              end
+              H.tell(
+                ("%s: %s%s%s%s"):format(
                   choice.label,
                   edit_res.restored and "done" or "nothing restored",
                   (edit_res.undoCheckpointId or "") ~= ""
-                      and files > 0
-                      and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(files)
-                    or ""
-                )
+                      and #changed > 0
+                      and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(#changed)
+                    or "",
+                  H.tabs_closed(tabs),
+                  kept
+                ),
+                warnings,
+                (edit_res.fileError or "") ~= "" and vim.log.levels.ERROR or nil
               )
-              local controller = require("dline.task").get(task_id)
-              if controller then controller:reload() end
               if cb then cb(nil, edit_res, choice) end
             end
           )

@@ -31,7 +31,7 @@ H.subcommands = {
       local prompt = table.concat(args, " ")
       -- #buffer means the buffer the command was given in.
       if prompt ~= "" then return task_mod().new_task(context.with_range(prompt, opts, buf)) end
-      vim.ui.input({ prompt = "Dline task: " }, function(text)
+      require("dline.ui").input({ prompt = "Dline task: " }, function(text)
         if text and vim.trim(text) ~= "" then task_mod().new_task(context.with_range(text, opts, buf)) end
       end)
     end,
@@ -130,10 +130,14 @@ H.subcommands = {
       H.with_task(function(task_id, root)
         local cps = require("dline.checkpoints")
         cps.pick(task_id, nil, "Checkpoints", function(cp)
-          vim.ui.select({ "Compare", "Restore" }, { prompt = "Checkpoint " .. cp.id:sub(1, 8) }, function(action)
-            if action == "Compare" then cps.compare(task_id, cp, root) end
-            if action == "Restore" then cps.restore(task_id, cp, root) end
-          end)
+          require("dline.ui").select(
+            { "Compare", "Restore" },
+            { prompt = "Checkpoint " .. cp.id:sub(1, 8) },
+            function(action)
+              if action == "Compare" then cps.compare(task_id, cp, root) end
+              if action == "Restore" then cps.restore(task_id, cp, root) end
+            end
+          )
         end)
       end)
     end,

@@ -32,6 +32,7 @@ function M.defaults()
     profile_id = "",
     -- Where the chat sidebar opens: "right" or "left" (vertical split), "below" (split), "tab"
     -- or "current" (the current window). One sidebar per tab page shows every task's chat.
+    -- `width` / `height`: at most half the screen (it follows VimResized; dline.sidebar.fit).
     chat = { position = "right", width = 80, height = 20, input_height = 3 },
     -- Compare opens one tab per changed file, up to this many; all files go to the quickfix list.
     compare = { max_tabs = 8 },

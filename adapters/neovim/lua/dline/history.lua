@@ -88,7 +88,7 @@ function M.act(task, action, cb)
   elseif action == "Toggle favourite" then
     M.set_favorite(task, not task.favorite, cb)
   elseif action == "Delete" then
-    vim.ui.select(
+    require("dline.ui").select(
       { "Delete", "Cancel" },
       { prompt = "Delete task " .. (task.title or task.id) .. "?", kind = "dline.confirm" },
       function(choice)
@@ -109,12 +109,20 @@ function M.open(query, cb)
     if #tasks == 0 then
       return dline().notify("no tasks" .. (query and query ~= "" and (" matching " .. query) or ""))
     end
-    vim.ui.select(tasks, { prompt = "Dline history", format_item = H.describe, kind = "dline.history" }, function(task)
-      if not task then return end
-      vim.ui.select(M.actions(task), { prompt = H.describe(task), kind = "dline.history_action" }, function(action)
-        if action then M.act(task, action, cb) end
-      end)
-    end)
+    require("dline.ui").select(
+      tasks,
+      { prompt = "Dline history", format_item = H.describe, kind = "dline.history" },
+      function(task)
+        if not task then return end
+        require("dline.ui").select(
+          M.actions(task),
+          { prompt = H.describe(task), kind = "dline.history_action" },
+          function(action)
+            if action then M.act(task, action, cb) end
+          end
+        )
+      end
+    )
   end)
 end
 

@@ -23,7 +23,7 @@ function M.run(cb)
       return cb and cb(nil, { results = {} })
     end
     local yes = ("Import %d Cline task(s)"):format(importable)
-    vim.ui.select(
+    require("dline.ui").select(
       { yes, "Cancel" },
       { prompt = "Import from Cline (read-only)", kind = "dline.confirm" },
       function(choice)

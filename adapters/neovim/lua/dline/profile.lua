@@ -30,7 +30,7 @@ M.PROVIDERS = {
 
 --- vim.ui.input; `cb(text)` with the trimmed text, nil when dismissed.
 function H.input(prompt, default, cb)
-  vim.ui.input({ prompt = prompt, default = default }, function(text)
+  require("dline.ui").input({ prompt = prompt, default = default }, function(text)
     if text == nil then return cb(nil) end
     cb(vim.trim(text))
   end)
@@ -39,9 +39,9 @@ end
 --- The key, without echoing it: inputsecret() while vim.ui.input is Neovim's own (which
 --- echoes), else the vim.ui.input a plugin put in its place.
 function H.secret(prompt, cb)
-  local source = debug.getinfo(vim.ui.input, "S").source or ""
-  if not source:find("vim/ui%.lua$") then return H.input(prompt, nil, cb) end
-  local ok, key = pcall(vim.fn.inputsecret, prompt)
+  local ui = require("dline.ui")
+  if not ui.builtin(vim.ui.input) then return H.input(prompt, nil, cb) end
+  local ok, key = pcall(vim.fn.inputsecret, ui.own_line(prompt))
   cb(ok and vim.trim(key) or nil)
 end
 
@@ -55,7 +55,7 @@ end
 --- prompt was dismissed).
 function M.add(cb)
   cb = cb or function() end
-  vim.ui.select(M.PROVIDERS, {
+  require("dline.ui").select(M.PROVIDERS, {
     prompt = "Dline model provider",
     kind = "dline.provider",
     format_item = function(p) return p.label end,
@@ -119,7 +119,7 @@ function H.ask_default(profile, done)
     if err then return done() end
     local stored = vim.tbl_filter(function(p) return p.source ~= "PROFILE_SOURCE_ENVIRONMENT" end, profiles)
     if #stored <= 1 then return M.set_default(profile.id, done) end
-    vim.ui.select(
+    require("dline.ui").select(
       { "Yes", "No" },
       { prompt = "Use " .. profile.name .. " for new tasks (the default profile)?", kind = "dline.confirm" },
       function(choice)
@@ -172,14 +172,14 @@ function M.open()
         vim.log.levels.WARN
       )
     end
-    vim.ui.select(
+    require("dline.ui").select(
       profiles,
       { prompt = "Dline model profiles", kind = "dline.profile", format_item = H.describe },
       function(p)
         if not p then return end
         local actions = { "Use for new tasks" }
         if p.source ~= "PROFILE_SOURCE_ENVIRONMENT" then table.insert(actions, "Remove") end
-        vim.ui.select(actions, { prompt = H.describe(p), kind = "dline.profile_action" }, function(action)
+        require("dline.ui").select(actions, { prompt = H.describe(p), kind = "dline.profile_action" }, function(action)
           if action == "Use for new tasks" then
             M.set_default(p.id, function(e)
               if not e then dline().notify("new tasks use " .. p.id) end

@@ -111,10 +111,12 @@ function M.show(chat, opts)
   if not chat_win then
     if opts.position == "right" or opts.position == "left" then
       vim.cmd((opts.position == "right" and "botright" or "topleft") .. " vsplit")
-      vim.api.nvim_win_set_width(0, opts.width)
+      vim.api.nvim_win_set_width(0, M.fit(opts.width, vim.o.columns))
+      vim.t.dline_sized = vim.o.columns .. "x" .. vim.o.lines
     elseif opts.position == "below" then
       vim.cmd("botright split")
-      vim.api.nvim_win_set_height(0, opts.height)
+      vim.api.nvim_win_set_height(0, M.fit(opts.height, vim.o.lines))
+      vim.t.dline_sized = vim.o.columns .. "x" .. vim.o.lines
     elseif opts.position == "tab" then
       vim.cmd("tabnew")
     end
@@ -135,8 +137,44 @@ function M.show(chat, opts)
     vim.api.nvim_set_current_win(chat_win)
   end
   H.watch_close()
+  H.watch_resize()
   -- Show its end.
   pcall(vim.api.nvim_win_set_cursor, chat_win, { vim.api.nvim_buf_line_count(chat.buf), 0 })
+end
+
+--- The chat's size (width, or height below) in a screen of `total` columns (or lines): the
+--- configured size, but never more than half the screen, so the other windows stay usable.
+function M.fit(configured, total) return math.max(1, math.min(configured, math.floor(total / 2))) end
+
+--- Gives the sidebar of the current tab page its size again for the screen's size now: the
+--- chat keeps a fixed width ('winfixwidth'), so Neovim alone would squeeze the other windows
+--- when the terminal shrinks, and never give the chat its width back when it grows. (Other
+--- tab pages: when they are entered.)
+function M.resize()
+  local opts = dline().config().chat
+  local vertical = opts.position == "right" or opts.position == "left"
+  if not vertical and opts.position ~= "below" then return end
+  local chat_win = M.windows()
+  -- Alone with its input area, the chat has the whole screen: nothing to share.
+  if not chat_win or #vim.api.nvim_tabpage_list_wins(0) <= 2 then return end
+  -- Once per screen size (a tab page entered again keeps a width the user chose).
+  local size = vim.o.columns .. "x" .. vim.o.lines
+  if vim.t.dline_sized == size then return end
+  vim.t.dline_sized = size
+  if vertical then
+    vim.api.nvim_win_set_width(chat_win, M.fit(opts.width, vim.o.columns))
+  else
+    vim.api.nvim_win_set_height(chat_win, M.fit(opts.height, vim.o.lines))
+  end
+end
+
+function H.watch_resize()
+  if H.resizing then return end
+  H.resizing = true
+  vim.api.nvim_create_autocmd({ "VimResized", "TabEnter" }, {
+    group = vim.api.nvim_create_augroup("dline_sidebar_resize", { clear = true }),
+    callback = function() M.resize() end,
+  })
 end
 
 --- Whether the sidebar is open in the current tab page.
@@ -209,7 +247,7 @@ M.KEYS = {
   { "[a", "prev_ask", "previous question or approval" },
   { "gc", "compare", "compare with the checkpoint under the cursor" },
   { "gs", "restore", "restore the checkpoint under the cursor" },
-  { "R", "resume", "resume an interrupted task" },
+  { "R", "resume", "resume an interrupted, cancelled or failed task" },
   { "<C-c>", "cancel", "cancel the running task" },
   { "q", "close", "close the chat" },
   { "g?", "help", "list these keys" },

@@ -51,6 +51,19 @@ end
 
 function M.get(task_id) return H.controllers[task_id] end
 
+--- The tasks of this editor that run or wait for an answer: { "1a2b3c4d (running)", ... }.
+function M.busy()
+  local busy = {}
+  for id, c in pairs(H.controllers) do
+    if c.status == "TASK_STATUS_RUNNING" or c.status == "TASK_STATUS_WAITING" then
+      local what = c.status == "TASK_STATUS_RUNNING" and "running" or "waiting for you"
+      table.insert(busy, ("%s (%s)"):format(ids.short(id), what))
+    end
+  end
+  table.sort(busy)
+  return busy
+end
+
 --- Every open controller.
 function M.all() return vim.tbl_values(H.controllers) end
 
@@ -65,7 +78,7 @@ function H.offer_model_setup(prompt, reason, cb)
   local sidebar = require("dline.sidebar")
   vim.api.nvim_buf_set_lines(sidebar.input_buffer(), 0, -1, false, vim.split(prompt, "\n", { plain = true }))
   local what = reason == "ERROR_REASON_NO_MODEL" and "No model is configured" or "No default model profile is chosen"
-  vim.ui.select(
+  require("dline.ui").select(
     { "Set up a model now", "Not now" },
     { prompt = what .. ": your prompt is kept in the chat input.", kind = "dline.no_model" },
     function(choice)
@@ -135,6 +148,7 @@ function M.open(task_id, opts)
   H.controllers[task_id] = controller
   H.watch_history()
   H.watch_editor()
+  require("dline.quit").watch(M.busy)
   context.track()
   controller.chat:open(dline().config().chat)
   vim.api.nvim_create_autocmd("BufWipeout", {
@@ -299,7 +313,10 @@ function H.on_event(self, event)
     H.close_preview(self)
   end
   if event.statusChanged and self.status ~= was then
-    if self.status == "TASK_STATUS_INTERRUPTED" then
+    -- A restore to an earlier point stops the task there too: the restore's own message says
+    -- what happened (replacing it with "its sidecar stopped" would hide it, and be wrong).
+    local restored = (event.statusChanged.reason or ""):find("restored", 1, true)
+    if self.status == "TASK_STATUS_INTERRUPTED" and not restored then
       dline().notify(
         ("task %s is interrupted: its sidecar stopped before it finished. R in its chat (or :Dline resume) continues it"):format(
           ids.short(self.task_id)
@@ -465,13 +482,13 @@ function H.offer_workspace(self, err, retry, cb)
   local cwd = (vim.uv or vim.loop).cwd()
   local here, other = "Continue in " .. cwd, "Continue in another folder…"
   local prompt = ("Task %s has no folder on this machine to run its tools in"):format(ids.short(self.task_id))
-  vim.ui.select({ here, other, "Not now" }, { prompt = prompt, kind = "dline.workspace" }, function(choice)
+  require("dline.ui").select({ here, other, "Not now" }, { prompt = prompt, kind = "dline.workspace" }, function(choice)
     if choice == here then return retry(cwd) end
     if choice ~= other then
       dline().notify_error("continue", err)
       return cb and cb(err)
     end
-    vim.ui.input({ prompt = "Folder: ", default = cwd, completion = "dir" }, function(answer)
+    require("dline.ui").input({ prompt = "Folder: ", default = cwd, completion = "dir" }, function(answer)
       local folder = answer and vim.fn.fnamemodify(vim.fn.expand(answer), ":p"):gsub("(.)/$", "%1")
       if not folder or folder == "" or vim.fn.isdirectory(folder) ~= 1 then
         dline().notify(("not a folder: %s"):format(answer or ""), vim.log.levels.ERROR)
@@ -492,7 +509,12 @@ function H.Controller.send(self, text, cb, workspace_root)
   end
   local editor = buffers.editor_state(workspace_root or self.workspace_root)
   local request = { taskId = self.task_id, text = expanded, editor = editor, workspaceRoot = workspace_root }
+  -- While the model works (no question waits), the core queues the message until the turn
+  -- ends: it shows as queued at once, not only then.
+  local queued = self.status == "TASK_STATUS_RUNNING" and not self.pending_ask
+  if queued then self.chat:queue(text) end
   dline().session():call("TaskService", "SendMessage", request, function(err)
+    if err and queued then self.chat:unqueue(text) end
     if err and not workspace_root and require("dline.connect").reason(err) == "ERROR_REASON_NO_WORKSPACE" then
       return H.offer_workspace(self, err, function(folder) self:send(text, cb, folder) end, cb)
     end
