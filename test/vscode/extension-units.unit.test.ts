@@ -23,7 +23,7 @@ import {
   type TaskEvent,
 } from "../../core/src/gen/dline/v1/task_pb.js";
 import { ChatModel } from "../../adapters/vscode/src/chat/chat-model.js";
-import { continueInFolder, errorReason } from "../../adapters/vscode/src/chat/error-banner.js";
+import { continueInFolder, errorNotice, errorReason } from "../../adapters/vscode/src/chat/error-banner.js";
 import { ErrorDetailSchema, ErrorReason } from "../../core/src/gen/dline/v1/errors_pb.js";
 import { checkpointHeader, MULTI_ROOT, NO_WORKSPACE } from "../../adapters/vscode/src/checkpoints/checkpoint-header.js";
 import { HeaderUpdates } from "../../adapters/vscode/src/checkpoints/header-updates.js";
@@ -443,6 +443,13 @@ describe("a task without a folder on this machine", () => {
     new ConnectError("Task t has no workspace.", Code.FailedPrecondition, undefined, [
       { desc: ErrorDetailSchema, value: { reason } },
     ]);
+
+  it("a notification shows the core's sentence without the RPC code", () => {
+    const refused = new ConnectError('Task "Run it" (t2) is running in this workspace.', Code.FailedPrecondition);
+    expect(refused.message).toContain("[failed_precondition]");
+    expect(errorNotice(refused)).toBe('Dline: Task "Run it" (t2) is running in this workspace.');
+    expect(errorNotice(new Error("plain"))).toBe("Dline: plain");
+  });
 
   it("continues in the window's only folder; otherwise the refusal stands", () => {
     expect(errorReason(refusal(ErrorReason.NO_WORKSPACE))).toBe("ERROR_REASON_NO_WORKSPACE");

@@ -32,7 +32,7 @@ import { visibleLine } from "../text/visible-text.js";
 import { ChatModel, statusName } from "./chat-model.js";
 import { ChatPreferencesSource } from "./chat-preferences.js";
 import type { ChatMessageItem, ChatState } from "./chat-state.js";
-import { bannerOf, continueInFolder, errorReason } from "./error-banner.js";
+import { bannerOf, continueInFolder, errorNotice, errorReason } from "./error-banner.js";
 import type { ProposedChanges, ShownEdit } from "./proposed-changes.js";
 
 /**
@@ -76,9 +76,9 @@ export class ChatController implements vscode.Disposable {
   }
 
   showError(err: unknown): void {
-    const message = err instanceof Error ? err.message : String(err);
-    this.log.error(message);
-    void vscode.window.showErrorMessage(`Dline: ${visibleLine(message)}`);
+    // The log keeps the RPC code; the person reads the core's sentence.
+    this.log.error(err instanceof Error ? err.message : String(err));
+    void vscode.window.showErrorMessage(visibleLine(errorNotice(err)));
   }
 
   logWarning(message: string): void {

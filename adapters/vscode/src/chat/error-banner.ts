@@ -17,6 +17,11 @@ export function bannerOf(err: unknown): ChatBanner {
   return { message: err instanceof Error ? err.message : String(err), reason: "" };
 }
 
+/** The sentence a notification shows for a failure: the core's own, without the RPC code. */
+export function errorNotice(err: unknown): string {
+  return `Dline: ${bannerOf(err).message}`;
+}
+
 /** The machine-readable reason a Connect error carries (ErrorDetail), as its enum name; "" when none. */
 export function errorReason(err: unknown): string {
   const reason = ConnectError.from(err).findDetails(ErrorDetailSchema)[0]?.reason;
