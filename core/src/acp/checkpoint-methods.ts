@@ -4,7 +4,7 @@
  * the history works, not only the ones open on this connection.
  *
  *   _dline/checkpoints/list          {sessionId}                          -> {checkpoints}
- *   _dline/checkpoints/compare       {sessionId, checkpointId}            -> {files, skipped}
+ *   _dline/checkpoints/compare       {sessionId, checkpointId}            -> {files, skipped, restorePaths}
  *   _dline/checkpoints/view_changes  {sessionId}                          -> {files, fromCheckpointId, toCheckpointId}
  *   _dline/checkpoints/restore       {sessionId, checkpointId, mode}      -> RestoreResult
  *   _dline/checkpoints/undo          {sessionId}                          -> RestoreResult
@@ -74,8 +74,8 @@ export function registerCheckpointMethods(agent: AgentApp, checkpoints: Checkpoi
     },
     ({ params }) =>
       mapErrors(async () => {
-        const { files, skipped } = await checkpoints.compare(params.sessionId, params.checkpointId);
-        return { files, skipped };
+        const { files, skipped, restorePaths } = await checkpoints.compare(params.sessionId, params.checkpointId);
+        return { files, skipped, restorePaths };
       }),
   );
   agent.onRequest(CHECKPOINT_METHODS.viewChanges, sessionParams, ({ params }) =>

@@ -385,13 +385,26 @@ export class CheckpointManager {
     }
   }
 
-  async compare(taskId: string, checkpointId: string): Promise<{ files: FileChange[]; skipped: SkippedPath[] }> {
+  /**
+   * Changes since the checkpoint, what the snapshot left out, and which of the changed paths a
+   * file restore to it would change now (a confirmation lists those, not every change).
+   */
+  async compare(
+    taskId: string,
+    checkpointId: string,
+  ): Promise<{ files: FileChange[]; skipped: SkippedPath[]; restorePaths: string[] }> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     await this.assertOffered(engine, taskId, checkpointId);
     const cp = await this.find(engine, taskId, checkpointId);
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
-    return { files: await engine.compare(taskId, cp), skipped: cp.skipped };
+    const files = await engine.compare(taskId, cp);
+    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    const restorePaths = await flow.pathsRestored(
+      checkpointId,
+      files.map((f) => f.path),
+    );
+    return { files, skipped: cp.skipped, restorePaths };
   }
 
   /** What the task changed since its previous completion (or its start), up to its latest completion. */

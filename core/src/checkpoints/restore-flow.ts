@@ -144,6 +144,19 @@ export class RestoreFlow {
     return { restored: true, fileError, ...files };
   }
 
+  /**
+   * The paths among `changed` (a Compare's) that a file restore to the checkpoint would change
+   * now: those in the restore's scope, or all of them when the restore resets every file.
+   */
+  async pathsRestored(checkpointId: string, changed: readonly string[]): Promise<string[]> {
+    const cps = await this.engine.list(this.taskId);
+    const cp = findCheckpoint(cps, this.taskId, checkpointId);
+    const scope = await this.engine.restoreScope(cp, await this.recordedPaths(cps), {
+      commandsSince: commandRanAfter(cps, cp),
+    });
+    return scope ? changed.filter((p) => scope.has(p)) : [...changed];
+  }
+
   /** Paths this task's editing tools recorded: from its checkpoints and from the task store. */
   private async recordedPaths(cps: CheckpointInfo[]): Promise<string[]> {
     const fromPort = (await this.conversation?.recordedEditedPaths?.(this.taskId)) ?? [];

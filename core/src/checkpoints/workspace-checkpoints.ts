@@ -723,9 +723,7 @@ export class WorkspaceCheckpoints {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
       await this.open();
-      let recorded = normalisePaths(this.workspaceRoot, recordedPaths);
-      if (recorded.length && options.commandsSince)
-        recorded = [...new Set([...recorded, ...(await this.changedSince(target))])];
+      const recorded = await this.scopeOf(target, recordedPaths, options);
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
         const undoReq: SaveRequest = {
@@ -767,6 +765,33 @@ export class WorkspaceCheckpoints {
       await this.log.setRestoredMarker(taskId, target.id);
       return result;
     }, false);
+  }
+
+  /**
+   * What a file restore to `target` may change, by the restore rules: the paths the task's
+   * editing tools recorded (and, when a command ran after the target, what changed since it);
+   * undefined when the task recorded none, and the restore resets every tracked file.
+   */
+  async restoreScope(
+    target: CheckpointInfo,
+    recordedPaths: readonly string[],
+    options: { commandsSince?: boolean } = {},
+  ): Promise<ReadonlySet<string> | undefined> {
+    const scope = await this.lock.run(async () => {
+      await this.open();
+      return this.scopeOf(target, recordedPaths, options);
+    }, false);
+    return scope.length ? new Set(scope) : undefined;
+  }
+
+  private async scopeOf(
+    target: CheckpointInfo,
+    recordedPaths: readonly string[],
+    options: { commandsSince?: boolean },
+  ): Promise<string[]> {
+    const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
+    if (!recorded.length || !options.commandsSince) return recorded;
+    return [...new Set([...recorded, ...(await this.changedSince(target))])];
   }
 
   /** Paths whose entries differ between `target` and the newest snapshot (what the saves since recorded). */

@@ -83,8 +83,12 @@ export function checkpointService(
     },
     async compare(req) {
       assertSafeId("task id", req.taskId);
-      const { files, skipped } = await manager.compare(req.taskId, req.checkpointId);
-      return create(CompareResponseSchema, { files: files.map(toFileChange), skipped: skipped.map(toSkipped) });
+      const { files, skipped, restorePaths } = await manager.compare(req.taskId, req.checkpointId);
+      return create(CompareResponseSchema, {
+        files: files.map(toFileChange),
+        skipped: skipped.map(toSkipped),
+        restorePaths,
+      });
     },
     async viewChanges(req) {
       assertSafeId("task id", req.taskId);

@@ -371,7 +371,8 @@ export class ChatController implements vscode.Disposable {
     const { clients } = await this.supervisor.ready();
     let changed: string[] | undefined;
     try {
-      changed = (await clients.checkpoints.compare({ taskId, checkpointId })).files.map((f) => f.path);
+      // Only what the restore would change: with the task's recorded edits, not every change since.
+      changed = (await clients.checkpoints.compare({ taskId, checkpointId })).restorePaths;
     } catch (err) {
       this.log.warn(`compare before restore: ${(err as Error).message}`);
     }
