@@ -52,6 +52,9 @@ describe("Restore All on an edited message", () => {
     // m3 has no checkpoint of its own (a message whose turn changed nothing, say).
     conversation.addMessage("t1", "m3", "now four");
     conversation.addMessage("t1", "m4", "four it is");
+    // Times tell the checkpoint of a later turn from m3's only once a millisecond has passed (a
+    // turn always takes longer; this save alone may not, on a fast run).
+    pastStampOf({ createdAt: conversation.messages("t1").at(-1)!.createdAt } as CheckpointInfo);
     write(ws, "a.txt", "four");
     await manager.saveTurn(task, { editedPaths: ["a.txt"], messageId: "m4" });
 
