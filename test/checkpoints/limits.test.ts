@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CHECKPOINT_MESSAGES, type CheckpointStatus } from "../../core/src/checkpoints/index.js";
 import { makeManager, makeSandbox, write } from "./helpers.js";
 
@@ -81,6 +81,34 @@ describe("workspaces checkpoints refuse", () => {
 });
 
 describe("initialization", () => {
+  it("prepareWorkspace initializes at once; the new task's baseline right after takes that scan", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "a");
+    // A git that notes each status it runs (the scan of the workspace).
+    const bin = path.join(sb.base, "counting-bin");
+    const log = path.join(sb.base, "statuses.log");
+    const realGit = process.env
+      .PATH!.split(path.delimiter)
+      .map((d) => path.join(d, "git"))
+      .find((p) => fs.existsSync(p))!;
+    write(
+      bin,
+      "git",
+      `#!/bin/sh\ncase " $* " in *" status "*) echo status >> "${log}";; esac\nexec "${realGit}" "$@"\n`,
+    );
+    fs.chmodSync(path.join(bin, "git"), 0o755);
+    sb.env.PATH = `${bin}${path.delimiter}${process.env.PATH}`;
+    const events: CheckpointStatus[] = [];
+    const manager = makeManager(sb, { onStatus: (_ws, s) => events.push(s) });
+    manager.prepareWorkspace(sb.workspace);
+    await vi.waitFor(() => expect(events.map((e) => e.state)).toContain("initializing"));
+    const base = await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] }, "", { newTask: true });
+    expect(base).toBeDefined();
+    expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["status"]);
+    // Nothing for a folder checkpoints refuse (the home folder): no throw, no repository.
+    manager.prepareWorkspace(sb.home);
+  });
+
   it("reports a slow initialization, then becomes ready", async () => {
     const sb = makeSandbox();
     write(sb.workspace, "a.txt", "a");

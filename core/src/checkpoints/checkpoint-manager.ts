@@ -121,6 +121,22 @@ export class CheckpointManager {
   // ---------------------------------------------------------------- save points
 
   /**
+   * A task is about to start in this workspace: its checkpoints initialize now (the shadow
+   * repository opened, the workspace scanned) while the task is being set up, rather than at its
+   * first request; its baseline right after takes that scan. In a workspace already initialized
+   * in this process, nothing happens. Never throws: a failure is the workspace's status.
+   */
+  prepareWorkspace(workspaceRoot: string): void {
+    let root: string;
+    try {
+      root = checkWorkspaceRoots([workspaceRoot], this.o.homeDir);
+    } catch {
+      return; // no checkpoints here; the task's own calls say why
+    }
+    this.workspaces.prepare(root);
+  }
+
+  /**
    * The baseline of a task: saved once (the first request), awaited by the first tool that may
    * modify the workspace. Never throws: a workspace that cannot have checkpoints gets a status
    * instead, and the task runs without checkpoints.

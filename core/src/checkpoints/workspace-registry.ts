@@ -181,6 +181,14 @@ export class WorkspaceRegistry {
     return entry.status.skipped;
   }
 
+  /** Starts initializing a workspace not initialized yet in this process (see CheckpointManager.prepareWorkspace). */
+  prepare(root: string): void {
+    const entry = this.entryFor(root);
+    this.ready(entry).catch((err: Error) =>
+      this.o.logger.warn("preparing checkpoints failed", { workspace: root, error: err.message }),
+    );
+  }
+
   /** Retry Checkpoints: clears a failure and initializes again. */
   async retry(root: string): Promise<void> {
     const entry = this.entryFor(root);

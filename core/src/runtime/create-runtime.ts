@@ -86,6 +86,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
         commandTimeoutMs: async () => Number(await setting("commandTimeoutSeconds")) * 1000 || 600_000,
         commandLogBudgetBytes: async () => Number(await setting("commandLogBudgetBytes")) || 200 * 1024 * 1024,
         checkpointsFor: (taskId, workspaceRoot) => taskCheckpoints(w.checkpoints, taskId, workspaceRoot),
+        prepareCheckpoints: (workspaceRoot) => w.checkpoints.prepareWorkspace(workspaceRoot),
         systemPrompt: (workspaceRoot, _taskId, rules, tools, options) =>
           buildSystemPrompt(collectWorkspaceFacts(workspaceRoot, new Date()), tools, rules, options),
         shutdownSignal: w.lifecycle.signal,

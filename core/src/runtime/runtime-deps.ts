@@ -24,6 +24,11 @@ export interface TaskRuntimeDeps {
   commandLogBudgetBytes(): Promise<number>;
   /** The task's checkpoints, or undefined when checkpoints are off or unavailable there. */
   checkpointsFor(taskId: string, workspaceRoot: string): CheckpointPort | undefined;
+  /**
+   * A task is about to start in this workspace: its checkpoints may initialize now, while the
+   * task is set up, instead of at its first request (never throws).
+   */
+  prepareCheckpoints?(workspaceRoot: string): void;
   systemPrompt(
     workspaceRoot: string,
     taskId: string,

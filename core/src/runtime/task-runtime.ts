@@ -103,6 +103,8 @@ export class TaskRuntime {
     }
     // Resolve the model first: a missing profile or key fails before anything is written.
     const model = await this.deps.resolveModel(profileId, "");
+    // The workspace's checkpoints scan while the task is set up (the baseline takes that scan).
+    this.deps.prepareCheckpoints?.(workspaceRoot);
     const id = options.taskId ?? TaskRuntime.newTaskId();
     assertSafeId("task id", id);
     if (this.deps.history.get(id) || this.live.has(id))

@@ -1,0 +1,54 @@
+/**
+ * A new task's workspace starts initializing its checkpoints as the task is set up (not at its
+ * first request); the task still hears all of it: initializing, scanning while git's scan runs,
+ * staging, ready. Real sidecar; git slowed down by a wrapper on PATH; scripted model server.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { startSidecar } from "../helpers/sidecar.js";
+import { configureModel, makeWorkspace } from "./harness.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
+});
+
+describe("checkpoints initializing while a task starts", () => {
+  it("the task hears its checkpoints initialize: scanning, staging, then ready", async () => {
+    const sidecarForRoots = await startSidecar();
+    await sidecarForRoots.stop();
+    const { roots } = sidecarForRoots;
+    // git status takes 1.5 s more: the scan is still running when the task starts.
+    const bin = path.join(roots.base, "slow-bin");
+    fs.mkdirSync(bin);
+    const realGit = process.env
+      .PATH!.split(path.delimiter)
+      .map((d) => path.join(d, "git"))
+      .find((p) => fs.existsSync(p))!;
+    fs.writeFileSync(
+      path.join(bin, "git"),
+      `#!/bin/sh\ncase " $* " in *" status "*) sleep 1.5;; esac\nexec "${realGit}" "$@"\n`,
+      { mode: 0o755 },
+    );
+    const sidecar = await startSidecar({ roots, env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } });
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],
+    });
+    cleanups.push(() => server.stop());
+    const workspace = makeWorkspace(roots.base);
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "Finish", profileId });
+    const statuses: { state: string; phase: string }[] = [];
+    for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
+      const ev = res.event!.event;
+      if (ev.case === "checkpointStatus") statuses.push({ state: ev.value.state, phase: ev.value.phase });
+      if (ev.case === "statusChanged" && ev.value.status === TaskStatus.COMPLETED) break;
+    }
+    // Told before git's scan ended: initializing, then scanning, before the staging that follows it.
+    expect(statuses[0]?.state).toBe("CHECKPOINT_STATE_INITIALIZING");
+    expect(statuses.map((s) => s.phase).filter((p) => p)).toEqual(["scanning", "staging"]);
+    expect(statuses.at(-1)?.state).toBe("CHECKPOINT_STATE_READY");
+  });
+});
