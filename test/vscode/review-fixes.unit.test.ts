@@ -60,12 +60,17 @@ describe("a reject's feedback (D12)", () => {
 });
 
 describe("the confirmation before a file restore (D8)", () => {
-  it("names the files changed since the checkpoint, says they are overwritten, the person's edits too, and that Undo exists", () => {
+  it("names the files the restore changes, says they are put back (recreated if deleted), the person's edits in them too, others untouched, and that Undo exists", () => {
     const text = restoreConfirmation(["src/a.ts", "notes.md"]);
     expect(text).toContain("2 files changed since this checkpoint (src/a.ts, notes.md)");
-    expect(text).toContain("will be overwritten");
-    expect(text).toContain("changes you made yourself");
+    expect(text).toContain("will be put back as the checkpoint has them");
+    expect(text).toContain("brought back if deleted");
+    expect(text).toContain("changes you made to them yourself");
+    expect(text).toContain("Other files stay as they are.");
     expect(text).toContain("Undo");
+    expect(restoreConfirmation(["NOTES.md"])).toContain(
+      "1 file changed since this checkpoint (NOTES.md) will be put back as the checkpoint has it",
+    );
   });
 
   it("lists five names at most, makes control characters visible, and still warns when Compare could not be read", () => {

@@ -89,8 +89,8 @@ export const UNDO_RESTORE = "Undo";
 
 /**
  * The detail of the confirmation before a file restore: the files changed since the checkpoint
- * (Compare's answer; undefined when it could not be read) are overwritten, the person's own
- * edits too, and Undo on the notice after it brings them back.
+ * that the restore will change (Compare's `restorePaths`; undefined when it could not be read)
+ * are put back, the person's own edits in them too, and Undo on the notice after it brings them back.
  */
 export function restoreConfirmation(changed: readonly string[] | undefined, shown = 5): string {
   const undo = `Undo on the notice afterwards puts them back as they are now.`;
@@ -100,5 +100,5 @@ export function restoreConfirmation(changed: readonly string[] | undefined, show
   const names = changed.slice(0, shown).map(visibleLine).join(", ");
   const more = changed.length > shown ? ` and ${changed.length - shown} more` : "";
   const n = changed.length;
-  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names}${more}) will be overwritten with the checkpoint's version (or deleted if created since), including changes you made yourself. ${undo}`;
+  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names}${more}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. Other files stay as they are. ${undo}`;
 }
