@@ -482,6 +482,18 @@ local function baseline_of(s, controller)
   return vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
 end
 
+--- Answers the restore menu with the option labelled `label`; other pickers go to `others`.
+local function choose_restore(label, others)
+  T.script_select(function(items, opts, entry)
+    if opts.kind == "dline.restore" then
+      for _, o in ipairs(items) do
+        if o.label == label then return o end
+      end
+    end
+    if others then return others(items, opts, entry) end
+  end)
+end
+
 --- Collects what vim.notify shows ({ msg, level } each) until the returned function is called.
 local function capture_notices()
   local messages = {}
@@ -504,12 +516,7 @@ S.case(":Dline undo puts back the files a restore changed, once", function()
   local baseline = baseline_of(s, controller)
   local messages, stop_capture = capture_notices()
   local listed
-  T.script_select(function(items, opts, entry)
-    if opts.kind == "dline.restore" then
-      for _, o in ipairs(items) do
-        if o.label == "Restore Files Only" then return o end
-      end
-    end
+  choose_restore("Restore Files Only", function(_, opts, entry)
     if opts.kind == "dline.checkpoint" then listed = entry.labels end
   end)
   vim.cmd("Dline restore " .. baseline.id)
@@ -556,13 +563,7 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   wait_status(controller, "TASK_STATUS_COMPLETED")
   local baseline = baseline_of(s, controller)
   local messages, stop_capture = capture_notices()
-  T.script_select(function(items, opts)
-    if opts.kind == "dline.restore" then
-      for _, o in ipairs(items) do
-        if o.label == "Restore Files Only" then return o end
-      end
-    end
-  end)
+  choose_restore("Restore Files Only")
   vim.cmd("Dline restore " .. baseline.id)
   T.wait(function() return #messages >= 1 end, "the restore's message")
   stop_capture()
@@ -591,13 +592,7 @@ S.case(
     vim.api.nvim_buf_set_lines(file_buf, 0, -1, false, { "my own words" })
     local baseline = baseline_of(s, controller)
     local messages, stop_capture = capture_notices()
-    T.script_select(function(items, opts)
-      if opts.kind == "dline.restore" then
-        for _, o in ipairs(items) do
-          if o.label == "Restore Files Only" then return o end
-        end
-      end
-    end)
+    choose_restore("Restore Files Only")
     vim.cmd("Dline restore " .. baseline.id)
     T.wait(function() return T.read(file) == "hello\n" end, "the file restored")
     T.wait(function() return #messages >= 1 end, "the restore's message")
@@ -751,13 +746,7 @@ S.case("a restore closes the task's compare tabs, out of date, and the buffer of
   T.wait(function() return #vim.api.nvim_list_tabpages() == tabs + 2 end, "a diff tab per changed file")
   T.truthy(vim.fn.bufloaded(notes) == 1, "the new file's buffer, loaded by its tab")
   local messages, stop_capture = capture_notices()
-  T.script_select(function(items, opts)
-    if opts.kind == "dline.restore" then
-      for _, o in ipairs(items) do
-        if o.label == "Restore Files Only" then return o end
-      end
-    end
-  end)
+  choose_restore("Restore Files Only")
   vim.cmd("Dline restore " .. baseline.id)
   T.wait(function() return #messages >= 1 end, "the restore's message")
   stop_capture()
