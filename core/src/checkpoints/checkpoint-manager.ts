@@ -390,8 +390,12 @@ export class CheckpointManager {
     );
   }
 
-  /** Refuses a checkpoint that is no longer offered, before anything is restored or compared. */
-  private async assertOffered(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<void> {
+  /** The checkpoint, refused when it is no longer offered, before anything is restored or compared. */
+  private async findOffered(
+    engine: WorkspaceCheckpoints,
+    taskId: string,
+    checkpointId: string,
+  ): Promise<CheckpointInfo> {
     const cp = await this.find(engine, taskId, checkpointId);
     if (!(await this.offeredFilter(taskId))(cp)) {
       throw new DlineError(
@@ -399,6 +403,7 @@ export class CheckpointManager {
         `Checkpoint ${checkpointId.slice(0, 8)} is no longer part of task ${taskId}: a restore of the task removed its messages.`,
       );
     }
+    return cp;
   }
 
   /**
@@ -411,8 +416,7 @@ export class CheckpointManager {
   ): Promise<{ files: FileChange[]; skipped: SkippedPath[]; restorePaths: string[] }> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
-    await this.assertOffered(engine, taskId, checkpointId);
-    const cp = await this.find(engine, taskId, checkpointId);
+    const cp = await this.findOffered(engine, taskId, checkpointId);
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
     const files = await engine.compare(taskId, cp);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
@@ -444,7 +448,7 @@ export class CheckpointManager {
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
-    await this.assertOffered(engine, taskId, checkpointId);
+    await this.findOffered(engine, taskId, checkpointId);
     if (mode !== "task") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.restore(checkpointId, mode);

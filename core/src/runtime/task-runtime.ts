@@ -733,7 +733,7 @@ export class TaskRuntime {
   /** The ids of a task's messages now (for the checkpoints still offered after a restore). */
   messageIds(taskId: string): ReadonlySet<string> {
     const task = this.load(taskId);
-    const ids = new Set(task.messages.list().map((m) => m.id));
+    const ids = task.messages.ids();
     this.closeStoresIfIdle(task);
     return ids;
   }

@@ -219,6 +219,12 @@ export class MessageStore {
     }
   }
 
+  /** The ids of the messages, without reading their texts (which checkpoints are still offered). */
+  ids(): Set<string> {
+    this.commitBuffer();
+    return new Set(this.db.prepare("SELECT id FROM messages").pluck().all() as string[]);
+  }
+
   list(): StoredUiMessage[] {
     this.commitBuffer();
     // Rows as arrays (half the cost of row objects for a long task), in a fixed column order.
