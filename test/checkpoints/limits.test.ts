@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { CHECKPOINT_MESSAGES, type CheckpointStatus } from "../../core/src/checkpoints/index.js";
 import { makeManager, makeSandbox, write } from "./helpers.js";
+import { gitShimBeforeStatus } from "../helpers/git-shim.js";
 
 /**
  * A `git` earlier on PATH whose `status` (a large repository's scan) is slow while a flag file
@@ -14,21 +15,11 @@ function slowGitPath(
   seconds: number,
   hang = false,
 ): { flag: string; PATH: string } {
-  const bin = path.join(sb.base, "slow-bin");
   const flag = path.join(sb.base, "git-is-slow");
-  const realGit = process.env
-    .PATH!.split(path.delimiter)
-    .map((d) => path.join(d, "git"))
-    .find((p) => fs.existsSync(p))!;
   const wait = hang ? `exec sleep ${seconds}` : `sleep ${seconds}`;
-  write(
-    bin,
-    "git",
-    `#!/bin/sh\ncase " $* " in *" status "*) [ -f "${flag}" ] && ${wait};; esac\nexec "${realGit}" "$@"\n`,
-  );
-  fs.chmodSync(path.join(bin, "git"), 0o755);
+  const PATH = gitShimBeforeStatus(path.join(sb.base, "slow-bin"), `[ -f "${flag}" ] && ${wait}`);
   fs.writeFileSync(flag, "");
-  return { flag, PATH: `${bin}${path.delimiter}${process.env.PATH}` };
+  return { flag, PATH };
 }
 
 describe("workspaces checkpoints refuse", () => {
@@ -85,19 +76,8 @@ describe("initialization", () => {
     const sb = makeSandbox();
     write(sb.workspace, "a.txt", "a");
     // A git that notes each status it runs (the scan of the workspace).
-    const bin = path.join(sb.base, "counting-bin");
     const log = path.join(sb.base, "statuses.log");
-    const realGit = process.env
-      .PATH!.split(path.delimiter)
-      .map((d) => path.join(d, "git"))
-      .find((p) => fs.existsSync(p))!;
-    write(
-      bin,
-      "git",
-      `#!/bin/sh\ncase " $* " in *" status "*) echo status >> "${log}";; esac\nexec "${realGit}" "$@"\n`,
-    );
-    fs.chmodSync(path.join(bin, "git"), 0o755);
-    sb.env.PATH = `${bin}${path.delimiter}${process.env.PATH}`;
+    sb.env.PATH = gitShimBeforeStatus(path.join(sb.base, "counting-bin"), `echo status >> "${log}"`);
     const events: CheckpointStatus[] = [];
     const manager = makeManager(sb, { onStatus: (_ws, s) => events.push(s) });
     manager.prepareWorkspace(sb.workspace);

@@ -3,11 +3,11 @@
  * first request); the task still hears all of it: initializing, scanning while git's scan runs,
  * staging, ready. Real sidecar; git slowed down by a wrapper on PATH; scripted model server.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
-import { startSidecar } from "../helpers/sidecar.js";
+import { makeTestRoots, startSidecar } from "../helpers/sidecar.js";
+import { gitShimBeforeStatus } from "../helpers/git-shim.js";
 import { configureModel, makeWorkspace } from "./harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -17,22 +17,10 @@ afterEach(async () => {
 
 describe("checkpoints initializing while a task starts", () => {
   it("the task hears its checkpoints initialize: scanning, staging, then ready", async () => {
-    const sidecarForRoots = await startSidecar();
-    await sidecarForRoots.stop();
-    const { roots } = sidecarForRoots;
+    const roots = makeTestRoots();
     // git status takes 1.5 s more: the scan is still running when the task starts.
-    const bin = path.join(roots.base, "slow-bin");
-    fs.mkdirSync(bin);
-    const realGit = process.env
-      .PATH!.split(path.delimiter)
-      .map((d) => path.join(d, "git"))
-      .find((p) => fs.existsSync(p))!;
-    fs.writeFileSync(
-      path.join(bin, "git"),
-      `#!/bin/sh\ncase " $* " in *" status "*) sleep 1.5;; esac\nexec "${realGit}" "$@"\n`,
-      { mode: 0o755 },
-    );
-    const sidecar = await startSidecar({ roots, env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } });
+    const PATH = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1.5");
+    const sidecar = await startSidecar({ roots, env: { PATH } });
     cleanups.push(() => sidecar.stop());
     const { server, profileId } = await configureModel(sidecar.clients, "openai", {
       turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],

@@ -88,6 +88,17 @@ local function workspace_file(name, text)
   return path
 end
 
+--- A completed task that edited hello.txt ("hello" to "hello, world"), every call approved.
+local function greeted_task()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, edit_turns())
+  approve_all()
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  return s, file, controller
+end
+
 S.case(
   "a new task streams text, asks approval with vim.ui.select, edits the file, takes a follow-up answer and completes",
   function()
@@ -404,12 +415,7 @@ end)
 S.case(
   "compare opens the checkpoint against the current file in diff mode; restore files only reverts and reloads the buffer",
   function()
-    local s = session()
-    local file = workspace_file("hello.txt", "hello\n")
-    T.configure_model(s, edit_turns())
-    approve_all()
-    local controller = new_task("Greet the world")
-    wait_status(controller, "TASK_STATUS_COMPLETED")
+    local _, file, controller = greeted_task()
     T.eq(T.read(file), "hello, world\n", "edited")
     vim.cmd("edit " .. vim.fn.fnameescape(file))
     local file_buf = vim.api.nvim_get_current_buf()
@@ -506,12 +512,7 @@ local function capture_notices()
 end
 
 S.case(":Dline undo puts back the files a restore changed, once", function()
-  local s = session()
-  local file = workspace_file("hello.txt", "hello\n")
-  T.configure_model(s, edit_turns())
-  approve_all()
-  local controller = new_task("Greet the world")
-  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local s, file, controller = greeted_task()
   T.eq(T.read(file), "hello, world\n", "edited")
   local baseline = baseline_of(s, controller)
   local messages, stop_capture = capture_notices()
@@ -581,12 +582,7 @@ end)
 S.case(
   "a restore's warning about an unsaved buffer stays on screen: one warning with the summary, not replaced",
   function()
-    local s = session()
-    local file = workspace_file("hello.txt", "hello\n")
-    T.configure_model(s, edit_turns())
-    approve_all()
-    local controller = new_task("Greet the world")
-    wait_status(controller, "TASK_STATUS_COMPLETED")
+    local s, file, controller = greeted_task()
     vim.cmd("edit " .. vim.fn.fnameescape(file))
     local file_buf = vim.api.nvim_get_current_buf()
     vim.api.nvim_buf_set_lines(file_buf, 0, -1, false, { "my own words" })
