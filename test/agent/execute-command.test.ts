@@ -4,20 +4,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { findTool, runTool } from "../../core/src/agent/tools/registry.js";
 import { createToolGuard } from "../../core/src/agent/tools/tool-guard.js";
 import { makeContext, makeWorkspace, type TestWorkspace } from "./tool-helpers.js";
+import { isRunning } from "../helpers/processes.js";
 
 let ws: TestWorkspace;
 afterEach(() => ws?.cleanup());
 
 /** Alive = present in /proc and not a zombie (an orphaned zombie may wait for a slow reaper). */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 async function waitFor(condition: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (condition()) return;
@@ -98,7 +90,7 @@ describe("execute_command", () => {
     expect(result.command?.timedOut).toBe(true);
     expect(result.content).toMatch(/timed out/);
     const grandchild = Number(fs.readFileSync(pidFile, "utf8"));
-    await waitFor(() => !isAlive(grandchild), "the grandchild to die");
+    await waitFor(() => !isRunning(grandchild), "the grandchild to die");
   });
 
   it("cancellation kills the shell and its grandchild", async () => {
@@ -112,12 +104,12 @@ describe("execute_command", () => {
     );
     await waitFor(() => ctx.output.join("").includes("ready"), "the command to start");
     const grandchild = Number(fs.readFileSync(pidFile, "utf8"));
-    expect(isAlive(grandchild)).toBe(true);
+    expect(isRunning(grandchild)).toBe(true);
     ctx.controller.abort();
     const result = await running;
     expect(result.command).toMatchObject({ cancelled: true, timedOut: false });
     expect(result.content).toMatch(/cancelled/);
-    await waitFor(() => !isAlive(grandchild), "the grandchild to die");
+    await waitFor(() => !isRunning(grandchild), "the grandchild to die");
   });
 
   it("gives the model the head and the tail of a long output", async () => {

@@ -84,14 +84,7 @@ export async function startHttpMcpServer(
   };
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isRunning as isAlive } from "../helpers/processes.js";
 
 export async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, tries = 200): Promise<T> {
   for (let i = 0; i < tries; i++) {

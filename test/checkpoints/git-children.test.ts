@@ -5,15 +5,7 @@ import { GitChildren } from "../../core/src/checkpoints/git-children.js";
 import { GitError, ShadowGit } from "../../core/src/checkpoints/git-process.js";
 import { makeSandbox } from "./helpers.js";
 import { nth } from "../helpers/items.js";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !fs.readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-  } catch {
-    return false;
-  }
-}
+import { isRunning } from "../helpers/processes.js";
 
 async function until(cond: () => boolean): Promise<boolean> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
@@ -76,7 +68,7 @@ describe("the git processes of the checkpoints", () => {
     expect(pids.length).toBeGreaterThanOrEqual(2);
     for (const pid of pids) expect(statFields(pid)[2]).toBe(String(pid));
     children.killAll();
-    expect(await until(() => pids.every((pid) => !alive(pid)))).toBe(true);
+    expect(await until(() => pids.every((pid) => !isRunning(pid)))).toBe(true);
     await Promise.allSettled([first.exit, second.exit]);
     expect(children.running).toBe(0);
   });

@@ -11,6 +11,7 @@ import { startSidecar } from "../helpers/sidecar.js";
 import { configureModel, eventCases, followUntilDone, makeWorkspace, setAutoApproval, TEST_KEY } from "./harness.js";
 import { nth, lastOf } from "../helpers/items.js";
 import { recorded } from "../model-server/script.js";
+import { isRunning } from "../helpers/processes.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -189,20 +190,23 @@ describe("approvals, cancel and errors", () => {
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "wait a minute", profileId });
     const pidFile = path.join(workspace, "child.pid");
     const follow = followUntilDone(clients, taskId);
-    for (let i = 0; i < 200 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
-    const pid = Number(fs.readFileSync(pidFile, "utf8"));
+    // The shell creates child.pid before it writes the number: wait for a whole pid, since
+    // reading "" would give 0, and kill(0, 0) tests this very process group.
+    let pid = 0;
+    for (let i = 0; i < 200 && !(pid > 0); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      if (fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"))
+        pid = Number(fs.readFileSync(pidFile, "utf8"));
+    }
+    expect(pid).toBeGreaterThan(0);
     await clients.tasks.cancel({ taskId });
     const events = await follow;
     const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.CANCELLED);
     let alive = true;
     for (let i = 0; i < 40 && alive; i++) {
-      try {
-        process.kill(pid, 0);
-        await new Promise((r) => setTimeout(r, 50));
-      } catch {
-        alive = false;
-      }
+      alive = isRunning(pid);
+      if (alive) await new Promise((r) => setTimeout(r, 50));
     }
     expect(alive).toBe(false);
     expect((await clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.CANCELLED);

@@ -18,6 +18,7 @@ import { makeWorkspace } from "../runtime/harness.js";
 import { attack, attackLine, check, redactions, stopOrKill, tallyLine, waitFor, withDeadline } from "./helpers.js";
 import { recorded } from "../model-server/script.js";
 import { nth } from "../helpers/items.js";
+import { isRunning } from "../helpers/processes.js";
 
 const SECRET = `sk-tool-${Math.random().toString(36).slice(2)}-NEVER-SHOWN`;
 redactions.push(SECRET);
@@ -693,7 +694,7 @@ describe("special files and stuck tools", () => {
     check("Cancel returned", cancelled !== undefined);
     check("the task is cancelled", lastStatus(events) === TaskStatus.CANCELLED, `status ${String(lastStatus(events))}`);
     const pid = Number(fs.readFileSync(pidFile, "utf8"));
-    check("the command's background child is gone", await waitFor(() => !isAlive(pid), 5_000));
+    check("the command's background child is gone", await waitFor(() => !isRunning(pid), 5_000));
   });
 
   attack("a 300-character path component fails the tool call, not the task", async () => {
@@ -791,11 +792,3 @@ describe("stored secrets never leave a tool's output", () => {
 });
 
 /** Alive = present in /proc and not a zombie. */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
