@@ -10,7 +10,16 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { MessageRole, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { ToggleScope, ToggleState } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { followUntilDone, setAutoApproval, TEST_KEY } from "../runtime/harness.js";
-import { activities, conversationOf, setupTask, systemPromptOf, toolNamesOf, writeFile } from "./helpers.js";
+import {
+  activities,
+  conversationOf,
+  isAlive,
+  setupTask,
+  systemPromptOf,
+  toolNamesOf,
+  waitFor,
+  writeFile,
+} from "./helpers.js";
 import { nth } from "../helpers/items.js";
 import { recorded } from "../model-server/script.js";
 
@@ -283,6 +292,31 @@ describe("subagents and hooks", () => {
     expect(seen.includes(TEST_KEY), "the stored key").toBe(false);
     // The blocked read told the model the hook's (redacted) words.
     expect(conversationOf(recorded(requests, 1))).toContain("stored=[redacted]");
+  });
+
+  it("a hook still running when its sidecar is SIGKILLed dies with it, and so does what it started", async () => {
+    const { sidecar, profileId, workspace, clients } = await setupTask(cleanups, [done("never reached")]);
+    await clients.settings.trustWorkspace({ workspaceRoot: workspace, trusted: true });
+    writeFile(
+      path.join(workspace, ".agents", "hooks", "UserPromptSubmit.sh"),
+      "#!/bin/sh\ncat > /dev/null\nsleep 64 & echo $! > child.pid\necho $$ > hook.pid\nwait\n",
+      0o755,
+    );
+    // NewTask answers once the hook has run: the sidecar is killed before that.
+    const answer = clients.tasks.newTask({ workspaceRoot: workspace, text: "hello", profileId }).catch(() => {});
+    const pids = await waitFor(async () => {
+      const read = (name: string) => {
+        const file = path.join(workspace, name);
+        const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+        return text.endsWith("\n") ? Number(text) : undefined;
+      };
+      const [hook, child] = [read("hook.pid"), read("child.pid")];
+      return hook && child ? [hook, child] : undefined;
+    }, "the hook to start");
+    cleanups.push(async () => pids.forEach((pid) => isAlive(pid) && process.kill(pid, "SIGKILL")));
+    sidecar.process.child.kill("SIGKILL");
+    await Promise.all([sidecar.process.exited, answer]);
+    await waitFor(async () => (pids.some(isAlive) ? undefined : true), "the hook and its child to die");
   });
 
   it("a PreToolUse hook blocks a write (exit code) and a read (JSON); hook output is an activity", async () => {

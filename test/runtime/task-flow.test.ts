@@ -212,6 +212,59 @@ describe("approvals, cancel and errors", () => {
     expect((await clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.CANCELLED);
   });
 
+  it("a running command and what it started die with a sidecar killed by SIGKILL; a command that ended leaves its background child alone", async () => {
+    const { sidecar, profileId, workspace } = await setup("openai", [
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: "sleep 61 & echo $! > done.pid; echo started", requires_approval: false },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: "sleep 62 & echo $! > child.pid; echo $$ > shell.pid; wait", requires_approval: false },
+          },
+        ],
+      },
+    ]);
+    const { clients } = sidecar;
+    await setAutoApproval(clients, { executeSafeCommands: true, executeAllCommands: true });
+    await clients.tasks.newTask({ workspaceRoot: workspace, text: "start and wait", profileId });
+    const pidIn = async (name: string) => {
+      const file = path.join(workspace, name);
+      for (let i = 0; i < 200; i++) {
+        if (fs.existsSync(file) && fs.readFileSync(file, "utf8").endsWith("\n"))
+          return Number(fs.readFileSync(file, "utf8"));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`${name} was never written`);
+    };
+    const [background, child, shell] = [await pidIn("done.pid"), await pidIn("child.pid"), await pidIn("shell.pid")];
+    cleanups.push(async () => {
+      for (const pid of [background, child, shell]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    });
+    sidecar.process.child.kill("SIGKILL");
+    await sidecar.process.exited;
+    let running = true;
+    for (let i = 0; i < 100 && running; i++) {
+      running = isRunning(child) || isRunning(shell);
+      if (running) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect({ child: isRunning(child), shell: isRunning(shell) }).toEqual({ child: false, shell: false });
+    // The first command had returned: a server it left in the background was meant to outlive it.
+    expect(isRunning(background)).toBe(true);
+  });
+
   it("a bad key is a clear task error, without the key", async () => {
     const sidecar = await startSidecar();
     cleanups.push(() => sidecar.stop());

@@ -47,6 +47,7 @@ export { resolvePrices } from "./providers/pricing.js";
 export type { ThinkingBlock } from "./providers/types.js";
 export { TextToolStreamFilter, parseTextToolCalls, toTextToolBlocks } from "./text-tool-calls.js";
 export { defaultCommandTimeoutMs } from "./tools/execute-command.js";
+export { spawnLeashed } from "./tools/leashed-spawn.js";
 export { StaleEditError, isCurrent } from "./tools/file-edit.js";
 export type { PreparedEdit } from "./tools/file-edit.js";
 export { optionalString, requireNonEmptyString } from "./tools/input.js";

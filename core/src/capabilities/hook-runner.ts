@@ -13,7 +13,8 @@
  * - Like a command the model runs, it gets no variable that holds a secret (the model's API key),
  *   and every stored secret in what it prints is redacted.
  */
-import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { spawnLeashed } from "../agent/index.js";
 import type { HookEvent, HookOutcome, HookRun } from "../runtime/index.js";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
@@ -50,14 +51,15 @@ function runOne(
       if (isStdout && stdout.length < MAX_OUTPUT_CHARS) stdout += text;
       if (output.length < MAX_OUTPUT_CHARS) output += text;
     };
-    let child;
+    let child: ChildProcess;
+    let release: () => void;
     try {
-      child = spawn(hook.path, [], {
+      // Leashed: a hook that outlives a killed sidecar is killed with it (leashed-spawn.ts).
+      ({ child, release } = spawnLeashed(hook.path, [], {
         cwd,
         env: { ...secrets.withoutSecrets(process.env), DLINE_HOOK_EVENT: event },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: process.platform !== "win32",
-      });
+        stdin: "pipe",
+      }));
     } catch (err) {
       resolve({
         hook: hook.name,
@@ -82,10 +84,10 @@ function runOne(
     }, timeoutMs);
     const onAbort = () => kill();
     signal?.addEventListener("abort", onAbort, { once: true });
-    child.stdout.on("data", (c: Buffer) => append(c, true));
-    child.stderr.on("data", (c: Buffer) => append(c, false));
-    child.stdin.on("error", () => {}); // a hook that does not read its stdin
-    child.stdin.end(JSON.stringify(payload));
+    child.stdout!.on("data", (c: Buffer) => append(c, true));
+    child.stderr!.on("data", (c: Buffer) => append(c, false));
+    child.stdin!.on("error", () => {}); // a hook that does not read its stdin
+    child.stdin!.end(JSON.stringify(payload));
     let settled = false;
     const finish = (exitCode: number | null, extra = "") => {
       if (settled) return;
@@ -101,6 +103,7 @@ function runOne(
       });
     };
     child.on("error", (err) => finish(null, `could not start: ${err.message}`));
+    child.on("exit", () => release());
     child.on("close", (code) => finish(code));
   });
 }

@@ -1,16 +1,16 @@
 /**
  * execute_command: runs the command in a shell that leads its own process group (detached),
  * so that a timeout or a Cancel can kill the shell and everything it started (SIGTERM to the
- * group, SIGKILL after a grace period). Output streams to ctx.onOutput and is appended to
+ * group, SIGKILL after a grace period), and so does the sidecar's death (leashed-spawn.ts). Output streams to ctx.onOutput and is appended to
  * ctx.commandLogPath; the model gets the output (its head and tail when long) and the exit code.
  * Whatever the command prints, memory stays bounded: the sidecar keeps the head and the tail,
  * streams at most `maxStreamedChars` to the task's events, and writes the rest only to the
  * command log (itself cut at `ctx.commandLogMaxBytes`, waiting for the disk when it lags).
  * Stored secrets are redacted before the output goes anywhere.
  */
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { spawnLeashed } from "./leashed-spawn.js";
 import { optionalBoolean, requireNonEmptyString } from "./input.js";
 import type { CommandOutcome, ToolContext, ToolDefinition, ToolResult } from "./types.js";
 
@@ -93,12 +93,13 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
 
   const outcome = await new Promise<CommandOutcome>((resolve) => {
     const shell = ctx.shell ?? process.env.SHELL ?? "/bin/sh";
-    const child = spawn(shell, ["-c", command], {
+    const { child, release } = spawnLeashed(shell, ["-c", command], {
       cwd: ctx.workspaceRoot,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
       env: ctx.guard.withoutSecrets(process.env),
+      stdin: "ignore",
     });
+    const stdout = child.stdout!;
+    const stderr = child.stderr!;
     let timedOut = false;
     let cancelled = false;
     let settled = false;
@@ -118,19 +119,19 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
 
-    child.stdout.setEncoding("utf8");
-    child.stderr.setEncoding("utf8");
-    child.stdout.on("data", emit);
-    child.stderr.on("data", emit);
+    stdout.setEncoding("utf8");
+    stderr.setEncoding("utf8");
+    stdout.on("data", emit);
+    stderr.on("data", emit);
     // A log that lags behind the command holds the command back instead of filling memory.
     log?.onBackpressure(
       () => {
-        child.stdout.pause();
-        child.stderr.pause();
+        stdout.pause();
+        stderr.pause();
       },
       () => {
-        child.stdout.resume();
-        child.stderr.resume();
+        stdout.resume();
+        stderr.resume();
       },
     );
 
@@ -144,8 +145,8 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
         if (killTimer) clearTimeout(killTimer);
         signalGroup(child.pid, "SIGKILL");
       }
-      child.stdout.destroy();
-      child.stderr.destroy();
+      stdout.destroy();
+      stderr.destroy();
       resolve({ exitCode, signal, timedOut, cancelled });
     };
     child.on("error", (err) => {
@@ -155,6 +156,7 @@ export async function runCommand(command: string, ctx: ToolContext): Promise<Too
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     child.on("exit", (code, signal) => {
       exited = { code, signal };
+      release();
       setTimeout(() => finish(code, signal), drainGraceMs);
     });
     child.on("close", () => {
