@@ -362,6 +362,99 @@ describe("a trusted workspace runs only the hooks and MCP servers the person let
   );
 });
 
+describe("what the repository's git config makes git run from the work tree is protected", () => {
+  attack(
+    "with edits auto-approved, writing the core.hooksPath folder (husky's scripts too) or a file include.path names is asked for; denied, git runs nothing of it",
+    async () => {
+      const ws = newWorkspace(main, "git-named", { "src/a.txt": "a\n" });
+      const marks = path.join(path.dirname(ws), "git-named-marks");
+      fs.mkdirSync(marks);
+      // The repository's own config: hooks kept in .githooks (not created yet) and two included
+      // config files of the work tree.
+      fs.appendFileSync(
+        path.join(ws, ".git", "config"),
+        '[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../team.gitconfig\n[includeIf "gitdir:/"]\n\tpath = "../conf/extra.gitconfig" # team\n',
+      );
+      await autoApprove(main, { readFiles: true, editFiles: true });
+      const targets = [
+        {
+          id: "hook",
+          name: "write_to_file",
+          input: { path: ".githooks/pre-commit", content: `#!/bin/sh\ntouch ${marks}/hook\n` },
+        },
+        {
+          id: "inc",
+          name: "write_to_file",
+          input: { path: "team.gitconfig", content: `[core]\n\tpager = touch ${marks}/inc\n` },
+        },
+        {
+          id: "incif",
+          name: "write_to_file",
+          input: { path: "conf/extra.gitconfig", content: `[core]\n\tfsmonitor = touch ${marks}/incif\n` },
+        },
+      ];
+      const { profileId } = await scripted(main, [
+        { toolCalls: [{ id: "ok", name: "write_to_file", input: { path: "docs/notes.md", content: "fine\n" } }] },
+        ...targets.map((t) => ({ toolCalls: [t] })),
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ]);
+      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
+      const { events, asked } = await followDenyingApprovals(main, taskId);
+      check(
+        "an ordinary file is auto-approved (control)",
+        finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("notes.md")),
+        JSON.stringify(asked).slice(0, 300),
+      );
+      for (const t of targets)
+        check(
+          `${t.name} ${t.input.path} was asked for`,
+          asked.some((d) => d.includes(t.input.path)),
+          JSON.stringify(asked).slice(0, 300),
+        );
+      for (const t of targets) check(`${t.input.path} was not written`, !fs.existsSync(path.join(ws, t.input.path)));
+      // The person's next commit runs the hooks folder's pre-commit and reads the includes.
+      execFileSync(
+        "git",
+        ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "next"],
+        {
+          cwd: ws,
+          stdio: "pipe",
+        },
+      );
+      // husky v9: core.hooksPath is .husky/_, whose shims run the scripts in .husky/ itself.
+      const husky = newWorkspace(main, "husky", { ".husky/pre-commit": "npm test\n", "src/a.txt": "a\n" });
+      fs.appendFileSync(path.join(husky, ".git", "config"), "[core] hooksPath = .husky/_\n");
+      const second = await scripted(main, [
+        {
+          toolCalls: [
+            {
+              id: "husky",
+              name: "write_to_file",
+              input: { path: ".husky/pre-commit", content: `touch ${marks}/husky\n` },
+            },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ]);
+      const run = await main.clients.tasks.newTask({
+        workspaceRoot: husky,
+        text: "write",
+        profileId: second.profileId,
+      });
+      const huskyRun = await followDenyingApprovals(main, run.taskId);
+      check(
+        "husky's .husky/pre-commit was asked for",
+        huskyRun.asked.some((d) => d.includes(".husky/pre-commit")),
+      );
+      check(
+        "husky's script is unchanged",
+        fs.readFileSync(path.join(husky, ".husky/pre-commit"), "utf8") === "npm test\n",
+      );
+      check("nothing the model wrote ran", fs.readdirSync(marks).length === 0, fs.readdirSync(marks).join(","));
+    },
+  );
+});
+
 describe("hooks, MCP servers and git config the loaders reach through links are protected where they really are", () => {
   attack(
     "with edits auto-approved, writing the folder .agents/mcp links to, the script a hook links to, or the git folder a .git file names is asked for; denied, nothing runs",

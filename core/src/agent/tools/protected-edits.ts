@@ -8,6 +8,9 @@
  *   hooks run at the task's events and its MCP servers start, as they are on disk at that turn.
  *   Trust covers what the person let in, not what a model writes there afterwards (with edits
  *   auto-approved, a model could otherwise run any command by writing a hook or a server).
+ * - what the repository's git config makes git run or read from the work tree: the hooks folder
+ *   `core.hooksPath` names (`.githooks`, husky's `.husky/_` and the `.husky` scripts it runs) and
+ *   the files `include.path` / `includeIf.<cond>.path` name (a config file of the work tree).
  * Such an edit is always shown to the person first. "Those paths" are also where they really are:
  * a `.agents/mcp` that links to an ordinary folder of the repository, a hook that links to a
  * script in it, or a `.git` file naming a folder inside the workspace make an edit there one of
@@ -63,7 +66,21 @@ function realProtectedLocations(workspaceRoot: string): string[] {
   const dotGit = path.join(workspaceRoot, ".git");
   add(dotGit);
   const gitdir = /^gitdir:\s*(.+)$/m.exec(readSmallFile(dotGit) ?? "")?.[1]?.trim();
-  if (gitdir) add(path.resolve(workspaceRoot, gitdir));
+  const gitDir = gitdir ? path.resolve(workspaceRoot, gitdir) : dotGit;
+  if (gitdir) add(gitDir);
+  // What the config makes git run: the real path, or where it would be once created.
+  const realRoot = realpathOrUndefined(workspaceRoot) ?? workspaceRoot;
+  const addNamed = (p: string) => out.push(realpathOrUndefined(p) ?? p);
+  for (const named of gitConfigNamedPaths(gitDir)) {
+    if (named.kind === "hooks") {
+      const hooks = path.resolve(realRoot, named.value);
+      addNamed(hooks);
+      // husky: `.husky/_` runs the scripts of `.husky/` itself.
+      if (path.basename(hooks) === "_") addNamed(path.dirname(hooks));
+    } else {
+      addNamed(path.resolve(named.configDir, named.value));
+    }
+  }
   for (const kind of ["hooks", "mcp"]) {
     const dir = path.join(workspaceRoot, ".agents", kind);
     add(dir);
@@ -84,12 +101,58 @@ function entriesOf(dir: string): string[] {
   }
 }
 
-/** A `.git` file's text (a gitfile is one short line); undefined for a folder or anything large. */
-function readSmallFile(p: string): string | undefined {
+/** A small file's text (a gitfile is one short line); undefined for a folder or anything large. */
+function readSmallFile(p: string, maxBytes = 4096): string | undefined {
   try {
     const st = fs.lstatSync(p);
-    return st.isFile() && st.size < 4096 ? fs.readFileSync(p, "utf8") : undefined;
+    return st.isFile() && st.size < maxBytes ? fs.readFileSync(p, "utf8") : undefined;
   } catch {
     return undefined;
   }
+}
+
+interface NamedPath {
+  kind: "hooks" | "include";
+  value: string;
+  /** The folder of the config file that names it (an include is relative to it). */
+  configDir: string;
+}
+
+/**
+ * `core.hooksPath`, `include.path` and `includeIf.*.path` of the repository's config (and of the
+ * common git folder's, for a linked worktree), read as text: no git process runs. Paths in the
+ * home folder (`~/`) are left out: the tools never write outside the workspace anyway.
+ */
+function gitConfigNamedPaths(gitDir: string): NamedPath[] {
+  const configs = [path.join(gitDir, "config")];
+  const common = readSmallFile(path.join(gitDir, "commondir"))?.trim();
+  if (common) configs.push(path.join(path.resolve(gitDir, common), "config"));
+  const out: NamedPath[] = [];
+  for (const config of configs) {
+    let section = "";
+    for (const raw of (readSmallFile(config, 256 * 1024) ?? "").split(/\r?\n/)) {
+      let line = raw.trim();
+      // A section header, possibly followed by an entry on the same line (`[core] hooksPath = x`).
+      const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*/.exec(line);
+      if (header) {
+        section = (header[1] ?? "").toLowerCase();
+        line = line.slice(header[0].length);
+      }
+      const [, rawKey = "", rawValue = ""] = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line) ?? [];
+      const key = rawKey.toLowerCase();
+      const value = unquote(rawValue);
+      if (!value || value.startsWith("~")) continue;
+      const configDir = path.dirname(config);
+      if (section === "core" && key === "hookspath") out.push({ kind: "hooks", value, configDir });
+      if ((section === "include" || section === "includeif") && key === "path")
+        out.push({ kind: "include", value, configDir });
+    }
+  }
+  return out;
+}
+
+/** A git config value: surrounding quotes and a trailing comment removed. */
+function unquote(value: string): string {
+  const text = value.replace(/\s+[#;].*$/, "").trim();
+  return text.startsWith('"') && text.endsWith('"') && text.length >= 2 ? text.slice(1, -1) : text;
 }
