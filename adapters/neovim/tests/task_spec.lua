@@ -796,4 +796,41 @@ S.case(
   end
 )
 
+S.case(
+  "typed :wqa, :xa, :wq and :x while a task waits save your files but do not quit (on 0.7 too), and name the task",
+  function()
+    local s = session()
+    T.configure_model(s, edit_turns())
+    T.script_select(function() return nil end) -- the approval stays unanswered
+    local notes = workspace_file("notes.txt", "notes\n")
+    vim.cmd("edit " .. vim.fn.fnameescape(notes))
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_WAITING")
+    vim.cmd("only")
+    vim.cmd("buffer " .. vim.fn.bufnr(notes))
+    local code_buf = vim.api.nvim_get_current_buf()
+    -- Had Neovim quit, the case would end without passing: say why.
+    local leaving = vim.api.nvim_create_autocmd("VimLeavePre", {
+      callback = function() io.stderr:write("Neovim quit on a typed quit command while a task waited\n") end,
+    })
+    local short = require("dline.ids").short(controller.task_id)
+    for _, command in ipairs({ "wqa", "xa", "wq", "x", "silent wqall" }) do
+      vim.api.nvim_buf_set_lines(code_buf, 0, -1, false, { "notes before " .. command })
+      local messages, stop_capture = capture_notices()
+      vim.api.nvim_feedkeys(":" .. command .. "\r", "tx", false)
+      T.wait(function() return #messages >= 1 end, "why :" .. command .. " did not quit")
+      stop_capture()
+      T.eq(messages[1].level, vim.log.levels.WARN, ":" .. command .. ": a warning")
+      T.contains(messages[1].msg, short .. " (waiting for you)", ":" .. command .. " names the task")
+      T.contains(messages[1].msg, ":qa! quits anyway", "how to quit anyway")
+      T.eq(T.read(notes), "notes before " .. command .. "\n", ":" .. command .. " saved the file")
+      T.eq(vim.api.nvim_get_current_buf(), code_buf, "the window shows what it showed")
+      local unsaved = vim.tbl_filter(function(b) return b.changed == 1 end, vim.fn.getbufinfo())
+      T.eq(#unsaved, 0, "nothing is left marked unsaved after :" .. command)
+      T.eq(controller.status, "TASK_STATUS_WAITING", "the task still waits")
+    end
+    vim.api.nvim_del_autocmd(leaving)
+  end
+)
+
 return S
