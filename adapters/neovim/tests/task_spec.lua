@@ -754,6 +754,67 @@ S.case("a restore closes the task's compare tabs, out of date, and the buffer of
 end)
 
 S.case(
+  "a restore that deletes files you have open: an unchanged buffer is closed, your unsaved text is kept, marked",
+  function()
+    local s = session()
+    T.configure_model(s, {
+      { toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } } },
+      { toolCalls = { { name = "write_to_file", input = { path = "todo.md", content = "todo\n" } } } },
+      { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Notes and todo." } } } },
+    })
+    approve_all()
+    local controller = new_task("Take notes")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    local notes, todo = vim.loop.cwd() .. "/notes.md", vim.loop.cwd() .. "/todo.md"
+    T.eq(T.read(notes), "notes\n", "notes written")
+    local baseline = baseline_of(s, controller)
+    -- notes.md shown as it is on disk; todo.md shown with unsaved changes.
+    vim.cmd("only")
+    vim.cmd("edit " .. vim.fn.fnameescape(notes))
+    local notes_win = vim.api.nvim_get_current_win()
+    vim.cmd("vsplit " .. vim.fn.fnameescape(todo))
+    local todo_buf = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(todo_buf, 0, -1, false, { "todo", "my unsaved line" })
+    local windows = #vim.api.nvim_list_wins()
+    local messages, stop_capture = capture_notices()
+    choose_restore("Restore Files Only")
+    vim.cmd("Dline restore " .. baseline.id)
+    T.wait(function() return #messages >= 1 end, "the restore's message")
+    stop_capture()
+    T.eq(T.read(notes), nil, "notes.md deleted")
+    T.eq(T.read(todo), nil, "todo.md deleted")
+    -- The unchanged buffer: wiped, its window kept (showing another buffer).
+    T.eq(vim.fn.bufexists(notes), 0, "no empty buffer left for notes.md (:w would write it, empty)")
+    T.eq(#vim.api.nvim_list_wins(), windows, "no window closed")
+    T.truthy(vim.api.nvim_win_is_valid(notes_win), "its window stays")
+    T.truthy(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(notes_win)) ~= notes, "showing another buffer")
+    T.contains(messages[1].msg, "The restore deleted notes.md: its buffer (no unsaved changes) was closed", "said so")
+    -- The buffer with unsaved changes: kept with its text, marked as not on disk.
+    T.truthy(vim.api.nvim_buf_is_valid(todo_buf), "the unsaved buffer is kept")
+    T.eq(T.buffer_text(todo_buf), "todo\nmy unsaved line", "with its text")
+    T.truthy(vim.bo[todo_buf].modified, "still unsaved")
+    T.eq(vim.b[todo_buf].dline_not_on_disk, true, "marked as not on disk")
+    local ns = vim.api.nvim_create_namespace("dline_not_on_disk")
+    local marks = vim.api.nvim_buf_get_extmarks(todo_buf, ns, 0, -1, { details = true })
+    T.eq(#marks, 1, "a mark in the buffer")
+    T.contains(marks[1][4].virt_text[1][1], "not on disk", "that says so")
+    T.eq(messages[1].level, vim.log.levels.WARN, "a warning")
+    T.contains(
+      messages[1].msg,
+      "The restore deleted todo.md, but its buffer has unsaved changes: your text was kept, marked as not on disk",
+      "said so"
+    )
+    T.truthy(not messages[1].msg:find(":e! loads the file", 1, true), "not told to load a file that is gone")
+    -- Saving everything writes no empty file: only your text, as the file again.
+    vim.cmd("wall")
+    T.eq(T.read(notes), nil, "notes.md not written again")
+    T.eq(T.read(todo), "todo\nmy unsaved line\n", "todo.md written with your text")
+    T.eq(vim.b[todo_buf].dline_not_on_disk, nil, "no longer marked once saved")
+    T.eq(#vim.api.nvim_buf_get_extmarks(todo_buf, ns, 0, -1, {}), 0, "the mark is gone")
+  end
+)
+
+S.case(
   ":qa while a task waits for an answer is refused like unsaved changes, and says why; not once it is done",
   function()
     local s = session()
