@@ -868,6 +868,8 @@ S.case(
     local controller = new_task("Greet the world")
     wait_status(controller, "TASK_STATUS_WAITING")
     vim.cmd("only")
+    vim.cmd("edit " .. vim.fn.fnameescape(workspace_file("other.txt", "other\n")))
+    local alternate = vim.api.nvim_get_current_buf()
     vim.cmd("buffer " .. vim.fn.bufnr(notes))
     local code_buf = vim.api.nvim_get_current_buf()
     -- Had Neovim quit, the case would end without passing: say why.
@@ -886,6 +888,7 @@ S.case(
       T.contains(messages[1].msg, ":qa! quits anyway", "how to quit anyway")
       T.eq(T.read(notes), "notes before " .. command .. "\n", ":" .. command .. " saved the file")
       T.eq(vim.api.nvim_get_current_buf(), code_buf, "the window shows what it showed")
+      T.eq(vim.fn.bufnr("#"), alternate, "CTRL-^ after :" .. command .. " goes where it went")
       local unsaved = vim.tbl_filter(function(b) return b.changed == 1 end, vim.fn.getbufinfo())
       T.eq(#unsaved, 0, "nothing is left marked unsaved after :" .. command)
       T.eq(controller.status, "TASK_STATUS_WAITING", "the task still waits")

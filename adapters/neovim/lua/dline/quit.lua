@@ -126,7 +126,7 @@ function H.hold(tasks)
   if H.holding then return end
   H.holding = true
   local buf = H.guard()
-  local win, shown = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
+  local win, shown, alt = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf(), vim.fn.bufnr("#")
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "(dline) " .. M.message(tasks) })
   vim.bo[buf].modified = true
   -- Runs only when Neovim did not quit.
@@ -139,6 +139,15 @@ function H.hold(tasks)
     for _, w in ipairs(vim.fn.win_findbuf(buf)) do
       local back = (w == win and vim.api.nvim_buf_is_valid(shown)) and shown or vim.fn.bufnr("#")
       if back > 0 and back ~= buf then pcall(vim.api.nvim_win_set_buf, w, back) end
+    end
+    -- ...and its alternate buffer (CTRL-^) is its own again, not the hidden one.
+    if
+      vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_call(win, function() return vim.fn.bufnr("#") end) == buf
+    then
+      local name = alt > 0 and alt ~= buf and vim.api.nvim_buf_is_valid(alt) and vim.api.nvim_buf_get_name(alt) or ""
+      if name ~= "" then
+        vim.api.nvim_win_call(win, function() pcall(vim.cmd, "balt " .. vim.fn.fnameescape(name)) end)
+      end
     end
     dline().notify(M.message(tasks), vim.log.levels.WARN)
   end)
