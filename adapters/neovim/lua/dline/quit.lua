@@ -138,16 +138,17 @@ function H.hold(tasks)
     -- Neovim shows the "unsaved" buffer in the window: the window shows its own again.
     for _, w in ipairs(vim.fn.win_findbuf(buf)) do
       local back = (w == win and vim.api.nvim_buf_is_valid(shown)) and shown or vim.fn.bufnr("#")
-      if back > 0 and back ~= buf then pcall(vim.api.nvim_win_set_buf, w, back) end
-    end
-    -- ...and its alternate buffer (CTRL-^) is its own again, not the hidden one.
-    if
-      vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_call(win, function() return vim.fn.bufnr("#") end) == buf
-    then
-      local name = alt > 0 and alt ~= buf and vim.api.nvim_buf_is_valid(alt) and vim.api.nvim_buf_get_name(alt) or ""
-      if name ~= "" then
-        vim.api.nvim_win_call(win, function() pcall(vim.cmd, "balt " .. vim.fn.fnameescape(name)) end)
+      if back > 0 and back ~= buf then
+        -- keepalt: CTRL-^ does not lead to the hidden buffer.
+        vim.api.nvim_win_call(w, function() pcall(vim.cmd, "keepalt buffer " .. back) end)
       end
+    end
+    -- ...and its alternate buffer (CTRL-^) is its own again.
+    local name = alt > 0 and alt ~= buf and vim.api.nvim_buf_is_valid(alt) and vim.api.nvim_buf_get_name(alt) or ""
+    if name ~= "" and vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_call(win, function()
+        if vim.fn.bufnr("#") ~= alt then pcall(vim.cmd, "balt " .. vim.fn.fnameescape(name)) end
+      end)
     end
     dline().notify(M.message(tasks), vim.log.levels.WARN)
   end)
