@@ -754,6 +754,67 @@ S.case("a restore closes the task's compare tabs, out of date, and the buffer of
 end)
 
 S.case(
+  "a restore that deletes files you have open: an unchanged buffer is closed, your unsaved text is kept, marked",
+  function()
+    local s = session()
+    T.configure_model(s, {
+      { toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } } },
+      { toolCalls = { { name = "write_to_file", input = { path = "todo.md", content = "todo\n" } } } },
+      { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Notes and todo." } } } },
+    })
+    approve_all()
+    local controller = new_task("Take notes")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    local notes, todo = vim.loop.cwd() .. "/notes.md", vim.loop.cwd() .. "/todo.md"
+    T.eq(T.read(notes), "notes\n", "notes written")
+    local baseline = baseline_of(s, controller)
+    -- notes.md shown as it is on disk; todo.md shown with unsaved changes.
+    vim.cmd("only")
+    vim.cmd("edit " .. vim.fn.fnameescape(notes))
+    local notes_win = vim.api.nvim_get_current_win()
+    vim.cmd("vsplit " .. vim.fn.fnameescape(todo))
+    local todo_buf = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(todo_buf, 0, -1, false, { "todo", "my unsaved line" })
+    local windows = #vim.api.nvim_list_wins()
+    local messages, stop_capture = capture_notices()
+    choose_restore("Restore Files Only")
+    vim.cmd("Dline restore " .. baseline.id)
+    T.wait(function() return #messages >= 1 end, "the restore's message")
+    stop_capture()
+    T.eq(T.read(notes), nil, "notes.md deleted")
+    T.eq(T.read(todo), nil, "todo.md deleted")
+    -- The unchanged buffer: wiped, its window kept (showing another buffer).
+    T.eq(vim.fn.bufexists(notes), 0, "no empty buffer left for notes.md (:w would write it, empty)")
+    T.eq(#vim.api.nvim_list_wins(), windows, "no window closed")
+    T.truthy(vim.api.nvim_win_is_valid(notes_win), "its window stays")
+    T.truthy(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(notes_win)) ~= notes, "showing another buffer")
+    T.contains(messages[1].msg, "The restore deleted notes.md: its buffer (no unsaved changes) was closed", "said so")
+    -- The buffer with unsaved changes: kept with its text, marked as not on disk.
+    T.truthy(vim.api.nvim_buf_is_valid(todo_buf), "the unsaved buffer is kept")
+    T.eq(T.buffer_text(todo_buf), "todo\nmy unsaved line", "with its text")
+    T.truthy(vim.bo[todo_buf].modified, "still unsaved")
+    T.eq(vim.b[todo_buf].dline_not_on_disk, true, "marked as not on disk")
+    local ns = vim.api.nvim_create_namespace("dline_not_on_disk")
+    local marks = vim.api.nvim_buf_get_extmarks(todo_buf, ns, 0, -1, { details = true })
+    T.eq(#marks, 1, "a mark in the buffer")
+    T.contains(marks[1][4].virt_text[1][1], "not on disk", "that says so")
+    T.eq(messages[1].level, vim.log.levels.WARN, "a warning")
+    T.contains(
+      messages[1].msg,
+      "The restore deleted todo.md, but its buffer has unsaved changes: your text was kept, marked as not on disk",
+      "said so"
+    )
+    T.truthy(not messages[1].msg:find(":e! loads the file", 1, true), "not told to load a file that is gone")
+    -- Saving everything writes no empty file: only your text, as the file again.
+    vim.cmd("wall")
+    T.eq(T.read(notes), nil, "notes.md not written again")
+    T.eq(T.read(todo), "todo\nmy unsaved line\n", "todo.md written with your text")
+    T.eq(vim.b[todo_buf].dline_not_on_disk, nil, "no longer marked once saved")
+    T.eq(#vim.api.nvim_buf_get_extmarks(todo_buf, ns, 0, -1, {}), 0, "the mark is gone")
+  end
+)
+
+S.case(
   ":qa while a task waits for an answer is refused like unsaved changes, and says why; not once it is done",
   function()
     local s = session()
@@ -793,6 +854,46 @@ S.case(
     wait_status(controller, "TASK_STATUS_COMPLETED")
     vim.api.nvim_exec_autocmds("ExitPre", {})
     T.eq(unsaved(), {}, "a completed task: nothing to hold the quit")
+  end
+)
+
+S.case(
+  "typed :wqa, :xa, :wq and :x while a task waits save your files but do not quit (on 0.7 too), and name the task",
+  function()
+    local s = session()
+    T.configure_model(s, edit_turns())
+    T.script_select(function() return nil end) -- the approval stays unanswered
+    local notes = workspace_file("notes.txt", "notes\n")
+    vim.cmd("edit " .. vim.fn.fnameescape(notes))
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_WAITING")
+    vim.cmd("only")
+    vim.cmd("edit " .. vim.fn.fnameescape(workspace_file("other.txt", "other\n")))
+    local alternate = vim.api.nvim_get_current_buf()
+    vim.cmd("buffer " .. vim.fn.bufnr(notes))
+    local code_buf = vim.api.nvim_get_current_buf()
+    -- Had Neovim quit, the case would end without passing: say why.
+    local leaving = vim.api.nvim_create_autocmd("VimLeavePre", {
+      callback = function() io.stderr:write("Neovim quit on a typed quit command while a task waited\n") end,
+    })
+    local short = require("dline.ids").short(controller.task_id)
+    for _, command in ipairs({ "wqa", "xa", "wq", "x", "silent wqall" }) do
+      vim.api.nvim_buf_set_lines(code_buf, 0, -1, false, { "notes before " .. command })
+      local messages, stop_capture = capture_notices()
+      vim.api.nvim_feedkeys(":" .. command .. "\r", "tx", false)
+      T.wait(function() return #messages >= 1 end, "why :" .. command .. " did not quit")
+      stop_capture()
+      T.eq(messages[1].level, vim.log.levels.WARN, ":" .. command .. ": a warning")
+      T.contains(messages[1].msg, short .. " (waiting for you)", ":" .. command .. " names the task")
+      T.contains(messages[1].msg, ":qa! quits anyway", "how to quit anyway")
+      T.eq(T.read(notes), "notes before " .. command .. "\n", ":" .. command .. " saved the file")
+      T.eq(vim.api.nvim_get_current_buf(), code_buf, "the window shows what it showed")
+      T.eq(vim.fn.bufnr("#"), alternate, "CTRL-^ after :" .. command .. " goes where it went")
+      local unsaved = vim.tbl_filter(function(b) return b.changed == 1 end, vim.fn.getbufinfo())
+      T.eq(#unsaved, 0, "nothing is left marked unsaved after :" .. command)
+      T.eq(controller.status, "TASK_STATUS_WAITING", "the task still waits")
+    end
+    vim.api.nvim_del_autocmd(leaving)
   end
 )
 

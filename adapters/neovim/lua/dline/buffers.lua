@@ -2,8 +2,10 @@
 --- restore changed their file, and what the editor shows, has open and has unsaved.
 ---
 --- What it does: re-reads loaded buffers whose file changed on disk (a buffer with unsaved
---- changes is never replaced: the user is told), and lists the visible, open and modified
---- files of a workspace for the core (environment details; edits to unsaved files are refused).
+--- changes is never replaced: the user is told), wipes the unmodified buffer of a file that
+--- was deleted (and marks a modified one as no longer on disk), and lists the visible, open
+--- and modified files of a workspace for the core (environment details; edits to unsaved
+--- files are refused).
 --- What it does not do: write files.
 
 local M = {}
@@ -36,15 +38,105 @@ function H.reread(buf)
   end
 end
 
+--- The buffer whose name is `name` exactly (bufnr() would read `name` as a pattern: a file
+--- named `[id].js` would find another buffer), or nil.
+function H.buffer_of(name)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(buf) == name then return buf end
+  end
+  local buf = vim.fn.bufnr(name)
+  if buf ~= -1 and vim.fn.resolve(vim.api.nvim_buf_get_name(buf)) == vim.fn.resolve(name) then return buf end
+end
+
+function H.exists(name) return (vim.uv or vim.loop).fs_stat(name) ~= nil end
+
+H.NOT_ON_DISK = vim.api.nvim_create_namespace("dline_not_on_disk")
+
+--- Marks buffer `buf` (unsaved changes, its file deleted) as no longer on disk: b:dline_not_on_disk
+--- (for a statusline) and a warning at the end of its first line, until the file exists again
+--- (you saved it, or it came back and you loaded it).
+function H.mark_not_on_disk(buf, text)
+  vim.b[buf].dline_not_on_disk = true
+  vim.api.nvim_buf_clear_namespace(buf, H.NOT_ON_DISK, 0, -1)
+  vim.api.nvim_buf_set_extmark(buf, H.NOT_ON_DISK, 0, 0, {
+    virt_text = { { "  " .. text, "WarningMsg" } },
+    virt_text_pos = "eol",
+  })
+  if H.marked and H.marked[buf] then return end
+  H.marked = H.marked or {}
+  H.marked[buf] = true
+  vim.api.nvim_create_autocmd({ "BufWritePost", "BufReadPost", "BufFilePost" }, {
+    buffer = buf,
+    callback = function()
+      if not H.exists(vim.api.nvim_buf_get_name(buf)) then return end
+      H.unmark(buf)
+      return true
+    end,
+  })
+end
+
+function H.unmark(buf)
+  if H.marked then H.marked[buf] = nil end
+  if not vim.api.nvim_buf_is_valid(buf) then return end
+  vim.b[buf].dline_not_on_disk = nil
+  vim.api.nvim_buf_clear_namespace(buf, H.NOT_ON_DISK, 0, -1)
+end
+
+--- Wipes buffer `buf` (no unsaved changes) after its file was deleted: each window that shows
+--- it shows its alternate buffer instead (else another listed buffer, else an empty one), so
+--- no window closes.
+function H.wipe(buf)
+  local empty
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    local alt = vim.api.nvim_win_call(win, function() return vim.fn.bufnr("#") end)
+    local other
+    if alt > 0 and alt ~= buf and vim.fn.buflisted(alt) == 1 then other = alt end
+    if not other then
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if b ~= buf and vim.fn.buflisted(b) == 1 then
+          other = b
+          break
+        end
+      end
+    end
+    if not other then
+      empty = empty or vim.api.nvim_create_buf(true, false)
+      other = empty
+    end
+    pcall(vim.api.nvim_win_set_buf, win, other)
+  end
+  pcall(vim.api.nvim_buf_delete, buf, { force = true })
+end
+
 --- Reloads the loaded buffers of `paths` (absolute or relative to `root`) whose file changed.
 --- A buffer with unsaved changes is kept, and the user is told what happened (`why`), unless
---- `opts.quiet` (the caller shows the warning with its own message). Returns the buffers
---- reloaded, those kept, and the warning (nil when none was kept).
+--- `opts.quiet` (the caller shows the warning with its own message). When a file was deleted:
+--- its buffer without unsaved changes is wiped (re-read, it would be empty, and `:w` would
+--- write an empty file); one with unsaved changes keeps its text and is marked as no longer
+--- on disk. Returns the buffers reloaded, those kept, and the warning (nil when none was kept
+--- or wiped).
 function M.reload(root, paths, why, opts)
-  local reloaded, kept = {}, {}
+  why = why or "Dline"
+  local reloaded, kept, gone, wiped = {}, {}, {}, {}
   for _, p in ipairs(paths or {}) do
-    local buf = vim.fn.bufnr(H.absolute(root, p))
-    if buf ~= -1 and H.is_file_buffer(buf) then
+    local name = H.absolute(root, p)
+    local buf = H.buffer_of(name)
+    local file_buffer = buf and vim.bo[buf].buftype == "" and vim.api.nvim_buf_get_name(buf) ~= ""
+    if file_buffer and not H.exists(name) then
+      if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+        H.mark_not_on_disk(
+          buf,
+          ("not on disk: %s deleted the file (:w writes your text back)"):format((why:gsub("^The ", "the ")))
+        )
+        table.insert(gone, buf)
+      else
+        -- Unloaded, or no unsaved changes: nothing of yours is in it (:Dline undo brings
+        -- back a file a restore deleted).
+        table.insert(wiped, vim.fn.fnamemodify(name, ":~:."))
+        H.wipe(buf)
+      end
+    elseif file_buffer and vim.api.nvim_buf_is_loaded(buf) then
+      if vim.b[buf].dline_not_on_disk then H.unmark(buf) end
       if vim.bo[buf].modified then
         table.insert(kept, buf)
       else
@@ -53,15 +145,40 @@ function M.reload(root, paths, why, opts)
       end
     end
   end
-  local warning
-  if #kept > 0 then
-    local names = vim.tbl_map(function(b) return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":~:.") end, kept)
-    warning = ("%s changed %s on disk, but its buffer has unsaved changes: your buffer was kept (:e! loads the file)"):format(
-      why or "Dline",
-      table.concat(names, ", ")
+  local lines = {}
+  local function names(bufs)
+    return table.concat(
+      vim.tbl_map(function(b) return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":~:.") end, bufs),
+      ", "
     )
-    if not (opts and opts.quiet) then dline().notify(warning, vim.log.levels.WARN) end
   end
+  if #kept > 0 then
+    table.insert(
+      lines,
+      ("%s changed %s on disk, but its buffer has unsaved changes: your buffer was kept (:e! loads the file)"):format(
+        why,
+        names(kept)
+      )
+    )
+  end
+  if #gone > 0 then
+    table.insert(
+      lines,
+      ("%s deleted %s, but its buffer has unsaved changes: your text was kept, marked as not on disk (:w writes it back as the file)"):format(
+        why,
+        names(gone)
+      )
+    )
+  end
+  if #wiped > 0 then
+    table.insert(
+      lines,
+      ("%s deleted %s: its buffer (no unsaved changes) was closed"):format(why, table.concat(wiped, ", "))
+    )
+  end
+  vim.list_extend(kept, gone)
+  local warning = #lines > 0 and table.concat(lines, "\n") or nil
+  if warning and not (opts and opts.quiet) then dline().notify(warning, vim.log.levels.WARN) end
   return reloaded, kept, warning
 end
 

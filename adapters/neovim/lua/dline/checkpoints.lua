@@ -191,8 +191,9 @@ end
 
 -- Restore -------------------------------------------------------------------------------
 
---- Re-reads loaded buffers of files the restore rewrote or deleted; a buffer with unsaved
---- changes is kept: returns the warning that says so (nil when none was kept).
+--- Re-reads loaded buffers of files the restore rewrote, wipes those of files it deleted; a
+--- buffer with unsaved changes is kept (marked when its file is gone): returns the warning
+--- that says what became of them (nil when nothing needs saying).
 function M.reload_buffers(root, paths)
   local _, _, warning = require("dline.buffers").reload(root, paths, "The restore", { quiet = true })
   return warning
