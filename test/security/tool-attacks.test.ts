@@ -828,6 +828,66 @@ describe("special files and stuck tools", () => {
   });
 });
 
+describe("a command auto-approved as safe cannot read where the keys are", () => {
+  attack(
+    "with safe commands auto-approved, a plain command reading /proc (the sidecar's environment) or the stored keys is asked for; denied, no key in any form reaches the model",
+    async () => {
+      const envKey = `sk-env-${Math.random().toString(36).slice(2)}-IN-THE-ENVIRONMENT`;
+      const roots = makeTestRoots("dline-sec-proc-");
+      roots.env.ANTHROPIC_API_KEY = envKey;
+      const sidecar = await startSidecar({ roots });
+      sidecars.push(sidecar);
+      const ws = newWorkspace(sidecar, "proc", { "src/a.txt": "a\n" });
+      await autoApprove(sidecar, { readFiles: true, executeSafeCommands: true });
+      const stored = path.join(sidecar.roots.dlineDir, "data", "secrets", "api_keys.json");
+      const targets = [
+        "base64 -w0 /proc/$PPID/environ",
+        "strings /proc/*/environ",
+        "od -c /proc/self/../$PPID/env*",
+        `rev ${stored}`,
+        "grep -r sk- $DLINE_DIR",
+        `base64 ${path.relative(ws, stored)}`,
+        "ls /",
+      ];
+      const { profileId, server } = await scripted(sidecar, [
+        { toolCalls: [{ id: "ok", name: "execute_command", input: { command: "ls src", requires_approval: false } }] },
+        ...targets.map((command, i) => ({
+          toolCalls: [{ id: `t${i}`, name: "execute_command", input: { command, requires_approval: false } }],
+        })),
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ]);
+      const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: ws, text: "look around", profileId });
+      const asked: string[] = [];
+      const events = await follow(sidecar, taskId, 60_000, async (e) => {
+        if (e.event.case !== "ask") return;
+        const approval = e.event.value.kind === AskKind.COMMAND_APPROVAL;
+        if (approval) asked.push(e.event.value.detail);
+        await sidecar.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: !approval });
+      });
+      check(
+        "a plain command in the workspace is auto-approved (control)",
+        finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("ls src")),
+        JSON.stringify(asked).slice(0, 300),
+      );
+      for (const command of targets)
+        check(
+          `${command} was asked for`,
+          asked.some((d) => d.includes(command)),
+          JSON.stringify(asked).slice(0, 300),
+        );
+      const bodies = (await server.requests()).map((r) => JSON.stringify(r.body)).join("\n");
+      for (const key of [envKey, SECRET]) {
+        const forms = [
+          key,
+          [...key].reverse().join(""),
+          Buffer.from(`ANTHROPIC_API_KEY=${key}`).toString("base64").slice(8, 40),
+        ];
+        check("no form of a key reached the model", !forms.some((form) => bodies.includes(form)));
+      }
+    },
+  );
+});
+
 describe("stored secrets never leave a tool's output", () => {
   attack(
     "a stored API key in a file or a command's output is redacted before the model, the events, the messages and the logs",
@@ -883,5 +943,3 @@ describe("stored secrets never leave a tool's output", () => {
     },
   );
 });
-
-/** Alive = present in /proc and not a zombie. */

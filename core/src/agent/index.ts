@@ -53,6 +53,7 @@ export type { PreparedEdit } from "./tools/file-edit.js";
 export { optionalString, requireNonEmptyString } from "./tools/input.js";
 export { planText } from "./tools/plan-tool.js";
 export { editsProtectedPath } from "./tools/protected-edits.js";
+export { reachesSecretPlaces } from "./tools/secret-places.js";
 export { isInsideFolder, realpathOrUndefined } from "./tools/real-paths.js";
 export { prepareToolEdit } from "./tools/registry.js";
 export { createToolGuard } from "./tools/tool-guard.js";

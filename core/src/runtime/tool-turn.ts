@@ -6,6 +6,7 @@ import {
   type PreparedEdit,
   planText,
   editsProtectedPath,
+  reachesSecretPlaces,
   type ToolGuard,
   prepareToolEdit,
   runTool,
@@ -314,7 +315,14 @@ class ToolTurn {
     const toolCallId = host.uniqueToolCallId(call.id);
     const admitted = await this.admit(call);
     if ("refused" in admitted) return this.refuse(call, toolCallId, admitted.refused);
-    const { tool, input, category } = admitted;
+    const { tool, input } = admitted;
+    // A plain command that reads where secrets are (/proc, the stored keys) is never "safe".
+    const category =
+      admitted.category === "executeSafeCommands" &&
+      typeof input.command === "string" &&
+      reachesSecretPlaces(input.command, deps.workspaceRoot, this.guard.protectedPaths, process.env)
+        ? "executeAllCommands"
+        : admitted.category;
     const summary = summarize(call.name, input);
     const isCommand = tool.name === COMMAND_TOOL;
     const command =
