@@ -17,11 +17,13 @@ import {
   type ShownDiff,
 } from "../checkpoints/diff-presenter.js";
 import {
-  MORE_OPTIONS_LABEL,
+  pickRestore,
   restoreConfirmation,
   restoreNotices,
-  UNDO_RESTORE,
   restoreOptions,
+  unavailableRestoreMessage,
+  UNDO_RESTORE,
+  type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
@@ -344,10 +346,11 @@ export class ChatController implements vscode.Disposable {
       compaction: checkpoint.kind === CheckpointKind.COMPACTION,
       restored: checkpoint.restored,
     });
-    const chosen = mode ?? (await pickRestore(options));
+    const chosen = mode ?? (await pickRestore(options, restoreMenuUi));
     if (chosen === undefined) return false;
     const option = options.find((o) => o.mode === chosen);
-    if (!option || option.disabled) throw new Error("That restore is not available for this checkpoint.");
+    if (!option) throw new Error("That restore is not available for this checkpoint.");
+    if (option.disabled) throw new Error(unavailableRestoreMessage(option).replace(/^Dline: /, ""));
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
     // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
     if (
@@ -574,25 +577,9 @@ function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {
 }
 
 /** The two-level restore menu as quick picks. */
-async function pickRestore(options: RestoreOption[]): Promise<RestoreMode | undefined> {
-  type Item = vscode.QuickPickItem & { mode?: RestoreMode; more?: boolean };
-  const toItem = (o: RestoreOption): Item => ({
-    label: o.label,
-    detail: o.description,
-    mode: o.mode,
-    description: o.disabled ? "(files already restored)" : undefined,
-  });
-  const main: Item[] = options.filter((o) => !o.more).map(toItem);
-  const more = options.filter((o) => o.more);
-  if (more.length > 0) main.push({ label: MORE_OPTIONS_LABEL, more: true });
-  const first = await vscode.window.showQuickPick(main, {
-    title: "Restore checkpoint",
-    placeHolder: "Restore this checkpoint",
-  });
-  if (!first) return undefined;
-  if (!first.more) return first.mode;
-  const second = await vscode.window.showQuickPick(more.filter((o) => !o.disabled).map(toItem), {
-    title: "Restore checkpoint: more options",
-  });
-  return second?.mode;
-}
+
+/** The restore menu in VS Code: its quick pick, and a notice saying why an unavailable option restores nothing. */
+const restoreMenuUi: RestoreMenuUi = {
+  pick: (items, title, placeHolder) => vscode.window.showQuickPick(items, { title, placeHolder }),
+  explain: (message) => void vscode.window.showInformationMessage(message),
+};
