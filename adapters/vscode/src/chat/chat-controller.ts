@@ -22,10 +22,10 @@ import {
   restoreNotices,
   restoreOptions,
   unavailableRestoreMessage,
-  UNDO_RESTORE,
   type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
+import { offerUndo, UndoGone, type UndoNoticeUi } from "../checkpoints/undo-notice.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { editorFiles } from "../tasks/editor-state.js";
@@ -394,18 +394,11 @@ export class ChatController implements vscode.Disposable {
   ): void {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;
-    void Promise.resolve(
-      undo
-        ? vscode.window.showInformationMessage(notices.info, UNDO_RESTORE)
-        : vscode.window.showInformationMessage(notices.info),
-    ).then(async (choice) => {
-      if (choice !== UNDO_RESTORE) return;
-      try {
-        await this.undoRestore(taskId, undo);
-      } catch (err) {
-        this.showError(err);
-      }
-    });
+    if (!undo) void vscode.window.showInformationMessage(notices.info);
+    else
+      void offerUndo(undoNoticeUi, notices.info, () => this.undoRestore(taskId, undo)).catch((err: unknown) =>
+        this.showError(err),
+      );
     if (notices.warning) void vscode.window.showWarningMessage(notices.warning);
   }
 
@@ -415,8 +408,7 @@ export class ChatController implements vscode.Disposable {
     const undo = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
       (c) => c.id === undoCheckpointId,
     );
-    if (!undo?.undoAvailable)
-      throw new Error("this restore can no longer be undone: a checkpoint was saved (or files restored) since.");
+    if (!undo?.undoAvailable) throw new UndoGone("a checkpoint was saved (or files restored) since.");
     const res = await clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES });
     await this.diffs.closeAll();
     const count = res.restoredPaths.length + res.deletedPaths.length;
@@ -582,4 +574,10 @@ function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {
 const restoreMenuUi: RestoreMenuUi = {
   pick: (items, title, placeHolder) => vscode.window.showQuickPick(items, { title, placeHolder }),
   explain: (message) => void vscode.window.showInformationMessage(message),
+};
+
+/** A restore's notice in VS Code: an information message with Undo, and an error message when Undo fails. */
+const undoNoticeUi: UndoNoticeUi = {
+  info: (text, ...actions) => vscode.window.showInformationMessage(text, ...actions),
+  error: (text) => void vscode.window.showErrorMessage(text),
 };
