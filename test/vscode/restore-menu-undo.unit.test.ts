@@ -46,6 +46,8 @@ describe("the restore menu after a file restore", () => {
     const more = menu.shown[1]!;
     expect(more.title).toBe("Restore checkpoint: more options");
     expect(more.rows).toHaveLength(2);
+    // Listed after the option that can be chosen, which the quick pick selects first.
+    expect(more.items.map((i) => i.mode)).toEqual([RestoreMode.TASK, RestoreMode.FILES]);
     const files = more.items.find((i) => i.label.includes("Restore Files Only"));
     expect(files?.description).toBe(FILES_ALREADY_RESTORED);
     expect(files?.label).toMatch(/^\$\(circle-slash\) /); // greyed by its icon: a quick pick has no disabled rows

@@ -54,7 +54,11 @@ export function restoreMenu(options: readonly RestoreOption[]): { main: RestoreM
         }
       : { label: o.label, detail: o.description, mode: o.mode };
   const main = options.filter((o) => !o.more).map(toItem);
-  const more = options.filter((o) => o.more).map(toItem);
+  // An option not available now goes last: the one the quick pick selects first can be chosen.
+  const more = options
+    .filter((o) => o.more)
+    .sort((a, b) => Number(a.disabled) - Number(b.disabled))
+    .map(toItem);
   if (more.length > 0) main.push({ label: MORE_OPTIONS_LABEL, more: true });
   return { main, more };
 }
