@@ -288,6 +288,63 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 
+  it(
+    "an Undo the core refuses for a while comes back on its notice; Restore Files Only after a file restore says why it is not available; an answer cut off by Cancel is marked",
+    { timeout: 600_000 },
+    async () => {
+      const roots = makeTestRoots("dline-vscode-undo-cut-off-");
+      const workspace = path.join(roots.base, "project");
+      fs.mkdirSync(workspace, { recursive: true });
+      fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
+      execFileSync("git", ["init", "-q"], { cwd: workspace });
+      const model = await spawnModelServer({
+        apiKey: API_KEY,
+        turns: [
+          // Task A writes a file (restored away, then undone).
+          { toolCalls: [{ name: "write_to_file", input: { path: "undo.txt", content: "written by the task\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote it." } }] },
+          // Task B waits for approval while Undo is tried, then is rejected and completes.
+          { toolCalls: [{ name: "write_to_file", input: { path: "other.txt", content: "other\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Left it." } }] },
+          // Task C: cancelled while the model streams, then resumed.
+          { text: "Thinking very slowly about it", textChunkChars: 4, interrupt: { afterFrames: 3, mode: "stall" } },
+          { text: "Back.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after cancel." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const out = path.join(OUT, "..", "vscode-undo-cut-off");
+      const run = await runExtensionSuite({
+        suite: "undo-cut-off",
+        base: roots.base,
+        workspace,
+        env: roots.env,
+        outDir: out,
+        extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
+      });
+      expect(run.results.map((r) => [r.name.split(":")[0], r.ok, r.error?.split("\n")[0]])).toEqual([
+        [
+          "after a file restore, More options lists Restore Files Only as already restored, and choosing it says why",
+          true,
+          undefined,
+        ],
+        ["Undo refused while another task waits for approval", true, undefined],
+        ["an answer cut off by Cancel ends with a marker", true, undefined],
+      ]);
+      expect(run.exitCode).toBe(0);
+      for (const shot of [
+        "restore-menu-files-already-restored",
+        "restore-files-only-unavailable-explained",
+        "undo-refused-notice-back",
+        "undo-after-refusal-done",
+        "cut-off-live",
+        "cut-off-reopened",
+        "cut-off-after-resume-reopened",
+      ])
+        expect(fs.existsSync(path.join(out, `${shot}.png`)), shot).toBe(true);
+      fs.rmSync(roots.base, { recursive: true, force: true });
+    },
+  );
+
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");
     const run = await runExtensionSuite({

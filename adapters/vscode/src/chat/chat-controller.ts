@@ -17,19 +17,22 @@ import {
   type ShownDiff,
 } from "../checkpoints/diff-presenter.js";
 import {
-  MORE_OPTIONS_LABEL,
+  pickRestore,
   restoreConfirmation,
   restoreNotices,
-  UNDO_RESTORE,
   restoreOptions,
+  unavailableRestoreMessage,
+  type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
+import { offerUndo, UndoGone, type UndoNoticeUi } from "../checkpoints/undo-notice.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { editorFiles } from "../tasks/editor-state.js";
 import { TaskStream } from "../tasks/task-stream.js";
 import { visibleLine } from "../text/visible-text.js";
 import { ChatModel, statusName } from "./chat-model.js";
+import type { CutOffMemory } from "./cut-off-memory.js";
 import { ChatPreferencesSource } from "./chat-preferences.js";
 import type { ChatMessageItem, ChatState } from "./chat-state.js";
 import { bannerOf, continueInFolder, errorNotice, errorReason } from "./error-banner.js";
@@ -55,6 +58,7 @@ export class ChatController implements vscode.Disposable {
     private readonly diffs: DiffPresenter,
     private readonly proposed: ProposedChanges,
     private readonly log: Log,
+    private readonly cutOff?: CutOffMemory,
   ) {
     this.preferences = new ChatPreferencesSource(supervisor, (change) => {
       this.model.setPreferences(change);
@@ -137,6 +141,7 @@ export class ChatController implements vscode.Disposable {
     const task = await clients.tasks.getTask({ taskId });
     if (this.model.snapshot.taskId !== taskId) await this.proposed.closeProposal();
     this.model.load(task);
+    this.model.markCutOff(this.cutOff?.ids(taskId) ?? new Set());
     this.follow(taskId, task.task?.workspaceRoot ?? "", task.lastSeq);
     this.emit();
     this.onAskChanged();
@@ -344,10 +349,11 @@ export class ChatController implements vscode.Disposable {
       compaction: checkpoint.kind === CheckpointKind.COMPACTION,
       restored: checkpoint.restored,
     });
-    const chosen = mode ?? (await pickRestore(options));
+    const chosen = mode ?? (await pickRestore(options, restoreMenuUi));
     if (chosen === undefined) return false;
     const option = options.find((o) => o.mode === chosen);
-    if (!option || option.disabled) throw new Error("That restore is not available for this checkpoint.");
+    if (!option) throw new Error("That restore is not available for this checkpoint.");
+    if (option.disabled) throw new Error(unavailableRestoreMessage(option).replace(/^Dline: /, ""));
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
     // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
     if (
@@ -391,18 +397,11 @@ export class ChatController implements vscode.Disposable {
   ): void {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;
-    void Promise.resolve(
-      undo
-        ? vscode.window.showInformationMessage(notices.info, UNDO_RESTORE)
-        : vscode.window.showInformationMessage(notices.info),
-    ).then(async (choice) => {
-      if (choice !== UNDO_RESTORE) return;
-      try {
-        await this.undoRestore(taskId, undo);
-      } catch (err) {
-        this.showError(err);
-      }
-    });
+    if (!undo) void vscode.window.showInformationMessage(notices.info);
+    else
+      void offerUndo(undoNoticeUi, notices.info, () => this.undoRestore(taskId, undo)).catch((err: unknown) =>
+        this.showError(err),
+      );
     if (notices.warning) void vscode.window.showWarningMessage(notices.warning);
   }
 
@@ -412,8 +411,7 @@ export class ChatController implements vscode.Disposable {
     const undo = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
       (c) => c.id === undoCheckpointId,
     );
-    if (!undo?.undoAvailable)
-      throw new Error("this restore can no longer be undone: a checkpoint was saved (or files restored) since.");
+    if (!undo?.undoAvailable) throw new UndoGone("a checkpoint was saved (or files restored) since.");
     const res = await clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES });
     await this.diffs.closeAll();
     const count = res.restoredPaths.length + res.deletedPaths.length;
@@ -510,6 +508,7 @@ export class ChatController implements vscode.Disposable {
     this.model.apply(event);
     this.emit();
     const kind = event.event.case;
+    if (kind === "statusChanged") this.cutOff?.remember(taskId, this.model.snapshot.items);
     if (kind === "ask" || kind === "askResolved" || kind === "statusChanged" || kind === "rewound") this.onAskChanged();
     if (kind === "checkpointSaved" || kind === "rewound") this.scheduleCheckpointRefresh();
     if (kind === "statusChanged") void this.refreshCheckpointHeader();
@@ -574,25 +573,15 @@ function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {
 }
 
 /** The two-level restore menu as quick picks. */
-async function pickRestore(options: RestoreOption[]): Promise<RestoreMode | undefined> {
-  type Item = vscode.QuickPickItem & { mode?: RestoreMode; more?: boolean };
-  const toItem = (o: RestoreOption): Item => ({
-    label: o.label,
-    detail: o.description,
-    mode: o.mode,
-    description: o.disabled ? "(files already restored)" : undefined,
-  });
-  const main: Item[] = options.filter((o) => !o.more).map(toItem);
-  const more = options.filter((o) => o.more);
-  if (more.length > 0) main.push({ label: MORE_OPTIONS_LABEL, more: true });
-  const first = await vscode.window.showQuickPick(main, {
-    title: "Restore checkpoint",
-    placeHolder: "Restore this checkpoint",
-  });
-  if (!first) return undefined;
-  if (!first.more) return first.mode;
-  const second = await vscode.window.showQuickPick(more.filter((o) => !o.disabled).map(toItem), {
-    title: "Restore checkpoint: more options",
-  });
-  return second?.mode;
-}
+
+/** The restore menu in VS Code: its quick pick, and a notice saying why an unavailable option restores nothing. */
+const restoreMenuUi: RestoreMenuUi = {
+  pick: (items, title, placeHolder) => vscode.window.showQuickPick(items, { title, placeHolder }),
+  explain: (message) => void vscode.window.showInformationMessage(message),
+};
+
+/** A restore's notice in VS Code: an information message with Undo, and an error message when Undo fails. */
+const undoNoticeUi: UndoNoticeUi = {
+  info: (text, ...actions) => vscode.window.showInformationMessage(text, ...actions),
+  error: (text) => void vscode.window.showErrorMessage(text),
+};

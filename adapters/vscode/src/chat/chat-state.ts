@@ -61,6 +61,11 @@ export interface ChatMessageItem {
   ok?: boolean;
   /** For a tool row: the call as the core records it (status, edits, exact command). */
   toolCall?: ChatToolCall;
+  /**
+   * An answer the task stopped while it streamed (Cancel, or its sidecar stopping): its text
+   * ends where it was cut, and the chat marks that end.
+   */
+  cutOff?: boolean;
 }
 
 /** A tool call that has no row of its own (older cores): shown from its events alone. */

@@ -23,6 +23,85 @@ export interface RestoreTarget {
 
 export const MORE_OPTIONS_LABEL = "More options";
 
+/** Beside a restore that is shown but cannot be chosen now (VS Code's quick pick has no disabled rows). */
+export const FILES_ALREADY_RESTORED = "(files already restored)";
+
+/** One row of the restore quick pick: an option (`mode`), "More options" (`more`), or an option not available now (`unavailable`). */
+export interface RestoreMenuItem {
+  label: string;
+  description?: string;
+  detail?: string;
+  mode?: RestoreMode;
+  more?: boolean;
+  /** Why this option cannot be chosen now: choosing it says so and restores nothing. */
+  unavailable?: string;
+}
+
+/**
+ * The rows of the restore quick pick: the first list, and the one "More options" opens. An
+ * option that is not available now (Restore Files Only right after a file restore) stays in its
+ * list, greyed by its icon and "(files already restored)", with the reason as its detail.
+ */
+export function restoreMenu(options: readonly RestoreOption[]): { main: RestoreMenuItem[]; more: RestoreMenuItem[] } {
+  const toItem = (o: RestoreOption): RestoreMenuItem =>
+    o.disabled
+      ? {
+          label: `$(circle-slash) ${o.label}`,
+          description: FILES_ALREADY_RESTORED,
+          detail: `Not available: ${unavailableReason(o)}`,
+          mode: o.mode,
+          unavailable: unavailableReason(o),
+        }
+      : { label: o.label, detail: o.description, mode: o.mode };
+  const main = options.filter((o) => !o.more).map(toItem);
+  // An option not available now goes last: the one the quick pick selects first can be chosen.
+  const more = options
+    .filter((o) => o.more)
+    .sort((a, b) => Number(a.disabled) - Number(b.disabled))
+    .map(toItem);
+  if (more.length > 0) main.push({ label: MORE_OPTIONS_LABEL, more: true });
+  return { main, more };
+}
+
+function unavailableReason(option: RestoreOption): string {
+  return option.mode === RestoreMode.FILES
+    ? "the files were already restored to this checkpoint and no checkpoint was saved since, so there is nothing to revert. It is offered again after the next checkpoint; Restore Task Only still works."
+    : "this restore cannot be used for this checkpoint now.";
+}
+
+/** The editor's side of the restore quick pick (VS Code's showQuickPick and a notice, or a test's). */
+export interface RestoreMenuUi {
+  pick(items: RestoreMenuItem[], title: string, placeHolder?: string): PromiseLike<RestoreMenuItem | undefined>;
+  explain(message: string): void;
+}
+
+/**
+ * The restore quick pick: the chosen mode, or undefined when nothing is to be done (dismissed,
+ * or an option not available now was chosen: then the person is told why).
+ */
+export async function pickRestore(
+  options: readonly RestoreOption[],
+  ui: RestoreMenuUi,
+): Promise<RestoreMode | undefined> {
+  const menu = restoreMenu(options);
+  const first = await ui.pick(menu.main, "Restore checkpoint", "Restore this checkpoint");
+  if (!first) return undefined;
+  const chosen = first.more ? await ui.pick(menu.more, "Restore checkpoint: more options") : first;
+  if (!chosen) return undefined;
+  const option = options.find((o) => o.mode === chosen.mode);
+  if (!option) return undefined;
+  if (option.disabled) {
+    ui.explain(unavailableRestoreMessage(option));
+    return undefined;
+  }
+  return option.mode;
+}
+
+/** What the person reads on choosing an option that is not available now. */
+export function unavailableRestoreMessage(option: RestoreOption): string {
+  return `Dline: ${option.label} is not available: ${unavailableReason(option)}`;
+}
+
 /**
  * The restore menu for one checkpoint. Without a file snapshot, or for a compaction
  * checkpoint, only Restore Task Only is offered; after a file restore, Restore Files Only is

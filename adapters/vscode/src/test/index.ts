@@ -3,7 +3,9 @@
  * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
  * end-to-end checks), "limits" (checkpoint limits), "core-problem" (a sidecar that cannot start),
  * "restore-notices" (what a restore kept as it was; approval diffs closed while opening),
- * "approvals-restore" (approvals in a long chat, a reject's feedback, a confirmed restore and its Undo) or "conformance" (the cross-client scenario of
+ * "approvals-restore" (approvals in a long chat, a reject's feedback, a confirmed restore and its Undo),
+ * "undo-cut-off" (an Undo the core refuses for a while, Restore Files Only after a file restore, an
+ * answer cut off by Cancel) or "conformance" (the cross-client scenario of
  * test/conformance).
  */
 import { defineApprovalsRestoreSuite } from "./approvals-restore-suite.js";
@@ -11,6 +13,7 @@ import { defineConformanceSuite } from "./conformance-suite.js";
 import { defineCoreProblemSuite } from "./core-problem-suite.js";
 import { defineE2eSuite, defineLimitsSuite } from "./e2e-suite.js";
 import { defineRestoreNoticesSuite } from "./restore-notices-suite.js";
+import { defineUndoCutOffSuite } from "./undo-cut-off-suite.js";
 import { required } from "./helpers.js";
 import { TestSuite } from "./runner.js";
 
@@ -24,6 +27,7 @@ export async function run(): Promise<void> {
   else if (name === "core-problem") defineCoreProblemSuite(suite, outDir);
   else if (name === "restore-notices") defineRestoreNoticesSuite(suite, outDir);
   else if (name === "approvals-restore") defineApprovalsRestoreSuite(suite, outDir);
+  else if (name === "undo-cut-off") defineUndoCutOffSuite(suite, outDir);
   else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
   const results = await suite.run();
   const failed = results.filter((r) => !r.ok);

@@ -140,6 +140,13 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
       "div",
       { class: `message assistant kind-${item.kind}${item.partial ? " partial" : ""}`, ...base },
       markdownBlock(item.text, ctx, item.partial),
+      item.cutOff
+        ? el(
+            "div",
+            { class: "cut-off", title: "The task was stopped while this answer was being written: it ends here." },
+            CUT_OFF_MARKER,
+          )
+        : undefined,
     );
   }
   // Lines the core adds (notices, compaction, trims, refusals): quiet, as they are.
@@ -151,6 +158,9 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
     visibleText(item.text),
   );
 }
+
+/** The end of an answer the task stopped while it streamed. */
+export const CUT_OFF_MARKER = "— answer cut off here";
 
 function markdownBlock(text: string, ctx: RowContext, partial: boolean): HTMLElement {
   const block = el("div", { class: `markdown${partial ? " partial" : ""}` });

@@ -1,0 +1,46 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { errorNotice } from "../chat/error-banner.js";
+import { visibleLine } from "../text/visible-text.js";
+import { UNDO_RESTORE } from "./restore-options.js";
+
+/** The editor's notices (VS Code's information and error messages, or a test's). */
+export interface UndoNoticeUi {
+  /** A notice with actions: resolves to the action chosen, undefined when it was closed. */
+  info(text: string, ...actions: string[]): PromiseLike<string | undefined>;
+  error(text: string): void;
+}
+
+/** The restore can no longer be undone (a checkpoint was saved, or files restored, since). */
+export class UndoGone extends Error {}
+
+/** A refusal that lasts: offering Undo again would only be refused again. */
+function lasting(err: unknown): boolean {
+  return err instanceof UndoGone || (err instanceof ConnectError && err.code === Code.NotFound);
+}
+
+/**
+ * A file restore's notice with Undo. Undo that fails for a while (the core refuses it while
+ * another task of the workspace runs or waits for approval, or while it restarts) says why and
+ * brings the notice back with its Undo, so the person can undo once that is over; a refusal that
+ * lasts says why, and the notice does not come back.
+ */
+export async function offerUndo(ui: UndoNoticeUi, info: string, undo: () => Promise<void>): Promise<void> {
+  for (;;) {
+    const choice = await ui.info(info, UNDO_RESTORE);
+    if (choice !== UNDO_RESTORE) return;
+    try {
+      await undo();
+      return;
+    } catch (err) {
+      const gone = lasting(err);
+      const reason = errorNotice(err).replace(/^Dline: /, "");
+      ui.error(
+        visibleLine(
+          `Dline: the restore could not be undone: ${reason}` +
+            (gone ? "" : " Undo is still offered on the restore's notice: use it once that is done."),
+        ),
+      );
+      if (gone) return;
+    }
+  }
+}
