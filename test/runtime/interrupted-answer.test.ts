@@ -40,8 +40,9 @@ async function showUntil(
   taskId: string,
   enough: (shown: string) => boolean,
   stop: () => Promise<unknown>,
-): Promise<{ shown: string; messageId: string; statuses: TaskStatus[] }> {
+): Promise<{ shown: string; messageId: string; statuses: TaskStatus[]; cutOffLive: boolean }> {
   let shown = "";
+  let cutOffLive = false;
   let messageId = "";
   const statuses: TaskStatus[] = [];
   let stopping: Promise<unknown> | undefined;
@@ -57,6 +58,8 @@ async function showUntil(
       shown = ev.value.message.text;
     } else if (ev.case === "messageDelta" && ev.value.messageId === messageId) {
       shown += ev.value.text;
+    } else if (ev.case === "messageFinalized" && ev.value.message?.id === messageId) {
+      cutOffLive = ev.value.message.cutOff;
     } else if (ev.case === "statusChanged") {
       statuses.push(ev.value.status);
     }
@@ -72,7 +75,7 @@ async function showUntil(
     // the sidecar stopped or was killed: its stream ends with it
   }
   await stopping;
-  return { shown, messageId, statuses };
+  return { shown, messageId, statuses, cutOffLive };
 }
 
 /** Waits for the task's status, among the events after `afterSeq`. */
@@ -97,21 +100,25 @@ async function reopenedAnswer(sidecar: RunningSidecar, taskId: string, messageId
   expect(opened.task?.status).toBe(TaskStatus.INTERRUPTED);
   const stored = answerOf(opened.messages, messageId);
   expect(stored.partial).toBe(false);
+  expect(stored.cutOff, "the reopened answer is marked as cut off").toBe(true);
   return stored;
 }
 
 describe("an answer that stops midway keeps what was shown", () => {
   it("cancelled: the stored message holds the text shown, no longer streaming", { timeout: 60_000 }, async () => {
     const { sidecar, taskId } = await slowAnswerTask();
-    const { shown, messageId, statuses } = await showUntil(
+    const { shown, messageId, statuses, cutOffLive } = await showUntil(
       sidecar,
       taskId,
       (text) => text.length >= 400,
       () => sidecar.clients.tasks.cancel({ taskId }),
     );
     expect(statuses.at(-1)).toBe(TaskStatus.CANCELLED);
+    // Every client can mark where the answer was cut: live, and from the stored task.
+    expect(cutOffLive).toBe(true);
     const stored = answerOf((await sidecar.clients.tasks.getTask({ taskId })).messages, messageId);
     expect(stored.partial).toBe(false);
+    expect(stored.cutOff).toBe(true);
     expect(stored.text).toBe(shown);
     expect(stored.text.length).toBeGreaterThanOrEqual(400);
   });
@@ -137,6 +144,11 @@ describe("an answer that stops midway keeps what was shown", () => {
     expect(answer).toContain("[This answer was interrupted here");
     expect(JSON.stringify(messages[2]!.content)).toContain("go on");
     expect(JSON.stringify(messages[0]!.content)).not.toContain("go on");
+
+    const finished = (await sidecar.clients.tasks.getTask({ taskId })).messages.filter(
+      (m) => m.role === MessageRole.ASSISTANT && m.kind === "text",
+    );
+    expect(finished.map((m) => m.cutOff)).toEqual([true, ...finished.slice(1).map(() => false)]);
 
     // Resumed after an answer that called no tool: the request does not end with the model's words.
     const again = (await sidecar.clients.tasks.getTask({ taskId })).lastSeq;

@@ -123,7 +123,7 @@ export function toolCallToProto(r: ToolCallRecord): ToolCall {
 /**
  * A stored UI message as the protocol's. `stopped`: nothing runs the task any more, so a tool
  * call still pending or running shows as interrupted, and a text still streaming (its sidecar
- * was killed mid-answer) as it was stored, no longer streaming.
+ * was killed mid-answer) as it was stored, no longer streaming, and cut off.
  */
 export function uiMessageToProto(m: StoredUiMessage, options: { stopped?: boolean } = {}): UiMessage {
   const toolCall = toolCallOf(m, options);
@@ -134,6 +134,8 @@ export function uiMessageToProto(m: StoredUiMessage, options: { stopped?: boolea
     kind: m.kind,
     text: m.text,
     partial: m.partial && !options.stopped,
+    // A text still streaming when its sidecar was killed was cut there too.
+    cutOff: !!m.cutOff || (m.partial && !!options.stopped && m.kind === "text"),
     tool: m.tool,
     detail: m.detail,
     checkpointId: m.checkpointId,

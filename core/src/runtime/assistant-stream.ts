@@ -211,5 +211,7 @@ export async function streamAnswer(
  */
 export function settleInterrupted(host: Pick<AnswerHost, "finalize">, message: StoredUiMessage): void {
   message.partial = false;
+  // Clients mark where an answer was cut; reasoning that stopped is only reasoning that stopped.
+  if (message.kind === "text") message.cutOff = true;
   host.finalize(message);
 }

@@ -10,6 +10,8 @@ export interface StoredUiMessage {
   kind: string;
   text: string;
   partial: boolean;
+  /** An answer stopped midway (a Cancel, a stopping sidecar): its text ends where the stream stopped. */
+  cutOff?: boolean;
   tool: string;
   detail: string;
   checkpointId: string;
@@ -28,6 +30,7 @@ const SCHEMA = `
     role TEXT NOT NULL,
     kind TEXT NOT NULL DEFAULT '',
     text TEXT NOT NULL DEFAULT '',
+    -- 0: complete; 1: still streaming; 2: cut off (an answer stopped midway, kept as it was).
     partial INTEGER NOT NULL DEFAULT 0,
     tool TEXT NOT NULL DEFAULT '',
     detail TEXT NOT NULL DEFAULT '',
@@ -69,8 +72,13 @@ function boundedDetail(detail: string): string {
   return detail.length <= MAX_STORED_FIELD_CHARS ? detail : JSON.stringify({ truncated: true, chars: detail.length });
 }
 
+/** The `partial` column: whether the message still streams, or was cut off (see SCHEMA). */
+function partialColumn(m: StoredUiMessage): number {
+  return m.partial ? 1 : m.cutOff ? 2 : 0;
+}
+
 function rowOf(m: StoredUiMessage) {
-  return { ...m, text: boundedText(m.text), detail: boundedDetail(m.detail), partial: m.partial ? 1 : 0 };
+  return { ...m, text: boundedText(m.text), detail: boundedDetail(m.detail), partial: partialColumn(m) };
 }
 
 /** A buffered append is committed at most this long after the call (or sooner, see MAX_BUFFERED). */
@@ -112,7 +120,7 @@ export class MessageStore {
       m.role,
       m.kind,
       boundedText(m.text),
-      m.partial ? 1 : 0,
+      partialColumn(m),
       m.tool,
       boundedDetail(m.detail),
       m.checkpointId,
@@ -173,7 +181,7 @@ export class MessageStore {
             m.role,
             m.kind,
             m.text,
-            m.partial ? 1 : 0,
+            partialColumn(m),
             m.tool,
             m.detail,
             m.checkpointId,
@@ -246,6 +254,7 @@ export class MessageStore {
         kind: String(r[3]),
         text: String(r[4]),
         partial: r[5] === 1,
+        cutOff: r[5] === 2,
         tool: String(r[6]),
         detail: String(r[7]),
         checkpointId: String(r[8]),
