@@ -6,6 +6,7 @@
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { makeTestRoots, startSidecar } from "../helpers/sidecar.js";
 import { gitShimBeforeStatus } from "../helpers/git-shim.js";
 import { configureModel, makeWorkspace } from "./harness.js";
@@ -38,5 +39,37 @@ describe("checkpoints initializing while a task starts", () => {
     expect(statuses[0]?.state).toBe("CHECKPOINT_STATE_INITIALIZING");
     expect(statuses.map((s) => s.phase).filter((p) => p)).toEqual(["scanning", "staging"]);
     expect(statuses.at(-1)?.state).toBe("CHECKPOINT_STATE_READY");
+  });
+
+  it("a task in the home folder is told once that it runs without checkpoints, and why", async () => {
+    const sidecar = await startSidecar();
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "note.txt", content: "x\n" } }] },
+        { toolCalls: [{ name: "write_to_file", input: { path: "note.txt", content: "y\n" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] },
+      ],
+    });
+    cleanups.push(() => server.stop());
+    await sidecar.clients.settings.updateSettings({
+      scope: SettingsScope.GLOBAL,
+      patch: { autoApprovalSettings: { enabled: true, editFiles: true, maxRequests: 100 } },
+    });
+    const { taskId } = await sidecar.clients.tasks.newTask({
+      workspaceRoot: sidecar.roots.home,
+      text: "Note it",
+      profileId,
+    });
+    const statuses: { state: string; message: string; canRetry: boolean }[] = [];
+    for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
+      const ev = res.event!.event;
+      if (ev.case === "checkpointStatus")
+        statuses.push({ state: ev.value.state, message: ev.value.message, canRetry: ev.value.canRetry });
+      if (ev.case === "statusChanged" && ev.value.status === TaskStatus.COMPLETED) break;
+    }
+    expect(statuses).toEqual([
+      { state: "CHECKPOINT_STATE_UNAVAILABLE", message: "Cannot use checkpoints in home directory", canRetry: false },
+    ]);
   });
 });

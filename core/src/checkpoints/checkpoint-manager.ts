@@ -88,6 +88,8 @@ export class CheckpointManager {
   /** Size budget checks started after a save without anyone waiting (Delete Everything waits). */
   private readonly budgetChecks = new Set<Promise<unknown>>();
   private readonly taskWorkspaces = new Map<string, string>();
+  /** Tasks already told their workspace cannot have checkpoints (home folder, root...). */
+  private readonly toldUnavailable = new Set<string>();
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
   /** Every git process the checkpoints started: killed when this sidecar stops. */
@@ -309,7 +311,14 @@ export class CheckpointManager {
     try {
       root = checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir);
     } catch (err) {
-      this.o.logger.info("checkpoints unavailable for task", { task: task.id, reason: (err as Error).message });
+      const reason = (err as Error).message;
+      this.o.logger.info("checkpoints unavailable for task", { task: task.id, reason });
+      // Said once to the task's clients: the person must not edit believing they can roll back.
+      const workspaceRoot = task.workspaceRoots[0];
+      if (workspaceRoot && !this.toldUnavailable.has(task.id)) {
+        this.toldUnavailable.add(task.id);
+        this.o.onStatus?.(workspaceRoot, makeStatus("unavailable", reason, { canRetry: false }));
+      }
       return undefined;
     }
     this.taskWorkspaces.set(task.id, root);
