@@ -888,6 +888,55 @@ describe("a command auto-approved as safe cannot read where the keys are", () =>
   );
 });
 
+describe("a read the tools would refuse is never put to the person", () => {
+  attack(
+    "read_file, list_files and search_files through a link leading outside, or outside the workspace, are refused without an ask",
+    async () => {
+      const ws = newWorkspace(main, "read-refused", { "src/a.txt": "a\n" });
+      const outside = path.join(path.dirname(ws), "read-refused-outside");
+      fs.mkdirSync(outside, { recursive: true });
+      fs.writeFileSync(path.join(outside, "secret.txt"), "TOPSECRET\n");
+      fs.symlinkSync(path.join(outside, "secret.txt"), path.join(ws, "link-secret.txt"));
+      fs.symlinkSync(outside, path.join(ws, "elsewhere"));
+      await autoApprove(main, {});
+      const targets = [
+        { id: "link", name: "read_file", input: { path: "link-secret.txt" } },
+        { id: "dots", name: "read_file", input: { path: "../read-refused-outside/secret.txt" } },
+        { id: "list", name: "list_files", input: { path: "elsewhere" } },
+        { id: "search", name: "search_files", input: { path: "elsewhere", regex: "TOP" } },
+      ];
+      const { profileId, server } = await scripted(main, [
+        ...targets.map((t) => ({ toolCalls: [t] })),
+        { toolCalls: [{ id: "ok", name: "read_file", input: { path: "src/a.txt" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ]);
+      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "read", profileId });
+      const asked: string[] = [];
+      const events = await follow(main, taskId, 30_000, async (e) => {
+        if (e.event.case !== "ask") return;
+        if (e.event.value.kind === AskKind.TOOL_APPROVAL) asked.push(e.event.value.summary);
+        await main.clients.tasks.respond({ taskId, askId: e.event.value.askId, approve: true });
+      });
+      const finished = finishedById(events);
+      check(
+        "the read inside the workspace was asked for (control)",
+        asked.length === 1 && asked[0]!.includes("src/a.txt"),
+        JSON.stringify(asked),
+      );
+      for (const t of targets)
+        check(
+          `${t.name} ${t.input.path} was refused`,
+          finished.get(t.id)?.ok === false,
+          JSON.stringify(finished.get(t.id)),
+        );
+      check(
+        "nothing outside reached the model",
+        !JSON.stringify((await server.requests()).map((r) => r.body)).includes("TOPSECRET"),
+      );
+    },
+  );
+});
+
 describe("stored secrets never leave a tool's output", () => {
   attack(
     "a stored API key in a file or a command's output is redacted before the model, the events, the messages and the logs",

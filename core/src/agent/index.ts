@@ -54,6 +54,7 @@ export { optionalString, requireNonEmptyString } from "./tools/input.js";
 export { planText } from "./tools/plan-tool.js";
 export { editsProtectedPath } from "./tools/protected-edits.js";
 export { reachesSecretPlaces } from "./tools/secret-places.js";
+export { resolveAllowedPath } from "./tools/workspace-path.js";
 export { isInsideFolder, realpathOrUndefined } from "./tools/real-paths.js";
 export { prepareToolEdit } from "./tools/registry.js";
 export { createToolGuard } from "./tools/tool-guard.js";

@@ -7,6 +7,7 @@ import {
   planText,
   editsProtectedPath,
   reachesSecretPlaces,
+  resolveAllowedPath,
   type ToolGuard,
   prepareToolEdit,
   runTool,
@@ -300,6 +301,21 @@ class ToolTurn {
     } catch (err) {
       if (err instanceof ToolError) return { refused: err.message };
       throw err;
+    }
+    // A read the tool would refuse (outside the workspace, through a link leading out, Dline's
+    // storage, .agentignore) is refused before anyone is asked to approve it.
+    if (category === "readFiles" && typeof input.path === "string" && input.path) {
+      try {
+        await resolveAllowedPath(
+          { workspaceRoot: this.deps.workspaceRoot, guard: this.guard, agentIgnore: this.agentIgnore },
+          input.path,
+          tool.name,
+          tool.name !== "read_file",
+        );
+      } catch (err) {
+        if (err instanceof ToolError) return { refused: err.message };
+        throw err;
+      }
     }
     // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
     if (!tool.readOnly && tool.name !== SUBAGENT_TOOL && (await host.mode()) === "plan") {

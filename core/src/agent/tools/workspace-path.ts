@@ -60,7 +60,7 @@ function toSlashes(relative: string): string {
 
 /** Resolves and also refuses paths that `.agentignore` blocks, as requested or through a symlink. */
 export async function resolveAllowedPath(
-  ctx: ToolContext,
+  ctx: Pick<ToolContext, "workspaceRoot" | "guard" | "agentIgnore">,
   requested: string,
   tool: string,
   isDirectory = false,
