@@ -313,8 +313,8 @@ class ToolTurn {
           tool.name !== "read_file",
         );
       } catch (err) {
+        // Any other failure (a 300-character name) is the tool's to report when it runs.
         if (err instanceof ToolError) return { refused: err.message };
-        throw err;
       }
     }
     // A subagent runs in its task's mode, so in plan mode it only explores: it may start.
