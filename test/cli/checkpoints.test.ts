@@ -100,7 +100,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(stderr).not.toMatch(/EPIPE|Error/);
   });
 
-  it("a restore by the short id the task printed says which files it kept as they were (too large to snapshot)", async () => {
+  it("a restore by the short id the task printed names the files it restored and deleted, and those it kept as they were (too large to snapshot)", async () => {
     const roots = makeTestRoots();
     // Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out, and no pre-image is kept.
     const workspace = makeWorkspace(roots.base, { "notes.md": "# notes\n" });
@@ -113,6 +113,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
           toolCalls: [
             { name: "write_to_file", input: { path: "assets/big.bin", content: "now small\n" } },
             { name: "write_to_file", input: { path: "notes.md", content: "# notes, edited\n" } },
+            { name: "write_to_file", input: { path: "made.txt", content: "new\n" } },
           ],
         },
         { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
@@ -129,7 +130,9 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     // The chat shows checkpoint ids cut to 12 digits; a restore takes them.
     const short = baseline.id.slice(0, 12);
     const restored = await run(cli, ["restore", taskId, short, "--mode", "files"], { env });
-    expect(restored.stdout).toContain("restored 1 file(s), deleted 0, kept 1 as they were\n");
+    expect(restored.stdout).toContain("restored 1 file(s), deleted 1, kept 1 as they were\n");
+    // Each file by name: a deleted one may be the person's.
+    expect(restored.stdout).toContain("  restored: notes.md\n  deleted: made.txt\n");
     expect(restored.stdout).toContain("  kept as is: too large to snapshot: assets/big.bin\n");
     expect(fs.readFileSync(path.join(workspace, "notes.md"), "utf8")).toBe("# notes\n");
     expect(fs.readFileSync(path.join(workspace, "assets/big.bin"), "utf8")).toBe("now small\n");

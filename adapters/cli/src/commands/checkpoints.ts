@@ -96,6 +96,9 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
           ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}\n`
           : "conversation restored\n",
       );
+      // Each file the restore changed, by name: a deleted file may be one the person made.
+      writeNamed(ctx, "restored", res.restoredPaths);
+      writeNamed(ctx, "deleted", res.deletedPaths);
       for (const k of res.keptPaths) ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
       if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
       if (res.undoCheckpointId)
@@ -103,6 +106,14 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
     }
     return res.fileError ? 1 : 0;
   });
+}
+
+/** Paths listed after a restore, one per line; a long list ends with how many more. */
+const NAMED_SHOWN = 50;
+
+function writeNamed(ctx: CliContext, label: string, paths: readonly string[]): void {
+  for (const p of paths.slice(0, NAMED_SHOWN)) ctx.out.write(`  ${label}: ${visibleLine(p)}\n`);
+  if (paths.length > NAMED_SHOWN) ctx.out.write(`  ${label}: and ${paths.length - NAMED_SHOWN} more\n`);
 }
 
 /** Why a restore left a file as it was, as the chat says it. */
