@@ -101,6 +101,25 @@ async function reopenedAnswer(sidecar: RunningSidecar, taskId: string, messageId
   const stored = answerOf(opened.messages, messageId);
   expect(stored.partial).toBe(false);
   expect(stored.cutOff, "the reopened answer is marked as cut off").toBe(true);
+  // Following the task settles what its dead sidecar left streaming: still cut off, live and stored.
+  const controller = new AbortController();
+  let finalized: UiMessage | undefined;
+  const stream = other.clients.tasks.subscribe({ taskId, afterSeq: opened.lastSeq }, { signal: controller.signal });
+  const timer = setTimeout(() => controller.abort(), 3_000);
+  try {
+    for await (const res of stream) {
+      const ev = res.event!.event;
+      if (ev.case === "messageFinalized" && ev.value.message?.id === messageId) finalized = ev.value.message;
+      if (ev.case === "statusChanged") break;
+    }
+  } catch {
+    // aborted: nothing more came
+  } finally {
+    clearTimeout(timer);
+  }
+  if (finalized) expect(finalized.cutOff, "the live update keeps the mark").toBe(true);
+  const again = answerOf((await other.clients.tasks.getTask({ taskId })).messages, messageId);
+  expect(again.cutOff, "the answer stays marked once the task was followed").toBe(true);
   return stored;
 }
 

@@ -195,6 +195,8 @@ export class TaskRuntime {
             status: "interrupted",
             reason: "The sidecar running the task stopped before this call finished.",
           });
+        // A text still streaming when its sidecar died ends there: cut off, as a Cancel leaves it.
+        if (message.partial && !call && message.kind === "text") message.cutOff = true;
         message.partial = false;
         task.messages.update(message);
         task.events.append({ case: "messageFinalized", value: { message: { ...message } } });
