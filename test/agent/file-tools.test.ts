@@ -67,6 +67,92 @@ describe("read_file", () => {
   });
 });
 
+describe("read_file on a file too big to read whole (over 2 MiB)", () => {
+  /** A log of 400,000 numbered lines, about 21 MB. */
+  function writeHuge(): number {
+    const lines = Array.from({ length: 400_000 }, (_, i) => `log line ${i + 1} ${"x".repeat(40)}`);
+    const text = `${lines.join("\n")}\n`;
+    ws.write("huge.txt", text);
+    return Buffer.byteLength(text);
+  }
+
+  it("returns the window asked for, with the file's line count and how to read on", async () => {
+    ws = makeWorkspace();
+    const size = writeHuge();
+    const first = await call("read_file", { path: "huge.txt", start_line: 1, end_line: 20 });
+    expect(first.isError).toBe(false);
+    const expected = Array.from({ length: 20 }, (_, i) => `log line ${i + 1} ${"x".repeat(40)}`).join("\n");
+    expect(first.content).toBe(
+      `${expected}\n\n[Showing lines 1-20 of 400000 of huge.txt (${size} bytes). To read more, call read_file with start_line 21.]`,
+    );
+    const last = await call("read_file", { path: "huge.txt", start_line: 399_999, end_line: 400_005 });
+    expect(last.content).toBe(
+      `log line 399999 ${"x".repeat(40)}\nlog line 400000 ${"x".repeat(40)}\n\n[Showing lines 399999-400000 of 400000 of huge.txt (${size} bytes).]`,
+    );
+    expect((await call("read_file", { path: "huge.txt", start_line: 400_001 })).content).toMatch(
+      /has 400000 lines; start_line 400001 is past its end/,
+    );
+  });
+
+  it("without a window, returns its first lines up to the budget and says which start_line reads on", async () => {
+    ws = makeWorkspace();
+    writeHuge();
+    const ctx = { ...(await makeContext(ws.root)), maxResultChars: 20_000 };
+    const head = (await call("read_file", { path: "huge.txt" }, ctx)).content;
+    expect(head.length).toBeLessThanOrEqual(20_000);
+    expect(head.startsWith("log line 1 x")).toBe(true);
+    // 19,600 characters of 53-55-character lines.
+    const shown =
+      /\[Showing lines 1-(\d+) of 400000 of huge\.txt \(\d+ bytes\)\. To read more, call read_file with start_line (\d+)\.\]$/.exec(
+        head,
+      );
+    expect(shown).not.toBeNull();
+    expect(Number(shown![2])).toBe(Number(shown![1]) + 1);
+    expect(head).toContain(`log line ${shown![1]} x`);
+    expect(head).not.toContain(`log line ${shown![2]} x`);
+    // The default window of 2,000 lines with the default budget of 100,000 characters.
+    expect((await call("read_file", { path: "huge.txt" })).content).toMatch(/\[Showing lines 1-18\d\d of 400000 /);
+  });
+
+  it("cuts an enormous line with a note, and reads the lines after it", async () => {
+    ws = makeWorkspace();
+    const enormous = "y".repeat(40 * 1024 * 1024);
+    ws.write("one-line.json", `${enormous}\nsecond line\n`);
+    const ctx = { ...(await makeContext(ws.root)), maxResultChars: 5000 };
+    const cut = (await call("read_file", { path: "one-line.json" }, ctx)).content;
+    expect(cut).toBe(
+      `${"y".repeat(4600)}\n\n[Showing lines 1-1 of 2 of one-line.json (${enormous.length + 13} bytes). Line 1 is ${enormous.length} bytes long; only its first 4600 characters are shown. To read more, call read_file with start_line 2.]`,
+    );
+    expect((await call("read_file", { path: "one-line.json", start_line: 2 }, ctx)).content).toBe(
+      `second line\n\n[Showing lines 2-2 of 2 of one-line.json (${enormous.length + 13} bytes).]`,
+    );
+  });
+
+  it("reads a window of a file too big to count without reading past it, and says the lines were not counted", async () => {
+    ws = makeWorkspace();
+    // 80 MiB: more than the 64 MiB counted after a window.
+    const line = `${"z".repeat(1023)}\n`;
+    const fd = fs.openSync(path.join(ws.root, "big.log"), "w");
+    const block = Buffer.from(line.repeat(1024));
+    for (let i = 0; i < 80; i++) fs.writeSync(fd, block);
+    fs.closeSync(fd);
+    const read = (await call("read_file", { path: "big.log", start_line: 3, end_line: 4 })).content;
+    expect(read).toBe(
+      `${"z".repeat(1023)}\n${"z".repeat(1023)}\n\n[Showing lines 3-4 of big.log (${80 * 1024 * 1024} bytes; its lines past line 4 were not counted). To read more, call read_file with start_line 5.]`,
+    );
+  });
+
+  it("still refuses a big binary file", async () => {
+    ws = makeWorkspace();
+    const bytes = Buffer.alloc(3 * 1024 * 1024, 65);
+    bytes[100] = 0;
+    fs.writeFileSync(path.join(ws.root, "image.bin"), bytes);
+    const result = await call("read_file", { path: "image.bin", start_line: 1, end_line: 5 });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/"image\.bin" is a binary file/);
+  });
+});
+
 describe("paths outside the workspace", () => {
   it("refuses .., absolute paths elsewhere and symlinks that escape, for reads and writes", async () => {
     ws = makeWorkspace({ "inside.txt": "ok\n" });

@@ -2,16 +2,17 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { listWorkspaceFiles } from "./file-listing.js";
-import { readRegularFile } from "./regular-file.js";
+import { openRegularFile } from "./regular-file.js";
 import { searchInWorker } from "./search-worker.js";
 import { isProtectedPath } from "./tool-guard.js";
-import { lineNumber, readWindow } from "./read-window.js";
+import { lineNumber, readWindow, readWindowStreamed } from "./read-window.js";
 import { globToRegexSource } from "./ignore-matcher.js";
 import { optionalBoolean, optionalString, requireNonEmptyString, requireString } from "./input.js";
 import { commitEdit, fileChange, readForEdit } from "./file-edit.js";
 import { resolveAllowedPath, resolveWorkspacePath } from "./workspace-path.js";
 import { ok, ToolError, type ToolDefinition } from "./types.js";
 
+/** A larger file is read in parts from the disk (never whole, nor from the editor). */
 const maxReadBytes = 2 * 1024 * 1024;
 const maxListEntries = 1000;
 const maxSearchResults = 300;
@@ -55,14 +56,21 @@ export const readFileTool: ToolDefinition = {
     };
     if ((await fs.stat(target.absolute).catch(() => undefined))?.isDirectory())
       throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
-    const bytes = await readRegularFile(
-      target.absolute,
-      "read_file",
-      target.relative,
-      maxReadBytes,
-      (size) =>
-        `read_file: "${target.relative}" is ${size} bytes, more than the ${maxReadBytes} bytes read_file returns.`,
-    );
+    const { handle, size } = await openRegularFile(target.absolute, "read_file", target.relative);
+    let bytes: Buffer;
+    try {
+      if (size > maxReadBytes) {
+        // Too big to hold whole: read from the disk up to the window's end (the editor's view, a
+        // whole text, is not asked for).
+        const head = Buffer.alloc(Math.min(size, 8000));
+        await handle.read(head, 0, head.length, 0);
+        if (looksBinary(head)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
+        return ok(await readWindowStreamed(handle, size, { ...window, signal: ctx.signal }));
+      }
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
     if (looksBinary(bytes)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
     // The editor's view of the file (unsaved changes) when the host offers one.
     if (ctx.environment?.readTextFile)
