@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -313,5 +314,64 @@ describe.each(["walk", "git"] as const)("list_files and search_files honour .git
     const bad = await call("search_files", { path: ".", regex: "(unclosed" });
     expect(bad.isError).toBe(true);
     expect(bad.content).toMatch(/invalid regular expression/);
+  });
+});
+
+describe("search_files on big files and what it cannot search", () => {
+  it("finds a match in a file over 1 MiB, at its line number", async () => {
+    ws = makeWorkspace({ "small.txt": "nothing\n" });
+    ws.write("many.txt", `${Array.from({ length: 200_000 }, (_, i) => `row ${i}`).join("\n")}\n`);
+    expect(fs.statSync(path.join(ws.root, "many.txt")).size).toBeGreaterThan(1024 * 1024);
+    expect((await call("search_files", { path: ".", regex: "199999" })).content).toBe(
+      "Found 1 result.\n\nmany.txt:200000: row 199999",
+    );
+    expect((await call("search_files", { path: "many.txt", regex: "^row 1000[01]$" })).content).toBe(
+      "Found 2 results.\n\nmany.txt:10001: row 10000\nmany.txt:10002: row 10001",
+    );
+  });
+
+  it("in a big file, skips and counts lines longer than 8,192 characters, even one of many megabytes", async () => {
+    ws = makeWorkspace();
+    ws.write(
+      "bundle.js",
+      `first needle\r\n${"n".repeat(10_000)}needle\r\n${"m".repeat(5 * 1024 * 1024)} needle\nlast needle`,
+    );
+    expect((await call("search_files", { path: ".", regex: "needle" })).content).toBe(
+      "Found 2 results.\n\nbundle.js:1: first needle\nbundle.js:4: last needle\n\n" +
+        "(2 lines longer than 8192 characters, minified or generated code, were not searched.)",
+    );
+  });
+
+  it("names the files it did not search: binary, past the size limit", async () => {
+    ws = makeWorkspace({ "notes.txt": "no match here\n" });
+    const binary = Buffer.from("needle\0needle\n");
+    fs.writeFileSync(path.join(ws.root, "image.png"), binary);
+    fs.writeFileSync(path.join(ws.root, "big.bin"), Buffer.concat([binary, Buffer.alloc(2 * 1024 * 1024, 65)]));
+    // Sparse: 300 MiB on paper, nothing on the disk.
+    const fd = fs.openSync(path.join(ws.root, "huge.log"), "w");
+    fs.ftruncateSync(fd, 300 * 1024 * 1024);
+    fs.closeSync(fd);
+    // A pipe is not listed, hence not named.
+    execFileSync("mkfifo", [path.join(ws.root, "pipe.txt")]);
+    expect((await call("search_files", { path: ".", regex: "needle" })).content).toBe(
+      "Found 0 results.\n\n(Not searched: 1 file larger than 256 MiB: huge.log; 2 files binary: big.bin, image.png.)",
+    );
+    // Past five, the rest are counted.
+    for (let i = 0; i < 7; i++) fs.writeFileSync(path.join(ws.root, `blob${i}.dat`), "\0");
+    expect((await call("search_files", { path: ".", regex: "needle", file_pattern: "*.dat" })).content).toBe(
+      "Found 0 results.\n\n(Not searched: 7 files binary: blob0.dat, blob1.dat, blob2.dat, blob3.dat, blob4.dat and 2 more.)",
+    );
+  });
+
+  it("says when it searched only the first 20,000 files", async () => {
+    ws = makeWorkspace();
+    for (let i = 0; i < 20_010; i++) {
+      const dir = path.join(ws.root, `d${Math.floor(i / 1000)}`);
+      if (i % 1000 === 0) fs.mkdirSync(dir);
+      fs.writeFileSync(path.join(dir, `f${i}.txt`), "x\n");
+    }
+    expect((await call("search_files", { path: ".", regex: "needle" })).content).toBe(
+      "Found 0 results.\n\n(Only the first 20000 files under . were searched: a narrower path or a file_pattern searches the rest.)",
+    );
   });
 });

@@ -16,7 +16,12 @@ import { ok, ToolError, type ToolDefinition } from "./types.js";
 const maxReadBytes = 2 * 1024 * 1024;
 const maxListEntries = 1000;
 const maxSearchResults = 300;
-const maxSearchFileBytes = 1024 * 1024;
+/** Larger files are searched in chunks, line by line (bounded memory)... */
+const maxWholeSearchFileBytes = 1024 * 1024;
+/** ...up to this size; larger ones are not searched, and the result names them. */
+const maxSearchFileBytes = 256 * 1024 * 1024;
+/** Files named in a note about files not searched, per reason. */
+const maxNamedSkips = 5;
 const maxSearchFiles = 20_000;
 /** Lines longer than this (minified or generated code) are not searched: a regex's cost can grow with the cube of a line's length. */
 const maxSearchLineChars = 8192;
@@ -192,6 +197,7 @@ export const searchFilesTool: ToolDefinition = {
         source: regex.source,
         flags: regex.flags,
         maxResults: maxSearchResults,
+        maxWholeFileBytes: maxWholeSearchFileBytes,
         maxFileBytes: maxSearchFileBytes,
         maxLineChars: maxSearchLineChars,
         shownLineChars: 300,
@@ -212,12 +218,31 @@ export const searchFilesTool: ToolDefinition = {
       notes.push(
         `(${found.longLinesSkipped} line${found.longLinesSkipped === 1 ? "" : "s"} longer than ${maxSearchLineChars} characters, minified or generated code, were not searched.)`,
       );
+    if (listed.truncated)
+      notes.push(
+        `(Only the first ${maxSearchFiles} files under ${dir.relative} were searched: a narrower path or a file_pattern searches the rest.)`,
+      );
+    const skips = [
+      skipNote(found.skipped.tooLarge, `larger than ${maxSearchFileBytes / 1024 / 1024} MiB`),
+      skipNote(found.skipped.binary, "binary"),
+      skipNote(found.skipped.special, "not regular (pipes, sockets, devices)"),
+      skipNote(found.skipped.unreadable, "could not be read"),
+    ].filter((n) => n !== undefined);
+    if (skips.length) notes.push(`(Not searched: ${skips.join("; ")}.)`);
     const note = notes.length ? `\n\n${notes.join("\n")}` : "";
     if (results.length === 0) return ok(`Found 0 results.${note}`);
     const header = `Found ${results.length}${truncated || listed.truncated || found.stoppedAt ? "+" : ""} result${results.length === 1 ? "" : "s"}.`;
     return ok(`${header}\n\n${results.join("\n")}${note}`);
   },
 };
+
+/** "2 files larger than 256 MiB: a.log, b.log" (the first few named). */
+function skipNote(files: string[], why: string): string | undefined {
+  if (files.length === 0) return undefined;
+  const named = files.slice(0, maxNamedSkips).join(", ");
+  const more = files.length > maxNamedSkips ? ` and ${files.length - maxNamedSkips} more` : "";
+  return `${files.length} file${files.length === 1 ? "" : "s"} ${why}: ${named}${more}`;
+}
 
 export const writeToFileTool: ToolDefinition = {
   name: "write_to_file",
