@@ -119,7 +119,7 @@ export async function readWindowStreamed(
   let partBytes = 0;
   /** The last line shown; undefined while the window is being read. */
   let end: number | undefined;
-  /** A line cut at the budget: its number and its bytes so far (all of them once `cutLength` is known). */
+  /** A line cut at the budget: its number and its bytes so far (all of them once `whole`). */
   let cut: { line: number; bytes: number; whole: boolean } | undefined;
   /** Whether the file was read to its end (the total is known). */
   let atEof = false;
@@ -127,7 +127,7 @@ export async function readWindowStreamed(
   let countFrom = -1;
   let endsWithNewline = false;
 
-  /** Closes the current window line (its bytes are in `parts`): shown whole, or cut, or left for the next read. */
+  /** Ends the current window line (its bytes are in `parts`): shown whole, cut when it is the first and too long, else the window ends before it. */
   const closeLine = () => {
     const text = Buffer.concat(parts, partBytes).toString("utf8");
     parts = [];
