@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { searchFilesTool } from "../core/src/agent/tools/file-tools.js";
+import { readFileTool, searchFilesTool } from "../core/src/agent/tools/file-tools.js";
 import { listWorkspaceFiles } from "../core/src/agent/tools/file-listing.js";
 import { IgnoreMatcher } from "../core/src/agent/tools/ignore-matcher.js";
 import { noToolGuard } from "../core/src/agent/tools/tool-guard.js";
@@ -85,6 +85,77 @@ for (const [label, source] of [
     fmtMs(b),
     ratio(a, b),
     "figure (baseline: main-thread search)",
+  );
+}
+
+// A big log (1,000,000 lines, about 44 MB): search_files and a read_file window at its end read
+// it in chunks; the baseline reads it whole and splits it (what both did, up to their old
+// size limits of 1 and 2 MiB). maxRSS growth is the process's peak above what it had before.
+const logDir = path.join(base, "log");
+fs.mkdirSync(logDir);
+const logLines = 1_000_000;
+{
+  const fd = fs.openSync(path.join(logDir, "app.log"), "w");
+  for (let from = 0; from < logLines; from += 100_000) {
+    const part = Array.from({ length: 100_000 }, (_, i) => `2026-12-03T06:00:00Z INFO request ${from + i + 1} ok`);
+    fs.writeSync(fd, `${part.join("\n")}\n`);
+  }
+  fs.closeSync(fd);
+}
+const logCtx = { ...ctx, workspaceRoot: logDir };
+const logSize = fs.statSync(path.join(logDir, "app.log")).size;
+const peakMb = () => process.resourceUsage().maxRSS / 1024;
+const cases = [
+  [
+    `search_files, a rare word in a ${Math.round(logSize / 1e6)} MB log`,
+    async () =>
+      (await searchFilesTool.execute({ path: ".", regex: "request 999999 " }, logCtx)).content.split("\n", 1)[0]!,
+    async () => {
+      const text = (await fs.promises.readFile(path.join(logDir, "app.log"))).toString("utf8");
+      return `${text.split(/\r?\n/).filter((line) => /request 999999 /u.test(line)).length} on the main thread`;
+    },
+  ],
+  [
+    `read_file, its last 10 lines`,
+    async () =>
+      /\[(Showing lines \d+-\d+ of \d+)/.exec(
+        (await readFileTool.execute({ path: "app.log", start_line: logLines - 9, end_line: logLines }, logCtx)).content,
+      )?.[1] ?? "no window",
+    async () => {
+      const text = (await fs.promises.readFile(path.join(logDir, "app.log"))).toString("utf8");
+      return `${text.split("\n").slice(logLines - 10, logLines).length} lines read whole`;
+    },
+  ],
+] as const;
+// Every tool run first, then every baseline: a peak is seen only by what raises it first.
+const measured = [];
+for (const [label, run, baseline] of cases) {
+  const times: number[] = [];
+  const peak = peakMb();
+  let said = "";
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    said = await run();
+    times.push(performance.now() - t);
+  }
+  measured.push({ label, baseline, said, time: median(times), grew: peakMb() - peak });
+}
+for (const { label, baseline, said, time, grew } of measured) {
+  const baseTimes: number[] = [];
+  const peak = peakMb();
+  let baseSaid = "";
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    baseSaid = await baseline();
+    baseTimes.push(performance.now() - t);
+  }
+  const baseGrew = peakMb() - peak;
+  report(
+    `${label}: ${said} / ${baseSaid}; peak RSS +${grew.toFixed(0)} MB / +${baseGrew.toFixed(0)} MB`,
+    fmtMs(time),
+    fmtMs(median(baseTimes)),
+    ratio(time, median(baseTimes)),
+    "figure (baseline: the file read whole)",
   );
 }
 fs.rmSync(base, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -64,6 +65,92 @@ describe("read_file", () => {
     expect(missing.content).toMatch(/does not exist/);
     expect((await call("read_file", { path: "bin.dat" })).content).toMatch(/binary/);
     expect((await call("read_file", {})).content).toMatch(/"path" is required/);
+  });
+});
+
+describe("read_file on a file too big to read whole (over 2 MiB)", () => {
+  /** A log of 400,000 numbered lines, about 21 MB. */
+  function writeHuge(): number {
+    const lines = Array.from({ length: 400_000 }, (_, i) => `log line ${i + 1} ${"x".repeat(40)}`);
+    const text = `${lines.join("\n")}\n`;
+    ws.write("huge.txt", text);
+    return Buffer.byteLength(text);
+  }
+
+  it("returns the window asked for, with the file's line count and how to read on", async () => {
+    ws = makeWorkspace();
+    const size = writeHuge();
+    const first = await call("read_file", { path: "huge.txt", start_line: 1, end_line: 20 });
+    expect(first.isError).toBe(false);
+    const expected = Array.from({ length: 20 }, (_, i) => `log line ${i + 1} ${"x".repeat(40)}`).join("\n");
+    expect(first.content).toBe(
+      `${expected}\n\n[Showing lines 1-20 of 400000 of huge.txt (${size} bytes). To read more, call read_file with start_line 21.]`,
+    );
+    const last = await call("read_file", { path: "huge.txt", start_line: 399_999, end_line: 400_005 });
+    expect(last.content).toBe(
+      `log line 399999 ${"x".repeat(40)}\nlog line 400000 ${"x".repeat(40)}\n\n[Showing lines 399999-400000 of 400000 of huge.txt (${size} bytes).]`,
+    );
+    expect((await call("read_file", { path: "huge.txt", start_line: 400_001 })).content).toMatch(
+      /has 400000 lines; start_line 400001 is past its end/,
+    );
+  });
+
+  it("without a window, returns its first lines up to the budget and says which start_line reads on", async () => {
+    ws = makeWorkspace();
+    writeHuge();
+    const ctx = { ...(await makeContext(ws.root)), maxResultChars: 20_000 };
+    const head = (await call("read_file", { path: "huge.txt" }, ctx)).content;
+    expect(head.length).toBeLessThanOrEqual(20_000);
+    expect(head.startsWith("log line 1 x")).toBe(true);
+    // 19,600 characters of 53-55-character lines.
+    const shown =
+      /\[Showing lines 1-(\d+) of 400000 of huge\.txt \(\d+ bytes\)\. To read more, call read_file with start_line (\d+)\.\]$/.exec(
+        head,
+      );
+    expect(shown).not.toBeNull();
+    expect(Number(shown![2])).toBe(Number(shown![1]) + 1);
+    expect(head).toContain(`log line ${shown![1]} x`);
+    expect(head).not.toContain(`log line ${shown![2]} x`);
+    // The default window of 2,000 lines with the default budget of 100,000 characters.
+    expect((await call("read_file", { path: "huge.txt" })).content).toMatch(/\[Showing lines 1-18\d\d of 400000 /);
+  });
+
+  it("cuts an enormous line with a note, and reads the lines after it", async () => {
+    ws = makeWorkspace();
+    const enormous = "y".repeat(40 * 1024 * 1024);
+    ws.write("one-line.json", `${enormous}\nsecond line\n`);
+    const ctx = { ...(await makeContext(ws.root)), maxResultChars: 5000 };
+    const cut = (await call("read_file", { path: "one-line.json" }, ctx)).content;
+    expect(cut).toBe(
+      `${"y".repeat(4600)}\n\n[Showing lines 1-1 of 2 of one-line.json (${enormous.length + 13} bytes). Line 1 is ${enormous.length} bytes long; only its first 4600 characters are shown. To read more, call read_file with start_line 2.]`,
+    );
+    expect((await call("read_file", { path: "one-line.json", start_line: 2 }, ctx)).content).toBe(
+      `second line\n\n[Showing lines 2-2 of 2 of one-line.json (${enormous.length + 13} bytes).]`,
+    );
+  });
+
+  it("reads a window of a file too big to count without reading past it, and says the lines were not counted", async () => {
+    ws = makeWorkspace();
+    // 80 MiB: more than the 64 MiB counted after a window.
+    const line = `${"z".repeat(1023)}\n`;
+    const fd = fs.openSync(path.join(ws.root, "big.log"), "w");
+    const block = Buffer.from(line.repeat(1024));
+    for (let i = 0; i < 80; i++) fs.writeSync(fd, block);
+    fs.closeSync(fd);
+    const read = (await call("read_file", { path: "big.log", start_line: 3, end_line: 4 })).content;
+    expect(read).toBe(
+      `${"z".repeat(1023)}\n${"z".repeat(1023)}\n\n[Showing lines 3-4 of big.log (${80 * 1024 * 1024} bytes; its lines past line 4 were not counted). To read more, call read_file with start_line 5.]`,
+    );
+  });
+
+  it("still refuses a big binary file", async () => {
+    ws = makeWorkspace();
+    const bytes = Buffer.alloc(3 * 1024 * 1024, 65);
+    bytes[100] = 0;
+    fs.writeFileSync(path.join(ws.root, "image.bin"), bytes);
+    const result = await call("read_file", { path: "image.bin", start_line: 1, end_line: 5 });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/"image\.bin" is a binary file/);
   });
 });
 
@@ -227,5 +314,64 @@ describe.each(["walk", "git"] as const)("list_files and search_files honour .git
     const bad = await call("search_files", { path: ".", regex: "(unclosed" });
     expect(bad.isError).toBe(true);
     expect(bad.content).toMatch(/invalid regular expression/);
+  });
+});
+
+describe("search_files on big files and what it cannot search", () => {
+  it("finds a match in a file over 1 MiB, at its line number", async () => {
+    ws = makeWorkspace({ "small.txt": "nothing\n" });
+    ws.write("many.txt", `${Array.from({ length: 200_000 }, (_, i) => `row ${i}`).join("\n")}\n`);
+    expect(fs.statSync(path.join(ws.root, "many.txt")).size).toBeGreaterThan(1024 * 1024);
+    expect((await call("search_files", { path: ".", regex: "199999" })).content).toBe(
+      "Found 1 result.\n\nmany.txt:200000: row 199999",
+    );
+    expect((await call("search_files", { path: "many.txt", regex: "^row 1000[01]$" })).content).toBe(
+      "Found 2 results.\n\nmany.txt:10001: row 10000\nmany.txt:10002: row 10001",
+    );
+  });
+
+  it("in a big file, skips and counts lines longer than 8,192 characters, even one of many megabytes", async () => {
+    ws = makeWorkspace();
+    ws.write(
+      "bundle.js",
+      `first needle\r\n${"n".repeat(10_000)}needle\r\n${"m".repeat(5 * 1024 * 1024)} needle\nlast needle`,
+    );
+    expect((await call("search_files", { path: ".", regex: "needle" })).content).toBe(
+      "Found 2 results.\n\nbundle.js:1: first needle\nbundle.js:4: last needle\n\n" +
+        "(2 lines longer than 8192 characters, minified or generated code, were not searched.)",
+    );
+  });
+
+  it("names the files it did not search: binary, past the size limit", async () => {
+    ws = makeWorkspace({ "notes.txt": "no match here\n" });
+    const binary = Buffer.from("needle\0needle\n");
+    fs.writeFileSync(path.join(ws.root, "image.png"), binary);
+    fs.writeFileSync(path.join(ws.root, "big.bin"), Buffer.concat([binary, Buffer.alloc(2 * 1024 * 1024, 65)]));
+    // Sparse: 300 MiB on paper, nothing on the disk.
+    const fd = fs.openSync(path.join(ws.root, "huge.log"), "w");
+    fs.ftruncateSync(fd, 300 * 1024 * 1024);
+    fs.closeSync(fd);
+    // A pipe is not listed, hence not named.
+    execFileSync("mkfifo", [path.join(ws.root, "pipe.txt")]);
+    expect((await call("search_files", { path: ".", regex: "needle" })).content).toBe(
+      "Found 0 results.\n\n(Not searched: 1 file larger than 256 MiB: huge.log; 2 files binary: big.bin, image.png.)",
+    );
+    // Past five, the rest are counted.
+    for (let i = 0; i < 7; i++) fs.writeFileSync(path.join(ws.root, `blob${i}.dat`), "\0");
+    expect((await call("search_files", { path: ".", regex: "needle", file_pattern: "*.dat" })).content).toBe(
+      "Found 0 results.\n\n(Not searched: 7 files binary: blob0.dat, blob1.dat, blob2.dat, blob3.dat, blob4.dat and 2 more.)",
+    );
+  });
+
+  it("says when it searched only the first 20,000 files", async () => {
+    ws = makeWorkspace();
+    for (let i = 0; i < 20_010; i++) {
+      const dir = path.join(ws.root, `d${Math.floor(i / 1000)}`);
+      if (i % 1000 === 0) fs.mkdirSync(dir);
+      fs.writeFileSync(path.join(dir, `f${i}.txt`), "x\n");
+    }
+    expect((await call("search_files", { path: ".", regex: "needle" })).content).toBe(
+      "Found 0 results.\n\n(Only the first 20000 files under . were searched: a narrower path or a file_pattern searches the rest.)",
+    );
   });
 });

@@ -86,6 +86,27 @@ describe("replace_in_file", () => {
     expect(ws.read("a.txt")).toBe("keep\nfinal");
   });
 
+  it("refuses a file over 16 MiB with advice that works: read parts, change lines with an approved command", async () => {
+    ws = makeWorkspace();
+    for (const name of ["big.log", "my logs/big's.log"]) {
+      fs.mkdirSync(path.dirname(path.join(ws.root, name)), { recursive: true });
+      // Sparse: 17 MiB on paper.
+      const fd = fs.openSync(path.join(ws.root, name), "w");
+      fs.ftruncateSync(fd, 17 * 1024 * 1024);
+      fs.closeSync(fd);
+    }
+    const { result } = await replace("------- SEARCH\nfoo\n=======\nbar\n+++++++ REPLACE", "big.log");
+    expect(result.isError).toBe(true);
+    expect(result.content).toBe(
+      'replace_in_file: "big.log" is larger than the 16777216 bytes (16 MiB) the file tools edit, so it cannot be edited with replace_in_file or rewritten with write_to_file. ' +
+        "read_file with start_line and end_line shows any part of it. To change a few lines, run a command with execute_command and requires_approval true " +
+        "(for example sed -i '120s/old/new/' big.log), which the person approves; or ask the person to change it.",
+    );
+    expect(result.content).not.toMatch(/use write_to_file/);
+    const quoted = await replace("------- SEARCH\nfoo\n=======\nbar\n+++++++ REPLACE", "my logs/big's.log");
+    expect(quoted.result.content).toContain(`sed -i '120s/old/new/' 'my logs/big'\\''s.log'`);
+  });
+
   it("rejects malformed diffs and a missing file with a clear message", async () => {
     ws = makeWorkspace({ "math.js": source });
     expect((await replace("just some text")).result.content).toMatch(/holds no block/);

@@ -2,20 +2,26 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { listWorkspaceFiles } from "./file-listing.js";
-import { readRegularFile } from "./regular-file.js";
+import { openRegularFile } from "./regular-file.js";
 import { searchInWorker } from "./search-worker.js";
 import { isProtectedPath } from "./tool-guard.js";
-import { lineNumber, readWindow } from "./read-window.js";
+import { lineNumber, readWindow, readWindowStreamed } from "./read-window.js";
 import { globToRegexSource } from "./ignore-matcher.js";
 import { optionalBoolean, optionalString, requireNonEmptyString, requireString } from "./input.js";
 import { commitEdit, fileChange, readForEdit } from "./file-edit.js";
 import { resolveAllowedPath, resolveWorkspacePath } from "./workspace-path.js";
 import { ok, ToolError, type ToolDefinition } from "./types.js";
 
+/** A larger file is read in parts from the disk (never whole, nor from the editor). */
 const maxReadBytes = 2 * 1024 * 1024;
 const maxListEntries = 1000;
 const maxSearchResults = 300;
-const maxSearchFileBytes = 1024 * 1024;
+/** Larger files are searched in chunks, line by line (bounded memory)... */
+const maxWholeSearchFileBytes = 1024 * 1024;
+/** ...up to this size; larger ones are not searched, and the result names them. */
+const maxSearchFileBytes = 256 * 1024 * 1024;
+/** Files named in a note about files not searched, per reason. */
+const maxNamedSkips = 5;
 const maxSearchFiles = 20_000;
 /** Lines longer than this (minified or generated code) are not searched: a regex's cost can grow with the cube of a line's length. */
 const maxSearchLineChars = 8192;
@@ -55,14 +61,21 @@ export const readFileTool: ToolDefinition = {
     };
     if ((await fs.stat(target.absolute).catch(() => undefined))?.isDirectory())
       throw new ToolError(`read_file: "${target.relative}" is a folder; use list_files.`);
-    const bytes = await readRegularFile(
-      target.absolute,
-      "read_file",
-      target.relative,
-      maxReadBytes,
-      (size) =>
-        `read_file: "${target.relative}" is ${size} bytes, more than the ${maxReadBytes} bytes read_file returns.`,
-    );
+    const { handle, size } = await openRegularFile(target.absolute, "read_file", target.relative);
+    let bytes: Buffer;
+    try {
+      if (size > maxReadBytes) {
+        // Too big to hold whole: read from the disk up to the window's end (the editor's view, a
+        // whole text, is not asked for).
+        const head = Buffer.alloc(Math.min(size, 8000));
+        await handle.read(head, 0, head.length, 0);
+        if (looksBinary(head)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
+        return ok(await readWindowStreamed(handle, size, { ...window, signal: ctx.signal }));
+      }
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
     if (looksBinary(bytes)) throw new ToolError(`read_file: "${target.relative}" is a binary file.`);
     // The editor's view of the file (unsaved changes) when the host offers one.
     if (ctx.environment?.readTextFile)
@@ -184,6 +197,7 @@ export const searchFilesTool: ToolDefinition = {
         source: regex.source,
         flags: regex.flags,
         maxResults: maxSearchResults,
+        maxWholeFileBytes: maxWholeSearchFileBytes,
         maxFileBytes: maxSearchFileBytes,
         maxLineChars: maxSearchLineChars,
         shownLineChars: 300,
@@ -204,12 +218,31 @@ export const searchFilesTool: ToolDefinition = {
       notes.push(
         `(${found.longLinesSkipped} line${found.longLinesSkipped === 1 ? "" : "s"} longer than ${maxSearchLineChars} characters, minified or generated code, were not searched.)`,
       );
+    if (listed.truncated)
+      notes.push(
+        `(Only the first ${maxSearchFiles} files under ${dir.relative} were searched: a narrower path or a file_pattern searches the rest.)`,
+      );
+    const skips = [
+      skipNote(found.skipped.tooLarge, `larger than ${maxSearchFileBytes / 1024 / 1024} MiB`),
+      skipNote(found.skipped.binary, "binary"),
+      skipNote(found.skipped.special, "not regular (pipes, sockets, devices)"),
+      skipNote(found.skipped.unreadable, "could not be read"),
+    ].filter((n) => n !== undefined);
+    if (skips.length) notes.push(`(Not searched: ${skips.join("; ")}.)`);
     const note = notes.length ? `\n\n${notes.join("\n")}` : "";
     if (results.length === 0) return ok(`Found 0 results.${note}`);
     const header = `Found ${results.length}${truncated || listed.truncated || found.stoppedAt ? "+" : ""} result${results.length === 1 ? "" : "s"}.`;
     return ok(`${header}\n\n${results.join("\n")}${note}`);
   },
 };
+
+/** "2 files larger than 256 MiB: a.log, b.log" (the first few named). */
+function skipNote(files: string[], why: string): string | undefined {
+  if (files.length === 0) return undefined;
+  const named = files.slice(0, maxNamedSkips).join(", ");
+  const more = files.length > maxNamedSkips ? ` and ${files.length - maxNamedSkips} more` : "";
+  return `${files.length} file${files.length === 1 ? "" : "s"} ${why}: ${named}${more}`;
+}
 
 export const writeToFileTool: ToolDefinition = {
   name: "write_to_file",

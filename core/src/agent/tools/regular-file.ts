@@ -36,6 +36,29 @@ export async function assertRegularOrAbsent(absolute: string, tool: string, show
 }
 
 /**
+ * An open regular file (O_NONBLOCK, checked again on the descriptor) and its size, or a tool
+ * error: not_found when absent, a clear refusal when it is anything else. The caller closes it.
+ */
+export async function openRegularFile(
+  absolute: string,
+  tool: string,
+  shown: string,
+): Promise<{ handle: fs.FileHandle; size: number }> {
+  if (!(await assertRegularOrAbsent(absolute, tool, shown)))
+    throw new ToolError(`${tool}: "${shown}" does not exist.`, "not_found");
+  const handle = await fs.open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile())
+      throw new ToolError(`${tool}: "${shown}" is ${kindOf(stat)}; only regular files are read or written.`);
+    return { handle, size: stat.size };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/**
  * The bytes of a regular file, or a tool error: not_found when absent, a clear refusal when it
  * is anything else or larger than `maxBytes` (`tooLarge` words that refusal).
  */
@@ -46,17 +69,11 @@ export async function readRegularFile(
   maxBytes: number,
   tooLarge?: (size: number) => string,
 ): Promise<Buffer> {
-  if (!(await assertRegularOrAbsent(absolute, tool, shown)))
-    throw new ToolError(`${tool}: "${shown}" does not exist.`, "not_found");
-  const handle = await fs.open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
+  const { handle, size } = await openRegularFile(absolute, tool, shown);
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile())
-      throw new ToolError(`${tool}: "${shown}" is ${kindOf(stat)}; only regular files are read or written.`);
-    if (stat.size > maxBytes)
+    if (size > maxBytes)
       throw new ToolError(
-        tooLarge?.(stat.size) ??
-          `${tool}: "${shown}" is ${stat.size} bytes, more than the ${maxBytes} bytes ${tool} handles.`,
+        tooLarge?.(size) ?? `${tool}: "${shown}" is ${size} bytes, more than the ${maxBytes} bytes ${tool} handles.`,
       );
     return await handle.readFile();
   } finally {

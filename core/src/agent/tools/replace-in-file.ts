@@ -42,8 +42,11 @@ export const replaceInFileTool: ToolDefinition = {
     }
     if (current?.binary) throw new ToolError(`replace_in_file: "${target.relative}" is a binary file.`);
     if (current && current.text === undefined) {
+      // write_to_file would mean sending the whole file again: a command edits it in place.
       throw new ToolError(
-        `replace_in_file: "${target.relative}" is larger than the ${MAX_EDIT_READ_BYTES} bytes replace_in_file handles; use write_to_file.`,
+        `replace_in_file: "${target.relative}" is larger than the ${MAX_EDIT_READ_BYTES} bytes (16 MiB) the file tools edit, so it cannot be edited with replace_in_file or rewritten with write_to_file. ` +
+          "read_file with start_line and end_line shows any part of it. To change a few lines, run a command with execute_command and requires_approval true " +
+          `(for example sed -i '120s/old/new/' ${shellWord(target.relative)}), which the person approves; or ask the person to change it.`,
       );
     }
     const text = current?.text ?? "";
@@ -60,3 +63,8 @@ export const replaceInFileTool: ToolDefinition = {
     return ok(`Applied ${blocks.length} block${blocks.length === 1 ? "" : "s"} to ${edit.changes[0]!.path}.`);
   },
 };
+
+/** A path as one shell word (quoted when it has anything but safe characters). */
+function shellWord(value: string): string {
+  return /^[\w./-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}
