@@ -1,8 +1,9 @@
 /**
- * An answer the person cut off (Cancel while the model streams) is marked at its end in the
- * VS Code chat: live, after the task goes on, and when the task is opened again from history.
- * The core keeps the text as shown and journals it for the model with an interruption note; a
- * run that ends cancelled or interrupted with the answer as its last row is that answer.
+ * An answer the person cut off (Cancel while the model streams, or its sidecar stopping) is
+ * marked at its end in the VS Code chat: live, after the task goes on, and when the task is
+ * opened again from history, in any window. The core says which answer was cut
+ * (`UiMessage.cut_off`, on the live `messageFinalized` and on what GetTask returns); the chat
+ * shows that and nothing else: no guess from the run's status, no memory of its own.
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
@@ -43,8 +44,8 @@ function cancelledWhileStreaming(): ChatModel {
   model.apply(status(TaskStatus.RUNNING));
   model.apply(added(msg("a1", MessageRole.ASSISTANT, "text", "Thin", { partial: true })));
   model.apply(delta("a1", "king very"));
-  // The core settles the cut answer (its text as shown, no longer streaming), then says Cancelled.
-  model.apply(finalized(msg("a1", MessageRole.ASSISTANT, "text", "Thinking very")));
+  // The core settles the cut answer (its text as shown, no longer streaming, cut off), then says Cancelled.
+  model.apply(finalized(msg("a1", MessageRole.ASSISTANT, "text", "Thinking very", { cutOff: true })));
   model.apply(status(TaskStatus.CANCELLED, "cancelled"));
   return model;
 }
@@ -62,9 +63,8 @@ describe("an answer cut off by Cancel", () => {
   it("stays marked when the task goes on (Resume), and the next answer is not", () => {
     const model = cancelledWhileStreaming();
     model.apply(status(TaskStatus.RUNNING));
-    model.apply(added(msg("a2", MessageRole.ASSISTANT, "text", "Back.")));
-    // A second finalization of the cut answer (a core restart's settling) keeps the mark.
-    model.apply(finalized(msg("a1", MessageRole.ASSISTANT, "text", "Thinking very")));
+    model.apply(added(msg("a2", MessageRole.ASSISTANT, "text", "Back.", { partial: true })));
+    model.apply(finalized(msg("a2", MessageRole.ASSISTANT, "text", "Back.")));
     model.apply(added(msg("c1", MessageRole.ASSISTANT, "completion", "Finished after cancel.")));
     model.apply(status(TaskStatus.COMPLETED, "the model ended its turn"));
     expect(cuts(model)).toEqual([
@@ -111,7 +111,7 @@ describe("an answer cut off by Cancel", () => {
   it("is marked when the cancelled task is opened again from history (GetTask), and after its sidecar stopped", () => {
     const messages = [
       msg("u1", MessageRole.USER, "text", "Think slowly"),
-      msg("a1", MessageRole.ASSISTANT, "text", "Thinking very"),
+      msg("a1", MessageRole.ASSISTANT, "text", "Thinking very", { cutOff: true }),
     ] as never[];
     for (const [taskStatus, ownerPid] of [
       [TaskStatus.CANCELLED, 0],
@@ -127,50 +127,53 @@ describe("an answer cut off by Cancel", () => {
         ["a1", true],
       ]);
     }
-    const completed = new ChatModel();
-    completed.load(
-      create(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: TaskStatus.COMPLETED }, messages }),
-    );
-    expect(cuts(completed)).toEqual([
-      ["u1", false],
-      ["a1", false],
-    ]);
   });
 
-  it("a task that went on after the cut is marked again when opened, from the answers this editor saw cut", async () => {
-    const { CutOffMemory } = await import("../../adapters/vscode/src/chat/cut-off-memory.js");
-    const values = new Map<string, unknown>();
-    const store = {
-      get: <T>(key: string) => values.get(key) as T | undefined,
-      update: (key: string, value: unknown) => {
-        values.set(key, value);
-        return Promise.resolve();
-      },
-    };
-    const memory = new CutOffMemory(store);
-    memory.remember("t1", cancelledWhileStreaming().snapshot.items);
-    expect([...memory.ids("t1")]).toEqual(["a1"]);
-    expect([...memory.ids("other")]).toEqual([]);
-
-    // Reopened (another window, or after a restart): GetTask says nothing of the cut, the task completed since.
+  it('a task cut and then continued ("go on") is marked when opened fresh from history: a new window, no memory of the cut', () => {
+    // Cut in another window, editor or the CLI; since then the person wrote "go on" and the task completed.
     const model = new ChatModel();
     model.load(
       create(GetTaskResponseSchema, {
         task: { id: "t1", title: "T", status: TaskStatus.COMPLETED },
         messages: [
           msg("u1", MessageRole.USER, "text", "Think slowly"),
-          msg("a1", MessageRole.ASSISTANT, "text", "Thinking very"),
+          msg("a1", MessageRole.ASSISTANT, "text", "Thinking very", { cutOff: true }),
+          msg("u2", MessageRole.USER, "text", "go on"),
           msg("a2", MessageRole.ASSISTANT, "text", "Back."),
+          msg("c1", MessageRole.ASSISTANT, "completion", "Finished after cancel."),
         ] as never[],
       }),
     );
-    model.markCutOff(new CutOffMemory(store).ids("t1"));
     expect(cuts(model)).toEqual([
       ["u1", false],
       ["a1", true],
+      ["u2", false],
       ["a2", false],
+      ["c1", false],
     ]);
     const a1 = model.snapshot.items[1] as ChatMessageItem;
     expect(a1.text).toBe("Thinking very");
+  });
+
+  it("only the core says an answer was cut: a finished answer that ends a cancelled or interrupted task is not marked", () => {
+    const messages = [
+      msg("u1", MessageRole.USER, "text", "Say hi"),
+      msg("a1", MessageRole.ASSISTANT, "text", "Hi."),
+    ] as never[];
+    for (const taskStatus of [TaskStatus.CANCELLED, TaskStatus.INTERRUPTED, TaskStatus.COMPLETED]) {
+      const model = new ChatModel();
+      model.load(create(GetTaskResponseSchema, { task: { id: "t1", title: "T", status: taskStatus }, messages }));
+      expect(cuts(model), TaskStatus[taskStatus]).toEqual([
+        ["u1", false],
+        ["a1", false],
+      ]);
+    }
+    // Live: the answer was finalized whole before the Cancel came.
+    const model = new ChatModel();
+    model.reset("t1");
+    model.apply(added(msg("a1", MessageRole.ASSISTANT, "text", "Hi", { partial: true })));
+    model.apply(finalized(msg("a1", MessageRole.ASSISTANT, "text", "Hi.")));
+    model.apply(status(TaskStatus.CANCELLED, "cancelled"));
+    expect(cuts(model)).toEqual([["a1", false]]);
   });
 });

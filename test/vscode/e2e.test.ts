@@ -289,7 +289,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
-    "an Undo the core refuses for a while comes back on its notice; Restore Files Only after a file restore says why it is not available; an answer cut off by Cancel is marked",
+    "an Undo the core refuses for a while comes back on its notice; Restore Files Only after a file restore says why it is not available; an answer cut off by Cancel is marked, also when it was cut in another client and the task went on",
     { timeout: 600_000 },
     async () => {
       const roots = makeTestRoots("dline-vscode-undo-cut-off-");
@@ -309,6 +309,9 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           // Task C: cancelled while the model streams, then resumed.
           { text: "Thinking very slowly about it", textChunkChars: 4, interrupt: { afterFrames: 3, mode: "stall" } },
           { text: "Back.", toolCalls: [{ name: "attempt_completion", input: { result: "Finished after cancel." } }] },
+          // Task D, in another client of the core: cancelled while the model streams, then "go on".
+          { text: "Slowly, elsewhere, at length", textChunkChars: 4, interrupt: { afterFrames: 3, mode: "stall" } },
+          { text: "Went on.", toolCalls: [{ name: "attempt_completion", input: { result: "Went on elsewhere." } }] },
         ],
       });
       cleanups.push(() => model.stop());
@@ -329,6 +332,11 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         ],
         ["Undo refused while another task waits for approval", true, undefined],
         ["an answer cut off by Cancel ends with a marker", true, undefined],
+        [
+          "an answer cut off in another client, the task continued there, is marked when opened from History in this window",
+          true,
+          undefined,
+        ],
       ]);
       expect(run.exitCode).toBe(0);
       for (const shot of [
@@ -339,6 +347,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "cut-off-live",
         "cut-off-reopened",
         "cut-off-after-resume-reopened",
+        "cut-off-elsewhere-go-on-opened",
       ])
         expect(fs.existsSync(path.join(out, `${shot}.png`)), shot).toBe(true);
       fs.rmSync(roots.base, { recursive: true, force: true });

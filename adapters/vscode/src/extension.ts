@@ -3,7 +3,6 @@ import { RestoreMode } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { DlineApi } from "./api.js";
 import { ChatController } from "./chat/chat-controller.js";
 import { ChatViewProvider } from "./chat/chat-view.js";
-import { CutOffMemory } from "./chat/cut-off-memory.js";
 import { OpenTaskMemory } from "./chat/open-task-memory.js";
 import { PROPOSED_SCHEME, ProposedChanges } from "./chat/proposed-changes.js";
 import { CHECKPOINT_SCHEME, CheckpointDocuments } from "./checkpoints/checkpoint-documents.js";
@@ -52,13 +51,7 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
   const documents = new CheckpointDocuments();
   const proposedDocuments = new CheckpointDocuments(8, PROPOSED_SCHEME);
   const proposed = new ProposedChanges(proposedDocuments);
-  const chat = new ChatController(
-    core,
-    new DiffPresenter(documents),
-    proposed,
-    log,
-    new CutOffMemory(context.globalState),
-  );
+  const chat = new ChatController(core, new DiffPresenter(documents), proposed, log);
   const history = new HistoryTree(core, log);
   const historyView = vscode.window.createTreeView("dline.history", {
     treeDataProvider: history,

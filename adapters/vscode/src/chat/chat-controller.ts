@@ -32,7 +32,6 @@ import { editorFiles } from "../tasks/editor-state.js";
 import { TaskStream } from "../tasks/task-stream.js";
 import { visibleLine } from "../text/visible-text.js";
 import { ChatModel, statusName } from "./chat-model.js";
-import type { CutOffMemory } from "./cut-off-memory.js";
 import { ChatPreferencesSource } from "./chat-preferences.js";
 import type { ChatMessageItem, ChatState } from "./chat-state.js";
 import { bannerOf, continueInFolder, errorNotice, errorReason } from "./error-banner.js";
@@ -58,7 +57,6 @@ export class ChatController implements vscode.Disposable {
     private readonly diffs: DiffPresenter,
     private readonly proposed: ProposedChanges,
     private readonly log: Log,
-    private readonly cutOff?: CutOffMemory,
   ) {
     this.preferences = new ChatPreferencesSource(supervisor, (change) => {
       this.model.setPreferences(change);
@@ -141,7 +139,6 @@ export class ChatController implements vscode.Disposable {
     const task = await clients.tasks.getTask({ taskId });
     if (this.model.snapshot.taskId !== taskId) await this.proposed.closeProposal();
     this.model.load(task);
-    this.model.markCutOff(this.cutOff?.ids(taskId) ?? new Set());
     this.follow(taskId, task.task?.workspaceRoot ?? "", task.lastSeq);
     this.emit();
     this.onAskChanged();
@@ -508,7 +505,6 @@ export class ChatController implements vscode.Disposable {
     this.model.apply(event);
     this.emit();
     const kind = event.event.case;
-    if (kind === "statusChanged") this.cutOff?.remember(taskId, this.model.snapshot.items);
     if (kind === "ask" || kind === "askResolved" || kind === "statusChanged" || kind === "rewound") this.onAskChanged();
     if (kind === "checkpointSaved" || kind === "rewound") this.scheduleCheckpointRefresh();
     if (kind === "statusChanged") void this.refreshCheckpointHeader();

@@ -98,7 +98,6 @@ export class ChatModel {
     if ((this.state.status === "running" || this.state.status === "waiting") && task.ownerPid === 0)
       this.state.status = "interrupted";
     this.state.pendingAsk = task.pendingAsk ? askItem(task.pendingAsk) : undefined;
-    this.state.items = markCutOff(this.state.items, this.state.status);
     if (task.task) {
       this.state.usage = {
         tokensIn: Number(task.task.tokensIn),
@@ -110,11 +109,6 @@ export class ChatModel {
     if (task.contextWindow > 0n && task.contextTokens > 0n)
       this.state.context = { tokens: Number(task.contextTokens), window: Number(task.contextWindow) };
     this.state.preferences = { ...this.state.preferences, taskProfileId: task.profileId };
-  }
-
-  /** Marks the answers known to have been cut (see CutOffMemory). */
-  markCutOff(ids: ReadonlySet<string>): void {
-    if (ids.size) this.state = { ...this.state, items: withCutOff(this.state.items, ids) };
   }
 
   apply(event: TaskEvent): void {
@@ -214,7 +208,6 @@ export class ChatModel {
         s.statusReason = e.value.reason;
         if (s.status !== "waiting") s.pendingAsk = undefined;
         if (s.status !== "running" && s.status !== "waiting") s.checkpointProgress = undefined;
-        s.items = markCutOff(s.items, s.status);
         break;
       case "usage": {
         const u = e.value;
@@ -262,30 +255,6 @@ export class ChatModel {
   }
 }
 
-/** Marks answers known elsewhere to have been cut (this editor saw them stop while streaming). */
-export function withCutOff(items: ChatItem[], ids: ReadonlySet<string>): ChatItem[] {
-  return items.map((i) =>
-    i.type === "message" && ids.has(i.id) && isAnswer(i) && !i.cutOff ? { ...i, cutOff: true } : i,
-  );
-}
-
-function isAnswer(item: ChatItem): item is ChatMessageItem {
-  return item.type === "message" && item.role === "assistant" && item.kind === "text" && item.text.trim() !== "";
-}
-
-/**
- * A run that ends cancelled or interrupted with the model's answer as its last row stopped that
- * answer while it streamed: an answer that ends a run normally either calls tools (their rows
- * follow it) or completes the task. The core keeps the text shown and journals it for the model
- * with "[This answer was interrupted here ...]"; the chat marks the same place.
- */
-function markCutOff(items: ChatItem[], status: ChatState["status"]): ChatItem[] {
-  if (status !== "cancelled" && status !== "interrupted") return items;
-  const last = items.at(-1);
-  if (!last || !isAnswer(last) || last.cutOff) return items;
-  return [...items.slice(0, -1), { ...last, cutOff: true }];
-}
-
 function upsertMessage(items: ChatItem[], message: ChatMessageItem): void {
   const index = items.findIndex((i) => i.type === "message" && i.id === message.id);
   if (index < 0) items.push(message);
@@ -298,7 +267,6 @@ function upsertMessage(items: ChatItem[], message: ChatMessageItem): void {
       toolCallId: previous.toolCallId,
       output: previous.output,
       ok: previous.ok,
-      ...(previous.cutOff ? { cutOff: true } : {}),
     };
   }
 }
@@ -329,6 +297,8 @@ export function messageItem(m: UiMessage): ChatMessageItem {
     detail: m.detail,
     checkpointId: m.checkpointId,
     ...(m.toolCall ? { toolCall: toolCallItem(m.toolCall) } : {}),
+    // The core says which answer was stopped midway, live and as stored: the same in every client.
+    ...(m.cutOff ? { cutOff: true } : {}),
   };
 }
 

@@ -62,8 +62,9 @@ export interface ChatMessageItem {
   /** For a tool row: the call as the core records it (status, edits, exact command). */
   toolCall?: ChatToolCall;
   /**
-   * An answer the task stopped while it streamed (Cancel, or its sidecar stopping): its text
-   * ends where it was cut, and the chat marks that end.
+   * An answer the task stopped while it streamed (Cancel, or its sidecar stopping or dying): its
+   * text ends where it was cut, and the chat marks that end. The core's `UiMessage.cut_off`, live
+   * and as stored, so it is the same whichever client cut it or opens it.
    */
   cutOff?: boolean;
 }

@@ -6,7 +6,9 @@
  * - After a file restore, More options still lists Restore Files Only, marked "(files already
  *   restored)"; choosing it says why nothing happens.
  * - An answer cut off by Cancel while it streams ends with a marker, in the live chat, when the
- *   task is opened again, and after it went on (Resume) and was opened again.
+ *   task is opened again, and after it went on (Resume) and was opened again; and an answer cut
+ *   by another client of the core (as the CLI or another window would), the task continued there
+ *   with "go on", shows its marker when opened from History here, where it was never seen.
  *
  * Environment: DLINE_E2E_MODEL_URL, DLINE_E2E_API_KEY (the scripted model of test/vscode/e2e.test.ts).
  */
@@ -14,6 +16,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { MessageRole, TaskStatus } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import type { DlineApi } from "../api.js";
 import { ChatUi } from "./chat-ui.js";
 import { activateDline, addScriptedProfile, NOTIFICATION, notificationTexts } from "./helpers.js";
@@ -195,6 +198,62 @@ export function defineUndoCutOffSuite(suite: TestSuite, outDir: string): void {
       await chat.waitFor("the completion after reopening", ".message.completion", "Finished after cancel");
       assertEqual((await chat.texts(CUT)).length, 1, "markers in the resumed task opened again");
       await ui.request({ action: "screenshot", name: "cut-off-after-resume-reopened" });
+    },
+    180_000,
+  );
+
+  suite.test(
+    "an answer cut off in another client, the task continued there, is marked when opened from History in this window",
+    async () => {
+      assert(api, "the first test activated Dline");
+      const clients = await api.clients();
+      // Another client of the core (the CLI, another editor window): this chat never shows the task live.
+      const { taskId } = await clients.tasks.newTask({
+        workspaceRoot: root(),
+        text: "Think slowly elsewhere",
+        profileId: PROFILE_ID,
+      });
+      const streaming = new AbortController();
+      try {
+        for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n }, { signal: streaming.signal })) {
+          const ev = res.event?.event;
+          if (ev?.case === "messageDelta" || (ev?.case === "messageAdded" && ev.value.message?.text)) break;
+        }
+      } finally {
+        streaming.abort();
+      }
+      await clients.tasks.cancel({ taskId });
+      const status = async () => (await clients.tasks.getTask({ taskId })).task?.status;
+      await waitFor("the other client's task cancelled", async () => (await status()) === TaskStatus.CANCELLED);
+      await clients.tasks.sendMessage({ taskId, text: "go on" });
+      await waitFor("the task to complete after go on", async () => (await status()) === TaskStatus.COMPLETED, 60_000);
+      const answers = (await clients.tasks.getTask({ taskId })).messages.filter(
+        (m) => m.role === MessageRole.ASSISTANT && m.kind === "text",
+      );
+      assertEqual(
+        answers.map((m) => [m.text.slice(0, 4), m.cutOff]),
+        [
+          ["Slow", true],
+          ["Went", false],
+        ],
+        "the core's answers of the task",
+      );
+      assert(api.chat.state().taskId !== taskId, "the chat had the task open");
+
+      // Opened from History: the cut answer ends with the marker, the answer after "go on" has none.
+      await vscode.commands.executeCommand("dline.showHistory");
+      const row = `#history-screen .history-row[data-task-id="${taskId}"]`;
+      await chat.waitFor("the task's row in History", row, "Think slowly elsewhere");
+      await chat.click(`${row} .history-open`);
+      await waitFor("the task open", () => api?.chat.state().taskId === taskId);
+      await chat.waitFor("the answer after go on", ".message.completion", "Went on elsewhere");
+      const marked = await chat.waitFor("the marker of the answer cut elsewhere", CUT, "answer cut off here");
+      assertEqual(marked.length, 1, "markers in the task opened from History");
+      const cutText = await chat.evaluate<string>(
+        `(() => { const m = document.querySelector(${JSON.stringify(CUT)}).closest(".message"); return m.innerText; })()`,
+      );
+      assert(/^Slow[\s\S]*— answer cut off here$/.test(cutText.trim()), `the cut answer: ${JSON.stringify(cutText)}`);
+      await ui.request({ action: "screenshot", name: "cut-off-elsewhere-go-on-opened" });
     },
     180_000,
   );
