@@ -232,6 +232,21 @@ describe(".agentignore", () => {
   });
 });
 
+describe("file names with line breaks or control characters", () => {
+  it("are listed and found as one quoted name the model can pass back, never as two entries", async () => {
+    ws = makeWorkspace({ "plain.txt": "needle\n", "new\nline.txt": "needle\n", "esc\u001b[2Kape.txt": "x\n" });
+    const top = await call("list_files", { path: ".", recursive: false });
+    expect(top.content.split("\n").sort()).toEqual(['"esc\\u001b[2Kape.txt"', '"new\\nline.txt"', "plain.txt"]);
+    const all = await call("list_files", { path: ".", recursive: true });
+    expect(all.content.split("\n")).toContain('"new\\nline.txt"');
+    const found = await call("search_files", { path: ".", regex: "needle" });
+    expect(found.content.split("\n").slice(2).sort()).toEqual(['"new\\nline.txt":1: needle', "plain.txt:1: needle"]);
+    // The quoted name, decoded as a tool's JSON input decodes it, reads the file.
+    const read = await call("read_file", { path: JSON.parse('"new\\nline.txt"') as string });
+    expect(read.content).toBe("needle\n");
+  });
+});
+
 describe("symlinks inside the workspace", () => {
   it("cannot reach a file .agentignore blocks", async () => {
     ws = makeWorkspace({ ".agentignore": "secrets/\n", "secrets/key.txt": "k\n" });

@@ -7,6 +7,7 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import type { IgnoreMatcher } from "./tools/ignore-matcher.js";
+import { listedName } from "./tools/listed-name.js";
 
 /** The editor's state as a client reports it (paths absolute or relative to the workspace). */
 export interface EditorFiles {
@@ -61,7 +62,7 @@ async function topLevelFiles(root: string, ignore: IgnoreMatcher): Promise<strin
   }
   const names = entries
     .filter((e) => e.name !== ".git" && !ignore.ignores(e.name, e.isDirectory()))
-    .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+    .map((e) => listedName(e.isDirectory() ? `${e.name}/` : e.name))
     .sort((a, b) => a.localeCompare(b));
   const more = names.length > MAX_LISTED ? `\n(${names.length - MAX_LISTED} more not listed)` : "";
   return names.slice(0, MAX_LISTED).join("\n") + more;

@@ -10,6 +10,7 @@ import { globToRegexSource } from "./ignore-matcher.js";
 import { optionalBoolean, optionalString, requireNonEmptyString, requireString } from "./input.js";
 import { commitEdit, fileChange, readForEdit } from "./file-edit.js";
 import { resolveAllowedPath, resolveWorkspacePath } from "./workspace-path.js";
+import { listedName } from "./listed-name.js";
 import { ok, ToolError, type ToolDefinition } from "./types.js";
 
 /** A larger file is read in parts from the disk (never whole, nor from the editor). */
@@ -129,6 +130,7 @@ export const listFilesTool: ToolDefinition = {
       lines = lines.slice(0, maxListEntries);
     }
     if (lines.length === 0) return ok("No files found.");
+    lines = lines.map(listedName);
     return ok(lines.join("\n") + (truncated ? `\n\n(Only the first ${maxListEntries} entries are shown.)` : ""));
   },
 };

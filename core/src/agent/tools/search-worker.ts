@@ -85,8 +85,9 @@ function searchWorkerProgram(): void {
       }
       if (regex.test(line)) {
         found++;
+        // The file's name as listed-name.ts shows it (this code runs in the worker, as text).
         matches.push(
-          `${file}:${lineNumber}: ${line.length > job.shownLineChars ? `${line.slice(0, job.shownLineChars)}…` : line}`,
+          `${/[\u0000-\u001f\u007f]/.test(file) ? JSON.stringify(file) : file}:${lineNumber}: ${line.length > job.shownLineChars ? `${line.slice(0, job.shownLineChars)}…` : line}`,
         );
       }
       return found < job.maxResults;
