@@ -11,6 +11,7 @@ import { MessageRole, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js"
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { cliOnTerminal } from "../helpers/terminal.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -86,6 +87,36 @@ describe("the CLI marks an answer that was cut off", () => {
     expect(again).toContain("[dline] Going on.\n");
     expect(again).not.toContain(`Going on.\n${MARKER}`);
     expect(occurrences(again, MARKER)).toBe(1);
+  });
+
+  it("Ctrl-C typed on a terminal cancels the task (its sidecar is not stopped with the CLI): the marker, live and stored", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await modelServer([SLOW_ANSWER]);
+    const env = {
+      ...roots.env,
+      DLINE_CORE: sidecarBinary,
+      OPENAI_BASE_URL: server.url,
+      OPENAI_MODEL: "scripted-model",
+      OPENAI_API_KEY: TEST_KEY,
+    };
+    const terminal = cliOnTerminal(env, ["task", "explain", "--workspace", workspace]);
+    cleanups.push(() => terminal.kill());
+    await vi.waitFor(() => expect(terminal.screen()).toContain("word60 "), { timeout: 30_000, interval: 20 });
+    // The terminal sends SIGINT to its whole foreground process group: before, the sidecar too,
+    // which stopped, leaving the task interrupted and the answer unmarked on the screen.
+    terminal.type("\x03");
+    expect(await terminal.exited).toBe(130);
+    // The terminal echoes the Ctrl-C as "^C" where the text was.
+    const screen = terminal.screen().replace(/\r|\^C/g, "");
+    expect(screen).toMatch(/word\d+[^\n]*\n\[answer cut off here\]\n\[cancelled/);
+    const history = JSON.parse((await run(cli, ["--json", "history"], { env })).stdout) as {
+      tasks: { id: string; status: string }[];
+    };
+    expect(history.tasks[0]?.status).toBe("TASK_STATUS_CANCELLED");
+    const shown = (await run(cli, ["show", history.tasks[0]!.id], { env })).stdout;
+    const cut = /\n([^\n]*)\n\[answer cut off here\]\n\[cancelled/.exec(screen)![1]!;
+    expect(shown).toContain(`${cut.slice(-40)}\n${MARKER}\n`);
   });
 
   it("dline follow prints the conversation so far with the cut answer marked", async () => {

@@ -201,6 +201,8 @@ export async function followTask(
   let failure: unknown;
   const held: TaskEvent[] = [];
   const onSigint = () => {
+    // Twice (the cancel does not get through): stop following; the sidecar stops with the CLI.
+    if (interrupted) return controller.abort();
     interrupted = true;
     void clients.tasks.cancel({ taskId }).catch(() => controller.abort());
   };
@@ -245,7 +247,7 @@ export async function followTask(
         }
       }
     } catch (err) {
-      if (failure === undefined) throw err;
+      if (failure === undefined && !(interrupted && controller.signal.aborted)) throw err;
     }
     question?.settled(ctx, undefined);
     for (const earlier of held.splice(0)) renderer.render(earlier);
