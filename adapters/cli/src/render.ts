@@ -60,6 +60,12 @@ export class CheckpointStatusLine {
   }
 }
 
+/**
+ * The line after an answer stopped midway (a Cancel, a sidecar that stopped or died): its text
+ * ends where the stream stopped, not where the model meant it to.
+ */
+export const CUT_OFF_LINE = "[answer cut off here]";
+
 /** Turns a task's events into terminal output (or JSON lines with --json). */
 export class EventRenderer {
   private inText = false;
@@ -145,6 +151,7 @@ export class EventRenderer {
         if (this.inText) this.out.write("\n");
         this.inText = false;
         if (e.value.message?.id === this.reasoningId) this.reasoningId = "";
+        if (e.value.message?.cutOff) this.out.write(`${CUT_OFF_LINE}\n`);
         break;
       case "modelRetry":
         // Text already printed cannot be taken back: say that it does not count.

@@ -252,16 +252,77 @@ S.case("a message from the input buffer starts the next turn; :Dline approve ans
   T.contains(controller.chat:text(), "## Task completed\nAdded two.", "the second completion")
 end)
 
-S.case(":Dline cancel stops a task while it streams", function()
+--- The lines of `controller`'s chat that show the cut-off marker, each with its highlight group.
+local function cut_off_marks(controller)
+  local render = require("dline.chat_render")
+  local buf = controller.chat.buf
+  -- The chat's highlights (0.7 cannot list every namespace's).
+  local ns = vim.api.nvim_create_namespace("dline_chat")
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local marks = {}
+  for i, line in ipairs(lines) do
+    if line == render.CUT_OFF_LINE then
+      local groups = {}
+      for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, { i - 1, 0 }, { i - 1, -1 }, { details = true })) do
+        if mark[4].hl_group then table.insert(groups, mark[4].hl_group) end
+      end
+      table.insert(marks, { line = i, above = lines[i - 1], groups = groups })
+    end
+  end
+  return marks
+end
+
+S.case(":Dline cancel stops a task while it streams; the chat marks where the answer was cut, reopened too", function()
   local s = session()
   T.configure_model(s, {
     -- A few deltas, then the model stalls with the connection open: the task is mid-stream.
     { text = string.rep("slow text ", 20), textChunkChars = 5, interrupt = { afterFrames = 8, mode = "stall" } },
+    { text = "Picking up where I stopped." },
   })
   local controller = new_task("Talk slowly")
   T.wait(function() return controller.chat:text():find("slow text slow text", 1, true) ~= nil end, "streamed text")
+  T.eq(#cut_off_marks(controller), 0, "no marker while the answer streams")
   vim.cmd("Dline cancel")
   wait_status(controller, "TASK_STATUS_CANCELLED")
+  T.wait(function() return #cut_off_marks(controller) > 0 end, "the cut-off marker")
+  local marks = cut_off_marks(controller)
+  T.eq(#marks, 1, "one marker")
+  T.matches(marks[1].above, "^slow text slow text", "right under the text the answer stopped at")
+  T.eq(marks[1].groups, { "DlineCutOff" }, "highlighted quietly")
+  T.eq(vim.fn.synIDtrans(vim.fn.hlID("DlineCutOff")), vim.fn.hlID("Comment"), "as a comment")
+
+  -- The next answer finishes: it is not marked, the cut one still is.
+  T.await(function(cb) controller:send("go on", cb) end, "the message to be taken")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.contains(controller.chat:text(), "Picking up where I stopped.", "the next answer")
+  marks = cut_off_marks(controller)
+  T.eq(#marks, 1, "only the cut answer is marked")
+  T.matches(marks[1].above, "^slow text slow text", "still under the cut answer")
+  T.eq(marks[1].groups, { "DlineCutOff" }, "still highlighted")
+
+  -- Reopened from history (its messages from GetTask): the same.
+  local task_id = controller.task_id
+  controller.chat:close()
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.history" then
+      for _, t in ipairs(items) do
+        if t.id == task_id then return t end
+      end
+    end
+    if opts.kind == "dline.history_action" then return "Open" end
+  end)
+  vim.cmd("Dline history")
+  local reopened
+  T.wait(function()
+    reopened = require("dline.task").get(task_id)
+    return reopened ~= nil
+      and reopened ~= controller
+      and reopened.chat:text():find("Picking up where I stopped.", 1, true) ~= nil
+  end, "the task reopened")
+  marks = cut_off_marks(reopened)
+  T.eq(#marks, 1, "reopened: one marker")
+  T.matches(marks[1].above, "^slow text slow text", "reopened: under the cut answer")
+  T.eq(marks[1].groups, { "DlineCutOff" }, "reopened: highlighted")
 end)
 
 S.case(

@@ -7,6 +7,7 @@ import {
   UiMessageSchema,
 } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { CUT_OFF_LINE } from "../render.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../visible-text.js";
 
@@ -70,6 +71,7 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
       // A tool row's kind ("tool", "command") says no more than its role, unless it is another kind.
       const kind = m.kind !== "text" && m.kind !== who ? ` ${m.kind}` : "";
       ctx.out.write(`[${who}${kind}] ${visible(m.text)}\n`);
+      if (m.cutOff) ctx.out.write(`${CUT_OFF_LINE}\n`);
     }
     return 0;
   });

@@ -13,7 +13,7 @@ import {
 } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { approvalDetails, approvalDiffIsCut } from "../approval-view.js";
 import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
-import { EventRenderer, isTerminal } from "../render.js";
+import { CUT_OFF_LINE, EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../visible-text.js";
 
@@ -201,6 +201,8 @@ export async function followTask(
   let failure: unknown;
   const held: TaskEvent[] = [];
   const onSigint = () => {
+    // Twice (the cancel does not get through): stop following; the sidecar stops with the CLI.
+    if (interrupted) return controller.abort();
     interrupted = true;
     void clients.tasks.cancel({ taskId }).catch(() => controller.abort());
   };
@@ -245,7 +247,7 @@ export async function followTask(
         }
       }
     } catch (err) {
-      if (failure === undefined) throw err;
+      if (failure === undefined && !(interrupted && controller.signal.aborted)) throw err;
     }
     question?.settled(ctx, undefined);
     for (const earlier of held.splice(0)) renderer.render(earlier);
@@ -344,8 +346,10 @@ export async function followCommand(ctx: CliContext, args: ParsedArgs): Promise<
     }
     if (!ctx.json) {
       for (const m of view.messages) {
-        if (m.kind === "text" && (m.role === MessageRole.USER || m.role === MessageRole.ASSISTANT))
+        if (m.kind === "text" && (m.role === MessageRole.USER || m.role === MessageRole.ASSISTANT)) {
           ctx.out.write(`${m.role === MessageRole.USER ? "> " : ""}${visible(m.text)}\n`);
+          if (m.cutOff) ctx.out.write(`${CUT_OFF_LINE}\n`);
+        }
       }
       ctx.err.write(
         `following task ${taskId}${view.ownerPid ? `, running in the Dline window of pid ${view.ownerPid}` : ""}\n`,

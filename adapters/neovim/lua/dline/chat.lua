@@ -12,12 +12,24 @@ local render = require("dline.chat_render")
 local M = {}
 local H = {}
 
+--- The chat's highlights (the cut-off marker's), set on the lines a block shows.
+H.NS = vim.api.nvim_create_namespace("dline_chat")
+
+--- DlineCutOff: the line under an answer stopped midway. Quiet (Comment) unless a user or
+--- colorscheme sets it; set again after a colorscheme clears the highlights.
+function H.define_highlights() vim.cmd("highlight default link DlineCutOff Comment") end
+H.define_highlights()
+vim.api.nvim_create_autocmd("ColorScheme", {
+  group = vim.api.nvim_create_augroup("dline_chat_highlights", { clear = true }),
+  callback = H.define_highlights,
+})
+
 ---@class dline.Chat
 ---@field task_id string
 ---@field buf integer
 ---@field input_buf integer   the shared input area (dline.sidebar)
 ---@field state dline.ChatState
----@field blocks table[]   { key = string, lines = string[], tail = boolean }
+---@field blocks table[]   { key = string, lines = string[], tail = boolean, highlights = table|nil }
 ---@field on_send fun(text: string, restore: fun())|nil  `restore` puts the words back (the send was refused)
 
 ---@return dline.Chat
@@ -75,13 +87,17 @@ end
 
 --- Replaces (or adds) block `key` with `lines`, rewriting only its lines. New blocks go
 --- before the tail blocks (notice, question), which stay last; `tail` marks one of those.
-function H.set_block(self, key, lines, tail)
+--- `highlights`: { [line index] = group } among `lines`.
+function H.set_block(self, key, lines, tail, highlights)
   local first, index = H.find(self, key)
   H.modifiable(self.buf, true)
   if index then
     local old = self.blocks[index]
+    -- The old lines' highlights go with them (else they would move to the block's first line).
+    if old.highlights then vim.api.nvim_buf_clear_namespace(self.buf, H.NS, first, first + #old.lines) end
     vim.api.nvim_buf_set_lines(self.buf, first, first + #old.lines, false, lines)
     old.lines = lines
+    old.highlights = highlights
   else
     local at, line = #self.blocks + 1, 0
     for i, block in ipairs(self.blocks) do
@@ -91,12 +107,16 @@ function H.set_block(self, key, lines, tail)
       end
       line = line + #block.lines
     end
-    table.insert(self.blocks, at, { key = key, lines = lines, tail = tail })
+    table.insert(self.blocks, at, { key = key, lines = lines, tail = tail, highlights = highlights })
     if #self.blocks == 1 then
       vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
     else
       vim.api.nvim_buf_set_lines(self.buf, line, line, false, lines)
     end
+    first = line
+  end
+  for i, group in pairs(highlights or {}) do
+    vim.api.nvim_buf_set_extmark(self.buf, H.NS, first + i - 1, 0, { end_col = #lines[i], hl_group = group })
   end
   H.modifiable(self.buf, false)
   H.follow(self)
@@ -106,6 +126,7 @@ function H.remove_block(self, key)
   local first, index = H.find(self, key)
   if not index then return end
   H.modifiable(self.buf, true)
+  vim.api.nvim_buf_clear_namespace(self.buf, H.NS, first, first + #self.blocks[index].lines)
   vim.api.nvim_buf_set_lines(self.buf, first, first + #self.blocks[index].lines, false, {})
   H.modifiable(self.buf, false)
   table.remove(self.blocks, index)
@@ -115,7 +136,7 @@ end
 --- lines for newlines), instead of re-rendering the whole row: long answers stay cheap to
 --- stream. Returns false when the row is not a plain text message.
 function H.append_text(self, item, text)
-  if (item.kind or "text") ~= "text" or (item.checkpointId or "") ~= "" then return false end
+  if (item.kind or "text") ~= "text" or (item.checkpointId or "") ~= "" or item.cutOff then return false end
   local first, index = H.find(self, "msg:" .. item.id)
   if not index then return false end
   local lines = self.blocks[index].lines
@@ -166,20 +187,25 @@ function H.modifiable(buf, value) vim.api.nvim_buf_set_option(buf, "modifiable",
 
 function H.render_item(self, id)
   local item = state_mod.item(self.state, id)
-  if item then H.set_block(self, "msg:" .. id, render.item_lines(item)) end
+  if item then
+    local lines, highlights = render.item_lines(item)
+    H.set_block(self, "msg:" .. id, lines, false, highlights)
+  end
 end
 
 --- Redraws everything from the state (after a load), and shows the end of the chat in every
 --- window showing it (an unfocused chat would otherwise keep a view of lines that are gone).
 function M.redraw(self)
   H.modifiable(self.buf, true)
+  vim.api.nvim_buf_clear_namespace(self.buf, H.NS, 0, -1)
   vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
   H.modifiable(self.buf, false)
   self.blocks = {}
   self.line_count = 0
   H.set_block(self, "header", render.header_lines(self.state))
   for _, item in ipairs(state_mod.items(self.state)) do
-    H.set_block(self, "msg:" .. item.id, render.item_lines(item))
+    local lines, highlights = render.item_lines(item)
+    H.set_block(self, "msg:" .. item.id, lines, false, highlights)
   end
   H.set_block(self, "notice", render.notice_lines(self.state), true)
   H.set_block(self, "ask", render.ask_lines(self.state), true)

@@ -16,6 +16,9 @@ local H = {}
 M.OUTPUT_PREFIX = "  │ "
 --- Lines of tool output shown at most (the rest: a count; the command log has it all).
 M.MAX_OUTPUT_LINES = 200
+--- The line after an answer stopped midway (a Cancel, a sidecar that stopped or died): its text
+--- ends where the stream stopped, not where the model meant it to. Highlighted DlineCutOff.
+M.CUT_OFF_LINE = "— answer cut off here"
 
 M.STATUS_TEXT = {
   TASK_STATUS_RUNNING = "running",
@@ -189,10 +192,11 @@ function H.tool_lines(item)
   return lines
 end
 
---- The lines of one row (a blank separator last).
+--- The lines of one row (a blank separator last), and the highlights among them:
+--- { [line index] = group } (the cut-off marker's).
 function M.item_lines(item)
   local kind, role, text = item.kind or "text", item.role or "", item.text or ""
-  local lines
+  local lines, highlights
   if kind == "tool" or kind == "command" then
     lines = H.tool_lines(item)
   elseif kind == "completion" then
@@ -228,12 +232,16 @@ function M.item_lines(item)
     lines = vim.list_extend({ "## You" }, M.split(text))
   else
     lines = vim.list_extend({ "## Dline" }, M.split(text))
+    if item.cutOff then
+      table.insert(lines, M.CUT_OFF_LINE)
+      highlights = { [#lines] = "DlineCutOff" }
+    end
   end
   if item.checkpointId and item.checkpointId ~= "" then
     table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind))
   end
   table.insert(lines, "")
-  return lines
+  return lines, highlights
 end
 
 --- A short checkpoint marker (gc compares with it, gs restores it, cursor on the line).

@@ -16,6 +16,7 @@ local H = {}
 ---@field kind string|nil
 ---@field text string|nil
 ---@field partial boolean|nil
+---@field cutOff boolean|nil    an answer stopped midway (a Cancel, a sidecar that stopped or died)
 ---@field tool string|nil
 ---@field detail string|nil
 ---@field checkpointId string|nil
