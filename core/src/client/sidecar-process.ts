@@ -12,6 +12,12 @@ export interface SpawnSidecarOptions {
   stderr?: string;
   /** Give up waiting for the handshake after this long (default 30 s). */
   handshakeTimeoutMs?: number;
+  /**
+   * Run it in a session (and process group) of its own, not the terminal's: a Ctrl-C typed
+   * there then reaches only the parent, which can cancel the task instead of having the sidecar
+   * stopped under it. It still exits when the parent goes (its stdin closes).
+   */
+  ownSession?: boolean;
 }
 
 export interface SidecarProcess {
@@ -35,6 +41,7 @@ export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProce
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ["pipe", "pipe", stderrFd],
+    detached: options.ownSession ?? false,
   });
   if (typeof stderrFd === "number") fs.closeSync(stderrFd);
   const exited = new Promise<number | string>((resolve) => {

@@ -175,18 +175,7 @@ export class MessageStore {
     this.db
       .transaction(() => {
         for (const m of messages)
-          insert.run(
-            m.id,
-            m.time,
-            m.role,
-            m.kind,
-            m.text,
-            partialColumn(m),
-            m.tool,
-            m.detail,
-            m.checkpointId,
-            m.askId,
-          );
+          insert.run(m.id, m.time, m.role, m.kind, m.text, partialColumn(m), m.tool, m.detail, m.checkpointId, m.askId);
       })
       .immediate();
   }
