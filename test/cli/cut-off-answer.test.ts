@@ -69,7 +69,8 @@ describe("the CLI marks an answer that was cut off", () => {
     expect(cut.length).toBeGreaterThan(300);
     expect(LONG_ANSWER.startsWith(cut)).toBe(true);
     expect(cut.length).toBeLessThan(LONG_ANSWER.length);
-    expect(lines[at + 1]).toMatch(/^\[cancelled/);
+    // The status, without a reason that only repeats it ("[cancelled: cancelled]").
+    expect(lines[at + 1]).toBe("[cancelled]");
     const taskId = /task (\S+)/.exec(err)?.[1];
     expect(taskId, err).toBeDefined();
 

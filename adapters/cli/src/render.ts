@@ -185,9 +185,11 @@ export class EventRenderer {
         break;
       case "statusChanged":
         if (e.value.status !== TaskStatus.RUNNING && e.value.status !== TaskStatus.WAITING) {
-          this.line(
-            `[${TaskStatus[e.value.status].toLowerCase()}${e.value.reason ? `: ${visibleLine(e.value.reason)}` : ""}]`,
-          );
+          const status = TaskStatus[e.value.status].toLowerCase();
+          // A reason that only repeats the status ("cancelled: cancelled") says nothing more.
+          const reason =
+            e.value.reason && e.value.reason.toLowerCase() !== status ? `: ${visibleLine(e.value.reason)}` : "";
+          this.line(`[${status}${reason}]`);
         }
         break;
       case "ask":
