@@ -14,14 +14,31 @@ const DIFF = "--- a/big.md\n+++ b/big.md\n@@ -1,1 +1,1 @@\n-old ``` fence\n+new 
 const FENCED = "`````diff\n" + DIFF.trimEnd() + "\n`````";
 
 describe("an edit too large to send whole, in ACP", () => {
-  it("shows as its unified diff, fenced; an edit with no diff (binary, or too large a diff) is left out", () => {
+  it("shows as its unified diff, fenced; an edit with no diff (binary, or too large a diff) by its sizes and the text it writes", () => {
     const edits = [
       create(FileEditSchema, { path: "big.md", status: FileStatus.MODIFIED, truncated: true, diff: DIFF }),
       create(FileEditSchema, { path: "image.png", status: FileStatus.MODIFIED, truncated: true }),
+      create(FileEditSchema, {
+        path: "blob.bin",
+        status: FileStatus.MODIFIED,
+        truncated: true,
+        originalSize: 2000n,
+        proposedSize: 9n,
+        originalBinary: true,
+        proposedText: "now text\n",
+      }),
       create(FileEditSchema, { path: "small.txt", status: FileStatus.ADDED, proposedText: "hi\n" }),
     ];
     expect(diffContent(edits, "/ws")).toEqual([
       { type: "content", content: { type: "text", text: FENCED } },
+      { type: "content", content: { type: "text", text: "image.png (modified): too large or binary to show." } },
+      {
+        type: "content",
+        content: {
+          type: "text",
+          text: "blob.bin (modified): binary, 2,000 bytes now, not shown; 9 bytes after. It writes:\n```\nnow text\n```",
+        },
+      },
       { type: "diff", path: "/ws/small.txt", oldText: null, newText: "hi\n" },
     ]);
   });

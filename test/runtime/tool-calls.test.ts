@@ -165,6 +165,33 @@ describe("proposed changes travel with the ask", () => {
     expect(nth(finished(events), 0, "finished tool call").edits[0]?.diff).toBe(edit.diff);
   });
 
+  it("an edit of a binary file tells its sizes, and shows the text it writes", async () => {
+    const { clients, profileId, workspace } = await setup([
+      { toolCalls: [{ name: "write_to_file", input: { path: "blob.bin", content: "now text\n" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "edited" } }] },
+    ]);
+    fs.writeFileSync(path.join(workspace, "blob.bin"), Buffer.alloc(2000, 0));
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "edit", profileId });
+    const events = await followUntilDone(clients, taskId, async (e) => {
+      const ask = e.event.value as Ask;
+      await clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    });
+    const expected = {
+      path: "blob.bin",
+      truncated: true,
+      originalText: "",
+      proposedText: "now text\n",
+      originalSize: 2000n,
+      proposedSize: 9n,
+      originalBinary: true,
+    };
+    expect(nth(nth(asks(events), 0, "ask").edits, 0, "edit")).toMatchObject(expected);
+    // The same on the row a reopened task shows.
+    const task = await clients.tasks.getTask({ taskId });
+    const call = task.messages.flatMap((m) => (m.toolCall ? [m.toolCall] : []))[0];
+    expect(call?.edits[0]).toMatchObject(expected);
+  });
+
   it("an auto-approved edit's finished event carries the applied change", async () => {
     const { clients, profileId, workspace } = await setup([
       { toolCalls: [{ name: "write_to_file", input: { path: "src/app.txt", content: "replaced\n" } }] },

@@ -13,8 +13,7 @@ const MAX_DIFF_LINES = 400;
  */
 export function unifiedDiff(edit: FileEdit, whole = false): string {
   const lines = diffLines(edit);
-  if (lines === undefined)
-    return `${edit.path}: ${FileStatus[edit.status].toLowerCase()} (too large or binary to show)\n`;
+  if (lines === undefined) return `${visible(edit.path)}: ${FileStatus[edit.status].toLowerCase()} (${sizes(edit)})\n`;
   const shown =
     !whole && lines.length > MAX_DIFF_LINES
       ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines (answer d to read them all)`]
@@ -33,6 +32,13 @@ function diffLines(edit: FileEdit): string[] | undefined {
 function computeDiffLines(edit: FileEdit): string[] | undefined {
   let patch: string;
   if (edit.truncated) {
+    // The file now is left out (binary, too large to read) but what the edit writes is shown.
+    if (!edit.diff && edit.proposedText) {
+      const heading = `${edit.path}: ${FileStatus[edit.status].toLowerCase()} (${sizes(edit)}); the edit writes:`;
+      const written = edit.proposedText.split("\n");
+      if (written.at(-1) === "") written.pop();
+      return [heading, ...written.map((l) => `+${l}`)];
+    }
     if (!edit.diff) return undefined;
     patch = edit.diff;
   } else {
@@ -46,6 +52,21 @@ function computeDiffLines(edit: FileEdit): string[] | undefined {
   const lines = patch.split("\n").filter((l) => !/^=+$/.test(l) && l !== "\\ No newline at end of file");
   while (lines.length && lines[lines.length - 1] === "") lines.pop();
   return lines;
+}
+
+/**
+ * What an edit whose texts are left out changes, by size: "binary, 2,000 bytes now, 9 bytes
+ * after" (rows of earlier versions know no sizes: "too large or binary to show").
+ */
+function sizes(edit: FileEdit): string {
+  if (edit.originalSize === 0n && edit.proposedSize === 0n) return "too large or binary to show";
+  const bytes = (n: bigint) => `${n.toLocaleString("en")} byte${n === 1n ? "" : "s"}`;
+  const now =
+    edit.status === FileStatus.ADDED
+      ? "new file"
+      : `${edit.originalBinary ? "binary, " : ""}${bytes(edit.originalSize)} now, not shown`;
+  const after = edit.status === FileStatus.DELETED ? "deleted" : `${bytes(edit.proposedSize)} after`;
+  return `${now}; ${after}`;
 }
 
 /** Whether the terminal shows part of an approval's diff only (then the whole can be paged). */

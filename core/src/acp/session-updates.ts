@@ -59,6 +59,36 @@ export function unifiedDiffContent(diff: string) {
   return { type: "content" as const, content: text(`${fence}diff\n${diff.replace(/\n$/, "")}\n${fence}`) };
 }
 
+/**
+ * An edit whose texts are left out and that has no diff (binary, or too large to read): what
+ * it changes by size, and the text it writes when that was sent.
+ */
+export function leftOutEditContent(e: {
+  path: string;
+  status: string;
+  originalBytes: number;
+  proposedBytes: number;
+  originalBinary: boolean;
+  proposedText: string;
+}) {
+  const bytes = (n: number) => `${n.toLocaleString("en")} byte${n === 1 ? "" : "s"}`;
+  const now =
+    e.status === "added" ? "a new file" : `${e.originalBinary ? "binary, " : ""}${bytes(e.originalBytes)} now`;
+  const after = e.status === "deleted" ? "deleted" : `${bytes(e.proposedBytes)} after`;
+  // Rows of earlier versions know no sizes.
+  const summary =
+    e.originalBytes === 0 && e.proposedBytes === 0
+      ? `${e.path} (${e.status}): too large or binary to show.`
+      : `${e.path} (${e.status}): ${now}, not shown; ${after}.`;
+  if (!e.proposedText) return { type: "content" as const, content: text(summary) };
+  const longestRun = Math.max(0, ...(e.proposedText.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return {
+    type: "content" as const,
+    content: text(`${summary} It writes:\n${fence}\n${e.proposedText.replace(/\n$/, "")}\n${fence}`),
+  };
+}
+
 const PLAN_STATUSES = new Set<string>(["pending", "in_progress", "completed"]);
 const PLAN_PRIORITIES = new Set<string>(["high", "medium", "low"]);
 
@@ -132,7 +162,16 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
             diffs.length > 0
               ? diffs.map((e) =>
                   e.truncated
-                    ? unifiedDiffContent(e.diff ?? "")
+                    ? e.diff
+                      ? unifiedDiffContent(e.diff)
+                      : leftOutEditContent({
+                          path: e.path,
+                          status: e.status,
+                          originalBytes: e.originalBytes ?? 0,
+                          proposedBytes: e.proposedBytes ?? 0,
+                          originalBinary: e.originalBinary ?? false,
+                          proposedText: e.proposedText,
+                        })
                     : {
                         type: "diff" as const,
                         path: path.resolve(workspaceRoot, e.path),

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import type { ToolCallContent, ToolCallStatus as AcpToolCallStatus } from "@agentclientprotocol/sdk";
 import { FileStatus } from "../gen/dline/v1/checkpoint_pb.js";
 import { ToolCallStatus, type FileEdit, type ToolCall } from "../gen/dline/v1/task_pb.js";
-import { deniedText, text, unifiedDiffContent } from "./session-updates.js";
+import { deniedText, leftOutEditContent, text, unifiedDiffContent } from "./session-updates.js";
 
 export function acpStatus(status: ToolCallStatus): AcpToolCallStatus {
   switch (status) {
@@ -24,11 +24,24 @@ export function acpStatus(status: ToolCallStatus): AcpToolCallStatus {
 
 /**
  * Edits as ACP diffs (absolute paths). An edit whose texts are too large to send whole is shown
- * as its unified diff (a fenced block) when it has one, else left out.
+ * as its unified diff (a fenced block) when it has one, else by its sizes (and the text it
+ * writes when that was sent).
  */
 export function diffContent(edits: readonly FileEdit[], workspaceRoot: string): ToolCallContent[] {
   return edits.flatMap((e): ToolCallContent[] => {
-    if (e.truncated) return e.diff ? [unifiedDiffContent(e.diff)] : [];
+    if (e.truncated)
+      return [
+        e.diff
+          ? unifiedDiffContent(e.diff)
+          : leftOutEditContent({
+              path: e.path,
+              status: FileStatus[e.status].toLowerCase(),
+              originalBytes: Number(e.originalSize),
+              proposedBytes: Number(e.proposedSize),
+              originalBinary: e.originalBinary,
+              proposedText: e.proposedText,
+            }),
+      ];
     return [
       {
         type: "diff",

@@ -97,6 +97,9 @@ export function fileEditsToProto(edits: readonly FileEditRecord[]): FileEdit[] {
       proposedText: e.proposedText,
       truncated: e.truncated,
       diff: e.diff ?? "",
+      originalSize: BigInt(e.originalBytes ?? 0),
+      proposedSize: BigInt(e.proposedBytes ?? 0),
+      originalBinary: e.originalBinary ?? false,
     }),
   );
 }

@@ -19,6 +19,10 @@ export interface FileEditRecord {
   truncated: boolean;
   /** When the texts are left out for size: the change as a unified diff (absent when it too is too large, and in rows of earlier versions). */
   diff?: string;
+  /** Sizes in bytes now and after the edit, and whether the file now is binary (absent in rows of earlier versions). */
+  originalBytes?: number;
+  proposedBytes?: number;
+  originalBinary?: boolean;
 }
 
 export interface CommandLineRecord {
@@ -60,9 +64,12 @@ export function editRecords(edit: PreparedEdit | undefined): FileEditRecord[] {
     path: c.path,
     status: c.status,
     originalText: c.previewTruncated ? "" : (c.before ?? ""),
-    proposedText: c.previewTruncated ? "" : (c.after ?? ""),
+    proposedText: c.previewTruncated ? (c.previewAfter ?? "") : (c.after ?? ""),
     truncated: c.previewTruncated,
     ...(c.previewTruncated && c.previewDiff ? { diff: c.previewDiff } : {}),
+    originalBytes: c.beforeBytes,
+    proposedBytes: c.afterBytes,
+    ...(c.beforeBinary ? { originalBinary: true } : {}),
   }));
 }
 

@@ -45,6 +45,8 @@ export interface CurrentFile {
   text: string | undefined;
   binary: boolean;
   digest: string;
+  /** Its size in bytes (of the editor's text when that is what was read). */
+  bytes: number;
 }
 
 /**
@@ -61,13 +63,18 @@ export async function readForEdit(
   if (!(await assertRegularOrAbsent(absolutePath, tool, shown))) return undefined;
   const stat = await fs.stat(absolutePath);
   if (stat.size > MAX_EDIT_READ_BYTES)
-    return { text: undefined, binary: false, digest: `large:${stat.size}:${stat.mtimeMs}:${stat.ino}` };
+    return {
+      text: undefined,
+      binary: false,
+      digest: `large:${stat.size}:${stat.mtimeMs}:${stat.ino}`,
+      bytes: stat.size,
+    };
   const bytes = await readRegularFile(absolutePath, tool, shown, MAX_EDIT_READ_BYTES);
-  if (looksBinary(bytes)) return { text: undefined, binary: true, digest: digest(bytes) };
+  if (looksBinary(bytes)) return { text: undefined, binary: true, digest: digest(bytes), bytes: bytes.length };
   const text = ctx.environment?.readTextFile
     ? await ctx.environment.readTextFile(absolutePath, ctx.signal)
     : bytes.toString("utf8");
-  return { text, binary: false, digest: digest(text) };
+  return { text, binary: false, digest: digest(text), bytes: Buffer.byteLength(text) };
 }
 
 /** A change of one file from what `readForEdit` returned to `after` (undefined: delete). */
@@ -89,6 +96,10 @@ export function fileChange(
     beforeDigest: current?.digest,
     previewTruncated: unread || large,
     previewDiff: !unread && large ? previewDiff(relativePath, before, after, EDIT_PREVIEW_MAX_CHARS) : undefined,
+    ...(unread && after !== undefined && after.length <= EDIT_PREVIEW_MAX_CHARS ? { previewAfter: after } : {}),
+    beforeBytes: current?.bytes ?? 0,
+    afterBytes: after === undefined ? 0 : Buffer.byteLength(after),
+    beforeBinary: current?.binary ?? false,
   };
 }
 

@@ -13,6 +13,16 @@ export interface FileChange {
   /** The texts are too large (or binary) for a preview; the edit still writes `after` whole. */
   previewTruncated: boolean;
   /**
+   * When only `before` is left out (binary, or too large to read) and `after` fits a preview:
+   * `after`, so the person still reads what the edit writes.
+   */
+  previewAfter?: string;
+  /** Bytes of the file now (0: it does not exist) and of what the edit writes (0: deleted). */
+  beforeBytes: number;
+  afterBytes: number;
+  /** The file now is binary: its text is never shown. */
+  beforeBinary: boolean;
+  /**
    * When the texts are too large for a preview (not binary, not unread): the change as a unified
    * diff, if that fits the preview's size; what the person reads before approving.
    */
