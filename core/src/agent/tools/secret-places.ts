@@ -23,13 +23,12 @@ export function reachesSecretPlaces(
 ): boolean {
   const places = [PROCESS_TABLE, ...protectedPaths];
   const touches = (p: string) => places.some((place) => isInsideFolder(place, p) || isInsideFolder(p, place));
-  if (/environ/i.test(command) || touches(cwd)) return true;
+  if (/\benviron\b/i.test(command) || touches(cwd)) return true;
   for (const word of command.split(/[\s=]+/)) {
     const candidate = pathOf(word, cwd, env);
     if (!candidate) continue;
     if (touches(candidate)) return true;
-    const real = realpathOrUndefined(candidate);
-    if (real && touches(real)) return true;
+    if (touches(realOfDeepestExisting(candidate))) return true;
   }
   return false;
 }
@@ -47,4 +46,13 @@ function pathOf(word: string, cwd: string, env: NodeJS.ProcessEnv): string | und
   const wildcard = text.search(/[*?[]/);
   if (wildcard >= 0) text = text.slice(0, text.lastIndexOf("/", wildcard) + 1) || ".";
   return path.resolve(cwd, text);
+}
+
+/** Where a path really leads: its deepest existing folder's real path, and the rest as given. */
+function realOfDeepestExisting(p: string): string {
+  let existing = p;
+  while (realpathOrUndefined(existing) === undefined && path.dirname(existing) !== existing)
+    existing = path.dirname(existing);
+  const real = realpathOrUndefined(existing) ?? existing;
+  return path.join(real, path.relative(existing, p));
 }
