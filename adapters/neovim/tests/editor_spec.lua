@@ -142,6 +142,100 @@ S.case("an edit of a file too large to send whole is previewed as its unified di
   T.truthy(T.read(file):find("export const line2000 = 2001;\n", 1, true), "what was approved was written")
 end)
 
+--- The windows of the current tab page: { name, lines, diff } each.
+local function tab_windows()
+  local out = {}
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    table.insert(out, {
+      name = vim.api.nvim_buf_get_name(buf),
+      lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+      diff = vim.wo[win].diff,
+    })
+  end
+  return out
+end
+
+S.case(
+  "a binary file rewritten as text: the preview shows the text it writes, the chat and prompt its sizes",
+  function()
+    local s = session()
+    -- 2,000 bytes with NULs: binary to the core.
+    local file = workspace_file("blob.bin", string.rep("\0\1\2\255", 500))
+    T.configure_model(s, {
+      {
+        toolCalls = { { name = "write_to_file", input = { path = "blob.bin", content = "now text\nsecond line\n" } } },
+      },
+      done(),
+    })
+    local prompt
+    -- The picker is dismissed: the preview stays, and ga in it approves.
+    T.script_select(function(_, opts)
+      if opts.kind == "dline.approval" then prompt = opts.prompt end
+      return nil
+    end)
+    local controller = new_task("Make it text")
+    T.wait(
+      function() return vim.api.nvim_buf_get_name(0):find("^dline://proposed/blob%.bin$") ~= nil end,
+      "the preview of what the edit writes"
+    )
+    local stat = "blob.bin (binary, 2,000 bytes now, not shown; 21 bytes after, +2 lines)"
+    T.eq(tab_windows(), {
+      {
+        name = "dline://current/blob.bin",
+        lines = {
+          "blob.bin as it is now: binary, 2,000 bytes, not shown.",
+          "Once approved, the text below replaces it whole (21 bytes, 2 lines).",
+        },
+        diff = false,
+      },
+      { name = "dline://proposed/blob.bin", lines = { "now text", "second line" }, diff = false },
+    }, "what it replaces, above the text it writes")
+    T.eq(prompt, "Dline wants to: write_to_file " .. stat, "the prompt")
+    T.contains(controller.chat:text(), "   " .. stat, "the question in the chat")
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("ga", true, false, true), "x", false)
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    T.eq(T.read(file), "now text\nsecond line\n", "what was approved was written")
+    T.contains(controller.chat:text(), "### write_to_file blob.bin  [done]\n  " .. stat, "the row, once done")
+  end
+)
+
+S.case(
+  "an edit whose texts are all left out shows its sizes in the preview; a row of an earlier version as before",
+  function()
+    T.fail_on_error_notices()
+    local preview = require("dline.preview")
+    local function shown(edit)
+      local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+      local windows = tab_windows()
+      p.close()
+      return windows
+    end
+    local large = { path = "big.log", status = "FILE_STATUS_MODIFIED", truncated = true }
+    T.eq(shown(vim.tbl_extend("force", large, { originalSize = "2000000", proposedSize = "2000001" })), {
+      {
+        name = "dline://proposed/big.log",
+        lines = {
+          "big.log (modified): 2,000,000 bytes now, not shown; 2,000,001 bytes after. The whole file is written once approved.",
+        },
+        diff = false,
+      },
+    }, "the sizes")
+    T.eq(shown(large), {
+      {
+        name = "dline://proposed/big.log",
+        lines = { "big.log (modified): not shown, binary or too large; the whole file is written once approved." },
+        diff = false,
+      },
+    }, "no sizes: today's words")
+    -- Too large to read, rewritten small: the text, under its size now (not "binary").
+    local windows =
+      shown(vim.tbl_extend("force", large, { originalSize = "5000000", proposedSize = "3", proposedText = "ok\n" }))
+    T.eq(windows[1].lines[1], "big.log as it is now: 5,000,000 bytes, too large to show.", "what it replaces")
+    T.eq(windows[2].lines, { "ok" }, "the text it writes")
+  end
+)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

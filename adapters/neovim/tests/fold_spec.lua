@@ -335,4 +335,80 @@ S.case("a message sent while the model works shows as queued until it reaches th
   T.eq(state.queued, {}, "a refused message is not queued")
 end)
 
+S.case(
+  "an edit whose texts are left out says its sizes, binary, and the lines it writes; old rows as before",
+  function()
+    -- int64 sizes arrive as JSON strings; a row of an earlier version has none.
+    local blob = {
+      path = "blob.bin",
+      status = "FILE_STATUS_MODIFIED",
+      truncated = true,
+      originalSize = "2000",
+      proposedSize = "21",
+      originalBinary = true,
+      proposedText = "now text\nsecond line\n",
+    }
+    local row = {
+      id = "t1",
+      kind = "tool",
+      text = "write_to_file blob.bin",
+      toolCall = { status = "TOOL_CALL_STATUS_PENDING", edits = { blob } },
+    }
+    T.eq(
+      render.item_lines(row)[2],
+      "  blob.bin (binary, 2,000 bytes now, not shown; 21 bytes after, +2 lines)",
+      "the chat row of a binary file rewritten as text"
+    )
+    T.eq(render.written_lines(blob), { "now text", "second line" }, "the lines the preview shows")
+    local state = play(fold.new("t1"), {
+      {
+        ask = {
+          askId = "k1",
+          kind = "ASK_KIND_TOOL_APPROVAL",
+          tool = "write_to_file",
+          summary = "write_to_file blob.bin",
+          edits = { blob },
+        },
+      },
+      { statusChanged = { status = "TASK_STATUS_WAITING" } },
+    })
+    T.contains(
+      table.concat(render.ask_lines(state), "\n"),
+      "   blob.bin (binary, 2,000 bytes now, not shown; 21 bytes after, +2 lines)",
+      "the question"
+    )
+    T.eq(
+      require("dline.ask").approval_prompt(state.pending_ask),
+      "Dline wants to: write_to_file blob.bin (binary, 2,000 bytes now, not shown; 21 bytes after, +2 lines)",
+      "the prompt"
+    )
+    local function stat(edit)
+      return render.edit_stat(
+        vim.tbl_extend("force", { path = "x", status = "FILE_STATUS_MODIFIED", truncated = true }, edit)
+      )
+    end
+    T.eq(
+      stat({ originalSize = "2000000", proposedSize = "2000001" }),
+      "(2,000,000 bytes now, not shown; 2,000,001 bytes after)",
+      "too large, and so is what it writes: the sizes"
+    )
+    T.eq(
+      stat({ originalSize = "5000000", proposedSize = "1", proposedText = "x" }),
+      "(5,000,000 bytes now, not shown; 1 byte after, +1 line)",
+      "too large to read, rewritten small"
+    )
+    T.eq(
+      stat({ status = "FILE_STATUS_ADDED", proposedSize = "300000" }),
+      "(new file; 300,000 bytes after)",
+      "a large new file"
+    )
+    T.eq(
+      stat({ status = "FILE_STATUS_DELETED", originalSize = 2000, originalBinary = true }),
+      "(binary, 2,000 bytes now, not shown; deleted)",
+      "a binary file deleted (sizes as numbers too)"
+    )
+    T.eq(stat({}), "(not shown: binary or large)", "a row of an earlier version: today's wording")
+  end
+)
+
 return S

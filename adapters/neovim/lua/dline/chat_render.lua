@@ -122,6 +122,34 @@ function M.tool_call(item)
   }
 end
 
+--- "2,000 bytes" of a byte count (an int64 field: a string in JSON).
+function M.bytes(n)
+  n = math.floor(tonumber(n or 0) or 0)
+  local digits = tostring(n):reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (digits:gsub("^(-?),", "%1")) .. (n == 1 and " byte" or " bytes")
+end
+
+--- What an edit whose texts are left out changes, by size, as the CLI says it: "binary, 2,000
+--- bytes now, not shown; 21 bytes after" ("new file; …", "…; deleted"). nil for a row of an
+--- earlier version, which knows no sizes.
+function M.edit_sizes(edit)
+  local before, after = tonumber(edit.originalSize or 0) or 0, tonumber(edit.proposedSize or 0) or 0
+  if before == 0 and after == 0 then return nil end
+  local now = edit.status == "FILE_STATUS_ADDED" and "new file"
+    or ((edit.originalBinary and "binary, " or "") .. M.bytes(before) .. " now, not shown")
+  local later = edit.status == "FILE_STATUS_DELETED" and "deleted" or (M.bytes(after) .. " after")
+  return now .. "; " .. later
+end
+
+--- The lines an edit writes when the file as it is was left out (binary, or too large to read)
+--- but the core sent what the edit writes (`proposedText` with `truncated`); nil otherwise.
+function M.written_lines(edit)
+  if not edit.truncated or (edit.diff or "") ~= "" or (edit.proposedText or "") == "" then return nil end
+  local lines = vim.split(edit.proposedText, "\n", { plain = true })
+  if lines[#lines] == "" then table.remove(lines) end
+  return lines
+end
+
 --- "+3 -1" of one FileEdit.
 function M.edit_stat(edit)
   if edit.truncated and (edit.diff or "") ~= "" then
@@ -139,7 +167,14 @@ function M.edit_stat(edit)
     end
     return ("(+%d -%d, large: diff only)"):format(added, removed)
   end
-  if edit.truncated then return "(not shown: binary or large)" end
+  if edit.truncated then
+    -- Rows of earlier versions know no sizes.
+    local sizes = M.edit_sizes(edit)
+    if not sizes then return "(not shown: binary or large)" end
+    local written = M.written_lines(edit)
+    if not written then return "(" .. sizes .. ")" end
+    return ("(%s, +%d line%s)"):format(sizes, #written, #written == 1 and "" or "s")
+  end
   local what = edit.status == "FILE_STATUS_ADDED" and "new" or edit.status == "FILE_STATUS_DELETED" and "deleted" or nil
   -- A row read back without its texts: what happened to the file, not numbers of nothing.
   if (edit.originalText or "") == "" and (edit.proposedText or "") == "" then

@@ -3,7 +3,9 @@
 --- What it does: for an edit approval, opens a tab per changed file in diff mode: the file as
 --- it is (its buffer when loaded, else the text the core read) against the proposed text, with
 --- keymaps to answer (ga approve, gr deny, gA / gR with feedback, q close). A file too large to
---- send whole shows the core's unified diff of the change instead. The tab closes when the
+--- send whole shows the core's unified diff of the change instead; one whose file as it is was
+--- left out (binary, or too large to read) shows what the edit writes under a line saying what
+--- it replaces, or, when that too was left out, the sizes. The tab closes when the
 --- question is answered, from here or anywhere else.
 --- What it does not do: decide anything (dline.task answers) or write the file.
 
@@ -69,6 +71,20 @@ function H.filetype(path)
   return ""
 end
 
+--- What the text an edit writes replaces, when the file as it is was left out.
+function H.replaced(edit)
+  local size = render.bytes(edit.originalSize)
+  local now = edit.originalBinary and ("binary, %s, not shown"):format(size) or ("%s, too large to show"):format(size)
+  local lines = render.written_lines(edit)
+  return ("%s as it is now: %s.\nOnce approved, the text below replaces it whole (%s, %d line%s)."):format(
+    render.one_line(edit.path),
+    now,
+    render.bytes(edit.proposedSize),
+    #lines,
+    #lines == 1 and "" or "s"
+  )
+end
+
 function H.keymaps(buf, answer)
   for _, key in ipairs(M.KEYS) do
     vim.keymap.set(
@@ -116,11 +132,35 @@ function M.open(ask, root, answer, opts)
       current = H.scratch("dline://proposed/" .. edit.path .. ".diff", edit.diff, "diff")
       vim.api.nvim_win_set_buf(left_win, current)
       table.insert(preview.scratch, current)
+    elseif render.written_lines(edit) then
+      -- The file as it is was left out (binary, or too large to read), what the edit writes
+      -- was not: that text, whole, under a line that says what it replaces.
+      current = H.scratch("dline://current/" .. edit.path, H.replaced(edit), "")
+      vim.api.nvim_win_set_buf(left_win, current)
+      table.insert(preview.scratch, current)
+      vim.cmd("belowright split")
+      local proposed = H.scratch("dline://proposed/" .. edit.path, edit.proposedText, ft)
+      table.insert(preview.scratch, proposed)
+      vim.api.nvim_win_set_buf(0, proposed)
+      H.keymaps(proposed, on_key)
+      -- As high as its wrapped lines, and no higher.
+      vim.wo[left_win].wrap = true
+      local width, height = math.max(vim.api.nvim_win_get_width(left_win), 1), 0
+      for _, line in ipairs(vim.api.nvim_buf_get_lines(current, 0, -1, false)) do
+        height = height + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+      end
+      vim.api.nvim_win_set_height(left_win, height)
+      vim.wo[left_win].winfixheight = true
     elseif edit.truncated then
       local status = ((edit.status or ""):gsub("^FILE_STATUS_", "")):lower()
+      local sizes = render.edit_sizes(edit)
       current = H.scratch(
         "dline://proposed/" .. edit.path,
-        ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(edit.path, status),
+        sizes and ("%s (%s): %s. The whole file is written once approved."):format(edit.path, status, sizes)
+          or ("%s (%s): not shown, binary or too large; the whole file is written once approved."):format(
+            edit.path,
+            status
+          ),
         ""
       )
       vim.api.nvim_win_set_buf(left_win, current)
