@@ -64,6 +64,8 @@ describe("an edit whose texts are left out", () => {
     const [item] = fileEditItems([blob]);
     expect(leftOutSizes(item!)).toBe("binary, 2,000 bytes now, not shown; 21 bytes after");
     expect(leftOutNote(item!)).toBe("(binary, 2,000 bytes now, not shown; 21 bytes after)");
+    // Once the edit was made (the tool row of a finished call, its "Changed 1 file" diff).
+    expect(leftOutNote(item!, false)).toBe("(binary, 2,000 bytes before, not shown; 21 bytes after)");
     expect(leftOutSizes(edit({ originalSize: 22_020_096, proposedSize: 1 }))).toBe(
       "22,020,096 bytes now, not shown; 1 byte after",
     );
@@ -129,7 +131,10 @@ describe("an edit whose texts are left out", () => {
     expect(sides.modifiedIsText).toBe(false);
     expect(sides.original).toBe(sides.modified);
     expect(sides.original).toContain(
-      "This change to f.bin is not shown: the file is binary (binary, 2,000 bytes now, not shown; 4,000 bytes after).",
+      "This change to f.bin is not shown: the file is binary (2,000 bytes now, not shown; 4,000 bytes after).",
+    );
+    expect(leftOutSides(binary, false).original).toContain(
+      "The change to f.bin is not shown: the file is binary (2,000 bytes before, not shown; 4,000 bytes after).",
     );
     const added = edit({ path: "generated/long.js", status: "added", proposedSize: 400_000 });
     expect(leftOutSides(added, true).original).toContain(

@@ -35,21 +35,22 @@ export function bytes(n: number): string {
 /**
  * What a left-out edit changes, by size, as the CLI says it: "binary, 2,000 bytes now, not
  * shown; 21 bytes after", "new file; 300,000 bytes after", "2,000 bytes now, not shown;
- * deleted". Undefined for a row of an earlier version (no sizes).
+ * deleted" ("before" in place of "now" once the edit was made: `proposal` false). Undefined
+ * for a row of an earlier version (no sizes).
  */
-export function leftOutSizes(edit: Edit): string | undefined {
+export function leftOutSizes(edit: Edit, proposal = true): string | undefined {
   if (!hasSizes(edit)) return undefined;
   const now =
     edit.status === "added"
       ? "new file"
-      : `${edit.originalBinary ? "binary, " : ""}${bytes(edit.originalSize)} now, not shown`;
+      : `${edit.originalBinary ? "binary, " : ""}${bytes(edit.originalSize)} ${proposal ? "now" : "before"}, not shown`;
   const after = edit.status === "deleted" ? "deleted" : `${bytes(edit.proposedSize)} after`;
   return `${now}; ${after}`;
 }
 
 /** The note beside a left-out edit's name in the chat: its sizes, else "too large to preview". */
-export function leftOutNote(edit: Edit): string {
-  return `(${leftOutSizes(edit) ?? "too large to preview"})`;
+export function leftOutNote(edit: Edit, proposal = true): string {
+  return `(${leftOutSizes(edit, proposal) ?? "too large to preview"})`;
 }
 
 /** "2 lines" of a text (a last line break ends the last line, it does not start another). */
@@ -92,12 +93,12 @@ export function leftOutSides(
 export function notPreviewed(edit: Edit, proposal: boolean): string {
   const what = proposal ? "This change" : "The change";
   const name = visibleLine(edit.path);
-  const sizes = leftOutSizes(edit);
+  const sizes = leftOutSizes(edit, proposal);
   const first =
     sizes === undefined
       ? `${what} to ${name} is too large to preview here (or the file is binary):`
       : edit.originalBinary
-        ? `${what} to ${name} is not shown: the file is binary (${sizes}).`
+        ? `${what} to ${name} is not shown: the file is binary (${sizes.replace(/^binary, /, "")}).`
         : `${what} to ${name} is too large to preview here (${sizes}).`;
   return [
     first,

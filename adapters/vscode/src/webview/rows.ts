@@ -266,7 +266,7 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
             visibleText(e.path),
           ),
           // No diff shows a binary or too-large file: its sizes say what the edit changes.
-          isLeftOut(e) ? el("span", { class: "tool-note left-out" }, leftOutNote(e)) : undefined,
+          isLeftOut(e) ? el("span", { class: "tool-note left-out" }, leftOutNote(e, pending)) : undefined,
         ]),
       ),
     );
