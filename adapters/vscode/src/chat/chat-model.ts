@@ -325,6 +325,9 @@ export function fileEditItems(edits: readonly FileEdit[]): ChatFileEdit[] {
     proposedText: e.proposedText,
     truncated: e.truncated,
     diff: e.diff,
+    originalSize: Number(e.originalSize),
+    proposedSize: Number(e.proposedSize),
+    originalBinary: e.originalBinary,
   }));
 }
 

@@ -15,6 +15,15 @@ export interface ChatFileEdit {
   truncated: boolean;
   /** When the texts are left out for size: the change as a unified diff ("" when none). */
   diff: string;
+  /**
+   * Sizes in bytes of the file now (0 when added) and of what the edit writes (0 when deleted),
+   * known even when the texts are left out; both 0 in rows of earlier versions. Numbers: webview
+   * messages carry no bigint.
+   */
+  originalSize: number;
+  proposedSize: number;
+  /** The file now is binary: its text is never shown. */
+  originalBinary: boolean;
 }
 
 /** The exact command line of an execute_command call, and the folder it runs in. */

@@ -5,6 +5,7 @@ import type { CheckpointDocuments } from "../checkpoints/checkpoint-documents.js
 import { visibleLine } from "../text/visible-text.js";
 import type { ChatFileEdit } from "./chat-state.js";
 import { rebuildSides } from "./large-edit-sides.js";
+import { leftOutSides } from "./left-out-edit.js";
 
 export const PROPOSED_SCHEME = "dline-proposed";
 /** True while an edit approval's diff is open: the diff editor's title bar shows Approve / Reject. */
@@ -93,12 +94,15 @@ export class ProposedChanges implements vscode.Disposable {
       const sides = await this.sidesOf(e, absolute, proposal);
       // The core leaves out the texts of a binary file or one too large to preview: a notice
       // (or the change's unified diff) instead, in plain-text documents (never parsed as the
-      // file's language).
-      const notice = { plainText: !sides.whole };
+      // file's language). What the edit writes, when sent, is the file's own text.
       shown.push({
         path: e.path,
-        original: this.documents.add(setId, `${side}-before`, absolute, sides.original, label, notice),
-        modified: this.documents.add(setId, `${side}-after`, absolute, sides.modified, label, notice),
+        original: this.documents.add(setId, `${side}-before`, absolute, sides.original, label, {
+          plainText: !sides.whole,
+        }),
+        modified: this.documents.add(setId, `${side}-after`, absolute, sides.modified, label, {
+          plainText: !sides.whole && !sides.modifiedIsText,
+        }),
       });
     }
     const [one] = shown;
@@ -132,20 +136,22 @@ export class ProposedChanges implements vscode.Disposable {
   /**
    * What each side of a file's diff shows: the core's texts; for a file too large to send whole,
    * both texts rebuilt from the file and the core's unified diff, else that diff beside a notice;
-   * a notice for a binary file. `whole`: the sides are the file's texts.
+   * for a binary file or one too large to read, a notice of it beside the text the edit writes
+   * (when sent), else a notice with its sizes. `whole`: the sides are the file's texts;
+   * `modifiedIsText`: the modified side is the file's text, the original a notice.
    */
   private async sidesOf(
     e: ChatFileEdit,
     absolute: string,
     proposal: boolean,
-  ): Promise<{ original: string; modified: string; whole: boolean }> {
+  ): Promise<{ original: string; modified: string; whole: boolean; modifiedIsText?: boolean }> {
     if (!e.truncated)
       return {
         original: e.status === "added" ? "" : e.originalText,
         modified: e.status === "deleted" ? "" : e.proposedText,
         whole: true,
       };
-    if (!e.diff) return { original: notPreviewed(e, proposal), modified: notPreviewed(e, proposal), whole: false };
+    if (!e.diff) return { ...leftOutSides(e, proposal), whole: false };
     // Before the approval the file is what the edit starts from; after it, what the edit left.
     const fileIsGone = proposal ? e.status === "added" : e.status === "deleted";
     const current = fileIsGone ? "" : await currentText(absolute);
@@ -158,19 +164,6 @@ export class ProposedChanges implements vscode.Disposable {
     this.tabWatch.dispose();
     void vscode.commands.executeCommand("setContext", PROPOSED_CONTEXT, false);
   }
-}
-
-/** What a diff shows of a file whose texts the core left out (binary, or too large to preview). */
-export function notPreviewed(edit: ChatFileEdit, proposal: boolean): string {
-  const what = proposal ? "This change" : "The change";
-  return [
-    `${what} to ${visibleLine(edit.path)} is too large to preview here (or the file is binary):`,
-    "Dline does not receive its text for a preview.",
-    proposal
-      ? "Approve or Reject it in the chat; once approved, the file is written in full and can be opened as usual."
-      : "Open the file itself to see what it holds now.",
-    "",
-  ].join("\n");
 }
 
 /** The file's text as the editor has it (unsaved changes included), else as on disk; undefined when unreadable. */

@@ -131,6 +131,12 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       // Each check is noted and the approval answered whatever it found, so the next test starts where it should.
       const problems: string[] = [];
       const check = (work: Promise<unknown>) => work.catch((err: Error) => problems.push(err.message));
+      // Its sizes say what it changes (a new file, and how large), in the panel as in the diff.
+      const size = ask.edits[0]?.proposedSize ?? 0;
+      const sizes = `new file; ${size.toLocaleString("en")} bytes after`;
+      if (!(size > 256 * 1024 && ask.edits[0]?.originalSize === 0))
+        problems.push(`the sizes of the edit: ${JSON.stringify(ask.edits[0])?.slice(0, 300)}`);
+      await check(chat.waitFor("the sizes in the approval panel", ".ask-tool .left-out", `(${sizes})`, 10_000));
       await check(assertAskLayout("long.js", "approval-long-chat"));
 
       // The diff shows a notice in plain-text documents: no language service reads it as JavaScript.
@@ -144,7 +150,7 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
         await check(
           (async () => {
             assertEqual(doc.languageId, "plaintext", `the language of ${doc.uri.toString()}`);
-            assert(doc.getText().includes("too large to preview"), `the notice: ${doc.getText()}`);
+            assert(doc.getText().includes(`too large to preview here (${sizes})`), `the notice: ${doc.getText()}`);
           })(),
         );
       await ui.request({ action: "screenshot", name: "approval-too-large-diff" });

@@ -11,6 +11,7 @@
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import type { ChatFileEdit } from "../chat/chat-state.js";
 import { activateDline, addScriptedProfile, notificationTexts } from "./helpers.js";
 import { LARGE_EDIT, LARGE_FILE } from "./large-edit-script.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
@@ -32,6 +33,39 @@ function proposalTabs(): vscode.Tab[] {
     );
 }
 
+/**
+ * The approval of big.bin (21 MiB, too large to read, rewritten with "now small\n"): the edit
+ * carries its sizes and the text it writes, and its diff opens with a plain-text notice of the
+ * file as it is beside that text.
+ */
+async function checkLeftOutProposal(edits: readonly ChatFileEdit[]): Promise<void> {
+  const big = edits.find((e) => e.path === "big.bin");
+  assertEqual(
+    big && [big.truncated, big.diff, big.proposedText, big.originalSize, big.proposedSize, big.originalBinary],
+    [true, "", "now small\n", 21 * 1024 * 1024, 10, false],
+    "the edit of big.bin (texts left out, the text it writes sent)",
+  );
+  const docs = await waitFor(
+    "the proposal's two sides open",
+    () => {
+      const open = vscode.workspace.textDocuments.filter(
+        (d) =>
+          d.uri.scheme === "dline-proposed" && d.uri.query.includes("side=proposal-") && d.uri.path.includes("big.bin"),
+      );
+      return open.length === 2 && open;
+    },
+    15_000,
+  );
+  const before = docs.find((d) => d.uri.query.includes("side=proposal-before"));
+  const after = docs.find((d) => d.uri.query.includes("side=proposal-after"));
+  assert(
+    before?.getText().includes("big.bin as it is now (22,020,096 bytes) is too large to show here."),
+    `the left side: ${before?.getText()}`,
+  );
+  assertEqual(before?.languageId, "plaintext", "the language of the notice");
+  assertEqual(after?.getText(), "now small\n", "the right side: what the edit writes");
+}
+
 export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): void {
   const ui = new UiBridge(outDir);
   suite.test("Restore Files Only names the file it kept as it was (too large to snapshot)", async () => {
@@ -45,18 +79,24 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
       (await vscode.commands.executeCommand<string>("dline.newTask", "Shrink the big file", PROFILE_ID)) ?? "";
     assert(taskId, "dline.newTask returned no task id");
     const answered = new Set<string>();
+    // big.bin is too large to read: its approval says so with its sizes, and its diff shows the
+    // text the edit writes beside a notice of the file as it is. Noted; the task goes on anyway.
+    const problems: string[] = [];
     await waitFor(
       "the task to complete",
       async () => {
         const ask = api.chat.state().pendingAsk;
         if (ask && !answered.has(ask.askId)) {
           answered.add(ask.askId);
+          if (ask.edits.some((e) => e.path === "big.bin"))
+            await checkLeftOutProposal(ask.edits).catch((err: Error) => problems.push(err.message));
           await vscode.commands.executeCommand("dline.approve", "");
         }
         return api.chat.state().status === "completed";
       },
       120_000,
     );
+    assertEqual(problems, [], "what the approval of big.bin showed");
     assertEqual(fs.readFileSync(file("big.bin"), "utf8"), "now small\n", "the task rewrote big.bin");
     // Both approvals were answered: neither proposed change stays open.
     await waitFor("no proposed change left open", () => !proposalTabs().length, 10_000).catch(() => {

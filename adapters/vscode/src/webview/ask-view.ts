@@ -1,4 +1,5 @@
-import type { ChatAsk, ChatState, WebviewAction } from "../chat/chat-state.js";
+import type { ChatAsk, ChatFileEdit, ChatState, WebviewAction } from "../chat/chat-state.js";
+import { isLeftOut, leftOutNote, lineCount, writtenText } from "../chat/left-out-edit.js";
 import { button, el, visibleText, type Child } from "./dom.js";
 
 export interface AskActions {
@@ -77,7 +78,8 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
                 },
                 visibleText(e.path),
               ),
-              e.truncated && !e.diff ? el("span", { class: "tool-note" }, " (too large to preview)") : undefined,
+              isLeftOut(e) ? el("span", { class: "tool-note left-out" }, ` ${leftOutNote(e)}`) : undefined,
+              writtenBlock(e),
             ),
           ),
         ),
@@ -86,7 +88,7 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
         el(
           "div",
           { class: "hint" },
-          ask.edits.every((e) => e.truncated && !e.diff)
+          ask.edits.every((e) => isLeftOut(e) && writtenText(e) === undefined)
             ? "Dline has no preview of this change (too large, or binary). "
             : "The change is open in the diff editor. ",
           button("Show it again", () => actions.post({ type: "showProposed" }), "link", {
@@ -142,6 +144,21 @@ function askBody(ask: ChatAsk, actions: AskActions): Child[] {
     ];
   }
   return [el("div", { class: "ask-summary" }, visibleText(ask.summary))];
+}
+
+/**
+ * The text a left-out edit writes (the file as it is is binary or too large, so no diff shows
+ * the change): shown in the approval itself, so what is approved is read before the answer.
+ */
+function writtenBlock(e: ChatFileEdit): Child {
+  const text = writtenText(e);
+  if (text === undefined) return undefined;
+  return el(
+    "div",
+    { class: "written" },
+    el("div", { class: "tool-note" }, `The edit writes (${lineCount(text)}):`),
+    el("pre", { class: "output written-text", "data-written": e.path }, visibleText(text)),
+  );
 }
 
 function verb(ask: ChatAsk): string {

@@ -7,6 +7,7 @@ import type {
   ChatToolItem,
   ToolCallStatusName,
 } from "../chat/chat-state.js";
+import { isLeftOut, leftOutNote, lineCount, writtenText } from "../chat/left-out-edit.js";
 import { button, el, visibleText, type Child } from "./dom.js";
 import { feedbackShownOnCall } from "./feedback.js";
 
@@ -256,7 +257,7 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
                 { "data-action": "show-edits" },
               )
             : undefined,
-        call.edits.map((e) =>
+        call.edits.map((e) => [
           el(
             "span",
             { class: `edit-chip ${e.status}` },
@@ -264,9 +265,26 @@ function toolRow(item: ChatMessageItem, ctx: RowContext): HTMLElement {
             " ",
             visibleText(e.path),
           ),
-        ),
+          // No diff shows a binary or too-large file: its sizes say what the edit changes.
+          isLeftOut(e) ? el("span", { class: "tool-note left-out" }, leftOutNote(e, pending)) : undefined,
+        ]),
       ),
     );
+    // What such an edit writes, when the core sent it (the file now is binary or too large).
+    call.edits.forEach((e, index) => {
+      const text = writtenText(e);
+      if (text === undefined) return;
+      const key = `m:${item.id}:written:${index}`;
+      const verb = pending ? "writes" : status === "done" ? "wrote" : "would write";
+      body.push(
+        el(
+          "details",
+          { class: "tool-output written", open: ctx.isOpen(key, false), "data-details-key": key },
+          el("summary", {}, "What the edit to ", visibleText(e.path), ` ${verb} (${lineCount(text)})`),
+          el("pre", { class: "output written-text", "data-written": e.path }, visibleText(text)),
+        ),
+      );
+    });
   }
   if (call?.feedback)
     body.push(
