@@ -142,6 +142,36 @@ function newWorkspace(sidecar: RunningSidecar, name: string, files: Record<strin
   return makeWorkspace(fs.mkdtempSync(path.join(sidecar.roots.base, `${name}-`)), files);
 }
 
+type WriteCall = { id: string; name: string; input: { path: string; content?: string; diff?: string } };
+
+/**
+ * A task that writes an ordinary file (auto-approved: the control), then each target in a turn
+ * of its own, then `after`; every approval is denied. Checks the control and that each target
+ * was asked for.
+ */
+async function writesAskedFor(ws: string, targets: WriteCall[], after: ScriptTurn[] = []) {
+  const { profileId } = await scripted(main, [
+    { toolCalls: [{ id: "ok", name: "write_to_file", input: { path: "docs/notes.md", content: "fine\n" } }] },
+    ...targets.map((t) => ({ toolCalls: [t] })),
+    ...after,
+    { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+  ]);
+  const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
+  const { events, asked } = await followDenyingApprovals(main, taskId);
+  check(
+    "an ordinary file is auto-approved (control)",
+    finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("notes.md")),
+    JSON.stringify(asked).slice(0, 300),
+  );
+  for (const t of targets)
+    check(
+      `${t.name} ${t.input.path} was asked for`,
+      asked.some((d) => d.includes(t.input.path)),
+      JSON.stringify(asked).slice(0, 300),
+    );
+  return { events, asked };
+}
+
 describe("code runs only when someone approved it", () => {
   attack(
     "a repository's git config (core.fsmonitor, includes) runs nothing when a task lists or searches files, even once the model planted it",
@@ -393,24 +423,7 @@ describe("what the repository's git config makes git run from the work tree is p
           input: { path: "conf/extra.gitconfig", content: `[core]\n\tfsmonitor = touch ${marks}/incif\n` },
         },
       ];
-      const { profileId } = await scripted(main, [
-        { toolCalls: [{ id: "ok", name: "write_to_file", input: { path: "docs/notes.md", content: "fine\n" } }] },
-        ...targets.map((t) => ({ toolCalls: [t] })),
-        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
-      ]);
-      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
-      const { events, asked } = await followDenyingApprovals(main, taskId);
-      check(
-        "an ordinary file is auto-approved (control)",
-        finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("notes.md")),
-        JSON.stringify(asked).slice(0, 300),
-      );
-      for (const t of targets)
-        check(
-          `${t.name} ${t.input.path} was asked for`,
-          asked.some((d) => d.includes(t.input.path)),
-          JSON.stringify(asked).slice(0, 300),
-        );
+      await writesAskedFor(ws, targets);
       for (const t of targets) check(`${t.input.path} was not written`, !fs.existsSync(path.join(ws, t.input.path)));
       // The person's next commit runs the hooks folder's pre-commit and reads the includes.
       execFileSync(
@@ -487,25 +500,10 @@ describe("hooks, MCP servers and git config the loaders reach through links are 
           input: { path: "gitstore/config", content: `[core]\n\tfsmonitor = touch ${marks}/git\n` },
         },
       ];
-      const { profileId } = await scripted(main, [
-        { toolCalls: [{ id: "ok", name: "write_to_file", input: { path: "docs/notes.md", content: "fine\n" } }] },
-        ...targets.map((t) => ({ toolCalls: [t] })),
+      // A turn after the writes: hooks and servers as they are on disk now would run here.
+      await writesAskedFor(ws, targets, [
         { toolCalls: [{ id: "read", name: "read_file", input: { path: "config/README.md" } }] },
-        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
       ]);
-      const { taskId } = await main.clients.tasks.newTask({ workspaceRoot: ws, text: "write", profileId });
-      const { events, asked } = await followDenyingApprovals(main, taskId);
-      check(
-        "an ordinary file elsewhere is auto-approved (control)",
-        finishedById(events).get("ok")?.ok === true && !asked.some((d) => d.includes("notes.md")),
-        JSON.stringify(asked).slice(0, 300),
-      );
-      for (const t of targets)
-        check(
-          `${t.name} ${t.input.path} was asked for`,
-          asked.some((d) => d.includes(t.input.path)),
-          JSON.stringify(asked).slice(0, 300),
-        );
       check(
         "the hook's script is unchanged",
         fs.readFileSync(path.join(ws, "scripts", "check.sh"), "utf8") === "#!/bin/sh\nexit 0\n",
