@@ -76,4 +76,72 @@ describe("an edit too large to send whole, in ACP", () => {
       content: [{ type: "content", content: { type: "text", text: FENCED } }],
     });
   });
+
+  it("a replayed session shows a binary file's edit by its sizes and the text it wrote, not its output alone", () => {
+    const detail = JSON.stringify({
+      input: { path: "blob.bin" },
+      ok: true,
+      output: "written",
+      toolCallId: "call-2",
+      status: "done",
+      edits: [
+        {
+          path: "blob.bin",
+          status: "modified",
+          originalText: "",
+          proposedText: "now text\n",
+          truncated: true,
+          originalBytes: 2000,
+          proposedBytes: 9,
+          originalBinary: true,
+        },
+      ],
+    });
+    const updates = replayUpdates([{ ...ROW, id: "m2", text: "write_to_file blob.bin", detail }], "/ws");
+    expect(updates[0]).toMatchObject({
+      sessionUpdate: "tool_call",
+      content: [
+        {
+          type: "content",
+          content: {
+            type: "text",
+            text: "blob.bin (modified): binary, 2,000 bytes now, not shown; 9 bytes after. It writes:\n```\nnow text\n```",
+          },
+        },
+      ],
+    });
+  });
 });
+
+describe("a replayed answer that was cut off", () => {
+  it("ends with a marker; a finished answer has none", () => {
+    const updates = replayUpdates(
+      [
+        { ...ROW, id: "a1", kind: "text", tool: "", detail: "", text: "I was saying", cutOff: true },
+        { ...ROW, id: "a2", kind: "text", tool: "", detail: "", text: "Finished." },
+      ],
+      "/ws",
+    );
+    expect(updates).toEqual([
+      {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: "I was saying\n\n[answer cut off here]" },
+        messageId: "a1",
+      },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Finished." }, messageId: "a2" },
+    ]);
+  });
+});
+
+const ROW = {
+  id: "m1",
+  time: 1,
+  role: "assistant" as const,
+  kind: "tool",
+  text: "",
+  partial: false,
+  tool: "write_to_file",
+  detail: "",
+  checkpointId: "",
+  askId: "",
+};

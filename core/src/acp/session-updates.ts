@@ -89,6 +89,9 @@ export function leftOutEditContent(e: {
   };
 }
 
+/** What ends a replayed answer that was cut off. */
+export const CUT_OFF_MARKER = "[answer cut off here]";
+
 const PLAN_STATUSES = new Set<string>(["pending", "in_progress", "completed"]);
 const PLAN_PRIORITIES = new Set<string>(["high", "medium", "low"]);
 
@@ -122,7 +125,13 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         if (!m.text) break;
         if (m.role === "user")
           updates.push({ sessionUpdate: "user_message_chunk", content: text(m.text), messageId: m.id });
-        else updates.push({ sessionUpdate: "agent_message_chunk", content: text(m.text), messageId: m.id });
+        // An answer cut off (a Cancel, a stopped sidecar) says so where it ends, as the editors' chats do.
+        else
+          updates.push({
+            sessionUpdate: "agent_message_chunk",
+            content: text(m.cutOff ? `${m.text}\n\n${CUT_OFF_MARKER}` : m.text),
+            messageId: m.id,
+          });
         break;
       case "denied":
         if (m.text) updates.push({ sessionUpdate: "user_message_chunk", content: text(m.text), messageId: m.id });
@@ -147,7 +156,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         const call = toolCallOf(m, { stopped: true });
         if (!call) break;
         const done = call.status === "done";
-        const diffs = done ? call.edits.filter((e) => !e.truncated || e.diff) : [];
+        const diffs = done ? call.edits : [];
         const why = call.status === "denied" ? deniedText(call.feedback, call.reason) : call.reason;
         const shown = done ? call.output : why || call.output;
         updates.push({
