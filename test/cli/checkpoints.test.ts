@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -7,6 +7,7 @@ import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn
 import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
+import { startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -23,10 +24,6 @@ function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProc
     OPENAI_MODEL: "scripted-model",
     OPENAI_API_KEY: TEST_KEY,
   };
-}
-
-function exitOf(child: ReturnType<typeof spawn>): Promise<number | null> {
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
 
 describe("checkpoints through the CLI and the real sidecar", () => {
@@ -92,12 +89,10 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(unknown.stderr).toContain("not_found: Task no-such-task does not exist.");
 
     // A reader that stops early (`dline checkpoints ID | head -1`) ends the output quietly.
-    const early = spawn(cli, ["checkpoints", taskId], { env, stdio: ["ignore", "pipe", "pipe"] });
-    early.stdout.destroy();
-    let stderr = "";
-    early.stderr.on("data", (d) => (stderr += d));
-    expect(await exitOf(early)).toBe(0);
-    expect(stderr).not.toMatch(/EPIPE|Error/);
+    const early = startCli(["checkpoints", taskId], env);
+    early.child.stdout.destroy();
+    expect(await early.exited).toBe(0);
+    expect(early.stderr()).not.toMatch(/EPIPE|Error/);
   });
 
   it("a restore by the short id the task printed names the files it restored and deleted, and those it kept as they were (too large to snapshot)", async () => {
@@ -167,28 +162,18 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ],
     });
     servers.push(server);
-    const child = spawn(cli, ["task", "wait", "--workspace", workspace, "--yes"], {
-      env: envFor(roots, server),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
-    const exited = exitOf(child);
+    const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], envFor(roots, server));
     while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
-    const sidecarPid = Number(
-      execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"])
-        .toString()
-        .trim()
-        .split("\n")[0],
-    );
+    const sidecarPid = task.sidecarPid();
     const commandShell = execFileSync("pgrep", ["-P", String(sidecarPid)])
       .toString()
       .trim()
       .split("\n")
       .map(Number);
     process.kill(sidecarPid, "SIGKILL");
-    expect(await exited).toBe(1);
+    expect(await task.exited).toBe(1);
+    const stderr = task.stderr();
     expect(stderr).toMatch(/dline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/);
     expect(stderr).not.toMatch(/aborted: aborted/);
     // The killed sidecar's command is left behind by the crash: end it (the test started it).

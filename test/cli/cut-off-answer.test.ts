@@ -3,7 +3,7 @@
  * every CLI view of it: live in `dline task`, then in `dline show` and in the conversation
  * `dline follow` prints first. Before, the text just stopped, and only "[cancelled]" said why.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -12,6 +12,7 @@ import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn
 import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { cliOnTerminal } from "../helpers/terminal.js";
+import { startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -47,18 +48,12 @@ describe("the CLI marks an answer that was cut off", () => {
       OPENAI_MODEL: "scripted-model",
       OPENAI_API_KEY: TEST_KEY,
     };
-    const child = spawn(cli, ["task", "explain", "--workspace", workspace], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    await vi.waitFor(() => expect(out).toContain("word60 "), { timeout: 30_000, interval: 20 });
-    child.kill("SIGINT");
-    expect(await exited).toBe(130);
+    const task = startCli(["task", "explain", "--workspace", workspace], env);
+    await vi.waitFor(() => expect(task.stdout()).toContain("word60 "), { timeout: 30_000, interval: 20 });
+    task.child.kill("SIGINT");
+    expect(await task.exited).toBe(130);
+    const out = task.stdout();
+    const err = task.stderr();
 
     const lines = out.split("\n");
     const at = lines.indexOf(MARKER);
@@ -151,24 +146,16 @@ describe("the CLI marks an answer that was cut off", () => {
       async () => expect((await editor.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.WAITING),
       { timeout: 30_000 },
     );
-    const follower = spawn(cli, ["follow", taskId], {
-      env: { ...roots.env, DLINE_CORE: sidecarBinary },
-      stdio: ["pipe", "pipe", "pipe"],
+    const follower = startCli(["follow", taskId], { ...roots.env, DLINE_CORE: sidecarBinary }, "pipe");
+    cleanups.push(() => follower.stop());
+    await vi.waitFor(() => expect(follower.output()).toContain("left to the window that runs it"), {
+      timeout: 30_000,
     });
-    let out = "";
-    follower.stdout.on("data", (c: Buffer) => (out += c.toString()));
-    follower.stderr.on("data", (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | null>((resolve) => follower.on("exit", (code) => resolve(code)));
-    cleanups.push(async () => {
-      follower.kill("SIGKILL");
-      await exited;
-    });
-    await vi.waitFor(() => expect(out).toContain("left to the window that runs it"), { timeout: 30_000 });
-    expect(out).toContain(`> explain\n${cut}\n${MARKER}\n> write notes\n`);
-    expect(occurrences(out, MARKER)).toBe(1);
+    expect(follower.output()).toContain(`> explain\n${cut}\n${MARKER}\n> write notes\n`);
+    expect(occurrences(follower.output(), MARKER)).toBe(1);
     const { pendingAsk } = await editor.clients.tasks.getTask({ taskId });
     await editor.clients.tasks.respond({ taskId, askId: pendingAsk!.askId, approve: true, text: "" });
-    expect(await exited).toBe(0);
-    expect(occurrences(out, MARKER)).toBe(1);
+    expect(await follower.exited).toBe(0);
+    expect(occurrences(follower.output(), MARKER)).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -8,6 +8,7 @@ import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { nth } from "../helpers/items.js";
 import { cliOnTerminal } from "../helpers/terminal.js";
+import { startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -134,22 +135,17 @@ describe("dline task (the CLI as a separate process)", () => {
       await vi.waitFor(async () => expect((await editor.clients.tasks.getTask({ taskId })).pendingAsk).toBeDefined(), {
         timeout: 30_000,
       });
-      const follower = spawn(cli, ["follow", taskId], {
-        env: { ...roots.env, DLINE_CORE: sidecarBinary },
-        stdio: ["pipe", "pipe", "pipe"],
+      const follower = startCli(["follow", taskId], { ...roots.env, DLINE_CORE: sidecarBinary }, "pipe");
+      await vi.waitFor(() => expect(follower.output()).toContain("left to the window that runs it"), {
+        timeout: 30_000,
       });
-      let out = "";
-      follower.stdout.on("data", (c: Buffer) => (out += c.toString()));
-      follower.stderr.on("data", (c: Buffer) => (out += c.toString()));
-      const exited = new Promise<number | null>((resolve) => follower.on("exit", (code) => resolve(code)));
-      await vi.waitFor(() => expect(out).toContain("left to the window that runs it"), { timeout: 30_000 });
       // The follower did not answer: the question still waits in the editor.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const { pendingAsk } = await editor.clients.tasks.getTask({ taskId });
       expect(pendingAsk).toBeDefined();
       await editor.clients.tasks.respond({ taskId, askId: pendingAsk!.askId, approve: true, text: "" });
-      expect(await exited).toBe(0);
-      expect(out).toContain("(approved in another window)");
+      expect(await follower.exited).toBe(0);
+      expect(follower.output()).toContain("(approved in another window)");
       expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("from the editor\n");
     } finally {
       await editor.stop();
@@ -279,19 +275,15 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const child = spawn(cli, ["task", "wait for it", "--workspace", workspace, "--yes"], {
-      env: envFor(roots, server),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], envFor(roots, server));
     const pidFile = path.join(workspace, "child.pid");
     await waitFor(
       () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "",
       "the command to start",
     );
     const commandPid = Number(fs.readFileSync(pidFile, "utf8"));
-    child.kill("SIGINT");
-    const code = await new Promise((resolve) => child.once("exit", resolve));
-    expect(code).toBe(130);
+    task.child.kill("SIGINT");
+    expect(await task.exited).toBe(130);
     await waitFor(() => {
       try {
         process.kill(commandPid, 0);
@@ -318,18 +310,13 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const child = spawn(cli, ["task", "wait for it", "--workspace", workspace, "--yes"], {
-      env: envFor(roots, server),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d) => (stderr += d));
+    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], envFor(roots, server));
     // The reader takes the first line and goes (head -1).
-    await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
-    child.stdout.destroy();
-    const code = await new Promise((resolve) => child.once("exit", resolve));
+    await new Promise<void>((resolve) => task.child.stdout.once("data", () => resolve()));
+    task.child.stdout.destroy();
     // Before, 0: a script with pipefail took the stopped task for a finished one.
-    expect(code).toBe(141);
+    expect(await task.exited).toBe(141);
+    const stderr = task.stderr();
     expect(stderr).toContain("the output was closed before the task ended; it is interrupted");
     expect(stderr).not.toMatch(/EPIPE|at .*\.js/);
     // The sidecar marks it when it sees the CLI gone (stdin closed).
@@ -354,25 +341,13 @@ describe("the task scenarios through the CLI", () => {
     });
     servers.push(server);
     const env = envFor(roots, server);
-    const child = spawn(cli, ["--json", "task", "write it", "--workspace", workspace, "--yes"], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
+    const task = startCli(["--json", "task", "write it", "--workspace", workspace, "--yes"], env);
     await waitFor(() => fs.existsSync(path.join(workspace, "first.txt")), "the first turn");
     for (let i = 0; i < 200 && (await server.requests()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
-    const sidecarPid = Number(
-      execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"])
-        .toString()
-        .trim()
-        .split("\n")[0],
-    );
-    process.kill(sidecarPid, "SIGKILL");
-    const code = await new Promise((resolve) => child.once("exit", resolve));
-    expect(code).not.toBe(0);
-    const taskId = JSON.parse(nth(out.trim().split("\n"), 0, "JSON line")).taskId as string;
+    process.kill(task.sidecarPid(), "SIGKILL");
+    expect(await task.exited).not.toBe(0);
+    const taskId = JSON.parse(nth(task.stdout().trim().split("\n"), 0, "JSON line")).taskId as string;
     const resumed = await dline(env, ["--json", "resume", taskId, "--yes"]);
     const events = resumed.stdout
       .trim()

@@ -1,0 +1,58 @@
+import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import * as path from "node:path";
+import { repoRoot } from "./sidecar.js";
+
+const cli = path.join(repoRoot, "dist", "dline");
+
+/** A `dline` process run without a terminal, its output kept as it comes. */
+export interface CliChild {
+  readonly child: ChildProcessByStdio<Writable | null, Readable, Readable>;
+  /** Resolves with the exit code (null when a signal ended it). */
+  readonly exited: Promise<number | null>;
+  stdout(): string;
+  stderr(): string;
+  /** Both streams interleaved in the order they arrived. */
+  output(): string;
+  /** The CLI's own sidecar (its child `dline-core` process). */
+  sidecarPid(): number;
+  /** Ends the process if it still runs and waits for it. */
+  stop(): Promise<void>;
+}
+
+export function startCli(args: string[], env: NodeJS.ProcessEnv, stdin: "ignore" | "pipe" = "ignore"): CliChild {
+  const child: CliChild["child"] =
+    stdin === "pipe"
+      ? spawn(cli, args, { env, stdio: ["pipe", "pipe", "pipe"] })
+      : spawn(cli, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  let both = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+    both += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+    both += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    stdout: () => out,
+    stderr: () => err,
+    output: () => both,
+    sidecarPid: () =>
+      Number(
+        execFileSync("pgrep", ["-P", String(child.pid), "-f", "dline-core"])
+          .toString()
+          .trim()
+          .split("\n")[0],
+      ),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
