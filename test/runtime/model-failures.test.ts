@@ -125,6 +125,54 @@ describe("an answer cut at the output limit", () => {
   });
 });
 
+describe.each<WireFormat>(["anthropic", "openai"])("a text answer that stops before its end (%s)", (format) => {
+  const words = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
+
+  function finalizedTexts(events: TaskEvent[]) {
+    return events.flatMap((e) =>
+      e.event.case === "messageFinalized" && e.event.value.message?.kind === "text" ? [e.event.value.message] : [],
+    );
+  }
+
+  it("cut at the output limit: marked cut off live and stored, and the model reads it back as cut", async () => {
+    const { clients, server, profileId, workspace } = await setup(
+      format,
+      [{ text: words, honorMaxTokens: true }, { text: "word399, the end." }],
+      { maxOutputTokens: 100n },
+    );
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "count", profileId });
+    const events = await followUntilDone(clients, taskId);
+    expect(lastStatus(events)).toMatchObject({
+      status: TaskStatus.COMPLETED,
+      reason: "the model's answer reached its output token limit",
+    });
+    const cut = lastOf(finalizedTexts(events), "the cut answer");
+    expect(cut.text.length).toBeLessThan(words.length);
+    // Before, the answer looked whole: no client marked where it stopped.
+    expect(cut.cutOff).toBe(true);
+    expect((await clients.tasks.getTask({ taskId })).messages.find((m) => m.id === cut.id)?.cutOff).toBe(true);
+
+    await clients.tasks.sendMessage({ taskId, text: "go on" });
+    const after = await followUntilDone(clients, taskId, undefined, lastOf(events, "event").seq);
+    expect(lastOf(finalizedTexts(after), "the next answer").cutOff).toBe(false);
+    const requests = await server.requests();
+    const second = JSON.stringify(recorded(requests, 1).body.messages);
+    expect(second).toContain("[This answer was cut here: it reached the output token limit.]");
+  });
+
+  it("ended by a broken stream: the text shown so far is marked cut off, and the task failed", async () => {
+    const { clients, profileId, workspace } = await setup(format, [
+      { text: words, textChunkChars: 20, interrupt: { afterFrames: 8, mode: "malformed" } },
+    ]);
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "count", profileId });
+    const events = await followUntilDone(clients, taskId);
+    expect(lastStatus(events)?.status).toBe(TaskStatus.FAILED);
+    const cut = lastOf(finalizedTexts(events), "the broken answer");
+    expect(words.startsWith(cut.text)).toBe(true);
+    expect(cut.cutOff).toBe(true);
+  });
+});
+
 describe.each<WireFormat>(["anthropic", "openai"])("overloads and broken streams (%s)", (format) => {
   it("an overload is retried with a visible status; a stream dropped mid-answer is retried and its partial answer dropped", async () => {
     const { clients, server, profileId, workspace } = await setup(format, [

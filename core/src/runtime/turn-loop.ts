@@ -40,6 +40,12 @@ function cutToolCallNote(limit: number, windowFull: boolean): string {
   );
 }
 
+/** Closes, in what the model reads back, a text answer that its output limit or the window cut. */
+function cutAnswerNote(windowFull: boolean): string {
+  const why = windowFull ? "it filled what was left of the context window" : "it reached the output token limit";
+  return `[This answer was cut here: ${why}.]`;
+}
+
 interface AssistantTurn {
   failed: boolean;
   toolCalls: ModelToolCall[];
@@ -369,9 +375,14 @@ export class TurnLoop {
         parseError: c.problem ? `the tool call is not complete: ${c.problem}` : undefined,
       }));
     }
+    const cut = answer.stopReason === "max_tokens" || answer.stopReason === "context_window_exceeded";
+    const last = toolCalls.at(-1);
     if (answer.message) {
       answer.message.partial = false;
       if (textTools) answer.message.text = text;
+      // A text that stops at the output limit, a full window or a stream error is marked where
+      // it stops, as a Cancel marks it: it is no complete answer.
+      if (answer.message.kind === "text" && text && (answer.error || (cut && !last))) answer.message.cutOff = true;
       this.finalize(answer.message);
     }
     if (answer.error) {
@@ -384,20 +395,19 @@ export class TurnLoop {
     }
     // The answer filled the context window: the next requests leave more room.
     if (answer.stopReason === "context_window_exceeded") this.context.leaveMoreRoom();
-    const cut = answer.stopReason === "max_tokens" || answer.stopReason === "context_window_exceeded";
-    const last = toolCalls.at(-1);
+    const windowFull = answer.stopReason === "context_window_exceeded";
     if (cut && last) {
-      // The answer stopped inside its last tool call: say so, and allow longer answers.
+      // The answer stopped inside its last tool call: say so, and allow longer answers (a call
+      // cannot be split; a text can, by "go on", within the profile's limit).
       const limit = maxTokens ?? this.outputLimit.reserve(maxTokens, this.context.contextWindow);
       toolCalls = [
         ...toolCalls.slice(0, -1),
-        {
-          ...last,
-          input: undefined,
-          parseError: cutToolCallNote(limit, answer.stopReason === "context_window_exceeded"),
-        },
+        { ...last, input: undefined, parseError: cutToolCallNote(limit, windowFull) },
       ];
       if (answer.stopReason === "max_tokens") this.outputLimit.raise(limit, this.context.contextWindow);
+    } else if (cut && text) {
+      // The model reads its cut text back as such, so "go on" continues it.
+      text = `${text}\n\n${cutAnswerNote(windowFull)}`;
     }
     const content: ContentBlock[] = [...answer.thinking];
     if (text) content.push({ type: "text", text });
