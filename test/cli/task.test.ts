@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { recorded } from "../model-server/script.js";
 import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { nth } from "../helpers/items.js";
@@ -356,6 +357,41 @@ describe("the task scenarios through the CLI", () => {
     expect(events[events.length - 1].statusChanged.status).toBe("TASK_STATUS_COMPLETED");
     const shown = JSON.parse((await dline(env, ["--json", "show", taskId])).stdout);
     expect(shown.messages[shown.messages.length - 1].text).toBe("finished after resume");
+  });
+
+  it("words a command does not take are refused, not dropped: dline resume ID go on runs nothing and names --message", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }],
+    });
+    servers.push(server);
+    const env = envFor(roots, server);
+    await dline(env, ["task", "hello", "--workspace", workspace]);
+    const taskId = JSON.parse((await dline(env, ["--json", "history"])).stdout).tasks[0].id as string;
+    // Before, the words were dropped: the task went on without them (exit 0, a model request).
+    const refused = await dline(env, ["resume", taskId, "go", "on"]).catch((e: { code: number; stderr: string }) => e);
+    expect("code" in refused && refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      'dline: unexpected arguments "go" "on"; to send a message, use --message "go on".',
+    );
+    expect(await server.requests()).toHaveLength(1);
+    for (const args of [
+      ["show", taskId, "extra"],
+      ["history", "hello"],
+      ["checkpoints", taskId, "x"],
+      ["version", "x"],
+    ]) {
+      const e = await dline(env, args).catch((err: { code: number; stderr: string }) => err);
+      expect("code" in e && e.code, args.join(" ")).toBe(2);
+      expect(e.stderr).toContain("unexpected argument");
+    }
+    // With --message, the words go to the model.
+    await dline(env, ["resume", taskId, "--message", "go on"]);
+    const requests = await server.requests();
+    expect(requests).toHaveLength(2);
+    expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain("go on");
   });
 
   it("runs a subagent and a compaction", async () => {

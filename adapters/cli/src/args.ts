@@ -41,6 +41,17 @@ export function checkFlags(args: ParsedArgs, allowed: readonly string[]): void {
   }
 }
 
+/**
+ * Refuses words past the `max` a command takes: left out silently, `dline resume ID "go on"`
+ * continued the task without the message. `hint` says what the person may have meant.
+ */
+export function checkPositionals(args: ParsedArgs, max: number, hint = ""): void {
+  const extra = args.positionals.slice(max);
+  if (extra.length === 0) return;
+  const words = extra.map((w) => `"${w}"`).join(" ");
+  throw new UsageError(`unexpected argument${extra.length > 1 ? "s" : ""} ${words}${hint ? `; ${hint}` : ""}.`);
+}
+
 export function stringFlag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name);
   if (v === true) throw new UsageError(`--${name} needs a value.`);

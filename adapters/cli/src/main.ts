@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { parseArgs, UsageError } from "./args.js";
+import { checkFlags, checkPositionals, parseArgs, UsageError } from "./args.js";
 import { capabilitiesCommand } from "./commands/capabilities.js";
 import { checkpointsCommand, compareCommand, restoreCommand } from "./commands/checkpoints.js";
 import { formatDoctor, runDoctor } from "./commands/doctor.js";
@@ -114,6 +114,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const sub = { positionals: rest, flags: args.flags };
+  if (command === "version" || command === "doctor") {
+    checkFlags(sub, []);
+    checkPositionals(sub, 0);
+  }
   switch (command) {
     case "version":
       if (json) printJson(ctx, { version: CLI_VERSION });

@@ -8,7 +8,7 @@ import {
   ToggleScope,
   ToggleState,
 } from "../../../../core/src/gen/dline/v1/settings_pb.js";
-import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 
 const STATES: Record<string, ToggleState> = {
@@ -34,6 +34,7 @@ export async function capabilitiesCommand(ctx: CliContext, args: ParsedArgs): Pr
   checkFlags(args, ["workspace", "task", "kind", "connect", "scope"]);
   const workspaceRoot = path.resolve(stringFlag(args, "workspace") ?? process.cwd());
   const taskId = stringFlag(args, "task") ?? "";
+  checkPositionals(args, 3);
   const [action, kind, resource] = args.positionals;
   if (action === "trust" || action === "untrust") {
     if (kind !== undefined)

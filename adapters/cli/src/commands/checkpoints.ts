@@ -9,13 +9,14 @@ import {
   RestoreMode,
   SkippedPathSchema,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { visibleLine } from "../visible-text.js";
 
 export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
+  checkPositionals(args, 1);
   const [taskId] = args.positionals;
   if (!taskId) throw new UsageError("dline checkpoints needs a task id.");
   return withSidecar(ctx, async (clients) => {
@@ -39,6 +40,7 @@ const SKIPPED_SHOWN = 8;
 
 export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
+  checkPositionals(args, 2);
   const [taskId, checkpointId] = args.positionals;
   if (!taskId || !checkpointId) throw new UsageError("dline compare needs a task id and a checkpoint id.");
   return withSidecar(ctx, async (clients) => {
@@ -73,6 +75,7 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
 
 export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["mode"]);
+  checkPositionals(args, 2);
   const [taskId, checkpointId] = args.positionals;
   if (!taskId || !checkpointId) throw new UsageError("dline restore needs a task id and a checkpoint id.");
   const modes: Record<string, RestoreMode> = {

@@ -6,13 +6,14 @@ import {
   TaskSummarySchema,
   UiMessageSchema,
 } from "../../../../core/src/gen/dline/v1/task_pb.js";
-import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { checkFlags, checkPositionals, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { CUT_OFF_LINE } from "../render.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../visible-text.js";
 
 export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["workspace", "query", "favorites", "limit", "sort"]);
+  checkPositionals(args, 0, "to search, use --query TEXT");
   const sortName = stringFlag(args, "sort") ?? "newest";
   const sorts: Record<string, TaskSort> = {
     newest: TaskSort.NEWEST,
@@ -45,6 +46,7 @@ export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise
 
 export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
+  checkPositionals(args, 1);
   const [taskId] = args.positionals;
   if (!taskId) throw new UsageError("dline show needs a task id.");
   return withSidecar(ctx, async (clients) => {

@@ -1,4 +1,4 @@
-import { checkFlags, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { checkFlags, checkPositionals, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 
 /**
@@ -31,6 +31,7 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
     "name",
     "default",
   ]);
+  checkPositionals(args, args.positionals[0] === "list" ? 1 : 2);
   const [verb, id] = args.positionals;
   return withSidecar(ctx, async (clients) => {
     if (verb === "list") {

@@ -1,7 +1,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { SettingSource, SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
-import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 
 function scopeOf(args: ParsedArgs): { scope: SettingsScope; workspaceRoot: string; taskId: string } {
@@ -14,6 +14,11 @@ function scopeOf(args: ParsedArgs): { scope: SettingsScope; workspaceRoot: strin
 /** dline settings [get [KEY] | set KEY JSON] [--workspace DIR] [--task ID] */
 export async function settingsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["workspace", "task"]);
+  checkPositionals(
+    args,
+    args.positionals[0] === "set" ? 3 : 2,
+    args.positionals[0] === "set" ? "quote the JSON value: dline settings set KEY '{\"a\": 1}'" : "",
+  );
   const [verb = "get", key, value] = args.positionals;
   return withSidecar(ctx, async (clients) => {
     if (verb === "get" && key) {

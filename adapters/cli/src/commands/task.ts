@@ -12,7 +12,7 @@ import {
   type TaskEvent,
 } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { approvalDetails, approvalDiffIsCut } from "../approval-view.js";
-import { checkFlags, stringFlag, UsageError, type ParsedArgs } from "../args.js";
+import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { CUT_OFF_LINE, EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../visible-text.js";
@@ -283,6 +283,7 @@ export async function taskCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
 
 export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["yes", "message", "workspace"]);
+  checkPositionals(args, 1, `to send a message, use --message "${args.positionals.slice(1).join(" ")}"`);
   const [taskId] = args.positionals;
   if (!taskId) throw new UsageError("dline resume needs a task id (see dline history).");
   const given = stringFlag(args, "workspace");
@@ -332,6 +333,7 @@ function needsWorkspace(recorded: string): boolean {
  */
 export async function followCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["yes"]);
+  checkPositionals(args, 1);
   const [taskId] = args.positionals;
   if (!taskId) throw new UsageError("dline follow needs a task id (see dline history).");
   return withSidecar(ctx, async (clients) => {
