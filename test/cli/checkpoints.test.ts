@@ -4,10 +4,10 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeTestRoots, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
+import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
-import { startCli } from "../helpers/cli-child.js";
+import { cliEnv, startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -15,16 +15,6 @@ const servers: ModelServerProcess[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop()));
 });
-
-function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProcess): NodeJS.ProcessEnv {
-  return {
-    ...roots.env,
-    DLINE_CORE: sidecarBinary,
-    OPENAI_BASE_URL: server.url,
-    OPENAI_MODEL: "scripted-model",
-    OPENAI_API_KEY: TEST_KEY,
-  };
-}
 
 describe("checkpoints through the CLI and the real sidecar", () => {
   it("tools edit a tracked file under bin/ and an .env; a restore to the baseline brings both back; the baseline's progress is shown", async () => {
@@ -53,7 +43,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ],
     });
     servers.push(server);
-    const env = envFor(roots, server);
+    const env = cliEnv(roots, server);
     const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
     // Not a terminal: a line per phase of the first baseline, on stderr.
     expect(task.stderr).toMatch(/^checkpoints initializing: scanning the workspace$/m);
@@ -115,7 +105,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ],
     });
     servers.push(server);
-    const env = envFor(roots, server);
+    const env = cliEnv(roots, server);
     const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
     const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
     const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
@@ -162,7 +152,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ],
     });
     servers.push(server);
-    const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], envFor(roots, server));
+    const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
     while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
     const sidecarPid = task.sidecarPid();

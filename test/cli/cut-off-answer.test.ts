@@ -12,7 +12,7 @@ import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn
 import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers/sidecar.js";
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { cliOnTerminal } from "../helpers/terminal.js";
-import { startCli } from "../helpers/cli-child.js";
+import { cliEnv, startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -41,13 +41,7 @@ describe("the CLI marks an answer that was cut off", () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);
     const server = await modelServer([SLOW_ANSWER, { text: "Going on." }]);
-    const env = {
-      ...roots.env,
-      DLINE_CORE: sidecarBinary,
-      OPENAI_BASE_URL: server.url,
-      OPENAI_MODEL: "scripted-model",
-      OPENAI_API_KEY: TEST_KEY,
-    };
+    const env = cliEnv(roots, server);
     const task = startCli(["task", "explain", "--workspace", workspace], env);
     await vi.waitFor(() => expect(task.stdout()).toContain("word60 "), { timeout: 30_000, interval: 20 });
     task.child.kill("SIGINT");
@@ -89,13 +83,7 @@ describe("the CLI marks an answer that was cut off", () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);
     const server = await modelServer([SLOW_ANSWER]);
-    const env = {
-      ...roots.env,
-      DLINE_CORE: sidecarBinary,
-      OPENAI_BASE_URL: server.url,
-      OPENAI_MODEL: "scripted-model",
-      OPENAI_API_KEY: TEST_KEY,
-    };
+    const env = cliEnv(roots, server);
     const terminal = cliOnTerminal(env, ["task", "explain", "--workspace", workspace]);
     cleanups.push(() => terminal.kill());
     await vi.waitFor(() => expect(terminal.screen()).toContain("word60 "), { timeout: 30_000, interval: 20 });

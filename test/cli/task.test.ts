@@ -9,7 +9,7 @@ import { makeTestRoots, repoRoot, sidecarBinary, startSidecar } from "../helpers
 import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { nth } from "../helpers/items.js";
 import { cliOnTerminal } from "../helpers/terminal.js";
-import { startCli } from "../helpers/cli-child.js";
+import { cliEnv, startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -44,13 +44,7 @@ describe("dline task (the CLI as a separate process)", () => {
       ],
     });
     servers.push(server);
-    const env = {
-      ...roots.env,
-      DLINE_CORE: sidecarBinary,
-      OPENAI_BASE_URL: server.url,
-      OPENAI_MODEL: "scripted-model",
-      OPENAI_API_KEY: TEST_KEY,
-    };
+    const env = cliEnv(roots, server);
     const { stdout, stderr } = await dline(env, [
       "--json",
       "task",
@@ -236,17 +230,6 @@ describe("the CLI's approval prompt shows what is approved", () => {
 });
 
 describe("the task scenarios through the CLI", () => {
-  function envFor(roots: ReturnType<typeof makeTestRoots>, server: ModelServerProcess, extra: NodeJS.ProcessEnv = {}) {
-    return {
-      ...roots.env,
-      DLINE_CORE: sidecarBinary,
-      OPENAI_BASE_URL: server.url,
-      OPENAI_MODEL: "scripted-model",
-      OPENAI_API_KEY: TEST_KEY,
-      ...extra,
-    };
-  }
-
   function waitFor(check: () => boolean, what: string): Promise<void> {
     return new Promise((resolve, reject) => {
       const started = Date.now();
@@ -276,7 +259,7 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], envFor(roots, server));
+    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], cliEnv(roots, server));
     const pidFile = path.join(workspace, "child.pid");
     await waitFor(
       () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "",
@@ -293,7 +276,7 @@ describe("the task scenarios through the CLI", () => {
         return true;
       }
     }, "the command's process to be gone");
-    const history = JSON.parse((await dline(envFor(roots, server), ["--json", "history"])).stdout);
+    const history = JSON.parse((await dline(cliEnv(roots, server), ["--json", "history"])).stdout);
     expect(history.tasks[0].status).toBe("TASK_STATUS_CANCELLED");
   });
 
@@ -311,7 +294,7 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], envFor(roots, server));
+    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], cliEnv(roots, server));
     // The reader takes the first line and goes (head -1).
     await new Promise<void>((resolve) => task.child.stdout.once("data", () => resolve()));
     task.child.stdout.destroy();
@@ -323,7 +306,7 @@ describe("the task scenarios through the CLI", () => {
     // The sidecar marks it when it sees the CLI gone (stdin closed).
     let status = "";
     for (let i = 0; i < 100 && status !== "TASK_STATUS_INTERRUPTED"; i++) {
-      status = JSON.parse((await dline(envFor(roots, server), ["--json", "history"])).stdout).tasks[0]?.status;
+      status = JSON.parse((await dline(cliEnv(roots, server), ["--json", "history"])).stdout).tasks[0]?.status;
       if (status !== "TASK_STATUS_INTERRUPTED") await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(status).toBe("TASK_STATUS_INTERRUPTED");
@@ -341,7 +324,7 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const env = envFor(roots, server);
+    const env = cliEnv(roots, server);
     const task = startCli(["--json", "task", "write it", "--workspace", workspace, "--yes"], env);
     await waitFor(() => fs.existsSync(path.join(workspace, "first.txt")), "the first turn");
     for (let i = 0; i < 200 && (await server.requests()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
@@ -367,7 +350,7 @@ describe("the task scenarios through the CLI", () => {
       turns: [{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }],
     });
     servers.push(server);
-    const env = envFor(roots, server);
+    const env = cliEnv(roots, server);
     await dline(env, ["task", "hello", "--workspace", workspace]);
     const taskId = JSON.parse((await dline(env, ["--json", "history"])).stdout).tasks[0].id as string;
     // Before, the words were dropped: the task went on without them (exit 0, a model request).
@@ -422,7 +405,7 @@ describe("the task scenarios through the CLI", () => {
       ],
     });
     servers.push(server);
-    const env = envFor(roots, server, { OPENAI_CONTEXT_WINDOW: "16000" });
+    const env = cliEnv(roots, server, { OPENAI_CONTEXT_WINDOW: "16000" });
     const { stdout } = await dline(env, ["--json", "task", "read then delegate", "--workspace", workspace, "--yes"]);
     const events = stdout
       .trim()

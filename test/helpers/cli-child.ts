@@ -1,7 +1,8 @@
 import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import * as path from "node:path";
-import { repoRoot } from "./sidecar.js";
+import { TEST_KEY } from "../runtime/harness.js";
+import { repoRoot, sidecarBinary } from "./sidecar.js";
 
 const cli = path.join(repoRoot, "dist", "dline");
 
@@ -54,5 +55,21 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, stdin: "ignore"
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
     },
+  };
+}
+
+/** The environment of a `dline` run against the scripted model server: its own roots, the built sidecar. */
+export function cliEnv(
+  roots: { env: NodeJS.ProcessEnv },
+  server: { url: string },
+  extra: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
+  return {
+    ...roots.env,
+    DLINE_CORE: sidecarBinary,
+    OPENAI_BASE_URL: server.url,
+    OPENAI_MODEL: "scripted-model",
+    OPENAI_API_KEY: TEST_KEY,
+    ...extra,
   };
 }

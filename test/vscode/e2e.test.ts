@@ -18,7 +18,7 @@ import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import type { ModelServerScript } from "../model-server/script.js";
 import { LARGE_EDIT, LARGE_FILE, LARGE_FILE_TEXT } from "../../adapters/vscode/src/test/large-edit-script.js";
-import { runExtensionSuite } from "./workbench-run.js";
+import { runExtensionSuite, type SuiteRun } from "./workbench-run.js";
 
 const API_KEY = "sk-test-SECRET-vscode-0123456789";
 const OUT = path.join(repoRoot, "test-output", "vscode");
@@ -103,24 +103,53 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
 });
 
+/** A git project in fresh roots, holding these files. */
+function gitProject(prefix: string, files: Record<string, string | Buffer>) {
+  const roots = makeTestRoots(prefix);
+  const workspace = path.join(roots.base, "project");
+  fs.mkdirSync(workspace, { recursive: true });
+  for (const [name, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
+    fs.writeFileSync(path.join(workspace, name), content);
+  }
+  execFileSync("git", ["init", "-q"], { cwd: workspace });
+  return { roots, workspace };
+}
+
+/** Runs a suite in a project against the scripted model, whose address and key the suite reads. */
+async function runAgainstModel(
+  suite: string,
+  project: ReturnType<typeof gitProject>,
+  model: ModelServerProcess,
+  outDir: string,
+  more: { timeoutMs?: number; userSettings?: Record<string, unknown> } = {},
+): Promise<SuiteRun> {
+  return runExtensionSuite({
+    suite,
+    base: project.roots.base,
+    workspace: project.workspace,
+    env: project.roots.env,
+    outDir,
+    extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
+    ...more,
+  });
+}
+
+/** Each test's outcome: its name (up to a ":" when `shortNames`), whether it passed, its error's first line. */
+function outcomes(run: SuiteRun, shortNames = false) {
+  return run.results.map((r) => [shortNames ? r.name.split(":")[0] : r.name, r.ok, r.error?.split("\n")[0]]);
+}
+
+function expectScreenshots(outDir: string, names: string[]): void {
+  for (const name of names) expect(fs.existsSync(path.join(outDir, `${name}.png`)), name).toBe(true);
+}
+
 describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   it("runs the extension's end-to-end suite in the extension host", { timeout: 1_200_000 }, async () => {
-    const roots = makeTestRoots("dline-vscode-e2e-");
-    const workspace = path.join(roots.base, "project");
-    fs.mkdirSync(path.join(workspace, "src"), { recursive: true });
-    fs.writeFileSync(path.join(workspace, "hello.txt"), "hello\n");
-    fs.writeFileSync(path.join(workspace, "src", "app.txt"), "app v1\n");
-    execFileSync("git", ["init", "-q"], { cwd: workspace });
-
+    const project = gitProject("dline-vscode-e2e-", { "hello.txt": "hello\n", "src/app.txt": "app v1\n" });
     const model: ModelServerProcess = await spawnModelServer(script);
     cleanups.push(() => model.stop());
-    const run = await runExtensionSuite({
-      suite: "e2e",
-      base: roots.base,
-      workspace,
-      env: roots.env,
-      outDir: OUT,
-      extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
+    const run = await runAgainstModel("e2e", project, model, OUT, {
       timeoutMs: 1_080_000,
       // In a browser VS Code saves edits after a delay by default: off, so a file can stay unsaved.
       userSettings: { "files.autoSave": "off" },
@@ -149,22 +178,20 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     // Restore Chat sent the edited text to the model.
     const bodies = (await model.requests()).map((r) => JSON.stringify(r.body));
     expect(bodies.some((b) => b.includes("Greet the world politely"))).toBe(true);
-    fs.rmSync(roots.base, { recursive: true, force: true }); // kept when the test fails, for a look
+    fs.rmSync(project.roots.base, { recursive: true, force: true }); // kept when the test fails, for a look
   });
 
   it(
     "says which file a restore kept as it was; an approval answered while its diff opens closes it",
     { timeout: 400_000 },
     async () => {
-      const roots = makeTestRoots("dline-vscode-restore-notices-");
-      const workspace = path.join(roots.base, "project");
-      fs.mkdirSync(workspace, { recursive: true });
-      fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
-      // Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
-      fs.writeFileSync(path.join(workspace, "big.bin"), Buffer.alloc(21 * 1024 * 1024, 120));
-      // Over the 256 KiB an approval carries whole: its change comes as a unified diff.
-      fs.writeFileSync(path.join(workspace, LARGE_FILE), LARGE_FILE_TEXT);
-      execFileSync("git", ["init", "-q"], { cwd: workspace });
+      const project = gitProject("dline-vscode-restore-notices-", {
+        "notes.md": "# notes\n",
+        // Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out and no version of it is kept.
+        "big.bin": Buffer.alloc(21 * 1024 * 1024, 120),
+        // Over the 256 KiB an approval carries whole: its change comes as a unified diff.
+        [LARGE_FILE]: LARGE_FILE_TEXT,
+      });
       const model = await spawnModelServer({
         apiKey: API_KEY,
         turns: [
@@ -198,28 +225,20 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       });
       cleanups.push(() => model.stop());
       const out = path.join(OUT, "..", "vscode-restore-notices");
-      const run = await runExtensionSuite({
-        suite: "restore-notices",
-        base: roots.base,
-        workspace,
-        env: roots.env,
-        outDir: out,
-        extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
-      });
-      expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+      const run = await runAgainstModel("restore-notices", project, model, out);
+      expect(outcomes(run)).toEqual([
         ["Restore Files Only names the file it kept as it was (too large to snapshot)", true, undefined],
         ["an approval answered while its diff is still opening closes that diff", true, undefined],
         ["an edit of a file too large to send whole opens side by side, rebuilt from its diff", true, undefined],
       ]);
       expect(run.exitCode).toBe(0);
-      for (const shot of [
-        "restore-kept.png",
-        "approval-diff-opening.png",
-        "approval-diff-closed.png",
-        "approval-large-file-diff.png",
-      ])
-        expect(fs.existsSync(path.join(out, shot))).toBe(true);
-      fs.rmSync(roots.base, { recursive: true, force: true });
+      expectScreenshots(out, [
+        "restore-kept",
+        "approval-diff-opening",
+        "approval-diff-closed",
+        "approval-large-file-diff",
+      ]);
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
     },
   );
 
@@ -227,11 +246,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     "an approval in a long chat shows its step above a full panel; a large edit's notice is plain text; feedback shows once; a file restore asks first, closes a stale Compare and can be undone",
     { timeout: 600_000 },
     async () => {
-      const roots = makeTestRoots("dline-vscode-approvals-restore-");
-      const workspace = path.join(roots.base, "project");
-      fs.mkdirSync(workspace, { recursive: true });
-      fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
-      execFileSync("git", ["init", "-q"], { cwd: workspace });
+      const project = gitProject("dline-vscode-approvals-restore-", { "notes.md": "# notes\n" });
       // A long answer first (the chat scrolls), then a file over the 256 KiB the core previews.
       const plan = Array.from({ length: 60 }, (_, i) => `- step ${i + 1} of the plan: write part ${i + 1}`).join("\n");
       const longFile = Array.from({ length: 3000 }, (_, i) => `export const line${i} = "${"x".repeat(80)}";\n`).join(
@@ -253,15 +268,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       });
       cleanups.push(() => model.stop());
       const out = path.join(OUT, "..", "vscode-approvals-restore");
-      const run = await runExtensionSuite({
-        suite: "approvals-restore",
-        base: roots.base,
-        workspace,
-        env: roots.env,
-        outDir: out,
-        extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
-      });
-      expect(run.results.map((r) => [r.name.split(":")[0], r.ok, r.error?.split("\n")[0]])).toEqual([
+      const run = await runAgainstModel("approvals-restore", project, model, out);
+      expect(outcomes(run, true)).toEqual([
         ["an approval in a long chat", true, undefined],
         ["a command rejected with feedback", true, undefined],
         [
@@ -275,16 +283,15 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       // The model heard the reject's feedback.
       const bodies = (await model.requests()).map((r) => JSON.stringify(r.body));
       expect(bodies.some((b) => b.includes("No commands please, just write the file."))).toBe(true);
-      for (const shot of [
+      expectScreenshots(out, [
         "approval-long-chat",
         "approval-command-long-chat",
         "restore-confirm-refused",
         "restore-undo-notice",
         "restore-all-first-message",
         "restore-undone",
-      ])
-        expect(fs.existsSync(path.join(out, `${shot}.png`)), shot).toBe(true);
-      fs.rmSync(roots.base, { recursive: true, force: true });
+      ]);
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
     },
   );
 
@@ -292,11 +299,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     "an Undo the core refuses for a while comes back on its notice; Restore Files Only after a file restore says why it is not available; an answer cut off by Cancel is marked, also when it was cut in another client and the task went on",
     { timeout: 600_000 },
     async () => {
-      const roots = makeTestRoots("dline-vscode-undo-cut-off-");
-      const workspace = path.join(roots.base, "project");
-      fs.mkdirSync(workspace, { recursive: true });
-      fs.writeFileSync(path.join(workspace, "notes.md"), "# notes\n");
-      execFileSync("git", ["init", "-q"], { cwd: workspace });
+      const project = gitProject("dline-vscode-undo-cut-off-", { "notes.md": "# notes\n" });
       const model = await spawnModelServer({
         apiKey: API_KEY,
         turns: [
@@ -316,15 +319,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       });
       cleanups.push(() => model.stop());
       const out = path.join(OUT, "..", "vscode-undo-cut-off");
-      const run = await runExtensionSuite({
-        suite: "undo-cut-off",
-        base: roots.base,
-        workspace,
-        env: roots.env,
-        outDir: out,
-        extraEnv: { DLINE_E2E_MODEL_URL: model.url, DLINE_E2E_API_KEY: API_KEY },
-      });
-      expect(run.results.map((r) => [r.name.split(":")[0], r.ok, r.error?.split("\n")[0]])).toEqual([
+      const run = await runAgainstModel("undo-cut-off", project, model, out);
+      expect(outcomes(run, true)).toEqual([
         [
           "after a file restore, More options lists Restore Files Only as already restored, and choosing it says why",
           true,
@@ -339,7 +335,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         ],
       ]);
       expect(run.exitCode).toBe(0);
-      for (const shot of [
+      expectScreenshots(out, [
         "restore-menu-files-already-restored",
         "restore-files-only-unavailable-explained",
         "undo-refused-notice-back",
@@ -348,9 +344,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "cut-off-reopened",
         "cut-off-after-resume-reopened",
         "cut-off-elsewhere-go-on-opened",
-      ])
-        expect(fs.existsSync(path.join(out, `${shot}.png`)), shot).toBe(true);
-      fs.rmSync(roots.base, { recursive: true, force: true });
+      ]);
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
     },
   );
 
@@ -363,7 +358,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       env: roots.env,
       outDir: path.join(OUT, "..", "vscode-limits"),
     });
-    expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+    expect(outcomes(run)).toEqual([
       ["the home folder as workspace: the chat header says checkpoints cannot be used there", true, undefined],
     ]);
     expect(run.exitCode).toBe(0);
@@ -389,7 +384,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         outDir: out,
         machineSettings: { "dline.corePath": broken },
       });
-      expect(run.results.map((r) => [r.name, r.ok, r.error?.split("\n")[0]])).toEqual([
+      expect(outcomes(run)).toEqual([
         [
           "a core that exits before its handshake is reported once, at its first failed start, in a notification and in the chat",
           true,
