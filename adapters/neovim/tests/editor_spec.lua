@@ -236,6 +236,54 @@ S.case(
   end
 )
 
+S.case("what an edit's text replaces stays whole on screen when the screen changes size", function()
+  T.fail_on_error_notices()
+  local edit = {
+    path = "assets/a-binary-file-with-a-rather-long-name-that-wraps.bin",
+    status = "FILE_STATUS_MODIFIED",
+    truncated = true,
+    originalBinary = true,
+    originalSize = "2000",
+    proposedSize = "21",
+    proposedText = "now text\nsecond line\n",
+  }
+  vim.o.columns, vim.o.lines = 200, 40
+  local p = require("dline.preview").open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  T.defer(function() p.close() end)
+  local win = vim.api.nvim_tabpage_list_wins(0)[1]
+  T.matches(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)), "^dline://current/", "the description")
+  --- The screen lines its text takes at its width now.
+  local function needed()
+    local rows, width = 0, vim.api.nvim_win_get_width(win)
+    for _, line in ipairs(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)) do
+      rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+    end
+    return rows
+  end
+  local function settle()
+    -- A headless 0.7 has no UI to say it was resized: say it as a terminal would.
+    vim.cmd("doautocmd <nomodeline> VimResized")
+    vim.cmd("redraw")
+    T.wait(function() return true end, "a moment", 50)
+  end
+  T.eq(vim.api.nvim_win_get_height(win), 2, "two lines on a wide screen")
+  -- Narrower: the same lines wrap on more screen lines, all of them shown.
+  vim.o.columns = 50
+  settle()
+  T.eq(vim.api.nvim_win_get_height(win), needed(), "as high as its wrapped lines at 50 columns")
+  T.truthy(needed() > 2, "they wrap")
+  -- Wide again: no empty rows left over.
+  vim.o.columns = 200
+  settle()
+  T.eq(vim.api.nvim_win_get_height(win), 2, "two lines again on a wide screen")
+  -- Very narrow and short: at most half the screen, the text it writes stays in view.
+  vim.o.columns, vim.o.lines = 30, 14
+  settle()
+  T.truthy(vim.api.nvim_win_get_height(win) <= 6, "at most half the screen")
+  local proposed = vim.api.nvim_tabpage_list_wins(0)[2]
+  T.truthy(vim.api.nvim_win_get_height(proposed) >= 3, "the text it writes is in view")
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")
