@@ -284,6 +284,46 @@ S.case("what an edit's text replaces stays whole on screen when the screen chang
   T.truthy(vim.api.nvim_win_get_height(proposed) >= 3, "the text it writes is in view")
 end)
 
+S.case("the line under a preview fits the command line: no Enter to press before the question shows", function()
+  T.fail_on_error_notices()
+  local preview = require("dline.preview")
+  -- What the preview echoes (without history: :messages does not keep it).
+  local echo = vim.api.nvim_echo
+  local said
+  vim.api.nvim_echo = function(chunks, ...)
+    said = table.concat(vim.tbl_map(function(c) return c[1] end, chunks))
+    return echo(chunks, ...)
+  end
+  T.defer(function() vim.api.nvim_echo = echo end)
+  local function shown(path)
+    said = nil
+    local edit = { path = path, status = "FILE_STATUS_ADDED", originalText = "", proposedText = "a\nb\nc\n" }
+    local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+    p.close()
+    return T.truthy(said, "a line under the preview")
+  end
+  vim.o.columns = 200
+  T.eq(
+    shown("docs/日本語/新しい😀ファイル.md"),
+    "Dline proposes: docs/日本語/新しい😀ファイル.md (new, +3 -0)  ga approve · gr deny · gA/gR with feedback · q close",
+    "the whole line on a wide screen"
+  )
+  -- Wider than the command line (a wide path, an emoji): Neovim would say "Press ENTER".
+  vim.o.columns = 120
+  local line = shown("docs/日本語/新しい😀ファイル.md")
+  T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
+  T.contains(line, "docs/日本語/新しい😀ファイル.md (new, +3 -0)", "the path and the numbers")
+  T.contains(line, "ga approve · gr deny", "the keys, shorter")
+  -- A path longer than the line: its end (the file's name) and the numbers stay.
+  local deep = ("very-long-folder-name/"):rep(8) .. "file.txt"
+  line = shown(deep)
+  T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
+  T.matches(line, "^Dline proposes: ….*/file%.txt %(new, %+3 %-0%)$", "the path's end and the numbers")
+  vim.o.columns = 30
+  line = shown(deep)
+  T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

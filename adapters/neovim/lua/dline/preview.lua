@@ -141,6 +141,53 @@ function H.keymaps(buf, answer)
   end
 end
 
+--- `text`'s first characters that fit in `width` screen cells.
+function H.head(text, width)
+  local out, used = {}, 0
+  for _, char in ipairs(vim.fn.split(text, [[\zs]])) do
+    used = used + vim.fn.strdisplaywidth(char)
+    if used > width then break end
+    table.insert(out, char)
+  end
+  return table.concat(out)
+end
+
+--- `text`'s last characters that fit in `width` screen cells.
+function H.tail(text, width)
+  local out, used = {}, 0
+  local chars = vim.fn.split(text, [[\zs]])
+  for i = #chars, 1, -1 do
+    used = used + vim.fn.strdisplaywidth(chars[i])
+    if used > width then break end
+    table.insert(out, 1, chars[i])
+  end
+  return table.concat(out)
+end
+
+--- The keys of the preview, from the whole sentence down to the bare keys.
+H.KEY_HINTS = {
+  "  ga approve · gr deny · gA/gR with feedback · q close",
+  "  ga approve · gr deny · q close",
+  "  ga · gr · q",
+}
+
+--- The line shown under a preview tab ("Dline proposes: path (+1 -1)  ga approve · ..."),
+--- in at most `width` screen cells (v:echospace): a longer message makes Neovim wait for
+--- Enter before the question can even be seen. The keys are said shorter first, then the
+--- path loses its beginning ("…/deep/file.txt").
+function M.proposes(edit, width)
+  local path, stat = render.one_line(edit.path or ""), render.edit_stat(edit)
+  local head = ("Dline proposes: %s %s"):format(path, stat)
+  local fits = function(text) return vim.fn.strdisplaywidth(text) <= width end
+  for _, keys in ipairs(H.KEY_HINTS) do
+    if fits(head .. keys) then return head .. keys end
+  end
+  if fits(head) then return head end
+  local room = width - vim.fn.strdisplaywidth(("Dline proposes: … %s"):format(stat))
+  if room >= 8 then return ("Dline proposes: …%s %s"):format(H.tail(path, room), stat) end
+  return H.head(head, math.max(width - 1, 0)) .. "…"
+end
+
 ---@class dline.Preview
 ---@field tabs integer[]
 ---@field close fun()
@@ -230,15 +277,7 @@ function M.open(ask, root, answer, opts)
     end
     -- Your own buffer keeps its keymaps: the keys answer from the proposed side.
     if vim.tbl_contains(preview.scratch, current) then H.keymaps(current, on_key) end
-    vim.api.nvim_echo({
-      {
-        ("Dline proposes: %s %s  ga approve · gr deny · gA/gR with feedback · q close"):format(
-          edit.path,
-          render.edit_stat(edit)
-        ),
-        "MoreMsg",
-      },
-    }, false, {})
+    vim.api.nvim_echo({ { M.proposes(edit, vim.v.echospace), "MoreMsg" } }, false, {})
   end
 
   if #preview.descriptions > 0 then H.watch_sizes(preview) end
