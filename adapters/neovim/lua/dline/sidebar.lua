@@ -34,6 +34,19 @@ function M.input_buffer()
     M.send(H.current)
   end, "send")
   map("n", "q", M.close, "close the chat")
+  -- :bdelete empties it and clears its options and keymaps: the next one is a new buffer.
+  vim.api.nvim_create_autocmd({ "BufDelete", "BufUnload" }, {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if H.input == buf then H.input = nil end
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(buf) and not vim.api.nvim_buf_is_loaded(buf) then
+          pcall(vim.api.nvim_buf_delete, buf, { force = true })
+        end
+      end)
+    end,
+  })
   return buf
 end
 
