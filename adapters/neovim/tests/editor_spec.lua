@@ -324,6 +324,29 @@ S.case("the line under a preview fits the command line: no Enter to press before
   T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
 end)
 
+S.case("a preview closed from another tab page leaves you there; from its own tab, back to where it opened", function()
+  T.fail_on_error_notices()
+  local preview = require("dline.preview")
+  local edit = { path = "a.txt", status = "FILE_STATUS_MODIFIED", originalText = "a\n", proposedText = "b\n" }
+  local first = vim.api.nvim_get_current_tabpage()
+  vim.cmd("tabnew")
+  local other = vim.api.nvim_get_current_tabpage()
+  vim.api.nvim_set_current_tabpage(first)
+  -- Opened from the first tab page; answered (ga in the chat there) from the other one.
+  local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  T.truthy(vim.api.nvim_get_current_tabpage() ~= first, "the preview's own tab page")
+  vim.api.nvim_set_current_tabpage(other)
+  p.close()
+  T.eq(vim.api.nvim_get_current_tabpage(), other, "still where the answer was given")
+  T.eq(#vim.api.nvim_list_tabpages(), 2, "the preview's tab page closed")
+  -- Answered from the preview itself: back to where it was opened from.
+  vim.api.nvim_set_current_tabpage(first)
+  p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  p.close()
+  T.eq(vim.api.nvim_get_current_tabpage(), first, "back where it was opened from")
+  T.eq(#vim.api.nvim_list_tabpages(), 2, "the preview's tab page closed")
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

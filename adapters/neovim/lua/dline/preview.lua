@@ -287,6 +287,10 @@ function M.open(ask, root, answer, opts)
     if closed then return end
     closed = true
     if preview.augroup then pcall(vim.api.nvim_del_augroup_by_id, preview.augroup) end
+    -- Back to the tab page the preview was opened from only when it is the one shown: an
+    -- answer given from another tab page (ga in the chat there) stays there.
+    local current = vim.api.nvim_get_current_tabpage()
+    local shown = vim.tbl_contains(preview.tabs, current)
     for _, tab in ipairs(preview.tabs) do
       if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
         for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
@@ -299,7 +303,11 @@ function M.open(ask, root, answer, opts)
     for _, buf in ipairs(preview.scratch) do
       if vim.api.nvim_buf_is_valid(buf) then pcall(vim.api.nvim_buf_delete, buf, { force = true }) end
     end
-    if vim.api.nvim_tabpage_is_valid(previous_tab) then vim.api.nvim_set_current_tabpage(previous_tab) end
+    if shown and vim.api.nvim_tabpage_is_valid(previous_tab) then
+      vim.api.nvim_set_current_tabpage(previous_tab)
+    elseif vim.api.nvim_tabpage_is_valid(current) then
+      vim.api.nvim_set_current_tabpage(current)
+    end
   end
   return preview
 end
