@@ -784,6 +784,47 @@ S.case("a message sent while the model streams shows at once as queued, then in 
   T.truthy(not text:find("queued", 1, true), "no longer queued")
 end)
 
+S.case("a paragraph taller than the chat window streams in view: its end shows, not a blank window", function()
+  T.fail_on_error_notices()
+  require("dline").setup({ chat = { position = "right", width = 40 } })
+  local s = require("dline").session()
+  T.defer(function() s:stop() end)
+  local words = {}
+  for i = 1, 400 do
+    words[i] = "word" .. i
+  end
+  -- One paragraph of ~3,000 characters (about 80 lines at 40 columns: taller than the
+  -- window), then the model stalls mid-answer, as one writing a long paragraph does.
+  local paragraph = table.concat(words, " ") .. " PARAGRAPH-END"
+  T.configure_model(s, {
+    {
+      text = "Intro.\n\n" .. paragraph,
+      textChunkChars = 500,
+      interrupt = { afterFrames = 9, mode = "stall" },
+    },
+  })
+  local controller = new_task("Write a long paragraph")
+  T.wait(function() return controller.chat:text():find("PARAGRAPH-END", 1, true) ~= nil end, "the paragraph to stream")
+  T.eq(controller.status, "TASK_STATUS_RUNNING", "still streaming")
+  local win = controller.chat:window()
+  vim.cmd("redraw")
+  local lines = vim.api.nvim_buf_get_lines(controller.chat.buf, 0, -1, false)
+  local at
+  for i, line in ipairs(lines) do
+    if line:find("PARAGRAPH-END", 1, true) then at = i end
+  end
+  T.truthy(
+    vim.fn.screenpos(win, at, #lines[at]).row > 0,
+    ("the paragraph's end is on screen (window lines %d-%d, paragraph at %d)"):format(
+      vim.fn.line("w0", win),
+      vim.fn.line("w$", win),
+      at
+    )
+  )
+  vim.cmd("Dline cancel")
+  wait_status(controller, "TASK_STATUS_CANCELLED")
+end)
+
 S.case(":bd of the chat buffer mid-task: the task goes on, and :Dline chat shows the whole chat again", function()
   T.fail_on_error_notices()
   require("dline").setup({ chat = { position = "right", width = 60 } })

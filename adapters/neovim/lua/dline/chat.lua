@@ -198,22 +198,40 @@ function H.append_text(self, item, text)
   for i = 2, #changed do
     table.insert(lines, #lines, changed[i])
   end
-  H.follow(self)
+  H.follow(self, false, #changed == 1)
   return true
+end
+
+--- Where a window following the chat puts its cursor: the end of its last line with text
+--- (the blank line that ends every block would do for a short line, but a line taller than
+--- the window, a long paragraph in a narrow sidebar, would then be scrolled out of view
+--- whole: only that blank line and "~" would show). At the end of a tall line, Neovim shows
+--- that line's end, where the text arrives.
+function M.end_position(buf)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local line = count
+  local text = vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or ""
+  if text == "" and count > 1 then
+    line = count - 1
+    text = vim.api.nvim_buf_get_lines(buf, line - 1, line, false)[1] or ""
+  end
+  return { line, #text }
 end
 
 --- Keeps windows whose cursor was at the end of the chat at its end (one whose cursor is
 --- elsewhere, where the user reads, stays). Cheap when nothing was added: called on every
---- streamed delta.
-function H.follow(self, force)
+--- streamed delta. `grew`: text was added to the last text line (no new line).
+function H.follow(self, force, grew)
   local count = vim.api.nvim_buf_line_count(self.buf)
   local before = self.line_count or 0
   self.line_count = count
-  if count == before and not force then return end
+  if count == before and not force and not grew then return end
+  local target
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == self.buf then
       if force or vim.api.nvim_win_get_cursor(win)[1] >= before - 1 then
-        pcall(vim.api.nvim_win_set_cursor, win, { count, 0 })
+        target = target or M.end_position(self.buf)
+        pcall(vim.api.nvim_win_set_cursor, win, target)
       end
       if force or count < before then
         -- The chat got shorter (a restore, a retry): a window whose top line is past the new

@@ -152,7 +152,7 @@ function M.show(chat, opts)
   H.watch_close()
   H.watch_resize()
   -- Show its end.
-  pcall(vim.api.nvim_win_set_cursor, chat_win, { vim.api.nvim_buf_line_count(chat.buf), 0 })
+  pcall(vim.api.nvim_win_set_cursor, chat_win, require("dline.chat").end_position(chat.buf))
 end
 
 --- The chat's size (width, or height below) in a screen of `total` columns (or lines): the
