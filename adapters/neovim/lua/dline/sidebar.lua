@@ -121,6 +121,7 @@ function M.show(chat, opts)
   H.current = chat
   local input = M.input_buffer()
   local chat_win, input_win = M.windows()
+  local created = not chat_win
   if not chat_win then
     if opts.position == "right" or opts.position == "left" then
       vim.cmd((opts.position == "right" and "botright" or "topleft") .. " vsplit")
@@ -148,6 +149,12 @@ function M.show(chat, opts)
     H.set_local(input_win, "winfixheight", true)
     H.set_local(input_win, "number", false)
     vim.api.nvim_set_current_win(chat_win)
+  end
+  if created and opts.position == "below" then
+    -- Splitting the input area off the chat made every window of the column as high as the
+    -- others ('equalalways'): the chat gets its height back, and keeps it when you split.
+    vim.api.nvim_win_set_height(chat_win, M.fit(opts.height, vim.o.lines))
+    H.set_local(chat_win, "winfixheight", true)
   end
   H.watch_close()
   H.watch_resize()
