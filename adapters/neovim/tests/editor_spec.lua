@@ -236,6 +236,117 @@ S.case(
   end
 )
 
+S.case("what an edit's text replaces stays whole on screen when the screen changes size", function()
+  T.fail_on_error_notices()
+  local edit = {
+    path = "assets/a-binary-file-with-a-rather-long-name-that-wraps.bin",
+    status = "FILE_STATUS_MODIFIED",
+    truncated = true,
+    originalBinary = true,
+    originalSize = "2000",
+    proposedSize = "21",
+    proposedText = "now text\nsecond line\n",
+  }
+  vim.o.columns, vim.o.lines = 200, 40
+  local p = require("dline.preview").open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  T.defer(function() p.close() end)
+  local win = vim.api.nvim_tabpage_list_wins(0)[1]
+  T.matches(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)), "^dline://current/", "the description")
+  --- The screen lines its text takes at its width now.
+  local function needed()
+    local rows, width = 0, vim.api.nvim_win_get_width(win)
+    for _, line in ipairs(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)) do
+      rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+    end
+    return rows
+  end
+  local function settle()
+    -- A headless 0.7 has no UI to say it was resized: say it as a terminal would.
+    vim.cmd("doautocmd <nomodeline> VimResized")
+    vim.cmd("redraw")
+    T.wait(function() return true end, "a moment", 50)
+  end
+  T.eq(vim.api.nvim_win_get_height(win), 2, "two lines on a wide screen")
+  -- Narrower: the same lines wrap on more screen lines, all of them shown.
+  vim.o.columns = 50
+  settle()
+  T.eq(vim.api.nvim_win_get_height(win), needed(), "as high as its wrapped lines at 50 columns")
+  T.truthy(needed() > 2, "they wrap")
+  -- Wide again: no empty rows left over.
+  vim.o.columns = 200
+  settle()
+  T.eq(vim.api.nvim_win_get_height(win), 2, "two lines again on a wide screen")
+  -- Very narrow and short: at most half the screen, the text it writes stays in view.
+  vim.o.columns, vim.o.lines = 30, 14
+  settle()
+  T.truthy(vim.api.nvim_win_get_height(win) <= 6, "at most half the screen")
+  local proposed = vim.api.nvim_tabpage_list_wins(0)[2]
+  T.truthy(vim.api.nvim_win_get_height(proposed) >= 3, "the text it writes is in view")
+end)
+
+S.case("the line under a preview fits the command line: no Enter to press before the question shows", function()
+  T.fail_on_error_notices()
+  local preview = require("dline.preview")
+  -- What the preview echoes (without history: :messages does not keep it).
+  local echo = vim.api.nvim_echo
+  local said
+  vim.api.nvim_echo = function(chunks, ...)
+    said = table.concat(vim.tbl_map(function(c) return c[1] end, chunks))
+    return echo(chunks, ...)
+  end
+  T.defer(function() vim.api.nvim_echo = echo end)
+  local function shown(path)
+    said = nil
+    local edit = { path = path, status = "FILE_STATUS_ADDED", originalText = "", proposedText = "a\nb\nc\n" }
+    local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+    p.close()
+    return T.truthy(said, "a line under the preview")
+  end
+  vim.o.columns = 200
+  T.eq(
+    shown("docs/日本語/新しい😀ファイル.md"),
+    "Dline proposes: docs/日本語/新しい😀ファイル.md (new, +3 -0)  ga approve · gr deny · gA/gR with feedback · q close",
+    "the whole line on a wide screen"
+  )
+  -- Wider than the command line (a wide path, an emoji): Neovim would say "Press ENTER".
+  vim.o.columns = 120
+  local line = shown("docs/日本語/新しい😀ファイル.md")
+  T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
+  T.contains(line, "docs/日本語/新しい😀ファイル.md (new, +3 -0)", "the path and the numbers")
+  T.contains(line, "ga approve · gr deny", "the keys, shorter")
+  -- A path longer than the line: its end (the file's name) and the numbers stay.
+  local deep = ("very-long-folder-name/"):rep(8) .. "file.txt"
+  line = shown(deep)
+  T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
+  T.matches(line, "^Dline proposes: ….*/file%.txt %(new, %+3 %-0%)$", "the path's end and the numbers")
+  vim.o.columns = 30
+  line = shown(deep)
+  T.truthy(vim.fn.strdisplaywidth(line) <= vim.v.echospace, ("%q fits in %d cells"):format(line, vim.v.echospace))
+end)
+
+S.case("a preview closed from another tab page leaves you there; from its own tab, back to where it opened", function()
+  T.fail_on_error_notices()
+  local preview = require("dline.preview")
+  local edit = { path = "a.txt", status = "FILE_STATUS_MODIFIED", originalText = "a\n", proposedText = "b\n" }
+  local first = vim.api.nvim_get_current_tabpage()
+  vim.cmd("tabnew")
+  local other = vim.api.nvim_get_current_tabpage()
+  vim.api.nvim_set_current_tabpage(first)
+  -- Opened from the first tab page; answered (ga in the chat there) from the other one.
+  local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  T.truthy(vim.api.nvim_get_current_tabpage() ~= first, "the preview's own tab page")
+  vim.api.nvim_set_current_tabpage(other)
+  p.close()
+  T.eq(vim.api.nvim_get_current_tabpage(), other, "still where the answer was given")
+  T.eq(#vim.api.nvim_list_tabpages(), 2, "the preview's tab page closed")
+  -- Answered from the preview itself: back to where it was opened from.
+  vim.api.nvim_set_current_tabpage(first)
+  p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  p.close()
+  T.eq(vim.api.nvim_get_current_tabpage(), first, "back where it was opened from")
+  T.eq(#vim.api.nvim_list_tabpages(), 2, "the preview's tab page closed")
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

@@ -84,6 +84,22 @@ S.case(
   end
 )
 
+S.case("a chat below the code has the configured height, also once its input area is split off", function()
+  vim.o.columns, vim.o.lines = 120, 50
+  require("dline").setup({ chat = { position = "below", height = 12, input_height = 3 } })
+  local code_win = vim.api.nvim_get_current_win()
+  require("dline.sidebar").show(require("dline.chat").new("00000000-below"))
+  local chat_win, input_win = require("dline.sidebar").windows()
+  local height = vim.api.nvim_win_get_height
+  T.eq(height(chat_win), 12, "the configured height")
+  T.eq(height(input_win), 3, "the input area's")
+  T.truthy(height(code_win) > 12, "the code has the rest: " .. height(code_win))
+  -- A split of the code leaves the chat as it is.
+  vim.api.nvim_set_current_win(code_win)
+  vim.cmd("split")
+  T.eq(height(chat_win), 12, "after a split of the code")
+end)
+
 S.case("five tasks share one chat sidebar and one input area: the window count stays the same", function()
   vim.o.columns, vim.o.lines = 200, 50
   local s = session()

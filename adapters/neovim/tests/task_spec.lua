@@ -784,6 +784,97 @@ S.case("a message sent while the model streams shows at once as queued, then in 
   T.truthy(not text:find("queued", 1, true), "no longer queued")
 end)
 
+S.case("a paragraph taller than the chat window streams in view: its end shows, not a blank window", function()
+  T.fail_on_error_notices()
+  require("dline").setup({ chat = { position = "right", width = 40 } })
+  local s = require("dline").session()
+  T.defer(function() s:stop() end)
+  local words = {}
+  for i = 1, 400 do
+    words[i] = "word" .. i
+  end
+  -- One paragraph of ~3,000 characters (about 80 lines at 40 columns: taller than the
+  -- window), then the model stalls mid-answer, as one writing a long paragraph does.
+  local paragraph = table.concat(words, " ") .. " PARAGRAPH-END"
+  T.configure_model(s, {
+    {
+      text = "Intro.\n\n" .. paragraph,
+      textChunkChars = 500,
+      interrupt = { afterFrames = 9, mode = "stall" },
+    },
+  })
+  local controller = new_task("Write a long paragraph")
+  T.wait(function() return controller.chat:text():find("PARAGRAPH-END", 1, true) ~= nil end, "the paragraph to stream")
+  T.eq(controller.status, "TASK_STATUS_RUNNING", "still streaming")
+  local win = controller.chat:window()
+  vim.cmd("redraw")
+  local lines = vim.api.nvim_buf_get_lines(controller.chat.buf, 0, -1, false)
+  local at
+  for i, line in ipairs(lines) do
+    if line:find("PARAGRAPH-END", 1, true) then at = i end
+  end
+  T.truthy(
+    vim.fn.screenpos(win, at, #lines[at]).row > 0,
+    ("the paragraph's end is on screen (window lines %d-%d, paragraph at %d)"):format(
+      vim.fn.line("w0", win),
+      vim.fn.line("w$", win),
+      at
+    )
+  )
+  vim.cmd("Dline cancel")
+  wait_status(controller, "TASK_STATUS_CANCELLED")
+end)
+
+S.case(":bd of the chat buffer mid-task: the task goes on, and :Dline chat shows the whole chat again", function()
+  T.fail_on_error_notices()
+  require("dline").setup({ chat = { position = "right", width = 60 } })
+  local s = require("dline").session()
+  T.defer(function() s:stop() end)
+  workspace_file("notes.txt", "one\n")
+  T.configure_model(s, {
+    {
+      text = "Adding a line.",
+      toolCalls = { { name = "write_to_file", input = { path = "notes.txt", content = "one\ntwo\n" } } },
+    },
+    { toolCalls = { { name = "attempt_completion", input = { result = "Added two." } } } },
+  })
+  require("dline").config().prompt_on_ask = false
+  local controller = new_task("Add a line two")
+  wait_status(controller, "TASK_STATUS_WAITING")
+  local function count(text, needle)
+    local n, at = 0, 1
+    while true do
+      local found = text:find(needle, at, true)
+      if not found then return n end
+      n, at = n + 1, found + 1
+    end
+  end
+  -- Both sidebar buffers deleted, as a person does from the chat and from the input area.
+  vim.api.nvim_set_current_win(controller.chat:window())
+  vim.cmd("bdelete")
+  vim.cmd("bdelete " .. require("dline.sidebar").input_buffer())
+  T.eq(controller.chat:window(), nil, "the chat's window closed")
+  vim.cmd("Dline approve")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(T.read(vim.loop.cwd() .. "/notes.txt"), "one\ntwo\n", "the task went on")
+  vim.cmd("Dline chat")
+  local buf = vim.api.nvim_get_current_buf()
+  T.eq(buf, controller.chat.buf, "the chat is shown")
+  local text = T.buffer_text(buf)
+  T.eq(count(text, "## You\nAdd a line two"), 1, "the prompt, once:\n" .. text)
+  T.eq(count(text, "### write_to_file notes.txt"), 1, "the edit's row, once:\n" .. text)
+  T.contains(text, "## Task completed\nAdded two.", "what came after the :bd")
+  T.eq(vim.bo[buf].buftype, "nofile", "still a chat buffer, not a file to write")
+  T.eq(vim.bo[buf].modified, false, "nothing to save")
+  T.eq(vim.b[buf].dline_task_id, controller.task_id, "its task")
+  T.truthy(vim.fn.maparg("ga", "n") ~= "", "its keymaps")
+  local _, input_win = require("dline.sidebar").windows()
+  T.truthy(input_win, "the input area below it")
+  vim.api.nvim_set_current_win(input_win)
+  T.truthy(vim.fn.maparg("<CR>", "n") ~= "", "the input area's keymaps")
+  T.eq(vim.bo.buftype, "nofile", "the input area is not a file to write")
+end)
+
 S.case("a restore closes the task's compare tabs, out of date, and the buffer of a file it deleted", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

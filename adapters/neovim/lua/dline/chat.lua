@@ -31,16 +31,57 @@ vim.api.nvim_create_autocmd("ColorScheme", {
 ---@field state dline.ChatState
 ---@field blocks table[]   { key = string, lines = string[], tail = boolean, highlights = table|nil }
 ---@field on_send fun(text: string, restore: fun())|nil  `restore` puts the words back (the send was refused)
+---@field on_wipe fun()|nil  called when the chat's buffer is wiped out (:bwipeout, the task deleted)
 
 ---@return dline.Chat
 function M.new(task_id, title)
   local self = setmetatable({ task_id = task_id, blocks = {}, state = state_mod.new(task_id, title) }, { __index = M })
-  self.buf = H.scratch("dline://chat/" .. task_id)
-  vim.b[self.buf].dline_task_id = task_id
+  H.new_buffer(self)
   self.input_buf = require("dline.sidebar").input_buffer()
-  require("dline.sidebar").chat_keymaps(self.buf)
   H.set_block(self, "header", render.header_lines(self.state))
   return self
+end
+
+--- Gives the chat a new buffer, with its name, its task, its keymaps and its watchers.
+function H.new_buffer(self)
+  local buf = H.scratch("dline://chat/" .. self.task_id)
+  self.buf = buf
+  vim.b[buf].dline_task_id = self.task_id
+  require("dline.sidebar").chat_keymaps(buf)
+  -- :bdelete (or :bunload) keeps the buffer but empties it and clears its options, keymaps
+  -- and variables: the events that follow would be written into a plain buffer that has lost
+  -- the chat's rows (and that :w would write to a file). The chat gets a new buffer instead,
+  -- drawn whole from its state, which the next :Dline chat shows.
+  vim.api.nvim_create_autocmd({ "BufDelete", "BufUnload" }, {
+    buffer = buf,
+    callback = function()
+      vim.schedule(function()
+        if self.buf == buf and vim.api.nvim_buf_is_valid(buf) then H.renew(self, buf) end
+      end)
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    callback = function()
+      if self.buf == buf and self.on_wipe then self.on_wipe() end
+    end,
+  })
+end
+
+--- Replaces the chat's deleted (unloaded) buffer `old` with a new one showing the whole chat.
+function H.renew(self, old)
+  self.buf = nil -- `old` is no longer the chat's: wiping it closes nothing
+  pcall(vim.api.nvim_buf_delete, old, { force = true })
+  H.new_buffer(self)
+  M.redraw(self)
+end
+
+--- Renews the buffer now when it was deleted and the scheduled renewal has not run yet.
+function H.ensure_buffer(self)
+  if self.buf and vim.api.nvim_buf_is_valid(self.buf) and not vim.api.nvim_buf_is_loaded(self.buf) then
+    H.renew(self, self.buf)
+    return true
+  end
 end
 
 function H.scratch(name)
@@ -60,7 +101,10 @@ end
 -- Windows -------------------------------------------------------------------------------
 
 --- Shows the chat in the chat sidebar (see config.chat), with the input area below it.
-function M.open(self, opts) require("dline.sidebar").show(self, opts) end
+function M.open(self, opts)
+  H.ensure_buffer(self)
+  require("dline.sidebar").show(self, opts)
+end
 
 --- The window showing the chat in the current tab, if any.
 function M.window(self)
@@ -154,22 +198,40 @@ function H.append_text(self, item, text)
   for i = 2, #changed do
     table.insert(lines, #lines, changed[i])
   end
-  H.follow(self)
+  H.follow(self, false, #changed == 1)
   return true
+end
+
+--- Where a window following the chat puts its cursor: the end of its last line with text
+--- (the blank line that ends every block would do for a short line, but a line taller than
+--- the window, a long paragraph in a narrow sidebar, would then be scrolled out of view
+--- whole: only that blank line and "~" would show). At the end of a tall line, Neovim shows
+--- that line's end, where the text arrives.
+function M.end_position(buf)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local line = count
+  local text = vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or ""
+  if text == "" and count > 1 then
+    line = count - 1
+    text = vim.api.nvim_buf_get_lines(buf, line - 1, line, false)[1] or ""
+  end
+  return { line, #text }
 end
 
 --- Keeps windows whose cursor was at the end of the chat at its end (one whose cursor is
 --- elsewhere, where the user reads, stays). Cheap when nothing was added: called on every
---- streamed delta.
-function H.follow(self, force)
+--- streamed delta. `grew`: text was added to the last text line (no new line).
+function H.follow(self, force, grew)
   local count = vim.api.nvim_buf_line_count(self.buf)
   local before = self.line_count or 0
   self.line_count = count
-  if count == before and not force then return end
+  if count == before and not force and not grew then return end
+  local target
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == self.buf then
       if force or vim.api.nvim_win_get_cursor(win)[1] >= before - 1 then
-        pcall(vim.api.nvim_win_set_cursor, win, { count, 0 })
+        target = target or M.end_position(self.buf)
+        pcall(vim.api.nvim_win_set_cursor, win, target)
       end
       if force or count < before then
         -- The chat got shorter (a restore, a retry): a window whose top line is past the new
@@ -196,6 +258,7 @@ end
 --- Redraws everything from the state (after a load), and shows the end of the chat in every
 --- window showing it (an unfocused chat would otherwise keep a view of lines that are gone).
 function M.redraw(self)
+  if H.ensure_buffer(self) then return end
   H.modifiable(self.buf, true)
   vim.api.nvim_buf_clear_namespace(self.buf, H.NS, 0, -1)
   vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
@@ -248,6 +311,8 @@ end
 --- Applies one TaskEvent; returns what changed (dline.ChatChange).
 function M.apply(self, event)
   local change = state_mod.apply(self.state, event)
+  -- Drawn whole from the state, this event included.
+  if H.ensure_buffer(self) then return change end
   for _, id in ipairs(change.removed or {}) do
     H.remove_block(self, "msg:" .. id)
   end
@@ -270,11 +335,12 @@ end
 --- core adds it to the conversation only when the turn ends). `unqueue`: it was refused.
 function M.queue(self, text)
   state_mod.queue(self.state, text)
+  if H.ensure_buffer(self) then return end
   H.set_block(self, "queued", render.queued_lines(self.state), true)
 end
 
 function M.unqueue(self, text)
-  if state_mod.unqueue(self.state, text).queued then
+  if state_mod.unqueue(self.state, text).queued and not H.ensure_buffer(self) then
     H.set_block(self, "queued", render.queued_lines(self.state), true)
   end
 end

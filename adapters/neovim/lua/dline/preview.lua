@@ -85,6 +85,51 @@ function H.replaced(edit)
   )
 end
 
+--- Gives the window saying what an edit's text replaces the height of its lines, wrapped at
+--- its width now (a narrower screen wraps them on more lines), but at most half the screen:
+--- the text the edit writes, below it, stays in view.
+function H.fit_description(win)
+  if not vim.api.nvim_win_is_valid(win) then return end
+  local height
+  if vim.api.nvim_win_text_height then
+    height = vim.api.nvim_win_text_height(win, {}).all
+  else
+    -- 0.9 and older: count the wrapped lines (the window shows no line numbers or signs of
+    -- its own, but 'number' may be set for every window).
+    local info = vim.fn.getwininfo(win)[1] or {}
+    local width = math.max(vim.api.nvim_win_get_width(win) - (info.textoff or 0), 1)
+    height = 0
+    for _, line in ipairs(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)) do
+      height = height + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+    end
+  end
+  local room = math.max(1, math.floor((vim.o.lines - vim.o.cmdheight - 2) / 2))
+  height = math.max(1, math.min(height, room))
+  if vim.api.nvim_win_get_height(win) ~= height then pcall(vim.api.nvim_win_set_height, win, height) end
+end
+
+--- Fits the preview's description windows again when the screen or a window changes size
+--- (:set lines= / columns=, a terminal resized, a split in the preview's tab), and when their
+--- tab page is entered (a tab page in the background keeps its old layout until then).
+function H.watch_sizes(preview)
+  H.count = (H.count or 0) + 1
+  preview.augroup = vim.api.nvim_create_augroup("dline_preview_sizes_" .. H.count, { clear = true })
+  local events = { "VimResized", "TabEnter" }
+  if vim.fn.exists("##WinResized") == 1 then table.insert(events, "WinResized") end
+  vim.api.nvim_create_autocmd(events, {
+    group = preview.augroup,
+    callback = function()
+      for _, win in ipairs(preview.descriptions) do
+        if
+          vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_tabpage(win) == vim.api.nvim_get_current_tabpage()
+        then
+          H.fit_description(win)
+        end
+      end
+    end,
+  })
+end
+
 function H.keymaps(buf, answer)
   for _, key in ipairs(M.KEYS) do
     vim.keymap.set(
@@ -94,6 +139,53 @@ function H.keymaps(buf, answer)
       { buffer = buf, desc = "Dline: " .. key[3], nowait = true }
     )
   end
+end
+
+--- `text`'s first characters that fit in `width` screen cells.
+function H.head(text, width)
+  local out, used = {}, 0
+  for _, char in ipairs(vim.fn.split(text, [[\zs]])) do
+    used = used + vim.fn.strdisplaywidth(char)
+    if used > width then break end
+    table.insert(out, char)
+  end
+  return table.concat(out)
+end
+
+--- `text`'s last characters that fit in `width` screen cells.
+function H.tail(text, width)
+  local out, used = {}, 0
+  local chars = vim.fn.split(text, [[\zs]])
+  for i = #chars, 1, -1 do
+    used = used + vim.fn.strdisplaywidth(chars[i])
+    if used > width then break end
+    table.insert(out, 1, chars[i])
+  end
+  return table.concat(out)
+end
+
+--- The keys of the preview, from the whole sentence down to the bare keys.
+H.KEY_HINTS = {
+  "  ga approve · gr deny · gA/gR with feedback · q close",
+  "  ga approve · gr deny · q close",
+  "  ga · gr · q",
+}
+
+--- The line shown under a preview tab ("Dline proposes: path (+1 -1)  ga approve · ..."),
+--- in at most `width` screen cells (v:echospace): a longer message makes Neovim wait for
+--- Enter before the question can even be seen. The keys are said shorter first, then the
+--- path loses its beginning ("…/deep/file.txt").
+function M.proposes(edit, width)
+  local path, stat = render.one_line(edit.path or ""), render.edit_stat(edit)
+  local head = ("Dline proposes: %s %s"):format(path, stat)
+  local fits = function(text) return vim.fn.strdisplaywidth(text) <= width end
+  for _, keys in ipairs(H.KEY_HINTS) do
+    if fits(head .. keys) then return head .. keys end
+  end
+  if fits(head) then return head end
+  local room = width - vim.fn.strdisplaywidth(("Dline proposes: … %s"):format(stat))
+  if room >= 8 then return ("Dline proposes: …%s %s"):format(H.tail(path, room), stat) end
+  return H.head(head, math.max(width - 1, 0)) .. "…"
 end
 
 ---@class dline.Preview
@@ -109,7 +201,7 @@ function M.open(ask, root, answer, opts)
   local edits = ask.edits or {}
   if #edits == 0 then return nil end
   local previous_tab = vim.api.nvim_get_current_tabpage()
-  local preview = { tabs = {}, scratch = {} }
+  local preview = { tabs = {}, scratch = {}, descriptions = {} }
   local max_tabs = opts.max_tabs or 8
   local function on_key(action)
     if action == "close" then return preview.close() end
@@ -143,14 +235,11 @@ function M.open(ask, root, answer, opts)
       table.insert(preview.scratch, proposed)
       vim.api.nvim_win_set_buf(0, proposed)
       H.keymaps(proposed, on_key)
-      -- As high as its wrapped lines, and no higher.
+      -- As high as its wrapped lines, and no higher, again whenever the screen changes size.
       vim.wo[left_win].wrap = true
-      local width, height = math.max(vim.api.nvim_win_get_width(left_win), 1), 0
-      for _, line in ipairs(vim.api.nvim_buf_get_lines(current, 0, -1, false)) do
-        height = height + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
-      end
-      vim.api.nvim_win_set_height(left_win, height)
       vim.wo[left_win].winfixheight = true
+      table.insert(preview.descriptions, left_win)
+      H.fit_description(left_win)
     elseif edit.truncated then
       local status = ((edit.status or ""):gsub("^FILE_STATUS_", "")):lower()
       local sizes = render.edit_sizes(edit)
@@ -188,21 +277,20 @@ function M.open(ask, root, answer, opts)
     end
     -- Your own buffer keeps its keymaps: the keys answer from the proposed side.
     if vim.tbl_contains(preview.scratch, current) then H.keymaps(current, on_key) end
-    vim.api.nvim_echo({
-      {
-        ("Dline proposes: %s %s  ga approve · gr deny · gA/gR with feedback · q close"):format(
-          edit.path,
-          render.edit_stat(edit)
-        ),
-        "MoreMsg",
-      },
-    }, false, {})
+    vim.api.nvim_echo({ { M.proposes(edit, vim.v.echospace), "MoreMsg" } }, false, {})
   end
+
+  if #preview.descriptions > 0 then H.watch_sizes(preview) end
 
   local closed = false
   function preview.close()
     if closed then return end
     closed = true
+    if preview.augroup then pcall(vim.api.nvim_del_augroup_by_id, preview.augroup) end
+    -- Back to the tab page the preview was opened from only when it is the one shown: an
+    -- answer given from another tab page (ga in the chat there) stays there.
+    local current = vim.api.nvim_get_current_tabpage()
+    local shown = vim.tbl_contains(preview.tabs, current)
     for _, tab in ipairs(preview.tabs) do
       if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
         for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
@@ -215,7 +303,11 @@ function M.open(ask, root, answer, opts)
     for _, buf in ipairs(preview.scratch) do
       if vim.api.nvim_buf_is_valid(buf) then pcall(vim.api.nvim_buf_delete, buf, { force = true }) end
     end
-    if vim.api.nvim_tabpage_is_valid(previous_tab) then vim.api.nvim_set_current_tabpage(previous_tab) end
+    if shown and vim.api.nvim_tabpage_is_valid(previous_tab) then
+      vim.api.nvim_set_current_tabpage(previous_tab)
+    elseif vim.api.nvim_tabpage_is_valid(current) then
+      vim.api.nvim_set_current_tabpage(current)
+    end
   end
   return preview
 end

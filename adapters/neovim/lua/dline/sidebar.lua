@@ -34,6 +34,19 @@ function M.input_buffer()
     M.send(H.current)
   end, "send")
   map("n", "q", M.close, "close the chat")
+  -- :bdelete empties it and clears its options and keymaps: the next one is a new buffer.
+  vim.api.nvim_create_autocmd({ "BufDelete", "BufUnload" }, {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if H.input == buf then H.input = nil end
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(buf) and not vim.api.nvim_buf_is_loaded(buf) then
+          pcall(vim.api.nvim_buf_delete, buf, { force = true })
+        end
+      end)
+    end,
+  })
   return buf
 end
 
@@ -108,6 +121,7 @@ function M.show(chat, opts)
   H.current = chat
   local input = M.input_buffer()
   local chat_win, input_win = M.windows()
+  local created = not chat_win
   if not chat_win then
     if opts.position == "right" or opts.position == "left" then
       vim.cmd((opts.position == "right" and "botright" or "topleft") .. " vsplit")
@@ -136,10 +150,16 @@ function M.show(chat, opts)
     H.set_local(input_win, "number", false)
     vim.api.nvim_set_current_win(chat_win)
   end
+  if created and opts.position == "below" then
+    -- Splitting the input area off the chat made every window of the column as high as the
+    -- others ('equalalways'): the chat gets its height back, and keeps it when you split.
+    vim.api.nvim_win_set_height(chat_win, M.fit(opts.height, vim.o.lines))
+    H.set_local(chat_win, "winfixheight", true)
+  end
   H.watch_close()
   H.watch_resize()
   -- Show its end.
-  pcall(vim.api.nvim_win_set_cursor, chat_win, { vim.api.nvim_buf_line_count(chat.buf), 0 })
+  pcall(vim.api.nvim_win_set_cursor, chat_win, require("dline.chat").end_position(chat.buf))
 end
 
 --- The chat's size (width, or height below) in a screen of `total` columns (or lines): the

@@ -151,11 +151,7 @@ function M.open(task_id, opts)
   require("dline.quit").watch(M.busy)
   context.track()
   controller.chat:open(dline().config().chat)
-  vim.api.nvim_create_autocmd("BufWipeout", {
-    buffer = controller.chat.buf,
-    once = true,
-    callback = function() controller:close() end,
-  })
+  controller.chat.on_wipe = function() controller:close() end
   if opts.replay then
     controller:follow("0")
     H.checkpoint_status(controller)
