@@ -411,4 +411,16 @@ S.case(
   end
 )
 
+S.case("a status read answered before a newer checkpoint event is not shown over it", function()
+  local state = fold.new("t1", "task")
+  -- Asked while the baseline ran; its answer ("initializing") arrives after the stream said "ready".
+  local latest = fold.checkpoint_read(state)
+  play(state, { { seq = "1", checkpointStatus = { state = "CHECKPOINT_STATE_READY" } } })
+  T.eq(latest(state), false, "an event came meanwhile: the read's answer is older")
+  -- A read asked after the last event is the latest word, but not for a chat whose state was reloaded.
+  local fresh = fold.checkpoint_read(state)
+  T.eq(fresh(state), true, "no event since: shown")
+  T.eq(fresh(fold.new("t1", "task")), false, "another state (a reload): not shown")
+end)
+
 return S

@@ -330,6 +330,7 @@ function M.apply(state, event)
     return { notice = true, removed = removed }
   elseif event.checkpointStatus then
     local c = event.checkpointStatus
+    state.checkpoint_news = (state.checkpoint_news or 0) + 1
     local name = (c.state or ""):gsub("^CHECKPOINT_STATE_", ""):lower()
     state.checkpoints = {
       state = name,
@@ -382,6 +383,14 @@ end
 
 --- The state as plain data for comparisons (tests, recorded streams): rows with their kind,
 --- role, text and tool call status, the status, the pending question, the usage.
+--- Before a status read (GetStatus): the function returned says whether its answer is still
+--- the latest word on the checkpoints of `state`. An event that came meanwhile is newer: a read
+--- answered during the baseline ("initializing") must not undo the "ready" that followed it.
+function M.checkpoint_read(state)
+  local asked = state.checkpoint_news or 0
+  return function(current) return current == state and (state.checkpoint_news or 0) == asked end
+end
+
 function M.snapshot(state)
   local rows = {}
   for _, item in ipairs(M.items(state)) do

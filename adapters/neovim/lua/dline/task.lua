@@ -168,8 +168,10 @@ end
 --- Shows up front when the task's checkpoints are not working (e.g. unavailable in the home
 --- folder), instead of only when a checkpoint is asked for.
 function H.checkpoint_status(self)
+  local latest = require("dline.chat_state").checkpoint_read(self.chat.state)
   dline().session():call("CheckpointService", "GetStatus", { taskId = self.task_id }, function(err, res)
     if err or not res or not vim.api.nvim_buf_is_valid(self.chat.buf) then return end
+    if not latest(self.chat.state) then return end
     if res.state and res.state ~= "CHECKPOINT_STATE_READY" then self.chat:set_checkpoint_status(res) end
   end)
 end
