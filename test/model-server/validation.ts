@@ -44,6 +44,31 @@ function refuseAnthropic(body: any): Refusal | undefined {
   if (hasToolBlocks && !(Array.isArray(body.tools) && body.tools.length > 0)) {
     return anthropicError("Requests which include `tool_use` or `tool_result` blocks must define tools.");
   }
+  // Each tool_use is answered by a tool_result in the next message, and only there.
+  for (let i = 0; i < messages.length; i++) {
+    const used = messages[i].role === "assistant" ? blocks(messages[i]).filter((b) => b?.type === "tool_use") : [];
+    const next = messages[i + 1];
+    const answered = new Set(
+      next?.role === "user" ? blocks(next).flatMap((b) => (b?.type === "tool_result" ? [b.tool_use_id] : [])) : [],
+    );
+    const missing = used.filter((b) => !answered.has(b.id)).map((b) => b.id);
+    if (missing.length > 0)
+      return anthropicError(
+        `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      );
+    if (messages[i].role !== "user") continue;
+    const previous = new Set(
+      i > 0 ? blocks(messages[i - 1]).flatMap((b) => (b?.type === "tool_use" ? [b.id] : [])) : [],
+    );
+    const content = blocks(messages[i]);
+    for (let j = 0; j < content.length; j++) {
+      const b = content[j];
+      if (b?.type === "tool_result" && !previous.has(b.tool_use_id))
+        return anthropicError(
+          `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+        );
+    }
+  }
   const thinking = body.thinking;
   if (thinking?.type === "enabled") {
     const budget = thinking.budget_tokens;
@@ -83,6 +108,35 @@ function refuseAnthropic(body: any): Refusal | undefined {
 }
 
 function refuseOpenAi(body: any, script: ModelServerScript, reasoningSent: ReadonlySet<string>): Refusal | undefined {
+  const all: any[] = Array.isArray(body.messages) ? body.messages : [];
+  // An assistant message's tool_calls are answered by the tool messages right after it, each once.
+  for (let i = 0; i < all.length; i++) {
+    const m = all[i];
+    if (m.role === "tool") {
+      const owner = all.slice(0, i).findLast((x) => x.role !== "tool");
+      const ids = Array.isArray(owner?.tool_calls) ? owner.tool_calls.map((c: any) => c.id) : [];
+      if (!ids.includes(m.tool_call_id))
+        return openAiError(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          null,
+          "invalid_request_error",
+          `messages.[${i}].role`,
+        );
+      continue;
+    }
+    if (m.role !== "assistant" || !Array.isArray(m.tool_calls) || m.tool_calls.length === 0) continue;
+    let end = i + 1;
+    while (all[end]?.role === "tool") end++;
+    const answered = new Set(all.slice(i + 1, end).map((t) => t.tool_call_id));
+    const missing = m.tool_calls.map((c: any) => c.id).filter((id: string) => !answered.has(id));
+    if (missing.length > 0)
+      return openAiError(
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(", ")}`,
+        null,
+        "invalid_request_error",
+        `messages.[${end}].role`,
+      );
+  }
   if (script.rejectTools && Array.isArray(body.tools) && body.tools.length > 0) {
     return openAiError(
       `registry.ollama.ai/library/${String(body.model)}:latest does not support tools`,

@@ -3,6 +3,8 @@
  * own), a task that runs in one of them, followed and answered from the others as if it ran
  * there. Real sidecar processes, the scripted model server.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe as suite, expect, it, vi } from "vitest";
 import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
@@ -118,9 +120,15 @@ suite("a task running in one sidecar, followed from another", () => {
     // The question the dead owner asked is settled as dropped, on the same stream.
     expect(followed.events.some((e) => e.event.case === "askResolved" && e.event.value.dropped)).toBe(true);
 
-    // Resumed in the follower's sidecar: the same subscription shows the rest of the task.
+    // Resumed in the follower's sidecar: the same subscription shows the rest of the task. The
+    // edit whose approval the dead owner waited on is asked again (it never ran), without a model request.
     await follower.clients.tasks.resume({ taskId });
+    const again = await followed.until((e) => e.seq > interrupted.seq && e.event.case === "ask");
+    const ask = again.event.case === "ask" ? again.event.value : undefined;
+    expect(ask?.tool).toBe("write_to_file");
+    await follower.clients.tasks.respond({ taskId, askId: ask!.askId, approve: true, text: "" });
     await followed.status(TaskStatus.COMPLETED);
+    expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("written by dline\n");
     expect(
       followed.events.some(
         (e) =>

@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelMessage } from "../agent/index.js";
+import type { ModelToolCall } from "./assistant-stream.js";
 import { LEGACY_CONVERSATION_KIND } from "../tasks/index.js";
 import { applyContextTrim, type ContextTrimData, type ConversationItem } from "./context-trim.js";
 
@@ -169,18 +170,22 @@ function legacyBlocks(content: unknown): ContentBlock[] {
  * Tool calls of the last assistant message that have no result yet: after a crash mid-turn,
  * these get an "interrupted" result so that the conversation stays valid for the model.
  */
-export function unansweredToolCalls(entries: JournalEntryLike[]): { id: string; name: string }[] {
+export function unansweredToolCalls(entries: JournalEntryLike[]): ModelToolCall[] {
   const entry = latestMessage(entries);
-  if (entry?.kind === JOURNAL_KIND.assistant) {
-    const data = JSON.parse(entry.data) as AssistantMessageData;
-    return data.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
-  }
+  const calls = (blocks: ContentBlock[]): ModelToolCall[] =>
+    blocks.flatMap((b) =>
+      b.type === "tool_use" ? [{ id: b.id, name: b.name, input: objectOrUndefined(b.input) }] : [],
+    );
+  if (entry?.kind === JOURNAL_KIND.assistant) return calls((JSON.parse(entry.data) as AssistantMessageData).content);
   if (entry?.kind === LEGACY_CONVERSATION_KIND) {
     const legacy = JSON.parse(entry.data) as { role: string; content: unknown };
-    if (legacy.role === "user") return [];
-    return legacyBlocks(legacy.content).flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name }] : []));
+    return legacy.role === "user" ? [] : calls(legacyBlocks(legacy.content));
   }
   return [];
+}
+
+function objectOrUndefined(value: unknown): Record<string, unknown> | undefined {
+  return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** The latest message of the conversation (markers carry none). */

@@ -19,6 +19,8 @@ export interface MessagesPort {
 
 export interface JournalPort {
   append(entry: JournalAppend): number;
+  /** Appends `entry` and removes the entries of `dropKind` after `afterSeq`, in one transaction. */
+  appendDropping(entry: JournalAppend, dropKind: string, afterSeq: number): number;
   entries(afterSeq?: number): JournalEntry[];
 }
 

@@ -14,7 +14,8 @@ import {
   TaskOwnedElsewhere,
   type TaskStatusName,
 } from "../tasks/index.js";
-import { endsWithAnswer, JOURNAL_KIND, unansweredToolCalls, type UserMessageData } from "./conversation.js";
+import { endsWithAnswer, JOURNAL_KIND, type ToolResultsData, type UserMessageData } from "./conversation.js";
+import { STOPPED_WHILE_ASKING, stoppedTurn, TOOL_CALL_PROGRESS, type StoppedTurn } from "./stopped-turn.js";
 import { cutConversation } from "./conversation-cut.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
 import type { RuntimeAsk, RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
@@ -193,7 +194,10 @@ export class TaskRuntime {
           message.detail = toolCallDetail({
             ...call,
             status: "interrupted",
-            reason: "The sidecar running the task stopped before this call finished.",
+            reason:
+              call.status === "pending"
+                ? STOPPED_WHILE_ASKING
+                : "The sidecar running the task stopped before this call finished.",
           });
         // A text still streaming when its sidecar died ends there: cut off, as a Cancel leaves it.
         if (message.partial && !call && message.kind === "text") message.cutOff = true;
@@ -353,10 +357,11 @@ export class TaskRuntime {
     task.runSettled = done;
   }
 
-  private async continueTask(task: LiveTask): Promise<void> {
+  private async continueTask(task: LiveTask, stopped?: StoppedTurn): Promise<void> {
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, task.id);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot));
+    if (stopped) loop.continueStoppedTurn(stopped);
     await this.taskHooks(task, "TaskResume", {});
     this.start(task, loop);
   }
@@ -636,24 +641,22 @@ export class TaskRuntime {
     if (task.run) throw new DlineError("failed_precondition", `Task ${taskId} is already running.`);
     await this.settleWorkspace(task, options.workspaceRoot);
     importLegacyConversation(this.deps.sqlite, task.files);
-    const unanswered = unansweredToolCalls(task.journal.entries());
-    if (unanswered.length > 0) {
-      task.journal.append({
-        kind: JOURNAL_KIND.toolResults,
-        data: JSON.stringify({
-          results: unanswered.map((c) => ({
-            toolUseId: c.id,
-            content:
-              "This tool call was interrupted (the task stopped before it finished). Check the workspace before repeating it.",
-            isError: true,
-          })),
-        }),
-      });
-    } else if (endsWithAnswer(task.journal.entries())) {
+    const entries = task.journal.entries();
+    const stopped = stoppedTurn(entries);
+    if (stopped && stopped.notStarted.length === 0) {
+      // Every call of the stopped turn ended or was cut short: the model reads how, and goes on.
+      const results: ToolResultsData = { results: stopped.results, feedback: stopped.feedback };
+      task.journal.appendDropping(
+        { kind: JOURNAL_KIND.toolResults, data: JSON.stringify(results) },
+        TOOL_CALL_PROGRESS,
+        stopped.afterSeq,
+      );
+    } else if (!stopped && endsWithAnswer(entries)) {
       const note: UserMessageData = { text: RESUMED_AFTER_ANSWER_NOTE };
       task.journal.append({ kind: JOURNAL_KIND.user, data: JSON.stringify(note) });
     }
-    await this.continueTask(task);
+    // A call that waited for approval when the run stopped is asked again, without a new model request.
+    await this.continueTask(task, stopped?.notStarted.length ? stopped : undefined);
   }
 
   /**

@@ -22,10 +22,11 @@ import {
 } from "../agent/index.js";
 import type { StoredUiMessage } from "../tasks/index.js";
 import type { HookEvent, HookOutcome } from "./capabilities-port.js";
-import { JOURNAL_KIND, type ToolResultsData } from "./conversation.js";
+import type { ToolResultsData } from "./conversation.js";
 import { boundedOutput, editRecords, type CommandLineRecord, type FileEditRecord } from "./tool-call-record.js";
 import { ToolRow } from "./tool-row.js";
 import type { ModelToolCall } from "./assistant-stream.js";
+import { STOPPED_WHILE_ASKING, type StoppedTurn, type ToolCallProgress } from "./stopped-turn.js";
 import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
 import type { AskKindName, RuntimeAsk } from "./runtime-events.js";
 import type { ToolCallStatusName } from "./tool-call-record.js";
@@ -57,6 +58,10 @@ export interface ToolTurnHost {
   addMessage(init: Partial<StoredUiMessage>): StoredUiMessage;
   finalize(message: StoredUiMessage): void;
   journal(kind: string, data: object): void;
+  /** Records a step of one call (stopped-turn.ts): what lets Resume go on with a turn its run stopped in. */
+  journalProgress(progress: ToolCallProgress): void;
+  /** Records the turn's results, which make its calls' progress records obsolete. */
+  journalResults(data: ToolResultsData): void;
   /** The most characters one tool result should take in the context window. */
   readonly maxResultChars?: number;
   /** A tool call id unique in the task, from the model's (models may repeat theirs). */
@@ -136,7 +141,7 @@ export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal
 }
 
 type Proposal =
-  | { kind: "run"; prepared: PreparedEdit | undefined }
+  | { kind: "run"; prepared: PreparedEdit | undefined; feedback?: string }
   | { kind: "denied"; feedback: string; reason?: string }
   | { kind: "refused"; message: string };
 
@@ -154,8 +159,9 @@ export async function runToolCalls(
   calls: ModelToolCall[],
   assistantMessageId: string,
   signal: AbortSignal,
+  stopped?: Pick<StoppedTurn, "results" | "feedback">,
 ): Promise<"continue" | "completed"> {
-  return new ToolTurn(host, signal).run(calls, assistantMessageId);
+  return new ToolTurn(host, signal, stopped).run(calls, assistantMessageId);
 }
 
 class ToolTurn {
@@ -169,10 +175,17 @@ class ToolTurn {
   private agentIgnore!: IgnoreMatcher;
   private guard!: ToolGuard;
 
+  /** `stopped`: the results (and feedback) of the calls of this turn that ended before its run stopped. */
   constructor(
     private readonly host: ToolTurnHost,
     private readonly signal: AbortSignal,
-  ) {}
+    stopped?: Pick<StoppedTurn, "results" | "feedback">,
+  ) {
+    if (stopped) {
+      this.results.push(...stopped.results);
+      this.feedback = stopped.feedback;
+    }
+  }
 
   private get deps(): TurnLoopDeps {
     return this.host.deps;
@@ -180,6 +193,7 @@ class ToolTurn {
 
   private result(call: ModelToolCall, content: string, isError = false): void {
     this.results.push({ toolUseId: call.id, content, isError });
+    this.host.journalProgress({ toolUseId: call.id, step: "ended", content, isError });
   }
 
   async run(calls: ModelToolCall[], assistantMessageId: string): Promise<"continue" | "completed"> {
@@ -193,10 +207,7 @@ class ToolTurn {
       }
       await this.runCall(call);
     }
-    this.host.journal(JOURNAL_KIND.toolResults, {
-      results: this.results,
-      feedback: this.feedback,
-    } satisfies ToolResultsData);
+    this.host.journalResults({ results: this.results, feedback: this.feedback });
     if (this.modified) this.saveTurnCheckpoint(assistantMessageId);
     if (this.completion) {
       await this.complete(this.completion);
@@ -373,12 +384,16 @@ class ToolTurn {
         );
         return;
       }
+      host.journalProgress({ toolUseId: call.id, step: "started", feedback: proposal.feedback });
       await this.execute(tool, call, proposal.prepared, row.current, { toolCallId, summary, isCommand, command });
     } catch (err) {
       if (this.signal.aborted && row.current && !row.current.over) {
         const stopping = (this.signal.reason as { code?: string } | undefined)?.code === "unavailable";
+        const waited = row.current.record.status === "pending";
         const reason = stopping
-          ? "The sidecar stopped before this call finished."
+          ? waited
+            ? STOPPED_WHILE_ASKING
+            : "The sidecar stopped before this call finished."
           : "The task was cancelled before this call finished.";
         row.current.update({ status: "interrupted", reason });
         this.ended(toolCallId, "interrupted", reason);
@@ -421,6 +436,7 @@ class ToolTurn {
     row: { current?: ToolRow },
   ): Promise<Proposal> {
     const input = call.input!;
+    let approvedWith: string | undefined;
     for (let attempt = 1; ; attempt++) {
       let prepared: PreparedEdit | undefined;
       if (tool.prepareEdit) {
@@ -444,6 +460,7 @@ class ToolTurn {
       }
       if (o.decision.kind === "ask") {
         const kind = o.command ? "command_approval" : "tool_approval";
+        this.host.journalProgress({ toolUseId: call.id, step: "asked" });
         const answer = await ask(
           this.deps,
           {
@@ -461,6 +478,7 @@ class ToolTurn {
         if (!answer.approve) return { kind: "denied", feedback: answer.text, reason: answer.reason };
         if (answer.text) {
           this.feedback = `The user approved with feedback: ${answer.text}`;
+          approvedWith = this.feedback;
           row.current?.update({ feedback: answer.text });
         }
         // They may have started editing the file while the question waited.
@@ -469,7 +487,7 @@ class ToolTurn {
       }
       // Auto-approved: nothing waited since the preparation (the commit checks once more).
       if (!prepared || o.decision.kind !== "ask" || (await isCurrent(prepared, this.toolContext())))
-        return { kind: "run", prepared };
+        return { kind: "run", prepared, feedback: approvedWith };
       if (attempt >= MAX_PROPOSALS) {
         return {
           kind: "refused",

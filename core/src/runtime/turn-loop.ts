@@ -22,6 +22,7 @@ import { JOURNAL_KIND, latestToolFormat } from "./conversation.js";
 import { textToolItems } from "./text-tool-conversation.js";
 import { runAndRecordHooks, type HookEvent, type HookOutcome } from "./capabilities-port.js";
 import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
+import { settledWithoutRerun, stoppedTurn, TOOL_CALL_PROGRESS, type StoppedTurn } from "./stopped-turn.js";
 import { describeRunFailure } from "./run-failure.js";
 import { askAfterMistakes, MAX_CONSECUTIVE_MISTAKES } from "./mistake-limit.js";
 import { OutputLimit } from "./output-limit.js";
@@ -103,6 +104,10 @@ export class TurnLoop {
   private readonly outputLimit: OutputLimit;
   /** Answers in a row whose tool calls could not be run. */
   private mistakes = 0;
+  /** A stopped turn the next run goes on with (continueStoppedTurn). */
+  private stoppedTurn: StoppedTurn | undefined;
+  /** The journal seq of the current turn's answer: its calls' progress entries come after it. */
+  private turnSeq = 0;
   /** This turn's tools: the built-in ones and those capabilities add (read at every turn). */
   private turnTools: readonly ToolDefinition[] = [];
   /** The task's mode, read at every request and tool call (absent: act). */
@@ -152,9 +157,18 @@ export class TurnLoop {
   }
 
   /** Appends a journal entry recording the UI messages added since the previous one. */
-  private journal(kind: string, data: object): void {
-    this.deps.journal.append({ kind, data: JSON.stringify({ ...data, messageIds: this.unjournaled }) });
+  /**
+   * Journals a step with the chat messages it produced (a rewind cuts at them). With
+   * `dropsProgressAfter`, the step holds a turn's results: its calls' progress entries go.
+   */
+  private journal(kind: string, data: object, dropsProgressAfter?: number): number {
+    const entry = { kind, data: JSON.stringify({ ...data, messageIds: this.unjournaled }) };
+    const seq =
+      dropsProgressAfter === undefined
+        ? this.deps.journal.append(entry)
+        : this.deps.journal.appendDropping(entry, TOOL_CALL_PROGRESS, dropsProgressAfter);
     this.unjournaled = [];
+    return seq;
   }
 
   private get capabilityContext() {
@@ -197,9 +211,21 @@ export class TurnLoop {
             ignore: await this.deps.agentIgnore(),
           })
         : undefined;
+    // A turn its run stopped in gets its calls' results first: the APIs refuse a tool call
+    // without one, and the person wrote instead of resuming it.
+    const stopped = stoppedTurn(this.deps.journal.entries());
+    if (stopped) this.journal(JOURNAL_KIND.toolResults, settledWithoutRerun(stopped), stopped.afterSeq);
     const message = this.addMessage({ role: "user", kind: "text", text });
     this.journal(JOURNAL_KIND.user, environment ? { text: expanded, environment } : { text: expanded });
     return message;
+  }
+
+  /**
+   * Resume of a turn its run stopped in while a call waited for approval: the next run first
+   * runs the calls that never started (asking again), with the results of those that ended.
+   */
+  continueStoppedTurn(turn: StoppedTurn): void {
+    this.stoppedTurn = turn;
   }
 
   /** Records a context trim: the journal entry (what the next requests leave out), the chat's marker, context.json and its history, a compaction checkpoint. */
@@ -234,6 +260,14 @@ export class TurnLoop {
     const maxRequests = deps.maxRequestsPerRun ?? 200;
     deps.setStatus("running");
     try {
+      const stopped = this.stoppedTurn;
+      this.stoppedTurn = undefined;
+      if (stopped) {
+        this.turnSeq = stopped.afterSeq;
+        await this.loadTurnTools(signal);
+        if ((await runToolCalls(this.toolHost(), stopped.notStarted, "", signal, stopped)) === "completed")
+          return "completed";
+      }
       for (let request = 0; request < maxRequests; request++) {
         signal.throwIfAborted();
         const turn = await this.streamAssistantTurn(signal);
@@ -299,10 +333,17 @@ export class TurnLoop {
    * and recorded when it would not fit), the answer streamed, an answer refused as too large
    * sent again smaller, and a server that refuses native tools answered in text from then on.
    */
-  private async streamAssistantTurn(signal: AbortSignal): Promise<AssistantTurn> {
+  /** The turn's capabilities, and its tools: the built-in ones and those capabilities add. */
+  private async loadTurnTools(signal: AbortSignal) {
     const { deps } = this;
     const capabilities = await deps.capabilities.forTurn({ ...this.capabilityContext, signal });
     this.turnTools = [...deps.tools, ...capabilities.tools.filter((t) => !deps.tools.some((b) => b.name === t.name))];
+    return capabilities;
+  }
+
+  private async streamAssistantTurn(signal: AbortSignal): Promise<AssistantTurn> {
+    const { deps } = this;
+    const capabilities = await this.loadTurnTools(signal);
     const textTools = this.toolFormat() === "xml";
     const specs = textTools ? [] : toolSpecs(this.turnTools);
     const planMode = (await this.mode()) === "plan";
@@ -413,7 +454,7 @@ export class TurnLoop {
     if (text) content.push({ type: "text", text });
     for (const call of toolCalls)
       content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} });
-    this.journal(JOURNAL_KIND.assistant, { content });
+    this.turnSeq = this.journal(JOURNAL_KIND.assistant, { content });
     const malformed = toolCalls.filter((c) => !c.input || !this.turnTools.some((t) => t.name === c.name)).length;
     return {
       failed: false,
@@ -484,6 +525,10 @@ export class TurnLoop {
       journal: (kind, data) => this.journal(kind, data),
       maxResultChars: this.context.maxResultChars(),
       uniqueToolCallId: (modelId) => this.deps.uniqueToolCallId(modelId),
+      // Scratch, not a step of the conversation: it takes no chat messages (the results do).
+      journalProgress: (progress) =>
+        this.deps.journal.append({ kind: TOOL_CALL_PROGRESS, data: JSON.stringify(progress) }),
+      journalResults: (data) => this.journal(JOURNAL_KIND.toolResults, data, this.turnSeq),
     };
   }
 }

@@ -68,6 +68,17 @@ export class JournalStore {
     return this.db.transaction(() => this.appendNow(entry))();
   }
 
+  /**
+   * Appends `entry` and removes the entries of `dropKind` after `afterSeq` (scratch the entry
+   * makes obsolete) in the same transaction. The seq range keeps the search to the recent rows.
+   */
+  appendDropping(entry: JournalAppend, dropKind: string, afterSeq: number): number {
+    return this.db.transaction(() => {
+      this.db.prepare("DELETE FROM entries WHERE seq > ? AND kind = ?").run(afterSeq, dropKind);
+      return this.appendNow(entry);
+    })();
+  }
+
   appendMany(entries: JournalAppend[]): number[] {
     return this.db.transaction(() => entries.map((e) => this.appendNow(e)))();
   }
