@@ -26,19 +26,51 @@ export function listDir(dir: string): fs.Dirent[] {
   }
 }
 
-/** Parses a JSON file; a missing file is `undefined`, an unreadable or malformed one throws MalformedClineFile. */
-export function readJsonFile(file: string, name = file): unknown {
-  let text: string;
+/**
+ * A JSON file's text. Cline writes UTF-8 without a byte order mark, but a file saved again by an
+ * editor on Windows may start with one (UTF-8's, or UTF-16's with the text in UTF-16): the mark
+ * says how to read it and is not part of the JSON.
+ */
+function readText(file: string, name: string): string | undefined {
+  let bytes: Buffer;
   try {
-    text = fs.readFileSync(file, "utf8");
+    // Not a regular file (a folder, a named pipe that would block the read forever): malformed.
+    if (!fs.statSync(file).isFile()) throw new MalformedClineFile(name, "is not a regular file");
+    bytes = fs.readFileSync(file);
   } catch (err) {
+    if (err instanceof MalformedClineFile) throw err;
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new MalformedClineFile(name, `could not be read (${(err as Error).message.slice(0, 120)})`);
   }
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.toString("utf8", 3);
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.toString("utf16le", 2);
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+    const swapped = Buffer.from(bytes.subarray(2, 2 + ((bytes.length - 2) & ~1)));
+    return swapped.swap16().toString("utf16le");
+  }
+  return bytes.toString("utf8");
+}
+
+/**
+ * Why a text is not valid JSON, in words that quote none of it: V8's "Unexpected token" message
+ * quotes the start of the file, which may be anything (a file of secrets a link points to), and
+ * the reason is shown to the user and sent over the wire. Messages with a position quote nothing.
+ */
+function parseErrorReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : "";
+  if (/ in JSON at position \d+/.test(message)) return message.slice(0, 120);
+  if (/Unexpected end of JSON input/.test(message)) return "Unexpected end of JSON input";
+  return "an unexpected character";
+}
+
+/** Parses a JSON file; a missing file is `undefined`, an unreadable or malformed one throws MalformedClineFile. */
+export function readJsonFile(file: string, name = file): unknown {
+  const text = readText(file, name);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new MalformedClineFile(name, `is not valid JSON (${(err as Error).message.slice(0, 120)})`);
+    throw new MalformedClineFile(name, `is not valid JSON (${parseErrorReason(err)})`);
   }
 }
 
@@ -92,20 +124,15 @@ export function cutShortArrayPrefix(text: string): unknown[] | undefined {
  * it holds whole (`cutShort` set) instead of throwing; any other damage still throws.
  */
 export function readJsonArrayFile(file: string, name = file): { values: unknown[]; cutShort: boolean } | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new MalformedClineFile(name, `could not be read (${(err as Error).message.slice(0, 120)})`);
-  }
+  const text = readText(file, name);
+  if (text === undefined) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (err) {
     const prefix = cutShortArrayPrefix(text);
     if (prefix) return { values: prefix, cutShort: true };
-    throw new MalformedClineFile(name, `is not valid JSON (${(err as Error).message.slice(0, 120)})`);
+    throw new MalformedClineFile(name, `is not valid JSON (${parseErrorReason(err)})`);
   }
   if (!Array.isArray(value)) throw new MalformedClineFile(name, "does not hold a JSON array");
   return { values: value, cutShort: false };

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import Database from "better-sqlite3";
 import { narrowMode, PRIVATE_FILE_MODE } from "./private-mode.js";
 
@@ -31,18 +32,52 @@ export class SqliteFactory {
 
   open(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
     if (!options.readonly && file !== ":memory:") privateDatabaseFiles(file, options.fileMustExist ?? false);
-    const db = new Database(file, {
-      readonly: options.readonly ?? false,
-      fileMustExist: options.fileMustExist ?? false,
-      timeout: this.busyTimeoutMs,
-      ...(this.nativeBinding ? { nativeBinding: this.nativeBinding as unknown as string } : {}),
-    });
-    if (!options.readonly) {
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
+    let db: SqliteDatabase;
+    try {
+      db = new Database(file, {
+        readonly: options.readonly ?? false,
+        fileMustExist: options.fileMustExist ?? false,
+        timeout: this.busyTimeoutMs,
+        ...(this.nativeBinding ? { nativeBinding: this.nativeBinding as unknown as string } : {}),
+      });
+    } catch (err) {
+      throw diskFullAsSuch(err, file);
     }
-    db.pragma("foreign_keys = ON");
+    try {
+      if (!options.readonly) {
+        db.pragma("journal_mode = WAL");
+        db.pragma("synchronous = NORMAL");
+      }
+      db.pragma("foreign_keys = ON");
+    } catch (err) {
+      db.close();
+      throw diskFullAsSuch(err, file);
+    }
     return db;
+  }
+}
+
+/**
+ * SQLite reports a full disk met while it opens a WAL database as a generic I/O error: the
+ * shared-memory file (`-shm`, created by the first connection) cannot be given its size, which
+ * is SQLITE_IOERR_SHMSIZE, or another write of the open fails. Such an error is turned into
+ * SQLITE_FULL (the code a full disk has everywhere else), so that the caller answers
+ * `resource_exhausted` "The disk is full." instead of an internal error.
+ */
+function diskFullAsSuch(err: unknown, file: string): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !code.startsWith("SQLITE_IOERR")) return err;
+  if (code !== "SQLITE_IOERR_SHMSIZE" && !fileSystemFull(path.dirname(file))) return err;
+  const full = new Database.SqliteError(`database or disk is full (opening ${path.basename(file)})`, "SQLITE_FULL");
+  (full as Error).cause = err;
+  return full;
+}
+
+function fileSystemFull(dir: string): boolean {
+  try {
+    return fs.statfsSync(dir).bavail === 0;
+  } catch {
+    return false;
   }
 }
 

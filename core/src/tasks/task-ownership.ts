@@ -5,14 +5,19 @@ import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
 import { type InstanceLayout, mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
 import { DlineError } from "../errors.js";
-import { isClaimLive, sleepSync } from "./process-alive.js";
+import { currentProcessIdentity, isClaimLive, type ProcessIdentity, sleepSync } from "./process-alive.js";
 
-export interface OwnerInfo {
+export interface OwnerInfo extends ProcessIdentity {
   pid: number;
   hostname: string;
   since: number;
   /** "run" (the runtime or an import writes the task) or "delete" (it is being deleted). */
   purpose?: "run" | "delete";
+}
+
+/** Whether the process that wrote a claim still runs (not merely a process with its pid). */
+function isOwnerLive(info: OwnerInfo): boolean {
+  return isClaimLive(info.pid, info.hostname, { bootId: info.bootId, startTicks: info.startTicks });
 }
 
 /** The task is claimed by another live process; `owner` says which and why. */
@@ -64,7 +69,7 @@ export class TaskOwnership {
     const info = this.readClaim(this.layout.task(taskId).ownerLock);
     if (!info || info === "torn") return undefined;
     if (info.pid === process.pid && info.hostname === os.hostname()) return this.held.has(taskId) ? info : undefined;
-    return isClaimLive(info.pid, info.hostname) ? info : undefined;
+    return isOwnerLive(info) ? info : undefined;
   }
 
   /**
@@ -93,11 +98,17 @@ export class TaskOwnership {
               hostname: os.hostname(),
               since: Date.now(),
               purpose: options.purpose ?? "run",
+              ...currentProcessIdentity(),
             } satisfies OwnerInfo),
           );
-        } finally {
+        } catch (err) {
+          // A claim that could not be written (a full disk) is not left behind as an empty lock
+          // file: every later claim would take it for one being written and wait it out.
           fs.closeSync(fd);
+          fs.rmSync(task.ownerLock, { force: true });
+          throw err;
         }
+        fs.closeSync(fd);
         this.held.add(taskId);
         return;
       } catch (err) {
@@ -109,7 +120,7 @@ export class TaskOwnership {
       if (info === undefined) continue; // released meanwhile: try again
       if (info !== "torn") {
         const ours = info.pid === process.pid && info.hostname === os.hostname();
-        if (!ours && isClaimLive(info.pid, info.hostname)) throw new TaskOwnedElsewhere(taskId, info);
+        if (!ours && isOwnerLive(info)) throw new TaskOwnedElsewhere(taskId, info);
       } else if (!this.waitOutTornClaim(task.ownerLock)) {
         continue; // written or released meanwhile: read it again
       }
