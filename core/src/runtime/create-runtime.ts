@@ -59,8 +59,19 @@ const ENV_SECRETS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
  */
 export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
   let building: Promise<TaskRuntime> | undefined;
-  const get = (): Promise<TaskRuntime> =>
-    (building ??= (async () => {
+  const get = (): Promise<TaskRuntime> => {
+    if (building) return building;
+    const attempt = build();
+    building = attempt;
+    // A failed start is not remembered: the next call tries again (the task storage could not
+    // open on a full disk, and space was freed since).
+    attempt.catch(() => {
+      if (building === attempt) building = undefined;
+    });
+    return attempt;
+  };
+  const build = (): Promise<TaskRuntime> =>
+    (async () => {
       const storage = await w.tasks();
       await w.reachable;
       const { resolver, stores } = w.settings;
@@ -104,7 +115,7 @@ export function lazyTaskRuntime(w: RuntimeWiring): () => Promise<TaskRuntime> {
       // Registered after the task storage: flushers run in reverse, so runs stop first.
       w.lifecycle.onStop("task runtime", () => runtime.stopAll());
       return runtime;
-    })());
+    })();
   w.checkpoints.attachConversation(runtimeConversationPort(get, w.tasks, w.layout));
   return get;
 }
