@@ -278,6 +278,9 @@ describe("the task scenarios through the CLI", () => {
     }, "the command's process to be gone");
     const history = JSON.parse((await dline(cliEnv(roots, server), ["--json", "history"])).stdout);
     expect(history.tasks[0].status).toBe("TASK_STATUS_CANCELLED");
+    // dline show says how the command ended (before, its row read like one that ran).
+    const shown = (await dline(cliEnv(roots, server), ["show", history.tasks[0].id])).stdout;
+    expect(shown).toMatch(/\[tool command\] execute_command sleep 60 .* \(interrupted: The task was cancelled/);
   });
 
   it("a reader that goes away mid-task (dline task … | head -1): the task is interrupted and the exit is no success", async () => {

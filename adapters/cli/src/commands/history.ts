@@ -9,6 +9,7 @@ import {
 import { checkFlags, checkPositionals, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { CUT_OFF_LINE } from "../render.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
+import { toolRowStatus } from "../tool-row-status.js";
 import { visible, visibleLine } from "../visible-text.js";
 
 export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
@@ -72,7 +73,8 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
       // A tool row's kind ("tool", "command") says no more than its role, unless it is another kind.
       const kind = m.kind !== "text" && m.kind !== who ? ` ${m.kind}` : "";
-      ctx.out.write(`[${who}${kind}] ${visible(m.text)}\n`);
+      const status = who === "tool" ? toolRowStatus(m.detail) : "";
+      ctx.out.write(`[${who}${kind}] ${visible(m.text)}${status}\n`);
       if (m.cutOff) ctx.out.write(`${CUT_OFF_LINE}\n`);
     }
     return 0;
