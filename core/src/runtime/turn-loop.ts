@@ -156,7 +156,6 @@ export class TurnLoop {
     await Promise.all(this.turnSaves);
   }
 
-  /** Appends a journal entry recording the UI messages added since the previous one. */
   /**
    * Journals a step with the chat messages it produced (a rewind cuts at them). With
    * `dropsProgressAfter`, the step holds a turn's results: its calls' progress entries go.
@@ -328,11 +327,6 @@ export class TurnLoop {
     }
   }
 
-  /**
-   * One model request and its answer: the conversation fitted to the context window (trimmed
-   * and recorded when it would not fit), the answer streamed, an answer refused as too large
-   * sent again smaller, and a server that refuses native tools answered in text from then on.
-   */
   /** The turn's capabilities, and its tools: the built-in ones and those capabilities add. */
   private async loadTurnTools(signal: AbortSignal) {
     const { deps } = this;
@@ -341,6 +335,11 @@ export class TurnLoop {
     return capabilities;
   }
 
+  /**
+   * One model request and its answer: the conversation fitted to the context window (trimmed
+   * and recorded when it would not fit), the answer streamed, an answer refused as too large
+   * sent again smaller, and a server that refuses native tools answered in text from then on.
+   */
   private async streamAssistantTurn(signal: AbortSignal): Promise<AssistantTurn> {
     const { deps } = this;
     const capabilities = await this.loadTurnTools(signal);
