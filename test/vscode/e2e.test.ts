@@ -18,6 +18,11 @@ import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import type { ModelServerScript } from "../model-server/script.js";
 import { LARGE_EDIT, LARGE_FILE, LARGE_FILE_TEXT } from "../../adapters/vscode/src/test/large-edit-script.js";
+import {
+  LONG_ANSWER_END,
+  READING_NOTES,
+  READING_NOTES_TEXT,
+} from "../../adapters/vscode/src/test/reading-history-script.js";
 import { runExtensionSuite, type SuiteRun } from "./workbench-run.js";
 
 const API_KEY = "sk-test-SECRET-vscode-0123456789";
@@ -344,6 +349,65 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "cut-off-reopened",
         "cut-off-after-resume-reopened",
         "cut-off-elsewhere-go-on-opened",
+      ]);
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
+  it(
+    "a restore over unsaved changes saves them first; a long answer read while it streams; an answer cut at the output limit says so; history by keyboard keeps its search and focus",
+    { timeout: 600_000 },
+    async () => {
+      const project = gitProject("dline-vscode-reading-", { [READING_NOTES]: READING_NOTES_TEXT });
+      const sections = Array.from(
+        { length: 40 },
+        (_, i) =>
+          `## Section ${i + 1}\n\nParagraph ${i + 1}: the parser reads each option's flags, then its value, then the next word.\n\n\`\`\`js\nprogram.option("-d, --debug", "step ${i + 1}");\n\`\`\`\n`,
+      ).join("\n");
+      const model = await spawnModelServer({
+        apiKey: API_KEY,
+        turns: [
+          {
+            toolCalls: [
+              {
+                name: "replace_in_file",
+                input: {
+                  path: READING_NOTES,
+                  diff: "------- SEARCH\n# notes\n=======\n# notes\ntask line\n+++++++ REPLACE",
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Added the task line." } }] },
+          // Streams for about 20 s: read while it comes.
+          {
+            text: `${sections}\n${LONG_ANSWER_END}`,
+            textChunkChars: 40,
+            writeChunkBytes: 300,
+            writeDelayMs: 120,
+          },
+          { text: "The parser, in short:\n\n1. options\n2. arguments\n3. sub", stopReason: "max_tokens" },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const out = path.join(OUT, "..", "vscode-reading-history");
+      const run = await runAgainstModel("reading-history", project, model, out, {
+        userSettings: { "files.autoSave": "off" },
+      });
+      expect(outcomes(run, true)).toEqual([
+        ["a file restore saves the unsaved changes of an open file first", true, undefined],
+        ["a long streamed answer", true, undefined],
+        ["an answer cut at the model's output limit says so at its marker, and how to go on", true, undefined],
+        ["history", true, undefined],
+      ]);
+      expect(run.exitCode).toBe(0);
+      expectScreenshots(out, [
+        "restore-unsaved-saved-first",
+        "long-answer-latest",
+        "long-answer-panel-open",
+        "cut-off-output-limit",
+        "history-delete-confirm",
+        "history-search-kept-after-delete",
       ]);
       fs.rmSync(project.roots.base, { recursive: true, force: true });
     },

@@ -26,6 +26,7 @@ import {
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
 import { offerUndo, UndoGone, type UndoNoticeUi } from "../checkpoints/undo-notice.js";
+import { saveBeforeRestore, unsavedDocuments, workspaceRelative } from "../checkpoints/unsaved-before-restore.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { editorFiles } from "../tasks/editor-state.js";
@@ -351,14 +352,17 @@ export class ChatController implements vscode.Disposable {
     const option = options.find((o) => o.mode === chosen);
     if (!option) throw new Error("That restore is not available for this checkpoint.");
     if (option.disabled) throw new Error(unavailableRestoreMessage(option).replace(/^Dline: /, ""));
+    const files = chosen !== RestoreMode.TASK;
+    // What a file restore will write, for its question and for the editors with unsaved changes in those files.
+    const changed =
+      files && (mode === undefined || unsavedDocuments(this.workspaceRoot, undefined).length > 0)
+        ? await this.restorePaths(taskId, checkpointId)
+        : undefined;
+    const unsaved = files ? unsavedDocuments(this.workspaceRoot, changed) : [];
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
     // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
-    if (
-      mode === undefined &&
-      chosen !== RestoreMode.TASK &&
-      !(await this.confirmFileRestore(taskId, checkpointId, option))
-    )
-      return false;
+    if (mode === undefined && files && !(await this.confirmFileRestore(option, changed, unsaved))) return false;
+    await saveBeforeRestore(this.workspaceRoot, unsaved);
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
@@ -369,19 +373,28 @@ export class ChatController implements vscode.Disposable {
     return res.filesRestored || res.conversationRestored;
   }
 
-  /** The modal before a file restore: which files changed since the checkpoint will be overwritten. */
-  private async confirmFileRestore(taskId: string, checkpointId: string, option: RestoreOption): Promise<boolean> {
+  /** The files a file restore to this checkpoint would change; undefined when that could not be read. */
+  private async restorePaths(taskId: string, checkpointId: string): Promise<string[] | undefined> {
     const { clients } = await this.supervisor.ready();
-    let changed: string[] | undefined;
     try {
       // Only what the restore would change: with the task's recorded edits, not every change since.
-      changed = (await clients.checkpoints.compare({ taskId, checkpointId })).restorePaths;
+      return (await clients.checkpoints.compare({ taskId, checkpointId })).restorePaths;
     } catch (err) {
       this.log.warn(`compare before restore: ${(err as Error).message}`);
+      return undefined;
     }
+  }
+
+  /** The modal before a file restore: which files changed since the checkpoint will be overwritten, which have unsaved changes. */
+  private async confirmFileRestore(
+    option: RestoreOption,
+    changed: string[] | undefined,
+    unsaved: readonly vscode.TextDocument[],
+  ): Promise<boolean> {
+    const unsavedPaths = unsaved.flatMap((d) => workspaceRelative(this.workspaceRoot, d.uri) ?? []);
     const answer = await vscode.window.showWarningMessage(
       "Restore the files to this checkpoint?",
-      { modal: true, detail: restoreConfirmation(changed) },
+      { modal: true, detail: restoreConfirmation(changed, 5, unsavedPaths) },
       option.label,
     );
     return answer === option.label;

@@ -79,6 +79,8 @@ export async function handleChatRequest(action: WebviewAction, deps: ChatRequest
       chat.dismissBanner();
       return;
     case "listHistory":
+      // The start screen's recent tasks are no search: the history screen keeps its own.
+      if (action.recent) return postHistory(deps, true);
       deps.historyQuery.value = action.query;
       return postHistory(deps);
     case "openTask":
@@ -113,12 +115,15 @@ export async function handleChatRequest(action: WebviewAction, deps: ChatRequest
   }
 }
 
-/** Sends the chat's history screen the tasks matching its search. */
-export async function postHistory(deps: Pick<ChatRequestDeps, "supervisor" | "historyQuery" | "post">): Promise<void> {
-  const query = deps.historyQuery.value;
+/** Sends the chat's history screen the tasks matching its search (or the start screen its recent tasks). */
+export async function postHistory(
+  deps: Pick<ChatRequestDeps, "supervisor" | "historyQuery" | "post">,
+  recent = false,
+): Promise<void> {
+  const query = recent ? "" : deps.historyQuery.value;
   const { clients } = await deps.supervisor.ready();
   const page = await clients.history.listTasks({ query, pageSize: 200, pageToken: "" });
-  deps.post({ type: "history", query, tasks: page.tasks.map(historyRow) });
+  deps.post({ type: "history", query, tasks: page.tasks.map(historyRow), ...(recent ? { recent: true } : {}) });
 }
 
 export function historyRow(t: TaskSummary): HistoryRow {

@@ -301,7 +301,8 @@ export type WebviewAction =
   | { type: "setAutoApproval"; patch: Partial<AutoApprovalView> }
   | { type: "selectProfile"; profileId: string }
   | { type: "saveProfile"; form: ProfileForm }
-  | { type: "listHistory"; query: string }
+  /** `recent`: the start screen's few recent tasks, which leave the history screen's search as it is. */
+  | { type: "listHistory"; query: string; recent?: boolean }
   | { type: "openTask"; taskId: string }
   | { type: "deleteTask"; taskId: string }
   | { type: "deleteAllHistory" }
@@ -316,5 +317,5 @@ export type WebviewRequest = WebviewAction & { requestId?: number };
 export type WebviewUpdate =
   | { type: "state"; state: ChatState }
   | { type: "result"; requestId: number; ok: boolean; error?: ChatBanner }
-  | { type: "history"; query: string; tasks: HistoryRow[] }
+  | { type: "history"; query: string; tasks: HistoryRow[]; recent?: boolean }
   | { type: "screen"; screen: Screen };

@@ -169,15 +169,25 @@ export const UNDO_RESTORE = "Undo";
 /**
  * The detail of the confirmation before a file restore: the files changed since the checkpoint
  * that the restore will change (Compare's `restorePaths`; undefined when it could not be read)
- * are put back, the person's own edits in them too, and Undo on the notice after it brings them back.
+ * are put back, the person's own edits in them too, and Undo on the notice after it brings them
+ * back. Those of them open with unsaved changes (`unsaved`) are saved first, and it says so.
  */
-export function restoreConfirmation(changed: readonly string[] | undefined, shown = 5): string {
+export function restoreConfirmation(
+  changed: readonly string[] | undefined,
+  shown = 5,
+  unsaved: readonly string[] = [],
+): string {
   const undo = `Undo on the notice afterwards puts them back as they are now.`;
+  const names = (paths: readonly string[]) => {
+    const more = paths.length > shown ? ` and ${paths.length - shown} more` : "";
+    return `${paths.slice(0, shown).map(visibleLine).join(", ")}${more}`;
+  };
+  const saved = unsaved.length
+    ? ` Unsaved changes in ${names(unsaved)} are saved first, so that Undo brings them back too.`
+    : "";
   if (changed === undefined)
-    return `Files changed since this checkpoint, by Dline or by you, will be overwritten with their checkpoint version, and files created since will be deleted. ${undo}`;
+    return `Files changed since this checkpoint, by Dline or by you, will be overwritten with their checkpoint version, and files created since will be deleted. ${undo}${saved}`;
   if (changed.length === 0) return "No file changed since this checkpoint: nothing will be overwritten.";
-  const names = changed.slice(0, shown).map(visibleLine).join(", ");
-  const more = changed.length > shown ? ` and ${changed.length - shown} more` : "";
   const n = changed.length;
-  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names}${more}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. Other files stay as they are. ${undo}`;
+  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names(changed)}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. Other files stay as they are. ${undo}${saved}`;
 }

@@ -4,7 +4,9 @@ import { relativeTime } from "./messages-view.js";
 
 /**
  * Task history inside the chat, as in Cline: search, open, favourite, and delete after a
- * confirmation in the row itself; empty states that say what to do.
+ * confirmation in the row itself; empty states that say what to do. The list is drawn anew at
+ * each change, and the keyboard focus stays where the person is: on the same button of the same
+ * row, on Keep when a delete asks for confirmation, on the next row once one is deleted.
  */
 export class HistoryView {
   private rows: HistoryRow[] = [];
@@ -14,6 +16,8 @@ export class HistoryView {
   private readonly search: HTMLInputElement;
   private readonly list = el("div", { class: "history-list", role: "list" });
   private searchTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The button to focus at the next draw (data-action), in the row of that task. */
+  private focusNext: { taskId: string; action: string } | undefined;
 
   constructor(
     root: HTMLElement,
@@ -29,6 +33,18 @@ export class HistoryView {
     this.search.addEventListener("input", () => {
       if (this.searchTimer) clearTimeout(this.searchTimer);
       this.searchTimer = setTimeout(() => this.refresh(), 200);
+    });
+    // Escape answers a delete's question with Keep, else goes back to the chat.
+    root.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      // In the search box with words in it, Escape clears them (the box's own behaviour).
+      if (e.target === this.search && this.search.value) return;
+      e.preventDefault();
+      if (this.confirming) {
+        this.focusNext = { taskId: this.confirming, action: "delete" };
+        this.confirming = undefined;
+        this.render();
+      } else this.close();
     });
     root.replaceChildren(
       el(
@@ -56,6 +72,9 @@ export class HistoryView {
   }
 
   show(query: string, rows: HistoryRow[]): void {
+    // A list for another search than the one in the box (sent before the person typed on): the
+    // answer to the box's own search follows.
+    if (this.loaded && query !== this.search.value.trim()) return;
     this.loaded = true;
     this.query = query;
     this.rows = rows;
@@ -64,6 +83,41 @@ export class HistoryView {
   }
 
   private render(): void {
+    const focus = this.focusToKeep();
+    this.draw();
+    focus?.focus();
+  }
+
+  /** The element that should have the focus after the list is drawn again (the one with it now, or its successor). */
+  private focusToKeep(): { focus(): void } | undefined {
+    const active = document.activeElement as HTMLElement | null;
+    const wanted = this.focusNext;
+    this.focusNext = undefined;
+    if (!wanted && (!active || !this.list.contains(active))) return undefined;
+    const row = active?.closest<HTMLElement>("[data-task-id]");
+    const taskId = wanted?.taskId ?? row?.dataset.taskId ?? "";
+    const action = wanted?.action ?? active?.dataset.action ?? "open";
+    const index = this.rows.findIndex((r) => r.id === taskId);
+    const rowsBefore = [...this.list.querySelectorAll<HTMLElement>("[data-task-id]")].map((r) => r.dataset.taskId);
+    const position = Math.max(0, rowsBefore.indexOf(taskId));
+    return {
+      focus: () => {
+        const find = (id: string, name: string) =>
+          this.list.querySelector<HTMLElement>(`[data-task-id="${CSS.escape(id)}"] [data-action="${name}"]`);
+        if (index >= 0) {
+          (find(taskId, action) ?? find(taskId, "open"))?.focus();
+          return;
+        }
+        // The row went (deleted): the row now in its place, or the one before, or the search.
+        const next = this.rows[Math.min(position, this.rows.length - 1)];
+        const target = next ? find(next.id, "open") : null;
+        if (target) target.focus();
+        else this.search.focus();
+      },
+    };
+  }
+
+  private draw(): void {
     if (!this.loaded) {
       this.list.replaceChildren(el("div", { class: "empty" }, "Loading…"));
       return;
@@ -102,6 +156,7 @@ export class HistoryView {
         {
           class: "history-open",
           type: "button",
+          "data-action": "open",
           title: "Open this task",
           onclick: () => this.post({ type: "openTask", taskId: row.id }),
         },
@@ -111,7 +166,7 @@ export class HistoryView {
       confirming
         ? el(
             "span",
-            { class: "row confirm" },
+            { class: "row confirm", role: "group", "aria-label": "Delete this task and its checkpoints?" },
             el("span", {}, "Delete this task and its checkpoints?"),
             button(
               "Delete",
@@ -126,6 +181,7 @@ export class HistoryView {
               "Keep",
               () => {
                 this.confirming = undefined;
+                this.focusNext = { taskId: row.id, action: "delete" };
                 this.render();
               },
               "secondary",
@@ -137,6 +193,8 @@ export class HistoryView {
             { class: "row history-actions" },
             button(row.favorite ? "★" : "☆", () => this.post({ type: "toggleFavorite", taskId: row.id }), "icon", {
               title: row.favorite ? "Remove from favourites" : "Add to favourites",
+              // Read as "Favourite, toggle button, pressed", not as the star character.
+              "aria-label": "Favourite",
               "aria-pressed": String(row.favorite),
               "data-action": "favorite",
             }),
@@ -144,6 +202,8 @@ export class HistoryView {
               "Delete",
               () => {
                 this.confirming = row.id;
+                // The safe answer has the focus: a second Enter keeps the task.
+                this.focusNext = { taskId: row.id, action: "cancel-delete" };
                 this.render();
               },
               "secondary",

@@ -77,7 +77,7 @@ function render(next: ChatState): void {
   // Back on the start screen: its recent tasks.
   if (!next.taskId && (hadTask || !recentAsked)) {
     recentAsked = true;
-    bridge.post({ type: "listHistory", query: "" });
+    bridge.post({ type: "listHistory", query: "", recent: true });
   }
 }
 let recentAsked = false;
@@ -87,7 +87,7 @@ window.addEventListener("message", (event: MessageEvent<WebviewUpdate>) => {
   if (!update || typeof update !== "object" || bridge.settle(update)) return;
   if (update.type === "state") render(update.state);
   else if (update.type === "history") {
-    history.show(update.query, update.tasks);
+    if (!update.recent) history.show(update.query, update.tasks);
     if (!update.query) messages.setRecent(update.tasks);
   } else if (update.type === "screen") show(update.screen);
 });

@@ -9,8 +9,12 @@ interface Cached {
 
 /**
  * The conversation: one cached set of nodes per item, redrawn only when the item changed (a
- * streamed answer redraws its own Markdown, not the whole chat), kept scrolled to the bottom
- * while the person is there. With no task: the welcome (no model yet) or the start screen.
+ * streamed answer redraws its own Markdown, not the whole chat), and only the nodes that changed
+ * are put in the page (the others stay where they are: a screen reader's live region hears what
+ * is new, not the whole conversation again at each streamed word). Kept scrolled to the bottom
+ * while the person is there, also when the panels below it grow; scrolled up, it stays where
+ * the person reads, and "Latest" takes them back down. With no task: the welcome (no model
+ * yet) or the start screen.
  */
 export class MessagesView {
   private readonly cache = new Map<string, Cached>();
@@ -20,6 +24,9 @@ export class MessagesView {
   private editing: { messageId: string; box: HTMLElement } | undefined;
   private state: ChatState | undefined;
   private recent: HistoryRow[] = [];
+  /** Whether the person is at the end of the conversation (as of their last scroll): it follows what comes. */
+  private following = true;
+  private readonly jump: HTMLButtonElement;
 
   constructor(
     private readonly container: HTMLElement,
@@ -38,6 +45,28 @@ export class MessagesView {
       },
       true,
     );
+    this.jump = button(
+      "↓ Latest",
+      () => {
+        this.scrollToBottom();
+        container.focus({ preventScroll: true });
+      },
+      "primary",
+      { class: "jump-latest", "aria-label": "Jump to the latest message", title: "Jump to the latest message" },
+    );
+    this.jump.hidden = true;
+    container.after(el("div", { class: "jump-latest-anchor" }, this.jump));
+    if (!container.hasAttribute("tabindex")) container.setAttribute("tabindex", "-1");
+    container.addEventListener("scroll", () => {
+      this.following = this.atBottom();
+      this.jump.hidden = this.following;
+    });
+    // The approval panel, the composer or the window changed the conversation's height: still at
+    // the end if the person was there.
+    new ResizeObserver(() => {
+      if (this.following) this.scrollToBottom();
+      else this.jump.hidden = this.atBottom();
+    }).observe(container);
     // Copy buttons of code blocks (rendered Markdown has no listeners of its own).
     container.addEventListener("click", (e) => {
       const target = e.target as HTMLElement;
@@ -95,8 +124,9 @@ export class MessagesView {
             : // Loaded, and empty: rewound to before its first message.
               el("div", { class: "empty" }, "No messages: what you send next continues the task."),
       );
-    c.replaceChildren(...nodes);
+    place(c, nodes);
     if (nearBottom) this.scrollToBottom();
+    else this.jump.hidden = this.atBottom();
   }
 
   /** The person is at (or near) the end of the conversation: it follows new rows; scrolled up, it stays. */
@@ -107,6 +137,8 @@ export class MessagesView {
 
   scrollToBottom(): void {
     this.container.scrollTop = this.container.scrollHeight;
+    this.following = true;
+    this.jump.hidden = true;
   }
 
   private startScreen(state: ChatState): HTMLElement {
@@ -212,6 +244,26 @@ export class MessagesView {
     this.editing = { messageId: item.id, box };
     this.render(this.state);
     area.focus();
+  }
+}
+
+/** Makes `nodes` the container's children, moving and removing only what differs. */
+function place(container: HTMLElement, nodes: Node[]): void {
+  const keep = new Set(nodes);
+  let at = container.firstChild;
+  for (const node of nodes) {
+    while (at && !keep.has(at)) {
+      const next = at.nextSibling;
+      container.removeChild(at);
+      at = next;
+    }
+    if (node === at) at = at.nextSibling;
+    else container.insertBefore(node, at);
+  }
+  while (at) {
+    const next = at.nextSibling;
+    container.removeChild(at);
+    at = next;
   }
 }
 

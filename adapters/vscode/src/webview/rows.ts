@@ -72,6 +72,7 @@ export function itemSignature(item: ChatItem, state: ChatState): string {
           item.kind === "completion" ? state.status : "",
           state.pendingAsk?.toolCallId ?? "",
           item.kind === "denied" ? String(feedbackShownOnCall(state.items, state.items.indexOf(item))) : "",
+          item.cutOff ? (modelStopReason(item, state) ?? "") : "",
         ]
       : [];
   return JSON.stringify(item) + extra.join("|");
@@ -141,13 +142,7 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
       "div",
       { class: `message assistant kind-${item.kind}${item.partial ? " partial" : ""}`, ...base },
       markdownBlock(item.text, ctx, item.partial),
-      item.cutOff
-        ? el(
-            "div",
-            { class: "cut-off", title: "The task was stopped while this answer was being written: it ends here." },
-            CUT_OFF_MARKER,
-          )
-        : undefined,
+      item.cutOff ? cutOffMarker(item, ctx.state) : undefined,
     );
   }
   // Lines the core adds (notices, compaction, trims, refusals): quiet, as they are.
@@ -160,8 +155,30 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
   );
 }
 
-/** The end of an answer the task stopped while it streamed. */
+/** The end of an answer that stopped before it was finished. */
 export const CUT_OFF_MARKER = "— answer cut off here";
+
+/**
+ * The marker at the end of a cut answer. An answer the model itself stopped (its output limit,
+ * a full context window, a refusal) ended the task's turn: the marker says why, in the core's
+ * words, and how to go on; a Cancel or a stopped sidecar says so in the task's own status line.
+ */
+function cutOffMarker(item: ChatMessageItem, state: ChatState): HTMLElement {
+  const reason = modelStopReason(item, state);
+  return el(
+    "div",
+    { class: "cut-off", title: "This answer was not finished: it ends here." },
+    CUT_OFF_MARKER,
+    reason ? [": ", visibleText(reason), ". Send “go on” to have it continue."] : undefined,
+  );
+}
+
+/** Why the model stopped this cut answer, when it is the last row of a task that then ended its turn. */
+function modelStopReason(item: ChatMessageItem, state: ChatState): string | undefined {
+  if (state.status !== "completed" || !state.statusReason) return undefined;
+  const last = state.items[state.items.length - 1];
+  return last === item ? state.statusReason : undefined;
+}
 
 function markdownBlock(text: string, ctx: RowContext, partial: boolean): HTMLElement {
   const block = el("div", { class: `markdown${partial ? " partial" : ""}` });

@@ -1,0 +1,217 @@
+/**
+ * What a person met reading and tidying in the chat, through the installed VSIX against the real
+ * core:
+ * - A file restore while the person has unsaved changes in one of the files it writes: the
+ *   changes are saved first, so the editor shows the restored file (not its own older text, which
+ *   a Save would have written over the restore) and Undo brings those changes back.
+ * - A long streamed answer: scrolled up, the chat stays where the person reads and offers
+ *   "Latest", which takes them back down and follows again; a panel opening below the
+ *   conversation keeps its end in sight; rows already shown are not put in the page again at
+ *   each streamed word (the conversation is a live region: a screen reader hears what is new).
+ * - An answer cut at the model's output limit says so at its marker, and how to go on.
+ * - History: the search stays applied after the open task is deleted from it; the keyboard focus
+ *   stays on the row's buttons (favourite, delete, Keep, Escape) instead of falling to the page.
+ *
+ * Environment: DLINE_E2E_MODEL_URL, DLINE_E2E_API_KEY (the scripted model of test/vscode/e2e.test.ts).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import type { DlineApi } from "../api.js";
+import { ChatUi } from "./chat-ui.js";
+import { activateDline, addScriptedProfile, NOTIFICATION, notificationTexts } from "./helpers.js";
+import { CUT_TITLE, LONG_ANSWER_END, READING_NOTES, READING_NOTES_TEXT } from "./reading-history-script.js";
+import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
+import { UiBridge } from "./ui-bridge.js";
+
+const PROFILE_ID = "scripted";
+
+export function defineReadingHistorySuite(suite: TestSuite, outDir: string): void {
+  const ui = new UiBridge(outDir);
+  const chat = new ChatUi(ui);
+  let api: DlineApi | undefined;
+  const root = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+  const notes = () => path.join(root(), READING_NOTES);
+  /** The focused element of the chat: its data-action and its row's title. */
+  const focused = () =>
+    chat.evaluate<string>(
+      `(() => { const a = document.activeElement; if (!a || a === document.body) return "body"; const row = a.closest("[data-task-id]"); return (a.dataset.action || a.tagName.toLowerCase()) + (row ? " @ " + row.querySelector(".history-title").textContent : ""); })()`,
+    );
+  const press = (key: string) => ui.request({ action: "press", press: key });
+
+  suite.test(
+    "a file restore saves the unsaved changes of an open file first: the editor shows the restored file, Undo brings the changes back",
+    async () => {
+      api = await activateDline();
+      await addScriptedProfile(api, PROFILE_ID);
+      const clients = await api.clients();
+      const taskId =
+        (await vscode.commands.executeCommand<string>("dline.newTask", "Add a task line to the notes", PROFILE_ID)) ??
+        "";
+      assert(taskId, "dline.newTask returned no task id");
+      await waitFor("the edit's approval", () => api?.chat.state().pendingAsk?.kind === "tool", 60_000);
+      await vscode.commands.executeCommand("dline.approve", "");
+      await waitFor("the task to complete", () => api?.chat.state().status === "completed", 60_000);
+      assertEqual(fs.readFileSync(notes(), "utf8"), `${READING_NOTES_TEXT}task line\n`, "notes after the task");
+
+      // The person types in the file and does not save.
+      const doc = await vscode.workspace.openTextDocument(notes());
+      const editor = await vscode.window.showTextDocument(doc);
+      await editor.edit((e) => e.insert(doc.lineAt(doc.lineCount - 1).range.end, "my unsaved words\n"));
+      assert(doc.isDirty, "the notes have unsaved changes");
+
+      const baseline = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
+        (c) => c.kind === CheckpointKind.BASELINE,
+      );
+      assert(baseline, "no baseline checkpoint");
+      await vscode.commands.executeCommand("notifications.clearAll");
+      assert(
+        await vscode.commands.executeCommand<boolean>("dline.restore", baseline.id, "files"),
+        "Restore Files Only did nothing",
+      );
+      await waitFor("the notes restored on disk", () => fs.readFileSync(notes(), "utf8") === READING_NOTES_TEXT);
+      // The editor shows the restored file: no older text of its own that a Save would write back.
+      await waitFor(
+        "the editor to show the restored notes",
+        () => !doc.isDirty && doc.getText() === READING_NOTES_TEXT,
+        10_000,
+      ).catch(() => {
+        throw new Error(`the editor after the restore: dirty ${doc.isDirty}, text ${JSON.stringify(doc.getText())}`);
+      });
+      await ui.request({ action: "screenshot", name: "restore-unsaved-saved-first" });
+
+      // Undo on the notice: the unsaved words come back too (they were saved before the restore).
+      await waitFor("the restore's notice with Undo", async () =>
+        (await notificationTexts(ui)).some((t) => t.includes("files restored to the checkpoint") && t.includes("Undo")),
+      );
+      await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
+      await waitFor(
+        "the unsaved words back after Undo",
+        () => fs.readFileSync(notes(), "utf8") === `${READING_NOTES_TEXT}task line\nmy unsaved words\n`,
+        20_000,
+      );
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+    },
+    180_000,
+  );
+
+  suite.test(
+    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight, shown rows stay in place",
+    async () => {
+      assert(api, "the first test activated Dline");
+      await vscode.commands.executeCommand("dline.newTask", "Explain the parser at length", PROFILE_ID);
+      await chat.waitFor("the answer to stream", ".message.assistant", "Section 1");
+      // Rows already in the page while the answer streams: counted when the page takes them out.
+      await chat.evaluate(`(() => {
+        window.__removedRows = 0;
+        const user = document.querySelector("#messages .message.user");
+        new MutationObserver((records) => {
+          for (const r of records) for (const n of r.removedNodes) if (n === user) window.__removedRows++;
+        }).observe(document.getElementById("messages"), { childList: true });
+        return true;
+      })()`);
+      const scroll = () =>
+        chat.evaluate<{ top: number; gap: number; jump: boolean }>(
+          `(() => { const c = document.getElementById("messages"); const j = document.querySelector(".jump-latest"); return { top: c.scrollTop, gap: c.scrollHeight - c.scrollTop - c.clientHeight, jump: Boolean(j && !j.hidden && j.getBoundingClientRect().height > 0) }; })()`,
+        );
+      // The person scrolls up to read.
+      await chat.evaluate(
+        `(() => { const c = document.getElementById("messages"); c.scrollTop = 40; c.dispatchEvent(new Event("scroll")); return true; })()`,
+      );
+      await waitFor("Latest to show while scrolled up", async () => (await scroll()).jump, 10_000);
+      const before = await scroll();
+      await new Promise((r) => setTimeout(r, 1500));
+      const after = await scroll();
+      assertEqual(after.top, before.top, "the place of a person reading up while the answer streams");
+      assert(api.chat.state().status === "running", "the answer still streams (the script streams slowly)");
+      await ui.request({ action: "screenshot", name: "long-answer-latest" });
+      await chat.click(".jump-latest");
+      await waitFor("the chat at its end after Latest", async () => (await scroll()).gap < 4, 5_000);
+      await waitFor(
+        "the answer to end",
+        () =>
+          api?.chat.state().status === "completed" &&
+          api.chat.state().items.some((i) => i.type === "message" && i.text.includes(LONG_ANSWER_END)),
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const end = await scroll();
+      assert(end.gap < 4 && !end.jump, `the chat followed the answer to its end: ${JSON.stringify(end)}`);
+      assertEqual(
+        await chat.evaluate<number>("window.__removedRows"),
+        0,
+        "times the user's row was taken out of the page while the answer streamed",
+      );
+      // A panel opens below the conversation (auto-approval's settings): its end stays in sight.
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      await new Promise((r) => setTimeout(r, 500));
+      const withPanel = await scroll();
+      assert(withPanel.gap < 4, `the end of the chat with the panel open: ${JSON.stringify(withPanel)}`);
+      await ui.request({ action: "screenshot", name: "long-answer-panel-open" });
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
+    },
+    120_000,
+  );
+
+  suite.test("an answer cut at the model's output limit says so at its marker, and how to go on", async () => {
+    assert(api, "the first test activated Dline");
+    await vscode.commands.executeCommand("dline.newTask", CUT_TITLE, PROFILE_ID);
+    await waitFor("the task to end", () => api?.chat.state().status === "completed", 60_000);
+    const marker = await chat.waitFor("the cut-off marker", ".message.assistant .cut-off", "answer cut off here");
+    assertEqual(marker.length, 1, "markers");
+    const text = marker.join("");
+    assert(
+      text.includes("output token limit") && text.includes("go on"),
+      `the marker says why and how to go on: ${JSON.stringify(text)}`,
+    );
+    await ui.request({ action: "screenshot", name: "cut-off-output-limit" });
+  });
+
+  suite.test(
+    "history: the search stays after the open task is deleted; the keyboard focus stays on the row's buttons",
+    async () => {
+      assert(api, "the first test activated Dline");
+      const open = api.chat.state().taskId;
+      assert(open, "the cut-off task is open");
+      await vscode.commands.executeCommand("dline.showHistory");
+      await chat.waitFor("the history", ".history-row");
+      await chat.fill(".history-search", "Summarize");
+      await waitFor("the search's one row", async () => (await chat.texts(".history-row")).length === 1, 10_000);
+      await press("Tab"); // the row
+      await press("Tab"); // its favourite
+      assertEqual(await focused(), `favorite @ ${CUT_TITLE}`, "the focus on the favourite");
+      await press("Enter");
+      await chat.waitFor("the favourite on", `.history-row [data-action="favorite"][aria-pressed="true"]`);
+      assertEqual(await focused(), `favorite @ ${CUT_TITLE}`, "the focus after the favourite's list came back");
+      const label = await chat.evaluate<string>(
+        `document.querySelector('.history-row [data-action="favorite"]').getAttribute("aria-label")`,
+      );
+      assertEqual(label, "Favourite", "the favourite's accessible name");
+      await press("Tab");
+      await press("Enter"); // Delete: asks
+      assertEqual(await focused(), `cancel-delete @ ${CUT_TITLE}`, "the focus on Keep when the delete asks");
+      await press("Escape");
+      assertEqual(await focused(), `delete @ ${CUT_TITLE}`, "the focus back on Delete after Escape");
+      await press("Enter");
+      await press("Shift+Tab"); // from Keep to Delete
+      assertEqual(await focused(), `confirm-delete @ ${CUT_TITLE}`, "the focus on the confirmation");
+      await ui.request({ action: "screenshot", name: "history-delete-confirm" });
+      await press("Enter");
+      await waitFor("the open task deleted", () => api?.chat.state().taskId !== open, 20_000);
+      // The chat went back to its start screen (which lists recent tasks): the history keeps its search.
+      await chat.waitFor("the search's empty result", `.history-list [data-empty="search"]`, "Summarize", 10_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      const rows = await chat.texts(".history-row");
+      assertEqual(rows.length, 0, `rows under the search "Summarize" after the delete: ${JSON.stringify(rows)}`);
+      assertEqual(
+        (await ui.request({ action: "values", selector: ".history-search", frame: "webview" }))[0],
+        "Summarize",
+        "the search box",
+      );
+      assertEqual(await focused(), "input", "the focus after the last row went (the search box)");
+      await ui.request({ action: "screenshot", name: "history-search-kept-after-delete" });
+    },
+    120_000,
+  );
+}
