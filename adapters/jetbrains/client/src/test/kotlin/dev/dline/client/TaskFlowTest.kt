@@ -194,8 +194,12 @@ class TaskFlowTest {
             withTimeout(30.seconds) {
                 harness.supervisor.state.first { it is SidecarState.Ready && it.connection.generation == 2 }
             }
-            // The new sidecar finds the task interrupted mid-ask; resuming it runs the next model turn.
+            // The new sidecar finds the task interrupted mid-ask; resuming it asks the same call
+            // again (it never ran), and once approved the task goes on to its next model turn.
             dline.tasks.resume(taskId)
+            val again = events.await("the approval asked again") { it.seq > lastBeforeKill && it.hasAsk() }.ask
+            assertEquals("write_to_file", again.tool)
+            dline.tasks.respond(taskId, again.askId, approve = true)
             events.await("completion after the restart") {
                 it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_COMPLETED
             }
@@ -210,6 +214,7 @@ class TaskFlowTest {
             assertEquals(events.seen.filter { it.seq > lastBeforeKill }, fresh.seen)
         }
         assertEquals(TaskStatus.TASK_STATUS_COMPLETED, dline.tasks.get(taskId).task.status)
+        assertEquals("hello from kotlin\n", Files.readString(workspace.resolve("hello.txt")))
     }
 }
 
