@@ -396,6 +396,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       });
       expect(outcomes(run, true)).toEqual([
         ["a file restore saves the unsaved changes of an open file first", true, undefined],
+        ["Restore All and Undo save the unsaved changes of the files they write first", true, undefined],
         ["a long streamed answer", true, undefined],
         ["an answer cut at the model's output limit says so at its marker, and how to go on", true, undefined],
         ["history", true, undefined],
@@ -403,6 +404,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       expect(run.exitCode).toBe(0);
       expectScreenshots(out, [
         "restore-unsaved-saved-first",
+        "restore-all-unsaved-saved-first",
         "long-answer-latest",
         "long-answer-panel-open",
         "cut-off-output-limit",

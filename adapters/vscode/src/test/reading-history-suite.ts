@@ -3,7 +3,8 @@
  * core:
  * - A file restore while the person has unsaved changes in one of the files it writes: the
  *   changes are saved first, so the editor shows the restored file (not its own older text, which
- *   a Save would have written over the restore) and Undo brings those changes back.
+ *   a Save would have written over the restore) and Undo brings those changes back. Restore All
+ *   of an edited message and Undo of a restore write files too: they save those changes first too.
  * - A long streamed answer: scrolled up, the chat stays where the person reads and offers
  *   "Latest", which takes them back down and follows again; a panel opening below the
  *   conversation keeps its end in sight; rows already shown are not put in the page again at
@@ -97,6 +98,74 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
+    "Restore All and Undo save the unsaved changes of the files they write first: the editor shows what they wrote, nothing typed is lost",
+    async () => {
+      assert(api, "the first test activated Dline");
+      // On disk: the task's line and the words the test before saved, then brought back by Undo.
+      const undone = `${READING_NOTES_TEXT}task line\nmy unsaved words\n`;
+      assertEqual(fs.readFileSync(notes(), "utf8"), undone, "the notes before Restore All");
+      const doc = await vscode.workspace.openTextDocument(notes());
+      // The document read what the Undo before wrote (typing into an older text would make its
+      // save a conflict with the file on disk).
+      await waitFor("the notes document to read the file", () => !doc.isDirty && doc.getText() === undone, 10_000);
+      const type = async (words: string) => {
+        const editor = await vscode.window.showTextDocument(doc);
+        await editor.edit((e) => e.insert(doc.lineAt(doc.lineCount - 1).range.end, words));
+        assert(doc.isDirty, `the notes have unsaved changes (${JSON.stringify(words)})`);
+      };
+      const shows = (what: string, text: string) =>
+        waitFor(what, () => !doc.isDirty && doc.getText() === text, 10_000).catch(() => {
+          throw new Error(`${what}: dirty ${doc.isDirty}, text ${JSON.stringify(doc.getText())}`);
+        });
+      await type("typed before Restore All\n");
+      await vscode.commands.executeCommand("notifications.clearAll");
+      const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
+      assert(first && first.type === "message", "the first user message");
+      await chat.click(`.message.user[data-message-id="${first.id}"]`);
+      await chat.fill(".edit-box textarea", "Add a task line to the notes, politely");
+      await chat.click(".edit-box button", "Restore All");
+      await waitFor(
+        "the notes restored on disk by Restore All",
+        () => fs.readFileSync(notes(), "utf8") === READING_NOTES_TEXT,
+      ).catch(async () => {
+        throw new Error(`the notes not restored; notices: ${JSON.stringify(await notificationTexts(ui))}`);
+      });
+      // Saved first: the editor shows the restored file, not its own text that a Save would write back.
+      await shows("the editor after Restore All", READING_NOTES_TEXT);
+      await ui.request({ action: "screenshot", name: "restore-all-unsaved-saved-first" });
+
+      // Typed again after Restore All, then Undo on its notice: Undo writes the file too.
+      await waitFor("Restore All's notice with Undo", async () =>
+        (await notificationTexts(ui)).some((t) => t.includes("files restored to the checkpoint") && t.includes("Undo")),
+      );
+      await type("typed after Restore All\n");
+      await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
+      // Undo brings back the words saved before Restore All.
+      const beforeRestoreAll = `${undone}typed before Restore All\n`;
+      await waitFor(
+        "the notes back on disk after Undo",
+        () => fs.readFileSync(notes(), "utf8") === beforeRestoreAll,
+        20_000,
+      );
+      await shows("the editor after Undo", beforeRestoreAll);
+      // What was typed after Restore All was saved before Undo wrote the file: the editor's own
+      // Undo (Ctrl+Z) brings it back.
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand("undo");
+      await waitFor("the words typed after Restore All back with the editor's Undo", () =>
+        doc.getText().includes("typed after Restore All"),
+      ).catch(() => {
+        throw new Error(`the editor after its Undo: ${JSON.stringify(doc.getText())}`);
+      });
+      await vscode.commands.executeCommand("workbench.action.files.revert");
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+      // The edited text Restore All left in the input is not sent.
+      await chat.fill("#composer textarea", "");
+    },
+    180_000,
+  );
+
+  suite.test(
     "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight, shown rows stay in place",
     async () => {
       assert(api, "the first test activated Dline");
@@ -115,7 +184,16 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         chat.evaluate<{ top: number; gap: number; jump: boolean }>(
           `(() => { const c = document.getElementById("messages"); const j = document.querySelector(".jump-latest"); return { top: c.scrollTop, gap: c.scrollHeight - c.scrollTop - c.clientHeight, jump: Boolean(j && !j.hidden && j.getBoundingClientRect().height > 0) }; })()`,
         );
-      // The person scrolls up to read.
+      // The person scrolls up to read, once there is more than the view holds (how much has come
+      // by "Section 1" depends on the machine's speed).
+      await waitFor(
+        "the answer to outgrow the view",
+        () =>
+          chat.evaluate<boolean>(
+            `(() => { const c = document.getElementById("messages"); return c.scrollHeight - c.clientHeight > 200; })()`,
+          ),
+        20_000,
+      );
       await chat.evaluate(
         `(() => { const c = document.getElementById("messages"); c.scrollTop = 40; c.dispatchEvent(new Event("scroll")); return true; })()`,
       );
