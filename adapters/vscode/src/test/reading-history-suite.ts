@@ -9,6 +9,8 @@
  *   "Latest", which takes them back down and follows again; a panel opening below the
  *   conversation keeps its end in sight; rows already shown are not put in the page again at
  *   each streamed word (the conversation is a live region: a screen reader hears what is new).
+ * - Escape in the composer closes the auto-approve panel; each checkpoint's Compare and Restore
+ *   buttons are named by the step they follow (not a list of identical "Compare", "Restore").
  * - An answer cut at the model's output limit says so at its marker, and how to go on.
  * - History: the search stays applied after the open task is deleted from it; the keyboard focus
  *   stays on the row's buttons (favourite, delete, Keep, Escape) instead of falling to the page.
@@ -98,7 +100,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "Restore All and Undo save the unsaved changes of the files they write first: the editor shows what they wrote, nothing typed is lost",
+    "Restore All and Undo save the unsaved changes of the files they write first: the editor shows what they wrote, nothing typed is lost; each checkpoint button says which checkpoint",
     async () => {
       assert(api, "the first test activated Dline");
       // On disk: the task's line and the words the test before saved, then brought back by Undo.
@@ -117,6 +119,19 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         waitFor(what, () => !doc.isDirty && doc.getText() === text, 10_000).catch(() => {
           throw new Error(`${what}: dirty ${doc.isDirty}, text ${JSON.stringify(doc.getText())}`);
         });
+      // Each checkpoint's buttons say which checkpoint they are about (a screen reader lists them by name).
+      const names = await waitFor("the checkpoint buttons", async () => {
+        const found = await chat.evaluate<string[]>(
+          `[...document.querySelectorAll(".checkpoint button")].map((b) => b.getAttribute("aria-label") || b.textContent)`,
+        );
+        return found.length >= 4 && found;
+      });
+      assertEqual(new Set(names).size, names.length, `distinct checkpoint button names: ${JSON.stringify(names)}`);
+      assert(
+        names.some((n) => /^Restore the checkpoint after Edit notes\.md, /.test(n)) &&
+          names.some((n) => n.startsWith("Compare with the checkpoint at the start of the task")),
+        `the checkpoint buttons' names say which step: ${JSON.stringify(names)}`,
+      );
       await type("typed before Restore All\n");
       await vscode.commands.executeCommand("notifications.clearAll");
       const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
@@ -166,7 +181,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight, shown rows stay in place",
+    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place",
     async () => {
       assert(api, "the first test activated Dline");
       await vscode.commands.executeCommand("dline.newTask", "Explain the parser at length", PROFILE_ID);
@@ -227,7 +242,16 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       const withPanel = await scroll();
       assert(withPanel.gap < 4, `the end of the chat with the panel open: ${JSON.stringify(withPanel)}`);
       await ui.request({ action: "screenshot", name: "long-answer-panel-open" });
-      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      // Escape in the composer closes the panel; the focus stays in the composer.
+      await chat.click("#input");
+      await press("Escape");
+      assertEqual(
+        await chat.evaluate<string>(
+          `document.querySelector('[data-action="auto-approve-toggle"]').getAttribute("aria-expanded") + " " + Boolean(document.querySelector(".auto-approval-panel")) + " " + document.activeElement.id`,
+        ),
+        "false false input",
+        "the auto-approve panel after Escape in the composer (expanded, panel shown, focus)",
+      );
     },
     120_000,
   );
