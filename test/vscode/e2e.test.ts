@@ -22,6 +22,7 @@ import {
   LONG_ANSWER_END,
   READING_NOTES,
   READING_NOTES_TEXT,
+  WIDE_TABLE,
 } from "../../adapters/vscode/src/test/reading-history-script.js";
 import { runExtensionSuite, type SuiteRun } from "./workbench-run.js";
 
@@ -381,7 +382,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           { toolCalls: [{ name: "attempt_completion", input: { result: "Added the task line." } }] },
           // Streams for about 20 s: read while it comes.
           {
-            text: `${sections}\n${LONG_ANSWER_END}`,
+            text: `${sections}\n${WIDE_TABLE}\n\n${LONG_ANSWER_END}`,
             textChunkChars: 40,
             writeChunkBytes: 300,
             writeDelayMs: 120,
@@ -407,6 +408,8 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "restore-all-unsaved-saved-first",
         "long-answer-latest",
         "long-answer-panel-open",
+        "wide-table-scrolls",
+        "wide-table-scrolled",
         "cut-off-output-limit",
         "history-delete-confirm",
         "history-search-kept-after-delete",

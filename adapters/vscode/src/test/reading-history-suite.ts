@@ -9,6 +9,8 @@
  *   "Latest", which takes them back down and follows again; a panel opening below the
  *   conversation keeps its end in sight; rows already shown are not put in the page again at
  *   each streamed word (the conversation is a live region: a screen reader hears what is new).
+ * - A table wider than the sidebar scrolls sideways in its own box (its inline code stays on one
+ *   line, not one character per line).
  * - Escape in the composer closes the auto-approve panel; each checkpoint's Compare and Restore
  *   buttons are named by the step they follow (not a list of identical "Compare", "Restore").
  * - An answer cut at the model's output limit says so at its marker, and how to go on.
@@ -181,7 +183,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place",
+    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place, a wide table scrolls sideways",
     async () => {
       assert(api, "the first test activated Dline");
       await vscode.commands.executeCommand("dline.newTask", "Explain the parser at length", PROFILE_ID);
@@ -252,6 +254,28 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         "false false input",
         "the auto-approve panel after Escape in the composer (expanded, panel shown, focus)",
       );
+      // The answer's wide table scrolls sideways in its own box: its inline code stays on one line.
+      const table = await chat.evaluate<{ overflow: string; scrolls: boolean; codeLines: number[] }>(`(() => {
+        const wrap = document.querySelector(".message.assistant .table-wrap");
+        if (!wrap) return { overflow: "no wrapper", scrolls: false, codeLines: [] };
+        wrap.scrollIntoView({ block: "center" });
+        return {
+          overflow: getComputedStyle(wrap).overflowX,
+          scrolls: wrap.scrollWidth > wrap.clientWidth,
+          codeLines: [...wrap.querySelectorAll("td code")].map((c) => c.getClientRects().length),
+        };
+      })()`);
+      assertEqual(table.overflow, "auto", "the table box's overflow-x");
+      assert(
+        table.scrolls && table.codeLines.length === 4 && table.codeLines.every((n) => n === 1),
+        `the wide table scrolls sideways, its code on one line: ${JSON.stringify(table)}`,
+      );
+      await ui.request({ action: "screenshot", name: "wide-table-scrolls" });
+      const scrolled = await chat.evaluate<number>(
+        `(() => { const w = document.querySelector(".message.assistant .table-wrap"); w.scrollLeft = w.scrollWidth; return w.scrollLeft; })()`,
+      );
+      assert(scrolled > 0, `the table box scrolled sideways: scrollLeft ${scrolled}`);
+      await ui.request({ action: "screenshot", name: "wide-table-scrolled" });
     },
     120_000,
   );
