@@ -22,6 +22,7 @@ import {
   LONG_ANSWER_END,
   READING_NOTES,
   READING_NOTES_TEXT,
+  WIDE_TABLE,
 } from "../../adapters/vscode/src/test/reading-history-script.js";
 import { runExtensionSuite, type SuiteRun } from "./workbench-run.js";
 
@@ -381,7 +382,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           { toolCalls: [{ name: "attempt_completion", input: { result: "Added the task line." } }] },
           // Streams for about 20 s: read while it comes.
           {
-            text: `${sections}\n${LONG_ANSWER_END}`,
+            text: `${sections}\n${WIDE_TABLE}\n\n${LONG_ANSWER_END}`,
             textChunkChars: 40,
             writeChunkBytes: 300,
             writeDelayMs: 120,
@@ -396,6 +397,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       });
       expect(outcomes(run, true)).toEqual([
         ["a file restore saves the unsaved changes of an open file first", true, undefined],
+        ["Restore All and Undo save the unsaved changes of the files they write first", true, undefined],
         ["a long streamed answer", true, undefined],
         ["an answer cut at the model's output limit says so at its marker, and how to go on", true, undefined],
         ["history", true, undefined],
@@ -403,8 +405,11 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       expect(run.exitCode).toBe(0);
       expectScreenshots(out, [
         "restore-unsaved-saved-first",
+        "restore-all-unsaved-saved-first",
         "long-answer-latest",
         "long-answer-panel-open",
+        "wide-table-scrolls",
+        "wide-table-scrolled",
         "cut-off-output-limit",
         "history-delete-confirm",
         "history-search-kept-after-delete",

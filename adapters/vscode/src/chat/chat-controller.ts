@@ -18,6 +18,7 @@ import {
 } from "../checkpoints/diff-presenter.js";
 import {
   pickRestore,
+  restoreAllCheckpoint,
   restoreConfirmation,
   restoreNotices,
   restoreOptions,
@@ -26,7 +27,12 @@ import {
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
 import { offerUndo, UndoGone, type UndoNoticeUi } from "../checkpoints/undo-notice.js";
-import { saveBeforeRestore, unsavedDocuments, workspaceRelative } from "../checkpoints/unsaved-before-restore.js";
+import {
+  saveBeforeRestore,
+  saveUnsavedBeforeWrite,
+  unsavedDocuments,
+  workspaceRelative,
+} from "../checkpoints/unsaved-before-restore.js";
 import type { SidecarSupervisor } from "../sidecar/sidecar-supervisor.js";
 import type { Log } from "../sidecar/log.js";
 import { editorFiles } from "../tasks/editor-state.js";
@@ -422,6 +428,8 @@ export class ChatController implements vscode.Disposable {
       (c) => c.id === undoCheckpointId,
     );
     if (!undo?.undoAvailable) throw new UndoGone("a checkpoint was saved (or files restored) since.");
+    // Undo writes files too: unsaved changes typed since the restore are saved first, as before a restore.
+    await saveUnsavedBeforeWrite(this.workspaceRoot, () => this.restorePaths(taskId, undo.id));
     const res = await clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES });
     await this.diffs.closeAll();
     const count = res.restoredPaths.length + res.deletedPaths.length;
@@ -435,6 +443,16 @@ export class ChatController implements vscode.Disposable {
   async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
+    // Restore All writes the files of the message's checkpoint: unsaved changes in them are saved
+    // first, as before a restore from the checkpoint menu (an unchanged text restores nothing).
+    const message = this.model.snapshot.items.find((i) => i.type === "message" && i.id === messageId);
+    const shown = message?.type === "message" ? message : undefined;
+    if (mode === "all" && shown?.text !== text)
+      await saveUnsavedBeforeWrite(this.workspaceRoot, async () => {
+        const checkpoints = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+        const checkpoint = restoreAllCheckpoint(checkpoints, messageId, shown?.time);
+        return checkpoint ? this.restorePaths(taskId, checkpoint.id) : undefined;
+      });
     const res = await clients.checkpoints.editMessage({
       taskId,
       messageId,

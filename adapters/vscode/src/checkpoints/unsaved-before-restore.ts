@@ -36,3 +36,17 @@ export async function saveBeforeRestore(
         `${visibleLine(workspaceRelative(workspaceRoot, doc.uri) ?? doc.uri.fsPath)} has unsaved changes that could not be saved: nothing was restored.`,
       );
 }
+
+/**
+ * Every way the core is asked to write files (a restore from the checkpoint menu, Restore All of
+ * an edited message, Undo of a restore) calls this just before asking: the unsaved documents
+ * among the files it will write (`paths()`, read only when some document is unsaved at all) are
+ * saved, for the reasons above. Saving what could not be read: every unsaved file of the workspace.
+ */
+export async function saveUnsavedBeforeWrite(
+  workspaceRoot: string,
+  paths: () => Promise<readonly string[] | undefined>,
+): Promise<void> {
+  if (unsavedDocuments(workspaceRoot, undefined).length === 0) return;
+  await saveBeforeRestore(workspaceRoot, unsavedDocuments(workspaceRoot, await paths()));
+}

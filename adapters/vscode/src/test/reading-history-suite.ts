@@ -3,11 +3,16 @@
  * core:
  * - A file restore while the person has unsaved changes in one of the files it writes: the
  *   changes are saved first, so the editor shows the restored file (not its own older text, which
- *   a Save would have written over the restore) and Undo brings those changes back.
+ *   a Save would have written over the restore) and Undo brings those changes back. Restore All
+ *   of an edited message and Undo of a restore write files too: they save those changes first too.
  * - A long streamed answer: scrolled up, the chat stays where the person reads and offers
  *   "Latest", which takes them back down and follows again; a panel opening below the
  *   conversation keeps its end in sight; rows already shown are not put in the page again at
  *   each streamed word (the conversation is a live region: a screen reader hears what is new).
+ * - A table wider than the sidebar scrolls sideways in its own box (its inline code stays on one
+ *   line, not one character per line).
+ * - Escape in the composer closes the auto-approve panel; each checkpoint's Compare and Restore
+ *   buttons are named by the step they follow (not a list of identical "Compare", "Restore").
  * - An answer cut at the model's output limit says so at its marker, and how to go on.
  * - History: the search stays applied after the open task is deleted from it; the keyboard focus
  *   stays on the row's buttons (favourite, delete, Keep, Escape) instead of falling to the page.
@@ -97,7 +102,88 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight, shown rows stay in place",
+    "Restore All and Undo save the unsaved changes of the files they write first: the editor shows what they wrote, nothing typed is lost; each checkpoint button says which checkpoint",
+    async () => {
+      assert(api, "the first test activated Dline");
+      // On disk: the task's line and the words the test before saved, then brought back by Undo.
+      const undone = `${READING_NOTES_TEXT}task line\nmy unsaved words\n`;
+      assertEqual(fs.readFileSync(notes(), "utf8"), undone, "the notes before Restore All");
+      const doc = await vscode.workspace.openTextDocument(notes());
+      // The document read what the Undo before wrote (typing into an older text would make its
+      // save a conflict with the file on disk).
+      await waitFor("the notes document to read the file", () => !doc.isDirty && doc.getText() === undone, 10_000);
+      const type = async (words: string) => {
+        const editor = await vscode.window.showTextDocument(doc);
+        await editor.edit((e) => e.insert(doc.lineAt(doc.lineCount - 1).range.end, words));
+        assert(doc.isDirty, `the notes have unsaved changes (${JSON.stringify(words)})`);
+      };
+      const shows = (what: string, text: string) =>
+        waitFor(what, () => !doc.isDirty && doc.getText() === text, 10_000).catch(() => {
+          throw new Error(`${what}: dirty ${doc.isDirty}, text ${JSON.stringify(doc.getText())}`);
+        });
+      // Each checkpoint's buttons say which checkpoint they are about (a screen reader lists them by name).
+      const names = await waitFor("the checkpoint buttons", async () => {
+        const found = await chat.evaluate<string[]>(
+          `[...document.querySelectorAll(".checkpoint button")].map((b) => b.getAttribute("aria-label") || b.textContent)`,
+        );
+        return found.length >= 4 && found;
+      });
+      assertEqual(new Set(names).size, names.length, `distinct checkpoint button names: ${JSON.stringify(names)}`);
+      assert(
+        names.some((n) => /^Restore the checkpoint after Edit notes\.md, /.test(n)) &&
+          names.some((n) => n.startsWith("Compare with the checkpoint at the start of the task")),
+        `the checkpoint buttons' names say which step: ${JSON.stringify(names)}`,
+      );
+      await type("typed before Restore All\n");
+      await vscode.commands.executeCommand("notifications.clearAll");
+      const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
+      assert(first && first.type === "message", "the first user message");
+      await chat.click(`.message.user[data-message-id="${first.id}"]`);
+      await chat.fill(".edit-box textarea", "Add a task line to the notes, politely");
+      await chat.click(".edit-box button", "Restore All");
+      await waitFor(
+        "the notes restored on disk by Restore All",
+        () => fs.readFileSync(notes(), "utf8") === READING_NOTES_TEXT,
+      ).catch(async () => {
+        throw new Error(`the notes not restored; notices: ${JSON.stringify(await notificationTexts(ui))}`);
+      });
+      // Saved first: the editor shows the restored file, not its own text that a Save would write back.
+      await shows("the editor after Restore All", READING_NOTES_TEXT);
+      await ui.request({ action: "screenshot", name: "restore-all-unsaved-saved-first" });
+
+      // Typed again after Restore All, then Undo on its notice: Undo writes the file too.
+      await waitFor("Restore All's notice with Undo", async () =>
+        (await notificationTexts(ui)).some((t) => t.includes("files restored to the checkpoint") && t.includes("Undo")),
+      );
+      await type("typed after Restore All\n");
+      await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
+      // Undo brings back the words saved before Restore All.
+      const beforeRestoreAll = `${undone}typed before Restore All\n`;
+      await waitFor(
+        "the notes back on disk after Undo",
+        () => fs.readFileSync(notes(), "utf8") === beforeRestoreAll,
+        20_000,
+      );
+      await shows("the editor after Undo", beforeRestoreAll);
+      // What was typed after Restore All was saved before Undo wrote the file: the editor's own
+      // Undo (Ctrl+Z) brings it back.
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand("undo");
+      await waitFor("the words typed after Restore All back with the editor's Undo", () =>
+        doc.getText().includes("typed after Restore All"),
+      ).catch(() => {
+        throw new Error(`the editor after its Undo: ${JSON.stringify(doc.getText())}`);
+      });
+      await vscode.commands.executeCommand("workbench.action.files.revert");
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+      // The edited text Restore All left in the input is not sent.
+      await chat.fill("#composer textarea", "");
+    },
+    180_000,
+  );
+
+  suite.test(
+    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place, a wide table scrolls sideways",
     async () => {
       assert(api, "the first test activated Dline");
       await vscode.commands.executeCommand("dline.newTask", "Explain the parser at length", PROFILE_ID);
@@ -115,7 +201,16 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         chat.evaluate<{ top: number; gap: number; jump: boolean }>(
           `(() => { const c = document.getElementById("messages"); const j = document.querySelector(".jump-latest"); return { top: c.scrollTop, gap: c.scrollHeight - c.scrollTop - c.clientHeight, jump: Boolean(j && !j.hidden && j.getBoundingClientRect().height > 0) }; })()`,
         );
-      // The person scrolls up to read.
+      // The person scrolls up to read, once there is more than the view holds (how much has come
+      // by "Section 1" depends on the machine's speed).
+      await waitFor(
+        "the answer to outgrow the view",
+        () =>
+          chat.evaluate<boolean>(
+            `(() => { const c = document.getElementById("messages"); return c.scrollHeight - c.clientHeight > 200; })()`,
+          ),
+        20_000,
+      );
       await chat.evaluate(
         `(() => { const c = document.getElementById("messages"); c.scrollTop = 40; c.dispatchEvent(new Event("scroll")); return true; })()`,
       );
@@ -149,7 +244,38 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       const withPanel = await scroll();
       assert(withPanel.gap < 4, `the end of the chat with the panel open: ${JSON.stringify(withPanel)}`);
       await ui.request({ action: "screenshot", name: "long-answer-panel-open" });
-      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      // Escape in the composer closes the panel; the focus stays in the composer.
+      await chat.click("#input");
+      await press("Escape");
+      assertEqual(
+        await chat.evaluate<string>(
+          `document.querySelector('[data-action="auto-approve-toggle"]').getAttribute("aria-expanded") + " " + Boolean(document.querySelector(".auto-approval-panel")) + " " + document.activeElement.id`,
+        ),
+        "false false input",
+        "the auto-approve panel after Escape in the composer (expanded, panel shown, focus)",
+      );
+      // The answer's wide table scrolls sideways in its own box: its inline code stays on one line.
+      const table = await chat.evaluate<{ overflow: string; scrolls: boolean; codeLines: number[] }>(`(() => {
+        const wrap = document.querySelector(".message.assistant .table-wrap");
+        if (!wrap) return { overflow: "no wrapper", scrolls: false, codeLines: [] };
+        wrap.scrollIntoView({ block: "center" });
+        return {
+          overflow: getComputedStyle(wrap).overflowX,
+          scrolls: wrap.scrollWidth > wrap.clientWidth,
+          codeLines: [...wrap.querySelectorAll("td code")].map((c) => c.getClientRects().length),
+        };
+      })()`);
+      assertEqual(table.overflow, "auto", "the table box's overflow-x");
+      assert(
+        table.scrolls && table.codeLines.length === 4 && table.codeLines.every((n) => n === 1),
+        `the wide table scrolls sideways, its code on one line: ${JSON.stringify(table)}`,
+      );
+      await ui.request({ action: "screenshot", name: "wide-table-scrolls" });
+      const scrolled = await chat.evaluate<number>(
+        `(() => { const w = document.querySelector(".message.assistant .table-wrap"); w.scrollLeft = w.scrollWidth; return w.scrollLeft; })()`,
+      );
+      assert(scrolled > 0, `the table box scrolled sideways: scrollLeft ${scrolled}`);
+      await ui.request({ action: "screenshot", name: "wide-table-scrolled" });
     },
     120_000,
   );

@@ -56,7 +56,17 @@ export class Composer {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
         void this.submit();
+      } else if (e.key === "Escape" && !e.isComposing && this.autoApprovalOpen) {
+        // The auto-approve panel open above the input: Escape closes it, the focus stays here.
+        e.preventDefault();
+        this.closeAutoApproval(false);
       }
+    });
+    // Escape inside the panel closes it too, and the focus goes back to its toggle.
+    this.autoApproval.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || !this.autoApprovalOpen) return;
+      e.preventDefault();
+      this.closeAutoApproval(true);
     });
     this.input.addEventListener("input", () => this.bridge.save({ draft: this.input.value }));
     this.input.value = this.bridge.saved.draft ?? "";
@@ -221,6 +231,12 @@ export class Composer {
     this.taskActions.replaceChildren(...parts);
   }
 
+  private closeAutoApproval(focusToggle: boolean): void {
+    this.autoApprovalOpen = false;
+    if (this.state) this.renderAutoApproval(this.state.preferences.autoApproval);
+    if (focusToggle) this.autoApproval.querySelector<HTMLElement>(`[data-action="auto-approve-toggle"]`)?.focus();
+  }
+
   private renderAutoApproval(auto: AutoApprovalView): void {
     const on = AUTO_APPROVAL_CHOICES.filter((c) => auto[c.key]);
     const summary = !auto.enabled || on.length === 0 ? "off" : on.map((c) => c.short).join(", ");
@@ -253,6 +269,12 @@ export class Composer {
       const n = Number(max.value);
       if (Number.isInteger(n) && n >= 1 && n <= 10_000) set({ maxRequests: n });
     });
+    // Drawn again at each change: the control that had the focus keeps it (the toggle, a box).
+    const focused = document.activeElement;
+    const focusKey =
+      focused instanceof HTMLElement && this.autoApproval.contains(focused)
+        ? (focused.dataset.action ?? focused.dataset.setting)
+        : undefined;
     this.autoApproval.replaceChildren(
       toggle,
       ...(this.autoApprovalOpen
@@ -278,6 +300,10 @@ export class Composer {
           ]
         : []),
     );
+    if (focusKey)
+      this.autoApproval
+        .querySelector<HTMLElement>(`[data-action="${focusKey}"], [data-setting="${focusKey}"]`)
+        ?.focus();
   }
 
   private renderMode(mode: "act" | "plan"): void {

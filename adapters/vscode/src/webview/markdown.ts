@@ -6,7 +6,7 @@ import { visible } from "../text/visible-text.js";
  * Renders model text as Markdown: markdown-it with raw HTML disabled (it is escaped, so a
  * reply cannot inject markup or scripts; links to javascript:, vbscript: and file: are refused
  * by markdown-it), code blocks highlighted by highlight.js when their language is known and
- * given a Copy button. Control characters are made visible first.
+ * given a Copy button, tables in a box that scrolls sideways. Control characters are made visible first.
  */
 export function createMarkdownRenderer(): (text: string) => string {
   const md: MarkdownIt = markdownit({
@@ -23,6 +23,12 @@ export function createMarkdownRenderer(): (text: string) => string {
     token?.attrSet("title", token.attrGet("href") ?? "");
     return defaultLink(tokens, idx, options, env, self);
   };
+  // A table wider than the narrow chat scrolls sideways in its own box (a keyboard can scroll
+  // it too), instead of squeezing its columns until inline code breaks one character per line.
+  md.renderer.rules.table_open = (tokens, idx, options, _env, self) =>
+    `<div class="table-wrap" tabindex="0" role="region" aria-label="Table">${self.renderToken(tokens, idx, options)}`;
+  md.renderer.rules.table_close = (tokens, idx, options, _env, self) =>
+    `${self.renderToken(tokens, idx, options)}</div>`;
   return (text) => md.render(visible(text));
 }
 

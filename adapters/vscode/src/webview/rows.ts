@@ -10,6 +10,7 @@ import type {
 import { isLeftOut, leftOutNote, lineCount, writtenText } from "../chat/left-out-edit.js";
 import { button, el, visibleText, type Child } from "./dom.js";
 import { feedbackShownOnCall } from "./feedback.js";
+import { checkpointButtonNames, parseInput, TOOL_LABELS } from "./step-names.js";
 
 /** What drawing a row needs from the chat around it. */
 export interface RowContext {
@@ -32,16 +33,6 @@ const STATUS_WORDS: Record<ToolCallStatusName, string> = {
   unknown: "",
 };
 
-const TOOL_LABELS: Record<string, string> = {
-  read_file: "Read",
-  list_files: "List files",
-  search_files: "Search",
-  write_to_file: "Write",
-  replace_in_file: "Edit",
-  execute_command: "Run command",
-  new_subagent: "Subagent",
-};
-
 /** The nodes of one chat item (a checkpoint marker follows the message it belongs to). */
 export function renderItem(item: ChatItem, ctx: RowContext): Node[] {
   if (item.type === "error")
@@ -59,7 +50,7 @@ export function renderItem(item: ChatItem, ctx: RowContext): Node[] {
   const once = item.kind === "denied" && feedbackShownOnCall(ctx.state.items, ctx.state.items.indexOf(item));
   const nodes: Node[] = once ? [] : [renderMessage(item, ctx)];
   const checkpoint = checkpointFor(item, ctx.state);
-  if (checkpoint) nodes.push(checkpointMarker(checkpoint, ctx));
+  if (checkpoint) nodes.push(checkpointMarker(checkpoint, item, ctx));
   return nodes;
 }
 
@@ -185,20 +176,6 @@ function markdownBlock(text: string, ctx: RowContext, partial: boolean): HTMLEle
   // markdown-it escapes every HTML the text holds (html: false): what is set here is its own markup.
   block.innerHTML = ctx.markdown(text);
   return block;
-}
-
-function parseInput(json: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(json) as unknown;
-    if (value && typeof value === "object" && !Array.isArray(value)) {
-      // A row's detail holds {input, ...}; a call's input is the arguments themselves.
-      const record = value as Record<string, unknown>;
-      return record.input && typeof record.input === "object" ? (record.input as Record<string, unknown>) : record;
-    }
-  } catch {
-    // not JSON: nothing to show from it
-  }
-  return {};
 }
 
 function statusOf(item: ChatMessageItem): ToolCallStatusName {
@@ -383,7 +360,9 @@ export function checkpointFor(item: ChatMessageItem, state: ChatState): ChatChec
     : undefined;
 }
 
-function checkpointMarker(checkpoint: ChatCheckpoint, ctx: RowContext): HTMLElement {
+function checkpointMarker(checkpoint: ChatCheckpoint, item: ChatMessageItem, ctx: RowContext): HTMLElement {
+  // Named by the step they follow: a screen reader's list of buttons says which checkpoint each is.
+  const names = checkpointButtonNames(checkpoint, item);
   const compaction = checkpoint.kind === "CHECKPOINT_KIND_COMPACTION";
   const label = compaction ? "Compaction checkpoint" : checkpoint.restored ? "Checkpoint (restored)" : "Checkpoint";
   return el(
@@ -396,10 +375,14 @@ function checkpointMarker(checkpoint: ChatCheckpoint, ctx: RowContext): HTMLElem
       checkpoint.hasFiles && !compaction
         ? button("Compare", () => ctx.post({ type: "compare", checkpointId: checkpoint.id }), "link", {
             "data-action": "compare",
+            "aria-label": names.compare,
+            title: names.compare,
           })
         : undefined,
       button("Restore", () => ctx.post({ type: "restore", checkpointId: checkpoint.id }), "link", {
         "data-action": "restore",
+        "aria-label": names.restore,
+        title: names.restore,
       }),
     ),
   );
