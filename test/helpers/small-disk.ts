@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import type { TestRoots } from "./sidecar.js";
 
 /** Mounts a tmpfs of `mb` MiB at a fresh folder; undefined (with the reason) when mounting is not permitted. */
 export function mountSmallTmpfs(mb: number): { dir: string; unmount(): void } | { reason: string } {
@@ -48,4 +49,28 @@ export function fillDisk(dir: string): string {
     fs.closeSync(fd);
   }
   return filler;
+}
+
+/** The three roots on the small file system; the test's own files (the sidecar's stderr) beside it. */
+export function rootsOn(dir: string): TestRoots {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-"));
+  const home = path.join(base, "home");
+  fs.mkdirSync(home, { recursive: true });
+  const roots: TestRoots = {
+    base,
+    home,
+    dlineDir: path.join(dir, "dline"),
+    homeDir: path.join(dir, "dline-home"),
+    docsDir: path.join(dir, "docs"),
+    env: {},
+  };
+  roots.env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    DLINE_DIR: roots.dlineDir,
+    DLINE_HOME_DIR: roots.homeDir,
+    DLINE_DOCS_DIR: roots.docsDir,
+    TMPDIR: os.tmpdir(),
+  };
+  return roots;
 }

@@ -11,10 +11,10 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
-import { startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
-import { fillDisk, mountSmallTmpfs } from "../helpers/small-disk.js";
+import { fillDisk, mountSmallTmpfs, rootsOn } from "../helpers/small-disk.js";
 import { attack, attackLine, check, stopOrKill, tallyLine, waitFor, withDeadline } from "./helpers.js";
 
 const mount = mountSmallTmpfs(20);
@@ -31,30 +31,6 @@ afterAll(async () => {
   await Promise.all(sidecars.map((s) => stopOrKill(s)));
   await server?.stop();
 }, 60_000);
-
-/** The three roots on the small file system; the test's own files (the sidecar's stderr) beside it. */
-function rootsOn(dir: string): TestRoots {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-base-"));
-  const home = path.join(base, "home");
-  fs.mkdirSync(home, { recursive: true });
-  const roots: TestRoots = {
-    base,
-    home,
-    dlineDir: path.join(dir, "dline"),
-    homeDir: path.join(dir, "dline-home"),
-    docsDir: path.join(dir, "docs"),
-    env: {},
-  };
-  roots.env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    DLINE_DIR: roots.dlineDir,
-    DLINE_HOME_DIR: roots.homeDir,
-    DLINE_DOCS_DIR: roots.docsDir,
-    TMPDIR: os.tmpdir(),
-  };
-  return roots;
-}
 
 async function follow(
   sidecar: RunningSidecar,

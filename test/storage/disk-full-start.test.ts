@@ -8,15 +8,14 @@
  * on the full disk leaves no empty owner.lock behind.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, describe, expect, it } from "vitest";
 import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { uiMessage } from "../../core/src/tasks/message-store.js";
 import { TaskOwnership } from "../../core/src/tasks/task-ownership.js";
-import { fillDisk, mountSmallTmpfs } from "../helpers/small-disk.js";
-import { startSidecar, type RunningSidecar, type TestRoots } from "../helpers/sidecar.js";
+import { fillDisk, mountSmallTmpfs, rootsOn } from "../helpers/small-disk.js";
+import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { openStorage, taskEnv } from "../tasks/helpers.js";
 
 const mount = mountSmallTmpfs(12);
@@ -27,29 +26,6 @@ afterAll(async () => {
   await Promise.all(sidecars.map((s) => s.stop()));
   mounted?.unmount();
 }, 60_000);
-
-function rootsOn(dir: string): TestRoots {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-start-"));
-  const home = path.join(base, "home");
-  fs.mkdirSync(home, { recursive: true });
-  const roots: TestRoots = {
-    base,
-    home,
-    dlineDir: path.join(dir, "dline"),
-    homeDir: path.join(dir, "dline-home"),
-    docsDir: path.join(dir, "docs"),
-    env: {},
-  };
-  roots.env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    DLINE_DIR: roots.dlineDir,
-    DLINE_HOME_DIR: roots.homeDir,
-    DLINE_DOCS_DIR: roots.docsDir,
-    TMPDIR: os.tmpdir(),
-  };
-  return roots;
-}
 
 async function codeOf(call: Promise<unknown>): Promise<string> {
   return call.then(
