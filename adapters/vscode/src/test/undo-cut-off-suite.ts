@@ -217,7 +217,11 @@ export function defineUndoCutOffSuite(suite: TestSuite, outDir: string): void {
       try {
         for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n }, { signal: streaming.signal })) {
           const ev = res.event?.event;
-          if (ev?.case === "messageDelta" || (ev?.case === "messageAdded" && ev.value.message?.text)) break;
+          // The person's own message is added first: wait for the model's words.
+          const answered =
+            ev?.case === "messageDelta" ||
+            (ev?.case === "messageAdded" && ev.value.message?.role === MessageRole.ASSISTANT && ev.value.message.text);
+          if (answered) break;
         }
       } finally {
         streaming.abort();

@@ -1,0 +1,109 @@
+// End-to-end cost of checkpoints for a task, through the real CLI, sidecar binary and scripted
+// model server, on a 27,000-file workspace shaped like babel (two files per folder): the
+// second task in a workspace (three file edits, then the completion), checkpoints on vs off
+// (the checkpointsEnabled setting), alternating, each a separate `dline task` process as a
+// user runs it. The first task of each side (the first baseline) is run untimed before.
+// Prints figures; asserts nothing.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { performance } from "node:perf_hooks";
+import { spawnModelServer } from "../test/model-server/spawn.js";
+import { fmtMs, median, ratio, report } from "./helpers.js";
+
+const FILES = 27_000;
+const ROUNDS = 2;
+const root = path.resolve(".");
+const cli = path.join(root, "dist", "dline");
+const core = path.join(root, "dist", "dline-core");
+
+function makeTree(dir: string): void {
+  for (let i = 0; i < FILES; i++) {
+    const folder = path.join(dir, "packages", `p${Math.floor(i / 200)}`, `src${Math.floor(i / 2) % 100}`);
+    if (i % 2 === 0) fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, `f${i}.js`), `export const v${i} = ${i};\n`.repeat(1 + (i % 5)));
+  }
+  fs.writeFileSync(path.join(dir, ".gitattributes"), "* text eol=lf\n");
+  execFileSync("git", ["init", "-q"], { cwd: dir });
+}
+
+const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-cp-task-bench-"));
+const edits = ["packages/p0/src0/f0.js", "packages/p60/src0/f12000.js", "packages/p134/src99/f26999.js"];
+// One task: three turns of one edit each, then the completion; the script loops for every task.
+const server = await spawnModelServer({
+  loop: true,
+  turns: [
+    ...edits.map((p) => ({
+      toolCalls: [
+        {
+          name: "write_to_file",
+          input: { path: p, content: `// edited by the task\nexport const changed = "${p}";\n` },
+        },
+      ],
+    })),
+    { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+  ],
+});
+
+interface Side {
+  env: NodeJS.ProcessEnv;
+  workspace: string;
+  times: number[];
+}
+
+function sideFor(name: string, checkpoints: boolean): Side {
+  const dir = path.join(base, name);
+  const workspace = path.join(dir, "project");
+  fs.mkdirSync(workspace, { recursive: true });
+  makeTree(workspace);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: path.join(dir, "home"),
+    DLINE_DIR: path.join(dir, "dline"),
+    DLINE_HOME_DIR: path.join(dir, "dline-home"),
+    DLINE_DOCS_DIR: path.join(dir, "docs"),
+    DLINE_CORE: core,
+    OPENAI_BASE_URL: server.url,
+    OPENAI_MODEL: "scripted-model",
+    OPENAI_API_KEY: "bench-key",
+  };
+  fs.mkdirSync(env.HOME!, { recursive: true });
+  if (!checkpoints) execFileSync(cli, ["settings", "set", "checkpointsEnabled", "false"], { env, stdio: "ignore" });
+  return { env, workspace, times: [] };
+}
+
+function runTask(side: Side): number {
+  execFileSync("sync");
+  const t = performance.now();
+  execFileSync(cli, ["task", "edit three files", "--workspace", side.workspace, "--yes"], {
+    env: side.env,
+    stdio: "ignore",
+  });
+  return performance.now() - t;
+}
+
+try {
+  const on = sideFor("on", true);
+  const off = sideFor("off", false);
+  // The first task of each workspace (with checkpoints: the first baseline of the workspace).
+  runTask(on);
+  runTask(off);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? [on, off] : [off, on]) side.times.push(runTask(side));
+  }
+  fs.writeFileSync("/tmp/b8/env.json", JSON.stringify({ on: on.env, off: off.env, onWs: on.workspace, offWs: off.workspace }));
+  console.log("on", on.times.map(Math.round), "off", off.times.map(Math.round));
+  const ours = median(on.times);
+  const without = median(off.times);
+  report(
+    `task of 3 edits, checkpoints on vs off (later task) @27k`,
+    fmtMs(ours),
+    fmtMs(without),
+    ratio(ours, without),
+    "<= 1.15x",
+  );
+} finally {
+  console.log("kept", base, server.url);
+  await new Promise((r) => setTimeout(r, 3_600_000));
+}
