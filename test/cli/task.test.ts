@@ -380,6 +380,33 @@ describe("the task scenarios through the CLI", () => {
     expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain("go on");
   });
 
+  it("a tool that fails shows why in full: a file too large to edit names the command that would", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    // Over the 16 MiB the file tools edit: the reason says how to change it instead.
+    fs.writeFileSync(path.join(workspace, "big.log"), "a line of a long log\n".repeat(900_000));
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "replace_in_file",
+              input: { path: "big.log", diff: "------- SEARCH\na line\n=======\nthe line\n+++++++ REPLACE" },
+            },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "Could not." } }] },
+      ],
+    });
+    servers.push(server);
+    const { stdout } = await dline(cliEnv(roots, server), ["task", "Edit the log", "--workspace", workspace, "--yes"]);
+    const failed = stdout.split("\n").find((l) => l.startsWith("  ✗ "));
+    // Before, the line stopped after 300 characters, in the middle of the command it names.
+    expect(failed).toMatch(/^ {2}✗ replace_in_file: "big\.log" is larger than .* or ask the person to change it\.$/);
+    expect(failed).toContain("sed -i '120s/old/new/' big.log");
+  });
+
   it("runs a subagent and a compaction", async () => {
     const roots = makeTestRoots();
     const big = (seed: string) =>

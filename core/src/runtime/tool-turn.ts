@@ -658,11 +658,18 @@ class ToolTurn {
   }
 }
 
-/** The first (or last) line with something on it, at most 300 characters. */
+/**
+ * A failed call's reason is shown whole: a tool's error is a sentence or two that says what to
+ * do instead (a file too large to edit names the command that would). Only a line longer than
+ * this (a command's output without line breaks) is cut, and says so.
+ */
+const MAX_REASON_CHARS = 1000;
+
+/** The first (or last) line with something on it; a long one is cut with "…". */
 function firstLine(text: string, from: "start" | "end" = "start"): string {
   const lines = text.split("\n");
-  const line = from === "start" ? lines.find((l) => l.trim()) : lines.findLast((l) => l.trim());
-  return line?.slice(0, 300) ?? "";
+  const line = (from === "start" ? lines.find((l) => l.trim()) : lines.findLast((l) => l.trim()))?.trim() ?? "";
+  return line.length > MAX_REASON_CHARS ? `${line.slice(0, MAX_REASON_CHARS)}…` : line;
 }
 
 /** Records a checkpoint saved at `message` on the message and tells subscribers; nothing when none was saved. */
