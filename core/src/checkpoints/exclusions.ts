@@ -139,7 +139,7 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.tif.aux.xml",
 ];
 
-export type SkipReason = "size" | "excluded_type" | "ignored" | "lfs" | "nested_repository";
+export type SkipReason = "size" | "excluded_type" | "ignored" | "lfs" | "nested_repository" | "name_not_utf8";
 
 export interface SkippedPath {
   path: string;

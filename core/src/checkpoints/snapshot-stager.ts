@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs/promises";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
@@ -17,6 +18,23 @@ const BULK_CHECKIN_PATHS = 500;
 const BULK_CHECKIN_CHUNK = 10_000;
 /** Paths per write when the progress of a scan is reported. */
 const PROGRESS_SLICE = 500;
+
+/**
+ * Status entries as text, apart from those whose names are not valid UTF-8 (a file named in
+ * another encoding): decoded, such a name would stand for another file (its bytes replaced by
+ * U+FFFD), which staging would miss silently and a restore could never write back. They are
+ * returned apart, shown with the replacement character, to be reported as left out.
+ */
+function utf8Names(out: Buffer): { names: string[]; notUtf8: string[] } {
+  const names: string[] = [];
+  const notUtf8: string[] = [];
+  let start = 0;
+  for (let end = out.indexOf(0); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
+    const entry = out.subarray(start, end);
+    (isUtf8(entry) ? names : notUtf8).push(entry.toString("utf8"));
+  }
+  return { names, notUtf8 };
+}
 
 function nulJoined(paths: Buffer[]): Buffer {
   return Buffer.concat(paths.flatMap((b) => [b, Buffer.from([0])]));
@@ -142,17 +160,18 @@ export class SnapshotStager {
   }): Promise<StageResult> {
     const { signal, onProgress } = options;
     onProgress?.({ phase: "scanning", done: 0, total: 0 });
-    const out = await this.git.text(
+    const { stdout } = await this.git.run(
       ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
       { signal, env: { GIT_OPTIONAL_LOCKS: "1" }, background: options.background },
     );
-    const skipped: SkippedPath[] = [];
+    const { names: out, notUtf8 } = utf8Names(stdout);
+    const skipped: SkippedPath[] = notUtf8.map((name) => ({ path: name.slice(3), reason: "name_not_utf8" }));
     const update: string[] = [];
     const toCheckSize: string[] = [];
     const onlyInSnapshot = new Set<string>();
     const listed: string[] = [];
     const deleted: string[] = [];
-    for (const entry of splitNul(out)) {
+    for (const entry of out) {
       const xy = entry.slice(0, 2);
       const rel = entry.slice(3);
       if (!rel) continue;

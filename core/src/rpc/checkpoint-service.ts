@@ -165,6 +165,7 @@ const REASONS: Record<DomainSkipReason, SkipReason> = {
   ignored: SkipReason.IGNORED,
   lfs: SkipReason.LFS,
   nested_repository: SkipReason.NESTED_REPOSITORY,
+  name_not_utf8: SkipReason.NAME_NOT_UTF8,
 };
 
 const STATES: Record<DomainState, CheckpointState> = {

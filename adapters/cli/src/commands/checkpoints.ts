@@ -7,6 +7,7 @@ import {
   FileStatus,
   KeptReason,
   RestoreMode,
+  SkipReason,
   SkippedPathSchema,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
@@ -63,7 +64,9 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
     if (res.files.length === 0) ctx.out.write("  no changes\n");
     // What the snapshot left out is neither compared nor restored: say so, not nothing.
     if (res.skipped.length) {
-      const shown = res.skipped.slice(0, SKIPPED_SHOWN).map((k) => visibleLine(k.path));
+      const shown = res.skipped
+        .slice(0, SKIPPED_SHOWN)
+        .map((k) => `${visibleLine(k.path)}${k.reason === SkipReason.NAME_NOT_UTF8 ? " (name not UTF-8)" : ""}`);
       const more = res.skipped.length > SKIPPED_SHOWN ? ` and ${res.skipped.length - SKIPPED_SHOWN} more` : "";
       ctx.out.write(
         `Not tracked by checkpoints (excluded, ignored or too large; changes there are not compared or restored):\n  ${shown.join(", ")}${more}\n`,
