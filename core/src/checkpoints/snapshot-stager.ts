@@ -26,6 +26,8 @@ const PROGRESS_SLICE = 500;
  * returned apart, shown with the replacement character, to be reported as left out.
  */
 function utf8Names(out: Buffer): { names: string[]; notUtf8: string[] } {
+  // The usual case, checked at once: one decode and split (entry by entry is 4 times slower).
+  if (isUtf8(out)) return { names: splitNul(out), notUtf8: [] };
   const names: string[] = [];
   const notUtf8: string[] = [];
   let start = 0;
