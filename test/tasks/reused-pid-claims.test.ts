@@ -98,3 +98,59 @@ describe("a stale task claim whose pid was reused", () => {
     expect(fs.existsSync(env.layout.task("t1").messagesDb)).toBe(true);
   });
 });
+
+describe("an interrupted deletion whose sidecar's pid was reused", () => {
+  it("is finished by the next sidecar: the journal's owner is judged by its boot and start time, not its pid alone", async () => {
+    const env = taskEnv();
+    await seed(env, ["t1", "t2", "t3"]);
+    const claim = await claimOfKilledOwner(env, "t1"); // a real owner's identity (the child is dead now)
+    fs.rmSync(env.layout.task("t1").ownerLock);
+    // The dead deleter's pid now belongs to an unrelated live process.
+    const other = unrelatedProcess();
+    const entry = { workspaceRoot: "/ws", pid: other.pid, hostname: claim.hostname, at: Date.now() };
+    fs.writeFileSync(
+      env.layout.pendingDeletionsJson,
+      JSON.stringify({
+        version: 1,
+        tasks: [
+          { ...entry, taskId: "t1", bootId: claim.bootId, startTicks: claim.startTicks },
+          // Written before a reboot: the same pid, another boot.
+          { ...entry, taskId: "t2", bootId: "00000000-0000-4000-8000-000000000000", startTicks: claim.startTicks },
+        ],
+        allTasks: null,
+      }),
+    );
+
+    const sidecar = await sidecarOn(env);
+    expect((await sidecar.clients.history.listTasks({})).tasks.map((t) => t.id)).toEqual(["t3"]);
+    expect(fs.existsSync(env.layout.task("t1").dir)).toBe(false);
+    expect(fs.existsSync(env.layout.task("t2").dir)).toBe(false);
+    expect(fs.existsSync(env.layout.pendingDeletionsJson)).toBe(false);
+    expect(other.exitCode).toBeNull();
+  });
+
+  it("a live deleter's entry is left to it", async () => {
+    const env = taskEnv();
+    await seed(env, ["t1"]);
+    const owner = runChild(await buildChild("task-worker"), ["claim", env.layout.roots.documentsRoot, "t1"]);
+    cleanup.push(async () => {
+      owner.kill("SIGKILL");
+      await exited(owner);
+    });
+    await lineCollector(owner).waitFor((l) => l.some((x) => x.startsWith("claimed")));
+    const claim = JSON.parse(fs.readFileSync(env.layout.task("t1").ownerLock, "utf8")) as Record<string, unknown>;
+    const { since: _since, purpose: _purpose, ...identity } = claim;
+    fs.writeFileSync(
+      env.layout.pendingDeletionsJson,
+      JSON.stringify({
+        version: 1,
+        tasks: [{ ...identity, taskId: "t1", workspaceRoot: "/ws", at: Date.now() }],
+        allTasks: null,
+      }),
+    );
+    const sidecar = await sidecarOn(env);
+    expect((await sidecar.clients.history.listTasks({})).tasks.map((t) => t.id)).toEqual(["t1"]);
+    expect(fs.existsSync(env.layout.task("t1").messagesDb)).toBe(true);
+    expect(JSON.parse(fs.readFileSync(env.layout.pendingDeletionsJson, "utf8")).tasks[0].pid).toBe(owner.pid);
+  });
+});

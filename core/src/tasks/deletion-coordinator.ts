@@ -86,7 +86,7 @@ export class TaskDeletionCoordinator {
 
   /** Finishes deletions that a dead sidecar (or this one before a restart) left half done. */
   async resume(): Promise<string[]> {
-    const journal = await this.journal.adoptOrphans(isClaimLive);
+    const journal = await this.journal.adoptOrphans();
     const finished: string[] = [];
     const done = this.doneBatcher();
     for (const t of journal.tasks.filter((x: PendingDeletion) => x.pid === process.pid)) {

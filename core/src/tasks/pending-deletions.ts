@@ -5,21 +5,29 @@ import lockfile from "proper-lockfile";
 import type { Logger } from "../logging/logger.js";
 import { moveAsideSync, writeFileAtomicSync, mkdirPrivate } from "../storage/index.js";
 import { readJson } from "./json-read.js";
+import { currentProcessIdentity, isClaimLive, type ProcessIdentity } from "./process-alive.js";
 
-export interface PendingDeletion {
-  taskId: string;
-  workspaceRoot: string;
-  /** The sidecar doing it; its entries are finished by another one only once it is gone. */
+/**
+ * The sidecar doing a deletion; its entries are finished by another one only once it is gone.
+ * Its boot id and start time (written by this version) tell it from a later process that got
+ * the same pid, as task claims do.
+ */
+interface DeletionOwner extends ProcessIdentity {
   pid: number;
   hostname: string;
   at: number;
+}
+
+export interface PendingDeletion extends DeletionOwner {
+  taskId: string;
+  workspaceRoot: string;
 }
 
 interface Journal {
   version: 1;
   tasks: PendingDeletion[];
   /** "Every task is gone" hooks still to run (delete everything, or the last task went). */
-  allTasks: { pid: number; hostname: string; at: number } | null;
+  allTasks: DeletionOwner | null;
 }
 
 const EMPTY: Journal = { version: 1, tasks: [], allTasks: null };
@@ -46,7 +54,7 @@ export class PendingDeletions {
   }
 
   async add(entries: { taskId: string; workspaceRoot: string }[], allTasks = false): Promise<void> {
-    const mine = { pid: process.pid, hostname: os.hostname(), at: Date.now() };
+    const mine = thisProcess();
     await this.mutate((j) => {
       const known = new Set(j.tasks.map((t) => t.taskId));
       for (const e of entries) if (!known.has(e.taskId)) j.tasks.push({ ...e, ...mine });
@@ -63,7 +71,7 @@ export class PendingDeletions {
 
   async markAllTasks(): Promise<void> {
     await this.mutate((j) => {
-      j.allTasks = { pid: process.pid, hostname: os.hostname(), at: Date.now() };
+      j.allTasks = thisProcess();
     });
   }
 
@@ -73,19 +81,15 @@ export class PendingDeletions {
     });
   }
 
-  /** Hands entries of dead sidecars over to this one (returns the journal after the takeover). */
-  async adoptOrphans(isLive: (pid: number, hostname: string) => boolean): Promise<Journal> {
+  /**
+   * Hands entries of dead sidecars over to this one (returns the journal after the takeover).
+   * An entry of an earlier process that had this one's pid (before a reboot, say) is an orphan too.
+   */
+  async adoptOrphans(): Promise<Journal> {
     let result: Journal = { ...EMPTY, tasks: [] };
     await this.mutate((j) => {
-      for (const t of j.tasks) {
-        if (t.pid !== process.pid && !isLive(t.pid, t.hostname)) {
-          t.pid = process.pid;
-          t.hostname = os.hostname();
-        }
-      }
-      if (j.allTasks && j.allTasks.pid !== process.pid && !isLive(j.allTasks.pid, j.allTasks.hostname)) {
-        j.allTasks = { pid: process.pid, hostname: os.hostname(), at: Date.now() };
-      }
+      j.tasks = j.tasks.map((t) => (isOwnerLive(t) ? t : { ...t, ...thisProcess() }));
+      if (j.allTasks && !isOwnerLive(j.allTasks)) j.allTasks = thisProcess();
       result = structuredClone(j);
     });
     return result;
@@ -109,4 +113,21 @@ export class PendingDeletions {
       await release();
     }
   }
+}
+
+function thisProcess(): DeletionOwner {
+  return { pid: process.pid, hostname: os.hostname(), at: Date.now(), ...currentProcessIdentity() };
+}
+
+/** Whether the process that wrote an entry runs (this one included), not merely one with its pid. */
+function isOwnerLive(owner: DeletionOwner): boolean {
+  if (owner.pid === process.pid && owner.hostname === os.hostname()) {
+    const own = currentProcessIdentity();
+    // Without an identity (an earlier version's entry) the pid alone says it is this process's.
+    return (
+      (owner.bootId === undefined || owner.bootId === own.bootId) &&
+      (owner.startTicks === undefined || owner.startTicks === own.startTicks)
+    );
+  }
+  return isClaimLive(owner.pid, owner.hostname, { bootId: owner.bootId, startTicks: owner.startTicks });
 }
