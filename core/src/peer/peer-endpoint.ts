@@ -47,7 +47,34 @@ export async function startPeerEndpoint(options: PeerEndpointOptions): Promise<{
     // Forwarded streams end with the lifecycle signal; whatever is left is cut after a short grace.
     setTimeout(() => server.closeAllConnections(), 200).unref();
   });
-  options.registry.register({ url, token, startedAt: Date.now() });
-  options.logger.info("peer endpoint listening", { url });
+  publishUntilDone(options, { url, token, startedAt: Date.now() });
   return { url };
+}
+
+/** Pauses between attempts to publish the entry (a full disk may take a while to be freed). */
+const PUBLISH_RETRY_MS = [500, 1000, 2000, 5000];
+
+/**
+ * Publishes the endpoint in the registry. When that fails (the disk is full, say), the endpoint
+ * keeps listening and publishing is tried again until it works or the sidecar stops: other
+ * windows reach this one once there is room for its entry, without a restart.
+ */
+function publishUntilDone(options: PeerEndpointOptions, entry: Parameters<PeerRegistry["register"]>[0]): void {
+  let attempt = 0;
+  const publish = () => {
+    if (options.lifecycle.isStopping) return;
+    try {
+      options.registry.register(entry);
+      options.logger.info("peer endpoint listening", { url: entry.url, ...(attempt ? { attempts: attempt + 1 } : {}) });
+      return;
+    } catch (err) {
+      if (attempt === 0)
+        options.logger.warn("other Dline windows cannot reach this one until it is published; trying again", {
+          error: (err as Error).message,
+        });
+    }
+    const pause = PUBLISH_RETRY_MS[Math.min(attempt++, PUBLISH_RETRY_MS.length - 1)];
+    setTimeout(publish, pause).unref();
+  };
+  publish();
 }
