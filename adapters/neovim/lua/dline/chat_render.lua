@@ -39,8 +39,18 @@ H.tool_status = {
   TOOL_CALL_STATUS_INTERRUPTED = "interrupted",
 }
 
---- Model text as buffer lines, its control characters made visible.
-function M.split(text) return vim.split(visible(text or ""), "\n", { plain = true }) end
+--- The line breaks that end `text` (an answer often ends with "\n"): they draw no lines, as the
+--- blank line after every row already ends it. A streamed row holds them back until text
+--- follows them (dline.chat), so it shows the same lines as the row drawn whole.
+function M.unshown_end(text) return (text or ""):match("[\r\n]*$") end
+
+--- Model text as buffer lines, its control characters made visible, its ending line breaks
+--- left out (M.unshown_end).
+function M.split(text)
+  text = text or ""
+  text = text:sub(1, #text - #M.unshown_end(text))
+  return vim.split(visible(text), "\n", { plain = true })
+end
 
 --- One line: newlines shown as \n.
 function M.one_line(text) return (visible(text or ""):gsub("\n", "\\n")) end
