@@ -7,6 +7,7 @@ import * as path from "node:path";
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { StoredUiMessage } from "../tasks/index.js";
 import { toolCallOf } from "../runtime/index.js";
+import { visibleText } from "./visible-text.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: "read",
@@ -45,8 +46,9 @@ export function deniedText(feedback: string, reason: string): string {
   return reason ? `Rejected: ${reason}` : "Rejected by the user.";
 }
 
+/** A text content block, its control characters made visible (visible-text.ts). */
 export function text(value: string) {
-  return { type: "text" as const, text: value };
+  return { type: "text" as const, text: visibleText(value) };
 }
 
 /**
@@ -103,7 +105,7 @@ export function planUpdate(detail: string): SessionUpdate | undefined {
   for (const s of steps as { step?: unknown; status?: unknown; priority?: unknown }[]) {
     if (typeof s?.step !== "string") continue;
     entries.push({
-      content: s.step,
+      content: visibleText(s.step),
       status: PLAN_STATUSES.has(String(s.status)) ? (s.status as PlanEntry["status"]) : "pending",
       priority: PLAN_PRIORITIES.has(String(s.priority)) ? (s.priority as PlanEntry["priority"]) : "medium",
     });
@@ -162,7 +164,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         updates.push({
           sessionUpdate: "tool_call",
           toolCallId: call.toolCallId || m.id,
-          title: m.text || m.tool,
+          title: visibleText(m.text || m.tool),
           kind: toolKind(m.tool),
           status: done ? "completed" : "failed",
           rawInput: call.input,
