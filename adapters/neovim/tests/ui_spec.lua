@@ -178,34 +178,37 @@ S.case("the chat renders streamed text, tool output, questions and checkpoints a
   T.eq(vim.api.nvim_buf_get_lines(chat.input_buf, 0, -1, false), { "next step", "please" }, "input restored")
 end)
 
-S.case("streamed text shows the lines the chat drawn again shows, a text ending with a newline one blank line", function()
-  local text = "# Plan\n\nI will **look**.\r\n\n```js\nx()\n```\n\nThat is all.\n"
-  local added = {
-    messageAdded = {
-      message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true },
-    },
-  }
-  for size = 1, 7 do
-    local streamed = require("dline.chat").new("1-abcdef01" .. size, "Plan")
-    local redrawn = require("dline.chat").new("2-abcdef01" .. size, "Plan") -- the same short id
-    streamed:apply(added)
-    redrawn:apply(added)
-    for i = 1, #text, size do
-      local delta = { messageDelta = { messageId = "a1", text = text:sub(i, i + size - 1) } }
-      streamed:apply(delta)
-      redrawn:apply(delta)
-      redrawn:redraw()
-      T.eq(streamed:text(), redrawn:text(), ("pieces of %d, after %d characters"):format(size, i + size - 1))
+S.case(
+  "streamed text shows the lines the chat drawn again shows, a text ending with a newline one blank line",
+  function()
+    local text = "# Plan\n\nI will **look**.\r\n\n```js\nx()\n```\n\nThat is all.\n"
+    local added = {
+      messageAdded = {
+        message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true },
+      },
+    }
+    for size = 1, 7 do
+      local streamed = require("dline.chat").new("1-abcdef01" .. size, "Plan")
+      local redrawn = require("dline.chat").new("2-abcdef01" .. size, "Plan") -- the same short id
+      streamed:apply(added)
+      redrawn:apply(added)
+      for i = 1, #text, size do
+        local delta = { messageDelta = { messageId = "a1", text = text:sub(i, i + size - 1) } }
+        streamed:apply(delta)
+        redrawn:apply(delta)
+        redrawn:redraw()
+        T.eq(streamed:text(), redrawn:text(), ("pieces of %d, after %d characters"):format(size, i + size - 1))
+      end
+      T.eq(
+        vim.api.nvim_buf_get_lines(streamed.buf, -3, -1, false),
+        { "That is all.", "" },
+        "one blank line after the answer"
+      )
+      streamed:close()
+      redrawn:close()
     end
-    T.eq(
-      vim.api.nvim_buf_get_lines(streamed.buf, -3, -1, false),
-      { "That is all.", "" },
-      "one blank line after the answer"
-    )
-    streamed:close()
-    redrawn:close()
   end
-end)
+)
 
 S.case("the chat shows reasoning, retries (dropping the failed attempt's answer) and waits", function()
   local chat = require("dline.chat").new("task-reasoning", "Think")
