@@ -7,6 +7,7 @@ import * as path from "node:path";
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { StoredUiMessage } from "../tasks/index.js";
 import { toolCallOf } from "../runtime/index.js";
+import { closingFence } from "./markdown-fence.js";
 import { visibleText } from "./visible-text.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
@@ -94,6 +95,13 @@ export function leftOutEditContent(e: {
 /** What ends a replayed answer that was cut off. */
 export const CUT_OFF_MARKER = "[answer cut off here]";
 
+/** A replayed answer that was cut off, with the marker after it (outside the code block it stopped in). */
+function cutOffText(answer: string): string {
+  const fence = closingFence(answer);
+  const closed = fence ? `${answer}${answer.endsWith("\n") ? "" : "\n"}${fence}` : answer;
+  return `${closed}\n\n${CUT_OFF_MARKER}`;
+}
+
 const PLAN_STATUSES = new Set<string>(["pending", "in_progress", "completed"]);
 const PLAN_PRIORITIES = new Set<string>(["high", "medium", "low"]);
 
@@ -131,7 +139,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         else
           updates.push({
             sessionUpdate: "agent_message_chunk",
-            content: text(m.cutOff ? `${m.text}\n\n${CUT_OFF_MARKER}` : m.text),
+            content: text(m.cutOff ? cutOffText(m.text) : m.text),
             messageId: m.id,
           });
         break;
