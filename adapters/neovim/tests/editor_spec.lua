@@ -566,6 +566,19 @@ S.case(
   end
 )
 
+S.case("#file: references in a sentence leave its punctuation out of the path", function()
+  local context = require("dline.context")
+  workspace_file("a.lua", "return 1\n")
+  workspace_file("b.lua", "return 2\n")
+  workspace_file("odd,", "odd\n")
+  local text = T.truthy(context.expand("compare #file:a.lua, #file:b.lua. And (#file:odd,)"), "expanded")
+  T.contains(text, "compare `a.lua`, `b.lua`. And (`odd,`)", "the sentence")
+  -- (Neovim 0.7 has no filetype for a file that is not loaded: no "lua" after the fence.)
+  T.matches(text, "File: a%.lua\n```%l*\nreturn 1\n```", "a.lua")
+  T.matches(text, "File: b%.lua\n```%l*\nreturn 2\n```", "b.lua")
+  T.contains(text, "File: odd,\n```\nodd\n```", "a file whose name ends with a comma")
+end)
+
 S.case(":'<,'>Dline add puts the lines in the chat input; :Dline send with a range sends them", function()
   local s = session()
   local app = workspace_file("app.py", "a = 1\nb = 2\nc = 3\n")

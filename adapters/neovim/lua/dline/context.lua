@@ -118,6 +118,20 @@ function M.file_block(path)
   return H.block(header, ok and ft or "", lines)
 end
 
+--- The path a `#file:` reference names, and the punctuation of the sentence after it:
+--- "#file:a.lua, #file:b.lua." names a.lua and b.lua (unless a file's name ends so).
+function H.mentioned_path(word)
+  local punctuation = #(word:match("[,.;:!?)%]}'\"]*$"))
+  -- The longest name that is a file, else the word without its punctuation (not found).
+  for n = 0, punctuation do
+    local path = word:sub(1, #word - n)
+    if path ~= "" and (n == punctuation or vim.fn.filereadable(vim.fn.expand(path)) == 1) then
+      return path, word:sub(#word - n + 1)
+    end
+  end
+  return word, ""
+end
+
 --- Expands `#buffer` and `#file:path` in `text`: each reference stays in the text (as the
 --- file's name) and its content follows the text as a block. Returns the text, or nil and why.
 function M.expand(text, origin)
@@ -130,9 +144,10 @@ function M.expand(text, origin)
       table.insert(blocks, block)
     end
   end
-  local expanded = text:gsub("#file:(%S+)", function(path)
+  local expanded = text:gsub("#file:(%S+)", function(word)
+    local path, after = H.mentioned_path(word)
     add("file:" .. path, M.file_block(path))
-    return "`" .. path .. "`"
+    return "`" .. path .. "`" .. after
   end)
   expanded = expanded:gsub("#buffer%f[%W]", function()
     local buf = origin or M.origin_buffer()
