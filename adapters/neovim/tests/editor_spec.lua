@@ -537,6 +537,48 @@ S.case("a range, #buffer, #file: and the open and visible files reach the model"
   T.contains(second, "File: notes.md\\n```", "the file")
 end)
 
+S.case(
+  "a file, buffer or range too large for a message, or a binary file, is named with its size, not inlined",
+  function()
+    local context = require("dline.context")
+    local line = ("x"):rep(99) .. "\n"
+    local big = workspace_file("big.log", line:rep(3000)) -- 300,000 bytes
+    workspace_file("small.txt", "small\n")
+    workspace_file("image.png", "\137PNG\r\n\26\n\0\0\0\rIHDR")
+    local text = T.truthy(context.expand("see #file:big.log and #file:image.png and #file:small.txt"), "expanded")
+    T.contains(text, "File: big.log (300,000 bytes: too large to include, read it with read_file)", "the large file")
+    T.contains(text, "File: image.png (binary, 16 bytes: not included)", "the binary file")
+    T.contains(text, "File: small.txt\n```\nsmall\n```", "the small file, whole")
+    T.truthy(not text:find("xxxxx", 1, true), "nothing of the large file's text")
+    vim.cmd("edit " .. vim.fn.fnameescape(big))
+    local buf = vim.api.nvim_get_current_buf()
+    T.eq(
+      context.expand("see #buffer", buf),
+      "see `big.log`\n\nFile: big.log (300,000 bytes: too large to include, read it with read_file)",
+      "the large buffer"
+    )
+    T.eq(
+      context.range_block(buf, 1, 2900),
+      "File: big.log (lines 1-2900) (290,000 bytes: too large to include, read it with read_file)",
+      "the large range"
+    )
+    T.eq(context.range_block(buf, 5, 5), "File: big.log (line 5)\n```\n" .. line:sub(1, -2) .. "\n```", "a small range")
+  end
+)
+
+S.case("#file: references in a sentence leave its punctuation out of the path", function()
+  local context = require("dline.context")
+  workspace_file("a.lua", "return 1\n")
+  workspace_file("b.lua", "return 2\n")
+  workspace_file("odd,", "odd\n")
+  local text = T.truthy(context.expand("compare #file:a.lua, #file:b.lua. And (#file:odd,)"), "expanded")
+  T.contains(text, "compare `a.lua`, `b.lua`. And (`odd,`)", "the sentence")
+  -- (Neovim 0.7 has no filetype for a file that is not loaded: no "lua" after the fence.)
+  T.matches(text, "File: a%.lua\n```%l*\nreturn 1\n```", "a.lua")
+  T.matches(text, "File: b%.lua\n```%l*\nreturn 2\n```", "b.lua")
+  T.contains(text, "File: odd,\n```\nodd\n```", "a file whose name ends with a comma")
+end)
+
 S.case(":'<,'>Dline add puts the lines in the chat input; :Dline send with a range sends them", function()
   local s = session()
   local app = workspace_file("app.py", "a = 1\nb = 2\nc = 3\n")

@@ -178,6 +178,65 @@ S.case("the chat renders streamed text, tool output, questions and checkpoints a
   T.eq(vim.api.nvim_buf_get_lines(chat.input_buf, 0, -1, false), { "next step", "please" }, "input restored")
 end)
 
+S.case(
+  "streamed text shows the lines the chat drawn again shows, a text ending with a newline one blank line",
+  function()
+    local text = "# Plan\n\nI will **look**.\r\n\n```js\nx()\n```\n\nThat is all.\n"
+    local added = {
+      messageAdded = {
+        message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "", partial = true },
+      },
+    }
+    for size = 1, 7 do
+      local streamed = require("dline.chat").new("1-abcdef01" .. size, "Plan")
+      local redrawn = require("dline.chat").new("2-abcdef01" .. size, "Plan") -- the same short id
+      streamed:apply(added)
+      redrawn:apply(added)
+      for i = 1, #text, size do
+        local delta = { messageDelta = { messageId = "a1", text = text:sub(i, i + size - 1) } }
+        streamed:apply(delta)
+        redrawn:apply(delta)
+        redrawn:redraw()
+        T.eq(streamed:text(), redrawn:text(), ("pieces of %d, after %d characters"):format(size, i + size - 1))
+      end
+      T.eq(
+        vim.api.nvim_buf_get_lines(streamed.buf, -3, -1, false),
+        { "That is all.", "" },
+        "one blank line after the answer"
+      )
+      streamed:close()
+      redrawn:close()
+    end
+  end
+)
+
+S.case("a row that ends inside a code block closes it: the rows after it do not show as code", function()
+  vim.cmd("syntax on")
+  local chat = require("dline.chat").new("task-fence", "Fences")
+  chat:open({ position = "current", width = 80, height = 30, input_height = 3 })
+  chat:set_messages({
+    { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "Here:\n```js\nfoo(", cutOff = true },
+    { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "and ~~~ this\n~~~\nopen" },
+    { id = "a2", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "Done: ```no fence``` here" },
+    -- CommonMark: a shorter run does not close a longer fence.
+    { id = "a3", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "````md\n```\ninner" },
+  })
+  local text = chat:text()
+  T.contains(text, "## Dline\nHere:\n```js\nfoo(\n```\n— answer cut off here\n", "cut off: closed")
+  T.contains(text, "## You\nand ~~~ this\n~~~\nopen\n~~~\n\n", "unbalanced: closed")
+  T.contains(text, "## Dline\nDone: ```no fence``` here\n\n", "no fence: nothing added")
+  T.contains(text, "## Dline\n````md\n```\ninner\n````\n", "closed by its own fence")
+  vim.cmd("redraw")
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false)) do
+    if line == "## You" or line:find("^Done") then
+      T.truthy(
+        not vim.fn.synIDattr(vim.fn.synID(i, 1, 1), "name"):find("Code"),
+        ("line %d (%s) is not code"):format(i, line)
+      )
+    end
+  end
+end)
+
 S.case("the chat shows reasoning, retries (dropping the failed attempt's answer) and waits", function()
   local chat = require("dline.chat").new("task-reasoning", "Think")
   chat:open({ position = "current", width = 80, height = 20, input_height = 3 })

@@ -29,6 +29,7 @@ import { taskEventsToProto } from "../rpc/task-mapping.js";
 import { alwaysName, approvalCategoryOf } from "./always-answers.js";
 import { parseDetail, planUpdate, text, toolKind, toolLocations } from "./session-updates.js";
 import { acpStatus, diffContent, settledContent } from "./tool-call-updates.js";
+import { StreamedText, visibleText } from "./visible-text.js";
 
 /** The tail of a tool's output shown in its tool call while it runs. */
 const SHOWN_OUTPUT_CHARS = 32 * 1024;
@@ -83,6 +84,8 @@ export class PromptTurn {
   private sending: Promise<void> = Promise.resolve();
   /** How each streamed message is shown: agent text, agent thought, or not at all. */
   private readonly messageKinds = new Map<string, "agent" | "thought" | "skip">();
+  /** The streamed messages' texts so far, by message id (a CR LF split between deltas). */
+  private readonly streamedTexts = new Map<string, StreamedText>();
   /** Core tool call id -> what the client sees of it. */
   private readonly tools = new Map<string, ToolDisplay>();
   private readonly toolWaiters = new Map<string, (d: ToolDisplay) => void>();
@@ -199,6 +202,10 @@ export class PromptTurn {
       case "messageFinalized": {
         const m = e.value.message!;
         if (m.toolCall) this.toolRow(m.text, m.toolCall);
+        const shown = this.messageKinds.get(m.id);
+        const rest = this.streamedTexts.get(m.id)?.end();
+        this.streamedTexts.delete(m.id);
+        if (rest && shown && shown !== "skip") this.sendReady(shown, m.id, rest);
         return undefined;
       }
       case "messageDelta":
@@ -281,6 +288,13 @@ export class PromptTurn {
   }
 
   private sendChunk(shown: "agent" | "thought", messageId: string, chunk: string): void {
+    let streamed = this.streamedTexts.get(messageId);
+    if (!streamed) this.streamedTexts.set(messageId, (streamed = new StreamedText()));
+    const ready = streamed.push(chunk);
+    if (ready) this.sendReady(shown, messageId, ready);
+  }
+
+  private sendReady(shown: "agent" | "thought", messageId: string, chunk: string): void {
     this.send({
       sessionUpdate: shown === "agent" ? "agent_message_chunk" : "agent_thought_chunk",
       content: text(chunk),
@@ -341,7 +355,7 @@ export class PromptTurn {
       this.send({
         sessionUpdate: "tool_call",
         toolCallId: display.acpId,
-        title: title || call.tool,
+        title: visibleText(title || call.tool),
         kind: toolKind(call.tool),
         status: acpStatus(call.status),
         rawInput: input,
@@ -463,7 +477,7 @@ export class PromptTurn {
     }
     const toolCall = {
       toolCallId: acpId,
-      title: ask.summary,
+      title: visibleText(ask.summary),
       kind: toolKind(ask.tool),
       status: "pending" as const,
       rawInput: input,
@@ -518,7 +532,7 @@ export class PromptTurn {
     const acpId = `ask-${ask.askId}`;
     const toolCall = {
       toolCallId: acpId,
-      title: ask.summary,
+      title: visibleText(ask.summary),
       kind: "other" as const,
       status: "pending" as const,
       rawInput: { question: ask.summary, options: ask.options },
@@ -529,7 +543,11 @@ export class PromptTurn {
       sessionId: this.taskId,
       toolCall,
       options: [
-        ...ask.options.map((name, i) => ({ optionId: `option-${i}`, name, kind: "allow_once" as const })),
+        ...ask.options.map((name, i) => ({
+          optionId: `option-${i}`,
+          name: visibleText(name),
+          kind: "allow_once" as const,
+        })),
         { optionId: "chat", name: "Answer in the chat", kind: "reject_once" as const },
       ],
     });

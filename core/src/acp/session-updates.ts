@@ -7,6 +7,8 @@ import * as path from "node:path";
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { StoredUiMessage } from "../tasks/index.js";
 import { toolCallOf } from "../runtime/index.js";
+import { closingFence } from "./markdown-fence.js";
+import { visibleText } from "./visible-text.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: "read",
@@ -45,8 +47,9 @@ export function deniedText(feedback: string, reason: string): string {
   return reason ? `Rejected: ${reason}` : "Rejected by the user.";
 }
 
+/** A text content block, its control characters made visible (visible-text.ts). */
 export function text(value: string) {
-  return { type: "text" as const, text: value };
+  return { type: "text" as const, text: visibleText(value) };
 }
 
 /**
@@ -92,6 +95,13 @@ export function leftOutEditContent(e: {
 /** What ends a replayed answer that was cut off. */
 export const CUT_OFF_MARKER = "[answer cut off here]";
 
+/** A replayed answer that was cut off, with the marker after it (outside the code block it stopped in). */
+function cutOffText(answer: string): string {
+  const fence = closingFence(answer);
+  const closed = fence ? `${answer}${answer.endsWith("\n") ? "" : "\n"}${fence}` : answer;
+  return `${closed}\n\n${CUT_OFF_MARKER}`;
+}
+
 const PLAN_STATUSES = new Set<string>(["pending", "in_progress", "completed"]);
 const PLAN_PRIORITIES = new Set<string>(["high", "medium", "low"]);
 
@@ -103,7 +113,7 @@ export function planUpdate(detail: string): SessionUpdate | undefined {
   for (const s of steps as { step?: unknown; status?: unknown; priority?: unknown }[]) {
     if (typeof s?.step !== "string") continue;
     entries.push({
-      content: s.step,
+      content: visibleText(s.step),
       status: PLAN_STATUSES.has(String(s.status)) ? (s.status as PlanEntry["status"]) : "pending",
       priority: PLAN_PRIORITIES.has(String(s.priority)) ? (s.priority as PlanEntry["priority"]) : "medium",
     });
@@ -129,7 +139,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         else
           updates.push({
             sessionUpdate: "agent_message_chunk",
-            content: text(m.cutOff ? `${m.text}\n\n${CUT_OFF_MARKER}` : m.text),
+            content: text(m.cutOff ? cutOffText(m.text) : m.text),
             messageId: m.id,
           });
         break;
@@ -162,7 +172,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         updates.push({
           sessionUpdate: "tool_call",
           toolCallId: call.toolCallId || m.id,
-          title: m.text || m.tool,
+          title: visibleText(m.text || m.tool),
           kind: toolKind(m.tool),
           status: done ? "completed" : "failed",
           rawInput: call.input,

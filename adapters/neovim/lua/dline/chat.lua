@@ -186,6 +186,9 @@ function H.append_text(self, item, text)
   local lines = self.blocks[index].lines
   if #lines < 3 then return false end
   local last = #lines - 1 -- the last text line; the block ends with a blank separator
+  -- The line breaks that ended the text so far are drawn now, if text follows them.
+  text = H.unshown_end(item) .. text
+  if #render.unshown_end(text) == #text then return true end
   local pieces = render.split(text)
   local changed = { lines[last] .. pieces[1] }
   for i = 2, #pieces do
@@ -200,6 +203,19 @@ function H.append_text(self, item, text)
   end
   H.follow(self, false, #changed == 1)
   return true
+end
+
+--- The line breaks that end a streamed row's text before its newest piece (the last of
+--- `item.parts`): not drawn yet (render.unshown_end).
+function H.unshown_end(item)
+  local parts, ending = item.parts or {}, ""
+  for i = #parts - 1, 0, -1 do
+    local piece = i == 0 and (item.text or "") or parts[i]
+    local breaks = render.unshown_end(piece)
+    ending = breaks .. ending
+    if #breaks < #piece then break end
+  end
+  return ending
 end
 
 --- Where a window following the chat puts its cursor: the end of its last line with text

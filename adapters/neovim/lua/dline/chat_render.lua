@@ -8,6 +8,7 @@
 
 local visible = require("dline.visible")
 local ids = require("dline.ids")
+local fence = require("dline.fence")
 
 local M = {}
 local H = {}
@@ -39,8 +40,18 @@ H.tool_status = {
   TOOL_CALL_STATUS_INTERRUPTED = "interrupted",
 }
 
---- Model text as buffer lines, its control characters made visible.
-function M.split(text) return vim.split(visible(text or ""), "\n", { plain = true }) end
+--- The line breaks that end `text` (an answer often ends with "\n"): they draw no lines, as the
+--- blank line after every row already ends it. A streamed row holds them back until text
+--- follows them (dline.chat), so it shows the same lines as the row drawn whole.
+function M.unshown_end(text) return (text or ""):match("[\r\n]*$") end
+
+--- Model text as buffer lines, its control characters made visible, its ending line breaks
+--- left out (M.unshown_end).
+function M.split(text)
+  text = text or ""
+  text = text:sub(1, #text - #M.unshown_end(text))
+  return vim.split(visible(text), "\n", { plain = true })
+end
 
 --- One line: newlines shown as \n.
 function M.one_line(text) return (visible(text or ""):gsub("\n", "\\n")) end
@@ -231,7 +242,7 @@ end
 --- { [line index] = group } (the cut-off marker's).
 function M.item_lines(item)
   local kind, role, text = item.kind or "text", item.role or "", item.text or ""
-  local lines, highlights
+  local lines, highlights, answer
   if kind == "tool" or kind == "command" then
     lines = H.tool_lines(item)
   elseif kind == "completion" then
@@ -267,10 +278,15 @@ function M.item_lines(item)
     lines = vim.list_extend({ "## You" }, M.split(text))
   else
     lines = vim.list_extend({ "## Dline" }, M.split(text))
-    if item.cutOff then
-      table.insert(lines, M.CUT_OFF_LINE)
-      highlights = { [#lines] = "DlineCutOff" }
-    end
+    answer = true
+  end
+  -- A row still streaming may close its code block yet; one that ended (or was cut off in the
+  -- middle of one) closes it here, or the rows after it would show as code.
+  local closing = (not item.partial or item.cutOff) and fence.closing(lines)
+  if closing then table.insert(lines, closing) end
+  if answer and item.cutOff then
+    table.insert(lines, M.CUT_OFF_LINE)
+    highlights = { [#lines] = "DlineCutOff" }
   end
   if item.checkpointId and item.checkpointId ~= "" then
     table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind))

@@ -9,6 +9,11 @@
 local M = {}
 local H = {}
 
+--- The most a block carries. A larger file, buffer or range is named with its size instead:
+--- inlined whole it would fill the model's context (or pass the sidecar's 16 MiB message
+--- limit) and the chat, and read_file reads it in parts.
+M.MAX_BLOCK_BYTES = 256 * 1024
+
 H.origin = nil -- the last file buffer entered
 
 --- Starts remembering the last file buffer entered (the buffer `#buffer` means in the chat).
@@ -53,23 +58,45 @@ function H.block(header, filetype, lines)
   )
 end
 
+--- What stands for text too large for a block (M.MAX_BLOCK_BYTES) or binary: its size.
+function H.left_out(header, bytes, binary)
+  local size = require("dline.chat_render").bytes(bytes)
+  if binary then return ("%s (binary, %s: not included)"):format(header, size) end
+  return ("%s (%s: too large to include, read it with read_file)"):format(header, size)
+end
+
+--- The bytes of lines `first`..`last` of a loaded buffer, without reading them.
+function H.span_bytes(buf, first, last)
+  return vim.api.nvim_buf_get_offset(buf, last) - vim.api.nvim_buf_get_offset(buf, first - 1)
+end
+
 --- The block for lines `first`..`last` (1-based, inclusive) of buffer `buf`.
 function M.range_block(buf, first, last)
-  local lines = vim.api.nvim_buf_get_lines(buf, first - 1, last, false)
   local name = vim.api.nvim_buf_get_name(buf)
   local where = name ~= "" and H.relative(name) or ("buffer " .. buf)
   local span = first == last and ("line %d"):format(first) or ("lines %d-%d"):format(first, last)
-  return H.block(("File: %s (%s)"):format(where, span), vim.bo[buf].filetype, lines)
+  local header = ("File: %s (%s)"):format(where, span)
+  local bytes = H.span_bytes(buf, first, last)
+  if bytes > M.MAX_BLOCK_BYTES then return H.left_out(header, bytes) end
+  return H.block(header, vim.bo[buf].filetype, vim.api.nvim_buf_get_lines(buf, first - 1, last, false))
 end
 
 --- The whole of buffer `buf` as a block (unsaved changes included).
 function M.buffer_block(buf)
   local name = vim.api.nvim_buf_get_name(buf)
-  return H.block(
-    ("File: %s"):format(name ~= "" and H.relative(name) or ("buffer " .. buf)),
-    vim.bo[buf].filetype,
-    vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  )
+  local header = ("File: %s"):format(name ~= "" and H.relative(name) or ("buffer " .. buf))
+  local bytes = H.span_bytes(buf, 1, vim.api.nvim_buf_line_count(buf))
+  if bytes > M.MAX_BLOCK_BYTES then return H.left_out(header, bytes) end
+  return H.block(header, vim.bo[buf].filetype, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+end
+
+--- Whether the file at `path` is binary: a NUL byte in its first 8 KiB (as git decides).
+function H.binary(path)
+  local file = io.open(path, "rb")
+  if not file then return false end
+  local head = file:read(8192) or ""
+  file:close()
+  return head:find("\0", 1, true) ~= nil
 end
 
 --- A file as a block: its loaded buffer when there is one (what you see), else the file.
@@ -78,6 +105,9 @@ function M.file_block(path)
   local buf = vim.fn.bufnr(full)
   if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then return M.buffer_block(buf) end
   if vim.fn.filereadable(full) == 0 then return nil, ("#file:%s: no such file"):format(path) end
+  local header, bytes = ("File: %s"):format(H.relative(full)), vim.fn.getfsize(full)
+  local binary = H.binary(full)
+  if binary or bytes > M.MAX_BLOCK_BYTES then return H.left_out(header, bytes, binary) end
   local lines = vim.fn.readfile(full, "b")
   if lines[#lines] == "" then table.remove(lines) end
   -- 0.8+; 0.7's vim.filetype.match(name, buf) sets the filetype of a buffer instead.
@@ -85,7 +115,21 @@ function M.file_block(path)
   if vim.fn.has("nvim-0.8") == 1 then
     ok, ft = pcall(vim.filetype.match, { filename = full })
   end
-  return H.block(("File: %s"):format(H.relative(full)), ok and ft or "", lines)
+  return H.block(header, ok and ft or "", lines)
+end
+
+--- The path a `#file:` reference names, and the punctuation of the sentence after it:
+--- "#file:a.lua, #file:b.lua." names a.lua and b.lua (unless a file's name ends so).
+function H.mentioned_path(word)
+  local punctuation = #(word:match("[,.;:!?)%]}'\"]*$"))
+  -- The longest name that is a file, else the word without its punctuation (not found).
+  for n = 0, punctuation do
+    local path = word:sub(1, #word - n)
+    if path ~= "" and (n == punctuation or vim.fn.filereadable(vim.fn.expand(path)) == 1) then
+      return path, word:sub(#word - n + 1)
+    end
+  end
+  return word, ""
 end
 
 --- Expands `#buffer` and `#file:path` in `text`: each reference stays in the text (as the
@@ -100,9 +144,10 @@ function M.expand(text, origin)
       table.insert(blocks, block)
     end
   end
-  local expanded = text:gsub("#file:(%S+)", function(path)
+  local expanded = text:gsub("#file:(%S+)", function(word)
+    local path, after = H.mentioned_path(word)
     add("file:" .. path, M.file_block(path))
-    return "`" .. path .. "`"
+    return "`" .. path .. "`" .. after
   end)
   expanded = expanded:gsub("#buffer%f[%W]", function()
     local buf = origin or M.origin_buffer()
