@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from "diff";
 import { FileStatus } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { Ask, FileEdit } from "../../../core/src/gen/dline/v1/task_pb.js";
-import { visible } from "./visible-text.js";
+import { visible } from "../../../core/src/text/visible-text.js";
 
 /** A diff longer than this many lines is cut (the rest is summarised in one line). */
 const MAX_DIFF_LINES = 400;

@@ -1,5 +1,5 @@
 import { toJsonString } from "@bufbuild/protobuf";
-import { visible, visibleLine } from "./visible-text.js";
+import { visible, visibleLine } from "../../../core/src/text/visible-text.js";
 import { approvalDetails } from "./approval-view.js";
 import {
   AskKind,

@@ -1,4 +1,4 @@
-import { visibleLine } from "./visible-text.js";
+import { visibleLine } from "../../../core/src/text/visible-text.js";
 
 /**
  * How a tool row of `dline show` ends when its call did not simply run: " (denied)",

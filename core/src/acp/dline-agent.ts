@@ -48,7 +48,7 @@ import { registerCheckpointMethods } from "./checkpoint-methods.js";
 import { clientEnvironment } from "./client-environment.js";
 import { PromptTurn, type TurnSession } from "./prompt-turn.js";
 import { promptText, replayUpdates } from "./session-updates.js";
-import { visibleText } from "./visible-text.js";
+import { visible } from "../text/visible-text.js";
 import { SessionModes, type ModeSession } from "./session-modes.js";
 import { MODEL_CONFIG_ID, SessionModels } from "./session-models.js";
 
@@ -168,7 +168,7 @@ class AcpSessions {
       sessions: page.tasks.map((t) => ({
         sessionId: t.id,
         cwd: t.workspaceRoot,
-        title: visibleText(t.title),
+        title: visible(t.title),
         updatedAt: new Date(t.updatedAt).toISOString(),
         _meta: { dline: { status: t.status, favorite: t.favorite } },
       })),

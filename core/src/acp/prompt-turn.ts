@@ -29,7 +29,8 @@ import { taskEventsToProto } from "../rpc/task-mapping.js";
 import { alwaysName, approvalCategoryOf } from "./always-answers.js";
 import { parseDetail, planUpdate, text, toolKind, toolLocations } from "./session-updates.js";
 import { acpStatus, diffContent, settledContent } from "./tool-call-updates.js";
-import { StreamedText, visibleText } from "./visible-text.js";
+import { visible } from "../text/visible-text.js";
+import { StreamedText } from "./streamed-text.js";
 
 /** The tail of a tool's output shown in its tool call while it runs. */
 const SHOWN_OUTPUT_CHARS = 32 * 1024;
@@ -355,7 +356,7 @@ export class PromptTurn {
       this.send({
         sessionUpdate: "tool_call",
         toolCallId: display.acpId,
-        title: visibleText(title || call.tool),
+        title: visible(title || call.tool),
         kind: toolKind(call.tool),
         status: acpStatus(call.status),
         rawInput: input,
@@ -477,7 +478,7 @@ export class PromptTurn {
     }
     const toolCall = {
       toolCallId: acpId,
-      title: visibleText(ask.summary),
+      title: visible(ask.summary),
       kind: toolKind(ask.tool),
       status: "pending" as const,
       rawInput: input,
@@ -532,7 +533,7 @@ export class PromptTurn {
     const acpId = `ask-${ask.askId}`;
     const toolCall = {
       toolCallId: acpId,
-      title: visibleText(ask.summary),
+      title: visible(ask.summary),
       kind: "other" as const,
       status: "pending" as const,
       rawInput: { question: ask.summary, options: ask.options },
@@ -545,7 +546,7 @@ export class PromptTurn {
       options: [
         ...ask.options.map((name, i) => ({
           optionId: `option-${i}`,
-          name: visibleText(name),
+          name: visible(name),
           kind: "allow_once" as const,
         })),
         { optionId: "chat", name: "Answer in the chat", kind: "reject_once" as const },

@@ -8,7 +8,7 @@ import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallLocation, ToolKind
 import type { StoredUiMessage } from "../tasks/index.js";
 import { toolCallOf } from "../runtime/index.js";
 import { closingFence } from "./markdown-fence.js";
-import { visibleText } from "./visible-text.js";
+import { visible } from "../text/visible-text.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: "read",
@@ -47,9 +47,9 @@ export function deniedText(feedback: string, reason: string): string {
   return reason ? `Rejected: ${reason}` : "Rejected by the user.";
 }
 
-/** A text content block, its control characters made visible (visible-text.ts). */
+/** A text content block, its control characters made visible (core/src/text/visible-text.ts). */
 export function text(value: string) {
-  return { type: "text" as const, text: visibleText(value) };
+  return { type: "text" as const, text: visible(value) };
 }
 
 /**
@@ -113,7 +113,7 @@ export function planUpdate(detail: string): SessionUpdate | undefined {
   for (const s of steps as { step?: unknown; status?: unknown; priority?: unknown }[]) {
     if (typeof s?.step !== "string") continue;
     entries.push({
-      content: visibleText(s.step),
+      content: visible(s.step),
       status: PLAN_STATUSES.has(String(s.status)) ? (s.status as PlanEntry["status"]) : "pending",
       priority: PLAN_PRIORITIES.has(String(s.priority)) ? (s.priority as PlanEntry["priority"]) : "medium",
     });
@@ -172,7 +172,7 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         updates.push({
           sessionUpdate: "tool_call",
           toolCallId: call.toolCallId || m.id,
-          title: visibleText(m.text || m.tool),
+          title: visible(m.text || m.tool),
           kind: toolKind(m.tool),
           status: done ? "completed" : "failed",
           rawInput: call.input,

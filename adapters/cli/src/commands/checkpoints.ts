@@ -13,7 +13,7 @@ import {
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
-import { visibleLine } from "../visible-text.js";
+import { visibleLine } from "../../../../core/src/text/visible-text.js";
 
 export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);

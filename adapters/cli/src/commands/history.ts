@@ -10,7 +10,7 @@ import { checkFlags, checkPositionals, numberFlag, stringFlag, UsageError, type 
 import { CUT_OFF_LINE } from "../render.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 import { toolRowStatus } from "../tool-row-status.js";
-import { visible, visibleLine } from "../visible-text.js";
+import { visible, visibleLine } from "../../../../core/src/text/visible-text.js";
 
 export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, ["workspace", "query", "favorites", "limit", "sort"]);

@@ -15,7 +15,7 @@ import { approvalDetails, approvalDiffIsCut } from "../approval-view.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { CUT_OFF_LINE, EventRenderer, isTerminal } from "../render.js";
 import { withSidecar, type CliContext } from "../session.js";
-import { visible, visibleLine } from "../visible-text.js";
+import { visible, visibleLine } from "../../../../core/src/text/visible-text.js";
 
 interface FollowOptions {
   yes: boolean;
