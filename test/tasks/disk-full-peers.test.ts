@@ -1,8 +1,10 @@
 /**
  * A sidecar that started while the disk was full could not publish how other windows reach it
  * (its peer registry entry is a file). Once space is freed it publishes it without a restart:
- * another window then follows and answers the tasks it runs. Real sidecars, roots on a small
- * tmpfs (mounted for the test: this needs root; the test says why it is skipped otherwise).
+ * a window that looks for it then follows and answers the tasks it runs (one that looked before
+ * does not see the task's events until its owner stops, as for any owner it cannot reach). Real
+ * sidecars, roots on a small tmpfs (mounted for the test: this needs root; the test says why it
+ * is skipped otherwise).
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -56,6 +58,8 @@ describe.skipIf(!mounted)(
       expect(fs.existsSync(entry)).toBe(false);
 
       fs.rmSync(filler);
+      // Before, the entry was written once, at start: the sidecar stayed out of reach until it restarted.
+      await waitFor(() => fs.existsSync(entry));
       const workspace = makeWorkspace(fs.mkdtempSync(path.join(os.tmpdir(), "dline-diskfull-peers-ws-")));
       const { taskId } = await owner.clients.tasks.newTask({
         workspaceRoot: workspace,
@@ -66,7 +70,6 @@ describe.skipIf(!mounted)(
       sidecars.push(follower);
       const followed = watch(follower.clients, taskId);
       const ask = await followed.ask(AskKind.TOOL_APPROVAL);
-      expect(fs.existsSync(entry)).toBe(true);
       await follower.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
       await followed.status(TaskStatus.COMPLETED);
       expect(readIn(workspace, "notes.txt")).toBe("written by dline\n");

@@ -46,7 +46,7 @@ export async function* followTask(
     const route = await deps.router.route(taskId);
     if (route.kind === "unreachable" && !warned) {
       warned = true;
-      deps.logger.warn("the sidecar running a task cannot be reached; its events are followed once it can be", {
+      deps.logger.warn("the sidecar running a task cannot be reached; its events are not followed until it stops", {
         taskId,
         pid: route.pid,
         why: route.why,
@@ -60,13 +60,6 @@ export async function* followTask(
     let drainTimer: NodeJS.Timeout | undefined;
     let seenHolder = route.kind === "here" ? route.holder : route.pid;
     const onClaimChange = () => {
-      // An owner that could not be reached (it could not publish its entry on a full disk, say)
-      // is looked up again at every check: once it can be reached, its stream is followed.
-      if (route.kind === "unreachable" && !changing && deps.router.canReach(route.pid)) {
-        changing = true;
-        stop.abort();
-        return;
-      }
       const holder = deps.router.holder(deps.ownership, taskId);
       if (changing || holder === seenHolder) return;
       seenHolder = holder;

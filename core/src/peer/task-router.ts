@@ -44,11 +44,6 @@ export class TaskRouter {
     return ownership.holds(taskId) ? process.pid : owner.pid;
   }
 
-  /** Whether the sidecar `pid` has published how to reach it (and runs on this machine). */
-  canReach(pid: number): boolean {
-    return this.deps.registry.lookup(pid).entry !== undefined;
-  }
-
   async route(taskId: string): Promise<TaskRoute> {
     const ownership = await this.deps.ownership();
     const owner = ownership.owner(taskId);
