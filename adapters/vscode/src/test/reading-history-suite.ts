@@ -4,7 +4,8 @@
  * - A file restore while the person has unsaved changes in one of the files it writes: the
  *   changes are saved first, so the editor shows the restored file (not its own older text, which
  *   a Save would have written over the restore) and Undo brings those changes back. Restore All
- *   of an edited message and Undo of a restore write files too: they save those changes first too.
+ *   of an edited message writes files too: it saves those changes first too. Undo of a restore
+ *   that would overwrite what the person typed since (saved or not) asks first, naming the file.
  * - A long streamed answer: scrolled up, the chat stays where the person reads and offers
  *   "Latest", which takes them back down and follows again; a panel opening below the
  *   conversation keeps its end in sight; rows already shown are not put in the page again at
@@ -102,7 +103,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "Restore All and Undo save the unsaved changes of the files they write first: the editor shows what they wrote, nothing typed is lost; each checkpoint button says which checkpoint",
+    "Restore All saves the unsaved changes of the files it writes first, and Undo asks before overwriting what was typed since the restore: nothing typed is lost; each checkpoint button says which checkpoint",
     async () => {
       assert(api, "the first test activated Dline");
       // On disk: the task's line and the words the test before saved, then brought back by Undo.
@@ -151,13 +152,47 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       await shows("the editor after Restore All", READING_NOTES_TEXT);
       await ui.request({ action: "screenshot", name: "restore-all-unsaved-saved-first" });
 
-      // Typed again after Restore All, then Undo on its notice: Undo writes the file too.
-      await waitFor("Restore All's notice with Undo", async () =>
-        (await notificationTexts(ui)).some((t) => t.includes("files restored to the checkpoint") && t.includes("Undo")),
-      );
+      // Typed again after Restore All, then Undo on its notice: Undo would overwrite those words,
+      // so it asks first, naming the file (VS Code refuses modal dialogs in tests: no answer is
+      // Keep My Changes), and nothing is written; the notice comes back with its Undo.
+      const restoreAllNotice = () =>
+        waitFor("Restore All's notice with Undo", async () =>
+          (await notificationTexts(ui)).some(
+            (t) => t.includes("files restored to the checkpoint") && t.includes("Undo"),
+          ),
+        );
+      const QUESTION = "Contents: You changed a file since the restore";
+      const asked = async () => (await notificationTexts(ui)).some((t) => t.includes(QUESTION));
+      /** Undo on the notice asks first, and leaves the notes on disk as `onDisk`; its notice comes back. */
+      const undoAsks = async (what: string, onDisk: string) => {
+        await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
+        await waitFor(`Undo to ask first (${what})`, asked).catch(async () => {
+          throw new Error(`Undo did not ask (${what}); notices: ${JSON.stringify(await notificationTexts(ui))}`);
+        });
+        await restoreAllNotice();
+        // The refused dialog's notice goes (only it: closing the restore's notice would end its Undo).
+        await ui.evaluate(
+          `(() => { for (const n of document.querySelectorAll(${JSON.stringify(NOTIFICATION)})) if (n.textContent.includes(${JSON.stringify(QUESTION)})) n.querySelector(".codicon-notifications-clear").click(); return true; })()`,
+          "main",
+        );
+        await waitFor("the refused dialog's notice closed", async () => !(await asked()));
+        assertEqual(fs.readFileSync(notes(), "utf8"), onDisk, `the notes on disk after Undo asked (${what})`);
+      };
+      await restoreAllNotice();
+      const typedAfter = `${READING_NOTES_TEXT}typed after Restore All\n`;
       await type("typed after Restore All\n");
+      await undoAsks("unsaved words", READING_NOTES_TEXT);
+      assert(doc.isDirty && doc.getText() === typedAfter, `the typed words kept: ${JSON.stringify(doc.getText())}`);
+      await ui.request({ action: "screenshot", name: "undo-asks-before-overwriting" });
+      // Saved, the words are asked about too: the file is no longer what the restore left.
+      assert(await doc.save(), "the notes saved");
+      await undoAsks("saved words", typedAfter);
+      // The person takes the words out again: the file is what the restore left, and Undo goes
+      // ahead without asking, bringing back the words saved before Restore All.
+      const editor = await vscode.window.showTextDocument(doc);
+      await editor.edit((e) => e.replace(new vscode.Range(0, 0, doc.lineCount, 0), READING_NOTES_TEXT));
+      assert(await doc.save(), "the notes saved without the words");
       await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
-      // Undo brings back the words saved before Restore All.
       const beforeRestoreAll = `${undone}typed before Restore All\n`;
       await waitFor(
         "the notes back on disk after Undo",
@@ -165,15 +200,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         20_000,
       );
       await shows("the editor after Undo", beforeRestoreAll);
-      // What was typed after Restore All was saved before Undo wrote the file: the editor's own
-      // Undo (Ctrl+Z) brings it back.
-      await vscode.window.showTextDocument(doc);
-      await vscode.commands.executeCommand("undo");
-      await waitFor("the words typed after Restore All back with the editor's Undo", () =>
-        doc.getText().includes("typed after Restore All"),
-      ).catch(() => {
-        throw new Error(`the editor after its Undo: ${JSON.stringify(doc.getText())}`);
-      });
+      assert(!(await asked()), "an Undo that overwrites nothing of the person's asked");
       await vscode.commands.executeCommand("workbench.action.files.revert");
       await vscode.commands.executeCommand("workbench.action.closeAllEditors");
       // The edited text Restore All left in the input is not sent.
