@@ -24,6 +24,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import type { DlineApi } from "../api.js";
 import { ChatUi } from "./chat-ui.js";
 import { activateDline, addScriptedProfile, NOTIFICATION, notificationTexts } from "./helpers.js";
@@ -210,7 +211,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place, a wide table scrolls sideways",
+    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a number typed in the auto-approve panel meanwhile stays, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place, a wide table scrolls sideways",
     async () => {
       assert(api, "the first test activated Dline");
       await vscode.commands.executeCommand("dline.newTask", "Explain the parser at length", PROFILE_ID);
@@ -250,6 +251,39 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       await ui.request({ action: "screenshot", name: "long-answer-latest" });
       await chat.click(".jump-latest");
       await waitFor("the chat at its end after Latest", async () => (await scroll()).gap < 4, 5_000);
+      // A number typed into the auto-approve panel while the answer streams (the chat is drawn
+      // again at each word) keeps its value, its focus and its place: the same field, caret at its end.
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      await chat.evaluate(`(() => { document.querySelector(".max-requests").__typedInto = true; return true; })()`);
+      await chat.click(".max-requests");
+      await press("Control+A");
+      await press("3");
+      await press("5");
+      const streamed = () =>
+        api!.chat.state().items.reduce((n, i) => n + (i.type === "message" ? i.text.length : 0), 0);
+      const streamedBefore = streamed();
+      await new Promise((r) => setTimeout(r, 1500));
+      assert(streamed() > streamedBefore, "the answer streamed on while the number was typed");
+      await press("7");
+      const field = () =>
+        chat.evaluate<{ value: string; focused: boolean; same: boolean }>(
+          `(() => { const f = document.querySelector(".max-requests"); return { value: f.value, focused: document.activeElement === f, same: f.__typedInto === true }; })()`,
+        );
+      assertEqual(
+        await field(),
+        { value: "357", focused: true, same: true },
+        "the max requests field typed into while the answer streams",
+      );
+      await ui.request({ action: "screenshot", name: "auto-approve-typed-while-streaming" });
+      // Enter commits it: the core's setting follows, and the field shows it.
+      await press("Enter");
+      const clients = await api.clients();
+      await waitFor("the core's maxRequests to be 357", async () => {
+        const { settings } = await clients.settings.getSettings({ scope: SettingsScope.GLOBAL });
+        return (settings?.autoApprovalSettings as { maxRequests?: number } | undefined)?.maxRequests === 357;
+      });
+      assertEqual((await field()).value, "357", "the field after the setting was saved");
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
       await waitFor(
         "the answer to end",
         () =>
