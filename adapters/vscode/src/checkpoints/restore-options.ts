@@ -206,6 +206,10 @@ export interface RestoreAllCandidate {
  * (core/src/checkpoints/restore-flow.ts): the message's own checkpoint with files, else the last
  * one saved before the message, else the first; never a "before restore" undo point. Undefined
  * when there is none, or when the message's time is unknown and it has no checkpoint of its own.
+ * A copy because the core does not say which before writing (EditMessage answers only after it
+ * wrote; UiMessage.checkpoint_id is the message's own checkpoint, without the fallbacks): it goes
+ * once the protocol carries that choice (e.g. EditMessageRequest.dry_run answering the checkpoint
+ * and its restore_paths without writing).
  */
 export function restoreAllCheckpoint<C extends RestoreAllCandidate>(
   checkpoints: readonly C[],
