@@ -177,7 +177,8 @@ export function restoreConfirmation(
   shown = 5,
   unsaved: readonly string[] = [],
 ): string {
-  const undo = `Undo on the notice afterwards puts them back as they are now.`;
+  const one = changed?.length === 1;
+  const undo = `Undo on the notice afterwards puts ${one ? "it back as it is" : "them back as they are"} now.`;
   const names = (paths: readonly string[]) => {
     const more = paths.length > shown ? ` and ${paths.length - shown} more` : "";
     return `${paths.slice(0, shown).map(visibleLine).join(", ")}${more}`;
