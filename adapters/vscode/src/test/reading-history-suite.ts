@@ -283,6 +283,12 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         return (settings?.autoApprovalSettings as { maxRequests?: number } | undefined)?.maxRequests === 357;
       });
       assertEqual((await field()).value, "357", "the field after the setting was saved");
+      // A number typed and left with Escape is not the setting: opened again, the field shows the setting.
+      await press("Control+A");
+      await press("9");
+      await press("Escape");
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      assertEqual((await field()).value, "357", "the field opened again after a number was typed and Escape pressed");
       await chat.click(`button[data-action="auto-approve-toggle"]`);
       await waitFor(
         "the answer to end",

@@ -14,7 +14,7 @@ const CHOICES: { key: Exclude<keyof AutoApprovalView, "enabled" | "maxRequests">
  * (the kinds of actions, the number of requests in a row). Its elements are made once and only
  * updated: the chat is drawn again at every streamed word, and a control drawn anew would lose
  * what the person is typing in it, its focus and its caret. A value the person is editing is
- * left alone until they commit it (a change) or leave the field.
+ * left alone until they commit it (a change) or leave the field; closing the panel drops it.
  */
 export class AutoApprovalPanel {
   private readonly summary = el("strong");
@@ -100,6 +100,8 @@ export class AutoApprovalPanel {
 
   private setOpen(open: boolean): void {
     this.open = open;
+    // A number typed and not committed (closed with Escape) is dropped: the field shows the setting.
+    if (!open) this.maxRequests.value = this.drawnMax;
     this.arrow.textContent = open ? " ▾" : " ▸";
     this.toggle.setAttribute("aria-expanded", String(open));
     if (open) this.root.append(this.panel);
