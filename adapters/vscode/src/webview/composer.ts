@@ -205,7 +205,14 @@ export class Composer {
           ),
         ),
       );
-    } else if (state.taskId && (state.status === "interrupted" || state.status === "cancelled") && !state.pendingAsk) {
+    } else if (
+      state.taskId &&
+      (state.status === "interrupted" || state.status === "cancelled") &&
+      !state.pendingAsk &&
+      // Rewound to before its first message there is nothing to resume: the chat says what is
+      // sent next continues the task (Resume would call the model without the person's words).
+      state.items.length > 0
+    ) {
       parts.push(
         el(
           "div",
