@@ -397,7 +397,11 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       });
       expect(outcomes(run, true)).toEqual([
         ["a file restore saves the unsaved changes of an open file first", true, undefined],
-        ["Restore All and Undo save the unsaved changes of the files they write first", true, undefined],
+        [
+          "Restore All saves the unsaved changes of the files it writes first, and Undo asks before overwriting what was typed since the restore",
+          true,
+          undefined,
+        ],
         ["a long streamed answer", true, undefined],
         ["an answer cut at the model's output limit says so at its marker, and how to go on", true, undefined],
         ["history", true, undefined],
@@ -406,6 +410,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       expectScreenshots(out, [
         "restore-unsaved-saved-first",
         "restore-all-unsaved-saved-first",
+        "undo-asks-before-overwriting",
         "long-answer-latest",
         "long-answer-panel-open",
         "wide-table-scrolls",

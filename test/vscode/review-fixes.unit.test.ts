@@ -71,6 +71,9 @@ describe("the confirmation before a file restore (D8)", () => {
     expect(restoreConfirmation(["NOTES.md"])).toContain(
       "1 file changed since this checkpoint (NOTES.md) will be put back as the checkpoint has it",
     );
+    // One file: "it", not "them", to the end.
+    expect(restoreConfirmation(["NOTES.md"])).toContain("Undo on the notice afterwards puts it back as it is now.");
+    expect(text).toContain("Undo on the notice afterwards puts them back as they are now.");
   });
 
   it("lists five names at most, makes control characters visible, and still warns when Compare could not be read", () => {

@@ -26,7 +26,15 @@ import {
   type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
-import { offerUndo, UndoGone, type UndoNoticeUi } from "../checkpoints/undo-notice.js";
+import { RestoredFiles } from "../checkpoints/restored-files.js";
+import {
+  offerUndo,
+  UNDO_ANYWAY,
+  UndoDeclined,
+  UndoGone,
+  undoOverwriteQuestion,
+  type UndoNoticeUi,
+} from "../checkpoints/undo-notice.js";
 import {
   saveBeforeRestore,
   saveUnsavedBeforeWrite,
@@ -372,7 +380,7 @@ export class ChatController implements vscode.Disposable {
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
-    else if (res.filesRestored) this.noticeRestore(taskId, res);
+    else if (res.filesRestored) await this.noticeRestore(taskId, res);
     // A Compare or View Changes diff opened before shows files as they were: it goes.
     if (res.filesRestored) await this.diffs.closeAll();
     await this.refreshCheckpoints();
@@ -406,30 +414,47 @@ export class ChatController implements vscode.Disposable {
     return answer === option.label;
   }
 
-  /** What a file restore did, with Undo: the "before restore" checkpoint the core saved, restored. */
-  private noticeRestore(
+  /**
+   * What a file restore did, with Undo: the "before restore" checkpoint the core saved, restored.
+   * Called as soon as the restore answered: what it left in the files is read now, for Undo.
+   */
+  private async noticeRestore(
     taskId: string,
     res: Pick<RestoreResponse, "restoredPaths" | "deletedPaths" | "keptPaths" | "undoCheckpointId">,
-  ): void {
+  ): Promise<void> {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;
     if (!undo) void vscode.window.showInformationMessage(notices.info);
-    else
-      void offerUndo(undoNoticeUi, notices.info, () => this.undoRestore(taskId, undo)).catch((err: unknown) =>
+    else {
+      const left = await RestoredFiles.read(this.workspaceRoot, res.restoredPaths, res.deletedPaths);
+      void offerUndo(undoNoticeUi, notices.info, () => this.undoRestore(taskId, undo, left)).catch((err: unknown) =>
         this.showError(err),
       );
+    }
     if (notices.warning) void vscode.window.showWarningMessage(notices.warning);
   }
 
-  /** Undo of a file restore: its "before restore" checkpoint, while the core still offers it. */
-  async undoRestore(taskId: string, undoCheckpointId: string): Promise<void> {
+  /**
+   * Undo of a file restore: its "before restore" checkpoint, while the core still offers it. Files
+   * the person changed since the restore (`left` is what the restore left) would be overwritten:
+   * it names them and asks first.
+   */
+  private async undoRestore(taskId: string, undoCheckpointId: string, left: RestoredFiles): Promise<void> {
     const { clients } = await this.supervisor.ready();
     const undo = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
       (c) => c.id === undoCheckpointId,
     );
     if (!undo?.undoAvailable) throw new UndoGone("a checkpoint was saved (or files restored) since.");
-    // Undo writes files too: unsaved changes typed since the restore are saved first, as before a restore.
-    await saveUnsavedBeforeWrite(this.workspaceRoot, () => this.restorePaths(taskId, undo.id));
+    const writes = await this.restorePaths(taskId, undo.id);
+    const unsaved = new Set(
+      unsavedDocuments(this.workspaceRoot, undefined).flatMap(
+        (d) => workspaceRelative(this.workspaceRoot, d.uri) ?? [],
+      ),
+    );
+    const changed = await left.changedSince(writes, (rel) => unsaved.has(rel));
+    if (changed.length > 0 && !(await confirmUndoOverwrite(changed))) throw new UndoDeclined();
+    // Confirmed: unsaved changes are saved first, as before a restore (the editor's own undo keeps them).
+    await saveUnsavedBeforeWrite(this.workspaceRoot, () => Promise.resolve(writes));
     const res = await clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES });
     await this.diffs.closeAll();
     const count = res.restoredPaths.length + res.deletedPaths.length;
@@ -466,7 +491,8 @@ export class ChatController implements vscode.Disposable {
       await this.diffs.closeAll();
       // Restore All overwrote what changed since, the person's own edits too: Undo brings them back.
       const changed = res.restoredPaths.length + res.deletedPaths.length > 0;
-      if (!res.fileError && res.undoCheckpointId && changed) this.noticeRestore(taskId, { ...res, keptPaths: [] });
+      if (!res.fileError && res.undoCheckpointId && changed)
+        await this.noticeRestore(taskId, { ...res, keptPaths: [] });
     }
     await this.refreshCheckpoints();
     return res.restored;
@@ -606,6 +632,14 @@ const restoreMenuUi: RestoreMenuUi = {
   pick: (items, title, placeHolder) => vscode.window.showQuickPick(items, { title, placeHolder }),
   explain: (message) => void vscode.window.showInformationMessage(message),
 };
+
+/** The modal before an Undo that would overwrite files changed since the restore: true to undo anyway. */
+async function confirmUndoOverwrite(changed: readonly string[]): Promise<boolean> {
+  const { message, detail } = undoOverwriteQuestion(changed);
+  const keep: vscode.MessageItem = { title: "Keep My Changes", isCloseAffordance: true };
+  const answer = await vscode.window.showWarningMessage(message, { modal: true, detail }, { title: UNDO_ANYWAY }, keep);
+  return answer?.title === UNDO_ANYWAY;
+}
 
 /** A restore's notice in VS Code: an information message with Undo, and an error message when Undo fails. */
 const undoNoticeUi: UndoNoticeUi = {

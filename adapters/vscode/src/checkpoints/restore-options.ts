@@ -177,7 +177,8 @@ export function restoreConfirmation(
   shown = 5,
   unsaved: readonly string[] = [],
 ): string {
-  const undo = `Undo on the notice afterwards puts them back as they are now.`;
+  const one = changed?.length === 1;
+  const undo = `Undo on the notice afterwards puts ${one ? "it back as it is" : "them back as they are"} now.`;
   const names = (paths: readonly string[]) => {
     const more = paths.length > shown ? ` and ${paths.length - shown} more` : "";
     return `${paths.slice(0, shown).map(visibleLine).join(", ")}${more}`;
@@ -206,6 +207,10 @@ export interface RestoreAllCandidate {
  * (core/src/checkpoints/restore-flow.ts): the message's own checkpoint with files, else the last
  * one saved before the message, else the first; never a "before restore" undo point. Undefined
  * when there is none, or when the message's time is unknown and it has no checkpoint of its own.
+ * A copy because the core does not say which before writing (EditMessage answers only after it
+ * wrote; UiMessage.checkpoint_id is the message's own checkpoint, without the fallbacks): it goes
+ * once the protocol carries that choice (e.g. EditMessageRequest.dry_run answering the checkpoint
+ * and its restore_paths without writing).
  */
 export function restoreAllCheckpoint<C extends RestoreAllCandidate>(
   checkpoints: readonly C[],

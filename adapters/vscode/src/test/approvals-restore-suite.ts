@@ -308,6 +308,12 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       // Not "Loading the task…" for good (the task is loaded; it has no messages now).
       const shown = await chat.waitFor("the empty chat's line", "#messages .empty", "continues the task");
       assert(!shown.some((t) => t.includes("Loading")), `the empty chat reads ${JSON.stringify(shown)}`);
+      // Nothing to resume there: no Resume beside that line (it would call the model without the edited text).
+      assertEqual(
+        await chat.texts("#resume, .task-ended"),
+        [],
+        "Resume offered for a task rewound to before its first message",
+      );
       // Restore All does not send the edit: it is kept for the person to send.
       await waitFor("the edited text in the input", async () => (await chat.input()) === edited);
       await ui.request({ action: "screenshot", name: "restore-all-first-message" });

@@ -4,7 +4,8 @@
  * - A file restore while the person has unsaved changes in one of the files it writes: the
  *   changes are saved first, so the editor shows the restored file (not its own older text, which
  *   a Save would have written over the restore) and Undo brings those changes back. Restore All
- *   of an edited message and Undo of a restore write files too: they save those changes first too.
+ *   of an edited message writes files too: it saves those changes first too. Undo of a restore
+ *   that would overwrite what the person typed since (saved or not) asks first, naming the file.
  * - A long streamed answer: scrolled up, the chat stays where the person reads and offers
  *   "Latest", which takes them back down and follows again; a panel opening below the
  *   conversation keeps its end in sight; rows already shown are not put in the page again at
@@ -23,6 +24,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { SettingsScope } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import type { DlineApi } from "../api.js";
 import { ChatUi } from "./chat-ui.js";
 import { activateDline, addScriptedProfile, NOTIFICATION, notificationTexts } from "./helpers.js";
@@ -102,7 +104,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "Restore All and Undo save the unsaved changes of the files they write first: the editor shows what they wrote, nothing typed is lost; each checkpoint button says which checkpoint",
+    "Restore All saves the unsaved changes of the files it writes first, and Undo asks before overwriting what was typed since the restore: nothing typed is lost; each checkpoint button says which checkpoint",
     async () => {
       assert(api, "the first test activated Dline");
       // On disk: the task's line and the words the test before saved, then brought back by Undo.
@@ -151,13 +153,47 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       await shows("the editor after Restore All", READING_NOTES_TEXT);
       await ui.request({ action: "screenshot", name: "restore-all-unsaved-saved-first" });
 
-      // Typed again after Restore All, then Undo on its notice: Undo writes the file too.
-      await waitFor("Restore All's notice with Undo", async () =>
-        (await notificationTexts(ui)).some((t) => t.includes("files restored to the checkpoint") && t.includes("Undo")),
-      );
+      // Typed again after Restore All, then Undo on its notice: Undo would overwrite those words,
+      // so it asks first, naming the file (VS Code refuses modal dialogs in tests: no answer is
+      // Keep My Changes), and nothing is written; the notice comes back with its Undo.
+      const restoreAllNotice = () =>
+        waitFor("Restore All's notice with Undo", async () =>
+          (await notificationTexts(ui)).some(
+            (t) => t.includes("files restored to the checkpoint") && t.includes("Undo"),
+          ),
+        );
+      const QUESTION = "Contents: You changed a file since the restore";
+      const asked = async () => (await notificationTexts(ui)).some((t) => t.includes(QUESTION));
+      /** Undo on the notice asks first, and leaves the notes on disk as `onDisk`; its notice comes back. */
+      const undoAsks = async (what: string, onDisk: string) => {
+        await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
+        await waitFor(`Undo to ask first (${what})`, asked).catch(async () => {
+          throw new Error(`Undo did not ask (${what}); notices: ${JSON.stringify(await notificationTexts(ui))}`);
+        });
+        await restoreAllNotice();
+        // The refused dialog's notice goes (only it: closing the restore's notice would end its Undo).
+        await ui.evaluate(
+          `(() => { for (const n of document.querySelectorAll(${JSON.stringify(NOTIFICATION)})) if (n.textContent.includes(${JSON.stringify(QUESTION)})) n.querySelector(".codicon-notifications-clear").click(); return true; })()`,
+          "main",
+        );
+        await waitFor("the refused dialog's notice closed", async () => !(await asked()));
+        assertEqual(fs.readFileSync(notes(), "utf8"), onDisk, `the notes on disk after Undo asked (${what})`);
+      };
+      await restoreAllNotice();
+      const typedAfter = `${READING_NOTES_TEXT}typed after Restore All\n`;
       await type("typed after Restore All\n");
+      await undoAsks("unsaved words", READING_NOTES_TEXT);
+      assert(doc.isDirty && doc.getText() === typedAfter, `the typed words kept: ${JSON.stringify(doc.getText())}`);
+      await ui.request({ action: "screenshot", name: "undo-asks-before-overwriting" });
+      // Saved, the words are asked about too: the file is no longer what the restore left.
+      assert(await doc.save(), "the notes saved");
+      await undoAsks("saved words", typedAfter);
+      // The person takes the words out again: the file is what the restore left, and Undo goes
+      // ahead without asking, bringing back the words saved before Restore All.
+      const editor = await vscode.window.showTextDocument(doc);
+      await editor.edit((e) => e.replace(new vscode.Range(0, 0, doc.lineCount, 0), READING_NOTES_TEXT));
+      assert(await doc.save(), "the notes saved without the words");
       await ui.request({ action: "click", selector: `${NOTIFICATION} .monaco-button`, text: "Undo", frame: "main" });
-      // Undo brings back the words saved before Restore All.
       const beforeRestoreAll = `${undone}typed before Restore All\n`;
       await waitFor(
         "the notes back on disk after Undo",
@@ -165,15 +201,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         20_000,
       );
       await shows("the editor after Undo", beforeRestoreAll);
-      // What was typed after Restore All was saved before Undo wrote the file: the editor's own
-      // Undo (Ctrl+Z) brings it back.
-      await vscode.window.showTextDocument(doc);
-      await vscode.commands.executeCommand("undo");
-      await waitFor("the words typed after Restore All back with the editor's Undo", () =>
-        doc.getText().includes("typed after Restore All"),
-      ).catch(() => {
-        throw new Error(`the editor after its Undo: ${JSON.stringify(doc.getText())}`);
-      });
+      assert(!(await asked()), "an Undo that overwrites nothing of the person's asked");
       await vscode.commands.executeCommand("workbench.action.files.revert");
       await vscode.commands.executeCommand("workbench.action.closeAllEditors");
       // The edited text Restore All left in the input is not sent.
@@ -183,7 +211,7 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
   );
 
   suite.test(
-    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place, a wide table scrolls sideways",
+    "a long streamed answer: scrolled up it stays, Latest goes back down and follows, a number typed in the auto-approve panel meanwhile stays, a panel below keeps the end in sight (Escape in the composer closes it), shown rows stay in place, a wide table scrolls sideways",
     async () => {
       assert(api, "the first test activated Dline");
       await vscode.commands.executeCommand("dline.newTask", "Explain the parser at length", PROFILE_ID);
@@ -223,6 +251,45 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       await ui.request({ action: "screenshot", name: "long-answer-latest" });
       await chat.click(".jump-latest");
       await waitFor("the chat at its end after Latest", async () => (await scroll()).gap < 4, 5_000);
+      // A number typed into the auto-approve panel while the answer streams (the chat is drawn
+      // again at each word) keeps its value, its focus and its place: the same field, caret at its end.
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      await chat.evaluate(`(() => { document.querySelector(".max-requests").__typedInto = true; return true; })()`);
+      await chat.click(".max-requests");
+      await press("Control+A");
+      await press("3");
+      await press("5");
+      const streamed = () =>
+        api!.chat.state().items.reduce((n, i) => n + (i.type === "message" ? i.text.length : 0), 0);
+      const streamedBefore = streamed();
+      await new Promise((r) => setTimeout(r, 1500));
+      assert(streamed() > streamedBefore, "the answer streamed on while the number was typed");
+      await press("7");
+      const field = () =>
+        chat.evaluate<{ value: string; focused: boolean; same: boolean }>(
+          `(() => { const f = document.querySelector(".max-requests"); return { value: f.value, focused: document.activeElement === f, same: f.__typedInto === true }; })()`,
+        );
+      assertEqual(
+        await field(),
+        { value: "357", focused: true, same: true },
+        "the max requests field typed into while the answer streams",
+      );
+      await ui.request({ action: "screenshot", name: "auto-approve-typed-while-streaming" });
+      // Enter commits it: the core's setting follows, and the field shows it.
+      await press("Enter");
+      const clients = await api.clients();
+      await waitFor("the core's maxRequests to be 357", async () => {
+        const { settings } = await clients.settings.getSettings({ scope: SettingsScope.GLOBAL });
+        return (settings?.autoApprovalSettings as { maxRequests?: number } | undefined)?.maxRequests === 357;
+      });
+      assertEqual((await field()).value, "357", "the field after the setting was saved");
+      // A number typed and left with Escape is not the setting: opened again, the field shows the setting.
+      await press("Control+A");
+      await press("9");
+      await press("Escape");
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
+      assertEqual((await field()).value, "357", "the field opened again after a number was typed and Escape pressed");
+      await chat.click(`button[data-action="auto-approve-toggle"]`);
       await waitFor(
         "the answer to end",
         () =>

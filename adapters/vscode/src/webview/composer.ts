@@ -1,16 +1,9 @@
-import type { AutoApprovalView, ChatState } from "../chat/chat-state.js";
+import type { ChatState } from "../chat/chat-state.js";
+import { AutoApprovalPanel } from "./auto-approval.js";
 import type { Bridge } from "./bridge.js";
 import { button, el, visibleText } from "./dom.js";
 
 const ADD_MODEL = "__add_model__";
-
-const AUTO_APPROVAL_CHOICES: { key: keyof AutoApprovalView; label: string; short: string }[] = [
-  { key: "readFiles", label: "Read files", short: "Read" },
-  { key: "editFiles", label: "Edit files", short: "Edit" },
-  { key: "executeSafeCommands", label: "Run safe commands", short: "Safe commands" },
-  { key: "executeAllCommands", label: "Run all commands", short: "All commands" },
-  { key: "useMcp", label: "Use MCP tools", short: "MCP" },
-];
 
 /**
  * The bottom of the chat: a failure banner (with Configure Model for a missing model), Retry
@@ -22,7 +15,8 @@ export class Composer {
   readonly input: HTMLTextAreaElement;
   private readonly banner = el("div", { class: "banner-slot" });
   private readonly taskActions = el("div", { class: "task-actions" });
-  private readonly autoApproval = el("div", { class: "auto-approval" });
+  private readonly autoApprovalRoot = el("div", { class: "auto-approval" });
+  private readonly autoApproval: AutoApprovalPanel;
   private readonly modeToggle = el("div", { class: "mode-toggle", role: "group", "aria-label": "Mode" });
   private readonly modelSelect = el("select", {
     class: "model-select",
@@ -31,7 +25,6 @@ export class Composer {
   });
   private readonly sendButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
-  private autoApprovalOpen = false;
   private modelOptionsKey = "";
   private state: ChatState | undefined;
   private sending = false;
@@ -56,18 +49,15 @@ export class Composer {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
         void this.submit();
-      } else if (e.key === "Escape" && !e.isComposing && this.autoApprovalOpen) {
+      } else if (e.key === "Escape" && !e.isComposing && this.autoApproval.isOpen) {
         // The auto-approve panel open above the input: Escape closes it, the focus stays here.
         e.preventDefault();
-        this.closeAutoApproval(false);
+        this.autoApproval.close(false);
       }
     });
-    // Escape inside the panel closes it too, and the focus goes back to its toggle.
-    this.autoApproval.addEventListener("keydown", (e) => {
-      if (e.key !== "Escape" || !this.autoApprovalOpen) return;
-      e.preventDefault();
-      this.closeAutoApproval(true);
-    });
+    this.autoApproval = new AutoApprovalPanel(this.autoApprovalRoot, (patch) =>
+      this.bridge.post({ type: "setAutoApproval", patch }),
+    );
     this.input.addEventListener("input", () => this.bridge.save({ draft: this.input.value }));
     this.input.value = this.bridge.saved.draft ?? "";
     this.modelSelect.addEventListener("change", () => {
@@ -83,7 +73,7 @@ export class Composer {
     root.replaceChildren(
       this.banner,
       this.taskActions,
-      this.autoApproval,
+      this.autoApprovalRoot,
       this.input,
       el(
         "div",
@@ -101,7 +91,7 @@ export class Composer {
     this.state = state;
     this.renderBanner(state);
     this.renderTaskActions(state);
-    this.renderAutoApproval(state.preferences.autoApproval);
+    this.autoApproval.render(state.preferences.autoApproval);
     this.renderMode(state.preferences.mode);
     this.renderModels(state);
     const running = state.status === "running" || state.status === "waiting";
@@ -215,7 +205,14 @@ export class Composer {
           ),
         ),
       );
-    } else if (state.taskId && (state.status === "interrupted" || state.status === "cancelled") && !state.pendingAsk) {
+    } else if (
+      state.taskId &&
+      (state.status === "interrupted" || state.status === "cancelled") &&
+      !state.pendingAsk &&
+      // Rewound to before its first message there is nothing to resume: the chat says what is
+      // sent next continues the task (Resume would call the model without the person's words).
+      state.items.length > 0
+    ) {
       parts.push(
         el(
           "div",
@@ -229,81 +226,6 @@ export class Composer {
       );
     }
     this.taskActions.replaceChildren(...parts);
-  }
-
-  private closeAutoApproval(focusToggle: boolean): void {
-    this.autoApprovalOpen = false;
-    if (this.state) this.renderAutoApproval(this.state.preferences.autoApproval);
-    if (focusToggle) this.autoApproval.querySelector<HTMLElement>(`[data-action="auto-approve-toggle"]`)?.focus();
-  }
-
-  private renderAutoApproval(auto: AutoApprovalView): void {
-    const on = AUTO_APPROVAL_CHOICES.filter((c) => auto[c.key]);
-    const summary = !auto.enabled || on.length === 0 ? "off" : on.map((c) => c.short).join(", ");
-    const toggle = button(
-      el("span", {}, "Auto-approve: ", el("strong", {}, summary), this.autoApprovalOpen ? " ▾" : " ▸"),
-      () => {
-        this.autoApprovalOpen = !this.autoApprovalOpen;
-        this.renderAutoApproval(auto);
-      },
-      "link",
-      { "aria-expanded": String(this.autoApprovalOpen), "data-action": "auto-approve-toggle" },
-    );
-    const set = (patch: Partial<AutoApprovalView>) => this.bridge.post({ type: "setAutoApproval", patch });
-    const checkbox = (label: string, checked: boolean, onChange: (v: boolean) => void, key: string) => {
-      const box = el("input", { type: "checkbox", "data-setting": key });
-      box.checked = checked;
-      box.addEventListener("change", () => onChange(box.checked));
-      return el("label", { class: "check" }, box, " ", label);
-    };
-    const max = el("input", {
-      type: "number",
-      min: "1",
-      max: "10000",
-      class: "max-requests",
-      "aria-label": "Requests in a row",
-      "data-setting": "maxRequests",
-    });
-    max.value = String(auto.maxRequests);
-    max.addEventListener("change", () => {
-      const n = Number(max.value);
-      if (Number.isInteger(n) && n >= 1 && n <= 10_000) set({ maxRequests: n });
-    });
-    // Drawn again at each change: the control that had the focus keeps it (the toggle, a box).
-    const focused = document.activeElement;
-    const focusKey =
-      focused instanceof HTMLElement && this.autoApproval.contains(focused)
-        ? (focused.dataset.action ?? focused.dataset.setting)
-        : undefined;
-    this.autoApproval.replaceChildren(
-      toggle,
-      ...(this.autoApprovalOpen
-        ? [
-            el(
-              "div",
-              { class: "auto-approval-panel" },
-              checkbox("Let Dline act without asking for:", auto.enabled, (v) => set({ enabled: v }), "enabled"),
-              el(
-                "div",
-                { class: "choices" },
-                AUTO_APPROVAL_CHOICES.map((c) =>
-                  checkbox(
-                    c.label,
-                    auto[c.key] as boolean,
-                    (v) => set({ [c.key]: v, ...(v ? { enabled: true } : {}) }),
-                    c.key,
-                  ),
-                ),
-              ),
-              el("label", { class: "check" }, "Ask again after ", max, " requests in a row"),
-            ),
-          ]
-        : []),
-    );
-    if (focusKey)
-      this.autoApproval
-        .querySelector<HTMLElement>(`[data-action="${focusKey}"], [data-setting="${focusKey}"]`)
-        ?.focus();
   }
 
   private renderMode(mode: "act" | "plan"): void {

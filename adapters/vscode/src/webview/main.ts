@@ -62,7 +62,7 @@ function render(next: ChatState): void {
   renderHeader($("header"), next, (a) => bridge.post(a));
   // Measured before anything changes: the approval panel and the composer below the
   // conversation take their height from it, so the scroll comes after they are drawn.
-  const atBottom = messages.atBottom();
+  const atBottom = messages.followsEnd();
   messages.render(next);
   renderAsk($("ask"), next, {
     post: (a) => bridge.post(a),

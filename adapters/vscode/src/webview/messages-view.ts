@@ -89,7 +89,7 @@ export class MessagesView {
     if (this.editing && !state.items.some((i) => i.type === "message" && i.id === this.editing!.messageId))
       this.editing = undefined;
     const c = this.container;
-    const nearBottom = this.atBottom();
+    const nearBottom = this.followsEnd();
     const ctx: RowContext = {
       state,
       markdown: this.markdown,
@@ -127,6 +127,16 @@ export class MessagesView {
     place(c, nodes);
     if (nearBottom) this.scrollToBottom();
     else this.jump.hidden = this.atBottom();
+  }
+
+  /**
+   * Whether what comes next is followed: the person was at the end as of their last scroll, or is
+   * there now. Not only a measure: a panel below the conversation opening (the auto-approve
+   * settings, the approval) shrinks it before its ResizeObserver runs, and a measure taken then
+   * would leave the end behind while an answer streams.
+   */
+  followsEnd(): boolean {
+    return this.following || this.atBottom();
   }
 
   /** The person is at (or near) the end of the conversation: it follows new rows; scrolled up, it stays. */
