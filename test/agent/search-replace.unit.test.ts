@@ -314,3 +314,28 @@ describe("replace_in_file on a file", () => {
     expect(ws.read("app.js")).toBe(crlf.replace("two()", "dos()"));
   });
 });
+
+describe("a Markdown heading's underline in the text is not the divider", () => {
+  // express's History.md: setext headings, underlined with as many "=" as the heading is long.
+  const history = ["4.21.2 / 2024-11-06", "==================", "", "  * deps: path-to-regexp@0.1.12", ""].join("\n");
+
+  it("an underline in the SEARCH part: the block's own ======= divides it", () => {
+    const diff = block(
+      ["4.21.2 / 2024-11-06", "==================", "", "  * deps: path-to-regexp@0.1.12"],
+      ["4.21.2 / 2024-11-06", "==================", "", "  * deps: path-to-regexp@0.1.12", "  * deps: qs@6.13.0"],
+    );
+    // Before, the underline divided it: the heading line alone was replaced by the rest of the block.
+    expect(apply(history, diff)).toBe(history.replace("0.1.12\n", "0.1.12\n  * deps: qs@6.13.0\n"));
+  });
+
+  it("an underline of exactly seven: the reading that matches the file decides", () => {
+    const short = ["4.21.2", "=======", "", "  * fix", ""].join("\n");
+    const diff = block(["4.21.2", "=======", "", "  * fix"], ["4.21.3", "=======", "", "  * fix"]);
+    expect(apply(short, diff)).toBe(short.replace("4.21.2", "4.21.3"));
+  });
+
+  it("no reading matches: nothing changes, and the error names the block's first reading", () => {
+    const diff = block(["Not here", "=========="], ["x"]);
+    expect(refusal(() => apply(history, diff)).message).toContain('its first line: "Not here"');
+  });
+});

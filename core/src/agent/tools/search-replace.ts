@@ -13,47 +13,48 @@
  */
 import { ToolError } from "./types.js";
 
-export interface SearchReplaceBlock {
+export interface SearchReplaceSplit {
   search: string;
   replace: string;
 }
 
+/**
+ * A block's search and replace parts, split at its "=======" line. When the block has more
+ * than one line made of "=" (a Markdown heading's underline in the text being replaced), which
+ * one divides it is not known from the block alone: `otherSplits` are the other readings, and
+ * the file decides (applySearchReplaceBlocks).
+ */
+export interface SearchReplaceBlock extends SearchReplaceSplit {
+  otherSplits?: SearchReplaceSplit[];
+}
+
 const searchMarker = /^\s*(?:-{3,}|<{3,})\s*SEARCH>?\s*$/;
 const dividerMarker = /^\s*={3,}\s*$/;
+/** The divider as the tool's description writes it: tried before other lines of "=". */
+const exactDivider = /^\s*={7}\s*$/;
 const replaceMarker = /^\s*(?:\+{3,}|>{3,})\s*REPLACE<?\s*$/;
 
 export function parseSearchReplaceBlocks(diff: string): SearchReplaceBlock[] {
   const lines = diff.replace(/\r\n/g, "\n").split("\n");
   const blocks: SearchReplaceBlock[] = [];
-  let state: "outside" | "search" | "replace" = "outside";
-  let search: string[] = [];
-  let replace: string[] = [];
+  /** The lines of the block being read (between its SEARCH and REPLACE lines); undefined outside one. */
+  let body: string[] | undefined;
   for (const line of lines) {
-    if (state === "outside") {
-      if (searchMarker.test(line)) {
-        state = "search";
-        search = [];
-      }
+    if (body === undefined) {
       // text outside blocks (a model's commentary) is ignored
-    } else if (state === "search") {
-      if (dividerMarker.test(line)) {
-        state = "replace";
-        replace = [];
-      } else if (replaceMarker.test(line) || searchMarker.test(line)) {
-        throw new ToolError(
-          `replace_in_file: SEARCH block ${blocks.length + 1} has no "=======" line between its search and replace parts.`,
-        );
-      } else search.push(line);
+      if (searchMarker.test(line)) body = [];
     } else if (replaceMarker.test(line)) {
-      blocks.push({ search: joinLines(search), replace: joinLines(replace) });
-      state = "outside";
+      blocks.push(splitBlock(body, blocks.length + 1));
+      body = undefined;
     } else if (searchMarker.test(line)) {
       throw new ToolError(
-        `replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE" before the next SEARCH.`,
+        body.some((l) => dividerMarker.test(l))
+          ? `replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE" before the next SEARCH.`
+          : `replace_in_file: SEARCH block ${blocks.length + 1} has no "=======" line between its search and replace parts.`,
       );
-    } else replace.push(line);
+    } else body.push(line);
   }
-  if (state !== "outside")
+  if (body !== undefined)
     throw new ToolError(`replace_in_file: block ${blocks.length + 1} is not closed with "+++++++ REPLACE".`);
   if (blocks.length === 0) {
     throw new ToolError(
@@ -61,6 +62,22 @@ export function parseSearchReplaceBlocks(diff: string): SearchReplaceBlock[] {
     );
   }
   return blocks;
+}
+
+/** The block's readings: at each line of "=", those of exactly seven first, each group in order. */
+function splitBlock(body: string[], number: number): SearchReplaceBlock {
+  const dividers = body.flatMap((line, i) => (dividerMarker.test(line) ? [i] : []));
+  if (dividers.length === 0)
+    throw new ToolError(
+      `replace_in_file: SEARCH block ${number} has no "=======" line between its search and replace parts.`,
+    );
+  const exact = dividers.filter((i) => exactDivider.test(body[i]!));
+  const ordered = [...exact, ...dividers.filter((i) => !exact.includes(i))];
+  const [first, ...others] = ordered.map((i) => ({
+    search: joinLines(body.slice(0, i)),
+    replace: joinLines(body.slice(i + 1)),
+  }));
+  return others.length ? { ...first!, otherSplits: others } : first!;
 }
 
 function joinLines(lines: string[]): string {
@@ -72,31 +89,50 @@ export function applySearchReplaceBlocks(content: string, blocks: SearchReplaceB
   let result = content;
   blocks.forEach((block, i) => {
     const label = `SEARCH block ${i + 1} of ${blocks.length}`;
-    if (block.search === "") {
-      if (result.trim() !== "")
-        throw new ToolError(
-          `replace_in_file: ${label} is empty; an empty SEARCH is only allowed for an empty or new file (${fileLabel} is not empty).`,
-        );
-      result = block.replace;
+    const readings = [block, ...(block.otherSplits ?? [])];
+    // Of the readings that match one place, the one that searches the most text: a shorter one is
+    // the true search text cut at an underline inside it, which matches too but replaces too little.
+    let firstError: unknown;
+    let best: { search: string; result: string } | undefined;
+    for (const reading of readings) {
+      try {
+        const applied = applySplit(result, reading, label, fileLabel);
+        if (!best || reading.search.length > best.search.length) best = { search: reading.search, result: applied };
+      } catch (err) {
+        firstError ??= err;
+      }
+    }
+    if (best) {
+      result = best.result;
       return;
     }
-    const match = findUnique(result, block.search, label, fileLabel);
-    if (match) {
-      // Matched at the very end of a file that lacks a final newline: keep it lacking one.
-      const replace =
-        match.end === result.length && !result.endsWith("\n") && block.search.endsWith("\n")
-          ? block.replace.replace(/\n$/, "")
-          : block.replace;
-      result = result.slice(0, match.start) + replace + result.slice(match.end);
-      return;
-    }
-    const firstLine = block.search.split("\n").find((l) => l.trim() !== "") ?? "";
-    throw new ToolError(
-      `replace_in_file: ${label} did not match any text in ${fileLabel} (its first line: ${JSON.stringify(firstLine.slice(0, 120))}). ` +
-        "No change was made to the file. Read the file again and copy the SEARCH text exactly, including whitespace and comments.",
-    );
+    throw firstError;
   });
   return result;
+}
+
+function applySplit(content: string, block: SearchReplaceSplit, label: string, fileLabel: string): string {
+  if (block.search === "") {
+    if (content.trim() !== "")
+      throw new ToolError(
+        `replace_in_file: ${label} is empty; an empty SEARCH is only allowed for an empty or new file (${fileLabel} is not empty).`,
+      );
+    return block.replace;
+  }
+  const match = findUnique(content, block.search, label, fileLabel);
+  if (match) {
+    // Matched at the very end of a file that lacks a final newline: keep it lacking one.
+    const replace =
+      match.end === content.length && !content.endsWith("\n") && block.search.endsWith("\n")
+        ? block.replace.replace(/\n$/, "")
+        : block.replace;
+    return content.slice(0, match.start) + replace + content.slice(match.end);
+  }
+  const firstLine = block.search.split("\n").find((l) => l.trim() !== "") ?? "";
+  throw new ToolError(
+    `replace_in_file: ${label} did not match any text in ${fileLabel} (its first line: ${JSON.stringify(firstLine.slice(0, 120))}). ` +
+      "No change was made to the file. Read the file again and copy the SEARCH text exactly, including whitespace and comments.",
+  );
 }
 
 interface Match {
