@@ -380,7 +380,7 @@ describe("the task scenarios through the CLI", () => {
     expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain("go on");
   });
 
-  it("a tool that fails shows why in full: a file too large to edit names the command that would", async () => {
+  it("a tool that fails says why in a whole sentence, not cut mid-word; what it tells the model is not shown as the reason", async () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);
     // Over the 16 MiB the file tools edit: the reason says how to change it instead.
@@ -402,9 +402,13 @@ describe("the task scenarios through the CLI", () => {
     servers.push(server);
     const { stdout } = await dline(cliEnv(roots, server), ["task", "Edit the log", "--workspace", workspace, "--yes"]);
     const failed = stdout.split("\n").find((l) => l.startsWith("  ✗ "));
-    // Before, the line stopped after 300 characters, in the middle of the command it names.
-    expect(failed).toMatch(/^ {2}✗ replace_in_file: "big\.log" is larger than .* or ask the person to change it\.$/);
-    expect(failed).toContain("sed -i '120s/old/new/' big.log");
+    // Before, the line stopped after 300 characters, mid-word, in the advice meant for the model.
+    expect(failed).toBe(
+      '  ✗ replace_in_file: "big.log" is larger than the 16777216 bytes (16 MiB) the file tools edit, so it cannot be edited with replace_in_file or rewritten with write_to_file.',
+    );
+    // The model reads all of it, the command it may run instead included.
+    const requests = await server.requests();
+    expect(JSON.stringify(recorded(requests, 1).body.messages)).toContain("sed -i '120s/old/new/' big.log");
   });
 
   it("runs a subagent and a compaction", async () => {

@@ -658,18 +658,26 @@ class ToolTurn {
   }
 }
 
-/**
- * A failed call's reason is shown whole: a tool's error is a sentence or two that says what to
- * do instead (a file too large to edit names the command that would). Only a line longer than
- * this (a command's output without line breaks) is cut, and says so.
- */
-const MAX_REASON_CHARS = 1000;
+/** A reason longer than this (a command's output without line breaks) is cut, and says so. */
+const MAX_REASON_CHARS = 400;
 
-/** The first (or last) line with something on it; a long one is cut with "…". */
+/**
+ * The line a person reads of why a call failed: the first (or last) line with something on it,
+ * and of a tool's error only its first sentence, which says what happened; the sentences after
+ * it tell the model what to do instead ("Do not try to write it again now: tell the user…").
+ * Never cut mid-word without saying so: a long line ends with "…".
+ */
 function firstLine(text: string, from: "start" | "end" = "start"): string {
   const lines = text.split("\n");
-  const line = (from === "start" ? lines.find((l) => l.trim()) : lines.findLast((l) => l.trim()))?.trim() ?? "";
+  let line = (from === "start" ? lines.find((l) => l.trim()) : lines.findLast((l) => l.trim()))?.trim() ?? "";
+  if (from === "start") line = firstSentence(line);
   return line.length > MAX_REASON_CHARS ? `${line.slice(0, MAX_REASON_CHARS)}…` : line;
+}
+
+/** Up to the first full stop (or ! or ?) followed by a space and a word or a quote ("read_file …" too). */
+function firstSentence(line: string): string {
+  const end = /[.!?]["')\]]?(?=\s+["'(]?[A-Za-z_])/.exec(line);
+  return end ? line.slice(0, end.index + end[0].length) : line;
 }
 
 /** Records a checkpoint saved at `message` on the message and tells subscribers; nothing when none was saved. */
