@@ -5,7 +5,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { CheckpointKind, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
@@ -77,6 +77,44 @@ describe("the task's status after Restore Task Only", () => {
     );
     const resumed = await editor.clients.tasks.getTask({ taskId });
     expect(resumed.messages.at(-1)?.text).toBe("Went on from the restored point.");
+    await events.stop();
+  });
+
+  it("rewound to before its first message (Restore All of it), Resume is refused: a message starts it again", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 1, [
+      complete("First answer."),
+      complete("Answer to the new message."),
+    ]);
+    const [editor] = sidecars;
+    const { taskId } = await editor.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
+    const events = watch(editor.clients, taskId);
+    await events.status(TaskStatus.COMPLETED);
+    const first = (await editor.clients.tasks.getTask({ taskId })).messages[0]!;
+    await editor.clients.checkpoints.editMessage({
+      taskId,
+      messageId: first.id,
+      text: "Write other notes",
+      mode: EditMessageMode.RESTORE_ALL,
+    });
+    expect((await editor.clients.tasks.getTask({ taskId })).messages).toEqual([]);
+
+    // Before, Resume sent the model a request without any message (every API refuses one).
+    const refused = await editor.clients.tasks.resume({ taskId }).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(refused?.code).toBe(Code.FailedPrecondition);
+    expect(refused?.rawMessage).toContain("has no message to go on from");
+
+    await editor.clients.tasks.sendMessage({ taskId, text: "Write other notes" });
+    await events.until(
+      (e) =>
+        e.event.case === "statusChanged" &&
+        e.event.value.status === TaskStatus.COMPLETED &&
+        e.seq > events.events.findLast((x) => x.event.case === "rewound")!.seq,
+    );
+    const texts = (await editor.clients.tasks.getTask({ taskId })).messages.map((m) => m.text);
+    expect(texts).toEqual(["Write other notes", "Answer to the new message."]);
     await events.stop();
   });
 });

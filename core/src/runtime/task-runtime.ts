@@ -642,6 +642,14 @@ export class TaskRuntime {
     await this.settleWorkspace(task, options.workspaceRoot);
     importLegacyConversation(this.deps.sqlite, task.files);
     const entries = task.journal.entries();
+    // Rewound to before its first message (Restore All of it): there is nothing to go on from, and
+    // a request without messages is refused by every API.
+    if (!entries.some((e) => e.kind === JOURNAL_KIND.user || e.kind === JOURNAL_KIND.compaction)) {
+      throw new DlineError(
+        "failed_precondition",
+        `Task ${taskId} has no message to go on from (it was restored to before its first one): send a message to start it again.`,
+      );
+    }
     const stopped = stoppedTurn(entries);
     if (stopped && stopped.notStarted.length === 0) {
       // Every call of the stopped turn ended or was cut short: the model reads how, and goes on.
