@@ -69,7 +69,7 @@ describe("dline-core acp questions and session lifecycle", () => {
       ["blue", "allow_once"],
       ["Answer in the chat", "reject_once"],
     ]);
-    expect(agentText(updatesOf(a, sessionId))).toBe("Which color?Name the file?");
+    expect(agentText(updatesOf(a, sessionId))).toBe("Which color?\n\nName the file?");
 
     const before = a.updates.length;
     const second = await a.agent.request("session/prompt", {

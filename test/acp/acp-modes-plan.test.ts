@@ -146,7 +146,7 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     expect(refused).toMatchObject({ status: "failed", title: "write_to_file fix.txt" });
     expect(JSON.stringify(refused.content)).toContain("plan mode");
     expect(fs.existsSync(path.join(workspace, "fix.txt"))).toBe(false);
-    expect(agentText(updates)).toBe("Planning.Here is the plan.");
+    expect(agentText(updates)).toBe("Planning.\n\nHere is the plan.");
     const requests = await anthropic.requests();
     expect(recorded(requests, 0).body.system[0].text).toContain("# Plan mode");
     expect(JSON.stringify(recorded(requests, 1).body.messages.at(-1))).toContain("plan mode");

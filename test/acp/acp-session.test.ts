@@ -107,7 +107,7 @@ describe("dline-core acp", () => {
     expect(res.stopReason).toBe("end_turn");
 
     const updates = updatesOf(a, sessionId);
-    expect(agentText(updates)).toBe("Writing the notes.Now cleaning up.Understood, README.md stays.");
+    expect(agentText(updates)).toBe("Writing the notes.\n\nNow cleaning up.\n\nUnderstood, README.md stays.");
     // Permission requests: the write, then the command, each for a pending tool call.
     expect(a.permissions.map((p) => p.toolCall.kind)).toEqual(["edit", "execute"]);
     expect(nth(a.permissions, 0, "permission request").options.map((o) => o.kind)).toEqual([
@@ -160,7 +160,7 @@ describe("dline-core acp", () => {
           .filter((u) => u.sessionId === sessionId)
           .map((u) => u.update),
       ),
-    ).toBe("Finishing.All done.");
+    ).toBe("Finishing.\n\nAll done.");
   });
 
   it("cancels a running prompt with session/cancel; the turn stops with 'cancelled'", async () => {

@@ -91,7 +91,7 @@ describe("dline-core acp: control characters in model and command text", () => {
     const live = updatesOf(agent, sessionId);
     const liveTexts = live.flatMap(shownTexts);
     expect(liveTexts.filter((t) => CONTROL.test(t))).toEqual([]);
-    expect(agentText(live)).toBe(`${SHOWN_ANSWER}Finishing.All \\e[1mdone\\e[0m.`);
+    expect(agentText(live)).toBe(`${SHOWN_ANSWER}\n\nFinishing.\n\nAll \\e[1mdone\\e[0m.`);
     expect(liveTexts.join("\n")).toContain("\\e[31mred\\e[0m\\rback");
     expect(agent.permissions[0]?.toolCall.title).toContain("execute_command printf");
 

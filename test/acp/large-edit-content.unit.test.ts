@@ -128,7 +128,8 @@ describe("a replayed answer that was cut off", () => {
         content: { type: "text", text: "I was saying\n\n[answer cut off here]" },
         messageId: "a1",
       },
-      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Finished." }, messageId: "a2" },
+      // A later answer of the same turn starts a paragraph of its own (for clients that ignore messageId).
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "\n\nFinished." }, messageId: "a2" },
     ]);
   });
 });

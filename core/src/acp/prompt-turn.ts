@@ -87,6 +87,8 @@ export class PromptTurn {
   private readonly messageKinds = new Map<string, "agent" | "thought" | "skip">();
   /** The streamed messages' texts so far, by message id (a CR LF split between deltas). */
   private readonly streamedTexts = new Map<string, StreamedText>();
+  /** The message whose chunks were sent last, of the answer and of the thoughts. */
+  private readonly lastSentMessage: { agent?: string; thought?: string } = {};
   /** Core tool call id -> what the client sees of it. */
   private readonly tools = new Map<string, ToolDisplay>();
   private readonly toolWaiters = new Map<string, (d: ToolDisplay) => void>();
@@ -296,6 +298,13 @@ export class PromptTurn {
   }
 
   private sendReady(shown: "agent" | "thought", messageId: string, chunk: string): void {
+    // A new message of the turn starts a paragraph of its own: a client that does not tell
+    // messages apart by their messageId appends the chunks to what it shows ("Done.All done.").
+    const last = this.lastSentMessage[shown];
+    if (last !== messageId) {
+      if (last !== undefined) chunk = `\n\n${chunk}`;
+      this.lastSentMessage[shown] = messageId;
+    }
     this.send({
       sessionUpdate: shown === "agent" ? "agent_message_chunk" : "agent_thought_chunk",
       content: text(chunk),

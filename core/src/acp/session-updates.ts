@@ -209,7 +209,26 @@ export function replayUpdates(messages: readonly StoredUiMessage[], workspaceRoo
         break;
     }
   }
-  return updates;
+  return withParagraphsBetweenMessages(updates);
+}
+
+/**
+ * Each answer (and thought) after the first of a turn starts with a blank line, as the live
+ * turn sends it (PromptTurn): a client that does not tell messages apart by their messageId
+ * appends one to the other ("Done.All done.").
+ */
+function withParagraphsBetweenMessages(updates: SessionUpdate[]): SessionUpdate[] {
+  const started = { agent_message_chunk: false, agent_thought_chunk: false };
+  return updates.map((u) => {
+    if (u.sessionUpdate === "user_message_chunk") {
+      started.agent_message_chunk = started.agent_thought_chunk = false;
+      return u;
+    }
+    if (u.sessionUpdate !== "agent_message_chunk" && u.sessionUpdate !== "agent_thought_chunk") return u;
+    const later = started[u.sessionUpdate];
+    started[u.sessionUpdate] = true;
+    return later && u.content.type === "text" ? { ...u, content: { ...u.content, text: `\n\n${u.content.text}` } } : u;
+  });
 }
 
 /**
