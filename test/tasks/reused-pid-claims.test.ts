@@ -83,12 +83,7 @@ describe("a stale task claim whose pid was reused", () => {
   it("a live owner's claim is still respected", async () => {
     const env = taskEnv();
     await seed(env, ["t1"]);
-    const owner = runChild(await buildChild("task-worker"), ["claim", env.layout.roots.documentsRoot, "t1"]);
-    cleanup.push(async () => {
-      owner.kill("SIGKILL");
-      await exited(owner);
-    });
-    await lineCollector(owner).waitFor((l) => l.some((x) => x.startsWith("claimed")));
+    const owner = await liveOwnerOf(env, "t1");
     const sidecar = await sidecarOn(env);
     expect((await sidecar.clients.tasks.getTask({ taskId: "t1" })).ownerPid).toBe(owner.pid);
     const err = await sidecar.clients.tasks
@@ -98,6 +93,17 @@ describe("a stale task claim whose pid was reused", () => {
     expect(fs.existsSync(env.layout.task("t1").messagesDb)).toBe(true);
   });
 });
+
+/** A live process of ours that claims the task (killed after the test). */
+async function liveOwnerOf(env: ReturnType<typeof taskEnv>, taskId: string) {
+  const owner = runChild(await buildChild("task-worker"), ["claim", env.layout.roots.documentsRoot, taskId]);
+  cleanup.push(async () => {
+    owner.kill("SIGKILL");
+    await exited(owner);
+  });
+  await lineCollector(owner).waitFor((l) => l.some((x) => x.startsWith("claimed")));
+  return owner;
+}
 
 describe("an interrupted deletion whose sidecar's pid was reused", () => {
   it("is finished by the next sidecar: the journal's owner is judged by its boot and start time, not its pid alone", async () => {
@@ -132,12 +138,7 @@ describe("an interrupted deletion whose sidecar's pid was reused", () => {
   it("a live deleter's entry is left to it", async () => {
     const env = taskEnv();
     await seed(env, ["t1"]);
-    const owner = runChild(await buildChild("task-worker"), ["claim", env.layout.roots.documentsRoot, "t1"]);
-    cleanup.push(async () => {
-      owner.kill("SIGKILL");
-      await exited(owner);
-    });
-    await lineCollector(owner).waitFor((l) => l.some((x) => x.startsWith("claimed")));
+    const owner = await liveOwnerOf(env, "t1");
     const claim = JSON.parse(fs.readFileSync(env.layout.task("t1").ownerLock, "utf8")) as Record<string, unknown>;
     const { since: _since, purpose: _purpose, ...identity } = claim;
     fs.writeFileSync(
