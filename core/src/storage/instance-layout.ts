@@ -191,6 +191,10 @@ export class InstanceLayout {
   get pendingDeletionsJson(): string {
     return path.join(this.tasksDir, "pending-deletions.json");
   }
+  /** Room kept on the task folders' disk for listing and deleting tasks when it is full (disk-reserve.ts). */
+  get spaceReserveFile(): string {
+    return path.join(this.tasksDir, ".space-reserve");
+  }
   /** Task folders being deleted are renamed in here first, so a half-removed folder never looks like a task. */
   get deletingTasksDir(): string {
     return path.join(this.tasksDir, ".deleting");

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { assertSafeId, type InstanceLayout, mkdirPrivate } from "../storage/index.js";
+import { assertSafeId, type DiskReserve, type InstanceLayout, mkdirPrivate } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import type { TaskDeletionHook } from "./deletion-hooks.js";
 import { PendingDeletions, type PendingDeletion } from "./pending-deletions.js";
@@ -37,6 +37,8 @@ export class TaskDeletionCoordinator {
     private readonly history: TaskHistory,
     private readonly ownership: TaskOwnership,
     private readonly logger: Logger,
+    /** Released when the disk is nearly full, so a deletion that makes room can itself be written. */
+    private readonly reserve?: DiskReserve,
   ) {
     this.journal = new PendingDeletions(layout.pendingDeletionsJson, logger);
   }
@@ -46,6 +48,7 @@ export class TaskDeletionCoordinator {
   }
 
   async delete(mode: DeleteMode, taskIds: string[] = []): Promise<DeleteResult> {
+    this.reserve?.releaseIfLow();
     let targets: { id: string; workspaceRoot: string }[];
     if (mode === "selected") {
       if (taskIds.length === 0)
@@ -75,6 +78,7 @@ export class TaskDeletionCoordinator {
     // Refused tasks keep their rows, so they count as tasks left.
     if (everything && this.noTaskLeft()) await this.allTasksDeleted();
     else await this.deletionsFinished();
+    this.reserve?.ensure();
     if (mode === "selected" && result.refused.length > 0) {
       throw new DlineError(
         "failed_precondition",

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { type InstanceLayout, type SqliteFactory, moveAsideSync, mkdirPrivate } from "../storage/index.js";
+import { DiskReserve, type InstanceLayout, type SqliteFactory, moveAsideSync, mkdirPrivate } from "../storage/index.js";
 import { TaskDeletionCoordinator } from "./deletion-coordinator.js";
 import type { TaskDeletionHook } from "./deletion-hooks.js";
 import { indexOrphanFolders } from "./folder-index.js";
@@ -43,6 +43,9 @@ export async function openTaskStorage(deps: {
 }): Promise<TaskStorage> {
   const { layout, sqlite, logger } = deps;
   mkdirPrivate(layout.tasksDir);
+  // On a full disk the index cannot open (its `-shm` and WAL need room): the reserve makes it.
+  const reserve = new DiskReserve(layout.spaceReserveFile);
+  reserve.releaseIfLow();
   let history: TaskHistory;
   let rebuild = false;
   try {
@@ -71,7 +74,7 @@ export async function openTaskStorage(deps: {
   }
   const ownership = new TaskOwnership(layout, logger);
   const store = new TaskStore(layout, sqlite, history, ownership, logger);
-  const deletion = new TaskDeletionCoordinator(layout, history, ownership, logger);
+  const deletion = new TaskDeletionCoordinator(layout, history, ownership, logger, reserve);
   for (const hook of deps.deletionHooks ?? []) deletion.registerHook(hook);
   await deletion.resume();
   // Folders without a row: after a rebuilt or imported index, every one gets a row. At every
@@ -88,6 +91,8 @@ export async function openTaskStorage(deps: {
   store.recoverInterrupted();
   const watcher = new HistoryWatcher(history, logger);
   watcher.start();
+  // After the start-up's own writes, off the way of the first calls.
+  setImmediate(() => reserve.ensure());
   return {
     history,
     watcher,
