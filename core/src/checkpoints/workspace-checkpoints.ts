@@ -23,6 +23,7 @@ import { leftOutBy, skipListTruncated } from "./left-out.js";
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
+import { removeUnreachablePacks } from "./unreachable-packs.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
@@ -834,7 +835,25 @@ export class WorkspaceCheckpoints {
         if (!(await this.repo.exists())) return;
         // Pruning now while a background repack writes its pack would only fail it; let it end first.
         await this.packing.settled();
-        await this.repo.git.command(["gc", "--prune=now", "--quiet"]);
+        const gc = () => this.repo.git.command(["gc", "--prune=now", "--quiet"]);
+        const prune = () => this.repo.git.command(["prune", "--expire=now"]);
+        try {
+          await gc();
+          return;
+        } catch {
+          // gc writes a new pack of everything kept before it removes anything: on a full disk
+          // it fails, leaving its half-written pack. What can go by deleting alone goes then
+          // (that pack, unreachable loose objects and loose copies of packed ones, the packs
+          // nothing in is reachable from), which is room given back; then gc once more.
+        }
+        await prune();
+        await removeUnreachablePacks(this.repo.git, path.join(this.repo.paths.gitDir, "objects"));
+        try {
+          await gc();
+        } catch (err) {
+          await prune().catch(() => undefined);
+          throw err;
+        }
       },
       () => undefined,
     );
