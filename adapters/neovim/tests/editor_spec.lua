@@ -347,6 +347,58 @@ S.case("a preview closed from another tab page leaves you there; from its own ta
   T.eq(#vim.api.nvim_list_tabpages(), 2, "the preview's tab page closed")
 end)
 
+--- What `win` shows on its first `count` screen rows, at its last column (past the text):
+--- { char, attr } each (attr is Neovim's number for the highlight drawn there).
+local function row_ends(win, count)
+  vim.cmd("redraw")
+  local pos, width = vim.fn.win_screenpos(win), vim.api.nvim_win_get_width(win)
+  local out = {}
+  for row = pos[1], pos[1] + count - 1 do
+    local col = pos[2] + width - 2
+    table.insert(out, { vim.fn.nr2char(vim.fn.screenchar(row, col)), vim.fn.screenattr(row, col) })
+  end
+  return out
+end
+
+S.case("a new file's preview shows every line added, blank ones too; an emptied file every line removed", function()
+  T.fail_on_error_notices()
+  vim.o.columns, vim.o.lines = 120, 30
+  local preview = require("dline.preview")
+  local function check(edit, count, what)
+    local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+    local wins = vim.api.nvim_tabpage_list_wins(0)
+    T.eq(#wins, 2, what .. ": two windows")
+    local current, proposed = wins[1], wins[2]
+    if edit.proposedText == "" then
+      current, proposed = proposed, current
+    end
+    local text_rows, filler_rows = row_ends(proposed, count), row_ends(current, count)
+    p.close()
+    -- Every line of the text: the same highlight (DiffAdd), none drawn plain or as changed.
+    local added = text_rows[1][2]
+    T.truthy(added ~= 0, what .. ": the first line is highlighted")
+    for i, cell in ipairs(text_rows) do
+      T.eq(cell, { " ", added }, ("%s: line %d shown as added"):format(what, i))
+    end
+    -- Across from each, a filler line: nothing was there.
+    local fill = filler_rows[1]
+    for i, cell in ipairs(filler_rows) do
+      T.eq(cell, fill, ("%s: filler across line %d"):format(what, i))
+    end
+    T.eq(fill[1], "-", what .. ": the filler's character")
+  end
+  local added = { path = "new.md", status = "FILE_STATUS_ADDED", originalText = "" }
+  check(vim.tbl_extend("force", added, { proposedText = "# Title\n\nText.\n\n" }), 4, "blank lines")
+  check(vim.tbl_extend("force", added, { proposedText = "one\ntwo\n" }), 2, "no blank line")
+  check(vim.tbl_extend("force", added, { proposedText = "\n\n" }), 2, "only blank lines")
+  check({
+    path = "old.md",
+    status = "FILE_STATUS_MODIFIED",
+    originalText = "a\n\nb\n",
+    proposedText = "",
+  }, 3, "emptied")
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

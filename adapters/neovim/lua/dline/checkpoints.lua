@@ -129,9 +129,8 @@ function H.scratch(name, text)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
-  local lines = vim.split(text or "", "\n", { plain = true })
-  if lines[#lines] == "" then table.remove(lines) end
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  -- An empty text leaves the buffer with no lines (see dline.diff_sides).
+  require("dline.diff_sides").set_text(buf, text)
   vim.bo[buf].modifiable = false
   return buf
 end
@@ -167,6 +166,7 @@ function M.compare(task_id, cp, workspace_root, cb)
         local before = H.scratch(("dline://checkpoint/%s/%s"):format(cp.id:sub(1, 8), file.path), file.before or "")
         vim.api.nvim_win_set_buf(0, before)
         vim.cmd("diffthis")
+        local before_win = vim.api.nvim_get_current_win()
         if file.status == "FILE_STATUS_DELETED" then
           vim.cmd("rightbelow vsplit")
           vim.api.nvim_win_set_buf(0, H.scratch("dline://deleted/" .. file.path, ""))
@@ -179,6 +179,14 @@ function M.compare(task_id, cp, workspace_root, cb)
           if vim.bo.filetype ~= "" then vim.bo[before].filetype = vim.bo.filetype end
         end
         vim.cmd("diffthis")
+        -- A file made since the checkpoint, or deleted: every line added / removed, blank ones
+        -- too (Neovim 0.7 diffs no text as one empty line).
+        local sides = require("dline.diff_sides")
+        if (file.before or "") == "" then
+          sides.mark(before_win, vim.api.nvim_get_current_win(), vim.fn.getfsize(path) ~= 0)
+        elseif file.status == "FILE_STATUS_DELETED" then
+          sides.mark(vim.api.nvim_get_current_win(), before_win, true)
+        end
         vim.t.dline_compare = file.path
         H.compare_tabs[task_id] = H.compare_tabs[task_id] or {}
         table.insert(H.compare_tabs[task_id], opened)

@@ -30,9 +30,8 @@ function H.scratch(name, text, filetype)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
-  local lines = vim.split(text or "", "\n", { plain = true })
-  if lines[#lines] == "" and #lines > 1 then table.remove(lines) end
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  -- An empty text leaves the buffer with no lines (see dline.diff_sides).
+  require("dline.diff_sides").set_text(buf, text)
   vim.bo[buf].modifiable = false
   if filetype and filetype ~= "" then vim.bo[buf].filetype = filetype end
   return buf
@@ -201,7 +200,7 @@ function M.open(ask, root, answer, opts)
   local edits = ask.edits or {}
   if #edits == 0 then return nil end
   local previous_tab = vim.api.nvim_get_current_tabpage()
-  local preview = { tabs = {}, scratch = {}, descriptions = {} }
+  local preview = { tabs = {}, scratch = {}, descriptions = {}, marked = {} }
   local max_tabs = opts.max_tabs or 8
   local function on_key(action)
     if action == "close" then return preview.close() end
@@ -271,6 +270,16 @@ function M.open(ask, root, answer, opts)
       vim.api.nvim_win_set_buf(0, proposed)
       vim.cmd("diffthis")
       H.keymaps(proposed, on_key)
+      -- A new (or empty) file against its text, or a file emptied: every line added / removed,
+      -- blank ones too (Neovim 0.7 diffs no text as one empty line).
+      local sides = require("dline.diff_sides")
+      if (edit.originalText or "") == "" and sides.is_empty(current) then
+        sides.mark(left_win, vim.api.nvim_get_current_win(), (edit.proposedText or "") ~= "")
+      elseif (edit.proposedText or "") == "" then
+        sides.mark(vim.api.nvim_get_current_win(), left_win)
+      end
+      table.insert(preview.marked, current)
+      table.insert(preview.marked, proposed)
     end
     if current ~= placeholder and vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= current then
       pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
@@ -299,6 +308,9 @@ function M.open(ask, root, answer, opts)
         local number = vim.api.nvim_tabpage_get_number(tab)
         pcall(vim.cmd, "tabclose " .. number)
       end
+    end
+    for _, buf in ipairs(preview.marked) do
+      require("dline.diff_sides").clear(buf)
     end
     for _, buf in ipairs(preview.scratch) do
       if vim.api.nvim_buf_is_valid(buf) then pcall(vim.api.nvim_buf_delete, buf, { force = true }) end
