@@ -399,6 +399,47 @@ S.case("a new file's preview shows every line added, blank ones too; an emptied 
   }, 3, "emptied")
 end)
 
+S.case("the preview of an edit of a CRLF file shows the line it changes, without ^M, open or not", function()
+  T.fail_on_error_notices()
+  local preview = require("dline.preview")
+  local original, proposed = "one\r\ntwo\r\nthree\r\n", "one\r\nTWO\r\nthree\r\n"
+  local edit = { path = "win.txt", status = "FILE_STATUS_MODIFIED", originalText = original, proposedText = proposed }
+  local function shown(what)
+    local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+    local wins = vim.api.nvim_tabpage_list_wins(0)
+    local lines, changed = {}, {}
+    for i, win in ipairs(wins) do
+      lines[i] = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+    end
+    vim.api.nvim_win_call(wins[2], function()
+      for lnum = 1, 3 do
+        if vim.fn.diff_hlID(lnum, 1) ~= 0 then table.insert(changed, lnum) end
+      end
+    end)
+    p.close()
+    T.eq(lines, { { "one", "two", "three" }, { "one", "TWO", "three" } }, what .. ": the lines, no ^M")
+    T.eq(changed, { 2 }, what .. ": only the changed line differs")
+  end
+  shown("not open")
+  -- Open in a buffer (read as a CRLF file): your buffer against the proposed text.
+  local path = workspace_file("win.txt", original)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  T.eq(vim.bo.fileformat, "dos", "your buffer reads it as CRLF")
+  shown("open")
+  -- A change of line endings is not hidden: every line it changes differs.
+  edit.proposedText = "one\nTWO\nthree\n"
+  local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  local wins = vim.api.nvim_tabpage_list_wins(0)
+  local differ = 0
+  vim.api.nvim_win_call(wins[2], function()
+    for lnum = 1, 3 do
+      if vim.fn.diff_hlID(lnum, 1) ~= 0 then differ = differ + 1 end
+    end
+  end)
+  p.close()
+  T.eq(differ, 3, "CRLF to LF: every line differs")
+end)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

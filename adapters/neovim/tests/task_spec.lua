@@ -875,6 +875,49 @@ S.case(":bd of the chat buffer mid-task: the task goes on, and :Dline chat shows
   T.eq(vim.bo.buftype, "nofile", "the input area is not a file to write")
 end)
 
+S.case("compare of a CRLF file shows the line that changed, not every line; it leaves no empty buffers", function()
+  local s = session()
+  local file = workspace_file("win.txt", "one\r\ntwo\r\nthree\r\n")
+  T.configure_model(s, {
+    {
+      toolCalls = {
+        {
+          name = "replace_in_file",
+          input = { path = "win.txt", diff = "------- SEARCH\ntwo\n=======\nTWO\n+++++++ REPLACE" },
+        },
+      },
+    },
+    { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Shouted." } } } },
+  })
+  approve_all()
+  local controller = new_task("Shout the second line")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(T.read(file), "one\r\nTWO\r\nthree\r\n", "edited, CRLF kept")
+  local function unnamed()
+    return #vim.tbl_filter(function(info) return info.name == "" end, vim.fn.getbufinfo({ buflisted = 1 }))
+  end
+  local listed, unnamed_before = #vim.fn.getbufinfo({ buflisted = 1 }), unnamed()
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("Dline compare " .. baseline_of(s, controller).id)
+  T.wait(function() return #vim.api.nvim_list_tabpages() == tabs + 1 end, "the compare tab")
+  local wins = vim.api.nvim_tabpage_list_wins(0)
+  T.eq(#wins, 2, "two windows")
+  local before, now = vim.api.nvim_win_get_buf(wins[1]), vim.api.nvim_win_get_buf(wins[2])
+  T.eq(vim.api.nvim_buf_get_name(now), file, "the file's own buffer")
+  T.eq(vim.bo[now].fileformat, "dos", "read as a CRLF file")
+  T.eq(vim.api.nvim_buf_get_lines(before, 0, -1, false), { "one", "two", "three" }, "the checkpoint's lines, no ^M")
+  local changed = {}
+  vim.api.nvim_win_call(wins[2], function()
+    for lnum = 1, 3 do
+      if vim.fn.diff_hlID(lnum, 1) ~= 0 then table.insert(changed, lnum) end
+    end
+  end)
+  T.eq(changed, { 2 }, "only the line that changed differs")
+  -- The tab's own buffers and the file's: no "[No Name]" left behind by opening the tab.
+  T.eq(#vim.fn.getbufinfo({ buflisted = 1 }), listed + 1, "one more listed buffer: the file's")
+  T.eq(unnamed(), unnamed_before, "no empty unnamed buffer added")
+end)
+
 S.case("a restore closes the task's compare tabs, out of date, and the buffer of a file it deleted", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

@@ -121,7 +121,7 @@ function H.absolute(root, path)
   return (root or (vim.uv or vim.loop).cwd()) .. "/" .. path
 end
 
-function H.scratch(name, text)
+function H.scratch(name, text, crlf)
   local existing = vim.fn.bufnr(name)
   if existing ~= -1 then vim.api.nvim_buf_delete(existing, { force = true }) end
   local buf = vim.api.nvim_create_buf(false, true)
@@ -130,7 +130,7 @@ function H.scratch(name, text)
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
   -- An empty text leaves the buffer with no lines (see dline.diff_sides).
-  require("dline.diff_sides").set_text(buf, text)
+  require("dline.diff_sides").set_text(buf, text, crlf)
   vim.bo[buf].modifiable = false
   return buf
 end
@@ -163,10 +163,9 @@ function M.compare(task_id, cp, workspace_root, cb)
         tabs = tabs + 1
         vim.cmd("tabnew")
         local opened = { tab = vim.api.nvim_get_current_tabpage(), path = path }
-        local before = H.scratch(("dline://checkpoint/%s/%s"):format(cp.id:sub(1, 8), file.path), file.before or "")
-        vim.api.nvim_win_set_buf(0, before)
-        vim.cmd("diffthis")
-        local before_win = vim.api.nvim_get_current_win()
+        local placeholder, before_win = vim.api.nvim_get_current_buf(), vim.api.nvim_get_current_win()
+        local sides = require("dline.diff_sides")
+        local dos
         if file.status == "FILE_STATUS_DELETED" then
           vim.cmd("rightbelow vsplit")
           vim.api.nvim_win_set_buf(0, H.scratch("dline://deleted/" .. file.path, ""))
@@ -175,13 +174,26 @@ function M.compare(task_id, cp, workspace_root, cb)
           vim.cmd("rightbelow vsplit " .. vim.fn.fnameescape(path))
           -- A buffer this tab loaded goes when the tab is closed after a restore deleted its file.
           if not loaded then opened.buf = vim.api.nvim_get_current_buf() end
-          -- The checkpoint side gets the current file's filetype (same highlighting).
-          if vim.bo.filetype ~= "" then vim.bo[before].filetype = vim.bo.filetype end
+          dos = vim.bo.fileformat == "dos"
         end
+        -- The checkpoint's text as Neovim shows a CRLF file (no ^M on each line) when the file's
+        -- buffer is read that way too: only the lines that changed differ.
+        local before = H.scratch(
+          ("dline://checkpoint/%s/%s"):format(cp.id:sub(1, 8), file.path),
+          file.before or "",
+          sides.both_crlf(file.before, nil, dos)
+        )
+        vim.api.nvim_win_set_buf(before_win, before)
+        -- The checkpoint side gets the current file's filetype (same highlighting).
+        if vim.bo.filetype ~= "" then vim.bo[before].filetype = vim.bo.filetype end
+        -- tabnew's empty buffer, shown nowhere now: not left in the buffer list.
+        if vim.api.nvim_buf_is_valid(placeholder) and #vim.fn.win_findbuf(placeholder) == 0 then
+          pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+        end
+        vim.api.nvim_win_call(before_win, function() vim.cmd("diffthis") end)
         vim.cmd("diffthis")
         -- A file made since the checkpoint, or deleted: every line added / removed, blank ones
         -- too (Neovim 0.7 diffs no text as one empty line).
-        local sides = require("dline.diff_sides")
         if (file.before or "") == "" then
           sides.mark(before_win, vim.api.nvim_get_current_win(), vim.fn.getfsize(path) ~= 0)
         elseif file.status == "FILE_STATUS_DELETED" then

@@ -1,5 +1,6 @@
---- *dline.diff_sides* Two windows in diff mode of which one side has no text at all (a new
---- file against nothing, a deleted one against nothing), shown as every line added.
+--- *dline.diff_sides* The two texts of a diff (preview, Compare) as a person should see them:
+--- a side with no text at all (a new file against nothing, a deleted one against nothing) shows
+--- every line of the other added, and CRLF texts show their lines as Neovim shows a CRLF file.
 ---
 --- Why: older Neovims (0.7.2, Debian's) diff a buffer with no lines as one empty line, so the
 --- first blank line of the other side shows as unchanged (and, when it has none, its first
@@ -25,9 +26,34 @@ function M.lines(text)
   return lines
 end
 
+--- Whether every line of `text` ends with CRLF (an unfinished last line aside): Neovim reads
+--- such a file as 'fileformat' dos, its lines without their CR.
+function M.is_crlf(text)
+  if text == nil or not text:find("\r\n", 1, true) then return false end
+  return not text:find("^\n") and not text:find("[^\r]\n")
+end
+
+--- Whether the two texts of a diff are shown as Neovim shows their files, CRs taken off their
+--- lines ('fileformat' dos): only when both are CRLF (or one is empty), so a change of line
+--- endings still shows on every line it changed. `a_dos` / `b_dos`: true when that side is a
+--- file's buffer read as dos (its text then does not matter).
+function M.both_crlf(a_text, b_text, a_dos, b_dos)
+  local function ok(text, dos)
+    if dos ~= nil then return dos end
+    return text == nil or text == "" or M.is_crlf(text)
+  end
+  return ok(a_text, a_dos) and ok(b_text, b_dos) and (M.is_crlf(a_text) or M.is_crlf(b_text))
+end
+
 --- Puts `text` in `buf`; an empty text leaves the buffer as created (no lines at all, which
 --- newer Neovims diff as nothing, where a buffer given one empty line is one empty line).
-function M.set_text(buf, text)
+--- `crlf`: the text's lines without their CR, the buffer's 'fileformat' dos (as Neovim reads a
+--- CRLF file: its buffer and this one show the same lines).
+function M.set_text(buf, text, crlf)
+  if crlf and text then
+    text = text:gsub("\r\n", "\n")
+    vim.bo[buf].fileformat = "dos"
+  end
   local lines = M.lines(text)
   if #lines > 0 then vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines) end
 end

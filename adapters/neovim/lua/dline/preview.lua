@@ -22,7 +22,7 @@ M.KEYS = {
   { "q", "close", "close the preview (the question stays)" },
 }
 
-function H.scratch(name, text, filetype)
+function H.scratch(name, text, filetype, crlf)
   local existing = vim.fn.bufnr(name)
   if existing ~= -1 then vim.api.nvim_buf_delete(existing, { force = true }) end
   local buf = vim.api.nvim_create_buf(false, true)
@@ -31,7 +31,7 @@ function H.scratch(name, text, filetype)
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].swapfile = false
   -- An empty text leaves the buffer with no lines (see dline.diff_sides).
-  require("dline.diff_sides").set_text(buf, text)
+  require("dline.diff_sides").set_text(buf, text, crlf)
   vim.bo[buf].modifiable = false
   if filetype and filetype ~= "" then vim.bo[buf].filetype = filetype end
   return buf
@@ -254,25 +254,40 @@ function M.open(ask, root, answer, opts)
       vim.api.nvim_win_set_buf(left_win, current)
       table.insert(preview.scratch, current)
     else
+      local sides = require("dline.diff_sides")
       local buf = vim.fn.bufnr(vim.fn.fnamemodify(path, ":p"))
-      if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and edit.status ~= "FILE_STATUS_ADDED" then
+      local yours = buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and edit.status ~= "FILE_STATUS_ADDED"
+      if
+        yours
+        and vim.bo[buf].fileformat == "dos"
+        and (edit.proposedText or "") ~= ""
+        and not sides.is_crlf(edit.proposedText)
+      then
+        -- Your buffer shows a CRLF file's lines without their CRs, the edit takes them off: the
+        -- text the core read instead, so that every line whose ending changes shows.
+        yours = false
+      end
+      -- A CRLF file's lines as Neovim shows them (no ^M on each), like your buffer of it.
+      local dos = nil
+      if yours then dos = vim.bo[buf].fileformat == "dos" end
+      local crlf = sides.both_crlf(edit.originalText, edit.proposedText, dos)
+      if yours then
         -- Your buffer, as it is, against the proposed text.
         current = buf
       else
-        current = H.scratch("dline://current/" .. edit.path, edit.originalText or "", ft)
+        current = H.scratch("dline://current/" .. edit.path, edit.originalText or "", ft, crlf)
         table.insert(preview.scratch, current)
       end
       vim.api.nvim_win_set_buf(left_win, current)
       vim.cmd("diffthis")
       vim.cmd("rightbelow vsplit")
-      local proposed = H.scratch("dline://proposed/" .. edit.path, edit.proposedText or "", ft)
+      local proposed = H.scratch("dline://proposed/" .. edit.path, edit.proposedText or "", ft, crlf)
       table.insert(preview.scratch, proposed)
       vim.api.nvim_win_set_buf(0, proposed)
       vim.cmd("diffthis")
       H.keymaps(proposed, on_key)
       -- A new (or empty) file against its text, or a file emptied: every line added / removed,
       -- blank ones too (Neovim 0.7 diffs no text as one empty line).
-      local sides = require("dline.diff_sides")
       if (edit.originalText or "") == "" and sides.is_empty(current) then
         sides.mark(left_win, vim.api.nvim_get_current_win(), (edit.proposedText or "") ~= "")
       elseif (edit.proposedText or "") == "" then
