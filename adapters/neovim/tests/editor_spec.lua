@@ -727,4 +727,20 @@ S.case("a deleted file's buffer is found by its exact name ([id].js), and its la
   T.eq(T.read(other), nil, "nothing written")
 end)
 
+S.case(
+  "a deleted file that only a quickfix entry named (never opened) is not said to have had its buffer closed",
+  function()
+    local root = vim.loop.cwd()
+    local readme = workspace_file("Readme.md", "read me\n")
+    -- Compare's "Changes since snapshot" list makes such a buffer: unloaded, unlisted.
+    vim.fn.setqflist({}, " ", { title = "Changes since snapshot", items = { { filename = readme, lnum = 1 } } })
+    local buf = vim.fn.bufnr("^" .. readme .. "$")
+    T.truthy(buf ~= -1 and not vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].buflisted, "the entry's buffer")
+    os.remove(readme)
+    local _, _, warning = require("dline.buffers").reload(root, { "Readme.md" }, "The restore", { quiet = true })
+    T.eq(warning, nil, "nothing to say: it was never open")
+    T.truthy(not vim.api.nvim_buf_is_valid(buf), "wiped all the same")
+  end
+)
+
 return S

@@ -131,8 +131,11 @@ function M.reload(root, paths, why, opts)
         table.insert(gone, buf)
       else
         -- Unloaded, or no unsaved changes: nothing of yours is in it (:Dline undo brings
-        -- back a file a restore deleted).
-        table.insert(wiped, vim.fn.fnamemodify(name, ":~:."))
+        -- back a file a restore deleted). One neither loaded nor listed (a quickfix entry's,
+        -- Compare's list) was never open: it goes without a word.
+        if vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].buflisted then
+          table.insert(wiped, vim.fn.fnamemodify(name, ":~:."))
+        end
         H.wipe(buf)
       end
     elseif file_buffer and vim.api.nvim_buf_is_loaded(buf) then
