@@ -2,21 +2,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
-import { PRIVATE_FILE_MODE, mkdirPrivate } from "../storage/index.js";
+import { PRIVATE_FILE_MODE, freeBytesOn, mkdirPrivate } from "../storage/index.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 
 /** Room left on the disk for what the person's work needs; below it, events stay in memory. */
 const DEFAULT_KEEP_FREE_BYTES = 512 * 1024 * 1024;
-
-/** Bytes an unprivileged process may still write on the file system of `dir`; undefined when unknown. */
-function freeBytes(dir: string): number | undefined {
-  try {
-    const st = fs.statfsSync(dir);
-    return st.bavail * st.bsize;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The older events of one task's event log, moved out of memory into a file of this process:
@@ -52,7 +42,7 @@ export class EventSpill {
     const fd = this.open();
     const chunks = events.map((e) => serialize(e));
     const data = Buffer.concat(chunks);
-    const free = freeBytes(this.dir);
+    const free = freeBytesOn(this.dir);
     if (free !== undefined && free - data.length < this.keepFreeBytes)
       throw Object.assign(new Error(`${free} bytes free on the disk of ${this.dir}: not spending them on events`), {
         code: "ENOSPC",

@@ -23,7 +23,7 @@ export class DiskReserve {
   /** Makes the reserve when it is missing and the disk has at least 8 times its size free. */
   ensure(): void {
     if (fs.existsSync(this.file)) return;
-    const free = availableBytes(path.dirname(this.file));
+    const free = freeBytesOn(path.dirname(this.file));
     if (free === undefined || free < 8 * this.bytes) return;
     const staging = `${this.file}.${process.pid}.tmp`;
     try {
@@ -37,7 +37,7 @@ export class DiskReserve {
 
   /** Gives the reserve's room back when the disk has less than twice its size free; true when it did. */
   releaseIfLow(): boolean {
-    const free = availableBytes(path.dirname(this.file));
+    const free = freeBytesOn(path.dirname(this.file));
     if (free === undefined || free >= 2 * this.bytes) return false;
     try {
       fs.unlinkSync(this.file);
@@ -48,7 +48,8 @@ export class DiskReserve {
   }
 }
 
-function availableBytes(dir: string): number | undefined {
+/** Bytes an unprivileged process may still write on the file system of `dir`; undefined when unknown. */
+export function freeBytesOn(dir: string): number | undefined {
   try {
     const st = fs.statfsSync(dir);
     return st.bavail * st.bsize;
