@@ -10,9 +10,11 @@
  * Needs: bash scripts/setup-vscode-test.sh (npm test runs it through scripts/setup-test.sh). When the
  * tools are missing this test fails with that instruction; it never skips.
  */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { promisify } from "node:util";
+import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
@@ -24,7 +26,10 @@ import {
   READING_NOTES_TEXT,
   WIDE_TABLE,
 } from "../../adapters/vscode/src/test/reading-history-script.js";
-import { runExtensionSuite, type SuiteRun } from "./workbench-run.js";
+import { cliEnv } from "../helpers/cli-child.js";
+import { TEST_KEY } from "../runtime/harness.js";
+import { openAsPerson, runExtensionSuite, type SuiteRun } from "./workbench-run.js";
+import { webviewFrames } from "./code-server.js";
 
 const API_KEY = "sk-test-SECRET-vscode-0123456789";
 const OUT = path.join(repoRoot, "test-output", "vscode");
@@ -423,6 +428,82 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 
+  it(
+    "Enter on a modal question gives its safe answer: Undo over the person's changes keeps them, Delete All History keeps the history",
+    { timeout: 400_000 },
+    async () => {
+      // No extension test suite runs in this window (VS Code refuses modal dialogs while one
+      // runs): the page is driven from here with the keyboard and the mouse, as a person does.
+      const project = gitProject("dline-vscode-enter-", { "notes.md": "# notes\n" });
+      const notes = path.join(project.workspace, "notes.md");
+      const model = await spawnModelServer({
+        apiKey: TEST_KEY,
+        turns: [
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "# notes\nby the task\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote the notes." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const env = cliEnv(project.roots, model);
+      const cli = (args: string[]) => promisify(execFile)(path.join(repoRoot, "dist", "dline"), args, { env });
+      await cli(["task", "Write notes", "--workspace", project.workspace, "--yes"]);
+      expect(fs.readFileSync(notes, "utf8")).toBe("# notes\nby the task\n");
+
+      const out = path.join(OUT, "..", "vscode-enter-safe");
+      const { page, stop } = await openAsPerson({
+        base: project.roots.base,
+        workspace: project.workspace,
+        env: project.roots.env,
+        outDir: out,
+      });
+      cleanups.push(stop);
+      const shot = (name: string) => page.screenshot({ path: path.join(out, `${name}.png`) });
+      // What the page showed when a step failed.
+      cleanups.push(() => shot("last"));
+      await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 60_000 });
+      await openTaskFromHistory(page, "Write notes");
+
+      // Restore the start of the task (files and task), confirmed by clicking; its notice offers Undo.
+      await palette(page, "Dline: Restore Checkpoint");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "baseline" }).first().click();
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "Restore Files & Task" }).first().click();
+      await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Restore Files & Task" }).click();
+      await waitUntil("the notes restored", () => fs.readFileSync(notes, "utf8") === "# notes\n");
+      // Once the restore's notice offers Undo, the person writes in the notes, then presses Undo: it asks first.
+      await palette(page, "Notifications: Show Notifications");
+      const undoButton = page.locator(".notification-list-item .monaco-button", { hasText: "Undo" }).first();
+      await undoButton.waitFor();
+      fs.writeFileSync(notes, "# notes\nmy own words\n");
+      await undoButton.click();
+      const undoQuestion = await dialog(page, "You changed a file since the restore");
+      await shot("undo-question-default");
+      await page.keyboard.press("Enter");
+      await page.locator(".monaco-dialog-box").waitFor({ state: "detached" });
+      // Declined: nothing was written (an Undo takes well under 2 s here), and the restore's notice comes back with its Undo.
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(fs.readFileSync(notes, "utf8")).toBe("# notes\nmy own words\n");
+      await palette(page, "Notifications: Show Notifications");
+      await page.locator(".notification-list-item .monaco-button", { hasText: "Undo" }).first().waitFor();
+      expect(undoQuestion).toEqual({ focused: "Keep My Changes", buttons: expect.arrayContaining(["Undo Anyway"]) });
+
+      // Delete All History: Enter deletes nothing.
+      await palette(page, "Dline: Delete All History");
+      const deleteQuestion = await dialog(page, "Delete all task history?");
+      await shot("delete-all-default");
+      await page.keyboard.press("Enter");
+      await page.locator(".monaco-dialog-box").waitFor({ state: "detached" });
+      await new Promise((r) => setTimeout(r, 2_000)); // a delete, had there been one, is done by now
+      const { tasks } = JSON.parse((await cli(["--json", "history"])).stdout) as { tasks: { title: string }[] };
+      expect(tasks.map((t) => t.title)).toEqual(["Write notes"]);
+      expect(deleteQuestion).toEqual({
+        focused: "Keep History",
+        buttons: expect.arrayContaining(["Delete Everything", "Delete All Except Favorites"]),
+      });
+      await stop();
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");
     const run = await runExtensionSuite({
@@ -475,3 +556,70 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 });
+
+/**
+ * Runs a command from the command palette, as a person does (F1, its title, Enter); while the
+ * window starts, the extension's commands may not be listed yet: the palette is opened again.
+ */
+async function palette(page: Page, command: string): Promise<void> {
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: command }).first();
+  for (let attempt = 1; ; attempt++) {
+    // From the workbench, not the chat's webview (a key pressed there goes to its message box).
+    await page.locator(".part.statusbar").click({ position: { x: 400, y: 5 } });
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(`>${command}`);
+    const listed = await row.waitFor({ timeout: 5_000 }).then(
+      () => true,
+      () => false,
+    );
+    if (listed) break;
+    await page.keyboard.press("Escape");
+    if (attempt === 12) throw new Error(`the command palette does not list "${command}"`);
+  }
+  await page.keyboard.press("Enter");
+}
+
+/** Opens a task from the History the chat's title bar shows. */
+async function openTaskFromHistory(page: Page, title: string): Promise<void> {
+  await palette(page, "Dline: Show History");
+  await waitUntil(`"${title}" in the History`, async () => {
+    for (const frame of webviewFrames(page)) {
+      const row = frame.locator(".history-title", { hasText: title });
+      if ((await row.count().catch(() => 0)) > 0) {
+        await row.first().click();
+        return true;
+      }
+    }
+    return false;
+  });
+  // Shown, the chat puts the focus in its message box (a quick pick opened before would close).
+  await waitUntil(`the task "${title}" shown in the chat`, async () => {
+    for (const frame of webviewFrames(page))
+      if (
+        (await frame
+          .locator(".message.user", { hasText: title })
+          .count()
+          .catch(() => 0)) > 0
+      )
+        return true;
+    return false;
+  });
+  await new Promise((r) => setTimeout(r, 1_500));
+}
+
+/** The modal dialog showing `message`: its buttons, and the one it focused (what Enter presses). */
+async function dialog(page: Page, message: string): Promise<{ focused: string; buttons: string[] }> {
+  await page.locator(".monaco-dialog-box", { hasText: message }).waitFor();
+  return {
+    focused: await page.evaluate<string>("document.activeElement?.textContent ?? ''"),
+    buttons: await page.locator(".monaco-dialog-box .monaco-button").allInnerTexts(),
+  };
+}
+
+async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

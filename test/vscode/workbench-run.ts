@@ -118,6 +118,57 @@ export async function runExtensionSuite(options: {
   }
 }
 
+/**
+ * Dline installed from its VSIX into code-server, and the workbench opened on the workspace as a
+ * person opens it: no extension test suite runs in it, so VS Code shows its modal dialogs (while
+ * a suite runs VS Code refuses them: "refused to show dialog in tests"). The caller drives the
+ * page with Playwright, as a person does with the mouse and keyboard; `stop` closes everything.
+ */
+export async function openAsPerson(options: {
+  base: string;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  outDir: string;
+  userSettings?: Record<string, unknown>;
+}): Promise<{ page: Page; stop(): Promise<void> }> {
+  assertToolsInstalled();
+  assertBinaryBuilt();
+  const vsix = testVsix();
+  fs.rmSync(options.outDir, { recursive: true, force: true });
+  fs.mkdirSync(options.outDir, { recursive: true });
+  const stops: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+  };
+  try {
+    installVsix(vsix, {
+      extensionsDir: path.join(options.base, "vscode-extensions"),
+      userDataDir: path.join(options.base, "vscode-user-data"),
+      env: options.env,
+    });
+    const { DLINE_CORE: _notUsed, ...env } = options.env;
+    const server = await startCodeServer({
+      base: options.base,
+      workspace: options.workspace,
+      userSettings: options.userSettings,
+      env,
+    });
+    stops.push(async () => {
+      await server.stop();
+      fs.copyFileSync(server.logFile, path.join(options.outDir, path.basename(server.logFile)));
+    });
+    const bench = await openWorkbench(
+      `${server.url}/?folder=${encodeURIComponent(options.workspace)}`,
+      path.join(options.outDir, "browser-console.log"),
+    );
+    stops.push(() => bench.browser.close());
+    return { page: bench.page, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 interface UiRequest {
   action: string;
   name?: string;

@@ -29,6 +29,7 @@ import {
 import { RestoredFiles } from "../checkpoints/restored-files.js";
 import {
   offerUndo,
+  KEEP_MY_CHANGES,
   UNDO_ANYWAY,
   UndoDeclined,
   UndoGone,
@@ -633,12 +634,15 @@ const restoreMenuUi: RestoreMenuUi = {
   explain: (message) => void vscode.window.showInformationMessage(message),
 };
 
-/** The modal before an Undo that would overwrite files changed since the restore: true to undo anyway. */
+/**
+ * The modal before an Undo that would overwrite files changed since the restore: true to undo anyway.
+ * Keep My Changes comes first: VS Code's dialog focuses its first button, so Enter (and Escape,
+ * the Cancel it adds) keeps the person's changes; Undo Anyway is one click away.
+ */
 async function confirmUndoOverwrite(changed: readonly string[]): Promise<boolean> {
   const { message, detail } = undoOverwriteQuestion(changed);
-  const keep: vscode.MessageItem = { title: "Keep My Changes", isCloseAffordance: true };
-  const answer = await vscode.window.showWarningMessage(message, { modal: true, detail }, { title: UNDO_ANYWAY }, keep);
-  return answer?.title === UNDO_ANYWAY;
+  const answer = await vscode.window.showWarningMessage(message, { modal: true, detail }, KEEP_MY_CHANGES, UNDO_ANYWAY);
+  return answer === UNDO_ANYWAY;
 }
 
 /** A restore's notice in VS Code: an information message with Undo, and an error message when Undo fails. */

@@ -19,6 +19,9 @@ export class UndoDeclined extends Error {}
 /** The action of the question before an Undo that would overwrite what the person changed since the restore. */
 export const UNDO_ANYWAY = "Undo Anyway";
 
+/** The safe answer to that question, its default (first) button: nothing is undone, every file stays as it is. */
+export const KEEP_MY_CHANGES = "Keep My Changes";
+
 /**
  * The question before an Undo that would overwrite files the person changed since the restore
  * (workspace-relative paths): which files, and what Undo would do to them.
@@ -31,7 +34,7 @@ export function undoOverwriteQuestion(changed: readonly string[], shown = 5): { 
     message: `You changed ${n === 1 ? "a file" : `${n} files`} since the restore. Undo it anyway?`,
     detail:
       `Changed since the restore: ${names}. Undo puts ${n === 1 ? "it" : "them"} back as ${n === 1 ? "it was" : "they were"} before the restore, over your changes. ` +
-      `Keep My Changes leaves every file as it is; Undo stays offered on the restore's notice.`,
+      `${KEEP_MY_CHANGES} leaves every file as it is; Undo stays offered on the restore's notice.`,
   };
 }
 

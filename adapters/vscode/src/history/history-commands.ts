@@ -8,6 +8,8 @@ import type { HistoryTree } from "./history-tree.js";
 export const DELETE_EVERYTHING = "Delete Everything";
 export const DELETE_TASK = "Delete Task";
 export const DELETE_ALL_EXCEPT_FAVORITES = "Delete All Except Favorites";
+/** Delete All History's default (first) button: nothing is deleted. */
+export const KEEP_HISTORY = "Keep History";
 
 /** A task id from a command argument: a tree element, or the id itself. */
 function taskIdOf(arg: TaskSummary | string | undefined): string | undefined {
@@ -87,8 +89,11 @@ export function registerHistoryCommands(
             detail:
               "Delete Everything also removes every checkpoint. Delete All Except Favorites keeps favorite tasks and the checkpoints.",
           },
-          DELETE_EVERYTHING,
+          // VS Code's dialog focuses its first button: Enter pressed by habit keeps everything,
+          // and each delete is one click away (the least destructive first).
+          KEEP_HISTORY,
           DELETE_ALL_EXCEPT_FAVORITES,
+          DELETE_EVERYTHING,
         );
         if (picked === DELETE_EVERYTHING) mode = DeleteMode.ALL;
         else if (picked === DELETE_ALL_EXCEPT_FAVORITES) mode = DeleteMode.ALL_EXCEPT_FAVORITES;
