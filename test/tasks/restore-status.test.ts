@@ -80,7 +80,7 @@ describe("the task's status after Restore Task Only", () => {
     await events.stop();
   });
 
-  it("rewound to before its first message (Restore All of it), Resume is refused: a message starts it again", async () => {
+  it("rewound to before its first message (Restore All of it), Resume is refused: a message starts it again, and names it", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 1, [
       complete("First answer."),
       complete("Answer to the new message."),
@@ -97,6 +97,13 @@ describe("the task's status after Restore Task Only", () => {
       mode: EditMessageMode.RESTORE_ALL,
     });
     expect((await editor.clients.tasks.getTask({ taskId })).messages).toEqual([]);
+    const titles = async () => [
+      (await editor.clients.tasks.getTask({ taskId })).task?.title,
+      (await editor.clients.history.listTasks({})).tasks.find((t) => t.id === taskId)?.title,
+    ];
+    // Emptied, the task has no first message to be named by (before, it kept the old one's).
+    expect(await titles()).toEqual(["", ""]);
+    expect((await editor.clients.history.listTasks({ query: "notes" })).tasks.map((t) => t.id)).toEqual([]);
 
     // Before, Resume sent the model a request without any message (every API refuses one).
     const refused = await editor.clients.tasks.resume({ taskId }).then(
@@ -115,6 +122,9 @@ describe("the task's status after Restore Task Only", () => {
     );
     const texts = (await editor.clients.tasks.getTask({ taskId })).messages.map((m) => m.text);
     expect(texts).toEqual(["Write other notes", "Answer to the new message."]);
+    // Its new first message names it, in the History too (before, it stayed "Write notes").
+    expect(await titles()).toEqual(["Write other notes", "Write other notes"]);
+    expect((await editor.clients.history.listTasks({ query: "other" })).tasks.map((t) => t.id)).toEqual([taskId]);
     await events.stop();
   });
 });

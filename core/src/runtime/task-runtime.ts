@@ -113,7 +113,7 @@ export class TaskRuntime {
     const files = this.deps.layout.task(id);
     mkdirPrivate(files.dir);
     this.deps.ownership.claim(id);
-    const title = (text.trim().split("\n", 1)[0] ?? "").slice(0, 200);
+    const title = titleOf(text);
     // task_metadata.json lets the index be rebuilt from the folders if taskHistory.db is lost.
     new TaskJsonFiles(files).writeMetadata({ id, title, workspaceRoot, createdAt: Date.now(), source: "dline" });
     await this.deps.history.upsert({ id, workspaceRoot, title, taskText: text.slice(0, 10_000), status: "running" });
@@ -595,8 +595,29 @@ export class TaskRuntime {
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
     const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
+    // The first message of a task restored to before its first one: the title follows it.
+    if (!task.messages.list().some((m) => m.role === "user")) await this.retitle(task, text);
     await loop.addUserMessage(text, { editor: options.editor });
     this.start(task, loop);
+  }
+
+  /**
+   * The task's title and searched text are its first message ("" while it has none, after a
+   * restore to before it): in the history index and in task_metadata.json.
+   */
+  private async retitle(task: LiveTask, text: string): Promise<void> {
+    const title = titleOf(text);
+    const files = new TaskJsonFiles(task.files);
+    try {
+      files.writeMetadata({ ...(files.readMetadata() ?? { id: task.id }), title });
+    } catch (err) {
+      // A damaged task_metadata.json is left as it is; the index holds the title.
+      this.deps.logger.warn("recording the title in task_metadata.json failed", {
+        taskId: task.id,
+        error: (err as Error).message,
+      });
+    }
+    await this.deps.history.update(task.id, { title, taskText: text.slice(0, 10_000) });
   }
 
   respond(taskId: string, askId: string, approve: boolean, text: string, reason?: string): void {
@@ -687,6 +708,8 @@ export class TaskRuntime {
     const kept = cutConversation(task, messageId, before);
     task.events.append({ case: "rewound", value: { afterMessageId: kept } });
     this.saveKernel(task, { inputQueue: [] });
+    // Nothing left: the old first message is no longer the task's title (the next one will be).
+    if (!kept && options.editedText === undefined) await this.retitle(task, "");
     if (options.editedText !== undefined) await this.sendMessage(taskId, options.editedText);
     else {
       // The task stands where the conversation now ends: done only if that is its completion,
@@ -852,4 +875,9 @@ export class TaskRuntime {
       });
     }
   }
+}
+
+/** A task's title: the first line of its first message, at most 200 characters. */
+function titleOf(text: string): string {
+  return (text.trim().split("\n", 1)[0] ?? "").slice(0, 200);
 }
