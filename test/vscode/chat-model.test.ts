@@ -52,6 +52,27 @@ const rowOf = (model: ChatModel, id = "m1") =>
   model.snapshot.items.find((i): i is ChatMessageItem => i.type === "message" && i.id === id);
 
 describe("the chat fold", () => {
+  it("restored to before its first message, the task's title is the next first message", () => {
+    const model = new ChatModel();
+    model.load(
+      create(GetTaskResponseSchema, {
+        task: { id: "t1", title: "Write notes", status: TaskStatus.COMPLETED },
+        messages: [
+          { id: "u1", role: MessageRole.USER, kind: "text", text: "Write notes" },
+          { id: "a1", role: MessageRole.ASSISTANT, kind: "completion", text: "Done." },
+        ],
+      }),
+    );
+    expect(model.snapshot.title).toBe("Write notes");
+    model.apply(event({ case: "rewound", value: { afterMessageId: "u1" } as never }));
+    expect(model.snapshot.title).toBe("Write notes");
+    model.apply(event({ case: "rewound", value: { afterMessageId: "" } as never }));
+    expect(model.snapshot.title).toBe("");
+    const first = { id: "u2", role: MessageRole.USER, kind: "text", text: "Write other notes\nin French" };
+    model.apply(event({ case: "messageAdded", value: { message: first } as never }));
+    expect(model.snapshot.title).toBe("Write other notes");
+  });
+
   it("shows an edit approval with its change, and the row's call from pending to done with the applied edit", () => {
     const model = new ChatModel();
     model.reset("t1");

@@ -242,6 +242,8 @@ export class ChatModel {
         const kept = new Set(s.items.flatMap((i) => (i.type === "message" ? [i.id] : [])));
         s.checkpoints = s.checkpoints.filter((c) => !c.messageId || kept.has(c.messageId));
         s.pendingAsk = undefined;
+        // Restored to before its first message: the title was that message; the next one names the task.
+        if (!s.items.some((i) => i.type === "message" && i.role === "user")) s.title = "";
         break;
       }
       default:

@@ -314,6 +314,11 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
         [],
         "Resume offered for a task rewound to before its first message",
       );
+      // Its first message gone, the task is no longer named by it, in the chat nor in the History.
+      const taskId = api.chat.state().taskId;
+      assertEqual(api.chat.state().title, "", "the chat's title once the first message is gone");
+      const listed = (await (await api.clients()).history.listTasks({})).tasks.find((t) => t.id === taskId);
+      assertEqual(listed?.title, "", "the History's title once the first message is gone");
       // Restore All does not send the edit: it is kept for the person to send.
       await waitFor("the edited text in the input", async () => (await chat.input()) === edited);
       await ui.request({ action: "screenshot", name: "restore-all-first-message" });
