@@ -4,7 +4,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeTestRoots, repoRoot, startSidecar } from "../helpers/sidecar.js";
+import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
 import { cliEnv, startCli } from "../helpers/cli-child.js";
@@ -133,6 +134,38 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect((none as { stderr: string }).stderr).toBe(
       `dline: not_found: No checkpoint of task ${taskId} starts with ${unknown}.\n`,
     );
+  });
+
+  it("a task an editor rewound to before its first message is listed and shown as an untitled task", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = await run(cli, ["task", "Write the notes", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    // An editor's Restore All of the first message, edited (its text goes to the editor's input area).
+    const editor = await startSidecar({ roots });
+    try {
+      const first = (await editor.clients.tasks.getTask({ taskId })).messages[0]!;
+      await editor.clients.checkpoints.editMessage({
+        taskId,
+        messageId: first.id,
+        text: "Write other notes",
+        mode: EditMessageMode.RESTORE_ALL,
+      });
+    } finally {
+      await editor.stop();
+    }
+    // Before, the old first message still named it (the core kept it as the title).
+    const history = (await run(cli, ["history"], { env })).stdout;
+    expect(history).toMatch(new RegExp(`${taskId} .*\\(untitled task\\)$`, "m"));
+    expect(history).not.toMatch(/Write (the|other) notes/);
+    const shown = (await run(cli, ["show", taskId], { env })).stdout;
+    expect(shown.split("\n")[0]).toBe("(untitled task)");
   });
 
   it("a sidecar that dies during a command is named as such, not as 'aborted'", async () => {

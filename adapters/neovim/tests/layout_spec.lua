@@ -214,6 +214,38 @@ S.case(
   end
 )
 
+S.case("a task rewound to before its first message is listed as an untitled task", function()
+  local s = session({ chat = { position = "current" } })
+  T.configure_model(s, { done("all done") })
+  local controller = new_task("Write the notes")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local first = T.call(s, "TaskService", "GetTask", { taskId = controller.task_id }).messages[1]
+  -- Restore All of the first message, edited (as :Dline edit does): the task has no message left.
+  T.call(s, "CheckpointService", "EditMessage", {
+    taskId = controller.task_id,
+    messageId = first.id,
+    text = "Write other notes",
+    mode = "EDIT_MESSAGE_MODE_RESTORE_ALL",
+  })
+  local listed, prompt
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.history" then
+      listed = opts.format_item(items[1])
+      return items[1]
+    end
+    if opts.kind == "dline.history_action" then
+      prompt = opts.prompt
+      return nil
+    end
+  end)
+  vim.cmd("Dline history")
+  T.wait(function() return prompt ~= nil end, "the history actions")
+  -- Before, an empty title left a blank where the title goes.
+  T.contains(listed, "(untitled task)", "the history row")
+  T.truthy(not listed:find("Write the notes", 1, true), "not the old first message: " .. listed)
+  T.contains(prompt, "(untitled task)", "the actions' prompt")
+end)
+
 S.case("checkpoint lines fit the chat, and a restore shows the restored chat in an unfocused window", function()
   -- A terminal with room for the chat's configured 80 columns (it takes at most half).
   vim.o.columns, vim.o.lines = 200, 50

@@ -37,7 +37,7 @@ export async function historyCommand(ctx: CliContext, args: ParsedArgs): Promise
     for (const t of res.tasks) {
       const when = new Date(Number(t.createdAt)).toISOString().slice(0, 16).replace("T", " ");
       ctx.out.write(
-        `${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${visibleLine(t.title.slice(0, 70))}\n`,
+        `${t.favorite ? "★" : " "} ${t.id}  ${when}  ${TaskStatus[t.status].toLowerCase().padEnd(11)} ${titleOf(t.title).slice(0, 70)}\n`,
       );
     }
     if (res.tasks.length === 0) ctx.out.write("no tasks\n");
@@ -67,7 +67,7 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
         : "cost unknown"
       : `$${t.cost.toFixed(4)}`;
     ctx.out.write(
-      `${visibleLine(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · ${cost}\n\n`,
+      `${titleOf(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · ${cost}\n\n`,
     );
     for (const m of res.messages) {
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
@@ -97,4 +97,9 @@ export async function deleteCommand(ctx: CliContext, args: ParsedArgs): Promise<
     else ctx.out.write(`deleted ${res.deletedTaskIds.length} task(s)\n`);
     return 0;
   });
+}
+
+/** A task rewound to before its first message has no title until its next first message. */
+function titleOf(title: string): string {
+  return title ? visibleLine(title) : "(untitled task)";
 }

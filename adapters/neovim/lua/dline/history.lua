@@ -26,7 +26,7 @@ function H.describe(task)
   return ("%s%s  %s  [%s]  %s  %s"):format(
     task.favorite and "★ " or "",
     id,
-    task.title ~= "" and task.title or "",
+    (task.title or "") ~= "" and task.title or "(untitled task)",
     status,
     when,
     task.workspaceRoot or ""
@@ -90,7 +90,7 @@ function M.act(task, action, cb)
   elseif action == "Delete" then
     require("dline.ui").select(
       { "Delete", "Cancel" },
-      { prompt = "Delete task " .. (task.title or task.id) .. "?", kind = "dline.confirm" },
+      { prompt = "Delete task " .. ((task.title or "") ~= "" and task.title or task.id) .. "?", kind = "dline.confirm" },
       function(choice)
         if choice == "Delete" then
           M.delete({ task.id }, cb)
