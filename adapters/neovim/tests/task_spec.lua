@@ -592,7 +592,11 @@ S.case(":Dline undo puts back the files a restore changed, once", function()
   -- The checkpoint list names the one :Dline undo restores.
   vim.cmd("Dline checkpoints")
   T.wait(function() return listed ~= nil end, "the checkpoint list")
-  T.matches(listed[1], "before restore %(:Dline undo restores it%)", "the newest: the restore's undo point")
+  T.matches(
+    listed[1],
+    "^%x+  %d%d:%d%d:%d%d  before restore · 1 file the restore changed: hello%.txt %(:Dline undo restores it%)$",
+    "the newest: the restore's undo point"
+  )
 
   vim.cmd("Dline undo")
   T.wait(function() return #messages >= 2 end, "the undo's message")
@@ -750,6 +754,62 @@ S.case("restore files & task rewinds the conversation and the files to a turn's 
   end, "files and conversation restored")
   T.eq(T.read(file), "hello, world\n", "the first turn's edit is kept")
   T.contains(controller.chat:text(), "First the greeting.", "the conversation up to the checkpoint is kept")
+end)
+
+--- A completed task that ran a command with no output (`true`), edited hello.txt, wrote
+--- notes.md and completed: a checkpoint after each step.
+local function notes_task()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, {
+    { text = "Looking first.", toolCalls = { { name = "execute_command", input = { command = "true" } } } },
+    {
+      toolCalls = {
+        {
+          name = "replace_in_file",
+          input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+        },
+      },
+    },
+    { toolCalls = { { name = "write_to_file", input = { path = "notes.md", content = "notes\n" } } } },
+    { toolCalls = { { name = "attempt_completion", input = { result = "Greeting and notes." } } } },
+  })
+  approve_all()
+  local controller = new_task("Greet and take notes")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+  --- The checkpoint whose edited paths are `path`'s.
+  local function edited(path)
+    for _, cp in ipairs(cps) do
+      if cp.kind == "CHECKPOINT_KIND_TURN" and (cp.editedPaths or {})[1] == path then return cp end
+    end
+    T.fail("no turn checkpoint edited " .. path)
+  end
+  return s, file, controller, edited
+end
+
+S.case("the checkpoint picker says of each checkpoint what it follows, when, and which files it edited", function()
+  local _, _, _, edited = notes_task()
+  local listed
+  T.script_select(function(_, opts, entry)
+    if opts.kind == "dline.checkpoint" then listed = entry.labels end
+  end)
+  vim.cmd("Dline restore")
+  T.wait(function() return listed ~= nil end, "the checkpoint picker")
+  local text = table.concat(listed, "\n")
+  local greeting = edited("hello.txt").id:sub(1, 8)
+  T.matches(
+    text,
+    greeting .. "  %d%d:%d%d:%d%d  turn after replace_in_file hello%.txt · 1 file edited: hello%.txt\n",
+    "a turn: the tool step it follows and the file it edited"
+  )
+  T.matches(text, "  turn after write_to_file notes%.md · 1 file edited: notes%.md\n", "the next step")
+  T.matches(text, "  turn after %$ true\n", "a command's step")
+  T.matches(listed[1], '  completion "Greeting and notes%."$', "the completion, by its text")
+  T.matches(listed[#listed], "  baseline before the task's first change$", "the baseline")
+  for _, label in ipairs(listed) do
+    T.truthy(not label:match("  turn$"), "no entry is only its kind: " .. label)
+  end
 end)
 
 S.case("a message sent while the model streams shows at once as queued, then in the conversation", function()

@@ -34,19 +34,91 @@ end
 
 function H.kind_name(kind) return (((kind or ""):gsub("^CHECKPOINT_KIND_", "")):lower():gsub("_", " ")) end
 
-function H.describe(cp)
-  local when = cp.createdAt and os.date("%Y-%m-%d %H:%M:%S", math.floor(tonumber(cp.createdAt) / 1000)) or ""
+--- A message's text as a short quoted excerpt on one line.
+function H.excerpt(text, max) return '"' .. H.cut(text, max or 40) .. '"' end
+
+--- `text` on one line (blanks folded, control characters shown), at most `max` characters.
+function H.cut(text, max)
+  local line = vim.trim(((text or ""):gsub("%s+", " ")))
+  if vim.fn.strchars(line) > max then line = vim.fn.strcharpart(line, 0, max - 1) .. "…" end
+  return require("dline.chat_render").one_line(line)
+end
+
+--- What the checkpoint follows, in words: "after your message \"…\"", "after write_to_file
+--- a.js", "after $ npm test", "after the completion \"…\"" (nil when the message is unknown).
+function H.anchor(cp, messages)
+  if cp.kind == "CHECKPOINT_KIND_BASELINE" then return "before the task's first change" end
+  -- An undo point holds the files as they were before a restore: it follows no step of the
+  -- task's (its message is the one of the checkpoint restored to, the baseline's too).
+  if cp.kind == "CHECKPOINT_KIND_BEFORE_RESTORE" then return nil end
+  local msg = (cp.messageId or "") ~= "" and messages and messages[cp.messageId]
+  if not msg then return nil end
+  local kind, text = msg.kind or "text", msg.text or ""
+  if kind == "command" then
+    local call = msg.toolCall or {}
+    local command = call.command and call.command.command or text
+    return "after $ " .. H.cut(command, 40)
+  elseif kind == "tool" then
+    return "after " .. H.cut(text ~= "" and text or msg.tool or "a tool step", 50)
+  elseif kind == "completion" then
+    if cp.kind == "CHECKPOINT_KIND_COMPLETION" then return H.excerpt(text) end
+    return "after the completion " .. H.excerpt(text)
+  elseif kind == "followup" then
+    return "after the question " .. H.excerpt(text)
+  elseif kind == "compaction" then
+    return "after the conversation was summarized"
+  elseif msg.role == "MESSAGE_ROLE_USER" then
+    return "after your message " .. H.excerpt(text)
+  elseif text ~= "" then
+    return "after Dline's answer " .. H.excerpt(text)
+  end
+  return "after a " .. kind .. " step"
+end
+
+--- The files the task edited there: "1 file edited: a.js", "3 files edited: a.js, b.js, …".
+function H.edited(cp)
+  local paths = cp.editedPaths or {}
+  if #paths == 0 then return nil end
+  local names = {}
+  for i = 1, math.min(#paths, 2) do
+    table.insert(names, (require("dline.visible")(paths[i]):gsub("\n", "\\n")))
+  end
+  return ("%d file%s %s: %s%s"):format(
+    #paths,
+    #paths == 1 and "" or "s",
+    cp.kind == "CHECKPOINT_KIND_BEFORE_RESTORE" and "the restore changed" or "edited",
+    table.concat(names, ", "),
+    #paths > 2 and ", …" or ""
+  )
+end
+
+--- When: the time of day for today's checkpoints, else the date too.
+function H.when(cp)
+  local seconds = cp.createdAt and math.floor((tonumber(cp.createdAt) or 0) / 1000)
+  if not seconds or seconds == 0 then return "" end
+  if os.date("%Y-%m-%d", seconds) == os.date("%Y-%m-%d") then return os.date("%H:%M:%S", seconds) end
+  return os.date("%Y-%m-%d %H:%M", seconds)
+end
+
+--- A picker entry: "082bb435  15:43:00  turn after write_to_file hello.js · 1 file edited:
+--- hello.js (restored)". `messages`: the task's messages by id (for what it follows).
+function H.describe(cp, messages)
   local flags = {}
   if cp.restored then table.insert(flags, "restored") end
   if cp.undoAvailable then table.insert(flags, ":Dline undo restores it") end
   if cp.hasFiles == false then table.insert(flags, "no files") end
+  local what = { H.kind_name(cp.kind) }
+  local anchor = H.anchor(cp, messages)
+  if anchor then what[1] = what[1] .. " " .. anchor end
+  table.insert(what, H.edited(cp))
   return ("%s  %s  %s%s"):format(
     cp.id:sub(1, 8),
-    when,
-    H.kind_name(cp.kind),
+    H.when(cp),
+    table.concat(what, " · "),
     #flags > 0 and (" (" .. table.concat(flags, ", ") .. ")") or ""
   )
 end
+M.describe = H.describe
 
 --- Lists the checkpoints of `task_id`, newest first: `cb(err, checkpoints)`.
 function M.list(task_id, cb)
@@ -77,13 +149,21 @@ function M.pick(task_id, checkpoint_id, prompt, cb)
         vim.log.levels.ERROR
       )
     end
-    require("dline.ui").select(
-      list,
-      { prompt = prompt, format_item = H.describe, kind = "dline.checkpoint" },
-      function(cp)
-        if cp then cb(cp) end
+    -- What each checkpoint follows comes from the task's messages (a checkpoint names only its
+    -- message's id): without them, the entries still show kind, time and files.
+    dline().session():call("TaskService", "GetTask", { taskId = task_id }, function(task_err, task)
+      local messages = {}
+      for _, m in ipairs((not task_err and task and task.messages) or {}) do
+        messages[m.id] = m
       end
-    )
+      require("dline.ui").select(list, {
+        prompt = prompt,
+        format_item = function(cp) return H.describe(cp, messages) end,
+        kind = "dline.checkpoint",
+      }, function(cp)
+        if cp then cb(cp) end
+      end)
+    end)
   end)
 end
 
