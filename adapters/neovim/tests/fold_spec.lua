@@ -423,4 +423,48 @@ S.case("a status read answered before a newer checkpoint event is not shown over
   T.eq(fresh(fold.new("t1", "task")), false, "another state (a reload): not shown")
 end)
 
+S.case(
+  "checkpoint markers read back take their kind and restored mark from ListCheckpoints, until the next checkpoint",
+  function()
+    local state = fold.new("t1", "task")
+    fold.load(state, {
+      task = { status = "TASK_STATUS_INTERRUPTED" },
+      ownerPid = "0",
+      messages = {
+        { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "go" },
+        { id = "t1", kind = "tool", text = "write_to_file a.txt", checkpointId = "aaaa000011112222" },
+        { id = "t2", kind = "tool", text = "write_to_file b.txt", checkpointId = "bbbb000011112222" },
+      },
+    })
+    local change = fold.set_checkpoints(state, {
+      { id = "aaaa000011112222", kind = "CHECKPOINT_KIND_TURN", messageId = "t1", restored = true },
+      { id = "bbbb000011112222", kind = "CHECKPOINT_KIND_TURN", messageId = "t2" },
+      -- The undo point of the restore names the same message: not its marker.
+      { id = "cccc000011112222", kind = "CHECKPOINT_KIND_BEFORE_RESTORE", messageId = "t1" },
+    })
+    T.eq(change.items, { "t1", "t2" }, "both markers redrawn")
+    local function marker(id)
+      local lines = render.item_lines(state.index[id])
+      return lines[#lines - 1]
+    end
+    T.eq(marker("t1"), "── checkpoint aaaa0000 (turn, restored)", "the checkpoint restored to")
+    T.eq(marker("t2"), "── checkpoint bbbb0000 (turn)", "its kind")
+    T.eq(
+      fold.set_checkpoints(state, {
+        { id = "aaaa000011112222", kind = "CHECKPOINT_KIND_TURN", messageId = "t1", restored = true },
+        { id = "bbbb000011112222", kind = "CHECKPOINT_KIND_TURN", messageId = "t2" },
+      }).items,
+      {},
+      "the same answer again: nothing to redraw"
+    )
+    -- A checkpoint saved since: the task went on from there, nothing is "restored" any more.
+    local saved = fold.apply(state, {
+      seq = "50",
+      checkpointSaved = { checkpointId = "dddd000011112222", messageId = "t2", kind = "CHECKPOINT_KIND_COMPLETION" },
+    })
+    T.eq(saved.items, { "t1", "t2" }, "the old mark and the new marker redrawn")
+    T.eq(marker("t1"), "── checkpoint aaaa0000 (turn)", "no longer restored")
+  end
+)
+
 return S

@@ -812,6 +812,29 @@ S.case("the checkpoint picker says of each checkpoint what it follows, when, and
   end
 end)
 
+S.case(
+  "after a restore the chat's markers keep their kind and show the checkpoint restored to, reopened too",
+  function()
+    local _, _, controller, edited = notes_task()
+    local greeting = edited("hello.txt").id:sub(1, 8)
+    choose_restore("Restore Files & Task")
+    vim.cmd("Dline restore " .. greeting)
+    local marker = "── checkpoint " .. greeting .. " (turn, restored)"
+    T.wait(function()
+      local text = controller.chat:text()
+      return not text:find("## Task completed", 1, true) and text:find(marker, 1, true) ~= nil
+    end, "the restored-to marker")
+    local text = controller.chat:text()
+    T.matches(text, "### %$ true  %[done%]\n[^#]-── checkpoint %x+ %(turn%)\n", "the kind kept")
+    T.truthy(not text:find("── checkpoint %x+\n"), "no marker without its kind:\n" .. text)
+    -- Read back again (GetTask gives only the ids): the same markers.
+    local loaded = false
+    controller:reload(function() loaded = true end)
+    T.wait(function() return loaded end, "the reload")
+    T.wait(function() return controller.chat:text() == text end, "the same chat after the reload")
+  end
+)
+
 S.case("a message sent while the model streams shows at once as queued, then in the conversation", function()
   local s = session()
   T.configure_model(s, {

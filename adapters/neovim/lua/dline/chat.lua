@@ -324,6 +324,17 @@ function M.set_checkpoint_status(self, res)
   })
 end
 
+--- Shows the checkpoints' kinds and which one the files were restored to on the markers (a
+--- ListCheckpoints answer's checkpoints).
+function M.set_checkpoints(self, checkpoints)
+  local change = state_mod.set_checkpoints(self.state, checkpoints)
+  if H.ensure_buffer(self) then return change end
+  for _, id in ipairs(change.items or {}) do
+    H.render_item(self, id)
+  end
+  return change
+end
+
 --- Applies one TaskEvent; returns what changed (dline.ChatChange).
 function M.apply(self, event)
   local change = state_mod.apply(self.state, event)

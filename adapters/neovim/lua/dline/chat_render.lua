@@ -289,18 +289,22 @@ function M.item_lines(item)
     highlights = { [#lines] = "DlineCutOff" }
   end
   if item.checkpointId and item.checkpointId ~= "" then
-    table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind))
+    table.insert(lines, M.checkpoint_line(item.checkpointId, item.checkpointKind, item.checkpointRestored))
   end
   table.insert(lines, "")
   return lines, highlights
 end
 
 --- A short checkpoint marker (gc compares with it, gs restores it, cursor on the line).
-function M.checkpoint_line(id, kind)
-  -- A chat read back from GetTask knows the checkpoint, not its kind: the id alone then.
-  if not kind or kind == "" then return "── checkpoint " .. id:sub(1, 8) end
-  local name = kind:gsub("^CHECKPOINT_KIND_", ""):lower():gsub("_", " ")
-  return ("── checkpoint %s (%s)"):format(id:sub(1, 8), name)
+--- `restored`: the files were restored to it (and no checkpoint was saved since).
+function M.checkpoint_line(id, kind, restored)
+  local words = {}
+  -- A chat read back from GetTask knows the checkpoint, not its kind, until ListCheckpoints
+  -- answers (dline.task): the id alone then.
+  if kind and kind ~= "" then table.insert(words, (kind:gsub("^CHECKPOINT_KIND_", ""):lower():gsub("_", " "))) end
+  if restored then table.insert(words, "restored") end
+  if #words == 0 then return "── checkpoint " .. id:sub(1, 8) end
+  return ("── checkpoint %s (%s)"):format(id:sub(1, 8), table.concat(words, ", "))
 end
 
 --- The checkpoint id prefix on a marker line, or nil.

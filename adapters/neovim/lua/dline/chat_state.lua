@@ -24,6 +24,7 @@ local H = {}
 ---@field output string|nil    live output of a running call (tool_output chunks)
 ---@field final boolean|nil    complete as stored: a replayed stream does not change it
 ---@field checkpointKind string|nil
+---@field checkpointRestored boolean|nil  files were restored to it, no checkpoint saved since
 
 ---@class dline.ChatState
 ---@field task_id string
@@ -164,7 +165,8 @@ function H.upsert(state, msg)
     table.insert(state.items, item)
   end
   M.flush(item)
-  local checkpoint, kind, output = item.checkpointId, item.checkpointKind, item.output
+  local checkpoint, kind, restored, output =
+    item.checkpointId, item.checkpointKind, item.checkpointRestored, item.output
   for k in pairs(item) do
     item[k] = nil
   end
@@ -174,6 +176,7 @@ function H.upsert(state, msg)
   -- A finalized row keeps what events added to it: its checkpoint and its live output.
   if (item.checkpointId or "") == "" then item.checkpointId = checkpoint end
   item.checkpointKind = kind
+  item.checkpointRestored = restored
   item.output = output
   if item.toolCall and item.toolCall.toolCallId then state.tool_rows[item.toolCall.toolCallId] = item.id end
   return item
@@ -288,16 +291,20 @@ function M.apply(state, event)
     return { ask = true, header = true }
   elseif event.checkpointSaved then
     local c = event.checkpointSaved
+    -- A checkpoint saved after a restore ends the "restored" mark (the core's rule too).
+    local changed = H.unmark_restored(state)
     local item = c.messageId and state.index[c.messageId]
     if item then
       item.checkpointId = c.checkpointId
       item.checkpointKind = c.kind
-      return { items = { item.id } }
+      table.insert(changed, item.id)
+      return { items = changed }
     end
     local id = "checkpoint:" .. c.checkpointId
     H.upsert(state, { id = id, kind = "checkpoint", checkpointId = c.checkpointId })
     state.index[id].checkpointKind = c.kind
-    return { items = { id } }
+    table.insert(changed, id)
+    return { items = changed }
   elseif event.statusChanged then
     state.status = event.statusChanged.status
     state.status_reason = event.statusChanged.reason or ""
@@ -359,6 +366,43 @@ function M.apply(state, event)
     return { items = { id } }
   end
   return {}
+end
+
+function H.unmark_restored(state)
+  local ids = {}
+  for _, item in ipairs(state.items) do
+    if item.checkpointRestored then
+      item.checkpointRestored = nil
+      table.insert(ids, item.id)
+    end
+  end
+  return ids
+end
+
+--- Applies a ListCheckpoints answer (Connect JSON checkpoints) to the rows' checkpoint markers:
+--- their kind (GetTask gives a row its checkpoint's id only) and whether the files were restored
+--- to it. Returns what changed (dline.ChatChange).
+---@return dline.ChatChange
+function M.set_checkpoints(state, checkpoints)
+  local by_id = {}
+  for _, cp in ipairs(checkpoints or {}) do
+    by_id[cp.id] = cp
+  end
+  local ids = {}
+  for _, item in ipairs(state.items) do
+    local cp = (item.checkpointId or "") ~= "" and by_id[item.checkpointId]
+    if cp then
+      local kind, restored = cp.kind or item.checkpointKind, cp.restored == true or nil
+      if kind ~= item.checkpointKind or restored ~= item.checkpointRestored then
+        item.checkpointKind, item.checkpointRestored = kind, restored
+        table.insert(ids, item.id)
+      end
+    elseif item.checkpointRestored then
+      item.checkpointRestored = nil
+      table.insert(ids, item.id)
+    end
+  end
+  return { items = ids }
 end
 
 function H.last_open_tool_row(state)

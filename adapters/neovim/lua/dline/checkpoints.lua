@@ -347,8 +347,13 @@ function M.restore(task_id, cp, workspace_root, cb)
           return cb and cb(err)
         end
         H.report_files(choice.label, res, workspace_root, task_id)
+        -- The chat shows the checkpoint restored to (a reload reads the markers again too).
         local controller = require("dline.task").get(task_id)
-        if controller and res.conversationRestored then controller:reload() end
+        if controller and res.conversationRestored then
+          controller:reload()
+        elseif controller then
+          controller:refresh_checkpoints()
+        end
         if cb then cb(nil, res, choice) end
       end
     )
@@ -412,6 +417,8 @@ function M.undo(task_id, workspace_root, cb)
         end
         res.undoCheckpointId = "" -- an undo is not undone in turn
         H.report_files("Undo restore", res, workspace_root, task_id)
+        local controller = require("dline.task").get(task_id)
+        if controller then controller:refresh_checkpoints() end
         if cb then cb(nil, res) end
       end
     )

@@ -273,6 +273,21 @@ function H.Controller.reload(self, cb)
     end
     self:follow(from)
     if self.chat.state.pending_ask then H.on_ask(self, self.chat.state.pending_ask) end
+    self:refresh_checkpoints()
+    if cb then cb(nil) end
+  end)
+end
+
+--- Reads the task's checkpoints (ListCheckpoints) for the chat's markers: their kinds (a chat
+--- read back from GetTask knows only their ids) and which one the files were restored to.
+function H.Controller.refresh_checkpoints(self, cb)
+  local state = self.chat.state
+  dline().session():call("CheckpointService", "ListCheckpoints", { taskId = self.task_id }, function(err, res)
+    -- Checkpoints off or not ready: the markers keep what they show.
+    if err or not res or self.chat.state ~= state or not vim.api.nvim_buf_is_valid(self.chat.buf) then
+      return cb and cb(err)
+    end
+    self.chat:set_checkpoints(res.checkpoints or {})
     if cb then cb(nil) end
   end)
 end
