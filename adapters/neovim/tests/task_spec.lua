@@ -610,6 +610,29 @@ S.case(":Dline undo puts back the files a restore changed, once", function()
   T.eq(T.read(file), "hello, world\n", "still the task's edit")
 end)
 
+S.case(":Dline undo says that the undo changed the file of an unsaved buffer, not the restore", function()
+  local s, file, controller = greeted_task()
+  local baseline = baseline_of(s, controller)
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local file_buf = vim.api.nvim_get_current_buf()
+  local messages, stop_capture = capture_notices()
+  choose_restore("Restore Files Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  T.eq(vim.api.nvim_buf_get_lines(file_buf, 0, -1, false), { "hello" }, "the buffer reloaded")
+  vim.api.nvim_buf_set_lines(file_buf, 0, -1, false, { "my own words" })
+  vim.cmd("Dline undo")
+  T.wait(function() return #messages >= 2 end, "the undo's message")
+  stop_capture()
+  T.eq(T.read(file), "hello, world\n", "undone")
+  T.eq(
+    messages[2].msg,
+    "(dline) Undo restore: 1 file(s) restored, 0 deleted\nThe undo changed hello.txt on disk, but its buffer has "
+      .. "unsaved changes: your buffer was kept (:e! loads the file)",
+    "what the undo did, said of the undo"
+  )
+end)
+
 S.case("a restore says which files it kept as they were (too large to snapshot)", function()
   local s = session()
   -- Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out and no pre-image is kept.

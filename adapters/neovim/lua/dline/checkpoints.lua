@@ -293,9 +293,10 @@ end
 
 --- Re-reads loaded buffers of files the restore rewrote, wipes those of files it deleted; a
 --- buffer with unsaved changes is kept (marked when its file is gone): returns the warning
---- that says what became of them (nil when nothing needs saying).
-function M.reload_buffers(root, paths)
-  local _, _, warning = require("dline.buffers").reload(root, paths, "The restore", { quiet = true })
+--- that says what became of them (nil when nothing needs saying). `why`: what changed the
+--- files ("The restore", the default; "The undo").
+function M.reload_buffers(root, paths, why)
+  local _, _, warning = require("dline.buffers").reload(root, paths, why or "The restore", { quiet = true })
   return warning
 end
 
@@ -362,9 +363,9 @@ end
 
 --- Reloads the buffers a restore changed and says what it did: the counts, the conversation,
 --- how to undo it (files restored over the workspace's), and the files kept as they were.
-function H.report_files(label, res, workspace_root, task_id)
+function H.report_files(label, res, workspace_root, task_id, why)
   local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
-  local unsaved = M.reload_buffers(workspace_root, changed)
+  local unsaved = M.reload_buffers(workspace_root, changed, why)
   local tabs = #changed > 0 and M.close_compare(task_id) or 0
   if res.fileError and res.fileError ~= "" then
     local failed = "the files could not be restored: " .. res.fileError
@@ -416,7 +417,7 @@ function M.undo(task_id, workspace_root, cb)
           return cb and cb(restore_err)
         end
         res.undoCheckpointId = "" -- an undo is not undone in turn
-        H.report_files("Undo restore", res, workspace_root, task_id)
+        H.report_files("Undo restore", res, workspace_root, task_id, "The undo")
         local controller = require("dline.task").get(task_id)
         if controller then controller:refresh_checkpoints() end
         if cb then cb(nil, res) end
