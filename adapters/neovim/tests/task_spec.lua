@@ -633,6 +633,33 @@ S.case(":Dline undo says that the undo changed the file of an unsaved buffer, no
   )
 end)
 
+S.case("with Neovim's own vim.notify, a restore's two-line notice shows as one line: no Press ENTER", function()
+  local builtin = vim.notify
+  local s, file, controller = greeted_task()
+  vim.notify = builtin
+  vim.o.columns = 100
+  local baseline = baseline_of(s, controller)
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "my own words" })
+  vim.cmd("messages clear")
+  choose_restore("Restore Files Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return T.read(file) == "hello\n" end, "the file restored")
+  T.wait(function() return vim.fn.execute("messages"):find("(dline) Restore", 1, true) ~= nil end, "the notice")
+  local shown = vim.split(vim.trim(vim.fn.execute("messages")), "\n", { plain = true })
+  T.eq(#shown, 1, "one line: " .. vim.inspect(shown))
+  T.truthy(vim.fn.strdisplaywidth(shown[1]) <= vim.v.echospace, "it fits the command line: " .. shown[1])
+  T.matches(
+    shown[1],
+    "^%(dline%) Restore Files Only: 1 file%(s%) restored.*%[%+1 line: :Dline messages%]$",
+    "the summary"
+  )
+  -- The whole message is there for the asking.
+  local whole = vim.fn.execute("Dline messages")
+  T.contains(whole, "(dline) Restore Files Only: 1 file(s) restored, 0 deleted", "the summary whole")
+  T.contains(whole, "\nThe restore changed hello.txt on disk, but its buffer has unsaved changes", "and the detail")
+end)
+
 S.case("a restore says which files it kept as they were (too large to snapshot)", function()
   local s = session()
   -- Over 4 times the 5 MB a checkpoint holds: the baseline leaves it out and no pre-image is kept.

@@ -39,6 +39,33 @@ S.case("plugin/dline.lua only defines the command: nothing loads or starts befor
   T.contains(messages[1].msg, "(dline) unknown command 'frobnicate'", "unknown subcommand")
 end)
 
+S.case("notices fit one line with Neovim's own vim.notify; a user's vim.notify gets them whole", function()
+  local dline = require("dline")
+  T.eq(dline.one_line_notice("(dline) short", 40), "(dline) short", "a short line as it is")
+  T.eq(
+    dline.one_line_notice("(dline) done\nfirst detail\nsecond detail", 60),
+    "(dline) done [+2 lines: :Dline messages]",
+    "the first line, and where the rest is"
+  )
+  local cut = dline.one_line_notice("(dline) " .. string.rep("wörd ", 30), 50)
+  T.eq(vim.fn.strdisplaywidth(cut), 50, "a long line cut to fit: " .. cut)
+  T.matches(cut, "… %[:Dline messages%]$", "said to be cut")
+  T.truthy(
+    vim.fn.strdisplaywidth(dline.one_line_notice("(dline) " .. string.rep("字", 40), 30)) <= 30,
+    "wide characters"
+  )
+  -- Neovim's own: one line in the message history.
+  vim.o.columns = 80
+  vim.cmd("messages clear")
+  dline.notify("two lines\nthe detail", vim.log.levels.WARN)
+  T.eq(vim.trim(vim.fn.execute("messages")), "(dline) two lines [+1 line: :Dline messages]", "one line")
+  T.contains(vim.fn.execute("Dline messages"), "(dline) two lines\nthe detail", ":Dline messages has it whole")
+  -- A replacement (nvim-notify and the like) shows it whole.
+  local messages = capture_notify()
+  dline.notify("two lines\nthe detail", vim.log.levels.WARN)
+  T.eq(messages, { { msg = "(dline) two lines\nthe detail", level = vim.log.levels.WARN } }, "whole")
+end)
+
 S.case(":help dline finds the documentation", function()
   -- Tags are generated in a copy, not in the repository.
   local rtp = T.base() .. "/help-rtp"

@@ -120,6 +120,10 @@ H.subcommands = {
       if controller then controller:resume() end
     end,
   },
+  messages = {
+    desc = "the plugin's recent messages in full (a notice shows its first line only)",
+    run = function() require("dline").show_notices() end,
+  },
   history = {
     desc = "pick a task to open, resume, favourite or delete: :Dline history [query]",
     run = function(args) require("dline.history").open(table.concat(args, " ")) end,

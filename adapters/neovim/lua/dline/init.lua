@@ -62,8 +62,64 @@ end
 --- Whether a session exists (for :checkhealth, which must not start one).
 function M.has_session() return H.state.session ~= nil end
 
---- Shows a message prefixed "(dline)".
-function M.notify(message, level) vim.notify("(dline) " .. message, level or vim.log.levels.INFO) end
+--- The notices shown lately, whole (`:Dline messages`), oldest first.
+H.notices = {}
+H.MAX_NOTICES = 50
+
+--- Whether vim.notify is Neovim's own, which echoes: a message of several lines, or wider than
+--- the command line, stops the editor at "Press ENTER". A replacement (nvim-notify, noice, a
+--- user's own) shows any message as it sees fit and gets each one whole.
+function H.echoing_notify()
+  local ok, info = pcall(debug.getinfo, vim.notify, "S")
+  return ok and info and (info.source or ""):match("vim/_editor%.lua$") ~= nil
+end
+
+--- Shows a message prefixed "(dline)". Neovim's own vim.notify gets one line that fits on the
+--- command line (the first, cut if need be, pointing to `:Dline messages` for the rest), so
+--- that no notice waits for ENTER; a vim.notify of the user's gets the whole message.
+function M.notify(message, level)
+  local text = "(dline) " .. message
+  level = level or vim.log.levels.INFO
+  table.insert(H.notices, { text = text, level = level, time = os.time() })
+  if #H.notices > H.MAX_NOTICES then table.remove(H.notices, 1) end
+  if not H.echoing_notify() then return vim.notify(text, level) end
+  vim.notify(M.one_line_notice(text, vim.v.echospace), level)
+end
+
+--- `text` as one line of at most `width` cells: its first line (cut with "…" if too wide),
+--- and when something was left out, where the whole message is.
+function M.one_line_notice(text, width)
+  local first, rest = text:match("^([^\n]*)\n?(.*)$")
+  if rest == "" and vim.fn.strdisplaywidth(first) <= width then return first end
+  local more = rest ~= ""
+      and (" [+%d line%s: :Dline messages]"):format(
+        #vim.split(rest, "\n", { plain = true }),
+        rest:find("\n") and "s" or ""
+      )
+    or " [:Dline messages]"
+  local room = math.max(width - vim.fn.strdisplaywidth(more), 10)
+  if vim.fn.strdisplaywidth(first) > room then
+    -- Cut by display cells (wide characters count two), leaving room for the "…".
+    local cut = ""
+    for _, ch in ipairs(vim.fn.split(first, "\\zs")) do
+      if vim.fn.strdisplaywidth(cut .. ch) > room - 1 then break end
+      cut = cut .. ch
+    end
+    first = cut .. "…"
+  end
+  return first .. more
+end
+
+--- Shows the notices of this session whole (`:Dline messages`), newest last.
+function M.show_notices()
+  if #H.notices == 0 then return vim.api.nvim_echo({ { "(dline) no messages yet" } }, false, {}) end
+  local chunks = {}
+  local groups = { [vim.log.levels.WARN] = "WarningMsg", [vim.log.levels.ERROR] = "ErrorMsg" }
+  for i, n in ipairs(H.notices) do
+    table.insert(chunks, { os.date("%H:%M:%S ", n.time) .. n.text .. (i < #H.notices and "\n" or ""), groups[n.level] })
+  end
+  vim.api.nvim_echo(chunks, false, {})
+end
 
 --- Shows an RPC error cleanly: "(dline) what: code: message".
 function M.notify_error(what, err)
