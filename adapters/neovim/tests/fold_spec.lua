@@ -467,4 +467,40 @@ S.case(
   end
 )
 
+S.case("a command's result shows its output folded and how it ended; no output says so", function()
+  local function command(output, status, reason)
+    return render.item_lines({
+      id = "c1",
+      kind = "command",
+      text = "true",
+      toolCall = {
+        status = status or "TOOL_CALL_STATUS_DONE",
+        command = { command = "true" },
+        output = output,
+        reason = reason,
+      },
+    })
+  end
+  T.eq(
+    command("No output.\nExit code: 0"),
+    { "### $ true  [done]", "  no output · Exit code: 0", "" },
+    'no output: said, not "2 lines of output"'
+  )
+  T.eq(
+    command("No output.\nExit code: 1", "TOOL_CALL_STATUS_FAILED", "Exit code: 1"),
+    { "### $ true  [failed]", "  Exit code: 1", "  no output", "" },
+    "failed with no output: how it ended once"
+  )
+  T.eq(
+    command("Output:\nhello\nworld\nExit code: 0"),
+    { "### $ true  [done]", render.OUTPUT_PREFIX .. "hello", render.OUTPUT_PREFIX .. "world", "  Exit code: 0", "" },
+    "the output's own lines folded (2), how it ended apart"
+  )
+  T.eq(
+    command("some other text\nsecond"),
+    { "### $ true  [done]", render.OUTPUT_PREFIX .. "some other text", render.OUTPUT_PREFIX .. "second", "" },
+    "another text: shown as it is"
+  )
+end)
+
 return S

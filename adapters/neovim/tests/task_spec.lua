@@ -862,6 +862,13 @@ S.case("the checkpoint picker says of each checkpoint what it follows, when, and
   end
 end)
 
+S.case("a command that printed nothing says so in the chat, not that it has 2 lines of output", function()
+  local _, _, controller = notes_task()
+  local text = controller.chat:text()
+  T.contains(text, "### $ true  [done]\n  no output · Exit code: 0\n── checkpoint ", "no output, said")
+  T.truthy(not text:find("No output.", 1, true), "not as output lines (folded as 2 lines of output)")
+end)
+
 S.case(
   "after a restore the chat's markers keep their kind and show the checkpoint restored to, reopened too",
   function()

@@ -224,18 +224,52 @@ function H.tool_lines(item)
   if (call.reason or "") ~= "" and call.status ~= "TOOL_CALL_STATUS_DONE" then
     table.insert(lines, "  " .. M.one_line(call.reason))
   end
+  local reason_shown = (call.reason or "") ~= "" and call.status ~= "TOOL_CALL_STATUS_DONE"
   local output = item.running and item.output or call.output or item.output
-  if output and output ~= "" and not ((call.reason or "") ~= "" and vim.trim(output) == vim.trim(call.reason)) then
-    local out = M.split(output)
-    if out[#out] == "" then table.remove(out) end
-    for i = 1, math.min(#out, M.MAX_OUTPUT_LINES) do
-      table.insert(lines, M.OUTPUT_PREFIX .. out[i])
+  -- A finished command's result as the core words it for the model: its output (folded) and
+  -- how it ended, shown apart; one with no output says so (not "2 lines of output").
+  local body, ending
+  if item.kind == "command" and not item.running and call.output and call.output ~= "" then
+    body, ending = M.command_result(call.output)
+  end
+  if body then
+    local ended = (ending ~= "" and not (reason_shown and vim.trim(ending) == vim.trim(call.reason))) and ending or nil
+    if body == "" then
+      table.insert(lines, "  no output" .. (ended and (" · " .. M.one_line(ended)) or ""))
+      return lines
     end
-    if #out > M.MAX_OUTPUT_LINES then
-      table.insert(lines, M.OUTPUT_PREFIX .. ("… %d more lines"):format(#out - M.MAX_OUTPUT_LINES))
+    output = body
+    if ended then
+      H.output_lines(lines, output)
+      table.insert(lines, "  " .. M.one_line(ended))
+      return lines
     end
   end
+  if output and output ~= "" and not ((call.reason or "") ~= "" and vim.trim(output) == vim.trim(call.reason)) then
+    H.output_lines(lines, output)
+  end
   return lines
+end
+
+--- A finished command's result ("Output:\n<text>\n<how it ended>", or "No output.\n<how it
+--- ended>"): its text ("" for none) and how it ended ("Exit code: 0"); nil for another text.
+function M.command_result(output)
+  local ending = output:match("^No output%.\n([^\n]*)\n?$")
+  if ending then return "", ending end
+  local body, last = output:match("^Output:\n(.-)\n?\n([^\n]*)\n?$")
+  if body then return body, last end
+end
+
+--- Appends `output` to `lines` as folded output lines (at most M.MAX_OUTPUT_LINES).
+function H.output_lines(lines, output)
+  local out = M.split(output)
+  if out[#out] == "" then table.remove(out) end
+  for i = 1, math.min(#out, M.MAX_OUTPUT_LINES) do
+    table.insert(lines, M.OUTPUT_PREFIX .. out[i])
+  end
+  if #out > M.MAX_OUTPUT_LINES then
+    table.insert(lines, M.OUTPUT_PREFIX .. ("… %d more lines"):format(#out - M.MAX_OUTPUT_LINES))
+  end
 end
 
 --- The lines of one row (a blank separator last), and the highlights among them:
