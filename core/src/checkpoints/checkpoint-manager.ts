@@ -463,23 +463,33 @@ export class CheckpointManager {
     return flow.restore(checkpointId, mode);
   }
 
-  /** Restore Chat / Restore All for an edited earlier message; unchanged text restores nothing. */
+  /**
+   * Restore Chat / Restore All for an edited earlier message; unchanged text restores nothing.
+   * A `dryRun` answers what it would do and changes nothing.
+   */
   async editMessage(
     taskId: string,
     messageId: string,
     text: string,
     mode: "restore_chat" | "restore_all",
+    options: { dryRun?: boolean } = {},
   ): Promise<EditOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
     if (mode === "restore_all") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
-    return flow.editMessage(messageId, text, mode, async () => {
-      const status = await this.status({ taskId });
-      return status.state === "failed" || status.state === "unavailable" || status.state === "disabled"
-        ? status.message
-        : undefined;
-    });
+    return flow.editMessage(
+      messageId,
+      text,
+      mode,
+      async () => {
+        const status = await this.status({ taskId });
+        return status.state === "failed" || status.state === "unavailable" || status.state === "disabled"
+          ? status.message
+          : undefined;
+      },
+      options,
+    );
   }
 
   private async find(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<CheckpointInfo> {

@@ -27,6 +27,8 @@ export interface EditOutcome {
   undoCheckpointId: string;
   restoredPaths: string[];
   deletedPaths: string[];
+  /** Restore All: the checkpoint whose files it restored (a dry run: would restore); "" for none. */
+  checkpointId: string;
 }
 
 export function findCheckpoint(cps: CheckpointInfo[], taskId: string, checkpointId: string): CheckpointInfo {
@@ -100,48 +102,73 @@ export class RestoreFlow {
    * Restore Chat rewinds to just before the message and continues with the edited text;
    * Restore All also restores files to the checkpoint of that message (only Restore Chat sends
    * the edited text, as docs/checkpoints.md says). `checkpointError` answers the header's error, if any,
-   * which hides Restore All.
+   * which hides Restore All. A `dryRun` answers the same (the same refusals, the same checkpoint)
+   * and changes nothing: the files it names are those the restore would write and delete now.
    */
   async editMessage(
     messageId: string,
     text: string,
     mode: "restore_chat" | "restore_all",
     checkpointError: () => Promise<string | undefined>,
+    options: { dryRun?: boolean } = {},
   ): Promise<EditOutcome> {
     const port = this.requireConversation();
     const message = await port.messageInfo(this.taskId, messageId);
     if (!message)
       throw new DlineError("not_found", `Message ${messageId.slice(0, 80)} does not exist in task ${this.taskId}.`);
-    const nothing = { undoCheckpointId: "", restoredPaths: [], deletedPaths: [] };
+    const nothing = { undoCheckpointId: "", restoredPaths: [], deletedPaths: [], checkpointId: "" };
     if (message.text === text) return { restored: false, fileError: "", ...nothing };
     if (mode === "restore_chat") {
-      await port.rewindConversation(this.taskId, messageId, { editedText: text, beforeMessage: true });
+      if (!options.dryRun)
+        await port.rewindConversation(this.taskId, messageId, { editedText: text, beforeMessage: true });
       return { restored: true, fileError: "", ...nothing };
     }
     const error = await checkpointError();
     if (error) throw new DlineError("failed_precondition", `Restore All is not available: ${error}`);
     const all = await this.engine.list(this.taskId);
-    // An undo point an earlier restore saved names the message it restored to, but holds what
-    // the files were before that restore: never the message's own checkpoint.
-    const cps = all.filter((c) => c.hasFiles && c.kind !== "before_restore").reverse();
-    const cp =
-      cps.find((c) => c.messageId === messageId) ??
-      cps.find((c) => c.createdAt <= message.createdAt) ??
-      cps[cps.length - 1];
+    const cp = restoreAllTarget(all, messageId, message.createdAt);
+    if (options.dryRun)
+      return { restored: true, fileError: "", ...nothing, ...(cp ? await this.wouldRestore(cp, all) : {}) };
     let fileError = "";
-    let files: Omit<EditOutcome, "restored" | "fileError"> = nothing;
+    let files: Omit<EditOutcome, "restored" | "fileError"> = { ...nothing, checkpointId: cp?.id ?? "" };
     if (cp) {
       try {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all), {
           commandsSince: commandRanAfter(all, cp),
         });
-        files = { undoCheckpointId: result.undo.id, restoredPaths: result.restored, deletedPaths: result.deleted };
+        files = {
+          undoCheckpointId: result.undo.id,
+          restoredPaths: result.restored,
+          deletedPaths: result.deleted,
+          checkpointId: cp.id,
+        };
       } catch (err) {
         fileError = `Restoring files failed: ${(err as Error).message}`;
       }
     }
     await port.rewindConversation(this.taskId, messageId, { beforeMessage: true });
     return { restored: true, fileError, ...files };
+  }
+
+  /**
+   * What a file restore to `cp` would write and delete now, without touching anything: the
+   * changes since it (a Compare) within the restore's scope; a file created since goes, and one
+   * the checkpoints never tracked (its earlier content unknown) stays as it is.
+   */
+  private async wouldRestore(
+    cp: CheckpointInfo,
+    all: CheckpointInfo[],
+  ): Promise<Pick<EditOutcome, "checkpointId" | "restoredPaths" | "deletedPaths">> {
+    const changes = await this.engine.compare(this.taskId, cp);
+    const scope = await this.engine.restoreScope(cp, await this.recordedPaths(all), {
+      commandsSince: commandRanAfter(all, cp),
+    });
+    const written = changes.filter((f) => (!scope || scope.has(f.path)) && !f.notTracked);
+    return {
+      checkpointId: cp.id,
+      restoredPaths: written.filter((f) => f.status !== "added").map((f) => f.path),
+      deletedPaths: written.filter((f) => f.status === "added").map((f) => f.path),
+    };
   }
 
   /**
@@ -172,6 +199,25 @@ export class RestoreFlow {
     }
     return this.conversation;
   }
+}
+
+/**
+ * The checkpoint whose files Restore All of a message puts back: the message's own with files,
+ * else the last one saved before the message (`createdAt`), else the first; never a "before
+ * restore" one (it names the message an earlier restore went to, but holds the files as they
+ * were before that restore). Undefined when the task has no checkpoint with files.
+ */
+export function restoreAllTarget(
+  cps: readonly CheckpointInfo[],
+  messageId: string,
+  createdAt: number,
+): CheckpointInfo | undefined {
+  const candidates = cps.filter((c) => c.hasFiles && c.kind !== "before_restore").reverse();
+  return (
+    candidates.find((c) => c.messageId === messageId) ??
+    candidates.find((c) => c.createdAt <= createdAt) ??
+    candidates[candidates.length - 1]
+  );
 }
 
 /** Whether one of the task's checkpoints after `target` followed a command. */

@@ -74,7 +74,10 @@ export function checkpointService(
           ? "restore_all"
           : undefined;
     if (!mode) throw new DlineError("invalid_argument", "Choose Restore Chat or Restore All.");
-    return create(EditMessageResponseSchema, await manager.editMessage(req.taskId, req.messageId, req.text, mode));
+    return create(
+      EditMessageResponseSchema,
+      await manager.editMessage(req.taskId, req.messageId, req.text, mode, { dryRun: req.dryRun }),
+    );
   };
   return {
     async listCheckpoints(req) {

@@ -1,0 +1,132 @@
+/**
+ * EditMessage with dry_run answers what Restore All of an edited message would do (the
+ * checkpoint whose files it restores, the files it writes and deletes) and changes nothing: no
+ * file, message, checkpoint or ref. The real Restore All then restores that checkpoint and those
+ * files. Clients tell the person from this answer instead of choosing the checkpoint themselves.
+ * Real sidecar process, scripted model server.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import { setAutoApproval } from "../runtime/harness.js";
+import { openWindows, watch } from "./follow-helpers.js";
+
+const scope = scopedSidecars();
+const write = (p: string, content: string) => ({ toolCalls: [{ name: "write_to_file", input: { path: p, content } }] });
+const complete = (result: string) => ({ toolCalls: [{ name: "attempt_completion", input: { result } }] });
+
+/** Every file of the workspace (its own .git aside) with its content. */
+function filesIn(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    const rel = path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join("/");
+    if (entry.isFile() && !rel.startsWith(".git/")) out[rel] = fs.readFileSync(path.join(root, rel), "utf8");
+  }
+  return out;
+}
+
+/** Every ref of every shadow repository, with what it points at. */
+function shadowRefs(docsDir: string): string[] {
+  const dir = path.join(docsDir, "checkpoints");
+  return fs.readdirSync(dir).flatMap((repo) => {
+    const gitDir = path.join(dir, repo, ".git");
+    if (!fs.existsSync(gitDir)) return [];
+    return execFileSync("git", ["--git-dir", gitDir, "for-each-ref", "--format=%(refname) %(objectname)"])
+      .toString()
+      .split("\n")
+      .filter(Boolean);
+  });
+}
+
+describe("EditMessage dry_run (what Restore All would do)", () => {
+  it("names the checkpoint and the files the real Restore All then restores, and changes nothing: on a task restored before, and on its first message", async () => {
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
+      write("notes.txt", "one\n"),
+      complete("Wrote notes."),
+      write("notes.txt", "two\n"),
+      write("extra.txt", "extra\n"),
+      complete("Changed the notes."),
+      write("notes.txt", "three\n"),
+      write("more.txt", "more\n"),
+      complete("Wrote more."),
+    ]);
+    const [{ clients }] = sidecars;
+    await setAutoApproval(clients, { editFiles: true, readFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
+    const events = watch(clients, taskId);
+    const completedAfter = (seq: bigint) =>
+      events.until(
+        (e) => e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED && e.seq > seq,
+      );
+    const lastSeq = () => events.events.at(-1)!.seq;
+    await completedAfter(0n);
+    let seq = lastSeq();
+    await clients.tasks.sendMessage({ taskId, text: "Change the notes" });
+    await completedAfter(seq);
+    expect(filesIn(workspace)).toMatchObject({ "notes.txt": "two\n", "extra.txt": "extra\n" });
+
+    // Restored before: files and task back to the checkpoint after the first write; then a new
+    // message. The checkpoints of the messages the restore removed are still in the repository.
+    const list = async () => (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+    const firstWrite = (await list()).find((c) => c.kind === CheckpointKind.TURN)!;
+    await clients.checkpoints.restore({ taskId, checkpointId: firstWrite.id, mode: RestoreMode.FILES_AND_TASK });
+    seq = lastSeq();
+    await clients.tasks.sendMessage({ taskId, text: "Write more" });
+    await completedAfter(seq);
+    expect(filesIn(workspace)).toMatchObject({ "notes.txt": "three\n", "more.txt": "more\n" });
+    expect(filesIn(workspace)["extra.txt"]).toBeUndefined();
+
+    const state = async () => ({
+      files: filesIn(workspace),
+      messages: (await clients.tasks.getTask({ taskId })).messages,
+      checkpoints: await list(),
+      refs: shadowRefs(roots.docsDir),
+    });
+    const edit = (messageId: string, text: string, dryRun: boolean, mode = EditMessageMode.RESTORE_ALL) =>
+      clients.checkpoints.editMessage({ taskId, messageId, text, mode, dryRun });
+    const sorted = (paths: readonly string[]) => [...paths].sort();
+
+    // Restore All of the message sent after the restore.
+    const before = await state();
+    const sent = before.messages.find((m) => m.text === "Write more")!;
+    const dry = await edit(sent.id, "Write more, differently", true);
+    expect(dry).toMatchObject({
+      restored: true,
+      fileError: "",
+      undoCheckpointId: "",
+    });
+    expect(dry.checkpointId).not.toBe("");
+    // Neither does a dry Restore Chat, nor one of unchanged text.
+    expect(await edit(sent.id, "Write more, differently", true, EditMessageMode.RESTORE_CHAT)).toMatchObject({
+      restored: true,
+      checkpointId: "",
+      restoredPaths: [],
+    });
+    expect((await edit(sent.id, "Write more", true)).restored).toBe(false);
+    expect(await state()).toEqual(before);
+    const real = await edit(sent.id, "Write more, differently", false);
+    expect(real.checkpointId).toBe(dry.checkpointId);
+    expect(sorted(real.restoredPaths)).toEqual(sorted(dry.restoredPaths));
+    expect(sorted(real.deletedPaths)).toEqual(sorted(dry.deletedPaths));
+    expect(real.undoCheckpointId).not.toBe("");
+
+    // Restore All of the first message: to the baseline, which had no notes.txt.
+    const after = await state();
+    const first = after.messages[0]!;
+    const dryFirst = await edit(first.id, "Write other notes", true);
+    const baseline = after.checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    expect(dryFirst).toMatchObject({ restored: true, checkpointId: baseline.id, restoredPaths: [] });
+    expect(await state()).toEqual(after);
+    const realFirst = await edit(first.id, "Write other notes", false);
+    expect(realFirst.checkpointId).toBe(dryFirst.checkpointId);
+    expect(sorted(realFirst.restoredPaths)).toEqual(sorted(dryFirst.restoredPaths));
+    expect(sorted(realFirst.deletedPaths)).toEqual(sorted(dryFirst.deletedPaths));
+    expect(filesIn(workspace)["notes.txt"]).toBeUndefined();
+    expect((await clients.tasks.getTask({ taskId })).messages).toEqual([]);
+    await events.stop();
+  });
+});
