@@ -90,7 +90,10 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
       clients.checkpoints.editMessage({ taskId, messageId, text, mode, dryRun });
     const sorted = (paths: readonly string[]) => [...paths].sort();
 
-    // Restore All of the message sent after the restore.
+    // Restore All of the message sent after the restore: it has no checkpoint of its own, and the
+    // last one saved before it is the removed "Changed the notes" completion's (files "two",
+    // extra.txt), which Restore All put back before; the files it was sent with are those of the
+    // checkpoint the restore went to, still part of the task.
     const before = await state();
     const sent = before.messages.find((m) => m.text === "Write more")!;
     const dry = await edit(sent.id, "Write more, differently", true);
@@ -98,8 +101,10 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
       restored: true,
       fileError: "",
       undoCheckpointId: "",
+      checkpointId: firstWrite.id,
+      restoredPaths: ["notes.txt"],
+      deletedPaths: ["more.txt"],
     });
-    expect(dry.checkpointId).not.toBe("");
     // Neither does a dry Restore Chat, nor one of unchanged text.
     expect(await edit(sent.id, "Write more, differently", true, EditMessageMode.RESTORE_CHAT)).toMatchObject({
       restored: true,
@@ -113,6 +118,10 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
     expect(sorted(real.restoredPaths)).toEqual(sorted(dry.restoredPaths));
     expect(sorted(real.deletedPaths)).toEqual(sorted(dry.deletedPaths));
     expect(real.undoCheckpointId).not.toBe("");
+    const restored = filesIn(workspace);
+    expect(restored["notes.txt"]).toBe("one\n");
+    expect(restored["more.txt"]).toBeUndefined();
+    expect(restored["extra.txt"]).toBeUndefined();
 
     // Restore All of the first message: to the baseline, which had no notes.txt.
     const after = await state();
@@ -120,6 +129,7 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
     const dryFirst = await edit(first.id, "Write other notes", true);
     const baseline = after.checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
     expect(dryFirst).toMatchObject({ restored: true, checkpointId: baseline.id, restoredPaths: [] });
+    expect(dryFirst.deletedPaths).toEqual(["notes.txt"]);
     expect(await state()).toEqual(after);
     const realFirst = await edit(first.id, "Write other notes", false);
     expect(realFirst.checkpointId).toBe(dryFirst.checkpointId);

@@ -478,6 +478,7 @@ export class CheckpointManager {
     const engine = await this.engineOfTask(taskId);
     if (mode === "restore_all") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    const offered = await this.offeredFilter(taskId);
     return flow.editMessage(
       messageId,
       text,
@@ -488,7 +489,7 @@ export class CheckpointManager {
           ? status.message
           : undefined;
       },
-      options,
+      { ...options, offered },
     );
   }
 

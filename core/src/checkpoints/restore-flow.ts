@@ -110,7 +110,7 @@ export class RestoreFlow {
     text: string,
     mode: "restore_chat" | "restore_all",
     checkpointError: () => Promise<string | undefined>,
-    options: { dryRun?: boolean } = {},
+    options: { dryRun?: boolean; offered?: (c: CheckpointInfo) => boolean } = {},
   ): Promise<EditOutcome> {
     const port = this.requireConversation();
     const message = await port.messageInfo(this.taskId, messageId);
@@ -126,7 +126,14 @@ export class RestoreFlow {
     const error = await checkpointError();
     if (error) throw new DlineError("failed_precondition", `Restore All is not available: ${error}`);
     const all = await this.engine.list(this.taskId);
-    const cp = restoreAllTarget(all, messageId, message.createdAt);
+    // Among the checkpoints still part of the task: one of messages a restore removed holds
+    // files of a conversation that is gone, not those the message was sent with.
+    const offered = options.offered ?? (() => true);
+    const cp = restoreAllTarget(
+      all.filter((c) => offered(c)),
+      messageId,
+      message.createdAt,
+    );
     if (options.dryRun)
       return { restored: true, fileError: "", ...nothing, ...(cp ? await this.wouldRestore(cp, all) : {}) };
     let fileError = "";
@@ -205,7 +212,9 @@ export class RestoreFlow {
  * The checkpoint whose files Restore All of a message puts back: the message's own with files,
  * else the last one saved before the message (`createdAt`), else the first; never a "before
  * restore" one (it names the message an earlier restore went to, but holds the files as they
- * were before that restore). Undefined when the task has no checkpoint with files.
+ * were before that restore). `cps` are those still part of the task (a file restore leaves the
+ * files as the checkpoint it went to has them, and a message sent after it starts from there).
+ * Undefined when the task has no checkpoint with files.
  */
 export function restoreAllTarget(
   cps: readonly CheckpointInfo[],
