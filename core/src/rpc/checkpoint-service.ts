@@ -112,6 +112,10 @@ export function checkpointService(
     },
     async editMessage(req, ctx) {
       assertSafeId("task id", req.taskId);
+      // A dry run changes nothing: answered here from the stored task, as Compare is, never
+      // forwarded to the sidecar running the task (an older version there would not know
+      // dry_run and would restore).
+      if (req.dryRun) return editMessageHere(req);
       return routed(
         req.taskId,
         () => editMessageHere(req),
