@@ -18,7 +18,6 @@ import {
 } from "../checkpoints/diff-presenter.js";
 import {
   pickRestore,
-  restoreAllCheckpoint,
   restoreConfirmation,
   restoreNotices,
   restoreOptions,
@@ -26,6 +25,7 @@ import {
   type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
+import { restoreAllWrites } from "../checkpoints/restore-all-writes.js";
 import { RestoredFiles } from "../checkpoints/restored-files.js";
 import {
   offerUndo,
@@ -469,16 +469,13 @@ export class ChatController implements vscode.Disposable {
   async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    // Restore All writes the files of the message's checkpoint: unsaved changes in them are saved
-    // first, as before a restore from the checkpoint menu (an unchanged text restores nothing).
-    const message = this.model.snapshot.items.find((i) => i.type === "message" && i.id === messageId);
-    const shown = message?.type === "message" ? message : undefined;
-    if (mode === "all" && shown?.text !== text)
-      await saveUnsavedBeforeWrite(this.workspaceRoot, async () => {
-        const checkpoints = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
-        const checkpoint = restoreAllCheckpoint(checkpoints, messageId, shown?.time);
-        return checkpoint ? this.restorePaths(taskId, checkpoint.id) : undefined;
-      });
+    // Restore All writes the files of the checkpoint the core chooses: unsaved changes in those it
+    // names beforehand (a dry run) are saved first, as before a restore from the checkpoint menu
+    // (an unchanged text restores nothing).
+    if (mode === "all")
+      await saveUnsavedBeforeWrite(this.workspaceRoot, () =>
+        restoreAllWrites((req) => clients.checkpoints.editMessage(req), taskId, messageId, text),
+      );
     const res = await clients.checkpoints.editMessage({
       taskId,
       messageId,

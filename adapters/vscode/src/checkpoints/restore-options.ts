@@ -1,4 +1,4 @@
-import { CheckpointKind, KeptReason, RestoreMode } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { KeptReason, RestoreMode } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { visibleLine } from "../text/visible-text.js";
 
 /** One entry of the restore menu, with the wording of docs/checkpoints.md. */
@@ -191,37 +191,4 @@ export function restoreConfirmation(
   if (changed.length === 0) return "No file changed since this checkpoint: nothing will be overwritten.";
   const n = changed.length;
   return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names(changed)}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. Other files stay as they are. ${undo}${saved}`;
-}
-
-/** What restoreAllCheckpoint reads of a checkpoint (ListCheckpoints' fields). */
-export interface RestoreAllCandidate {
-  id: string;
-  kind: CheckpointKind;
-  createdAt: bigint | number;
-  messageId: string;
-  hasFiles: boolean;
-}
-
-/**
- * The checkpoint whose files Restore All of an edited message puts back, chosen as the core does
- * (core/src/checkpoints/restore-flow.ts): the message's own checkpoint with files, else the last
- * one saved before the message, else the first; never a "before restore" undo point. Undefined
- * when there is none, or when the message's time is unknown and it has no checkpoint of its own.
- * A copy because the core does not say which before writing (EditMessage answers only after it
- * wrote; UiMessage.checkpoint_id is the message's own checkpoint, without the fallbacks): it goes
- * once the protocol carries that choice (e.g. EditMessageRequest.dry_run answering the checkpoint
- * and its restore_paths without writing).
- */
-export function restoreAllCheckpoint<C extends RestoreAllCandidate>(
-  checkpoints: readonly C[],
-  messageId: string,
-  messageTime: number | undefined,
-): C | undefined {
-  const cps = checkpoints.filter((c) => c.hasFiles && c.kind !== CheckpointKind.BEFORE_RESTORE).reverse();
-  return (
-    cps.find((c) => c.messageId === messageId) ??
-    (messageTime === undefined
-      ? undefined
-      : (cps.find((c) => Number(c.createdAt) <= messageTime) ?? cps[cps.length - 1]))
-  );
 }
