@@ -50,12 +50,13 @@ describe("the task's status after Restore Task Only", () => {
       (await editor.clients.checkpoints.listCheckpoints({ taskId })).checkpoints.map((c) => c.kind);
     expect(await listed()).toEqual([CheckpointKind.BASELINE, CheckpointKind.TURN]);
     const gone = of(CheckpointKind.COMPLETION).id;
+    // One call at a time: a call made before the loop reached it could fail unhandled meanwhile.
     for (const attempt of [
-      restoreTask(gone),
-      editor.clients.checkpoints.restore({ taskId, checkpointId: gone, mode: RestoreMode.FILES }),
-      editor.clients.checkpoints.compare({ taskId, checkpointId: gone }),
+      () => restoreTask(gone),
+      () => editor.clients.checkpoints.restore({ taskId, checkpointId: gone, mode: RestoreMode.FILES }),
+      () => editor.clients.checkpoints.compare({ taskId, checkpointId: gone }),
     ]) {
-      const err = await attempt.then(
+      const err = await attempt().then(
         () => undefined,
         (e: unknown) => ConnectError.from(e),
       );
