@@ -10,7 +10,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
 import { openWindows, watch } from "./follow-helpers.js";
@@ -58,15 +57,10 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
     await setAutoApproval(clients, { editFiles: true, readFiles: true });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
     const events = watch(clients, taskId);
-    const completedAfter = (seq: bigint) =>
-      events.until(
-        (e) => e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED && e.seq > seq,
-      );
-    const lastSeq = () => events.events.at(-1)!.seq;
-    await completedAfter(0n);
-    let seq = lastSeq();
+    await events.completedAfter(0n);
+    let seq = events.lastSeq();
     await clients.tasks.sendMessage({ taskId, text: "Change the notes" });
-    await completedAfter(seq);
+    await events.completedAfter(seq);
     expect(filesIn(workspace)).toMatchObject({ "notes.txt": "two\n", "extra.txt": "extra\n" });
 
     // Restored before: files and task back to the checkpoint after the first write; then a new
@@ -74,9 +68,9 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
     const list = async () => (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
     const firstWrite = (await list()).find((c) => c.kind === CheckpointKind.TURN)!;
     await clients.checkpoints.restore({ taskId, checkpointId: firstWrite.id, mode: RestoreMode.FILES_AND_TASK });
-    seq = lastSeq();
+    seq = events.lastSeq();
     await clients.tasks.sendMessage({ taskId, text: "Write more" });
-    await completedAfter(seq);
+    await events.completedAfter(seq);
     expect(filesIn(workspace)).toMatchObject({ "notes.txt": "three\n", "more.txt": "more\n" });
     expect(filesIn(workspace)["extra.txt"]).toBeUndefined();
 

@@ -98,6 +98,16 @@ export function watch(clients: DlineClients, taskId: string, afterSeq = 0n) {
     status(status: TaskStatus): Promise<TaskEvent> {
       return this.until((e) => e.event.case === "statusChanged" && e.event.value.status === status);
     },
+    /** The seq of the newest event seen (0 before any). */
+    lastSeq(): bigint {
+      return events.at(-1)?.seq ?? 0n;
+    },
+    /** The task completing after `seq` (e.g. the run of a message sent after it). */
+    completedAfter(seq: bigint): Promise<TaskEvent> {
+      return this.until(
+        (e) => e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED && e.seq > seq,
+      );
+    },
     ended(): Promise<TaskEvent> {
       return this.until((e) => e.event.case === "statusChanged" && ENDED.has(e.event.value.status));
     },

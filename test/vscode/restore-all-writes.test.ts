@@ -9,7 +9,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { restoreAllWrites } from "../../adapters/vscode/src/checkpoints/restore-all-writes.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
@@ -33,15 +32,10 @@ describe("the files VS Code saves before Restore All", () => {
     await setAutoApproval(clients, { editFiles: true, readFiles: true });
     const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
     const events = watch(clients, taskId);
-    const completedAfter = (seq: bigint) =>
-      events.until(
-        (e) => e.event.case === "statusChanged" && e.event.value.status === TaskStatus.COMPLETED && e.seq > seq,
-      );
-    const lastSeq = () => events.events.at(-1)!.seq;
-    await completedAfter(0n);
-    let seq = lastSeq();
+    await events.completedAfter(0n);
+    let seq = events.lastSeq();
     await clients.tasks.sendMessage({ taskId, text: "Add extra" });
-    await completedAfter(seq);
+    await events.completedAfter(seq);
     // Restored before: the task goes back to its first completion, with its files (extra.txt goes).
     const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
     const firstCompletion = checkpoints.find((c) => c.kind === CheckpointKind.COMPLETION)!;
@@ -51,9 +45,9 @@ describe("the files VS Code saves before Restore All", () => {
       mode: RestoreMode.FILES_AND_TASK,
     });
     expect(fs.existsSync(path.join(workspace, "extra.txt"))).toBe(false);
-    seq = lastSeq();
+    seq = events.lastSeq();
     await clients.tasks.sendMessage({ taskId, text: "Change the notes" });
-    await completedAfter(seq);
+    await events.completedAfter(seq);
 
     const editMessage = (req: Parameters<typeof clients.checkpoints.editMessage>[0]) =>
       clients.checkpoints.editMessage(req);
