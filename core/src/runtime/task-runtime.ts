@@ -561,16 +561,7 @@ export class TaskRuntime {
     if (!chosen.changed) return;
     const { workspaceRoot } = chosen;
     this.saveKernel(task, { workspaceRoot });
-    const files = new TaskJsonFiles(task.files);
-    try {
-      files.writeMetadata({ ...(files.readMetadata() ?? { id: task.id }), workspaceRoot });
-    } catch (err) {
-      // A damaged task_metadata.json is left as it is; the state and the index hold the folder.
-      this.deps.logger.warn("recording the workspace in task_metadata.json failed", {
-        taskId: task.id,
-        error: (err as Error).message,
-      });
-    }
+    this.recordInMetadata(task, { workspaceRoot }, "workspace");
     await this.deps.history.update(task.id, { workspaceRoot });
   }
 
@@ -607,17 +598,24 @@ export class TaskRuntime {
    */
   private async retitle(task: LiveTask, text: string): Promise<void> {
     const title = titleOf(text);
+    this.recordInMetadata(task, { title }, "title");
+    await this.deps.history.update(task.id, { title, taskText: text.slice(0, 10_000) });
+  }
+
+  /**
+   * Fields of task_metadata.json (from which the index is rebuilt if it is lost). A damaged file
+   * is left as it is: the index (and the task's state) hold the value.
+   */
+  private recordInMetadata(task: LiveTask, fields: { title?: string; workspaceRoot?: string }, what: string): void {
     const files = new TaskJsonFiles(task.files);
     try {
-      files.writeMetadata({ ...(files.readMetadata() ?? { id: task.id }), title });
+      files.writeMetadata({ ...(files.readMetadata() ?? { id: task.id }), ...fields });
     } catch (err) {
-      // A damaged task_metadata.json is left as it is; the index holds the title.
-      this.deps.logger.warn("recording the title in task_metadata.json failed", {
+      this.deps.logger.warn(`recording the ${what} in task_metadata.json failed`, {
         taskId: task.id,
         error: (err as Error).message,
       });
     }
-    await this.deps.history.update(task.id, { title, taskText: text.slice(0, 10_000) });
   }
 
   respond(taskId: string, askId: string, approve: boolean, text: string, reason?: string): void {
