@@ -182,6 +182,11 @@ export class CheckpointManager {
     }
   }
 
+  /** A save of the task is queued: what it will read, for the edits made while its baseline is taken. */
+  private noteSaveQueued(task: CheckpointTask, paths: readonly string[] | "scan"): void {
+    this.engineFor(task)?.saveQueued(task.id, paths);
+  }
+
   /** Until the task's next scan or edit, its workspace's completions scan (WorkspaceCheckpoints.toolStarting). */
   private noteToolStarting(task: CheckpointTask): void {
     this.engineFor(task)?.toolStarting(task.id);
@@ -226,11 +231,14 @@ export class CheckpointManager {
 
   /** After an assistant turn that may have modified the workspace. */
   async saveTurn(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
+    const edited = options.editedPaths ?? [];
+    this.noteSaveQueued(task, options.commandRan || !edited.length ? "scan" : edited);
     return this.inOrder(task.id, () => this.saveFiles(task, "turn", options));
   }
 
   /** The completion result's checkpoint (View Changes compares completions). */
   async saveCompletion(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
+    this.noteSaveQueued(task, "scan");
     const cp = await this.inOrder(task.id, () => this.saveFiles(task, "completion", options));
     this.running.delete(task.id);
     return cp;
@@ -242,14 +250,9 @@ export class CheckpointManager {
    * (see WorkspaceCheckpoints.beforeEdit). Never throws: a failure is logged and the tool runs.
    */
   async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
-    // A new task's baseline still being taken keeps these files as they are now: no wait. Not
-    // once a turn's save is under way: it reads its files from the work tree when it runs.
-    if (
-      !this.saves.has(task.id) &&
-      this.baselines.has(task.id) &&
-      this.engineFor(task)?.keepForBaseline(task.id, paths)
-    )
-      return;
+    // A new task's baseline still being taken keeps these files as they are now: no wait, unless
+    // a save queued behind it will read them from the work tree (WorkspaceCheckpoints.keepForBaseline).
+    if (this.baselines.has(task.id) && this.engineFor(task)?.keepForBaseline(task.id, paths)) return;
     await this.baselineOf(task);
     // The checkpoint this edit is compared with may be a turn's save still under way.
     await this.settled(task.id);
@@ -261,6 +264,7 @@ export class CheckpointManager {
     task: CheckpointTask,
     options: { messageId?: string } = {},
   ): Promise<CheckpointInfo | undefined> {
+    this.noteSaveQueued(task, "scan");
     await this.baselineOf(task);
     return this.inOrder(task.id, () =>
       this.guarded(task, (entry) =>

@@ -15,6 +15,7 @@ import {
   type CheckpointKind,
 } from "./checkpoint-record.js";
 import { ObjectReader } from "./loose-objects.js";
+import { BaselineWindow } from "./baseline-window.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter, type PathChange } from "./fast-commit.js";
@@ -141,11 +142,8 @@ export class WorkspaceCheckpoints {
    * turn's save, for instance. While any is here, a completion scans.
    */
   private readonly unrecorded = new Set<string>();
-  /**
-   * Tasks whose baseline is being taken, with the files their edits changed meanwhile as they
-   * were before (keepForBaseline): the baseline holds these instead of what its scan read.
-   */
-  private readonly earlyEdits = new Map<string, Map<string, PathChange>>();
+  /** Tasks whose baseline is being taken, with what they did meanwhile (keepForBaseline, saveQueued). */
+  private readonly baselineWindows = new Map<string, BaselineWindow>();
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
@@ -322,12 +320,22 @@ export class WorkspaceCheckpoints {
    * (keepForBaseline). Only for a task without checkpoints: its baseline is the one taken now.
    */
   expectBaseline(taskId: string): void {
-    if (!this.earlyEdits.has(taskId)) this.earlyEdits.set(taskId, new Map());
+    if (!this.baselineWindows.has(taskId)) this.baselineWindows.set(taskId, new BaselineWindow());
   }
 
   /** The task's baseline was saved, or will not be: its edits wait for it again (beforeEdit). */
   baselineSettled(taskId: string): void {
-    this.earlyEdits.delete(taskId);
+    this.baselineWindows.delete(taskId);
+  }
+
+  /**
+   * A save of the task was queued (it runs after the baseline): a turn's save of the paths its
+   * tools recorded, or `"scan"` for any other. While the baseline is being taken, a later edit of
+   * a file that save will read waits for it (see BaselineWindow).
+   */
+  saveQueued(taskId: string, editedPaths: readonly string[] | "scan"): void {
+    const window = this.baselineWindows.get(taskId);
+    window?.saveQueued(editedPaths === "scan" ? "scan" : normalisePaths(this.workspaceRoot, editedPaths));
   }
 
   /**
@@ -335,16 +343,19 @@ export class WorkspaceCheckpoints {
    * scan of a large workspace takes a while): each file is read now, its content kept for the
    * baseline, which holds it instead of what its scan reads (the scan may see the tool's write).
    * True when every file was kept (or already was): the tool writes without waiting for the
-   * scan. False when there is no such baseline, or a file is not one a baseline holds as it is
+   * scan. False when there is no such baseline, when a save queued meanwhile will read one of the
+   * files or scan (BaselineWindow.admits), or when a file is not one a baseline holds as it is
    * (missing, a folder or special file, over the size limit, inside a nested repository): the
    * tool then waits for the baseline and its pre-images are kept the usual way (beforeEdit).
    */
   keepForBaseline(taskId: string, paths: readonly string[]): boolean {
-    const kept = this.earlyEdits.get(taskId);
-    if (!kept) return false;
+    const window = this.baselineWindows.get(taskId);
+    const repoPaths = normalisePaths(this.workspaceRoot, paths);
+    if (!window?.admits(repoPaths)) return false;
+    const kept = window.kept;
     const taken: PathChange[] = [];
     const nested = new NestedRepoDetector(this.workspaceRoot);
-    for (const p of normalisePaths(this.workspaceRoot, paths)) {
+    for (const p of repoPaths) {
       if (kept.has(p)) continue;
       const before = nested.containingSync(p) ? undefined : this.contentNow(p);
       if (!before) return false;
@@ -377,8 +388,8 @@ export class WorkspaceCheckpoints {
    */
   private takeEarlyEdits(req: SaveRequest): Map<string, PathChange> | undefined {
     if (req.kind !== "baseline") return undefined;
-    const kept = this.earlyEdits.get(req.taskId);
-    this.earlyEdits.delete(req.taskId);
+    const kept = this.baselineWindows.get(req.taskId)?.kept;
+    this.baselineWindows.delete(req.taskId);
     return kept?.size ? kept : undefined;
   }
 
