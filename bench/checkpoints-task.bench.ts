@@ -13,7 +13,8 @@ import { spawnModelServer } from "../test/model-server/spawn.js";
 import { fmtMs, median, ratio, report } from "./helpers.js";
 
 const FILES = 27_000;
-const ROUNDS = 5;
+/** Alternating rounds: one task takes 0.5-0.8 s on a shared 2-core machine, and five rounds' median swung 1.07x-1.32x. */
+const ROUNDS = 11;
 const root = path.resolve(".");
 const cli = path.join(root, "dist", "dline");
 const core = path.join(root, "dist", "dline-core");

@@ -41,19 +41,37 @@ export function parseTree(body: Buffer): TreeItem[] {
 
 /** A tree object's body; entries in git's order (a folder sorts as if its name ended in "/"). */
 export function serializeTree(items: readonly TreeItem[]): Buffer {
-  const sorted = items
-    .map((item) => ({ item, key: sortKey(item) }))
-    .sort((a, b) => Buffer.compare(a.key, b.key))
-    .map((k) => k.item);
-  const parts: Buffer[] = [];
+  const sorted = [...items].sort(compareTreeItems);
+  let size = 0;
+  for (const item of sorted) size += item.mode.length + item.name.length + 22;
+  // One buffer written in place: a save serializes the trees along its paths, hundreds of
+  // entries each, and a baseline thousands of trees.
+  const body = Buffer.allocUnsafe(size);
+  let pos = 0;
   for (const item of sorted) {
-    parts.push(Buffer.from(`${item.mode} `, "latin1"), item.name, Buffer.from([0]), Buffer.from(item.id, "hex"));
+    pos += body.write(item.mode, pos, "latin1");
+    body[pos++] = 0x20;
+    pos += item.name.copy(body, pos);
+    body[pos++] = 0;
+    if (body.write(item.id, pos, "hex") !== 20) throw new Error(`not an object id: ${item.id}`);
+    pos += 20;
   }
-  return Buffer.concat(parts);
+  return body;
 }
 
-function sortKey(item: TreeItem): Buffer {
-  return item.mode === TREE_MODE ? Buffer.concat([item.name, Buffer.from("/")]) : item.name;
+/** Git's order of tree entries: by name bytes, a folder's name as if it ended in "/". */
+function compareTreeItems(a: TreeItem, b: TreeItem): number {
+  const shorter = Math.min(a.name.length, b.name.length);
+  for (let i = 0; i < shorter; i++) {
+    const d = a.name[i]! - b.name[i]!;
+    if (d) return d;
+  }
+  return nextByte(a, shorter) - nextByte(b, shorter);
+}
+
+function nextByte(item: TreeItem, at: number): number {
+  if (at < item.name.length) return item.name[at]!;
+  return item.mode === TREE_MODE ? 0x2f : 0;
 }
 
 /** A parentless commit's body, author and committer alike (as fast-import writes it). */
