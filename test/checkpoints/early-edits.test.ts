@@ -1,6 +1,7 @@
 // A new task's edits run while its baseline's scan is under way (a scan of a large workspace
 // takes a while): the baseline must still hold every file as it was before the task.
 import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { holdGitStatus, releaseHeldGits } from "./fixtures/held-git.js";
@@ -171,189 +172,6 @@ describe("edits while a new task's baseline is taken", () => {
     await manager.stop();
   });
 
-  it("do not wait behind a turn's save queued for other files; an edit of a file it will read waits", async () => {
-    const sb = await laterTaskWorkspace();
-    write(sb.workspace, "src/second.txt", "second before the task\n");
-    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "turns");
-
-    // Turn 1 edits app.txt; its save is queued behind the held baseline.
-    await manager.beforeEdit(task, ["src/app.txt"]);
-    write(sb.workspace, "src/app.txt", "turn 1\n");
-    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
-    // Turn 2 edits another file: it does not wait for the scan, nor for turn 1's save.
-    expect(await settlesWithin(manager.beforeEdit(task, ["src/second.txt"]), 5000)).toBe(true);
-    expect(await settlesWithin(baseline, 0)).toBe(false);
-    write(sb.workspace, "src/second.txt", "turn 2\n");
-    const turn2 = manager.saveTurn(task, { editedPaths: ["src/second.txt"] });
-    // Turn 3 edits app.txt again: turn 1's save will read it from the work tree, so it waits.
-    const turn3Edit = manager.beforeEdit(task, ["src/app.txt"]);
-    expect(await settlesWithin(turn3Edit, 300)).toBe(false);
-
-    held.release();
-    await turn3Edit;
-    write(sb.workspace, "src/app.txt", "turn 3\n");
-    const turn3 = await manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
-    const [base, first, second] = [await baseline, await turn1, await turn2];
-    expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
-    expect(fileAt(sb, base!.id, "src/second.txt")).toBe("second before the task\n");
-    expect([fileAt(sb, first!.id, "src/app.txt"), fileAt(sb, first!.id, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "second before the task\n",
-    ]);
-    expect([fileAt(sb, second!.id, "src/app.txt"), fileAt(sb, second!.id, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "turn 2\n",
-    ]);
-    expect(fileAt(sb, turn3!.id, "src/app.txt")).toBe("turn 3\n");
-
-    const restored = await manager.restore("turns", first!.id, "files");
-    expect(restored.fileError).toBe("");
-    expect([read(sb.workspace, "src/app.txt"), read(sb.workspace, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "second before the task\n",
-    ]);
-    await manager.stop();
-  });
-
-  it("wait once a save that scans is queued (a command ran)", async () => {
-    const sb = await laterTaskWorkspace();
-    write(sb.workspace, "src/second.txt", "second before the task\n");
-    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "command");
-    await manager.beforeEdit(task, ["src/app.txt"]);
-    write(sb.workspace, "src/app.txt", "edited\n");
-    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"], commandRan: true });
-    const edit = manager.beforeEdit(task, ["src/second.txt"]);
-    expect(await settlesWithin(edit, 300)).toBe(false);
-    held.release();
-    await edit;
-    write(sb.workspace, "src/second.txt", "turn 2\n");
-    expect(fileAt(sb, (await turn1)!.id, "src/second.txt")).toBe("second before the task\n");
-    expect(fileAt(sb, (await baseline)!.id, "src/app.txt")).toBe("changed by hand before the task\n");
-    await manager.stop();
-  });
-
-  it("do not wait behind a turn's save queued for other files; an edit of a file it will read waits", async () => {
-    const sb = await laterTaskWorkspace();
-    write(sb.workspace, "src/second.txt", "second before the task\n");
-    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "turns");
-
-    // Turn 1 edits app.txt; its save is queued behind the held baseline.
-    await manager.beforeEdit(task, ["src/app.txt"]);
-    write(sb.workspace, "src/app.txt", "turn 1\n");
-    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
-    // Turn 2 edits another file: it does not wait for the scan, nor for turn 1's save.
-    expect(await settlesWithin(manager.beforeEdit(task, ["src/second.txt"]), 5000)).toBe(true);
-    expect(await settlesWithin(baseline, 0)).toBe(false);
-    write(sb.workspace, "src/second.txt", "turn 2\n");
-    const turn2 = manager.saveTurn(task, { editedPaths: ["src/second.txt"] });
-    // Turn 3 edits app.txt again: turn 1's save will read it from the work tree, so it waits.
-    const turn3Edit = manager.beforeEdit(task, ["src/app.txt"]);
-    expect(await settlesWithin(turn3Edit, 300)).toBe(false);
-
-    held.release();
-    await turn3Edit;
-    write(sb.workspace, "src/app.txt", "turn 3\n");
-    const turn3 = await manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
-    const [base, first, second] = [await baseline, await turn1, await turn2];
-    expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
-    expect(fileAt(sb, base!.id, "src/second.txt")).toBe("second before the task\n");
-    expect([fileAt(sb, first!.id, "src/app.txt"), fileAt(sb, first!.id, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "second before the task\n",
-    ]);
-    expect([fileAt(sb, second!.id, "src/app.txt"), fileAt(sb, second!.id, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "turn 2\n",
-    ]);
-    expect(fileAt(sb, turn3!.id, "src/app.txt")).toBe("turn 3\n");
-
-    const restored = await manager.restore("turns", first!.id, "files");
-    expect(restored.fileError).toBe("");
-    expect([read(sb.workspace, "src/app.txt"), read(sb.workspace, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "second before the task\n",
-    ]);
-    await manager.stop();
-  });
-
-  it("wait once a save that scans is queued (a command ran)", async () => {
-    const sb = await laterTaskWorkspace();
-    write(sb.workspace, "src/second.txt", "second before the task\n");
-    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "command");
-    await manager.beforeEdit(task, ["src/app.txt"]);
-    write(sb.workspace, "src/app.txt", "edited\n");
-    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"], commandRan: true });
-    const edit = manager.beforeEdit(task, ["src/second.txt"]);
-    expect(await settlesWithin(edit, 300)).toBe(false);
-    held.release();
-    await edit;
-    write(sb.workspace, "src/second.txt", "turn 2\n");
-    expect(fileAt(sb, (await turn1)!.id, "src/second.txt")).toBe("second before the task\n");
-    expect(fileAt(sb, (await baseline)!.id, "src/app.txt")).toBe("changed by hand before the task\n");
-    await manager.stop();
-  });
-
-  it("do not wait behind a turn's save queued for other files; an edit of a file it will read waits", async () => {
-    const sb = await laterTaskWorkspace();
-    write(sb.workspace, "src/second.txt", "second before the task\n");
-    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "turns");
-
-    // Turn 1 edits app.txt; its save is queued behind the held baseline.
-    await manager.beforeEdit(task, ["src/app.txt"]);
-    write(sb.workspace, "src/app.txt", "turn 1\n");
-    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
-    // Turn 2 edits another file: it does not wait for the scan, nor for turn 1's save.
-    expect(await settlesWithin(manager.beforeEdit(task, ["src/second.txt"]), 5000)).toBe(true);
-    expect(await settlesWithin(baseline, 0)).toBe(false);
-    write(sb.workspace, "src/second.txt", "turn 2\n");
-    const turn2 = manager.saveTurn(task, { editedPaths: ["src/second.txt"] });
-    // Turn 3 edits app.txt again: turn 1's save will read it from the work tree, so it waits.
-    const turn3Edit = manager.beforeEdit(task, ["src/app.txt"]);
-    expect(await settlesWithin(turn3Edit, 300)).toBe(false);
-
-    held.release();
-    await turn3Edit;
-    write(sb.workspace, "src/app.txt", "turn 3\n");
-    const turn3 = await manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
-    const [base, first, second] = [await baseline, await turn1, await turn2];
-    expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
-    expect(fileAt(sb, base!.id, "src/second.txt")).toBe("second before the task\n");
-    expect([fileAt(sb, first!.id, "src/app.txt"), fileAt(sb, first!.id, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "second before the task\n",
-    ]);
-    expect([fileAt(sb, second!.id, "src/app.txt"), fileAt(sb, second!.id, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "turn 2\n",
-    ]);
-    expect(fileAt(sb, turn3!.id, "src/app.txt")).toBe("turn 3\n");
-
-    const restored = await manager.restore("turns", first!.id, "files");
-    expect(restored.fileError).toBe("");
-    expect([read(sb.workspace, "src/app.txt"), read(sb.workspace, "src/second.txt")]).toEqual([
-      "turn 1\n",
-      "second before the task\n",
-    ]);
-    await manager.stop();
-  });
-
-  it("wait once a save that scans is queued (a command ran)", async () => {
-    const sb = await laterTaskWorkspace();
-    write(sb.workspace, "src/second.txt", "second before the task\n");
-    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "command");
-    await manager.beforeEdit(task, ["src/app.txt"]);
-    write(sb.workspace, "src/app.txt", "edited\n");
-    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"], commandRan: true });
-    const edit = manager.beforeEdit(task, ["src/second.txt"]);
-    expect(await settlesWithin(edit, 300)).toBe(false);
-    held.release();
-    await edit;
-    write(sb.workspace, "src/second.txt", "turn 2\n");
-    expect(fileAt(sb, (await turn1)!.id, "src/second.txt")).toBe("second before the task\n");
-    expect(fileAt(sb, (await baseline)!.id, "src/app.txt")).toBe("changed by hand before the task\n");
-    await manager.stop();
-  });
-
   it("leave an edit whose turn was never saved (a task cancelled) to the next baseline", async () => {
     const sb = await laterTaskWorkspace();
     const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "cancelled");
@@ -384,6 +202,30 @@ describe("edits while a new task's baseline is taken", () => {
     expect(fileAt(sb, base!.id, "src/app.txt")).toBe("changed by hand before the task\n");
     expect(fileAt(sb, base!.id, "generated/g7.txt")).toBe("made by hand 7\n");
     expect(fileAt(sb, base!.id, "generated/g599.txt")).toBe("made by hand 599\n");
+    await manager.stop();
+  });
+
+  it("wait for the baseline to edit a file through a linked folder; the baseline keeps the link a link", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "real/x.txt", "before the task\n");
+    fs.symlinkSync("real", path.join(sb.workspace, "linked"));
+    const earlier = makeManager(sb);
+    const first = { id: "earlier", workspaceRoots: [sb.workspace] };
+    await earlier.ensureBaseline(first, "", { newTask: true });
+    await earlier.saveCompletion(first);
+    await earlier.stop();
+
+    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "through-link");
+    const edit = manager.beforeEdit(task, ["linked/x.txt"]);
+    expect(await settlesWithin(edit, 300)).toBe(false);
+    held.release();
+    await edit;
+    write(sb.workspace, "real/x.txt", "written by the tool\n");
+    const base = await baseline;
+    const gitDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git");
+    const entry = execFileSync("git", ["--git-dir", gitDir, "ls-tree", base!.id, "linked"], { encoding: "utf8" });
+    expect(entry).toMatch(/^120000 blob /);
+    expect(fileAt(sb, base!.id, "real/x.txt")).toBe("before the task\n");
     await manager.stop();
   });
 

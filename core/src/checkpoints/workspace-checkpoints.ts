@@ -34,7 +34,7 @@ import { SnapshotRestore, type FileRestoreResult } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress } from "./snapshot-stager.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { writePack } from "./pack-writer.js";
-import { lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
+import { BeyondLinkDetector, lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** A watcher no save used for this long is closed. */
 const WATCHER_IDLE_MS = 10 * 60_000;
@@ -345,8 +345,9 @@ export class WorkspaceCheckpoints {
    * True when every file was kept (or already was): the tool writes without waiting for the
    * scan. False when there is no such baseline, when a save queued meanwhile will read one of the
    * files or scan (BaselineWindow.admits), or when a file is not one a baseline holds as it is
-   * (missing, a folder or special file, over the size limit, inside a nested repository): the
-   * tool then waits for the baseline and its pre-images are kept the usual way (beforeEdit).
+   * (missing, a folder or special file, over the size limit, inside a nested repository, reached
+   * through a linked folder): the tool then waits for the baseline and its pre-images are kept the
+   * usual way (beforeEdit).
    */
   keepForBaseline(taskId: string, paths: readonly string[]): boolean {
     const window = this.baselineWindows.get(taskId);
@@ -355,9 +356,11 @@ export class WorkspaceCheckpoints {
     const kept = window.kept;
     const taken: PathChange[] = [];
     const nested = new NestedRepoDetector(this.workspaceRoot);
+    const links = new BeyondLinkDetector(this.workspaceRoot);
     for (const p of repoPaths) {
       if (kept.has(p)) continue;
-      const before = nested.containingSync(p) ? undefined : this.contentNow(p);
+      // Through a link, the file is another path's (the link's target): not this path's content.
+      const before = nested.containingSync(p) || links.beyondLink(p) ? undefined : this.contentNow(p);
       if (!before) return false;
       taken.push(before);
     }
