@@ -77,6 +77,12 @@ type ToolDisplay = {
   sent: { status: ToolCallStatus; edits: string };
   /** The tool's own end was sent (its result, diff or terminal): later row updates add nothing. */
   ended: boolean;
+  /**
+   * The content the running call's last live update showed (its streamed output, the client's
+   * terminal), as JSON: a client keeps a tool call's content until an update replaces it, so the
+   * final update carries its content only when it differs from this.
+   */
+  liveContent?: string;
 };
 
 export class PromptTurn {
@@ -159,12 +165,9 @@ export class PromptTurn {
     const display =
       this.tools.get(toolCallId) ??
       (await new Promise<ToolDisplay>((resolve) => this.toolWaiters.set(toolCallId, resolve)));
+    if (display.ended) return; // the final update was sent: nothing comes after it
     display.terminalId = terminalId;
-    this.send({
-      sessionUpdate: "tool_call_update",
-      toolCallId: display.acpId,
-      content: [{ type: "terminal", terminalId }],
-    });
+    this.sendLive(display, [{ type: "terminal", terminalId }]);
   }
 
   /** Notifications go out one after the other, in event order. */
@@ -399,16 +402,18 @@ export class PromptTurn {
 
   private toolOutput(callId: string, chunk: string): void {
     const display = this.tools.get(callId);
-    if (!display || display.terminalId) return; // the editor's terminal shows it already
+    if (!display || display.ended || display.terminalId) return; // the editor's terminal shows it already
     display.output = (display.output + chunk).slice(-SHOWN_OUTPUT_CHARS);
     display.timer ??= setTimeout(() => {
       display.timer = undefined;
-      this.send({
-        sessionUpdate: "tool_call_update",
-        toolCallId: display.acpId,
-        content: [{ type: "content", content: text(display.output) }],
-      });
+      this.sendLive(display, [{ type: "content", content: text(display.output) }]);
     }, OUTPUT_FLUSH_MS);
+  }
+
+  /** What the running call shows now (its output so far, its terminal): remembered for its final update. */
+  private sendLive(display: ToolDisplay, content: ToolCallContent[]): void {
+    display.liveContent = JSON.stringify(content);
+    this.send({ sessionUpdate: "tool_call_update", toolCallId: display.acpId, content });
   }
 
   private toolFinished(callId: string, ok: boolean, result: string, edits: FileEdit[], status: ToolCallStatus): void {
@@ -424,11 +429,14 @@ export class PromptTurn {
       : diffs.length > 0
         ? diffs
         : [{ type: "content", content: text(result) }];
+    // The final status always; the content only when the live updates did not show it already
+    // (the client's terminal: its output is the client's, and the terminal was released meanwhile).
+    const shown = display.liveContent === JSON.stringify(content);
     this.send({
       sessionUpdate: "tool_call_update",
       toolCallId: display.acpId,
       status: ok ? "completed" : acpStatus(status || ToolCallStatus.FAILED),
-      content,
+      ...(shown ? {} : { content }),
       rawOutput: { ok, result },
     });
   }
