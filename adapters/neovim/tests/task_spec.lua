@@ -739,6 +739,7 @@ S.case(
           if o.label == "Restore All" then return o end
         end
       end
+      if opts.kind == "dline.restore_all" then return items[1] end
     end)
     T.script_input(function() return "Greet everyone" end)
     -- The sidebar is closed: Restore All opens it to show where the text is.

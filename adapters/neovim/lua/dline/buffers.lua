@@ -185,6 +185,32 @@ function M.reload(root, paths, why, opts)
   return reloaded, kept, warning
 end
 
+--- The loaded buffers with unsaved changes among the files `paths` (relative to `root`, or
+--- absolute), in the order of `paths`: { buf, path } each (`path` as given).
+function M.modified(root, paths)
+  local out = {}
+  for _, p in ipairs(paths or {}) do
+    local buf = H.buffer_of(H.absolute(root, p))
+    if buf and H.is_file_buffer(buf) and vim.bo[buf].modified then table.insert(out, { buf = buf, path = p }) end
+  end
+  return out
+end
+
+--- Writes buffers `bufs` (|:write| in each, so the user's write autocommands run), stopping at
+--- the first that cannot be written: returns nil, or the error and the buffer that failed.
+function M.save(bufs)
+  for _, buf in ipairs(bufs) do
+    if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+      local ok, err = pcall(vim.api.nvim_buf_call, buf, function() vim.cmd("silent write") end)
+      if not ok or vim.bo[buf].modified then
+        -- The Vim error ("E45: 'readonly' option is set ..."), without the Lua traceback.
+        local text = tostring(err or "still modified after :write")
+        return text:match("(E%d+:[^\n]*)") or text:match("^[^\n]*"), buf
+      end
+    end
+  end
+end
+
 --- The text a buffer would write (its lines, and the last newline unless 'eol' is off).
 function H.buffer_text(buf)
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")

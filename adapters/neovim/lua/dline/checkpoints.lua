@@ -452,8 +452,158 @@ M.EDIT_OPTIONS = {
   },
 }
 
+--- At most this many paths of each kind in the Restore All confirmation ("and N more").
+H.SHOWN_PATHS = 3
+
+--- `paths` as a short list: "a.js, b.js, c.js and 4 more" (control characters made visible).
+function H.names(paths, max)
+  local names = {}
+  for i = 1, math.min(#paths, max or #paths) do
+    table.insert(names, (require("dline.visible")(paths[i]):gsub("\n", "\\n")))
+  end
+  local text = table.concat(names, ", ")
+  if max and #paths > max then text = text .. (" and %d more"):format(#paths - max) end
+  return text
+end
+
+function H.files(n) return ("%d file%s"):format(n, n == 1 and "" or "s") end
+
+--- The Restore All confirmation's question: what it overwrites and deletes (from the dry run
+--- `dry`), and which of those files have unsaved buffers (`unsaved`: { buf, path } each).
+--- `max`: paths shown of each kind (nil: all).
+function M.restore_all_prompt(dry, unsaved, max)
+  local writes, deletes = dry.restoredPaths or {}, dry.deletedPaths or {}
+  local parts = {}
+  if #writes > 0 then table.insert(parts, ("overwrites %s (%s)"):format(H.files(#writes), H.names(writes, max))) end
+  if #deletes > 0 then table.insert(parts, ("deletes %s (%s)"):format(H.files(#deletes), H.names(deletes, max))) end
+  local text = ("Restore All resets the files to checkpoint %s: it %s."):format(
+    (dry.checkpointId or ""):sub(1, 8),
+    table.concat(parts, " and ")
+  )
+  if #unsaved > 0 then
+    local paths = vim.tbl_map(function(u) return u.path end, unsaved)
+    text = text
+      .. (" %s unsaved changes in Neovim: %s."):format(
+        #unsaved == 1 and "1 of them has" or (#unsaved .. " of them have"),
+        H.names(paths, max)
+      )
+  end
+  return text
+end
+
+--- The confirmation's choices: with unsaved buffers among the files, save them first (the
+--- restore's undo point then holds your text) or keep them as they are (not reloaded).
+function M.restore_all_choices(dry, unsaved)
+  local writes, deletes = #(dry.restoredPaths or {}), #(dry.deletedPaths or {})
+  local choices = {}
+  if #unsaved == 0 then
+    table.insert(
+      choices,
+      { label = "Restore All (:Dline undo puts the files back as they are now)", action = "restore" }
+    )
+  else
+    table.insert(choices, {
+      label = "Save my unsaved buffers, then Restore All (:Dline undo puts back what they had)",
+      action = "save",
+    })
+    table.insert(choices, {
+      label = "Restore All, keep my unsaved buffers as they are (:e! loads the restored file)",
+      action = "keep",
+    })
+  end
+  if writes > H.SHOWN_PATHS or deletes > H.SHOWN_PATHS or #unsaved > H.SHOWN_PATHS then
+    table.insert(choices, { label = ("List all %s, then choose"):format(H.files(writes + deletes)), action = "list" })
+  end
+  table.insert(choices, { label = "Cancel", action = "cancel" })
+  return choices
+end
+
+--- Asks the core what Restore All of the edited message would do (a dry run: nothing changes),
+--- then confirms with the files it names. `proceed(notice)` runs the restore: no confirmation
+--- when it changes no file (`notice` says so); unsaved buffers among the files are saved first
+--- when the person chose so. `cb("cancelled")` when not confirmed.
+function H.confirm_restore_all(task_id, workspace_root, msg, text, proceed, cb)
+  dline().session():call(
+    "CheckpointService",
+    "EditMessage",
+    { taskId = task_id, messageId = msg.id, text = text, mode = "EDIT_MESSAGE_MODE_RESTORE_ALL", dryRun = true },
+    function(err, dry)
+      if err then
+        dline().notify_error("edit message", err)
+        return cb and cb(err)
+      end
+      local paths = vim.list_extend(vim.deepcopy(dry.restoredPaths or {}), dry.deletedPaths or {})
+      if #paths == 0 then
+        -- Nothing of the workspace's changes: as Restore Chat, without sending the text.
+        return proceed(
+          (dry.checkpointId or "") == "" and "the task has no checkpoint with files: no file restored"
+            or ("no file to restore: they are as at checkpoint %s"):format(dry.checkpointId:sub(1, 8))
+        )
+      end
+      local unsaved = require("dline.buffers").modified(workspace_root, paths)
+      local function ask()
+        require("dline.ui").select(M.restore_all_choices(dry, unsaved), {
+          prompt = M.restore_all_prompt(dry, unsaved, H.SHOWN_PATHS),
+          kind = "dline.restore_all",
+          format_item = function(c) return c.label end,
+        }, function(choice)
+          -- Cancelled: nothing changed, and nothing said (as the plugin's other menus).
+          if not choice or choice.action == "cancel" then return cb and cb("cancelled") end
+          if choice.action == "list" then
+            -- After Neovim's own select, below the answer typed, not on its line.
+            dline().show_whole(H.file_list(dry, unsaved), require("dline.ui").builtin(vim.ui.select))
+            return vim.schedule(ask)
+          end
+          if choice.action == "save" then
+            local save_err, buf = require("dline.buffers").save(vim.tbl_map(function(u) return u.buf end, unsaved))
+            if save_err then
+              dline().notify(
+                ("%s could not be saved (%s): nothing was restored"):format(
+                  vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":~:."),
+                  save_err
+                ),
+                vim.log.levels.ERROR
+              )
+              return cb and cb(save_err)
+            end
+          end
+          proceed()
+        end)
+      end
+      ask()
+    end
+  )
+end
+
+--- Every file Restore All would change, a line each (for "List all").
+function H.file_list(dry, unsaved)
+  local modified = {}
+  for _, u in ipairs(unsaved) do
+    modified[u.path] = true
+  end
+  local lines = {
+    ("Restore All resets the files to checkpoint %s: it overwrites %s and deletes %s:"):format(
+      (dry.checkpointId or ""):sub(1, 8),
+      H.files(#(dry.restoredPaths or {})),
+      H.files(#(dry.deletedPaths or {}))
+    ),
+  }
+  local function add(paths, what)
+    for _, p in ipairs(paths or {}) do
+      table.insert(
+        lines,
+        ("  %s  %s%s"):format(what, H.names({ p }), modified[p] and "  (unsaved changes in Neovim)" or "")
+      )
+    end
+  end
+  add(dry.restoredPaths, "overwrite")
+  add(dry.deletedPaths, "delete   ")
+  return table.concat(lines, "\n")
+end
+
 --- Edits one of the user's messages of task `task_id`: pick the message, change its text
---- (vim.ui.input), then choose Restore Chat or Restore All.
+--- (vim.ui.input), then choose Restore Chat or Restore All. Restore All first asks the core
+--- which files it would overwrite and delete (a dry run) and confirms with them.
 function M.edit_message(task_id, workspace_root, cb)
   dline().session():call("TaskService", "GetTask", { taskId = task_id }, function(err, res)
     if err then return dline().notify_error("edit message", err) end
@@ -484,53 +634,65 @@ function M.edit_message(task_id, workspace_root, cb)
           format_item = function(o) return o.label .. ": " .. o.description end,
         }, function(choice)
           if not choice then return end
-          dline().session():call(
-            "CheckpointService",
-            "EditMessage",
-            { taskId = task_id, messageId = msg.id, text = text, mode = choice.mode },
-            function(edit_err, edit_res)
-              if edit_err then
-                dline().notify_error("edit message", edit_err)
-                return cb and cb(edit_err)
-              end
-              local warnings = {}
-              if edit_res.fileError and edit_res.fileError ~= "" then
-                table.insert(warnings, "the files could not be restored: " .. edit_res.fileError)
-              end
-              -- The buffers of the files it changed (an unsaved one is kept: said), then every
-              -- other unmodified buffer whose file changed is re-read.
-              local changed = vim.list_extend(vim.deepcopy(edit_res.restoredPaths or {}), edit_res.deletedPaths or {})
-              table.insert(warnings, M.reload_buffers(workspace_root, changed))
-              require("dline.buffers").reload_changed(workspace_root)
-              local tabs = #changed > 0 and M.close_compare(task_id) or 0
-              local controller = require("dline.task").get(task_id)
-              if controller then controller:reload() end
-              local kept = ""
-              if choice.mode == "EDIT_MESSAGE_MODE_RESTORE_ALL" then
-                H.keep_in_input(task_id, text)
-                kept = ". The edited message is in the chat's input area, not sent: <CR> there sends it"
-              end
-              H.tell(
-                ("%s: %s%s%s%s"):format(
-                  choice.label,
-                  edit_res.restored and "done" or "nothing restored",
-                  (edit_res.undoCheckpointId or "") ~= ""
-                      and #changed > 0
-                      and (" (%d file(s) restored; :Dline undo puts them back as they were)"):format(#changed)
-                    or "",
-                  H.tabs_closed(tabs),
-                  kept
-                ),
-                warnings,
-                (edit_res.fileError or "") ~= "" and vim.log.levels.ERROR or nil
-              )
-              if cb then cb(nil, edit_res, choice) end
-            end
-          )
+          local function apply(notice) H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb) end
+          if choice.mode ~= "EDIT_MESSAGE_MODE_RESTORE_ALL" then return apply() end
+          H.confirm_restore_all(task_id, workspace_root, msg, text, apply, cb)
         end)
       end)
     end)
   end)
+end
+
+--- Sends the edit (`choice`: one of M.EDIT_OPTIONS), reloads the buffers it changed and says
+--- what it did (`notice`: what the confirmation found, e.g. no file to restore).
+function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
+  dline().session():call(
+    "CheckpointService",
+    "EditMessage",
+    { taskId = task_id, messageId = msg.id, text = text, mode = choice.mode },
+    function(edit_err, edit_res)
+      if edit_err then
+        dline().notify_error("edit message", edit_err)
+        return cb and cb(edit_err)
+      end
+      local warnings = {}
+      if edit_res.fileError and edit_res.fileError ~= "" then
+        table.insert(warnings, "the files could not be restored: " .. edit_res.fileError)
+      end
+      -- The buffers of the files it changed (an unsaved one is kept: said), then every
+      -- other unmodified buffer whose file changed is re-read.
+      local changed = vim.list_extend(vim.deepcopy(edit_res.restoredPaths or {}), edit_res.deletedPaths or {})
+      table.insert(warnings, M.reload_buffers(workspace_root, changed))
+      require("dline.buffers").reload_changed(workspace_root)
+      local tabs = #changed > 0 and M.close_compare(task_id) or 0
+      local controller = require("dline.task").get(task_id)
+      if controller then controller:reload() end
+      local kept = ""
+      if choice.mode == "EDIT_MESSAGE_MODE_RESTORE_ALL" then
+        H.keep_in_input(task_id, text)
+        kept = ". The edited message is in the chat's input area, not sent: <CR> there sends it"
+      end
+      H.tell(
+        ("%s: %s%s%s%s%s"):format(
+          choice.label,
+          edit_res.restored and "done" or "nothing restored",
+          notice and #changed == 0 and (" (%s)"):format(notice) or "",
+          (edit_res.undoCheckpointId or "") ~= ""
+              and #changed > 0
+              and (" (%d file(s) restored, %d deleted; :Dline undo puts them back as they were)"):format(
+                #(edit_res.restoredPaths or {}),
+                #(edit_res.deletedPaths or {})
+              )
+            or "",
+          H.tabs_closed(tabs),
+          kept
+        ),
+        warnings,
+        (edit_res.fileError or "") ~= "" and vim.log.levels.ERROR or nil
+      )
+      if cb then cb(nil, edit_res, choice) end
+    end
+  )
 end
 
 return M

@@ -110,6 +110,17 @@ function M.one_line_notice(text, width)
   return first .. more
 end
 
+--- Shows a message of several lines whole, asked for (a list to read before answering a
+--- question): echoed as it is (Neovim's own paging, "-- More --"), not cut to one line, and
+--- kept for `:Dline messages` like a notice. `own_line`: start on a new line (after the answer
+--- to Neovim's own select, which leaves the cursor on its line).
+function M.show_whole(message, own_line)
+  local text = "(dline) " .. message
+  table.insert(H.notices, { text = text, level = vim.log.levels.INFO, time = os.time() })
+  if #H.notices > H.MAX_NOTICES then table.remove(H.notices, 1) end
+  vim.api.nvim_echo({ { (own_line and "\n" or "") .. text } }, false, {})
+end
+
 --- Shows the notices of this session whole (`:Dline messages`), newest last.
 function M.show_notices()
   if #H.notices == 0 then return vim.api.nvim_echo({ { "(dline) no messages yet" } }, false, {}) end
