@@ -503,4 +503,39 @@ S.case("a command's result shows its output folded and how it ended; no output s
   )
 end)
 
+S.case("rewound to before its first message: untitled, nothing to resume; the next message names the task", function()
+  local state = play(fold.new("t9"), {
+    user("u1", "Greet the world"),
+    { statusChanged = { status = "TASK_STATUS_COMPLETED" } },
+    { rewound = { afterMessageId = "" } },
+    {
+      statusChanged = {
+        status = "TASK_STATUS_INTERRUPTED",
+        reason = "the conversation was restored to an earlier point",
+      },
+    },
+  })
+  local lines = render.header_lines(state)
+  T.eq(lines[2], "(untitled task)", "no title (before: the old first message)")
+  T.eq(lines[3], "Restored to before its first message: send a message to start it again.", "no Resume hint")
+  play(state, { user("u2", "Greet everyone\nand more"), { statusChanged = { status = "TASK_STATUS_RUNNING" } } })
+  T.eq(render.header_lines(state)[2], "Greet everyone", "named by the new first message")
+  -- Rewound to a later message: the title stays.
+  play(
+    state,
+    { { messageAdded = { message = { id = "a1", role = "MESSAGE_ROLE_ASSISTANT", kind = "text", text = "ok" } } } }
+  )
+  play(state, { { rewound = { afterMessageId = "u2" } } })
+  T.eq(state.title, "Greet everyone", "kept")
+  -- Read back (GetTask): Connect JSON leaves the empty title out; the chat's old one must not stay.
+  local reloaded = fold.load(state, { task = { id = "t9", status = "TASK_STATUS_INTERRUPTED" }, messages = {} })
+  T.eq(reloaded.title, "", "the core's empty title")
+  T.eq(render.header_lines(reloaded)[2], "(untitled task)", "shown as untitled")
+  local named = fold.load(fold.new("t9"), {
+    task = { id = "t9", status = "TASK_STATUS_COMPLETED" },
+    messages = { { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "Untitled in the index" } },
+  })
+  T.eq(named.title, "Untitled in the index", "no title but a first message: named by it, as events name it")
+end)
+
 return S

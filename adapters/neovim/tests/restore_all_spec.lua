@@ -233,4 +233,89 @@ S.case("Restore All that changes no file says so and asks nothing", function()
   T.contains(messages[#messages].msg, "Restore All: done (no file", "says no file was restored")
 end)
 
+--- The chat's header (its lines up to the first blank one).
+local function header(controller)
+  local lines = {}
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(controller.chat.buf, 0, -1, false)) do
+    if line == "" then break end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+S.case(
+  "Restore All of the first message: the header says untitled, then the sent edit names the task and runs it",
+  function()
+    local s = session()
+    local cwd = vim.loop.cwd()
+    local hello = cwd .. "/hello.txt"
+    T.write(hello, "hello\n")
+    T.configure_model(s, {
+      {
+        toolCalls = {
+          {
+            name = "replace_in_file",
+            input = { path = "hello.txt", diff = "------- SEARCH\nhello\n=======\nhello, world\n+++++++ REPLACE" },
+          },
+        },
+      },
+      done("Greeted."),
+      -- The new first message's run: slow enough to be seen running.
+      { text = "Greeting the whole world.", firstByteDelayMs = 1500 },
+      done("Greeted the whole world."),
+    })
+    T.script_select(function(_, opts)
+      if opts.kind == "dline.approval" then return ask.APPROVE end
+    end)
+    vim.cmd("Dline new Greet the world")
+    local controller
+    T.wait(function()
+      controller = require("dline.task").current()
+      return controller ~= nil
+    end, "the task")
+    wait_completed(controller)
+    T.eq(header(controller)[2], "Greet the world", "the title")
+
+    local messages = capture_notices()
+    restore_all_first(choice("restore"))
+    T.wait(function()
+      local last = messages[#messages]
+      return last and last.msg:find("Restore All: done", 1, true) ~= nil
+    end, "the summary")
+    T.eq(T.read(hello), "hello\n", "hello.txt restored")
+    -- No message left: nothing names the task (before, the old first message still did) and
+    -- nothing is there to resume (Resume is refused: a message starts it again).
+    T.wait(
+      function() return header(controller)[2] == "(untitled task)" end,
+      "no title: " .. vim.inspect(header(controller))
+    )
+    local restored = table.concat(header(controller), "\n")
+    T.truthy(not restored:find("Greet the world", 1, true), "not the old first message: " .. restored)
+    T.truthy(not restored:find("continues it", 1, true), "no Resume offered: " .. restored)
+    T.contains(restored, "send a message to start it again", "what to do")
+
+    -- The edited text, sent from the input area as the person does (<CR>).
+    local sidebar = require("dline.sidebar")
+    T.eq(T.buffer_text(sidebar.input_buffer()), "Greet the whole world", "the edit waits in the input area")
+    sidebar.send(controller.chat)
+    T.wait(
+      function() return controller.status == "TASK_STATUS_RUNNING" end,
+      "the new run (status " .. tostring(controller.status) .. ")"
+    )
+    local running = header(controller)
+    T.matches(running[1], "^# Dline %x+ · running", "running: " .. vim.inspect(running))
+    T.eq(running[2], "Greet the whole world", "the new first message names the task")
+    T.truthy(not table.concat(running, "\n"):find("continues it", 1, true), "not stopped: " .. vim.inspect(running))
+    wait_completed(controller)
+    local completed = header(controller)
+    T.matches(completed[1], "^# Dline %x+ · completed", "completed: " .. vim.inspect(completed))
+    T.eq(completed[2], "Greet the whole world", "still named by it")
+    -- As a chat opened afresh shows it (GetTask).
+    controller:reload()
+    T.wait(function() return controller.chat.state.base_seq > 0 end, "the reload")
+    vim.wait(300)
+    T.eq(header(controller)[2], "Greet the whole world", "named by it after a reload")
+  end
+)
+
 return S

@@ -105,11 +105,21 @@ function M.header_lines(state)
   local usage = M.usage_text(state.usage)
   if usage then table.insert(parts, usage) end
   local lines = { table.concat(parts, " · ") }
-  if state.title ~= "" then table.insert(lines, M.one_line(state.title)) end
+  if state.title ~= "" then
+    table.insert(lines, M.one_line(state.title))
+  elseif state.status then
+    -- No first message names it (restored to before it), as the history lists it.
+    table.insert(lines, "(untitled task)")
+  end
   local cp = M.checkpoint_text(state.checkpoints)
   if cp then table.insert(lines, cp) end
   local stopped = H.stopped[state.status or ""]
-  if stopped then table.insert(lines, stopped .. ". R (or :Dline resume) continues it.") end
+  if stopped and require("dline.chat_state").empty(state) then
+    -- Resume has nothing to go on from (the core refuses it): a message starts the task again.
+    table.insert(lines, "Restored to before its first message: send a message to start it again.")
+  elseif stopped then
+    table.insert(lines, stopped .. ". R (or :Dline resume) continues it.")
+  end
   table.insert(lines, "")
   return lines
 end

@@ -104,7 +104,9 @@ function H.num(v) return tonumber(v) or 0 end
 --- sidecar died, and nobody will answer its question.
 function M.load(state, res)
   local task = res.task or {}
-  local fresh = M.new(state.task_id, task.title or state.title)
+  -- Connect JSON leaves out an empty title: a task restored to before its first message has
+  -- none (the core emptied it), not the one this chat showed before.
+  local fresh = M.new(state.task_id, res.task and (task.title or "") or state.title)
   for k, v in pairs(fresh) do
     state[k] = v
   end
@@ -127,6 +129,7 @@ function M.load(state, res)
     costUnknown = task.costUnknown == true,
   }
   state.base_seq = H.num(res.lastSeq)
+  H.with_title(state, {})
   return state
 end
 
@@ -358,7 +361,14 @@ function M.apply(state, event)
     end
     local removed = H.remove(state, ids)
     state.pending_ask = nil
-    return { removed = removed, ask = true }
+    local change = { removed = removed, ask = true }
+    -- Restored to before its first message: the title was that message; the next one names
+    -- the task (the core empties its title too).
+    if not H.has_user_message(state) and state.title ~= "" then
+      state.title = ""
+      change.header = true
+    end
+    return H.with_title(state, change)
   elseif event.error then
     local e = event.error
     local id = "error:" .. (event.seq or tostring(#state.items + 1))
@@ -411,6 +421,17 @@ function H.last_open_tool_row(state)
     if (item.kind == "tool" or item.kind == "command") and item.partial then return item.id end
   end
 end
+
+function H.has_user_message(state)
+  for _, item in ipairs(state.items) do
+    if item.role == "MESSAGE_ROLE_USER" then return true end
+  end
+  return false
+end
+
+--- Whether the conversation has no message of the person's (a task restored to before its
+--- first one): nothing to resume from, a message starts it again.
+function M.empty(state) return not H.has_user_message(state) end
 
 function H.with_title(state, change)
   if state.title == "" then
