@@ -76,6 +76,7 @@ export class RestoreFlow {
       try {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps), {
           commandsSince: commandRanAfter(cps, cp),
+          leftOutSince: cps.filter((c) => c.createdAt > cp.createdAt).flatMap((c) => c.skipped),
         });
         Object.assign(outcome, {
           filesRestored: true,

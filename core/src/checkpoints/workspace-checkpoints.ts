@@ -21,6 +21,7 @@ import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter, type PathChange } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
+import { leftOutChangedAfter, withLeftOutChanges } from "./left-out-changes.js";
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
@@ -733,11 +734,20 @@ export class WorkspaceCheckpoints {
     taskId: string,
     target: CheckpointInfo,
     recordedPaths: readonly string[],
-    options: { commandsSince?: boolean } = {},
+    options: { commandsSince?: boolean; leftOutSince?: readonly SkippedPath[] } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
       await this.open();
+      // Looked at before any file is touched: what the checkpoints left out and a command (or
+      // the person) changed since stays as it is, and the answer names it.
+      const leftOut = await leftOutChangedAfter(
+        this.workspaceRoot,
+        target,
+        dedupeSkips([...target.skipped, ...(options.leftOutSince ?? [])]),
+        (paths) => this.stager.excludedNow(paths),
+      );
+      if (leftOut.cut) this.options.logger.info("restore: the look for left-out changes stopped at its limit");
       const recorded = await this.scopeOf(target, recordedPaths, options);
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
@@ -778,7 +788,7 @@ export class WorkspaceCheckpoints {
       }
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
-      return result;
+      return { ...result, kept: withLeftOutChanges(result, leftOut) };
     }, false);
   }
 

@@ -1,0 +1,177 @@
+import { readdirSync, type Dirent, type Stats } from "node:fs";
+import type { SkippedPath } from "./exclusions.js";
+import { existedAt } from "./left-out.js";
+import type { KeptPath } from "./snapshot-restore.js";
+import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
+
+/** Entries looked at (one lstat each) inside one left-out folder, and in all of them. */
+export const FOLDER_LOOK_LIMIT = 2_000;
+export const TOTAL_LOOK_LIMIT = 10_000;
+/** Changed files of one folder named one by one; past it the folder is named instead ("build/"). */
+export const FILES_NAMED_PER_FOLDER = 20;
+/** Paths this look reports at most (a skip list holds up to 500 entries). */
+export const CHANGES_NAMED = 100;
+
+export interface LeftOutLook {
+  /** Paths the checkpoints left out, changed (or created, or gone) after `since`. */
+  changed: KeptPath[];
+  /** A folder's look stopped at its limit: a change further in may not be named. */
+  cut: boolean;
+}
+
+/**
+ * What the checkpoints left out (`skipped`: files such as `.env`, collapsed folders such as
+ * `build` or `node_modules`) that changed after `since` (a checkpoint's creation): a restore to
+ * that checkpoint leaves those as they are, and its answer must say so. Bounded: a file costs
+ * one lstat; a folder is walked breadth first up to FOLDER_LOOK_LIMIT entries (TOTAL_LOOK_LIMIT
+ * in all), never into `.git`. A change is a status change time (ctime: content, mode, a
+ * rename into place) after `since`. A folder born after `since` is named as one path ("dist/");
+ * a folder whose own entries were added or removed since, and none of them named, is named too;
+ * a folder of more than FILES_NAMED_PER_FOLDER changed files is named instead of its files.
+ * `listedThen`: entries that existed at `since` (the checkpoint's own list): one gone now is
+ * named (a file a command deleted stays deleted). Nothing is ever written.
+ */
+export function leftOutChangedSince(
+  workspaceRoot: string,
+  skipped: readonly SkippedPath[],
+  since: number,
+  listedThen: ReadonlySet<string>,
+): LeftOutLook {
+  const changed: KeptPath[] = [];
+  let budget = TOTAL_LOOK_LIMIT;
+  let cut = false;
+  const seen = new Set<string>();
+  const entries = skipped
+    // A name that is not UTF-8 is listed escaped: no path to look at (nor to restore).
+    .filter((s) => s.reason !== "name_not_utf8")
+    // The outermost entries only: a folder's look covers what the list names inside it.
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const add = (p: string) => changed.push({ path: p, reason: "not_tracked" });
+  for (const s of entries) {
+    if (changed.length >= CHANGES_NAMED) {
+      cut = true;
+      break;
+    }
+    if (seen.has(s.path) || [...ancestors(s.path)].some((a) => seen.has(a))) continue;
+    seen.add(s.path);
+    const st = lstatIfPresent(toAbsolute(workspaceRoot, s.path));
+    if (!st) {
+      if (listedThen.has(s.path)) add(s.path);
+      continue;
+    }
+    if (!st.isDirectory()) {
+      if (changedAfter(st, since)) add(s.path);
+      continue;
+    }
+    if (!existedAt(st.birthtimeMs, since)) {
+      add(`${s.path}/`);
+      continue;
+    }
+    const limit = Math.min(FOLDER_LOOK_LIMIT, budget);
+    const look = lookInto(workspaceRoot, s.path, st, since, limit);
+    budget -= look.looked;
+    if (look.cut) cut = true;
+    if (look.changed.length > FILES_NAMED_PER_FOLDER) add(`${s.path}/`);
+    else for (const p of look.changed) add(p);
+  }
+  return { changed: changed.slice(0, CHANGES_NAMED), cut };
+}
+
+export function changedAfter(st: Stats, since: number): boolean {
+  return Math.max(st.ctimeMs, st.mtimeMs) > since;
+}
+
+function* ancestors(p: string): Generator<string> {
+  let i = p.lastIndexOf("/");
+  while (i > 0) {
+    p = p.slice(0, i);
+    yield p;
+    i = p.lastIndexOf("/");
+  }
+}
+
+/** One left-out folder, breadth first, up to `limit` entries. */
+function lookInto(
+  workspaceRoot: string,
+  folder: string,
+  folderStat: Stats,
+  since: number,
+  limit: number,
+): { changed: string[]; looked: number; cut: boolean } {
+  const changed: string[] = [];
+  let looked = 0;
+  const queue: { rel: string; st: Stats }[] = [{ rel: folder, st: folderStat }];
+  for (let q = 0; q < queue.length; q++) {
+    const { rel, st } = queue[q]!;
+    let children: Dirent[];
+    try {
+      children = readdirSync(toAbsolute(workspaceRoot, rel), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    const before = changed.length;
+    for (const child of children) {
+      if (child.name === ".git") continue;
+      if (looked >= limit) return { changed, looked, cut: true };
+      looked++;
+      const childRel = `${rel}/${child.name}`;
+      const cst = lstatIfPresent(toAbsolute(workspaceRoot, childRel));
+      if (!cst) continue;
+      if (cst.isDirectory()) {
+        // Made after the checkpoint: one path for all of it (an install's new package).
+        if (!existedAt(cst.birthtimeMs, since)) changed.push(`${childRel}/`);
+        else queue.push({ rel: childRel, st: cst });
+      } else if (changedAfter(cst, since)) changed.push(childRel);
+    }
+    // Entries added, removed or renamed here since, and none of them named: the folder is.
+    if (changed.length === before && changedAfter(st, since)) changed.push(`${rel}/`);
+  }
+  return { changed, looked, cut: false };
+}
+
+/**
+ * What a file restore to `target` leaves as it is although it changed after it: the paths the
+ * checkpoints left out (`skipped`: the target's list and those of the checkpoints after it)
+ * changed since, plus entries of the workspace's top folder made or changed since that the
+ * exclusions leave out and no list names (a `build` folder a command made). `excludedNow` runs
+ * only when such top-level entries exist (one git process).
+ */
+export async function leftOutChangedAfter(
+  workspaceRoot: string,
+  target: { createdAt: number; skipped: readonly SkippedPath[] },
+  skipped: readonly SkippedPath[],
+  excludedNow: (paths: string[]) => Promise<Set<string>>,
+): Promise<LeftOutLook> {
+  const known = new Set(skipped.map((s) => s.path));
+  const fresh: string[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(workspaceRoot);
+  } catch {
+    // no workspace folder: nothing to look at
+  }
+  for (const name of names) {
+    if (name === ".git" || known.has(name)) continue;
+    const st = lstatIfPresent(toAbsolute(workspaceRoot, name));
+    if (st && changedAfter(st, target.createdAt)) fresh.push(name);
+  }
+  const excluded = fresh.length ? await excludedNow(fresh) : new Set<string>();
+  return leftOutChangedSince(
+    workspaceRoot,
+    [...skipped, ...[...excluded].map((p): SkippedPath => ({ path: p, reason: "excluded_type" }))],
+    target.createdAt,
+    new Set(target.skipped.map((s) => s.path)),
+  );
+}
+
+/**
+ * The restore's kept files with those `look` found, but for paths the restore itself wrote or
+ * deleted (a tool's edit of a left-out file, put back from its pre-image), each path once.
+ */
+export function withLeftOutChanges(
+  result: { restored: readonly string[]; deleted: readonly string[]; kept: readonly KeptPath[] },
+  look: LeftOutLook,
+): KeptPath[] {
+  const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path)]);
+  return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path))];
+}
