@@ -146,6 +146,16 @@ describe("restore menu", () => {
     expect(notices.warning).toBe(
       "Dline: kept as is: assets/big.bin (too large to snapshot), sources/.env\\e[2J (not tracked by checkpoints).",
     );
+    // A command that rewrote a whole ignored folder: the first ten by name, then how many more.
+    const many = restoreNotices({
+      restoredPaths: [],
+      deletedPaths: [],
+      keptPaths: Array.from({ length: 13 }, (_, i) => ({ path: `build/f${i}.js`, reason: KeptReason.NOT_TRACKED })),
+    });
+    expect(many.warning).toMatch(
+      /^Dline: kept as is: build\/f0\.js \(not tracked by checkpoints\), .*build\/f9\.js \(not tracked by checkpoints\) and 3 more\.$/,
+    );
+    expect(many.warning).not.toContain("f10");
   });
 });
 

@@ -694,6 +694,49 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   T.eq(messages[1].level, vim.log.levels.WARN, "said as a warning")
 end)
 
+S.case("a restore says a command's change of an ignored .env was kept as is (not tracked by checkpoints)", function()
+  local s = session()
+  workspace_file(".gitignore", ".env\n")
+  local env = workspace_file(".env", "SECRET=original\n")
+  local notes = workspace_file("notes.md", "notes\n")
+  T.configure_model(s, {
+    {
+      toolCalls = {
+        {
+          name = "execute_command",
+          input = {
+            command = "printf 'SECRET=new\\n' > .env && printf 'notes, built\\n' > notes.md",
+            requires_approval = false,
+          },
+        },
+      },
+    },
+    { toolCalls = { { name = "attempt_completion", input = { result = "Built." } } } },
+  })
+  approve_all()
+  local controller = new_task("Build")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local baseline = baseline_of(s, controller)
+  local messages, stop_capture = capture_notices()
+  choose_restore("Restore Files Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  T.eq(T.read(notes), "notes\n", "the tracked file restored")
+  T.eq(T.read(env), "SECRET=new\n", "the ignored file left as the command left it")
+  T.contains(messages[1].msg, ", 1 kept as they were", "counted")
+  T.contains(messages[1].msg, "\nkept as is: not tracked by checkpoints: .env", "named, with why")
+  T.eq(messages[1].level, vim.log.levels.WARN, "said as a warning")
+  -- Many: the first ones by name, then how many more.
+  local many = {}
+  for i = 1, 23 do
+    table.insert(many, { path = "build/f" .. i .. ".js", reason = "KEPT_REASON_NOT_TRACKED" })
+  end
+  local lines = vim.split(require("dline.checkpoints").kept_lines(many), "\n", { plain = true })
+  T.eq(#lines, 21, "twenty names and a count")
+  T.eq(lines[21], "kept as is: ...and 3 more", "the count")
+end)
+
 S.case(
   "a restore's warning about an unsaved buffer stays on screen: one warning with the summary, not replaced",
   function()

@@ -314,10 +314,18 @@ local kept_reasons = {
   KEPT_REASON_NOT_TRACKED = "not tracked by checkpoints",
 }
 
---- The files a restore left as they were, a line each: "kept as is: <why>: <path>".
+--- Kept files a restore's notice names; past it, "kept as is: ...and N more".
+M.KEPT_SHOWN = 20
+
+--- The files a restore left as they were, a line each: "kept as is: <why>: <path>" (a command
+--- may have changed many files the checkpoints do not track: the first KEPT_SHOWN, then a count).
 function M.kept_lines(kept)
   local lines = {}
-  for _, k in ipairs(kept) do
+  for i, k in ipairs(kept) do
+    if i > M.KEPT_SHOWN then
+      table.insert(lines, ("kept as is: ...and %d more"):format(#kept - M.KEPT_SHOWN))
+      break
+    end
     table.insert(
       lines,
       ("kept as is: %s: %s"):format(

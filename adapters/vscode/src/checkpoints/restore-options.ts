@@ -141,6 +141,9 @@ export function checkpointLabel(target: RestoreTarget): string {
   return target.restored ? "Checkpoint (restored)" : "Checkpoint";
 }
 
+/** Kept files a restore's warning names (a command may have changed many an ignored file). */
+const KEPT_SHOWN = 10;
+
 /** What a file restore changed, and the files it left as they were (and why), for its notices. */
 export function restoreNotices(res: {
   restoredPaths: readonly string[];
@@ -159,8 +162,12 @@ export function restoreNotices(res: {
       : reason === KeptReason.NOT_TRACKED
         ? "not tracked by checkpoints"
         : "not restored";
-  const list = res.keptPaths.map((k) => `${visibleLine(k.path)} (${why(k.reason)})`).join(", ");
-  return { info, warning: `Dline: kept as is: ${list}.` };
+  const list = res.keptPaths
+    .slice(0, KEPT_SHOWN)
+    .map((k) => `${visibleLine(k.path)} (${why(k.reason)})`)
+    .join(", ");
+  const more = kept > KEPT_SHOWN ? ` and ${kept - KEPT_SHOWN} more` : "";
+  return { info, warning: `Dline: kept as is: ${list}${more}.` };
 }
 
 /** The action on a file restore's notice that puts the files back as they were before it. */

@@ -18,6 +18,7 @@ import com.intellij.ui.components.JBScrollPane
 import dev.dline.client.Checkpoint
 import dev.dline.client.CheckpointDiff
 import dev.dline.client.RestoreMenu
+import dev.dline.client.RestoreSummary
 import dev.dline.client.RowLabels
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.flow.distinctUntilChanged
@@ -90,6 +91,18 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
                                 service.notify(
                                     result.fileError,
                                     com.intellij.notification.NotificationType.ERROR,
+                                )
+                            } else {
+                                // What it did, and each file it kept as it was (an ignored .env a
+                                // command changed stays as the command left it): a warning then.
+                                service.notify(
+                                    com.intellij.openapi.util.text.StringUtil.escapeXmlEntities(RestoreSummary.of(result))
+                                        .replace("\n", "<br>"),
+                                    if (result.keptPathsCount > 0) {
+                                        com.intellij.notification.NotificationType.WARNING
+                                    } else {
+                                        com.intellij.notification.NotificationType.INFORMATION
+                                    },
                                 )
                             }
                             reload()

@@ -1,0 +1,38 @@
+package dev.dline.client
+
+import dline.v1.CheckpointOuterClass.RestoreResponse
+
+/**
+ * What a restore did, as every Dline client says it (docs/checkpoints.md, "A restore"): the
+ * counts, then a line per file it left as it was, with why ("kept as is: not tracked by
+ * checkpoints: .env"): a file the checkpoints do not track that changed after the checkpoint is
+ * not put back, and the person must be told so.
+ */
+object RestoreSummary {
+    /** Kept files named one per line; past it, "…and N more". */
+    const val KEPT_SHOWN = 20
+
+    fun of(res: RestoreResponse): String {
+        if (!res.filesRestored) return if (res.conversationRestored) "Conversation restored." else "Nothing restored."
+        val kept = res.keptPathsList
+        val head = buildString {
+            append("Restored ${res.restoredPathsCount} file(s), deleted ${res.deletedPathsCount}")
+            if (kept.isNotEmpty()) append(", kept ${kept.size} as they were")
+            if (res.conversationRestored) append(", conversation restored")
+            append('.')
+        }
+        return (listOf(head) + keptLines(kept)).joinToString("\n")
+    }
+
+    /** "kept as is: <why>: <path>", a line each (the first KEPT_SHOWN). */
+    fun keptLines(kept: List<KeptPath>): List<String> {
+        val lines = kept.take(KEPT_SHOWN).map { "kept as is: ${why(it.reason)}: ${VisibleText.line(it.path)}" }
+        return if (kept.size > KEPT_SHOWN) lines + "kept as is: …and ${kept.size - KEPT_SHOWN} more" else lines
+    }
+
+    private fun why(reason: KeptReason): String = when (reason) {
+        KeptReason.KEPT_REASON_TOO_LARGE -> "too large to snapshot"
+        KeptReason.KEPT_REASON_NOT_TRACKED -> "not tracked by checkpoints"
+        else -> "not restored"
+    }
+}

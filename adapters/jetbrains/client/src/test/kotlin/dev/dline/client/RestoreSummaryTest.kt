@@ -1,0 +1,43 @@
+package dev.dline.client
+
+import dline.v1.CheckpointOuterClass.RestoreResponse
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Test
+
+class RestoreSummaryTest {
+    private fun kept(path: String, reason: KeptReason = KeptReason.KEPT_REASON_NOT_TRACKED) =
+        KeptPath.newBuilder().setPath(path).setReason(reason).build()
+
+    @Test
+    fun `a files restore names each file it kept as it was, and why`() {
+        val res = RestoreResponse.newBuilder()
+            .setFilesRestored(true)
+            .addRestoredPaths("src/app.js")
+            .addKeptPaths(kept(".env"))
+            .addKeptPaths(kept("build/out.txt"))
+            .addKeptPaths(kept("assets/big.bin", KeptReason.KEPT_REASON_TOO_LARGE))
+            .setConversationRestored(true)
+            .build()
+        assertEquals(
+            "Restored 1 file(s), deleted 0, kept 3 as they were, conversation restored.\n" +
+                "kept as is: not tracked by checkpoints: .env\n" +
+                "kept as is: not tracked by checkpoints: build/out.txt\n" +
+                "kept as is: too large to snapshot: assets/big.bin",
+            RestoreSummary.of(res),
+        )
+    }
+
+    @Test
+    fun `a long list ends with how many more, and names are shown with their control characters visible`() {
+        val many = (1..25).map { kept("build/f$it.txt") } + kept("odd\u001bname")
+        val lines = RestoreSummary.keptLines(many)
+        assertEquals(RestoreSummary.KEPT_SHOWN + 1, lines.size)
+        assertEquals("kept as is: …and 6 more", lines.last())
+        assertEquals("kept as is: not tracked by checkpoints: odd\\ename", RestoreSummary.keptLines(listOf(many.last())).single())
+    }
+
+    @Test
+    fun `a restore of the task only says so`() {
+        assertEquals("Conversation restored.", RestoreSummary.of(RestoreResponse.newBuilder().setConversationRestored(true).build()))
+    }
+}
