@@ -4,9 +4,12 @@ import { existedAt } from "./left-out.js";
 import type { KeptPath } from "./snapshot-restore.js";
 import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
-/** Entries looked at (one lstat each) inside one left-out folder, and in all of them. */
-export const FOLDER_LOOK_LIMIT = 2_000;
-export const TOTAL_LOOK_LIMIT = 10_000;
+/**
+ * Entries looked at (one lstat each) inside one left-out folder, and in all of them. Measured on a
+ * 25,000-file node_modules: cut at 1,000 entries 6-14 ms (22 ms cold), 5,000 in all 36-47 ms.
+ */
+export const FOLDER_LOOK_LIMIT = 1_000;
+export const TOTAL_LOOK_LIMIT = 5_000;
 /** Changed files of one folder named one by one; past it the folder is named instead ("build/"). */
 export const FILES_NAMED_PER_FOLDER = 20;
 /** Paths this look reports at most (a skip list holds up to 500 entries). */

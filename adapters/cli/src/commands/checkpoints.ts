@@ -105,7 +105,12 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
       // Each file the restore changed, by name: a deleted file may be one the person made.
       writeNamed(ctx, "restored", res.restoredPaths);
       writeNamed(ctx, "deleted", res.deletedPaths);
-      for (const k of res.keptPaths) ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
+      // Each file left as it was, and why: a command may have changed an ignored .env, which the
+      // restore did not put back.
+      for (const k of res.keptPaths.slice(0, NAMED_SHOWN))
+        ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
+      if (res.keptPaths.length > NAMED_SHOWN)
+        ctx.out.write(`  kept as is: and ${res.keptPaths.length - NAMED_SHOWN} more\n`);
       if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
       if (res.undoCheckpointId)
         ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);
