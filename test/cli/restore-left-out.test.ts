@@ -117,4 +117,31 @@ describe("a files restore names what the checkpoints do not track and a command 
     expect(fs.readFileSync(path.join(workspace, "dist/app.js"), "utf8")).toBe("bundle\n");
     expect(fs.readFileSync(path.join(workspace, "src/app.js"), "utf8")).toBe("console.log('app');\n");
   });
+  it("a later task's command rewrites, in place, a dist/ file an earlier task made and restored past: the restore names it", async () => {
+    const roots = makeTestRoots();
+    const workspace = project(roots.base);
+    const command = (n: number) => ({
+      toolCalls: [
+        {
+          name: "execute_command",
+          input: { command: `mkdir -p dist && printf 'bundle ${n}\\n' > dist/app.js`, requires_approval: false },
+        },
+      ],
+    });
+    const done = { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] };
+    const server = await spawnModelServer({ apiKey: TEST_KEY, turns: [command(1), done, command(2), done] });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const first = await run(cli, ["task", "build", "--workspace", workspace, "--yes"], { env });
+    // Restored to its baseline (dist/ stays: new and left out): the newest snapshot is now one
+    // whose skip list, carried from before the build, does not name dist.
+    const firstId = captured(/task (\S+)/.exec(first.stderr), "the first task's id");
+    await run(cli, ["restore", firstId, await baselineOf(env, firstId), "--mode", "files"], { env });
+    const task = await run(cli, ["task", "build again", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const out = (await run(cli, ["restore", taskId, await baselineOf(env, taskId), "--mode", "files"], { env })).stdout;
+    expect(out).toContain("  kept as is: not tracked by checkpoints: dist/app.js\n");
+    expect(out).not.toContain("node_modules");
+    expect(fs.readFileSync(path.join(workspace, "dist/app.js"), "utf8")).toBe("bundle 2\n");
+  });
 });

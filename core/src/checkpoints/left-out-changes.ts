@@ -136,14 +136,16 @@ function lookInto(
  * What a file restore to `target` leaves as it is although it changed after it: the paths the
  * checkpoints left out (`skipped`: the target's list and those of the checkpoints after it)
  * changed since, plus entries of the workspace's top folder made or changed since that the
- * exclusions leave out and no list names (a `build` folder a command made). `excludedNow` runs
- * only when such top-level entries exist (one git process).
+ * exclusions leave out and no list names (a `build` folder a command made, or one an earlier list
+ * missed). `excludedNow` runs only when such top-level entries exist (one git process).
  */
 export async function leftOutChangedAfter(
   workspaceRoot: string,
   target: { createdAt: number; skipped: readonly SkippedPath[] },
   skipped: readonly SkippedPath[],
   excludedNow: (paths: string[]) => Promise<Set<string>>,
+  /** The top-level names the target's snapshot holds; undefined when its tree cannot be read. */
+  inTarget?: ReadonlySet<string>,
 ): Promise<LeftOutLook> {
   const known = new Set(skipped.map((s) => s.path));
   const fresh: string[] = [];
@@ -156,7 +158,9 @@ export async function leftOutChangedAfter(
   for (const name of names) {
     if (name === ".git" || known.has(name)) continue;
     const st = lstatIfPresent(toAbsolute(workspaceRoot, name));
-    if (st && changedAfter(st, target.createdAt)) fresh.push(name);
+    // Changed since; or a folder neither the snapshot nor a list names (a list carried from an
+    // earlier scan may not know a `dist` made since, whose files change in place).
+    if (st && (changedAfter(st, target.createdAt) || (inTarget && !inTarget.has(name)))) fresh.push(name);
   }
   const excluded = fresh.length ? await excludedNow(fresh) : new Set<string>();
   return leftOutChangedSince(

@@ -14,6 +14,7 @@ import {
   type CheckpointInfo,
   type CheckpointKind,
 } from "./checkpoint-record.js";
+import { parseTree } from "./git-objects.js";
 import { ObjectReader } from "./loose-objects.js";
 import { BaselineWindow } from "./baseline-window.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
@@ -746,6 +747,7 @@ export class WorkspaceCheckpoints {
         target,
         dedupeSkips([...target.skipped, ...(options.leftOutSince ?? [])]),
         (paths) => this.stager.excludedNow(paths),
+        this.topLevelNames(target.tree),
       );
       if (leftOut.cut) this.options.logger.info("restore: the look for left-out changes stopped at its limit");
       const recorded = await this.scopeOf(target, recordedPaths, options);
@@ -909,6 +911,16 @@ export class WorkspaceCheckpoints {
     const meta = decodeMessage(body);
     if (!meta?.hasFiles || skipListTruncated(meta)) return undefined;
     return meta.skipped.filter((s) => s.reason !== "size");
+  }
+
+  /** The names a snapshot's top folder holds, read without git; undefined when its tree is not readable so. */
+  private topLevelNames(tree: string): Set<string> | undefined {
+    try {
+      const object = this.objects.read(tree);
+      return object?.type === "tree" ? new Set(parseTree(object.body).map((i) => i.name.toString("utf8"))) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Keeps what the last scan left out (all but size skips, which belong to one save). */
