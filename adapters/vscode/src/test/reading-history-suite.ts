@@ -251,6 +251,16 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       await ui.request({ action: "screenshot", name: "long-answer-latest" });
       await chat.click(".jump-latest");
       await waitFor("the chat at its end after Latest", async () => (await scroll()).gap < 4, 5_000);
+      // Rows that grow without a render (a code block highlighted, a table laid out), then the
+      // scroll event of the last scroll to the end, a frame late: the chat still follows the end.
+      const grown = await chat.evaluate<{ gap: number }>(
+        `(() => { const c = document.getElementById("messages"); const d = document.createElement("div"); d.className = "grown-meanwhile"; d.style.height = "900px"; c.appendChild(d); c.dispatchEvent(new Event("scroll")); return { gap: c.scrollHeight - c.scrollTop - c.clientHeight }; })()`,
+      );
+      assert(
+        grown.gap < 4,
+        `the chat kept the end in sight when its rows grew before a late scroll event: ${JSON.stringify(grown)}`,
+      );
+      assert(!(await scroll()).jump, "Latest stays hidden while the chat follows the end");
       // A number typed into the auto-approve panel while the answer streams (the chat is drawn
       // again at each word) keeps its value, its focus and its place: the same field, caret at its end.
       await chat.click(`button[data-action="auto-approve-toggle"]`);

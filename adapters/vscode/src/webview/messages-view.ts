@@ -26,6 +26,8 @@ export class MessagesView {
   private recent: HistoryRow[] = [];
   /** Whether the person is at the end of the conversation (as of their last scroll): it follows what comes. */
   private following = true;
+  /** The conversation's scroll position as of the last scroll event or scroll to the end. */
+  private lastTop = 0;
   private readonly jump: HTMLButtonElement;
 
   constructor(
@@ -57,8 +59,14 @@ export class MessagesView {
     this.jump.hidden = true;
     container.after(el("div", { class: "jump-latest-anchor" }, this.jump));
     if (!container.hasAttribute("tabindex")) container.setAttribute("tabindex", "-1");
+    // Only a move up (the person scrolling, or the view clamped when rows shrank) leaves the end: a
+    // scroll event can come a frame after the scroll to the end that caused it, when the rows have
+    // grown meanwhile (a code block highlighted, a table laid out) without a render to follow them.
     container.addEventListener("scroll", () => {
-      this.following = this.atBottom();
+      const top = container.scrollTop;
+      if (top < this.lastTop || !this.following) this.following = this.atBottom();
+      this.lastTop = top;
+      if (this.following && !this.atBottom()) this.scrollToBottom();
       this.jump.hidden = this.following;
     });
     // The approval panel, the composer or the window changed the conversation's height: still at
@@ -147,6 +155,7 @@ export class MessagesView {
 
   scrollToBottom(): void {
     this.container.scrollTop = this.container.scrollHeight;
+    this.lastTop = this.container.scrollTop;
     this.following = true;
     this.jump.hidden = true;
   }
