@@ -60,6 +60,8 @@ local function play()
         if o.label == "Restore All" then return o end
       end
     end
+    -- Restore All's confirmation (the files it overwrites and deletes): go ahead.
+    if opts.kind == "dline.restore_all" then return items[1] end
   end)
   T.script_input(function()
     return scenario.editedAnswer
