@@ -9,10 +9,10 @@ import { FileConversation, makeManager, makeSandbox, read, write } from "./helpe
 // Which checkpoint a restore goes back to, and what it does to the conversation: restoring to
 // the wrong checkpoint puts files back to a state the user never asked for.
 
-function setup(withConversation = true) {
+function setup(withConversation = true, options: { sizeLimitBytes?: number } = {}) {
   const sb = makeSandbox();
   const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
-  const manager = makeManager(sb, withConversation ? { conversation } : {});
+  const manager = makeManager(sb, withConversation ? { conversation, ...options } : options);
   const task = { id: "t1", workspaceRoots: [sb.workspace] };
   return { sb, conversation, manager, task, ws: sb.workspace };
 }
@@ -257,6 +257,7 @@ describe("restore modes", () => {
       restoredPaths: [],
       deletedPaths: [],
       keptPaths: [],
+      keptPathsIncomplete: false,
       undoCheckpointId: "",
       conversationRestored: true,
     });
@@ -325,5 +326,62 @@ describe("restore modes", () => {
     expect(await codeOf(manager.restore("t1", "a".repeat(64), "files"))).toBe("not_found");
     const err = await manager.restore("t1", "b".repeat(40), "files").catch((e: DlineError) => e);
     expect((err as DlineError).message).toBe(`Checkpoint ${"b".repeat(40)} does not belong to task t1.`);
+  });
+});
+
+describe("what Restore All leaves as it was, and says so (as a files restore does)", () => {
+  it("a file too large to have been kept when a tool rewrote it: the dry run and the Restore All name it kept, never written", async () => {
+    const { manager, task, ws, conversation } = setup(true, { sizeLimitBytes: 1024 });
+    write(ws, "assets/big.txt", Buffer.alloc(5000, 97));
+    write(ws, "src/a.txt", "one\n");
+    conversation.addMessage("t1", "m1", "shrink the asset");
+    pastStampOf((await manager.ensureBaseline(task, "m1"))!);
+    conversation.addMessage("t1", "m2", "more");
+    await manager.beforeEdit?.(task, ["assets/big.txt", "src/a.txt"]);
+    write(ws, "assets/big.txt", "now small\n");
+    write(ws, "src/a.txt", "two\n");
+    await manager.saveTurn(task, { editedPaths: ["assets/big.txt", "src/a.txt"], messageId: "m2" });
+
+    const dry = await manager.editMessage("t1", "m1", "shrink it, edited", "restore_all", { dryRun: true });
+    expect(dry).toMatchObject({ restoredPaths: ["src/a.txt"], deletedPaths: [] });
+    expect(dry.keptPaths).toEqual([{ path: "assets/big.txt", reason: "too_large" }]);
+
+    const done = await manager.editMessage("t1", "m1", "shrink it, edited", "restore_all");
+    expect(done).toMatchObject({ restored: true, fileError: "", restoredPaths: ["src/a.txt"], deletedPaths: [] });
+    expect(done.keptPaths).toEqual([{ path: "assets/big.txt", reason: "too_large" }]);
+    expect(read(ws, "assets/big.txt")).toBe("now small\n");
+    expect(read(ws, "src/a.txt")).toBe("one\n");
+  });
+
+  it("an ignored .env and an excluded build/ file a command changed: named kept, not tracked, by the dry run and the Restore All, their bytes left", async () => {
+    const { manager, task, ws, conversation } = setup();
+    write(ws, ".gitignore", ".env\n");
+    write(ws, ".env", "SECRET=original\n");
+    write(ws, "build/out.txt", "old build\n");
+    write(ws, "src/app.js", "app\n");
+    conversation.addMessage("t1", "m1", "build it");
+    pastStampOf((await manager.ensureBaseline(task, "m1"))!);
+    conversation.addMessage("t1", "m2", "again");
+    // The command's writes: the checkpoints are not told of them beforehand.
+    write(ws, ".env", "SECRET=from-command\n");
+    write(ws, "build/out.txt", "new build\n");
+    write(ws, "src/app.js", "app, built\n");
+    await manager.saveTurn(task, { commandRan: true, messageId: "m2" });
+
+    const kept = [
+      { path: ".env", reason: "not_tracked" },
+      { path: "build/out.txt", reason: "not_tracked" },
+    ];
+    const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : 1);
+    const dry = await manager.editMessage("t1", "m1", "build it, edited", "restore_all", { dryRun: true });
+    expect(dry).toMatchObject({ restoredPaths: ["src/app.js"], deletedPaths: [], keptPathsIncomplete: false });
+    expect([...dry.keptPaths].sort(byPath)).toEqual(kept);
+
+    const done = await manager.editMessage("t1", "m1", "build it, edited", "restore_all");
+    expect(done).toMatchObject({ restoredPaths: ["src/app.js"], deletedPaths: [], keptPathsIncomplete: false });
+    expect([...done.keptPaths].sort(byPath)).toEqual(kept);
+    expect(read(ws, ".env")).toBe("SECRET=from-command\n");
+    expect(read(ws, "build/out.txt")).toBe("new build\n");
+    expect(read(ws, "src/app.js")).toBe("app\n");
   });
 });

@@ -117,6 +117,35 @@ describe("a files restore names what the checkpoints do not track and a command 
     expect(fs.readFileSync(path.join(workspace, "dist/app.js"), "utf8")).toBe("bundle\n");
     expect(fs.readFileSync(path.join(workspace, "src/app.js"), "utf8")).toBe("console.log('app');\n");
   });
+  it("a command changed .env in a project whose node_modules is too large to look through: the restore names .env and says more may have changed", async () => {
+    const roots = makeTestRoots();
+    const workspace = project(roots.base);
+    // More entries than the look takes in one folder (FOLDER_LOOK_LIMIT), installed before the task.
+    const old = new Date(Date.now() - 3_600_000);
+    for (let i = 0; i < 1_100; i++) {
+      const file = path.join(workspace, "node_modules", `p${i}.js`);
+      fs.writeFileSync(file, "module.exports = 1;\n");
+      fs.utimesSync(file, old, old);
+    }
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        { toolCalls: [{ name: "execute_command", input: { command: COMMAND, requires_approval: false } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = await run(cli, ["task", "build it", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const out = (await run(cli, ["restore", taskId, await baselineOf(env, taskId), "--mode", "files"], { env })).stdout;
+    expect(out).toContain("  kept as is: not tracked by checkpoints: .env\n");
+    expect(out).toContain(
+      "  kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too\n",
+    );
+    expect(out).not.toContain("node_modules/p");
+  });
+
   it("a later task's command rewrites, in place, a dist/ file an earlier task made and restored past: the restore names it", async () => {
     const roots = makeTestRoots();
     const workspace = project(roots.base);

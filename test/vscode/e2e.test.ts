@@ -364,7 +364,11 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     "a restore over unsaved changes saves them first; a long answer read while it streams; an answer cut at the output limit says so; history by keyboard keeps its search and focus",
     { timeout: 600_000 },
     async () => {
-      const project = gitProject("dline-vscode-reading-", { [READING_NOTES]: READING_NOTES_TEXT });
+      const project = gitProject("dline-vscode-reading-", {
+        [READING_NOTES]: READING_NOTES_TEXT,
+        ".gitignore": ".env\n",
+        ".env": "LOCAL_PORT=3000\n",
+      });
       const sections = Array.from(
         { length: 40 },
         (_, i) =>
@@ -415,6 +419,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       expectScreenshots(out, [
         "restore-unsaved-saved-first",
         "restore-all-unsaved-saved-first",
+        "restore-all-kept-env",
         "undo-asks-before-overwriting",
         "long-answer-latest",
         "long-answer-panel-open",

@@ -156,6 +156,20 @@ describe("restore menu", () => {
       /^Dline: kept as is: build\/f0\.js \(not tracked by checkpoints\), .*build\/f9\.js \(not tracked by checkpoints\) and 3 more\.$/,
     );
     expect(many.warning).not.toContain("f10");
+    // The core's look stopped at its limit inside a large ignored folder: the warning says more may have changed.
+    const cut = restoreNotices({
+      restoredPaths: ["a.txt"],
+      deletedPaths: [],
+      keptPaths: [{ path: "node_modules/x/index.js", reason: KeptReason.NOT_TRACKED }],
+      keptPathsIncomplete: true,
+    });
+    expect(cut.warning).toBe(
+      "Dline: kept as is: node_modules/x/index.js (not tracked by checkpoints). More files the checkpoints do not track (in large ignored or excluded folders) may have changed too; they were left as they are.",
+    );
+    // Nothing named: not said (a large node_modules stops the look on every restore).
+    expect(
+      restoreNotices({ restoredPaths: ["a.txt"], deletedPaths: [], keptPaths: [], keptPathsIncomplete: true }),
+    ).toEqual({ info: "Dline: files restored to the checkpoint (1 file)." });
   });
 });
 

@@ -157,6 +157,31 @@ S.case("Restore All names the files it will overwrite and delete before it, and 
   T.contains(whole, "Restore All: done (1 file(s) restored, 5 deleted; :Dline undo", "the summary")
 end)
 
+S.case("Restore All says, before and after, which changed files the checkpoints do not track it leaves", function()
+  local cwd = vim.loop.cwd()
+  -- A local setting, ignored: checkpoints do not track it. The person changes it after the task.
+  T.write(cwd .. "/.gitignore", ".env\n")
+  T.write(cwd .. "/.env", "LOCAL_PORT=3000\n")
+  local _, hello = two_messages(1)
+  T.write(cwd .. "/.env", "LOCAL_PORT=4000\n")
+  local messages = capture_notices()
+  local calls = restore_all_first(choice("restore"))
+  T.wait(function() return T.read(hello) == "hello\n" end, "hello.txt restored")
+  T.wait(function()
+    local last = messages[#messages]
+    return last and last.msg:find("Restore All: done", 1, true) ~= nil
+  end, "the summary")
+  T.contains(
+    find_call(calls, "dline.restore_all").opts.prompt,
+    "1 file the checkpoints cannot restore is left as it is: .env.",
+    "the confirmation names it"
+  )
+  local last = messages[#messages].msg
+  T.contains(last, "1 file(s) restored, 1 deleted, 1 kept as they were", "the summary counts it")
+  T.contains(last, "kept as is: not tracked by checkpoints: .env", "the summary names it")
+  T.eq(T.read(cwd .. "/.env"), "LOCAL_PORT=4000\n", "the .env left as the person made it")
+end)
+
 S.case("Restore All with an unsaved buffer of a file it overwrites: saved first, then reloaded", function()
   local _, hello = two_messages(1)
   vim.cmd("edit " .. vim.fn.fnameescape(hello))

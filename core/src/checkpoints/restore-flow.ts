@@ -2,6 +2,8 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
 import type { TaskConversationPort } from "./ports.js";
+import type { SkippedPath } from "./exclusions.js";
+import { withLeftOutChanges } from "./left-out-changes.js";
 import type { KeptPath } from "./snapshot-restore.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 
@@ -14,6 +16,8 @@ export interface RestoreOutcome {
   deletedPaths: string[];
   /** Files that existed before and were left as they are (too large to snapshot, or not tracked by checkpoints). */
   keptPaths: KeptPath[];
+  /** The look for changed left-out files stopped at its limit: more of them may have changed. */
+  keptPathsIncomplete: boolean;
   undoCheckpointId: string;
   conversationRestored: boolean;
 }
@@ -29,6 +33,9 @@ export interface EditOutcome {
   deletedPaths: string[];
   /** Restore All: the checkpoint whose files it restored (a dry run: would restore); "" for none. */
   checkpointId: string;
+  /** Restore All: what it left as it was (a dry run: would leave), as a files restore names them. */
+  keptPaths: KeptPath[];
+  keptPathsIncomplete: boolean;
 }
 
 export function findCheckpoint(cps: CheckpointInfo[], taskId: string, checkpointId: string): CheckpointInfo {
@@ -62,6 +69,7 @@ export class RestoreFlow {
       restoredPaths: [],
       deletedPaths: [],
       keptPaths: [],
+      keptPathsIncomplete: false,
       undoCheckpointId: "",
       conversationRestored: false,
     };
@@ -76,13 +84,14 @@ export class RestoreFlow {
       try {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps), {
           commandsSince: commandRanAfter(cps, cp),
-          leftOutSince: cps.filter((c) => c.createdAt > cp.createdAt).flatMap((c) => c.skipped),
+          leftOutSince: leftOutAfter(cps, cp),
         });
         Object.assign(outcome, {
           filesRestored: true,
           restoredPaths: result.restored,
           deletedPaths: result.deleted,
           keptPaths: result.kept,
+          keptPathsIncomplete: result.keptIncomplete,
           undoCheckpointId: result.undo.id,
         });
       } catch (err) {
@@ -117,7 +126,14 @@ export class RestoreFlow {
     const message = await port.messageInfo(this.taskId, messageId);
     if (!message)
       throw new DlineError("not_found", `Message ${messageId.slice(0, 80)} does not exist in task ${this.taskId}.`);
-    const nothing = { undoCheckpointId: "", restoredPaths: [], deletedPaths: [], checkpointId: "" };
+    const nothing = {
+      undoCheckpointId: "",
+      restoredPaths: [],
+      deletedPaths: [],
+      checkpointId: "",
+      keptPaths: [],
+      keptPathsIncomplete: false,
+    };
     if (message.text === text) return { restored: false, fileError: "", ...nothing };
     if (mode === "restore_chat") {
       if (!options.dryRun)
@@ -143,12 +159,15 @@ export class RestoreFlow {
       try {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all), {
           commandsSince: commandRanAfter(all, cp),
+          leftOutSince: leftOutAfter(all, cp),
         });
         files = {
           undoCheckpointId: result.undo.id,
           restoredPaths: result.restored,
           deletedPaths: result.deleted,
           checkpointId: cp.id,
+          keptPaths: result.kept,
+          keptPathsIncomplete: result.keptIncomplete,
         };
       } catch (err) {
         fileError = `Restoring files failed: ${(err as Error).message}`;
@@ -159,23 +178,37 @@ export class RestoreFlow {
   }
 
   /**
-   * What a file restore to `cp` would write and delete now, without touching anything: the
-   * changes since it (a Compare) within the restore's scope; a file created since goes, and one
-   * the checkpoints never tracked (its earlier content unknown) stays as it is.
+   * What a file restore to `cp` would write, delete and keep now, without touching anything: the
+   * changes since it (a Compare) within the restore's scope; a file created since goes; one the
+   * checkpoints never tracked (its earlier content unknown) or whose earlier content was too
+   * large to keep stays as it is, as do the left-out files changed since (the restore's look).
    */
   private async wouldRestore(
     cp: CheckpointInfo,
     all: CheckpointInfo[],
-  ): Promise<Pick<EditOutcome, "checkpointId" | "restoredPaths" | "deletedPaths">> {
+  ): Promise<Omit<EditOutcome, "restored" | "fileError" | "undoCheckpointId">> {
     const changes = await this.engine.compare(this.taskId, cp);
     const scope = await this.engine.restoreScope(cp, await this.recordedPaths(all), {
       commandsSince: commandRanAfter(all, cp),
     });
-    const written = changes.filter((f) => (!scope || scope.has(f.path)) && !f.notTracked);
+    const inScope = changes.filter((f) => !scope || scope.has(f.path));
+    const written = inScope.filter((f) => !f.notTracked && !f.tooLargeToKeep);
+    const restoredPaths = written.filter((f) => f.status !== "added").map((f) => f.path);
+    const deletedPaths = written.filter((f) => f.status === "added").map((f) => f.path);
+    const kept: KeptPath[] = inScope.flatMap((f): KeptPath[] =>
+      f.tooLargeToKeep
+        ? [{ path: f.path, reason: "too_large" }]
+        : f.notTracked
+          ? [{ path: f.path, reason: "not_tracked" }]
+          : [],
+    );
+    const look = await this.engine.leftOutChanges(cp, leftOutAfter(all, cp));
     return {
       checkpointId: cp.id,
-      restoredPaths: written.filter((f) => f.status !== "added").map((f) => f.path),
-      deletedPaths: written.filter((f) => f.status === "added").map((f) => f.path),
+      restoredPaths,
+      deletedPaths,
+      keptPaths: withLeftOutChanges({ restored: restoredPaths, deleted: deletedPaths, kept }, look),
+      keptPathsIncomplete: look.cut,
     };
   }
 
@@ -228,6 +261,11 @@ export function restoreAllTarget(
     candidates.find((c) => c.createdAt <= createdAt) ??
     candidates[candidates.length - 1]
   );
+}
+
+/** What the checkpoints saved after `target` left out: a restore to it names those changed since too. */
+function leftOutAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): SkippedPath[] {
+  return cps.filter((c) => c.createdAt > target.createdAt).flatMap((c) => c.skipped);
 }
 
 /** Whether one of the task's checkpoints after `target` followed a command. */

@@ -15,6 +15,8 @@ export interface FileChange {
   tooLarge: boolean;
   /** The file existed before, but checkpoints left it out: its earlier content is unknown. */
   notTracked?: boolean;
+  /** The file existed before, and was too large to keep when the task changed it: a restore leaves it. */
+  tooLargeToKeep?: boolean;
 }
 
 interface RawEntry {

@@ -22,7 +22,7 @@ import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter, type PathChange } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
-import { leftOutChangedAfter, withLeftOutChanges } from "./left-out-changes.js";
+import { leftOutChangedAfter, withLeftOutChanges, type LeftOutLook } from "./left-out-changes.js";
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
@@ -716,7 +716,8 @@ export class WorkspaceCheckpoints {
       const capture = captureAfter(captures, c.path, from.createdAt);
       if (capture?.kind === "created") return c;
       if (capture?.kind === "preimage") return this.diff.withBefore(c, before.get(capture.id!));
-      if (capture?.kind === "too_large") return { ...c, status: "modified", before: "", tooLarge: true };
+      if (capture?.kind === "too_large")
+        return { ...c, status: "modified", before: "", tooLarge: true, tooLargeToKeep: true };
       if (leftOutBy(from.skipped, c.path) || excluded.has(c.path))
         return { ...c, status: "modified", before: "", notTracked: true };
       return c;
@@ -736,20 +737,13 @@ export class WorkspaceCheckpoints {
     target: CheckpointInfo,
     recordedPaths: readonly string[],
     options: { commandsSince?: boolean; leftOutSince?: readonly SkippedPath[] } = {},
-  ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
+  ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
       await this.open();
       // Looked at before any file is touched: what the checkpoints left out and a command (or
       // the person) changed since stays as it is, and the answer names it.
-      const leftOut = await leftOutChangedAfter(
-        this.workspaceRoot,
-        target,
-        dedupeSkips([...target.skipped, ...(options.leftOutSince ?? [])]),
-        (paths) => this.stager.excludedNow(paths),
-        this.topLevelNames(target.tree),
-      );
-      if (leftOut.cut) this.options.logger.info("restore: the look for left-out changes stopped at its limit");
+      const leftOut = await this.lookForLeftOutChanges(target, options.leftOutSince);
       const recorded = await this.scopeOf(target, recordedPaths, options);
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
@@ -790,8 +784,35 @@ export class WorkspaceCheckpoints {
       }
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
-      return { ...result, kept: withLeftOutChanges(result, leftOut) };
+      return { ...result, kept: withLeftOutChanges(result, leftOut), keptIncomplete: leftOut.cut };
     }, false);
+  }
+
+  /**
+   * What a file restore to `target` would leave as it is and name now (a dry run's answer): what
+   * the checkpoints left out (`leftOutSince`: the skip lists of the checkpoints saved after it)
+   * and was changed since. Nothing is written.
+   */
+  async leftOutChanges(target: CheckpointInfo, leftOutSince?: readonly SkippedPath[]): Promise<LeftOutLook> {
+    return this.lock.run(async () => {
+      await this.open();
+      return this.lookForLeftOutChanges(target, leftOutSince);
+    }, false);
+  }
+
+  private async lookForLeftOutChanges(
+    target: CheckpointInfo,
+    leftOutSince: readonly SkippedPath[] = [],
+  ): Promise<LeftOutLook> {
+    const look = await leftOutChangedAfter(
+      this.workspaceRoot,
+      target,
+      dedupeSkips([...target.skipped, ...leftOutSince]),
+      (paths) => this.stager.excludedNow(paths),
+      this.topLevelNames(target.tree),
+    );
+    if (look.cut) this.options.logger.info("restore: the look for left-out changes stopped at its limit");
+    return look;
   }
 
   /**

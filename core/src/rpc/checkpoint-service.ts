@@ -31,6 +31,7 @@ import type {
   CheckpointStatus,
   CheckpointView,
   FileChange,
+  KeptPath as DomainKeptPath,
   RestoreMode as DomainRestoreMode,
   SkippedPath,
   SkipReason as DomainSkipReason,
@@ -58,10 +59,8 @@ export function checkpointService(
       fileError: outcome.fileError,
       restoredPaths: outcome.restoredPaths,
       deletedPaths: outcome.deletedPaths,
-      keptPaths: outcome.keptPaths.map((k) => ({
-        path: k.path,
-        reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED,
-      })),
+      keptPaths: outcome.keptPaths.map(toKeptPath),
+      keptPathsIncomplete: outcome.keptPathsIncomplete,
       undoCheckpointId: outcome.undoCheckpointId,
       conversationRestored: outcome.conversationRestored,
     });
@@ -74,10 +73,8 @@ export function checkpointService(
           ? "restore_all"
           : undefined;
     if (!mode) throw new DlineError("invalid_argument", "Choose Restore Chat or Restore All.");
-    return create(
-      EditMessageResponseSchema,
-      await manager.editMessage(req.taskId, req.messageId, req.text, mode, { dryRun: req.dryRun }),
-    );
+    const outcome = await manager.editMessage(req.taskId, req.messageId, req.text, mode, { dryRun: req.dryRun });
+    return create(EditMessageResponseSchema, { ...outcome, keptPaths: outcome.keptPaths.map(toKeptPath) });
   };
   return {
     async listCheckpoints(req) {
@@ -230,4 +227,8 @@ function toStatus(s: CheckpointStatus): GetStatusResponse {
     filesDone: BigInt(s.progress?.done ?? 0),
     filesTotal: BigInt(s.progress?.total ?? 0),
   });
+}
+
+function toKeptPath(k: DomainKeptPath) {
+  return { path: k.path, reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED };
 }

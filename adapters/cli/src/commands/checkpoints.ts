@@ -111,6 +111,11 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
         ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
       if (res.keptPaths.length > NAMED_SHOWN)
         ctx.out.write(`  kept as is: and ${res.keptPaths.length - NAMED_SHOWN} more\n`);
+      // Only beside named files: a large node_modules stops the core's look on every restore.
+      if (res.keptPaths.length && res.keptPathsIncomplete)
+        ctx.out.write(
+          "  kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too\n",
+        );
       if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
       if (res.undoCheckpointId)
         ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);

@@ -319,7 +319,10 @@ M.KEPT_SHOWN = 20
 
 --- The files a restore left as they were, a line each: "kept as is: <why>: <path>" (a command
 --- may have changed many files the checkpoints do not track: the first KEPT_SHOWN, then a count).
-function M.kept_lines(kept)
+--- `incomplete`: the core's look for changed files the checkpoints do not track stopped at its
+--- limit (a large ignored folder), so more of them may have changed than `kept` names. Said only
+--- beside named files: a large node_modules stops the look on every restore.
+function M.kept_lines(kept, incomplete)
   local lines = {}
   for i, k in ipairs(kept) do
     if i > M.KEPT_SHOWN then
@@ -332,6 +335,12 @@ function M.kept_lines(kept)
         kept_reasons[k.reason] or "not restored",
         (require("dline.visible")(k.path):gsub("\n", "\\n"))
       )
+    )
+  end
+  if incomplete and #kept > 0 then
+    table.insert(
+      lines,
+      "kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too"
     )
   end
   return table.concat(lines, "\n")
@@ -390,7 +399,7 @@ function H.report_files(label, res, workspace_root, task_id, why)
       (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or "",
       H.tabs_closed(tabs)
     ),
-    { unsaved, #kept > 0 and M.kept_lines(kept) or nil }
+    { unsaved, #kept > 0 and M.kept_lines(kept, res.keptPathsIncomplete) or nil }
   )
 end
 
@@ -488,6 +497,16 @@ function M.restore_all_prompt(dry, unsaved, max)
     (dry.checkpointId or ""):sub(1, 8),
     table.concat(parts, " and ")
   )
+  local kept = vim.tbl_map(function(k) return k.path end, dry.keptPaths or {})
+  if #kept > 0 then
+    text = text
+      .. (" %s the checkpoints cannot restore %s left as %s: %s."):format(
+        H.files(#kept),
+        #kept == 1 and "is" or "are",
+        #kept == 1 and "it is" or "they are",
+        H.names(kept, max)
+      )
+  end
   if #unsaved > 0 then
     local paths = vim.tbl_map(function(u) return u.path end, unsaved)
     text = text
@@ -606,6 +625,7 @@ function H.file_list(dry, unsaved)
   end
   add(dry.restoredPaths, "overwrite")
   add(dry.deletedPaths, "delete   ")
+  if #(dry.keptPaths or {}) > 0 then table.insert(lines, M.kept_lines(dry.keptPaths, dry.keptPathsIncomplete)) end
   return table.concat(lines, "\n")
 end
 
@@ -671,6 +691,9 @@ function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
       -- other unmodified buffer whose file changed is re-read.
       local changed = vim.list_extend(vim.deepcopy(edit_res.restoredPaths or {}), edit_res.deletedPaths or {})
       table.insert(warnings, M.reload_buffers(workspace_root, changed))
+      -- What Restore All left as it was (too large, not tracked by checkpoints), as a restore says it.
+      local left = edit_res.keptPaths or {}
+      if #left > 0 then table.insert(warnings, M.kept_lines(left, edit_res.keptPathsIncomplete)) end
       require("dline.buffers").reload_changed(workspace_root)
       local tabs = #changed > 0 and M.close_compare(task_id) or 0
       local controller = require("dline.task").get(task_id)
@@ -687,9 +710,10 @@ function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
           notice and #changed == 0 and (" (%s)"):format(notice) or "",
           (edit_res.undoCheckpointId or "") ~= ""
               and #changed > 0
-              and (" (%d file(s) restored, %d deleted; :Dline undo puts them back as they were)"):format(
+              and (" (%d file(s) restored, %d deleted%s; :Dline undo puts them back as they were)"):format(
                 #(edit_res.restoredPaths or {}),
-                #(edit_res.deletedPaths or {})
+                #(edit_res.deletedPaths or {}),
+                #left > 0 and (", %d kept as they were"):format(#left) or ""
               )
             or "",
           H.tabs_closed(tabs),

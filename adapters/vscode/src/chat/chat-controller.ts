@@ -421,7 +421,10 @@ export class ChatController implements vscode.Disposable {
    */
   private async noticeRestore(
     taskId: string,
-    res: Pick<RestoreResponse, "restoredPaths" | "deletedPaths" | "keptPaths" | "undoCheckpointId">,
+    res: Pick<
+      RestoreResponse,
+      "restoredPaths" | "deletedPaths" | "keptPaths" | "keptPathsIncomplete" | "undoCheckpointId"
+    >,
   ): Promise<void> {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;
@@ -488,9 +491,13 @@ export class ChatController implements vscode.Disposable {
     else if (mode === "all") {
       await this.diffs.closeAll();
       // Restore All overwrote what changed since, the person's own edits too: Undo brings them back.
+      // What it left as it was (too large, not tracked by checkpoints) is named as a file restore names it.
       const changed = res.restoredPaths.length + res.deletedPaths.length > 0;
-      if (!res.fileError && res.undoCheckpointId && changed)
-        await this.noticeRestore(taskId, { ...res, keptPaths: [] });
+      if (!res.fileError && res.undoCheckpointId && changed) await this.noticeRestore(taskId, res);
+      else if (!res.fileError) {
+        const { warning } = restoreNotices(res);
+        if (warning) void vscode.window.showWarningMessage(warning);
+      }
     }
     await this.refreshCheckpoints();
     return res.restored;

@@ -149,6 +149,8 @@ export function restoreNotices(res: {
   restoredPaths: readonly string[];
   deletedPaths: readonly string[];
   keptPaths: readonly { path: string; reason: KeptReason }[];
+  /** The core's look for changed files the checkpoints do not track stopped at its limit. */
+  keptPathsIncomplete?: boolean;
 }): { info: string; warning?: string } {
   const count = res.restoredPaths.length + res.deletedPaths.length;
   const kept = res.keptPaths.length;
@@ -156,6 +158,10 @@ export function restoreNotices(res: {
     `Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}` +
     `${kept ? `; ${kept} kept as ${kept === 1 ? "it was" : "they were"}` : ""}).`;
   if (!kept) return { info };
+  // Said only beside named files: a large node_modules stops the look on every restore.
+  const maybeMore = res.keptPathsIncomplete
+    ? " More files the checkpoints do not track (in large ignored or excluded folders) may have changed too; they were left as they are."
+    : "";
   const why = (reason: KeptReason) =>
     reason === KeptReason.TOO_LARGE
       ? "too large to snapshot"
@@ -167,7 +173,7 @@ export function restoreNotices(res: {
     .map((k) => `${visibleLine(k.path)} (${why(k.reason)})`)
     .join(", ");
   const more = kept > KEPT_SHOWN ? ` and ${kept - KEPT_SHOWN} more` : "";
-  return { info, warning: `Dline: kept as is: ${list}${more}.` };
+  return { info, warning: `Dline: kept as is: ${list}${more}.${maybeMore}` };
 }
 
 /** The action on a file restore's notice that puts the files back as they were before it. */

@@ -137,6 +137,10 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
         `the checkpoint buttons' names say which step: ${JSON.stringify(names)}`,
       );
       await type("typed before Restore All\n");
+      // A local setting the person changed since the task (ignored: checkpoints do not track it).
+      // Restore All leaves it as it is, and says so, as a restore from the checkpoint menu does.
+      const localEnv = path.join(root(), ".env");
+      fs.writeFileSync(localEnv, "LOCAL_PORT=4000\n");
       await vscode.commands.executeCommand("notifications.clearAll");
       const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
       assert(first && first.type === "message", "the first user message");
@@ -151,6 +155,13 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       });
       // Saved first: the editor shows the restored file, not its own text that a Save would write back.
       await shows("the editor after Restore All", READING_NOTES_TEXT);
+      await waitFor("Restore All's warning naming the .env it left as it was", async () =>
+        (await notificationTexts(ui)).some((t) => t.includes("kept as is: .env (not tracked by checkpoints)")),
+      ).catch(async () => {
+        throw new Error(`no warning naming .env; notices: ${JSON.stringify(await notificationTexts(ui))}`);
+      });
+      assertEqual(fs.readFileSync(localEnv, "utf8"), "LOCAL_PORT=4000\n", "the .env after Restore All");
+      await ui.request({ action: "screenshot", name: "restore-all-kept-env" });
       await ui.request({ action: "screenshot", name: "restore-all-unsaved-saved-first" });
 
       // Typed again after Restore All, then Undo on its notice: Undo would overwrite those words,

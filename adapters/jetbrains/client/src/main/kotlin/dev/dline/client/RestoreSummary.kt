@@ -21,14 +21,23 @@ object RestoreSummary {
             if (res.conversationRestored) append(", conversation restored")
             append('.')
         }
-        return (listOf(head) + keptLines(kept)).joinToString("\n")
+        return (listOf(head) + keptLines(kept, res.keptPathsIncomplete)).joinToString("\n")
     }
 
-    /** "kept as is: <why>: <path>", a line each (the first KEPT_SHOWN). */
-    fun keptLines(kept: List<KeptPath>): List<String> {
+    /**
+     * "kept as is: <why>: <path>", a line each (the first KEPT_SHOWN). `incomplete`: the core's
+     * look for changed files the checkpoints do not track stopped at its limit, and a last line
+     * says more of them may have changed (only beside named files: a large node_modules stops
+     * the look on every restore).
+     */
+    fun keptLines(kept: List<KeptPath>, incomplete: Boolean = false): List<String> {
         val lines = kept.take(KEPT_SHOWN).map { "kept as is: ${why(it.reason)}: ${VisibleText.line(it.path)}" }
-        return if (kept.size > KEPT_SHOWN) lines + "kept as is: …and ${kept.size - KEPT_SHOWN} more" else lines
+        val all = if (kept.size > KEPT_SHOWN) lines + "kept as is: …and ${kept.size - KEPT_SHOWN} more" else lines
+        return if (incomplete && kept.isNotEmpty()) all + MAYBE_MORE else all
     }
+
+    const val MAYBE_MORE =
+        "kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too"
 
     private fun why(reason: KeptReason): String = when (reason) {
         KeptReason.KEPT_REASON_TOO_LARGE -> "too large to snapshot"

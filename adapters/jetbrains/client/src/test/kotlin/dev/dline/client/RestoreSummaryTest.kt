@@ -37,6 +37,22 @@ class RestoreSummaryTest {
     }
 
     @Test
+    fun `when the core's look stopped at its limit, a last line says more may have changed`() {
+        val res = RestoreResponse.newBuilder()
+            .setFilesRestored(true)
+            .addRestoredPaths("src/app.js")
+            .addKeptPaths(kept("node_modules/x/index.js"))
+            .setKeptPathsIncomplete(true)
+            .build()
+        assertEquals(
+            "Restored 1 file(s), deleted 0, kept 1 as they were.\n" +
+                "kept as is: not tracked by checkpoints: node_modules/x/index.js\n" +
+                RestoreSummary.MAYBE_MORE,
+            RestoreSummary.of(res),
+        )
+    }
+
+    @Test
     fun `a restore of the task only says so`() {
         assertEquals("Conversation restored.", RestoreSummary.of(RestoreResponse.newBuilder().setConversationRestored(true).build()))
     }
