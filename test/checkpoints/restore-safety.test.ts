@@ -130,12 +130,15 @@ describe("a restore never deletes a file that existed before the task", () => {
     const base = (await manager.ensureBaseline(task))!;
     await toolWrite(manager, task, "assets/big.txt", "now small\n");
     await manager.saveTurn(task, { editedPaths: ["assets/big.txt"] });
+    // Compare, before: changed, but not among the files a restore would change.
+    expect(await manager.compare("t1", base.id)).toMatchObject({ restorePaths: [] });
     const outcome = await manager.restore("t1", base.id, "files");
     expect(outcome.deletedPaths).toEqual([]);
     expect(outcome.keptPaths).toEqual([{ path: "assets/big.txt", reason: "too_large" }]);
     expect(read(ws, "assets/big.txt")).toBe("now small\n");
-    const { files } = await manager.compare("t1", base.id);
+    const { files, restorePaths } = await manager.compare("t1", base.id);
     expect(files.map((f) => [f.path, f.status, f.tooLarge])).toEqual([["assets/big.txt", "modified", true]]);
+    expect(restorePaths).toEqual([]);
   });
 });
 
@@ -148,6 +151,7 @@ describe("what a path restore keeps", () => {
     // Changed without telling the checkpoints first: no pre-image; the turn's save now holds it.
     write(ws, "assets/big.txt", "now small\n");
     await manager.saveTurn(task, { editedPaths: ["assets/big.txt"] });
+    expect(await manager.compare("t1", base.id)).toMatchObject({ restorePaths: [] });
     const outcome = await manager.restore("t1", base.id, "files");
     expect(outcome.deletedPaths).toEqual([]);
     expect(outcome.keptPaths).toEqual([{ path: "assets/big.txt", reason: "not_tracked" }]);

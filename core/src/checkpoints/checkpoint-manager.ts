@@ -433,9 +433,11 @@ export class CheckpointManager {
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
     const files = await engine.compare(taskId, cp);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    // A file whose earlier content the checkpoints do not have (never tracked, or too large to
+    // keep when the task changed it) is left as it is by a restore: not among those it changes.
     const restorePaths = await flow.pathsRestored(
       checkpointId,
-      files.map((f) => f.path),
+      files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path),
     );
     return { files, skipped: cp.skipped, restorePaths };
   }
