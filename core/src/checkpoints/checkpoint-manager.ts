@@ -14,6 +14,7 @@ import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js"
 import {
   findCheckpoint,
   RestoreFlow,
+  restoreAllTarget,
   type EditOutcome,
   type RestoreMode,
   type RestoreOutcome,
@@ -435,11 +436,60 @@ export class CheckpointManager {
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     // A file whose earlier content the checkpoints do not have (never tracked, or too large to
     // keep when the task changed it) is left as it is by a restore: not among those it changes.
-    const restorePaths = await flow.pathsRestored(
-      checkpointId,
-      files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path),
-    );
+    const changed = files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path);
+    // A restore saves the missed turn first, and then takes in every change since the checkpoint.
+    const restorePaths = (await this.missedCommandAfter(engine, taskId, cp))
+      ? changed
+      : await flow.pathsRestored(checkpointId, changed);
     return { files, skipped: cp.skipped, restorePaths };
+  }
+
+  /**
+   * A command of the task that ran after `target` and that no checkpoint since says ran: its
+   * sidecar died (killed, crashed) during the command or before the turn's save. Undefined when
+   * every command's turn was saved (the usual case), or the port cannot tell.
+   */
+  private async missedCommandAfter(
+    engine: WorkspaceCheckpoints,
+    taskId: string,
+    target: CheckpointInfo,
+  ): Promise<{ messageId: string; time: number } | undefined> {
+    const calls = (await this.conversation?.commandCalls?.(taskId)) ?? [];
+    if (!calls.length) return undefined;
+    // After the message the checkpoint follows: a command's row may be older than a checkpoint
+    // saved while its approval was asked (the baseline, the turn before it).
+    const anchor = target.messageId ? await this.conversation?.messageInfo(taskId, target.messageId) : undefined;
+    const since = anchor?.createdAt ?? target.createdAt;
+    const after = calls.filter((c) => c.time > since);
+    if (!after.length) return undefined;
+    const cps = await engine.list(taskId);
+    const missed = after.filter((c) => !cps.some((cp) => cp.commandRan === true && cp.createdAt >= c.time));
+    return missed.at(-1);
+  }
+
+  /**
+   * Before a file restore to `target`: the turn save a command after it missed (its sidecar died
+   * first) is made now, a scan marked as following a command and anchored on the command's row.
+   * Without it the restore took in only the paths editing tools recorded, and left what the
+   * command changed as it is without naming it, where a saved command's changes are restored.
+   */
+  private async saveMissedCommandTurn(
+    engine: WorkspaceCheckpoints,
+    taskId: string,
+    target: CheckpointInfo,
+  ): Promise<void> {
+    const missed = await this.missedCommandAfter(engine, taskId, target);
+    if (!missed) return;
+    this.o.logger.info("saving the turn checkpoint a command missed before a restore", { task: taskId });
+    await engine.save({
+      taskId,
+      kind: "turn",
+      messageId: missed.messageId,
+      editedPaths: [],
+      scan: true,
+      commandRan: true,
+      hasFiles: true,
+    });
   }
 
   /** What the task changed since its previous completion (or its start), up to its latest completion. */
@@ -463,8 +513,11 @@ export class CheckpointManager {
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
-    await this.findOffered(engine, taskId, checkpointId);
-    if (mode !== "task") await this.assertNoOtherTaskActive(taskId);
+    const target = await this.findOffered(engine, taskId, checkpointId);
+    if (mode !== "task") {
+      await this.assertNoOtherTaskActive(taskId);
+      await this.saveMissedCommandTurn(engine, taskId, target);
+    }
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     return flow.restore(checkpointId, mode);
   }
@@ -485,18 +538,22 @@ export class CheckpointManager {
     if (mode === "restore_all") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     const offered = await this.offeredFilter(taskId);
-    return flow.editMessage(
-      messageId,
-      text,
-      mode,
-      async () => {
-        const status = await this.status({ taskId });
-        return status.state === "failed" || status.state === "unavailable" || status.state === "disabled"
-          ? status.message
+    const checkpointError = async () => {
+      const status = await this.status({ taskId });
+      return status.state === "failed" || status.state === "unavailable" || status.state === "disabled"
+        ? status.message
+        : undefined;
+    };
+    if (mode === "restore_all" && !options.dryRun && !(await checkpointError())) {
+      // The checkpoint Restore All goes to (as RestoreFlow.editMessage finds it).
+      const message = await this.conversation?.messageInfo(taskId, messageId);
+      const target =
+        message && message.text !== text && (await this.conversation?.commandCalls?.(taskId))?.length
+          ? restoreAllTarget((await engine.list(taskId)).filter(offered), messageId, message.createdAt)
           : undefined;
-      },
-      { ...options, offered },
-    );
+      if (target) await this.saveMissedCommandTurn(engine, taskId, target);
+    }
+    return flow.editMessage(messageId, text, mode, checkpointError, { ...options, offered });
   }
 
   private async find(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<CheckpointInfo> {

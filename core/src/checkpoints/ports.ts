@@ -32,6 +32,12 @@ export interface TaskConversationPort {
   /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */
   recordedEditedPaths?(taskId: string): Promise<readonly string[]>;
   /**
+   * The task's commands that ran (or were cut short), oldest first: their rows' message ids and
+   * times. A command whose turn's checkpoint was never saved (its sidecar died first) is found
+   * by it: no checkpoint after it says a command ran.
+   */
+  commandCalls?(taskId: string): Promise<readonly { messageId: string; time: number }[]>;
+  /**
    * False once the task's history row is gone (a deletion removes the row before the task's
    * checkpoint refs): checkpoints of such a task are not written, since nothing would remove them.
    */

@@ -44,6 +44,10 @@ export function runtimeConversationPort(
       const info = (await runtime()).messageInfo(taskId, messageId);
       return info ? { text: info.text, createdAt: info.createdAt } : undefined;
     },
+    async commandCalls(taskId) {
+      if (!(await tasks()).history.get(taskId)) return [];
+      return (await runtime()).commandCalls(taskId);
+    },
     async taskState(taskId) {
       const record = (await tasks()).history.get(taskId);
       if (!record) return "deleted";

@@ -780,6 +780,25 @@ export class TaskRuntime {
   }
 
   /**
+   * The task's commands that ran, or may have (cut short by a cancel or a dying sidecar), oldest
+   * first: their rows' ids and times. Not those still asking or running in a live run, nor
+   * those denied or stopped while their approval was awaited (they never ran).
+   */
+  commandCalls(taskId: string): { messageId: string; time: number }[] {
+    const task = this.load(taskId);
+    const calls: { messageId: string; time: number }[] = [];
+    for (const m of task.messages.list()) {
+      const call = toolCallOf(m);
+      if (!call || (m.kind !== "command" && !call.command)) continue;
+      if (call.status !== "done" && call.status !== "failed" && call.status !== "interrupted") continue;
+      if (call.status === "interrupted" && call.reason === STOPPED_WHILE_ASKING) continue;
+      calls.push({ messageId: m.id, time: m.time });
+    }
+    this.closeStoresIfIdle(task);
+    return calls;
+  }
+
+  /**
    * Resolves once the task's run here (if any) has ended: its last status stored and, when
    * nothing is pending, its claim released, so another sidecar may continue it at once.
    */

@@ -1,0 +1,97 @@
+import { execFile, execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { cliEnv, startCli, type CliChild } from "../helpers/cli-child.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const servers: ModelServerProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Kills the CLI's sidecar hard, as a crash would, and the command it left running. */
+async function crashSidecar(task: CliChild): Promise<void> {
+  const sidecarPid = task.sidecarPid();
+  const commandShells = execFileSync("pgrep", ["-P", String(sidecarPid)])
+    .toString()
+    .trim()
+    .split("\n")
+    .map(Number);
+  process.kill(sidecarPid, "SIGKILL");
+  await task.exited;
+  for (const pid of commandShells) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+}
+
+describe("a restore after the sidecar died during a command", () => {
+  it("the command's change is compared, restored and named like that of a command whose turn was saved", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base, { "src/app.js": "console.log('app');\n" });
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "README.md", content: "# rewritten\n" } }] },
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "printf 'by the command\\n' >> src/app.js; sleep 30", requires_approval: false },
+            },
+          ],
+        },
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = startCli(["--json", "task", "edit, then run it", "--workspace", workspace, "--yes"], env);
+    const app = path.join(workspace, "src/app.js");
+    await until(() => fs.readFileSync(app, "utf8").includes("by the command"), "the command's change");
+    await crashSidecar(task);
+    const taskId = (JSON.parse(task.stdout().trim().split("\n")[0]!) as { taskId: string }).taskId;
+
+    const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
+      checkpoints: { id: string; kind: string }[];
+    };
+    const baseline = checkpoints.find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
+    const compared = JSON.parse((await run(cli, ["--json", "compare", taskId, baseline], { env })).stdout) as {
+      files: { path: string }[];
+    };
+    expect(compared.files.map((f) => f.path).sort()).toEqual(["README.md", "src/app.js"]);
+
+    const restored = JSON.parse(
+      (await run(cli, ["--json", "restore", taskId, baseline, "--mode", "files"], { env })).stdout,
+    ) as { restoredPaths: string[]; undoCheckpointId: string };
+    // Before: only README.md came back; src/app.js kept the command's line, and nothing said so.
+    expect([...restored.restoredPaths].sort()).toEqual(["README.md", "src/app.js"]);
+    expect(fs.readFileSync(path.join(workspace, "README.md"), "utf8")).toBe("# demo\n");
+    expect(fs.readFileSync(app, "utf8")).toBe("console.log('app');\n");
+
+    // The undo point holds what the command left: undoing the restore brings it back.
+    await run(cli, ["--json", "restore", taskId, restored.undoCheckpointId, "--mode", "files"], { env });
+    expect(fs.readFileSync(app, "utf8")).toBe("console.log('app');\nby the command\n");
+    expect(fs.readFileSync(path.join(workspace, "README.md"), "utf8")).toBe("# rewritten\n");
+  });
+});
