@@ -209,4 +209,29 @@ describe("what snapshots leave out", () => {
     const after = await manager.compare("t", base.id);
     expect(after.files.map((f) => [f.path, f.status, f.notTracked])).toEqual([["private/notes.txt", "modified", true]]);
   });
+
+  it("never names the temporary file of an edit being written while the baseline scans (gone a moment later)", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "source/utilities.js", "code\n");
+    write(ws, "notes.tmp", "the person's own temp file\n");
+    // A first edit does not wait for the baseline: its file is written through a temporary file
+    // beside it (storage/atomic-file.ts), named after the writing process, while the scan runs.
+    const inFlight = `source/.utilities.js.${process.pid}.7.tmp`;
+    write(ws, inFlight, "// rewritten\n");
+    const manager = makeManager(sb);
+    const task = { id: "t", workspaceRoots: [ws] };
+    const base = (await manager.ensureBaseline(task))!;
+    fs.renameSync(path.join(ws, inFlight), path.join(ws, "source/utilities.js"));
+    await manager.saveTurn(task, { editedPaths: ["source/utilities.js"] });
+    // Before: the baseline's list, and every later one, named it; compare listed it as not
+    // tracked and a restore said it kept it as is, a file the person never had.
+    expect(base.skipped).toEqual([{ path: "notes.tmp", reason: "excluded_type" }]);
+    const { skipped } = await manager.compare("t", base.id);
+    expect(skipped.map((s) => s.path)).toEqual(["notes.tmp"]);
+    const restored = await manager.restore("t", base.id, "files");
+    expect(restored.restoredPaths).toEqual(["source/utilities.js"]);
+    expect(restored.keptPaths).toEqual([]);
+    expect(fs.readFileSync(path.join(ws, "source/utilities.js"), "utf8")).toBe("code\n");
+  });
 });

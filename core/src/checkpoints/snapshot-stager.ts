@@ -1,5 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { isWriteInProgressTemp } from "../storage/index.js";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
 import { FEW_PATHS, type PathChange } from "./fast-commit.js";
@@ -352,6 +354,9 @@ export class SnapshotStager {
     for (let i = 0; i + 3 < fields.length; i += 4) {
       const [source, line, , p] = fields.slice(i, i + 4);
       if (!source || p === undefined) continue;
+      // A tool's edit writing its file meanwhile (a baseline's scan runs beside a first edit):
+      // its temporary file is gone a moment later, and must not be named as a left-out file.
+      if (isWriteInProgressTemp(path.posix.basename(p))) continue;
       result.push({ path: p.replace(/\/$/, ""), reason: reasonOfIgnoreSource(source, Number(line)) });
     }
     return result;

@@ -44,6 +44,16 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Whether a file name is a temporary file of a write under way in a live process (this one, a
+ * tool's edit, or another sidecar's): `.NAME.PID.N.tmp` beside the file it replaces, gone once
+ * renamed over it. A scan of the workspace that meets one must not record it as a file.
+ */
+export function isWriteInProgressTemp(name: string): boolean {
+  const match = /^\..+\.(\d+)\.\d+\.tmp$/.exec(name);
+  return match !== null && (Number(match[1]) === process.pid || isAlive(Number(match[1])));
+}
+
 /** Temp files of `file` that a writer killed between open and rename left (its pid is gone). */
 function orphanTemps(file: string, names: string[]): string[] {
   const prefix = tempPrefix(file);

@@ -21,7 +21,13 @@ export { InstanceLayout } from "./instance-layout.js";
 export { resolveStorageRoots, getDlineDataDir, getDlineHomePath, type StorageRoots } from "./roots.js";
 export { SqliteFactory } from "./sqlite.js";
 export { DiskReserve, freeBytesOn } from "./disk-reserve.js";
-export { corruptCopyPath, moveAsideSync, writeFileAtomic, writeFileAtomicSync } from "./atomic-file.js";
+export {
+  corruptCopyPath,
+  isWriteInProgressTemp,
+  moveAsideSync,
+  writeFileAtomic,
+  writeFileAtomicSync,
+} from "./atomic-file.js";
 export { assertKind } from "./capability-toggles.js";
 export type { ToggleContext } from "./capability-toggles.js";
 export type { EnvironmentProfile } from "./environment-profile.js";
