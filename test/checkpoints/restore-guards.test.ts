@@ -234,3 +234,38 @@ describe("a restore without recorded edits (reset)", () => {
     expect(outcome.deletedPaths).toEqual([]);
   });
 });
+
+describe("a restore of recorded edits where a command put a folder in the way", () => {
+  it("removes what the undo point holds in full, restores the file and names what went; the undo brings it back", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "LICENSE", "MIT\n");
+    write(ws, "a.txt", "a v1\n");
+    fs.symlinkSync("src", path.join(ws, "lib"));
+    write(ws, "src/x.js", "x\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "a.txt", "a v2\n");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"] });
+    // A later turn's command: `rm LICENSE && mkdir LICENSE && echo x > LICENSE/x`, and the link
+    // lib replaced by a folder of its own.
+    fs.rmSync(path.join(ws, "LICENSE"));
+    write(ws, "LICENSE/x", "x\n");
+    fs.rmSync(path.join(ws, "lib"));
+    write(ws, "lib/y.js", "y\n");
+    await manager.saveTurn(task, { commandRan: true });
+    const before = workspaceDigest(ws);
+    // Before: "Cannot restore LICENSE: a folder of that name is in the way.", nothing restored
+    // (a restore without recorded edits removed the same folders).
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(read(ws, "LICENSE")).toBe("MIT\n");
+    expect(fs.readlinkSync(path.join(ws, "lib"))).toBe("src");
+    expect(read(ws, "a.txt")).toBe("a v1\n");
+    expect([...outcome.restoredPaths].sort()).toEqual(["LICENSE", "a.txt", "lib"]);
+    expect([...outcome.deletedPaths].sort()).toEqual(["LICENSE/x", "lib/y.js"]);
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(workspaceDigest(ws)).toEqual(before);
+    // The newest snapshot is what the workspace holds: a turn saved now records no change.
+    await manager.restore("t1", base.id, "files");
+    const again = (await manager.saveTurn(task, { editedPaths: ["LICENSE"] }))!;
+    expect(again.reused).toBe(true);
+  });
+});

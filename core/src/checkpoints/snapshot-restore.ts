@@ -124,7 +124,17 @@ export class SnapshotRestore {
     const restore = [...plan.entries].flatMap(([p, e]) =>
       this.alreadyIs(p, e.mode, plan.blobs.get(e.id)!) ? [] : [p],
     );
-    for (const p of restore) this.assertWritable(p);
+    // What stands in the way (a folder a command made where a file was) goes when the undo
+    // checkpoint holds all of it, as in resetHard: undoing the restore brings it back.
+    // An empty folder stays (and refuses the restore): no checkpoint would bring it back.
+    const obstacles = await this.obstaclesHeldBy(restore, async (wanted) => {
+      const held = await sessionEntries(session, undo, wanted);
+      return new Set([...held].filter(([, e]) => e.mode !== "040000").map(([p]) => p));
+    });
+    for (const [o, held] of obstacles) if (!held.length) obstacles.delete(o);
+    const removable = new Set(obstacles.keys());
+    for (const p of restore) this.assertWritable(p, removable);
+    for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     for (const p of restore) {
       const e = plan.entries.get(p)!;
       await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
@@ -133,6 +143,9 @@ export class SnapshotRestore {
       plan.created.filter((p) => backedUp.has(p)),
       target.createdAt,
     );
+    // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
+    for (const held of obstacles.values())
+      for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
     return { restored: restore, deleted, kept: plan.kept, entries: plan.entries };
   }
 
@@ -197,7 +210,11 @@ export class SnapshotRestore {
       else created.push(p);
     }
     // reset --hard: what stands in the way goes when the undo checkpoint holds all of it.
-    const obstacles = await this.obstaclesHeldBy(undoCommit, [...entries.keys()]);
+    const obstacles = await this.obstaclesHeldBy(
+      [...entries.keys()],
+      async (wanted) =>
+        new Set(splitNul(await this.git.text(["ls-tree", "-r", "-z", "--name-only", undoCommit, "--", ...wanted]))),
+    );
     const removable = new Set(obstacles.keys());
     for (const p of entries.keys()) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
@@ -273,7 +290,11 @@ export class SnapshotRestore {
    * be removed, since undoing the restore brings them back; anything else in the way refuses the
    * restore (assertWritable).
    */
-  private async obstaclesHeldBy(undoCommit: string, paths: string[]): Promise<Map<string, string[]>> {
+  private async obstaclesHeldBy(
+    paths: string[],
+    /** Which of these files the undo checkpoint holds. */
+    heldByUndo: (files: string[]) => Promise<Set<string>>,
+  ): Promise<Map<string, string[]>> {
     const folders = new Set<string>();
     const files = new Set<string>();
     for (const p of paths) {
@@ -293,11 +314,7 @@ export class SnapshotRestore {
     if (!folders.size && !files.size) return new Map();
     const inside = new Map([...folders].map((f) => [f, filesUnder(this.workspaceRoot, f)] as const));
     const wanted = [...files, ...[...inside.values()].flatMap((list) => list ?? [])];
-    const held = new Set(
-      wanted.length
-        ? splitNul(await this.git.text(["ls-tree", "-r", "-z", "--name-only", undoCommit, "--", ...wanted]))
-        : [],
-    );
+    const held = wanted.length ? await heldByUndo(wanted) : new Set<string>();
     const removable = new Map<string, string[]>();
     for (const f of files) if (held.has(f)) removable.set(f, [f]);
     // An empty folder holds nothing to lose; a folder of too many files is not listed (left).
