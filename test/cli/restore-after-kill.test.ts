@@ -4,7 +4,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeTestRoots, repoRoot, startSidecar } from "../helpers/sidecar.js";
+import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { cliEnv, startCli, type CliChild } from "../helpers/cli-child.js";
 
@@ -46,31 +47,57 @@ async function crashSidecar(task: CliChild): Promise<void> {
   }
 }
 
+/** A task that wrote README.md, then ran a command appending to src/app.js; its sidecar killed during the command. */
+async function taskKilledDuringCommand() {
+  const roots = makeTestRoots();
+  const workspace = makeWorkspace(roots.base, { "src/app.js": "console.log('app');\n" });
+  const server = await spawnModelServer({
+    apiKey: TEST_KEY,
+    turns: [
+      { toolCalls: [{ name: "write_to_file", input: { path: "README.md", content: "# rewritten\n" } }] },
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: "printf 'by the command\\n' >> src/app.js; sleep 30", requires_approval: false },
+          },
+        ],
+      },
+    ],
+  });
+  servers.push(server);
+  const env = cliEnv(roots, server);
+  const task = startCli(["--json", "task", "edit, then run it", "--workspace", workspace, "--yes"], env);
+  const app = path.join(workspace, "src/app.js");
+  await until(() => fs.readFileSync(app, "utf8").includes("by the command"), "the command's change");
+  await crashSidecar(task);
+  const taskId = (JSON.parse(task.stdout().trim().split("\n")[0]!) as { taskId: string }).taskId;
+  return { roots, workspace, env, app, taskId };
+}
+
 describe("a restore after the sidecar died during a command", () => {
+  it("Restore All's dry run names the command's change too, as the Restore All then restores it", async () => {
+    const { roots, app, taskId } = await taskKilledDuringCommand();
+    const sidecar = await startSidecar({ roots });
+    try {
+      const { clients } = sidecar;
+      const first = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.text === "edit, then run it")!;
+      const edit = { taskId, messageId: first.id, text: "edit, then run it again", mode: EditMessageMode.RESTORE_ALL };
+      const dry = await clients.checkpoints.editMessage({ ...edit, dryRun: true });
+      expect(fs.readFileSync(app, "utf8")).toBe("console.log('app');\nby the command\n");
+      const real = await clients.checkpoints.editMessage(edit);
+      expect(real.fileError).toBe("");
+      expect(real.restoredPaths).toContain("src/app.js");
+      // Before: the dry run left src/app.js out (no checkpoint said a command ran).
+      expect([...dry.restoredPaths].sort()).toEqual([...real.restoredPaths].sort());
+      expect(fs.readFileSync(app, "utf8")).toBe("console.log('app');\n");
+    } finally {
+      await sidecar.stop();
+    }
+  });
+
   it("the command's change is compared, restored and named like that of a command whose turn was saved", async () => {
-    const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base, { "src/app.js": "console.log('app');\n" });
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [
-        { toolCalls: [{ name: "write_to_file", input: { path: "README.md", content: "# rewritten\n" } }] },
-        {
-          toolCalls: [
-            {
-              name: "execute_command",
-              input: { command: "printf 'by the command\\n' >> src/app.js; sleep 30", requires_approval: false },
-            },
-          ],
-        },
-      ],
-    });
-    servers.push(server);
-    const env = cliEnv(roots, server);
-    const task = startCli(["--json", "task", "edit, then run it", "--workspace", workspace, "--yes"], env);
-    const app = path.join(workspace, "src/app.js");
-    await until(() => fs.readFileSync(app, "utf8").includes("by the command"), "the command's change");
-    await crashSidecar(task);
-    const taskId = (JSON.parse(task.stdout().trim().split("\n")[0]!) as { taskId: string }).taskId;
+    const { workspace, env, app, taskId } = await taskKilledDuringCommand();
 
     const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
       checkpoints: { id: string; kind: string }[];

@@ -544,16 +544,20 @@ export class CheckpointManager {
         ? status.message
         : undefined;
     };
-    if (mode === "restore_all" && !options.dryRun && !(await checkpointError())) {
+    let everyChange = false;
+    if (mode === "restore_all" && !(await checkpointError())) {
       // The checkpoint Restore All goes to (as RestoreFlow.editMessage finds it).
       const message = await this.conversation?.messageInfo(taskId, messageId);
       const target =
         message && message.text !== text && (await this.conversation?.commandCalls?.(taskId))?.length
           ? restoreAllTarget((await engine.list(taskId)).filter(offered), messageId, message.createdAt)
           : undefined;
-      if (target) await this.saveMissedCommandTurn(engine, taskId, target);
+      // A dry run saves nothing: it answers as the restore will, after the missed turn's save,
+      // which takes in every change since the checkpoint (as Compare's restore_paths says).
+      if (target && options.dryRun) everyChange = !!(await this.missedCommandAfter(engine, taskId, target));
+      else if (target) await this.saveMissedCommandTurn(engine, taskId, target);
     }
-    return flow.editMessage(messageId, text, mode, checkpointError, { ...options, offered });
+    return flow.editMessage(messageId, text, mode, checkpointError, { ...options, offered, everyChange });
   }
 
   private async find(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<CheckpointInfo> {

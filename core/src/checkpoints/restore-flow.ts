@@ -120,7 +120,12 @@ export class RestoreFlow {
     text: string,
     mode: "restore_chat" | "restore_all",
     checkpointError: () => Promise<string | undefined>,
-    options: { dryRun?: boolean; offered?: (c: CheckpointInfo) => boolean } = {},
+    options: {
+      dryRun?: boolean;
+      offered?: (c: CheckpointInfo) => boolean;
+      /** A dry run's restore will take in every change since the checkpoint (a command's missed save). */
+      everyChange?: boolean;
+    } = {},
   ): Promise<EditOutcome> {
     const port = this.requireConversation();
     const message = await port.messageInfo(this.taskId, messageId);
@@ -152,7 +157,12 @@ export class RestoreFlow {
       message.createdAt,
     );
     if (options.dryRun)
-      return { restored: true, fileError: "", ...nothing, ...(cp ? await this.wouldRestore(cp, all) : {}) };
+      return {
+        restored: true,
+        fileError: "",
+        ...nothing,
+        ...(cp ? await this.wouldRestore(cp, all, options.everyChange ?? false) : {}),
+      };
     let fileError = "";
     let files: Omit<EditOutcome, "restored" | "fileError"> = { ...nothing, checkpointId: cp?.id ?? "" };
     if (cp) {
@@ -186,11 +196,14 @@ export class RestoreFlow {
   private async wouldRestore(
     cp: CheckpointInfo,
     all: CheckpointInfo[],
+    everyChange: boolean,
   ): Promise<Omit<EditOutcome, "restored" | "fileError" | "undoCheckpointId">> {
     const changes = await this.engine.compare(this.taskId, cp);
-    const scope = await this.engine.restoreScope(cp, await this.recordedPaths(all), {
-      commandsSince: commandRanAfter(all, cp),
-    });
+    const scope = everyChange
+      ? undefined
+      : await this.engine.restoreScope(cp, await this.recordedPaths(all), {
+          commandsSince: commandRanAfter(all, cp),
+        });
     const inScope = changes.filter((f) => !scope || scope.has(f.path));
     const written = inScope.filter((f) => !f.notTracked && !f.tooLargeToKeep);
     const restoredPaths = written.filter((f) => f.status !== "added").map((f) => f.path);
