@@ -23,6 +23,7 @@ const changes = [
       write(ws, "lib", "a file now\n");
     },
     edited: ["lib/deep/x.txt", "lib"],
+    oldShape: (ws: string) => read(ws, "lib/deep/x.txt") === "x v1\n",
   },
   {
     name: "a file replaced by a folder of the same name",
@@ -32,6 +33,7 @@ const changes = [
       write(ws, "lib/deep/x.txt", "x now\n");
     },
     edited: ["lib", "lib/deep/x.txt"],
+    oldShape: (ws: string) => read(ws, "lib") === "a file\n",
   },
 ];
 
@@ -53,18 +55,15 @@ for (const change of changes) {
         expect((await manager.status({ taskId: "t1" })).state).toBe("ready");
         const { files } = await manager.compare("t1", base.id);
         expect(files.map((f) => f.path)).toContain("a.txt");
-        if (rule.startsWith("a scan")) {
-          // reset --hard: the undo point holds the new file or folder, so it goes and the old
-          // shape comes back; undoing the restore brings the new shape back.
-          const back = await manager.restore("t1", base.id, "files");
-          expect(read(ws, "a.txt")).toBe("a v1\n");
-          await manager.restore("t1", back.undoCheckpointId, "files");
-        } else {
-          // Going back to the checkpoint before would need the user's new file or folder deleted,
-          // which only the tool's paths were saved of: refused, nothing touched.
-          await expect(manager.restore("t1", base.id, "files")).rejects.toMatchObject({ code: "failed_precondition" });
-        }
+        // By either rule the undo point holds the new file or folder (a scan saw it; the tool
+        // recorded its paths), so it goes and the old shape comes back; undoing the restore
+        // brings the new shape back.
+        const back = await manager.restore("t1", base.id, "files");
+        expect(read(ws, "a.txt")).toBe("a v1\n");
+        expect(change.oldShape(ws)).toBe(true);
+        await manager.restore("t1", back.undoCheckpointId, "files");
         expect(read(ws, "a.txt")).toBe("a v2\n");
+        expect(change.oldShape(ws)).toBe(false);
         // The checkpoint just saved restores: it is the workspace as it is.
         const outcome = await manager.restore("t1", saved!.id, "files");
         expect(outcome.deletedPaths).toEqual([]);
