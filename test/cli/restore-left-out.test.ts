@@ -45,21 +45,26 @@ async function baselineOf(env: NodeJS.ProcessEnv, taskId: string): Promise<strin
   return checkpoints.find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
 }
 
+/** A task that runs COMMAND, then completes, through the CLI. */
+async function commandTask(roots: ReturnType<typeof makeTestRoots>, workspace: string) {
+  const server = await spawnModelServer({
+    apiKey: TEST_KEY,
+    turns: [
+      { toolCalls: [{ name: "execute_command", input: { command: COMMAND, requires_approval: false } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+    ],
+  });
+  servers.push(server);
+  const env = cliEnv(roots, server);
+  const task = await run(cli, ["task", "build it", "--workspace", workspace, "--yes"], { env });
+  return { env, taskId: captured(/task (\S+)/.exec(task.stderr), "the task id on stderr") };
+}
+
 describe("a files restore names what the checkpoints do not track and a command changed", () => {
   it("a command changed .env and build/out.txt: Restore Files Only to the baseline lists both as not tracked, not node_modules, and leaves their bytes", async () => {
     const roots = makeTestRoots();
     const workspace = project(roots.base);
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [
-        { toolCalls: [{ name: "execute_command", input: { command: COMMAND, requires_approval: false } }] },
-        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
-      ],
-    });
-    servers.push(server);
-    const env = cliEnv(roots, server);
-    const task = await run(cli, ["task", "build it", "--workspace", workspace, "--yes"], { env });
-    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const { env, taskId } = await commandTask(roots, workspace);
     const baseline = await baselineOf(env, taskId);
 
     const restored = JSON.parse(
@@ -127,17 +132,7 @@ describe("a files restore names what the checkpoints do not track and a command 
       fs.writeFileSync(file, "module.exports = 1;\n");
       fs.utimesSync(file, old, old);
     }
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [
-        { toolCalls: [{ name: "execute_command", input: { command: COMMAND, requires_approval: false } }] },
-        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
-      ],
-    });
-    servers.push(server);
-    const env = cliEnv(roots, server);
-    const task = await run(cli, ["task", "build it", "--workspace", workspace, "--yes"], { env });
-    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const { env, taskId } = await commandTask(roots, workspace);
     const out = (await run(cli, ["restore", taskId, await baselineOf(env, taskId), "--mode", "files"], { env })).stdout;
     expect(out).toContain("  kept as is: not tracked by checkpoints: .env\n");
     expect(out).toContain(

@@ -107,6 +107,14 @@ local function capture_notices()
   return messages
 end
 
+--- Waits until the last notice is Restore All's summary.
+local function wait_summary(messages)
+  T.wait(function()
+    local last = messages[#messages]
+    return last and last.msg:find("Restore All: done", 1, true) ~= nil
+  end, "the summary")
+end
+
 local function find_call(calls, kind)
   for _, c in ipairs(calls) do
     if c.opts.kind == kind then return c end
@@ -167,10 +175,7 @@ S.case("Restore All says, before and after, which changed files the checkpoints 
   local messages = capture_notices()
   local calls = restore_all_first(choice("restore"))
   T.wait(function() return T.read(hello) == "hello\n" end, "hello.txt restored")
-  T.wait(function()
-    local last = messages[#messages]
-    return last and last.msg:find("Restore All: done", 1, true) ~= nil
-  end, "the summary")
+  wait_summary(messages)
   T.contains(
     find_call(calls, "dline.restore_all").opts.prompt,
     "1 file the checkpoints cannot restore is left as it is: .env.",
@@ -220,10 +225,7 @@ S.case("Restore All keeping an unsaved buffer: the file is restored, the buffer 
   local calls = restore_all_first(choice("keep"))
   T.wait(function() return T.read(hello) == "hello\n" end, "hello.txt restored")
   T.wait(function() return T.read(cwd .. "/notes1.md") == nil end, "notes1.md deleted")
-  T.wait(function()
-    local last = messages[#messages]
-    return last and last.msg:find("Restore All: done", 1, true) ~= nil
-  end, "the summary")
+  wait_summary(messages)
   T.contains(
     find_call(calls, "dline.restore_all").opts.prompt,
     "2 of them have unsaved changes in Neovim: hello.txt, notes1.md.",
@@ -250,10 +252,7 @@ S.case("Restore All that changes no file says so and asks nothing", function()
   wait_completed(controller)
   local messages = capture_notices()
   local calls = restore_all_first(function() return nil end)
-  T.wait(function()
-    local last = messages[#messages]
-    return last and last.msg:find("Restore All: done", 1, true) ~= nil
-  end, "the summary")
+  wait_summary(messages)
   T.eq(find_call(calls, "dline.restore_all"), nil, "no confirmation")
   T.contains(messages[#messages].msg, "Restore All: done (no file", "says no file was restored")
 end)
@@ -303,10 +302,7 @@ S.case(
 
     local messages = capture_notices()
     restore_all_first(choice("restore"))
-    T.wait(function()
-      local last = messages[#messages]
-      return last and last.msg:find("Restore All: done", 1, true) ~= nil
-    end, "the summary")
+    wait_summary(messages)
     T.eq(T.read(hello), "hello\n", "hello.txt restored")
     -- No message left: nothing names the task (before, the old first message still did) and
     -- nothing is there to resume (Resume is refused: a message starts it again).
