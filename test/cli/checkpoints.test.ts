@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -8,7 +8,7 @@ import { makeTestRoots, repoRoot, startSidecar } from "../helpers/sidecar.js";
 import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
-import { cliEnv, startCli } from "../helpers/cli-child.js";
+import { cliEnv, crashSidecar, startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -188,28 +188,9 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
     while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
-    const sidecarPid = task.sidecarPid();
-    const commandShell = execFileSync("pgrep", ["-P", String(sidecarPid)])
-      .toString()
-      .trim()
-      .split("\n")
-      .map(Number);
-    process.kill(sidecarPid, "SIGKILL");
-    expect(await task.exited).toBe(1);
+    expect(await crashSidecar(task)).toBe(1);
     const stderr = task.stderr();
     expect(stderr).toMatch(/dline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/);
     expect(stderr).not.toMatch(/aborted: aborted/);
-    // The killed sidecar's command is left behind by the crash: end it (the test started it).
-    for (const pid of commandShell) {
-      try {
-        process.kill(-pid, "SIGKILL");
-      } catch {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
-    }
   });
 });

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -7,7 +7,7 @@ import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn
 import { makeTestRoots, repoRoot, startSidecar } from "../helpers/sidecar.js";
 import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
-import { cliEnv, startCli, type CliChild } from "../helpers/cli-child.js";
+import { cliEnv, crashSidecar, startCli } from "../helpers/cli-child.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -22,29 +22,6 @@ async function until(check: () => boolean, what: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Kills the CLI's sidecar hard, as a crash would, and the command it left running. */
-async function crashSidecar(task: CliChild): Promise<void> {
-  const sidecarPid = task.sidecarPid();
-  const commandShells = execFileSync("pgrep", ["-P", String(sidecarPid)])
-    .toString()
-    .trim()
-    .split("\n")
-    .map(Number);
-  process.kill(sidecarPid, "SIGKILL");
-  await task.exited;
-  for (const pid of commandShells) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // gone
-      }
-    }
-  }
 }
 
 /** A task that wrote README.md, then ran a command appending to src/app.js; its sidecar killed during the command. */

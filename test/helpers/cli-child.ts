@@ -73,3 +73,31 @@ export function cliEnv(
     ...extra,
   };
 }
+
+/**
+ * Kills the CLI's own sidecar (its child process) hard, as a crash would, and then the commands
+ * the sidecar left running (their shells, each the head of its process group). Resolves with the
+ * CLI's exit code.
+ */
+export async function crashSidecar(task: CliChild): Promise<number | null> {
+  const sidecarPid = task.sidecarPid();
+  const commandShells = execFileSync("pgrep", ["-P", String(sidecarPid)])
+    .toString()
+    .trim()
+    .split("\n")
+    .map(Number);
+  process.kill(sidecarPid, "SIGKILL");
+  const code = await task.exited;
+  for (const pid of commandShells) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+  return code;
+}
