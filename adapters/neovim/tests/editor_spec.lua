@@ -95,6 +95,66 @@ S.case("the proposed change is visible in diff mode when the choice is asked, an
   T.eq(T.read(file), "hello, world\n", "what was approved was written")
 end)
 
+S.case(
+  "an approval that comes while you type: the preview opens in Normal mode, your next keys do not change what it shows",
+  function()
+    local s = session({ chat = { position = "right", width = 60, height = 20, input_height = 3 } })
+    local file = workspace_file("hello.txt", "hello\n")
+    T.configure_model(s, {
+      {
+        toolCalls = { { name = "ask_followup_question", input = { question = "Go on?", options = { "yes", "no" } } } },
+      },
+      { text = "Updating.", toolCalls = { replace } },
+      done(),
+    })
+    -- Every picker dismissed: the preview stays on screen, as with a picker that does not block.
+    T.script_select(function() return nil end)
+    local controller = new_task("Greet the world")
+    wait_status(controller, "TASK_STATUS_WAITING")
+    -- You type in a file of yours while the task goes on; the approval comes meanwhile.
+    vim.cmd("wincmd t")
+    vim.cmd("edit " .. vim.fn.fnameescape(workspace_file("notes.txt", "")))
+    local typing
+    _G.dline_test_answer_and_wait = function()
+      typing = vim.fn.mode()
+      controller:respond(true, "yes")
+      T.wait(
+        function() return vim.api.nvim_buf_get_name(0):find("^dline://proposed/hello%.txt$") ~= nil end,
+        "the preview of the edit"
+      )
+    end
+    -- "writing " typed before it comes, "hjkl" after (the keys went on in Insert mode, into the
+    -- proposed text: a line that would not be written).
+    vim.api.nvim_feedkeys(
+      vim.api.nvim_replace_termcodes(
+        "iwriting <Cmd>lua _G.dline_test_answer_and_wait()<CR>hjkl<Esc>",
+        true,
+        false,
+        true
+      ),
+      "x",
+      false
+    )
+    T.eq(typing, "i", "typing in Insert mode when the approval came")
+    local proposed = vim.fn.bufnr("dline://proposed/hello.txt")
+    T.eq(
+      vim.api.nvim_buf_get_lines(proposed, 0, -1, false),
+      { "hello, world" },
+      "the proposed text, as it will be written"
+    )
+    T.eq(vim.bo[proposed].modified, false, "the proposed text unchanged")
+    T.eq(vim.api.nvim_buf_get_lines(0, 0, -1, false), { "hello, world" }, "the window in front shows the proposed text")
+    T.eq(
+      vim.api.nvim_buf_get_lines(vim.fn.bufnr("notes.txt"), 0, -1, false),
+      { "writing " },
+      "what you typed before it came"
+    )
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("ga", true, false, true), "x", false)
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    T.eq(T.read(file), "hello, world\n", "what was approved was written")
+  end
+)
+
 S.case("an edit of a file too large to send whole is previewed as its unified diff", function()
   local s = session()
   local lines = {}

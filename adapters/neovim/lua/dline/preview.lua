@@ -199,6 +199,10 @@ function M.open(ask, root, answer, opts)
   opts = opts or {}
   local edits = ask.edits or {}
   if #edits == 0 then return nil end
+  -- The question may come while you type (Insert mode, in a file or the input area): the
+  -- preview takes the screen, and the keys that follow would land in the proposed text (shown,
+  -- never written) or in your own buffer on its left. Its keys (ga, gr, q) are Normal-mode keys.
+  if vim.api.nvim_get_mode().mode:match("^[iR]") then vim.cmd("stopinsert") end
   local previous_tab = vim.api.nvim_get_current_tabpage()
   local preview = { tabs = {}, scratch = {}, descriptions = {}, marked = {} }
   local max_tabs = opts.max_tabs or 8
