@@ -589,6 +589,61 @@ S.case("an open buffer holds the new text once the tool wrote it, without :check
   T.eq(vim.bo[buf].modified, false, "not modified")
 end)
 
+S.case("a command that deletes open files: an unmodified buffer goes, a modified one is kept and marked", function()
+  local s = session()
+  vim.o.hidden = true
+  local old, mine = workspace_file("old.js", "old\n"), workspace_file("mine.js", "mine\n")
+  -- A buffer of a file not written yet: no command deleted it, it stays.
+  vim.cmd("edit " .. vim.fn.fnameescape(vim.loop.cwd() .. "/new.js"))
+  local new_buf = vim.api.nvim_get_current_buf()
+  vim.cmd("edit " .. vim.fn.fnameescape(mine))
+  local mine_buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(mine_buf, 0, -1, false, { "my own words" })
+  vim.cmd("edit " .. vim.fn.fnameescape(old))
+  local old_buf = vim.api.nvim_get_current_buf()
+  T.configure_model(s, {
+    {
+      toolCalls = {
+        {
+          name = "execute_command",
+          -- It deletes them once the editor has seen it start (the file "go").
+          input = {
+            command = "while [ ! -e go ]; do sleep 0.02; done; rm old.js mine.js",
+            requires_approval = true,
+          },
+        },
+      },
+    },
+    done(),
+  })
+  local notices = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notices, msg)
+    return notify(msg, level)
+  end
+  T.script_select(function() return ask.APPROVE end)
+  vim.cmd("split")
+  local controller = new_task("Remove the old files")
+  controller:on_event(function(event)
+    if event.toolStarted then T.write(vim.loop.cwd() .. "/go", "") end
+  end)
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  T.eq(T.read(old), nil, "old.js deleted")
+  T.eq(T.read(mine), nil, "mine.js deleted, not written back")
+  T.truthy(
+    not vim.api.nvim_buf_is_valid(old_buf),
+    "old.js's buffer (no unsaved changes) wiped, not showing a file that is gone"
+  )
+  T.eq(vim.api.nvim_buf_get_lines(mine_buf, 0, -1, false), { "my own words" }, "your text kept")
+  T.eq(vim.bo[mine_buf].modified, true, "still modified")
+  T.eq(vim.b[mine_buf].dline_not_on_disk, true, "marked as not on disk")
+  T.truthy(vim.api.nvim_buf_is_valid(new_buf), "the buffer of a file never written stays")
+  local told = table.concat(notices, "\n")
+  T.contains(told, "The command deleted old.js: its buffer (no unsaved changes) was closed", "said so")
+  T.contains(told, "The command deleted mine.js, but its buffer has unsaved changes: your text was kept", "said so")
+end)
+
 S.case(
   "a buffer with unsaved changes is never replaced: the core refuses the edit, the model reads why, the user is told",
   function()

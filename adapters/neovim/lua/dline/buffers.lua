@@ -221,14 +221,34 @@ end
 --- Files larger than this are compared by :checktime's time and size only.
 H.COMPARE_MAX_BYTES = 4 * 1024 * 1024
 
+--- The names of the loaded file buffers under `root` whose file exists now (a set): taken when
+--- a command starts, to tell the files it deleted from buffers of files never written.
+function M.existing(root)
+  local prefix = root and H.dir_prefix(root) or nil
+  local out = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if H.is_file_buffer(buf) then
+      local name = vim.api.nvim_buf_get_name(buf)
+      if (not prefix or name:sub(1, #prefix) == prefix) and H.exists(name) then out[name] = true end
+    end
+  end
+  return out
+end
+
 --- Reloads every unmodified file buffer under `root` whose file now differs from it (after a
 --- command, which may change any file, twice in the same second and to the same size, which
 --- :checktime alone would miss). Buffers with unsaved changes are left as they are.
-function M.reload_changed(root)
+--- `existed` (M.existing when the command started): a buffer of a file among them that is gone
+--- now was deleted by the command, and goes as after a tool or a restore deleted it (M.reload:
+--- wiped, or kept and marked when it has unsaved changes, and said so).
+function M.reload_changed(root, existed)
   local prefix = root and H.dir_prefix(root) or nil
+  local deleted = {}
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if H.is_file_buffer(buf) and not vim.bo[buf].modified then
-      local name = vim.api.nvim_buf_get_name(buf)
+    local name = H.is_file_buffer(buf) and vim.api.nvim_buf_get_name(buf) or ""
+    if existed and existed[name] and not H.exists(name) then
+      table.insert(deleted, name)
+    elseif H.is_file_buffer(buf) and not vim.bo[buf].modified then
       if not prefix or name:sub(1, #prefix) == prefix then
         local stat = (vim.uv or vim.loop).fs_stat(name)
         if stat and stat.type == "file" and stat.size <= H.COMPARE_MAX_BYTES then
@@ -246,6 +266,7 @@ function M.reload_changed(root)
       end
     end
   end
+  if #deleted > 0 then M.reload(root, deleted, "The command") end
 end
 
 -- What the editor shows -------------------------------------------------------------------

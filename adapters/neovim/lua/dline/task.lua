@@ -340,6 +340,12 @@ function H.on_event(self, event)
       H.report_editor(self)
     end
   end
+  if event.toolStarted and event.toolStarted.command then
+    -- The files open here that exist as a command starts: those it deletes are told apart
+    -- from buffers of files never written.
+    self.command_files = self.command_files or {}
+    self.command_files[event.toolStarted.toolCallId] = buffers.existing(self.workspace_root)
+  end
   if event.toolFinished then H.after_tool(self, event.toolFinished) end
   for _, fn in ipairs(self.listeners or {}) do
     fn(event)
@@ -356,7 +362,9 @@ function H.after_tool(self, finished)
   end
   if #paths > 0 then buffers.reload(root, paths, "Dline") end
   local item = require("dline.chat_state").tool_item(self.chat.state, finished.toolCallId)
-  if item and item.kind == "command" then buffers.reload_changed(root) end
+  local existed = self.command_files and self.command_files[finished.toolCallId]
+  if self.command_files then self.command_files[finished.toolCallId] = nil end
+  if item and item.kind == "command" then buffers.reload_changed(root, existed) end
   if finished.status == "TOOL_CALL_STATUS_FAILED" and item then
     local call = require("dline.chat_render").tool_call(item)
     local targets = vim.tbl_map(function(e) return e.path end, call.edits or {})
