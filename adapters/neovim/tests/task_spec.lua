@@ -572,6 +572,58 @@ local function capture_notices()
   return messages, function() vim.notify = notify end
 end
 
+S.case(
+  "a question a restore in another window took away is not said to be unanswered because the sidecar stopped",
+  function()
+    local s = session()
+    local file = workspace_file("hello.txt", "hello\n")
+    T.configure_model(s, edit_turns())
+    -- The approval is left waiting here (the picker dismissed).
+    local asked = false
+    T.script_select(function(_, opts)
+      if opts.kind == "dline.approval" then asked = true end
+      return nil
+    end)
+    local controller = new_task("Greet the world")
+    T.wait(function() return asked and controller.pending_ask ~= nil end, "the approval to wait")
+    local seen = {}
+    controller:on_event(function(event)
+      local status = event.statusChanged
+      if status then
+        table.insert(seen, { status = status.status, reason = status.reason or "", chat = controller.chat:text() })
+      end
+    end)
+    -- The baseline may still be being saved while the approval waits.
+    local baseline
+    T.wait(function()
+      local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+      baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps or {})[1]
+      return baseline ~= nil
+    end, "the baseline checkpoint")
+    -- Another Neovim (its own sidecar, the same folders) restores the task to its baseline.
+    local other = require("dline.session").new(require("dline").config(), require("dline").logger())
+    T.defer(function() other:stop() end)
+    T.call(other, "CheckpointService", "Restore", {
+      taskId = controller.task_id,
+      checkpointId = baseline.id,
+      mode = "RESTORE_MODE_FILES_AND_TASK",
+    })
+    T.wait(function()
+      for _, change in ipairs(seen) do
+        if change.reason:find("restored", 1, true) then return true end
+      end
+    end, "the status the restore left it in")
+    for _, change in ipairs(seen) do
+      T.truthy(
+        not change.chat:find("the sidecar stopped", 1, true),
+        ("the chat once %s (%s) says the sidecar stopped:\n%s"):format(change.status, change.reason, change.chat)
+      )
+    end
+    T.eq(controller.pending_ask, nil, "nothing waits for an answer")
+    T.eq(T.read(file), "hello\n", "the file as it was")
+  end
+)
+
 S.case(":Dline undo puts back the files a restore changed, once", function()
   local s, file, controller = greeted_task()
   T.eq(T.read(file), "hello, world\n", "edited")

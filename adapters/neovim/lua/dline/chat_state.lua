@@ -312,14 +312,17 @@ function M.apply(state, event)
     state.status = event.statusChanged.status
     state.status_reason = event.statusChanged.reason or ""
     state.notice = ""
-    local change = { header = true, notice = true }
+    -- The question block says what became of a question nobody answered, by the status: drawn
+    -- again on every change (a restore stops a task as cancelled, then interrupted, then ...).
+    local change = { header = true, notice = true, ask = true }
     if state.status ~= "TASK_STATUS_WAITING" and state.pending_ask then
       -- Interrupted while asking: nobody will answer that question any more.
       if state.status == "TASK_STATUS_INTERRUPTED" then state.dropped_ask = state.pending_ask end
       state.pending_ask = nil
-      change.ask = true
     end
-    if state.status == "TASK_STATUS_INTERRUPTED" or state.status == "TASK_STATUS_RUNNING" then change.ask = true end
+    -- Rewound by a restore (here, in another window, from the CLI): the question went with the
+    -- conversation after the checkpoint, not with a sidecar that stopped.
+    if state.status_reason:find("restored", 1, true) then state.dropped_ask = nil end
     return change
   elseif event.usage then
     -- Per request; GetTask's totals already count the events up to its last seq.
