@@ -1191,6 +1191,40 @@ S.case("a restore closes the task's compare tabs, out of date, and the buffer of
   T.contains(messages[1].msg, "its 2 compare tab(s) closed", "said so")
 end)
 
+S.case("without 'hidden', a restore leaves open a compare tab where you typed, and says what it did", function()
+  local s = session()
+  vim.o.hidden = false
+  local file = workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, {
+    edit_turns()[1],
+    { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "Greeting updated." } } } },
+  })
+  approve_all()
+  local controller = new_task("Greet the world")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local baseline = baseline_of(s, controller)
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("Dline compare " .. baseline.id)
+  T.wait(function() return #vim.api.nvim_list_tabpages() == tabs + 1 end, "the compare tab")
+  -- You type in the file's side of the compare tab.
+  local buf = vim.api.nvim_get_current_buf()
+  T.eq(vim.api.nvim_buf_get_name(buf), file, "the file's own buffer")
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "my own line" })
+  local messages, stop_capture = capture_notices()
+  choose_restore("Restore Files Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  -- The restore's answer comes in a callback: an error there (E37 from :tabclose) is printed
+  -- with its stack trace by Neovim, and the restore's message never shows.
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  T.eq(T.read(file), "hello\n", "restored")
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "hello, world", "my own line" }, "your text kept")
+  T.eq(#vim.api.nvim_list_tabpages(), tabs + 1, "the compare tab with your text stays open")
+  T.contains(messages[1].msg, "Restore Files Only: 1 file(s) restored", "the restore's message")
+  T.contains(messages[1].msg, "your buffer was kept", "what became of your buffer")
+  T.contains(messages[1].msg, "1 compare tab(s) stay open: they show your unsaved changes", "why the tab stays")
+end)
+
 S.case(
   "a restore that deletes files you have open: an unchanged buffer is closed, your unsaved text is kept, marked",
   function()

@@ -173,13 +173,18 @@ H.compare_tabs = {} -- task id -> { tab, path, buf (the file's buffer, when the 
 
 --- Closes the compare tabs opened for `task_id` (after a restore they show what is no longer
 --- so), and wipes a file buffer one of them loaded whose file is gone (`:w` would make it
---- again, empty). Returns how many tabs it closed.
+--- again, empty). Returns how many tabs it closed, and how many stayed open: without
+--- 'hidden', a tab whose window shows a buffer with unsaved changes (yours, typed in the
+--- compare tab) cannot close (E37), and your text stays on screen.
 function M.close_compare(task_id)
-  local closed = 0
+  local closed, stayed = 0, 0
   for _, opened in ipairs(H.compare_tabs[task_id] or {}) do
     if vim.api.nvim_tabpage_is_valid(opened.tab) and #vim.api.nvim_list_tabpages() > 1 then
-      vim.cmd("tabclose " .. vim.api.nvim_tabpage_get_number(opened.tab))
-      closed = closed + 1
+      if pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(opened.tab)) then
+        closed = closed + 1
+      else
+        stayed = stayed + 1
+      end
     end
     local buf = opened.buf
     if
@@ -193,7 +198,7 @@ function M.close_compare(task_id)
     end
   end
   H.compare_tabs[task_id] = nil
-  return closed
+  return closed, stayed
 end
 
 function H.absolute(root, path)
@@ -383,7 +388,10 @@ end
 function H.report_files(label, res, workspace_root, task_id, why)
   local changed = vim.list_extend(vim.deepcopy(res.restoredPaths or {}), res.deletedPaths or {})
   local unsaved = M.reload_buffers(workspace_root, changed, why)
-  local tabs = #changed > 0 and M.close_compare(task_id) or 0
+  local tabs, stayed = 0, 0
+  if #changed > 0 then
+    tabs, stayed = M.close_compare(task_id)
+  end
   if res.fileError and res.fileError ~= "" then
     local failed = "the files could not be restored: " .. res.fileError
     return dline().notify(failed .. (unsaved and ("\n" .. unsaved) or ""), vim.log.levels.ERROR)
@@ -399,7 +407,11 @@ function H.report_files(label, res, workspace_root, task_id, why)
       (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or "",
       H.tabs_closed(tabs)
     ),
-    { unsaved, #kept > 0 and M.kept_lines(kept, res.keptPathsIncomplete) or nil }
+    {
+      unsaved,
+      stayed > 0 and ("%d compare tab(s) stay open: they show your unsaved changes"):format(stayed) or nil,
+      #kept > 0 and M.kept_lines(kept, res.keptPathsIncomplete) or nil,
+    }
   )
 end
 
@@ -695,7 +707,13 @@ function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
       local left = edit_res.keptPaths or {}
       if #left > 0 then table.insert(warnings, M.kept_lines(left, edit_res.keptPathsIncomplete)) end
       require("dline.buffers").reload_changed(workspace_root)
-      local tabs = #changed > 0 and M.close_compare(task_id) or 0
+      local tabs, stayed = 0, 0
+      if #changed > 0 then
+        tabs, stayed = M.close_compare(task_id)
+      end
+      if stayed > 0 then
+        table.insert(warnings, ("%d compare tab(s) stay open: they show your unsaved changes"):format(stayed))
+      end
       local controller = require("dline.task").get(task_id)
       if controller then controller:reload() end
       local kept = ""
