@@ -81,6 +81,32 @@ describe("the task's status after Restore Task Only", () => {
     await events.stop();
   });
 
+  it("a task waiting for an approval, restored (files and task) from another window: interrupted, as stored and as streamed, not cancelled", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 3, [
+      { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "one\n" } }] },
+      complete("Wrote notes.txt."),
+    ]);
+    const [owner, other, fresh] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
+    const events = watch(owner.clients, taskId);
+    await events.status(TaskStatus.WAITING);
+    const { checkpoints } = await other.clients.checkpoints.listCheckpoints({ taskId });
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    // Made by the sidecar running the task (it stops the run, then rewinds the conversation).
+    await other.clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES_AND_TASK });
+    await events.until((e) => e.event.case === "statusChanged" && e.event.value.status === TaskStatus.INTERRUPTED);
+    // Before: the run's end released the task, the rewind's status was not stored, and the
+    // task read "cancelled" (a follower behind was sent that stored status last).
+    expect((await owner.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.INTERRUPTED);
+    expect((await fresh.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.INTERRUPTED);
+    const late = watch(fresh.clients, taskId);
+    await late.until((e) => e.event.case === "statusChanged");
+    const statuses = late.events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value.status] : []));
+    expect(statuses.at(-1)).toBe(TaskStatus.INTERRUPTED);
+    await late.stop();
+    await events.stop();
+  });
+
   it("rewound to before its first message (Restore All of it), Resume is refused: a message starts it again, and names it", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 1, [
       complete("First answer."),

@@ -697,10 +697,13 @@ export class TaskRuntime {
     messageId: string,
     options: { editedText?: string; beforeMessage?: boolean } = {},
   ): Promise<void> {
-    const task = this.claimForWrite(taskId);
+    let task = this.claimForWrite(taskId);
     if (task.run) {
       task.run.controller.abort(new DlineError("canceled", "The conversation is being restored."));
       await task.run.done.catch(() => {});
+      // The run's end released the task's claim: without it again, the status the rewind sets
+      // (and its emptied input queue) stayed in memory, and the stored task read "cancelled".
+      task = this.claimForWrite(taskId);
     }
     const before = options.beforeMessage || options.editedText !== undefined;
     const kept = cutConversation(task, messageId, before);
