@@ -99,6 +99,13 @@ describe("the task's status after Restore Task Only", () => {
     // task read "cancelled" (a follower behind was sent that stored status last).
     expect((await owner.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.INTERRUPTED);
     expect((await fresh.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.INTERRUPTED);
+    // The window that asked for it had the task loaded while it waited: it answers what is so
+    // now (before: "waiting", and the messages the restore removed).
+    const seen = await other.clients.tasks.getTask({ taskId });
+    expect(seen.task?.status).toBe(TaskStatus.INTERRUPTED);
+    expect(seen.messages.map((m) => m.text)).toEqual(
+      (await owner.clients.tasks.getTask({ taskId })).messages.map((m) => m.text),
+    );
     const late = watch(fresh.clients, taskId);
     await late.until((e) => e.event.case === "statusChanged");
     const statuses = late.events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value.status] : []));

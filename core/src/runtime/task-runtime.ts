@@ -501,8 +501,11 @@ export class TaskRuntime {
         stopped: boolean;
       }
     | undefined {
-    const task = this.live.get(taskId);
-    if (!task) return undefined;
+    if (!this.live.has(taskId)) return undefined;
+    // A copy another sidecar has changed since (it ran the task, or restored it) is loaded
+    // again, as Subscribe does: before, a window that had shown a waiting task answered
+    // "waiting", with the messages a restore removed, long after.
+    const task = this.loadCurrent(taskId);
     const pendingAsk = this.pendingAsk(taskId);
     // Nothing runs it here, and no other sidecar does: a call left unfinished was interrupted.
     const stopped =
