@@ -624,6 +624,41 @@ S.case(
   end
 )
 
+S.case("a restore of files and task from another window: the buffers here show the restored files", function()
+  local s = session()
+  local file = workspace_file("hello.txt", "hello\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local turns = edit_turns()
+  T.configure_model(s, turns)
+  -- The edit is approved; the question after it is left waiting.
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" then return ask.APPROVE end
+  end)
+  local controller = new_task("Greet the world")
+  T.wait(
+    function() return vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] == "hello, world" end,
+    "the buffer to show the edit"
+  )
+  T.wait(function() return controller.status == "TASK_STATUS_WAITING" end, "the question to wait")
+  local baseline = baseline_of(s, controller)
+  -- Another Neovim (its own sidecar, the same folders) restores the task to its baseline.
+  local other = require("dline.session").new(require("dline").config(), require("dline").logger())
+  T.defer(function() other:stop() end)
+  T.call(other, "CheckpointService", "Restore", {
+    taskId = controller.task_id,
+    checkpointId = baseline.id,
+    mode = "RESTORE_MODE_FILES_AND_TASK",
+  })
+  T.eq(T.read(file), "hello\n", "the file restored")
+  -- Before: the buffer kept showing "hello, world" (a :w would have written it back).
+  T.wait(
+    function() return vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] == "hello" end,
+    "the buffer to show the restored file"
+  )
+  T.eq(vim.bo[buf].modified, false, "not modified")
+end)
+
 S.case(":Dline undo puts back the files a restore changed, once", function()
   local s, file, controller = greeted_task()
   T.eq(T.read(file), "hello, world\n", "edited")

@@ -347,6 +347,9 @@ function H.on_event(self, event)
     self.command_files[event.toolStarted.toolCallId] = buffers.existing(self.workspace_root)
   end
   if event.toolFinished then H.after_tool(self, event.toolFinished) end
+  -- The conversation was restored, maybe from another window or the CLI (its files too): the
+  -- unmodified buffers whose files changed show them now, as after a restore made here.
+  if event.rewound then buffers.reload_changed(self.workspace_root) end
   for _, fn in ipairs(self.listeners or {}) do
     fn(event)
   end
