@@ -504,8 +504,14 @@ export class TaskRuntime {
     if (!this.live.has(taskId)) return undefined;
     // A copy another sidecar has changed since (it ran the task, or restored it) is loaded
     // again, as Subscribe does: before, a window that had shown a waiting task answered
-    // "waiting", with the messages a restore removed, long after.
-    const task = this.loadCurrent(taskId);
+    // "waiting", with the messages a restore removed, long after. A task that cannot be
+    // loaded again (damaged meanwhile) is answered from what is stored.
+    let task: LiveTask;
+    try {
+      task = this.loadCurrent(taskId);
+    } catch {
+      return undefined;
+    }
     const pendingAsk = this.pendingAsk(taskId);
     // Nothing runs it here, and no other sidecar does: a call left unfinished was interrupted.
     const stopped =
