@@ -168,6 +168,34 @@ suite("a task running in one sidecar, followed from another", () => {
     expect(view.pendingAsk).toBeUndefined();
   });
 
+  it("when the owner is killed, a window that had loaded the task itself (its checkpoints listed) sees it interrupted, not waiting for good", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+    const [owner, reader] = sidecars;
+    const { taskId } = await owner.clients.tasks.newTask({
+      workspaceRoot: workspace,
+      text: "Write notes.txt",
+      profileId,
+    });
+    const direct = watch(owner.clients, taskId);
+    await direct.ask(AskKind.TOOL_APPROVAL);
+    // An editor opening the task lists its checkpoints: the reader loads the task's copy then.
+    await reader.clients.checkpoints.listCheckpoints({ taskId });
+    const followed = watch(reader.clients, taskId);
+    await followed.ask(AskKind.TOOL_APPROVAL);
+
+    process.kill(owner.process.handshake.pid, "SIGKILL");
+    await owner.process.exited;
+    await direct.stop();
+    const interrupted = () =>
+      followed.events.some((e) => e.event.case === "statusChanged" && e.event.value.status === TaskStatus.INTERRUPTED);
+    await expect.poll(interrupted, { timeout: 30_000 }).toBe(true);
+    expect(followed.events.some((e) => e.event.case === "askResolved" && e.event.value.dropped)).toBe(true);
+    const view = await reader.clients.tasks.getTask({ taskId });
+    expect(view.task?.status).toBe(TaskStatus.INTERRUPTED);
+    expect(view.pendingAsk).toBeUndefined();
+    await followed.stop();
+  });
+
   it("three sidecars: two followers see the same stream; an answer from either reaches the owner", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 3, writeThenComplete());
     const [owner, second, third] = sidecars;

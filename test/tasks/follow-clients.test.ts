@@ -78,7 +78,12 @@ function neovimFollower(
   return new Promise<NeovimView>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) => {
-      if (code !== 0 || !fs.existsSync(out)) return reject(new Error(`Neovim exited with ${code}:\n${output}`));
+      if (code !== 0 || !fs.existsSync(out)) {
+        // The plugin's sidecar logs at debug level (nvim-follower.lua): what it did tells why.
+        const log = path.join(roots.base, "xdg-cache", "nvim", "dline", "sidecar.log");
+        const sidecarLog = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "(no sidecar log)";
+        return reject(new Error(`Neovim exited with ${code}:\n${output}\nIts sidecar's log:\n${sidecarLog}`));
+      }
       resolve(JSON.parse(fs.readFileSync(out, "utf8")) as NeovimView);
     });
   });

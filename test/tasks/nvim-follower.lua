@@ -8,7 +8,8 @@ local T = require("dline_test")
 local env = vim.env
 
 local function play()
-  require("dline").setup({ chat = { position = "current" } })
+  -- The sidecar's debug log is what the test shows when this fails.
+  require("dline").setup({ chat = { position = "current" }, core_args = { "--log-level", "debug" } })
   local s = require("dline").session()
   local health = T.call(s, "SystemService", "Health", {})
   -- DLINE_FOLLOW_ANSWER=none: the question is shown and left unanswered (DLINE_FOLLOW_READY
@@ -49,9 +50,10 @@ local function play()
     table.insert(seqs, event.seq)
     if event.statusChanged then table.insert(statuses, event.statusChanged.status) end
   end)
+  -- Within the test's own time limit, so that a failure reports what Neovim saw.
   T.wait(function()
     return controller.status == env.DLINE_FOLLOW_UNTIL
-  end, "the task to reach " .. env.DLINE_FOLLOW_UNTIL, 60000)
+  end, "the task to reach " .. env.DLINE_FOLLOW_UNTIL, 40000)
   if env.DLINE_FOLLOW_ANSWER == "late" then
     T.wait(function()
       for _, n in ipairs(notices) do

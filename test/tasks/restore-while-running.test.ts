@@ -68,6 +68,8 @@ describe("a file restore while another task of the workspace runs", () => {
     const second = await other.clients.tasks.newTask({ workspaceRoot: workspace, text: "Run it", profileId });
     await watch(other.clients, second.taskId).ask(AskKind.COMMAND_APPROVAL);
     process.kill(other.process.handshake.pid, "SIGKILL");
+    // Dead, not dying: until the kernel has torn it down, its claim is a live process's claim.
+    await other.process.exited;
 
     const { checkpoints } = await here.clients.checkpoints.listCheckpoints({ taskId: first.taskId });
     const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;

@@ -389,13 +389,19 @@ export class TaskRuntime {
    * `load`, except that a task loaded here earlier that another sidecar has run since (its
    * state on disk is newer, and nothing runs or waits here) is loaded again: its events
    * continue after the other sidecar's seqs, and a run that sidecar left when it died is
-   * settled as interrupted. The stale copy's subscribers see their stream end.
+   * settled as interrupted. So is a copy loaded while another sidecar ran the task, which then
+   * died (its state on disk unchanged, still running or waiting, and nobody's claim): kept, it
+   * said "waiting" for good. The stale copy's subscribers see their stream end.
    */
   private loadCurrent(taskId: string): LiveTask {
     const loaded = this.live.get(taskId);
     if (loaded && !loaded.run && !this.deps.ownership.holds(taskId)) {
       const onDisk = loaded.state.read().value;
-      if (onDisk && onDisk.updatedAt !== loaded.kernel.updatedAt) {
+      const changedElsewhere = onDisk !== undefined && onDisk.updatedAt !== loaded.kernel.updatedAt;
+      const leftByDeadOwner =
+        (loaded.kernel.status === "running" || loaded.kernel.status === "waiting") &&
+        !this.deps.ownership.owner(taskId);
+      if (changedElsewhere || leftByDeadOwner) {
         this.live.delete(taskId);
         this.closeTask(loaded);
       }
