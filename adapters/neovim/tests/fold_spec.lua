@@ -216,6 +216,27 @@ S.case("a restore's rewind drops the rows after the message; a replay after GetT
   T.eq(rows(state), {}, "a rewind to the start leaves nothing")
 end)
 
+S.case(
+  "a question a restore took away is not said to be lost with a stopped sidecar, whatever the status says",
+  function()
+    local state = play(fold.new("t9"), {
+      { statusChanged = { status = "TASK_STATUS_RUNNING" } },
+      user("u1", "write a.txt"),
+      { ask = { askId = "k1", kind = "ASK_KIND_TOOL_APPROVAL", summary = "write_to_file a.txt" } },
+      { statusChanged = { status = "TASK_STATUS_WAITING" } },
+      -- The restore stops the run (its question dropped), then cuts the conversation; the status
+      -- after it is the core's to word: the chat does not read meaning into its text.
+      { askResolved = { askId = "k1", dropped = true } },
+      { statusChanged = { status = "TASK_STATUS_INTERRUPTED", reason = "stopped" } },
+      { rewound = { afterMessageId = "u1" } },
+      { statusChanged = { status = "TASK_STATUS_INTERRUPTED", reason = "back at an earlier point" } },
+    })
+    T.eq(state.dropped_ask, nil, "no question left over")
+    local lines = table.concat(render.ask_lines(state), "\n")
+    T.truthy(not lines:find("sidecar stopped", 1, true), "the chat does not say the sidecar stopped: " .. lines)
+  end
+)
+
 S.case("retries drop the failed attempt's answer, waits and checkpoint progress show as one line each", function()
   local state = play(fold.new("t4"), {
     {

@@ -320,9 +320,6 @@ function M.apply(state, event)
       if state.status == "TASK_STATUS_INTERRUPTED" then state.dropped_ask = state.pending_ask end
       state.pending_ask = nil
     end
-    -- Rewound by a restore (here, in another window, from the CLI): the question went with the
-    -- conversation after the checkpoint, not with a sidecar that stopped.
-    if state.status_reason:find("restored", 1, true) then state.dropped_ask = nil end
     return change
   elseif event.usage then
     -- Per request; GetTask's totals already count the events up to its last seq.
@@ -355,8 +352,11 @@ function M.apply(state, event)
     return { header = true }
   elseif event.rewound then
     local after = event.rewound.afterMessageId or ""
+    -- A question the restore (here, in another window, from the CLI) took away went with the
+    -- conversation after the checkpoint, not with a sidecar that stopped.
+    state.dropped_ask = nil
     local ids = {}
-    if after ~= "" and not state.index[after] then return {} end
+    if after ~= "" and not state.index[after] then return { ask = true } end
     for i = #state.items, 1, -1 do
       local item = state.items[i]
       if item.id == after then break end
