@@ -659,6 +659,42 @@ S.case("a restore of files and task from another window: the buffers here show t
   T.eq(vim.bo[buf].modified, false, "not modified")
 end)
 
+S.case(
+  "a files-only restore from another window: an unchanged buffer here shows the restored file, a changed one is kept",
+  function()
+    local s, file, controller = greeted_task()
+    local notes = workspace_file("notes.txt", "mine\n")
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    local buf = vim.api.nvim_get_current_buf()
+    T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1], "hello, world", "the task's edit shown")
+    -- A buffer with unsaved changes in the same folder, whose file changes on disk too.
+    vim.cmd("edit " .. vim.fn.fnameescape(notes))
+    local typed = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(typed, 0, -1, false, { "typed, not saved" })
+    vim.cmd("buffer " .. buf)
+    local baseline = baseline_of(s, controller)
+    -- Another window (its own sidecar, the same folders) restores the files alone: nothing of
+    -- it reaches this window's task stream.
+    local other = require("dline.session").new(require("dline").config(), require("dline").logger())
+    T.defer(function() other:stop() end)
+    T.call(other, "CheckpointService", "Restore", {
+      taskId = controller.task_id,
+      checkpointId = baseline.id,
+      mode = "RESTORE_MODE_FILES",
+    })
+    T.eq(T.read(file), "hello\n", "the file restored")
+    T.write(notes, "changed elsewhere\n")
+    -- Before: the buffer kept showing "hello, world" (a :w would have written it back).
+    T.wait(
+      function() return vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] == "hello" end,
+      "the buffer to show the restored file"
+    )
+    T.eq(vim.bo[buf].modified, false, "not modified")
+    T.eq(vim.api.nvim_buf_get_lines(typed, 0, -1, false), { "typed, not saved" }, "unsaved text kept")
+    T.eq(vim.bo[typed].modified, true, "still unsaved")
+  end
+)
+
 S.case(":Dline undo puts back the files a restore changed, once", function()
   local s, file, controller = greeted_task()
   T.eq(T.read(file), "hello, world\n", "edited")

@@ -41,6 +41,9 @@ function M.defaults()
     -- Before asking to approve an edit, show the change in diff tabs (gp in the chat shows it
     -- again).
     preview = true,
+    -- A buffer without unsaved changes shows its file again when something else changes it
+    -- (a restore in another window or from the CLI): see dline.disk_watch.
+    follow_disk_changes = true,
   }
 end
 
@@ -69,6 +72,7 @@ H.schema = {
   compare = { "table", fields = { max_tabs = { "number" } } },
   prompt_on_ask = { "boolean" },
   preview = { "boolean" },
+  follow_disk_changes = { "boolean" },
 }
 
 function H.check(schema, value, prefix)

@@ -49,9 +49,11 @@ function M.session()
       end
     end)
     local group = vim.api.nvim_create_augroup("dline_session", { clear = true })
+    local disk_watch = M.config().follow_disk_changes and require("dline.disk_watch").start(group) or nil
     vim.api.nvim_create_autocmd("VimLeavePre", {
       group = group,
       callback = function()
+        if disk_watch then disk_watch:stop() end
         if H.state.session then H.state.session:stop() end
       end,
     })
