@@ -122,6 +122,37 @@ describe("a pre-image", () => {
     expect(read(ws, "vendor/nested/n.txt")).toBe("nested v1\n");
   });
 
+  it("of a file the checkpoints exclude is not listed by Compare or View Changes once its content is back", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "build/config.txt", "config v1\n");
+    write(ws, ".env", "SECRET=one\n");
+    write(ws, "src/app.ts", "app v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "build/config.txt", "config v2\n");
+    await toolWrite(manager, task, ".env", "SECRET=two\n");
+    // Edited, then written back as it was by the next edit: no change to show.
+    await toolWrite(manager, task, "src/app.ts", "app v2\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.txt", ".env", "src/app.ts"] });
+    await toolWrite(manager, task, "build/config.txt", "config v1\n");
+    await manager.saveCompletion(task, { editedPaths: ["build/config.txt"] });
+    const shown = (files: { path: string; status: string; before: string; after: string }[]) =>
+      files.map((f) => [f.path, f.status, f.before, f.after]).sort();
+    expect(shown((await manager.compare("t1", base.id)).files)).toEqual([
+      [".env", "modified", "SECRET=one\n", "SECRET=two\n"],
+      ["src/app.ts", "modified", "app v1\n", "app v2\n"],
+    ]);
+    expect(shown((await manager.viewChanges("t1")).files)).toEqual([
+      [".env", "modified", "SECRET=one\n", "SECRET=two\n"],
+      ["src/app.ts", "modified", "app v1\n", "app v2\n"],
+    ]);
+    // Restored to the baseline: nothing differs from it any more, and a restore would change nothing.
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, ".env")).toBe("SECRET=one\n");
+    const after = await manager.compare("t1", base.id);
+    expect(shown(after.files)).toEqual([]);
+    expect(after.restorePaths).toEqual([]);
+  });
+
   it("is taken only of paths the latest checkpoint does not hold, and per task", async () => {
     const { sb, manager, task, ws } = setup();
     write(ws, "src/app.ts", "app v1\n");

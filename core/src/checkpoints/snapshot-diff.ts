@@ -1,5 +1,6 @@
 import * as fs from "node:fs/promises";
 import { GitError, splitNul, type ShadowGit } from "./git-process.js";
+import { objectId } from "./git-objects.js";
 import { mapLimit, toAbsolute } from "./workspace-paths.js";
 
 export type FileStatus = "added" | "modified" | "deleted";
@@ -17,6 +18,12 @@ export interface FileChange {
   notTracked?: boolean;
   /** The file existed before, and was too large to keep when the task changed it: a restore leaves it. */
   tooLargeToKeep?: boolean;
+  /**
+   * The git blob id of the "after" side (the file on disk, or in the later checkpoint), when it
+   * was read: tells an "added" file whose pre-image is the same content (not a change at all).
+   * Not part of the protocol.
+   */
+  afterBlob?: string;
 }
 
 interface RawEntry {
@@ -109,7 +116,8 @@ export class SnapshotDiff {
     );
     const changes = await mapLimit(raw, 16, async (e) => {
       const after = e.status === "deleted" ? undefined : ((await this.workspaceContent(e.path)) ?? Buffer.alloc(0));
-      return this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
+      const change = this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
+      return after instanceof Buffer ? { ...change, afterBlob: objectId("blob", after) } : change;
     });
     return capTotal(changes);
   }
@@ -157,9 +165,10 @@ export class SnapshotDiff {
       this.sizeLimitBytes,
     );
     return capTotal(
-      raw.map((e) =>
-        this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined),
-      ),
+      raw.map((e) => ({
+        ...this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined),
+        ...(e.newBlob ? { afterBlob: e.newBlob } : {}),
+      })),
     );
   }
 

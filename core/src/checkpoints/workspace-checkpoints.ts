@@ -710,8 +710,13 @@ export class WorkspaceCheckpoints {
       const capture = captureAfter(captures, c.path, from.createdAt);
       if (capture?.kind === "preimage") preimages.set(c.path, capture.id!);
     }
-    const before = await this.diff.blobTexts([...preimages.values()]);
-    return changes.map((c) => {
+    // An "added" file that holds its pre-image's content again (written back, or restored) did
+    // not change: it is not listed, as a file the checkpoint holds would not be.
+    const unchanged = (c: FileChange) =>
+      c.status === "added" && c.afterBlob !== undefined && c.afterBlob === preimages.get(c.path);
+    const listed = changes.filter((c) => !unchanged(c));
+    const before = await this.diff.blobTexts(listed.flatMap((c) => preimages.get(c.path) ?? []));
+    return listed.map((c) => {
       if (c.status !== "added") return c;
       const capture = captureAfter(captures, c.path, from.createdAt);
       if (capture?.kind === "created") return c;
