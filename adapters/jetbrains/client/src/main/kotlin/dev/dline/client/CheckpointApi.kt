@@ -37,9 +37,22 @@ class CheckpointApi internal constructor(private val source: ConnectionSource) {
         )
     }
 
-    suspend fun editMessage(taskId: String, messageId: String, text: String, mode: EditMessageMode): EditMessageResponse = source.unary {
+    /**
+     * Restore Chat / Restore All for an edited message the user sent. With [dryRun] the core
+     * answers what Restore All would do (the checkpoint it restores the files to, the files it
+     * would write, delete and keep) and changes nothing: ask it first to tell the person which
+     * files Restore All will change, instead of choosing the checkpoint in the client.
+     */
+    suspend fun editMessage(
+        taskId: String,
+        messageId: String,
+        text: String,
+        mode: EditMessageMode,
+        dryRun: Boolean = false,
+    ): EditMessageResponse = source.unary {
         checkpoints.editMessage(
-            EditMessageRequest.newBuilder().setTaskId(taskId).setMessageId(messageId).setText(text).setMode(mode).build(),
+            EditMessageRequest.newBuilder().setTaskId(taskId).setMessageId(messageId).setText(text).setMode(mode)
+                .setDryRun(dryRun).build(),
             emptyMap(),
         )
     }

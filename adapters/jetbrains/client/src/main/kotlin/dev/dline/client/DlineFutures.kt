@@ -1,6 +1,7 @@
 package dev.dline.client
 
 import dline.v1.CheckpointOuterClass.CompareResponse
+import dline.v1.CheckpointOuterClass.EditMessageResponse
 import dline.v1.CheckpointOuterClass.RestoreResponse
 import dline.v1.CheckpointOuterClass.ViewChangesResponse
 import dline.v1.History.ListTasksResponse
@@ -95,6 +96,16 @@ class DlineFutures(val supervisor: SidecarSupervisor) : AutoCloseable {
 
     fun restore(taskId: String, checkpointId: String, mode: RestoreMode): CompletableFuture<RestoreResponse> =
         call { checkpoints.restore(taskId, checkpointId, mode) }
+
+    /** Restore Chat / Restore All for an edited message; [dryRun]: what Restore All would do, changing nothing. */
+    @JvmOverloads
+    fun editMessage(
+        taskId: String,
+        messageId: String,
+        text: String,
+        mode: EditMessageMode,
+        dryRun: Boolean = false,
+    ): CompletableFuture<EditMessageResponse> = call { checkpoints.editMessage(taskId, messageId, text, mode, dryRun) }
 
     fun listProfiles(): CompletableFuture<List<Profile>> = call { settings.listProfiles() }
 

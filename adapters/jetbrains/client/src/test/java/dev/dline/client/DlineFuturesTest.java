@@ -1,6 +1,7 @@
 package dev.dline.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,10 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.connectrpc.Code;
 import dline.v1.CheckpointOuterClass.Checkpoint;
 import dline.v1.CheckpointOuterClass.CheckpointKind;
+import dline.v1.CheckpointOuterClass.EditMessageMode;
+import dline.v1.CheckpointOuterClass.EditMessageResponse;
 import dline.v1.Settings.Profile;
 import dline.v1.Task.Ask;
+import dline.v1.Task.MessageRole;
 import dline.v1.Task.TaskEvent;
 import dline.v1.Task.TaskStatus;
+import dline.v1.Task.UiMessage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -71,6 +76,23 @@ class DlineFuturesTest {
             Checkpoint baseline = dline.listCheckpoints(taskId).get(WAIT, TimeUnit.SECONDS).stream()
                 .filter(c -> c.getKind() == CheckpointKind.CHECKPOINT_KIND_BASELINE).findFirst().orElseThrow();
             assertEquals("java.txt", dline.compare(taskId, baseline.getId()).get(WAIT, TimeUnit.SECONDS).getFiles(0).getPath());
+
+            // Restore All on the first message: asked as a dry run first (it names the checkpoint and
+            // the files, and changes nothing), then done, with the same answer.
+            UiMessage first = dline.getTask(taskId).get(WAIT, TimeUnit.SECONDS).getMessagesList().stream()
+                .filter(m -> m.getRole() == MessageRole.MESSAGE_ROLE_USER).findFirst().orElseThrow();
+            EditMessageResponse dry = dline.editMessage(taskId, first.getId(), "Write java.txt again",
+                EditMessageMode.EDIT_MESSAGE_MODE_RESTORE_ALL, true).get(WAIT, TimeUnit.SECONDS);
+            assertEquals(baseline.getId(), dry.getCheckpointId());
+            assertEquals(List.of("java.txt"), dry.getDeletedPathsList());
+            assertEquals("", dry.getUndoCheckpointId());
+            assertTrue(Files.exists(workspace.resolve("java.txt")), "a dry run deletes nothing");
+            assertEquals(first.getId(), dline.getTask(taskId).get(WAIT, TimeUnit.SECONDS).getMessages(0).getId());
+            EditMessageResponse done = dline.editMessage(taskId, first.getId(), "Write java.txt again",
+                EditMessageMode.EDIT_MESSAGE_MODE_RESTORE_ALL).get(WAIT, TimeUnit.SECONDS);
+            assertEquals(dry.getCheckpointId(), done.getCheckpointId());
+            assertEquals(dry.getDeletedPathsList(), done.getDeletedPathsList());
+            assertFalse(Files.exists(workspace.resolve("java.txt")));
 
             // Failures arrive as a DlineException with the Connect code, for calls and for subscriptions.
             ExecutionException failed = assertThrows(ExecutionException.class, () -> dline.getTask("no-such-task").get(WAIT, TimeUnit.SECONDS));

@@ -118,6 +118,38 @@ class TaskFlowTest {
     }
 
     @Test
+    fun `Restore All asked as a dry run names what it will do and changes nothing`() = runBlocking {
+        val taskId = startTask()
+        coroutineScope {
+            val events = EventCollector(this, dline.tasks.subscribe(taskId))
+            val ask = events.await("tool approval") { it.hasAsk() }.ask
+            dline.tasks.respond(taskId, ask.askId, approve = true)
+            events.await("completion") { it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_COMPLETED }
+            events.cancel()
+        }
+        val before = dline.tasks.get(taskId)
+        val checkpoints = dline.checkpoints.list(taskId)
+        val first = before.messagesList.first { it.role == MessageRole.MESSAGE_ROLE_USER }
+        val text = "Create hello.txt, please"
+        val dry = dline.checkpoints.editMessage(taskId, first.id, text, EditMessageMode.EDIT_MESSAGE_MODE_RESTORE_ALL, dryRun = true)
+        assertTrue(dry.restored)
+        assertEquals(checkpoints.first { it.kind == CheckpointKind.CHECKPOINT_KIND_BASELINE }.id, dry.checkpointId)
+        assertEquals(listOf("hello.txt"), dry.deletedPathsList)
+        assertEquals("", dry.undoCheckpointId)
+        // Nothing changed: the file, the messages, the checkpoints.
+        assertEquals("hello from kotlin\n", Files.readString(workspace.resolve("hello.txt")))
+        assertEquals(before.messagesList.map { it.id }, dline.tasks.get(taskId).messagesList.map { it.id })
+        assertEquals(checkpoints, dline.checkpoints.list(taskId))
+
+        val done = dline.checkpoints.editMessage(taskId, first.id, text, EditMessageMode.EDIT_MESSAGE_MODE_RESTORE_ALL)
+        assertEquals(dry.checkpointId, done.checkpointId)
+        assertEquals(dry.restoredPathsList, done.restoredPathsList)
+        assertEquals(dry.deletedPathsList, done.deletedPathsList)
+        assertFalse(Files.exists(workspace.resolve("hello.txt")))
+        assertEquals("kept\n", Files.readString(workspace.resolve("readme.txt")))
+    }
+
+    @Test
     fun `a task restore rewinds the chat a subscriber follows to what GetTask shows`() = runBlocking {
         val taskId = startTask()
         coroutineScope {
