@@ -9,7 +9,9 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { MessageRole } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
 import { openWindows, watch } from "./follow-helpers.js";
@@ -131,6 +133,43 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
     expect(sorted(realFirst.deletedPaths)).toEqual(sorted(dryFirst.deletedPaths));
     expect(filesIn(workspace)["notes.txt"]).toBeUndefined();
     expect((await clients.tasks.getTask({ taskId })).messages).toEqual([]);
+    await events.stop();
+  });
+
+  it("refuses to edit a message the person did not send (the model's, a tool's) and changes nothing", async () => {
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
+      write("notes.txt", "one\n"),
+      complete("Wrote notes."),
+    ]);
+    const [{ clients }] = sidecars;
+    await setAutoApproval(clients, { editFiles: true, readFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Write notes", profileId });
+    const events = watch(clients, taskId);
+    await events.completedAfter(0n);
+    const state = async () => ({
+      files: filesIn(workspace),
+      messages: (await clients.tasks.getTask({ taskId })).messages,
+      checkpoints: (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints,
+      refs: shadowRefs(roots.docsDir),
+    });
+    const before = await state();
+    const notSent = before.messages.filter((m) => m.role !== MessageRole.USER);
+    expect(notSent.map((m) => m.kind)).toEqual(expect.arrayContaining(["tool", "completion"]));
+    for (const m of notSent) {
+      for (const mode of [EditMessageMode.RESTORE_CHAT, EditMessageMode.RESTORE_ALL]) {
+        for (const dryRun of [true, false]) {
+          const refused = await clients.checkpoints
+            .editMessage({ taskId, messageId: m.id, text: "Write other notes", mode, dryRun })
+            .then(
+              () => undefined,
+              (e: unknown) => ConnectError.from(e),
+            );
+          expect(refused?.code, `${m.kind} ${mode} ${dryRun}`).toBe(Code.InvalidArgument);
+          expect(refused?.rawMessage).toMatch(/only a message you sent can be edited/i);
+        }
+      }
+    }
+    expect(await state()).toEqual(before);
     await events.stop();
   });
 });

@@ -535,6 +535,14 @@ export class CheckpointManager {
   ): Promise<EditOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
+    // Only a message the person sent is edited: one of the model's (or a tool's row) would be
+    // rewound to and sent as if the person had written it. Refused before anything is saved.
+    const role = (await this.conversation?.messageInfo(taskId, messageId))?.role;
+    if (role === "assistant" || role === "tool" || role === "system")
+      throw new DlineError(
+        "invalid_argument",
+        `Only a message you sent can be edited: ${messageId.slice(0, 80)} is ${role === "tool" ? "a tool's" : role === "system" ? "a system" : "the model's"} message.`,
+      );
     if (mode === "restore_all") await this.assertNoOtherTaskActive(taskId);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
     const offered = await this.offeredFilter(taskId);

@@ -27,8 +27,14 @@ export interface TaskConversationPort {
    * file restore would overwrite what they are editing, so it waits for them.
    */
   activeTasksIn?(workspaceRoot: string, exceptTaskId: string): Promise<{ id: string; title: string }[]>;
-  /** A sent message's text and time, for EditMessage; undefined when there is no such message. */
-  messageInfo(taskId: string, messageId: string): Promise<{ text: string; createdAt: number } | undefined>;
+  /**
+   * A message's text and time, for EditMessage; undefined when there is no such message. `role`
+   * ("user", "assistant", "tool", "system"), when known: only a message the person sent is edited.
+   */
+  messageInfo(
+    taskId: string,
+    messageId: string,
+  ): Promise<{ text: string; createdAt: number; role?: string } | undefined>;
   /** Paths the task's editing tools recorded, beyond those the checkpoints themselves record. */
   recordedEditedPaths?(taskId: string): Promise<readonly string[]>;
   /**

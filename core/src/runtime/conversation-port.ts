@@ -42,7 +42,7 @@ export function runtimeConversationPort(
     },
     async messageInfo(taskId, messageId) {
       const info = (await runtime()).messageInfo(taskId, messageId);
-      return info ? { text: info.text, createdAt: info.createdAt } : undefined;
+      return info ? { text: info.text, createdAt: info.createdAt, role: info.role } : undefined;
     },
     async commandCalls(taskId) {
       if (!(await tasks()).history.get(taskId)) return [];
