@@ -14,15 +14,21 @@ import { nth, lastOf } from "../helpers/items.js";
 
 const scope = scopedSidecars();
 
+/** Two sidecars over the same roots, and a task (it writes notes.txt) started in the first: the owner. */
+async function taskInOwner() {
+  const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
+  const [owner, other] = sidecars;
+  const { taskId } = await owner.clients.tasks.newTask({
+    workspaceRoot: workspace,
+    text: "Write notes.txt",
+    profileId,
+  });
+  return { owner, other, workspace, taskId };
+}
+
 suite("a task running in one sidecar, followed from another", () => {
   it("streams the owner's events from after_seq 0 with the owner's seqs, takes the approval there, and completes", async () => {
-    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
-    const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({
-      workspaceRoot: workspace,
-      text: "Write notes.txt",
-      profileId,
-    });
+    const { owner, other: follower, workspace, taskId } = await taskInOwner();
     const direct = watch(owner.clients, taskId);
     const followed = watch(follower.clients, taskId);
 
@@ -41,13 +47,7 @@ suite("a task running in one sidecar, followed from another", () => {
   });
 
   it("follows from the middle: GetTask and Subscribe after its last seq there miss nothing and repeat nothing", async () => {
-    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
-    const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({
-      workspaceRoot: workspace,
-      text: "Write notes.txt",
-      profileId,
-    });
+    const { owner, other: follower, taskId } = await taskInOwner();
     const direct = watch(owner.clients, taskId);
     const ask = await direct.ask(AskKind.TOOL_APPROVAL);
 
@@ -79,13 +79,7 @@ suite("a task running in one sidecar, followed from another", () => {
   });
 
   it("cancels from the follower: the owner stops the run and every window sees it cancelled", async () => {
-    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
-    const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({
-      workspaceRoot: workspace,
-      text: "Write notes.txt",
-      profileId,
-    });
+    const { owner, other: follower, workspace, taskId } = await taskInOwner();
     const direct = watch(owner.clients, taskId);
     const followed = watch(follower.clients, taskId);
     await followed.ask(AskKind.TOOL_APPROVAL);
@@ -103,13 +97,7 @@ suite("a task running in one sidecar, followed from another", () => {
   });
 
   it("when the owner is killed, the follower sees the task interrupted at once and resumes it in its own sidecar", async () => {
-    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
-    const [owner, follower] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({
-      workspaceRoot: workspace,
-      text: "Write notes.txt",
-      profileId,
-    });
+    const { owner, other: follower, workspace, taskId } = await taskInOwner();
     const followed = watch(follower.clients, taskId);
     await followed.ask(AskKind.TOOL_APPROVAL);
     const beforeKill = lastOf(followed.events, "event").seq;
@@ -147,13 +135,7 @@ suite("a task running in one sidecar, followed from another", () => {
   });
 
   it("when the owner is killed, a window that only reads the task (GetTask) sees it interrupted, not still waiting", async () => {
-    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
-    const [owner, reader] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({
-      workspaceRoot: workspace,
-      text: "Write notes.txt",
-      profileId,
-    });
+    const { owner, other: reader, taskId } = await taskInOwner();
     const direct = watch(owner.clients, taskId);
     await direct.ask(AskKind.TOOL_APPROVAL);
     expect((await reader.clients.tasks.getTask({ taskId })).task?.status).toBe(TaskStatus.WAITING);
@@ -169,13 +151,7 @@ suite("a task running in one sidecar, followed from another", () => {
   });
 
   it("when the owner is killed, a window that had loaded the task itself (its checkpoints listed) sees it interrupted, not waiting for good", async () => {
-    const { sidecars, workspace, profileId } = await openWindows(scope, 2, writeThenComplete());
-    const [owner, reader] = sidecars;
-    const { taskId } = await owner.clients.tasks.newTask({
-      workspaceRoot: workspace,
-      text: "Write notes.txt",
-      profileId,
-    });
+    const { owner, other: reader, taskId } = await taskInOwner();
     const direct = watch(owner.clients, taskId);
     await direct.ask(AskKind.TOOL_APPROVAL);
     // An editor opening the task lists its checkpoints: the reader loads the task's copy then.
