@@ -549,6 +549,17 @@ local function baseline_of(s, controller)
   return vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
 end
 
+--- Another Neovim (its own sidecar, the same folders) restores `controller`'s task to `checkpoint`.
+local function restore_in_other_window(controller, checkpoint, mode)
+  local other = require("dline.session").new(require("dline").config(), require("dline").logger())
+  T.defer(function() other:stop() end)
+  return T.call(other, "CheckpointService", "Restore", {
+    taskId = controller.task_id,
+    checkpointId = checkpoint.id,
+    mode = mode,
+  })
+end
+
 --- Answers the restore menu with the option labelled `label`; other pickers go to `others`.
 local function choose_restore(label, others)
   T.script_select(function(items, opts, entry)
@@ -601,13 +612,7 @@ S.case(
       return baseline ~= nil
     end, "the baseline checkpoint")
     -- Another Neovim (its own sidecar, the same folders) restores the task to its baseline.
-    local other = require("dline.session").new(require("dline").config(), require("dline").logger())
-    T.defer(function() other:stop() end)
-    T.call(other, "CheckpointService", "Restore", {
-      taskId = controller.task_id,
-      checkpointId = baseline.id,
-      mode = "RESTORE_MODE_FILES_AND_TASK",
-    })
+    restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES_AND_TASK")
     T.wait(function()
       for _, change in ipairs(seen) do
         if change.reason:find("restored", 1, true) then return true end
@@ -643,13 +648,7 @@ S.case("a restore of files and task from another window: the buffers here show t
   T.wait(function() return controller.status == "TASK_STATUS_WAITING" end, "the question to wait")
   local baseline = baseline_of(s, controller)
   -- Another Neovim (its own sidecar, the same folders) restores the task to its baseline.
-  local other = require("dline.session").new(require("dline").config(), require("dline").logger())
-  T.defer(function() other:stop() end)
-  T.call(other, "CheckpointService", "Restore", {
-    taskId = controller.task_id,
-    checkpointId = baseline.id,
-    mode = "RESTORE_MODE_FILES_AND_TASK",
-  })
+  restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES_AND_TASK")
   T.eq(T.read(file), "hello\n", "the file restored")
   -- Before: the buffer kept showing "hello, world" (a :w would have written it back).
   T.wait(
@@ -675,13 +674,7 @@ S.case(
     local baseline = baseline_of(s, controller)
     -- Another window (its own sidecar, the same folders) restores the files alone: nothing of
     -- it reaches this window's task stream.
-    local other = require("dline.session").new(require("dline").config(), require("dline").logger())
-    T.defer(function() other:stop() end)
-    T.call(other, "CheckpointService", "Restore", {
-      taskId = controller.task_id,
-      checkpointId = baseline.id,
-      mode = "RESTORE_MODE_FILES",
-    })
+    restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES")
     T.eq(T.read(file), "hello\n", "the file restored")
     T.write(notes, "changed elsewhere\n")
     -- Before: the buffer kept showing "hello, world" (a :w would have written it back).
