@@ -136,6 +136,55 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
     await events.stop();
   });
 
+  it("names the files in the same order as Compare, whatever order the task wrote them in: dry run, Restore All and a files restore alike", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 1, [
+      write("zeta.txt", "z\n"),
+      write("src/app.txt", "changed\n"),
+      write("alpha.txt", "a\n"),
+      write("README.md", "# changed\n"),
+      write("mid/mu.txt", "m\n"),
+      complete("Wrote five files."),
+    ]);
+    const [{ clients }] = sidecars;
+    await setAutoApproval(clients, { editFiles: true, readFiles: true });
+    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text: "Write files", profileId });
+    const events = watch(clients, taskId);
+    await events.completedAfter(0n);
+    const checkpoints = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    const restored = ["README.md", "src/app.txt"];
+    const deleted = ["alpha.txt", "mid/mu.txt", "zeta.txt"];
+    const compared = await clients.checkpoints.compare({ taskId, checkpointId: baseline.id });
+    expect(compared.files.map((f) => f.path)).toEqual([...restored, ...deleted].sort());
+
+    const first = (await clients.tasks.getTask({ taskId })).messages[0]!;
+    const dry = await clients.checkpoints.editMessage({
+      taskId,
+      messageId: first.id,
+      text: "Write other files",
+      mode: EditMessageMode.RESTORE_ALL,
+      dryRun: true,
+    });
+    expect({ restored: dry.restoredPaths, deleted: dry.deletedPaths }).toEqual({ restored, deleted });
+
+    const files = await clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES });
+    expect({ restored: files.restoredPaths, deleted: files.deletedPaths }).toEqual({ restored, deleted });
+    expect(filesIn(workspace)).toEqual({ "README.md": "# demo\n", "src/app.txt": "hello\n" });
+
+    // Undone, then Restore All of the same message: the same files in the same order.
+    await clients.checkpoints.restore({ taskId, checkpointId: files.undoCheckpointId, mode: RestoreMode.FILES });
+    expect(Object.keys(filesIn(workspace)).sort()).toEqual([...restored, ...deleted].sort());
+    const all = await clients.checkpoints.editMessage({
+      taskId,
+      messageId: first.id,
+      text: "Write other files",
+      mode: EditMessageMode.RESTORE_ALL,
+    });
+    expect({ restored: all.restoredPaths, deleted: all.deletedPaths }).toEqual({ restored, deleted });
+    expect(filesIn(workspace)).toEqual({ "README.md": "# demo\n", "src/app.txt": "hello\n" });
+    await events.stop();
+  });
+
   it("refuses to edit a message the person did not send (the model's, a tool's) and changes nothing", async () => {
     const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
       write("notes.txt", "one\n"),

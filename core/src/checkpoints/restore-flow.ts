@@ -88,8 +88,8 @@ export class RestoreFlow {
         });
         Object.assign(outcome, {
           filesRestored: true,
-          restoredPaths: result.restored,
-          deletedPaths: result.deleted,
+          restoredPaths: inPathOrder(result.restored),
+          deletedPaths: inPathOrder(result.deleted),
           keptPaths: result.kept,
           keptPathsIncomplete: result.keptIncomplete,
           undoCheckpointId: result.undo.id,
@@ -173,8 +173,8 @@ export class RestoreFlow {
         });
         files = {
           undoCheckpointId: result.undo.id,
-          restoredPaths: result.restored,
-          deletedPaths: result.deleted,
+          restoredPaths: inPathOrder(result.restored),
+          deletedPaths: inPathOrder(result.deleted),
           checkpointId: cp.id,
           keptPaths: result.kept,
           keptPathsIncomplete: result.keptIncomplete,
@@ -206,8 +206,8 @@ export class RestoreFlow {
         });
     const inScope = changes.filter((f) => !scope || scope.has(f.path));
     const written = inScope.filter((f) => !f.notTracked && !f.tooLargeToKeep);
-    const restoredPaths = written.filter((f) => f.status !== "added").map((f) => f.path);
-    const deletedPaths = written.filter((f) => f.status === "added").map((f) => f.path);
+    const restoredPaths = inPathOrder(written.filter((f) => f.status !== "added").map((f) => f.path));
+    const deletedPaths = inPathOrder(written.filter((f) => f.status === "added").map((f) => f.path));
     const kept: KeptPath[] = inScope.flatMap((f): KeptPath[] =>
       f.tooLargeToKeep
         ? [{ path: f.path, reason: "too_large" }]
@@ -284,4 +284,16 @@ function leftOutAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): S
 /** Whether one of the task's checkpoints after `target` followed a command. */
 function commandRanAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): boolean {
   return cps.some((c) => c.createdAt > target.createdAt && c.commandRan === true);
+}
+
+/**
+ * Paths in git's order (bytewise, as Compare lists them): a restore writes files in the order its
+ * plan met them, and a person reading "restored" and "deleted" (or comparing a dry run with the
+ * real restore) should see one stable order.
+ */
+function inPathOrder(paths: readonly string[]): string[] {
+  return paths
+    .map((p) => ({ p, key: Buffer.from(p, "utf8") }))
+    .sort((a, b) => Buffer.compare(a.key, b.key))
+    .map(({ p }) => p);
 }
