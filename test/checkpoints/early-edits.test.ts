@@ -244,3 +244,62 @@ describe("edits while a new task's baseline is taken", () => {
     await manager.stop();
   });
 });
+
+describe("edits while the task's turn saves wait for the repository (another window holds its lock)", () => {
+  it("an edit of a file no queued save reads and the newest checkpoint holds goes ahead; one of a file a save reads, a new file or a left-out one waits", async () => {
+    const sb = await laterTaskWorkspace();
+    write(sb.workspace, "src/second.txt", "second before the task\n");
+    // A stale time no test reaches: the folder made by hand below is a live holder's lock.
+    const manager = makeManager(sb, { lockStaleMs: 600_000 });
+    const task = { id: "held", workspaceRoots: [sb.workspace] };
+    const base = await manager.ensureBaseline(task, "", { newTask: true });
+
+    await manager.beforeEdit(task, ["src/app.txt"]);
+    write(sb.workspace, "src/app.txt", "turn 1\n");
+    const lockDir = path.join(sb.layout.checkpointRepoDir(sb.workspace), "repo.lock");
+    // Taken as soon as this process's own background work (packing) lets go of it.
+    let taken = false;
+    await until(() => {
+      try {
+        if (!taken) fs.mkdirSync(lockDir);
+        return (taken = true);
+      } catch {
+        return false;
+      }
+    });
+    const turn1 = manager.saveTurn(task, { editedPaths: ["src/app.txt"] });
+
+    // Turn 2 edits another file the baseline holds: turn 1's save keeps what the baseline has of it.
+    expect(await settlesWithin(manager.beforeEdit(task, ["src/second.txt"]), 5000)).toBe(true);
+    write(sb.workspace, "src/second.txt", "turn 2\n");
+    const turn2 = manager.saveTurn(task, { editedPaths: ["src/second.txt"] });
+    // Turn 3: app.txt is read by turn 1's save; new.txt is in no checkpoint; build/ is left out
+    // of scans (its pre-image must be kept): each waits for the saves.
+    const waiting = [["src/app.txt"], ["src/new.txt"], ["build/out.txt"]].map((paths) =>
+      manager.beforeEdit(task, paths),
+    );
+    for (const edit of waiting) expect(await settlesWithin(edit, 300)).toBe(false);
+    expect(await settlesWithin(turn1, 0)).toBe(false);
+
+    fs.rmdirSync(lockDir);
+    await Promise.all(waiting);
+    write(sb.workspace, "src/app.txt", "turn 3\n");
+    write(sb.workspace, "src/new.txt", "created\n");
+    write(sb.workspace, "build/out.txt", "rebuilt\n");
+    const turn3 = await manager.saveTurn(task, { editedPaths: ["src/app.txt", "src/new.txt", "build/out.txt"] });
+    const [first, second] = [(await turn1)!, (await turn2)!];
+    const files = (id: string) => ["src/app.txt", "src/second.txt", "src/new.txt"].map((p) => fileAt(sb, id, p));
+    expect(files(base!.id)).toEqual(["changed by hand before the task\n", "second before the task\n", undefined]);
+    expect(files(first.id)).toEqual(["turn 1\n", "second before the task\n", undefined]);
+    expect(files(second.id)).toEqual(["turn 1\n", "turn 2\n", undefined]);
+    expect(files(turn3!.id)).toEqual(["turn 3\n", "turn 2\n", "created\n"]);
+
+    const restored = await manager.restore("held", base!.id, "files");
+    expect(restored.fileError).toBe("");
+    expect(restored.deletedPaths).toEqual(["src/new.txt"]);
+    expect(["src/app.txt", "src/second.txt", "src/new.txt", "build/out.txt"].map((p) => read(sb.workspace, p))).toEqual(
+      ["changed by hand before the task\n", "second before the task\n", undefined, "generated\n"],
+    );
+    await manager.stop();
+  }, 60_000);
+});

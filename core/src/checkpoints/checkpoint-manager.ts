@@ -21,6 +21,7 @@ import {
 } from "./restore-flow.js";
 import { findTaskWorkspace } from "./task-repository-finder.js";
 import { GitChildren } from "./git-children.js";
+import { PendingSaveReads } from "./pending-save-reads.js";
 
 export type { EditOutcome, RestoreMode, RestoreOutcome } from "./restore-flow.js";
 
@@ -86,6 +87,8 @@ export class CheckpointManager {
    * may change the workspace or reads the checkpoints waits for them (settled()).
    */
   private readonly saves = new Map<string, Promise<void>>();
+  /** What those saves will read from the work tree (an edit of other files need not wait for them). */
+  private readonly pendingReads = new PendingSaveReads();
   /** Size budget checks started after a save without anyone waiting (Delete Everything waits). */
   private readonly budgetChecks = new Set<Promise<unknown>>();
   private readonly taskWorkspaces = new Map<string, string>();
@@ -174,6 +177,19 @@ export class CheckpointManager {
     return result;
   }
 
+  /**
+   * Queues a save of the task (inOrder) that will read `reads` from the work tree (the paths a
+   * turn's tools recorded, or "scan"), noted until it ends for the edits made meanwhile.
+   */
+  private queueSave<T>(task: CheckpointTask, reads: readonly string[] | "scan", save: () => Promise<T>): Promise<T> {
+    this.noteSaveQueued(task, reads);
+    const engine = this.engineFor(task);
+    const ended = this.pendingReads.add(task.id, reads === "scan" || !engine ? "scan" : engine.repoPaths(reads));
+    const result = this.inOrder(task.id, save);
+    void result.then(ended, ended);
+    return result;
+  }
+
   /** The task's workspace's checkpoints, or undefined when it cannot have any. */
   private engineFor(task: CheckpointTask): WorkspaceCheckpoints | undefined {
     try {
@@ -233,14 +249,14 @@ export class CheckpointManager {
   /** After an assistant turn that may have modified the workspace. */
   async saveTurn(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
     const edited = options.editedPaths ?? [];
-    this.noteSaveQueued(task, options.commandRan || !edited.length ? "scan" : edited);
-    return this.inOrder(task.id, () => this.saveFiles(task, "turn", options));
+    return this.queueSave(task, options.commandRan || !edited.length ? "scan" : edited, () =>
+      this.saveFiles(task, "turn", options),
+    );
   }
 
   /** The completion result's checkpoint (View Changes compares completions). */
   async saveCompletion(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
-    this.noteSaveQueued(task, "scan");
-    const cp = await this.inOrder(task.id, () => this.saveFiles(task, "completion", options));
+    const cp = await this.queueSave(task, "scan", () => this.saveFiles(task, "completion", options));
     this.running.delete(task.id);
     return cp;
   }
@@ -255,9 +271,26 @@ export class CheckpointManager {
     // a save queued behind it will read them from the work tree (WorkspaceCheckpoints.keepForBaseline).
     if (this.baselines.has(task.id) && this.engineFor(task)?.keepForBaseline(task.id, paths)) return;
     await this.baselineOf(task);
+    if (await this.savesLeaveAlone(task, paths)) return;
     // The checkpoint this edit is compared with may be a turn's save still under way.
     await this.settled(task.id);
     await this.guarded(task, (entry) => entry.engine.beforeEdit(task.id, paths));
+  }
+
+  /**
+   * Whether an edit of these files may go ahead while the task's saves are under way (the
+   * repository lock held by another window, a save's git slow): none of them reads the files
+   * from the work tree or scans, and the newest checkpoint saved holds each file, so the saves
+   * keep what it holds of them and the edit has nothing to capture. Otherwise the edit waits.
+   */
+  private async savesLeaveAlone(task: CheckpointTask, paths: readonly string[]): Promise<boolean> {
+    const engine = this.saves.has(task.id) ? this.engineFor(task) : undefined;
+    if (!engine) return false;
+    const repoPaths = engine.repoPaths(paths);
+    if (!this.pendingReads.leaveAlone(task.id, repoPaths)) return false;
+    if (!(await engine.heldByNewest(task.id, repoPaths))) return false;
+    engine.editStarting(task.id);
+    return true;
   }
 
   /** Context compaction: a checkpoint without a file snapshot (only "task only" restores). */
@@ -265,9 +298,8 @@ export class CheckpointManager {
     task: CheckpointTask,
     options: { messageId?: string } = {},
   ): Promise<CheckpointInfo | undefined> {
-    this.noteSaveQueued(task, "scan");
     await this.baselineOf(task);
-    return this.inOrder(task.id, () =>
+    return this.queueSave(task, "scan", () =>
       this.guarded(task, (entry) =>
         entry.engine.save({
           taskId: task.id,

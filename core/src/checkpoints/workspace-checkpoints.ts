@@ -302,8 +302,7 @@ export class WorkspaceCheckpoints {
    * checkpoint holds, the usual case.
    */
   async beforeEdit(taskId: string, paths: readonly string[]): Promise<void> {
-    // The tool that started is an edit: its paths are recorded and saved by its turn.
-    this.unrecorded.delete(taskId);
+    this.editStarting(taskId);
     const latest = await this.latestOf(taskId);
     if (!latest) return;
     const missing: string[] = [];
@@ -315,6 +314,27 @@ export class WorkspaceCheckpoints {
       await this.open();
       for (const p of missing) await this.captures.capture(taskId, p, this.stamp(), latest.createdAt);
     });
+  }
+
+  /** These paths as the repository names them (workspace-relative, `/`-separated). */
+  repoPaths(paths: readonly string[]): string[] {
+    return normalisePaths(this.workspaceRoot, paths);
+  }
+
+  /**
+   * Whether the task's newest saved checkpoint holds each of these files (repository paths): an
+   * edit of them then has nothing to capture (beforeEdit). False when the task has none yet.
+   */
+  async heldByNewest(taskId: string, repoPaths: readonly string[]): Promise<boolean> {
+    const latest = await this.latestOf(taskId);
+    if (!latest) return false;
+    for (const p of repoPaths) if (!(await this.entryIn(latest.tree, p))) return false;
+    return true;
+  }
+
+  /** The tool that started is an edit: its paths are recorded and saved by its turn (see `unrecorded`). */
+  editStarting(taskId: string): void {
+    this.unrecorded.delete(taskId);
   }
 
   /**
@@ -367,8 +387,7 @@ export class WorkspaceCheckpoints {
       taken.push(before);
     }
     for (const before of taken) kept.set(before.path, before);
-    // The tool that started is an edit: its paths are recorded and saved by its turn.
-    this.unrecorded.delete(taskId);
+    this.editStarting(taskId);
     return true;
   }
 
