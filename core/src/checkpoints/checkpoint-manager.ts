@@ -298,9 +298,11 @@ export class CheckpointManager {
     task: CheckpointTask,
     options: { messageId?: string } = {},
   ): Promise<CheckpointInfo | undefined> {
-    await this.baselineOf(task);
-    return this.queueSave(task, "scan", () =>
-      this.guarded(task, (entry) =>
+    // Noted as queued at once, as the baseline's edits must know (BaselineWindow), then after the baseline.
+    const baseline = this.baselineOf(task);
+    return this.queueSave(task, "scan", async () => {
+      await baseline;
+      return this.guarded(task, (entry) =>
         entry.engine.save({
           taskId: task.id,
           kind: "compaction",
@@ -309,8 +311,8 @@ export class CheckpointManager {
           scan: false,
           hasFiles: false,
         }),
-      ),
-    );
+      );
+    });
   }
 
   private async saveFiles(
