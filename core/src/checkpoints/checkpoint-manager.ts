@@ -182,7 +182,6 @@ export class CheckpointManager {
    * turn's tools recorded, or "scan"), noted until it ends for the edits made meanwhile.
    */
   private queueSave<T>(task: CheckpointTask, reads: readonly string[] | "scan", save: () => Promise<T>): Promise<T> {
-    this.noteSaveQueued(task, reads);
     const engine = this.engineFor(task);
     const ended = this.pendingReads.add(task.id, reads === "scan" || !engine ? "scan" : engine.repoPaths(reads));
     const result = this.inOrder(task.id, save);
@@ -197,11 +196,6 @@ export class CheckpointManager {
     } catch {
       return undefined;
     }
-  }
-
-  /** A save of the task is queued: what it will read, for the edits made while its baseline is taken. */
-  private noteSaveQueued(task: CheckpointTask, paths: readonly string[] | "scan"): void {
-    this.engineFor(task)?.saveQueued(task.id, paths);
   }
 
   /** Until the task's next scan or edit, its workspace's completions scan (WorkspaceCheckpoints.toolStarting). */
@@ -267,14 +261,24 @@ export class CheckpointManager {
    * (see WorkspaceCheckpoints.beforeEdit). Never throws: a failure is logged and the tool runs.
    */
   async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
-    // A new task's baseline still being taken keeps these files as they are now: no wait, unless
-    // a save queued behind it will read them from the work tree (WorkspaceCheckpoints.keepForBaseline).
-    if (this.baselines.has(task.id) && this.engineFor(task)?.keepForBaseline(task.id, paths)) return;
+    if (this.baselines.has(task.id) && this.keptForBaseline(task, paths)) return;
     await this.baselineOf(task);
     if (await this.savesLeaveAlone(task, paths)) return;
     // The checkpoint this edit is compared with may be a turn's save still under way.
     await this.settled(task.id);
     await this.guarded(task, (entry) => entry.engine.beforeEdit(task.id, paths));
+  }
+
+  /**
+   * A new task's baseline still being taken keeps these files as they are now, so the edit need
+   * not wait for its scan (WorkspaceCheckpoints.keepForBaseline); unless a save queued behind it
+   * will read one of them from the work tree or scans: it would save the tool's write.
+   */
+  private keptForBaseline(task: CheckpointTask, paths: readonly string[]): boolean {
+    const engine = this.engineFor(task);
+    if (!engine) return false;
+    const repoPaths = engine.repoPaths(paths);
+    return this.pendingReads.leaveAlone(task.id, repoPaths) && engine.keepForBaseline(task.id, repoPaths);
   }
 
   /**
@@ -298,7 +302,7 @@ export class CheckpointManager {
     task: CheckpointTask,
     options: { messageId?: string } = {},
   ): Promise<CheckpointInfo | undefined> {
-    // Noted as queued at once, as the baseline's edits must know (BaselineWindow), then after the baseline.
+    // Noted as queued at once (an edit made while the baseline is taken waits for it), saved after the baseline.
     const baseline = this.baselineOf(task);
     return this.queueSave(task, "scan", async () => {
       await baseline;

@@ -16,7 +16,6 @@ import {
 } from "./checkpoint-record.js";
 import { parseTree } from "./git-objects.js";
 import { ObjectReader } from "./loose-objects.js";
-import { BaselineWindow } from "./baseline-window.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter, type PathChange } from "./fast-commit.js";
@@ -144,8 +143,12 @@ export class WorkspaceCheckpoints {
    * turn's save, for instance. While any is here, a completion scans.
    */
   private readonly unrecorded = new Set<string>();
-  /** Tasks whose baseline is being taken, with what they did meanwhile (keepForBaseline, saveQueued). */
-  private readonly baselineWindows = new Map<string, BaselineWindow>();
+  /**
+   * Tasks whose baseline is being taken, with the files their edits changed meanwhile, each as
+   * it was before the task's first edit of it: the baseline holds that instead of what its scan
+   * read, which may be the tool's write (keepForBaseline). Repository paths.
+   */
+  private readonly baselineWindows = new Map<string, Map<string, PathChange>>();
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
@@ -342,7 +345,7 @@ export class WorkspaceCheckpoints {
    * (keepForBaseline). Only for a task without checkpoints: its baseline is the one taken now.
    */
   expectBaseline(taskId: string): void {
-    if (!this.baselineWindows.has(taskId)) this.baselineWindows.set(taskId, new BaselineWindow());
+    if (!this.baselineWindows.has(taskId)) this.baselineWindows.set(taskId, new Map());
   }
 
   /** The task's baseline was saved, or will not be: its edits wait for it again (beforeEdit). */
@@ -351,31 +354,19 @@ export class WorkspaceCheckpoints {
   }
 
   /**
-   * A save of the task was queued (it runs after the baseline): a turn's save of the paths its
-   * tools recorded, or `"scan"` for any other. While the baseline is being taken, a later edit of
-   * a file that save will read waits for it (see BaselineWindow).
-   */
-  saveQueued(taskId: string, editedPaths: readonly string[] | "scan"): void {
-    const window = this.baselineWindows.get(taskId);
-    window?.saveQueued(editedPaths === "scan" ? "scan" : normalisePaths(this.workspaceRoot, editedPaths));
-  }
-
-  /**
    * Before an edit tool changes these files while the task's baseline is still being taken (a
    * scan of a large workspace takes a while): each file is read now, its content kept for the
    * baseline, which holds it instead of what its scan reads (the scan may see the tool's write).
    * True when every file was kept (or already was): the tool writes without waiting for the
-   * scan. False when there is no such baseline, when a save queued meanwhile will read one of the
-   * files or scan (BaselineWindow.admits), or when a file is not one a baseline holds as it is
+   * scan. False when there is no such baseline, or when a file is not one a baseline holds as it is
    * (missing, a folder or special file, over the size limit, inside a nested repository, reached
    * through a linked folder): the tool then waits for the baseline and its pre-images are kept the
-   * usual way (beforeEdit).
+   * usual way (beforeEdit). The caller makes sure no save queued meanwhile will read one of the
+   * files from the work tree (it would save the tool's write): see PendingSaveReads.
    */
-  keepForBaseline(taskId: string, paths: readonly string[]): boolean {
-    const window = this.baselineWindows.get(taskId);
-    const repoPaths = normalisePaths(this.workspaceRoot, paths);
-    if (!window?.admits(repoPaths)) return false;
-    const kept = window.kept;
+  keepForBaseline(taskId: string, repoPaths: readonly string[]): boolean {
+    const kept = this.baselineWindows.get(taskId);
+    if (!kept) return false;
     const taken: PathChange[] = [];
     const nested = new NestedRepoDetector(this.workspaceRoot);
     const links = new BeyondLinkDetector(this.workspaceRoot);
@@ -412,7 +403,7 @@ export class WorkspaceCheckpoints {
    */
   private takeEarlyEdits(req: SaveRequest): Map<string, PathChange> | undefined {
     if (req.kind !== "baseline") return undefined;
-    const kept = this.baselineWindows.get(req.taskId)?.kept;
+    const kept = this.baselineWindows.get(req.taskId);
     this.baselineWindows.delete(req.taskId);
     return kept?.size ? kept : undefined;
   }
