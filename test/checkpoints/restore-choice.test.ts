@@ -353,6 +353,31 @@ describe("what Restore All leaves as it was, and says so (as a files restore doe
     expect(read(ws, "src/a.txt")).toBe("one\n");
   });
 
+  it("a file the task grew past what a pre-image keeps: the dry run and the Restore All name it kept, never written over", async () => {
+    const { manager, task, ws, conversation } = setup(true, { sizeLimitBytes: 1024 });
+    write(ws, "src/table.js", "small\n");
+    write(ws, "src/a.txt", "one\n");
+    conversation.addMessage("t1", "m1", "grow the table");
+    pastStampOf((await manager.ensureBaseline(task, "m1"))!);
+    conversation.addMessage("t1", "m2", "more");
+    await manager.beforeEdit?.(task, ["src/table.js", "src/a.txt"]);
+    // Past 4 KiB: neither the undo checkpoint nor a pre-image could keep what the restore would overwrite.
+    const grown = "row\n".repeat(2000);
+    write(ws, "src/table.js", grown);
+    write(ws, "src/a.txt", "two\n");
+    await manager.saveTurn(task, { editedPaths: ["src/table.js", "src/a.txt"], messageId: "m2" });
+
+    const dry = await manager.editMessage("t1", "m1", "grow it, edited", "restore_all", { dryRun: true });
+    expect(dry).toMatchObject({ restoredPaths: ["src/a.txt"], deletedPaths: [] });
+    expect(dry.keptPaths).toEqual([{ path: "src/table.js", reason: "too_large" }]);
+
+    const done = await manager.editMessage("t1", "m1", "grow it, edited", "restore_all");
+    expect(done).toMatchObject({ restoredPaths: ["src/a.txt"], deletedPaths: [] });
+    expect(done.keptPaths).toEqual([{ path: "src/table.js", reason: "too_large" }]);
+    expect(read(ws, "src/table.js")).toBe(grown);
+    expect(read(ws, "src/a.txt")).toBe("one\n");
+  });
+
   it("an ignored .env and an excluded build/ file a command changed: named kept, not tracked, by the dry run and the Restore All, their bytes left", async () => {
     const { manager, task, ws, conversation } = setup();
     write(ws, ".gitignore", ".env\n");

@@ -158,7 +158,7 @@ describe("what a path restore keeps", () => {
     expect(read(ws, "assets/big.txt")).toBe("now small\n");
   });
 
-  it("a file the task created that the undo checkpoint cannot hold (too large) stays: deleting it could not be undone", async () => {
+  it("a file the task created that the undo checkpoint cannot hold (too large) goes, kept as a pre-image: the undo brings it back", async () => {
     const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
     write(ws, "src/app.ts", "v1\n");
     const base = (await manager.ensureBaseline(task))!;
@@ -166,8 +166,23 @@ describe("what a path restore keeps", () => {
     await toolWrite(manager, task, "src/made.ts", "made by the task\n");
     await manager.saveTurn(task, { editedPaths: ["out/data.bin", "src/made.ts"] });
     const outcome = await manager.restore("t1", base.id, "files");
-    expect(outcome.deletedPaths).toEqual(["src/made.ts"]);
+    expect(outcome.deletedPaths).toEqual(["out/data.bin", "src/made.ts"]);
+    expect(bytes(ws, "out/data.bin")).toBeUndefined();
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
     expect(bytes(ws, "out/data.bin")).toEqual(Buffer.alloc(4096, 98));
+  });
+
+  it("a file the task created too large even for a pre-image stays, and the restore says so: deleting it could not be undone", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "data/dump.txt", Buffer.alloc(5000, 98));
+    await toolWrite(manager, task, "src/made.ts", "made by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["data/dump.txt", "src/made.ts"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["src/made.ts"]);
+    expect(outcome.keptPaths).toEqual([{ path: "data/dump.txt", reason: "too_large" }]);
+    expect(bytes(ws, "data/dump.txt")).toEqual(Buffer.alloc(5000, 98));
   });
 
   it("the next turn's checkpoint builds on the restored files, not on the task's versions", async () => {

@@ -10,7 +10,8 @@ import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
  * What a file was just before a tool of the task first changed it, when the task's latest
  * checkpoint does not hold it (an excluded folder, an ignored or environment file, a file left
  * out past a skip limit): a restore to an earlier checkpoint puts this back instead of deleting
- * the file. `created`: the file did not exist (the task made it, a restore may remove it);
+ * the file. A restore takes one too before it writes over or deletes a file its undo checkpoint
+ * does not hold (over the size limit, say), so that undoing the restore brings the file back. `created`: the file did not exist (the task made it, a restore may remove it);
  * `too_large`: it existed but was over the size limit, so a restore leaves it as it is.
  */
 export interface EditCapture {
@@ -68,12 +69,22 @@ export class EditCaptures {
    * captured again: the first capture is what the checkpoint before it saw.
    */
   async capture(taskId: string, repoPath: string, at: number, since: number): Promise<EditCapture | undefined> {
+    return (await this.captureAll(taskId, [repoPath], at, since))[0];
+  }
+
+  /**
+   * Captures each of `repoPaths` as it is now, in one record write (one pack, one ref): what
+   * `capture` does for one path. Answers the captures taken (paths captured after `since`
+   * already are left out).
+   */
+  async captureAll(taskId: string, repoPaths: readonly string[], at: number, since: number): Promise<EditCapture[]> {
     const previous = await this.read(taskId);
     const captures = previous?.record.captures ?? [];
-    if (captures.some((c) => c.path === repoPath && c.at > since)) return undefined;
+    const fresh = [...new Set(repoPaths)].filter((p) => !captures.some((c) => c.path === p && c.at > since));
+    if (!fresh.length) return [];
     const batch = new ObjectBatch();
-    const capture = this.take(repoPath, at, batch);
-    const record: CaptureRecord = { v: 1, task: taskId, captures: [...captures, capture] };
+    const taken = fresh.map((p) => this.take(p, at, batch));
+    const record: CaptureRecord = { v: 1, task: taskId, captures: [...captures, ...taken] };
     const blobs = [...new Set(record.captures.flatMap((c) => (c.id ? [c.id] : [])))].sort();
     const tree = batch.put(
       "tree",
@@ -83,11 +94,11 @@ export class EditCaptures {
     );
     const message = `Dline pre-images\n\n${JSON.stringify(record)}\n`;
     const commit = batch.put("commit", commitBody(tree, CHECKPOINT_IDENTITY, at, message));
-    // The captured blob may be in the pack already written; the pack then repeats it (harmless).
+    // A captured blob may be in a pack already written; the pack then repeats it (harmless).
     await writePack(this.objects.objectsDir, batch.objects);
     await this.refs.setRef(capturesRef(taskId), commit);
     this.cache.set(taskId, { commit, record });
-    return capture;
+    return taken;
   }
 
   /** Reads the file (synchronously: a tool waits for this, and the file is at most the size limit). */

@@ -3,7 +3,7 @@ import type { EditCapture } from "./edit-captures.js";
 import type { FastCommitter } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import type { BaseMeta, RecordedPathSaver } from "./recorded-save.js";
-import type { ExcludedNow, FileRestoreResult, SnapshotRestore } from "./snapshot-restore.js";
+import type { ExcludedNow, FileRestoreResult, KeepCurrent, SnapshotRestore } from "./snapshot-restore.js";
 
 /** What a restore of recorded paths needs from its workspace (callers hold the repository lock). */
 export interface PathRestoreDeps {
@@ -13,6 +13,8 @@ export interface PathRestoreDeps {
   excludedNow: ExcludedNow;
   /** The undo checkpoint saved by staging and committing, when the fast path cannot write it. */
   saveUndoSlowly(): Promise<CheckpointInfo>;
+  /** Keeps what the undo checkpoint (made at `undoCreatedAt`) does not hold before it is written over. */
+  keepCurrent(undoCreatedAt: number): KeepCurrent;
 }
 
 /**
@@ -46,7 +48,13 @@ export async function restoreRecordedPaths(
       session = deps.fast.open({ keepPacks: true });
       planning = deps.restorer.planPaths(session, target, recorded, captures, deps.excludedNow);
     }
-    const result = await deps.restorer.applyPlan(session, await planning, undoRef, target);
+    const result = await deps.restorer.applyPlan(
+      session,
+      await planning,
+      undoRef,
+      target,
+      deps.keepCurrent(undo.createdAt),
+    );
     // HEAD moves on to a snapshot this process does not note (the next scan asks git for it).
     deps.restorer.headAfterPathRestore(session, undo.tree, target.id, result);
     await session.finish();

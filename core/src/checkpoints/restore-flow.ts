@@ -205,11 +205,13 @@ export class RestoreFlow {
           commandsSince: commandRanAfter(all, cp),
         });
     const inScope = changes.filter((f) => !scope || scope.has(f.path));
-    const written = inScope.filter((f) => !f.notTracked && !f.tooLargeToKeep);
+    // A file too large for a pre-image now could not be brought back by an undo: it stays.
+    const tooLargeNow = this.engine.tooLargeToKeep(inScope.map((f) => f.path));
+    const written = inScope.filter((f) => !f.notTracked && !f.tooLargeToKeep && !tooLargeNow.has(f.path));
     const restoredPaths = inPathOrder(written.filter((f) => f.status !== "added").map((f) => f.path));
     const deletedPaths = inPathOrder(written.filter((f) => f.status === "added").map((f) => f.path));
     const kept: KeptPath[] = inScope.flatMap((f): KeptPath[] =>
-      f.tooLargeToKeep
+      f.tooLargeToKeep || (tooLargeNow.has(f.path) && !f.notTracked)
         ? [{ path: f.path, reason: "too_large" }]
         : f.notTracked
           ? [{ path: f.path, reason: "not_tracked" }]

@@ -54,6 +54,14 @@ export interface FileRestoreResult {
 export type ExcludedNow = (paths: string[]) => Promise<Set<string>>;
 
 /**
+ * Keeps, as pre-images taken after the undo checkpoint, the files a restore is about to write
+ * over or delete that the undo checkpoint does not hold (over the snapshot's size limit, left out
+ * by an exclusion): undoing the restore puts them back. Answers those it could not keep (too
+ * large even for a pre-image, unreadable): the restore leaves them as they are.
+ */
+export type KeepCurrent = (paths: string[]) => Promise<Set<string>>;
+
+/**
  * Writes a checkpoint back into the workspace by the restore rules of docs/checkpoints.md, without ever
  * deleting a file or folder that existed at the checkpoint: a file absent from the checkpoint
  * is deleted only when the task created it after the checkpoint; one the checkpoint left out
@@ -117,13 +125,19 @@ export class SnapshotRestore {
     plan: RestorePlan,
     undo: string,
     target: CheckpointInfo,
+    keepCurrent: KeepCurrent,
   ): Promise<FileRestoreResult> {
-    const backedUp = plan.created.length ? await sessionEntries(session, undo, plan.created) : new Map();
     // A file already as the checkpoint has it is not written again (nor reported): an editor or
     // a build watching it would see a change that is none.
-    const restore = [...plan.entries].flatMap(([p, e]) =>
-      this.alreadyIs(p, e.mode, plan.blobs.get(e.id)!) ? [] : [p],
-    );
+    let restore = [...plan.entries].flatMap(([p, e]) => (this.alreadyIs(p, e.mode, plan.blobs.get(e.id)!) ? [] : [p]));
+    // Every file written over or deleted must come back when the restore is undone: from the
+    // undo checkpoint, else from a pre-image kept now; one that cannot be kept stays as it is.
+    const present = [...restore, ...plan.created].filter((p) => isFileOrLink(toAbsolute(this.workspaceRoot, p)));
+    const inUndo = present.length ? await sessionEntries(session, undo, present) : new Map();
+    const unkept = await keepCurrent(present.filter((p) => !inUndo.has(p)));
+    const kept = [...plan.kept, ...[...unkept].map((p): KeptPath => ({ path: p, reason: "too_large" }))];
+    restore = restore.filter((p) => !unkept.has(p));
+    const created = plan.created.filter((p) => !unkept.has(p));
     // What stands in the way (a folder a command made where a file was) goes when the undo
     // checkpoint holds all of it, as in resetHard: undoing the restore brings it back.
     // An empty folder stays (and refuses the restore): no checkpoint would bring it back.
@@ -139,14 +153,12 @@ export class SnapshotRestore {
       const e = plan.entries.get(p)!;
       await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
     }
-    const deleted = await this.deleteCreated(
-      plan.created.filter((p) => backedUp.has(p)),
-      target.createdAt,
-    );
+    const deleted = await this.deleteCreated(created, target.createdAt);
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
     for (const held of obstacles.values())
       for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
-    return { restored: restore, deleted, kept: plan.kept, entries: plan.entries };
+    const entries = new Map([...plan.entries].filter(([p]) => !unkept.has(p)));
+    return { restored: restore, deleted, kept, entries };
   }
 
   /**
@@ -181,34 +193,64 @@ export class SnapshotRestore {
    * out file by file. Every file the snapshot tracks returns (all blobs are read before the
    * first file is touched); a file the undo snapshot tracks but the checkpoint does not is
    * removed, unless the checkpoint left it out or it existed before the checkpoint. Untracked,
-   * ignored and nested-repository files are not touched.
+   * ignored and nested-repository files are not touched, but for those the task's pre-images
+   * hold as they were at the checkpoint (`captures`), which come back. A file the undo checkpoint
+   * does not hold is kept first (`keepCurrent`), or left as it is.
    */
-  async resetHard(target: CheckpointInfo, undoCommit: string): Promise<FileRestoreResult> {
+  async resetHard(
+    target: CheckpointInfo,
+    undoCommit: string,
+    captures: readonly EditCapture[],
+    keepCurrent: KeepCurrent,
+  ): Promise<FileRestoreResult> {
     const fields = splitNul(
       await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", undoCommit, target.id]),
     );
     const entries: TreeEntries = new Map();
     const gone: string[] = [];
+    /** Paths the undo checkpoint does not hold that the restore writes. */
+    const notInUndo: string[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       // ":<old mode> <new mode> <old id> <new id> <letter>", then the path (both inside the loop's bound).
-      const [, newMode, , newId, letter] = fields[i]!.slice(1).split(" ");
+      const [oldMode, newMode, , newId, letter] = fields[i]!.slice(1).split(" ");
       const p = fields[i + 1]!;
       if (newMode === undefined || newId === undefined)
         throw new GitError("unexpected output of git diff-tree", ["diff-tree"], `${fields[i]} ${p}`, 1);
       if (letter === "D") gone.push(p);
-      else if (newMode !== "160000") entries.set(p, { mode: newMode, id: newId });
+      else if (newMode !== "160000") {
+        entries.set(p, { mode: newMode, id: newId });
+        if (oldMode === "000000") notInUndo.push(p);
+      }
     }
-    const blobs = await this.readAll([...new Set([...entries.values()].map((e) => e.id))]);
     const kept: KeptPath[] = [];
     const created: string[] = [];
     const truncated = skipListTruncated(target);
     for (const p of gone) {
+      // Left out of the checkpoint, but a pre-image says what it was then.
+      const capture = captureAfter(captures, p, target.createdAt);
+      if (capture?.kind === "preimage") {
+        entries.set(p, { mode: capture.mode!, id: capture.id! });
+        continue;
+      }
+      if (capture?.kind === "too_large") {
+        kept.push({ path: p, reason: "too_large" });
+        continue;
+      }
       const born = lstatIfPresent(toAbsolute(this.workspaceRoot, p))?.birthtimeMs ?? 0;
       // A cut skip list cannot tell; a file whose inode is older than the checkpoint was there.
-      if (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt)))
+      if (
+        capture?.kind !== "created" &&
+        (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt)))
+      )
         kept.push({ path: p, reason: "not_tracked" });
       else created.push(p);
     }
+    const unkept = await keepCurrent(notInUndo.filter((p) => isFileOrLink(toAbsolute(this.workspaceRoot, p))));
+    for (const p of unkept) {
+      entries.delete(p);
+      kept.push({ path: p, reason: "too_large" });
+    }
+    const blobs = await this.readAll([...new Set([...entries.values()].map((e) => e.id))]);
     // reset --hard: what stands in the way goes when the undo checkpoint holds all of it.
     const obstacles = await this.obstaclesHeldBy(
       [...entries.keys()],
@@ -429,6 +471,12 @@ function filesUnder(workspaceRoot: string, folder: string): string[] | undefined
     return true;
   };
   return walk(folder) ? out : undefined;
+}
+
+/** Whether a file or a link stands at `abs` (what a restore would write over or delete). */
+function isFileOrLink(abs: string): boolean {
+  const st = lstatOrUndefined(abs);
+  return !!st && !st.isDirectory();
 }
 
 /** Any error (missing, not a folder on the way, no access) reads as "nothing there". */

@@ -31,7 +31,7 @@ import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import { ShadowRepo } from "./shadow-repo.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
-import { SnapshotRestore, type FileRestoreResult } from "./snapshot-restore.js";
+import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress } from "./snapshot-stager.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { writePack } from "./pack-writer.js";
@@ -777,6 +777,7 @@ export class WorkspaceCheckpoints {
             restorer: this.restorer,
             excludedNow: (paths) => this.stager.excludedNow(paths),
             saveUndoSlowly: () => this.saveLocked(undoReq),
+            keepCurrent: (undoCreatedAt) => this.keepCurrent(taskId, undoCreatedAt),
           },
           target,
           recorded,
@@ -794,13 +795,48 @@ export class WorkspaceCheckpoints {
           scan: true,
           hasFiles: true,
         });
-        result = { ...(await this.restorer.resetHard(target, undo.id)), undo };
+        result = {
+          ...(await this.restorer.resetHard(
+            target,
+            undo.id,
+            await this.captures.list(taskId),
+            this.keepCurrent(taskId, undo.createdAt),
+          )),
+          undo,
+        };
         await this.log.moveHead(target.id, target.tree);
       }
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
       return { ...result, kept: withLeftOutChanges(result, leftOut), keptIncomplete: leftOut.cut };
     }, false);
+  }
+
+  /**
+   * Of these repository paths, the files too large now for a pre-image (and so for any
+   * snapshot): a restore leaves them as they are rather than write over or delete them
+   * (KeepCurrent), and a dry run says so.
+   */
+  tooLargeToKeep(paths: readonly string[]): Set<string> {
+    const limit = this.options.sizeLimitBytes * PREIMAGE_LIMIT_FACTOR;
+    return new Set(
+      paths.filter((p) => {
+        const st = lstatIfPresent(toAbsolute(this.workspaceRoot, p));
+        return !!st && st.isFile() && st.size > limit;
+      }),
+    );
+  }
+
+  /**
+   * Pre-images, taken after the undo checkpoint of `createdAt`, of files a restore is about to
+   * write over or delete that the undo checkpoint does not hold (snapshot-restore.ts KeepCurrent).
+   */
+  private keepCurrent(taskId: string, createdAt: number): KeepCurrent {
+    return async (paths) => {
+      if (!paths.length) return new Set();
+      const taken = await this.captures.captureAll(taskId, paths, this.stamp(), createdAt);
+      return new Set(taken.filter((c) => c.kind === "too_large").map((c) => c.path));
+    };
   }
 
   /**
