@@ -53,9 +53,20 @@ describe("undoing a restore of recorded edits", () => {
     expect(undo.restoredPaths).toEqual(["a.txt", "src/big.js"]);
     expect(undo.keptPaths).toEqual([]);
 
+    // Compare against the start: the file over the limit is modified (no text: too large)...
+    const changed = await manager.compare("t1", base.id);
+    expect(changed.files.map((f) => [f.path, f.status, f.tooLarge])).toEqual([
+      ["a.txt", "modified", false],
+      ["src/big.js", "modified", true],
+    ]);
     // And the restore to the start puts the original back, as before.
     await manager.restore("t1", base.id, "files");
     expect(read(ws, "src/big.js")).toBe(big("original"));
+    // ...and once it holds its earlier bytes again, it is not listed (it was, "modified"),
+    expect((await manager.compare("t1", base.id)).files).toEqual([]);
+    // nor named "kept as is: not tracked by checkpoints" by a restore that finds it so.
+    const again = await manager.restore("t1", base.id, "files");
+    expect(again).toMatchObject({ restoredPaths: [], deletedPaths: [], keptPaths: [] });
   });
 
   it("deletes a file the task created over the size limit, and its undo brings it back", async () => {

@@ -173,12 +173,14 @@ export async function leftOutChangedAfter(
 
 /**
  * The restore's kept files with those `look` found, but for paths the restore itself wrote or
- * deleted (a tool's edit of a left-out file, put back from its pre-image), each path once.
+ * deleted (a tool's edit of a left-out file, put back from its pre-image) or found already as
+ * the checkpoint had them (`unchanged`), each path once.
  */
 export function withLeftOutChanges(
   result: { restored: readonly string[]; deleted: readonly string[]; kept: readonly KeptPath[] },
   look: LeftOutLook,
+  unchanged: Iterable<string> = [],
 ): KeptPath[] {
-  const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path)]);
+  const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path), ...unchanged]);
   return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path))];
 }

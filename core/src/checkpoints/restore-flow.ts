@@ -218,11 +218,14 @@ export class RestoreFlow {
           : [],
     );
     const look = await this.engine.leftOutChanges(cp, leftOutAfter(all, cp));
+    // A path of the restore's scope that Compare does not list is as the checkpoint has it.
+    const listed = new Set(changes.map((f) => f.path));
+    const unchanged = [...(scope ?? [])].filter((p) => !listed.has(p));
     return {
       checkpointId: cp.id,
       restoredPaths,
       deletedPaths,
-      keptPaths: withLeftOutChanges({ restored: restoredPaths, deleted: deletedPaths, kept }, look),
+      keptPaths: withLeftOutChanges({ restored: restoredPaths, deleted: deletedPaths, kept }, look, unchanged),
       keptPathsIncomplete: look.cut,
     };
   }

@@ -81,6 +81,19 @@ async function readBlobs(git: ShadowGit, ids: string[], limit: number): Promise<
   return result;
 }
 
+/** Sizes of blobs by id, through one `cat-file --batch-check`; missing ones are left out. */
+async function blobSizes(git: ShadowGit, ids: string[]): Promise<Map<string, number>> {
+  const result = new Map<string, number>();
+  const unique = [...new Set(ids)];
+  if (!unique.length) return result;
+  const lines = (await git.text(["cat-file", "--batch-check"], { input: unique.join("\n") + "\n" })).split("\n");
+  unique.forEach((id, i) => {
+    const [, type, size] = lines[i]?.split(" ") ?? [];
+    if (type === "blob") result.set(id, Number(size));
+  });
+  return result;
+}
+
 export function isBinary(buf: Buffer): boolean {
   return buf.subarray(0, 8000).includes(0);
 }
@@ -133,14 +146,33 @@ export class SnapshotDiff {
       entries.flatMap((e) => (e.blob ? [e.blob] : [])),
       this.sizeLimitBytes,
     );
+    const sizes = await blobSizes(
+      this.git,
+      entries.flatMap((e) => (e.blob && blobs.get(e.blob) === "too_large" ? [e.blob] : [])),
+    );
     const changes = await mapLimit(entries, 16, async (e) => {
       const before = e.blob ? blobs.get(e.blob) : "too_large";
       const after = await this.workspaceContent(e.path);
       if (before instanceof Buffer && after instanceof Buffer && before.equals(after)) return undefined;
+      // Both over the limit: the same content is told by the blob id (a restore wrote it back).
+      if (e.blob && before === "too_large" && after === "too_large" && (await this.holds(e.path, e.blob, sizes)))
+        return undefined;
       const status: FileStatus = after === undefined ? "deleted" : "modified";
       return this.change({ path: e.path, status, oldBlob: e.blob ?? "", newBlob: "" }, before, after);
     });
     return changes.filter((c): c is FileChange => c !== undefined);
+  }
+
+  /**
+   * Whether the workspace file at `repoPath` is the blob `id` (whose size, when known, spares
+   * reading a file of another size). Files only: a link's target is never over the limit.
+   */
+  private async holds(repoPath: string, id: string, sizes: ReadonlyMap<string, number>): Promise<boolean> {
+    const file = toAbsolute(this.workspaceRoot, repoPath);
+    const st = await fs.lstat(file).catch(() => undefined);
+    if (!st?.isFile() || (sizes.has(id) && sizes.get(id) !== st.size)) return false;
+    const content = await fs.readFile(file).catch(() => undefined);
+    return !!content && objectId("blob", content) === id;
   }
 
   /** A workspace file's bytes (a link's target), "too_large", or undefined when it is not there. */

@@ -808,7 +808,9 @@ export class WorkspaceCheckpoints {
       }
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
-      return { ...result, kept: withLeftOutChanges(result, leftOut), keptIncomplete: leftOut.cut };
+      // A planned path it did not write is as the checkpoint has it (entries: every planned path).
+      const kept = withLeftOutChanges(result, leftOut, result.entries.keys());
+      return { ...result, kept, keptIncomplete: leftOut.cut };
     }, false);
   }
 
