@@ -45,12 +45,16 @@ describe("saves after commands stage only what the watcher saw change", () => {
     const scanned = (await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { commandRan: true }))!;
     expect(scanned.tree).toBe(cp.tree);
     const { files } = await manager.compare("t1", nth(await manager.list("t1"), 0, "checkpoint").id);
-    expect(files.map((f) => [f.path, f.status]).sort()).toEqual([
-      ["src/m0/f0.ts", "modified"],
-      ["src/m1/f1.ts", "modified"],
-      ["src/m2/f2.ts", "deleted"],
-      ["src/new/b.ts", "added"],
-      ["src/new/deep/a.ts", "added"],
+    expect(files.map((f) => [f.path, f.status, !!f.notTracked]).sort()).toEqual([
+      ["app.log", "added", true],
+      ["key.secret", "added", true],
+      ["node_modules/", "added", true],
+      ["out-ignored/", "added", true],
+      ["src/m0/f0.ts", "modified", false],
+      ["src/m1/f1.ts", "modified", false],
+      ["src/m2/f2.ts", "deleted", false],
+      ["src/new/b.ts", "added", false],
+      ["src/new/deep/a.ts", "added", false],
     ]);
     await manager.stop();
     await other.stop();

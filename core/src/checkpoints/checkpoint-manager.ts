@@ -470,8 +470,11 @@ export class CheckpointManager {
     const engine = await this.engineOfTask(taskId);
     const cp = await this.findOffered(engine, taskId, checkpointId);
     if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
-    const files = await engine.compare(taskId, cp);
     const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    const compared = await engine.compare(taskId, cp);
+    // What the checkpoints leave out and was changed since: listed too, not tracked (a restore
+    // leaves it as it is), so that Compare never says "no changes" while such files differ.
+    const files = [...compared, ...(await flow.notTrackedSince(cp.id, new Set(compared.map((f) => f.path))))];
     // A file whose earlier content the checkpoints do not have (never tracked, or too large to
     // keep when the task changed it) is left as it is by a restore: not among those it changes.
     const changed = files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path);

@@ -1,6 +1,7 @@
 import { readdirSync, type Dirent, type Stats } from "node:fs";
 import type { SkippedPath } from "./exclusions.js";
 import { existedAt } from "./left-out.js";
+import type { FileChange } from "./snapshot-diff.js";
 import type { KeptPath } from "./snapshot-restore.js";
 import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
@@ -14,6 +15,12 @@ export const TOTAL_LOOK_LIMIT = 5_000;
 export const FILES_NAMED_PER_FOLDER = 20;
 /** Paths this look reports at most (a skip list holds up to 500 entries). */
 export const CHANGES_NAMED = 100;
+
+/** What the checkpoints saved after a restore's target left out; `cut`: one of their skip lists, or the target's, was cut at its limit. */
+export interface LaterSkips {
+  skipped: readonly SkippedPath[];
+  cut: boolean;
+}
 
 export interface LeftOutLook {
   /** Paths the checkpoints left out, changed (or created, or gone) after `since`. */
@@ -183,4 +190,25 @@ export function withLeftOutChanges(
 ): KeptPath[] {
   const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path), ...unchanged]);
   return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path))];
+}
+
+/**
+ * The left-out changes a look found, as Compare lists them beside the snapshot's changes: not
+ * tracked (no earlier content to show, and a restore leaves them as they are); "added" when born
+ * after `since`, "deleted" when gone, else "modified"; a folder keeps its trailing "/". Paths
+ * Compare lists already (`shown`) are not repeated.
+ */
+export function notTrackedChanges(
+  workspaceRoot: string,
+  look: LeftOutLook,
+  since: number,
+  shown: ReadonlySet<string>,
+): FileChange[] {
+  return look.changed
+    .filter((k) => !shown.has(k.path))
+    .map((k) => {
+      const st = lstatIfPresent(toAbsolute(workspaceRoot, k.path.replace(/\/$/, "")));
+      const status = !st ? "deleted" : existedAt(st.birthtimeMs, since) ? "modified" : "added";
+      return { path: k.path, status, before: "", after: "", binary: false, tooLarge: false, notTracked: true };
+    });
 }

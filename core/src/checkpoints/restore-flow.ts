@@ -2,8 +2,9 @@ import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
 import type { TaskConversationPort } from "./ports.js";
-import type { SkippedPath } from "./exclusions.js";
-import { withLeftOutChanges } from "./left-out-changes.js";
+import { withLeftOutChanges, type LaterSkips } from "./left-out-changes.js";
+import type { FileChange } from "./snapshot-diff.js";
+import { skipListTruncated } from "./left-out.js";
 import type { KeptPath } from "./snapshot-restore.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 
@@ -231,6 +232,16 @@ export class RestoreFlow {
   }
 
   /**
+   * What the checkpoints left out and was changed since the checkpoint (a file restore to it
+   * leaves those as they are), as Compare lists it: not tracked. `listed`: paths Compare shows already.
+   */
+  async notTrackedSince(checkpointId: string, listed: ReadonlySet<string>): Promise<FileChange[]> {
+    const cps = await this.engine.list(this.taskId);
+    const cp = findCheckpoint(cps, this.taskId, checkpointId);
+    return this.engine.notTrackedSince(this.taskId, cp, leftOutAfter(cps, cp), listed);
+  }
+
+  /**
    * The paths among `changed` (a Compare's) that a file restore to the checkpoint would change
    * now: those in the restore's scope, or all of them when the restore resets every file.
    */
@@ -281,9 +292,14 @@ export function restoreAllTarget(
   );
 }
 
-/** What the checkpoints saved after `target` left out: a restore to it names those changed since too. */
-function leftOutAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): SkippedPath[] {
-  return cps.filter((c) => c.createdAt > target.createdAt).flatMap((c) => c.skipped);
+/**
+ * What the checkpoints saved after `target` left out: a restore to it names those changed since
+ * too. A skip list cut at its limit (theirs or the target's) names only some of what was left
+ * out: a change to the others cannot be named, and the answer says more may have changed.
+ */
+function leftOutAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): LaterSkips {
+  const later = cps.filter((c) => c.createdAt > target.createdAt);
+  return { skipped: later.flatMap((c) => c.skipped), cut: [target, ...later].some(skipListTruncated) };
 }
 
 /** Whether one of the task's checkpoints after `target` followed a command. */

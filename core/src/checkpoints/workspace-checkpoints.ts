@@ -21,7 +21,13 @@ import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
 import { FastCommitter, type PathChange } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
-import { leftOutChangedAfter, withLeftOutChanges, type LeftOutLook } from "./left-out-changes.js";
+import {
+  leftOutChangedAfter,
+  notTrackedChanges,
+  withLeftOutChanges,
+  type LaterSkips,
+  type LeftOutLook,
+} from "./left-out-changes.js";
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
@@ -751,7 +757,7 @@ export class WorkspaceCheckpoints {
     taskId: string,
     target: CheckpointInfo,
     recordedPaths: readonly string[],
-    options: { commandsSince?: boolean; leftOutSince?: readonly SkippedPath[] } = {},
+    options: { commandsSince?: boolean; leftOutSince?: LaterSkips } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
@@ -846,26 +852,44 @@ export class WorkspaceCheckpoints {
    * the checkpoints left out (`leftOutSince`: the skip lists of the checkpoints saved after it)
    * and was changed since. Nothing is written.
    */
-  async leftOutChanges(target: CheckpointInfo, leftOutSince?: readonly SkippedPath[]): Promise<LeftOutLook> {
+  async leftOutChanges(target: CheckpointInfo, leftOutSince?: LaterSkips): Promise<LeftOutLook> {
     return this.lock.run(async () => {
       await this.open();
       return this.lookForLeftOutChanges(target, leftOutSince);
     }, false);
   }
 
+  /**
+   * Compare's rows for what the checkpoints left out and was changed since `target` (the
+   * restore's look, `leftOutChanges`): not tracked. Paths Compare shows already (`listed`) and
+   * those the task's pre-images hold as they were then (Compare shows them against those, when
+   * they differ) are left to it.
+   */
+  async notTrackedSince(
+    taskId: string,
+    target: CheckpointInfo,
+    leftOutSince: LaterSkips,
+    listed: ReadonlySet<string>,
+  ): Promise<FileChange[]> {
+    const look = await this.leftOutChanges(target, leftOutSince);
+    const captured = (await this.captures.list(taskId)).filter((c) => c.at > target.createdAt).map((c) => c.path);
+    return notTrackedChanges(this.workspaceRoot, look, target.createdAt, new Set([...listed, ...captured]));
+  }
+
   private async lookForLeftOutChanges(
     target: CheckpointInfo,
-    leftOutSince: readonly SkippedPath[] = [],
+    leftOutSince: LaterSkips = { skipped: [], cut: skipListTruncated(target) },
   ): Promise<LeftOutLook> {
     const look = await leftOutChangedAfter(
       this.workspaceRoot,
       target,
-      dedupeSkips([...target.skipped, ...leftOutSince]),
+      dedupeSkips([...target.skipped, ...leftOutSince.skipped]),
       (paths) => this.stager.excludedNow(paths),
       this.topLevelNames(target.tree),
     );
     if (look.cut) this.options.logger.info("restore: the look for left-out changes stopped at its limit");
-    return look;
+    // A cut skip list does not name every left-out file: a change to one it leaves out may go unnamed.
+    return leftOutSince.cut ? { ...look, cut: true } : look;
   }
 
   /**

@@ -1,0 +1,105 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CheckpointTask } from "../../core/src/checkpoints/index.js";
+import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+
+// What the checkpoints leave out (an ignored .env, a tracked file under build/, files of excluded
+// types) and a command changed: a restore leaves it as it is and names it; Compare must show it
+// too, and never say "no changes" while it differs. Found in VS Code: after a restore to the
+// start, Compare said "no changes" while .env and build/other.js still held the command's writes.
+
+function setup() {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, { conversation });
+  const task: CheckpointTask = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { manager, task, ws: sb.workspace };
+}
+
+describe("Compare and what the checkpoints leave out", () => {
+  it("lists a command's changes to left-out files as not tracked, before and after a restore that leaves them", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, ".gitignore", ".env\n");
+    write(ws, ".env", "API_KEY=original-key\n");
+    write(ws, "build/other.js", "old build\n");
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    // The command: it rewrites .env and build/other.js, makes dist/, and edits src/app.js.
+    write(ws, ".env", "API_KEY=from-command\n");
+    write(ws, "build/other.js", "new build\n");
+    write(ws, "dist/out.js", "bundle\n");
+    write(ws, "src/app.js", "app, built\n");
+    await manager.saveTurn(task, { commandRan: true });
+
+    const notTracked = [
+      [".env", "modified"],
+      ["build/other.js", "modified"],
+      ["dist/", "added"],
+    ];
+    const compare = async () => {
+      const { files, restorePaths } = await manager.compare("t1", base.id);
+      return {
+        tracked: files.filter((f) => !f.notTracked).map((f) => [f.path, f.status]),
+        notTracked: files
+          .filter((f) => f.notTracked)
+          .map((f) => [f.path, f.status])
+          .sort(),
+        restorePaths,
+      };
+    };
+    expect(await compare()).toEqual({
+      tracked: [["src/app.js", "modified"]],
+      notTracked,
+      restorePaths: ["src/app.js"],
+    });
+    // No text is shown for them: the checkpoints never had their earlier content.
+    const env = (await manager.compare("t1", base.id)).files.find((f) => f.path === ".env")!;
+    expect(env).toMatchObject({ before: "", after: "", notTracked: true });
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["src/app.js"]);
+    expect(read(ws, ".env")).toBe("API_KEY=from-command\n");
+    // Before: Compare answered no changes at all here.
+    expect(await compare()).toEqual({ tracked: [], notTracked, restorePaths: [] });
+  });
+
+  it("a pre-existing left-out file a tool edited is listed once, with its pre-image, not again as not tracked", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "build/config.js", "original\n");
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit?.(task, ["build/config.js"]);
+    write(ws, "build/config.js", "by the tool\n");
+    await manager.saveTurn(task, { editedPaths: ["build/config.js"] });
+    const { files } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status, f.before, !!f.notTracked])).toEqual([
+      ["build/config.js", "modified", "original\n", false],
+    ]);
+  });
+});
+
+describe("a restore past a cut skip list", () => {
+  it("says more files may have changed: a command's change to a left-out file the list does not name goes unnamed", async () => {
+    const { manager, task, ws } = setup();
+    // 700 files of an excluded type (tracked by the user's git, left out by the checkpoints):
+    // the checkpoint's skip list keeps 500 of them.
+    for (let i = 0; i < 700; i++) write(ws, `logs/z${String(i).padStart(3, "0")}.log`, `line ${i}\n`);
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.skippedTotal).toBeGreaterThan(base.skipped.length);
+    const unnamed = "logs/z690.log";
+    expect(base.skipped.some((s) => s.path === unnamed)).toBe(false);
+    write(ws, unnamed, "changed by a command\n");
+    fs.rmSync(path.join(ws, "logs/z679.log"));
+    write(ws, "src/app.js", "app, changed\n");
+    await manager.saveTurn(task, { commandRan: true });
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["src/app.js"]);
+    expect(outcome.keptPaths.map((k) => k.path)).not.toContain(unnamed);
+    // Before: false, as if every change the restore left had been named.
+    expect(outcome.keptPathsIncomplete).toBe(true);
+    expect(read(ws, unnamed)).toBe("changed by a command\n");
+  });
+});
