@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { CHECKPOINT_MESSAGES, type CheckpointStatus } from "../../core/src/checkpoints/index.js";
-import { makeManager, makeSandbox, write } from "./helpers.js";
+import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
 import { gitShimBeforeStatus } from "../helpers/git-shim.js";
 
 /**
@@ -69,6 +69,30 @@ describe("workspaces checkpoints refuse", () => {
       canRetry: true,
     });
   });
+
+  it("a machine without git: listing, Compare, View Changes and Restore say so (failed_precondition), not an internal error", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "a v1\n");
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+    const task = { id: "t1", workspaceRoots: [sb.workspace] };
+    // Checkpoints saved while git was there; then git is gone (uninstalled, another PATH).
+    const withGit = makeManager(sb, { conversation });
+    const base = (await withGit.ensureBaseline(task))!;
+    await withGit.stop();
+    const gitless = makeManager({ ...sb, env: { ...sb.env, PATH: path.join(sb.base, "empty-bin") } }, { conversation });
+    const calls = [
+      gitless.list("t1"),
+      gitless.compare("t1", base.id),
+      gitless.viewChanges("t1"),
+      gitless.restore("t1", base.id, "files"),
+    ];
+    for (const call of calls)
+      await expect(call).rejects.toMatchObject({
+        code: "failed_precondition",
+        message: "Git must be installed to use checkpoints.",
+      });
+    expect(read(sb.workspace, "a.txt")).toBe("a v1\n");
+  });
 });
 
 describe("initialization", () => {
@@ -106,6 +130,8 @@ describe("initialization", () => {
     expect(slowEvent.message).toMatch(/large repository/);
     expect(slowEvent.canDisable).toBe(true);
     expect(events.filter((e) => e.progress).map((e) => e.progress!.phase)).toContain("scanning");
+    // Turning slow keeps how far the scan is (a client's progress line must not go blank).
+    expect(slowEvent.progress?.phase).toBe("scanning");
   });
 
   it("times out, offers Retry and Disable, and recovers on Retry", async () => {

@@ -99,6 +99,8 @@ export class PromptTurn {
   private readonly tools = new Map<string, ToolDisplay>();
   private readonly toolWaiters = new Map<string, (d: ToolDisplay) => void>();
   private lastError: { code: string; message: string } | undefined;
+  /** The last _dline/checkpoint_status sent in this turn (JSON), so that a repeat is not sent again. */
+  private lastCheckpointStatus = "";
   private cost = 0;
 
   constructor(private readonly deps: PromptTurnDeps) {}
@@ -263,14 +265,22 @@ export class PromptTurn {
           kind: e.value.kind.replace(/^CHECKPOINT_KIND_/, "").toLowerCase(),
         });
         return undefined;
-      case "checkpointStatus":
-        this.sendExtension("_dline/checkpoint_status", {
-          state: e.value.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase(),
-          message: e.value.message,
-          canRetry: e.value.canRetry,
-          canDisable: e.value.canDisable,
-        });
+      case "checkpointStatus": {
+        const v = e.value;
+        const status = {
+          state: v.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase(),
+          message: v.message,
+          canRetry: v.canRetry,
+          canDisable: v.canDisable,
+          // While a baseline scan runs: what it is doing, and how far (as _dline/checkpoints/status).
+          ...(v.phase ? { progress: { phase: v.phase, done: Number(v.filesDone), total: Number(v.filesTotal) } } : {}),
+        };
+        // The same status again tells an editor nothing: sent only when something changed.
+        const text = JSON.stringify(status);
+        if (text !== this.lastCheckpointStatus) this.sendExtension("_dline/checkpoint_status", status);
+        this.lastCheckpointStatus = text;
         return undefined;
+      }
       case "error":
         this.lastError = { code: e.value.code, message: e.value.message };
         return undefined;

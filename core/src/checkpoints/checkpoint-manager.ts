@@ -8,7 +8,8 @@ import { makeStatus, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
 import type { TaskConversationPort } from "./ports.js";
 import type { FileChange } from "./snapshot-diff.js";
-import { checkWorkspaceRoots } from "./workspace-guard.js";
+import { checkWorkspaceRoots, MESSAGES } from "./workspace-guard.js";
+import { GitError } from "./git-process.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
 import {
@@ -398,20 +399,22 @@ export class CheckpointManager {
   // ---------------------------------------------------------------- queries
 
   async list(taskId: string): Promise<CheckpointView[]> {
-    await this.settled(taskId);
-    const engine = await this.engineOfTask(taskId);
-    const cps = await engine.list(taskId);
-    const marker = await engine.restoredMarker(taskId);
-    const last = cps[cps.length - 1];
-    // The last restore was itself an undo (it restored a "before restore" checkpoint): there is
-    // nothing left to undo, and offering it again would put back the restore just undone.
-    const lastRestoreWasUndo = cps.some((c) => c.id === marker && c.kind === "before_restore");
-    const offered = await this.offeredFilter(taskId);
-    return cps.filter(offered).map((c) => ({
-      ...c,
-      restored: marker !== undefined && c.id === marker && c !== last,
-      undoAvailable: c === last && c.kind === "before_restore" && !lastRestoreWasUndo,
-    }));
+    return this.gitRequired(async () => {
+      await this.settled(taskId);
+      const engine = await this.engineOfTask(taskId);
+      const cps = await engine.list(taskId);
+      const marker = await engine.restoredMarker(taskId);
+      const last = cps[cps.length - 1];
+      // The last restore was itself an undo (it restored a "before restore" checkpoint): there is
+      // nothing left to undo, and offering it again would put back the restore just undone.
+      const lastRestoreWasUndo = cps.some((c) => c.id === marker && c.kind === "before_restore");
+      const offered = await this.offeredFilter(taskId);
+      return cps.filter(offered).map((c) => ({
+        ...c,
+        restored: marker !== undefined && c.id === marker && c !== last,
+        undoAvailable: c === last && c.kind === "before_restore" && !lastRestoreWasUndo,
+      }));
+    });
   }
 
   /**
@@ -466,23 +469,25 @@ export class CheckpointManager {
     taskId: string,
     checkpointId: string,
   ): Promise<{ files: FileChange[]; skipped: SkippedPath[]; restorePaths: string[] }> {
-    await this.settled(taskId);
-    const engine = await this.engineOfTask(taskId);
-    const cp = await this.findOffered(engine, taskId, checkpointId);
-    if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
-    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
-    const compared = await engine.compare(taskId, cp);
-    // What the checkpoints leave out and was changed since: listed too, not tracked (a restore
-    // leaves it as it is), so that Compare never says "no changes" while such files differ.
-    const files = [...compared, ...(await flow.notTrackedSince(cp.id, new Set(compared.map((f) => f.path))))];
-    // A file whose earlier content the checkpoints do not have (never tracked, or too large to
-    // keep when the task changed it) is left as it is by a restore: not among those it changes.
-    const changed = files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path);
-    // A restore saves the missed turn first, and then takes in every change since the checkpoint.
-    const restorePaths = (await this.missedCommandAfter(engine, taskId, cp))
-      ? changed
-      : await flow.pathsRestored(checkpointId, changed);
-    return { files, skipped: cp.skipped, restorePaths };
+    return this.gitRequired(async () => {
+      await this.settled(taskId);
+      const engine = await this.engineOfTask(taskId);
+      const cp = await this.findOffered(engine, taskId, checkpointId);
+      if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
+      const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+      const compared = await engine.compare(taskId, cp);
+      // What the checkpoints leave out and was changed since: listed too, not tracked (a restore
+      // leaves it as it is), so that Compare never says "no changes" while such files differ.
+      const files = [...compared, ...(await flow.notTrackedSince(cp.id, new Set(compared.map((f) => f.path))))];
+      // A file whose earlier content the checkpoints do not have (never tracked, or too large to
+      // keep when the task changed it) is left as it is by a restore: not among those it changes.
+      const changed = files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path);
+      // A restore saves the missed turn first, and then takes in every change since the checkpoint.
+      const restorePaths = (await this.missedCommandAfter(engine, taskId, cp))
+        ? changed
+        : await flow.pathsRestored(checkpointId, changed);
+      return { files, skipped: cp.skipped, restorePaths };
+    });
   }
 
   /**
@@ -535,32 +540,36 @@ export class CheckpointManager {
 
   /** What the task changed since its previous completion (or its start), up to its latest completion. */
   async viewChanges(taskId: string): Promise<{ files: FileChange[]; from: string; to: string }> {
-    await this.settled(taskId);
-    const engine = await this.engineOfTask(taskId);
-    const offered = await this.offeredFilter(taskId);
-    const cps = (await engine.list(taskId)).filter((c) => c.hasFiles && offered(c));
-    const completions = cps.filter((c) => c.kind === "completion");
-    const [first] = cps;
-    const to = completions.at(-1);
-    if (!first || !to)
-      throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
-    const from = completions.at(-2) ?? first;
-    return { files: await engine.between(taskId, from, to), from: from.id, to: to.id };
+    return this.gitRequired(async () => {
+      await this.settled(taskId);
+      const engine = await this.engineOfTask(taskId);
+      const offered = await this.offeredFilter(taskId);
+      const cps = (await engine.list(taskId)).filter((c) => c.hasFiles && offered(c));
+      const completions = cps.filter((c) => c.kind === "completion");
+      const [first] = cps;
+      const to = completions.at(-1);
+      if (!first || !to)
+        throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
+      const from = completions.at(-2) ?? first;
+      return { files: await engine.between(taskId, from, to), from: from.id, to: to.id };
+    });
   }
 
   // ---------------------------------------------------------------- restore
 
   /** Restore Files & Task / Files Only / Task Only, by the restore rules of docs/checkpoints.md. */
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
-    await this.settled(taskId);
-    const engine = await this.engineOfTask(taskId);
-    const target = await this.findOffered(engine, taskId, checkpointId);
-    if (mode !== "task") {
-      await this.assertNoOtherTaskActive(taskId);
-      await this.saveMissedCommandTurn(engine, taskId, target);
-    }
-    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
-    return flow.restore(checkpointId, mode);
+    return this.gitRequired(async () => {
+      await this.settled(taskId);
+      const engine = await this.engineOfTask(taskId);
+      const target = await this.findOffered(engine, taskId, checkpointId);
+      if (mode !== "task") {
+        await this.assertNoOtherTaskActive(taskId);
+        await this.saveMissedCommandTurn(engine, taskId, target);
+      }
+      const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+      return flow.restore(checkpointId, mode);
+    });
   }
 
   /**
@@ -619,6 +628,17 @@ export class CheckpointManager {
     if (query.workspaceRoot) return checkWorkspaceRoots([query.workspaceRoot], this.o.homeDir);
     if (query.taskId) return this.workspaceOfTask(query.taskId);
     throw new DlineError("invalid_argument", "Give a task id or a workspace root.");
+  }
+
+  /** Git not installed: a precondition the person can fix, said as such (not an internal error). */
+  private async gitRequired<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof GitError && err.missing)
+        throw new DlineError("failed_precondition", MESSAGES.gitMissing, { cause: err });
+      throw err;
+    }
   }
 
   private async engineOfTask(taskId: string): Promise<WorkspaceCheckpoints> {

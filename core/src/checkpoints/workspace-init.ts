@@ -30,10 +30,11 @@ export async function initializeWorkspace(
   report("initializing", MESSAGES.initializing);
   const abort = new AbortController();
   let state: "initializing" | "slow" = "initializing";
-  const slow = setTimeout(() => report((state = "slow"), MESSAGES.slowInit), timing.slowInitMs);
-  const timeout = setTimeout(() => abort.abort(), timing.initTimeoutMs);
   // At most a few progress reports a second (each is an event on every task of the workspace).
   let last: ScanProgress | undefined;
+  // Slow keeps the progress so far: a client must not lose the count when the message changes.
+  const slow = setTimeout(() => report((state = "slow"), MESSAGES.slowInit, undefined, last), timing.slowInitMs);
+  const timeout = setTimeout(() => abort.abort(), timing.initTimeoutMs);
   let lastAt = 0;
   const onProgress = (p: ScanProgress) => {
     const now = Date.now();
