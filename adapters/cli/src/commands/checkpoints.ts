@@ -7,6 +7,7 @@ import {
   FileStatus,
   KeptReason,
   RestoreMode,
+  RestoreResponseSchema,
   SkipReason,
   SkippedPathSchema,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
@@ -94,7 +95,8 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
       checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
       mode: modes[modeName],
     });
-    if (ctx.json) printJson(ctx, res);
+    // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
+    if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
     else {
       const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
       ctx.out.write(
