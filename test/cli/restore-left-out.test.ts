@@ -110,7 +110,9 @@ describe("a files restore names what the checkpoints do not track and a command 
     const baseline = await baselineOf(env, taskId);
 
     const out = (await run(cli, ["restore", taskId, baseline, "--mode", "files-and-task"], { env })).stdout;
-    expect(out).toMatch(/^restored 1 file\(s\), deleted 0, kept 3 as they were\n/);
+    expect(out).toMatch(
+      /^restored 1 file\(s\), deleted 0, kept 3 as they were; conversation restored \(cut back to the checkpoint\)\n/,
+    );
     expect(out).toContain("  restored: src/app.js\n");
     expect(out).toContain("  kept as is: not tracked by checkpoints: .env\n");
     expect(out).toContain("  kept as is: not tracked by checkpoints: build/out.txt\n");

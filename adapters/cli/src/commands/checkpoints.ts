@@ -98,12 +98,13 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
     // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
     if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
     else {
+      // One line of what was restored: the files, the conversation (cut back to the checkpoint), or both.
       const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
-      ctx.out.write(
-        res.filesRestored
-          ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}\n`
-          : "conversation restored\n",
-      );
+      const files = res.filesRestored
+        ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}`
+        : "";
+      const conversation = res.conversationRestored ? "conversation restored (cut back to the checkpoint)" : "";
+      ctx.out.write(`${[files, conversation].filter(Boolean).join("; ") || "nothing restored"}\n`);
       // Each file the restore changed, by name: a deleted file may be one the person made.
       writeNamed(ctx, "restored", res.restoredPaths);
       writeNamed(ctx, "deleted", res.deletedPaths);
