@@ -10,6 +10,8 @@ import {
   RestoreResponseSchema,
   SkipReason,
   SkippedPathSchema,
+  type FileChange,
+  type SkippedPath,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
@@ -58,23 +60,33 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       return 0;
     }
     ctx.out.write("Changes since snapshot\n");
-    for (const f of res.files)
-      ctx.out.write(
-        `  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${f.binary ? " (binary)" : ""}\n`,
-      );
-    if (res.files.length === 0) ctx.out.write("  no changes\n");
-    // What the snapshot left out is neither compared nor restored: say so, not nothing.
-    if (res.skipped.length) {
-      const shown = res.skipped
-        .slice(0, SKIPPED_SHOWN)
-        .map((k) => `${visibleLine(k.path)}${k.reason === SkipReason.NAME_NOT_UTF8 ? " (name not UTF-8)" : ""}`);
-      const more = res.skipped.length > SKIPPED_SHOWN ? ` and ${res.skipped.length - SKIPPED_SHOWN} more` : "";
-      ctx.out.write(
-        `Not tracked by checkpoints (excluded, ignored or too large; changes there are not compared or restored):\n  ${shown.join(", ")}${more}\n`,
-      );
+    for (const f of res.files) {
+      // A changed file the checkpoints leave out (no earlier version kept): a restore leaves it as it is.
+      const notes = [f.binary ? " (binary)" : "", f.notTracked ? "  (not tracked by checkpoints: not restored)" : ""];
+      ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${notes.join("")}\n`);
     }
+    if (res.files.length === 0) ctx.out.write("  no changes\n");
+    ctx.out.write(skippedLines(res.files, res.skipped));
     return 0;
   });
+}
+
+/**
+ * What the snapshot left out, so that its silence about those paths is not taken for "no change".
+ * A path listed above as changed is not named again (a tool's edit of a left-out file keeps its
+ * earlier version, so it is compared and restored; a changed file the checkpoints do not track
+ * is listed as such), and the sentence does not say that those are never compared.
+ */
+function skippedLines(files: readonly FileChange[], skipped: readonly SkippedPath[]): string {
+  const changed = new Set(files.map((f) => f.path.replace(/\/$/, "")));
+  const rest = skipped.filter((k) => !changed.has(k.path.replace(/\/$/, "")));
+  if (rest.length === 0) return "";
+  const shown = rest
+    .slice(0, SKIPPED_SHOWN)
+    .map((k) => `${visibleLine(k.path)}${k.reason === SkipReason.NAME_NOT_UTF8 ? " (name not UTF-8)" : ""}`);
+  const more = rest.length > SKIPPED_SHOWN ? ` and ${rest.length - SKIPPED_SHOWN} more` : "";
+  const except = files.length ? "apart from the files listed above, " : "";
+  return `Not tracked by checkpoints (excluded, ignored or too large; ${except}changes there are not compared or restored):\n  ${shown.join(", ")}${more}\n`;
 }
 
 export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
