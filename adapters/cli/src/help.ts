@@ -84,8 +84,8 @@ Options:
   --json               task events as JSON lines on stdout
 
 Examples:
-  dline resume 0193a2b4-...
-  dline resume 0193a2b4-... --message "now add a test for it"
+  dline resume 1733321234567-9f8e7d6c
+  dline resume 1733321234567-9f8e7d6c --message "now add a test for it"
 ${GLOBAL}
 `;
 
@@ -103,7 +103,7 @@ Options:
   --json               task events as JSON lines on stdout
 
 Examples:
-  dline follow 0193a2b4-...
+  dline follow 1733321234567-9f8e7d6c
 ${GLOBAL}
 `;
 
@@ -135,7 +135,7 @@ Options:
   --json               { "task": {...}, "messages": [...], "lastSeq": "..." }
 
 Examples:
-  dline show 0193a2b4-...
+  dline show 1733321234567-9f8e7d6c
 ${GLOBAL}
 `;
 
@@ -151,7 +151,7 @@ Options:
   --json               { "deletedTaskIds": [...] }
 
 Examples:
-  dline delete 0193a2b4-... 0193a2c0-...
+  dline delete 1733321234567-9f8e7d6c 1733329876543-0a1b2c3d
   dline delete --all-except-favorites
 ${GLOBAL}
 `;
@@ -167,7 +167,7 @@ Options:
   --json               { "checkpoints": [...] }
 
 Examples:
-  dline checkpoints 0193a2b4-...
+  dline checkpoints 1733321234567-9f8e7d6c
 ${GLOBAL}
 `;
 
@@ -187,8 +187,8 @@ Options:
 ${CHECKPOINT_ID}
 
 Examples:
-  dline compare 0193a2b4-... 3f2a9c1b7d0e
-  dline --json compare 0193a2b4-... 3f2a9c1b7d0e
+  dline compare 1733321234567-9f8e7d6c 3f2a9c1b7d0e
+  dline --json compare 1733321234567-9f8e7d6c 3f2a9c1b7d0e
 ${GLOBAL}
 `;
 
@@ -210,8 +210,8 @@ Options:
 ${CHECKPOINT_ID}
 
 Examples:
-  dline restore 0193a2b4-... 3f2a9c1b7d0e
-  dline restore 0193a2b4-... 3f2a9c1b7d0e --mode files
+  dline restore 1733321234567-9f8e7d6c 3f2a9c1b7d0e
+  dline restore 1733321234567-9f8e7d6c 3f2a9c1b7d0e --mode files
 ${GLOBAL}
 `;
 
