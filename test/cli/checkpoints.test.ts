@@ -58,11 +58,14 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       ["packages/cli/bin/run.js", "FILE_STATUS_MODIFIED"],
       ["packages/core/.env", "FILE_STATUS_MODIFIED"],
     ]);
-    // What the snapshot left out is named: its changes are neither compared nor restored.
+    // What the snapshot left out is named, but not the .env listed above as changed: a tool's
+    // edit of a left-out file keeps its earlier version, so it is compared and restored.
     const human = (await run(cli, ["compare", taskId, baseline.id], { env })).stdout;
+    expect(human).toMatch(/^ {2}modified {2}packages\/core\/\.env\n/m);
     expect(human).toMatch(
-      /^Not tracked by checkpoints \(excluded, ignored or too large.*\n {2}.*packages\/core\/\.env/m,
+      /^Not tracked by checkpoints \(excluded, ignored or too large; apart from the files listed above, changes there are not compared or restored\):\n {2}\S/m,
     );
+    expect(human).not.toMatch(/^ {2}.*, packages\/core\/\.env|^ {2}packages\/core\/\.env,/m);
     const restored = JSON.parse(
       (await run(cli, ["--json", "restore", taskId, baseline.id, "--mode", "files"], { env })).stdout,
     );

@@ -5,7 +5,6 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
-import { KeptReason } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
 import { cliEnv } from "../helpers/cli-child.js";
@@ -69,11 +68,12 @@ describe("a files restore names what the checkpoints do not track and a command 
 
     const restored = JSON.parse(
       (await run(cli, ["--json", "restore", taskId, baseline, "--mode", "files"], { env })).stdout,
-    ) as { restoredPaths: string[]; keptPaths?: { path: string; reason: number }[] };
+    ) as { restoredPaths: string[]; keptPaths: { path: string; reason: string }[] };
     expect(restored.restoredPaths).toContain("src/app.js");
-    expect((restored.keptPaths ?? []).map((k) => [k.path, k.reason]).sort()).toEqual([
-      [".env", KeptReason.NOT_TRACKED],
-      ["build/out.txt", KeptReason.NOT_TRACKED],
+    // Connect JSON: the reason by its enum value's name.
+    expect(restored.keptPaths.map((k) => [k.path, k.reason]).sort()).toEqual([
+      [".env", "KEPT_REASON_NOT_TRACKED"],
+      ["build/out.txt", "KEPT_REASON_NOT_TRACKED"],
     ]);
     // Never touched: the command's versions stay.
     expect(fs.readFileSync(path.join(workspace, ".env"), "utf8")).toBe("SECRET=from-command\n");
@@ -110,7 +110,9 @@ describe("a files restore names what the checkpoints do not track and a command 
     const baseline = await baselineOf(env, taskId);
 
     const out = (await run(cli, ["restore", taskId, baseline, "--mode", "files-and-task"], { env })).stdout;
-    expect(out).toMatch(/^restored 1 file\(s\), deleted 0, kept 3 as they were\n/);
+    expect(out).toMatch(
+      /^restored 1 file\(s\), deleted 0, kept 3 as they were; conversation restored \(cut back to the checkpoint\)\n/,
+    );
     expect(out).toContain("  restored: src/app.js\n");
     expect(out).toContain("  kept as is: not tracked by checkpoints: .env\n");
     expect(out).toContain("  kept as is: not tracked by checkpoints: build/out.txt\n");

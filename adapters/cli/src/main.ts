@@ -4,55 +4,15 @@ import { capabilitiesCommand } from "./commands/capabilities.js";
 import { checkpointsCommand, compareCommand, restoreCommand } from "./commands/checkpoints.js";
 import { formatDoctor, runDoctor } from "./commands/doctor.js";
 import { deleteCommand, historyCommand, showCommand } from "./commands/history.js";
-import { IMPORT_CLINE_HELP, importClineCommand } from "./commands/import-cline.js";
+import { importClineCommand } from "./commands/import-cline.js";
 import { profileCommand } from "./commands/profile.js";
 import { settingsCommand } from "./commands/settings.js";
 import { followCommand, resumeCommand, taskCommand } from "./commands/task.js";
+import { helpFor, USAGE } from "./help.js";
 import { printJson, withSidecar, type CliContext } from "./session.js";
 
 declare const DLINE_VERSION: string | undefined;
 const CLI_VERSION = typeof DLINE_VERSION === "string" ? DLINE_VERSION : "0.0.0-dev";
-
-const USAGE = `Usage: dline [--core PATH] [--json] <command> [args]
-
-Tasks:
-  task "PROMPT" [--workspace DIR] [--profile ID] [--yes]   run a task, approving on the terminal
-  resume TASK_ID [--message TEXT] [--workspace DIR] [--yes]   continue a task (--workspace: for one that has none)
-  follow TASK_ID [--yes]                                   watch a running task (here or in another window) and answer it
-  history [--workspace DIR] [--query TEXT] [--favorites] [--sort newest|oldest|cost] [--limit N]
-  show TASK_ID                                             a task's messages
-  delete TASK_ID... | --all | --all-except-favorites
-  import-cline [--dry-run] [--all | SOURCE_KEY...]         list Cline tasks and sessions, or import them
-Checkpoints:
-  checkpoints TASK_ID
-  compare TASK_ID CHECKPOINT_ID                            changes since the checkpoint
-  restore TASK_ID CHECKPOINT_ID [--mode files-and-task|files|task]
-      CHECKPOINT_ID: the id, or its first digits when no other checkpoint of the task starts so
-Configuration:
-  settings [get [KEY] | set KEY JSON] [--workspace DIR] [--task ID]
-  profile add ID --provider anthropic|openai --model M [--base-url URL] [--api-key-env VAR] [--default]
-      [--context-window N] [--max-output-tokens N] [--input-price P] [--output-price P] [--cache-read-price P]
-      [--cache-write-price P] [--zero-cost] [--first-byte-timeout SECONDS] [--reasoning-effort low|medium|high]
-      [--thinking-budget TOKENS] [--tool-format native|xml]          prices in US$ per million tokens
-  profile list | profile rm ID
-  capabilities [--workspace DIR] [--task ID] [--kind K] [--connect]   rules, workflows, skills, subagents, hooks, MCP servers
-  capabilities enable|disable|inherit KIND RESOURCE [--scope global|workspace|task] [--workspace DIR] [--task ID]
-  capabilities trust|untrust [--workspace DIR]   let the workspace's .agents/hooks and .agents/mcp servers run (or not)
-Other:
-  doctor      start the sidecar, print its versions and roots, and what is missing
-  version
-
-Questions (approvals, the model's questions) are asked on the terminal. Without one (stdin not a
-terminal) and without --yes, task and resume stop the task at its first question (exit 1; resume
-it on a terminal), and follow leaves questions to the window that runs the task.
-
-Models from the environment (no profile needed): OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_API_KEY
-for any OpenAI-compatible endpoint, or ANTHROPIC_API_KEY.
-Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next to dline), --json.
-`;
-
-/** Help of its own for the commands that have more to say than their USAGE line. */
-const COMMAND_HELP: Record<string, string> = { "import-cline": IMPORT_CLINE_HELP };
 
 const VALUE_FLAGS = new Set([
   "core",
@@ -108,9 +68,11 @@ async function main(argv: string[]): Promise<number> {
   args.flags.delete("help");
   const [command, ...rest] = args.positionals;
   runningCommand = command;
-  // `dline COMMAND --help` prints help and runs nothing.
+  // `dline COMMAND --help` prints that command's own help and runs nothing.
   if (wantsHelp && command !== "help") {
-    ctx.out.write(COMMAND_HELP[command ?? ""] ?? USAGE);
+    const help = helpFor(command);
+    if (help === undefined) throw new UsageError(`unknown command "${command}".`);
+    ctx.out.write(help);
     return 0;
   }
   const sub = { positionals: rest, flags: args.flags };
@@ -155,9 +117,17 @@ async function main(argv: string[]): Promise<number> {
     case "capabilities":
       return capabilitiesCommand(ctx, sub);
     case undefined:
-    case "help":
       ctx.out.write(USAGE);
-      return command === undefined ? 2 : 0;
+      return 2;
+    case "help": {
+      // `dline help COMMAND`: that command's help, as `dline COMMAND --help`.
+      checkFlags(sub, []);
+      checkPositionals(sub, 1);
+      const help = helpFor(rest[0]);
+      if (help === undefined) throw new UsageError(`unknown command "${rest[0]}".`);
+      ctx.out.write(help);
+      return 0;
+    }
     default:
       throw new UsageError(`unknown command "${command}".`);
   }

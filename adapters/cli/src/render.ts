@@ -14,8 +14,9 @@ import {
 
 /**
  * Checkpoint status on stderr while a task runs, so that the wait for a first baseline (seconds
- * on a large repository) is visible: on a terminal one line rewritten in place, otherwise a
- * line per phase.
+ * on a large repository) is visible: on a terminal one line rewritten in place ("taking in 11,500
+ * of 27,668 files"), otherwise a line per phase ("taking in 27,668 files"), with no count that
+ * would be stale as soon as it is printed.
  */
 export class CheckpointStatusLine {
   private shown = "";
@@ -25,12 +26,21 @@ export class CheckpointStatusLine {
 
   render(s: CheckpointStatusChanged): void {
     const state = s.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase();
+    // On a terminal the count is rewritten as it grows; a line per phase is printed once, at
+    // the phase's start, so it names what the phase takes in, not a count stale at once ("0 of").
+    const total = s.filesTotal.toLocaleString("en");
     const counts =
       s.phase === "staging" && s.filesTotal > 0n
-        ? ` ${s.filesDone.toLocaleString("en")} of ${s.filesTotal.toLocaleString("en")} files`
+        ? this.err.isTTY
+          ? ` ${s.filesDone.toLocaleString("en")} of ${total} files`
+          : ` ${total} files`
         : "";
     const detail =
-      s.phase === "scanning" ? ": scanning the workspace" : s.phase === "staging" ? `: taking in${counts}` : "";
+      s.phase === "scanning"
+        ? ": scanning the workspace"
+        : s.phase === "staging"
+          ? `: taking in${counts || " files"}`
+          : "";
     const label = state === "slow" ? "initializing (slow: a large repository?)" : state;
     const text =
       state === "ready" || state === "initializing" || state === "slow"

@@ -62,9 +62,17 @@ export class SidecarDiedError extends Error {
   }
 }
 
+/**
+ * Writes plain data as JSON. Protocol messages are converted with `toJson` by their schema before
+ * (Connect JSON: enum names, int64 as strings); a message given as it is would carry protobuf-es's
+ * own `$typeName` keys, which are never output.
+ */
 export function printJson(ctx: CliContext, value: unknown): void {
   ctx.out.write(
-    JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), ctx.json ? undefined : 2) +
-      "\n",
+    JSON.stringify(
+      value,
+      (k, v: unknown) => (k === "$typeName" ? undefined : typeof v === "bigint" ? v.toString() : v),
+      ctx.json ? undefined : 2,
+    ) + "\n",
   );
 }

@@ -7,8 +7,11 @@ import {
   FileStatus,
   KeptReason,
   RestoreMode,
+  RestoreResponseSchema,
   SkipReason,
   SkippedPathSchema,
+  type FileChange,
+  type SkippedPath,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
@@ -57,23 +60,33 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       return 0;
     }
     ctx.out.write("Changes since snapshot\n");
-    for (const f of res.files)
-      ctx.out.write(
-        `  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${f.binary ? " (binary)" : ""}\n`,
-      );
-    if (res.files.length === 0) ctx.out.write("  no changes\n");
-    // What the snapshot left out is neither compared nor restored: say so, not nothing.
-    if (res.skipped.length) {
-      const shown = res.skipped
-        .slice(0, SKIPPED_SHOWN)
-        .map((k) => `${visibleLine(k.path)}${k.reason === SkipReason.NAME_NOT_UTF8 ? " (name not UTF-8)" : ""}`);
-      const more = res.skipped.length > SKIPPED_SHOWN ? ` and ${res.skipped.length - SKIPPED_SHOWN} more` : "";
-      ctx.out.write(
-        `Not tracked by checkpoints (excluded, ignored or too large; changes there are not compared or restored):\n  ${shown.join(", ")}${more}\n`,
-      );
+    for (const f of res.files) {
+      // A changed file the checkpoints leave out (no earlier version kept): a restore leaves it as it is.
+      const notes = [f.binary ? " (binary)" : "", f.notTracked ? "  (not tracked by checkpoints: not restored)" : ""];
+      ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${notes.join("")}\n`);
     }
+    if (res.files.length === 0) ctx.out.write("  no changes\n");
+    ctx.out.write(skippedLines(res.files, res.skipped));
     return 0;
   });
+}
+
+/**
+ * What the snapshot left out, so that its silence about those paths is not taken for "no change".
+ * A path listed above as changed is not named again (a tool's edit of a left-out file keeps its
+ * earlier version, so it is compared and restored; a changed file the checkpoints do not track
+ * is listed as such), and the sentence does not say that those are never compared.
+ */
+function skippedLines(files: readonly FileChange[], skipped: readonly SkippedPath[]): string {
+  const changed = new Set(files.map((f) => f.path.replace(/\/$/, "")));
+  const rest = skipped.filter((k) => !changed.has(k.path.replace(/\/$/, "")));
+  if (rest.length === 0) return "";
+  const shown = rest
+    .slice(0, SKIPPED_SHOWN)
+    .map((k) => `${visibleLine(k.path)}${k.reason === SkipReason.NAME_NOT_UTF8 ? " (name not UTF-8)" : ""}`);
+  const more = rest.length > SKIPPED_SHOWN ? ` and ${rest.length - SKIPPED_SHOWN} more` : "";
+  const except = files.length ? "apart from the files listed above, " : "";
+  return `Not tracked by checkpoints (excluded, ignored or too large; ${except}changes there are not compared or restored):\n  ${shown.join(", ")}${more}\n`;
 }
 
 export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
@@ -94,14 +107,16 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
       checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
       mode: modes[modeName],
     });
-    if (ctx.json) printJson(ctx, res);
+    // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
+    if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
     else {
+      // One line of what was restored: the files, the conversation (cut back to the checkpoint), or both.
       const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
-      ctx.out.write(
-        res.filesRestored
-          ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}\n`
-          : "conversation restored\n",
-      );
+      const files = res.filesRestored
+        ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}`
+        : "";
+      const conversation = res.conversationRestored ? "conversation restored (cut back to the checkpoint)" : "";
+      ctx.out.write(`${[files, conversation].filter(Boolean).join("; ") || "nothing restored"}\n`);
       // Each file the restore changed, by name: a deleted file may be one the person made.
       writeNamed(ctx, "restored", res.restoredPaths);
       writeNamed(ctx, "deleted", res.deletedPaths);

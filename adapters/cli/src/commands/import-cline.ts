@@ -30,6 +30,14 @@ export const IMPORT_CLINE_HELP = `Usage: dline [--json] import-cline [--dry-run]
 
 Imports tasks from Cline, read-only: nothing under Cline's folders is written.
 
+Arguments:
+  SOURCE_KEY...        the items to import, as listed (legacy:<id>, session:<id>)
+Options:
+  --all                import every item that can be imported
+  --dry-run            say what an import would do, write nothing
+  --json               machine-readable output
+
+Examples:
   dline import-cline                      list the Cline tasks and sessions found, with their source keys
   dline import-cline --all                import every one that can be imported
   dline import-cline SOURCE_KEY...        import these (keys as listed: legacy:<id>, session:<id>)

@@ -1,3 +1,5 @@
+import { toJson } from "@bufbuild/protobuf";
+import { ProfileSchema } from "../../../../core/src/gen/dline/v1/settings_pb.js";
 import { checkFlags, checkPositionals, numberFlag, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
 
@@ -36,7 +38,7 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
   return withSidecar(ctx, async (clients) => {
     if (verb === "list") {
       const res = await clients.settings.listProfiles({});
-      if (ctx.json) printJson(ctx, { profiles: res.profiles });
+      if (ctx.json) printJson(ctx, { profiles: res.profiles.map((p) => toJson(ProfileSchema, p)) });
       else
         for (const p of res.profiles)
           ctx.out.write(
@@ -83,7 +85,8 @@ export async function profileCommand(ctx: CliContext, args: ParsedArgs): Promise
     const key = process.env[keyVar];
     if (key) await clients.settings.setSecret({ profileId: id, name: "api_key", value: key });
     if (args.flags.has("default")) await clients.settings.updateSettings({ scope: 1, patch: { defaultProfileId: id } });
-    if (ctx.json) printJson(ctx, { profile: res.profile, apiKeySet: Boolean(key) });
+    if (ctx.json)
+      printJson(ctx, { profile: res.profile ? toJson(ProfileSchema, res.profile) : null, apiKeySet: Boolean(key) });
     else
       ctx.out.write(
         `profile ${id} saved${key ? ` (key from $${keyVar})` : ` (no key: $${keyVar} is not set)`}; prices: ${res.profile?.priceSource || "unknown"}\n`,

@@ -1,0 +1,41 @@
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { cliEnv } from "../helpers/cli-child.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const servers: ModelServerProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+describe("checkpoint progress without a terminal", () => {
+  it("a line per phase of the first baseline, each printed once as the phase starts: the staging line names how many files, not a count stale at once ('0 of 1,202')", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    // Enough files that staging reports its count as it goes (bulk check-in), with a thousands separator.
+    fs.mkdirSync(path.join(workspace, "lib"));
+    for (let i = 0; i < 1_200; i++)
+      fs.writeFileSync(path.join(workspace, "lib", `m${i}.js`), `export const n = ${i};\n`);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
+    });
+    servers.push(server);
+    const task = await run(cli, ["task", "look", "--workspace", workspace, "--yes"], { env: cliEnv(roots, server) });
+    const lines = task.stderr.split("\n").filter((l) => l.startsWith("checkpoints"));
+    expect(lines).toEqual([
+      "checkpoints initializing",
+      "checkpoints initializing: scanning the workspace",
+      // README.md, src/app.txt and lib/.
+      "checkpoints initializing: taking in 1,202 files",
+      "checkpoints ready",
+    ]);
+  });
+});

@@ -1,0 +1,89 @@
+import { execFile } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { captured } from "../helpers/items.js";
+import { cliEnv } from "../helpers/cli-child.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const servers: ModelServerProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+const done = { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] };
+
+async function checkpointsOf(env: NodeJS.ProcessEnv, taskId: string): Promise<{ id: string; kind: string }[]> {
+  return (
+    JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
+      checkpoints: { id: string; kind: string }[];
+    }
+  ).checkpoints;
+}
+
+describe("what compare prints", () => {
+  it("compare marks a changed file the checkpoints do not track, and its skip list leaves out what is listed as changed", async () => {
+    const roots = makeTestRoots();
+    // private/ is ignored at the baseline (left out); .env is left out by the built-in exclusions.
+    const workspace = makeWorkspace(roots.base, {
+      ".gitignore": "private/\n",
+      "private/notes.txt": "mine\n",
+      ".env": "SECRET=original\n",
+      "src/app.js": "console.log('app');\n",
+    });
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            // A tool's edit of a left-out file keeps its earlier version: compared and restored.
+            { name: "write_to_file", input: { path: ".env", content: "SECRET=task\n" } },
+            // private/ is no longer ignored: its file is in the workspace's scans from now on.
+            { name: "write_to_file", input: { path: ".gitignore", content: "# nothing ignored\n" } },
+          ],
+        },
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "printf 'changed by a command\\n' > private/notes.txt", requires_approval: false },
+            },
+          ],
+        },
+        done,
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const baseline = (await checkpointsOf(env, taskId)).find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
+
+    const { files, skipped } = JSON.parse(
+      (await run(cli, ["--json", "compare", taskId, baseline], { env })).stdout,
+    ) as {
+      files: { path: string; status: string; notTracked?: boolean }[];
+      skipped: { path: string }[];
+    };
+    expect(files.map((f) => [f.path, f.status, f.notTracked ?? false]).sort()).toEqual([
+      [".env", "FILE_STATUS_MODIFIED", false],
+      [".gitignore", "FILE_STATUS_MODIFIED", false],
+      ["private/notes.txt", "FILE_STATUS_MODIFIED", true],
+    ]);
+    expect(skipped.map((k) => k.path)).toContain(".env");
+
+    const out = (await run(cli, ["compare", taskId, baseline], { env })).stdout;
+    expect(out).toMatch(/^ {2}modified {2}\.env\n/m);
+    expect(out).toMatch(/^ {2}modified {2}private\/notes\.txt {2}\(not tracked by checkpoints: not restored\)\n/m);
+    // The skip list does not name again what is listed above, nor say that nothing there is compared.
+    const header = /^Not tracked by checkpoints \((.*)\):\n {2}(.*)\n/m.exec(out);
+    expect(header?.[1]).toBe(
+      "excluded, ignored or too large; apart from the files listed above, changes there are not compared or restored",
+    );
+    expect(header?.[2]?.split(", ") ?? []).not.toContain(".env");
+  });
+});

@@ -1,0 +1,113 @@
+import { execFile } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { captured } from "../helpers/items.js";
+import { cliEnv } from "../helpers/cli-child.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const servers: ModelServerProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+/** The keys of protobuf-es's own message objects (`$typeName`, `$unknown`) anywhere in a value. */
+function internalKeys(value: unknown, at = "$"): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => internalKeys(v, `${at}[${i}]`));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([k, v]) => [
+    ...(k.startsWith("$") ? [`${at}.${k}`] : []),
+    ...internalKeys(v, `${at}.${k}`),
+  ]);
+}
+
+describe("--json output is plain data", () => {
+  it("every --json command prints JSON without protobuf-es's $typeName keys, nested ones included (restore's keptPaths, profiles)", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base, {
+      ".gitignore": ".env\n",
+      ".env": "SECRET=original\n",
+      "src/app.js": "console.log('app');\n",
+    });
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "src/app.js", content: "console.log('edited');\n" } }] },
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "printf 'SECRET=from-command\\n' > .env", requires_approval: false },
+            },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const outputs: [string, unknown][] = [];
+    const dline = async (args: string[]) => {
+      const { stdout } = await run(cli, ["--json", ...args], { env, cwd: workspace });
+      const value: unknown = JSON.parse(stdout);
+      outputs.push([args.join(" "), value]);
+      expect(internalKeys(value), args.join(" ")).toEqual([]);
+      return value as Record<string, unknown>;
+    };
+
+    const task = await run(cli, ["--json", "task", "edit and run", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/"taskId":"([^"]+)"/.exec(task.stdout), "a task id in the events");
+    task.stdout
+      .trim()
+      .split("\n")
+      .forEach((line, i) => outputs.push([`task event ${i}`, JSON.parse(line)]));
+
+    await dline(["history"]);
+    await dline(["show", taskId]);
+    const { checkpoints } = (await dline(["checkpoints", taskId])) as { checkpoints: { id: string; kind: string }[] };
+    const baseline = checkpoints.find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
+    await dline(["compare", taskId, baseline]);
+    // The command changed the ignored .env: the restore names it among the files it kept (nested messages).
+    const restored = await dline(["restore", taskId, baseline, "--mode", "files"]);
+    expect(restored).toMatchObject({
+      filesRestored: true,
+      restoredPaths: ["src/app.js"],
+      deletedPaths: [],
+      keptPaths: [{ path: ".env", reason: "KEPT_REASON_NOT_TRACKED" }],
+      conversationRestored: false,
+    });
+    await dline(["restore", taskId, baseline, "--mode", "task"]);
+    await dline(["restore", taskId, baseline, "--mode", "files-and-task"]);
+    await dline(["settings", "get"]);
+    await dline(["settings", "get", "commandTimeoutSeconds"]);
+    await dline(["settings", "set", "commandTimeoutSeconds", "90"]);
+    const added = await dline([
+      "profile",
+      "add",
+      "work",
+      "--provider",
+      "openai",
+      "--model",
+      "m",
+      "--api-key-env",
+      "OPENAI_API_KEY",
+    ]);
+    expect(added).toMatchObject({ profile: { id: "work", provider: "openai", model: "m" }, apiKeySet: true });
+    const { profiles } = (await dline(["profile", "list"])) as { profiles: { id: string }[] };
+    expect(profiles.map((p) => p.id)).toContain("work");
+    await dline(["capabilities"]);
+    await dline(["capabilities", "disable", "rules", "style.md", "--scope", "global"]);
+    await dline(["capabilities", "trust"]);
+    await dline(["import-cline"]);
+    await dline(["import-cline", "--dry-run", "--all"]);
+    await dline(["doctor"]);
+    await dline(["version"]);
+    await dline(["delete", taskId]);
+
+    expect(outputs.flatMap(([command, value]) => internalKeys(value).map((k) => `${command}: ${k}`))).toEqual([]);
+  });
+});
