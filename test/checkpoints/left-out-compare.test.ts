@@ -103,3 +103,29 @@ describe("a restore past a cut skip list", () => {
     expect(read(ws, unnamed)).toBe("changed by a command\n");
   });
 });
+
+describe("a folder the task made among what the checkpoints leave out", () => {
+  it("is not named kept by a restore that deleted everything in it, nor listed by Compare beside its files", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit?.(task, ["node_modules/pkg/index.js", "build/deep/new/gen.js", "src/app.js"]);
+    write(ws, "node_modules/pkg/index.js", "module\n");
+    write(ws, "build/deep/new/gen.js", "generated\n");
+    write(ws, "src/app.js", "app v2\n");
+    await manager.saveTurn(task, { editedPaths: ["node_modules/pkg/index.js", "build/deep/new/gen.js", "src/app.js"] });
+
+    const { files } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status]).sort()).toEqual([
+      ["build/deep/new/gen.js", "added"],
+      ["node_modules/pkg/index.js", "added"],
+      ["src/app.js", "modified"],
+    ]);
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["build/deep/new/gen.js", "node_modules/pkg/index.js"]);
+    // Before: kept [node_modules/, build/ ...] "not tracked", though the restore had deleted them.
+    expect(outcome.keptPaths).toEqual([]);
+    expect(fs.existsSync(path.join(ws, "node_modules"))).toBe(false);
+    expect(fs.existsSync(path.join(ws, "build"))).toBe(false);
+  });
+});

@@ -181,15 +181,46 @@ export async function leftOutChangedAfter(
 /**
  * The restore's kept files with those `look` found, but for paths the restore itself wrote or
  * deleted (a tool's edit of a left-out file, put back from its pre-image) or found already as
- * the checkpoint had them (`unchanged`), each path once.
+ * the checkpoint had them (`unchanged`), each path once; and but for a folder the look named
+ * ("node_modules/", made after the checkpoint) whose every file the restore deletes: nothing
+ * there is left as it is (`workspaceRoot`: where to look, after the restore or before a dry run).
  */
 export function withLeftOutChanges(
+  workspaceRoot: string,
   result: { restored: readonly string[]; deleted: readonly string[]; kept: readonly KeptPath[] },
   look: LeftOutLook,
   unchanged: Iterable<string> = [],
 ): KeptPath[] {
   const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path), ...unchanged]);
-  return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path))];
+  const deleted = new Set(result.deleted);
+  const moot = (k: KeptPath) => {
+    if (!k.path.endsWith("/")) return false;
+    const files = filesBelow(workspaceRoot, k.path.slice(0, -1), FOLDER_LOOK_LIMIT);
+    return files !== undefined && files.every((f) => deleted.has(f));
+  };
+  return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path) && !moot(k))];
+}
+
+/** Files (and links) below a folder, `.git` left out; none when it is gone; undefined past `limit`. */
+function filesBelow(workspaceRoot: string, folder: string, limit: number): string[] | undefined {
+  const files: string[] = [];
+  const queue = [folder];
+  for (let q = 0; q < queue.length; q++) {
+    let children: Dirent[];
+    try {
+      children = readdirSync(toAbsolute(workspaceRoot, queue[q]!), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const child of children) {
+      if (child.name === ".git") continue;
+      if (files.length + queue.length > limit) return undefined;
+      const rel = `${queue[q]}/${child.name}`;
+      if (child.isDirectory()) queue.push(rel);
+      else files.push(rel);
+    }
+  }
+  return files;
 }
 
 /**
@@ -204,8 +235,14 @@ export function notTrackedChanges(
   since: number,
   shown: ReadonlySet<string>,
 ): FileChange[] {
+  // A folder whose every file Compare lists already (a tool's new files in a new node_modules/) says nothing more.
+  const covered = (k: KeptPath) => {
+    if (!k.path.endsWith("/")) return false;
+    const files = filesBelow(workspaceRoot, k.path.slice(0, -1), FOLDER_LOOK_LIMIT);
+    return files !== undefined && files.length > 0 && files.every((f) => shown.has(f));
+  };
   return look.changed
-    .filter((k) => !shown.has(k.path))
+    .filter((k) => !shown.has(k.path) && !covered(k))
     .map((k) => {
       const st = lstatIfPresent(toAbsolute(workspaceRoot, k.path.replace(/\/$/, "")));
       const status = !st ? "deleted" : existedAt(st.birthtimeMs, since) ? "modified" : "added";

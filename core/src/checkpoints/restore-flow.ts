@@ -226,7 +226,12 @@ export class RestoreFlow {
       checkpointId: cp.id,
       restoredPaths,
       deletedPaths,
-      keptPaths: withLeftOutChanges({ restored: restoredPaths, deleted: deletedPaths, kept }, look, unchanged),
+      keptPaths: withLeftOutChanges(
+        this.engine.workspaceRoot,
+        { restored: restoredPaths, deleted: deletedPaths, kept },
+        look,
+        unchanged,
+      ),
       keptPathsIncomplete: look.cut,
     };
   }

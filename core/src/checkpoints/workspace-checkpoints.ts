@@ -815,7 +815,7 @@ export class WorkspaceCheckpoints {
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
       // A planned path it did not write is as the checkpoint has it (entries: every planned path).
-      const kept = withLeftOutChanges(result, leftOut, result.entries.keys());
+      const kept = withLeftOutChanges(this.workspaceRoot, result, leftOut, result.entries.keys());
       return { ...result, kept, keptIncomplete: leftOut.cut };
     }, false);
   }
