@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
@@ -85,6 +86,22 @@ describe("undoing a restore of recorded edits", () => {
     await manager.restore("t1", outcome.undoCheckpointId, "files");
     expect(read(ws, "out/report.js")).toBe(big("made by the task"));
     expect(read(ws, "a.txt")).toBe("a v2\n");
+  });
+
+  it("brings back a file inside a nested repository (which no snapshot holds) that the restore wrote over", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "nested/a.txt", "nested original\n");
+    execFileSync("git", ["init", "-q"], { cwd: path.join(ws, "nested") });
+    write(ws, "a.txt", "a v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "nested/a.txt", "nested CHANGED\n");
+    await manager.saveTurn(task, { editedPaths: ["nested/a.txt"] });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(read(ws, "nested/a.txt")).toBe("nested original\n");
+    // Before: "kept as is: not tracked by checkpoints", the task's version gone for good.
+    const undo = await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "nested/a.txt")).toBe("nested CHANGED\n");
+    expect(undo.keptPaths).toEqual([]);
   });
 
   it("leaves a file too large even for a pre-image as it is, and says so", async () => {
