@@ -254,6 +254,49 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
+    "the checkpoint pick says which checkpoint is which; Compare names a change the checkpoints do not track, also when it is the only one",
+    { timeout: 400_000 },
+    async () => {
+      const project = gitProject("dline-vscode-left-out-", {
+        "notes.md": "# notes\n",
+        // Over the 5 MB a checkpoint holds: the baseline leaves it out (its content there is unknown).
+        "data.txt": "x".repeat(6 * 1024 * 1024),
+      });
+      const model = await spawnModelServer({
+        apiKey: API_KEY,
+        turns: [
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "# notes, edited\n" } }] },
+          // A command shrinks it: now a snapshot would hold it, but the checkpoint has no version of it.
+          {
+            toolCalls: [
+              { name: "execute_command", input: { command: "printf 'small\\n' > data.txt", requires_approval: true } },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Noted and shrunk." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const out = path.join(OUT, "..", "vscode-left-out");
+      const run = await runAgainstModel("left-out", project, model, out);
+      expect(outcomes(run, true)).toEqual([
+        [
+          "the Restore which checkpoint? quick pick says when, what and how many files of each checkpoint, the id beside",
+          true,
+          undefined,
+        ],
+        [
+          "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side; after a restore that left it, never 'no changes'",
+          true,
+          undefined,
+        ],
+      ]);
+      expect(run.exitCode).toBe(0);
+      expectScreenshots(out, ["checkpoint-pick", "compare-not-tracked", "compare-only-not-tracked"]);
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
+  it(
     "an approval in a long chat shows its step above a full panel; a large edit's notice is plain text; feedback shows once; a file restore asks first, closes a stale Compare and can be undone",
     { timeout: 600_000 },
     async () => {

@@ -5,6 +5,7 @@ import { ChatController } from "./chat/chat-controller.js";
 import { ChatViewProvider } from "./chat/chat-view.js";
 import { OpenTaskMemory } from "./chat/open-task-memory.js";
 import { PROPOSED_SCHEME, ProposedChanges } from "./chat/proposed-changes.js";
+import { checkpointPickItems } from "./checkpoints/checkpoint-pick.js";
 import { CHECKPOINT_SCHEME, CheckpointDocuments } from "./checkpoints/checkpoint-documents.js";
 import { DiffPresenter } from "./checkpoints/diff-presenter.js";
 import { CapabilitiesTree, registerCapabilityCommands } from "./capabilities/capabilities-tree.js";
@@ -136,12 +137,10 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     };
   const checkpointArg = async (arg: unknown, placeHolder: string): Promise<string | undefined> => {
     if (typeof arg === "string") return arg;
-    const items = [...chat.state.checkpoints].reverse().map((c) => ({
-      label: c.id.slice(0, 12),
-      description: c.kind.replace("CHECKPOINT_KIND_", "").toLowerCase(),
-      id: c.id,
-    }));
-    return (await vscode.window.showQuickPick(items, { placeHolder }))?.id;
+    // Each row says when, what (start of the task, after which turn and step, ...) and how many files; the id beside.
+    const items = checkpointPickItems(chat.state.checkpoints, chat.state.items);
+    return (await vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true, matchOnDetail: true }))
+      ?.id;
   };
   // Approve / Reject also sit on the diff editor's title bar, which passes the editor's URI.
   const feedback = (arg: unknown) => (typeof arg === "string" ? arg : "");

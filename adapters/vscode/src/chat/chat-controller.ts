@@ -18,8 +18,10 @@ import {
 } from "../checkpoints/diff-presenter.js";
 import {
   pickRestore,
+  leftAloneByRestore,
   restoreConfirmation,
   restoreNotices,
+  type LeftAlone,
   restoreOptions,
   unavailableRestoreMessage,
   type RestoreMenuUi,
@@ -369,14 +371,15 @@ export class ChatController implements vscode.Disposable {
     if (option.disabled) throw new Error(unavailableRestoreMessage(option).replace(/^Dline: /, ""));
     const files = chosen !== RestoreMode.TASK;
     // What a file restore will write, for its question and for the editors with unsaved changes in those files.
-    const changed =
+    const plan =
       files && (mode === undefined || unsavedDocuments(this.workspaceRoot, undefined).length > 0)
-        ? await this.restorePaths(taskId, checkpointId)
+        ? await this.restorePlan(taskId, checkpointId)
         : undefined;
+    const changed = plan?.restorePaths;
     const unsaved = files ? unsavedDocuments(this.workspaceRoot, changed) : [];
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
     // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
-    if (mode === undefined && files && !(await this.confirmFileRestore(option, changed, unsaved))) return false;
+    if (mode === undefined && files && !(await this.confirmFileRestore(option, plan, unsaved))) return false;
     await saveBeforeRestore(this.workspaceRoot, unsaved);
     const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
     if (res.fileError)
@@ -388,12 +391,20 @@ export class ChatController implements vscode.Disposable {
     return res.filesRestored || res.conversationRestored;
   }
 
-  /** The files a file restore to this checkpoint would change; undefined when that could not be read. */
-  private async restorePaths(taskId: string, checkpointId: string): Promise<string[] | undefined> {
+  /**
+   * What a file restore to this checkpoint would do, from Compare: the files it would change
+   * (`restorePaths`), and the changed files it would leave as they are (not tracked by
+   * checkpoints, ...); undefined when that could not be read.
+   */
+  private async restorePlan(
+    taskId: string,
+    checkpointId: string,
+  ): Promise<{ restorePaths: string[]; leftAlone: LeftAlone[] } | undefined> {
     const { clients } = await this.supervisor.ready();
     try {
       // Only what the restore would change: with the task's recorded edits, not every change since.
-      return (await clients.checkpoints.compare({ taskId, checkpointId })).restorePaths;
+      const res = await clients.checkpoints.compare({ taskId, checkpointId });
+      return { restorePaths: res.restorePaths, leftAlone: leftAloneByRestore(res.files, res.restorePaths) };
     } catch (err) {
       this.log.warn(`compare before restore: ${(err as Error).message}`);
       return undefined;
@@ -403,13 +414,13 @@ export class ChatController implements vscode.Disposable {
   /** The modal before a file restore: which files changed since the checkpoint will be overwritten, which have unsaved changes. */
   private async confirmFileRestore(
     option: RestoreOption,
-    changed: string[] | undefined,
+    plan: { restorePaths: string[]; leftAlone: LeftAlone[] } | undefined,
     unsaved: readonly vscode.TextDocument[],
   ): Promise<boolean> {
     const unsavedPaths = unsaved.flatMap((d) => workspaceRelative(this.workspaceRoot, d.uri) ?? []);
     const answer = await vscode.window.showWarningMessage(
       "Restore the files to this checkpoint?",
-      { modal: true, detail: restoreConfirmation(changed, 5, unsavedPaths) },
+      { modal: true, detail: restoreConfirmation(plan?.restorePaths, 5, unsavedPaths, plan?.leftAlone) },
       option.label,
     );
     return answer === option.label;
@@ -449,7 +460,7 @@ export class ChatController implements vscode.Disposable {
       (c) => c.id === undoCheckpointId,
     );
     if (!undo?.undoAvailable) throw new UndoGone("a checkpoint was saved (or files restored) since.");
-    const writes = await this.restorePaths(taskId, undo.id);
+    const writes = (await this.restorePlan(taskId, undo.id))?.restorePaths;
     const unsaved = new Set(
       unsavedDocuments(this.workspaceRoot, undefined).flatMap(
         (d) => workspaceRelative(this.workspaceRoot, d.uri) ?? [],
@@ -627,6 +638,9 @@ function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {
     messageId: c.messageId,
     hasFiles: c.hasFiles,
     restored: c.restored,
+    createdAt: Number(c.createdAt),
+    editedPaths: [...c.editedPaths],
+    undoAvailable: c.undoAvailable,
   };
 }
 

@@ -120,6 +120,12 @@ export interface ChatCheckpoint {
   messageId: string;
   hasFiles: boolean;
   restored: boolean;
+  /** Milliseconds since the Unix epoch (a number: webview messages carry no bigint); 0 or absent when unknown. */
+  createdAt?: number;
+  /** The paths the task's editing tools recorded for it (a "before restore" one: what the restore changed). */
+  editedPaths?: string[];
+  /** A "before restore" checkpoint still offered as the Undo of its restore. */
+  undoAvailable?: boolean;
 }
 
 export interface CheckpointHeader {

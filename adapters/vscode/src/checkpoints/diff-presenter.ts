@@ -1,7 +1,9 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { FileStatus, type FileChange } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { visibleLine } from "../text/visible-text.js";
 import type { CheckpointDocuments } from "./checkpoint-documents.js";
+import { notTrackedName, notTrackedSides, onlyNotTrackedNotice } from "./not-tracked.js";
 
 export const COMPARE_TITLE = "Changes since snapshot";
 export const VIEW_CHANGES_TITLE = "New changes";
@@ -12,6 +14,8 @@ export interface ShownDiff {
   status: "added" | "modified" | "deleted" | "unknown";
   original: vscode.Uri;
   modified: vscode.Uri;
+  /** A change the checkpoints do not track: listed by name, with nothing to compare (see not-tracked.ts). */
+  notTracked: boolean;
 }
 
 /**
@@ -21,6 +25,8 @@ export interface ShownDiff {
  * The left side is always the checkpoint, served by the `dline-checkpoint:` provider. The
  * right side is the workspace file itself when it exists and `rightIsWorkspace` is set
  * (Compare: the checkpoint against the current workspace), else the change's `after` content.
+ * A change the checkpoints do not track is listed as "<path> (not tracked by checkpoints: not
+ * compared or restored)", both sides saying why, never as an empty side against the file.
  */
 export class DiffPresenter {
   constructor(private readonly documents: CheckpointDocuments) {}
@@ -39,22 +45,51 @@ export class DiffPresenter {
     const setId = this.documents.beginSet();
     const shown: ShownDiff[] = files.map((file) => {
       const absolute = path.join(workspaceRoot, file.path);
+      const status = statusName(file.status);
+      if (file.notTracked) {
+        // Not an empty side against the file (it read as emptied or created): its name says what
+        // it is, and both sides say why nothing is compared.
+        const sides = notTrackedSides(file.path, status);
+        const named = path.join(workspaceRoot, notTrackedName(file.path));
+        const original = this.documents.add(setId, "before", named, sides.before, title);
+        const modified = this.documents.add(setId, "after", named, sides.after, title);
+        return { path: file.path, status, original, modified, notTracked: true };
+      }
       const original = this.documents.add(setId, "before", absolute, sideText(file, "before"), title);
       const modified =
         options.rightIsWorkspace && file.status !== FileStatus.DELETED && !file.binary && !file.tooLarge
           ? vscode.Uri.file(absolute)
           : this.documents.add(setId, "after", absolute, sideText(file, "after"), title);
-      return { path: file.path, status: statusName(file.status), original, modified };
+      return { path: file.path, status, original, modified, notTracked: false };
     });
+    // Only changes the checkpoints do not track: said in words too, never as "no changes".
+    if (shown.every((d) => d.notTracked))
+      void vscode.window.showInformationMessage(
+        onlyNotTrackedNotice(
+          title,
+          shown.map((d) => visibleLine(d.path)),
+        ),
+      );
     const commands = await vscode.commands.getCommands(true);
     if (commands.includes("vscode.changes")) {
-      const resources = shown.map((d) => [vscode.Uri.file(path.join(workspaceRoot, d.path)), d.original, d.modified]);
+      // The first URI is what the editor's "open file" opens: the file itself (a folder: its notice).
+      const resources = shown.map((d) => [
+        d.notTracked && d.path.endsWith("/") ? d.modified : vscode.Uri.file(path.join(workspaceRoot, d.path)),
+        d.original,
+        d.modified,
+      ]);
       await vscode.commands.executeCommand("vscode.changes", title, resources);
     } else {
       for (const d of shown) {
-        await vscode.commands.executeCommand("vscode.diff", d.original, d.modified, `${d.path} (${title})`, {
-          preview: false,
-        });
+        await vscode.commands.executeCommand(
+          "vscode.diff",
+          d.original,
+          d.modified,
+          `${d.notTracked ? notTrackedName(d.path) : d.path} (${title})`,
+          {
+            preview: false,
+          },
+        );
       }
     }
     return shown;

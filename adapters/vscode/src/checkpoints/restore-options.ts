@@ -184,11 +184,14 @@ export const UNDO_RESTORE = "Undo";
  * that the restore will change (Compare's `restorePaths`; undefined when it could not be read)
  * are put back, the person's own edits in them too, and Undo on the notice after it brings them
  * back. Those of them open with unsaved changes (`unsaved`) are saved first, and it says so.
+ * The changed files it leaves as they are (`leftAlone`: not tracked by checkpoints, ...) are
+ * named beforehand, so that no one learns only afterwards that those do not come back.
  */
 export function restoreConfirmation(
   changed: readonly string[] | undefined,
   shown = 5,
   unsaved: readonly string[] = [],
+  leftAlone: readonly LeftAlone[] = [],
 ): string {
   const one = changed?.length === 1;
   const undo = `Undo on the notice afterwards puts ${one ? "it back as it is" : "them back as they are"} now.`;
@@ -201,7 +204,63 @@ export function restoreConfirmation(
     : "";
   if (changed === undefined)
     return `Files changed since this checkpoint, by Dline or by you, will be overwritten with their checkpoint version, and files created since will be deleted. ${undo}${saved}`;
-  if (changed.length === 0) return "No file changed since this checkpoint: nothing will be overwritten.";
+  const kept = leftAloneSentence(leftAlone, shown);
+  if (changed.length === 0)
+    return kept
+      ? `No file this restore can put back changed since this checkpoint: nothing will be overwritten. ${kept}`
+      : "No file changed since this checkpoint: nothing will be overwritten.";
   const n = changed.length;
-  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names(changed)}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. Other files stay as they are. ${undo}${saved}`;
+  return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names(changed)}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. ${kept || "Other files stay as they are."} ${undo}${saved}`;
+}
+
+/** Why a changed file stays as it is through a file restore (the confirmation's words). */
+export type LeftAloneReason = "not tracked" | "too large" | "not changed by this task";
+
+/** A file changed since the checkpoint that a file restore to it leaves as it is. */
+export interface LeftAlone {
+  path: string;
+  reason: LeftAloneReason;
+}
+
+/**
+ * The files of a Compare a file restore leaves as they are: those of `files` not among its
+ * `restorePaths`. What the checkpoints do not track (ignored, excluded: `notTracked`, a folder as
+ * "build/") cannot come back; a file over the size limit had no version kept; any other is a
+ * change outside what the task did (the restore puts back only what the task changed).
+ */
+export function leftAloneByRestore(
+  files: readonly { path: string; notTracked: boolean; tooLarge: boolean }[],
+  restorePaths: readonly string[],
+): LeftAlone[] {
+  const restored = new Set(restorePaths);
+  return files
+    .filter((f) => !restored.has(f.path))
+    .map((f) => ({
+      path: f.path,
+      reason: f.notTracked ? "not tracked" : f.tooLarge ? "too large" : "not changed by this task",
+    }));
+}
+
+const LEFT_ALONE_WHY: Record<LeftAloneReason, string> = {
+  "not tracked": "not tracked by checkpoints",
+  "too large": "too large to snapshot",
+  "not changed by this task": "not changed by this task",
+};
+
+/**
+ * "2 changed files stay as they are, not restored: .env, build/ (not tracked by checkpoints)":
+ * the first `shown` names, grouped by why, then how many more; "" when there are none.
+ */
+export function leftAloneSentence(leftAlone: readonly LeftAlone[], shown = 5): string {
+  if (leftAlone.length === 0) return "";
+  const order: LeftAloneReason[] = ["not tracked", "too large", "not changed by this task"];
+  const sorted = order.flatMap((reason) => leftAlone.filter((l) => l.reason === reason));
+  const named = sorted.slice(0, shown);
+  const groups = order.flatMap((reason) => {
+    const paths = named.filter((l) => l.reason === reason).map((l) => visibleLine(l.path));
+    return paths.length ? [`${paths.join(", ")} (${LEFT_ALONE_WHY[reason]})`] : [];
+  });
+  const more = sorted.length > shown ? ` and ${sorted.length - shown} more` : "";
+  const n = leftAlone.length;
+  return `${n} changed file${n === 1 ? "" : "s"} will stay as ${n === 1 ? "it is" : "they are"}, not restored: ${groups.join("; ")}${more}.`;
 }
