@@ -500,6 +500,38 @@ S.case("the preview of an edit of a CRLF file shows the line it changes, without
   T.eq(differ, 3, "CRLF to LF: every line differs")
 end)
 
+S.case(
+  "the preview of an edit of a file with a byte order mark shows no <feff>: only the changed line differs",
+  function()
+    T.fail_on_error_notices()
+    local preview = require("dline.preview")
+    local bom = "\239\187\191"
+    local original, proposed = bom .. "alpha\nbeta\n", bom .. "alpha\nBETA\n"
+    local edit = { path = "bom.txt", status = "FILE_STATUS_MODIFIED", originalText = original, proposedText = proposed }
+    local function shown(what)
+      local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+      local wins = vim.api.nvim_tabpage_list_wins(0)
+      local lines, changed = {}, {}
+      for i, win in ipairs(wins) do
+        lines[i] = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+      end
+      vim.api.nvim_win_call(wins[2], function()
+        for lnum = 1, 2 do
+          if vim.fn.diff_hlID(lnum, 1) ~= 0 then table.insert(changed, lnum) end
+        end
+      end)
+      p.close()
+      T.eq(lines, { { "alpha", "beta" }, { "alpha", "BETA" } }, what .. ": the lines, no <feff>")
+      T.eq(changed, { 2 }, what .. ": only the changed line differs")
+    end
+    shown("not open")
+    -- Open in a buffer: Neovim reads the mark into 'bomb'; the proposed side is shown the same way.
+    vim.cmd("edit " .. vim.fn.fnameescape(workspace_file("bom.txt", original)))
+    T.eq(vim.bo.bomb, true, "your buffer keeps the mark in 'bomb'")
+    shown("open")
+  end
+)
+
 S.case("the preview's keymaps answer: gr in the diff denies, ga approves the next change", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

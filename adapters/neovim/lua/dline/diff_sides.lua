@@ -48,8 +48,13 @@ end
 --- Puts `text` in `buf`; an empty text leaves the buffer as created (no lines at all, which
 --- newer Neovims diff as nothing, where a buffer given one empty line is one empty line).
 --- `crlf`: the text's lines without their CR, the buffer's 'fileformat' dos (as Neovim reads a
---- CRLF file: its buffer and this one show the same lines).
+--- CRLF file: its buffer and this one show the same lines). A UTF-8 byte order mark goes to
+--- 'bomb', as Neovim reads such a file: its first line is not shown as changed by a "<feff>".
 function M.set_text(buf, text, crlf)
+  if text and text:sub(1, 3) == "\239\187\191" then
+    text = text:sub(4)
+    vim.bo[buf].bomb = true
+  end
   if crlf and text then
     text = text:gsub("\r\n", "\n")
     vim.bo[buf].fileformat = "dos"
