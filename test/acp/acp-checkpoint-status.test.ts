@@ -75,4 +75,22 @@ describe("dline-core acp: checkpoint status while the first baseline runs", () =
     expect(notes.at(-1)).toMatchObject({ state: "ready" });
     expect(notes.at(-1)!.progress).toBeUndefined();
   });
+
+  it("answers Compare with the documented fields of each file, nothing of the core's own bookkeeping", async () => {
+    const a = agent!;
+    const sessionId = a.extNotifications[0]!.params as { sessionId: string };
+    const { checkpoints } = await a.agent.request<{ checkpoints: { id: string; kind: string }[] }>(
+      "_dline/checkpoints/list",
+      { sessionId: sessionId.sessionId },
+    );
+    const base = checkpoints.find((c) => c.kind === "baseline")!;
+    const { files } = await a.agent.request<{ files: Record<string, unknown>[] }>("_dline/checkpoints/compare", {
+      sessionId: sessionId.sessionId,
+      checkpointId: base.id,
+    });
+    expect(files.map((f) => [f.path, f.status])).toEqual([["notes/new.txt", "added"]]);
+    // Before: the blob id the core compares with ("afterBlob") went out too.
+    for (const f of files)
+      expect(Object.keys(f).sort()).toEqual(["after", "before", "binary", "path", "status", "tooLarge"]);
+  });
 });

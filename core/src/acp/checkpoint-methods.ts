@@ -15,7 +15,7 @@
  * mode is "files_and_task", "files" or "task" (the three restore menu entries).
  */
 import { RequestError, type AgentApp } from "@agentclientprotocol/sdk";
-import type { CheckpointManager, CheckpointView, RestoreMode } from "../checkpoints/index.js";
+import type { CheckpointManager, CheckpointView, FileChange, RestoreMode } from "../checkpoints/index.js";
 import { DlineError } from "../errors.js";
 import { assertSafeId } from "../storage/index.js";
 import { mapErrors, objectParams } from "./acp-errors.js";
@@ -61,6 +61,20 @@ function checkpointJson(c: CheckpointView) {
   };
 }
 
+/** A changed file as the README documents it (the domain's own bookkeeping, such as blob ids, left out). */
+function fileJson(f: FileChange): Record<string, unknown> {
+  return {
+    path: f.path,
+    status: f.status,
+    before: f.before,
+    after: f.after,
+    binary: f.binary,
+    tooLarge: f.tooLarge,
+    ...(f.notTracked ? { notTracked: true } : {}),
+    ...(f.tooLargeToKeep ? { tooLargeToKeep: true } : {}),
+  };
+}
+
 export function registerCheckpointMethods(agent: AgentApp, checkpoints: CheckpointManager): void {
   agent.onRequest(CHECKPOINT_METHODS.list, sessionParams, ({ params }) =>
     mapErrors(async () => ({ checkpoints: (await checkpoints.list(params.sessionId)).map(checkpointJson) })),
@@ -75,13 +89,13 @@ export function registerCheckpointMethods(agent: AgentApp, checkpoints: Checkpoi
     ({ params }) =>
       mapErrors(async () => {
         const { files, skipped, restorePaths } = await checkpoints.compare(params.sessionId, params.checkpointId);
-        return { files, skipped, restorePaths };
+        return { files: files.map(fileJson), skipped, restorePaths };
       }),
   );
   agent.onRequest(CHECKPOINT_METHODS.viewChanges, sessionParams, ({ params }) =>
     mapErrors(async () => {
       const { files, from, to } = await checkpoints.viewChanges(params.sessionId);
-      return { files, fromCheckpointId: from, toCheckpointId: to };
+      return { files: files.map(fileJson), fromCheckpointId: from, toCheckpointId: to };
     }),
   );
   agent.onRequest(
