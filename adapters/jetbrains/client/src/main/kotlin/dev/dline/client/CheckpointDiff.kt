@@ -7,7 +7,8 @@ import dline.v1.CheckpointOuterClass.ViewChangesResponse
 /**
  * What a multi-file diff window shows for Compare ("Changes since snapshot") and View Changes
  * ("New changes"): one entry per file with the two sides as text. Binary and oversized files get
- * a one-line placeholder instead of content. The plugin hands the entries to DiffManager.
+ * a one-line placeholder instead of content, and so do changes the checkpoints do not track
+ * (their earlier content unknown). The plugin hands the entries to DiffManager.
  */
 data class CheckpointDiff(val title: String, val entries: List<Entry>) {
     data class Entry(val path: String, val status: FileStatus, val before: String, val after: String, val note: String?)
@@ -15,13 +16,17 @@ data class CheckpointDiff(val title: String, val entries: List<Entry>) {
     companion object {
         const val COMPARE_TITLE = "Changes since snapshot"
         const val VIEW_CHANGES_TITLE = "New changes"
+        const val NOT_TRACKED_NOTE = "Not tracked by checkpoints: not compared or restored."
 
         fun ofCompare(response: CompareResponse) = CheckpointDiff(COMPARE_TITLE, response.filesList.map(::entry))
 
         fun ofViewChanges(response: ViewChangesResponse) = CheckpointDiff(VIEW_CHANGES_TITLE, response.filesList.map(::entry))
 
+        // A change the checkpoints do not track (an ignored .env, a file under build/): its
+        // earlier content is unknown, so an empty side would read as "the file was empty".
         private fun entry(file: FileChange): Entry {
             val note = when {
+                file.notTracked -> NOT_TRACKED_NOTE
                 file.binary -> "Binary file: not shown."
                 file.tooLarge -> "File too large to show."
                 else -> null

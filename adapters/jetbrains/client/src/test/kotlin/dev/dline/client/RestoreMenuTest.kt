@@ -74,4 +74,16 @@ class RestoreMenuTest {
         assertEquals(CheckpointDiff.Entry("a.txt", FileStatus.FILE_STATUS_MODIFIED, "1\n", "2\n", null), diff.entries[0])
         assertEquals("Binary file: not shown.", diff.entries[1].note)
     }
+
+    @Test
+    fun `a change the checkpoints do not track is a note on both sides, never an empty side`() {
+        val response = CompareResponse.newBuilder()
+            .addFiles(FileChange.newBuilder().setPath(".env").setStatus(FileStatus.FILE_STATUS_MODIFIED).setNotTracked(true))
+            .addFiles(FileChange.newBuilder().setPath("node_modules/").setStatus(FileStatus.FILE_STATUS_ADDED).setNotTracked(true))
+            .build()
+        val diff = CheckpointDiff.ofCompare(response)
+        val note = "Not tracked by checkpoints: not compared or restored."
+        assertEquals(CheckpointDiff.Entry(".env", FileStatus.FILE_STATUS_MODIFIED, note, note, note), diff.entries[0])
+        assertEquals(note, diff.entries[1].note)
+    }
 }
