@@ -543,6 +543,34 @@ S.case(
   end
 )
 
+S.case("compare lists a change the checkpoints do not track in the quickfix list, with no diff tab", function()
+  local env = workspace_file(".env", "API_KEY=original\n")
+  local _, file, controller = greeted_task()
+  -- Changed after the task's baseline (as a command would): the checkpoints leave .env out.
+  T.write(env, "API_KEY=changed\n")
+  require("dline.task").open(controller.task_id)
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.checkpoint" then
+      for _, cp in ipairs(items) do
+        if cp.kind == "CHECKPOINT_KIND_BASELINE" then return cp end
+      end
+    end
+  end)
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("Dline compare")
+  T.wait(function() return #vim.fn.getqflist() == 2 end, "both changes listed")
+  local items = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    items[vim.fn.fnamemodify(vim.api.nvim_buf_get_name(item.bufnr), ":t")] = item.text
+  end
+  T.eq(items, {
+    ["hello.txt"] = "modified",
+    [".env"] = "modified, not tracked by checkpoints: not compared or restored",
+  }, "the quickfix lines")
+  T.eq(#vim.api.nvim_list_tabpages(), tabs + 1, "a diff tab for hello.txt only")
+  T.eq(T.read(file), "hello, world\n", "nothing restored")
+end)
+
 --- The task's baseline checkpoint.
 local function baseline_of(s, controller)
   local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints

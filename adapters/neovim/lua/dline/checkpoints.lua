@@ -243,8 +243,11 @@ function M.compare(task_id, cp, workspace_root, cb)
       local note = status
       if file.binary then note = note .. ", binary" end
       if file.tooLarge then note = note .. ", too large to show" end
+      -- Left out by the checkpoints (an ignored .env, build/): its earlier content is unknown,
+      -- so no diff (an empty checkpoint side would read as an empty file), only the line.
+      if file.notTracked then note = note .. ", not tracked by checkpoints: not compared or restored" end
       table.insert(qf, { filename = path, lnum = 1, text = note })
-      if not file.binary and not file.tooLarge and tabs < max_tabs then
+      if not file.binary and not file.tooLarge and not file.notTracked and tabs < max_tabs then
         tabs = tabs + 1
         vim.cmd("tabnew")
         local opened = { tab = vim.api.nvim_get_current_tabpage(), path = path }
