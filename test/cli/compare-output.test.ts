@@ -28,29 +28,22 @@ async function checkpointsOf(env: NodeJS.ProcessEnv, taskId: string): Promise<{ 
 describe("what compare prints", () => {
   it("compare marks a changed file the checkpoints do not track, and its skip list leaves out what is listed as changed", async () => {
     const roots = makeTestRoots();
-    // private/ is ignored at the baseline (left out); .env is left out by the built-in exclusions.
+    // build/ and .env are left out by the built-in exclusions: a tool's edit of .env keeps its
+    // earlier version (compared and restored); a command's change to build/out.txt does not.
     const workspace = makeWorkspace(roots.base, {
-      ".gitignore": "private/\n",
-      "private/notes.txt": "mine\n",
+      "build/out.txt": "old build\n",
       ".env": "SECRET=original\n",
       "src/app.js": "console.log('app');\n",
     });
     const server = await spawnModelServer({
       apiKey: TEST_KEY,
       turns: [
-        {
-          toolCalls: [
-            // A tool's edit of a left-out file keeps its earlier version: compared and restored.
-            { name: "write_to_file", input: { path: ".env", content: "SECRET=task\n" } },
-            // private/ is no longer ignored: its file is in the workspace's scans from now on.
-            { name: "write_to_file", input: { path: ".gitignore", content: "# nothing ignored\n" } },
-          ],
-        },
+        { toolCalls: [{ name: "write_to_file", input: { path: ".env", content: "SECRET=task\n" } }] },
         {
           toolCalls: [
             {
               name: "execute_command",
-              input: { command: "printf 'changed by a command\\n' > private/notes.txt", requires_approval: false },
+              input: { command: "printf 'changed by a command\\n' > build/out.txt", requires_approval: false },
             },
           ],
         },
@@ -71,19 +64,19 @@ describe("what compare prints", () => {
     };
     expect(files.map((f) => [f.path, f.status, f.notTracked ?? false]).sort()).toEqual([
       [".env", "FILE_STATUS_MODIFIED", false],
-      [".gitignore", "FILE_STATUS_MODIFIED", false],
-      ["private/notes.txt", "FILE_STATUS_MODIFIED", true],
+      ["build/out.txt", "FILE_STATUS_MODIFIED", true],
     ]);
     expect(skipped.map((k) => k.path)).toContain(".env");
 
     const out = (await run(cli, ["compare", taskId, baseline], { env })).stdout;
     expect(out).toMatch(/^ {2}modified {2}\.env\n/m);
-    expect(out).toMatch(/^ {2}modified {2}private\/notes\.txt {2}\(not tracked by checkpoints: not restored\)\n/m);
+    expect(out).toMatch(/^ {2}modified {2}build\/out\.txt {2}\(not tracked by checkpoints: not restored\)\n/m);
     // The skip list does not name again what is listed above, nor say that nothing there is compared.
     const header = /^Not tracked by checkpoints \((.*)\):\n {2}(.*)\n/m.exec(out);
     expect(header?.[1]).toBe(
       "excluded, ignored or too large; apart from the files listed above, changes there are not compared or restored",
     );
     expect(header?.[2]?.split(", ") ?? []).not.toContain(".env");
+    expect(header?.[2]?.split(", ") ?? []).toContain("build");
   });
 });

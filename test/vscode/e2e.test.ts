@@ -513,7 +513,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
 
       // Restore the start of the task (files and task), confirmed by clicking; its notice offers Undo.
       await palette(page, "Dline: Restore Checkpoint");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: "baseline" }).first().click();
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "Start of the task" }).first().click();
       await page.locator(".quick-input-list .monaco-list-row", { hasText: "Restore Files & Task" }).first().click();
       await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Restore Files & Task" }).click();
       await waitUntil("the notes restored", () => fs.readFileSync(notes, "utf8") === "# notes\n");
