@@ -80,14 +80,15 @@ describe("workspaces checkpoints refuse", () => {
     const base = (await withGit.ensureBaseline(task))!;
     await withGit.stop();
     const gitless = makeManager({ ...sb, env: { ...sb.env, PATH: path.join(sb.base, "empty-bin") } }, { conversation });
+    // One at a time: a call made before the one before it was awaited would reject unheard.
     const calls = [
-      gitless.list("t1"),
-      gitless.compare("t1", base.id),
-      gitless.viewChanges("t1"),
-      gitless.restore("t1", base.id, "files"),
+      () => gitless.list("t1"),
+      () => gitless.compare("t1", base.id),
+      () => gitless.viewChanges("t1"),
+      () => gitless.restore("t1", base.id, "files"),
     ];
     for (const call of calls)
-      await expect(call).rejects.toMatchObject({
+      await expect(call()).rejects.toMatchObject({
         code: "failed_precondition",
         message: "Git must be installed to use checkpoints.",
       });
