@@ -193,12 +193,19 @@ export function withLeftOutChanges(
 ): KeptPath[] {
   const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path), ...unchanged]);
   const deleted = new Set(result.deleted);
-  const moot = (k: KeptPath) => {
-    if (!k.path.endsWith("/")) return false;
-    const files = filesBelow(workspaceRoot, k.path.slice(0, -1), FOLDER_LOOK_LIMIT);
-    return files !== undefined && files.every((f) => deleted.has(f));
-  };
+  const moot = (k: KeptPath) => folderWithin(workspaceRoot, k.path, deleted, true);
   return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path) && !moot(k))];
+}
+
+/**
+ * For a folder entry of a look ("dist/"): whether every file below it now is in `set` (when
+ * none is left: `whenEmpty`). False for a file's entry, or past the look's limit of entries.
+ */
+function folderWithin(workspaceRoot: string, entry: string, set: ReadonlySet<string>, whenEmpty: boolean): boolean {
+  if (!entry.endsWith("/")) return false;
+  const files = filesBelow(workspaceRoot, entry.slice(0, -1), FOLDER_LOOK_LIMIT);
+  if (files === undefined) return false;
+  return files.length ? files.every((f) => set.has(f)) : whenEmpty;
 }
 
 /** Files (and links) below a folder, `.git` left out; none when it is gone; undefined past `limit`. */
@@ -236,11 +243,7 @@ export function notTrackedChanges(
   shown: ReadonlySet<string>,
 ): FileChange[] {
   // A folder whose every file Compare lists already (a tool's new files in a new node_modules/) says nothing more.
-  const covered = (k: KeptPath) => {
-    if (!k.path.endsWith("/")) return false;
-    const files = filesBelow(workspaceRoot, k.path.slice(0, -1), FOLDER_LOOK_LIMIT);
-    return files !== undefined && files.length > 0 && files.every((f) => shown.has(f));
-  };
+  const covered = (k: KeptPath) => folderWithin(workspaceRoot, k.path, shown, false);
   return look.changed
     .filter((k) => !shown.has(k.path) && !covered(k))
     .map((k) => {

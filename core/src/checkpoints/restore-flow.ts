@@ -207,7 +207,7 @@ export class RestoreFlow {
         });
     const inScope = changes.filter((f) => !scope || scope.has(f.path));
     // A file too large for a pre-image now could not be brought back by an undo: it stays.
-    const tooLargeNow = this.engine.tooLargeToKeep(inScope.map((f) => f.path));
+    const tooLargeNow = this.engine.tooLargeForPreimage(inScope.map((f) => f.path));
     const written = inScope.filter((f) => !f.notTracked && !f.tooLargeToKeep && !tooLargeNow.has(f.path));
     const restoredPaths = inPathOrder(written.filter((f) => f.status !== "added").map((f) => f.path));
     const deletedPaths = inPathOrder(written.filter((f) => f.status === "added").map((f) => f.path));

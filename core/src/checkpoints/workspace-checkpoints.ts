@@ -825,7 +825,7 @@ export class WorkspaceCheckpoints {
    * snapshot): a restore leaves them as they are rather than write over or delete them
    * (KeepCurrent), and a dry run says so.
    */
-  tooLargeToKeep(paths: readonly string[]): Set<string> {
+  tooLargeForPreimage(paths: readonly string[]): Set<string> {
     const limit = this.options.sizeLimitBytes * PREIMAGE_LIMIT_FACTOR;
     return new Set(
       paths.filter((p) => {
