@@ -1,29 +1,16 @@
-import { execFile } from "node:child_process";
-import * as path from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeTestRoots } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
-import { cliEnv } from "../helpers/cli-child.js";
+import { checkpointsOf, cliEnv, runCli } from "../helpers/cli-child.js";
 
-const run = promisify(execFile);
-const cli = path.join(repoRoot, "dist", "dline");
 const servers: ModelServerProcess[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop()));
 });
 
 const done = { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] };
-
-async function checkpointsOf(env: NodeJS.ProcessEnv, taskId: string): Promise<{ id: string; kind: string }[]> {
-  return (
-    JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
-      checkpoints: { id: string; kind: string }[];
-    }
-  ).checkpoints;
-}
 
 describe("what compare prints", () => {
   it("compare marks a changed file the checkpoints do not track, and its skip list leaves out what is listed as changed", async () => {
@@ -52,13 +39,11 @@ describe("what compare prints", () => {
     });
     servers.push(server);
     const env = cliEnv(roots, server);
-    const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
+    const task = await runCli(["task", "edit them", "--workspace", workspace, "--yes"], env);
     const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
     const baseline = (await checkpointsOf(env, taskId)).find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
 
-    const { files, skipped } = JSON.parse(
-      (await run(cli, ["--json", "compare", taskId, baseline], { env })).stdout,
-    ) as {
+    const { files, skipped } = JSON.parse((await runCli(["--json", "compare", taskId, baseline], env)).stdout) as {
       files: { path: string; status: string; notTracked?: boolean }[];
       skipped: { path: string }[];
     };
@@ -68,7 +53,7 @@ describe("what compare prints", () => {
     ]);
     expect(skipped.map((k) => k.path)).toContain(".env");
 
-    const out = (await run(cli, ["compare", taskId, baseline], { env })).stdout;
+    const out = (await runCli(["compare", taskId, baseline], env)).stdout;
     expect(out).toMatch(/^ {2}modified {2}\.env\n/m);
     expect(out).toMatch(/^ {2}modified {2}build\/out\.txt {2}\(not tracked by checkpoints: not restored\)\n/m);
     // The skip list does not name again what is listed above, nor say that nothing there is compared.

@@ -1,6 +1,7 @@
-import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { TEST_KEY } from "../runtime/harness.js";
 import { repoRoot, sidecarBinary } from "./sidecar.js";
 
@@ -100,4 +101,15 @@ export async function crashSidecar(task: CliChild): Promise<number | null> {
     }
   }
   return code;
+}
+
+/** Runs `dline ARGS` to its end (rejects on a non-zero exit), its output as strings. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(cli, args, { env });
+}
+
+/** A task's checkpoints as `dline --json checkpoints` lists them. */
+export async function checkpointsOf(env: NodeJS.ProcessEnv, taskId: string): Promise<{ id: string; kind: string }[]> {
+  const { stdout } = await runCli(["--json", "checkpoints", taskId], env);
+  return (JSON.parse(stdout) as { checkpoints: { id: string; kind: string }[] }).checkpoints;
 }

@@ -459,24 +459,31 @@ S.case("a new file's preview shows every line added, blank ones too; an emptied 
   }, 3, "emptied")
 end)
 
+--- What the preview of `edit` shows: each window's lines, and which of the first `n` lines of
+--- the proposed side the diff marks as changed; the preview is closed again.
+local function preview_shows(preview, edit, n)
+  local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
+  local wins = vim.api.nvim_tabpage_list_wins(0)
+  local lines, changed = {}, {}
+  for i, win in ipairs(wins) do
+    lines[i] = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+  end
+  vim.api.nvim_win_call(wins[2], function()
+    for lnum = 1, n do
+      if vim.fn.diff_hlID(lnum, 1) ~= 0 then table.insert(changed, lnum) end
+    end
+  end)
+  p.close()
+  return lines, changed
+end
+
 S.case("the preview of an edit of a CRLF file shows the line it changes, without ^M, open or not", function()
   T.fail_on_error_notices()
   local preview = require("dline.preview")
   local original, proposed = "one\r\ntwo\r\nthree\r\n", "one\r\nTWO\r\nthree\r\n"
   local edit = { path = "win.txt", status = "FILE_STATUS_MODIFIED", originalText = original, proposedText = proposed }
   local function shown(what)
-    local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
-    local wins = vim.api.nvim_tabpage_list_wins(0)
-    local lines, changed = {}, {}
-    for i, win in ipairs(wins) do
-      lines[i] = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
-    end
-    vim.api.nvim_win_call(wins[2], function()
-      for lnum = 1, 3 do
-        if vim.fn.diff_hlID(lnum, 1) ~= 0 then table.insert(changed, lnum) end
-      end
-    end)
-    p.close()
+    local lines, changed = preview_shows(preview, edit, 3)
     T.eq(lines, { { "one", "two", "three" }, { "one", "TWO", "three" } }, what .. ": the lines, no ^M")
     T.eq(changed, { 2 }, what .. ": only the changed line differs")
   end
@@ -509,18 +516,7 @@ S.case(
     local original, proposed = bom .. "alpha\nbeta\n", bom .. "alpha\nBETA\n"
     local edit = { path = "bom.txt", status = "FILE_STATUS_MODIFIED", originalText = original, proposedText = proposed }
     local function shown(what)
-      local p = preview.open({ edits = { edit } }, vim.loop.cwd(), function() end)
-      local wins = vim.api.nvim_tabpage_list_wins(0)
-      local lines, changed = {}, {}
-      for i, win in ipairs(wins) do
-        lines[i] = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
-      end
-      vim.api.nvim_win_call(wins[2], function()
-        for lnum = 1, 2 do
-          if vim.fn.diff_hlID(lnum, 1) ~= 0 then table.insert(changed, lnum) end
-        end
-      end)
-      p.close()
+      local lines, changed = preview_shows(preview, edit, 2)
       T.eq(lines, { { "alpha", "beta" }, { "alpha", "BETA" } }, what .. ": the lines, no <feff>")
       T.eq(changed, { 2 }, what .. ": only the changed line differs")
     end
