@@ -50,8 +50,6 @@ export class LiveTask {
   readonly asks = new AskBroker();
   /** The status last announced on the event stream (undefined: none yet in this process). */
   lastStatus: TaskRunStatus | undefined;
-  /** The history row's write of the last status change: the task's claim is released after it. */
-  statusStored: Promise<void> = Promise.resolve();
   /** The last run's end, its claim released when nothing is pending (`run` is cleared before that). */
   runSettled: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;

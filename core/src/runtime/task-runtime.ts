@@ -305,6 +305,12 @@ export class TaskRuntime {
   }
 
   private setStatus(task: LiveTask, status: TaskRunStatus, reason = ""): void {
+    const stored = task.kernel.status === status && status !== "waiting";
+    // The row is written before the change is announced: a window that sees the task end may ask
+    // another sidecar to restore files at once, and that sidecar reads the row to know it ended.
+    // The claim is released after it too (a sidecar finding an unclaimed row still saying running
+    // takes it for a run whose sidecar died).
+    if (!stored) this.storeStatus(task.id, status);
     // The stream announces every change it has not announced yet in this process (so a new
     // task's first "running" too). The stored status is written only when it changes, so the
     // files do not depend on how many sidecars a task's life was spread over.
@@ -312,14 +318,18 @@ export class TaskRuntime {
       task.lastStatus = status;
       task.events.append({ case: "statusChanged", value: { status, reason } });
     }
-    if (task.kernel.status === status && status !== "waiting") return;
+    if (stored) return;
     const ask = status === "waiting" ? this.pendingAsk(task.id) : undefined;
     this.saveKernel(task, { status, pendingAsk: ask });
-    task.statusStored = this.deps.history
-      .update(task.id, { status, updatedAt: Date.now() })
-      .catch((err: Error) =>
-        this.deps.logger.error("history status update failed", { taskId: task.id, error: err.message }),
-      );
+  }
+
+  private storeStatus(taskId: string, status: TaskRunStatus): void {
+    try {
+      if (!this.deps.history.updateAfterQueued(taskId, { status, updatedAt: Date.now() }))
+        throw new DlineError("not_found", `Task ${taskId} is not in the history.`);
+    } catch (err) {
+      this.deps.logger.error("history status update failed", { taskId, error: (err as Error).message });
+    }
   }
 
   private start(task: LiveTask, loop: TurnLoop): void {
@@ -342,7 +352,7 @@ export class TaskRuntime {
         this.deps.shutdownSignal.removeEventListener("abort", onShutdown);
         task.run = undefined;
         this.saveKernel(task);
-        await this.releaseIfIdle(task);
+        this.releaseIfIdle(task);
       }
     })().catch((err: unknown) => {
       // The loop reports its own failures; what escapes it (a store that could not even
@@ -426,13 +436,8 @@ export class TaskRuntime {
     );
   }
 
-  /**
-   * A run ended and nothing is pending: other sidecars may continue the task now. The claim goes
-   * only once the history row holds the task's last status: a sidecar that finds the task
-   * unclaimed takes a row still saying running or waiting for a run whose sidecar died.
-   */
-  private async releaseIfIdle(task: LiveTask): Promise<void> {
-    await task.statusStored;
+  /** A run ended and nothing is pending: other sidecars may continue the task now. */
+  private releaseIfIdle(task: LiveTask): void {
     if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id))
       this.deps.ownership.release(task.id);
     this.closeStoresIfIdle(task);
@@ -570,7 +575,7 @@ export class TaskRuntime {
     try {
       chosen = workspaceToContinueIn(task.id, task.kernel.workspaceRoot, given);
     } catch (err) {
-      await this.releaseIfIdle(task);
+      this.releaseIfIdle(task);
       throw err;
     }
     if (!chosen.changed) return;
@@ -664,8 +669,6 @@ export class TaskRuntime {
       this.deps.logger.warn("a cancelled run did not stop in time; it is left to finish in the background", { taskId });
       this.setStatus(task, "cancelled", "cancelled");
     }
-    // Answered once the history row says cancelled too (what another window lists).
-    await task.statusStored;
     await this.taskHooks(task, "TaskCancel", {});
   }
 
@@ -733,7 +736,7 @@ export class TaskRuntime {
       const last = task.messages.list().at(-1);
       if (last?.kind === "completion") this.setStatus(task, "completed", "the conversation was restored");
       else this.setStatus(task, "interrupted", "the conversation was restored to an earlier point");
-      await this.releaseIfIdle(task);
+      this.releaseIfIdle(task);
     }
   }
 
@@ -778,7 +781,7 @@ export class TaskRuntime {
     await this.deps.resolveModel(profileId, taskId);
     const task = this.claimForWrite(taskId);
     this.saveKernel(task, { profileId });
-    await this.releaseIfIdle(task);
+    this.releaseIfIdle(task);
   }
 
   /** The text and time of one of a task's messages (for EditMessage). */

@@ -282,6 +282,15 @@ export class TaskHistory {
     });
   }
 
+  /**
+   * Applies a patch before returning, after the writes queued before it: for what another sidecar
+   * must read as soon as this one announces it (a task's status). False when the row is missing.
+   */
+  updateAfterQueued(id: string, patch: Patch): boolean {
+    this.applyQueued();
+    return this.updateNow(id, patch);
+  }
+
   /** Removes rows (the deletion coordinator's step); returns the ids that existed. */
   remove(ids: string[]): string[] {
     return this.write(() => {
@@ -363,12 +372,16 @@ export class TaskHistory {
   private async drain(): Promise<void> {
     // Let the caller's synchronous work finish first: metadata writes never block a turn.
     await new Promise<void>((r) => setImmediate(r));
+    this.applyQueued();
+    this.draining = undefined;
+  }
+
+  private applyQueued(): void {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
       for (const op of batch) op();
     }
-    this.draining = undefined;
   }
 
   /** Prepared statements by SQL text (a handful of shapes: the list filters combine in few ways). */
