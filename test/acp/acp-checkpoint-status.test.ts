@@ -58,6 +58,10 @@ describe("dline-core acp: checkpoint status while the first baseline runs", () =
     const a = agent;
     const { sessionId } = await a.agent.request("session/new", { cwd: workspace, mcpServers: [] });
     a.setPermissionPolicy(allowOnce);
+    // Before the first prompt there is no task yet: the header's status is the folder's, and
+    // there are no checkpoints (before: both answered "task does not exist").
+    expect(await a.agent.request("_dline/checkpoints/status", { sessionId })).toMatchObject({ state: "ready" });
+    expect(await a.agent.request("_dline/checkpoints/list", { sessionId })).toEqual({ checkpoints: [] });
     const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] });
     expect(res.stopReason).toBe("end_turn");
     const notes = a.extNotifications

@@ -13,6 +13,10 @@
  *   _dline/checkpoints/disable       {sessionId}                          -> CheckpointStatus
  *
  * mode is "files_and_task", "files" or "task" (the three restore menu entries).
+ *
+ * A session opened on this connection whose first prompt has not come yet has no task: its
+ * list is empty, and status, retry and disable answer for its folder (an editor shows the
+ * checkpoint header as soon as the session opens).
  */
 import { RequestError, type AgentApp } from "@agentclientprotocol/sdk";
 import type { CheckpointManager, CheckpointView, FileChange, RestoreMode } from "../checkpoints/index.js";
@@ -75,9 +79,21 @@ function fileJson(f: FileChange): Record<string, unknown> {
   };
 }
 
-export function registerCheckpointMethods(agent: AgentApp, checkpoints: CheckpointManager): void {
+export function registerCheckpointMethods(
+  agent: AgentApp,
+  checkpoints: CheckpointManager,
+  /** The folder of a session open here that has no task yet (its first prompt makes it). */
+  folderBeforeFirstPrompt: (sessionId: string) => string | undefined,
+): void {
+  const target = (sessionId: string) => {
+    const workspaceRoot = folderBeforeFirstPrompt(sessionId);
+    return workspaceRoot ? { workspaceRoot } : { taskId: sessionId };
+  };
   agent.onRequest(CHECKPOINT_METHODS.list, sessionParams, ({ params }) =>
-    mapErrors(async () => ({ checkpoints: (await checkpoints.list(params.sessionId)).map(checkpointJson) })),
+    mapErrors(async () => {
+      if (folderBeforeFirstPrompt(params.sessionId)) return { checkpoints: [] };
+      return { checkpoints: (await checkpoints.list(params.sessionId)).map(checkpointJson) };
+    }),
   );
   agent.onRequest(
     CHECKPOINT_METHODS.compare,
@@ -122,15 +138,15 @@ export function registerCheckpointMethods(agent: AgentApp, checkpoints: Checkpoi
   );
   // The task header's state: "Git must be installed...", Retry Checkpoints, Disable Checkpoints.
   agent.onRequest(CHECKPOINT_METHODS.status, sessionParams, ({ params }) =>
-    mapErrors(() => checkpoints.status({ taskId: params.sessionId })),
+    mapErrors(() => checkpoints.status(target(params.sessionId))),
   );
   agent.onRequest(CHECKPOINT_METHODS.retry, sessionParams, ({ params }) =>
-    mapErrors(() => checkpoints.retry({ taskId: params.sessionId })),
+    mapErrors(() => checkpoints.retry(target(params.sessionId))),
   );
   agent.onRequest(CHECKPOINT_METHODS.disable, sessionParams, ({ params }) =>
     mapErrors(async () => {
-      await checkpoints.disable({ taskId: params.sessionId });
-      return checkpoints.status({ taskId: params.sessionId });
+      await checkpoints.disable(target(params.sessionId));
+      return checkpoints.status(target(params.sessionId));
     }),
   );
 }

@@ -283,6 +283,12 @@ class AcpSessions {
     }
   }
 
+  /** The folder of a session open here whose first prompt has not come yet: no task exists. */
+  folderBeforeFirstPrompt(sessionId: string): string | undefined {
+    const session = this.sessions.get(sessionId);
+    return session && !session.started ? session.cwd : undefined;
+  }
+
   private async open(id: string, cwd: string, profileId: string, started: boolean): Promise<AcpSession> {
     const existing = this.sessions.get(id);
     if (existing?.turn) throw RequestError.invalidRequest(undefined, `session ${id} has a prompt running`);
@@ -375,6 +381,6 @@ export function dlineAgent(app: App): AgentApp {
       mapErrors(() => s.setModel(params)),
     )
     .onNotification(methods.agent.session.cancel, async ({ params }) => s.cancel(params.sessionId));
-  registerCheckpointMethods(acp, app.checkpoints);
+  registerCheckpointMethods(acp, app.checkpoints, (sessionId) => s.folderBeforeFirstPrompt(sessionId));
   return acp;
 }
