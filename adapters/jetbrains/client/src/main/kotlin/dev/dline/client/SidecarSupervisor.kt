@@ -38,15 +38,19 @@ class SidecarSupervisor @JvmOverloads constructor(
     private val launchOf: () -> SidecarLaunch,
     private val policy: RestartPolicy = RestartPolicy(),
     private val options: ClientOptions = ClientOptions(),
-    private val baseHttp: OkHttpClient = ClientOptions.baseHttpClient(),
+    /** The HTTP client to build on; by default one of its own, whose threads [stop] ends. */
+    givenHttp: OkHttpClient? = null,
 ) : ConnectionSource,
     AutoCloseable {
     @JvmOverloads constructor(
         launch: SidecarLaunch,
         policy: RestartPolicy = RestartPolicy(),
         options: ClientOptions = ClientOptions(),
-        baseHttp: OkHttpClient = ClientOptions.baseHttpClient(),
-    ) : this({ launch }, policy, options, baseHttp)
+        givenHttp: OkHttpClient? = null,
+    ) : this({ launch }, policy, options, givenHttp)
+
+    private val baseHttp: OkHttpClient = givenHttp ?: ClientOptions.baseHttpClient()
+    private val ownsHttp = givenHttp == null
 
     private val log = Logger.getLogger(SidecarSupervisor::class.java.name)
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
@@ -174,6 +178,12 @@ class SidecarSupervisor @JvmOverloads constructor(
         current?.process?.stop()
         runBlocking { loop?.cancelAndJoin() }
         scope.cancel()
+        // OkHttp's dispatcher threads are not daemons and idle for a minute: a program of its own
+        // would outlive its stop() by that much. A client given by the caller is the caller's.
+        if (ownsHttp) {
+            baseHttp.dispatcher.executorService.shutdown()
+            baseHttp.connectionPool.evictAll()
+        }
         _state.value = SidecarState.Stopped
     }
 

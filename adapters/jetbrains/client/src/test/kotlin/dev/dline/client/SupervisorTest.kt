@@ -43,6 +43,19 @@ class SupervisorTest {
     }
 
     @Test
+    fun `once stopped, leaves no thread that keeps the JVM alive`() = runBlocking {
+        // A program of its own (not the IDE) ends when its last non-daemon thread does: before,
+        // OkHttp's dispatcher threads held it for a minute after stop().
+        val before = Thread.getAllStackTraces().keys
+        val harness = SidecarHarness()
+        harness.dline.system.health()
+        harness.close()
+        val started = Thread.getAllStackTraces().keys.filter { it !in before && !it.isDaemon }
+        started.forEach { it.join(5_000) }
+        assertEquals(emptyList<String>(), started.filter { it.isAlive }.map { it.name })
+    }
+
+    @Test
     fun `a shutdown asked through the facade is not a crash, a new sidecar starts each time and none is given up on`() = runBlocking {
         val roots = TestRoots()
         // Two crashes in a minute are all this policy forgives: four shutdowns counted as crashes ended in Failed.
