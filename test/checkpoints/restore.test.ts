@@ -306,6 +306,21 @@ describe("compare and view changes", () => {
     expect(read(ws, "gone.txt")).toBe("bye");
   });
 
+  it("shows a file that is not UTF-8 one character per byte, so a changed letter shows on both sides", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "legacy.txt", Buffer.from("caf\xe9 cr\xe8me\n", "latin1"));
+    write(ws, "mixed.txt", "naïve\n");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "legacy.txt", Buffer.from("caf\xe8 cr\xe8me\n", "latin1"));
+    // Re-encoded by a command: the UTF-8 side stays UTF-8, the other is shown byte by byte.
+    write(ws, "mixed.txt", Buffer.from("na\xefve\n", "latin1"));
+    const { files } = await manager.compare("t1", base.id);
+    const byPath = Object.fromEntries(files.map((f) => [f.path, f]));
+    // Before: both sides read "caf\ufffd cr\ufffdme": the change could not be seen.
+    expect(byPath["legacy.txt"]).toMatchObject({ before: "café crème\n", after: "cafè crème\n", binary: false });
+    expect(byPath["mixed.txt"]).toMatchObject({ before: "naïve\n", after: "naïve\n", binary: false });
+  });
+
   it("view changes shows what changed since the previous completion, or since the task started", async () => {
     const { manager, task, ws } = setup();
     write(ws, "a.txt", "1");

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs/promises";
 import { GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { objectId } from "./git-objects.js";
@@ -96,6 +97,15 @@ async function blobSizes(git: ShadowGit, ids: string[]): Promise<Map<string, num
 
 export function isBinary(buf: Buffer): boolean {
   return buf.subarray(0, 8000).includes(0);
+}
+
+/**
+ * A side's text. Bytes that are not UTF-8 (a Latin-1 or Shift-JIS file) are shown one character
+ * per byte, as Latin-1: decoded as UTF-8 each such byte became U+FFFD, so "café" changed to
+ * "cafè" showed the same on both sides, and the change could not be seen.
+ */
+export function shownText(buf: Buffer): string {
+  return isUtf8(buf) ? buf.toString("utf8") : buf.toString("latin1");
 }
 
 /** Text of all files of one answer together; past it, files are listed without their text. */
@@ -216,7 +226,7 @@ export class SnapshotDiff {
     return {
       ...c,
       status: "modified",
-      before: binary || !b ? "" : b.toString("utf8"),
+      before: binary || !b ? "" : shownText(b),
       after: binary ? "" : c.after,
       binary,
       tooLarge: c.tooLarge || before === "too_large",
@@ -235,8 +245,8 @@ export class SnapshotDiff {
     return {
       path: e.path,
       status: e.status,
-      before: binary || !b ? "" : b.toString("utf8"),
-      after: binary || !a ? "" : a.toString("utf8"),
+      before: binary || !b ? "" : shownText(b),
+      after: binary || !a ? "" : shownText(a),
       binary,
       tooLarge,
     };
