@@ -305,12 +305,12 @@ export class TaskRuntime {
   }
 
   private setStatus(task: LiveTask, status: TaskRunStatus, reason = ""): void {
-    const stored = task.kernel.status === status && status !== "waiting";
+    const alreadyStored = task.kernel.status === status && status !== "waiting";
     // The row is written before the change is announced: a window that sees the task end may ask
     // another sidecar to restore files at once, and that sidecar reads the row to know it ended.
     // The claim is released after it too (a sidecar finding an unclaimed row still saying running
     // takes it for a run whose sidecar died).
-    if (!stored) this.storeStatus(task.id, status);
+    if (!alreadyStored) this.storeStatus(task.id, status);
     // The stream announces every change it has not announced yet in this process (so a new
     // task's first "running" too). The stored status is written only when it changes, so the
     // files do not depend on how many sidecars a task's life was spread over.
@@ -318,18 +318,20 @@ export class TaskRuntime {
       task.lastStatus = status;
       task.events.append({ case: "statusChanged", value: { status, reason } });
     }
-    if (stored) return;
+    if (alreadyStored) return;
     const ask = status === "waiting" ? this.pendingAsk(task.id) : undefined;
     this.saveKernel(task, { status, pendingAsk: ask });
   }
 
   private storeStatus(taskId: string, status: TaskRunStatus): void {
+    let error: string | undefined;
     try {
       if (!this.deps.history.updateAfterQueued(taskId, { status, updatedAt: Date.now() }))
-        throw new DlineError("not_found", `Task ${taskId} is not in the history.`);
+        error = "the task is not in the history";
     } catch (err) {
-      this.deps.logger.error("history status update failed", { taskId, error: (err as Error).message });
+      error = (err as Error).message;
     }
+    if (error) this.deps.logger.error("history status update failed", { taskId, error });
   }
 
   private start(task: LiveTask, loop: TurnLoop): void {
