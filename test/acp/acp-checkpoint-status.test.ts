@@ -62,6 +62,9 @@ describe("dline-core acp: checkpoint status while the first baseline runs", () =
     // there are no checkpoints (before: both answered "task does not exist").
     expect(await a.agent.request("_dline/checkpoints/status", { sessionId })).toMatchObject({ state: "ready" });
     expect(await a.agent.request("_dline/checkpoints/list", { sessionId })).toEqual({ checkpoints: [] });
+    await expect(a.agent.request("_dline/checkpoints/view_changes", { sessionId })).rejects.toMatchObject({
+      data: { dlineCode: "failed_precondition" },
+    });
     const res = await a.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] });
     expect(res.stopReason).toBe("end_turn");
     const notes = a.extNotifications

@@ -15,8 +15,9 @@
  * mode is "files_and_task", "files" or "task" (the three restore menu entries).
  *
  * A session opened on this connection whose first prompt has not come yet has no task: its
- * list is empty, and status, retry and disable answer for its folder (an editor shows the
- * checkpoint header as soon as the session opens).
+ * list is empty, view_changes answers as for a task not completed yet, and status, retry and
+ * disable answer for its folder (an editor shows the checkpoint header as soon as the session
+ * opens).
  */
 import { RequestError, type AgentApp } from "@agentclientprotocol/sdk";
 import type { CheckpointManager, CheckpointView, FileChange, RestoreMode } from "../checkpoints/index.js";
@@ -110,6 +111,9 @@ export function registerCheckpointMethods(
   );
   agent.onRequest(CHECKPOINT_METHODS.viewChanges, sessionParams, ({ params }) =>
     mapErrors(async () => {
+      // As for a task that has not completed yet.
+      if (folderBeforeFirstPrompt(params.sessionId))
+        throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
       const { files, from, to } = await checkpoints.viewChanges(params.sessionId);
       return { files: files.map(fileJson), fromCheckpointId: from, toCheckpointId: to };
     }),
