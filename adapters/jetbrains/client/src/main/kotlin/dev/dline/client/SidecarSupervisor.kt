@@ -39,18 +39,18 @@ class SidecarSupervisor @JvmOverloads constructor(
     private val policy: RestartPolicy = RestartPolicy(),
     private val options: ClientOptions = ClientOptions(),
     /** The HTTP client to build on; by default one of its own, whose threads [stop] ends. */
-    givenHttp: OkHttpClient? = null,
+    baseHttp: OkHttpClient? = null,
 ) : ConnectionSource,
     AutoCloseable {
     @JvmOverloads constructor(
         launch: SidecarLaunch,
         policy: RestartPolicy = RestartPolicy(),
         options: ClientOptions = ClientOptions(),
-        givenHttp: OkHttpClient? = null,
-    ) : this({ launch }, policy, options, givenHttp)
+        baseHttp: OkHttpClient? = null,
+    ) : this({ launch }, policy, options, baseHttp)
 
-    private val baseHttp: OkHttpClient = givenHttp ?: ClientOptions.baseHttpClient()
-    private val ownsHttp = givenHttp == null
+    private val http: OkHttpClient = baseHttp ?: ClientOptions.baseHttpClient()
+    private val ownsHttp = baseHttp == null
 
     private val log = Logger.getLogger(SidecarSupervisor::class.java.name)
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
@@ -106,7 +106,7 @@ class SidecarSupervisor @JvmOverloads constructor(
             _state.value = SidecarState.Starting(generation + 1)
             val why = try {
                 val process = runInterruptible { SidecarProcess.start(launchOf()) }
-                val connection = SidecarConnection(++generation, process, baseHttp, options)
+                val connection = SidecarConnection(++generation, process, http, options)
                 current = connection
                 if (stopping) process.stop()
                 _state.value = SidecarState.Ready(connection)
@@ -181,8 +181,8 @@ class SidecarSupervisor @JvmOverloads constructor(
         // OkHttp's dispatcher threads are not daemons and idle for a minute: a program of its own
         // would outlive its stop() by that much. A client given by the caller is the caller's.
         if (ownsHttp) {
-            baseHttp.dispatcher.executorService.shutdown()
-            baseHttp.connectionPool.evictAll()
+            http.dispatcher.executorService.shutdown()
+            http.connectionPool.evictAll()
         }
         _state.value = SidecarState.Stopped
     }
