@@ -236,6 +236,52 @@ describe("the user's folders stay", () => {
   });
 });
 
+describe("the user's empty folders stay, even made again by a command", () => {
+  /** `rm -rf rel && mkdir rel`, born after the checkpoint (a birth time is in milliseconds). */
+  async function remake(ws: string, rel: string): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.rmSync(path.join(ws, rel), { recursive: true });
+    fs.mkdirSync(path.join(ws, rel));
+  }
+  const isFolder = (ws: string, rel: string) =>
+    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory();
+
+  it("by either restore rule, and for a later task in another process", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [ws], t2: [ws] });
+    fs.mkdirSync(path.join(ws, "reports"));
+    fs.mkdirSync(path.join(ws, "drafts/old"), { recursive: true });
+    write(ws, "src/app.ts", "v1\n");
+    const manager = makeManager(sb, { conversation });
+    const t1: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
+    const base = (await manager.ensureBaseline(t1))!;
+    expect(base.emptyFolders).toEqual(["drafts/old", "reports"]);
+    // A command (no recorded edits: the reset rule) remade the folder and wrote in it.
+    await remake(ws, "reports");
+    write(ws, "reports/r.txt", "made by a command\n");
+    await manager.saveTurn(t1, { commandRan: true });
+    const reset = await manager.restore("t1", base.id, "files");
+    expect(reset.deletedPaths).toEqual(["reports/r.txt"]);
+    // Before: removed, its new birth time taken for a folder the task made.
+    expect(isFolder(ws, "reports")).toBe(true);
+
+    // Another process: its baseline takes the list from the newest snapshot, less what is gone.
+    fs.rmSync(path.join(ws, "reports"), { recursive: true });
+    const later = makeManager(sb, { conversation });
+    const t2: CheckpointTask = { id: "t2", workspaceRoots: [ws] };
+    const base2 = (await later.ensureBaseline(t2))!;
+    expect(base2.emptyFolders).toEqual(["drafts/old"]);
+    await remake(ws, "drafts/old");
+    await later.beforeEdit?.(t2, ["drafts/old/d.md"]);
+    write(ws, "drafts/old/d.md", "written by a tool\n");
+    await later.saveTurn(t2, { editedPaths: ["drafts/old/d.md"] });
+    const recorded = await later.restore("t2", base2.id, "files");
+    expect(recorded.deletedPaths).toEqual(["drafts/old/d.md"]);
+    expect(isFolder(ws, "drafts/old")).toBe(true);
+  });
+});
+
 describe("bytes exactly as they were", () => {
   it("a CRLF file under `* text eol=lf` comes back with its CRLFs, by either restore rule", async () => {
     const { manager, task, ws } = setup();

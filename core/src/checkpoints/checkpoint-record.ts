@@ -19,6 +19,12 @@ export interface CheckpointMeta {
   skippedTotal: number;
   /** Staging found no change: the snapshot (tree) of the previous checkpoint is reused. */
   reused: boolean;
+  /**
+   * The workspace's empty folders (snapshots hold files only), as its first scan found them and
+   * later tasks' baselines still found them (capped): a restore that empties one of them keeps
+   * it, even when a command deleted and made it again. Absent in older checkpoints.
+   */
+  emptyFolders?: string[];
 }
 
 export interface CheckpointInfo extends CheckpointMeta {

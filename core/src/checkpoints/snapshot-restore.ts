@@ -153,7 +153,7 @@ export class SnapshotRestore {
       const e = plan.entries.get(p)!;
       await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
     }
-    const deleted = await this.deleteCreated(created, target.createdAt);
+    const deleted = await this.deleteCreated(created, target);
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
     for (const held of obstacles.values())
       for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
@@ -261,7 +261,7 @@ export class SnapshotRestore {
     for (const p of entries.keys()) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     for (const [p, e] of entries) await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!);
-    const deleted = await this.deleteCreated(created, target.createdAt);
+    const deleted = await this.deleteCreated(created, target);
     // What was in the way went too (the snapshot has none of it at that path).
     const removedToo = new Set(created);
     for (const held of obstacles.values())
@@ -289,8 +289,12 @@ export class SnapshotRestore {
     return result;
   }
 
-  /** Deletes files; then the folders this left empty, when they were made after `since`. */
-  private async deleteCreated(paths: string[], since: number): Promise<string[]> {
+  /**
+   * Deletes files; then the folders this left empty, when they were made after the checkpoint
+   * and it does not record them as the workspace's empty folders.
+   */
+  private async deleteCreated(paths: string[], target: CheckpointInfo): Promise<string[]> {
+    const recordedEmpty = new Set(target.emptyFolders ?? []);
     const deleted: string[] = [];
     for (const p of paths) {
       const abs = toAbsolute(this.workspaceRoot, p);
@@ -303,17 +307,22 @@ export class SnapshotRestore {
         )
       )
         deleted.push(p);
-      await this.removeFoldersMadeAfter(path.dirname(abs), since);
+      await this.removeFoldersMadeAfter(path.dirname(abs), target.createdAt, recordedEmpty);
     }
     return deleted;
   }
 
-  /** A folder the user had (empty or not) stays; only empty folders born after `since` go. */
-  private async removeFoldersMadeAfter(dir: string, since: number): Promise<void> {
+  /**
+   * A folder the user had (empty or not) stays; only empty folders born after `since` go, but
+   * not one the checkpoint records as an empty folder of the workspace (a command that deleted
+   * and made it again gave it a new birth time).
+   */
+  private async removeFoldersMadeAfter(dir: string, since: number, recordedEmpty: ReadonlySet<string>): Promise<void> {
     let current = dir;
     while (current.startsWith(this.workspaceRoot + path.sep)) {
       const st = lstatIfPresent(current);
       if (!st?.isDirectory() || existedAt(st.birthtimeMs, since)) return;
+      if (recordedEmpty.has(path.relative(this.workspaceRoot, current).split(path.sep).join("/"))) return;
       if (
         !(await fs.rmdir(current).then(
           () => true,

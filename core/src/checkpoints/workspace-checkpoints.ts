@@ -13,6 +13,7 @@ import {
   taskRefPrefix,
   type CheckpointInfo,
   type CheckpointKind,
+  type CheckpointMeta,
 } from "./checkpoint-record.js";
 import { parseTree } from "./git-objects.js";
 import { ObjectReader } from "./loose-objects.js";
@@ -31,6 +32,7 @@ import {
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
+import { findEmptyFolders, stillFolders } from "./empty-folders.js";
 import { removeUnreachablePacks } from "./unreachable-packs.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
@@ -121,6 +123,8 @@ export class WorkspaceCheckpoints {
   private lastStamp = 0;
   /** What the last full listing of ignored files found (carried into later checkpoints). */
   private lastIgnored: SkippedPath[] | undefined;
+  /** The empty folders this process's saves record (learnEmptyFolders); undefined until known. */
+  private emptyFolders: string[] | undefined;
   /** Watches the workspace once a command ran (saves after commands then stage only what changed). */
   private watcher: WorkspaceWatcher | undefined;
   /** The newest snapshot was scanned while the watcher watched: its changes since are all the watcher's. */
@@ -168,6 +172,7 @@ export class WorkspaceCheckpoints {
         this.rebuiltFrom = aside;
         this.opened = false;
         this.lastIgnored = undefined;
+        this.emptyFolders = undefined;
         this.scanned = false;
       },
     });
@@ -220,6 +225,7 @@ export class WorkspaceCheckpoints {
         background: true,
       });
       const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
+      await this.learnEmptyFolders(skipped, signal);
       this.freshStaged = staged;
       this.freshListed = listed;
       this.scanned = true;
@@ -459,6 +465,7 @@ export class WorkspaceCheckpoints {
 
   /** One checkpoint; the caller holds the lock and opened the repository. */
   private async saveLocked(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {
+    await this.learnEmptyFolders(undefined, signal);
     // prepare() scanned the whole workspace a moment ago (the baseline right after it).
     const fresh = Date.now() - this.freshScanAt < 2000;
     this.freshScanAt = 0;
@@ -509,6 +516,7 @@ export class WorkspaceCheckpoints {
         this.scanned = true;
         this.unrecorded.delete(req.taskId);
         this.rememberScan(scanned, listIgnored);
+        await this.learnEmptyFolders([...(this.lastIgnored ?? []), ...scanned], signal);
         skipped.push(...scanned.filter((s) => s.reason === "size"));
       } else {
         skipped.push(...this.freshSizeSkips);
@@ -628,6 +636,7 @@ export class WorkspaceCheckpoints {
       hasFiles: req.hasFiles,
       edited: normalisePaths(this.workspaceRoot, req.editedPaths),
       ...(req.commandRan ? { commandRan: true } : {}),
+      ...(this.emptyFolders ? { emptyFolders: this.emptyFolders } : {}),
     };
   }
 
@@ -996,6 +1005,13 @@ export class WorkspaceCheckpoints {
    * when there is none or it was cut at its limit (the listing then runs again).
    */
   private async leftOutByHead(signal?: AbortSignal): Promise<SkippedPath[] | undefined> {
+    const meta = await this.headMeta(signal);
+    if (!meta?.hasFiles || skipListTruncated(meta)) return undefined;
+    return meta.skipped.filter((s) => s.reason !== "size");
+  }
+
+  /** The newest snapshot's record, if it is a checkpoint's. */
+  private async headMeta(signal?: AbortSignal): Promise<CheckpointMeta | undefined> {
     const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
     if (!head) return undefined;
     const object = this.objects.read(head);
@@ -1006,9 +1022,25 @@ export class WorkspaceCheckpoints {
     // Its tree, known from here on: saves build on HEAD without asking git for it.
     const tree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
     if (tree) this.log.noteHead(head, tree);
-    const meta = decodeMessage(body);
-    if (!meta?.hasFiles || skipListTruncated(meta)) return undefined;
-    return meta.skipped.filter((s) => s.reason !== "size");
+    return decodeMessage(body);
+  }
+
+  /**
+   * The empty folders this process's saves record: the newest snapshot's list, less those gone
+   * since. A workspace whose snapshots have no list yet (its first scan, or checkpoints of an
+   * earlier version) is walked once a scan has said which folders it leaves out (`scanSkips`);
+   * without a scan, nothing is learned yet.
+   */
+  private async learnEmptyFolders(scanSkips: readonly SkippedPath[] | undefined, signal?: AbortSignal): Promise<void> {
+    if (this.emptyFolders) return;
+    const recorded = (await this.headMeta(signal))?.emptyFolders;
+    if (recorded) {
+      this.emptyFolders = stillFolders(this.workspaceRoot, recorded);
+      return;
+    }
+    if (!scanSkips) return;
+    const leftOut = new Set(scanSkips.filter((s) => s.reason !== "size").map((s) => s.path));
+    this.emptyFolders = await findEmptyFolders(this.workspaceRoot, skipFolder, leftOut, signal);
   }
 
   /** The names a snapshot's top folder holds, read without git; undefined when its tree is not readable so. */
