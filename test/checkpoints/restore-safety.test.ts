@@ -282,6 +282,29 @@ describe("the user's empty folders stay, even made again by a command", () => {
   });
 });
 
+describe("a later task's list of empty folders", () => {
+  it("is the newest snapshot's, less what is gone: its baseline walks nothing", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [ws], t2: [ws] });
+    fs.mkdirSync(path.join(ws, "keep"));
+    fs.mkdirSync(path.join(ws, "gone"));
+    write(ws, "src/app.ts", "v1\n");
+    const first = makeManager(sb, { conversation });
+    const t1: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
+    expect((await first.ensureBaseline(t1))!.emptyFolders).toEqual(["gone", "keep"]);
+    await first.saveCompletion(t1);
+
+    // Between the tasks: one recorded folder removed, a new empty one made.
+    fs.rmdirSync(path.join(ws, "gone"));
+    fs.mkdirSync(path.join(ws, "made-between"));
+    const later = makeManager(sb, { conversation });
+    const t2: CheckpointTask = { id: "t2", workspaceRoots: [ws] };
+    // A walk would have listed made-between too (a known gap, for a later task's cost).
+    expect((await later.ensureBaseline(t2))!.emptyFolders).toEqual(["keep"]);
+  });
+});
+
 describe("bytes exactly as they were", () => {
   it("a CRLF file under `* text eol=lf` comes back with its CRLFs, by either restore rule", async () => {
     const { manager, task, ws } = setup();

@@ -212,7 +212,8 @@ export class WorkspaceCheckpoints {
       await this.open(signal, true);
       // What the newest snapshot recorded as left out stands for this scan too: listing ignored
       // files walks the whole workspace again (a second walk at every process start).
-      const known = await this.leftOutByHead(signal);
+      const head = await this.headMeta(signal);
+      const known = leftOutRecordedBy(head);
       const {
         skipped: scanned,
         staged,
@@ -225,7 +226,8 @@ export class WorkspaceCheckpoints {
         background: true,
       });
       const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
-      await this.learnEmptyFolders(skipped, signal);
+      this.adoptEmptyFolders(head);
+      await this.walkEmptyFoldersIfUnknown(skipped, signal);
       this.freshStaged = staged;
       this.freshListed = listed;
       this.scanned = true;
@@ -465,7 +467,7 @@ export class WorkspaceCheckpoints {
 
   /** One checkpoint; the caller holds the lock and opened the repository. */
   private async saveLocked(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {
-    await this.learnEmptyFolders(undefined, signal);
+    if (!this.emptyFolders) this.adoptEmptyFolders(await this.headMeta(signal));
     // prepare() scanned the whole workspace a moment ago (the baseline right after it).
     const fresh = Date.now() - this.freshScanAt < 2000;
     this.freshScanAt = 0;
@@ -516,7 +518,7 @@ export class WorkspaceCheckpoints {
         this.scanned = true;
         this.unrecorded.delete(req.taskId);
         this.rememberScan(scanned, listIgnored);
-        await this.learnEmptyFolders([...(this.lastIgnored ?? []), ...scanned], signal);
+        await this.walkEmptyFoldersIfUnknown([...(this.lastIgnored ?? []), ...scanned], signal);
         skipped.push(...scanned.filter((s) => s.reason === "size"));
       } else {
         skipped.push(...this.freshSizeSkips);
@@ -1000,16 +1002,6 @@ export class WorkspaceCheckpoints {
     });
   }
 
-  /**
-   * What the newest snapshot's scan left out (its metadata), when its list is whole; undefined
-   * when there is none or it was cut at its limit (the listing then runs again).
-   */
-  private async leftOutByHead(signal?: AbortSignal): Promise<SkippedPath[] | undefined> {
-    const meta = await this.headMeta(signal);
-    if (!meta?.hasFiles || skipListTruncated(meta)) return undefined;
-    return meta.skipped.filter((s) => s.reason !== "size");
-  }
-
   /** The newest snapshot's record, if it is a checkpoint's. */
   private async headMeta(signal?: AbortSignal): Promise<CheckpointMeta | undefined> {
     const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
@@ -1025,20 +1017,18 @@ export class WorkspaceCheckpoints {
     return decodeMessage(body);
   }
 
+  /** The empty folders this process's saves record: the newest snapshot's list, less those gone since. */
+  private adoptEmptyFolders(head: CheckpointMeta | undefined): void {
+    if (!this.emptyFolders && head?.emptyFolders)
+      this.emptyFolders = stillFolders(this.workspaceRoot, head.emptyFolders);
+  }
+
   /**
-   * The empty folders this process's saves record: the newest snapshot's list, less those gone
-   * since. A workspace whose snapshots have no list yet (its first scan, or checkpoints of an
-   * earlier version) is walked once a scan has said which folders it leaves out (`scanSkips`);
-   * without a scan, nothing is learned yet.
+   * A workspace whose snapshots have no list of empty folders yet (its first scan, or checkpoints
+   * of an earlier version) is walked, once a scan has said which folders it leaves out.
    */
-  private async learnEmptyFolders(scanSkips: readonly SkippedPath[] | undefined, signal?: AbortSignal): Promise<void> {
+  private async walkEmptyFoldersIfUnknown(scanSkips: readonly SkippedPath[], signal?: AbortSignal): Promise<void> {
     if (this.emptyFolders) return;
-    const recorded = (await this.headMeta(signal))?.emptyFolders;
-    if (recorded) {
-      this.emptyFolders = stillFolders(this.workspaceRoot, recorded);
-      return;
-    }
-    if (!scanSkips) return;
     const leftOut = new Set(scanSkips.filter((s) => s.reason !== "size").map((s) => s.path));
     this.emptyFolders = await findEmptyFolders(this.workspaceRoot, skipFolder, leftOut, signal);
   }
@@ -1091,4 +1081,13 @@ const PREIMAGE_LIMIT_FACTOR = 4;
 /** The refs/-relative folder a ref (or ref prefix ending in "/") lives in. */
 function refFolder(ref: string): string {
   return ref.slice("refs/".length, ref.lastIndexOf("/"));
+}
+
+/**
+ * What the newest snapshot's scan left out (its metadata), when its list is whole; undefined
+ * when there is none or it was cut at its limit (the listing then runs again).
+ */
+function leftOutRecordedBy(head: CheckpointMeta | undefined): SkippedPath[] | undefined {
+  if (!head?.hasFiles || skipListTruncated(head)) return undefined;
+  return head.skipped.filter((s) => s.reason !== "size");
 }
