@@ -244,7 +244,7 @@ describe("the user's empty folders stay, even made again by a command", () => {
     fs.mkdirSync(path.join(ws, rel));
   }
   const isFolder = (ws: string, rel: string) =>
-    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory();
+    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
 
   it("by either restore rule, and for a later task in another process", async () => {
     const sb = makeSandbox();
@@ -279,6 +279,77 @@ describe("the user's empty folders stay, even made again by a command", () => {
     const recorded = await later.restore("t2", base2.id, "files");
     expect(recorded.deletedPaths).toEqual(["drafts/old/d.md"]);
     expect(isFolder(ws, "drafts/old")).toBe(true);
+  });
+});
+
+describe("an empty folder a command deleted comes back", () => {
+  const isFolder = (ws: string, rel: string) =>
+    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
+
+  it("by the reset rule; a checkpoint saved after the deletion does not list it", async () => {
+    const { manager, task, ws } = setup();
+    fs.mkdirSync(path.join(ws, "reports"));
+    fs.mkdirSync(path.join(ws, "drafts/old"), { recursive: true });
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.emptyFolders).toEqual(["drafts/old", "reports"]);
+    // A command (`rmdir reports && rm -r drafts && echo … > notes.txt`): no recorded edits.
+    fs.rmdirSync(path.join(ws, "reports"));
+    fs.rmSync(path.join(ws, "drafts"), { recursive: true });
+    write(ws, "notes.txt", "made by a command\n");
+    const turn = (await manager.saveTurn(task, { commandRan: true }))!;
+    // Before: the process's list as the baseline had it, so a restore to this turn would make them again.
+    expect(turn.emptyFolders).toEqual([]);
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["notes.txt"]);
+    // Before: both stayed gone.
+    expect(isFolder(ws, "reports")).toBe(true);
+    expect(isFolder(ws, "drafts/old")).toBe(true);
+
+    // Back to the turn: the folders the turn did not have are not made again (nor removed: the person's now).
+    fs.rmdirSync(path.join(ws, "reports"));
+    await manager.restore("t1", turn.id, "files");
+    expect(isFolder(ws, "reports")).toBe(false);
+  });
+
+  it("with tool edits, when a command ran after the checkpoint, also where a link of the task stood", async () => {
+    const { sb, manager, task, ws } = setup();
+    const outside = path.join(sb.base, "outside");
+    fs.mkdirSync(outside);
+    fs.mkdirSync(path.join(ws, "reports"));
+    fs.mkdirSync(path.join(ws, "cache/keep"), { recursive: true });
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    expect(base.emptyFolders).toEqual(["cache/keep", "reports"]);
+    await toolWrite(manager, task, "src/app.ts", "v2\n");
+    await manager.saveTurn(task, { editedPaths: ["src/app.ts"] });
+    // A command deleted one folder and put a link to a folder outside in place of another's parent.
+    fs.rmdirSync(path.join(ws, "reports"));
+    fs.rmSync(path.join(ws, "cache"), { recursive: true });
+    fs.symlinkSync(outside, path.join(ws, "cache"));
+    await manager.saveTurn(task, { commandRan: true });
+
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "src/app.ts")).toBe("v1\n");
+    expect(isFolder(ws, "reports")).toBe(true);
+    expect(fs.readdirSync(outside)).toEqual([]);
+    // The command's link went (the task made it), and the folder came back in its place.
+    expect(fs.lstatSync(path.join(ws, "cache")).isSymbolicLink()).toBe(false);
+    expect(isFolder(ws, "cache/keep")).toBe(true);
+  });
+
+  it("a restore of tool edits alone leaves a folder the person removed since as it is", async () => {
+    const { manager, task, ws } = setup();
+    fs.mkdirSync(path.join(ws, "reports"));
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "src/app.ts", "v2\n");
+    await manager.saveTurn(task, { editedPaths: ["src/app.ts"] });
+    fs.rmdirSync(path.join(ws, "reports"));
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "src/app.ts")).toBe("v1\n");
+    expect(isFolder(ws, "reports")).toBe(false);
   });
 });
 

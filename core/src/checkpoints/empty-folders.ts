@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
@@ -50,7 +51,44 @@ export async function findEmptyFolders(
   return empty.sort();
 }
 
-/** Those of `folders` that are still folders (a later task's baseline keeps what is left of the list). */
+/** Those of `folders` that are still folders (each checkpoint records what is left of the list). */
 export function stillFolders(workspaceRoot: string, folders: readonly string[]): string[] {
   return folders.filter((rel) => lstatIfPresent(toAbsolute(workspaceRoot, rel))?.isDirectory());
+}
+
+/**
+ * Makes again those of `folders` that are gone (a command deleted a person's empty folder; a
+ * restore brings it back, as git would bring back a file). Folder by folder, never through a
+ * link or past a file: a path whose way holds anything but folders is left as it is, so nothing
+ * is made outside the workspace. Answers the folders made.
+ */
+export function makeMissingFolders(workspaceRoot: string, folders: readonly string[]): string[] {
+  return folders.filter((rel) => {
+    try {
+      return makeFolderPath(workspaceRoot, rel);
+    } catch {
+      return false; // a folder on the way is not readable: left as it is
+    }
+  });
+}
+
+/** Whether it made (some of) the folders on `rel`'s way, up to `rel` itself. */
+function makeFolderPath(workspaceRoot: string, rel: string): boolean {
+  const parts = rel.split("/");
+  if (parts.some((part) => !part || part === "." || part === ".." || part === ".git")) return false;
+  let dir = workspaceRoot;
+  let made = false;
+  for (const part of parts) {
+    dir = path.join(dir, part);
+    const st = lstatIfPresent(dir);
+    if (st?.isDirectory()) continue;
+    if (st) return false; // a file or a link stands on the way
+    try {
+      fs.mkdirSync(dir);
+      made = true;
+    } catch {
+      return false; // made meanwhile by someone else, or not writable: left as it is
+    }
+  }
+  return made;
 }

@@ -32,7 +32,7 @@ import {
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
-import { findEmptyFolders, stillFolders } from "./empty-folders.js";
+import { findEmptyFolders, makeMissingFolders, stillFolders } from "./empty-folders.js";
 import { removeUnreachablePacks } from "./unreachable-packs.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
@@ -638,7 +638,8 @@ export class WorkspaceCheckpoints {
       hasFiles: req.hasFiles,
       edited: normalisePaths(this.workspaceRoot, req.editedPaths),
       ...(req.commandRan ? { commandRan: true } : {}),
-      ...(this.emptyFolders ? { emptyFolders: this.emptyFolders } : {}),
+      // As they are now: a restore to this checkpoint makes the listed folders that are gone again.
+      ...(this.emptyFolders ? { emptyFolders: stillFolders(this.workspaceRoot, this.emptyFolders) } : {}),
     };
   }
 
@@ -823,6 +824,10 @@ export class WorkspaceCheckpoints {
         };
         await this.log.moveHead(target.id, target.tree);
       }
+      // A command may have deleted one of the person's empty folders: it comes back. Only a
+      // command deletes folders (an editing tool never does), and a restore of tool edits alone
+      // leaves what the person did since as it is.
+      if (!recorded.length || options.commandsSince) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
       // A planned path it did not write is as the checkpoint has it (entries: every planned path).
