@@ -1,14 +1,16 @@
 // End-to-end cost of checkpoints for a task, through the real CLI, sidecar binary and scripted
-// model server, on a 27,000-file workspace shaped like babel (two files per folder): the
-// second task in a workspace (three file edits, then the completion), checkpoints on vs off
-// (the checkpointsEnabled setting), alternating, each a separate `dline task` process as a
-// user runs it. The first task of each side (the first baseline) is run untimed before.
+// model server, on a 27,000-file workspace shaped like babel (two files per folder): a later
+// task in a workspace, checkpoints on vs off (the checkpointsEnabled setting), alternating,
+// each a separate `dline task` process as a user runs it. Two tasks: three file edits then the
+// completion; and one short command that changes three files then the completion (its save
+// after the command). The first task of each side (the first baseline) is run untimed before.
 // Prints figures; asserts nothing.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
+import type { ScriptTurn } from "../test/model-server/script.js";
 import { spawnModelServer } from "../test/model-server/spawn.js";
 import { fmtMs, median, ratio, report } from "./helpers.js";
 
@@ -31,21 +33,31 @@ function makeTree(dir: string): void {
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "dline-cp-task-bench-"));
 const edits = ["packages/p0/src0/f0.js", "packages/p60/src0/f12000.js", "packages/p134/src99/f26999.js"];
-// One task: three turns of one edit each, then the completion; the script loops for every task.
-const server = await spawnModelServer({
-  loop: true,
-  turns: [
-    ...edits.map((p) => ({
-      toolCalls: [
-        {
-          name: "write_to_file",
-          input: { path: p, content: `// edited by the task\nexport const changed = "${p}";\n` },
+const completion: ScriptTurn = { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] };
+// Three turns of one edit each, then the completion; the script loops for every task.
+const editTurns: ScriptTurn[] = [
+  ...edits.map((p) => ({
+    toolCalls: [
+      { name: "write_to_file", input: { path: p, content: `// edited by the task\nexport const changed = "${p}";\n` } },
+    ],
+  })),
+  completion,
+];
+// One command over at once (a save by a scan), then the completion.
+const commandTurns: ScriptTurn[] = [
+  {
+    toolCalls: [
+      {
+        name: "execute_command",
+        input: {
+          command: `for f in ${edits.join(" ")}; do echo "// changed by a command" >> $f; done`,
+          requires_approval: false,
         },
-      ],
-    })),
-    { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
-  ],
-});
+      },
+    ],
+  },
+  completion,
+];
 
 interface Side {
   env: NodeJS.ProcessEnv;
@@ -53,7 +65,7 @@ interface Side {
   times: number[];
 }
 
-function sideFor(name: string, checkpoints: boolean): Side {
+function sideFor(name: string, checkpoints: boolean, modelUrl: string): Side {
   const dir = path.join(base, name);
   const workspace = path.join(dir, "project");
   fs.mkdirSync(workspace, { recursive: true });
@@ -65,7 +77,7 @@ function sideFor(name: string, checkpoints: boolean): Side {
     DLINE_HOME_DIR: path.join(dir, "dline-home"),
     DLINE_DOCS_DIR: path.join(dir, "docs"),
     DLINE_CORE: core,
-    OPENAI_BASE_URL: server.url,
+    OPENAI_BASE_URL: modelUrl,
     OPENAI_MODEL: "scripted-model",
     OPENAI_API_KEY: "bench-key",
   };
@@ -84,25 +96,35 @@ function runTask(side: Side): number {
   return performance.now() - t;
 }
 
-try {
-  const on = sideFor("on", true);
-  const off = sideFor("off", false);
-  // The first task of each workspace (with checkpoints: the first baseline of the workspace).
-  runTask(on);
-  runTask(off);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const side of round % 2 === 0 ? [on, off] : [off, on]) side.times.push(runTask(side));
+/** Later tasks of this script, on vs off, alternating; the medians reported as one row. */
+async function measure(label: string, turns: ScriptTurn[]): Promise<void> {
+  const server = await spawnModelServer({ loop: true, turns });
+  try {
+    const on = sideFor(`${label}-on`, true, server.url);
+    const off = sideFor(`${label}-off`, false, server.url);
+    // The first task of each workspace (with checkpoints: the first baseline of the workspace).
+    runTask(on);
+    runTask(off);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const side of round % 2 === 0 ? [on, off] : [off, on]) side.times.push(runTask(side));
+    }
+    const ours = median(on.times);
+    const without = median(off.times);
+    report(
+      label,
+      fmtMs(ours),
+      fmtMs(without),
+      ratio(ours, without),
+      label.startsWith("task of 3 edits") ? "<= 1.15x" : "none (a figure)",
+    );
+  } finally {
+    await server.stop();
   }
-  const ours = median(on.times);
-  const without = median(off.times);
-  report(
-    `task of 3 edits, checkpoints on vs off (later task) @27k`,
-    fmtMs(ours),
-    fmtMs(without),
-    ratio(ours, without),
-    "<= 1.15x",
-  );
+}
+
+try {
+  await measure("task of 3 edits, checkpoints on vs off (later task) @27k", editTurns);
+  await measure("task with one short command changing 3 files, on vs off (later task) @27k", commandTurns);
 } finally {
-  await server.stop();
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -21,7 +21,9 @@ describe("saves after commands stage only what the watcher saw change", () => {
     await manager.ensureBaseline(task);
     const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
 
-    // The first command of the process: the workspace is watched from then on (this save scans).
+    // The first command of the process runs a while: the workspace is watched from then on.
+    manager.commandStarting(task);
+    await manager.idle();
     write(ws, "src/m0/f0.ts", "first command\n");
     await manager.saveTurn(task, { commandRan: true });
 
@@ -68,6 +70,8 @@ describe("saves after commands stage only what the watcher saw change", () => {
     const task = { id: "t1", workspaceRoots: [ws] };
     const manager = makeManager(sb);
     await manager.ensureBaseline(task);
+    manager.commandStarting(task);
+    await manager.idle();
     write(ws, "a.txt", "first\n");
     await manager.saveTurn(task, { commandRan: true });
     // Every file changed in watched folders: more events than the watcher is trusted with.
@@ -78,6 +82,78 @@ describe("saves after commands stage only what the watcher saw change", () => {
     expect(indexTime(gitDir)).not.toBe(before);
     const other = makeManager(sb);
     expect((await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { commandRan: true }))!.tree).toBe(cp.tree);
+    await manager.stop();
+    await other.stop();
+  });
+});
+
+describe("the watch begins as the first command starts", () => {
+  function workspaceWithFiles() {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    for (let i = 0; i < 40; i++) write(ws, `src/m${i % 4}/f${i}.ts`, `export const x = ${i};\n`);
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    return { sb, ws, gitDir, task: { id: "t1", workspaceRoots: [ws] } };
+  }
+
+  it("and is scanned while the command runs: the save after it stages what changed without a scan of its own", async () => {
+    const { sb, ws, gitDir, task } = workspaceWithFiles();
+    const manager = makeManager(sb);
+    await manager.ensureBaseline(task);
+    // Changed in the editor after the baseline, before the command: the scan during the command finds it.
+    write(ws, "src/m3/f3.ts", "edited by the person\n");
+    manager.commandStarting(task);
+    await manager.idle();
+    // The command: changes, adds a folder, deletes.
+    write(ws, "src/m0/f0.ts", "changed by the command\n");
+    write(ws, "src/made/deep/a.ts", "new\n");
+    fs.rmSync(path.join(ws, "src/m1/f1.ts"));
+    const before = indexTime(gitDir);
+    const cp = (await manager.saveTurn(task, { commandRan: true }))!;
+    // Before: this save walked the workspace for the watch, then scanned it (the index restaged).
+    expect(indexTime(gitDir)).toBe(before);
+
+    const other = makeManager(sb);
+    expect((await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { commandRan: true }))!.tree).toBe(cp.tree);
+    const { files } = await manager.compare("t1", nth(await manager.list("t1"), 0, "checkpoint").id);
+    expect(files.map((f) => [f.path, f.status]).sort()).toEqual([
+      ["src/m0/f0.ts", "modified"],
+      ["src/m1/f1.ts", "deleted"],
+      ["src/m3/f3.ts", "modified"],
+      ["src/made/deep/a.ts", "added"],
+    ]);
+    await manager.stop();
+    await other.stop();
+  });
+
+  it("short commands are saved by scans; from the second on the workspace is watched, and then saves do not scan", async () => {
+    const { sb, ws, gitDir, task } = workspaceWithFiles();
+    const manager = makeManager(sb);
+    await manager.ensureBaseline(task);
+    const other = makeManager(sb);
+    const scannedByOther = async () => {
+      const cp = (await other.saveTurn({ id: "t2", workspaceRoots: [ws] }, { commandRan: true }))!;
+      // That process's scan writes the index's cached trees in the background.
+      await other.idle();
+      return cp.tree;
+    };
+    /** A command over before its watch was due (commandStarting's delay): only its save is seen. */
+    const shortCommand = async (rel: string) => {
+      write(ws, rel, `changed by a command\n`);
+      return (await manager.saveTurn(task, { commandRan: true }))!;
+    };
+    for (const rel of ["src/m0/f0.ts", "src/m1/f1.ts"]) {
+      const before = indexTime(gitDir);
+      const cp = await shortCommand(rel);
+      expect(indexTime(gitDir)).not.toBe(before);
+      expect(await scannedByOther()).toBe(cp.tree);
+    }
+    // The second command's save began the watch; once its walk and scan have ended, saves are watched.
+    await manager.idle();
+    const before = indexTime(gitDir);
+    const third = await shortCommand("src/m2/f2.ts");
+    expect(indexTime(gitDir)).toBe(before);
+    expect(await scannedByOther()).toBe(third.tree);
     await manager.stop();
     await other.stop();
   });

@@ -88,6 +88,8 @@ export class CheckpointManager {
    * may change the workspace or reads the checkpoints waits for them (settled()).
    */
   private readonly saves = new Map<string, Promise<void>>();
+  /** Commands' watches being set up (commandStarting), until the engine has taken them. */
+  private readonly commandsStarting = new Set<Promise<void>>();
   /** What those saves will read from the work tree (an edit of other files need not wait for them). */
   private readonly pendingReads = new PendingSaveReads();
   /** Size budget checks started after a save without anyone waiting (Delete Everything waits). */
@@ -239,6 +241,21 @@ export class CheckpointManager {
       this.running.add(task.id);
     }
     return pending;
+  }
+
+  /**
+   * A command of the task is about to run (the runtime awaited ensureBaseline first): its
+   * workspace is watched and scanned while it runs (WorkspaceCheckpoints.commandStarting).
+   */
+  commandStarting(task: CheckpointTask): void {
+    const started = this.baselines.get(task.id)?.then(
+      (baseline) => baseline && this.engineFor(task)?.commandStarting(),
+      () => undefined,
+    );
+    if (!started) return;
+    const done = started.then(() => undefined);
+    this.commandsStarting.add(done);
+    void done.then(() => this.commandsStarting.delete(done));
   }
 
   /** After an assistant turn that may have modified the workspace. */
@@ -707,6 +724,7 @@ export class CheckpointManager {
 
   /** Resolves when no workspace of this process is packing objects in the background. */
   async idle(): Promise<void> {
+    await Promise.allSettled(this.commandsStarting);
     await Promise.allSettled(this.workspaces.engines().map((e) => e.idle()));
   }
 

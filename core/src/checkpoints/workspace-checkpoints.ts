@@ -45,6 +45,11 @@ import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { writePack } from "./pack-writer.js";
 import { BeyondLinkDetector, lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
+/**
+ * A command still running after this long gets the workspace watched while it runs (see
+ * commandStarting); one over sooner is saved by a scan, which costs less than the watch's walk.
+ */
+const COMMAND_WATCH_DELAY_MS = 150;
 /** A watcher no save used for this long is closed. */
 const WATCHER_IDLE_MS = 10 * 60_000;
 
@@ -127,6 +132,19 @@ export class WorkspaceCheckpoints {
   private emptyFolders: string[] | undefined;
   /** Watches the workspace once a command ran (saves after commands then stage only what changed). */
   private watcher: WorkspaceWatcher | undefined;
+  /** The watcher's walk: resolves once every folder is watched. */
+  private watcherStarted: Promise<void> | undefined;
+  /**
+   * What the scan that put the watcher in step while a command ran listed (changed since HEAD):
+   * the save after the command takes these with the watcher's changes (commandStarting).
+   */
+  private listedSinceHead: string[] = [];
+  /** The walk and scan watchAndScan began, until they end. */
+  private commandScan: Promise<void> | undefined;
+  /** A command's watch, due once the command has run a while (commandStarting). */
+  private pendingWatch: { cancel: () => void; done: Promise<void> } | undefined;
+  /** Saves after a command this process made without the watcher (see saveLocked). */
+  private commandsSaved = 0;
   /** The newest snapshot was scanned while the watcher watched: its changes since are all the watcher's. */
   private watchSynced = false;
   private watcherIdle: NodeJS.Timeout | undefined;
@@ -301,6 +319,8 @@ export class WorkspaceCheckpoints {
 
   /** Resolves when no background work (packing, the index's cached trees, stale ref locks) runs. */
   async idle(): Promise<void> {
+    await this.pendingWatch?.done;
+    await this.commandScan;
     await this.refLeftovers;
     await this.cachedTreesWrite;
     await this.packing.settled();
@@ -490,9 +510,14 @@ export class WorkspaceCheckpoints {
         this.unrecorded.delete(req.taskId);
         return watched;
       }
-      // The first command of this process: from now on the workspace is watched, and the scan
-      // below (which starts once the watch is in place) is what the watcher's changes add to.
-      if (req.commandRan && !this.watcher) await this.startWatching();
+      // A command ran before the watcher was in step (a short one, or the watch's walk and scan
+      // had not ended): the scan below does not wait for the walk. A watch in place when it
+      // starts is put in step by it. From a process's second command on (more are likely
+      // then), the workspace is watched, and scanned once the walk has ended.
+      if (req.commandRan) {
+        this.pendingWatch?.cancel();
+        if (++this.commandsSaved >= 2) this.watchAndScan();
+      }
     }
     const skipped: SkippedPath[] = [];
     let tree: string | undefined;
@@ -510,6 +535,7 @@ export class WorkspaceCheckpoints {
         const listIgnored = !!req.listIgnored || this.lastIgnored === undefined;
         const watching = this.watcher?.trustworthy ?? false;
         this.watcher?.resync();
+        this.listedSinceHead = [];
         const scan = await this.stager.stageScan({ listIgnored, signal, background: req.kind === "baseline" });
         this.watchSynced = watching;
         const scanned = scan.skipped;
@@ -571,6 +597,8 @@ export class WorkspaceCheckpoints {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     const changed = this.watcher.drain();
+    const listed = this.listedSinceHead;
+    this.listedSinceHead = [];
     const headTree = changed && (await this.log.headTree(signal));
     if (!changed || !headTree) {
       this.watchSynced = false;
@@ -578,7 +606,7 @@ export class WorkspaceCheckpoints {
     }
     const paths = await pathsToStage(
       this.workspaceRoot,
-      [...new Set([...changed, ...normalisePaths(this.workspaceRoot, req.editedPaths)])],
+      [...new Set([...changed, ...listed, ...normalisePaths(this.workspaceRoot, req.editedPaths)])],
       (p) => this.entryIn(headTree, p),
       (p) => this.stager.excludedNow(p, signal),
       skipFolder,
@@ -606,11 +634,87 @@ export class WorkspaceCheckpoints {
     );
   }
 
-  private async startWatching(): Promise<void> {
-    const watcher = new WorkspaceWatcher(this.workspaceRoot, skipFolder);
-    this.watcher = watcher;
-    await watcher.start();
+  /** Watches the workspace (once); resolves when every folder is watched. */
+  private startWatching(): Promise<void> {
+    if (!this.watcher) {
+      const watcher = new WorkspaceWatcher(this.workspaceRoot, skipFolder);
+      this.watcher = watcher;
+      this.watcherStarted = watcher.start();
+    }
     this.armWatcherIdleClose();
+    return this.watcherStarted ?? Promise.resolve();
+  }
+
+  /**
+   * A command is about to run. Once it has run a while (COMMAND_WATCH_DELAY_MS), the workspace
+   * is watched and, when every folder is, scanned while the command runs, at a low priority: the
+   * save after the command then stages what that scan listed and what the watcher saw change
+   * since (saveWatched), instead of walking the workspace for the watch after the command and
+   * scanning it. A command over sooner (`ls`, `cat`) is saved by a scan alone, which costs less
+   * than the walk. Never throws.
+   */
+  commandStarting(): void {
+    if (this.watcher) {
+      this.armWatcherIdleClose();
+      return;
+    }
+    if (this.pendingWatch) return;
+    let timer: NodeJS.Timeout | undefined;
+    let settle: (due: boolean) => void = () => undefined;
+    const due = new Promise<boolean>((resolve) => {
+      settle = resolve;
+      timer = setTimeout(() => resolve(true), COMMAND_WATCH_DELAY_MS);
+    });
+    const pending = {
+      cancel: () => {
+        clearTimeout(timer);
+        settle(false);
+      },
+      done: due.then((started) => {
+        if (this.pendingWatch === pending) this.pendingWatch = undefined;
+        if (started) this.watchAndScan();
+      }),
+    };
+    this.pendingWatch = pending;
+  }
+
+  /**
+   * Watches the workspace and, once every folder is, scans it under the lock to put the watcher
+   * in step (scanForWatcher), in the background. Never throws.
+   */
+  private watchAndScan(): void {
+    if (this.commandScan || (this.watcher && this.watchSynced)) return;
+    const scan = this.startWatching()
+      .then(() =>
+        this.lock.read(
+          () => this.scanForWatcher(),
+          () => undefined,
+        ),
+      )
+      .catch((err: Error) =>
+        this.options.logger.warn("scanning for the workspace watcher failed", { error: err.message }),
+      )
+      .finally(() => {
+        if (this.commandScan === scan) this.commandScan = undefined;
+      });
+    this.commandScan = scan;
+  }
+
+  /** Under the lock: the scan that puts a watcher whose walk has ended in step (commandStarting). */
+  private async scanForWatcher(): Promise<void> {
+    const watcher = this.watcher;
+    if (!watcher?.trustworthy || this.watchSynced) return;
+    await this.open();
+    // LFS patterns may have changed since the repository was opened.
+    writeExcludeFile(this.repo.paths.gitDir, readLfsPatterns(this.workspaceRoot));
+    const listIgnored = this.lastIgnored === undefined;
+    watcher.resync();
+    const scan = await this.stager.stageScan({ listIgnored, background: true });
+    this.rememberScan(scan.skipped, listIgnored);
+    // Past that many paths the save writes the index's tree instead: it scans again, as before.
+    if (!scan.listed || scan.listed.length >= WHOLE_TREE_STAGED) return;
+    this.listedSinceHead = scan.listed;
+    this.watchSynced = this.watcher === watcher && watcher.trustworthy;
   }
 
   /** A watcher no save used for a while is closed (its folders are watched again at the next command). */
@@ -623,8 +727,11 @@ export class WorkspaceCheckpoints {
 
   private stopWatching(): void {
     clearTimeout(this.watcherIdle);
+    this.pendingWatch?.cancel();
     this.watcher?.close();
     this.watcher = undefined;
+    this.watcherStarted = undefined;
+    this.listedSinceHead = [];
     this.watchSynced = false;
   }
 

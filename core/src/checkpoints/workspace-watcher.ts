@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from "node:fs";
+import { readdirSync, watch, type Dirent, type FSWatcher } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 
@@ -8,6 +8,8 @@ import * as path from "node:path";
  * next save scans. Well below inotify's default queue of 16,384 events.
  */
 const TOO_MANY_EVENTS = 8000;
+/** Folders watched between two turns of the event loop while walking (about 5 ms). */
+const WALK_SLICE = 400;
 
 /**
  * What changed in a workspace since the last save, from Node's own `fs.watch` on each folder
@@ -68,8 +70,23 @@ export class WorkspaceWatcher {
     this.watchers.clear();
   }
 
+  /**
+   * Watches `rel` and every folder below it. Synchronous reads in slices, as a scan's checks are:
+   * awaiting one thread-pool round trip per folder took 1 s for the 13,600 folders of a tree
+   * shaped like babel's, where synchronous reads took 0.2 s.
+   */
   private async watchTree(rel: string): Promise<void> {
-    if (this.closed || this.watchers.has(rel)) return;
+    const pending = [rel];
+    let done = 0;
+    while (pending.length && !this.closed) {
+      if (++done % WALK_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const child of this.watchFolder(pending.pop()!)) pending.push(child);
+    }
+  }
+
+  /** Watches one folder; answers its subfolders to watch. */
+  private watchFolder(rel: string): string[] {
+    if (this.closed || this.watchers.has(rel)) return [];
     const abs = rel ? path.join(this.root, ...rel.split("/")) : this.root;
     let watcher: FSWatcher;
     try {
@@ -78,24 +95,31 @@ export class WorkspaceWatcher {
       // Gone meanwhile: its parent's event reports it. Anything else (the kernel's limit on
       // watches, permissions): changes there would go unseen, so the watcher is not trusted.
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.broken = true;
-      return;
+      return [];
     }
     watcher.on("error", () => {
       this.broken = true;
     });
     this.watchers.set(rel, watcher);
-    const entries = await fs.readdir(abs, { withFileTypes: true }).catch(() => []);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return [];
+    }
     if (entries.some((e) => e.name === ".git") && rel) {
       // A nested repository: its files never enter a snapshot.
       watcher.close();
       this.watchers.delete(rel);
-      return;
+      return [];
     }
+    const children: string[] = [];
     for (const e of entries) {
       if (!e.isDirectory()) continue;
       const child = rel ? `${rel}/${e.name}` : e.name;
-      if (!this.skipFolder(child, e.name)) await this.watchTree(child);
+      if (!this.skipFolder(child, e.name)) children.push(child);
     }
+    return children;
   }
 
   private onEvent(dirRel: string, name: string | Buffer | null): void {

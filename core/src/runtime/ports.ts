@@ -42,6 +42,8 @@ export interface CheckpointPort {
    * change the workspace next waits for it: baseline(), beforeEdit()).
    */
   saveTurn(change: { editedPaths: string[]; commandRan: boolean; messageId: string }): Promise<string>;
+  /** A command is about to run (after baseline()): the checkpoints may watch it. Returns at once. */
+  commandStarting(): void;
   saveCompletion(messageId: string): Promise<string>;
   /** A compaction checkpoint: no file snapshot, only "task only" restores. */
   saveCompaction(messageId: string): Promise<string>;

@@ -19,6 +19,9 @@ export function taskCheckpoints(manager: CheckpointManager, taskId: string, work
       });
       return saved?.id ?? "";
     },
+    commandStarting() {
+      manager.commandStarting(task);
+    },
     async saveCompletion(messageId) {
       return (await manager.saveCompletion(task, { messageId }))?.id ?? "";
     },

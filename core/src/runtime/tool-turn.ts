@@ -529,6 +529,8 @@ class ToolTurn {
       if (!(tool.prepareEdit && prepared)) await baselineFirst();
       this.modified = true;
     }
+    // The save after a command stages what changed while it ran: the workspace is watched from now.
+    if (o.isCommand) deps.checkpoints?.commandStarting();
     if (row) {
       if (row.record.status !== "running") row.update({ status: "running" });
       // The row is on disk before the call runs: a sidecar killed meanwhile reopens it interrupted, not gone.
