@@ -1,9 +1,10 @@
 // End-to-end cost of checkpoints for a task, through the real CLI, sidecar binary and scripted
 // model server, on a 27,000-file workspace shaped like babel (two files per folder): a later
 // task in a workspace, checkpoints on vs off (the checkpointsEnabled setting), alternating,
-// each a separate `dline task` process as a user runs it. Two tasks: three file edits then the
-// completion; and one short command that changes three files then the completion (its save
-// after the command). The first task of each side (the first baseline) is run untimed before.
+// each a separate `dline task` process as a user runs it. Three tasks: three file edits then
+// the completion; one command that changes three files then the completion, over at once or
+// after a second (its save after the command). The first task of each side (the first
+// baseline) is run untimed before.
 // Prints figures; asserts nothing.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -43,21 +44,16 @@ const editTurns: ScriptTurn[] = [
   })),
   completion,
 ];
-// One command over at once (a save by a scan), then the completion.
-const commandTurns: ScriptTurn[] = [
-  {
-    toolCalls: [
-      {
-        name: "execute_command",
-        input: {
-          command: `for f in ${edits.join(" ")}; do echo "// changed by a command" >> $f; done`,
-          requires_approval: false,
-        },
-      },
-    ],
-  },
-  completion,
-];
+/** One command that changes the three files (after `wait`), then the completion. */
+function commandTurns(wait: string): ScriptTurn[] {
+  const change = `for f in ${edits.join(" ")}; do echo "// changed by a command" >> $f; done`;
+  return [
+    {
+      toolCalls: [{ name: "execute_command", input: { command: `${wait}${change}`, requires_approval: false } }],
+    },
+    completion,
+  ];
+}
 
 interface Side {
   env: NodeJS.ProcessEnv;
@@ -124,7 +120,10 @@ async function measure(label: string, turns: ScriptTurn[]): Promise<void> {
 
 try {
   await measure("task of 3 edits, checkpoints on vs off (later task) @27k", editTurns);
-  await measure("task with one short command changing 3 files, on vs off (later task) @27k", commandTurns);
+  // Over at once: its save is a scan. Running a second: the workspace is watched and scanned
+  // meanwhile, and its save stages what changed.
+  await measure("task with one short command changing 3 files, on vs off (later task) @27k", commandTurns(""));
+  await measure("task with one 1 s command changing 3 files, on vs off (later task) @27k", commandTurns("sleep 1; "));
 } finally {
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -529,7 +529,8 @@ class ToolTurn {
       if (!(tool.prepareEdit && prepared)) await baselineFirst();
       this.modified = true;
     }
-    // The save after a command stages what changed while it ran: the workspace is watched from now.
+    // A command that runs a while gets the workspace watched meanwhile: the save after it then
+    // stages only what changed.
     if (o.isCommand) deps.checkpoints?.commandStarting();
     if (row) {
       if (row.record.status !== "running") row.update({ status: "running" });
