@@ -10,13 +10,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../../core/src/app.js";
-import { Lifecycle } from "../../core/src/lifecycle.js";
-import { createLogger } from "../../core/src/logging/logger.js";
-import { getDlineDataDir, getDlineHomePath } from "../../core/src/storage/roots.js";
 import { makeTestRoots } from "../helpers/sidecar.js";
 import { spawnModelServer } from "../model-server/spawn.js";
-import { makeWorkspace, TEST_KEY } from "./harness.js";
+import { TEST_KEY } from "./harness.js";
+import { startAppInProcess } from "./in-process-app.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -52,21 +49,8 @@ describe("a command that runs a while", () => {
       ],
     });
     cleanups.push(() => server.stop());
-    const env = { ...roots.env, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: TEST_KEY, OPENAI_MODEL: "scripted-model" };
-    const logger = createLogger({ write: () => undefined, close: () => undefined });
-    const lifecycle = new Lifecycle(logger, () => undefined);
-    const app = await createApp({
-      roots: { dataRoot: getDlineDataDir(env), homeRoot: getDlineHomePath(env), documentsRoot: roots.docsDir },
-      logger,
-      logFile: undefined,
-      lifecycle,
-      env,
-    });
-    cleanups.push(async () => {
-      await lifecycle.stop("test over");
-      fs.rmSync(roots.base, { recursive: true, force: true });
-    });
-    const workspace = makeWorkspace(roots.base);
+    const { app, workspace, stop: stopApp } = await startAppInProcess(roots, server.url);
+    cleanups.push(stopApp);
     const runtime = await app.runtime();
     const taskId = await runtime.newTask(workspace, "Build it", "env-openai");
 

@@ -7,15 +7,11 @@
  * The sidecar's app runs in this process here, so a subscriber reads the row the very moment
  * the event reaches it; through RPC that moment cannot be held.
  */
-import * as fs from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../../core/src/app.js";
-import { Lifecycle } from "../../core/src/lifecycle.js";
-import { createLogger } from "../../core/src/logging/logger.js";
-import { getDlineDataDir, getDlineHomePath } from "../../core/src/storage/roots.js";
 import { makeTestRoots } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeWorkspace, TEST_KEY } from "./harness.js";
+import { TEST_KEY } from "./harness.js";
+import { startAppInProcess } from "./in-process-app.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -23,22 +19,9 @@ afterEach(async () => {
 });
 
 async function startInProcess(server: ModelServerProcess) {
-  const roots = makeTestRoots("dline-status-first-");
-  const env = { ...roots.env, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: TEST_KEY, OPENAI_MODEL: "scripted-model" };
-  const logger = createLogger({ write: () => undefined, close: () => undefined });
-  const lifecycle = new Lifecycle(logger, () => undefined);
-  const app = await createApp({
-    roots: { dataRoot: getDlineDataDir(env), homeRoot: getDlineHomePath(env), documentsRoot: roots.docsDir },
-    logger,
-    logFile: undefined,
-    lifecycle,
-    env,
-  });
-  cleanups.push(async () => {
-    await lifecycle.stop("test over");
-    fs.rmSync(roots.base, { recursive: true, force: true });
-  });
-  return { app, workspace: makeWorkspace(roots.base) };
+  const started = await startAppInProcess(makeTestRoots("dline-status-first-"), server.url);
+  cleanups.push(started.stop);
+  return started;
 }
 
 describe("a task's status", () => {

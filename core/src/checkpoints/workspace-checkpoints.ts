@@ -40,7 +40,7 @@ import { RecoveringLock } from "./repo-recovery.js";
 import { ShadowRepo } from "./shadow-repo.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
-import { SnapshotStager, type ScanProgress } from "./snapshot-stager.js";
+import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { writePack } from "./pack-writer.js";
 import { BeyondLinkDetector, lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
@@ -530,20 +530,14 @@ export class WorkspaceCheckpoints {
       if (req.editedPaths.length) skipped.push(...(await this.stager.stagePaths(req.editedPaths, signal)).skipped);
       // Without a scan, the index may lag the newest snapshot (fast commits): scan then too.
       if (!(fresh && !req.listIgnored)) {
-        // LFS patterns may have changed since the repository was opened.
-        writeExcludeFile(this.repo.paths.gitDir, readLfsPatterns(this.workspaceRoot));
         const listIgnored = !!req.listIgnored || this.lastIgnored === undefined;
-        const watching = this.watcher?.trustworthy ?? false;
-        this.watcher?.resync();
-        this.listedSinceHead = [];
-        const scan = await this.stager.stageScan({ listIgnored, signal, background: req.kind === "baseline" });
+        const { scan, watching } = await this.scanWorkspace(listIgnored, req.kind === "baseline", signal);
         this.watchSynced = watching;
         const scanned = scan.skipped;
         staged = scan.staged;
         listed = scan.listed;
         this.scanned = true;
         this.unrecorded.delete(req.taskId);
-        this.rememberScan(scanned, listIgnored);
         await this.walkEmptyFoldersIfUnknown([...(this.lastIgnored ?? []), ...scanned], signal);
         skipped.push(...scanned.filter((s) => s.reason === "size"));
       } else {
@@ -705,16 +699,31 @@ export class WorkspaceCheckpoints {
     const watcher = this.watcher;
     if (!watcher?.trustworthy || this.watchSynced) return;
     await this.open();
-    // LFS patterns may have changed since the repository was opened.
-    writeExcludeFile(this.repo.paths.gitDir, readLfsPatterns(this.workspaceRoot));
-    const listIgnored = this.lastIgnored === undefined;
-    watcher.resync();
-    const scan = await this.stager.stageScan({ listIgnored, background: true });
-    this.rememberScan(scan.skipped, listIgnored);
+    const { scan, watching } = await this.scanWorkspace(this.lastIgnored === undefined, true);
     // Past that many paths the save writes the index's tree instead: it scans again, as before.
     if (!scan.listed || scan.listed.length >= WHOLE_TREE_STAGED) return;
     this.listedSinceHead = scan.listed;
-    this.watchSynced = this.watcher === watcher && watcher.trustworthy;
+    this.watchSynced = watching && this.watcher === watcher && watcher.trustworthy;
+  }
+
+  /**
+   * Under the lock: `git status` and the staging of what it listed (SnapshotStager.stageScan).
+   * `watching`: the watcher was in place when it began, so its changes since add to this scan's.
+   */
+  private async scanWorkspace(
+    listIgnored: boolean,
+    background: boolean,
+    signal?: AbortSignal,
+  ): Promise<{ scan: StageResult; watching: boolean }> {
+    // LFS patterns may have changed since the repository was opened.
+    writeExcludeFile(this.repo.paths.gitDir, readLfsPatterns(this.workspaceRoot));
+    const watching = this.watcher?.trustworthy ?? false;
+    this.watcher?.resync();
+    // What an earlier scan listed and no save took yet: this scan lists it again.
+    this.listedSinceHead = [];
+    const scan = await this.stager.stageScan({ listIgnored, signal, background });
+    this.rememberScan(scan.skipped, listIgnored);
+    return { scan, watching };
   }
 
   /** A watcher no save used for a while is closed (its folders are watched again at the next command). */
