@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeMissingFolders } from "../../core/src/checkpoints/empty-folders.js";
+import { foldersToMake, makeMissingFolders, removeEmptyFolders } from "../../core/src/checkpoints/empty-folders.js";
 
-describe("makeMissingFolders", () => {
+describe("making and removing the empty folders a restore brings back", () => {
   const made: string[] = [];
   afterEach(() => {
     for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
@@ -37,5 +37,53 @@ describe("makeMissingFolders", () => {
     expect(fs.readdirSync(outside)).toEqual([]);
     expect(fs.readFileSync(path.join(ws, "file"), "utf8")).toBe("a file\n");
     expect(fs.existsSync(path.join(ws, ".git"))).toBe(false);
+  });
+
+  it("foldersToMake names what makeMissingFolders may make, parents first, and where a link or file stands", () => {
+    const { ws, outside } = sandbox();
+    fs.mkdirSync(path.join(ws, "a"));
+    fs.mkdirSync(path.join(ws, "there"));
+    fs.symlinkSync(outside, path.join(ws, "linked"));
+    fs.writeFileSync(path.join(ws, "file"), "a file\n");
+    const listed = ["a/b/c", "a/b/d", "there", "x", "linked/old", "file/old", "../up", ".git/x"];
+    // A restore may delete the link or the file (a command's) before it makes the folders.
+    expect(foldersToMake(ws, listed)).toEqual([
+      "a/b",
+      "a/b/c",
+      "a/b/d",
+      "file",
+      "file/old",
+      "linked",
+      "linked/old",
+      "x",
+    ]);
+    makeMissingFolders(ws, listed);
+    expect(foldersToMake(ws, listed)).toEqual(["file", "file/old", "linked", "linked/old"]);
+    expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
+  it("removeEmptyFolders takes children before parents, and keeps a folder with something in it", () => {
+    const { ws } = sandbox();
+    fs.mkdirSync(path.join(ws, "a/b/c"), { recursive: true });
+    fs.mkdirSync(path.join(ws, "kept/inner"), { recursive: true });
+    fs.writeFileSync(path.join(ws, "kept/inner/note.txt"), "put there since\n");
+    expect(removeEmptyFolders(ws, ["a", "a/b", "a/b/c", "kept", "kept/inner", "missing"])).toEqual([
+      "a/b/c",
+      "a/b",
+      "a",
+    ]);
+    expect(fs.existsSync(path.join(ws, "a"))).toBe(false);
+    expect(fs.readFileSync(path.join(ws, "kept/inner/note.txt"), "utf8")).toBe("put there since\n");
+  });
+
+  it("removeEmptyFolders never goes through a link or out of the workspace", () => {
+    const { ws, outside } = sandbox();
+    fs.mkdirSync(path.join(outside, "old"));
+    fs.mkdirSync(path.join(outside, "up"));
+    fs.symlinkSync(outside, path.join(ws, "linked"));
+    fs.mkdirSync(path.join(ws, "real"));
+    expect(removeEmptyFolders(ws, ["linked/old", "linked", "../outside/up", "real/../../outside/up"])).toEqual([]);
+    expect(fs.readdirSync(outside).sort()).toEqual(["old", "up"]);
+    expect(fs.lstatSync(path.join(ws, "linked")).isSymbolicLink()).toBe(true);
   });
 });

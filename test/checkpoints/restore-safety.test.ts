@@ -330,13 +330,56 @@ describe("an empty folder a command deleted comes back", () => {
     fs.symlinkSync(outside, path.join(ws, "cache"));
     await manager.saveTurn(task, { commandRan: true });
 
-    await manager.restore("t1", base.id, "files");
+    const outcome = await manager.restore("t1", base.id, "files");
     expect(read(ws, "src/app.ts")).toBe("v1\n");
     expect(isFolder(ws, "reports")).toBe(true);
     expect(fs.readdirSync(outside)).toEqual([]);
     // The command's link went (the task made it), and the folder came back in its place.
     expect(fs.lstatSync(path.join(ws, "cache")).isSymbolicLink()).toBe(false);
     expect(isFolder(ws, "cache/keep")).toBe(true);
+
+    // Undone: the tool's edit, the command's link, and no folder the restore made.
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "src/app.ts")).toBe("v2\n");
+    expect(isFolder(ws, "reports")).toBe(false);
+    expect(fs.readlinkSync(path.join(ws, "cache"))).toBe(outside);
+    expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
+  it("undoing that restore removes the folders it made again", async () => {
+    const { manager, task, ws } = setup();
+    fs.mkdirSync(path.join(ws, "reports"));
+    fs.mkdirSync(path.join(ws, "drafts/old"), { recursive: true });
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    fs.rmdirSync(path.join(ws, "reports"));
+    fs.rmSync(path.join(ws, "drafts"), { recursive: true });
+    write(ws, "notes.txt", "made by a command\n");
+    await manager.saveTurn(task, { commandRan: true });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(isFolder(ws, "reports")).toBe(true);
+    expect(isFolder(ws, "drafts/old")).toBe(true);
+
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "notes.txt")).toBe("made by a command\n");
+    // Before: all three stayed, though none was there when the restore was asked for.
+    expect(isFolder(ws, "reports")).toBe(false);
+    expect(isFolder(ws, "drafts")).toBe(false);
+  });
+
+  it("undoing it keeps a folder it made that something was put in since", async () => {
+    const { manager, task, ws } = setup();
+    fs.mkdirSync(path.join(ws, "reports"));
+    write(ws, "src/app.ts", "v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    fs.rmdirSync(path.join(ws, "reports"));
+    await manager.saveTurn(task, { commandRan: true });
+    const outcome = await manager.restore("t1", base.id, "files");
+    // Files the checkpoints leave out (an excluded folder): the undo does not delete them.
+    write(ws, "reports/node_modules/pkg/index.js", "installed after the restore\n");
+
+    await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "reports/node_modules/pkg/index.js")).toBe("installed after the restore\n");
   });
 
   it("a restore of tool edits alone leaves a folder the person removed since as it is", async () => {

@@ -25,6 +25,12 @@ export interface CheckpointMeta {
    * it, even when a command deleted and made it again. Absent in older checkpoints.
    */
   emptyFolders?: string[];
+  /**
+   * Only in a "before restore" checkpoint: the folders the restore it was saved for then made
+   * again (empty folders of the person's that a command had deleted, and the folders on their
+   * way). A restore to this checkpoint undoes that restore: it removes those still empty.
+   */
+  foldersMadeAfter?: string[];
 }
 
 export interface CheckpointInfo extends CheckpointMeta {

@@ -72,10 +72,61 @@ export function makeMissingFolders(workspaceRoot: string, folders: readonly stri
   });
 }
 
+/**
+ * The folders a restore may make for `folders` (makeMissingFolders, after the restore has
+ * written its files): on each path's way, the first that is not a folder now and those under
+ * it. Where a file or a link stands (a command's, which the restore may delete) it is named
+ * too. Parents come before their children.
+ */
+export function foldersToMake(workspaceRoot: string, folders: readonly string[]): string[] {
+  const planned = new Set<string>();
+  for (const rel of folders) {
+    const parts = rel.split("/");
+    if (!validParts(parts)) continue;
+    const first = parts.findIndex(
+      (_, i) => !lstatIfPresent(toAbsolute(workspaceRoot, parts.slice(0, i + 1).join("/")))?.isDirectory(),
+    );
+    if (first >= 0) for (let j = first + 1; j <= parts.length; j++) planned.add(parts.slice(0, j).join("/"));
+  }
+  return [...planned].sort();
+}
+
+/**
+ * Undoes makeMissingFolders: removes those of `folders` that are empty folders now, children
+ * before parents. A folder with anything in it stays, and so does any path with a link on its
+ * way (nothing outside the workspace is touched). Answers the folders removed.
+ */
+export function removeEmptyFolders(workspaceRoot: string, folders: readonly string[]): string[] {
+  const deepestFirst = [...folders].sort((a, b) => b.split("/").length - a.split("/").length);
+  return deepestFirst.filter((rel) => {
+    if (!onlyFoldersOnWay(workspaceRoot, rel)) return false;
+    try {
+      fs.rmdirSync(toAbsolute(workspaceRoot, rel));
+      return true;
+    } catch {
+      return false; // not empty (or not writable): left as it is
+    }
+  });
+}
+
+/** Whether `rel` and every folder on its way are folders (not links) of the workspace. */
+function onlyFoldersOnWay(workspaceRoot: string, rel: string): boolean {
+  const parts = rel.split("/");
+  if (!validParts(parts)) return false;
+  for (let i = 1; i <= parts.length; i++) {
+    if (!lstatIfPresent(toAbsolute(workspaceRoot, parts.slice(0, i).join("/")))?.isDirectory()) return false;
+  }
+  return true;
+}
+
+function validParts(parts: readonly string[]): boolean {
+  return !parts.some((part) => !part || part === "." || part === ".." || part === ".git");
+}
+
 /** Whether it made (some of) the folders on `rel`'s way, up to `rel` itself. */
 function makeFolderPath(workspaceRoot: string, rel: string): boolean {
   const parts = rel.split("/");
-  if (parts.some((part) => !part || part === "." || part === ".." || part === ".git")) return false;
+  if (!validParts(parts)) return false;
   let dir = workspaceRoot;
   let made = false;
   for (const part of parts) {

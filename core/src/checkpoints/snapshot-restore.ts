@@ -140,12 +140,14 @@ export class SnapshotRestore {
     const created = plan.created.filter((p) => !unkept.has(p));
     // What stands in the way (a folder a command made where a file was) goes when the undo
     // checkpoint holds all of it, as in resetHard: undoing the restore brings it back.
-    // An empty folder stays (and refuses the restore): no checkpoint would bring it back.
+    // An empty folder stays (and refuses the restore): no checkpoint would bring it back. But
+    // undoing a restore removes a folder that restore made (CheckpointMeta.foldersMadeAfter).
     const obstacles = await this.obstaclesHeldBy(restore, async (wanted) => {
       const held = await sessionEntries(session, undo, wanted);
       return new Set([...held].filter(([, e]) => e.mode !== "040000").map(([p]) => p));
     });
-    for (const [o, held] of obstacles) if (!held.length) obstacles.delete(o);
+    const madeByUndoneRestore = new Set(target.kind === "before_restore" ? (target.foldersMadeAfter ?? []) : []);
+    for (const [o, held] of obstacles) if (!held.length && !madeByUndoneRestore.has(o)) obstacles.delete(o);
     const removable = new Set(obstacles.keys());
     for (const p of restore) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });

@@ -32,7 +32,13 @@ import {
 import { PackMaintenance } from "./pack-maintenance.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
-import { findEmptyFolders, makeMissingFolders, stillFolders } from "./empty-folders.js";
+import {
+  findEmptyFolders,
+  foldersToMake,
+  makeMissingFolders,
+  removeEmptyFolders,
+  stillFolders,
+} from "./empty-folders.js";
 import { removeUnreachablePacks } from "./unreachable-packs.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
@@ -100,6 +106,8 @@ export interface SaveRequest {
   hasFiles: boolean;
   /** Force a listing of ignored files (otherwise the last listing is carried over). */
   listIgnored?: boolean;
+  /** A "before restore" checkpoint: the folders the restore will make again (CheckpointMeta). */
+  foldersMadeAfter?: readonly string[];
 }
 
 /**
@@ -756,6 +764,7 @@ export class WorkspaceCheckpoints {
       ...(req.commandRan ? { commandRan: true } : {}),
       // As they are now: a restore to this checkpoint makes the listed folders that are gone again.
       ...(this.emptyFolders ? { emptyFolders: stillFolders(this.workspaceRoot, this.emptyFolders) } : {}),
+      ...(req.foldersMadeAfter?.length ? { foldersMadeAfter: [...req.foldersMadeAfter] } : {}),
     };
   }
 
@@ -894,6 +903,11 @@ export class WorkspaceCheckpoints {
       // the person) changed since stays as it is, and the answer names it.
       const leftOut = await this.lookForLeftOutChanges(target, options.leftOutSince);
       const recorded = await this.scopeOf(target, recordedPaths, options);
+      // A command may have deleted one of the person's empty folders: it comes back. Only a
+      // command deletes folders (an editing tool never does), and a restore of tool edits alone
+      // leaves what the person did since as it is. The undo checkpoint names the folders made.
+      const remakeFolders = !recorded.length || !!options.commandsSince;
+      const foldersMadeAfter = remakeFolders ? foldersToMake(this.workspaceRoot, target.emptyFolders ?? []) : [];
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
         const undoReq: SaveRequest = {
@@ -903,6 +917,7 @@ export class WorkspaceCheckpoints {
           editedPaths: recorded,
           scan: false,
           hasFiles: true,
+          foldersMadeAfter,
         };
         result = await restoreRecordedPaths(
           {
@@ -928,6 +943,7 @@ export class WorkspaceCheckpoints {
           editedPaths: [],
           scan: true,
           hasFiles: true,
+          foldersMadeAfter,
         });
         result = {
           ...(await this.restorer.resetHard(
@@ -940,10 +956,9 @@ export class WorkspaceCheckpoints {
         };
         await this.log.moveHead(target.id, target.tree);
       }
-      // A command may have deleted one of the person's empty folders: it comes back. Only a
-      // command deletes folders (an editing tool never does), and a restore of tool edits alone
-      // leaves what the person did since as it is.
-      if (!recorded.length || options.commandsSince) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
+      if (remakeFolders) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
+      // Undoing a restore: the folders it made go again, unless something was put in them since.
+      if (target.kind === "before_restore") removeEmptyFolders(this.workspaceRoot, target.foldersMadeAfter ?? []);
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
       await this.log.setRestoredMarker(taskId, target.id);
       // A planned path it did not write is as the checkpoint has it (entries: every planned path).
