@@ -286,18 +286,24 @@ describe("an empty folder a command deleted comes back", () => {
   const isFolder = (ws: string, rel: string) =>
     fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
 
-  it("by the reset rule; a checkpoint saved after the deletion does not list it", async () => {
+  /** Empty `reports/` and `drafts/old/`, a baseline, then a command's turn that deleted both. */
+  async function foldersDeletedByACommand() {
     const { manager, task, ws } = setup();
     fs.mkdirSync(path.join(ws, "reports"));
     fs.mkdirSync(path.join(ws, "drafts/old"), { recursive: true });
     write(ws, "src/app.ts", "v1\n");
     const base = (await manager.ensureBaseline(task))!;
-    expect(base.emptyFolders).toEqual(["drafts/old", "reports"]);
     // A command (`rmdir reports && rm -r drafts && echo … > notes.txt`): no recorded edits.
     fs.rmdirSync(path.join(ws, "reports"));
     fs.rmSync(path.join(ws, "drafts"), { recursive: true });
     write(ws, "notes.txt", "made by a command\n");
     const turn = (await manager.saveTurn(task, { commandRan: true }))!;
+    return { manager, ws, base, turn };
+  }
+
+  it("by the reset rule; a checkpoint saved after the deletion does not list it", async () => {
+    const { manager, ws, base, turn } = await foldersDeletedByACommand();
+    expect(base.emptyFolders).toEqual(["drafts/old", "reports"]);
     // Before: the process's list as the baseline had it, so a restore to this turn would make them again.
     expect(turn.emptyFolders).toEqual([]);
 
@@ -347,15 +353,7 @@ describe("an empty folder a command deleted comes back", () => {
   });
 
   it("undoing that restore removes the folders it made again", async () => {
-    const { manager, task, ws } = setup();
-    fs.mkdirSync(path.join(ws, "reports"));
-    fs.mkdirSync(path.join(ws, "drafts/old"), { recursive: true });
-    write(ws, "src/app.ts", "v1\n");
-    const base = (await manager.ensureBaseline(task))!;
-    fs.rmdirSync(path.join(ws, "reports"));
-    fs.rmSync(path.join(ws, "drafts"), { recursive: true });
-    write(ws, "notes.txt", "made by a command\n");
-    await manager.saveTurn(task, { commandRan: true });
+    const { manager, ws, base } = await foldersDeletedByACommand();
     const outcome = await manager.restore("t1", base.id, "files");
     expect(isFolder(ws, "reports")).toBe(true);
     expect(isFolder(ws, "drafts/old")).toBe(true);
