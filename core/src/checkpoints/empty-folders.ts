@@ -83,9 +83,7 @@ export function foldersToMake(workspaceRoot: string, folders: readonly string[])
   for (const rel of folders) {
     const parts = rel.split("/");
     if (!validParts(parts)) continue;
-    const first = parts.findIndex(
-      (_, i) => !lstatIfPresent(toAbsolute(workspaceRoot, parts.slice(0, i + 1).join("/")))?.isDirectory(),
-    );
+    const first = firstNotFolder(workspaceRoot, parts);
     if (first >= 0) for (let j = first + 1; j <= parts.length; j++) planned.add(parts.slice(0, j).join("/"));
   }
   return [...planned].sort();
@@ -112,11 +110,14 @@ export function removeEmptyFolders(workspaceRoot: string, folders: readonly stri
 /** Whether `rel` and every folder on its way are folders (not links) of the workspace. */
 function onlyFoldersOnWay(workspaceRoot: string, rel: string): boolean {
   const parts = rel.split("/");
-  if (!validParts(parts)) return false;
-  for (let i = 1; i <= parts.length; i++) {
-    if (!lstatIfPresent(toAbsolute(workspaceRoot, parts.slice(0, i).join("/")))?.isDirectory()) return false;
-  }
-  return true;
+  return validParts(parts) && firstNotFolder(workspaceRoot, parts) < 0;
+}
+
+/** The index of the first part of the path that is not a folder now (missing, a file, a link); -1 if none. */
+function firstNotFolder(workspaceRoot: string, parts: readonly string[]): number {
+  return parts.findIndex(
+    (_, i) => !lstatIfPresent(toAbsolute(workspaceRoot, parts.slice(0, i + 1).join("/")))?.isDirectory(),
+  );
 }
 
 function validParts(parts: readonly string[]): boolean {
