@@ -235,6 +235,29 @@ describe("objects read from packs without git", () => {
     }
   });
 
+  it("reads from a baseline-sized pack without holding its index: only the fan-out table is kept", async () => {
+    const { dir } = repo();
+    const objects = path.join(dir, ".git", "objects");
+    // A baseline's pack at 27,000 files: about 40,000 objects, an index of 1.1 MB.
+    const batch = new ObjectBatch();
+    const ids = Array.from({ length: 40_000 }, (_, i) => batch.put("blob", Buffer.from(`file ${i}\n`)));
+    await writePack(objects, batch.objects);
+    // A second, small pack: a look-up searches both.
+    const later = new ObjectBatch();
+    const laterId = later.put("blob", Buffer.from("written by a turn\n"));
+    await writePack(objects, later.objects);
+
+    const reader = new PackReader(objects);
+    const before = process.memoryUsage().arrayBuffers;
+    const sample = [0, 1, 9_999, 20_000, 39_999].map((i) => nth(ids, i, "blob id"));
+    for (const id of sample) expect(reader.read(id)?.body.toString()).toBe(`file ${ids.indexOf(id)}\n`);
+    expect(reader.read(laterId)?.body.toString()).toBe("written by a turn\n");
+    expect(reader.read("0123456789012345678901234567890123456789")).toBeUndefined();
+    // The whole index in memory (28 bytes an object) was 1.1 MB outside the heap from the first
+    // read on: enough to bring a short CLI task a full garbage collection.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(256 * 1024);
+  });
+
   it("finds packs written after its first read, and answers nothing (not a wrong object) for a damaged pack", async () => {
     const { dir, git } = repo();
     write(dir, "a.txt", "a\n");

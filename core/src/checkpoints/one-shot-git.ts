@@ -1,4 +1,3 @@
-import { simpleGit } from "simple-git";
 import { OWN_GIT_VARIABLES } from "./git-environment.js";
 
 export interface OneShotResult {
@@ -23,6 +22,9 @@ export async function runOneShot(
   options: { cwd: string; env: NodeJS.ProcessEnv; signal?: AbortSignal },
 ): Promise<OneShotResult> {
   let outcome: { exitCode: number; stdErr: Buffer[] } | undefined;
+  // Loaded at its first use: a later task's saves run no one-shot command, and evaluating
+  // simple-git (and its dependencies) took 2-3 ms of every CLI task's start.
+  const { simpleGit } = await import("simple-git");
   const git = simpleGit({
     baseDir: options.cwd,
     abort: options.signal,

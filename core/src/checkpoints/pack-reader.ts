@@ -8,17 +8,27 @@ const TYPES: Record<number, ObjectType | undefined> = { 1: "commit", 2: "tree", 
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
 const IDX_MAGIC = 0xff744f63;
+/** An index's magic, version and fan-out table (256 counts); its sorted ids follow. */
+const HEAD_BYTES = 8 + 256 * 4;
 /** Git's own limit on delta chains is 4095 (pack.depth); anything longer is damage. */
 const MAX_CHAIN = 5000;
 /** Objects read this way are trees and commits; a larger size is damage (or a file, which callers never ask for). */
 const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
 
 interface PackIndex {
-  /** The pack file (`pack-<sum>.pack`). */
+  /** The pack file (`pack-<sum>.pack`) and its version-2 index (`.idx`). */
   packFile: string;
+  idxFile: string;
   count: number;
-  /** The whole version-2 `.idx` file. */
-  idx: Buffer;
+  /** The index's size, which bounds its large-offset table. */
+  idxBytes: number;
+  /**
+   * The index's fan-out table: entry n counts the ids whose first byte is at most n. Only this
+   * is kept; a look-up reads the few ids its first byte allows (see findOffset). A whole index
+   * in memory is 28 bytes an object: a baseline's pack of 40,000 objects held 1.1 MB outside
+   * the heap from a process's first read, enough to bring a short CLI task a full collection.
+   */
+  fanout: Buffer;
 }
 
 /** A packed object as stored: its kind (a base kind or a delta) and where its data starts. */
@@ -37,7 +47,7 @@ interface Entry {
  * our own pack writer put there, which each save would otherwise ask of a `git` process. Every
  * object returned is checked against its id (hashed again); anything unexpected (an index of
  * another version, a pack removed meanwhile, damaged data) answers undefined and the caller asks
- * git. Packs never change once named (the name is their checksum): their indexes are kept.
+ * git. Packs never change once named (the name is their checksum): their fan-out tables are kept.
  */
 export class PackReader {
   /** The packs as last listed, by index file name. */
@@ -119,41 +129,74 @@ export class PackReader {
 
 /** A version-2 pack index (git's default since 1.5.2); other versions are left to git. */
 function loadIndex(dir: string, name: string): PackIndex | undefined {
+  const idxFile = path.join(dir, name);
   try {
-    const idx = fs.readFileSync(path.join(dir, name));
-    if (idx.length < 8 + 1024 + 40 || idx.readUInt32BE(0) !== IDX_MAGIC || idx.readUInt32BE(4) !== 2) return undefined;
-    const count = idx.readUInt32BE(8 + 255 * 4);
-    if (idx.length < 8 + 1024 + count * 28 + 40) return undefined;
-    return { packFile: path.join(dir, `${name.slice(0, -4)}.pack`), count, idx };
+    const fd = fs.openSync(idxFile, "r");
+    try {
+      const head = Buffer.alloc(HEAD_BYTES);
+      if (fs.readSync(fd, head, 0, HEAD_BYTES, 0) < HEAD_BYTES) return undefined;
+      if (head.readUInt32BE(0) !== IDX_MAGIC || head.readUInt32BE(4) !== 2) return undefined;
+      const count = head.readUInt32BE(8 + 255 * 4);
+      const idxBytes = fs.fstatSync(fd).size;
+      if (idxBytes < HEAD_BYTES + count * 28 + 40) return undefined;
+      const packFile = path.join(dir, `${name.slice(0, -4)}.pack`);
+      return { packFile, idxFile, count, idxBytes, fanout: head.subarray(8) };
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch {
     return undefined;
   }
 }
 
-/** The object's offset in its pack, by binary search of the index's sorted ids. */
+/**
+ * The object's offset in its pack: the ids sharing its first byte (the fan-out says which) are
+ * read from the index and searched, then its offset. Nothing is read when none shares it.
+ */
 function findOffset(pack: PackIndex, key: Buffer): number | undefined {
-  const { idx, count } = pack;
-  const fanout = 8;
+  const { fanout, count } = pack;
   const first = key.readUInt8(0);
-  let lo = first === 0 ? 0 : idx.readUInt32BE(fanout + (first - 1) * 4);
-  let hi = idx.readUInt32BE(fanout + first * 4);
-  const ids = fanout + 1024;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const cmp = key.compare(idx, ids + mid * 20, ids + mid * 20 + 20);
-    if (cmp === 0) {
-      const offsets = ids + count * 24;
-      const small = idx.readUInt32BE(offsets + mid * 4);
-      if (!(small & 0x80000000)) return small;
-      // The large-offset table (packs over 2 GiB).
-      const large = offsets + count * 4 + (small & 0x7fffffff) * 8;
-      if (large + 8 > idx.length - 40) return undefined;
-      return Number(idx.readBigUInt64BE(large));
-    }
-    if (cmp < 0) hi = mid;
-    else lo = mid + 1;
+  const lo = first === 0 ? 0 : fanout.readUInt32BE((first - 1) * 4);
+  const hi = fanout.readUInt32BE(first * 4);
+  if (lo >= hi || hi > count) return undefined;
+  let fd: number;
+  try {
+    fd = fs.openSync(pack.idxFile, "r");
+  } catch {
+    return undefined;
   }
-  return undefined;
+  try {
+    const ids = readAt(fd, (hi - lo) * 20, HEAD_BYTES + lo * 20);
+    if (!ids) return undefined;
+    let [from, to] = [0, hi - lo];
+    while (from < to) {
+      const mid = (from + to) >>> 1;
+      const cmp = key.compare(ids, mid * 20, mid * 20 + 20);
+      if (cmp < 0) to = mid;
+      else if (cmp > 0) from = mid + 1;
+      else return offsetOf(fd, pack, lo + mid);
+    }
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The pack offset of the index's `n`th object: 31 bits, or an entry of the large-offset table (packs over 2 GiB). */
+function offsetOf(fd: number, pack: PackIndex, n: number): number | undefined {
+  const offsets = HEAD_BYTES + pack.count * 24;
+  const small = readAt(fd, 4, offsets + n * 4)?.readUInt32BE(0);
+  if (small === undefined || !(small & 0x80000000)) return small;
+  const large = offsets + pack.count * 4 + (small & 0x7fffffff) * 8;
+  if (large + 8 > pack.idxBytes - 40) return undefined;
+  const value = readAt(fd, 8, large)?.readBigUInt64BE(0);
+  return value === undefined ? undefined : Number(value);
+}
+
+/** Exactly `length` bytes at `position`, or undefined when the file is shorter. */
+function readAt(fd: number, length: number, position: number): Buffer | undefined {
+  const buf = Buffer.alloc(length);
+  return fs.readSync(fd, buf, 0, length, position) === length ? buf : undefined;
 }
 
 /** An entry's header: type and size (4 bits, then 7 per byte), and a delta's base. */

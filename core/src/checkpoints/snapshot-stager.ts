@@ -152,11 +152,12 @@ export class SnapshotStager {
 
   /**
    * Scans the workspace: status against the index, then stages every eligible change.
-   * With `listIgnored`, also lists what the exclusions and ignore files left out (a second
-   * walk, so only for baselines and explicit scans).
+   * With `listIgnored` (or when it answers true, asked once git status has run), also lists
+   * what the exclusions and ignore files left out (a second walk, so only for baselines and
+   * explicit scans).
    */
   async stageScan(options: {
-    listIgnored: boolean;
+    listIgnored: boolean | (() => Promise<boolean>);
     signal?: AbortSignal;
     onProgress?: (p: ScanProgress) => void;
     /** Nobody waits for this scan at once (a baseline's): git status runs at a lower priority. */
@@ -243,7 +244,7 @@ export class SnapshotStager {
     staging?.(0);
     const [, ignored] = await Promise.all([
       this.updateIndex(update, signal, staging),
-      options.listIgnored ? this.listIgnored(signal) : Promise.resolve([]),
+      this.listIgnoredIf(options.listIgnored, signal),
     ]);
     skipped.push(...ignored);
     return { skipped, staged: update.length, listed };
@@ -337,6 +338,10 @@ export class SnapshotStager {
   }
 
   /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */
+  private async listIgnoredIf(wanted: boolean | (() => Promise<boolean>), signal?: AbortSignal) {
+    return (typeof wanted === "function" ? await wanted() : wanted) ? this.listIgnored(signal) : [];
+  }
+
   private async listIgnored(signal?: AbortSignal): Promise<SkippedPath[]> {
     const listed = splitNul(
       await this.git.text(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal }),

@@ -237,20 +237,21 @@ export class WorkspaceCheckpoints {
       // The scan below is git's first read of the repository: it finds any damage.
       await this.open(signal, true);
       // What the newest snapshot recorded as left out stands for this scan too: listing ignored
-      // files walks the whole workspace again (a second walk at every process start).
-      const head = await this.headMeta(signal);
-      const known = leftOutRecordedBy(head);
-      const {
-        skipped: scanned,
-        staged,
-        listed,
-      } = await this.stager.stageScan({
-        listIgnored: !known,
+      // files walks the whole workspace again (a second walk at every process start). That
+      // record is read while git status runs (started first: the scan is most of the wait).
+      const scanning = this.stager.stageScan({
+        listIgnored: async () => !leftOutRecordedBy(await headRead),
         signal,
         onProgress,
         // Usually a task's baseline, which its first edits and model request do not wait for.
         background: true,
       });
+      const headRead = this.headMeta(signal);
+      // Awaited after the scan; a scan that fails first leaves it unawaited.
+      headRead.catch(() => undefined);
+      const { skipped: scanned, staged, listed } = await scanning;
+      const head = await headRead;
+      const known = leftOutRecordedBy(head);
       const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
       this.adoptEmptyFolders(head);
       await this.walkEmptyFoldersIfUnknown(skipped, signal);
