@@ -22,13 +22,21 @@ interface PackIndex {
   count: number;
   /** The index's size, which bounds its large-offset table. */
   idxBytes: number;
-  /**
-   * The index's fan-out table: entry n counts the ids whose first byte is at most n. Only this
-   * is kept; a look-up reads the few ids its first byte allows (see findOffset). A whole index
-   * in memory is 28 bytes an object: a baseline's pack of 40,000 objects held 1.1 MB outside
-   * the heap from a process's first read, enough to bring a short CLI task a full collection.
-   */
+  /** The index's fan-out table: entry n counts the ids whose first byte is at most n. */
   fanout: Buffer;
+  /**
+   * The ids (and their offsets) sharing a first byte, read from the index at the first look-up
+   * among them. A whole index read at once is 28 bytes an object: a baseline's pack of 40,000
+   * objects put 1.1 MB outside the heap at a process's first read, where a later task looks up
+   * a few dozen objects.
+   */
+  buckets: Map<number, Bucket>;
+}
+
+/** The ids sharing a first byte, sorted, and each one's 31-bit offset field. */
+interface Bucket {
+  ids: Buffer;
+  offsets: Buffer;
 }
 
 /** A packed object as stored: its kind (a base kind or a delta) and where its data starts. */
@@ -47,7 +55,8 @@ interface Entry {
  * our own pack writer put there, which each save would otherwise ask of a `git` process. Every
  * object returned is checked against its id (hashed again); anything unexpected (an index of
  * another version, a pack removed meanwhile, damaged data) answers undefined and the caller asks
- * git. Packs never change once named (the name is their checksum): their fan-out tables are kept.
+ * git. Packs never change once named (the name is their checksum): what was read of their
+ * indexes is kept.
  */
 export class PackReader {
   /** The packs as last listed, by index file name. */
@@ -130,67 +139,73 @@ export class PackReader {
 /** A version-2 pack index (git's default since 1.5.2); other versions are left to git. */
 function loadIndex(dir: string, name: string): PackIndex | undefined {
   const idxFile = path.join(dir, name);
-  try {
-    const fd = fs.openSync(idxFile, "r");
-    try {
-      const head = Buffer.alloc(HEAD_BYTES);
-      if (fs.readSync(fd, head, 0, HEAD_BYTES, 0) < HEAD_BYTES) return undefined;
-      if (head.readUInt32BE(0) !== IDX_MAGIC || head.readUInt32BE(4) !== 2) return undefined;
-      const count = head.readUInt32BE(8 + 255 * 4);
-      const idxBytes = fs.fstatSync(fd).size;
-      if (idxBytes < HEAD_BYTES + count * 28 + 40) return undefined;
-      const packFile = path.join(dir, `${name.slice(0, -4)}.pack`);
-      return { packFile, idxFile, count, idxBytes, fanout: head.subarray(8) };
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
+  return withFile(idxFile, (fd) => {
+    const head = readAt(fd, HEAD_BYTES, 0);
+    if (!head || head.readUInt32BE(0) !== IDX_MAGIC || head.readUInt32BE(4) !== 2) return undefined;
+    const count = head.readUInt32BE(8 + 255 * 4);
+    const idxBytes = fs.fstatSync(fd).size;
+    if (idxBytes < HEAD_BYTES + count * 28 + 40) return undefined;
+    const packFile = path.join(dir, `${name.slice(0, -4)}.pack`);
+    return { packFile, idxFile, count, idxBytes, fanout: head.subarray(8), buckets: new Map() };
+  });
 }
 
-/**
- * The object's offset in its pack: the ids sharing its first byte (the fan-out says which) are
- * read from the index and searched, then its offset. Nothing is read when none shares it.
- */
+/** The object's offset in its pack, by binary search of the ids sharing its first byte. */
 function findOffset(pack: PackIndex, key: Buffer): number | undefined {
-  const { fanout, count } = pack;
   const first = key.readUInt8(0);
+  const bucket = pack.buckets.get(first) ?? loadBucket(pack, first);
+  if (!bucket) return undefined;
+  const { ids, offsets } = bucket;
+  let [lo, hi] = [0, ids.length / 20];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const cmp = key.compare(ids, mid * 20, mid * 20 + 20);
+    if (cmp < 0) hi = mid;
+    else if (cmp > 0) lo = mid + 1;
+    else {
+      const small = offsets.readUInt32BE(mid * 4);
+      if (!(small & 0x80000000)) return small;
+      // The large-offset table (packs over 2 GiB).
+      const large = HEAD_BYTES + pack.count * 28 + (small & 0x7fffffff) * 8;
+      if (large + 8 > pack.idxBytes - 40) return undefined;
+      const value = withFile(pack.idxFile, (fd) => readAt(fd, 8, large)?.readBigUInt64BE(0));
+      return value === undefined ? undefined : Number(value);
+    }
+  }
+  return undefined;
+}
+
+/** Reads (and keeps) the ids with this first byte and their offsets; undefined when there are none. */
+function loadBucket(pack: PackIndex, first: number): Bucket | undefined {
+  const { fanout, count } = pack;
   const lo = first === 0 ? 0 : fanout.readUInt32BE((first - 1) * 4);
   const hi = fanout.readUInt32BE(first * 4);
   if (lo >= hi || hi > count) return undefined;
+  const bucket = withFile(pack.idxFile, (fd) => {
+    const ids = readAt(fd, (hi - lo) * 20, HEAD_BYTES + lo * 20);
+    // The CRC table (4 bytes an object) lies between the ids and the offsets.
+    const offsets = readAt(fd, (hi - lo) * 4, HEAD_BYTES + count * 24 + lo * 4);
+    return ids && offsets ? { ids, offsets } : undefined;
+  });
+  if (bucket) pack.buckets.set(first, bucket);
+  return bucket;
+}
+
+/** `use` on the file opened for reading; undefined when it cannot be opened or read. */
+function withFile<T>(file: string, use: (fd: number) => T | undefined): T | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(pack.idxFile, "r");
+    fd = fs.openSync(file, "r");
   } catch {
     return undefined;
   }
   try {
-    const ids = readAt(fd, (hi - lo) * 20, HEAD_BYTES + lo * 20);
-    if (!ids) return undefined;
-    let [from, to] = [0, hi - lo];
-    while (from < to) {
-      const mid = (from + to) >>> 1;
-      const cmp = key.compare(ids, mid * 20, mid * 20 + 20);
-      if (cmp < 0) to = mid;
-      else if (cmp > 0) from = mid + 1;
-      else return offsetOf(fd, pack, lo + mid);
-    }
+    return use(fd);
+  } catch {
     return undefined;
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** The pack offset of the index's `n`th object: 31 bits, or an entry of the large-offset table (packs over 2 GiB). */
-function offsetOf(fd: number, pack: PackIndex, n: number): number | undefined {
-  const offsets = HEAD_BYTES + pack.count * 24;
-  const small = readAt(fd, 4, offsets + n * 4)?.readUInt32BE(0);
-  if (small === undefined || !(small & 0x80000000)) return small;
-  const large = offsets + pack.count * 4 + (small & 0x7fffffff) * 8;
-  if (large + 8 > pack.idxBytes - 40) return undefined;
-  const value = readAt(fd, 8, large)?.readBigUInt64BE(0);
-  return value === undefined ? undefined : Number(value);
 }
 
 /** Exactly `length` bytes at `position`, or undefined when the file is shorter. */
