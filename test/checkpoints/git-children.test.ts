@@ -72,4 +72,16 @@ describe("the git processes of the checkpoints", () => {
     await Promise.allSettled([first.exit, second.exit]);
     expect(children.running).toBe(0);
   });
+
+  it("a failure names git's command, not the settings given before it", async () => {
+    const git = shadowGit(new GitChildren());
+    await git.run(["init", "-q"]);
+    // Both ways a command runs: a process of its own (run) and one-shot (command, through simple-git).
+    await expect(git.run(["-c", "core.fsync=index", "cat-file", "-e", "0".repeat(40)])).rejects.toThrow(
+      /^git cat-file failed \(1\)/,
+    );
+    await expect(git.command(["-c", "pack.threads=1", "no-such-command"])).rejects.toThrow(
+      /^git no-such-command failed/,
+    );
+  });
 });

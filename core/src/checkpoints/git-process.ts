@@ -208,7 +208,8 @@ export class ShadowGit {
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       signal: opts.signal,
     });
-    if (opts.signal?.aborted) throw new GitError(`git ${args[0]} was stopped`, args, result.stderr, null);
+    if (opts.signal?.aborted)
+      throw new GitError(`git ${subcommandOf(args) ?? args[0]} was stopped`, args, result.stderr, null);
     if (result.spawnError) throw this.spawnFailure(args, result.spawnError, result.stderr);
     if (result.code === 0 || opts.okCodes?.includes(result.code)) return result;
     throw failure(args, result.stderr, result.code);
@@ -225,13 +226,13 @@ export class ShadowGit {
       return new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null);
     }
     if (code === "ENOENT") return new GitError("Git must be installed to use checkpoints.", args, "", null, true);
-    return new GitError(`git ${args[0]} failed: ${message}`, args, "", null);
+    return new GitError(`git ${subcommandOf(args) ?? args[0]} failed: ${message}`, args, "", null);
   }
 }
 
 function failure(args: string[], stderr: string, exitCode: number): GitError {
   return new GitError(
-    `git ${args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+    `git ${subcommandOf(args) ?? args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`,
     args,
     stderr,
     exitCode,
