@@ -88,6 +88,11 @@ function subcommandOf(args: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** The git command `args` run, as messages name it (the first argument when none is found). */
+function commandName(args: readonly string[]): string | undefined {
+  return subcommandOf(args) ?? args[0];
+}
+
 /** A git process waited on a named pipe (FIFO) of the workspace and was stopped. */
 export class SpecialFileError extends Error {
   constructor(readonly fifoPath: string) {
@@ -178,8 +183,7 @@ export class ShadowGit {
         const stderr = Buffer.concat(err).toString("utf8");
         const exitCode = code ?? -1;
         if (fifo !== undefined) reject(new SpecialFileError(fifo));
-        else if (signal?.aborted)
-          reject(new GitError(`git ${subcommandOf(args) ?? args[0]} was stopped`, args, stderr, null));
+        else if (signal?.aborted) reject(new GitError(`git ${commandName(args)} was stopped`, args, stderr, null));
         else if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
         else reject(failure(args, stderr, exitCode));
       });
@@ -208,8 +212,7 @@ export class ShadowGit {
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       signal: opts.signal,
     });
-    if (opts.signal?.aborted)
-      throw new GitError(`git ${subcommandOf(args) ?? args[0]} was stopped`, args, result.stderr, null);
+    if (opts.signal?.aborted) throw new GitError(`git ${commandName(args)} was stopped`, args, result.stderr, null);
     if (result.spawnError) throw this.spawnFailure(args, result.spawnError, result.stderr);
     if (result.code === 0 || opts.okCodes?.includes(result.code)) return result;
     throw failure(args, result.stderr, result.code);
@@ -226,13 +229,13 @@ export class ShadowGit {
       return new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null);
     }
     if (code === "ENOENT") return new GitError("Git must be installed to use checkpoints.", args, "", null, true);
-    return new GitError(`git ${subcommandOf(args) ?? args[0]} failed: ${message}`, args, "", null);
+    return new GitError(`git ${commandName(args)} failed: ${message}`, args, "", null);
   }
 }
 
 function failure(args: string[], stderr: string, exitCode: number): GitError {
   return new GitError(
-    `git ${subcommandOf(args) ?? args[0]} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+    `git ${commandName(args)} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`,
     args,
     stderr,
     exitCode,
