@@ -350,11 +350,15 @@ export class SnapshotStager {
     return result;
   }
 
-  /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */
-  private async listIgnoredIf(wanted: boolean | (() => Promise<boolean>), signal?: AbortSignal) {
+  /** `listIgnored` when `wanted` is, or answers, true (stageScan); nothing otherwise. */
+  private async listIgnoredIf(
+    wanted: boolean | (() => Promise<boolean>),
+    signal?: AbortSignal,
+  ): Promise<SkippedPath[]> {
     return (typeof wanted === "function" ? await wanted() : wanted) ? this.listIgnored(signal) : [];
   }
 
+  /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */
   private async listIgnored(signal?: AbortSignal): Promise<SkippedPath[]> {
     const listed = splitNul(
       await this.git.text(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal }),
