@@ -111,6 +111,30 @@ describe("edits while a new task's baseline is taken", () => {
     await manager.stop();
   });
 
+  it("of a file the scans leave out: Compare after the restore to the baseline lists nothing, as for any file the baseline holds", async () => {
+    const sb = await laterTaskWorkspace();
+    const { held, manager, task, baseline } = await baselineHeldMidScan(sb, "left-out");
+    await manager.beforeEdit(task, ["build/out.txt"]);
+    write(sb.workspace, "build/out.txt", "rebuilt by the tool\n");
+    held.release();
+    const base = (await baseline)!;
+    // The baseline holds the file as it was before the edit, and its skip list still names build/.
+    expect(fileAt(sb, base.id, "build/out.txt")).toBe("generated\n");
+    expect(base.skipped).toContainEqual({ path: "build", reason: "excluded_type" });
+    await manager.saveTurn(task, { editedPaths: ["build/out.txt"] });
+    const before = await manager.compare("left-out", base.id);
+    expect(before.files.map((f) => [f.path, f.status, f.notTracked ?? false])).toEqual([
+      ["build/out.txt", "modified", false],
+    ]);
+
+    const restored = await manager.restore("left-out", base.id, "files");
+    expect(restored.restoredPaths).toEqual(["build/out.txt"]);
+    expect(read(sb.workspace, "build/out.txt")).toBe("generated\n");
+    // It is as the baseline holds it: not "added" nor "not tracked" (it was written after the checkpoint).
+    expect(await manager.compare("left-out", base.id)).toMatchObject({ files: [], restorePaths: [] });
+    await manager.stop();
+  });
+
   it("do not wait behind a turn's save queued for other files; an edit of a file it will read waits", async () => {
     const sb = await laterTaskWorkspace();
     write(sb.workspace, "src/second.txt", "second before the task\n");

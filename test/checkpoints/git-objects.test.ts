@@ -12,6 +12,7 @@ import { writePack } from "../../core/src/checkpoints/pack-writer.js";
 import { ObjectReader } from "../../core/src/checkpoints/loose-objects.js";
 import { PackReader } from "../../core/src/checkpoints/pack-reader.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "../../core/src/checkpoints/tree-editor.js";
+import { changedPaths } from "../../core/src/checkpoints/tree-diff.js";
 import { write } from "./helpers.js";
 import { nth, firstOf } from "../helpers/items.js";
 
@@ -284,5 +285,46 @@ describe("objects read from packs without git", () => {
     }
     expect(fresh.read(first)).toBeUndefined();
     expect(fresh.read(id)).toBeUndefined();
+  });
+});
+
+describe("what changed between two snapshots, read without git", () => {
+  it("names the paths git diff-tree names: edits, modes, links, files become folders and folders files, deep folders added and removed", () => {
+    const { dir, git } = repo();
+    write(dir, "same/deep/keep.txt", "kept\n");
+    write(dir, "edit.txt", "one\n");
+    write(dir, "mode.sh", "echo\n");
+    write(dir, "becomes-folder", "a file\n");
+    write(dir, "becomes-file/inside/x.txt", "x\n");
+    write(dir, "becomes-file/y.txt", "y\n");
+    write(dir, "gone/deep/z.txt", "z\n");
+    write(dir, "caf\u00e9.txt", "accent\n");
+    fs.symlinkSync("edit.txt", path.join(dir, "link"));
+    git("add", "-A");
+    git("commit", "-qm", "before");
+    write(dir, "edit.txt", "two\n");
+    fs.chmodSync(path.join(dir, "mode.sh"), 0o755);
+    fs.rmSync(path.join(dir, "becomes-folder"));
+    write(dir, "becomes-folder/now.txt", "now\n");
+    fs.rmSync(path.join(dir, "becomes-file"), { recursive: true });
+    write(dir, "becomes-file", "a file now\n");
+    fs.rmSync(path.join(dir, "gone"), { recursive: true });
+    write(dir, "new/a/b/c.txt", "c\n");
+    write(dir, "caf\u00e9.txt", "accent changed\n");
+    fs.rmSync(path.join(dir, "link"));
+    fs.symlinkSync("mode.sh", path.join(dir, "link"));
+    git("add", "-A");
+    git("commit", "-qm", "after");
+    const before = git("rev-parse", "HEAD~1^{tree}").trim();
+    const after = git("rev-parse", "HEAD^{tree}").trim();
+    const editor = new TreeEditor(new ObjectReader(path.join(dir, ".git", "objects")));
+    const byGit = git("-c", "core.quotePath=false", "diff-tree", "-r", "--name-only", "--no-renames", before, after)
+      .split("\n")
+      .filter(Boolean);
+    expect(byGit).toHaveLength(11);
+    const mine = changedPaths((id) => editor.readTree(id), before, after);
+    expect([...mine].sort()).toEqual([...byGit].sort());
+    expect(changedPaths((id) => editor.readTree(id), after, after)).toEqual([]);
+    expect([...changedPaths((id) => editor.readTree(id), after, before)].sort()).toEqual([...byGit].sort());
   });
 });

@@ -142,6 +142,90 @@ describe("a restore never deletes a file that existed before the task", () => {
   });
 });
 
+/** Waits until file times written next are past a checkpoint's stamp (the kernel's file clock is coarse). */
+function afterStampOf(createdAt: number): void {
+  while (Date.now() <= createdAt + 20) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+}
+
+describe("a pre-image stands for the checkpoint before it only if nothing changed the file in between", () => {
+  it("a restore's own pre-image of a file a command changed does not stand for an earlier turn: Compare and the restore say not tracked", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "a.txt", "A\n");
+    write(ws, "nested/f.js", "nested orig\n");
+    git(path.join(ws, "nested"), "init", "-q");
+    git(path.join(ws, "nested"), "add", "-A");
+    git(path.join(ws, "nested"), "commit", "-qm", "nested");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "nested/f.js", "nested tool\n");
+    const turn = (await manager.saveTurn(task, { editedPaths: ["nested/f.js"] }))!;
+    afterStampOf(turn.createdAt);
+    write(ws, "nested/f.js", "nested tool\ncmd\n");
+    await manager.saveTurn(task, { commandRan: true });
+    await manager.saveCompletion(task);
+    const notTracked = async () =>
+      (await manager.compare("t1", turn.id)).files
+        .filter((f) => f.path === "nested/f.js")
+        .map((f) => [f.status, f.notTracked]);
+    expect(await notTracked()).toEqual([["modified", true]]);
+
+    // To the baseline and back: the restore keeps what it wrote over, for its undo.
+    const restored = await manager.restore("t1", base.id, "files");
+    expect(restored.restoredPaths).toEqual(["nested/f.js"]);
+    expect(read(ws, "nested/f.js")).toBe("nested orig\n");
+    await manager.restore("t1", restored.undoCheckpointId, "files");
+    expect(read(ws, "nested/f.js")).toBe("nested tool\ncmd\n");
+
+    // That copy holds the command's line, which the turn never had: still not tracked, and named
+    // (modified: the file was there at the turn, though the restores wrote it anew since).
+    expect(await notTracked()).toEqual([["modified", true]]);
+    const toTurn = await manager.restore("t1", turn.id, "files");
+    expect(toTurn.keptPaths).toContainEqual({ path: "nested/f.js", reason: "not_tracked" });
+    expect(toTurn.restoredPaths).not.toContain("nested/f.js");
+    expect(read(ws, "nested/f.js")).toBe("nested tool\ncmd\n");
+    // The tool's own pre-image still stands for the baseline.
+    const again = await manager.restore("t1", base.id, "files");
+    expect(again.restoredPaths).toContain("nested/f.js");
+    expect(read(ws, "nested/f.js")).toBe("nested orig\n");
+  });
+});
+
+describe("a file a restore makes again", () => {
+  it("from its pre-image is as private as it was: an .env a command deleted does not come back readable by all", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, ".gitignore", ".env\n");
+    write(ws, ".env", "API_KEY=original-key\n");
+    fs.chmodSync(path.join(ws, ".env"), 0o600);
+    git(ws, "init", "-q");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, ".env", "API_KEY=task-key\n");
+    fs.chmodSync(path.join(ws, ".env"), 0o600);
+    await manager.saveTurn(task, { editedPaths: [".env"] });
+    fs.rmSync(path.join(ws, ".env"));
+    await manager.saveTurn(task, { commandRan: true });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toContain(".env");
+    expect(read(ws, ".env")).toBe("API_KEY=original-key\n");
+    expect(fs.statSync(path.join(ws, ".env")).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("Compare of a file grown past the size limit", () => {
+  it("says modified and too large, not deleted: the scan leaves it out, the workspace still has it", async () => {
+    const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });
+    write(ws, "grow.txt", "small\n");
+    write(ws, "normal.txt", "n\n");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "grow.txt", Buffer.alloc(4096, 103));
+    write(ws, "normal.txt", "n\nn2\n");
+    await manager.saveTurn(task, { commandRan: true });
+    const { files } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status, f.tooLarge, f.before])).toEqual([
+      ["grow.txt", "modified", true, "small\n"],
+      ["normal.txt", "modified", false, "n\n"],
+    ]);
+  });
+});
+
 describe("what a path restore keeps", () => {
   it("without a pre-image, a file the checkpoint left out as too large, made small since, is kept, not deleted", async () => {
     const { manager, task, ws } = setup({ sizeLimitBytes: 1024 });

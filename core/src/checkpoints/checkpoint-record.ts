@@ -14,6 +14,13 @@ export interface CheckpointMeta {
   edited: string[];
   /** A command ran before this save (its scan holds what the command changed); absent in older checkpoints. */
   commandRan?: boolean;
+  /**
+   * Only after a command: the tree of the snapshot this save built on (the newest then, whoever
+   * saved it). This tree against that one is what the save took in: what the command changed
+   * (and whatever else changed meanwhile), not what another task or the person changed later.
+   * Absent in older checkpoints.
+   */
+  baseTree?: string;
   /** What this snapshot left out and why (capped; `skippedTotal` is the full count). */
   skipped: SkippedPath[];
   skippedTotal: number;
@@ -40,6 +47,25 @@ export interface CheckpointInfo extends CheckpointMeta {
   /** Position in the task's sequence (1-based). */
   seq: number;
   ref: string;
+}
+
+/** What one save after a command took in: its tree against the one it built on. */
+export interface CommandSave {
+  before: string;
+  after: string;
+}
+
+/**
+ * The task's saves after a command since `target` (`cps`: the task's checkpoints, oldest
+ * first). One without `baseTree` (older checkpoints) is taken against the task's checkpoint
+ * with files before it.
+ */
+export function commandSavesAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): CommandSave[] {
+  return cps.flatMap((c, i) => {
+    if (c.createdAt <= target.createdAt || c.commandRan !== true) return [];
+    const before = c.baseTree ?? cps.slice(0, i).findLast((p) => p.hasFiles)?.tree ?? target.tree;
+    return [{ before, after: c.tree }];
+  });
 }
 
 export const MAX_RECORDED_SKIPS = 500;

@@ -22,7 +22,20 @@ export interface EditCapture {
   /** The pre-image's blob and mode (kind "preimage"). */
   id?: string;
   mode?: "100644" | "100755" | "120000";
+  /** The file's permission bits (kind "preimage", not a link): a restore that makes it again gives it these. */
+  permissions?: number;
+  /**
+   * When the file last changed before it was taken (its ctime or mtime, the later): a pre-image
+   * says what the file was at a checkpoint only if nothing changed it since. Absent in older captures.
+   */
+  changedAt?: number;
 }
+
+/**
+ * A capture as it speaks of a checkpoint (capturesAt): itself, or "changed_since" for a
+ * pre-image that may hold what a command of the task made of the file after the checkpoint.
+ */
+export type CaptureAt = EditCapture | { path: string; at: number; kind: "changed_since" };
 
 interface CaptureRecord {
   v: 1;
@@ -107,6 +120,7 @@ export class EditCaptures {
     const st = lstatIfPresent(abs);
     if (!st || st.isDirectory()) return { path: repoPath, at, kind: "created" };
     if (st.size > this.sizeLimitBytes) return { path: repoPath, at, kind: "too_large" };
+    const changedAt = Math.max(st.ctimeMs, st.mtimeMs);
     if (st.isSymbolicLink())
       return {
         path: repoPath,
@@ -114,6 +128,7 @@ export class EditCaptures {
         kind: "preimage",
         mode: "120000",
         id: batch.put("blob", Buffer.from(readlinkSync(abs))),
+        changedAt,
       };
     // A named pipe, socket or device: reading it could wait forever; a restore leaves it as it is.
     if (!st.isFile()) return { path: repoPath, at, kind: "too_large" };
@@ -130,6 +145,8 @@ export class EditCaptures {
       kind: "preimage",
       mode: st.mode & 0o111 ? "100755" : "100644",
       id: batch.put("blob", content),
+      permissions: st.mode & 0o777,
+      changedAt,
     };
   }
 
@@ -153,11 +170,28 @@ export class EditCaptures {
   }
 }
 
+/**
+ * The task's captures as they speak of a checkpoint of `time`. A pre-image stands for the file
+ * as it was before the task changed it (a change the person or another task made since the
+ * checkpoint stays). One of a file changed after `time` and taken after a command of the task
+ * ran since then (`commandsAt`: the times of the checkpoints saved after its commands) may hold
+ * what that command made of it: "changed_since", what it was at `time` is unknown. That is a
+ * restore's own pre-image of a file a command had changed (kept for the restore's undo), or a
+ * tool's of a file a command of an earlier turn changed.
+ */
+export function capturesAt(captures: readonly EditCapture[], time: number, commandsAt: readonly number[]): CaptureAt[] {
+  return captures.map((c) =>
+    c.kind === "preimage" &&
+    c.at > time &&
+    c.changedAt !== undefined &&
+    c.changedAt > time &&
+    commandsAt.some((t) => t > time && t <= c.at)
+      ? { path: c.path, at: c.at, kind: "changed_since" }
+      : c,
+  );
+}
+
 /** The first capture of `repoPath` taken after `time` (what the file was at a checkpoint of that time). */
-export function captureAfter(
-  captures: readonly EditCapture[],
-  repoPath: string,
-  time: number,
-): EditCapture | undefined {
+export function captureAfter(captures: readonly CaptureAt[], repoPath: string, time: number): CaptureAt | undefined {
   return captures.find((c) => c.path === repoPath && c.at > time);
 }

@@ -233,14 +233,16 @@ function filesBelow(workspaceRoot: string, folder: string, limit: number): strin
 /**
  * The left-out changes a look found, as Compare lists them beside the snapshot's changes: not
  * tracked (no earlier content to show, and a restore leaves them as they are); "added" when born
- * after `since`, "deleted" when gone, else "modified"; a folder keeps its trailing "/". Paths
- * Compare lists already (`shown`) are not repeated.
+ * after `since` and not known to have been there then (`existedThen`: a restore writes a new
+ * file in its place), "deleted" when gone, else "modified"; a folder keeps its trailing "/".
+ * Paths Compare lists already (`shown`) are not repeated.
  */
 export function notTrackedChanges(
   workspaceRoot: string,
   look: LeftOutLook,
   since: number,
   shown: ReadonlySet<string>,
+  existedThen: ReadonlySet<string> = new Set(),
 ): FileChange[] {
   // A folder whose every file Compare lists already (a tool's new files in a new node_modules/) says nothing more.
   const covered = (k: KeptPath) => folderWithin(workspaceRoot, k.path, shown, false);
@@ -248,7 +250,11 @@ export function notTrackedChanges(
     .filter((k) => !shown.has(k.path) && !covered(k))
     .map((k) => {
       const st = lstatIfPresent(toAbsolute(workspaceRoot, k.path.replace(/\/$/, "")));
-      const status = !st ? "deleted" : existedAt(st.birthtimeMs, since) ? "modified" : "added";
+      const status = !st
+        ? "deleted"
+        : existedThen.has(k.path) || existedAt(st.birthtimeMs, since)
+          ? "modified"
+          : "added";
       return { path: k.path, status, before: "", after: "", binary: false, tooLarge: false, notTracked: true };
     });
 }

@@ -1,5 +1,5 @@
 import type { CheckpointInfo } from "./checkpoint-record.js";
-import type { EditCapture } from "./edit-captures.js";
+import type { CaptureAt } from "./edit-captures.js";
 import type { FastCommitter } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import type { BaseMeta, RecordedPathSaver } from "./recorded-save.js";
@@ -27,7 +27,7 @@ export async function restoreRecordedPaths(
   deps: PathRestoreDeps,
   target: CheckpointInfo,
   recorded: string[],
-  captures: readonly EditCapture[],
+  captures: readonly CaptureAt[],
   undoMeta: BaseMeta,
   carried: Parameters<RecordedPathSaver["save"]>[2],
 ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {

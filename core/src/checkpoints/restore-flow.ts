@@ -1,6 +1,6 @@
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import type { CheckpointInfo } from "./checkpoint-record.js";
+import { commandSavesAfter, type CheckpointInfo } from "./checkpoint-record.js";
 import type { TaskConversationPort } from "./ports.js";
 import { withLeftOutChanges, type LaterSkips } from "./left-out-changes.js";
 import type { FileChange } from "./snapshot-diff.js";
@@ -84,7 +84,7 @@ export class RestoreFlow {
     if (mode !== "task") {
       try {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps), {
-          commandsSince: commandRanAfter(cps, cp),
+          commandSaves: commandSavesAfter(cps, cp),
           leftOutSince: leftOutAfter(cps, cp),
         });
         Object.assign(outcome, {
@@ -169,7 +169,7 @@ export class RestoreFlow {
     if (cp) {
       try {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all), {
-          commandsSince: commandRanAfter(all, cp),
+          commandSaves: commandSavesAfter(all, cp),
           leftOutSince: leftOutAfter(all, cp),
         });
         files = {
@@ -202,8 +202,8 @@ export class RestoreFlow {
     const changes = await this.engine.compare(this.taskId, cp);
     const scope = everyChange
       ? undefined
-      : await this.engine.restoreScope(cp, await this.recordedPaths(all), {
-          commandsSince: commandRanAfter(all, cp),
+      : await this.engine.restoreScope(await this.recordedPaths(all), {
+          commandSaves: commandSavesAfter(all, cp),
         });
     const inScope = changes.filter((f) => !scope || scope.has(f.path));
     // A file too large for a pre-image now could not be brought back by an undo: it stays.
@@ -253,8 +253,8 @@ export class RestoreFlow {
   async pathsRestored(checkpointId: string, changed: readonly string[]): Promise<string[]> {
     const cps = await this.engine.list(this.taskId);
     const cp = findCheckpoint(cps, this.taskId, checkpointId);
-    const scope = await this.engine.restoreScope(cp, await this.recordedPaths(cps), {
-      commandsSince: commandRanAfter(cps, cp),
+    const scope = await this.engine.restoreScope(await this.recordedPaths(cps), {
+      commandSaves: commandSavesAfter(cps, cp),
     });
     return scope ? changed.filter((p) => scope.has(p)) : [...changed];
   }
@@ -305,11 +305,6 @@ export function restoreAllTarget(
 function leftOutAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): LaterSkips {
   const later = cps.filter((c) => c.createdAt > target.createdAt);
   return { skipped: later.flatMap((c) => c.skipped), cut: [target, ...later].some(skipListTruncated) };
-}
-
-/** Whether one of the task's checkpoints after `target` followed a command. */
-function commandRanAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): boolean {
-  return cps.some((c) => c.createdAt > target.createdAt && c.commandRan === true);
 }
 
 /**

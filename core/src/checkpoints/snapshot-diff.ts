@@ -138,8 +138,11 @@ export class SnapshotDiff {
       this.sizeLimitBytes,
     );
     const changes = await mapLimit(raw, 16, async (e) => {
-      const after = e.status === "deleted" ? undefined : ((await this.workspaceContent(e.path)) ?? Buffer.alloc(0));
-      const change = this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
+      const now = await this.workspaceContent(e.path);
+      // Gone from the scan but not from the workspace (grown past the size limit, say): modified.
+      const entry: RawEntry = e.status === "deleted" && now !== undefined ? { ...e, status: "modified" } : e;
+      const after = entry.status === "deleted" ? undefined : (now ?? Buffer.alloc(0));
+      const change = this.change(entry, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
       return after instanceof Buffer ? { ...change, afterBlob: objectId("blob", after) } : change;
     });
     return capTotal(changes);

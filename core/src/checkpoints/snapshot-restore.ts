@@ -16,7 +16,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import { SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
-import { captureAfter, type EditCapture } from "./edit-captures.js";
+import { captureAfter, type CaptureAt } from "./edit-captures.js";
 import { sessionEntries, type TreeEntries } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
@@ -39,6 +39,8 @@ export interface RestorePlan {
   /** Files the task created after the checkpoint (removed when the undo checkpoint holds them). */
   created: string[];
   kept: KeptPath[];
+  /** The permission bits pre-images recorded (writePermissions). */
+  permissions: Map<string, number>;
 }
 
 export interface FileRestoreResult {
@@ -84,19 +86,23 @@ export class SnapshotRestore {
     session: FastImportSession,
     target: CheckpointInfo,
     recordedPaths: readonly string[],
-    captures: readonly EditCapture[],
+    captures: readonly CaptureAt[],
     excludedNow: ExcludedNow,
   ): Promise<RestorePlan> {
     const paths = [
       ...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p)),
     ];
     const entries = await sessionEntries(session, target.id, paths);
-    const plan: RestorePlan = { entries, blobs: new Map(), created: [], kept: [] };
+    const plan: RestorePlan = { entries, blobs: new Map(), created: [], kept: [], permissions: new Map() };
     const undecided: string[] = [];
     for (const p of paths.filter((p) => !entries.has(p))) {
       const capture = captureAfter(captures, p, target.createdAt);
-      if (capture?.kind === "preimage") entries.set(p, { mode: capture.mode!, id: capture.id! });
-      else if (capture?.kind === "too_large") plan.kept.push({ path: p, reason: "too_large" });
+      if (capture?.kind === "preimage") {
+        entries.set(p, { mode: capture.mode!, id: capture.id! });
+        if (capture.permissions !== undefined) plan.permissions.set(p, capture.permissions);
+      } else if (capture?.kind === "too_large") plan.kept.push({ path: p, reason: "too_large" });
+      // It existed, but what it was at the checkpoint is unknown: left as it is, and named.
+      else if (capture?.kind === "changed_since") plan.kept.push({ path: p, reason: "not_tracked" });
       else if (capture?.kind === "created") plan.created.push(p);
       else if (leftOutBy(target.skipped, p)) plan.kept.push({ path: p, reason: "not_tracked" });
       else undecided.push(p);
@@ -153,7 +159,7 @@ export class SnapshotRestore {
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     for (const p of restore) {
       const e = plan.entries.get(p)!;
-      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!);
+      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!, plan.permissions.get(p));
     }
     const deleted = await this.deleteCreated(created, target);
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
@@ -202,13 +208,14 @@ export class SnapshotRestore {
   async resetHard(
     target: CheckpointInfo,
     undoCommit: string,
-    captures: readonly EditCapture[],
+    captures: readonly CaptureAt[],
     keepCurrent: KeepCurrent,
   ): Promise<FileRestoreResult> {
     const fields = splitNul(
       await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", undoCommit, target.id]),
     );
     const entries: TreeEntries = new Map();
+    const permissions = new Map<string, number>();
     const gone: string[] = [];
     /** Paths the undo checkpoint does not hold that the restore writes. */
     const notInUndo: string[] = [];
@@ -232,10 +239,15 @@ export class SnapshotRestore {
       const capture = captureAfter(captures, p, target.createdAt);
       if (capture?.kind === "preimage") {
         entries.set(p, { mode: capture.mode!, id: capture.id! });
+        if (capture.permissions !== undefined) permissions.set(p, capture.permissions);
         continue;
       }
       if (capture?.kind === "too_large") {
         kept.push({ path: p, reason: "too_large" });
+        continue;
+      }
+      if (capture?.kind === "changed_since") {
+        kept.push({ path: p, reason: "not_tracked" });
         continue;
       }
       const born = lstatIfPresent(toAbsolute(this.workspaceRoot, p))?.birthtimeMs ?? 0;
@@ -262,7 +274,8 @@ export class SnapshotRestore {
     const removable = new Set(obstacles.keys());
     for (const p of entries.keys()) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
-    for (const [p, e] of entries) await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!);
+    for (const [p, e] of entries)
+      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!, permissions.get(p));
     const deleted = await this.deleteCreated(created, target);
     // What was in the way went too (the snapshot has none of it at that path).
     const removedToo = new Set(created);
@@ -422,13 +435,15 @@ export class SnapshotRestore {
    * Writes atomically (temporary file, then rename), as a symbolic link for mode 120000. Small
    * files (most restores) with synchronous calls: six steps of microseconds each instead of six
    * thread-pool round trips; large ones asynchronously, so the event loop is not held up.
+   * `recorded`: the permission bits a pre-image recorded of the file.
    */
-  private async writeFile(abs: string, mode: string, content: Buffer): Promise<void> {
+  private async writeFile(abs: string, mode: string, content: Buffer, recorded?: number): Promise<void> {
     const tmp = `${abs}.dline-restore-${process.pid}`;
     // A file there keeps its permissions (a private key stays private) with the snapshot's
-    // executable bit; a new one gets the umask's, as git checkout gives (the snapshot holds only
-    // 644 or 755).
-    const keep = keptPermissions(abs, mode === "100755");
+    // executable bit. One gone gets those its pre-image recorded (an `.env` a command deleted
+    // comes back as private as it was), else the umask's, as git checkout gives (the snapshot
+    // holds only 644 or 755).
+    const keep = keptPermissions(abs, mode === "100755") ?? recorded;
     const createMode = mode === "100755" ? 0o777 : 0o666;
     if (content.length <= SMALL_FILE || mode === "120000") {
       mkdirSync(path.dirname(abs), { recursive: true });

@@ -123,7 +123,8 @@ export class TreeEditor {
     return this.putTree([...items.values()], batch);
   }
 
-  private readTree(id: string): readonly TreeItem[] {
+  /** A tree's entries, remembered or read; throws TreeUnavailable when it cannot be read so. */
+  readTree(id: string): readonly TreeItem[] {
     let items = this.trees.get(id);
     if (!items) {
       const object = this.objects.read(id);

@@ -14,11 +14,13 @@ import {
   type CheckpointInfo,
   type CheckpointKind,
   type CheckpointMeta,
+  type CommandSave,
 } from "./checkpoint-record.js";
 import { parseTree } from "./git-objects.js";
+import { changedPaths } from "./tree-diff.js";
 import { ObjectReader } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
-import { captureAfter, capturesRef, EditCaptures } from "./edit-captures.js";
+import { captureAfter, capturesAt, capturesRef, EditCaptures, type CaptureAt } from "./edit-captures.js";
 import { FastCommitter, type PathChange } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
@@ -108,6 +110,8 @@ export interface SaveRequest {
   listIgnored?: boolean;
   /** A "before restore" checkpoint: the folders the restore will make again (CheckpointMeta). */
   foldersMadeAfter?: readonly string[];
+  /** Set by the save after a command: the newest snapshot's tree it builds on (CheckpointMeta). */
+  baseTree?: string;
 }
 
 /**
@@ -469,6 +473,21 @@ export class WorkspaceCheckpoints {
     return latest;
   }
 
+  /** The task's captures as they speak of `target` (capturesAt: after which of its checkpoints a command ran). */
+  private async capturesOf(taskId: string, target: CheckpointInfo): Promise<CaptureAt[]> {
+    const captures = await this.captures.list(taskId);
+    if (!captures.length) return [];
+    const commandsAt = (await this.log.list(taskId)).filter((c) => c.commandRan).map((c) => c.createdAt);
+    return capturesAt(captures, target.createdAt, commandsAt);
+  }
+
+  /** Those of `repoPaths` that a snapshot holds as files. */
+  private async heldBy(tree: string, repoPaths: readonly string[]): Promise<string[]> {
+    const held: string[] = [];
+    for (const p of repoPaths) if (await this.entryIn(tree, p)) held.push(p);
+    return held;
+  }
+
   /** Whether a snapshot holds a file: from remembered or loose trees, else asked of git. */
   private async entryIn(tree: string, repoPath: string): Promise<boolean> {
     try {
@@ -497,6 +516,8 @@ export class WorkspaceCheckpoints {
   /** One checkpoint; the caller holds the lock and opened the repository. */
   private async saveLocked(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {
     if (!this.emptyFolders) this.adoptEmptyFolders(await this.headMeta(signal));
+    // What a command changed is this save's tree against the one it builds on (restoreScope).
+    if (req.commandRan && req.hasFiles) req = { ...req, baseTree: await this.log.headTree(signal) };
     // prepare() scanned the whole workspace a moment ago (the baseline right after it).
     const fresh = Date.now() - this.freshScanAt < 2000;
     this.freshScanAt = 0;
@@ -763,6 +784,7 @@ export class WorkspaceCheckpoints {
       hasFiles: req.hasFiles,
       edited: normalisePaths(this.workspaceRoot, req.editedPaths),
       ...(req.commandRan ? { commandRan: true } : {}),
+      ...(req.commandRan && req.baseTree ? { baseTree: req.baseTree } : {}),
       // As they are now: a restore to this checkpoint makes the listed folders that are gone again.
       ...(this.emptyFolders ? { emptyFolders: stillFolders(this.workspaceRoot, this.emptyFolders) } : {}),
       ...(req.foldersMadeAfter?.length ? { foldersMadeAfter: [...req.foldersMadeAfter] } : {}),
@@ -820,13 +842,15 @@ export class WorkspaceCheckpoints {
    * them back. The files a diff lists are already there.
    */
   private async leftOutEdits(taskId: string, from: CheckpointInfo, listed: FileChange[]): Promise<FileChange[]> {
-    const captures = await this.captures.list(taskId);
+    const captures = await this.capturesOf(taskId, from);
     const shown = new Set(listed.map((c) => c.path));
     const entries = [...new Set(captures.map((c) => c.path))]
       .filter((p) => !shown.has(p))
       .flatMap((p) => {
+        // Not one created by the task, nor one changed since the checkpoint before its capture
+        // (what it was then is unknown: the look for left-out changes names it).
         const first = captureAfter(captures, p, from.createdAt);
-        return first && first.kind !== "created"
+        return first?.kind === "preimage" || first?.kind === "too_large"
           ? [{ path: p, blob: first.kind === "preimage" ? first.id : undefined }]
           : [];
       });
@@ -853,10 +877,12 @@ export class WorkspaceCheckpoints {
   ): Promise<FileChange[]> {
     const added = changes.filter((c) => c.status === "added");
     if (!added.length) return changes;
-    const captures = (await this.captures.list(taskId)).filter((c) => c.at <= until);
-    const undecided = added
-      .filter((c) => !captureAfter(captures, c.path, from.createdAt) && !leftOutBy(from.skipped, c.path))
-      .map((c) => c.path);
+    const captures = (await this.capturesOf(taskId, from)).filter((c) => c.at <= until);
+    const unknownThen = (p: string) => {
+      const kind = captureAfter(captures, p, from.createdAt)?.kind;
+      return kind === undefined || kind === "changed_since";
+    };
+    const undecided = added.filter((c) => unknownThen(c.path) && !leftOutBy(from.skipped, c.path)).map((c) => c.path);
     const excluded =
       undecided.length && skipListTruncated(from) ? await this.stager.excludedNow(undecided) : new Set<string>();
     const preimages = new Map<string, string>();
@@ -888,14 +914,14 @@ export class WorkspaceCheckpoints {
    * applies the recorded-paths rule or `reset --hard` semantics, then sets the restored marker.
    */
   /**
-   * `commandsSince`: a command of the task ran after `target`: what it changed (in the snapshots
-   * saved since, up to the newest) comes back too, not only the paths the editing tools recorded.
+   * `commandSaves`: the task's saves after a command since `target`: what they took in comes
+   * back too, not only the paths the editing tools recorded (restoreScope).
    */
   async restoreFiles(
     taskId: string,
     target: CheckpointInfo,
     recordedPaths: readonly string[],
-    options: { commandsSince?: boolean; leftOutSince?: LaterSkips } = {},
+    options: { commandSaves?: readonly CommandSave[]; leftOutSince?: LaterSkips } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
@@ -903,11 +929,11 @@ export class WorkspaceCheckpoints {
       // Looked at before any file is touched: what the checkpoints left out and a command (or
       // the person) changed since stays as it is, and the answer names it.
       const leftOut = await this.lookForLeftOutChanges(target, options.leftOutSince);
-      const recorded = await this.scopeOf(target, recordedPaths, options);
+      const recorded = await this.scopeOf(recordedPaths, options);
       // A command may have deleted one of the person's empty folders: it comes back. Only a
       // command deletes folders (an editing tool never does), and a restore of tool edits alone
       // leaves what the person did since as it is. The undo checkpoint names the folders made.
-      const remakeFolders = !recorded.length || !!options.commandsSince;
+      const remakeFolders = !recorded.length || !!options.commandSaves?.length;
       const foldersMadeAfter = remakeFolders ? foldersToMake(this.workspaceRoot, target.emptyFolders ?? []) : [];
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
@@ -931,7 +957,7 @@ export class WorkspaceCheckpoints {
           },
           target,
           recorded,
-          await this.captures.list(taskId),
+          await this.capturesOf(taskId, target),
           this.meta(undoReq),
           this.lastIgnored ?? [],
         );
@@ -950,7 +976,7 @@ export class WorkspaceCheckpoints {
           ...(await this.restorer.resetHard(
             target,
             undo.id,
-            await this.captures.list(taskId),
+            await this.capturesOf(taskId, target),
             this.keepCurrent(taskId, undo.createdAt),
           )),
           undo,
@@ -1020,8 +1046,26 @@ export class WorkspaceCheckpoints {
     listed: ReadonlySet<string>,
   ): Promise<FileChange[]> {
     const look = await this.leftOutChanges(target, leftOutSince);
-    const captured = (await this.captures.list(taskId)).filter((c) => c.at > target.createdAt).map((c) => c.path);
-    return notTrackedChanges(this.workspaceRoot, look, target.createdAt, new Set([...listed, ...captured]));
+    const captures = await this.capturesOf(taskId, target);
+    // Compare shows these against their pre-images (leftOutEdits), or as the task's new files.
+    const captured = [...new Set(captures.map((c) => c.path))].filter((p) => {
+      const kind = captureAfter(captures, p, target.createdAt)?.kind;
+      return kind !== undefined && kind !== "changed_since";
+    });
+    // A file the checkpoint holds (a tool's pre-image taken into the baseline) is compared by the diff.
+    const held = await this.heldBy(
+      target.tree,
+      look.changed.map((k) => k.path).filter((p) => !p.endsWith("/")),
+    );
+    // A file a tool had changed (or made) by the checkpoint was there then, whatever its birth time now.
+    const there = new Set(captures.filter((c) => c.at <= target.createdAt).map((c) => c.path));
+    return notTrackedChanges(
+      this.workspaceRoot,
+      look,
+      target.createdAt,
+      new Set([...listed, ...captured, ...held]),
+      there,
+    );
   }
 
   private async lookForLeftOutChanges(
@@ -1041,38 +1085,42 @@ export class WorkspaceCheckpoints {
   }
 
   /**
-   * What a file restore to `target` may change, by the restore rules: the paths the task's
-   * editing tools recorded (and, when a command ran after the target, what changed since it);
-   * undefined when the task recorded none, and the restore resets every tracked file.
+   * What a file restore may change, by the restore rules: the paths the task's
+   * editing tools recorded and, when commands of the task ran after the target, what the saves
+   * after them took in (not what another task or the person changed since, which the workspace's
+   * newest snapshot also holds); undefined when the task recorded none, and the restore resets
+   * every tracked file.
    */
   async restoreScope(
-    target: CheckpointInfo,
     recordedPaths: readonly string[],
-    options: { commandsSince?: boolean } = {},
+    options: { commandSaves?: readonly CommandSave[] } = {},
   ): Promise<ReadonlySet<string> | undefined> {
     const scope = await this.lock.run(async () => {
       await this.open();
-      return this.scopeOf(target, recordedPaths, options);
+      return this.scopeOf(recordedPaths, options);
     }, false);
     return scope.length ? new Set(scope) : undefined;
   }
 
   private async scopeOf(
-    target: CheckpointInfo,
     recordedPaths: readonly string[],
-    options: { commandsSince?: boolean },
+    options: { commandSaves?: readonly CommandSave[] },
   ): Promise<string[]> {
     const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
-    if (!recorded.length || !options.commandsSince) return recorded;
-    return [...new Set([...recorded, ...(await this.changedSince(target))])];
+    if (!recorded.length || !options.commandSaves?.length) return recorded;
+    const changed = await Promise.all(options.commandSaves.map((s) => this.changedBetween(s.before, s.after)));
+    return [...new Set([...recorded, ...changed.flat()])];
   }
 
-  /** Paths whose entries differ between `target` and the newest snapshot (what the saves since recorded). */
-  private async changedSince(target: CheckpointInfo): Promise<string[]> {
-    const head = await this.log.headTree();
-    if (!head || head === target.tree) return [];
-    const out = await this.repo.git.text(["diff-tree", "-r", "-z", "--name-only", "--no-renames", target.tree, head]);
-    return out.split("\0").filter(Boolean);
+  /** Paths whose entries differ between two snapshots: read in this process, else asked of git. */
+  private async changedBetween(before: string, after: string): Promise<string[]> {
+    try {
+      return changedPaths((id) => this.editor.readTree(id), before, after);
+    } catch (err) {
+      if (!(err instanceof TreeUnavailable)) throw err;
+      const out = await this.repo.git.text(["diff-tree", "-r", "-z", "--name-only", "--no-renames", before, after]);
+      return out.split("\0").filter(Boolean);
+    }
   }
 
   private async assertTaskExists(taskId: string): Promise<void> {
