@@ -584,7 +584,8 @@ export class CheckpointManager {
         await this.assertNoOtherTaskActive(taskId);
         await this.saveMissedCommandTurn(engine, taskId, target);
       }
-      const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+      const alone = () => this.assertNoOtherTaskActive(taskId);
+      const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger, alone);
       return flow.restore(checkpointId, mode);
     });
   }
@@ -611,7 +612,8 @@ export class CheckpointManager {
         `Only a message you sent can be edited: ${messageId.slice(0, 80)} is ${role === "tool" ? "a tool's" : role === "system" ? "a system" : "the model's"} message.`,
       );
     if (mode === "restore_all") await this.assertNoOtherTaskActive(taskId);
-    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);
+    const alone = () => this.assertNoOtherTaskActive(taskId);
+    const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger, alone);
     const offered = await this.offeredFilter(taskId);
     const checkpointError = async () => {
       const status = await this.status({ taskId });

@@ -74,6 +74,8 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.cache",
   "*.pid",
   ".DS_Store",
+  // a restore's copy being written (left behind when its process was killed mid-write)
+  "*.dline-restore-*",
   // environment files
   "*.env*",
   ".env*",

@@ -3,6 +3,7 @@ import type { CaptureAt } from "./edit-captures.js";
 import type { FastCommitter } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import type { BaseMeta, RecordedPathSaver } from "./recorded-save.js";
+import { RestoreStopped, stoppedPartWay } from "./restore-stopped.js";
 import type { ExcludedNow, FileRestoreResult, KeepCurrent, SnapshotRestore } from "./snapshot-restore.js";
 
 /** What a restore of recorded paths needs from its workspace (callers hold the repository lock). */
@@ -32,12 +33,13 @@ export async function restoreRecordedPaths(
   carried: Parameters<RecordedPathSaver["save"]>[2],
 ): Promise<FileRestoreResult & { undo: CheckpointInfo }> {
   let session: FastImportSession | undefined = deps.fast.open({ keepPacks: true });
+  let undo: CheckpointInfo | undefined;
   try {
     // The target's entries and blobs are asked for first; the undo checkpoint is written (and
     // checkpointed to disk) while they arrive; files are touched only after both.
     let planning = deps.restorer.planPaths(session, target, recorded, captures, deps.excludedNow);
     planning.catch(() => undefined); // awaited below
-    let undo = await deps.recorded.save(undoMeta, recorded, carried, { session });
+    undo = await deps.recorded.save(undoMeta, recorded, carried, { session });
     let undoRef = ":1";
     if (!undo) {
       // No fast path here (no previous snapshot, or HEAD unreadable): stage and commit instead.
@@ -61,6 +63,8 @@ export async function restoreRecordedPaths(
     return { ...result, undo };
   } catch (err) {
     await session?.abort();
+    // The undo checkpoint was on disk before the first file was touched.
+    if (err instanceof RestoreStopped && undo) throw stoppedPartWay(err, undo.id);
     throw err;
   }
 }

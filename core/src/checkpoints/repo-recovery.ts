@@ -29,6 +29,8 @@ export interface RecoveryEvents {
  */
 export class RecoveringLock {
   private readonly lock: RepoLock;
+  /** Operations of this process running under the lock now. */
+  private holders = 0;
 
   constructor(
     private readonly repo: ShadowRepo,
@@ -46,6 +48,11 @@ export class RecoveringLock {
    * created for it (after Delete Everything, a late ListCheckpoints must not bring it back):
    * the answer is then `whenMissing()`.
    */
+  /** Whether this process holds the lock now (no other window can be restoring files meanwhile). */
+  get held(): boolean {
+    return this.holders > 0;
+  }
+
   async read<T>(fn: () => Promise<T>, whenMissing: () => T): Promise<T> {
     const answer = await this.lock.with(() => this.recovering(fn, true), { create: false });
     return answer === RepoLock.MISSING ? whenMissing() : answer;
@@ -59,6 +66,15 @@ export class RecoveringLock {
   }
 
   private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+    this.holders++;
+    try {
+      return await this.recoveringHeld(fn, retryAfterRebuild);
+    } finally {
+      this.holders--;
+    }
+  }
+
+  private async recoveringHeld<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
     if (await this.repo.exists()) {
       const removed = await this.repo.removeStaleLocks("none");
       if (removed.length) this.logger.warn("removed stale git locks", { locks: removed.join(",") });

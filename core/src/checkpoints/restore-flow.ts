@@ -54,11 +54,16 @@ export function findCheckpoint(cps: CheckpointInfo[], taskId: string, checkpoint
  * task store's port, and "Files & Task" restoring the conversation even when files fail.
  */
 export class RestoreFlow {
+  /**
+   * `aloneCheck`: throws when another task runs in the workspace; a file restore asks it again
+   * under the repository lock, before any file is touched.
+   */
   constructor(
     private readonly engine: WorkspaceCheckpoints,
     private readonly taskId: string,
     private readonly conversation: TaskConversationPort | undefined,
     private readonly logger: Logger,
+    private readonly aloneCheck?: () => Promise<void>,
   ) {}
 
   async restore(checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
@@ -86,6 +91,7 @@ export class RestoreFlow {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(cps), {
           commandSaves: commandSavesAfter(cps, cp),
           leftOutSince: leftOutAfter(cps, cp),
+          aloneCheck: this.aloneCheck,
         });
         Object.assign(outcome, {
           filesRestored: true,
@@ -171,6 +177,7 @@ export class RestoreFlow {
         const result = await this.engine.restoreFiles(this.taskId, cp, await this.recordedPaths(all), {
           commandSaves: commandSavesAfter(all, cp),
           leftOutSince: leftOutAfter(all, cp),
+          aloneCheck: this.aloneCheck,
         });
         files = {
           undoCheckpointId: result.undo.id,

@@ -21,6 +21,7 @@ import { sessionEntries, type TreeEntries } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
+import { RestoreStopped } from "./restore-stopped.js";
 import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** Why a restore left a file as it is instead of bringing back its checkpoint version. */
@@ -157,10 +158,11 @@ export class SnapshotRestore {
     const removable = new Set(obstacles.keys());
     for (const p of restore) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
-    for (const p of restore) {
-      const e = plan.entries.get(p)!;
-      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, plan.blobs.get(e.id)!, plan.permissions.get(p));
-    }
+    await this.writeEach(
+      restore.map((p) => [p, plan.entries.get(p)!]),
+      plan.blobs,
+      plan.permissions,
+    );
     const deleted = await this.deleteCreated(created, target);
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
     for (const held of obstacles.values())
@@ -274,8 +276,7 @@ export class SnapshotRestore {
     const removable = new Set(obstacles.keys());
     for (const p of entries.keys()) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
-    for (const [p, e] of entries)
-      await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!, permissions.get(p));
+    await this.writeEach(entries, blobs, permissions);
     const deleted = await this.deleteCreated(created, target);
     // What was in the way went too (the snapshot has none of it at that path).
     const removedToo = new Set(created);
@@ -431,6 +432,24 @@ export class SnapshotRestore {
     }
   }
 
+  /** Writes each entry in turn; a failure after the first throws RestoreStopped, naming those written. */
+  private async writeEach(
+    entries: Iterable<[string, { mode: string; id: string }]>,
+    blobs: ReadonlyMap<string, Buffer>,
+    permissions: ReadonlyMap<string, number>,
+  ): Promise<void> {
+    const written: string[] = [];
+    for (const [p, e] of entries) {
+      try {
+        await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!, permissions.get(p));
+      } catch (err) {
+        if (written.length) throw new RestoreStopped(err, written);
+        throw err;
+      }
+      written.push(p);
+    }
+  }
+
   /**
    * Writes atomically (temporary file, then rename), as a symbolic link for mode 120000. Small
    * files (most restores) with synchronous calls: six steps of microseconds each instead of six
@@ -439,6 +458,20 @@ export class SnapshotRestore {
    */
   private async writeFile(abs: string, mode: string, content: Buffer, recorded?: number): Promise<void> {
     const tmp = `${abs}.dline-restore-${process.pid}`;
+    try {
+      await this.writeVia(tmp, abs, mode, content, recorded);
+    } catch (err) {
+      // A half-written copy (a full disk) would hold the space and stay in the person's folder.
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // not removable either: the error below is what the person needs to know
+      }
+      throw err;
+    }
+  }
+
+  private async writeVia(tmp: string, abs: string, mode: string, content: Buffer, recorded?: number): Promise<void> {
     // A file there keeps its permissions (a private key stays private) with the snapshot's
     // executable bit. One gone gets those its pre-image recorded (an `.env` a command deleted
     // comes back as private as it was), else the umask's, as git checkout gives (the snapshot

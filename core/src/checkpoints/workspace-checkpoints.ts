@@ -18,6 +18,7 @@ import {
 } from "./checkpoint-record.js";
 import { parseTree } from "./git-objects.js";
 import { changedPaths } from "./tree-diff.js";
+import { RestoreStopped, stoppedPartWay } from "./restore-stopped.js";
 import { ObjectReader } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesAt, capturesRef, EditCaptures, type CaptureAt } from "./edit-captures.js";
@@ -413,7 +414,9 @@ export class WorkspaceCheckpoints {
    */
   keepForBaseline(taskId: string, repoPaths: readonly string[]): boolean {
     const kept = this.baselineWindows.get(taskId);
-    if (!kept) return false;
+    // Only while this process holds the repository lock (its scan for the baseline, usually):
+    // another window's restore, holding it, could write over the edit.
+    if (!kept || !this.lock.held) return false;
     const taken: PathChange[] = [];
     const nested = new NestedRepoDetector(this.workspaceRoot);
     const links = new BeyondLinkDetector(this.workspaceRoot);
@@ -915,16 +918,24 @@ export class WorkspaceCheckpoints {
    */
   /**
    * `commandSaves`: the task's saves after a command since `target`: what they took in comes
-   * back too, not only the paths the editing tools recorded (restoreScope).
+   * back too, not only the paths the editing tools recorded (restoreScope). `aloneCheck`: throws
+   * when another task runs in the workspace, asked once the lock is held.
    */
   async restoreFiles(
     taskId: string,
     target: CheckpointInfo,
     recordedPaths: readonly string[],
-    options: { commandSaves?: readonly CommandSave[]; leftOutSince?: LaterSkips } = {},
+    options: {
+      commandSaves?: readonly CommandSave[];
+      leftOutSince?: LaterSkips;
+      aloneCheck?: () => Promise<void>;
+    } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
     return this.lock.run(async () => {
       await this.assertTaskExists(taskId);
+      // Asked again under the lock: a task started in another window since the caller asked
+      // waits for this restore before its first edit (keepForBaseline).
+      await options.aloneCheck?.();
       await this.open();
       // Looked at before any file is touched: what the checkpoints left out and a command (or
       // the person) changed since stays as it is, and the answer names it.
@@ -972,15 +983,12 @@ export class WorkspaceCheckpoints {
           hasFiles: true,
           foldersMadeAfter,
         });
-        result = {
-          ...(await this.restorer.resetHard(
-            target,
-            undo.id,
-            await this.capturesOf(taskId, target),
-            this.keepCurrent(taskId, undo.createdAt),
-          )),
-          undo,
-        };
+        const reset = await this.restorer
+          .resetHard(target, undo.id, await this.capturesOf(taskId, target), this.keepCurrent(taskId, undo.createdAt))
+          .catch((err: unknown) => {
+            throw err instanceof RestoreStopped ? stoppedPartWay(err, undo.id) : err;
+          });
+        result = { ...reset, undo };
         await this.log.moveHead(target.id, target.tree);
       }
       if (remakeFolders) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
