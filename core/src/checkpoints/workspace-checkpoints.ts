@@ -915,8 +915,6 @@ export class WorkspaceCheckpoints {
   /**
    * Restores files to `target` for `taskId`: saves the "before restore" checkpoint first, then
    * applies the recorded-paths rule or `reset --hard` semantics, then sets the restored marker.
-   */
-  /**
    * `commandSaves`: the task's saves after a command since `target`: what they took in comes
    * back too, not only the paths the editing tools recorded (restoreScope). `aloneCheck`: throws
    * when another task runs in the workspace, asked once the lock is held.
