@@ -77,7 +77,9 @@ its own workspace, and follows it as dline task does.
 Arguments:
   TASK_ID              the task (dline history lists them)
 Options:
-  --message TEXT       send this message to the task (default: resume where it stopped)
+  --message TEXT       send this message to the task (default: resume where it stopped); a task
+                       running in another window gets it there and answers it after its current
+                       step, and this command follows the task until that answer
   --workspace DIR      the workspace, for a task that has none (one imported without a workspace,
                        or whose folder is not on this machine); never the current folder by default
   --yes                approve every question

@@ -50,6 +50,12 @@ export class LiveTask {
   readonly asks = new AskBroker();
   /** The status last announced on the event stream (undefined: none yet in this process). */
   lastStatus: TaskRunStatus | undefined;
+  /**
+   * The reason of a completion the run reached while messages were queued (undefined: none):
+   * not announced, since the run goes on with them (TaskRuntime.start); announced only if the
+   * run stops before taking them.
+   */
+  heldCompletion: string | undefined;
   /** The last run's end, its claim released when nothing is pending (`run` is cleared before that). */
   runSettled: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;

@@ -292,7 +292,17 @@ export class TaskRuntime {
         messages: task.messages,
         journal: task.journal,
         usage,
-        setStatus: (status, reason) => this.setStatus(task, status, reason),
+        setStatus: (status, reason) => {
+          // Messages sent while the run went (here or from another window) are answered next, in
+          // this run (start): the task is not complete, and is not announced so. A window that
+          // took that for the end stopped following, and a `dline` that ran the task stopped its
+          // sidecar with the message unanswered.
+          if (status === "completed" && task.kernel.inputQueue.length > 0 && !task.run?.controller.signal.aborted) {
+            task.heldCompletion = reason ?? "";
+            return;
+          }
+          this.setStatus(task, status, reason);
+        },
         depth: 0,
         environment: () => this.environments.get(task.id),
         unsavedInEditor: () => this.unsavedInEditor.get(task.id) ?? [],
@@ -345,10 +355,12 @@ export class TaskRuntime {
         while ((outcome === "completed" || outcome === "idle") && !controller.signal.aborted) {
           const [next, ...rest] = task.kernel.inputQueue;
           if (next === undefined) break;
+          task.heldCompletion = undefined;
           this.saveKernel(task, { inputQueue: rest });
           await loop.addUserMessage(next);
           outcome = await loop.run(controller.signal);
         }
+        this.settleHeldCompletion(task, controller.signal);
         if (this.deps.shutdownSignal.aborted) this.saveKernel(task, { status: "interrupted" });
       } finally {
         this.deps.shutdownSignal.removeEventListener("abort", onShutdown);
@@ -367,6 +379,20 @@ export class TaskRuntime {
     });
     task.run = { controller, done };
     task.runSettled = done;
+  }
+
+  /**
+   * A completion held back for queued messages (see loopFor) whose run stopped before taking
+   * them: a stopping sidecar leaves the task interrupted (a resume answers them), a Cancel
+   * cancelled; otherwise the completion is announced after all.
+   */
+  private settleHeldCompletion(task: LiveTask, signal: AbortSignal): void {
+    const reason = task.heldCompletion;
+    if (reason === undefined) return;
+    task.heldCompletion = undefined;
+    if (this.deps.shutdownSignal.aborted) this.setStatus(task, "interrupted", "the sidecar stopped");
+    else if (signal.aborted) this.setStatus(task, "cancelled", "cancelled");
+    else this.setStatus(task, "completed", reason);
   }
 
   private async continueTask(task: LiveTask, stopped?: StoppedTurn): Promise<void> {

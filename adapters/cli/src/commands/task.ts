@@ -25,6 +25,11 @@ interface FollowOptions {
    * name would mislead the model), or `leave` it to the window that runs the task (a follower).
    */
   unanswerable: "stop" | "leave";
+  /**
+   * The message this command sent (resume --message): until the task takes it (its row, or the
+   * answer to the question it waited on), a completion is the run's before it, not the end.
+   */
+  sent?: string;
 }
 
 /** A question nobody here can answer: the task stopped before it. */
@@ -200,6 +205,7 @@ export async function followTask(
   let question: PendingQuestion | undefined;
   let failure: unknown;
   const held: TaskEvent[] = [];
+  let sent = options.sent;
   const onSigint = () => {
     // Twice (the cancel does not get through): stop following; the sidecar stops with the CLI.
     if (interrupted) return controller.abort();
@@ -226,6 +232,17 @@ export async function followTask(
       for await (const res of clients.tasks.subscribe({ taskId, afterSeq }, { signal: controller.signal })) {
         const event = res.event!;
         const e = event.event;
+        if (
+          (e.case === "messageAdded" && e.value.message?.role === MessageRole.USER && e.value.message.text === sent) ||
+          (e.case === "askResolved" && !e.value.dropped && e.value.text === sent)
+        )
+          sent = undefined;
+        if (sent !== undefined && e.case === "statusChanged" && e.value.status === TaskStatus.COMPLETED) {
+          // The run before the message completed; the message is answered next (here or in the
+          // window that runs the task). Its completion line would read as this command's end.
+          if (ctx.json) renderer.render(event);
+          continue;
+        }
         const ends = e.case === "statusChanged" && isTerminal(e.value.status);
         if (
           question?.open &&
@@ -312,7 +329,11 @@ export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<
       }
       throw err;
     }
-    return followTask(ctx, clients, taskId, lastSeq, { yes: args.flags.has("yes"), unanswerable: "stop" });
+    return followTask(ctx, clients, taskId, lastSeq, {
+      yes: args.flags.has("yes"),
+      unanswerable: "stop",
+      sent: message || undefined,
+    });
   });
 }
 
