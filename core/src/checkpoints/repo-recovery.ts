@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { GitError, looksCorrupt } from "./git-process.js";
-import { RepoLock } from "./repo-lock.js";
+import { LockLostError, RepoLock, type LockWaitEvents } from "./repo-lock.js";
 import type { ShadowRepo } from "./shadow-repo.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
@@ -33,12 +33,17 @@ export class RecoveringLock {
   constructor(
     private readonly repo: ShadowRepo,
     lockStaleMs: number,
+    lockWaitMs: number,
     private readonly logger: Logger,
     private readonly events: RecoveryEvents,
   ) {
-    this.lock = new RepoLock(repo.paths.lockTarget, lockStaleMs, 120_000, (err) =>
-      logger.warn("checkpoint repository lock was taken over while held", { error: err.message }),
-    );
+    this.lock = new RepoLock(repo.paths.lockTarget, lockStaleMs, lockWaitMs, (err) => {
+      // Another process writes the repository now: what our git is writing must stop.
+      logger.error("checkpoint repository lock was taken over while held; its git steps stopped", {
+        error: err.message,
+      });
+      repo.git.stopRunning();
+    });
   }
 
   /**
@@ -51,14 +56,19 @@ export class RecoveringLock {
     return answer === RepoLock.MISSING ? whenMissing() : answer;
   }
 
-  run<T>(fn: () => Promise<T>, retryAfterRebuild = true): Promise<T> {
-    return this.lock.with(async () => {
-      mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-      return this.recovering(fn, retryAfterRebuild);
-    });
+  run<T>(fn: () => Promise<T>, retryAfterRebuild = true, events?: LockWaitEvents): Promise<T> {
+    return this.lock.with(
+      async () => {
+        mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+        return this.recovering(fn, retryAfterRebuild);
+      },
+      { create: true, events },
+    );
   }
 
   private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+    // git's own locks are another process's while that one holds the repository lock.
+    if (!this.lock.held()) throw new LockLostError();
     if (await this.repo.exists()) {
       const removed = await this.repo.removeStaleLocks("none");
       if (removed.length) this.logger.warn("removed stale git locks", { locks: removed.join(",") });
@@ -69,6 +79,7 @@ export class RecoveringLock {
       if (!(err instanceof GitError)) throw err;
       if (STALE_LOCK.test(err.stderr)) {
         // A killed git left a lock we did not look for (a ref lock): clear all, once more.
+        if (!this.lock.held()) throw new LockLostError();
         const removed = await this.repo.removeStaleLocks("all");
         this.logger.warn("removed stale git locks", { locks: removed.join(",") });
         return fn();

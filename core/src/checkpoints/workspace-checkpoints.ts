@@ -76,6 +76,8 @@ export interface WorkspaceCheckpointsOptions {
   env: NodeJS.ProcessEnv;
   sizeLimitBytes: number;
   lockStaleMs: number;
+  /** How long a step waits for another process's repository lock before failing. */
+  lockWaitMs: number;
   logger: Logger;
   /** Asked under the lock before a task's checkpoint is written (see TaskDeletedError). */
   taskExists?: (taskId: string) => Promise<boolean>;
@@ -193,7 +195,7 @@ export class WorkspaceCheckpoints {
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
-    this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.logger, {
+    this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.lockWaitMs, options.logger, {
       indexDropped: () => {
         this.lastIgnored = undefined;
         this.scanned = false;
