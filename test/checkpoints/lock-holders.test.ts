@@ -1,9 +1,10 @@
 // The repository lock between processes whose holder runs but is stopped (SIGSTOP, a loaded
-// machine).
+// machine), and what a person sees while another window holds it.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { CheckpointStatus } from "../../core/src/checkpoints/index.js";
 import { LockLostError, RepoLock } from "../../core/src/checkpoints/repo-lock.js";
 import { buildDriver, holding, runDriver } from "./driver-process.js";
 import { makeManager, makeSandbox, write, type Sandbox } from "./helpers.js";
@@ -120,5 +121,37 @@ describe("a holder whose lock was taken over", () => {
     expect(lock.held()).toBe(false);
     taker?.child.kill("SIGKILL");
     await taker?.done;
+  }, 60_000);
+});
+
+describe("waiting for another window's lock at start-up", () => {
+  it("is shown as such and does not count against the initialization timeout", async () => {
+    const sb = makeSandbox();
+    write(sb.workspace, "a.txt", "one\n");
+    const holder = runDriver(sb, "holder", 0, [], { holdLock: true, lockStaleMs: STALE_MS });
+    await holding(holder);
+    const seen: CheckpointStatus[] = [];
+    const initTimeoutMs = 1500;
+    const manager = makeManager(sb, {
+      lockStaleMs: STALE_MS,
+      initTimeoutMs,
+      slowInitMs: initTimeoutMs,
+      onStatus: (_root, status) => seen.push(status),
+    });
+    const task = { id: "next", workspaceRoots: [sb.workspace] };
+    let settled = false;
+    const baseline = manager.ensureBaseline(task).finally(() => (settled = true));
+    // Held past the initialization timeout.
+    const since = Date.now();
+    await until(() => settled || Date.now() - since > 2 * initTimeoutMs);
+    holder.child.kill("SIGKILL");
+    await holder.done;
+    expect(await baseline).toBeDefined();
+    expect(seen.map((s) => s.message)).toContain(
+      `Checkpoints are waiting for another Dline window using this workspace's checkpoints (process ${holder.child.pid}).`,
+    );
+    expect(seen.filter((s) => s.state === "failed")).toEqual([]);
+    expect((await manager.status({ workspaceRoot: sb.workspace })).state).toBe("ready");
+    await manager.stop();
   }, 60_000);
 });
