@@ -1,59 +1,14 @@
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import * as esbuild from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CheckpointDeletionHook, type CheckpointManager } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
 import { nth } from "../helpers/items.js";
+import { buildDriver, holding, runDriver } from "./driver-process.js";
 
-let driver = "";
-beforeAll(async () => {
-  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-cp-driver-"));
-  driver = path.join(outDir, "save-driver.mjs");
-  await esbuild.build({
-    entryPoints: [path.join(import.meta.dirname, "fixtures", "save-driver.ts")],
-    outfile: driver,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    absWorkingDir: path.resolve(import.meta.dirname, "../.."),
-    logLevel: "warning",
-  });
-  // Resolve the externals (proper-lockfile) from the repository's node_modules.
-  fs.symlinkSync(path.resolve(import.meta.dirname, "../../node_modules"), path.join(outDir, "node_modules"));
-});
-
-function runDriver(
-  sb: Sandbox,
-  taskId: string,
-  turns: number,
-  files: string[],
-  options: { holdLock?: boolean; lockStaleMs?: number } = {},
-) {
-  const child = spawn(
-    process.execPath,
-    [
-      driver,
-      JSON.stringify({ base: sb.base, home: sb.home, workspace: sb.workspace, taskId, turns, files, ...options }),
-    ],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (b) => (out += b));
-  child.stderr.on("data", (b) => (err += b));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>(
-    (resolve) => child.on("close", (code, signal) => resolve({ code, signal, out, err })),
-  );
-  return { child, done, output: () => out };
-}
+beforeAll(buildDriver);
 
 function shadowGit(sb: Sandbox, ...args: string[]): string {
   return execFileSync("git", ["--git-dir", path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git"), ...args], {
@@ -114,20 +69,6 @@ describe("several processes on one shadow repository", () => {
 });
 
 describe("a killed process's repository lock", () => {
-  const holding = (run: ReturnType<typeof runDriver>) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (run.output().includes("holding")) {
-          clearInterval(timer);
-          resolve();
-        }
-      }, 5);
-      void run.done.then((r) => {
-        clearInterval(timer);
-        reject(new Error(`the holder ended: ${r.err}`));
-      });
-    });
-
   it("is taken over at once, however long its stale time: the lock names its holder, which is gone", async () => {
     const sb = makeSandbox();
     write(sb.workspace, "a.txt", "one\n");

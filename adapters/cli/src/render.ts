@@ -1,6 +1,7 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { visible, visibleLine } from "../../../core/src/text/visible-text.js";
 import { approvalDetails } from "./approval-view.js";
+import { MESSAGES as CHECKPOINT_MESSAGES } from "../../../core/src/checkpoints/workspace-guard.js";
 import {
   AskKind,
   AskSchema,
@@ -35,12 +36,16 @@ export class CheckpointStatusLine {
           ? ` ${s.filesDone.toLocaleString("en")} of ${total} files`
           : ` ${total} files`
         : "";
+    // Before any phase, a sentence other than "initializing" says why (another window's lock).
+    const why = state === "initializing" && !s.phase && s.message !== CHECKPOINT_MESSAGES.initializing;
     const detail =
       s.phase === "scanning"
         ? ": scanning the workspace"
         : s.phase === "staging"
           ? `: taking in${counts || " files"}`
-          : "";
+          : why
+            ? `: ${s.message}`
+            : "";
     const label = state === "slow" ? "initializing (slow: a large repository?)" : state;
     const text =
       state === "ready" || state === "initializing" || state === "slow"
@@ -55,7 +60,7 @@ export class CheckpointStatusLine {
       return;
     }
     // Not a terminal: one line per phase or state, not per count; the slow sentence once.
-    const key = `${state}:${s.phase}`;
+    const key = `${state}:${s.phase}${why ? `:${s.message}` : ""}`;
     if (key === this.shown) return;
     if (state === "slow" && !this.shown.startsWith("slow:")) this.err.write(`checkpoints: ${s.message}\n`);
     this.shown = key;

@@ -44,6 +44,8 @@ export interface CheckpointManagerOptions {
   initTimeoutMs?: number;
   /** A repository lock not refreshed for this long belongs to a killed process. Default 10 s. */
   lockStaleMs?: number;
+  /** How long a checkpoint step waits for another process's repository lock. Default 2 min. */
+  lockWaitMs?: number;
   /** Saves between two size-budget checks. Default 25. */
   budgetCheckEvery?: number;
   /** The checkpoints setting; false turns the feature off for a workspace. Default: on. */
@@ -113,6 +115,7 @@ export class CheckpointManager {
       slowInitMs: options.slowInitMs ?? 15_000,
       initTimeoutMs: options.initTimeoutMs ?? 120_000,
       lockStaleMs: options.lockStaleMs ?? 10_000,
+      lockWaitMs: options.lockWaitMs ?? 120_000,
       budgetCheckEvery: options.budgetCheckEvery ?? 25,
     };
     this.workspaces = new WorkspaceRegistry({

@@ -115,6 +115,8 @@ export interface GitProcess {
 export class ShadowGit {
   readonly env: NodeJS.ProcessEnv;
   private readonly children: GitChildren;
+  /** The process groups this instance started that still run. */
+  private readonly running = new Set<number>();
 
   constructor(readonly options: ShadowGitOptions) {
     this.env = isolatedGitEnv({
@@ -151,7 +153,10 @@ export class ShadowGit {
       detached: true,
     });
     const pid = child.pid;
-    if (pid !== undefined) this.children.add(pid);
+    if (pid !== undefined) {
+      this.children.add(pid);
+      this.running.add(pid);
+    }
     if (pid !== undefined && opts.background) lowerPriority(pid);
     const stop = () => pid !== undefined && this.children.kill(pid);
     const signal = opts.signal;
@@ -179,7 +184,10 @@ export class ShadowGit {
       child.on("close", (code) => {
         clearInterval(watch);
         signal?.removeEventListener("abort", stop);
-        if (pid !== undefined) this.children.remove(pid);
+        if (pid !== undefined) {
+          this.children.remove(pid);
+          this.running.delete(pid);
+        }
         const stderr = Buffer.concat(err).toString("utf8");
         const exitCode = code ?? -1;
         if (fifo !== undefined) reject(new SpecialFileError(fifo));
@@ -189,6 +197,11 @@ export class ShadowGit {
       });
     });
     return { stdin: child.stdin, stdout: child.stdout, exit };
+  }
+
+  /** Kills every git this instance started that still runs (its whole process group). */
+  stopRunning(): void {
+    for (const pid of this.running) this.children.kill(pid);
   }
 
   /** A path as the person knows it: relative to the workspace when inside it. */

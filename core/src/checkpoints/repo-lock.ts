@@ -1,74 +1,141 @@
 import { existsSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
-import { syncLockFs } from "./lock-fs.js";
+import { DlineError } from "../errors.js";
+import { lockHolder, lockHolderPid, syncLockFs } from "./lock-fs.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
+import { MESSAGES } from "./workspace-guard.js";
+
+export interface LockWaitEvents {
+  /** Another process holds the lock: this one waits (called once, before the first retry). */
+  waiting?(holderPid: number | undefined): void;
+  /** The lock is held now (after waiting or not). */
+  acquired?(): void;
+}
+
+/** The lock this process held was taken by another one (see RepoLock.with). */
+export class LockLostError extends DlineError {
+  constructor() {
+    super("aborted", MESSAGES.lockLost);
+  }
+}
 
 /**
  * One lock per shadow repository, held across processes (proper-lockfile: a lock folder whose
- * mtime is refreshed while held; a holder that was killed leaves a stale lock, taken over at
- * once when the lock names a process of this host that is gone, else once `staleMs` passed)
- * and within this process (a promise chain, since proper-lockfile refuses a
- * second lock from the same process instead of waiting).
+ * mtime is refreshed while held, and which names its holder, lock-fs.ts: a holder that runs on
+ * this host keeps it however long it is stopped; a killed one's is taken over at once; one that
+ * cannot be checked loses it once not refreshed for `staleMs`) and within this process (a
+ * promise chain, since proper-lockfile refuses a second lock from the same process instead of
+ * waiting). Waiting for another process ends after `waitMs` with `deadline_exceeded`.
  */
 export class RepoLock {
   private tail: Promise<unknown> = Promise.resolve();
   private readonly lockFs: ReturnType<typeof syncLockFs>;
+  private readonly lockDir: string;
 
   constructor(
     private readonly lockTarget: string,
-    /** A lock not refreshed for this long belongs to a dead process. proper-lockfile's minimum is 2000. */
+    /** A lock of unknown holder not refreshed for this long is taken over. proper-lockfile's minimum is 2000. */
     private readonly staleMs = 10_000,
     /** How long to wait for another process before giving up. */
     private readonly waitMs = 120_000,
+    /** The lock was taken over while held (then `with` rejects with LockLostError). */
     private readonly onCompromised: (err: Error) => void = () => {},
   ) {
     // proper-lockfile takes no stale time under 2 s.
     this.lockFs = syncLockFs(Math.max(2000, staleMs));
+    this.lockDir = `${lockTarget}.lock`;
+  }
+
+  /** Whether this process holds the lock now (its folder names this process). */
+  held(): boolean {
+    return lockHolder(this.lockDir) === "self";
   }
 
   /**
    * Runs `fn` under the lock. With `create: false` the lock's folder is not created: when it does
    * not exist (the repository is gone), the answer is `RepoLock.MISSING` and `fn` does not run.
+   * A lock taken over while `fn` ran makes the answer LockLostError, whatever `fn` returned.
    */
-  async with<T>(fn: () => Promise<T>, options: { create: false }): Promise<T | typeof RepoLock.MISSING>;
-  async with<T>(fn: () => Promise<T>, options?: { create: true }): Promise<T>;
   async with<T>(
     fn: () => Promise<T>,
-    options: { create: boolean } = { create: true },
+    options: { create: false; events?: LockWaitEvents },
+  ): Promise<T | typeof RepoLock.MISSING>;
+  async with<T>(fn: () => Promise<T>, options?: { create: true; events?: LockWaitEvents }): Promise<T>;
+  async with<T>(
+    fn: () => Promise<T>,
+    options: { create: boolean; events?: LockWaitEvents } = { create: true },
   ): Promise<T | typeof RepoLock.MISSING> {
-    const run = this.tail.then(() => this.withFileLock(fn, options.create));
+    const run = this.tail.then(() => this.withFileLock(fn, options.create, options.events ?? {}));
     this.tail = run.catch(() => undefined);
     return run;
   }
 
   static readonly MISSING: unique symbol = Symbol("repository missing");
 
-  private async withFileLock<T>(fn: () => Promise<T>, create: boolean): Promise<T | typeof RepoLock.MISSING> {
+  private async withFileLock<T>(
+    fn: () => Promise<T>,
+    create: boolean,
+    events: LockWaitEvents,
+  ): Promise<T | typeof RepoLock.MISSING> {
     if (create) mkdirSync(path.dirname(this.lockTarget), { recursive: true, mode: PRIVATE_DIR_MODE });
     else if (!existsSync(path.dirname(this.lockTarget))) return RepoLock.MISSING;
-    const release = await lockfile
-      .lock(this.lockTarget, {
-        stale: this.staleMs,
-        update: Math.max(1000, Math.floor(this.staleMs / 2)),
-        realpath: false,
-        lockfilePath: `${this.lockTarget}.lock`,
-        fs: this.lockFs,
-        retries: { retries: Math.ceil(this.waitMs / 100), minTimeout: 50, maxTimeout: 200, factor: 1.2 },
-        // proper-lockfile's default throws from a timer (taking the process down) when the lock
-        // could not be refreshed in time; the git steps themselves stay safe, so only note it.
-        onCompromised: (err) => this.onCompromised(err),
-      })
-      .catch((err: NodeJS.ErrnoException) => {
-        // The folder went between the check and the lock (Delete Everything): nothing to read.
-        if (!create && err.code === "ENOENT") return undefined;
-        throw err;
-      });
+    let lost = false;
+    const release = await this.acquire(create, events, (err) => {
+      lost = true;
+      this.onCompromised(err);
+    });
     if (!release) return RepoLock.MISSING;
+    events.acquired?.();
     try {
-      return await fn();
+      const answer = await fn();
+      if (lost) throw new LockLostError();
+      return answer;
+    } catch (err) {
+      throw lost ? new LockLostError() : err;
     } finally {
       await release().catch(() => undefined);
+    }
+  }
+
+  /** Takes the file lock, retrying while another process holds it, up to `waitMs`. */
+  private async acquire(
+    create: boolean,
+    events: LockWaitEvents,
+    onCompromised: (err: Error) => void,
+  ): Promise<(() => Promise<void>) | undefined> {
+    const deadline = Date.now() + this.waitMs;
+    let delay = 50;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await lockfile.lock(this.lockTarget, {
+          stale: this.staleMs,
+          update: Math.max(1000, Math.floor(this.staleMs / 2)),
+          realpath: false,
+          lockfilePath: this.lockDir,
+          fs: this.lockFs,
+          retries: 0,
+          // proper-lockfile's default throws from a timer (taking the process down).
+          onCompromised,
+        });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        // The folder went between the check and the lock (Delete Everything): nothing to read.
+        if (!create && code === "ENOENT") return undefined;
+        if (code !== "ELOCKED") throw err;
+        if (attempt === 0) events.waiting?.(lockHolderPid(this.lockDir));
+        if (Date.now() >= deadline) {
+          throw new DlineError(
+            "deadline_exceeded",
+            MESSAGES.lockWaitTimeout(this.waitMs, lockHolderPid(this.lockDir)),
+            {
+              cause: err,
+            },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(200, delay * 1.2);
+      }
     }
   }
 }

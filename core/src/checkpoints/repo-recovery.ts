@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { GitError, looksCorrupt } from "./git-process.js";
-import { RepoLock } from "./repo-lock.js";
+import { LockLostError, RepoLock, type LockWaitEvents } from "./repo-lock.js";
 import type { ShadowRepo } from "./shadow-repo.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
@@ -29,18 +29,26 @@ export interface RecoveryEvents {
  */
 export class RecoveringLock {
   private readonly lock: RepoLock;
-  /** Operations of this process running under the lock now. */
-  private holders = 0;
 
   constructor(
     private readonly repo: ShadowRepo,
     lockStaleMs: number,
+    lockWaitMs: number,
     private readonly logger: Logger,
     private readonly events: RecoveryEvents,
   ) {
-    this.lock = new RepoLock(repo.paths.lockTarget, lockStaleMs, 120_000, (err) =>
-      logger.warn("checkpoint repository lock was taken over while held", { error: err.message }),
-    );
+    this.lock = new RepoLock(repo.paths.lockTarget, lockStaleMs, lockWaitMs, (err) => {
+      // Another process writes the repository now: what our git is writing must stop.
+      logger.error("checkpoint repository lock was taken over while held; its git steps stopped", {
+        error: err.message,
+      });
+      repo.git.stopRunning();
+    });
+  }
+
+  /** Whether this process holds the lock now (no other window can be restoring files meanwhile). */
+  get held(): boolean {
+    return this.lock.held();
   }
 
   /**
@@ -48,33 +56,24 @@ export class RecoveringLock {
    * created for it (after Delete Everything, a late ListCheckpoints must not bring it back):
    * the answer is then `whenMissing()`.
    */
-  /** Whether this process holds the lock now (no other window can be restoring files meanwhile). */
-  get held(): boolean {
-    return this.holders > 0;
-  }
-
   async read<T>(fn: () => Promise<T>, whenMissing: () => T): Promise<T> {
     const answer = await this.lock.with(() => this.recovering(fn, true), { create: false });
     return answer === RepoLock.MISSING ? whenMissing() : answer;
   }
 
-  run<T>(fn: () => Promise<T>, retryAfterRebuild = true): Promise<T> {
-    return this.lock.with(async () => {
-      mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-      return this.recovering(fn, retryAfterRebuild);
-    });
+  run<T>(fn: () => Promise<T>, retryAfterRebuild = true, events?: LockWaitEvents): Promise<T> {
+    return this.lock.with(
+      async () => {
+        mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+        return this.recovering(fn, retryAfterRebuild);
+      },
+      { create: true, events },
+    );
   }
 
   private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
-    this.holders++;
-    try {
-      return await this.recoveringHeld(fn, retryAfterRebuild);
-    } finally {
-      this.holders--;
-    }
-  }
-
-  private async recoveringHeld<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+    // git's own locks are another process's while that one holds the repository lock.
+    if (!this.lock.held()) throw new LockLostError();
     if (await this.repo.exists()) {
       const removed = await this.repo.removeStaleLocks("none");
       if (removed.length) this.logger.warn("removed stale git locks", { locks: removed.join(",") });
@@ -85,6 +84,7 @@ export class RecoveringLock {
       if (!(err instanceof GitError)) throw err;
       if (STALE_LOCK.test(err.stderr)) {
         // A killed git left a lock we did not look for (a ref lock): clear all, once more.
+        if (!this.lock.held()) throw new LockLostError();
         const removed = await this.repo.removeStaleLocks("all");
         this.logger.warn("removed stale git locks", { locks: removed.join(",") });
         return fn();

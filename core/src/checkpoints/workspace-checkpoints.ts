@@ -46,6 +46,7 @@ import { removeUnreachablePacks } from "./unreachable-packs.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
+import type { LockWaitEvents } from "./repo-lock.js";
 import { ShadowRepo } from "./shadow-repo.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
@@ -77,6 +78,8 @@ export interface WorkspaceCheckpointsOptions {
   env: NodeJS.ProcessEnv;
   sizeLimitBytes: number;
   lockStaleMs: number;
+  /** How long a step waits for another process's repository lock before failing. */
+  lockWaitMs: number;
   logger: Logger;
   /** Asked under the lock before a task's checkpoint is written (see TaskDeletedError). */
   taskExists?: (taskId: string) => Promise<boolean>;
@@ -194,7 +197,7 @@ export class WorkspaceCheckpoints {
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
-    this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.logger, {
+    this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.lockWaitMs, options.logger, {
       indexDropped: () => {
         this.lastIgnored = undefined;
         this.scanned = false;
@@ -237,37 +240,43 @@ export class WorkspaceCheckpoints {
   }
 
   /** Opens (or creates) the repository and scans the whole workspace into its index. */
-  async prepare(signal?: AbortSignal, onProgress?: (p: ScanProgress) => void): Promise<SkippedPath[]> {
-    return this.lock.run(async () => {
-      // The scan below is git's first read of the repository: it finds any damage.
-      await this.open(signal, true);
-      // What the newest snapshot recorded as left out stands for this scan too: listing ignored
-      // files walks the whole workspace again (a second walk at every process start). That
-      // record is read while git status runs (started first: the scan is most of the wait).
-      const scanning = this.stager.stageScan({
-        listIgnored: async () => !leftOutRecordedBy(await headRead),
-        signal,
-        onProgress,
-        // Usually a task's baseline, which its first edits and model request do not wait for.
-        background: true,
-      });
-      const headRead = this.headMeta(signal);
-      // Awaited after the scan; a scan that fails first leaves it unawaited.
-      headRead.catch(() => undefined);
-      const { skipped: scanned, staged, listed } = await scanning;
-      const head = await headRead;
-      const known = leftOutRecordedBy(head);
-      const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
-      this.adoptEmptyFolders(head);
-      await this.walkEmptyFoldersIfUnknown(skipped, signal);
-      this.freshStaged = staged;
-      this.freshListed = listed;
-      this.scanned = true;
-      this.rememberScan(skipped, true);
-      this.freshScanAt = Date.now();
-      this.freshSizeSkips = skipped.filter((x) => x.reason === "size");
-      return skipped;
+  async prepare(
+    signal?: AbortSignal,
+    onProgress?: (p: ScanProgress) => void,
+    lockEvents?: LockWaitEvents,
+  ): Promise<SkippedPath[]> {
+    return this.lock.run(() => this.prepareLocked(signal, onProgress), true, lockEvents);
+  }
+
+  private async prepareLocked(signal?: AbortSignal, onProgress?: (p: ScanProgress) => void): Promise<SkippedPath[]> {
+    // The scan below is git's first read of the repository: it finds any damage.
+    await this.open(signal, true);
+    // What the newest snapshot recorded as left out stands for this scan too: listing ignored
+    // files walks the whole workspace again (a second walk at every process start). That
+    // record is read while git status runs (started first: the scan is most of the wait).
+    const scanning = this.stager.stageScan({
+      listIgnored: async () => !leftOutRecordedBy(await headRead),
+      signal,
+      onProgress,
+      // Usually a task's baseline, which its first edits and model request do not wait for.
+      background: true,
     });
+    const headRead = this.headMeta(signal);
+    // Awaited after the scan; a scan that fails first leaves it unawaited.
+    headRead.catch(() => undefined);
+    const { skipped: scanned, staged, listed } = await scanning;
+    const head = await headRead;
+    const known = leftOutRecordedBy(head);
+    const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
+    this.adoptEmptyFolders(head);
+    await this.walkEmptyFoldersIfUnknown(skipped, signal);
+    this.freshStaged = staged;
+    this.freshListed = listed;
+    this.scanned = true;
+    this.rememberScan(skipped, true);
+    this.freshScanAt = Date.now();
+    this.freshSizeSkips = skipped.filter((x) => x.reason === "size");
+    return skipped;
   }
 
   async save(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {

@@ -12,6 +12,12 @@ export const MESSAGES = {
   initTimeout: "Checkpoints initialization timed out. The repository may be too large; retry or disable checkpoints.",
   disabled: "Checkpoints are disabled.",
   initializing: "Checkpoints are initializing.",
+  waitingForLock: (pid: number | undefined) =>
+    `Checkpoints are waiting for another Dline window using this workspace's checkpoints${pid ? ` (process ${pid})` : ""}.`,
+  lockWaitTimeout: (waitMs: number, pid: number | undefined) =>
+    `Another Dline window${pid ? ` (process ${pid})` : ""} has been using this workspace's checkpoints for over ${Math.round(waitMs / 1000)} s; retry once it is done.`,
+  lockLost:
+    "Another Dline process took over this workspace's checkpoint repository while this one was using it; the step was stopped.",
   ready: "Checkpoints are ready.",
   rebuilt: (aside: string) =>
     `The checkpoint repository was damaged and has been rebuilt; earlier checkpoints were kept aside in ${aside}.`,

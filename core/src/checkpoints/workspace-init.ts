@@ -5,20 +5,22 @@ import type { SkippedPath } from "./exclusions.js";
 import type { ScanProgress } from "./snapshot-stager.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { MESSAGES } from "./workspace-guard.js";
+import type { LockWaitEvents } from "./repo-lock.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 
 const PROGRESS_EVERY_MS = 250;
 
 export interface InitTiming {
-  /** After this long, report that the repository may be large (15 s by default). */
+  /** This long after the repository lock is held, report that the repository may be large (15 s by default). */
   slowInitMs: number;
-  /** Give up (and kill git) after this long, reporting a timeout. */
+  /** Give up (and kill git) this long after the repository lock is held, reporting a timeout. */
   initTimeoutMs: number;
 }
 
 /**
  * Opens a workspace's shadow repository and scans the workspace, reporting each state as the
- * docs/checkpoints.md describes it: initializing, slow after `slowInitMs`, then ready, or failed (timeout, other
+ * docs/checkpoints.md describes it: initializing (waiting for another window's lock, if so),
+ * slow `slowInitMs` after the lock is held, then ready, or failed (timeout, other
  * error: Retry and Disable offered) or unavailable (no git).
  */
 export async function initializeWorkspace(
@@ -32,9 +34,23 @@ export async function initializeWorkspace(
   let state: "initializing" | "slow" = "initializing";
   // At most a few progress reports a second (each is an event on every task of the workspace).
   let last: ScanProgress | undefined;
-  // Slow keeps the progress so far: a client must not lose the count when the message changes.
-  const slow = setTimeout(() => report((state = "slow"), MESSAGES.slowInit, undefined, last), timing.slowInitMs);
-  const timeout = setTimeout(() => abort.abort(), timing.initTimeoutMs);
+  let slow: NodeJS.Timeout | undefined;
+  let timeout: NodeJS.Timeout | undefined;
+  // The clocks start once the repository lock is held: waiting for another window is not this
+  // scan being slow, and is bounded by the lock's own wait (repo-lock.ts).
+  let waited = false;
+  const lockEvents: LockWaitEvents = {
+    waiting: (pid) => {
+      waited = true;
+      report("initializing", MESSAGES.waitingForLock(pid));
+    },
+    acquired: () => {
+      if (waited) report("initializing", MESSAGES.initializing);
+      // Slow keeps the progress so far: a client must not lose the count when the message changes.
+      slow = setTimeout(() => report((state = "slow"), MESSAGES.slowInit, undefined, last), timing.slowInitMs);
+      timeout = setTimeout(() => abort.abort(), timing.initTimeoutMs);
+    },
+  };
   let lastAt = 0;
   const onProgress = (p: ScanProgress) => {
     const now = Date.now();
@@ -46,7 +62,7 @@ export async function initializeWorkspace(
     report(state, state === "slow" ? MESSAGES.slowInit : MESSAGES.initializing, undefined, p);
   };
   try {
-    const skipped = await engine.prepare(abort.signal, onProgress);
+    const skipped = await engine.prepare(abort.signal, onProgress, lockEvents);
     report("ready", engine.rebuiltFrom ? MESSAGES.rebuilt(engine.rebuiltFrom) : MESSAGES.ready, skipped);
   } catch (err) {
     if (abort.signal.aborted) report("failed", MESSAGES.initTimeout);

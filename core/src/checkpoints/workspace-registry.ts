@@ -28,6 +28,7 @@ export interface WorkspaceRegistryOptions {
   slowInitMs: number;
   initTimeoutMs: number;
   lockStaleMs: number;
+  lockWaitMs: number;
   isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
   onStatus?: (workspaceRoot: string, status: CheckpointStatus) => void;
   taskExists?: (taskId: string) => Promise<boolean>;
@@ -57,6 +58,7 @@ export class WorkspaceRegistry {
           env: this.o.env,
           sizeLimitBytes: this.o.sizeLimitBytes,
           lockStaleMs: this.o.lockStaleMs,
+          lockWaitMs: this.o.lockWaitMs,
           logger: this.o.logger,
           taskExists: this.o.taskExists,
           children: this.o.children,
