@@ -29,6 +29,8 @@ export interface RecoveryEvents {
  */
 export class RecoveringLock {
   private readonly lock: RepoLock;
+  /** This instance's operations running under the lock now. */
+  private holders = 0;
 
   constructor(
     private readonly repo: ShadowRepo,
@@ -46,9 +48,12 @@ export class RecoveringLock {
     });
   }
 
-  /** Whether this process holds the lock now (no other window can be restoring files meanwhile). */
+  /**
+   * Whether an operation of this instance (this process's, for its workspace) holds the lock
+   * now: no other window can be restoring files meanwhile.
+   */
   get held(): boolean {
-    return this.lock.held();
+    return this.holders > 0 && this.lock.held();
   }
 
   /**
@@ -72,6 +77,15 @@ export class RecoveringLock {
   }
 
   private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+    this.holders++;
+    try {
+      return await this.recoveringHeld(fn, retryAfterRebuild);
+    } finally {
+      this.holders--;
+    }
+  }
+
+  private async recoveringHeld<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
     // git's own locks are another process's while that one holds the repository lock.
     if (!this.lock.held()) throw new LockLostError();
     if (await this.repo.exists()) {
