@@ -46,6 +46,7 @@ import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import { ShadowRepo } from "./shadow-repo.js";
+import { MESSAGES } from "./workspace-guard.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
@@ -168,6 +169,8 @@ export class WorkspaceCheckpoints {
   private readonly refsCleared = new Set<string>();
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
   rebuiltFrom: string | undefined;
+  /** What this process last repaired in the repository (its index, its HEAD), as the status says it. */
+  private repairNote: string | undefined;
   private opened = false;
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
   private freshScanAt = 0;
@@ -194,9 +197,14 @@ export class WorkspaceCheckpoints {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
     this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.logger, {
-      indexDropped: () => {
+      indexDropped: (aside) => {
+        this.repairNote = MESSAGES.indexRebuilt(aside);
         this.lastIgnored = undefined;
         this.scanned = false;
+        this.watchSynced = false;
+      },
+      headRepaired: (kept) => {
+        this.repairNote = MESSAGES.headRepaired(kept);
       },
       rebuilt: (aside) => {
         this.rebuiltFrom = aside;
@@ -233,6 +241,11 @@ export class WorkspaceCheckpoints {
 
   get workspaceRoot(): string {
     return this.options.workspaceRoot;
+  }
+
+  /** What the status says about damage this process found and recovered from; undefined when none. */
+  recoveryNote(): string | undefined {
+    return this.rebuiltFrom ? MESSAGES.rebuilt(this.rebuiltFrom) : this.repairNote;
   }
 
   /** Opens (or creates) the repository and scans the whole workspace into its index. */
@@ -828,12 +841,12 @@ export class WorkspaceCheckpoints {
 
   /** The checkpoint against the current workspace ("Changes since snapshot"). */
   async compare(taskId: string, target: CheckpointInfo): Promise<FileChange[]> {
-    return this.lock.run(async () => {
+    return this.lock.query(async () => {
       await this.open();
       await this.stager.stageScan({ listIgnored: false });
       const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
       return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
-    }, false);
+    });
   }
 
   /**
@@ -1027,10 +1040,10 @@ export class WorkspaceCheckpoints {
    * and was changed since. Nothing is written.
    */
   async leftOutChanges(target: CheckpointInfo, leftOutSince?: LaterSkips): Promise<LeftOutLook> {
-    return this.lock.run(async () => {
+    return this.lock.query(async () => {
       await this.open();
       return this.lookForLeftOutChanges(target, leftOutSince);
-    }, false);
+    });
   }
 
   /**
@@ -1095,10 +1108,10 @@ export class WorkspaceCheckpoints {
     recordedPaths: readonly string[],
     options: { commandSaves?: readonly CommandSave[] } = {},
   ): Promise<ReadonlySet<string> | undefined> {
-    const scope = await this.lock.run(async () => {
+    const scope = await this.lock.query(async () => {
       await this.open();
       return this.scopeOf(recordedPaths, options);
-    }, false);
+    });
     return scope.length ? new Set(scope) : undefined;
   }
 
