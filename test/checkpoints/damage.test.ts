@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { DlineError } from "../../core/src/errors.js";
 import { GitError, ShadowGit } from "../../core/src/checkpoints/git-process.js";
 import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
 import { nth } from "../helpers/items.js";
@@ -46,6 +47,15 @@ function childRunning(args: string): number {
     }
   }
   throw new Error(`no child runs ${args}`);
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "ok";
+  } catch (err) {
+    return err instanceof DlineError ? err.code : `not a DlineError: ${(err as Error).message}`;
+  }
 }
 
 describe("a damaged shadow index", () => {
@@ -152,6 +162,47 @@ describe("a damaged HEAD of the shadow repository", () => {
 
     const next = makeManager(sb);
     await expect(next.list("t1")).rejects.toMatchObject({ code: "data_loss", message: /is damaged .*left as it is/ });
+    expect(asideIn(sb.layout.checkpointRepoDir(sb.workspace))).toEqual([]);
+    await next.stop();
+  });
+});
+
+describe("a checkpoint whose objects are missing", () => {
+  it("is left out of the listing; compare and restore of it fail with data_loss naming it; the others work", async () => {
+    const sb = makeSandbox();
+    const { base, edit } = await oneTask(sb);
+    // The edit turn's commit object is lost (a pack or loose file removed).
+    const gitDir = gitDirOf(sb);
+    const loose = path.join(gitDir, "objects", edit.id.slice(0, 2), edit.id.slice(2));
+    if (fs.existsSync(loose)) fs.rmSync(loose);
+    else {
+      const packDir = path.join(gitDir, "objects", "pack");
+      for (const idx of fs.readdirSync(packDir).filter((n) => n.endsWith(".idx"))) {
+        const listed = execFileSync("git", ["verify-pack", "-v", path.join(packDir, idx)], { encoding: "utf8" });
+        if (!listed.split("\n").some((l) => l.startsWith(edit.id))) continue;
+        fs.rmSync(path.join(packDir, idx));
+        fs.rmSync(path.join(packDir, idx.replace(/\.idx$/, ".pack")));
+      }
+    }
+    expect(() => shadowGit(sb, "cat-file", "-e", edit.id)).toThrow();
+
+    const next = makeManager(sb);
+    const ids = (await next.list("t1")).map((c) => c.id);
+    expect(ids).toContain(base.id);
+    expect(ids).not.toContain(edit.id);
+    for (const attempt of [next.compare("t1", edit.id), next.restore("t1", edit.id, "files")]) {
+      const err = await attempt.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(DlineError);
+      expect((err as DlineError).code).toBe("data_loss");
+      expect((err as DlineError).message).toContain(edit.id.slice(0, 8));
+    }
+    expect(await codeOf(next.compare("t1", base.id))).toBe("ok");
+    const restored = await next.restore("t1", base.id, "files");
+    expect(restored.fileError).toBe("");
+    expect(read(sb.workspace, "src/d1/f1.txt")).toBe("file 1\n");
     expect(asideIn(sb.layout.checkpointRepoDir(sb.workspace))).toEqual([]);
     await next.stop();
   });

@@ -46,6 +46,8 @@ import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import { ShadowRepo } from "./shadow-repo.js";
+import { looksCorrupt } from "./git-process.js";
+import { objectsMissing } from "./missing-objects.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
@@ -113,6 +115,12 @@ export interface SaveRequest {
   foldersMadeAfter?: readonly string[];
   /** Set by the save after a command: the newest snapshot's tree it builds on (CheckpointMeta). */
   baseTree?: string;
+}
+
+/** Checkpoints a listing left out because their commits are missing, and the repository missing them. */
+export interface UnreadableCheckpoints {
+  ids: ReadonlySet<string>;
+  gitDir: string;
 }
 
 /**
@@ -841,12 +849,37 @@ export class WorkspaceCheckpoints {
 
   /** The checkpoint against the current workspace ("Changes since snapshot"). */
   async compare(taskId: string, target: CheckpointInfo): Promise<FileChange[]> {
-    return this.lock.query(async () => {
-      await this.open();
-      await this.stager.stageScan({ listIgnored: false });
-      const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
-      return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
-    });
+    return this.lock.query(() =>
+      this.needingObjectsOf(taskId, target, async () => {
+        await this.open();
+        await this.stager.stageScan({ listIgnored: false });
+        const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
+        return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
+      }),
+    );
+  }
+
+  /**
+   * Runs `fn`, which needs `target`'s objects: when git finds damage and some of them are
+   * missing, it fails with `data_loss` naming the checkpoint (the repository is not set aside
+   * for it: the other checkpoints may be whole).
+   */
+  private async needingObjectsOf<T>(taskId: string, target: CheckpointInfo, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (looksCorrupt(err) && (await objectsMissing(this.repo.git, target.id))) {
+        throw new DlineError("data_loss", MESSAGES.checkpointUnreadable(target.id, taskId, this.repo.paths.gitDir), {
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** The checkpoints of `taskId` the last listing left out because their commits are missing. */
+  unreadable(taskId: string): UnreadableCheckpoints {
+    return { ids: this.log.unreadable(taskId), gitDir: this.repo.paths.gitDir };
   }
 
   /**
@@ -936,7 +969,7 @@ export class WorkspaceCheckpoints {
     recordedPaths: readonly string[],
     options: { commandSaves?: readonly CommandSave[]; leftOutSince?: LaterSkips } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
-    return this.lock.run(async () => {
+    const restore = async () => {
       await this.assertTaskExists(taskId);
       await this.open();
       // Looked at before any file is touched: what the checkpoints left out and a command (or
@@ -1004,7 +1037,8 @@ export class WorkspaceCheckpoints {
       // A planned path it did not write is as the checkpoint has it (entries: every planned path).
       const kept = withLeftOutChanges(this.workspaceRoot, result, leftOut, result.entries.keys());
       return { ...result, kept, keptIncomplete: leftOut.cut };
-    }, false);
+    };
+    return this.lock.run(() => this.needingObjectsOf(taskId, target, restore), false);
   }
 
   /**
