@@ -213,8 +213,10 @@ describe("restore modes and the conversation", () => {
     expect(outcome.conversationRestored).toBe(true);
     expect(conversation.messages("t1").map((m) => m.id)).toEqual(["m1"]);
     expect(read(ws, "a.txt")).toBe("two");
-    // The damaged repository was set aside (kept), and the next save works in a rebuilt one.
-    expect(fs.readdirSync(sb.layout.checkpointRepoDir(ws)).some((n) => n.startsWith(".git.corrupt-"))).toBe(true);
+    // The error names the checkpoint; the repository stays where it is (its other checkpoints
+    // are whole), and the next save works in it.
+    expect(outcome.fileError).toContain(`Checkpoint ${base.id.slice(0, 8)} of task t1 cannot be read`);
+    expect(fs.readdirSync(sb.layout.checkpointRepoDir(ws)).some((n) => n.startsWith(".git.corrupt-"))).toBe(false);
     expect(await manager.saveTurn(task, { editedPaths: ["a.txt"] })).toBeDefined();
   });
 

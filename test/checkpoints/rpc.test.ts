@@ -108,4 +108,58 @@ describe("CheckpointService over the real sidecar", () => {
     const disabled = await cp.disable({ workspaceRoot: workspace });
     expect(disabled.status?.state).toBe(CheckpointState.DISABLED);
   });
+
+  it("damage: a bad HEAD is repaired by a listing; a checkpoint whose commit is lost is data_loss, the others work", async () => {
+    const roots = makeTestRoots("dline-cp-rpc-damage-");
+    const workspace = path.join(roots.home, "project");
+    write(workspace, "src/a.ts", "one\n");
+    const layout = new InstanceLayout({
+      dataRoot: path.join(roots.dlineDir, "data"),
+      homeRoot: roots.homeDir,
+      documentsRoot: roots.docsDir,
+    });
+    const manager = new CheckpointManager({ layout, env: roots.env, homeDir: roots.home, logger: silentLogger() });
+    const task = { id: "task-1", workspaceRoots: [workspace] };
+    const base = (await manager.ensureBaseline(task))!;
+    write(workspace, "src/a.ts", "two\n");
+    const turn = (await manager.saveTurn(task, { editedPaths: ["src/a.ts"] }))!;
+    await manager.idle();
+    await manager.stop();
+    const gitDir = path.join(layout.checkpointRepoDir(workspace), ".git");
+    fs.writeFileSync(path.join(gitDir, "HEAD"), "garbage\n");
+    // The turn's commit is written loose or in a pack of its own (with its tree): either goes.
+    const loose = path.join(gitDir, "objects", turn.id.slice(0, 2), turn.id.slice(2));
+    if (fs.existsSync(loose)) fs.rmSync(loose);
+    else {
+      const packDir = path.join(gitDir, "objects", "pack");
+      const newest = fs
+        .readdirSync(packDir)
+        .filter((n) => n.endsWith(".pack"))
+        .map((n) => path.join(packDir, n))
+        .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0]!;
+      fs.rmSync(newest);
+      fs.rmSync(newest.replace(/\.pack$/, ".idx"));
+    }
+
+    const s = await startSidecar({ roots });
+    running.push(s);
+    const cp = s.clients.checkpoints;
+    const list = await cp.listCheckpoints({ taskId: "task-1" });
+    expect(list.checkpoints.map((c) => c.id)).toEqual([base.id]);
+    expect(fs.readdirSync(path.dirname(gitDir)).filter((n) => n.startsWith(".git.corrupt-"))).toEqual([]);
+    const status = await cp.getStatus({ taskId: "task-1" });
+    expect(status.message).toMatch(/HEAD was damaged and has been repaired/);
+
+    const lost = await cp.compare({ taskId: "task-1", checkpointId: turn.id }).then(
+      () => undefined,
+      (err: unknown) => ConnectError.from(err),
+    );
+    expect(lost?.code).toBe(Code.DataLoss);
+    expect(lost?.rawMessage).toContain(`Checkpoint ${turn.id.slice(0, 8)} of task task-1 cannot be read`);
+    expect(await codeOf(cp.restore({ taskId: "task-1", checkpointId: turn.id, mode: RestoreMode.FILES }))).toBe(
+      Code.DataLoss,
+    );
+    const compare = await cp.compare({ taskId: "task-1", checkpointId: base.id });
+    expect(compare.files.map((f) => [f.path, f.before, f.after])).toEqual([["src/a.ts", "one\n", "two\n"]]);
+  });
 });

@@ -38,4 +38,26 @@ describe("checkpoint progress without a terminal", () => {
       "checkpoints ready",
     ]);
   });
+
+  it("ready after a repair says what was repaired: a damaged shadow index was rebuilt", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      // One completion per task.
+      turns: [1, 2].map(() => ({ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] })),
+    });
+    servers.push(server);
+    await run(cli, ["task", "first", "--workspace", workspace, "--yes"], { env: cliEnv(roots, server) });
+    const checkpoints = path.join(roots.docsDir, "checkpoints");
+    for (const repo of fs.readdirSync(checkpoints))
+      fs.writeFileSync(path.join(checkpoints, repo, ".git", "index"), "not an index");
+    const task = await run(cli, ["task", "next", "--workspace", workspace, "--yes"], { env: cliEnv(roots, server) });
+    const ready = task.stderr.split("\n").filter((l) => l.startsWith("checkpoints ready"));
+    expect(ready).toEqual([
+      expect.stringMatching(
+        /^checkpoints ready: The checkpoint index was damaged and has been rebuilt; no checkpoint was lost\. The damaged files were kept aside in .*index\.corrupt-/,
+      ),
+    ]);
+  });
 });

@@ -137,6 +137,14 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect((none as { stderr: string }).stderr).toBe(
       `dline: not_found: No checkpoint of task ${taskId} starts with ${unknown}.\n`,
     );
+    // A whole id is the core's to answer (one of a checkpoint whose objects are lost is data_loss).
+    const whole = unknown.padEnd(40, "0");
+    const notOfTask = await run(cli, ["compare", taskId, whole], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((notOfTask as { stderr: string }).stderr).toBe(
+      `dline: not_found: Checkpoint ${whole} does not belong to task ${taskId}.\n`,
+    );
   });
 
   it("a task an editor rewound to before its first message is listed and shown as an untitled task", async () => {

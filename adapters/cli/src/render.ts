@@ -19,6 +19,9 @@ import {
  * of 27,668 files"), otherwise a line per phase ("taking in 27,668 files"), with no count that
  * would be stale as soon as it is printed.
  */
+/** The core's sentence for checkpoints that are ready with nothing more to say (workspace-guard.ts). */
+const READY = "Checkpoints are ready.";
+
 export class CheckpointStatusLine {
   private shown = "";
   private open = false;
@@ -47,10 +50,9 @@ export class CheckpointStatusLine {
             ? `: ${s.message}`
             : "";
     const label = state === "slow" ? "initializing (slow: a large repository?)" : state;
-    const text =
-      state === "ready" || state === "initializing" || state === "slow"
-        ? `checkpoints ${label}${detail}`
-        : `checkpoints ${state}: ${s.message}`;
+    // Ready with a sentence of its own (an index or HEAD repaired, a repository rebuilt) says it.
+    const plain = state === "initializing" || state === "slow" || (state === "ready" && s.message === READY);
+    const text = plain ? `checkpoints ${label}${detail}` : `checkpoints ${state}: ${s.message}`;
     if (this.err.isTTY) {
       // One terminal row, rewritten: a longer line would wrap, and \r only goes back one row.
       const width = (this.err as { columns?: number }).columns ?? 80;

@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { commitBody } from "./git-objects.js";
 import { CHECKPOINT_IDENTITY, GitError, type ShadowGit } from "./git-process.js";
 import { treeOfIndex } from "./index-tree.js";
+import { MISSING_REF_OBJECT, refsWithMissingCommits } from "./missing-objects.js";
 import { writePack } from "./pack-writer.js";
 import { ObjectBatch } from "./tree-editor.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/index.js";
@@ -32,6 +33,8 @@ export class CheckpointLog {
   private knownHead: { commit: string; tree: string } | undefined;
   /** The last listing of a few tasks (most recent last), by ref, with the checkpoints written since. */
   private readonly listings = new Map<string, Map<string, CheckpointInfo>>();
+  /** Checkpoint refs the last listings left out because their commits are missing, with those commits. */
+  private readonly missingCommits = new Map<string, string>();
 
   constructor(private readonly git: ShadowGit) {
     this.gitDir = git.options.gitDir;
@@ -49,9 +52,7 @@ export class CheckpointLog {
     if (known && refs && refs.size === known.size && [...refs].every(([ref, id]) => known.get(ref)?.id === id)) {
       return inRefOrder([...known.values()].map((c) => ({ ...c })));
     }
-    const listed = parseRefRecords(
-      await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, taskRefPrefix(taskId)], { signal }),
-    );
+    const listed = await this.records(taskRefPrefix(taskId), signal);
     this.listings.delete(taskId);
     this.listings.set(taskId, new Map(listed.map((c) => [c.ref, { ...c }])));
     // A few tasks' listings are kept (each holds up to 500 left-out entries per checkpoint).
@@ -100,7 +101,36 @@ export class CheckpointLog {
   }
 
   async listAll(signal?: AbortSignal): Promise<CheckpointInfo[]> {
-    return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, ALL_TASK_REFS], { signal }));
+    return this.records(ALL_TASK_REFS, signal);
+  }
+
+  /**
+   * The checkpoints under `prefix`. One whose commit is missing (a lost pack) makes git fail the
+   * whole listing: then the others are listed, and those refs noted (`unreadable`).
+   */
+  private async records(prefix: string, signal?: AbortSignal): Promise<CheckpointInfo[]> {
+    for (const ref of this.missingCommits.keys()) if (ref.startsWith(prefix)) this.missingCommits.delete(ref);
+    try {
+      return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, prefix], { signal }));
+    } catch (err) {
+      if (!(err instanceof GitError && MISSING_REF_OBJECT.test(err.stderr))) throw err;
+    }
+    // %(objectname) is the ref's own content: this listing reads no object.
+    const refs = (await this.git.text(["for-each-ref", "--format=%(objectname) %(refname)", prefix], { signal }))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)] as const);
+    const missing = await refsWithMissingCommits(this.git, refs, signal);
+    for (const [id, ref] of refs) if (missing.has(ref)) this.missingCommits.set(ref, id);
+    const whole = refs.filter(([, ref]) => !missing.has(ref)).map(([, ref]) => ref);
+    if (!whole.length) return [];
+    return parseRefRecords(await this.git.text(["for-each-ref", `--format=${REF_FORMAT}`, ...whole], { signal }));
+  }
+
+  /** The commits of the task's checkpoints the last listing left out because they are missing. */
+  unreadable(taskId: string): ReadonlySet<string> {
+    const prefix = taskRefPrefix(taskId);
+    return new Set([...this.missingCommits].filter(([ref]) => ref.startsWith(prefix)).map(([, id]) => id));
   }
 
   /**

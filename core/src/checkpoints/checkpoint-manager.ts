@@ -641,7 +641,7 @@ export class CheckpointManager {
   }
 
   private async find(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<CheckpointInfo> {
-    return findCheckpoint(await engine.list(taskId), taskId, checkpointId);
+    return findCheckpoint(await engine.list(taskId), taskId, checkpointId, engine.unreadable(taskId));
   }
 
   // ---------------------------------------------------------------- task lookup, budget, deletion

@@ -46,7 +46,10 @@ export interface GitResult {
   code: number;
 }
 
-/** A failed git run. `missing` is true when no git executable was found. */
+/**
+ * A failed git run. `missing` is true when no git executable was found; `killedBy` names the
+ * signal that ended a git we did not stop ("a signal" when the runner could not tell which).
+ */
 export class GitError extends Error {
   constructor(
     message: string,
@@ -54,6 +57,7 @@ export class GitError extends Error {
     readonly stderr: string,
     readonly exitCode: number | null,
     readonly missing = false,
+    readonly killedBy?: string,
   ) {
     super(message);
     this.name = "GitError";
@@ -78,7 +82,7 @@ const WORKSPACE_READERS = new Set(["status", "ls-files", "diff-index", "diff-fil
 const FIFO_CHECK_MS = 200;
 
 /** git's subcommand in an argument list (after any `-c key=value`). */
-function subcommandOf(args: readonly string[]): string | undefined {
+export function subcommandOf(args: readonly string[]): string | undefined {
   // One iterator for the loop and for skipping the key=value after each -c.
   const rest = args.values();
   for (const arg of rest) {
@@ -181,7 +185,7 @@ export class ShadowGit {
     });
     const exit = new Promise<{ code: number; stderr: string }>((resolve, reject) => {
       child.on("error", (e: NodeJS.ErrnoException) => reject(this.spawnFailure(args, e.code, e.message)));
-      child.on("close", (code) => {
+      child.on("close", (code, killedBy) => {
         clearInterval(watch);
         signal?.removeEventListener("abort", stop);
         if (pid !== undefined) {
@@ -193,7 +197,7 @@ export class ShadowGit {
         if (fifo !== undefined) reject(new SpecialFileError(fifo));
         else if (signal?.aborted) reject(new GitError(`git ${commandName(args)} was stopped`, args, stderr, null));
         else if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
-        else reject(failure(args, stderr, exitCode));
+        else reject(failure(args, stderr, exitCode, killedBy ?? undefined));
       });
     });
     return { stdin: child.stdin, stdout: child.stdout, exit };
@@ -228,7 +232,8 @@ export class ShadowGit {
     if (opts.signal?.aborted) throw new GitError(`git ${commandName(args)} was stopped`, args, result.stderr, null);
     if (result.spawnError) throw this.spawnFailure(args, result.spawnError, result.stderr);
     if (result.code === 0 || opts.okCodes?.includes(result.code)) return result;
-    throw failure(args, result.stderr, result.code);
+    // simple-git answers no exit code, and does not say which signal, for a git a signal ended.
+    throw failure(args, result.stderr, result.code, result.code === -1 ? "a signal" : undefined);
   }
 
   /** stdout of a command as text: one-shot through simple-git, or fed with `input`. */
@@ -246,12 +251,17 @@ export class ShadowGit {
   }
 }
 
-function failure(args: string[], stderr: string, exitCode: number): GitError {
+function failure(args: string[], stderr: string, exitCode: number, killedBy?: string): GitError {
+  const said = stderr.trim().split("\n").slice(-3).join(" ");
+  // A crashed git (SIGSEGV reading a damaged index, say) prints nothing: the signal is the cause.
+  const how = killedBy ? `was killed by ${killedBy}` : `failed (${exitCode})`;
   return new GitError(
-    `git ${commandName(args)} failed (${exitCode}): ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+    `git ${commandName(args)} ${how}${said ? `: ${said}` : ""}`,
     args,
     stderr,
     exitCode,
+    false,
+    killedBy,
   );
 }
 

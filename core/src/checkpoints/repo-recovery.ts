@@ -1,31 +1,38 @@
-import * as fs from "node:fs/promises";
 import { mkdirSync } from "node:fs";
-import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { GitError, looksCorrupt } from "./git-process.js";
+import { repairHead, repairSnapshotBranch } from "./head-repair.js";
+import { moveIndexAside, pointsAtIndex } from "./index-damage.js";
 import { LockLostError, RepoLock, type LockWaitEvents } from "./repo-lock.js";
 import type { ShadowRepo } from "./shadow-repo.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
 
 const STALE_LOCK = /\.lock': File exists|cannot lock ref/i;
-const INDEX_DAMAGE = /index file corrupt|bad signature 0x|bad index file|index file smaller than expected|sharedindex/i;
 
 export interface RecoveryEvents {
-  /** The index was dropped (it is rebuilt by the next scan). */
-  indexDropped(): void;
+  /** The index was moved aside to `aside` (a new one is built by the next scan). */
+  indexDropped(aside: string): void;
+  /** A HEAD git could not read was put back; what it held was kept at `kept` ("" when it was missing). */
+  headRepaired(kept: string): void;
   /** The repository was set aside at `aside`; a new one is created on the next open. */
   rebuilt(aside: string): void;
 }
 
 /**
+ * What a damaged repository (after any repair) does to an operation: "rebuild" (saves) sets it
+ * aside and runs again on a new one; "fail" (restores, which would act on checkpoints that are
+ * gone) sets it aside and fails with `data_loss` naming where it went; "report" (queries) leaves
+ * it where it is and fails with `data_loss`: a query never throws every task's checkpoints away.
+ */
+type OnDamage = "rebuild" | "fail" | "report";
+
+/**
  * Runs operations on one shadow repository under its cross-process lock, and recovers from
  * what killed or crashed git processes leave: stale git locks are removed first; a damaged
- * index is dropped and the operation retried (the index is a cache); a damaged repository is
- * set aside and rebuilt, and the operation retried only when `retryAfterRebuild` (saves and
- * reads), never for restores and compares, which would act on checkpoints that are gone:
- * those fail with `data_loss` naming where the old repository is.
+ * index is moved aside and the operation retried (the index is a cache); so is a HEAD git
+ * cannot read (it is ours: put back); other damage is handled as `OnDamage` says.
  */
 export class RecoveringLock {
   private readonly lock: RepoLock;
@@ -62,7 +69,7 @@ export class RecoveringLock {
    * the answer is then `whenMissing()`.
    */
   async read<T>(fn: () => Promise<T>, whenMissing: () => T): Promise<T> {
-    const answer = await this.lock.with(() => this.recovering(fn, true), { create: false });
+    const answer = await this.lock.with(() => this.recovering(fn, "report"), { create: false });
     return answer === RepoLock.MISSING ? whenMissing() : answer;
   }
 
@@ -70,22 +77,34 @@ export class RecoveringLock {
     return this.lock.with(
       async () => {
         mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-        return this.recovering(fn, retryAfterRebuild);
+        return this.recovering(fn, retryAfterRebuild ? "rebuild" : "fail");
       },
       { create: true, events },
     );
   }
 
-  private async recovering<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+  /** A query that may write git's caches (a compare's scan): like `run`, but damage is only reported. */
+  query<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.with(
+      async () => {
+        mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+        return this.recovering(fn, "report");
+      },
+      { create: true },
+    );
+  }
+
+  /** `repaired`: an index or HEAD was already repaired for this operation (one repair, one retry). */
+  private async recovering<T>(fn: () => Promise<T>, onDamage: OnDamage, repaired = false): Promise<T> {
     this.holders++;
     try {
-      return await this.recoveringHeld(fn, retryAfterRebuild);
+      return await this.recoveringHeld(fn, onDamage, repaired);
     } finally {
       this.holders--;
     }
   }
 
-  private async recoveringHeld<T>(fn: () => Promise<T>, retryAfterRebuild: boolean): Promise<T> {
+  private async recoveringHeld<T>(fn: () => Promise<T>, onDamage: OnDamage, repaired: boolean): Promise<T> {
     // git's own locks are another process's while that one holds the repository lock.
     if (!this.lock.held()) throw new LockLostError();
     if (await this.repo.exists()) {
@@ -103,25 +122,34 @@ export class RecoveringLock {
         this.logger.warn("removed stale git locks", { locks: removed.join(",") });
         return fn();
       }
-      if (INDEX_DAMAGE.test(err.stderr)) {
-        this.logger.warn("shadow index damaged; rebuilding it", { repo: this.repo.paths.repoDir });
-        await this.dropIndex();
-        this.events.indexDropped();
-        return fn();
+      if (!repaired && pointsAtIndex(err)) {
+        const aside = moveIndexAside(this.repo.paths.gitDir);
+        this.logger.warn("shadow index damaged; moved aside, rebuilding it", { aside, error: err.message });
+        this.events.indexDropped(aside);
+        return this.recovering(fn, onDamage, true);
       }
       if (!looksCorrupt(err)) throw err;
+      const head = repaired ? undefined : repairHead(this.repo.paths.gitDir);
+      if (head !== undefined) {
+        this.logger.warn("shadow repository HEAD damaged; put back", { kept: head, error: err.message });
+        this.events.headRepaired(head);
+        return this.recovering(fn, onDamage, true);
+      }
+      const lost = repaired ? undefined : await repairSnapshotBranch(this.repo.git, err.stderr);
+      if (lost !== undefined) {
+        this.logger.warn("the snapshot branch named a missing commit; moved to the newest whole checkpoint", { lost });
+        this.events.headRepaired("");
+        return this.recovering(fn, onDamage, true);
+      }
+      if (onDamage === "report") {
+        this.logger.error("shadow repository damaged; left where it is", { error: err.message });
+        throw new DlineError("data_loss", MESSAGES.damaged(this.repo.paths.gitDir, err.message), { cause: err });
+      }
       const aside = await this.repo.setAside();
       this.events.rebuilt(aside);
       this.logger.error("shadow repository damaged; set aside and rebuilt", { aside });
-      if (!retryAfterRebuild) throw new DlineError("data_loss", MESSAGES.rebuilt(aside), { cause: err });
+      if (onDamage === "fail") throw new DlineError("data_loss", MESSAGES.rebuilt(aside), { cause: err });
       return fn();
-    }
-  }
-
-  private async dropIndex(): Promise<void> {
-    const gitDir = this.repo.paths.gitDir;
-    for (const name of await fs.readdir(gitDir)) {
-      if (name === "index" || name.startsWith("sharedindex.")) await fs.rm(path.join(gitDir, name), { force: true });
     }
   }
 }

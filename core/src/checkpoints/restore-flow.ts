@@ -6,7 +6,8 @@ import { withLeftOutChanges, type LaterSkips } from "./left-out-changes.js";
 import type { FileChange } from "./snapshot-diff.js";
 import { skipListTruncated } from "./left-out.js";
 import type { KeptPath } from "./snapshot-restore.js";
-import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import type { UnreadableCheckpoints, WorkspaceCheckpoints } from "./workspace-checkpoints.js";
+import { MESSAGES } from "./workspace-guard.js";
 
 export type RestoreMode = "files_and_task" | "files" | "task";
 
@@ -39,11 +40,24 @@ export interface EditOutcome {
   keptPathsIncomplete: boolean;
 }
 
-export function findCheckpoint(cps: CheckpointInfo[], taskId: string, checkpointId: string): CheckpointInfo {
+/**
+ * The checkpoint `checkpointId` of the listing `cps`. `unreadable`: the task's checkpoints the
+ * listing left out because their commits are missing (WorkspaceCheckpoints.unreadable): asking
+ * for one of those is `data_loss`, not `not_found`.
+ */
+export function findCheckpoint(
+  cps: CheckpointInfo[],
+  taskId: string,
+  checkpointId: string,
+  unreadable?: UnreadableCheckpoints,
+): CheckpointInfo {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(checkpointId)) {
     throw new DlineError("invalid_argument", `"${checkpointId.slice(0, 80)}" is not a checkpoint id.`);
   }
   const cp = cps.find((c) => c.id === checkpointId);
+  if (!cp && unreadable?.ids.has(checkpointId)) {
+    throw new DlineError("data_loss", MESSAGES.checkpointUnreadable(checkpointId, taskId, unreadable.gitDir));
+  }
   if (!cp) throw new DlineError("not_found", `Checkpoint ${checkpointId} does not belong to task ${taskId}.`);
   return cp;
 }
@@ -68,7 +82,7 @@ export class RestoreFlow {
 
   async restore(checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
     const cps = await this.engine.list(this.taskId);
-    const cp = findCheckpoint(cps, this.taskId, checkpointId);
+    const cp = findCheckpoint(cps, this.taskId, checkpointId, this.engine.unreadable(this.taskId));
     const outcome: RestoreOutcome = {
       filesRestored: false,
       fileError: "",
@@ -249,7 +263,7 @@ export class RestoreFlow {
    */
   async notTrackedSince(checkpointId: string, listed: ReadonlySet<string>): Promise<FileChange[]> {
     const cps = await this.engine.list(this.taskId);
-    const cp = findCheckpoint(cps, this.taskId, checkpointId);
+    const cp = findCheckpoint(cps, this.taskId, checkpointId, this.engine.unreadable(this.taskId));
     return this.engine.notTrackedSince(this.taskId, cp, leftOutAfter(cps, cp), listed);
   }
 
@@ -259,7 +273,7 @@ export class RestoreFlow {
    */
   async pathsRestored(checkpointId: string, changed: readonly string[]): Promise<string[]> {
     const cps = await this.engine.list(this.taskId);
-    const cp = findCheckpoint(cps, this.taskId, checkpointId);
+    const cp = findCheckpoint(cps, this.taskId, checkpointId, this.engine.unreadable(this.taskId));
     const scope = await this.engine.restoreScope(await this.recordedPaths(cps), {
       commandSaves: commandSavesAfter(cps, cp),
     });

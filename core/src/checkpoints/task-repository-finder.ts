@@ -1,6 +1,8 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import { ShadowGit } from "./git-process.js";
+import { quotedConfigValue } from "./shadow-config.js";
 
 /**
  * Finds the workspace of a task among the shadow repositories (the one holding refs of that
@@ -29,12 +31,33 @@ export async function findTaskWorkspace(
       emptyHooksDir: path.join(repoDir, "no-hooks"),
       baseEnv: env,
     });
+    const prefix = `refs/dline/tasks/${taskId}/`;
+    // A repository git cannot read (a damaged HEAD, repaired when it is opened) is looked at
+    // through its files: its task is then found, and the damage handled where it is opened.
     const hit = await git
-      .text(["for-each-ref", "--count=1", "--format=%(refname)", `refs/dline/tasks/${taskId}/`])
-      .catch(() => "");
+      .text(["for-each-ref", "--count=1", "--format=%(refname)", prefix])
+      .catch(() => (hasRefFiles(gitDir, prefix) ? prefix : ""));
     if (!hit.trim()) continue;
-    const worktree = (await git.text(["config", "--get", "core.worktree"]).catch(() => "")).trim();
+    const worktree = (
+      await git
+        .text(["config", "--get", "core.worktree"])
+        .catch(() => quotedConfigValue(readOr(path.join(gitDir, "config")), "core", "worktree") ?? "")
+    ).trim();
     if (worktree) return worktree;
   }
   return undefined;
+}
+
+/** True when the files ref store holds a ref under `prefix` (a loose ref's folder, or packed-refs). */
+function hasRefFiles(gitDir: string, prefix: string): boolean {
+  if (existsSync(path.join(gitDir, ...prefix.split("/").filter(Boolean)))) return true;
+  return readOr(path.join(gitDir, "packed-refs")).includes(` ${prefix}`);
+}
+
+function readOr(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
 }

@@ -48,6 +48,9 @@ import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import type { LockWaitEvents } from "./repo-lock.js";
 import { ShadowRepo } from "./shadow-repo.js";
+import { looksCorrupt } from "./git-process.js";
+import { objectsMissing } from "./missing-objects.js";
+import { MESSAGES } from "./workspace-guard.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
@@ -118,6 +121,12 @@ export interface SaveRequest {
   baseTree?: string;
 }
 
+/** Checkpoints a listing left out because their commits are missing, and the repository missing them. */
+export interface UnreadableCheckpoints {
+  ids: ReadonlySet<string>;
+  gitDir: string;
+}
+
 /**
  * The checkpoints of one workspace: its shadow repository, behind one cross-process lock
  * (RecoveringLock: stale git locks, a damaged index or repository are recovered there).
@@ -172,6 +181,8 @@ export class WorkspaceCheckpoints {
   private readonly refsCleared = new Set<string>();
   /** Where a damaged repository was moved, when it was rebuilt in this process. */
   rebuiltFrom: string | undefined;
+  /** What this process last repaired in the repository (its index, its HEAD), as the status says it. */
+  private repairNote: string | undefined;
   private opened = false;
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
   private freshScanAt = 0;
@@ -198,9 +209,14 @@ export class WorkspaceCheckpoints {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
     this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.lockWaitMs, options.logger, {
-      indexDropped: () => {
+      indexDropped: (aside) => {
+        this.repairNote = MESSAGES.indexRebuilt(aside);
         this.lastIgnored = undefined;
         this.scanned = false;
+        this.watchSynced = false;
+      },
+      headRepaired: (kept) => {
+        this.repairNote = MESSAGES.headRepaired(kept);
       },
       rebuilt: (aside) => {
         this.rebuiltFrom = aside;
@@ -237,6 +253,11 @@ export class WorkspaceCheckpoints {
 
   get workspaceRoot(): string {
     return this.options.workspaceRoot;
+  }
+
+  /** What the status says about damage this process found and recovered from; undefined when none. */
+  recoveryNote(): string | undefined {
+    return this.rebuiltFrom ? MESSAGES.rebuilt(this.rebuiltFrom) : this.repairNote;
   }
 
   /** Opens (or creates) the repository and scans the whole workspace into its index. */
@@ -840,12 +861,37 @@ export class WorkspaceCheckpoints {
 
   /** The checkpoint against the current workspace ("Changes since snapshot"). */
   async compare(taskId: string, target: CheckpointInfo): Promise<FileChange[]> {
-    return this.lock.run(async () => {
-      await this.open();
-      await this.stager.stageScan({ listIgnored: false });
-      const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
-      return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
-    }, false);
+    return this.lock.query(() =>
+      this.needingObjectsOf(taskId, target, async () => {
+        await this.open();
+        await this.stager.stageScan({ listIgnored: false });
+        const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
+        return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
+      }),
+    );
+  }
+
+  /**
+   * Runs `fn`, which needs `target`'s objects: when git finds damage and some of them are
+   * missing, it fails with `data_loss` naming the checkpoint (the repository is not set aside
+   * for it: the other checkpoints may be whole).
+   */
+  private async needingObjectsOf<T>(taskId: string, target: CheckpointInfo, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (looksCorrupt(err) && (await objectsMissing(this.repo.git, target.id))) {
+        throw new DlineError("data_loss", MESSAGES.checkpointUnreadable(target.id, taskId, this.repo.paths.gitDir), {
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** The checkpoints of `taskId` the last listing left out because their commits are missing. */
+  unreadable(taskId: string): UnreadableCheckpoints {
+    return { ids: this.log.unreadable(taskId), gitDir: this.repo.paths.gitDir };
   }
 
   /**
@@ -938,7 +984,7 @@ export class WorkspaceCheckpoints {
       aloneCheck?: () => Promise<void>;
     } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
-    return this.lock.run(async () => {
+    const restore = async () => {
       await this.assertTaskExists(taskId);
       // Asked again under the lock: a task started in another window since the caller asked
       // waits for this restore before its first edit (keepForBaseline).
@@ -1006,7 +1052,8 @@ export class WorkspaceCheckpoints {
       // A planned path it did not write is as the checkpoint has it (entries: every planned path).
       const kept = withLeftOutChanges(this.workspaceRoot, result, leftOut, result.entries.keys());
       return { ...result, kept, keptIncomplete: leftOut.cut };
-    }, false);
+    };
+    return this.lock.run(() => this.needingObjectsOf(taskId, target, restore), false);
   }
 
   /**
@@ -1042,10 +1089,10 @@ export class WorkspaceCheckpoints {
    * and was changed since. Nothing is written.
    */
   async leftOutChanges(target: CheckpointInfo, leftOutSince?: LaterSkips): Promise<LeftOutLook> {
-    return this.lock.run(async () => {
+    return this.lock.query(async () => {
       await this.open();
       return this.lookForLeftOutChanges(target, leftOutSince);
-    }, false);
+    });
   }
 
   /**
@@ -1110,10 +1157,10 @@ export class WorkspaceCheckpoints {
     recordedPaths: readonly string[],
     options: { commandSaves?: readonly CommandSave[] } = {},
   ): Promise<ReadonlySet<string> | undefined> {
-    const scope = await this.lock.run(async () => {
+    const scope = await this.lock.query(async () => {
       await this.open();
       return this.scopeOf(recordedPaths, options);
-    }, false);
+    });
     return scope.length ? new Set(scope) : undefined;
   }
 

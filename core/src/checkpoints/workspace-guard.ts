@@ -21,6 +21,14 @@ export const MESSAGES = {
   ready: "Checkpoints are ready.",
   rebuilt: (aside: string) =>
     `The checkpoint repository was damaged and has been rebuilt; earlier checkpoints were kept aside in ${aside}.`,
+  damaged: (gitDir: string, cause: string) =>
+    `The checkpoint repository ${gitDir} is damaged (${cause}); it was left as it is. The next checkpoint saved in this workspace moves it aside and starts a new one.`,
+  indexRebuilt: (aside: string) =>
+    `The checkpoint index was damaged and has been rebuilt; no checkpoint was lost. The damaged files were kept aside in ${aside}.`,
+  headRepaired: (kept: string) =>
+    `The checkpoint repository's HEAD was damaged and has been repaired; no checkpoint was lost.${kept ? ` What it held was kept aside in ${kept}.` : ""}`,
+  checkpointUnreadable: (checkpointId: string, taskId: string, gitDir: string) =>
+    `Checkpoint ${checkpointId.slice(0, 8)} of task ${taskId} cannot be read: objects it needs are missing from the checkpoint repository ${gitDir}. Its other checkpoints whose objects are all there still work.`,
 } as const;
 
 /**

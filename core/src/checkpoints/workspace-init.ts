@@ -63,7 +63,7 @@ export async function initializeWorkspace(
   };
   try {
     const skipped = await engine.prepare(abort.signal, onProgress, lockEvents);
-    report("ready", engine.rebuiltFrom ? MESSAGES.rebuilt(engine.rebuiltFrom) : MESSAGES.ready, skipped);
+    report("ready", engine.recoveryNote() ?? MESSAGES.ready, skipped);
   } catch (err) {
     if (abort.signal.aborted) report("failed", MESSAGES.initTimeout);
     else if (err instanceof GitError && err.missing) report("unavailable", MESSAGES.gitMissing);
@@ -92,7 +92,8 @@ export async function statusBeforeInit(
   if (missing) return makeStatus("unavailable", MESSAGES.gitMissing);
   if (!(await engine.repo.exists())) return makeStatus("ready", MESSAGES.ready);
   const cps = taskId ? await engine.list(taskId).catch(() => []) : [];
-  return makeStatus("ready", MESSAGES.ready, {
+  // A query may have repaired the repository (its HEAD) in this process: the status says so.
+  return makeStatus("ready", engine.recoveryNote() ?? MESSAGES.ready, {
     skipped: cps.at(-1)?.skipped ?? [],
     repositorySizeBytes: await engine.repo.objectBytes().catch(() => 0),
   });

@@ -108,11 +108,11 @@ export class WorkspaceRegistry {
     if (!(await this.ready(entry))) return undefined;
     try {
       const result = await fn(entry);
-      const rebuilt = entry.engine.rebuiltFrom ? MESSAGES.rebuilt(entry.engine.rebuiltFrom) : undefined;
-      if (entry.saveFailed || (rebuilt && entry.status.message !== rebuilt)) {
+      const recovered = entry.engine.recoveryNote();
+      if (entry.saveFailed || (recovered && entry.status.message !== recovered)) {
         entry.saveFailed = false;
-        // A repository rebuilt during this save says so (it kept the damaged one aside).
-        this.setStatus(entry, "ready", rebuilt ?? MESSAGES.ready);
+        // A repository (or its index, its HEAD) repaired during this save says so.
+        this.setStatus(entry, "ready", recovered ?? MESSAGES.ready);
       }
       return result;
     } catch (err) {

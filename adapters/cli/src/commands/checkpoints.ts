@@ -166,6 +166,8 @@ async function fullCheckpointId(clients: DlineClients, taskId: string, given: st
   const matches = checkpoints.filter((c) => c.id.startsWith(given));
   const [only] = matches;
   if (only && matches.length === 1) return only.id;
+  // A whole id the listing leaves out (its objects lost) goes to the core, which says why.
+  if (!only && given.length === 40) return given;
   if (!only) throw new ConnectError(`No checkpoint of task ${taskId} starts with ${given}.`, Code.NotFound);
   throw new ConnectError(
     `${given} starts ${matches.length} checkpoints of task ${taskId}; give more of the id.`,
