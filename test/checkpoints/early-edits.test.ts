@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { holdGitStatus, releaseHeldGits } from "./fixtures/held-git.js";
-import { makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+import { makeManager, makeSandbox, read, settlesWithin, until, write, type Sandbox } from "./helpers.js";
 
 /** A file of a checkpoint, read with the system git from the shadow repository. */
 function fileAt(sb: Sandbox, commit: string, rel: string): string | undefined {
@@ -22,25 +22,6 @@ function fileAt(sb: Sandbox, commit: string, rel: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Resolves to true when `promise` settles within `ms`. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]);
-  clearTimeout(timer);
-  return settled;
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(condition()).toBe(true);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
+import { expect } from "vitest";
 import { nth } from "../helpers/items.js";
 
 /** A temp folder with isolated Dline roots, a HOME and a project folder. */
@@ -137,4 +138,24 @@ export class FileConversation implements TaskConversationPort {
   async messageInfo(taskId: string, messageId: string) {
     return this.messages(taskId).find((m) => m.id === messageId);
   }
+}
+
+/** Resolves to true when `promise` settles within `ms` (a wait that must not end yet, or must). */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
+  clearTimeout(timer);
+  return settled;
+}
+
+/** Waits (up to 10 s) until `condition` holds; fails the test otherwise. */
+export async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(condition()).toBe(true);
 }

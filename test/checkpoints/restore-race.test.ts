@@ -2,7 +2,16 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
 import { holdGitStatus, releaseHeldGits } from "./fixtures/held-git.js";
-import { FileConversation, makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
+import {
+  FileConversation,
+  makeManager,
+  makeSandbox,
+  read,
+  settlesWithin,
+  until,
+  write,
+  type Sandbox,
+} from "./helpers.js";
 
 /**
  * A file restore in one window and a task started in another at the same moment: the restore
@@ -11,24 +20,6 @@ import { FileConversation, makeManager, makeSandbox, read, write, type Sandbox }
  */
 
 afterEach(() => releaseHeldGits());
-
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]);
-  clearTimeout(timer);
-  return settled;
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(condition()).toBe(true);
-}
 
 /** A workspace an earlier task has checkpoints of (its shadow repository exists). */
 async function usedWorkspace(): Promise<Sandbox> {
