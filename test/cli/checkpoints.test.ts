@@ -53,15 +53,21 @@ describe("checkpoints through the CLI and the real sidecar", () => {
 
     const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout);
     const baseline = checkpoints.find((c: { kind: string }) => c.kind === "CHECKPOINT_KIND_BASELINE");
-    const { files } = JSON.parse((await run(cli, ["--json", "compare", taskId, baseline.id], { env })).stdout);
-    expect(files.map((f: { path: string; status: string }) => [f.path, f.status]).sort()).toEqual([
+    // The person's own new file after the task: listed, and left alone by a files restore.
+    fs.writeFileSync(path.join(workspace, "NOTES.md"), "the person's notes\n");
+    const compared = JSON.parse((await run(cli, ["--json", "compare", taskId, baseline.id], { env })).stdout);
+    const files: { path: string; status: string }[] = compared.files;
+    expect(files.map((f) => [f.path, f.status]).sort()).toEqual([
+      ["NOTES.md", "FILE_STATUS_ADDED"],
       ["packages/cli/bin/run.js", "FILE_STATUS_MODIFIED"],
       ["packages/core/.env", "FILE_STATUS_MODIFIED"],
     ]);
+    expect([...compared.restorePaths].sort()).toEqual(["packages/cli/bin/run.js", "packages/core/.env"]);
     // What the snapshot left out is named, but not the .env listed above as changed: a tool's
     // edit of a left-out file keeps its earlier version, so it is compared and restored.
     const human = (await run(cli, ["compare", taskId, baseline.id], { env })).stdout;
     expect(human).toMatch(/^ {2}modified {2}packages\/core\/\.env\n/m);
+    expect(human).toMatch(/^ {2}added {5}NOTES\.md {2}\(a files restore leaves it as it is\)\n/m);
     expect(human).toMatch(
       /^Not tracked by checkpoints \(excluded, ignored or too large; apart from the files listed above, changes there are not compared or restored\):\n {2}\S/m,
     );
@@ -70,6 +76,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
       (await run(cli, ["--json", "restore", taskId, baseline.id, "--mode", "files"], { env })).stdout,
     );
     expect(restored.deletedPaths ?? []).toEqual([]);
+    expect(fs.readFileSync(path.join(workspace, "NOTES.md"), "utf8")).toBe("the person's notes\n");
     expect(fs.readFileSync(path.join(workspace, "packages/cli/bin/run.js"), "utf8")).toBe(
       "#!/usr/bin/env node\nrequire('../lib');\n",
     );

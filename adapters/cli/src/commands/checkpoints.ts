@@ -56,13 +56,23 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       printJson(ctx, {
         files: res.files.map((f) => toJson(FileChangeSchema, f)),
         skipped: res.skipped.map((k) => toJson(SkippedPathSchema, k)),
+        restorePaths: res.restorePaths,
       });
       return 0;
     }
     ctx.out.write("Changes since snapshot\n");
+    const restored = new Set(res.restorePaths);
     for (const f of res.files) {
       // A changed file the checkpoints leave out (no earlier version kept): a restore leaves it as it is.
-      const notes = [f.binary ? " (binary)" : "", f.notTracked ? "  (not tracked by checkpoints: not restored)" : ""];
+      // So does one outside the restore's scope (the person's or another task's change).
+      const notes = [
+        f.binary ? " (binary)" : "",
+        f.notTracked
+          ? "  (not tracked by checkpoints: not restored)"
+          : restored.has(f.path)
+            ? ""
+            : "  (a files restore leaves it as it is)",
+      ];
       ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${notes.join("")}\n`);
     }
     if (res.files.length === 0) ctx.out.write("  no changes\n");
