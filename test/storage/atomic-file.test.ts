@@ -77,6 +77,28 @@ describe("writeFileAtomic", () => {
     expect(fs.readdirSync(path.dirname(file)).sort()).toEqual([path.basename(live), "globalState.json"].sort());
   });
 
+  it("in the user's folder, removes only the replaced file's own temp files of a writer that died", async () => {
+    const file = path.join(dir, "bigout.txt");
+    fs.writeFileSync(file, "old\n");
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    }).stdout;
+    // A sidecar killed while a tool wrote bigout.txt left its half-written copy.
+    const orphan = path.join(dir, `.bigout.txt.${dead}.10.tmp`);
+    fs.writeFileSync(orphan, "half");
+    // Not ours to remove: a live writer's, another file's, and the person's own files.
+    const kept = [
+      `.bigout.txt.${process.ppid}.3.tmp`,
+      `.other.txt.${dead}.10.tmp`,
+      ".bigout.txt.notes.tmp",
+      "bigout.txt.tmp",
+    ];
+    for (const name of kept) fs.writeFileSync(path.join(dir, name), "keep");
+    await writeFileAtomic(file, "new\n", { userFile: true });
+    expect(fs.readFileSync(file, "utf8")).toBe("new\n");
+    expect(fs.readdirSync(dir).sort()).toEqual([...kept, "bigout.txt"].sort());
+  });
+
   it("removes its temp file when the write fails and keeps the old content", async () => {
     const file = path.join(dir, "task_metadata.json");
     writeFileAtomicSync(file, "old");

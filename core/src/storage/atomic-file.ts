@@ -18,7 +18,8 @@ export interface AtomicWriteOptions {
   /**
    * A file of the user's workspace (a tool's edit): the replaced file keeps its mode and a new
    * one gets the umask's default; the folder must exist (the caller creates it with the
-   * workspace's own modes), and no temp files are swept there.
+   * workspace's own modes). Only this file's own temp files of a dead writer are swept there
+   * (`.NAME.PID.N.tmp`: a sidecar killed mid-write left them in the person's folder for good).
    */
   userFile?: boolean;
 }
@@ -107,10 +108,8 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  if (!options.userFile) {
-    await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
-    await removeOrphanTemps(file);
-  }
+  if (!options.userFile) await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  await removeOrphanTemps(file);
   const mode = await modeFor(file, options);
   const temp = tempPathFor(file);
   const handle = await fs.promises.open(temp, "w", mode ?? 0o666);
@@ -135,10 +134,8 @@ export async function writeFileAtomic(
 }
 
 export function writeFileAtomicSync(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
-  if (!options.userFile) {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
-    removeOrphanTempsSync(file);
-  }
+  if (!options.userFile) fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  removeOrphanTempsSync(file);
   const mode = modeForSync(file, options);
   const temp = tempPathFor(file);
   const fd = fs.openSync(temp, "w", mode ?? 0o666);
