@@ -30,32 +30,41 @@ export async function removeUnreachablePacks(git: ShadowGit, objectsDir: string)
     .map((n) => n.slice(0, -".idx".length))
     .filter((base) => !present.has(`${base}.keep`) && !present.has(`${base}.promisor`));
   if (!candidates.length) return 0;
-  const reachable = new Set(
-    (await git.text(["rev-list", "--objects", "--all", "--reflog", "--indexed-objects", "--no-object-names"])).split(
-      "\n",
-    ),
-  );
+  const reachable = await reachableObjects(git);
   let freed = 0;
   for (const base of candidates) {
     const ids = packedIds(path.join(packDir, `${base}.idx`));
     if (!ids || ids.some((id) => reachable.has(id))) continue;
-    // The index first: git finds a pack by it, so the pack is never seen without it.
-    for (const suffix of [".idx", ...PACK_COMPANIONS]) {
-      const file = path.join(packDir, base + suffix);
-      try {
-        const size = fs.statSync(file).size;
-        fs.unlinkSync(file);
-        freed += size;
-      } catch {
-        // not there (a companion git did not write)
-      }
+    freed += removePack(packDir, base);
+  }
+  return freed;
+}
+
+/** Every object reachable from a ref, HEAD, a reflog or the index (what `git gc` keeps). */
+export async function reachableObjects(git: ShadowGit): Promise<Set<string>> {
+  const out = await git.text(["rev-list", "--objects", "--all", "--reflog", "--indexed-objects", "--no-object-names"]);
+  return new Set(out.split("\n").filter(Boolean));
+}
+
+/** Removes a pack (`base`: `pack-<sum>`) and what git keeps beside it; answers the bytes freed. */
+export function removePack(packDir: string, base: string): number {
+  let freed = 0;
+  // The index first: git finds a pack by it, so the pack is never seen without it.
+  for (const suffix of [".idx", ...PACK_COMPANIONS]) {
+    const file = path.join(packDir, base + suffix);
+    try {
+      const size = fs.statSync(file).size;
+      fs.unlinkSync(file);
+      freed += size;
+    } catch {
+      // not there (a companion git did not write)
     }
   }
   return freed;
 }
 
 /** The object ids a version-2 pack index lists; undefined for anything else. */
-function packedIds(idxFile: string): string[] | undefined {
+export function packedIds(idxFile: string): string[] | undefined {
   let idx: Buffer;
   try {
     idx = fs.readFileSync(idxFile);
