@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import type { ShadowGit } from "./git-process.js";
+import type { PackingLock } from "./packing-lock.js";
 
 /** Loose objects (estimated) from which they are packed: a baseline leaves thousands (trees), turns a few each. */
 const LOOSE_LIMIT = 1024;
@@ -15,7 +16,9 @@ const PACK_LIMIT = 32;
  * never drops an unreachable object (those become loose, and go at the next collection under
  * the lock after a deletion), so a save writing its objects meanwhile loses nothing; it touches
  * no ref either. Started when a repository is opened and after saves, so that short-lived
- * processes (one CLI run each) still get their objects packed eventually.
+ * processes (one CLI run each) still get their objects packed eventually. It runs holding the
+ * packing lock (packing-lock.ts): a failed step's temporary pack files, named as a repack's are,
+ * are removed only while nobody holds it. When another process packs already, none is started.
  */
 export class PackMaintenance {
   private running: { done: Promise<void>; abort: AbortController } | undefined;
@@ -24,6 +27,7 @@ export class PackMaintenance {
     private readonly git: ShadowGit,
     private readonly objectsDir: string,
     private readonly logger: Logger,
+    private readonly lock: PackingLock,
   ) {}
 
   /** Starts packing when loose objects or packs piled up and none is running; never waits for it. */
@@ -47,14 +51,22 @@ export class PackMaintenance {
       "-q",
       "--no-write-bitmap-index",
     ];
-    const done = this.git
-      .command(args, { signal: abort.signal })
-      .then(
-        () => this.logger.info("checkpoint objects packed", { loose, packs }),
-        (err: Error) => {
-          if (!abort.signal.aborted) this.logger.warn("packing checkpoint objects failed", { error: err.message });
-        },
-      )
+    const repack = async () => {
+      const release = await this.lock.tryTake();
+      // Another process packs this repository now.
+      if (!release) return;
+      try {
+        if (abort.signal.aborted) return;
+        await this.git.command(args, { signal: abort.signal });
+        this.logger.info("checkpoint objects packed", { loose, packs });
+      } finally {
+        await release().catch(() => undefined);
+      }
+    };
+    const done = repack()
+      .catch((err: Error) => {
+        if (!abort.signal.aborted) this.logger.warn("packing checkpoint objects failed", { error: err.message });
+      })
       .finally(() => (this.running = undefined));
     this.running = { done, abort };
   }

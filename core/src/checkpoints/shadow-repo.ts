@@ -17,6 +17,8 @@ export interface ShadowRepoPaths {
   gitDir: string;
   hooksDir: string;
   lockTarget: string;
+  /** The packing lock's (packing-lock.ts). */
+  packingLockTarget: string;
 }
 
 export function shadowRepoPaths(repoDir: string): ShadowRepoPaths {
@@ -25,6 +27,7 @@ export function shadowRepoPaths(repoDir: string): ShadowRepoPaths {
     gitDir: path.join(repoDir, ".git"),
     hooksDir: path.join(repoDir, "no-hooks"),
     lockTarget: path.join(repoDir, "repo"),
+    packingLockTarget: path.join(repoDir, "packing"),
   };
 }
 

@@ -33,6 +33,7 @@ import {
   type LeftOutLook,
 } from "./left-out-changes.js";
 import { PackMaintenance } from "./pack-maintenance.js";
+import { PackingLock } from "./packing-lock.js";
 import { pathsToStage } from "./watched-paths.js";
 import { WorkspaceWatcher } from "./workspace-watcher.js";
 import {
@@ -248,7 +249,8 @@ export class WorkspaceCheckpoints {
       options.workspaceRoot,
       options.sizeLimitBytes * PREIMAGE_LIMIT_FACTOR,
     );
-    this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger);
+    const packingLock = new PackingLock(this.repo.paths.packingLockTarget, options.lockStaleMs);
+    this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger, packingLock);
   }
 
   get workspaceRoot(): string {
