@@ -8,6 +8,7 @@ import { LockLostError, RepoLock, type LockWaitEvents } from "./repo-lock.js";
 import type { ShadowRepo } from "./shadow-repo.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
+import type { WriteLeftovers } from "./write-leftovers.js";
 
 const STALE_LOCK = /\.lock': File exists|cannot lock ref/i;
 
@@ -32,7 +33,9 @@ type OnDamage = "rebuild" | "fail" | "report";
  * Runs operations on one shadow repository under its cross-process lock, and recovers from
  * what killed or crashed git processes leave: stale git locks are removed first; a damaged
  * index is moved aside and the operation retried (the index is a cache); so is a HEAD git
- * cannot read (it is ours: put back); other damage is handled as `OnDamage` says.
+ * cannot read (it is ours: put back); other damage is handled as `OnDamage` says. An operation
+ * that fails for good has what it wrote and nothing references removed before the lock is
+ * released (write-leftovers.ts): a save on a full disk does not leave the disk full.
  */
 export class RecoveringLock {
   private readonly lock: RepoLock;
@@ -45,6 +48,7 @@ export class RecoveringLock {
     lockWaitMs: number,
     private readonly logger: Logger,
     private readonly events: RecoveryEvents,
+    private readonly leftovers: WriteLeftovers,
   ) {
     this.lock = new RepoLock(repo.paths.lockTarget, lockStaleMs, lockWaitMs, (err) => {
       // Another process writes the repository now: what our git is writing must stop.
@@ -69,7 +73,7 @@ export class RecoveringLock {
    * the answer is then `whenMissing()`.
    */
   async read<T>(fn: () => Promise<T>, whenMissing: () => T): Promise<T> {
-    const answer = await this.lock.with(() => this.recovering(fn, "report"), { create: false });
+    const answer = await this.lock.with(() => this.cleaningUp(fn, "report"), { create: false });
     return answer === RepoLock.MISSING ? whenMissing() : answer;
   }
 
@@ -77,7 +81,7 @@ export class RecoveringLock {
     return this.lock.with(
       async () => {
         mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-        return this.recovering(fn, retryAfterRebuild ? "rebuild" : "fail");
+        return this.cleaningUp(fn, retryAfterRebuild ? "rebuild" : "fail");
       },
       { create: true, events },
     );
@@ -88,10 +92,40 @@ export class RecoveringLock {
     return this.lock.with(
       async () => {
         mkdirSync(this.repo.paths.repoDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-        return this.recovering(fn, "report");
+        return this.cleaningUp(fn, "report");
       },
       { create: true },
     );
+  }
+
+  /**
+   * The operation with its recovery; when it fails all the same, what it wrote and nothing
+   * references goes while the lock is still held (not when the lock was lost: the repository is
+   * another process's then).
+   */
+  private async cleaningUp<T>(fn: () => Promise<T>, onDamage: OnDamage): Promise<T> {
+    const since = this.leftovers.begin();
+    try {
+      return await this.recovering(fn, onDamage);
+    } catch (err) {
+      if (!(err instanceof LockLostError)) await this.removeLeftovers(since);
+      throw err;
+    }
+  }
+
+  /** Never throws: the operation's own error is the answer. */
+  private async removeLeftovers(since: number): Promise<void> {
+    this.holders++;
+    try {
+      if (!this.lock.held() || !(await this.repo.exists())) return;
+      const removed = await this.leftovers.remove(since);
+      if (removed.loose + removed.packs + removed.temporary + removed.keptForPacking > 0)
+        this.logger.warn("removed what a failed checkpoint step wrote", { ...removed });
+    } catch (err) {
+      this.logger.warn("removing what a failed checkpoint step wrote failed", { error: (err as Error).message });
+    } finally {
+      this.holders--;
+    }
   }
 
   /** `repaired`: an index or HEAD was already repaired for this operation (one repair, one retry). */

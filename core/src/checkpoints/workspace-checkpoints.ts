@@ -57,6 +57,7 @@ import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./sna
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { writePack } from "./pack-writer.js";
+import { WriteLeftovers } from "./write-leftovers.js";
 import { BeyondLinkDetector, lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /**
@@ -209,28 +210,38 @@ export class WorkspaceCheckpoints {
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
-    this.lock = new RecoveringLock(this.repo, options.lockStaleMs, options.lockWaitMs, options.logger, {
-      indexDropped: (aside) => {
-        this.repairNote = MESSAGES.indexRebuilt(aside);
-        this.lastIgnored = undefined;
-        this.scanned = false;
-        this.watchSynced = false;
+    const objectsDir = path.join(this.repo.paths.gitDir, "objects");
+    const packingLock = new PackingLock(this.repo.paths.packingLockTarget, options.lockStaleMs);
+    this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger, packingLock);
+    const leftovers = new WriteLeftovers(this.repo.git, objectsDir, packingLock, () => this.packing.settled());
+    this.lock = new RecoveringLock(
+      this.repo,
+      options.lockStaleMs,
+      options.lockWaitMs,
+      options.logger,
+      {
+        indexDropped: (aside) => {
+          this.repairNote = MESSAGES.indexRebuilt(aside);
+          this.lastIgnored = undefined;
+          this.scanned = false;
+          this.watchSynced = false;
+        },
+        headRepaired: (kept) => {
+          this.repairNote = MESSAGES.headRepaired(kept);
+        },
+        rebuilt: (aside) => {
+          this.rebuiltFrom = aside;
+          this.opened = false;
+          this.lastIgnored = undefined;
+          this.emptyFolders = undefined;
+          this.scanned = false;
+        },
       },
-      headRepaired: (kept) => {
-        this.repairNote = MESSAGES.headRepaired(kept);
-      },
-      rebuilt: (aside) => {
-        this.rebuiltFrom = aside;
-        this.opened = false;
-        this.lastIgnored = undefined;
-        this.emptyFolders = undefined;
-        this.scanned = false;
-      },
-    });
+      leftovers,
+    );
     this.stager = new SnapshotStager(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.diff = new SnapshotDiff(this.repo.git, options.workspaceRoot, options.sizeLimitBytes);
     this.fast = new FastCommitter(this.repo.git, this.repo.paths.gitDir);
-    const objectsDir = path.join(this.repo.paths.gitDir, "objects");
     this.objects = new ObjectReader(objectsDir);
     this.editor = new TreeEditor(this.objects);
     this.recorded = new RecordedPathSaver(
@@ -249,8 +260,6 @@ export class WorkspaceCheckpoints {
       options.workspaceRoot,
       options.sizeLimitBytes * PREIMAGE_LIMIT_FACTOR,
     );
-    const packingLock = new PackingLock(this.repo.paths.packingLockTarget, options.lockStaleMs);
-    this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger, packingLock);
   }
 
   get workspaceRoot(): string {
