@@ -11,11 +11,16 @@ let driver = "";
 
 /** Bundles the driver (once per test file: call it in beforeAll). */
 export async function buildDriver(): Promise<void> {
+  driver = await bundleFixture("save-driver");
+}
+
+/** Bundles `fixtures/<name>.ts` into a script node runs; answers its path. */
+export async function bundleFixture(name: string): Promise<string> {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-cp-driver-"));
-  driver = path.join(outDir, "save-driver.mjs");
+  const script = path.join(outDir, `${name}.mjs`);
   await esbuild.build({
-    entryPoints: [path.join(import.meta.dirname, "fixtures", "save-driver.ts")],
-    outfile: driver,
+    entryPoints: [path.join(import.meta.dirname, "fixtures", `${name}.ts`)],
+    outfile: script,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -26,6 +31,7 @@ export async function buildDriver(): Promise<void> {
   });
   // Resolve the externals (proper-lockfile) from the repository's node_modules.
   fs.symlinkSync(path.resolve(import.meta.dirname, "../../node_modules"), path.join(outDir, "node_modules"));
+  return script;
 }
 
 export function runDriver(
