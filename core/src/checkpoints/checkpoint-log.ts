@@ -20,6 +20,7 @@ import { treeOfIndex } from "./index-tree.js";
 import { MISSING_REF_OBJECT, refsWithMissingCommits } from "./missing-objects.js";
 import { writePack } from "./pack-writer.js";
 import { ObjectBatch } from "./tree-editor.js";
+import { bothSettled } from "./both-settled.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../storage/index.js";
 
 /**
@@ -170,10 +171,10 @@ export class CheckpointLog {
   ): Promise<CheckpointInfo> {
     const { signal } = options;
     if (options.packInto && !options.tree) return this.commitPacked(meta, options.packInto, signal);
-    const [written, previous] = await Promise.all([
+    const [written, previous] = await bothSettled(
       options.tree ? Promise.resolve(options.tree) : this.git.text(["write-tree"], { signal }).then((t) => t.trim()),
       this.headTree(signal),
-    ]);
+    );
     const tree = written || (await this.emptyTree(signal));
     const full: CheckpointMeta = { ...meta, reused: !options.tree && previous === tree };
     // Parentless on purpose: each checkpoint keeps only its own snapshot alive, so deleting the

@@ -5,6 +5,7 @@ import { isWriteInProgressTemp } from "../storage/index.js";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
 import { FEW_PATHS, type PathChange } from "./fast-commit.js";
+import { bothSettled } from "./both-settled.js";
 import {
   BeyondLinkDetector,
   lstatIfPresent,
@@ -255,10 +256,10 @@ export class SnapshotStager {
     // ones: both run at once.
     const staging = onProgress && ((done: number) => onProgress({ phase: "staging", done, total: update.length }));
     staging?.(0);
-    const [, ignored] = await Promise.all([
+    const [, ignored] = await bothSettled(
       this.updateIndex(update, signal, staging),
       this.listIgnoredIf(options.listIgnored, signal),
-    ]);
+    );
     skipped.push(...ignored);
     return { skipped, staged: update.length, listed };
   }

@@ -44,8 +44,9 @@ export interface RemovedLeftovers {
  * objects that exist already (one holding any object referenced stays); its temporary files are
  * removed only when no repack holds the packing lock (and a repack that lost one would only
  * fail: it removes nothing before its new pack is in place). Loose objects and their temporary
- * files are written only by holders of the repository lock, which the caller holds. The removal
- * itself writes nothing (it must work on a full disk).
+ * files are written only by holders of the repository lock, which the caller holds, and a step
+ * fails only once its own git processes have ended (both-settled.ts). The removal itself writes
+ * nothing (it must work on a full disk).
  */
 export class WriteLeftovers {
   constructor(
