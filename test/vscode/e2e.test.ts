@@ -297,6 +297,41 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
+    "checkpoints whose index the core rebuilt say so once, in an information notification naming where the damaged files were kept",
+    { timeout: 400_000 },
+    async () => {
+      const project = gitProject("dline-vscode-checkpoint-repair-", { "notes.md": "# notes\n" });
+      const done = { toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] };
+      const model = await spawnModelServer({ apiKey: API_KEY, turns: [done, done, done] });
+      cleanups.push(() => model.stop());
+      // A first task (the CLI) makes the workspace's shadow repository; then its index is damaged.
+      const env = cliEnv(project.roots, model, { OPENAI_API_KEY: API_KEY });
+      await promisify(execFile)(
+        path.join(repoRoot, "dist", "dline"),
+        ["task", "First", "--workspace", project.workspace, "--yes"],
+        { env },
+      );
+      const checkpoints = path.join(project.roots.docsDir, "checkpoints");
+      const repos = fs.readdirSync(checkpoints);
+      expect(repos).toHaveLength(1);
+      for (const repo of repos) fs.writeFileSync(path.join(checkpoints, repo, ".git", "index"), "not an index");
+
+      const out = path.join(OUT, "..", "vscode-checkpoint-repair");
+      const run = await runAgainstModel("checkpoint-repair", project, model, out);
+      expect(outcomes(run, true)).toEqual([
+        [
+          "a task after the checkpoint index was damaged tells once, in an information notification, where the damaged files were kept",
+          true,
+          undefined,
+        ],
+      ]);
+      expect(run.exitCode).toBe(0);
+      expectScreenshots(out, ["checkpoint-repair-notice"]);
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
+  it(
     "an approval in a long chat shows its step above a full panel; a large edit's notice is plain text; feedback shows once; a file restore asks first, closes a stale Compare and can be undone",
     { timeout: 600_000 },
     async () => {

@@ -13,6 +13,7 @@ local ask = require("dline.ask")
 local ids = require("dline.ids")
 local buffers = require("dline.buffers")
 local context = require("dline.context")
+local checkpoint_notes = require("dline.checkpoint_notes")
 
 local M = {}
 local H = {}
@@ -166,11 +167,13 @@ function M.open(task_id, opts)
 end
 
 --- Shows up front when the task's checkpoints are not working (e.g. unavailable in the home
---- folder), instead of only when a checkpoint is asked for.
+--- folder), instead of only when a checkpoint is asked for; and, once, that the core repaired them.
 function H.checkpoint_status(self)
   local latest = require("dline.chat_state").checkpoint_read(self.chat.state)
   dline().session():call("CheckpointService", "GetStatus", { taskId = self.task_id }, function(err, res)
     if err or not res or not vim.api.nvim_buf_is_valid(self.chat.buf) then return end
+    -- A repair is news even in an answer a newer event made out of date.
+    checkpoint_notes.offer(res)
     if not latest(self.chat.state) then return end
     if res.state and res.state ~= "CHECKPOINT_STATE_READY" then self.chat:set_checkpoint_status(res) end
   end)
@@ -320,6 +323,7 @@ function H.on_event(self, event)
   local was = self.status
   self.status = state.status
   if event.ask then H.on_ask(self, event.ask) end
+  if event.checkpointStatus then checkpoint_notes.offer(event.checkpointStatus) end
   if self.pending_ask and state.pending_ask ~= self.pending_ask and not event.ask then
     -- Answered (here or by another client), dropped, or no longer waited for.
     self.pending_ask = nil

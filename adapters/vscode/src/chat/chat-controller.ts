@@ -2,14 +2,17 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import {
   CheckpointKind,
+  CheckpointState,
   EditMessageMode,
   RestoreMode,
   type Checkpoint,
+  type GetStatusResponse,
   type RestoreResponse,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
 import { HeaderUpdates } from "../checkpoints/header-updates.js";
+import { RepairNotices } from "../checkpoints/repair-notice.js";
 import {
   COMPARE_TITLE,
   VIEW_CHANGES_TITLE,
@@ -69,6 +72,10 @@ export class ChatController implements vscode.Disposable {
   private checkpointRefresh: NodeJS.Timeout | undefined;
   /** A header status read asked before Disable's or Retry's answer is not shown after it. */
   private readonly headerUpdates = new HeaderUpdates();
+  /** A repaired checkpoint store (an index rebuilt, HEAD put back) is told once per sentence. */
+  private readonly repairNotices = new RepairNotices(
+    (note) => void vscode.window.showInformationMessage(`Dline: ${visibleLine(note)}`),
+  );
 
   constructor(
     private readonly supervisor: SidecarSupervisor,
@@ -518,6 +525,7 @@ export class ChatController implements vscode.Disposable {
     const { clients } = await this.supervisor.ready();
     const res = await clients.checkpoints.retry(this.statusQuery());
     this.headerUpdates.answered();
+    this.noticeRepair(res.status);
     this.model.setCheckpointHeader(checkpointHeader(this.folders(), res.status));
     this.emit();
   }
@@ -541,9 +549,16 @@ export class ChatController implements vscode.Disposable {
         this.log.warn(`checkpoint status: ${(err as Error).message}`);
       }
     }
+    // A repair is news even in a read a later action made out of date.
+    this.noticeRepair(status);
     if (!current()) return;
     this.model.setCheckpointHeader(checkpointHeader(folders, status));
     this.emit();
+  }
+
+  /** Ready after the core repaired the checkpoint store: its sentence, once (plain ready says nothing). */
+  private noticeRepair(status: GetStatusResponse | undefined): void {
+    if (status) this.repairNotices.offer(CheckpointState[status.state] ?? "", status.message);
   }
 
   /** Tells the core which files have unsaved changes now (it refuses to edit those). */
@@ -577,6 +592,8 @@ export class ChatController implements vscode.Disposable {
     if (taskId !== this.model.snapshot.taskId) return;
     this.model.apply(event);
     this.emit();
+    if (event.event.case === "checkpointStatus")
+      this.repairNotices.offer(event.event.value.state, event.event.value.message);
     const kind = event.event.case;
     if (kind === "ask" || kind === "askResolved" || kind === "statusChanged" || kind === "rewound") this.onAskChanged();
     if (kind === "checkpointSaved" || kind === "rewound") this.scheduleCheckpointRefresh();

@@ -7,10 +7,12 @@
  * "undo-cut-off" (an Undo the core refuses for a while, Restore Files Only after a file restore, an
  * answer cut off by Cancel), "reading-history" (a restore over unsaved changes, a long answer
  * read while it streams, an answer cut at the output limit, history by keyboard), "left-out" (the
- * checkpoint pick's rows, Compare of a change the checkpoints do not track) or
- * "conformance" (the cross-client scenario of test/conformance).
+ * checkpoint pick's rows, Compare of a change the checkpoints do not track), "checkpoint-repair"
+ * (a repaired checkpoint store told once) or "conformance" (the cross-client scenario of
+ * test/conformance).
  */
 import { defineApprovalsRestoreSuite } from "./approvals-restore-suite.js";
+import { defineCheckpointRepairSuite } from "./checkpoint-repair-suite.js";
 import { defineConformanceSuite } from "./conformance-suite.js";
 import { defineCoreProblemSuite } from "./core-problem-suite.js";
 import { defineE2eSuite, defineLimitsSuite } from "./e2e-suite.js";
@@ -34,6 +36,7 @@ export async function run(): Promise<void> {
   else if (name === "undo-cut-off") defineUndoCutOffSuite(suite, outDir);
   else if (name === "reading-history") defineReadingHistorySuite(suite, outDir);
   else if (name === "left-out") defineLeftOutSuite(suite, outDir);
+  else if (name === "checkpoint-repair") defineCheckpointRepairSuite(suite, outDir);
   else throw new Error(`unknown DLINE_E2E_SUITE ${name}`);
   const results = await suite.run();
   const failed = results.filter((r) => !r.ok);

@@ -50,6 +50,14 @@ data class ChatState(
         val progressText: String
             get() = if (phase == "staging" && filesTotal > 0) "staging $filesDone of $filesTotal files" else phase
 
+        /**
+         * Ready after the core repaired the checkpoint store: its sentence ("The checkpoint index
+         * was damaged and has been rebuilt; ... kept aside in …"); null otherwise. A UI tells it
+         * once ([CheckpointRepairNotices]).
+         */
+        val repairNote: String?
+            get() = CheckpointRepair.note(state, message)
+
         companion object {
             fun of(event: dline.v1.Task.CheckpointStatusChanged) = CheckpointProgress(
                 event.state,

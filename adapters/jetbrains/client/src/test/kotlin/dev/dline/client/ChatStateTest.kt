@@ -1,5 +1,7 @@
 package dev.dline.client
 
+import dline.v1.CheckpointOuterClass.CheckpointState
+import dline.v1.CheckpointOuterClass.GetStatusResponse
 import dline.v1.Task.AskResolved
 import dline.v1.Task.CheckpointSaved
 import dline.v1.Task.CheckpointStatusChanged
@@ -177,5 +179,25 @@ class ChatStateTest {
         val ready = staging.apply(status("CHECKPOINT_STATE_READY"))
         assertEquals("CHECKPOINT_STATE_READY", ready.checkpointProgress!!.state)
         assertEquals("", ready.checkpointProgress!!.progressText)
+    }
+
+    private fun repairStatus(state: String, message: String) = event {
+        checkpointStatus = CheckpointStatusChanged.newBuilder().setState(state).setMessage(message).build()
+    }
+
+    @Test
+    fun `a ready status after a repair carries its sentence in the chat, plain ready and other states do not`() {
+        val note = "The checkpoint index was damaged and has been rebuilt; no checkpoint was lost. " +
+            "The damaged files were kept aside in /docs/checkpoints/1a2b/.git/index.corrupt-2026-12-05T04-53-04-113Z."
+        val initializing = ChatState().apply(repairStatus("CHECKPOINT_STATE_INITIALIZING", "Checkpoints are initializing."))
+        assertNull(initializing.checkpointProgress!!.repairNote)
+        val repaired = initializing.apply(repairStatus("CHECKPOINT_STATE_READY", note))
+        assertEquals(note, repaired.checkpointProgress!!.repairNote)
+        assertNull(repaired.apply(repairStatus("CHECKPOINT_STATE_READY", CheckpointRepair.READY)).checkpointProgress!!.repairNote)
+        assertNull(repaired.apply(repairStatus("CHECKPOINT_STATE_FAILED", "boom")).checkpointProgress!!.repairNote)
+        val answer = GetStatusResponse.newBuilder().setState(CheckpointState.CHECKPOINT_STATE_READY).setMessage(note).build()
+        assertEquals(note, CheckpointRepair.note(answer))
+        assertNull(CheckpointRepair.note(answer.toBuilder().setMessage(CheckpointRepair.READY).build()))
+        assertNull(CheckpointRepair.note(answer.toBuilder().setState(CheckpointState.CHECKPOINT_STATE_UNAVAILABLE).build()))
     }
 }

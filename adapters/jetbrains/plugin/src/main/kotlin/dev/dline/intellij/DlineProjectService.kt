@@ -15,7 +15,9 @@ import com.intellij.openapi.extensions.PluginId
 import com.intellij.openapi.options.ShowSettingsUtil
 import com.intellij.openapi.project.Project
 import com.intellij.openapi.ui.Messages
+import com.intellij.openapi.util.text.StringUtil
 import dev.dline.client.ChatState
+import dev.dline.client.CheckpointRepairNotices
 import dev.dline.client.DlineClient
 import dev.dline.client.DlineException
 import dev.dline.client.ErrorReason
@@ -23,6 +25,7 @@ import dev.dline.client.SidecarLaunch
 import dev.dline.client.SidecarLocator
 import dev.dline.client.SidecarState
 import dev.dline.client.SidecarSupervisor
+import dev.dline.client.VisibleText
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
@@ -64,6 +67,9 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
         private set
     private var subscription: Job? = null
 
+    /** Checkpoints the core repaired (an index rebuilt, HEAD put back) are told once per sentence in this window. */
+    private val repairNotices = CheckpointRepairNotices()
+
     val workspaceRoot: String get() = project.basePath ?: ""
 
     init {
@@ -97,9 +103,32 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
             guarded {
                 val task = dline.tasks.get(taskId)
                 _chat.value = ChatState.of(task)
-                dline.tasks.subscribe(taskId, afterSeq = task.lastSeq).collect { event -> _chat.update { it.apply(event) } }
+                launch { tellRepairOf(taskId) }
+                dline.tasks.subscribe(taskId, afterSeq = task.lastSeq).collect { event ->
+                    _chat.update { it.apply(event) }
+                    if (event.hasCheckpointStatus()) {
+                        tellRepair(
+                            repairNotices.toTell(event.checkpointStatus.state, event.checkpointStatus.message),
+                        )
+                    }
+                }
             }
         }
+    }
+
+    /** The task's checkpoints as GetStatus says (a repair done before this window opened the task). */
+    private suspend fun tellRepairOf(taskId: String) {
+        val status = try {
+            dline.checkpoints.status(taskId = taskId)
+        } catch (_: DlineException) {
+            return // the task's own calls say what is wrong; a status read that failed tells no repair
+        }
+        tellRepair(repairNotices.toTell(status))
+    }
+
+    /** Ready after the core repaired the checkpoint store: its sentence, where the damaged files were kept. */
+    private fun tellRepair(note: String?) {
+        if (note != null) notify(StringUtil.escapeXmlEntities(VisibleText.line(note)))
     }
 
     /** Sends the words to the current task (or starts one); [onAccepted] runs on the EDT once the core took them. */
