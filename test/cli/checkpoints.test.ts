@@ -211,4 +211,34 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(stderr).toMatch(/dline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/);
     expect(stderr).not.toMatch(/aborted: aborted/);
   });
+
+  it("a sidecar stopped by SIGTERM during a command is named too, with the way to continue the task, not a silent exit 1", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "echo started > started.txt; sleep 30", requires_approval: false },
+            },
+          ],
+        },
+      ],
+    });
+    servers.push(server);
+    const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
+    while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
+    // Stopped in order (a shutdown, a person's kill): the sidecar saves its state and exits 0.
+    process.kill(task.sidecarPid(), "SIGTERM");
+    expect(await task.exited).toBe(1);
+    const stderr = task.stderr();
+    const history = await run(cli, ["--json", "history"], { env: cliEnv(roots, server) });
+    const taskId = (JSON.parse(history.stdout) as { tasks: { id: string }[] }).tasks[0]!.id;
+    expect(stderr).toContain(
+      `dline: the sidecar (dline-core) stopped unexpectedly (exit code 0); its log is dline-core.log in the logs folder "dline doctor" names. Task ${taskId} is interrupted: dline resume ${taskId} continues it`,
+    );
+  });
 });

@@ -42,23 +42,44 @@ export async function withSidecar<T>(
     return await fn(clients, core);
   } catch (err) {
     // A call cut off because the sidecar died says so, not "aborted": its exit is awaited briefly,
-    // since the broken connection is usually seen before the process is reaped.
-    await Promise.race([sidecar.exited, new Promise((resolve) => setTimeout(resolve, 500).unref())]);
-    if (exit !== undefined) throw new SidecarDiedError(exit);
+    // since the broken connection is usually seen before the process is reaped. A task's events
+    // that ended cleanly mean a sidecar stopping in order (SIGTERM): it exits once it has saved
+    // its state, within its own limit of 2 s.
+    const ended = err instanceof TaskEventsEnded;
+    await Promise.race([sidecar.exited, new Promise((resolve) => setTimeout(resolve, ended ? 2500 : 500).unref())]);
+    if (exit !== undefined) throw new SidecarDiedError(exit, ended ? err.taskId : undefined);
     throw err;
   } finally {
     await sidecar.stop();
   }
 }
 
-/** The sidecar process ended while a command was using it. */
+/** The sidecar process ended while a command was using it (`taskId`: the task it followed). */
 export class SidecarDiedError extends Error {
-  constructor(readonly exit: number | string) {
+  constructor(
+    readonly exit: number | string,
+    taskId?: string,
+  ) {
     super(
       `the sidecar (dline-core) stopped unexpectedly (${typeof exit === "number" ? `exit code ${exit}` : exit}); ` +
-        `its log is dline-core.log in the logs folder "dline doctor" names`,
+        `its log is dline-core.log in the logs folder "dline doctor" names` +
+        (taskId ? `. Task ${taskId} is interrupted: dline resume ${taskId} continues it` : ""),
     );
     this.name = "SidecarDiedError";
+  }
+}
+
+/**
+ * A task's events ended before its run did, without an error: the sidecar closed them (it is
+ * stopping). Before, the command then ended with exit code 1 and no word of why.
+ */
+export class TaskEventsEnded extends Error {
+  constructor(readonly taskId: string) {
+    super(
+      `the task's events stopped before its run ended (the sidecar closed them). ` +
+        `Task ${taskId} may still be running: dline follow ${taskId} shows it, dline resume ${taskId} continues it once it stopped`,
+    );
+    this.name = "TaskEventsEnded";
   }
 }
 

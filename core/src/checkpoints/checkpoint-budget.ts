@@ -1,3 +1,5 @@
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
 import type { CheckpointLog } from "./checkpoint-log.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
 import type { ShadowRepo } from "./shadow-repo.js";
@@ -33,4 +35,28 @@ export async function enforceBudget(
     await repo.git.command(["gc", "--prune=now", "--quiet"]);
   }
   return removed;
+}
+
+/**
+ * The bytes of a repository's object files (loose and packs, with their indexes), read without
+ * git: never less than what `git count-objects` reports, so a repository under budget by this
+ * count is under budget. A repository not there counts 0.
+ */
+export async function objectFileBytes(objectsDir: string): Promise<number> {
+  const sizesIn = async (dir: string): Promise<number> => {
+    const names = await fs.readdir(dir).catch(() => [] as string[]);
+    const sizes = await Promise.all(
+      names.map((n) =>
+        fs.lstat(path.join(dir, n)).then(
+          // Loose objects count by the blocks they take, as git counts them.
+          (st) => (st.isFile() ? Math.max(st.size, st.blocks * 512) : 0),
+          () => 0,
+        ),
+      ),
+    );
+    return sizes.reduce((a, b) => a + b, 0);
+  };
+  const fanOut = Array.from({ length: 256 }, (_, i) => path.join(objectsDir, i.toString(16).padStart(2, "0")));
+  const totals = await Promise.all([path.join(objectsDir, "pack"), ...fanOut].map(sizesIn));
+  return totals.reduce((a, b) => a + b, 0);
 }

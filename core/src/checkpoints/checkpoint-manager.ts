@@ -357,10 +357,15 @@ export class CheckpointManager {
         commandRan: !!options.commandRan,
         hasFiles: true,
       });
-      if (++entry.saves % this.o.budgetCheckEvery === 0) {
-        const check = this.enforceBudget(entry.engine.workspaceRoot).catch((err) =>
-          this.o.logger.warn("checkpoint size budget check failed", { error: String(err) }),
-        );
+      const due = ++entry.saves % this.o.budgetCheckEvery === 0;
+      if (kind === "completion") {
+        // A task's end checks the budget, and its run ends once that is done (no turn waits for
+        // it): each CLI run is a process of its own, whose count of saves starts again, and a
+        // check left running in the background met a sidecar already stopping. Without it such
+        // runs never checked, and the repository outgrew any budget.
+        await this.checkBudget(entry.engine.workspaceRoot);
+      } else if (due) {
+        const check = this.checkBudget(entry.engine.workspaceRoot);
         this.budgetChecks.add(check);
         void check.finally(() => this.budgetChecks.delete(check));
       }
@@ -693,6 +698,13 @@ export class CheckpointManager {
 
   private findTaskRepository(taskId: string): Promise<string | undefined> {
     return findTaskWorkspace(this.o.layout.checkpointsDir, taskId, this.o.env);
+  }
+
+  /** The size budget applied now; a failure is logged, never thrown (the save it follows stands). */
+  private async checkBudget(workspaceRoot: string): Promise<void> {
+    await this.enforceBudget(workspaceRoot).catch((err) =>
+      this.o.logger.warn("checkpoint size budget check failed", { error: String(err) }),
+    );
   }
 
   /** Applies the size budget to a workspace's repository now. */

@@ -3,7 +3,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
-import { enforceBudget, type TaskState } from "./checkpoint-budget.js";
+import { enforceBudget, objectFileBytes, type TaskState } from "./checkpoint-budget.js";
 import { CheckpointLog } from "./checkpoint-log.js";
 import {
   decodeMessage,
@@ -1252,8 +1252,13 @@ export class WorkspaceCheckpoints {
     );
   }
 
-  /** Keeps the objects under `budgetBytes` (see checkpoint-budget.ts); returns the ids removed. */
+  /**
+   * Keeps the objects under `budgetBytes` (see checkpoint-budget.ts); returns the ids removed.
+   * Under budget by the sizes of the object files (the usual case, checked at every task's end)
+   * it takes neither the lock nor a git process.
+   */
   async enforceBudget(budgetBytes: number, stateOf: (taskId: string) => Promise<TaskState>): Promise<string[]> {
+    if ((await objectFileBytes(path.join(this.repo.paths.gitDir, "objects"))) <= budgetBytes) return [];
     return this.lock.run(async () => {
       await this.open();
       return enforceBudget(this.repo, this.log, budgetBytes, stateOf);

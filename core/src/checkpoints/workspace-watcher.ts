@@ -1,4 +1,4 @@
-import { readdirSync, watch, type Dirent, type FSWatcher } from "node:fs";
+import { readdirSync, readFileSync, watch, type Dirent, type FSWatcher } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 
@@ -8,6 +8,29 @@ import * as path from "node:path";
  * next save scans. Well below inotify's default queue of 16,384 events.
  */
 const TOO_MANY_EVENTS = 8000;
+/** Linux: how many events one inotify instance queues; past it the kernel drops them. */
+const INOTIFY_QUEUE_FILE = "/proc/sys/fs/inotify/max_queued_events";
+
+/** The kernel's inotify queue length (fs.inotify.max_queued_events); undefined where there is none to read. */
+export function inotifyQueueLimit(): number | undefined {
+  try {
+    const n = Number(readFileSync(INOTIFY_QUEUE_FILE, "utf8").trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Events between two saves past which the watcher is not trusted. A queue that overflowed held
+ * `queueLimit` events, every one of which Node then reads: fewer than half of it means none was
+ * dropped, with room for the events Node drops itself (of folders no longer watched). A queue
+ * lowered below twice TOO_MANY_EVENTS lowers the bar: with the queue at 512 and the bar at 8,000,
+ * a command appending to 3,729 files left 311 of them out of its checkpoint.
+ */
+export function tooManyEvents(queueLimit: number | undefined): number {
+  return queueLimit === undefined ? TOO_MANY_EVENTS : Math.min(TOO_MANY_EVENTS, Math.floor(queueLimit / 2));
+}
 /** Folders watched between two turns of the event loop while walking (about 5 ms). */
 const WALK_SLICE = 400;
 
@@ -19,7 +42,8 @@ const WALK_SLICE = 400;
  * built-in excluded folders (`skipFolder`). Changes are workspace-relative paths of files or
  * folders; a folder created after the watch began is watched from then on, and reported itself
  * (the caller walks it). Any doubt (an error, a folder that could not be watched, a burst of
- * events) makes `drain` answer undefined: the caller scans instead.
+ * events that may have overflowed the kernel's queue) makes `drain` answer undefined: the caller
+ * scans instead.
  */
 export class WorkspaceWatcher {
   private readonly watchers = new Map<string, FSWatcher>();
@@ -27,13 +51,19 @@ export class WorkspaceWatcher {
   private events = 0;
   private broken = false;
   private closed = false;
+  /** Events between two saves past which a burst may have overflowed the kernel's queue (tooManyEvents). */
+  private readonly tooMany: number;
   /** When the whole workspace was being watched (undefined until then). */
   readyAt: number | undefined;
 
+  /** `queueLimit`: the kernel's inotify queue length, read from the system unless given. */
   constructor(
     private readonly root: string,
     private readonly skipFolder: (repoPath: string, name: string) => boolean,
-  ) {}
+    queueLimit: number | undefined = inotifyQueueLimit(),
+  ) {
+    this.tooMany = tooManyEvents(queueLimit);
+  }
 
   /** Walks the workspace and watches every folder; resolves once all are watched. */
   async start(): Promise<void> {
@@ -52,7 +82,7 @@ export class WorkspaceWatcher {
    */
   drain(): string[] | undefined {
     const paths = [...this.changed];
-    const trusted = this.trustworthy && this.events <= TOO_MANY_EVENTS;
+    const trusted = this.trustworthy && this.events <= this.tooMany;
     this.changed = new Set();
     this.events = 0;
     return trusted ? paths : undefined;

@@ -14,7 +14,7 @@ import {
 import { approvalDetails, approvalDiffIsCut } from "../approval-view.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { CUT_OFF_LINE, EventRenderer, isTerminal } from "../render.js";
-import { withSidecar, type CliContext } from "../session.js";
+import { TaskEventsEnded, withSidecar, type CliContext } from "../session.js";
 import { visible, visibleLine } from "../../../../core/src/text/visible-text.js";
 
 interface FollowOptions {
@@ -276,6 +276,7 @@ export async function followTask(
       );
     }
     if (failure !== undefined) throw failure;
+    if (final === TaskStatus.UNSPECIFIED && !interrupted) throw new TaskEventsEnded(taskId);
     if (!ctx.json) ctx.err.write(`task ${taskId}\n`);
     if (interrupted || final === TaskStatus.CANCELLED) return 130;
     return final === TaskStatus.COMPLETED ? 0 : 1;
