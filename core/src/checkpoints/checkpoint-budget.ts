@@ -1,4 +1,4 @@
-import * as fs from "node:fs/promises";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import type { CheckpointLog } from "./checkpoint-log.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
@@ -40,23 +40,30 @@ export async function enforceBudget(
 /**
  * The bytes of a repository's object files (loose and packs, with their indexes), read without
  * git: never less than what `git count-objects` reports, so a repository under budget by this
- * count is under budget. A repository not there counts 0.
+ * count is under budget. A repository not there counts 0. Synchronous, and only the fan-out
+ * folders that exist: every task's completion asks (after a repack most are gone), and 257
+ * thread-pool round trips cost more than the few hundred stats themselves.
  */
-export async function objectFileBytes(objectsDir: string): Promise<number> {
-  const sizesIn = async (dir: string): Promise<number> => {
-    const names = await fs.readdir(dir).catch(() => [] as string[]);
-    const sizes = await Promise.all(
-      names.map((n) =>
-        fs.lstat(path.join(dir, n)).then(
-          // Loose objects count by the blocks they take, as git counts them.
-          (st) => (st.isFile() ? Math.max(st.size, st.blocks * 512) : 0),
-          () => 0,
-        ),
-      ),
-    );
-    return sizes.reduce((a, b) => a + b, 0);
-  };
-  const fanOut = Array.from({ length: 256 }, (_, i) => path.join(objectsDir, i.toString(16).padStart(2, "0")));
-  const totals = await Promise.all([path.join(objectsDir, "pack"), ...fanOut].map(sizesIn));
-  return totals.reduce((a, b) => a + b, 0);
+export function objectFileBytes(objectsDir: string): number {
+  let total = 0;
+  for (const name of readdirOrNone(objectsDir)) {
+    if (!(name === "pack" || FAN_OUT.test(name))) continue;
+    const folder = path.join(objectsDir, name);
+    for (const file of readdirOrNone(folder)) {
+      const st = fs.lstatSync(path.join(folder, file), { throwIfNoEntry: false });
+      // Loose objects count by the blocks they take, as git counts them.
+      if (st?.isFile()) total += Math.max(st.size, st.blocks * 512);
+    }
+  }
+  return total;
+}
+
+const FAN_OUT = /^[0-9a-f]{2}$/;
+
+function readdirOrNone(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
 }

@@ -1258,7 +1258,7 @@ export class WorkspaceCheckpoints {
    * it takes neither the lock nor a git process.
    */
   async enforceBudget(budgetBytes: number, stateOf: (taskId: string) => Promise<TaskState>): Promise<string[]> {
-    if ((await objectFileBytes(path.join(this.repo.paths.gitDir, "objects"))) <= budgetBytes) return [];
+    if (objectFileBytes(path.join(this.repo.paths.gitDir, "objects")) <= budgetBytes) return [];
     return this.lock.run(async () => {
       await this.open();
       return enforceBudget(this.repo, this.log, budgetBytes, stateOf);
