@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DlineError } from "../../core/src/errors.js";
-import { fillDisk, mountSmallTmpfs } from "../helpers/small-disk.js";
+import { fillDisk, freeBytes, mountSmallTmpfs } from "../helpers/small-disk.js";
 import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
 
 /**
@@ -13,11 +13,6 @@ import { FileConversation, makeManager, makeSandbox, read, write } from "./helpe
 const mount = mountSmallTmpfs(8);
 const mounted = "dir" in mount ? mount : undefined;
 afterAll(() => mounted?.unmount());
-
-function freeBytes(dir: string): number {
-  const st = fs.statfsSync(dir);
-  return st.bavail * st.bsize;
-}
 
 function restoreCopies(dir: string): string[] {
   return fs.readdirSync(dir).filter((name) => name.includes(".dline-restore-"));

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CheckpointManager } from "../../core/src/checkpoints/index.js";
 import { silentLogger } from "../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../core/src/storage/instance-layout.js";
-import { mountSmallTmpfs } from "../helpers/small-disk.js";
+import { freeBytes, mountSmallTmpfs } from "../helpers/small-disk.js";
 import { bundleFixture } from "./driver-process.js";
 import { makeSandbox, treeDigest, write, type Sandbox } from "./helpers.js";
 
@@ -21,11 +21,6 @@ const MiB = 1024 * 1024;
 const mount = mountSmallTmpfs(12);
 const mounted = "dir" in mount ? mount : undefined;
 afterAll(() => mounted?.unmount());
-
-function freeBytes(dir: string): number {
-  const st = fs.statfsSync(dir);
-  return st.bavail * st.bsize;
-}
 
 /** Every file in the repository's objects folder (loose objects, packs, temporary files), sorted. */
 function objectFiles(gitDir: string): string[] {

@@ -17,6 +17,29 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop()));
 });
 
+/** A `dline task` whose command has started (and sleeps): its sidecar is then stopped by the test. */
+async function taskInACommand() {
+  const roots = makeTestRoots();
+  const workspace = makeWorkspace(roots.base);
+  const server = await spawnModelServer({
+    apiKey: TEST_KEY,
+    turns: [
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: "echo started > started.txt; sleep 30", requires_approval: false },
+          },
+        ],
+      },
+    ],
+  });
+  servers.push(server);
+  const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
+  while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
+  return { roots, server, task };
+}
+
 describe("checkpoints through the CLI and the real sidecar", () => {
   it("tools edit a tracked file under bin/ and an .env; a restore to the baseline brings both back; the baseline's progress is shown", async () => {
     const roots = makeTestRoots();
@@ -187,24 +210,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
   });
 
   it("a sidecar that dies during a command is named as such, not as 'aborted'", async () => {
-    const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base);
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [
-        {
-          toolCalls: [
-            {
-              name: "execute_command",
-              input: { command: "echo started > started.txt; sleep 30", requires_approval: false },
-            },
-          ],
-        },
-      ],
-    });
-    servers.push(server);
-    const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
-    while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
+    const { task } = await taskInACommand();
     // The CLI's own sidecar is its child process: kill it hard, as a crash would.
     expect(await crashSidecar(task)).toBe(1);
     const stderr = task.stderr();
@@ -213,24 +219,7 @@ describe("checkpoints through the CLI and the real sidecar", () => {
   });
 
   it("a sidecar stopped by SIGTERM during a command is named too, with the way to continue the task, not a silent exit 1", async () => {
-    const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base);
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [
-        {
-          toolCalls: [
-            {
-              name: "execute_command",
-              input: { command: "echo started > started.txt; sleep 30", requires_approval: false },
-            },
-          ],
-        },
-      ],
-    });
-    servers.push(server);
-    const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
-    while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
+    const { roots, server, task } = await taskInACommand();
     // Stopped in order (a shutdown, a person's kill): the sidecar saves its state and exits 0.
     process.kill(task.sidecarPid(), "SIGTERM");
     expect(await task.exited).toBe(1);

@@ -30,6 +30,12 @@ export function mountSmallTmpfs(mb: number): { dir: string; unmount(): void } | 
   };
 }
 
+/** The bytes left for an unprivileged writer on the file system of `dir`. */
+export function freeBytes(dir: string): number {
+  const st = fs.statfsSync(dir);
+  return st.bavail * st.bsize;
+}
+
 /** Writes a file until the file system is full; answers its path. */
 export function fillDisk(dir: string): string {
   const filler = path.join(dir, "filler.bin");

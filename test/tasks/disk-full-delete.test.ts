@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
-import { fillDisk, mountSmallTmpfs, rootsOn } from "../helpers/small-disk.js";
+import { fillDisk, freeBytes, mountSmallTmpfs, rootsOn } from "../helpers/small-disk.js";
 import { startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
 import { configureModel, followUntilDone, makeWorkspace } from "../runtime/harness.js";
 import type { ModelServerProcess } from "../model-server/spawn.js";
@@ -34,11 +34,6 @@ afterAll(async () => {
 async function waitFor(check: () => boolean): Promise<void> {
   for (let i = 0; i < 600 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
   expect(check()).toBe(true);
-}
-
-function freeBytes(dir: string): number {
-  const st = fs.statfsSync(dir);
-  return st.bavail * st.bsize;
 }
 
 describe.skipIf(!mounted)(
