@@ -15,6 +15,8 @@ export interface CheckpointStatus {
   repositorySizeBytes: number;
   /** While a baseline scan runs: its phase and, when staging, files done of total. */
   progress?: ScanProgress;
+  /** Another process has held the repository for a while: its pid (the workspace's calls wait for it). */
+  waitingForPid?: number;
 }
 
 export function makeStatus(
@@ -30,5 +32,6 @@ export function makeStatus(
     skipped: extra.skipped ?? [],
     repositorySizeBytes: extra.repositorySizeBytes ?? 0,
     ...(extra.progress ? { progress: extra.progress } : {}),
+    ...(extra.waitingForPid ? { waitingForPid: extra.waitingForPid } : {}),
   };
 }

@@ -47,6 +47,17 @@ export function lockHolder(lockDir: string): LockHolder {
   return owner.pid === process.pid ? "self" : "live";
 }
 
+/**
+ * The process on this host, not this one, that holds the lock in `lockDir` and since when (its
+ * owner file's time: written when the lock was taken, never refreshed); undefined when none.
+ */
+export function otherLiveHolder(lockDir: string): { pid: number; since: number } | undefined {
+  if (lockHolder(lockDir) !== "live") return undefined;
+  const pid = lockHolderPid(lockDir);
+  const since = fs.statSync(path.join(lockDir, OWNER_FILE), { throwIfNoEntry: false })?.mtimeMs;
+  return pid === undefined || since === undefined ? undefined : { pid, since };
+}
+
 /** The pid a lock folder names (for messages), if any. */
 export function lockHolderPid(lockDir: string): number | undefined {
   return readOwner(lockDir)?.pid;

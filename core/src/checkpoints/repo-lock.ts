@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
 import { DlineError } from "../errors.js";
-import { lockHolder, lockHolderPid, syncLockFs } from "./lock-fs.js";
+import { lockHolder, lockHolderPid, otherLiveHolder, syncLockFs } from "./lock-fs.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
 import { MESSAGES } from "./workspace-guard.js";
 
@@ -45,6 +45,11 @@ export class RepoLock {
     // proper-lockfile takes no stale time under 2 s.
     this.lockFs = syncLockFs(Math.max(2000, staleMs));
     this.lockDir = `${lockTarget}.lock`;
+  }
+
+  /** Another process on this host that holds the lock now, and since when (otherLiveHolder). */
+  heldElsewhere(): { pid: number; since: number } | undefined {
+    return otherLiveHolder(this.lockDir);
   }
 
   /** Whether this process holds the lock now (its folder names this process). */

@@ -67,6 +67,11 @@ export class RecoveringLock {
     return this.holders > 0 && this.lock.held();
   }
 
+  /** Another process on this host that holds the lock now, and since when: operations here would wait for it. */
+  heldElsewhere(): { pid: number; since: number } | undefined {
+    return this.lock.heldElsewhere();
+  }
+
   /**
    * A read: runs `fn` under the lock like `run`, but a repository that does not exist is not
    * created for it (after Delete Everything, a late ListCheckpoints must not bring it back):

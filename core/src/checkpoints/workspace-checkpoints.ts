@@ -267,6 +267,11 @@ export class WorkspaceCheckpoints {
   }
 
   /** What the status says about damage this process found and recovered from; undefined when none. */
+  /** Another process (window) that holds this repository's lock now, and since when. */
+  lockHeldElsewhere(): { pid: number; since: number } | undefined {
+    return this.lock.heldElsewhere();
+  }
+
   recoveryNote(): string | undefined {
     return this.rebuiltFrom ? MESSAGES.rebuilt(this.rebuiltFrom) : this.repairNote;
   }

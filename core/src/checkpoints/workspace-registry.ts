@@ -40,6 +40,12 @@ export interface WorkspaceRegistryOptions {
  * failed (Retry, Disable), unavailable (no git) or disabled (the setting, or Disable). Roots
  * given here were checked by the caller (workspace-guard.ts).
  */
+/**
+ * A lock another process took this long ago is said in the status (waitingForPid): not one taken
+ * for a turn's save of a few milliseconds, which a call asking now would hardly wait for.
+ */
+const HELD_ELSEWHERE_SAID_AFTER_MS = 500;
+
 export class WorkspaceRegistry {
   private readonly entries = new Map<string, WorkspaceEntry>();
   /** Initializations and saves under way, so that Delete Everything can wait for them. */
@@ -168,6 +174,13 @@ export class WorkspaceRegistry {
     const size = entry ? await entry.engine.repo.objectBytes().catch(() => 0) : 0;
     // An entry made only for queries (never initialized) says nothing yet.
     const initialized = entry && (entry.init !== undefined || entry.status.state !== "initializing");
+    // Another window has held the repository for a while (its baseline, a restore): said at once,
+    // since what follows (the skip list read under the lock) would wait for it.
+    const other = (entry ?? this.entryFor(root)).engine.lockHeldElsewhere();
+    if (other && Date.now() - other.since >= HELD_ELSEWHERE_SAID_AFTER_MS) {
+      const known = entry && initialized ? entry.status : makeStatus("ready", MESSAGES.ready);
+      return { ...known, repositorySizeBytes: size, waitingForPid: other.pid };
+    }
     if (entry && initialized) {
       return { ...entry.status, repositorySizeBytes: size, skipped: await this.latestSkips(entry, taskId) };
     }

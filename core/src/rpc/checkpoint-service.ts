@@ -226,6 +226,7 @@ function toStatus(s: CheckpointStatus): GetStatusResponse {
     phase: s.progress?.phase ?? "",
     filesDone: BigInt(s.progress?.done ?? 0),
     filesTotal: BigInt(s.progress?.total ?? 0),
+    waitingForPid: s.waitingForPid ?? 0,
   });
 }
 

@@ -15,6 +15,7 @@ import {
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
 import { printJson, withSidecar, type CliContext } from "../session.js";
+import { sayingWhileHeldElsewhere } from "../checkpoint-wait.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { visibleLine } from "../../../../core/src/text/visible-text.js";
 
@@ -24,7 +25,9 @@ export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Pro
   const [taskId] = args.positionals;
   if (!taskId) throw new UsageError("dline checkpoints needs a task id.");
   return withSidecar(ctx, async (clients) => {
-    const res = await clients.checkpoints.listCheckpoints({ taskId });
+    const res = await sayingWhileHeldElsewhere(ctx.err, clients, taskId, () =>
+      clients.checkpoints.listCheckpoints({ taskId }),
+    );
     if (ctx.json) {
       printJson(ctx, { checkpoints: res.checkpoints.map((c) => toJson(CheckpointSchema, c)) });
       return 0;
@@ -48,10 +51,9 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
   const [taskId, checkpointId] = args.positionals;
   if (!taskId || !checkpointId) throw new UsageError("dline compare needs a task id and a checkpoint id.");
   return withSidecar(ctx, async (clients) => {
-    const res = await clients.checkpoints.compare({
-      taskId,
-      checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
-    });
+    const res = await sayingWhileHeldElsewhere(ctx.err, clients, taskId, async () =>
+      clients.checkpoints.compare({ taskId, checkpointId: await fullCheckpointId(clients, taskId, checkpointId) }),
+    );
     if (ctx.json) {
       printJson(ctx, {
         files: res.files.map((f) => toJson(FileChangeSchema, f)),
@@ -112,11 +114,13 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
   const modeName = stringFlag(args, "mode") ?? "files-and-task";
   if (!(modeName in modes)) throw new UsageError("--mode takes files-and-task, files or task.");
   return withSidecar(ctx, async (clients) => {
-    const res = await clients.checkpoints.restore({
-      taskId,
-      checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
-      mode: modes[modeName],
-    });
+    const res = await sayingWhileHeldElsewhere(ctx.err, clients, taskId, async () =>
+      clients.checkpoints.restore({
+        taskId,
+        checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
+        mode: modes[modeName],
+      }),
+    );
     // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
     if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
     else {

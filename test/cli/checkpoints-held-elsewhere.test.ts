@@ -1,0 +1,71 @@
+/**
+ * `dline checkpoints` (and compare, restore) while another Dline window holds the workspace's
+ * checkpoint repository (its baseline of a large workspace, a restore): the command waits for it,
+ * and says so once on stderr, naming that process; it waited in silence before. The other window
+ * is a separate node process holding the real repository lock (the checkpoint tests' driver).
+ */
+import { execFile } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
+import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
+import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
+import { cliEnv, startCli, type CliChild } from "../helpers/cli-child.js";
+import { buildDriver, holding, runDriver } from "../checkpoints/driver-process.js";
+import type { Sandbox } from "../checkpoints/helpers.js";
+
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const servers: ModelServerProcess[] = [];
+const children: CliChild[] = [];
+const holders: ReturnType<typeof runDriver>[] = [];
+beforeAll(buildDriver);
+afterEach(async () => {
+  for (const h of holders.splice(0)) h.child.kill("SIGKILL");
+  await Promise.all(children.splice(0).map((c) => c.stop()));
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (condition()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("a checkpoint command while another window holds the checkpoint repository", () => {
+  it("says once that it waits for that window, by its process id, then answers once it lets go", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    await run(cli, ["task", "one", "--workspace", workspace, "--yes"], { env });
+    const taskId = (JSON.parse((await run(cli, ["--json", "history"], { env })).stdout) as { tasks: { id: string }[] })
+      .tasks[0]!.id;
+
+    // Another window: the same roots (the documents root holds the checkpoints), the lock held.
+    const holder = runDriver({ base: roots.base, home: roots.home, workspace } as Sandbox, "other-window", 0, [], {
+      holdLock: true,
+    });
+    holders.push(holder);
+    await holding(holder);
+
+    const listing = startCli(["checkpoints", taskId], env);
+    children.push(listing);
+    const said = `checkpoints: Checkpoints are waiting for another Dline window using this workspace's checkpoints (process ${holder.child.pid}).`;
+    await until(() => listing.stderr().includes(said), "the wait to be said");
+    expect(listing.stdout()).toBe("");
+
+    // The other window goes (killed: its lock is taken over at once); the listing answers.
+    holder.child.kill("SIGKILL");
+    expect(await listing.exited).toBe(0);
+    expect(listing.stdout()).toMatch(/ baseline\n/);
+    expect(listing.stderr().split(said).length - 1).toBe(1);
+  });
+});
