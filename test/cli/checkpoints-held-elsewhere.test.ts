@@ -8,10 +8,10 @@ import { execFile } from "node:child_process";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
-import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
-import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
-import { cliEnv, startCli, type CliChild } from "../helpers/cli-child.js";
+import type { ModelServerProcess } from "../model-server/spawn.js";
+import { repoRoot } from "../helpers/sidecar.js";
+import { startCli, type CliChild } from "../helpers/cli-child.js";
+import { cliSandbox } from "../helpers/cli-tasks.js";
 import { buildDriver, holding, runDriver } from "../checkpoints/driver-process.js";
 import type { Sandbox } from "../checkpoints/helpers.js";
 
@@ -37,14 +37,10 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 describe("a checkpoint command while another window holds the checkpoint repository", () => {
   it("says once that it waits for that window, by its process id, then answers once it lets go", async () => {
-    const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base);
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
-    });
-    servers.push(server);
-    const env = cliEnv(roots, server);
+    const { roots, workspace, env } = await cliSandbox(
+      [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
+      servers,
+    );
     await run(cli, ["task", "one", "--workspace", workspace, "--yes"], { env });
     const taskId = (JSON.parse((await run(cli, ["--json", "history"], { env })).stdout) as { tasks: { id: string }[] })
       .tasks[0]!.id;

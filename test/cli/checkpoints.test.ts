@@ -9,6 +9,7 @@ import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
 import { cliEnv, crashSidecar, startCli } from "../helpers/cli-child.js";
+import { cliSandbox, taskRunningCommand } from "../helpers/cli-tasks.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -19,23 +20,7 @@ afterEach(async () => {
 
 /** A `dline task` whose command has started (and sleeps): its sidecar is then stopped by the test. */
 async function taskInACommand() {
-  const roots = makeTestRoots();
-  const workspace = makeWorkspace(roots.base);
-  const server = await spawnModelServer({
-    apiKey: TEST_KEY,
-    turns: [
-      {
-        toolCalls: [
-          {
-            name: "execute_command",
-            input: { command: "echo started > started.txt; sleep 30", requires_approval: false },
-          },
-        ],
-      },
-    ],
-  });
-  servers.push(server);
-  const task = startCli(["task", "wait", "--workspace", workspace, "--yes"], cliEnv(roots, server));
+  const { roots, server, task, workspace } = await taskRunningCommand("echo started > started.txt; sleep 30", servers);
   while (!fs.existsSync(path.join(workspace, "started.txt"))) await new Promise((r) => setTimeout(r, 50));
   return { roots, server, task };
 }
@@ -178,14 +163,10 @@ describe("checkpoints through the CLI and the real sidecar", () => {
   });
 
   it("a task an editor rewound to before its first message is listed and shown as an untitled task", async () => {
-    const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base);
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
-    });
-    servers.push(server);
-    const env = cliEnv(roots, server);
+    const { roots, workspace, env } = await cliSandbox(
+      [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
+      servers,
+    );
     const task = await run(cli, ["task", "Write the notes", "--workspace", workspace, "--yes"], { env });
     const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
     // An editor's Restore All of the first message, edited (its text goes to the editor's input area).

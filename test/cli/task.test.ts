@@ -10,6 +10,7 @@ import { configureModel, makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { nth } from "../helpers/items.js";
 import { cliOnTerminal } from "../helpers/terminal.js";
 import { cliEnv, startCli } from "../helpers/cli-child.js";
+import { taskRunningCommand } from "../helpers/cli-tasks.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -243,23 +244,7 @@ describe("the task scenarios through the CLI", () => {
   }
 
   it("Ctrl-C cancels the task and kills its running command", async () => {
-    const roots = makeTestRoots();
-    const workspace = makeWorkspace(roots.base);
-    const server = await spawnModelServer({
-      apiKey: TEST_KEY,
-      turns: [
-        {
-          toolCalls: [
-            {
-              name: "execute_command",
-              input: { command: "sleep 60 & echo $! > child.pid; wait", requires_approval: false },
-            },
-          ],
-        },
-      ],
-    });
-    servers.push(server);
-    const task = startCli(["task", "wait for it", "--workspace", workspace, "--yes"], cliEnv(roots, server));
+    const { task, workspace, env } = await taskRunningCommand("sleep 60 & echo $! > child.pid; wait", servers);
     const pidFile = path.join(workspace, "child.pid");
     await waitFor(
       () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "",
@@ -276,10 +261,10 @@ describe("the task scenarios through the CLI", () => {
         return true;
       }
     }, "the command's process to be gone");
-    const history = JSON.parse((await dline(cliEnv(roots, server), ["--json", "history"])).stdout);
+    const history = JSON.parse((await dline(env, ["--json", "history"])).stdout);
     expect(history.tasks[0].status).toBe("TASK_STATUS_CANCELLED");
     // dline show says how the command ended (before, its row read like one that ran).
-    const shown = (await dline(cliEnv(roots, server), ["show", history.tasks[0].id])).stdout;
+    const shown = (await dline(env, ["show", history.tasks[0].id])).stdout;
     expect(shown).toMatch(/\[tool command\] execute_command sleep 60 .* \(interrupted: The task was cancelled/);
   });
 
