@@ -5,6 +5,7 @@ import * as path from "node:path";
 import * as os from "node:os";
 import { fifoWaitedOn } from "./fifo-wait.js";
 import { GitChildren } from "./git-children.js";
+import { indexDateKeeper } from "./index-date.js";
 import { COMMAND_LINE_SETTINGS, isolatedGitEnv } from "./git-environment.js";
 import { runOneShot } from "./one-shot-git.js";
 
@@ -149,6 +150,7 @@ export class ShadowGit {
    * rejected with GitError unless the code is 0 or in `okCodes`.
    */
   spawn(args: string[], opts: Omit<GitRunOptions, "input"> = {}): GitProcess {
+    const keepIndexDate = indexDateKeeper(this.indexFile, args, subcommandOf(args), opts.env);
     const child = spawn("git", [...COMMAND_LINE_SETTINGS, ...args], {
       cwd: this.options.workTree,
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
@@ -196,8 +198,10 @@ export class ShadowGit {
         const exitCode = code ?? -1;
         if (fifo !== undefined) reject(new SpecialFileError(fifo));
         else if (signal?.aborted) reject(new GitError(`git ${commandName(args)} was stopped`, args, stderr, null));
-        else if (exitCode === 0 || opts.okCodes?.includes(exitCode)) resolve({ code: exitCode, stderr });
-        else reject(failure(args, stderr, exitCode, killedBy ?? undefined));
+        else if (exitCode === 0 || opts.okCodes?.includes(exitCode)) {
+          keepIndexDate();
+          resolve({ code: exitCode, stderr });
+        } else reject(failure(args, stderr, exitCode, killedBy ?? undefined));
       });
     });
     return { stdin: child.stdin, stdout: child.stdout, exit };
@@ -206,6 +210,11 @@ export class ShadowGit {
   /** Kills every git this instance started that still runs (its whole process group). */
   stopRunning(): void {
     for (const pid of this.running) this.children.kill(pid);
+  }
+
+  /** The index git status reads (its untracked cache's dates: index-date.ts). */
+  private get indexFile(): string {
+    return path.join(this.options.gitDir, "index");
   }
 
   /** A path as the person knows it: relative to the workspace when inside it. */
@@ -224,6 +233,7 @@ export class ShadowGit {
       const result = await this.run(args, opts);
       return { stdout: result.stdout.toString("utf8"), stderr: result.stderr, code: result.code };
     }
+    const keepIndexDate = indexDateKeeper(this.indexFile, args, subcommandOf(args), opts.env);
     const result = await runOneShot([...COMMAND_LINE_SETTINGS, ...args], {
       cwd: this.options.workTree,
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
@@ -231,7 +241,10 @@ export class ShadowGit {
     });
     if (opts.signal?.aborted) throw new GitError(`git ${commandName(args)} was stopped`, args, result.stderr, null);
     if (result.spawnError) throw this.spawnFailure(args, result.spawnError, result.stderr);
-    if (result.code === 0 || opts.okCodes?.includes(result.code)) return result;
+    if (result.code === 0 || opts.okCodes?.includes(result.code)) {
+      keepIndexDate();
+      return result;
+    }
     // simple-git answers no exit code, and does not say which signal, for a git a signal ended.
     throw failure(args, result.stderr, result.code, result.code === -1 ? "a signal" : undefined);
   }
