@@ -11,5 +11,7 @@ export default defineConfig({
     reporters: ["default"],
     // A temporary folder per run, removed at the end (test/global-setup.ts).
     globalSetup: ["test/global-setup.ts"],
+    // …and one inside it per test file, removed when the file ends (test/file-tmp-setup.ts).
+    setupFiles: ["test/file-tmp-setup.ts"],
   },
 });

@@ -13,9 +13,13 @@ export default function setup(): () => void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dline-run-"));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = dir;
+  // What test files share for the whole run (the model server's bundle) stays here; each file's
+  // own things go to a folder of its own inside (test/file-tmp-setup.ts).
+  process.env.DLINE_TEST_RUN_TMP = dir;
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
+    delete process.env.DLINE_TEST_RUN_TMP;
     if (process.env.DLINE_KEEP_TEST_TMP) {
       console.log(`test temporary files kept in ${dir}`);
       return;

@@ -36,7 +36,8 @@ function bundleCli(): Promise<string> {
       .filter((f) => f.endsWith(".ts"))
       .sort())
       hash.update(file).update(fs.readFileSync(path.join(dir, file)));
-    const outfile = path.join(os.tmpdir(), `dline-model-server-${hash.digest("hex").slice(0, 16)}.mjs`);
+    const shared = process.env.DLINE_TEST_RUN_TMP ?? os.tmpdir();
+    const outfile = path.join(shared, `dline-model-server-${hash.digest("hex").slice(0, 16)}.mjs`);
     if (fs.existsSync(outfile)) return outfile;
     const temp = `${outfile}.${process.pid}.tmp.mjs`;
     await build({
