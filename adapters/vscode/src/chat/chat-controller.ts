@@ -10,9 +10,11 @@ import {
   type RestoreResponse,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { TaskEvent } from "../../../../core/src/gen/dline/v1/task_pb.js";
+import type { DlineClients } from "../../../../core/src/client/index.js";
 import { checkpointHeader } from "../checkpoints/checkpoint-header.js";
 import { HeaderUpdates } from "../checkpoints/header-updates.js";
 import { RepairNotices } from "../checkpoints/repair-notice.js";
+import { HeldElsewhere, type WaitNotice } from "../checkpoints/held-elsewhere.js";
 import {
   COMPARE_TITLE,
   VIEW_CHANGES_TITLE,
@@ -333,7 +335,9 @@ export class ChatController implements vscode.Disposable {
   async compare(checkpointId: string): Promise<ShownDiff[]> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const res = await clients.checkpoints.compare({ taskId, checkpointId });
+    const res = await this.heldElsewhere(clients, taskId).during(() =>
+      clients.checkpoints.compare({ taskId, checkpointId }),
+    );
     return this.diffs.show({
       title: COMPARE_TITLE,
       workspaceRoot: this.workspaceRoot,
@@ -346,7 +350,7 @@ export class ChatController implements vscode.Disposable {
   async viewChanges(): Promise<ShownDiff[]> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const res = await clients.checkpoints.viewChanges({ taskId });
+    const res = await this.heldElsewhere(clients, taskId).during(() => clients.checkpoints.viewChanges({ taskId }));
     return this.diffs.show({
       title: VIEW_CHANGES_TITLE,
       workspaceRoot: this.workspaceRoot,
@@ -362,7 +366,8 @@ export class ChatController implements vscode.Disposable {
   async restore(checkpointId: string, mode?: RestoreMode): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const checkpoint = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
+    const waiting = this.heldElsewhere(clients, taskId);
+    const checkpoint = (await waiting.during(() => clients.checkpoints.listCheckpoints({ taskId }))).checkpoints.find(
       (c) => c.id === checkpointId,
     );
     if (!checkpoint) throw new Error("That checkpoint no longer exists.");
@@ -380,7 +385,7 @@ export class ChatController implements vscode.Disposable {
     // What a file restore will write, for its question and for the editors with unsaved changes in those files.
     const plan =
       files && (mode === undefined || unsavedDocuments(this.workspaceRoot, undefined).length > 0)
-        ? await this.restorePlan(taskId, checkpointId)
+        ? await this.restorePlan(taskId, checkpointId, waiting)
         : undefined;
     const changed = plan?.restorePaths;
     const unsaved = files ? unsavedDocuments(this.workspaceRoot, changed) : [];
@@ -388,7 +393,7 @@ export class ChatController implements vscode.Disposable {
     // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
     if (mode === undefined && files && !(await this.confirmFileRestore(option, plan, unsaved))) return false;
     await saveBeforeRestore(this.workspaceRoot, unsaved);
-    const res = await clients.checkpoints.restore({ taskId, checkpointId, mode: chosen });
+    const res = await waiting.during(() => clients.checkpoints.restore({ taskId, checkpointId, mode: chosen }));
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     else if (res.filesRestored) await this.noticeRestore(taskId, res);
@@ -406,11 +411,12 @@ export class ChatController implements vscode.Disposable {
   private async restorePlan(
     taskId: string,
     checkpointId: string,
+    waiting: HeldElsewhere,
   ): Promise<{ restorePaths: string[]; leftAlone: LeftAlone[] } | undefined> {
     const { clients } = await this.supervisor.ready();
     try {
       // Only what the restore would change: with the task's recorded edits, not every change since.
-      const res = await clients.checkpoints.compare({ taskId, checkpointId });
+      const res = await waiting.during(() => clients.checkpoints.compare({ taskId, checkpointId }));
       return { restorePaths: res.restorePaths, leftAlone: leftAloneByRestore(res.files, res.restorePaths) };
     } catch (err) {
       this.log.warn(`compare before restore: ${(err as Error).message}`);
@@ -463,11 +469,12 @@ export class ChatController implements vscode.Disposable {
    */
   private async undoRestore(taskId: string, undoCheckpointId: string, left: RestoredFiles): Promise<void> {
     const { clients } = await this.supervisor.ready();
-    const undo = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
+    const waiting = this.heldElsewhere(clients, taskId);
+    const undo = (await waiting.during(() => clients.checkpoints.listCheckpoints({ taskId }))).checkpoints.find(
       (c) => c.id === undoCheckpointId,
     );
     if (!undo?.undoAvailable) throw new UndoGone("a checkpoint was saved (or files restored) since.");
-    const writes = (await this.restorePlan(taskId, undo.id))?.restorePaths;
+    const writes = (await this.restorePlan(taskId, undo.id, waiting))?.restorePaths;
     const unsaved = new Set(
       unsavedDocuments(this.workspaceRoot, undefined).flatMap(
         (d) => workspaceRelative(this.workspaceRoot, d.uri) ?? [],
@@ -477,7 +484,9 @@ export class ChatController implements vscode.Disposable {
     if (changed.length > 0 && !(await confirmUndoOverwrite(changed))) throw new UndoDeclined();
     // Confirmed: unsaved changes are saved first, as before a restore (the editor's own undo keeps them).
     await saveUnsavedBeforeWrite(this.workspaceRoot, () => Promise.resolve(writes));
-    const res = await clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES });
+    const res = await waiting.during(() =>
+      clients.checkpoints.restore({ taskId, checkpointId: undo.id, mode: RestoreMode.FILES }),
+    );
     await this.diffs.closeAll();
     const count = res.restoredPaths.length + res.deletedPaths.length;
     void vscode.window.showInformationMessage(
@@ -490,19 +499,22 @@ export class ChatController implements vscode.Disposable {
   async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
+    const waiting = this.heldElsewhere(clients, taskId);
     // Restore All writes the files of the checkpoint the core chooses: unsaved changes in those it
     // names beforehand (a dry run) are saved first, as before a restore from the checkpoint menu
     // (an unchanged text restores nothing).
     if (mode === "all")
       await saveUnsavedBeforeWrite(this.workspaceRoot, () =>
-        restoreAllWrites((req) => clients.checkpoints.editMessage(req), taskId, messageId, text),
+        restoreAllWrites((req) => waiting.during(() => clients.checkpoints.editMessage(req)), taskId, messageId, text),
       );
-    const res = await clients.checkpoints.editMessage({
-      taskId,
-      messageId,
-      text,
-      mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL,
-    });
+    const res = await waiting.during(() =>
+      clients.checkpoints.editMessage({
+        taskId,
+        messageId,
+        text,
+        mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL,
+      }),
+    );
     if (res.fileError)
       void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
     if (!res.restored) void vscode.window.showInformationMessage("Dline: the text is unchanged, nothing was restored.");
@@ -629,6 +641,18 @@ export class ChatController implements vscode.Disposable {
     this.emit();
   }
 
+  /**
+   * One action's checkpoint calls, said once while they wait for another Dline window holding
+   * the workspace's checkpoint repository (held-elsewhere.ts): a progress notification until the
+   * call answers.
+   */
+  private heldElsewhere(clients: DlineClients, taskId: string): HeldElsewhere {
+    return new HeldElsewhere(
+      async () => (await clients.checkpoints.getStatus({ taskId }, { timeoutMs: STATUS_ASK_MS })).waitingForPid,
+      waitNotice,
+    );
+  }
+
   private requireTask(): string {
     const taskId = this.model.snapshot.taskId;
     if (!taskId) throw new Error("No task is open.");
@@ -659,6 +683,20 @@ function toChatCheckpoint(c: Checkpoint): ChatState["checkpoints"][number] {
     editedPaths: [...c.editedPaths],
     undoAvailable: c.undoAvailable,
   };
+}
+
+/** A status read asked while a call waits gives up after this (a later one asks again). */
+const STATUS_ASK_MS = 5000;
+
+/** The wait for another window as a progress notification, there until the call answers. */
+function waitNotice(sentence: string): WaitNotice {
+  let end = () => {};
+  const answered = new Promise<void>((resolve) => (end = resolve));
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Dline: ${visibleLine(sentence)}` },
+    () => answered,
+  );
+  return { end };
 }
 
 /** The two-level restore menu as quick picks. */
