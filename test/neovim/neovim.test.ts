@@ -17,6 +17,7 @@ import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertBinaryBuilt, repoRoot, sidecarBinary } from "../helpers/sidecar.js";
 import { nth } from "../helpers/items.js";
+import { bundleFixture } from "../checkpoints/driver-process.js";
 
 const pluginDir = path.join(repoRoot, "adapters", "neovim");
 const testsDir = path.join(pluginDir, "tests");
@@ -37,6 +38,8 @@ const specs = fs
   .sort();
 
 let modelServerBundle = "";
+/** Another window holding a workspace's checkpoint repository (test/checkpoints/fixtures/save-driver.ts). */
+let lockHolderBundle = "";
 
 function nvimVersion(nvim: string): string {
   const probe = spawnSync(nvim, ["--version"], { encoding: "utf8" });
@@ -62,6 +65,7 @@ beforeAll(async () => {
     target: "node20",
     logLevel: "warning",
   });
+  lockHolderBundle = await bundleFixture("save-driver");
 });
 
 function runSuite(nvim: string, spec: string): Promise<{ code: number | null; output: string }> {
@@ -78,6 +82,7 @@ function runSuite(nvim: string, spec: string): Promise<{ code: number | null; ou
           DLINE_CORE: sidecarBinary,
           DLINE_TEST_SPECS: spec,
           DLINE_TEST_MODEL_SERVER: modelServerBundle,
+          DLINE_TEST_LOCK_HOLDER: lockHolderBundle,
           DLINE_TEST_NODE: process.execPath,
           ...(process.env.DLINE_TEST_FILTER ? { DLINE_TEST_FILTER: process.env.DLINE_TEST_FILTER } : {}),
         },

@@ -8,7 +8,8 @@
 -- DLINE_TEST_FILTER (a Lua pattern over case names), DLINE_TEST_JOBS (parallel children),
 -- DLINE_CORE (the sidecar; default the repository's dist/dline-core), DLINE_TEST_NVIM (the
 -- nvim to run the children with; default this one), DLINE_TEST_MODEL_SERVER (bundled
--- scripted model server for task tests).
+-- scripted model server for task tests), DLINE_TEST_LOCK_HOLDER (bundled checkpoint driver
+-- that holds a workspace's checkpoint repository, as another window).
 local uv = vim.uv or vim.loop
 local tests = vim.fn.fnamemodify(debug.getinfo(1, "S").source:gsub("^@", ""), ":p:h")
 vim.opt.runtimepath:append(tests)
@@ -79,7 +80,7 @@ local function run(job)
     "DLINE_TEST_BASE=" .. base,
     "DLINE_TEST_NVIM=" .. nvim,
   }
-  for _, k in ipairs({ "DLINE_TEST_MODEL_SERVER", "DLINE_TEST_NODE", "DLINE_TEST_KEEP" }) do
+  for _, k in ipairs({ "DLINE_TEST_MODEL_SERVER", "DLINE_TEST_LOCK_HOLDER", "DLINE_TEST_NODE", "DLINE_TEST_KEEP" }) do
     if vim.env[k] then table.insert(env, k .. "=" .. vim.env[k]) end
   end
   local stdout, stderr = uv.new_pipe(false), uv.new_pipe(false)

@@ -11,6 +11,11 @@ local H = {}
 
 local function dline() return require("dline") end
 
+--- A checkpoint call of task `task_id`: said once while it waits for another Dline window.
+local function checkpoint_call(task_id, method, request, cb)
+  require("dline.checkpoint_wait").call(task_id, method, request, cb)
+end
+
 --- The restore menu: option, menu text, mode (docs/checkpoints.md, "Restoring a checkpoint").
 M.RESTORE_OPTIONS = {
   {
@@ -122,7 +127,7 @@ M.describe = H.describe
 
 --- Lists the checkpoints of `task_id`, newest first: `cb(err, checkpoints)`.
 function M.list(task_id, cb)
-  dline().session():call("CheckpointService", "ListCheckpoints", { taskId = task_id }, function(err, res)
+  checkpoint_call(task_id, "ListCheckpoints", { taskId = task_id }, function(err, res)
     if err then return cb(err) end
     local list = res.checkpoints or {}
     table.sort(list, function(a, b) return tonumber(a.createdAt or "0") > tonumber(b.createdAt or "0") end)
@@ -224,7 +229,7 @@ end
 --- checkpoint's content (left) against the current file (right) in diff mode, and the
 --- quickfix list of all changed files titled "Changes since snapshot".
 function M.compare(task_id, cp, workspace_root, cb)
-  dline().session():call("CheckpointService", "Compare", { taskId = task_id, checkpointId = cp.id }, function(err, res)
+  checkpoint_call(task_id, "Compare", { taskId = task_id, checkpointId = cp.id }, function(err, res)
     if err then
       dline().notify_error("compare", err)
       return cb and cb(err)
@@ -363,8 +368,8 @@ function M.restore(task_id, cp, workspace_root, cb)
     format_item = function(o) return o.label .. ": " .. o.description end,
   }, function(choice)
     if not choice then return cb and cb("cancelled") end
-    dline().session():call(
-      "CheckpointService",
+    checkpoint_call(
+      task_id,
       "Restore",
       { taskId = task_id, checkpointId = cp.id, mode = choice.mode },
       function(err, res)
@@ -439,8 +444,8 @@ function M.undo(task_id, workspace_root, cb)
       dline().notify("no restore to undo (or a checkpoint was saved since)", vim.log.levels.WARN)
       return cb and cb("nothing to undo")
     end
-    dline().session():call(
-      "CheckpointService",
+    checkpoint_call(
+      task_id,
       "Restore",
       { taskId = task_id, checkpointId = undo.id, mode = "RESTORE_MODE_FILES" },
       function(restore_err, res)
@@ -565,8 +570,8 @@ end
 --- when it changes no file (`notice` says so); unsaved buffers among the files are saved first
 --- when the person chose so. `cb("cancelled")` when not confirmed.
 function H.confirm_restore_all(task_id, workspace_root, msg, text, proceed, cb)
-  dline().session():call(
-    "CheckpointService",
+  checkpoint_call(
+    task_id,
     "EditMessage",
     { taskId = task_id, messageId = msg.id, text = text, mode = "EDIT_MESSAGE_MODE_RESTORE_ALL", dryRun = true },
     function(err, dry)
@@ -689,8 +694,8 @@ end
 --- Sends the edit (`choice`: one of M.EDIT_OPTIONS), reloads the buffers it changed and says
 --- what it did (`notice`: what the confirmation found, e.g. no file to restore).
 function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
-  dline().session():call(
-    "CheckpointService",
+  checkpoint_call(
+    task_id,
     "EditMessage",
     { taskId = task_id, messageId = msg.id, text = text, mode = choice.mode },
     function(edit_err, edit_res)

@@ -200,6 +200,47 @@ function T.model_server(script)
   return server
 end
 
+--- Another Dline window holding the checkpoint repository of `workspace` (this case's roots):
+--- a separate node process (test/checkpoints/fixtures/save-driver.ts, bundled by the vitest
+--- wrapper) that makes its baseline, takes the repository's lock and keeps it. Returns its pid
+--- and kill() (SIGKILL: its lock is taken over at once); killed when the case ends.
+function T.hold_checkpoints(workspace)
+  local bundle = vim.env.DLINE_TEST_LOCK_HOLDER
+  if not bundle or bundle == "" then
+    T.fail("DLINE_TEST_LOCK_HOLDER is not set: run the suite through test/neovim/neovim.test.ts")
+  end
+  local base = T.base()
+  local config = vim.json.encode({
+    base = base,
+    home = base .. "/home",
+    workspace = workspace,
+    taskId = "other-window",
+    turns = 0,
+    files = {},
+    holdLock = true,
+  })
+  local stdout = uv.new_pipe(false)
+  local out = ""
+  local handle, pid = uv.spawn(
+    vim.env.DLINE_TEST_NODE or "node",
+    { args = { bundle, config }, stdio = { nil, stdout, nil } },
+    function() end
+  )
+  T.truthy(handle, "lock holder process")
+  stdout:read_start(function(_, data) out = out .. (data or "") end)
+  local holder = { pid = pid }
+  function holder.kill()
+    if not handle:is_closing() then
+      handle:kill("sigkill")
+      handle:close()
+    end
+    if not stdout:is_closing() then stdout:close() end
+  end
+  T.defer(holder.kill)
+  T.wait(function() return out:find("holding", 1, true) ~= nil end, "the other window to hold the checkpoints", 30000)
+  return holder
+end
+
 T.TEST_KEY = "sk-test-SECRET-0123456789"
 
 --- Starts the scripted model server with `turns`, configures profile "scripted" for it in the
