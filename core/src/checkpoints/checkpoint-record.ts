@@ -1,4 +1,5 @@
 import type { SkippedPath } from "./exclusions.js";
+import type { ModeRecord } from "./file-modes.js";
 
 export type CheckpointKind = "baseline" | "turn" | "completion" | "compaction" | "before_restore";
 
@@ -32,6 +33,13 @@ export interface CheckpointMeta {
    * it, even when a command deleted and made it again. Absent in older checkpoints.
    */
   emptyFolders?: string[];
+  /**
+   * The permission bits of the workspace's files that git's 644/755 would open up (a private key
+   * at 600, a script at 700: file-modes.ts), as octal text by path, as far as the saves learned
+   * them (capped): a restore that makes such a file again gives it these. Absent in older
+   * checkpoints; empty when there is none.
+   */
+  modes?: ModeRecord;
   /**
    * Only in a "before restore" checkpoint: the folders the restore it was saved for then made
    * again (empty folders of the person's that a command had deleted, and the folders on their

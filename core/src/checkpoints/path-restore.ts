@@ -2,6 +2,7 @@ import type { CheckpointInfo } from "./checkpoint-record.js";
 import type { CaptureAt } from "./edit-captures.js";
 import type { FastCommitter } from "./fast-commit.js";
 import type { FastImportSession } from "./fast-import-session.js";
+import type { ModeRecord } from "./file-modes.js";
 import type { BaseMeta, RecordedPathSaver } from "./recorded-save.js";
 import { RestoreStopped, stoppedPartWay } from "./restore-stopped.js";
 import type { ExcludedNow, FileRestoreResult, KeepCurrent, SnapshotRestore } from "./snapshot-restore.js";
@@ -16,6 +17,8 @@ export interface PathRestoreDeps {
   saveUndoSlowly(): Promise<CheckpointInfo>;
   /** Keeps what the undo checkpoint (made at `undoCreatedAt`) does not hold before it is written over. */
   keepCurrent(undoCreatedAt: number): KeepCurrent;
+  /** The files' recorded bits once the restore wrote its files (for the snapshot after it); undefined when unknown. */
+  modesAfter(result: FileRestoreResult): Promise<ModeRecord | undefined>;
 }
 
 /**
@@ -58,7 +61,7 @@ export async function restoreRecordedPaths(
       deps.keepCurrent(undo.createdAt),
     );
     // HEAD moves on to a snapshot this process does not note (the next scan asks git for it).
-    deps.restorer.headAfterPathRestore(session, undo.tree, target.id, result);
+    deps.restorer.headAfterPathRestore(session, undo.tree, target.id, result, await deps.modesAfter(result));
     await session.finish();
     return { ...result, undo };
   } catch (err) {

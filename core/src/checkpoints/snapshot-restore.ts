@@ -18,6 +18,7 @@ import { DlineError } from "../errors.js";
 import { SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
 import { captureAfter, type CaptureAt } from "./edit-captures.js";
 import { sessionEntries, type TreeEntries } from "./fast-commit.js";
+import { recordedMode, restoredPermissions, type ModeRecord } from "./file-modes.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
@@ -40,7 +41,7 @@ export interface RestorePlan {
   /** Files the task created after the checkpoint (removed when the undo checkpoint holds them). */
   created: string[];
   kept: KeptPath[];
-  /** The permission bits pre-images recorded (writePermissions). */
+  /** The permission bits the checkpoint or pre-images recorded (writeVia). */
   permissions: Map<string, number>;
 }
 
@@ -94,7 +95,13 @@ export class SnapshotRestore {
       ...new Set(recordedPaths.map((p) => toRepoPath(this.workspaceRoot, p)).filter((p): p is string => !!p)),
     ];
     const entries = await sessionEntries(session, target.id, paths);
-    const plan: RestorePlan = { entries, blobs: new Map(), created: [], kept: [], permissions: new Map() };
+    const plan: RestorePlan = {
+      entries,
+      blobs: new Map(),
+      created: [],
+      kept: [],
+      permissions: modesOf(target, entries),
+    };
     const undecided: string[] = [];
     for (const p of paths.filter((p) => !entries.has(p))) {
       const capture = captureAfter(captures, p, target.createdAt);
@@ -181,12 +188,14 @@ export class SnapshotRestore {
     undoTree: string,
     targetId: string,
     result: FileRestoreResult,
+    /** The files' recorded bits now, carried to the next process's saves (file-modes.ts modesIn). */
+    modes?: ModeRecord,
   ): boolean {
     if (!result.restored.length && !result.deleted.length) return false;
     session.commit({
       ref: SNAPSHOT_HEAD,
       mark: 2,
-      message: `Dline snapshot after restoring ${targetId}\n`,
+      message: `Dline snapshot after restoring ${targetId}\n${modes ? `\n${JSON.stringify({ modes })}\n` : ""}`,
       timeMs: Date.now(),
       identity: CHECKPOINT_IDENTITY,
       baseTree: undoTree,
@@ -217,7 +226,6 @@ export class SnapshotRestore {
       await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", undoCommit, target.id]),
     );
     const entries: TreeEntries = new Map();
-    const permissions = new Map<string, number>();
     const gone: string[] = [];
     /** Paths the undo checkpoint does not hold that the restore writes. */
     const notInUndo: string[] = [];
@@ -233,6 +241,7 @@ export class SnapshotRestore {
         if (oldMode === "000000") notInUndo.push(p);
       }
     }
+    const permissions = modesOf(target, entries);
     const kept: KeptPath[] = [];
     const created: string[] = [];
     const truncated = skipListTruncated(target);
@@ -454,7 +463,8 @@ export class SnapshotRestore {
    * Writes atomically (temporary file, then rename), as a symbolic link for mode 120000. Small
    * files (most restores) with synchronous calls: six steps of microseconds each instead of six
    * thread-pool round trips; large ones asynchronously, so the event loop is not held up.
-   * `recorded`: the permission bits a pre-image recorded of the file.
+   * `recorded`: the permission bits the checkpoint or a pre-image recorded of the file. Only
+   * the temporary file this writes is given bits: no other file is chmod-ed.
    */
   private async writeFile(abs: string, mode: string, content: Buffer, recorded?: number): Promise<void> {
     const tmp = `${abs}.dline-restore-${process.pid}`;
@@ -473,10 +483,10 @@ export class SnapshotRestore {
 
   private async writeVia(tmp: string, abs: string, mode: string, content: Buffer, recorded?: number): Promise<void> {
     // A file there keeps its permissions (a private key stays private) with the snapshot's
-    // executable bit. One gone gets those its pre-image recorded (an `.env` a command deleted
-    // comes back as private as it was), else the umask's, as git checkout gives (the snapshot
-    // holds only 644 or 755).
-    const keep = keptPermissions(abs, mode === "100755") ?? recorded;
+    // executable bit, narrowed to those recorded. One gone gets those the checkpoint or its
+    // pre-image recorded (a key or an `.env` a command deleted comes back as private as it was),
+    // else the umask's, as git checkout gives (the snapshot holds only 644 or 755).
+    const keep = restoredPermissions(currentPermissions(abs), recorded, mode === "100755");
     const createMode = mode === "100755" ? 0o777 : 0o666;
     if (content.length <= SMALL_FILE || mode === "120000") {
       mkdirSync(path.dirname(abs), { recursive: true });
@@ -498,12 +508,21 @@ export class SnapshotRestore {
   }
 }
 
-/** The permissions of the regular file at `abs` with the executable bits set (where readable) or cleared; undefined when there is none. */
-function keptPermissions(abs: string, executable: boolean): number | undefined {
+/** The permission bits of the regular file at `abs`; undefined when there is none. */
+function currentPermissions(abs: string): number | undefined {
   const st = lstatOrUndefined(abs);
-  if (!st?.isFile()) return undefined;
-  const perms = st.mode & 0o777;
-  return executable ? perms | ((perms & 0o444) >> 2) : perms & ~0o111;
+  return st?.isFile() ? st.mode & 0o777 : undefined;
+}
+
+/** The bits `target` recorded (CheckpointMeta.modes) of those of `entries` that are files. */
+function modesOf(target: CheckpointInfo, entries: TreeEntries): Map<string, number> {
+  const permissions = new Map<string, number>();
+  if (!target.modes) return permissions;
+  for (const [p, e] of entries) {
+    const bits = e.mode === "100644" || e.mode === "100755" ? recordedMode(target.modes, p) : undefined;
+    if (bits !== undefined) permissions.set(p, bits);
+  }
+  return permissions;
 }
 
 const SMALL_FILE = 256 * 1024;

@@ -5,6 +5,7 @@ import { isWriteInProgressTemp } from "../storage/index.js";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
 import { FEW_PATHS, type PathChange } from "./fast-commit.js";
+import { recordableMode } from "./file-modes.js";
 import { bothSettled } from "./both-settled.js";
 import {
   BeyondLinkDetector,
@@ -60,6 +61,15 @@ export interface StageResult {
    * the index's tree after staging is HEAD's with these paths as they are now. Scans only.
    */
   listed?: string[];
+  /**
+   * The listed paths whose state the scan looked at (staged, deleted, or leaving the index), and
+   * the permission bits a checkpoint records of those that are such files (file-modes.ts); and
+   * the listed files it did not look at (staged before, by a compare's scan: only HEAD differs).
+   * Scans only.
+   */
+  checked?: string[];
+  modes?: Map<string, number>;
+  notLooked?: string[];
 }
 
 /** How far a scan is: listing the workspace, then staging `done` of `total` files. */
@@ -190,6 +200,7 @@ export class SnapshotStager {
     const onlyInSnapshot = new Set<string>();
     const listed: string[] = [];
     const deleted: string[] = [];
+    const notLooked: string[] = [];
     for (const entry of out) {
       const xy = entry.slice(0, 2);
       const rel = entry.slice(3);
@@ -207,6 +218,8 @@ export class SnapshotStager {
         // if it is there (e.g. an ignored file an editing tool wrote).
         onlyInSnapshot.add(rel);
         toCheckSize.push(rel);
+      } else if (!rel.endsWith("/")) {
+        notLooked.push(rel);
       }
     }
     /** Paths that leave the index: over the size limit, or no longer a file git can store. */
@@ -219,6 +232,7 @@ export class SnapshotStager {
     // a `.git` git would not recognise (a broken gitfile, a half-made repository).
     const nested = new NestedRepoDetector(this.workspaceRoot);
     const nestedSeen = new Set<string>();
+    const modes = new Map<string, number>();
     // Synchronous lstat in slices: a baseline checks every file of the workspace, and 100,000
     // promise round trips through the thread pool cost seconds; between slices other work runs.
     for (let i = 0; i < toCheckSize.length; i += 2000) {
@@ -242,6 +256,9 @@ export class SnapshotStager {
           leavingIndex.push(rel);
         } else {
           update.push(rel);
+          // From the lstat done anyway: a first baseline learns every file's bits at no cost.
+          const bits = recordableMode(st);
+          if (bits !== undefined) modes.set(rel, bits);
         }
       }
     }
@@ -261,7 +278,7 @@ export class SnapshotStager {
       this.listIgnoredIf(options.listIgnored, signal),
     );
     skipped.push(...ignored);
-    return { skipped, staged: update.length, listed };
+    return { skipped, staged: update.length, listed, checked: [...update, ...leavingIndex], modes, notLooked };
   }
 
   /**

@@ -44,12 +44,13 @@ import {
   stillFolders,
 } from "./empty-folders.js";
 import { removeUnreachablePacks } from "./unreachable-packs.js";
+import { FileModes, modesIn, type ModeRecord } from "./file-modes.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import type { LockWaitEvents } from "./repo-lock.js";
 import { ShadowRepo } from "./shadow-repo.js";
-import { looksCorrupt } from "./git-process.js";
+import { looksCorrupt, splitNul } from "./git-process.js";
 import { objectsMissing } from "./missing-objects.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
@@ -157,6 +158,8 @@ export class WorkspaceCheckpoints {
   private lastIgnored: SkippedPath[] | undefined;
   /** The empty folders this process's saves record (learnEmptyFolders); undefined until known. */
   private emptyFolders: string[] | undefined;
+  /** The files' permission bits this process's saves record (knowModes); undefined until known. */
+  private modes: FileModes | undefined;
   /** Watches the workspace once a command ran (saves after commands then stage only what changed). */
   private watcher: WorkspaceWatcher | undefined;
   /** The watcher's walk: resolves once every folder is watched. */
@@ -234,6 +237,7 @@ export class WorkspaceCheckpoints {
           this.opened = false;
           this.lastIgnored = undefined;
           this.emptyFolders = undefined;
+          this.modes = undefined;
           this.scanned = false;
         },
       },
@@ -292,21 +296,25 @@ export class WorkspaceCheckpoints {
     // files walks the whole workspace again (a second walk at every process start). That
     // record is read while git status runs (started first: the scan is most of the wait).
     const scanning = this.stager.stageScan({
-      listIgnored: async () => !leftOutRecordedBy(await headRead),
+      listIgnored: async () => !leftOutRecordedBy((await headRead).meta),
       signal,
       onProgress,
       // Usually a task's baseline, which its first edits and model request do not wait for.
       background: true,
     });
-    const headRead = this.headMeta(signal);
+    const headRead = this.headRecord(signal);
     // Awaited after the scan; a scan that fails first leaves it unawaited.
     headRead.catch(() => undefined);
-    const { skipped: scanned, staged, listed } = await scanning;
-    const head = await headRead;
+    const scan = await scanning;
+    const { skipped: scanned, staged, listed } = scan;
+    const headRecord = await headRead;
+    const head = headRecord.meta;
     const known = leftOutRecordedBy(head);
     const skipped = known ? [...scanned, ...known.filter((k) => !scanned.some((s) => s.path === k.path))] : scanned;
     this.adoptEmptyFolders(head);
     await this.walkEmptyFoldersIfUnknown(skipped, signal);
+    await this.knowModes(headRecord, signal);
+    await this.learnModes(scan, signal);
     this.freshStaged = staged;
     this.freshListed = listed;
     this.scanned = true;
@@ -564,7 +572,11 @@ export class WorkspaceCheckpoints {
 
   /** One checkpoint; the caller holds the lock and opened the repository. */
   private async saveLocked(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo> {
-    if (!this.emptyFolders) this.adoptEmptyFolders(await this.headMeta(signal));
+    if (!this.emptyFolders || !this.modes) {
+      const head = await this.headRecord(signal);
+      this.adoptEmptyFolders(head.meta);
+      await this.knowModes(head, signal);
+    }
     // What a command changed is this save's tree against the one it builds on (restoreScope).
     if (req.commandRan && req.hasFiles) req = { ...req, baseTree: await this.log.headTree(signal) };
     // prepare() scanned the whole workspace a moment ago (the baseline right after it).
@@ -573,6 +585,8 @@ export class WorkspaceCheckpoints {
     // Taken once, after the scan (a baseline's edits made meanwhile; see keepForBaseline).
     let early: { kept: Map<string, PathChange> | undefined } | undefined;
     const takeEarly = () => (early ??= { kept: this.takeEarlyEdits(req) }).kept;
+    // The files a save takes are looked at for their permission bits (file-modes.ts).
+    if (req.hasFiles) await this.modes?.look(normalisePaths(this.workspaceRoot, req.editedPaths), signal);
     if (req.hasFiles && !req.scan && req.editedPaths.length) {
       const quick = await this.recorded.save(this.meta(req), req.editedPaths, this.lastIgnored ?? [], { signal });
       if (quick) return quick;
@@ -615,6 +629,7 @@ export class WorkspaceCheckpoints {
         const scanned = scan.skipped;
         staged = scan.staged;
         listed = scan.listed;
+        await this.learnModes(scan, signal);
         this.scanned = true;
         this.unrecorded.delete(req.taskId);
         await this.walkEmptyFoldersIfUnknown([...(this.lastIgnored ?? []), ...scanned], signal);
@@ -625,6 +640,7 @@ export class WorkspaceCheckpoints {
       skipped.push(...(this.lastIgnored ?? []));
     }
     const kept = takeEarly();
+    if (kept) await this.modes?.look([...kept.keys()], signal);
     const edited = [...new Set([...normalisePaths(this.workspaceRoot, req.editedPaths), ...(kept?.keys() ?? [])])];
     if (req.hasFiles && listed && listed.length + edited.length < WHOLE_TREE_STAGED) {
       // The index's tree is HEAD's with the listed paths as they are now: built in this process
@@ -685,12 +701,9 @@ export class WorkspaceCheckpoints {
       skipFolder,
     );
     const kept = takeEarly();
-    const saved = await this.recorded.save(
-      this.meta(req),
-      [...new Set([...paths, ...(kept?.keys() ?? [])])],
-      this.lastIgnored ?? [],
-      { signal, kept },
-    );
+    const taken = [...new Set([...paths, ...(kept?.keys() ?? [])])];
+    await this.modes?.look(taken, signal);
+    const saved = await this.recorded.save(this.meta(req), taken, this.lastIgnored ?? [], { signal, kept });
     if (!saved) this.watchSynced = false;
     return saved;
   }
@@ -837,6 +850,8 @@ export class WorkspaceCheckpoints {
       // As they are now: a restore to this checkpoint makes the listed folders that are gone again.
       ...(this.emptyFolders ? { emptyFolders: stillFolders(this.workspaceRoot, this.emptyFolders) } : {}),
       ...(req.foldersMadeAfter?.length ? { foldersMadeAfter: [...req.foldersMadeAfter] } : {}),
+      // As they are now, of the files the saves learned of: a restore that makes one again gives it these.
+      ...(this.modes ? { modes: this.modes.record() } : {}),
     };
   }
 
@@ -1006,6 +1021,8 @@ export class WorkspaceCheckpoints {
       // waits for this restore before its first edit (keepForBaseline).
       await options.aloneCheck?.();
       await this.open();
+      // The undo checkpoint records the files' bits too (a restore may be a process's first step).
+      if (!this.modes) await this.knowModes(await this.headRecord());
       // Looked at before any file is touched: what the checkpoints left out and a command (or
       // the person) changed since stays as it is, and the answer names it.
       const leftOut = await this.lookForLeftOutChanges(target, options.leftOutSince);
@@ -1017,6 +1034,7 @@ export class WorkspaceCheckpoints {
       const foldersMadeAfter = remakeFolders ? foldersToMake(this.workspaceRoot, target.emptyFolders ?? []) : [];
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
+        await this.modes?.look(recorded);
         const undoReq: SaveRequest = {
           taskId,
           kind: "before_restore",
@@ -1034,6 +1052,10 @@ export class WorkspaceCheckpoints {
             excludedNow: (paths) => this.stager.excludedNow(paths),
             saveUndoSlowly: () => this.saveLocked(undoReq),
             keepCurrent: (undoCreatedAt) => this.keepCurrent(taskId, undoCreatedAt),
+            modesAfter: async (written) => {
+              await this.modes?.look(written.restored);
+              return this.modes?.record();
+            },
           },
           target,
           recorded,
@@ -1059,6 +1081,8 @@ export class WorkspaceCheckpoints {
           });
         result = { ...reset, undo };
         await this.log.moveHead(target.id, target.tree);
+        // HEAD's record is the target's; this process's later saves know what was written too.
+        await this.modes?.look(reset.restored);
       }
       if (remakeFolders) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
       // Undoing a restore: the folders it made go again, unless something was put in them since.
@@ -1270,10 +1294,13 @@ export class WorkspaceCheckpoints {
     });
   }
 
-  /** The newest snapshot's record, if it is a checkpoint's. */
-  private async headMeta(signal?: AbortSignal): Promise<CheckpointMeta | undefined> {
+  /**
+   * The newest snapshot: whether there is one, its record if it is a checkpoint's, and the
+   * files' bits it recorded (a checkpoint's, or those the snapshot after a path restore carries).
+   */
+  private async headRecord(signal?: AbortSignal): Promise<HeadRecord> {
     const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
-    if (!head) return undefined;
+    if (!head) return { exists: false };
     const object = this.objects.read(head);
     const body =
       object?.type === "commit"
@@ -1282,7 +1309,27 @@ export class WorkspaceCheckpoints {
     // Its tree, known from here on: saves build on HEAD without asking git for it.
     const tree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
     if (tree) this.log.noteHead(head, tree);
-    return decodeMessage(body);
+    return { exists: true, meta: decodeMessage(body), modes: modesIn(body) };
+  }
+
+  /**
+   * The files' bits this process's saves record start from the newest snapshot's record. A
+   * workspace with no snapshot learns them from its first scan, which looks at every file; one
+   * whose newest snapshot has no record (saved by an earlier version) looks at every file of the
+   * index once (a synchronous lstat each, in slices).
+   */
+  private async knowModes(head: HeadRecord, signal?: AbortSignal): Promise<void> {
+    if (this.modes) return;
+    const modes = new FileModes(this.workspaceRoot);
+    if (head.modes) modes.adopt(head.modes);
+    else if (head.exists) await modes.look(splitNul(await this.repo.git.text(["ls-files", "-z"], { signal })), signal);
+    this.modes = modes;
+  }
+
+  /** What a scan found of the files' bits (file-modes.ts); the files it listed without looking at them are looked at. */
+  private async learnModes(scan: StageResult, signal?: AbortSignal): Promise<void> {
+    this.modes?.learn(scan.checked ?? [], scan.modes ?? new Map());
+    await this.modes?.look(scan.notLooked ?? [], signal);
   }
 
   /** The empty folders this process's saves record: the newest snapshot's list, less those gone since. */
@@ -1332,6 +1379,13 @@ export class WorkspaceCheckpoints {
     // scan starts it).
     if (!gitRunsNext) this.packing.maybeStart();
   }
+}
+
+/** The newest snapshot as a process finds it (WorkspaceCheckpoints.headRecord). */
+interface HeadRecord {
+  exists: boolean;
+  meta?: CheckpointMeta;
+  modes?: ModeRecord;
 }
 
 /** Workspace-relative, deduplicated; paths outside the workspace dropped. */
