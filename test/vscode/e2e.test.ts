@@ -29,6 +29,8 @@ import {
 import { cliEnv } from "../helpers/cli-child.js";
 import { TEST_KEY } from "../runtime/harness.js";
 import { openAsPerson, runExtensionSuite, type SuiteRun } from "./workbench-run.js";
+import { buildDriver, holding, runDriver } from "../checkpoints/driver-process.js";
+import type { Sandbox } from "../checkpoints/helpers.js";
 import { webviewFrames } from "./code-server.js";
 
 const API_KEY = "sk-test-SECRET-vscode-0123456789";
@@ -133,7 +135,7 @@ async function runAgainstModel(
   project: ReturnType<typeof gitProject>,
   model: ModelServerProcess,
   outDir: string,
-  more: { timeoutMs?: number; userSettings?: Record<string, unknown> } = {},
+  more: Pick<Parameters<typeof runExtensionSuite>[0], "timeoutMs" | "userSettings" | "outside"> = {},
 ): Promise<SuiteRun> {
   return runExtensionSuite({
     suite,
@@ -297,12 +299,22 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
-    "checkpoints whose index the core rebuilt say so once, in an information notification naming where the damaged files were kept",
+    "checkpoints whose index the core rebuilt say so once, in an information notification naming where the damaged files were kept; a Compare or Restore waiting for another Dline window holding the checkpoints says so once, naming its process, until it goes on",
     { timeout: 400_000 },
     async () => {
       const project = gitProject("dline-vscode-checkpoint-repair-", { "notes.md": "# notes\n" });
       const done = { toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] };
-      const model = await spawnModelServer({ apiKey: API_KEY, turns: [done, done, done] });
+      const model = await spawnModelServer({
+        apiKey: API_KEY,
+        turns: [
+          done,
+          done,
+          done,
+          // A fourth task edits a file: its checkpoint has a Compare in the chat.
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "# notes, edited\n" } }] },
+          done,
+        ],
+      });
       cleanups.push(() => model.stop());
       // A first task (the CLI) makes the workspace's shadow repository; then its index is damaged.
       const env = cliEnv(project.roots, model, { OPENAI_API_KEY: API_KEY });
@@ -316,17 +328,51 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
       expect(repos).toHaveLength(1);
       for (const repo of repos) fs.writeFileSync(path.join(checkpoints, repo, ".git", "index"), "not an index");
 
+      // Another Dline window over the same roots and workspace (a separate process, the checkpoint
+      // tests' driver) takes the workspace's checkpoint lock when the suite asks, until killed.
+      await buildDriver();
+      let holder: ReturnType<typeof runDriver> | undefined;
+      const endHolder = async () => {
+        holder?.child.kill("SIGKILL");
+        await holder?.done;
+        holder = undefined;
+      };
+      cleanups.push(endHolder);
+      const outside = {
+        holdCheckpoints: async () => {
+          const sandbox = { base: project.roots.base, home: project.roots.home, workspace: project.workspace };
+          holder = runDriver(sandbox as Sandbox, "other-window", 0, [], { holdLock: true });
+          await holding(holder);
+          return [String(holder.child.pid)];
+        },
+        endHolder: async () => {
+          await endHolder();
+          return [];
+        },
+      };
+
       const out = path.join(OUT, "..", "vscode-checkpoint-repair");
-      const run = await runAgainstModel("checkpoint-repair", project, model, out);
+      const run = await runAgainstModel("checkpoint-repair", project, model, out, { outside });
+      await endHolder();
       expect(outcomes(run, true)).toEqual([
         [
           "a task after the checkpoint index was damaged tells once, in an information notification, where the damaged files were kept",
           true,
           undefined,
         ],
+        [
+          "Compare clicked while another Dline window holds the checkpoints says once that it waits for that window, naming its process, until the diff opens; Restore too, until its menu comes",
+          true,
+          undefined,
+        ],
       ]);
       expect(run.exitCode).toBe(0);
-      expectScreenshots(out, ["checkpoint-repair-notice"]);
+      expectScreenshots(out, [
+        "checkpoint-repair-notice",
+        "checkpoints-held-elsewhere-light",
+        "checkpoints-held-elsewhere-dark",
+        "checkpoints-held-elsewhere-diff-open",
+      ]);
       fs.rmSync(project.roots.base, { recursive: true, force: true });
     },
   );

@@ -56,6 +56,11 @@ export async function runExtensionSuite(options: {
   timeoutMs?: number;
   userSettings?: Record<string, unknown>;
   machineSettings?: Record<string, unknown>;
+  /**
+   * What the suite may ask the test file to do outside the editor (a request { action: "outside",
+   * name }): start or stop another process, say; each answers texts for the suite.
+   */
+  outside?: Outside;
 }): Promise<SuiteRun> {
   assertToolsInstalled();
   assertBinaryBuilt();
@@ -93,7 +98,7 @@ export async function runExtensionSuite(options: {
     const url = workbenchUrl(server.url, options.workspace, DRIVER, path.join(EXTENSION, "out", "test", "index.js"));
     const bench = await openWorkbench(url, path.join(options.outDir, "browser-console.log"));
     stops.push(() => bench.browser.close());
-    const served = serveUiRequests(bench.page, options.outDir);
+    const served = serveUiRequests(bench.page, options.outDir, options.outside ?? {});
     const limit = options.timeoutMs ?? 480_000;
     const exitCode = await Promise.race([
       bench.exitCode,
@@ -182,8 +187,10 @@ interface UiRequest {
   expression?: string;
 }
 
+type Outside = Record<string, () => Promise<string[]>>;
+
 /** Answers the suite's UI requests (files ui-request-<n>.json in outDir) until stopped. */
-function serveUiRequests(page: Page, outDir: string): { stop(): void; errors: string[] } {
+function serveUiRequests(page: Page, outDir: string, outside: Outside): { stop(): void; errors: string[] } {
   let stopped = false;
   const errors: string[] = [];
   void (async () => {
@@ -197,7 +204,7 @@ function serveUiRequests(page: Page, outDir: string): { stop(): void; errors: st
       const request = JSON.parse(fs.readFileSync(requestFile, "utf8")) as UiRequest;
       let answer: { ok: boolean; error?: string; texts?: string[] };
       try {
-        answer = { ok: true, texts: await perform(page, request, outDir) };
+        answer = { ok: true, texts: await perform(page, request, outDir, outside) };
       } catch (err) {
         answer = { ok: false, error: (err as Error).message };
         errors.push(`${JSON.stringify(request)}: ${(err as Error).message}`);
@@ -231,8 +238,13 @@ async function find(page: Page, request: UiRequest) {
   );
 }
 
-async function perform(page: Page, request: UiRequest, outDir: string): Promise<string[]> {
+async function perform(page: Page, request: UiRequest, outDir: string, outside: Outside): Promise<string[]> {
   switch (request.action) {
+    case "outside": {
+      const task = Object.hasOwn(outside, request.name!) ? outside[request.name!] : undefined;
+      if (!task) throw new Error(`the test file does nothing named "${request.name}" outside the editor`);
+      return task();
+    }
     case "screenshot":
       await page.screenshot({ path: path.join(outDir, `${request.name}.png`) });
       return [];

@@ -8,7 +8,8 @@
  * answer cut off by Cancel), "reading-history" (a restore over unsaved changes, a long answer
  * read while it streams, an answer cut at the output limit, history by keyboard), "left-out" (the
  * checkpoint pick's rows, Compare of a change the checkpoints do not track), "checkpoint-repair"
- * (a repaired checkpoint store told once) or "conformance" (the cross-client scenario of
+ * (a repaired checkpoint store told once; Compare and Restore waiting for another window holding
+ * the checkpoints told once) or "conformance" (the cross-client scenario of
  * test/conformance).
  */
 import { defineApprovalsRestoreSuite } from "./approvals-restore-suite.js";

@@ -17,7 +17,9 @@ export type UiRequest =
   | { action: "values"; selector: string; frame?: "webview" | "main" }
   /** Runs a JavaScript expression in the frame (the chat's document for "webview"): the answer is its JSON. */
   | { action: "evaluate"; expression: string; frame?: "webview" | "main" }
-  | { action: "press"; press: string };
+  | { action: "press"; press: string }
+  /** Something the test file does outside the editor (runExtensionSuite's `outside`), e.g. start another process. */
+  | { action: "outside"; name: string };
 
 export class UiBridge {
   private counter = 0;
