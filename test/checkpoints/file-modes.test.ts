@@ -26,10 +26,14 @@ function writeWithMode(ws: string, rel: string, content: string, mode: number): 
 }
 
 /** The person's files: a private key, a private script, a plain file. */
-function personFiles(ws: string): void {
+/** A sandbox whose workspace holds the person's files: a private key, a private script, a plain file. */
+function sandboxWithPersonFiles(): { sb: Sandbox; ws: string } {
+  const sb = makeSandbox();
+  const ws = sb.workspace;
   writeWithMode(ws, "keys/id.key", "private key\n", 0o600);
   writeWithMode(ws, "tools/run.sh", "#!/bin/sh\necho run\n", 0o700);
   writeWithMode(ws, "plain.txt", "plain\n", 0o644);
+  return { sb, ws };
 }
 
 function shadowGit(sb: Sandbox, ...args: string[]): string {
@@ -70,9 +74,7 @@ const rules = [
 for (const rule of rules) {
   describe(`a restore after ${rule.name}`, () => {
     it("makes a deleted 0600 key and 0700 script again with those bits; a plain file is 0644", async () => {
-      const sb = makeSandbox();
-      const ws = sb.workspace;
-      personFiles(ws);
+      const { sb, ws } = sandboxWithPersonFiles();
       const manager = managerFor(sb, ["t1"]);
       const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
       const base = (await manager.ensureBaseline(task))!;
@@ -99,9 +101,7 @@ for (const rule of rules) {
     });
 
     it("a file a command rewrote and opened up comes back as private as it was; one the person narrowed since is not opened", async () => {
-      const sb = makeSandbox();
-      const ws = sb.workspace;
-      personFiles(ws);
+      const { sb, ws } = sandboxWithPersonFiles();
       const manager = managerFor(sb, ["t1"]);
       const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
       const base = (await manager.ensureBaseline(task))!;
@@ -120,9 +120,7 @@ for (const rule of rules) {
 
 describe("a file made after the baseline", () => {
   it("a new private key that a Compare's scan staged is still recorded by the next save: a command deletes it, a restore to that save makes it 0600", async () => {
-    const sb = makeSandbox();
-    const ws = sb.workspace;
-    personFiles(ws);
+    const { sb, ws } = sandboxWithPersonFiles();
     const manager = managerFor(sb, ["t1"]);
     const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
     const base = (await manager.ensureBaseline(task))!;
@@ -139,9 +137,7 @@ describe("a file made after the baseline", () => {
 
 describe("the bits recorded carry from one process to the next", () => {
   it("a later task's baseline (only what changed is scanned) still records the key: its restore makes it 0600", async () => {
-    const sb = makeSandbox();
-    const ws = sb.workspace;
-    personFiles(ws);
+    const { sb, ws } = sandboxWithPersonFiles();
     const first = managerFor(sb, ["t1"]);
     await first.ensureBaseline({ id: "t1", workspaceRoots: [ws] });
     await first.stop?.();
@@ -156,9 +152,7 @@ describe("the bits recorded carry from one process to the next", () => {
   });
 
   it("a workspace whose newest snapshot records no bits (an earlier version's) looks at its files once", async () => {
-    const sb = makeSandbox();
-    const ws = sb.workspace;
-    personFiles(ws);
+    const { sb, ws } = sandboxWithPersonFiles();
     const first = managerFor(sb, ["t1"]);
     await first.ensureBaseline({ id: "t1", workspaceRoots: [ws] });
     await first.stop?.();

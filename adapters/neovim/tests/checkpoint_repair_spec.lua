@@ -9,21 +9,6 @@ local DONE = { text = "Done.", toolCalls = { { name = "attempt_completion", inpu
 local INDEX_REBUILT = "The checkpoint index was damaged and has been rebuilt; no checkpoint was lost. "
   .. "The damaged files were kept aside in "
 
---- Records every vim.notify (and still shows it).
-local function capture_notify()
-  local notices = {}
-  local shown = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(notices, { msg = msg, level = level })
-    return shown(msg, level)
-  end
-  return notices
-end
-
-local function matching(notices, needle)
-  return vim.tbl_filter(function(n) return n.msg:find(needle, 1, true) ~= nil end, notices)
-end
-
 --- Records the GetStatus answers the plugin reads through session `s`: { [task id] = message }.
 local function record_status_reads(s)
   local answers = {}
@@ -82,15 +67,15 @@ S.case(
     T.eq(#indexes, 1, "one shadow repository with an index")
     T.write(indexes[1], "not an index")
 
-    local notices = capture_notify()
+    local notices = T.capture_notify()
     local reads = record_status_reads(s)
     vim.cmd("Dline new Second")
     local second
     T.wait(function()
       second = require("dline.task").current()
-      return second ~= nil and second.status == "TASK_STATUS_COMPLETED" and #matching(notices, INDEX_REBUILT) > 0
+      return second ~= nil and second.status == "TASK_STATUS_COMPLETED" and #T.notices_with(notices, INDEX_REBUILT) > 0
     end, "the second task to complete and the repair to be told", 30000)
-    local told = matching(notices, INDEX_REBUILT)
+    local told = T.notices_with(notices, INDEX_REBUILT)
     T.eq(#told, 1, "told once")
     T.eq(told[1].level, vim.log.levels.INFO, "as information")
     local aside = told[1].msg:match("kept aside in (.-)%.$")
@@ -106,8 +91,8 @@ S.case(
       return third ~= second and third.status == "TASK_STATUS_COMPLETED" and reads[third.task_id] ~= nil
     end, "the third task to complete and the plugin to read its checkpoints' status")
     T.eq(reads[third.task_id], note, "the third task's status repeats the sentence")
-    T.eq(#matching(notices, INDEX_REBUILT), 1, "still told once")
-    T.eq(#matching(notices, "Checkpoints are ready"), 0, "plain ready is not told")
+    T.eq(#T.notices_with(notices, INDEX_REBUILT), 1, "still told once")
+    T.eq(#T.notices_with(notices, "Checkpoints are ready"), 0, "plain ready is not told")
   end,
   { timeout = 120000 }
 )

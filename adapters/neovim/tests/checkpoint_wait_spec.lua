@@ -10,21 +10,6 @@ local S = T.suite()
 local DONE = { text = "Done.", toolCalls = { { name = "attempt_completion", input = { result = "done" } } } }
 local WAITING = "Checkpoints are waiting for another Dline window using this workspace's checkpoints (process %d)."
 
---- Records every vim.notify (and still shows it).
-local function capture_notify()
-  local notices = {}
-  local shown = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(notices, { msg = msg, level = level })
-    return shown(msg, level)
-  end
-  return notices
-end
-
-local function matching(notices, needle)
-  return vim.tbl_filter(function(n) return n.msg:find(needle, 1, true) ~= nil end, notices)
-end
-
 --- A completed task of this Neovim's (the current one), with its checkpoints.
 local function completed_task(s)
   T.configure_model(s, { DONE })
@@ -48,14 +33,14 @@ S.case(
     T.defer(function() s:stop() end)
     completed_task(s)
     local holder = T.hold_checkpoints(vim.loop.cwd())
-    local notices = capture_notify()
+    local notices = T.capture_notify()
     local selects = T.script_select(function() return nil end)
 
     vim.cmd("Dline checkpoints")
     local said = "(dline) " .. WAITING:format(holder.pid)
-    T.wait(function() return #matching(notices, said) > 0 end, "the wait to be told")
-    T.eq(matching(notices, said)[1].level, vim.log.levels.INFO, "as information")
-    T.eq(matching(notices, said)[1].msg, said, "the core's sentence")
+    T.wait(function() return #T.notices_with(notices, said) > 0 end, "the wait to be told")
+    T.eq(T.notices_with(notices, said)[1].level, vim.log.levels.INFO, "as information")
+    T.eq(T.notices_with(notices, said)[1].msg, said, "the core's sentence")
     T.eq(#selects, 0, "the list waits")
     -- Past request_timeout_ms, the call still waits for the other window (no error: it would fail the wait).
     vim.wait(4000, function() return #selects > 0 end, 50)
@@ -64,7 +49,7 @@ S.case(
     holder.kill()
     T.wait(function() return #selects > 0 end, "the checkpoint list")
     T.eq(selects[1].opts.prompt, "Checkpoints", "the list")
-    T.eq(#matching(notices, "waiting for another Dline window"), 1, "told once")
+    T.eq(#T.notices_with(notices, "waiting for another Dline window"), 1, "told once")
   end,
   { timeout = 120000 }
 )
@@ -77,7 +62,7 @@ S.case(
     local s = require("dline").session()
     T.defer(function() s:stop() end)
     completed_task(s)
-    local notices = capture_notify()
+    local notices = T.capture_notify()
     local holder
     T.script_select(function(items, opts)
       if opts.kind == "dline.checkpoint" then return items[#items] end -- the oldest: the baseline
@@ -93,18 +78,18 @@ S.case(
     end)
     T.wait(function() return holder ~= nil end, "the restore menu")
     local said = "(dline) " .. WAITING:format(holder.pid)
-    T.wait(function() return #matching(notices, said) > 0 end, "the wait to be told")
+    T.wait(function() return #T.notices_with(notices, said) > 0 end, "the wait to be told")
     T.eq(restored, nil, "the restore waits")
 
     holder.kill()
     T.wait(function() return restored ~= nil end, "the restore")
     T.eq(restored.err, nil, "restored")
-    T.eq(#matching(notices, "waiting for another Dline window"), 1, "told once")
+    T.eq(#T.notices_with(notices, "waiting for another Dline window"), 1, "told once")
 
     -- Nobody holds them now: a compare says nothing of another window.
     local cp = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = task_id }).checkpoints[1]
     T.await(function(cb) cps.compare(task_id, cp, vim.loop.cwd(), cb) end, "the compare")
-    T.eq(#matching(notices, "waiting for another Dline window"), 1, "nothing more said")
+    T.eq(#T.notices_with(notices, "waiting for another Dline window"), 1, "nothing more said")
   end,
   { timeout = 120000 }
 )

@@ -88,6 +88,22 @@ function T.fail_on_error_notices()
   end
 end
 
+--- Records every vim.notify from now on (and still shows it): a list of { msg, level }.
+function T.capture_notify()
+  local notices = {}
+  local shown = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notices, { msg = msg, level = level })
+    return shown(msg, level)
+  end
+  return notices
+end
+
+--- The notices T.capture_notify recorded whose text holds `needle` (plain text).
+function T.notices_with(notices, needle)
+  return vim.tbl_filter(function(n) return n.msg:find(needle, 1, true) ~= nil end, notices)
+end
+
 --- Runs the event loop until `cond()` is true; fails with `what` after `timeout_ms`.
 function T.wait(cond, what, timeout_ms)
   local failed
