@@ -100,6 +100,26 @@ for (const rule of rules) {
       expect([modeOf(ws, "keys/id.key"), modeOf(ws, "tools/run.sh")]).toEqual(["600", "700"]);
     });
 
+    it("a file a command only opened up (a chmod, the same content) is as private as it was after the restore", async () => {
+      const { sb, ws } = sandboxWithPersonFiles();
+      const manager = managerFor(sb, ["t1"]);
+      const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
+      const base = (await manager.ensureBaseline(task))!;
+      await rule.change(manager, task, ws, () => {
+        fs.chmodSync(path.join(ws, "keys/id.key"), 0o644);
+        fs.chmodSync(path.join(ws, "tools/run.sh"), 0o755);
+      });
+      const outcome = await manager.restore("t1", base.id, "files");
+      expect([modeOf(ws, "keys/id.key"), modeOf(ws, "tools/run.sh"), modeOf(ws, "plain.txt")]).toEqual([
+        "600",
+        "700",
+        "644",
+      ]);
+      expect(read(ws, "keys/id.key")).toBe("private key\n");
+      // Named among the restored files: the person sees that the restore changed them.
+      expect(outcome.restoredPaths).toEqual(expect.arrayContaining(["keys/id.key", "tools/run.sh"]));
+    });
+
     it("a file a command rewrote and opened up comes back as private as it was; one the person narrowed since is not opened", async () => {
       const { sb, ws } = sandboxWithPersonFiles();
       const manager = managerFor(sb, ["t1"]);

@@ -6,6 +6,7 @@ import {
   FileModes,
   MAX_RECORDED_MODES,
   modesIn,
+  narrowToRecorded,
   recordableMode,
   restoredPermissions,
 } from "../../core/src/checkpoints/file-modes.js";
@@ -63,6 +64,34 @@ describe("the bits a restore gives a file it writes", () => {
         expect(bits & ~now & 0o666).toBe(0);
         if (then !== undefined) expect(bits & ~then).toBe(0);
       }
+  });
+});
+
+describe("narrowing the recorded files a restore did not write", () => {
+  it("takes away the bits gained since, never adds any, skips what the restore wrote, and never follows a link to a folder", () => {
+    const ws = workspace();
+    const outside = workspace();
+    fs.mkdirSync(path.join(ws, "keys"));
+    fileWithMode(ws, "keys/opened.key", 0o644);
+    fileWithMode(ws, "keys/tighter.key", 0o400);
+    fileWithMode(ws, "keys/written.key", 0o644);
+    fileWithMode(outside, "id.key", 0o644);
+    fs.symlinkSync(outside, path.join(ws, "linked"));
+    const record = {
+      "keys/opened.key": "600",
+      "keys/tighter.key": "600",
+      "keys/written.key": "600",
+      "keys/gone.key": "600",
+      "linked/id.key": "600",
+      "../outside.key": "600",
+    };
+    expect(narrowToRecorded(ws, record, new Set(["keys/written.key"]))).toEqual(["keys/opened.key"]);
+    const mode = (abs: string) => (fs.lstatSync(abs).mode & 0o777).toString(8);
+    expect(mode(path.join(ws, "keys/opened.key"))).toBe("600");
+    expect(mode(path.join(ws, "keys/tighter.key"))).toBe("400");
+    expect(mode(path.join(ws, "keys/written.key"))).toBe("644");
+    expect(mode(path.join(outside, "id.key"))).toBe("644");
+    expect(narrowToRecorded(ws, undefined, new Set())).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
-import type { Stats } from "node:fs";
+import { chmodSync, realpathSync, type Stats } from "node:fs";
+import * as path from "node:path";
 import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
@@ -58,6 +59,42 @@ export function restoredPermissions(
   const then = recorded === undefined ? undefined : withExecutable(recorded, executable);
   if (now === undefined) return then;
   return then === undefined ? now : now & then;
+}
+
+/**
+ * Narrows the files a checkpoint's `record` names that are still there to the bits recorded
+ * then, except `skip` (what the restore wrote or deleted). A `chmod` alone (a command that opened
+ * a private key to 0644 without changing it) changes nothing git or the watcher sees, so no
+ * restore writes that file. Never widens; a file reached through a link to a folder is left as
+ * it is. Returns the paths narrowed.
+ */
+export function narrowToRecorded(
+  workspaceRoot: string,
+  record: ModeRecord | undefined,
+  skip: ReadonlySet<string>,
+): string[] {
+  if (!record) return [];
+  const narrowed: string[] = [];
+  let root: string | undefined;
+  for (const p of Object.keys(record).sort()) {
+    const bits = recordedMode(record, p);
+    if (bits === undefined || skip.has(p) || p.split("/").some((seg) => seg === "" || seg === "." || seg === ".."))
+      continue;
+    const abs = toAbsolute(workspaceRoot, p);
+    try {
+      const st = lstatIfPresent(abs);
+      if (!st?.isFile()) continue;
+      const perms = st.mode & 0o777;
+      if ((perms & ~bits) === 0) continue;
+      root ??= realpathSync(workspaceRoot);
+      if (realpathSync(path.dirname(abs)) !== path.dirname(toAbsolute(root, p))) continue;
+      chmodSync(abs, perms & bits);
+      narrowed.push(p);
+    } catch {
+      // Not there any more, or not ours to change: left as it is.
+    }
+  }
+  return narrowed;
 }
 
 /** The record a commit message carries (its first JSON line's `modes`), valid entries only; undefined when none. */

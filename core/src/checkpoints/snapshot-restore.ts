@@ -18,7 +18,7 @@ import { DlineError } from "../errors.js";
 import { SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
 import { captureAfter, type CaptureAt } from "./edit-captures.js";
 import { sessionEntries, type TreeEntries } from "./fast-commit.js";
-import { recordedMode, restoredPermissions, type ModeRecord } from "./file-modes.js";
+import { narrowToRecorded, recordedMode, restoredPermissions, type ModeRecord } from "./file-modes.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
@@ -175,7 +175,8 @@ export class SnapshotRestore {
     for (const held of obstacles.values())
       for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
     const entries = new Map([...plan.entries].filter(([p]) => !unkept.has(p)));
-    return { restored: restore, deleted, kept, entries };
+    const narrowed = narrowToRecorded(this.workspaceRoot, target.modes, new Set([...restore, ...deleted]));
+    return { restored: [...restore, ...narrowed], deleted, kept, entries };
   }
 
   /**
@@ -291,7 +292,8 @@ export class SnapshotRestore {
     const removedToo = new Set(created);
     for (const held of obstacles.values())
       for (const p of held) if (removedToo.has(p) && !deleted.includes(p)) deleted.push(p);
-    return { restored: [...entries.keys()], deleted, kept, entries };
+    const narrowed = narrowToRecorded(this.workspaceRoot, target.modes, new Set([...entries.keys(), ...deleted]));
+    return { restored: [...entries.keys(), ...narrowed], deleted, kept, entries };
   }
 
   /**
