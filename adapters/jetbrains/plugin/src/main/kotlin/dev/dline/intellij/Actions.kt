@@ -21,10 +21,14 @@ class ViewChangesAction : AnAction() {
     override fun actionPerformed(e: AnActionEvent) {
         val project = e.project ?: return
         val service = DlineProjectService.of(project)
-        val taskId = service.currentTaskId ?: return service.notify("Open a task first.")
+        val taskId = service.currentTaskId ?: run {
+            service.notify("Open a task first.")
+            return
+        }
         service.scope.launch {
             service.guarded {
-                val diff = CheckpointDiff.ofViewChanges(service.dline.checkpoints.viewChanges(taskId))
+                val changes = service.checkpointWait(taskId).during { service.dline.checkpoints.viewChanges(taskId) }
+                val diff = CheckpointDiff.ofViewChanges(changes)
                 withContext(Dispatchers.EDT) { showDiff(project, diff) }
             }
         }

@@ -70,7 +70,8 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
         val taskId = service.currentTaskId ?: return
         service.scope.launch {
             service.guarded {
-                val diff = CheckpointDiff.ofCompare(service.dline.checkpoints.compare(taskId, checkpoint.id))
+                val compared = service.checkpointWait(taskId).during { service.dline.checkpoints.compare(taskId, checkpoint.id) }
+                val diff = CheckpointDiff.ofCompare(compared)
                 withContext(Dispatchers.EDT) { showDiff(project, diff) }
             }
         }
@@ -86,7 +87,9 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
                 override fun actionPerformed(e: AnActionEvent) {
                     service.scope.launch {
                         service.guarded {
-                            val result = service.dline.checkpoints.restore(taskId, checkpoint.id, option.mode)
+                            val result = service.checkpointWait(taskId).during {
+                                service.dline.checkpoints.restore(taskId, checkpoint.id, option.mode)
+                            }
                             if (result.fileError.isNotEmpty()) {
                                 service.notify(
                                     result.fileError,

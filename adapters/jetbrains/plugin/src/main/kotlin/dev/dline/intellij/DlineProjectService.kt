@@ -1,6 +1,7 @@
 package dev.dline.intellij
 
 import com.intellij.ide.plugins.PluginManagerCore
+import com.intellij.notification.Notification
 import com.intellij.notification.NotificationAction
 import com.intellij.notification.NotificationGroupManager
 import com.intellij.notification.NotificationType
@@ -17,6 +18,7 @@ import com.intellij.openapi.project.Project
 import com.intellij.openapi.ui.Messages
 import com.intellij.openapi.util.text.StringUtil
 import dev.dline.client.ChatState
+import dev.dline.client.CheckpointHeldElsewhere
 import dev.dline.client.CheckpointRepairNotices
 import dev.dline.client.DlineClient
 import dev.dline.client.DlineException
@@ -195,9 +197,20 @@ class DlineProjectService(private val project: Project, val scope: CoroutineScop
             .notify(project)
     }
 
-    fun notify(text: String, type: NotificationType = NotificationType.INFORMATION) {
-        NotificationGroupManager.getInstance().getNotificationGroup("Dline").createNotification(text, type).notify(project)
+    /**
+     * One checkpoint action's wait for another Dline window holding the workspace's checkpoints:
+     * the core's sentence, naming that window's process, as a notification that expires when the
+     * action's call answers (the client's CheckpointHeldElsewhere, tested against the real lock).
+     */
+    fun checkpointWait(taskId: String) = CheckpointHeldElsewhere(dline.checkpoints, taskId) { sentence ->
+        val notice = notify(StringUtil.escapeXmlEntities(sentence))
+        AutoCloseable { notice.expire() }
     }
+
+    /** Shows a notification of the "Dline" group; the caller may expire it. */
+    fun notify(text: String, type: NotificationType = NotificationType.INFORMATION): Notification =
+        NotificationGroupManager.getInstance().getNotificationGroup("Dline").createNotification(text, type)
+            .also { it.notify(project) }
 
     override fun dispose() {
         // Closing stdin lets the core flush; it may take a moment, so not on the UI thread. A core
