@@ -36,6 +36,15 @@ function sandboxWithPersonFiles(): { sb: Sandbox; ws: string } {
   return { sb, ws };
 }
 
+/** Task t1 in the person's files' sandbox, with its baseline taken. */
+async function taskWithBaseline() {
+  const { sb, ws } = sandboxWithPersonFiles();
+  const manager = managerFor(sb, ["t1"]);
+  const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
+  const base = (await manager.ensureBaseline(task))!;
+  return { sb, ws, manager, task, base };
+}
+
 function shadowGit(sb: Sandbox, ...args: string[]): string {
   return execFileSync("git", ["--git-dir", path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git"), ...args], {
     env: {
@@ -74,10 +83,7 @@ const rules = [
 for (const rule of rules) {
   describe(`a restore after ${rule.name}`, () => {
     it("makes a deleted 0600 key and 0700 script again with those bits; a plain file is 0644", async () => {
-      const { sb, ws } = sandboxWithPersonFiles();
-      const manager = managerFor(sb, ["t1"]);
-      const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
-      const base = (await manager.ensureBaseline(task))!;
+      const { sb, ws, manager, task, base } = await taskWithBaseline();
       await rule.change(manager, task, ws, () => {
         for (const f of ["keys/id.key", "tools/run.sh", "plain.txt"]) fs.rmSync(path.join(ws, f));
       });
@@ -101,10 +107,7 @@ for (const rule of rules) {
     });
 
     it("a file a command only opened up (a chmod, the same content) is as private as it was after the restore", async () => {
-      const { sb, ws } = sandboxWithPersonFiles();
-      const manager = managerFor(sb, ["t1"]);
-      const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
-      const base = (await manager.ensureBaseline(task))!;
+      const { ws, manager, task, base } = await taskWithBaseline();
       await rule.change(manager, task, ws, () => {
         fs.chmodSync(path.join(ws, "keys/id.key"), 0o644);
         fs.chmodSync(path.join(ws, "tools/run.sh"), 0o755);
@@ -121,10 +124,7 @@ for (const rule of rules) {
     });
 
     it("a file a command rewrote and opened up comes back as private as it was; one the person narrowed since is not opened", async () => {
-      const { sb, ws } = sandboxWithPersonFiles();
-      const manager = managerFor(sb, ["t1"]);
-      const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
-      const base = (await manager.ensureBaseline(task))!;
+      const { ws, manager, task, base } = await taskWithBaseline();
       await rule.change(manager, task, ws, () => {
         writeWithMode(ws, "keys/id.key", "leaked key\n", 0o644);
         writeWithMode(ws, "plain.txt", "now private\n", 0o600);
@@ -140,10 +140,7 @@ for (const rule of rules) {
 
 describe("a file made after the baseline", () => {
   it("a new private key that a Compare's scan staged is still recorded by the next save: a command deletes it, a restore to that save makes it 0600", async () => {
-    const { sb, ws } = sandboxWithPersonFiles();
-    const manager = managerFor(sb, ["t1"]);
-    const task: CheckpointTask = { id: "t1", workspaceRoots: [ws] };
-    const base = (await manager.ensureBaseline(task))!;
+    const { ws, manager, task, base } = await taskWithBaseline();
     writeWithMode(ws, "keys/new.key", "new key\n", 0o600);
     await manager.compare("t1", base.id);
     const withKey = (await manager.saveTurn(task, { commandRan: true }))!;
