@@ -361,7 +361,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           undefined,
         ],
         [
-          "Compare clicked while another Dline window holds the checkpoints says once that it waits for that window, naming its process, until the diff opens; Restore too, until its menu comes",
+          "Compare clicked while another Dline window holds the checkpoints says once that it waits for that window, naming its process, until the diff opens; Restore too, until its menu comes; View Changes too, until its diff opens",
           true,
           undefined,
         ],
@@ -372,6 +372,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "checkpoints-held-elsewhere-light",
         "checkpoints-held-elsewhere-dark",
         "checkpoints-held-elsewhere-diff-open",
+        "view-changes-held-elsewhere",
       ]);
       fs.rmSync(project.roots.base, { recursive: true, force: true });
     },

@@ -9,13 +9,15 @@
  * roots and workspace) holds the workspace's checkpoint repository: Compare clicked in the chat
  * waits for it, and says so once, in a progress notification naming that window's process,
  * until the other window goes (killed) and the diff opens; a Compare with no other window says
- * nothing; Restore clicked while it holds them says so too, until its menu comes.
+ * nothing; Restore clicked while it holds them says so too, until its menu comes, and View
+ * Changes, until its diff opens.
  *
  * Environment: DLINE_E2E_MODEL_URL, DLINE_E2E_API_KEY (the scripted model of test/vscode/e2e.test.ts).
  */
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { CheckpointKind } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
+import type { ShownDiff } from "../checkpoints/diff-presenter.js";
 import { ChatUi } from "./chat-ui.js";
 import { activateDline, addScriptedProfile, allTabs, NOTIFICATION, notificationTexts, waitForTab } from "./helpers.js";
 import { assert, assertEqual, waitFor, type TestSuite } from "./runner.js";
@@ -28,6 +30,7 @@ const INDEX_REBUILT =
 /** The core's sentence while a call waits for another window (workspace-guard.ts), as the notification says it. */
 const WAITING = "Dline: Checkpoints are waiting for another Dline window using this workspace's checkpoints";
 const COMPARE_TAB = "Changes since snapshot";
+const VIEW_CHANGES_TAB = "New changes";
 const MENU_ROWS = ".quick-input-widget .monaco-list-row";
 
 export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): void {
@@ -82,7 +85,7 @@ export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): v
   );
 
   suite.test(
-    "Compare clicked while another Dline window holds the checkpoints says once that it waits for that window, naming its process, until the diff opens; Restore too, until its menu comes",
+    "Compare clicked while another Dline window holds the checkpoints says once that it waits for that window, naming its process, until the diff opens; Restore too, until its menu comes; View Changes too, until its diff opens",
     async () => {
       const api = await activateDline();
       await addScriptedProfile(api, PROFILE_ID);
@@ -204,6 +207,44 @@ export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): v
       await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
       await waitFor("the notification of the Restore's wait closed", async () => (await waitNotices()).length === 0);
       assertEqual(await afterMarker(), [], "notifications of the wait after the restore menu came");
+      await vscode.commands.executeCommand("notifications.clearAll");
+
+      // View Changes run while another window holds them: the same notice, until its diff opens.
+      const [third] = await ui.request({ action: "outside", name: "holdCheckpoints" }, 60_000);
+      const viewing = vscode.commands.executeCommand<ShownDiff[]>("dline.viewChanges");
+      const viewShown = await waitFor(
+        "the notification that View Changes waits for the other window",
+        async () => {
+          const found = await waitNotices();
+          return found.length > 0 && found;
+        },
+        20_000,
+      );
+      assertEqual(
+        viewShown.map((t) => t.split("\n")[0]),
+        [`${WAITING} (process ${third}).`],
+        "the notifications of the View Changes' wait",
+      );
+      assert(
+        !allTabs().some((t) => t.label.startsWith(VIEW_CHANGES_TAB)),
+        "View Changes opened while the lock was held",
+      );
+      await vscode.commands.executeCommand("notifications.showList");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await ui.request({ action: "screenshot", name: "view-changes-held-elsewhere" });
+      await ui.request({ action: "outside", name: "endHolder" }, 30_000);
+      const viewed = (await viewing) ?? [];
+      assert(
+        viewed.some((d) => d.path === "notes.md"),
+        `View Changes shows notes.md (got ${viewed.map((d) => d.path).join(", ")})`,
+      );
+      await waitForTab(VIEW_CHANGES_TAB);
+      await waitFor(
+        "the notification of the View Changes' wait closed",
+        async () => (await waitNotices()).length === 0,
+      );
+      assertEqual(await afterMarker(), [], "notifications of the wait after View Changes opened");
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
       await vscode.commands.executeCommand("notifications.clearAll");
       await vscode.commands.executeCommand("notifications.hideList");
     },
