@@ -91,6 +91,16 @@ export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): v
       await addScriptedProfile(api, PROFILE_ID);
       const chat = new ChatUi(ui);
       const waitNotices = async () => (await notificationTexts(ui)).filter((t) => t.includes(WAITING));
+      /** The notifications of a wait, once one is shown: an action (`what`) waits for the other window. */
+      const noticeOfWait = (what: string) =>
+        waitFor(
+          `the notification that ${what} waits for the other window`,
+          async () => {
+            const found = await waitNotices();
+            return found.length > 0 && found;
+          },
+          20_000,
+        );
       // Notifications arrive in order: once this one is listed, one shown before it would be too.
       let markers = 0;
       const afterMarker = async () => {
@@ -135,14 +145,7 @@ export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): v
       const [pid] = await ui.request({ action: "outside", name: "holdCheckpoints" }, 60_000);
       assert(pid && Number(pid) > 0, `the other window's process: ${pid}`);
       await chat.click(compare);
-      const shown = await waitFor(
-        "the notification that Compare waits for the other window",
-        async () => {
-          const found = await waitNotices();
-          return found.length > 0 && found;
-        },
-        20_000,
-      );
+      const shown = await noticeOfWait("Compare");
       assertEqual(
         shown.map((t) => t.split("\n")[0]),
         [`${WAITING} (process ${pid}).`],
@@ -185,14 +188,7 @@ export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): v
       // saying so once; the menu comes when the other window goes, and the notification goes.
       const [other] = await ui.request({ action: "outside", name: "holdCheckpoints" }, 60_000);
       await chat.click(`.checkpoint[data-checkpoint-id="${turn.id}"] button[data-action="restore"]`);
-      const restoreShown = await waitFor(
-        "the notification that Restore waits for the other window",
-        async () => {
-          const found = await waitNotices();
-          return found.length > 0 && found;
-        },
-        20_000,
-      );
+      const restoreShown = await noticeOfWait("Restore");
       assertEqual(
         restoreShown.map((t) => t.split("\n")[0]),
         [`${WAITING} (process ${other}).`],
@@ -212,14 +208,7 @@ export function defineCheckpointRepairSuite(suite: TestSuite, outDir: string): v
       // View Changes run while another window holds them: the same notice, until its diff opens.
       const [third] = await ui.request({ action: "outside", name: "holdCheckpoints" }, 60_000);
       const viewing = vscode.commands.executeCommand<ShownDiff[]>("dline.viewChanges");
-      const viewShown = await waitFor(
-        "the notification that View Changes waits for the other window",
-        async () => {
-          const found = await waitNotices();
-          return found.length > 0 && found;
-        },
-        20_000,
-      );
+      const viewShown = await noticeOfWait("View Changes");
       assertEqual(
         viewShown.map((t) => t.split("\n")[0]),
         [`${WAITING} (process ${third}).`],
