@@ -122,6 +122,42 @@ describe("a pre-image", () => {
     expect(read(ws, "vendor/nested/n.txt")).toBe("nested v1\n");
   });
 
+  it("of a file the task created where the checkpoints do not look shows it in Compare as added, as a restore deletes it", async () => {
+    // Found with a real submodule (zlib under deps/): a file a tool made inside it was deleted by
+    // a restore to the baseline, while Compare against that baseline did not list it.
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "app v1\n");
+    write(ws, "deps/lib/zutil.h", "lib v1\n");
+    execFileSync("git", ["init", "-q"], { cwd: path.join(ws, "deps/lib") });
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "deps/lib/agent-new.c", "int made;\n");
+    await toolWrite(manager, task, "build/generated.cs", "made by the task\n");
+    // Made and then deleted again: nothing to show.
+    await toolWrite(manager, task, "deps/lib/gone.c", "brief\n");
+    fs.rmSync(path.join(ws, "deps/lib/gone.c"));
+    await toolWrite(manager, task, "src/app.ts", "app v2\n");
+    const edited = ["deps/lib/agent-new.c", "build/generated.cs", "deps/lib/gone.c", "src/app.ts"];
+    await manager.saveTurn(task, { editedPaths: edited });
+    const shown = (files: { path: string; status: string; before: string; after: string; notTracked?: boolean }[]) =>
+      files.map((f) => [f.path, f.status, f.before, f.after, !!f.notTracked]).sort();
+    const expected = [
+      ["build/generated.cs", "added", "", "made by the task\n", false],
+      ["deps/lib/agent-new.c", "added", "", "int made;\n", false],
+      ["src/app.ts", "modified", "app v1\n", "app v2\n", false],
+    ];
+    const before = await manager.compare("t1", base.id);
+    expect(shown(before.files)).toEqual(expected);
+    // The confirmation names what the restore then does.
+    expect([...before.restorePaths].sort()).toEqual(["build/generated.cs", "deps/lib/agent-new.c", "src/app.ts"]);
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect([...outcome.deletedPaths].sort()).toEqual(["build/generated.cs", "deps/lib/agent-new.c"]);
+    expect(read(ws, "deps/lib/zutil.h")).toBe("lib v1\n");
+    // Gone again: neither is listed (deps/lib/ may still be named as a folder whose entries
+    // changed since, as the look for left-out changes names such a folder).
+    const after = (await manager.compare("t1", base.id)).files.map((f) => f.path);
+    expect(after.filter((p) => p !== "deps/lib/")).toEqual([]);
+  });
+
   it("of a file the checkpoints exclude is not listed by Compare or View Changes once its content is back", async () => {
     const { manager, task, ws } = setup();
     write(ws, "build/config.txt", "config v1\n");

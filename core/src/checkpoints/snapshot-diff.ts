@@ -151,9 +151,10 @@ export class SnapshotDiff {
   /**
    * Files the snapshots leave out (inside a nested repository, say) against what they were
    * before a tool first changed them: `blob` is that pre-image, absent when it was too large to
-   * keep. Those whose content is the same now are not listed.
+   * keep; `created`: the task made it (added while it is there). Those whose content is the
+   * same now are not listed.
    */
-  async againstPreimages(entries: { path: string; blob?: string }[]): Promise<FileChange[]> {
+  async againstPreimages(entries: { path: string; blob?: string; created?: boolean }[]): Promise<FileChange[]> {
     const blobs = await readBlobs(
       this.git,
       entries.flatMap((e) => (e.blob ? [e.blob] : [])),
@@ -164,8 +165,12 @@ export class SnapshotDiff {
       entries.flatMap((e) => (e.blob && blobs.get(e.blob) === "too_large" ? [e.blob] : [])),
     );
     const changes = await mapLimit(entries, 16, async (e) => {
-      const before = e.blob ? blobs.get(e.blob) : "too_large";
+      const before = e.created ? undefined : e.blob ? blobs.get(e.blob) : "too_large";
       const after = await this.workspaceContent(e.path);
+      if (e.created)
+        return after === undefined
+          ? undefined
+          : this.change({ ...e, status: "added", oldBlob: "", newBlob: "" }, undefined, after);
       if (before instanceof Buffer && after instanceof Buffer && before.equals(after)) return undefined;
       // Both over the limit: the same content is told by the blob id (a restore wrote it back).
       if (e.blob && before === "too_large" && after === "too_large" && (await this.holds(e.path, e.blob, sizes)))

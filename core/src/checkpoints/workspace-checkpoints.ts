@@ -926,19 +926,22 @@ export class WorkspaceCheckpoints {
   }
 
   /**
-   * Files the task's tools changed that the snapshots leave out altogether (inside a nested
-   * repository), so the diff cannot list them: against their pre-images, as a restore would put
-   * them back. The files a diff lists are already there.
+   * Files the task's tools changed or made that the snapshots leave out altogether (inside a
+   * nested repository), so the diff cannot list them: against their pre-images, as a restore
+   * would put them back (or as added, as a restore would delete them). The files a diff lists
+   * are already there.
    */
   private async leftOutEdits(taskId: string, from: CheckpointInfo, listed: FileChange[]): Promise<FileChange[]> {
     const captures = await this.capturesOf(taskId, from);
     const shown = new Set(listed.map((c) => c.path));
     const entries = [...new Set(captures.map((c) => c.path))]
       .filter((p) => !shown.has(p))
-      .flatMap((p) => {
-        // Not one created by the task, nor one changed since the checkpoint before its capture
-        // (what it was then is unknown: the look for left-out changes names it).
+      .flatMap((p): { path: string; blob?: string; created?: boolean }[] => {
+        // Not one changed since the checkpoint before its capture (what it was then is unknown:
+        // the look for left-out changes names it). One the task created is added, as a restore
+        // deletes it.
         const first = captureAfter(captures, p, from.createdAt);
+        if (first?.kind === "created") return [{ path: p, created: true }];
         return first?.kind === "preimage" || first?.kind === "too_large"
           ? [{ path: p, blob: first.kind === "preimage" ? first.id : undefined }]
           : [];
