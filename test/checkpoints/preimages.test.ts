@@ -158,6 +158,38 @@ describe("a pre-image", () => {
     expect(after.filter((p) => p !== "deps/lib/")).toEqual([]);
   });
 
+  it("shows in View Changes, for files a tool changed or made inside a nested repository", async () => {
+    // View Changes (the last completion against the one before) listed none of them: the
+    // snapshots never hold those files.
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "app v1\n");
+    write(ws, "deps/lib/zutil.h", "lib v1\n");
+    write(ws, "deps/lib/old.c", "old\n");
+    execFileSync("git", ["init", "-q"], { cwd: path.join(ws, "deps/lib") });
+    await manager.ensureBaseline(task);
+    await toolWrite(manager, task, "deps/lib/zutil.h", "lib v2\n");
+    await manager.saveCompletion(task, { editedPaths: ["deps/lib/zutil.h"] });
+    // The task's next run: a second edit of the same file, a new one, and one deleted.
+    await toolWrite(manager, task, "deps/lib/zutil.h", "lib v3\n");
+    await toolWrite(manager, task, "deps/lib/made.c", "made\n");
+    await manager.beforeEdit?.(task, ["deps/lib/old.c"]);
+    fs.rmSync(path.join(ws, "deps/lib/old.c"));
+    await toolWrite(manager, task, "src/app.ts", "app v2\n");
+    const edited = ["deps/lib/zutil.h", "deps/lib/made.c", "deps/lib/old.c", "src/app.ts"];
+    await manager.saveTurn(task, { editedPaths: edited });
+    await manager.saveCompletion(task, { editedPaths: [] });
+    // After the completion: a later edit is not part of what that run changed.
+    await toolWrite(manager, task, "deps/lib/zutil.h", "lib v4, later\n");
+    const shown = (files: { path: string; status: string; before: string; after: string }[]) =>
+      files.map((f) => [f.path, f.status, f.before, f.after]).sort();
+    expect(shown((await manager.viewChanges("t1")).files)).toEqual([
+      ["deps/lib/made.c", "added", "", "made\n"],
+      ["deps/lib/old.c", "deleted", "old\n", ""],
+      ["deps/lib/zutil.h", "modified", "lib v2\n", "lib v3\n"],
+      ["src/app.ts", "modified", "app v1\n", "app v2\n"],
+    ]);
+  });
+
   it("of a file the checkpoints exclude is not listed by Compare or View Changes once its content is back", async () => {
     const { manager, task, ws } = setup();
     write(ws, "build/config.txt", "config v1\n");

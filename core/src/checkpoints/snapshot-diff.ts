@@ -120,6 +120,23 @@ function capTotal(changes: FileChange[]): FileChange[] {
   });
 }
 
+/**
+ * A file as a capture tells it: `blob` (its content), `created` (it was not there), or neither
+ * (it was there, too large to keep).
+ */
+export interface PreimageSide {
+  blob?: string;
+  created?: boolean;
+}
+
+export interface PreimageEntry {
+  path: string;
+  /** What it was before the task's tool first changed it. */
+  before: PreimageSide;
+  /** What it was at a later checkpoint (a capture taken after it); absent: the workspace's file now. */
+  later?: PreimageSide;
+}
+
 export class SnapshotDiff {
   constructor(
     private readonly git: ShadowGit,
@@ -150,33 +167,35 @@ export class SnapshotDiff {
 
   /**
    * Files the snapshots leave out (inside a nested repository, say) against what they were
-   * before a tool first changed them: `blob` is that pre-image, absent when it was too large to
-   * keep; `created`: the task made it (added while it is there). Those whose content is the
-   * same now are not listed.
+   * before a tool first changed them (PreimageSide), and what they are at a later checkpoint
+   * (`later`, when a capture taken after it says) or now in the workspace. Those whose content
+   * is the same on both sides are not listed.
    */
-  async againstPreimages(entries: { path: string; blob?: string; created?: boolean }[]): Promise<FileChange[]> {
+  async againstPreimages(entries: PreimageEntry[]): Promise<FileChange[]> {
+    const sides = entries.flatMap((e) => (e.later ? [e.before, e.later] : [e.before]));
     const blobs = await readBlobs(
       this.git,
-      entries.flatMap((e) => (e.blob ? [e.blob] : [])),
+      sides.flatMap((side) => (side.blob ? [side.blob] : [])),
       this.sizeLimitBytes,
     );
     const sizes = await blobSizes(
       this.git,
-      entries.flatMap((e) => (e.blob && blobs.get(e.blob) === "too_large" ? [e.blob] : [])),
+      sides.flatMap((side) => (side.blob && blobs.get(side.blob) === "too_large" ? [side.blob] : [])),
     );
+    const content = (side: PreimageSide) =>
+      side.created ? undefined : side.blob ? blobs.get(side.blob) : ("too_large" as const);
     const changes = await mapLimit(entries, 16, async (e) => {
-      const before = e.created ? undefined : e.blob ? blobs.get(e.blob) : "too_large";
-      const after = await this.workspaceContent(e.path);
-      if (e.created)
-        return after === undefined
-          ? undefined
-          : this.change({ ...e, status: "added", oldBlob: "", newBlob: "" }, undefined, after);
+      const before = content(e.before);
+      const after = e.later ? content(e.later) : await this.workspaceContent(e.path);
+      if (before === undefined && after === undefined) return undefined;
       if (before instanceof Buffer && after instanceof Buffer && before.equals(after)) return undefined;
       // Both over the limit: the same content is told by the blob id (a restore wrote it back).
-      if (e.blob && before === "too_large" && after === "too_large" && (await this.holds(e.path, e.blob, sizes)))
-        return undefined;
-      const status: FileStatus = after === undefined ? "deleted" : "modified";
-      return this.change({ path: e.path, status, oldBlob: e.blob ?? "", newBlob: "" }, before, after);
+      const blob = e.before.blob;
+      if (blob && before === "too_large" && after === "too_large") {
+        if (e.later ? e.later.blob === blob : await this.holds(e.path, blob, sizes)) return undefined;
+      }
+      const status: FileStatus = before === undefined ? "added" : after === undefined ? "deleted" : "modified";
+      return this.change({ path: e.path, status, oldBlob: blob ?? "", newBlob: "" }, before, after);
     });
     return changes.filter((c): c is FileChange => c !== undefined);
   }

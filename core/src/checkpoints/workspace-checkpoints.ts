@@ -53,7 +53,7 @@ import { ShadowRepo } from "./shadow-repo.js";
 import { looksCorrupt, splitNul } from "./git-process.js";
 import { objectsMissing } from "./missing-objects.js";
 import { MESSAGES } from "./workspace-guard.js";
-import { SnapshotDiff, type FileChange } from "./snapshot-diff.js";
+import { SnapshotDiff, type FileChange, type PreimageEntry, type PreimageSide } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
 import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
@@ -927,24 +927,41 @@ export class WorkspaceCheckpoints {
 
   /**
    * Files the task's tools changed or made that the snapshots leave out altogether (inside a
-   * nested repository), so the diff cannot list them: against their pre-images, as a restore
-   * would put them back (or as added, as a restore would delete them). The files a diff lists
-   * are already there.
+   * nested repository), so the diff cannot list them: from what they were at `from` (their
+   * pre-images; made by the task: added, as a restore deletes them) to what they were at `to`
+   * (the capture taken after it) or, without `to` or such a capture, to the workspace's file now.
+   * The files a diff lists are already there.
    */
-  private async leftOutEdits(taskId: string, from: CheckpointInfo, listed: FileChange[]): Promise<FileChange[]> {
+  private async leftOutEdits(
+    taskId: string,
+    from: CheckpointInfo,
+    listed: FileChange[],
+    to?: CheckpointInfo,
+  ): Promise<FileChange[]> {
     const captures = await this.capturesOf(taskId, from);
     const shown = new Set(listed.map((c) => c.path));
+    const side = (c: CaptureAt | undefined): PreimageSide | undefined =>
+      c?.kind === "created"
+        ? { created: true }
+        : c?.kind === "preimage"
+          ? { blob: c.id }
+          : c?.kind === "too_large"
+            ? {}
+            : undefined;
     const entries = [...new Set(captures.map((c) => c.path))]
       .filter((p) => !shown.has(p))
-      .flatMap((p): { path: string; blob?: string; created?: boolean }[] => {
-        // Not one changed since the checkpoint before its capture (what it was then is unknown:
-        // the look for left-out changes names it). One the task created is added, as a restore
-        // deletes it.
+      .flatMap((p): PreimageEntry[] => {
         const first = captureAfter(captures, p, from.createdAt);
-        if (first?.kind === "created") return [{ path: p, created: true }];
-        return first?.kind === "preimage" || first?.kind === "too_large"
-          ? [{ path: p, blob: first.kind === "preimage" ? first.id : undefined }]
-          : [];
+        // Changed by a tool after `to` only: not a change between the two.
+        if (to && first && first.at > to.createdAt) return [];
+        // Not one changed since the checkpoint before its capture (what it was then is unknown:
+        // the look for left-out changes names it).
+        const before = side(first);
+        if (!before) return [];
+        const next = to && captureAfter(captures, p, to.createdAt);
+        if (!next) return [{ path: p, before }];
+        const later = side(next);
+        return later ? [{ path: p, before, later }] : [];
       });
     return entries.length ? this.diff.againstPreimages(entries) : [];
   }
@@ -952,7 +969,13 @@ export class WorkspaceCheckpoints {
   async between(taskId: string, from: CheckpointInfo, to: CheckpointInfo): Promise<FileChange[]> {
     return this.lock.run(async () => {
       await this.open();
-      return this.correctAdded(taskId, from, to.createdAt, await this.diff.betweenCommits(from.id, to.id));
+      const changes = await this.correctAdded(
+        taskId,
+        from,
+        to.createdAt,
+        await this.diff.betweenCommits(from.id, to.id),
+      );
+      return [...changes, ...(await this.leftOutEdits(taskId, from, changes, to))];
     });
   }
 
