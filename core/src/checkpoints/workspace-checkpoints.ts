@@ -939,6 +939,8 @@ export class WorkspaceCheckpoints {
     to?: CheckpointInfo,
   ): Promise<FileChange[]> {
     const captures = await this.capturesOf(taskId, from);
+    // As they speak of `to` (a pre-image a command may have changed since `to` tells nothing of it).
+    const capturesThen = to ? await this.capturesOf(taskId, to) : [];
     const shown = new Set(listed.map((c) => c.path));
     const side = (c: CaptureAt | undefined): PreimageSide | undefined =>
       c?.kind === "created"
@@ -958,7 +960,7 @@ export class WorkspaceCheckpoints {
         // the look for left-out changes names it).
         const before = side(first);
         if (!before) return [];
-        const next = to && captureAfter(captures, p, to.createdAt);
+        const next = to && captureAfter(capturesThen, p, to.createdAt);
         if (!next) return [{ path: p, before }];
         const later = side(next);
         return later ? [{ path: p, before, later }] : [];
