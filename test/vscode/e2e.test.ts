@@ -256,14 +256,17 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
-    "the checkpoint pick says which checkpoint is which; Compare names a change the checkpoints do not track, also when it is the only one",
+    "the checkpoint pick says which checkpoint is which; View Changes and Compare list what a tool changed inside a nested repository; Compare names a change the checkpoints do not track, also when it is the only one",
     { timeout: 400_000 },
     async () => {
       const project = gitProject("dline-vscode-left-out-", {
         "notes.md": "# notes\n",
         // Over the 5 MB a checkpoint holds: the baseline leaves it out (its content there is unknown).
         "data.txt": "x".repeat(6 * 1024 * 1024),
+        // A nested repository: no snapshot holds its files.
+        "vendor/lib/lib.c": "int lib = 1;\n",
       });
+      execFileSync("git", ["init", "-q"], { cwd: path.join(project.workspace, "vendor", "lib") });
       const model = await spawnModelServer({
         apiKey: API_KEY,
         turns: [
@@ -274,6 +277,9 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
               { name: "execute_command", input: { command: "printf 'small\\n' > data.txt", requires_approval: true } },
             ],
           },
+          // Inside the nested repository: View Changes and Compare list them from their pre-images.
+          { toolCalls: [{ name: "write_to_file", input: { path: "vendor/lib/lib.c", content: "int lib = 2;\n" } }] },
+          { toolCalls: [{ name: "write_to_file", input: { path: "vendor/lib/made.c", content: "int made;\n" } }] },
           { toolCalls: [{ name: "attempt_completion", input: { result: "Noted and shrunk." } }] },
         ],
       });
@@ -286,6 +292,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           true,
           undefined,
         ],
+        ["View Changes lists what the task's tools changed or made inside a nested repository", true, undefined],
         [
           "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side; after a restore that left it, never 'no changes'",
           true,
@@ -293,7 +300,12 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         ],
       ]);
       expect(run.exitCode).toBe(0);
-      expectScreenshots(out, ["checkpoint-pick", "compare-not-tracked", "compare-only-not-tracked"]);
+      expectScreenshots(out, [
+        "checkpoint-pick",
+        "view-changes-nested",
+        "compare-not-tracked",
+        "compare-only-not-tracked",
+      ]);
       fs.rmSync(project.roots.base, { recursive: true, force: true });
     },
   );

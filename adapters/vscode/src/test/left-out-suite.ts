@@ -5,7 +5,8 @@
  * checkpoints do not track (data.txt, over the size limit at the start, shrunk by a command) by a
  * name that says so, both sides saying why, not as an empty side that reads as a file created;
  * after a restore to the baseline that left it as it is, Compare says the change is not tracked, never "no
- * changes". The restore's question asks first (VS Code refuses modal dialogs while extension
+ * changes". View Changes and Compare list what a tool changed or made inside a nested repository
+ * (which no snapshot holds) against what it was before. The restore's question asks first (VS Code refuses modal dialogs while extension
  * tests run: its words are checked by test/vscode/checkpoint-pick-left-out.unit.test.ts).
  *
  * Environment: DLINE_E2E_MODEL_URL, DLINE_E2E_API_KEY (the scripted model of test/vscode/e2e.test.ts).
@@ -104,6 +105,38 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
   );
 
   suite.test(
+    "View Changes lists what the task's tools changed or made inside a nested repository",
+    async () => {
+      assert(api && baselineId, "the first test ran the task");
+      // vendor/lib is a repository of its own: no snapshot holds its files, so View Changes
+      // listed neither of them (found with zlib as a submodule of express).
+      const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.viewChanges")) ?? [];
+      assertEqual(
+        shown.map((d) => [d.path, d.notTracked]).sort(),
+        [
+          ["data.txt", true],
+          ["notes.md", false],
+          ["vendor/lib/lib.c", false],
+          ["vendor/lib/made.c", false],
+        ],
+        "View Changes' files",
+      );
+      const side = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocument(uri)).getText();
+      const lib = shown.find((d) => d.path === "vendor/lib/lib.c")!;
+      assertEqual(await side(lib.original), "int lib = 1;\n", "lib.c before the task");
+      assertEqual(await side(lib.modified), "int lib = 2;\n", "lib.c after the task");
+      const made = shown.find((d) => d.path === "vendor/lib/made.c")!;
+      assertEqual(await side(made.original), "", "made.c before the task: none");
+      assertEqual(await side(made.modified), "int made;\n", "made.c after the task");
+      await waitForTab("New changes");
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await ui.request({ action: "screenshot", name: "view-changes-nested" });
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+    },
+    120_000,
+  );
+
+  suite.test(
     "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side; after a restore that left it, never 'no changes'",
     async () => {
       assert(api && baselineId, "the first test ran the task");
@@ -113,6 +146,8 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
         [
           ["data.txt", true],
           ["notes.md", false],
+          ["vendor/lib/lib.c", false],
+          ["vendor/lib/made.c", false],
         ],
         "Compare's files",
       );
@@ -144,6 +179,8 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
       );
       await waitFor("notes.md restored", () => fs.readFileSync(file("notes.md"), "utf8") === "# notes\n");
       assertEqual(fs.readFileSync(file("data.txt"), "utf8"), "small\n", "data.txt left as it is");
+      assertEqual(fs.readFileSync(file("vendor/lib/lib.c"), "utf8"), "int lib = 1;\n", "lib.c put back");
+      assert(!fs.existsSync(file("vendor/lib/made.c")), "made.c, which the task made, deleted");
       await vscode.commands.executeCommand("notifications.clearAll");
       const after = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", baselineId)) ?? [];
       assertEqual(
