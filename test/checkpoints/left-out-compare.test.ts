@@ -104,6 +104,66 @@ describe("a restore past a cut skip list", () => {
   });
 });
 
+describe("what a command removed among what the checkpoints leave out", () => {
+  // Found in a user pass: a command's `rm ign/a.txt && rm -rf ign/sub && echo new > ign/new.txt`
+  // in an ignored folder; the restore named ign/new.txt and ign/c.txt and said that was all.
+  it("makes the restore say more may have changed when files were also added there", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, ".gitignore", "ign/\n");
+    write(ws, "ign/a.txt", "a\n");
+    write(ws, "ign/sub/b.txt", "b\n");
+    write(ws, "ign/c.txt", "c\n");
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.rmSync(path.join(ws, "ign/a.txt"));
+    fs.rmSync(path.join(ws, "ign/sub"), { recursive: true });
+    write(ws, "ign/new.txt", "new\n");
+    fs.appendFileSync(path.join(ws, "ign/c.txt"), "C\n");
+    await manager.saveTurn(task, { commandRan: true });
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.keptPaths.map((k) => k.path).sort()).toEqual(["ign/c.txt", "ign/new.txt"]);
+    expect(outcome.keptPathsIncomplete).toBe(true);
+  });
+
+  it("names the folder when only files changed in place are named beside the removal", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, ".gitignore", "ign/\n");
+    write(ws, "ign/a.txt", "a\n");
+    write(ws, "ign/c.txt", "c\n");
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.rmSync(path.join(ws, "ign/a.txt"));
+    fs.appendFileSync(path.join(ws, "ign/c.txt"), "C\n");
+    await manager.saveTurn(task, { commandRan: true });
+    const compared = (await manager.compare("t1", base.id)).files.map((f) => [f.path, f.status, !!f.notTracked]);
+    expect(compared.sort()).toEqual([
+      ["ign/", "modified", true],
+      ["ign/c.txt", "modified", true],
+    ]);
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.keptPaths.map((k) => k.path).sort()).toEqual(["ign/", "ign/c.txt"]);
+  });
+
+  it("keeps naming a folder a command emptied, in which the restore deleted nothing", async () => {
+    // dist/ (a built-in exclusion) whose only file a command deleted: Compare named dist/, the
+    // restore named nothing, as if it had emptied the folder itself.
+    const { manager, task, ws } = setup();
+    write(ws, "dist/bundle.js", "bundle\n");
+    write(ws, "src/app.js", "app\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.rmSync(path.join(ws, "dist/bundle.js"));
+    await manager.saveTurn(task, { commandRan: true });
+    expect((await manager.compare("t1", base.id)).files.map((f) => [f.path, !!f.notTracked])).toEqual([
+      ["dist/", true],
+    ]);
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.keptPaths).toEqual([{ path: "dist/", reason: "not_tracked" }]);
+  });
+});
+
 describe("a folder the task made among what the checkpoints leave out", () => {
   it("is not named kept by a restore that deleted everything in it, nor listed by Compare beside its files", async () => {
     const { manager, task, ws } = setup();

@@ -25,7 +25,10 @@ export interface LaterSkips {
 export interface LeftOutLook {
   /** Paths the checkpoints left out, changed (or created, or gone) after `since`. */
   changed: KeptPath[];
-  /** A folder's look stopped at its limit: a change further in may not be named. */
+  /**
+   * A change may not be named: a folder's look stopped at its limit, or a folder whose entries
+   * were added since may have lost others too.
+   */
   cut: boolean;
 }
 
@@ -36,7 +39,8 @@ export interface LeftOutLook {
  * one lstat; a folder is walked breadth first up to FOLDER_LOOK_LIMIT entries (TOTAL_LOOK_LIMIT
  * in all), never into `.git`. A change is a status change time (ctime: content, mode, a
  * rename into place) after `since`. A folder born after `since` is named as one path ("dist/");
- * a folder whose own entries were added or removed since, and none of them named, is named too;
+ * a folder whose own entries were added or removed since is named too when none of them is, or
+ * only files changed in place (with a new entry named, a removal cannot be told: `cut`);
  * a folder of more than FILES_NAMED_PER_FOLDER changed files is named instead of its files.
  * `listedThen`: entries that existed at `since` (the checkpoint's own list): one gone now is
  * named (a file a command deleted stays deleted). Nothing is ever written.
@@ -110,6 +114,7 @@ function lookInto(
 ): { changed: string[]; looked: number; cut: boolean } {
   const changed: string[] = [];
   let looked = 0;
+  let unsure = false;
   const queue: { rel: string; st: Stats }[] = [{ rel: folder, st: folderStat }];
   for (let q = 0; q < queue.length; q++) {
     const { rel, st } = queue[q]!;
@@ -120,6 +125,8 @@ function lookInto(
       continue;
     }
     const before = changed.length;
+    // A file or folder named here was made since (written anew: a new inode).
+    let made = false;
     for (const child of children) {
       if (child.name === ".git") continue;
       if (looked >= limit) return { changed, looked, cut: true };
@@ -127,16 +134,27 @@ function lookInto(
       const childRel = `${rel}/${child.name}`;
       const cst = lstatIfPresent(toAbsolute(workspaceRoot, childRel));
       if (!cst) continue;
+      const born = !existedAt(cst.birthtimeMs, since);
       if (cst.isDirectory()) {
         // Made after the checkpoint: one path for all of it (an install's new package).
-        if (!existedAt(cst.birthtimeMs, since)) changed.push(`${childRel}/`);
+        if (born) changed.push(`${childRel}/`);
         else queue.push({ rel: childRel, st: cst });
-      } else if (changedAfter(cst, since)) changed.push(childRel);
+        made ||= born;
+      } else if (changedAfter(cst, since)) {
+        changed.push(childRel);
+        made ||= born;
+      }
     }
-    // Entries added, removed or renamed here since, and none of them named: the folder is.
-    if (changed.length === before && changedAfter(st, since)) changed.push(`${rel}/`);
+    if (!changedAfter(st, since)) continue;
+    // Entries added, removed or renamed here since. None named, or only files changed in place
+    // (which leave the folder's own date alone): something went or was renamed, and the folder
+    // is named. With a new entry named, that may be all of it or not: a file removed here
+    // before cannot be told, so the look says more may have changed (a command's
+    // `rm ign/a.txt && echo new > ign/new.txt` named only ign/new.txt).
+    if (changed.length === before || !made) changed.push(`${rel}/`);
+    else unsure = true;
   }
-  return { changed, looked, cut: false };
+  return { changed, looked, cut: unsure };
 }
 
 /**
@@ -193,7 +211,15 @@ export function withLeftOutChanges(
 ): KeptPath[] {
   const handled = new Set([...result.restored, ...result.deleted, ...result.kept.map((k) => k.path), ...unchanged]);
   const deleted = new Set(result.deleted);
-  const moot = (k: KeptPath) => folderWithin(workspaceRoot, k.path, deleted, true);
+  // A folder the restore emptied (it deleted every file in it) is not kept; one a command
+  // emptied, in which the restore deleted nothing, is (a `dist/` whose bundle.js a command removed).
+  const moot = (k: KeptPath) =>
+    folderWithin(
+      workspaceRoot,
+      k.path,
+      deleted,
+      result.deleted.some((d) => d.startsWith(k.path)),
+    );
   return [...result.kept, ...look.changed.filter((k) => !handled.has(k.path) && !moot(k))];
 }
 
