@@ -141,6 +141,13 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(fs.readFileSync(path.join(workspace, "notes.md"), "utf8")).toBe("# notes\n");
     expect(fs.readFileSync(path.join(workspace, "assets/big.bin"), "utf8")).toBe("now small\n");
 
+    // Two digits name a checkpoint when no other of the task starts so (before, any prefix under
+    // four digits was refused as "not a checkpoint id"). Three ids: all but surely one has its own.
+    const ids = checkpoints.map((c) => c.id);
+    const two = ids.find((id) => ids.filter((other) => other.startsWith(id.slice(0, 2))).length === 1);
+    expect(two).toBeDefined();
+    const compared = await run(cli, ["--json", "compare", taskId, two!.slice(0, 2)], { env });
+    expect(JSON.parse(compared.stdout)).toHaveProperty("files");
     // A prefix no checkpoint of the task has, and one too short to tell, are refused clearly.
     let unknown = "0000";
     while (checkpoints.some((c) => c.id.startsWith(unknown)))

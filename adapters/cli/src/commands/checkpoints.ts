@@ -173,8 +173,9 @@ const keptReasons: Record<KeptReason, string> = {
  * starts with the hex digits given (the task's output shows ids cut to 12), as git takes a prefix.
  */
 async function fullCheckpointId(clients: DlineClients, taskId: string, given: string): Promise<string> {
-  // 40 digits may be a whole SHA-1 id or the start of a SHA-256 one.
-  if (!/^[0-9a-f]{4,63}$/.test(given)) return given;
+  // 40 digits may be a whole SHA-1 id or the start of a SHA-256 one. A task has few checkpoints:
+  // any number of digits names one when no other starts so ("e5" was refused as no id at all).
+  if (!/^[0-9a-f]{1,63}$/.test(given)) return given;
   const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
   if (checkpoints.some((c) => c.id === given)) return given;
   const matches = checkpoints.filter((c) => c.id.startsWith(given));
