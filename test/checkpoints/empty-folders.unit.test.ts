@@ -2,7 +2,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { foldersToMake, makeMissingFolders, removeEmptyFolders } from "../../core/src/checkpoints/empty-folders.js";
+import {
+  emptyFoldersMadeSince,
+  foldersToMake,
+  makeMissingFolders,
+  removeEmptyFolders,
+  removeFoldersMadeSince,
+} from "../../core/src/checkpoints/empty-folders.js";
 
 describe("making and removing the empty folders a restore brings back", () => {
   const made: string[] = [];
@@ -18,6 +24,34 @@ describe("making and removing the empty folders a restore brings back", () => {
     fs.mkdirSync(outside);
     return { ws, outside };
   }
+
+  it("finds and removes only empty folders made since, not recorded ones, nor one with a file, nor past a link", async () => {
+    const { ws, outside } = sandbox();
+    fs.mkdirSync(path.join(ws, "old/empty"), { recursive: true });
+    fs.mkdirSync(path.join(ws, "node_modules/x"), { recursive: true });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const since = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.mkdirSync(path.join(ws, "a/b/c"), { recursive: true });
+    fs.mkdirSync(path.join(ws, "old/made"));
+    fs.mkdirSync(path.join(ws, "recorded"));
+    fs.mkdirSync(path.join(ws, "filled"));
+    fs.mkdirSync(path.join(outside, "far/made"), { recursive: true });
+    fs.symlinkSync(path.join(outside, "far"), path.join(ws, "link"));
+    const skip = (_: string, name: string) => name === "node_modules";
+    const found = await emptyFoldersMadeSince(ws, since, ["recorded"], skip, new Set());
+    expect(found.sort()).toEqual(["a/b/c", "filled", "old/made"]);
+    fs.writeFileSync(path.join(ws, "filled/file.txt"), "put back by the restore\n");
+    expect(removeFoldersMadeSince(ws, [...found, "link/made"], since, ["recorded"]).sort()).toEqual([
+      "a",
+      "a/b",
+      "a/b/c",
+      "old/made",
+    ]);
+    for (const kept of ["old/empty", "recorded", "filled", "node_modules/x"])
+      expect(fs.statSync(path.join(ws, kept)).isDirectory()).toBe(true);
+    expect(fs.statSync(path.join(outside, "far/made")).isDirectory()).toBe(true);
+  });
 
   it("makes the folders that are gone, their parents too, and answers them", () => {
     const { ws } = sandbox();

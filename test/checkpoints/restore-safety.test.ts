@@ -478,6 +478,48 @@ describe("an empty folder a command deleted comes back", () => {
   });
 });
 
+describe("empty folders a command made", () => {
+  const isFolder = (ws: string, rel: string) =>
+    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
+
+  // Found in a user pass: a command's `mkdir newempty` stayed after a restore to the baseline,
+  // while a folder a command made and filled went with its files.
+  it.each([
+    ["the reset rule (no recorded edits)", false],
+    ["recorded edits, a command after the checkpoint", true],
+  ])(
+    "go with a restore to a checkpoint before them, by %s; the user's stay; the undo makes them again",
+    async (_, toolEdit) => {
+      const { manager, task, ws } = setup();
+      fs.mkdirSync(path.join(ws, "kept-empty"));
+      write(ws, "src/app.ts", "v1\n");
+      const base = (await manager.ensureBaseline(task))!;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (toolEdit) {
+        await toolWrite(manager, task, "src/app.ts", "v2\n");
+        await manager.saveTurn(task, { editedPaths: ["src/app.ts"] });
+      }
+      fs.mkdirSync(path.join(ws, "newempty/deep"), { recursive: true });
+      fs.mkdirSync(path.join(ws, "src/made"));
+      if (!toolEdit) write(ws, "src/app.ts", "v2\n");
+      await manager.saveTurn(task, { commandRan: true });
+
+      const outcome = await manager.restore("t1", base.id, "files");
+      expect(read(ws, "src/app.ts")).toBe("v1\n");
+      expect(isFolder(ws, "newempty")).toBe(false);
+      expect(isFolder(ws, "src/made")).toBe(false);
+      expect(isFolder(ws, "src")).toBe(true);
+      expect(isFolder(ws, "kept-empty")).toBe(true);
+
+      await manager.restore("t1", outcome.undoCheckpointId, "files");
+      expect(read(ws, "src/app.ts")).toBe("v2\n");
+      expect(isFolder(ws, "newempty/deep")).toBe(true);
+      expect(isFolder(ws, "src/made")).toBe(true);
+      expect(isFolder(ws, "kept-empty")).toBe(true);
+    },
+  );
+});
+
 describe("a later task's list of empty folders", () => {
   it("is the newest snapshot's, less what is gone: its baseline walks nothing", async () => {
     const sb = makeSandbox();

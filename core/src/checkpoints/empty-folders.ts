@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { existedAt } from "./left-out.js";
 import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
@@ -49,6 +50,60 @@ export async function findEmptyFolders(
     }
   }
   return empty.sort();
+}
+
+/**
+ * The empty folders made after `since` (their birth time) that `recorded` (a checkpoint's list of
+ * the workspace's empty folders) does not name: a command's `mkdir newempty` since that
+ * checkpoint, which a restore to it removes (removeFoldersMadeSince). Unknown birth times keep
+ * every folder. Walked as findEmptyFolders walks.
+ */
+export async function emptyFoldersMadeSince(
+  workspaceRoot: string,
+  since: number,
+  recorded: readonly string[],
+  skipFolder: (repoPath: string, name: string) => boolean,
+  leftOut: ReadonlySet<string>,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const known = new Set(recorded);
+  const empty = await findEmptyFolders(workspaceRoot, skipFolder, leftOut, signal);
+  return empty.filter((rel) => !known.has(rel) && madeSince(workspaceRoot, rel, since));
+}
+
+/**
+ * Removes those of `folders` (emptyFoldersMadeSince) still empty, children first, and then each
+ * one's folders on the way while they are empty, made after `since` and not in `recorded` (a
+ * `mkdir -p a/b` leaves nothing of `a`). A folder the restore put files in stays, and so does
+ * any path with a link on its way. Answers the folders removed.
+ */
+export function removeFoldersMadeSince(
+  workspaceRoot: string,
+  folders: readonly string[],
+  since: number,
+  recorded: readonly string[],
+): string[] {
+  const known = new Set(recorded);
+  const removed: string[] = [];
+  for (const rel of [...folders].sort((a, b) => b.split("/").length - a.split("/").length)) {
+    let current = rel;
+    while (current && !known.has(current) && madeSince(workspaceRoot, current, since)) {
+      if (!onlyFoldersOnWay(workspaceRoot, current)) break;
+      try {
+        fs.rmdirSync(toAbsolute(workspaceRoot, current));
+      } catch {
+        break; // not empty (or not writable): left as it is
+      }
+      removed.push(current);
+      current = current.includes("/") ? current.slice(0, current.lastIndexOf("/")) : "";
+    }
+  }
+  return removed;
+}
+
+function madeSince(workspaceRoot: string, rel: string, since: number): boolean {
+  const st = lstatIfPresent(toAbsolute(workspaceRoot, rel));
+  return !!st?.isDirectory() && !existedAt(st.birthtimeMs, since);
 }
 
 /** Those of `folders` that are still folders (each checkpoint records what is left of the list). */

@@ -39,8 +39,10 @@ import { WorkspaceWatcher } from "./workspace-watcher.js";
 import {
   findEmptyFolders,
   foldersToMake,
+  emptyFoldersMadeSince,
   makeMissingFolders,
   removeEmptyFolders,
+  removeFoldersMadeSince,
   stillFolders,
 } from "./empty-folders.js";
 import { removeUnreachablePacks } from "./unreachable-packs.js";
@@ -120,6 +122,8 @@ export interface SaveRequest {
   listIgnored?: boolean;
   /** A "before restore" checkpoint: the folders the restore will make again (CheckpointMeta). */
   foldersMadeAfter?: readonly string[];
+  /** A "before restore" checkpoint: empty folders the restore will remove, recorded so that its undo makes them again. */
+  foldersToRemove?: readonly string[];
   /** Set by the save after a command: the newest snapshot's tree it builds on (CheckpointMeta). */
   baseTree?: string;
 }
@@ -848,7 +852,13 @@ export class WorkspaceCheckpoints {
       ...(req.commandRan ? { commandRan: true } : {}),
       ...(req.commandRan && req.baseTree ? { baseTree: req.baseTree } : {}),
       // As they are now: a restore to this checkpoint makes the listed folders that are gone again.
-      ...(this.emptyFolders ? { emptyFolders: stillFolders(this.workspaceRoot, this.emptyFolders) } : {}),
+      ...(this.emptyFolders
+        ? {
+            emptyFolders: [
+              ...new Set([...stillFolders(this.workspaceRoot, this.emptyFolders), ...(req.foldersToRemove ?? [])]),
+            ].sort(),
+          }
+        : {}),
       ...(req.foldersMadeAfter?.length ? { foldersMadeAfter: [...req.foldersMadeAfter] } : {}),
       // As they are now, of the files the saves learned of: a restore that makes one again gives it these.
       ...(this.modes ? { modes: this.modes.record() } : {}),
@@ -1058,8 +1068,13 @@ export class WorkspaceCheckpoints {
       // A command may have deleted one of the person's empty folders: it comes back. Only a
       // command deletes folders (an editing tool never does), and a restore of tool edits alone
       // leaves what the person did since as it is. The undo checkpoint names the folders made.
-      const remakeFolders = !recorded.length || !!options.commandSaves?.length;
+      // Undoing a restore makes again the empty folders it removed (the undo checkpoint records them).
+      const remakeFolders = !recorded.length || !!options.commandSaves?.length || target.kind === "before_restore";
       const foldersMadeAfter = remakeFolders ? foldersToMake(this.workspaceRoot, target.emptyFolders ?? []) : [];
+      // And empty folders a command made since go (`mkdir newempty`: before, they stayed, while a
+      // folder a command made and filled went with its files).
+      const foldersToRemove =
+        remakeFolders && target.kind !== "before_restore" ? await this.emptyFoldersMadeSince(target) : [];
       let result: FileRestoreResult & { undo: CheckpointInfo };
       if (recorded.length) {
         await this.modes?.look(recorded);
@@ -1071,6 +1086,7 @@ export class WorkspaceCheckpoints {
           scan: false,
           hasFiles: true,
           foldersMadeAfter,
+          foldersToRemove,
         };
         result = await restoreRecordedPaths(
           {
@@ -1101,6 +1117,7 @@ export class WorkspaceCheckpoints {
           scan: true,
           hasFiles: true,
           foldersMadeAfter,
+          foldersToRemove,
         });
         const reset = await this.restorer
           .resetHard(target, undo.id, await this.capturesOf(taskId, target), this.keepCurrent(taskId, undo.createdAt))
@@ -1113,6 +1130,7 @@ export class WorkspaceCheckpoints {
         await this.modes?.look(reset.restored);
       }
       if (remakeFolders) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
+      removeFoldersMadeSince(this.workspaceRoot, foldersToRemove, target.createdAt, target.emptyFolders ?? []);
       // Undoing a restore: the folders it made go again, unless something was put in them since.
       if (target.kind === "before_restore") removeEmptyFolders(this.workspaceRoot, target.foldersMadeAfter ?? []);
       this.latest.set(taskId, { tree: result.undo.tree, createdAt: result.undo.createdAt });
@@ -1374,6 +1392,12 @@ export class WorkspaceCheckpoints {
     if (this.emptyFolders) return;
     const leftOut = new Set(scanSkips.filter((s) => s.reason !== "size").map((s) => s.path));
     this.emptyFolders = await findEmptyFolders(this.workspaceRoot, skipFolder, leftOut, signal);
+  }
+
+  /** Empty folders made since `target` that it does not record (emptyFoldersMadeSince): folders its skip list leaves out are not walked. */
+  private emptyFoldersMadeSince(target: CheckpointInfo): Promise<string[]> {
+    const leftOut = new Set(target.skipped.filter((s) => s.reason !== "size").map((s) => s.path));
+    return emptyFoldersMadeSince(this.workspaceRoot, target.createdAt, target.emptyFolders ?? [], skipFolder, leftOut);
   }
 
   /** The names a snapshot's top folder holds, read without git; undefined when its tree is not readable so. */
