@@ -139,6 +139,32 @@ describe("a later task in a workspace", () => {
     expect(fileAt(gitDir, completion.id, "a.txt")).toBe("a1");
   });
 
+  it("a resumed task's completion in a new process holds what changed while no sidecar ran", async () => {
+    // Found in a crash test: a command's changes whose turn was never saved (the sidecar was
+    // killed), or the person's edits while the task was cancelled, were staged by the resumed
+    // process's first scan but left out of its completion, which was the snapshot before them:
+    // restoring that completion undid them.
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "a.txt", "a0");
+    write(ws, "b.txt", "b0");
+    const task = { id: "t1", workspaceRoots: [ws] };
+    const first = makeManager(sb);
+    await first.ensureBaseline(task);
+    await first.beforeEdit(task, ["a.txt"]);
+    write(ws, "a.txt", "a1");
+    await first.saveTurn(task, { editedPaths: ["a.txt"] });
+    await first.stop();
+    write(ws, "b.txt", "b1, changed while no sidecar ran");
+
+    const resumed = makeManager(sb);
+    const completion = (await resumed.saveCompletion(task))!;
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    expect(fileAt(gitDir, completion.id, "b.txt")).toBe("b1, changed while no sidecar ran");
+    expect(fileAt(gitDir, completion.id, "a.txt")).toBe("a1");
+    expect((await resumed.compare("t1", completion.id)).files).toEqual([]);
+  });
+
   it("a later baseline with files changed since the last snapshot holds them, and an unchanged one reuses the snapshot", async () => {
     const sb = makeSandbox();
     const ws = sb.workspace;

@@ -321,7 +321,11 @@ export class WorkspaceCheckpoints {
     await this.learnModes(scan, signal);
     this.freshStaged = staged;
     this.freshListed = listed;
-    this.scanned = true;
+    // HEAD is up to date only when the scan found nothing to take in; otherwise the save that
+    // takes the scan's findings (the baseline) says so. A resumed task's process has no baseline
+    // to take: its completion must scan, not reuse the snapshot from before what changed while
+    // no sidecar ran (a command whose turn was never saved, the person's edits).
+    this.scanned = listed !== undefined && listed.length === 0;
     this.rememberScan(skipped, true);
     this.freshScanAt = Date.now();
     this.freshSizeSkips = skipped.filter((x) => x.reason === "size");
@@ -640,6 +644,8 @@ export class WorkspaceCheckpoints {
         skipped.push(...scanned.filter((s) => s.reason === "size"));
       } else {
         skipped.push(...this.freshSizeSkips);
+        // This save takes in what prepare()'s scan found.
+        this.scanned = true;
       }
       skipped.push(...(this.lastIgnored ?? []));
     }
