@@ -61,7 +61,8 @@ function shadowGit(sb: Sandbox, gitDir: string, args: string[], input?: string):
   });
 }
 
-const NO_SPACE = /No space left on device|Out of diskspace/;
+/** What the checkpoints' status says of a save git could not write (before: git's own words, "fatal: unable to write loose object file: No space left on device"). */
+const NO_SPACE = /^The disk is full\.$/;
 
 describe.skipIf(!mounted)(
   `saves on a full disk ${mounted ? "" : `(skipped: ${"reason" in mount ? mount.reason : ""})`}`,

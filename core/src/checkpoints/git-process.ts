@@ -52,6 +52,9 @@ export interface GitResult {
  * signal that ended a git we did not stop ("a signal" when the runner could not tell which).
  */
 export class GitError extends Error {
+  /** "ENOSPC" or "EDQUOT" when git said the disk (or quota) is full: answered as such (isDiskFull), not as an internal error. */
+  readonly code: string | undefined;
+
   constructor(
     message: string,
     readonly args: string[],
@@ -62,6 +65,11 @@ export class GitError extends Error {
   ) {
     super(message);
     this.name = "GitError";
+    this.code = /No space left on device|Out of diskspace/i.test(stderr)
+      ? "ENOSPC"
+      : /Disk quota exceeded/i.test(stderr)
+        ? "EDQUOT"
+        : undefined;
   }
 }
 

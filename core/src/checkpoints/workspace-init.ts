@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
 import type { ScanProgress } from "./snapshot-stager.js";
+import { DISK_FULL_MESSAGE, isDiskFull } from "../errors.js";
 import { GitError, ShadowGit } from "./git-process.js";
 import { MESSAGES } from "./workspace-guard.js";
 import type { LockWaitEvents } from "./repo-lock.js";
@@ -67,7 +68,7 @@ export async function initializeWorkspace(
   } catch (err) {
     if (abort.signal.aborted) report("failed", MESSAGES.initTimeout);
     else if (err instanceof GitError && err.missing) report("unavailable", MESSAGES.gitMissing);
-    else report("failed", (err as Error).message);
+    else report("failed", isDiskFull(err) ? DISK_FULL_MESSAGE : (err as Error).message);
     logger.error("checkpoint initialization failed", { workspace: engine.workspaceRoot, error: String(err) });
   } finally {
     clearTimeout(slow);

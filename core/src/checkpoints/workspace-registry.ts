@@ -5,7 +5,7 @@ import type { SkippedPath } from "./exclusions.js";
 import type { ScanProgress } from "./snapshot-stager.js";
 import type { GitChildren } from "./git-children.js";
 import { GitError } from "./git-process.js";
-import { DlineError } from "../errors.js";
+import { DISK_FULL_MESSAGE, DlineError, isDiskFull } from "../errors.js";
 import { MESSAGES } from "./workspace-guard.js";
 import { TaskDeletedError, WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { initializeWorkspace, statusBeforeInit } from "./workspace-init.js";
@@ -222,6 +222,7 @@ export class WorkspaceRegistry {
 
 function describe(err: unknown): string {
   if (err instanceof DlineError) return err.message;
+  if (isDiskFull(err)) return DISK_FULL_MESSAGE;
   if (err instanceof GitError) return err.missing ? MESSAGES.gitMissing : err.message;
   return (err as Error)?.message ?? String(err);
 }
