@@ -106,3 +106,36 @@ describe("a large file (past the small-file writes)", () => {
     expect(read(ws, "src/app.ts")).toBe("v1\n");
   });
 });
+
+describe("copies a killed restore left beside the files it was writing", () => {
+  // Found in a crash test: a sidecar killed mid-restore left empty `<file>.dline-restore-<pid>`
+  // files in the person's folders; the re-run restored everything else exactly, but those
+  // stayed for good (the built-in exclusions keep them out of snapshots).
+  it.each([
+    ["a restore of recorded paths", true],
+    ["a restore without recorded paths (the reset rule)", false],
+  ])("go when %s writes those files again; others stay", async (_, recorded) => {
+    const { manager, task, ws } = setup();
+    write(ws, "src/app.ts", "v1\n");
+    write(ws, "src/other.ts", "other v1\n");
+    const base = (await manager.ensureBaseline(task))!;
+    if (recorded) {
+      await toolWrite(manager, task, "src/app.ts", "v2\n");
+      await manager.saveTurn(task, { editedPaths: ["src/app.ts"] });
+    } else {
+      write(ws, "src/app.ts", "v2\n");
+      await manager.saveTurn(task, { commandRan: true });
+    }
+    // What a restore killed in another process (pid 2147480000: none runs) left.
+    write(ws, "src/app.ts.dline-restore-2147480000", "");
+    write(ws, "src/other.ts.dline-restore-2147480000", "");
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "src/app.ts")).toBe("v1\n");
+    expect(fs.readdirSync(path.join(ws, "src")).sort()).toEqual([
+      "app.ts",
+      "other.ts",
+      // Beside a file this restore does not write: not its to judge.
+      "other.ts.dline-restore-2147480000",
+    ]);
+  });
+});

@@ -22,6 +22,7 @@ import { narrowToRecorded, recordedMode, restoredPermissions, type ModeRecord } 
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
+import { removeLeftCopies, restoreCopyOf } from "./restore-copies.js";
 import { RestoreStopped } from "./restore-stopped.js";
 import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
@@ -449,8 +450,11 @@ export class SnapshotRestore {
     blobs: ReadonlyMap<string, Buffer>,
     permissions: ReadonlyMap<string, number>,
   ): Promise<void> {
+    const planned = [...entries];
+    // What a killed restore left beside these files goes now (a re-run writes them again).
+    removeLeftCopies(planned.map(([p]) => toAbsolute(this.workspaceRoot, p)));
     const written: string[] = [];
-    for (const [p, e] of entries) {
+    for (const [p, e] of planned) {
       try {
         await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!, permissions.get(p));
       } catch (err) {
@@ -469,7 +473,7 @@ export class SnapshotRestore {
    * the temporary file this writes is given bits: no other file is chmod-ed.
    */
   private async writeFile(abs: string, mode: string, content: Buffer, recorded?: number): Promise<void> {
-    const tmp = `${abs}.dline-restore-${process.pid}`;
+    const tmp = restoreCopyOf(abs);
     try {
       await this.writeVia(tmp, abs, mode, content, recorded);
     } catch (err) {
