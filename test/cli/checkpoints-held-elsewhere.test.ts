@@ -5,6 +5,7 @@
  * is a separate node process holding the real repository lock (the checkpoint tests' driver).
  */
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -63,5 +64,73 @@ describe("a checkpoint command while another window holds the checkpoint reposit
     expect(await listing.exited).toBe(0);
     expect(listing.stdout()).toMatch(/ baseline\n/);
     expect(listing.stderr().split(said).length - 1).toBe(1);
+  });
+});
+
+describe("Ctrl-C during a restore", () => {
+  // Found in a crash test: Ctrl-C left at once without a word (exit 130), and the sidecar then
+  // finished the restore after the prompt came back, or stopped it part-way.
+  async function restoreWaiting(): Promise<{
+    restore: CliChild;
+    holder: ReturnType<typeof runDriver>;
+    file: string;
+  }> {
+    const { roots, workspace, env } = await cliSandbox(
+      [
+        { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "by the task\n" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+      servers,
+    );
+    fs.writeFileSync(path.join(workspace, "notes.md"), "mine\n");
+    await run(cli, ["task", "one", "--workspace", workspace, "--yes"], { env });
+    const taskId = (JSON.parse((await run(cli, ["--json", "history"], { env })).stdout) as { tasks: { id: string }[] })
+      .tasks[0]!.id;
+    const { checkpoints } = JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
+      checkpoints: { id: string }[];
+    };
+    // Another window holds the checkpoints: the restore is under way, waiting for it.
+    const holder = runDriver({ base: roots.base, home: roots.home, workspace } as Sandbox, "other-window", 0, [], {
+      holdLock: true,
+    });
+    holders.push(holder);
+    await holding(holder);
+    const restore = startCli(["restore", taskId, checkpoints[0]!.id, "--mode", "files"], env);
+    children.push(restore);
+    await until(() => restore.stderr().includes("Checkpoints are waiting for another Dline window"), "the wait");
+    return { restore, holder, file: path.join(workspace, "notes.md") };
+  }
+
+  it("says the restore goes on, and it does: the answer and its undo are printed", async () => {
+    const { restore, holder, file } = await restoreWaiting();
+    restore.child.kill("SIGINT");
+    await until(() => restore.stderr().includes("The restore goes on until it has ended"), "the notice");
+    holder.child.kill("SIGKILL");
+    expect(await restore.exited).toBe(0);
+    expect(restore.stdout()).toMatch(/^restored 1 file\(s\), deleted 0\n {2}restored: notes\.md\nundo with: /);
+    expect(fs.readFileSync(file, "utf8")).toBe("mine\n");
+  });
+
+  it("a second Ctrl-C leaves, saying the restore may have stopped part-way and how to finish or undo it", async () => {
+    const { restore } = await restoreWaiting();
+    restore.child.kill("SIGINT");
+    await until(() => restore.stderr().includes("The restore goes on until it has ended"), "the notice");
+    restore.child.kill("SIGINT");
+    expect(await restore.exited).toBe(130);
+    expect(restore.stderr()).toMatch(
+      /dline: left before the restore ended: it may have stopped part-way\. Run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints \S+ lists\.\n$/,
+    );
+  });
+
+  it("a sidecar killed during the restore: the CLI says the restore may have stopped part-way, and how to finish or undo it", async () => {
+    const { restore } = await restoreWaiting();
+    const sidecar = Number(
+      fs.readFileSync(`/proc/${restore.child.pid}/task/${restore.child.pid}/children`, "utf8").trim().split(" ")[0],
+    );
+    process.kill(sidecar, "SIGKILL");
+    expect(await restore.exited).toBe(1);
+    expect(restore.stderr()).toMatch(
+      /The restore may have stopped part-way: run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints \S+ lists\.\ndline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/,
+    );
   });
 });

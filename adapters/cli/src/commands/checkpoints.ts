@@ -14,7 +14,7 @@ import {
   type SkippedPath,
 } from "../../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { checkFlags, checkPositionals, stringFlag, UsageError, type ParsedArgs } from "../args.js";
-import { printJson, withSidecar, type CliContext } from "../session.js";
+import { printJson, SidecarDiedError, withSidecar, type CliContext } from "../session.js";
 import { sayingWhileHeldElsewhere } from "../checkpoint-wait.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { visibleLine } from "../../../../core/src/text/visible-text.js";
@@ -113,44 +113,84 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
   };
   const modeName = stringFlag(args, "mode") ?? "files-and-task";
   if (!(modeName in modes)) throw new UsageError("--mode takes files-and-task, files or task.");
-  return withSidecar(ctx, async (clients) => {
-    const res = await sayingWhileHeldElsewhere(ctx.err, clients, taskId, async () =>
-      clients.checkpoints.restore({
-        taskId,
-        checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
-        mode: modes[modeName],
-      }),
-    );
-    // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
-    if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
-    else {
-      // One line of what was restored: the files, the conversation (cut back to the checkpoint), or both.
-      const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
-      const files = res.filesRestored
-        ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}`
-        : "";
-      const conversation = res.conversationRestored ? "conversation restored (cut back to the checkpoint)" : "";
-      ctx.out.write(`${[files, conversation].filter(Boolean).join("; ") || "nothing restored"}\n`);
-      // Each file the restore changed, by name: a deleted file may be one the person made.
-      writeNamed(ctx, "restored", res.restoredPaths);
-      writeNamed(ctx, "deleted", res.deletedPaths);
-      // Each file left as it was, and why: a command may have changed an ignored .env, which the
-      // restore did not put back.
-      for (const k of res.keptPaths.slice(0, NAMED_SHOWN))
-        ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
-      if (res.keptPaths.length > NAMED_SHOWN)
-        ctx.out.write(`  kept as is: and ${res.keptPaths.length - NAMED_SHOWN} more\n`);
-      // Only beside named files: a large node_modules stops the core's look on every restore.
-      if (res.keptPaths.length && res.keptPathsIncomplete)
-        ctx.out.write(
-          "  kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too\n",
-        );
-      if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
-      if (res.undoCheckpointId)
-        ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);
+  let warned = false;
+  // A restore stopped part-way leaves some files restored and others not: the first Ctrl-C only
+  // says it goes on; a second leaves at once, saying how to finish or undo it (the sidecar, whose
+  // input then closes, ends what it was doing before it exits). Before, Ctrl-C left at once
+  // without a word.
+  const onSigint = () => {
+    if (warned) {
+      ctx.err.write(`${RESTORE_CUT.left(taskId)}\n`);
+      process.exit(130);
     }
-    return res.fileError ? 1 : 0;
-  });
+    warned = true;
+    ctx.err.write(`${RESTORE_CUT.goesOn}\n`);
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    return await withSidecar(ctx, (clients) => restoreThrough(ctx, clients, taskId, checkpointId, modes[modeName]!));
+  } catch (err) {
+    // Killed part-way, it may have restored some files and not others.
+    if (err instanceof SidecarDiedError) ctx.err.write(`${RESTORE_CUT.died(taskId)}\n`);
+    throw err;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+/** What the CLI says of a restore it did not see end. */
+const RESTORE_CUT = {
+  goesOn:
+    "The restore goes on until it has ended: stopped part-way, it would leave some files restored and others not. Press Ctrl-C again to leave now.",
+  left: (taskId: string) =>
+    `dline: left before the restore ended: it may have stopped part-way. Run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints ${taskId} lists.`,
+  died: (taskId: string) =>
+    `The restore may have stopped part-way: run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints ${taskId} lists.`,
+};
+
+async function restoreThrough(
+  ctx: CliContext,
+  clients: DlineClients,
+  taskId: string,
+  checkpointId: string,
+  mode: RestoreMode,
+): Promise<number> {
+  const res = await sayingWhileHeldElsewhere(ctx.err, clients, taskId, async () =>
+    clients.checkpoints.restore({
+      taskId,
+      checkpointId: await fullCheckpointId(clients, taskId, checkpointId),
+      mode,
+    }),
+  );
+  // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
+  if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
+  else {
+    // One line of what was restored: the files, the conversation (cut back to the checkpoint), or both.
+    const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
+    const files = res.filesRestored
+      ? `restored ${res.restoredPaths.length} file(s), deleted ${res.deletedPaths.length}${kept}`
+      : "";
+    const conversation = res.conversationRestored ? "conversation restored (cut back to the checkpoint)" : "";
+    ctx.out.write(`${[files, conversation].filter(Boolean).join("; ") || "nothing restored"}\n`);
+    // Each file the restore changed, by name: a deleted file may be one the person made.
+    writeNamed(ctx, "restored", res.restoredPaths);
+    writeNamed(ctx, "deleted", res.deletedPaths);
+    // Each file left as it was, and why: a command may have changed an ignored .env, which the
+    // restore did not put back.
+    for (const k of res.keptPaths.slice(0, NAMED_SHOWN))
+      ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
+    if (res.keptPaths.length > NAMED_SHOWN)
+      ctx.out.write(`  kept as is: and ${res.keptPaths.length - NAMED_SHOWN} more\n`);
+    // Only beside named files: a large node_modules stops the core's look on every restore.
+    if (res.keptPaths.length && res.keptPathsIncomplete)
+      ctx.out.write(
+        "  kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too\n",
+      );
+    if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
+    if (res.undoCheckpointId)
+      ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);
+  }
+  return res.fileError ? 1 : 0;
 }
 
 /** Paths listed after a restore, one per line; a long list ends with how many more. */
