@@ -286,6 +286,9 @@ describe("what a path restore keeps", () => {
   });
 });
 
+const isFolder = (ws: string, rel: string) =>
+  fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
+
 describe("the user's folders stay", () => {
   it("removes only the files and folders the task created; an empty folder the user had stays", async () => {
     const { manager, task, ws } = setup();
@@ -327,9 +330,6 @@ describe("the user's empty folders stay, even made again by a command", () => {
     fs.rmSync(path.join(ws, rel), { recursive: true });
     fs.mkdirSync(path.join(ws, rel));
   }
-  const isFolder = (ws: string, rel: string) =>
-    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
-
   it("by either restore rule, and for a later task in another process", async () => {
     const sb = makeSandbox();
     const ws = sb.workspace;
@@ -367,9 +367,6 @@ describe("the user's empty folders stay, even made again by a command", () => {
 });
 
 describe("an empty folder a command deleted comes back", () => {
-  const isFolder = (ws: string, rel: string) =>
-    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
-
   /** Empty `reports/` and `drafts/old/`, a baseline, then a command's turn that deleted both. */
   async function foldersDeletedByACommand() {
     const { manager, task, ws } = setup();
@@ -479,9 +476,6 @@ describe("an empty folder a command deleted comes back", () => {
 });
 
 describe("empty folders a command made", () => {
-  const isFolder = (ws: string, rel: string) =>
-    fs.statSync(path.join(ws, rel), { throwIfNoEntry: false })?.isDirectory() ?? false;
-
   // Found in a user pass: a command's `mkdir newempty` stayed after a restore to the baseline,
   // while a folder a command made and filled went with its files.
   it.each([

@@ -22,6 +22,7 @@ import { narrowToRecorded, recordedMode, restoredPermissions, type ModeRecord } 
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
+import { removeFoldersMadeSince } from "./empty-folders.js";
 import { removeLeftCopies, restoreCopyOf } from "./restore-copies.js";
 import { RestoreStopped } from "./restore-stopped.js";
 import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
@@ -322,7 +323,6 @@ export class SnapshotRestore {
    * and it does not record them as the workspace's empty folders.
    */
   private async deleteCreated(paths: string[], target: CheckpointInfo): Promise<string[]> {
-    const recordedEmpty = new Set(target.emptyFolders ?? []);
     const deleted: string[] = [];
     for (const p of paths) {
       const abs = toAbsolute(this.workspaceRoot, p);
@@ -335,31 +335,11 @@ export class SnapshotRestore {
         )
       )
         deleted.push(p);
-      await this.removeFoldersMadeAfter(path.dirname(abs), target.createdAt, recordedEmpty);
+      const folder = path.posix.dirname(p);
+      if (folder !== ".")
+        removeFoldersMadeSince(this.workspaceRoot, [folder], target.createdAt, target.emptyFolders ?? []);
     }
     return deleted;
-  }
-
-  /**
-   * A folder the user had (empty or not) stays; only empty folders born after `since` go, but
-   * not one the checkpoint records as an empty folder of the workspace (a command that deleted
-   * and made it again gave it a new birth time).
-   */
-  private async removeFoldersMadeAfter(dir: string, since: number, recordedEmpty: ReadonlySet<string>): Promise<void> {
-    let current = dir;
-    while (current.startsWith(this.workspaceRoot + path.sep)) {
-      const st = lstatIfPresent(current);
-      if (!st?.isDirectory() || existedAt(st.birthtimeMs, since)) return;
-      if (recordedEmpty.has(path.relative(this.workspaceRoot, current).split(path.sep).join("/"))) return;
-      if (
-        !(await fs.rmdir(current).then(
-          () => true,
-          () => false,
-        ))
-      )
-        return;
-      current = path.dirname(current);
-    }
   }
 
   /**
