@@ -134,3 +134,45 @@ describe("Ctrl-C during a restore", () => {
     );
   });
 });
+
+describe("dline restore of a task that `dline task` runs in another terminal", () => {
+  // Found using it: the restore stopped the run only after writing the files, so the command
+  // went on writing after it; the terminal running the task then read a bare "[cancelled]".
+  it("stops the run first, restores, and both terminals say so", async () => {
+    const ticking =
+      "end=$(( $(date +%s) + 60 )); while [ $(date +%s) -lt $end ]; do echo tick >> ticks.txt; sleep 0.005; done";
+    const { workspace, env } = await cliSandbox(
+      [
+        { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "by the task\n" } }] },
+        { toolCalls: [{ name: "execute_command", input: { command: ticking, requires_approval: false } }] },
+      ],
+      servers,
+    );
+    const task = startCli(["task", "tick", "--workspace", workspace, "--yes"], env);
+    children.push(task);
+    const ticks = path.join(workspace, "ticks.txt");
+    await until(() => fs.existsSync(ticks), "the command to write");
+    const taskId = (JSON.parse((await run(cli, ["--json", "history"], { env })).stdout) as { tasks: { id: string }[] })
+      .tasks[0]!.id;
+    const baseline = (await run(cli, ["checkpoints", taskId], { env })).stdout
+      .split("\n")
+      .find((l) => l.endsWith(" baseline"))!
+      .slice(0, 12);
+
+    const restored = await run(cli, ["restore", taskId, baseline], { env });
+    expect(restored.stdout).toContain(`the task was running: stopped it first (dline resume ${taskId} goes on)\n`);
+    expect(restored.stdout).toContain("  deleted: ticks.txt\n");
+    expect(restored.stdout).toContain("  deleted: notes.md\n");
+    expect(fs.existsSync(ticks)).toBe(false);
+    expect(fs.existsSync(path.join(workspace, "notes.md"))).toBe(false);
+
+    // The terminal running it ends once the restore is done, saying why its command stopped.
+    await task.exited;
+    expect(task.stdout()).toContain(
+      `The task was stopped for a restore of checkpoint ${baseline.slice(0, 8)} before this call finished.`,
+    );
+    expect(task.stdout()).toContain("[interrupted: the conversation was restored to an earlier point]");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fs.existsSync(ticks)).toBe(false);
+  });
+});

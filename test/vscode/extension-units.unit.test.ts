@@ -134,6 +134,12 @@ describe("restore menu", () => {
     expect(restoreNotices({ restoredPaths: ["a.txt"], deletedPaths: ["new.txt"], keptPaths: [] })).toEqual({
       info: "Dline: files restored to the checkpoint (2 files).",
     });
+    // A restore of the task that was running: the core stopped it first, and the notice says so.
+    expect(restoreNotices({ restoredPaths: [], deletedPaths: ["ticks.txt"], keptPaths: [], runStopped: true })).toEqual(
+      {
+        info: "Dline: the task was running and was stopped first; files restored to the checkpoint (1 file).",
+      },
+    );
     const notices = restoreNotices({
       restoredPaths: ["notes.md"],
       deletedPaths: [],

@@ -838,6 +838,41 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   T.eq(messages[1].level, vim.log.levels.WARN, "said as a warning")
 end)
 
+S.case("a restore of the task running here stops it first, and says so", function()
+  local s = session()
+  -- A command that writes on for a minute: before, a files-only restore left the run going, and
+  -- the command wrote over the restored workspace.
+  local ticking =
+    "end=$(( $(date +%s) + 60 )); while [ $(date +%s) -lt $end ]; do echo tick >> ticks.txt; sleep 0.005; done"
+  T.configure_model(s, {
+    { toolCalls = { { name = "execute_command", input = { command = ticking, requires_approval = false } } } },
+  })
+  approve_all()
+  local controller = new_task("Tick")
+  local ticks = vim.loop.cwd() .. "/ticks.txt"
+  T.wait(function() return vim.loop.fs_stat(ticks) ~= nil end, "the command to write")
+  local baseline = baseline_of(s, controller)
+  local messages, stop_capture = capture_notices()
+  choose_restore("Restore Files Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  T.eq(
+    messages[1].msg,
+    "(dline) Restore Files Only (the task was running: stopped first): 0 file(s) restored, 1 deleted"
+      .. " (:Dline undo puts them back as they were)",
+    "the summary says the run was stopped"
+  )
+  wait_status(controller, "TASK_STATUS_INTERRUPTED")
+  vim.wait(300)
+  T.eq(vim.loop.fs_stat(ticks), nil, "nothing the command writes comes back after the restore")
+  T.contains(
+    controller.chat:text(),
+    "stopped for a restore of checkpoint " .. baseline.id:sub(1, 8),
+    "the chat says why it stopped"
+  )
+end)
+
 S.case("a restore says a command's change of an ignored .env was kept as is (not tracked by checkpoints)", function()
   local s = session()
   workspace_file(".gitignore", ".env\n")

@@ -13,6 +13,7 @@ import { GitError } from "./git-process.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
 import {
+  assertFilesRestorable,
   findCheckpoint,
   RestoreFlow,
   restoreAllTarget,
@@ -589,13 +590,31 @@ export class CheckpointManager {
       const engine = await this.engineOfTask(taskId);
       const target = await this.findOffered(engine, taskId, checkpointId);
       if (mode !== "task") {
+        assertFilesRestorable(target);
         await this.assertNoOtherTaskActive(taskId);
-        await this.saveMissedCommandTurn(engine, taskId, target);
       }
-      const alone = () => this.assertNoOtherTaskActive(taskId);
-      const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger, alone);
-      return flow.restore(checkpointId, mode);
+      const stopped = await this.stopRunForRestore(taskId, `for a restore of checkpoint ${target.id.slice(0, 8)}`);
+      try {
+        if (mode !== "task") await this.saveMissedCommandTurn(engine, taskId, target);
+        const alone = () => this.assertNoOtherTaskActive(taskId);
+        const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger, alone);
+        return { ...(await flow.restore(checkpointId, mode)), runStopped: stopped !== undefined };
+      } finally {
+        stopped?.end();
+      }
     });
+  }
+
+  /**
+   * A restore of a task that runs here stops its run first and waits for it to end (its command
+   * killed, its last turn saved): restoring under a live run let the run write on after the
+   * restore (a command's file came back, a turn was saved over the restored state). The task
+   * ends interrupted at `end()`, after the restore, saying so in every window that follows it.
+   */
+  private async stopRunForRestore(taskId: string, why: string): Promise<{ end(): void } | undefined> {
+    const stopped = await this.conversation?.stopRun?.(taskId, why);
+    if (stopped) await this.settled(taskId);
+    return stopped;
   }
 
   /**
@@ -630,19 +649,27 @@ export class CheckpointManager {
         : undefined;
     };
     let everyChange = false;
-    if (mode === "restore_all" && !(await checkpointError())) {
-      // The checkpoint Restore All goes to (as RestoreFlow.editMessage finds it).
-      const message = await this.conversation?.messageInfo(taskId, messageId);
-      const target =
-        message && message.text !== text && (await this.conversation?.commandCalls?.(taskId))?.length
-          ? restoreAllTarget((await engine.list(taskId)).filter(offered), messageId, message.createdAt)
-          : undefined;
-      // A dry run saves nothing: it answers as the restore will, after the missed turn's save,
-      // which takes in every change since the checkpoint (as Compare's restore_paths says).
-      if (target && options.dryRun) everyChange = !!(await this.missedCommandAfter(engine, taskId, target));
-      else if (target) await this.saveMissedCommandTurn(engine, taskId, target);
+    let stopped: { end(): void } | undefined;
+    try {
+      if (mode === "restore_all" && !(await checkpointError())) {
+        // The checkpoint Restore All goes to (as RestoreFlow.editMessage finds it).
+        const message = await this.conversation?.messageInfo(taskId, messageId);
+        const changed = message !== undefined && message.text !== text;
+        // Restore All writes files: a run of the task here is stopped first (see restore).
+        if (changed && !options.dryRun) stopped = await this.stopRunForRestore(taskId, "for Restore All");
+        const target =
+          changed && (await this.conversation?.commandCalls?.(taskId))?.length
+            ? restoreAllTarget((await engine.list(taskId)).filter(offered), messageId, message.createdAt)
+            : undefined;
+        // A dry run saves nothing: it answers as the restore will, after the missed turn's save,
+        // which takes in every change since the checkpoint (as Compare's restore_paths says).
+        if (target && options.dryRun) everyChange = !!(await this.missedCommandAfter(engine, taskId, target));
+        else if (target) await this.saveMissedCommandTurn(engine, taskId, target);
+      }
+      return await flow.editMessage(messageId, text, mode, checkpointError, { ...options, offered, everyChange });
+    } finally {
+      stopped?.end();
     }
-    return flow.editMessage(messageId, text, mode, checkpointError, { ...options, offered, everyChange });
   }
 
   private async find(engine: WorkspaceCheckpoints, taskId: string, checkpointId: string): Promise<CheckpointInfo> {

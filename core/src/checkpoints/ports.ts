@@ -18,6 +18,12 @@ export interface TaskConversationPort {
     options?: { editedText?: string; beforeMessage?: boolean },
   ): Promise<void>;
   /**
+   * Stops the task's run in this sidecar, if it has one, for `why` ("for a restore of …"), and
+   * waits for it to end; undefined when none runs here. The task's status is said at `end()`,
+   * once the restore is done (a window that sees the task end may close its sidecar).
+   */
+  stopRun?(taskId: string, why: string): Promise<{ end(): void } | undefined>;
+  /**
    * The ids of the task's messages now. A checkpoint of a message that a restore of the task
    * removed is no longer offered (its marker went with the message). Undefined: unknown.
    */

@@ -22,6 +22,8 @@ export interface RestoreOutcome {
   keptPathsIncomplete: boolean;
   undoCheckpointId: string;
   conversationRestored: boolean;
+  /** The task was running here: its run was stopped, and had ended, before anything was restored. */
+  runStopped: boolean;
 }
 
 /** What Restore Chat / Restore All did: for Restore All, the files and the undo point saved first. */
@@ -62,6 +64,15 @@ export function findCheckpoint(
   return cp;
 }
 
+/** Compaction and snapshot-less checkpoints allow only "task only" restores. */
+export function assertFilesRestorable(cp: CheckpointInfo): void {
+  if (!cp.hasFiles || cp.kind === "compaction")
+    throw new DlineError(
+      "failed_precondition",
+      "This checkpoint has no file snapshot; only Restore Task Only is available.",
+    );
+}
+
 /**
  * One restore of one task: the mode rules (compaction and snapshot-less checkpoints allow only
  * "task only"), the files part through WorkspaceCheckpoints, the conversation part through the
@@ -92,13 +103,9 @@ export class RestoreFlow {
       keptPathsIncomplete: false,
       undoCheckpointId: "",
       conversationRestored: false,
+      runStopped: false,
     };
-    if (mode !== "task" && (!cp.hasFiles || cp.kind === "compaction")) {
-      throw new DlineError(
-        "failed_precondition",
-        "This checkpoint has no file snapshot; only Restore Task Only is available.",
-      );
-    }
+    if (mode !== "task") assertFilesRestorable(cp);
     const port = mode === "files" ? undefined : this.requireConversation();
     if (mode !== "task") {
       try {

@@ -63,6 +63,7 @@ export function checkpointService(
       keptPathsIncomplete: outcome.keptPathsIncomplete,
       undoCheckpointId: outcome.undoCheckpointId,
       conversationRestored: outcome.conversationRestored,
+      runStopped: outcome.runStopped,
     });
   };
   const editMessageHere = async (req: EditMessageRequest) => {

@@ -26,6 +26,9 @@ export function runtimeConversationPort(
     async rewindConversation(taskId, messageId, options) {
       await (await runtime()).rewind(taskId, messageId, options);
     },
+    async stopRun(taskId, why) {
+      return (await runtime()).stopRun(taskId, why);
+    },
     async messageIds(taskId) {
       // Checkpoints of a task with no conversation here (none stored yet) are all offered.
       if (!(await tasks()).history.get(taskId)) return undefined;

@@ -17,6 +17,7 @@ import {
 import { endsWithAnswer, JOURNAL_KIND, type ToolResultsData, type UserMessageData } from "./conversation.js";
 import { STOPPED_WHILE_ASKING, stoppedTurn, TOOL_CALL_PROGRESS, type StoppedTurn } from "./stopped-turn.js";
 import { cutConversation } from "./conversation-cut.js";
+import { RunStoppedFor, stoppedRunStatus } from "./run-stop.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
 import type { RuntimeAsk, RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
@@ -29,11 +30,17 @@ import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
 
-/** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
 /** What the model reads when a task whose conversation ends with its own answer is resumed. */
 const RESUMED_AFTER_ANSWER_NOTE = "[The task was resumed: go on from where it stopped.]";
 
+/** How long Cancel waits for a run to stop before it reports the task cancelled anyway. */
 const CANCEL_GRACE_MS = 1_500;
+/**
+ * How long a restore waits for the run it stopped to end (its command killed, its last save
+ * made: a command turn's save scans the workspace) before refusing: unlike a Cancel, a restore
+ * must not go on while the run could still write.
+ */
+const RUN_STOP_WAIT_MS = 30_000;
 /** How many idle tasks stay loaded here with their events (keepIdle). */
 const IDLE_TASKS_KEPT = 4;
 
@@ -391,8 +398,10 @@ export class TaskRuntime {
     if (reason === undefined) return;
     task.heldCompletion = undefined;
     if (this.deps.shutdownSignal.aborted) this.setStatus(task, "interrupted", "the sidecar stopped");
-    else if (signal.aborted) this.setStatus(task, "cancelled", "cancelled");
-    else this.setStatus(task, "completed", reason);
+    else if (signal.aborted) {
+      const stopped = stoppedRunStatus(signal.reason);
+      if (stopped) this.setStatus(task, stopped.status, stopped.reason);
+    } else this.setStatus(task, "completed", reason);
   }
 
   private async continueTask(task: LiveTask, stopped?: StoppedTurn): Promise<void> {
@@ -698,6 +707,46 @@ export class TaskRuntime {
       this.setStatus(task, "cancelled", "cancelled");
     }
     await this.taskHooks(task, "TaskCancel", {});
+  }
+
+  /**
+   * Stops the task's run here, if it has one, for `why` ("for a restore of checkpoint …"), and
+   * waits for it to end: its tools and commands are stopped and its last save made, so what a
+   * restore then writes is not written over. The task stays claimed here, its status unsaid,
+   * until `end` of the answer: then it ends interrupted, saying why, unless what was done set
+   * its status (a rewind). Undefined when nothing runs here. A run that does not end in time is
+   * refused (nothing is restored).
+   */
+  async stopRun(taskId: string, why: string): Promise<{ end(): void } | undefined> {
+    const run = this.live.get(taskId)?.run;
+    if (!run) return undefined;
+    run.controller.abort(new RunStoppedFor(why));
+    const end = () => {
+      const task = this.live.get(taskId);
+      if (!task) return;
+      // Unless what was done since said how the task stands (a rewind), it stopped here.
+      if (task.lastStatus === "running" || task.lastStatus === "waiting")
+        this.setStatus(task, "interrupted", `stopped ${why}`);
+      this.releaseIfIdle(task);
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      run.done.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), RUN_STOP_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!ended) {
+      void run.done.then(end, end);
+      throw new DlineError(
+        "unavailable",
+        `Task ${taskId} was stopped, but its last step has not ended yet (a command or a save still running): nothing was restored. Try again in a moment.`,
+      );
+    }
+    this.claimForWrite(taskId);
+    return { end };
   }
 
   /** Reopens an interrupted (or cancelled) task and continues where it stopped. */

@@ -27,6 +27,7 @@ import { boundedOutput, editRecords, type CommandLineRecord, type FileEditRecord
 import { ToolRow } from "./tool-row.js";
 import type { ModelToolCall } from "./assistant-stream.js";
 import { STOPPED_WHILE_ASKING, type StoppedTurn, type ToolCallProgress } from "./stopped-turn.js";
+import { isSidecarStopping, stoppedCallReason } from "./run-stop.js";
 import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
 import type { AskKindName, RuntimeAsk } from "./runtime-events.js";
 import type { ToolCallStatusName } from "./tool-call-record.js";
@@ -388,13 +389,11 @@ class ToolTurn {
       await this.execute(tool, call, proposal.prepared, row.current, { toolCallId, summary, isCommand, command });
     } catch (err) {
       if (this.signal.aborted && row.current && !row.current.over) {
-        const stopping = (this.signal.reason as { code?: string } | undefined)?.code === "unavailable";
         const waited = row.current.record.status === "pending";
-        const reason = stopping
-          ? waited
+        const reason =
+          isSidecarStopping(this.signal.reason) && waited
             ? STOPPED_WHILE_ASKING
-            : "The sidecar stopped before this call finished."
-          : "The task was cancelled before this call finished.";
+            : stoppedCallReason(this.signal.reason);
         row.current.update({ status: "interrupted", reason });
         this.ended(toolCallId, "interrupted", reason);
       }
@@ -593,7 +592,7 @@ class ToolTurn {
       const reason = ok
         ? ""
         : interrupted
-          ? "The task was cancelled before this call finished."
+          ? stoppedCallReason(this.signal.reason)
           : // A command's result starts with its output and ends with how it ended ("Exit code: 3").
             outcome.command
             ? firstLine(outcome.content, "end")

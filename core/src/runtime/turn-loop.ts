@@ -24,6 +24,7 @@ import { runAndRecordHooks, type HookEvent, type HookOutcome } from "./capabilit
 import { attachCheckpoint, runToolCalls, type ToolTurnHost } from "./tool-turn.js";
 import { settledWithoutRerun, stoppedTurn, TOOL_CALL_PROGRESS, type StoppedTurn } from "./stopped-turn.js";
 import { describeRunFailure } from "./run-failure.js";
+import { stoppedRunStatus } from "./run-stop.js";
 import { askAfterMistakes, MAX_CONSECUTIVE_MISTAKES } from "./mistake-limit.js";
 import { OutputLimit } from "./output-limit.js";
 import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
@@ -311,9 +312,8 @@ export class TurnLoop {
     } catch (err) {
       await this.settleSaves();
       if (signal.aborted) {
-        // A stopping sidecar leaves the task interrupted (resumable); a user's cancel cancels it.
-        const stopping = (signal.reason as { code?: string } | undefined)?.code === "unavailable";
-        deps.setStatus(stopping ? "interrupted" : "cancelled", stopping ? "the sidecar stopped" : "cancelled");
+        const stopped = stoppedRunStatus(signal.reason);
+        if (stopped) deps.setStatus(stopped.status, stopped.reason);
         return "cancelled";
       }
       const { code, message } = describeRunFailure(err);

@@ -165,6 +165,8 @@ async function restoreThrough(
   // Every field, as before (an empty list is a list), in Connect JSON: no protobuf-es internals.
   if (ctx.json) printJson(ctx, toJson(RestoreResponseSchema, res, { alwaysEmitImplicit: true }));
   else {
+    // The task was running (here or in another window): it was stopped before anything was restored.
+    if (res.runStopped) ctx.out.write(`the task was running: stopped it first (dline resume ${taskId} goes on)\n`);
     // One line of what was restored: the files, the conversation (cut back to the checkpoint), or both.
     const kept = res.keptPaths.length ? `, kept ${res.keptPaths.length} as they were` : "";
     const files = res.filesRestored

@@ -406,8 +406,9 @@ function H.report_files(label, res, workspace_root, task_id, why)
   end
   local kept = res.keptPaths or {}
   H.tell(
-    ("%s: %d file(s) restored, %d deleted%s%s%s%s"):format(
+    ("%s%s: %d file(s) restored, %d deleted%s%s%s%s"):format(
       label,
+      res.runStopped and " (the task was running: stopped first)" or "",
       #(res.restoredPaths or {}),
       #(res.deletedPaths or {}),
       #kept > 0 and (", %d kept as they were"):format(#kept) or "",

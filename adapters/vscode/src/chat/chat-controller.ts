@@ -448,7 +448,7 @@ export class ChatController implements vscode.Disposable {
     res: Pick<
       RestoreResponse,
       "restoredPaths" | "deletedPaths" | "keptPaths" | "keptPathsIncomplete" | "undoCheckpointId"
-    >,
+    > & { runStopped?: boolean },
   ): Promise<void> {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;

@@ -151,11 +151,14 @@ export function restoreNotices(res: {
   keptPaths: readonly { path: string; reason: KeptReason }[];
   /** The core's look for changed files the checkpoints do not track stopped at its limit. */
   keptPathsIncomplete?: boolean;
+  /** The task was running (here or in another window): the core stopped it before restoring. */
+  runStopped?: boolean;
 }): { info: string; warning?: string } {
   const count = res.restoredPaths.length + res.deletedPaths.length;
   const kept = res.keptPaths.length;
   const info =
-    `Dline: files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}` +
+    `Dline: ${res.runStopped ? "the task was running and was stopped first; " : ""}` +
+    `files restored to the checkpoint (${count} file${count === 1 ? "" : "s"}` +
     `${kept ? `; ${kept} kept as ${kept === 1 ? "it was" : "they were"}` : ""}).`;
   if (!kept) return { info };
   // Said only beside named files: a large node_modules stops the look on every restore.

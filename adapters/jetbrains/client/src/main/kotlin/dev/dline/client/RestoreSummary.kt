@@ -16,6 +16,7 @@ object RestoreSummary {
         if (!res.filesRestored) return if (res.conversationRestored) "Conversation restored." else "Nothing restored."
         val kept = res.keptPathsList
         val head = buildString {
+            if (res.runStopped) append("The task was running and was stopped first. ")
             append("Restored ${res.restoredPathsCount} file(s), deleted ${res.deletedPathsCount}")
             if (kept.isNotEmpty()) append(", kept ${kept.size} as they were")
             if (res.conversationRestored) append(", conversation restored")

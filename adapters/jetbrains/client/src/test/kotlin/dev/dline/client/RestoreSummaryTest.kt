@@ -28,6 +28,16 @@ class RestoreSummaryTest {
     }
 
     @Test
+    fun `a restore of a running task says the run was stopped first`() {
+        val res = RestoreResponse.newBuilder()
+            .setFilesRestored(true)
+            .addDeletedPaths("ticks.txt")
+            .setRunStopped(true)
+            .build()
+        assertEquals("The task was running and was stopped first. Restored 0 file(s), deleted 1.", RestoreSummary.of(res))
+    }
+
+    @Test
     fun `a long list ends with how many more, and names are shown with their control characters visible`() {
         val many = (1..25).map { kept("build/f$it.txt") } + kept("odd\u001bname")
         val lines = RestoreSummary.keptLines(many)
