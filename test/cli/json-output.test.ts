@@ -111,3 +111,33 @@ describe("--json output is plain data", () => {
     expect(outputs.flatMap(([command, value]) => internalKeys(value).map((k) => `${command}: ${k}`))).toEqual([]);
   });
 });
+
+describe("--json errors", () => {
+  // Found using it: with --json, a failure was a plain "dline: not_found: ..." line, which a
+  // script reading JSON could not parse.
+  it("are one JSON line on stderr with the Connect code and the message; stdout stays empty", async () => {
+    const roots = makeTestRoots();
+    const env = cliEnv(roots, { url: "http://127.0.0.1:9" });
+    const fail = (args: string[]) =>
+      run(cli, args, { env }).then(
+        () => {
+          throw new Error(`dline ${args.join(" ")} succeeded`);
+        },
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+    const missing = await fail(["--json", "show", "no-such-task"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toBe(
+      `${JSON.stringify({ error: { code: "not_found", message: "Task no-such-task does not exist." } })}\n`,
+    );
+    const usage = await fail(["--json", "bogus"]);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stderr)).toEqual({
+      error: { code: "invalid_argument", message: 'unknown command "bogus".' },
+    });
+    // Without --json, as before: words for a person, and the usage after a usage error.
+    const plain = await fail(["show", "no-such-task"]);
+    expect(plain.stderr).toBe("dline: not_found: Task no-such-task does not exist.\n");
+  });
+});

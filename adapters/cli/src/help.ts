@@ -36,11 +36,12 @@ it on a terminal), and follow leaves questions to the window that runs the task.
 
 Models from the environment (no profile needed): OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_API_KEY
 for any OpenAI-compatible endpoint, or ANTHROPIC_API_KEY.
-Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next to dline), --json.
+Global options: --core PATH (the dline-core binary; default $DLINE_CORE or next to dline), --json
+(machine-readable output; an error is then one JSON line on stderr: {"error":{"code","message"}}).
 \`dline COMMAND --help\` (or \`dline help COMMAND\`) prints a command's own help and runs nothing.
 `;
 
-const GLOBAL = `Global options: --core PATH (the dline-core binary), --json (machine-readable output).`;
+const GLOBAL = `Global options: --core PATH (the dline-core binary), --json (machine-readable output; errors as a JSON line on stderr).`;
 
 const CHECKPOINT_ID = `CHECKPOINT_ID is a checkpoint's id (dline checkpoints TASK_ID lists them), or its first digits
 (as a task prints them) when no other checkpoint of the task starts so.`;

@@ -153,21 +153,20 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// With --json, an error is one JSON line on stderr ({"error":{"code","message"}}), so that a
+// script reads it as it reads the answers; stdout stays what the command printed before it.
+const jsonErrors = process.argv.slice(2).includes("--json");
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof UsageError) {
-      process.stderr.write(`dline: ${err.message}\n\n${USAGE}`);
-      process.exit(2);
-    }
     const codeName = (c: Code) => Code[c].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-    const message =
-      err instanceof ConnectError
-        ? `${codeName(err.code)}: ${err.rawMessage}`
-        : err instanceof Error
-          ? err.message
-          : String(err);
-    process.stderr.write(`dline: ${message}\n`);
-    process.exit(1);
+    const code =
+      err instanceof UsageError ? "invalid_argument" : err instanceof ConnectError ? codeName(err.code) : "unknown";
+    const message = err instanceof ConnectError ? err.rawMessage : err instanceof Error ? err.message : String(err);
+    if (jsonErrors) process.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
+    else if (err instanceof UsageError) process.stderr.write(`dline: ${message}\n\n${USAGE}`);
+    else process.stderr.write(`dline: ${err instanceof ConnectError ? `${code}: ${message}` : message}\n`);
+    process.exit(err instanceof UsageError ? 2 : 1);
   },
 );
