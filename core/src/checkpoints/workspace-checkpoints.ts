@@ -160,6 +160,10 @@ export class WorkspaceCheckpoints {
   private lastStamp = 0;
   /** What the last full listing of ignored files found (carried into later checkpoints). */
   private lastIgnored: SkippedPath[] | undefined;
+  /** The restores under way in this process, holding the lock (whileRestoring). */
+  private readonly restoring = new Set<Promise<void>>();
+  /** stop() has begun: no restore begins any more. */
+  private stopping = false;
   /** The empty folders this process's saves record (learnEmptyFolders); undefined until known. */
   private emptyFolders: string[] | undefined;
   /** The files' permission bits this process's saves record (knowModes); undefined until known. */
@@ -404,7 +408,11 @@ export class WorkspaceCheckpoints {
 
   /** Background work of this repository ends (the process stops): packing gets `graceMs` to finish. */
   async stop(graceMs = 2000): Promise<void> {
+    this.stopping = true;
     this.stopWatching();
+    // A restore that has begun ends first: stopped part-way (its git killed), it left some files
+    // restored and others not. The process's stop budget bounds the wait.
+    await Promise.all(this.restoring);
     await this.packing.stop(graceMs);
   }
 
@@ -1145,7 +1153,24 @@ export class WorkspaceCheckpoints {
       const kept = withLeftOutChanges(this.workspaceRoot, result, leftOut, result.entries.keys());
       return { ...result, kept, keptIncomplete: leftOut.cut };
     };
-    return this.lock.run(() => this.needingObjectsOf(taskId, target, restore), false);
+    return this.lock.run(() => this.whileRestoring(() => this.needingObjectsOf(taskId, target, restore)), false);
+  }
+
+  /**
+   * Notes a restore under way (holding the lock) until it ends: stop() waits for it. One that
+   * gets the lock once the process is stopping does not begin: its git would be killed part-way.
+   */
+  private whileRestoring<T>(run: () => Promise<T>): Promise<T> {
+    if (this.stopping)
+      return Promise.reject(new DlineError("unavailable", "The Dline core is stopping: nothing was restored."));
+    const restore = run();
+    const ended = restore.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.restoring.add(ended);
+    void ended.then(() => this.restoring.delete(ended));
+    return restore;
   }
 
   /**
