@@ -260,6 +260,7 @@ describe("restore modes", () => {
       keptPathsIncomplete: false,
       undoCheckpointId: "",
       conversationRestored: true,
+      runStopped: false,
     });
     expect(read(ws, "a.txt")).toBe("two");
   });
