@@ -234,6 +234,18 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
             ],
           },
           { toolCalls: [{ name: "attempt_completion", input: { result: "Line 2000 fixed." } }] },
+          {
+            toolCalls: [
+              {
+                name: "execute_command",
+                input: {
+                  command:
+                    "end=$(( $(date +%s) + 60 )); while [ $(date +%s) -lt $end ]; do echo tick >> ticks.txt; sleep 0.005; done",
+                  requires_approval: true,
+                },
+              },
+            ],
+          },
         ],
       });
       cleanups.push(() => model.stop());
@@ -243,6 +255,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         ["Restore Files Only names the file it kept as it was (too large to snapshot)", true, undefined],
         ["an approval answered while its diff is still opening closes that diff", true, undefined],
         ["an edit of a file too large to send whole opens side by side, rebuilt from its diff", true, undefined],
+        ["a restore of the task while its command runs stops the task first, and says so", true, undefined],
       ]);
       expect(run.exitCode).toBe(0);
       expectScreenshots(out, [
@@ -250,6 +263,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "approval-diff-opening",
         "approval-diff-closed",
         "approval-large-file-diff",
+        "restore-running",
       ]);
       fs.rmSync(project.roots.base, { recursive: true, force: true });
     },

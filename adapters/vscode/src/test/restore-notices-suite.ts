@@ -239,4 +239,42 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
       `${LARGE_FILE} written`,
     );
   });
+
+  suite.test("a restore of the task while its command runs stops the task first, and says so", async () => {
+    const api = await activateDline();
+    const clients = await api.clients();
+    await addScriptedProfile(api, PROFILE_ID);
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+    const ticks = `${root}/ticks.txt`;
+    const taskId = (await vscode.commands.executeCommand<string>("dline.newTask", "Tick", PROFILE_ID)) ?? "";
+    assert(taskId, "dline.newTask returned no task id");
+    // The command (it appends to ticks.txt for a minute) is approved; the restore comes while it runs.
+    await waitFor("the command's approval", () => api.chat.state().pendingAsk);
+    await vscode.commands.executeCommand("dline.approve", "");
+    await waitFor("the command to write", () => fs.existsSync(ticks), 30_000);
+    const baseline = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints.find(
+      (c) => c.kind === CheckpointKind.BASELINE,
+    );
+    assert(baseline, "no baseline checkpoint");
+    assert(
+      await vscode.commands.executeCommand<boolean>("dline.restore", baseline.id, "files"),
+      "Restore Files Only did nothing",
+    );
+    // Before, the command went on writing over the restored files.
+    assert(!fs.existsSync(ticks), "ticks.txt is back after the restore");
+    await new Promise((r) => setTimeout(r, 300));
+    assert(!fs.existsSync(ticks), "ticks.txt came back after the restore");
+    const texts = await waitFor("the restore's notice", async () => {
+      const shown = await notificationTexts(ui);
+      return shown.some((t) => t.includes("stopped first")) && shown;
+    });
+    assert(
+      texts.some((t) =>
+        t.includes("Dline: the task was running and was stopped first; files restored to the checkpoint (1 file)."),
+      ),
+      `notices: ${JSON.stringify(texts)}`,
+    );
+    await waitFor("the task to stand interrupted", () => api.chat.state().status === "interrupted", 15_000);
+    await ui.request({ action: "screenshot", name: "restore-running" });
+  });
 }
