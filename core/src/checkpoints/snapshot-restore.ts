@@ -23,6 +23,7 @@ import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
 import { removeFoldersMadeSince } from "./empty-folders.js";
+import { foldersToRemake, movedCopies, removeEmptyTrees } from "./moved-folders.js";
 import { removeLeftCopies, restoreCopyOf } from "./restore-copies.js";
 import { RestoreStopped } from "./restore-stopped.js";
 import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
@@ -167,12 +168,13 @@ export class SnapshotRestore {
     const removable = new Set(obstacles.keys());
     for (const p of restore) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
+    const remade = foldersToRemake(this.workspaceRoot, restore);
     await this.writeEach(
       restore.map((p) => [p, plan.entries.get(p)!]),
       plan.blobs,
       plan.permissions,
     );
-    const deleted = await this.deleteCreated(created, target);
+    const deleted = await this.deleteCreated(created, target, { written: restore, remade });
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
     for (const held of obstacles.values())
       for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
@@ -288,8 +290,9 @@ export class SnapshotRestore {
     const removable = new Set(obstacles.keys());
     for (const p of entries.keys()) this.assertWritable(p, removable);
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
+    const remade = foldersToRemake(this.workspaceRoot, [...entries.keys()]);
     await this.writeEach(entries, blobs, permissions);
-    const deleted = await this.deleteCreated(created, target);
+    const deleted = await this.deleteCreated(created, target, { written: [...entries.keys()], remade });
     // What was in the way went too (the snapshot has none of it at that path).
     const removedToo = new Set(created);
     for (const held of obstacles.values())
@@ -320,9 +323,15 @@ export class SnapshotRestore {
 
   /**
    * Deletes files; then the folders this left empty, when they were made after the checkpoint
-   * and it does not record them as the workspace's empty folders.
+   * and it does not record them as the workspace's empty folders, and the folders a command
+   * moved whose files came back at their old place (`moved`: the paths written and the folders
+   * remade for them; moved-folders.ts), whatever their birth time.
    */
-  private async deleteCreated(paths: string[], target: CheckpointInfo): Promise<string[]> {
+  private async deleteCreated(
+    paths: string[],
+    target: CheckpointInfo,
+    moved: { written: readonly string[]; remade: readonly string[] },
+  ): Promise<string[]> {
     const deleted: string[] = [];
     for (const p of paths) {
       const abs = toAbsolute(this.workspaceRoot, p);
@@ -338,6 +347,14 @@ export class SnapshotRestore {
       const folder = path.posix.dirname(p);
       if (folder !== ".")
         removeFoldersMadeSince(this.workspaceRoot, [folder], target.createdAt, target.emptyFolders ?? []);
+    }
+    const copies = movedCopies(deleted, moved.written, moved.remade, target.emptyFolders ?? []);
+    for (const copy of copies) {
+      if (!removeEmptyTrees(this.workspaceRoot, [copy]).length) continue;
+      // Its parents go too when the copy was all they held and they were made since (`mv lib a/b/lib`).
+      const parent = path.posix.dirname(copy);
+      if (parent !== ".")
+        removeFoldersMadeSince(this.workspaceRoot, [parent], target.createdAt, target.emptyFolders ?? []);
     }
     return deleted;
   }
