@@ -78,6 +78,13 @@ describe("the restore confirmation names beforehand the changed files it leaves 
     expect(restoreConfirmation([])).toBe("No file changed since this checkpoint: nothing will be overwritten.");
   });
 
+  it("says first that a running task is stopped before the restore", () => {
+    expect(restoreConfirmation(["ticks.txt"], 5, [], [], true)).toMatch(
+      /^The task is running: it is stopped first \(its command too\); Resume goes on afterwards\. 1 file changed since this checkpoint \(ticks\.txt\)/,
+    );
+    expect(restoreConfirmation(["ticks.txt"], 5, [], [])).toMatch(/^1 file changed since this checkpoint/);
+  });
+
   it("keeps its old words when nothing is left alone", () => {
     expect(restoreConfirmation(["a.txt"], 5, [], [])).toContain("Other files stay as they are.");
   });

@@ -391,7 +391,11 @@ export class ChatController implements vscode.Disposable {
     const unsaved = files ? unsavedDocuments(this.workspaceRoot, changed) : [];
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
     // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
-    if (mode === undefined && files && !(await this.confirmFileRestore(option, plan, unsaved))) return false;
+    // A task that runs (here; one running in another window is stopped there alike) stops first.
+    const running =
+      this.model.snapshot.taskId === taskId &&
+      (this.model.snapshot.status === "running" || this.model.snapshot.status === "waiting");
+    if (mode === undefined && files && !(await this.confirmFileRestore(option, plan, unsaved, running))) return false;
     await saveBeforeRestore(this.workspaceRoot, unsaved);
     const res = await waiting.during(() => clients.checkpoints.restore({ taskId, checkpointId, mode: chosen }));
     if (res.fileError)
@@ -429,11 +433,13 @@ export class ChatController implements vscode.Disposable {
     option: RestoreOption,
     plan: { restorePaths: string[]; leftAlone: LeftAlone[] } | undefined,
     unsaved: readonly vscode.TextDocument[],
+    running: boolean,
   ): Promise<boolean> {
     const unsavedPaths = unsaved.flatMap((d) => workspaceRelative(this.workspaceRoot, d.uri) ?? []);
+    const detail = restoreConfirmation(plan?.restorePaths, 5, unsavedPaths, plan?.leftAlone, running);
     const answer = await vscode.window.showWarningMessage(
       "Restore the files to this checkpoint?",
-      { modal: true, detail: restoreConfirmation(plan?.restorePaths, 5, unsavedPaths, plan?.leftAlone) },
+      { modal: true, detail },
       option.label,
     );
     return answer === option.label;

@@ -195,6 +195,18 @@ export function restoreConfirmation(
   shown = 5,
   unsaved: readonly string[] = [],
   leftAlone: readonly LeftAlone[] = [],
+  /** The task runs: the core stops it before restoring, which the detail says first. */
+  running = false,
+): string {
+  const detail = filesConfirmation(changed, shown, unsaved, leftAlone);
+  return running ? `${RUNNING_TASK_STOPS_FIRST} ${detail}` : detail;
+}
+
+function filesConfirmation(
+  changed: readonly string[] | undefined,
+  shown: number,
+  unsaved: readonly string[],
+  leftAlone: readonly LeftAlone[],
 ): string {
   const one = changed?.length === 1;
   const undo = `Undo on the notice afterwards puts ${one ? "it back as it is" : "them back as they are"} now.`;
@@ -215,6 +227,10 @@ export function restoreConfirmation(
   const n = changed.length;
   return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names(changed)}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. ${kept || "Other files stay as they are."} ${undo}${saved}`;
 }
+
+/** The confirmation's first sentence when the task runs: the core stops it before restoring. */
+const RUNNING_TASK_STOPS_FIRST =
+  "The task is running: it is stopped first (its command too); Resume goes on afterwards.";
 
 /** Why a changed file stays as it is through a file restore (the confirmation's words). */
 export type LeftAloneReason = "not tracked" | "too large" | "not changed by this task";

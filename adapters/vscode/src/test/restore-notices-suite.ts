@@ -256,6 +256,7 @@ export function defineRestoreNoticesSuite(suite: TestSuite, outDir: string): voi
       (c) => c.kind === CheckpointKind.BASELINE,
     );
     assert(baseline, "no baseline checkpoint");
+    // Restore Files Only from the menu (the command with its mode, as a key binding passes it).
     assert(
       await vscode.commands.executeCommand<boolean>("dline.restore", baseline.id, "files"),
       "Restore Files Only did nothing",
