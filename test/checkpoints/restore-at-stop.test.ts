@@ -21,10 +21,11 @@ describe("a sidecar stopping during a restore", () => {
     write(ws, "b.txt", "B\n");
     const first = makeManager(sb, { conversation });
     const base = (await first.ensureBaseline(task))!;
-    // A command changed a file and made one.
-    write(ws, "a.txt", "A, changed by a command\n");
-    write(ws, "made.txt", "made by a command\n");
-    await first.saveTurn(task, { commandRan: true });
+    // A file changed and one made, nothing recorded: a restore resets every file (its undo
+    // checkpoint scans the workspace).
+    write(ws, "a.txt", "A, changed\n");
+    write(ws, "made.txt", "made\n");
+    await first.saveTurn(task, {});
     await first.stop();
 
     // Another process restores; its undo checkpoint's scan is held, as a large workspace's is.

@@ -70,6 +70,35 @@ describe("a file restore after a task's command", () => {
     await restoring.stop();
   });
 
+  it("a task whose commands alone changed files: only what they changed comes back, not the person's later work", async () => {
+    // Found on express: a task that only ran a command was restored by resetting every file,
+    // which deleted the person's notes written after it and reverted their edit.
+    const { process, t1, ws } = setup();
+    write(ws, "Readme.md", "readme\n");
+    write(ws, "index.js", "index\n");
+    const first = process();
+    const base = (await first.ensureBaseline(t1))!;
+    write(ws, "Readme.md", "readme\ncmd\n");
+    write(ws, "cmdnew.txt", "new\n");
+    await first.saveTurn(t1, { commandRan: true });
+    await first.saveCompletion(t1);
+    await first.stop();
+
+    write(ws, "notes.txt", "the person's notes\n");
+    write(ws, "index.js", "index, the person's edit\n");
+    const restoring = process();
+    const { restorePaths } = await restoring.compare("t1", base.id);
+    expect(restorePaths.sort()).toEqual(["Readme.md", "cmdnew.txt"]);
+    const outcome = await restoring.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["Readme.md"]);
+    expect(outcome.deletedPaths).toEqual(["cmdnew.txt"]);
+    expect(read(ws, "notes.txt")).toBe("the person's notes\n");
+    expect(read(ws, "index.js")).toBe("index, the person's edit\n");
+    await restoring.restore("t1", outcome.undoCheckpointId, "files");
+    expect([read(ws, "Readme.md"), read(ws, "cmdnew.txt")]).toEqual(["readme\ncmd\n", "new\n"]);
+    await restoring.stop();
+  });
+
   it("leaves what another task saved while the command ran (two windows on one folder)", async () => {
     const { process, t1, t2, ws } = setup();
     write(ws, "a.txt", "A\n");

@@ -61,6 +61,8 @@ export interface CheckpointInfo extends CheckpointMeta {
 export interface CommandSave {
   before: string;
   after: string;
+  /** The target's tree: what the command's changes are taken against when `before` is unreadable (lost objects). */
+  target: string;
 }
 
 /**
@@ -72,7 +74,7 @@ export function commandSavesAfter(cps: readonly CheckpointInfo[], target: Checkp
   return cps.flatMap((c, i) => {
     if (c.createdAt <= target.createdAt || c.commandRan !== true) return [];
     const before = c.baseTree ?? cps.slice(0, i).findLast((p) => p.hasFiles)?.tree ?? target.tree;
-    return [{ before, after: c.tree }];
+    return [{ before, after: c.tree, target: target.tree }];
   });
 }
 

@@ -7,8 +7,9 @@ import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
  * the checkpoint, so a restore that put the files back at their old place and deleted the moved
  * ones left the moved folder and its subfolders behind, empty (6,438 of them on babel), by the
  * rule that keeps a folder born before the checkpoint. These helpers tell such a moved copy from
- * a person's folder: the restore had to make its original again (it was gone), and every file
- * the restore deleted under the copy came back under the original by the same name.
+ * a person's folder: the restore had to make its original again (it was gone), and the files
+ * the restore deleted under the copy came back under the original by the same name (but for
+ * new files the task made there).
  */
 
 /**
@@ -40,9 +41,9 @@ export function foldersToRemake(workspaceRoot: string, written: readonly string[
 }
 
 /**
- * The folders among the parents of `deleted` that are moved copies of a folder in `remade`:
- * every file deleted under the copy has its counterpart, by the same path below, among `written`
- * under the remade folder. Topmost only (a copy's subfolders go with it), and never one the
+ * The folders among the parents of `deleted` that are moved copies of a folder in `remade`: at
+ * least half of the files deleted under the copy (the rest the task's own new files) have their
+ * counterpart, by the same path below, among `written` under the remade folder. Topmost only (a copy's subfolders go with it), and never one the
  * checkpoint records as the person's empty folder (`keep`), nor one holding or held by the
  * folder it copies.
  */
@@ -86,7 +87,9 @@ export function movedCopies(
   const copies: string[] = [];
   for (const [folder, count] of under) {
     if (kept.has(folder)) continue;
-    const original = [...(matched.get(folder) ?? [])].find(([o, n]) => n === count && !related(o, folder));
+    // The task's own new files may lie there too (a file it made before the move): at least half
+    // of what was deleted came back under the original.
+    const original = [...(matched.get(folder) ?? [])].find(([o, n]) => 2 * n >= count && !related(o, folder));
     if (original) copies.push(folder);
   }
   return copies.filter((c) => !copies.some((other) => other !== c && c.startsWith(`${other}/`)));

@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs/promises";
 import { GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { objectId } from "./git-objects.js";
-import { mapLimit, toAbsolute } from "./workspace-paths.js";
+import { BeyondLinkDetector, mapLimit, toAbsolute } from "./workspace-paths.js";
 
 export type FileStatus = "added" | "modified" | "deleted";
 
@@ -154,8 +154,9 @@ export class SnapshotDiff {
       raw.map((e) => e.oldBlob),
       this.sizeLimitBytes,
     );
+    const links = new BeyondLinkDetector(this.workspaceRoot);
     const changes = await mapLimit(raw, 16, async (e) => {
-      const now = await this.workspaceContent(e.path);
+      const now = await this.workspaceContent(e.path, links);
       // Gone from the scan but not from the workspace (grown past the size limit, say): modified.
       const entry: RawEntry = e.status === "deleted" && now !== undefined ? { ...e, status: "modified" } : e;
       const after = entry.status === "deleted" ? undefined : (now ?? Buffer.alloc(0));
@@ -213,7 +214,12 @@ export class SnapshotDiff {
   }
 
   /** A workspace file's bytes (a link's target), "too_large", or undefined when it is not there. */
-  private async workspaceContent(repoPath: string): Promise<Buffer | "too_large" | undefined> {
+  private async workspaceContent(
+    repoPath: string,
+    links = new BeyondLinkDetector(this.workspaceRoot),
+  ): Promise<Buffer | "too_large" | undefined> {
+    // Beyond a link standing for a folder, it is not the workspace's file (maybe one outside).
+    if (links.beyondLink(repoPath)) return undefined;
     const file = toAbsolute(this.workspaceRoot, repoPath);
     const st = await fs.lstat(file).catch(() => undefined);
     if (!st || st.isDirectory()) return undefined;

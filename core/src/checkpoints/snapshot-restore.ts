@@ -26,7 +26,7 @@ import { removeFoldersMadeSince } from "./empty-folders.js";
 import { foldersToRemake, movedCopies, removeEmptyTrees } from "./moved-folders.js";
 import { removeLeftCopies, restoreCopyOf } from "./restore-copies.js";
 import { RestoreStopped } from "./restore-stopped.js";
-import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
+import { BeyondLinkDetector, lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** Why a restore left a file as it is instead of bringing back its checkpoint version. */
 export type KeptReason = "too_large" | "not_tracked";
@@ -174,7 +174,8 @@ export class SnapshotRestore {
       plan.blobs,
       plan.permissions,
     );
-    const deleted = await this.deleteCreated(created, target, { written: restore, remade });
+    const { deleted, kept: beyondLinks } = await this.deleteCreated(created, target, { written: restore, remade });
+    kept.push(...beyondLinks);
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
     for (const held of obstacles.values())
       for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
@@ -292,7 +293,11 @@ export class SnapshotRestore {
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     const remade = foldersToRemake(this.workspaceRoot, [...entries.keys()]);
     await this.writeEach(entries, blobs, permissions);
-    const deleted = await this.deleteCreated(created, target, { written: [...entries.keys()], remade });
+    const { deleted, kept: beyondLinks } = await this.deleteCreated(created, target, {
+      written: [...entries.keys()],
+      remade,
+    });
+    kept.push(...beyondLinks);
     // What was in the way went too (the snapshot has none of it at that path).
     const removedToo = new Set(created);
     for (const held of obstacles.values())
@@ -331,10 +336,18 @@ export class SnapshotRestore {
     paths: string[],
     target: CheckpointInfo,
     moved: { written: readonly string[]; remade: readonly string[] },
-  ): Promise<string[]> {
+  ): Promise<{ deleted: string[]; kept: KeptPath[] }> {
     const deleted: string[] = [];
+    const kept: KeptPath[] = [];
+    const links = new BeyondLinkDetector(this.workspaceRoot);
     for (const p of paths) {
       const abs = toAbsolute(this.workspaceRoot, p);
+      // A folder on its way is a link now (the person's, made since): the file there is not the
+      // task's but where the link points, maybe outside the workspace. Never deleted through it.
+      if (links.beyondLink(p)) {
+        if (lstatIfPresent(abs)) kept.push({ path: p, reason: "not_tracked" });
+        continue;
+      }
       const st = lstatIfPresent(abs);
       if (!st || st.isDirectory()) continue;
       if (
@@ -356,7 +369,7 @@ export class SnapshotRestore {
       if (parent !== ".")
         removeFoldersMadeSince(this.workspaceRoot, [parent], target.createdAt, target.emptyFolders ?? []);
     }
-    return deleted;
+    return { deleted, kept };
   }
 
   /**
@@ -415,7 +428,7 @@ export class SnapshotRestore {
       if (d && !d.isDirectory() && !removable.has(path.relative(this.workspaceRoot, dir).split(path.sep).join("/"))) {
         throw new DlineError(
           "failed_precondition",
-          `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is a file now.`,
+          `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is ${d.isSymbolicLink() ? "a link" : "a file"} now.`,
         );
       }
       dir = path.dirname(dir);
@@ -425,6 +438,8 @@ export class SnapshotRestore {
   /** Whether the workspace's file at `repoPath` is this content with this mode (a link: this target). */
   private alreadyIs(repoPath: string, mode: string, content: Buffer): boolean {
     const abs = toAbsolute(this.workspaceRoot, repoPath);
+    // Read through a link standing for a folder on its way, it is another file (maybe outside).
+    if (new BeyondLinkDetector(this.workspaceRoot).beyondLink(repoPath)) return false;
     const st = lstatOrUndefined(abs);
     if (!st) return false;
     try {

@@ -252,6 +252,12 @@ export class SnapshotStager {
           nestedSeen.add(repo);
           continue;
         }
+        // Beyond a link (a command replaced its folder by a link): git cannot stage it, and the
+        // lstat below would read through the link. It leaves the index; the link is staged itself.
+        if (links.beyondLink(rel)) {
+          if (!onlyInSnapshot.has(rel)) leavingIndex.push(rel);
+          continue;
+        }
         const st = lstatIfPresent(toAbsolute(this.workspaceRoot, rel));
         if (onlyInSnapshot.has(rel) && (!st || st.isDirectory())) continue;
         if (st && !st.isDirectory() && !st.isFile() && !st.isSymbolicLink()) {

@@ -1083,14 +1083,14 @@ export class WorkspaceCheckpoints {
       // command deletes folders (an editing tool never does), and a restore of tool edits alone
       // leaves what the person did since as it is. The undo checkpoint names the folders made.
       // Undoing a restore makes again the empty folders it removed (the undo checkpoint records them).
-      const remakeFolders = !recorded.length || !!options.commandSaves?.length || target.kind === "before_restore";
+      const remakeFolders = !recorded || !!options.commandSaves?.length || target.kind === "before_restore";
       const foldersMadeAfter = remakeFolders ? foldersToMake(this.workspaceRoot, target.emptyFolders ?? []) : [];
       // And empty folders a command made since go (`mkdir newempty`: before, they stayed, while a
       // folder a command made and filled went with its files).
       const foldersToRemove =
         remakeFolders && target.kind !== "before_restore" ? await this.emptyFoldersMadeSince(target) : [];
       let result: FileRestoreResult & { undo: CheckpointInfo };
-      if (recorded.length) {
+      if (recorded) {
         await this.modes?.look(recorded);
         const undoReq: SaveRequest = {
           taskId,
@@ -1267,8 +1267,8 @@ export class WorkspaceCheckpoints {
    * What a file restore may change, by the restore rules: the paths the task's
    * editing tools recorded and, when commands of the task ran after the target, what the saves
    * after them took in (not what another task or the person changed since, which the workspace's
-   * newest snapshot also holds); undefined when the task recorded none, and the restore resets
-   * every tracked file.
+   * newest snapshot also holds); undefined when the task recorded no edit and ran no command
+   * after the target, and the restore resets every tracked file.
    */
   async restoreScope(
     recordedPaths: readonly string[],
@@ -1278,16 +1278,28 @@ export class WorkspaceCheckpoints {
       await this.open();
       return this.scopeOf(recordedPaths, options);
     });
-    return scope.length ? new Set(scope) : undefined;
+    return scope && new Set(scope);
   }
 
+  /**
+   * restoreScope's paths; undefined when the task recorded no edit and ran no command after the
+   * target. A task whose commands alone changed files is restored by what they changed: it was
+   * reset in full, which put back the person's edits made after the task too (and a branch they
+   * switched to since).
+   */
   private async scopeOf(
     recordedPaths: readonly string[],
     options: { commandSaves?: readonly CommandSave[] },
-  ): Promise<string[]> {
+  ): Promise<string[] | undefined> {
     const recorded = normalisePaths(this.workspaceRoot, recordedPaths);
-    if (!recorded.length || !options.commandSaves?.length) return recorded;
-    const changed = await Promise.all(options.commandSaves.map((s) => this.changedBetween(s.before, s.after)));
+    if (!options.commandSaves?.length) return recorded.length ? recorded : undefined;
+    // A save whose base is unreadable (its objects lost): what changed since the target instead,
+    // a wider scope (the person's edits before the command too) but never the later ones.
+    const changed = await Promise.all(
+      options.commandSaves.map((s) =>
+        this.changedBetween(s.before, s.after).catch(() => this.changedBetween(s.target, s.after)),
+      ),
+    );
     return [...new Set([...recorded, ...changed.flat()])];
   }
 

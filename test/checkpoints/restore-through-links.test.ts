@@ -1,0 +1,75 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+
+/**
+ * A folder replaced by a link (by the person after the task, or by the task's command). Found
+ * in a bug hunt: a restore, and its undo, deleted the file the task made there through the
+ * link, outside the workspace, with nothing to bring it back; and a command that made the link
+ * stopped the task's checkpoints ("'lib/new.js' is beyond a symbolic link").
+ */
+function setup() {
+  const sb = makeSandbox();
+  const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [sb.workspace] });
+  const manager = makeManager(sb, { conversation });
+  const task = { id: "t1", workspaceRoots: [sb.workspace] };
+  return { sb, manager, task, ws: sb.workspace };
+}
+
+describe("a restore where a folder is a link now", () => {
+  it("never deletes through the link: the file there is named kept as is, and stays", async () => {
+    const { sb, manager, task, ws } = setup();
+    write(ws, "lib/a.js", "a\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit(task, ["lib/new.js"]);
+    write(ws, "lib/new.js", "new\n");
+    await manager.saveTurn(task, { editedPaths: ["lib/new.js"] });
+    // The person, after the task: lib/ aside, and lib a link to a folder outside the workspace
+    // that holds a file of the same name.
+    const outside = path.join(sb.base, "outside");
+    write(outside, "new.js", "the person's file outside\n");
+    fs.renameSync(path.join(ws, "lib"), path.join(ws, "lib.old"));
+    fs.symlinkSync(outside, path.join(ws, "lib"));
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual([]);
+    expect(outcome.keptPaths).toEqual([{ path: "lib/new.js", reason: "not_tracked" }]);
+    expect(read(outside, "new.js")).toBe("the person's file outside\n");
+    expect(fs.lstatSync(path.join(ws, "lib")).isSymbolicLink()).toBe(true);
+    await manager.stop();
+  });
+});
+
+describe("a command that replaced a folder by a link", () => {
+  it("is saved, and a restore brings the folder back and removes the link and the moved copy", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "lib/a.js", "a\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit(task, ["lib/new.js"]);
+    write(ws, "lib/new.js", "new\n");
+    await manager.saveTurn(task, { editedPaths: ["lib/new.js"] });
+    // `mv lib lib.old && ln -s lib.old lib`
+    fs.renameSync(path.join(ws, "lib"), path.join(ws, "lib.old"));
+    fs.symlinkSync("lib.old", path.join(ws, "lib"));
+    const saved = await manager.saveTurn(task, { commandRan: true });
+    // Compare reads nothing through the link: lib/a.js is gone (lib is a link now), not "modified".
+    const compared = (await manager.compare("t1", base.id)).files.map((f) => [f.path, f.status]);
+    expect(compared).toEqual([
+      ["lib", "added"],
+      ["lib.old/a.js", "added"],
+      ["lib.old/new.js", "added"],
+      ["lib/a.js", "deleted"],
+    ]);
+    expect(saved?.id).toBeTruthy();
+    expect((await manager.status({ taskId: "t1" })).state).not.toBe("failed");
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.restoredPaths).toEqual(["lib/a.js"]);
+    expect(fs.lstatSync(path.join(ws, "lib")).isDirectory()).toBe(true);
+    expect(read(ws, "lib/a.js")).toBe("a\n");
+    expect(fs.existsSync(path.join(ws, "lib/new.js"))).toBe(false);
+    expect(fs.existsSync(path.join(ws, "lib.old"))).toBe(false);
+    await manager.stop();
+  });
+});
