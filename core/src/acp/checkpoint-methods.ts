@@ -23,7 +23,9 @@ import { RequestError, type AgentApp } from "@agentclientprotocol/sdk";
 import type { CheckpointManager, CheckpointView, FileChange, RestoreMode } from "../checkpoints/index.js";
 import { DlineError } from "../errors.js";
 import { assertSafeId } from "../storage/index.js";
+import type { TaskRouter } from "../peer/task-router.js";
 import { mapErrors, objectParams } from "./acp-errors.js";
+import { routedRestore } from "./routed-restore.js";
 
 export const CHECKPOINT_METHODS = {
   list: "_dline/checkpoints/list",
@@ -85,7 +87,10 @@ export function registerCheckpointMethods(
   checkpoints: CheckpointManager,
   /** The folder of a session open here that has no task yet (its first prompt makes it). */
   folderBeforeFirstPrompt: (sessionId: string) => string | undefined,
+  /** Where a task runs: a restore of one another sidecar runs is made there (routed-restore.ts). */
+  router?: TaskRouter,
 ): void {
+  const restore = routedRestore(checkpoints, router);
   const target = (sessionId: string) => {
     const workspaceRoot = folderBeforeFirstPrompt(sessionId);
     return workspaceRoot ? { workspaceRoot } : { taskId: sessionId };
@@ -128,8 +133,7 @@ export function registerCheckpointMethods(
       }
       return params;
     },
-    ({ params }) =>
-      mapErrors(() => checkpoints.restore(params.sessionId, params.checkpointId, params.mode as RestoreMode)),
+    ({ params }) => mapErrors(() => restore(params.sessionId, params.checkpointId, params.mode as RestoreMode)),
   );
   // Undo restore: the "before restore" checkpoint the last restore saved, restored (files only).
   agent.onRequest(CHECKPOINT_METHODS.undo, sessionParams, ({ params }) =>
@@ -137,7 +141,7 @@ export function registerCheckpointMethods(
       const undo = (await checkpoints.list(params.sessionId)).find((c) => c.undoAvailable);
       if (!undo)
         throw new DlineError("failed_precondition", "There is no restore to undo (or a checkpoint was saved since).");
-      return checkpoints.restore(params.sessionId, undo.id, "files");
+      return restore(params.sessionId, undo.id, "files");
     }),
   );
   // The task header's state: "Git must be installed...", Retry Checkpoints, Disable Checkpoints.

@@ -381,6 +381,6 @@ export function dlineAgent(app: App): AgentApp {
       mapErrors(() => s.setModel(params)),
     )
     .onNotification(methods.agent.session.cancel, async ({ params }) => s.cancel(params.sessionId));
-  registerCheckpointMethods(acp, app.checkpoints, (sessionId) => s.folderBeforeFirstPrompt(sessionId));
+  registerCheckpointMethods(acp, app.checkpoints, (sessionId) => s.folderBeforeFirstPrompt(sessionId), app.taskRouter);
   return acp;
 }
