@@ -4,7 +4,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { FastImportSession, type TreeEntry } from "./fast-import-session.js";
 import type { ShadowGit } from "./git-process.js";
-import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
+import { BeyondLinkDetector, lstatIfPresent, mapLimit, toAbsolute } from "./workspace-paths.js";
 
 /**
  * What fast commits need: the changes of recorded paths read from the work tree, whether they
@@ -42,29 +42,47 @@ export function changesTree(base: TreeEntries, changes: Change[]): boolean {
 export const FEW_PATHS = 64;
 const SMALL_FILE = 256 * 1024;
 
-/** Reads what changed for each path from the work tree (missing -> delete). */
+/** How many files a long list reads at once: each read holds a file descriptor. */
+const READS_AT_ONCE = 16;
+
+/**
+ * Reads what changed for each path from the work tree (missing, unreadable, or beyond a link
+ * standing for a folder -> delete). Any other failure (out of file descriptors, an I/O error)
+ * fails the save: recorded as a deletion, it made a restore's undo checkpoint lose files (all
+ * 5,000 paths were read at once, and those past the process's file limit went).
+ */
 export async function readPathChanges(workspaceRoot: string, paths: string[]): Promise<PathChange[]> {
   const sync = paths.length <= FEW_PATHS;
-  return Promise.all(
-    paths.map(async (p): Promise<PathChange> => {
-      const abs = toAbsolute(workspaceRoot, p);
-      const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(() => undefined);
-      // Only files and links are snapshotted: reading a named pipe (FIFO) would wait forever.
-      if (!st || !(st.isFile() || st.isSymbolicLink())) return { path: p, mode: "delete" };
-      if (st.isSymbolicLink())
-        return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
-      const content = await (sync && st.size <= SMALL_FILE ? readSmall(abs) : fs.readFile(abs).catch(() => undefined));
-      if (!content) return { path: p, mode: "delete" };
-      return { path: p, mode: st.mode & 0o111 ? "100755" : "100644", content };
-    }),
-  );
+  const links = new BeyondLinkDetector(workspaceRoot);
+  return mapLimit(paths, READS_AT_ONCE, async (p): Promise<PathChange> => {
+    if (links.beyondLink(p)) return { path: p, mode: "delete" };
+    const abs = toAbsolute(workspaceRoot, p);
+    const st = sync ? lstatIfPresent(abs) : await fs.lstat(abs).catch(goneOr(undefined));
+    // Only files and links are snapshotted: reading a named pipe (FIFO) would wait forever.
+    if (!st || !(st.isFile() || st.isSymbolicLink())) return { path: p, mode: "delete" };
+    if (st.isSymbolicLink())
+      return { path: p, mode: "120000", content: Buffer.from(sync ? readlinkSync(abs) : await fs.readlink(abs)) };
+    const content = await (sync && st.size <= SMALL_FILE ? readSmall(abs) : fs.readFile(abs).catch(goneOr(undefined)));
+    if (!content) return { path: p, mode: "delete" };
+    return { path: p, mode: st.mode & 0o111 ? "100755" : "100644", content };
+  });
+}
+
+/** Errors that say the file is not there to read (or not readable by anyone here): those only. */
+const GONE = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "ELOOP", "EISDIR"]);
+
+function goneOr<T>(value: T): (err: unknown) => T {
+  return (err) => {
+    if (GONE.has((err as NodeJS.ErrnoException).code ?? "")) return value;
+    throw err;
+  };
 }
 
 async function readSmall(file: string): Promise<Buffer | undefined> {
   try {
     return readFileSync(file);
-  } catch {
-    return undefined;
+  } catch (err) {
+    return goneOr(undefined)(err);
   }
 }
 
