@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -139,5 +139,46 @@ describe("--json errors", () => {
     // Without --json, as before: words for a person, and the usage after a usage error.
     const plain = await fail(["show", "no-such-task"]);
     expect(plain.stderr).toBe("dline: not_found: Task no-such-task does not exist.\n");
+  });
+});
+
+describe("--json output read slowly through a pipe", () => {
+  // Found in a bug hunt: `dline --json checkpoints T | (sleep 1; wc -c)` got 65,536 bytes: the CLI
+  // exited before stdout had drained into the pipe.
+  it("is written out whole before the CLI exits", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base, { "notes.md": "notes\n" });
+    const big = `${"x".repeat(99)}\n`.repeat(3000); // 300 KB: the Compare answer carries it
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        { toolCalls: [{ name: "write_to_file", input: { path: "big.txt", content: big } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    await run(cli, ["task", "write", "--workspace", workspace, "--yes"], { env });
+    const taskId = (JSON.parse((await run(cli, ["--json", "history"], { env })).stdout) as { tasks: { id: string }[] })
+      .tasks[0]!.id;
+    const cps = (
+      JSON.parse((await run(cli, ["--json", "checkpoints", taskId], { env })).stdout) as {
+        checkpoints: { id: string; kind: string }[];
+      }
+    ).checkpoints;
+    const baseline = cps.find((c) => c.kind.toLowerCase().includes("baseline"))!.id;
+
+    const child = spawn(cli, ["--json", "compare", taskId, baseline], { env, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.pause(); // a reader that reads only after a while
+    await new Promise((r) => setTimeout(r, 1000));
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (c: Buffer) => chunks.push(c));
+    child.stdout.resume();
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    const out = Buffer.concat(chunks).toString("utf8");
+    expect(out.length).toBeGreaterThan(300_000);
+    const files = (JSON.parse(out) as { files: { path: string; after: string }[] }).files;
+    expect(files.find((f) => f.path === "big.txt")?.after).toBe(big);
   });
 });

@@ -157,8 +157,20 @@ for (const stream of [process.stdout, process.stderr]) {
 // script reads it as it reads the answers; stdout stays what the command printed before it.
 const jsonErrors = process.argv.slice(2).includes("--json");
 
+/**
+ * Exits once what was written is out: to a pipe, stdout is written asynchronously, and exiting
+ * at once cut a reader that was slow to read (`dline --json checkpoints T | (sleep 1; wc -c)`
+ * got 65,536 of 372,192 bytes).
+ */
+function exitWhenWritten(code: number): void {
+  const waiting = [process.stdout, process.stderr].filter((s) => s.writableLength > 0);
+  if (!waiting.length) process.exit(code);
+  let left = waiting.length;
+  for (const stream of waiting) stream.once("drain", () => --left === 0 && process.exit(code));
+}
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenWritten(code),
   (err: unknown) => {
     const codeName = (c: Code) => Code[c].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
     const code =
@@ -167,6 +179,6 @@ main(process.argv.slice(2)).then(
     if (jsonErrors) process.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
     else if (err instanceof UsageError) process.stderr.write(`dline: ${message}\n\n${USAGE}`);
     else process.stderr.write(`dline: ${err instanceof ConnectError ? `${code}: ${message}` : message}\n`);
-    process.exit(err instanceof UsageError ? 2 : 1);
+    exitWhenWritten(err instanceof UsageError ? 2 : 1);
   },
 );
