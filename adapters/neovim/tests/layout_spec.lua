@@ -175,7 +175,7 @@ S.case(
     vim.cmd("Dline approve")
     T.contains(
       notices[#notices],
-      "is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it",
+      "is interrupted: its sidecar stopped before it finished; nothing waits for an answer. R in its chat (or :Dline resume) continues it",
       "approve explains"
     )
     -- R in the chat resumes; the repeated edit is approved with ga.

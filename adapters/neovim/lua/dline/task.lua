@@ -11,6 +11,7 @@
 local chat_mod = require("dline.chat")
 local ask = require("dline.ask")
 local ids = require("dline.ids")
+local visible = require("dline.visible")
 local buffers = require("dline.buffers")
 local context = require("dline.context")
 local checkpoint_notes = require("dline.checkpoint_notes")
@@ -330,16 +331,11 @@ function H.on_event(self, event)
     H.close_preview(self)
   end
   if event.statusChanged and self.status ~= was then
-    -- A restore to an earlier point stops the task there too: the restore's own message says
-    -- what happened (replacing it with "its sidecar stopped" would hide it, and be wrong).
-    local restored = (event.statusChanged.reason or ""):find("restored", 1, true)
-    if self.status == "TASK_STATUS_INTERRUPTED" and not restored then
-      dline().notify(
-        ("task %s is interrupted: its sidecar stopped before it finished. R in its chat (or :Dline resume) continues it"):format(
-          ids.short(self.task_id)
-        ),
-        vim.log.levels.WARN
-      )
+    if self.status == "TASK_STATUS_INTERRUPTED" then
+      -- Said with the core's reason when it is not its sidecar stopping: a restore (here, in
+      -- another window or the CLI) stopped it, or rewound it to an earlier point. Before, a
+      -- restore's stop read "its sidecar stopped", and one from another window said nothing.
+      dline().notify(H.interrupted_because(self, event.statusChanged.reason), vim.log.levels.WARN)
     elseif self.status == "TASK_STATUS_RUNNING" then
       H.report_editor(self)
     end
@@ -442,15 +438,25 @@ function H.Controller.on_event(self, fn)
   table.insert(self.listeners, fn)
 end
 
+--- "task X is interrupted: <why>[; <more>]. R … continues it", `why` the core's reason unless
+--- it is empty or its sidecar stopping ("its sidecar stopped before it finished").
+function H.interrupted_because(self, reason, more)
+  local why = reason or ""
+  if why == "" or why:find("sidecar", 1, true) then why = "its sidecar stopped before it finished" end
+  return ("task %s is interrupted: %s%s. R in its chat (or :Dline resume) continues it"):format(
+    ids.short(self.task_id),
+    visible(why),
+    more and ("; " .. more) or ""
+  )
+end
+
 --- Answers the pending ask.
 function H.Controller.respond(self, approve, text, cb)
   local a = self.pending_ask
   if not a then
     if self.status == "TASK_STATUS_INTERRUPTED" then
       dline().notify(
-        ("task %s is interrupted (its sidecar stopped): nothing waits for an answer. R in its chat (or :Dline resume) continues it"):format(
-          ids.short(self.task_id)
-        ),
+        H.interrupted_because(self, self.chat.state.status_reason, "nothing waits for an answer"),
         vim.log.levels.WARN
       )
     else
