@@ -98,6 +98,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   // Registered before the runtime's flusher: flushers run in reverse, so runs stop first.
   options.lifecycle.onStop("checkpoint maintenance", () => checkpoints.stop());
+  // A restore under way (one another window forwarded here, say) ends before anything stops:
+  // its conversation part goes through the task runtime, whose flusher stops it.
+  options.lifecycle.onStop("checkpoint restores", () => checkpoints.restoresEnded(1_000), { first: true });
   options.lifecycle.onStop("mcp servers", () => capabilities.stop());
   // Other sidecars over the same roots reach this one through its peer endpoint, published in
   // the registry before the runtime claims any task; calls about tasks they run go to them.

@@ -9,6 +9,7 @@ export type Flusher = () => Promise<void> | void;
  */
 export class Lifecycle {
   private readonly flushers: { name: string; fn: Flusher }[] = [];
+  private readonly firstFlushers: { name: string; fn: Flusher }[] = [];
   private closer: Flusher | undefined;
   private flushing: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -30,9 +31,14 @@ export class Lifecycle {
     return this.stopping !== undefined;
   }
 
-  /** Registers buffered state to flush before exit (reverse order of registration). */
-  onStop(name: string, fn: Flusher): void {
-    this.flushers.push({ name, fn });
+  /**
+   * Registers buffered state to flush before exit (reverse order of registration). `first`:
+   * runs before every other (work under way that the others' stops would cut short: a restore
+   * rewinds the conversation through the task runtime, which stops its runs when flushed).
+   */
+  onStop(name: string, fn: Flusher, options: { first?: boolean } = {}): void {
+    if (options.first) this.firstFlushers.push({ name, fn });
+    else this.flushers.push({ name, fn });
   }
 
   /** The last step before exit: closing the server, after every flusher ran. */
@@ -60,7 +66,7 @@ export class Lifecycle {
 
   private async runFlushers(): Promise<void> {
     const deadline = Date.now() + this.flushBudgetMs;
-    for (const { name, fn } of [...this.flushers].reverse()) {
+    for (const { name, fn } of [...this.flushers, ...this.firstFlushers].reverse()) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         this.logger.error("flush budget exhausted", { skipped: name });

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { holdGitStatus, releaseHeldGits } from "./fixtures/held-git.js";
-import { FileConversation, makeManager, makeSandbox, read, until, write } from "./helpers.js";
+import { FileConversation, makeManager, makeSandbox, read, settlesWithin, until, write } from "./helpers.js";
 
 /**
  * A sidecar that stops while one of its restores is under way (the CLI left with a second Ctrl-C,
@@ -81,5 +81,36 @@ describe("a sidecar stopping during a restore", () => {
     await stopping;
     await other.stop();
     expect(read(ws, "a.txt")).toBe("A, changed by a command\n");
+  });
+
+  it("the process's first step of its stop waits for a whole restore under way (its conversation part too), up to a bound", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] });
+    const task = { id: "t1", workspaceRoots: [ws] };
+    write(ws, "a.txt", "A\n");
+    const first = makeManager(sb, { conversation });
+    conversation.addMessage("t1", "m1", "first");
+    const base = (await first.ensureBaseline(task, "m1"))!;
+    write(ws, "a.txt", "A, changed\n");
+    await first.saveTurn(task, {});
+    await first.stop();
+
+    const held = holdGitStatus(sb.base);
+    const restoring = makeManager(sb, { conversation, env: { ...sb.env, PATH: held.path } });
+    const restore = restoring.restore("t1", base.id, "files_and_task");
+    await until(held.holding);
+    // Bounded: while the restore is held, the wait ends at its bound.
+    let ended = false;
+    await restoring.restoresEnded(200).then(() => (ended = true));
+    expect(ended).toBe(true);
+    // Released, the wait ends with the restore, files and conversation both.
+    const waiting = restoring.restoresEnded(30_000);
+    held.release();
+    await waiting;
+    expect(await settlesWithin(restore, 0)).toBe(true);
+    expect(await restore).toMatchObject({ filesRestored: true, conversationRestored: true });
+    expect(read(ws, "a.txt")).toBe("A\n");
+    await restoring.stop();
   });
 });

@@ -102,6 +102,8 @@ export class CheckpointManager {
   private readonly toldUnavailable = new Set<string>();
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
+  /** Restores and message edits under way (restoresEnded). */
+  private readonly restoring = new Set<Promise<void>>();
   /** Every git process the checkpoints started: killed when this sidecar stops. */
   private readonly children = new GitChildren();
   private readonly o: Required<Omit<CheckpointManagerOptions, "conversation" | "isEnabled" | "onStatus">> &
@@ -585,6 +587,35 @@ export class CheckpointManager {
 
   /** Restore Files & Task / Files Only / Task Only, by the restore rules of docs/checkpoints.md. */
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
+    return this.whileRestoring(() => this.restoreNow(taskId, checkpointId, mode));
+  }
+
+  /**
+   * Resolves once the restores and message edits under way have ended, or after `maxMs` (the
+   * process stops: one waiting for another window's lock must not take the whole stop budget).
+   */
+  async restoresEnded(maxMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.restoring]),
+      new Promise((resolve) => (timer = setTimeout(resolve, maxMs))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Notes a restore (or message edit) under way until it ends (restoresEnded). */
+  private whileRestoring<T>(run: () => Promise<T>): Promise<T> {
+    const restore = run();
+    const ended = restore.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.restoring.add(ended);
+    void ended.then(() => this.restoring.delete(ended));
+    return restore;
+  }
+
+  private async restoreNow(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
     return this.gitRequired(async () => {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
@@ -627,6 +658,16 @@ export class CheckpointManager {
     text: string,
     mode: "restore_chat" | "restore_all",
     options: { dryRun?: boolean } = {},
+  ): Promise<EditOutcome> {
+    return this.whileRestoring(() => this.editMessageNow(taskId, messageId, text, mode, options));
+  }
+
+  private async editMessageNow(
+    taskId: string,
+    messageId: string,
+    text: string,
+    mode: "restore_chat" | "restore_all",
+    options: { dryRun?: boolean },
   ): Promise<EditOutcome> {
     await this.settled(taskId);
     const engine = await this.engineOfTask(taskId);
