@@ -11,7 +11,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CheckpointKind } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { makeTestRoots, startSidecar, type RunningSidecar } from "../helpers/sidecar.js";
-import type { ModelServerProcess } from "../model-server/spawn.js";
 import { configureModel, makeWorkspace, setAutoApproval } from "../runtime/harness.js";
 import { watch } from "../tasks/follow-helpers.js";
 import { startAcpAgent, waitFor, type RunningAcpAgent } from "./acp-harness.js";
@@ -36,7 +35,7 @@ describe("an ACP restore of a task another window runs", () => {
           { toolCalls: [{ name: "execute_command", input: { command: TICKING, requires_approval: false } }] },
         ],
       });
-      stops.push(() => (server as ModelServerProcess).stop());
+      stops.push(() => server.stop());
       await setAutoApproval(window.clients, {
         editFiles: true,
         readFiles: true,
