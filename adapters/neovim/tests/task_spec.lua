@@ -657,6 +657,38 @@ S.case(
   end
 )
 
+S.case("an answer from a picker left open while another window's restore stopped the task says so", function()
+  local s = session()
+  workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, edit_turns())
+  local asked = false
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" then asked = true end
+    return nil
+  end)
+  local controller = new_task("Greet the world")
+  T.wait(function() return asked and controller.pending_ask ~= nil end, "the approval to wait")
+  local stale = controller.pending_ask
+  local baseline
+  T.wait(function()
+    baseline = baseline_of(s, controller)
+    return baseline ~= nil
+  end, "the baseline checkpoint")
+  restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES")
+  wait_status(controller, "TASK_STATUS_INTERRUPTED")
+  -- A built-in picker blocks Neovim: its answer comes as if the question were still pending.
+  controller.pending_ask = stale
+  local messages, stop_capture = capture_notices()
+  local done = false
+  controller:respond(true, "", function() done = true end)
+  T.wait(function() return done end, "the answer's end")
+  stop_capture()
+  local said = table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+  -- Before: "that question was answered in another window", though nobody answered it.
+  T.contains(said, "that question is no longer pending: the task stopped", "why it is not pending")
+  T.truthy(not said:find("answered in another window", 1, true), "not answered elsewhere: " .. said)
+end)
+
 S.case("a restore of files and task from another window: the buffers here show the restored files", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

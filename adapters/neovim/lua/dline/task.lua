@@ -475,7 +475,19 @@ function H.Controller.respond(self, approve, text, cb)
         -- picker blocks, so its events had not been read yet): say so instead of an error.
         return session:call("TaskService", "GetTask", { taskId = self.task_id }, function(view_err, view)
           local pending = not view_err and view and view.pendingAsk
-          if not view_err and (not pending or pending.askId ~= a.askId) then
+          local status = view and view.task and view.task.status
+          local stopped = status and status ~= "TASK_STATUS_RUNNING" and status ~= "TASK_STATUS_WAITING"
+          if not view_err and stopped then
+            -- Nobody answered it: the task stopped meanwhile (a restore from another window, say).
+            local why = self.chat.state.status_reason
+            dline().notify(
+              ("task %s: that question is no longer pending: the task stopped%s"):format(
+                ids.short(self.task_id),
+                (why or "") ~= "" and (" (" .. visible(why) .. ")") or ""
+              ),
+              vim.log.levels.WARN
+            )
+          elseif not view_err and (not pending or pending.askId ~= a.askId) then
             dline().notify(
               ("task %s: that question was answered in another window"):format(ids.short(self.task_id)),
               vim.log.levels.WARN
