@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CheckpointKind, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { TaskStatus, ToolCallStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, TaskStatus, ToolCallStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
 import { openWindows, readIn, watch } from "./follow-helpers.js";
@@ -101,6 +101,35 @@ describe("a restore of the task that is running", () => {
       await stream.stop();
     });
   }
+
+  it("a command still waiting for approval when a restore stops the task is said never to have run", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 2, [
+      turns[0]!,
+      { toolCalls: [{ name: "execute_command", input: { command: "echo ran > ran.txt", requires_approval: true } }] },
+    ]);
+    const [owner, other] = sidecars;
+    await setAutoApproval(owner.clients, { editFiles: true, readFiles: true });
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Ask", profileId });
+    const stream = watch(owner.clients, taskId);
+    await stream.ask(AskKind.COMMAND_APPROVAL);
+    const { checkpoints } = await other.clients.checkpoints.listCheckpoints({ taskId });
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    const outcome = await other.clients.checkpoints.restore({
+      taskId,
+      checkpointId: baseline.id,
+      mode: RestoreMode.FILES,
+    });
+    expect(outcome).toMatchObject({ filesRestored: true, runStopped: true });
+    await stream.ended();
+    const finished = stream.events.filter((e) => e.event.case === "toolFinished").at(-1);
+    // Before: "…before this call finished", of a command that never started.
+    expect(finished?.event.value).toMatchObject({
+      status: ToolCallStatus.INTERRUPTED,
+      reason: `The task was stopped for a restore of checkpoint ${baseline.id.slice(0, 8)} while this call waited for approval: nothing ran.`,
+    });
+    expect(readIn(workspace, "ran.txt")).toBeUndefined();
+    await stream.stop();
+  });
 
   it("a restore of a task that is not running stops nothing", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 1, [

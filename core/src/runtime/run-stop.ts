@@ -25,9 +25,12 @@ export function stoppedRunStatus(reason: unknown): { status: TaskRunStatus; reas
   return { status: "cancelled", reason: "cancelled" };
 }
 
-/** What a tool call cut short by the run's abort (`reason`) says. */
-export function stoppedCallReason(reason: unknown): string {
-  if (reason instanceof RunStoppedFor) return `The task was stopped ${reason.why} before this call finished.`;
+/** What a tool call cut short by the run's abort (`reason`) says; `waited`: it waited for approval, and never ran. */
+export function stoppedCallReason(reason: unknown, waited = false): string {
+  if (reason instanceof RunStoppedFor)
+    return waited
+      ? `The task was stopped ${reason.why} while this call waited for approval: nothing ran.`
+      : `The task was stopped ${reason.why} before this call finished.`;
   if (isSidecarStopping(reason)) return "The sidecar stopped before this call finished.";
   return "The task was cancelled before this call finished.";
 }

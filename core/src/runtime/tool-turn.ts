@@ -393,7 +393,7 @@ class ToolTurn {
         const reason =
           isSidecarStopping(this.signal.reason) && waited
             ? STOPPED_WHILE_ASKING
-            : stoppedCallReason(this.signal.reason);
+            : stoppedCallReason(this.signal.reason, waited);
         row.current.update({ status: "interrupted", reason });
         this.ended(toolCallId, "interrupted", reason);
       }
