@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CheckpointKind, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { AskKind, TaskStatus, ToolCallStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
@@ -128,6 +128,31 @@ describe("a restore of the task that is running", () => {
       reason: `The task was stopped for a restore of checkpoint ${baseline.id.slice(0, 8)} while this call waited for approval: nothing ran.`,
     });
     expect(readIn(workspace, "ran.txt")).toBeUndefined();
+    await stream.stop();
+  });
+
+  it("Restore All of an edited message while the command runs stops the run first and says so", async () => {
+    const { sidecars, workspace, profileId } = await openWindows(scope, 1, turns);
+    const [owner] = sidecars;
+    await setAutoApproval(owner.clients, {
+      editFiles: true,
+      readFiles: true,
+      executeSafeCommands: true,
+      executeAllCommands: true,
+    });
+    const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Tick", profileId });
+    const stream = watch(owner.clients, taskId);
+    await ticking(workspace);
+    const first = (await owner.clients.tasks.getTask({ taskId })).messages[0]!;
+    const edited = await owner.clients.checkpoints.editMessage({
+      taskId,
+      messageId: first.id,
+      text: "Tick, edited",
+      mode: EditMessageMode.RESTORE_ALL,
+    });
+    expect(edited).toMatchObject({ restored: true, fileError: "", runStopped: true });
+    expect(await staysAbsent(workspace, "ticks.txt")).toBe(true);
+    expect(readIn(workspace, "notes.txt")).toBeUndefined();
     await stream.stop();
   });
 

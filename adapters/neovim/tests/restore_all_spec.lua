@@ -340,4 +340,17 @@ S.case(
   end
 )
 
+S.case("Restore All's question says first that a running task is stopped (its command's changes undone too)", function()
+  local checkpoints = require("dline.checkpoints")
+  local dry = { checkpointId = "0123456789abcdef", restoredPaths = { "hello.txt" }, deletedPaths = { "a.txt" } }
+  local running = checkpoints.restore_all_prompt(dry, {}, 5, true)
+  T.eq(
+    running:sub(1, 115),
+    "The task is running: it is stopped first (its command too), and what its command changes until then is undone too. ",
+    "said first"
+  )
+  T.contains(running, "Restore All resets the files to checkpoint 01234567", "then what it does")
+  T.eq(checkpoints.restore_all_prompt(dry, {}, 5, false):sub(1, 11), "Restore All", "not said when it does not run")
+end)
+
 return S

@@ -707,7 +707,12 @@ export class CheckpointManager {
         if (target && options.dryRun) everyChange = !!(await this.missedCommandAfter(engine, taskId, target));
         else if (target) await this.saveMissedCommandTurn(engine, taskId, target);
       }
-      return await flow.editMessage(messageId, text, mode, checkpointError, { ...options, offered, everyChange });
+      const outcome = await flow.editMessage(messageId, text, mode, checkpointError, {
+        ...options,
+        offered,
+        everyChange,
+      });
+      return { ...outcome, runStopped: stopped !== undefined };
     } finally {
       stopped?.end();
     }

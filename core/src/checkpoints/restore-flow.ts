@@ -40,6 +40,8 @@ export interface EditOutcome {
   /** Restore All: what it left as it was (a dry run: would leave), as a files restore names them. */
   keptPaths: KeptPath[];
   keptPathsIncomplete: boolean;
+  /** Restore All: the task was running here, and its run was stopped first (CheckpointManager). */
+  runStopped?: boolean;
 }
 
 /**

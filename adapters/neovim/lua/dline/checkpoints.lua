@@ -509,15 +509,21 @@ function H.files(n) return ("%d file%s"):format(n, n == 1 and "" or "s") end
 --- The Restore All confirmation's question: what it overwrites and deletes (from the dry run
 --- `dry`), and which of those files have unsaved buffers (`unsaved`: { buf, path } each).
 --- `max`: paths shown of each kind (nil: all).
-function M.restore_all_prompt(dry, unsaved, max)
+function M.restore_all_prompt(dry, unsaved, max, running)
   local writes, deletes = dry.restoredPaths or {}, dry.deletedPaths or {}
+  -- The task runs: the core stops it first; what its command writes until then is undone too,
+  -- and cannot be named now.
+  local first = running
+      and "The task is running: it is stopped first (its command too), and what its command changes until then is undone too. "
+    or ""
   local parts = {}
   if #writes > 0 then table.insert(parts, ("overwrites %s (%s)"):format(H.files(#writes), H.names(writes, max))) end
   if #deletes > 0 then table.insert(parts, ("deletes %s (%s)"):format(H.files(#deletes), H.names(deletes, max))) end
-  local text = ("Restore All resets the files to checkpoint %s: it %s."):format(
-    (dry.checkpointId or ""):sub(1, 8),
-    table.concat(parts, " and ")
-  )
+  local text = first
+    .. ("Restore All resets the files to checkpoint %s: it %s."):format(
+      (dry.checkpointId or ""):sub(1, 8),
+      table.concat(parts, " and ")
+    )
   local kept = vim.tbl_map(function(k) return k.path end, dry.keptPaths or {})
   if #kept > 0 then
     text = text
@@ -589,9 +595,12 @@ function H.confirm_restore_all(task_id, workspace_root, msg, text, proceed, cb)
         )
       end
       local unsaved = require("dline.buffers").modified(workspace_root, paths)
+      local controller = require("dline.task").get(task_id)
+      local running = controller ~= nil
+        and (controller.status == "TASK_STATUS_RUNNING" or controller.status == "TASK_STATUS_WAITING")
       local function ask()
         require("dline.ui").select(M.restore_all_choices(dry, unsaved), {
-          prompt = M.restore_all_prompt(dry, unsaved, H.SHOWN_PATHS),
+          prompt = M.restore_all_prompt(dry, unsaved, H.SHOWN_PATHS, running),
           kind = "dline.restore_all",
           format_item = function(c) return c.label end,
         }, function(choice)
@@ -732,7 +741,7 @@ function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
       end
       H.tell(
         ("%s: %s%s%s%s%s"):format(
-          choice.label,
+          choice.label .. (edit_res.runStopped and " (the task was running: stopped first)" or ""),
           edit_res.restored and "done" or "nothing restored",
           notice and #changed == 0 and (" (%s)"):format(notice) or "",
           (edit_res.undoCheckpointId or "") ~= ""
