@@ -261,6 +261,7 @@ describe("restore modes", () => {
       undoCheckpointId: "",
       conversationRestored: true,
       runStopped: false,
+      repositoryNote: "",
     });
     expect(read(ws, "a.txt")).toBe("two");
   });

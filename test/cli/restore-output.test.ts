@@ -1,3 +1,6 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots } from "../helpers/sidecar.js";
@@ -45,5 +48,48 @@ describe("what restore prints", () => {
 
     const filesOnly = (await runCli(["restore", taskId, baseline, "--mode", "files"], env)).stdout;
     expect(filesOnly.split("\n")[0]).toBe("restored 0 file(s), deleted 0");
+  });
+});
+
+describe("a restore after the task moved the person's git history", () => {
+  // Found in a bug hunt: a task's `git reset --hard HEAD~1` stayed after a restore, unsaid.
+  it("prints a note that a restore puts files back, never commits, branches or the index", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base, { "a.txt": "one\n" });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
+        cwd: workspace,
+        encoding: "utf8",
+      }).trim();
+    if (!fs.existsSync(path.join(workspace, ".git"))) git("init", "-q");
+    git("add", "a.txt");
+    git("commit", "-qm", "one");
+    fs.writeFileSync(path.join(workspace, "a.txt"), "two\n");
+    git("commit", "-qam", "two");
+    const then = git("rev-parse", "HEAD");
+    const branch = git("rev-parse", "--abbrev-ref", "HEAD");
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            { name: "execute_command", input: { command: "git reset -q --hard HEAD~1", requires_approval: false } },
+          ],
+        },
+        done,
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = await runCli(["task", "reset", "--workspace", workspace, "--yes"], env);
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const now = git("rev-parse", "HEAD");
+    const baseline = (await checkpointsOf(env, taskId)).find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
+    const restored = (await runCli(["restore", taskId, baseline, "--mode", "files"], env)).stdout;
+    expect(restored).toContain("  restored: a.txt\n");
+    expect(restored).toContain(
+      `note: Your git repository moved since this checkpoint (${branch} at ${then.slice(0, 8)} then, ${branch} at ${now.slice(0, 8)} now): a restore puts files back, never commits, branches or the index.\n`,
+    );
+    expect(fs.readFileSync(path.join(workspace, "a.txt"), "utf8")).toBe("two\n");
   });
 });

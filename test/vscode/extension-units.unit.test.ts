@@ -134,6 +134,19 @@ describe("restore menu", () => {
     expect(restoreNotices({ restoredPaths: ["a.txt"], deletedPaths: ["new.txt"], keptPaths: [] })).toEqual({
       info: "Dline: files restored to the checkpoint (2 files).",
     });
+    // The person's git history moved since the checkpoint: the warning says a restore does not undo it.
+    expect(
+      restoreNotices({
+        restoredPaths: ["a.txt"],
+        deletedPaths: [],
+        keptPaths: [],
+        repositoryNote:
+          "Your git repository moved since this checkpoint (main at 1a2b3c4d then, main at 5e6f7a8b now).",
+      }),
+    ).toEqual({
+      info: "Dline: files restored to the checkpoint (1 file).",
+      warning: "Dline: Your git repository moved since this checkpoint (main at 1a2b3c4d then, main at 5e6f7a8b now).",
+    });
     // A restore of the task that was running: the core stopped it first, and the notice says so.
     expect(restoreNotices({ restoredPaths: [], deletedPaths: ["ticks.txt"], keptPaths: [], runStopped: true })).toEqual(
       {

@@ -48,6 +48,7 @@ function outcomeOf(res: RestoreResponse): RestoreOutcome {
     undoCheckpointId: res.undoCheckpointId,
     conversationRestored: res.conversationRestored,
     runStopped: res.runStopped,
+    repositoryNote: res.repositoryNote,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { SkippedPath } from "./exclusions.js";
 import type { ModeRecord } from "./file-modes.js";
+import type { RepositoryHead } from "./repo-head.js";
 
 export type CheckpointKind = "baseline" | "turn" | "completion" | "compaction" | "before_restore";
 
@@ -46,6 +47,12 @@ export interface CheckpointMeta {
    * way). A restore to this checkpoint undoes that restore: it removes those still empty.
    */
   foldersMadeAfter?: string[];
+  /**
+   * Where the person's own repository stood at this save (repo-head.ts): a restore to it says
+   * when their git history moved since, which it does not undo. Absent in older checkpoints and
+   * in workspaces that are not a repository's top folder.
+   */
+  repoHead?: RepositoryHead;
 }
 
 export interface CheckpointInfo extends CheckpointMeta {

@@ -24,6 +24,8 @@ export interface RestoreOutcome {
   conversationRestored: boolean;
   /** The task was running here: its run was stopped, and had ended, before anything was restored. */
   runStopped: boolean;
+  /** The person's git repository moved since the checkpoint (its HEAD), which a restore does not undo; "" if not. */
+  repositoryNote: string;
 }
 
 /** What Restore Chat / Restore All did: for Restore All, the files and the undo point saved first. */
@@ -106,6 +108,7 @@ export class RestoreFlow {
       undoCheckpointId: "",
       conversationRestored: false,
       runStopped: false,
+      repositoryNote: "",
     };
     if (mode !== "task") assertFilesRestorable(cp);
     const port = mode === "files" ? undefined : this.requireConversation();
@@ -123,6 +126,7 @@ export class RestoreFlow {
           keptPaths: result.kept,
           keptPathsIncomplete: result.keptIncomplete,
           undoCheckpointId: result.undo.id,
+          repositoryNote: this.engine.repositoryMovedSince(cp),
         });
       } catch (err) {
         if (mode === "files") throw err;

@@ -49,6 +49,7 @@ import { removeUnreachablePacks } from "./unreachable-packs.js";
 import { FileModes, modesIn, type ModeRecord } from "./file-modes.js";
 import { restoreRecordedPaths } from "./path-restore.js";
 import { RecordedPathSaver, type BaseMeta } from "./recorded-save.js";
+import { readRepositoryHead, repositoryMovedNote } from "./repo-head.js";
 import { RecoveringLock } from "./repo-recovery.js";
 import type { LockWaitEvents } from "./repo-lock.js";
 import { ShadowRepo } from "./shadow-repo.js";
@@ -855,6 +856,7 @@ export class WorkspaceCheckpoints {
   }
 
   private meta(req: SaveRequest): BaseMeta {
+    const repoHead = readRepositoryHead(this.workspaceRoot);
     return {
       v: 1,
       task: req.taskId,
@@ -876,7 +878,15 @@ export class WorkspaceCheckpoints {
       ...(req.foldersMadeAfter?.length ? { foldersMadeAfter: [...req.foldersMadeAfter] } : {}),
       // As they are now, of the files the saves learned of: a restore that makes one again gives it these.
       ...(this.modes ? { modes: this.modes.record() } : {}),
+      ...(repoHead ? { repoHead } : {}),
     };
+  }
+
+  /** What a restore to `cp` says of the person's repository: "" unless its HEAD moved since (repo-head.ts). */
+  repositoryMovedSince(cp: CheckpointInfo): string {
+    const then = cp.repoHead;
+    const valid = then && typeof then.ref === "string" && typeof then.id === "string" ? then : undefined;
+    return repositoryMovedNote(valid, readRepositoryHead(this.workspaceRoot));
   }
 
   /**

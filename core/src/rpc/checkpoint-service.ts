@@ -64,6 +64,7 @@ export function checkpointService(
       undoCheckpointId: outcome.undoCheckpointId,
       conversationRestored: outcome.conversationRestored,
       runStopped: outcome.runStopped,
+      repositoryNote: outcome.repositoryNote,
     });
   };
   const editMessageHere = async (req: EditMessageRequest) => {

@@ -188,6 +188,8 @@ async function restoreThrough(
       ctx.out.write(
         "  kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too\n",
       );
+    // The person's git history moved since (a task's `git reset`, a branch switched): not undone.
+    if (res.repositoryNote) ctx.out.write(`note: ${visibleLine(res.repositoryNote)}\n`);
     if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
     if (res.undoCheckpointId)
       ctx.out.write(`undo with: dline restore ${taskId} ${res.undoCheckpointId} --mode files\n`);

@@ -420,6 +420,7 @@ function H.report_files(label, res, workspace_root, task_id, why)
       unsaved,
       stayed > 0 and ("%d compare tab(s) stay open: they show your unsaved changes"):format(stayed) or nil,
       #kept > 0 and M.kept_lines(kept, res.keptPathsIncomplete) or nil,
+      (res.repositoryNote or "") ~= "" and require("dline.visible")(res.repositoryNote) or nil,
     }
   )
 end

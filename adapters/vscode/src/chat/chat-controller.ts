@@ -454,7 +454,7 @@ export class ChatController implements vscode.Disposable {
     res: Pick<
       RestoreResponse,
       "restoredPaths" | "deletedPaths" | "keptPaths" | "keptPathsIncomplete" | "undoCheckpointId"
-    > & { runStopped?: boolean },
+    > & { runStopped?: boolean; repositoryNote?: string },
   ): Promise<void> {
     const notices = restoreNotices(res);
     const undo = res.undoCheckpointId;

@@ -153,6 +153,21 @@ export function restoreNotices(res: {
   keptPathsIncomplete?: boolean;
   /** The task was running (here or in another window): the core stopped it before restoring. */
   runStopped?: boolean;
+  /** The person's git repository moved since the checkpoint, which a restore does not undo. */
+  repositoryNote?: string;
+}): { info: string; warning?: string } {
+  const files = fileNotices(res);
+  if (!res.repositoryNote) return files;
+  const note = `Dline: ${visibleLine(res.repositoryNote)}`;
+  return { info: files.info, warning: files.warning ? `${files.warning} ${note}` : note };
+}
+
+function fileNotices(res: {
+  restoredPaths: readonly string[];
+  deletedPaths: readonly string[];
+  keptPaths: readonly { path: string; reason: KeptReason }[];
+  keptPathsIncomplete?: boolean;
+  runStopped?: boolean;
 }): { info: string; warning?: string } {
   const count = res.restoredPaths.length + res.deletedPaths.length;
   const kept = res.keptPaths.length;

@@ -22,7 +22,8 @@ object RestoreSummary {
             if (res.conversationRestored) append(", conversation restored")
             append('.')
         }
-        return (listOf(head) + keptLines(kept, res.keptPathsIncomplete)).joinToString("\n")
+        val note = if (res.repositoryNote.isEmpty()) emptyList() else listOf(VisibleText.line(res.repositoryNote))
+        return (listOf(head) + keptLines(kept, res.keptPathsIncomplete) + note).joinToString("\n")
     }
 
     /**

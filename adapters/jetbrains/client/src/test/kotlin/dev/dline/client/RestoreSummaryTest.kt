@@ -38,6 +38,18 @@ class RestoreSummaryTest {
     }
 
     @Test
+    fun `a restore after the person's git history moved says a restore does not undo it`() {
+        val note = "Your git repository moved since this checkpoint (main at 1a2b3c4d then, main at 5e6f7a8b now): " +
+            "a restore puts files back, never commits, branches or the index."
+        val res = RestoreResponse.newBuilder()
+            .setFilesRestored(true)
+            .addRestoredPaths("a.txt")
+            .setRepositoryNote(note)
+            .build()
+        assertEquals("Restored 1 file(s), deleted 0.\n$note", RestoreSummary.of(res))
+    }
+
+    @Test
     fun `a long list ends with how many more, and names are shown with their control characters visible`() {
         val many = (1..25).map { kept("build/f$it.txt") } + kept("odd\u001bname")
         val lines = RestoreSummary.keptLines(many)
