@@ -913,6 +913,52 @@ S.case("a restore of the task running here stops it first, and says so", functio
   )
 end)
 
+S.case("a restore after the task moved the git history says a restore does not undo it", function()
+  local s = session()
+  local cwd = vim.loop.cwd()
+  local function git(args)
+    local out = vim.fn.system(vim.list_extend({ "git", "-C", cwd, "-c", "user.name=t", "-c", "user.email=t@t" }, args))
+    T.eq(vim.v.shell_error, 0, "git " .. table.concat(args, " ") .. ": " .. out)
+    return vim.trim(out)
+  end
+  if vim.loop.fs_stat(cwd .. "/.git") == nil then git({ "init", "-q" }) end
+  local file = workspace_file("a.txt", "one\n")
+  git({ "add", "a.txt" })
+  git({ "commit", "-qm", "one" })
+  T.write(file, "two\n")
+  git({ "commit", "-qam", "two" })
+  local branch, before = git({ "rev-parse", "--abbrev-ref", "HEAD" }), git({ "rev-parse", "HEAD" })
+  T.configure_model(s, {
+    {
+      toolCalls = {
+        { name = "execute_command", input = { command = "git reset -q --hard HEAD~1", requires_approval = false } },
+      },
+    },
+    { toolCalls = { { name = "attempt_completion", input = { result = "Reset." } } } },
+  })
+  approve_all()
+  local controller = new_task("Reset")
+  wait_status(controller, "TASK_STATUS_COMPLETED")
+  local after = git({ "rev-parse", "HEAD" })
+  local baseline = baseline_of(s, controller)
+  local messages, stop_capture = capture_notices()
+  choose_restore("Restore Files Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  T.eq(T.read(file), "two\n", "the file restored")
+  T.contains(
+    messages[1].msg,
+    ("\nYour git repository moved since this checkpoint (%s at %s then, %s at %s now): a restore puts files back, never commits, branches or the index."):format(
+      branch,
+      before:sub(1, 8),
+      branch,
+      after:sub(1, 8)
+    ),
+    "the note"
+  )
+end)
+
 S.case("a restore says a command's change of an ignored .env was kept as is (not tracked by checkpoints)", function()
   local s = session()
   workspace_file(".gitignore", ".env\n")
