@@ -13,6 +13,12 @@ local function dline() return require("dline") end
 
 --- A checkpoint call of task `task_id`: said once while it waits for another Dline window.
 local function checkpoint_call(task_id, method, request, cb)
+  -- A restore made here says itself what it did, the task's stop included: the task's own
+  -- "interrupted" notice is for restores made elsewhere (task.lua).
+  if (method == "Restore" or method == "EditMessage") and not request.dryRun then
+    local controller = require("dline.task").get(task_id)
+    if controller then controller.own_restore_at = vim.loop.now() end
+  end
   require("dline.checkpoint_wait").call(task_id, method, request, cb)
 end
 

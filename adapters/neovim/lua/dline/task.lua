@@ -332,10 +332,13 @@ function H.on_event(self, event)
   end
   if event.statusChanged and self.status ~= was then
     if self.status == "TASK_STATUS_INTERRUPTED" then
-      -- Said with the core's reason when it is not its sidecar stopping: a restore (here, in
-      -- another window or the CLI) stopped it, or rewound it to an earlier point. Before, a
-      -- restore's stop read "its sidecar stopped", and one from another window said nothing.
-      dline().notify(H.interrupted_because(self, event.statusChanged.reason), vim.log.levels.WARN)
+      -- Said with the core's reason when it is not its sidecar stopping: a restore in another
+      -- window or the CLI stopped it, or rewound it to an earlier point. Before, such a stop read
+      -- "its sidecar stopped", and a rewind from another window said nothing. A restore made
+      -- here says it itself (checkpoints.lua notes when it asked for one).
+      local own = self.own_restore_at and vim.loop.now() - self.own_restore_at < 60000
+      self.own_restore_at = nil
+      if not own then dline().notify(H.interrupted_because(self, event.statusChanged.reason), vim.log.levels.WARN) end
     elseif self.status == "TASK_STATUS_RUNNING" then
       H.report_editor(self)
     end
