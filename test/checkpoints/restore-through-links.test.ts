@@ -34,9 +34,34 @@ describe("a restore where a folder is a link now", () => {
 
     const outcome = await manager.restore("t1", base.id, "files");
     expect(outcome.deletedPaths).toEqual([]);
-    expect(outcome.keptPaths).toEqual([{ path: "lib/new.js", reason: "not_tracked" }]);
+    expect(outcome.keptPaths).toEqual([{ path: "lib/new.js", reason: "beyond_link" }]);
     expect(read(outside, "new.js")).toBe("the person's file outside\n");
     expect(fs.lstatSync(path.join(ws, "lib")).isSymbolicLink()).toBe(true);
+    await manager.stop();
+  });
+
+  it("its undo puts back what the restore changed and keeps what lies beyond the link, where it refused everything", async () => {
+    // Found on re-checking: the task wrote t.txt and made lib/new.js; the person then replaced
+    // lib by a link. The restore deleted t.txt and kept lib/new.js; its undo answered "Cannot
+    // restore lib/new.js: lib is a link now" and did not bring t.txt back.
+    const { sb, manager, task, ws } = setup();
+    write(ws, "lib/a.js", "a\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await manager.beforeEdit(task, ["t.txt", "lib/new.js"]);
+    write(ws, "t.txt", "by the task\n");
+    write(ws, "lib/new.js", "new\n");
+    await manager.saveTurn(task, { editedPaths: ["t.txt", "lib/new.js"] });
+    const outside = path.join(sb.base, "outside");
+    write(outside, "new.js", "the person's file outside\n");
+    fs.renameSync(path.join(ws, "lib"), path.join(ws, "lib.old"));
+    fs.symlinkSync(outside, path.join(ws, "lib"));
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["t.txt"]);
+    const undone = await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(read(ws, "t.txt")).toBe("by the task\n");
+    expect(undone.keptPaths).toEqual([{ path: "lib/new.js", reason: "beyond_link" }]);
+    expect(read(outside, "new.js")).toBe("the person's file outside\n");
     await manager.stop();
   });
 });

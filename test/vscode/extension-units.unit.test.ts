@@ -147,6 +147,14 @@ describe("restore menu", () => {
       info: "Dline: files restored to the checkpoint (1 file).",
       warning: "Dline: Your git repository moved since this checkpoint (main at 1a2b3c4d then, main at 5e6f7a8b now).",
     });
+    // A file beyond a folder the person replaced by a link: kept, and why.
+    expect(
+      restoreNotices({
+        restoredPaths: [],
+        deletedPaths: ["t.txt"],
+        keptPaths: [{ path: "lib/new.js", reason: KeptReason.BEYOND_LINK }],
+      }).warning,
+    ).toBe("Dline: kept as is: lib/new.js (a folder on its way is a link now).");
     // A restore of the task that was running: the core stopped it first, and the notice says so.
     expect(restoreNotices({ restoredPaths: [], deletedPaths: ["ticks.txt"], keptPaths: [], runStopped: true })).toEqual(
       {

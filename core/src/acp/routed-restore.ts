@@ -42,7 +42,12 @@ function outcomeOf(res: RestoreResponse): RestoreOutcome {
     deletedPaths: res.deletedPaths,
     keptPaths: res.keptPaths.map((k) => ({
       path: k.path,
-      reason: k.reason === KeptReason.TOO_LARGE ? "too_large" : "not_tracked",
+      reason:
+        k.reason === KeptReason.TOO_LARGE
+          ? "too_large"
+          : k.reason === KeptReason.BEYOND_LINK
+            ? "beyond_link"
+            : "not_tracked",
     })),
     keptPathsIncomplete: res.keptPathsIncomplete,
     undoCheckpointId: res.undoCheckpointId,

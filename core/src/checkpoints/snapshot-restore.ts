@@ -29,7 +29,8 @@ import { RestoreStopped } from "./restore-stopped.js";
 import { BeyondLinkDetector, lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /** Why a restore left a file as it is instead of bringing back its checkpoint version. */
-export type KeptReason = "too_large" | "not_tracked";
+/** `beyond_link`: a folder on its way is a link now (the person's): nothing is written or deleted through it. */
+export type KeptReason = "too_large" | "not_tracked" | "beyond_link";
 
 export interface KeptPath {
   path: string;
@@ -147,12 +148,24 @@ export class SnapshotRestore {
     // A file already as the checkpoint has it is not written again (nor reported): an editor or
     // a build watching it would see a change that is none.
     let restore = [...plan.entries].flatMap(([p, e]) => (this.alreadyIs(p, e.mode, plan.blobs.get(e.id)!) ? [] : [p]));
+    // A path whose folder is a link the undo checkpoint does not hold (the person's, made since):
+    // neither read, written nor refused; named kept. Before, the whole restore (or its undo) was
+    // refused ("lib is a link now"), the other files not put back.
+    const beyond = await this.beyondLinksNotHeld(restore, async (links) => {
+      const held = await sessionEntries(session, undo, links);
+      return new Set([...held].filter(([, e]) => e.mode === "120000").map(([p]) => p));
+    });
+    restore = restore.filter((p) => !beyond.has(p));
     // Every file written over or deleted must come back when the restore is undone: from the
     // undo checkpoint, else from a pre-image kept now; one that cannot be kept stays as it is.
     const present = [...restore, ...plan.created].filter((p) => isFileOrLink(toAbsolute(this.workspaceRoot, p)));
     const inUndo = present.length ? await sessionEntries(session, undo, present) : new Map();
     const unkept = await keepCurrent(present.filter((p) => !inUndo.has(p)));
-    const kept = [...plan.kept, ...[...unkept].map((p): KeptPath => ({ path: p, reason: "too_large" }))];
+    const kept = [
+      ...plan.kept,
+      ...[...unkept].map((p): KeptPath => ({ path: p, reason: "too_large" })),
+      ...[...beyond].map((p): KeptPath => ({ path: p, reason: "beyond_link" })),
+    ];
     restore = restore.filter((p) => !unkept.has(p));
     const created = plan.created.filter((p) => !unkept.has(p));
     // What stands in the way (a folder a command made where a file was) goes when the undo
@@ -281,6 +294,20 @@ export class SnapshotRestore {
       entries.delete(p);
       kept.push({ path: p, reason: "too_large" });
     }
+    // As in applyPlan: a path beyond a link the undo checkpoint does not hold is kept, not refused.
+    const beyond = await this.beyondLinksNotHeld(
+      [...entries.keys()],
+      async (links) =>
+        new Set(
+          splitNul(await this.git.text(["ls-tree", "-z", "--name-only", undoCommit, "--", ...links])).filter((p) =>
+            links.includes(p),
+          ),
+        ),
+    );
+    for (const p of beyond) {
+      entries.delete(p);
+      kept.push({ path: p, reason: "beyond_link" });
+    }
     const blobs = await this.readAll([...new Set([...entries.values()].map((e) => e.id))]);
     // reset --hard: what stands in the way goes when the undo checkpoint holds all of it.
     const obstacles = await this.obstaclesHeldBy(
@@ -345,7 +372,7 @@ export class SnapshotRestore {
       // A folder on its way is a link now (the person's, made since): the file there is not the
       // task's but where the link points, maybe outside the workspace. Never deleted through it.
       if (links.beyondLink(p)) {
-        if (lstatIfPresent(abs)) kept.push({ path: p, reason: "not_tracked" });
+        if (lstatIfPresent(abs)) kept.push({ path: p, reason: "beyond_link" });
         continue;
       }
       const st = lstatIfPresent(abs);
@@ -433,6 +460,26 @@ export class SnapshotRestore {
       }
       dir = path.dirname(dir);
     }
+  }
+
+  /**
+   * Of `paths`, those with a link on their way that the undo checkpoint does not hold (`held`:
+   * which of these link paths it holds): a command's link it holds goes as an obstacle, and the
+   * path is written; the person's stays, and so does the path.
+   */
+  private async beyondLinksNotHeld(
+    paths: readonly string[],
+    held: (links: string[]) => Promise<Set<string>>,
+  ): Promise<Set<string>> {
+    const links = new BeyondLinkDetector(this.workspaceRoot);
+    const byLink = new Map<string, string[]>();
+    for (const p of paths) {
+      const link = links.linkOnWay(p);
+      if (link) byLink.set(link, [...(byLink.get(link) ?? []), p]);
+    }
+    if (!byLink.size) return new Set();
+    const inUndo = await held([...byLink.keys()]);
+    return new Set([...byLink].filter(([link]) => !inUndo.has(link)).flatMap(([, ps]) => ps));
   }
 
   /** Whether the workspace's file at `repoPath` is this content with this mode (a link: this target). */

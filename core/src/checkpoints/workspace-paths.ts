@@ -43,6 +43,11 @@ export class BeyondLinkDetector {
   constructor(private readonly workspaceRoot: string) {}
 
   beyondLink(repoPath: string): boolean {
+    return this.linkOnWay(repoPath) !== undefined;
+  }
+
+  /** The first folder on the path's way that is a link now (repository path); undefined when none is. */
+  linkOnWay(repoPath: string): string | undefined {
     const folders = repoPath.split("/");
     folders.pop(); // the file's own name
     let dir = "";
@@ -53,9 +58,9 @@ export class BeyondLinkDetector {
         link = lstatIfPresent(toAbsolute(this.workspaceRoot, dir))?.isSymbolicLink() ?? false;
         this.known.set(dir, link);
       }
-      if (link) return true;
+      if (link) return dir;
     }
-    return false;
+    return undefined;
   }
 }
 

@@ -233,5 +233,11 @@ function toStatus(s: CheckpointStatus): GetStatusResponse {
 }
 
 function toKeptPath(k: DomainKeptPath) {
-  return { path: k.path, reason: k.reason === "too_large" ? KeptReason.TOO_LARGE : KeptReason.NOT_TRACKED };
+  const reason =
+    k.reason === "too_large"
+      ? KeptReason.TOO_LARGE
+      : k.reason === "beyond_link"
+        ? KeptReason.BEYOND_LINK
+        : KeptReason.NOT_TRACKED;
+  return { path: k.path, reason };
 }

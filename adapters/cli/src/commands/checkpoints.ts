@@ -210,6 +210,7 @@ const keptReasons: Record<KeptReason, string> = {
   [KeptReason.UNSPECIFIED]: "not restored",
   [KeptReason.TOO_LARGE]: "too large to snapshot",
   [KeptReason.NOT_TRACKED]: "not tracked by checkpoints",
+  [KeptReason.BEYOND_LINK]: "a folder on its way is a link now",
 };
 
 /**

@@ -331,6 +331,7 @@ end
 local kept_reasons = {
   KEPT_REASON_TOO_LARGE = "too large to snapshot",
   KEPT_REASON_NOT_TRACKED = "not tracked by checkpoints",
+  KEPT_REASON_BEYOND_LINK = "a folder on its way is a link now",
 }
 
 --- Kept files a restore's notice names; past it, "kept as is: ...and N more".

@@ -185,7 +185,9 @@ function fileNotices(res: {
       ? "too large to snapshot"
       : reason === KeptReason.NOT_TRACKED
         ? "not tracked by checkpoints"
-        : "not restored";
+        : reason === KeptReason.BEYOND_LINK
+          ? "a folder on its way is a link now"
+          : "not restored";
   const list = res.keptPaths
     .slice(0, KEPT_SHOWN)
     .map((k) => `${visibleLine(k.path)} (${why(k.reason)})`)

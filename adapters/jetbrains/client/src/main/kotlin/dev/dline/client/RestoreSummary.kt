@@ -44,6 +44,7 @@ object RestoreSummary {
     private fun why(reason: KeptReason): String = when (reason) {
         KeptReason.KEPT_REASON_TOO_LARGE -> "too large to snapshot"
         KeptReason.KEPT_REASON_NOT_TRACKED -> "not tracked by checkpoints"
+        KeptReason.KEPT_REASON_BEYOND_LINK -> "a folder on its way is a link now"
         else -> "not restored"
     }
 }

@@ -16,13 +16,15 @@ class RestoreSummaryTest {
             .addKeptPaths(kept(".env"))
             .addKeptPaths(kept("build/out.txt"))
             .addKeptPaths(kept("assets/big.bin", KeptReason.KEPT_REASON_TOO_LARGE))
+            .addKeptPaths(kept("lib/new.js", KeptReason.KEPT_REASON_BEYOND_LINK))
             .setConversationRestored(true)
             .build()
         assertEquals(
-            "Restored 1 file(s), deleted 0, kept 3 as they were, conversation restored.\n" +
+            "Restored 1 file(s), deleted 0, kept 4 as they were, conversation restored.\n" +
                 "kept as is: not tracked by checkpoints: .env\n" +
                 "kept as is: not tracked by checkpoints: build/out.txt\n" +
-                "kept as is: too large to snapshot: assets/big.bin",
+                "kept as is: too large to snapshot: assets/big.bin\n" +
+                "kept as is: a folder on its way is a link now: lib/new.js",
             RestoreSummary.of(res),
         )
     }
