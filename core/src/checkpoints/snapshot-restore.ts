@@ -28,8 +28,11 @@ import { removeLeftCopies, restoreCopyOf } from "./restore-copies.js";
 import { RestoreStopped } from "./restore-stopped.js";
 import { BeyondLinkDetector, lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
-/** Why a restore left a file as it is instead of bringing back its checkpoint version. */
-/** `beyond_link`: a folder on its way is a link now (the person's): nothing is written or deleted through it. */
+/**
+ * Why a restore left a file as it is instead of bringing back its checkpoint version;
+ * `beyond_link`: a folder on its way is a link now (the person's), and nothing is read, written
+ * or deleted through it.
+ */
 export type KeptReason = "too_large" | "not_tracked" | "beyond_link";
 
 export interface KeptPath {
