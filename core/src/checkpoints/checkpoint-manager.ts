@@ -1,3 +1,4 @@
+import { InFlight } from "./in-flight.js";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -103,7 +104,7 @@ export class CheckpointManager {
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
   /** Restores and message edits under way (restoresEnded). */
-  private readonly restoring = new Set<Promise<void>>();
+  private readonly restoring = new InFlight();
   /** Every git process the checkpoints started: killed when this sidecar stops. */
   private readonly children = new GitChildren();
   private readonly o: Required<Omit<CheckpointManagerOptions, "conversation" | "isEnabled" | "onStatus">> &
@@ -594,25 +595,13 @@ export class CheckpointManager {
    * Resolves once the restores and message edits under way have ended, or after `maxMs` (the
    * process stops: one waiting for another window's lock must not take the whole stop budget).
    */
-  async restoresEnded(maxMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.restoring]),
-      new Promise((resolve) => (timer = setTimeout(resolve, maxMs))),
-    ]);
-    clearTimeout(timer);
+  restoresEnded(maxMs: number): Promise<void> {
+    return this.restoring.ended(maxMs);
   }
 
   /** Notes a restore (or message edit) under way until it ends (restoresEnded). */
   private whileRestoring<T>(run: () => Promise<T>): Promise<T> {
-    const restore = run();
-    const ended = restore.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.restoring.add(ended);
-    void ended.then(() => this.restoring.delete(ended));
-    return restore;
+    return this.restoring.track(run());
   }
 
   private async restoreNow(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {

@@ -1,3 +1,4 @@
+import { InFlight } from "./in-flight.js";
 import { readFileSync, readlinkSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
@@ -162,7 +163,7 @@ export class WorkspaceCheckpoints {
   /** What the last full listing of ignored files found (carried into later checkpoints). */
   private lastIgnored: SkippedPath[] | undefined;
   /** The restores under way in this process, holding the lock (whileRestoring). */
-  private readonly restoring = new Set<Promise<void>>();
+  private readonly restoring = new InFlight();
   /** stop() has begun: no restore begins any more. */
   private stopping = false;
   /** The empty folders this process's saves record (learnEmptyFolders); undefined until known. */
@@ -413,7 +414,7 @@ export class WorkspaceCheckpoints {
     this.stopWatching();
     // A restore that has begun ends first: stopped part-way (its git killed), it left some files
     // restored and others not. The process's stop budget bounds the wait.
-    await Promise.all(this.restoring);
+    await this.restoring.ended();
     await this.packing.stop(graceMs);
   }
 
@@ -1173,14 +1174,7 @@ export class WorkspaceCheckpoints {
   private whileRestoring<T>(run: () => Promise<T>): Promise<T> {
     if (this.stopping)
       return Promise.reject(new DlineError("unavailable", "The Dline core is stopping: nothing was restored."));
-    const restore = run();
-    const ended = restore.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.restoring.add(ended);
-    void ended.then(() => this.restoring.delete(ended));
-    return restore;
+    return this.restoring.track(run());
   }
 
   /**

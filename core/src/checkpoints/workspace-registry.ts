@@ -1,3 +1,4 @@
+import { InFlight } from "./in-flight.js";
 import type { Logger } from "../logging/logger.js";
 import { normaliseWorkspacePath, type InstanceLayout } from "../storage/index.js";
 import { makeStatus, type CheckpointState, type CheckpointStatus } from "./checkpoint-status.js";
@@ -49,7 +50,7 @@ const HELD_ELSEWHERE_SAID_AFTER_MS = 500;
 export class WorkspaceRegistry {
   private readonly entries = new Map<string, WorkspaceEntry>();
   /** Initializations and saves under way, so that Delete Everything can wait for them. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly inFlight = new InFlight();
 
   constructor(private readonly o: WorkspaceRegistryOptions) {}
 
@@ -88,13 +89,11 @@ export class WorkspaceRegistry {
 
   /** Resolves once every initialization and save started so far has ended (however it ended). */
   async settle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0) await this.inFlight.ended();
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
-    this.inFlight.add(work);
-    void work.finally(() => this.inFlight.delete(work)).catch(() => undefined);
-    return work;
+    return this.inFlight.track(work);
   }
 
   /**
