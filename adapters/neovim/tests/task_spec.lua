@@ -577,6 +577,17 @@ local function baseline_of(s, controller)
   return vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps)[1]
 end
 
+--- The task's baseline checkpoint, waited for (it may still be being saved while an approval waits).
+local function wait_baseline(s, controller)
+  local baseline
+  T.wait(function()
+    local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+    baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps or {})[1]
+    return baseline ~= nil
+  end, "the baseline checkpoint")
+  return baseline
+end
+
 --- Another Neovim (its own sidecar, the same folders) restores `controller`'s task to `checkpoint`.
 local function restore_in_other_window(controller, checkpoint, mode)
   local other = require("dline.session").new(require("dline").config(), require("dline").logger())
@@ -633,12 +644,7 @@ S.case(
       end
     end)
     -- The baseline may still be being saved while the approval waits.
-    local baseline
-    T.wait(function()
-      local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
-      baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps or {})[1]
-      return baseline ~= nil
-    end, "the baseline checkpoint")
+    local baseline = wait_baseline(s, controller)
     -- Another Neovim (its own sidecar, the same folders) restores the task to its baseline.
     local messages, stop_capture = capture_notices()
     restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES_AND_TASK")
@@ -678,12 +684,7 @@ S.case("an answer from a picker left open while another window's restore stopped
   T.wait(function() return asked and controller.pending_ask ~= nil end, "the approval to wait")
   local stale = controller.pending_ask
   -- The baseline may still be being saved while the approval waits.
-  local baseline
-  T.wait(function()
-    local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
-    baseline = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_BASELINE" end, cps or {})[1]
-    return baseline ~= nil
-  end, "the baseline checkpoint")
+  local baseline = wait_baseline(s, controller)
   restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES")
   wait_status(controller, "TASK_STATUS_INTERRUPTED")
   -- A built-in picker blocks Neovim: its answer comes as if the question were still pending.
