@@ -216,14 +216,22 @@ describe("dline-core acp", () => {
     expect(cps.map((c) => c.kind)).toEqual(expect.arrayContaining(["baseline", "turn", "completion"]));
     const baseline = cps.find((c) => c.kind === "baseline")!;
 
-    const compare = await a.agent.request<{ files: { path: string; status: string; after: string }[] }>(
-      "_dline/checkpoints/compare",
-      {
-        sessionId,
-        checkpointId: baseline.id,
-      },
-    );
+    // The person makes README.md executable: Compare names the change of permissions.
+    fs.chmodSync(path.join(workspace, "README.md"), 0o755);
+    const compare = await a.agent.request<{
+      files: { path: string; status: string; after: string; modeBefore?: string; modeAfter?: string }[];
+    }>("_dline/checkpoints/compare", {
+      sessionId,
+      checkpointId: baseline.id,
+    });
+    fs.chmodSync(path.join(workspace, "README.md"), 0o644);
     expect(compare.files.map((f) => [f.path, f.status, f.after])).toContainEqual(["notes.txt", "added", "first\n"]);
+    expect(compare.files.find((f) => f.path === "README.md")).toMatchObject({
+      status: "modified",
+      modeBefore: "644",
+      modeAfter: "755",
+    });
+    expect(compare.files.find((f) => f.path === "notes.txt")).not.toHaveProperty("modeBefore");
 
     const restored = await a.agent.request<{
       filesRestored: boolean;

@@ -189,3 +189,69 @@ describe("the bits recorded carry from one process to the next", () => {
     expect([modeOf(ws, "keys/id.key"), modeOf(ws, "tools/run.sh")]).toEqual(["600", "700"]);
   });
 });
+
+describe("Compare and View Changes name permission changes", () => {
+  /** Each changed file with its permissions then and now ("" when they did not change). */
+  const modes = (files: { path: string; status: string; modeBefore?: string; modeAfter?: string }[]) =>
+    files.map((f) => [f.path, f.status, f.modeBefore ?? "", f.modeAfter ?? ""]).sort();
+
+  it("a command that opened a private key to 0644 and made a file executable: both listed, and a files restore narrows them back", async () => {
+    const { ws, manager, task, base } = await taskWithBaseline();
+    fs.chmodSync(path.join(ws, "keys/id.key"), 0o644);
+    fs.chmodSync(path.join(ws, "plain.txt"), 0o755);
+    await manager.saveTurn(task, { commandRan: true });
+
+    const compared = await manager.compare("t1", base.id);
+    expect(modes(compared.files)).toEqual([
+      ["keys/id.key", "modified", "600", "644"],
+      ["plain.txt", "modified", "644", "755"],
+    ]);
+    // Only its permissions changed: the same text on both sides.
+    expect(compared.files.find((f) => f.path === "keys/id.key")).toMatchObject({
+      before: "private key\n",
+      after: "private key\n",
+    });
+    expect(compared.restorePaths.sort()).toEqual(["keys/id.key", "plain.txt"]);
+
+    await manager.restore("t1", base.id, "files");
+    expect([modeOf(ws, "keys/id.key"), modeOf(ws, "plain.txt")]).toEqual(["600", "644"]);
+    expect((await manager.compare("t1", base.id)).files).toEqual([]);
+  });
+
+  it("View Changes lists the key a command opened up, and the script it made executable", async () => {
+    const { ws, manager, task } = await taskWithBaseline();
+    fs.chmodSync(path.join(ws, "keys/id.key"), 0o644);
+    fs.chmodSync(path.join(ws, "plain.txt"), 0o755);
+    await manager.saveTurn(task, { commandRan: true });
+    await manager.saveCompletion(task, { editedPaths: [] });
+    expect(modes((await manager.viewChanges("t1")).files)).toEqual([
+      ["keys/id.key", "modified", "600", "644"],
+      ["plain.txt", "modified", "644", "755"],
+    ]);
+  });
+
+  it("a private file narrowed further is listed, but not among what a restore changes (it never opens a file up); an edit that keeps the bits names none", async () => {
+    const { ws, manager, task, base } = await taskWithBaseline();
+    fs.chmodSync(path.join(ws, "keys/id.key"), 0o400);
+    write(ws, "tools/run.sh", "#!/bin/sh\necho changed\n");
+    await manager.saveTurn(task, { commandRan: true });
+
+    const compared = await manager.compare("t1", base.id);
+    expect(modes(compared.files)).toEqual([
+      ["keys/id.key", "modified", "600", "400"],
+      ["tools/run.sh", "modified", "", ""],
+    ]);
+    expect(compared.restorePaths).toEqual(["tools/run.sh"]);
+    await manager.restore("t1", base.id, "files");
+    expect([modeOf(ws, "keys/id.key"), modeOf(ws, "tools/run.sh")]).toEqual(["400", "700"]);
+  });
+
+  it("files whose bits the checkpoints do not record (any that include 644's) are compared by their executable bit only", async () => {
+    const { ws, manager, task, base } = await taskWithBaseline();
+    // 0644 to 0664: more open than git's 644 says, but nothing a restore changes or records.
+    fs.chmodSync(path.join(ws, "plain.txt"), 0o664);
+    write(ws, "plain.txt", "plain, edited\n");
+    await manager.saveTurn(task, { commandRan: true });
+    expect(modes((await manager.compare("t1", base.id)).files)).toEqual([["plain.txt", "modified", "", ""]]);
+  });
+});

@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots } from "../helpers/sidecar.js";
@@ -63,5 +65,43 @@ describe("what compare prints", () => {
     );
     expect(header?.[2]?.split(", ") ?? []).not.toContain(".env");
     expect(header?.[2]?.split(", ") ?? []).toContain("build");
+  });
+
+  it("compare names a change of permissions a command made: a private key opened to 644, a script made executable", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base, { "id.key": "private\n", "run.sh": "echo run\n" });
+    fs.chmodSync(path.join(workspace, "id.key"), 0o600);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "chmod 644 id.key && chmod +x run.sh", requires_approval: false },
+            },
+          ],
+        },
+        done,
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = await runCli(["task", "open them", "--workspace", workspace, "--yes"], env);
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const baseline = (await checkpointsOf(env, taskId)).find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
+
+    const out = (await runCli(["compare", taskId, baseline], env)).stdout;
+    expect(out).toMatch(/^ {2}modified {2}id\.key \(permissions 600 -> 644\)\n/m);
+    expect(out).toMatch(/^ {2}modified {2}run\.sh \(permissions 644 -> 755\)\n/m);
+    const { files, restorePaths } = JSON.parse((await runCli(["--json", "compare", taskId, baseline], env)).stdout) as {
+      files: { path: string; modeBefore?: string; modeAfter?: string; before: string; after: string }[];
+      restorePaths: string[];
+    };
+    expect(files.map((f) => [f.path, f.modeBefore, f.modeAfter, f.before === f.after]).sort()).toEqual([
+      ["id.key", "600", "644", true],
+      ["run.sh", "644", "755", true],
+    ]);
+    expect(restorePaths.sort()).toEqual(["id.key", "run.sh"]);
   });
 });

@@ -270,7 +270,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
-    "the checkpoint pick says which checkpoint is which; View Changes and Compare list what a tool changed inside a nested repository; Compare names a change the checkpoints do not track, also when it is the only one",
+    "the checkpoint pick says which checkpoint is which; View Changes and Compare list what a tool changed inside a nested repository and the permissions a command changed; Compare names a change the checkpoints do not track, also when it is the only one",
     { timeout: 400_000 },
     async () => {
       const project = gitProject("dline-vscode-left-out-", {
@@ -279,7 +279,11 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "data.txt": "x".repeat(6 * 1024 * 1024),
         // A nested repository: no snapshot holds its files.
         "vendor/lib/lib.c": "int lib = 1;\n",
+        // A private key (0600) and a script: the command opens the one and makes the other executable.
+        "id.key": "private\n",
+        "run.sh": "echo run\n",
       });
+      fs.chmodSync(path.join(project.workspace, "id.key"), 0o600);
       execFileSync("git", ["init", "-q"], { cwd: path.join(project.workspace, "vendor", "lib") });
       const model = await spawnModelServer({
         apiKey: API_KEY,
@@ -288,7 +292,13 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           // A command shrinks it: now a snapshot would hold it, but the checkpoint has no version of it.
           {
             toolCalls: [
-              { name: "execute_command", input: { command: "printf 'small\\n' > data.txt", requires_approval: true } },
+              {
+                name: "execute_command",
+                input: {
+                  command: "printf 'small\\n' > data.txt && chmod 644 id.key && chmod +x run.sh",
+                  requires_approval: true,
+                },
+              },
             ],
           },
           // Inside the nested repository: View Changes and Compare list them from their pre-images.
@@ -306,9 +316,13 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           true,
           undefined,
         ],
-        ["View Changes lists what the task's tools changed or made inside a nested repository", true, undefined],
         [
-          "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side; after a restore that left it, never 'no changes'",
+          "View Changes lists what the task's tools changed or made inside a nested repository, and the permissions a command changed",
+          true,
+          undefined,
+        ],
+        [
+          "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side, and a change of permissions; after a restore that left it, never 'no changes'",
           true,
           undefined,
         ],

@@ -571,6 +571,37 @@ S.case("compare lists a change the checkpoints do not track in the quickfix list
   T.eq(T.read(file), "hello, world\n", "nothing restored")
 end)
 
+S.case("compare names a change of permissions alone in the quickfix list, with no diff tab", function()
+  local key = workspace_file("id.key", "private\n")
+  local script = workspace_file("run.sh", "echo run\n")
+  vim.loop.fs_chmod(key, tonumber("600", 8))
+  local _, _, controller = greeted_task()
+  -- After the task's baseline (as a command would): the key opened to all, the script made executable.
+  vim.loop.fs_chmod(key, tonumber("644", 8))
+  vim.loop.fs_chmod(script, tonumber("755", 8))
+  require("dline.task").open(controller.task_id)
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.checkpoint" then
+      for _, cp in ipairs(items) do
+        if cp.kind == "CHECKPOINT_KIND_BASELINE" then return cp end
+      end
+    end
+  end)
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("Dline compare")
+  T.wait(function() return #vim.fn.getqflist() == 3 end, "the three changes listed")
+  local items = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    items[vim.fn.fnamemodify(vim.api.nvim_buf_get_name(item.bufnr), ":t")] = item.text
+  end
+  T.eq(items, {
+    ["hello.txt"] = "modified",
+    ["id.key"] = "modified, permissions 600 -> 644",
+    ["run.sh"] = "modified, permissions 644 -> 755",
+  }, "the quickfix lines")
+  T.eq(#vim.api.nvim_list_tabpages(), tabs + 1, "a diff tab for hello.txt only")
+end)
+
 --- The task's baseline checkpoint.
 local function baseline_of(s, controller)
   local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints

@@ -79,6 +79,7 @@ function fileJson(f: FileChange): Record<string, unknown> {
     tooLarge: f.tooLarge,
     ...(f.notTracked ? { notTracked: true } : {}),
     ...(f.tooLargeToKeep ? { tooLargeToKeep: true } : {}),
+    ...(f.modeBefore !== undefined ? { modeBefore: f.modeBefore, modeAfter: f.modeAfter } : {}),
   };
 }
 

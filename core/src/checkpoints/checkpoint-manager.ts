@@ -512,10 +512,12 @@ export class CheckpointManager {
       // keep when the task changed it) is left as it is by a restore: not among those it changes.
       const changed = files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path);
       // A restore saves the missed turn first, and then takes in every change since the checkpoint.
-      const restorePaths = (await this.missedCommandAfter(engine, taskId, cp))
+      const restored = (await this.missedCommandAfter(engine, taskId, cp))
         ? changed
         : await flow.pathsRestored(checkpointId, changed);
-      return { files, skipped: cp.skipped, restorePaths };
+      // Bits opened up since the checkpoint recorded them are narrowed back by any file restore.
+      const narrowed = files.filter((f) => f.opensRecordedBits && !restored.includes(f.path)).map((f) => f.path);
+      return { files, skipped: cp.skipped, restorePaths: [...restored, ...narrowed] };
     });
   }
 

@@ -39,6 +39,16 @@ export function recordedMode(record: ModeRecord | undefined, repoPath: string): 
   return typeof text === "string" && /^[0-7]{3}$/.test(text) ? parseInt(text, 8) : undefined;
 }
 
+/** The bits git's mode of a file stands for, 644 or 755; undefined for a link, a submodule or no file. */
+export function gitPermissions(mode: string): number | undefined {
+  return mode === "100755" ? 0o755 : mode === "100644" ? 0o644 : undefined;
+}
+
+/** Bits as octal text, as records and Compare give them ("600"). */
+export function permissionsText(bits: number): string {
+  return (bits & 0o777).toString(8).padStart(3, "0");
+}
+
 /** `perms` with the executable bits set where readable (`executable`) or cleared: a snapshot's 100755 or 100644 wins. */
 export function withExecutable(perms: number, executable: boolean): number {
   return executable ? perms | ((perms & 0o444) >> 2) : perms & ~0o111;
@@ -172,7 +182,7 @@ export class FileModes {
       if (bits === undefined || p === "__proto__") this.modes.delete(p);
       else {
         this.modes.set(p, bits);
-        record[p] = bits.toString(8).padStart(3, "0");
+        record[p] = permissionsText(bits);
       }
     }
     return record;

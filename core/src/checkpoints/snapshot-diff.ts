@@ -2,7 +2,8 @@ import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs/promises";
 import { GitError, splitNul, type ShadowGit } from "./git-process.js";
 import { objectId } from "./git-objects.js";
-import { BeyondLinkDetector, mapLimit, toAbsolute } from "./workspace-paths.js";
+import { gitPermissions, MAX_RECORDED_MODES, permissionsText, recordedMode, type ModeRecord } from "./file-modes.js";
+import { BeyondLinkDetector, lstatIfPresent, mapLimit, toAbsolute } from "./workspace-paths.js";
 
 export type FileStatus = "added" | "modified" | "deleted";
 
@@ -20,6 +21,18 @@ export interface FileChange {
   /** The file existed before, and was too large to keep when the task changed it: a restore leaves it. */
   tooLargeToKeep?: boolean;
   /**
+   * Its permissions changed (octal text: "600" then "644"): a file's bits where the checkpoint
+   * recorded them (a private file: file-modes.ts), else git's 644 or 755 (its executable bit).
+   * Both set or neither; a permission change alone is listed as modified with the same text.
+   */
+  modeBefore?: string;
+  modeAfter?: string;
+  /**
+   * Its bits now are more open than the checkpoint recorded: a file restore narrows them back
+   * whatever files it restores (file-modes.ts narrowToRecorded). Not part of the protocol.
+   */
+  opensRecordedBits?: boolean;
+  /**
    * The git blob id of the "after" side (the file on disk, or in the later checkpoint), when it
    * was read: tells an "added" file whose pre-image is the same content (not a change at all).
    * Not part of the protocol.
@@ -32,6 +45,9 @@ interface RawEntry {
   status: FileStatus;
   oldBlob: string;
   newBlob: string;
+  /** Git's modes ("100644", "120000"; "000000" for a side without the path). */
+  oldMode: string;
+  newMode: string;
 }
 
 const ZERO = /^0+$/;
@@ -42,7 +58,7 @@ function parseRaw(out: string): RawEntry[] {
   const entries: RawEntry[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     // ":<old mode> <new mode> <old id> <new id> <letter>", then the path (both inside the loop's bound).
-    const [, , oldBlob, newBlob, letter] = fields[i]!.split(/\s+/);
+    const [oldMode = "", newMode = "", oldBlob, newBlob, letter] = fields[i]!.split(/\s+/);
     const p = fields[i + 1]!;
     if (oldBlob === undefined || newBlob === undefined)
       throw new GitError("unexpected output of git diff", ["diff"], `${fields[i]} ${p}`, 1);
@@ -52,9 +68,38 @@ function parseRaw(out: string): RawEntry[] {
       status,
       oldBlob: ZERO.test(oldBlob) ? "" : oldBlob,
       newBlob: ZERO.test(newBlob) ? "" : newBlob,
+      oldMode: oldMode.replace(/^:/, ""),
+      newMode,
     });
   }
   return entries;
+}
+
+/** `ls-tree -r -z` output: each file's mode, blob id and path. */
+function parseLsTree(out: string): { mode: string; blob: string; path: string }[] {
+  return splitNul(out).flatMap((line) => {
+    const m = /^(\d+) blob ([0-9a-f]+)\t(.*)$/s.exec(line);
+    return m ? [{ mode: m[1]!, blob: m[2]!, path: m[3]! }] : [];
+  });
+}
+
+/** Permission bits then and now, when both are known and differ (FileChange.modeBefore). */
+function modeChange(
+  before: number | undefined,
+  after: number | undefined,
+): Pick<FileChange, "modeBefore" | "modeAfter"> {
+  return before === undefined || after === undefined || before === after
+    ? {}
+    : { modeBefore: permissionsText(before), modeAfter: permissionsText(after) };
+}
+
+/** Recorded bits against a file's bits now; whether a restore narrows them (FileChange.opensRecordedBits). */
+function recordedChange(
+  then: number | undefined,
+  now: number | undefined,
+): Pick<FileChange, "modeBefore" | "modeAfter" | "opensRecordedBits"> {
+  const modes = modeChange(then, now);
+  return modes.modeBefore !== undefined && (now! & ~then!) !== 0 ? { ...modes, opensRecordedBits: true } : modes;
 }
 
 /** Contents of blobs by id, through one `cat-file --batch` (blobs over the limit are not read). */
@@ -144,8 +189,12 @@ export class SnapshotDiff {
     private readonly sizeLimitBytes: number,
   ) {}
 
-  /** A checkpoint against the index, which the caller just brought up to date with the workspace; "after" is read from disk. */
-  async againstWorkspace(commit: string): Promise<FileChange[]> {
+  /**
+   * A checkpoint against the index, which the caller just brought up to date with the workspace;
+   * "after" is read from disk. `recorded`: the bits the checkpoint recorded (CheckpointMeta.modes),
+   * whose files are listed when their bits differ now, their content the same or not.
+   */
+  async againstWorkspace(commit: string, recorded?: ModeRecord): Promise<FileChange[]> {
     const raw = parseRaw(
       await this.git.text(["diff-index", "--cached", "-z", "--raw", "--no-renames", "--no-abbrev", commit]),
     );
@@ -161,9 +210,60 @@ export class SnapshotDiff {
       const entry: RawEntry = e.status === "deleted" && now !== undefined ? { ...e, status: "modified" } : e;
       const after = entry.status === "deleted" ? undefined : (now ?? Buffer.alloc(0));
       const change = this.change(entry, e.oldBlob ? blobs.get(e.oldBlob) : undefined, after);
-      return after instanceof Buffer ? { ...change, afterBlob: objectId("blob", after) } : change;
+      const modes = entry.status === "modified" ? this.modesAgainstWorkspace(entry, recorded, links) : {};
+      return after instanceof Buffer
+        ? { ...change, ...modes, afterBlob: objectId("blob", after) }
+        : { ...change, ...modes };
     });
-    return capTotal(changes);
+    const listed = new Set(raw.map((e) => e.path));
+    return capTotal([...changes, ...(await this.recordedBitsChanged(recorded, listed, links))]);
+  }
+
+  /**
+   * A modified file's permissions then and now: those recorded then against its bits now, or
+   * git's executable bit on both sides (a file not recorded then may have had any bits that
+   * include 644's: comparing them with its bits now would list files whose bits never changed).
+   */
+  private modesAgainstWorkspace(
+    e: RawEntry,
+    recorded: ModeRecord | undefined,
+    links: BeyondLinkDetector,
+  ): Pick<FileChange, "modeBefore" | "modeAfter"> {
+    const then = recordedMode(recorded, e.path);
+    if (then === undefined) return modeChange(gitPermissions(e.oldMode), gitPermissions(e.newMode));
+    return recordedChange(then, this.bitsNow(e.path, links));
+  }
+
+  /**
+   * The files the checkpoint recorded bits of that git lists no change of, whose bits differ now
+   * (a command's `chmod 644` of a private key): listed as modified, the same text on both sides.
+   */
+  private async recordedBitsChanged(
+    recorded: ModeRecord | undefined,
+    listed: ReadonlySet<string>,
+    links: BeyondLinkDetector,
+  ): Promise<FileChange[]> {
+    const changed = Object.keys(recorded ?? {})
+      .filter((p) => !listed.has(p) && !p.split("/").some((seg) => seg === "" || seg === "." || seg === ".."))
+      .flatMap((p) => {
+        const modes = recordedChange(recordedMode(recorded, p), this.bitsNow(p, links));
+        return modes.modeBefore === undefined ? [] : [{ path: p, modes }];
+      });
+    return mapLimit(changed, 16, async ({ path: p, modes }) => {
+      const content = await this.workspaceContent(p, links);
+      return { ...this.change({ path: p, status: "modified" }, content, content), ...modes };
+    });
+  }
+
+  /** A workspace file's permission bits now; undefined when it is not a file (or is beyond a link). */
+  private bitsNow(repoPath: string, links: BeyondLinkDetector): number | undefined {
+    if (links.beyondLink(repoPath)) return undefined;
+    try {
+      const st = lstatIfPresent(toAbsolute(this.workspaceRoot, repoPath));
+      return st?.isFile() ? st.mode & 0o777 : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -196,7 +296,7 @@ export class SnapshotDiff {
         if (e.later ? e.later.blob === blob : await this.holds(e.path, blob, sizes)) return undefined;
       }
       const status: FileStatus = before === undefined ? "added" : after === undefined ? "deleted" : "modified";
-      return this.change({ path: e.path, status, oldBlob: blob ?? "", newBlob: "" }, before, after);
+      return this.change({ path: e.path, status }, before, after);
     });
     return changes.filter((c): c is FileChange => c !== undefined);
   }
@@ -229,22 +329,58 @@ export class SnapshotDiff {
     return st.isFile() ? await fs.readFile(file).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
   }
 
-  /** Two checkpoints against each other (View Changes). */
-  async betweenCommits(from: string, to: string): Promise<FileChange[]> {
+  /**
+   * Two checkpoints against each other (View Changes), with the bits each recorded
+   * (CheckpointMeta.modes; both needed to compare recorded bits, else git's executable bit).
+   */
+  async betweenCommits(from: string, to: string, fromModes?: ModeRecord, toModes?: ModeRecord): Promise<FileChange[]> {
     const raw = parseRaw(
       await this.git.text(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", from, to]),
     );
+    const records = fromModes && toModes ? { from: fromModes, to: toModes } : undefined;
+    // Recorded on one side only: the file's bits opened up or narrowed, unless that side's record
+    // was full (MAX_RECORDED_MODES), which leaves its bits unknown; then git's on both sides.
+    const bitsOf = (p: string, oldMode: string, newMode: string): [number | undefined, number | undefined] => {
+      const then = records && recordedMode(records.from, p);
+      const now = records && recordedMode(records.to, p);
+      const unknown = (bits: number | undefined, record: ModeRecord) =>
+        bits === undefined && Object.keys(record).length >= MAX_RECORDED_MODES;
+      if (
+        !records ||
+        (then === undefined && now === undefined) ||
+        unknown(then, records.from) ||
+        unknown(now, records.to)
+      )
+        return [gitPermissions(oldMode), gitPermissions(newMode)];
+      return [then ?? gitPermissions(oldMode), now ?? gitPermissions(newMode)];
+    };
+    const listed = new Set(raw.map((e) => e.path));
+    // Recorded differently and not listed: a file whose bits alone changed (both trees hold it as it is).
+    const bitsOnly = records
+      ? [...new Set([...Object.keys(records.from), ...Object.keys(records.to)])].filter(
+          (p) => !listed.has(p) && recordedMode(records.from, p) !== recordedMode(records.to, p),
+        )
+      : [];
+    const unchanged = bitsOnly.length
+      ? parseLsTree(await this.git.text(["ls-tree", "-r", "-z", to, "--", ...bitsOnly]))
+      : [];
     const blobs = await readBlobs(
       this.git,
-      raw.flatMap((e) => [e.oldBlob, e.newBlob]),
+      [...raw.flatMap((e) => [e.oldBlob, e.newBlob]), ...unchanged.map((e) => e.blob)],
       this.sizeLimitBytes,
     );
-    return capTotal(
-      raw.map((e) => ({
-        ...this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined),
-        ...(e.newBlob ? { afterBlob: e.newBlob } : {}),
-      })),
-    );
+    const changes = raw.map((e) => ({
+      ...this.change(e, e.oldBlob ? blobs.get(e.oldBlob) : undefined, e.newBlob ? blobs.get(e.newBlob) : undefined),
+      ...(e.status === "modified" ? modeChange(...bitsOf(e.path, e.oldMode, e.newMode)) : {}),
+      ...(e.newBlob ? { afterBlob: e.newBlob } : {}),
+    }));
+    const bitsChanged = unchanged.flatMap((e) => {
+      const modes = modeChange(...bitsOf(e.path, e.mode, e.mode));
+      if (modes.modeBefore === undefined) return [];
+      const content = blobs.get(e.blob);
+      return [{ ...this.change({ path: e.path, status: "modified" }, content, content), ...modes, afterBlob: e.blob }];
+    });
+    return capTotal([...changes, ...bitsChanged]);
   }
 
   /** Contents of blobs by id (those over the size limit are left out). */
@@ -267,7 +403,7 @@ export class SnapshotDiff {
   }
 
   private change(
-    e: RawEntry,
+    e: Pick<RawEntry, "path" | "status">,
     before: Buffer | "too_large" | undefined,
     after: Buffer | "too_large" | undefined,
   ): FileChange {

@@ -931,7 +931,12 @@ export class WorkspaceCheckpoints {
       this.needingObjectsOf(taskId, target, async () => {
         await this.open();
         await this.stager.stageScan({ listIgnored: false });
-        const changes = await this.correctAdded(taskId, target, Infinity, await this.diff.againstWorkspace(target.id));
+        const changes = await this.correctAdded(
+          taskId,
+          target,
+          Infinity,
+          await this.diff.againstWorkspace(target.id, target.modes),
+        );
         return [...changes, ...(await this.leftOutEdits(taskId, target, changes))];
       }),
     );
@@ -1010,7 +1015,7 @@ export class WorkspaceCheckpoints {
         taskId,
         from,
         to.createdAt,
-        await this.diff.betweenCommits(from.id, to.id),
+        await this.diff.betweenCommits(from.id, to.id, from.modes, to.modes),
       );
       return [...changes, ...(await this.leftOutEdits(taskId, from, changes, to))];
     });

@@ -214,6 +214,8 @@ function toFileChange(f: FileChange) {
     binary: f.binary,
     tooLarge: f.tooLarge,
     notTracked: f.notTracked ?? false,
+    modeBefore: f.modeBefore ?? "",
+    modeAfter: f.modeAfter ?? "",
   });
 }
 

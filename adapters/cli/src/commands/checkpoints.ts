@@ -69,6 +69,7 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       // So does one outside the restore's scope (the person's or another task's change).
       const notes = [
         f.binary ? " (binary)" : "",
+        f.modeBefore ? ` (permissions ${f.modeBefore} -> ${f.modeAfter})` : "",
         f.notTracked
           ? "  (not tracked by checkpoints: not restored)"
           : restored.has(f.path)

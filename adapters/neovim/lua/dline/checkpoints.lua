@@ -257,8 +257,12 @@ function M.compare(task_id, cp, workspace_root, cb)
       -- Left out by the checkpoints (an ignored .env, build/): its earlier content is unknown,
       -- so no diff (an empty checkpoint side would read as an empty file), only the line.
       if file.notTracked then note = note .. ", not tracked by checkpoints: not compared or restored" end
+      local mode_changed = (file.modeBefore or "") ~= ""
+      if mode_changed then note = ("%s, permissions %s -> %s"):format(note, file.modeBefore, file.modeAfter) end
       table.insert(qf, { filename = path, lnum = 1, text = note })
-      if not file.binary and not file.tooLarge and not file.notTracked and tabs < max_tabs then
+      -- Its permissions alone changed: the line says it; a tab would show two equal sides.
+      local same_text = mode_changed and (file.before or "") == (file.after or "")
+      if not file.binary and not file.tooLarge and not file.notTracked and not same_text and tabs < max_tabs then
         tabs = tabs + 1
         vim.cmd("tabnew")
         local opened = { tab = vim.api.nvim_get_current_tabpage(), path = path }

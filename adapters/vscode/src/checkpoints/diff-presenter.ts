@@ -4,6 +4,7 @@ import { FileStatus, type FileChange } from "../../../../core/src/gen/dline/v1/c
 import { visibleLine } from "../text/visible-text.js";
 import type { CheckpointDocuments } from "./checkpoint-documents.js";
 import { notTrackedName, notTrackedSides, onlyNotTrackedNotice } from "./not-tracked.js";
+import { permissionChange, permissionsName, permissionsNotice } from "./permission-changes.js";
 
 export const COMPARE_TITLE = "Changes since snapshot";
 export const VIEW_CHANGES_TITLE = "New changes";
@@ -16,6 +17,8 @@ export interface ShownDiff {
   modified: vscode.Uri;
   /** A change the checkpoints do not track: listed by name, with nothing to compare (see not-tracked.ts). */
   notTracked: boolean;
+  /** Its permissions changed: "600 → 644" (see permission-changes.ts). */
+  permissions?: string;
 }
 
 /**
@@ -55,12 +58,38 @@ export class DiffPresenter {
         const modified = this.documents.add(setId, "after", named, sides.after, title);
         return { path: file.path, status, original, modified, notTracked: true };
       }
-      const original = this.documents.add(setId, "before", absolute, sideText(file, "before"), title);
+      const permissions = permissionChange(file);
+      // Its permissions alone changed: two equal sides, named by the change (as one name: not a rename).
+      const permissionsOnly = permissions !== undefined && file.before === file.after;
+      const original = this.documents.add(
+        setId,
+        "before",
+        permissionsOnly ? path.join(workspaceRoot, permissionsName(file.path, permissions)) : absolute,
+        sideText(file, "before"),
+        title,
+      );
       const modified =
-        options.rightIsWorkspace && file.status !== FileStatus.DELETED && !file.binary && !file.tooLarge
+        options.rightIsWorkspace &&
+        file.status !== FileStatus.DELETED &&
+        !file.binary &&
+        !file.tooLarge &&
+        !permissionsOnly
           ? vscode.Uri.file(absolute)
-          : this.documents.add(setId, "after", absolute, sideText(file, "after"), title);
-      return { path: file.path, status, original, modified, notTracked: false };
+          : this.documents.add(
+              setId,
+              "after",
+              permissionsOnly ? path.join(workspaceRoot, permissionsName(file.path, permissions)) : absolute,
+              sideText(file, "after"),
+              title,
+            );
+      return {
+        path: file.path,
+        status,
+        original,
+        modified,
+        notTracked: false,
+        ...(permissions ? { permissions } : {}),
+      };
     });
     // Only changes the checkpoints do not track: said in words too, never as "no changes".
     if (shown.every((d) => d.notTracked))
@@ -70,6 +99,12 @@ export class DiffPresenter {
           shown.map((d) => visibleLine(d.path)),
         ),
       );
+    // The diff editor shows text only: a file's permissions are told beside it.
+    const permissions = permissionsNotice(
+      title,
+      files.map((f) => ({ ...f, path: visibleLine(f.path) })),
+    );
+    if (permissions) void vscode.window.showInformationMessage(permissions);
     const commands = await vscode.commands.getCommands(true);
     if (commands.includes("vscode.changes")) {
       // The first URI is what the editor's "open file" opens: the file itself (a folder: its notice).
@@ -85,7 +120,7 @@ export class DiffPresenter {
           "vscode.diff",
           d.original,
           d.modified,
-          `${d.notTracked ? notTrackedName(d.path) : d.path} (${title})`,
+          `${d.notTracked ? notTrackedName(d.path) : d.path} (${title}${d.permissions ? `, permissions ${d.permissions}` : ""})`,
           {
             preview: false,
           },

@@ -105,21 +105,32 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
   );
 
   suite.test(
-    "View Changes lists what the task's tools changed or made inside a nested repository",
+    "View Changes lists what the task's tools changed or made inside a nested repository, and the permissions a command changed",
     async () => {
       assert(api && baselineId, "the first test ran the task");
       // vendor/lib is a repository of its own: no snapshot holds its files, so View Changes
       // listed neither of them (found with zlib as a submodule of express).
       const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.viewChanges")) ?? [];
       assertEqual(
-        shown.map((d) => [d.path, d.notTracked]).sort(),
+        shown.map((d) => [d.path, d.notTracked, d.permissions ?? ""]).sort(),
         [
-          ["data.txt", true],
-          ["notes.md", false],
-          ["vendor/lib/lib.c", false],
-          ["vendor/lib/made.c", false],
+          ["data.txt", true, ""],
+          ["id.key", false, "600 → 644"],
+          ["notes.md", false, ""],
+          ["run.sh", false, "644 → 755"],
+          ["vendor/lib/lib.c", false, ""],
+          ["vendor/lib/made.c", false, ""],
         ],
         "View Changes' files",
+      );
+      // The diff editor shows text only (id.key's two sides are the same): a notice names them.
+      await waitFor("the permissions' notice", async () =>
+        (await notificationTexts(ui)).some(
+          (t) =>
+            t.startsWith("New changes: permissions changed: ") &&
+            t.includes("id.key 600 → 644") &&
+            t.includes("run.sh 644 → 755"),
+        ),
       );
       const side = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocument(uri)).getText();
       const lib = shown.find((d) => d.path === "vendor/lib/lib.c")!;
@@ -128,6 +139,13 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
       const made = shown.find((d) => d.path === "vendor/lib/made.c")!;
       assertEqual(await side(made.original), "", "made.c before the task: none");
       assertEqual(await side(made.modified), "int made;\n", "made.c after the task");
+      // id.key's permissions alone changed: its right side is named by the change.
+      const key = shown.find((d) => d.path === "id.key")!;
+      assert(
+        decodeURIComponent(key.modified.path).endsWith("id.key (permissions 600 → 644)"),
+        `id.key's name in the diff: ${key.modified.toString()}`,
+      );
+      assertEqual(await side(key.modified), "private\n", "id.key's text, the same on both sides");
       await waitForTab("New changes");
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       await ui.request({ action: "screenshot", name: "view-changes-nested" });
@@ -137,17 +155,19 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
   );
 
   suite.test(
-    "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side; after a restore that left it, never 'no changes'",
+    "Compare lists a change the checkpoints do not track by a name that says so, not as an empty side, and a change of permissions; after a restore that left it, never 'no changes'",
     async () => {
       assert(api && baselineId, "the first test ran the task");
       const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", baselineId)) ?? [];
       assertEqual(
-        shown.map((d) => [d.path, d.notTracked]).sort(),
+        shown.map((d) => [d.path, d.notTracked, d.permissions ?? ""]).sort(),
         [
-          ["data.txt", true],
-          ["notes.md", false],
-          ["vendor/lib/lib.c", false],
-          ["vendor/lib/made.c", false],
+          ["data.txt", true, ""],
+          ["id.key", false, "600 → 644"],
+          ["notes.md", false, ""],
+          ["run.sh", false, "644 → 755"],
+          ["vendor/lib/lib.c", false, ""],
+          ["vendor/lib/made.c", false, ""],
         ],
         "Compare's files",
       );
@@ -181,6 +201,8 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
       assertEqual(fs.readFileSync(file("data.txt"), "utf8"), "small\n", "data.txt left as it is");
       assertEqual(fs.readFileSync(file("vendor/lib/lib.c"), "utf8"), "int lib = 1;\n", "lib.c put back");
       assert(!fs.existsSync(file("vendor/lib/made.c")), "made.c, which the task made, deleted");
+      const bits = (name: string) => (fs.statSync(file(name)).mode & 0o777).toString(8);
+      assertEqual([bits("id.key"), bits("run.sh")], ["600", "644"], "the key and the script's permissions put back");
       await vscode.commands.executeCommand("notifications.clearAll");
       const after = (await vscode.commands.executeCommand<ShownDiff[]>("dline.compare", baselineId)) ?? [];
       assertEqual(

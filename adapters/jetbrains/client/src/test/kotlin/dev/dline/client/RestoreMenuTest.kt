@@ -86,4 +86,19 @@ class RestoreMenuTest {
         assertEquals(CheckpointDiff.Entry(".env", FileStatus.FILE_STATUS_MODIFIED, note, note, note), diff.entries[0])
         assertEquals(note, diff.entries[1].note)
     }
+
+    @Test
+    fun `a change of permissions is named in the entry's title, its two sides the same text`() {
+        val response = CompareResponse.newBuilder()
+            .addFiles(
+                FileChange.newBuilder().setPath("id.key").setStatus(FileStatus.FILE_STATUS_MODIFIED)
+                    .setBefore("private\n").setAfter("private\n").setModeBefore("600").setModeAfter("644"),
+            )
+            .addFiles(FileChange.newBuilder().setPath("a.txt").setStatus(FileStatus.FILE_STATUS_MODIFIED).setBefore("1\n").setAfter("2\n"))
+            .build()
+        val diff = CheckpointDiff.ofCompare(response)
+        assertEquals("600 → 644", diff.entries[0].permissions)
+        assertEquals("Changes since snapshot: id.key (permissions 600 → 644)", diff.entries[0].titleIn(diff.title))
+        assertEquals("Changes since snapshot: a.txt", diff.entries[1].titleIn(diff.title))
+    }
 }

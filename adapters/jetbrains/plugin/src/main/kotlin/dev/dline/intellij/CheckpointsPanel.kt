@@ -146,7 +146,7 @@ fun showDiff(project: Project, diff: CheckpointDiff) {
     val requests = diff.entries.map { entry ->
         val type = FileTypeManager.getInstance().getFileTypeByFileName(entry.path)
         SimpleDiffRequest(
-            "${diff.title}: ${entry.path}",
+            entry.titleIn(diff.title),
             contents.create(project, entry.before, type),
             contents.create(project, entry.after, type),
             "Checkpoint",
