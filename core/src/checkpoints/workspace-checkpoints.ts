@@ -72,6 +72,12 @@ import { BeyondLinkDetector, lstatIfPresent, NestedRepoDetector, toAbsolute, toR
 const COMMAND_WATCH_DELAY_MS = 150;
 /** A watcher no save used for this long is closed. */
 const WATCHER_IDLE_MS = 10 * 60_000;
+/**
+ * A process still running this long after a task's completion (an editor's or ACP's sidecar; a
+ * CLI run's has exited by then) watches the workspace meanwhile: the next task's baseline and
+ * saves then stage what the watcher saw change instead of running git status over every file.
+ */
+const WATCH_AFTER_COMPLETION_MS = 3_000;
 
 /** Folders never watched: `.git` and the built-in excluded folders (their files never enter a scan). */
 const EXCLUDED_FOLDERS = new Set(BUILT_IN_EXCLUDES.filter((p) => p.endsWith("/")).map((p) => p.slice(0, -1)));
@@ -188,6 +194,8 @@ export class WorkspaceCheckpoints {
   /** The newest snapshot was scanned while the watcher watched: its changes since are all the watcher's. */
   private watchSynced = false;
   private watcherIdle: NodeJS.Timeout | undefined;
+  /** Due to watch the workspace after a completion (watchOnceIdle). */
+  private idleWatch: NodeJS.Timeout | undefined;
   /** The index's cached trees being written after a save (writeCachedTreesSoon). */
   private cachedTreesWrite: Promise<void> | undefined;
   /** Locks and temporary files killed processes left under refs/, being removed (removeRefLeftoversOnce). */
@@ -350,6 +358,7 @@ export class WorkspaceCheckpoints {
     this.packing.maybeStart();
     this.writeCachedTreesSoon();
     this.removeRefLeftoversOnce(req.taskId);
+    if (req.kind === "completion") this.watchOnceIdle();
     return cp;
   }
 
@@ -838,6 +847,16 @@ export class WorkspaceCheckpoints {
     return { scan, watching };
   }
 
+  /** See WATCH_AFTER_COMPLETION_MS. The timer never keeps the process alive. */
+  private watchOnceIdle(): void {
+    if (this.watcher || this.idleWatch) return;
+    this.idleWatch = setTimeout(() => {
+      this.idleWatch = undefined;
+      this.watchAndScan();
+    }, WATCH_AFTER_COMPLETION_MS);
+    this.idleWatch.unref?.();
+  }
+
   /** A watcher no save used for a while is closed (its folders are watched again at the next command). */
   private armWatcherIdleClose(): void {
     if (!this.watcher) return;
@@ -848,6 +867,8 @@ export class WorkspaceCheckpoints {
 
   private stopWatching(): void {
     clearTimeout(this.watcherIdle);
+    clearTimeout(this.idleWatch);
+    this.idleWatch = undefined;
     this.pendingWatch?.cancel();
     this.watcher?.close();
     this.watcher = undefined;
