@@ -11,6 +11,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
+import { createDlineClients, spawnSidecar } from "../core/src/client/index.js";
+import { TaskStatus } from "../core/src/gen/dline/v1/task_pb.js";
 import type { ScriptTurn } from "../test/model-server/script.js";
 import { spawnModelServer } from "../test/model-server/spawn.js";
 import { fmtMs, median, ratio, report } from "./helpers.js";
@@ -118,12 +120,104 @@ async function measure(label: string, turns: ScriptTurn[]): Promise<void> {
   }
 }
 
+/** A person reads the result before the next task: an editor's sidecar watches the workspace meanwhile. */
+const BETWEEN_TASKS_MS = 4000;
+const ENDED = [TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.INTERRUPTED];
+
+/**
+ * Later tasks in an editor's sidecar: one process per side serves every task in turn (each
+ * started over RPC as an editor does, its approvals answered), on vs off, alternating, with a
+ * pause between tasks as a person's. Timed from the task's creation to its completion.
+ */
+async function measureInEditor(label: string, turns: ScriptTurn[]): Promise<void> {
+  const server = await spawnModelServer({ loop: true, turns });
+  const sidecars: { stop(): Promise<unknown> }[] = [];
+  try {
+    const sides: (Side & { clients: ReturnType<typeof createDlineClients> })[] = [];
+    for (const [name, checkpoints] of [
+      ["on", true],
+      ["off", false],
+    ] as const) {
+      const side = sideFor(`${label}-${name}`, checkpoints, server.url);
+      const sidecar = await spawnSidecar({ binary: core, env: side.env });
+      sidecars.push(sidecar);
+      const clients = createDlineClients(sidecar.handshake.url, sidecar.handshake.token);
+      await clients.settings.upsertProfile({
+        profile: {
+          id: "bench",
+          name: "bench",
+          provider: "openai",
+          baseUrl: server.url,
+          model: "m",
+          contextWindow: 1_000_000n,
+        },
+      });
+      sides.push({ ...side, clients });
+    }
+    const run = async (side: (typeof sides)[number]): Promise<number> => {
+      execFileSync("sync");
+      const t = performance.now();
+      const { taskId } = await side.clients.tasks.newTask({
+        workspaceRoot: side.workspace,
+        text: "edit",
+        profileId: "bench",
+      });
+      for await (const res of side.clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
+        const e = res.event!.event;
+        if (e.case === "ask")
+          await side.clients.tasks.respond({ taskId, askId: e.value.askId, approve: true, text: "" });
+        if (e.case === "statusChanged" && ENDED.includes(e.value.status)) {
+          if (e.value.status !== TaskStatus.COMPLETED) throw new Error(`the task ended ${TaskStatus[e.value.status]}`);
+          break;
+        }
+      }
+      return performance.now() - t;
+    };
+    const pause = () => new Promise((resolve) => setTimeout(resolve, BETWEEN_TASKS_MS));
+    // The first task of each side (with checkpoints: the workspace's first baseline).
+    for (const side of sides) await run(side);
+    await pause();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) side.times.push(await run(side));
+      await pause();
+    }
+    const [on, off] = sides as [(typeof sides)[number], (typeof sides)[number]];
+    report(
+      label,
+      fmtMs(median(on.times)),
+      fmtMs(median(off.times)),
+      ratio(median(on.times), median(off.times)),
+      "<= 1.15x",
+    );
+  } finally {
+    await Promise.all(sidecars.map((s) => s.stop()));
+    await server.stop();
+  }
+}
+
 try {
   await measure("task of 3 edits, checkpoints on vs off (later task) @27k", editTurns);
+  await measureInEditor("task of 3 edits in an editor's sidecar, checkpoints on vs off (later task) @27k", editTurns);
   // Over at once: its save is a scan. Running a second: the workspace is watched and scanned
   // meanwhile, and its save stages what changed.
   await measure("task with one short command changing 3 files, on vs off (later task) @27k", commandTurns(""));
   await measure("task with one 1 s command changing 3 files, on vs off (later task) @27k", commandTurns("sleep 1; "));
+  // Each file rewritten through a temporary file that goes (as sed -i does): one event of a path
+  // that went per file, which made the watcher look through every watched folder each time.
+  await measure("task with one command rewriting 3,000 files with sed -i, on vs off (later task) @27k", [
+    {
+      toolCalls: [
+        {
+          name: "execute_command",
+          input: {
+            command: "find packages -name '*.js' | head -n 3000 | xargs sed -i '$a // rewritten'",
+            requires_approval: false,
+          },
+        },
+      ],
+    },
+    completion,
+  ]);
 } finally {
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -390,3 +390,38 @@ describe("search_files on big files and what it cannot search", () => {
     );
   });
 });
+
+describe("an edit waiting for the checkpoints", () => {
+  // An edit waits for the task's baseline (a first scan of a large workspace takes seconds):
+  // a task stopped meanwhile (Ctrl-C) wrote the file once the wait ended, with no checkpoint of
+  // what it held before.
+  it("writes nothing when the task is stopped while it waits", async () => {
+    ws = makeWorkspace({ "precious.txt": "the person's original\n" });
+    let release: (() => void) | undefined;
+    const ctx = await makeContext(ws.root, {
+      beforeEdit: () => new Promise<void>((resolve) => (release = resolve)),
+    });
+    const result = call("write_to_file", { path: "precious.txt", content: "overwritten\n" }, ctx);
+    while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+    ctx.controller.abort(new Error("cancelled"));
+    release();
+    await result.catch(() => undefined);
+    expect(ws.read("precious.txt")).toBe("the person's original\n");
+    expect(ctx.edited).toEqual([]);
+  });
+
+  it("does not write over a change made while it waited", async () => {
+    ws = makeWorkspace({ "notes.txt": "before\n" });
+    let release: (() => void) | undefined;
+    const ctx = await makeContext(ws.root, {
+      beforeEdit: () => new Promise<void>((resolve) => (release = resolve)),
+    });
+    const result = call("write_to_file", { path: "notes.txt", content: "the tool's\n" }, ctx);
+    while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+    ws.write("notes.txt", "the person's edit meanwhile\n");
+    release();
+    const answer = await result.catch((err: Error) => ({ content: err.message, isError: true }));
+    expect(answer.isError).toBe(true);
+    expect(ws.read("notes.txt")).toBe("the person's edit meanwhile\n");
+  });
+});

@@ -107,7 +107,7 @@ describe("initialization", () => {
     const manager = makeManager(sb, { onStatus: (_ws, s) => events.push(s) });
     manager.prepareWorkspace(sb.workspace);
     await vi.waitFor(() => expect(events.map((e) => e.state)).toContain("initializing"));
-    const base = await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] }, "", { newTask: true });
+    const base = await manager.ensureBaseline({ id: "t", workspaceRoots: [sb.workspace] });
     expect(base).toBeDefined();
     expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["status"]);
     // Nothing for a folder checkpoints refuse (the home folder): no throw, no repository.

@@ -66,7 +66,7 @@ describe("a sidecar stopping during a restore", () => {
     // Another window holds the repository (its scan, held).
     const held = holdGitStatus(sb.base);
     const other = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
-    const othersWork = other.ensureBaseline({ id: "other", workspaceRoots: [ws] }, "", { newTask: true });
+    const othersWork = other.ensureBaseline({ id: "other", workspaceRoots: [ws] });
     await until(held.holding);
     const restoring = makeManager(sb, { conversation });
     const outcome = restoring.restore("t1", base.id, "files").then(

@@ -27,7 +27,7 @@ async function usedWorkspace(): Promise<Sandbox> {
   write(sb.workspace, "src/app.txt", "as the person left it\n");
   const earlier = makeManager(sb);
   const task = { id: "earlier", workspaceRoots: [sb.workspace] };
-  await earlier.ensureBaseline(task, "", { newTask: true });
+  await earlier.ensureBaseline(task);
   await earlier.saveCompletion(task);
   await earlier.stop();
   return sb;
@@ -53,12 +53,12 @@ describe("a restore and a task started in another window at the same time", () =
     const held = holdGitStatus(sb.base);
     const other = makeManager(sb, { env: { ...sb.env, PATH: held.path } });
     const otherTask = { id: "other", workspaceRoots: [sb.workspace] };
-    const othersWork = other.ensureBaseline(otherTask, "", { newTask: true });
+    const othersWork = other.ensureBaseline(otherTask);
     await until(held.holding);
 
     const manager = makeManager(sb);
     const task = { id: "new", workspaceRoots: [sb.workspace] };
-    const baseline = manager.ensureBaseline(task, "", { newTask: true });
+    const baseline = manager.ensureBaseline(task);
     const edit = manager.beforeEdit(task, ["src/app.txt"]);
     expect(await settlesWithin(edit, 500)).toBe(false);
 

@@ -55,3 +55,37 @@ describe("the workspace watcher and the kernel's event queue", () => {
     expect(new Set(changed)).toEqual(new Set(Array.from({ length: 40 }, (_, i) => `d${Math.floor(i / 20)}/f${i}.txt`)));
   });
 });
+
+describe("files and folders that go", () => {
+  /** Lets the event loop read what the kernel queued, and the watcher's lstat of each path answer. */
+  const settle = async () => {
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+
+  it("files rewritten through temporary files (sed -i) are each named; a folder removed and made again is watched again", async () => {
+    const { root, watcher } = await watchedWorkspace(200, 16384);
+    fs.mkdirSync(path.join(root, "d0", "sub", "deeper"), { recursive: true });
+    await settle();
+    watcher.drain();
+    // As sed -i does: a temporary file written, then renamed over the file (the temporary name goes).
+    for (let i = 0; i < 60; i++) {
+      const file = path.join(root, `d${Math.floor(i / 20)}`, `f${i}.txt`);
+      const tmp = path.join(path.dirname(file), `sed${i}`);
+      fs.writeFileSync(tmp, `${i}\nedited\n`);
+      fs.renameSync(tmp, file);
+    }
+    fs.rmSync(path.join(root, "d0", "sub"), { recursive: true });
+    await settle();
+    const changed = watcher.drain()!;
+    for (let i = 0; i < 60; i++) expect(changed).toContain(`d${Math.floor(i / 20)}/f${i}.txt`);
+    expect(changed).toContain("d0/sub");
+
+    // The folder made again (and one below it): watched again, its files' changes seen.
+    fs.mkdirSync(path.join(root, "d0", "sub", "deeper"), { recursive: true });
+    await settle();
+    watcher.drain();
+    fs.writeFileSync(path.join(root, "d0", "sub", "deeper", "new.txt"), "new\n");
+    await settle();
+    expect(watcher.drain()).toEqual(["d0/sub/deeper/new.txt"]);
+  });
+});

@@ -157,15 +157,11 @@ export class CheckpointManager {
    * modify the workspace. Never throws: a workspace that cannot have checkpoints gets a status
    * instead, and the task runs without checkpoints.
    */
-  async ensureBaseline(
-    task: CheckpointTask,
-    messageId = "",
-    options: { newTask?: boolean } = {},
-  ): Promise<CheckpointInfo | undefined> {
+  async ensureBaseline(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
     // The runtime asks for the baseline before every tool that may modify the workspace, except
-    // edits (beforeEdit), and before hooks run around a tool.
+    // edits (beforeEdit waits for it), and before hooks run around a tool.
     this.noteToolStarting(task);
-    const baseline = await this.baselineOf(task, messageId, options.newTask);
+    const baseline = await this.baselineOf(task, messageId);
     await this.settled(task.id);
     return baseline;
   }
@@ -213,15 +209,10 @@ export class CheckpointManager {
     this.engineFor(task)?.toolStarting(task.id);
   }
 
-  /**
-   * `newTask`: the task has no checkpoint yet (it starts now), so its edits may run while this
-   * baseline is taken (WorkspaceCheckpoints.keepForBaseline).
-   */
-  private baselineOf(task: CheckpointTask, messageId = "", newTask = false): Promise<CheckpointInfo | undefined> {
+  /** The task's baseline, saved once: the first one of the task's checkpoints. */
+  private baselineOf(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
     let pending = this.baselines.get(task.id);
     if (!pending) {
-      const engine = newTask ? this.engineFor(task) : undefined;
-      engine?.expectBaseline(task.id);
       pending = this.guarded(task, async (entry) => {
         const existing = await entry.engine.list(task.id);
         if (existing.length) return existing[0];
@@ -237,13 +228,9 @@ export class CheckpointManager {
       this.baselines.set(task.id, pending);
       pending.then(
         (cp) => {
-          engine?.baselineSettled(task.id);
           if (cp === undefined) this.baselines.delete(task.id);
         },
-        () => {
-          engine?.baselineSettled(task.id);
-          this.baselines.delete(task.id);
-        },
+        () => this.baselines.delete(task.id),
       );
       this.running.add(task.id);
     }
@@ -281,29 +268,19 @@ export class CheckpointManager {
   }
 
   /**
-   * Before a tool changes files of the workspace (after the baseline): keeps what the task's
-   * newest checkpoint does not hold of them, so that a restore never loses a file that existed
-   * (see WorkspaceCheckpoints.beforeEdit). Never throws: a failure is logged and the tool runs.
+   * Before a tool changes files of the workspace: waits for the task's baseline (as the first
+   * tool that may modify the workspace does: its pre-images held only in memory were lost when
+   * the run ended before the baseline was saved, a Ctrl-C or a kill during a first baseline's
+   * scan), then keeps what the task's newest checkpoint does not hold of them, so that a restore
+   * never loses a file that existed (see WorkspaceCheckpoints.beforeEdit). Never throws: a
+   * failure is logged and the tool runs.
    */
   async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
-    if (this.baselines.has(task.id) && this.keptForBaseline(task, paths)) return;
     await this.baselineOf(task);
     if (await this.savesLeaveAlone(task, paths)) return;
     // The checkpoint this edit is compared with may be a turn's save still under way.
     await this.settled(task.id);
     await this.guarded(task, (entry) => entry.engine.beforeEdit(task.id, paths));
-  }
-
-  /**
-   * A new task's baseline still being taken keeps these files as they are now, so the edit need
-   * not wait for its scan (WorkspaceCheckpoints.keepForBaseline); unless a save queued behind it
-   * will read one of them from the work tree or scans: it would save the tool's write.
-   */
-  private keptForBaseline(task: CheckpointTask, paths: readonly string[]): boolean {
-    const engine = this.engineFor(task);
-    if (!engine) return false;
-    const repoPaths = engine.repoPaths(paths);
-    return this.pendingReads.leaveAlone(task.id, repoPaths) && engine.keepForBaseline(task.id, repoPaths);
   }
 
   /**

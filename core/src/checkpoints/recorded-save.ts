@@ -52,15 +52,13 @@ export class RecordedPathSaver {
     options: {
       session?: FastImportSession;
       signal?: AbortSignal;
-      /** Paths saved with these contents instead of the work tree's (a baseline's pre-images). */
-      kept?: ReadonlyMap<string, PathChange>;
     } = {},
   ): Promise<CheckpointInfo | undefined> {
     if (!(await this.fast.usable())) return undefined;
     const head = await this.log.readRef(SNAPSHOT_HEAD);
     if (!head) return undefined;
     if (!options.session) {
-      const saved = await this.saveWithoutGit(meta, head, editedPaths, carried, options.kept);
+      const saved = await this.saveWithoutGit(meta, head, editedPaths, carried);
       if (saved) return saved;
     }
     const own = !options.session;
@@ -68,7 +66,7 @@ export class RecordedPathSaver {
     try {
       const baseTreeAnswer = session.rootTree(head);
       baseTreeAnswer.catch(() => undefined); // awaited below; not unhandled meanwhile
-      const { changes, skipped } = await this.changesOf(editedPaths, options.kept);
+      const { changes, skipped } = await this.changesOf(editedPaths);
       let baseTree: string;
       let baseEntries;
       try {
@@ -117,11 +115,10 @@ export class RecordedPathSaver {
     head: string,
     editedPaths: readonly string[],
     carried: SkippedPath[],
-    kept: ReadonlyMap<string, PathChange> | undefined,
   ): Promise<CheckpointInfo | undefined> {
     try {
       const baseTree = this.log.knownTreeOf(head) ?? this.editor.treeOfCommit(head);
-      const { changes, skipped } = await this.changesOf(editedPaths, kept);
+      const { changes, skipped } = await this.changesOf(editedPaths);
       const batch = new ObjectBatch();
       // Nothing to change (a completion after tool edits the turns saved): HEAD's tree as it is.
       const tree = changes.length ? this.editor.apply(baseTree, changes, batch) : baseTree;
@@ -143,17 +140,12 @@ export class RecordedPathSaver {
 
   /**
    * The recorded paths' changes as read from the work tree (left-out large files removed), and
-   * what was left out; a path in `kept` takes its kept content instead (repository paths).
+   * what was left out (repository paths).
    */
-  private async changesOf(
-    editedPaths: readonly string[],
-    kept?: ReadonlyMap<string, PathChange>,
-  ): Promise<{ changes: PathChange[]; skipped: SkippedPath[] }> {
-    const fromDisk = kept?.size ? editedPaths.filter((p) => !kept.has(p)) : editedPaths;
-    const { take, drop, skipped } = await this.stager.classifyPaths(fromDisk);
+  private async changesOf(editedPaths: readonly string[]): Promise<{ changes: PathChange[]; skipped: SkippedPath[] }> {
+    const { take, drop, skipped } = await this.stager.classifyPaths(editedPaths);
     const read = await readPathChanges(this.workspaceRoot, take);
-    const given = kept?.size ? editedPaths.flatMap((p) => kept.get(p) ?? []) : [];
-    return { changes: [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" })), ...given], skipped };
+    return { changes: [...read, ...drop.map((p): PathChange => ({ path: p, mode: "delete" }))], skipped };
   }
 }
 

@@ -39,8 +39,6 @@ type OnDamage = "rebuild" | "fail" | "report";
  */
 export class RecoveringLock {
   private readonly lock: RepoLock;
-  /** This instance's operations running under the lock now. */
-  private holders = 0;
 
   constructor(
     private readonly repo: ShadowRepo,
@@ -57,14 +55,6 @@ export class RecoveringLock {
       });
       repo.git.stopRunning();
     });
-  }
-
-  /**
-   * Whether an operation of this instance (this process's, for its workspace) holds the lock
-   * now: no other window can be restoring files meanwhile.
-   */
-  get held(): boolean {
-    return this.holders > 0 && this.lock.held();
   }
 
   /** Another process on this host that holds the lock now, and since when: operations here would wait for it. */
@@ -120,7 +110,6 @@ export class RecoveringLock {
 
   /** Never throws: the operation's own error is the answer. */
   private async removeLeftovers(since: number): Promise<void> {
-    this.holders++;
     try {
       if (!this.lock.held() || !(await this.repo.exists())) return;
       const removed = await this.leftovers.remove(since);
@@ -128,22 +117,11 @@ export class RecoveringLock {
         this.logger.warn("removed what a failed checkpoint step wrote", { ...removed });
     } catch (err) {
       this.logger.warn("removing what a failed checkpoint step wrote failed", { error: (err as Error).message });
-    } finally {
-      this.holders--;
     }
   }
 
   /** `repaired`: an index or HEAD was already repaired for this operation (one repair, one retry). */
   private async recovering<T>(fn: () => Promise<T>, onDamage: OnDamage, repaired = false): Promise<T> {
-    this.holders++;
-    try {
-      return await this.recoveringHeld(fn, onDamage, repaired);
-    } finally {
-      this.holders--;
-    }
-  }
-
-  private async recoveringHeld<T>(fn: () => Promise<T>, onDamage: OnDamage, repaired: boolean): Promise<T> {
     // git's own locks are another process's while that one holds the repository lock.
     if (!this.lock.held()) throw new LockLostError();
     if (await this.repo.exists()) {

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { isWriteInProgressTemp } from "../storage/index.js";
 import { reasonOfIgnoreSource, type SkippedPath } from "./exclusions.js";
 import { splitNul, type ShadowGit } from "./git-process.js";
-import { FEW_PATHS, type PathChange } from "./fast-commit.js";
+import { FEW_PATHS } from "./fast-commit.js";
 import { recordableMode } from "./file-modes.js";
 import { bothSettled } from "./both-settled.js";
 import {
@@ -143,22 +143,6 @@ export class SnapshotStager {
     }
     await this.updateIndex(take, signal);
     return { skipped, staged: take.length };
-  }
-
-  /**
-   * Sets the index entries of these paths to the given contents (whose blobs the caller wrote):
-   * a file a tool changed during a baseline's scan may have been staged as the tool wrote it,
-   * while the baseline holds what it was before. With the index as the baseline, the next scan
-   * finds the file changed (a task cancelled before its turn's save) instead of taking the
-   * tool's version for the baseline's.
-   */
-  async setEntries(entries: readonly { path: string; mode: PathChange["mode"]; id?: string }[], signal?: AbortSignal) {
-    if (!entries.length) return;
-    this.cachedTreesStale = true;
-    const lines = entries.map((e) =>
-      e.mode === "delete" || !e.id ? `0 ${"0".repeat(40)}\t${e.path}` : `${e.mode} ${e.id}\t${e.path}`,
-    );
-    await this.git.run(["update-index", "-z", "--index-info"], { input: lines.join("\0") + "\0", signal });
   }
 
   /**

@@ -1,5 +1,4 @@
 import { InFlight } from "./in-flight.js";
-import { readFileSync, readlinkSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -23,7 +22,7 @@ import { RestoreStopped, stoppedPartWay } from "./restore-stopped.js";
 import { ObjectReader } from "./loose-objects.js";
 import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type SkippedPath } from "./exclusions.js";
 import { captureAfter, capturesAt, capturesRef, EditCaptures, type CaptureAt } from "./edit-captures.js";
-import { FastCommitter, type PathChange } from "./fast-commit.js";
+import { FastCommitter } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
 import { leftOutBy, skipListTruncated } from "./left-out.js";
 import {
@@ -60,10 +59,9 @@ import { MESSAGES } from "./workspace-guard.js";
 import { SnapshotDiff, type FileChange, type PreimageEntry, type PreimageSide } from "./snapshot-diff.js";
 import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./snapshot-restore.js";
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
-import { ObjectBatch, TreeEditor, TreeUnavailable } from "./tree-editor.js";
-import { writePack } from "./pack-writer.js";
+import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { WriteLeftovers } from "./write-leftovers.js";
-import { BeyondLinkDetector, lstatIfPresent, NestedRepoDetector, toAbsolute, toRepoPath } from "./workspace-paths.js";
+import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /**
  * A command still running after this long gets the workspace watched while it runs (see
@@ -221,12 +219,6 @@ export class WorkspaceCheckpoints {
    * turn's save, for instance. While any is here, a completion scans.
    */
   private readonly unrecorded = new Set<string>();
-  /**
-   * Tasks whose baseline is being taken, with the files their edits changed meanwhile, each as
-   * it was before the task's first edit of it: the baseline holds that instead of what its scan
-   * read, which may be the tool's write (keepForBaseline). Repository paths.
-   */
-  private readonly baselineWindows = new Map<string, Map<string, PathChange>>();
 
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
@@ -469,84 +461,6 @@ export class WorkspaceCheckpoints {
     this.unrecorded.delete(taskId);
   }
 
-  /**
-   * A new task's baseline is being taken: until it is built, its edits need not wait for the scan
-   * (keepForBaseline). Only for a task without checkpoints: its baseline is the one taken now.
-   */
-  expectBaseline(taskId: string): void {
-    if (!this.baselineWindows.has(taskId)) this.baselineWindows.set(taskId, new Map());
-  }
-
-  /** The task's baseline was saved, or will not be: its edits wait for it again (beforeEdit). */
-  baselineSettled(taskId: string): void {
-    this.baselineWindows.delete(taskId);
-  }
-
-  /**
-   * Before an edit tool changes these files while the task's baseline is still being taken (a
-   * scan of a large workspace takes a while): each file is read now, its content kept for the
-   * baseline, which holds it instead of what its scan reads (the scan may see the tool's write).
-   * True when every file was kept (or already was): the tool writes without waiting for the
-   * scan. False when there is no such baseline, or when a file is not one a baseline holds as it is
-   * (missing, a folder or special file, over the size limit, inside a nested repository, reached
-   * through a linked folder): the tool then waits for the baseline and its pre-images are kept the
-   * usual way (beforeEdit). The caller makes sure no save queued meanwhile will read one of the
-   * files from the work tree (it would save the tool's write): see PendingSaveReads.
-   */
-  keepForBaseline(taskId: string, repoPaths: readonly string[]): boolean {
-    const kept = this.baselineWindows.get(taskId);
-    // Only while this process holds the repository lock (its scan for the baseline, usually):
-    // another window's restore, holding it, could write over the edit.
-    if (!kept || !this.lock.held) return false;
-    const taken: PathChange[] = [];
-    const nested = new NestedRepoDetector(this.workspaceRoot);
-    const links = new BeyondLinkDetector(this.workspaceRoot);
-    for (const p of repoPaths) {
-      if (kept.has(p)) continue;
-      // Through a link, the file is another path's (the link's target): not this path's content.
-      const before = nested.containingSync(p) || links.beyondLink(p) ? undefined : this.contentNow(p);
-      if (!before) return false;
-      taken.push(before);
-    }
-    for (const before of taken) kept.set(before.path, before);
-    this.editStarting(taskId);
-    return true;
-  }
-
-  /** A file or link within the size limit, as it is now; undefined for anything else. */
-  private contentNow(repoPath: string): PathChange | undefined {
-    const abs = toAbsolute(this.workspaceRoot, repoPath);
-    const st = lstatIfPresent(abs);
-    if (!st || !(st.isFile() || st.isSymbolicLink()) || st.size > this.options.sizeLimitBytes) return undefined;
-    try {
-      if (st.isSymbolicLink()) return { path: repoPath, mode: "120000", content: Buffer.from(readlinkSync(abs)) };
-      return { path: repoPath, mode: st.mode & 0o111 ? "100755" : "100644", content: readFileSync(abs) };
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * The baseline of `req` is built now: the edits made during its scan are taken (later ones
-   * wait for it). A baseline built from HEAD and the scan's listed paths reads these from the
-   * map; the index may keep the tool's version meanwhile (git status then lists the path, HEAD
-   * and the index differ, and the next scan reads it again).
-   */
-  private takeEarlyEdits(req: SaveRequest): Map<string, PathChange> | undefined {
-    if (req.kind !== "baseline") return undefined;
-    const kept = this.baselineWindows.get(req.taskId);
-    this.baselineWindows.delete(req.taskId);
-    return kept?.size ? kept : undefined;
-  }
-
-  /** A baseline built from the index (write-tree) holds the kept files: their blobs written, the index set to them. */
-  private async keepInIndex(kept: Map<string, PathChange>, signal?: AbortSignal): Promise<void> {
-    const batch = new ObjectBatch();
-    const entries = [...kept.values()].map((c) => ({ ...c, id: batch.put("blob", c.content ?? Buffer.alloc(0)) }));
-    await writePack(path.join(this.repo.paths.gitDir, "objects"), batch.objects);
-    await this.stager.setEntries(entries, signal);
-  }
-
   private async latestOf(taskId: string): Promise<{ tree: string; createdAt: number } | undefined> {
     let latest = this.latest.get(taskId);
     if (!latest) {
@@ -609,9 +523,6 @@ export class WorkspaceCheckpoints {
     // prepare() scanned the whole workspace a moment ago (the baseline right after it).
     const fresh = Date.now() - this.freshScanAt < 2000;
     this.freshScanAt = 0;
-    // Taken once, after the scan (a baseline's edits made meanwhile; see keepForBaseline).
-    let early: { kept: Map<string, PathChange> | undefined } | undefined;
-    const takeEarly = () => (early ??= { kept: this.takeEarlyEdits(req) }).kept;
     // The files a save takes are looked at for their permission bits (file-modes.ts).
     if (req.hasFiles) await this.modes?.look(normalisePaths(this.workspaceRoot, req.editedPaths), signal);
     if (req.hasFiles && !req.scan && req.editedPaths.length) {
@@ -625,7 +536,7 @@ export class WorkspaceCheckpoints {
       if (quick) return quick;
     }
     if (req.hasFiles && req.scan && !fresh) {
-      const watched = await this.saveWatched(req, takeEarly, signal);
+      const watched = await this.saveWatched(req, signal);
       if (watched) {
         this.unrecorded.delete(req.taskId);
         return watched;
@@ -668,9 +579,7 @@ export class WorkspaceCheckpoints {
       }
       skipped.push(...(this.lastIgnored ?? []));
     }
-    const kept = takeEarly();
-    if (kept) await this.modes?.look([...kept.keys()], signal);
-    const edited = [...new Set([...normalisePaths(this.workspaceRoot, req.editedPaths), ...(kept?.keys() ?? [])])];
+    const edited = normalisePaths(this.workspaceRoot, req.editedPaths);
     if (req.hasFiles && listed && listed.length + edited.length < WHOLE_TREE_STAGED) {
       // The index's tree is HEAD's with the listed paths as they are now: built in this process
       // (RecordedPathSaver) instead of by write-tree, which reads the whole index.
@@ -678,13 +587,11 @@ export class WorkspaceCheckpoints {
         this.meta(req),
         [...new Set([...listed, ...edited])],
         this.lastIgnored ?? [],
-        { signal, kept },
+        { signal },
       );
       if (quick) return quick;
     }
-    if (kept) await this.keepInIndex(kept, signal);
-    // A kept file is in the snapshot as it was, whatever size the scan saw the tool write.
-    const unique = dedupeSkips(kept ? skipped.filter((s) => !(s.reason === "size" && kept.has(s.path))) : skipped);
+    const unique = dedupeSkips(skipped);
     return this.log.commit(
       { ...this.meta(req), skipped: unique.slice(0, MAX_RECORDED_SKIPS), skippedTotal: unique.length },
       // A whole workspace staged (a baseline): its trees go into one pack instead of thousands of files.
@@ -704,7 +611,6 @@ export class WorkspaceCheckpoints {
    */
   private async saveWatched(
     req: SaveRequest,
-    takeEarly: () => Map<string, PathChange> | undefined,
     signal?: AbortSignal,
   ): Promise<CheckpointInfo | undefined> {
     this.armWatcherIdleClose();
@@ -729,10 +635,8 @@ export class WorkspaceCheckpoints {
       (p) => this.stager.excludedNow(p, signal),
       skipFolder,
     );
-    const kept = takeEarly();
-    const taken = [...new Set([...paths, ...(kept?.keys() ?? [])])];
-    await this.modes?.look(taken, signal);
-    const saved = await this.recorded.save(this.meta(req), taken, this.lastIgnored ?? [], { signal, kept });
+    await this.modes?.look(paths, signal);
+    const saved = await this.recorded.save(this.meta(req), paths, this.lastIgnored ?? [], { signal });
     if (!saved) this.watchSynced = false;
     return saved;
   }

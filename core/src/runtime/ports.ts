@@ -27,13 +27,12 @@ export interface JournalPort {
 export interface CheckpointPort {
   /**
    * Starts (once) and waits for the task's baseline snapshot, anchored on the task's first
-   * message, and for the task's saves under way. `newTask`: the task starts now (no checkpoint
-   * yet), so edits may run while the baseline is taken (beforeEdit keeps what they change).
+   * message, and for the task's saves under way.
    */
-  baseline(messageId?: string, options?: { newTask?: boolean }): Promise<void>;
+  baseline(messageId?: string): Promise<void>;
   /**
-   * Before an edit tool changes these workspace-relative files: keeps what the checkpoints would
-   * otherwise lose; waits for the baseline and the turns' saves unless it can keep the files now.
+   * Before an edit tool changes these workspace-relative files: waits for the baseline, then
+   * keeps what the checkpoints would otherwise lose (and waits for the turns' saves that read them).
    */
   beforeEdit(paths: string[]): Promise<void>;
   /**

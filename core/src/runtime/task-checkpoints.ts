@@ -5,8 +5,8 @@ import type { CheckpointPort } from "./ports.js";
 export function taskCheckpoints(manager: CheckpointManager, taskId: string, workspaceRoot: string): CheckpointPort {
   const task = { id: taskId, workspaceRoots: [workspaceRoot] };
   return {
-    async baseline(messageId, options) {
-      await manager.ensureBaseline(task, messageId, options);
+    async baseline(messageId) {
+      await manager.ensureBaseline(task, messageId);
     },
     async beforeEdit(paths) {
       await manager.beforeEdit(task, paths);

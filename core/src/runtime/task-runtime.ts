@@ -138,10 +138,10 @@ export class TaskRuntime {
     if (options.editor?.unsavedFiles) this.setUnsavedInEditor(id, options.editor.unsavedFiles);
     const first = await loop.addUserMessage(text, { firstMessage: true, editor: options.editor });
     // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
-    // that message); tools that may modify the workspace wait for it, except edits of files it
-    // holds as they are (CheckpointPort.beforeEdit); read-only ones do not.
+    // that message); tools that may modify the workspace wait for it (edits in
+    // CheckpointPort.beforeEdit); read-only ones do not.
     void checkpoints
-      ?.baseline(first.id, { newTask: true })
+      ?.baseline(first.id)
       .catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
     this.start(task, loop);
     return id;

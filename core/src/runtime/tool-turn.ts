@@ -523,8 +523,8 @@ class ToolTurn {
     if (pre.blocked)
       return this.fail(call, o.toolCallId, row, `A PreToolUse hook blocked ${call.name}: ${pre.blocked}`);
     if (!tool.readOnly) {
-      // An edit announces each file before writing it (commitEdit calls beforeEdit), which keeps
-      // it for a baseline still being taken: it need not wait for the baseline's scan here.
+      // An edit announces each file before writing it (commitEdit calls beforeEdit, which waits
+      // for the baseline and keeps what the file was): no wait here.
       if (!(tool.prepareEdit && prepared)) await baselineFirst();
       this.modified = true;
     }

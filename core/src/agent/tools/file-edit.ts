@@ -126,17 +126,21 @@ export async function isCurrent(edit: PreparedEdit, ctx: ToolContext): Promise<b
 }
 
 /**
- * Writes a prepared edit: checks every file first (nothing is written if one changed, or if the
- * editor reports one as modified and unsaved: the person is editing it), then
+ * Writes a prepared edit: once the checkpoints kept every file (ToolContext.beforeEdit), checks
+ * each (nothing is written if one changed, or if the editor reports one as modified and unsaved:
+ * the person is editing it, or if the task was stopped meanwhile), then
  * writes each file's prepared text through the host editor when it offers that, else
  * atomically on disk, and records the edited paths.
  */
 export async function commitEdit(edit: PreparedEdit, ctx: ToolContext): Promise<void> {
+  // Checkpoints keep what each file was before it changes: the task's baseline first, which a
+  // large workspace's first scan makes a wait of seconds.
+  for (const change of edit.changes) await ctx.beforeEdit?.(change.path);
+  // Then nothing is written by a task stopped meanwhile, nor over a file changed meanwhile.
+  ctx.signal.throwIfAborted();
   assertNotBeingEdited(edit, ctx.unsavedInEditor?.() ?? [], ctx.workspaceRoot);
   await assertUnchanged(edit, ctx);
   for (const change of edit.changes) {
-    // Checkpoints keep what the file was before it changes.
-    await ctx.beforeEdit?.(change.path);
     if (change.after === undefined) {
       await fs.rm(change.absolutePath, { force: true });
     } else {
