@@ -121,7 +121,13 @@ export function registerCheckpointMethods(
     (raw: unknown) => {
       const params = objectParams(["sessionId"], ["checkpointId", "messageId"])(raw);
       assertSafeOrInvalid(params.sessionId);
-      return params as typeof params & { checkpointId?: string | null; messageId?: string | null };
+      // Checked strings or absent (null too): an empty one names nothing, as over Connect.
+      const named = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+      return {
+        sessionId: params.sessionId,
+        checkpointId: named(params.checkpointId),
+        messageId: named(params.messageId),
+      };
     },
     ({ params }) =>
       mapErrors(async () => {
@@ -129,8 +135,8 @@ export function registerCheckpointMethods(
         if (folderBeforeFirstPrompt(params.sessionId))
           throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
         const { files, from, to } = await checkpoints.viewChanges(params.sessionId, {
-          checkpointId: params.checkpointId ?? undefined,
-          messageId: params.messageId ?? undefined,
+          checkpointId: params.checkpointId,
+          messageId: params.messageId,
         });
         return { files: files.map(fileJson), fromCheckpointId: from, toCheckpointId: to };
       }),
