@@ -216,6 +216,31 @@ describe("dline-core acp", () => {
     expect(cps.map((c) => c.kind)).toEqual(expect.arrayContaining(["baseline", "turn", "completion"]));
     const baseline = cps.find((c) => c.kind === "baseline")!;
 
+    // View Changes of a named completion (by its checkpoint or its message); what is no
+    // completion of the task is refused (before, the extra params were ignored: the latest shown).
+    const completion = cps.find((c) => c.kind === "completion")! as Cp & { messageId: string };
+    const viewChanges = (params: Record<string, unknown>) =>
+      a.agent.request<{ files: { path: string }[]; toCheckpointId: string }>("_dline/checkpoints/view_changes", {
+        sessionId,
+        ...params,
+      });
+    for (const named of [{ checkpointId: completion.id }, { messageId: completion.messageId }]) {
+      const changes = await viewChanges(named);
+      expect(changes.toCheckpointId).toBe(completion.id);
+      expect(changes.files.map((f) => f.path)).toContain("notes.txt");
+    }
+    const turnCp = cps.find((c) => c.kind === "turn")!;
+    await expect(viewChanges({ checkpointId: turnCp.id })).rejects.toMatchObject({
+      code: -32602,
+      data: { dlineCode: "invalid_argument" },
+    });
+    await expect(viewChanges({ checkpointId: "f".repeat(40) })).rejects.toMatchObject({
+      code: -32002,
+      data: { dlineCode: "not_found" },
+    });
+    await expect(viewChanges({ messageId: "no-such-message" })).rejects.toMatchObject({ code: -32002 });
+    await expect(viewChanges({ checkpointId: 7 })).rejects.toMatchObject({ code: -32602 });
+
     // The person makes README.md executable: Compare names the change of permissions.
     fs.chmodSync(path.join(workspace, "README.md"), 0o755);
     const compare = await a.agent.request<{

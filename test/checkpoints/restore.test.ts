@@ -341,6 +341,69 @@ describe("compare and view changes", () => {
     expect(changes.files.map((f) => [f.path, f.status])).toEqual([["b.txt", "added"]]);
   });
 
+  it("view changes of an earlier completion shows that completion's changes, not the latest's", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "keep.txt", "kept");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "a.txt", "one");
+    const turn = (await manager.saveTurn(task, { editedPaths: ["a.txt"] }))!;
+    const first = (await manager.saveCompletion(task, { messageId: "done-1" }))!;
+    // A follow-up message: a.txt changes, b.txt is made, and the task completes again.
+    write(ws, "a.txt", "two");
+    write(ws, "b.txt", "new");
+    await manager.saveTurn(task, { editedPaths: ["a.txt", "b.txt"] });
+    const second = (await manager.saveCompletion(task, { messageId: "done-2" }))!;
+    const shown = (c: { files: { path: string; status: string; before: string; after: string }[] }) =>
+      c.files.map((f) => [f.path, f.status, f.before, f.after]);
+
+    // Before: each of these answered the latest completion's changes.
+    for (const which of [
+      { checkpointId: first.id },
+      { messageId: "done-1" },
+      { checkpointId: first.id, messageId: "done-1" },
+    ]) {
+      const changes = await manager.viewChanges("t1", which);
+      expect(shown(changes)).toEqual([["a.txt", "added", "", "one"]]);
+      expect([changes.from, changes.to]).toEqual([base.id, first.id]);
+    }
+    for (const which of [{}, { checkpointId: second.id }, { messageId: "done-2" }]) {
+      const changes = await manager.viewChanges("t1", which);
+      expect(shown(changes)).toEqual([
+        ["a.txt", "modified", "one", "two"],
+        ["b.txt", "added", "", "new"],
+      ]);
+      expect([changes.from, changes.to]).toEqual([first.id, second.id]);
+    }
+
+    // Not a completion of the task: said so, never answered with another completion's changes.
+    await expect(manager.viewChanges("t1", { checkpointId: turn.id })).rejects.toMatchObject({
+      code: "invalid_argument",
+      message: expect.stringContaining("not a completion"),
+    });
+    await expect(manager.viewChanges("t1", { checkpointId: base.id })).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
+    await expect(manager.viewChanges("t1", { checkpointId: "f".repeat(40) })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(manager.viewChanges("t1", { checkpointId: "nope" })).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
+    await expect(manager.viewChanges("t1", { messageId: "no-such-message" })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(manager.viewChanges("t1", { checkpointId: second.id, messageId: "done-1" })).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
+    // Another task's completion is not this task's.
+    const other = { id: "t2", workspaceRoots: [ws] };
+    await manager.ensureBaseline(other);
+    const othersCompletion = (await manager.saveCompletion(other))!;
+    await expect(manager.viewChanges("t1", { checkpointId: othersCompletion.id })).rejects.toMatchObject({
+      code: "not_found",
+    });
+  });
+
   it("a turn with no change reuses the snapshot", async () => {
     const { manager, task, ws } = setup();
     write(ws, "a.txt", "1");

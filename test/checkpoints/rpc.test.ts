@@ -162,4 +162,64 @@ describe("CheckpointService over the real sidecar", () => {
     const compare = await cp.compare({ taskId: "task-1", checkpointId: base.id });
     expect(compare.files.map((f) => [f.path, f.before, f.after])).toEqual([["src/a.ts", "one\n", "two\n"]]);
   });
+
+  it("ViewChanges shows the completion a card names (checkpoint_id or message_id), the latest when none", async () => {
+    const roots = makeTestRoots("dline-cp-rpc-view-");
+    const workspace = path.join(roots.home, "project");
+    write(workspace, "README.md", "readme\n");
+    const manager = new CheckpointManager({
+      layout: new InstanceLayout({
+        dataRoot: path.join(roots.dlineDir, "data"),
+        homeRoot: roots.homeDir,
+        documentsRoot: roots.docsDir,
+      }),
+      env: roots.env,
+      homeDir: roots.home,
+      logger: silentLogger(),
+    });
+    const task = { id: "task-1", workspaceRoots: [workspace] };
+    const base = (await manager.ensureBaseline(task))!;
+    write(workspace, "a.txt", "one\n");
+    const turn = (await manager.saveTurn(task, { editedPaths: ["a.txt"] }))!;
+    const first = (await manager.saveCompletion(task, { messageId: "completion-1" }))!;
+    write(workspace, "a.txt", "two\n");
+    write(workspace, "b.txt", "new\n");
+    await manager.saveTurn(task, { editedPaths: ["a.txt", "b.txt"] });
+    const second = (await manager.saveCompletion(task, { messageId: "completion-2" }))!;
+    await manager.idle();
+    await manager.stop();
+
+    const s = await startSidecar({ roots });
+    running.push(s);
+    const cp = s.clients.checkpoints;
+    const shown = (r: { files: { path: string; status: FileStatus; before: string; after: string }[] }) =>
+      r.files.map((f) => [f.path, f.status, f.before, f.after]);
+    const firstChanges = [["a.txt", FileStatus.ADDED, "", "one\n"]];
+    const secondChanges = [
+      ["a.txt", FileStatus.MODIFIED, "one\n", "two\n"],
+      ["b.txt", FileStatus.ADDED, "", "new\n"],
+    ];
+
+    // Before: the first completion's card showed the second's changes (the request had no field for it).
+    const byId = await cp.viewChanges({ taskId: "task-1", checkpointId: first.id });
+    expect(shown(byId)).toEqual(firstChanges);
+    expect([byId.fromCheckpointId, byId.toCheckpointId]).toEqual([base.id, first.id]);
+    expect(shown(await cp.viewChanges({ taskId: "task-1", messageId: "completion-1" }))).toEqual(firstChanges);
+    const latest = await cp.viewChanges({ taskId: "task-1" });
+    expect(shown(latest)).toEqual(secondChanges);
+    expect([latest.fromCheckpointId, latest.toCheckpointId]).toEqual([first.id, second.id]);
+    expect(shown(await cp.viewChanges({ taskId: "task-1", checkpointId: second.id }))).toEqual(secondChanges);
+
+    const notCompletion = await cp.viewChanges({ taskId: "task-1", checkpointId: turn.id }).then(
+      () => undefined,
+      (err: unknown) => ConnectError.from(err),
+    );
+    expect(notCompletion?.code).toBe(Code.InvalidArgument);
+    expect(notCompletion?.rawMessage).toContain("not a completion");
+    expect(await codeOf(cp.viewChanges({ taskId: "task-1", checkpointId: "f".repeat(40) }))).toBe(Code.NotFound);
+    expect(await codeOf(cp.viewChanges({ taskId: "task-1", messageId: "no-such-message" }))).toBe(Code.NotFound);
+    expect(await codeOf(cp.viewChanges({ taskId: "task-1", checkpointId: second.id, messageId: "completion-1" }))).toBe(
+      Code.InvalidArgument,
+    );
+  });
 });

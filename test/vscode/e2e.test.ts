@@ -270,7 +270,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
   );
 
   it(
-    "the checkpoint pick says which checkpoint is which; View Changes and Compare list what a tool changed inside a nested repository and the permissions a command changed; Compare names a change the checkpoints do not track, also when it is the only one",
+    "the checkpoint pick says which checkpoint is which; View Changes and Compare list what a tool changed inside a nested repository and the permissions a command changed; Compare names a change the checkpoints do not track, also when it is the only one; each completion card's View Changes shows its own completion's changes",
     { timeout: 400_000 },
     async () => {
       const project = gitProject("dline-vscode-left-out-", {
@@ -305,6 +305,16 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           { toolCalls: [{ name: "write_to_file", input: { path: "vendor/lib/lib.c", content: "int lib = 2;\n" } }] },
           { toolCalls: [{ name: "write_to_file", input: { path: "vendor/lib/made.c", content: "int made;\n" } }] },
           { toolCalls: [{ name: "attempt_completion", input: { result: "Noted and shrunk." } }] },
+          // Another task completes twice: a.txt "one"; then, after a follow-up, a.txt "two" and b.txt.
+          { toolCalls: [{ name: "write_to_file", input: { path: "a.txt", content: "one\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "a.txt written." } }] },
+          {
+            toolCalls: [
+              { name: "write_to_file", input: { path: "a.txt", content: "two\n" } },
+              { name: "write_to_file", input: { path: "b.txt", content: "new\n" } },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "a.txt changed, b.txt added." } }] },
         ],
       });
       cleanups.push(() => model.stop());
@@ -326,6 +336,11 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
           true,
           undefined,
         ],
+        [
+          "View Changes under each completion card of a task that completed twice shows that completion's own changes",
+          true,
+          undefined,
+        ],
       ]);
       expect(run.exitCode).toBe(0);
       expectScreenshots(out, [
@@ -333,6 +348,7 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
         "view-changes-nested",
         "compare-not-tracked",
         "compare-only-not-tracked",
+        "view-changes-first-completion",
       ]);
       fs.rmSync(project.roots.base, { recursive: true, force: true });
     },

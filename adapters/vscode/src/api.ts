@@ -1,5 +1,5 @@
 import type { DlineClients } from "../../../core/src/client/index.js";
-import type { ChatState } from "./chat/chat-state.js";
+import type { ChatState, ViewChangesTarget } from "./chat/chat-state.js";
 import type { ShownDiff } from "./checkpoints/diff-presenter.js";
 import type { TaskSummary } from "../../../core/src/gen/dline/v1/task_pb.js";
 import type { Capability } from "../../../core/src/gen/dline/v1/settings_pb.js";
@@ -24,7 +24,8 @@ export interface DlineApi {
     state(): ChatState;
     onDidChangeState(listener: (state: ChatState) => void): { dispose(): void };
     compare(checkpointId: string): Promise<ShownDiff[]>;
-    viewChanges(): Promise<ShownDiff[]>;
+    /** The latest completion's changes, or those of the completion `which` names. */
+    viewChanges(which?: ViewChangesTarget): Promise<ShownDiff[]>;
   };
   history: {
     list(): Promise<TaskSummary[]>;

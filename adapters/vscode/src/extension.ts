@@ -3,6 +3,7 @@ import { RestoreMode } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { DlineApi } from "./api.js";
 import { ChatController } from "./chat/chat-controller.js";
 import { ChatViewProvider } from "./chat/chat-view.js";
+import type { ViewChangesTarget } from "./chat/chat-state.js";
 import { OpenTaskMemory } from "./chat/open-task-memory.js";
 import { PROPOSED_SCHEME, ProposedChanges } from "./chat/proposed-changes.js";
 import { checkpointPickItems } from "./checkpoints/checkpoint-pick.js";
@@ -236,7 +237,8 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
     ),
     vscode.commands.registerCommand(
       "dline.viewChanges",
-      run(() => chat.viewChanges()),
+      // From a completion card or a script: { messageId } or { checkpointId } names the completion.
+      run((which?: ViewChangesTarget) => chat.viewChanges(typeof which === "object" && which ? which : {})),
     ),
     vscode.commands.registerCommand(
       "dline.restore",
@@ -309,7 +311,7 @@ export function activate(context: vscode.ExtensionContext): DlineApi {
       state: () => chat.state,
       onDidChangeState: (listener) => chat.onDidChangeState(listener),
       compare: (id) => chat.compare(id),
-      viewChanges: () => chat.viewChanges(),
+      viewChanges: (which) => chat.viewChanges(which),
     },
     history: { list: () => history.listTasks() },
     capabilities: { list: async () => (await capabilities.list()).capabilities },

@@ -5,7 +5,7 @@
  *
  *   _dline/checkpoints/list          {sessionId}                          -> {checkpoints}
  *   _dline/checkpoints/compare       {sessionId, checkpointId}            -> {files, skipped, restorePaths}
- *   _dline/checkpoints/view_changes  {sessionId}                          -> {files, fromCheckpointId, toCheckpointId}
+ *   _dline/checkpoints/view_changes  {sessionId, checkpointId?, messageId?} -> {files, fromCheckpointId, toCheckpointId}
  *   _dline/checkpoints/restore       {sessionId, checkpointId, mode}      -> RestoreResult
  *   _dline/checkpoints/undo          {sessionId}                          -> RestoreResult
  *   _dline/checkpoints/status        {sessionId}                          -> CheckpointStatus
@@ -115,14 +115,31 @@ export function registerCheckpointMethods(
         return { files: files.map(fileJson), skipped, restorePaths };
       }),
   );
-  agent.onRequest(CHECKPOINT_METHODS.viewChanges, sessionParams, ({ params }) =>
-    mapErrors(async () => {
-      // As for a task that has not completed yet.
-      if (folderBeforeFirstPrompt(params.sessionId))
-        throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
-      const { files, from, to } = await checkpoints.viewChanges(params.sessionId);
-      return { files: files.map(fileJson), fromCheckpointId: from, toCheckpointId: to };
-    }),
+  // The latest completion, or the one checkpointId (its checkpoint) or messageId (its message) names.
+  agent.onRequest(
+    CHECKPOINT_METHODS.viewChanges,
+    (raw: unknown) => {
+      const params = objectParams(["sessionId"], ["checkpointId", "messageId"])(raw);
+      assertSafeOrInvalid(params.sessionId);
+      // Checked strings or absent (null too): an empty one names nothing, as over Connect.
+      const named = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+      return {
+        sessionId: params.sessionId,
+        checkpointId: named(params.checkpointId),
+        messageId: named(params.messageId),
+      };
+    },
+    ({ params }) =>
+      mapErrors(async () => {
+        // As for a task that has not completed yet.
+        if (folderBeforeFirstPrompt(params.sessionId))
+          throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
+        const { files, from, to } = await checkpoints.viewChanges(params.sessionId, {
+          checkpointId: params.checkpointId,
+          messageId: params.messageId,
+        });
+        return { files: files.map(fileJson), fromCheckpointId: from, toCheckpointId: to };
+      }),
   );
   agent.onRequest(
     CHECKPOINT_METHODS.restore,

@@ -70,6 +70,14 @@ export interface SaveOptions {
   commandRan?: boolean;
 }
 
+/** Which completion View Changes shows: the latest when neither is given. */
+export interface ViewChangesTarget {
+  /** The completion's checkpoint. */
+  checkpointId?: string;
+  /** The completion result's message (its checkpoint is the completion's). */
+  messageId?: string;
+}
+
 export interface CheckpointView extends CheckpointInfo {
   /** Files were restored to it and no checkpoint was saved since. */
   restored: boolean;
@@ -546,21 +554,67 @@ export class CheckpointManager {
     });
   }
 
-  /** What the task changed since its previous completion (or its start), up to its latest completion. */
-  async viewChanges(taskId: string): Promise<{ files: FileChange[]; from: string; to: string }> {
+  /**
+   * What the task changed since its previous completion (or its start), up to one completion:
+   * the latest, or the one `which` names, by its checkpoint id or by its completion message's id
+   * (each completion card's own View Changes; before, every card showed the latest's changes).
+   * A checkpoint or message that is no completion of the task is refused, never answered with another.
+   */
+  async viewChanges(
+    taskId: string,
+    which: ViewChangesTarget = {},
+  ): Promise<{ files: FileChange[]; from: string; to: string }> {
     return this.gitRequired(async () => {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
       const offered = await this.offeredFilter(taskId);
       const cps = (await engine.list(taskId)).filter((c) => c.hasFiles && offered(c));
-      const completions = cps.filter((c) => c.kind === "completion");
+      const named = which.checkpointId || which.messageId;
+      const to = named ? await this.completionOf(engine, taskId, which) : cps.findLast((c) => c.kind === "completion");
       const [first] = cps;
-      const to = completions.at(-1);
       if (!first || !to)
         throw new DlineError("failed_precondition", "View Changes is available after the task completes.");
-      const from = completions.at(-2) ?? first;
+      const end = cps.findIndex((c) => c.id === to.id);
+      const from = cps.slice(0, end).findLast((c) => c.kind === "completion") ?? first;
       return { files: await engine.between(taskId, from, to), from: from.id, to: to.id };
     });
+  }
+
+  /** The completion checkpoint `which` names, refused when it is not one of the task's completions still offered. */
+  private async completionOf(
+    engine: WorkspaceCheckpoints,
+    taskId: string,
+    which: ViewChangesTarget,
+  ): Promise<CheckpointInfo> {
+    let cp: CheckpointInfo | undefined;
+    if (which.checkpointId) {
+      cp = await this.findOffered(engine, taskId, which.checkpointId);
+      if (cp.kind !== "completion")
+        throw new DlineError(
+          "invalid_argument",
+          `Checkpoint ${cp.id.slice(0, 8)} is a ${cp.kind.replace("_", " ")} checkpoint, not a completion: View Changes shows what a completion changed.`,
+        );
+    }
+    if (which.messageId) {
+      const offered = await this.offeredFilter(taskId);
+      const ofMessage = (await engine.list(taskId))
+        .filter((c) => c.kind === "completion" && c.messageId === which.messageId && offered(c))
+        .at(-1);
+      if (!ofMessage)
+        throw new DlineError(
+          "not_found",
+          `Message ${which.messageId.slice(0, 80)} of task ${taskId} has no completion checkpoint: View Changes shows what a completion changed.`,
+        );
+      if (cp && cp.id !== ofMessage.id)
+        throw new DlineError(
+          "invalid_argument",
+          `Checkpoint ${cp.id.slice(0, 8)} is not the completion of message ${which.messageId.slice(0, 80)}.`,
+        );
+      cp = ofMessage;
+    }
+    if (!cp!.hasFiles)
+      throw new DlineError("failed_precondition", "This completion has no file snapshot to show changes of.");
+    return cp!;
   }
 
   // ---------------------------------------------------------------- restore

@@ -6,6 +6,7 @@ export type {
   RestoreMode,
   RestoreOutcome,
   SaveOptions,
+  ViewChangesTarget,
 } from "./checkpoint-manager.js";
 export type { CheckpointInfo, CheckpointKind } from "./checkpoint-record.js";
 export type { CheckpointState, CheckpointStatus } from "./checkpoint-status.js";

@@ -94,7 +94,10 @@ export function checkpointService(
     },
     async viewChanges(req) {
       assertSafeId("task id", req.taskId);
-      const { files, from, to } = await manager.viewChanges(req.taskId);
+      const { files, from, to } = await manager.viewChanges(req.taskId, {
+        checkpointId: req.checkpointId,
+        messageId: req.messageId,
+      });
       return create(ViewChangesResponseSchema, {
         files: files.map(toFileChange),
         fromCheckpointId: from,

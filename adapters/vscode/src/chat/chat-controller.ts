@@ -56,7 +56,7 @@ import { TaskStream } from "../tasks/task-stream.js";
 import { visibleLine } from "../text/visible-text.js";
 import { ChatModel, statusName } from "./chat-model.js";
 import { ChatPreferencesSource } from "./chat-preferences.js";
-import type { ChatMessageItem, ChatState } from "./chat-state.js";
+import type { ChatMessageItem, ChatState, ViewChangesTarget } from "./chat-state.js";
 import { bannerOf, continueInFolder, errorNotice, errorReason } from "./error-banner.js";
 import type { ProposedChanges, ShownEdit } from "./proposed-changes.js";
 
@@ -346,11 +346,20 @@ export class ChatController implements vscode.Disposable {
     });
   }
 
-  /** View Changes: what the task changed since its previous completion. */
-  async viewChanges(): Promise<ShownDiff[]> {
+  /**
+   * View Changes: what the task changed since its previous completion, up to the completion
+   * `which` names (a completion card's message, or its checkpoint), else the latest.
+   */
+  async viewChanges(which: ViewChangesTarget = {}): Promise<ShownDiff[]> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
-    const res = await this.heldElsewhere(clients, taskId).during(() => clients.checkpoints.viewChanges({ taskId }));
+    const res = await this.heldElsewhere(clients, taskId).during(() =>
+      clients.checkpoints.viewChanges({
+        taskId,
+        messageId: which.messageId ?? "",
+        checkpointId: which.checkpointId ?? "",
+      }),
+    );
     return this.diffs.show({
       title: VIEW_CHANGES_TITLE,
       workspaceRoot: this.workspaceRoot,

@@ -47,7 +47,7 @@ export async function handleChatRequest(action: WebviewAction, deps: ChatRequest
       await chat.restore(action.checkpointId);
       return;
     case "viewChanges":
-      await chat.viewChanges();
+      await chat.viewChanges(action.messageId ? { messageId: action.messageId } : {});
       return;
     case "editMessage":
       await chat.editMessage(action.messageId, action.text, action.mode);

@@ -284,6 +284,12 @@ export interface ProfileForm {
 
 export type Screen = "chat" | "history" | "model";
 
+/** Which completion View Changes shows: its message (a completion card's) or its checkpoint; neither, the latest. */
+export interface ViewChangesTarget {
+  messageId?: string;
+  checkpointId?: string;
+}
+
 /** Messages from the webview to the extension; `requestId` asks for a `result` answer. */
 export type WebviewAction =
   | { type: "ready" }
@@ -295,7 +301,8 @@ export type WebviewAction =
   | { type: "retry" }
   | { type: "compare"; checkpointId: string }
   | { type: "restore"; checkpointId: string }
-  | { type: "viewChanges" }
+  /** `messageId`: the completion card's own message (its changes, not the latest completion's). */
+  | { type: "viewChanges"; messageId?: string }
   | { type: "editMessage"; messageId: string; text: string; mode: "chat" | "all" }
   | { type: "retryCheckpoints" }
   | { type: "disableCheckpoints" }

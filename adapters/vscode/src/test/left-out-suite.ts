@@ -232,4 +232,84 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
     },
     120_000,
   );
+
+  suite.test(
+    "View Changes under each completion card of a task that completed twice shows that completion's own changes",
+    async () => {
+      assert(api, "the first test ran");
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+      await vscode.commands.executeCommand("notifications.clearAll");
+      const id = (await vscode.commands.executeCommand<string>("dline.newTask", "Write a.txt", PROFILE_ID)) ?? "";
+      assert(id, "dline.newTask returned no task id");
+      const answered = new Set<string>();
+      const completions = () =>
+        api!.chat
+          .state()
+          .items.filter((i) => i.type === "message" && i.kind === "completion")
+          .map((i) => i as { id: string });
+      const completesTimes = (n: number) =>
+        waitFor(
+          `completion ${n} of the task`,
+          async () => {
+            const ask = api!.chat.state().pendingAsk;
+            if (ask && ask.kind !== "completion" && !answered.has(ask.askId)) {
+              answered.add(ask.askId);
+              await vscode.commands.executeCommand("dline.approve", "");
+            }
+            return api!.chat.state().status === "completed" && completions().length === n;
+          },
+          120_000,
+        );
+      await completesTimes(1);
+      assertEqual(fs.readFileSync(file("a.txt"), "utf8"), "one\n", "the first run wrote a.txt");
+      // A follow-up message: the task goes on and completes again.
+      await vscode.commands.executeCommand("dline.sendMessage", "Now change a.txt and add b.txt");
+      await completesTimes(2);
+      assertEqual(fs.readFileSync(file("b.txt"), "utf8"), "new\n", "the second run wrote b.txt");
+      const [first, second] = completions();
+
+      // The first card's button, clicked in the chat: that completion's changes (before: the
+      // latest's, "New changes (2 files)" under both cards).
+      await ui.request({
+        action: "click",
+        selector: `.message.completion[data-message-id="${first!.id}"] button[data-action="view-changes"]`,
+        frame: "webview",
+      });
+      const tab = await waitForTab("New changes");
+      const side = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocument(uri)).getText();
+      const diffs = (tab.input as { textDiffs?: vscode.TabInputTextDiff[] }).textDiffs;
+      if (diffs) {
+        const sides = await Promise.all(diffs.map(async (d) => [await side(d.original), await side(d.modified)]));
+        assertEqual(sides, [["", "one\n"]], "the first completion's diff (a.txt added with one)");
+      } else {
+        // One diff tab per file: "a.txt (New changes)", no b.txt.
+        const labels = allTabs()
+          .map((t) => t.label)
+          .filter((l) => l.endsWith("(New changes)"));
+        assertEqual(labels, ["a.txt (New changes)"], "the first completion's diff tabs");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await ui.request({ action: "screenshot", name: "view-changes-first-completion" });
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+
+      // Each completion by command: the first by its message, the second by its message and by default.
+      const viewed = async (which?: { messageId?: string }) => {
+        const shown = (await vscode.commands.executeCommand<ShownDiff[]>("dline.viewChanges", which)) ?? [];
+        await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+        return Promise.all(shown.map(async (d) => [d.path, await side(d.original), await side(d.modified)]));
+      };
+      assertEqual(
+        await viewed({ messageId: first!.id }),
+        [["a.txt", "", "one\n"]],
+        "View Changes of the first completion",
+      );
+      const latest = [
+        ["a.txt", "one\n", "two\n"],
+        ["b.txt", "", "new\n"],
+      ];
+      assertEqual(await viewed({ messageId: second!.id }), latest, "View Changes of the second completion");
+      assertEqual(await viewed(), latest, "View Changes with no completion named: the latest");
+    },
+    300_000,
+  );
 }

@@ -114,7 +114,7 @@ function renderMessage(item: ChatMessageItem, ctx: RowContext): HTMLElement {
       el("div", { class: "row-label success" }, "✓ Task completed"),
       markdownBlock(item.text, ctx, item.partial),
       ctx.state.status === "completed"
-        ? button("View Changes", () => ctx.post({ type: "viewChanges" }), "secondary", {
+        ? button("View Changes", () => ctx.post({ type: "viewChanges", messageId: item.id }), "secondary", {
             "data-action": "view-changes",
           })
         : undefined,

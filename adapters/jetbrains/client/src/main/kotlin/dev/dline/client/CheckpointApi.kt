@@ -26,9 +26,19 @@ class CheckpointApi internal constructor(private val source: ConnectionSource) {
         checkpoints.compare(CompareRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).build(), emptyMap())
     }
 
-    /** What the task changed since its previous completion ("New changes"). */
-    suspend fun viewChanges(taskId: String): ViewChangesResponse =
-        source.unary { checkpoints.viewChanges(ViewChangesRequest.newBuilder().setTaskId(taskId).build(), emptyMap()) }
+    /**
+     * What the task changed since its previous completion ("New changes"), up to its latest
+     * completion, or up to the completion [checkpointId] (a completion checkpoint of [list]) or
+     * [messageId] (the completion result's message) names, against the completion before it.
+     * A checkpoint that is no completion of the task fails `invalid_argument`, an unknown one `not_found`.
+     */
+    suspend fun viewChanges(taskId: String, checkpointId: String = "", messageId: String = ""): ViewChangesResponse = source.unary {
+        checkpoints.viewChanges(
+            ViewChangesRequest.newBuilder().setTaskId(taskId).setCheckpointId(checkpointId).setMessageId(messageId)
+                .build(),
+            emptyMap(),
+        )
+    }
 
     suspend fun restore(taskId: String, checkpointId: String, mode: RestoreMode): RestoreResponse = source.unary {
         checkpoints.restore(

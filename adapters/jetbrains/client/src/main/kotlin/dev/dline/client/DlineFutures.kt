@@ -92,7 +92,10 @@ class DlineFutures(val supervisor: SidecarSupervisor) : AutoCloseable {
         checkpoints.compare(taskId, checkpointId)
     }
 
-    fun viewChanges(taskId: String): CompletableFuture<ViewChangesResponse> = call { checkpoints.viewChanges(taskId) }
+    /** The latest completion's changes, or those of the completion [checkpointId] or [messageId] names. */
+    @JvmOverloads
+    fun viewChanges(taskId: String, checkpointId: String = "", messageId: String = ""): CompletableFuture<ViewChangesResponse> =
+        call { checkpoints.viewChanges(taskId, checkpointId, messageId) }
 
     fun restore(taskId: String, checkpointId: String, mode: RestoreMode): CompletableFuture<RestoreResponse> =
         call { checkpoints.restore(taskId, checkpointId, mode) }

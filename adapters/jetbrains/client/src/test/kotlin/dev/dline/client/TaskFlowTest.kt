@@ -93,6 +93,22 @@ class TaskFlowTest {
         assertEquals(FileStatus.FILE_STATUS_ADDED, hello.status)
         assertEquals("hello from kotlin\n", hello.after)
         assertTrue(changes.none { it.path == "readme.txt" })
+        // View Changes of the completion named by its checkpoint, and by its message; a turn's is refused.
+        val completion = checkpoints.single { it.kind == CheckpointKind.CHECKPOINT_KIND_COMPLETION }
+        for (named in listOf(
+            dline.checkpoints.viewChanges(taskId, checkpointId = completion.id),
+            dline.checkpoints.viewChanges(taskId, messageId = completion.messageId),
+        )) {
+            assertEquals(completion.id, named.toCheckpointId)
+            assertEquals(listOf("hello.txt"), named.filesList.map { it.path })
+        }
+        val turn = checkpoints.first { it.kind == CheckpointKind.CHECKPOINT_KIND_TURN }
+        assertEquals(
+            Code.INVALID_ARGUMENT,
+            assertThrows<DlineException> {
+                runBlocking { dline.checkpoints.viewChanges(taskId, turn.id) }
+            }.code,
+        )
         val restored = dline.checkpoints.restore(taskId, baseline.id, RestoreMode.RESTORE_MODE_FILES)
         assertTrue(restored.filesRestored, restored.fileError)
         assertEquals(listOf("hello.txt"), restored.deletedPathsList)

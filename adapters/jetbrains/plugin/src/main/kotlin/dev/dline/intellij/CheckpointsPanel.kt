@@ -17,6 +17,7 @@ import com.intellij.ui.components.JBList
 import com.intellij.ui.components.JBScrollPane
 import dev.dline.client.Checkpoint
 import dev.dline.client.CheckpointDiff
+import dev.dline.client.CheckpointKind
 import dev.dline.client.RestoreMenu
 import dev.dline.client.RestoreSummary
 import dev.dline.client.RowLabels
@@ -30,7 +31,10 @@ import javax.swing.DefaultListModel
 import javax.swing.JButton
 import javax.swing.JPanel
 
-/** The current task's checkpoints: Compare in IntelliJ's diff viewer, Restore with the menu of docs/checkpoints.md. */
+/**
+ * The current task's checkpoints: Compare in IntelliJ's diff viewer, View Changes of a selected
+ * completion, Restore with the menu of docs/checkpoints.md.
+ */
 class CheckpointsPanel(private val project: Project, private val service: DlineProjectService) : DlinePanel {
     private val checkpoints = DefaultListModel<Checkpoint>()
     private val list = JBList(checkpoints).apply {
@@ -43,6 +47,7 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
         add(
             JPanel().apply {
                 add(JButton("Compare").apply { addActionListener { list.selectedValue?.let(::compare) } })
+                add(JButton("View Changes").apply { addActionListener { list.selectedValue?.let(::viewChanges) } })
                 add(restore.apply { addActionListener { list.selectedValue?.let(::showRestoreMenu) } })
             },
             BorderLayout.SOUTH,
@@ -72,6 +77,24 @@ class CheckpointsPanel(private val project: Project, private val service: DlineP
             service.guarded {
                 val compared = service.checkpointWait(taskId).during { service.dline.checkpoints.compare(taskId, checkpoint.id) }
                 val diff = CheckpointDiff.ofCompare(compared)
+                withContext(Dispatchers.EDT) { showDiff(project, diff) }
+            }
+        }
+    }
+
+    /** "New changes" of the selected completion (not the latest's): what it changed since the completion before it. */
+    private fun viewChanges(checkpoint: Checkpoint) {
+        val taskId = service.currentTaskId ?: return
+        if (checkpoint.kind != CheckpointKind.CHECKPOINT_KIND_COMPLETION) {
+            service.notify("View Changes shows what a completion changed: select a completion checkpoint.")
+            return
+        }
+        service.scope.launch {
+            service.guarded {
+                val changes = service.checkpointWait(taskId).during {
+                    service.dline.checkpoints.viewChanges(taskId, checkpointId = checkpoint.id)
+                }
+                val diff = CheckpointDiff.ofViewChanges(changes)
                 withContext(Dispatchers.EDT) { showDiff(project, diff) }
             }
         }
