@@ -266,3 +266,31 @@ describe("what snapshots leave out", () => {
     expect(fs.readFileSync(path.join(ws, "source/utilities.js"), "utf8")).toBe("code\n");
   });
 });
+
+describe("a file a command grew past what a restore's undo can keep", () => {
+  // From a bug hunt: Compare listed a file grown past 20 MB (four times the size limit) among
+  // those a files restore puts back; the restore then left it, "kept as is: too large to snapshot".
+  it("is listed by Compare, but not among what a files restore changes; the restore leaves it, as Compare said", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "grow.txt", "small original\n");
+    write(ws, "small.txt", "small original\n");
+    const manager = makeManager(sb, { sizeLimitBytes: 1024 });
+    const task = { id: "t", workspaceRoots: [ws] };
+    const base = (await manager.ensureBaseline(task))!;
+    // A command appends: one file grows past four times the limit, the other stays small.
+    write(ws, "grow.txt", Buffer.concat([Buffer.from("small original\n"), Buffer.alloc(5000, 98)]));
+    write(ws, "small.txt", "small, changed\n");
+    await manager.saveTurn(task, { commandRan: true });
+
+    const compared = await manager.compare("t", base.id);
+    expect(compared.files.map((f) => [f.path, f.status, f.tooLarge]).sort()).toEqual([
+      ["grow.txt", "modified", true],
+      ["small.txt", "modified", false],
+    ]);
+    expect(compared.restorePaths).toEqual(["small.txt"]);
+    const restored = await manager.restore("t", base.id, "files");
+    expect(restored.restoredPaths).toEqual(["small.txt"]);
+    expect(fs.statSync(path.join(ws, "grow.txt")).size).toBe(5015);
+  });
+});

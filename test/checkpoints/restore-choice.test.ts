@@ -159,7 +159,8 @@ describe("Restore All on an edited message", () => {
     const result = await manager.editMessage("t1", "m1", "start, edited", "restore_all");
     expect(result).toMatchObject({
       restored: true,
-      fileError: "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.",
+      fileError:
+        "Restoring files failed: Cannot restore a.txt: a folder holding a.txt/mine.txt is in its place, and no checkpoint holds all of it (the restore would lose it). No file was restored. Move that folder elsewhere (or delete it) and restore again.",
     });
     expect(read(ws, "a.txt/mine.txt")).toBe("the user's\n");
     expect(conversation.messages("t1")).toEqual([]);
@@ -292,7 +293,7 @@ describe("restore modes", () => {
     fs.mkdirSync(path.join(ws, "a.txt"));
     const outcome = await manager.restore("t1", base.id, "files_and_task");
     expect(outcome.fileError).toBe(
-      "Restoring files failed: Cannot restore a.txt: a folder of that name is in the way.",
+      "Restoring files failed: Cannot restore a.txt: an empty folder is in its place (no checkpoint would make it again). No file was restored. Move that folder elsewhere (or delete it) and restore again.",
     );
     expect(records.find((r) => r.msg === "file restore failed")).toMatchObject({ level: "error", task: "t1" });
   });

@@ -83,7 +83,9 @@ for (const rule of rules) {
       }
       const err = await refusal(manager.restore("t1", base.id, "files"));
       expect(err.code).toBe("failed_precondition");
-      expect(err.message).toBe("Cannot restore z.txt: a folder of that name is in the way.");
+      expect(err.message).toBe(
+        "Cannot restore z.txt: a folder holding z.txt/mine.txt is in its place, and no checkpoint holds all of it (the restore would lose it). No file was restored. Move that folder elsewhere (or delete it) and restore again.",
+      );
       expect(workspaceDigest(ws)).toEqual(before);
       expect(read(ws, "a.txt")).toBe("a v2\n");
     });
@@ -126,7 +128,9 @@ for (const rule of rules) {
       write(ws, "z.txt/debug.log", "only here\n");
       const before = workspaceDigest(ws);
       const err = await refusal(manager.restore("t1", base.id, "files"));
-      expect(err.message).toBe("Cannot restore z.txt: a folder of that name is in the way.");
+      expect(err.message).toBe(
+        "Cannot restore z.txt: a folder holding z.txt/debug.log is in its place, and no checkpoint holds all of it (the restore would lose it). No file was restored. Move that folder elsewhere (or delete it) and restore again.",
+      );
       expect(workspaceDigest(ws)).toEqual(before);
     });
 

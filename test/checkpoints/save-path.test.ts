@@ -221,7 +221,7 @@ describe("a restore's undo point", () => {
     fs.mkdirSync(path.join(ws, "src/a.ts"));
     const before = await manager.list("t1");
     const err = await manager.restore("t1", base.id, "files").catch((e: unknown) => e);
-    expect((err as Error).message).toContain("a folder of that name is in the way");
+    expect((err as Error).message).toContain("an empty folder is in its place");
     const after = await manager.list("t1");
     expect(after).toHaveLength(before.length + 1);
     expect(fs.statSync(path.join(ws, "src/a.ts")).isDirectory()).toBe(true);

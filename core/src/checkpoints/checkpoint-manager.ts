@@ -494,8 +494,13 @@ export class CheckpointManager {
       // leaves it as it is), so that Compare never says "no changes" while such files differ.
       const files = [...compared, ...(await flow.notTrackedSince(cp.id, new Set(compared.map((f) => f.path))))];
       // A file whose earlier content the checkpoints do not have (never tracked, or too large to
-      // keep when the task changed it) is left as it is by a restore: not among those it changes.
-      const changed = files.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path);
+      // keep when the task changed it), or too large now for the restore's undo to keep (a command
+      // grew it past four times the size limit), is left as it is by a restore: not among those
+      // it changes (listed there, a confirmation said it would be put back).
+      const tooLargeNow = engine.tooLargeForPreimage(files.map((f) => f.path));
+      const changed = files
+        .filter((f) => !f.notTracked && !f.tooLargeToKeep && !tooLargeNow.has(f.path))
+        .map((f) => f.path);
       // A restore saves the missed turn first, and then takes in every change since the checkpoint.
       const restored = (await this.missedCommandAfter(engine, taskId, cp))
         ? changed

@@ -449,9 +449,8 @@ export class SnapshotRestore {
   private assertWritable(repoPath: string, removable: ReadonlySet<string> = new Set()): void {
     const abs = toAbsolute(this.workspaceRoot, repoPath);
     const st = lstatOrUndefined(abs);
-    if (st?.isDirectory() && !removable.has(repoPath)) {
-      throw new DlineError("failed_precondition", `Cannot restore ${repoPath}: a folder of that name is in the way.`);
-    }
+    if (st?.isDirectory() && !removable.has(repoPath))
+      throw new DlineError("failed_precondition", folderInTheWay(this.workspaceRoot, repoPath));
     let dir = path.dirname(abs);
     while (dir.startsWith(this.workspaceRoot + path.sep)) {
       const d = lstatOrUndefined(dir);
@@ -617,6 +616,22 @@ function filesUnder(workspaceRoot: string, folder: string): string[] | undefined
     return true;
   };
   return walk(folder) ? out : undefined;
+}
+
+/**
+ * Why a restore is refused where a folder stands in place of a file it puts back: what is in it
+ * that no checkpoint holds would be lost (an ignored `conf/x.log`), named with what to do. The
+ * message said only "a folder of that name is in the way".
+ */
+function folderInTheWay(workspaceRoot: string, repoPath: string): string {
+  const files = filesUnder(workspaceRoot, repoPath);
+  const shown = (files ?? []).slice(0, 3).join(", ");
+  const more = files === undefined ? " and more" : files.length > 3 ? ` and ${files.length - 3} more` : "";
+  const what =
+    files?.length === 0
+      ? "an empty folder is in its place (no checkpoint would make it again)"
+      : `a folder holding ${shown}${more} is in its place, and no checkpoint holds all of it (the restore would lose it)`;
+  return `Cannot restore ${repoPath}: ${what}. No file was restored. Move that folder elsewhere (or delete it) and restore again.`;
 }
 
 /** Whether a file or a link stands at `abs` (what a restore would write over or delete). */

@@ -68,7 +68,7 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       // A changed file the checkpoints leave out (no earlier version kept): a restore leaves it as it is.
       // So does one outside the restore's scope (the person's or another task's change).
       const notes = [
-        f.binary ? " (binary)" : "",
+        f.binary ? " (binary)" : f.tooLarge ? " (too large to show)" : "",
         f.modeBefore ? ` (permissions ${f.modeBefore} -> ${f.modeAfter})` : "",
         f.notTracked
           ? "  (not tracked by checkpoints: not restored)"
