@@ -51,6 +51,37 @@ describe("what restore prints", () => {
   });
 });
 
+describe("a restore of many files", () => {
+  // It ended with "restored: and 10 more", which read as a file named "and 10 more".
+  it("names the first 50 of each list, then says how many more", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    const server = await spawnModelServer({
+      apiKey: TEST_KEY,
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "execute_command",
+              input: { command: "for i in $(seq 1 60); do echo $i > made$i.txt; done", requires_approval: false },
+            },
+          ],
+        },
+        done,
+      ],
+    });
+    servers.push(server);
+    const env = cliEnv(roots, server);
+    const task = await runCli(["task", "make sixty", "--workspace", workspace, "--yes"], env);
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const baseline = (await checkpointsOf(env, taskId)).find((c) => c.kind === "CHECKPOINT_KIND_BASELINE")!.id;
+    const out = (await runCli(["restore", taskId, baseline, "--mode", "files"], env)).stdout;
+    expect(out.split("\n")[0]).toBe("restored 0 file(s), deleted 60");
+    expect(out.match(/^ {2}deleted: made\d+\.txt$/gm)).toHaveLength(50);
+    expect(out).toContain("\n  and 10 more deleted\n");
+  });
+});
+
 describe("a restore after the task moved the person's git history", () => {
   // Found in a bug hunt: a task's `git reset --hard HEAD~1` stayed after a restore, unsaid.
   it("prints a note that a restore puts files back, never commits, branches or the index", async () => {

@@ -45,7 +45,7 @@ export class CheckpointStatusLine {
       s.phase === "scanning"
         ? ": scanning the workspace"
         : s.phase === "staging"
-          ? `: taking in${counts || " files"}`
+          ? `: taking in${counts || " what changed"}`
           : why
             ? `: ${s.message}`
             : "";

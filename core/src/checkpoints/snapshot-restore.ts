@@ -1,5 +1,7 @@
 import {
+  accessSync,
   chmodSync,
+  constants,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -183,6 +185,7 @@ export class SnapshotRestore {
     for (const [o, held] of obstacles) if (!held.length && !madeByUndoneRestore.has(o)) obstacles.delete(o);
     const removable = new Set(obstacles.keys());
     for (const p of restore) this.assertWritable(p, removable);
+    for (const p of created) this.assertFolderWritable(p, path.dirname(toAbsolute(this.workspaceRoot, p)));
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     const remade = foldersToRemake(this.workspaceRoot, restore);
     await this.writeEach(
@@ -320,6 +323,7 @@ export class SnapshotRestore {
     );
     const removable = new Set(obstacles.keys());
     for (const p of entries.keys()) this.assertWritable(p, removable);
+    for (const p of created) this.assertFolderWritable(p, path.dirname(toAbsolute(this.workspaceRoot, p)));
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     const remade = foldersToRemake(this.workspaceRoot, [...entries.keys()]);
     await this.writeEach(entries, blobs, permissions);
@@ -452,6 +456,7 @@ export class SnapshotRestore {
     if (st?.isDirectory() && !removable.has(repoPath))
       throw new DlineError("failed_precondition", folderInTheWay(this.workspaceRoot, repoPath));
     let dir = path.dirname(abs);
+    let nearestFolder: string | undefined;
     while (dir.startsWith(this.workspaceRoot + path.sep)) {
       const d = lstatOrUndefined(dir);
       if (d && !d.isDirectory() && !removable.has(path.relative(this.workspaceRoot, dir).split(path.sep).join("/"))) {
@@ -460,7 +465,28 @@ export class SnapshotRestore {
           `Cannot restore ${repoPath}: ${path.relative(this.workspaceRoot, dir)} is ${d.isSymbolicLink() ? "a link" : "a file"} now.`,
         );
       }
+      if (d?.isDirectory()) nearestFolder ??= dir;
       dir = path.dirname(dir);
+    }
+    this.assertFolderWritable(repoPath, nearestFolder ?? this.workspaceRoot);
+  }
+
+  /**
+   * A file is written or deleted in `folder`, the nearest folder on its way there is: one made
+   * read-only (0555) stopped the restore part-way, some files restored and others not. Checked
+   * before any file is touched.
+   */
+  private assertFolderWritable(repoPath: string, folder: string): void {
+    try {
+      accessSync(folder, constants.W_OK);
+    } catch (err) {
+      // Gone: nothing to delete there (a file to write makes its folders).
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      const shown = path.relative(this.workspaceRoot, folder) || "the workspace folder";
+      throw new DlineError(
+        "permission_denied",
+        `Cannot restore ${repoPath}: ${shown} cannot be written (${(err as NodeJS.ErrnoException).code ?? "denied"}). No file was restored. Make it writable and restore again.`,
+      );
     }
   }
 

@@ -183,7 +183,7 @@ async function restoreThrough(
     for (const k of res.keptPaths.slice(0, NAMED_SHOWN))
       ctx.out.write(`  kept as is: ${keptReasons[k.reason]}: ${visibleLine(k.path)}\n`);
     if (res.keptPaths.length > NAMED_SHOWN)
-      ctx.out.write(`  kept as is: and ${res.keptPaths.length - NAMED_SHOWN} more\n`);
+      ctx.out.write(`  and ${res.keptPaths.length - NAMED_SHOWN} more kept as they were\n`);
     // Only beside named files: a large node_modules stops the core's look on every restore.
     if (res.keptPaths.length && res.keptPathsIncomplete)
       ctx.out.write(
@@ -203,7 +203,7 @@ const NAMED_SHOWN = 50;
 
 function writeNamed(ctx: CliContext, label: string, paths: readonly string[]): void {
   for (const p of paths.slice(0, NAMED_SHOWN)) ctx.out.write(`  ${label}: ${visibleLine(p)}\n`);
-  if (paths.length > NAMED_SHOWN) ctx.out.write(`  ${label}: and ${paths.length - NAMED_SHOWN} more\n`);
+  if (paths.length > NAMED_SHOWN) ctx.out.write(`  and ${paths.length - NAMED_SHOWN} more ${label}\n`);
 }
 
 /** Why a restore left a file as it was, as the chat says it. */
