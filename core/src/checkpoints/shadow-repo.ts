@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
@@ -170,6 +170,40 @@ export class ShadowRepo {
    * process's first save of a task clears the task's and the snapshot branch's, in a time that
    * does not grow with the number of tasks the repository holds).
    */
+  /**
+   * What a fast-import killed part-way (a restore's or a save's process killed) left in the
+   * packs folder: the `.keep` it writes beside the pack it has just written (its text
+   * "fast-import"), removed once it has moved its refs, with which the pack was never pruned;
+   * and temporary pack files over an hour old (a repack outside the lock may be writing fresh
+   * ones). Only fast-import under the repository lock, which the caller holds, writes such a
+   * `.keep` here, so any found is stale. Answers the files removed (objects-relative).
+   */
+  removeStaleKeeps(): string[] {
+    const packDir = path.join(this.paths.gitDir, "objects", "pack");
+    let names: string[];
+    try {
+      names = readdirSync(packDir);
+    } catch {
+      return [];
+    }
+    const removed: string[] = [];
+    const old = Date.now() - 60 * 60_000;
+    for (const name of names) {
+      const file = path.join(packDir, name);
+      try {
+        const stale = name.endsWith(".keep")
+          ? readFileSync(file, "latin1").startsWith("fast-import")
+          : name.startsWith("tmp_pack_") && lstatSync(file).mtimeMs < old;
+        if (!stale) continue;
+        rmSync(file, { force: true });
+        removed.push(`pack/${name}`);
+      } catch {
+        // Gone meanwhile, or not ours to read.
+      }
+    }
+    return removed;
+  }
+
   async removeStaleLocks(refs: "none" | "all" | readonly string[] = "all"): Promise<string[]> {
     const removed: string[] = [];
     for (const name of TOP_LEVEL_LOCKS) {

@@ -391,6 +391,9 @@ export class WorkspaceCheckpoints {
           if (!(await this.repo.exists())) return;
           const removed = await this.repo.removeStaleLocks(folders);
           if (removed.length) this.options.logger.warn("removed stale git locks", { locks: removed.join(",") });
+          const packs = this.repo.removeStaleKeeps();
+          if (packs.length)
+            this.options.logger.warn("removed what a killed fast-import left", { files: packs.join(",") });
         },
         () => undefined,
       );
@@ -609,10 +612,7 @@ export class WorkspaceCheckpoints {
    * when the watcher cannot vouch for that period (not started, not yet synced by a scan, an
    * overflow or error): the caller scans.
    */
-  private async saveWatched(
-    req: SaveRequest,
-    signal?: AbortSignal,
-  ): Promise<CheckpointInfo | undefined> {
+  private async saveWatched(req: SaveRequest, signal?: AbortSignal): Promise<CheckpointInfo | undefined> {
     this.armWatcherIdleClose();
     if (!this.watcher || !this.watchSynced) return undefined;
     // The kernel queued the events of every write that finished before this save; a full turn of
