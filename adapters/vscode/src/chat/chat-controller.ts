@@ -24,15 +24,16 @@ import {
 import {
   pickRestore,
   leftAloneByRestore,
-  restoreConfirmation,
   restoreNotices,
   type LeftAlone,
   restoreOptions,
+  type RunningTask,
   unavailableRestoreMessage,
   type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
 import { restoreAllWrites } from "../checkpoints/restore-all-writes.js";
+import { restoreQuestion, type RestorePlan } from "../checkpoints/restore-questions.js";
 import { RestoredFiles } from "../checkpoints/restored-files.js";
 import {
   offerUndo,
@@ -390,12 +391,11 @@ export class ChatController implements vscode.Disposable {
     const changed = plan?.restorePaths;
     const unsaved = files ? unsavedDocuments(this.workspaceRoot, changed) : [];
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
-    // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
+    // too, and Files & Task and Task Only delete the later messages, which nothing brings back:
+    // so it asks first (a caller passing the mode, a script or a key binding, has chosen).
     // A task that runs (here; one running in another window is stopped there alike) stops first.
-    const running =
-      this.model.snapshot.taskId === taskId &&
-      (this.model.snapshot.status === "running" || this.model.snapshot.status === "waiting");
-    if (mode === undefined && files && !(await this.confirmFileRestore(option, plan, unsaved, running))) return false;
+    if (mode === undefined && !(await this.confirmRestore(option, plan, unsaved, this.runningNow(taskId))))
+      return false;
     await saveBeforeRestore(this.workspaceRoot, unsaved);
     const res = await waiting.during(() => clients.checkpoints.restore({ taskId, checkpointId, mode: chosen }));
     if (res.fileError)
@@ -428,21 +428,37 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
-  /** The modal before a file restore: which files changed since the checkpoint will be overwritten, which have unsaved changes. */
-  private async confirmFileRestore(
+  /**
+   * The modal before a restore chosen in the menu (restoreQuestion): which files changed since the
+   * checkpoint will be overwritten, which have unsaved changes, and which messages go.
+   */
+  private async confirmRestore(
     option: RestoreOption,
-    plan: { restorePaths: string[]; leftAlone: LeftAlone[] } | undefined,
+    plan: RestorePlan | undefined,
     unsaved: readonly vscode.TextDocument[],
-    running: boolean,
+    running: RunningTask,
   ): Promise<boolean> {
     const unsavedPaths = unsaved.flatMap((d) => workspaceRelative(this.workspaceRoot, d.uri) ?? []);
-    const detail = restoreConfirmation(plan?.restorePaths, 5, unsavedPaths, plan?.leftAlone, running);
+    const question = restoreQuestion(option.mode, plan, unsavedPaths, running);
     const answer = await vscode.window.showWarningMessage(
-      "Restore the files to this checkpoint?",
-      { modal: true, detail },
-      option.label,
+      question.message,
+      { modal: true, detail: question.detail },
+      question.button,
     );
-    return answer === option.label;
+    return answer === question.button;
+  }
+
+  /** Whether the task runs here (a restore stops it first), and whether one of its commands runs. */
+  private runningNow(taskId: string): RunningTask {
+    const snap = this.model.snapshot;
+    if (snap.taskId !== taskId || (snap.status !== "running" && snap.status !== "waiting")) return false;
+    const command = snap.items.some(
+      (i) =>
+        i.type === "message" &&
+        i.toolCall?.status === "running" &&
+        (i.kind === "command" || i.toolCall.command !== undefined),
+    );
+    return command ? "command" : "task";
   }
 
   /**
