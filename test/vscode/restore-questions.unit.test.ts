@@ -9,9 +9,9 @@
  *   seemed to bring everything back); Restore Task Only deleted the messages without asking.
  */
 import { describe, expect, it } from "vitest";
-import { RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { KeptReason, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { leftAloneByRestore } from "../../adapters/vscode/src/checkpoints/restore-options.js";
-import { restoreQuestion } from "../../adapters/vscode/src/checkpoints/restore-questions.js";
+import { restoreAllQuestion, restoreQuestion } from "../../adapters/vscode/src/checkpoints/restore-questions.js";
 
 const files = (paths: string[]) => paths.map((path) => ({ path, notTracked: false, tooLarge: false }));
 
@@ -86,5 +86,50 @@ describe("the questions of Files & Task and Task Only", () => {
       /^The task is running: it is stopped first, with its command\. Resume goes on afterwards\. /,
     );
     expect(running.detail).not.toContain("undone too");
+  });
+});
+
+describe("the question before Restore All", () => {
+  // hunt59: notes/a.txt held "two\nmy line" ("my line" the person's own saved edit); Restore All
+  // wrote "one" over it and deleted notes/b.txt and notes/ticks.txt, with no question.
+  const dry = {
+    restoredPaths: ["notes/a.txt"],
+    deletedPaths: ["notes/b.txt", "notes/ticks.txt"],
+    keptPaths: [],
+  };
+
+  it("names what it overwrites and deletes, the person's own changes too, what stays, and what Undo brings back", () => {
+    const q = restoreAllQuestion(dry, [], [], false);
+    expect(q.message).toBe("Restore the files and the conversation to before this message?");
+    expect(q.button).toBe("Restore All");
+    expect(q.detail).toBe(
+      "This message and the ones after it are deleted; your edited text stays in the message box. " +
+        "It puts the files back as they were before this message: it overwrites or brings back 1 file (notes/a.txt) " +
+        "and deletes 2 files created since (notes/b.txt, notes/ticks.txt), including changes you made to them yourself. " +
+        "Other files stay as they are. " +
+        "Undo on the notice afterwards puts the files back as they are now, but not the deleted messages.",
+    );
+  });
+
+  it("names the changed files it leaves as they are, those Compare finds and those the dry run keeps", () => {
+    const q = restoreAllQuestion(
+      { ...dry, keptPaths: [{ path: ".env", reason: KeptReason.NOT_TRACKED }] },
+      [{ path: "Readme.md", reason: "not changed by this task" }],
+      ["notes/a.txt"],
+      "command",
+    );
+    expect(q.detail).toMatch(
+      /^The task is running: it is stopped first, with its command, and what the command changes until then is undone too\./,
+    );
+    expect(q.detail).toContain(
+      "2 changed files will stay as they are, not restored: .env (not tracked by checkpoints); Readme.md (not changed by this task).",
+    );
+    expect(q.detail).toMatch(/Unsaved changes in notes\/a\.txt are saved first, so that Undo brings them back too\.$/);
+  });
+
+  it("shortens long lists", () => {
+    const many = Array.from({ length: 8 }, (_, i) => `f${i}.txt`);
+    const q = restoreAllQuestion({ restoredPaths: many, deletedPaths: [], keptPaths: [] }, [], [], false, 3);
+    expect(q.detail).toContain("overwrites or brings back 8 files (f0.txt, f1.txt, f2.txt and 5 more)");
   });
 });

@@ -32,8 +32,8 @@ import {
   type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
-import { restoreAllWrites } from "../checkpoints/restore-all-writes.js";
-import { restoreQuestion, type RestorePlan } from "../checkpoints/restore-questions.js";
+import { restoreAllPlan, type RestoreAllPlan } from "../checkpoints/restore-all-writes.js";
+import { restoreAllQuestion, restoreQuestion, type RestorePlan } from "../checkpoints/restore-questions.js";
 import { RestoredFiles } from "../checkpoints/restored-files.js";
 import {
   offerUndo,
@@ -517,18 +517,30 @@ export class ChatController implements vscode.Disposable {
     if (taskId === this.model.snapshot.taskId) await this.refreshCheckpoints();
   }
 
-  /** Restore Chat / Restore All for an edited earlier message. */
-  async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
+  /**
+   * Restore Chat / Restore All for an edited earlier message. `ask`: Restore All, from the chat's
+   * button, asks first (as the checkpoint menu's Restore does) when it would change files; a caller
+   * passing the mode (a script, a key binding) has chosen.
+   */
+  async editMessage(messageId: string, text: string, mode: "chat" | "all", ask = false): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
     const waiting = this.heldElsewhere(clients, taskId);
-    // Restore All writes the files of the checkpoint the core chooses: unsaved changes in those it
-    // names beforehand (a dry run) are saved first, as before a restore from the checkpoint menu
-    // (an unchanged text restores nothing).
-    if (mode === "all")
-      await saveUnsavedBeforeWrite(this.workspaceRoot, () =>
-        restoreAllWrites((req) => waiting.during(() => clients.checkpoints.editMessage(req)), taskId, messageId, text),
+    // Restore All writes the files of the checkpoint the core chooses: what it will write is read
+    // beforehand (a dry run) for its question, and unsaved changes in those files are saved
+    // first, as before a restore from the checkpoint menu (an unchanged text restores nothing).
+    if (mode === "all") {
+      const dry = await restoreAllPlan(
+        (req) => waiting.during(() => clients.checkpoints.editMessage(req)),
+        taskId,
+        messageId,
+        text,
       );
+      const writes = [...dry.restoredPaths, ...dry.deletedPaths];
+      if (ask && dry.restored && writes.length > 0 && !(await this.confirmRestoreAll(taskId, dry, writes, waiting)))
+        return false;
+      await saveUnsavedBeforeWrite(this.workspaceRoot, () => Promise.resolve(writes));
+    }
     const res = await waiting.during(() =>
       clients.checkpoints.editMessage({
         taskId,
@@ -553,6 +565,29 @@ export class ChatController implements vscode.Disposable {
     }
     await this.refreshCheckpoints();
     return res.restored;
+  }
+
+  /** The modal before Restore All (restoreAllQuestion): true to go ahead. */
+  private async confirmRestoreAll(
+    taskId: string,
+    dry: RestoreAllPlan,
+    writes: readonly string[],
+    waiting: HeldElsewhere,
+  ): Promise<boolean> {
+    // The changed files it leaves as they are, as the checkpoint menu's question names them
+    // (a Compare of the checkpoint it goes to).
+    const plan = dry.checkpointId ? await this.restorePlan(taskId, dry.checkpointId, waiting) : undefined;
+    const leftAlone = plan?.leftAlone ?? [];
+    const unsaved = unsavedDocuments(this.workspaceRoot, writes).flatMap(
+      (d) => workspaceRelative(this.workspaceRoot, d.uri) ?? [],
+    );
+    const question = restoreAllQuestion(dry, leftAlone, unsaved, this.runningNow(taskId));
+    const answer = await vscode.window.showWarningMessage(
+      question.message,
+      { modal: true, detail: question.detail },
+      question.button,
+    );
+    return answer === question.button;
   }
 
   async retryCheckpoints(): Promise<void> {
