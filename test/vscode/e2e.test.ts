@@ -759,6 +759,92 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 
+  it(
+    "a restore of the running task asks with what its running command wrote among the files put back, and the restore does that",
+    { timeout: 400_000 },
+    async () => {
+      // hunt59: the question said the file the task's running command was writing "will stay as
+      // it is, not restored (not changed by this task)", and the restore (which stops the run
+      // first and saves its turn) deleted it. Driven as a person does: a modal question.
+      const project = gitProject("dline-vscode-restore-running-", { "notes/a.txt": "zero\n" });
+      const a = path.join(project.workspace, "notes", "a.txt");
+      const ticks = path.join(project.workspace, "notes", "ticks.txt");
+      const model = await spawnModelServer({
+        apiKey: TEST_KEY,
+        turns: [
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes/a.txt", content: "one\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "first completion" } }] },
+          {
+            toolCalls: [
+              {
+                name: "execute_command",
+                input: {
+                  command: "for i in $(seq 1 60); do echo tick $i >> notes/ticks.txt; sleep 1; done",
+                  requires_approval: true,
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Ticked." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const env = cliEnv(project.roots, model);
+      await promisify(execFile)(
+        path.join(repoRoot, "dist", "dline"),
+        ["task", "Task two: notes", "--workspace", project.workspace, "--yes"],
+        { env },
+      );
+      expect(fs.readFileSync(a, "utf8")).toBe("one\n");
+
+      const out = path.join(OUT, "..", "vscode-restore-running");
+      // The window's sidecar reaches the same scripted model (its environment's profile).
+      const { page, stop } = await openAsPerson({
+        base: project.roots.base,
+        workspace: project.workspace,
+        env,
+        outDir: out,
+      });
+      cleanups.push(stop);
+      const shot = (name: string) => page.screenshot({ path: path.join(out, `${name}.png`) });
+      cleanups.push(() => shot("last"));
+      await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 60_000 });
+      await openTaskFromHistory(page, "Task two: notes");
+      const chat = await chatFrame(page);
+      await chat.locator("#input").fill("Run the long job");
+      await chat.locator("#send").click();
+      await chat.locator("button", { hasText: "Run Command" }).click({ timeout: 60_000 });
+      await waitUntil("the command writing ticks.txt", () => fs.existsSync(ticks), 30_000);
+      await new Promise((r) => setTimeout(r, 1_500));
+
+      // The checkpoint after "first completion" (the completion's): Restore → More options → Restore Files Only.
+      const markers = chat.locator(".checkpoint");
+      const last = markers.nth((await markers.count()) - 1);
+      await last.hover();
+      await last.locator('button[data-action="restore"]').click();
+      const rows = page.locator(".quick-input-widget .monaco-list-row");
+      await rows.filter({ hasText: "More options" }).first().click();
+      await rows.filter({ hasText: "Restore Files Only" }).first().click();
+      await dialog(page, "Restore the files to this checkpoint?");
+      const question = await page.locator(".monaco-dialog-box").innerText();
+      await shot("restore-running-question");
+      expect(question).toContain(
+        "The task is running: it is stopped first, with its command, and what the command changes until then is undone too.",
+      );
+      expect(question).toContain("notes/ticks.txt");
+      expect(question).not.toContain("not changed by this task");
+      expect(fs.existsSync(ticks)).toBe(true);
+      await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Restore Files Only" }).click();
+      await waitUntil("ticks.txt deleted, as the question said", () => !fs.existsSync(ticks), 30_000);
+      await new Promise((r) => setTimeout(r, 1_500)); // the command was stopped: it writes no more
+      expect(fs.existsSync(ticks)).toBe(false);
+      expect(fs.readFileSync(a, "utf8")).toBe("one\n");
+      await shot("restore-running-done");
+      await stop();
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");
     const run = await runExtensionSuite({

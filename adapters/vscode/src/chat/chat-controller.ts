@@ -529,7 +529,8 @@ export class ChatController implements vscode.Disposable {
     // Restore All writes the files of the checkpoint the core chooses: what it will write is read
     // beforehand (a dry run) for its question, and unsaved changes in those files are saved
     // first, as before a restore from the checkpoint menu (an unchanged text restores nothing).
-    if (mode === "all") {
+    // Asked by a script without a question and with nothing unsaved, the dry run is not needed.
+    if (mode === "all" && (ask || unsavedDocuments(this.workspaceRoot, undefined).length > 0)) {
       const dry = await restoreAllPlan(
         (req) => waiting.during(() => clients.checkpoints.editMessage(req)),
         taskId,
