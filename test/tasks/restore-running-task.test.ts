@@ -102,6 +102,53 @@ describe("a restore of the task that is running", () => {
     });
   }
 
+  for (const from of ["owner", "other"] as const) {
+    it(`Compare while the task's command runs (asked in the ${from === "owner" ? "window running it" : "other window"}) names what the command writes among the files a restore changes, as the restore then does`, async () => {
+      const { sidecars, workspace, profileId } = await openWindows(scope, 2, turns);
+      const [owner, other] = sidecars;
+      await setAutoApproval(owner.clients, {
+        editFiles: true,
+        readFiles: true,
+        executeSafeCommands: true,
+        executeAllCommands: true,
+      });
+      const { taskId } = await owner.clients.tasks.newTask({ workspaceRoot: workspace, text: "Tick", profileId });
+      const stream = watch(owner.clients, taskId);
+      await ticking(workspace);
+      const asking = from === "owner" ? owner : other;
+      const { checkpoints } = await asking.clients.checkpoints.listCheckpoints({ taskId });
+      // The checkpoint after the write: the command's ticks.txt is its only change since.
+      const afterWrite = checkpoints.find((c) => c.kind === CheckpointKind.TURN)!;
+      expect(afterWrite).toBeDefined();
+      const compared = await asking.clients.checkpoints.compare({ taskId, checkpointId: afterWrite.id });
+      expect(compared.files.map((f) => f.path)).toEqual(["ticks.txt"]);
+      // Before: [] (the running command's row was not among the commands that ran), so VS Code's
+      // confirmation said ticks.txt would stay as it is "(not changed by this task)".
+      expect(compared.restorePaths).toEqual(["ticks.txt"]);
+      // Restore All's dry run (of the first message: the baseline) names it as Compare does.
+      const first = (await asking.clients.tasks.getTask({ taskId })).messages[0]!;
+      const dry = await asking.clients.checkpoints.editMessage({
+        taskId,
+        messageId: first.id,
+        text: "Tick, edited",
+        mode: EditMessageMode.RESTORE_ALL,
+        dryRun: true,
+      });
+      expect(dry.deletedPaths).toEqual(["notes.txt", "ticks.txt"]);
+      expect(readIn(workspace, "ticks.txt")).toBeDefined();
+
+      // The restore then does what Compare said: the run stopped, ticks.txt deleted.
+      const outcome = await asking.clients.checkpoints.restore({
+        taskId,
+        checkpointId: afterWrite.id,
+        mode: RestoreMode.FILES,
+      });
+      expect(outcome).toMatchObject({ filesRestored: true, runStopped: true, deletedPaths: ["ticks.txt"] });
+      expect(readIn(workspace, "notes.txt")).toBe("from the task\n");
+      await stream.stop();
+    });
+  }
+
   it("a command still waiting for approval when a restore stops the task is said never to have run", async () => {
     const { sidecars, workspace, profileId } = await openWindows(scope, 2, [
       turns[0]!,

@@ -80,7 +80,11 @@ describe("the restore confirmation names beforehand the changed files it leaves 
 
   it("says first that a running task is stopped before the restore", () => {
     expect(restoreConfirmation(["ticks.txt"], 5, [], [], true)).toMatch(
-      /^The task is running: it is stopped first \(its command too\); Resume goes on afterwards\. 1 file changed since this checkpoint \(ticks\.txt\)/,
+      /^The task is running: it is stopped first; Resume goes on afterwards\. 1 file changed since this checkpoint \(ticks\.txt\)/,
+    );
+    // A command of it runs: stopped too, and what it changes until then is undone too.
+    expect(restoreConfirmation(["ticks.txt"], 5, [], [], "command")).toMatch(
+      /^The task is running: it is stopped first, with its command, and what the command changes until then is undone too\. Resume goes on afterwards\. 1 file changed since this checkpoint \(ticks\.txt\)/,
     );
     expect(restoreConfirmation(["ticks.txt"], 5, [], [])).toMatch(/^1 file changed since this checkpoint/);
   });

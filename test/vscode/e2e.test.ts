@@ -14,7 +14,7 @@ import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import type { Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
@@ -690,6 +690,177 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 
+  it(
+    "Restore All from the chat asks first, naming the files it overwrites and deletes: Cancel changes nothing, its button restores and keeps the edited text in the input",
+    { timeout: 400_000 },
+    async () => {
+      // hunt59: Restore All overwrote the person's own saved edit and deleted the task's file with
+      // no question, only a notice afterwards. Driven from here, as a person does: VS Code refuses
+      // modal dialogs while an extension test suite runs.
+      const project = gitProject("dline-vscode-restore-all-", { "notes.md": "# notes\n" });
+      const notes = path.join(project.workspace, "notes.md");
+      const extra = path.join(project.workspace, "extra.md");
+      const model = await spawnModelServer({
+        apiKey: TEST_KEY,
+        turns: [
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "# notes\nby the task\n" } }] },
+          { toolCalls: [{ name: "write_to_file", input: { path: "extra.md", content: "extra\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote the notes." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const env = cliEnv(project.roots, model);
+      await promisify(execFile)(
+        path.join(repoRoot, "dist", "dline"),
+        ["task", "Write notes", "--workspace", project.workspace, "--yes"],
+        { env },
+      );
+      // The person's own line, saved, after the task.
+      const mine = "# notes\nby the task\nmy line\n";
+      fs.writeFileSync(notes, mine);
+
+      const out = path.join(OUT, "..", "vscode-restore-all-question");
+      const { page, stop } = await openAsPerson({
+        base: project.roots.base,
+        workspace: project.workspace,
+        env: project.roots.env,
+        outDir: out,
+      });
+      cleanups.push(stop);
+      const shot = (name: string) => page.screenshot({ path: path.join(out, `${name}.png`) });
+      cleanups.push(() => shot("last"));
+      await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 60_000 });
+      await openTaskFromHistory(page, "Write notes");
+      const chat = await chatFrame(page);
+      const edited = "Write better notes";
+      const askRestoreAll = async () => {
+        await chat.locator(".message.user", { hasText: "Write notes" }).first().click();
+        await chat.locator(".edit-box textarea").fill(edited);
+        await chat.locator(".edit-box button", { hasText: "Restore All" }).click();
+        await dialog(page, "Restore the files and the conversation to before this message?");
+        return page.locator(".monaco-dialog-box").innerText();
+      };
+      const question = await askRestoreAll();
+      await shot("restore-all-question");
+      expect(question).toContain("This message and the ones after it are deleted");
+      expect(question).toContain(
+        "it overwrites or brings back 1 file (notes.md) and deletes 1 file created since (extra.md), including changes you made to them yourself.",
+      );
+      expect(question).toContain(
+        "Undo on the notice afterwards puts the files back as they are now, but not the deleted messages.",
+      );
+
+      // Cancel: nothing changed, and the edit box keeps the edited text.
+      await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Cancel" }).click();
+      await page.locator(".monaco-dialog-box").waitFor({ state: "detached" });
+      await new Promise((r) => setTimeout(r, 2_000)); // a restore, had there been one, is done by now
+      expect(fs.readFileSync(notes, "utf8")).toBe(mine);
+      expect(fs.existsSync(extra)).toBe(true);
+      expect(await chat.locator(".edit-box textarea").inputValue()).toBe(edited);
+      await shot("restore-all-cancelled");
+
+      // Restore All in the question: the files go back, and the edited text waits in the input.
+      await chat.locator(".edit-box button", { hasText: "Restore All" }).click();
+      await dialog(page, "Restore the files and the conversation to before this message?");
+      await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Restore All" }).click();
+      await waitUntil("the notes restored", () => fs.readFileSync(notes, "utf8") === "# notes\n");
+      await waitUntil("extra.md deleted", () => !fs.existsSync(extra));
+      await waitUntil(
+        "the edited text in the input",
+        async () => (await chat.locator("#input").inputValue()) === edited,
+      );
+      await shot("restore-all-done");
+      await stop();
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
+  it(
+    "a restore of the running task asks with what its running command wrote among the files put back, and the restore does that",
+    { timeout: 400_000 },
+    async () => {
+      // hunt59: the question said the file the task's running command was writing "will stay as
+      // it is, not restored (not changed by this task)", and the restore (which stops the run
+      // first and saves its turn) deleted it. Driven as a person does: a modal question.
+      const project = gitProject("dline-vscode-restore-running-", { "notes/a.txt": "zero\n" });
+      const a = path.join(project.workspace, "notes", "a.txt");
+      const ticks = path.join(project.workspace, "notes", "ticks.txt");
+      const model = await spawnModelServer({
+        apiKey: TEST_KEY,
+        turns: [
+          { toolCalls: [{ name: "write_to_file", input: { path: "notes/a.txt", content: "one\n" } }] },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "first completion" } }] },
+          {
+            toolCalls: [
+              {
+                name: "execute_command",
+                input: {
+                  command: "for i in $(seq 1 60); do echo tick $i >> notes/ticks.txt; sleep 1; done",
+                  requires_approval: true,
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: "attempt_completion", input: { result: "Ticked." } }] },
+        ],
+      });
+      cleanups.push(() => model.stop());
+      const env = cliEnv(project.roots, model);
+      await promisify(execFile)(
+        path.join(repoRoot, "dist", "dline"),
+        ["task", "Task two: notes", "--workspace", project.workspace, "--yes"],
+        { env },
+      );
+      expect(fs.readFileSync(a, "utf8")).toBe("one\n");
+
+      const out = path.join(OUT, "..", "vscode-restore-running");
+      // The window's sidecar reaches the same scripted model (its environment's profile).
+      const { page, stop } = await openAsPerson({
+        base: project.roots.base,
+        workspace: project.workspace,
+        env,
+        outDir: out,
+      });
+      cleanups.push(stop);
+      const shot = (name: string) => page.screenshot({ path: path.join(out, `${name}.png`) });
+      cleanups.push(() => shot("last"));
+      await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 60_000 });
+      await openTaskFromHistory(page, "Task two: notes");
+      const chat = await chatFrame(page);
+      await chat.locator("#input").fill("Run the long job");
+      await chat.locator("#send").click();
+      await chat.locator("button", { hasText: "Run Command" }).click({ timeout: 60_000 });
+      await waitUntil("the command writing ticks.txt", () => fs.existsSync(ticks), 30_000);
+      await new Promise((r) => setTimeout(r, 1_500));
+
+      // The checkpoint after "first completion" (the completion's): Restore → More options → Restore Files Only.
+      const markers = chat.locator(".checkpoint");
+      const last = markers.nth((await markers.count()) - 1);
+      await last.hover();
+      await last.locator('button[data-action="restore"]').click();
+      const rows = page.locator(".quick-input-widget .monaco-list-row");
+      await rows.filter({ hasText: "More options" }).first().click();
+      await rows.filter({ hasText: "Restore Files Only" }).first().click();
+      await dialog(page, "Restore the files to this checkpoint?");
+      const question = await page.locator(".monaco-dialog-box").innerText();
+      await shot("restore-running-question");
+      expect(question).toContain(
+        "The task is running: it is stopped first, with its command, and what the command changes until then is undone too.",
+      );
+      expect(question).toContain("notes/ticks.txt");
+      expect(question).not.toContain("not changed by this task");
+      expect(fs.existsSync(ticks)).toBe(true);
+      await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Restore Files Only" }).click();
+      await waitUntil("ticks.txt deleted, as the question said", () => !fs.existsSync(ticks), 30_000);
+      await new Promise((r) => setTimeout(r, 1_500)); // the command was stopped: it writes no more
+      expect(fs.existsSync(ticks)).toBe(false);
+      expect(fs.readFileSync(a, "utf8")).toBe("one\n");
+      await shot("restore-running-done");
+      await stop();
+      fs.rmSync(project.roots.base, { recursive: true, force: true });
+    },
+  );
+
   it("shows the checkpoint limit of a home-folder workspace in the chat header", { timeout: 300_000 }, async () => {
     const roots = makeTestRoots("dline-vscode-limits-");
     const run = await runExtensionSuite({
@@ -791,6 +962,25 @@ async function openTaskFromHistory(page: Page, title: string): Promise<void> {
     return false;
   });
   await new Promise((r) => setTimeout(r, 1_500));
+}
+
+/** The chat's webview frame (the one showing the conversation). */
+async function chatFrame(page: Page): Promise<Frame> {
+  let found: Frame | undefined;
+  await waitUntil("the chat's frame", async () => {
+    for (const frame of webviewFrames(page))
+      if (
+        (await frame
+          .locator("#messages")
+          .count()
+          .catch(() => 0)) > 0
+      ) {
+        found = frame;
+        return true;
+      }
+    return false;
+  });
+  return found!;
 }
 
 /** The modal dialog showing `message`: its buttons, and the one it focused (what Enter presses). */

@@ -502,9 +502,14 @@ export class CheckpointManager {
         .filter((f) => !f.notTracked && !f.tooLargeToKeep && !tooLargeNow.has(f.path))
         .map((f) => f.path);
       // A restore saves the missed turn first, and then takes in every change since the checkpoint.
+      // A command still running is stopped first and its turn saved: what it changed is restored too.
       const restored = (await this.missedCommandAfter(engine, taskId, cp))
         ? changed
-        : await flow.pathsRestored(checkpointId, changed);
+        : withRunningCommand(
+            await flow.pathsRestored(checkpointId, changed),
+            changed,
+            await this.runningCommandChanges(engine, taskId, cp, compared),
+          );
       // Bits opened up since the checkpoint recorded them are narrowed back by any file restore.
       const narrowed = files.filter((f) => f.opensRecordedBits && !restored.includes(f.path)).map((f) => f.path);
       return { files, skipped: cp.skipped, restorePaths: [...restored, ...narrowed] };
@@ -521,17 +526,48 @@ export class CheckpointManager {
     taskId: string,
     target: CheckpointInfo,
   ): Promise<{ messageId: string; time: number } | undefined> {
-    const calls = (await this.conversation?.commandCalls?.(taskId)) ?? [];
-    if (!calls.length) return undefined;
-    // After the message the checkpoint follows: a command's row may be older than a checkpoint
-    // saved while its approval was asked (the baseline, the turn before it).
-    const anchor = target.messageId ? await this.conversation?.messageInfo(taskId, target.messageId) : undefined;
-    const since = anchor?.createdAt ?? target.createdAt;
-    const after = calls.filter((c) => c.time > since);
+    // One still running is not missed: its turn is saved when it ends (a restore stops it first).
+    const after = (await this.commandCallsAfter(taskId, target)).filter((c) => !c.running);
     if (!after.length) return undefined;
     const cps = await engine.list(taskId);
     const missed = after.filter((c) => !cps.some((cp) => cp.commandRan === true && cp.createdAt >= c.time));
     return missed.at(-1);
+  }
+
+  /** The task's commands (CommandCalls) that ran, or run, after the message `target` follows. */
+  private async commandCallsAfter(
+    taskId: string,
+    target: CheckpointInfo,
+  ): Promise<readonly { messageId: string; time: number; running?: boolean }[]> {
+    const calls = (await this.conversation?.commandCalls?.(taskId)) ?? [];
+    if (!calls.length) return [];
+    // After the message the checkpoint follows: a command's row may be older than a checkpoint
+    // saved while its approval was asked (the baseline, the turn before it).
+    const anchor = target.messageId ? await this.conversation?.messageInfo(taskId, target.messageId) : undefined;
+    const since = anchor?.createdAt ?? target.createdAt;
+    return calls.filter((c) => c.time > since);
+  }
+
+  /**
+   * When a command of the task that started after `target` still runs: the paths changed since
+   * the task's newest checkpoint with files, which the turn save a restore makes once it has
+   * stopped the run takes in (a command's save is its tree against the newest snapshot), and so
+   * the restore puts back. Before, Compare's `restore_paths` left them out while the command ran
+   * (its row was not among the commands that ran), and the confirmation said such a file would
+   * stay as it is, which the restore then deleted. Undefined when no command of it runs.
+   */
+  private async runningCommandChanges(
+    engine: WorkspaceCheckpoints,
+    taskId: string,
+    target: CheckpointInfo,
+    /** A Compare against `target` already made. */
+    compared?: readonly FileChange[],
+  ): Promise<ReadonlySet<string> | undefined> {
+    if (!(await this.commandCallsAfter(taskId, target)).some((c) => c.running)) return undefined;
+    const newest = (await engine.list(taskId)).findLast((c) => c.hasFiles);
+    if (!newest) return undefined;
+    const since = newest.id === target.id && compared ? compared : await engine.compare(taskId, newest);
+    return new Set(since.filter((f) => !f.notTracked && !f.tooLargeToKeep).map((f) => f.path));
   }
 
   /**
@@ -717,6 +753,7 @@ export class CheckpointManager {
         : undefined;
     };
     let everyChange = false;
+    let runningChanges: ReadonlySet<string> | undefined;
     let stopped: { end(): void } | undefined;
     try {
       if (mode === "restore_all" && !(await checkpointError())) {
@@ -731,13 +768,17 @@ export class CheckpointManager {
             : undefined;
         // A dry run saves nothing: it answers as the restore will, after the missed turn's save,
         // which takes in every change since the checkpoint (as Compare's restore_paths says).
-        if (target && options.dryRun) everyChange = !!(await this.missedCommandAfter(engine, taskId, target));
-        else if (target) await this.saveMissedCommandTurn(engine, taskId, target);
+        if (target && options.dryRun) {
+          everyChange = !!(await this.missedCommandAfter(engine, taskId, target));
+          // A command still running is stopped first, and what it changed is restored too.
+          if (!everyChange) runningChanges = await this.runningCommandChanges(engine, taskId, target);
+        } else if (target) await this.saveMissedCommandTurn(engine, taskId, target);
       }
       const outcome = await flow.editMessage(messageId, text, mode, checkpointError, {
         ...options,
         offered,
         everyChange,
+        runningChanges,
       });
       return { ...outcome, runStopped: stopped !== undefined };
     } finally {
@@ -877,4 +918,18 @@ export class CheckpointManager {
     // Retried: another process may still be finishing a write in a repository of its own.
     await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
+}
+
+/**
+ * `restored` (paths of `changed` a restore changes), with those of `changed` a running command
+ * changed (`running`, see runningCommandChanges) added, in `changed`'s order.
+ */
+function withRunningCommand(
+  restored: readonly string[],
+  changed: readonly string[],
+  running: ReadonlySet<string> | undefined,
+): string[] {
+  if (!running?.size) return [...restored];
+  const paths = new Set(restored);
+  return changed.filter((p) => paths.has(p) || running.has(p));
 }

@@ -46,9 +46,10 @@ export interface TaskConversationPort {
   /**
    * The task's commands that ran (or were cut short), oldest first: their rows' message ids and
    * times. A command whose turn's checkpoint was never saved (its sidecar died first) is found
-   * by it: no checkpoint after it says a command ran.
+   * by it: no checkpoint after it says a command ran. `running`: the command is still running
+   * (its turn is saved once it ends, or once a restore stops the run).
    */
-  commandCalls?(taskId: string): Promise<readonly { messageId: string; time: number }[]>;
+  commandCalls?(taskId: string): Promise<readonly { messageId: string; time: number; running?: boolean }[]>;
   /**
    * False once the task's history row is gone (a deletion removes the row before the task's
    * checkpoint refs): checkpoints of such a task are not written, since nothing would remove them.

@@ -159,6 +159,8 @@ export class RestoreFlow {
       offered?: (c: CheckpointInfo) => boolean;
       /** A dry run's restore will take in every change since the checkpoint (a command's missed save). */
       everyChange?: boolean;
+      /** A dry run's restore will also take in these paths: what a command still running changed. */
+      runningChanges?: ReadonlySet<string>;
     } = {},
   ): Promise<EditOutcome> {
     const port = this.requireConversation();
@@ -195,7 +197,7 @@ export class RestoreFlow {
         restored: true,
         fileError: "",
         ...nothing,
-        ...(cp ? await this.wouldRestore(cp, all, options.everyChange ?? false) : {}),
+        ...(cp ? await this.wouldRestore(cp, all, options.everyChange ?? false, options.runningChanges) : {}),
       };
     let fileError = "";
     let files: Omit<EditOutcome, "restored" | "fileError"> = { ...nothing, checkpointId: cp?.id ?? "" };
@@ -232,13 +234,15 @@ export class RestoreFlow {
     cp: CheckpointInfo,
     all: CheckpointInfo[],
     everyChange: boolean,
+    runningChanges?: ReadonlySet<string>,
   ): Promise<Omit<EditOutcome, "restored" | "fileError" | "undoCheckpointId">> {
     const changes = await this.engine.compare(this.taskId, cp);
-    const scope = everyChange
+    const recorded = everyChange
       ? undefined
       : await this.engine.restoreScope(await this.recordedPaths(all), {
           commandSaves: commandSavesAfter(all, cp),
         });
+    const scope = recorded && runningChanges?.size ? new Set([...recorded, ...runningChanges]) : recorded;
     const inScope = changes.filter((f) => !scope || scope.has(f.path));
     // A file too large for a pre-image now could not be brought back by an undo: it stays.
     const tooLargeNow = this.engine.tooLargeForPreimage(inScope.map((f) => f.path));

@@ -879,15 +879,20 @@ export class TaskRuntime {
 
   /**
    * The task's commands that ran, or may have (cut short by a cancel or a dying sidecar), oldest
-   * first: their rows' ids and times. Not those still asking or running in a live run, nor
-   * those denied or stopped while their approval was awaited (they never ran).
+   * first: their rows' ids and times; one still running in a live run (here or in another
+   * sidecar: a dead run's rows read interrupted once loaded) is marked `running`. Not those
+   * still asking, nor those denied or stopped while their approval was awaited (they never ran).
    */
-  commandCalls(taskId: string): { messageId: string; time: number }[] {
+  commandCalls(taskId: string): { messageId: string; time: number; running?: boolean }[] {
     const task = this.load(taskId);
-    const calls: { messageId: string; time: number }[] = [];
+    const calls: { messageId: string; time: number; running?: boolean }[] = [];
     for (const m of task.messages.list()) {
       const call = toolCallOf(m);
       if (!call || (m.kind !== "command" && !call.command)) continue;
+      if (call.status === "running") {
+        calls.push({ messageId: m.id, time: m.time, running: true });
+        continue;
+      }
       if (call.status !== "done" && call.status !== "failed" && call.status !== "interrupted") continue;
       if (call.status === "interrupted" && call.reason === STOPPED_WHILE_ASKING) continue;
       calls.push({ messageId: m.id, time: m.time });

@@ -24,15 +24,16 @@ import {
 import {
   pickRestore,
   leftAloneByRestore,
-  restoreConfirmation,
   restoreNotices,
   type LeftAlone,
   restoreOptions,
+  type RunningTask,
   unavailableRestoreMessage,
   type RestoreMenuUi,
   type RestoreOption,
 } from "../checkpoints/restore-options.js";
-import { restoreAllWrites } from "../checkpoints/restore-all-writes.js";
+import { restoreAllPlan, type RestoreAllPlan } from "../checkpoints/restore-all-writes.js";
+import { restoreAllQuestion, restoreQuestion, type RestorePlan } from "../checkpoints/restore-questions.js";
 import { RestoredFiles } from "../checkpoints/restored-files.js";
 import {
   offerUndo,
@@ -399,12 +400,11 @@ export class ChatController implements vscode.Disposable {
     const changed = plan?.restorePaths;
     const unsaved = files ? unsavedDocuments(this.workspaceRoot, changed) : [];
     // Chosen in the menu: a file restore overwrites what changed since, the person's own edits
-    // too, so it asks first (a caller passing the mode, a script or a key binding, has chosen).
+    // too, and Files & Task and Task Only delete the later messages, which nothing brings back:
+    // so it asks first (a caller passing the mode, a script or a key binding, has chosen).
     // A task that runs (here; one running in another window is stopped there alike) stops first.
-    const running =
-      this.model.snapshot.taskId === taskId &&
-      (this.model.snapshot.status === "running" || this.model.snapshot.status === "waiting");
-    if (mode === undefined && files && !(await this.confirmFileRestore(option, plan, unsaved, running))) return false;
+    if (mode === undefined && !(await this.confirmRestore(option, plan, unsaved, this.runningNow(taskId))))
+      return false;
     await saveBeforeRestore(this.workspaceRoot, unsaved);
     const res = await waiting.during(() => clients.checkpoints.restore({ taskId, checkpointId, mode: chosen }));
     if (res.fileError)
@@ -437,21 +437,37 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
-  /** The modal before a file restore: which files changed since the checkpoint will be overwritten, which have unsaved changes. */
-  private async confirmFileRestore(
+  /**
+   * The modal before a restore chosen in the menu (restoreQuestion): which files changed since the
+   * checkpoint will be overwritten, which have unsaved changes, and which messages go.
+   */
+  private async confirmRestore(
     option: RestoreOption,
-    plan: { restorePaths: string[]; leftAlone: LeftAlone[] } | undefined,
+    plan: RestorePlan | undefined,
     unsaved: readonly vscode.TextDocument[],
-    running: boolean,
+    running: RunningTask,
   ): Promise<boolean> {
     const unsavedPaths = unsaved.flatMap((d) => workspaceRelative(this.workspaceRoot, d.uri) ?? []);
-    const detail = restoreConfirmation(plan?.restorePaths, 5, unsavedPaths, plan?.leftAlone, running);
+    const question = restoreQuestion(option.mode, plan, unsavedPaths, running);
     const answer = await vscode.window.showWarningMessage(
-      "Restore the files to this checkpoint?",
-      { modal: true, detail },
-      option.label,
+      question.message,
+      { modal: true, detail: question.detail },
+      question.button,
     );
-    return answer === option.label;
+    return answer === question.button;
+  }
+
+  /** Whether the task runs here (a restore stops it first), and whether one of its commands runs. */
+  private runningNow(taskId: string): RunningTask {
+    const snap = this.model.snapshot;
+    if (snap.taskId !== taskId || (snap.status !== "running" && snap.status !== "waiting")) return false;
+    const command = snap.items.some(
+      (i) =>
+        i.type === "message" &&
+        i.toolCall?.status === "running" &&
+        (i.kind === "command" || i.toolCall.command !== undefined),
+    );
+    return command ? "command" : "task";
   }
 
   /**
@@ -510,18 +526,31 @@ export class ChatController implements vscode.Disposable {
     if (taskId === this.model.snapshot.taskId) await this.refreshCheckpoints();
   }
 
-  /** Restore Chat / Restore All for an edited earlier message. */
-  async editMessage(messageId: string, text: string, mode: "chat" | "all"): Promise<boolean> {
+  /**
+   * Restore Chat / Restore All for an edited earlier message. `ask`: Restore All, from the chat's
+   * button, asks first (as the checkpoint menu's Restore does) when it would change files; a caller
+   * passing the mode (a script, a key binding) has chosen.
+   */
+  async editMessage(messageId: string, text: string, mode: "chat" | "all", ask = false): Promise<boolean> {
     const taskId = this.requireTask();
     const { clients } = await this.supervisor.ready();
     const waiting = this.heldElsewhere(clients, taskId);
-    // Restore All writes the files of the checkpoint the core chooses: unsaved changes in those it
-    // names beforehand (a dry run) are saved first, as before a restore from the checkpoint menu
-    // (an unchanged text restores nothing).
-    if (mode === "all")
-      await saveUnsavedBeforeWrite(this.workspaceRoot, () =>
-        restoreAllWrites((req) => waiting.during(() => clients.checkpoints.editMessage(req)), taskId, messageId, text),
+    // Restore All writes the files of the checkpoint the core chooses: what it will write is read
+    // beforehand (a dry run) for its question, and unsaved changes in those files are saved
+    // first, as before a restore from the checkpoint menu (an unchanged text restores nothing).
+    // Asked by a script without a question and with nothing unsaved, the dry run is not needed.
+    if (mode === "all" && (ask || unsavedDocuments(this.workspaceRoot, undefined).length > 0)) {
+      const dry = await restoreAllPlan(
+        (req) => waiting.during(() => clients.checkpoints.editMessage(req)),
+        taskId,
+        messageId,
+        text,
       );
+      const writes = [...dry.restoredPaths, ...dry.deletedPaths];
+      if (ask && dry.restored && writes.length > 0 && !(await this.confirmRestoreAll(taskId, dry, writes, waiting)))
+        return false;
+      await saveUnsavedBeforeWrite(this.workspaceRoot, () => Promise.resolve(writes));
+    }
     const res = await waiting.during(() =>
       clients.checkpoints.editMessage({
         taskId,
@@ -546,6 +575,29 @@ export class ChatController implements vscode.Disposable {
     }
     await this.refreshCheckpoints();
     return res.restored;
+  }
+
+  /** The modal before Restore All (restoreAllQuestion): true to go ahead. */
+  private async confirmRestoreAll(
+    taskId: string,
+    dry: RestoreAllPlan,
+    writes: readonly string[],
+    waiting: HeldElsewhere,
+  ): Promise<boolean> {
+    // The changed files it leaves as they are, as the checkpoint menu's question names them
+    // (a Compare of the checkpoint it goes to).
+    const plan = dry.checkpointId ? await this.restorePlan(taskId, dry.checkpointId, waiting) : undefined;
+    const leftAlone = plan?.leftAlone ?? [];
+    const unsaved = unsavedDocuments(this.workspaceRoot, writes).flatMap(
+      (d) => workspaceRelative(this.workspaceRoot, d.uri) ?? [],
+    );
+    const question = restoreAllQuestion(dry, leftAlone, unsaved, this.runningNow(taskId));
+    const answer = await vscode.window.showWarningMessage(
+      question.message,
+      { modal: true, detail: question.detail },
+      question.button,
+    );
+    return answer === question.button;
   }
 
   async retryCheckpoints(): Promise<void> {

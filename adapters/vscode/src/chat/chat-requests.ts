@@ -49,9 +49,14 @@ export async function handleChatRequest(action: WebviewAction, deps: ChatRequest
     case "viewChanges":
       await chat.viewChanges(action.messageId ? { messageId: action.messageId } : {});
       return;
-    case "editMessage":
-      await chat.editMessage(action.messageId, action.text, action.mode);
+    case "editMessage": {
+      // The chat's button: Restore All asks first when it would change files; the chat keeps its
+      // edit box until it is answered (declined, the box stays with the edited text).
+      const restored = await chat.editMessage(action.messageId, action.text, action.mode, true);
+      if (action.mode === "all")
+        deps.post({ type: "restoreAllDone", messageId: action.messageId, text: action.text, restored });
       return;
+    }
     case "retryCheckpoints":
       return chat.retryCheckpoints();
     case "disableCheckpoints":

@@ -331,4 +331,9 @@ export type WebviewUpdate =
   | { type: "state"; state: ChatState }
   | { type: "result"; requestId: number; ok: boolean; error?: ChatBanner }
   | { type: "history"; query: string; tasks: HistoryRow[]; recent?: boolean }
-  | { type: "screen"; screen: Screen };
+  | { type: "screen"; screen: Screen }
+  /**
+   * Restore All asked from the chat's edit box has ended: `restored`, the edited text goes to the
+   * message input (Restore All does not send it); declined at its question, the edit box stays.
+   */
+  | { type: "restoreAllDone"; messageId: string; text: string; restored: boolean };

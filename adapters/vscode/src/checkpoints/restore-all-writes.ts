@@ -7,7 +7,13 @@ export type EditMessageCall = (req: {
   text: string;
   mode: EditMessageMode;
   dryRun: boolean;
-}) => Promise<Pick<EditMessageResponse, "checkpointId" | "restoredPaths" | "deletedPaths">>;
+}) => Promise<RestoreAllPlan>;
+
+/** What Restore All of an edited message would do, as the core's dry run answers it. */
+export type RestoreAllPlan = Pick<
+  EditMessageResponse,
+  "restored" | "checkpointId" | "restoredPaths" | "deletedPaths" | "keptPaths"
+>;
 
 /**
  * The files Restore All of an edited message will write or delete (workspace-relative, "/"),
@@ -22,6 +28,16 @@ export async function restoreAllWrites(
   messageId: string,
   text: string,
 ): Promise<string[]> {
-  const res = await editMessage({ taskId, messageId, text, mode: EditMessageMode.RESTORE_ALL, dryRun: true });
+  const res = await restoreAllPlan(editMessage, taskId, messageId, text);
   return [...res.restoredPaths, ...res.deletedPaths];
+}
+
+/** The core's whole dry-run answer for Restore All (changes nothing): for its question, and restoreAllWrites. */
+export function restoreAllPlan(
+  editMessage: EditMessageCall,
+  taskId: string,
+  messageId: string,
+  text: string,
+): Promise<RestoreAllPlan> {
+  return editMessage({ taskId, messageId, text, mode: EditMessageMode.RESTORE_ALL, dryRun: true });
 }

@@ -212,11 +212,47 @@ export function restoreConfirmation(
   shown = 5,
   unsaved: readonly string[] = [],
   leftAlone: readonly LeftAlone[] = [],
-  /** The task runs: the core stops it before restoring, which the detail says first. */
-  running = false,
+  /**
+   * The task runs: the core stops it before restoring, which the detail says first. "command":
+   * a command of it runs, and what it changes until it is stopped is restored too.
+   */
+  running: boolean | "task" | "command" = false,
+  /** Restore Files & Task: Undo brings back the files, not the messages it deletes. */
+  messagesToo = false,
 ): string {
-  const detail = filesConfirmation(changed, shown, unsaved, leftAlone);
-  return running ? `${RUNNING_TASK_STOPS_FIRST} ${detail}` : detail;
+  const detail = filesConfirmation(changed, shown, unsaved, leftAlone, messagesToo);
+  const first = runningSentence(running === true ? "task" : running, true);
+  return first ? `${first} ${detail}` : detail;
+}
+
+/** What runs when a restore is asked: nothing (false), the task, or the task and one of its commands. */
+export type RunningTask = false | "task" | "command";
+
+/**
+ * The question's first sentence when the task runs: the core stops it (and its command) before
+ * restoring. For a file restore (`files`), what that command changes until then is undone too:
+ * the core saves its turn first and restores what it changed (Compare's restorePaths already
+ * name what it changed so far). "" when nothing runs.
+ */
+export function runningSentence(running: RunningTask, files: boolean): string {
+  if (!running) return "";
+  if (running === "task") return "The task is running: it is stopped first; Resume goes on afterwards.";
+  return files
+    ? "The task is running: it is stopped first, with its command, and what the command changes until then is undone too. Resume goes on afterwards."
+    : "The task is running: it is stopped first, with its command. Resume goes on afterwards.";
+}
+
+/** The first `shown` paths, then how many more: "a.js, b.js and 3 more". */
+export function someNames(paths: readonly string[], shown: number): string {
+  const more = paths.length > shown ? ` and ${paths.length - shown} more` : "";
+  return `${paths.slice(0, shown).map(visibleLine).join(", ")}${more}`;
+}
+
+/** The confirmation's Undo sentence: the files only, when the restore also deletes messages. */
+export function undoSentence(one: boolean, messagesToo: boolean): string {
+  return messagesToo
+    ? `Undo on the notice afterwards puts the files back as they are now, but not the deleted messages.`
+    : `Undo on the notice afterwards puts ${one ? "it back as it is" : "them back as they are"} now.`;
 }
 
 function filesConfirmation(
@@ -224,13 +260,11 @@ function filesConfirmation(
   shown: number,
   unsaved: readonly string[],
   leftAlone: readonly LeftAlone[],
+  messagesToo: boolean,
 ): string {
   const one = changed?.length === 1;
-  const undo = `Undo on the notice afterwards puts ${one ? "it back as it is" : "them back as they are"} now.`;
-  const names = (paths: readonly string[]) => {
-    const more = paths.length > shown ? ` and ${paths.length - shown} more` : "";
-    return `${paths.slice(0, shown).map(visibleLine).join(", ")}${more}`;
-  };
+  const undo = undoSentence(one, messagesToo);
+  const names = (paths: readonly string[]) => someNames(paths, shown);
   const saved = unsaved.length
     ? ` Unsaved changes in ${names(unsaved)} are saved first, so that Undo brings them back too.`
     : "";
@@ -244,10 +278,6 @@ function filesConfirmation(
   const n = changed.length;
   return `${n} file${n === 1 ? "" : "s"} changed since this checkpoint (${names(changed)}) will be put back as the checkpoint has ${n === 1 ? "it" : "them"} (overwritten, deleted if created since, or brought back if deleted), including changes you made to ${n === 1 ? "it" : "them"} yourself. ${kept || "Other files stay as they are."} ${undo}${saved}`;
 }
-
-/** The confirmation's first sentence when the task runs: the core stops it before restoring. */
-const RUNNING_TASK_STOPS_FIRST =
-  "The task is running: it is stopped first (its command too); Resume goes on afterwards.";
 
 /** Why a changed file stays as it is through a file restore (the confirmation's words). */
 export type LeftAloneReason = "not tracked" | "too large" | "not changed by this task";

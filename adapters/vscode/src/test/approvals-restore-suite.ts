@@ -289,7 +289,7 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
   );
 
   suite.test(
-    "Restore All on the first message: the chat says the task goes on from what is sent, the edited text waits in the input, and Undo on its notice brings the person's files back",
+    "Restore All on the first message: it asks first; the chat says the task goes on from what is sent, and Undo on its notice brings the person's files back",
     async () => {
       assert(api, "the first test activated Dline");
       const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
@@ -304,6 +304,36 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       await chat.click(`.message.user[data-message-id="${first.id}"]`);
       await chat.fill(".edit-box textarea", edited);
       await chat.click(".edit-box button", "Restore All");
+      // Restore All overwrites the person's edits: it asks first, as the checkpoint menu's Restore
+      // does (before, it restored at once). VS Code refuses modal dialogs while extension tests
+      // run: that it asked, and that nothing changed unasked, is checked here (test/vscode's
+      // e2e.test.ts answers the question as a person does); the confirmed Restore All is then the
+      // command with its mode, as a key binding passes it.
+      await waitFor("Restore All's question asked", async () =>
+        (await notificationTexts(ui)).some((t) =>
+          t.includes("Contents: Restore the files and the conversation to before this message?"),
+        ),
+      ).catch(async () => {
+        throw new Error(`Restore All did not ask; notices: ${JSON.stringify(await notificationTexts(ui))}`);
+      });
+      await ui.request({ action: "screenshot", name: "restore-all-question-refused" });
+      assertEqual(fs.readFileSync(long, "utf8"), before, "long.js without an answer");
+      assert(
+        api.chat.state().items.some((i) => i.type === "message" && i.id === first.id),
+        "the first message is still there without an answer",
+      );
+      // The edit box stays, with the edited text, for the person to try again or cancel.
+      assertEqual(
+        await chat.evaluate<string>(`document.querySelector(".edit-box textarea")?.value ?? "(no edit box)"`),
+        edited,
+        "the edit box after the question",
+      );
+      await vscode.commands.executeCommand("notifications.clearAll");
+      await vscode.commands.executeCommand("notifications.hideList");
+      assert(
+        await vscode.commands.executeCommand<boolean>("dline.editMessage", first.id, edited, "all"),
+        "Restore All did nothing",
+      );
       await waitFor("the conversation rewound to before its first message", () => api!.chat.state().items.length === 0);
       // Not "Loading the task…" for good (the task is loaded; it has no messages now).
       const shown = await chat.waitFor("the empty chat's line", "#messages .empty", "continues the task");
@@ -319,8 +349,9 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
       assertEqual(api.chat.state().title, "", "the chat's title once the first message is gone");
       const listed = (await (await api.clients()).history.listTasks({})).tasks.find((t) => t.id === taskId);
       assertEqual(listed?.title, "", "the History's title once the first message is gone");
-      // Restore All does not send the edit: it is kept for the person to send.
-      await waitFor("the edited text in the input", async () => (await chat.input()) === edited);
+      // Restore All did not send the edit (the chat's Restore All leaves it in the input: e2e.test.ts).
+      const { messages } = await (await api.clients()).tasks.getTask({ taskId });
+      assert(!messages.some((m) => m.text === edited), "the edited text was not sent");
       await ui.request({ action: "screenshot", name: "restore-all-first-message" });
       // Restore All overwrote the person's edits: its notice's Undo brings them back.
       await waitFor("long.js removed by Restore All", () => !fs.existsSync(long), 5_000);

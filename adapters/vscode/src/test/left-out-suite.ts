@@ -95,7 +95,10 @@ export function defineLeftOutSuite(suite: TestSuite, outDir: string): void {
       await ui.request({ action: "click", selector: ROWS, text: "Restore Files & Task", frame: "main" });
       await picked;
       await waitFor("the restore's question asked", async () =>
-        (await notificationTexts(ui)).some((t) => t.includes("Contents: Restore the files to this checkpoint?")),
+        (await notificationTexts(ui)).some((t) =>
+          // Files & Task says it deletes the later messages too (it read as Files Only before).
+          t.includes("Contents: Restore the files and delete the messages after this checkpoint?"),
+        ),
       );
       assertEqual(fs.readFileSync(file("notes.md"), "utf8"), "# notes, edited\n", "nothing restored unasked");
       await vscode.commands.executeCommand("notifications.clearAll");

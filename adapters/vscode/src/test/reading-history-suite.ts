@@ -144,9 +144,24 @@ export function defineReadingHistorySuite(suite: TestSuite, outDir: string): voi
       await vscode.commands.executeCommand("notifications.clearAll");
       const first = api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
       assert(first && first.type === "message", "the first user message");
+      const editedText = "Add a task line to the notes, politely";
       await chat.click(`.message.user[data-message-id="${first.id}"]`);
-      await chat.fill(".edit-box textarea", "Add a task line to the notes, politely");
+      await chat.fill(".edit-box textarea", editedText);
       await chat.click(".edit-box button", "Restore All");
+      // It asks first, naming the unsaved file it saves (VS Code refuses the modal in tests):
+      // nothing is saved or restored unasked. Then Restore All as a key binding passes it.
+      await waitFor("Restore All's question asked", async () =>
+        (await notificationTexts(ui)).some((t) =>
+          t.includes("Contents: Restore the files and the conversation to before this message?"),
+        ),
+      );
+      assert(doc.isDirty, "the notes still unsaved without an answer");
+      assertEqual(fs.readFileSync(notes(), "utf8"), undone, "the notes on disk without an answer");
+      await vscode.commands.executeCommand("notifications.clearAll");
+      assert(
+        await vscode.commands.executeCommand<boolean>("dline.editMessage", first.id, editedText, "all"),
+        "Restore All did nothing",
+      );
       await waitFor(
         "the notes restored on disk by Restore All",
         () => fs.readFileSync(notes(), "utf8") === READING_NOTES_TEXT,

@@ -90,6 +90,7 @@ window.addEventListener("message", (event: MessageEvent<WebviewUpdate>) => {
     if (!update.recent) history.show(update.query, update.tasks);
     if (!update.query) messages.setRecent(update.tasks);
   } else if (update.type === "screen") show(update.screen);
+  else if (update.type === "restoreAllDone") messages.restoreAllDone(update.messageId, update.text, update.restored);
 });
 
 show("chat");

@@ -92,6 +92,18 @@ export class MessagesView {
     if (this.state && !this.state.taskId) this.render(this.state);
   }
 
+  /**
+   * Restore All of `messageId` ended: done, it rewound and restored the files without sending the
+   * new text, which waits in the input instead of going with the edit box; declined at its
+   * question, nothing changed and the edit box stays as it was.
+   */
+  restoreAllDone(messageId: string, text: string, restored: boolean): void {
+    if (!restored) return;
+    this.keepInInput(text);
+    if (this.editing?.messageId === messageId) this.editing = undefined;
+    if (this.state) this.render(this.state);
+  }
+
   render(state: ChatState): void {
     this.state = state;
     if (this.editing && !state.items.some((i) => i.type === "message" && i.id === this.editing!.messageId))
@@ -225,11 +237,11 @@ export class MessagesView {
     const restoreAllHidden = this.state.checkpointHeader?.state === "failed";
     const send = (mode: "chat" | "all") => {
       if (area.value === item.text) return; // unchanged: neither button restores anything
-      this.editing = undefined;
       this.post({ type: "editMessage", messageId: item.id, text: area.value, mode });
-      // Restore All rewinds and restores the files without sending the new text: it waits in the
-      // input instead of going with the edit box.
-      if (mode === "all") this.keepInInput(area.value);
+      // Restore All asks first (what it overwrites): the edit box stays until it is answered
+      // (restoreAllDone).
+      if (mode === "all") return;
+      this.editing = undefined;
       if (this.state) this.render(this.state);
     };
     area.addEventListener("keydown", (e) => {
