@@ -912,6 +912,43 @@ S.case("a restore says which files it kept as they were (too large to snapshot)"
   T.eq(messages[1].level, vim.log.levels.WARN, "said as a warning")
 end)
 
+S.case(
+  "a Files & Task restore whose files cannot be restored says the conversation was restored all the same",
+  function()
+    local s = session()
+    T.configure_model(s, {
+      { toolCalls = { { name = "write_to_file", input = { path = "sub/x.txt", content = "x\n" } } } },
+      { toolCalls = { { name = "attempt_completion", input = { result = "Written." } } } },
+    })
+    approve_all()
+    local controller = new_task("Write sub/x.txt")
+    wait_status(controller, "TASK_STATUS_COMPLETED")
+    local turn = vim.tbl_filter(
+      function(cp) return cp.kind == "CHECKPOINT_KIND_TURN" end,
+      T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+    )[1]
+    -- The folder replaced by a file of the person's: sub/x.txt cannot go back.
+    local sub = vim.loop.cwd() .. "/sub"
+    vim.fn.delete(sub, "rf")
+    T.write(sub, "the person's file\n")
+    -- Kept here, not shown: an error shown by a callback in a headless Neovim fails the wait.
+    local messages, notify = {}, vim.notify
+    vim.notify = function(msg, level) table.insert(messages, { msg = msg, level = level }) end
+    choose_restore("Restore Files & Task")
+    vim.cmd("Dline restore " .. turn.id)
+    local ok, err = pcall(T.wait, function() return #messages >= 1 end, "the restore's message")
+    vim.notify = notify
+    assert(ok, err)
+    T.eq(T.read(sub), "the person's file\n", "the person's file left as it is")
+    T.contains(
+      messages[1].msg,
+      "the conversation was restored to the checkpoint, but not the files. Restoring files failed: Cannot restore sub/x.txt",
+      "says what was restored and why the files were not"
+    )
+    T.eq(messages[1].level, vim.log.levels.ERROR, "said as an error")
+  end
+)
+
 S.case("a restore of the task running here stops it first, and says so", function()
   local s = session()
   -- A command that writes on for a minute: before, a files-only restore left the run going, and

@@ -402,6 +402,14 @@ function M.restore(task_id, cp, workspace_root, cb)
   end)
 end
 
+--- The error of a restore whose file part failed. Files & Task (and Restore All) restore the
+--- conversation all the same: said first. The core's text says why ("Restoring files failed: …").
+function H.file_error(file_error, conversation_restored)
+  local conversation = conversation_restored and "the conversation was restored to the checkpoint, but not the files. "
+    or ""
+  return conversation .. file_error
+end
+
 --- Reloads the buffers a restore changed and says what it did: the counts, the conversation,
 --- how to undo it (files restored over the workspace's), and the files kept as they were.
 function H.report_files(label, res, workspace_root, task_id, why)
@@ -412,7 +420,7 @@ function H.report_files(label, res, workspace_root, task_id, why)
     tabs, stayed = M.close_compare(task_id)
   end
   if res.fileError and res.fileError ~= "" then
-    local failed = "the files could not be restored: " .. res.fileError
+    local failed = H.file_error(res.fileError, res.conversationRestored)
     return dline().notify(failed .. (unsaved and ("\n" .. unsaved) or ""), vim.log.levels.ERROR)
   end
   local kept = res.keptPaths or {}
@@ -727,7 +735,7 @@ function H.apply_edit(task_id, workspace_root, msg, text, choice, notice, cb)
       end
       local warnings = {}
       if edit_res.fileError and edit_res.fileError ~= "" then
-        table.insert(warnings, "the files could not be restored: " .. edit_res.fileError)
+        table.insert(warnings, H.file_error(edit_res.fileError, edit_res.restored))
       end
       -- The buffers of the files it changed (an unsaved one is kept: said), then every
       -- other unmodified buffer whose file changed is re-read.

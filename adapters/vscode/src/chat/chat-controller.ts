@@ -22,6 +22,7 @@ import {
   type ShownDiff,
 } from "../checkpoints/diff-presenter.js";
 import {
+  fileErrorNotice,
   pickRestore,
   leftAloneByRestore,
   restoreNotices,
@@ -407,8 +408,7 @@ export class ChatController implements vscode.Disposable {
       return false;
     await saveBeforeRestore(this.workspaceRoot, unsaved);
     const res = await waiting.during(() => clients.checkpoints.restore({ taskId, checkpointId, mode: chosen }));
-    if (res.fileError)
-      void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
+    if (res.fileError) void vscode.window.showErrorMessage(fileErrorNotice(res.fileError, res.conversationRestored));
     else if (res.filesRestored) await this.noticeRestore(taskId, res);
     // A Compare or View Changes diff opened before shows files as they were: it goes.
     if (res.filesRestored) await this.diffs.closeAll();
@@ -559,8 +559,7 @@ export class ChatController implements vscode.Disposable {
         mode: mode === "chat" ? EditMessageMode.RESTORE_CHAT : EditMessageMode.RESTORE_ALL,
       }),
     );
-    if (res.fileError)
-      void vscode.window.showErrorMessage(`Dline: the files could not be restored: ${visibleLine(res.fileError)}`);
+    if (res.fileError) void vscode.window.showErrorMessage(fileErrorNotice(res.fileError, res.restored));
     if (!res.restored) void vscode.window.showInformationMessage("Dline: the text is unchanged, nothing was restored.");
     else if (mode === "all") {
       await this.diffs.closeAll();

@@ -196,6 +196,18 @@ function fileNotices(res: {
   return { info, warning: `Dline: kept as is: ${list}${more}.${maybeMore}` };
 }
 
+/**
+ * The error when a restore's file part failed. Files & Task (and Restore All) restore the
+ * conversation all the same: said first, where the error read as if nothing had happened. The
+ * core's text says why ("Restoring files failed: …"): not said twice.
+ */
+export function fileErrorNotice(fileError: string, conversationRestored: boolean): string {
+  const conversation = conversationRestored
+    ? "the conversation was restored to the checkpoint, but not the files. "
+    : "";
+  return `Dline: ${conversation}${visibleLine(fileError)}`;
+}
+
 /** The action on a file restore's notice that puts the files back as they were before it. */
 export const UNDO_RESTORE = "Undo";
 
