@@ -480,8 +480,9 @@ export class SnapshotRestore {
     try {
       accessSync(folder, constants.W_OK);
     } catch (err) {
-      // Gone: nothing to delete there (a file to write makes its folders).
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      // Gone, or a file now: nothing to delete there (a file to write makes its folders).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return;
       const shown = path.relative(this.workspaceRoot, folder) || "the workspace folder";
       throw new DlineError(
         "permission_denied",
