@@ -228,7 +228,7 @@ export class SnapshotDiff {
     e: RawEntry,
     recorded: ModeRecord | undefined,
     links: BeyondLinkDetector,
-  ): Pick<FileChange, "modeBefore" | "modeAfter"> {
+  ): Pick<FileChange, "modeBefore" | "modeAfter" | "opensRecordedBits"> {
     const then = recordedMode(recorded, e.path);
     if (then === undefined) return modeChange(gitPermissions(e.oldMode), gitPermissions(e.newMode));
     return recordedChange(then, this.bitsNow(e.path, links));

@@ -378,7 +378,8 @@ export class WorkspaceCheckpoints {
   /**
    * Once per task and process, after its first save (so not on a task's way to its first edit):
    * what a killed git or process left (`*.lock`, our `*.tmp`) in the folders of the refs this
-   * task's saves and restores write, under the lock. Not the whole of refs/, whose walk grows with
+   * task's saves and restores write, and a killed fast-import's `.keep` (ShadowRepo.removeStaleKeeps),
+   * under the lock. Not the whole of refs/, whose walk grows with
    * every task the workspace ever had; a lock git reports elsewhere clears it all (repo-recovery.ts).
    */
   private removeRefLeftoversOnce(taskId: string): void {
