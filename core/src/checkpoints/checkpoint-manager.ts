@@ -1,7 +1,8 @@
 import { InFlight } from "./in-flight.js";
+import { statfsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { DlineError } from "../errors.js";
+import { DlineError, isDiskFull } from "../errors.js";
 import type { Logger } from "../logging/logger.js";
 import { assertSafeId, normaliseWorkspacePath, type InstanceLayout } from "../storage/index.js";
 import type { CheckpointInfo } from "./checkpoint-record.js";
@@ -662,7 +663,11 @@ export class CheckpointManager {
 
   /** Restore Files & Task / Files Only / Task Only, by the restore rules of docs/checkpoints.md. */
   async restore(taskId: string, checkpointId: string, mode: RestoreMode): Promise<RestoreOutcome> {
-    return this.whileRestoring(() => this.restoreNow(taskId, checkpointId, mode));
+    return this.whileRestoring(() =>
+      this.restoreNow(taskId, checkpointId, mode).catch((err: unknown) => {
+        throw this.checkpointsDiskFull(err) ?? err;
+      }),
+    );
   }
 
   /**
@@ -805,8 +810,30 @@ export class CheckpointManager {
     } catch (err) {
       if (err instanceof GitError && err.missing)
         throw new DlineError("failed_precondition", MESSAGES.gitMissing, { cause: err });
-      throw err;
+      throw this.checkpointsDiskFull(err) ?? err;
     }
+  }
+
+  /**
+   * A full disk where the checkpoints are kept (their git, their lock) named as such: it read
+   * "The disk is full.", which a person could take for the project's disk, with no idea where
+   * to make room. A full workspace disk (a restore's writes) keeps its own answer.
+   */
+  private checkpointsDiskFull(err: unknown): DlineError | undefined {
+    if (!isDiskFull(err) || err instanceof DlineError) return undefined;
+    const dir = this.o.layout.checkpointsDir;
+    const where = (err as NodeJS.ErrnoException).path;
+    const ours =
+      err instanceof GitError ||
+      (typeof where === "string" && (where === dir || where.startsWith(dir + path.sep))) ||
+      // A write's error names no file: the checkpoints' file system is full now, or it was not theirs.
+      (where === undefined && nearlyFull(dir));
+    if (!ours) return undefined;
+    return new DlineError(
+      "resource_exhausted",
+      `The disk that holds the checkpoints (${dir}) is full. Make room there and try again.`,
+      { cause: err },
+    );
   }
 
   private async engineOfTask(taskId: string): Promise<WorkspaceCheckpoints> {
@@ -932,4 +959,16 @@ function withRunningCommand(
   if (!running?.size) return [...restored];
   const paths = new Set(restored);
   return changed.filter((p) => paths.has(p) || running.has(p));
+}
+
+/** Whether the file system holding `dir` (or its nearest existing folder) has under 1 MiB left. */
+function nearlyFull(dir: string): boolean {
+  for (let at = dir; ; at = path.dirname(at)) {
+    try {
+      const st = statfsSync(at);
+      return st.bavail * st.bsize < 1024 * 1024;
+    } catch {
+      if (path.dirname(at) === at) return false;
+    }
+  }
 }
