@@ -1,8 +1,11 @@
 import { loadAcp } from "./acp/load.js";
-import { startBaseResolving } from "./boot.js";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { App } from "./app.js";
+import { appLoader, startBaseResolving, type Base } from "./boot.js";
 import { DlineError } from "./errors.js";
 import { writeToStdio } from "./logging/stdio.js";
-import type { LogLevel } from "./logging/logger.js";
+import type { LogLevel, Logger } from "./logging/logger.js";
 import { gitVersionProbe } from "./git-version.js";
 import { RPC_READ_MAX_BYTES } from "./rpc/limits.js";
 import { SystemCalls } from "./rpc/system-calls.js";
@@ -40,7 +43,7 @@ Run "dline-core serve --help" for the serve options.
 `;
 
 const SERVE_USAGE = `Usage: dline-core serve [--listen 127.0.0.1:0 | --listen unix:PATH] [--log-level LEVEL]
-                        [--remote-config FILE]
+                        [--remote-config FILE] [--workspace DIR]
 
 Starts the Dline core sidecar. It binds loopback only, creates a fresh bearer token, and prints
 exactly one line on stdout:
@@ -54,6 +57,9 @@ Options:
   --log-level LEVEL     debug, info, warn or error (default info).
   --remote-config FILE  Remote configuration (JSON) that wins over every other setting source;
                         also read from DLINE_REMOTE_CONFIG.
+  --workspace DIR       The folder the client's first task will run in: the services load and
+                        that folder's checkpoints get ready while the client connects, instead
+                        of when the task starts (the CLI passes it for \`dline task\`).
 
 Environment: DLINE_DIR, DLINE_HOME_DIR, DLINE_DOCS_DIR override the three storage roots.
 `;
@@ -62,10 +68,17 @@ interface ServeOptions {
   listen: ListenTarget;
   logLevel: LogLevel;
   remoteConfig: string | undefined;
+  /** The folder the client's first task runs in (see SERVE_USAGE). */
+  workspace: string | undefined;
 }
 
 function parseServeArgs(args: string[]): ServeOptions | "help" {
-  const options: ServeOptions = { listen: parseListen("127.0.0.1:0"), logLevel: "info", remoteConfig: undefined };
+  const options: ServeOptions = {
+    listen: parseListen("127.0.0.1:0"),
+    logLevel: "info",
+    remoteConfig: undefined,
+    workspace: undefined,
+  };
   // One iterator for the loop and for value(): a flag that takes a value consumes the next argument.
   const rest = args.values();
   for (const arg of rest) {
@@ -94,6 +107,9 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
       }
       case "--remote-config":
         options.remoteConfig = value();
+        break;
+      case "--workspace":
+        options.workspace = value();
         break;
       default:
         throw new DlineError("invalid_argument", `Unknown option ${arg}. Run "dline-core serve --help".`);
@@ -129,14 +145,16 @@ async function serve(options: ServeOptions): Promise<void> {
     gitVersion: gitVersionProbe(starting.env),
   });
   const earlyAnswers = systemEarlyAnswers(system, bearerAuthorizer(token));
+  const base = starting.roots.then((roots): Base => ({ ...starting, roots }));
+  // The domain modules load with the first call that needs them (boot.ts), or at once for a
+  // client that named the folder of its first task.
+  const loader = base.then((b) => appLoader(b));
+  // Roots that cannot be found are logged above; every call then answers unavailable.
+  loader.catch(() => undefined);
+  const app = async (): Promise<App> => (await loader)();
   // Connect, protobuf and the services load with the first call that needs them (rpc/rpc-handler.ts).
   const rpc = new DeferredHandler(
-    async () =>
-      (await import("./rpc/rpc-handler.js")).createRpcHandler(
-        { ...starting, roots: await starting.roots },
-        token,
-        system,
-      ),
+    async () => (await import("./rpc/rpc-handler.js")).createRpcHandler(await base, token, system, app),
     (reason) => logger.error("cannot start the RPC services", { error: (reason as Error)?.message }),
     { answers: earlyAnswers, readMaxBytes: RPC_READ_MAX_BYTES },
   );
@@ -179,6 +197,10 @@ async function serve(options: ServeOptions): Promise<void> {
     pid: process.pid,
   };
   writeToStdio(1, JSON.stringify(handshake) + "\n");
+  // A task is about to start in that folder: its first checkpoint's scan of the workspace runs
+  // while the client connects, initializes and asks for the task (and while connect and the
+  // services load), not after.
+  if (options.workspace) readyWorkspace(app, options.workspace, rpc, logger);
   // After the editor's first call if it is already there: creating process.stdin (a socket over
   // the pipe) and the log line take about a millisecond, which its answer does not wait for.
   setImmediate(() => {
@@ -195,6 +217,22 @@ async function serve(options: ServeOptions): Promise<void> {
         }),
       () => {},
     );
+  });
+}
+
+/** Loads the app and readies the checkpoints of `workspace` (errors are the task's to report). */
+function readyWorkspace(app: () => Promise<App>, workspace: string, rpc: DeferredHandler, logger: Logger): void {
+  setImmediate(() => {
+    app().then(
+      (loaded) => {
+        // A folder that is not there is the task's to refuse (with its own answer).
+        const root = path.resolve(workspace);
+        if (fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) loaded.checkpoints.prepareWorkspace(root);
+      },
+      (err: unknown) => logger.warn("cannot ready the workspace", { error: (err as Error).message }),
+    );
+    // The services the client calls next load meanwhile.
+    rpc.start().catch(() => undefined);
   });
 }
 
@@ -218,6 +256,12 @@ async function main(args = userArgs()): Promise<void> {
     // Same options as serve, minus --listen: stdin/stdout are the protocol channel.
     if (rest.some((a) => a === "--listen" || a.startsWith("--listen="))) {
       throw new DlineError("invalid_argument", "dline-core acp speaks on stdin/stdout: --listen does not apply.");
+    }
+    if (rest.some((a) => a === "--workspace" || a.startsWith("--workspace="))) {
+      throw new DlineError(
+        "invalid_argument",
+        "dline-core acp learns its folders from session/new: --workspace does not apply.",
+      );
     }
     const options = parseServeArgs(rest);
     if (options === "help") {

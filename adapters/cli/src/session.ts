@@ -19,12 +19,15 @@ export interface CliContext {
 export async function withSidecar<T>(
   ctx: CliContext,
   fn: (clients: DlineClients, core: string) => Promise<T>,
+  /** The folder a task will run in at once: the sidecar readies it while it is connected to. */
+  options: { taskWorkspace?: string } = {},
 ): Promise<T> {
   const core = locateCore(ctx.core, process.env, fileURLToPath(import.meta.url));
   // In a session of its own: a Ctrl-C at the terminal reaches the CLI alone, which cancels the
   // task (followTask) rather than the sidecar stopping under it.
   const sidecar = await spawnSidecar({
     binary: core,
+    args: options.taskWorkspace ? ["--workspace", options.taskWorkspace] : [],
     cwd: process.cwd(),
     env: process.env,
     stderr: "ignore",

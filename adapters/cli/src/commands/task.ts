@@ -290,13 +290,17 @@ export async function taskCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
   const text = args.positionals.join(" ").trim();
   if (!text) throw new UsageError('dline task needs a prompt: dline task "what to do"');
   const workspace = path.resolve(stringFlag(args, "workspace") ?? process.cwd());
-  return withSidecar(ctx, async (clients) => {
-    // Without --profile the sidecar chooses: the default profile, else the model the environment
-    // names (OPENAI_* / ANTHROPIC_*, which the sidecar reads itself and never stores).
-    const profileId = stringFlag(args, "profile") ?? "";
-    const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text, profileId });
-    return followTask(ctx, clients, taskId, 0n, { yes: args.flags.has("yes"), unanswerable: "stop" });
-  });
+  return withSidecar(
+    ctx,
+    async (clients) => {
+      // Without --profile the sidecar chooses: the default profile, else the model the environment
+      // names (OPENAI_* / ANTHROPIC_*, which the sidecar reads itself and never stores).
+      const profileId = stringFlag(args, "profile") ?? "";
+      const { taskId } = await clients.tasks.newTask({ workspaceRoot: workspace, text, profileId });
+      return followTask(ctx, clients, taskId, 0n, { yes: args.flags.has("yes"), unanswerable: "stop" });
+    },
+    { taskWorkspace: workspace },
+  );
 }
 
 export async function resumeCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
