@@ -17,7 +17,7 @@ afterAll(() => mounted?.unmount());
 describe.skipIf(!mounted)(
   `the disk holding the checkpoints full ${mounted ? "" : `(skipped: ${"reason" in mount ? mount.reason : ""})`}`,
   () => {
-    it("a restore refused and a listing say it is that disk, and where; the project's files are not touched", async () => {
+    it("a restore refused and a compare say it is that disk, and where; a listing still answers; the project's files are not touched", async () => {
       const sandbox = makeSandbox();
       const layout = new InstanceLayout({
         dataRoot: path.join(sandbox.base, "data"),
@@ -42,8 +42,16 @@ describe.skipIf(!mounted)(
         expect(restore).toBeInstanceOf(DlineError);
         expect([restore.code, restore.message]).toEqual(["resource_exhausted", said]);
         expect(read(sb.workspace, "a.txt")).toBe("by the task\n");
-        const list = (await manager.list("t1").catch((e: unknown) => e)) as DlineError;
-        expect(list instanceof DlineError ? [list.code, list.message] : list).toEqual(["resource_exhausted", said]);
+        // A listing writes nothing: it is answered without the lock (whose folder cannot be made).
+        // Before, it failed with the disk full.
+        const list = await manager.list("t1");
+        expect(list.map((c) => c.kind)).toEqual(["baseline", "turn"]);
+        // Compare takes the workspace in first (it writes): refused, saying where.
+        const compare = (await manager.compare("t1", base.id).catch((e: unknown) => e)) as DlineError;
+        expect(compare instanceof DlineError ? [compare.code, compare.message] : compare).toEqual([
+          "resource_exhausted",
+          said,
+        ]);
       } finally {
         fs.rmSync(filler, { force: true });
       }

@@ -189,3 +189,37 @@ describe("a folder the task made among what the checkpoints leave out", () => {
     expect(fs.existsSync(path.join(ws, "build"))).toBe(false);
   });
 });
+
+describe("a command that un-ignores a folder", () => {
+  // Found from a terminal: a command put back an older .gitignore that no longer named private/;
+  // Compare then called the untouched private/p2.md "modified (not tracked by checkpoints)" and
+  // the restore said it kept it as it is, while its content and dates were those of before the task.
+  it("lists only the files it changed there; an untouched one is neither modified nor kept", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, ".gitignore", "secret.cfg\nprivate/\n");
+    write(ws, "secret.cfg", "user secret\n");
+    write(ws, "private/deep/notes.md", "user private\n");
+    write(ws, "private/p2.md", "p2\n");
+    write(ws, "index.js", "index\n");
+    // The checkpoint is taken after the files' last change, as a task's is.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, ".gitignore", "");
+    fs.appendFileSync(path.join(ws, "secret.cfg"), "changed\n");
+    fs.appendFileSync(path.join(ws, "private/deep/notes.md"), "changed\n");
+    await manager.saveTurn(task, { commandRan: true });
+
+    const { files, restorePaths } = await manager.compare("t1", base.id);
+    expect(files.map((f) => [f.path, f.status, !!f.notTracked]).sort()).toEqual([
+      [".gitignore", "modified", false],
+      ["private/deep/notes.md", "modified", true],
+      ["secret.cfg", "modified", true],
+    ]);
+    expect(restorePaths).toEqual([".gitignore"]);
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.keptPaths.map((k) => k.path).sort()).toEqual(["private/deep/notes.md", "secret.cfg"]);
+    expect(read(ws, "private/p2.md")).toBe("p2\n");
+    expect(read(ws, ".gitignore")).toBe("secret.cfg\nprivate/\n");
+  });
+});

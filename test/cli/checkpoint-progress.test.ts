@@ -30,8 +30,11 @@ describe("checkpoint progress without a terminal", () => {
     servers.push(server);
     const task = await run(cli, ["task", "look", "--workspace", workspace, "--yes"], { env: cliEnv(roots, server) });
     const lines = task.stderr.split("\n").filter((l) => l.startsWith("checkpoints"));
-    expect(lines).toEqual([
-      "checkpoints initializing",
+    // The scan starts while the CLI connects (serve --workspace): by the time the task is
+    // followed it may be scanning already, and the line without a phase is then not printed.
+    const bare = lines.filter((l) => l === "checkpoints initializing");
+    expect(bare.length).toBeLessThanOrEqual(1);
+    expect(lines.slice(bare.length)).toEqual([
       "checkpoints initializing: scanning the workspace",
       // README.md, src/app.txt and lib/.
       "checkpoints initializing: taking in 1,202 files",

@@ -1,5 +1,6 @@
 import type { CheckpointInfo } from "./checkpoint-record.js";
 import type { SkippedPath } from "./exclusions.js";
+import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
  * Whether a checkpoint left `repoPath` out: named in its skip list exactly, or inside a folder
@@ -21,4 +22,14 @@ export function skipListTruncated(cp: Pick<CheckpointInfo, "skipped" | "skippedT
  */
 export function existedAt(birthtimeMs: number, time: number): boolean {
   return birthtimeMs <= 0 || birthtimeMs <= time;
+}
+
+/**
+ * The file is there and nothing changed it after `since`: its status change time (which no
+ * program can set back) and its modification time are older. As it was then, whatever the
+ * checkpoints hold of it.
+ */
+export function unchangedOnDiskSince(workspaceRoot: string, rel: string, since: number): boolean {
+  const st = lstatIfPresent(toAbsolute(workspaceRoot, rel));
+  return !!st && !st.isDirectory() && Math.max(st.ctimeMs, st.mtimeMs) <= since;
 }

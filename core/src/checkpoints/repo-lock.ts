@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import lockfile from "proper-lockfile";
-import { DlineError } from "../errors.js";
+import { DlineError, isDiskFull } from "../errors.js";
 import { lockHolder, lockHolderPid, otherLiveHolder, syncLockFs } from "./lock-fs.js";
 import { PRIVATE_DIR_MODE } from "../storage/index.js";
 import { MESSAGES } from "./workspace-guard.js";
@@ -61,17 +61,18 @@ export class RepoLock {
    * Runs `fn` under the lock. With `create: false` the lock's folder is not created: when it does
    * not exist (the repository is gone), the answer is `RepoLock.MISSING` and `fn` does not run.
    * A lock taken over while `fn` ran makes the answer LockLostError, whatever `fn` returned.
+   * `whenDiskFull` runs instead, without the lock, when the lock cannot be taken for a full disk.
    */
   async with<T>(
     fn: () => Promise<T>,
-    options: { create: false; events?: LockWaitEvents },
+    options: { create: false; events?: LockWaitEvents; whenDiskFull?: () => Promise<T> },
   ): Promise<T | typeof RepoLock.MISSING>;
   async with<T>(fn: () => Promise<T>, options?: { create: true; events?: LockWaitEvents }): Promise<T>;
   async with<T>(
     fn: () => Promise<T>,
-    options: { create: boolean; events?: LockWaitEvents } = { create: true },
+    options: { create: boolean; events?: LockWaitEvents; whenDiskFull?: () => Promise<T> } = { create: true },
   ): Promise<T | typeof RepoLock.MISSING> {
-    const run = this.tail.then(() => this.withFileLock(fn, options.create, options.events ?? {}));
+    const run = this.tail.then(() => this.withFileLock(fn, options.create, options.events ?? {}, options.whenDiskFull));
     this.tail = run.catch(() => undefined);
     return run;
   }
@@ -82,14 +83,23 @@ export class RepoLock {
     fn: () => Promise<T>,
     create: boolean,
     events: LockWaitEvents,
+    whenDiskFull: (() => Promise<T>) | undefined,
   ): Promise<T | typeof RepoLock.MISSING> {
     if (create) mkdirSync(path.dirname(this.lockTarget), { recursive: true, mode: PRIVATE_DIR_MODE });
     else if (!existsSync(path.dirname(this.lockTarget))) return RepoLock.MISSING;
     let lost = false;
-    const release = await this.acquire(create, events, (err) => {
-      lost = true;
-      this.onCompromised(err);
-    });
+    let release: (() => Promise<void>) | undefined;
+    try {
+      release = await this.acquire(create, events, (err) => {
+        lost = true;
+        this.onCompromised(err);
+      });
+    } catch (err) {
+      // A full disk: the lock's folder cannot be made (so no other process holds the lock, and
+      // none can write there either). A query that writes nothing then runs without it.
+      if (whenDiskFull && isDiskFull(err)) return whenDiskFull();
+      throw err;
+    }
     if (!release) return RepoLock.MISSING;
     events.acquired?.();
     try {

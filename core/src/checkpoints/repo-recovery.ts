@@ -72,6 +72,16 @@ export class RecoveringLock {
     return answer === RepoLock.MISSING ? whenMissing() : answer;
   }
 
+  /**
+   * `read` for a query that writes nothing (a listing): on a full disk, where the lock cannot
+   * be taken, it reads without the lock (and without any repair, which would write) rather
+   * than fail.
+   */
+  async readOnly<T>(fn: () => Promise<T>, whenMissing: () => T): Promise<T> {
+    const answer = await this.lock.with(() => this.cleaningUp(fn, "report"), { create: false, whenDiskFull: fn });
+    return answer === RepoLock.MISSING ? whenMissing() : answer;
+  }
+
   run<T>(fn: () => Promise<T>, retryAfterRebuild = true, events?: LockWaitEvents): Promise<T> {
     return this.lock.with(
       async () => {

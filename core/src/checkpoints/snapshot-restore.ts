@@ -23,7 +23,7 @@ import { sessionEntries, type TreeEntries } from "./fast-commit.js";
 import { narrowToRecorded, recordedMode, restoredPermissions, type ModeRecord } from "./file-modes.js";
 import type { FastImportSession } from "./fast-import-session.js";
 import { CHECKPOINT_IDENTITY, GitError, splitNul, type ShadowGit } from "./git-process.js";
-import { existedAt, leftOutBy, skipListTruncated } from "./left-out.js";
+import { existedAt, leftOutBy, skipListTruncated, unchangedOnDiskSince } from "./left-out.js";
 import { removeFoldersMadeSince } from "./empty-folders.js";
 import { foldersToRemake, movedCopies, removeEmptyTrees } from "./moved-folders.js";
 import { removeLeftCopies, restoreCopyOf } from "./restore-copies.js";
@@ -121,20 +121,29 @@ export class SnapshotRestore {
       // It existed, but what it was at the checkpoint is unknown: left as it is, and named.
       else if (capture?.kind === "changed_since") plan.kept.push({ path: p, reason: "not_tracked" });
       else if (capture?.kind === "created") plan.created.push(p);
-      else if (leftOutBy(target.skipped, p)) plan.kept.push({ path: p, reason: "not_tracked" });
+      else if (leftOutBy(target.skipped, p)) this.keepLeftOut(plan, p, target);
       else undecided.push(p);
     }
     // No capture says what these were: past a cut skip list, a path the exclusions leave out now
     // may have been left out then too, so it stays.
     const excluded = undecided.length && skipListTruncated(target) ? await excludedNow(undecided) : new Set<string>();
     for (const p of undecided) {
-      if (excluded.has(p)) plan.kept.push({ path: p, reason: "not_tracked" });
+      if (excluded.has(p)) this.keepLeftOut(plan, p, target);
       else plan.created.push(p);
     }
     const ids = [...new Set([...entries.values()].map((e) => e.id))];
     const contents = await Promise.all(ids.map(async (id) => [id, await session.catBlob(id)] as const));
     for (const [id, content] of contents) plan.blobs.set(id, content);
     return plan;
+  }
+
+  /**
+   * A file the target left out stays as it is; it is named only when something changed it since
+   * (a later scan may have taken in, untouched, a file a command un-ignored: nothing to say).
+   */
+  private keepLeftOut(plan: RestorePlan, p: string, target: CheckpointInfo): void {
+    if (!unchangedOnDiskSince(this.workspaceRoot, p, target.createdAt))
+      plan.kept.push({ path: p, reason: "not_tracked" });
   }
 
   /**
@@ -291,9 +300,12 @@ export class SnapshotRestore {
       if (
         capture?.kind !== "created" &&
         (leftOutBy(target.skipped, p) || (truncated && existedAt(born, target.createdAt)))
-      )
-        kept.push({ path: p, reason: "not_tracked" });
-      else created.push(p);
+      ) {
+        // Left as it is; named only when something changed it since (a later scan took in a
+        // file a command un-ignored, untouched: nothing to say).
+        if (!unchangedOnDiskSince(this.workspaceRoot, p, target.createdAt))
+          kept.push({ path: p, reason: "not_tracked" });
+      } else created.push(p);
     }
     const unkept = await keepCurrent(notInUndo.filter((p) => isFileOrLink(toAbsolute(this.workspaceRoot, p))));
     for (const p of unkept) {

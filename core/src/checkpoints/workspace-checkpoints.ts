@@ -24,7 +24,7 @@ import { BUILT_IN_EXCLUDES, dedupeSkips, readLfsPatterns, writeExcludeFile, type
 import { captureAfter, capturesAt, capturesRef, EditCaptures, type CaptureAt } from "./edit-captures.js";
 import { FastCommitter } from "./fast-commit.js";
 import type { GitChildren } from "./git-children.js";
-import { leftOutBy, skipListTruncated } from "./left-out.js";
+import { leftOutBy, skipListTruncated, unchangedOnDiskSince } from "./left-out.js";
 import {
   leftOutChangedAfter,
   notTrackedChanges,
@@ -832,7 +832,7 @@ export class WorkspaceCheckpoints {
 
   /** A task's checkpoints; none when the repository does not exist (it is not created to say so). */
   async list(taskId: string): Promise<CheckpointInfo[]> {
-    return this.lock.read(
+    return this.lock.readOnly(
       async () => {
         await this.open();
         return this.log.list(taskId);
@@ -842,7 +842,7 @@ export class WorkspaceCheckpoints {
   }
 
   async restoredMarker(taskId: string): Promise<string | undefined> {
-    return this.lock.read(
+    return this.lock.readOnly(
       async () => {
         await this.open();
         return this.log.restoredMarker(taskId);
@@ -977,7 +977,14 @@ export class WorkspaceCheckpoints {
     // not change: it is not listed, as a file the checkpoint holds would not be.
     const unchanged = (c: FileChange) =>
       c.status === "added" && c.afterBlob !== undefined && c.afterBlob === preimages.get(c.path);
-    const listed = changes.filter((c) => !unchanged(c));
+    // One the checkpoint left out and nothing wrote since (a command that un-ignored its folder
+    // made a later scan take it in as it was): not changed either.
+    const untouchedLeftOut = (c: FileChange) =>
+      c.status === "added" &&
+      captureAfter(captures, c.path, from.createdAt) === undefined &&
+      (leftOutBy(from.skipped, c.path) || excluded.has(c.path)) &&
+      unchangedOnDiskSince(this.workspaceRoot, c.path, from.createdAt);
+    const listed = changes.filter((c) => !unchanged(c) && !untouchedLeftOut(c));
     const before = await this.diff.blobTexts(listed.flatMap((c) => preimages.get(c.path) ?? []));
     return listed.map((c) => {
       if (c.status !== "added") return c;
