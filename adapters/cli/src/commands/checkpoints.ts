@@ -18,6 +18,7 @@ import { printJson, SidecarDiedError, withSidecar, type CliContext } from "../se
 import { sayingWhileHeldElsewhere } from "../checkpoint-wait.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { visibleLine } from "../../../../core/src/text/visible-text.js";
+import { unicodeFormNotes } from "../unicode-twins.js";
 
 export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
@@ -64,6 +65,7 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
     }
     ctx.out.write("Changes since snapshot\n");
     const restored = new Set(res.restorePaths);
+    const forms = unicodeFormNotes(res.files.map((f) => f.path));
     for (const f of res.files) {
       // A changed file the checkpoints leave out (no earlier version kept): a restore leaves it as it is.
       // So does one outside the restore's scope (the person's or another task's change).
@@ -76,7 +78,8 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
             ? ""
             : "  (a files restore leaves it as it is)",
       ];
-      ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${visibleLine(f.path)}${notes.join("")}\n`);
+      const name = `${visibleLine(f.path)}${forms.get(f.path) ?? ""}`;
+      ctx.out.write(`  ${FileStatus[f.status].toLowerCase().padEnd(9)} ${name}${notes.join("")}\n`);
     }
     if (res.files.length === 0) ctx.out.write("  no changes\n");
     ctx.out.write(skippedLines(res.files, res.skipped));
@@ -202,7 +205,8 @@ async function restoreThrough(
 const NAMED_SHOWN = 50;
 
 function writeNamed(ctx: CliContext, label: string, paths: readonly string[]): void {
-  for (const p of paths.slice(0, NAMED_SHOWN)) ctx.out.write(`  ${label}: ${visibleLine(p)}\n`);
+  const forms = unicodeFormNotes(paths);
+  for (const p of paths.slice(0, NAMED_SHOWN)) ctx.out.write(`  ${label}: ${visibleLine(p)}${forms.get(p) ?? ""}\n`);
   if (paths.length > NAMED_SHOWN) ctx.out.write(`  and ${paths.length - NAMED_SHOWN} more ${label}\n`);
 }
 
