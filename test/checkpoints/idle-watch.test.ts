@@ -7,20 +7,28 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, read, write } from "./helpers.js";
 
-/** A `git` first on PATH that notes each subcommand it runs, then runs the real git. */
-function countingGit(dir: string): { path: string; statuses: () => number } {
+/** A `git` first on PATH that notes the subcommands it runs (status, write-tree), then runs the real git. */
+function countingGit(dir: string): { path: string; statuses: () => number; treeWrites: () => number } {
   const bin = path.join(dir, "counting-git-bin");
   fs.mkdirSync(bin, { recursive: true });
   const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
   const log = path.join(dir, "git-calls.log");
   fs.writeFileSync(
     path.join(bin, "git"),
-    `#!/bin/sh\nfor a in "$@"; do case "$a" in status) echo status >> '${log}';; esac; done\nexec '${realGit}' "$@"\n`,
+    `#!/bin/sh\nfor a in "$@"; do case "$a" in status|write-tree) echo "$a" >> '${log}';; esac; done\nexec '${realGit}' "$@"\n`,
     { mode: 0o755 },
   );
+  const count = (name: string) =>
+    fs.existsSync(log)
+      ? fs
+          .readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => l === name).length
+      : 0;
   return {
     path: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
-    statuses: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean).length : 0),
+    statuses: () => count("status"),
+    treeWrites: () => count("write-tree"),
   };
 }
 
@@ -55,11 +63,18 @@ describe("the next task in a sidecar that lives on (an editor's)", () => {
     write(ws, "src/new.txt", "made by hand\n");
     await new Promise((resolve) => setTimeout(resolve, 200));
     const second = { id: "t2", workspaceRoots: [ws] };
+    const treeWrites = git.treeWrites();
     const base = (await manager.ensureBaseline(second))!;
     expect(git.statuses()).toBe(watching);
     await manager.beforeEdit(second, ["src/b.txt"]);
     write(ws, "src/b.txt", "b by the second task\n");
     await manager.saveTurn(second, { editedPaths: ["src/b.txt"] });
+    await manager.saveCompletion(second);
+    await manager.idle();
+    // The baseline staged what the watcher saw into the index; no git status reads it while the
+    // watcher is in step, so the index's cached trees are not rewritten after each save (a git
+    // process a task, beside its turns).
+    expect(git.treeWrites()).toBe(treeWrites);
     const restored = await manager.restore("t2", base.id, "files");
     expect(restored.fileError).toBe("");
     expect([read(ws, "src/b.txt"), read(ws, "src/new.txt"), read(ws, "src/a.txt")]).toEqual([

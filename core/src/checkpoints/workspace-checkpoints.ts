@@ -361,6 +361,9 @@ export class WorkspaceCheckpoints {
    */
   private writeCachedTreesSoon(): void {
     if (this.cachedTreesWrite || !this.stager.cachedTreesStale) return;
+    // While the watcher is in step no git status runs (saves take what it saw): the trees are
+    // written when it closes (about 20 ms of git a task otherwise, beside the task's turns).
+    if (this.watcher && this.watchSynced) return;
     const write = this.lock
       .read(
         async () => {
@@ -766,7 +769,11 @@ export class WorkspaceCheckpoints {
   private armWatcherIdleClose(): void {
     if (!this.watcher) return;
     clearTimeout(this.watcherIdle);
-    this.watcherIdle = setTimeout(() => this.stopWatching(), WATCHER_IDLE_MS);
+    this.watcherIdle = setTimeout(() => {
+      this.stopWatching();
+      // The next scan is a git status again: what the saves staged meanwhile gets its trees.
+      if (!this.stopping) this.writeCachedTreesSoon();
+    }, WATCHER_IDLE_MS);
     this.watcherIdle.unref?.();
   }
 
