@@ -3,8 +3,10 @@
  * first request); the task still hears all of it: initializing, scanning while git's scan runs,
  * staging, ready. Real sidecar; git slowed down by a wrapper on PATH; scripted model server.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { CheckpointState } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import { makeTestRoots, startSidecar } from "../helpers/sidecar.js";
@@ -39,6 +41,45 @@ describe("checkpoints initializing while a task starts", () => {
     expect(statuses[0]?.state).toBe("CHECKPOINT_STATE_INITIALIZING");
     expect(statuses.map((s) => s.phase).filter((p) => p)).toEqual(["scanning", "staging"]);
     expect(statuses.at(-1)?.state).toBe("CHECKPOINT_STATE_READY");
+  });
+
+  it("a task started after its workspace's checkpoints got ready hears how they are: a repair's note", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    // A first sidecar readies the workspace's checkpoints; then their index is damaged.
+    const first = await startSidecar({ roots, args: ["--workspace", workspace] });
+    await expect
+      .poll(async () => (await first.clients.checkpoints.getStatus({ workspaceRoot: workspace })).state, {
+        timeout: 20_000,
+      })
+      .toBe(CheckpointState.READY);
+    await first.stop();
+    const repos = path.join(roots.docsDir, "checkpoints");
+    for (const repo of fs.readdirSync(repos)) fs.writeFileSync(path.join(repos, repo, ".git", "index"), "not an index");
+    // The next sidecar (as `dline task` starts it) repairs them before any task is asked for.
+    const sidecar = await startSidecar({ roots, args: ["--workspace", workspace] });
+    cleanups.push(() => sidecar.stop());
+    await expect
+      .poll(async () => (await sidecar.clients.checkpoints.getStatus({ workspaceRoot: workspace })).message, {
+        timeout: 20_000,
+      })
+      .toMatch(/damaged and has been rebuilt/);
+    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],
+    });
+    cleanups.push(() => server.stop());
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "Finish", profileId });
+    const statuses: { state: string; message: string }[] = [];
+    for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
+      const ev = res.event!.event;
+      if (ev.case === "checkpointStatus") statuses.push({ state: ev.value.state, message: ev.value.message });
+      if (ev.case === "statusChanged" && ev.value.status === TaskStatus.COMPLETED) break;
+    }
+    // Before, the task heard nothing of it: the repair was said before the task was there.
+    expect(statuses[0]).toEqual({
+      state: "CHECKPOINT_STATE_READY",
+      message: expect.stringMatching(/^The checkpoint index was damaged and has been rebuilt; no checkpoint was lost/),
+    });
   });
 
   it("a task in the home folder is told once that it runs without checkpoints, and why", async () => {

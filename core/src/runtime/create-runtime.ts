@@ -18,13 +18,19 @@ import { TaskRuntime } from "./task-runtime.js";
 /** Carries checkpoint status changes from the checkpoint manager (built first) to the runtime. */
 export class CheckpointStatusRelay {
   private listener: ((workspaceRoot: string, status: CheckpointStatus) => void) | undefined;
+  /** What each workspace said last before anyone listened (the runtime is made at its first call). */
+  private readonly unheard = new Map<string, CheckpointStatus>();
 
   emit(workspaceRoot: string, status: CheckpointStatus): void {
-    this.listener?.(workspaceRoot, status);
+    if (this.listener) this.listener(workspaceRoot, status);
+    else this.unheard.set(workspaceRoot, status);
   }
 
+  /** The listener hears, first, how each workspace last said it was doing before it listened. */
   listen(listener: (workspaceRoot: string, status: CheckpointStatus) => void): void {
     this.listener = listener;
+    for (const [workspaceRoot, status] of this.unheard) listener(workspaceRoot, status);
+    this.unheard.clear();
   }
 }
 

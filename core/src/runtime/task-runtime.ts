@@ -19,7 +19,7 @@ import { STOPPED_WHILE_ASKING, stoppedTurn, TOOL_CALL_PROGRESS, type StoppedTurn
 import { cutConversation } from "./conversation-cut.js";
 import { RunStoppedFor, stoppedRunStatus } from "./run-stop.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
-import type { RuntimeAsk, RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
+import type { RuntimeAsk, RuntimeEvent, RuntimeEventBody, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
 import type { ApprovalOverlay, ToolEnvironment, EditorFiles } from "../agent/index.js";
@@ -44,6 +44,8 @@ const RUN_STOP_WAIT_MS = 30_000;
 /** How many idle tasks stay loaded here with their events (keepIdle). */
 const IDLE_TASKS_KEPT = 4;
 
+type CheckpointStatusValue = Extract<RuntimeEventBody, { case: "checkpointStatus" }>["value"];
+
 /**
  * Runs tasks in this sidecar: creates them, streams their events, passes the user's words and
  * decisions to the turn loop, cancels and resumes them. A task is written only by the sidecar
@@ -59,6 +61,8 @@ export class TaskRuntime {
   private readonly unsavedInEditor = new Map<string, readonly string[]>();
   /** "Always" answers of a task's session (ACP), applied on top of the global approval settings. */
   private readonly approvalOverlays = new Map<string, ApprovalOverlay>();
+  /** Per workspace (normalised root): how its checkpoints last said they were doing (checkpointStatusChanged). */
+  private readonly checkpointStatuses = new Map<string, CheckpointStatusValue>();
 
   constructor(private readonly deps: TaskRuntimeDeps) {
     deps.ownership.setRunningTaskStopper((taskId) => this.unload(taskId));
@@ -132,6 +136,11 @@ export class TaskRuntime {
       lastSeq: "0",
       updatedAt: Date.now(),
     });
+    // The workspace's checkpoints may have got on before the task was there (they start with the
+    // sidecar for `dline task`, or an earlier task's): it starts from how they are doing now,
+    // a repair's note included, as a task there already was told.
+    const known = this.checkpointStatuses.get(normaliseWorkspacePath(workspaceRoot));
+    if (known) task.events.append({ case: "checkpointStatus", value: known });
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
     await this.taskHooks(task, "TaskStart", { text, workspaceRoot });
@@ -947,18 +956,17 @@ export class TaskRuntime {
         }
       : {};
     const target = normaliseWorkspacePath(workspaceRoot);
+    const value = {
+      state: `CHECKPOINT_STATE_${status.state.toUpperCase()}`,
+      message: status.message,
+      canRetry: status.canRetry,
+      canDisable: status.canDisable,
+      ...progress,
+    };
+    this.checkpointStatuses.set(target, value);
     for (const task of this.live.values()) {
       if (normaliseWorkspacePath(task.kernel.workspaceRoot) !== target) continue;
-      task.events.append({
-        case: "checkpointStatus",
-        value: {
-          state: `CHECKPOINT_STATE_${status.state.toUpperCase()}`,
-          message: status.message,
-          canRetry: status.canRetry,
-          canDisable: status.canDisable,
-          ...progress,
-        },
-      });
+      task.events.append({ case: "checkpointStatus", value });
     }
   }
 
