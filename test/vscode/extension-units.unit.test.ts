@@ -191,7 +191,7 @@ describe("restore menu", () => {
       keptPathsIncomplete: true,
     });
     expect(cut.warning).toBe(
-      "Dline: kept as is: node_modules/x/index.js (not tracked by checkpoints). More files the checkpoints do not track (in large ignored or excluded folders) may have changed too; they were left as they are.",
+      "Dline: kept as is: node_modules/x/index.js (not tracked by checkpoints). More files the checkpoints do not track may have changed too; they were left as they are.",
     );
     // Nothing named: not said (a large node_modules stops the look on every restore).
     expect(

@@ -190,7 +190,7 @@ async function restoreThrough(
     // Only beside named files: a large node_modules stops the core's look on every restore.
     if (res.keptPaths.length && res.keptPathsIncomplete)
       ctx.out.write(
-        "  kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too\n",
+        "  kept as is: more files the checkpoints do not track may have changed too\n",
       );
     // The person's git history moved since (a task's `git reset`, a branch switched): not undone.
     if (res.repositoryNote) ctx.out.write(`note: ${visibleLine(res.repositoryNote)}\n`);

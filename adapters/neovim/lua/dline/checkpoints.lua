@@ -343,9 +343,9 @@ M.KEPT_SHOWN = 20
 
 --- The files a restore left as they were, a line each: "kept as is: <why>: <path>" (a command
 --- may have changed many files the checkpoints do not track: the first KEPT_SHOWN, then a count).
---- `incomplete`: the core's look for changed files the checkpoints do not track stopped at its
---- limit (a large ignored folder), so more of them may have changed than `kept` names. Said only
---- beside named files: a large node_modules stops the look on every restore.
+--- `incomplete`: more changed files the checkpoints do not track than `kept` names may exist (the
+--- core's look stopped at its limit in a large ignored folder, or could not tell all of a folder's
+--- changes). Said only beside named files: a large node_modules stops the look on every restore.
 function M.kept_lines(kept, incomplete)
   local lines = {}
   for i, k in ipairs(kept) do
@@ -362,10 +362,7 @@ function M.kept_lines(kept, incomplete)
     )
   end
   if incomplete and #kept > 0 then
-    table.insert(
-      lines,
-      "kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too"
-    )
+    table.insert(lines, "kept as is: more files the checkpoints do not track may have changed too")
   end
   return table.concat(lines, "\n")
 end

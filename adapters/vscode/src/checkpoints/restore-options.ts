@@ -178,7 +178,7 @@ function fileNotices(res: {
   if (!kept) return { info };
   // Said only beside named files: a large node_modules stops the look on every restore.
   const maybeMore = res.keptPathsIncomplete
-    ? " More files the checkpoints do not track (in large ignored or excluded folders) may have changed too; they were left as they are."
+    ? " More files the checkpoints do not track may have changed too; they were left as they are."
     : "";
   const why = (reason: KeptReason) =>
     reason === KeptReason.TOO_LARGE

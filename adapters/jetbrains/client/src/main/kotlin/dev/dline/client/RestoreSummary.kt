@@ -39,7 +39,7 @@ object RestoreSummary {
     }
 
     const val MAYBE_MORE =
-        "kept as is: more files the checkpoints do not track (in large ignored or excluded folders) may have changed too"
+        "kept as is: more files the checkpoints do not track may have changed too"
 
     private fun why(reason: KeptReason): String = when (reason) {
         KeptReason.KEPT_REASON_TOO_LARGE -> "too large to snapshot"
