@@ -197,6 +197,14 @@ export class EventRenderer {
       case "checkpointSaved":
         this.line(`  [checkpoint ${e.value.checkpointId.slice(0, 12)}]`);
         break;
+      case "filesRestored":
+        // Restored here or in another window (a follower hears it too).
+        this.line(
+          e.value.undo
+            ? "  [restore undone: the files are back as they were before it]"
+            : `  [files restored to checkpoint ${e.value.checkpointId.slice(0, 12)}]`,
+        );
+        break;
       case "error":
         this.line(`error (${visibleLine(e.value.code)}): ${visible(e.value.message)}`);
         break;

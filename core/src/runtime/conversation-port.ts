@@ -26,6 +26,12 @@ export function runtimeConversationPort(
     async rewindConversation(taskId, messageId, options) {
       await (await runtime()).rewind(taskId, messageId, options);
     },
+    async holdForRestore(taskId) {
+      return (await runtime()).holdForRestore(taskId);
+    },
+    async filesRestored(taskId, note) {
+      (await runtime()).tellFilesRestored(taskId, note);
+    },
     async stopRun(taskId, why) {
       return (await runtime()).stopRun(taskId, why);
     },
