@@ -122,6 +122,8 @@ export class EventRenderer {
   private askLines(ask: Ask): void {
     if (ask.kind === AskKind.FOLLOWUP) return;
     this.line(`? ${AskKind[ask.kind].toLowerCase()}: ${visibleLine(ask.summary)}`);
+    // Asked again (its file changed on disk while it waited): why, before the change shown again.
+    if (ask.askedAgainBecause) this.line(`  ${visibleLine(ask.askedAgainBecause)}`);
     // What is approved: the exact change of an edit, or the exact command line and its folder.
     this.out.write(approvalDetails(ask));
   }

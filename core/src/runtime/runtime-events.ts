@@ -27,6 +27,8 @@ export interface RuntimeAsk {
   /** The exact command line of a command approval. */
   command?: CommandLineRecord;
   toolCallId: string;
+  /** Why the same call is asked again (the file changed on disk while it waited); absent the first time. */
+  askedAgainBecause?: string;
 }
 
 /** A file restore of the task (or the Undo of one), as every window of the task is told it. */

@@ -375,6 +375,7 @@ export function askItem(a: Ask): ChatAsk {
     toolCallId: a.toolCallId,
     edits: fileEditItems(a.edits),
     ...commandItem(a.command),
+    ...(a.askedAgainBecause ? { askedAgainBecause: a.askedAgainBecause } : {}),
   };
 }
 
