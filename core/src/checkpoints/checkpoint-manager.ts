@@ -26,6 +26,7 @@ import {
 import { findTaskWorkspace } from "./task-repository-finder.js";
 import { GitChildren } from "./git-children.js";
 import { PendingSaveReads } from "./pending-save-reads.js";
+import { restorePurpose } from "./restore-purpose.js";
 
 export type { EditOutcome, RestoreMode, RestoreOutcome } from "./restore-flow.js";
 
@@ -452,11 +453,12 @@ export class CheckpointManager {
     const workspaceRoot = await this.workspaceOfTask(taskId);
     const [other, ...more] = (await this.conversation?.activeTasksIn?.(workspaceRoot, taskId)) ?? [];
     if (!other) return;
-    const title = other.title ? `"${other.title.slice(0, 60)}" (${other.id})` : other.id;
-    const others = more.length ? ` and ${more.length} other task(s)` : "";
+    // Named as the history lists it (its title), never by its id.
+    const named = other.title ? `Task "${other.title.slice(0, 60)}"` : "Another task";
+    const others = more.length ? ` and ${more.length} other task${more.length === 1 ? "" : "s"}` : "";
     throw new DlineError(
       "failed_precondition",
-      `Task ${title}${others} is running in this workspace: restoring files now could overwrite its edits. Wait for it to end, or cancel it, then restore.`,
+      `${named}${others} ${more.length ? "are" : "is"} running in this workspace: restoring files now could overwrite ${more.length ? "their" : "its"} edits. Wait for ${more.length ? "them" : "it"} to end, or cancel ${more.length ? "them" : "it"}, then restore.`,
     );
   }
 
@@ -692,7 +694,7 @@ export class CheckpointManager {
         assertFilesRestorable(target);
         await this.assertNoOtherTaskActive(taskId);
       }
-      const held = await this.holdForRestore(taskId, `for a restore of checkpoint ${target.id.slice(0, 8)}`);
+      const held = await this.holdForRestore(taskId, restorePurpose(target));
       try {
         if (mode !== "task") await this.saveMissedCommandTurn(engine, taskId, target);
         const alone = () => this.assertNoOtherTaskActive(taskId);
