@@ -27,9 +27,12 @@ export function runtimeConversationPort(
       await (await runtime()).rewind(taskId, messageId, options);
     },
     async holdForRestore(taskId) {
+      // Checkpoints of a task with no conversation here (none stored) hold nothing.
+      if (!(await tasks()).history.get(taskId)) return { end: () => {} };
       return (await runtime()).holdForRestore(taskId);
     },
     async filesRestored(taskId, note) {
+      if (!(await tasks()).history.get(taskId)) return;
       (await runtime()).tellFilesRestored(taskId, note);
     },
     async stopRun(taskId, why) {
