@@ -90,7 +90,7 @@ describe("a restore and a task started in another window at the same time", () =
     const err = (await manager.restore("t1", base.id, "files").catch((e: unknown) => e)) as DlineError;
     expect(err).toBeInstanceOf(DlineError);
     expect(err.code).toBe("failed_precondition");
-    expect(err.message).toMatch(/^Task t2 is running in this workspace/);
+    expect(err.message).toMatch(/^Another task is running in this workspace/);
     expect(read(sb.workspace, "a.txt")).toBe("by task 1\n");
     await manager.stop();
   });

@@ -169,7 +169,7 @@ describe("dline restore of a task that `dline task` runs in another terminal", (
     // The terminal running it ends once the restore is done, saying why its command stopped.
     await task.exited;
     expect(task.stdout()).toContain(
-      `The task was stopped for a restore of checkpoint ${baseline.slice(0, 8)} before this call finished.`,
+      "The task was stopped for a restore to the task's start before this call finished.",
     );
     expect(task.stdout()).toContain("[interrupted: the conversation was restored to an earlier point]");
     await new Promise((r) => setTimeout(r, 300));

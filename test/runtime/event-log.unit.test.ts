@@ -152,3 +152,30 @@ describe("TaskEventLog with a spill file", () => {
     expect(log.since(30n)).toEqual(appended.slice(25));
   });
 });
+
+describe("TaskEventLog continuing above another sidecar's seqs", () => {
+  it("jumps to above the seq given, reserves again, and replays across the jump from any point", async () => {
+    const reserved: bigint[] = [];
+    const log = new TaskEventLog("t1", 0n, (upTo) => reserved.push(upTo), 100n, {
+      dir: tmpDir(),
+      memoryBytes: 512 * 1024,
+    });
+    for (let i = 0; i < 10; i++) log.append(bigEvent(i));
+    log.continueAbove(5n); // below what it handed out already: nothing changes
+    expect(log.lastSeq).toBe(10n);
+    log.continueAbove(101n); // what a follower may have shown: the reservation
+    expect(log.lastSeq).toBe(101n);
+    // A subscriber at the jump waits for the next event, it does not spin (nothing was appended).
+    const waiting = collect(log, 101n, 102n);
+    const after = Array.from({ length: 20 }, (_, i) => log.append(bigEvent(10 + i)));
+    expect(after.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => 102n + BigInt(i)));
+    expect(reserved).toEqual([101n, 202n]);
+    expect((await waiting).map((e) => e.seq)).toEqual([102n]);
+    const seqs = [...Array.from({ length: 10 }, (_, i) => BigInt(i + 1)), ...after.map((e) => e.seq)];
+    // Some events are in the spill file now: replays read across it and across the jump.
+    for (const from of [0n, 4n, 10n, 50n, 101n, 102n, 110n]) {
+      const got = await collect(log, from, log.lastSeq);
+      expect(got.map((e) => e.seq)).toEqual(seqs.filter((s) => s > from));
+    }
+  });
+});

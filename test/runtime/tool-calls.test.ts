@@ -239,6 +239,11 @@ describe("proposed changes travel with the ask", () => {
     const [stale, again] = firstOf(asks(events), 2, "ask");
     expect(nth(stale.edits, 0, "edit").proposedText).toBe("HELLO\n");
     expect(again.toolCallId).toBe(stale.toolCallId);
+    // The question asked again says why, for every client to show with it; the first one does not.
+    expect(stale.askedAgainBecause).toBe("");
+    expect(again.askedAgainBecause).toBe(
+      "src/app.txt changed on disk while this approval waited, so nothing was written. The change shown is now made from the file as it is: approve again to write it.",
+    );
     expect(again.edits[0]).toMatchObject({
       originalText: "hello\nadded meanwhile\n",
       proposedText: "HELLO\nadded meanwhile\n",

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe as suite, expect, it, vi } from "vitest";
-import { AskKind, TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { AskKind, TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { openWindows, readIn, shape, watch, writeThenComplete } from "./follow-helpers.js";
 import { nth, lastOf } from "../helpers/items.js";
@@ -44,6 +44,24 @@ suite("a task running in one sidecar, followed from another", () => {
     const approved = followed.events.find((e) => e.event.case === "askResolved");
     expect(approved?.event.value).toMatchObject({ askId: ask.askId, approved: true });
     await Promise.all([direct.stop(), followed.stop()]);
+  });
+
+  it("a task done in one sidecar and opened in another (GetTask, then Subscribe after its last seq) shows what the first does next", async () => {
+    const { owner, other, taskId } = await taskInOwner();
+    const direct = watch(owner.clients, taskId);
+    const ask = await direct.ask(AskKind.TOOL_APPROVAL);
+    await owner.clients.tasks.respond({ taskId, askId: ask.askId, approve: true, text: "" });
+    await direct.status(TaskStatus.COMPLETED);
+    // Nobody holds the task now; the other window reads it from the disk, its seqs from the
+    // owner's reservation, and the owner, continuing it, goes on above them.
+    const view = await other.clients.tasks.getTask({ taskId });
+    const opened = watch(other.clients, taskId, view.lastSeq);
+    await owner.clients.tasks.sendMessage({ taskId, text: "And once more" });
+    const sent = (e: TaskEvent) => e.event.case === "messageAdded" && e.event.value.message?.text === "And once more";
+    const [there, here] = await Promise.all([direct.until(sent), opened.until(sent)]);
+    expect(here.seq).toBe(there.seq);
+    expect(here.seq).toBeGreaterThan(view.lastSeq);
+    await Promise.all([direct.stop(), opened.stop()]);
   });
 
   it("follows from the middle: GetTask and Subscribe after its last seq there miss nothing and repeat nothing", async () => {

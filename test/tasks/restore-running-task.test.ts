@@ -80,7 +80,7 @@ describe("a restore of the task that is running", () => {
       const ended = await stream.ended();
       const why =
         mode === RestoreMode.FILES
-          ? `stopped for a restore of checkpoint ${baseline.id.slice(0, 8)}`
+          ? "stopped for a restore to the task's start"
           : "the conversation was restored to an earlier point";
       expect(ended.event).toMatchObject({
         case: "statusChanged",
@@ -91,7 +91,7 @@ describe("a restore of the task that is running", () => {
         const finished = stream.events.filter((e) => e.event.case === "toolFinished").at(-1);
         expect(finished?.event.value).toMatchObject({
           status: ToolCallStatus.INTERRUPTED,
-          reason: `The task was stopped for a restore of checkpoint ${baseline.id.slice(0, 8)} before this call finished.`,
+          reason: "The task was stopped for a restore to the task's start before this call finished.",
         });
       }
       // The stopped turn's save came before the restore: the last file checkpoint is the undo point.
@@ -172,7 +172,8 @@ describe("a restore of the task that is running", () => {
     // Before: "…before this call finished", of a command that never started.
     expect(finished?.event.value).toMatchObject({
       status: ToolCallStatus.INTERRUPTED,
-      reason: `The task was stopped for a restore of checkpoint ${baseline.id.slice(0, 8)} while this call waited for approval: nothing ran.`,
+      reason:
+        "The task was stopped for a restore to the task's start while this call waited for approval: nothing ran.",
     });
     expect(readIn(workspace, "ran.txt")).toBeUndefined();
     await stream.stop();

@@ -202,6 +202,29 @@ describe("the chat fold", () => {
     expect(model.snapshot.checkpointProgress).toBeUndefined();
   });
 
+  it("a file restore made in any window marks its checkpoint restored; its Undo takes the mark away", () => {
+    const model = new ChatModel();
+    model.reset("t1");
+    const cp = (id: string, kind: string) => ({ id, kind, messageId: `m-${id}`, hasFiles: true, restored: false });
+    model.setCheckpoints([cp("base", "CHECKPOINT_KIND_BASELINE"), cp("turn", "CHECKPOINT_KIND_TURN")]);
+    const restored = () => model.snapshot.checkpoints.filter((c) => c.restored).map((c) => c.id);
+    model.apply(
+      event({
+        case: "filesRestored",
+        value: { checkpointId: "base", undoCheckpointId: "undo1", undo: false } as never,
+      }),
+    );
+    expect(restored()).toEqual(["base"]);
+    // The Undo restores the "before restore" checkpoint: no marker of the chat reads "restored".
+    model.apply(
+      event({
+        case: "filesRestored",
+        value: { checkpointId: "undo1", undoCheckpointId: "undo2", undo: true } as never,
+      }),
+    );
+    expect(restored()).toEqual([]);
+  });
+
   it("takes the context size from the task's own requests that report usage", () => {
     const model = new ChatModel();
     model.reset("t1");

@@ -269,6 +269,33 @@ describe("VS Code extension in a real VS Code (code-server + Chromium)", () => {
     },
   );
 
+  it("an approval asked again after its file changed on disk says why on its card", { timeout: 300_000 }, async () => {
+    const project = gitProject("dline-vscode-asked-again-", { "notes.md": "# notes\n" });
+    const model = await spawnModelServer({
+      apiKey: API_KEY,
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: "replace_in_file",
+              input: { path: "notes.md", diff: "------- SEARCH\n# notes\n=======\n# Notes\n+++++++ REPLACE" },
+            },
+          ],
+        },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "Notes retitled." } }] },
+      ],
+    });
+    cleanups.push(() => model.stop());
+    const out = path.join(OUT, "..", "vscode-asked-again");
+    const run = await runAgainstModel("asked-again", project, model, out);
+    expect(outcomes(run)).toEqual([
+      ["an approval asked again after its file changed on disk says why on its card", true, undefined],
+    ]);
+    expect(run.exitCode).toBe(0);
+    expectScreenshots(out, ["approval-asked-again"]);
+    fs.rmSync(project.roots.base, { recursive: true, force: true });
+  });
+
   it(
     "the checkpoint pick says which checkpoint is which; View Changes and Compare list what a tool changed inside a nested repository and the permissions a command changed; Compare names a change the checkpoints do not track, also when it is the only one; each completion card's View Changes shows its own completion's changes",
     { timeout: 400_000 },

@@ -122,6 +122,8 @@ export class EventRenderer {
   private askLines(ask: Ask): void {
     if (ask.kind === AskKind.FOLLOWUP) return;
     this.line(`? ${AskKind[ask.kind].toLowerCase()}: ${visibleLine(ask.summary)}`);
+    // Asked again (its file changed on disk while it waited): why, before the change shown again.
+    if (ask.askedAgainBecause) this.line(`  ${visibleLine(ask.askedAgainBecause)}`);
     // What is approved: the exact change of an edit, or the exact command line and its folder.
     this.out.write(approvalDetails(ask));
   }
@@ -196,6 +198,14 @@ export class EventRenderer {
         break;
       case "checkpointSaved":
         this.line(`  [checkpoint ${e.value.checkpointId.slice(0, 12)}]`);
+        break;
+      case "filesRestored":
+        // Restored here or in another window (a follower hears it too).
+        this.line(
+          e.value.undo
+            ? "  [restore undone: the files are back as they were before it]"
+            : `  [files restored to checkpoint ${e.value.checkpointId.slice(0, 12)}]`,
+        );
         break;
       case "error":
         this.line(`error (${visibleLine(e.value.code)}): ${visible(e.value.message)}`);

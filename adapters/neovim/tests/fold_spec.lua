@@ -488,6 +488,36 @@ S.case(
   end
 )
 
+S.case("a file restore made in any window marks its checkpoint restored; its Undo takes the mark away", function()
+  local state = fold.new("t1", "task")
+  fold.load(state, {
+    task = { status = "TASK_STATUS_COMPLETED" },
+    ownerPid = "0",
+    messages = {
+      { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "go" },
+      { id = "t1", kind = "tool", text = "write_to_file a.txt", checkpointId = "aaaa000011112222" },
+      { id = "t2", kind = "tool", text = "write_to_file b.txt", checkpointId = "bbbb000011112222" },
+    },
+  })
+  local function marker(id)
+    local lines = render.item_lines(state.index[id])
+    return lines[#lines - 1]
+  end
+  local change = fold.apply(state, {
+    seq = "10",
+    filesRestored = { checkpointId = "aaaa000011112222", undoCheckpointId = "cccc000011112222" },
+  })
+  T.eq(change.items, { "t1" }, "the marker restored to is redrawn")
+  T.eq(marker("t1"), "── checkpoint aaaa0000 (restored)", "restored")
+  -- The Undo restores the "before restore" checkpoint, which no row shows.
+  change = fold.apply(state, {
+    seq = "11",
+    filesRestored = { checkpointId = "cccc000011112222", undoCheckpointId = "dddd000011112222", undo = true },
+  })
+  T.eq(change.items, { "t1" }, "the old mark is redrawn")
+  T.eq(marker("t1"), "── checkpoint aaaa0000", "no longer restored")
+end)
+
 S.case("a command's result shows its output folded and how it ended; no output says so", function()
   local function command(output, status, reason)
     return render.item_lines({

@@ -774,8 +774,7 @@ S.case(
     vim.api.nvim_buf_set_lines(typed, 0, -1, false, { "typed, not saved" })
     vim.cmd("buffer " .. buf)
     local baseline = baseline_of(s, controller)
-    -- Another window (its own sidecar, the same folders) restores the files alone: nothing of
-    -- it reaches this window's task stream.
+    -- Another window (its own sidecar, the same folders) restores the files alone.
     restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES")
     T.eq(T.read(file), "hello\n", "the file restored")
     T.write(notes, "changed elsewhere\n")
@@ -789,6 +788,27 @@ S.case(
     T.eq(vim.bo[typed].modified, true, "still unsaved")
   end
 )
+
+S.case("a files-only restore and its undo from another window: the marker here says restored, then no more", function()
+  local s, file, controller = greeted_task()
+  local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
+  local turn = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_TURN" end, cps)[1]
+  local function marker_reads(words)
+    local line = "── checkpoint " .. turn.id:sub(1, 8) .. " (" .. words .. ")\n"
+    T.wait(
+      function() return controller.chat:text():find(line, 1, true) ~= nil end,
+      "the marker to read " .. words .. "; the chat:\n" .. controller.chat:text()
+    )
+  end
+  T.write(file, "mine\n")
+  local restored = restore_in_other_window(controller, turn, "RESTORE_MODE_FILES")
+  T.eq(T.read(file), "hello, world\n", "the file restored")
+  marker_reads("turn, restored")
+  -- Before: the undo told this window nothing, and its marker said "restored" for good.
+  restore_in_other_window(controller, { id = restored.undoCheckpointId }, "RESTORE_MODE_FILES")
+  T.eq(T.read(file), "mine\n", "the restore undone")
+  marker_reads("turn")
+end)
 
 S.case(":Dline undo puts back the files a restore changed, once", function()
   local s, file, controller = greeted_task()
@@ -982,11 +1002,7 @@ S.case("a restore of the task running here stops it first, and says so", functio
   T.truthy(not said("its sidecar stopped"), "not that its sidecar stopped: " .. vim.inspect(messages))
   vim.wait(300)
   T.eq(vim.loop.fs_stat(ticks), nil, "nothing the command writes comes back after the restore")
-  T.contains(
-    controller.chat:text(),
-    "stopped for a restore of checkpoint " .. baseline.id:sub(1, 8),
-    "the chat says why it stopped"
-  )
+  T.contains(controller.chat:text(), "stopped for a restore to the task's start", "the chat says why it stopped")
 end)
 
 S.case("a restore after the task moved the git history says a restore does not undo it", function()

@@ -265,6 +265,14 @@ export class PromptTurn {
           kind: e.value.kind.replace(/^CHECKPOINT_KIND_/, "").toLowerCase(),
         });
         return undefined;
+      case "filesRestored":
+        // A restore (or its Undo) in any window: an editor lists the checkpoints again.
+        this.sendExtension("_dline/files_restored", {
+          checkpointId: e.value.checkpointId,
+          undoCheckpointId: e.value.undoCheckpointId,
+          undo: e.value.undo,
+        });
+        return undefined;
       case "checkpointStatus": {
         const v = e.value;
         const status = {

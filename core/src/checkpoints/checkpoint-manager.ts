@@ -26,6 +26,7 @@ import {
 import { findTaskWorkspace } from "./task-repository-finder.js";
 import { GitChildren } from "./git-children.js";
 import { PendingSaveReads } from "./pending-save-reads.js";
+import { restorePurpose } from "./restore-purpose.js";
 
 export type { EditOutcome, RestoreMode, RestoreOutcome } from "./restore-flow.js";
 
@@ -452,11 +453,12 @@ export class CheckpointManager {
     const workspaceRoot = await this.workspaceOfTask(taskId);
     const [other, ...more] = (await this.conversation?.activeTasksIn?.(workspaceRoot, taskId)) ?? [];
     if (!other) return;
-    const title = other.title ? `"${other.title.slice(0, 60)}" (${other.id})` : other.id;
-    const others = more.length ? ` and ${more.length} other task(s)` : "";
+    // Named as the history lists it (its title), never by its id.
+    const named = other.title ? `Task "${other.title.slice(0, 60)}"` : "Another task";
+    const others = more.length ? ` and ${more.length} other task${more.length === 1 ? "" : "s"}` : "";
     throw new DlineError(
       "failed_precondition",
-      `Task ${title}${others} is running in this workspace: restoring files now could overwrite its edits. Wait for it to end, or cancel it, then restore.`,
+      `${named}${others} ${more.length ? "are" : "is"} running in this workspace: restoring files now could overwrite ${more.length ? "their" : "its"} edits. Wait for ${more.length ? "them" : "it"} to end, or cancel ${more.length ? "them" : "it"}, then restore.`,
     );
   }
 
@@ -692,14 +694,14 @@ export class CheckpointManager {
         assertFilesRestorable(target);
         await this.assertNoOtherTaskActive(taskId);
       }
-      const stopped = await this.stopRunForRestore(taskId, `for a restore of checkpoint ${target.id.slice(0, 8)}`);
+      const held = await this.holdForRestore(taskId, restorePurpose(target));
       try {
         if (mode !== "task") await this.saveMissedCommandTurn(engine, taskId, target);
         const alone = () => this.assertNoOtherTaskActive(taskId);
         const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger, alone);
-        return { ...(await flow.restore(checkpointId, mode)), runStopped: stopped !== undefined };
+        return { ...(await flow.restore(checkpointId, mode)), runStopped: held.stopped };
       } finally {
-        stopped?.end();
+        held.end();
       }
     });
   }
@@ -714,6 +716,17 @@ export class CheckpointManager {
     const stopped = await this.conversation?.stopRun?.(taskId, why);
     if (stopped) await this.settled(taskId);
     return stopped;
+  }
+
+  /**
+   * The task is held here until `end()`, its run stopped first when it runs here (`stopped`):
+   * other windows follow it here meanwhile and see what the restore tells them.
+   */
+  private async holdForRestore(taskId: string, why: string): Promise<{ stopped: boolean; end(): void }> {
+    const stopped = await this.stopRunForRestore(taskId, why);
+    if (stopped) return { stopped: true, end: () => stopped.end() };
+    const held = await this.conversation?.holdForRestore?.(taskId);
+    return { stopped: false, end: () => held?.end() };
   }
 
   /**
@@ -759,14 +772,14 @@ export class CheckpointManager {
     };
     let everyChange = false;
     let runningChanges: ReadonlySet<string> | undefined;
-    let stopped: { end(): void } | undefined;
+    let held: { stopped: boolean; end(): void } | undefined;
     try {
       if (mode === "restore_all" && !(await checkpointError())) {
         // The checkpoint Restore All goes to (as RestoreFlow.editMessage finds it).
         const message = await this.conversation?.messageInfo(taskId, messageId);
         const changed = message !== undefined && message.text !== text;
         // Restore All writes files: a run of the task here is stopped first (see restore).
-        if (changed && !options.dryRun) stopped = await this.stopRunForRestore(taskId, "for Restore All");
+        if (changed && !options.dryRun) held = await this.holdForRestore(taskId, "for Restore All");
         const target =
           changed && (await this.conversation?.commandCalls?.(taskId))?.length
             ? restoreAllTarget((await engine.list(taskId)).filter(offered), messageId, message.createdAt)
@@ -785,9 +798,9 @@ export class CheckpointManager {
         everyChange,
         runningChanges,
       });
-      return { ...outcome, runStopped: stopped !== undefined };
+      return { ...outcome, runStopped: held?.stopped ?? false };
     } finally {
-      stopped?.end();
+      held?.end();
     }
   }
 

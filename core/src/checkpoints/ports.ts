@@ -24,6 +24,21 @@ export interface TaskConversationPort {
    */
   stopRun?(taskId: string, why: string): Promise<{ end(): void } | undefined>;
   /**
+   * Holds the task in this sidecar while a restore changes it (when no run of it here does):
+   * windows that follow it from other sidecars follow this one meanwhile, and see what the
+   * restore tells them. Released at `end()`.
+   */
+  holdForRestore?(taskId: string): Promise<{ end(): void }>;
+  /**
+   * Tells every window of the task that its files were restored to `checkpointId` (an Undo when
+   * that is a "before restore" checkpoint): which checkpoint reads "restored" changed. Called once
+   * the files are written; it never fails the restore.
+   */
+  filesRestored?(
+    taskId: string,
+    note: { checkpointId: string; undoCheckpointId: string; undo: boolean },
+  ): Promise<void>;
+  /**
    * The ids of the task's messages now. A checkpoint of a message that a restore of the task
    * removed is no longer offered (its marker went with the message). Undefined: unknown.
    */

@@ -128,6 +128,7 @@ export class RestoreFlow {
           undoCheckpointId: result.undo.id,
           repositoryNote: this.engine.repositoryMovedSince(cp),
         });
+        await this.tellFilesRestored(cp, result.undo.id);
       } catch (err) {
         if (mode === "files") throw err;
         // Restore Files & Task: the conversation is still restored; the file error is reported.
@@ -216,6 +217,7 @@ export class RestoreFlow {
           keptPaths: result.kept,
           keptPathsIncomplete: result.keptIncomplete,
         };
+        await this.tellFilesRestored(cp, result.undo.id);
       } catch (err) {
         fileError = `Restoring files failed: ${(err as Error).message}`;
       }
@@ -295,6 +297,20 @@ export class RestoreFlow {
       commandSaves: commandSavesAfter(cps, cp),
     });
     return scope ? changed.filter((p) => scope.has(p)) : [...changed];
+  }
+
+  /**
+   * Every window of the task hears of a file restore (the "restored" mark moved), an Undo too:
+   * without it, another window kept showing the mark an Undo had taken away.
+   */
+  private async tellFilesRestored(cp: CheckpointInfo, undoCheckpointId: string): Promise<void> {
+    const note = { checkpointId: cp.id, undoCheckpointId, undo: cp.kind === "before_restore" };
+    await this.conversation?.filesRestored?.(this.taskId, note).catch((err: unknown) => {
+      this.logger.warn("other windows could not be told of a file restore", {
+        task: this.taskId,
+        error: (err as Error).message,
+      });
+    });
   }
 
   /** Paths this task's editing tools recorded: from its checkpoints and from the task store. */

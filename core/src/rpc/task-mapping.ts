@@ -166,6 +166,7 @@ export function askToProto(a: RuntimeAsk): Ask {
     edits: fileEditsToProto(a.edits),
     command: a.command ? commandLineToProto(a.command) : undefined,
     toolCallId: a.toolCallId,
+    askedAgainBecause: a.askedAgainBecause ?? "",
   });
 }
 

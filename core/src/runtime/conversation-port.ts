@@ -26,6 +26,15 @@ export function runtimeConversationPort(
     async rewindConversation(taskId, messageId, options) {
       await (await runtime()).rewind(taskId, messageId, options);
     },
+    async holdForRestore(taskId) {
+      // Checkpoints of a task with no conversation here (none stored) hold nothing.
+      if (!(await tasks()).history.get(taskId)) return { end: () => {} };
+      return (await runtime()).holdForRestore(taskId);
+    },
+    async filesRestored(taskId, note) {
+      if (!(await tasks()).history.get(taskId)) return;
+      (await runtime()).tellFilesRestored(taskId, note);
+    },
     async stopRun(taskId, why) {
       return (await runtime()).stopRun(taskId, why);
     },

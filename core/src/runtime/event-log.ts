@@ -28,13 +28,20 @@ const READ_BATCH_BYTES = 4 * 1024 * 1024;
  * back from a file of this process when a subscriber asks for them.
  */
 export class TaskEventLog {
-  /** The events held in memory: the newest ones, from seq `memoryFrom` on. */
+  /** The events held in memory: the newest ones, from position `memoryFrom` on (0: the first event). */
   private events: RuntimeEvent[] = [];
   private sizes: number[] = [];
   private heldBytes = 0;
   /** Held bytes past which older events go to the file (higher for a while after the file failed). */
   private spillAt: number;
-  private memoryFrom: bigint;
+  private memoryFrom = 0;
+  /** Events appended so far (positions 0 to count - 1). */
+  private count = 0;
+  /**
+   * Where seqs jump (continueAbove): from position `pos` on, events have seqs `seq`, `seq + 1`…
+   * up to the next run's position. Ascending in both; the first run starts the log.
+   */
+  private readonly runs: { pos: number; seq: bigint }[];
   private readonly spilled: EventSpill | undefined;
   private readonly memoryBytes: number;
   private readonly waiters = new Set<Waiter>();
@@ -60,7 +67,7 @@ export class TaskEventLog {
   ) {
     this.nextSeq = baseSeq + 1n;
     this.reservedUpTo = baseSeq;
-    this.memoryFrom = baseSeq + 1n;
+    this.runs = [{ pos: 0, seq: baseSeq + 1n }];
     this.spilled = spill ? new EventSpill(spill.dir, spill.keepFreeBytes) : undefined;
     this.memoryBytes = spill?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
     this.spillAt = this.memoryBytes;
@@ -75,6 +82,32 @@ export class TaskEventLog {
     return this.subscriptions;
   }
 
+  /**
+   * The next event's seq is above `seq` (nothing changes when it is already): a sidecar that
+   * takes the task's claim continues above every seq another sidecar may have shown for it (its
+   * reservation, which a follower's GetTask and Subscribe start from). The next event reserves again.
+   */
+  continueAbove(seq: bigint): void {
+    if (seq < this.nextSeq) return;
+    this.nextSeq = seq + 1n;
+    this.reservedUpTo = seq;
+    const last = this.runs[this.runs.length - 1]!;
+    if (last.pos === this.count) last.seq = this.nextSeq;
+    else this.runs.push({ pos: this.count, seq: this.nextSeq });
+  }
+
+  /** How many events have a seq up to `seq`: the position of the first one after it. */
+  private countUpTo(seq: bigint): number {
+    let n = 0;
+    for (let i = 0; i < this.runs.length; i++) {
+      const run = this.runs[i]!;
+      if (run.seq > seq) break;
+      const end = this.runs[i + 1]?.pos ?? this.count;
+      n = Math.min(end, run.pos + Number(seq - run.seq) + 1);
+    }
+    return n;
+  }
+
   /** Adds an event (its seq, task id and time are given here) and wakes the subscribers. */
   append(body: RuntimeEventBody): RuntimeEvent {
     if (this.nextSeq > this.reservedUpTo) {
@@ -82,6 +115,7 @@ export class TaskEventLog {
       this.reserve(this.reservedUpTo);
     }
     const event: RuntimeEvent = { seq: this.nextSeq++, taskId: this.taskId, time: BigInt(Date.now()), event: body };
+    this.count++;
     const size = approximateBytes(body);
     this.events.push(event);
     this.sizes.push(size);
@@ -96,11 +130,10 @@ export class TaskEventLog {
    * or, from the file, a batch of a few megabytes (ask again after the last one for the rest).
    */
   since(afterSeq: bigint): RuntimeEvent[] {
-    if (afterSeq < this.baseSeq) afterSeq = this.baseSeq;
+    const from = this.countUpTo(afterSeq);
     // Once closed, the file is gone: a subscriber gets nothing more rather than a gap.
-    if (afterSeq + 1n < this.memoryFrom)
-      return this.spilled && !this.closed ? this.spilled.read(Number(afterSeq - this.baseSeq), READ_BATCH_BYTES) : [];
-    return this.events.slice(Math.max(0, Number(afterSeq + 1n - this.memoryFrom)));
+    if (from < this.memoryFrom) return this.spilled && !this.closed ? this.spilled.read(from, READ_BATCH_BYTES) : [];
+    return this.events.slice(from - this.memoryFrom);
   }
 
   /** The newest event that matches, searched from the newest back (memory first, then the file). */
@@ -147,7 +180,7 @@ export class TaskEventLog {
         yield event;
       }
       if (this.closed || signal.aborted) return;
-      if (cursor < this.lastSeq) continue;
+      if (this.countUpTo(cursor) < this.count) continue;
       await new Promise<void>((resolve) => {
         const wake = () => {
           this.waiters.delete(wake);
@@ -183,7 +216,7 @@ export class TaskEventLog {
     this.events = this.events.slice(count);
     this.sizes = this.sizes.slice(count);
     this.heldBytes = bytes;
-    this.memoryFrom += BigInt(count);
+    this.memoryFrom += count;
   }
 }
 

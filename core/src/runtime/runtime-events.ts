@@ -27,6 +27,18 @@ export interface RuntimeAsk {
   /** The exact command line of a command approval. */
   command?: CommandLineRecord;
   toolCallId: string;
+  /** Why the same call is asked again (the file changed on disk while it waited); absent the first time. */
+  askedAgainBecause?: string;
+}
+
+/** A file restore of the task (or the Undo of one), as every window of the task is told it. */
+export interface FilesRestoredNote {
+  /** The checkpoint the files were restored to (for an Undo, a "before restore" checkpoint). */
+  checkpointId: string;
+  /** The "before restore" checkpoint saved first: restoring it undoes this restore. */
+  undoCheckpointId: string;
+  /** This restore was an Undo of an earlier one. */
+  undo: boolean;
 }
 
 /** One thing that happened in a task; `case` names it as the protocol's event oneof does. */
@@ -76,6 +88,7 @@ export type RuntimeEventBody =
     }
   | { case: "error"; value: { code: string; message: string; retryable: boolean } }
   | { case: "rewound"; value: { afterMessageId: string } }
+  | { case: "filesRestored"; value: FilesRestoredNote }
   | {
       case: "checkpointStatus";
       value: {

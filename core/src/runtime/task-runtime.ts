@@ -19,7 +19,7 @@ import { STOPPED_WHILE_ASKING, stoppedTurn, TOOL_CALL_PROGRESS, type StoppedTurn
 import { cutConversation } from "./conversation-cut.js";
 import { RunStoppedFor, stoppedRunStatus } from "./run-stop.js";
 import { LiveTask, maxBig, type KernelState } from "./live-task.js";
-import type { RuntimeAsk, RuntimeEvent, RuntimeEventBody, TaskRunStatus } from "./runtime-events.js";
+import type { FilesRestoredNote, RuntimeAsk, RuntimeEvent, RuntimeEventBody, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
 import type { ApprovalOverlay, ToolEnvironment, EditorFiles } from "../agent/index.js";
@@ -436,6 +436,10 @@ export class TaskRuntime {
         this.live.delete(taskId);
         task.close();
         task = this.load(taskId, { continuing: true });
+      } else if (onDisk) {
+        // A follower in another sidecar starts from the reservation on disk (its own copy's
+        // first seq): events from here go above it, or that window would never show them.
+        task.events.continueAbove(maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0")));
       }
     }
     return task;
@@ -719,6 +723,22 @@ export class TaskRuntime {
   }
 
   /**
+   * Holds the task here while a restore changes it (its files, its conversation), unless a run
+   * here holds it (stopRun): a window following it from another sidecar then follows this one,
+   * and sees what the restore tells (`files_restored`, `rewound`). Released at `end`.
+   */
+  holdForRestore(taskId: string): { end(): void } {
+    if (this.deps.ownership.holds(taskId)) return { end: () => {} };
+    this.claimForWrite(taskId);
+    return {
+      end: () => {
+        const task = this.live.get(taskId);
+        if (task) this.releaseIfIdle(task);
+      },
+    };
+  }
+
+  /**
    * Stops the task's run here, if it has one, for `why` ("for a restore of checkpoint …"), and
    * waits for it to end: its tools and commands are stopped and its last save made, so what a
    * restore then writes is not written over. The task stays claimed here, its status unsaid,
@@ -824,6 +844,19 @@ export class TaskRuntime {
       else this.setStatus(task, "interrupted", "the conversation was restored to an earlier point");
       this.releaseIfIdle(task);
     }
+  }
+
+  /**
+   * A file restore of the task (or its Undo) ended: an event on the task's stream tells every
+   * window, in this sidecar and in those following it, that the checkpoint the files are restored
+   * to changed. The task is claimed here for it, as for a rewind, so that its stream is this one.
+   */
+  tellFilesRestored(taskId: string, note: FilesRestoredNote): void {
+    // A run the restore stopped keeps its claim until the restore's end (stopRun).
+    const claimedBefore = this.deps.ownership.holds(taskId);
+    const task = this.claimForWrite(taskId);
+    task.events.append({ case: "filesRestored", value: note });
+    if (!claimedBefore) this.releaseIfIdle(task);
   }
 
   /** The model profile a task runs with ("" when it has none recorded, e.g. an imported task). */

@@ -31,6 +31,7 @@ import { isSidecarStopping, stoppedCallReason } from "./run-stop.js";
 import type { TaskMode, TurnLoopDeps } from "./turn-deps.js";
 import type { AskKindName, RuntimeAsk } from "./runtime-events.js";
 import type { ToolCallStatusName } from "./tool-call-record.js";
+import { changedWhileAsked } from "./asked-again.js";
 
 const COMMAND_TOOL = "execute_command";
 const SUBAGENT_TOOL = "new_subagent";
@@ -105,6 +106,7 @@ interface AskInit {
   toolCallId?: string;
   edits?: FileEditRecord[];
   command?: CommandLineRecord;
+  askedAgainBecause?: string;
 }
 
 /**
@@ -128,6 +130,7 @@ export async function ask(deps: TurnLoopDeps, init: AskInit, signal: AbortSignal
         toolCallId: init.toolCallId ?? "",
         edits: init.edits ?? [],
         command: init.command,
+        ...(init.askedAgainBecause ? { askedAgainBecause: init.askedAgainBecause } : {}),
       };
       deps.events.append({ case: "ask", value });
       deps.setStatus("waiting", init.summary);
@@ -436,6 +439,7 @@ class ToolTurn {
   ): Promise<Proposal> {
     const input = call.input!;
     let approvedWith: string | undefined;
+    let askedAgainBecause: string | undefined;
     for (let attempt = 1; ; attempt++) {
       let prepared: PreparedEdit | undefined;
       if (tool.prepareEdit) {
@@ -470,6 +474,7 @@ class ToolTurn {
             toolCallId: o.toolCallId,
             edits,
             command: o.command,
+            askedAgainBecause,
           },
           this.signal,
         );
@@ -497,6 +502,7 @@ class ToolTurn {
         tool: call.name,
         attempt,
       });
+      askedAgainBecause = changedWhileAsked(edits.map((e) => e.path));
     }
   }
 

@@ -25,11 +25,13 @@ end
 --- the tool already.
 function M.approval_prompt(ask)
   local render = require("dline.chat_render")
+  -- Asked again (its file changed on disk while it waited): why comes first.
+  local again = (ask.askedAgainBecause or "") ~= "" and (render.one_line(ask.askedAgainBecause) .. " ") or ""
   if ask.kind == "ASK_KIND_COMMAND_APPROVAL" then
     local c = ask.command or {}
     local line = render.one_line((c.command or "") ~= "" and c.command or ask.summary)
     local where = (c.workingDirectory or "") ~= "" and (" (in " .. render.one_line(c.workingDirectory) .. ")") or ""
-    return ("Dline wants to run: %s%s"):format(line, where)
+    return ("%sDline wants to run: %s%s"):format(again, line, where)
   end
   local stats = {}
   for _, edit in ipairs(ask.edits or {}) do
@@ -38,7 +40,8 @@ function M.approval_prompt(ask)
       #(ask.edits or {}) > 1 and (render.one_line(edit.path) .. " " .. render.edit_stat(edit)) or render.edit_stat(edit)
     )
   end
-  return ("Dline wants to: %s%s"):format(
+  return ("%sDline wants to: %s%s"):format(
+    again,
     render.one_line(ask.summary),
     #stats > 0 and (" " .. table.concat(stats, ", ")) or ""
   )

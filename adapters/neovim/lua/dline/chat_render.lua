@@ -384,6 +384,8 @@ function M.ask_lines(state)
       table.insert(lines, ("   %s %s"):format(M.one_line(edit.path), M.edit_stat(edit)))
     end
   end
+  -- Asked again (its file changed on disk while it waited): why, under the question.
+  if (a.askedAgainBecause or "") ~= "" then table.insert(lines, "   " .. M.one_line(a.askedAgainBecause)) end
   table.insert(lines, "")
   return lines
 end

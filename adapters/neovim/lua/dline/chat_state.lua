@@ -350,6 +350,19 @@ function M.apply(state, event)
       filesTotal = H.num(c.filesTotal),
     }
     return { header = true }
+  elseif event.filesRestored then
+    -- The files are at this checkpoint now (restored in any window): its marker alone says
+    -- "restored"; after an Undo (a "before restore" checkpoint, never a marker) none does.
+    local target = event.filesRestored.checkpointId or ""
+    local ids = {}
+    for _, item in ipairs(state.items) do
+      local restored = (item.checkpointId or "") ~= "" and item.checkpointId == target or nil
+      if restored ~= item.checkpointRestored then
+        item.checkpointRestored = restored
+        table.insert(ids, item.id)
+      end
+    end
+    return { items = ids }
   elseif event.rewound then
     local after = event.rewound.afterMessageId or ""
     -- A question the restore (here, in another window, from the CLI) took away went with the

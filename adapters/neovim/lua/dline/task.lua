@@ -353,6 +353,12 @@ function H.on_event(self, event)
   -- The conversation was restored, maybe from another window or the CLI (its files too): the
   -- unmodified buffers whose files changed show them now, as after a restore made here.
   if event.rewound then buffers.reload_changed(self.workspace_root) end
+  -- Files restored (or a restore undone) in another window: the buffers show the files, and the
+  -- markers what ListCheckpoints says (which restore Undo is offered for, too).
+  if event.filesRestored then
+    buffers.reload_changed(self.workspace_root)
+    self:refresh_checkpoints()
+  end
   for _, fn in ipairs(self.listeners or {}) do
     fn(event)
   end

@@ -674,7 +674,7 @@ export class ChatController implements vscode.Disposable {
       this.repairNotices.offer(event.event.value.state, event.event.value.message);
     const kind = event.event.case;
     if (kind === "ask" || kind === "askResolved" || kind === "statusChanged" || kind === "rewound") this.onAskChanged();
-    if (kind === "checkpointSaved" || kind === "rewound") this.scheduleCheckpointRefresh();
+    if (kind === "checkpointSaved" || kind === "rewound" || kind === "filesRestored") this.scheduleCheckpointRefresh();
     if (kind === "statusChanged") void this.refreshCheckpointHeader();
   }
 

@@ -235,6 +235,11 @@ export class ChatModel {
       case "error":
         s.items.push({ type: "error", code: e.value.code, message: e.value.message });
         break;
+      case "filesRestored":
+        // The files are at this checkpoint now (in any window): it alone reads "restored". After
+        // an Undo that is a "before restore" one, so no marker does. ListCheckpoints follows.
+        s.checkpoints = s.checkpoints.map((c) => ({ ...c, restored: c.id === e.value.checkpointId }));
+        break;
       case "rewound": {
         const after = e.value.afterMessageId;
         const index = after ? s.items.findIndex((i) => i.type === "message" && i.id === after) : -1;
@@ -370,6 +375,7 @@ export function askItem(a: Ask): ChatAsk {
     toolCallId: a.toolCallId,
     edits: fileEditItems(a.edits),
     ...commandItem(a.command),
+    ...(a.askedAgainBecause ? { askedAgainBecause: a.askedAgainBecause } : {}),
   };
 }
 

@@ -112,6 +112,8 @@ export interface ChatAsk {
   edits: ChatFileEdit[];
   /** A command approval: the exact command line and its folder. */
   command?: ChatCommandLine;
+  /** Why the same call is asked again (its file changed on disk while it waited); "" the first time. */
+  askedAgainBecause?: string;
 }
 
 export interface ChatCheckpoint {

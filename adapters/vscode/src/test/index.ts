@@ -3,6 +3,7 @@
  * outcome as the test run's exit code. DLINE_E2E_SUITE picks the suite: "e2e" (the extension's
  * end-to-end checks), "limits" (checkpoint limits), "core-problem" (a sidecar that cannot start),
  * "restore-notices" (what a restore kept as it was; approval diffs closed while opening),
+ * "asked-again" (an approval asked again after its file changed on disk says why),
  * "approvals-restore" (approvals in a long chat, a reject's feedback, a confirmed restore and its Undo),
  * "undo-cut-off" (an Undo the core refuses for a while, Restore Files Only after a file restore, an
  * answer cut off by Cancel), "reading-history" (a restore over unsaved changes, a long answer
@@ -20,6 +21,7 @@ import { defineE2eSuite, defineLimitsSuite } from "./e2e-suite.js";
 import { defineLeftOutSuite } from "./left-out-suite.js";
 import { defineReadingHistorySuite } from "./reading-history-suite.js";
 import { defineRestoreNoticesSuite } from "./restore-notices-suite.js";
+import { defineAskedAgainSuite } from "./asked-again-suite.js";
 import { defineUndoCutOffSuite } from "./undo-cut-off-suite.js";
 import { required } from "./helpers.js";
 import { TestSuite } from "./runner.js";
@@ -33,6 +35,7 @@ export async function run(): Promise<void> {
   else if (name === "limits") defineLimitsSuite(suite, outDir);
   else if (name === "core-problem") defineCoreProblemSuite(suite, outDir);
   else if (name === "restore-notices") defineRestoreNoticesSuite(suite, outDir);
+  else if (name === "asked-again") defineAskedAgainSuite(suite, outDir);
   else if (name === "approvals-restore") defineApprovalsRestoreSuite(suite, outDir);
   else if (name === "undo-cut-off") defineUndoCutOffSuite(suite, outDir);
   else if (name === "reading-history") defineReadingHistorySuite(suite, outDir);

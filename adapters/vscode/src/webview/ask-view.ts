@@ -38,6 +38,9 @@ export function renderAsk(box: HTMLElement, state: ChatState, actions: AskAction
 function askBody(ask: ChatAsk, actions: AskActions): Child[] {
   if (ask.kind === "tool" || ask.kind === "command") {
     const parts: Child[] = [];
+    // Asked again (the file changed while the question waited): why, before the same card.
+    if (ask.askedAgainBecause)
+      parts.push(el("div", { class: "ask-again", role: "status" }, visibleText(ask.askedAgainBecause)));
     if (ask.kind === "command") {
       parts.push(el("div", { class: "ask-title" }, "Dline wants to run this command:"));
       parts.push(
