@@ -137,9 +137,7 @@ describe("a files restore names what the checkpoints do not track and a command 
     const { env, taskId } = await commandTask(roots, workspace);
     const out = (await run(cli, ["restore", taskId, await baselineOf(env, taskId), "--mode", "files"], { env })).stdout;
     expect(out).toContain("  kept as is: not tracked by checkpoints: .env\n");
-    expect(out).toContain(
-      "  kept as is: more files the checkpoints do not track may have changed too\n",
-    );
+    expect(out).toContain("  kept as is: more files the checkpoints do not track may have changed too\n");
     expect(out).not.toContain("node_modules/p");
   });
 

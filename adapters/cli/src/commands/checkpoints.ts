@@ -189,9 +189,7 @@ async function restoreThrough(
       ctx.out.write(`  and ${res.keptPaths.length - NAMED_SHOWN} more kept as they were\n`);
     // Only beside named files: a large node_modules stops the core's look on every restore.
     if (res.keptPaths.length && res.keptPathsIncomplete)
-      ctx.out.write(
-        "  kept as is: more files the checkpoints do not track may have changed too\n",
-      );
+      ctx.out.write("  kept as is: more files the checkpoints do not track may have changed too\n");
     // The person's git history moved since (a task's `git reset`, a branch switched): not undone.
     if (res.repositoryNote) ctx.out.write(`note: ${visibleLine(res.repositoryNote)}\n`);
     if (res.fileError) ctx.err.write(`file restore failed: ${res.fileError}\n`);
