@@ -5,7 +5,9 @@ import { CheckpointStatusLine } from "../../adapters/cli/src/render.js";
 import { CHECKPOINT_MESSAGES } from "../../core/src/checkpoints/index.js";
 import { CheckpointStatusChangedSchema } from "../../core/src/gen/dline/v1/task_pb.js";
 
-function linesFor(statuses: { state: string; message: string; phase?: string }[]): string[] {
+function linesFor(
+  statuses: { state: string; message: string; phase?: string; filesDone?: bigint; filesTotal?: bigint }[],
+): string[] {
   const out = new PassThrough();
   let text = "";
   out.on("data", (b: Buffer) => (text += b.toString("utf8")));
@@ -33,5 +35,17 @@ describe("checkpoint status lines without a terminal", () => {
       "checkpoints initializing: scanning the workspace",
       "checkpoints ready",
     ]);
+  });
+
+  it("count one file as one file ('taking in 1 files' before)", () => {
+    const staging = (filesTotal: bigint) => ({
+      state: "CHECKPOINT_STATE_INITIALIZING",
+      message: CHECKPOINT_MESSAGES.initializing,
+      phase: "staging",
+      filesDone: 0n,
+      filesTotal,
+    });
+    expect(linesFor([staging(1n)])).toEqual(["checkpoints initializing: taking in 1 file"]);
+    expect(linesFor([staging(1202n)])).toEqual(["checkpoints initializing: taking in 1,202 files"]);
   });
 });

@@ -33,11 +33,12 @@ export class CheckpointStatusLine {
     // On a terminal the count is rewritten as it grows; a line per phase is printed once, at
     // the phase's start, so it names what the phase takes in, not a count stale at once ("0 of").
     const total = s.filesTotal.toLocaleString("en");
+    const files = s.filesTotal === 1n ? "file" : "files";
     const counts =
       s.phase === "staging" && s.filesTotal > 0n
         ? this.err.isTTY
-          ? ` ${s.filesDone.toLocaleString("en")} of ${total} files`
-          : ` ${total} files`
+          ? ` ${s.filesDone.toLocaleString("en")} of ${total} ${files}`
+          : ` ${total} ${files}`
         : "";
     // Before any phase, a sentence other than "initializing" says why (another window's lock).
     const why = state === "initializing" && !s.phase && s.message !== CHECKPOINT_MESSAGES.initializing;
