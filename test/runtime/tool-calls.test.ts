@@ -512,8 +512,12 @@ describe("a reopened task looks like the live one", () => {
     const last = lastOf(events, "event");
     expect(last.event.case === "statusChanged" && last.event.value.status).toBe(TaskStatus.INTERRUPTED);
     expect(fs.existsSync(path.join(workspace, "pending.txt"))).toBe(false);
-    // A second client, behind too, gets the status at once as well.
+    // A second client, behind too, gets the status at once as well, after the events it
+    // missed before the death (the dead sidecar left its newest ones in the task's state).
     const other = await followUntilDone(b.clients, taskId, undefined, lastSeq - 3n);
-    expect(other.map((e) => e.seq)).toEqual(events.map((e) => e.seq));
+    const missed = seen.filter((e) => e.seq > lastSeq - 3n);
+    expect(missed).toHaveLength(3);
+    expect(other.map((e) => e.seq)).toEqual([...missed, ...events].map((e) => e.seq));
+    expect(other.slice(0, 3).map((e) => e.event.case)).toEqual(missed.map((e) => e.event.case));
   });
 });

@@ -106,8 +106,10 @@ describe("the task's status after Restore Task Only", () => {
     expect(seen.messages.map((m) => m.text)).toEqual(
       (await owner.clients.tasks.getTask({ taskId })).messages.map((m) => m.text),
     );
+    // A subscriber from the start: the events the restoring sidecar left, then the status.
+    const { lastSeq } = await fresh.clients.tasks.getTask({ taskId });
     const late = watch(fresh.clients, taskId);
-    await late.until((e) => e.event.case === "statusChanged");
+    await late.until((e) => e.seq >= lastSeq);
     const statuses = late.events.flatMap((e) => (e.event.case === "statusChanged" ? [e.event.value.status] : []));
     expect(statuses.at(-1)).toBe(TaskStatus.INTERRUPTED);
     await late.stop();

@@ -789,7 +789,7 @@ S.case(
   end
 )
 
-S.case("a files-only restore from another window: the marker here says restored", function()
+S.case("a files-only restore and its undo from another window: the marker here says restored, then no more", function()
   local s, file, controller = greeted_task()
   local cps = T.call(s, "CheckpointService", "ListCheckpoints", { taskId = controller.task_id }).checkpoints
   local turn = vim.tbl_filter(function(cp) return cp.kind == "CHECKPOINT_KIND_TURN" end, cps)[1]
@@ -801,11 +801,16 @@ S.case("a files-only restore from another window: the marker here says restored"
     )
   end
   T.write(file, "mine\n")
-  restore_in_other_window(controller, turn, "RESTORE_MODE_FILES")
+  local restored = restore_in_other_window(controller, turn, "RESTORE_MODE_FILES")
   T.eq(T.read(file), "hello, world\n", "the file restored")
-  -- Before: a files-only restore told this window nothing. (Its undo from yet another process
-  -- is not checked here: that window's sidecar missed it once in CI, see the closing note.)
+  -- Before: a files-only restore told this window nothing.
   marker_reads("turn, restored")
+  -- Before: the undo told this window nothing, and its marker said "restored" for good. Made
+  -- by a process that lets go of the task at once: this window's sidecar may never see it hold
+  -- the task, and reads the undo's event back from the task's state.
+  restore_in_other_window(controller, { id = restored.undoCheckpointId }, "RESTORE_MODE_FILES")
+  T.eq(T.read(file), "mine\n", "the restore undone")
+  marker_reads("turn")
 end)
 
 S.case(":Dline undo puts back the files a restore changed, once", function()

@@ -12,6 +12,11 @@ export interface FollowDeps {
   localLastSeq(): bigint | undefined;
   /** Whether the task still exists (a deleted task's stream ends). */
   exists(): boolean;
+  /**
+   * This sidecar's copy of the task is older than the task on disk: another process held it
+   * and let go of it (a restore), maybe before this stream could follow it there.
+   */
+  localIsStale(): boolean;
   logger: Logger;
 }
 
@@ -59,9 +64,16 @@ export async function* followTask(
     let changing = false;
     let drainTimer: NodeJS.Timeout | undefined;
     let seenHolder = route.kind === "here" ? route.holder : route.pid;
-    const onClaimChange = () => {
+    const onClaimChange = (watched: boolean) => {
       const holder = deps.router.holder(deps.ownership, taskId);
-      if (changing || holder === seenHolder) return;
+      if (changing) return;
+      if (watched && holder === undefined && route.kind === "here" && deps.localIsStale()) {
+        // Changed and let go of by a process this stream never followed: the next leg loads
+        // the task again, and with it the events that process left in its state.
+        stop.abort();
+        return;
+      }
+      if (holder === seenHolder) return;
       seenHolder = holder;
       // Nobody runs the task now: the last owner's stream is still the most complete one.
       if (holder === source || (holder === undefined && route.kind === "peer")) return;
@@ -72,8 +84,8 @@ export async function* followTask(
         if (seq === undefined || cursor >= seq) stop.abort();
       });
     };
-    const unwatch = deps.ownership.watchClaim(taskId, onClaimChange);
-    onClaimChange(); // a change between the lookup and the watch
+    const unwatch = deps.ownership.watchClaim(taskId, () => onClaimChange(true));
+    onClaimChange(false); // a change between the lookup and the watch (this leg loads the task as it is)
     let yielded = false;
     let failure: unknown;
     try {

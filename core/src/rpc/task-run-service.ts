@@ -136,6 +136,7 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
           local: (afterSeq, legSignal) => taskEventsToProto(runtime.subscribe(taskId, afterSeq, legSignal)),
           localLastSeq: () => runtime.loadedLastSeq(taskId),
           exists: () => forwarding.taskExists(taskId),
+          localIsStale: () => runtime.loadedCopyIsStale(taskId),
           logger: forwarding.logger,
         });
       } else {

@@ -149,6 +149,29 @@ export class TaskEventLog {
     return undefined;
   }
 
+  /**
+   * The newest events held in memory that match, oldest first: up to `limit` of them, and no
+   * older one once they would take more than `maxBytes` (approximately). `all`: every matching
+   * event of the log is among them (none was left out or moved to the file).
+   */
+  newestInMemory(
+    limit: number,
+    maxBytes: number,
+    matches: (event: RuntimeEvent) => boolean,
+  ): { events: RuntimeEvent[]; all: boolean } {
+    const found: RuntimeEvent[] = [];
+    let bytes = 0;
+    let i = this.events.length - 1;
+    for (; i >= 0; i--) {
+      const event = this.events[i]!;
+      if (!matches(event)) continue;
+      bytes += this.sizes[i] ?? 0;
+      if (found.length === limit || bytes > maxBytes) break;
+      found.push(event);
+    }
+    return { events: found.reverse(), all: i < 0 && this.memoryFrom === 0 };
+  }
+
   /** Ends every subscription (the task was deleted or the sidecar stops) and drops the file. */
   close(): void {
     this.closed = true;

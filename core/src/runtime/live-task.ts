@@ -10,7 +10,8 @@ import type {
 import { AskBroker } from "./ask-broker.js";
 import { toolCallOf } from "./tool-call-record.js";
 import type { TaskEventLog } from "./event-log.js";
-import type { TaskRunStatus } from "./runtime-events.js";
+import type { RecordedEvent } from "./recent-events.js";
+import type { RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
 
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
 export interface KernelState {
@@ -23,6 +24,11 @@ export interface KernelState {
   lastSeq: string;
   /** Seqs up to this one may have been handed out (see TaskEventLog's reservation). */
   seqReserved?: string;
+  /**
+   * The task's newest events as the last process that held it saved them (recent-events.ts),
+   * for a window whose sidecar did not follow that process in time.
+   */
+  recentEvents?: RecordedEvent[];
   /** The question the task waits on (a RuntimeAsk; earlier versions wrote an Ask's Connect JSON), while it waits. Only its askId is read back. */
   pendingAsk?: unknown;
   updatedAt: number;
@@ -56,6 +62,11 @@ export class LiveTask {
    * run stops before taking them.
    */
   heldCompletion: string | undefined;
+  /**
+   * The events the last process that held the task left in its state (the `recentEvents` it
+   * was loaded with): what this process sends a subscriber behind its first seq.
+   */
+  recorded: RuntimeEvent[] = [];
   /** The last run's end, its claim released when nothing is pending (`run` is cleared before that). */
   runSettled: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;

@@ -22,6 +22,7 @@ import { LiveTask, maxBig, type KernelState } from "./live-task.js";
 import type { FilesRestoredNote, RuntimeAsk, RuntimeEvent, RuntimeEventBody, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
+import { readRecorded, recordRecent } from "./recent-events.js";
 import type { ApprovalOverlay, ToolEnvironment, EditorFiles } from "../agent/index.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
 import type { TurnLoop } from "./turn-loop.js";
@@ -264,12 +265,19 @@ export class TaskRuntime {
       ),
       kernel,
     );
+    task.recorded = readRecorded(taskId, kernel.recentEvents);
     this.live.set(taskId, task);
     return task;
   }
 
   private saveKernel(task: LiveTask, patch: Partial<KernelState> = {}): void {
-    task.kernel = { ...task.kernel, ...patch, lastSeq: task.events.lastSeq.toString(), updatedAt: Date.now() };
+    task.kernel = {
+      ...task.kernel,
+      ...patch,
+      lastSeq: task.events.lastSeq.toString(),
+      recentEvents: recordRecent(task.recorded, task.events),
+      updatedAt: Date.now(),
+    };
     if (this.deps.ownership.holds(task.id)) this.writeState(task);
   }
 
@@ -455,18 +463,38 @@ export class TaskRuntime {
    */
   private loadCurrent(taskId: string): LiveTask {
     const loaded = this.live.get(taskId);
-    if (loaded && !loaded.run && !this.deps.ownership.holds(taskId)) {
-      const onDisk = loaded.state.read().value;
-      const changedElsewhere = onDisk !== undefined && onDisk.updatedAt !== loaded.kernel.updatedAt;
-      const leftByDeadOwner =
-        (loaded.kernel.status === "running" || loaded.kernel.status === "waiting") &&
-        !this.deps.ownership.owner(taskId);
-      if (changedElsewhere || leftByDeadOwner) {
-        this.live.delete(taskId);
-        this.closeTask(loaded);
-      }
+    if (loaded && this.isStale(loaded)) {
+      this.live.delete(taskId);
+      this.closeTask(loaded);
     }
     return this.load(taskId);
+  }
+
+  private isStale(loaded: LiveTask): boolean {
+    if (loaded.run || this.deps.ownership.holds(loaded.id)) return false;
+    const leftByDeadOwner =
+      (loaded.kernel.status === "running" || loaded.kernel.status === "waiting") &&
+      !this.deps.ownership.owner(loaded.id);
+    return leftByDeadOwner || this.changedElsewhere(loaded);
+  }
+
+  private changedElsewhere(loaded: LiveTask): boolean {
+    const onDisk = loaded.state.read().value;
+    return onDisk !== undefined && onDisk.updatedAt !== loaded.kernel.updatedAt;
+  }
+
+  /**
+   * Another process changed the task since this one loaded it, and nothing runs or holds it
+   * here: the next Subscribe loads it again. False when it is not loaded here.
+   */
+  loadedCopyIsStale(taskId: string): boolean {
+    const loaded = this.live.get(taskId);
+    if (!loaded || loaded.run || this.deps.ownership.holds(taskId)) return false;
+    try {
+      return this.changedElsewhere(loaded);
+    } catch {
+      return false; // state.json unreadable: Subscribe says so when it loads the task
+    }
   }
 
   /** Another live sidecar holds the task: the sentence says so, with its pid. */
@@ -488,8 +516,12 @@ export class TaskRuntime {
 
   /** A run ended and nothing is pending: other sidecars may continue the task now. */
   private releaseIfIdle(task: LiveTask): void {
-    if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id))
+    if (!task.run && !task.asks.pendingAskId && this.deps.ownership.holds(task.id)) {
+      // Events since the last save (a file restore's) go on disk with it: a window whose
+      // sidecar did not follow this process in time reads them there (recent-events.ts).
+      if (task.kernel.lastSeq !== task.events.lastSeq.toString()) this.saveKernel(task);
       this.deps.ownership.release(task.id);
+    }
     this.closeStoresIfIdle(task);
   }
 
@@ -536,6 +568,9 @@ export class TaskRuntime {
   async *subscribe(taskId: string, afterSeq: bigint, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
     const task = this.loadCurrent(taskId);
     const base = task.events.baseSeq;
+    // Behind this process's first seq: first what the process that held the task before left
+    // of its events (a restore made by a process that let go of the task at once).
+    for (const event of task.recorded) if (event.seq > afterSeq && event.seq <= base) yield event;
     if (afterSeq < base && task.events.lastSeq === base) {
       yield {
         seq: base,
