@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots, repoRoot, startSidecar } from "../helpers/sidecar.js";
-import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
 import { cliEnv, crashSidecar, startCli } from "../helpers/cli-child.js";
@@ -195,6 +195,32 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     expect(history).not.toMatch(/Write (the|other) notes/);
     const shown = (await run(cli, ["show", taskId], { env })).stdout;
     expect(shown.split("\n")[0]).toBe("(untitled task)");
+  });
+
+  it("a task an editor restored (task only) to its first message: dline show says why it stands interrupted", async () => {
+    const { roots, workspace, env } = await cliSandbox(
+      [
+        { toolCalls: [{ name: "write_to_file", input: { path: "notes.md", content: "notes\n" } }] },
+        { toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] },
+      ],
+      servers,
+    );
+    const task = await run(cli, ["task", "Write the notes", "--workspace", workspace, "--yes"], { env });
+    const taskId = captured(/task (\S+)/.exec(task.stderr), "the task id on stderr");
+    const editor = await startSidecar({ roots });
+    try {
+      const first = (await editor.clients.tasks.getTask({ taskId })).messages[0]!;
+      const { checkpoints } = await editor.clients.checkpoints.listCheckpoints({ taskId });
+      const atFirst = checkpoints.find((c) => c.messageId === first.id)!;
+      await editor.clients.checkpoints.restore({ taskId, checkpointId: atFirst.id, mode: RestoreMode.TASK });
+    } finally {
+      await editor.stop();
+    }
+    // Before: "interrupted", and nothing said the person's own restore had put it there.
+    const shown = (await run(cli, ["show", taskId], { env })).stdout;
+    expect(shown.split("\n")[1]).toContain(" · interrupted (the conversation was restored to an earlier point) · ");
+    const json = JSON.parse((await run(cli, ["--json", "show", taskId], { env })).stdout) as { statusReason: string };
+    expect(json.statusReason).toBe("the conversation was restored to an earlier point");
   });
 
   it("a sidecar that dies during a command is named as such, not as 'aborted'", async () => {

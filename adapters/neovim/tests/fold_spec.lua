@@ -327,6 +327,33 @@ S.case("a failed or cancelled task's header says how to continue it, like an int
       status .. ": the Resume action"
     )
   end
+  -- With the core's reason, live and from GetTask.
+  local restored = play(fold.new("t9"), {
+    user("u1", "go"),
+    {
+      statusChanged = {
+        status = "TASK_STATUS_INTERRUPTED",
+        reason = "the conversation was restored to an earlier point",
+      },
+    },
+  })
+  T.contains(
+    table.concat(render.header_lines(restored), "\n"),
+    "Interrupted: the conversation was restored to an earlier point. R (or :Dline resume) continues it.",
+    "the reason of a restore"
+  )
+  local reopened = fold.new("t9")
+  fold.load(reopened, {
+    task = { id = "t9", title = "go", status = "TASK_STATUS_INTERRUPTED" },
+    messages = { { id = "u1", role = "MESSAGE_ROLE_USER", kind = "text", text = "go" } },
+    statusReason = "the conversation was restored to an earlier point",
+    lastSeq = "7",
+  })
+  T.contains(
+    table.concat(render.header_lines(reopened), "\n"),
+    "Interrupted: the conversation was restored to an earlier point.",
+    "reopened: GetTask's reason"
+  )
   local done = play(fold.new("t9"), { user("u1", "go"), { statusChanged = { status = "TASK_STATUS_COMPLETED" } } })
   T.truthy(
     not table.concat(render.header_lines(done), "\n"):find("continues it", 1, true),

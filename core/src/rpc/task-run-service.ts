@@ -85,10 +85,13 @@ export function taskRunMethods(deps: TaskRunServiceDeps): Partial<ServiceImpl<ty
     // A task loaded here: messages, status and last seq from one consistent view.
     const live = runtime.liveView(req.taskId);
     if (!live) {
-      res.lastSeq = runtime.storedLastSeq(req.taskId);
+      const stored = runtime.storedView(req.taskId);
+      res.lastSeq = stored.lastSeq;
+      res.statusReason = stored.statusReason;
       return res;
     }
     res.lastSeq = live.lastSeq;
+    res.statusReason = live.statusReason;
     const messages = live.messages.map((m) => uiMessageToProto(m, { stopped: live.stopped }));
     fitMessagesToAnswer(messages);
     res.messages = messages;

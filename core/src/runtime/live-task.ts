@@ -16,6 +16,8 @@ import type { RuntimeEvent, TaskRunStatus } from "./runtime-events.js";
 /** The kernel snapshot in state.json: enough to reopen and recover the task. */
 export interface KernelState {
   status: TaskStatusName;
+  /** Why the task stands at `status`, as its last StatusChanged said ("" when none was given). */
+  statusReason?: string;
   workspaceRoot: string;
   profileId: string;
   /** Messages the user sent while a run was going; taken at the next step. */

@@ -226,7 +226,12 @@ export class TaskRuntime {
       if (typeof askId === "string" && askId)
         task.events.append({ case: "askResolved", value: { askId, approved: false, text: "", dropped: true } });
       if (announce) this.setStatus(task, "interrupted", "the sidecar running the task stopped");
-      else this.saveKernel(task, { status: "interrupted", pendingAsk: undefined });
+      else
+        this.saveKernel(task, {
+          status: "interrupted",
+          statusReason: "the sidecar running the task stopped",
+          pendingAsk: undefined,
+        });
       this.deps.logger.info("a task left running by a stopped sidecar is interrupted", { taskId: task.id });
     } finally {
       this.deps.ownership.release(task.id);
@@ -352,9 +357,9 @@ export class TaskRuntime {
       task.lastStatus = status;
       task.events.append({ case: "statusChanged", value: { status, reason } });
     }
-    if (alreadyStored) return;
+    if (alreadyStored && (task.kernel.statusReason ?? "") === reason) return;
     const ask = status === "waiting" ? this.pendingAsk(task.id) : undefined;
-    this.saveKernel(task, { status, pendingAsk: ask });
+    this.saveKernel(task, { status, statusReason: reason, pendingAsk: ask });
   }
 
   private storeStatus(taskId: string, status: TaskRunStatus): void {
@@ -385,7 +390,8 @@ export class TaskRuntime {
           outcome = await loop.run(controller.signal);
         }
         this.settleHeldCompletion(task, controller.signal);
-        if (this.deps.shutdownSignal.aborted) this.saveKernel(task, { status: "interrupted" });
+        if (this.deps.shutdownSignal.aborted)
+          this.saveKernel(task, { status: "interrupted", statusReason: "the sidecar stopped" });
       } finally {
         this.deps.shutdownSignal.removeEventListener("abort", onShutdown);
         task.run = undefined;
@@ -576,7 +582,7 @@ export class TaskRuntime {
         seq: base,
         taskId,
         time: BigInt(Date.now()),
-        event: { case: "statusChanged", value: { status: task.kernel.status, reason: "" } },
+        event: { case: "statusChanged", value: { status: task.kernel.status, reason: task.kernel.statusReason ?? "" } },
       };
     }
     yield* task.events.subscribe(afterSeq, signal);
@@ -593,6 +599,7 @@ export class TaskRuntime {
         lastSeq: bigint;
         messages: StoredUiMessage[];
         status: TaskStatusName;
+        statusReason: string;
         pendingAsk: RuntimeAsk | undefined;
         stopped: boolean;
       }
@@ -616,6 +623,7 @@ export class TaskRuntime {
       lastSeq: task.events.lastSeq,
       messages: task.messages.list(),
       status: task.kernel.status,
+      statusReason: task.kernel.statusReason ?? "",
       pendingAsk,
       stopped,
     };
@@ -630,14 +638,23 @@ export class TaskRuntime {
 
   /** The seq a subscriber continues after, for a task not loaded here: from state.json (0 if unreadable). */
   storedLastSeq(taskId: string): bigint {
+    return this.storedView(taskId).lastSeq;
+  }
+
+  /**
+   * For a task not loaded here, from state.json: the seq a subscriber continues after, and why
+   * the task stands at its status (0 and "" when unreadable).
+   */
+  storedView(taskId: string): { lastSeq: bigint; statusReason: string } {
     try {
       const files = this.deps.layout.task(taskId);
       const state = new StateFile<KernelState>(files.stateJson, files.stateJsonBak).read().value;
       const lastSeq = BigInt(state?.lastSeq ?? "0");
       const reserved = BigInt(state?.seqReserved ?? "0");
-      return lastSeq > reserved ? lastSeq : reserved;
+      const statusReason = typeof state?.statusReason === "string" ? state.statusReason : "";
+      return { lastSeq: lastSeq > reserved ? lastSeq : reserved, statusReason };
     } catch {
-      return 0n;
+      return { lastSeq: 0n, statusReason: "" };
     }
   }
 

@@ -57,18 +57,24 @@ export async function showCommand(ctx: CliContext, args: ParsedArgs): Promise<nu
         task: res.task ? toJson(TaskSummarySchema, res.task) : null,
         messages: res.messages.map((m) => toJson(UiMessageSchema, m)),
         lastSeq: res.lastSeq.toString(),
+        statusReason: res.statusReason,
       });
       return 0;
     }
     const t = res.task!;
+    const status = TaskStatus[t.status].toLowerCase();
+    // Why it stands there, as the core said ("interrupted (the conversation was restored to an
+    // earlier point)"), unless the reason only repeats the status.
+    const why =
+      res.statusReason && res.statusReason.toLowerCase() !== status && t.status !== TaskStatus.RUNNING
+        ? ` (${visibleLine(res.statusReason)})`
+        : "";
     const cost = t.costUnknown
       ? t.cost > 0
         ? `$${t.cost.toFixed(4)} + unknown`
         : "cost unknown"
       : `$${t.cost.toFixed(4)}`;
-    ctx.out.write(
-      `${titleOf(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${TaskStatus[t.status].toLowerCase()} · ${cost}\n\n`,
-    );
+    ctx.out.write(`${titleOf(t.title)}\n${t.id} · ${visibleLine(t.workspaceRoot)} · ${status}${why} · ${cost}\n\n`);
     for (const m of res.messages) {
       const who = ["?", "you", "dline", "tool", "system"][m.role] ?? "?";
       // A tool row's kind ("tool", "command") says no more than its role, unless it is another kind.

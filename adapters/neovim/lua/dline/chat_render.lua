@@ -118,6 +118,12 @@ function M.header_lines(state)
     -- Resume has nothing to go on from (the core refuses it): a message starts the task again.
     table.insert(lines, "Restored to before its first message: send a message to start it again.")
   elseif stopped then
+    -- With the core's reason when it gave one ("the conversation was restored to an earlier
+    -- point"): "Interrupted" alone after a restore the person made read like a fault.
+    local why = M.one_line(state.status_reason or "")
+    if why ~= "" and why:lower() ~= stopped:lower() then
+      stopped = ("%s: %s"):format(stopped, (why:gsub("[.!?]$", "")))
+    end
     table.insert(lines, stopped .. ". R (or :Dline resume) continues it.")
   end
   table.insert(lines, "")

@@ -111,6 +111,8 @@ function M.load(state, res)
     state[k] = v
   end
   state.status = task.status
+  -- Why it stands there, as the core said it last (a restore, a stopped sidecar): "" for none.
+  state.status_reason = res.statusReason or ""
   if (state.status == "TASK_STATUS_RUNNING" or state.status == "TASK_STATUS_WAITING") and H.num(res.ownerPid) == 0 then
     state.status = "TASK_STATUS_INTERRUPTED"
   end

@@ -93,6 +93,7 @@ export class ChatModel {
     this.reset(task.task?.id, task.task?.title ?? "");
     this.state.items = task.messages.map(messageItem);
     this.state.status = statusName(task.task?.status ?? TaskStatus.UNSPECIFIED);
+    this.state.statusReason = task.statusReason;
     // Running or waiting with no sidecar running it: its sidecar died and no other one has
     // marked it yet. It is interrupted (and can be resumed).
     if ((this.state.status === "running" || this.state.status === "waiting") && task.ownerPid === 0)

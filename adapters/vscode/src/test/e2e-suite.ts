@@ -239,6 +239,32 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     );
   });
 
+  suite.test(
+    "Restore Task Only to the first message: the chat says the conversation was restored, not only Interrupted, also once reopened",
+    async () => {
+      const taskId = e2e.api.chat.state().taskId ?? "";
+      const first = e2e.api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
+      assert(first && first.type === "message", "the first user message");
+      const { checkpoints } = await (await e2e.api.clients()).checkpoints.listCheckpoints({ taskId });
+      const atFirst = checkpoints.find((c) => c.messageId === first.id);
+      assert(atFirst, `a checkpoint after the first message: ${JSON.stringify(checkpoints.map((c) => c.messageId))}`);
+      await vscode.commands.executeCommand<boolean>("dline.restore", atFirst.id, "task");
+      await waitFor("the task to stand at its first message", () => e2e.api.chat.state().status === "interrupted");
+      const said = "The task was interrupted: the conversation was restored to an earlier point.";
+      // Before: "The task was interrupted." with no word of the restore the person had just made.
+      await e2e.chat.waitFor("the footer to say why", ".task-ended", said);
+      const title = await e2e.chat.evaluate<string>(`document.querySelector(".status-pill")?.title ?? ""`);
+      assertEqual(title, "the conversation was restored to an earlier point", "the status pill's tooltip");
+      await e2e.chat.screenshots("task-only-restored");
+      // Opened again from history (or after a restart): the core still says why (GetTask).
+      await vscode.commands.executeCommand("dline.newTask");
+      await e2e.chat.waitFor("the start screen", '[data-screen="start"]', "What should Dline do?");
+      await vscode.commands.executeCommand("dline.openTask", taskId);
+      await e2e.chat.waitFor("the reopened footer to say why", ".task-ended", said);
+      assertEqual(e2e.api.chat.state().statusReason, "the conversation was restored to an earlier point", "reopened");
+    },
+  );
+
   defineChatFlowTests(suite, e2e);
 
   suite.test("Delete All Except Favorites keeps the favourite; deleting it removes it from history", async () => {
@@ -415,6 +441,11 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       assert(
         rows.some((r) => r.includes("sleep 30")),
         `the interrupted row: ${JSON.stringify(rows)}`,
+      );
+      await e2e.chat.waitFor(
+        "the footer to say why",
+        ".task-ended",
+        "The task was interrupted: the sidecar running the task stopped.",
       );
       await e2e.chat.screenshots("interrupted");
       await ui.request({ action: "click", selector: "#resume", frame: "webview" });

@@ -190,13 +190,7 @@ export class Composer {
         el(
           "div",
           { class: "task-ended failed" },
-          el(
-            "span",
-            {},
-            "The task failed",
-            state.statusReason ? ": " : ".",
-            state.statusReason ? visibleText(state.statusReason) : "",
-          ),
+          el("span", {}, ...because("The task failed", state.statusReason)),
           el(
             "span",
             { class: "row" },
@@ -217,7 +211,15 @@ export class Composer {
         el(
           "div",
           { class: "task-ended" },
-          el("span", {}, state.status === "interrupted" ? "The task was interrupted." : "The task was cancelled."),
+          el(
+            "span",
+            {},
+            ...because(
+              state.status === "interrupted" ? "The task was interrupted" : "The task was cancelled",
+              // "cancelled" again says nothing more.
+              state.statusReason.toLowerCase() === state.status ? "" : state.statusReason,
+            ),
+          ),
           button("Resume", () => this.bridge.post({ type: "resume" }), "secondary", {
             id: "resume",
             "data-action": "resume",
@@ -274,4 +276,10 @@ export class Composer {
     options.push(el("option", { value: ADD_MODEL }, "Add a model…"));
     this.modelSelect.replaceChildren(...options);
   }
+}
+
+/** "What happened: why." (the core's reason, as it gave it), or "What happened." without one. */
+function because(what: string, reason: string): (string | DocumentFragment)[] {
+  if (!reason) return [`${what}.`];
+  return [what, ": ", visibleText(reason), /[.!?]$/.test(reason) ? "" : "."];
 }

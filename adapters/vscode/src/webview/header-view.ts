@@ -1,4 +1,5 @@
 import type { ChatState, WebviewAction } from "../chat/chat-state.js";
+import { visibleLine } from "../text/visible-text.js";
 import { button, compactNumber, el, visibleText, type Child } from "./dom.js";
 
 const STATUS_LABELS: Record<ChatState["status"], string> = {
@@ -11,6 +12,8 @@ const STATUS_LABELS: Record<ChatState["status"], string> = {
   failed: "Failed",
   damaged: "Damaged",
 };
+
+const STOPPED = new Set<ChatState["status"]>(["interrupted", "cancelled", "failed"]);
 
 /**
  * The top of the chat: the core's state when it is not running, then the open task (title,
@@ -55,7 +58,12 @@ export function renderHeader(header: HTMLElement, state: ChatState, post: (actio
         el("span", { class: "title-text", title: state.title }, visibleText(state.title || "Task")),
         el(
           "span",
-          { class: `status-pill status-${state.status}`, "data-status": state.status },
+          {
+            class: `status-pill status-${state.status}`,
+            "data-status": state.status,
+            // Why it stopped (a restore, a stopped core), for a status the footer explains.
+            ...(state.statusReason && STOPPED.has(state.status) ? { title: visibleLine(state.statusReason) } : {}),
+          },
           STATUS_LABELS[state.status],
         ),
       ),
