@@ -152,6 +152,16 @@ describe.skipIf(!mounted)(`a full disk ${mounted ? "" : `(skipped: ${"reason" in
         JSON.stringify(errors),
       );
       check("ListTasks still answers", (await withDeadline(first.clients.history.listTasks({}), 10_000)) !== undefined);
+      // The disk still full: this sidecar's copy of the task, whose last save the disk refused,
+      // is the newest one. Before, it was taken for a copy another process had changed (its
+      // state on disk differed) and replaced by that older state: a window following the task
+      // saw its stream end with the task still "running", and a new subscriber another status.
+      const resubscribed = await follow(first, taskId, 10_000);
+      check(
+        "a new subscriber sees it failed",
+        lastStatusOf(resubscribed) === TaskStatus.FAILED,
+        `${lastStatusOf(resubscribed)}`,
+      );
       // Space comes back; a restart recovers cleanly.
       fs.rmSync(filler);
       await stopOrKill(first);

@@ -69,6 +69,12 @@ export class LiveTask {
    * was loaded with): what this process sends a subscriber behind its first seq.
    */
   recorded: RuntimeEvent[] = [];
+  /**
+   * The `updatedAt` of the state on disk as this process last read or wrote it: another value
+   * there means another process saved the task since. (The kernel's own is newer when a save
+   * failed, a full disk: that copy is not stale, and must not be replaced by the older one.)
+   */
+  storedUpdatedAt: number | undefined;
   /** The last run's end, its claim released when nothing is pending (`run` is cleared before that). */
   runSettled: Promise<void> = Promise.resolve();
   private usedToolCallIds: Set<string> | undefined;

@@ -271,6 +271,7 @@ export class TaskRuntime {
       kernel,
     );
     task.recorded = readRecorded(taskId, kernel.recentEvents);
+    task.storedUpdatedAt = kernel.updatedAt;
     this.live.set(taskId, task);
     return task;
   }
@@ -294,6 +295,7 @@ export class TaskRuntime {
   private writeState(task: LiveTask): void {
     try {
       task.state.write(task.kernel);
+      task.storedUpdatedAt = task.kernel.updatedAt;
     } catch (err) {
       this.deps.logger.warn("task state not saved", {
         taskId: task.id,
@@ -446,7 +448,7 @@ export class TaskRuntime {
     if (!this.deps.ownership.holds(taskId)) {
       this.deps.ownership.claim(taskId, { reentrant: true });
       const onDisk = task.state.read().value;
-      if (onDisk && onDisk.updatedAt !== task.kernel.updatedAt && !task.run) {
+      if (onDisk && onDisk.updatedAt !== task.storedUpdatedAt && !task.run) {
         this.live.delete(taskId);
         task.close();
         task = this.load(taskId, { continuing: true });
@@ -486,7 +488,7 @@ export class TaskRuntime {
 
   private changedElsewhere(loaded: LiveTask): boolean {
     const onDisk = loaded.state.read().value;
-    return onDisk !== undefined && onDisk.updatedAt !== loaded.kernel.updatedAt;
+    return onDisk !== undefined && onDisk.updatedAt !== loaded.storedUpdatedAt;
   }
 
   /**

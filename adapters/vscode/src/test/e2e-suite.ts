@@ -204,6 +204,28 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
     },
   );
 
+  suite.test(
+    "Restore Task Only to the first message: the chat says the conversation was restored, not only Interrupted, also once reopened",
+    async () => {
+      const taskId = e2e.api.chat.state().taskId ?? "";
+      // The baseline follows the first message: the task then stands part-way.
+      await vscode.commands.executeCommand<boolean>("dline.restore", e2e.baselineId, "task");
+      await waitFor("the task to stand at its first message", () => e2e.api.chat.state().status === "interrupted");
+      const said = "The task was interrupted: the conversation was restored to an earlier point.";
+      // Before: "The task was interrupted." with no word of the restore the person had just made.
+      await e2e.chat.waitFor("the footer to say why", ".task-ended", said);
+      const title = await e2e.chat.evaluate<string>(`document.querySelector(".status-pill")?.title ?? ""`);
+      assertEqual(title, "the conversation was restored to an earlier point", "the status pill's tooltip");
+      await e2e.chat.screenshots("task-only-restored");
+      // Opened again from history (or after a restart): the core still says why (GetTask).
+      await vscode.commands.executeCommand("dline.newTask");
+      await e2e.chat.waitFor("the start screen", '[data-screen="start"]', "What should Dline do?");
+      await vscode.commands.executeCommand("dline.openTask", taskId);
+      await e2e.chat.waitFor("the reopened footer to say why", ".task-ended", said);
+      assertEqual(e2e.api.chat.state().statusReason, "the conversation was restored to an earlier point", "reopened");
+    },
+  );
+
   suite.test("editing the first message with Restore Chat continues the task with the new text", async () => {
     const first = e2e.api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
     assert(first && first.type === "message", "the first user message");
@@ -238,32 +260,6 @@ export function defineE2eSuite(suite: TestSuite, outDir: string): void {
       "the rewound completion is gone",
     );
   });
-
-  suite.test(
-    "Restore Task Only to the first message: the chat says the conversation was restored, not only Interrupted, also once reopened",
-    async () => {
-      const taskId = e2e.api.chat.state().taskId ?? "";
-      const first = e2e.api.chat.state().items.find((i) => i.type === "message" && i.role === "user");
-      assert(first && first.type === "message", "the first user message");
-      const { checkpoints } = await (await e2e.api.clients()).checkpoints.listCheckpoints({ taskId });
-      const atFirst = checkpoints.find((c) => c.messageId === first.id);
-      assert(atFirst, `a checkpoint after the first message: ${JSON.stringify(checkpoints.map((c) => c.messageId))}`);
-      await vscode.commands.executeCommand<boolean>("dline.restore", atFirst.id, "task");
-      await waitFor("the task to stand at its first message", () => e2e.api.chat.state().status === "interrupted");
-      const said = "The task was interrupted: the conversation was restored to an earlier point.";
-      // Before: "The task was interrupted." with no word of the restore the person had just made.
-      await e2e.chat.waitFor("the footer to say why", ".task-ended", said);
-      const title = await e2e.chat.evaluate<string>(`document.querySelector(".status-pill")?.title ?? ""`);
-      assertEqual(title, "the conversation was restored to an earlier point", "the status pill's tooltip");
-      await e2e.chat.screenshots("task-only-restored");
-      // Opened again from history (or after a restart): the core still says why (GetTask).
-      await vscode.commands.executeCommand("dline.newTask");
-      await e2e.chat.waitFor("the start screen", '[data-screen="start"]', "What should Dline do?");
-      await vscode.commands.executeCommand("dline.openTask", taskId);
-      await e2e.chat.waitFor("the reopened footer to say why", ".task-ended", said);
-      assertEqual(e2e.api.chat.state().statusReason, "the conversation was restored to an earlier point", "reopened");
-    },
-  );
 
   defineChatFlowTests(suite, e2e);
 
