@@ -86,18 +86,19 @@ describe("EditMessage dry_run (what Restore All would do)", () => {
       clients.checkpoints.editMessage({ taskId, messageId, text, mode, dryRun });
     const sorted = (paths: readonly string[]) => [...paths].sort();
 
-    // Restore All of the message sent after the restore: it has no checkpoint of its own, and the
-    // last one saved before it is the removed "Changed the notes" completion's (files "two",
-    // extra.txt), which Restore All put back before; the files it was sent with are those of the
-    // checkpoint the restore went to, still part of the task.
+    // Restore All of the message sent after the restore: its run saved the files as they were
+    // when it was sent (those of the checkpoint the restore went to) before its first edit, its
+    // own checkpoint. The last one saved before it is the removed "Changed the notes"
+    // completion's (files "two", extra.txt), which Restore All put back before.
     const before = await state();
     const sent = before.messages.find((m) => m.text === "Write more")!;
+    const atSent = before.checkpoints.find((c) => c.messageId === sent.id && c.kind === CheckpointKind.TURN)!;
     const dry = await edit(sent.id, "Write more, differently", true);
     expect(dry).toMatchObject({
       restored: true,
       fileError: "",
       undoCheckpointId: "",
-      checkpointId: firstWrite.id,
+      checkpointId: atSent.id,
       restoredPaths: ["notes.txt"],
       deletedPaths: ["more.txt"],
     });

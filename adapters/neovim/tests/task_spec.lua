@@ -731,6 +731,39 @@ S.case("an answer from a picker left open while another window's restore stopped
   T.truthy(not said:find("answered in another window", 1, true), "not answered elsewhere: " .. said)
 end)
 
+S.case("an answer from a picker left open after another window answered says so, without ids", function()
+  local s = session()
+  workspace_file("hello.txt", "hello\n")
+  T.configure_model(s, edit_turns())
+  local asked = false
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.approval" then asked = true end
+    return nil
+  end)
+  local controller = new_task("Greet the world")
+  T.wait(function() return asked and controller.pending_ask ~= nil end, "the approval to wait")
+  local stale = controller.pending_ask
+  -- Another window approves the edit; the task goes on to its next question.
+  local other = require("dline.session").new(require("dline").config(), require("dline").logger())
+  T.defer(function() other:stop() end)
+  T.call(other, "TaskService", "Respond", { taskId = controller.task_id, askId = stale.askId, approve = true })
+  T.wait(
+    function() return controller.pending_ask ~= nil and controller.pending_ask.askId ~= stale.askId end,
+    "the next question"
+  )
+  -- A built-in picker blocks Neovim: its answer comes as if the question were still pending.
+  controller.pending_ask = stale
+  local messages, stop_capture = capture_notices()
+  local done = false
+  controller:respond(false, "", function() done = true end)
+  T.wait(function() return done end, "the answer's end")
+  stop_capture()
+  local said = table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+  -- Before: "answer: aborted: Ask 8411fadb-… is no longer pending (the pending one is 7abb486a-…)".
+  T.contains(said, "that question was answered in another window", "answered elsewhere")
+  T.truthy(not said:find("aborted", 1, true), "no raw error: " .. said)
+end)
+
 S.case("a restore of files and task from another window: the buffers here show the restored files", function()
   local s = session()
   local file = workspace_file("hello.txt", "hello\n")

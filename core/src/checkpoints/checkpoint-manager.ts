@@ -96,6 +96,8 @@ export interface CheckpointView extends CheckpointInfo {
 export class CheckpointManager {
   private readonly workspaces: WorkspaceRegistry;
   private readonly baselines = new Map<string, Promise<CheckpointInfo | undefined>>();
+  /** Later runs started (runStarting) whose workspace is not saved yet: by task. */
+  private readonly runStarts = new Map<string, { messageId: string; saved?: Promise<unknown> }>();
   /**
    * Each task's saves under way, in order (turn, completion and compaction checkpoints): the
    * turn loop does not wait for a turn's save (its next model request runs meanwhile); whatever
@@ -172,8 +174,42 @@ export class CheckpointManager {
     // edits (beforeEdit waits for it), and before hooks run around a tool.
     this.noteToolStarting(task);
     const baseline = await this.baselineOf(task, messageId);
+    await this.runStartOf(task);
     await this.settled(task.id);
     return baseline;
+  }
+
+  /**
+   * A later run of the task starts (a message after an earlier run, a Resume). Its first tool
+   * that may modify the workspace first saves the workspace as it is then (a turn checkpoint
+   * anchored on `messageId`, recording no edit). Without it, what the person changed since the
+   * task's last checkpoint (files made, edits) was in the first command's changes, measured
+   * from that checkpoint: a files restore then deleted and reverted them as the task's, and
+   * left what the command made.
+   */
+  runStarting(task: CheckpointTask, messageId: string): void {
+    this.runStarts.set(task.id, { messageId });
+  }
+
+  /** The run-start save of runStarting, started by the run's first tool that may modify the workspace. */
+  private runStartOf(task: CheckpointTask): Promise<unknown> {
+    const start = this.runStarts.get(task.id);
+    if (!start) return Promise.resolve();
+    start.saved ??= this.queueSave(task, "scan", () =>
+      this.guarded(task, (entry) =>
+        entry.engine.save({
+          taskId: task.id,
+          kind: "turn",
+          messageId: start.messageId,
+          editedPaths: [],
+          scan: true,
+          hasFiles: true,
+        }),
+      ),
+    ).finally(() => {
+      if (this.runStarts.get(task.id) === start) this.runStarts.delete(task.id);
+    });
+    return start.saved;
   }
 
   /** Resolves when the task's saves under way have ended (whatever their outcome). */
@@ -287,6 +323,7 @@ export class CheckpointManager {
    */
   async beforeEdit(task: CheckpointTask, paths: readonly string[]): Promise<void> {
     await this.baselineOf(task);
+    await this.runStartOf(task);
     if (await this.savesLeaveAlone(task, paths)) return;
     // The checkpoint this edit is compared with may be a turn's save still under way.
     await this.settled(task.id);

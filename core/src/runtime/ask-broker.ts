@@ -54,7 +54,12 @@ export class AskBroker {
   respond(askId: string, answer: AskAnswer): void {
     if (!this.pending) throw new DlineError("failed_precondition", "The task is not waiting for an answer.");
     if (this.pending.askId !== askId) {
-      throw new DlineError("aborted", `Ask ${askId} is no longer pending (the pending one is ${this.pending.askId}).`);
+      // failed_precondition, as for a task no longer waiting: clients take it for an answer given
+      // elsewhere (another window's came first) and say so. Without ids: a person reads it.
+      throw new DlineError(
+        "failed_precondition",
+        "That question was already answered (in another window?); the task is asking another one now.",
+      );
     }
     const pending = this.pending;
     this.pending = undefined;

@@ -31,6 +31,13 @@ export interface CheckpointPort {
    */
   baseline(messageId?: string): Promise<void>;
   /**
+   * A later run of the task starts (a message sent after an earlier run, a Resume): what the
+   * workspace holds when its first tool that may modify it runs is saved first (anchored on
+   * `messageId`), so that the person's own changes since the task's last checkpoint are never
+   * taken for the task's. Returns at once.
+   */
+  runStarting(messageId: string): void;
+  /**
    * Before an edit tool changes these workspace-relative files: waits for the baseline, then
    * keeps what the checkpoints would otherwise lose (and waits for the turns' saves that read them).
    */

@@ -8,6 +8,9 @@ export function taskCheckpoints(manager: CheckpointManager, taskId: string, work
     async baseline(messageId) {
       await manager.ensureBaseline(task, messageId);
     },
+    runStarting(messageId) {
+      manager.runStarting(task, messageId);
+    },
     async beforeEdit(paths) {
       await manager.beforeEdit(task, paths);
     },

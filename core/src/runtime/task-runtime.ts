@@ -432,7 +432,10 @@ export class TaskRuntime {
   private async continueTask(task: LiveTask, stopped?: StoppedTurn): Promise<void> {
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, task.id);
-    const loop = this.loopFor(task, model, this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot));
+    const checkpoints = this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot);
+    const loop = this.loopFor(task, model, checkpoints);
+    // The person may have changed files since the task last ran: they are not the task's.
+    checkpoints?.runStarting(task.messages.list().at(-1)?.id ?? "");
     if (stopped) loop.continueStoppedTurn(stopped);
     await this.taskHooks(task, "TaskResume", {});
     this.start(task, loop);
@@ -709,10 +712,14 @@ export class TaskRuntime {
     await this.settleWorkspace(task, options.workspaceRoot);
     importLegacyConversation(this.deps.sqlite, task.files);
     const model = await this.deps.resolveModel(task.kernel.profileId, taskId);
-    const loop = this.loopFor(task, model, this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot));
+    const checkpoints = this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot);
+    const loop = this.loopFor(task, model, checkpoints);
     // The first message of a task restored to before its first one: the title follows it.
-    if (!task.messages.list().some((m) => m.role === "user")) await this.retitle(task, text);
-    await loop.addUserMessage(text, { editor: options.editor });
+    const first = !task.messages.list().some((m) => m.role === "user");
+    if (first) await this.retitle(task, text);
+    const message = await loop.addUserMessage(text, { editor: options.editor });
+    // The person may have changed files since the task last ran: they are not the task's.
+    checkpoints?.runStarting(message.id);
     this.start(task, loop);
   }
 

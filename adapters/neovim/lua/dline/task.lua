@@ -485,7 +485,11 @@ function H.Controller.respond(self, approve, text, cb)
         return session:call("TaskService", "GetTask", { taskId = self.task_id }, function(view_err, view)
           local pending = not view_err and view and view.pendingAsk
           local status = view and view.task and view.task.status
-          local stopped = status and status ~= "TASK_STATUS_RUNNING" and status ~= "TASK_STATUS_WAITING"
+          -- Completed: the other window's answer came first and the task went on to its end.
+          local stopped = status
+            and status ~= "TASK_STATUS_RUNNING"
+            and status ~= "TASK_STATUS_WAITING"
+            and status ~= "TASK_STATUS_COMPLETED"
           if not view_err and stopped then
             -- Nobody answered it: the task stopped meanwhile (a restore from another window, say).
             local why = self.chat.state.status_reason
