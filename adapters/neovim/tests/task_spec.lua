@@ -597,7 +597,9 @@ S.case("compare names a change of permissions alone in the quickfix list, with n
   T.eq(items, {
     ["hello.txt"] = "modified",
     ["id.key"] = "modified, permissions 600 -> 644",
-    ["run.sh"] = "modified, permissions 644 -> 755",
+    -- The person's chmod +x, made after the baseline: no files restore takes it back (the core's
+    -- restore_paths), and the line says so, as the CLI's Compare does.
+    ["run.sh"] = "modified, permissions 644 -> 755, a files restore leaves it as it is",
   }, "the quickfix lines")
   T.eq(#vim.api.nvim_list_tabpages(), tabs + 1, "a diff tab for hello.txt only")
 end)
@@ -762,6 +764,47 @@ S.case("an answer from a picker left open after another window answered says so,
   -- Before: "answer: aborted: Ask 8411fadb-… is no longer pending (the pending one is 7abb486a-…)".
   T.contains(said, "that question was answered in another window", "answered elsewhere")
   T.truthy(not said:find("aborted", 1, true), "no raw error: " .. said)
+end)
+
+S.case("compare says which changes a files restore leaves alone, and how many files it did not open in tabs", function()
+  local _, _, controller = greeted_task()
+  -- The person's own file, made after the task: a files restore leaves it as it is.
+  local mine = workspace_file("mine.txt", "mine\n")
+  require("dline.task").open(controller.task_id)
+  T.script_select(function(items, opts)
+    if opts.kind == "dline.checkpoint" then
+      for _, cp in ipairs(items) do
+        if cp.kind == "CHECKPOINT_KIND_BASELINE" then return cp end
+      end
+    end
+  end)
+  local previous = require("dline").config().compare.max_tabs
+  require("dline").config().compare.max_tabs = 1
+  T.defer(function() require("dline").config().compare.max_tabs = previous end)
+  local messages, stop_capture = capture_notices()
+  vim.cmd("Dline compare")
+  T.wait(function() return #vim.fn.getqflist() == 2 end, "both changes listed")
+  T.wait(function()
+    for _, m in ipairs(messages) do
+      if m.msg:find("compare: ", 1, true) then return true end
+    end
+  end, "the compare's summary")
+  stop_capture()
+  local items = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    items[vim.fn.fnamemodify(vim.api.nvim_buf_get_name(item.bufnr), ":t")] = item.text
+  end
+  -- Before: both read "modified"/"added", as if a restore would put back both.
+  T.eq(items, {
+    ["hello.txt"] = "modified",
+    ["mine.txt"] = "added, a files restore leaves it as it is",
+  }, "the quickfix lines")
+  local said = table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+  -- Before: nothing said that only one of the two had a tab.
+  T.contains(said, "2 file(s) changed since checkpoint", "how many changed")
+  T.contains(said, "1 a files restore leaves as they are", "how many a restore leaves")
+  T.contains(said, "1 in diff tabs, all of them in the quickfix list (:copen)", "where the others are")
+  T.eq(T.read(mine), "mine\n", "nothing restored")
 end)
 
 S.case("a restore of files and task from another window: the buffers here show the restored files", function()

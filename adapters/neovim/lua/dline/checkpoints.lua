@@ -248,6 +248,13 @@ function M.compare(task_id, cp, workspace_root, cb)
     local qf = {}
     local tabs = 0
     local max_tabs = dline().config().compare.max_tabs
+    -- What a files restore to this checkpoint would change (the core's answer): the person's own
+    -- later changes are not among them, and read as such, not as the task's.
+    local restored = {}
+    for _, p in ipairs(res.restorePaths or {}) do
+      restored[p] = true
+    end
+    local left_alone = 0
     for _, file in ipairs(files) do
       local path = H.absolute(workspace_root, file.path)
       local status = ((file.status or ""):gsub("^FILE_STATUS_", "")):lower()
@@ -259,6 +266,10 @@ function M.compare(task_id, cp, workspace_root, cb)
       if file.notTracked then note = note .. ", not tracked by checkpoints: not compared or restored" end
       local mode_changed = (file.modeBefore or "") ~= ""
       if mode_changed then note = ("%s, permissions %s -> %s"):format(note, file.modeBefore, file.modeAfter) end
+      if not file.notTracked and not restored[file.path] then
+        note = note .. ", a files restore leaves it as it is"
+        left_alone = left_alone + 1
+      end
       table.insert(qf, { filename = path, lnum = 1, text = note })
       -- Its permissions alone changed: the line says it; a tab would show two equal sides.
       local same_text = mode_changed and (file.before or "") == (file.after or "")
@@ -308,6 +319,15 @@ function M.compare(task_id, cp, workspace_root, cb)
       end
     end
     vim.fn.setqflist({}, " ", { title = "Changes since snapshot", items = qf })
+    -- Said once: how many changed, how many a restore leaves, and where the ones without a tab are.
+    local parts = { ("%d file(s) changed since checkpoint %s"):format(#files, cp.id:sub(1, 8)) }
+    if left_alone > 0 then table.insert(parts, ("%d a files restore leaves as they are"):format(left_alone)) end
+    table.insert(
+      parts,
+      tabs < #files and ("%d in diff tabs, all of them in the quickfix list (:copen)"):format(tabs)
+        or ("%d in diff tabs"):format(tabs)
+    )
+    dline().notify("compare: " .. table.concat(parts, "; "))
     if cb then cb(nil, { tabs = tabs, files = files }) end
   end)
 end
