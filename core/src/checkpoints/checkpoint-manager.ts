@@ -739,6 +739,8 @@ export class CheckpointManager {
         return { ...(await flow.restore(checkpointId, mode)), runStopped: held.stopped };
       } finally {
         held.end();
+        // A restore an earlier process left part-way is no longer said once this one ended.
+        this.workspaces.refreshNote(engine.workspaceRoot);
       }
     });
   }

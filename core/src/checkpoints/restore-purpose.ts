@@ -19,6 +19,18 @@ export function restorePurpose(target: Pick<CheckpointInfo, "kind" | "createdAt"
   }
 }
 
+/** The checkpoint a restore went to, as a sentence names it ("the checkpoint of 19:31:06"). */
+export function restoreTargetName(target: Pick<CheckpointInfo, "kind" | "createdAt">): string {
+  switch (target.kind) {
+    case "baseline":
+      return "the task's start";
+    case "before_restore":
+      return `the files as they were before a restore (an undo, checkpoint of ${clockTime(target.createdAt)})`;
+    default:
+      return `the checkpoint of ${clockTime(target.createdAt)}`;
+  }
+}
+
 /** "19:31:06": the local time of day. */
 function clockTime(ms: number): string {
   const d = new Date(ms);

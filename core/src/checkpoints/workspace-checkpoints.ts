@@ -61,6 +61,8 @@ import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./sna
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
 import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { WriteLeftovers } from "./write-leftovers.js";
+import { RestoreMarker, type RestoreUnderWay } from "./restore-marker.js";
+import { restoreTargetName } from "./restore-purpose.js";
 import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
 /**
@@ -204,6 +206,11 @@ export class WorkspaceCheckpoints {
   rebuiltFrom: string | undefined;
   /** What this process last repaired in the repository (its index, its HEAD), as the status says it. */
   private repairNote: string | undefined;
+  /** The files restore under way in this repository (restore-marker.ts). */
+  private readonly restoreMarker: RestoreMarker;
+  /** A files restore an earlier process left part-way, found when this one opened the repository. */
+  private restoreLeftPartWay: RestoreUnderWay | undefined;
+  private restoreMarkerRead = false;
   private opened = false;
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
   private freshScanAt = 0;
@@ -223,6 +230,7 @@ export class WorkspaceCheckpoints {
   constructor(readonly options: WorkspaceCheckpointsOptions) {
     this.repo = new ShadowRepo(options.workspaceRoot, options.repoDir, options.env, options.children);
     this.log = new CheckpointLog(this.repo.git);
+    this.restoreMarker = new RestoreMarker(this.repo.paths.gitDir);
     const objectsDir = path.join(this.repo.paths.gitDir, "objects");
     const packingLock = new PackingLock(this.repo.paths.packingLockTarget, options.lockStaleMs);
     this.packing = new PackMaintenance(this.repo.git, objectsDir, options.logger, packingLock);
@@ -287,7 +295,24 @@ export class WorkspaceCheckpoints {
   }
 
   recoveryNote(): string | undefined {
-    return this.rebuiltFrom ? MESSAGES.rebuilt(this.rebuiltFrom) : this.repairNote;
+    if (this.rebuiltFrom) return MESSAGES.rebuilt(this.rebuiltFrom);
+    const cut = this.restoreCutShort();
+    return (
+      this.repairNote ??
+      (cut &&
+        MESSAGES.restoreLeftPartWay(
+          restoreTargetName({ kind: cut.checkpointKind as CheckpointKind, createdAt: cut.checkpointCreatedAt }),
+        ))
+    );
+  }
+
+  /** A files restore an earlier process left part-way: looked for once per process, when first asked. */
+  private restoreCutShort(): RestoreUnderWay | undefined {
+    if (!this.restoreMarkerRead) {
+      this.restoreMarkerRead = true;
+      this.restoreLeftPartWay = this.restoreMarker.leftPartWay();
+    }
+    return this.restoreLeftPartWay;
   }
 
   /** Opens (or creates) the repository and scans the whole workspace into its index. */
@@ -344,6 +369,12 @@ export class WorkspaceCheckpoints {
       await this.open(signal);
       const saved = await this.saveLocked(req, signal);
       this.latest.set(req.taskId, { tree: saved.tree, createdAt: saved.createdAt });
+      // The task whose restore was cut short went on: what it saved is how the files are now.
+      if (this.restoreCutShort()?.taskId === req.taskId && req.kind !== "before_restore") {
+        this.restoreMarker.clear();
+        this.restoreLeftPartWay = undefined;
+        this.restoreMarkerRead = true;
+      }
       return saved;
     });
     // Outside the lock: no save waits for it (pack-maintenance.ts).
@@ -1109,7 +1140,24 @@ export class WorkspaceCheckpoints {
       const kept = withLeftOutChanges(this.workspaceRoot, result, leftOut, result.entries.keys());
       return { ...result, kept, keptIncomplete: leftOut.cut };
     };
-    return this.lock.run(() => this.whileRestoring(() => this.needingObjectsOf(taskId, target, restore)), false);
+    // Said until it ends: a process stopped part-way leaves the marker for the next one.
+    const marked = async () => {
+      this.restoreMarker.begin({
+        taskId,
+        checkpointKind: target.kind,
+        checkpointCreatedAt: target.createdAt,
+        pid: process.pid,
+        startedAt: Date.now(),
+      });
+      try {
+        return await restore();
+      } finally {
+        this.restoreMarker.clear();
+        this.restoreLeftPartWay = undefined;
+        this.restoreMarkerRead = true;
+      }
+    };
+    return this.lock.run(() => this.whileRestoring(() => this.needingObjectsOf(taskId, target, marked)), false);
   }
 
   /**

@@ -118,7 +118,7 @@ export class WorkspaceRegistry {
         entry.saveFailed = false;
         // A repository (or its index, its HEAD) repaired during this save says so.
         this.setStatus(entry, "ready", recovered ?? MESSAGES.ready);
-      }
+      } else this.refreshNote(entry.engine.workspaceRoot);
       return result;
     } catch (err) {
       if (err instanceof TaskDeletedError) {
@@ -133,6 +133,17 @@ export class WorkspaceRegistry {
       entry.saveFailed = !missing;
       return undefined;
     }
+  }
+
+  /**
+   * What a ready workspace's status says, again from its repository's note: a restore an
+   * earlier process left part-way stops being said once the task is restored or saved again.
+   */
+  refreshNote(root: string): void {
+    const entry = this.entries.get(normaliseWorkspacePath(root));
+    if (!entry || entry.status.state !== "ready") return;
+    const message = entry.engine.recoveryNote() ?? MESSAGES.ready;
+    if (entry.status.message !== message) this.setStatus(entry, "ready", message);
   }
 
   setStatus(

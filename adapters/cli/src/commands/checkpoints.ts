@@ -3,6 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import {
   CheckpointKind,
   CheckpointSchema,
+  CheckpointState,
   FileChangeSchema,
   FileStatus,
   KeptReason,
@@ -19,6 +20,9 @@ import { sayingWhileHeldElsewhere } from "../checkpoint-wait.js";
 import type { DlineClients } from "../../../../core/src/client/index.js";
 import { visibleLine } from "../../../../core/src/text/visible-text.js";
 import { unicodeFormNotes } from "../unicode-twins.js";
+import { MESSAGES } from "../../../../core/src/checkpoints/workspace-guard.js";
+
+const READY_MESSAGE: string = MESSAGES.ready;
 
 export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Promise<number> {
   checkFlags(args, []);
@@ -33,6 +37,7 @@ export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Pro
       printJson(ctx, { checkpoints: res.checkpoints.map((c) => toJson(CheckpointSchema, c)) });
       return 0;
     }
+    await sayRepositoryNote(ctx, clients, taskId);
     for (const c of res.checkpoints) {
       const when = new Date(Number(c.createdAt)).toISOString().slice(0, 19).replace("T", " ");
       const kind = CheckpointKind[c.kind].toLowerCase().replace("_", " ");
@@ -41,6 +46,17 @@ export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Pro
     if (res.checkpoints.length === 0) ctx.out.write("no checkpoints\n");
     return 0;
   });
+}
+
+/**
+ * What the workspace's checkpoints say beyond "ready", on stderr: a restore an earlier process
+ * left part-way (its files may match no checkpoint), a repaired repository. Said before the
+ * listing or the comparison it bears on.
+ */
+async function sayRepositoryNote(ctx: CliContext, clients: DlineClients, taskId: string): Promise<void> {
+  const status = await clients.checkpoints.getStatus({ taskId }).catch(() => undefined);
+  if (status?.state === CheckpointState.READY && status.message && status.message !== READY_MESSAGE)
+    ctx.err.write(`dline: ${visibleLine(status.message)}\n`);
 }
 
 /** How many left-out paths compare names before "and N more". */
@@ -63,6 +79,7 @@ export async function compareCommand(ctx: CliContext, args: ParsedArgs): Promise
       });
       return 0;
     }
+    await sayRepositoryNote(ctx, clients, taskId);
     ctx.out.write("Changes since snapshot\n");
     const restored = new Set(res.restorePaths);
     const forms = unicodeFormNotes(res.files.map((f) => f.path));

@@ -1,0 +1,109 @@
+/**
+ * A files restore whose sidecar is stopped while it writes the workspace (a `dline restore`
+ * killed: its sidecar has only the stop's short time left) leaves the files part-way between
+ * two checkpoints. Before, nothing ever said so: the listing showed one more "before restore"
+ * checkpoint and the task as it was (a bug hunt in a terminal). Now the next process that opens
+ * the workspace's checkpoints says the restore was cut short and how to finish or undo it (the
+ * workspace's status, and `dline checkpoints`/`dline compare` on stderr), until the task is
+ * restored again. Real sidecar processes, killed with SIGKILL; real git; scripted model server.
+ */
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { CheckpointKind, CheckpointState, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { scopedSidecars } from "../helpers/scoped-sidecars.js";
+import { repoRoot } from "../helpers/sidecar.js";
+import { cliEnv } from "../helpers/cli-child.js";
+import { setAutoApproval } from "../runtime/harness.js";
+import { openWindows, readIn, watch } from "../tasks/follow-helpers.js";
+
+const scope = scopedSidecars();
+const run = promisify(execFile);
+const cli = path.join(repoRoot, "dist", "dline");
+const FILES = 3000;
+
+/** The marker a restore leaves in the shadow repository while it writes (restore-marker.ts). */
+function markerIn(docsDir: string): string | undefined {
+  const dir = path.join(docsDir, "checkpoints");
+  for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    const file = path.join(dir, name, ".git", "dline-restore-under-way.json");
+    if (fs.existsSync(file)) return file;
+  }
+  return undefined;
+}
+
+describe("a files restore cut short by its process's end", () => {
+  it("is said by the next process until the task is restored again, which finishes it", async () => {
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
+      {
+        toolCalls: [
+          {
+            name: "execute_command",
+            input: { command: `for i in $(seq 1 ${FILES}); do echo changed > f$i.txt; done`, requires_approval: false },
+          },
+        ],
+      },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "Changed them." } }] },
+    ]);
+    for (let i = 1; i <= FILES; i++) fs.writeFileSync(path.join(workspace, `f${i}.txt`), `original ${i}\n`);
+    const [first] = sidecars;
+    await setAutoApproval(first.clients, { executeSafeCommands: true, executeAllCommands: true });
+    const { taskId } = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "Change them", profileId });
+    const events = watch(first.clients, taskId);
+    await events.status(TaskStatus.COMPLETED);
+    await events.stop();
+    expect(readIn(workspace, `f${FILES}.txt`)).toBe("changed\n");
+    const { checkpoints } = await first.clients.checkpoints.listCheckpoints({ taskId });
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+
+    // The restore starts; its sidecar is killed as soon as it has begun (the marker is there).
+    const restoring = first.clients.checkpoints
+      .restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES })
+      .catch((err: Error) => err);
+    await new Promise<void>((resolve, reject) => {
+      const started = Date.now();
+      const poll = setInterval(() => {
+        if (markerIn(roots.docsDir)) {
+          clearInterval(poll);
+          first.process.child.kill("SIGKILL");
+          resolve();
+        } else if (Date.now() - started > 60_000) {
+          clearInterval(poll);
+          reject(new Error("the restore never began"));
+        }
+      }, 1);
+    });
+    expect(await restoring).toBeInstanceOf(Error);
+    await first.process.exited;
+    expect(markerIn(roots.docsDir)).toBeDefined();
+
+    const second = await scope.sidecar(roots);
+    const said = await second.clients.checkpoints.getStatus({ taskId });
+    expect(said.state).toBe(CheckpointState.READY);
+    expect(said.message).toContain("A restore of the files to the task's start was cut short");
+    expect(said.message).toContain('restore the "before restore" checkpoint');
+    // The terminal says it too, before the listing and the comparison it bears on.
+    const env = cliEnv(roots, { url: "http://127.0.0.1:9" });
+    const listed = await run(cli, ["checkpoints", taskId], { env });
+    expect(listed.stderr).toContain("was cut short");
+    const compared = await run(cli, ["compare", taskId, baseline.id], { env });
+    expect(compared.stderr).toContain("was cut short");
+
+    // Restored again: the files are the baseline's, and nothing more is said.
+    const again = await second.clients.checkpoints.restore({
+      taskId,
+      checkpointId: baseline.id,
+      mode: RestoreMode.FILES,
+    });
+    expect(again.filesRestored).toBe(true);
+    expect(readIn(workspace, "f1.txt")).toBe("original 1\n");
+    expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);
+    expect(markerIn(roots.docsDir)).toBeUndefined();
+    expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
+    const after = await run(cli, ["checkpoints", taskId], { env });
+    expect(after.stderr).not.toContain("cut short");
+  });
+});
