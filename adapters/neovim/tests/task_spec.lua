@@ -889,6 +889,19 @@ S.case("a files-only restore and its undo from another window: the marker here s
   marker_reads("turn")
 end)
 
+S.case("Restore Task Only says the conversation was restored, with no count of files", function()
+  local s, file, controller = greeted_task()
+  local baseline = baseline_of(s, controller)
+  local messages, stop_capture = capture_notices()
+  choose_restore("Restore Task Only")
+  vim.cmd("Dline restore " .. baseline.id)
+  T.wait(function() return #messages >= 1 end, "the restore's message")
+  stop_capture()
+  -- Before: "Restore Task Only: 0 file(s) restored, 0 deleted, conversation restored".
+  T.eq(messages[1].msg, "(dline) Restore Task Only: conversation restored", "the summary")
+  T.eq(T.read(file), "hello, world\n", "the files as they were")
+end)
+
 S.case(":Dline undo puts back the files a restore changed, once", function()
   local s, file, controller = greeted_task()
   T.eq(T.read(file), "hello, world\n", "edited")

@@ -176,7 +176,11 @@ function M.reload(root, paths, why, opts)
   if #wiped > 0 then
     table.insert(
       lines,
-      ("%s deleted %s: its buffer (no unsaved changes) was closed"):format(why, table.concat(wiped, ", "))
+      ("%s deleted %s: %s"):format(
+        why,
+        table.concat(wiped, ", "),
+        #wiped == 1 and "its buffer (no unsaved changes) was closed" or "their buffers (no unsaved changes) were closed"
+      )
     )
   end
   vim.list_extend(kept, gone)

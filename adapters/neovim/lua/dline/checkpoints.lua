@@ -441,14 +441,24 @@ function H.report_files(label, res, workspace_root, task_id, why)
     return dline().notify(failed .. (unsaved and ("\n" .. unsaved) or ""), vim.log.levels.ERROR)
   end
   local kept = res.keptPaths or {}
+  -- Restore Task Only restores no file: its counts (always 0) said nothing.
+  local done = {}
+  if res.filesRestored then
+    table.insert(
+      done,
+      ("%d file(s) restored, %d deleted%s"):format(
+        #(res.restoredPaths or {}),
+        #(res.deletedPaths or {}),
+        #kept > 0 and (", %d kept as they were"):format(#kept) or ""
+      )
+    )
+  end
+  if res.conversationRestored then table.insert(done, "conversation restored") end
   H.tell(
-    ("%s%s: %d file(s) restored, %d deleted%s%s%s%s"):format(
+    ("%s%s: %s%s%s"):format(
       label,
       res.runStopped and " (the task was running: stopped first)" or "",
-      #(res.restoredPaths or {}),
-      #(res.deletedPaths or {}),
-      #kept > 0 and (", %d kept as they were"):format(#kept) or "",
-      res.conversationRestored and ", conversation restored" or "",
+      #done > 0 and table.concat(done, ", ") or "nothing to restore",
       (res.undoCheckpointId or "") ~= "" and #changed > 0 and " (:Dline undo puts them back as they were)" or "",
       H.tabs_closed(tabs)
     ),
