@@ -26,12 +26,21 @@ export class RestoreMarker {
     this.file = path.join(gitDir, "dline-restore-under-way.json");
   }
 
+  /** Never throws: a marker that cannot be written (a full disk) must not stop the restore. */
   begin(underWay: RestoreUnderWay): void {
-    fs.writeFileSync(this.file, JSON.stringify(underWay));
+    try {
+      fs.writeFileSync(this.file, JSON.stringify(underWay));
+    } catch {
+      // the restore goes on; only a cut one would go unsaid
+    }
   }
 
   clear(): void {
-    fs.rmSync(this.file, { force: true });
+    try {
+      fs.rmSync(this.file, { force: true });
+    } catch {
+      // left: the next process says the restore was cut short, which a new restore clears
+    }
   }
 
   /** A restore another process left part-way (its process is gone); undefined when none. */

@@ -208,7 +208,7 @@ export class WorkspaceCheckpoints {
   private repairNote: string | undefined;
   /** The files restore under way in this repository (restore-marker.ts). */
   private readonly restoreMarker: RestoreMarker;
-  /** A files restore an earlier process left part-way, found when this one opened the repository. */
+  /** A files restore an earlier process left part-way (restoreCutShort). */
   private restoreLeftPartWay: RestoreUnderWay | undefined;
   private restoreMarkerRead = false;
   private opened = false;
