@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DlineClients } from "../../core/src/client/index.js";
+import { CheckpointKind } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { type AskKind, TaskStatus, type Ask, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { RunningSidecar, TestRoots } from "../helpers/sidecar.js";
 import type { scopedSidecars } from "../helpers/scoped-sidecars.js";
@@ -135,4 +136,10 @@ export function shape(events: TaskEvent[]): string[] {
 export function readIn(workspace: string, file: string): string | undefined {
   const p = path.join(workspace, file);
   return fs.existsSync(p) ? fs.readFileSync(p, "utf8") : undefined;
+}
+
+/** The ids of the checkpoints a window shows as "restored" (the "before restore" ones aside). */
+export async function restoredCheckpoints(clients: DlineClients, taskId: string): Promise<string[]> {
+  const { checkpoints } = await clients.checkpoints.listCheckpoints({ taskId });
+  return checkpoints.filter((c) => c.restored && c.kind !== CheckpointKind.BEFORE_RESTORE).map((c) => c.id);
 }

@@ -15,7 +15,7 @@ import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { RunningSidecar } from "../helpers/sidecar.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { setAutoApproval } from "../runtime/harness.js";
-import { openWindows, readIn, watch } from "./follow-helpers.js";
+import { openWindows, readIn, restoredCheckpoints, watch } from "./follow-helpers.js";
 
 const scope = scopedSidecars();
 
@@ -66,10 +66,7 @@ describe("a task changed by a process that let go of it before the window could 
 
     const told = await inA.until((e) => e.event.case === "filesRestored" && e.seq > seen);
     expect(told.event.value).toMatchObject({ checkpointId: baselineId, undoCheckpointId, undo: false });
-    const { checkpoints } = await a.clients.checkpoints.listCheckpoints({ taskId });
-    expect(checkpoints.filter((c) => c.restored && c.kind !== CheckpointKind.BEFORE_RESTORE).map((c) => c.id)).toEqual([
-      baselineId,
-    ]);
+    expect(await restoredCheckpoints(a.clients, taskId)).toEqual([baselineId]);
     // Told once, in seq order, and the stream goes on: the window's next message runs here.
     expect(inA.events.filter((e) => e.event.case === "filesRestored")).toHaveLength(1);
     const seqs = inA.events.map((e) => e.seq);

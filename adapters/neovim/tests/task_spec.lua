@@ -704,7 +704,9 @@ S.case(
   end
 )
 
-S.case("an answer from a picker left open while another window's restore stopped the task says so", function()
+--- A task whose edit waits for approval, its picker left open (no answer): the session, the
+--- task's controller and the question.
+local function approval_left_open()
   local s = session()
   workspace_file("hello.txt", "hello\n")
   T.configure_model(s, edit_turns())
@@ -715,36 +717,35 @@ S.case("an answer from a picker left open while another window's restore stopped
   end)
   local controller = new_task("Greet the world")
   T.wait(function() return asked and controller.pending_ask ~= nil end, "the approval to wait")
-  local stale = controller.pending_ask
+  return s, controller, controller.pending_ask
+end
+
+--- Answers `stale` as a picker left open would (a built-in picker blocks Neovim: its answer comes
+--- as if the question were still pending); returns what the answer's notices said.
+local function answer_stale(controller, stale, approve)
+  controller.pending_ask = stale
+  local messages, stop_capture = capture_notices()
+  local done = false
+  controller:respond(approve, "", function() done = true end)
+  T.wait(function() return done end, "the answer's end")
+  stop_capture()
+  return table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+end
+
+S.case("an answer from a picker left open while another window's restore stopped the task says so", function()
+  local s, controller, stale = approval_left_open()
   -- The baseline may still be being saved while the approval waits.
   local baseline = wait_baseline(s, controller)
   restore_in_other_window(controller, baseline, "RESTORE_MODE_FILES")
   wait_status(controller, "TASK_STATUS_INTERRUPTED")
-  -- A built-in picker blocks Neovim: its answer comes as if the question were still pending.
-  controller.pending_ask = stale
-  local messages, stop_capture = capture_notices()
-  local done = false
-  controller:respond(true, "", function() done = true end)
-  T.wait(function() return done end, "the answer's end")
-  stop_capture()
-  local said = table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+  local said = answer_stale(controller, stale, true)
   -- Before: "that question was answered in another window", though nobody answered it.
   T.contains(said, "that question is no longer pending: the task stopped", "why it is not pending")
   T.truthy(not said:find("answered in another window", 1, true), "not answered elsewhere: " .. said)
 end)
 
 S.case("an answer from a picker left open after another window answered says so, without ids", function()
-  local s = session()
-  workspace_file("hello.txt", "hello\n")
-  T.configure_model(s, edit_turns())
-  local asked = false
-  T.script_select(function(_, opts)
-    if opts.kind == "dline.approval" then asked = true end
-    return nil
-  end)
-  local controller = new_task("Greet the world")
-  T.wait(function() return asked and controller.pending_ask ~= nil end, "the approval to wait")
-  local stale = controller.pending_ask
+  local _, controller, stale = approval_left_open()
   -- Another window approves the edit; the task goes on to its next question.
   local other = require("dline.session").new(require("dline").config(), require("dline").logger())
   T.defer(function() other:stop() end)
@@ -753,14 +754,7 @@ S.case("an answer from a picker left open after another window answered says so,
     function() return controller.pending_ask ~= nil and controller.pending_ask.askId ~= stale.askId end,
     "the next question"
   )
-  -- A built-in picker blocks Neovim: its answer comes as if the question were still pending.
-  controller.pending_ask = stale
-  local messages, stop_capture = capture_notices()
-  local done = false
-  controller:respond(false, "", function() done = true end)
-  T.wait(function() return done end, "the answer's end")
-  stop_capture()
-  local said = table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+  local said = answer_stale(controller, stale, false)
   -- Before: "answer: aborted: Ask 8411fadb-… is no longer pending (the pending one is 7abb486a-…)".
   T.contains(said, "that question was answered in another window", "answered elsewhere")
   T.truthy(not said:find("aborted", 1, true), "no raw error: " .. said)

@@ -715,8 +715,7 @@ export class TaskRuntime {
     const checkpoints = this.deps.checkpointsFor(taskId, task.kernel.workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
     // The first message of a task restored to before its first one: the title follows it.
-    const first = !task.messages.list().some((m) => m.role === "user");
-    if (first) await this.retitle(task, text);
+    if (!task.messages.list().some((m) => m.role === "user")) await this.retitle(task, text);
     const message = await loop.addUserMessage(text, { editor: options.editor });
     // The person may have changed files since the task last ran: they are not the task's.
     checkpoints?.runStarting(message.id);
