@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { CheckpointManager, CheckpointTask } from "../../core/src/checkpoints/index.js";
 import { FileConversation, makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
 import { nth } from "../helpers/items.js";
+import { indexWriteStamp } from "../helpers/shadow-index.js";
 
 // The save path: a turn's recorded paths (with or without a git process), the pre-images taken
 // before a tool first changes a file, and the paths a save after a command takes from the
@@ -183,9 +184,9 @@ describe("a turn's checkpoint of recorded paths", () => {
     await toolWrite(later, task, "src/a.ts", "a2\n");
     // Not a scan either: the shadow index (which a scan stages into) stays as it was.
     const index = path.join(sb.layout.checkpointRepoDir(ws), ".git", "index");
-    const indexBefore = fs.statSync(index).mtimeMs;
+    const indexBefore = indexWriteStamp(index);
     const turn = (await later.saveTurn(task, { editedPaths: ["src/a.ts"] }))!;
-    expect(fs.statSync(index).mtimeMs).toBe(indexBefore);
+    expect(indexWriteStamp(index)).toBe(indexBefore);
     expect(turn.reused).toBe(false);
     expect(filesOf(sb, turn.id)).toEqual(["src/a.ts", "src/b.ts"]);
     expect(shadowGit(sb, "show", `${turn.id}:src/a.ts`)).toBe("a2\n");

@@ -3,10 +3,11 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, write } from "./helpers.js";
 import { nth } from "../helpers/items.js";
+import { indexWriteStamp } from "../helpers/shadow-index.js";
 
-/** The shadow index's modification time: a scan stages into it, a watched save does not touch it. */
-function indexTime(gitDir: string): number {
-  return fs.statSync(path.join(gitDir, "index")).mtimeMs;
+/** The shadow index's last write: a scan stages into it, a watched save does not touch it. */
+function indexTime(gitDir: string): string {
+  return indexWriteStamp(path.join(gitDir, "index"));
 }
 
 describe("saves after commands stage only what the watcher saw change", () => {

@@ -10,6 +10,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { indexWriteStamp } from "../helpers/shadow-index.js";
 import { makeTestRoots } from "../helpers/sidecar.js";
 import { spawnModelServer } from "../model-server/spawn.js";
 import { TEST_KEY } from "./harness.js";
@@ -20,11 +21,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The modification time of the workspace's shadow index (a scan restages into it). */
-function shadowIndexTime(docsDir: string): number {
+/** The last write of the workspace's shadow index (a scan restages into it). */
+function shadowIndexTime(docsDir: string): string {
   const repos = fs.readdirSync(path.join(docsDir, "checkpoints")).filter((n) => /^[0-9a-f]+$/.test(n));
   expect(repos).toHaveLength(1);
-  return fs.statSync(path.join(docsDir, "checkpoints", repos[0]!, ".git", "index")).mtimeMs;
+  return indexWriteStamp(path.join(docsDir, "checkpoints", repos[0]!, ".git", "index"));
 }
 
 describe("a command that runs a while", () => {
@@ -54,7 +55,7 @@ describe("a command that runs a while", () => {
     const runtime = await app.runtime();
     const taskId = await runtime.newTask(workspace, "Build it", "env-openai");
 
-    let indexBefore = 0;
+    let indexBefore = "";
     const stop = new AbortController();
     for await (const e of runtime.subscribe(taskId, 0n, stop.signal)) {
       if (e.event.case === "toolStarted") {
