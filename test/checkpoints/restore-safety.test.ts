@@ -446,6 +446,34 @@ describe("an empty folder a command deleted comes back", () => {
     expect(isFolder(ws, "drafts")).toBe(false);
   });
 
+  it("undoing the undo makes them again, each restore in a process of its own (as `dline restore` is)", async () => {
+    const { sb, manager, task, ws } = setup();
+    const conversation = new FileConversation(path.join(sb.base, "conversations"), { t1: [ws] });
+    fs.mkdirSync(path.join(ws, "E/sub"), { recursive: true });
+    write(ws, "a.txt", "o\n");
+    const base = (await manager.ensureBaseline(task))!;
+    await toolWrite(manager, task, "a.txt", "edited\n");
+    await manager.saveTurn(task, { editedPaths: ["a.txt"] });
+    // The command `rm -r E`.
+    fs.rmSync(path.join(ws, "E"), { recursive: true });
+    await manager.saveTurn(task, { commandRan: true });
+    await manager.stop();
+
+    const restoreIn = async (checkpointId: string) => {
+      const process = makeManager(sb, { conversation });
+      const outcome = await process.restore("t1", checkpointId, "files");
+      await process.stop();
+      return outcome;
+    };
+    const restored = await restoreIn(base.id);
+    expect([read(ws, "a.txt"), isFolder(ws, "E/sub")]).toEqual(["o\n", true]);
+    const undone = await restoreIn(restored.undoCheckpointId);
+    expect([read(ws, "a.txt"), isFolder(ws, "E")]).toEqual(["edited\n", false]);
+    await restoreIn(undone.undoCheckpointId);
+    // Before: a.txt came back, E/sub did not (the undo checkpoint listed no empty folder).
+    expect([read(ws, "a.txt"), isFolder(ws, "E/sub")]).toEqual(["o\n", true]);
+  });
+
   it("undoing it keeps a folder it made that something was put in since", async () => {
     const { manager, task, ws } = setup();
     fs.mkdirSync(path.join(ws, "reports"));

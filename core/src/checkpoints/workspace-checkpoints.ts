@@ -1060,8 +1060,15 @@ export class WorkspaceCheckpoints {
       // waits for this restore before its first edit (keepForBaseline).
       await options.aloneCheck?.();
       await this.open();
-      // The undo checkpoint records the files' bits too (a restore may be a process's first step).
-      if (!this.modes) await this.knowModes(await this.headRecord());
+      // The undo checkpoint records the files' bits and the empty folders too (a restore may be a
+      // process's first step): undoing the undo makes those folders again.
+      if (!this.modes || !this.emptyFolders) {
+        const head = await this.headRecord();
+        await this.knowModes(head);
+        this.adoptEmptyFolders(head.meta);
+        // The snapshot a path restore leaves carries no list: the workspace is walked.
+        await this.walkEmptyFoldersIfUnknown(target.skipped);
+      }
       // Looked at before any file is touched: what the checkpoints left out and a command (or
       // the person) changed since stays as it is, and the answer names it.
       const leftOut = await this.lookForLeftOutChanges(target, options.leftOutSince);
@@ -1130,7 +1137,8 @@ export class WorkspaceCheckpoints {
         // HEAD's record is the target's; this process's later saves know what was written too.
         await this.modes?.look(reset.restored);
       }
-      if (remakeFolders) makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []);
+      // Made again, they are the person's empty folders for this process's later saves too.
+      if (remakeFolders) this.noteEmptyFolders(makeMissingFolders(this.workspaceRoot, target.emptyFolders ?? []));
       removeFoldersMadeSince(this.workspaceRoot, foldersToRemove, target.createdAt, target.emptyFolders ?? []);
       // Undoing a restore: the folders it made go again, unless something was put in them since.
       if (target.kind === "before_restore") removeEmptyFolders(this.workspaceRoot, target.foldersMadeAfter ?? []);
@@ -1422,6 +1430,10 @@ export class WorkspaceCheckpoints {
   private adoptEmptyFolders(head: CheckpointMeta | undefined): void {
     if (!this.emptyFolders && head?.emptyFolders)
       this.emptyFolders = stillFolders(this.workspaceRoot, head.emptyFolders);
+  }
+
+  private noteEmptyFolders(made: readonly string[]): void {
+    if (this.emptyFolders && made.length) this.emptyFolders = [...new Set([...this.emptyFolders, ...made])].sort();
   }
 
   /**
