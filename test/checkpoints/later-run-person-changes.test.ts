@@ -73,9 +73,21 @@ describe("the person's changes between two runs of a task", () => {
     expect(readIn(workspace, "r.txt")).toBeUndefined();
     expect(readIn(workspace, "a.txt")).toBeUndefined();
     // The next run's message has a checkpoint of its own: the files as they were when it was sent.
-    const message = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.text === "now run it")!;
+    const { messages } = await clients.tasks.getTask({ taskId });
+    const message = messages.find((m) => m.text === "now run it")!;
     const atMessage = checkpoints.find((c) => c.messageId === message.id && c.kind === CheckpointKind.TURN);
     expect(atMessage).toBeDefined();
+    // It and the baseline are told as they are saved, and kept on their messages for a reopened
+    // task. Before: neither was (a Neovim chat had no marker for them; ACP sent no notification).
+    const saved = events.events.flatMap((e) => (e.event.case === "checkpointSaved" ? [e.event.value] : []));
+    const first = messages[0]!;
+    expect(saved).toContainEqual(
+      expect.objectContaining({ checkpointId: baseline.id, messageId: first.id, kind: "CHECKPOINT_KIND_BASELINE" }),
+    );
+    expect(saved).toContainEqual(
+      expect.objectContaining({ checkpointId: atMessage!.id, messageId: message.id, kind: "CHECKPOINT_KIND_TURN" }),
+    );
+    expect([first.checkpointId, message.checkpointId]).toEqual([baseline.id, atMessage!.id]);
     await events.stop();
   });
 

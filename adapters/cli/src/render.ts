@@ -198,7 +198,10 @@ export class EventRenderer {
         );
         break;
       case "checkpointSaved":
-        this.line(`  [checkpoint ${e.value.checkpointId.slice(0, 12)}]`);
+        // The baseline is the one a person looks for to undo the whole task.
+        this.line(
+          `  [${e.value.kind === "CHECKPOINT_KIND_BASELINE" ? "baseline checkpoint" : "checkpoint"} ${e.value.checkpointId.slice(0, 12)}]`,
+        );
         break;
       case "filesRestored":
         // Restored here or in another window (a follower hears it too).

@@ -97,7 +97,10 @@ export class CheckpointManager {
   private readonly workspaces: WorkspaceRegistry;
   private readonly baselines = new Map<string, Promise<CheckpointInfo | undefined>>();
   /** Later runs started (runStarting) whose workspace is not saved yet: by task. */
-  private readonly runStarts = new Map<string, { messageId: string; saved?: Promise<unknown> }>();
+  private readonly runStarts = new Map<
+    string,
+    { messageId: string; onSaved?: (cp: CheckpointInfo) => void; saved?: Promise<unknown> }
+  >();
   /**
    * Each task's saves under way, in order (turn, completion and compaction checkpoints): the
    * turn loop does not wait for a turn's save (its next model request runs meanwhile); whatever
@@ -185,10 +188,10 @@ export class CheckpointManager {
    * anchored on `messageId`, recording no edit). Without it, what the person changed since the
    * task's last checkpoint (files made, edits) was in the first command's changes, measured
    * from that checkpoint: a files restore then deleted and reverted them as the task's, and
-   * left what the command made.
+   * left what the command made. `onSaved` hears of that checkpoint once it is saved.
    */
-  runStarting(task: CheckpointTask, messageId: string): void {
-    this.runStarts.set(task.id, { messageId });
+  runStarting(task: CheckpointTask, messageId: string, onSaved?: (cp: CheckpointInfo) => void): void {
+    this.runStarts.set(task.id, { messageId, onSaved });
   }
 
   /** The run-start save of runStarting, started by the run's first tool that may modify the workspace. */
@@ -206,9 +209,11 @@ export class CheckpointManager {
           hasFiles: true,
         }),
       ),
-    ).finally(() => {
-      if (this.runStarts.get(task.id) === start) this.runStarts.delete(task.id);
-    });
+    )
+      .then((cp) => cp && start.onSaved?.(cp))
+      .finally(() => {
+        if (this.runStarts.get(task.id) === start) this.runStarts.delete(task.id);
+      });
     return start.saved;
   }
 

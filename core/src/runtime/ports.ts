@@ -27,16 +27,16 @@ export interface JournalPort {
 export interface CheckpointPort {
   /**
    * Starts (once) and waits for the task's baseline snapshot, anchored on the task's first
-   * message, and for the task's saves under way.
+   * message, and for the task's saves under way. Answers the baseline's id ("" when unavailable).
    */
-  baseline(messageId?: string): Promise<void>;
+  baseline(messageId?: string): Promise<string>;
   /**
    * A later run of the task starts (a message sent after an earlier run, a Resume): what the
    * workspace holds when its first tool that may modify it runs is saved first (anchored on
    * `messageId`), so that the person's own changes since the task's last checkpoint are never
-   * taken for the task's. Returns at once.
+   * taken for the task's. Returns at once; `saved` hears of that checkpoint once it is saved.
    */
-  runStarting(messageId: string): void;
+  runStarting(messageId: string, saved?: (checkpointId: string) => void): void;
   /**
    * Before an edit tool changes these workspace-relative files: waits for the baseline, then
    * keeps what the checkpoints would otherwise lose (and waits for the turns' saves that read them).

@@ -6,10 +6,10 @@ export function taskCheckpoints(manager: CheckpointManager, taskId: string, work
   const task = { id: taskId, workspaceRoots: [workspaceRoot] };
   return {
     async baseline(messageId) {
-      await manager.ensureBaseline(task, messageId);
+      return (await manager.ensureBaseline(task, messageId))?.id ?? "";
     },
-    runStarting(messageId) {
-      manager.runStarting(task, messageId);
+    runStarting(messageId, saved) {
+      manager.runStarting(task, messageId, saved && ((cp) => saved(cp.id)));
     },
     async beforeEdit(paths) {
       await manager.beforeEdit(task, paths);

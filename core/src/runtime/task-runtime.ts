@@ -30,6 +30,7 @@ import { noCapabilities, runAndRecordHooks, type HookEvent } from "./capabilitie
 import { activityRecorder, buildTurnLoop } from "./loop-factory.js";
 import type { TaskRuntimeDeps } from "./runtime-deps.js";
 import { workspaceToContinueIn } from "./task-workspace.js";
+import { attachCheckpoint } from "./tool-turn.js";
 
 /** What the model reads when a task whose conversation ends with its own answer is resumed. */
 const RESUMED_AFTER_ANSWER_NOTE = "[The task was resumed: go on from where it stopped.]";
@@ -150,11 +151,39 @@ export class TaskRuntime {
     // The baseline starts now, anchored on the task's first message (a "task" restore to it keeps
     // that message); tools that may modify the workspace wait for it (edits in
     // CheckpointPort.beforeEdit); read-only ones do not.
-    void checkpoints
+    // The run's ending status comes after the baseline is told, as after its turns' checkpoints.
+    const baseline = checkpoints
       ?.baseline(first.id)
+      .then(this.checkpointSavedAt(task, first, "CHECKPOINT_KIND_BASELINE"))
       .catch((err: Error) => this.deps.logger.warn("baseline checkpoint failed", { taskId: id, error: err.message }));
+    if (baseline) loop.settleBaselineBeforeEnd(baseline);
     this.start(task, loop);
     return id;
+  }
+
+  /**
+   * A checkpoint saved as a run starts (the task's baseline, a later run's save of what the person
+   * changed since the task last ran), anchored on `message`: recorded on it and told to the
+   * subscribers, as a turn's checkpoint is. A message with a checkpoint of its own keeps it (the
+   * listing has the new one).
+   */
+  private checkpointSavedAt(
+    task: LiveTask,
+    message: StoredUiMessage,
+    kind: "CHECKPOINT_KIND_BASELINE" | "CHECKPOINT_KIND_TURN",
+  ): (checkpointId: string) => void {
+    return (checkpointId) => {
+      if (message.checkpointId) return;
+      try {
+        attachCheckpoint({ messages: task.messages, events: task.events }, message, checkpointId, kind);
+      } catch (err) {
+        // The message went meanwhile (a restore cut the conversation), or the disk is full.
+        this.deps.logger.warn("recording a checkpoint on its message failed", {
+          taskId: task.id,
+          error: (err as Error).message,
+        });
+      }
+    };
   }
 
   /** A fresh task id, in the form every task id has. */
@@ -435,7 +464,8 @@ export class TaskRuntime {
     const checkpoints = this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
     // The person may have changed files since the task last ran: they are not the task's.
-    checkpoints?.runStarting(task.messages.list().at(-1)?.id ?? "");
+    const last = task.messages.list().at(-1);
+    checkpoints?.runStarting(last?.id ?? "", last && this.checkpointSavedAt(task, last, "CHECKPOINT_KIND_TURN"));
     if (stopped) loop.continueStoppedTurn(stopped);
     await this.taskHooks(task, "TaskResume", {});
     this.start(task, loop);
@@ -718,7 +748,7 @@ export class TaskRuntime {
     if (!task.messages.list().some((m) => m.role === "user")) await this.retitle(task, text);
     const message = await loop.addUserMessage(text, { editor: options.editor });
     // The person may have changed files since the task last ran: they are not the task's.
-    checkpoints?.runStarting(message.id);
+    checkpoints?.runStarting(message.id, this.checkpointSavedAt(task, message, "CHECKPOINT_KIND_TURN"));
     this.start(task, loop);
   }
 

@@ -72,6 +72,8 @@ export interface ToolTurnHost {
   deferSave(saving: Promise<void>): void;
   /** Resolves when the deferred saves have ended. */
   settleSaves(): Promise<void>;
+  /** The turns' saves and the task's baseline: what a status that ends the run waits for. */
+  settleForEnd(): Promise<void>;
 }
 
 /** One line a person reads about a tool call. */
@@ -261,7 +263,7 @@ class ToolTurn {
         "CHECKPOINT_KIND_COMPLETION",
       );
     await this.host.hooks("TaskComplete", { result: completion.text });
-    await this.host.settleSaves();
+    await this.host.settleForEnd();
     deps.setStatus("completed", "the task is complete");
   }
 
@@ -659,6 +661,9 @@ class ToolTurn {
       return this.result(call, outcome.content);
     }
     if (interaction?.kind === "completion") {
+      // The earlier turns' checkpoints are told first: a client lists them before the result, not
+      // under it as if the completion had saved them.
+      await host.settleSaves();
       this.completion = host.addMessage({ role: "assistant", kind: "completion", text: interaction.result });
       return this.result(call, "The user was shown the result.");
     }
@@ -693,7 +698,8 @@ export function attachCheckpoint(
   deps: Pick<TurnLoopDeps, "messages" | "events">,
   message: StoredUiMessage,
   checkpointId: string | undefined,
-  kind: "CHECKPOINT_KIND_TURN" | "CHECKPOINT_KIND_COMPLETION" | "CHECKPOINT_KIND_COMPACTION",
+  kind:
+    "CHECKPOINT_KIND_BASELINE" | "CHECKPOINT_KIND_TURN" | "CHECKPOINT_KIND_COMPLETION" | "CHECKPOINT_KIND_COMPACTION",
 ): void {
   if (!checkpointId) return;
   message.checkpointId = checkpointId;

@@ -115,6 +115,8 @@ export class TurnLoop {
   private modeSource: (() => Promise<TaskMode>) | undefined;
   /** Turns' checkpoints being saved (ToolTurnHost.deferSave): settled before a status that ends the run. */
   private readonly turnSaves = new Set<Promise<void>>();
+  /** The task's baseline being saved and told (settleBaselineBeforeEnd). */
+  private baseline: Promise<void> | undefined;
 
   constructor(private readonly deps: TurnLoopDeps) {
     this.outputLimit = new OutputLimit(deps.model);
@@ -152,9 +154,30 @@ export class TurnLoop {
     this.deps.events.append({ case: "messageFinalized", value: { message: { ...message } } });
   }
 
+  /**
+   * The task's baseline being saved and told: the run's ending status waits for it, as for the
+   * turns' checkpoints (a task that modifies nothing did not wait for it otherwise, so whether a
+   * client heard of the baseline before the task ended depended on the scan's speed). A stop
+   * does not wait for it: a first baseline may take seconds.
+   */
+  settleBaselineBeforeEnd(baseline: Promise<void>): void {
+    this.baseline = baseline;
+  }
+
+  private deferSave(saving: Promise<void>): void {
+    this.turnSaves.add(saving);
+    void saving.finally(() => this.turnSaves.delete(saving));
+  }
+
   /** Resolves when every turn's checkpoint this loop started saving was saved (or failed). */
   private async settleSaves(): Promise<void> {
     await Promise.all(this.turnSaves);
+  }
+
+  /** What a status that ends the run (but a stop) waits for: the turns' checkpoints and the baseline. */
+  private async settleForEnd(): Promise<void> {
+    await this.baseline;
+    await this.settleSaves();
   }
 
   /**
@@ -272,7 +295,7 @@ export class TurnLoop {
         signal.throwIfAborted();
         const turn = await this.streamAssistantTurn(signal);
         if (turn.failed) {
-          await this.settleSaves();
+          await this.settleForEnd();
           deps.setStatus("failed", "the model request failed");
           return "failed";
         }
@@ -285,7 +308,7 @@ export class TurnLoop {
                 : turn.stopReason === "context_window_exceeded"
                   ? MODEL_STOP_REASONS.contextWindow
                   : "the model ended its turn";
-          await this.settleSaves();
+          await this.settleForEnd();
           deps.setStatus("completed", reason);
           return "idle";
         }
@@ -301,16 +324,17 @@ export class TurnLoop {
           );
           this.mistakes = 0;
           if (goOn) continue;
-          await this.settleSaves();
+          await this.settleForEnd();
           deps.setStatus("completed", "stopped after repeated tool calls that could not be run");
           return "idle";
         }
       }
-      await this.settleSaves();
+      await this.settleForEnd();
       deps.setStatus("failed", `stopped after ${maxRequests} model requests in one run`);
       return "failed";
     } catch (err) {
-      await this.settleSaves();
+      // A stop does not wait for the baseline (settleBaselineBeforeEnd); a failure does.
+      await (signal.aborted ? this.settleSaves() : this.settleForEnd());
       if (signal.aborted) {
         const stopped = stoppedRunStatus(signal.reason);
         if (stopped) deps.setStatus(stopped.status, stopped.reason);
@@ -514,11 +538,9 @@ export class TurnLoop {
       },
       mode: () => this.mode(),
       hooks: (event, payload, signal, beforeHooks) => this.hooks(event, payload, signal, beforeHooks),
-      deferSave: (saving) => {
-        this.turnSaves.add(saving);
-        void saving.finally(() => this.turnSaves.delete(saving));
-      },
+      deferSave: (saving) => this.deferSave(saving),
       settleSaves: () => this.settleSaves(),
+      settleForEnd: () => this.settleForEnd(),
       addMessage: (init) => this.addMessage(init),
       finalize: (message) => this.finalize(message),
       journal: (kind, data) => this.journal(kind, data),

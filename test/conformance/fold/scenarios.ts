@@ -26,6 +26,23 @@ export interface Scenario {
 const ended = (s: TaskStatus) =>
   s === TaskStatus.COMPLETED || s === TaskStatus.FAILED || s === TaskStatus.CANCELLED || s === TaskStatus.INTERRUPTED;
 
+/** The task's events after `seen` up to the baseline's checkpointSaved (none when `seen` has it). */
+async function eventsUntilBaseline(sidecar: RunningSidecar, taskId: string, seen: TaskEvent[]): Promise<TaskEvent[]> {
+  const isBaseline = (e: TaskEvent) =>
+    e.event.case === "checkpointSaved" && e.event.value.kind === "CHECKPOINT_KIND_BASELINE";
+  if (seen.some(isBaseline)) return [];
+  const events: TaskEvent[] = [];
+  const afterSeq = lastOf(seen, "event seen").seq;
+  for await (const res of sidecar.clients.tasks.subscribe(
+    { taskId, afterSeq },
+    { signal: AbortSignal.timeout(45_000) },
+  )) {
+    events.push(res.event!);
+    if (isBaseline(res.event!)) break;
+  }
+  return events;
+}
+
 async function setup(
   cleanups: (() => Promise<unknown>)[],
   turns: ScriptTurn[],
@@ -187,7 +204,9 @@ export const scenarios: Scenario[] = [
         text: "Write pending.txt",
         profileId,
       });
-      const before = await followUntilDone(a.clients, taskId, undefined, 0n, (s) => s === TaskStatus.WAITING);
+      const waiting = await followUntilDone(a.clients, taskId, undefined, 0n, (s) => s === TaskStatus.WAITING);
+      // Killed once the baseline was told too (it is saved while the approval is asked).
+      const before = [...waiting, ...(await eventsUntilBaseline(a, taskId, waiting))];
       a.process.child.kill("SIGKILL");
       await a.process.exited;
       const b = await startSidecar({ roots: a.roots });
