@@ -732,6 +732,47 @@ local function answer_stale(controller, stale, approve)
   return table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
 end
 
+S.case(":Dline restart names the waiting task and asks first: kept when declined, restarted when confirmed", function()
+  local s, controller = approval_left_open()
+  local asked = {}
+  T.script_select(function(items, opts)
+    if opts.kind ~= "dline.confirm" then return nil end
+    table.insert(asked, opts.prompt)
+    return items[#asked == 1 and 2 or 1]
+  end)
+  local pid = s.sidecar:pid()
+  vim.cmd("Dline restart")
+  T.wait(function() return #asked == 1 end, "the confirmation")
+  -- Before: the sidecar was stopped at once, and the task with it.
+  T.contains(asked[1], "It stops task " .. controller.task_id:sub(-8) .. " (waiting for you)", "names the task")
+  vim.wait(300, function() return false end)
+  T.eq(s.sidecar:pid(), pid, "declined: the same sidecar")
+  T.eq(controller.status, "TASK_STATUS_WAITING", "declined: the task still waits")
+
+  vim.cmd("Dline restart")
+  T.wait(function() return s.ready and s.sidecar:pid() ~= nil and s.sidecar:pid() ~= pid end, "a new sidecar")
+  wait_status(controller, "TASK_STATUS_INTERRUPTED")
+  T.eq(#asked, 2, "asked again")
+end)
+
+S.case(":Dline! restart restarts without asking; :Dline restart asks nothing once no task runs", function()
+  local s, controller = approval_left_open()
+  local asked = 0
+  T.script_select(function(_, opts)
+    if opts.kind == "dline.confirm" then asked = asked + 1 end
+    return nil
+  end)
+  local function restarted(command)
+    local pid = s.sidecar:pid()
+    vim.cmd(command)
+    T.wait(function() return s.ready and s.sidecar:pid() ~= nil and s.sidecar:pid() ~= pid end, command)
+  end
+  restarted("Dline! restart")
+  wait_status(controller, "TASK_STATUS_INTERRUPTED")
+  restarted("Dline restart")
+  T.eq(asked, 0, "never asked")
+end)
+
 S.case("an answer from a picker left open while another window's restore stopped the task says so", function()
   local s, controller, stale = approval_left_open()
   -- The baseline may still be being saved while the approval waits.

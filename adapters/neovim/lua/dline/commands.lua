@@ -197,11 +197,8 @@ H.subcommands = {
     run = function() require("dline.import").run() end,
   },
   restart = {
-    desc = "restart the sidecar (also after it gave up)",
-    run = function()
-      local err = dline().session():restart()
-      if err then dline().notify(err, vim.log.levels.ERROR) end
-    end,
+    desc = "restart the sidecar (also after it gave up); asks first while a task runs (! does not)",
+    run = function(_, opts) H.restart((opts or {}).bang) end,
   },
   log = {
     desc = "open the plugin's log file",
@@ -209,6 +206,29 @@ H.subcommands = {
   },
 }
 H.subcommands.task = H.subcommands.new
+
+--- The choices of the restart confirmation (the first restarts).
+M.RESTART_CHOICES = { "Restart: stop them (R or :Dline resume continues each)", "Keep the sidecar running" }
+
+--- Restarts the sidecar; while tasks of this editor run or wait for an answer, only after a
+--- confirmation that names them (a restart stops them: they stand interrupted), unless `forced`.
+function H.restart(forced)
+  local function restart()
+    local err = dline().session():restart()
+    if err then dline().notify(err, vim.log.levels.ERROR) end
+  end
+  local busy = task_mod().busy()
+  if forced or #busy == 0 then return restart() end
+  vim.ui.select(M.RESTART_CHOICES, {
+    prompt = ("Restart the sidecar? It stops %s %s."):format(
+      #busy == 1 and "task" or "tasks",
+      table.concat(busy, ", ")
+    ),
+    kind = "dline.confirm",
+  }, function(_, index)
+    if index == 1 then restart() end
+  end)
+end
 
 function M.names()
   local names = vim.tbl_keys(H.subcommands)
