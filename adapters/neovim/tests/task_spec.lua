@@ -773,6 +773,40 @@ S.case(":Dline! restart restarts without asking; :Dline restart asks nothing onc
   T.eq(asked, 0, "never asked")
 end)
 
+S.case(":Dline resume with no chat open resumes this folder's interrupted task, and offers several", function()
+  local s, first = approval_left_open()
+  local second_id = T.call(s, "TaskService", "NewTask", {
+    workspaceRoot = (vim.uv or vim.loop).cwd(),
+    text = "Greet again",
+  }).taskId
+  T.wait(function()
+    local t = T.call(s, "TaskService", "GetTask", { taskId = second_id })
+    return t.task.status == "TASK_STATUS_WAITING"
+  end, "the second task to wait for an answer")
+  -- Neovim stops under the task: a new sidecar, and no chat open (as in a Neovim started again).
+  vim.cmd("Dline! restart")
+  wait_status(first, "TASK_STATUS_INTERRUPTED")
+  first:close()
+  T.eq(require("dline.task").current(), nil, "no chat open")
+  local offered = {}
+  T.script_select(function(items, opts, entry)
+    if opts.kind ~= "dline.history" then return nil end
+    offered = entry.labels
+    for _, item in ipairs(items) do
+      if item.id == first.task_id then return item end
+    end
+  end)
+  vim.cmd("Dline resume")
+  -- Before: "no task: start one with :Dline new {prompt} or pick one with :Dline history".
+  local resumed
+  T.wait(function()
+    resumed = require("dline.task").get(first.task_id)
+    return resumed ~= nil and resumed.status ~= nil and resumed.status ~= "TASK_STATUS_INTERRUPTED"
+  end, "the picked task resumed")
+  T.truthy(#offered >= 1, "the interrupted tasks were offered")
+  T.contains(table.concat(offered, "\n"), first.task_id:sub(-8), "the first task among them")
+end)
+
 S.case("an answer from a picker left open while another window's restore stopped the task says so", function()
   local s, controller, stale = approval_left_open()
   -- The baseline may still be being saved while the approval waits.

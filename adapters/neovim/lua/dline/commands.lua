@@ -116,8 +116,10 @@ H.subcommands = {
     desc = "resume a task: :Dline resume [task id]",
     run = function(args)
       if args[1] then return task_mod().resume(args[1]) end
-      local controller = H.current()
-      if controller then controller:resume() end
+      local controller = task_mod().current()
+      if controller then return controller:resume() end
+      -- A Neovim started again after it (or the sidecar) stopped under a task: no chat is open.
+      task_mod().resume_interrupted_here()
     end,
   },
   messages = {

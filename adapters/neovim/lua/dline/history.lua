@@ -19,6 +19,9 @@ function M.actions(task)
   return vim.tbl_filter(function(a) return a ~= "Resume" or M.RESUMABLE[task.status] == true end, M.ACTIONS)
 end
 
+--- One line naming `task` in a picker: its id, title, status, date and folder.
+function M.describe(task) return H.describe(task) end
+
 function H.describe(task)
   local status = ((task.status or ""):gsub("^TASK_STATUS_", "")):lower()
   local when = task.updatedAt and os.date("%Y-%m-%d %H:%M", math.floor(tonumber(task.updatedAt) / 1000)) or ""

@@ -652,6 +652,33 @@ function M.resume(task_id, cb)
   end)
 end
 
+--- `:Dline resume` with no chat open: the interrupted tasks of this folder (Neovim or the
+--- sidecar stopped under them), newest first; the only one is resumed, several are offered.
+function M.resume_interrupted_here(cb)
+  local root = (vim.uv or vim.loop).cwd()
+  local history = require("dline.history")
+  history.list({ workspace_root = root }, function(err, tasks)
+    if err then return dline().notify_error("resume", err) end
+    local interrupted = vim.tbl_filter(function(t) return t.status == "TASK_STATUS_INTERRUPTED" end, tasks)
+    if #interrupted == 0 then
+      dline().notify(
+        "no interrupted task in this folder: start one with :Dline new {prompt} or pick one with :Dline history",
+        vim.log.levels.WARN
+      )
+      return cb and cb("none")
+    end
+    if #interrupted == 1 then return M.resume(interrupted[1].id, cb) end
+    require("dline.ui").select(
+      interrupted,
+      { prompt = "Resume which interrupted task?", kind = "dline.history", format_item = history.describe },
+      function(task)
+        if task then return M.resume(task.id, cb) end
+        if cb then cb("cancelled") end
+      end
+    )
+  end)
+end
+
 --- A keymap of a chat buffer `buf`: see dline.sidebar.KEYS.
 function M.chat_action(action, buf)
   local sidebar = require("dline.sidebar")
