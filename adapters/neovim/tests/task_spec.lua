@@ -807,6 +807,19 @@ S.case(":Dline resume with no chat open resumes this folder's interrupted task, 
   T.contains(table.concat(offered, "\n"), first.task_id:sub(-8), "the first task among them")
 end)
 
+S.case("an error notice says the core's sentence, without its code", function()
+  session()
+  local messages, stop_capture = capture_notices()
+  vim.cmd("Dline resume 1796000000000-deadbeef")
+  -- Not T.wait: the error notice is what this case waits for.
+  vim.wait(20000, function() return #messages > 0 end)
+  stop_capture()
+  local said = table.concat(vim.tbl_map(function(m) return m.msg end, messages), "\n")
+  T.contains(said, "1796000000000-deadbeef", "names the task")
+  -- Before: "…: not_found: Task … does not exist." (the Connect code, which the log keeps).
+  T.truthy(not said:find("not_found", 1, true), "no code: " .. said)
+end)
+
 S.case("an answer from a picker left open while another window's restore stopped the task says so", function()
   local s, controller, stale = approval_left_open()
   -- The baseline may still be being saved while the approval waits.

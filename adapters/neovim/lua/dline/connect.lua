@@ -60,6 +60,14 @@ function M.format_error(err)
   return ("%s: %s"):format(err.code or "unknown", err.message or "")
 end
 
+--- What a person reads of a failed call: the core's message, written for people (the code,
+--- "failed_precondition" and the like, goes to the log); the code only when there is no message.
+function M.error_text(err)
+  if type(err) ~= "table" then return tostring(err) end
+  if (err.message or "") ~= "" then return err.message end
+  return M.format_error(err)
+end
+
 --- JSON for a request: an empty table is an object here, never an array.
 function M.encode(value)
   if value == nil or (type(value) == "table" and next(value) == nil and getmetatable(value) == nil) then

@@ -136,9 +136,9 @@ end
 
 --- Shows an RPC error cleanly: "(dline) what: code: message".
 function M.notify_error(what, err)
-  local text = type(err) == "table" and require("dline.connect").format_error(err) or tostring(err)
-  M.logger():warn(what .. ": " .. text)
-  M.notify(what .. ": " .. text, vim.log.levels.ERROR)
+  local connect = require("dline.connect")
+  M.logger():warn(what .. ": " .. connect.format_error(err))
+  M.notify(what .. ": " .. connect.error_text(err), vim.log.levels.ERROR)
 end
 
 return M
