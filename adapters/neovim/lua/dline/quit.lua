@@ -15,7 +15,8 @@
 local M = {}
 local H = {}
 
-H.NAME = "dline://a task is running"
+-- Neovim names it when it refuses to quit (E162/E37): true of a task running or waiting for an answer.
+H.NAME = "dline://a task has not finished"
 
 local function dline() return require("dline") end
 
