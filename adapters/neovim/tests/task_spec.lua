@@ -807,6 +807,16 @@ S.case(":Dline resume with no chat open resumes this folder's interrupted task, 
   T.contains(table.concat(offered, "\n"), first.task_id:sub(-8), "the first task among them")
 end)
 
+S.case("a chat's buffer, and so its tab label, is named by the task's short id", function()
+  local _, controller = approval_left_open()
+  -- Before: dline://chat/1796522024251-8d4af056, which a tab line shortened to d//c/1796522024251-8d4af056.
+  T.eq(
+    vim.api.nvim_buf_get_name(controller.chat.buf),
+    "dline://chat/" .. require("dline.ids").short(controller.task_id),
+    "the chat buffer's name"
+  )
+end)
+
 S.case("an error notice says the core's sentence, without its code", function()
   session()
   local messages, stop_capture = capture_notices()

@@ -44,7 +44,7 @@ end
 
 --- Gives the chat a new buffer, with its name, its task, its keymaps and its watchers.
 function H.new_buffer(self)
-  local buf = H.scratch("dline://chat/" .. self.task_id)
+  local buf = H.scratch(H.buffer_name(self.task_id))
   self.buf = buf
   vim.b[buf].dline_task_id = self.task_id
   require("dline.sidebar").chat_keymaps(buf)
@@ -82,6 +82,15 @@ function H.ensure_buffer(self)
     H.renew(self, self.buf)
     return true
   end
+end
+
+--- The chat buffer's name: the task's short id (a tab label shows it whole), its full id when
+--- another task's chat has that name already.
+function H.buffer_name(task_id)
+  local name = "dline://chat/" .. require("dline.ids").short(task_id)
+  local existing = vim.fn.bufnr("^" .. name .. "$")
+  if existing ~= -1 and vim.b[existing].dline_task_id ~= task_id then return "dline://chat/" .. task_id end
+  return name
 end
 
 function H.scratch(name)
