@@ -91,9 +91,9 @@ describe("a task's first edit while its baseline is being taken", () => {
       "second edit\n",
       "second edit\n",
     ]);
-    // Every turn's checkpoint is on the message it follows.
-    const saved = events.filter((e) => e.event.case === "checkpointSaved").length;
-    expect(saved).toBe(4 - 1); // two turns and the completion (the baseline is not announced on a message)
+    // Every checkpoint is told, on the message it follows (the baseline on the task's first).
+    const saved = events.flatMap((e) => (e.event.case === "checkpointSaved" ? [e.event.value.checkpointId] : []));
+    expect(saved.sort()).toEqual(checkpoints.map((c) => c.id).sort());
   });
 
   it("runs a tool's hooks only once the baseline is taken: what a hook changes is the task's", async () => {
