@@ -1465,10 +1465,13 @@ S.case(
     choose_restore("Restore Files & Task")
     vim.cmd("Dline restore " .. greeting)
     local marker = "── checkpoint " .. greeting .. " (turn, restored)"
+    -- The status too: it may come after the rewind, and the reloaded chat's header has it.
     T.wait(function()
       local text = controller.chat:text()
-      return not text:find("## Task completed", 1, true) and text:find(marker, 1, true) ~= nil
-    end, "the restored-to marker")
+      return not text:find("## Task completed", 1, true)
+        and text:find(marker, 1, true) ~= nil
+        and controller.status == "TASK_STATUS_INTERRUPTED"
+    end, "the restored-to marker and the status")
     local text = controller.chat:text()
     T.matches(text, "### %$ true  %[done%]\n[^#]-── checkpoint %x+ %(turn%)\n", "the kind kept")
     T.truthy(not text:find("── checkpoint %x+\n"), "no marker without its kind:\n" .. text)
@@ -1476,7 +1479,10 @@ S.case(
     local loaded = false
     controller:reload(function() loaded = true end)
     T.wait(function() return loaded end, "the reload")
-    T.wait(function() return controller.chat:text() == text end, "the same chat after the reload")
+    local same = pcall(T.wait, function() return controller.chat:text() == text end, "the same chat after the reload")
+    if not same then
+      T.fail("not the same chat after the reload; live:\n" .. text .. "\nreloaded:\n" .. controller.chat:text())
+    end
   end
 )
 
