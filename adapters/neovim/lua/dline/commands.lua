@@ -221,7 +221,7 @@ function H.restart(forced)
   end
   local busy = task_mod().busy()
   if forced or #busy == 0 then return restart() end
-  vim.ui.select(M.RESTART_CHOICES, {
+  require("dline.ui").select(M.RESTART_CHOICES, {
     prompt = ("Restart the sidecar? It stops %s %s."):format(
       #busy == 1 and "task" or "tasks",
       table.concat(busy, ", ")

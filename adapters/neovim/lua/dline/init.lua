@@ -134,7 +134,7 @@ function M.show_notices()
   vim.api.nvim_echo(chunks, false, {})
 end
 
---- Shows an RPC error cleanly: "(dline) what: code: message".
+--- Shows an RPC error cleanly: "(dline) what: message" (the log has its code too).
 function M.notify_error(what, err)
   local connect = require("dline.connect")
   M.logger():warn(what .. ": " .. connect.format_error(err))
