@@ -4,6 +4,13 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeManager, makeSandbox, write } from "./helpers.js";
 import { nth } from "../helpers/items.js";
+import { createLogger } from "../../core/src/logging/logger.js";
+
+/** A logger keeping what it is told, to show in a failure's message (background packing only logs). */
+function keptLogger() {
+  const lines: string[] = [];
+  return { lines, logger: createLogger({ write: (l) => lines.push(l.trim()), close: () => {} }, "debug") };
+}
 
 /** Loose objects of a repository, counted file by file. */
 function looseObjects(gitDir: string): number {
@@ -67,7 +74,8 @@ describe("packing runs outside the repository lock", () => {
     const ws = sb.workspace;
     for (let i = 0; i < 600; i++) write(ws, `m${i % 30}/f${i}.ts`, `export const x = ${i};\n`);
     const task = { id: "t1", workspaceRoots: [ws] };
-    const manager = makeManager(sb);
+    const log = keptLogger();
+    const manager = makeManager(sb, { logger: log.logger });
     const base = (await manager.ensureBaseline(task))!;
     await manager.idle();
     const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
@@ -81,7 +89,7 @@ describe("packing runs outside the repository lock", () => {
       await manager.saveTurn(task, { editedPaths: [`m${turn % 30}/f${turn}.ts`] });
     }
     await manager.idle();
-    expect(packs().length).toBeLessThan(8);
+    expect(packs().length, log.lines.join("\n")).toBeLessThan(8);
     // Only the small packs were rewritten: the baseline's objects were not copied again.
     expect(packs()).toContain(largest);
     execFileSync("git", ["--git-dir", gitDir, "fsck", "--no-dangling", "--no-progress"], {
@@ -89,6 +97,49 @@ describe("packing runs outside the repository lock", () => {
     });
     await manager.restore("t1", base.id, "files");
     expect(fs.readFileSync(path.join(ws, "m3/f3.ts"), "utf8")).toBe("export const x = 3;\n");
+    await manager.stop();
+  });
+
+  it("a packing that fails while saves go on is tried again once it ends, not left for a next save", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    for (let i = 0; i < 300; i++) write(ws, `m${i % 30}/f${i}.ts`, `export const x = ${i};\n`);
+    // git as found on PATH, but its first repack waits until told, then fails: the saves of the
+    // turns after the one that started it are made while it runs.
+    const bin = path.join(sb.base, "bin");
+    const go = path.join(sb.base, "go");
+    const failedOnce = path.join(sb.base, "failed-once");
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    fs.mkdirSync(bin);
+    fs.writeFileSync(
+      path.join(bin, "git"),
+      [
+        "#!/bin/sh",
+        `case " $* " in *" repack "*) if [ ! -e '${failedOnce}' ]; then : > '${failedOnce}';`,
+        `  n=0; while [ ! -e '${go}' ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done; exit 1; fi;; esac`,
+        `exec '${realGit}' "$@"`,
+      ].join("\n") + "\n",
+      { mode: 0o755 },
+    );
+    sb.env.PATH = `${bin}:${sb.env.PATH}`;
+    const task = { id: "t1", workspaceRoots: [ws] };
+    const log = keptLogger();
+    const manager = makeManager(sb, { logger: log.logger });
+    await manager.ensureBaseline(task);
+    await manager.idle();
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    const packDir = path.join(gitDir, "objects", "pack");
+    const packs = () => fs.readdirSync(packDir).filter((n) => n.endsWith(".pack"));
+    for (let turn = 0; turn < 34; turn++) {
+      write(ws, `m${turn % 30}/f${turn}.ts`, `turn ${turn}\n`);
+      await manager.saveTurn(task, { editedPaths: [`m${turn % 30}/f${turn}.ts`] });
+    }
+    // The packing that the 32nd pack started is still waiting: every turn was saved meanwhile.
+    expect(fs.existsSync(failedOnce)).toBe(true);
+    fs.writeFileSync(go, "");
+    await manager.idle();
+    expect(log.lines.some((l) => l.includes("packing checkpoint objects failed"))).toBe(true);
+    expect(packs().length, log.lines.join("\n")).toBeLessThan(8);
     await manager.stop();
   });
 });

@@ -58,6 +58,11 @@ describe("edits to files unsaved in the editor", () => {
     const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.toolCall)!.toolCall!;
     expect(row.status).toBe(ToolCallStatus.FAILED);
     expect(row.reason).toContain("unsaved changes");
+    // The person reads what happened, here and in a reopened task; what the model is told to do
+    // next ("tell the user…") is the model's alone.
+    expect(end.reason).not.toContain("tell the user");
+    expect(row.reason).not.toContain("tell the user");
+    expect(row.reason).toBe(end.reason);
     // The model's next request carries the refusal as the call's result.
     const requests = await server.requests();
     expect(JSON.stringify(recorded(requests, 1).body)).toContain("has unsaved changes in the user's editor");

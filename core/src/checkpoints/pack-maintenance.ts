@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import type { ShadowGit } from "./git-process.js";
+import { GitError, type ShadowGit } from "./git-process.js";
 import type { PackingLock } from "./packing-lock.js";
 
 /** Loose objects (estimated) from which they are packed: a baseline leaves thousands (trees), turns a few each. */
@@ -22,6 +22,15 @@ const PACK_LIMIT = 32;
  */
 export class PackMaintenance {
   private running: { done: Promise<void>; abort: AbortController } | undefined;
+  /**
+   * A save asked while a packing ran: looked at again when that one ends. The packs and loose
+   * objects of saves made meanwhile may need it, and so does a packing that failed or found
+   * another process's under way; otherwise they would wait for the next save, which a task's
+   * last save never has.
+   */
+  private askedWhileRunning = false;
+  /** stop() waits for the packing under way: none is started again after it. */
+  private stopping = false;
 
   constructor(
     private readonly git: ShadowGit,
@@ -32,7 +41,10 @@ export class PackMaintenance {
 
   /** Starts packing when loose objects or packs piled up and none is running; never waits for it. */
   maybeStart(): void {
-    if (this.running) return;
+    if (this.running) {
+      this.askedWhileRunning = true;
+      return;
+    }
     const { loose, packs } = countObjects(this.objectsDir);
     const consolidate = packs >= PACK_LIMIT;
     if (loose < LOOSE_LIMIT && !consolidate) return;
@@ -65,24 +77,37 @@ export class PackMaintenance {
     };
     const done = repack()
       .catch((err: Error) => {
-        if (!abort.signal.aborted) this.logger.warn("packing checkpoint objects failed", { error: err.message });
+        if (abort.signal.aborted) return;
+        // What git said, for the log: its last line names the cause.
+        const said = err instanceof GitError ? err.stderr.trim().split("\n").at(-1)?.slice(0, 300) : undefined;
+        this.logger.warn("packing checkpoint objects failed", { error: err.message, ...(said ? { git: said } : {}) });
       })
-      .finally(() => (this.running = undefined));
+      .finally(() => {
+        this.running = undefined;
+        const again = this.askedWhileRunning && !abort.signal.aborted && !this.stopping;
+        this.askedWhileRunning = false;
+        if (again) this.maybeStart();
+      });
     this.running = { done, abort };
   }
 
-  /** Resolves when no packing runs (tests, Delete Everything). */
+  /** Resolves when no packing runs, the one a finished packing started again included (tests, Delete Everything). */
   async settled(): Promise<void> {
-    await this.running?.done;
+    while (this.running) await this.running.done;
   }
 
   /** Lets a packing under way finish within `graceMs`, then stops it (git removes its temporary files). */
   async stop(graceMs: number): Promise<void> {
     const running = this.running;
     if (!running) return;
+    this.stopping = true;
     const timer = setTimeout(() => running.abort.abort(), graceMs);
-    await running.done;
-    clearTimeout(timer);
+    try {
+      await running.done;
+    } finally {
+      clearTimeout(timer);
+      this.stopping = false;
+    }
   }
 }
 

@@ -267,11 +267,14 @@ class ToolTurn {
     deps.setStatus("completed", "the task is complete");
   }
 
-  /** A refused call: a failed row, and the reason as the model's tool result. */
+  /**
+   * A refused call: a failed row, and the reason as the model's tool result. The row's reason is
+   * what a person reads (in a reopened task too): the message's first sentence, as the live event's.
+   */
   private refuse(call: ModelToolCall, toolCallId: string, message: string): void {
     new ToolRow(
       this.host,
-      { toolCallId, tool: call.name, status: "failed", input: call.input, output: message, reason: message },
+      { toolCallId, tool: call.name, status: "failed", input: call.input, output: message, reason: firstLine(message) },
       summarize(call.name, call.input),
     );
     this.ended(toolCallId, "failed", message);
@@ -286,10 +289,10 @@ class ToolTurn {
     });
   }
 
-  /** A call that did not run: its row (shown already, or new) fails with the reason the model reads. */
+  /** A call that did not run: its row (shown already, or new) fails; the model reads the whole message. */
   private fail(call: ModelToolCall, toolCallId: string, row: ToolRow | undefined, message: string): void {
     if (!row) return this.refuse(call, toolCallId, message);
-    row.update({ status: "failed", output: message, reason: message });
+    row.update({ status: "failed", output: message, reason: firstLine(message) });
     this.ended(toolCallId, "failed", message);
     this.result(call, message, true);
   }
