@@ -124,6 +124,36 @@ S.case("the sidebar's window options stay in its windows: the user's global valu
   end
 end)
 
+S.case("a folded output says how many lines it hides, one line as one line", function()
+  local chat = require("dline.chat").new("task-fold-count", "Fold count")
+  chat:open({ position = "current", width = 80, height = 30, input_height = 3 })
+  local function tool(id, summary, output)
+    chat:apply({
+      messageAdded = {
+        message = {
+          id = id,
+          role = "MESSAGE_ROLE_TOOL",
+          kind = "tool",
+          text = summary,
+          detail = vim.json.encode({ status = "TOOL_CALL_STATUS_DONE", output = output }),
+        },
+      },
+    })
+  end
+  -- One line, wrapped over two screen lines: Neovim shows a fold only over two or more.
+  tool("t1", "read_file one.txt", string.rep("word ", 30))
+  tool("t2", "read_file three.txt", "a\nb\nc")
+  local win = vim.fn.bufwinid(chat.buf)
+  local folds = {}
+  vim.api.nvim_win_call(win, function()
+    vim.cmd("normal! zM")
+    for lnum = 1, vim.api.nvim_buf_line_count(chat.buf) do
+      if vim.fn.foldclosed(lnum) == lnum then table.insert(folds, vim.fn.foldtextresult(lnum)) end
+    end
+  end)
+  T.eq(folds, { "  │ … 1 line of output (zo opens)", "  │ … 3 lines of output (zo opens)" }, "fold texts")
+end)
+
 S.case("the chat renders streamed text, tool output, questions and checkpoints as they arrive", function()
   local chat = require("dline.chat").new("task-1234567890", "Add a greeting")
   chat:open({ position = "current", width = 80, height = 20, input_height = 3 })

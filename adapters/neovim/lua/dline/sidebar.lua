@@ -111,7 +111,10 @@ function H.chat_window_options(win)
   o("foldexpr", "getline(v:lnum)=~#'^  │'?1:0")
   o("foldlevel", 0)
   o("foldenable", true)
-  o("foldtext", "'  │ … '.(v:foldend-v:foldstart+1).' lines of output (zo opens)'")
+  o(
+    "foldtext",
+    "'  │ … '.(v:foldend-v:foldstart+1).(v:foldend==v:foldstart?' line':' lines').' of output (zo opens)'"
+  )
   o("fillchars", "fold: ")
 end
 
