@@ -21,6 +21,7 @@ import {
   type DiffPresenter,
   type ShownDiff,
 } from "../checkpoints/diff-presenter.js";
+import { checkpointTabDetail } from "../checkpoints/diff-titles.js";
 import {
   fileErrorNotice,
   pickRestore,
@@ -333,6 +334,12 @@ export class ChatController implements vscode.Disposable {
     return this.proposed.showProposal(ask.askId, ask.edits, this.workspaceRoot, true);
   }
 
+  /** Which checkpoint a diff tab shows (diff-titles.ts), as this chat lists it. */
+  private checkpointDetail(checkpointId: string): string {
+    const listed = this.model.snapshot.checkpoints.find((c) => c.id === checkpointId);
+    return checkpointTabDetail(checkpointId, listed);
+  }
+
   /** Compare: the checkpoint against the current workspace, in the native multi-file diff. */
   async compare(checkpointId: string): Promise<ShownDiff[]> {
     const taskId = this.requireTask();
@@ -342,6 +349,7 @@ export class ChatController implements vscode.Disposable {
     );
     return this.diffs.show({
       title: COMPARE_TITLE,
+      detail: this.checkpointDetail(checkpointId),
       workspaceRoot: this.workspaceRoot,
       files: res.files,
       rightIsWorkspace: true,
@@ -364,6 +372,7 @@ export class ChatController implements vscode.Disposable {
     );
     return this.diffs.show({
       title: VIEW_CHANGES_TITLE,
+      detail: res.toCheckpointId ? this.checkpointDetail(res.toCheckpointId) : undefined,
       workspaceRoot: this.workspaceRoot,
       files: res.files,
       rightIsWorkspace: false,

@@ -35,7 +35,10 @@ export class DiffPresenter {
   constructor(private readonly documents: CheckpointDocuments) {}
 
   async show(options: {
+    /** What the diff is ("Changes since snapshot"): its notices start with it. */
     title: string;
+    /** Which checkpoint (diff-titles.ts), added to the tab's title. */
+    detail?: string;
     workspaceRoot: string;
     files: FileChange[];
     rightIsWorkspace: boolean;
@@ -113,14 +116,15 @@ export class DiffPresenter {
         d.original,
         d.modified,
       ]);
-      await vscode.commands.executeCommand("vscode.changes", title, resources);
+      const tabTitle = options.detail ? `${title} (${options.detail})` : title;
+      await vscode.commands.executeCommand("vscode.changes", tabTitle, resources);
     } else {
       for (const d of shown) {
         await vscode.commands.executeCommand(
           "vscode.diff",
           d.original,
           d.modified,
-          `${d.notTracked ? notTrackedName(d.path) : d.path} (${title}${d.permissions ? `, permissions ${d.permissions}` : ""})`,
+          `${d.notTracked ? notTrackedName(d.path) : d.path} (${title}${options.detail ? `, ${options.detail}` : ""}${d.permissions ? `, permissions ${d.permissions}` : ""})`,
           {
             preview: false,
           },

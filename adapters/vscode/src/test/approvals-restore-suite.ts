@@ -224,6 +224,29 @@ export function defineApprovalsRestoreSuite(suite: TestSuite, outDir: string): v
         "Compare's files",
       );
       await waitFor("the Compare diff open", () => allTabs().some((t) => t.label.startsWith("Changes since snapshot")));
+      // Kept open (a Compare opens as a preview, which the next editor replaces), then a second
+      // Compare, with the task's last checkpoint: its tab reads apart from the first's.
+      await vscode.commands.executeCommand("workbench.action.keepEditor");
+      const listed = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+      const last = listed.filter((c) => c.hasFiles).at(-1)!;
+      assert(last.id !== baseline.id, "the task saved a checkpoint after its baseline");
+      const second = await api.chat.compare(last.id);
+      const compareTabs = await waitFor("two Compare tabs", () => {
+        const labels = allTabs()
+          .map((t) => t.label)
+          .filter((l) => l.startsWith("Changes since snapshot"));
+        return labels.length === 2 && labels;
+      }).catch((err: Error) => {
+        const shown = JSON.stringify({ tabs: allTabs().map((t) => t.label), second: second.map((d) => d.path) });
+        throw new Error(`${err.message}: ${shown}`);
+      });
+      assert(
+        compareTabs[0] !== compareTabs[1] &&
+          compareTabs.some((l) => l.startsWith("Changes since snapshot (task start, ")),
+        `the Compare tabs: ${JSON.stringify(compareTabs)}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await ui.request({ action: "screenshot", name: "two-compares" });
 
       // The chat's Restore → More options → Restore Files Only asks with a modal dialog first.
       // VS Code refuses modal dialogs while extension tests run ("refused to show dialog in
