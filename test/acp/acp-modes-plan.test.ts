@@ -145,6 +145,8 @@ describe("dline-core acp: plans, modes, always-answers, stop reasons", () => {
     const refused = updates.find((u) => u.sessionUpdate === "tool_call" && u.kind === "edit") as acp.ToolCall;
     expect(refused).toMatchObject({ status: "failed", title: "write_to_file fix.txt" });
     expect(JSON.stringify(refused.content)).toContain("plan mode");
+    // What happened, for the person; what the model is told to do instead is the model's.
+    expect(JSON.stringify(refused.content)).not.toContain("Present the change");
     expect(fs.existsSync(path.join(workspace, "fix.txt"))).toBe(false);
     expect(agentText(updates)).toBe("Planning.\n\nHere is the plan.");
     const requests = await anthropic.requests();
