@@ -233,9 +233,11 @@ class TaskFlowTest {
                 it.hasStatusChanged() && it.statusChanged.status == TaskStatus.TASK_STATUS_WAITING
             }
             // The workspace's checkpoints become ready alongside the first turn, before or after the
-            // task blocks on the ask. Once both happened the old sidecar has nothing left to say; its
-            // events stay with it (a new sidecar cannot replay them), so the kill comes after them.
+            // task blocks on the ask, and the baseline is told (checkpoint_saved) once saved. Once all
+            // happened the old sidecar has nothing left to say; its events stay with it (a new sidecar
+            // cannot replay them), so the kill comes after them.
             if (events.seen.none(::checkpointsReady)) events.await("checkpoints ready", predicate = ::checkpointsReady)
+            if (events.seen.none(::baselineSaved)) events.await("the baseline told", predicate = ::baselineSaved)
             val lastBeforeKill = events.seen.maxOf { it.seq }
             val first = harness.connection()
             first.process.kill()
@@ -268,3 +270,6 @@ class TaskFlowTest {
 
 private fun checkpointsReady(event: TaskEvent): Boolean =
     event.hasCheckpointStatus() && event.checkpointStatus.state == "CHECKPOINT_STATE_READY"
+
+private fun baselineSaved(event: TaskEvent): Boolean =
+    event.hasCheckpointSaved() && event.checkpointSaved.kind == "CHECKPOINT_KIND_BASELINE"
