@@ -1,4 +1,5 @@
 import type { ChatCheckpoint } from "../chat/chat-state.js";
+import { clock } from "../webview/step-names.js";
 
 /** What a checkpoint is, in a diff tab's title. */
 const KIND_WORDS: Record<string, string> = {
@@ -22,10 +23,5 @@ export function checkpointTabDetail(
   const word = checkpoint ? KIND_WORDS[checkpoint.kind] : undefined;
   if (!word) return `checkpoint ${short}`;
   if (!checkpoint?.createdAt) return `${word} ${short}`;
-  const time = new Date(checkpoint.createdAt).toLocaleTimeString([], {
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  });
-  return `${word}, ${time}`;
+  return `${word}, ${clock(checkpoint.createdAt)}`;
 }

@@ -62,7 +62,7 @@ export function stepDescription(item: ChatMessageItem): string {
 }
 
 /** The time of a row, as a clock shows it (two steps with the same words differ by it). */
-function clock(time: number): string {
+export function clock(time: number): string {
   return new Date(time).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
