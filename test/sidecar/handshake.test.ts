@@ -285,7 +285,8 @@ describe("sidecar lifecycle", () => {
     const report = path.join(roots.base, "probe.json");
     fs.writeFileSync(
       probe,
-      `setTimeout(() => require("fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ cwd: process.cwd(), resolved: require("path").resolve("x") })), 300);`,
+      // Written whole, then renamed: the poll below never reads a file still being written.
+      `setTimeout(() => { const fs = require("fs"); fs.writeFileSync(${JSON.stringify(report + ".tmp")}, JSON.stringify({ cwd: process.cwd(), resolved: require("path").resolve("x") })); fs.renameSync(${JSON.stringify(report + ".tmp")}, ${JSON.stringify(report)}); }, 300);`,
     );
     const s = await spawnSidecar({
       binary: sidecarBinary,
