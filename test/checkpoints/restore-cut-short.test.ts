@@ -106,4 +106,41 @@ describe("a files restore cut short by its process's end", () => {
     const after = await run(cli, ["checkpoints", taskId], { env });
     expect(after.stderr).not.toContain("cut short");
   });
+
+  it("is said from a marker left empty (its writer killed between creating and writing it), until a restore", async () => {
+    // The CI run of 3b76d80a: the kill landed between the marker's creation and its write, and
+    // the next process said nothing of the restore. A marker is now written whole and renamed;
+    // one that cannot be read still says that a restore was under way.
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
+      { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "by the task\n" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote it." } }] },
+    ]);
+    fs.writeFileSync(path.join(workspace, "notes.txt"), "the person's\n");
+    const [first] = sidecars;
+    await setAutoApproval(first.clients, { editFiles: true });
+    const { taskId } = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write it", profileId });
+    const events = watch(first.clients, taskId);
+    await events.status(TaskStatus.COMPLETED);
+    await events.stop();
+    const { checkpoints } = await first.clients.checkpoints.listCheckpoints({ taskId });
+    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
+    await first.stop();
+    const gitDirs = fs.readdirSync(path.join(roots.docsDir, "checkpoints"));
+    expect(gitDirs).toHaveLength(1);
+    fs.writeFileSync(path.join(roots.docsDir, "checkpoints", gitDirs[0]!, ".git", "dline-restore-under-way.json"), "");
+
+    const second = await scope.sidecar(roots);
+    const said = await second.clients.checkpoints.getStatus({ taskId });
+    expect(said.state).toBe(CheckpointState.READY);
+    expect(said.message).toContain("A restore of the files to a checkpoint was cut short");
+    const again = await second.clients.checkpoints.restore({
+      taskId,
+      checkpointId: baseline.id,
+      mode: RestoreMode.FILES,
+    });
+    expect(again.filesRestored).toBe(true);
+    expect(readIn(workspace, "notes.txt")).toBe("the person's\n");
+    expect(markerIn(roots.docsDir)).toBeUndefined();
+    expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
+  });
 });

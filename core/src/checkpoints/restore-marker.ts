@@ -12,6 +12,13 @@ export interface RestoreUnderWay {
 }
 
 /**
+ * What the next process knows of a restore left part-way: all of it, or (a marker file that
+ * cannot be read: damaged, or left empty by a writer of an older version killed between
+ * creating and writing it) only that one was under way.
+ */
+export type RestoreLeftPartWay = RestoreUnderWay | { taskId?: undefined };
+
+/**
  * The file a files restore leaves in the shadow repository while it writes the workspace
  * (`dline-restore-under-way.json`), written and removed by the holder of the repository's lock.
  * A process stopped part-way (a `dline restore` killed, its sidecar at the end of its stop's
@@ -26,12 +33,24 @@ export class RestoreMarker {
     this.file = path.join(gitDir, "dline-restore-under-way.json");
   }
 
-  /** Never throws: a marker that cannot be written (a full disk) must not stop the restore. */
+  /**
+   * Written whole, then renamed into place: a process killed while it writes leaves no marker
+   * (nothing of the workspace was written yet) or a whole one, never an empty file whose
+   * restore nobody could name. Never throws: a marker that cannot be written (a full disk) must
+   * not stop the restore.
+   */
   begin(underWay: RestoreUnderWay): void {
+    const partial = `${this.file}.tmp`;
     try {
-      fs.writeFileSync(this.file, JSON.stringify(underWay));
+      fs.writeFileSync(partial, JSON.stringify(underWay));
+      fs.renameSync(partial, this.file);
     } catch {
       // the restore goes on; only a cut one would go unsaid
+      try {
+        fs.rmSync(partial, { force: true });
+      } catch {
+        // a leftover the next begin writes over
+      }
     }
   }
 
@@ -44,14 +63,21 @@ export class RestoreMarker {
   }
 
   /** A restore another process left part-way (its process is gone); undefined when none. */
-  leftPartWay(): RestoreUnderWay | undefined {
-    let value: Partial<RestoreUnderWay>;
+  leftPartWay(): RestoreLeftPartWay | undefined {
+    let text: string;
     try {
-      value = JSON.parse(fs.readFileSync(this.file, "utf8")) as Partial<RestoreUnderWay>;
+      text = fs.readFileSync(this.file, "utf8");
     } catch {
-      return undefined; // none, or unreadable: nothing can be said of it
+      return undefined; // none (or a folder that cannot be read: nothing can be said of it)
     }
-    if (typeof value.taskId !== "string" || typeof value.checkpointCreatedAt !== "number") return undefined;
+    let value: Partial<RestoreUnderWay> | null;
+    try {
+      value = JSON.parse(text) as Partial<RestoreUnderWay> | null;
+    } catch {
+      return {}; // a restore was under way, to a checkpoint nobody can name
+    }
+    if (typeof value !== "object" || value === null) return {};
+    if (typeof value.taskId !== "string" || typeof value.checkpointCreatedAt !== "number") return {};
     // This process's own restore under way, or another live one's: not left part-way.
     if (typeof value.pid === "number" && (value.pid === process.pid || isProcessAlive(value.pid))) return undefined;
     return value as RestoreUnderWay;

@@ -61,7 +61,7 @@ import { SnapshotRestore, type FileRestoreResult, type KeepCurrent } from "./sna
 import { SnapshotStager, type ScanProgress, type StageResult } from "./snapshot-stager.js";
 import { TreeEditor, TreeUnavailable } from "./tree-editor.js";
 import { WriteLeftovers } from "./write-leftovers.js";
-import { RestoreMarker, type RestoreUnderWay } from "./restore-marker.js";
+import { RestoreMarker, type RestoreLeftPartWay } from "./restore-marker.js";
 import { restoreTargetName } from "./restore-purpose.js";
 import { lstatIfPresent, toAbsolute, toRepoPath } from "./workspace-paths.js";
 
@@ -209,7 +209,7 @@ export class WorkspaceCheckpoints {
   /** The files restore under way in this repository (restore-marker.ts). */
   private readonly restoreMarker: RestoreMarker;
   /** A files restore an earlier process left part-way (restoreCutShort). */
-  private restoreLeftPartWay: RestoreUnderWay | undefined;
+  private restoreLeftPartWay: RestoreLeftPartWay | undefined;
   private restoreMarkerRead = false;
   private opened = false;
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
@@ -301,13 +301,15 @@ export class WorkspaceCheckpoints {
       this.repairNote ??
       (cut &&
         MESSAGES.restoreLeftPartWay(
-          restoreTargetName({ kind: cut.checkpointKind as CheckpointKind, createdAt: cut.checkpointCreatedAt }),
+          cut.taskId === undefined
+            ? "a checkpoint"
+            : restoreTargetName({ kind: cut.checkpointKind as CheckpointKind, createdAt: cut.checkpointCreatedAt }),
         ))
     );
   }
 
   /** A files restore an earlier process left part-way: looked for once per process, when first asked. */
-  private restoreCutShort(): RestoreUnderWay | undefined {
+  private restoreCutShort(): RestoreLeftPartWay | undefined {
     if (!this.restoreMarkerRead) {
       this.restoreMarkerRead = true;
       this.restoreLeftPartWay = this.restoreMarker.leftPartWay();
