@@ -59,7 +59,7 @@ describe("a files restore cut short by its process's end", () => {
     const { checkpoints } = await first.clients.checkpoints.listCheckpoints({ taskId });
     const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
 
-    // The restore starts; its sidecar is killed as soon as it has begun (the marker is there).
+    // The restore starts; its sidecar is killed as soon as it writes files (the marker is there).
     const restoring = first.clients.checkpoints
       .restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES })
       .catch((err: Error) => err);
@@ -84,7 +84,13 @@ describe("a files restore cut short by its process's end", () => {
     const said = await second.clients.checkpoints.getStatus({ taskId });
     expect(said.state).toBe(CheckpointState.READY);
     expect(said.message).toContain("A restore of the files to the task's start was cut short");
-    expect(said.message).toContain('restore the "before restore" checkpoint');
+    // It names the undo checkpoint, which is listed: the marker is written once that is on disk.
+    const listedNow = (await second.clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+    const undo = listedNow.find((c) => c.kind === CheckpointKind.BEFORE_RESTORE);
+    expect(undo).toBeDefined();
+    expect(said.message).toContain(
+      `restore the "before restore" checkpoint ${undo!.id.slice(0, 12)} saved just before it`,
+    );
     // The terminal says it too, before the listing and the comparison it bears on.
     const env = cliEnv(roots, { url: "http://127.0.0.1:9" });
     const listed = await run(cli, ["checkpoints", taskId], { env });

@@ -19,6 +19,8 @@ export interface PathRestoreDeps {
   keepCurrent(undoCreatedAt: number): KeepCurrent;
   /** The files' recorded bits once the restore wrote its files (for the snapshot after it); undefined when unknown. */
   modesAfter(result: FileRestoreResult): Promise<ModeRecord | undefined>;
+  /** The undo checkpoint is on disk and the first file is about to be written. */
+  writing(undo: CheckpointInfo): void;
 }
 
 /**
@@ -53,13 +55,9 @@ export async function restoreRecordedPaths(
       session = deps.fast.open({ keepPacks: true });
       planning = deps.restorer.planPaths(session, target, recorded, captures, deps.excludedNow);
     }
-    const result = await deps.restorer.applyPlan(
-      session,
-      await planning,
-      undoRef,
-      target,
-      deps.keepCurrent(undo.createdAt),
-    );
+    const plan = await planning;
+    deps.writing(undo);
+    const result = await deps.restorer.applyPlan(session, plan, undoRef, target, deps.keepCurrent(undo.createdAt));
     // HEAD moves on to a snapshot this process does not note (the next scan asks git for it).
     deps.restorer.headAfterPathRestore(session, undo.tree, target.id, result, await deps.modesAfter(result));
     await session.finish();

@@ -7,6 +7,8 @@ export interface RestoreUnderWay {
   taskId: string;
   checkpointKind: string;
   checkpointCreatedAt: number;
+  /** The "before restore" checkpoint saved just before the files were written (none from older versions). */
+  undoId?: string;
   pid: number;
   startedAt: number;
 }
@@ -16,7 +18,7 @@ export interface RestoreUnderWay {
  * cannot be read: damaged, or left empty by a writer of an older version killed between
  * creating and writing it) only that one was under way.
  */
-export type RestoreLeftPartWay = RestoreUnderWay | { taskId?: undefined };
+export type RestoreLeftPartWay = RestoreUnderWay | { taskId?: undefined; undoId?: undefined };
 
 /**
  * The file a files restore leaves in the shadow repository while it writes the workspace
@@ -78,6 +80,7 @@ export class RestoreMarker {
     }
     if (typeof value !== "object" || value === null) return {};
     if (typeof value.taskId !== "string" || typeof value.checkpointCreatedAt !== "number") return {};
+    if (typeof value.undoId !== "string") delete value.undoId;
     // This process's own restore under way, or another live one's: not left part-way.
     if (typeof value.pid === "number" && (value.pid === process.pid || isProcessAlive(value.pid))) return undefined;
     return value as RestoreUnderWay;

@@ -304,6 +304,7 @@ export class WorkspaceCheckpoints {
           cut.taskId === undefined
             ? "a checkpoint"
             : restoreTargetName({ kind: cut.checkpointKind as CheckpointKind, createdAt: cut.checkpointCreatedAt }),
+          cut.undoId,
         ))
     );
   }
@@ -1056,6 +1057,18 @@ export class WorkspaceCheckpoints {
       aloneCheck?: () => Promise<void>;
     } = {},
   ): Promise<FileRestoreResult & { undo: CheckpointInfo; keptIncomplete: boolean }> {
+    // Said from the moment its undo checkpoint is on disk until the restore ends: killed before
+    // that, no file was touched and there is nothing to say; after, the next process names
+    // the undo checkpoint that puts the files back.
+    const writing = (undo: CheckpointInfo) =>
+      this.restoreMarker.begin({
+        taskId,
+        checkpointKind: target.kind,
+        checkpointCreatedAt: target.createdAt,
+        undoId: undo.id,
+        pid: process.pid,
+        startedAt: Date.now(),
+      });
     const restore = async () => {
       await this.assertTaskExists(taskId);
       // Asked again under the lock: a task started in another window since the caller asked
@@ -1110,6 +1123,7 @@ export class WorkspaceCheckpoints {
               await this.modes?.look(written.restored);
               return this.modes?.record();
             },
+            writing,
           },
           target,
           recorded,
@@ -1129,6 +1143,7 @@ export class WorkspaceCheckpoints {
           foldersMadeAfter,
           foldersToRemove,
         });
+        writing(undo);
         const reset = await this.restorer
           .resetHard(target, undo.id, await this.capturesOf(taskId, target), this.keepCurrent(taskId, undo.createdAt))
           .catch((err: unknown) => {
@@ -1150,15 +1165,9 @@ export class WorkspaceCheckpoints {
       const kept = withLeftOutChanges(this.workspaceRoot, result, leftOut, result.entries.keys());
       return { ...result, kept, keptIncomplete: leftOut.cut };
     };
-    // Said until it ends: a process stopped part-way leaves the marker for the next one.
+    // Cleared when it ends, however it ends: a process stopped part-way leaves the marker (begun
+    // by `writing`) for the next one.
     const marked = async () => {
-      this.restoreMarker.begin({
-        taskId,
-        checkpointKind: target.kind,
-        checkpointCreatedAt: target.createdAt,
-        pid: process.pid,
-        startedAt: Date.now(),
-      });
       try {
         return await restore();
       } finally {

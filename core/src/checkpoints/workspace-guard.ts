@@ -27,8 +27,8 @@ export const MESSAGES = {
     `The checkpoint index was damaged and has been rebuilt; no checkpoint was lost. The damaged files were kept aside in ${aside}.`,
   headRepaired: (kept: string) =>
     `The checkpoint repository's HEAD was damaged and has been repaired; no checkpoint was lost.${kept ? ` What it held was kept aside in ${kept}.` : ""}`,
-  restoreLeftPartWay: (target: string) =>
-    `A restore of the files to ${target} was cut short: the Dline process running it stopped while it wrote them, so the files may be part-way. Restore that checkpoint again to finish it, or restore the "before restore" checkpoint saved just before it to put them back as they were.`,
+  restoreLeftPartWay: (target: string, undoId: string | undefined) =>
+    `A restore of the files to ${target} was cut short: the Dline process running it stopped while it wrote them, so the files may be part-way. Restore that checkpoint again to finish it, or restore the "before restore" checkpoint ${undoId ? `${undoId.slice(0, 12)} ` : ""}saved just before it to put them back as they were.`,
   checkpointUnreadable: (checkpointId: string, taskId: string, gitDir: string) =>
     `Checkpoint ${checkpointId.slice(0, 8)} of task ${taskId} cannot be read: objects it needs are missing from the checkpoint repository ${gitDir}. Its other checkpoints whose objects are all there still work.`,
 } as const;
