@@ -113,13 +113,14 @@ describe("a files restore cut short by its process's end", () => {
     expect(after.stderr).not.toContain("cut short");
   });
 
-  it("is said from a marker left empty (its writer killed between creating and writing it), until a restore", async () => {
+  it("is said from a marker left empty (its writer killed between creating and writing it), until a restore or a save", async () => {
     // The CI run of 3b76d80a: the kill landed between the marker's creation and its write, and
     // the next process said nothing of the restore. A marker is now written whole and renamed;
     // one that cannot be read still says that a restore was under way.
     const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
       { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "by the task\n" } }] },
       { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote it." } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "Nothing to do." } }] },
     ]);
     fs.writeFileSync(path.join(workspace, "notes.txt"), "the person's\n");
     const [first] = sidecars;
@@ -133,7 +134,8 @@ describe("a files restore cut short by its process's end", () => {
     await first.stop();
     const gitDirs = fs.readdirSync(path.join(roots.docsDir, "checkpoints"));
     expect(gitDirs).toHaveLength(1);
-    fs.writeFileSync(path.join(roots.docsDir, "checkpoints", gitDirs[0]!, ".git", "dline-restore-under-way.json"), "");
+    const marker = path.join(roots.docsDir, "checkpoints", gitDirs[0]!, ".git", "dline-restore-under-way.json");
+    fs.writeFileSync(marker, "");
 
     const second = await scope.sidecar(roots);
     const said = await second.clients.checkpoints.getStatus({ taskId });
@@ -148,5 +150,17 @@ describe("a files restore cut short by its process's end", () => {
     expect(readIn(workspace, "notes.txt")).toBe("the person's\n");
     expect(markerIn(roots.docsDir)).toBeUndefined();
     expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
+
+    // Which task it was is unknown: any task's next checkpoint takes the files as they are.
+    await second.stop();
+    fs.writeFileSync(marker, "{");
+    const third = await scope.sidecar(roots);
+    expect((await third.clients.checkpoints.getStatus({ taskId })).message).toContain("was cut short");
+    const next = await third.clients.tasks.newTask({ workspaceRoot: workspace, text: "Anything?", profileId });
+    const nextEvents = watch(third.clients, next.taskId);
+    await nextEvents.status(TaskStatus.COMPLETED);
+    await nextEvents.stop();
+    expect(markerIn(roots.docsDir)).toBeUndefined();
+    expect((await third.clients.checkpoints.getStatus({ taskId: next.taskId })).message).toBe("Checkpoints are ready.");
   });
 });

@@ -372,8 +372,10 @@ export class WorkspaceCheckpoints {
       await this.open(signal);
       const saved = await this.saveLocked(req, signal);
       this.latest.set(req.taskId, { tree: saved.tree, createdAt: saved.createdAt });
-      // The task whose restore was cut short went on: what it saved is how the files are now.
-      if (this.restoreCutShort()?.taskId === req.taskId && req.kind !== "before_restore") {
+      // The task whose restore was cut short went on (or any task, when the marker does not say
+      // which): what it saved is how the files are now.
+      const cut = this.restoreCutShort();
+      if (cut && (cut.taskId ?? req.taskId) === req.taskId && req.kind !== "before_restore") {
         this.restoreMarker.clear();
         this.restoreLeftPartWay = undefined;
         this.restoreMarkerRead = true;
