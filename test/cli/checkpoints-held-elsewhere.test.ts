@@ -74,6 +74,8 @@ describe("Ctrl-C during a restore", () => {
     restore: CliChild;
     holder: ReturnType<typeof runDriver>;
     file: string;
+    taskId: string;
+    env: NodeJS.ProcessEnv;
   }> {
     const { roots, workspace, env } = await cliSandbox(
       [
@@ -98,7 +100,7 @@ describe("Ctrl-C during a restore", () => {
     const restore = startCli(["restore", taskId, checkpoints[0]!.id, "--mode", "files"], env);
     children.push(restore);
     await until(() => restore.stderr().includes("Checkpoints are waiting for another Dline window"), "the wait");
-    return { restore, holder, file: path.join(workspace, "notes.md") };
+    return { restore, holder, file: path.join(workspace, "notes.md"), taskId, env };
   }
 
   it("says the restore goes on, and it does: the answer and its undo are printed", async () => {
@@ -118,20 +120,28 @@ describe("Ctrl-C during a restore", () => {
     restore.child.kill("SIGINT");
     expect(await restore.exited).toBe(130);
     expect(restore.stderr()).toMatch(
-      /dline: left before the restore ended: it may have stopped part-way\. Run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints \S+ lists\.\n$/,
+      /dline: left before the restore ended: it may have stopped part-way\. Run it again to finish it\. If it did stop part-way, dline checkpoints \S+ says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the newest "before restore" checkpoint listed\.\n$/,
     );
   });
 
   it("a sidecar killed during the restore: the CLI says the restore may have stopped part-way, and how to finish or undo it", async () => {
-    const { restore } = await restoreWaiting();
+    const { restore, holder, file, taskId, env } = await restoreWaiting();
     const sidecar = Number(
       fs.readFileSync(`/proc/${restore.child.pid}/task/${restore.child.pid}/children`, "utf8").trim().split(" ")[0],
     );
     process.kill(sidecar, "SIGKILL");
     expect(await restore.exited).toBe(1);
     expect(restore.stderr()).toMatch(
-      /The restore may have stopped part-way: run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints \S+ lists\.\ndline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/,
+      /The restore may have stopped part-way\. Run it again to finish it\. If it did stop part-way, dline checkpoints \S+ says so and names the "before restore" checkpoint that puts the files back as they were\.\ndline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/,
     );
+    // Killed while it waited for the other window: nothing was touched and no "before restore"
+    // checkpoint was saved, so the listing says nothing was cut short (before, the CLI said to
+    // restore "the newest" one, which would have been an earlier restore's).
+    holder.child.kill("SIGKILL");
+    expect(fs.readFileSync(file, "utf8")).toBe("by the task\n");
+    const listed = await run(cli, ["checkpoints", taskId], { env });
+    expect(listed.stderr).not.toContain("cut short");
+    expect(listed.stdout).not.toContain("before restore");
   });
 });
 

@@ -159,14 +159,18 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
   }
 }
 
-/** What the CLI says of a restore it did not see end. */
+/**
+ * What the CLI says of a restore it did not see end. Not "restore the newest before restore
+ * checkpoint": a restore stopped before its own was saved touched no file, and the newest one
+ * listed is then an earlier restore's. The next process knows which (restore-marker.ts).
+ */
 const RESTORE_CUT = {
   goesOn:
     "The restore goes on until it has ended: stopped part-way, it would leave some files restored and others not. Press Ctrl-C again to leave now.",
   left: (taskId: string) =>
-    `dline: left before the restore ended: it may have stopped part-way. Run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints ${taskId} lists.`,
+    `dline: left before the restore ended: it may have stopped part-way. Run it again to finish it. If it did stop part-way, dline checkpoints ${taskId} says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the newest "before restore" checkpoint listed.`,
   died: (taskId: string) =>
-    `The restore may have stopped part-way: run it again to finish it; to undo it, restore the newest "before restore" checkpoint that dline checkpoints ${taskId} lists.`,
+    `The restore may have stopped part-way. Run it again to finish it. If it did stop part-way, dline checkpoints ${taskId} says so and names the "before restore" checkpoint that puts the files back as they were.`,
 };
 
 async function restoreThrough(
