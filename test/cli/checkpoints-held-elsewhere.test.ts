@@ -120,7 +120,7 @@ describe("Ctrl-C during a restore", () => {
     restore.child.kill("SIGINT");
     expect(await restore.exited).toBe(130);
     expect(restore.stderr()).toMatch(
-      /dline: left before the restore ended: it may have stopped part-way\. Run it again to finish it\. If it did stop part-way, dline checkpoints \S+ says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the newest "before restore" checkpoint listed\.\n$/,
+      /dline: left before the restore ended: it may have stopped part-way\. Run it again to finish it\. If it did stop part-way, dline checkpoints \S+ says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the "before restore" checkpoint it lists from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d on \(none: it did not begin\)\.\n$/,
     );
   });
 
@@ -132,7 +132,7 @@ describe("Ctrl-C during a restore", () => {
     process.kill(sidecar, "SIGKILL");
     expect(await restore.exited).toBe(1);
     expect(restore.stderr()).toMatch(
-      /The restore may have stopped part-way\. Run it again to finish it\. If it did stop part-way, dline checkpoints \S+ says so and names the "before restore" checkpoint that puts the files back as they were\.\ndline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/,
+      /The restore may have stopped part-way\. Run it again to finish it\. If it did stop part-way, dline checkpoints \S+ says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the "before restore" checkpoint it lists from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d on \(none: it did not begin\)\.\ndline: the sidecar \(dline-core\) stopped unexpectedly \(SIGKILL\)/,
     );
     // Killed while it waited for the other window: nothing was touched and no "before restore"
     // checkpoint was saved, so the listing says nothing was cut short (before, the CLI said to

@@ -39,7 +39,7 @@ export async function checkpointsCommand(ctx: CliContext, args: ParsedArgs): Pro
     }
     await sayRepositoryNote(ctx, clients, taskId);
     for (const c of res.checkpoints) {
-      const when = new Date(Number(c.createdAt)).toISOString().slice(0, 19).replace("T", " ");
+      const when = listedTime(Number(c.createdAt));
       const kind = CheckpointKind[c.kind].toLowerCase().replace("_", " ");
       ctx.out.write(`${c.id}  ${when}  ${kind}${c.restored ? " (restored)" : ""}\n`);
     }
@@ -135,13 +135,14 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
   const modeName = stringFlag(args, "mode") ?? "files-and-task";
   if (!(modeName in modes)) throw new UsageError("--mode takes files-and-task, files or task.");
   let warned = false;
+  const askedAt = Date.now();
   // A restore stopped part-way leaves some files restored and others not: the first Ctrl-C only
   // says it goes on; a second leaves at once, saying how to finish or undo it (the sidecar, whose
   // input then closes, ends what it was doing before it exits). Before, Ctrl-C left at once
   // without a word.
   const onSigint = () => {
     if (warned) {
-      ctx.err.write(`${RESTORE_CUT.left(taskId)}\n`);
+      ctx.err.write(`${RESTORE_CUT.left(taskId, askedAt)}\n`);
       process.exit(130);
     }
     warned = true;
@@ -152,7 +153,7 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
     return await withSidecar(ctx, (clients) => restoreThrough(ctx, clients, taskId, checkpointId, modes[modeName]!));
   } catch (err) {
     // Killed part-way, it may have restored some files and not others.
-    if (err instanceof SidecarDiedError) ctx.err.write(`${RESTORE_CUT.died(taskId)}\n`);
+    if (err instanceof SidecarDiedError) ctx.err.write(`${RESTORE_CUT.died(taskId, askedAt)}\n`);
     throw err;
   } finally {
     process.off("SIGINT", onSigint);
@@ -162,16 +163,24 @@ export async function restoreCommand(ctx: CliContext, args: ParsedArgs): Promise
 /**
  * What the CLI says of a restore it did not see end. Not "restore the newest before restore
  * checkpoint": a restore stopped before its own was saved touched no file, and the newest one
- * listed is then an earlier restore's. The next process knows which (restore-marker.ts).
+ * listed is then an earlier restore's. The next process knows whether it stopped part-way and
+ * which checkpoint undoes it (restore-marker.ts); one that ended saved its own after `askedAt`.
  */
 const RESTORE_CUT = {
   goesOn:
     "The restore goes on until it has ended: stopped part-way, it would leave some files restored and others not. Press Ctrl-C again to leave now.",
-  left: (taskId: string) =>
-    `dline: left before the restore ended: it may have stopped part-way. Run it again to finish it. If it did stop part-way, dline checkpoints ${taskId} says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the newest "before restore" checkpoint listed.`,
-  died: (taskId: string) =>
-    `The restore may have stopped part-way. Run it again to finish it. If it did stop part-way, dline checkpoints ${taskId} says so and names the "before restore" checkpoint that puts the files back as they were.`,
+  left: (taskId: string, askedAt: number) =>
+    `dline: left before the restore ended: it may have stopped part-way. ${RESTORE_CUT.howTo(taskId, askedAt)}`,
+  died: (taskId: string, askedAt: number) =>
+    `The restore may have stopped part-way. ${RESTORE_CUT.howTo(taskId, askedAt)}`,
+  howTo: (taskId: string, askedAt: number) =>
+    `Run it again to finish it. If it did stop part-way, dline checkpoints ${taskId} says so and names the "before restore" checkpoint that puts the files back as they were; if it ended, that is the "before restore" checkpoint it lists from ${listedTime(askedAt)} on (none: it did not begin).`,
 };
+
+/** A time as `dline checkpoints` lists it. */
+function listedTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace("T", " ");
+}
 
 async function restoreThrough(
   ctx: CliContext,
