@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { CheckpointKind, CheckpointState, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import type { DlineClients } from "../../core/src/client/index.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { repoRoot } from "../helpers/sidecar.js";
 import { cliEnv } from "../helpers/cli-child.js";
@@ -33,6 +34,14 @@ function markerIn(docsDir: string): string | undefined {
     if (fs.existsSync(file)) return file;
   }
   return undefined;
+}
+
+/** Restores the files to `checkpointId` again: done, the marker gone, and the status plain ready. */
+async function restoreAgainEndsIt(clients: DlineClients, taskId: string, checkpointId: string, docsDir: string) {
+  const again = await clients.checkpoints.restore({ taskId, checkpointId, mode: RestoreMode.FILES });
+  expect(again.filesRestored).toBe(true);
+  expect(markerIn(docsDir)).toBeUndefined();
+  expect((await clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
 }
 
 describe("a files restore cut short by its process's end", () => {
@@ -99,16 +108,9 @@ describe("a files restore cut short by its process's end", () => {
     expect(compared.stderr).toContain("was cut short");
 
     // Restored again: the files are the baseline's, and nothing more is said.
-    const again = await second.clients.checkpoints.restore({
-      taskId,
-      checkpointId: baseline.id,
-      mode: RestoreMode.FILES,
-    });
-    expect(again.filesRestored).toBe(true);
+    await restoreAgainEndsIt(second.clients, taskId, baseline.id, roots.docsDir);
     expect(readIn(workspace, "f1.txt")).toBe("original 1\n");
     expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);
-    expect(markerIn(roots.docsDir)).toBeUndefined();
-    expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
     const after = await run(cli, ["checkpoints", taskId], { env });
     expect(after.stderr).not.toContain("cut short");
   });
@@ -141,15 +143,8 @@ describe("a files restore cut short by its process's end", () => {
     const said = await second.clients.checkpoints.getStatus({ taskId });
     expect(said.state).toBe(CheckpointState.READY);
     expect(said.message).toContain("A restore of the files to a checkpoint was cut short");
-    const again = await second.clients.checkpoints.restore({
-      taskId,
-      checkpointId: baseline.id,
-      mode: RestoreMode.FILES,
-    });
-    expect(again.filesRestored).toBe(true);
+    await restoreAgainEndsIt(second.clients, taskId, baseline.id, roots.docsDir);
     expect(readIn(workspace, "notes.txt")).toBe("the person's\n");
-    expect(markerIn(roots.docsDir)).toBeUndefined();
-    expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
 
     // Which task it was is unknown: any task's next checkpoint takes the files as they are.
     await second.stop();

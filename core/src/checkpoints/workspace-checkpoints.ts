@@ -309,6 +309,13 @@ export class WorkspaceCheckpoints {
     );
   }
 
+  /** No restore is left part-way any more: the marker goes, and nothing is said of one. */
+  private forgetCutRestore(): void {
+    this.restoreMarker.clear();
+    this.restoreLeftPartWay = undefined;
+    this.restoreMarkerRead = true;
+  }
+
   /** A files restore an earlier process left part-way: looked for once per process, when first asked. */
   private restoreCutShort(): RestoreLeftPartWay | undefined {
     if (!this.restoreMarkerRead) {
@@ -375,11 +382,7 @@ export class WorkspaceCheckpoints {
       // The task whose restore was cut short went on (or any task, when the marker does not say
       // which): what it saved is how the files are now.
       const cut = this.restoreCutShort();
-      if (cut && (cut.taskId ?? req.taskId) === req.taskId && req.kind !== "before_restore") {
-        this.restoreMarker.clear();
-        this.restoreLeftPartWay = undefined;
-        this.restoreMarkerRead = true;
-      }
+      if (cut && (cut.taskId ?? req.taskId) === req.taskId && req.kind !== "before_restore") this.forgetCutRestore();
       return saved;
     });
     // Outside the lock: no save waits for it (pack-maintenance.ts).
@@ -1173,9 +1176,7 @@ export class WorkspaceCheckpoints {
       try {
         return await restore();
       } finally {
-        this.restoreMarker.clear();
-        this.restoreLeftPartWay = undefined;
-        this.restoreMarkerRead = true;
+        this.forgetCutRestore();
       }
     };
     return this.lock.run(() => this.whileRestoring(() => this.needingObjectsOf(taskId, target, marked)), false);
