@@ -16,7 +16,7 @@ import { CheckpointKind, CheckpointState, RestoreMode } from "../../core/src/gen
 import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
 import type { DlineClients } from "../../core/src/client/index.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
-import { repoRoot } from "../helpers/sidecar.js";
+import { repoRoot, type RunningSidecar } from "../helpers/sidecar.js";
 import { cliEnv } from "../helpers/cli-child.js";
 import { setAutoApproval } from "../runtime/harness.js";
 import { openWindows, readIn, watch } from "../tasks/follow-helpers.js";
@@ -44,62 +44,77 @@ async function restoreAgainEndsIt(clients: DlineClients, taskId: string, checkpo
   expect((await clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
 }
 
+/** A task whose command changed FILES files, run in `window`: its id and baseline. */
+async function taskThatChangedFiles(window: RunningSidecar, workspace: string, profileId: string) {
+  for (let i = 1; i <= FILES; i++) fs.writeFileSync(path.join(workspace, `f${i}.txt`), `original ${i}\n`);
+  await setAutoApproval(window.clients, { executeSafeCommands: true, executeAllCommands: true });
+  const { taskId } = await window.clients.tasks.newTask({ workspaceRoot: workspace, text: "Change them", profileId });
+  const events = watch(window.clients, taskId);
+  await events.status(TaskStatus.COMPLETED);
+  await events.stop();
+  expect(readIn(workspace, `f${FILES}.txt`)).toBe("changed\n");
+  const { checkpoints } = await window.clients.checkpoints.listCheckpoints({ taskId });
+  return { taskId, baseline: checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)! };
+}
+
+/** Restores the files to `checkpointId` in `window`, whose sidecar is killed as soon as it writes files (the marker is there). */
+async function cutRestore(window: RunningSidecar, taskId: string, checkpointId: string, docsDir: string) {
+  const restoring = window.clients.checkpoints
+    .restore({ taskId, checkpointId, mode: RestoreMode.FILES })
+    .catch((err: Error) => err);
+  await new Promise<void>((resolve, reject) => {
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (markerIn(docsDir)) {
+        clearInterval(poll);
+        window.process.child.kill("SIGKILL");
+        resolve();
+      } else if (Date.now() - started > 60_000) {
+        clearInterval(poll);
+        reject(new Error("the restore never began"));
+      }
+    }, 1);
+  });
+  expect(await restoring).toBeInstanceOf(Error);
+  await window.process.exited;
+  expect(markerIn(docsDir)).toBeDefined();
+}
+
+/** The status names the listed "before restore" checkpoint (saved before the marker was written). */
+async function saysCutShortNamingUndo(clients: DlineClients, taskId: string) {
+  const said = await clients.checkpoints.getStatus({ taskId });
+  expect(said.state).toBe(CheckpointState.READY);
+  expect(said.message).toContain("A restore of the files to the task's start was cut short");
+  const listedNow = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+  const undo = listedNow.find((c) => c.kind === CheckpointKind.BEFORE_RESTORE);
+  expect(undo).toBeDefined();
+  expect(said.message).toContain(
+    `restore the "before restore" checkpoint ${undo!.id.slice(0, 12)} saved just before it`,
+  );
+}
+
+const changeTurns = [
+  {
+    toolCalls: [
+      {
+        name: "execute_command",
+        input: { command: `for i in $(seq 1 ${FILES}); do echo changed > f$i.txt; done`, requires_approval: false },
+      },
+    ],
+  },
+  { toolCalls: [{ name: "attempt_completion", input: { result: "Changed them." } }] },
+];
+
 describe("a files restore cut short by its process's end", () => {
   it("is said by the next process until the task is restored again, which finishes it", async () => {
-    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, [
-      {
-        toolCalls: [
-          {
-            name: "execute_command",
-            input: { command: `for i in $(seq 1 ${FILES}); do echo changed > f$i.txt; done`, requires_approval: false },
-          },
-        ],
-      },
-      { toolCalls: [{ name: "attempt_completion", input: { result: "Changed them." } }] },
-    ]);
-    for (let i = 1; i <= FILES; i++) fs.writeFileSync(path.join(workspace, `f${i}.txt`), `original ${i}\n`);
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, changeTurns);
     const [first] = sidecars;
-    await setAutoApproval(first.clients, { executeSafeCommands: true, executeAllCommands: true });
-    const { taskId } = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "Change them", profileId });
-    const events = watch(first.clients, taskId);
-    await events.status(TaskStatus.COMPLETED);
-    await events.stop();
-    expect(readIn(workspace, `f${FILES}.txt`)).toBe("changed\n");
-    const { checkpoints } = await first.clients.checkpoints.listCheckpoints({ taskId });
-    const baseline = checkpoints.find((c) => c.kind === CheckpointKind.BASELINE)!;
-
-    // The restore starts; its sidecar is killed as soon as it writes files (the marker is there).
-    const restoring = first.clients.checkpoints
-      .restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES })
-      .catch((err: Error) => err);
-    await new Promise<void>((resolve, reject) => {
-      const started = Date.now();
-      const poll = setInterval(() => {
-        if (markerIn(roots.docsDir)) {
-          clearInterval(poll);
-          first.process.child.kill("SIGKILL");
-          resolve();
-        } else if (Date.now() - started > 60_000) {
-          clearInterval(poll);
-          reject(new Error("the restore never began"));
-        }
-      }, 1);
-    });
-    expect(await restoring).toBeInstanceOf(Error);
-    await first.process.exited;
-    expect(markerIn(roots.docsDir)).toBeDefined();
+    const { taskId, baseline } = await taskThatChangedFiles(first, workspace, profileId);
+    await cutRestore(first, taskId, baseline.id, roots.docsDir);
 
     const second = await scope.sidecar(roots);
-    const said = await second.clients.checkpoints.getStatus({ taskId });
-    expect(said.state).toBe(CheckpointState.READY);
-    expect(said.message).toContain("A restore of the files to the task's start was cut short");
     // It names the undo checkpoint, which is listed: the marker is written once that is on disk.
-    const listedNow = (await second.clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
-    const undo = listedNow.find((c) => c.kind === CheckpointKind.BEFORE_RESTORE);
-    expect(undo).toBeDefined();
-    expect(said.message).toContain(
-      `restore the "before restore" checkpoint ${undo!.id.slice(0, 12)} saved just before it`,
-    );
+    await saysCutShortNamingUndo(second.clients, taskId);
     // The terminal says it too, before the listing and the comparison it bears on.
     const env = cliEnv(roots, { url: "http://127.0.0.1:9" });
     const listed = await run(cli, ["checkpoints", taskId], { env });
@@ -113,6 +128,21 @@ describe("a files restore cut short by its process's end", () => {
     expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);
     const after = await run(cli, ["checkpoints", taskId], { env });
     expect(after.stderr).not.toContain("cut short");
+  });
+
+  it("is said by a window that looked before another window's restore was cut short", async () => {
+    // Each process read the marker once: a window open on the task, whose status said
+    // "ready" before another window's restore began, kept saying so after that window was
+    // killed part-way, and never cleared the marker its own saves made stale.
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 2, changeTurns);
+    const [first, second] = sidecars;
+    const { taskId, baseline } = await taskThatChangedFiles(first, workspace, profileId);
+    expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
+    await cutRestore(first, taskId, baseline.id, roots.docsDir);
+
+    await saysCutShortNamingUndo(second.clients, taskId);
+    await restoreAgainEndsIt(second.clients, taskId, baseline.id, roots.docsDir);
+    expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);
   });
 
   it("is said from a marker left empty (its writer killed between creating and writing it), until a restore or a save", async () => {

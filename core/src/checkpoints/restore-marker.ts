@@ -30,6 +30,8 @@ export type RestoreLeftPartWay = RestoreUnderWay | { taskId?: undefined; undoId?
  */
 export class RestoreMarker {
   readonly file: string;
+  /** What `leftPartWayNow` last found, and the file as it was then. */
+  private seen: { file: string; answer: RestoreLeftPartWay | undefined; ownerLive: boolean } | undefined;
 
   constructor(gitDir: string) {
     this.file = path.join(gitDir, "dline-restore-under-way.json");
@@ -56,11 +58,41 @@ export class RestoreMarker {
     }
   }
 
+  /**
+   * The marker goes. One that cannot be removed is not said again by this process (until it
+   * changes): the next process says it, and a new restore clears it.
+   */
   clear(): void {
     try {
       fs.rmSync(this.file, { force: true });
     } catch {
-      // left: the next process says the restore was cut short, which a new restore clears
+      // left: see above
+    }
+    this.seen = { file: this.signature(), answer: undefined, ownerLive: false };
+  }
+
+  /**
+   * `leftPartWay` as it stands now, for a process that keeps asking (each status and save):
+   * the file is read again only when it changed since the last look, or when the restore it
+   * named was still running then (another window's, which may since have been killed). A
+   * process that looked before another window's restore was cut short says so from its next
+   * look, not only a process started after it.
+   */
+  leftPartWayNow(): RestoreLeftPartWay | undefined {
+    const file = this.signature();
+    if (this.seen && this.seen.file === file && !this.seen.ownerLive) return this.seen.answer;
+    const answer = this.leftPartWay();
+    this.seen = { file, answer, ownerLive: file !== "none" && answer === undefined };
+    return answer;
+  }
+
+  /** The file's identity and version ("none" when absent): a marker written again is a new file (renamed into place). */
+  private signature(): string {
+    try {
+      const st = fs.statSync(this.file, { bigint: true });
+      return `${st.ino}:${st.size}:${st.mtimeNs}`;
+    } catch {
+      return "none";
     }
   }
 

@@ -208,9 +208,6 @@ export class WorkspaceCheckpoints {
   private repairNote: string | undefined;
   /** The files restore under way in this repository (restore-marker.ts). */
   private readonly restoreMarker: RestoreMarker;
-  /** A files restore an earlier process left part-way (restoreCutShort). */
-  private restoreLeftPartWay: RestoreLeftPartWay | undefined;
-  private restoreMarkerRead = false;
   private opened = false;
   /** When prepare() last scanned; the save right after it (the baseline) need not scan again. */
   private freshScanAt = 0;
@@ -312,17 +309,11 @@ export class WorkspaceCheckpoints {
   /** No restore is left part-way any more: the marker goes, and nothing is said of one. */
   private forgetCutRestore(): void {
     this.restoreMarker.clear();
-    this.restoreLeftPartWay = undefined;
-    this.restoreMarkerRead = true;
   }
 
-  /** A files restore an earlier process left part-way: looked for once per process, when first asked. */
+  /** A files restore another process left part-way (RestoreMarker.leftPartWayNow). */
   private restoreCutShort(): RestoreLeftPartWay | undefined {
-    if (!this.restoreMarkerRead) {
-      this.restoreMarkerRead = true;
-      this.restoreLeftPartWay = this.restoreMarker.leftPartWay();
-    }
-    return this.restoreLeftPartWay;
+    return this.restoreMarker.leftPartWayNow();
   }
 
   /** Opens (or creates) the repository and scans the whole workspace into its index. */

@@ -192,6 +192,8 @@ export class WorkspaceRegistry {
       return { ...known, repositorySizeBytes: size, waitingForPid: other.pid };
     }
     if (entry && initialized) {
+      // Another window's restore may have been cut short since this one last looked.
+      this.refreshNote(root);
       return { ...entry.status, repositorySizeBytes: size, skipped: await this.latestSkips(entry, taskId) };
     }
     return statusBeforeInit(this.entryFor(root).engine, this.o.env, taskId);
