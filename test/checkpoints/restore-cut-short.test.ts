@@ -137,9 +137,25 @@ describe("a files restore cut short by its process's end", () => {
     const { sidecars, workspace, profileId, roots } = await openWindows(scope, 2, changeTurns);
     const [first, second] = sidecars;
     const { taskId, baseline } = await taskThatChangedFiles(first, workspace, profileId);
+    await first.stop();
+    // An editor open on the task meanwhile (its sidecar has it loaded), and a restore run from
+    // another process (a terminal's `dline restore`), killed while it writes.
+    const followed = watch(second.clients, taskId);
+    await followed.status(TaskStatus.COMPLETED);
     expect((await second.clients.checkpoints.getStatus({ taskId })).message).toBe("Checkpoints are ready.");
-    await cutRestore(first, taskId, baseline.id, roots.docsDir);
+    await cutRestore(await scope.sidecar(roots), taskId, baseline.id, roots.docsDir);
 
+    // Listing the checkpoints there tells its clients (the task's events), without a status asked.
+    await second.clients.checkpoints.listCheckpoints({ taskId });
+    let timer: NodeJS.Timeout | undefined;
+    const told = await Promise.race([
+      followed.until((e) => e.event.case === "checkpointStatus" && e.event.value.message.includes("was cut short")),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("no checkpointStatus event said the restore was cut short")), 20_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    expect(told.event.value).toMatchObject({ state: "CHECKPOINT_STATE_READY" });
+    await followed.stop();
     await saysCutShortNamingUndo(second.clients, taskId);
     await restoreAgainEndsIt(second.clients, taskId, baseline.id, roots.docsDir);
     expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);

@@ -461,6 +461,8 @@ export class CheckpointManager {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
       const cps = await engine.list(taskId);
+      // A person looking at the checkpoints hears of a restore another window left part-way.
+      this.workspaces.refreshNote(engine.workspaceRoot);
       const marker = await engine.restoredMarker(taskId);
       const last = cps[cps.length - 1];
       // The last restore was itself an undo (it restored a "before restore" checkpoint): there is
@@ -531,6 +533,7 @@ export class CheckpointManager {
     return this.gitRequired(async () => {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
+      this.workspaces.refreshNote(engine.workspaceRoot);
       const cp = await this.findOffered(engine, taskId, checkpointId);
       if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
       const flow = new RestoreFlow(engine, taskId, this.conversation, this.o.logger);

@@ -19,6 +19,8 @@ export interface WorkspaceEntry {
   saves: number;
   /** The status shows a failed save (not a failed initialization). */
   saveFailed?: boolean;
+  /** The note last told for a workspace this process only read (refreshNote). */
+  noteBeforeInit?: string;
 }
 
 export interface WorkspaceRegistryOptions {
@@ -141,9 +143,20 @@ export class WorkspaceRegistry {
    */
   refreshNote(root: string): void {
     const entry = this.entries.get(normaliseWorkspacePath(root));
-    if (!entry || entry.status.state !== "ready") return;
+    if (!entry) return;
+    if (entry.status.state === "ready") {
+      const message = entry.engine.recoveryNote() ?? MESSAGES.ready;
+      if (entry.status.message !== message) this.setStatus(entry, "ready", message);
+      return;
+    }
+    // Not opened by this process, only read (a listing, a comparison): its status is what
+    // statusBeforeInit answers, ready with the repository's note; a change of note is told as
+    // such, and the entry stays to be initialized by its first save.
+    if (entry.status.state !== "initializing" || entry.init !== undefined) return;
     const message = entry.engine.recoveryNote() ?? MESSAGES.ready;
-    if (entry.status.message !== message) this.setStatus(entry, "ready", message);
+    if ((entry.noteBeforeInit ?? MESSAGES.ready) === message) return;
+    entry.noteBeforeInit = message;
+    this.o.onStatus?.(entry.engine.workspaceRoot, makeStatus("ready", message, { skipped: entry.status.skipped }));
   }
 
   setStatus(
