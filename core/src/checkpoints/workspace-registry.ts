@@ -153,6 +153,14 @@ export class WorkspaceRegistry {
     // statusBeforeInit answers, ready with the repository's note; a change of note is told as
     // such, and the entry stays to be initialized by its first save.
     if (entry.status.state !== "initializing" || entry.init !== undefined) return;
+    void this.tellNoteBeforeInit(entry).catch((err: Error) =>
+      this.o.logger.warn("telling the checkpoints' status failed", { error: err.message }),
+    );
+  }
+
+  /** refreshNote for a workspace this process only read; nothing for one whose checkpoints are off. */
+  private async tellNoteBeforeInit(entry: WorkspaceEntry): Promise<void> {
+    if (this.o.isEnabled && !(await this.o.isEnabled(entry.engine.workspaceRoot))) return;
     const message = entry.engine.recoveryNote() ?? MESSAGES.ready;
     if ((entry.noteBeforeInit ?? MESSAGES.ready) === message) return;
     entry.noteBeforeInit = message;
