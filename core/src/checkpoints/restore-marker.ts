@@ -30,8 +30,11 @@ export type RestoreLeftPartWay = RestoreUnderWay | { taskId?: undefined; undoId?
  */
 export class RestoreMarker {
   readonly file: string;
-  /** What `leftPartWayNow` last found, and the file as it was then. */
-  private seen: { file: string; answer: RestoreLeftPartWay | undefined; ownerLive: boolean } | undefined;
+  /**
+   * What `leftPartWayNow` last found, and the file as it was then; `lookAgain` when a marker was
+   * there and said nothing (its restore still running, or the file unreadable for now).
+   */
+  private seen: { file: string; answer: RestoreLeftPartWay | undefined; lookAgain: boolean } | undefined;
 
   constructor(gitDir: string) {
     this.file = path.join(gitDir, "dline-restore-under-way.json");
@@ -68,7 +71,7 @@ export class RestoreMarker {
     } catch {
       // left: see above
     }
-    this.seen = { file: this.signature(), answer: undefined, ownerLive: false };
+    this.seen = { file: this.signature(), answer: undefined, lookAgain: false };
   }
 
   /**
@@ -80,9 +83,9 @@ export class RestoreMarker {
    */
   leftPartWayNow(): RestoreLeftPartWay | undefined {
     const file = this.signature();
-    if (this.seen && this.seen.file === file && !this.seen.ownerLive) return this.seen.answer;
+    if (this.seen && this.seen.file === file && !this.seen.lookAgain) return this.seen.answer;
     const answer = this.leftPartWay();
-    this.seen = { file, answer, ownerLive: file !== "none" && answer === undefined };
+    this.seen = { file, answer, lookAgain: file !== "none" && answer === undefined };
     return answer;
   }
 

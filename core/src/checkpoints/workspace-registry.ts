@@ -138,8 +138,9 @@ export class WorkspaceRegistry {
   }
 
   /**
-   * What a ready workspace's status says, again from its repository's note: a restore an
-   * earlier process left part-way stops being said once the task is restored or saved again.
+   * What the workspace's status says, again from its repository's note (told to the clients when
+   * it changed): a restore another process left part-way is said from this process's next look,
+   * and stops being said once the task is restored or saved again.
    */
   refreshNote(root: string): void {
     const entry = this.entries.get(normaliseWorkspacePath(root));
