@@ -13,7 +13,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { CheckpointKind, CheckpointState, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
-import { TaskStatus } from "../../core/src/gen/dline/v1/task_pb.js";
+import { TaskStatus, type TaskEvent } from "../../core/src/gen/dline/v1/task_pb.js";
+import { SettingsScope } from "../../core/src/gen/dline/v1/settings_pb.js";
 import type { DlineClients } from "../../core/src/client/index.js";
 import { scopedSidecars } from "../helpers/scoped-sidecars.js";
 import { repoRoot, type RunningSidecar } from "../helpers/sidecar.js";
@@ -93,6 +94,15 @@ async function saysCutShortNamingUndo(clients: DlineClients, taskId: string) {
   );
 }
 
+/** `promise`, or a failure saying `what` after 20 s (an event that never comes fails the test soon). */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what)), 20_000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 const changeTurns = [
   {
     toolCalls: [
@@ -147,18 +157,46 @@ describe("a files restore cut short by its process's end", () => {
 
     // Listing the checkpoints there tells its clients (the task's events), without a status asked.
     await second.clients.checkpoints.listCheckpoints({ taskId });
-    let timer: NodeJS.Timeout | undefined;
-    const told = await Promise.race([
+    const told = await within(
       followed.until((e) => e.event.case === "checkpointStatus" && e.event.value.message.includes("was cut short")),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("no checkpointStatus event said the restore was cut short")), 20_000);
-      }),
-    ]).finally(() => clearTimeout(timer));
+      "no checkpointStatus event said the restore was cut short",
+    );
     expect(told.event.value).toMatchObject({ state: "CHECKPOINT_STATE_READY" });
     await followed.stop();
     await saysCutShortNamingUndo(second.clients, taskId);
     await restoreAgainEndsIt(second.clients, taskId, baseline.id, roots.docsDir);
     expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);
+  });
+
+  it("is not told by a listing where checkpoints are off, and is once they are on again", async () => {
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 2, [
+      { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "by the task\n" } }] },
+      { toolCalls: [{ name: "attempt_completion", input: { result: "Wrote it." } }] },
+    ]);
+    const [first, second] = sidecars;
+    await setAutoApproval(first.clients, { editFiles: true });
+    const { taskId } = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "Write it", profileId });
+    const events = watch(first.clients, taskId);
+    await events.status(TaskStatus.COMPLETED);
+    await events.stop();
+    await first.stop();
+    const gitDirs = fs.readdirSync(path.join(roots.docsDir, "checkpoints"));
+    fs.writeFileSync(path.join(roots.docsDir, "checkpoints", gitDirs[0]!, ".git", "dline-restore-under-way.json"), "");
+
+    const followed = watch(second.clients, taskId);
+    await followed.status(TaskStatus.COMPLETED);
+    await second.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { checkpointsEnabled: false } });
+    await second.clients.checkpoints.listCheckpoints({ taskId });
+    expect((await second.clients.checkpoints.getStatus({ taskId })).state).toBe(CheckpointState.DISABLED);
+    const saidCut = (e: TaskEvent) =>
+      e.event.case === "checkpointStatus" && e.event.value.message.includes("was cut short");
+    expect(followed.events.filter(saidCut)).toEqual([]);
+
+    await second.clients.settings.updateSettings({ scope: SettingsScope.GLOBAL, patch: { checkpointsEnabled: true } });
+    await second.clients.checkpoints.listCheckpoints({ taskId });
+    const told = await within(followed.until(saidCut), "no checkpointStatus event said the restore was cut short");
+    expect(told.event.value).toMatchObject({ state: "CHECKPOINT_STATE_READY" });
+    await followed.stop();
   });
 
   it("is said from a marker left empty (its writer killed between creating and writing it), until a restore or a save", async () => {
