@@ -168,6 +168,32 @@ describe("a files restore cut short by its process's end", () => {
     expect(readIn(workspace, `f${FILES}.txt`)).toBe(`original ${FILES}\n`);
   });
 
+  it("is told to the window that ran the task and followed the killed restore", async () => {
+    // VS Code, open on the task it had run, was never told: its stream had followed the
+    // restoring process, which showed it a seq at the top of this window's reservation, and
+    // this window's copy then went on from its own last seq, below it, so the event was skipped.
+    const { sidecars, workspace, profileId, roots } = await openWindows(scope, 1, changeTurns);
+    const [first] = sidecars;
+    const { taskId, baseline } = await taskThatChangedFiles(first, workspace, profileId);
+    const followed = watch(first.clients, taskId);
+    await followed.status(TaskStatus.COMPLETED);
+    await cutRestore(await scope.sidecar(roots), taskId, baseline.id, roots.docsDir);
+
+    await first.clients.checkpoints.listCheckpoints({ taskId });
+    const saidCut = (e: TaskEvent) =>
+      e.event.case === "checkpointStatus" && e.event.value.message.includes("was cut short");
+    const told = await within(followed.until(saidCut), "no checkpointStatus event said the restore was cut short");
+    expect(told.event.value).toMatchObject({ state: "CHECKPOINT_STATE_READY" });
+    await followed.stop();
+    // A window that opens the task now reads it in order, the note last.
+    const fromStart = watch(first.clients, taskId);
+    const last = await within(fromStart.until(saidCut), "a new subscriber was not told the restore was cut short");
+    await fromStart.stop();
+    const seqs = fromStart.events.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : 1)));
+    expect(last.seq).toBe(told.seq);
+  });
+
   it("is not told by a listing where checkpoints are off, and is once they are on again", async () => {
     const { sidecars, workspace, profileId, roots } = await openWindows(scope, 2, [
       { toolCalls: [{ name: "write_to_file", input: { path: "notes.txt", content: "by the task\n" } }] },

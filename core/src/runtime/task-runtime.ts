@@ -1089,7 +1089,25 @@ export class TaskRuntime {
     this.checkpointStatuses.set(target, value);
     for (const task of this.live.values()) {
       if (normaliseWorkspacePath(task.kernel.workspaceRoot) !== target) continue;
+      this.continueAboveOthers(task);
       task.events.append({ case: "checkpointStatus", value });
+    }
+  }
+
+  /**
+   * A copy this process neither runs nor holds continues above every seq on disk before it
+   * takes an event: another process may have held the task since this copy's last event and
+   * shown its followers seqs up to its base (the last reservation on disk), even if it died
+   * before it saved anything (a restore killed part-way). Below them, those followers, which
+   * resume here, would skip the event.
+   */
+  private continueAboveOthers(task: LiveTask): void {
+    if (task.run || this.deps.ownership.holds(task.id)) return;
+    try {
+      const onDisk = task.state.read().value;
+      if (onDisk) task.events.continueAbove(maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0")));
+    } catch {
+      // state.json unreadable: the copy's own seqs are all there is to go on
     }
   }
 
