@@ -192,6 +192,18 @@ describe("a files restore cut short by its process's end", () => {
     const seqs = fromStart.events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : 1)));
     expect(last.seq).toBe(told.seq);
+
+    // The restore run again from another terminal: its event comes through this window too
+    // (the note's seq was reserved for this window, so that process starts above it).
+    const again = watch(first.clients, taskId, told.seq);
+    const terminal = await scope.sidecar(roots);
+    await restoreAgainEndsIt(terminal.clients, taskId, baseline.id, roots.docsDir);
+    const restored = await within(
+      again.until((e) => e.event.case === "filesRestored"),
+      "the window did not hear of the files restored again",
+    );
+    expect(restored.seq).toBeGreaterThan(told.seq);
+    await again.stop();
   });
 
   it("is not told by a listing where checkpoints are off, and is once they are on again", async () => {

@@ -22,6 +22,7 @@ import { LiveTask, maxBig, type KernelState } from "./live-task.js";
 import type { FilesRestoredNote, RuntimeAsk, RuntimeEvent, RuntimeEventBody, TaskRunStatus } from "./runtime-events.js";
 import { usageRecorder } from "./usage-recorder.js";
 import { TaskEventLog } from "./event-log.js";
+import { ShownSeqs } from "./shown-seqs.js";
 import { readRecorded, recordRecent } from "./recent-events.js";
 import type { ApprovalOverlay, ToolEnvironment, EditorFiles } from "../agent/index.js";
 import type { CheckpointPort, RunnerModel } from "./ports.js";
@@ -270,6 +271,7 @@ export class TaskRuntime {
 
   private open(taskId: string, kernel: KernelState): LiveTask {
     const files = this.deps.layout.task(taskId);
+    const shown = new ShownSeqs(files.shownSeqsDir);
     const task = new LiveTask(
       taskId,
       files,
@@ -281,12 +283,16 @@ export class TaskRuntime {
       new StateFile<KernelState>(files.stateJson, files.stateJsonBak, this.deps.logger),
       new TaskEventLog(
         taskId,
-        maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")),
+        // Above what any process showed of it (a window that does not hold it too: shown-seqs.ts).
+        maxBig(maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")), shown.highest()),
         (upTo) => {
           // Runs before the event is handed out: the reservation is on disk first (when the disk
           // lets it: a full disk must not stop the events that say so).
           task.kernel = { ...task.kernel, seqReserved: upTo.toString() };
-          if (this.deps.ownership.holds(taskId)) this.writeState(task);
+          if (this.deps.ownership.holds(taskId)) {
+            this.writeState(task);
+            shown.removeEnded(upTo);
+          } else this.reserveShown(task, shown, upTo);
         },
         undefined,
         // Older events of a long task wait in a file of this process instead of memory.
@@ -314,6 +320,21 @@ export class TaskRuntime {
       updatedAt: Date.now(),
     };
     if (this.deps.ownership.holds(task.id)) this.writeState(task);
+  }
+
+  /** A reservation of a process that does not hold the task, in its own file (a full disk: logged, the event still goes out). */
+  private reserveShown(task: LiveTask, shown: ShownSeqs, upTo: bigint): void {
+    try {
+      shown.reserve(upTo);
+    } catch (err) {
+      this.deps.logger.warn("task seqs not reserved", { taskId: task.id, code: (err as NodeJS.ErrnoException).code });
+    }
+  }
+
+  /** The highest seq reserved for the task on disk: by its holder (state.json) or by a process showing it (shown-seqs.ts). */
+  private reservedOnDisk(task: LiveTask, onDisk: KernelState, options: { others?: boolean } = {}): bigint {
+    const held = maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0"));
+    return maxBig(held, new ShownSeqs(task.files.shownSeqsDir).highest(options));
   }
 
   /**
@@ -488,7 +509,7 @@ export class TaskRuntime {
       } else if (onDisk) {
         // A follower in another sidecar starts from the reservation on disk (its own copy's
         // first seq): events from here go above it, or that window would never show them.
-        task.events.continueAbove(maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0")));
+        task.events.continueAbove(this.reservedOnDisk(task, onDisk));
       }
     }
     return task;
@@ -1095,17 +1116,18 @@ export class TaskRuntime {
   }
 
   /**
-   * A copy this process neither runs nor holds continues above every seq on disk before it
-   * takes an event: another process may have held the task since this copy's last event and
-   * shown its followers seqs up to its base (the last reservation on disk), even if it died
-   * before it saved anything (a restore killed part-way). Below them, those followers, which
-   * resume here, would skip the event.
+   * A copy this process neither runs nor holds continues above every seq reserved on disk
+   * before it takes an event: another process may have held the task since this copy's last
+   * event and shown its followers seqs up to its base (the last reservation on disk), even if it
+   * died before it saved anything (a restore killed part-way); another window may have shown
+   * one of its own. Below them, those followers, which resume here, would skip the event. The
+   * seqs it then hands out it reserves in its own file (shown-seqs.ts), for the next holder.
    */
   private continueAboveOthers(task: LiveTask): void {
     if (task.run || this.deps.ownership.holds(task.id)) return;
     try {
       const onDisk = task.state.read().value;
-      if (onDisk) task.events.continueAbove(maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0")));
+      if (onDisk) task.events.continueAbove(this.reservedOnDisk(task, onDisk, { others: true }));
     } catch {
       // state.json unreadable: the copy's own seqs are all there is to go on
     }

@@ -46,6 +46,8 @@ export interface TaskLayout {
   subagentsDir: string;
   /** Cross-process claim of the one sidecar that runs (writes) this task. */
   ownerLock: string;
+  /** Seqs reserved by processes that show the task without holding it, one file each (runtime/shown-seqs.ts). */
+  shownSeqsDir: string;
   /** Legacy files imported once (docs/storage.md, "Migrations"). */
   legacy: {
     uiMessagesJsonl: string;
@@ -82,6 +84,7 @@ function taskLayoutAt(dir: string, id: string): TaskLayout {
     imageViewerDir: path.join(tmpDir, "image-viewer"),
     subagentsDir: path.join(dir, "subagents"),
     ownerLock: path.join(dir, "owner.lock"),
+    shownSeqsDir: path.join(dir, "seqs-shown"),
     legacy: {
       uiMessagesJsonl: path.join(dir, "ui_messages.jsonl"),
       uiMessagesJson: path.join(dir, "ui_messages.json"),
