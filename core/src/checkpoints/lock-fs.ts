@@ -80,7 +80,12 @@ function readOwner(lockDir: string): Owner | undefined {
 
 /** Removes a lock folder and the owner file in it. */
 function removeLockDir(lockDir: string): void {
-  fs.rmSync(path.join(lockDir, OWNER_FILE), { force: true });
+  // One unlink (rmSync's force looked the file up twice first): this runs at every release.
+  try {
+    fs.unlinkSync(path.join(lockDir, OWNER_FILE));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
   fs.rmdirSync(lockDir);
 }
 

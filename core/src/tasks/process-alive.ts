@@ -88,15 +88,24 @@ function readStartTicks(pid: number): number | undefined {
  */
 export function isClaimLive(pid: number, hostname: string | undefined, identity?: ProcessIdentity): boolean {
   if (hostname && hostname !== os.hostname()) return true;
+  const own = currentProcessIdentity();
+  // This process's own pid: it runs, and its identity is known without reading /proc (a lock's
+  // holder is checked this way at each take and release of the checkpoints' lock).
+  if (pid === process.pid) return !identity || sameProcess(identity, own);
   if (!isProcessAlive(pid)) return false;
   if (!identity) return true;
-  const own = currentProcessIdentity();
   if (identity.bootId !== undefined && own.bootId !== undefined && identity.bootId !== own.bootId) return false;
   if (identity.startTicks !== undefined) {
     const ticks = readStartTicks(pid);
     if (ticks !== undefined && ticks !== identity.startTicks) return false;
   }
   return true;
+}
+
+/** Whether a recorded identity is this one's, as isClaimLive compares another pid's (fields both sides know). */
+function sameProcess(identity: ProcessIdentity, own: ProcessIdentity): boolean {
+  if (identity.bootId !== undefined && own.bootId !== undefined && identity.bootId !== own.bootId) return false;
+  return identity.startTicks === undefined || own.startTicks === undefined || identity.startTicks === own.startTicks;
 }
 
 export function sleepSync(ms: number): void {
