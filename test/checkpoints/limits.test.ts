@@ -44,6 +44,31 @@ describe("workspaces checkpoints refuse", () => {
     expect(await manager.ensureBaseline({ id: "ok", workspaceRoots: [sb.workspace] })).toBeDefined();
   });
 
+  it("those folders opened through a link too, while a link to a project folder is fine", async () => {
+    // Found by reading the guard: it compared the path as given, so a link to the home folder
+    // opened as a project made the checkpoints scan the whole home.
+    const sb = makeSandbox();
+    const manager = makeManager(sb);
+    const links = path.join(sb.base, "links");
+    fs.mkdirSync(path.join(sb.home, "Documents"), { recursive: true });
+    fs.mkdirSync(links);
+    for (const [target, name] of [
+      [sb.home, "home"],
+      [path.join(sb.home, "Documents"), "Documents"],
+    ] as const) {
+      const link = path.join(links, `to-${name}`);
+      fs.symlinkSync(target, link);
+      expect(await manager.ensureBaseline({ id: `t-${name}`, workspaceRoots: [link] })).toBeUndefined();
+      const status = await manager.status({ workspaceRoot: link });
+      expect(status).toMatchObject({ state: "unavailable", message: `Cannot use checkpoints in ${name} directory` });
+    }
+    expect(fs.existsSync(sb.layout.checkpointsDir)).toBe(false);
+    const project = path.join(links, "to-project");
+    fs.symlinkSync(sb.workspace, project);
+    write(sb.workspace, "a.txt", "x");
+    expect(await manager.ensureBaseline({ id: "ok", workspaceRoots: [project] })).toBeDefined();
+  });
+
   it("no workspace and multi-root workspaces", async () => {
     const sb = makeSandbox();
     const manager = makeManager(sb);

@@ -10,7 +10,7 @@ import { makeStatus, type CheckpointStatus } from "./checkpoint-status.js";
 import type { SkippedPath } from "./exclusions.js";
 import type { TaskConversationPort } from "./ports.js";
 import type { FileChange } from "./snapshot-diff.js";
-import { checkWorkspaceRoots, MESSAGES } from "./workspace-guard.js";
+import { checkWorkspaceRoots, MESSAGES, RealPaths } from "./workspace-guard.js";
 import { GitError } from "./git-process.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
@@ -116,6 +116,8 @@ export class CheckpointManager {
   private readonly taskWorkspaces = new Map<string, string>();
   /** Tasks already told their workspace cannot have checkpoints (home folder, root...). */
   private readonly toldUnavailable = new Set<string>();
+  /** The roots' real paths, for the check that a link does not lead to the home folder. */
+  private readonly realPaths = new RealPaths();
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
   /** Restores and message edits under way (restoresEnded). */
@@ -160,7 +162,7 @@ export class CheckpointManager {
   prepareWorkspace(workspaceRoot: string): void {
     let root: string;
     try {
-      root = checkWorkspaceRoots([workspaceRoot], this.o.homeDir);
+      root = checkWorkspaceRoots([workspaceRoot], this.o.homeDir, this.realPaths);
     } catch {
       return; // no checkpoints here; the task's own calls say why
     }
@@ -249,7 +251,7 @@ export class CheckpointManager {
   /** The task's workspace's checkpoints, or undefined when it cannot have any. */
   private engineFor(task: CheckpointTask): WorkspaceCheckpoints | undefined {
     try {
-      return this.workspaces.entryFor(checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir)).engine;
+      return this.workspaces.entryFor(checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir, this.realPaths)).engine;
     } catch {
       return undefined;
     }
@@ -411,7 +413,7 @@ export class CheckpointManager {
     assertSafeId("task id", task.id);
     let root: string;
     try {
-      root = checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir);
+      root = checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir, this.realPaths);
     } catch (err) {
       const reason = (err as Error).message;
       this.o.logger.info("checkpoints unavailable for task", { task: task.id, reason });
@@ -858,7 +860,7 @@ export class CheckpointManager {
   // ---------------------------------------------------------------- task lookup, budget, deletion
 
   private async rootFor(query: { taskId?: string; workspaceRoot?: string }): Promise<string> {
-    if (query.workspaceRoot) return checkWorkspaceRoots([query.workspaceRoot], this.o.homeDir);
+    if (query.workspaceRoot) return checkWorkspaceRoots([query.workspaceRoot], this.o.homeDir, this.realPaths);
     if (query.taskId) return this.workspaceOfTask(query.taskId);
     throw new DlineError("invalid_argument", "Give a task id or a workspace root.");
   }
@@ -907,7 +909,7 @@ export class CheckpointManager {
     if (known) return known;
     const roots = await this.conversation?.workspaceRootsOf(taskId);
     if (roots) {
-      const root = checkWorkspaceRoots(roots, this.o.homeDir);
+      const root = checkWorkspaceRoots(roots, this.o.homeDir, this.realPaths);
       this.taskWorkspaces.set(taskId, root);
       return root;
     }
@@ -937,7 +939,7 @@ export class CheckpointManager {
 
   /** Applies the size budget to a workspace's repository now. */
   async enforceBudget(workspaceRoot: string): Promise<string[]> {
-    const entry = this.workspaces.entryFor(checkWorkspaceRoots([workspaceRoot], this.o.homeDir));
+    const entry = this.workspaces.entryFor(checkWorkspaceRoots([workspaceRoot], this.o.homeDir, this.realPaths));
     return entry.engine.enforceBudget(this.o.budgetBytes, async (taskId) => {
       const known = await this.conversation?.taskState?.(taskId);
       if (known) return known;

@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
 
@@ -34,11 +35,40 @@ export const MESSAGES = {
 } as const;
 
 /**
- * Checks the workspace roots of a task before any shadow repository is made for them:
- * exactly one root, and not the home, Desktop, Documents or Downloads folder itself.
- * Returns the one root; throws `failed_precondition` with its sentence otherwise.
+ * Folders' real paths (links resolved), each looked up once: the roots are checked at every
+ * step of a task's checkpoints. A path that cannot be resolved (not there yet) stands for itself.
  */
-export function checkWorkspaceRoots(roots: readonly string[], homeDir: string): string {
+export class RealPaths {
+  private readonly known = new Map<string, string>();
+
+  of(folder: string): string {
+    let real = this.known.get(folder);
+    if (real === undefined) {
+      try {
+        real = fs.realpathSync.native(folder);
+      } catch {
+        real = folder;
+      }
+      // A sidecar opens a handful of folders; the bound only keeps a pathological client finite.
+      if (this.known.size >= 1000) this.known.clear();
+      this.known.set(folder, real);
+    }
+    return real;
+  }
+}
+
+/**
+ * Checks the workspace roots of a task before any shadow repository is made for them:
+ * exactly one root, and not the home, Desktop, Documents or Downloads folder itself, named
+ * directly or through a link (a link to the home folder opened as a project would have the
+ * checkpoints scan the whole home). Returns the one root as given; throws
+ * `failed_precondition` with its sentence otherwise.
+ */
+export function checkWorkspaceRoots(
+  roots: readonly string[],
+  homeDir: string,
+  realPaths: RealPaths = new RealPaths(),
+): string {
   const [only, another] = roots.filter((r) => r.trim() !== "");
   if (only === undefined) throw new DlineError("failed_precondition", MESSAGES.noWorkspace);
   if (another !== undefined) throw new DlineError("failed_precondition", MESSAGES.multiRoot);
@@ -50,8 +80,10 @@ export function checkWorkspaceRoots(roots: readonly string[], homeDir: string): 
     [path.join(home, "Documents"), "Documents"],
     [path.join(home, "Downloads"), "Downloads"],
   ];
+  const realRoot = realPaths.of(root);
   for (const [dir, name] of protectedDirs) {
-    if (samePath(root, dir)) throw new DlineError("failed_precondition", MESSAGES.protectedDir(name));
+    if (samePath(root, dir) || samePath(realRoot, realPaths.of(dir)))
+      throw new DlineError("failed_precondition", MESSAGES.protectedDir(name));
   }
   return root;
 }
