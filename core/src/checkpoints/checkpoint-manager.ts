@@ -162,7 +162,7 @@ export class CheckpointManager {
   prepareWorkspace(workspaceRoot: string): void {
     let root: string;
     try {
-      root = checkWorkspaceRoots([workspaceRoot], this.o.homeDir, this.realPaths);
+      root = this.checkedRoot([workspaceRoot]);
     } catch {
       return; // no checkpoints here; the task's own calls say why
     }
@@ -251,7 +251,7 @@ export class CheckpointManager {
   /** The task's workspace's checkpoints, or undefined when it cannot have any. */
   private engineFor(task: CheckpointTask): WorkspaceCheckpoints | undefined {
     try {
-      return this.workspaces.entryFor(checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir, this.realPaths)).engine;
+      return this.workspaces.entryFor(this.checkedRoot(task.workspaceRoots)).engine;
     } catch {
       return undefined;
     }
@@ -408,12 +408,17 @@ export class CheckpointManager {
     });
   }
 
+  /** The task's one workspace root, refused as checkWorkspaceRoots says (links resolved once, see realPaths). */
+  private checkedRoot(roots: readonly string[]): string {
+    return checkWorkspaceRoots(roots, this.o.homeDir, this.realPaths);
+  }
+
   /** Runs `fn` when the task's workspace is ready; records failures as status, returns undefined. */
   private async guarded<T>(task: CheckpointTask, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
     assertSafeId("task id", task.id);
     let root: string;
     try {
-      root = checkWorkspaceRoots(task.workspaceRoots, this.o.homeDir, this.realPaths);
+      root = this.checkedRoot(task.workspaceRoots);
     } catch (err) {
       const reason = (err as Error).message;
       this.o.logger.info("checkpoints unavailable for task", { task: task.id, reason });
@@ -860,7 +865,7 @@ export class CheckpointManager {
   // ---------------------------------------------------------------- task lookup, budget, deletion
 
   private async rootFor(query: { taskId?: string; workspaceRoot?: string }): Promise<string> {
-    if (query.workspaceRoot) return checkWorkspaceRoots([query.workspaceRoot], this.o.homeDir, this.realPaths);
+    if (query.workspaceRoot) return this.checkedRoot([query.workspaceRoot]);
     if (query.taskId) return this.workspaceOfTask(query.taskId);
     throw new DlineError("invalid_argument", "Give a task id or a workspace root.");
   }
@@ -909,7 +914,7 @@ export class CheckpointManager {
     if (known) return known;
     const roots = await this.conversation?.workspaceRootsOf(taskId);
     if (roots) {
-      const root = checkWorkspaceRoots(roots, this.o.homeDir, this.realPaths);
+      const root = this.checkedRoot(roots);
       this.taskWorkspaces.set(taskId, root);
       return root;
     }
@@ -939,7 +944,7 @@ export class CheckpointManager {
 
   /** Applies the size budget to a workspace's repository now. */
   async enforceBudget(workspaceRoot: string): Promise<string[]> {
-    const entry = this.workspaces.entryFor(checkWorkspaceRoots([workspaceRoot], this.o.homeDir, this.realPaths));
+    const entry = this.workspaces.entryFor(this.checkedRoot([workspaceRoot]));
     return entry.engine.enforceBudget(this.o.budgetBytes, async (taskId) => {
       const known = await this.conversation?.taskState?.(taskId);
       if (known) return known;

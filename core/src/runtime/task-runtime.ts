@@ -284,7 +284,7 @@ export class TaskRuntime {
       new TaskEventLog(
         taskId,
         // Above what any process showed of it (a window that does not hold it too: shown-seqs.ts).
-        maxBig(maxBig(BigInt(kernel.lastSeq || "0"), BigInt(kernel.seqReserved ?? "0")), shown.highest()),
+        reservedOnDisk(kernel, shown),
         (upTo) => {
           // Runs before the event is handed out: the reservation is on disk first (when the disk
           // lets it: a full disk must not stop the events that say so).
@@ -329,12 +329,6 @@ export class TaskRuntime {
     } catch (err) {
       this.deps.logger.warn("task seqs not reserved", { taskId: task.id, code: (err as NodeJS.ErrnoException).code });
     }
-  }
-
-  /** The highest seq reserved for the task on disk: by its holder (state.json) or by a process showing it (shown-seqs.ts). */
-  private reservedOnDisk(task: LiveTask, onDisk: KernelState, options: { others?: boolean } = {}): bigint {
-    const held = maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0"));
-    return maxBig(held, new ShownSeqs(task.files.shownSeqsDir).highest(options));
   }
 
   /**
@@ -509,7 +503,7 @@ export class TaskRuntime {
       } else if (onDisk) {
         // A follower in another sidecar starts from the reservation on disk (its own copy's
         // first seq): events from here go above it, or that window would never show them.
-        task.events.continueAbove(this.reservedOnDisk(task, onDisk));
+        task.events.continueAbove(reservedOnDisk(onDisk, new ShownSeqs(task.files.shownSeqsDir)));
       }
     }
     return task;
@@ -1127,7 +1121,8 @@ export class TaskRuntime {
     if (task.run || this.deps.ownership.holds(task.id)) return;
     try {
       const onDisk = task.state.read().value;
-      if (onDisk) task.events.continueAbove(this.reservedOnDisk(task, onDisk, { others: true }));
+      if (onDisk)
+        task.events.continueAbove(reservedOnDisk(onDisk, new ShownSeqs(task.files.shownSeqsDir), { others: true }));
     } catch {
       // state.json unreadable: the copy's own seqs are all there is to go on
     }
@@ -1171,4 +1166,9 @@ export class TaskRuntime {
 /** A task's title: the first line of its first message, at most 200 characters. */
 function titleOf(text: string): string {
   return (text.trim().split("\n", 1)[0] ?? "").slice(0, 200);
+}
+
+/** The highest seq reserved for a task on disk: by its holder (state.json) or by a process showing it (shown-seqs.ts). */
+function reservedOnDisk(onDisk: KernelState, shown: ShownSeqs, options: { others?: boolean } = {}): bigint {
+  return maxBig(maxBig(BigInt(onDisk.lastSeq || "0"), BigInt(onDisk.seqReserved ?? "0")), shown.highest(options));
 }
