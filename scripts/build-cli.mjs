@@ -9,7 +9,7 @@ const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf
 const outfile = path.join(root, "dist", "dline");
 const staging = `${outfile}.${process.pid}.tmp`;
 await esbuild.build({
-  entryPoints: [path.join(root, "adapters/cli/src/main.ts")],
+  entryPoints: [path.join(root, "adapters/cli/src/bin.ts")],
   outfile: staging,
   bundle: true,
   platform: "node",

@@ -52,6 +52,8 @@ export interface AppOptions {
   logFile: string | undefined;
   lifecycle: Lifecycle;
   env: NodeJS.ProcessEnv;
+  /** The client stops this process after one command (the CLI): nothing is begun for a later task. */
+  oneCommand?: boolean;
 }
 
 /** Wires the domain modules. Each later module is constructed here and given what it needs. */
@@ -77,6 +79,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     logger: options.logger.child("checkpoints"),
     sizeLimitBytes: await numberSetting("checkpointMaxFileBytes"),
     budgetBytes: await numberSetting("checkpointRepoBudgetBytes"),
+    watchBetweenTasks: !options.oneCommand,
     isEnabled: async (workspaceRoot) =>
       (await settings.resolver.resolve("checkpointsEnabled", { workspaceRoot }).catch(() => undefined))?.value !==
       false,

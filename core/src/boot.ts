@@ -8,6 +8,8 @@ import { getDlineHomePath, resolveStorageRoots, type StorageRoots } from "./stor
 export interface BootOptions {
   logLevel: LogLevel;
   remoteConfig: string | undefined;
+  /** The client stops this process after one command (the CLI's `serve --one-command`). */
+  oneCommand?: boolean;
 }
 
 /** What is there before any domain module loads: enough to serve SystemService. */
@@ -18,6 +20,8 @@ export interface Base {
   lifecycle: Lifecycle;
   env: NodeJS.ProcessEnv;
   startedAt: number;
+  /** See BootOptions.oneCommand. */
+  oneCommand: boolean;
 }
 
 export interface Booted {
@@ -52,7 +56,7 @@ export function startBaseResolving(options: BootOptions): StartingBase {
   process.on("SIGTERM", () => void lifecycle.stop("SIGTERM"));
   process.on("SIGINT", () => void lifecycle.stop("SIGINT"));
   process.on("SIGHUP", () => void lifecycle.stop("SIGHUP"));
-  return { roots, logger, logFile, lifecycle, env, startedAt };
+  return { roots, logger, logFile, lifecycle, env, startedAt, oneCommand: options.oneCommand ?? false };
 }
 
 /** `startBaseResolving`, once the roots are known. */

@@ -43,7 +43,7 @@ Run "dline-core serve --help" for the serve options.
 `;
 
 const SERVE_USAGE = `Usage: dline-core serve [--listen 127.0.0.1:0 | --listen unix:PATH] [--log-level LEVEL]
-                        [--remote-config FILE] [--workspace DIR]
+                        [--remote-config FILE] [--workspace DIR] [--one-command]
 
 Starts the Dline core sidecar. It binds loopback only, creates a fresh bearer token, and prints
 exactly one line on stdout:
@@ -60,6 +60,9 @@ Options:
   --workspace DIR       The folder the client's first task will run in: the services load and
                         that folder's checkpoints get ready while the client connects, instead
                         of when the task starts (the CLI passes it for \`dline task\`).
+  --one-command         The client stops the sidecar after one command, as the CLI does: no
+                        work is begun for a later task (an editor's sidecar watches the
+                        workspace once a task is complete, for the next task's checkpoint).
 
 Environment: DLINE_DIR, DLINE_HOME_DIR, DLINE_DOCS_DIR override the three storage roots.
 `;
@@ -70,6 +73,8 @@ interface ServeOptions {
   remoteConfig: string | undefined;
   /** The folder the client's first task runs in (see SERVE_USAGE). */
   workspace: string | undefined;
+  /** The sidecar serves one command and is stopped (see SERVE_USAGE). */
+  oneCommand: boolean;
 }
 
 function parseServeArgs(args: string[]): ServeOptions | "help" {
@@ -78,6 +83,7 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
     logLevel: "info",
     remoteConfig: undefined,
     workspace: undefined,
+    oneCommand: false,
   };
   // One iterator for the loop and for value(): a flag that takes a value consumes the next argument.
   const rest = args.values();
@@ -110,6 +116,10 @@ function parseServeArgs(args: string[]): ServeOptions | "help" {
         break;
       case "--workspace":
         options.workspace = value();
+        break;
+      case "--one-command":
+        if (inline !== undefined) throw new DlineError("invalid_argument", "--one-command takes no value.");
+        options.oneCommand = true;
         break;
       default:
         throw new DlineError("invalid_argument", `Unknown option ${arg}. Run "dline-core serve --help".`);
@@ -261,6 +271,12 @@ async function main(args = userArgs()): Promise<void> {
       throw new DlineError(
         "invalid_argument",
         "dline-core acp learns its folders from session/new: --workspace does not apply.",
+      );
+    }
+    if (rest.some((a) => a === "--one-command" || a.startsWith("--one-command="))) {
+      throw new DlineError(
+        "invalid_argument",
+        "dline-core acp serves its editor for as long as it runs: --one-command does not apply.",
       );
     }
     const options = parseServeArgs(rest);

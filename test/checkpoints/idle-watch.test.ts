@@ -84,4 +84,25 @@ describe("the next task in a sidecar that lives on (an editor's)", () => {
     ]);
     await manager.stop();
   }, 30_000);
+
+  it("a process its client stops after one command (the CLI's) begins no watch after a completion", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "src/a.txt", "a\n");
+    const git = countingGit(sb.base);
+    const manager = makeManager(sb, { env: { ...sb.env, PATH: git.path }, watchBetweenTasks: false });
+    const task = { id: "t1", workspaceRoots: [ws] };
+    await manager.ensureBaseline(task);
+    await manager.beforeEdit(task, ["src/a.txt"]);
+    write(ws, "src/a.txt", "a by the task\n");
+    await manager.saveTurn(task, { editedPaths: ["src/a.txt"] });
+    await manager.saveCompletion(task);
+    await manager.idle();
+    const statuses = git.statuses();
+    // An editor's sidecar watches (and scans once) well within this; this one begins nothing.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    await manager.idle();
+    expect(git.statuses()).toBe(statuses);
+    await manager.stop();
+  }, 30_000);
 });

@@ -90,6 +90,9 @@ describe("packing runs outside the repository lock", () => {
     }
     await manager.idle();
     expect(packs().length, log.lines.join("\n")).toBeLessThan(8);
+    // No list of every ref for dumb HTTP clients (git's update-server-info) was written: with
+    // a workspace's tasks' refs in the thousands it was most of a packing's time.
+    expect(fs.existsSync(path.join(gitDir, "info", "refs"))).toBe(false);
     // Only the small packs were rewritten: the baseline's objects were not copied again.
     expect(packs()).toContain(largest);
     execFileSync("git", ["--git-dir", gitDir, "fsck", "--no-dangling", "--no-progress"], {

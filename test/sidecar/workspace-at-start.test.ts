@@ -88,4 +88,14 @@ describe("serve --workspace", () => {
     expect(out.status).toBe(2);
     expect(out.stderr).toMatch(/session\/new: --workspace does not apply/);
   });
+
+  it("--one-command takes no value, and acp refuses it: it serves its editor as long as it runs", () => {
+    const roots = makeTestRoots();
+    const valued = spawnSync(sidecarBinary, ["serve", "--one-command=yes"], { env: roots.env, encoding: "utf8" });
+    expect(valued.status).toBe(2);
+    expect(valued.stderr).toMatch(/--one-command takes no value/);
+    const acp = spawnSync(sidecarBinary, ["acp", "--one-command"], { env: roots.env, encoding: "utf8" });
+    expect(acp.status).toBe(2);
+    expect(acp.stderr).toMatch(/--one-command does not apply/);
+  });
 });

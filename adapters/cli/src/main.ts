@@ -8,46 +8,19 @@ import { importClineCommand } from "./commands/import-cline.js";
 import { profileCommand } from "./commands/profile.js";
 import { settingsCommand } from "./commands/settings.js";
 import { followCommand, resumeCommand, taskCommand } from "./commands/task.js";
+import { VALUE_FLAGS } from "./flags.js";
 import { helpFor, USAGE } from "./help.js";
+import type { EarlySidecar } from "./early-sidecar.js";
 import { printJson, withSidecar, type CliContext } from "./session.js";
 
 declare const DLINE_VERSION: string | undefined;
 const CLI_VERSION = typeof DLINE_VERSION === "string" ? DLINE_VERSION : "0.0.0-dev";
 
-const VALUE_FLAGS = new Set([
-  "core",
-  "workspace",
-  "profile",
-  "query",
-  "limit",
-  "sort",
-  "mode",
-  "task",
-  "message",
-  "provider",
-  "base-url",
-  "model",
-  "context-window",
-  "input-price",
-  "output-price",
-  "api-key-env",
-  "name",
-  "cache-read-price",
-  "cache-write-price",
-  "max-output-tokens",
-  "first-byte-timeout",
-  "reasoning-effort",
-  "thinking-budget",
-  "tool-format",
-  "kind",
-  "scope",
-]);
-
-export /** The command being run (set by main), for what a closed output means (see the EPIPE handler below). */
+/** The command being run (set by main), for what a closed output means (see the EPIPE handler below). */
 let runningCommand: string | undefined;
 const RUNS_A_TASK = new Set(["task", "resume"]);
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[], early: EarlySidecar): Promise<number> {
   const args = parseArgs(argv, VALUE_FLAGS);
   const core = args.flags.get("core");
   const json = args.flags.has("json");
@@ -60,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
     out: process.stdout,
     err: process.stderr,
     interactive: Boolean(process.stdin.isTTY),
+    early,
   };
   if (args.flags.has("version") && args.positionals.length === 0) args.positionals.push("version");
   const wantsHelp = args.flags.has("help");
@@ -133,29 +107,45 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-// A reader that goes away early (`dline checkpoints ID | head -1`) ends the output, not the command
-// with a stack. A task's run ends with it (its sidecar stops, the task is interrupted): that is
-// no success, so it exits 141 as a process killed by SIGPIPE does (`set -o pipefail` sees it).
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code !== "EPIPE") throw err;
-    if (!RUNS_A_TASK.has(runningCommand ?? "")) process.exit(0);
-    if (stream === process.stdout) {
-      try {
-        process.stderr.write(
-          "dline: the output was closed before the task ended; it is interrupted (dline resume continues it)\n",
-        );
-      } catch {
-        // stderr is gone too.
+/** Runs the command line `argv` and exits with its code; `early` is the sidecar bin.ts started. */
+export function runCli(argv: string[], early: EarlySidecar): void {
+  // A reader that goes away early (`dline checkpoints ID | head -1`) ends the output, not the
+  // command with a stack. A task's run ends with it (its sidecar stops, the task is interrupted):
+  // that is no success, so it exits 141 as a process killed by SIGPIPE does (`set -o pipefail`
+  // sees it).
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+      if (!RUNS_A_TASK.has(runningCommand ?? "")) process.exit(0);
+      if (stream === process.stdout) {
+        try {
+          process.stderr.write(
+            "dline: the output was closed before the task ended; it is interrupted (dline resume continues it)\n",
+          );
+        } catch {
+          // stderr is gone too.
+        }
       }
-    }
-    process.exit(141);
-  });
+      process.exit(141);
+    });
+  }
+  // With --json, an error is one JSON line on stderr ({"error":{"code","message"}}), so that a
+  // script reads it as it reads the answers; stdout stays what the command printed before it.
+  const jsonErrors = argv.includes("--json");
+  main(argv, early).then(
+    (code) => exitWhenWritten(code),
+    (err: unknown) => {
+      const codeName = (c: Code) => Code[c].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+      const code =
+        err instanceof UsageError ? "invalid_argument" : err instanceof ConnectError ? codeName(err.code) : "unknown";
+      const message = err instanceof ConnectError ? err.rawMessage : err instanceof Error ? err.message : String(err);
+      if (jsonErrors) process.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
+      else if (err instanceof UsageError) process.stderr.write(`dline: ${message}\n\n${USAGE}`);
+      else process.stderr.write(`dline: ${err instanceof ConnectError ? `${code}: ${message}` : message}\n`);
+      exitWhenWritten(err instanceof UsageError ? 2 : 1);
+    },
+  );
 }
-
-// With --json, an error is one JSON line on stderr ({"error":{"code","message"}}), so that a
-// script reads it as it reads the answers; stdout stays what the command printed before it.
-const jsonErrors = process.argv.slice(2).includes("--json");
 
 /**
  * Exits once what was written is out: to a pipe, stdout is written asynchronously, and exiting
@@ -168,17 +158,3 @@ function exitWhenWritten(code: number): void {
   let left = waiting.length;
   for (const stream of waiting) stream.once("drain", () => --left === 0 && process.exit(code));
 }
-
-main(process.argv.slice(2)).then(
-  (code) => exitWhenWritten(code),
-  (err: unknown) => {
-    const codeName = (c: Code) => Code[c].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-    const code =
-      err instanceof UsageError ? "invalid_argument" : err instanceof ConnectError ? codeName(err.code) : "unknown";
-    const message = err instanceof ConnectError ? err.rawMessage : err instanceof Error ? err.message : String(err);
-    if (jsonErrors) process.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
-    else if (err instanceof UsageError) process.stderr.write(`dline: ${message}\n\n${USAGE}`);
-    else process.stderr.write(`dline: ${err instanceof ConnectError ? `${code}: ${message}` : message}\n`);
-    exitWhenWritten(err instanceof UsageError ? 2 : 1);
-  },
-);

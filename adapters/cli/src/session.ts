@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { createDlineClients, spawnSidecar, type DlineClients } from "../../../core/src/client/index.js";
+import { createDlineClients, type DlineClients } from "../../../core/src/client/index.js";
+import { sidecarArgs, spawnCliSidecar, type EarlySidecar } from "./early-sidecar.js";
 import { locateCore } from "./locate-core.js";
 
 /** Global options every command shares. */
@@ -10,6 +11,8 @@ export interface CliContext {
   out: NodeJS.WriteStream;
   err: NodeJS.WriteStream;
   interactive: boolean;
+  /** The sidecar started before the CLI loaded (bin.ts), taken by the command that wants it. */
+  early?: EarlySidecar;
 }
 
 /**
@@ -23,16 +26,8 @@ export async function withSidecar<T>(
   options: { taskWorkspace?: string } = {},
 ): Promise<T> {
   const core = locateCore(ctx.core, process.env, fileURLToPath(import.meta.url));
-  // In a session of its own: a Ctrl-C at the terminal reaches the CLI alone, which cancels the
-  // task (followTask) rather than the sidecar stopping under it.
-  const sidecar = await spawnSidecar({
-    binary: core,
-    args: options.taskWorkspace ? ["--workspace", options.taskWorkspace] : [],
-    cwd: process.cwd(),
-    env: process.env,
-    stderr: "ignore",
-    ownSession: true,
-  });
+  const launch = { binary: core, args: sidecarArgs(options.taskWorkspace) };
+  const sidecar = await (ctx.early?.take(launch) ?? spawnCliSidecar(launch, process.env));
   let exit: number | string | undefined;
   void sidecar.exited.then((code) => (exit = code));
   try {

@@ -52,6 +52,12 @@ export interface CheckpointManagerOptions {
   lockWaitMs?: number;
   /** Saves between two size-budget checks. Default 25. */
   budgetCheckEvery?: number;
+  /**
+   * Watch a workspace once a task there is complete, for the next task's checkpoints (see
+   * WorkspaceCheckpointsOptions.watchAfterCompletion). Default true; false in a process its
+   * client stops after one command (the CLI's).
+   */
+  watchBetweenTasks?: boolean;
   /** The checkpoints setting; false turns the feature off for a workspace. Default: on. */
   isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
   /** Called whenever a workspace's status changes (e.g. to "slow" after 15 s). */
@@ -138,6 +144,7 @@ export class CheckpointManager {
       lockStaleMs: options.lockStaleMs ?? 10_000,
       lockWaitMs: options.lockWaitMs ?? 120_000,
       budgetCheckEvery: options.budgetCheckEvery ?? 25,
+      watchBetweenTasks: options.watchBetweenTasks ?? true,
     };
     this.workspaces = new WorkspaceRegistry({
       ...this.o,

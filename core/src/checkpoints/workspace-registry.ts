@@ -32,6 +32,7 @@ export interface WorkspaceRegistryOptions {
   initTimeoutMs: number;
   lockStaleMs: number;
   lockWaitMs: number;
+  watchBetweenTasks: boolean;
   isEnabled?: (workspaceRoot: string) => boolean | Promise<boolean>;
   onStatus?: (workspaceRoot: string, status: CheckpointStatus) => void;
   taskExists?: (taskId: string) => Promise<boolean>;
@@ -68,6 +69,7 @@ export class WorkspaceRegistry {
           sizeLimitBytes: this.o.sizeLimitBytes,
           lockStaleMs: this.o.lockStaleMs,
           lockWaitMs: this.o.lockWaitMs,
+          watchAfterCompletion: this.o.watchBetweenTasks,
           logger: this.o.logger,
           taskExists: this.o.taskExists,
           children: this.o.children,
