@@ -62,9 +62,9 @@ export function likelyLaunch(argv: string[], env: NodeJS.ProcessEnv, cliFile: st
 }
 
 /**
- * A sidecar started before the CLI has loaded the rest of its code (about 60-100 ms of a
- * command's start on a node of 2026), so that the two start side by side: for `dline task` the
- * sidecar's scan of the workspace for its checkpoints then begins that much sooner. A command
+ * A sidecar started before the CLI has loaded the rest of its code (Connect, the generated
+ * messages, the commands), so that the two start side by side: for `dline task` the sidecar's
+ * scan of the workspace for its checkpoints then begins that much sooner. A command
  * takes it only if it would start the very same one; otherwise it is stopped, and the command
  * starts its own. Unclaimed, it goes when the CLI exits (its stdin closes).
  */

@@ -78,7 +78,7 @@ const WATCHER_IDLE_MS = 10 * 60_000;
  * stage what the watcher saw change instead of running git status over every file. It is begun
  * soon, so that the walk and the scan that put it in step are over when the person starts the
  * next task (3 s before, when the CLI's sidecar was not known apart: at 27,000 files a task
- * begun 4 s after the last often found the watcher not in step on a busy machine).
+ * begun 4 s after the last could find the watcher not in step on a busy machine).
  */
 const WATCH_AFTER_COMPLETION_MS = 300;
 
