@@ -56,6 +56,20 @@ describe("the sidecar a task's command line starts early", () => {
     expect(core.starts()).toEqual([`serve --one-command --workspace ${workspace}`, "serve --one-command"]);
   }, 60_000);
 
+  it("leaves a malformed command line to the command, which says what is wrong as before", async () => {
+    const roots = makeTestRoots();
+    const core = notingCore(roots.base);
+    const out = await run(cli, ["task", "do it", "--workspace"], {
+      env: { ...roots.env, DLINE_CORE: core.path },
+    }).then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(out?.code).toBe(2);
+    expect(out?.stderr).toMatch(/^dline: --workspace needs a value\.\n\nUsage/);
+    expect(core.starts()).toEqual([]);
+  });
+
   it("is guessed only for a command that runs a task, and only when the executable is there", () => {
     const env = { DLINE_CORE: sidecarBinary };
     const cliFile = path.join(repoRoot, "dist", "dline");
@@ -64,7 +78,16 @@ describe("the sidecar a task's command line starts early", () => {
       args: ["--one-command", "--workspace", "/w"],
     });
     expect(likelyLaunch(["resume", "T1", "--message", "go on"], env, cliFile)?.args).toEqual(["--one-command"]);
-    for (const argv of [[], ["history"], ["task"], ["task", "  "], ["task", "x", "--help"], ["--version"]]) {
+    const none = [
+      [],
+      ["history"],
+      ["task"],
+      ["task", "  "],
+      ["task", "x", "--help"],
+      ["--version"],
+      ["task", "x", "--workspace"],
+    ];
+    for (const argv of none) {
       expect(likelyLaunch(argv, env, cliFile), argv.join(" ")).toBeUndefined();
     }
     const roots = makeTestRoots();

@@ -42,23 +42,24 @@ export function spawnCliSidecar(launch: SidecarLaunch, env: NodeJS.ProcessEnv): 
  * says so itself).
  */
 export function likelyLaunch(argv: string[], env: NodeJS.ProcessEnv, cliFile: string): SidecarLaunch | undefined {
-  const args = parseArgs(argv, VALUE_FLAGS);
-  const [command, ...words] = args.positionals;
-  if (command === undefined || !RUN_A_TASK.has(command) || args.flags.has("help") || args.flags.has("version")) {
-    return undefined;
-  }
-  if (!words.join(" ").trim()) return undefined;
-  const core = args.flags.get("core");
-  let binary: string;
   try {
-    binary = locateCore(typeof core === "string" ? core : undefined, env, cliFile);
+    const args = parseArgs(argv, VALUE_FLAGS);
+    const [command, ...words] = args.positionals;
+    if (command === undefined || !RUN_A_TASK.has(command) || args.flags.has("help") || args.flags.has("version")) {
+      return undefined;
+    }
+    if (!words.join(" ").trim()) return undefined;
+    const core = args.flags.get("core");
+    const binary = locateCore(typeof core === "string" ? core : undefined, env, cliFile);
+    const workspace = args.flags.get("workspace");
+    const taskWorkspace =
+      command === "task" ? path.resolve(typeof workspace === "string" ? workspace : process.cwd()) : undefined;
+    return { binary, args: sidecarArgs(taskWorkspace) };
   } catch {
+    // A malformed command line (`--workspace` with no value), a current folder that is gone:
+    // the command itself says so, as it did before any sidecar was started early.
     return undefined;
   }
-  const workspace = args.flags.get("workspace");
-  const taskWorkspace =
-    command === "task" ? path.resolve(typeof workspace === "string" ? workspace : process.cwd()) : undefined;
-  return { binary, args: sidecarArgs(taskWorkspace) };
 }
 
 /**
