@@ -53,4 +53,12 @@ describe("seqs shown by processes that do not hold the task", () => {
     holder.removeEnded(30_001n);
     expect(fs.readdirSync(at)).toEqual([String(process.ppid)]);
   });
+
+  it("of a task whose folder is gone are refused, and the folder is not made again", () => {
+    const at = dir();
+    const taskFolder = path.dirname(at);
+    fs.rmSync(taskFolder, { recursive: true });
+    expect(() => new ShownSeqs(at, 100).reserve(7n)).toThrow(/ENOENT/);
+    expect(fs.existsSync(taskFolder)).toBe(false);
+  });
 });

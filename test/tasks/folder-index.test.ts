@@ -30,6 +30,29 @@ describe("indexing task folders without a history row", () => {
     }
   });
 
+  it("a folder holding only a process's scratch is no task: not listed, and removed once old", async () => {
+    const env = taskEnv();
+    const storage = await openStorage(env);
+    try {
+      // What an older version's window that still showed a deleted task wrote into its folder again.
+      const old = env.layout.task("1700000000002-0ld5he11");
+      fs.mkdirSync(old.shownSeqsDir, { recursive: true });
+      fs.writeFileSync(path.join(old.shownSeqsDir, "4194305"), "12\n");
+      const longAgo = new Date(Date.now() - 10 * 60_000);
+      fs.utimesSync(old.dir, longAgo, longAgo);
+      // The same, just made: it may be a task whose creator has not claimed it yet, so it stays.
+      const young = env.layout.task("1700000000003-70un6she");
+      fs.mkdirSync(young.tmpDir, { recursive: true });
+      const added = indexOrphanFolders(env.layout, storage.history, silentLogger());
+      expect(added).toEqual([]);
+      expect(fs.existsSync(old.dir)).toBe(false);
+      expect(fs.existsSync(young.dir)).toBe(true);
+      expect(storage.history.get("1700000000003-70un6she")).toBeUndefined();
+    } finally {
+      await storage.close();
+    }
+  });
+
   it("every start indexes the folder of a task whose creator was killed, but not one a live process is creating", async () => {
     const env = taskEnv();
     // A sidecar killed while it created a task: folder, metadata and a claim of a dead process.

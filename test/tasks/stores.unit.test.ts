@@ -28,6 +28,7 @@ function codeOf(fn: () => unknown): string | undefined {
 describe("per-task stores", () => {
   it("messages.db appends, updates, reads in order and truncates after a message", () => {
     const env = taskEnv();
+    fs.mkdirSync(env.layout.task("task-1").dir, { recursive: true }); // its creator makes it
     const files = new TaskFiles(env.layout.task("task-1"), env.sqlite, env.logger);
     try {
       for (let i = 0; i < 5; i++)
@@ -64,6 +65,7 @@ describe("per-task stores", () => {
 
   it("buffered appends are committed within the flush interval without an explicit flush", async () => {
     const env = taskEnv();
+    fs.mkdirSync(env.layout.task("task-1").dir, { recursive: true }); // its creator makes it
     const file = env.layout.task("task-1").messagesDb;
     const writer = MessageStore.open(env.sqlite, file);
     const reader = MessageStore.open(env.sqlite, file); // another connection sees only committed rows
@@ -96,6 +98,7 @@ describe("per-task stores", () => {
 
   it("journal.db keeps entries, publications and payloads in order and truncates after an entry", () => {
     const env = taskEnv();
+    fs.mkdirSync(env.layout.task("task-1").dir, { recursive: true }); // its creator makes it
     const journal = JournalStore.open(env.sqlite, env.layout.task("task-1").journalDb);
     try {
       const a = journal.append({ kind: "user_message", data: '{"text":"hi"}' });
@@ -192,11 +195,23 @@ describe("per-task stores", () => {
     expect(fs.existsSync(c)).toBe(true);
   });
 
+  it("a store of a task whose folder is gone is not found, and the folder is not made again", () => {
+    const env = taskEnv();
+    const task = env.layout.task("deleted-1");
+    for (const open of [
+      () => MessageStore.open(env.sqlite, task.messagesDb),
+      () => JournalStore.open(env.sqlite, task.journalDb),
+    ])
+      expect(codeOf(open)).toBe("not_found");
+    expect(fs.existsSync(task.dir)).toBe(false);
+  });
+
   it("subagents have the same layout nested to any depth", () => {
     const env = taskEnv();
     const files = new TaskFiles(env.layout.task("task-1"), env.sqlite, env.logger);
     const child = files.subagent("sub-1");
     const grandchild = child.subagent("sub-2");
+    fs.mkdirSync(grandchild.layout.dir, { recursive: true }); // as a subagent's loop makes it
     grandchild.messages.append(uiMessage({ id: "g1", text: "deep" }));
     grandchild.state.write({ depth: 2 });
     expect(grandchild.layout.messagesDb).toBe(

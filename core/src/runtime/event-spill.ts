@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
-import { PRIVATE_FILE_MODE, freeBytesOn, mkdirPrivate } from "../storage/index.js";
+import { PRIVATE_FILE_MODE, freeBytesOn, mkdirPrivateInExisting } from "../storage/index.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 
 /** Room left on the disk for what the person's work needs; below it, events stay in memory. */
@@ -102,7 +102,8 @@ export class EventSpill {
 
   private open(): number {
     if (this.fd !== undefined) return this.fd;
-    mkdirPrivate(this.dir);
+    // Inside the task's folder, which must exist: a task deleted meanwhile keeps its events in memory.
+    mkdirPrivateInExisting(this.dir);
     const file = path.join(this.dir, `events-${process.pid}-${randomBytes(6).toString("hex")}.spill`);
     const fd = fs.openSync(file, "wx+", PRIVATE_FILE_MODE);
     try {

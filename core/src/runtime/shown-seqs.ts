@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { writeFileAtomicSync } from "../storage/index.js";
+import { mkdirPrivateInExisting, writeFileAtomicSync } from "../storage/index.js";
 import { isProcessAlive } from "../tasks/index.js";
 
 /**
@@ -18,9 +18,14 @@ export class ShownSeqs {
     private readonly pid = process.pid,
   ) {}
 
-  /** Reserves seqs up to `upTo` for this process (before it hands them out). Throws when it cannot write. */
+  /**
+   * Reserves seqs up to `upTo` for this process (before it hands them out). Throws when it cannot
+   * write, ENOENT when the task's folder is gone: a task another process deleted is not brought
+   * back by a window that still showed it (its folder, listed again after a restart).
+   */
   reserve(upTo: bigint): void {
-    writeFileAtomicSync(path.join(this.dir, String(this.pid)), `${upTo}\n`);
+    mkdirPrivateInExisting(this.dir);
+    writeFileAtomicSync(path.join(this.dir, String(this.pid)), `${upTo}\n`, { folderMustExist: true });
   }
 
   /** The highest seq any process reserved here (0n when none); `others`: leaving out this process's. */

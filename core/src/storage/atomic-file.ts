@@ -22,6 +22,8 @@ export interface AtomicWriteOptions {
    * (`.NAME.PID.N.tmp`: a sidecar killed mid-write left them in the person's folder for good).
    */
   userFile?: boolean;
+  /** The folder must exist (it is not created): a write into a folder removed meanwhile fails with ENOENT. */
+  folderMustExist?: boolean;
 }
 
 let tempCounter = 0;
@@ -134,7 +136,8 @@ export async function writeFileAtomic(
 }
 
 export function writeFileAtomicSync(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
-  if (!options.userFile) fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (!options.userFile && !options.folderMustExist)
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   removeOrphanTempsSync(file);
   const mode = modeForSync(file, options);
   const temp = tempPathFor(file);

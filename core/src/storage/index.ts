@@ -33,7 +33,14 @@ export type { ToggleContext } from "./capability-toggles.js";
 export type { EnvironmentProfile } from "./environment-profile.js";
 export { assertSafeId, normaliseWorkspacePath } from "./instance-layout.js";
 export type { TaskLayout } from "./instance-layout.js";
-export { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, mkdirPrivate, narrowMode, securePrivateRoots } from "./private-mode.js";
+export {
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  mkdirPrivate,
+  mkdirPrivateInExisting,
+  narrowMode,
+  securePrivateRoots,
+} from "./private-mode.js";
 export type { ProviderKind } from "./profile-catalog.js";
 export { API_KEY } from "./secrets-store.js";
 export type { CapabilityKind } from "./settings-registry.js";

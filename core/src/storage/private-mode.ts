@@ -14,6 +14,19 @@ export function mkdirPrivate(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
 
+/**
+ * Makes one folder 0700 inside a folder that must already exist (EEXIST is fine; a missing
+ * parent throws ENOENT). For what a task's folder holds: a process writing there late (the task
+ * deleted meanwhile) must fail, not bring the task's folder back.
+ */
+export function mkdirPrivateInExisting(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+}
+
 export async function mkdirPrivateAsync(dir: string): Promise<void> {
   await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }

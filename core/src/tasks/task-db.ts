@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type SqliteDatabase, type SqliteFactory, mkdirPrivate } from "../storage/index.js";
+import type { SqliteDatabase, SqliteFactory } from "../storage/index.js";
 import { DlineError } from "../errors.js";
 import { withBusyRetry } from "./sqlite-retry.js";
 
@@ -68,7 +68,11 @@ export function openTaskDb(
     if (options.readonly && !fs.existsSync(file)) {
       throw new DlineError("not_found", `${path.basename(file)} does not exist.`);
     }
-    if (!options.readonly) mkdirPrivate(path.dirname(file));
+    // The folder is never made here (its task's creator makes it): a reader or a late writer
+    // opening a task deleted meanwhile must fail, not bring its folder back as a "damaged" task.
+    if (!options.readonly && !fs.existsSync(path.dirname(file))) {
+      throw new DlineError("not_found", `The folder of ${path.basename(file)} is gone: its task was deleted.`);
+    }
   }
   let db: SqliteDatabase | undefined;
   try {
