@@ -112,6 +112,27 @@ describe("the sidecar a task's command line starts early", () => {
     // Taken once: a second ask starts its own.
     expect(other.take(launch)).toBeUndefined();
   });
+
+  it("that refuses its arguments (an older core) is named with the core's own words", async () => {
+    const roots = makeTestRoots();
+    const workspace = makeWorkspace(roots.base);
+    // The real core, given an option it does not know: as a core from before an option the CLI
+    // now passes (--one-command) refuses that one.
+    const older = path.join(roots.base, "older-core");
+    fs.writeFileSync(older, `#!/bin/sh\nexec '${sidecarBinary}' "$@" --an-option-from-later\n`, { mode: 0o755 });
+    for (const args of [["task", "Say bye", "--workspace", workspace, "--yes"], ["history"]]) {
+      const failed = await run(cli, args, {
+        env: cliEnv(roots, { url: "http://127.0.0.1:9" }, { DLINE_CORE: older }),
+      }).then(
+        () => undefined,
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(failed?.code, args[0]).toBe(1);
+      expect(failed?.stderr).toBe(
+        'dline: The sidecar exited (2) before its handshake: Unknown option --an-option-from-later. Run "dline-core serve --help".\n',
+      );
+    }
+  }, 60_000);
 });
 
 /** This process's children running `serve` (pids). */

@@ -35,8 +35,10 @@ export interface SidecarProcess {
  */
 export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProcess> {
   const stderrTarget = options.stderr ?? "ignore";
+  // "ignore" reads it until the handshake: a sidecar that exits before it says why there (an
+  // older core refusing an option, say), and the error names that.
   const stderrFd =
-    stderrTarget === "inherit" || stderrTarget === "ignore" ? stderrTarget : fs.openSync(stderrTarget, "a");
+    stderrTarget === "inherit" ? stderrTarget : stderrTarget === "ignore" ? "pipe" : fs.openSync(stderrTarget, "a");
   const child = spawn(options.binary, ["serve", ...(options.args ?? [])], {
     cwd: options.cwd,
     env: options.env ?? process.env,
@@ -44,6 +46,7 @@ export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProce
     detached: options.ownSession ?? false,
   });
   if (typeof stderrFd === "number") fs.closeSync(stderrFd);
+  const early = child.stderr ? earlyStderr(child.stderr) : undefined;
   const exited = new Promise<number | string>((resolve) => {
     child.once("exit", (code, signal) => resolve(code ?? signal ?? -1));
   });
@@ -58,7 +61,12 @@ export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProce
       reject(err);
     };
     child.once("error", fail);
-    void exited.then((code) => fail(new Error(`The sidecar exited (${code}) before its handshake.`)));
+    void exited.then(async (code) => {
+      // Its last words may still be in the pipe when the exit is seen.
+      if (early) await early.read(250);
+      const said = early?.said();
+      fail(new Error(`The sidecar exited (${code}) before its handshake${said ? `: ${said}` : "."}`));
+    });
     child.stdout!.setEncoding("utf8");
     child.stdout!.on("data", function onData(chunk: string) {
       buffered += chunk;
@@ -67,6 +75,7 @@ export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProce
       child.stdout!.off("data", onData);
       // Nothing else is ever printed on stdout; keep draining so the pipe never fills.
       child.stdout!.resume();
+      early?.stop();
       clearTimeout(timer);
       try {
         const handshake = parseHandshake(buffered.slice(0, newline));
@@ -85,4 +94,44 @@ export function spawnSidecar(options: SpawnSidecarOptions): Promise<SidecarProce
       }
     });
   });
+}
+
+/** How much of the sidecar's stderr is kept before its handshake. */
+const EARLY_STDERR_BYTES = 4096;
+
+/**
+ * The sidecar's stderr until its handshake: `said()` is its own sentence about why it stopped
+ * (its first line naming it, "dline-core: ..."), without the stack lines that may follow. After
+ * `stop()` the pipe is drained and dropped, so the sidecar never blocks writing there.
+ */
+function earlyStderr(stream: NodeJS.ReadableStream): {
+  said(): string | undefined;
+  read(waitMs: number): Promise<void>;
+  stop(): void;
+} {
+  let kept = "";
+  const onData = (chunk: Buffer | string) => {
+    if (kept.length < EARLY_STDERR_BYTES) kept += chunk.toString().slice(0, EARLY_STDERR_BYTES - kept.length);
+  };
+  stream.on("data", onData);
+  const ended = new Promise<void>((resolve) => {
+    stream.once("end", resolve);
+    stream.once("close", resolve);
+  });
+  return {
+    /** Until the pipe ends (all of it read), or `waitMs` (a process the sidecar started may hold it open). */
+    async read(waitMs: number) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    },
+    said() {
+      const line = kept.split("\n").find((l) => l.startsWith("dline-core: "));
+      return line?.slice("dline-core: ".length).trim().slice(0, 300) || undefined;
+    },
+    stop() {
+      stream.off("data", onData);
+      stream.resume();
+    },
+  };
 }
