@@ -83,11 +83,15 @@ describe("packing runs outside the repository lock", () => {
     const packs = () => fs.readdirSync(packDir).filter((n) => n.endsWith(".pack"));
     const sizeOf = (n: string) => fs.statSync(path.join(packDir, n)).size;
     const largest = packs().sort((a, b) => sizeOf(b) - sizeOf(a))[0]!;
-    // Each turn save writes a pack of its own; past 32 they are folded together in the background.
+    // Each turn save writes a pack of its own; past 32 they are folded together in the background,
+    // in an editor's sidecar once the task is complete: not while its turns go on.
     for (let turn = 0; turn < 34; turn++) {
       write(ws, `m${turn % 30}/f${turn}.ts`, `turn ${turn}\n`);
       await manager.saveTurn(task, { editedPaths: [`m${turn % 30}/f${turn}.ts`] });
     }
+    await manager.idle();
+    expect(packs().length, log.lines.join("\n")).toBeGreaterThan(34);
+    await manager.saveCompletion(task);
     await manager.idle();
     expect(packs().length, log.lines.join("\n")).toBeLessThan(8);
     // No list of every ref for dumb HTTP clients (git's update-server-info) was written: with
@@ -101,6 +105,39 @@ describe("packing runs outside the repository lock", () => {
     await manager.restore("t1", base.id, "files");
     expect(fs.readFileSync(path.join(ws, "m3/f3.ts"), "utf8")).toBe("export const x = 3;\n");
     await manager.stop();
+  });
+
+  it("the CLI's sidecar folds the packs while the task goes on; an editor's only past a pile four times as high", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    for (let i = 0; i < 300; i++) write(ws, `m${i % 30}/f${i}.ts`, `export const x = ${i};\n`);
+    const turns = async (
+      manager: ReturnType<typeof makeManager>,
+      task: { id: string; workspaceRoots: string[] },
+      n: number,
+    ) => {
+      for (let turn = 0; turn < n; turn++) {
+        write(ws, `m${turn % 30}/f${turn}.ts`, `${task.id} turn ${turn}\n`);
+        await manager.saveTurn(task, { editedPaths: [`m${turn % 30}/f${turn}.ts`] });
+      }
+      await manager.idle();
+    };
+    const packDir = path.join(sb.layout.checkpointRepoDir(ws), ".git", "objects", "pack");
+    const packs = () => fs.readdirSync(packDir).filter((n) => n.endsWith(".pack")).length;
+    const cli = makeManager(sb, { watchBetweenTasks: false });
+    const first = { id: "t1", workspaceRoots: [ws] };
+    await cli.ensureBaseline(first);
+    await turns(cli, first, 34);
+    expect(packs()).toBeLessThan(8);
+    await cli.stop();
+    const editor = makeManager(sb);
+    const long = { id: "t2", workspaceRoots: [ws] };
+    await editor.ensureBaseline(long);
+    await turns(editor, long, 40);
+    expect(packs()).toBeGreaterThan(40);
+    await turns(editor, long, 100);
+    expect(packs()).toBeLessThan(40);
+    await editor.stop();
   });
 
   it("a packing that fails while saves go on is tried again once it ends, not left for a next save", async () => {
@@ -127,7 +164,8 @@ describe("packing runs outside the repository lock", () => {
     sb.env.PATH = `${bin}:${sb.env.PATH}`;
     const task = { id: "t1", workspaceRoots: [ws] };
     const log = keptLogger();
-    const manager = makeManager(sb, { logger: log.logger });
+    // The CLI's sidecar: it packs while the task goes on.
+    const manager = makeManager(sb, { logger: log.logger, watchBetweenTasks: false });
     await manager.ensureBaseline(task);
     await manager.idle();
     const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");

@@ -8,6 +8,11 @@ import type { PackingLock } from "./packing-lock.js";
 const LOOSE_LIMIT = 1024;
 /** Packs from which they are folded into one: each turn save writes one. */
 const PACK_LIMIT = 32;
+/**
+ * While a task runs in an editor's sidecar, only a pile this many times the limits starts a
+ * packing (a long task's hundreds of turns); otherwise it waits for the task's end.
+ */
+const MID_TASK_FACTOR = 4;
 
 /**
  * Packs a shadow repository's objects in the background, outside the repository lock, so that
@@ -39,15 +44,20 @@ export class PackMaintenance {
     private readonly lock: PackingLock,
   ) {}
 
-  /** Starts packing when loose objects or packs piled up and none is running; never waits for it. */
-  maybeStart(): void {
+  /**
+   * Starts packing when loose objects or packs piled up and none is running; never waits for it.
+   * `midTask`: a task runs on, whose turns a packing (git repack: 50-300 ms of a core) would
+   * slow; only a pile several times as high starts one then.
+   */
+  maybeStart(options: { midTask?: boolean } = {}): void {
     if (this.running) {
       this.askedWhileRunning = true;
       return;
     }
     const { loose, packs } = countObjects(this.objectsDir);
+    const factor = options.midTask ? MID_TASK_FACTOR : 1;
+    if (loose < LOOSE_LIMIT * factor && packs < PACK_LIMIT * factor) return;
     const consolidate = packs >= PACK_LIMIT;
-    if (loose < LOOSE_LIMIT && !consolidate) return;
     const abort = new AbortController();
     // --geometric: the small packs (each turn save writes one) are folded together with the loose
     // objects, every object of them kept, reachable or not; the baseline's large pack is not

@@ -385,8 +385,12 @@ export class WorkspaceCheckpoints {
       if (cut && (cut.taskId ?? req.taskId) === req.taskId && req.kind !== "before_restore") this.forgetCutRestore();
       return saved;
     });
-    // Outside the lock: no save waits for it (pack-maintenance.ts).
-    this.packing.maybeStart();
+    // Outside the lock: no save waits for it (pack-maintenance.ts). In an editor's sidecar not
+    // while the task runs on (its baseline and turns) but from its completion, while the person
+    // reads. A CLI run's sidecar packs at once: the packing overlaps the task's later turns
+    // rather than add to the wait at its exit.
+    const midTask = req.kind === "baseline" || req.kind === "turn";
+    this.packing.maybeStart({ midTask: midTask && this.options.watchAfterCompletion !== false });
     this.writeCachedTreesSoon();
     this.removeRefLeftoversOnce(req.taskId);
     if (req.kind === "completion") this.watchOnceIdle();
