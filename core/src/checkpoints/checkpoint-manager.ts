@@ -312,12 +312,17 @@ export class CheckpointManager {
     void done.then(() => this.commandsStarting.delete(done));
   }
 
-  /** After an assistant turn that may have modified the workspace. */
+  /**
+   * After an assistant turn that may have modified the workspace. Queued at once (an edit of the
+   * next turn waits for it), begun once the process has looked at its I/O: the turn loop sends
+   * the next model request meanwhile, which the model then answers while this process saves.
+   */
   async saveTurn(task: CheckpointTask, options: SaveOptions = {}): Promise<CheckpointInfo | undefined> {
     const edited = options.editedPaths ?? [];
-    return this.queueSave(task, options.commandRan || !edited.length ? "scan" : edited, () =>
-      this.saveFiles(task, "turn", options),
-    );
+    return this.queueSave(task, options.commandRan || !edited.length ? "scan" : edited, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return this.saveFiles(task, "turn", options);
+    });
   }
 
   /** The completion result's checkpoint (View Changes compares completions). */
