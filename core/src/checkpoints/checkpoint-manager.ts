@@ -53,7 +53,8 @@ export interface CheckpointManagerOptions {
   /** Saves between two size-budget checks. Default 25. */
   budgetCheckEvery?: number;
   /**
-   * Watch a workspace once a task there is complete, for the next task's checkpoints (see
+   * Watch a workspace once a task there is complete, for the next task's checkpoints, and pack
+   * its checkpoints from a completion rather than between turns (see
    * WorkspaceCheckpointsOptions.watchAfterCompletion). Default true; false in a process its
    * client stops after one command (the CLI's).
    */

@@ -101,8 +101,10 @@ export interface WorkspaceCheckpointsOptions {
   lockWaitMs: number;
   /**
    * Watch the workspace shortly after a task's completion (default true), so that the next
-   * task's baseline and saves stage what the watcher saw change. False where the client stops
-   * the process after its command (the CLI): the walk would only be begun to be closed.
+   * task's baseline and saves stage what the watcher saw change; and pack from a completion, not
+   * between a task's turns (see save). False where the client stops the process after its
+   * command (the CLI): the walk would only be begun to be closed, and its packing would only
+   * add to the wait at its exit.
    */
   watchAfterCompletion?: boolean;
   logger: Logger;
