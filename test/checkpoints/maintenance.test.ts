@@ -99,6 +99,24 @@ describe("packing runs outside the repository lock", () => {
     expect(fs.existsSync(path.join(gitDir, "info", "refs"))).toBe(false);
     // Only the small packs were rewritten: the baseline's objects were not copied again.
     expect(packs()).toContain(largest);
+    expect(fs.existsSync(path.join(gitDir, "objects", "info", "packs"))).toBe(false);
+    // A repository an older version packed keeps the lists that packing wrote (every ref, every
+    // pack of the time, long gone since): the next fold removes them.
+    execFileSync("git", ["--git-dir", gitDir, "update-server-info"], {
+      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
+    expect(fs.readFileSync(path.join(gitDir, "info", "refs"), "utf8")).toContain("refs/dline/tasks/t1/");
+    for (let turn = 0; turn < 34; turn++) {
+      write(ws, `m${turn % 30}/f${turn}.ts`, `again ${turn}\n`);
+      await manager.saveTurn(task, { editedPaths: [`m${turn % 30}/f${turn}.ts`] });
+    }
+    await manager.saveCompletion(task);
+    await manager.idle();
+    expect(packs().length, log.lines.join("\n")).toBeLessThan(8);
+    expect(fs.existsSync(path.join(gitDir, "info", "refs"))).toBe(false);
+    expect(fs.existsSync(path.join(gitDir, "objects", "info", "packs"))).toBe(false);
+    // The folder's own files stay (the exclusions and attributes the scans use).
+    expect(fs.existsSync(path.join(gitDir, "info", "attributes"))).toBe(true);
     execFileSync("git", ["--git-dir", gitDir, "fsck", "--no-dangling", "--no-progress"], {
       env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
     });

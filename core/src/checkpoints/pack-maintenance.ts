@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import * as path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { GitError, type ShadowGit } from "./git-process.js";
@@ -83,6 +83,7 @@ export class PackMaintenance {
       try {
         if (abort.signal.aborted) return;
         await this.git.command(args, { signal: abort.signal });
+        removeDumbHttpLists(this.objectsDir);
         this.logger.info("checkpoint objects packed", { loose, packs });
       } finally {
         await release().catch(() => undefined);
@@ -122,6 +123,16 @@ export class PackMaintenance {
       this.stopping = false;
     }
   }
+}
+
+/**
+ * The lists `git update-server-info` writes for dumb HTTP clients, which no one reads here:
+ * `info/refs` (every ref: 600 KB at 10,000) and `objects/info/packs`. Packing without it (-n)
+ * left what an older version's packing wrote there, and it named refs and packs long gone.
+ */
+function removeDumbHttpLists(objectsDir: string): void {
+  rmSync(path.join(path.dirname(objectsDir), "info", "refs"), { force: true });
+  rmSync(path.join(objectsDir, "info", "packs"), { force: true });
 }
 
 /**
