@@ -77,6 +77,8 @@ export interface SaveOptions {
   editedPaths?: readonly string[];
   /** A command ran this turn: the workspace is scanned as well. */
   commandRan?: boolean;
+  /** The turn called tools that may modify the workspace, and none of them ran (SaveRequest.nothingRan). */
+  nothingRan?: boolean;
 }
 
 /** Which completion View Changes shows: the latest when neither is given. */
@@ -403,6 +405,7 @@ export class CheckpointManager {
         editedPaths: edited,
         scan: !!options.commandRan || edited.length === 0,
         commandRan: !!options.commandRan,
+        nothingRan: !!options.nothingRan,
         hasFiles: true,
       });
       const due = ++entry.saves % this.o.budgetCheckEvery === 0;

@@ -135,6 +135,12 @@ export interface SaveRequest {
   scan: boolean;
   /** A command ran this turn (the workspace is watched from then on). */
   commandRan?: boolean;
+  /**
+   * A turn whose calls of tools that may modify the workspace were all refused or denied before
+   * running: like a completion, it reuses the newest snapshot when this process's scan and saves
+   * vouch for it (see `unrecorded`), and scans otherwise.
+   */
+  nothingRan?: boolean;
   /** False for compaction checkpoints: no new snapshot. */
   hasFiles: boolean;
   /** Force a listing of ignored files (otherwise the last listing is carried over). */
@@ -583,7 +589,8 @@ export class WorkspaceCheckpoints {
     }
     if (this.coveredBySaves(req)) {
       // Every change since this process's scan was saved by the turns (their tools recorded
-      // the paths) and no command ran: the completion is the newest snapshot as it is.
+      // the paths) and no command ran: the completion (or a turn whose tools did not run) is
+      // the newest snapshot as it is.
       const quick = await this.recorded.save(this.meta(req), [], this.lastIgnored ?? [], { signal });
       if (quick) return quick;
     }
@@ -690,10 +697,10 @@ export class WorkspaceCheckpoints {
     return saved;
   }
 
-  /** A completion with nothing to scan for: see `unrecorded`. */
+  /** A completion, or a turn whose tools did not run, with nothing to scan for: see `unrecorded`. */
   private coveredBySaves(req: SaveRequest): boolean {
     return (
-      req.kind === "completion" &&
+      (req.kind === "completion" || (req.kind === "turn" && !!req.nothingRan)) &&
       req.hasFiles &&
       !req.commandRan &&
       !req.editedPaths.length &&

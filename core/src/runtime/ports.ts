@@ -43,11 +43,17 @@ export interface CheckpointPort {
    */
   beforeEdit(paths: string[]): Promise<void>;
   /**
-   * After a turn that may have modified the workspace; returns the checkpoint id or "" when
-   * unavailable. The saves of a task run in order; the loop need not wait for one (whatever may
-   * change the workspace next waits for it: baseline(), beforeEdit()).
+   * After a turn that called a tool that may modify the workspace; returns the checkpoint id or
+   * "" when unavailable. `nothingRan`: none of those calls ran (refused, denied). The saves of a
+   * task run in order; the loop need not wait for one (whatever may change the workspace next
+   * waits for it: baseline(), beforeEdit()).
    */
-  saveTurn(change: { editedPaths: string[]; commandRan: boolean; messageId: string }): Promise<string>;
+  saveTurn(change: {
+    editedPaths: string[];
+    commandRan: boolean;
+    messageId: string;
+    nothingRan?: boolean;
+  }): Promise<string>;
   /** A command is about to run (after baseline()): the checkpoints may watch it. Returns at once. */
   commandStarting(): void;
   saveCompletion(messageId: string): Promise<string>;

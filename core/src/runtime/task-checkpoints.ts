@@ -19,6 +19,7 @@ export function taskCheckpoints(manager: CheckpointManager, taskId: string, work
         editedPaths: change.editedPaths,
         commandRan: change.commandRan,
         messageId: change.messageId,
+        nothingRan: change.nothingRan,
       });
       return saved?.id ?? "";
     },

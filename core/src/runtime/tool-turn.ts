@@ -174,7 +174,13 @@ class ToolTurn {
   private readonly results: ToolResultsData["results"] = [];
   private feedback: string | undefined;
   private denied = false;
+  /** A tool that may modify the workspace started. */
   private modified = false;
+  /**
+   * The turn holds a call of a tool outside the read-only list, run or not (refused, denied, an
+   * edit whose SEARCH matched nothing): its checkpoint is saved all the same, as the spec says.
+   */
+  private callsModifyingTool = false;
   private commandRan = false;
   private completion: StoredUiMessage | undefined;
   private readonly edited = new Set<string>();
@@ -207,6 +213,7 @@ class ToolTurn {
     this.agentIgnore = await deps.agentIgnore();
     this.guard = await deps.toolGuard();
     for (const call of calls) {
+      if (this.host.tools.find((t) => t.name === call.name)?.readOnly === false) this.callsModifyingTool = true;
       if (this.denied || this.completion) {
         this.result(call, "Not run: an earlier tool call in this turn was denied or completed the task.", true);
         continue;
@@ -214,7 +221,7 @@ class ToolTurn {
       await this.runCall(call);
     }
     this.host.journalResults({ results: this.results, feedback: this.feedback });
-    if (this.modified) this.saveTurnCheckpoint(assistantMessageId);
+    if (this.modified || this.callsModifyingTool) this.saveTurnCheckpoint(assistantMessageId);
     if (this.completion) {
       await this.complete(this.completion);
       return "completed";
@@ -224,7 +231,8 @@ class ToolTurn {
   }
 
   /**
-   * The turn's checkpoint, after a tool that may have modified the workspace. The loop does not
+   * The turn's checkpoint, after a call of a tool that may modify the workspace (when none of
+   * them ran, the newest snapshot is reused if nothing else may have changed). The loop does not
    * wait for it: the next model request runs meanwhile (a task's first turn may end before its
    * baseline's scan does). Nothing changes the workspace before it is saved: every tool that
    * may, and every hook, waits for the task's saves (CheckpointPort); the run settles it before
@@ -238,7 +246,12 @@ class ToolTurn {
     const last = this.host.lastMessage;
     const anchor = this.host.lastMessageId || assistantMessageId;
     const saving = checkpoints
-      .saveTurn({ editedPaths: [...this.edited], commandRan: this.commandRan, messageId: anchor })
+      .saveTurn({
+        editedPaths: [...this.edited],
+        commandRan: this.commandRan,
+        messageId: anchor,
+        nothingRan: !this.modified,
+      })
       .then((id) => {
         // Recorded on the message too, so a reopened task shows it where the live one did.
         if (id && last?.id === anchor) attachCheckpoint(deps, last, id, "CHECKPOINT_KIND_TURN");
