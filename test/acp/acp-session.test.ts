@@ -143,16 +143,18 @@ describe("dline-core acp", () => {
     const usage = updates.filter((u) => u.sessionUpdate === "usage_update");
     expect(usage.length).toBeGreaterThan(0);
     expect(usage.at(-1)).toMatchObject({ size: 100_000, cost: { currency: "USD" } });
-    // The baseline (the files before the prompt: undoing all of it) and the turn's checkpoint were
-    // announced through the extension notification. Before, the baseline was not.
+    // The baseline (the files before the prompt: undoing all of it) and each turn's checkpoint,
+    // the denied command's turn included (its snapshot reused), were announced through the
+    // extension notification. Before, the baseline was not.
     const saved = await waitFor(() => {
       const kinds = a.extNotifications
         .filter((n) => n.method === "_dline/checkpoint_saved")
         .map((n) => n.params as { sessionId: string; kind: string });
-      return kinds.some((n) => n.kind === "turn") ? kinds : undefined;
+      return kinds.filter((n) => n.kind === "turn").length >= 2 ? kinds : undefined;
     });
     expect(saved.map((n) => [n.sessionId, n.kind])).toEqual([
       [sessionId, "baseline"],
+      [sessionId, "turn"],
       [sessionId, "turn"],
     ]);
   });
