@@ -184,10 +184,15 @@ export class CheckpointManager {
    * modify the workspace. Never throws: a workspace that cannot have checkpoints gets a status
    * instead, and the task runs without checkpoints.
    */
-  async ensureBaseline(task: CheckpointTask, messageId = ""): Promise<CheckpointInfo | undefined> {
+  async ensureBaseline(
+    task: CheckpointTask,
+    messageId = "",
+    options: { toolStarting?: boolean } = {},
+  ): Promise<CheckpointInfo | undefined> {
     // The runtime asks for the baseline before every tool that may modify the workspace, except
-    // edits (beforeEdit waits for it), and before hooks run around a tool.
-    this.noteToolStarting(task);
+    // edits (beforeEdit waits for it), and before hooks run around a tool; and once as the task
+    // starts (`toolStarting: false`), when no tool is starting.
+    if (options.toolStarting !== false) this.noteToolStarting(task);
     const baseline = await this.baselineOf(task, messageId);
     await this.runStartOf(task);
     await this.settled(task.id);

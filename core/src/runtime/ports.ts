@@ -31,6 +31,12 @@ export interface CheckpointPort {
    */
   baseline(messageId?: string): Promise<string>;
   /**
+   * A tool that may modify the workspace and is not an edit (a command, a subagent, an MCP tool),
+   * or a hook, is about to run: waits as baseline() does, and until the task's next scan or
+   * edit its completion (and a turn whose tools did not run) scans rather than reuse the snapshot.
+   */
+  beforeTool(): Promise<void>;
+  /**
    * A later run of the task starts (a message sent after an earlier run, a Resume): what the
    * workspace holds when its first tool that may modify it runs is saved first (anchored on
    * `messageId`), so that the person's own changes since the task's last checkpoint are never

@@ -6,7 +6,10 @@ export function taskCheckpoints(manager: CheckpointManager, taskId: string, work
   const task = { id: taskId, workspaceRoots: [workspaceRoot] };
   return {
     async baseline(messageId) {
-      return (await manager.ensureBaseline(task, messageId))?.id ?? "";
+      return (await manager.ensureBaseline(task, messageId, { toolStarting: false }))?.id ?? "";
+    },
+    async beforeTool() {
+      await manager.ensureBaseline(task);
     },
     runStarting(messageId, saved) {
       manager.runStarting(task, messageId, saved && ((cp) => saved(cp.id)));

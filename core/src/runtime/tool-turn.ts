@@ -541,7 +541,7 @@ class ToolTurn {
     const input = call.input!;
     // A hook is a command: what it changes is the task's, so the baseline is taken before it runs.
     const baselineFirst = async () => {
-      await deps.checkpoints?.baseline();
+      await deps.checkpoints?.beforeTool();
     };
     const pre = await host.hooks("PreToolUse", { tool: call.name, input }, this.signal, baselineFirst);
     if (pre.blocked)
