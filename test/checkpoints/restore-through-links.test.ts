@@ -64,6 +64,42 @@ describe("a restore where a folder is a link now", () => {
     expect(read(outside, "new.js")).toBe("the person's file outside\n");
     await manager.stop();
   });
+
+  it("keeps no pre-image read through the link, so its undo never writes through it outside the workspace", async () => {
+    // Found in a bug hunt through the CLI: a command replaced sub/ by a link to a folder outside
+    // the workspace holding a file of the same name. The restore to the baseline brought sub/
+    // back, keeping for its undo what sub/s.txt was "now", read through the link: the outside
+    // file. The person then edited that outside file; undoing the restore made the link again
+    // and wrote the kept copy through it, over the person's edit.
+    const { sb, manager, task, ws } = setup();
+    write(ws, "sub/s.txt", "the workspace's file\n");
+    write(ws, "a.txt", "a\n");
+    const base = (await manager.ensureBaseline(task))!;
+    const outside = path.join(sb.base, "outside");
+    write(outside, "s.txt", "OUTSIDE\n");
+    // The task's command: `echo b > a.txt; rm -rf sub && ln -s OUTSIDE sub`.
+    await manager.ensureBaseline(task);
+    write(ws, "a.txt", "b\n");
+    fs.rmSync(path.join(ws, "sub"), { recursive: true });
+    fs.symlinkSync(outside, path.join(ws, "sub"));
+    await manager.saveTurn(task, { commandRan: true });
+
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(fs.lstatSync(path.join(ws, "sub")).isDirectory()).toBe(true);
+    expect(read(ws, "sub/s.txt")).toBe("the workspace's file\n");
+    expect(read(outside, "s.txt")).toBe("OUTSIDE\n");
+    write(outside, "s.txt", "the person's edit outside\n");
+
+    const undone = await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(fs.lstatSync(path.join(ws, "sub")).isSymbolicLink()).toBe(true);
+    expect(read(ws, "a.txt")).toBe("b\n");
+    expect(read(outside, "s.txt")).toBe("the person's edit outside\n");
+    // Nothing of sub/ was kept to write back: nothing was read through the link.
+    expect(undone.restoredPaths).not.toContain("sub/s.txt");
+    expect(undone.keptPaths).toEqual([]);
+    expect(undone.deletedPaths).toEqual(["sub/s.txt"]);
+    await manager.stop();
+  });
 });
 
 describe("a command that replaced a folder by a link", () => {

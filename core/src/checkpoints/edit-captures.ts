@@ -4,7 +4,7 @@ import { CHECKPOINT_IDENTITY, type ShadowGit } from "./git-process.js";
 import type { ObjectReader } from "./loose-objects.js";
 import { writePack } from "./pack-writer.js";
 import { ObjectBatch } from "./tree-editor.js";
-import { lstatIfPresent, toAbsolute } from "./workspace-paths.js";
+import { BeyondLinkDetector, lstatIfPresent, toAbsolute } from "./workspace-paths.js";
 
 /**
  * What a file was just before a tool of the task first changed it, when the task's latest
@@ -96,7 +96,11 @@ export class EditCaptures {
     const fresh = [...new Set(repoPaths)].filter((p) => !captures.some((c) => c.path === p && c.at > since));
     if (!fresh.length) return [];
     const batch = new ObjectBatch();
-    const taken = fresh.map((p) => this.take(p, at, batch));
+    // A path with a link on its way (a command made sub/ a link) is not the workspace's file but
+    // one the link points to, maybe outside: never read, so no restore writes it back through the link.
+    const links = new BeyondLinkDetector(this.workspaceRoot);
+    const taken = fresh.filter((p) => !links.beyondLink(p)).map((p) => this.take(p, at, batch));
+    if (!taken.length) return [];
     const record: CaptureRecord = { v: 1, task: taskId, captures: [...captures, ...taken] };
     const blobs = [...new Set(record.captures.flatMap((c) => (c.id ? [c.id] : [])))].sort();
     const tree = batch.put(

@@ -8,6 +8,7 @@ import { GitChildren } from "./git-children.js";
 import { indexDateKeeper } from "./index-date.js";
 import { COMMAND_LINE_SETTINGS, isolatedGitEnv } from "./git-environment.js";
 import { runOneShot } from "./one-shot-git.js";
+import { DlineError } from "../errors.js";
 
 export { CHECKPOINT_IDENTITY } from "./git-environment.js";
 
@@ -87,6 +88,27 @@ export interface ShadowGitOptions {
 /** Subcommands run in our own process group even without input: they read the workspace's files or start git children. */
 const WORKSPACE_READERS = new Set(["status", "ls-files", "diff-index", "diff-files", "gc", "repack"]);
 
+/**
+ * Subcommands that read only the shadow repository: with the workspace folder gone (moved or
+ * deleted after the task) they run from the repository's folder, so a task's checkpoints are
+ * still listed. Any other subcommand then answers that the folder does not exist.
+ */
+const REPOSITORY_READERS = new Set([
+  "cat-file",
+  "diff-tree",
+  "for-each-ref",
+  "log",
+  "ls-tree",
+  "rev-list",
+  "rev-parse",
+  "show-ref",
+]);
+
+/** The workspace folder of a shadow repository is not there: a precondition the person can see to. */
+export function workspaceFolderGone(workTree: string): DlineError {
+  return new DlineError("failed_precondition", `The workspace folder ${workTree} does not exist.`);
+}
+
 /** How often a running git is checked for waiting on a named pipe (the first check after this long too). */
 const FIFO_CHECK_MS = 200;
 
@@ -160,7 +182,7 @@ export class ShadowGit {
   spawn(args: string[], opts: Omit<GitRunOptions, "input"> = {}): GitProcess {
     const keepIndexDate = indexDateKeeper(this.indexFile, args, subcommandOf(args), opts.env);
     const child = spawn("git", [...COMMAND_LINE_SETTINGS, ...args], {
-      cwd: this.options.workTree,
+      cwd: this.cwdFor(args),
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       stdio: ["pipe", "pipe", "pipe"],
       // Its own process group: stopping it stops the children it started.
@@ -236,14 +258,14 @@ export class ShadowGit {
     args: string[],
     opts: Omit<GitRunOptions, "input"> = {},
   ): Promise<{ stdout: string; stderr: string; code: number }> {
-    if (!existsSync(this.options.workTree)) throw this.spawnFailure(args, "ENOENT", "");
+    const cwd = this.cwdFor(args);
     if (WORKSPACE_READERS.has(subcommandOf(args) ?? "")) {
       const result = await this.run(args, opts);
       return { stdout: result.stdout.toString("utf8"), stderr: result.stderr, code: result.code };
     }
     const keepIndexDate = indexDateKeeper(this.indexFile, args, subcommandOf(args), opts.env);
     const result = await runOneShot([...COMMAND_LINE_SETTINGS, ...args], {
-      cwd: this.options.workTree,
+      cwd,
       env: opts.env ? { ...this.env, ...opts.env } : this.env,
       signal: opts.signal,
     });
@@ -263,10 +285,19 @@ export class ShadowGit {
     return (await this.command(args, opts)).stdout;
   }
 
-  private spawnFailure(args: string[], code: string | undefined, message: string): GitError {
-    if (code === "ENOENT" && !existsSync(this.options.workTree)) {
-      return new GitError(`The workspace folder ${this.options.workTree} does not exist.`, args, "", null);
-    }
+  /**
+   * Where git runs: the workspace folder; when it is gone, the repository's folder for a
+   * command that reads only the repository (REPOSITORY_READERS). Throws workspaceFolderGone otherwise.
+   */
+  private cwdFor(args: string[]): string {
+    if (existsSync(this.options.workTree)) return this.options.workTree;
+    if (REPOSITORY_READERS.has(subcommandOf(args) ?? "")) return this.options.gitDir;
+    throw workspaceFolderGone(this.options.workTree);
+  }
+
+  private spawnFailure(args: string[], code: string | undefined, message: string): GitError | DlineError {
+    // Gone between the check and the start.
+    if (code === "ENOENT" && !existsSync(this.options.workTree)) return workspaceFolderGone(this.options.workTree);
     if (code === "ENOENT") return new GitError("Git must be installed to use checkpoints.", args, "", null, true);
     return new GitError(`git ${commandName(args)} failed: ${message}`, args, "", null);
   }

@@ -197,17 +197,24 @@ export class SnapshotRestore {
     for (const p of created) this.assertFolderWritable(p, path.dirname(toAbsolute(this.workspaceRoot, p)));
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     const remade = foldersToRemake(this.workspaceRoot, restore);
-    await this.writeEach(
+    const notWritten = await this.writeEach(
       restore.map((p) => [p, plan.entries.get(p)!]),
       plan.blobs,
       plan.permissions,
     );
-    const { deleted, kept: beyondLinks } = await this.deleteCreated(created, target, { written: restore, remade });
+    restore = restore.filter((p) => !notWritten.has(p));
+    kept.push(...[...notWritten].map((p): KeptPath => ({ path: p, reason: "beyond_link" })));
+    // A created file inside a folder that went as an obstacle went with it (named below); what
+    // its path names now (where a link written there points) is not looked at.
+    const { deleted, kept: beyondLinks } = await this.deleteCreated(outside(created, removable), target, {
+      written: restore,
+      remade,
+    });
     kept.push(...beyondLinks);
     // What was in the way went too (a file where a path restored here goes is not deleted: it is restored).
     for (const held of obstacles.values())
       for (const p of held) if (!plan.entries.has(p) && !deleted.includes(p)) deleted.push(p);
-    const entries = new Map([...plan.entries].filter(([p]) => !unkept.has(p)));
+    const entries = new Map([...plan.entries].filter(([p]) => !unkept.has(p) && !notWritten.has(p)));
     const narrowed = narrowToRecorded(this.workspaceRoot, target.modes, new Set([...restore, ...deleted]));
     return { restored: [...restore, ...narrowed], deleted, kept, entries };
   }
@@ -338,8 +345,11 @@ export class SnapshotRestore {
     for (const p of created) this.assertFolderWritable(p, path.dirname(toAbsolute(this.workspaceRoot, p)));
     for (const o of removable) await fs.rm(toAbsolute(this.workspaceRoot, o), { recursive: true, force: true });
     const remade = foldersToRemake(this.workspaceRoot, [...entries.keys()]);
-    await this.writeEach(entries, blobs, permissions);
-    const { deleted, kept: beyondLinks } = await this.deleteCreated(created, target, {
+    for (const p of await this.writeEach(entries, blobs, permissions)) {
+      entries.delete(p);
+      kept.push({ path: p, reason: "beyond_link" });
+    }
+    const { deleted, kept: beyondLinks } = await this.deleteCreated(outside(created, removable), target, {
       written: [...entries.keys()],
       remade,
     });
@@ -544,17 +554,30 @@ export class SnapshotRestore {
     }
   }
 
-  /** Writes each entry in turn; a failure after the first throws RestoreStopped, naming those written. */
+  /**
+   * Writes each entry in turn; a failure after the first throws RestoreStopped, naming those
+   * written. Answers the paths not written because a folder on their way is a link by then (one
+   * this restore just wrote, or one already there): writing there would write where the link
+   * points, maybe outside the workspace.
+   */
   private async writeEach(
     entries: Iterable<[string, { mode: string; id: string }]>,
     blobs: ReadonlyMap<string, Buffer>,
     permissions: ReadonlyMap<string, number>,
-  ): Promise<void> {
+  ): Promise<Set<string>> {
     const planned = [...entries];
     // What a killed restore left beside these files goes now (a re-run writes them again).
     removeLeftCopies(planned.map(([p]) => toAbsolute(this.workspaceRoot, p)));
     const written: string[] = [];
+    const beyondLink = new Set<string>();
+    let links = new BeyondLinkDetector(this.workspaceRoot);
     for (const [p, e] of planned) {
+      if (links.beyondLink(p)) {
+        beyondLink.add(p);
+        continue;
+      }
+      // A link written here may stand on the way of the paths after it.
+      if (e.mode === "120000") links = new BeyondLinkDetector(this.workspaceRoot);
       try {
         await this.writeFile(toAbsolute(this.workspaceRoot, p), e.mode, blobs.get(e.id)!, permissions.get(p));
       } catch (err) {
@@ -563,6 +586,7 @@ export class SnapshotRestore {
       }
       written.push(p);
     }
+    return beyondLink;
   }
 
   /**
@@ -612,6 +636,12 @@ export class SnapshotRestore {
     if (keep !== undefined) await fs.chmod(tmp, keep);
     await fs.rename(tmp, abs);
   }
+}
+
+/** Of `paths`, those not inside one of `folders` (repository paths). */
+function outside(paths: readonly string[], folders: ReadonlySet<string>): string[] {
+  if (!folders.size) return [...paths];
+  return paths.filter((p) => ![...folders].some((f) => p.startsWith(`${f}/`)));
 }
 
 /** The permission bits of the regular file at `abs`; undefined when there is none. */
