@@ -43,6 +43,28 @@ describe("checkpoints initializing while a task starts", () => {
     expect(statuses.at(-1)?.state).toBe("CHECKPOINT_STATE_READY");
   });
 
+  it("a task opened through a link to its folder hears them too (they are kept under the folder's real path)", async () => {
+    const roots = makeTestRoots();
+    const PATH = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1.5");
+    const sidecar = await startSidecar({ roots, env: { PATH } });
+    cleanups.push(() => sidecar.stop());
+    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],
+    });
+    cleanups.push(() => server.stop());
+    const link = path.join(roots.base, "project-link");
+    fs.symlinkSync(makeWorkspace(roots.base), link);
+    const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: link, text: "Finish", profileId });
+    const states: string[] = [];
+    for await (const res of sidecar.clients.tasks.subscribe({ taskId, afterSeq: 0n })) {
+      const ev = res.event!.event;
+      if (ev.case === "checkpointStatus") states.push(ev.value.state);
+      if (ev.case === "statusChanged" && ev.value.status === TaskStatus.COMPLETED) break;
+    }
+    expect(states[0]).toBe("CHECKPOINT_STATE_INITIALIZING");
+    expect(states.at(-1)).toBe("CHECKPOINT_STATE_READY");
+  });
+
   it("a task started after its workspace's checkpoints got ready hears how they are: a repair's note", async () => {
     const roots = makeTestRoots();
     const workspace = makeWorkspace(roots.base);

@@ -24,6 +24,7 @@ import {
   type RestoreOutcome,
 } from "./restore-flow.js";
 import { findTaskWorkspace } from "./task-repository-finder.js";
+import { RepositoryRoots } from "./repository-roots.js";
 import { GitChildren } from "./git-children.js";
 import { PendingSaveReads } from "./pending-save-reads.js";
 import { restorePurpose } from "./restore-purpose.js";
@@ -127,6 +128,8 @@ export class CheckpointManager {
   private readonly toldUnavailable = new Set<string>();
   /** The roots' real paths, for the check that a link does not lead to the home folder. */
   private readonly realPaths = new RealPaths();
+  /** Which folder's repository keeps a workspace's checkpoints (its real path, see repository-roots.ts). */
+  private readonly repositoryRoots: RepositoryRoots;
   private readonly running = new Set<string>();
   private conversation: TaskConversationPort | undefined;
   /** Restores and message edits under way (restoresEnded). */
@@ -149,6 +152,7 @@ export class CheckpointManager {
       budgetCheckEvery: options.budgetCheckEvery ?? 25,
       watchBetweenTasks: options.watchBetweenTasks ?? true,
     };
+    this.repositoryRoots = new RepositoryRoots((root) => this.o.layout.checkpointRepoDir(root));
     this.workspaces = new WorkspaceRegistry({
       ...this.o,
       taskExists: async (taskId) => (await this.conversation?.taskExists?.(taskId)) ?? true,
@@ -172,7 +176,7 @@ export class CheckpointManager {
   prepareWorkspace(workspaceRoot: string): void {
     let root: string;
     try {
-      root = this.checkedRoot([workspaceRoot]);
+      root = this.rootOf([workspaceRoot]);
     } catch {
       return; // no checkpoints here; the task's own calls say why
     }
@@ -266,7 +270,7 @@ export class CheckpointManager {
   /** The task's workspace's checkpoints, or undefined when it cannot have any. */
   private engineFor(task: CheckpointTask): WorkspaceCheckpoints | undefined {
     try {
-      return this.workspaces.entryFor(this.checkedRoot(task.workspaceRoots)).engine;
+      return this.workspaces.entryFor(this.rootOf(task.workspaceRoots, task.id)).engine;
     } catch {
       return undefined;
     }
@@ -434,12 +438,20 @@ export class CheckpointManager {
     return checkWorkspaceRoots(roots, this.o.homeDir, this.realPaths);
   }
 
+  /** The root whose repository keeps the checkpoints of these roots (checkedRoot), or of that task (RepositoryRoots). */
+  private rootOf(roots: readonly string[], taskId?: string): string {
+    const given = this.checkedRoot(roots);
+    const root = this.repositoryRoots.of(given, taskId);
+    if (root !== normaliseWorkspacePath(given)) this.workspaces.noteAlias(root, given);
+    return root;
+  }
+
   /** Runs `fn` when the task's workspace is ready; records failures as status, returns undefined. */
   private async guarded<T>(task: CheckpointTask, fn: (entry: WorkspaceEntry) => Promise<T>): Promise<T | undefined> {
     assertSafeId("task id", task.id);
     let root: string;
     try {
-      root = this.checkedRoot(task.workspaceRoots);
+      root = this.rootOf(task.workspaceRoots, task.id);
     } catch (err) {
       const reason = (err as Error).message;
       this.o.logger.info("checkpoints unavailable for task", { task: task.id, reason });
@@ -886,7 +898,7 @@ export class CheckpointManager {
   // ---------------------------------------------------------------- task lookup, budget, deletion
 
   private async rootFor(query: { taskId?: string; workspaceRoot?: string }): Promise<string> {
-    if (query.workspaceRoot) return this.checkedRoot([query.workspaceRoot]);
+    if (query.workspaceRoot) return this.rootOf([query.workspaceRoot]);
     if (query.taskId) return this.workspaceOfTask(query.taskId);
     throw new DlineError("invalid_argument", "Give a task id or a workspace root.");
   }
@@ -935,7 +947,7 @@ export class CheckpointManager {
     if (known) return known;
     const roots = await this.conversation?.workspaceRootsOf(taskId);
     if (roots) {
-      const root = this.checkedRoot(roots);
+      const root = this.rootOf(roots, taskId);
       this.taskWorkspaces.set(taskId, root);
       return root;
     }
@@ -965,7 +977,7 @@ export class CheckpointManager {
 
   /** Applies the size budget to a workspace's repository now. */
   async enforceBudget(workspaceRoot: string): Promise<string[]> {
-    const entry = this.workspaces.entryFor(this.checkedRoot([workspaceRoot]));
+    const entry = this.workspaces.entryFor(this.rootOf([workspaceRoot]));
     return entry.engine.enforceBudget(this.o.budgetBytes, async (taskId) => {
       const known = await this.conversation?.taskState?.(taskId);
       if (known) return known;
@@ -985,14 +997,16 @@ export class CheckpointManager {
     this.running.delete(taskId);
     this.taskWorkspaces.delete(taskId);
     if (!root) return undefined;
-    const key = normaliseWorkspacePath(root);
+    const key = this.repositoryRoots.of(normaliseWorkspacePath(root), taskId);
     await this.workspaces.entryFor(key).engine.deleteTask(taskId);
     return key;
   }
 
   /** Frees what deleted checkpoints left in a workspace's repository (loose and packed objects). */
   async collectGarbage(workspaceRoot: string): Promise<void> {
-    await this.workspaces.entryFor(normaliseWorkspacePath(workspaceRoot)).engine.collectGarbage();
+    await this.workspaces
+      .entryFor(this.repositoryRoots.of(normaliseWorkspacePath(workspaceRoot)))
+      .engine.collectGarbage();
   }
 
   /** Resolves when no workspace of this process is packing objects in the background. */

@@ -49,7 +49,7 @@ export async function findTaskWorkspace(
 }
 
 /** True when the files ref store holds a ref under `prefix` (a loose ref's folder, or packed-refs). */
-function hasRefFiles(gitDir: string, prefix: string): boolean {
+export function hasRefFiles(gitDir: string, prefix: string): boolean {
   if (existsSync(path.join(gitDir, ...prefix.split("/").filter(Boolean)))) return true;
   return readOr(path.join(gitDir, "packed-refs")).includes(` ${prefix}`);
 }

@@ -21,6 +21,11 @@ export interface WorkspaceEntry {
   saveFailed?: boolean;
   /** The note last told for a workspace this process only read (refreshNote). */
   noteBeforeInit?: string;
+  /**
+   * The paths other than its root it was asked for as (a link to the folder): the settings a
+   * person gave for the workspace under such a path apply too (noteAlias).
+   */
+  aliases: Set<string>;
 }
 
 export interface WorkspaceRegistryOptions {
@@ -76,6 +81,7 @@ export class WorkspaceRegistry {
         }),
         status: makeStatus("initializing", MESSAGES.initializing),
         saves: 0,
+        aliases: new Set(),
       };
       this.entries.set(key, entry);
     }
@@ -84,6 +90,25 @@ export class WorkspaceRegistry {
 
   clear(): void {
     this.entries.clear();
+  }
+
+  /** The workspace of `root` was asked for as `given` too (a link to its folder): see WorkspaceEntry.aliases. */
+  noteAlias(root: string, given: string): void {
+    const alias = normaliseWorkspacePath(given);
+    const entry = this.entryFor(root);
+    if (alias !== entry.engine.workspaceRoot) entry.aliases.add(alias);
+  }
+
+  /**
+   * Whether the checkpoints setting is on for the workspace: under its root and every path it
+   * was asked for as (a workspace's setting turned off while it was opened through a link is
+   * kept under the link's path).
+   */
+  private async enabled(entry: WorkspaceEntry): Promise<boolean> {
+    const isEnabled = this.o.isEnabled;
+    if (!isEnabled) return true;
+    for (const root of [entry.engine.workspaceRoot, ...entry.aliases]) if (!(await isEnabled(root))) return false;
+    return true;
   }
 
   /** The engines of the workspaces this process has used. */
@@ -163,7 +188,7 @@ export class WorkspaceRegistry {
 
   /** refreshNote for a workspace this process only read; nothing for one whose checkpoints are off. */
   private async tellNoteBeforeInit(entry: WorkspaceEntry): Promise<void> {
-    if (this.o.isEnabled && !(await this.o.isEnabled(entry.engine.workspaceRoot))) return;
+    if (!(await this.enabled(entry))) return;
     const message = entry.engine.recoveryNote() ?? MESSAGES.ready;
     if ((entry.noteBeforeInit ?? MESSAGES.ready) === message) return;
     entry.noteBeforeInit = message;
@@ -182,7 +207,7 @@ export class WorkspaceRegistry {
   }
 
   private async ready(entry: WorkspaceEntry): Promise<boolean> {
-    if (this.o.isEnabled && !(await this.o.isEnabled(entry.engine.workspaceRoot))) {
+    if (!(await this.enabled(entry))) {
       if (entry.status.state !== "disabled") this.setStatus(entry, "disabled", MESSAGES.disabled);
       return false;
     }
@@ -204,7 +229,8 @@ export class WorkspaceRegistry {
   /** The status of a workspace (with what the task's latest checkpoint left out). Never starts a scan. */
   async status(root: string, taskId?: string): Promise<CheckpointStatus> {
     const entry = this.entries.get(normaliseWorkspacePath(root));
-    if (this.o.isEnabled && !(await this.o.isEnabled(root))) return makeStatus("disabled", MESSAGES.disabled);
+    const enabled = entry ? await this.enabled(entry) : !this.o.isEnabled || (await this.o.isEnabled(root));
+    if (!enabled) return makeStatus("disabled", MESSAGES.disabled);
     const size = entry ? await entry.engine.repo.objectBytes().catch(() => 0) : 0;
     // An entry made only for queries (never initialized) says nothing yet.
     const initialized = entry && (entry.init !== undefined || entry.status.state !== "initializing");

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import { toolCallDetail, toolCallOf } from "./tool-call-record.js";
 import { DlineError } from "../errors.js";
-import { normaliseWorkspacePath, assertSafeId, mkdirPrivate } from "../storage/index.js";
+import { canonicalWorkspacePath, assertSafeId, mkdirPrivate } from "../storage/index.js";
 import {
   JournalStore,
   importLegacyConversation,
@@ -142,7 +142,7 @@ export class TaskRuntime {
     // The workspace's checkpoints may have got on before the task was there (they start with the
     // sidecar for `dline task`, or an earlier task's): it starts from how they are doing now,
     // a repair's note included, as a task there already was told.
-    const known = this.checkpointStatuses.get(normaliseWorkspacePath(workspaceRoot));
+    const known = this.checkpointStatuses.get(canonicalWorkspacePath(workspaceRoot));
     if (known) task.events.append({ case: "checkpointStatus", value: known });
     const checkpoints = this.deps.checkpointsFor(id, workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
@@ -1093,7 +1093,8 @@ export class TaskRuntime {
           filesTotal: BigInt(status.progress.total),
         }
       : {};
-    const target = normaliseWorkspacePath(workspaceRoot);
+    // The checkpoints keep a folder under its real path: a task opened through a link hears of it too.
+    const target = canonicalWorkspacePath(workspaceRoot);
     const value = {
       state: `CHECKPOINT_STATE_${status.state.toUpperCase()}`,
       message: status.message,
@@ -1103,7 +1104,7 @@ export class TaskRuntime {
     };
     this.checkpointStatuses.set(target, value);
     for (const task of this.live.values()) {
-      if (normaliseWorkspacePath(task.kernel.workspaceRoot) !== target) continue;
+      if (canonicalWorkspacePath(task.kernel.workspaceRoot) !== target) continue;
       this.continueAboveOthers(task);
       task.events.append({ case: "checkpointStatus", value });
     }

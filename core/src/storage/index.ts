@@ -31,7 +31,7 @@ export {
 export { assertKind } from "./capability-toggles.js";
 export type { ToggleContext } from "./capability-toggles.js";
 export type { EnvironmentProfile } from "./environment-profile.js";
-export { assertSafeId, normaliseWorkspacePath } from "./instance-layout.js";
+export { assertSafeId, canonicalWorkspacePath, normaliseWorkspacePath } from "./instance-layout.js";
 export type { TaskLayout } from "./instance-layout.js";
 export {
   PRIVATE_DIR_MODE,

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import type { StorageRoots } from "./roots.js";
 import { DlineError } from "../errors.js";
@@ -17,6 +18,16 @@ export function normaliseWorkspacePath(workspaceRoot: string): string {
   let resolved = path.resolve(workspaceRoot);
   if (process.platform === "win32") resolved = resolved.toLowerCase();
   return resolved;
+}
+
+/** normaliseWorkspacePath of the folder's real path (links resolved); a folder not there stands for itself. */
+export function canonicalWorkspacePath(workspaceRoot: string): string {
+  const resolved = path.resolve(workspaceRoot);
+  try {
+    return normaliseWorkspacePath(fs.realpathSync.native(resolved));
+  } catch {
+    return normaliseWorkspacePath(resolved);
+  }
 }
 
 /** SHA-256 of the normalised workspace path, shortened: names per-workspace folders. */
