@@ -95,9 +95,13 @@ describe("a folder opened through a link and through its real path", () => {
       () => undefined,
       (e: Error) => e,
     );
-    // Its checkpoints are in projA's repository: none of them is offered for projB.
-    expect((refused as { code?: string })?.code).toBe("not_found");
-    expect(await again.list("t1")).toEqual([]);
+    // Its checkpoints are in projA's repository: none of them is offered for projB, and the
+    // refusal says where they are.
+    expect((refused as { code?: string })?.code).toBe("failed_precondition");
+    expect(refused?.message).toContain(`were saved for ${projA}`);
+    expect(refused?.message).toContain(`leads to ${projB} now`);
+    await expect(again.compare("t1", base.id)).rejects.toThrow(/were saved for/);
+    await expect(again.list("t1")).rejects.toThrow(/were saved for/);
     expect(fs.readdirSync(projB)).toEqual(["b1.txt"]);
     expect(read(projB, "b1.txt")).toBe("B's own\n");
     expect(read(projA, "a.txt")).toBe("edited\n");

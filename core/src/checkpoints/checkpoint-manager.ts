@@ -23,7 +23,7 @@ import {
   type RestoreMode,
   type RestoreOutcome,
 } from "./restore-flow.js";
-import { findTaskWorkspace } from "./task-repository-finder.js";
+import { findTaskWorkspace, findTaskWorkspaceInFiles, hasRefFiles } from "./task-repository-finder.js";
 import { RepositoryRoots } from "./repository-roots.js";
 import { GitChildren } from "./git-children.js";
 import { PendingSaveReads } from "./pending-save-reads.js";
@@ -501,6 +501,8 @@ export class CheckpointManager {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
       const cps = await engine.list(taskId);
+      // None here: saved for another folder, the one its link led to then?
+      if (!cps.length) await this.assertKeptHere(taskId, engine.workspaceRoot);
       // A person looking at the checkpoints hears of a restore another window left part-way.
       this.workspaces.refreshNote(engine.workspaceRoot);
       const marker = await engine.restoredMarker(taskId);
@@ -573,6 +575,7 @@ export class CheckpointManager {
     return this.gitRequired(async () => {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
+      await this.assertKeptHere(taskId, engine.workspaceRoot);
       this.workspaces.refreshNote(engine.workspaceRoot);
       const cp = await this.findOffered(engine, taskId, checkpointId);
       if (!cp.hasFiles) throw new DlineError("failed_precondition", "This checkpoint has no file snapshot to compare.");
@@ -696,6 +699,7 @@ export class CheckpointManager {
     return this.gitRequired(async () => {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
+      await this.assertKeptHere(taskId, engine.workspaceRoot);
       const offered = await this.offeredFilter(taskId);
       const cps = (await engine.list(taskId)).filter((c) => c.hasFiles && offered(c));
       const named = which.checkpointId || which.messageId;
@@ -774,6 +778,7 @@ export class CheckpointManager {
     return this.gitRequired(async () => {
       await this.settled(taskId);
       const engine = await this.engineOfTask(taskId);
+      await this.assertKeptHere(taskId, engine.workspaceRoot);
       const target = await this.findOffered(engine, taskId, checkpointId);
       if (mode !== "task") {
         assertFilesRestorable(target);
@@ -938,6 +943,24 @@ export class CheckpointManager {
 
   private async engineOfTask(taskId: string): Promise<WorkspaceCheckpoints> {
     return this.workspaces.entryFor(await this.workspaceOfTask(taskId)).engine;
+  }
+
+  /**
+   * Refuses, saying where they are, an action on a task's checkpoints that its folder's
+   * repository does not hold because they were saved for another folder: the task ran through a
+   * link pointed elsewhere since (RepositoryRoots). Without this it read "No checkpoint of task …".
+   */
+  private async assertKeptHere(taskId: string, root: string): Promise<void> {
+    const given = (await this.conversation?.workspaceRootsOf(taskId))?.[0];
+    if (!given || normaliseWorkspacePath(given) === root) return;
+    const prefix = `refs/dline/tasks/${taskId}/`;
+    if (hasRefFiles(path.join(this.o.layout.checkpointRepoDir(root), ".git"), prefix)) return;
+    const keptFor = findTaskWorkspaceInFiles(this.o.layout.checkpointsDir, taskId);
+    if (!keptFor || normaliseWorkspacePath(keptFor) === root) return;
+    throw new DlineError(
+      "failed_precondition",
+      `The checkpoints of task ${taskId} were saved for ${keptFor}; its folder ${given} leads to ${root} now. Point it back to ${keptFor} to compare or restore them.`,
+    );
   }
 
   /** The task's workspace: from the task store when attached, else found among the shadow repositories. */

@@ -1,6 +1,6 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { ShadowGit } from "./git-process.js";
 import { quotedConfigValue } from "./shadow-config.js";
 
@@ -43,6 +43,26 @@ export async function findTaskWorkspace(
         .text(["config", "--get", "core.worktree"])
         .catch(() => quotedConfigValue(readOr(path.join(gitDir, "config")), "core", "worktree") ?? "")
     ).trim();
+    if (worktree) return worktree;
+  }
+  return undefined;
+}
+
+/**
+ * The workspace whose shadow repository holds refs of the task, read from the repositories' files
+ * (no git process: asked when an action on the task's checkpoints would otherwise find none).
+ */
+export function findTaskWorkspaceInFiles(checkpointsDir: string, taskId: string): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(checkpointsDir);
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    const gitDir = path.join(checkpointsDir, name, ".git");
+    if (!hasRefFiles(gitDir, `refs/dline/tasks/${taskId}/`)) continue;
+    const worktree = quotedConfigValue(readOr(path.join(gitDir, "config")), "core", "worktree");
     if (worktree) return worktree;
   }
   return undefined;
