@@ -18,17 +18,22 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c().catch(() => {})));
 });
 
+/** A sidecar whose git status takes 1.5 s more (the scan still runs when the task starts), and a model that completes. */
+async function sidecarWithSlowScan() {
+  const roots = makeTestRoots();
+  const PATH = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1.5");
+  const sidecar = await startSidecar({ roots, env: { PATH } });
+  cleanups.push(() => sidecar.stop());
+  const { server, profileId } = await configureModel(sidecar.clients, "openai", {
+    turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],
+  });
+  cleanups.push(() => server.stop());
+  return { roots, sidecar, profileId };
+}
+
 describe("checkpoints initializing while a task starts", () => {
   it("the task hears its checkpoints initialize: scanning, staging, then ready", async () => {
-    const roots = makeTestRoots();
-    // git status takes 1.5 s more: the scan is still running when the task starts.
-    const PATH = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1.5");
-    const sidecar = await startSidecar({ roots, env: { PATH } });
-    cleanups.push(() => sidecar.stop());
-    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
-      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],
-    });
-    cleanups.push(() => server.stop());
+    const { roots, sidecar, profileId } = await sidecarWithSlowScan();
     const workspace = makeWorkspace(roots.base);
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: workspace, text: "Finish", profileId });
     const statuses: { state: string; phase: string }[] = [];
@@ -44,14 +49,7 @@ describe("checkpoints initializing while a task starts", () => {
   });
 
   it("a task opened through a link to its folder hears them too (they are kept under the folder's real path)", async () => {
-    const roots = makeTestRoots();
-    const PATH = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1.5");
-    const sidecar = await startSidecar({ roots, env: { PATH } });
-    cleanups.push(() => sidecar.stop());
-    const { server, profileId } = await configureModel(sidecar.clients, "openai", {
-      turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "Done." } }] }],
-    });
-    cleanups.push(() => server.stop());
+    const { roots, sidecar, profileId } = await sidecarWithSlowScan();
     const link = path.join(roots.base, "project-link");
     fs.symlinkSync(makeWorkspace(roots.base), link);
     const { taskId } = await sidecar.clients.tasks.newTask({ workspaceRoot: link, text: "Finish", profileId });

@@ -23,7 +23,7 @@ import {
   type RestoreMode,
   type RestoreOutcome,
 } from "./restore-flow.js";
-import { findTaskWorkspace, findTaskWorkspaceInFiles, hasRefFiles } from "./task-repository-finder.js";
+import { findTaskWorkspace } from "./task-repository-finder.js";
 import { RepositoryRoots } from "./repository-roots.js";
 import { GitChildren } from "./git-children.js";
 import { PendingSaveReads } from "./pending-save-reads.js";
@@ -152,7 +152,9 @@ export class CheckpointManager {
       budgetCheckEvery: options.budgetCheckEvery ?? 25,
       watchBetweenTasks: options.watchBetweenTasks ?? true,
     };
-    this.repositoryRoots = new RepositoryRoots((root) => this.o.layout.checkpointRepoDir(root));
+    this.repositoryRoots = new RepositoryRoots(this.o.layout.checkpointsDir, (root) =>
+      this.o.layout.checkpointRepoDir(root),
+    );
     this.workspaces = new WorkspaceRegistry({
       ...this.o,
       taskExists: async (taskId) => (await this.conversation?.taskExists?.(taskId)) ?? true,
@@ -952,11 +954,8 @@ export class CheckpointManager {
    */
   private async assertKeptHere(taskId: string, root: string): Promise<void> {
     const given = (await this.conversation?.workspaceRootsOf(taskId))?.[0];
-    if (!given || normaliseWorkspacePath(given) === root) return;
-    const prefix = `refs/dline/tasks/${taskId}/`;
-    if (hasRefFiles(path.join(this.o.layout.checkpointRepoDir(root), ".git"), prefix)) return;
-    const keptFor = findTaskWorkspaceInFiles(this.o.layout.checkpointsDir, taskId);
-    if (!keptFor || normaliseWorkspacePath(keptFor) === root) return;
+    const keptFor = given && this.repositoryRoots.keptElsewhere(given, root, taskId);
+    if (!keptFor) return;
     throw new DlineError(
       "failed_precondition",
       `The checkpoints of task ${taskId} were saved for ${keptFor}; its folder ${given} leads to ${root} now. Point it back to ${keptFor} to compare or restore them.`,

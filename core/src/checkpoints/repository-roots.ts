@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { canonicalWorkspacePath, normaliseWorkspacePath } from "../storage/index.js";
-import { hasRefFiles } from "./task-repository-finder.js";
+import { findTaskWorkspaceInFiles, hasRefFiles } from "./task-repository-finder.js";
 
 /**
  * Which folder a workspace's checkpoints are kept for: its real path, links resolved. A folder
@@ -19,8 +19,11 @@ export class RepositoryRoots {
    */
   private readonly throughLinks = new Map<string, string>();
 
-  /** `repoDirOf`: the shadow repository folder (holding `.git`) of a workspace root. */
-  constructor(private readonly repoDirOf: (root: string) => string) {}
+  /** `checkpointsDir` holds the shadow repositories; `repoDirOf`: the one (holding `.git`) of a workspace root. */
+  constructor(
+    private readonly checkpointsDir: string,
+    private readonly repoDirOf: (root: string) => string,
+  ) {}
 
   /** The root whose repository keeps the checkpoints of `given` (a resolved path), or of its task. */
   of(given: string, taskId?: string): string {
@@ -36,6 +39,16 @@ export class RepositoryRoots {
       this.throughLinks.set(key, root);
     }
     return root;
+  }
+
+  /**
+   * The folder another repository keeps the task's checkpoints for, when the task went through a
+   * link (`given`) and `root`'s repository holds none of them: the link led elsewhere then.
+   */
+  keptElsewhere(given: string, root: string, taskId: string): string | undefined {
+    if (normaliseWorkspacePath(given) === root || this.holdsTask(root, taskId)) return undefined;
+    const keptFor = findTaskWorkspaceInFiles(this.checkpointsDir, taskId);
+    return keptFor && normaliseWorkspacePath(keptFor) !== root ? keptFor : undefined;
   }
 
   /** Whether the repository of `root` holds refs of the task (read from its files, no git process). */
