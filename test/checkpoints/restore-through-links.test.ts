@@ -1,7 +1,8 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FileConversation, makeManager, makeSandbox, read, write } from "./helpers.js";
+import { FileConversation, makeManager, makeSandbox, read, write, type Sandbox } from "./helpers.js";
 
 /**
  * A folder replaced by a link (by the person after the task, or by the task's command). Found
@@ -15,6 +16,36 @@ function setup() {
   const manager = makeManager(sb, { conversation });
   const task = { id: "t1", workspaceRoots: [sb.workspace] };
   return { sb, manager, task, ws: sb.workspace };
+}
+
+function shadowGit(sb: Sandbox, args: string[], input?: string): string {
+  return execFileSync("git", ["--git-dir", path.join(sb.layout.checkpointRepoDir(sb.workspace), ".git"), ...args], {
+    env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    encoding: "utf8",
+    input,
+  }).trim();
+}
+
+/**
+ * Adds to a task's pre-image record one more pre-image of `repoPath` holding `content`, taken at
+ * `at`: what an earlier version kept for a restore's undo (edit-captures.ts's record format).
+ */
+function addPreimage(sb: Sandbox, taskId: string, repoPath: string, content: string, at: number): void {
+  const ref = `refs/dline/preimages/${taskId}`;
+  type Capture = { path: string; at: number; kind: string; id?: string; mode?: string; permissions?: number };
+  let record: { v: 1; task: string; captures: Capture[] } = { v: 1, task: taskId, captures: [] };
+  const refs = shadowGit(sb, ["for-each-ref", "--format=%(objectname)", ref]);
+  if (refs) {
+    const message = shadowGit(sb, ["cat-file", "commit", refs]);
+    record = JSON.parse(message.split("\n").find((l) => l.startsWith("{"))!) as typeof record;
+  }
+  const id = shadowGit(sb, ["hash-object", "-w", "--stdin"], content);
+  record.captures.push({ path: repoPath, at, kind: "preimage", id, mode: "100644", permissions: 0o644 });
+  const blobs = [...new Set(record.captures.flatMap((c) => (c.id ? [c.id] : [])))];
+  const tree = shadowGit(sb, ["mktree"], blobs.map((b) => `100644 blob ${b}\t${b}`).join("\n") + "\n");
+  const id2 = ["-c", "user.name=Dline Checkpoint", "-c", "user.email=checkpoint@dline.invalid"];
+  const next = shadowGit(sb, [...id2, "commit-tree", tree, "-m", `Dline pre-images\n\n${JSON.stringify(record)}`]);
+  shadowGit(sb, ["update-ref", ref, next]);
 }
 
 describe("a restore where a folder is a link now", () => {
@@ -98,6 +129,33 @@ describe("a restore where a folder is a link now", () => {
     expect(undone.restoredPaths).not.toContain("sub/s.txt");
     expect(undone.keptPaths).toEqual([]);
     expect(undone.deletedPaths).toEqual(["sub/s.txt"]);
+    await manager.stop();
+  });
+
+  it("writes no kept copy through a link its undo made again, whatever an earlier version kept", async () => {
+    // An earlier version kept sub/s.txt for the undo, read through the link. Undoing makes the
+    // link again first: the kept copy would then be written through it, over the outside file.
+    const { sb, manager, task, ws } = setup();
+    write(ws, "sub/s.txt", "the workspace's file\n");
+    write(ws, "a.txt", "a\n");
+    const base = (await manager.ensureBaseline(task))!;
+    const outside = path.join(sb.base, "outside");
+    write(outside, "s.txt", "OUTSIDE\n");
+    write(ws, "a.txt", "b\n");
+    fs.rmSync(path.join(ws, "sub"), { recursive: true });
+    fs.symlinkSync(outside, path.join(ws, "sub"));
+    await manager.saveTurn(task, { commandRan: true });
+    const outcome = await manager.restore("t1", base.id, "files");
+    const undo = (await manager.list("t1")).find((c) => c.id === outcome.undoCheckpointId)!;
+    addPreimage(sb, "t1", "sub/s.txt", "OUTSIDE\n", undo.createdAt + 1);
+    write(outside, "s.txt", "the person's edit outside\n");
+
+    const undone = await manager.restore("t1", outcome.undoCheckpointId, "files");
+    expect(fs.lstatSync(path.join(ws, "sub")).isSymbolicLink()).toBe(true);
+    expect(read(outside, "s.txt")).toBe("the person's edit outside\n");
+    expect(read(ws, "a.txt")).toBe("b\n");
+    expect(undone.restoredPaths).not.toContain("sub/s.txt");
+    expect(undone.keptPaths).toContainEqual(expect.objectContaining({ path: "sub/s.txt" }));
     await manager.stop();
   });
 });
