@@ -31,6 +31,32 @@ async function codeOf(p: Promise<unknown>): Promise<Code | "ok"> {
 }
 
 describe("CheckpointService over the real sidecar", () => {
+  it("refuses a workspace root that is no folder for the status, Retry and Disable (found with the Kotlin client)", async () => {
+    const roots = makeTestRoots("dline-cp-rpc-root-");
+    const file = path.join(roots.home, "a-file.txt");
+    write(roots.home, "a-file.txt", "not a folder\n");
+    const s = await startSidecar({ roots });
+    running.push(s);
+    const cp = s.clients.checkpoints;
+    // Each answered "Checkpoints are ready." before; Retry then resolved a relative path against
+    // the sidecar's own folder, and said git's own words for a file.
+    for (const workspaceRoot of [path.join(roots.home, "no-such-folder"), "relative/dir", file]) {
+      for (const call of [
+        cp.getStatus({ workspaceRoot }),
+        cp.retry({ workspaceRoot }),
+        cp.disable({ workspaceRoot }),
+      ]) {
+        const err = await call.then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
+        expect(err?.code, workspaceRoot).toBe(Code.InvalidArgument);
+        expect(err?.rawMessage).toContain(workspaceRoot);
+      }
+    }
+    expect(fs.readFileSync(file, "utf8")).toBe("not a folder\n");
+  });
+
   it("reports status, lists, compares and restores checkpoints another process saved", async () => {
     const roots = makeTestRoots("dline-cp-rpc-");
     const workspace = path.join(roots.home, "project");

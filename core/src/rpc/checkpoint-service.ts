@@ -37,6 +37,7 @@ import type {
   SkipReason as DomainSkipReason,
 } from "../checkpoints/index.js";
 import { DlineError } from "../errors.js";
+import { assertWorkspaceFolder } from "../runtime/index.js";
 import type { PeerClients } from "../peer/peer-clients.js";
 import type { TaskRouter } from "../peer/task-router.js";
 import { assertSafeId } from "../storage/index.js";
@@ -139,7 +140,12 @@ export function checkpointService(
 }
 
 function query(req: { taskId: string; workspaceRoot: string }): { taskId?: string; workspaceRoot?: string } {
-  if (req.workspaceRoot) return { workspaceRoot: req.workspaceRoot };
+  if (req.workspaceRoot) {
+    // A folder that is not there, a relative path or a file answered "ready" (and Retry then
+    // resolved a relative path against the sidecar's own folder).
+    assertWorkspaceFolder(req.workspaceRoot);
+    return { workspaceRoot: req.workspaceRoot };
+  }
   if (req.taskId) {
     assertSafeId("task id", req.taskId);
     return { taskId: req.taskId };

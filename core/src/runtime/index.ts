@@ -12,6 +12,7 @@ export type {
 export { CheckpointStatusRelay, lazyTaskRuntime } from "./create-runtime.js";
 export { ModelResolver, SET_UP_A_MODEL } from "./model-resolver.js";
 export { TaskRuntime } from "./task-runtime.js";
+export { assertWorkspaceFolder } from "./task-workspace.js";
 export { toolCallOf } from "./tool-call-record.js";
 export type { CommandLineRecord, FileEditRecord, ToolCallRecord, ToolCallStatusName } from "./tool-call-record.js";
 export type { TaskMode } from "./turn-deps.js";

@@ -478,6 +478,20 @@ export class TaskRuntime {
     const model = await this.deps.resolveModel(task.kernel.profileId, task.id);
     const checkpoints = this.deps.checkpointsFor(task.id, task.kernel.workspaceRoot);
     const loop = this.loopFor(task, model, checkpoints);
+    // A task whose first run stopped before its baseline was saved (the sidecar killed during
+    // the scan, or while the first approval waited) gets it now, anchored on its first message
+    // and told as at its start: saved later by the first tool, it named no message, and the chat
+    // had no checkpoint before the task's first change. A task that has one keeps it.
+    const first = task.messages.list()[0];
+    if (first && !first.checkpointId && checkpoints) {
+      const baseline = checkpoints
+        .baseline(first.id)
+        .then(this.checkpointSavedAt(task, first, "CHECKPOINT_KIND_BASELINE"))
+        .catch((err: Error) =>
+          this.deps.logger.warn("baseline checkpoint failed", { taskId: task.id, error: err.message }),
+        );
+      loop.settleBaselineBeforeEnd(baseline);
+    }
     // The person may have changed files since the task last ran: they are not the task's.
     const last = task.messages.list().at(-1);
     checkpoints?.runStarting(last?.id ?? "", last && this.checkpointSavedAt(task, last, "CHECKPOINT_KIND_TURN"));

@@ -15,9 +15,7 @@ export function workspaceToContinueIn(
 ): { workspaceRoot: string; changed: boolean } {
   const recordedHere = isFolder(recorded);
   if (given) {
-    if (!path.isAbsolute(given))
-      throw new DlineError("invalid_argument", `workspace_root must be an absolute path, not ${given}.`);
-    if (!isFolder(given)) throw new DlineError("invalid_argument", `The workspace ${given} is not a folder.`);
+    assertWorkspaceFolder(given);
     if (recordedHere && !samePlace(recorded, given)) {
       throw new DlineError("invalid_argument", `Task ${taskId} runs in ${recorded}; it cannot continue in ${given}.`);
     }
@@ -40,6 +38,13 @@ export function workspaceToContinueIn(
     );
   }
   return { workspaceRoot: recorded, changed: false };
+}
+
+/** A workspace root a caller gives: an absolute path to a folder (invalid_argument otherwise). */
+export function assertWorkspaceFolder(given: string): void {
+  if (!path.isAbsolute(given))
+    throw new DlineError("invalid_argument", `workspace_root must be an absolute path, not ${given}.`);
+  if (!isFolder(given)) throw new DlineError("invalid_argument", `The workspace ${given} is not a folder.`);
 }
 
 function isFolder(p: string): boolean {
