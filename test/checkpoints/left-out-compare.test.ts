@@ -79,8 +79,37 @@ describe("Compare and what the checkpoints leave out", () => {
   });
 });
 
+describe("left-out folders a command made below the top folder", () => {
+  // Found with the Kotlin client: `mkdir -p gen/out lib/dist && echo o > gen/out/a.txt && ...`:
+  // a restore to the baseline named only a top-level `out/` kept; gen/out/a.txt and
+  // lib/dist/d.js stayed with no word, and Compare listed neither (no skip list names them).
+  it("are named kept by the restore, and listed by Compare as not tracked", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "lib/index.js", "lib\n");
+    write(ws, "gen/.keep", "");
+    write(ws, "lib/dist-old/kept.js", "an ignored file from before\n");
+    write(ws, ".gitignore", "dist-old/\n");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "s.txt", "a tool's file\n");
+    await manager.saveTurn(task, { editedPaths: ["s.txt"] });
+    write(ws, "gen/out/a.txt", "o\n");
+    write(ws, "lib/dist/d.js", "d\n");
+    write(ws, "out/top.txt", "t\n");
+    await manager.saveTurn(task, { commandRan: true });
+
+    const compared = (await manager.compare("t1", base.id)).files.filter((f) => f.notTracked).map((f) => f.path);
+    expect(compared.sort()).toEqual(["gen/out/", "lib/dist/", "out/"]);
+    const outcome = await manager.restore("t1", base.id, "files");
+    expect(outcome.deletedPaths).toEqual(["s.txt"]);
+    expect(outcome.keptPaths.map((k) => k.path).sort()).toEqual(["gen/out/", "lib/dist/", "out/"]);
+    expect(read(ws, "gen/out/a.txt")).toBe("o\n");
+    // An ignored folder that was there before and nobody changed is not named.
+    expect(outcome.keptPaths.some((k) => k.path.startsWith("lib/dist-old"))).toBe(false);
+  });
+});
+
 describe("a restore past a cut skip list", () => {
-  it("says more files may have changed: a command's change to a left-out file the list does not name goes unnamed", async () => {
+  it("says more files may have changed, and names a command's change to a left-out file the list does not name", async () => {
     const { manager, task, ws } = setup();
     // 700 files of an excluded type (tracked by the user's git, left out by the checkpoints):
     // the checkpoint's skip list keeps 500 of them.
@@ -97,7 +126,8 @@ describe("a restore past a cut skip list", () => {
 
     const outcome = await manager.restore("t1", base.id, "files");
     expect(outcome.restoredPaths).toEqual(["src/app.js"]);
-    expect(outcome.keptPaths.map((k) => k.path)).not.toContain(unnamed);
+    // Found by a walk of what is left out now (a command ran since the target); before, unnamed.
+    expect(outcome.keptPaths.map((k) => k.path)).toContain(unnamed);
     // Before: false, as if every change the restore left had been named.
     expect(outcome.keptPathsIncomplete).toBe(true);
     expect(read(ws, unnamed)).toBe("changed by a command\n");

@@ -110,6 +110,94 @@ describe("restore with recorded edits (only the task's files)", () => {
   });
 });
 
+describe("the undo of a restore (found through ACP)", () => {
+  /** A task that wrote a.txt then b.txt (one turn each), from an empty a.txt-less workspace. */
+  async function twoTurns() {
+    const ctx = setup();
+    write(ctx.ws, "keep.txt", "the person's\n");
+    const base = (await ctx.manager.ensureBaseline(ctx.task))!;
+    write(ctx.ws, "a.txt", "A\n");
+    const first = (await ctx.manager.saveTurn(ctx.task, { editedPaths: ["a.txt"] }))!;
+    write(ctx.ws, "b.txt", "B\n");
+    await ctx.manager.saveTurn(ctx.task, { editedPaths: ["b.txt"] });
+    return { ...ctx, base, first };
+  }
+
+  it("is offered after a restore to an older undo point chosen from the list, and undoes that restore", async () => {
+    const { manager, ws, base, first } = await twoTurns();
+    const toBase = await manager.restore("t1", base.id, "files");
+    await manager.restore("t1", first.id, "files");
+    expect(read(ws, "a.txt")).toBe("A\n");
+    expect(fs.existsSync(path.join(ws, "b.txt"))).toBe(false);
+    // Not an undo (the undo point of the restore just before it is another): the files go back
+    // to what they were before the first restore, and that restore can be undone.
+    await manager.restore("t1", toBase.undoCheckpointId, "files");
+    expect(read(ws, "b.txt")).toBe("B\n");
+    const undo = lastOf(await manager.list("t1"), "checkpoint");
+    expect(undo.undoAvailable).toBe(true);
+    await manager.restore("t1", undo.id, "files");
+    expect(read(ws, "a.txt")).toBe("A\n");
+    expect(fs.existsSync(path.join(ws, "b.txt"))).toBe(false);
+    // That one was an undo: nothing is offered to undo after it.
+    expect((await manager.list("t1")).some((c) => c.undoAvailable)).toBe(false);
+  });
+
+  it("is withdrawn once another task saved a checkpoint in the workspace, so it never writes over that task's edits", async () => {
+    const { manager, ws, base } = await twoTurns();
+    await manager.restore("t1", base.id, "files");
+    expect(lastOf(await manager.list("t1"), "checkpoint").undoAvailable).toBe(true);
+    const other = { id: "t2", workspaceRoots: [ws] };
+    await manager.ensureBaseline(other);
+    write(ws, "b.txt", "task 2's\n");
+    await manager.saveTurn(other, { editedPaths: ["b.txt"] });
+    const undoPoint = lastOf(await manager.list("t1"), "checkpoint");
+    expect(undoPoint.kind).toBe("before_restore");
+    expect(undoPoint.undoAvailable).toBe(false);
+    expect(read(ws, "b.txt")).toBe("task 2's\n");
+  });
+
+  it("stays offered when another task saved checkpoints since without changing a file it puts back", async () => {
+    const { manager, ws, base } = await twoTurns();
+    await manager.restore("t1", base.id, "files");
+    const other = { id: "t2", workspaceRoots: [ws] };
+    await manager.ensureBaseline(other);
+    write(ws, "c.txt", "task 2's own file\n");
+    await manager.saveTurn(other, { editedPaths: ["c.txt"] });
+    const undo = lastOf(await manager.list("t1"), "checkpoint");
+    expect(undo.undoAvailable).toBe(true);
+    await manager.restore("t1", undo.id, "files");
+    expect(read(ws, "a.txt")).toBe("A\n");
+    expect(read(ws, "b.txt")).toBe("B\n");
+    expect(read(ws, "c.txt")).toBe("task 2's own file\n");
+  });
+
+  it("is still offered when the restore was a reset (a task without recorded edits) and nothing was saved since", async () => {
+    const { manager, task, ws } = setup();
+    write(ws, "a.txt", "one\n");
+    const base = (await manager.ensureBaseline(task))!;
+    write(ws, "a.txt", "two\n");
+    await manager.saveTurn(task, { commandRan: true });
+    await manager.restore("t1", base.id, "files");
+    expect(read(ws, "a.txt")).toBe("one\n");
+    expect(lastOf(await manager.list("t1"), "checkpoint").undoAvailable).toBe(true);
+  });
+
+  it("point restores only files: restoring the conversation to it is refused, and nothing changes", async () => {
+    const { manager, ws, base } = await twoTurns();
+    const outcome = await manager.restore("t1", base.id, "files");
+    const before = await manager.list("t1");
+    for (const mode of ["files_and_task", "task"] as const) {
+      const refused = await manager.restore("t1", outcome.undoCheckpointId, mode).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(DlineError);
+      expect(refused).toMatchObject({ code: "failed_precondition" });
+      expect((refused as Error).message).toMatch(/only its files can be restored/);
+    }
+    // The files stay as the restore left them, and every checkpoint is still offered.
+    expect(fs.existsSync(path.join(ws, "a.txt"))).toBe(false);
+    expect(await manager.list("t1")).toEqual(before);
+  });
+});
+
 describe("restore without recorded edits (reset --hard in the shadow repository)", () => {
   it("returns every snapshotted file and removes snapshotted files created later; ignored and LFS files stay", async () => {
     const { manager, task, ws } = setup();

@@ -144,3 +144,24 @@ describe("Undo on a restore's notice", () => {
     }
   });
 });
+
+describe("the restore menu of an undo point (the checkpoint a file restore saved first)", () => {
+  // It follows no message: the core refuses Restore Files & Task and Restore Task Only for it
+  // (restoring the conversation there cut the task back to an older message, found through ACP).
+  it("offers Restore Files Only alone, at once, without More options", async () => {
+    const options = restoreOptions({ hasFiles: true, compaction: false, restored: false, undoPoint: true });
+    expect(options.map((o) => o.mode)).toEqual([RestoreMode.FILES]);
+    const menu = scriptedMenu(["Restore Files Only"]);
+    expect(await pickRestore(options, menu.ui)).toBe(RestoreMode.FILES);
+    expect(menu.shown).toHaveLength(1);
+    expect(menu.shown[0]!.rows.some((r) => r.includes("More options"))).toBe(false);
+  });
+
+  it("once its files were restored, shows it not available and says why", async () => {
+    const options = restoreOptions({ hasFiles: true, compaction: false, restored: true, undoPoint: true });
+    const menu = scriptedMenu(["Restore Files Only"]);
+    expect(await pickRestore(options, menu.ui)).toBeUndefined();
+    expect(menu.shown[0]!.items.map((i) => i.mode)).toEqual([RestoreMode.FILES]);
+    expect(menu.explained[0]).toContain("already restored to this checkpoint");
+  });
+});

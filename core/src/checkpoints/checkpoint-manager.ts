@@ -15,6 +15,7 @@ import { GitError } from "./git-process.js";
 import type { WorkspaceCheckpoints } from "./workspace-checkpoints.js";
 import { WorkspaceRegistry, type WorkspaceEntry } from "./workspace-registry.js";
 import {
+  assertConversationRestorable,
   assertFilesRestorable,
   findCheckpoint,
   RestoreFlow,
@@ -509,16 +510,36 @@ export class CheckpointManager {
       this.workspaces.refreshNote(engine.workspaceRoot);
       const marker = await engine.restoredMarker(taskId);
       const last = cps[cps.length - 1];
-      // The last restore was itself an undo (it restored a "before restore" checkpoint): there is
-      // nothing left to undo, and offering it again would put back the restore just undone.
-      const lastRestoreWasUndo = cps.some((c) => c.id === marker && c.kind === "before_restore");
+      const undoable = last?.kind === "before_restore" && (await this.undoable(engine, cps, marker));
       const offered = await this.offeredFilter(taskId);
       return cps.filter(offered).map((c) => ({
         ...c,
         restored: marker !== undefined && c.id === marker && c !== last,
-        undoAvailable: c === last && c.kind === "before_restore" && !lastRestoreWasUndo,
+        undoAvailable: c === last && undoable,
       }));
     });
+  }
+
+  /**
+   * Whether the task's last restore (`marker`: the checkpoint it restored to), whose undo point
+   * is the task's newest checkpoint, is still offered for undoing. Not when it was itself an undo:
+   * it restored the undo point the restore before it saved, the checkpoint just before its own
+   * (offering it again would put back the restore just undone; a restore to an older undo point
+   * chosen from the list is a restore like any other, and undone like one). Nor once a checkpoint
+   * saved in the workspace since, by any task, recorded a change of a file the undo puts back:
+   * undoing would write over it with no question asked.
+   */
+  private async undoable(
+    engine: WorkspaceCheckpoints,
+    cps: readonly CheckpointInfo[],
+    marker: string | undefined,
+  ): Promise<boolean> {
+    const previous = cps[cps.length - 2];
+    if (previous?.kind === "before_restore" && previous.id === marker) return false;
+    // No restore of the task ended (one stopped part-way): its undo point is what puts the files back.
+    const target = marker === undefined ? undefined : cps.find((c) => c.id === marker);
+    if (!target) return true;
+    return !(await engine.undoWouldOverwriteLaterSaves(target, cps[cps.length - 1]!));
   }
 
   /**
@@ -786,6 +807,7 @@ export class CheckpointManager {
         assertFilesRestorable(target);
         await this.assertNoOtherTaskActive(taskId);
       }
+      if (mode !== "files") assertConversationRestorable(target);
       const held = await this.holdForRestore(taskId, restorePurpose(target));
       try {
         if (mode !== "task") await this.saveMissedCommandTurn(engine, taskId, target);

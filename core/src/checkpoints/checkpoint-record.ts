@@ -89,6 +89,11 @@ export const MAX_RECORDED_SKIPS = 500;
 const TASK_REFS = "refs/dline/tasks";
 export const SNAPSHOT_HEAD = "refs/heads/dline-snapshots";
 
+/** The first line of the snapshot a path restore leaves at SNAPSHOT_HEAD (snapshot-restore.ts). */
+export function afterRestoreSubject(targetId: string): string {
+  return `Dline snapshot after restoring ${targetId}`;
+}
+
 export function taskRefPrefix(taskId: string): string {
   return `${TASK_REFS}/${taskId}/`;
 }

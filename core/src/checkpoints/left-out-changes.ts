@@ -20,6 +20,11 @@ export const CHANGES_NAMED = 100;
 export interface LaterSkips {
   skipped: readonly SkippedPath[];
   cut: boolean;
+  /**
+   * One of them followed a command of the task: it may have made left-out files below the top
+   * folder that no list names (`gen/out/a.txt`), which only a walk of the workspace finds.
+   */
+  commandRan?: boolean;
 }
 
 export interface LeftOutLook {

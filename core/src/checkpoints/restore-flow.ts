@@ -78,6 +78,20 @@ export function assertFilesRestorable(cp: CheckpointInfo): void {
 }
 
 /**
+ * An undo point ("before restore") holds the files as they were just before a restore and follows
+ * no message of the task (it names the message of the checkpoint restored to): restoring the
+ * conversation to it cut the task back to that older message while its files went forward, and
+ * took the turns between out of reach. Only its files are restored (Restore Files Only, or Undo).
+ */
+export function assertConversationRestorable(cp: CheckpointInfo): void {
+  if (cp.kind === "before_restore")
+    throw new DlineError(
+      "failed_precondition",
+      `Checkpoint ${cp.id.slice(0, 8)} holds the files as they were before a restore and follows no message of the task: only its files can be restored (Restore Files Only, or Undo restore).`,
+    );
+}
+
+/**
  * One restore of one task: the mode rules (compaction and snapshot-less checkpoints allow only
  * "task only"), the files part through WorkspaceCheckpoints, the conversation part through the
  * task store's port, and "Files & Task" restoring the conversation even when files fail.
@@ -111,6 +125,7 @@ export class RestoreFlow {
       repositoryNote: "",
     };
     if (mode !== "task") assertFilesRestorable(cp);
+    if (mode !== "files") assertConversationRestorable(cp);
     const port = mode === "files" ? undefined : this.requireConversation();
     if (mode !== "task") {
       try {
@@ -358,7 +373,11 @@ export function restoreAllTarget(
  */
 function leftOutAfter(cps: readonly CheckpointInfo[], target: CheckpointInfo): LaterSkips {
   const later = cps.filter((c) => c.createdAt > target.createdAt);
-  return { skipped: later.flatMap((c) => c.skipped), cut: [target, ...later].some(skipListTruncated) };
+  return {
+    skipped: later.flatMap((c) => c.skipped),
+    cut: [target, ...later].some(skipListTruncated),
+    commandRan: later.some((c) => c.commandRan === true),
+  };
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { DlineError } from "../errors.js";
-import { SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
+import { afterRestoreSubject, SNAPSHOT_HEAD, type CheckpointInfo } from "./checkpoint-record.js";
 import { captureAfter, type CaptureAt } from "./edit-captures.js";
 import { sessionEntries, type TreeEntries } from "./fast-commit.js";
 import { narrowToRecorded, recordedMode, restoredPermissions, type ModeRecord } from "./file-modes.js";
@@ -236,7 +236,7 @@ export class SnapshotRestore {
     session.commit({
       ref: SNAPSHOT_HEAD,
       mark: 2,
-      message: `Dline snapshot after restoring ${targetId}\n${modes ? `\n${JSON.stringify({ modes })}\n` : ""}`,
+      message: `${afterRestoreSubject(targetId)}\n${modes ? `\n${JSON.stringify({ modes })}\n` : ""}`,
       timeMs: Date.now(),
       identity: CHECKPOINT_IDENTITY,
       baseTree: undoTree,

@@ -373,11 +373,19 @@ export class SnapshotStager {
     return (typeof wanted === "function" ? await wanted() : wanted) ? this.listIgnored(signal) : [];
   }
 
-  /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */
-  private async listIgnored(signal?: AbortSignal): Promise<SkippedPath[]> {
-    const listed = splitNul(
+  /**
+   * The paths the exclusions and ignore files leave out now, folders collapsed ("dist/"), at most
+   * 5,000: one walk of the workspace.
+   */
+  async ignoredNow(signal?: AbortSignal): Promise<string[]> {
+    return splitNul(
       await this.git.text(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal }),
     ).slice(0, 5000);
+  }
+
+  /** Ignored paths (folders collapsed), each with why: built-in exclusion, LFS, or .gitignore. */
+  private async listIgnored(signal?: AbortSignal): Promise<SkippedPath[]> {
+    const listed = await this.ignoredNow(signal);
     if (!listed.length) return [];
     const out = await this.git.run(["check-ignore", "-z", "-v", "--no-index", "--stdin"], {
       input: listed.join("\0") + "\0",

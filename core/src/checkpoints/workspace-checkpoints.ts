@@ -10,6 +10,7 @@ import {
   MAX_RECORDED_SKIPS,
   restoredRef,
   SNAPSHOT_HEAD,
+  afterRestoreSubject,
   taskRefPrefix,
   type CheckpointInfo,
   type CheckpointKind,
@@ -544,14 +545,9 @@ export class WorkspaceCheckpoints {
     return held;
   }
 
-  /** Whether a snapshot holds a file: from remembered or loose trees, else asked of git. */
+  /** Whether a snapshot holds a file. */
   private async entryIn(tree: string, repoPath: string): Promise<boolean> {
-    try {
-      return this.editor.entryAt(tree, repoPath) !== undefined;
-    } catch (err) {
-      if (!(err instanceof TreeUnavailable)) throw err;
-      return (await this.repo.git.text(["ls-tree", "-z", tree, "--", repoPath])).length > 0;
-    }
+    return (await this.entryOf(tree, repoPath)) !== undefined;
   }
 
   /**
@@ -898,6 +894,56 @@ export class WorkspaceCheckpoints {
       },
       () => [],
     );
+  }
+
+  /**
+   * Whether undoing the restore to `target` (whose undo point is `undoPoint`) would write over
+   * what a checkpoint saved since recorded: another task's edits of files the undo puts back
+   * (found through ACP: the undo wrote over them without a word). The newest snapshot is looked
+   * at: still what the restore left (the undo point, the target after a reset, or the snapshot
+   * it made after restoring paths), or, at each path the undo writes, holding what the restore
+   * wrote or what the undo puts back, it records nothing the undo would lose. A task that changed
+   * nothing there since (its baseline, a rejected edit) leaves the undo offered.
+   */
+  async undoWouldOverwriteLaterSaves(target: CheckpointInfo, undoPoint: CheckpointInfo): Promise<boolean> {
+    return this.lock.readOnly(
+      async () => {
+        await this.open();
+        const head = await this.log.resolveRef(SNAPSHOT_HEAD);
+        if (!head || head === undoPoint.id || head === target.id) return false;
+        const object = this.objects.read(head);
+        const body =
+          object?.type === "commit"
+            ? object.body.toString("utf8")
+            : await this.repo.git.text(["cat-file", "commit", head]).catch(() => "");
+        const start = body.indexOf("\n\n");
+        if (start >= 0 && body.slice(start + 2).split("\n", 1)[0] === afterRestoreSubject(target.id)) return false;
+        const headTree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
+        if (!headTree) return false;
+        // A reset's undo puts back every file: any change saved since is in its way.
+        if (!undoPoint.edited.length) return headTree !== target.tree && headTree !== undoPoint.tree;
+        if (undoPoint.edited.length > UNDO_PATHS_LOOKED_AT) return true;
+        for (const p of undoPoint.edited) {
+          const now = (await this.entryOf(headTree, p))?.id;
+          if (now !== (await this.entryOf(target.tree, p))?.id && now !== (await this.entryOf(undoPoint.tree, p))?.id)
+            return true;
+        }
+        return false;
+      },
+      () => false,
+    );
+  }
+
+  /** A file's entry in a snapshot: from remembered or loose trees, else asked of git. */
+  private async entryOf(tree: string, repoPath: string): Promise<{ mode: string; id: string } | undefined> {
+    try {
+      return this.editor.entryAt(tree, repoPath);
+    } catch (err) {
+      if (!(err instanceof TreeUnavailable)) throw err;
+      const line = await this.repo.git.text(["ls-tree", "-z", tree, "--", repoPath]);
+      const match = /^(\d+) blob ([0-9a-f]{40})\t/.exec(line);
+      return match ? { mode: match[1]!, id: match[2]! } : undefined;
+    }
   }
 
   async restoredMarker(taskId: string): Promise<string | undefined> {
@@ -1283,10 +1329,16 @@ export class WorkspaceCheckpoints {
     target: CheckpointInfo,
     leftOutSince: LaterSkips = { skipped: [], cut: skipListTruncated(target) },
   ): Promise<LeftOutLook> {
+    // A command of the task after the target may have made left-out files deeper than the top
+    // folder that no skip list names (`gen/out/a.txt`, `packages/x/dist/`): the left-out paths
+    // of the workspace now are looked at too (one walk; only then). Those not changed since are not named.
+    const now = leftOutSince.commandRan
+      ? (await this.stager.ignoredNow()).map((p): SkippedPath => ({ path: p.replace(/\/$/, ""), reason: "ignored" }))
+      : [];
     const look = await leftOutChangedAfter(
       this.workspaceRoot,
       target,
-      dedupeSkips([...target.skipped, ...leftOutSince.skipped]),
+      dedupeSkips([...target.skipped, ...leftOutSince.skipped, ...now]),
       (paths) => this.stager.excludedNow(paths),
       this.topLevelNames(target.tree),
     );
@@ -1530,6 +1582,11 @@ function normalisePaths(workspaceRoot: string, paths: readonly string[]): string
  * restore leaves the file as it is and says so.
  */
 const PREIMAGE_LIMIT_FACTOR = 4;
+/**
+ * Paths of an undo looked at in the newest snapshot (three tree look-ups each, on every listing
+ * while it is offered); past it, any checkpoint saved since the restore withdraws the undo.
+ */
+const UNDO_PATHS_LOOKED_AT = 2_000;
 
 /** The refs/-relative folder a ref (or ref prefix ending in "/") lives in. */
 function refFolder(ref: string): string {

@@ -34,10 +34,14 @@ M.RESTORE_OPTIONS = {
 }
 
 --- The options offered for `checkpoint`: only "Task Only" without a file snapshot or for a
---- compaction checkpoint; no "Files Only" once its files were restored.
+--- compaction checkpoint; only "Files Only" for a restore's undo point (it follows no message:
+--- the core refuses the conversation); no "Files Only" once its files were restored.
 function M.restore_options(checkpoint)
   if checkpoint.hasFiles == false or checkpoint.kind == "CHECKPOINT_KIND_COMPACTION" then
     return { M.RESTORE_OPTIONS[3] }
+  end
+  if checkpoint.kind == "CHECKPOINT_KIND_BEFORE_RESTORE" then
+    return checkpoint.restored and {} or { M.RESTORE_OPTIONS[2] }
   end
   if checkpoint.restored then return { M.RESTORE_OPTIONS[1], M.RESTORE_OPTIONS[3] } end
   return vim.deepcopy(M.RESTORE_OPTIONS)
@@ -390,6 +394,15 @@ end
 --- Restores checkpoint `cp` after choosing the mode with vim.ui.select.
 function M.restore(task_id, cp, workspace_root, cb)
   local options = M.restore_options(cp)
+  if #options == 0 then
+    dline().notify(
+      "checkpoint "
+        .. cp.id:sub(1, 8)
+        .. ": its files were already restored and no checkpoint was saved since: nothing to restore",
+      vim.log.levels.WARN
+    )
+    return cb and cb("nothing to restore")
+  end
   require("dline.ui").select(options, {
     prompt = "Restore checkpoint " .. cp.id:sub(1, 8),
     kind = "dline.restore",

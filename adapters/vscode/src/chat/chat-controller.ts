@@ -395,6 +395,7 @@ export class ChatController implements vscode.Disposable {
       hasFiles: checkpoint.hasFiles,
       compaction: checkpoint.kind === CheckpointKind.COMPACTION,
       restored: checkpoint.restored,
+      undoPoint: checkpoint.kind === CheckpointKind.BEFORE_RESTORE,
     });
     const chosen = mode ?? (await pickRestore(options, restoreMenuUi));
     if (chosen === undefined) return false;

@@ -19,6 +19,11 @@ export interface RestoreTarget {
   compaction: boolean;
   /** Files were restored to it and no checkpoint was saved since ("Checkpoint (restored)"). */
   restored: boolean;
+  /**
+   * The checkpoint a file restore saved first (its undo point): it follows no message, so only
+   * its files are restored (the core refuses the conversation).
+   */
+  undoPoint?: boolean;
 }
 
 export const MORE_OPTIONS_LABEL = "More options";
@@ -104,8 +109,8 @@ export function unavailableRestoreMessage(option: RestoreOption): string {
 
 /**
  * The restore menu for one checkpoint. Without a file snapshot, or for a compaction
- * checkpoint, only Restore Task Only is offered; after a file restore, Restore Files Only is
- * disabled until a new checkpoint is saved.
+ * checkpoint, only Restore Task Only is offered; for a restore's undo point, only Restore Files
+ * Only; after a file restore, Restore Files Only is disabled until a new checkpoint is saved.
  */
 export function restoreOptions(target: RestoreTarget): RestoreOption[] {
   const taskOnly: RestoreOption = {
@@ -116,6 +121,14 @@ export function restoreOptions(target: RestoreTarget): RestoreOption[] {
     disabled: false,
   };
   if (!target.hasFiles || target.compaction) return [{ ...taskOnly, more: false }];
+  const filesOnly: RestoreOption = {
+    label: "Restore Files Only",
+    description: "Revert files to this checkpoint",
+    mode: RestoreMode.FILES,
+    more: true,
+    disabled: target.restored,
+  };
+  if (target.undoPoint) return [{ ...filesOnly, more: false }];
   return [
     {
       label: "Restore Files & Task",
@@ -124,13 +137,7 @@ export function restoreOptions(target: RestoreTarget): RestoreOption[] {
       more: false,
       disabled: false,
     },
-    {
-      label: "Restore Files Only",
-      description: "Revert files to this checkpoint",
-      mode: RestoreMode.FILES,
-      more: true,
-      disabled: target.restored,
-    },
+    filesOnly,
     taskOnly,
   ];
 }

@@ -55,11 +55,13 @@ object RestoreMenu {
      * A checkpoint without a file snapshot, or a compaction checkpoint, offers only Restore Task
      * Only; after its files were restored, Restore Files Only is disabled until a new checkpoint.
      * The checkpoint a file restore saved first offers only "Undo restore" while no checkpoint
-     * followed it; after that it is a snapshot like any other.
+     * followed it; after that only Restore Files Only: it holds the files as they were before the
+     * restore and follows no message, so the core refuses to restore the conversation to it.
      */
     fun optionsFor(checkpoint: Checkpoint): List<Option> {
-        if (checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE && checkpoint.undoAvailable && checkpoint.hasFiles) {
-            return listOf(undoRestore)
+        if (checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE && checkpoint.hasFiles) {
+            if (checkpoint.undoAvailable) return listOf(undoRestore)
+            return listOf(filesOnly.copy(underMoreOptions = false, enabled = !checkpoint.restored))
         }
         if (!checkpoint.hasFiles || checkpoint.kind == CheckpointKind.CHECKPOINT_KIND_COMPACTION) {
             return listOf(taskOnly.copy(underMoreOptions = false))

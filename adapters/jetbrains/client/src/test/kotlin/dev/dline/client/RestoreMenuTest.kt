@@ -51,7 +51,7 @@ class RestoreMenuTest {
     }
 
     @Test
-    fun `the checkpoint a file restore saved offers Undo restore, until a checkpoint follows it`() {
+    fun `the checkpoint a file restore saved offers Undo restore, then Restore Files Only alone`() {
         val undo = checkpoint(kind = CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE, undoAvailable = true)
         val option = RestoreMenu.optionsFor(undo).single()
         assertEquals("Undo restore", option.title)
@@ -60,7 +60,12 @@ class RestoreMenuTest {
         assertEquals(true, option.enabled)
         assertEquals("Before restore", RestoreMenu.markerText(undo))
         val later = RestoreMenu.optionsFor(checkpoint(kind = CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE, undoAvailable = false))
-        assertEquals(listOf("Restore Files & Task", "Restore Files Only", "Restore Task Only"), later.map { it.title })
+        assertEquals(listOf("Restore Files Only"), later.map { it.title })
+        assertEquals(false, later.single().underMoreOptions)
+        val undone = RestoreMenu.optionsFor(
+            checkpoint(kind = CheckpointKind.CHECKPOINT_KIND_BEFORE_RESTORE, undoAvailable = false, restored = true),
+        )
+        assertEquals(false, undone.single().enabled)
     }
 
     @Test
