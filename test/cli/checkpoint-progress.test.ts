@@ -7,6 +7,7 @@ import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn
 import { makeTestRoots, repoRoot } from "../helpers/sidecar.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { cliEnv } from "../helpers/cli-child.js";
+import { gitShimBeforeStatus } from "../helpers/git-shim.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -28,7 +29,13 @@ describe("checkpoint progress without a terminal", () => {
       turns: [{ toolCalls: [{ name: "attempt_completion", input: { result: "done" } }] }],
     });
     servers.push(server);
-    const task = await run(cli, ["task", "look", "--workspace", workspace, "--yes"], { env: cliEnv(roots, server) });
+    // git's scan takes a second more: on a loaded machine the sidecar (started before the CLI has
+    // loaded the rest of itself) could otherwise end the whole baseline before the task is
+    // followed, which then hears only "ready" (CI once).
+    const PATH = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1");
+    const task = await run(cli, ["task", "look", "--workspace", workspace, "--yes"], {
+      env: { ...cliEnv(roots, server), PATH },
+    });
     const lines = task.stderr.split("\n").filter((l) => l.startsWith("checkpoints"));
     // The scan starts while the CLI connects (serve --workspace): by the time the task is
     // followed it may be scanning already, and the line without a phase is then not printed.
