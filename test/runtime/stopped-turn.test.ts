@@ -138,7 +138,11 @@ describe("a turn stopped while a call ran", () => {
     const workspace = makeWorkspace(first.roots.base);
     const { taskId } = await first.clients.tasks.newTask({ workspaceRoot: workspace, text: "run it", profileId });
     const runs = path.join(workspace, "runs.txt");
-    await vi.waitFor(() => expect(fs.existsSync(runs)).toBe(true), { timeout: 30_000 });
+    // Its line written, not only the file made: `>>` creates it first, and a kill between the two
+    // (a loaded CI machine, once) left it empty.
+    await vi.waitFor(() => expect(fs.existsSync(runs) && fs.readFileSync(runs, "utf8")).toBe("started\n"), {
+      timeout: 30_000,
+    });
     first.process.child.kill("SIGKILL");
     await first.process.exited;
     const second = await reopen(first);

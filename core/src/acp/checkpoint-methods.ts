@@ -158,7 +158,10 @@ export function registerCheckpointMethods(
     mapErrors(async () => {
       const undo = (await checkpoints.list(params.sessionId)).find((c) => c.undoAvailable);
       if (!undo)
-        throw new DlineError("failed_precondition", "There is no restore to undo (or a checkpoint was saved since).");
+        throw new DlineError(
+          "failed_precondition",
+          "There is no restore to undo (or a checkpoint was saved since, or another task changed a file the undo would put back).",
+        );
       return restore(params.sessionId, undo.id, "files");
     }),
   );

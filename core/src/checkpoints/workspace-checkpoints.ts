@@ -911,11 +911,7 @@ export class WorkspaceCheckpoints {
         await this.open();
         const head = await this.log.resolveRef(SNAPSHOT_HEAD);
         if (!head || head === undoPoint.id || head === target.id) return false;
-        const object = this.objects.read(head);
-        const body =
-          object?.type === "commit"
-            ? object.body.toString("utf8")
-            : await this.repo.git.text(["cat-file", "commit", head]).catch(() => "");
+        const body = await this.commitBody(head);
         const start = body.indexOf("\n\n");
         if (start >= 0 && body.slice(start + 2).split("\n", 1)[0] === afterRestoreSubject(target.id)) return false;
         const headTree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
@@ -932,6 +928,13 @@ export class WorkspaceCheckpoints {
       },
       () => false,
     );
+  }
+
+  /** A commit's text, read without git where its object can be ("" when it cannot be read). */
+  private async commitBody(id: string, signal?: AbortSignal): Promise<string> {
+    const object = this.objects.read(id);
+    if (object?.type === "commit") return object.body.toString("utf8");
+    return this.repo.git.text(["cat-file", "commit", id], { signal }).catch(() => "");
   }
 
   /** A file's entry in a snapshot: from remembered or loose trees, else asked of git. */
@@ -1474,11 +1477,7 @@ export class WorkspaceCheckpoints {
   private async headRecord(signal?: AbortSignal): Promise<HeadRecord> {
     const head = await this.log.resolveRef(SNAPSHOT_HEAD, signal);
     if (!head) return { exists: false };
-    const object = this.objects.read(head);
-    const body =
-      object?.type === "commit"
-        ? object.body.toString("utf8")
-        : await this.repo.git.text(["cat-file", "commit", head], { signal }).catch(() => "");
+    const body = await this.commitBody(head, signal);
     // Its tree, known from here on: saves build on HEAD without asking git for it.
     const tree = /^tree ([0-9a-f]{40})\n/.exec(body)?.[1];
     if (tree) this.log.noteHead(head, tree);
