@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnModelServer, type ModelServerProcess } from "../model-server/spawn.js";
 import { makeTestRoots, repoRoot, startSidecar } from "../helpers/sidecar.js";
-import { EditMessageMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
+import { CheckpointKind, EditMessageMode, RestoreMode } from "../../core/src/gen/dline/v1/checkpoint_pb.js";
 import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { cliEnv, crashSidecar, startCli } from "../helpers/cli-child.js";
 
@@ -68,6 +68,39 @@ describe("a restore after the sidecar died during a command", () => {
       // Before: the dry run left src/app.js out (no checkpoint said a command ran).
       expect([...dry.restoredPaths].sort()).toEqual([...real.restoredPaths].sort());
       expect(fs.readFileSync(app, "utf8")).toBe("console.log('app');\n");
+    } finally {
+      await sidecar.stop();
+    }
+  });
+
+  it("the turn checkpoint the restore saves for the command first is on the command's row, and told (found with the Kotlin client)", async () => {
+    const { roots, taskId } = await taskKilledDuringCommand();
+    const sidecar = await startSidecar({ roots });
+    try {
+      const { clients } = sidecar;
+      const before = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+      const baseline = before.find((c) => c.kind === CheckpointKind.BASELINE)!;
+      await clients.checkpoints.restore({ taskId, checkpointId: baseline.id, mode: RestoreMode.FILES });
+      const after = (await clients.checkpoints.listCheckpoints({ taskId })).checkpoints;
+      const saved = after.find((c) => !before.some((b) => b.id === c.id) && c.kind === CheckpointKind.TURN)!;
+      expect(saved).toBeDefined();
+      const row = (await clients.tasks.getTask({ taskId })).messages.find((m) => m.id === saved.messageId)!;
+      expect(row.tool).toBe("execute_command");
+      // Before: "" (the listing had it, the chat did not).
+      expect(row.checkpointId).toBe(saved.id);
+      const told: string[] = [];
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 3000);
+      try {
+        for await (const res of clients.tasks.subscribe({ taskId, afterSeq: 0n }, { signal: stop.signal })) {
+          const ev = res.event!.event;
+          if (ev.case === "checkpointSaved") told.push(ev.value.checkpointId);
+          if (ev.case === "filesRestored") break;
+        }
+      } catch {
+        // the stream went quiet: what was told is in `told`
+      }
+      expect(told).toContain(saved.id);
     } finally {
       await sidecar.stop();
     }

@@ -698,7 +698,7 @@ export class CheckpointManager {
     const missed = await this.missedCommandAfter(engine, taskId, target);
     if (!missed) return;
     this.o.logger.info("saving the turn checkpoint a command missed before a restore", { task: taskId });
-    await engine.save({
+    const saved = await engine.save({
       taskId,
       kind: "turn",
       messageId: missed.messageId,
@@ -707,6 +707,10 @@ export class CheckpointManager {
       commandRan: true,
       hasFiles: true,
     });
+    // The chat shows it on the command's row, as the turn's own save would have been.
+    await this.conversation
+      ?.checkpointSaved?.(taskId, missed.messageId, saved.id)
+      .catch((err: Error) => this.o.logger.warn("telling a command's turn checkpoint failed", { error: err.message }));
   }
 
   /**

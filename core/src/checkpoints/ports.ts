@@ -39,6 +39,12 @@ export interface TaskConversationPort {
     note: { checkpointId: string; undoCheckpointId: string; undo: boolean },
   ): Promise<void>;
   /**
+   * A checkpoint saved for a message of the task outside its run (the turn of a command cut off
+   * by a dying sidecar, saved before a restore): recorded on the message, unless it has one, and
+   * told to every window, as a turn's checkpoint is. It never fails the save.
+   */
+  checkpointSaved?(taskId: string, messageId: string, checkpointId: string): Promise<void>;
+  /**
    * The ids of the task's messages now. A checkpoint of a message that a restore of the task
    * removed is no longer offered (its marker went with the message). Undefined: unknown.
    */

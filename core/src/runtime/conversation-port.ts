@@ -35,6 +35,10 @@ export function runtimeConversationPort(
       if (!(await tasks()).history.get(taskId)) return;
       (await runtime()).tellFilesRestored(taskId, note);
     },
+    async checkpointSaved(taskId, messageId, checkpointId) {
+      if (!(await tasks()).history.get(taskId)) return;
+      (await runtime()).tellCheckpointSaved(taskId, messageId, checkpointId);
+    },
     async stopRun(taskId, why) {
       return (await runtime()).stopRun(taskId, why);
     },

@@ -978,6 +978,19 @@ export class TaskRuntime {
     if (!claimedBefore) this.releaseIfIdle(task);
   }
 
+  /**
+   * A checkpoint the core saved for a message of the task outside its run (CheckpointManager's
+   * save of a command's turn cut off by a dying sidecar, before a restore): recorded on the
+   * message and told, as a turn's checkpoint is; a message with a checkpoint of its own keeps it.
+   */
+  tellCheckpointSaved(taskId: string, messageId: string, checkpointId: string): void {
+    const claimedBefore = this.deps.ownership.holds(taskId);
+    const task = this.claimForWrite(taskId);
+    const message = task.messages.list().find((m) => m.id === messageId);
+    if (message) this.checkpointSavedAt(task, message, "CHECKPOINT_KIND_TURN")(checkpointId);
+    if (!claimedBefore) this.releaseIfIdle(task);
+  }
+
   /** The model profile a task runs with ("" when it has none recorded, e.g. an imported task). */
   profileOf(taskId: string): string {
     const live = this.live.get(taskId);
