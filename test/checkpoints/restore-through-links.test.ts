@@ -48,6 +48,24 @@ function addPreimage(sb: Sandbox, taskId: string, repoPath: string, content: str
   shadowGit(sb, ["update-ref", ref, next]);
 }
 
+/**
+ * A task whose command replaced sub/ by a link to a folder outside the workspace holding a file of
+ * the same name (`echo b > a.txt; rm -rf sub && ln -s OUTSIDE sub`), its turn saved.
+ */
+async function commandMadeSubALink() {
+  const { sb, manager, task, ws } = setup();
+  write(ws, "sub/s.txt", "the workspace's file\n");
+  write(ws, "a.txt", "a\n");
+  const base = (await manager.ensureBaseline(task))!;
+  const outside = path.join(sb.base, "outside");
+  write(outside, "s.txt", "OUTSIDE\n");
+  write(ws, "a.txt", "b\n");
+  fs.rmSync(path.join(ws, "sub"), { recursive: true });
+  fs.symlinkSync(outside, path.join(ws, "sub"));
+  await manager.saveTurn(task, { commandRan: true });
+  return { sb, manager, ws, base, outside };
+}
+
 describe("a restore where a folder is a link now", () => {
   it("never deletes through the link: the file there is named kept as is, and stays", async () => {
     const { sb, manager, task, ws } = setup();
@@ -102,19 +120,7 @@ describe("a restore where a folder is a link now", () => {
     // back, keeping for its undo what sub/s.txt was "now", read through the link: the outside
     // file. The person then edited that outside file; undoing the restore made the link again
     // and wrote the kept copy through it, over the person's edit.
-    const { sb, manager, task, ws } = setup();
-    write(ws, "sub/s.txt", "the workspace's file\n");
-    write(ws, "a.txt", "a\n");
-    const base = (await manager.ensureBaseline(task))!;
-    const outside = path.join(sb.base, "outside");
-    write(outside, "s.txt", "OUTSIDE\n");
-    // The task's command: `echo b > a.txt; rm -rf sub && ln -s OUTSIDE sub`.
-    await manager.ensureBaseline(task);
-    write(ws, "a.txt", "b\n");
-    fs.rmSync(path.join(ws, "sub"), { recursive: true });
-    fs.symlinkSync(outside, path.join(ws, "sub"));
-    await manager.saveTurn(task, { commandRan: true });
-
+    const { manager, ws, base, outside } = await commandMadeSubALink();
     const outcome = await manager.restore("t1", base.id, "files");
     expect(fs.lstatSync(path.join(ws, "sub")).isDirectory()).toBe(true);
     expect(read(ws, "sub/s.txt")).toBe("the workspace's file\n");
@@ -135,16 +141,7 @@ describe("a restore where a folder is a link now", () => {
   it("writes no kept copy through a link its undo made again, whatever an earlier version kept", async () => {
     // An earlier version kept sub/s.txt for the undo, read through the link. Undoing makes the
     // link again first: the kept copy would then be written through it, over the outside file.
-    const { sb, manager, task, ws } = setup();
-    write(ws, "sub/s.txt", "the workspace's file\n");
-    write(ws, "a.txt", "a\n");
-    const base = (await manager.ensureBaseline(task))!;
-    const outside = path.join(sb.base, "outside");
-    write(outside, "s.txt", "OUTSIDE\n");
-    write(ws, "a.txt", "b\n");
-    fs.rmSync(path.join(ws, "sub"), { recursive: true });
-    fs.symlinkSync(outside, path.join(ws, "sub"));
-    await manager.saveTurn(task, { commandRan: true });
+    const { sb, manager, ws, base, outside } = await commandMadeSubALink();
     const outcome = await manager.restore("t1", base.id, "files");
     const undo = (await manager.list("t1")).find((c) => c.id === outcome.undoCheckpointId)!;
     addPreimage(sb, "t1", "sub/s.txt", "OUTSIDE\n", undo.createdAt + 1);
