@@ -41,12 +41,14 @@ describe("CheckpointService over the real sidecar", () => {
     // Each answered "Checkpoints are ready." before; Retry then resolved a relative path against
     // the sidecar's own folder, and said git's own words for a file.
     for (const workspaceRoot of [path.join(roots.home, "no-such-folder"), "relative/dir", file]) {
-      for (const call of [
-        cp.getStatus({ workspaceRoot }),
-        cp.retry({ workspaceRoot }),
-        cp.disable({ workspaceRoot }),
-      ]) {
-        const err = await call.then(
+      // One call at a time: a rejection made before it is awaited would be reported unhandled.
+      const calls = [
+        () => cp.getStatus({ workspaceRoot }),
+        () => cp.retry({ workspaceRoot }),
+        () => cp.disable({ workspaceRoot }),
+      ];
+      for (const call of calls) {
+        const err = await call().then(
           () => undefined,
           (e: unknown) => ConnectError.from(e),
         );
