@@ -1,8 +1,8 @@
 // Builds dist/dline-core: a stripped copy of the pinned Node (scripts/node-runtime.json, never
 // the Node that runs this script) made a single executable application whose main script
 // (scripts/sea/main.cjs) runs an esbuild bundle of core/src/main.ts with V8's code cache of a
-// warmed-up start; the bundle, the cache and better-sqlite3's addon compiled for that Node
-// (stripped and gzipped) are its assets. The runtime and the addon come from the build cache
+// warmed-up run (see warmEditorCodeCache); the bundle, the caches and better-sqlite3's addon
+// compiled for that Node (stripped and gzipped) are its assets. The runtime and the addon come from the build cache
 // (scripts/lib/node-runtime.mjs), made there on first need.
 //
 //   node scripts/build-sidecar.mjs [--platform linux-arm64] [--out FILE] [--readable]
@@ -20,6 +20,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { cliBundleOptions } from "./lib/cli-bundle.mjs";
 import {
   HOST_PLATFORM,
   assertCanBuildFor,
@@ -171,36 +172,48 @@ if (/[^\x00-\x7f]/.test(bundleText))
 const wrapped = path.join(work, "dline-core.js");
 fs.writeFileSync(wrapped, `(function (exports, require, module, __filename, __dirname) {${bundleText}\n})`, "latin1");
 const codeCache = path.join(work, "dline-core.cache");
+const cliCodeCache = path.join(work, "dline-core-cli.cache.zst");
 if (embeddedNodeCommand) {
-  await warmCodeCache(wrapped, codeCache);
+  await warmEditorCodeCache(wrapped, codeCache);
+  await warmCliCodeCache(wrapped, cliCodeCache);
 } else {
   // An empty cache is rejected at start-up (scripts/sea/main.cjs says so on stderr): the bundle compiles as usual.
   console.warn(
     `build-sidecar: qemu-user is not installed, so no code cache for ${platform}: its binary compiles the bundle at each start`,
   );
   fs.writeFileSync(codeCache, "");
+  fs.writeFileSync(cliCodeCache, "");
 }
 
 /**
- * V8's code cache of the bundle after a start and an editor's first calls (Health, Initialize),
- * made by running it in the Node the binary is made from (V8 accepts only a cache of its own
- * version and flags; under qemu-user for another architecture). Start-up is kept short by loading modules on first need; this cache saves compiling
- * what the first calls need. (Not a start-up snapshot, `useSnapshot`: Node 24 cannot put node:http
- * in one (its HTTP parser binding does not serialize), and a snapshot holding only net and
- * stream is 6.6 MB, over the size budget, and took longer to deserialize than they take to load.)
+ * V8's code caches of the bundle, made by running it in the Node the binary is made from (V8
+ * accepts only a cache of its own version and flags; under qemu-user for another architecture)
+ * as the single executable runs it (scripts/sea/warm-code-cache.cjs). Start-up is kept short by
+ * loading modules on first need; a cache saves compiling what ran when it was made. Two, since
+ * V8 deserializes a whole cache before the bundle's first line runs:
+ * - an editor's sidecar (`serve`): a start and an editor's first calls (Health, Initialize),
+ *   0.7 MB; the rest compiles when first used, once in the sidecar's life;
+ * - the CLI's sidecar (`serve --one-command`, one process per command): also one whole task,
+ *   driven by the CLI against the scripted model (the test suite's model server, as the quick
+ *   start's demo; scripts/sea/warm-up-task.json: a read, two edits and a command with their
+ *   checkpoints, the completion): 1.8 MB, zstd-compressed to fit the binary's size budget.
+ *   Without it the turn loop, the tools and the checkpoints compiled in every CLI run: a later
+ *   CLI task at 27,000 files took 534 ms with checkpoints and 460 ms without, 506 and 431 ms with
+ *   it (2026-12-07; its decompression, about 3.5 ms, included). The editor's cache stays small:
+ *   with the task's, the first Health came 4-5 ms later.
+ * (Not a start-up snapshot, `useSnapshot`: Node 24 cannot put node:http in one (its HTTP parser
+ * binding does not serialize), and a snapshot holding only net and stream is 6.6 MB, over the
+ * size budget, and took longer to deserialize than they take to load.)
  */
-async function warmCodeCache(script, cacheFile) {
+async function warmEditorCodeCache(script, cacheFile) {
   const scratch = fs.mkdtempSync(path.join(work, "warm-"));
   try {
     // stdin stays open while it runs: the sidecar stops when its stdin closes.
     const [command, ...prefix] = embeddedNodeCommand;
-    const child = spawn(
-      command,
-      [...prefix, path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, scratch],
-      {
-        stdio: ["pipe", "inherit", "pipe"],
-      },
-    );
+    const child = spawn(command, [...prefix, ...warmUpArgs(script, cacheFile, "first-calls"), "serve"], {
+      stdio: ["pipe", "inherit", "pipe"],
+      env: { PATH: process.env.PATH, ...rootsIn(scratch) },
+    });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const code = await new Promise((resolve) => child.once("exit", resolve));
@@ -211,6 +224,106 @@ async function warmCodeCache(script, cacheFile) {
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** The warm-up's command line after the Node that runs it (scripts/sea/warm-code-cache.cjs). */
+function warmUpArgs(script, cacheFile, mode) {
+  return [path.join(root, "scripts/sea/warm-code-cache.cjs"), script, cacheFile, addonAsset, mode];
+}
+
+/** The sidecar's roots (and HOME) in a scratch folder: a warm-up touches nothing of the builder's. */
+function rootsIn(scratch) {
+  return {
+    HOME: path.join(scratch, "home"),
+    DLINE_DIR: path.join(scratch, "data"),
+    DLINE_HOME_DIR: path.join(scratch, "dline-home"),
+    DLINE_DOCS_DIR: path.join(scratch, "docs"),
+  };
+}
+
+async function warmCliCodeCache(script, compressedCacheFile) {
+  const cacheFile = path.join(work, "dline-core-cli.cache");
+  await warmCodeCacheWithTask(script, cacheFile);
+  // The build's own Node may be older than zstd (Node 22.15): the pinned one compresses.
+  execFileSync(hostRuntime.node, [
+    "-e",
+    `const z = require("node:zlib"), fs = require("node:fs");
+     fs.writeFileSync(process.argv[2], z.zstdCompressSync(fs.readFileSync(process.argv[1]),
+       { params: { [z.constants.ZSTD_c_compressionLevel]: 19 } }));`,
+    cacheFile,
+    compressedCacheFile,
+  ]);
+}
+
+async function warmCodeCacheWithTask(script, cacheFile) {
+  const scratch = fs.mkdtempSync(path.join(work, "warm-"));
+  let model;
+  try {
+    const cli = path.join(scratch, "cli.mjs");
+    const modelServer = path.join(scratch, "model-server.mjs");
+    await Promise.all([
+      esbuild.build({ ...cliBundleOptions(root), outfile: cli }),
+      esbuild.build({
+        entryPoints: [path.join(root, "test/model-server/cli.ts")],
+        outfile: modelServer,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        logLevel: "warning",
+      }),
+    ]);
+    model = spawn(process.execPath, [modelServer, path.join(root, "scripts/sea/warm-up-task.json")], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const { url } = JSON.parse(await firstLine(model.stdout));
+    const workspace = path.join(scratch, "project");
+    fs.mkdirSync(workspace);
+    fs.writeFileSync(path.join(workspace, "hello.txt"), "hello\n");
+    // A repository, as most workspaces are (the checkpoints read its HEAD); without git on PATH
+    // the task runs with checkpoints unavailable, and their code is not in the cache.
+    spawnSync("git", ["init", "-q"], { cwd: workspace });
+    // The CLI starts its sidecar as `$DLINE_CORE serve --one-command ...`: here the bundle in this
+    // build's embedded Node, with the addon asset beside it.
+    const core = path.join(scratch, "dline-core");
+    const command = [...embeddedNodeCommand, ...warmUpArgs(script, cacheFile, "task")];
+    fs.writeFileSync(core, `#!/bin/sh\nexec ${command.map(shellQuote).join(" ")} "$@"\n`, { mode: 0o755 });
+    const task = spawnSync(process.execPath, [cli, "task", "--yes", "--workspace", workspace, "Add a greeting."], {
+      encoding: "utf8",
+      timeout: 120_000,
+      env: {
+        PATH: process.env.PATH,
+        ...rootsIn(scratch),
+        DLINE_CORE: core,
+        OPENAI_BASE_URL: url,
+        OPENAI_MODEL: "scripted-warm-up",
+        OPENAI_API_KEY: "warm-up",
+      },
+    });
+    if (task.status !== 0 || !fs.existsSync(cacheFile) || !task.stdout.includes("[completed")) {
+      console.error(`${task.stdout ?? ""}${task.stderr ?? ""}`.slice(-1500));
+      throw new Error("build-sidecar: warming up the CLI's code cache with a task failed");
+    }
+  } finally {
+    model?.kill();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function firstLine(stream) {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk) => {
+      text += chunk;
+      if (text.includes("\n")) resolve(text.slice(0, text.indexOf("\n")));
+    });
+    stream.once("end", () => reject(new Error("build-sidecar: the scripted model server did not start")));
+  });
+}
+
+function shellQuote(word) {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 const seaConfig = path.join(work, "sea-config.json");
@@ -231,7 +344,12 @@ fs.writeFileSync(
     // once took 90 MB of anonymous memory against 70 MB capped (50 tasks: 171-198 MB against
     // 91-129 MB), with no change the benchmarks could see in events per second or the import.
     execArgv: ["--min-semi-space-size=2", "--max-semi-space-size=4"],
-    assets: { "dline-core.js": wrapped, "dline-core.cache": codeCache, "better_sqlite3.node.gz": addonAsset },
+    assets: {
+      "dline-core.js": wrapped,
+      "dline-core.cache": codeCache,
+      "dline-core-cli.cache.zst": cliCodeCache,
+      "better_sqlite3.node.gz": addonAsset,
+    },
   }),
 );
 // Its warnings matter only when it fails. Without useCodeCache or a snapshot the blob does not

@@ -1,24 +1,39 @@
-// Build step: node warm-code-cache.cjs <wrapped bundle> <cache out> <scratch folder>
-// Runs the bundle as `dline-core serve` in this process, with its roots in the scratch folder,
-// makes an editor's first calls (Health, Initialize; see firstCalls), then writes V8's code cache
-// of the bundle, which now holds every function those compiled. Only the build runs this.
+// Build step: node warm-code-cache.cjs <wrapped bundle> <cache out> <addon asset> <mode> serve [ARGS...]
+// Runs the bundle as `dline-core serve ARGS` in this process, as the single executable runs it
+// (its `node:sea` asset, the SQLite addon, read from the build folder), makes an editor's first
+// calls (Health, Initialize; see firstCalls), then writes V8's code cache of the bundle, which
+// holds every function that ran. Two modes (scripts/build-sidecar.mjs, warmCodeCaches):
+// - first-calls: the cache is written once those calls are answered (an editor's sidecar);
+// - task: the handshake is then printed for the CLI that started this process as its sidecar,
+//   and the cache is written when the process exits, after the CLI's whole command (a task).
+// Only the build runs this.
 "use strict";
 const fs = require("node:fs");
 const http = require("node:http");
 const path = require("node:path");
 const { Script } = require("node:vm");
 
-const [bundle, out, scratch] = process.argv.slice(2);
-process.env.HOME = scratch;
-process.env.DLINE_DIR = path.join(scratch, "data");
-process.env.DLINE_HOME_DIR = path.join(scratch, "home");
-process.env.DLINE_DOCS_DIR = path.join(scratch, "docs");
-delete process.env.DLINE_REMOTE_CONFIG;
+const [bundle, out, addonAsset, mode, ...coreArgs] = process.argv.slice(2);
+if (mode !== "first-calls" && mode !== "task") throw new Error(`warm-code-cache: unknown mode ${mode}`);
 
 const script = new Script(fs.readFileSync(bundle, "utf8"), { filename: "dline-core.js" });
 
+/** node:sea as the single executable has it: the one asset the bundle reads is the SQLite addon. */
+const sea = {
+  isSea: () => true,
+  getRawAsset(name) {
+    if (name !== "better_sqlite3.node.gz") throw new Error(`warm-code-cache: no asset ${name}`);
+    const bytes = fs.readFileSync(addonAsset);
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  },
+  getAsset(name) {
+    return sea.getRawAsset(name).slice(0);
+  },
+};
+const bundleRequire = (id) => (id === "node:sea" ? sea : require(id));
+
 // The handshake line is the bundle's one stdout write (a synchronous write to descriptor 1,
-// core/src/logging/stdio.ts): take it instead of printing it.
+// core/src/logging/stdio.ts): held back until the first calls are made (then passed on to the CLI).
 const writeSync = fs.writeSync;
 fs.writeSync = function (fd, data, offset, ...rest) {
   if (fd !== 1) return writeSync.call(this, fd, data, offset, ...rest);
@@ -31,6 +46,7 @@ fs.writeSync = function (fd, data, offset, ...rest) {
   fs.writeSync = writeSync;
   void firstCalls(JSON.parse(text)).then(
     () => {
+      if (mode === "task") return writeSync(1, bytes);
       fs.writeFileSync(out, script.createCachedData());
       process.exit(0);
     },
@@ -41,6 +57,15 @@ fs.writeSync = function (fd, data, offset, ...rest) {
   );
   return bytes.byteLength;
 };
+
+process.on("exit", (code) => {
+  if (mode === "task" && code === 0) fs.writeFileSync(out, script.createCachedData());
+});
+
+setTimeout(() => {
+  console.error("warm-code-cache: the sidecar did not end within 120 s");
+  process.exit(1);
+}, 120_000).unref();
 
 function call(handshake, method, body, type = "application/json", expect = 200, agent = false) {
   return new Promise((resolve, reject) => {
@@ -87,10 +112,6 @@ async function firstCalls(handshake) {
   for (const c of calls) await c(false);
 }
 
-setTimeout(() => {
-  console.error("warm-code-cache: the sidecar did not answer within 60 s");
-  process.exit(1);
-}, 60_000).unref();
-process.argv = [process.execPath, "dline-core", "serve"];
+process.argv = [process.execPath, "dline-core", ...coreArgs];
 const mod = { exports: {} };
-script.runInThisContext()(mod.exports, require, mod, bundle, path.dirname(bundle));
+script.runInThisContext()(mod.exports, bundleRequire, mod, bundle, path.dirname(bundle));

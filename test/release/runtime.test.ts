@@ -25,10 +25,16 @@ describe("the sidecar's runtime", () => {
     expect(pin.version.split(".")[0]).not.toBe(process.versions.node.split(".")[0]);
   });
 
-  it("starts with its embedded code cache accepted (nothing on stderr about it)", async () => {
-    const sidecar = await startSidecar();
+  // An editor's sidecar and the CLI's (`--one-command`, whose cache also holds a task's code and
+  // comes compressed) each take their own cache.
+  it.each([
+    ["an editor's", []],
+    ["the CLI's", ["--one-command"]],
+  ])("%s starts with its embedded code cache accepted (nothing on stderr about it)", async (_who, args) => {
+    const sidecar = await startSidecar({ args });
     try {
       await sidecar.clients.system.health({});
+      await sidecar.clients.history.listTasks({});
     } finally {
       await sidecar.stop();
     }
