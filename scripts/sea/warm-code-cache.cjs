@@ -2,7 +2,8 @@
 // Runs the bundle as `dline-core serve ARGS` in this process, as the single executable runs it
 // (its `node:sea` asset, the SQLite addon, read from the build folder), makes an editor's first
 // calls (Health, Initialize; see firstCalls), then writes V8's code cache of the bundle, which
-// holds every function that ran. Two modes (scripts/build-sidecar.mjs, warmCodeCaches):
+// holds every function that ran. Two modes (scripts/build-sidecar.mjs, warmEditorCodeCache and
+// warmCliCodeCache):
 // - first-calls: the cache is written once those calls are answered (an editor's sidecar);
 // - task: the handshake is then printed for the CLI that started this process as its sidecar,
 //   and the cache is written when the process exits, after the CLI's whole command (a task).
@@ -25,9 +26,6 @@ const sea = {
     if (name !== "better_sqlite3.node.gz") throw new Error(`warm-code-cache: no asset ${name}`);
     const bytes = fs.readFileSync(addonAsset);
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-  },
-  getAsset(name) {
-    return sea.getRawAsset(name).slice(0);
   },
 };
 const bundleRequire = (id) => (id === "node:sea" ? sea : require(id));
