@@ -2,6 +2,7 @@ import { createTwoFilesPatch } from "diff";
 import { FileStatus } from "../../../core/src/gen/dline/v1/checkpoint_pb.js";
 import type { Ask, FileEdit } from "../../../core/src/gen/dline/v1/task_pb.js";
 import { visible } from "../../../core/src/text/visible-text.js";
+import { withThousands } from "../../../core/src/text/numbers.js";
 
 /** A diff longer than this many lines is cut (the rest is summarised in one line). */
 const MAX_DIFF_LINES = 400;
@@ -60,7 +61,7 @@ function computeDiffLines(edit: FileEdit): string[] | undefined {
  */
 function sizes(edit: FileEdit): string {
   if (edit.originalSize === 0n && edit.proposedSize === 0n) return "too large or binary to show";
-  const bytes = (n: bigint) => `${n.toLocaleString("en")} byte${n === 1n ? "" : "s"}`;
+  const bytes = (n: bigint) => `${withThousands(n)} byte${n === 1n ? "" : "s"}`;
   const now =
     edit.status === FileStatus.ADDED
       ? "new file"

@@ -12,6 +12,7 @@ import {
   type CheckpointStatusChanged,
   type TaskEvent,
 } from "../../../core/src/gen/dline/v1/task_pb.js";
+import { withThousands } from "../../../core/src/text/numbers.js";
 
 /**
  * Checkpoint status on stderr while a task runs, so that the wait for a first baseline (seconds
@@ -32,12 +33,12 @@ export class CheckpointStatusLine {
     const state = s.state.replace(/^CHECKPOINT_STATE_/, "").toLowerCase();
     // On a terminal the count is rewritten as it grows; a line per phase is printed once, at
     // the phase's start, so it names what the phase takes in, not a count stale at once ("0 of").
-    const total = s.filesTotal.toLocaleString("en");
+    const total = withThousands(s.filesTotal);
     const files = s.filesTotal === 1n ? "file" : "files";
     const counts =
       s.phase === "staging" && s.filesTotal > 0n
         ? this.err.isTTY
-          ? ` ${s.filesDone.toLocaleString("en")} of ${total} ${files}`
+          ? ` ${withThousands(s.filesDone)} of ${total} ${files}`
           : ` ${total} ${files}`
         : "";
     // Before any phase, a sentence other than "initializing" says why (another window's lock).

@@ -9,6 +9,7 @@ import type { StoredUiMessage } from "../tasks/index.js";
 import { toolCallOf } from "../runtime/index.js";
 import { closingFence } from "./markdown-fence.js";
 import { visible } from "../text/visible-text.js";
+import { withThousands } from "../text/numbers.js";
 
 const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: "read",
@@ -74,7 +75,7 @@ export function leftOutEditContent(e: {
   originalBinary: boolean;
   proposedText: string;
 }) {
-  const bytes = (n: number) => `${n.toLocaleString("en")} byte${n === 1 ? "" : "s"}`;
+  const bytes = (n: number) => `${withThousands(n)} byte${n === 1 ? "" : "s"}`;
   const now =
     e.status === "added" ? "a new file" : `${e.originalBinary ? "binary, " : ""}${bytes(e.originalBytes)} now`;
   const after = e.status === "deleted" ? "deleted" : `${bytes(e.proposedBytes)} after`;

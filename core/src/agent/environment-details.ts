@@ -8,6 +8,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import type { IgnoreMatcher } from "./tools/ignore-matcher.js";
 import { listedName } from "./tools/listed-name.js";
+import { compareNames } from "../text/name-order.js";
 
 /** The editor's state as a client reports it (paths absolute or relative to the workspace). */
 export interface EditorFiles {
@@ -63,7 +64,7 @@ async function topLevelFiles(root: string, ignore: IgnoreMatcher): Promise<strin
   const names = entries
     .filter((e) => e.name !== ".git" && !ignore.ignores(e.name, e.isDirectory()))
     .map((e) => listedName(e.isDirectory() ? `${e.name}/` : e.name))
-    .sort((a, b) => a.localeCompare(b));
+    .sort(compareNames);
   const more = names.length > MAX_LISTED ? `\n(${names.length - MAX_LISTED} more not listed)` : "";
   return names.slice(0, MAX_LISTED).join("\n") + more;
 }

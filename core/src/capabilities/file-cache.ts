@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { ReadBoundary } from "./read-boundary.js";
+import { compareNames } from "../text/name-order.js";
 
 /** Capability files are small; a larger one is cut here so one file cannot flood the prompt. */
 export const MAX_CAPABILITY_FILE_BYTES = 256 * 1024;
@@ -57,7 +58,7 @@ export function listDir(dir: string): fs.Dirent[] {
     return fs
       .readdirSync(dir, { withFileTypes: true })
       .filter((e) => !e.name.startsWith("."))
-      .sort((a, b) => a.name.localeCompare(b.name))
+      .sort((a, b) => compareNames(a.name, b.name))
       .slice(0, MAX_FILES_PER_FOLDER);
   } catch {
     return [];

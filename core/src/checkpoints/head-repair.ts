@@ -4,6 +4,7 @@ import { corruptCopyPath, PRIVATE_FILE_MODE } from "../storage/index.js";
 import { ALL_TASK_REFS, SNAPSHOT_HEAD } from "./checkpoint-record.js";
 import type { ShadowGit } from "./git-process.js";
 import { refsWithMissingCommits } from "./missing-objects.js";
+import { compareNames } from "../text/name-order.js";
 
 /** HEAD as every shadow repository has it: the snapshot branch (checkpoints are read from their own refs). */
 const OUR_HEAD = `ref: ${SNAPSHOT_HEAD}\n`;
@@ -58,7 +59,7 @@ export async function repairSnapshotBranch(git: ShadowGit, stderr: string): Prom
   // A checkpoint ref's last part is its time (then a tie-breaker): the largest is the newest.
   const newest = refs
     .filter(([, ref]) => !missing.has(ref))
-    .sort(([, a], [, b]) => lastPart(b).localeCompare(lastPart(a)))[0];
+    .sort(([, a], [, b]) => compareNames(lastPart(b), lastPart(a)))[0];
   if (newest) {
     writeFileSync(`${branch}.tmp`, `${newest[0]}\n`, { mode: PRIVATE_FILE_MODE });
     renameSync(`${branch}.tmp`, branch);

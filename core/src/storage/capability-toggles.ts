@@ -2,6 +2,7 @@ import { DlineError } from "../errors.js";
 import { CAPABILITY_KINDS, isPlainObject, type CapabilityKind, type SettingScope } from "./settings-registry.js";
 import type { SettingsStores } from "./settings-stores.js";
 import type { SettingsSnapshot } from "./settings-repository.js";
+import { compareNames } from "../text/name-order.js";
 
 /** The settings key holding a scope's sparse toggles: `{ kind: { resource: enabled } }`. */
 export const TOGGLES_KEY = "capabilityToggles";
@@ -80,7 +81,7 @@ export class CapabilityToggles {
         }
       }
     }
-    return views.sort((a, b) => a.kind.localeCompare(b.kind) || a.resource.localeCompare(b.resource));
+    return views.sort((a, b) => compareNames(a.kind, b.kind) || compareNames(a.resource, b.resource));
   }
 
   async get(context: ToggleContext, kind: string, resource: string): Promise<CapabilityToggleView> {

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { assertSafeId, mkdirPrivate, PRIVATE_FILE_MODE } from "../storage/index.js";
+import { compareNames } from "../text/name-order.js";
 
 export const DEFAULT_COMMAND_LOG_BUDGET = 200 * 1024 * 1024;
 
@@ -66,6 +67,6 @@ export class CommandLogs {
     // Names start with the zero-padded start time; foreign names fall back to mtime.
     const key = (e: { name: string; mtimeMs: number }) =>
       /^\d{15}-/.test(e.name) ? Number(e.name.slice(0, 15)) : e.mtimeMs;
-    return out.sort((a, b) => key(a) - key(b) || a.name.localeCompare(b.name));
+    return out.sort((a, b) => key(a) - key(b) || compareNames(a.name, b.name));
   }
 }

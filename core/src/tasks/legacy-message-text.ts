@@ -5,6 +5,8 @@
  * detail. Texts that are not such JSON are returned unchanged.
  */
 
+import { withThousands } from "../text/numbers.js";
+
 function parse(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith("{")) return undefined;
   try {
@@ -20,11 +22,11 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
 
 function usageLine(o: Record<string, unknown>): string {
   const parts = [
-    `${num(o.tokensIn).toLocaleString("en-US")} tokens in`,
-    `${num(o.tokensOut).toLocaleString("en-US")} out`,
+    `${withThousands(num(o.tokensIn))} tokens in`,
+    `${withThousands(num(o.tokensOut))} out`,
   ];
-  if (num(o.cacheWrites)) parts.push(`${num(o.cacheWrites).toLocaleString("en-US")} cache writes`);
-  if (num(o.cacheReads)) parts.push(`${num(o.cacheReads).toLocaleString("en-US")} cache reads`);
+  if (num(o.cacheWrites)) parts.push(`${withThousands(num(o.cacheWrites))} cache writes`);
+  if (num(o.cacheReads)) parts.push(`${withThousands(num(o.cacheReads))} cache reads`);
   if (typeof o.cost === "number") parts.push(`$${num(o.cost).toFixed(4)}`);
   return parts.join(", ");
 }
