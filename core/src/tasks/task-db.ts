@@ -76,25 +76,12 @@ export function openTaskDb(
   }
   let db: SqliteDatabase | undefined;
   try {
-    db = withBusyRetry(() => sqlite.open(file, { readonly: options.readonly }));
-    const current = db.pragma("user_version", { simple: true }) as number;
-    if (current > version) {
-      throw new DlineError(
-        "failed_precondition",
-        `${path.basename(file)} was written by a newer Dline (schema ${current}).`,
-      );
-    }
-    if (current < version && !options.readonly) {
-      const target = db;
-      withBusyRetry(() =>
-        target
-          .transaction(() => {
-            target.exec(schema);
-            target.pragma(`user_version = ${version}`);
-          })
-          .immediate(),
-      );
-    }
+    db = withBusyRetry(() =>
+      sqlite.open(file, {
+        readonly: options.readonly,
+        firstWrites: (opened) => migrateTaskDb(opened, file, schema, version, options.readonly ?? false),
+      }),
+    );
     return db;
   } catch (err) {
     db?.close();
@@ -103,5 +90,26 @@ export function openTaskDb(
       throw new TaskFileDamaged(file, code === "SQLITE_NOTADB" ? "is not a SQLite database" : "is corrupt");
     }
     throw err;
+  }
+}
+
+/** Checks the schema's version, and brings an older (or new) database to it unless read-only. */
+function migrateTaskDb(db: SqliteDatabase, file: string, schema: string, version: number, readonly: boolean): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > version) {
+    throw new DlineError(
+      "failed_precondition",
+      `${path.basename(file)} was written by a newer Dline (schema ${current}).`,
+    );
+  }
+  if (current < version && !readonly) {
+    withBusyRetry(() =>
+      db
+        .transaction(() => {
+          db.exec(schema);
+          db.pragma(`user_version = ${version}`);
+        })
+        .immediate(),
+    );
   }
 }

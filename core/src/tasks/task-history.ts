@@ -91,13 +91,9 @@ export class TaskHistory {
     options: { searchMatchCap?: number } = {},
   ): { history: TaskHistory; created: boolean } {
     const existed = fs.existsSync(file);
-    const db = withBusyRetry(() => sqlite.open(file));
-    try {
-      withBusyRetry(() => migrateHistory(db));
-    } catch (err) {
-      db.close();
-      throw err;
-    }
+    const db = withBusyRetry(() =>
+      sqlite.open(file, { firstWrites: (opened) => withBusyRetry(() => migrateHistory(opened)) }),
+    );
     return { history: new TaskHistory(db, file, logger, options.searchMatchCap), created: !existed };
   }
 

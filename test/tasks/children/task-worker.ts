@@ -5,6 +5,7 @@
 //   messages-buffered  group-committed appends                   (prints "ack <id>" when the commit listener reports it)
 //   journal   appends journal entries in a loop                  (prints "ack <seq>")
 //   delete    deletes every task, slowly (a hook pauses)         (prints "deleted <id>")
+//   open-dbs  opens (creating) the task's databases, then exits without closing them (prints "opened")
 import * as path from "node:path";
 import { silentLogger } from "../../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../../core/src/storage/instance-layout.js";
@@ -62,6 +63,12 @@ async function main() {
       }
       if (i % 50 === 0) await new Promise((r) => setImmediate(r));
     }
+  }
+  if (mode === "open-dbs") {
+    const files = new TaskFiles(layout.task(taskIdArgument()), sqlite, logger);
+    void [files.messages, files.journal, files.activities, files.metrics];
+    out("opened");
+    process.exit(0);
   }
   if (mode === "delete") {
     const storage = await openTaskStorage({ layout, sqlite, logger });
