@@ -21,10 +21,7 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 function usageLine(o: Record<string, unknown>): string {
-  const parts = [
-    `${withThousands(num(o.tokensIn))} tokens in`,
-    `${withThousands(num(o.tokensOut))} out`,
-  ];
+  const parts = [`${withThousands(num(o.tokensIn))} tokens in`, `${withThousands(num(o.tokensOut))} out`];
   if (num(o.cacheWrites)) parts.push(`${withThousands(num(o.cacheWrites))} cache writes`);
   if (num(o.cacheReads)) parts.push(`${withThousands(num(o.cacheReads))} cache reads`);
   if (typeof o.cost === "number") parts.push(`$${num(o.cost).toFixed(4)}`);
