@@ -102,14 +102,10 @@ function migrateTaskDb(db: SqliteDatabase, file: string, schema: string, version
       `${path.basename(file)} was written by a newer Dline (schema ${current}).`,
     );
   }
-  if (current < version && !readonly) {
-    withBusyRetry(() =>
-      db
-        .transaction(() => {
-          db.exec(schema);
-          db.pragma(`user_version = ${version}`);
-        })
-        .immediate(),
-    );
-  }
+  // A busy database fails this, and the open that runs it is tried again (withBusyRetry above).
+  if (current < version && !readonly)
+    db.transaction(() => {
+      db.exec(schema);
+      db.pragma(`user_version = ${version}`);
+    }).immediate();
 }

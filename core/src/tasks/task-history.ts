@@ -91,9 +91,8 @@ export class TaskHistory {
     options: { searchMatchCap?: number } = {},
   ): { history: TaskHistory; created: boolean } {
     const existed = fs.existsSync(file);
-    const db = withBusyRetry(() =>
-      sqlite.open(file, { firstWrites: (opened) => withBusyRetry(() => migrateHistory(opened)) }),
-    );
+    // A busy database fails the migration, and the open is tried again.
+    const db = withBusyRetry(() => sqlite.open(file, { firstWrites: migrateHistory }));
     return { history: new TaskHistory(db, file, logger, options.searchMatchCap), created: !existed };
   }
 
