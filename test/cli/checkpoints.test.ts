@@ -10,6 +10,7 @@ import { makeWorkspace, TEST_KEY } from "../runtime/harness.js";
 import { captured } from "../helpers/items.js";
 import { cliEnv, crashSidecar, startCli } from "../helpers/cli-child.js";
 import { cliSandbox, taskRunningCommand } from "../helpers/cli-tasks.js";
+import { gitShimBeforeStatus } from "../helpers/git-shim.js";
 
 const run = promisify(execFile);
 const cli = path.join(repoRoot, "dist", "dline");
@@ -53,7 +54,13 @@ describe("checkpoints through the CLI and the real sidecar", () => {
     });
     servers.push(server);
     const env = cliEnv(roots, server);
-    const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], { env });
+    // git's scan takes a second more: the scan of this small workspace starts with the sidecar
+    // (serve --workspace) and could end before the CLI follows the task, which then hears only
+    // "ready" (CI once).
+    const slowScan = gitShimBeforeStatus(path.join(roots.base, "slow-bin"), "sleep 1");
+    const task = await run(cli, ["task", "edit them", "--workspace", workspace, "--yes"], {
+      env: { ...env, PATH: slowScan },
+    });
     // Not a terminal: a line per phase of the first baseline, on stderr.
     expect(task.stderr).toMatch(/^checkpoints initializing: scanning the workspace$/m);
     expect(task.stderr).toMatch(/^checkpoints ready$/m);
