@@ -5,7 +5,9 @@
 //   messages-buffered  group-committed appends                   (prints "ack <id>" when the commit listener reports it)
 //   journal   appends journal entries in a loop                  (prints "ack <seq>")
 //   delete    deletes every task, slowly (a hook pauses)         (prints "deleted <id>")
-//   open-dbs  opens (creating) the task's databases, then exits without closing them (prints "opened")
+//   open-dbs  opens (creating) the task's databases, then flushes the documents root once (a marker
+//             the tracer must see) and exits without closing them (prints "opened")
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { silentLogger } from "../../../core/src/logging/logger.js";
 import { InstanceLayout } from "../../../core/src/storage/instance-layout.js";
@@ -67,6 +69,9 @@ async function main() {
   if (mode === "open-dbs") {
     const files = new TaskFiles(layout.task(taskIdArgument()), sqlite, logger);
     void [files.messages, files.journal, files.activities, files.metrics];
+    const marker = fs.openSync(documentsRoot, "r");
+    fs.fsyncSync(marker);
+    fs.closeSync(marker);
     out("opened");
     process.exit(0);
   }
