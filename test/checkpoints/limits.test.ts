@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it, vi } from "vitest";
@@ -264,6 +265,42 @@ describe("what snapshots leave out", () => {
       ["private/notes.txt", "modified", true],
       ["big.txt", "modified", true],
     ]);
+  });
+
+  it("leaves out folders by the folder patterns and names that may be folders, but not a folder named like a file type", async () => {
+    const sb = makeSandbox();
+    const ws = sb.workspace;
+    write(ws, "src/index.ts", "code");
+    // File types name files: a folder of such a name is scanned, its files of those types still left out.
+    write(ws, "screenshots.png/notes.md", "what the shots show");
+    write(ws, "screenshots.png/home.png", Buffer.from([137, 80, 78, 71]));
+    write(ws, "data.csv/README.md", "how the data was made");
+    write(ws, "lib/archive.zip/inner.txt", "an unpacked zip kept under its name");
+    // Names that are folders as well as files stay out whole.
+    write(ws, ".env/lib/site.py", "a virtualenv named .env");
+    write(ws, "deploy/app.war/WEB-INF/web.xml", "<web-app/>");
+    write(ws, "src.bak/index.ts", "a copy");
+    write(ws, "parcels.gdb/a0000001.gdbtable", "geodatabase");
+    write(ws, "node_modules/pkg/index.js", "dep");
+    const manager = makeManager(sb);
+    const base = (await manager.ensureBaseline({ id: "t", workspaceRoots: [ws] }))!;
+    const gitDir = path.join(sb.layout.checkpointRepoDir(ws), ".git");
+    const files = execFileSync("git", ["--git-dir", gitDir, "ls-tree", "-r", "--name-only", base.id], {
+      encoding: "utf8",
+    })
+      .split("\n")
+      .filter(Boolean);
+    expect(files.sort()).toEqual(
+      ["data.csv/README.md", "lib/archive.zip/inner.txt", "screenshots.png/notes.md", "src/index.ts"].sort(),
+    );
+    expect(Object.fromEntries(base.skipped.map((s) => [s.path, s.reason]))).toEqual({
+      "screenshots.png/home.png": "excluded_type",
+      ".env": "excluded_type",
+      "deploy/app.war": "excluded_type",
+      "src.bak": "excluded_type",
+      "parcels.gdb": "excluded_type",
+      node_modules: "excluded_type",
+    });
   });
 
   it("never names the temporary file of an edit being written while the baseline scans (gone a moment later)", async () => {

@@ -7,8 +7,11 @@ import { PRIVATE_DIR_MODE, writeFileAtomicSync } from "../storage/index.js";
  * holds"), written into the shadow repository's `info/exclude` with Git LFS patterns of the
  * project's root `.gitattributes`. The project's own `.gitignore` files apply by themselves
  * because the shadow repository's work tree is the project folder.
+ *
+ * Two kinds. Folders and names that may be folders as well as files (a `.env` virtualenv, an
+ * exploded `app.war`, a `src.bak` copy, an ESRI `.gdb` folder, caches and temporaries):
  */
-export const BUILT_IN_EXCLUDES: readonly string[] = [
+export const FOLDER_OR_FILE_EXCLUDES: readonly string[] = [
   // version control
   ".git/",
   // build and dependency folders
@@ -38,6 +41,36 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   ".mypy_cache/",
   ".tox/",
   ".terraform/",
+  // caches, logs and temporaries
+  "*.log",
+  "*.lock",
+  "*.tmp",
+  "*.temp",
+  "*.cache",
+  // environment files (and virtualenvs named after them)
+  "*.env*",
+  ".env*",
+  "*.local",
+  // archives that may be unpacked folders, macOS packages
+  "*.jar",
+  "*.war",
+  "*.pkg",
+  // databases and their dumps and copies
+  "*.db",
+  "*.dump",
+  "*.bak",
+  // an ESRI file geodatabase is a folder
+  "*.gdb",
+];
+
+/**
+ * ...and kinds of files (images, media, binaries, data files): a folder of such a name is no
+ * such file, and its files are scanned like any other's. git checks every folder of a scan
+ * against the exclusions (13,600 folders at 27,000 files); the negated pattern that matches any
+ * folder, written after these (`writeExcludeFile`), ends that check for a folder before it
+ * reaches them (a later task's `git status` at 27,000 files: 73 against 82 ms of CPU).
+ */
+export const FILE_TYPE_EXCLUDES: readonly string[] = [
   // images, audio, video
   "*.png",
   "*.jpg",
@@ -64,22 +97,13 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.flac",
   "*.aac",
   "*.m4a",
-  // caches and logs
-  "*.log",
-  "*.lock",
-  "*.tmp",
-  "*.temp",
+  // editors' swap files, pid files
   "*.swp",
   "*.swo",
-  "*.cache",
   "*.pid",
   ".DS_Store",
   // a restore's copy being written (left behind when its process was killed mid-write)
   "*.dline-restore-*",
-  // environment files
-  "*.env*",
-  ".env*",
-  "*.local",
   // archives and binaries
   "*.zip",
   "*.tar",
@@ -89,8 +113,6 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.xz",
   "*.7z",
   "*.rar",
-  "*.jar",
-  "*.war",
   "*.exe",
   "*.dll",
   "*.so",
@@ -105,12 +127,10 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.bin",
   "*.iso",
   "*.dmg",
-  "*.pkg",
   "*.deb",
   "*.rpm",
   "*.msi",
   // database files
-  "*.db",
   "*.sqlite",
   "*.sqlite3",
   "*.mdb",
@@ -118,8 +138,6 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.db-journal",
   "*.db-wal",
   "*.db-shm",
-  "*.dump",
-  "*.bak",
   // geospatial data
   "*.csv",
   "*.shp",
@@ -130,7 +148,6 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.kml",
   "*.kmz",
   "*.gpx",
-  "*.gdb",
   "*.gpkg",
   "*.tab",
   "*.mif",
@@ -140,6 +157,9 @@ export const BUILT_IN_EXCLUDES: readonly string[] = [
   "*.hdf",
   "*.tif.aux.xml",
 ];
+
+/** Every built-in exclusion. */
+export const BUILT_IN_EXCLUDES: readonly string[] = [...FOLDER_OR_FILE_EXCLUDES, ...FILE_TYPE_EXCLUDES];
 
 export type SkipReason = "size" | "excluded_type" | "ignored" | "lfs" | "nested_repository" | "name_not_utf8";
 
@@ -175,11 +195,22 @@ export function readLfsPatterns(workspaceRoot: string): string[] {
   return patterns;
 }
 
+/**
+ * The built-in part of `info/exclude`, before the LFS section. git reads the patterns last to
+ * first and the first match decides: a folder meets the folder-or-file patterns, then the
+ * negated any-folder pattern (not excluded by what follows), never the file types.
+ */
+const BUILT_IN_SECTION: readonly string[] = [
+  "# dline: built-in checkpoint exclusions",
+  ...FILE_TYPE_EXCLUDES,
+  "# dline: a folder is none of the file types above",
+  "!*/",
+  ...FOLDER_OR_FILE_EXCLUDES,
+];
+
 /** Writes `info/exclude`: built-in patterns first, then the LFS section (synchronously: a few hundred bytes). */
 export function writeExcludeFile(gitDir: string, lfsPatterns: string[]): void {
-  const body = ["# dline: built-in checkpoint exclusions", ...BUILT_IN_EXCLUDES, LFS_MARKER, ...lfsPatterns, ""].join(
-    "\n",
-  );
+  const body = [...BUILT_IN_SECTION, LFS_MARKER, ...lfsPatterns, ""].join("\n");
   const file = path.join(gitDir, "info", "exclude");
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   let current = "";
@@ -200,8 +231,8 @@ export function writeExcludeFile(gitDir: string, lfsPatterns: string[]): void {
  */
 export function reasonOfIgnoreSource(source: string, lineNo: number): SkipReason {
   if (source.endsWith("info/exclude")) {
-    const lfsLine = BUILT_IN_EXCLUDES.length + 2; // header line + patterns, then the marker
-    return lineNo > lfsLine ? "lfs" : "excluded_type";
+    const markerLine = BUILT_IN_SECTION.length + 1;
+    return lineNo > markerLine ? "lfs" : "excluded_type";
   }
   return "ignored";
 }

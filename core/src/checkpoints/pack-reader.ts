@@ -256,7 +256,8 @@ function inflateAt(fd: number, offset: number, size: number): Buffer | undefined
     const chunk = Buffer.alloc(want);
     const n = fs.readSync(fd, chunk, 0, want, offset);
     try {
-      const out = zlib.inflateSync(chunk.subarray(0, n));
+      // Output room for exactly the object (and the check that nothing follows), not 16 KiB.
+      const out = zlib.inflateSync(chunk.subarray(0, n), { chunkSize: Math.max(64, size + 1) });
       return out.length === size ? out : undefined;
     } catch (err) {
       // Short of input: read more, unless the pack ended already.

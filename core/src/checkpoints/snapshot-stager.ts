@@ -397,8 +397,11 @@ export class SnapshotStager {
     const fields = splitNul(out.stdout);
     const result: SkippedPath[] = [];
     for (let i = 0; i + 3 < fields.length; i += 4) {
-      const [source, line, , p] = fields.slice(i, i + 4);
+      const [source, line, pattern, p] = fields.slice(i, i + 4);
       if (!source || p === undefined) continue;
+      // A negated pattern decided it: not left out (a folder none of whose files are taken is
+      // listed too, and meets the exclude file's any-folder pattern, or a .gitignore's "!keep/").
+      if (pattern?.startsWith("!")) continue;
       // A tool's edit writing its file meanwhile (a baseline's scan runs beside a first edit):
       // its temporary file is gone a moment later, and must not be named as a left-out file.
       if (isWriteInProgressTemp(path.posix.basename(p))) continue;
