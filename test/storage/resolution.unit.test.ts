@@ -52,6 +52,27 @@ describe("ResolveSetting", () => {
     });
   });
 
+  it("reads the settings files without waiting for the event loop (a task's checkpoint scan waits for its setting)", async () => {
+    const d = await domain();
+    await d.stores.globalSettings.applyPatch({ commandTimeoutSeconds: 12 });
+    await d.stores.workspaceSettings("/work/a").applyPatch({ checkpointsEnabled: false });
+    d.stores.globalState.set("lastVersion", "1.2.3");
+    await d.lifecycle.stop("test");
+    // Each asynchronous file read is a thread-pool round trip that completes in a later turn of the
+    // event loop (10-14 ms for a setting while a task starts); small files are read synchronously.
+    let turned = false;
+    setImmediate(() => (turned = true));
+    expect(await d.resolver.resolve("checkpointsEnabled", { workspaceRoot: "/work/a" })).toEqual({
+      value: false,
+      source: "workspace",
+    });
+    expect(await d.resolver.resolve("commandTimeoutSeconds", { workspaceRoot: "/work/a" })).toEqual({
+      value: 12,
+      source: "global",
+    });
+    expect(turned).toBe(false);
+  });
+
   it("refuses to resolve against a remote configuration that is not a JSON object", async () => {
     const { base, layout } = tempLayout();
     const remoteFile = path.join(base, "remote.json");
