@@ -11,7 +11,7 @@ import { PRIVATE_DIR_MODE, writeFileAtomicSync } from "../storage/index.js";
  * Two kinds. Folders and names that may be folders as well as files (a `.env` virtualenv, an
  * exploded `app.war`, a `src.bak` copy, an ESRI `.gdb` folder, caches and temporaries):
  */
-export const FOLDER_OR_FILE_EXCLUDES: readonly string[] = [
+const FOLDER_OR_FILE_EXCLUDES: readonly string[] = [
   // version control
   ".git/",
   // build and dependency folders
@@ -70,7 +70,7 @@ export const FOLDER_OR_FILE_EXCLUDES: readonly string[] = [
  * folder, written after these (`writeExcludeFile`), ends that check for a folder before it
  * reaches them (a later task's `git status` at 27,000 files: 73 against 82 ms of CPU).
  */
-export const FILE_TYPE_EXCLUDES: readonly string[] = [
+const FILE_TYPE_EXCLUDES: readonly string[] = [
   // images, audio, video
   "*.png",
   "*.jpg",
