@@ -61,10 +61,13 @@ const SYNC_READ_MAX_BYTES = 1024 * 1024;
  * Settings and state files are a few kilobytes: read with synchronous calls (microseconds each),
  * where an asynchronous read is four thread-pool round trips, each then waiting for the event
  * loop. A setting resolved from three files took 10-14 ms while a task started (its checkpoints'
- * scan waited for it). Undefined for a larger file or anything but a regular file (read from a
- * named pipe never ends): the caller reads it asynchronously.
+ * scan waited for it). Undefined for a larger file or anything but a regular file: the caller
+ * reads it asynchronously, as before. Only a regular file is opened here, and without blocking
+ * (a named pipe put in its place meanwhile is not waited on, and is left to the caller).
  */
 function readSmallRegularFile(file: string): string | undefined {
+  const before = fs.statSync(file);
+  if (!before.isFile() || before.size > SYNC_READ_MAX_BYTES) return undefined;
   const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   try {
     const stat = fs.fstatSync(fd);
