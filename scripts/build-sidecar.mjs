@@ -193,14 +193,15 @@ if (embeddedNodeCommand) {
  * V8 deserializes a whole cache before the bundle's first line runs:
  * - an editor's sidecar (`serve`): a start and an editor's first calls (Health, Initialize),
  *   0.7 MB; the rest compiles when first used, once in the sidecar's life;
- * - the CLI's sidecar (`serve --one-command`, one process per command): also one whole task,
- *   driven by the CLI against the scripted model (the test suite's model server, as the quick
- *   start's demo; scripts/sea/warm-up-task.json: a read, two edits and a command with their
- *   checkpoints, the completion): 1.8 MB, zstd-compressed to fit the binary's size budget.
- *   Without it the turn loop, the tools and the checkpoints compiled in every CLI run: a later
- *   CLI task at 27,000 files took 534 ms with checkpoints and 460 ms without, 506 and 431 ms with
- *   it (2026-12-07; its decompression, about 3.5 ms, included). The editor's cache stays small:
- *   with the task's, the first Health came 4-5 ms later.
+ * - the CLI's sidecar (`serve --one-command`, one process per command): also one whole task, a
+ *   later one of its workspace (warmCodeCacheWithTask), driven by the CLI against the scripted
+ *   model (the test suite's model server, as the quick start's demo;
+ *   scripts/sea/warm-up-task.json: a read, two edits and a command with their checkpoints, the
+ *   completion): 1.8 MB, zstd-compressed to fit the binary's size budget. Without it the turn
+ *   loop, the tools and the checkpoints compiled in every CLI run: a later CLI task at 27,000
+ *   files took 534 ms with checkpoints and 460 ms without, 506 and 431 ms with it (2026-12-07;
+ *   its decompression, about 3.5 ms, included). The editor's cache stays small: with the task's,
+ *   the first Health came 4-5 ms later.
  * (Not a start-up snapshot, `useSnapshot`: Node 24 cannot put node:http in one (its HTTP parser
  * binding does not serialize), and a snapshot holding only net and stream is 6.6 MB, over the
  * size budget, and took longer to deserialize than they take to load.)
@@ -288,21 +289,29 @@ async function warmCodeCacheWithTask(script, cacheFile) {
     const core = path.join(scratch, "dline-core");
     const command = [...embeddedNodeCommand, ...warmUpArgs(script, cacheFile, "task")];
     fs.writeFileSync(core, `#!/bin/sh\nexec ${command.map(shellQuote).join(" ")} "$@"\n`, { mode: 0o755 });
-    const task = spawnSync(process.execPath, [cli, "task", "--yes", "--workspace", workspace, "Add a greeting."], {
-      encoding: "utf8",
-      timeout: 120_000,
-      env: {
-        PATH: process.env.PATH,
-        ...rootsIn(scratch),
-        DLINE_CORE: core,
-        OPENAI_BASE_URL: url,
-        OPENAI_MODEL: "scripted-warm-up",
-        OPENAI_API_KEY: "warm-up",
-      },
-    });
-    if (task.status !== 0 || !fs.existsSync(cacheFile) || !task.stdout.includes("[completed")) {
-      console.error(`${task.stdout ?? ""}${task.stderr ?? ""}`.slice(-1500));
-      throw new Error("build-sidecar: warming up the CLI's code cache with a task failed");
+    // Two tasks in the workspace, each its own sidecar process (as every CLI command is): the
+    // cache is the second's, which it writes at exit over the first's. Most CLI tasks are later
+    // tasks of a workspace, whose checkpoints take their baseline from an existing shadow
+    // repository (git's status against its index, trees read from its packs); a first task's
+    // own paths (the repository made, every file taken in) compile at their first use.
+    for (const round of ["first", "later"]) {
+      fs.rmSync(cacheFile, { force: true });
+      const task = spawnSync(process.execPath, [cli, "task", "--yes", "--workspace", workspace, "Add a greeting."], {
+        encoding: "utf8",
+        timeout: 120_000,
+        env: {
+          PATH: process.env.PATH,
+          ...rootsIn(scratch),
+          DLINE_CORE: core,
+          OPENAI_BASE_URL: url,
+          OPENAI_MODEL: "scripted-warm-up",
+          OPENAI_API_KEY: "warm-up",
+        },
+      });
+      if (task.status !== 0 || !fs.existsSync(cacheFile) || !task.stdout.includes("[completed")) {
+        console.error(`${task.stdout ?? ""}${task.stderr ?? ""}`.slice(-1500));
+        throw new Error(`build-sidecar: warming up the CLI's code cache with a ${round} task failed`);
+      }
     }
   } finally {
     model?.kill();

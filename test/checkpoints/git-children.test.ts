@@ -73,6 +73,47 @@ describe("the git processes of the checkpoints", () => {
     expect(children.running).toBe(0);
   });
 
+  // Linux with autogroups (most desktop distributions' kernels): each session is a scheduling
+  // group weighed as one, so git, in a session of its own, took as much CPU as the whole editor
+  // or terminal session of the sidecar, whatever the nice value of its threads.
+  it.skipIf(!fs.existsSync("/proc/self/autogroup"))(
+    "a background git runs at a lower priority in a scheduling group of its own, never lowering this process's",
+    async () => {
+      const children = new GitChildren();
+      const git = shadowGit(children);
+      await git.run(["init", "-q"]);
+      const ownGroup = fs.readFileSync("/proc/self/autogroup", "utf8");
+      const isGit = (pid: number) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "git";
+        } catch {
+          return false; // ended meanwhile
+        }
+      };
+      const gitChild = () => childrenOf(process.pid).find(isGit);
+      const groupOf = (pid: number) => fs.readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+
+      const background = git.spawn(["cat-file", "--batch"], { background: true });
+      let pid: number | undefined;
+      expect(await until(() => (pid = gitChild()) !== undefined)).toBe(true);
+      // Its threads' nice value (field 19 of /proc/<pid>/stat) and its group's.
+      expect(statFields(pid!)[16]).toBe("10");
+      expect(await until(() => groupOf(pid!).endsWith(" nice 10"))).toBe(true);
+      expect(groupOf(pid!)).not.toBe(ownGroup.trim());
+      expect(fs.readFileSync("/proc/self/autogroup", "utf8")).toBe(ownGroup);
+      background.stdin.end();
+      await background.exit;
+
+      // A git someone waits for keeps the usual priority.
+      const foreground = git.spawn(["cat-file", "--batch"]);
+      expect(await until(() => (pid = gitChild()) !== undefined)).toBe(true);
+      expect(statFields(pid!)[16]).toBe("0");
+      expect(groupOf(pid!)).toMatch(/ nice 0$/);
+      foreground.stdin.end();
+      await foreground.exit;
+    },
+  );
+
   it("a failure names git's command, not the settings given before it", async () => {
     const git = shadowGit(new GitChildren());
     await git.run(["init", "-q"]);

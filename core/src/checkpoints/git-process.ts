@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import * as path from "node:path";
 import * as os from "node:os";
@@ -193,7 +193,7 @@ export class ShadowGit {
       this.children.add(pid);
       this.running.add(pid);
     }
-    if (pid !== undefined && opts.background) lowerPriority(pid);
+    if (pid !== undefined && opts.background) lowerPriority(pid, () => this.running.has(pid));
     const stop = () => pid !== undefined && this.children.kill(pid);
     const signal = opts.signal;
     if (signal?.aborted) stop();
@@ -354,11 +354,52 @@ export function looksCorrupt(err: unknown): boolean {
  * Lowers a child's CPU priority: set right after the spawn, before git starts the threads that
  * stat the work tree (they inherit it). Not possible everywhere (a container's limits): then it
  * runs as it would have.
+ *
+ * Its nice value alone does nothing where Linux groups processes by session (autogroup, on in
+ * most desktop distributions' kernels): git runs in a session of its own (its own process
+ * group, `detached`), whose group the scheduler weighs as much as the whole session of the
+ * editor or terminal that runs the sidecar, whatever the nice value of git's threads. So the
+ * group's own nice value is lowered too (lowerAutogroup).
  */
-function lowerPriority(pid: number): void {
+function lowerPriority(pid: number, stillRuns: () => boolean): void {
   try {
     os.setPriority(pid, BACKGROUND_NICENESS);
   } catch {
     // Runs at the usual priority.
   }
+  lowerAutogroup(pid, stillRuns);
+}
+
+/**
+ * Sets the nice value of the scheduling group of `pid` (`/proc/<pid>/autogroup`) when that is
+ * a group of its own, never this process's (which holds the editor or terminal). Linux lets a
+ * process without CAP_SYS_ADMIN change one group's value every 100 ms (EAGAIN otherwise): then
+ * it is tried once more after that, if git still runs (`retry`).
+ */
+function lowerAutogroup(pid: number, retry?: () => boolean): void {
+  if (process.platform !== "linux") return;
+  const file = `/proc/${pid}/autogroup`;
+  try {
+    const group = readFileSync(file, "utf8").split(" ")[0];
+    if (!group || group === ownAutogroup()) return;
+    writeFileSync(file, String(BACKGROUND_NICENESS));
+  } catch (err) {
+    // No autogroups (ENOENT), git gone already, or too soon after another change.
+    if (retry && (err as NodeJS.ErrnoException).code === "EAGAIN")
+      setTimeout(() => retry() && lowerAutogroup(pid), 110).unref();
+  }
+}
+
+let ownGroup: string | undefined;
+
+/** This process's scheduling group ("" without autogroups); a process keeps its group until it makes a session. */
+function ownAutogroup(): string {
+  if (ownGroup === undefined) {
+    try {
+      ownGroup = readFileSync("/proc/self/autogroup", "utf8").split(" ")[0] ?? "";
+    } catch {
+      ownGroup = "";
+    }
+  }
+  return ownGroup;
 }
